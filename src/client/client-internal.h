@@ -1,0 +1,60 @@
+/* Internals shared by the libtaskdeck sources; not installed. */
+#ifndef TD_CLIENT_INTERNAL_H
+#define TD_CLIENT_INTERNAL_H
+
+#include <pthread.h>
+
+#include <cjson/cJSON.h>
+
+#include "buf.h"
+#include "taskdeck.h"
+
+/* Largest JSON response accepted. */
+#define CLIENT_MAX_BODY (16u * 1024 * 1024)
+/* Idle connections kept for reuse. */
+#define CLIENT_POOL_MAX 8
+
+struct client_conn;
+
+struct td_client {
+	char *base_url;
+	char *auth_header;	/* "Authorization: Bearer <token>" */
+	char *user_agent;
+	long timeout_ms;
+
+	pthread_mutex_t pool_lock;
+	struct client_conn *idle[CLIENT_POOL_MAX];
+	size_t idle_count;
+};
+
+struct client_response {
+	long status;
+	struct buf body;
+	char request_id[64];
+	char *link;		/* Link header, or NULL */
+	cJSON *json;		/* parsed body of a 2xx answer */
+};
+
+enum td_code client_fail(struct td_error *err, enum td_code code,
+    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/*
+ * Sends one request and parses a 2xx JSON answer into resp->json (which must
+ * then be an object, or an array when want_array).  Anything else fills err.
+ * Caller frees resp with client_response_free, also on failure.
+ */
+enum td_code client_call(struct td_client *c, const char *method,
+    const char *path, const char *body, bool want_array,
+    const struct td_request_options *opts, struct client_response *resp,
+    struct td_error *err);
+void client_response_free(struct client_response *resp);
+
+/* "/api/v1/<collection>/<escaped id><suffix>"; free() it. */
+char *client_item_path(const char *collection, const char *id, const char *suffix);
+/* Parses text that must be a JSON object; NULL (and err set) otherwise. */
+cJSON *client_parse_object(const char *text, const char *what, struct td_error *err);
+/* Copy of obj[key] when a string, else NULL. */
+char *client_string(const cJSON *obj, const char *key);
+/* Copy of obj[key] when a string, else of fallback. */
+char *client_string_or(const cJSON *obj, const char *key, const char *fallback);
+
+#endif

@@ -1,0 +1,218 @@
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "xalloc.h"
+
+bool
+json_utf8_valid(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	const unsigned char *end = p + len;
+
+	while (p < end) {
+		unsigned c = *p;
+		size_t n;
+		unsigned cp;
+
+		if (c < 0x80) {
+			p++;
+			continue;
+		} else if ((c & 0xe0) == 0xc0) {
+			n = 1;
+			cp = c & 0x1f;
+		} else if ((c & 0xf0) == 0xe0) {
+			n = 2;
+			cp = c & 0x0f;
+		} else if ((c & 0xf8) == 0xf0) {
+			n = 3;
+			cp = c & 0x07;
+		} else
+			return false;
+		if ((size_t)(end - p) <= n)
+			return false;
+		for (size_t i = 1; i <= n; i++) {
+			if ((p[i] & 0xc0) != 0x80)
+				return false;
+			cp = (cp << 6) | (p[i] & 0x3f);
+		}
+		if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) ||
+		    (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		p += n + 1;
+	}
+	return true;
+}
+
+int
+json_depth(const cJSON *item)
+{
+	int deepest = 0;
+
+	if (!cJSON_IsObject(item) && !cJSON_IsArray(item))
+		return 0;
+	for (const cJSON *c = item->child; c; c = c->next) {
+		int d = json_depth(c);
+		if (d > deepest)
+			deepest = d;
+	}
+	return deepest + 1;
+}
+
+cJSON *
+json_parse(const char *text, size_t len)
+{
+	const char *end = NULL;
+	cJSON *item;
+
+	if (text == NULL || len == 0 || !json_utf8_valid(text, len) ||
+	    memchr(text, '\0', len) != NULL)
+		return NULL;
+	item = cJSON_ParseWithLengthOpts(text, len, &end, false);
+	if (item == NULL)
+		return NULL;
+	/* Only whitespace may follow the value. */
+	while (end < text + len && strchr(" \t\r\n", *end) != NULL)
+		end++;
+	if (end != text + len || json_depth(item) > JSON_MAX_DEPTH) {
+		cJSON_Delete(item);
+		return NULL;
+	}
+	return item;
+}
+
+char *
+json_print(const cJSON *item)
+{
+	char *s = cJSON_PrintUnformatted(item);
+
+	if (s == NULL)
+		return xstrdup("null");
+	return s;
+}
+
+const char *
+json_get_string(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static size_t
+utf8_chars(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++) {
+		if (((unsigned char)*s & 0xc0) != 0x80)
+			n++;
+	}
+	return n;
+}
+
+bool
+json_check_string(const cJSON *obj, const char *key, bool required,
+    bool nullable, size_t min_len, size_t max_len)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	size_t n;
+
+	if (v == NULL)
+		return !required;
+	if (cJSON_IsNull(v))
+		return nullable;
+	if (!cJSON_IsString(v))
+		return false;
+	n = utf8_chars(v->valuestring);
+	return n >= min_len && n <= max_len;
+}
+
+bool
+json_check_enum(const cJSON *obj, const char *key, bool nullable,
+    const char *const *values)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	if (v == NULL)
+		return true;
+	if (cJSON_IsNull(v))
+		return nullable;
+	if (!cJSON_IsString(v))
+		return false;
+	for (; *values; values++) {
+		if (strcmp(*values, v->valuestring) == 0)
+			return true;
+	}
+	return false;
+}
+
+bool
+json_check_bool(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	return v == NULL || cJSON_IsBool(v);
+}
+
+bool
+json_check_int(const cJSON *obj, const char *key, double min, double max)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	if (v == NULL)
+		return true;
+	if (!cJSON_IsNumber(v))
+		return false;
+	return v->valuedouble == floor(v->valuedouble) &&
+	    v->valuedouble >= min && v->valuedouble <= max;
+}
+
+bool
+json_only_keys(const cJSON *obj, const char *const *allowed, const char **bad)
+{
+	for (const cJSON *c = obj->child; c; c = c->next) {
+		const char *const *a;
+
+		for (a = allowed; *a; a++) {
+			if (strcmp(*a, c->string) == 0)
+				break;
+		}
+		if (*a == NULL) {
+			*bad = c->string;
+			return false;
+		}
+	}
+	return true;
+}
+
+cJSON *
+json_merge_patch(cJSON *target, const cJSON *patch)
+{
+	if (!cJSON_IsObject(patch)) {
+		cJSON_Delete(target);
+		return cJSON_Duplicate(patch, true);
+	}
+	if (!cJSON_IsObject(target)) {
+		cJSON_Delete(target);
+		target = cJSON_CreateObject();
+	}
+	for (const cJSON *p = patch->child; p; p = p->next) {
+		if (cJSON_IsNull(p)) {
+			cJSON_DeleteItemFromObjectCaseSensitive(target, p->string);
+		} else {
+			/* Replace in place so the key keeps its position. */
+			cJSON *old = cJSON_GetObjectItemCaseSensitive(target, p->string);
+			cJSON *merged = json_merge_patch(
+			    old ? cJSON_Duplicate(old, true) : NULL, p);
+
+			if (old)
+				cJSON_ReplaceItemViaPointer(target, old, merged);
+			else
+				cJSON_AddItemToObject(target, p->string, merged);
+		}
+	}
+	return target;
+}

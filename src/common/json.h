@@ -1,0 +1,48 @@
+/* Helpers over cJSON for request validation, merge patch and printing. */
+#ifndef TD_COMMON_JSON_H
+#define TD_COMMON_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+/* Deepest nesting accepted in a document from outside. */
+#define JSON_MAX_DEPTH 32
+
+/*
+ * Parses len bytes that must hold exactly one JSON value, valid UTF-8, no
+ * deeper than JSON_MAX_DEPTH.  NULL on anything else.
+ */
+cJSON *json_parse(const char *text, size_t len);
+/* Compact text; never NULL; free() it. */
+char *json_print(const cJSON *item);
+bool json_utf8_valid(const char *s, size_t len);
+
+/* The string value of obj[key], or NULL when absent or not a string. */
+const char *json_get_string(const cJSON *obj, const char *key);
+
+/*
+ * Field checks for request bodies.  Each returns true when the value is
+ * acceptable (an absent field is acceptable unless required).
+ */
+bool json_check_string(const cJSON *obj, const char *key, bool required,
+    bool nullable, size_t min_len, size_t max_len);
+bool json_check_enum(const cJSON *obj, const char *key, bool nullable,
+    const char *const *values);
+bool json_check_bool(const cJSON *obj, const char *key);
+bool json_check_int(const cJSON *obj, const char *key, double min, double max);
+/* true when every key of obj is in allowed (NULL-terminated); else *bad names one. */
+bool json_only_keys(const cJSON *obj, const char *const *allowed, const char **bad);
+
+/*
+ * RFC 7396 JSON merge patch: applies patch to target and returns the result
+ * (target is consumed; the result may be a different item).  patch is only
+ * read.
+ */
+cJSON *json_merge_patch(cJSON *target, const cJSON *patch);
+
+/* Length of the longest key path in item (1 for a flat object). */
+int json_depth(const cJSON *item);
+
+#endif

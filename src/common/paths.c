@@ -1,0 +1,87 @@
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "paths.h"
+#include "xalloc.h"
+
+static char *
+xdg_dir(const char *env, const char *home, const char *fallback)
+{
+	const char *v = getenv(env);
+
+	/* The XDG spec says relative values are invalid and must be ignored. */
+	if (v != NULL && v[0] == '/')
+		return xasprintf("%s/taskdeck", v);
+	return xasprintf("%s/%s/taskdeck", home, fallback);
+}
+
+bool
+td_paths_init(struct td_paths *p)
+{
+	const char *tdhome = getenv("TASKDECK_HOME");
+	const char *home = getenv("HOME");
+
+	memset(p, 0, sizeof *p);
+	if (tdhome != NULL && tdhome[0] != '\0') {
+		p->config_dir = xstrdup(tdhome);
+		p->data_dir = xstrdup(tdhome);
+		p->runtime_dir = xstrdup(tdhome);
+	} else {
+		const char *rt = getenv("XDG_RUNTIME_DIR");
+
+		if (home == NULL || home[0] != '/')
+			return false;
+		p->config_dir = xdg_dir("XDG_CONFIG_HOME", home, ".config");
+		p->data_dir = xdg_dir("XDG_DATA_HOME", home, ".local/share");
+		if (rt != NULL && rt[0] == '/')
+			p->runtime_dir = xasprintf("%s/taskdeck", rt);
+		else
+			p->runtime_dir = xdg_dir("XDG_STATE_HOME", home, ".local/state");
+	}
+	p->token = xasprintf("%s/token", p->config_dir);
+	p->settings = xasprintf("%s/settings.json", p->config_dir);
+	p->database = xasprintf("%s/taskdeck.db", p->data_dir);
+	p->artifacts = xasprintf("%s/artifacts", p->data_dir);
+	p->workspaces = xasprintf("%s/workspaces", p->data_dir);
+	p->secret_key = xasprintf("%s/secret.key", p->data_dir);
+	p->discovery = xasprintf("%s/service.json", p->runtime_dir);
+	p->lock = xasprintf("%s/taskdeckd.lock", p->runtime_dir);
+	p->log = xasprintf("%s/taskdeckd.log", p->data_dir);
+	return true;
+}
+
+void
+td_paths_free(struct td_paths *p)
+{
+	char **fields[] = { &p->config_dir, &p->data_dir, &p->runtime_dir,
+		&p->token, &p->settings, &p->database, &p->artifacts,
+		&p->workspaces, &p->secret_key, &p->discovery, &p->lock, &p->log };
+
+	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+		free(*fields[i]);
+		*fields[i] = NULL;
+	}
+}
+
+bool
+td_mkdir_p(const char *path, unsigned mode)
+{
+	char *tmp = xstrdup(path);
+	bool ok = true;
+
+	for (char *s = tmp + 1; ok; s++) {
+		if (*s != '/' && *s != '\0')
+			continue;
+		char c = *s;
+		*s = '\0';
+		if (mkdir(tmp, (mode_t)mode) != 0 && errno != EEXIST)
+			ok = false;
+		*s = c;
+		if (c == '\0')
+			break;
+	}
+	free(tmp);
+	return ok;
+}

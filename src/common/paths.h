@@ -1,0 +1,31 @@
+/*
+ * Where taskdeck keeps its files (DESIGN.md section 3).  TASKDECK_HOME, when
+ * set, holds everything; otherwise the XDG base directories are used.
+ */
+#ifndef TD_COMMON_PATHS_H
+#define TD_COMMON_PATHS_H
+
+#include <stdbool.h>
+
+struct td_paths {
+	char *config_dir;	/* token, settings.json */
+	char *data_dir;		/* database, artifacts, workspaces, secret key */
+	char *runtime_dir;	/* discovery file, lock */
+	char *token;
+	char *settings;
+	char *database;
+	char *artifacts;
+	char *workspaces;
+	char *secret_key;
+	char *discovery;
+	char *lock;
+	char *log;		/* default log file when detached */
+};
+
+/* false when no home can be determined (no TASKDECK_HOME and no HOME). */
+bool td_paths_init(struct td_paths *p);
+void td_paths_free(struct td_paths *p);
+/* mkdir -p with mode for every missing component; false with errno set. */
+bool td_mkdir_p(const char *path, unsigned mode);
+
+#endif

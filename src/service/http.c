@@ -1,0 +1,591 @@
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <sodium.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "http.h"
+#include "idem.h"
+#include "ids.h"
+#include "json.h"
+#include "log.h"
+#include "service.h"
+#include "timeutil.h"
+#include "xalloc.h"
+
+#define HTTP_THREADS 2
+#define HTTP_CONNECTION_TIMEOUT_S 60
+
+struct http_server {
+	struct MHD_Daemon *daemon;
+	struct service *svc;
+	int port;
+	atomic_int in_flight;
+};
+
+/* Per-request state, from the first call of the access handler to completion. */
+struct http_ctx {
+	struct buf body;
+	int64_t start_ms;
+	enum td_code early;	/* an error found from the headers alone */
+	char request_id[32];
+};
+
+const char *
+http_query(const struct http_request *req, const char *key)
+{
+	return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+void
+http_add_header(struct http_response *r, const char *name, const char *value)
+{
+	if (r->nheaders == HTTP_MAX_HEADERS) {
+		log_error("too many response headers (dropped %s)", name);
+		return;
+	}
+	r->headers[r->nheaders].name = xstrdup(name);
+	r->headers[r->nheaders].value = xstrdup(value);
+	r->nheaders++;
+}
+
+void
+http_json(struct http_response *r, int status, cJSON *body)
+{
+	free(r->body);
+	r->status = status;
+	r->body = json_print(body);
+	r->body_len = strlen(r->body);
+	cJSON_Delete(body);
+}
+
+static void
+http_verror(struct http_response *r, enum td_code code, cJSON *details,
+    const char *fmt, va_list ap)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON *err = cJSON_AddObjectToObject(root, "error");
+	char *msg = NULL;
+
+	if (fmt != NULL && vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	cJSON_AddStringToObject(err, "code", td_code_name(code));
+	cJSON_AddStringToObject(err, "message", msg ? msg : td_code_default_message(code));
+	cJSON_AddItemToObject(err, "details", details ? details : cJSON_CreateObject());
+	free(msg);
+	http_json(r, td_code_http_status(code), root);
+}
+
+void
+http_error(struct http_response *r, enum td_code code, cJSON *details,
+    const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	http_verror(r, code, details, fmt, ap);
+	va_end(ap);
+}
+
+void
+http_bad_field(struct http_response *r, const char *field, const char *fmt, ...)
+{
+	cJSON *details = cJSON_CreateObject();
+	va_list ap;
+
+	cJSON_AddStringToObject(details, "field", field);
+	va_start(ap, fmt);
+	http_verror(r, TD_INVALID_REQUEST, details, fmt, ap);
+	va_end(ap);
+}
+
+void
+http_not_found(struct http_response *r, const char *resource, const char *id)
+{
+	cJSON *details = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(details, "resource", resource);
+	if (id != NULL)
+		cJSON_AddStringToObject(details, "id", id);
+	http_error(r, TD_NOT_FOUND, details, "No %s with that id.", resource);
+}
+
+bool
+http_query_limit(const struct http_request *req, struct http_response *r, int *limit)
+{
+	const char *v = http_query(req, "limit");
+	char *end;
+	long n;
+
+	*limit = 100;
+	if (v == NULL)
+		return true;
+	n = strtol(v, &end, 10);
+	if (*v == '\0' || *end != '\0' || n < 1 || n > 1000) {
+		cJSON *details = cJSON_CreateObject();
+		cJSON_AddStringToObject(details, "parameter", "limit");
+		http_error(r, TD_INVALID_REQUEST, details,
+		    "limit must be an integer from 1 to 1000");
+		return false;
+	}
+	*limit = (int)n;
+	return true;
+}
+
+/* True when value is one of the loopback authorities for our port. */
+static bool
+loopback_authority(const char *value, int port)
+{
+	static const char *hosts[] = { "127.0.0.1", "localhost", "[::1]" };
+	char want[64];
+
+	for (size_t i = 0; i < sizeof hosts / sizeof hosts[0]; i++) {
+		snprintf(want, sizeof want, "%s:%d", hosts[i], port);
+		if (strcasecmp(value, want) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Host and Origin checks against DNS rebinding and browser pages. */
+static bool
+origin_allowed(struct MHD_Connection *conn, int port)
+{
+	const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_HOST);
+	const char *origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+	    "Origin");
+
+	if (host == NULL || !loopback_authority(host, port))
+		return false;
+	if (origin == NULL)
+		return true;
+	return strncasecmp(origin, "http://", 7) == 0 &&
+	    loopback_authority(origin + 7, port);
+}
+
+/* Bearer token, compared in constant time. */
+static bool
+token_valid(struct MHD_Connection *conn, const char *token)
+{
+	const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_AUTHORIZATION);
+
+	if (auth == NULL || strncasecmp(auth, "Bearer ", 7) != 0)
+		return false;
+	auth += 7;
+	if (strlen(auth) != TD_TOKEN_HEX)
+		return false;
+	return sodium_memcmp(auth, token, TD_TOKEN_HEX) == 0;
+}
+
+static bool
+needs_auth(const char *path)
+{
+	return strncmp(path, "/api/", 5) == 0 || strncmp(path, "/app/", 5) == 0;
+}
+
+/*
+ * Matches path against pattern.  Segments of the pattern that start with ':'
+ * capture one non-empty segment of the path; params point into scratch.
+ */
+static bool
+route_match(const char *pattern, const char *path, char *scratch,
+    const char **params)
+{
+	char *p = scratch;
+	int np = 0;
+
+	strcpy(scratch, path);
+	for (;;) {
+		if (*pattern == '\0' && *p == '\0')
+			break;
+		if (*pattern != '/' || *p != '/')
+			return false;
+		pattern++;
+		p++;
+
+		const char *pend = strchrnul(pattern, '/');
+		char *send = strchrnul(p, '/');
+		size_t plen = (size_t)(pend - pattern), slen = (size_t)(send - p);
+
+		if (*pattern == ':') {
+			if (slen == 0 || np == HTTP_MAX_PARAMS)
+				return false;
+			params[np++] = p;
+		} else if (plen != slen || strncmp(pattern, p, plen) != 0) {
+			return false;
+		}
+		pattern = pend;
+		p = send;
+	}
+	/* Terminate the captured segments. */
+	for (p = scratch; *p; p++) {
+		if (*p == '/')
+			*p = '\0';
+	}
+	return true;
+}
+
+/* The idempotency fingerprint: method, path and body, hashed. */
+static void
+idem_fingerprint(const struct http_request *req, unsigned char fp[IDEM_FP_LEN])
+{
+	crypto_hash_sha256_state st;
+
+	crypto_hash_sha256_init(&st);
+	crypto_hash_sha256_update(&st, (const unsigned char *)req->method,
+	    strlen(req->method) + 1);
+	crypto_hash_sha256_update(&st, (const unsigned char *)req->path,
+	    strlen(req->path) + 1);
+	if (req->body != NULL)
+		crypto_hash_sha256_update(&st, (const unsigned char *)req->body,
+		    req->body_len);
+	crypto_hash_sha256_final(&st, fp);
+}
+
+static bool
+idem_key_valid(const char *key)
+{
+	size_t n = strlen(key);
+
+	if (n == 0 || n > 255 || key[0] == ' ' || key[n - 1] == ' ')
+		return false;
+	for (const char *p = key; *p; p++) {
+		if (*p < 0x20 || *p > 0x7e)
+			return false;
+	}
+	return true;
+}
+
+static const char *
+response_header(const struct http_response *r, const char *name)
+{
+	for (int i = 0; i < r->nheaders; i++) {
+		if (strcasecmp(r->headers[i].name, name) == 0)
+			return r->headers[i].value;
+	}
+	return NULL;
+}
+
+/* Runs a handler under the Idempotency-Key rules of DESIGN section 10. */
+static void
+run_idempotent(const struct route *rt, struct http_request *req,
+    struct http_response *r, const char *key)
+{
+	unsigned char fp[IDEM_FP_LEN];
+	struct idem_reply replay = { 0 };
+	char retry[16];
+
+	if (!idem_key_valid(key)) {
+		cJSON *details = cJSON_CreateObject();
+		cJSON_AddStringToObject(details, "header", "Idempotency-Key");
+		http_error(r, TD_INVALID_REQUEST, details,
+		    "Idempotency-Key must be 1 to 255 printable ASCII characters");
+		return;
+	}
+	idem_fingerprint(req, fp);
+	switch (idem_begin(req->svc->idem, key, fp, &replay)) {
+	case IDEM_PROCEED:
+		rt->handler(req, r);
+		if (r->status >= 500)
+			idem_abandon(req->svc->idem, key);
+		else
+			idem_complete(req->svc->idem, key, r->status, r->body,
+			    response_header(r, "Location"));
+		return;
+	case IDEM_REPLAY:
+		free(r->body);
+		r->status = replay.status;
+		r->body = replay.body;
+		r->body_len = strlen(r->body);
+		if (replay.location != NULL)
+			http_add_header(r, "Location", replay.location);
+		free(replay.location);
+		http_add_header(r, "Idempotent-Replayed", "true");
+		return;
+	case IDEM_CONFLICT:
+		http_error(r, TD_IDEMPOTENCY_CONFLICT, NULL,
+		    "This Idempotency-Key was already used with a different request; "
+		    "use a new key for a new body.");
+		return;
+	case IDEM_FULL:
+		snprintf(retry, sizeof retry, "%d", IDEM_RETRY_AFTER_S);
+		http_error(r, TD_IDEMPOTENCY_UNAVAILABLE, NULL, NULL);
+		http_add_header(r, "Retry-After", retry);
+		return;
+	}
+}
+
+/* Finds the route and runs it; fills r. */
+static void
+dispatch(struct http_request *req, struct http_response *r)
+{
+	size_t plen = strlen(req->path);
+	char *scratch = xmalloc(plen + 1);
+	const struct route *found = NULL;
+	char allow[128] = "";
+
+	for (size_t i = 0; i < routes_count; i++) {
+		const char *params[HTTP_MAX_PARAMS] = { 0 };
+
+		if (!route_match(routes[i].pattern, req->path, scratch, params))
+			continue;
+		if (strcmp(routes[i].method, req->method) == 0) {
+			found = &routes[i];
+			memcpy(req->params, params, sizeof params);
+			break;
+		}
+		if (strlen(allow) + strlen(routes[i].method) + 3 < sizeof allow) {
+			if (allow[0])
+				strcat(allow, ", ");
+			strcat(allow, routes[i].method);
+		}
+	}
+	if (found == NULL) {
+		if (allow[0]) {
+			http_error(r, TD_METHOD_NOT_ALLOWED, NULL,
+			    "%s is not allowed here; allowed: %s", req->method, allow);
+			http_add_header(r, "Allow", allow);
+		} else {
+			http_not_found(r, "route", NULL);
+		}
+		goto out;
+	}
+	if (found->flags & ROUTE_BODY) {
+		req->json = req->body ? json_parse(req->body, req->body_len) : NULL;
+		if (req->body == NULL) {
+			http_error(r, TD_INVALID_REQUEST, NULL, "A JSON body is required.");
+			goto out;
+		}
+		if (req->json == NULL) {
+			http_error(r, TD_INVALID_REQUEST, NULL,
+			    "The body is not valid JSON (UTF-8, at most %d levels deep).",
+			    JSON_MAX_DEPTH);
+			goto out;
+		}
+		if (!cJSON_IsObject(req->json)) {
+			http_error(r, TD_INVALID_REQUEST, NULL, "The body must be a JSON object.");
+			goto out;
+		}
+	}
+	const char *key = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND,
+	    "Idempotency-Key");
+	if ((found->flags & ROUTE_IDEMPOTENT) && key != NULL)
+		run_idempotent(found, req, r, key);
+	else
+		found->handler(req, r);
+	if (r->body == NULL)
+		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);
+out:
+	cJSON_Delete(req->json);
+	req->json = NULL;
+	free(scratch);
+}
+
+static enum MHD_Result
+queue(struct MHD_Connection *conn, struct http_ctx *ctx, const char *method,
+    const char *url, struct http_response *r)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	resp = MHD_create_response_from_buffer(r->body_len, r->body,
+	    MHD_RESPMEM_MUST_FREE);
+	r->body = NULL;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+	    "application/json; charset=utf-8");
+	MHD_add_response_header(resp, "X-Request-Id", ctx->request_id);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	for (int i = 0; i < r->nheaders; i++) {
+		MHD_add_response_header(resp, r->headers[i].name, r->headers[i].value);
+		free(r->headers[i].name);
+		free(r->headers[i].value);
+	}
+	ret = MHD_queue_response(conn, (unsigned)r->status, resp);
+	MHD_destroy_response(resp);
+	log_debug("%s %s %d %lldms %s", method, url, r->status,
+	    (long long)(td_mono_ms() - ctx->start_ms), ctx->request_id);
+	if (r->status >= 500)
+		log_warn("%s %s answered %d (%s)", method, url, r->status, ctx->request_id);
+	return ret;
+}
+
+/* Checks that need only the request line and headers. */
+static enum td_code
+early_checks(struct http_server *h, struct MHD_Connection *conn, const char *url)
+{
+	const char *clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_CONTENT_LENGTH);
+
+	if (atomic_load(&h->svc->shutting_down))
+		return TD_UNAVAILABLE;
+	if (!origin_allowed(conn, h->port))
+		return TD_FORBIDDEN;
+	if (needs_auth(url) && !token_valid(conn, h->svc->token))
+		return TD_UNAUTHORIZED;
+	if (clen != NULL && strtoull(clen, NULL, 10) > HTTP_MAX_BODY)
+		return TD_PAYLOAD_TOO_LARGE;
+	return TD_OK;
+}
+
+static const char *
+early_message(enum td_code code)
+{
+	switch (code) {
+	case TD_FORBIDDEN:
+		return "The Host or Origin header does not name this service's "
+		    "loopback address.";
+	case TD_UNAUTHORIZED:
+		return "A valid bearer token is required (Authorization: Bearer <token>).";
+	case TD_PAYLOAD_TOO_LARGE:
+		return "The request body is larger than 1 MiB.";
+	default:
+		return td_code_default_message(code);
+	}
+}
+
+static enum MHD_Result
+access_handler(void *cls, struct MHD_Connection *conn, const char *url,
+    const char *method, const char *version, const char *upload_data,
+    size_t *upload_data_size, void **con_cls)
+{
+	struct http_server *h = cls;
+	struct http_ctx *ctx = *con_cls;
+	struct http_response r = { 0 };
+	struct http_request req = { 0 };
+
+	if (ctx == NULL) {
+		/*
+		 * Answer on a later call, never the first: queueing a response on
+		 * the first call makes libmicrohttpd close the connection.
+		 */
+		ctx = xcalloc(1, sizeof *ctx);
+		buf_init(&ctx->body, HTTP_MAX_BODY);
+		ctx->start_ms = td_mono_ms();
+		td_id_new("req", ctx->request_id);
+		ctx->early = early_checks(h, conn, url);
+		atomic_fetch_add(&h->in_flight, 1);
+		*con_cls = ctx;
+		return MHD_YES;
+	}
+	if (*upload_data_size != 0) {
+		if (ctx->early == TD_OK &&
+		    !buf_append(&ctx->body, upload_data, *upload_data_size))
+			ctx->early = TD_PAYLOAD_TOO_LARGE;
+		*upload_data_size = 0;
+		if (ctx->early != TD_PAYLOAD_TOO_LARGE)
+			return MHD_YES;
+	}
+	if (ctx->early != TD_OK) {
+		enum td_code code = ctx->early;
+
+		http_error(&r, code, NULL, "%s", early_message(code));
+		if (code == TD_UNAUTHORIZED)
+			http_add_header(&r, "WWW-Authenticate", "Bearer realm=\"taskdeck\"");
+		return queue(conn, ctx, method, url, &r);
+	}
+	req.svc = h->svc;
+	req.conn = conn;
+	req.method = method;
+	req.path = url;
+	req.body = ctx->body.len ? ctx->body.data : NULL;
+	req.body_len = ctx->body.len;
+	memcpy(req.request_id, ctx->request_id, sizeof req.request_id);
+	dispatch(&req, &r);
+	return queue(conn, ctx, method, url, &r);
+}
+
+static void
+request_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+    enum MHD_RequestTerminationCode toe)
+{
+	struct http_server *h = cls;
+	struct http_ctx *ctx = *con_cls;
+
+	if (ctx == NULL)
+		return;
+	buf_free(&ctx->body);
+	free(ctx);
+	*con_cls = NULL;
+	atomic_fetch_sub(&h->in_flight, 1);
+}
+
+static void
+mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char line[512];
+
+	vsnprintf(line, sizeof line, fmt, ap);
+	line[strcspn(line, "\n")] = '\0';
+	log_debug("libmicrohttpd: %s", line);
+}
+
+struct http_server *
+http_start(struct service *svc, const char *addr, int port, char **err)
+{
+	struct http_server *h = xcalloc(1, sizeof *h);
+	struct sockaddr_in sa = { 0 };
+	const union MHD_DaemonInfo *info;
+
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)port);
+	if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1 ||
+	    (ntohl(sa.sin_addr.s_addr) >> 24) != 127) {
+		*err = xasprintf("%s is not a loopback IPv4 address", addr);
+		free(h);
+		return NULL;
+	}
+	h->svc = svc;
+	h->daemon = MHD_start_daemon(
+	    MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG,
+	    (uint16_t)port, NULL, NULL, access_handler, h,
+	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+	    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)HTTP_THREADS,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_CONNECTION_TIMEOUT_S,
+	    MHD_OPTION_NOTIFY_COMPLETED, request_completed, h,
+	    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+	    MHD_OPTION_END);
+	if (h->daemon == NULL) {
+		*err = xasprintf("cannot listen on %s:%d (in use, or not permitted)",
+		    addr, port);
+		free(h);
+		return NULL;
+	}
+	info = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
+	h->port = info ? info->port : port;
+	return h;
+}
+
+int
+http_port(const struct http_server *h)
+{
+	return h->port;
+}
+
+void
+http_stop(struct http_server *h, int grace_ms)
+{
+	int64_t deadline = td_mono_ms() + grace_ms;
+	MHD_socket lsock;
+
+	if (h == NULL)
+		return;
+	lsock = MHD_quiesce_daemon(h->daemon);
+	if (lsock != MHD_INVALID_SOCKET)
+		close(lsock);
+	while (atomic_load(&h->in_flight) > 0 && td_mono_ms() < deadline) {
+		struct timespec ts = { 0, 10 * 1000000L };
+		nanosleep(&ts, NULL);
+	}
+	MHD_stop_daemon(h->daemon);
+	free(h);
+}

@@ -1,0 +1,88 @@
+/*
+ * The HTTP layer of taskdeckd: libmicrohttpd on loopback, one route table,
+ * Host/Origin and bearer-token checks, bounded JSON bodies, JSON errors and an
+ * X-Request-Id on every response.
+ */
+#ifndef TD_SERVICE_HTTP_H
+#define TD_SERVICE_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "errors.h"
+
+#define HTTP_MAX_BODY (1024 * 1024)
+#define HTTP_MAX_PARAMS 3
+#define HTTP_MAX_HEADERS 8
+
+struct service;
+struct MHD_Connection;
+
+struct http_request {
+	struct service *svc;
+	struct MHD_Connection *conn;
+	const char *method;
+	const char *path;
+	const char *params[HTTP_MAX_PARAMS];	/* ":id" captures, in order */
+	const char *body;			/* NUL-terminated; NULL when empty */
+	size_t body_len;
+	cJSON *json;				/* the body, for ROUTE_BODY routes */
+	char request_id[32];
+};
+
+struct http_header {
+	char *name;
+	char *value;
+};
+
+struct http_response {
+	int status;
+	char *body;				/* malloc'd; sent as is */
+	size_t body_len;
+	struct http_header headers[HTTP_MAX_HEADERS];
+	int nheaders;
+};
+
+typedef void (*route_fn)(struct http_request *, struct http_response *);
+
+enum route_flags {
+	ROUTE_BODY = 1 << 0,		/* needs a JSON object body */
+	ROUTE_IDEMPOTENT = 1 << 1,	/* honours Idempotency-Key */
+};
+
+struct route {
+	const char *method;
+	const char *pattern;		/* "/api/v1/projects/:id" */
+	route_fn handler;
+	unsigned flags;
+};
+
+extern const struct route routes[];
+extern const size_t routes_count;
+
+/* Starts listening on addr:port (port 0: ephemeral); NULL with *err set. */
+struct http_server *http_start(struct service *svc, const char *addr, int port, char **err);
+/* The port actually bound. */
+int http_port(const struct http_server *h);
+/* Stops accepting, lets requests in flight finish (up to grace_ms), stops. */
+void http_stop(struct http_server *h, int grace_ms);
+
+/* Response builders for handlers.  Each replaces any earlier body. */
+void http_json(struct http_response *r, int status, cJSON *body);	/* consumes body */
+void http_error(struct http_response *r, enum td_code code, cJSON *details,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));	/* consumes details */
+/* 400 invalid_request naming the field. */
+void http_bad_field(struct http_response *r, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void http_not_found(struct http_response *r, const char *resource, const char *id);
+void http_add_header(struct http_response *r, const char *name, const char *value);
+
+/* A query-string argument, or NULL. */
+const char *http_query(const struct http_request *req, const char *key);
+/* Parses ?limit= (1..1000, default 100); false after answering 400. */
+bool http_query_limit(const struct http_request *req, struct http_response *r, int *limit);
+
+#endif

@@ -1,0 +1,324 @@
+/* taskdeckd: the local, token-authenticated taskdeck service. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "files.h"
+#include "http.h"
+#include "idem.h"
+#include "ids.h"
+#include "log.h"
+#include "service.h"
+#include "store.h"
+#include "timeutil.h"
+#include "xalloc.h"
+
+#define SHUTDOWN_GRACE_MS 5000
+
+struct options {
+	char addr[64];
+	int port;
+	bool detach;
+	const char *log_path;
+	enum log_level log_level;
+	size_t idem_capacity;
+};
+
+static void
+usage(FILE *fp)
+{
+	fprintf(fp,
+	    "usage: taskdeckd [--listen [ADDR:]PORT] [--foreground | --detach]\n"
+	    "                 [--log FILE] [--log-level debug|info|warn|error]\n"
+	    "                 [--idempotency-capacity N] [--version] [--help]\n"
+	    "\n"
+	    "The local taskdeck service.  Listens on 127.0.0.1 (an ephemeral port\n"
+	    "unless --listen says otherwise) and writes the discovery file that\n"
+	    "clients read.  TASKDECK_HOME, when set, holds all its files.\n");
+}
+
+static bool
+parse_listen(const char *arg, struct options *o)
+{
+	const char *colon = strrchr(arg, ':');
+	const char *port = colon ? colon + 1 : arg;
+	char *end;
+	long n;
+
+	if (colon != NULL) {
+		size_t len = (size_t)(colon - arg);
+		if (len == 0 || len >= sizeof o->addr)
+			return false;
+		memcpy(o->addr, arg, len);
+		o->addr[len] = '\0';
+		if (strcmp(o->addr, "localhost") == 0)
+			strcpy(o->addr, "127.0.0.1");
+	}
+	n = strtol(port, &end, 10);
+	if (*port == '\0' || *end != '\0' || n < 0 || n > 65535)
+		return false;
+	o->port = (int)n;
+	return true;
+}
+
+static bool
+parse_level(const char *arg, enum log_level *level)
+{
+	static const char *names[] = { "debug", "info", "warn", "error" };
+
+	for (int i = 0; i < 4; i++) {
+		if (strcmp(arg, names[i]) == 0) {
+			*level = (enum log_level)i;
+			return true;
+		}
+	}
+	return false;
+}
+
+static int
+parse_options(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "listen", required_argument, NULL, 'l' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "detach", no_argument, NULL, 'd' },
+		{ "log", required_argument, NULL, 'L' },
+		{ "log-level", required_argument, NULL, 'v' },
+		{ "idempotency-capacity", required_argument, NULL, 'i' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	char *end;
+
+	strcpy(o->addr, "127.0.0.1");
+	o->log_level = LOG_LEVEL_INFO;
+	o->idem_capacity = IDEM_DEFAULT_CAPACITY;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'l':
+			if (!parse_listen(optarg, o)) {
+				fprintf(stderr, "taskdeckd: --listen wants [ADDR:]PORT, got %s\n", optarg);
+				return 2;
+			}
+			break;
+		case 'f':
+			o->detach = false;
+			break;
+		case 'd':
+			o->detach = true;
+			break;
+		case 'L':
+			o->log_path = optarg;
+			break;
+		case 'v':
+			if (!parse_level(optarg, &o->log_level)) {
+				fprintf(stderr, "taskdeckd: unknown log level %s\n", optarg);
+				return 2;
+			}
+			break;
+		case 'i':
+			o->idem_capacity = strtoul(optarg, &end, 10);
+			if (*optarg == '\0' || *end != '\0' || o->idem_capacity == 0) {
+				fprintf(stderr, "taskdeckd: --idempotency-capacity wants a positive number\n");
+				return 2;
+			}
+			break;
+		case 'V':
+			printf("taskdeckd %s\n", TD_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	return -1;
+}
+
+/*
+ * --detach: the parent waits on a pipe until the child is ready (or says
+ * why it is not), prints that, and exits; the child goes on in its own
+ * session.  Returns the write end in the child; never returns in the parent.
+ */
+static int
+detach(void)
+{
+	int fds[2];
+	pid_t pid;
+	char msg[1024];
+	ssize_t n;
+	size_t len = 0;
+
+	if (pipe2(fds, O_CLOEXEC) != 0) {
+		perror("taskdeckd: pipe");
+		exit(1);
+	}
+	pid = fork();
+	if (pid < 0) {
+		perror("taskdeckd: fork");
+		exit(1);
+	}
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		close(fds[0]);
+		setsid();
+		if (null >= 0) {
+			dup2(null, STDIN_FILENO);
+			dup2(null, STDOUT_FILENO);
+			dup2(null, STDERR_FILENO);
+			close(null);
+		}
+		return fds[1];
+	}
+	close(fds[1]);
+	while (len < sizeof msg - 1 &&
+	    (n = read(fds[0], msg + len, sizeof msg - 1 - len)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		len += (size_t)n;
+	}
+	msg[len] = '\0';
+	if (strncmp(msg, "ok ", 3) == 0) {
+		printf("taskdeckd ready at %s (pid %ld)\n", msg + 3, (long)pid);
+		exit(0);
+	}
+	fprintf(stderr, "taskdeckd: %s\n", len ? msg : "the service exited during start-up");
+	exit(1);
+}
+
+/* Reports a start-up failure to the console or, detached, to the waiting parent. */
+static int
+fail(int ready_fd, bool log_to_file, char *err)
+{
+	log_error("%s", err);
+	if (ready_fd >= 0) {
+		if (write(ready_fd, err, strlen(err)) < 0)
+			log_error("cannot report to the parent process");
+	} else if (log_to_file) {
+		fprintf(stderr, "taskdeckd: %s\n", err);
+	}
+	free(err);
+	return 1;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct service svc = { 0 };
+	struct options opts = { 0 };
+	sigset_t sigs;
+	FILE *logfp = NULL;
+	char *err = NULL;
+	int rc, sig, lock_fd = -1, ready_fd = -1;
+
+	if ((rc = parse_options(argc, argv, &opts)) >= 0)
+		return rc;
+	umask(077);
+	if (sodium_init() < 0) {
+		fprintf(stderr, "taskdeckd: libsodium failed to initialise\n");
+		return 1;
+	}
+	if (!td_paths_init(&svc.paths)) {
+		fprintf(stderr, "taskdeckd: set HOME or TASKDECK_HOME\n");
+		return 1;
+	}
+	if (!files_make_dirs(&svc.paths, &err)) {
+		fprintf(stderr, "taskdeckd: %s\n", err);
+		free(err);
+		td_paths_free(&svc.paths);
+		return 1;
+	}
+	if (opts.detach) {
+		ready_fd = detach();
+		if (opts.log_path == NULL)
+			opts.log_path = svc.paths.log;
+	}
+	if (opts.log_path != NULL) {
+		logfp = fopen(opts.log_path, "ae");
+		if (logfp == NULL)
+			return fail(ready_fd, false, xasprintf("cannot open the log %s: %s",
+			    opts.log_path, strerror(errno)));
+	}
+	log_init("taskdeckd", logfp, opts.log_level);
+
+	/* The signals are taken by sigwait() below; every thread inherits the mask. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (!files_lock(&svc.paths, &lock_fd, &err) ||
+	    !files_load_token(&svc.paths, svc.token, &err) ||
+	    (svc.store = store_open(svc.paths.database, &err)) == NULL)
+		goto failed;
+	svc.idem = idem_new(opts.idem_capacity, IDEM_TTL_MS, NULL);
+	svc.started_at = td_now_ms();
+	td_random_hex(svc.stream_id, 16);
+	svc.http = http_start(&svc, opts.addr, opts.port, &err);
+	if (svc.http == NULL)
+		goto failed;
+	svc.port = http_port(svc.http);
+	snprintf(svc.base_url, sizeof svc.base_url, "http://127.0.0.1:%d", svc.port);
+	if (!files_write_discovery(&svc, &err))
+		goto failed;
+	log_info("taskdeckd %s ready at %s (home %s)", TD_VERSION, svc.base_url,
+	    svc.paths.data_dir);
+	if (ready_fd >= 0) {
+		char *ok = xasprintf("ok %s", svc.base_url);
+		if (write(ready_fd, ok, strlen(ok)) < 0)
+			log_warn("cannot report readiness to the parent process");
+		free(ok);
+		close(ready_fd);
+		ready_fd = -1;
+	}
+
+	do {
+		if (sigwait(&sigs, &sig) != 0)
+			sig = SIGTERM;
+	} while (sig == SIGHUP);
+	log_info("received %s: finishing requests in flight", strsignal(sig));
+	atomic_store(&svc.shutting_down, true);
+	files_remove_discovery(&svc.paths);
+	http_stop(svc.http, SHUTDOWN_GRACE_MS);
+	rc = 0;
+	goto out;
+
+failed:
+	rc = fail(ready_fd, logfp != NULL, err);
+	ready_fd = -1;
+	if (svc.http != NULL)
+		http_stop(svc.http, 0);
+out:
+	idem_free(svc.idem);
+	store_close(svc.store);
+	if (lock_fd >= 0)
+		close(lock_fd);
+	sodium_memzero(svc.token, sizeof svc.token);
+	if (rc == 0)
+		log_info("taskdeckd stopped");
+	td_paths_free(&svc.paths);
+	if (logfp != NULL)
+		fclose(logfp);
+	return rc;
+}

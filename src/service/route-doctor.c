@@ -1,0 +1,125 @@
+/* GET /api/v1/doctor: readiness and next actions.  Never the token. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "files.h"
+#include "http.h"
+#include "routes.h"
+#include "service.h"
+#include "store.h"
+#include "xalloc.h"
+
+enum check_status { CHECK_OK, CHECK_WARN, CHECK_FAIL };
+
+struct report {
+	cJSON *checks;
+	cJSON *next_actions;
+	bool ready;
+};
+
+/* Adds one check; message and action are consumed (action may be NULL). */
+static void
+add_check(struct report *rep, const char *id, enum check_status status,
+    char *message, char *action)
+{
+	static const char *names[] = { "ok", "warn", "fail" };
+	cJSON *c = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(c, "id", id);
+	cJSON_AddStringToObject(c, "status", names[status]);
+	cJSON_AddStringToObject(c, "message", message);
+	if (action != NULL) {
+		cJSON_AddStringToObject(c, "nextAction", action);
+		cJSON_AddItemToArray(rep->next_actions, cJSON_CreateString(action));
+	}
+	cJSON_AddItemToArray(rep->checks, c);
+	if (status == CHECK_FAIL)
+		rep->ready = false;
+	free(message);
+	free(action);
+}
+
+static void
+check_data_dir(struct report *rep, const struct td_paths *p)
+{
+	struct stat st;
+
+	if (stat(p->data_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		add_check(rep, "data-directory", CHECK_FAIL,
+		    xasprintf("The data directory %s is missing.", p->data_dir),
+		    xasprintf("Restart taskdeckd so that it creates %s.", p->data_dir));
+	} else if (access(p->data_dir, R_OK | W_OK | X_OK) != 0) {
+		add_check(rep, "data-directory", CHECK_FAIL,
+		    xasprintf("The data directory %s is not writable: %s.", p->data_dir,
+		    strerror(errno)),
+		    xasprintf("Give your user write access to %s.", p->data_dir));
+	} else if (st.st_mode & 0077) {
+		add_check(rep, "data-directory", CHECK_WARN,
+		    xasprintf("The data directory %s is open to other users (mode %03o).",
+		    p->data_dir, (unsigned)(st.st_mode & 0777)),
+		    xasprintf("chmod 700 %s", p->data_dir));
+	} else {
+		add_check(rep, "data-directory", CHECK_OK,
+		    xasprintf("The data directory %s is private and writable.", p->data_dir),
+		    NULL);
+	}
+}
+
+static void
+check_database(struct report *rep, struct service *svc)
+{
+	char *detail = NULL;
+	int version;
+
+	if (!store_quick_check(svc->store, &detail)) {
+		add_check(rep, "database", CHECK_FAIL,
+		    xasprintf("The database failed its integrity check: %s.",
+		    detail ? detail : "unknown"),
+		    xasprintf("Stop taskdeckd and restore %s from a backup.",
+		    svc->paths.database));
+		free(detail);
+		return;
+	}
+	store_lock(svc->store);
+	version = store_schema_version(svc->store);
+	store_unlock(svc->store);
+	add_check(rep, "database", CHECK_OK,
+	    xasprintf("The database passed its integrity check (schema version %d).",
+	    version), NULL);
+}
+
+static void
+check_token(struct report *rep, const struct td_paths *p)
+{
+	char *problem = files_token_problem(p);
+
+	if (problem != NULL) {
+		add_check(rep, "token-file", CHECK_FAIL,
+		    xasprintf("The token file is not private: %s.", problem),
+		    xasprintf("chmod 700 %s && chmod 600 %s", p->config_dir, p->token));
+		free(problem);
+	} else {
+		add_check(rep, "token-file", CHECK_OK,
+		    xasprintf("The token file %s is readable by you alone.", p->token),
+		    NULL);
+	}
+}
+
+void
+route_doctor(struct http_request *req, struct http_response *r)
+{
+	struct report rep = { cJSON_CreateArray(), cJSON_CreateArray(), true };
+	cJSON *res = cJSON_CreateObject();
+
+	check_data_dir(&rep, &req->svc->paths);
+	check_database(&rep, req->svc);
+	check_token(&rep, &req->svc->paths);
+	cJSON_AddBoolToObject(res, "ready", rep.ready);
+	cJSON_AddStringToObject(res, "version", TD_VERSION);
+	cJSON_AddItemToObject(res, "checks", rep.checks);
+	cJSON_AddItemToObject(res, "nextActions", rep.next_actions);
+	http_json(r, 200, res);
+}

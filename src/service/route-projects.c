@@ -1,0 +1,431 @@
+/* Projects and their session defaults (docs/http-api.md). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http.h"
+#include "ids.h"
+#include "json.h"
+#include "resource.h"
+#include "routes.h"
+#include "service.h"
+#include "store.h"
+#include "timeutil.h"
+#include "xalloc.h"
+
+#define DESCRIPTION_MAX_CHARS 10000
+#define CONTEXT_MAX_CHARS 100000
+
+static const char *const project_fields[] = { "name", "description", "context",
+	"metadata", NULL };
+static const char *const readonly_fields[] = { "id", "createdAt", "updatedAt", NULL };
+
+static const char *const default_fields[] = { "framework", "provider", "model",
+	"effort", "permissionProfile", NULL };
+
+#define PROJECT_COLUMNS "id, name, description, context, metadata, created_at, updated_at"
+
+static cJSON *
+project_from_row(sqlite3_stmt *s)
+{
+	cJSON *p = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(p, "id", resource_text(s, 0));
+	cJSON_AddStringToObject(p, "name", resource_text(s, 1));
+	cJSON_AddStringToObject(p, "description", resource_text(s, 2));
+	cJSON_AddStringToObject(p, "context", resource_text(s, 3));
+	cJSON_AddItemToObject(p, "metadata", resource_json_column(s, 4));
+	resource_add_time(p, "createdAt", sqlite3_column_int64(s, 5));
+	resource_add_time(p, "updatedAt", sqlite3_column_int64(s, 6));
+	return p;
+}
+
+/* The project with id, or NULL.  Only while the store is locked. */
+static cJSON *
+project_load(struct store *st, const char *id)
+{
+	sqlite3_stmt *s = store_stmt(st,
+	    "SELECT " PROJECT_COLUMNS " FROM projects WHERE id = ?1");
+	cJSON *p = NULL;
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		p = project_from_row(s);
+	sqlite3_reset(s);
+	return p;
+}
+
+/*
+ * Checks the project fields present in body (a create body or a merge
+ * patch); on a problem answers 400 and returns false.
+ */
+static bool
+project_fields_valid(const cJSON *body, bool creating, struct http_response *r)
+{
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(body, "metadata");
+	const char *bad = NULL;
+
+	for (const char *const *f = readonly_fields; *f; f++) {
+		if (cJSON_GetObjectItemCaseSensitive(body, *f) != NULL) {
+			http_bad_field(r, *f, "%s is read-only", *f);
+			return false;
+		}
+	}
+	if (!json_only_keys(body, project_fields, &bad)) {
+		http_bad_field(r, bad, "unknown field %s", bad);
+		return false;
+	}
+	if (!json_check_string(body, "name", creating, false, 1, NAME_MAX_CHARS)) {
+		http_bad_field(r, "name", "name must be a string of 1 to %d characters",
+		    NAME_MAX_CHARS);
+		return false;
+	}
+	if (!json_check_string(body, "description", false, true, 0, DESCRIPTION_MAX_CHARS)) {
+		http_bad_field(r, "description",
+		    "description must be a string of at most %d characters",
+		    DESCRIPTION_MAX_CHARS);
+		return false;
+	}
+	if (!json_check_string(body, "context", false, true, 0, CONTEXT_MAX_CHARS)) {
+		http_bad_field(r, "context",
+		    "context must be a string of at most %d characters", CONTEXT_MAX_CHARS);
+		return false;
+	}
+	if (meta != NULL && !cJSON_IsObject(meta) && !cJSON_IsNull(meta)) {
+		http_bad_field(r, "metadata", "metadata must be an object");
+		return false;
+	}
+	return true;
+}
+
+static const char *
+string_or_empty(const cJSON *obj, const char *key)
+{
+	const char *v = json_get_string(obj, key);
+
+	return v ? v : "";
+}
+
+static void
+bind_metadata(sqlite3_stmt *s, int i, const cJSON *meta)
+{
+	char *text = cJSON_IsObject(meta) ? json_print(meta) : xstrdup("{}");
+
+	sqlite3_bind_text(s, i, text, -1, free);
+}
+
+void
+route_projects_list(struct http_request *req, struct http_response *r)
+{
+	struct store *st = req->svc->store;
+	const char *cursor = http_query(req, "cursor");
+	cJSON *arr;
+	sqlite3_stmt *s;
+	int limit, n = 0;
+	char next[TD_ID_MAX] = "";
+
+	if (!http_query_limit(req, r, &limit))
+		return;
+	if (cursor != NULL && !td_id_valid(cursor, "prj")) {
+		cJSON *details = cJSON_CreateObject();
+		cJSON_AddStringToObject(details, "parameter", "cursor");
+		http_error(r, TD_INVALID_REQUEST, details, "cursor is not a project id");
+		return;
+	}
+	arr = cJSON_CreateArray();
+	store_lock(st);
+	s = store_stmt(st, "SELECT " PROJECT_COLUMNS " FROM projects"
+	    " WHERE ?1 IS NULL OR id < ?1 ORDER BY id DESC LIMIT ?2");
+	if (cursor != NULL)
+		sqlite3_bind_text(s, 1, cursor, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 2, limit + 1);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		if (++n > limit)
+			break;
+		cJSON_AddItemToArray(arr, project_from_row(s));
+		snprintf(next, sizeof next, "%s", resource_text(s, 0));
+	}
+	sqlite3_reset(s);
+	store_unlock(st);
+	if (n > limit) {
+		char *link = xasprintf("</api/v1/projects?limit=%d&cursor=%s>; rel=\"next\"",
+		    limit, next);
+		http_add_header(r, "Link", link);
+		free(link);
+	}
+	http_json(r, 200, arr);
+}
+
+void
+route_projects_create(struct http_request *req, struct http_response *r)
+{
+	struct store *st = req->svc->store;
+	const cJSON *body = req->json;
+	char id[TD_ID_MAX];
+	int64_t now = td_now_ms();
+	sqlite3_stmt *s;
+	cJSON *project;
+	bool ok;
+
+	if (!project_fields_valid(body, true, r))
+		return;
+	td_id_new("prj", id);
+	store_lock(st);
+	ok = store_begin(st);
+	if (ok) {
+		s = store_stmt(st, "INSERT INTO projects (" PROJECT_COLUMNS ")"
+		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)");
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, json_get_string(body, "name"), -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 3, string_or_empty(body, "description"), -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 4, string_or_empty(body, "context"), -1, SQLITE_STATIC);
+		bind_metadata(s, 5, cJSON_GetObjectItemCaseSensitive(body, "metadata"));
+		sqlite3_bind_int64(s, 6, now);
+		ok = sqlite3_step(s) == SQLITE_DONE;
+		sqlite3_reset(s);
+	}
+	if (ok) {
+		s = store_stmt(st, "INSERT INTO project_defaults (project_id, defaults,"
+		    " updated_at) VALUES (?1, '{}', ?2)");
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, now);
+		ok = sqlite3_step(s) == SQLITE_DONE;
+		sqlite3_reset(s);
+	}
+	ok = ok ? store_commit(st) : (store_rollback(st), false);
+	project = ok ? project_load(st, id) : NULL;
+	store_unlock(st);
+	if (project == NULL) {
+		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);
+		return;
+	}
+	char *location = xasprintf("/api/v1/projects/%s", id);
+	http_add_header(r, "Location", location);
+	free(location);
+	http_json(r, 201, project);
+}
+
+void
+route_projects_get(struct http_request *req, struct http_response *r)
+{
+	struct store *st = req->svc->store;
+	cJSON *project;
+
+	store_lock(st);
+	project = project_load(st, req->params[0]);
+	store_unlock(st);
+	if (project == NULL)
+		http_not_found(r, "project", req->params[0]);
+	else
+		http_json(r, 200, project);
+}
+
+void
+route_projects_update(struct http_request *req, struct http_response *r)
+{
+	struct store *st = req->svc->store;
+	const char *id = req->params[0];
+	cJSON *project, *editable;
+	sqlite3_stmt *s;
+	bool ok;
+
+	if (!project_fields_valid(req->json, false, r))
+		return;
+	store_lock(st);
+	if (!store_begin(st)) {
+		store_unlock(st);
+		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);
+		return;
+	}
+	project = project_load(st, id);
+	if (project == NULL) {
+		store_rollback(st);
+		store_unlock(st);
+		http_not_found(r, "project", id);
+		return;
+	}
+	/* Merge the patch into the editable members only. */
+	editable = cJSON_CreateObject();
+	for (const char *const *f = project_fields; *f; f++)
+		cJSON_AddItemToObject(editable, *f, cJSON_DetachItemFromObjectCaseSensitive(project, *f));
+	editable = json_merge_patch(editable, req->json);
+
+	int64_t updated;
+	td_time_parse(json_get_string(project, "updatedAt"), &updated);
+	s = store_stmt(st, "UPDATE projects SET name = ?2, description = ?3,"
+	    " context = ?4, metadata = ?5, updated_at = ?6 WHERE id = ?1");
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, json_get_string(editable, "name"), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, string_or_empty(editable, "description"), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, string_or_empty(editable, "context"), -1, SQLITE_STATIC);
+	bind_metadata(s, 5, cJSON_GetObjectItemCaseSensitive(editable, "metadata"));
+	sqlite3_bind_int64(s, 6, resource_next_time(updated));
+	ok = sqlite3_step(s) == SQLITE_DONE;
+	sqlite3_reset(s);
+	ok = ok ? store_commit(st) : (store_rollback(st), false);
+	cJSON_Delete(project);
+	cJSON_Delete(editable);
+	project = ok ? project_load(st, id) : NULL;
+	store_unlock(st);
+	if (project == NULL)
+		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);
+	else
+		http_json(r, 200, project);
+}
+
+/* The defaults resource of a project, or NULL when the project is unknown. */
+static cJSON *
+defaults_load(struct store *st, const char *project_id, int64_t *updated_at)
+{
+	sqlite3_stmt *s = store_stmt(st, "SELECT defaults, updated_at"
+	    " FROM project_defaults WHERE project_id = ?1");
+	cJSON *res = NULL;
+
+	sqlite3_bind_text(s, 1, project_id, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		cJSON *stored = resource_json_column(s, 0);
+		cJSON *defaults;
+
+		*updated_at = sqlite3_column_int64(s, 1);
+		res = cJSON_CreateObject();
+		cJSON_AddStringToObject(res, "projectId", project_id);
+		resource_add_time(res, "updatedAt", *updated_at);
+		defaults = cJSON_AddObjectToObject(res, "defaults");
+		for (const char *const *f = default_fields; *f; f++) {
+			const char *v = json_get_string(stored, *f);
+			cJSON_AddItemToObject(defaults, *f,
+			    v ? cJSON_CreateString(v) : cJSON_CreateNull());
+		}
+		cJSON_Delete(stored);
+	}
+	sqlite3_reset(s);
+	return res;
+}
+
+void
+route_defaults_get(struct http_request *req, struct http_response *r)
+{
+	struct store *st = req->svc->store;
+	int64_t updated;
+	cJSON *res;
+
+	store_lock(st);
+	res = defaults_load(st, req->params[0], &updated);
+	store_unlock(st);
+	if (res == NULL)
+		http_not_found(r, "project", req->params[0]);
+	else
+		http_json(r, 200, res);
+}
+
+static bool
+defaults_patch_valid(const cJSON *patch, struct http_response *r)
+{
+	const char *bad = NULL;
+
+	if (!json_only_keys(patch, default_fields, &bad)) {
+		http_bad_field(r, bad, "unknown default %s", bad);
+		return false;
+	}
+	if (!json_check_enum(patch, "framework", true, resource_frameworks)) {
+		http_bad_field(r, "framework", "framework must be taskdeck, claude-code, codex or null");
+		return false;
+	}
+	if (!json_check_enum(patch, "effort", true, resource_efforts)) {
+		http_bad_field(r, "effort", "effort must be low, medium, high or null");
+		return false;
+	}
+	if (!json_check_enum(patch, "permissionProfile", true, resource_profiles)) {
+		http_bad_field(r, "permissionProfile", "permissionProfile must be ask, "
+		    "workspace-write, read-only, full-access or null");
+		return false;
+	}
+	if (!json_check_string(patch, "provider", false, true, 1, NAME_MAX_CHARS)) {
+		http_bad_field(r, "provider", "provider must be a string of 1 to %d characters or null",
+		    NAME_MAX_CHARS);
+		return false;
+	}
+	if (!json_check_string(patch, "model", false, true, 1, NAME_MAX_CHARS)) {
+		http_bad_field(r, "model", "model must be a string of 1 to %d characters or null",
+		    NAME_MAX_CHARS);
+		return false;
+	}
+	return true;
+}
+
+void
+route_defaults_update(struct http_request *req, struct http_response *r)
+{
+	static const char *const body_fields[] = { "expectedUpdatedAt", "patch", NULL };
+	struct store *st = req->svc->store;
+	const char *project_id = req->params[0];
+	const cJSON *patch = cJSON_GetObjectItemCaseSensitive(req->json, "patch");
+	const char *expected_text = json_get_string(req->json, "expectedUpdatedAt");
+	const char *bad = NULL;
+	int64_t expected, current;
+	cJSON *res, *defaults;
+	sqlite3_stmt *s;
+	char *text;
+	bool ok;
+
+	if (!json_only_keys(req->json, body_fields, &bad)) {
+		http_bad_field(r, bad, "unknown field %s", bad);
+		return;
+	}
+	if (expected_text == NULL || !td_time_parse(expected_text, &expected)) {
+		http_bad_field(r, "expectedUpdatedAt",
+		    "expectedUpdatedAt must be the updatedAt you read (RFC 3339 with milliseconds)");
+		return;
+	}
+	if (!cJSON_IsObject(patch)) {
+		http_bad_field(r, "patch", "patch must be an object");
+		return;
+	}
+	if (!defaults_patch_valid(patch, r))
+		return;
+
+	store_lock(st);
+	if (!store_begin(st)) {
+		store_unlock(st);
+		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);
+		return;
+	}
+	res = defaults_load(st, project_id, &current);
+	if (res == NULL || current != expected) {
+		store_rollback(st);
+		store_unlock(st);
+		if (res == NULL) {
+			http_not_found(r, "project", project_id);
+		} else {
+			cJSON *details = cJSON_CreateObject();
+			cJSON_AddItemToObject(details, "current", res);
+			http_error(r, TD_STALE_WRITE, details, "The defaults changed since "
+			    "%s; re-read them and write again.", expected_text);
+		}
+		return;
+	}
+	defaults = cJSON_DetachItemFromObjectCaseSensitive(res, "defaults");
+	defaults = json_merge_patch(defaults, patch);
+	/* Store only the keys that are set. */
+	for (const char *const *f = default_fields; *f; f++) {
+		if (cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(defaults, *f)))
+			cJSON_DeleteItemFromObjectCaseSensitive(defaults, *f);
+	}
+	text = json_print(defaults);
+	cJSON_Delete(defaults);
+	cJSON_Delete(res);
+	s = store_stmt(st, "UPDATE project_defaults SET defaults = ?2, updated_at = ?3"
+	    " WHERE project_id = ?1");
+	sqlite3_bind_text(s, 1, project_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, text, -1, free);
+	sqlite3_bind_int64(s, 3, resource_next_time(current));
+	ok = sqlite3_step(s) == SQLITE_DONE;
+	sqlite3_reset(s);
+	ok = ok ? store_commit(st) : (store_rollback(st), false);
+	res = ok ? defaults_load(st, project_id, &current) : NULL;
+	store_unlock(st);
+	if (res == NULL)
+		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);
+	else
+		http_json(r, 200, res);
+}

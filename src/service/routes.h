@@ -1,0 +1,22 @@
+/* Every route handler of taskdeckd; the table that maps routes to them is routes.c. */
+#ifndef TD_SERVICE_ROUTES_H
+#define TD_SERVICE_ROUTES_H
+
+#include "http.h"
+
+/* route-projects.c */
+void route_projects_list(struct http_request *, struct http_response *);
+void route_projects_create(struct http_request *, struct http_response *);
+void route_projects_get(struct http_request *, struct http_response *);
+void route_projects_update(struct http_request *, struct http_response *);
+void route_defaults_get(struct http_request *, struct http_response *);
+void route_defaults_update(struct http_request *, struct http_response *);
+
+/* route-settings.c */
+void route_routing_get(struct http_request *, struct http_response *);
+void route_routing_update(struct http_request *, struct http_response *);
+
+/* route-doctor.c */
+void route_doctor(struct http_request *, struct http_response *);
+
+#endif

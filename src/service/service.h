@@ -1,0 +1,30 @@
+/* The state of one running taskdeckd, shared by the HTTP layer and the routes. */
+#ifndef TD_SERVICE_H
+#define TD_SERVICE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "paths.h"
+
+#define TD_TOKEN_HEX 64
+
+struct store;
+struct idem;
+struct http_server;
+
+struct service {
+	struct td_paths paths;
+	struct store *store;
+	struct idem *idem;
+	struct http_server *http;
+	char token[TD_TOKEN_HEX + 1];
+	char stream_id[33];
+	char base_url[64];
+	int port;
+	int64_t started_at;
+	atomic_bool shutting_down;
+};
+
+#endif

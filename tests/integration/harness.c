@@ -1,0 +1,311 @@
+#include <criterion/criterion.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static void
+sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+const char *
+harness_bin(const char *name)
+{
+	static __thread char path[512];
+	const char *dir = getenv("TD_BUILDDIR");
+
+	snprintf(path, sizeof path, "%s/%s", dir ? dir : ".", name);
+	return path;
+}
+
+static char *
+slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *data;
+	long n;
+
+	if (f == NULL)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	data = calloc(1, (size_t)n + 1);
+	if (fread(data, 1, (size_t)n, f) != (size_t)n) {
+		free(data);
+		data = NULL;
+	}
+	fclose(f);
+	return data;
+}
+
+static void
+read_token(struct svc *s)
+{
+	char path[512];
+	char *t;
+
+	snprintf(path, sizeof path, "%s/token", s->home);
+	t = slurp(path);
+	cr_assert_not_null(t, "token file missing in %s", s->home);
+	t[strcspn(t, "\r\n")] = '\0';
+	snprintf(s->token, sizeof s->token, "%s", t);
+	free(t);
+}
+
+void
+svc_restart(struct svc *s)
+{
+	char discovery[512], log[512];
+	const char *bin = harness_bin("taskdeckd");
+
+	snprintf(discovery, sizeof discovery, "%s/service.json", s->home);
+	snprintf(log, sizeof log, "%s/taskdeckd.log", s->home);
+	s->pid = fork();
+	cr_assert(s->pid >= 0);
+	if (s->pid == 0) {
+		setenv("TASKDECK_HOME", s->home, 1);
+		execl(bin, bin, "--foreground", "--log", log, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 1000; i++) {
+		char *d = slurp(discovery);
+		int status;
+
+		if (d != NULL) {
+			cJSON *j = cJSON_Parse(d);
+			cJSON *url = cJSON_GetObjectItem(j, "baseUrl");
+			cJSON *pid = cJSON_GetObjectItem(j, "pid");
+
+			if (cJSON_IsString(url) && cJSON_IsNumber(pid) &&
+			    (pid_t)pid->valuedouble == s->pid) {
+				snprintf(s->url, sizeof s->url, "%s", url->valuestring);
+				sscanf(strrchr(s->url, ':') + 1, "%d", &s->port);
+				cJSON_Delete(j);
+				free(d);
+				read_token(s);
+				return;
+			}
+			cJSON_Delete(j);
+			free(d);
+		}
+		if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
+			s->pid = 0;
+			cr_assert_fail("taskdeckd exited during start-up (see %s)", log);
+		}
+		sleep_ms(10);
+	}
+	cr_assert_fail("taskdeckd did not become ready in 10 s");
+}
+
+void
+svc_start(struct svc *s)
+{
+	memset(s, 0, sizeof *s);
+	snprintf(s->home, sizeof s->home, "/tmp/tdtest-XXXXXX");
+	cr_assert_not_null(mkdtemp(s->home));
+	svc_restart(s);
+}
+
+void
+svc_stop(struct svc *s)
+{
+	char discovery[512];
+	int status;
+
+	if (s->pid <= 0)
+		return;
+	kill(s->pid, SIGTERM);
+	cr_assert_eq(waitpid(s->pid, &status, 0), s->pid);
+	s->pid = 0;
+	cr_assert(WIFEXITED(status), "taskdeckd did not exit cleanly on SIGTERM");
+	cr_assert_eq(WEXITSTATUS(status), 0, "taskdeckd exited with %d", WEXITSTATUS(status));
+	snprintf(discovery, sizeof discovery, "%s/service.json", s->home);
+	cr_assert_neq(access(discovery, F_OK), 0, "discovery file left behind");
+}
+
+void
+svc_kill(struct svc *s)
+{
+	if (s->pid <= 0)
+		return;
+	kill(s->pid, SIGKILL);
+	waitpid(s->pid, NULL, 0);
+	s->pid = 0;
+}
+
+void
+svc_destroy(struct svc *s)
+{
+	char cmd[600];
+
+	if (s->pid > 0)
+		svc_stop(s);
+	if (s->home[0] == '\0')
+		return;
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", s->home);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", s->home);
+	s->home[0] = '\0';
+}
+
+void
+svc_export_env(const struct svc *s)
+{
+	setenv("TASKDECK_HOME", s->home, 1);
+	unsetenv("TASKDECK_URL");
+	unsetenv("TASKDECK_TOKEN");
+}
+
+static size_t
+collect(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	char **dst = userdata;
+	size_t old = *dst ? strlen(*dst) : 0;
+	size_t n = size * nmemb;
+
+	*dst = realloc(*dst, old + n + 1);
+	memcpy(*dst + old, ptr, n);
+	(*dst)[old + n] = '\0';
+	return n;
+}
+
+static size_t
+collect_headers(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	char **dst = userdata;
+	size_t n = size * nmemb;
+
+	/* Keep only the last response's headers (after a 100 Continue). */
+	if (n > 5 && strncmp(ptr, "HTTP/", 5) == 0) {
+		free(*dst);
+		*dst = NULL;
+	}
+	return collect(ptr, size, nmemb, userdata);
+}
+
+struct http_resp
+http_req(const struct svc *s, const char *method, const char *path,
+    const char *body, const char *const *extra, bool with_token)
+{
+	struct http_resp r = { 0 };
+	struct curl_slist *h = NULL;
+	char url[1024], auth[160];
+	CURL *c = curl_easy_init();
+	CURLcode rc;
+
+	snprintf(url, sizeof url, "%s%s", s->url, path);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+	if (body != NULL) {
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+		h = curl_slist_append(h, "Content-Type: application/json");
+	}
+	h = curl_slist_append(h, "Expect:");
+	if (with_token) {
+		snprintf(auth, sizeof auth, "Authorization: Bearer %s", s->token);
+		h = curl_slist_append(h, auth);
+	}
+	for (; extra && *extra; extra++)
+		h = curl_slist_append(h, *extra);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &r.body);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, collect_headers);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, &r.headers);
+	rc = curl_easy_perform(c);
+	cr_assert_eq(rc, CURLE_OK, "%s %s: %s", method, path, curl_easy_strerror(rc));
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.status);
+	curl_slist_free_all(h);
+	curl_easy_cleanup(c);
+	if (r.body == NULL)
+		r.body = strdup("");
+	if (r.headers == NULL)
+		r.headers = strdup("");
+	r.json = cJSON_Parse(r.body);
+	return r;
+}
+
+char *
+http_header(const struct http_resp *r, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *line = r->headers; line && *line; ) {
+		const char *eol = strstr(line, "\r\n");
+		size_t len = eol ? (size_t)(eol - line) : strlen(line);
+
+		if (len > n && strncasecmp(line, name, n) == 0 && line[n] == ':') {
+			const char *v = line + n + 1;
+			while (*v == ' ')
+				v++;
+			return strndup(v, len - (size_t)(v - line));
+		}
+		line = eol ? eol + 2 : NULL;
+	}
+	return NULL;
+}
+
+const char *
+http_error_code(const struct http_resp *r)
+{
+	cJSON *e = cJSON_GetObjectItem(r->json, "error");
+	cJSON *code = cJSON_GetObjectItem(e, "code");
+
+	return cJSON_IsString(code) ? code->valuestring : NULL;
+}
+
+void
+http_resp_free(struct http_resp *r)
+{
+	free(r->body);
+	free(r->headers);
+	cJSON_Delete(r->json);
+	memset(r, 0, sizeof *r);
+}
+
+int
+run_capture(const struct svc *s, char **out, const char *fmt, ...)
+{
+	char cmd[4096];
+	char buf[4096];
+	va_list ap;
+	FILE *p;
+	size_t n, len = 0;
+	int status;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof cmd, fmt, ap);
+	va_end(ap);
+	if (s != NULL)
+		svc_export_env(s);
+	p = popen(cmd, "r");
+	cr_assert_not_null(p, "popen %s", cmd);
+	*out = strdup("");
+	while ((n = fread(buf, 1, sizeof buf, p)) > 0) {
+		*out = realloc(*out, len + n + 1);
+		memcpy(*out + len, buf, n);
+		len += n;
+		(*out)[len] = '\0';
+	}
+	status = pclose(p);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}

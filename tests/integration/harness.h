@@ -1,0 +1,61 @@
+/*
+ * Integration-test harness: starts a real taskdeckd on an ephemeral loopback
+ * port with its own TASKDECK_HOME, and speaks raw HTTP to it with libcurl.
+ * The binaries are found through TD_BUILDDIR (set by `make check`).
+ */
+#ifndef TD_TEST_HARNESS_H
+#define TD_TEST_HARNESS_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include <cjson/cJSON.h>
+
+struct svc {
+	pid_t pid;
+	char home[256];		/* TASKDECK_HOME, a fresh directory under /tmp */
+	char url[128];		/* base URL from the discovery file, no trailing slash */
+	char token[80];
+	int port;
+};
+
+/* Path of a built program ("taskdeckd", "taskdeck") in TD_BUILDDIR. */
+const char *harness_bin(const char *name);
+
+/* Creates a fresh home and starts the service in it; asserts readiness. */
+void svc_start(struct svc *s);
+/* Starts the service again in s->home (after svc_stop or svc_kill). */
+void svc_restart(struct svc *s);
+/* SIGTERM; asserts a clean exit 0 and that the discovery file is gone. */
+void svc_stop(struct svc *s);
+/* SIGKILL, no cleanup by the service. */
+void svc_kill(struct svc *s);
+/* svc_stop when running, then removes the home directory. */
+void svc_destroy(struct svc *s);
+/* Exports TASKDECK_HOME for s so that td_connect() and the CLI find it. */
+void svc_export_env(const struct svc *s);
+
+struct http_resp {
+	long status;
+	char *body;		/* NUL-terminated, may be "" */
+	char *headers;		/* raw header block of the final response */
+	cJSON *json;		/* parsed body, or NULL */
+};
+
+/*
+ * One request.  extra is a NULL-terminated list of "Name: value" header lines
+ * (may be NULL).  with_token adds "Authorization: Bearer <token>".
+ */
+struct http_resp http_req(const struct svc *s, const char *method, const char *path,
+    const char *body, const char *const *extra, bool with_token);
+/* Value of a response header (case-insensitive name), malloc'd, or NULL. */
+char *http_header(const struct http_resp *r, const char *name);
+/* The error code of an error body, or NULL. */
+const char *http_error_code(const struct http_resp *r);
+void http_resp_free(struct http_resp *r);
+
+/* Runs a command line with the environment of s exported; captures stdout. */
+int run_capture(const struct svc *s, char **out, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif
