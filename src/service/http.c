@@ -22,6 +22,8 @@
 #include "xalloc.h"
 
 #define HTTP_THREADS 2
+/* A refused body is read and dropped up to this size, so that the client sees the answer. */
+#define HTTP_MAX_DISCARD (8 * 1024 * 1024)
 #define HTTP_CONNECTION_TIMEOUT_S 60
 
 struct http_server {
@@ -35,7 +37,9 @@ struct http_server {
 struct http_ctx {
 	struct buf body;
 	int64_t start_ms;
-	enum td_code early;	/* an error found from the headers alone */
+	enum td_code early;	/* an error found before the handler runs */
+	size_t discarded;	/* body bytes dropped after an early error */
+	bool answered;		/* a response is queued */
 	char request_id[32];
 };
 
@@ -411,6 +415,7 @@ queue(struct MHD_Connection *conn, struct http_ctx *ctx, const char *method,
 		free(r->headers[i].value);
 	}
 	ret = MHD_queue_response(conn, (unsigned)r->status, resp);
+	ctx->answered = true;
 	MHD_destroy_response(resp);
 	log_debug("%s %s %d %lldms %s", method, url, r->status,
 	    (long long)(td_mono_ms() - ctx->start_ms), ctx->request_id);
@@ -453,6 +458,28 @@ early_message(enum td_code code)
 	}
 }
 
+static bool
+expects_continue(struct MHD_Connection *conn)
+{
+	const char *expect = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_EXPECT);
+
+	return expect != NULL && strcasecmp(expect, "100-continue") == 0;
+}
+
+/* Answers the error found before the handler could run. */
+static enum MHD_Result
+queue_error(struct MHD_Connection *conn, struct http_ctx *ctx, const char *method,
+    const char *url)
+{
+	struct http_response r = { 0 };
+
+	http_error(&r, ctx->early, NULL, "%s", early_message(ctx->early));
+	if (ctx->early == TD_UNAUTHORIZED)
+		http_add_header(&r, "WWW-Authenticate", "Bearer realm=\"taskdeck\"");
+	return queue(conn, ctx, method, url, &r);
+}
+
 static enum MHD_Result
 access_handler(void *cls, struct MHD_Connection *conn, const char *url,
     const char *method, const char *version, const char *upload_data,
@@ -475,24 +502,30 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url,
 		ctx->early = early_checks(h, conn, url);
 		atomic_fetch_add(&h->in_flight, 1);
 		*con_cls = ctx;
+		/* Except for a body we will refuse that the client has not sent yet. */
+		if (ctx->early == TD_PAYLOAD_TOO_LARGE && expects_continue(conn))
+			return queue_error(conn, ctx, method, url);
+		return MHD_YES;
+	}
+	if (ctx->answered) {
+		*upload_data_size = 0;
 		return MHD_YES;
 	}
 	if (*upload_data_size != 0) {
 		if (ctx->early == TD_OK &&
-		    !buf_append(&ctx->body, upload_data, *upload_data_size))
+		    !buf_append(&ctx->body, upload_data, *upload_data_size)) {
 			ctx->early = TD_PAYLOAD_TOO_LARGE;
+			buf_free(&ctx->body);
+		}
+		if (ctx->early != TD_OK)
+			ctx->discarded += *upload_data_size;
 		*upload_data_size = 0;
-		if (ctx->early != TD_PAYLOAD_TOO_LARGE)
-			return MHD_YES;
+		if (ctx->discarded > HTTP_MAX_DISCARD)
+			return queue_error(conn, ctx, method, url);
+		return MHD_YES;
 	}
-	if (ctx->early != TD_OK) {
-		enum td_code code = ctx->early;
-
-		http_error(&r, code, NULL, "%s", early_message(code));
-		if (code == TD_UNAUTHORIZED)
-			http_add_header(&r, "WWW-Authenticate", "Bearer realm=\"taskdeck\"");
-		return queue(conn, ctx, method, url, &r);
-	}
+	if (ctx->early != TD_OK)
+		return queue_error(conn, ctx, method, url);
 	req.svc = h->svc;
 	req.conn = conn;
 	req.method = method;

@@ -80,7 +80,12 @@ svc_restart(struct svc *s)
 	cr_assert(s->pid >= 0);
 	if (s->pid == 0) {
 		setenv("TASKDECK_HOME", s->home, 1);
-		execl(bin, bin, "--foreground", "--log", log, (char *)NULL);
+		const char *argv[16] = { bin, "--foreground", "--log", log };
+		int n = 4;
+
+		for (int i = 0; i < 7 && s->args[i]; i++)
+			argv[n++] = s->args[i];
+		execv(bin, (char *const *)argv);
 		_exit(127);
 	}
 	for (int i = 0; i < 1000; i++) {
@@ -117,6 +122,17 @@ void
 svc_start(struct svc *s)
 {
 	memset(s, 0, sizeof *s);
+	snprintf(s->home, sizeof s->home, "/tmp/tdtest-XXXXXX");
+	cr_assert_not_null(mkdtemp(s->home));
+	svc_restart(s);
+}
+
+void
+svc_start_with(struct svc *s, const char *const *args)
+{
+	memset(s, 0, sizeof *s);
+	for (int i = 0; i < 7 && args[i]; i++)
+		s->args[i] = args[i];
 	snprintf(s->home, sizeof s->home, "/tmp/tdtest-XXXXXX");
 	cr_assert_not_null(mkdtemp(s->home));
 	svc_restart(s);

@@ -17,6 +17,7 @@ struct svc {
 	char url[128];		/* base URL from the discovery file, no trailing slash */
 	char token[80];
 	int port;
+	const char *args[8];	/* extra taskdeckd arguments, NULL-terminated */
 };
 
 /* Path of a built program ("taskdeckd", "taskdeck") in TD_BUILDDIR. */
@@ -24,6 +25,8 @@ const char *harness_bin(const char *name);
 
 /* Creates a fresh home and starts the service in it; asserts readiness. */
 void svc_start(struct svc *s);
+/* svc_start with extra taskdeckd arguments (NULL-terminated, at most 7). */
+void svc_start_with(struct svc *s, const char *const *args);
 /* Starts the service again in s->home (after svc_stop or svc_kill). */
 void svc_restart(struct svc *s);
 /* SIGTERM; asserts a clean exit 0 and that the discovery file is gone. */

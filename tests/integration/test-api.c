@@ -1,0 +1,572 @@
+/* The HTTP API of a real taskdeckd, spoken raw (docs/http-api.md). */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+static struct svc svc;
+
+static void
+setup(void)
+{
+	svc_start(&svc);
+}
+
+static void
+teardown(void)
+{
+	svc_destroy(&svc);
+}
+
+TestSuite(api, .init = setup, .fini = teardown, .timeout = 60);
+
+static const char *
+str(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItem(obj, key);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* Asserts status and, when code is not NULL, the error code; checks X-Request-Id. */
+static void
+expect_answer(struct http_resp *r, long status, const char *code, const char *what)
+{
+	char *rid = http_header(r, "X-Request-Id");
+
+	cr_expect_eq(r->status, status, "%s: status %ld, want %ld (%s)", what,
+	    r->status, status, r->body);
+	if (code != NULL)
+		cr_expect_str_eq(http_error_code(r) ? http_error_code(r) : "(none)", code,
+		    "%s", what);
+	cr_expect(rid != NULL && strncmp(rid, "req_", 4) == 0, "%s: no X-Request-Id", what);
+	free(rid);
+}
+
+static char *
+create_project(const char *name)
+{
+	char body[256];
+	struct http_resp r;
+	char *id;
+
+	snprintf(body, sizeof body, "{\"name\":\"%s\"}", name);
+	r = http_req(&svc, "POST", "/api/v1/projects", body, NULL, true);
+	cr_assert_eq(r.status, 201, "create: %s", r.body);
+	id = strdup(str(r.json, "id"));
+	http_resp_free(&r);
+	return id;
+}
+
+/*
+ * Every route of the route table, read from src/service/routes.c so that a
+ * route added later is covered without editing this test.
+ */
+static int
+each_route(void (*fn)(const char *method, const char *path, void *), void *arg)
+{
+	char path[512], line[512];
+	regex_t re;
+	regmatch_t m[3];
+	FILE *f;
+	int n = 0;
+
+	snprintf(path, sizeof path, "%s/src/service/routes.c",
+	    getenv("TD_SRCDIR") ? getenv("TD_SRCDIR") : ".");
+	f = fopen(path, "r");
+	cr_assert_not_null(f, "cannot read %s", path);
+	cr_assert_eq(regcomp(&re, "\\{ \"([A-Z]+)\", \"(/(api|app)/[^\"]*)\"", REG_EXTENDED), 0);
+	while (fgets(line, sizeof line, f)) {
+		if (regexec(&re, line, 3, m, 0) != 0)
+			continue;
+		char method[16], route[256], concrete[300] = "";
+		snprintf(method, sizeof method, "%.*s", (int)(m[1].rm_eo - m[1].rm_so),
+		    line + m[1].rm_so);
+		snprintf(route, sizeof route, "%.*s", (int)(m[2].rm_eo - m[2].rm_so),
+		    line + m[2].rm_so);
+		/* Replace each :param with a well-formed id. */
+		for (char *tok = strtok(route, "/"); tok; tok = strtok(NULL, "/")) {
+			strcat(concrete, "/");
+			strcat(concrete, tok[0] == ':' ? "prj_000000000000000000000000" : tok);
+		}
+		fn(method, concrete, arg);
+		n++;
+	}
+	regfree(&re);
+	fclose(f);
+	return n;
+}
+
+static void
+check_unauthorized(const char *method, const char *path, void *arg)
+{
+	const char *wrong[] = {
+		"Authorization: Bearer 0000000000000000000000000000000000000000000000000000000000000000",
+		NULL };
+	const char *basic[] = { "Authorization: Basic dXNlcjpwYXNz", NULL };
+	const char *body = strcmp(method, "GET") == 0 ? NULL : "{}";
+	struct http_resp r;
+
+	r = http_req(&svc, method, path, body, NULL, false);
+	expect_answer(&r, 401, "unauthorized", path);
+	http_resp_free(&r);
+	r = http_req(&svc, method, path, body, wrong, false);
+	expect_answer(&r, 401, "unauthorized", path);
+	http_resp_free(&r);
+	r = http_req(&svc, method, path, body, basic, false);
+	expect_answer(&r, 401, "unauthorized", path);
+	http_resp_free(&r);
+	(*(int *)arg)++;
+}
+
+Test(api, every_route_needs_the_token)
+{
+	int checked = 0;
+	int routes = each_route(check_unauthorized, &checked);
+
+	cr_expect_geq(routes, 9, "the route table was not read");
+	cr_expect_eq(checked, routes);
+}
+
+Test(api, foreign_host_or_origin_is_forbidden)
+{
+	char good_origin[128], localhost[128];
+	const char *evil_host[] = { "Host: evil.example:80", NULL };
+	const char *rebinding[] = { "Host: attacker.example", NULL };
+	const char *evil_origin[] = { "Origin: http://evil.example", NULL };
+	const char *null_origin[] = { "Origin: null", NULL };
+	const char *ok_origin[] = { good_origin, NULL };
+	const char *ok_host[] = { localhost, NULL };
+	struct http_resp r;
+
+	r = http_req(&svc, "GET", "/api/v1/projects", NULL, evil_host, true);
+	expect_answer(&r, 403, "forbidden", "foreign Host");
+	http_resp_free(&r);
+	r = http_req(&svc, "GET", "/api/v1/projects", NULL, rebinding, false);
+	expect_answer(&r, 403, "forbidden", "foreign Host, no token");
+	http_resp_free(&r);
+	r = http_req(&svc, "GET", "/api/v1/projects", NULL, evil_origin, true);
+	expect_answer(&r, 403, "forbidden", "foreign Origin");
+	http_resp_free(&r);
+	r = http_req(&svc, "POST", "/api/v1/projects", "{\"name\":\"x\"}", null_origin, true);
+	expect_answer(&r, 403, "forbidden", "null Origin");
+	http_resp_free(&r);
+
+	snprintf(good_origin, sizeof good_origin, "Origin: http://127.0.0.1:%d", svc.port);
+	r = http_req(&svc, "GET", "/api/v1/projects", NULL, ok_origin, true);
+	expect_answer(&r, 200, NULL, "own Origin");
+	http_resp_free(&r);
+	snprintf(localhost, sizeof localhost, "Host: localhost:%d", svc.port);
+	r = http_req(&svc, "GET", "/api/v1/projects", NULL, ok_host, true);
+	expect_answer(&r, 200, NULL, "localhost Host");
+	http_resp_free(&r);
+}
+
+Test(api, bad_bodies_get_their_codes)
+{
+	static const struct { const char *body; const char *field; } cases[] = {
+		{ "{\"name\":", NULL },
+		{ "[1,2]", NULL },
+		{ "\"just a string\"", NULL },
+		{ "{\"name\":5}", "name" },
+		{ "{\"name\":\"\"}", "name" },
+		{ "{}", "name" },
+		{ "{\"name\":\"ok\",\"metadata\":[1]}", "metadata" },
+		{ "{\"name\":\"ok\",\"color\":\"red\"}", "color" },
+		{ "{\"name\":\"ok\",\"id\":\"prj_000000000000000000000000\"}", "id" },
+		{ "{\"name\":\"\xff\"}", NULL },
+	};
+	struct http_resp r;
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		r = http_req(&svc, "POST", "/api/v1/projects", cases[i].body, NULL, true);
+		expect_answer(&r, 400, "invalid_request", cases[i].body);
+		if (cases[i].field != NULL) {
+			cJSON *details = cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "error"),
+			    "details");
+			cr_expect_str_eq(str(details, "field") ? str(details, "field") : "(none)",
+			    cases[i].field, "%s", cases[i].body);
+		}
+		http_resp_free(&r);
+	}
+	r = http_req(&svc, "GET", "/api/v1/projects", NULL, NULL, true);
+	cr_expect_eq(cJSON_GetArraySize(r.json), 0, "a bad request created something");
+	http_resp_free(&r);
+}
+
+Test(api, oversize_body_is_413_and_a_large_one_fits)
+{
+	size_t big = 1024 * 1024 + 1;
+	char *body = malloc(big + 64);
+	struct http_resp r;
+
+	/* {"name":"x","context":"aaaa..."} of more than 1 MiB */
+	strcpy(body, "{\"name\":\"x\",\"context\":\"");
+	memset(body + strlen(body), 'a', big);
+	strcpy(body + 23 + big, "\"}");
+	r = http_req(&svc, "POST", "/api/v1/projects", body, NULL, true);
+	expect_answer(&r, 413, "payload_too_large", "1 MiB + 1");
+	http_resp_free(&r);
+
+	/* 100,000 characters of context: the largest allowed. */
+	strcpy(body, "{\"name\":\"x\",\"context\":\"");
+	memset(body + 23, 'a', 100000);
+	strcpy(body + 23 + 100000, "\"}");
+	r = http_req(&svc, "POST", "/api/v1/projects", body, NULL, true);
+	expect_answer(&r, 201, NULL, "100,000 characters");
+	cr_expect_eq(strlen(str(r.json, "context")), 100000);
+	http_resp_free(&r);
+	free(body);
+}
+
+Test(api, unknown_routes_and_methods)
+{
+	struct http_resp r;
+	char *allow;
+
+	r = http_req(&svc, "GET", "/api/v1/nothing-here", NULL, NULL, true);
+	expect_answer(&r, 404, "not_found", "unknown route");
+	http_resp_free(&r);
+	r = http_req(&svc, "DELETE", "/api/v1/projects", NULL, NULL, true);
+	expect_answer(&r, 405, "method_not_allowed", "DELETE projects");
+	allow = http_header(&r, "Allow");
+	cr_expect(allow && strstr(allow, "GET") && strstr(allow, "POST"), "Allow: %s", allow);
+	free(allow);
+	http_resp_free(&r);
+	r = http_req(&svc, "GET", "/api/v1/projects/prj_000000000000000000000000", NULL, NULL, true);
+	expect_answer(&r, 404, "not_found", "unknown project");
+	cr_expect_str_eq(str(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "error"),
+	    "details"), "resource"), "project");
+	http_resp_free(&r);
+}
+
+Test(api, projects_create_get_list_update)
+{
+	struct http_resp r;
+	char *location, *link, path[128];
+	char *ids[5];
+
+	r = http_req(&svc, "POST", "/api/v1/projects",
+	    "{\"name\":\"Research\",\"description\":\"d\",\"metadata\":{\"team\":\"a\",\"tags\":{\"x\":1}}}",
+	    NULL, true);
+	expect_answer(&r, 201, NULL, "create");
+	location = http_header(&r, "Location");
+	snprintf(path, sizeof path, "/api/v1/projects/%s", str(r.json, "id"));
+	cr_expect_str_eq(location, path);
+	cr_expect_str_eq(str(r.json, "createdAt"), str(r.json, "updatedAt"));
+	free(location);
+	http_resp_free(&r);
+
+	r = http_req(&svc, "PATCH", path,
+	    "{\"description\":null,\"context\":\"ctx\",\"metadata\":{\"team\":null,\"tags\":{\"y\":2}}}",
+	    NULL, true);
+	expect_answer(&r, 200, NULL, "merge patch");
+	cr_expect_str_eq(str(r.json, "name"), "Research");
+	cr_expect_str_eq(str(r.json, "description"), "");
+	cr_expect_str_eq(str(r.json, "context"), "ctx");
+	char *meta = cJSON_PrintUnformatted(cJSON_GetObjectItem(r.json, "metadata"));
+	cr_expect_str_eq(meta, "{\"tags\":{\"x\":1,\"y\":2}}");
+	free(meta);
+	cr_expect_str_gt(str(r.json, "updatedAt"), str(r.json, "createdAt"));
+	http_resp_free(&r);
+
+	r = http_req(&svc, "PATCH", path, "{\"name\":null}", NULL, true);
+	expect_answer(&r, 400, "invalid_request", "name cannot be cleared");
+	http_resp_free(&r);
+	r = http_req(&svc, "PATCH", path, "{\"updatedAt\":\"2020-01-01T00:00:00.000Z\"}", NULL, true);
+	expect_answer(&r, 400, "invalid_request", "updatedAt is read-only");
+	http_resp_free(&r);
+	r = http_req(&svc, "GET", path, NULL, NULL, true);
+	cr_expect_str_eq(str(r.json, "name"), "Research", "a rejected patch changed the project");
+	http_resp_free(&r);
+
+	/* Paging: newest first, Link to the next page. */
+	for (int i = 0; i < 4; i++) {
+		char name[16];
+		snprintf(name, sizeof name, "p%d", i);
+		ids[i] = create_project(name);
+	}
+	r = http_req(&svc, "GET", "/api/v1/projects?limit=2", NULL, NULL, true);
+	expect_answer(&r, 200, NULL, "page 1");
+	cr_assert_eq(cJSON_GetArraySize(r.json), 2);
+	cr_expect_str_eq(str(cJSON_GetArrayItem(r.json, 0), "name"), "p3");
+	cr_expect_str_eq(str(cJSON_GetArrayItem(r.json, 1), "name"), "p2");
+	link = http_header(&r, "Link");
+	cr_assert_not_null(link);
+	http_resp_free(&r);
+	char next[256];
+	cr_assert_eq(sscanf(link, "<%255[^>]>; rel=\"next\"", next), 1, "Link: %s", link);
+	free(link);
+	r = http_req(&svc, "GET", next, NULL, NULL, true);
+	cr_assert_eq(cJSON_GetArraySize(r.json), 2);
+	cr_expect_str_eq(str(cJSON_GetArrayItem(r.json, 0), "name"), "p1");
+	link = http_header(&r, "Link");
+	http_resp_free(&r);
+	cr_assert_not_null(link, "a third page exists");
+	cr_assert_eq(sscanf(link, "<%255[^>]>; rel=\"next\"", next), 1);
+	free(link);
+	r = http_req(&svc, "GET", next, NULL, NULL, true);
+	cr_expect_eq(cJSON_GetArraySize(r.json), 1);
+	cr_expect_str_eq(str(cJSON_GetArrayItem(r.json, 0), "name"), "Research");
+	link = http_header(&r, "Link");
+	cr_expect_null(link, "no next page after the last");
+	free(link);
+	http_resp_free(&r);
+	for (int i = 0; i < 4; i++)
+		free(ids[i]);
+
+	r = http_req(&svc, "GET", "/api/v1/projects?limit=0", NULL, NULL, true);
+	expect_answer(&r, 400, "invalid_request", "limit=0");
+	http_resp_free(&r);
+	r = http_req(&svc, "GET", "/api/v1/projects?cursor=x", NULL, NULL, true);
+	expect_answer(&r, 400, "invalid_request", "bad cursor");
+	http_resp_free(&r);
+}
+
+Test(api, updated_at_strictly_increases)
+{
+	char *id = create_project("clock"), path[128], last[64] = "";
+	struct http_resp r;
+
+	snprintf(path, sizeof path, "/api/v1/projects/%s", id);
+	for (int i = 0; i < 20; i++) {
+		r = http_req(&svc, "PATCH", path, "{\"context\":\"x\"}", NULL, true);
+		cr_assert_eq(r.status, 200);
+		cr_expect_str_gt(str(r.json, "updatedAt"), last, "write %d", i);
+		snprintf(last, sizeof last, "%s", str(r.json, "updatedAt"));
+		http_resp_free(&r);
+	}
+	free(id);
+}
+
+Test(api, session_defaults_and_stale_writes)
+{
+	char *id = create_project("defaults"), path[160], body[512], first[64];
+	struct http_resp r, p;
+	cJSON *d;
+
+	snprintf(path, sizeof path, "/api/v1/projects/%s", id);
+	p = http_req(&svc, "GET", path, NULL, NULL, true);
+	strcat(path, "/session-defaults");
+	r = http_req(&svc, "GET", path, NULL, NULL, true);
+	expect_answer(&r, 200, NULL, "read defaults");
+	cr_expect_str_eq(str(r.json, "projectId"), id);
+	cr_expect_str_eq(str(r.json, "updatedAt"), str(p.json, "createdAt"));
+	d = cJSON_GetObjectItem(r.json, "defaults");
+	cr_expect(cJSON_IsNull(cJSON_GetObjectItem(d, "model")));
+	snprintf(first, sizeof first, "%s", str(r.json, "updatedAt"));
+	http_resp_free(&r);
+	http_resp_free(&p);
+
+	snprintf(body, sizeof body, "{\"expectedUpdatedAt\":\"%s\",\"patch\":"
+	    "{\"provider\":\"replay\",\"model\":\"research\",\"effort\":\"high\"}}", first);
+	r = http_req(&svc, "PATCH", path, body, NULL, true);
+	expect_answer(&r, 200, NULL, "write defaults");
+	d = cJSON_GetObjectItem(r.json, "defaults");
+	cr_expect_str_eq(str(d, "model"), "research");
+	cr_expect_str_gt(str(r.json, "updatedAt"), first);
+	http_resp_free(&r);
+
+	/* The same expectedUpdatedAt again is stale now. */
+	snprintf(body, sizeof body, "{\"expectedUpdatedAt\":\"%s\",\"patch\":{\"model\":\"other\"}}",
+	    first);
+	r = http_req(&svc, "PATCH", path, body, NULL, true);
+	expect_answer(&r, 409, "stale_write", "stale defaults");
+	d = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "error"),
+	    "details"), "current");
+	cr_expect_str_eq(str(cJSON_GetObjectItem(d, "defaults"), "model"), "research",
+	    "details.current holds the current defaults");
+	http_resp_free(&r);
+
+	/* Clear with null; invalid values are 400 and change nothing. */
+	r = http_req(&svc, "GET", path, NULL, NULL, true);
+	snprintf(body, sizeof body, "{\"expectedUpdatedAt\":\"%s\",\"patch\":{\"model\":null}}",
+	    str(r.json, "updatedAt"));
+	http_resp_free(&r);
+	r = http_req(&svc, "PATCH", path, body, NULL, true);
+	expect_answer(&r, 200, NULL, "clear model");
+	d = cJSON_GetObjectItem(r.json, "defaults");
+	cr_expect(cJSON_IsNull(cJSON_GetObjectItem(d, "model")));
+	cr_expect_str_eq(str(d, "provider"), "replay", "other defaults kept");
+	snprintf(body, sizeof body, "{\"expectedUpdatedAt\":\"%s\",\"patch\":{\"effort\":\"extreme\"}}",
+	    str(r.json, "updatedAt"));
+	http_resp_free(&r);
+	r = http_req(&svc, "PATCH", path, body, NULL, true);
+	expect_answer(&r, 400, "invalid_request", "bad effort");
+	http_resp_free(&r);
+	r = http_req(&svc, "PATCH", path, "{\"patch\":{}}", NULL, true);
+	expect_answer(&r, 400, "invalid_request", "no expectedUpdatedAt");
+	http_resp_free(&r);
+	r = http_req(&svc, "GET", "/api/v1/projects/prj_000000000000000000000000/session-defaults",
+	    NULL, NULL, true);
+	expect_answer(&r, 404, "not_found", "defaults of an unknown project");
+	http_resp_free(&r);
+	free(id);
+}
+
+Test(api, agent_routing_read_and_patch)
+{
+	struct http_resp r;
+	cJSON *reviewer, *subagent;
+	char before[64];
+
+	r = http_req(&svc, "GET", "/api/v1/settings/agent-routing", NULL, NULL, true);
+	expect_answer(&r, 200, NULL, "read routing");
+	cr_expect_str_eq(str(r.json, "framework"), "taskdeck");
+	snprintf(before, sizeof before, "%s", str(r.json, "updatedAt"));
+	http_resp_free(&r);
+
+	r = http_req(&svc, "PATCH", "/api/v1/settings/agent-routing",
+	    "{\"reviewer\":{\"enabled\":true,\"provider\":\"openai\"},\"subagent\":{\"maxConcurrent\":4}}",
+	    NULL, true);
+	expect_answer(&r, 200, NULL, "patch routing");
+	reviewer = cJSON_GetObjectItem(r.json, "reviewer");
+	subagent = cJSON_GetObjectItem(r.json, "subagent");
+	cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(reviewer, "enabled")));
+	cr_expect_str_eq(str(reviewer, "provider"), "openai");
+	cr_expect(cJSON_IsNull(cJSON_GetObjectItem(reviewer, "model")), "untouched member kept");
+	cr_expect_eq(cJSON_GetObjectItem(subagent, "maxConcurrent")->valueint, 4);
+	cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(subagent, "enabled")));
+	cr_expect_str_gt(str(r.json, "updatedAt"), before);
+	http_resp_free(&r);
+
+	static const char *bad[] = {
+		"{\"framework\":null}", "{\"framework\":\"vim\"}",
+		"{\"subagent\":{\"maxConcurrent\":0}}", "{\"subagent\":{\"maxConcurrent\":2.5}}",
+		"{\"reviewer\":{\"enabled\":\"yes\"}}", "{\"reviewer\":null}",
+		"{\"reviewer\":{\"colour\":1}}", "{\"updatedAt\":\"x\"}", "{\"extra\":1}",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		r = http_req(&svc, "PATCH", "/api/v1/settings/agent-routing", bad[i], NULL, true);
+		expect_answer(&r, 400, "invalid_request", bad[i]);
+		http_resp_free(&r);
+	}
+	r = http_req(&svc, "GET", "/api/v1/settings/agent-routing", NULL, NULL, true);
+	cr_expect_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "subagent"),
+	    "maxConcurrent")->valueint, 4, "a rejected patch changed routing");
+	http_resp_free(&r);
+}
+
+Test(api, doctor_reports_ready_without_the_token)
+{
+	struct http_resp r = http_req(&svc, "GET", "/api/v1/doctor", NULL, NULL, true);
+	cJSON *c;
+	int n = 0;
+
+	expect_answer(&r, 200, NULL, "doctor");
+	cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(r.json, "ready")));
+	cJSON_ArrayForEach(c, cJSON_GetObjectItem(r.json, "checks")) {
+		cr_expect_str_eq(str(c, "status"), "ok", "%s", str(c, "id"));
+		n++;
+	}
+	cr_expect_eq(n, 3);
+	cr_expect_null(strstr(r.body, svc.token), "the doctor report holds the token");
+	http_resp_free(&r);
+}
+
+Test(api, idempotent_create_replays_and_conflicts)
+{
+	const char *key[] = { "Idempotency-Key: create-research-1", NULL };
+	char longkey[300] = "Idempotency-Key: ";
+	const char *badkey[] = { longkey, NULL };
+	struct http_resp a, b, c;
+	char *replayed;
+
+	a = http_req(&svc, "POST", "/api/v1/projects", "{\"name\":\"once\"}", key, true);
+	expect_answer(&a, 201, NULL, "first");
+	b = http_req(&svc, "POST", "/api/v1/projects", "{\"name\":\"once\"}", key, true);
+	expect_answer(&b, 201, NULL, "replay");
+	cr_expect_str_eq(str(b.json, "id"), str(a.json, "id"));
+	replayed = http_header(&b, "Idempotent-Replayed");
+	cr_expect_str_eq(replayed ? replayed : "", "true");
+	free(replayed);
+	c = http_req(&svc, "POST", "/api/v1/projects", "{\"name\":\"twice\"}", key, true);
+	expect_answer(&c, 422, "idempotency_conflict", "other body, same key");
+	http_resp_free(&a);
+	http_resp_free(&b);
+	http_resp_free(&c);
+	memset(longkey + strlen(longkey), 'k', 256);
+	a = http_req(&svc, "POST", "/api/v1/projects", "{\"name\":\"x\"}", badkey, true);
+	expect_answer(&a, 400, "invalid_request", "a key of 256 characters");
+	http_resp_free(&a);
+
+	a = http_req(&svc, "GET", "/api/v1/projects", NULL, NULL, true);
+	cr_expect_eq(cJSON_GetArraySize(a.json), 1, "exactly one project was made");
+	http_resp_free(&a);
+}
+
+struct racer {
+	char id[64];
+	long status;
+};
+
+static void *
+race_create(void *arg)
+{
+	struct racer *rc = arg;
+	const char *key[] = { "Idempotency-Key: fifty-at-once", NULL };
+	struct http_resp r = http_req(&svc, "POST", "/api/v1/projects",
+	    "{\"name\":\"raced\"}", key, true);
+
+	rc->status = r.status;
+	if (str(r.json, "id"))
+		snprintf(rc->id, sizeof rc->id, "%s", str(r.json, "id"));
+	http_resp_free(&r);
+	return NULL;
+}
+
+Test(api, fifty_concurrent_creates_with_one_key_make_one_project)
+{
+	enum { N = 50 };
+	struct racer racers[N] = { 0 };
+	pthread_t th[N];
+	struct http_resp r;
+
+	for (int i = 0; i < N; i++)
+		pthread_create(&th[i], NULL, race_create, &racers[i]);
+	for (int i = 0; i < N; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < N; i++) {
+		cr_expect_eq(racers[i].status, 201, "racer %d: %ld", i, racers[i].status);
+		cr_expect_str_eq(racers[i].id, racers[0].id, "racer %d got another project", i);
+	}
+	r = http_req(&svc, "GET", "/api/v1/projects", NULL, NULL, true);
+	cr_expect_eq(cJSON_GetArraySize(r.json), 1);
+	http_resp_free(&r);
+}
+
+Test(api_small_registry, full_registry_is_503_with_retry_after, .timeout = 60)
+{
+	const char *args[] = { "--idempotency-capacity", "2", NULL };
+	const char *k1[] = { "Idempotency-Key: k1", NULL };
+	const char *k2[] = { "Idempotency-Key: k2", NULL };
+	const char *k3[] = { "Idempotency-Key: k3", NULL };
+	struct http_resp r;
+	char *retry;
+
+	svc_start_with(&svc, args);
+	r = http_req(&svc, "POST", "/api/v1/projects", "{\"name\":\"a\"}", k1, true);
+	cr_expect_eq(r.status, 201);
+	http_resp_free(&r);
+	r = http_req(&svc, "POST", "/api/v1/projects", "{\"name\":\"b\"}", k2, true);
+	cr_expect_eq(r.status, 201);
+	http_resp_free(&r);
+	r = http_req(&svc, "POST", "/api/v1/projects", "{\"name\":\"c\"}", k3, true);
+	expect_answer(&r, 503, "idempotency_unavailable", "third key");
+	retry = http_header(&r, "Retry-After");
+	cr_expect(retry != NULL && atoi(retry) > 0, "Retry-After: %s", retry);
+	free(retry);
+	http_resp_free(&r);
+	/* Replays still work, and a request without a key is unaffected. */
+	r = http_req(&svc, "POST", "/api/v1/projects", "{\"name\":\"a\"}", k1, true);
+	cr_expect_eq(r.status, 201);
+	http_resp_free(&r);
+	r = http_req(&svc, "POST", "/api/v1/projects", "{\"name\":\"d\"}", NULL, true);
+	cr_expect_eq(r.status, 201);
+	http_resp_free(&r);
+	svc_destroy(&svc);
+}

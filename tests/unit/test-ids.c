@@ -1,0 +1,66 @@
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "ids.h"
+#include "timeutil.h"
+
+Test(ids, shape_and_prefix)
+{
+	char id[TD_ID_MAX];
+
+	td_id_new("prj", id);
+	cr_expect_eq(strlen(id), 4 + TD_ID_HEX);
+	cr_expect(td_id_valid(id, "prj"));
+	cr_expect_not(td_id_valid(id, "run"));
+	cr_expect_not(td_id_valid("prj_", "prj"));
+	cr_expect_not(td_id_valid("prj_0123456789abcdef0123456G", "prj"));
+	cr_expect_not(td_id_valid("prj_0123456789abcdef01234567x", "prj"));
+	cr_expect_not(td_id_valid("prj_0123456789ABCDEF01234567", "prj"));
+	cr_expect_not(td_id_valid(NULL, "prj"));
+}
+
+Test(ids, unique_and_sorted_in_creation_order)
+{
+	enum { N = 20000 };
+	static char ids[N][TD_ID_MAX];
+
+	for (int i = 0; i < N; i++)
+		td_id_new("run", ids[i]);
+	for (int i = 1; i < N; i++)
+		cr_assert_lt(strcmp(ids[i - 1], ids[i]), 0, "%s then %s", ids[i - 1], ids[i]);
+}
+
+Test(timeutil, format_and_parse_round_trip)
+{
+	char t[TD_TIME_LEN];
+	int64_t back;
+
+	td_time_format(1795240799123LL, t);
+	cr_expect_str_eq(t, "2026-11-21T05:59:59.123Z");
+	cr_assert(td_time_parse(t, &back));
+	cr_expect_eq(back, 1795240799123LL);
+	td_time_format(0, t);
+	cr_expect_str_eq(t, "1970-01-01T00:00:00.000Z");
+}
+
+Test(timeutil, parse_rejects_other_forms)
+{
+	static const char *bad[] = { "2026-11-21T05:59:59Z", "2026-11-21T05:59:59.123",
+		"2026-11-21 05:59:59.123Z", "2026-13-21T05:59:59.123Z",
+		"2026-11-21T05:59:59.123Z ", "", "yesterday" };
+	int64_t ms;
+
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		cr_expect_not(td_time_parse(bad[i], &ms), "accepted %s", bad[i]);
+	cr_expect_not(td_time_parse(NULL, &ms));
+}
+
+Test(random, hex_is_fresh)
+{
+	char a[65], b[65];
+
+	td_random_hex(a, 32);
+	td_random_hex(b, 32);
+	cr_expect_eq(strlen(a), 64);
+	cr_expect_str_neq(a, b);
+}

@@ -1,0 +1,140 @@
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+
+static char *
+patched(const char *target, const char *patch)
+{
+	cJSON *t = cJSON_Parse(target);
+	cJSON *p = cJSON_Parse(patch);
+	cJSON *r = json_merge_patch(t, p);
+	char *s = json_print(r);
+
+	cJSON_Delete(r);
+	cJSON_Delete(p);
+	return s;
+}
+
+/* The examples of RFC 7396, appendix A. */
+Test(merge_patch, rfc7396_examples)
+{
+	static const char *cases[][3] = {
+		{ "{\"a\":\"b\"}", "{\"a\":\"c\"}", "{\"a\":\"c\"}" },
+		{ "{\"a\":\"b\"}", "{\"b\":\"c\"}", "{\"a\":\"b\",\"b\":\"c\"}" },
+		{ "{\"a\":\"b\"}", "{\"a\":null}", "{}" },
+		{ "{\"a\":\"b\",\"b\":\"c\"}", "{\"a\":null}", "{\"b\":\"c\"}" },
+		{ "{\"a\":[\"b\"]}", "{\"a\":\"c\"}", "{\"a\":\"c\"}" },
+		{ "{\"a\":\"c\"}", "{\"a\":[\"b\"]}", "{\"a\":[\"b\"]}" },
+		{ "{\"a\":{\"b\":\"c\"}}", "{\"a\":{\"b\":\"d\",\"c\":null}}", "{\"a\":{\"b\":\"d\"}}" },
+		{ "{\"a\":[{\"b\":\"c\"}]}", "{\"a\":[1]}", "{\"a\":[1]}" },
+		{ "[\"a\",\"b\"]", "[\"c\",\"d\"]", "[\"c\",\"d\"]" },
+		{ "{\"a\":\"b\"}", "[\"c\"]", "[\"c\"]" },
+		{ "{\"a\":\"foo\"}", "null", "null" },
+		{ "{\"a\":\"foo\"}", "\"bar\"", "\"bar\"" },
+		{ "{\"e\":null}", "{\"a\":1}", "{\"e\":null,\"a\":1}" },
+		{ "[1,2]", "{\"a\":\"b\",\"c\":null}", "{\"a\":\"b\"}" },
+		{ "{}", "{\"a\":{\"bb\":{\"ccc\":null}}}", "{\"a\":{\"bb\":{}}}" },
+	};
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *got = patched(cases[i][0], cases[i][1]);
+		cr_expect_str_eq(got, cases[i][2], "case %zu: %s + %s", i,
+		    cases[i][0], cases[i][1]);
+		free(got);
+	}
+}
+
+Test(merge_patch, keeps_member_order)
+{
+	char *got = patched("{\"name\":\"a\",\"description\":\"b\",\"context\":\"c\"}",
+	    "{\"description\":\"x\"}");
+
+	cr_expect_str_eq(got, "{\"name\":\"a\",\"description\":\"x\",\"context\":\"c\"}");
+	free(got);
+}
+
+Test(json_parse, accepts_one_value_with_whitespace)
+{
+	const char *text = " {\"a\": [1, 2]}\n ";
+	cJSON *j = json_parse(text, strlen(text));
+
+	cr_assert_not_null(j);
+	cr_expect(cJSON_IsArray(cJSON_GetObjectItem(j, "a")));
+	cJSON_Delete(j);
+}
+
+Test(json_parse, rejects_bad_documents)
+{
+	static const char *bad[] = {
+		"", "{", "{\"a\":1} x", "{\"a\":1}{}", "{'a':1}", "{\"a\":tru}",
+		"\xff\xfe{}", "{\"a\":\"\xc3\x28\"}", "{\"a\":\"\xed\xa0\x80\"}",
+		"{\"a\":\"\xc0\xaf\"}",
+	};
+
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		cJSON *j = json_parse(bad[i], strlen(bad[i]));
+		cr_expect_null(j, "accepted bad document %zu", i);
+		cJSON_Delete(j);
+	}
+	cr_expect_null(json_parse("{\"a\":1}\0", 8), "accepted an embedded NUL");
+}
+
+Test(json_parse, bounds_nesting_depth)
+{
+	char deep[200] = "", shallow[200] = "";
+
+	for (int i = 0; i < JSON_MAX_DEPTH + 1; i++)
+		strcat(deep, "[");
+	for (int i = 0; i < JSON_MAX_DEPTH + 1; i++)
+		strcat(deep, "]");
+	for (int i = 0; i < JSON_MAX_DEPTH; i++)
+		strcat(shallow, "[");
+	for (int i = 0; i < JSON_MAX_DEPTH; i++)
+		strcat(shallow, "]");
+	cr_expect_null(json_parse(deep, strlen(deep)));
+	cJSON *ok = json_parse(shallow, strlen(shallow));
+	cr_expect_not_null(ok);
+	cJSON_Delete(ok);
+}
+
+Test(json_utf8, multibyte_and_invalid)
+{
+	{
+		const char *s = "h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80";
+		cr_expect(json_utf8_valid(s, strlen(s)));
+	}
+	cr_expect_not(json_utf8_valid("\xe2\x82", 2), "truncated sequence");
+	cr_expect_not(json_utf8_valid("\xf4\x90\x80\x80", 4), "above U+10FFFF");
+	cr_expect_not(json_utf8_valid("\x80", 1), "lone continuation byte");
+}
+
+Test(json_checks, field_types_and_lengths)
+{
+	cJSON *o = cJSON_Parse("{\"s\":\"h\xc3\xa9\",\"n\":3,\"f\":1.5,\"b\":true,"
+	    "\"z\":null,\"e\":\"high\"}");
+	static const char *const efforts[] = { "low", "high", NULL };
+	static const char *const allowed[] = { "s", "n", "f", "b", "z", "e", NULL };
+	static const char *const fewer[] = { "s", NULL };
+	const char *bad = NULL;
+
+	cr_expect(json_check_string(o, "s", true, false, 2, 2), "length counts characters");
+	cr_expect_not(json_check_string(o, "s", true, false, 3, 10));
+	cr_expect_not(json_check_string(o, "n", true, false, 0, 10), "a number is no string");
+	cr_expect_not(json_check_string(o, "missing", true, false, 0, 10));
+	cr_expect(json_check_string(o, "missing", false, false, 0, 10));
+	cr_expect(json_check_string(o, "z", false, true, 1, 10));
+	cr_expect_not(json_check_string(o, "z", false, false, 1, 10));
+	cr_expect(json_check_int(o, "n", 1, 16));
+	cr_expect_not(json_check_int(o, "n", 4, 16));
+	cr_expect_not(json_check_int(o, "f", 0, 16), "1.5 is not an integer");
+	cr_expect(json_check_bool(o, "b"));
+	cr_expect_not(json_check_bool(o, "n"));
+	cr_expect(json_check_enum(o, "e", false, efforts));
+	cr_expect_not(json_check_enum(o, "s", false, efforts));
+	cr_expect(json_only_keys(o, allowed, &bad));
+	cr_expect_not(json_only_keys(o, fewer, &bad));
+	cr_expect_str_eq(bad, "n");
+	cJSON_Delete(o);
+}
