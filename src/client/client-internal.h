@@ -47,9 +47,17 @@ enum td_code client_call(struct td_client *c, const char *method,
     const struct td_request_options *opts, struct client_response *resp,
     struct td_error *err);
 void client_response_free(struct client_response *resp);
+/* TD_INVALID_RESPONSE for an answer whose JSON is not the expected what. */
+enum td_code client_malformed(const struct client_response *resp,
+    const char *what, struct td_error *err);
+
 
 /* "/api/v1/<collection>/<escaped id><suffix>"; free() it. */
 char *client_item_path(const char *collection, const char *id, const char *suffix);
+/* path with ?limit= (when > 0) and &cursor= (when not NULL); free() it. */
+char *client_query_path(const char *path, long limit, const char *cursor);
+/* The cursor of the rel="next" link of a Link header, or NULL; free() it. */
+char *client_next_cursor(const char *link);
 /* Parses text that must be a JSON object; NULL (and err set) otherwise. */
 cJSON *client_parse_object(const char *text, const char *what, struct td_error *err);
 /* Copy of obj[key] when a string, else NULL. */

@@ -1,5 +1,3 @@
-#include "config.h"
-
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -102,13 +100,15 @@ td_cancel_new(void)
 void
 td_cancel_trigger(struct td_cancel *cancel)
 {
+	int saved_errno = errno;
 	ssize_t n;
 
 	if (cancel == NULL || atomic_exchange(&cancel->triggered, true))
 		return;
-	/* Only async-signal-safe calls here. */
+	/* Only async-signal-safe calls here; a full pipe is fine. */
 	n = write(cancel->fds[1], "x", 1);
 	(void)n;
+	errno = saved_errno;
 }
 
 bool
@@ -644,7 +644,7 @@ client_send(struct td_client *c, const char *method, const char *path,
 	}
 	url = xasprintf("%s%s", c->base_url, path);
 
-	curl_easy_reset(conn->easy);
+	/* Pooled handles come back reset. */
 	curl_easy_setopt(conn->easy, CURLOPT_URL, url);
 	curl_easy_setopt(conn->easy, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(conn->easy, CURLOPT_PROXY, "");
@@ -675,7 +675,7 @@ client_send(struct td_client *c, const char *method, const char *path,
 	} else
 		curl_easy_getinfo(conn->easy, CURLINFO_RESPONSE_CODE, &resp->status);
 
-	/* The handle must not keep pointers to what is freed below. */
+	/* Reset: the handle must not keep pointers to what is freed below. */
 	curl_easy_reset(conn->easy);
 	client_conn_put(c, conn);
 	curl_slist_free_all(headers);
@@ -750,7 +750,7 @@ client_call(struct td_client *c, const char *method, const char *path,
 		return client_service_error(resp, err);
 	resp->json = json_parse(resp->body.data, resp->body.len);
 	if (want_array ? !cJSON_IsArray(resp->json) : !cJSON_IsObject(resp->json))
-		return client_malformed(resp, "answer (not JSON)", err);
+		return client_malformed(resp, want_array ? "list" : "object", err);
 	return TD_OK;
 }
 

@@ -56,6 +56,18 @@ struct td_request_options {
 	struct td_cancel *cancel;	/* NULL: not cancellable */
 };
 
+/* What the discovery file says about the running service. */
+struct td_service_info {
+	char *base_url;
+	long pid;
+	char *version;		/* NULL members were missing from the file */
+	char *started_at;
+	char *stream_id;
+	char *token_file;
+	char *discovery_file;	/* where the file is */
+	char *json;		/* the file's text */
+};
+
 struct td_project {
 	char *id;
 	char *name;
@@ -144,6 +156,13 @@ TD_API const char *td_code_string(enum td_code code);
  */
 TD_API enum td_code td_connect(struct td_client **out,
     const struct td_connect_options *opts, struct td_error *err);
+/*
+ * Reads the discovery file of the taskdeck home (TASKDECK_HOME or XDG) and
+ * checks that its process is alive; ignores TASKDECK_URL.  Caller frees *out
+ * with td_service_info_free.  TD_SERVICE_NOT_FOUND when no service runs.
+ */
+TD_API enum td_code td_discover(struct td_service_info **out, struct td_error *err);
+TD_API void td_service_info_free(struct td_service_info *info);
 /* Closes the client's connections; no call on it may still be running. */
 TD_API void td_client_free(struct td_client *client);
 /* The service's base URL ("http://127.0.0.1:PORT"); owned by client. */

@@ -1,7 +1,7 @@
 /*
  * The one list of taskdeck error codes, shared by the service (which sends
- * them) and the client core (which maps them back).  Installed with
- * taskdeck.h as <taskdeck-errors.h>.
+ * them) and the client core (which maps them back).  Installed beside
+ * taskdeck.h, which includes it.
  *
  * TD_ERROR(NAME, "wire_code", http_status, "default message")
  * An http_status of 0 marks a code that only the client core produces.

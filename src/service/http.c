@@ -360,7 +360,9 @@ dispatch(struct http_request *req, struct http_response *r)
 			    "%s is not allowed here; allowed: %s", req->method, allow);
 			http_add_header(r, "Allow", allow);
 		} else {
-			http_not_found(r, "route", NULL);
+			cJSON *details = cJSON_CreateObject();
+			cJSON_AddStringToObject(details, "resource", "route");
+			http_error(r, TD_NOT_FOUND, details, "There is no route %s.", req->path);
 		}
 		goto out;
 	}

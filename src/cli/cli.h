@@ -1,0 +1,99 @@
+/* The taskdeck command line: one struct cli_cmd per subcommand. */
+#ifndef TD_CLI_H
+#define TD_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "taskdeck.h"
+
+/* Exit codes, as documented in docs/cli.md and taskdeck(1). */
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_SERVICE 1	/* the service answered with an error */
+#define CLI_EXIT_USAGE 2
+#define CLI_EXIT_UNREACHABLE 3	/* no service, or it cannot be reached */
+#define CLI_EXIT_NOT_FOUND 4
+#define CLI_EXIT_CONFLICT 5	/* 409 and 422: stale_write, idempotency_conflict, ... */
+
+struct cli_option {
+	const char *name;	/* long name without "--" */
+	bool has_value;
+};
+
+struct cli_value {
+	const char *name;
+	const char *value;	/* NULL for a flag */
+};
+
+struct cli;
+
+struct cli_cmd {
+	const char *group;	/* "projects" */
+	const char *name;	/* "list", or NULL for a one-word command */
+	const char *usage;	/* arguments and options, for help */
+	const char *summary;
+	const struct cli_option *options;	/* ends with { NULL } */
+	int min_args;
+	int max_args;		/* -1 for no limit */
+	int (*exec)(struct cli *cli, int argc, char **argv);
+};
+
+struct cli {
+	bool json;		/* --json: print the service's JSON */
+	long timeout_ms;	/* --timeout, 0 for the default */
+	const struct cli_cmd *cmd;
+	struct cli_value *values;	/* options given to cmd, in order */
+	size_t value_count;
+	struct td_client *client;	/* made by cli_connect */
+};
+
+extern const struct cli_cmd cmd_doctor_entry;
+extern const struct cli_cmd cmd_projects_list_entry;
+extern const struct cli_cmd cmd_projects_show_entry;
+extern const struct cli_cmd cmd_projects_create_entry;
+extern const struct cli_cmd cmd_projects_update_entry;
+extern const struct cli_cmd cmd_defaults_get_entry;
+extern const struct cli_cmd cmd_defaults_set_entry;
+extern const struct cli_cmd cmd_routing_get_entry;
+extern const struct cli_cmd cmd_routing_set_entry;
+extern const struct cli_cmd cmd_daemon_start_entry;
+extern const struct cli_cmd cmd_daemon_stop_entry;
+extern const struct cli_cmd cmd_daemon_status_entry;
+
+/* main.c */
+/* The last value of an option, or NULL when not given. */
+const char *cli_get(const struct cli *cli, const char *name);
+/* Connects cli->client; returns an exit code (CLI_EXIT_OK on success). */
+int cli_connect(struct cli *cli);
+/* Per-call options with --timeout applied. */
+struct td_request_options cli_request_options(const struct cli *cli);
+/* Parses text that must be a JSON object; NULL otherwise. */
+cJSON *cli_json_object(const char *text);
+/* Prints "taskdeck: <message>" and the command's usage; returns CLI_EXIT_USAGE. */
+int cli_usage_error(const struct cli *cli, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Prints an error as "taskdeck: <code>: <message> (request <id>)"; returns its exit code. */
+int cli_fail(const struct td_error *err);
+
+/* output.c */
+struct out_table {
+	size_t columns;
+	size_t rows;		/* not counting the header */
+	char **cells;		/* header first, row by row */
+};
+
+void out_table_init(struct out_table *t, size_t columns, const char *const *header);
+/* Adds one row of t->columns cells (NULL prints as "-"). */
+void out_table_add(struct out_table *t, const char *const *row);
+void out_table_print(const struct out_table *t);
+void out_table_free(struct out_table *t);
+/* "key: value", control characters made harmless; NULL prints as "-". */
+void out_kv(const char *key, const char *value);
+/* One "key: value" line per scalar of obj, nested keys joined with dots. */
+void out_flat(const cJSON *obj, const char *prefix);
+/* A JSON document on its own line. */
+void out_json(const char *json);
+
+#endif

@@ -1,0 +1,330 @@
+/* taskdeck: the command line of the taskdeck service. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "json.h"
+#include "xalloc.h"
+
+static const struct cli_cmd *const cli_cmds[] = {
+	&cmd_doctor_entry,
+	&cmd_projects_list_entry,
+	&cmd_projects_show_entry,
+	&cmd_projects_create_entry,
+	&cmd_projects_update_entry,
+	&cmd_defaults_get_entry,
+	&cmd_defaults_set_entry,
+	&cmd_routing_get_entry,
+	&cmd_routing_set_entry,
+	&cmd_daemon_start_entry,
+	&cmd_daemon_stop_entry,
+	&cmd_daemon_status_entry,
+	NULL
+};
+
+enum { CLI_GLOBAL_JSON = 1000, CLI_GLOBAL_TIMEOUT, CLI_GLOBAL_HELP, CLI_GLOBAL_VERSION };
+/* getopt_long value of a command's own option i. */
+#define CLI_OPTION_BASE 2000
+
+static const struct option cli_globals[] = {
+	{ "json", no_argument, NULL, CLI_GLOBAL_JSON },
+	{ "timeout", required_argument, NULL, CLI_GLOBAL_TIMEOUT },
+	{ "help", no_argument, NULL, CLI_GLOBAL_HELP },
+	{ "version", no_argument, NULL, CLI_GLOBAL_VERSION },
+	{ NULL, 0, NULL, 0 }
+};
+#define CLI_GLOBAL_COUNT (sizeof cli_globals / sizeof cli_globals[0] - 1)
+
+/* Prints "GROUP NAME USAGE" for one command. */
+static void
+cli_print_cmd(FILE *fp, const struct cli_cmd *cmd)
+{
+	fprintf(fp, "%s%s%s%s%s", cmd->group, cmd->name ? " " : "",
+	    cmd->name ? cmd->name : "", *cmd->usage ? " " : "", cmd->usage);
+}
+
+/* The overall help, or that of one group when group is not NULL. */
+static void
+cli_print_help(FILE *fp, const char *group)
+{
+	fprintf(fp, "usage: taskdeck [--json] [--timeout MS] COMMAND [ARGS]\n\n"
+	    "Commands:\n");
+	for (const struct cli_cmd *const *c = cli_cmds; *c != NULL; c++) {
+		if (group != NULL && strcmp((*c)->group, group) != 0)
+			continue;
+		fputs("  ", fp);
+		cli_print_cmd(fp, *c);
+		fputs("\n      ", fp);
+		for (const char *s = (*c)->summary; *s != '\0'; s++) {
+			fputc(*s, fp);
+			if (*s == '\n')
+				fputs("      ", fp);
+		}
+		fputc('\n', fp);
+	}
+	fprintf(fp, "\nGlobal options:\n"
+	    "  --json        print the JSON the service returned\n"
+	    "  --timeout MS  deadline of each request (default %d)\n"
+	    "  --help        show help (also after a command)\n"
+	    "  --version     show the version\n\n"
+	    "Without a command taskdeck will open the dashboard; for now it\n"
+	    "prints this help.  See taskdeck(1) for exit codes and environment.\n",
+	    TD_DEFAULT_TIMEOUT_MS);
+}
+
+const char *
+cli_get(const struct cli *cli, const char *name)
+{
+	const char *value = NULL;
+
+	for (size_t i = 0; i < cli->value_count; i++) {
+		if (strcmp(cli->values[i].name, name) == 0)
+			value = cli->values[i].value;
+	}
+	return value;
+}
+
+cJSON *
+cli_json_object(const char *text)
+{
+	cJSON *doc = json_parse(text, strlen(text));
+
+	if (!cJSON_IsObject(doc)) {
+		cJSON_Delete(doc);
+		return NULL;
+	}
+	return doc;
+}
+
+int
+cli_usage_error(const struct cli *cli, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("taskdeck: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	if (cli != NULL && cli->cmd != NULL) {
+		fputs("usage: taskdeck ", stderr);
+		cli_print_cmd(stderr, cli->cmd);
+		fputc('\n', stderr);
+	} else
+		fputs("Try 'taskdeck --help'.\n", stderr);
+	return CLI_EXIT_USAGE;
+}
+
+int
+cli_fail(const struct td_error *err)
+{
+	fprintf(stderr, "taskdeck: %s: %s", err->code_name, err->message);
+	if (err->request_id[0] != '\0')
+		fprintf(stderr, " (request %s)", err->request_id);
+	fputc('\n', stderr);
+	switch (err->code) {
+	case TD_OK:
+		return CLI_EXIT_OK;
+	case TD_INVALID_ARGUMENT:
+		return CLI_EXIT_USAGE;
+	case TD_NOT_FOUND:
+		return CLI_EXIT_NOT_FOUND;
+	case TD_SERVICE_NOT_FOUND:
+	case TD_CONNECTION_FAILED:
+	case TD_TIMEOUT:
+		return CLI_EXIT_UNREACHABLE;
+	default:
+		if (err->http_status == 409 || err->http_status == 422)
+			return CLI_EXIT_CONFLICT;
+		return CLI_EXIT_SERVICE;
+	}
+}
+
+int
+cli_connect(struct cli *cli)
+{
+	struct td_connect_options opts = { .request_timeout_ms = cli->timeout_ms };
+	struct td_error err;
+
+	if (td_connect(&cli->client, &opts, &err) != TD_OK)
+		return cli_fail(&err);
+	return CLI_EXIT_OK;
+}
+
+struct td_request_options
+cli_request_options(const struct cli *cli)
+{
+	struct td_request_options opts = { .timeout_ms = cli->timeout_ms };
+
+	return opts;
+}
+
+/* Parses --timeout MS into cli. */
+static bool
+cli_set_timeout(struct cli *cli, const char *text)
+{
+	char *end;
+	long ms;
+
+	errno = 0;
+	ms = strtol(text, &end, 10);
+	if (errno != 0 || end == text || *end != '\0' || ms <= 0)
+		return false;
+	cli->timeout_ms = ms;
+	return true;
+}
+
+/* The command named by argv[0] (and argv[1]); *words says how many it used. */
+static const struct cli_cmd *
+cli_find(int argc, char **argv, int *words)
+{
+	for (const struct cli_cmd *const *c = cli_cmds; *c != NULL; c++) {
+		if (strcmp((*c)->group, argv[0]) != 0)
+			continue;
+		if ((*c)->name == NULL) {
+			*words = 1;
+			return *c;
+		}
+		if (argc > 1 && strcmp((*c)->name, argv[1]) == 0) {
+			*words = 2;
+			return *c;
+		}
+	}
+	return NULL;
+}
+
+/* True when some command belongs to group. */
+static bool
+cli_is_group(const char *group)
+{
+	for (const struct cli_cmd *const *c = cli_cmds; *c != NULL; c++) {
+		if (strcmp((*c)->group, group) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Handles a global option (or an error); returns -1 to go on, else an exit code. */
+static int
+cli_global(struct cli *cli, int ch, char **argv)
+{
+	switch (ch) {
+	case CLI_GLOBAL_JSON:
+		cli->json = true;
+		return -1;
+	case CLI_GLOBAL_TIMEOUT:
+		if (cli_set_timeout(cli, optarg))
+			return -1;
+		return cli_usage_error(cli,
+		    "--timeout takes a positive number of milliseconds");
+	case CLI_GLOBAL_HELP:
+		if (cli->cmd == NULL)
+			cli_print_help(stdout, NULL);
+		else {
+			printf("usage: taskdeck ");
+			cli_print_cmd(stdout, cli->cmd);
+			printf("\n\n%s\n", cli->cmd->summary);
+		}
+		return CLI_EXIT_OK;
+	case CLI_GLOBAL_VERSION:
+		printf("taskdeck %s\n", td_version());
+		return CLI_EXIT_OK;
+	case ':':
+		return cli_usage_error(cli, "option %s needs a value", argv[optind - 1]);
+	default:
+		return cli_usage_error(cli, "unknown option %s", argv[optind - 1]);
+	}
+}
+
+/*
+ * Parses the options of cli->cmd (and the global ones, anywhere) from argv,
+ * whose argv[0] is the command's last word.  Returns -1 to go on, else an
+ * exit code; *first is the index of the first argument.
+ */
+static int
+cli_parse(struct cli *cli, int argc, char **argv, int *first)
+{
+	const struct cli_option *o;
+	struct option *longopts;
+	size_t n = 0;
+	int ch, rc = -1;
+
+	for (o = cli->cmd->options; o->name != NULL; o++)
+		n++;
+	longopts = xcalloc(n + CLI_GLOBAL_COUNT + 1, sizeof *longopts);
+	memcpy(longopts, cli_globals, CLI_GLOBAL_COUNT * sizeof *longopts);
+	for (size_t i = 0; i < n; i++) {
+		longopts[CLI_GLOBAL_COUNT + i] = (struct option){
+			cli->cmd->options[i].name,
+			cli->cmd->options[i].has_value ? required_argument : no_argument,
+			NULL, CLI_OPTION_BASE + (int)i };
+	}
+	cli->values = xcalloc(argc, sizeof *cli->values);
+	opterr = 0;
+	optind = 0;
+	while (rc == -1 && (ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+		if (ch >= CLI_OPTION_BASE) {
+			cli->values[cli->value_count++] = (struct cli_value){
+				cli->cmd->options[ch - CLI_OPTION_BASE].name, optarg };
+		} else
+			rc = cli_global(cli, ch, argv);
+	}
+	free(longopts);
+	*first = optind;
+	return rc;
+}
+
+/* Finds, parses and runs the command of argv. */
+static int
+cli_run(struct cli *cli, int argc, char **argv)
+{
+	int words, first, argn, rc;
+
+	cli->cmd = cli_find(argc, argv, &words);
+	if (cli->cmd == NULL && cli_is_group(argv[0])) {
+		if (argc > 1 && strcmp(argv[1], "--help") == 0) {
+			cli_print_help(stdout, argv[0]);
+			return CLI_EXIT_OK;
+		}
+		cli_print_help(stderr, argv[0]);
+		return CLI_EXIT_USAGE;
+	}
+	if (cli->cmd == NULL)
+		return cli_usage_error(NULL, "unknown command '%s'", argv[0]);
+	argc -= words - 1;
+	argv += words - 1;
+	rc = cli_parse(cli, argc, argv, &first);
+	if (rc != -1)
+		return rc;
+	argn = argc - first;
+	if (argn < cli->cmd->min_args)
+		return cli_usage_error(cli, "missing arguments");
+	if (cli->cmd->max_args >= 0 && argn > cli->cmd->max_args)
+		return cli_usage_error(cli, "too many arguments");
+	return cli->cmd->exec(cli, argn, argv + first);
+}
+
+/* Global options, then the command. */
+int
+main(int argc, char **argv)
+{
+	struct cli cli = { 0 };
+	int ch, rc = -1;
+
+	opterr = 0;
+	while (rc == -1 && (ch = getopt_long(argc, argv, "+:", cli_globals, NULL)) != -1)
+		rc = cli_global(&cli, ch, argv);
+	if (rc == -1 && optind == argc) {
+		cli_print_help(stdout, NULL);
+		rc = CLI_EXIT_OK;
+	}
+	if (rc == -1)
+		rc = cli_run(&cli, argc - optind, argv + optind);
+	td_client_free(cli.client);
+	free(cli.values);
+	return rc;
+}

@@ -1,0 +1,174 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "cli.h"
+#include "json.h"
+#include "xalloc.h"
+
+/* Longest table cell, in characters; the last column may be longer. */
+#define OUT_CELL_MAX 48
+#define OUT_LAST_CELL_MAX 100
+
+/*
+ * A copy of s that is safe on a terminal: C0 and C1 control characters
+ * become '?'.  A newline becomes a space when one_line, else a newline and
+ * an indent.
+ */
+static char *
+out_clean(const char *s, bool one_line)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	struct buf b;
+
+	buf_init(&b, 0);
+	for (; *p != '\0'; p++) {
+		if (*p == '\n')
+			buf_appends(&b, one_line ? " " : "\n  ");
+		else if (*p == '\t')
+			buf_appends(&b, " ");
+		else if (*p < 0x20 || *p == 0x7f)
+			buf_appends(&b, "?");
+		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+			buf_appends(&b, "?");
+			p++;
+		} else
+			buf_append(&b, p, 1);
+	}
+	return buf_steal(&b);
+}
+
+/* Characters (not bytes) of a UTF-8 string. */
+static size_t
+out_width(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s != '\0'; s++) {
+		if (((unsigned char)*s & 0xc0) != 0x80)
+			n++;
+	}
+	return n;
+}
+
+/* Cuts s to max characters, marking the cut with "...". */
+static void
+out_shorten(char *s, size_t max)
+{
+	size_t chars = 0;
+	char *p;
+
+	if (out_width(s) <= max)
+		return;
+	for (p = s; *p != '\0'; p++) {
+		if (((unsigned char)*p & 0xc0) != 0x80 && chars++ == max - 3)
+			break;
+	}
+	strcpy(p, "...");
+}
+
+void
+out_table_init(struct out_table *t, size_t columns, const char *const *header)
+{
+	t->columns = columns;
+	t->rows = 0;
+	t->cells = xcalloc(columns, sizeof *t->cells);
+	for (size_t i = 0; i < columns; i++)
+		t->cells[i] = xstrdup(header[i]);
+}
+
+void
+out_table_add(struct out_table *t, const char *const *row)
+{
+	size_t at = (t->rows + 1) * t->columns;
+
+	t->cells = xrealloc(t->cells, (at + t->columns) * sizeof *t->cells);
+	for (size_t i = 0; i < t->columns; i++) {
+		t->cells[at + i] = out_clean(row[i] != NULL ? row[i] : "-", true);
+		out_shorten(t->cells[at + i],
+		    i + 1 < t->columns ? OUT_CELL_MAX : OUT_LAST_CELL_MAX);
+	}
+	t->rows++;
+}
+
+void
+out_table_print(const struct out_table *t)
+{
+	size_t *widths = xcalloc(t->columns, sizeof *widths);
+
+	for (size_t r = 0; r <= t->rows; r++) {
+		for (size_t c = 0; c < t->columns; c++) {
+			size_t w = out_width(t->cells[r * t->columns + c]);
+
+			if (w > widths[c])
+				widths[c] = w;
+		}
+	}
+	for (size_t r = 0; r <= t->rows; r++) {
+		for (size_t c = 0; c < t->columns; c++) {
+			const char *cell = t->cells[r * t->columns + c];
+
+			if (c + 1 == t->columns)
+				printf("%s\n", cell);
+			else {
+				printf("%s%*s", cell,
+				    (int)(widths[c] - out_width(cell) + 2), "");
+			}
+		}
+	}
+	free(widths);
+}
+
+void
+out_table_free(struct out_table *t)
+{
+	for (size_t i = 0; i < (t->rows + 1) * t->columns; i++)
+		free(t->cells[i]);
+	free(t->cells);
+	t->cells = NULL;
+}
+
+void
+out_kv(const char *key, const char *value)
+{
+	char *clean = out_clean(value != NULL ? value : "-", false);
+
+	printf("%s: %s\n", key, clean);
+	free(clean);
+}
+
+void
+out_flat(const cJSON *obj, const char *prefix)
+{
+	const cJSON *item;
+
+	cJSON_ArrayForEach(item, obj) {
+		char *key = prefix != NULL ? xasprintf("%s.%s", prefix, item->string) :
+		    xstrdup(item->string);
+
+		if (cJSON_IsObject(item) && item->child != NULL)
+			out_flat(item, key);
+		else if (cJSON_IsString(item))
+			out_kv(key, item->valuestring);
+		else if (cJSON_IsNull(item))
+			out_kv(key, NULL);
+		else {
+			char *text = json_print(item);
+
+			out_kv(key, text);
+			free(text);
+		}
+		free(key);
+	}
+}
+
+void
+out_json(const char *json)
+{
+	size_t n = strlen(json);
+
+	fputs(json, stdout);
+	if (n == 0 || json[n - 1] != '\n')
+		putchar('\n');
+}
