@@ -1,5 +1,6 @@
 #include <errno.h>
-#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,9 +10,12 @@
 #include "ids.h"
 #include "timeutil.h"
 
-static pthread_mutex_t id_lock = PTHREAD_MUTEX_INITIALIZER;
-static int64_t last_ms;
-static unsigned last_seq;
+/* The last (millisecond << 16 | sequence) handed out by this process. */
+static _Atomic uint64_t last_stamp;
+
+/* splitmix64 state of this thread, seeded from the kernel on first use. */
+static _Thread_local uint64_t rng_state;
+static _Thread_local bool rng_seeded;
 
 void
 td_random_bytes(void *buf, size_t n)
@@ -49,30 +53,54 @@ td_random_hex(char *out, size_t n)
 	*out = '\0';
 }
 
+/* Id randomness need not be secret (ids are no credentials), only unpredictable enough. */
+static uint32_t
+id_random(void)
+{
+	uint64_t z;
+
+	if (!rng_seeded) {
+		td_random_bytes(&rng_state, sizeof rng_state);
+		rng_seeded = true;
+	}
+	z = (rng_state += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return (uint32_t)(z ^ (z >> 31));
+}
+
+/*
+ * A stamp that strictly increases across the process, without a lock: the
+ * current millisecond with a zero sequence, or one more than the last stamp.
+ */
+static uint64_t
+next_stamp(void)
+{
+	uint64_t now = (uint64_t)td_now_ms() << 16;
+	uint64_t last = atomic_load(&last_stamp), next;
+
+	do {
+		next = now > last ? now : last + 1;
+	} while (!atomic_compare_exchange_weak(&last_stamp, &last, next));
+	return next;
+}
+
 void
 td_id_new(const char *prefix, char out[TD_ID_MAX])
 {
-	int64_t ms = td_now_ms();
-	unsigned seq;
-	uint32_t rnd;
+	static const char hex[] = "0123456789abcdef";
+	/* 48 bits of milliseconds, 16 of sequence, 32 random: 24 hex digits. */
+	uint64_t stamp = next_stamp();
+	uint32_t rnd = id_random();
+	size_t n = strnlen(prefix, 4);
 
-	pthread_mutex_lock(&id_lock);
-	if (ms <= last_ms) {
-		ms = last_ms;
-		if (++last_seq > 0xffff) {	/* 65536 ids in one ms: borrow the next */
-			ms = ++last_ms;
-			last_seq = 0;
-		}
-	} else {
-		last_ms = ms;
-		last_seq = 0;
-	}
-	seq = last_seq;
-	pthread_mutex_unlock(&id_lock);
-
-	td_random_bytes(&rnd, sizeof rnd);
-	snprintf(out, TD_ID_MAX, "%.4s_%012llx%04x%08x", prefix,
-	    (unsigned long long)ms & 0xffffffffffffULL, seq, (unsigned)rnd);
+	memcpy(out, prefix, n);
+	out[n++] = '_';
+	for (int shift = 60; shift >= 0; shift -= 4)
+		out[n++] = hex[(stamp >> shift) & 15];
+	for (int shift = 28; shift >= 0; shift -= 4)
+		out[n++] = hex[(rnd >> shift) & 15];
+	out[n] = '\0';
 }
 
 bool

@@ -25,6 +25,12 @@
 /* A refused body is read and dropped up to this size, so that the client sees the answer. */
 #define HTTP_MAX_DISCARD (8 * 1024 * 1024)
 #define HTTP_CONNECTION_TIMEOUT_S 60
+/*
+ * Per-connection memory of libmicrohttpd (request line, headers, read
+ * buffer).  It is cleared for every request, so smaller is faster; 16 KiB
+ * still holds any sane set of headers.
+ */
+#define HTTP_CONNECTION_MEMORY (16 * 1024)
 
 struct http_server {
 	struct MHD_Daemon *daemon;
@@ -62,13 +68,21 @@ http_add_header(struct http_response *r, const char *name, const char *value)
 }
 
 void
-http_json(struct http_response *r, int status, cJSON *body)
+http_json_text(struct http_response *r, int status, char *text, size_t len)
 {
 	free(r->body);
 	r->status = status;
-	r->body = json_print(body);
-	r->body_len = strlen(r->body);
+	r->body = text;
+	r->body_len = len;
+}
+
+void
+http_json(struct http_response *r, int status, cJSON *body)
+{
+	char *text = json_print(body);
+
 	cJSON_Delete(body);
+	http_json_text(r, status, text, strlen(text));
 }
 
 static void
@@ -586,6 +600,7 @@ http_start(struct service *svc, const char *addr, int port, char **err)
 	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 	    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)HTTP_THREADS,
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_CONNECTION_TIMEOUT_S,
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY,
 	    MHD_OPTION_NOTIFY_COMPLETED, request_completed, h,
 	    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 	    MHD_OPTION_END);

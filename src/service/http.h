@@ -72,6 +72,8 @@ void http_stop(struct http_server *h, int grace_ms);
 
 /* Response builders for handlers.  Each replaces any earlier body. */
 void http_json(struct http_response *r, int status, cJSON *body);	/* consumes body */
+/* A body already rendered as JSON text of len bytes; takes text (malloc'd). */
+void http_json_text(struct http_response *r, int status, char *text, size_t len);
 void http_error(struct http_response *r, enum td_code code, cJSON *details,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));	/* consumes details */
 /* 400 invalid_request naming the field. */

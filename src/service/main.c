@@ -11,6 +11,7 @@
 
 #include <sodium.h>
 
+#include "cache.h"
 #include "files.h"
 #include "http.h"
 #include "idem.h"
@@ -22,6 +23,7 @@
 #include "xalloc.h"
 
 #define SHUTDOWN_GRACE_MS 5000
+#define CACHE_SLOTS 1024
 
 struct options {
 	char addr[64];
@@ -273,6 +275,7 @@ main(int argc, char **argv)
 	    (svc.store = store_open(svc.paths.database, &err)) == NULL)
 		goto failed;
 	svc.idem = idem_new(opts.idem_capacity, IDEM_TTL_MS, NULL);
+	svc.cache = cache_new(CACHE_SLOTS);
 	svc.started_at = td_now_ms();
 	td_random_hex(svc.stream_id, 16);
 	svc.http = http_start(&svc, opts.addr, opts.port, &err);
@@ -311,6 +314,7 @@ failed:
 		http_stop(svc.http, 0);
 out:
 	idem_free(svc.idem);
+	cache_free(svc.cache);
 	store_close(svc.store);
 	if (lock_fd >= 0)
 		close(lock_fd);

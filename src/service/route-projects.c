@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache.h"
 #include "http.h"
 #include "ids.h"
 #include "json.h"
@@ -209,15 +210,27 @@ void
 route_projects_get(struct http_request *req, struct http_response *r)
 {
 	struct store *st = req->svc->store;
+	const char *id = req->params[0];
 	cJSON *project;
+	char *text;
+	size_t len;
 
+	if ((text = cache_get(req->svc->cache, id, &len)) != NULL) {
+		http_json_text(r, 200, text, len);
+		return;
+	}
 	store_lock(st);
-	project = project_load(st, req->params[0]);
+	project = project_load(st, id);
+	if (project != NULL) {
+		text = json_print(project);
+		cache_put(req->svc->cache, id, text);
+	}
 	store_unlock(st);
-	if (project == NULL)
-		http_not_found(r, "project", req->params[0]);
+	cJSON_Delete(project);
+	if (text == NULL)
+		http_not_found(r, "project", id);
 	else
-		http_json(r, 200, project);
+		http_json_text(r, 200, text, strlen(text));
 }
 
 void
@@ -263,6 +276,7 @@ route_projects_update(struct http_request *req, struct http_response *r)
 	ok = sqlite3_step(s) == SQLITE_DONE;
 	sqlite3_reset(s);
 	ok = ok ? store_commit(st) : (store_rollback(st), false);
+	cache_drop(req->svc->cache, id);
 	cJSON_Delete(project);
 	cJSON_Delete(editable);
 	project = ok ? project_load(st, id) : NULL;

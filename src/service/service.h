@@ -12,12 +12,14 @@
 
 struct store;
 struct idem;
+struct cache;
 struct http_server;
 
 struct service {
 	struct td_paths paths;
 	struct store *store;
 	struct idem *idem;
+	struct cache *cache;	/* rendered resources by id (cache.h) */
 	struct http_server *http;
 	char token[TD_TOKEN_HEX + 1];
 	char stream_id[33];

@@ -119,10 +119,14 @@ store_open(const char *path, char **err)
 	}
 	sqlite3_busy_timeout(st->db, STORE_BUSY_TIMEOUT_MS);
 	/*
+	 * locking_mode=EXCLUSIVE: only this process opens the database (the
+	 * lock file sees to that), so SQLite may keep its locks and the WAL
+	 * index in memory instead of taking file locks on every read.
 	 * synchronous=FULL: a write acknowledged to a client is on disk, even
 	 * if the machine, not just the process, goes down right after.
 	 */
-	if (!exec(st->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+	if (!exec(st->db, "PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=WAL;"
+	    " PRAGMA synchronous=FULL;"
 	    "PRAGMA foreign_keys=ON; PRAGMA secure_delete=ON;", err) ||
 	    !migrate(st, err)) {
 		sqlite3_close(st->db);

@@ -339,6 +339,10 @@ Test(api, updated_at_strictly_increases)
 		cr_expect_str_gt(str(r.json, "updatedAt"), last, "write %d", i);
 		snprintf(last, sizeof last, "%s", str(r.json, "updatedAt"));
 		http_resp_free(&r);
+		/* A read right after the write sees it (reads may be served from a cache). */
+		r = http_req(&svc, "GET", path, NULL, NULL, true);
+		cr_expect_str_eq(str(r.json, "updatedAt"), last, "stale read after write %d", i);
+		http_resp_free(&r);
 	}
 	free(id);
 }

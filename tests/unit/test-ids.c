@@ -1,5 +1,7 @@
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "ids.h"
 #include "timeutil.h"
@@ -63,4 +65,37 @@ Test(random, hex_is_fresh)
 	td_random_hex(b, 32);
 	cr_expect_eq(strlen(a), 64);
 	cr_expect_str_neq(a, b);
+}
+
+/* The hand-written formatter agrees with gmtime_r over leap years and centuries. */
+Test(timeutil, format_matches_gmtime)
+{
+	static const int64_t fixed[] = { 951782400000LL /* 2000-02-29 */,
+		951868800000LL /* 2000-03-01 */, 946684799999LL /* 1999-12-31T23:59:59.999 */,
+		1709164800123LL /* 2024-02-29 */, 4102444800000LL /* 2100-01-01 */,
+		253402300799999LL /* 9999-12-31T23:59:59.999 */ };
+	uint64_t x = 88172645463325252ULL;
+
+	for (int i = 0; i < 100000; i++) {
+		int64_t ms;
+		char got[TD_TIME_LEN], want[96];
+		time_t secs;
+		struct tm tm;
+
+		if (i < (int)(sizeof fixed / sizeof fixed[0])) {
+			ms = fixed[i];
+		} else {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			ms = (int64_t)(x % 253402300800000ULL);
+		}
+		secs = (time_t)(ms / 1000);
+		gmtime_r(&secs, &tm);
+		snprintf(want, sizeof want, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+		    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		    tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+		td_time_format(ms, got);
+		cr_assert_str_eq(got, want, "ms %lld", (long long)ms);
+	}
 }
