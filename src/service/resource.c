@@ -6,14 +6,6 @@ const char *const resource_efforts[] = { "low", "medium", "high", NULL };
 const char *const resource_profiles[] = { "ask", "workspace-write", "read-only",
 	"full-access", NULL };
 
-int64_t
-resource_next_time(int64_t prev)
-{
-	int64_t now = td_now_ms();
-
-	return now > prev ? now : prev + 1;
-}
-
 void
 resource_add_time(cJSON *obj, const char *key, int64_t ms)
 {

@@ -15,8 +15,12 @@ extern const char *const resource_frameworks[];
 extern const char *const resource_efforts[];
 extern const char *const resource_profiles[];
 
-/* The next updatedAt after prev: now, or prev + 1 ms if the clock has not moved on. */
-int64_t resource_next_time(int64_t prev);
+/*
+ * SQL for the new updated_at of a row, given the current time as parameter
+ * ?N: now, or one millisecond past the old value if the clock has not moved
+ * on, so that updatedAt strictly increases on each write.
+ */
+#define RESOURCE_NEXT_TIME(n) "MAX(?" #n ", updated_at + 1)"
 /* Adds key: RFC 3339 time of ms. */
 void resource_add_time(cJSON *obj, const char *key, int64_t ms);
 /* Text column i, "" for NULL. */

@@ -263,16 +263,15 @@ route_projects_update(struct http_request *req, struct http_response *r)
 		cJSON_AddItemToObject(editable, *f, cJSON_DetachItemFromObjectCaseSensitive(project, *f));
 	editable = json_merge_patch(editable, req->json);
 
-	int64_t updated;
-	td_time_parse(json_get_string(project, "updatedAt"), &updated);
 	s = store_stmt(st, "UPDATE projects SET name = ?2, description = ?3,"
-	    " context = ?4, metadata = ?5, updated_at = ?6 WHERE id = ?1");
+	    " context = ?4, metadata = ?5, updated_at = " RESOURCE_NEXT_TIME(6)
+	    " WHERE id = ?1");
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, json_get_string(editable, "name"), -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 3, string_or_empty(editable, "description"), -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 4, string_or_empty(editable, "context"), -1, SQLITE_STATIC);
 	bind_metadata(s, 5, cJSON_GetObjectItemCaseSensitive(editable, "metadata"));
-	sqlite3_bind_int64(s, 6, resource_next_time(updated));
+	sqlite3_bind_int64(s, 6, td_now_ms());
 	ok = sqlite3_step(s) == SQLITE_DONE;
 	sqlite3_reset(s);
 	ok = ok ? store_commit(st) : (store_rollback(st), false);
@@ -428,11 +427,11 @@ route_defaults_update(struct http_request *req, struct http_response *r)
 	text = json_print(defaults);
 	cJSON_Delete(defaults);
 	cJSON_Delete(res);
-	s = store_stmt(st, "UPDATE project_defaults SET defaults = ?2, updated_at = ?3"
-	    " WHERE project_id = ?1");
+	s = store_stmt(st, "UPDATE project_defaults SET defaults = ?2,"
+	    " updated_at = " RESOURCE_NEXT_TIME(3) " WHERE project_id = ?1");
 	sqlite3_bind_text(s, 1, project_id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, text, -1, free);
-	sqlite3_bind_int64(s, 3, resource_next_time(current));
+	sqlite3_bind_int64(s, 3, td_now_ms());
 	ok = sqlite3_step(s) == SQLITE_DONE;
 	sqlite3_reset(s);
 	ok = ok ? store_commit(st) : (store_rollback(st), false);

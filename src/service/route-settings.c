@@ -163,10 +163,10 @@ route_routing_update(struct http_request *req, struct http_response *r)
 	if (ok) {
 		cJSON_DeleteItemFromObjectCaseSensitive(res, "updatedAt");
 		merge_keep_nulls(res, req->json);
-		s = store_stmt(st, "UPDATE settings SET value = ?1, updated_at = ?2"
-		    " WHERE key = 'agent-routing'");
+		s = store_stmt(st, "UPDATE settings SET value = ?1,"
+		    " updated_at = " RESOURCE_NEXT_TIME(2) " WHERE key = 'agent-routing'");
 		sqlite3_bind_text(s, 1, json_print(res), -1, free);
-		sqlite3_bind_int64(s, 2, resource_next_time(updated));
+		sqlite3_bind_int64(s, 2, td_now_ms());
 		ok = sqlite3_step(s) == SQLITE_DONE;
 		sqlite3_reset(s);
 		cJSON_Delete(res);
