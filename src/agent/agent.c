@@ -1,0 +1,299 @@
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "agent.h"
+#include "buf.h"
+#include "json.h"
+#include "xalloc.h"
+
+static const char *const agent_profiles[] = {
+	[PROFILE_READ_ONLY] = "read-only",
+	[PROFILE_WORKSPACE_WRITE] = "workspace-write",
+	[PROFILE_FULL_ACCESS] = "full-access",
+	[PROFILE_ASK] = "ask",
+};
+
+static const char *const agent_provider_kinds[] = { "replay", "openai", "anthropic", NULL };
+
+void
+agent_error_set(struct agent_error *err, const char *code, const char *fmt, ...)
+{
+	va_list ap;
+	char *m;
+
+	va_start(ap, fmt);
+	if (vasprintf(&m, fmt, ap) < 0)
+		m = xstrdup(code);
+	va_end(ap);
+	free(err->message);
+	err->code = code;
+	err->message = m;
+}
+
+void
+agent_error_clear(struct agent_error *err)
+{
+	free(err->message);
+	err->message = NULL;
+	err->code = NULL;
+}
+
+const char *
+agent_profile_name(enum agent_profile p)
+{
+	return agent_profiles[p];
+}
+
+size_t
+agent_utf8_cut(const char *s, size_t len)
+{
+	size_t i = len, back = 0;
+
+	/* Step back over continuation bytes to the lead byte of the last char. */
+	while (i > 0 && back < 4 && ((unsigned char)s[i - 1] & 0xc0) == 0x80) {
+		i--;
+		back++;
+	}
+	if (i > 0) {
+		unsigned char c = (unsigned char)s[i - 1];
+		size_t need = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : c >= 0xc0 ? 1 : 0;
+
+		if (need > back)
+			return i - 1;
+	}
+	return len;
+}
+
+char *
+agent_utf8_prefix(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+
+	if (n <= max)
+		return xstrdup(s);
+	return xstrndup(s, agent_utf8_cut(s, max));
+}
+
+/* Length of the valid UTF-8 sequence at s (at most len bytes), 0 when invalid. */
+static size_t
+utf8_seq(const unsigned char *s, size_t len)
+{
+	unsigned cp;
+	size_t n;
+
+	if (s[0] < 0x80)
+		return s[0] ? 1 : 0;
+	if ((s[0] & 0xe0) == 0xc0) {
+		n = 2;
+		cp = s[0] & 0x1f;
+	} else if ((s[0] & 0xf0) == 0xe0) {
+		n = 3;
+		cp = s[0] & 0x0f;
+	} else if ((s[0] & 0xf8) == 0xf0) {
+		n = 4;
+		cp = s[0] & 0x07;
+	} else
+		return 0;
+	if (len < n)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+void
+agent_utf8_append(struct buf *b, const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, run = 0;
+
+	while (i < len) {
+		size_t n = utf8_seq(p + i, len - i);
+
+		if (n > 0) {
+			i += n;
+			run += n;
+			continue;
+		}
+		buf_append(b, p + i - run, run);
+		buf_appends(b, "\xef\xbf\xbd");
+		run = 0;
+		i++;
+	}
+	buf_append(b, p + i - run, run);
+}
+
+char *
+agent_utf8_clean(const char *s)
+{
+	struct buf b;
+
+	buf_init(&b, 0);
+	agent_utf8_append(&b, s, strlen(s));
+	return buf_steal(&b);
+}
+
+static char *
+config_string(const cJSON *obj, const char *key)
+{
+	return xstrdup_or_null(json_get_string(obj, key));
+}
+
+/* obj[key] as an integer in [min, max], def when absent; false when bad. */
+static bool
+config_int(const cJSON *obj, const char *key, long min, long max, long def, long *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	if (v == NULL || cJSON_IsNull(v)) {
+		*out = def;
+		return true;
+	}
+	if (!cJSON_IsNumber(v) || v->valuedouble < (double)min ||
+	    v->valuedouble > (double)max)
+		return false;
+	*out = (long)v->valuedouble;
+	return true;
+}
+
+static bool
+config_profile(const char *name, enum agent_profile *p)
+{
+	if (name == NULL) {
+		*p = PROFILE_WORKSPACE_WRITE;
+		return true;
+	}
+	for (size_t i = 0; i < sizeof agent_profiles / sizeof *agent_profiles; i++) {
+		if (strcmp(agent_profiles[i], name) == 0) {
+			*p = (enum agent_profile)i;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool
+config_fail(char **why, const char *what)
+{
+	*why = xstrdup(what);
+	return false;
+}
+
+static bool
+config_workspace(struct agent_config *cfg, const cJSON *run, char **why)
+{
+	const char *ws = json_get_string(run, "workspace");
+	char real[PATH_MAX];
+	struct stat st;
+
+	if (realpath(ws ? ws : ".", real) == NULL || stat(real, &st) != 0 ||
+	    !S_ISDIR(st.st_mode))
+		return config_fail(why, "run.workspace is not a directory");
+	cfg->workspace = xstrdup(real);
+	return true;
+}
+
+bool
+agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
+{
+	const cJSON *run = cJSON_GetObjectItemCaseSensitive(start, "run");
+	const cJSON *config = cJSON_GetObjectItemCaseSensitive(start, "config");
+	const cJSON *provider = cJSON_GetObjectItemCaseSensitive(start, "provider");
+	const cJSON *project = cJSON_GetObjectItemCaseSensitive(start, "project");
+	const cJSON *history = cJSON_GetObjectItemCaseSensitive(start, "history");
+	const cJSON *limits = cJSON_GetObjectItemCaseSensitive(start, "limits");
+	long turns, timeout, out_max;
+
+	memset(cfg, 0, sizeof *cfg);
+	*why = NULL;
+	if (!cJSON_IsObject(run) || !cJSON_IsObject(provider) || !cJSON_IsObject(config))
+		return config_fail(why, "start needs run, config and provider objects");
+	if (!json_check_string(run, "prompt", true, false, 0, SIZE_MAX))
+		return config_fail(why, "run.prompt must be a string");
+	if (!config_profile(json_get_string(run, "permissionProfile"), &cfg->profile) ||
+	    !json_check_string(run, "permissionProfile", false, true, 1, 64))
+		return config_fail(why, "run.permissionProfile is not a known profile");
+	if (!json_check_enum(provider, "kind", false, agent_provider_kinds) ||
+	    json_get_string(provider, "kind") == NULL)
+		return config_fail(why, "provider.kind must be replay, openai or anthropic");
+	if (!json_check_string(provider, "baseUrl", false, true, 1, 4096) ||
+	    !json_check_string(provider, "apiKey", false, true, 0, 8192) ||
+	    !json_check_string(provider, "replayDir", false, true, 1, PATH_MAX) ||
+	    !json_check_string(config, "model", false, true, 1, 200) ||
+	    !json_check_string(config, "effort", false, true, 1, 32))
+		return config_fail(why, "a provider or config member has the wrong type");
+	if (project != NULL && !cJSON_IsNull(project) && !cJSON_IsObject(project))
+		return config_fail(why, "project must be an object");
+	if (history != NULL && !cJSON_IsNull(history) && !cJSON_IsArray(history))
+		return config_fail(why, "history must be an array");
+	if (limits != NULL && !cJSON_IsNull(limits) && !cJSON_IsObject(limits))
+		return config_fail(why, "limits must be an object");
+	if (!config_int(limits, "maxTurns", 1, 1000, 50, &turns) ||
+	    !config_int(limits, "commandTimeoutMs", 100, 86400000L, 600000, &timeout) ||
+	    !config_int(limits, "maxToolOutputBytes", 1024, 4L * 1024 * 1024, 65536, &out_max))
+		return config_fail(why, "a limit is out of range");
+
+	cfg->run_id = config_string(run, "id");
+	cfg->prompt = config_string(run, "prompt");
+	cfg->provider_kind = config_string(provider, "kind");
+	cfg->base_url = config_string(provider, "baseUrl");
+	cfg->api_key = config_string(provider, "apiKey");
+	if (cfg->api_key != NULL && cfg->api_key[0] == '\0') {
+		free(cfg->api_key);
+		cfg->api_key = NULL;
+	}
+	cfg->replay_dir = config_string(provider, "replayDir");
+	cfg->model = config_string(config, "model");
+	cfg->effort = config_string(config, "effort");
+	cfg->project_name = config_string(project, "name");
+	cfg->project_context = config_string(project, "context");
+	cfg->history = cJSON_IsArray(history) ? cJSON_Duplicate(history, true) : NULL;
+	cfg->max_turns = (int)turns;
+	cfg->command_timeout_ms = timeout;
+	cfg->max_tool_output = (size_t)out_max;
+	if (cfg->model == NULL) {
+		agent_config_free(cfg);
+		return config_fail(why, "config.model is required");
+	}
+	if (strcmp(cfg->provider_kind, "replay") != 0 && cfg->base_url == NULL) {
+		agent_config_free(cfg);
+		return config_fail(why, "provider.baseUrl is required for openai and anthropic");
+	}
+	if (!config_workspace(cfg, run, why)) {
+		agent_config_free(cfg);
+		return false;
+	}
+	return true;
+}
+
+void
+agent_config_free(struct agent_config *cfg)
+{
+	free(cfg->run_id);
+	free(cfg->prompt);
+	free(cfg->workspace);
+	free(cfg->provider_kind);
+	free(cfg->base_url);
+	if (cfg->api_key != NULL) {
+		explicit_bzero(cfg->api_key, strlen(cfg->api_key));
+		free(cfg->api_key);
+	}
+	free(cfg->replay_dir);
+	free(cfg->model);
+	free(cfg->effort);
+	free(cfg->project_name);
+	free(cfg->project_context);
+	cJSON_Delete(cfg->history);
+	memset(cfg, 0, sizeof *cfg);
+}

@@ -1,0 +1,81 @@
+/*
+ * taskdeck-agent: the run configuration read from the start line, and the
+ * error and status conventions shared by every part of the agent.
+ */
+#ifndef TD_AGENT_AGENT_H
+#define TD_AGENT_AGENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "buf.h"
+
+/* Every function that can fail, be cancelled or succeed returns one of these. */
+enum agent_status {
+	AGENT_OK = 0,
+	AGENT_FAILED = -1,	/* the error says why */
+	AGENT_CANCELLED = -2,	/* the service sent cancel (or went away) */
+};
+
+/* Bounds of what the agent accepts and sends. */
+#define AGENT_LINE_MAX (1024 * 1024)		/* a host protocol line, with its newline */
+#define AGENT_MAX_OUTPUT (128 * 1024)		/* visible output of one run */
+#define AGENT_FRAME_MAX (1024 * 1024)		/* one provider stream event */
+#define AGENT_ARGS_MAX (1024 * 1024)		/* accumulated arguments of one tool call */
+#define AGENT_RESPONSE_MAX (16 * 1024 * 1024)	/* one provider response */
+#define AGENT_SUMMARY_MAX 200			/* a tool line summary, in bytes */
+
+/* A run failure as sent in finish.error; code is one of host-protocol.md. */
+struct agent_error {
+	const char *code;	/* static string; NULL when no error */
+	char *message;
+};
+
+void agent_error_set(struct agent_error *err, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void agent_error_clear(struct agent_error *err);
+
+enum agent_profile {
+	PROFILE_READ_ONLY,
+	PROFILE_WORKSPACE_WRITE,
+	PROFILE_FULL_ACCESS,
+	PROFILE_ASK,
+};
+
+/* Everything the start line says; owned by the struct (agent_config_free). */
+struct agent_config {
+	char *run_id;
+	char *prompt;
+	enum agent_profile profile;
+	char *workspace;		/* canonical absolute path */
+	char *provider_kind;		/* "replay", "openai", "anthropic" */
+	char *base_url;			/* NULL for replay */
+	char *api_key;			/* NULL when none; never logged */
+	char *replay_dir;
+	char *model;
+	char *effort;			/* "low", "medium", "high" */
+	char *project_name;
+	char *project_context;
+	cJSON *history;			/* array of {prompt, output}; may be NULL */
+	int max_turns;
+	long command_timeout_ms;
+	size_t max_tool_output;
+};
+
+/* Fills cfg from a start message; false with *why (malloc'd) when it is malformed. */
+bool agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why);
+void agent_config_free(struct agent_config *cfg);
+const char *agent_profile_name(enum agent_profile p);
+
+/* Copies at most max bytes of s, cut at a UTF-8 character boundary. */
+char *agent_utf8_prefix(const char *s, size_t max);
+/* Appends len bytes as valid UTF-8 without NULs (bad bytes become U+FFFD). */
+void agent_utf8_append(struct buf *b, const char *s, size_t len);
+/* A copy of s that is valid UTF-8. */
+char *agent_utf8_clean(const char *s);
+/* Length of the longest prefix of s[0..len) that does not split a UTF-8 character. */
+size_t agent_utf8_cut(const char *s, size_t len);
+
+#endif

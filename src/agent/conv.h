@@ -1,0 +1,48 @@
+/*
+ * The conversation with the model in a provider-neutral form.  Each provider
+ * renders it into its own wire format.  Every string is owned by the
+ * conversation.
+ */
+#ifndef TD_AGENT_CONV_H
+#define TD_AGENT_CONV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct tool_call {
+	char *id;
+	char *name;
+	char *arguments;	/* JSON text of an object */
+};
+
+enum conv_role { CONV_USER, CONV_ASSISTANT, CONV_TOOL };
+
+struct conv_message {
+	enum conv_role role;
+	char *text;			/* user or assistant text, or a tool result; never NULL */
+	struct tool_call *calls;	/* assistant: tool calls, in order */
+	size_t ncalls;
+	char *call_id;			/* tool result: the call it answers */
+	char *tool_name;
+	bool is_error;
+};
+
+struct conversation {
+	char *system;
+	struct conv_message *msgs;
+	size_t n;
+	size_t cap;
+};
+
+void conv_init(struct conversation *c, const char *system);
+void conv_add_user(struct conversation *c, const char *text);
+/* Takes calls (a malloc'd array of ncalls) and its strings. */
+void conv_add_assistant(struct conversation *c, const char *text,
+    struct tool_call *calls, size_t ncalls);
+void conv_add_tool_result(struct conversation *c, const char *call_id,
+    const char *name, const char *content, bool is_error);
+void conv_free(struct conversation *c);
+
+void tool_calls_free(struct tool_call *calls, size_t n);
+
+#endif

@@ -1,0 +1,54 @@
+/*
+ * The host protocol (docs/host-protocol.md): JSON lines with taskdeckd over
+ * stdin and stdout.  A reader thread takes every line from the service, so
+ * that a cancel is seen at any moment; everything else runs on the caller's
+ * thread.
+ */
+#ifndef TD_AGENT_HOST_H
+#define TD_AGENT_HOST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "agent.h"
+
+struct host;
+
+/* Starts the reader thread on in_fd; lines go to out_fd. */
+struct host *host_open(int in_fd, int out_fd);
+/* Stops the reader thread and frees h (NULL is fine). */
+void host_close(struct host *h);
+
+/* Waits for the start line; NULL (protocol error or end of input) means exit 3. */
+const cJSON *host_wait_start(struct host *h);
+
+bool host_cancelled(struct host *h);
+/* Readable once the run is cancelled: for poll() next to other descriptors. */
+int host_cancel_fd(struct host *h);
+/* True when the service sent something the protocol does not allow. */
+bool host_protocol_error(struct host *h);
+/* Sleeps ms milliseconds; AGENT_CANCELLED when cancel came first. */
+int host_sleep(struct host *h, long ms);
+
+/* Writes msg as one line (msg is consumed). */
+void host_send(struct host *h, cJSON *msg);
+void host_progress(struct host *h, const char *phase, const char *message);
+void host_output(struct host *h, const char *delta, size_t len);
+void host_tool(struct host *h, const char *call_id, const char *name,
+    const char *status, const char *summary);
+void host_usage(struct host *h, long input_tokens, long output_tokens);
+/* The last line.  err is used only with "failed". */
+void host_finish(struct host *h, const char *status, const char *output,
+    const struct agent_error *err, long input_tokens, long output_tokens);
+
+/*
+ * Sends a request (params consumed) and waits for its response.  AGENT_OK
+ * with *result (the caller frees it), AGENT_FAILED with err set from the
+ * response's error, or AGENT_CANCELLED.
+ */
+int host_request(struct host *h, const char *method, cJSON *params,
+    cJSON **result, struct agent_error *err);
+
+#endif

@@ -1,0 +1,351 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "conv.h"
+#include "host.h"
+#include "json.h"
+#include "log.h"
+#include "loop.h"
+#include "provider.h"
+#include "tools.h"
+#include "xalloc.h"
+
+#define LOOP_REPEAT_LIMIT 3		/* identical failing calls in a row */
+#define LOOP_ASK_STRING_MAX 4096	/* per string argument shown in permission.ask */
+#define LOOP_TRUNCATED "\n[output truncated]"
+
+struct loop {
+	const struct agent_config *cfg;
+	struct host *host;
+	struct provider *prov;
+	struct conversation conv;
+	cJSON *tools;
+	struct buf output;
+	bool output_full;
+	bool writing;			/* "writing" sent for this turn */
+	long in_tokens;
+	long out_tokens;
+	char *last_failure;		/* name and arguments of the last failing call */
+	int failures;
+	struct agent_error err;
+};
+
+static const char *const loop_profile_notes[] = {
+	[PROFILE_READ_ONLY] = "This run is read-only: write_file and run_command are refused.",
+	[PROFILE_WORKSPACE_WRITE] = "",
+	[PROFILE_FULL_ACCESS] = "Commands run with the user's full environment.",
+	[PROFILE_ASK] = ("Each write_file and run_command call waits for the user's "
+	    "permission; a refused call returns \"denied by the user\"."),
+};
+
+static char *
+loop_system_prompt(const struct agent_config *cfg)
+{
+	struct buf b;
+
+	buf_init(&b, 0);
+	buf_printf(&b,
+	    "You are the taskdeck agent. You carry out the user's task in a workspace "
+	    "directory on their machine.\n"
+	    "- Workspace: %s. Every path you give a tool is relative to it; paths outside "
+	    "it are refused.\n"
+	    "- Tools: list_files, read_file, write_file, run_command (/bin/sh -c in the "
+	    "workspace), save_artifact.\n"
+	    "- The user receives only the files you save with save_artifact, after writing "
+	    "them.\n"
+	    "- When the task is done, answer with a short summary of what you did and which "
+	    "files you saved, without calling a tool.\n", cfg->workspace);
+	if (loop_profile_notes[cfg->profile][0] != '\0')
+		buf_printf(&b, "- %s\n", loop_profile_notes[cfg->profile]);
+	if (cfg->project_name != NULL)
+		buf_printf(&b, "\nProject: %s\n", cfg->project_name);
+	if (cfg->project_context != NULL && cfg->project_context[0] != '\0')
+		buf_printf(&b, "\nProject context:\n%s\n", cfg->project_context);
+	return buf_steal(&b);
+}
+
+static void
+loop_conversation(struct loop *l)
+{
+	char *system = loop_system_prompt(l->cfg);
+	const cJSON *h;
+
+	conv_init(&l->conv, system);
+	free(system);
+	cJSON_ArrayForEach(h, l->cfg->history) {
+		const char *prompt = json_get_string(h, "prompt");
+		const char *output = json_get_string(h, "output");
+
+		if (prompt == NULL)
+			continue;
+		conv_add_user(&l->conv, prompt);
+		conv_add_assistant(&l->conv, output && output[0] ? output : "(no output)", NULL, 0);
+	}
+	conv_add_user(&l->conv, l->cfg->prompt);
+}
+
+/* The provider's text: out to the service, within the output limit. */
+static void
+loop_text(void *ud, const char *delta, size_t len)
+{
+	struct loop *l = ud;
+	size_t room = AGENT_MAX_OUTPUT - sizeof LOOP_TRUNCATED - l->output.len;
+
+	if (!l->writing) {
+		host_progress(l->host, "writing", "The model is answering.");
+		l->writing = true;
+	}
+	if (l->output_full || len == 0)
+		return;
+	if (len > room) {
+		len = agent_utf8_cut(delta, room);
+		l->output_full = true;
+	}
+	buf_append(&l->output, delta, len);
+	host_output(l->host, delta, len);
+	if (l->output_full) {
+		buf_appends(&l->output, LOOP_TRUNCATED);
+		host_output(l->host, LOOP_TRUNCATED, strlen(LOOP_TRUNCATED));
+	}
+}
+
+/* The arguments as shown to the user: long strings cut. */
+static cJSON *
+loop_ask_input(const cJSON *args)
+{
+	cJSON *input = cJSON_Duplicate(args, true);
+	cJSON *v;
+
+	cJSON_ArrayForEach(v, input) {
+		size_t n;
+		char *cut, *shown;
+
+		if (!cJSON_IsString(v) || (n = strlen(v->valuestring)) <= LOOP_ASK_STRING_MAX)
+			continue;
+		cut = agent_utf8_prefix(v->valuestring, LOOP_ASK_STRING_MAX);
+		shown = xasprintf("%s… (%zu bytes in all)", cut, n);
+		cJSON_SetValuestring(v, shown);
+		free(cut);
+		free(shown);
+	}
+	return input;
+}
+
+/* AGENT_OK when allowed, AGENT_FAILED when refused, or AGENT_CANCELLED. */
+static int
+loop_ask(struct loop *l, const struct tool *t, const cJSON *args, const char *what)
+{
+	cJSON *params = cJSON_CreateObject();
+	cJSON *result = NULL;
+	struct agent_error err = { 0 };
+	const char *decision;
+	int rc;
+
+	cJSON_AddStringToObject(params, "tool", t->name);
+	cJSON_AddStringToObject(params, "summary", what);
+	cJSON_AddItemToObject(params, "input", loop_ask_input(args));
+	rc = host_request(l->host, "permission.ask", params, &result, &err);
+	if (rc == AGENT_OK) {
+		decision = json_get_string(result, "decision");
+		if (decision == NULL || strcmp(decision, "allow") != 0)
+			rc = AGENT_FAILED;
+	} else if (rc == AGENT_FAILED)
+		log_info("permission.ask failed: %s", err.message);
+	cJSON_Delete(result);
+	agent_error_clear(&err);
+	return rc;
+}
+
+/* Runs one tool call into res; AGENT_CANCELLED stops the run. */
+static int
+loop_exec(struct loop *l, const struct tool_call *call, const struct tool *t,
+    const cJSON *args, const char *what, struct tool_result *res, bool *denied)
+{
+	struct tool_ctx ctx = { .cfg = l->cfg, .host = l->host };
+	int rc;
+
+	*denied = false;
+	if (t == NULL) {
+		tool_result_fail(res, "there is no tool named \"%s\"", call->name);
+		return AGENT_OK;
+	}
+	if (!cJSON_IsObject(args)) {
+		tool_result_fail(res, "the arguments must be a JSON object");
+		return AGENT_OK;
+	}
+	if ((t->flags & TOOL_SIDE_EFFECT) && l->cfg->profile == PROFILE_READ_ONLY) {
+		tool_result_fail(res, "%s is denied by the read-only profile", t->name);
+		*denied = true;
+		return AGENT_OK;
+	}
+	if ((t->flags & TOOL_SIDE_EFFECT) && l->cfg->profile == PROFILE_ASK) {
+		rc = loop_ask(l, t, args, what);
+		if (rc == AGENT_CANCELLED)
+			return rc;
+		if (rc != AGENT_OK) {
+			tool_result_fail(res, "%s was denied by the user", t->name);
+			*denied = true;
+			return AGENT_OK;
+		}
+	}
+	return t->exec(&ctx, args, res);
+}
+
+/* Counts identical failing calls in a row; true when the model is stuck. */
+static bool
+loop_stuck(struct loop *l, const struct tool_call *call, bool failed)
+{
+	char *sig;
+
+	if (!failed) {
+		free(l->last_failure);
+		l->last_failure = NULL;
+		l->failures = 0;
+		return false;
+	}
+	sig = xasprintf("%s\n%s", call->name, call->arguments);
+	if (l->last_failure != NULL && strcmp(sig, l->last_failure) == 0) {
+		free(sig);
+		l->failures++;
+	} else {
+		free(l->last_failure);
+		l->last_failure = sig;
+		l->failures = 1;
+	}
+	return l->failures >= LOOP_REPEAT_LIMIT;
+}
+
+static int
+loop_call(struct loop *l, const struct tool_call *call)
+{
+	const struct tool *t = tools_find(call->name);
+	cJSON *args = json_parse(call->arguments, strlen(call->arguments));
+	struct tool_result res;
+	char what[512], *content;
+	bool denied;
+	int rc;
+
+	if (t != NULL)
+		t->describe(args, what, sizeof what);
+	else
+		snprintf(what, sizeof what, "%.200s", call->name);
+	what[agent_utf8_cut(what, strlen(what))] = '\0';	/* snprintf may cut a character */
+	host_progress(l->host, "tool", what);
+	host_tool(l->host, call->id, call->name, "started", what);
+	tool_result_init(&res);
+	rc = loop_exec(l, call, t, args, what, &res, &denied);
+	cJSON_Delete(args);
+	if (rc == AGENT_CANCELLED) {
+		host_tool(l->host, call->id, call->name, "failed", "cancelled");
+		tool_result_free(&res);
+		return rc;
+	}
+	host_tool(l->host, call->id, call->name,
+	    denied ? "denied" : res.failed ? "failed" : "completed", res.summary);
+	content = agent_utf8_clean(res.content.data ? res.content.data : "");
+	conv_add_tool_result(&l->conv, call->id, call->name, content, res.failed);
+	free(content);
+	if (loop_stuck(l, call, res.failed)) {
+		agent_error_set(&l->err, "tool_loop",
+		    "the model repeated the same failing %s call %d times", call->name,
+		    LOOP_REPEAT_LIMIT);
+		rc = AGENT_FAILED;
+	}
+	tool_result_free(&res);
+	return rc;
+}
+
+/* One model turn and its tool calls.  AGENT_OK with *done when the model finished. */
+static int
+loop_turn(struct loop *l, bool *done)
+{
+	struct provider_sink sink = { .text = loop_text, .ud = l };
+	struct turn t;
+	size_t ncalls, at;
+	int rc;
+
+	host_progress(l->host, "thinking", "Waiting for the model.");
+	l->writing = false;
+	turn_init(&t);
+	rc = l->prov->ops->turn(l->prov, &l->conv, l->tools, &sink, &t, &l->err);
+	l->in_tokens += t.input_tokens;
+	l->out_tokens += t.output_tokens;
+	if (t.input_tokens || t.output_tokens)
+		host_usage(l->host, l->in_tokens, l->out_tokens);
+	if (rc != AGENT_OK) {
+		turn_free(&t);
+		return rc;
+	}
+	ncalls = t.ncalls;
+	conv_add_assistant(&l->conv, t.text.data ? t.text.data : "", t.calls, t.ncalls);
+	at = l->conv.n - 1;
+	t.calls = NULL;
+	t.ncalls = 0;
+	turn_free(&t);
+	*done = ncalls == 0;
+	for (size_t i = 0; i < ncalls && rc == AGENT_OK; i++) {
+		/* Results grow the conversation (and may move it): copy the call. */
+		struct tool_call call = l->conv.msgs[at].calls[i];
+
+		rc = host_cancelled(l->host) ? AGENT_CANCELLED : loop_call(l, &call);
+	}
+	return rc;
+}
+
+static int
+loop_main(struct loop *l)
+{
+	int rc;
+
+	host_progress(l->host, "starting", "Starting the run.");
+	l->prov = provider_new(l->cfg, l->host);
+	if (l->prov->ops->open != NULL &&
+	    (rc = l->prov->ops->open(l->prov, &l->err)) != AGENT_OK)
+		return rc;
+	for (int turn = 0; turn < l->cfg->max_turns; turn++) {
+		bool done = false;
+
+		if (host_cancelled(l->host))
+			return AGENT_CANCELLED;
+		if ((rc = loop_turn(l, &done)) != AGENT_OK)
+			return rc;
+		if (done)
+			return AGENT_OK;
+	}
+	agent_error_set(&l->err, "max_turns", "the model did not finish within %d turns",
+	    l->cfg->max_turns);
+	return AGENT_FAILED;
+}
+
+int
+loop_run(const struct agent_config *cfg, struct host *host)
+{
+	struct loop l = { .cfg = cfg, .host = host };
+	static const char *const statuses[] = {
+		[-AGENT_OK] = "completed", [-AGENT_FAILED] = "failed", [-AGENT_CANCELLED] = "cancelled",
+	};
+	int rc;
+
+	buf_init(&l.output, 0);
+	l.tools = tools_definitions();
+	loop_conversation(&l);
+	rc = loop_main(&l);
+	if (host_cancelled(host))
+		rc = AGENT_CANCELLED;
+	if (!host_protocol_error(host)) {
+		host_progress(host, "finishing", "Finishing the run.");
+		host_finish(host, statuses[-rc], l.output.data ? l.output.data : "", &l.err,
+		    l.in_tokens, l.out_tokens);
+	}
+	if (rc == AGENT_FAILED)
+		log_info("run failed: %s: %s", l.err.code, l.err.message);
+	provider_free(l.prov);
+	conv_free(&l.conv);
+	cJSON_Delete(l.tools);
+	buf_free(&l.output);
+	free(l.last_failure);
+	agent_error_clear(&l.err);
+	return rc;
+}

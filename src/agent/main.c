@@ -1,0 +1,70 @@
+/*
+ * taskdeck-agent: runs one run for taskdeckd, speaking the host protocol on
+ * stdin and stdout (docs/host-protocol.md, docs/agent.md).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "agent.h"
+#include "host.h"
+#include "log.h"
+#include "loop.h"
+
+#define EXIT_PROTOCOL 3
+
+int
+main(int argc, char **argv)
+{
+	struct agent_config cfg;
+	struct host *host;
+	const cJSON *start;
+	char *why = NULL;
+
+	log_init("taskdeck-agent", stderr, getenv("TASKDECK_AGENT_DEBUG") ?
+	    LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+	if (argc > 1) {
+		if (strcmp(argv[1], "--version") == 0) {
+			printf("taskdeck-agent %s\n", TD_VERSION);
+			return 0;
+		}
+		fprintf(stderr, "usage: taskdeck-agent (started by taskdeckd; "
+		    "see docs/host-protocol.md)\n");
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		log_error("cannot initialise libcurl");
+		return 1;
+	}
+	host = host_open(STDIN_FILENO, STDOUT_FILENO);
+	start = host_wait_start(host);
+	if (start == NULL) {
+		host_close(host);
+		curl_global_cleanup();
+		return EXIT_PROTOCOL;
+	}
+	if (!agent_config_parse(&cfg, start, &why)) {
+		log_error("protocol error from the service: bad start line: %s", why);
+		free(why);
+		host_close(host);
+		curl_global_cleanup();
+		return EXIT_PROTOCOL;
+	}
+	log_info("run %s: provider %s, model %s, profile %s", cfg.run_id ? cfg.run_id : "?",
+	    cfg.provider_kind, cfg.model, agent_profile_name(cfg.profile));
+	loop_run(&cfg, host);
+	agent_config_free(&cfg);
+	if (host_protocol_error(host)) {
+		host_close(host);
+		curl_global_cleanup();
+		return EXIT_PROTOCOL;
+	}
+	host_close(host);
+	curl_global_cleanup();
+	return 0;
+}

@@ -1,0 +1,319 @@
+/*
+ * OpenAI Chat Completions with streaming and tool calls; any compatible
+ * server (Ollama, llama.cpp server, vLLM).  POST {baseUrl}/chat/completions.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "provider.h"
+#include "xalloc.h"
+
+/* A tool call being assembled from its fragments. */
+struct oa_call {
+	struct buf id;
+	struct buf name;
+	struct buf args;
+	bool used;
+};
+
+struct oa_stream {
+	const struct provider_sink *sink;
+	struct turn *out;
+	struct agent_error *err;
+	struct oa_call calls[TURN_MAX_CALLS];
+	int ncalls;		/* highest index used + 1 */
+	bool done;		/* [DONE] */
+	bool finished;		/* a finish_reason */
+};
+
+static cJSON *
+oa_message(const char *role, const char *content)
+{
+	cJSON *m = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(m, "role", role);
+	if (content != NULL)
+		cJSON_AddStringToObject(m, "content", content);
+	return m;
+}
+
+static cJSON *
+oa_assistant(const struct conv_message *m)
+{
+	cJSON *msg = oa_message("assistant", NULL);
+	cJSON *calls;
+
+	if (m->ncalls == 0 || m->text[0] != '\0')
+		cJSON_AddStringToObject(msg, "content", m->text);
+	else
+		cJSON_AddNullToObject(msg, "content");
+	if (m->ncalls == 0)
+		return msg;
+	calls = cJSON_AddArrayToObject(msg, "tool_calls");
+	for (size_t i = 0; i < m->ncalls; i++) {
+		cJSON *c = cJSON_CreateObject();
+		cJSON *fn = cJSON_AddObjectToObject(c, "function");
+
+		cJSON_AddStringToObject(c, "id", m->calls[i].id);
+		cJSON_AddStringToObject(c, "type", "function");
+		cJSON_AddStringToObject(fn, "name", m->calls[i].name);
+		cJSON_AddStringToObject(fn, "arguments", m->calls[i].arguments);
+		cJSON_AddItemToArray(calls, c);
+	}
+	return msg;
+}
+
+static char *
+oa_request(const struct provider *p, const struct conversation *conv, const cJSON *tools)
+{
+	cJSON *req = cJSON_CreateObject();
+	cJSON *msgs, *defs, *t;
+	char *body;
+
+	cJSON_AddStringToObject(req, "model", p->cfg->model);
+	cJSON_AddTrueToObject(req, "stream");
+	cJSON_AddTrueToObject(cJSON_AddObjectToObject(req, "stream_options"), "include_usage");
+	msgs = cJSON_AddArrayToObject(req, "messages");
+	cJSON_AddItemToArray(msgs, oa_message("system", conv->system));
+	for (size_t i = 0; i < conv->n; i++) {
+		const struct conv_message *m = &conv->msgs[i];
+		cJSON *msg;
+
+		if (m->role == CONV_USER)
+			msg = oa_message("user", m->text);
+		else if (m->role == CONV_ASSISTANT)
+			msg = oa_assistant(m);
+		else {
+			msg = oa_message("tool", m->text);
+			cJSON_AddStringToObject(msg, "tool_call_id", m->call_id);
+		}
+		cJSON_AddItemToArray(msgs, msg);
+	}
+	defs = cJSON_AddArrayToObject(req, "tools");
+	cJSON_ArrayForEach(t, tools) {
+		cJSON *d = cJSON_CreateObject();
+		cJSON *fn = cJSON_AddObjectToObject(d, "function");
+
+		cJSON_AddStringToObject(d, "type", "function");
+		cJSON_AddStringToObject(fn, "name", json_get_string(t, "name"));
+		cJSON_AddStringToObject(fn, "description", json_get_string(t, "description"));
+		cJSON_AddItemToObject(fn, "parameters",
+		    cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(t, "parameters"), true));
+		cJSON_AddItemToArray(defs, d);
+	}
+	body = json_print(req);
+	cJSON_Delete(req);
+	return body;
+}
+
+static int
+oa_fail(struct oa_stream *s, const char *code, const char *what)
+{
+	agent_error_set(s->err, code, "%s", what);
+	return 1;
+}
+
+static bool
+oa_append(struct buf *b, const cJSON *v)
+{
+	return !cJSON_IsString(v) || buf_appends(b, v->valuestring);
+}
+
+/*
+ * Ids and names come whole in the first fragment; some servers repeat them
+ * in every fragment, which must not double them.
+ */
+static bool
+oa_set(struct buf *b, const cJSON *v)
+{
+	if (!cJSON_IsString(v) || v->valuestring[0] == '\0' ||
+	    (b->data != NULL && strcmp(b->data, v->valuestring) == 0))
+		return true;
+	buf_reset(b);
+	return buf_appends(b, v->valuestring);
+}
+
+/*
+ * Some servers (older Ollama) send whole calls without an index: a new id
+ * starts a new call, anything else continues the last one.
+ */
+static int
+oa_guess_index(struct oa_stream *s, const cJSON *tc)
+{
+	const char *id = json_get_string(tc, "id");
+	const struct oa_call *last = s->ncalls > 0 ? &s->calls[s->ncalls - 1] : NULL;
+
+	if (last == NULL)
+		return 0;
+	if (id != NULL && id[0] != '\0' && (last->id.data == NULL || strcmp(last->id.data, id) != 0))
+		return s->ncalls;
+	return s->ncalls - 1;
+}
+
+static int
+oa_tool_delta(struct oa_stream *s, const cJSON *tc)
+{
+	const cJSON *idx = cJSON_GetObjectItemCaseSensitive(tc, "index");
+	const cJSON *fn = cJSON_GetObjectItemCaseSensitive(tc, "function");
+	struct oa_call *c;
+	int i;
+
+	if (idx == NULL)
+		i = oa_guess_index(s, tc);
+	else if (!cJSON_IsNumber(idx) || idx->valuedouble < 0)
+		i = -1;
+	else
+		i = idx->valuedouble < TURN_MAX_CALLS ? (int)idx->valuedouble : TURN_MAX_CALLS;
+	if (i < 0)
+		return oa_fail(s, "invalid_provider_response",
+		    "a tool call fragment has no valid index");
+	if (i >= TURN_MAX_CALLS)
+		return oa_fail(s, "invalid_provider_response",
+		    "the model made too many tool calls in one turn");
+	c = &s->calls[i];
+	if (!c->used) {
+		c->used = true;
+		buf_init(&c->id, 256);
+		buf_init(&c->name, 256);
+		buf_init(&c->args, AGENT_ARGS_MAX);
+		if (i + 1 > s->ncalls)
+			s->ncalls = i + 1;
+	}
+	if (!oa_set(&c->id, cJSON_GetObjectItemCaseSensitive(tc, "id")) ||
+	    !oa_set(&c->name, cJSON_GetObjectItemCaseSensitive(fn, "name")))
+		return oa_fail(s, "invalid_provider_response", "a tool call id or name is too long");
+	if (!oa_append(&c->args, cJSON_GetObjectItemCaseSensitive(fn, "arguments")))
+		return oa_fail(s, "invalid_provider_response",
+		    "the arguments of a tool call are larger than 1 MiB");
+	return 0;
+}
+
+static void
+oa_usage(struct oa_stream *s, const cJSON *usage)
+{
+	const cJSON *in = cJSON_GetObjectItemCaseSensitive(usage, "prompt_tokens");
+	const cJSON *out = cJSON_GetObjectItemCaseSensitive(usage, "completion_tokens");
+
+	if (cJSON_IsNumber(in))
+		s->out->input_tokens = (long)in->valuedouble;
+	if (cJSON_IsNumber(out))
+		s->out->output_tokens = (long)out->valuedouble;
+}
+
+/* One "data:" frame of the stream. */
+static int
+oa_event(const struct sse_event *ev, void *ud)
+{
+	struct oa_stream *s = ud;
+	cJSON *chunk;
+	const cJSON *e, *choice, *delta, *content, *tcs, *tc, *reason;
+	int rc = 0;
+
+	if (strcmp(ev->data, "[DONE]") == 0) {
+		s->done = true;
+		return 0;
+	}
+	chunk = json_parse(ev->data, ev->data_len);
+	if (!cJSON_IsObject(chunk)) {
+		cJSON_Delete(chunk);
+		return oa_fail(s, "invalid_provider_response",
+		    "the provider sent a stream frame that is not a JSON object");
+	}
+	e = cJSON_GetObjectItemCaseSensitive(chunk, "error");
+	if (e != NULL && !cJSON_IsNull(e)) {
+		const char *m = cJSON_IsString(e) ? e->valuestring : json_get_string(e, "message");
+
+		agent_error_set(s->err, "provider_error", "the provider reported an error: %.1000s",
+		    m ? m : "no details");
+		cJSON_Delete(chunk);
+		return 1;
+	}
+	if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(chunk, "usage")))
+		oa_usage(s, cJSON_GetObjectItemCaseSensitive(chunk, "usage"));
+	choice = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(chunk, "choices"), 0);
+	delta = cJSON_GetObjectItemCaseSensitive(choice, "delta");
+	content = cJSON_GetObjectItemCaseSensitive(delta, "content");
+	if (cJSON_IsString(content) && content->valuestring[0] != '\0') {
+		buf_appends(&s->out->text, content->valuestring);
+		s->sink->text(s->sink->ud, content->valuestring, strlen(content->valuestring));
+	}
+	tcs = cJSON_GetObjectItemCaseSensitive(delta, "tool_calls");
+	cJSON_ArrayForEach(tc, tcs) {
+		if ((rc = oa_tool_delta(s, tc)) != 0)
+			break;
+	}
+	reason = cJSON_GetObjectItemCaseSensitive(choice, "finish_reason");
+	if (cJSON_IsString(reason))
+		s->finished = true;
+	cJSON_Delete(chunk);
+	return rc;
+}
+
+/* Moves the assembled calls into the turn. */
+static int
+oa_finish_calls(struct oa_stream *s, struct turn *out, struct agent_error *err)
+{
+	for (int i = 0; i < s->ncalls; i++) {
+		struct oa_call *c = &s->calls[i];
+		char id[32], *args;
+
+		if (!c->used)
+			continue;
+		if (c->name.len == 0) {
+			agent_error_set(err, "invalid_provider_response",
+			    "tool call %d has no function name", i);
+			return AGENT_FAILED;
+		}
+		args = provider_call_args(c->args.data ? c->args.data : "", c->args.len);
+		if (args == NULL) {
+			agent_error_set(err, "invalid_provider_response",
+			    "the arguments of the %s call are not a JSON object", c->name.data);
+			return AGENT_FAILED;
+		}
+		snprintf(id, sizeof id, "call_%d", i);
+		turn_add_call(out, c->id.len ? c->id.data : id, c->name.data, args);
+		free(args);
+	}
+	return AGENT_OK;
+}
+
+static int
+oa_turn(struct provider *p, const struct conversation *conv, const cJSON *tools,
+    const struct provider_sink *sink, struct turn *out, struct agent_error *err)
+{
+	struct oa_stream s = { .sink = sink, .out = out, .err = err };
+	char *url = provider_url(p->cfg->base_url, "/chat/completions");
+	char *body = oa_request(p, conv, tools);
+	char *auth = p->cfg->api_key ? xasprintf("Authorization: Bearer %s", p->cfg->api_key) : NULL;
+	const char *headers[] = { "Content-Type: application/json", "Accept: text/event-stream",
+	    auth, NULL };
+	int rc;
+
+	rc = provider_post(p, url, headers, body, oa_event, &s, err);
+	if (rc == AGENT_OK && !s.done && !s.finished) {
+		agent_error_set(err, "invalid_provider_response",
+		    "the provider's stream ended before the answer was complete");
+		rc = AGENT_FAILED;
+	}
+	if (rc == AGENT_OK)
+		rc = oa_finish_calls(&s, out, err);
+	for (int i = 0; i < s.ncalls; i++) {
+		buf_free(&s.calls[i].id);
+		buf_free(&s.calls[i].name);
+		buf_free(&s.calls[i].args);
+	}
+	if (auth != NULL) {
+		explicit_bzero(auth, strlen(auth));
+		free(auth);
+	}
+	free(body);
+	free(url);
+	return rc;
+}
+
+const struct provider_ops provider_openai_ops = {
+	.kind = "openai",
+	.turn = oa_turn,
+};

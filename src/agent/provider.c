@@ -1,0 +1,78 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "provider.h"
+#include "xalloc.h"
+
+static const struct provider_ops *const provider_kinds[] = {
+	&provider_replay_ops,
+	&provider_openai_ops,
+	&provider_anthropic_ops,
+};
+
+struct provider *
+provider_new(const struct agent_config *cfg, struct host *host)
+{
+	for (size_t i = 0; i < sizeof provider_kinds / sizeof *provider_kinds; i++) {
+		struct provider *p;
+
+		if (strcmp(provider_kinds[i]->kind, cfg->provider_kind) != 0)
+			continue;
+		p = xcalloc(1, sizeof *p);
+		p->ops = provider_kinds[i];
+		p->cfg = cfg;
+		p->host = host;
+		return p;
+	}
+	return NULL;
+}
+
+void
+provider_free(struct provider *p)
+{
+	if (p == NULL)
+		return;
+	if (p->ops->close != NULL)
+		p->ops->close(p);
+	free(p);
+}
+
+void
+turn_init(struct turn *t)
+{
+	memset(t, 0, sizeof *t);
+	buf_init(&t->text, 0);
+}
+
+void
+turn_free(struct turn *t)
+{
+	buf_free(&t->text);
+	tool_calls_free(t->calls, t->ncalls);
+	t->calls = NULL;
+	t->ncalls = 0;
+}
+
+void
+turn_add_call(struct turn *t, const char *id, const char *name, const char *args)
+{
+	struct tool_call *c;
+
+	t->calls = xrealloc(t->calls, (t->ncalls + 1) * sizeof *t->calls);
+	c = &t->calls[t->ncalls++];
+	c->id = xstrdup(id);
+	c->name = xstrdup(name);
+	c->arguments = xstrdup(args);
+}
+
+void
+provider_redact(char *s, const char *secret)
+{
+	size_t n;
+	char *at;
+
+	if (s == NULL || secret == NULL || (n = strlen(secret)) < 4)
+		return;
+	while ((at = strstr(s, secret)) != NULL)
+		memset(at, '*', n);
+}

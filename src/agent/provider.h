@@ -1,0 +1,87 @@
+/*
+ * Model providers.  A provider takes the conversation and the tool
+ * definitions, streams the model's text through the sink as it comes, and
+ * returns the whole turn: text, tool calls and token usage.  Each kind is a
+ * table entry (provider.c).
+ */
+#ifndef TD_AGENT_PROVIDER_H
+#define TD_AGENT_PROVIDER_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "agent.h"
+#include "buf.h"
+#include "conv.h"
+#include "sse.h"
+
+struct host;
+
+/* Receives text deltas as they arrive. */
+struct provider_sink {
+	void (*text)(void *ud, const char *delta, size_t len);
+	void *ud;
+};
+
+/* One model answer; the loop takes calls from it (turn_free frees the rest). */
+struct turn {
+	struct buf text;
+	struct tool_call *calls;
+	size_t ncalls;
+	long input_tokens;
+	long output_tokens;
+};
+
+struct provider;
+
+struct provider_ops {
+	const char *kind;
+	/* Prepares state (the replay provider loads its transcript). */
+	int (*open)(struct provider *p, struct agent_error *err);
+	/* One model turn: AGENT_OK, AGENT_FAILED (err set) or AGENT_CANCELLED. */
+	int (*turn)(struct provider *p, const struct conversation *conv,
+	    const cJSON *tools, const struct provider_sink *sink, struct turn *out,
+	    struct agent_error *err);
+	void (*close)(struct provider *p);
+};
+
+struct provider {
+	const struct provider_ops *ops;
+	const struct agent_config *cfg;
+	struct host *host;
+	void *state;
+};
+
+/* NULL when kind is unknown. */
+struct provider *provider_new(const struct agent_config *cfg, struct host *host);
+void provider_free(struct provider *p);
+
+void turn_init(struct turn *t);
+void turn_free(struct turn *t);
+/* Appends a tool call (strings copied); at most TURN_MAX_CALLS per turn. */
+#define TURN_MAX_CALLS 64
+void turn_add_call(struct turn *t, const char *id, const char *name, const char *args);
+
+/* Replaces every occurrence of secret in s (in place, same length) with '*'. */
+void provider_redact(char *s, const char *secret);
+
+/*
+ * For the HTTP providers (provider-http.c): POSTs body to url and feeds the
+ * event stream of the answer to on_event (which sets err and returns
+ * non-zero to stop).  Maps every other outcome to an agent error:
+ * provider_unreachable, provider_error (HTTP 4xx/5xx, with the provider's
+ * message, the API key masked) or invalid_provider_response.
+ */
+int provider_post(struct provider *p, const char *url, const char *const *headers,
+    const char *body, sse_event_fn on_event, void *ud, struct agent_error *err);
+/* base_url without its trailing slashes, then path. */
+char *provider_url(const char *base_url, const char *path);
+/* Parses a finished tool call's arguments: "" is {}; else must be a JSON object. */
+char *provider_call_args(const char *text, size_t len);
+
+extern const struct provider_ops provider_replay_ops;
+extern const struct provider_ops provider_openai_ops;
+extern const struct provider_ops provider_anthropic_ops;
+
+#endif

@@ -1,0 +1,258 @@
+/* run_command: /bin/sh -c in the workspace, in its own process group. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "host.h"
+#include "json.h"
+#include "timeutil.h"
+#include "tools.h"
+#include "xalloc.h"
+
+#define COMMAND_MAX 65536
+
+extern char **environ;
+
+/* The variables a command keeps unless the profile is full-access. */
+static const char *const command_env_keep[] = {
+	"PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR",
+};
+
+struct command_env {
+	char **vars;		/* NULL-terminated */
+	bool owned;
+};
+
+static void
+command_env_make(struct command_env *env, bool full)
+{
+	size_t n = 0, max = sizeof command_env_keep / sizeof *command_env_keep;
+
+	if (full) {
+		env->vars = environ;
+		env->owned = false;
+		return;
+	}
+	env->vars = xcalloc(max + 2, sizeof *env->vars);
+	env->owned = true;
+	for (size_t i = 0; i < max; i++) {
+		const char *v = getenv(command_env_keep[i]);
+
+		if (v != NULL)
+			env->vars[n++] = xasprintf("%s=%s", command_env_keep[i], v);
+	}
+	if (getenv("PATH") == NULL)
+		env->vars[n++] = xstrdup("PATH=/usr/local/bin:/usr/bin:/bin");
+}
+
+static void
+command_env_free(struct command_env *env)
+{
+	if (!env->owned)
+		return;
+	for (char **v = env->vars; *v; v++)
+		free(*v);
+	free(env->vars);
+}
+
+/* In the child: only async-signal-safe calls until exec. */
+static void __attribute__((noreturn))
+command_child(const char *dir, int out, const char *command, char **env)
+{
+	char *const argv[] = { "sh", "-c", (char *)command, NULL };
+	sigset_t none;
+	int null = open("/dev/null", O_RDONLY);
+
+	setpgid(0, 0);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	if (null < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0 ||
+	    chdir(dir) != 0)
+		_exit(126);
+	close_range(3, ~0U, 0);
+	execve("/bin/sh", argv, env);
+	_exit(127);
+}
+
+struct command_run {
+	pid_t pid;
+	int fd;			/* read end of the output pipe; -1 after EOF */
+	struct buf out;		/* the first max bytes */
+	size_t max;
+	long long dropped;	/* bytes past max */
+	bool exited;
+	int status;
+};
+
+static void
+command_read(struct command_run *r)
+{
+	char chunk[16384];
+
+	for (;;) {
+		ssize_t n = read(r->fd, chunk, sizeof chunk);
+		size_t keep;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n <= 0) {
+			close(r->fd);
+			r->fd = -1;
+			return;
+		}
+		keep = r->out.len < r->max ? r->max - r->out.len : 0;
+		if (keep > (size_t)n)
+			keep = (size_t)n;
+		buf_append(&r->out, chunk, keep);
+		r->dropped += n - (ssize_t)keep;
+	}
+}
+
+/* Kills the whole group and collects the shell. */
+static void
+command_kill(struct command_run *r)
+{
+	killpg(r->pid, SIGKILL);
+	if (!r->exited) {
+		while (waitpid(r->pid, &r->status, 0) < 0 && errno == EINTR)
+			;
+		r->exited = true;
+	}
+}
+
+/* Reads what the killed group left in the pipe, for at most a second. */
+static void
+command_drain(struct command_run *r)
+{
+	int64_t end = td_mono_ms() + 1000;
+
+	while (r->fd >= 0) {
+		struct pollfd pfd = { .fd = r->fd, .events = POLLIN };
+		int64_t left = end - td_mono_ms();
+
+		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
+			break;
+		command_read(r);
+	}
+	if (r->fd >= 0) {
+		close(r->fd);
+		r->fd = -1;
+	}
+}
+
+enum command_end { COMMAND_EXITED, COMMAND_TIMEOUT, COMMAND_CANCELLED };
+
+static enum command_end
+command_wait(struct host *host, struct command_run *r, long timeout_ms)
+{
+	int64_t deadline = td_mono_ms() + timeout_ms;
+
+	for (;;) {
+		struct pollfd pfd[2] = {
+			{ .fd = host_cancel_fd(host), .events = POLLIN },
+			{ .fd = r->fd, .events = POLLIN },
+		};
+		int64_t left = deadline - td_mono_ms();
+
+		if (host_cancelled(host))
+			return COMMAND_CANCELLED;
+		if (waitpid(r->pid, &r->status, WNOHANG) == r->pid) {
+			r->exited = true;
+			return COMMAND_EXITED;
+		}
+		if (left <= 0)
+			return COMMAND_TIMEOUT;
+		/* The shell's exit is noticed by waitpid: poll in short steps. */
+		if (poll(pfd, r->fd >= 0 ? 2 : 1, left > 50 ? 50 : (int)left) > 0 &&
+		    r->fd >= 0 && pfd[1].revents)
+			command_read(r);
+	}
+}
+
+static void
+command_report(struct command_run *r, const char *command, enum command_end end,
+    long timeout_ms, int64_t ms, struct tool_result *res)
+{
+	char status[64];
+
+	if (end == COMMAND_TIMEOUT)
+		snprintf(status, sizeof status, "timed out after %ld ms; killed", timeout_ms);
+	else if (WIFEXITED(r->status))
+		snprintf(status, sizeof status, "exit status %d", WEXITSTATUS(r->status));
+	else
+		snprintf(status, sizeof status, "killed by signal %d", WTERMSIG(r->status));
+	buf_printf(&res->content, "$ %s\n%s\n", command, status);
+	agent_utf8_append(&res->content, r->out.data ? r->out.data : "", r->out.len);
+	if (r->dropped > 0)
+		buf_printf(&res->content, "\n[output truncated: %lld more bytes]\n", r->dropped);
+	res->failed = end == COMMAND_TIMEOUT || !WIFEXITED(r->status) ||
+	    WEXITSTATUS(r->status) != 0;
+	tool_result_summary(res, "%s in %.1f s", status, (double)ms / 1000);
+}
+
+int
+tool_run_command(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
+{
+	const char *command = json_get_string(args, "command");
+	struct command_run r = { .fd = -1, .max = ctx->cfg->max_tool_output };
+	struct command_env env;
+	enum command_end end;
+	int64_t started;
+	int pipefd[2];
+
+	if (command == NULL || command[0] == '\0' || strlen(command) > COMMAND_MAX) {
+		tool_result_fail(res, "the argument \"command\" must be a non-empty string "
+		    "of at most %d bytes", COMMAND_MAX);
+		return AGENT_OK;
+	}
+	if (pipe2(pipefd, O_CLOEXEC) != 0) {
+		tool_result_fail(res, "cannot run the command: %s", strerror(errno));
+		return AGENT_OK;
+	}
+	command_env_make(&env, ctx->cfg->profile == PROFILE_FULL_ACCESS);
+	started = td_mono_ms();
+	r.pid = fork();
+	if (r.pid == 0)
+		command_child(ctx->cfg->workspace, pipefd[1], command, env.vars);
+	close(pipefd[1]);
+	command_env_free(&env);
+	if (r.pid < 0) {
+		close(pipefd[0]);
+		tool_result_fail(res, "cannot run the command: %s", strerror(errno));
+		return AGENT_OK;
+	}
+	setpgid(r.pid, r.pid);
+	r.fd = pipefd[0];
+	fcntl(r.fd, F_SETFL, O_NONBLOCK);
+	buf_init(&r.out, 0);
+
+	end = command_wait(ctx->host, &r, ctx->cfg->command_timeout_ms);
+	/* Nothing the command started outlives it: the group goes too. */
+	command_kill(&r);
+	command_drain(&r);
+	if (end == COMMAND_CANCELLED) {
+		tool_result_summary(res, "cancelled");
+		res->failed = true;
+	} else
+		command_report(&r, command, end, ctx->cfg->command_timeout_ms,
+		    td_mono_ms() - started, res);
+	buf_free(&r.out);
+	return end == COMMAND_CANCELLED ? AGENT_CANCELLED : AGENT_OK;
+}
+
+void
+tool_describe_command(const cJSON *args, char *out, size_t len)
+{
+	const char *c = json_get_string(args, "command");
+
+	snprintf(out, len, "run: %s", c ? c : "");
+}

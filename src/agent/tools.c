@@ -1,0 +1,529 @@
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "host.h"
+#include "json.h"
+#include "tools.h"
+#include "workspace.h"
+#include "xalloc.h"
+
+#define LIST_MAX_ENTRIES 1000
+#define LIST_MAX_DEPTH 16
+
+void
+tool_result_init(struct tool_result *res)
+{
+	buf_init(&res->content, 0);
+	res->failed = false;
+	res->summary[0] = '\0';
+}
+
+void
+tool_result_free(struct tool_result *res)
+{
+	buf_free(&res->content);
+}
+
+static void __attribute__((format(printf, 2, 0)))
+tool_vsummary(struct tool_result *res, const char *fmt, va_list ap)
+{
+	char tmp[1024];
+	char *cut;
+
+	vsnprintf(tmp, sizeof tmp, fmt, ap);
+	cut = agent_utf8_prefix(tmp, AGENT_SUMMARY_MAX);
+	snprintf(res->summary, sizeof res->summary, "%s", cut);
+	free(cut);
+}
+
+void
+tool_result_summary(struct tool_result *res, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	tool_vsummary(res, fmt, ap);
+	va_end(ap);
+}
+
+void
+tool_result_fail(struct tool_result *res, const char *fmt, ...)
+{
+	va_list ap;
+	char *m;
+
+	va_start(ap, fmt);
+	if (vasprintf(&m, fmt, ap) < 0)
+		m = xstrdup("the tool failed");
+	va_end(ap);
+	res->failed = true;
+	buf_reset(&res->content);
+	buf_appends(&res->content, "error: ");
+	buf_appends(&res->content, m);
+	tool_result_summary(res, "%s", m);
+	free(m);
+}
+
+static void
+format_size(char *out, size_t len, long long n)
+{
+	if (n < 1024)
+		snprintf(out, len, "%lld B", n);
+	else if (n < 1024 * 1024)
+		snprintf(out, len, "%.1f KB", (double)n / 1024);
+	else if (n < 1024LL * 1024 * 1024)
+		snprintf(out, len, "%.1f MB", (double)n / (1024 * 1024));
+	else
+		snprintf(out, len, "%.1f GB", (double)n / (1024.0 * 1024 * 1024));
+}
+
+/* args.path resolved in the workspace, or a failure in res. */
+static bool
+tool_path(const struct tool_ctx *ctx, const cJSON *args, const char *def,
+    struct workspace_path *wp, struct tool_result *res)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, "path");
+	char *why;
+
+	if (v == NULL && def != NULL) {
+		if (workspace_resolve(ctx->cfg->workspace, def, wp, &why))
+			return true;
+	} else if (!cJSON_IsString(v)) {
+		tool_result_fail(res, "the argument \"path\" must be a string");
+		return false;
+	} else if (workspace_resolve(ctx->cfg->workspace, v->valuestring, wp, &why))
+		return true;
+	tool_result_fail(res, "%s", why);
+	free(why);
+	return false;
+}
+
+static void
+describe_path(const char *verb, const cJSON *args, char *out, size_t len)
+{
+	const char *p = json_get_string(args, "path");
+
+	snprintf(out, len, "%s %s", verb, p ? p : ".");
+}
+
+/* list_files */
+
+struct lister {
+	struct buf *out;
+	size_t count;
+	size_t max_bytes;
+	bool truncated;
+};
+
+static int
+cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char **
+dir_names(const char *abs, size_t *n, int *err)
+{
+	DIR *d = opendir(abs);
+	struct dirent *e;
+	char **names = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	if (d == NULL) {
+		*err = errno;
+		return NULL;
+	}
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 32;
+			names = xrealloc(names, cap * sizeof *names);
+		}
+		names[(*n)++] = xstrdup(e->d_name);
+	}
+	closedir(d);
+	if (*n > 0)
+		qsort(names, *n, sizeof *names, cmp_names);
+	return names;
+}
+
+static void
+list_dir(struct lister *l, const char *abs, const char *prefix, bool recursive, int depth)
+{
+	size_t n;
+	int err = 0;
+	char **names = dir_names(abs, &n, &err);
+
+	for (size_t i = 0; i < n; i++) {
+		char *path = xasprintf("%s/%s", abs, names[i]);
+		char *shown = xasprintf("%s%s", prefix, names[i]);
+		char size[32];
+		struct stat st;
+
+		if (l->truncated || l->count >= LIST_MAX_ENTRIES || l->out->len >= l->max_bytes) {
+			l->truncated = true;
+		} else if (lstat(path, &st) != 0) {
+			buf_printf(l->out, "%s (unreadable)\n", shown);
+			l->count++;
+		} else if (S_ISDIR(st.st_mode)) {
+			buf_printf(l->out, "%s/\n", shown);
+			l->count++;
+			if (recursive && depth < LIST_MAX_DEPTH) {
+				char *sub = xasprintf("%s/", shown);
+
+				list_dir(l, path, sub, recursive, depth + 1);
+				free(sub);
+			}
+		} else if (S_ISLNK(st.st_mode)) {
+			buf_printf(l->out, "%s (symbolic link)\n", shown);
+			l->count++;
+		} else {
+			format_size(size, sizeof size, (long long)st.st_size);
+			buf_printf(l->out, "%s (%s)\n", shown, size);
+			l->count++;
+		}
+		free(path);
+		free(shown);
+		free(names[i]);
+	}
+	free(names);
+}
+
+static int
+tool_list_files(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
+{
+	const cJSON *rec = cJSON_GetObjectItemCaseSensitive(args, "recursive");
+	struct workspace_path wp;
+	struct lister l = { .max_bytes = ctx->cfg->max_tool_output };
+	struct stat st;
+	struct buf listing;
+
+	if (!tool_path(ctx, args, ".", &wp, res))
+		return AGENT_OK;
+	if (stat(wp.abs, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		tool_result_fail(res, "%s: not a directory", wp.rel);
+		workspace_path_free(&wp);
+		return AGENT_OK;
+	}
+	buf_init(&listing, 0);
+	l.out = &listing;
+	list_dir(&l, wp.abs, "", cJSON_IsTrue(rec), 0);
+	agent_utf8_append(&res->content, listing.data ? listing.data : "", listing.len);
+	buf_free(&listing);
+	if (l.count == 0)
+		buf_appends(&res->content, "(empty directory)\n");
+	if (l.truncated)
+		buf_printf(&res->content, "[listing truncated after %zu entries]\n", l.count);
+	tool_result_summary(res, "%zu entries in %s%s", l.count, wp.rel,
+	    l.truncated ? " (truncated)" : "");
+	workspace_path_free(&wp);
+	return AGENT_OK;
+}
+
+/* read_file */
+
+static int
+tool_read_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
+{
+	struct workspace_path wp;
+	struct stat st;
+	size_t max = ctx->cfg->max_tool_output, got = 0;
+	char *data;
+	char size[32];
+	int fd;
+
+	if (!tool_path(ctx, args, NULL, &wp, res))
+		return AGENT_OK;
+	fd = open(wp.abs, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		tool_result_fail(res, "%s: %s", wp.rel, fd < 0 ? strerror(errno) :
+		    "not a regular file");
+		if (fd >= 0)
+			close(fd);
+		workspace_path_free(&wp);
+		return AGENT_OK;
+	}
+	data = xmalloc(max);
+	while (got < max) {
+		ssize_t n = read(fd, data + got, max - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	agent_utf8_append(&res->content, data, got);
+	free(data);
+	format_size(size, sizeof size, (long long)st.st_size);
+	if ((long long)got < (long long)st.st_size)
+		buf_printf(&res->content, "\n[truncated: showed the first %zu of %lld bytes]\n",
+		    got, (long long)st.st_size);
+	tool_result_summary(res, "read %s (%s)", wp.rel, size);
+	workspace_path_free(&wp);
+	return AGENT_OK;
+}
+
+/* write_file */
+
+static bool
+write_all(int fd, const char *s, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, s, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		s += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+static int
+tool_write_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
+{
+	const cJSON *content = cJSON_GetObjectItemCaseSensitive(args, "content");
+	struct workspace_path wp;
+	struct stat st;
+	char *dir, *slash;
+	char size[32];
+	size_t len;
+	int fd;
+
+	if (!cJSON_IsString(content)) {
+		tool_result_fail(res, "the argument \"content\" must be a string");
+		return AGENT_OK;
+	}
+	if (!tool_path(ctx, args, NULL, &wp, res))
+		return AGENT_OK;
+	if (strcmp(wp.rel, ".") == 0) {
+		tool_result_fail(res, "the workspace root is a directory, not a file");
+		workspace_path_free(&wp);
+		return AGENT_OK;
+	}
+	dir = xstrdup(wp.rel);
+	slash = strrchr(dir, '/');
+	if (slash != NULL) {
+		*slash = '\0';
+		if (!workspace_mkdirs(ctx->cfg->workspace, dir)) {
+			tool_result_fail(res, "%s: cannot create the directory: %s", dir,
+			    strerror(errno));
+			free(dir);
+			workspace_path_free(&wp);
+			return AGENT_OK;
+		}
+	}
+	free(dir);
+	/* O_NONBLOCK: a FIFO without a reader fails instead of blocking the run. */
+	fd = open(wp.abs, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
+	    0644);
+	len = strlen(content->valuestring);
+	if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+		close(fd);
+		fd = -1;
+		errno = EINVAL;
+	}
+	if (fd < 0 || !write_all(fd, content->valuestring, len)) {
+		tool_result_fail(res, "%s: %s", wp.rel, errno == ELOOP ?
+		    "is a symbolic link; refusing to follow it" : errno == EINVAL ?
+		    "not a regular file" : strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		workspace_path_free(&wp);
+		return AGENT_OK;
+	}
+	if (close(fd) != 0) {
+		tool_result_fail(res, "%s: %s", wp.rel, strerror(errno));
+		workspace_path_free(&wp);
+		return AGENT_OK;
+	}
+	format_size(size, sizeof size, (long long)len);
+	buf_printf(&res->content, "wrote %zu bytes to %s", len, wp.rel);
+	tool_result_summary(res, "wrote %s (%s)", wp.rel, size);
+	workspace_path_free(&wp);
+	return AGENT_OK;
+}
+
+static void
+describe_write(const cJSON *args, char *out, size_t len)
+{
+	describe_path("write", args, out, len);
+}
+
+static void
+describe_read(const cJSON *args, char *out, size_t len)
+{
+	describe_path("read", args, out, len);
+}
+
+static void
+describe_list(const cJSON *args, char *out, size_t len)
+{
+	describe_path("list", args, out, len);
+}
+
+static void
+describe_save(const cJSON *args, char *out, size_t len)
+{
+	describe_path("save", args, out, len);
+}
+
+/* save_artifact */
+
+static const struct {
+	const char *ext;
+	const char *type;
+} media_types[] = {
+	{ ".md", "text/markdown" }, { ".txt", "text/plain" }, { ".csv", "text/csv" },
+	{ ".json", "application/json" }, { ".html", "text/html" }, { ".htm", "text/html" },
+	{ ".xml", "application/xml" }, { ".yaml", "application/yaml" },
+	{ ".yml", "application/yaml" }, { ".pdf", "application/pdf" },
+	{ ".png", "image/png" }, { ".jpg", "image/jpeg" }, { ".jpeg", "image/jpeg" },
+	{ ".svg", "image/svg+xml" }, { ".zip", "application/zip" },
+	{ ".tar", "application/x-tar" }, { ".gz", "application/gzip" },
+	{ ".c", "text/x-c" }, { ".h", "text/x-c" }, { ".py", "text/x-python" },
+	{ ".js", "text/javascript" }, { ".sh", "application/x-sh" },
+};
+
+static const char *
+media_type(const char *path)
+{
+	const char *dot = strrchr(path, '.');
+
+	if (dot == NULL || strchr(dot, '/') != NULL)
+		return NULL;
+	for (size_t i = 0; i < sizeof media_types / sizeof *media_types; i++) {
+		if (strcasecmp(dot, media_types[i].ext) == 0)
+			return media_types[i].type;
+	}
+	return NULL;
+}
+
+static int
+tool_save_artifact(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
+{
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(args, "name");
+	struct workspace_path wp;
+	struct agent_error err = { 0 };
+	cJSON *params, *result = NULL;
+	const cJSON *art;
+	const char *type;
+	struct stat st;
+	int rc;
+
+	if (name != NULL && !cJSON_IsNull(name) && (!cJSON_IsString(name) ||
+	    name->valuestring[0] == '\0' || strlen(name->valuestring) > 255 ||
+	    strchr(name->valuestring, '/') != NULL)) {
+		tool_result_fail(res, "the argument \"name\" must be a file name without \"/\"");
+		return AGENT_OK;
+	}
+	if (!tool_path(ctx, args, NULL, &wp, res))
+		return AGENT_OK;
+	if (lstat(wp.abs, &st) != 0 || !S_ISREG(st.st_mode)) {
+		tool_result_fail(res, "%s: %s", wp.rel, access(wp.abs, F_OK) != 0 ?
+		    "no such file" : "not a regular file");
+		workspace_path_free(&wp);
+		return AGENT_OK;
+	}
+	params = cJSON_CreateObject();
+	cJSON_AddStringToObject(params, "path", wp.rel);
+	if (cJSON_IsString(name))
+		cJSON_AddStringToObject(params, "name", name->valuestring);
+	if ((type = media_type(wp.rel)) != NULL)
+		cJSON_AddStringToObject(params, "mediaType", type);
+	rc = host_request(ctx->host, "artifact.save", params, &result, &err);
+	if (rc == AGENT_FAILED)
+		tool_result_fail(res, "%s: the artifact was not saved: %s", wp.rel, err.message);
+	else if (rc == AGENT_OK) {
+		art = cJSON_GetObjectItemCaseSensitive(result, "artifact");
+		buf_printf(&res->content, "saved %s as artifact %s (id %s, version %s, %.0f bytes)",
+		    wp.rel, json_get_string(art, "name") ? json_get_string(art, "name") : wp.rel,
+		    json_get_string(art, "id") ? json_get_string(art, "id") : "?",
+		    json_get_string(art, "version") ? json_get_string(art, "version") : "?",
+		    (double)st.st_size);
+		tool_result_summary(res, "saved %s", wp.rel);
+	}
+	cJSON_Delete(result);
+	agent_error_clear(&err);
+	workspace_path_free(&wp);
+	return rc == AGENT_CANCELLED ? AGENT_CANCELLED : AGENT_OK;
+}
+
+static const struct tool tools[] = {
+	{ "list_files",
+	  "List the files and directories at a path of the workspace (default: its root). "
+	  "Directories end with \"/\"; files show their size.",
+	  "{\"type\":\"object\",\"properties\":{"
+	  "\"path\":{\"type\":\"string\",\"description\":\"Directory, relative to the workspace\"},"
+	  "\"recursive\":{\"type\":\"boolean\",\"description\":\"Also list subdirectories\"}},"
+	  "\"additionalProperties\":false}",
+	  0, tool_list_files, describe_list },
+	{ "read_file",
+	  "Read a text file of the workspace. Long files are cut at the output limit.",
+	  "{\"type\":\"object\",\"properties\":{"
+	  "\"path\":{\"type\":\"string\",\"description\":\"File, relative to the workspace\"}},"
+	  "\"required\":[\"path\"],\"additionalProperties\":false}",
+	  0, tool_read_file, describe_read },
+	{ "write_file",
+	  "Create or replace a file of the workspace with the given content. "
+	  "Missing parent directories are created.",
+	  "{\"type\":\"object\",\"properties\":{"
+	  "\"path\":{\"type\":\"string\",\"description\":\"File, relative to the workspace\"},"
+	  "\"content\":{\"type\":\"string\",\"description\":\"The whole new content\"}},"
+	  "\"required\":[\"path\",\"content\"],\"additionalProperties\":false}",
+	  TOOL_SIDE_EFFECT, tool_write_file, describe_write },
+	{ "run_command",
+	  "Run a shell command (/bin/sh -c) in the workspace and return its exit status "
+	  "and its output (stdout and stderr together, cut at the output limit).",
+	  "{\"type\":\"object\",\"properties\":{"
+	  "\"command\":{\"type\":\"string\",\"description\":\"The command line\"}},"
+	  "\"required\":[\"command\"],\"additionalProperties\":false}",
+	  TOOL_SIDE_EFFECT, tool_run_command, tool_describe_command },
+	{ "save_artifact",
+	  "Save a file of the workspace as an artifact of the run, so that the user can "
+	  "download it. Only saved files are delivered.",
+	  "{\"type\":\"object\",\"properties\":{"
+	  "\"path\":{\"type\":\"string\",\"description\":\"File, relative to the workspace\"},"
+	  "\"name\":{\"type\":\"string\",\"description\":\"Name shown to the user (default: the file name)\"}},"
+	  "\"required\":[\"path\"],\"additionalProperties\":false}",
+	  0, tool_save_artifact, describe_save },
+};
+
+const struct tool *
+tools_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof tools / sizeof *tools; i++) {
+		if (strcmp(tools[i].name, name) == 0)
+			return &tools[i];
+	}
+	return NULL;
+}
+
+cJSON *
+tools_definitions(void)
+{
+	cJSON *arr = cJSON_CreateArray();
+
+	for (size_t i = 0; i < sizeof tools / sizeof *tools; i++) {
+		cJSON *t = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(t, "name", tools[i].name);
+		cJSON_AddStringToObject(t, "description", tools[i].description);
+		cJSON_AddItemToObject(t, "parameters", cJSON_Parse(tools[i].schema));
+		cJSON_AddItemToArray(arr, t);
+	}
+	return arr;
+}

@@ -1,0 +1,387 @@
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "fake-provider.h"
+#include "xalloc.h"
+
+#define FAKE_MAX_REQUESTS 32
+
+struct fake_provider {
+	struct MHD_Daemon *daemon;
+	int port;
+	const struct fake_reply *replies;
+	size_t nreplies;
+	pthread_mutex_t mu;
+	struct fake_request requests[FAKE_MAX_REQUESTS];
+	size_t nrequests;
+};
+
+/* One connection's upload, then its reply. */
+struct fake_conn {
+	struct buf body;
+};
+
+struct fake_stream {
+	const struct fake_reply *reply;
+	size_t len;
+};
+
+static ssize_t
+fake_read(void *cls, uint64_t pos, char *out, size_t max)
+{
+	struct fake_stream *s = cls;
+	size_t n;
+
+	if (pos >= s->len)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	if (pos > 0 && s->reply->chunk_delay_us > 0)
+		usleep((useconds_t)s->reply->chunk_delay_us);
+	n = s->len - (size_t)pos;
+	if (s->reply->chunk > 0 && n > s->reply->chunk)
+		n = s->reply->chunk;
+	if (n > max)
+		n = max;
+	memcpy(out, s->reply->body + pos, n);
+	return (ssize_t)n;
+}
+
+static char *
+fake_header(struct MHD_Connection *conn, const char *name)
+{
+	return xstrdup_or_null(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name));
+}
+
+static enum MHD_Result
+fake_handle(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+    const char *version, const char *upload, size_t *upload_size, void **con_cls)
+{
+	struct fake_provider *fp = cls;
+	struct fake_conn *c = *con_cls;
+	const struct fake_reply *reply = NULL;
+	struct fake_stream *s;
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	if (c == NULL) {
+		c = xcalloc(1, sizeof *c);
+		buf_init(&c->body, 0);
+		*con_cls = c;
+		return MHD_YES;
+	}
+	if (*upload_size > 0) {
+		buf_append(&c->body, upload, *upload_size);
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	pthread_mutex_lock(&fp->mu);
+	if (fp->nrequests < FAKE_MAX_REQUESTS) {
+		struct fake_request *r = &fp->requests[fp->nrequests];
+
+		r->path = xstrdup(url);
+		r->authorization = fake_header(conn, "Authorization");
+		r->api_key = fake_header(conn, "x-api-key");
+		r->version = fake_header(conn, "anthropic-version");
+		r->body = c->body.data ? xstrdup(c->body.data) : xstrdup("");
+		if (fp->nrequests < fp->nreplies)
+			reply = &fp->replies[fp->nrequests];
+		fp->nrequests++;
+	}
+	pthread_mutex_unlock(&fp->mu);
+	if (reply == NULL) {
+		static char none[] = "{\"error\":{\"message\":\"no reply scripted\"}}";
+
+		resp = MHD_create_response_from_buffer(strlen(none), none, MHD_RESPMEM_PERSISTENT);
+		MHD_add_response_header(resp, "Content-Type", "application/json");
+		ret = MHD_queue_response(conn, 500, resp);
+		MHD_destroy_response(resp);
+		return ret;
+	}
+	s = xcalloc(1, sizeof *s);
+	s->reply = reply;
+	s->len = strlen(reply->body);
+	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN,
+	    reply->chunk ? reply->chunk : 65536, fake_read, s, free);
+	MHD_add_response_header(resp, "Content-Type", reply->content_type);
+	ret = MHD_queue_response(conn, (unsigned)reply->status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static void
+fake_done(void *cls, struct MHD_Connection *conn, void **con_cls,
+    enum MHD_RequestTerminationCode why)
+{
+	struct fake_conn *c = *con_cls;
+
+	if (c == NULL)
+		return;
+	buf_free(&c->body);
+	free(c);
+	*con_cls = NULL;
+}
+
+struct fake_provider *
+fake_provider_start(const struct fake_reply *replies, size_t n)
+{
+	struct fake_provider *fp = xcalloc(1, sizeof *fp);
+	struct sockaddr_in addr = { .sin_family = AF_INET };
+	const union MHD_DaemonInfo *info;
+
+	fp->replies = replies;
+	fp->nreplies = n;
+	pthread_mutex_init(&fp->mu, NULL);
+	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fp->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
+	    MHD_USE_THREAD_PER_CONNECTION, 0, NULL, NULL, fake_handle, fp,
+	    MHD_OPTION_NOTIFY_COMPLETED, fake_done, fp,
+	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_END);
+	if (fp->daemon == NULL) {
+		free(fp);
+		return NULL;
+	}
+	info = MHD_get_daemon_info(fp->daemon, MHD_DAEMON_INFO_BIND_PORT);
+	fp->port = info ? info->port : 0;
+	return fp;
+}
+
+const char *
+fake_provider_url(const struct fake_provider *fp, const char *suffix)
+{
+	static char url[256];
+
+	snprintf(url, sizeof url, "http://127.0.0.1:%d%s", fp->port, suffix);
+	return url;
+}
+
+size_t
+fake_provider_count(struct fake_provider *fp)
+{
+	size_t n;
+
+	pthread_mutex_lock(&fp->mu);
+	n = fp->nrequests;
+	pthread_mutex_unlock(&fp->mu);
+	return n;
+}
+
+const struct fake_request *
+fake_provider_request(struct fake_provider *fp, size_t i)
+{
+	return i < fake_provider_count(fp) ? &fp->requests[i] : NULL;
+}
+
+void
+fake_provider_stop(struct fake_provider *fp)
+{
+	if (fp == NULL)
+		return;
+	MHD_stop_daemon(fp->daemon);
+	for (size_t i = 0; i < fp->nrequests; i++) {
+		free(fp->requests[i].path);
+		free(fp->requests[i].authorization);
+		free(fp->requests[i].api_key);
+		free(fp->requests[i].version);
+		free(fp->requests[i].body);
+	}
+	pthread_mutex_destroy(&fp->mu);
+	free(fp);
+}
+
+/* OpenAI Chat Completions stream. */
+
+void
+fake_openai_delta(struct buf *b, const char *delta_json, const char *finish_reason)
+{
+	buf_printf(b, "data: {\"id\":\"chatcmpl-fake\",\"object\":\"chat.completion.chunk\","
+	    "\"created\":1700000000,\"model\":\"fake-model\",\"choices\":[{\"index\":0,"
+	    "\"delta\":%s,\"logprobs\":null,\"finish_reason\":%s%s%s}]}\n\n", delta_json,
+	    finish_reason ? "\"" : "", finish_reason ? finish_reason : "null",
+	    finish_reason ? "\"" : "");
+}
+
+void
+fake_openai_text(struct buf *b, const char *text)
+{
+	cJSON *d = cJSON_CreateObject();
+	char *json;
+
+	cJSON_AddStringToObject(d, "content", text);
+	json = cJSON_PrintUnformatted(d);
+	fake_openai_delta(b, json, NULL);
+	free(json);
+	cJSON_Delete(d);
+}
+
+static void
+fake_openai_call_piece(struct buf *b, int index, const char *id, const char *name,
+    const char *args)
+{
+	cJSON *d = cJSON_CreateObject();
+	cJSON *calls = cJSON_AddArrayToObject(d, "tool_calls");
+	cJSON *c = cJSON_CreateObject();
+	cJSON *fn = cJSON_AddObjectToObject(c, "function");
+	char *json;
+
+	cJSON_AddNumberToObject(c, "index", index);
+	if (id != NULL) {
+		cJSON_AddStringToObject(c, "id", id);
+		cJSON_AddStringToObject(c, "type", "function");
+	}
+	if (name != NULL)
+		cJSON_AddStringToObject(fn, "name", name);
+	cJSON_AddStringToObject(fn, "arguments", args);
+	cJSON_AddItemToArray(calls, c);
+	json = cJSON_PrintUnformatted(d);
+	fake_openai_delta(b, json, NULL);
+	free(json);
+	cJSON_Delete(d);
+}
+
+void
+fake_openai_tool_call(struct buf *b, int index, const char *id, const char *name,
+    const char *args, size_t piece)
+{
+	size_t len = strlen(args);
+
+	fake_openai_call_piece(b, index, id, name, "");
+	for (size_t off = 0; off < len; off += piece) {
+		char *part = xstrndup(args + off, piece);
+
+		fake_openai_call_piece(b, index, NULL, NULL, part);
+		free(part);
+	}
+}
+
+void
+fake_openai_usage(struct buf *b, int prompt_tokens, int completion_tokens)
+{
+	buf_printf(b, "data: {\"id\":\"chatcmpl-fake\",\"object\":\"chat.completion.chunk\","
+	    "\"created\":1700000000,\"model\":\"fake-model\",\"choices\":[],\"usage\":{"
+	    "\"prompt_tokens\":%d,\"completion_tokens\":%d,\"total_tokens\":%d}}\n\n",
+	    prompt_tokens, completion_tokens, prompt_tokens + completion_tokens);
+}
+
+void
+fake_openai_done(struct buf *b)
+{
+	buf_appends(b, "data: [DONE]\n\n");
+}
+
+/* Anthropic Messages stream. */
+
+void
+fake_anthropic_event(struct buf *b, const char *type, const char *json)
+{
+	buf_printf(b, "event: %s\ndata: %s\n\n", type, json);
+}
+
+void
+fake_anthropic_start(struct buf *b, int input_tokens)
+{
+	char json[512];
+
+	snprintf(json, sizeof json, "{\"type\":\"message_start\",\"message\":{\"id\":\"msg_fake\","
+	    "\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"fake\","
+	    "\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":%d,"
+	    "\"output_tokens\":1}}}", input_tokens);
+	fake_anthropic_event(b, "message_start", json);
+}
+
+static void
+fake_anthropic_delta(struct buf *b, int index, const char *type, const char *key,
+    const char *value)
+{
+	cJSON *ev = cJSON_CreateObject();
+	cJSON *d;
+	char *json;
+
+	cJSON_AddStringToObject(ev, "type", "content_block_delta");
+	cJSON_AddNumberToObject(ev, "index", index);
+	d = cJSON_AddObjectToObject(ev, "delta");
+	cJSON_AddStringToObject(d, "type", type);
+	cJSON_AddStringToObject(d, key, value);
+	json = cJSON_PrintUnformatted(ev);
+	fake_anthropic_event(b, "content_block_delta", json);
+	free(json);
+	cJSON_Delete(ev);
+}
+
+static void
+fake_anthropic_block_stop(struct buf *b, int index)
+{
+	char json[128];
+
+	snprintf(json, sizeof json, "{\"type\":\"content_block_stop\",\"index\":%d}", index);
+	fake_anthropic_event(b, "content_block_stop", json);
+}
+
+void
+fake_anthropic_text_block(struct buf *b, int index, const char *text)
+{
+	char json[256];
+	size_t half = strlen(text) / 2;
+	char *first;
+
+	while (half > 0 && ((unsigned char)text[half] & 0xc0) == 0x80)
+		half--;
+	first = xstrndup(text, half);
+
+	snprintf(json, sizeof json, "{\"type\":\"content_block_start\",\"index\":%d,"
+	    "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}", index);
+	fake_anthropic_event(b, "content_block_start", json);
+	fake_anthropic_delta(b, index, "text_delta", "text", first);
+	fake_anthropic_event(b, "ping", "{\"type\": \"ping\"}");
+	fake_anthropic_delta(b, index, "text_delta", "text", text + half);
+	fake_anthropic_block_stop(b, index);
+	free(first);
+}
+
+void
+fake_anthropic_tool_block(struct buf *b, int index, const char *id, const char *name,
+    const char *args, size_t piece)
+{
+	cJSON *ev = cJSON_CreateObject();
+	cJSON *cb;
+	char *json;
+	size_t len = strlen(args);
+
+	cJSON_AddStringToObject(ev, "type", "content_block_start");
+	cJSON_AddNumberToObject(ev, "index", index);
+	cb = cJSON_AddObjectToObject(ev, "content_block");
+	cJSON_AddStringToObject(cb, "type", "tool_use");
+	cJSON_AddStringToObject(cb, "id", id);
+	cJSON_AddStringToObject(cb, "name", name);
+	cJSON_AddObjectToObject(cb, "input");
+	json = cJSON_PrintUnformatted(ev);
+	fake_anthropic_event(b, "content_block_start", json);
+	free(json);
+	cJSON_Delete(ev);
+	fake_anthropic_delta(b, index, "input_json_delta", "partial_json", "");
+	for (size_t off = 0; off < len; off += piece) {
+		char *part = xstrndup(args + off, piece);
+
+		fake_anthropic_delta(b, index, "input_json_delta", "partial_json", part);
+		free(part);
+	}
+	fake_anthropic_block_stop(b, index);
+}
+
+void
+fake_anthropic_stop(struct buf *b, const char *stop_reason, int output_tokens)
+{
+	char json[256];
+
+	snprintf(json, sizeof json, "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"
+	    "\"%s\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":%d}}", stop_reason,
+	    output_tokens);
+	fake_anthropic_event(b, "message_delta", json);
+	fake_anthropic_event(b, "message_stop", "{\"type\":\"message_stop\"}");
+}

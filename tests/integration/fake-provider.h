@@ -1,0 +1,59 @@
+/*
+ * A scripted model provider for the agent's tests: a small HTTP server on
+ * 127.0.0.1 that answers each POST with the next reply of its script, sent
+ * in small chunks, and records what it was sent.  The builders produce the
+ * real streaming wire formats of OpenAI Chat Completions and Anthropic
+ * Messages.
+ */
+#ifndef TD_TEST_FAKE_PROVIDER_H
+#define TD_TEST_FAKE_PROVIDER_H
+
+#include <stddef.h>
+
+#include "buf.h"
+
+struct fake_reply {
+	int status;
+	const char *content_type;
+	char *body;		/* owned by the caller */
+	size_t chunk;		/* bytes per write; 0 = all at once */
+	int chunk_delay_us;
+};
+
+struct fake_request {
+	char *path;
+	char *authorization;	/* header values, NULL when absent */
+	char *api_key;		/* x-api-key */
+	char *version;		/* anthropic-version */
+	char *body;
+};
+
+struct fake_provider;
+
+/* Serves replies[0..n) in order (the array must outlive the server). */
+struct fake_provider *fake_provider_start(const struct fake_reply *replies, size_t n);
+/* "http://127.0.0.1:PORT" plus suffix; static storage. */
+const char *fake_provider_url(const struct fake_provider *fp, const char *suffix);
+size_t fake_provider_count(struct fake_provider *fp);
+/* The i-th request received (valid until fake_provider_stop). */
+const struct fake_request *fake_provider_request(struct fake_provider *fp, size_t i);
+void fake_provider_stop(struct fake_provider *fp);
+
+/* OpenAI: one chat.completion.chunk whose choices[0].delta is delta_json. */
+void fake_openai_delta(struct buf *b, const char *delta_json, const char *finish_reason);
+void fake_openai_text(struct buf *b, const char *text);
+/* A tool call: its head (id, name), then its arguments in pieces of piece bytes. */
+void fake_openai_tool_call(struct buf *b, int index, const char *id, const char *name,
+    const char *args, size_t piece);
+void fake_openai_usage(struct buf *b, int prompt_tokens, int completion_tokens);
+void fake_openai_done(struct buf *b);
+
+/* Anthropic: one event, "event: type" and "data: json". */
+void fake_anthropic_event(struct buf *b, const char *type, const char *json);
+void fake_anthropic_start(struct buf *b, int input_tokens);
+void fake_anthropic_text_block(struct buf *b, int index, const char *text);
+void fake_anthropic_tool_block(struct buf *b, int index, const char *id, const char *name,
+    const char *args, size_t piece);
+void fake_anthropic_stop(struct buf *b, const char *stop_reason, int output_tokens);
+
+#endif

@@ -1,0 +1,1522 @@
+/*
+ * taskdeck-agent, the real binary, driven over its host protocol: this test
+ * plays the service (start line, answers to requests, cancel) and, for the
+ * HTTP providers, a fake model server (fake-provider.c).
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "fake-provider.h"
+#include "harness.h"
+#include "timeutil.h"
+#include "xalloc.h"
+
+TestSuite(agent, .timeout = 30);
+
+struct agent {
+	pid_t pid;
+	int in;
+	int out;
+	char dir[128];		/* private temp dir: ws/, replay/, outside/, stderr */
+	char ws[160];
+	char replay[160];
+	char err_path[160];
+	struct buf pending;	/* stdout bytes not yet split into lines */
+	struct buf raw;		/* all of stdout */
+	cJSON *lines;		/* every line, parsed */
+	struct buf output;	/* the output deltas, joined */
+	const char *permission;	/* answer to permission.ask: allow, deny, error */
+	bool artifact_fail;
+	int status;		/* exit status once reaped, -1 before */
+};
+
+static void
+agent_init(struct agent *a)
+{
+	memset(a, 0, sizeof *a);
+	snprintf(a->dir, sizeof a->dir, "/tmp/td-agent-test-XXXXXX");
+	cr_assert_not_null(mkdtemp(a->dir));
+	snprintf(a->ws, sizeof a->ws, "%s/ws", a->dir);
+	snprintf(a->replay, sizeof a->replay, "%s/replay", a->dir);
+	snprintf(a->err_path, sizeof a->err_path, "%s/stderr.log", a->dir);
+	cr_assert_eq(mkdir(a->ws, 0755), 0);
+	cr_assert_eq(mkdir(a->replay, 0755), 0);
+	buf_init(&a->pending, 0);
+	buf_init(&a->raw, 0);
+	buf_init(&a->output, 0);
+	a->lines = cJSON_CreateArray();
+	a->permission = "allow";
+	a->pid = -1;
+	a->in = a->out = -1;
+	a->status = -1;
+}
+
+static int
+rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static void
+agent_cleanup(struct agent *a)
+{
+	if (a->pid > 0 && a->status < 0) {
+		kill(a->pid, SIGKILL);
+		waitpid(a->pid, NULL, 0);
+	}
+	if (a->in >= 0)
+		close(a->in);
+	if (a->out >= 0)
+		close(a->out);
+	nftw(a->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	buf_free(&a->pending);
+	buf_free(&a->raw);
+	buf_free(&a->output);
+	cJSON_Delete(a->lines);
+}
+
+static const char *
+srcdir(void)
+{
+	return getenv("TD_SRCDIR") ? getenv("TD_SRCDIR") : ".";
+}
+
+/* A start line for a run in a's workspace; tests change members as needed. */
+static cJSON *
+start_line(const struct agent *a, const char *kind, const char *model, const char *profile)
+{
+	cJSON *s = cJSON_CreateObject();
+	cJSON *run = cJSON_AddObjectToObject(s, "run");
+	cJSON *config = cJSON_AddObjectToObject(s, "config");
+	cJSON *prov = cJSON_AddObjectToObject(s, "provider");
+	cJSON *project = cJSON_AddObjectToObject(s, "project");
+	cJSON *limits = cJSON_AddObjectToObject(s, "limits");
+	char replay[512];
+
+	snprintf(replay, sizeof replay, "%s/data/replay", srcdir());
+	cJSON_AddStringToObject(s, "type", "start");
+	cJSON_AddStringToObject(run, "id", "run_0000000000000000000test");
+	cJSON_AddStringToObject(run, "sessionId", "ses_0000000000000000000test");
+	cJSON_AddStringToObject(run, "projectId", "prj_0000000000000000000test");
+	cJSON_AddStringToObject(run, "prompt", "Write a short report and save it.");
+	cJSON_AddStringToObject(run, "permissionProfile", profile);
+	cJSON_AddNullToObject(run, "turnIntent");
+	cJSON_AddStringToObject(run, "workspace", a->ws);
+	cJSON_AddStringToObject(config, "framework", "taskdeck");
+	cJSON_AddStringToObject(config, "provider", kind);
+	cJSON_AddStringToObject(config, "model", model);
+	cJSON_AddStringToObject(config, "effort", "medium");
+	cJSON_AddStringToObject(prov, "kind", kind);
+	cJSON_AddNullToObject(prov, "baseUrl");
+	cJSON_AddNullToObject(prov, "apiKey");
+	cJSON_AddStringToObject(prov, "replayDir", replay);
+	cJSON_AddStringToObject(project, "name", "Agent tests");
+	cJSON_AddStringToObject(project, "context", "Tests of taskdeck-agent.");
+	cJSON_AddArrayToObject(s, "history");
+	cJSON_AddNumberToObject(limits, "maxTurns", 10);
+	cJSON_AddNumberToObject(limits, "commandTimeoutMs", 20000);
+	cJSON_AddNumberToObject(limits, "maxToolOutputBytes", 65536);
+	return s;
+}
+
+static void
+set_string(cJSON *obj, const char *key, const char *value)
+{
+	cJSON_ReplaceItemInObject(obj, key, value ? cJSON_CreateString(value) : cJSON_CreateNull());
+}
+
+static cJSON *
+member(cJSON *obj, const char *key)
+{
+	return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+static const char *
+str(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static void
+agent_write(struct agent *a, const char *data, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(a->in, data, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		cr_assert_gt(n, 0, "writing to the agent: %s", strerror(errno));
+		data += n;
+		len -= (size_t)n;
+	}
+}
+
+static void
+agent_send(struct agent *a, cJSON *msg)
+{
+	char *text = cJSON_PrintUnformatted(msg);
+
+	agent_write(a, text, strlen(text));
+	agent_write(a, "\n", 1);
+	free(text);
+	cJSON_Delete(msg);
+}
+
+/* Starts taskdeck-agent in a->ws with extra environment; sends start (consumed) when given. */
+static void
+agent_spawn_env(struct agent *a, cJSON *start, const char *env)
+{
+	int in[2], out[2];
+
+	cr_assert_eq(pipe2(in, O_CLOEXEC), 0);
+	cr_assert_eq(pipe2(out, O_CLOEXEC), 0);
+	a->pid = fork();
+	cr_assert_geq(a->pid, 0);
+	if (a->pid == 0) {
+		int err = open(a->err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		dup2(err, 2);
+		if (chdir(a->ws) != 0)
+			_exit(126);
+		if (env != NULL)
+			putenv((char *)env);
+		execl(harness_bin("taskdeck-agent"), "taskdeck-agent", (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	a->in = in[1];
+	a->out = out[0];
+	signal(SIGPIPE, SIG_IGN);
+	if (start != NULL)
+		agent_send(a, start);
+}
+
+static void
+agent_spawn(struct agent *a, cJSON *start)
+{
+	agent_spawn_env(a, start, NULL);
+}
+
+/* The next line from the agent, parsed (owned by a), or NULL at EOF or timeout. */
+static cJSON *
+agent_line(struct agent *a, int timeout_ms)
+{
+	int64_t end = td_mono_ms() + timeout_ms;
+
+	for (;;) {
+		char *nl = a->pending.data ? memchr(a->pending.data, '\n', a->pending.len) : NULL;
+		char chunk[65536];
+		struct pollfd pfd = { .fd = a->out, .events = POLLIN };
+		int64_t left;
+		ssize_t n;
+
+		if (nl != NULL) {
+			size_t len = (size_t)(nl - a->pending.data);
+			cJSON *msg = cJSON_ParseWithLength(a->pending.data, len);
+			char *rest;
+
+			cr_assert(cJSON_IsObject(msg), "not a JSON object: %.*s", (int)len,
+			    a->pending.data);
+			cr_assert_lt(len + 1, 1024 * 1024, "a line over 1 MiB");
+			cr_assert_not_null(str(msg, "type"), "a line without a type");
+			rest = xstrndup(nl + 1, a->pending.len - len - 1);
+			buf_reset(&a->pending);
+			buf_appends(&a->pending, rest);
+			free(rest);
+			cJSON_AddItemToArray(a->lines, msg);
+			if (strcmp(str(msg, "type"), "output") == 0)
+				buf_appends(&a->output, str(msg, "delta"));
+			return msg;
+		}
+		left = end - td_mono_ms();
+		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
+			return NULL;
+		n = read(a->out, chunk, sizeof chunk);
+		if (n <= 0)
+			return NULL;
+		buf_append(&a->pending, chunk, (size_t)n);
+		buf_append(&a->raw, chunk, (size_t)n);
+	}
+}
+
+static void
+agent_answer(struct agent *a, const cJSON *req)
+{
+	const char *method = str(req, "method");
+	cJSON *params = member((cJSON *)req, "params");
+	cJSON *resp = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(resp, "type", "response");
+	cJSON_AddNumberToObject(resp, "id", member((cJSON *)req, "id")->valuedouble);
+	if ((strcmp(method, "artifact.save") == 0 && a->artifact_fail) ||
+	    (strcmp(method, "permission.ask") == 0 && strcmp(a->permission, "error") == 0)) {
+		cJSON *e = cJSON_AddObjectToObject(resp, "error");
+
+		cJSON_AddStringToObject(e, "code", "internal_error");
+		cJSON_AddStringToObject(e, "message", "the test said no");
+	} else if (strcmp(method, "artifact.save") == 0) {
+		cJSON *art = cJSON_AddObjectToObject(cJSON_AddObjectToObject(resp, "result"),
+		    "artifact");
+		const char *path = str(params, "path");
+		const char *name = str(params, "name");
+
+		cr_assert_not_null(path);
+		cJSON_AddStringToObject(art, "id", "art_000000000000000000000001");
+		cJSON_AddStringToObject(art, "name", name ? name : path);
+		cJSON_AddStringToObject(art, "path", path);
+		cJSON_AddStringToObject(art, "version", "sha256:00");
+		cJSON_AddNumberToObject(art, "size", 1);
+	} else if (strcmp(method, "permission.ask") == 0) {
+		cJSON_AddStringToObject(cJSON_AddObjectToObject(resp, "result"), "decision",
+		    a->permission);
+	} else
+		cr_assert_fail("unexpected request %s", method);
+	agent_send(a, resp);
+}
+
+/* Waits for the agent to exit; returns its exit status (or 128+signal). */
+static int
+agent_exit(struct agent *a, int timeout_ms)
+{
+	int64_t end = td_mono_ms() + timeout_ms;
+	int st;
+
+	while (waitpid(a->pid, &st, WNOHANG) == 0) {
+		cr_assert_lt(td_mono_ms(), end, "the agent did not exit");
+		usleep(10000);
+	}
+	a->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return a->status;
+}
+
+/*
+ * Reads until finish, answering requests; asserts that finish is the last
+ * line and that the agent then exits 0.  Returns the finish line.
+ */
+static cJSON *
+agent_finish(struct agent *a, int timeout_ms)
+{
+	int64_t end = td_mono_ms() + timeout_ms;
+	cJSON *msg, *finish = NULL;
+
+	while ((msg = agent_line(a, (int)(end - td_mono_ms()))) != NULL) {
+		if (strcmp(str(msg, "type"), "request") == 0)
+			agent_answer(a, msg);
+		if (strcmp(str(msg, "type"), "finish") == 0) {
+			finish = msg;
+			break;
+		}
+	}
+	cr_assert_not_null(finish, "no finish line in %d ms", timeout_ms);
+	cr_assert_null(agent_line(a, 5000), "a line after finish");
+	cr_assert_eq(agent_exit(a, 5000), 0, "the agent exited with %d", a->status);
+	cr_expect_str_eq(str(finish, "output"), a->output.data ? a->output.data : "",
+	    "finish.output is not the concatenation of the deltas");
+	return finish;
+}
+
+static const char *
+finish_code(const cJSON *finish)
+{
+	return str(member((cJSON *)finish, "error"), "code");
+}
+
+static const char *
+finish_message(const cJSON *finish)
+{
+	return str(member((cJSON *)finish, "error"), "message");
+}
+
+static long
+usage_of(const cJSON *msg, const char *key)
+{
+	const cJSON *u = cJSON_GetObjectItemCaseSensitive(msg, "usage");
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(u ? u : msg, key);
+
+	return cJSON_IsNumber(v) ? (long)v->valuedouble : -1;
+}
+
+/* The n-th (0-based) line of type whose key equals value (key may be NULL). */
+static cJSON *
+find_line(const struct agent *a, const char *type, const char *key, const char *value, int n)
+{
+	cJSON *l;
+
+	cJSON_ArrayForEach(l, a->lines) {
+		if (strcmp(str(l, "type"), type) != 0)
+			continue;
+		if (key != NULL && (str(l, key) == NULL || strcmp(str(l, key), value) != 0))
+			continue;
+		if (n-- == 0)
+			return l;
+	}
+	return NULL;
+}
+
+static int
+count_lines(const struct agent *a, const char *type, const char *key, const char *value)
+{
+	int n = 0;
+
+	while (find_line(a, type, key, value, n) != NULL)
+		n++;
+	return n;
+}
+
+/* The final tool line (not "started") of the i-th call of tool name. */
+static cJSON *
+tool_end(const struct agent *a, const char *name, int i)
+{
+	cJSON *l;
+
+	cJSON_ArrayForEach(l, a->lines) {
+		if (strcmp(str(l, "type"), "tool") != 0 || strcmp(str(l, "name"), name) != 0 ||
+		    strcmp(str(l, "status"), "started") == 0)
+			continue;
+		if (i-- == 0)
+			return l;
+	}
+	return NULL;
+}
+
+static char *
+slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	struct buf b;
+	char chunk[4096];
+	size_t n;
+
+	if (f == NULL)
+		return NULL;
+	buf_init(&b, 0);
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+		buf_append(&b, chunk, n);
+	fclose(f);
+	return buf_steal(&b);
+}
+
+static char *
+ws_file(const struct agent *a, const char *rel)
+{
+	char path[512];
+
+	snprintf(path, sizeof path, "%s/%s", a->ws, rel);
+	return slurp(path);
+}
+
+static bool
+exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+static void
+write_file(const char *path, const char *content)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f, "%s", path);
+	fputs(content, f);
+	fclose(f);
+}
+
+/* Writes a transcript into a's own replay dir and points start at it. */
+static void
+use_transcript(struct agent *a, cJSON *start, const char *name, const char *json)
+{
+	char path[512];
+
+	snprintf(path, sizeof path, "%s/%s.json", a->replay, name);
+	write_file(path, json);
+	set_string(member(start, "provider"), "replayDir", a->replay);
+	set_string(member(start, "config"), "model", name);
+}
+
+/* Replay */
+
+Test(agent, replay_research_end_to_end)
+{
+	struct agent a;
+	cJSON *start, *finish, *req, *transcript, *call;
+	char path[512], *want, *got, *doc;
+
+	agent_init(&a);
+	start = start_line(&a, "replay", "research", "workspace-write");
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 10000);
+	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
+	cr_expect_null(member(finish, "error"));
+
+	req = find_line(&a, "request", "method", "artifact.save", 0);
+	cr_assert_not_null(req, "no artifact.save request");
+	cr_expect_str_eq(str(member(req, "params"), "path"), "report.md");
+	cr_expect_str_eq(str(member(req, "params"), "name"), "report.md");
+	cr_expect_str_eq(str(member(req, "params"), "mediaType"), "text/markdown");
+
+	/* The file is really written, with the transcript's content. */
+	snprintf(path, sizeof path, "%s/data/replay/research.json", srcdir());
+	doc = slurp(path);
+	cr_assert_not_null(doc);
+	transcript = cJSON_Parse(doc);
+	call = cJSON_GetArrayItem(member(cJSON_GetArrayItem(member(transcript, "turns"), 1),
+	    "toolCalls"), 0);
+	want = (char *)str(member(call, "arguments"), "content");
+	got = ws_file(&a, "report.md");
+	cr_assert_not_null(got, "report.md is not in the workspace");
+	cr_expect_str_eq(got, want);
+	cr_expect_gt(strlen(got), 2000, "the report is not a few KB");
+	cr_expect(strncmp(got, "# ", 2) == 0, "the report is not markdown");
+	free(got);
+	cJSON_Delete(transcript);
+	free(doc);
+
+	cr_expect(strstr(str(finish, "output"), "report.md") != NULL);
+	cr_expect_gt(usage_of(finish, "inputTokens"), 0);
+	cr_expect_gt(usage_of(finish, "outputTokens"), 0);
+	cr_expect_geq(count_lines(&a, "usage", NULL, NULL), 1);
+	cr_expect_str_eq(str(tool_end(&a, "write_file", 0), "status"), "completed");
+	cr_expect_str_eq(str(tool_end(&a, "save_artifact", 0), "status"), "completed");
+	cr_expect_not_null(find_line(&a, "tool", "status", "started", 0));
+	for (const char *const *ph = (const char *const[]){ "starting", "thinking", "tool",
+	    "writing", "finishing", NULL }; *ph; ph++)
+		cr_expect_not_null(find_line(&a, "progress", "phase", *ph, 0), "no %s phase", *ph);
+	agent_cleanup(&a);
+}
+
+Test(agent, replay_multi_file_saves_three_files)
+{
+	struct agent a;
+	cJSON *finish;
+	static const char *const files[] = { "notes/summary.md", "data/results.csv",
+	    "data/metrics.json" };
+
+	agent_init(&a);
+	agent_spawn(&a, start_line(&a, "replay", "multi-file", "workspace-write"));
+	finish = agent_finish(&a, 10000);
+	cr_assert_str_eq(str(finish, "status"), "completed");
+	cr_expect_eq(count_lines(&a, "request", "method", "artifact.save"), 3);
+	for (int i = 0; i < 3; i++) {
+		char *content = ws_file(&a, files[i]);
+
+		cr_expect_not_null(content, "%s missing", files[i]);
+		cr_expect_gt(content ? strlen(content) : 0, 10);
+		free(content);
+		cr_expect_str_eq(str(member(find_line(&a, "request", "method", "artifact.save", i),
+		    "params"), "path"), files[i]);
+	}
+	agent_cleanup(&a);
+}
+
+Test(agent, replay_recorded_failure)
+{
+	struct agent a;
+	cJSON *finish;
+
+	agent_init(&a);
+	agent_spawn(&a, start_line(&a, "replay", "fail", "workspace-write"));
+	finish = agent_finish(&a, 10000);
+	cr_assert_str_eq(str(finish, "status"), "failed");
+	cr_expect_str_eq(finish_code(finish), "replay_failed");
+	cr_expect_gt(strlen(finish_message(finish)), 10);
+	cr_expect_str_eq(str(finish, "output"), "Let me start on that. ");
+	agent_cleanup(&a);
+}
+
+Test(agent, replay_missing_transcript)
+{
+	static const char *const names[] = { "no-such-transcript", "../../etc/passwd", ".hidden" };
+
+	for (int i = 0; i < 3; i++) {
+		struct agent a;
+		cJSON *finish;
+
+		agent_init(&a);
+		agent_spawn(&a, start_line(&a, "replay", names[i], "workspace-write"));
+		finish = agent_finish(&a, 10000);
+		cr_expect_str_eq(str(finish, "status"), "failed");
+		cr_expect_str_eq(finish_code(finish), "replay_not_found", "%s", names[i]);
+		agent_cleanup(&a);
+	}
+}
+
+Test(agent, replay_invalid_transcripts_fail_clearly)
+{
+	static const struct {
+		const char *json;
+		const char *says;
+	} bad[] = {
+		{ "{\"turns\": [", "not valid JSON" },
+		{ "{\"turns\": []}", "1 to" },
+		{ "{\"turns\": [{\"toolCalls\": [{\"name\": \"list_files\", \"arguments\": {}}]}]}",
+		  "last turn" },
+		{ "{\"turns\": [{\"text\": 5}]}", "turns[0].text" },
+		{ "{\"turns\": [{\"txet\": \"typo\"}]}", "txet" },
+		{ "{\"turns\": [{\"delayMs\": -1, \"text\": \"x\"}]}", "delayMs" },
+		{ "{\"turns\": [{\"fail\": {\"code\": \"made_up\", \"message\": \"m\"}}]}", "fail" },
+	};
+
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		struct agent a;
+		cJSON *start, *finish;
+
+		agent_init(&a);
+		start = start_line(&a, "replay", "x", "workspace-write");
+		use_transcript(&a, start, "bad", bad[i].json);
+		agent_spawn(&a, start);
+		finish = agent_finish(&a, 10000);
+		cr_expect_str_eq(str(finish, "status"), "failed");
+		cr_expect_str_eq(finish_code(finish), "invalid_provider_response");
+		cr_expect(strstr(finish_message(finish), bad[i].says) != NULL,
+		    "transcript %zu: \"%s\" does not say %s", i, finish_message(finish), bad[i].says);
+		agent_cleanup(&a);
+	}
+}
+
+/* Whether this process has a child left (zombies are reaped on the way). */
+static bool
+children_left(int wait_ms)
+{
+	int64_t end = td_mono_ms() + wait_ms;
+
+	for (;;) {
+		pid_t p = waitpid(-1, NULL, WNOHANG);
+
+		if (p < 0 && errno == ECHILD)
+			return false;
+		if (p == 0 && td_mono_ms() > end)
+			return true;
+		if (p == 0)
+			usleep(20000);
+	}
+}
+
+Test(agent, cancel_during_a_command_kills_it)
+{
+	struct agent a;
+	cJSON *msg, *finish, *cancel;
+	int64_t sent;
+
+	/* Orphans of the agent become our children, so a surviving sleep is seen. */
+	cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	agent_init(&a);
+	agent_spawn(&a, start_line(&a, "replay", "long-command", "workspace-write"));
+	while ((msg = agent_line(&a, 5000)) != NULL) {
+		if (strcmp(str(msg, "type"), "tool") == 0 && strcmp(str(msg, "status"), "started") == 0)
+			break;
+	}
+	cr_assert_not_null(msg, "run_command never started");
+	cr_assert_str_eq(str(msg, "name"), "run_command");
+	usleep(300000);
+	cancel = cJSON_CreateObject();
+	cJSON_AddStringToObject(cancel, "type", "cancel");
+	sent = td_mono_ms();
+	agent_send(&a, cancel);
+	finish = agent_finish(&a, 5000);
+	cr_expect_lt(td_mono_ms() - sent, 2000, "finish took %lld ms",
+	    (long long)(td_mono_ms() - sent));
+	cr_expect_str_eq(str(finish, "status"), "cancelled");
+	cr_expect_null(member(finish, "error"));
+	cr_expect_str_eq(str(finish, "output"), "Running a long command.\n");
+	cr_expect_str_eq(str(tool_end(&a, "run_command", 0), "status"), "failed");
+	cr_expect_not(children_left(1000), "a process of the command survived the cancel");
+	agent_cleanup(&a);
+}
+
+Test(agent, cancel_during_a_replay_delay)
+{
+	struct agent a;
+	cJSON *finish, *cancel;
+	int64_t sent;
+
+	agent_init(&a);
+	agent_spawn(&a, start_line(&a, "replay", "slow", "workspace-write"));
+	cr_assert_not_null(agent_line(&a, 5000));
+	usleep(200000);
+	cancel = cJSON_CreateObject();
+	cJSON_AddStringToObject(cancel, "type", "cancel");
+	sent = td_mono_ms();
+	agent_send(&a, cancel);
+	finish = agent_finish(&a, 5000);
+	cr_expect_lt(td_mono_ms() - sent, 2000);
+	cr_expect_str_eq(str(finish, "status"), "cancelled");
+	cr_expect_str_eq(str(finish, "output"), "");
+	agent_cleanup(&a);
+}
+
+Test(agent, end_of_input_cancels_the_run)
+{
+	struct agent a;
+	cJSON *finish;
+
+	agent_init(&a);
+	agent_spawn(&a, start_line(&a, "replay", "slow", "workspace-write"));
+	cr_assert_not_null(agent_line(&a, 5000));
+	close(a.in);
+	a.in = -1;
+	finish = agent_finish(&a, 5000);
+	cr_expect_str_eq(str(finish, "status"), "cancelled");
+	agent_cleanup(&a);
+}
+
+/* Tools and profiles */
+
+/* outside/secret.txt next to the workspace, ws/link -> outside, ws/dangle -> outside/newdir. */
+static void
+make_outside(struct agent *a, char *outside, size_t len)
+{
+	char path[512], target[512];
+
+	snprintf(outside, len, "%s/outside", a->dir);
+	cr_assert_eq(mkdir(outside, 0755), 0);
+	snprintf(path, sizeof path, "%s/secret.txt", outside);
+	write_file(path, "secret\n");
+	snprintf(path, sizeof path, "%s/link", a->ws);
+	cr_assert_eq(symlink(outside, path), 0);
+	snprintf(path, sizeof path, "%s/dangle", a->ws);
+	snprintf(target, sizeof target, "%s/newdir", outside);
+	cr_assert_eq(symlink(target, path), 0);
+}
+
+Test(agent, paths_stay_inside_the_workspace)
+{
+	struct agent a;
+	cJSON *start, *finish;
+	char outside[256], json[4096], path[512];
+	static const struct {
+		const char *tool;
+		const char *says;
+	} want[] = {
+		{ "write_file", "escapes the workspace" },
+		{ "write_file", "outside the workspace" },
+		{ "write_file", "symbolic link" },
+		{ "read_file", "symbolic link" },
+		{ "read_file", "outside the workspace" },
+		{ "write_file", "points nowhere" },
+		{ "write_file", NULL },
+		{ "save_artifact", "symbolic link" },
+		{ "list_files", "symbolic link" },
+		{ "write_file", NULL },
+	};
+	int nth[4] = { 0 };
+	char *in, *deep;
+
+	agent_init(&a);
+	make_outside(&a, outside, sizeof outside);
+	snprintf(json, sizeof json, "{\"turns\": [{\"toolCalls\": ["
+	    "{\"name\": \"write_file\", \"arguments\": {\"path\": \"../escape.txt\", \"content\": \"x\"}},"
+	    "{\"name\": \"write_file\", \"arguments\": {\"path\": \"%s/abs.txt\", \"content\": \"x\"}},"
+	    "{\"name\": \"write_file\", \"arguments\": {\"path\": \"link/evil.txt\", \"content\": \"x\"}},"
+	    "{\"name\": \"read_file\", \"arguments\": {\"path\": \"link/secret.txt\"}},"
+	    "{\"name\": \"read_file\", \"arguments\": {\"path\": \"%s/secret.txt\"}},"
+	    "{\"name\": \"write_file\", \"arguments\": {\"path\": \"dangle/x.txt\", \"content\": \"x\"}},"
+	    "{\"name\": \"write_file\", \"arguments\": {\"path\": \"%s/sub/../inside.txt\", \"content\": \"ok\"}},"
+	    "{\"name\": \"save_artifact\", \"arguments\": {\"path\": \"link/secret.txt\"}},"
+	    "{\"name\": \"list_files\", \"arguments\": {\"path\": \"link\"}},"
+	    "{\"name\": \"write_file\", \"arguments\": {\"path\": \"notes/../notes/./deep/in.txt\", \"content\": \"ok\"}}"
+	    "]}, {\"text\": \"done\"}]}", outside, outside, a.ws);
+	start = start_line(&a, "replay", "x", "workspace-write");
+	use_transcript(&a, start, "escape", json);
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 10000);
+	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
+
+	for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+		int k = want[i].tool[0] == 'w' ? 0 : want[i].tool[0] == 'r' ? 1 :
+		    want[i].tool[0] == 's' ? 2 : 3;
+		cJSON *end = tool_end(&a, want[i].tool, nth[k]++);
+
+		cr_assert_not_null(end, "call %zu has no tool line", i);
+		if (want[i].says == NULL) {
+			cr_expect_str_eq(str(end, "status"), "completed", "call %zu: %s", i,
+			    str(end, "summary"));
+			continue;
+		}
+		cr_expect_str_eq(str(end, "status"), "failed", "call %zu was not refused", i);
+		cr_expect(strstr(str(end, "summary"), want[i].says) != NULL,
+		    "call %zu: \"%s\" does not say %s", i, str(end, "summary"), want[i].says);
+	}
+	snprintf(path, sizeof path, "%s/escape.txt", a.dir);
+	cr_expect_not(exists(path), "../escape.txt was written");
+	snprintf(path, sizeof path, "%s/abs.txt", outside);
+	cr_expect_not(exists(path));
+	snprintf(path, sizeof path, "%s/evil.txt", outside);
+	cr_expect_not(exists(path), "written through the symlink");
+	snprintf(path, sizeof path, "%s/newdir", outside);
+	cr_expect_not(exists(path), "created through the dangling symlink");
+	cr_expect_eq(count_lines(&a, "request", NULL, NULL), 0, "asked to save a file outside");
+	in = ws_file(&a, "inside.txt");
+	deep = ws_file(&a, "notes/deep/in.txt");
+	cr_expect_str_eq(in ? in : "(missing)", "ok");
+	cr_expect_str_eq(deep ? deep : "(missing)", "ok");
+	free(in);
+	free(deep);
+	agent_cleanup(&a);
+}
+
+static const char side_effects[] = "{\"turns\": [{\"toolCalls\": ["
+    "{\"name\": \"write_file\", \"arguments\": {\"path\": \"a.txt\", \"content\": \"written\"}},"
+    "{\"name\": \"run_command\", \"arguments\": {\"command\": \"echo ran > made.txt\"}},"
+    "{\"name\": \"read_file\", \"arguments\": {\"path\": \"given.txt\"}},"
+    "{\"name\": \"list_files\", \"arguments\": {}}"
+    "]}, {\"text\": \"done\"}]}";
+
+static void
+run_side_effects(struct agent *a, const char *profile, const char *permission)
+{
+	cJSON *start, *finish;
+	char path[512];
+
+	agent_init(a);
+	a->permission = permission;
+	snprintf(path, sizeof path, "%s/given.txt", a->ws);
+	write_file(path, "given\n");
+	start = start_line(a, "replay", "x", profile);
+	use_transcript(a, start, "side-effects", side_effects);
+	agent_spawn(a, start);
+	finish = agent_finish(a, 10000);
+	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
+	cr_expect_str_eq(str(tool_end(a, "read_file", 0), "status"), "completed");
+	cr_expect_str_eq(str(tool_end(a, "list_files", 0), "status"), "completed");
+}
+
+Test(agent, read_only_profile_denies_writes_and_commands)
+{
+	struct agent a;
+	char path[512];
+
+	run_side_effects(&a, "read-only", "allow");
+	cr_expect_str_eq(str(tool_end(&a, "write_file", 0), "status"), "denied");
+	cr_expect(strstr(str(tool_end(&a, "write_file", 0), "summary"), "read-only profile"));
+	cr_expect_str_eq(str(tool_end(&a, "run_command", 0), "status"), "denied");
+	snprintf(path, sizeof path, "%s/a.txt", a.ws);
+	cr_expect_not(exists(path));
+	snprintf(path, sizeof path, "%s/made.txt", a.ws);
+	cr_expect_not(exists(path));
+	cr_expect_eq(count_lines(&a, "request", NULL, NULL), 0, "read-only asked permission");
+	agent_cleanup(&a);
+}
+
+Test(agent, ask_profile_runs_what_the_user_allows)
+{
+	struct agent a;
+	cJSON *ask;
+	char *content;
+
+	run_side_effects(&a, "ask", "allow");
+	cr_expect_eq(count_lines(&a, "request", "method", "permission.ask"), 2);
+	ask = find_line(&a, "request", "method", "permission.ask", 0);
+	cr_assert_not_null(ask);
+	cr_expect_str_eq(str(member(ask, "params"), "tool"), "write_file");
+	cr_expect_str_eq(str(member(member(ask, "params"), "input"), "path"), "a.txt");
+	cr_expect_gt(strlen(str(member(ask, "params"), "summary")), 0);
+	ask = find_line(&a, "request", "method", "permission.ask", 1);
+	cr_expect_str_eq(str(member(ask, "params"), "tool"), "run_command");
+	cr_expect_str_eq(str(tool_end(&a, "write_file", 0), "status"), "completed");
+	cr_expect_str_eq(str(tool_end(&a, "run_command", 0), "status"), "completed");
+	content = ws_file(&a, "a.txt");
+	cr_expect_str_eq(content ? content : "(missing)", "written");
+	free(content);
+	content = ws_file(&a, "made.txt");
+	cr_expect_str_eq(content ? content : "(missing)", "ran\n");
+	free(content);
+	agent_cleanup(&a);
+}
+
+Test(agent, ask_profile_honours_deny_and_errors)
+{
+	static const char *const answers[] = { "deny", "error" };
+
+	for (int i = 0; i < 2; i++) {
+		struct agent a;
+		char path[512];
+
+		run_side_effects(&a, "ask", answers[i]);
+		cr_expect_eq(count_lines(&a, "request", "method", "permission.ask"), 2);
+		cr_expect_str_eq(str(tool_end(&a, "write_file", 0), "status"), "denied");
+		cr_expect(strstr(str(tool_end(&a, "write_file", 0), "summary"), "denied by the user"));
+		cr_expect_str_eq(str(tool_end(&a, "run_command", 0), "status"), "denied");
+		snprintf(path, sizeof path, "%s/a.txt", a.ws);
+		cr_expect_not(exists(path), "written after %s", answers[i]);
+		snprintf(path, sizeof path, "%s/made.txt", a.ws);
+		cr_expect_not(exists(path), "command ran after %s", answers[i]);
+		agent_cleanup(&a);
+	}
+}
+
+Test(agent, commands_get_a_reduced_environment_and_a_timeout)
+{
+	static const char json[] = "{\"turns\": [{\"toolCalls\": ["
+	    "{\"name\": \"run_command\", \"arguments\": {\"command\": \"env > env.txt; pwd > pwd.txt\"}},"
+	    "{\"name\": \"run_command\", \"arguments\": {\"command\": \"echo out; echo err >&2; exit 3\"}},"
+	    "{\"name\": \"run_command\", \"arguments\": {\"command\": \"sleep 20 & sleep 5\"}}"
+	    "]}, {\"text\": \"done\"}]}";
+	static const char *const profiles[] = { "workspace-write", "full-access" };
+
+	cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	for (int i = 0; i < 2; i++) {
+		struct agent a;
+		cJSON *start, *finish, *end;
+		char *env, *pwd;
+		int64_t t0 = td_mono_ms();
+
+		agent_init(&a);
+		start = start_line(&a, "replay", "x", profiles[i]);
+		cJSON_ReplaceItemInObject(member(start, "limits"), "commandTimeoutMs",
+		    cJSON_CreateNumber(400));
+		use_transcript(&a, start, "commands", json);
+		agent_spawn_env(&a, start, "TD_AGENT_TEST_MARKER=visible");
+		finish = agent_finish(&a, 10000);
+		cr_assert_str_eq(str(finish, "status"), "completed");
+		cr_expect_lt(td_mono_ms() - t0, 4000, "the timeout did not stop sleep 5");
+		env = ws_file(&a, "env.txt");
+		pwd = ws_file(&a, "pwd.txt");
+		cr_assert_not_null(env);
+		cr_expect_eq(strstr(env, "TD_AGENT_TEST_MARKER=visible") != NULL, i == 1,
+		    "profile %s: wrong environment", profiles[i]);
+		cr_expect(strstr(env, "PATH=") != NULL);
+		cr_expect_eq(strncmp(pwd ? pwd : "", a.ws, strlen(a.ws)), 0);
+		end = tool_end(&a, "run_command", 1);
+		cr_expect_str_eq(str(end, "status"), "failed");
+		cr_expect(strstr(str(end, "summary"), "exit status 3") != NULL, "%s", str(end, "summary"));
+		end = tool_end(&a, "run_command", 2);
+		cr_expect_str_eq(str(end, "status"), "failed");
+		cr_expect(strstr(str(end, "summary"), "timed out") != NULL, "%s", str(end, "summary"));
+		free(env);
+		free(pwd);
+		agent_cleanup(&a);
+		cr_expect_not(children_left(1000), "a background process outlived its command");
+	}
+}
+
+Test(agent, repeated_failing_call_ends_the_run)
+{
+	static const char json[] = "{\"turns\": ["
+	    "{\"toolCalls\": [{\"name\": \"read_file\", \"arguments\": {\"path\": \"missing.txt\"}}]},"
+	    "{\"toolCalls\": [{\"name\": \"read_file\", \"arguments\": {\"path\": \"missing.txt\"}}]},"
+	    "{\"toolCalls\": [{\"name\": \"read_file\", \"arguments\": {\"path\": \"missing.txt\"}}]},"
+	    "{\"text\": \"never\"}]}";
+	struct agent a;
+	cJSON *start, *finish;
+
+	agent_init(&a);
+	start = start_line(&a, "replay", "x", "workspace-write");
+	use_transcript(&a, start, "stuck", json);
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 10000);
+	cr_expect_str_eq(str(finish, "status"), "failed");
+	cr_expect_str_eq(finish_code(finish), "tool_loop");
+	cr_expect_eq(count_lines(&a, "tool", "status", "failed"), 3);
+	agent_cleanup(&a);
+}
+
+Test(agent, max_turns_ends_the_run)
+{
+	static const char json[] = "{\"turns\": ["
+	    "{\"toolCalls\": [{\"name\": \"list_files\", \"arguments\": {}}]},"
+	    "{\"toolCalls\": [{\"name\": \"list_files\", \"arguments\": {\"recursive\": true}}]},"
+	    "{\"text\": \"never\"}]}";
+	struct agent a;
+	cJSON *start, *finish;
+
+	agent_init(&a);
+	start = start_line(&a, "replay", "x", "workspace-write");
+	cJSON_ReplaceItemInObject(member(start, "limits"), "maxTurns", cJSON_CreateNumber(2));
+	use_transcript(&a, start, "long", json);
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 10000);
+	cr_expect_str_eq(str(finish, "status"), "failed");
+	cr_expect_str_eq(finish_code(finish), "max_turns");
+	agent_cleanup(&a);
+}
+
+Test(agent, failed_artifact_save_is_reported_and_the_run_goes_on)
+{
+	struct agent a;
+	cJSON *finish, *end;
+
+	agent_init(&a);
+	a.artifact_fail = true;
+	agent_spawn(&a, start_line(&a, "replay", "research", "workspace-write"));
+	finish = agent_finish(&a, 10000);
+	cr_expect_str_eq(str(finish, "status"), "completed");
+	end = tool_end(&a, "save_artifact", 0);
+	cr_expect_str_eq(str(end, "status"), "failed");
+	cr_expect(strstr(str(end, "summary"), "the test said no") != NULL, "%s", str(end, "summary"));
+	agent_cleanup(&a);
+}
+
+Test(agent, cancel_while_waiting_for_permission)
+{
+	struct agent a;
+	cJSON *start, *msg, *finish, *cancel;
+	char path[512];
+
+	agent_init(&a);
+	start = start_line(&a, "replay", "x", "ask");
+	use_transcript(&a, start, "side-effects", side_effects);
+	agent_spawn(&a, start);
+	while ((msg = agent_line(&a, 5000)) != NULL && strcmp(str(msg, "type"), "request") != 0)
+		;
+	cr_assert_not_null(msg, "no permission.ask");
+	cr_assert_str_eq(str(msg, "method"), "permission.ask");
+	cancel = cJSON_CreateObject();
+	cJSON_AddStringToObject(cancel, "type", "cancel");
+	agent_send(&a, cancel);
+	finish = agent_finish(&a, 3000);
+	cr_expect_str_eq(str(finish, "status"), "cancelled");
+	snprintf(path, sizeof path, "%s/a.txt", a.ws);
+	cr_expect_not(exists(path), "written without an answer");
+	agent_cleanup(&a);
+}
+
+Test(agent, bad_calls_are_reported_to_the_model)
+{
+	static const char json[] = "{\"turns\": [{\"toolCalls\": ["
+	    "{\"name\": \"no_such_tool\", \"arguments\": {}},"
+	    "{\"name\": \"write_file\", \"arguments\": {\"path\": \"x.txt\", \"content\": 5}},"
+	    "{\"name\": \"read_file\", \"arguments\": {}},"
+	    "{\"name\": \"read_file\", \"arguments\": {\"path\": \".\"}},"
+	    "{\"name\": \"save_artifact\", \"arguments\": {\"path\": \"missing.md\"}},"
+	    "{\"name\": \"run_command\", \"arguments\": {\"command\": \"\"}}"
+	    "]}, {\"text\": \"carried on\", \"usage\": {}}]}";
+	struct agent a;
+	cJSON *start, *finish;
+
+	agent_init(&a);
+	start = start_line(&a, "replay", "x", "workspace-write");
+	use_transcript(&a, start, "bad-calls", json);
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 10000);
+	cr_expect_str_eq(str(finish, "status"), "completed");
+	cr_expect_str_eq(str(finish, "output"), "carried on");
+	cr_expect_eq(count_lines(&a, "tool", "status", "failed"), 6);
+	cr_expect(strstr(str(tool_end(&a, "no_such_tool", 0), "summary"), "no tool named") != NULL);
+	cr_expect_eq(count_lines(&a, "request", NULL, NULL), 0);
+	agent_cleanup(&a);
+}
+
+Test(agent, long_output_is_cut_and_lines_stay_small)
+{
+	size_t big = 300 * 1024;
+	struct buf json;
+	struct agent a;
+	cJSON *start, *finish;
+	const char *out;
+
+	buf_init(&json, 0);
+	buf_appends(&json, "{\"turns\": [{\"text\": \"");
+	/* Control characters grow sixfold in JSON: the worst case for line size. */
+	for (size_t i = 0; i < big; i++)
+		buf_appends(&json, i % 2 ? "\\u0001" : "\\u00e9");
+	buf_appends(&json, "\"}]}");
+	agent_init(&a);
+	start = start_line(&a, "replay", "x", "workspace-write");
+	use_transcript(&a, start, "chatty", json.data);
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 10000);
+	cr_expect_str_eq(str(finish, "status"), "completed");
+	out = str(finish, "output");
+	cr_expect_leq(strlen(out), 128 * 1024);
+	cr_expect_gt(strlen(out), 100 * 1024);
+	cr_expect(strstr(out, "[output truncated]") != NULL);
+	cr_expect_geq(count_lines(&a, "output", NULL, NULL), 2, "one huge output line");
+	agent_cleanup(&a);
+	buf_free(&json);
+}
+
+/* Host protocol errors */
+
+static void
+expect_protocol_exit(struct agent *a)
+{
+	cJSON *l;
+
+	while ((l = agent_line(a, 5000)) != NULL)
+		cr_expect_str_neq(str(l, "type"), "finish", "finish after a protocol error");
+	cr_expect_eq(agent_exit(a, 5000), 3, "exit status %d", a->status);
+}
+
+Test(agent, overlong_line_from_the_host_ends_the_agent)
+{
+	size_t len = 1024 * 1024 + 16;
+	char *big = xmalloc(len);
+	struct agent a;
+
+	memset(big, 'a', len);
+	/* After the start line, during a run. */
+	agent_init(&a);
+	agent_spawn(&a, start_line(&a, "replay", "slow", "workspace-write"));
+	cr_assert_not_null(agent_line(&a, 5000));
+	agent_write(&a, big, len);
+	expect_protocol_exit(&a);
+	agent_cleanup(&a);
+
+	/* As the first line. */
+	agent_init(&a);
+	agent_spawn(&a, NULL);
+	agent_write(&a, big, len);
+	expect_protocol_exit(&a);
+	agent_cleanup(&a);
+	free(big);
+}
+
+Test(agent, malformed_lines_from_the_host_end_the_agent)
+{
+	static const char *const lines[] = {
+		"not json\n", "[1,2]\n", "{\"type\":\"unknown\"}\n",
+		"{\"type\":\"response\",\"id\":0,\"result\":{}}\n",
+	};
+
+	for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
+		struct agent a;
+
+		agent_init(&a);
+		agent_spawn(&a, start_line(&a, "replay", "slow", "workspace-write"));
+		cr_assert_not_null(agent_line(&a, 5000));
+		agent_write(&a, lines[i], strlen(lines[i]));
+		expect_protocol_exit(&a);
+		agent_cleanup(&a);
+	}
+
+	/* A start line that lacks what the agent needs. */
+	struct agent a;
+	cJSON *start;
+
+	agent_init(&a);
+	start = start_line(&a, "replay", "quick", "workspace-write");
+	cJSON_DeleteItemFromObject(member(start, "run"), "prompt");
+	agent_spawn(&a, start);
+	expect_protocol_exit(&a);
+	agent_cleanup(&a);
+}
+
+/* HTTP providers against the fake server */
+
+#define TEST_KEY "sk-test-SECRET-0123456789abcdef"
+
+static cJSON *
+http_start(struct agent *a, const char *kind, struct fake_provider *fp, const char *key)
+{
+	cJSON *start = start_line(a, kind, "fake-model", "workspace-write");
+	cJSON *prov = member(start, "provider");
+	cJSON *hist = cJSON_CreateObject();
+
+	set_string(prov, "baseUrl", fake_provider_url(fp, strcmp(kind, "openai") == 0 ? "/v1/" : ""));
+	set_string(prov, "apiKey", key);
+	set_string(prov, "replayDir", NULL);
+	cJSON_AddStringToObject(hist, "prompt", "An earlier question");
+	cJSON_AddStringToObject(hist, "output", "An earlier answer");
+	cJSON_AddItemToArray(member(start, "history"), hist);
+	return start;
+}
+
+/* The request body i of fp, parsed (free it). */
+static cJSON *
+request_body(struct fake_provider *fp, size_t i)
+{
+	const struct fake_request *r = fake_provider_request(fp, i);
+
+	cr_assert_not_null(r, "request %zu was not made", i);
+	return cJSON_Parse(r->body);
+}
+
+static void
+expect_no_key(const struct agent *a)
+{
+	char *err = slurp(a->err_path);
+
+	cr_expect_null(strstr(a->raw.data ? a->raw.data : "", TEST_KEY), "the key is in stdout");
+	cr_expect_null(strstr(err ? err : "", TEST_KEY), "the key is in stderr");
+	cr_expect_null(strstr(a->raw.data ? a->raw.data : "", "SECRET"), "part of the key leaked");
+	free(err);
+}
+
+Test(agent, openai_text_tool_call_and_usage)
+{
+	struct buf one, two;
+	struct fake_reply replies[2];
+	struct fake_provider *fp;
+	struct agent a;
+	cJSON *finish, *body, *msgs, *m, *usage;
+	const struct fake_request *req;
+	char *content;
+
+	buf_init(&one, 0);
+	fake_openai_delta(&one, "{\"role\":\"assistant\",\"content\":\"\"}", NULL);
+	fake_openai_text(&one, "Let me ");
+	fake_openai_text(&one, "write h\xc3\xa9llo ");
+	fake_openai_text(&one, "w\xc3\xb6rld.");
+	fake_openai_tool_call(&one, 0, "call_abc", "write_file",
+	    "{\"path\": \"notes/out.txt\", \"content\": \"h\\u00e9llo w\\u00f6rld\\n\"}", 3);
+	fake_openai_tool_call(&one, 1, "call_def", "list_files", "", 1);
+	fake_openai_delta(&one, "{}", "tool_calls");
+	fake_openai_usage(&one, 100, 20);
+	fake_openai_done(&one);
+	buf_init(&two, 0);
+	fake_openai_text(&two, "Wrote notes/out.txt.");
+	fake_openai_delta(&two, "{}", "stop");
+	fake_openai_usage(&two, 150, 5);
+	fake_openai_done(&two);
+	/* Odd chunk sizes split frames, lines and UTF-8 characters. */
+	replies[0] = (struct fake_reply){ 200, "text/event-stream", one.data, 7, 200 };
+	replies[1] = (struct fake_reply){ 200, "text/event-stream; charset=utf-8", two.data, 5, 200 };
+	fp = fake_provider_start(replies, 2);
+	cr_assert_not_null(fp);
+
+	agent_init(&a);
+	agent_spawn(&a, http_start(&a, "openai", fp, TEST_KEY));
+	finish = agent_finish(&a, 15000);
+	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
+	cr_expect_str_eq(str(finish, "output"), "Let me write h\xc3\xa9llo w\xc3\xb6rld.Wrote notes/out.txt.");
+	cr_expect_eq(usage_of(finish, "inputTokens"), 250);
+	cr_expect_eq(usage_of(finish, "outputTokens"), 25);
+	usage = find_line(&a, "usage", NULL, NULL, 0);
+	cr_expect_eq(usage_of(usage, "inputTokens"), 100);
+	content = ws_file(&a, "notes/out.txt");
+	cr_expect_str_eq(content ? content : "(missing)", "h\xc3\xa9llo w\xc3\xb6rld\n");
+	free(content);
+	cr_expect_str_eq(str(tool_end(&a, "list_files", 0), "status"), "completed");
+	cr_expect_str_eq(str(find_line(&a, "tool", "name", "write_file", 0), "callId"), "call_abc");
+
+	cr_assert_eq(fake_provider_count(fp), 2);
+	req = fake_provider_request(fp, 0);
+	cr_expect_str_eq(req->path, "/v1/chat/completions");
+	cr_expect_str_eq(req->authorization ? req->authorization : "(none)", "Bearer " TEST_KEY);
+	body = request_body(fp, 0);
+	cr_assert_not_null(body);
+	cr_expect_str_eq(str(body, "model"), "fake-model");
+	cr_expect(cJSON_IsTrue(member(body, "stream")));
+	cr_expect(cJSON_IsTrue(member(member(body, "stream_options"), "include_usage")));
+	cr_expect_eq(cJSON_GetArraySize(member(body, "tools")), 5);
+	cr_expect_str_eq(str(member(cJSON_GetArrayItem(member(body, "tools"), 0), "function"),
+	    "name"), "list_files");
+	msgs = member(body, "messages");
+	cr_expect_str_eq(str(cJSON_GetArrayItem(msgs, 0), "role"), "system");
+	cr_expect(strstr(str(cJSON_GetArrayItem(msgs, 0), "content"), "Tests of taskdeck-agent.") != NULL);
+	cr_expect_str_eq(str(cJSON_GetArrayItem(msgs, 1), "content"), "An earlier question");
+	cr_expect_str_eq(str(cJSON_GetArrayItem(msgs, 2), "role"), "assistant");
+	cr_expect_str_eq(str(cJSON_GetArrayItem(msgs, 2), "content"), "An earlier answer");
+	cr_expect_str_eq(str(cJSON_GetArrayItem(msgs, 3), "content"), "Write a short report and save it.");
+	cJSON_Delete(body);
+
+	/* The second request carries the calls and their results. */
+	body = request_body(fp, 1);
+	msgs = member(body, "messages");
+	cr_assert_eq(cJSON_GetArraySize(msgs), 7);
+	m = cJSON_GetArrayItem(msgs, 4);
+	cr_expect_str_eq(str(m, "role"), "assistant");
+	cr_expect_str_eq(str(m, "content"), "Let me write h\xc3\xa9llo w\xc3\xb6rld.");
+	cr_expect_str_eq(str(cJSON_GetArrayItem(member(m, "tool_calls"), 0), "id"), "call_abc");
+	cr_expect_str_eq(str(member(cJSON_GetArrayItem(member(m, "tool_calls"), 1), "function"),
+	    "arguments"), "{}");
+	m = cJSON_GetArrayItem(msgs, 5);
+	cr_expect_str_eq(str(m, "role"), "tool");
+	cr_expect_str_eq(str(m, "tool_call_id"), "call_abc");
+	cr_expect(strstr(str(m, "content"), "notes/out.txt") != NULL);
+	cr_expect_str_eq(str(cJSON_GetArrayItem(msgs, 6), "tool_call_id"), "call_def");
+	cJSON_Delete(body);
+	expect_no_key(&a);
+	agent_cleanup(&a);
+	fake_provider_stop(fp);
+	buf_free(&one);
+	buf_free(&two);
+}
+
+/* One scripted reply, one run that must fail with code and a message that says says. */
+static void
+provider_expect_failure(const char *kind, int status, const char *type, const char *body,
+    const char *key, const char *code, const char *says)
+{
+	struct fake_reply reply = { status, type, (char *)body, 11, 0 };
+	struct fake_provider *fp = fake_provider_start(&reply, 1);
+	struct agent a;
+	cJSON *finish;
+
+	cr_assert_not_null(fp);
+	agent_init(&a);
+	agent_spawn(&a, http_start(&a, kind, fp, key));
+	finish = agent_finish(&a, 15000);
+	cr_expect_str_eq(str(finish, "status"), "failed");
+	cr_expect_str_eq(finish_code(finish) ? finish_code(finish) : "(none)", code, "%s", body);
+	cr_expect(finish_message(finish) && strstr(finish_message(finish), says) != NULL,
+	    "\"%s\" does not say %s", finish_message(finish), says);
+	expect_no_key(&a);
+	if (key == NULL && fake_provider_count(fp) > 0) {
+		cr_expect_null(fake_provider_request(fp, 0)->authorization);
+		cr_expect_null(fake_provider_request(fp, 0)->api_key);
+	}
+	agent_cleanup(&a);
+	fake_provider_stop(fp);
+}
+
+Test(agent, openai_errors)
+{
+	char *big = xmalloc(1200 * 1024);
+
+	provider_expect_failure("openai", 401, "application/json",
+	    "{\"error\":{\"message\":\"Incorrect API key provided: " TEST_KEY ". You can find "
+	    "your API key at https://platform.openai.com/account/api-keys.\","
+	    "\"type\":\"invalid_request_error\",\"code\":\"invalid_api_key\"}}",
+	    TEST_KEY, "provider_error", "Incorrect API key provided");
+	provider_expect_failure("openai", 500, "application/json",
+	    "{\"error\":{\"message\":\"The server had an error\",\"type\":\"server_error\"}}",
+	    TEST_KEY, "provider_error", "HTTP 500");
+	provider_expect_failure("openai", 404, "text/plain", "404 page not found", NULL,
+	    "provider_error", "404 page not found");
+	provider_expect_failure("openai", 200, "text/event-stream",
+	    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n"
+	    "data: {not json}\n\n", NULL, "invalid_provider_response", "not a JSON object");
+	provider_expect_failure("openai", 200, "text/event-stream",
+	    "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\","
+	    "\"function\":{\"name\":\"write_file\",\"arguments\":\"{\\\"path\\\": \"}}]}}]}\n\n"
+	    "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n"
+	    "data: [DONE]\n\n", NULL, "invalid_provider_response", "not a JSON object");
+	provider_expect_failure("openai", 200, "text/event-stream",
+	    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"cut\"}}]}\n\n", NULL,
+	    "invalid_provider_response", "ended");
+	provider_expect_failure("openai", 200, "application/json",
+	    "{\"choices\":[{\"message\":{\"content\":\"not streamed\"}}]}", NULL,
+	    "invalid_provider_response", "event stream");
+	provider_expect_failure("openai", 200, "text/event-stream",
+	    "data: {\"error\":{\"message\":\"model overloaded\"}}\n\n", NULL,
+	    "provider_error", "model overloaded");
+	memcpy(big, "data: \"", 7);
+	memset(big + 7, 'x', 1200 * 1024 - 10);
+	memcpy(big + 1200 * 1024 - 3, "\"\n", 3);
+	provider_expect_failure("openai", 200, "text/event-stream", big, NULL,
+	    "invalid_provider_response", "larger than 1 MiB");
+	free(big);
+}
+
+Test(agent, openai_whole_calls_without_index)
+{
+	/* Older Ollama: whole calls, no index, no usage, no [DONE] after finish_reason. */
+	static char one[] =
+	    "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\","
+	    "\"tool_calls\":[{\"id\":\"call_1\",\"function\":{\"name\":\"write_file\","
+	    "\"arguments\":\"{\\\"path\\\":\\\"o.txt\\\",\\\"content\\\":\\\"ollama\\\"}\"}},"
+	    "{\"id\":\"call_2\",\"function\":{\"name\":\"read_file\","
+	    "\"arguments\":\"{\\\"path\\\":\\\"o.txt\\\"}\"}}]},"
+	    "\"finish_reason\":null}]}\n\n"
+	    "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n";
+	static char two[] =
+	    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\n";
+	struct fake_reply replies[2] = {
+		{ 200, "text/event-stream", one, 0, 0 },
+		{ 200, "text/event-stream", two, 0, 0 },
+	};
+	struct fake_provider *fp = fake_provider_start(replies, 2);
+	struct agent a;
+	cJSON *finish;
+	char *content;
+
+	cr_assert_not_null(fp);
+	agent_init(&a);
+	agent_spawn(&a, http_start(&a, "openai", fp, NULL));
+	finish = agent_finish(&a, 15000);
+	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
+	cr_expect_str_eq(str(finish, "output"), "ok");
+	content = ws_file(&a, "o.txt");
+	cr_expect_str_eq(content ? content : "(missing)", "ollama");
+	free(content);
+	cr_expect_str_eq(str(tool_end(&a, "read_file", 0), "status"), "completed");
+	cr_expect_null(fake_provider_request(fp, 0)->authorization);
+	agent_cleanup(&a);
+	fake_provider_stop(fp);
+}
+
+Test(agent, openai_unreachable)
+{
+	struct sockaddr_in addr = { .sin_family = AF_INET };
+	socklen_t len = sizeof addr;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct agent a;
+	cJSON *start, *finish;
+	char url[64];
+
+	/* A port that was free a moment ago: nothing listens there. */
+	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&addr, sizeof addr), 0);
+	cr_assert_eq(getsockname(fd, (struct sockaddr *)&addr, &len), 0);
+	close(fd);
+	snprintf(url, sizeof url, "http://127.0.0.1:%d/v1", ntohs(addr.sin_port));
+	agent_init(&a);
+	start = start_line(&a, "openai", "m", "workspace-write");
+	set_string(member(start, "provider"), "baseUrl", url);
+	set_string(member(start, "provider"), "apiKey", TEST_KEY);
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 15000);
+	cr_expect_str_eq(str(finish, "status"), "failed");
+	cr_expect_str_eq(finish_code(finish), "provider_unreachable");
+	expect_no_key(&a);
+	agent_cleanup(&a);
+}
+
+Test(agent, cancel_during_a_provider_stream)
+{
+	struct buf body;
+	struct fake_reply reply;
+	struct fake_provider *fp;
+	struct agent a;
+	cJSON *msg, *finish, *cancel;
+	int64_t sent;
+
+	buf_init(&body, 0);
+	fake_openai_text(&body, "first ");
+	for (int i = 0; i < 60; i++)
+		fake_openai_text(&body, "more ");
+	fake_openai_delta(&body, "{}", "stop");
+	fake_openai_done(&body);
+	/* One frame every 100 ms or so: about 20 s in all. */
+	reply = (struct fake_reply){ 200, "text/event-stream", body.data, 64, 100000 };
+	fp = fake_provider_start(&reply, 1);
+	agent_init(&a);
+	agent_spawn(&a, http_start(&a, "openai", fp, NULL));
+	while ((msg = agent_line(&a, 5000)) != NULL && strcmp(str(msg, "type"), "output") != 0)
+		;
+	cr_assert_not_null(msg, "no output arrived");
+	cancel = cJSON_CreateObject();
+	cJSON_AddStringToObject(cancel, "type", "cancel");
+	sent = td_mono_ms();
+	agent_send(&a, cancel);
+	finish = agent_finish(&a, 5000);
+	cr_expect_lt(td_mono_ms() - sent, 2000);
+	cr_expect_str_eq(str(finish, "status"), "cancelled");
+	cr_expect(strncmp(str(finish, "output"), "first ", 6) == 0);
+	agent_cleanup(&a);
+	fake_provider_stop(fp);
+	buf_free(&body);
+}
+
+Test(agent, anthropic_text_tool_use_and_usage)
+{
+	struct buf one, two;
+	struct fake_reply replies[2];
+	struct fake_provider *fp;
+	struct agent a;
+	cJSON *finish, *body, *msgs, *m, *block;
+	const struct fake_request *req;
+	char *content;
+
+	buf_init(&one, 0);
+	fake_anthropic_start(&one, 200);
+	fake_anthropic_text_block(&one, 0, "I'll write the fil\xc3\xa9.");
+	fake_anthropic_tool_block(&one, 1, "toolu_01", "write_file",
+	    "{\"path\": \"a.md\", \"content\": \"# A\\n\"}", 4);
+	fake_anthropic_stop(&one, "tool_use", 30);
+	buf_init(&two, 0);
+	fake_anthropic_start(&two, 300);
+	fake_anthropic_text_block(&two, 0, "Done: a.md.");
+	fake_anthropic_stop(&two, "end_turn", 8);
+	replies[0] = (struct fake_reply){ 200, "text/event-stream; charset=utf-8", one.data, 9, 200 };
+	replies[1] = (struct fake_reply){ 200, "text/event-stream", two.data, 13, 200 };
+	fp = fake_provider_start(replies, 2);
+	cr_assert_not_null(fp);
+
+	agent_init(&a);
+	agent_spawn(&a, http_start(&a, "anthropic", fp, TEST_KEY));
+	finish = agent_finish(&a, 15000);
+	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
+	cr_expect_str_eq(str(finish, "output"), "I'll write the fil\xc3\xa9.Done: a.md.");
+	cr_expect_eq(usage_of(finish, "inputTokens"), 500);
+	cr_expect_eq(usage_of(finish, "outputTokens"), 38);
+	content = ws_file(&a, "a.md");
+	cr_expect_str_eq(content ? content : "(missing)", "# A\n");
+	free(content);
+
+	cr_assert_eq(fake_provider_count(fp), 2);
+	req = fake_provider_request(fp, 0);
+	cr_expect_str_eq(req->path, "/v1/messages");
+	cr_expect_str_eq(req->api_key ? req->api_key : "(none)", TEST_KEY);
+	cr_expect_str_eq(req->version ? req->version : "(none)", "2023-06-01");
+	cr_expect_null(req->authorization);
+	body = request_body(fp, 0);
+	cr_expect_str_eq(str(body, "model"), "fake-model");
+	cr_expect_eq(member(body, "max_tokens")->valueint, 8192);
+	cr_expect(cJSON_IsTrue(member(body, "stream")));
+	cr_expect(strstr(str(body, "system"), a.ws) != NULL);
+	cr_expect_not_null(member(cJSON_GetArrayItem(member(body, "tools"), 2), "input_schema"));
+	cJSON_Delete(body);
+
+	body = request_body(fp, 1);
+	msgs = member(body, "messages");
+	cr_assert_eq(cJSON_GetArraySize(msgs), 5);
+	m = cJSON_GetArrayItem(msgs, 3);
+	cr_expect_str_eq(str(m, "role"), "assistant");
+	block = cJSON_GetArrayItem(member(m, "content"), 0);
+	cr_expect_str_eq(str(block, "type"), "text");
+	block = cJSON_GetArrayItem(member(m, "content"), 1);
+	cr_expect_str_eq(str(block, "type"), "tool_use");
+	cr_expect_str_eq(str(block, "id"), "toolu_01");
+	cr_expect_str_eq(str(member(block, "input"), "path"), "a.md");
+	m = cJSON_GetArrayItem(msgs, 4);
+	cr_expect_str_eq(str(m, "role"), "user");
+	block = cJSON_GetArrayItem(member(m, "content"), 0);
+	cr_expect_str_eq(str(block, "type"), "tool_result");
+	cr_expect_str_eq(str(block, "tool_use_id"), "toolu_01");
+	cJSON_Delete(body);
+	expect_no_key(&a);
+	agent_cleanup(&a);
+	fake_provider_stop(fp);
+	buf_free(&one);
+	buf_free(&two);
+}
+
+Test(agent, anthropic_errors)
+{
+	struct buf b;
+
+	provider_expect_failure("anthropic", 401, "application/json",
+	    "{\"type\":\"error\",\"error\":{\"type\":\"authentication_error\","
+	    "\"message\":\"invalid x-api-key " TEST_KEY "\"}}",
+	    TEST_KEY, "provider_error", "invalid x-api-key");
+	provider_expect_failure("anthropic", 529, "application/json",
+	    "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}",
+	    NULL, "provider_error", "Overloaded");
+
+	buf_init(&b, 0);
+	fake_anthropic_start(&b, 10);
+	fake_anthropic_text_block(&b, 0, "Partial");
+	fake_anthropic_event(&b, "error", "{\"type\":\"error\",\"error\":{\"type\":"
+	    "\"overloaded_error\",\"message\":\"Overloaded mid-stream\"}}");
+	provider_expect_failure("anthropic", 200, "text/event-stream", b.data, NULL,
+	    "provider_error", "Overloaded mid-stream");
+	buf_reset(&b);
+	fake_anthropic_text_block(&b, 0, "no message_start");
+	provider_expect_failure("anthropic", 200, "text/event-stream", b.data, NULL,
+	    "invalid_provider_response", "message_start");
+	buf_reset(&b);
+	fake_anthropic_start(&b, 10);
+	fake_anthropic_tool_block(&b, 0, "toolu_x", "read_file", "{\"path\": [", 2);
+	fake_anthropic_stop(&b, "tool_use", 3);
+	provider_expect_failure("anthropic", 200, "text/event-stream", b.data, NULL,
+	    "invalid_provider_response", "not a JSON object");
+	buf_reset(&b);
+	fake_anthropic_start(&b, 10);
+	fake_anthropic_text_block(&b, 0, "no stop");
+	provider_expect_failure("anthropic", 200, "text/event-stream", b.data, NULL,
+	    "invalid_provider_response", "message_stop");
+	buf_free(&b);
+}
