@@ -16,6 +16,7 @@
 #define CLI_EXIT_UNREACHABLE 3	/* no service, or it cannot be reached */
 #define CLI_EXIT_NOT_FOUND 4
 #define CLI_EXIT_CONFLICT 5	/* 409 and 422: stale_write, idempotency_conflict, ... */
+#define CLI_EXIT_INTERRUPTED 130	/* Ctrl-C stopped a wait; the run goes on */
 
 struct cli_option {
 	const char *name;	/* long name without "--" */
@@ -61,10 +62,24 @@ extern const struct cli_cmd cmd_routing_set_entry;
 extern const struct cli_cmd cmd_daemon_start_entry;
 extern const struct cli_cmd cmd_daemon_stop_entry;
 extern const struct cli_cmd cmd_daemon_status_entry;
+extern const struct cli_cmd cmd_run_entry;
+extern const struct cli_cmd cmd_runs_list_entry;
+extern const struct cli_cmd cmd_runs_show_entry;
+extern const struct cli_cmd cmd_runs_wait_entry;
+extern const struct cli_cmd cmd_runs_cancel_entry;
+extern const struct cli_cmd cmd_sessions_list_entry;
+extern const struct cli_cmd cmd_sessions_show_entry;
+extern const struct cli_cmd cmd_sessions_config_get_entry;
+extern const struct cli_cmd cmd_sessions_config_set_entry;
+extern const struct cli_cmd cmd_artifacts_list_entry;
+extern const struct cli_cmd cmd_artifacts_show_entry;
+extern const struct cli_cmd cmd_artifacts_download_entry;
 
 /* main.c */
 /* The last value of an option, or NULL when not given. */
 const char *cli_get(const struct cli *cli, const char *name);
+/* True when an option (a flag or one with a value) was given. */
+bool cli_has(const struct cli *cli, const char *name);
 /* Connects cli->client; returns an exit code (CLI_EXIT_OK on success). */
 int cli_connect(struct cli *cli);
 /* Per-call options with --timeout applied. */
@@ -76,6 +91,8 @@ int cli_usage_error(const struct cli *cli, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Prints an error as "taskdeck: <code>: <message> (request <id>)"; returns its exit code. */
 int cli_fail(const struct td_error *err);
+/* The exit code of an error, without printing it. */
+int cli_exit_code(const struct td_error *err);
 
 /* output.c */
 struct out_table {

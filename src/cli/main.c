@@ -23,6 +23,18 @@ static const struct cli_cmd *const cli_cmds[] = {
 	&cmd_daemon_start_entry,
 	&cmd_daemon_stop_entry,
 	&cmd_daemon_status_entry,
+	&cmd_run_entry,
+	&cmd_runs_list_entry,
+	&cmd_runs_show_entry,
+	&cmd_runs_wait_entry,
+	&cmd_runs_cancel_entry,
+	&cmd_sessions_list_entry,
+	&cmd_sessions_show_entry,
+	&cmd_sessions_config_get_entry,
+	&cmd_sessions_config_set_entry,
+	&cmd_artifacts_list_entry,
+	&cmd_artifacts_show_entry,
+	&cmd_artifacts_download_entry,
 	NULL
 };
 
@@ -88,6 +100,16 @@ cli_get(const struct cli *cli, const char *name)
 	return value;
 }
 
+bool
+cli_has(const struct cli *cli, const char *name)
+{
+	for (size_t i = 0; i < cli->value_count; i++) {
+		if (strcmp(cli->values[i].name, name) == 0)
+			return true;
+	}
+	return false;
+}
+
 cJSON *
 cli_json_object(const char *text)
 {
@@ -126,6 +148,12 @@ cli_fail(const struct td_error *err)
 	if (err->request_id[0] != '\0')
 		fprintf(stderr, " (request %s)", err->request_id);
 	fputc('\n', stderr);
+	return cli_exit_code(err);
+}
+
+int
+cli_exit_code(const struct td_error *err)
+{
 	switch (err->code) {
 	case TD_OK:
 		return CLI_EXIT_OK;
@@ -178,10 +206,31 @@ cli_set_timeout(struct cli *cli, const char *text)
 	return true;
 }
 
-/* The command named by argv[0] (and argv[1]); *words says how many it used. */
+/* How many words of argv a command name ("config get") takes; 0: no match. */
+static int
+cli_match_name(const char *name, int argc, char **argv)
+{
+	int words = 0;
+
+	while (*name != '\0') {
+		size_t n = strcspn(name, " ");
+
+		if (words >= argc || strlen(argv[words]) != n ||
+		    strncmp(argv[words], name, n) != 0)
+			return 0;
+		words++;
+		name += n;
+		name += strspn(name, " ");
+	}
+	return words;
+}
+
+/* The command named by argv[0] and the next words; *words says how many it used. */
 static const struct cli_cmd *
 cli_find(int argc, char **argv, int *words)
 {
+	int n;
+
 	for (const struct cli_cmd *const *c = cli_cmds; *c != NULL; c++) {
 		if (strcmp((*c)->group, argv[0]) != 0)
 			continue;
@@ -189,8 +238,8 @@ cli_find(int argc, char **argv, int *words)
 			*words = 1;
 			return *c;
 		}
-		if (argc > 1 && strcmp((*c)->name, argv[1]) == 0) {
-			*words = 2;
+		if ((n = cli_match_name((*c)->name, argc - 1, argv + 1)) > 0) {
+			*words = n + 1;
 			return *c;
 		}
 	}
@@ -242,8 +291,9 @@ cli_global(struct cli *cli, int ch, char **argv)
 
 /*
  * Parses the options of cli->cmd (and the global ones, anywhere) from argv,
- * whose argv[0] is the command's last word.  Returns -1 to go on, else an
- * exit code; *first is the index of the first argument.
+ * whose argv[0] is the command's last word; a command's option of the same
+ * name as a global one wins.  Returns -1 to go on, else an exit code; *first
+ * is the index of the first argument.
  */
 static int
 cli_parse(struct cli *cli, int argc, char **argv, int *first)
@@ -256,9 +306,9 @@ cli_parse(struct cli *cli, int argc, char **argv, int *first)
 	for (o = cli->cmd->options; o->name != NULL; o++)
 		n++;
 	longopts = xcalloc(n + CLI_GLOBAL_COUNT + 1, sizeof *longopts);
-	memcpy(longopts, cli_globals, CLI_GLOBAL_COUNT * sizeof *longopts);
+	memcpy(longopts + n, cli_globals, CLI_GLOBAL_COUNT * sizeof *longopts);
 	for (size_t i = 0; i < n; i++) {
-		longopts[CLI_GLOBAL_COUNT + i] = (struct option){
+		longopts[i] = (struct option){
 			cli->cmd->options[i].name,
 			cli->cmd->options[i].has_value ? required_argument : no_argument,
 			NULL, CLI_OPTION_BASE + (int)i };

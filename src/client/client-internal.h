@@ -11,6 +11,8 @@
 
 /* Largest JSON response accepted. */
 #define CLIENT_MAX_BODY (16u * 1024 * 1024)
+/* Largest error body kept from a streamed answer. */
+#define CLIENT_MAX_ERROR_BODY (64u * 1024)
 /* Idle connections kept for reuse. */
 #define CLIENT_POOL_MAX 8
 
@@ -47,6 +49,35 @@ enum td_code client_call(struct td_client *c, const char *method,
     const struct td_request_options *opts, struct client_response *resp,
     struct td_error *err);
 void client_response_free(struct client_response *resp);
+
+/*
+ * How client_stream_get hands out a 2xx answer: the header lines of the
+ * answer (without CRLF, not NUL-terminated), then on_start once they are
+ * complete, then the body in pieces.  A hook that returns anything but TD_OK
+ * stops the transfer, which then fails with that code; the hook fills the
+ * error itself.  An answer outside 2xx is buffered and mapped as usual.
+ */
+struct client_stream {
+	const char *const *headers;	/* extra request headers, NULL-terminated, or NULL */
+	void (*on_header)(void *arg, const char *line, size_t len);
+	enum td_code (*on_start)(void *arg, long status);
+	enum td_code (*on_data)(void *arg, const char *data, size_t len);
+	void *arg;
+};
+
+/*
+ * GET path, streaming a 2xx body to stream.  The request's deadline covers
+ * the whole body.  Caller frees resp with client_response_free, also on
+ * failure; resp->status and resp->request_id tell what answered.
+ */
+enum td_code client_stream_get(struct td_client *c, const char *path,
+    const struct client_stream *stream, const struct td_request_options *opts,
+    struct client_response *resp, struct td_error *err);
+/* Value of header line "Name: value" (len bytes) when its name is name, else NULL. */
+const char *client_header_value(const char *line, size_t len, const char *name,
+    size_t *vlen);
+/* Waits ms milliseconds or until cancel fires; false when it fired. */
+bool client_cancel_sleep(struct td_cancel *cancel, long ms);
 /* TD_INVALID_RESPONSE for an answer whose JSON is not the expected what. */
 enum td_code client_malformed(const struct client_response *resp,
     const char *what, struct td_error *err);
@@ -56,6 +87,8 @@ enum td_code client_malformed(const struct client_response *resp,
 char *client_item_path(const char *collection, const char *id, const char *suffix);
 /* path with ?limit= (when > 0) and &cursor= (when not NULL); free() it. */
 char *client_query_path(const char *path, long limit, const char *cursor);
+/* path (consumed) with &name=value (or ?name=value) when value is not NULL; free() it. */
+char *client_query_add(char *path, const char *name, const char *value);
 /* The cursor of the rel="next" link of a Link header, or NULL; free() it. */
 char *client_next_cursor(const char *link);
 /* Parses text that must be a JSON object; NULL (and err set) otherwise. */

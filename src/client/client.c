@@ -1,6 +1,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -14,6 +15,7 @@
 #include "errors.h"
 #include "json.h"
 #include "paths.h"
+#include "timeutil.h"
 #include "xalloc.h"
 
 struct td_cancel {
@@ -29,7 +31,10 @@ struct client_conn {
 
 struct client_transfer {
 	struct client_response *resp;
+	const struct client_stream *stream;	/* NULL: buffer the body */
 	bool overflow;
+	bool started;		/* stream->on_start was called */
+	enum td_code stopped;	/* what a stream hook stopped the transfer with */
 };
 
 static pthread_once_t client_curl_once = PTHREAD_ONCE_INIT;
@@ -458,13 +463,29 @@ client_conn_put(struct td_client *c, struct client_conn *conn)
 		client_conn_free(conn);
 }
 
-/* Response body writer with the size cap. */
+/* True when a streamed transfer hands its body to the stream's hooks. */
+static bool
+client_streaming(const struct client_transfer *t)
+{
+	return t->stream != NULL && t->resp->status >= 200 && t->resp->status <= 299;
+}
+
+/* Response body writer: the stream's hook, else the buffer with its cap. */
 static size_t
 client_on_body(char *data, size_t size, size_t nmemb, void *arg)
 {
 	struct client_transfer *t = arg;
 	size_t n = size * nmemb;
 
+	if (client_streaming(t)) {
+		if (!t->started) {
+			t->started = true;
+			t->stopped = t->stream->on_start(t->stream->arg, t->resp->status);
+		}
+		if (t->stopped == TD_OK && n > 0)
+			t->stopped = t->stream->on_data(t->stream->arg, data, n);
+		return t->stopped == TD_OK ? n : 0;
+	}
 	if (!buf_append(&t->resp->body, data, n)) {
 		t->overflow = true;
 		return 0;
@@ -472,8 +493,7 @@ client_on_body(char *data, size_t size, size_t nmemb, void *arg)
 	return n;
 }
 
-/* Value of header line "Name: value" when its name is name, else NULL. */
-static const char *
+const char *
 client_header_value(const char *line, size_t len, const char *name,
     size_t *vlen)
 {
@@ -489,21 +509,42 @@ client_header_value(const char *line, size_t len, const char *name,
 	return v;
 }
 
-/* Keeps X-Request-Id and Link of the final answer. */
+/*
+ * Keeps the status, X-Request-Id and Link of the final answer, and hands the
+ * header lines of a streamed answer to its hooks.
+ */
 static size_t
 client_on_header(char *data, size_t size, size_t nmemb, void *arg)
 {
-	struct client_response *resp = arg;
+	struct client_transfer *t = arg;
+	struct client_response *resp = t->resp;
 	size_t n = size * nmemb, len = n, vlen;
 	const char *v;
 
 	while (len > 0 && (data[len - 1] == '\r' || data[len - 1] == '\n'))
 		len--;
 	if (len >= 5 && strncmp(data, "HTTP/", 5) == 0) {
+		v = memchr(data, ' ', len);
+		resp->status = 0;
+		for (v = v != NULL ? v + 1 : data + len; v < data + len &&
+		    *v >= '0' && *v <= '9' && resp->status < 1000; v++)
+			resp->status = resp->status * 10 + (*v - '0');
 		resp->request_id[0] = '\0';
 		free(resp->link);
 		resp->link = NULL;
-	} else if ((v = client_header_value(data, len, "X-Request-Id", &vlen))) {
+		return n;
+	}
+	if (client_streaming(t)) {
+		if (len > 0)
+			t->stream->on_header(t->stream->arg, data, len);
+		else if (!t->started) {
+			t->started = true;
+			t->stopped = t->stream->on_start(t->stream->arg, resp->status);
+			if (t->stopped != TD_OK)
+				return 0;
+		}
+	}
+	if ((v = client_header_value(data, len, "X-Request-Id", &vlen))) {
 		if (vlen < sizeof resp->request_id) {
 			memcpy(resp->request_id, v, vlen);
 			resp->request_id[vlen] = '\0';
@@ -598,13 +639,17 @@ client_transport_error(struct td_client *c, CURLcode cc, bool overflow,
 	    "could not reach the taskdeck service at %s: %s", c->base_url, detail);
 }
 
-/* Sends one request and collects the answer, whatever its status. */
+/*
+ * Sends one request and collects the answer, whatever its status; a 2xx body
+ * goes to stream's hooks when stream is not NULL.
+ */
 static enum td_code
 client_send(struct td_client *c, const char *method, const char *path,
     const char *body, const struct td_request_options *opts,
-    struct client_response *resp, struct td_error *err)
+    const struct client_stream *stream, struct client_response *resp,
+    struct td_error *err)
 {
-	struct client_transfer t = { .resp = resp };
+	struct client_transfer t = { .resp = resp, .stream = stream };
 	struct td_cancel *cancel = opts != NULL ? opts->cancel : NULL;
 	const char *key = opts != NULL ? opts->idempotency_key : NULL;
 	long timeout_ms = c->timeout_ms;
@@ -634,8 +679,12 @@ client_send(struct td_client *c, const char *method, const char *path,
 	}
 
 	headers = curl_slist_append(headers, c->auth_header);
-	headers = curl_slist_append(headers, "Accept: application/json");
+	headers = curl_slist_append(headers, stream != NULL ? "Accept: */*" :
+	    "Accept: application/json");
 	headers = curl_slist_append(headers, "Expect:");
+	for (size_t i = 0; stream != NULL && stream->headers != NULL &&
+	    stream->headers[i] != NULL; i++)
+		headers = curl_slist_append(headers, stream->headers[i]);
 	if (body != NULL)
 		headers = curl_slist_append(headers, "Content-Type: application/json");
 	if (key != NULL) {
@@ -656,7 +705,7 @@ client_send(struct td_client *c, const char *method, const char *path,
 	curl_easy_setopt(conn->easy, CURLOPT_WRITEFUNCTION, client_on_body);
 	curl_easy_setopt(conn->easy, CURLOPT_WRITEDATA, &t);
 	curl_easy_setopt(conn->easy, CURLOPT_HEADERFUNCTION, client_on_header);
-	curl_easy_setopt(conn->easy, CURLOPT_HEADERDATA, resp);
+	curl_easy_setopt(conn->easy, CURLOPT_HEADERDATA, &t);
 	if (strcmp(method, "GET") == 0)
 		curl_easy_setopt(conn->easy, CURLOPT_HTTPGET, 1L);
 	else
@@ -669,12 +718,16 @@ client_send(struct td_client *c, const char *method, const char *path,
 
 	if (!client_perform(conn, cancel, &cc))
 		rc = client_fail(err, TD_CANCELLED, "the request was cancelled");
+	else if (t.stopped != TD_OK)
+		rc = t.stopped;		/* the hook filled err */
 	else if (cc != CURLE_OK) {
 		rc = client_transport_error(c, cc, t.overflow, timeout_ms,
 		    errbuf[0] != '\0' ? errbuf : curl_easy_strerror(cc), err);
 	} else
 		curl_easy_getinfo(conn->easy, CURLINFO_RESPONSE_CODE, &resp->status);
 
+	if (rc != TD_OK && stream != NULL && resp->status > 0)
+		client_fail_answer(err, resp, rc);
 	/* Reset: the handle must not keep pointers to what is freed below. */
 	curl_easy_reset(conn->easy);
 	client_conn_put(c, conn);
@@ -743,7 +796,7 @@ client_call(struct td_client *c, const char *method, const char *path,
 
 	memset(resp, 0, sizeof *resp);
 	buf_init(&resp->body, CLIENT_MAX_BODY);
-	rc = client_send(c, method, path, body, opts, resp, err);
+	rc = client_send(c, method, path, body, opts, NULL, resp, err);
 	if (rc != TD_OK)
 		return rc;
 	if (resp->status < 200 || resp->status > 299)
@@ -752,6 +805,37 @@ client_call(struct td_client *c, const char *method, const char *path,
 	if (want_array ? !cJSON_IsArray(resp->json) : !cJSON_IsObject(resp->json))
 		return client_malformed(resp, want_array ? "list" : "object", err);
 	return TD_OK;
+}
+
+enum td_code
+client_stream_get(struct td_client *c, const char *path,
+    const struct client_stream *stream, const struct td_request_options *opts,
+    struct client_response *resp, struct td_error *err)
+{
+	enum td_code rc;
+
+	memset(resp, 0, sizeof *resp);
+	buf_init(&resp->body, CLIENT_MAX_ERROR_BODY);
+	rc = client_send(c, "GET", path, NULL, opts, stream, resp, err);
+	if (rc == TD_OK && (resp->status < 200 || resp->status > 299))
+		rc = client_service_error(resp, err);
+	return rc;
+}
+
+bool
+client_cancel_sleep(struct td_cancel *cancel, long ms)
+{
+	struct pollfd pfd = { .fd = cancel != NULL ? cancel->fds[0] : -1,
+	    .events = POLLIN };
+	int64_t until = td_mono_ms() + ms, left;
+
+	while (!td_cancel_is_triggered(cancel) &&
+	    (left = until - td_mono_ms()) > 0) {
+		if (poll(&pfd, 1, (int)(left < 1000 ? left : 1000)) < 0 &&
+		    errno != EINTR)
+			break;
+	}
+	return !td_cancel_is_triggered(cancel);
 }
 
 void
@@ -778,7 +862,7 @@ td_request_json(struct td_client *c, const char *method, const char *path,
 	}
 	memset(&resp, 0, sizeof resp);
 	buf_init(&resp.body, CLIENT_MAX_BODY);
-	rc = client_send(c, method, path, body, opts, &resp, err);
+	rc = client_send(c, method, path, body, opts, NULL, &resp, err);
 	if (rc == TD_OK && (resp.status < 200 || resp.status > 299))
 		rc = client_service_error(&resp, err);
 	if (rc == TD_OK)
@@ -833,6 +917,20 @@ client_query_path(const char *path, long limit, const char *cursor)
 		buf_printf(&b, "%ccursor=", sep);
 		client_escape(&b, cursor);
 	}
+	return buf_steal(&b);
+}
+
+char *
+client_query_add(char *path, const char *name, const char *value)
+{
+	struct buf b;
+
+	if (value == NULL)
+		return path;
+	buf_init(&b, 0);
+	buf_printf(&b, "%s%c%s=", path, strchr(path, '?') != NULL ? '&' : '?', name);
+	client_escape(&b, value);
+	free(path);
 	return buf_steal(&b);
 }
 

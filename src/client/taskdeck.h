@@ -52,7 +52,7 @@ struct td_connect_options {
 /* Per-call options; pass NULL for the defaults. */
 struct td_request_options {
 	long timeout_ms;		/* 0: the client's request_timeout_ms */
-	const char *idempotency_key;	/* td_create_project only; NULL for none */
+	const char *idempotency_key;	/* td_create_project and td_start_run; NULL for none */
 	struct td_cancel *cancel;	/* NULL: not cancellable */
 };
 
@@ -246,6 +246,288 @@ TD_API enum td_code td_doctor(struct td_client *client,
     const struct td_request_options *opts, struct td_doctor_report **out,
     struct td_error *err);
 TD_API void td_doctor_report_free(struct td_doctor_report *report);
+
+/* --- Runs ---------------------------------------------------------------- */
+
+/* One run.  NULL members were null or absent in the service's answer. */
+struct td_run {
+	char *id;
+	char *session_id;
+	char *project_id;
+	char *status;		/* "queued", "running", "completed", "failed", "cancelled" */
+	char *prompt;
+	char *permission_profile;
+	char *turn_intent;	/* "plan-first" or NULL */
+	struct {
+		char *framework;
+		char *provider;
+		char *model;
+		char *effort;
+	} config;
+	char *cwd;
+	char *created_at;
+	char *started_at;
+	char *finished_at;
+	char *cancel_requested_at;
+	struct {
+		char *phase;	/* "starting", "thinking", "tool", ... */
+		char *updated_at;
+	} progress;
+	struct {
+		char *kind;	/* "plan-approval"; NULL when no decision is needed */
+		long plan_version;	/* 0 when absent */
+		long plan_revision;
+		char *since;
+	} attention;
+	char *output;		/* NULL until the run is final */
+	char *error_code;	/* NULL unless the run failed */
+	char *error_message;
+	long long input_tokens;
+	long long output_tokens;
+	char *updated_at;
+	char *json;		/* the run as the service sent it */
+};
+
+struct td_run_list {
+	struct td_run *items;
+	size_t count;
+	char *next_cursor;	/* NULL on the last page */
+	char *json;
+};
+
+/* What to run; NULL members are left out. */
+struct td_run_request {
+	const char *project;		/* required: a project id */
+	const char *prompt;		/* required */
+	const char *permission_profile;	/* "ask", "workspace-write", "read-only", "full-access" */
+	const char *turn_intent;	/* "plan-first" */
+	const char *cwd;		/* an absolute directory; NULL: a managed workspace */
+	const char *session_id;		/* continue this session */
+	const char *config_json;	/* {"framework","provider","model","effort"} ... */
+	const char *framework;		/* ... or these, which override config_json's members */
+	const char *provider;
+	const char *model;
+	const char *effort;
+};
+
+/* Which runs td_list_runs returns; session_id or project_id is required. */
+struct td_run_filter {
+	const char *session_id;
+	const char *project_id;
+	const char *status;	/* NULL: any */
+};
+
+/* How td_wait_for_run waits; NULL means no deadline, no cancel. */
+struct td_wait_options {
+	long timeout_ms;	/* the whole wait, requests and delays; 0: no deadline */
+	struct td_cancel *cancel;	/* ends the wait (not the run) with TD_CANCELLED */
+	bool return_on_attention;	/* also return a running run that needs a decision */
+};
+
+/*
+ * Starts a run; *out is its first state (queued or running), with id and
+ * session_id.  opts->idempotency_key makes a retry safe.  Caller frees *out
+ * with td_run_free.
+ */
+TD_API enum td_code td_start_run(struct td_client *client,
+    const struct td_run_request *request, const struct td_request_options *opts,
+    struct td_run **out, struct td_error *err);
+/* Caller frees *out with td_run_free. */
+TD_API enum td_code td_get_run(struct td_client *client, const char *run_id,
+    const struct td_request_options *opts, struct td_run **out,
+    struct td_error *err);
+/*
+ * One page of runs, newest first (limit 0: the service's 100).  Caller frees
+ * *out with td_run_list_free.
+ */
+TD_API enum td_code td_list_runs(struct td_client *client,
+    const struct td_run_filter *filter, long limit, const char *cursor,
+    const struct td_request_options *opts, struct td_run_list **out,
+    struct td_error *err);
+/*
+ * Asks the service to cancel a run (idempotent; a final run is returned
+ * unchanged).  The run ends "cancelled" shortly after: wait for it.  out may
+ * be NULL; else caller frees *out with td_run_free.
+ */
+TD_API enum td_code td_cancel_run(struct td_client *client, const char *run_id,
+    const struct td_request_options *opts, struct td_run **out,
+    struct td_error *err);
+/*
+ * Polls the run (100 ms growing to 1 s, with jitter) until it is final, or,
+ * with w->return_on_attention, running with an attention object.  The
+ * deadline w->timeout_ms covers requests and delays: each request's own
+ * deadline is the client's, capped by what is left.  Connection failures,
+ * request timeouts and service_unavailable are retried until the deadline.
+ * When it passes: TD_TIMEOUT, and the run goes on in the service.  Caller
+ * frees *out with td_run_free.
+ */
+TD_API enum td_code td_wait_for_run(struct td_client *client, const char *run_id,
+    const struct td_wait_options *w, struct td_run **out, struct td_error *err);
+/* True for "completed", "failed" and "cancelled". */
+TD_API bool td_run_is_final(const struct td_run *run);
+TD_API void td_run_free(struct td_run *run);
+TD_API void td_run_list_free(struct td_run_list *list);
+
+/* --- Sessions ------------------------------------------------------------ */
+
+struct td_session {
+	char *id;
+	char *project_id;
+	char *title;
+	char *cwd;		/* the recorded working directory */
+	char *workspace;	/* "managed" or "external" */
+	char *created_at;
+	char *updated_at;
+	struct {
+		char *id;	/* NULL when the session has no run yet */
+		char *status;
+	} last_run;
+	char *json;
+};
+
+struct td_session_list {
+	struct td_session *items;
+	size_t count;
+	char *next_cursor;	/* NULL on the last page */
+	char *json;
+};
+
+/* A session's configuration; NULL members are unset. */
+struct td_session_config {
+	char *session_id;
+	long revision;		/* send back as expected_revision */
+	char *framework;
+	char *provider;
+	char *model;
+	char *effort;
+	char *updated_at;
+	char *json;
+};
+
+/* One page of a project's sessions, newest first.  Caller frees *out with td_session_list_free. */
+TD_API enum td_code td_list_sessions(struct td_client *client,
+    const char *project_id, long limit, const char *cursor,
+    const struct td_request_options *opts, struct td_session_list **out,
+    struct td_error *err);
+/* Caller frees *out with td_session_free. */
+TD_API enum td_code td_get_session(struct td_client *client,
+    const char *session_id, const struct td_request_options *opts,
+    struct td_session **out, struct td_error *err);
+TD_API void td_session_free(struct td_session *session);
+TD_API void td_session_list_free(struct td_session_list *list);
+
+/* Caller frees *out with td_session_config_free. */
+TD_API enum td_code td_get_session_config(struct td_client *client,
+    const char *session_id, const struct td_request_options *opts,
+    struct td_session_config **out, struct td_error *err);
+/*
+ * patch_json is an object of framework, provider, model, effort: an omitted
+ * member is kept, null clears it.  TD_STALE_WRITE when expected_revision is
+ * not the current revision (read again, then write);
+ * TD_INVALID_CONFIGURATION when the result is not a valid combination.
+ * Caller frees *out with td_session_config_free.
+ */
+TD_API enum td_code td_update_session_config(struct td_client *client,
+    const char *session_id, long expected_revision, const char *patch_json,
+    const struct td_request_options *opts, struct td_session_config **out,
+    struct td_error *err);
+TD_API void td_session_config_free(struct td_session_config *config);
+
+/* --- Artifacts ----------------------------------------------------------- */
+
+struct td_artifact {
+	char *id;
+	char *name;		/* the file name */
+	char *path;		/* relative to the workspace, ending in name */
+	char *version;		/* "sha256:<hex>", also the download's ETag */
+	long long size;		/* bytes; -1 when the service sent none */
+	char *media_type;
+	char *session_id;
+	char *run_id;
+	char *created_at;
+	char *json;
+};
+
+struct td_artifact_list {
+	struct td_artifact *items;
+	size_t count;
+	char *next_cursor;	/* NULL on the last page */
+	char *json;
+};
+
+/*
+ * Receives downloaded bytes.  Return TD_OK to go on; anything else stops the
+ * download, which then fails with TD_CANCELLED when that was returned, else
+ * with TD_IO_ERROR.
+ */
+typedef enum td_code (*td_write_fn)(void *ud, const void *data, size_t len);
+/* Reports a file download: bytes of the file so far, and its size (-1: unknown). */
+typedef void (*td_progress_fn)(void *ud, long long done, long long total);
+
+/* What a download answer said; filled as soon as its headers arrive. */
+struct td_download_info {
+	long http_status;	/* 200 (whole body) or 206 (from offset) */
+	long long offset;	/* where the body starts in the file */
+	long long total_size;	/* the whole file's size; -1 when unknown */
+	long long received;	/* body bytes handed on */
+	char etag[96];		/* the version, without quotes; "" when none */
+	char media_type[128];
+};
+
+/* td_download_artifact_to_file flags. */
+#define TD_DOWNLOAD_OVERWRITE 0x1	/* replace an existing file at path */
+#define TD_DOWNLOAD_NO_RESUME 0x2	/* ignore a <path>.part: start from byte 0 */
+
+struct td_download_options {
+	unsigned flags;
+	td_progress_fn progress;	/* NULL: none */
+	void *progress_ud;
+};
+
+/*
+ * One page of a session's artifacts, newest first: the newest version of
+ * each path, or with all every version.  Caller frees *out with
+ * td_artifact_list_free.
+ */
+TD_API enum td_code td_list_artifacts(struct td_client *client,
+    const char *session_id, bool all, long limit, const char *cursor,
+    const struct td_request_options *opts, struct td_artifact_list **out,
+    struct td_error *err);
+/* Caller frees *out with td_artifact_free. */
+TD_API enum td_code td_get_artifact(struct td_client *client,
+    const char *artifact_id, const struct td_request_options *opts,
+    struct td_artifact **out, struct td_error *err);
+TD_API void td_artifact_free(struct td_artifact *artifact);
+TD_API void td_artifact_list_free(struct td_artifact_list *list);
+
+/*
+ * Streams an artifact's bytes to writer, never holding the whole file.
+ * offset > 0 asks for the bytes from offset on (Range): info->http_status is
+ * then 206, or 200 when the service sent the whole file from byte 0.  The
+ * request deadline (opts->timeout_ms, 0: the client's) covers the whole body:
+ * give a large download a large one.  info may be NULL; it is filled also on
+ * failure, as far as the answer got.
+ */
+TD_API enum td_code td_download_artifact(struct td_client *client,
+    const char *artifact_id, long long offset, td_write_fn writer, void *ud,
+    const struct td_request_options *opts, struct td_download_info *info,
+    struct td_error *err);
+/*
+ * Downloads an artifact into the file path: the bytes go to <path>.part,
+ * which is checked against the announced size, fsynced and renamed to path.
+ * A <path>.part left by an interrupted download is resumed: Range from its
+ * size, If-Range with the ETag it recorded (in an extended attribute), else
+ * with the artifact's version.  When the service sends the whole file
+ * instead (another version) or the range does not fit, the download starts
+ * again from byte 0.  An existing path is an error (TD_IO_ERROR) without
+ * TD_DOWNLOAD_OVERWRITE.  On failure the .part stays for the next try.  The
+ * request deadline covers the body, as for td_download_artifact.  dl and
+ * info may be NULL.
+ */
+TD_API enum td_code td_download_artifact_to_file(struct td_client *client,
+    const char *artifact_id, const char *path,
+    const struct td_download_options *dl, const struct td_request_options *opts,
+    struct td_download_info *info, struct td_error *err);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,435 @@
+/* taskdeck run and taskdeck runs list|show|wait|cancel */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "cli.h"
+#include "json.h"
+#include "xalloc.h"
+
+static int cmd_run_exec(struct cli *, int, char **);
+static int cmd_runs_list_exec(struct cli *, int, char **);
+static int cmd_runs_show_exec(struct cli *, int, char **);
+static int cmd_runs_wait_exec(struct cli *, int, char **);
+static int cmd_runs_cancel_exec(struct cli *, int, char **);
+
+static const struct cli_option run_options[] = {
+	{ "project", true },
+	{ "session", true },
+	{ "cwd", true },
+	{ "permission", true },
+	{ "plan-first", false },
+	{ "framework", true },
+	{ "provider", true },
+	{ "model", true },
+	{ "effort", true },
+	{ "idempotency-key", true },
+	{ "wait", false },
+	{ "wait-timeout", true },
+	{ NULL, false }
+};
+
+static const struct cli_option runs_list_options[] = {
+	{ "session", true },
+	{ "project", true },
+	{ "status", true },
+	{ "limit", true },
+	{ "cursor", true },
+	{ NULL, false }
+};
+
+static const struct cli_option runs_wait_options[] = {
+	{ "wait-timeout", true },
+	{ NULL, false }
+};
+
+static const struct cli_option runs_no_options[] = {
+	{ NULL, false }
+};
+
+const struct cli_cmd cmd_run_entry = {
+	"run", NULL,
+	"--project P [--session S] [--cwd DIR] [--permission PROFILE] [--plan-first]\n"
+	"    [--provider X] [--model M] [--effort E] [--idempotency-key K]\n"
+	"    [--wait [--wait-timeout SECONDS]] PROMPT",
+	"Start a run and print its id and session.  With --wait, wait until it ends\n"
+	"and print its status and output (exit 1 when it failed or was cancelled,\n"
+	"3 when --wait-timeout SECONDS passed first: the run goes on).",
+	run_options, 1, 1, cmd_run_exec
+};
+
+const struct cli_cmd cmd_runs_list_entry = {
+	"runs", "list", "--session S | --project P [--status S] [--limit N] [--cursor C]",
+	"List the runs of a session or a project, newest first.",
+	runs_list_options, 0, 0, cmd_runs_list_exec
+};
+
+const struct cli_cmd cmd_runs_show_entry = {
+	"runs", "show", "RUN",
+	"Show one run.",
+	runs_no_options, 1, 1, cmd_runs_show_exec
+};
+
+const struct cli_cmd cmd_runs_wait_entry = {
+	"runs", "wait", "RUN [--wait-timeout SECONDS]",
+	"Wait until a run ends and print its status and output (exit codes as\n"
+	"for run --wait).",
+	runs_wait_options, 1, 1, cmd_runs_wait_exec
+};
+
+const struct cli_cmd cmd_runs_cancel_entry = {
+	"runs", "cancel", "RUN",
+	"Ask the service to cancel a run; it ends \"cancelled\" shortly after.",
+	runs_no_options, 1, 1, cmd_runs_cancel_exec
+};
+
+/* Triggered by SIGINT during a wait. */
+static struct td_cancel *runs_interrupt;
+
+static void
+runs_on_sigint(int sig)
+{
+	td_cancel_trigger(runs_interrupt);
+}
+
+/* Parses --wait-timeout SECONDS (decimals allowed) into milliseconds; -1 when bad. */
+static long
+runs_parse_seconds(const char *text)
+{
+	char *end;
+	double s;
+
+	errno = 0;
+	s = strtod(text, &end);
+	if (errno != 0 || end == text || *end != '\0' || !(s > 0 && s <= 30 * 86400.0))
+		return -1;
+	return (long)(s * 1000 + 0.999);
+}
+
+/* Prints a final (or waited-for) run. */
+static void
+runs_print_result(const struct cli *cli, const struct td_run *r)
+{
+	if (cli->json) {
+		out_json(r->json);
+		return;
+	}
+	out_kv("status", r->status);
+	if (r->error_code != NULL) {
+		char *e = xasprintf("%s: %s", r->error_code,
+		    r->error_message != NULL ? r->error_message : "");
+
+		out_kv("error", e);
+		free(e);
+	}
+	if (r->output != NULL)
+		out_kv("output", r->output);
+}
+
+/*
+ * Waits for a run and prints the result; returns the exit code: 0 completed,
+ * 1 failed or cancelled, 3 on the wait's timeout, 130 on Ctrl-C.
+ */
+static int
+runs_wait_and_print(struct cli *cli, const char *run_id, long timeout_ms)
+{
+	struct td_wait_options w = { .timeout_ms = timeout_ms };
+	struct sigaction sa = { .sa_handler = runs_on_sigint }, old;
+	struct td_error err;
+	struct td_run *r;
+	enum td_code rc;
+
+	runs_interrupt = td_cancel_new();
+	w.cancel = runs_interrupt;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old);
+	rc = td_wait_for_run(cli->client, run_id, &w, &r, &err);
+	sigaction(SIGINT, &old, NULL);
+	td_cancel_free(runs_interrupt);
+	runs_interrupt = NULL;
+	if (rc == TD_CANCELLED) {
+		fprintf(stderr, "\ntaskdeck: stopped waiting; run %s goes on "
+		    "(`taskdeck runs cancel %s` cancels it)\n", run_id, run_id);
+		return CLI_EXIT_INTERRUPTED;
+	}
+	if (rc == TD_TIMEOUT) {
+		cli_fail(&err);
+		fprintf(stderr, "taskdeck: wait again with `taskdeck runs wait %s`\n",
+		    run_id);
+		return CLI_EXIT_UNREACHABLE;
+	}
+	if (rc != TD_OK)
+		return cli_fail(&err);
+	runs_print_result(cli, r);
+	rc = strcmp(r->status, "completed") == 0 ? CLI_EXIT_OK : CLI_EXIT_SERVICE;
+	if (rc != CLI_EXIT_OK) {
+		fprintf(stderr, "taskdeck: run %s %s", r->id, r->status);
+		if (r->error_code != NULL)
+			fprintf(stderr, ": %s: %s", r->error_code,
+			    r->error_message != NULL ? r->error_message : "");
+		fputc('\n', stderr);
+	}
+	td_run_free(r);
+	return rc;
+}
+
+/* An absolute form of --cwd: a relative one is taken from the current directory. */
+static char *
+runs_absolute_cwd(const char *cwd)
+{
+	char *here, *abs;
+
+	if (cwd == NULL || cwd[0] == '/')
+		return xstrdup_or_null(cwd);
+	if ((here = getcwd(NULL, 0)) == NULL)
+		return NULL;
+	abs = xasprintf("%s/%s", here, cwd);
+	free(here);
+	return abs;
+}
+
+/* The project of --session when --project is not given; NULL on failure (printed). */
+static char *
+runs_session_project(struct cli *cli, const char *session_id, int *rc)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	struct td_session *s;
+	struct td_error err;
+	char *project;
+
+	if (td_get_session(cli->client, session_id, &opts, &s, &err) != TD_OK) {
+		*rc = cli_fail(&err);
+		return NULL;
+	}
+	project = xstrdup_or_null(s->project_id);
+	td_session_free(s);
+	return project;
+}
+
+/* taskdeck run [options] PROMPT */
+static int
+cmd_run_exec(struct cli *cli, int argc, char **argv)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	const char *timeout_text = cli_get(cli, "wait-timeout");
+	struct td_run_request rq = {
+		.project = cli_get(cli, "project"),
+		.prompt = argv[0],
+		.permission_profile = cli_get(cli, "permission"),
+		.turn_intent = cli_has(cli, "plan-first") ? "plan-first" : NULL,
+		.session_id = cli_get(cli, "session"),
+		.framework = cli_get(cli, "framework"),
+		.provider = cli_get(cli, "provider"),
+		.model = cli_get(cli, "model"),
+		.effort = cli_get(cli, "effort"),
+	};
+	bool wait = cli_has(cli, "wait");
+	char *project = NULL, *cwd;
+	long timeout_ms = 0;
+	struct td_error err;
+	struct td_run *r;
+	int rc;
+
+	if (rq.project == NULL && rq.session_id == NULL)
+		return cli_usage_error(cli, "--project (or --session) is required");
+	if (*argv[0] == '\0')
+		return cli_usage_error(cli, "the prompt is empty");
+	if (timeout_text != NULL && !wait)
+		return cli_usage_error(cli, "--wait-timeout SECONDS goes with --wait");
+	if (timeout_text != NULL && (timeout_ms = runs_parse_seconds(timeout_text)) < 0)
+		return cli_usage_error(cli, "--wait-timeout takes a positive number of seconds");
+	opts.idempotency_key = cli_get(cli, "idempotency-key");
+	cwd = runs_absolute_cwd(cli_get(cli, "cwd"));
+	if (cli_get(cli, "cwd") != NULL && cwd == NULL) {
+		fprintf(stderr, "taskdeck: cannot read the current directory: %s\n",
+		    strerror(errno));
+		return CLI_EXIT_USAGE;
+	}
+	rq.cwd = cwd;
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK) {
+		free(cwd);
+		return rc;
+	}
+	if (rq.project == NULL)
+		rq.project = project = runs_session_project(cli, rq.session_id, &rc);
+	if (rq.project != NULL) {
+		if (td_start_run(cli->client, &rq, &opts, &r, &err) != TD_OK)
+			rc = cli_fail(&err);
+		else {
+			if (!wait && cli->json)
+				out_json(r->json);
+			else if (!cli->json) {
+				out_kv("run", r->id);
+				out_kv("session", r->session_id);
+				if (!wait)
+					out_kv("status", r->status);
+				fflush(stdout);
+			}
+			if (wait)
+				rc = runs_wait_and_print(cli, r->id, timeout_ms);
+			td_run_free(r);
+		}
+	}
+	free(project);
+	free(cwd);
+	return rc;
+}
+
+/* Parses --limit; 0 when absent, -1 when bad. */
+static long
+runs_limit(const struct cli *cli)
+{
+	const char *text = cli_get(cli, "limit");
+	char *end;
+	long limit;
+
+	if (text == NULL)
+		return 0;
+	errno = 0;
+	limit = strtol(text, &end, 10);
+	if (errno != 0 || *end != '\0' || limit < 1 || limit > 1000)
+		return -1;
+	return limit;
+}
+
+/* taskdeck runs list: every page, or one page with --limit. */
+static int
+cmd_runs_list_exec(struct cli *cli, int argc, char **argv)
+{
+	static const char *const header[] = { "ID", "STATUS", "SESSION", "CREATED", "PROMPT" };
+	struct td_request_options opts = cli_request_options(cli);
+	struct td_run_filter filter = {
+		.session_id = cli_get(cli, "session"),
+		.project_id = cli_get(cli, "project"),
+		.status = cli_get(cli, "status"),
+	};
+	const char *cursor = cli_get(cli, "cursor");
+	long limit = runs_limit(cli);
+	struct td_run_list *page;
+	struct out_table table;
+	struct td_error err;
+	char *next = NULL;
+	size_t count = 0;
+	struct buf json;
+	int rc;
+
+	if (filter.session_id == NULL && filter.project_id == NULL)
+		return cli_usage_error(cli, "give --session or --project");
+	if (limit < 0)
+		return cli_usage_error(cli, "--limit takes a number from 1 to 1000");
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+		return rc;
+	out_table_init(&table, 5, header);
+	buf_init(&json, 0);
+	buf_appends(&json, "[");
+	do {
+		if (td_list_runs(cli->client, &filter, limit, next != NULL ? next : cursor,
+		    &opts, &page, &err) != TD_OK) {
+			rc = cli_fail(&err);
+			break;
+		}
+		for (size_t i = 0; i < page->count; i++, count++) {
+			const struct td_run *r = &page->items[i];
+			const char *row[] = { r->id, r->status, r->session_id,
+			    r->created_at, r->prompt };
+
+			buf_printf(&json, "%s%s", count > 0 ? "," : "", r->json);
+			out_table_add(&table, row);
+		}
+		free(next);
+		next = page->next_cursor;
+		page->next_cursor = NULL;
+		td_run_list_free(page);
+	} while (next != NULL && limit == 0);
+	buf_appends(&json, "]");
+	if (rc == CLI_EXIT_OK) {
+		if (cli->json)
+			out_json(json.data);
+		else if (count == 0)
+			printf("no runs\n");
+		else
+			out_table_print(&table);
+		if (next != NULL)
+			fprintf(stderr, "taskdeck: more runs: --cursor %s\n", next);
+	}
+	free(next);
+	buf_free(&json);
+	out_table_free(&table);
+	return rc;
+}
+
+/* Prints a whole run, nested members with dotted keys. */
+static void
+runs_print(const struct cli *cli, const struct td_run *r)
+{
+	cJSON *doc;
+
+	if (cli->json) {
+		out_json(r->json);
+		return;
+	}
+	doc = json_parse(r->json, strlen(r->json));
+	out_flat(doc, NULL);
+	cJSON_Delete(doc);
+}
+
+/* taskdeck runs show RUN */
+static int
+cmd_runs_show_exec(struct cli *cli, int argc, char **argv)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	struct td_error err;
+	struct td_run *r;
+	int rc;
+
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+		return rc;
+	if (td_get_run(cli->client, argv[0], &opts, &r, &err) != TD_OK)
+		return cli_fail(&err);
+	runs_print(cli, r);
+	td_run_free(r);
+	return CLI_EXIT_OK;
+}
+
+/* taskdeck runs wait RUN [--wait-timeout SECONDS] */
+static int
+cmd_runs_wait_exec(struct cli *cli, int argc, char **argv)
+{
+	const char *timeout_text = cli_get(cli, "wait-timeout");
+	long timeout_ms = 0;
+	int rc;
+
+	if (timeout_text != NULL && (timeout_ms = runs_parse_seconds(timeout_text)) < 0)
+		return cli_usage_error(cli, "--wait-timeout takes a positive number of seconds");
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+		return rc;
+	return runs_wait_and_print(cli, argv[0], timeout_ms);
+}
+
+/* taskdeck runs cancel RUN */
+static int
+cmd_runs_cancel_exec(struct cli *cli, int argc, char **argv)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	struct td_error err;
+	struct td_run *r;
+	int rc;
+
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+		return rc;
+	if (td_cancel_run(cli->client, argv[0], &opts, &r, &err) != TD_OK)
+		return cli_fail(&err);
+	if (cli->json)
+		out_json(r->json);
+	else {
+		out_kv("run", r->id);
+		out_kv("status", r->status);
+		out_kv("cancelRequestedAt", r->cancel_requested_at);
+	}
+	td_run_free(r);
+	return CLI_EXIT_OK;
+}

@@ -1,0 +1,262 @@
+/* taskdeck sessions list|show|config get|config set */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "cli.h"
+#include "json.h"
+#include "xalloc.h"
+
+static int cmd_sessions_list_exec(struct cli *, int, char **);
+static int cmd_sessions_show_exec(struct cli *, int, char **);
+static int cmd_sessions_config_get_exec(struct cli *, int, char **);
+static int cmd_sessions_config_set_exec(struct cli *, int, char **);
+
+static const struct cli_option sessions_list_options[] = {
+	{ "project", true },
+	{ "limit", true },
+	{ "cursor", true },
+	{ NULL, false }
+};
+
+static const struct cli_option sessions_no_options[] = {
+	{ NULL, false }
+};
+
+static const struct cli_option sessions_config_set_options[] = {
+	{ "revision", true },
+	{ NULL, false }
+};
+
+const struct cli_cmd cmd_sessions_list_entry = {
+	"sessions", "list", "--project P [--limit N] [--cursor C]",
+	"List the sessions of a project, newest first.",
+	sessions_list_options, 0, 0, cmd_sessions_list_exec
+};
+
+const struct cli_cmd cmd_sessions_show_entry = {
+	"sessions", "show", "SESSION",
+	"Show one session: its directory, workspace kind and last run.",
+	sessions_no_options, 1, 1, cmd_sessions_show_exec
+};
+
+const struct cli_cmd cmd_sessions_config_get_entry = {
+	"sessions", "config get", "SESSION",
+	"Show a session's configuration and its revision.",
+	sessions_no_options, 1, 1, cmd_sessions_config_get_exec
+};
+
+const struct cli_cmd cmd_sessions_config_set_entry = {
+	"sessions", "config set", "SESSION KEY=VALUE... [--revision N]",
+	"Change a session's configuration (framework, provider, model, effort);\n"
+	"KEY= or KEY=null clears a key.  The write is refused (exit 5) when the\n"
+	"configuration changed since it was read, or since revision N.",
+	sessions_config_set_options, 2, -1, cmd_sessions_config_set_exec
+};
+
+/* taskdeck sessions list --project P */
+static int
+cmd_sessions_list_exec(struct cli *cli, int argc, char **argv)
+{
+	static const char *const header[] = {
+		"ID", "WORKSPACE", "LAST RUN", "STATUS", "UPDATED", "TITLE" };
+	struct td_request_options opts = cli_request_options(cli);
+	const char *project = cli_get(cli, "project");
+	const char *limit_text = cli_get(cli, "limit");
+	const char *cursor = cli_get(cli, "cursor");
+	struct td_session_list *page;
+	struct out_table table;
+	struct td_error err;
+	char *next = NULL, *end;
+	size_t count = 0;
+	struct buf json;
+	long limit = 0;
+	int rc;
+
+	if (project == NULL)
+		return cli_usage_error(cli, "--project is required");
+	if (limit_text != NULL) {
+		errno = 0;
+		limit = strtol(limit_text, &end, 10);
+		if (errno != 0 || *end != '\0' || limit < 1 || limit > 1000)
+			return cli_usage_error(cli, "--limit takes a number from 1 to 1000");
+	}
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+		return rc;
+	out_table_init(&table, 6, header);
+	buf_init(&json, 0);
+	buf_appends(&json, "[");
+	do {
+		if (td_list_sessions(cli->client, project, limit,
+		    next != NULL ? next : cursor, &opts, &page, &err) != TD_OK) {
+			rc = cli_fail(&err);
+			break;
+		}
+		for (size_t i = 0; i < page->count; i++, count++) {
+			const struct td_session *s = &page->items[i];
+			const char *row[] = { s->id, s->workspace, s->last_run.id,
+			    s->last_run.status, s->updated_at, s->title };
+
+			buf_printf(&json, "%s%s", count > 0 ? "," : "", s->json);
+			out_table_add(&table, row);
+		}
+		free(next);
+		next = page->next_cursor;
+		page->next_cursor = NULL;
+		td_session_list_free(page);
+	} while (next != NULL && limit == 0);
+	buf_appends(&json, "]");
+	if (rc == CLI_EXIT_OK) {
+		if (cli->json)
+			out_json(json.data);
+		else if (count == 0)
+			printf("no sessions\n");
+		else
+			out_table_print(&table);
+		if (next != NULL)
+			fprintf(stderr, "taskdeck: more sessions: --cursor %s\n", next);
+	}
+	free(next);
+	buf_free(&json);
+	out_table_free(&table);
+	return rc;
+}
+
+/* taskdeck sessions show SESSION */
+static int
+cmd_sessions_show_exec(struct cli *cli, int argc, char **argv)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	struct td_session *s;
+	struct td_error err;
+	int rc;
+
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+		return rc;
+	if (td_get_session(cli->client, argv[0], &opts, &s, &err) != TD_OK)
+		return cli_fail(&err);
+	if (cli->json)
+		out_json(s->json);
+	else {
+		out_kv("id", s->id);
+		out_kv("projectId", s->project_id);
+		out_kv("title", s->title);
+		out_kv("cwd", s->cwd);
+		out_kv("workspace", s->workspace);
+		out_kv("createdAt", s->created_at);
+		out_kv("updatedAt", s->updated_at);
+		out_kv("lastRun.id", s->last_run.id);
+		out_kv("lastRun.status", s->last_run.status);
+	}
+	td_session_free(s);
+	return CLI_EXIT_OK;
+}
+
+/* Prints a session configuration. */
+static void
+sessions_config_print(const struct cli *cli, const struct td_session_config *cfg)
+{
+	char revision[32];
+
+	if (cli->json) {
+		out_json(cfg->json);
+		return;
+	}
+	snprintf(revision, sizeof revision, "%ld", cfg->revision);
+	out_kv("sessionId", cfg->session_id);
+	out_kv("revision", revision);
+	out_kv("framework", cfg->framework);
+	out_kv("provider", cfg->provider);
+	out_kv("model", cfg->model);
+	out_kv("effort", cfg->effort);
+	out_kv("updatedAt", cfg->updated_at);
+}
+
+/* taskdeck sessions config get SESSION */
+static int
+cmd_sessions_config_get_exec(struct cli *cli, int argc, char **argv)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	struct td_session_config *cfg;
+	struct td_error err;
+	int rc;
+
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+		return rc;
+	if (td_get_session_config(cli->client, argv[0], &opts, &cfg, &err) != TD_OK)
+		return cli_fail(&err);
+	sessions_config_print(cli, cfg);
+	td_session_config_free(cfg);
+	return CLI_EXIT_OK;
+}
+
+/* The patch of KEY=VALUE arguments: KEY= and KEY=null clear KEY. */
+static char *
+sessions_config_patch(const struct cli *cli, int argc, char **argv)
+{
+	cJSON *patch = cJSON_CreateObject();
+	char *text;
+
+	for (int i = 0; i < argc; i++) {
+		const char *eq = strchr(argv[i], '=');
+		char *key;
+
+		if (eq == NULL || eq == argv[i]) {
+			cJSON_Delete(patch);
+			cli_usage_error(cli, "expected KEY=VALUE, not '%s'", argv[i]);
+			return NULL;
+		}
+		key = xstrndup(argv[i], (size_t)(eq - argv[i]));
+		cJSON_DeleteItemFromObjectCaseSensitive(patch, key);
+		if (eq[1] == '\0' || strcmp(eq + 1, "null") == 0)
+			cJSON_AddNullToObject(patch, key);
+		else
+			cJSON_AddStringToObject(patch, key, eq + 1);
+		free(key);
+	}
+	text = json_print(patch);
+	cJSON_Delete(patch);
+	return text;
+}
+
+/* taskdeck sessions config set: reads the revision (unless given), then writes. */
+static int
+cmd_sessions_config_set_exec(struct cli *cli, int argc, char **argv)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	const char *revision_text = cli_get(cli, "revision");
+	struct td_session_config *cfg;
+	struct td_error err;
+	long revision = 0;
+	char *patch, *end;
+	int rc;
+
+	if (revision_text != NULL) {
+		errno = 0;
+		revision = strtol(revision_text, &end, 10);
+		if (errno != 0 || *end != '\0' || revision < 1)
+			return cli_usage_error(cli, "--revision takes a positive number");
+	}
+	if ((patch = sessions_config_patch(cli, argc - 1, argv + 1)) == NULL)
+		return CLI_EXIT_USAGE;
+	rc = cli_connect(cli);
+	if (rc == CLI_EXIT_OK && revision == 0) {
+		if (td_get_session_config(cli->client, argv[0], &opts, &cfg, &err) == TD_OK) {
+			revision = cfg->revision;
+			td_session_config_free(cfg);
+		} else
+			rc = cli_fail(&err);
+	}
+	if (rc == CLI_EXIT_OK) {
+		if (td_update_session_config(cli->client, argv[0], revision, patch,
+		    &opts, &cfg, &err) == TD_OK) {
+			sessions_config_print(cli, cfg);
+			td_session_config_free(cfg);
+		} else
+			rc = cli_fail(&err);
+	}
+	free(patch);
+	return rc;
+}

@@ -1,0 +1,394 @@
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client-internal.h"
+#include "ids.h"
+#include "json.h"
+#include "timeutil.h"
+#include "xalloc.h"
+
+/* Delays between polls of td_wait_for_run, in milliseconds. */
+#define RUN_POLL_FIRST_MS 100
+#define RUN_POLL_MAX_MS 1000
+#define RUN_POLL_JITTER_MS 50
+
+static const char *const run_final_statuses[] = { "completed", "failed", "cancelled", NULL };
+
+/* Frees the members of a run. */
+static void
+run_clear(struct td_run *r)
+{
+	char **strings[] = {
+		&r->id, &r->session_id, &r->project_id, &r->status, &r->prompt,
+		&r->permission_profile, &r->turn_intent, &r->config.framework,
+		&r->config.provider, &r->config.model, &r->config.effort, &r->cwd,
+		&r->created_at, &r->started_at, &r->finished_at,
+		&r->cancel_requested_at, &r->progress.phase, &r->progress.updated_at,
+		&r->attention.kind, &r->attention.since, &r->output, &r->error_code,
+		&r->error_message, &r->updated_at, &r->json,
+	};
+
+	for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
+		free(*strings[i]);
+	memset(r, 0, sizeof *r);
+}
+
+void
+td_run_free(struct td_run *r)
+{
+	if (r == NULL)
+		return;
+	run_clear(r);
+	free(r);
+}
+
+void
+td_run_list_free(struct td_run_list *list)
+{
+	if (list == NULL)
+		return;
+	for (size_t i = 0; i < list->count; i++)
+		run_clear(&list->items[i]);
+	free(list->items);
+	free(list->next_cursor);
+	free(list->json);
+	free(list);
+}
+
+/* True when status is one of the final ones. */
+static bool
+run_status_final(const char *status)
+{
+	for (size_t i = 0; status != NULL && run_final_statuses[i] != NULL; i++) {
+		if (strcmp(status, run_final_statuses[i]) == 0)
+			return true;
+	}
+	return false;
+}
+
+bool
+td_run_is_final(const struct td_run *r)
+{
+	return r != NULL && run_status_final(r->status);
+}
+
+/* obj[key] as a whole number, or 0. */
+static long long
+run_number(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	return cJSON_IsNumber(v) ? (long long)v->valuedouble : 0;
+}
+
+/* Fills r from one run object; raw is its text when known. */
+static bool
+run_from_json(struct td_run *r, const cJSON *obj, const char *raw)
+{
+	const cJSON *config = cJSON_GetObjectItemCaseSensitive(obj, "config");
+	const cJSON *progress = cJSON_GetObjectItemCaseSensitive(obj, "progress");
+	const cJSON *attention = cJSON_GetObjectItemCaseSensitive(obj, "attention");
+	const cJSON *error = cJSON_GetObjectItemCaseSensitive(obj, "error");
+	const cJSON *usage = cJSON_GetObjectItemCaseSensitive(obj, "usage");
+
+	if (json_get_string(obj, "id") == NULL ||
+	    json_get_string(obj, "sessionId") == NULL ||
+	    json_get_string(obj, "status") == NULL)
+		return false;
+	r->id = client_string(obj, "id");
+	r->session_id = client_string(obj, "sessionId");
+	r->project_id = client_string(obj, "projectId");
+	r->status = client_string(obj, "status");
+	r->prompt = client_string(obj, "prompt");
+	r->permission_profile = client_string(obj, "permissionProfile");
+	r->turn_intent = client_string(obj, "turnIntent");
+	r->config.framework = client_string(config, "framework");
+	r->config.provider = client_string(config, "provider");
+	r->config.model = client_string(config, "model");
+	r->config.effort = client_string(config, "effort");
+	r->cwd = client_string(obj, "cwd");
+	r->created_at = client_string(obj, "createdAt");
+	r->started_at = client_string(obj, "startedAt");
+	r->finished_at = client_string(obj, "finishedAt");
+	r->cancel_requested_at = client_string(obj, "cancelRequestedAt");
+	r->progress.phase = client_string(progress, "phase");
+	r->progress.updated_at = client_string(progress, "updatedAt");
+	r->attention.kind = client_string(attention, "kind");
+	r->attention.plan_version = (long)run_number(attention, "planVersion");
+	r->attention.plan_revision = (long)run_number(attention, "planRevision");
+	r->attention.since = client_string(attention, "since");
+	r->output = client_string(obj, "output");
+	r->error_code = client_string(error, "code");
+	r->error_message = client_string(error, "message");
+	r->input_tokens = run_number(usage, "inputTokens");
+	r->output_tokens = run_number(usage, "outputTokens");
+	r->updated_at = client_string(obj, "updatedAt");
+	r->json = raw != NULL ? xstrdup(raw) : json_print(obj);
+	return true;
+}
+
+/* Sends a request whose answer is one run. */
+static enum td_code
+run_call(struct td_client *c, const char *method, const char *path,
+    const char *body, const struct td_request_options *opts,
+    struct td_run **out, struct td_error *err)
+{
+	struct client_response resp;
+	struct td_run *r;
+	enum td_code rc;
+
+	*out = NULL;
+	rc = client_call(c, method, path, body, false, opts, &resp, err);
+	if (rc == TD_OK) {
+		r = xcalloc(1, sizeof *r);
+		if (run_from_json(r, resp.json, resp.body.data))
+			*out = r;
+		else {
+			td_run_free(r);
+			rc = client_malformed(&resp, "run", err);
+		}
+	}
+	client_response_free(&resp);
+	return rc;
+}
+
+/* Sets obj[key] to a string when value is not NULL, replacing what was there. */
+static void
+run_set_string(cJSON *obj, const char *key, const char *value)
+{
+	if (value == NULL)
+		return;
+	cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+	cJSON_AddStringToObject(obj, key, value);
+}
+
+/* The "config" member of a run request, or NULL when it has none. */
+static enum td_code
+run_request_config(const struct td_run_request *rq, cJSON **out,
+    struct td_error *err)
+{
+	cJSON *config = NULL;
+
+	*out = NULL;
+	if (rq->config_json != NULL) {
+		config = client_parse_object(rq->config_json, "config_json", err);
+		if (config == NULL)
+			return TD_INVALID_ARGUMENT;
+	}
+	if (config == NULL && (rq->framework != NULL || rq->provider != NULL ||
+	    rq->model != NULL || rq->effort != NULL))
+		config = cJSON_CreateObject();
+	if (config != NULL) {
+		run_set_string(config, "framework", rq->framework);
+		run_set_string(config, "provider", rq->provider);
+		run_set_string(config, "model", rq->model);
+		run_set_string(config, "effort", rq->effort);
+	}
+	*out = config;
+	return TD_OK;
+}
+
+enum td_code
+td_start_run(struct td_client *c, const struct td_run_request *rq,
+    const struct td_request_options *opts, struct td_run **out,
+    struct td_error *err)
+{
+	cJSON *body, *config;
+	enum td_code rc;
+	char *text;
+
+	*out = NULL;
+	if (rq == NULL || rq->project == NULL || *rq->project == '\0')
+		return client_fail(err, TD_INVALID_ARGUMENT, "a project id is required");
+	if (rq->prompt == NULL || *rq->prompt == '\0')
+		return client_fail(err, TD_INVALID_ARGUMENT, "a prompt is required");
+	if ((rc = run_request_config(rq, &config, err)) != TD_OK)
+		return rc;
+	body = cJSON_CreateObject();
+	run_set_string(body, "project", rq->project);
+	run_set_string(body, "prompt", rq->prompt);
+	run_set_string(body, "permissionProfile", rq->permission_profile);
+	run_set_string(body, "turnIntent", rq->turn_intent);
+	run_set_string(body, "cwd", rq->cwd);
+	run_set_string(body, "sessionId", rq->session_id);
+	if (config != NULL)
+		cJSON_AddItemToObject(body, "config", config);
+	text = json_print(body);
+	cJSON_Delete(body);
+	rc = run_call(c, "POST", "/api/v1/runs", text, opts, out, err);
+	free(text);
+	return rc;
+}
+
+enum td_code
+td_get_run(struct td_client *c, const char *run_id,
+    const struct td_request_options *opts, struct td_run **out,
+    struct td_error *err)
+{
+	enum td_code rc;
+	char *path;
+
+	*out = NULL;
+	if (run_id == NULL || *run_id == '\0')
+		return client_fail(err, TD_INVALID_ARGUMENT, "a run id is required");
+	path = client_item_path("runs", run_id, "");
+	rc = run_call(c, "GET", path, NULL, opts, out, err);
+	free(path);
+	return rc;
+}
+
+enum td_code
+td_cancel_run(struct td_client *c, const char *run_id,
+    const struct td_request_options *opts, struct td_run **out,
+    struct td_error *err)
+{
+	struct td_run *r;
+	enum td_code rc;
+	char *path;
+
+	if (out != NULL)
+		*out = NULL;
+	if (run_id == NULL || *run_id == '\0')
+		return client_fail(err, TD_INVALID_ARGUMENT, "a run id is required");
+	path = client_item_path("runs", run_id, "/cancel");
+	rc = run_call(c, "POST", path, "{}", opts, &r, err);
+	free(path);
+	if (out != NULL)
+		*out = r;
+	else
+		td_run_free(r);
+	return rc;
+}
+
+enum td_code
+td_list_runs(struct td_client *c, const struct td_run_filter *filter,
+    long limit, const char *cursor, const struct td_request_options *opts,
+    struct td_run_list **out, struct td_error *err)
+{
+	struct client_response resp;
+	struct td_run_list *list;
+	const cJSON *item;
+	enum td_code rc;
+	char *path;
+
+	*out = NULL;
+	if (filter == NULL || (filter->session_id == NULL && filter->project_id == NULL)) {
+		return client_fail(err, TD_INVALID_ARGUMENT,
+		    "a session or project id is required to list runs");
+	}
+	if (limit < 0)
+		return client_fail(err, TD_INVALID_ARGUMENT, "limit must not be negative");
+	path = client_query_path("/api/v1/runs", limit, cursor);
+	path = client_query_add(path, "session", filter->session_id);
+	path = client_query_add(path, "project", filter->project_id);
+	path = client_query_add(path, "status", filter->status);
+	rc = client_call(c, "GET", path, NULL, true, opts, &resp, err);
+	free(path);
+	if (rc != TD_OK) {
+		client_response_free(&resp);
+		return rc;
+	}
+	list = xcalloc(1, sizeof *list);
+	list->items = xcalloc((size_t)cJSON_GetArraySize(resp.json) + 1,
+	    sizeof *list->items);
+	cJSON_ArrayForEach(item, resp.json) {
+		if (!run_from_json(&list->items[list->count], item, NULL)) {
+			run_clear(&list->items[list->count]);
+			rc = client_malformed(&resp, "run list", err);
+			break;
+		}
+		list->count++;
+	}
+	if (rc == TD_OK) {
+		list->next_cursor = client_next_cursor(resp.link);
+		list->json = buf_steal(&resp.body);
+		*out = list;
+	} else
+		td_run_list_free(list);
+	client_response_free(&resp);
+	return rc;
+}
+
+/* Errors worth another poll while the wait's deadline allows. */
+static bool
+run_wait_transient(enum td_code code)
+{
+	return code == TD_CONNECTION_FAILED || code == TD_TIMEOUT ||
+	    code == TD_UNAVAILABLE;
+}
+
+/* The next delay between polls: grows by half up to the maximum, plus jitter. */
+static long
+run_wait_delay(long *step)
+{
+	uint16_t noise;
+	long delay = *step;
+
+	td_random_bytes(&noise, sizeof noise);
+	*step = *step + *step / 2 < RUN_POLL_MAX_MS ? *step + *step / 2 : RUN_POLL_MAX_MS;
+	return delay + noise % (RUN_POLL_JITTER_MS + 1);
+}
+
+/* The wait's own timeout error. */
+static enum td_code
+run_wait_timeout(const char *run_id, const char *status, long timeout_ms,
+    struct td_error *err)
+{
+	if (*status == '\0') {
+		return client_fail(err, TD_TIMEOUT,
+		    "no answer about run %s within %ld ms; the wait stopped, the "
+		    "run goes on", run_id, timeout_ms);
+	}
+	return client_fail(err, TD_TIMEOUT,
+	    "run %s is still %s after %ld ms; the wait stopped, the run goes on",
+	    run_id, status, timeout_ms);
+}
+
+enum td_code
+td_wait_for_run(struct td_client *c, const char *run_id,
+    const struct td_wait_options *w, struct td_run **out, struct td_error *err)
+{
+	static const struct td_wait_options no_options;
+	struct td_request_options ropts = { 0 };
+	int64_t deadline = 0, left = 0;
+	char last_status[32] = "";
+	long step = RUN_POLL_FIRST_MS, delay;
+	struct td_run *r;
+	enum td_code rc;
+
+	*out = NULL;
+	if (w == NULL)
+		w = &no_options;
+	if (run_id == NULL || *run_id == '\0')
+		return client_fail(err, TD_INVALID_ARGUMENT, "a run id is required");
+	if (w->timeout_ms < 0)
+		return client_fail(err, TD_INVALID_ARGUMENT, "timeout_ms must not be negative");
+	if (w->timeout_ms > 0)
+		deadline = td_mono_ms() + w->timeout_ms;
+	ropts.cancel = w->cancel;
+	for (;;) {
+		if (deadline != 0 && (left = deadline - td_mono_ms()) <= 0)
+			return run_wait_timeout(run_id, last_status, w->timeout_ms, err);
+		ropts.timeout_ms = deadline != 0 && left < c->timeout_ms ? (long)left : 0;
+		rc = td_get_run(c, run_id, &ropts, &r, err);
+		if (rc == TD_OK) {
+			if (td_run_is_final(r) || (w->return_on_attention &&
+			    strcmp(r->status, "running") == 0 && r->attention.kind != NULL)) {
+				*out = r;
+				return TD_OK;
+			}
+			snprintf(last_status, sizeof last_status, "%s", r->status);
+			td_run_free(r);
+		} else if (!run_wait_transient(rc))
+			return rc;
+		delay = run_wait_delay(&step);
+		if (deadline != 0 && (left = deadline - td_mono_ms()) <= 0)
+			return run_wait_timeout(run_id, last_status, w->timeout_ms, err);
+		if (deadline != 0 && left < delay)
+			delay = (long)left;
+		if (!client_cancel_sleep(w->cancel, delay))
+			return client_fail(err, TD_CANCELLED, "the wait was cancelled");
+	}
+}

@@ -1,0 +1,229 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "client-internal.h"
+#include "json.h"
+#include "xalloc.h"
+
+/* Frees the members of a session. */
+static void
+session_clear(struct td_session *s)
+{
+	free(s->id);
+	free(s->project_id);
+	free(s->title);
+	free(s->cwd);
+	free(s->workspace);
+	free(s->created_at);
+	free(s->updated_at);
+	free(s->last_run.id);
+	free(s->last_run.status);
+	free(s->json);
+	memset(s, 0, sizeof *s);
+}
+
+void
+td_session_free(struct td_session *s)
+{
+	if (s == NULL)
+		return;
+	session_clear(s);
+	free(s);
+}
+
+void
+td_session_list_free(struct td_session_list *list)
+{
+	if (list == NULL)
+		return;
+	for (size_t i = 0; i < list->count; i++)
+		session_clear(&list->items[i]);
+	free(list->items);
+	free(list->next_cursor);
+	free(list->json);
+	free(list);
+}
+
+/* Fills s from one session object; raw is its text when known. */
+static bool
+session_from_json(struct td_session *s, const cJSON *obj, const char *raw)
+{
+	const cJSON *last = cJSON_GetObjectItemCaseSensitive(obj, "lastRun");
+
+	if (json_get_string(obj, "id") == NULL)
+		return false;
+	s->id = client_string(obj, "id");
+	s->project_id = client_string(obj, "projectId");
+	s->title = client_string_or(obj, "title", "");
+	s->cwd = client_string(obj, "cwd");
+	s->workspace = client_string(obj, "workspace");
+	s->created_at = client_string(obj, "createdAt");
+	s->updated_at = client_string(obj, "updatedAt");
+	s->last_run.id = client_string(last, "id");
+	s->last_run.status = client_string(last, "status");
+	s->json = raw != NULL ? xstrdup(raw) : json_print(obj);
+	return true;
+}
+
+enum td_code
+td_list_sessions(struct td_client *c, const char *project_id, long limit,
+    const char *cursor, const struct td_request_options *opts,
+    struct td_session_list **out, struct td_error *err)
+{
+	struct client_response resp;
+	struct td_session_list *list;
+	const cJSON *item;
+	enum td_code rc;
+	char *path;
+
+	*out = NULL;
+	if (project_id == NULL || *project_id == '\0')
+		return client_fail(err, TD_INVALID_ARGUMENT, "a project id is required");
+	if (limit < 0)
+		return client_fail(err, TD_INVALID_ARGUMENT, "limit must not be negative");
+	path = client_query_path("/api/v1/sessions", limit, cursor);
+	path = client_query_add(path, "project", project_id);
+	rc = client_call(c, "GET", path, NULL, true, opts, &resp, err);
+	free(path);
+	if (rc != TD_OK) {
+		client_response_free(&resp);
+		return rc;
+	}
+	list = xcalloc(1, sizeof *list);
+	list->items = xcalloc((size_t)cJSON_GetArraySize(resp.json) + 1,
+	    sizeof *list->items);
+	cJSON_ArrayForEach(item, resp.json) {
+		if (!session_from_json(&list->items[list->count], item, NULL)) {
+			rc = client_malformed(&resp, "session list", err);
+			break;
+		}
+		list->count++;
+	}
+	if (rc == TD_OK) {
+		list->next_cursor = client_next_cursor(resp.link);
+		list->json = buf_steal(&resp.body);
+		*out = list;
+	} else
+		td_session_list_free(list);
+	client_response_free(&resp);
+	return rc;
+}
+
+enum td_code
+td_get_session(struct td_client *c, const char *session_id,
+    const struct td_request_options *opts, struct td_session **out,
+    struct td_error *err)
+{
+	struct client_response resp;
+	struct td_session *s;
+	enum td_code rc;
+	char *path;
+
+	*out = NULL;
+	if (session_id == NULL || *session_id == '\0')
+		return client_fail(err, TD_INVALID_ARGUMENT, "a session id is required");
+	path = client_item_path("sessions", session_id, "");
+	rc = client_call(c, "GET", path, NULL, false, opts, &resp, err);
+	free(path);
+	if (rc == TD_OK) {
+		s = xcalloc(1, sizeof *s);
+		if (session_from_json(s, resp.json, resp.body.data))
+			*out = s;
+		else {
+			td_session_free(s);
+			rc = client_malformed(&resp, "session", err);
+		}
+	}
+	client_response_free(&resp);
+	return rc;
+}
+
+void
+td_session_config_free(struct td_session_config *cfg)
+{
+	if (cfg == NULL)
+		return;
+	free(cfg->session_id);
+	free(cfg->framework);
+	free(cfg->provider);
+	free(cfg->model);
+	free(cfg->effort);
+	free(cfg->updated_at);
+	free(cfg->json);
+	free(cfg);
+}
+
+/* Sends a request whose answer is a session's configuration. */
+static enum td_code
+config_call(struct td_client *c, const char *method, const char *session_id,
+    const char *body, const struct td_request_options *opts,
+    struct td_session_config **out, struct td_error *err)
+{
+	struct client_response resp;
+	struct td_session_config *cfg;
+	const cJSON *revision;
+	enum td_code rc;
+	char *path;
+
+	path = client_item_path("sessions", session_id, "/config");
+	rc = client_call(c, method, path, body, false, opts, &resp, err);
+	free(path);
+	revision = cJSON_GetObjectItemCaseSensitive(resp.json, "revision");
+	if (rc == TD_OK && !cJSON_IsNumber(revision))
+		rc = client_malformed(&resp, "session configuration", err);
+	if (rc == TD_OK) {
+		cfg = xcalloc(1, sizeof *cfg);
+		cfg->session_id = client_string_or(resp.json, "sessionId", session_id);
+		cfg->revision = (long)revision->valuedouble;
+		cfg->framework = client_string(resp.json, "framework");
+		cfg->provider = client_string(resp.json, "provider");
+		cfg->model = client_string(resp.json, "model");
+		cfg->effort = client_string(resp.json, "effort");
+		cfg->updated_at = client_string(resp.json, "updatedAt");
+		cfg->json = buf_steal(&resp.body);
+		*out = cfg;
+	}
+	client_response_free(&resp);
+	return rc;
+}
+
+enum td_code
+td_get_session_config(struct td_client *c, const char *session_id,
+    const struct td_request_options *opts, struct td_session_config **out,
+    struct td_error *err)
+{
+	*out = NULL;
+	if (session_id == NULL || *session_id == '\0')
+		return client_fail(err, TD_INVALID_ARGUMENT, "a session id is required");
+	return config_call(c, "GET", session_id, NULL, opts, out, err);
+}
+
+enum td_code
+td_update_session_config(struct td_client *c, const char *session_id,
+    long expected_revision, const char *patch_json,
+    const struct td_request_options *opts, struct td_session_config **out,
+    struct td_error *err)
+{
+	cJSON *body, *patch;
+	enum td_code rc;
+	char *text;
+
+	*out = NULL;
+	if (session_id == NULL || *session_id == '\0')
+		return client_fail(err, TD_INVALID_ARGUMENT, "a session id is required");
+	if (expected_revision < 1) {
+		return client_fail(err, TD_INVALID_ARGUMENT,
+		    "expected_revision is the revision last read (1 or more)");
+	}
+	patch = client_parse_object(patch_json, "the configuration patch", err);
+	if (patch == NULL)
+		return TD_INVALID_ARGUMENT;
+	body = cJSON_CreateObject();
+	cJSON_AddNumberToObject(body, "expectedRevision", (double)expected_revision);
+	cJSON_AddItemToObject(body, "patch", patch);
+	text = json_print(body);
+	cJSON_Delete(body);
+	rc = config_call(c, "PATCH", session_id, text, opts, out, err);
+	free(text);
+	return rc;
+}

@@ -1,0 +1,541 @@
+/* taskdeck run, runs, sessions and artifacts, run as a user would against a real taskdeckd. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static struct svc svc;
+
+static void
+setup(void)
+{
+	svc_start(&svc);
+}
+
+static void
+teardown(void)
+{
+	svc_destroy(&svc);
+}
+
+TestSuite(cli_runs, .init = setup, .fini = teardown, .timeout = 120);
+
+struct run {
+	int status;
+	char *out;
+	char *err;
+};
+
+/* A whole file (NUL-terminated; *len its size), or NULL. */
+static char *
+slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *data = calloc(1, 1), chunk[4096];
+	size_t got;
+
+	*len = 0;
+	if (f == NULL) {
+		free(data);
+		return NULL;
+	}
+	while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
+		data = realloc(data, *len + got + 1);
+		memcpy(data + *len, chunk, got);
+		*len += got;
+		data[*len] = '\0';
+	}
+	fclose(f);
+	return data;
+}
+
+/*
+ * Runs "cd DIR && taskdeck ARGS" (dir NULL: no cd) with the home of svc;
+ * captures stdout and stderr and asserts that neither shows the token.
+ */
+static struct run
+cli_at(const char *dir, const char *fmt, ...)
+{
+	char args[4096], errpath[512];
+	struct run r;
+	va_list ap;
+	size_t len;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof args, fmt, ap);
+	va_end(ap);
+	snprintf(errpath, sizeof errpath, "%s/cli.stderr", svc.home);
+	r.status = run_capture(&svc, &r.out, "%s%s%s%s %s 2>%s", dir != NULL ? "cd '" : "",
+	    dir != NULL ? dir : "", dir != NULL ? "' && " : "", harness_bin("taskdeck"),
+	    args, errpath);
+	r.err = slurp(errpath, &len);
+	cr_assert_not_null(r.err);
+	cr_assert_null(strstr(r.out, svc.token), "token on stdout of %s", args);
+	cr_assert_null(strstr(r.err, svc.token), "token on stderr of %s", args);
+	return r;
+}
+
+#define cli(...) cli_at(NULL, __VA_ARGS__)
+
+static void
+run_free(struct run *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+static cJSON *
+run_json(const struct run *r)
+{
+	cJSON *doc = cJSON_Parse(r->out);
+
+	cr_assert_not_null(doc, "not JSON: %s", r->out);
+	return doc;
+}
+
+static const char *
+jstr(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItem(obj, key);
+
+	cr_assert(cJSON_IsString(v), "%s is not a string", key);
+	return v->valuestring;
+}
+
+/* The value of the "key: value" line of text, or NULL (free it). */
+static char *
+kv(const char *text, const char *key)
+{
+	size_t n = strlen(key);
+
+	for (const char *line = text; line != NULL && *line != '\0'; ) {
+		const char *eol = strchr(line, '\n');
+		size_t len = eol ? (size_t)(eol - line) : strlen(line);
+
+		if (len >= n + 2 && strncmp(line, key, n) == 0 && line[n] == ':' &&
+		    line[n + 1] == ' ')
+			return strndup(line + n + 2, len - n - 2);
+		line = eol ? eol + 1 : NULL;
+	}
+	return NULL;
+}
+
+static void
+assert_kv(const char *text, const char *key, const char *want)
+{
+	char *v = kv(text, key);
+
+	cr_assert_not_null(v, "no '%s:' line in:\n%s", key, text);
+	cr_assert_str_eq(v, want, "%s", key);
+	free(v);
+}
+
+/* A new project's id (free it). */
+static char *
+create_project(const char *name)
+{
+	struct run r = cli("--json projects create '%s'", name);
+	cJSON *doc;
+	char *id;
+
+	cr_assert_eq(r.status, 0, "create: %s", r.err);
+	doc = run_json(&r);
+	id = strdup(jstr(doc, "id"));
+	cJSON_Delete(doc);
+	run_free(&r);
+	return id;
+}
+
+/* Runs a replay transcript with --wait --json; returns the final run. */
+static cJSON *
+run_replay(const char *project, const char *model, int want_status)
+{
+	struct run r = cli("--json run --project %s --provider replay --model %s "
+	    "--wait --wait-timeout 60 'Write a short report.'", project, model);
+	cJSON *doc;
+
+	cr_assert_eq(r.status, want_status, "run %s: exit %d: %s", model, r.status, r.err);
+	doc = run_json(&r);
+	run_free(&r);
+	return doc;
+}
+
+/* The session's copy of an artifact path; free() it. */
+static char *
+workspace_bytes(const char *session, const char *path, size_t *len)
+{
+	struct run r = cli("--json sessions show %s", session);
+	char file[PATH_MAX + 64], *data;
+	cJSON *doc;
+
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	doc = run_json(&r);
+	snprintf(file, sizeof file, "%s/%s", jstr(doc, "cwd"), path);
+	data = slurp(file, len);
+	cr_assert_not_null(data, "no %s", file);
+	cJSON_Delete(doc);
+	run_free(&r);
+	return data;
+}
+
+static void
+assert_file_bytes(const char *file, const char *want, size_t want_len)
+{
+	size_t len;
+	char *got = slurp(file, &len);
+
+	cr_assert_not_null(got, "no %s", file);
+	cr_assert_eq(len, want_len, "%s has %zu bytes, expected %zu", file, len, want_len);
+	cr_assert(memcmp(got, want, len) == 0, "%s differs", file);
+	free(got);
+}
+
+Test(cli_runs, run_wait_list_download)
+{
+	char *project = create_project("Research");
+	cJSON *run = run_replay(project, "research", 0), *arts, *report = NULL, *item;
+	char *session = strdup(jstr(run, "sessionId")), *want;
+	char dir[512], file[1024];
+	size_t want_len;
+	struct run r;
+
+	cr_assert_str_eq(jstr(run, "status"), "completed");
+	cr_assert_gt(strlen(jstr(run, "output")), 0);
+
+	r = cli("--json artifacts list %s", session);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	arts = run_json(&r);
+	cr_assert(cJSON_IsArray(arts));
+	cJSON_ArrayForEach(item, arts) {
+		if (strcmp(jstr(item, "name"), "report.md") == 0)
+			report = item;
+	}
+	cr_assert_not_null(report, "no report.md in %s", r.out);
+	cr_assert_str_eq(jstr(report, "runId"), jstr(run, "id"));
+	run_free(&r);
+
+	r = cli("artifacts list %s", session);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(strncmp(r.out, "ID ", 3), 0, "%s", r.out);
+	cr_assert_not_null(strstr(r.out, jstr(report, "id")));
+	cr_assert_not_null(strstr(r.out, "report.md"));
+	run_free(&r);
+
+	want = workspace_bytes(session, jstr(report, "path"), &want_len);
+	snprintf(dir, sizeof dir, "%s/downloads", svc.home);
+	r = cli("artifacts download %s --out %s", jstr(report, "id"), dir);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	snprintf(file, sizeof file, "%s/report.md", dir);
+	cr_assert_not_null(strstr(r.out, file), "%s", r.out);
+	assert_file_bytes(file, want, want_len);
+	run_free(&r);
+
+	/* An existing file is kept unless --force. */
+	r = cli("artifacts download %s --out %s", jstr(report, "id"), dir);
+	cr_assert_eq(r.status, 1, "%s", r.err);
+	cr_assert_not_null(strstr(r.err, "--force"), "%s", r.err);
+	run_free(&r);
+	r = cli("artifacts download %s --out %s --force", jstr(report, "id"), dir);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	assert_file_bytes(file, want, want_len);
+	run_free(&r);
+
+	/* A whole session, by path. */
+	snprintf(dir, sizeof dir, "%s/session", svc.home);
+	r = cli("--json artifacts download --session %s --out %s", session, dir);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	snprintf(file, sizeof file, "%s/%s", dir, jstr(report, "path"));
+	assert_file_bytes(file, want, want_len);
+	run_free(&r);
+
+	free(want);
+	cJSON_Delete(arts);
+	cJSON_Delete(run);
+	free(session);
+	free(project);
+}
+
+Test(cli_runs, run_prints_ids_and_output)
+{
+	char *project = create_project("Quick");
+	struct run r = cli("run --project %s --provider replay --model quick --wait 'hello'",
+	    project);
+	char *run_id, *session, *value;
+
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_id = kv(r.out, "run");
+	session = kv(r.out, "session");
+	cr_assert_not_null(run_id, "%s", r.out);
+	cr_assert_not_null(session, "%s", r.out);
+	cr_assert_eq(strncmp(run_id, "run_", 4), 0);
+	cr_assert_eq(strncmp(session, "ses_", 4), 0);
+	assert_kv(r.out, "status", "completed");
+	cr_assert_not_null(strstr(r.out, "\noutput: "), "%s", r.out);
+	run_free(&r);
+
+	r = cli("runs list --session %s", session);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.out, run_id), "%s", r.out);
+	run_free(&r);
+	r = cli("runs show %s", run_id);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	assert_kv(r.out, "id", run_id);
+	assert_kv(r.out, "config.model", "quick");
+	run_free(&r);
+	r = cli("sessions list --project %s", project);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.out, session), "%s", r.out);
+	cr_assert_not_null(strstr(r.out, "completed"), "%s", r.out);
+	run_free(&r);
+
+	/* Without --wait: the ids and the first status. */
+	r = cli("run --project %s --session %s 'again'", project, session);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	assert_kv(r.out, "session", session);
+	value = kv(r.out, "status");
+	cr_assert(value != NULL && (strcmp(value, "queued") == 0 ||
+	    strcmp(value, "running") == 0), "%s", r.out);
+	free(value);
+	free(run_id);
+	run_id = kv(r.out, "run");
+	run_free(&r);
+	r = cli("runs wait %s --wait-timeout 60", run_id);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	assert_kv(r.out, "status", "completed");
+	run_free(&r);
+
+	free(run_id);
+	free(session);
+	free(project);
+}
+
+/* A wait timeout exits 3, says the run goes on, and leaves it running. */
+Test(cli_runs, wait_timeout_then_cancel)
+{
+	char *project = create_project("Slow");
+	struct run r = cli("run --project %s --provider replay --model slow --wait "
+	    "--wait-timeout 1 'take your time'", project);
+	char *run_id, *value;
+	cJSON *doc;
+
+	cr_assert_eq(r.status, 3, "exit %d: %s", r.status, r.err);
+	run_id = kv(r.out, "run");
+	cr_assert_not_null(run_id, "%s", r.out);
+	cr_assert_not_null(strstr(r.err, run_id), "%s", r.err);
+	cr_assert_not_null(strstr(r.err, "goes on"), "%s", r.err);
+	run_free(&r);
+
+	r = cli("--json runs show %s", run_id);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	doc = run_json(&r);
+	cr_assert_str_eq(jstr(doc, "status"), "running");
+	cJSON_Delete(doc);
+	run_free(&r);
+
+	r = cli("runs cancel %s", run_id);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	value = kv(r.out, "cancelRequestedAt");
+	cr_assert_not_null(value, "%s", r.out);
+	cr_assert_str_neq(value, "-");
+	free(value);
+	run_free(&r);
+	r = cli("runs wait %s --wait-timeout 30", run_id);
+	cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+	assert_kv(r.out, "status", "cancelled");
+	cr_assert_not_null(strstr(r.err, "cancelled"), "%s", r.err);
+	run_free(&r);
+	free(run_id);
+	free(project);
+}
+
+Test(cli_runs, failed_run_exits_1)
+{
+	char *project = create_project("Fail");
+	struct run r = cli("run --project %s --provider replay --model fail --wait 'x'",
+	    project);
+
+	cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+	assert_kv(r.out, "status", "failed");
+	cr_assert_not_null(strstr(r.err, "failed"), "%s", r.err);
+	run_free(&r);
+	free(project);
+}
+
+/* No artifact saved; an unknown artifact id exits 4 with the ids and no token. */
+Test(cli_runs, missing_artifact)
+{
+	char *project = create_project("Nothing");
+	cJSON *run = run_replay(project, "no-artifact", 0);
+	const char *unknown = "art_000000000000000000000000";
+	struct run r;
+
+	cr_assert_str_eq(jstr(run, "status"), "completed");
+	r = cli("artifacts list %s", jstr(run, "sessionId"));
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_str_eq(r.out, "no artifacts\n");
+	run_free(&r);
+
+	r = cli("artifacts download %s --out %s/none", unknown, svc.home);
+	cr_assert_eq(r.status, 4, "exit %d: %s", r.status, r.err);
+	cr_assert_not_null(strstr(r.err, unknown), "%s", r.err);
+	cr_assert_not_null(strstr(r.err, "run unknown"), "%s", r.err);
+	cr_assert_not_null(strstr(r.err, "not_found"), "%s", r.err);
+	cr_assert_not_null(strstr(r.err, "HTTP 404"), "%s", r.err);
+	cr_assert_not_null(strstr(r.err, "request req_"), "%s", r.err);
+	cr_assert_str_eq(r.out, "");
+	run_free(&r);
+
+	r = cli("artifacts download --session %s --out %s/none", jstr(run, "sessionId"),
+	    svc.home);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.err, "no artifacts"), "%s", r.err);
+	run_free(&r);
+	cJSON_Delete(run);
+	free(project);
+}
+
+/*
+ * The spec's download failure: the service answers 500 internal_error (here
+ * because the stored content is gone).  The report names the run and the
+ * artifact, the error with its HTTP status and request id, and says not to
+ * restart the run.
+ */
+Test(cli_runs, failed_download_report)
+{
+	char *project = create_project("Broken");
+	cJSON *run = run_replay(project, "research", 0), *arts, *a;
+	char store[1024], dir[512];
+	const char *version;
+	struct run r;
+
+	r = cli("--json artifacts list %s", jstr(run, "sessionId"));
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	arts = run_json(&r);
+	run_free(&r);
+	a = cJSON_GetArrayItem(arts, 0);
+	cr_assert_not_null(a);
+	version = jstr(a, "version") + strlen("sha256:");
+	/* The store layout of src/service/artifacts.h: artifacts/<2 hex>/<64 hex>. */
+	snprintf(store, sizeof store, "%s/artifacts/%.2s/%s", svc.home, version, version);
+	cr_assert_eq(unlink(store), 0, "%s: %s", store, strerror(errno));
+
+	snprintf(dir, sizeof dir, "%s/broken", svc.home);
+	r = cli("artifacts download %s --out %s", jstr(a, "id"), dir);
+	cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+	cr_assert_not_null(strstr(r.err, jstr(a, "id")), "%s", r.err);
+	cr_assert_not_null(strstr(r.err, jstr(run, "id")), "%s", r.err);
+	cr_assert_not_null(strstr(r.err, "internal_error (HTTP 500)"), "%s", r.err);
+	cr_assert_not_null(strstr(r.err, "request req_"), "%s", r.err);
+	cr_assert_not_null(strstr(r.err, "do not restart the run"), "%s", r.err);
+	cr_assert_str_eq(r.out, "");
+	run_free(&r);
+	cJSON_Delete(arts);
+	cJSON_Delete(run);
+	free(project);
+}
+
+Test(cli_runs, sessions_config_get_set)
+{
+	char *project = create_project("Config");
+	cJSON *run = run_replay(project, "quick", 0);
+	const char *session = jstr(run, "sessionId");
+	struct run r;
+
+	r = cli("sessions config get %s", session);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	assert_kv(r.out, "revision", "1");
+	assert_kv(r.out, "provider", "replay");
+	assert_kv(r.out, "model", "quick");
+	run_free(&r);
+
+	r = cli("sessions config set %s effort=high", session);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	assert_kv(r.out, "revision", "2");
+	assert_kv(r.out, "effort", "high");
+	run_free(&r);
+
+	r = cli("sessions config set %s effort=low --revision 1", session);
+	cr_assert_eq(r.status, 5, "exit %d: %s", r.status, r.err);
+	cr_assert_not_null(strstr(r.err, "stale_write"), "%s", r.err);
+	run_free(&r);
+
+	r = cli("sessions config set %s provider=no-such-provider", session);
+	cr_assert_eq(r.status, 5, "exit %d: %s", r.status, r.err);
+	cr_assert_not_null(strstr(r.err, "invalid_configuration"), "%s", r.err);
+	run_free(&r);
+
+	r = cli("--json sessions config set %s effort= --revision 2", session);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.out, "\"effort\":null"), "%s", r.out);
+	run_free(&r);
+
+	r = cli("sessions config set %s effort", session);
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	run_free(&r);
+	cJSON_Delete(run);
+	free(project);
+}
+
+/* A relative --cwd is taken from the current directory; the session records it. */
+Test(cli_runs, relative_cwd)
+{
+	char *project = create_project("Here");
+	char base[512], sub[600], real[PATH_MAX];
+	cJSON *run, *session;
+	struct run r;
+
+	snprintf(base, sizeof base, "%s/work", svc.home);
+	snprintf(sub, sizeof sub, "%s/sub", base);
+	cr_assert(mkdir(base, 0700) == 0);
+	cr_assert(mkdir(sub, 0700) == 0);
+	cr_assert_not_null(realpath(sub, real));
+	r = cli_at(base, "--json run --project %s --provider replay --model quick "
+	    "--cwd sub --wait 'here'", project);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run = run_json(&r);
+	cr_assert_str_eq(jstr(run, "cwd"), real);
+	run_free(&r);
+	r = cli("--json sessions show %s", jstr(run, "sessionId"));
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	session = run_json(&r);
+	cr_assert_str_eq(jstr(session, "cwd"), real);
+	cr_assert_str_eq(jstr(session, "workspace"), "external");
+	cJSON_Delete(session);
+	run_free(&r);
+	cJSON_Delete(run);
+	free(project);
+}
+
+Test(cli_runs, usage_errors)
+{
+	struct run r = cli("run 'no project'");
+
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	run_free(&r);
+	r = cli("run --project prj_000000000000000000000000 --wait-timeout 5 'no wait'");
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	cr_assert_not_null(strstr(r.err, "--wait"), "%s", r.err);
+	run_free(&r);
+	r = cli("runs wait run_000000000000000000000000 --wait-timeout soon");
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	run_free(&r);
+	r = cli("artifacts download");
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	run_free(&r);
+	r = cli("runs list");
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	run_free(&r);
+	r = cli("runs show run_000000000000000000000000");
+	cr_assert_eq(r.status, 4, "%s", r.err);
+	run_free(&r);
+	r = cli("run --project prj_000000000000000000000000 'unknown project'");
+	cr_assert_eq(r.status, 4, "%s", r.err);
+	run_free(&r);
+}
