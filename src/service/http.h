@@ -42,6 +42,9 @@ struct http_response {
 	int status;
 	char *body;				/* malloc'd; sent as is */
 	size_t body_len;
+	bool has_fd;				/* the body is fd_length bytes of fd */
+	int fd;					/* owned: closed on every path */
+	uint64_t fd_offset, fd_length;
 	struct http_header headers[HTTP_MAX_HEADERS];
 	int nheaders;
 };
@@ -80,10 +83,19 @@ void http_error(struct http_response *r, enum td_code code, cJSON *details,
 void http_bad_field(struct http_response *r, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void http_not_found(struct http_response *r, const char *resource, const char *id);
+/*
+ * A body of length bytes of the file fd from offset, sent with sendfile;
+ * takes fd (closed when sent, replaced or failed).  The handler sets
+ * Content-Type; libmicrohttpd sets Content-Length.
+ */
+void http_file(struct http_response *r, int status, int fd, uint64_t offset,
+    uint64_t length);
 void http_add_header(struct http_response *r, const char *name, const char *value);
 
 /* A query-string argument, or NULL. */
 const char *http_query(const struct http_request *req, const char *key);
+/* A request header (case-insensitive name), or NULL. */
+const char *http_request_header(const struct http_request *req, const char *name);
 /* Parses ?limit= (1..1000, default 100); false after answering 400. */
 bool http_query_limit(const struct http_request *req, struct http_response *r, int *limit);
 

@@ -18,7 +18,9 @@
 #include "ids.h"
 #include "log.h"
 #include "service.h"
+#include "settings.h"
 #include "store.h"
+#include "supervisor.h"
 #include "timeutil.h"
 #include "xalloc.h"
 
@@ -207,6 +209,42 @@ detach(void)
 	exit(1);
 }
 
+/*
+ * The taskdeck-agent to run: $TASKDECK_AGENT, else the one beside this
+ * binary (a build tree), else the installed one.
+ */
+static char *
+find_agent(void)
+{
+	const char *env = getenv("TASKDECK_AGENT");
+	char self[4096], *slash, *path;
+	ssize_t n;
+
+	if (env != NULL && *env != '\0')
+		return xstrdup(env);
+	n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		if ((slash = strrchr(self, '/')) != NULL) {
+			*slash = '\0';
+			path = xasprintf("%s/taskdeck-agent", self);
+			if (access(path, X_OK) == 0)
+				return path;
+			free(path);
+		}
+	}
+	return xstrdup(TD_LIBEXECDIR "/taskdeck-agent");
+}
+
+/* The replay transcripts: $TASKDECK_REPLAY_DIR, else the installed ones. */
+static char *
+find_replay_dir(void)
+{
+	const char *env = getenv("TASKDECK_REPLAY_DIR");
+
+	return xstrdup(env != NULL && *env != '\0' ? env : TD_DATADIR "/replay");
+}
+
 /* Reports a start-up failure to the console or, detached, to the waiting parent. */
 static int
 fail(int ready_fd, bool log_to_file, char *err)
@@ -272,12 +310,17 @@ main(int argc, char **argv)
 
 	if (!files_lock(&svc.paths, &lock_fd, &err) ||
 	    !files_load_token(&svc.paths, svc.token, &err) ||
+	    (svc.settings = settings_load(svc.paths.settings, &err)) == NULL ||
 	    (svc.store = store_open(svc.paths.database, &err)) == NULL)
 		goto failed;
+	svc.agent_path = find_agent();
+	svc.replay_dir = find_replay_dir();
 	svc.idem = idem_new(opts.idem_capacity, IDEM_TTL_MS, NULL);
 	svc.cache = cache_new(CACHE_SLOTS);
 	svc.started_at = td_now_ms();
 	td_random_hex(svc.stream_id, 16);
+	if ((svc.supervisor = supervisor_start(&svc, &err)) == NULL)
+		goto failed;
 	svc.http = http_start(&svc, opts.addr, opts.port, &err);
 	if (svc.http == NULL)
 		goto failed;
@@ -304,6 +347,7 @@ main(int argc, char **argv)
 	atomic_store(&svc.shutting_down, true);
 	files_remove_discovery(&svc.paths);
 	http_stop(svc.http, SHUTDOWN_GRACE_MS);
+	supervisor_stop(svc.supervisor);
 	rc = 0;
 	goto out;
 
@@ -312,10 +356,14 @@ failed:
 	ready_fd = -1;
 	if (svc.http != NULL)
 		http_stop(svc.http, 0);
+	supervisor_stop(svc.supervisor);
 out:
 	idem_free(svc.idem);
 	cache_free(svc.cache);
 	store_close(svc.store);
+	settings_free(svc.settings);
+	free(svc.agent_path);
+	free(svc.replay_dir);
 	if (lock_fd >= 0)
 		close(lock_fd);
 	sodium_memzero(svc.token, sizeof svc.token);

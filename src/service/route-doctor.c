@@ -1,4 +1,5 @@
 /* GET /api/v1/doctor: readiness and next actions.  Never the token. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +109,48 @@ check_token(struct report *rep, const struct td_paths *p)
 	}
 }
 
+static void
+check_agent_runtime(struct report *rep, const struct service *svc)
+{
+	if (access(svc->agent_path, X_OK) != 0) {
+		add_check(rep, "agent-runtime", CHECK_FAIL,
+		    xasprintf("The agent runtime %s cannot be run: %s.", svc->agent_path,
+		    strerror(errno)),
+		    xstrdup("Reinstall taskdeck, or set TASKDECK_AGENT to the taskdeck-agent "
+		    "binary and restart the service."));
+		return;
+	}
+	add_check(rep, "agent-runtime", CHECK_OK,
+	    xasprintf("The agent runtime is %s.", svc->agent_path), NULL);
+}
+
+/* The replay transcripts: needed by the replay provider only, so a warning. */
+static void
+check_replay(struct report *rep, const struct service *svc)
+{
+	DIR *d = opendir(svc->replay_dir);
+	struct dirent *e;
+	int n = 0;
+
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		size_t len = strlen(e->d_name);
+		if (len > 5 && strcmp(e->d_name + len - 5, ".json") == 0)
+			n++;
+	}
+	if (d != NULL)
+		closedir(d);
+	if (n == 0) {
+		add_check(rep, "replay-transcripts", CHECK_WARN,
+		    xasprintf("No replay transcripts in %s; the replay provider cannot run.",
+		    svc->replay_dir),
+		    xstrdup("Set TASKDECK_REPLAY_DIR to a directory of transcripts, or use "
+		    "another provider."));
+		return;
+	}
+	add_check(rep, "replay-transcripts", CHECK_OK,
+	    xasprintf("%d replay transcripts in %s.", n, svc->replay_dir), NULL);
+}
+
 void
 route_doctor(struct http_request *req, struct http_response *r)
 {
@@ -117,6 +160,8 @@ route_doctor(struct http_request *req, struct http_response *r)
 	check_data_dir(&rep, &req->svc->paths);
 	check_database(&rep, req->svc);
 	check_token(&rep, &req->svc->paths);
+	check_agent_runtime(&rep, req->svc);
+	check_replay(&rep, req->svc);
 	cJSON_AddBoolToObject(res, "ready", rep.ready);
 	cJSON_AddStringToObject(res, "version", TD_VERSION);
 	cJSON_AddItemToObject(res, "checks", rep.checks);

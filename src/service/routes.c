@@ -13,6 +13,20 @@ const struct route routes[] = {
 
 	{ "GET", "/api/v1/settings/agent-routing", route_routing_get, 0 },
 	{ "PATCH", "/api/v1/settings/agent-routing", route_routing_update, ROUTE_BODY },
+
+	{ "POST", "/api/v1/runs", route_runs_create, ROUTE_BODY | ROUTE_IDEMPOTENT },
+	{ "GET", "/api/v1/runs", route_runs_list, 0 },
+	{ "GET", "/api/v1/runs/:id", route_runs_get, 0 },
+	{ "POST", "/api/v1/runs/:id/cancel", route_runs_cancel, 0 },
+
+	{ "GET", "/api/v1/sessions", route_sessions_list, 0 },
+	{ "GET", "/api/v1/sessions/:id", route_sessions_get, 0 },
+	{ "GET", "/api/v1/sessions/:id/config", route_session_config_get, 0 },
+	{ "PATCH", "/api/v1/sessions/:id/config", route_session_config_update, ROUTE_BODY },
+
+	{ "GET", "/api/v1/sessions/:id/artifacts", route_artifacts_list, 0 },
+	{ "GET", "/api/v1/artifacts/:id", route_artifacts_get, 0 },
+	{ "GET", "/api/v1/artifacts/:id/content", route_artifacts_content, 0 },
 };
 
 const size_t routes_count = sizeof routes / sizeof routes[0];

@@ -19,4 +19,21 @@ void route_routing_update(struct http_request *, struct http_response *);
 /* route-doctor.c */
 void route_doctor(struct http_request *, struct http_response *);
 
+/* route-runs.c */
+void route_runs_create(struct http_request *, struct http_response *);
+void route_runs_list(struct http_request *, struct http_response *);
+void route_runs_get(struct http_request *, struct http_response *);
+void route_runs_cancel(struct http_request *, struct http_response *);
+
+/* route-sessions.c */
+void route_sessions_list(struct http_request *, struct http_response *);
+void route_sessions_get(struct http_request *, struct http_response *);
+void route_session_config_get(struct http_request *, struct http_response *);
+void route_session_config_update(struct http_request *, struct http_response *);
+
+/* route-artifacts.c */
+void route_artifacts_list(struct http_request *, struct http_response *);
+void route_artifacts_get(struct http_request *, struct http_response *);
+void route_artifacts_content(struct http_request *, struct http_response *);
+
 #endif

@@ -14,6 +14,8 @@ struct store;
 struct idem;
 struct cache;
 struct http_server;
+struct settings;
+struct supervisor;
 
 struct service {
 	struct td_paths paths;
@@ -21,6 +23,10 @@ struct service {
 	struct idem *idem;
 	struct cache *cache;	/* rendered resources by id (cache.h) */
 	struct http_server *http;
+	struct settings *settings;	/* settings.json, read once at start (settings.h) */
+	struct supervisor *supervisor;	/* the agent processes of runs (supervisor.h) */
+	char *agent_path;		/* the taskdeck-agent binary */
+	char *replay_dir;		/* replay transcripts */
 	char token[TD_TOKEN_HEX + 1];
 	char stream_id[33];
 	char base_url[64];

@@ -79,7 +79,7 @@ Test(idem, full_registry_is_unavailable_until_entries_expire)
 	struct idem *ix = idem_new(3, 1000, now_fn);
 	struct idem_reply rep = { 0 };
 	unsigned char fp[IDEM_FP_LEN];
-	char key[8];
+	char key[16];
 
 	fake_now = 0;
 	fp_of("x", fp);

@@ -1,0 +1,71 @@
+/*
+ * Artifacts: the content-addressed store under <data>/artifacts/ and the
+ * saves that runs make (docs/http-api.md, Artifacts).
+ *
+ * Store layout: <root>/<first two hex digits>/<64 hex digits of sha256>,
+ * written to a temporary file, fsynced and renamed, so a file in the store is
+ * always whole.  A version string is "sha256:" followed by the 64 digits.
+ */
+#ifndef TD_SERVICE_ARTIFACTS_H
+#define TD_SERVICE_ARTIFACTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "errors.h"
+
+#define ARTIFACT_VERSION_LEN (7 + 64 + 1)
+/* The largest file a run may save, in bytes (64 GiB). */
+#define ARTIFACT_MAX_SIZE (UINT64_C(64) << 30)
+#define ARTIFACT_PATH_MAX 4096		/* bytes of a saved path */
+#define ARTIFACT_NAME_MAX 255		/* characters of a name */
+
+struct service;
+
+/*
+ * The supervisor's handler of the host request artifact.save: params is
+ * {"path", "name"?, "mediaType"?} with path relative to workspace (a
+ * canonical absolute directory).  Copies the file into the store and inserts
+ * a staged (not yet visible) row for run_id.  On success *result is
+ * {"artifact": {id, name, path, version, size}}; on failure the code and a
+ * message for the agent (malloc'd) are returned.  Never called with the
+ * store locked.
+ */
+enum td_code artifacts_save(struct service *svc, const char *run_id,
+    const char *session_id, const char *workspace, const cJSON *params,
+    cJSON **result, char **message);
+
+/* The path of a version's content in the store; malloc'd, NULL for a bad version. */
+char *artifacts_content_path(const struct service *svc, const char *version);
+
+/*
+ * Creates the store's directories and removes temporary files that an
+ * interrupted save left behind.  For start-up; false with *err set.
+ */
+bool artifacts_init(const struct service *svc, char **err);
+
+/* The media type for a file name, from its extension; never NULL. */
+const char *artifacts_media_type(const char *name);
+
+enum artifacts_range {
+	ARTIFACTS_RANGE_NONE,		/* no usable Range: send the whole body */
+	ARTIFACTS_RANGE_PARTIAL,	/* bytes *first to *last (inclusive) */
+	ARTIFACTS_RANGE_UNSATISFIABLE,	/* 416 */
+};
+
+/*
+ * Reads a Range header (NULL when absent) for a body of size bytes: a single
+ * bytes=A-B, A- or -N.  Anything else, several ranges included, is NONE.
+ */
+enum artifacts_range artifacts_range(const char *header, uint64_t size,
+    uint64_t *first, uint64_t *last);
+
+/*
+ * The Content-Disposition value for name (RFC 6266): attachment with a
+ * quoted ASCII filename and, when name needs it, filename* in UTF-8.  malloc'd.
+ */
+char *artifacts_disposition(const char *name);
+
+#endif

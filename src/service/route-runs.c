@@ -1,0 +1,648 @@
+/* Runs: admission, reading, listing and cancelling (docs/http-api.md, Runs). */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cache.h"
+#include "http.h"
+#include "ids.h"
+#include "json.h"
+#include "log.h"
+#include "paths.h"
+#include "resource.h"
+#include "routes.h"
+#include "runs.h"
+#include "service.h"
+#include "settings.h"
+#include "store.h"
+#include "supervisor.h"
+#include "timeutil.h"
+#include "xalloc.h"
+
+#define PROMPT_MAX_CHARS 100000
+#define TITLE_MAX_CHARS 80
+
+static const char *const run_request_fields[] = { "project", "prompt", "permissionProfile",
+	"turnIntent", "cwd", "sessionId", "config", NULL };
+static const char *const turn_intents[] = { "plan-first", NULL };
+static const char *const run_statuses[] = { "queued", "running", "completed", "failed",
+	"cancelled", NULL };
+
+#define RUN_COLUMNS "id, session_id, project_id, status, prompt, permission_profile," \
+	" turn_intent, config, cwd, created_at, started_at, finished_at, cancel_requested_at," \
+	" progress_phase, progress_at, attention, output, error_code, error_message," \
+	" input_tokens, output_tokens, updated_at"
+
+static void
+add_time_or_null(cJSON *j, const char *key, sqlite3_stmt *s, int i)
+{
+	if (sqlite3_column_type(s, i) == SQLITE_NULL)
+		cJSON_AddNullToObject(j, key);
+	else
+		resource_add_time(j, key, sqlite3_column_int64(s, i));
+}
+
+static void
+add_text_or_null(cJSON *j, const char *key, sqlite3_stmt *s, int i)
+{
+	if (sqlite3_column_type(s, i) == SQLITE_NULL)
+		cJSON_AddNullToObject(j, key);
+	else
+		cJSON_AddStringToObject(j, key, resource_text(s, i));
+}
+
+bool
+run_status_final(const char *status)
+{
+	return strcmp(status, "completed") == 0 || strcmp(status, "failed") == 0 ||
+	    strcmp(status, "cancelled") == 0;
+}
+
+static cJSON *
+run_from_row(sqlite3_stmt *s)
+{
+	cJSON *j = cJSON_CreateObject(), *progress, *usage;
+	const char *status = resource_text(s, 3);
+	bool final = run_status_final(status);
+
+	cJSON_AddStringToObject(j, "id", resource_text(s, 0));
+	cJSON_AddStringToObject(j, "sessionId", resource_text(s, 1));
+	cJSON_AddStringToObject(j, "projectId", resource_text(s, 2));
+	cJSON_AddStringToObject(j, "status", status);
+	cJSON_AddStringToObject(j, "prompt", resource_text(s, 4));
+	cJSON_AddStringToObject(j, "permissionProfile", resource_text(s, 5));
+	add_text_or_null(j, "turnIntent", s, 6);
+	cJSON_AddItemToObject(j, "config", resource_json_column(s, 7));
+	cJSON_AddStringToObject(j, "cwd", resource_text(s, 8));
+	resource_add_time(j, "createdAt", sqlite3_column_int64(s, 9));
+	add_time_or_null(j, "startedAt", s, 10);
+	add_time_or_null(j, "finishedAt", s, 11);
+	add_time_or_null(j, "cancelRequestedAt", s, 12);
+	if (sqlite3_column_type(s, 13) == SQLITE_NULL) {
+		cJSON_AddNullToObject(j, "progress");
+	} else {
+		progress = cJSON_AddObjectToObject(j, "progress");
+		cJSON_AddStringToObject(progress, "phase", resource_text(s, 13));
+		resource_add_time(progress, "updatedAt", sqlite3_column_int64(s, 14));
+	}
+	if (!final && sqlite3_column_type(s, 15) != SQLITE_NULL)
+		cJSON_AddItemToObject(j, "attention", resource_json_column(s, 15));
+	if (final)
+		cJSON_AddStringToObject(j, "output", resource_text(s, 16));
+	if (strcmp(status, "failed") == 0) {
+		cJSON *err = cJSON_AddObjectToObject(j, "error");
+		cJSON_AddStringToObject(err, "code", resource_text(s, 17));
+		cJSON_AddStringToObject(err, "message", resource_text(s, 18));
+	}
+	usage = cJSON_AddObjectToObject(j, "usage");
+	cJSON_AddNumberToObject(usage, "inputTokens", (double)sqlite3_column_int64(s, 19));
+	cJSON_AddNumberToObject(usage, "outputTokens", (double)sqlite3_column_int64(s, 20));
+	resource_add_time(j, "updatedAt", sqlite3_column_int64(s, 21));
+	return j;
+}
+
+cJSON *
+run_load(struct store *st, const char *id)
+{
+	sqlite3_stmt *s = store_stmt(st, "SELECT " RUN_COLUMNS " FROM runs WHERE id = ?1");
+	cJSON *j = NULL;
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		j = run_from_row(s);
+	sqlite3_reset(s);
+	return j;
+}
+
+/* Renders the run into r from the cache or the store (and caches it). */
+static void
+run_answer(struct service *svc, const char *id, int status, struct http_response *r)
+{
+	char *text;
+	size_t len;
+	cJSON *run;
+
+	if ((text = cache_get(svc->cache, id, &len)) != NULL) {
+		http_json_text(r, status, text, len);
+		return;
+	}
+	store_lock(svc->store);
+	run = run_load(svc->store, id);
+	if (run != NULL) {
+		text = json_print(run);
+		cache_put(svc->cache, id, text);
+	}
+	store_unlock(svc->store);
+	cJSON_Delete(run);
+	if (text == NULL)
+		http_not_found(r, "run", id);
+	else
+		http_json_text(r, status, text, strlen(text));
+}
+
+void
+route_runs_get(struct http_request *req, struct http_response *r)
+{
+	run_answer(req->svc, req->params[0], 200, r);
+}
+
+static void
+bad_parameter(struct http_response *r, const char *name, const char *message)
+{
+	cJSON *details = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(details, "parameter", name);
+	http_error(r, TD_INVALID_REQUEST, details, "%s", message);
+}
+
+void
+route_runs_list(struct http_request *req, struct http_response *r)
+{
+	struct store *st = req->svc->store;
+	const char *session = http_query(req, "session");
+	const char *project = http_query(req, "project");
+	const char *status = http_query(req, "status");
+	const char *cursor = http_query(req, "cursor");
+	char next[TD_ID_MAX] = "";
+	sqlite3_stmt *s;
+	int limit, n = 0;
+	cJSON *arr;
+	char *link;
+
+	if (!http_query_limit(req, r, &limit))
+		return;
+	if (session == NULL && project == NULL)
+		return bad_parameter(r, "session", "give session=ID or project=ID");
+	if (session != NULL && !td_id_valid(session, "ses"))
+		return bad_parameter(r, "session", "session must be a session id");
+	if (project != NULL && !td_id_valid(project, "prj"))
+		return bad_parameter(r, "project", "project must be a project id");
+	if (cursor != NULL && !td_id_valid(cursor, "run"))
+		return bad_parameter(r, "cursor", "cursor must be a run id");
+	if (status != NULL) {
+		bool known = false;
+		for (const char *const *v = run_statuses; *v; v++)
+			known = known || strcmp(*v, status) == 0;
+		if (!known)
+			return bad_parameter(r, "status", "status must be queued, running, "
+			    "completed, failed or cancelled");
+	}
+	arr = cJSON_CreateArray();
+	store_lock(st);
+	s = store_stmt(st, "SELECT " RUN_COLUMNS " FROM runs"
+	    " WHERE (?1 IS NULL OR session_id = ?1) AND (?2 IS NULL OR project_id = ?2)"
+	    " AND (?3 IS NULL OR status = ?3) AND (?4 IS NULL OR id < ?4)"
+	    " ORDER BY id DESC LIMIT ?5");
+	if (session != NULL)
+		sqlite3_bind_text(s, 1, session, -1, SQLITE_STATIC);
+	if (project != NULL)
+		sqlite3_bind_text(s, 2, project, -1, SQLITE_STATIC);
+	if (status != NULL)
+		sqlite3_bind_text(s, 3, status, -1, SQLITE_STATIC);
+	if (cursor != NULL)
+		sqlite3_bind_text(s, 4, cursor, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 5, limit + 1);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		if (++n > limit)
+			break;
+		cJSON_AddItemToArray(arr, run_from_row(s));
+		snprintf(next, sizeof next, "%s", resource_text(s, 0));
+	}
+	sqlite3_reset(s);
+	store_unlock(st);
+	if (n > limit) {
+		link = xasprintf("</api/v1/runs?%s%s%s%s%s%s&limit=%d&cursor=%s>; rel=\"next\"",
+		    session ? "session=" : "", session ? session : "",
+		    project ? (session ? "&project=" : "project=") : "", project ? project : "",
+		    status ? "&status=" : "", status ? status : "", limit, next);
+		http_add_header(r, "Link", link);
+		free(link);
+	}
+	http_json(r, 200, arr);
+}
+
+/*
+ * Canonicalizes a requested cwd into out (PATH_MAX bytes).  On a problem
+ * answers 400 invalid_cwd with details.reason and returns false.
+ */
+static bool
+cwd_resolve(const char *cwd, char *out, struct http_response *r)
+{
+	const char *reason = NULL;
+	struct stat sb;
+
+	if (cwd[0] != '/')
+		reason = "not-absolute";
+	else if (strlen(cwd) >= PATH_MAX)
+		reason = "too-long";
+	else if (realpath(cwd, out) == NULL)
+		reason = errno == ENOTDIR ? "not-a-directory" : errno == EACCES ?
+		    "not-readable" : "not-found";
+	else if (stat(out, &sb) != 0 || !S_ISDIR(sb.st_mode))
+		reason = "not-a-directory";
+	else if (access(out, R_OK | X_OK) != 0)
+		reason = "not-readable";
+	else if (access(out, W_OK) != 0)
+		reason = "not-writable";
+	if (reason == NULL)
+		return true;
+
+	cJSON *details = cJSON_CreateObject();
+	cJSON_AddStringToObject(details, "field", "cwd");
+	cJSON_AddStringToObject(details, "reason", reason);
+	http_error(r, TD_INVALID_CWD, details, "The working directory %s is not usable "
+	    "(%s): it must be an absolute path to an existing directory that the service "
+	    "can read and write.", cwd, reason);
+	return false;
+}
+
+static bool
+run_request_valid(const cJSON *body, struct http_response *r)
+{
+	const char *bad = NULL;
+	const cJSON *config = cJSON_GetObjectItemCaseSensitive(body, "config");
+
+	if (!json_only_keys(body, run_request_fields, &bad)) {
+		http_bad_field(r, bad, "unknown field %s", bad);
+		return false;
+	}
+	if (!json_check_string(body, "project", true, false, 1, TD_ID_MAX) ||
+	    !td_id_valid(json_get_string(body, "project"), "prj")) {
+		http_bad_field(r, "project", "project must be a project id");
+		return false;
+	}
+	if (!json_check_string(body, "prompt", true, false, 1, PROMPT_MAX_CHARS)) {
+		http_bad_field(r, "prompt", "prompt must be a string of 1 to %d characters",
+		    PROMPT_MAX_CHARS);
+		return false;
+	}
+	if (!json_check_enum(body, "permissionProfile", true, resource_profiles)) {
+		http_bad_field(r, "permissionProfile", "permissionProfile must be ask, "
+		    "workspace-write, read-only or full-access");
+		return false;
+	}
+	if (!json_check_enum(body, "turnIntent", true, turn_intents)) {
+		http_bad_field(r, "turnIntent", "turnIntent must be plan-first or null");
+		return false;
+	}
+	if (!json_check_string(body, "cwd", false, true, 1, PATH_MAX * 4)) {
+		http_bad_field(r, "cwd", "cwd must be an absolute path");
+		return false;
+	}
+	if (!json_check_string(body, "sessionId", false, true, 1, TD_ID_MAX) ||
+	    (json_get_string(body, "sessionId") != NULL &&
+	    !td_id_valid(json_get_string(body, "sessionId"), "ses"))) {
+		http_bad_field(r, "sessionId", "sessionId must be a session id");
+		return false;
+	}
+	if (config != NULL && !cJSON_IsNull(config) && !config_types_valid(config, "config", r))
+		return false;
+	return true;
+}
+
+/* The first line of the prompt, cut to TITLE_MAX_CHARS characters. */
+static char *
+title_of(const char *prompt)
+{
+	size_t i = 0, chars = 0;
+
+	while (prompt[i] != '\0' && prompt[i] != '\n' && prompt[i] != '\r' &&
+	    chars < TITLE_MAX_CHARS) {
+		i++;
+		while (((unsigned char)prompt[i] & 0xC0) == 0x80)
+			i++;
+		chars++;
+	}
+	return strndup(prompt, i);
+}
+
+/*
+ * The configuration of a new session, member by member: the request, the
+ * project defaults, the application defaults, the provider default.
+ */
+static cJSON *
+config_for_new_session(struct service *svc, const cJSON *request, const cJSON *project_defaults)
+{
+	const cJSON *layers[3] = { request, project_defaults, settings_defaults(svc->settings) };
+	cJSON *cfg = cJSON_CreateObject();
+	const char *model;
+
+	for (const char *const *f = config_fields; *f; f++) {
+		for (int i = 0; i < 3; i++) {
+			const char *v = json_get_string(layers[i], *f);
+			if (v != NULL) {
+				cJSON_AddStringToObject(cfg, *f, v);
+				break;
+			}
+		}
+	}
+	if (json_get_string(cfg, "model") == NULL &&
+	    (model = config_effective_model(svc, cfg)) != NULL)
+		cJSON_AddStringToObject(cfg, "model", model);
+	if (json_get_string(cfg, "framework") == NULL)
+		cJSON_AddStringToObject(cfg, "framework", "taskdeck");
+	if (json_get_string(cfg, "effort") == NULL)
+		cJSON_AddStringToObject(cfg, "effort", "medium");
+	return cfg;
+}
+
+/* The run's configuration: the session's, with cleared members at their defaults. */
+static cJSON *
+config_for_run(struct service *svc, const cJSON *session_cfg)
+{
+	cJSON *cfg = cJSON_Duplicate(session_cfg, true);
+	const char *model = config_effective_model(svc, cfg);
+
+	for (const char *const *f = config_fields; *f; f++) {
+		if (json_get_string(cfg, *f) == NULL)
+			cJSON_DeleteItemFromObjectCaseSensitive(cfg, *f);
+	}
+	if (json_get_string(cfg, "framework") == NULL)
+		cJSON_AddStringToObject(cfg, "framework", "taskdeck");
+	if (json_get_string(cfg, "model") == NULL && model != NULL)
+		cJSON_AddStringToObject(cfg, "model", model);
+	if (json_get_string(cfg, "effort") == NULL)
+		cJSON_AddStringToObject(cfg, "effort", "medium");
+	return cfg;
+}
+
+/* Everything startRun needs from the store about a project, under the lock. */
+struct admission {
+	cJSON *project_defaults;
+	cJSON *session_cfg;		/* existing session */
+	char session_cwd[PATH_MAX];
+	bool project_known;
+	bool session_known;
+	bool session_other_project;
+	bool session_busy;
+};
+
+static void
+admission_read(struct store *st, const char *project, const char *session, struct admission *a)
+{
+	sqlite3_stmt *s = store_stmt(st, "SELECT defaults FROM project_defaults"
+	    " WHERE project_id = ?1");
+
+	sqlite3_bind_text(s, 1, project, -1, SQLITE_STATIC);
+	if ((a->project_known = sqlite3_step(s) == SQLITE_ROW))
+		a->project_defaults = resource_json_column(s, 0);
+	sqlite3_reset(s);
+	if (session == NULL)
+		return;
+	s = store_stmt(st, "SELECT project_id, cwd, config, EXISTS (SELECT 1 FROM runs"
+	    " WHERE session_id = ?1 AND status IN ('queued', 'running'))"
+	    " FROM sessions WHERE id = ?1");
+	sqlite3_bind_text(s, 1, session, -1, SQLITE_STATIC);
+	if ((a->session_known = sqlite3_step(s) == SQLITE_ROW)) {
+		a->session_other_project = strcmp(resource_text(s, 0), project) != 0;
+		snprintf(a->session_cwd, sizeof a->session_cwd, "%s", resource_text(s, 1));
+		a->session_cfg = resource_json_column(s, 2);
+		a->session_busy = sqlite3_column_int(s, 3) != 0;
+	}
+	sqlite3_reset(s);
+}
+
+/* Answers the admission problem, if any; true when the run may be admitted. */
+static bool
+admission_check(const struct admission *a, const char *project, const char *session,
+    const char *cwd, struct http_response *r)
+{
+	if (!a->project_known) {
+		http_not_found(r, "project", project);
+		return false;
+	}
+	if (session == NULL)
+		return true;
+	if (!a->session_known) {
+		http_not_found(r, "session", session);
+		return false;
+	}
+	if (a->session_other_project) {
+		http_bad_field(r, "sessionId", "the session %s belongs to another project", session);
+		return false;
+	}
+	if (cwd != NULL && strcmp(cwd, a->session_cwd) != 0) {
+		cJSON *details = cJSON_CreateObject();
+		cJSON_AddStringToObject(details, "cwd", cwd);
+		cJSON_AddStringToObject(details, "sessionCwd", a->session_cwd);
+		http_error(r, TD_CWD_MISMATCH, details, "The working directory %s does not "
+		    "resolve to the session's directory %s.", cwd, a->session_cwd);
+		return false;
+	}
+	if (a->session_busy) {
+		cJSON *details = cJSON_CreateObject();
+		cJSON_AddStringToObject(details, "sessionId", session);
+		http_error(r, TD_SESSION_BUSY, details, "The session %s already has a queued "
+		    "or running run; wait for it or cancel it.", session);
+		return false;
+	}
+	return true;
+}
+
+static bool
+session_insert(struct store *st, const char *id, const char *project, const char *prompt,
+    const char *cwd, bool managed, const cJSON *cfg, int64_t now)
+{
+	sqlite3_stmt *s = store_stmt(st, "INSERT INTO sessions (id, project_id, title, cwd,"
+	    " workspace, config, config_revision, config_updated_at, created_at, updated_at)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?7, ?7)");
+	bool ok;
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, project, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, title_of(prompt), -1, free);
+	sqlite3_bind_text(s, 4, cwd, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 5, managed ? "managed" : "external", -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 6, json_print(cfg), -1, free);
+	sqlite3_bind_int64(s, 7, now);
+	ok = sqlite3_step(s) == SQLITE_DONE;
+	sqlite3_reset(s);
+	return ok;
+}
+
+static bool
+run_insert(struct store *st, const char *id, const char *session, const char *project,
+    const cJSON *body, const char *profile, const cJSON *cfg, const char *cwd, int64_t now)
+{
+	sqlite3_stmt *s = store_stmt(st, "INSERT INTO runs (id, session_id, project_id, status,"
+	    " prompt, permission_profile, turn_intent, config, cwd, created_at, updated_at)"
+	    " VALUES (?1, ?2, ?3, 'queued', ?4, ?5, ?6, ?7, ?8, ?9, ?9)");
+	bool ok;
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, session, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, project, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, json_get_string(body, "prompt"), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 5, profile, -1, SQLITE_STATIC);
+	if (json_get_string(body, "turnIntent") != NULL)
+		sqlite3_bind_text(s, 6, json_get_string(body, "turnIntent"), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 7, json_print(cfg), -1, free);
+	sqlite3_bind_text(s, 8, cwd, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 9, now);
+	ok = sqlite3_step(s) == SQLITE_DONE;
+	sqlite3_reset(s);
+	if (ok) {
+		s = store_stmt(st, "UPDATE sessions SET updated_at = " RESOURCE_NEXT_TIME(2)
+		    " WHERE id = ?1");
+		sqlite3_bind_text(s, 1, session, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, now);
+		ok = sqlite3_step(s) == SQLITE_DONE;
+		sqlite3_reset(s);
+	}
+	return ok;
+}
+
+/* The permission profile: the request's, the project default, the application default. */
+static const char *
+profile_for(struct service *svc, const cJSON *body, const cJSON *project_defaults)
+{
+	const char *p = json_get_string(body, "permissionProfile");
+
+	if (p == NULL)
+		p = json_get_string(project_defaults, "permissionProfile");
+	if (p == NULL)
+		p = json_get_string(settings_defaults(svc->settings), "permissionProfile");
+	return p ? p : "workspace-write";
+}
+
+void
+route_runs_create(struct http_request *req, struct http_response *r)
+{
+	struct service *svc = req->svc;
+	struct store *st = svc->store;
+	const cJSON *body = req->json;
+	const char *project = json_get_string(body, "project");
+	const char *session = json_get_string(body, "sessionId");
+	const char *cwd_in = json_get_string(body, "cwd");
+	const cJSON *req_cfg = cJSON_GetObjectItemCaseSensitive(body, "config");
+	struct admission a = { 0 };
+	char cwd[PATH_MAX], run_id[TD_ID_MAX], session_id[TD_ID_MAX];
+	bool managed = false, made_dir = false, ok;
+	cJSON *session_cfg = NULL, *run_cfg = NULL;
+	int64_t now = td_now_ms();
+
+	if (!run_request_valid(body, r))
+		return;
+	if (session != NULL && req_cfg != NULL && !cJSON_IsNull(req_cfg)) {
+		http_bad_field(r, "config", "a run in an existing session uses the session's "
+		    "configuration; change it with PATCH /api/v1/sessions/%s/config", session);
+		return;
+	}
+	if (cwd_in != NULL && !cwd_resolve(cwd_in, cwd, r))
+		return;
+	td_id_new("run", run_id);
+
+	store_lock(st);
+	if (!store_begin(st)) {
+		store_unlock(st);
+		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);
+		return;
+	}
+	admission_read(st, project, session, &a);
+	if (!admission_check(&a, project, session, cwd_in ? cwd : NULL, r))
+		goto refused;
+	if (session != NULL) {
+		snprintf(session_id, sizeof session_id, "%s", session);
+		snprintf(cwd, sizeof cwd, "%s", a.session_cwd);
+		session_cfg = cJSON_Duplicate(a.session_cfg, true);
+	} else {
+		td_id_new("ses", session_id);
+		session_cfg = config_for_new_session(svc, req_cfg, a.project_defaults);
+		if (cwd_in == NULL) {
+			managed = true;
+			if (snprintf(cwd, sizeof cwd, "%s/%s", svc->paths.workspaces, session_id) >=
+			    (int)sizeof cwd) {
+				http_error(r, TD_INTERNAL_ERROR, NULL, NULL);
+				goto refused;
+			}
+		}
+	}
+	if (!config_usable(svc, session_cfg, r))
+		goto refused;
+	run_cfg = config_for_run(svc, session_cfg);
+	if (managed) {
+		if (!td_mkdir_p(cwd, 0700)) {
+			log_error("cannot create the workspace of %s: %s", session_id, strerror(errno));
+			http_error(r, TD_INTERNAL_ERROR, NULL, "The managed workspace could not "
+			    "be created.");
+			goto refused;
+		}
+		made_dir = true;
+	}
+	ok = (session != NULL || session_insert(st, session_id, project,
+	    json_get_string(body, "prompt"), cwd, managed, session_cfg, now)) &&
+	    run_insert(st, run_id, session_id, project, body,
+	    profile_for(svc, body, a.project_defaults), run_cfg, cwd, now) &&
+	    store_commit(st);
+	if (!ok) {
+		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);
+		goto refused;
+	}
+	store_unlock(st);
+	cJSON_Delete(a.project_defaults);
+	cJSON_Delete(a.session_cfg);
+	cJSON_Delete(session_cfg);
+	cJSON_Delete(run_cfg);
+	supervisor_kick(svc->supervisor);
+
+	char *location = xasprintf("/api/v1/runs/%s", run_id);
+	http_add_header(r, "Location", location);
+	free(location);
+	run_answer(svc, run_id, 201, r);
+	return;
+
+refused:
+	store_rollback(st);
+	store_unlock(st);
+	if (made_dir)
+		rmdir(cwd);
+	cJSON_Delete(a.project_defaults);
+	cJSON_Delete(a.session_cfg);
+	cJSON_Delete(session_cfg);
+	cJSON_Delete(run_cfg);
+}
+
+void
+route_runs_cancel(struct http_request *req, struct http_response *r)
+{
+	struct service *svc = req->svc;
+	struct store *st = svc->store;
+	const char *id = req->params[0];
+	char status[16] = "";
+	sqlite3_stmt *s;
+	int64_t now = td_now_ms();
+	bool ok = true;
+
+	store_lock(st);
+	s = store_stmt(st, "SELECT status FROM runs WHERE id = ?1");
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		snprintf(status, sizeof status, "%s", resource_text(s, 0));
+	sqlite3_reset(s);
+	if (status[0] != '\0' && !run_status_final(status)) {
+		/* A queued run has no agent: it ends here. */
+		s = store_stmt(st, "UPDATE runs SET"
+		    " cancel_requested_at = COALESCE(cancel_requested_at, ?2),"
+		    " status = CASE status WHEN 'queued' THEN 'cancelled' ELSE status END,"
+		    " finished_at = CASE status WHEN 'queued' THEN ?2 ELSE finished_at END,"
+		    " output = CASE status WHEN 'queued' THEN '' ELSE output END,"
+		    " updated_at = " RESOURCE_NEXT_TIME(2) " WHERE id = ?1");
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, now);
+		ok = sqlite3_step(s) == SQLITE_DONE;
+		sqlite3_reset(s);
+		cache_drop(svc->cache, id);
+	}
+	store_unlock(st);
+	if (!ok) {
+		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);
+		return;
+	}
+	if (strcmp(status, "running") == 0)
+		supervisor_cancel(svc->supervisor, id);
+	run_answer(svc, id, 200, r);
+}

@@ -1,0 +1,38 @@
+/*
+ * What route-runs.c, route-sessions.c and the supervisor share: rendering of
+ * runs and sessions, and the rules of a session configuration.
+ */
+#ifndef TD_SERVICE_RUNS_H
+#define TD_SERVICE_RUNS_H
+
+#include <stdbool.h>
+
+#include <cjson/cJSON.h>
+
+struct service;
+struct store;
+struct http_response;
+
+/* The configuration members, NULL-terminated. */
+extern const char *const config_fields[];
+
+/* The run with id as the API shows it, or NULL.  Only while the store is locked. */
+cJSON *run_load(struct store *st, const char *id);
+/* True for completed, failed and cancelled. */
+bool run_status_final(const char *status);
+
+/*
+ * Checks the member types of a configuration object (a request's config or
+ * a patch): each member null or a string from the allowed values.  On a
+ * problem answers 400 naming prefix.member and returns false.
+ */
+bool config_types_valid(const cJSON *cfg, const char *prefix, struct http_response *r);
+/*
+ * Checks that cfg forms a usable compound configuration (docs/http-api.md,
+ * Sessions): on a problem answers 422 invalid_configuration and returns false.
+ */
+bool config_usable(const struct service *svc, const cJSON *cfg, struct http_response *r);
+/* The model a run uses: cfg's, else its provider's defaultModel; owned by svc or cfg. */
+const char *config_effective_model(const struct service *svc, const cJSON *cfg);
+
+#endif

@@ -1,0 +1,298 @@
+/* settings.json: providers and application defaults (docs/settings.md). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "resource.h"
+#include "settings.h"
+#include "xalloc.h"
+
+#define SETTINGS_MAX_BYTES (256 * 1024)
+#define PROVIDER_NAME_MAX 64
+
+struct settings {
+	cJSON *root;
+	int max_concurrent;
+	int max_turns;
+	long command_timeout_ms;
+};
+
+static const char default_settings[] =
+    "{\n"
+    "  \"defaults\": {\"framework\": \"taskdeck\", \"provider\": \"replay\", \"model\": null,\n"
+    "               \"effort\": \"medium\", \"permissionProfile\": \"workspace-write\"},\n"
+    "  \"providers\": {\n"
+    "    \"replay\": {\"kind\": \"replay\", \"defaultModel\": \"research\"},\n"
+    "    \"ollama\": {\"kind\": \"openai\", \"baseUrl\": \"http://127.0.0.1:11434/v1\",\n"
+    "               \"apiKeyEnv\": null, \"defaultModel\": \"llama3.2\"},\n"
+    "    \"openai\": {\"kind\": \"openai\", \"baseUrl\": \"https://api.openai.com/v1\",\n"
+    "               \"apiKeyEnv\": \"OPENAI_API_KEY\", \"defaultModel\": \"gpt-4o-mini\"},\n"
+    "    \"anthropic\": {\"kind\": \"anthropic\", \"baseUrl\": \"https://api.anthropic.com\",\n"
+    "                  \"apiKeyEnv\": \"ANTHROPIC_API_KEY\", \"defaultModel\": \"claude-sonnet-4-5\"}\n"
+    "  },\n"
+    "  \"runs\": {\"maxConcurrent\": 4, \"maxTurns\": 50, \"commandTimeoutMs\": 600000}\n"
+    "}\n";
+
+static const char *const top_keys[] = { "defaults", "providers", "runs", NULL };
+static const char *const default_keys[] = { "framework", "provider", "model", "effort",
+	"permissionProfile", NULL };
+static const char *const provider_keys[] = { "kind", "baseUrl", "apiKeyEnv",
+	"defaultModel", NULL };
+static const char *const provider_kinds[] = { "replay", "openai", "anthropic", NULL };
+static const char *const run_keys[] = { "maxConcurrent", "maxTurns", "commandTimeoutMs", NULL };
+
+/* Writes the default file atomically (0600); false with *err set. */
+static bool
+write_defaults(const char *path, char **err)
+{
+	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	size_t len = sizeof default_settings - 1;
+	bool ok = fd >= 0 && write(fd, default_settings, len) == (ssize_t)len &&
+	    fsync(fd) == 0;
+
+	if (fd >= 0)
+		close(fd);
+	/* link() never replaces a file that appeared meanwhile. */
+	if (ok && link(tmp, path) != 0 && errno != EEXIST)
+		ok = false;
+	if (!ok)
+		*err = xasprintf("cannot write %s: %s", path, strerror(errno));
+	unlink(tmp);
+	free(tmp);
+	return ok;
+}
+
+static bool
+name_valid(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > PROVIDER_NAME_MAX)
+		return false;
+	return strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_-") == n;
+}
+
+static bool
+env_name_valid(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 0 && n <= 128 && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789_") == n && !(s[0] >= '0' && s[0] <= '9');
+}
+
+/* Checks one provider entry; a message in *err when it breaks a rule. */
+static bool
+provider_valid(const char *name, const cJSON *p, char **err)
+{
+	const char *bad = NULL, *kind, *url, *key;
+
+	if (!name_valid(name)) {
+		*err = xasprintf("provider name \"%s\" must be 1 to %d characters of a-z, 0-9, _ and -",
+		    name, PROVIDER_NAME_MAX);
+		return false;
+	}
+	if (!cJSON_IsObject(p) || !json_only_keys(p, provider_keys, &bad)) {
+		*err = bad ? xasprintf("providers.%s: unknown member %s", name, bad)
+		    : xasprintf("providers.%s must be an object", name);
+		return false;
+	}
+	if (!json_check_enum(p, "kind", false, provider_kinds) ||
+	    (kind = json_get_string(p, "kind")) == NULL) {
+		*err = xasprintf("providers.%s.kind must be replay, openai or anthropic", name);
+		return false;
+	}
+	if (!json_check_string(p, "defaultModel", true, false, 1, NAME_MAX_CHARS)) {
+		*err = xasprintf("providers.%s.defaultModel must be a string of 1 to %d characters",
+		    name, NAME_MAX_CHARS);
+		return false;
+	}
+	if (strcmp(kind, "replay") != 0) {
+		url = json_get_string(p, "baseUrl");
+		if (url == NULL || strlen(url) > 2048 ||
+		    (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0)) {
+			*err = xasprintf("providers.%s.baseUrl must be an http:// or https:// URL",
+			    name);
+			return false;
+		}
+	}
+	key = json_get_string(p, "apiKeyEnv");
+	if ((key != NULL && !env_name_valid(key)) || (key == NULL &&
+	    cJSON_GetObjectItemCaseSensitive(p, "apiKeyEnv") != NULL &&
+	    !cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(p, "apiKeyEnv")))) {
+		*err = xasprintf("providers.%s.apiKeyEnv must name an environment variable or be null",
+		    name);
+		return false;
+	}
+	return true;
+}
+
+/* Applies the file's rules to s->root; false with *err set. */
+static bool
+settings_check(struct settings *s, char **err)
+{
+	const cJSON *root = s->root, *defaults, *providers, *runs, *p;
+	const char *bad = NULL, *prov;
+
+	if (!cJSON_IsObject(root)) {
+		*err = xstrdup("the file must hold a JSON object");
+		return false;
+	}
+	if (!json_only_keys(root, top_keys, &bad)) {
+		*err = xasprintf("unknown member %s", bad);
+		return false;
+	}
+	providers = cJSON_GetObjectItemCaseSensitive(root, "providers");
+	if (!cJSON_IsObject(providers) || providers->child == NULL) {
+		*err = xstrdup("providers must be an object with at least one provider");
+		return false;
+	}
+	cJSON_ArrayForEach(p, providers) {
+		if (!provider_valid(p->string, p, err))
+			return false;
+	}
+	defaults = cJSON_GetObjectItemCaseSensitive(root, "defaults");
+	if (defaults == NULL) {
+		defaults = cJSON_AddObjectToObject(s->root, "defaults");
+	}
+	if (!cJSON_IsObject(defaults) || !json_only_keys(defaults, default_keys, &bad)) {
+		*err = bad ? xasprintf("defaults: unknown member %s", bad)
+		    : xstrdup("defaults must be an object");
+		return false;
+	}
+	if (!json_check_enum(defaults, "framework", true, resource_frameworks) ||
+	    !json_check_enum(defaults, "effort", true, resource_efforts) ||
+	    !json_check_enum(defaults, "permissionProfile", true, resource_profiles) ||
+	    !json_check_string(defaults, "model", false, true, 1, NAME_MAX_CHARS) ||
+	    !json_check_string(defaults, "provider", false, true, 1, PROVIDER_NAME_MAX)) {
+		*err = xstrdup("defaults: framework, provider, model, effort or permissionProfile "
+		    "has a value that is not allowed (docs/settings.md)");
+		return false;
+	}
+	prov = json_get_string(defaults, "provider");
+	if (prov != NULL && cJSON_GetObjectItemCaseSensitive(providers, prov) == NULL) {
+		*err = xasprintf("defaults.provider names %s, which is not in providers", prov);
+		return false;
+	}
+	s->max_concurrent = 4;
+	s->max_turns = 50;
+	s->command_timeout_ms = 600000;
+	runs = cJSON_GetObjectItemCaseSensitive(root, "runs");
+	if (runs == NULL)
+		return true;
+	if (!cJSON_IsObject(runs) || !json_only_keys(runs, run_keys, &bad)) {
+		*err = bad ? xasprintf("runs: unknown member %s", bad)
+		    : xstrdup("runs must be an object");
+		return false;
+	}
+	if (!json_check_int(runs, "maxConcurrent", 1, 64) ||
+	    !json_check_int(runs, "maxTurns", 1, 1000) ||
+	    !json_check_int(runs, "commandTimeoutMs", 1000, 86400000)) {
+		*err = xstrdup("runs: maxConcurrent must be 1 to 64, maxTurns 1 to 1000, "
+		    "commandTimeoutMs 1000 to 86400000");
+		return false;
+	}
+	if ((p = cJSON_GetObjectItemCaseSensitive(runs, "maxConcurrent")) != NULL)
+		s->max_concurrent = p->valueint;
+	if ((p = cJSON_GetObjectItemCaseSensitive(runs, "maxTurns")) != NULL)
+		s->max_turns = p->valueint;
+	if ((p = cJSON_GetObjectItemCaseSensitive(runs, "commandTimeoutMs")) != NULL)
+		s->command_timeout_ms = (long)p->valuedouble;
+	return true;
+}
+
+struct settings *
+settings_load(const char *path, char **err)
+{
+	struct settings *s;
+	char *text, *why = NULL;
+	struct stat sb;
+	ssize_t n;
+	size_t len = 0;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 && errno == ENOENT) {
+		if (!write_defaults(path, err))
+			return NULL;
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	}
+	if (fd < 0) {
+		*err = xasprintf("cannot open %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size > SETTINGS_MAX_BYTES) {
+		close(fd);
+		*err = xasprintf("%s must be a regular file of at most %d KiB", path,
+		    SETTINGS_MAX_BYTES / 1024);
+		return NULL;
+	}
+	text = xmalloc((size_t)sb.st_size + 1);
+	while (len < (size_t)sb.st_size &&
+	    (n = read(fd, text + len, (size_t)sb.st_size - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	text[len] = '\0';
+	s = xcalloc(1, sizeof *s);
+	s->root = json_parse(text, len);
+	free(text);
+	if (s->root == NULL) {
+		*err = xasprintf("%s is not valid JSON (UTF-8, at most %d levels)", path, 32);
+		settings_free(s);
+		return NULL;
+	}
+	if (!settings_check(s, &why)) {
+		*err = xasprintf("%s: %s", path, why);
+		free(why);
+		settings_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void
+settings_free(struct settings *s)
+{
+	if (s == NULL)
+		return;
+	cJSON_Delete(s->root);
+	free(s);
+}
+
+const cJSON *
+settings_defaults(const struct settings *s)
+{
+	return cJSON_GetObjectItemCaseSensitive(s->root, "defaults");
+}
+
+const cJSON *
+settings_provider(const struct settings *s, const char *name)
+{
+	const cJSON *providers = cJSON_GetObjectItemCaseSensitive(s->root, "providers");
+
+	return name ? cJSON_GetObjectItemCaseSensitive(providers, name) : NULL;
+}
+
+int
+settings_max_concurrent(const struct settings *s)
+{
+	return s->max_concurrent;
+}
+
+int
+settings_max_turns(const struct settings *s)
+{
+	return s->max_turns;
+}
+
+long
+settings_command_timeout_ms(const struct settings *s)
+{
+	return s->command_timeout_ms;
+}

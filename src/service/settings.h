@@ -1,0 +1,26 @@
+/*
+ * Application settings: settings.json (docs/settings.md), read once when the
+ * service starts and written with the defaults when missing.
+ */
+#ifndef TD_SERVICE_SETTINGS_H
+#define TD_SERVICE_SETTINGS_H
+
+#include <stdbool.h>
+
+#include <cjson/cJSON.h>
+
+struct settings;
+
+/* Loads path (writing the defaults when it is missing); NULL with *err set. */
+struct settings *settings_load(const char *path, char **err);
+void settings_free(struct settings *s);
+
+/* The "defaults" object (members may be null).  Owned by s. */
+const cJSON *settings_defaults(const struct settings *s);
+/* The provider named name ({kind, baseUrl, apiKeyEnv, defaultModel}), or NULL.  Owned by s. */
+const cJSON *settings_provider(const struct settings *s, const char *name);
+int settings_max_concurrent(const struct settings *s);
+int settings_max_turns(const struct settings *s);
+long settings_command_timeout_ms(const struct settings *s);
+
+#endif

@@ -1,0 +1,1042 @@
+/*
+ * The supervisor (supervisor.h).  A scheduler thread moves queued runs to
+ * running while slots are free; each running run has a thread that spawns
+ * its taskdeck-agent, reads its lines, answers its requests and finalizes
+ * the run when the process is gone.  That thread is the only writer of the
+ * agent's stdin; others reach it through a wake-up eventfd.
+ *
+ * Lock order: the store lock before sv->mu, never the reverse.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "artifacts.h"
+#include "buf.h"
+#include "cache.h"
+#include "ids.h"
+#include "json.h"
+#include "log.h"
+#include "resource.h"
+#include "runs.h"
+#include "service.h"
+#include "settings.h"
+#include "store.h"
+#include "supervisor.h"
+#include "timeutil.h"
+#include "xalloc.h"
+
+#define LINE_MAX_BYTES (1024 * 1024)
+#define OUTPUT_MAX_BYTES (1024 * 1024)
+#define HISTORY_RUNS 20
+#define HISTORY_OUTPUT_MAX 8192
+#define CANCEL_GRACE_MS 5000
+#define STOP_GRACE_MS 2000
+#define EXIT_WAIT_MS 5000
+#define PROGRESS_MIN_INTERVAL_MS 1000
+
+struct agent_run {
+	struct supervisor *sv;
+	char id[TD_ID_MAX];
+	int wake_fd;			/* eventfd: cancel or stop was asked */
+	bool cancel_requested;		/* under sv->mu */
+	bool stop_requested;		/* under sv->mu */
+	struct agent_run *next;
+};
+
+struct supervisor {
+	struct service *svc;
+	pthread_mutex_t mu;
+	pthread_cond_t cond;		/* kicks, and run threads ending */
+	bool kicked;
+	bool stopping;
+	pthread_t scheduler;
+	struct agent_run *runs;		/* every run with a thread */
+	int nactive;
+};
+
+/* What one run thread learns from its agent. */
+struct run_state {
+	struct agent_run *ar;
+	char session_id[TD_ID_MAX];
+	char *workspace;
+	pid_t pid;
+	int in_fd, out_fd, err_fd;
+	struct buf line;		/* a partial line from stdout */
+	struct buf output;		/* the output deltas so far */
+	char phase[32];
+	int64_t phase_at;
+	long long input_tokens, output_tokens;
+	bool finished;			/* a finish line arrived */
+	char status[16];
+	char *final_output;
+	char *error_code, *error_message;
+	char *protocol_error;		/* why the agent was killed */
+	bool cancel_sent;
+	int64_t kill_at;		/* td_mono_ms() deadline, 0 for none */
+};
+
+static void
+wake(struct agent_run *ar)
+{
+	uint64_t one = 1;
+
+	if (write(ar->wake_fd, &one, sizeof one) < 0 && errno != EAGAIN)
+		log_warn("cannot wake the thread of %s: %s", ar->id, strerror(errno));
+}
+
+/* Writes one line to the agent's stdin; false once the agent is gone. */
+static bool
+agent_send(struct run_state *rs, const cJSON *msg)
+{
+	char *text = json_print(msg);
+	size_t len = strlen(text), off = 0;
+	bool ok = true;
+
+	text = realloc(text, len + 2);
+	if (text == NULL)
+		abort();
+	text[len++] = '\n';
+	while (rs->in_fd >= 0 && off < len) {
+		ssize_t n = write(rs->in_fd, text + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ok = false;
+			break;
+		}
+		off += (size_t)n;
+	}
+	sodium_memzero(text, len);	/* the start line holds the API key */
+	free(text);
+	return ok && rs->in_fd >= 0;
+}
+
+static void
+agent_respond_error(struct run_state *rs, double id, const char *code, const char *message)
+{
+	cJSON *msg = cJSON_CreateObject(), *err;
+
+	cJSON_AddStringToObject(msg, "type", "response");
+	cJSON_AddNumberToObject(msg, "id", id);
+	err = cJSON_AddObjectToObject(msg, "error");
+	cJSON_AddStringToObject(err, "code", code);
+	cJSON_AddStringToObject(err, "message", message);
+	agent_send(rs, msg);
+	cJSON_Delete(msg);
+}
+
+static void
+agent_respond(struct run_state *rs, double id, cJSON *result)
+{
+	cJSON *msg = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(msg, "type", "response");
+	cJSON_AddNumberToObject(msg, "id", id);
+	cJSON_AddItemToObject(msg, "result", result);
+	agent_send(rs, msg);
+	cJSON_Delete(msg);
+}
+
+static void
+protocol_error(struct run_state *rs, const char *why)
+{
+	if (rs->protocol_error != NULL)
+		return;
+	rs->protocol_error = xstrdup(why);
+	log_warn("run %s: the agent broke the host protocol (%s); stopping it", rs->ar->id, why);
+	kill(-rs->pid, SIGKILL);
+}
+
+/* Persists the phase and token counts of a running run. */
+static void
+progress_store(struct run_state *rs)
+{
+	struct service *svc = rs->ar->sv->svc;
+	struct store *st = svc->store;
+	sqlite3_stmt *s;
+	sqlite3 *db = store_lock(st);
+
+	s = store_stmt(st, "UPDATE runs SET progress_phase = ?2, progress_at = ?3,"
+	    " input_tokens = ?4, output_tokens = ?5, updated_at = " RESOURCE_NEXT_TIME(3)
+	    " WHERE id = ?1 AND status = 'running'");
+	sqlite3_bind_text(s, 1, rs->ar->id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, rs->phase, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, td_now_ms());
+	sqlite3_bind_int64(s, 4, rs->input_tokens);
+	sqlite3_bind_int64(s, 5, rs->output_tokens);
+	if (sqlite3_step(s) != SQLITE_DONE)
+		log_error("run %s: cannot store progress: %s", rs->ar->id, sqlite3_errmsg(db));
+	sqlite3_reset(s);
+	cache_drop(svc->cache, rs->ar->id);
+	store_unlock(st);
+}
+
+static void
+on_progress(struct run_state *rs, const cJSON *msg)
+{
+	const char *phase = json_get_string(msg, "phase");
+	int64_t now = td_mono_ms();
+
+	if (phase == NULL || strlen(phase) >= sizeof rs->phase)
+		return protocol_error(rs, "a progress line without a valid phase");
+	if (strcmp(phase, rs->phase) == 0 && now - rs->phase_at < PROGRESS_MIN_INTERVAL_MS)
+		return;
+	snprintf(rs->phase, sizeof rs->phase, "%s", phase);
+	rs->phase_at = now;
+	progress_store(rs);
+}
+
+static void
+on_output(struct run_state *rs, const cJSON *msg)
+{
+	const char *delta = json_get_string(msg, "delta");
+
+	if (delta == NULL)
+		return protocol_error(rs, "an output line without a delta");
+	/* Past the cap the output is cut; the finish line carries the agent's own copy. */
+	buf_append(&rs->output, delta, strlen(delta));
+}
+
+static void
+on_tool(struct run_state *rs, const cJSON *msg)
+{
+	const char *name = json_get_string(msg, "name");
+	const char *status = json_get_string(msg, "status");
+
+	if (name == NULL || status == NULL)
+		return protocol_error(rs, "a tool line without name or status");
+	log_debug("run %s: tool %.64s %.16s", rs->ar->id, name, status);
+}
+
+static bool
+read_count(const cJSON *obj, const char *key, long long *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 1e15)
+		return false;
+	*out = (long long)v->valuedouble;
+	return true;
+}
+
+static void
+on_usage(struct run_state *rs, const cJSON *msg)
+{
+	if (!read_count(msg, "inputTokens", &rs->input_tokens) ||
+	    !read_count(msg, "outputTokens", &rs->output_tokens))
+		protocol_error(rs, "a usage line without token counts");
+}
+
+static void
+on_request(struct run_state *rs, const cJSON *msg)
+{
+	struct service *svc = rs->ar->sv->svc;
+	const cJSON *idv = cJSON_GetObjectItemCaseSensitive(msg, "id");
+	const char *method = json_get_string(msg, "method");
+	const cJSON *params = cJSON_GetObjectItemCaseSensitive(msg, "params");
+	cJSON *result = NULL;
+	char *message = NULL;
+
+	if (!cJSON_IsNumber(idv) || idv->valuedouble < 1 || method == NULL ||
+	    !cJSON_IsObject(params))
+		return protocol_error(rs, "a request without id, method or params");
+	if (strcmp(method, "artifact.save") == 0) {
+		enum td_code code = artifacts_save(svc, rs->ar->id, rs->session_id,
+		    rs->workspace, params, &result, &message);
+		if (code == TD_OK)
+			agent_respond(rs, idv->valuedouble, result);
+		else
+			agent_respond_error(rs, idv->valuedouble, td_code_name(code),
+			    message ? message : td_code_default_message(code));
+		free(message);
+		return;
+	}
+	if (strcmp(method, "permission.ask") == 0) {
+		agent_respond_error(rs, idv->valuedouble, "not_available", "This service "
+		    "version cannot ask for permission yet; the action is denied.");
+		return;
+	}
+	agent_respond_error(rs, idv->valuedouble, "unknown_method",
+	    "The service does not know this request.");
+}
+
+static void
+on_finish(struct run_state *rs, const cJSON *msg)
+{
+	static const char *const statuses[] = { "completed", "failed", "cancelled", NULL };
+	const char *status = json_get_string(msg, "status");
+	const char *output = json_get_string(msg, "output");
+	const cJSON *err = cJSON_GetObjectItemCaseSensitive(msg, "error");
+	const cJSON *usage = cJSON_GetObjectItemCaseSensitive(msg, "usage");
+
+	if (rs->finished)
+		return protocol_error(rs, "a second finish line");
+	if (!json_check_enum(msg, "status", false, statuses) || status == NULL)
+		return protocol_error(rs, "a finish line without a valid status");
+	rs->finished = true;
+	snprintf(rs->status, sizeof rs->status, "%s", status);
+	rs->final_output = xstrdup_or_null(output);
+	if (cJSON_IsObject(err)) {
+		rs->error_code = xstrdup_or_null(json_get_string(err, "code"));
+		rs->error_message = xstrdup_or_null(json_get_string(err, "message"));
+	}
+	if (cJSON_IsObject(usage)) {
+		read_count(usage, "inputTokens", &rs->input_tokens);
+		read_count(usage, "outputTokens", &rs->output_tokens);
+	}
+}
+
+static const struct {
+	const char *type;
+	void (*fn)(struct run_state *, const cJSON *);
+} line_handlers[] = {
+	{ "progress", on_progress },
+	{ "output", on_output },
+	{ "tool", on_tool },
+	{ "usage", on_usage },
+	{ "request", on_request },
+	{ "finish", on_finish },
+};
+
+static void
+handle_line(struct run_state *rs, const char *line, size_t len)
+{
+	cJSON *msg;
+	const char *type;
+
+	if (rs->protocol_error != NULL || len == 0)
+		return;
+	msg = json_parse(line, len);
+	type = json_get_string(msg, "type");
+	if (!cJSON_IsObject(msg) || type == NULL) {
+		cJSON_Delete(msg);
+		return protocol_error(rs, "a line that is not a JSON object with a type");
+	}
+	for (size_t i = 0; i < sizeof line_handlers / sizeof line_handlers[0]; i++) {
+		if (strcmp(type, line_handlers[i].type) == 0) {
+			line_handlers[i].fn(rs, msg);
+			cJSON_Delete(msg);
+			return;
+		}
+	}
+	cJSON_Delete(msg);
+	protocol_error(rs, "a line of an unknown type");
+}
+
+/* Splits what arrived on stdout into lines; false at end of file. */
+static bool
+read_stdout(struct run_state *rs)
+{
+	char chunk[65536];
+	ssize_t n = read(rs->out_fd, chunk, sizeof chunk);
+	const char *p = chunk, *nl;
+
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN;
+	if (n == 0)
+		return false;
+	while (p < chunk + n) {
+		size_t rest = (size_t)(chunk + n - p);
+		nl = memchr(p, '\n', rest);
+		size_t piece = nl ? (size_t)(nl - p) : rest;
+
+		if (!buf_append(&rs->line, p, piece)) {
+			protocol_error(rs, "a line longer than 1 MiB");
+			buf_reset(&rs->line);
+		} else if (nl != NULL) {
+			handle_line(rs, rs->line.data ? rs->line.data : "", rs->line.len);
+			buf_reset(&rs->line);
+		}
+		p += piece + (nl ? 1 : 0);
+	}
+	return true;
+}
+
+/* Copies the agent's stderr into the log, a chunk at a time; false at end of file. */
+static bool
+read_stderr(struct run_state *rs)
+{
+	char chunk[4096];
+	ssize_t n = read(rs->err_fd, chunk, sizeof chunk - 1);
+
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN;
+	if (n == 0)
+		return false;
+	chunk[n] = '\0';
+	chunk[strcspn(chunk, "\r")] = '\0';
+	if (n > 0 && chunk[strlen(chunk) - 1] == '\n')
+		chunk[strlen(chunk) - 1] = '\0';
+	log_debug("agent %s: %s", rs->ar->id, chunk);
+	return true;
+}
+
+/* The start line's body: the run, its provider, project and session history. */
+static cJSON *
+start_message(struct supervisor *sv, struct run_state *rs, char **why)
+{
+	struct service *svc = sv->svc;
+	struct store *st = svc->store;
+	cJSON *run, *msg, *r, *cfg, *p, *proj, *hist, *limits;
+	const cJSON *provider;
+	const char *key_env, *key = NULL;
+	sqlite3_stmt *s;
+
+	store_lock(st);
+	run = run_load(st, rs->ar->id);
+	if (run == NULL) {
+		store_unlock(st);
+		*why = xstrdup("the run disappeared from the store");
+		return NULL;
+	}
+	msg = cJSON_CreateObject();
+	cJSON_AddStringToObject(msg, "type", "start");
+	r = cJSON_AddObjectToObject(msg, "run");
+	cJSON_AddStringToObject(r, "id", rs->ar->id);
+	for (const char *const *f = (const char *const[]){ "sessionId", "projectId", "prompt",
+	    "permissionProfile", "turnIntent", NULL }; *f; f++)
+		cJSON_AddItemToObject(r, *f, cJSON_Duplicate(cJSON_GetObjectItem(run, *f), true));
+	cJSON_AddStringToObject(r, "workspace", json_get_string(run, "cwd"));
+	snprintf(rs->session_id, sizeof rs->session_id, "%s", json_get_string(run, "sessionId"));
+	rs->workspace = xstrdup(json_get_string(run, "cwd"));
+	cfg = cJSON_DetachItemFromObject(run, "config");
+	cJSON_AddItemToObject(msg, "config", cfg);
+
+	proj = cJSON_AddObjectToObject(msg, "project");
+	s = store_stmt(st, "SELECT name, context FROM projects WHERE id = ?1");
+	sqlite3_bind_text(s, 1, json_get_string(run, "projectId"), -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		cJSON_AddStringToObject(proj, "name", resource_text(s, 0));
+		cJSON_AddStringToObject(proj, "context", resource_text(s, 1));
+	}
+	sqlite3_reset(s);
+
+	hist = cJSON_AddArrayToObject(msg, "history");
+	s = store_stmt(st, "SELECT prompt, output FROM (SELECT id, prompt, output FROM runs"
+	    " WHERE session_id = ?1 AND id < ?2 AND status IN ('completed', 'failed', 'cancelled')"
+	    " ORDER BY id DESC LIMIT ?3) ORDER BY id");
+	sqlite3_bind_text(s, 1, rs->session_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, rs->ar->id, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 3, HISTORY_RUNS);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		cJSON *h = cJSON_CreateObject();
+		char *out = strndup(resource_text(s, 1), HISTORY_OUTPUT_MAX);
+
+		cJSON_AddStringToObject(h, "prompt", resource_text(s, 0));
+		cJSON_AddStringToObject(h, "output", out);
+		free(out);
+		cJSON_AddItemToArray(hist, h);
+	}
+	sqlite3_reset(s);
+	store_unlock(st);
+	cJSON_Delete(run);
+
+	provider = settings_provider(svc->settings, json_get_string(cfg, "provider"));
+	if (provider == NULL) {
+		cJSON_Delete(msg);
+		*why = xstrdup("the provider of the run is no longer configured");
+		return NULL;
+	}
+	p = cJSON_AddObjectToObject(msg, "provider");
+	cJSON_AddStringToObject(p, "kind", json_get_string(provider, "kind"));
+	if (json_get_string(provider, "baseUrl") != NULL)
+		cJSON_AddStringToObject(p, "baseUrl", json_get_string(provider, "baseUrl"));
+	else
+		cJSON_AddNullToObject(p, "baseUrl");
+	key_env = json_get_string(provider, "apiKeyEnv");
+	if (key_env != NULL)
+		key = getenv(key_env);
+	if (key != NULL)
+		cJSON_AddStringToObject(p, "apiKey", key);
+	else
+		cJSON_AddNullToObject(p, "apiKey");
+	cJSON_AddStringToObject(p, "replayDir", svc->replay_dir);
+
+	limits = cJSON_AddObjectToObject(msg, "limits");
+	cJSON_AddNumberToObject(limits, "maxTurns", settings_max_turns(svc->settings));
+	cJSON_AddNumberToObject(limits, "commandTimeoutMs",
+	    (double)settings_command_timeout_ms(svc->settings));
+	cJSON_AddNumberToObject(limits, "maxToolOutputBytes", 65536);
+	return msg;
+}
+
+/* Drops the history, then the project context, until the line fits. */
+static void
+start_message_fit(cJSON *msg)
+{
+	char *text = json_print(msg);
+	size_t len = strlen(text);
+
+	free(text);
+	if (len < LINE_MAX_BYTES)
+		return;
+	cJSON_ReplaceItemInObject(msg, "history", cJSON_CreateArray());
+	text = json_print(msg);
+	len = strlen(text);
+	free(text);
+	if (len >= LINE_MAX_BYTES)
+		cJSON_ReplaceItemInObject(cJSON_GetObjectItem(msg, "project"), "context",
+		    cJSON_CreateString(""));
+}
+
+/* Builds the agent's environment: a few variables of ours, nothing secret. */
+static char **
+agent_environment(void)
+{
+	static const char *const keep[] = { "PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR",
+		"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", NULL };
+	char **env = xcalloc(sizeof keep / sizeof keep[0] + 1, sizeof *env);
+	int n = 0;
+
+	for (const char *const *k = keep; *k; k++) {
+		const char *v = getenv(*k);
+		if (v != NULL)
+			env[n++] = xasprintf("%s=%s", *k, v);
+	}
+	if (getenv("PATH") == NULL)
+		env[n++] = xstrdup("PATH=/usr/local/bin:/usr/bin:/bin");
+	return env;
+}
+
+static void
+environment_free(char **env)
+{
+	for (char **e = env; *e; e++)
+		free(*e);
+	free(env);
+}
+
+/* Starts the agent in its own process group; false with errno set. */
+static bool
+agent_spawn(struct run_state *rs, const char *path)
+{
+	int in[2], out[2], err[2];
+	char *argv[] = { (char *)"taskdeck-agent", NULL };
+	char **env = agent_environment();
+	pid_t parent = getpid();
+	sigset_t none;
+
+	sigemptyset(&none);
+	if (pipe2(in, O_CLOEXEC) != 0) {
+		environment_free(env);
+		return false;
+	}
+	if (pipe2(out, O_CLOEXEC) != 0) {
+		close(in[0]), close(in[1]);
+		environment_free(env);
+		return false;
+	}
+	if (pipe2(err, O_CLOEXEC) != 0) {
+		close(in[0]), close(in[1]), close(out[0]), close(out[1]);
+		environment_free(env);
+		return false;
+	}
+	rs->pid = fork();
+	if (rs->pid == 0) {
+		/* Only async-signal-safe calls from here on. */
+		struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(125);
+		sigaction(SIGPIPE, &dfl, NULL);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0 ||
+		    chdir(rs->workspace) != 0)
+			_exit(126);
+		execve(path, argv, env);
+		_exit(127);
+	}
+	environment_free(env);
+	close(in[0]);
+	close(out[1]);
+	close(err[1]);
+	if (rs->pid < 0) {
+		int e = errno;
+		close(in[1]), close(out[0]), close(err[0]);
+		errno = e;
+		return false;
+	}
+	setpgid(rs->pid, rs->pid);
+	rs->in_fd = in[1];
+	rs->out_fd = out[0];
+	rs->err_fd = err[0];
+	return true;
+}
+
+/* Reaps the agent, killing its group when it lingers; the wait status. */
+static int
+agent_reap(struct run_state *rs)
+{
+	int64_t deadline = td_mono_ms() + EXIT_WAIT_MS;
+	int status = 0;
+
+	for (;;) {
+		pid_t p = waitpid(rs->pid, &status, WNOHANG);
+		if (p == rs->pid || (p < 0 && errno != EINTR))
+			return status;
+		if (td_mono_ms() >= deadline) {
+			kill(-rs->pid, SIGKILL);
+			while (waitpid(rs->pid, &status, 0) < 0 && errno == EINTR)
+				;
+			return status;
+		}
+		usleep(20000);
+	}
+}
+
+/* Sends cancel when asked, and kills the group once the grace period is over. */
+static void
+check_cancel(struct run_state *rs)
+{
+	struct supervisor *sv = rs->ar->sv;
+	bool cancel, stop;
+	uint64_t n;
+
+	if (read(rs->ar->wake_fd, &n, sizeof n) < 0 && errno != EAGAIN)
+		log_warn("run %s: wake-up read failed", rs->ar->id);
+	pthread_mutex_lock(&sv->mu);
+	cancel = rs->ar->cancel_requested;
+	stop = rs->ar->stop_requested;
+	pthread_mutex_unlock(&sv->mu);
+	if ((cancel || stop) && !rs->cancel_sent) {
+		cJSON *msg = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(msg, "type", "cancel");
+		agent_send(rs, msg);
+		cJSON_Delete(msg);
+		rs->cancel_sent = true;
+		rs->kill_at = td_mono_ms() + (stop ? STOP_GRACE_MS : CANCEL_GRACE_MS);
+	}
+}
+
+/* Talks to the agent until its stdout closes. */
+static void
+agent_converse(struct run_state *rs)
+{
+	struct pollfd fds[3] = {
+		{ .fd = rs->out_fd, .events = POLLIN },
+		{ .fd = rs->err_fd, .events = POLLIN },
+		{ .fd = rs->ar->wake_fd, .events = POLLIN },
+	};
+
+	check_cancel(rs);
+	while (fds[0].fd >= 0) {
+		int timeout = -1;
+
+		if (rs->kill_at != 0) {
+			int64_t left = rs->kill_at - td_mono_ms();
+			if (left <= 0) {
+				log_warn("run %s: the agent did not stop in time; killing it",
+				    rs->ar->id);
+				kill(-rs->pid, SIGKILL);
+				rs->kill_at = 0;
+				continue;
+			}
+			timeout = (int)left;
+		}
+		if (poll(fds, 3, timeout) < 0 && errno != EINTR)
+			break;
+		if (fds[2].revents & POLLIN)
+			check_cancel(rs);
+		if ((fds[1].revents & (POLLIN | POLLHUP)) && !read_stderr(rs))
+			fds[1].fd = -1;
+		if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) && !read_stdout(rs))
+			fds[0].fd = -1;
+	}
+	if (rs->line.len > 0 && rs->protocol_error == NULL)
+		protocol_error(rs, "an unterminated last line");
+}
+
+/* The outcome of a run once its agent is gone. */
+static void
+run_outcome(struct run_state *rs, int wait_status, const char **status, const char **code,
+    char **message)
+{
+	struct supervisor *sv = rs->ar->sv;
+	bool cancel, stop;
+
+	pthread_mutex_lock(&sv->mu);
+	cancel = rs->ar->cancel_requested;
+	stop = rs->ar->stop_requested;
+	pthread_mutex_unlock(&sv->mu);
+	*code = NULL;
+	*message = NULL;
+	if (rs->finished && strcmp(rs->status, "completed") == 0 && rs->protocol_error == NULL) {
+		*status = "completed";
+	} else if (cancel) {
+		*status = "cancelled";
+	} else if (stop) {
+		*status = "failed";
+		*code = "service_stopped";
+		*message = xstrdup("The service stopped while the run was executing.");
+	} else if (rs->protocol_error != NULL) {
+		*status = "failed";
+		*code = "runtime_protocol_error";
+		*message = xasprintf("The agent runtime sent %s.", rs->protocol_error);
+	} else if (rs->finished) {
+		*status = rs->status;
+		if (strcmp(rs->status, "failed") == 0) {
+			*code = rs->error_code ? rs->error_code : "runtime_error";
+			*message = xstrdup(rs->error_message ? rs->error_message :
+			    "The agent runtime reported a failure.");
+		}
+	} else {
+		*status = "failed";
+		*code = "runtime_crashed";
+		if (WIFSIGNALED(wait_status))
+			*message = xasprintf("The agent runtime was killed by signal %d (%s).",
+			    WTERMSIG(wait_status), strsignal(WTERMSIG(wait_status)));
+		else
+			*message = xasprintf("The agent runtime exited with status %d without "
+			    "finishing the run.", WEXITSTATUS(wait_status));
+	}
+}
+
+/* Writes the final state of the run and makes its saves visible, in one transaction. */
+static void
+run_finalize(struct supervisor *sv, const char *id, const char *session_id,
+    const char *status, const char *output, const char *code, const char *message,
+    long long in_tokens, long long out_tokens)
+{
+	struct service *svc = sv->svc;
+	struct store *st = svc->store;
+	int64_t now = td_now_ms();
+	sqlite3_stmt *s;
+	bool ok;
+
+	store_lock(st);
+	ok = store_begin(st);
+	if (ok) {
+		s = store_stmt(st, "UPDATE runs SET status = ?2, output = ?3, error_code = ?4,"
+		    " error_message = ?5, finished_at = ?6, attention = NULL,"
+		    " input_tokens = ?7, output_tokens = ?8,"
+		    " updated_at = " RESOURCE_NEXT_TIME(6)
+		    " WHERE id = ?1 AND status IN ('queued', 'running')");
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, status, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 3, output ? output : "", -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 4, code, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 5, message, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 6, now);
+		sqlite3_bind_int64(s, 7, in_tokens);
+		sqlite3_bind_int64(s, 8, out_tokens);
+		ok = sqlite3_step(s) == SQLITE_DONE;
+		sqlite3_reset(s);
+	}
+	if (ok) {
+		s = store_stmt(st, "UPDATE artifacts SET visible = 1 WHERE run_id = ?1");
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		ok = sqlite3_step(s) == SQLITE_DONE;
+		sqlite3_reset(s);
+	}
+	if (ok && session_id != NULL) {
+		s = store_stmt(st, "UPDATE sessions SET updated_at = " RESOURCE_NEXT_TIME(2)
+		    " WHERE id = ?1");
+		sqlite3_bind_text(s, 1, session_id, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, now);
+		ok = sqlite3_step(s) == SQLITE_DONE;
+		sqlite3_reset(s);
+	}
+	ok = ok ? store_commit(st) : (store_rollback(st), false);
+	cache_drop(svc->cache, id);
+	store_unlock(st);
+	if (!ok)
+		log_error("run %s: cannot store its final state %s", id, status);
+	else
+		log_info("run %s %s%s%s", id, status, code ? ": " : "", code ? code : "");
+}
+
+static void
+run_state_free(struct run_state *rs)
+{
+	buf_free(&rs->line);
+	buf_free(&rs->output);
+	free(rs->workspace);
+	free(rs->final_output);
+	free(rs->error_code);
+	free(rs->error_message);
+	free(rs->protocol_error);
+}
+
+/* Removes ar from the active list, frees it and lets the scheduler use the slot. */
+static void
+run_thread_done(struct agent_run *ar)
+{
+	struct supervisor *sv = ar->sv;
+
+	pthread_mutex_lock(&sv->mu);
+	for (struct agent_run **pp = &sv->runs; *pp; pp = &(*pp)->next) {
+		if (*pp == ar) {
+			*pp = ar->next;
+			break;
+		}
+	}
+	sv->nactive--;
+	sv->kicked = true;
+	pthread_cond_broadcast(&sv->cond);
+	pthread_mutex_unlock(&sv->mu);
+	close(ar->wake_fd);
+	free(ar);
+}
+
+static void *
+run_thread(void *arg)
+{
+	struct agent_run *ar = arg;
+	struct supervisor *sv = ar->sv;
+	struct run_state rs = { .ar = ar, .in_fd = -1, .out_fd = -1, .err_fd = -1 };
+	const char *status, *code;
+	char *message = NULL, *why = NULL;
+	cJSON *start;
+	int wait_status = 0;
+
+	buf_init(&rs.line, LINE_MAX_BYTES);
+	buf_init(&rs.output, OUTPUT_MAX_BYTES);
+	start = start_message(sv, &rs, &why);
+	if (start == NULL) {
+		run_finalize(sv, ar->id, NULL, "failed", "", "runtime_error", why, 0, 0);
+		free(why);
+		goto out;
+	}
+	start_message_fit(start);
+	if (access(sv->svc->agent_path, X_OK) != 0 || !agent_spawn(&rs, sv->svc->agent_path)) {
+		cJSON_Delete(start);
+		log_error("run %s: cannot start the agent runtime %s: %s", ar->id,
+		    sv->svc->agent_path, strerror(errno));
+		run_finalize(sv, ar->id, rs.session_id, "failed", "", "runtime_missing",
+		    "The agent runtime taskdeck-agent could not be started; run "
+		    "`taskdeck doctor`.", 0, 0);
+		goto out;
+	}
+	log_info("run %s started (agent pid %ld)", ar->id, (long)rs.pid);
+	agent_send(&rs, start);
+	cJSON_Delete(start);
+	agent_converse(&rs);
+	close(rs.out_fd);
+	close(rs.err_fd);
+	close(rs.in_fd);
+	rs.in_fd = -1;
+	wait_status = agent_reap(&rs);
+	run_outcome(&rs, wait_status, &status, &code, &message);
+	run_finalize(sv, ar->id, rs.session_id, status,
+	    rs.final_output ? rs.final_output : rs.output.data, code, message,
+	    rs.input_tokens, rs.output_tokens);
+	free(message);
+out:
+	run_state_free(&rs);
+	run_thread_done(ar);
+	return NULL;
+}
+
+/* Moves up to slots queued runs to running and starts their threads. */
+static void
+start_queued(struct supervisor *sv, int slots)
+{
+	struct store *st = sv->svc->store;
+	char ids[64][TD_ID_MAX];
+	int n = 0;
+	sqlite3_stmt *s;
+	int64_t now = td_now_ms();
+	sqlite3 *db;
+
+	if (slots > 64)
+		slots = 64;
+	db = store_lock(st);
+	s = store_stmt(st, "SELECT id FROM runs WHERE status = 'queued' ORDER BY id LIMIT ?1");
+	sqlite3_bind_int(s, 1, slots);
+	while (n < slots && sqlite3_step(s) == SQLITE_ROW)
+		snprintf(ids[n++], TD_ID_MAX, "%s", resource_text(s, 0));
+	sqlite3_reset(s);
+	for (int i = 0; i < n; i++) {
+		struct agent_run *ar;
+		pthread_attr_t attr;
+		pthread_t t;
+
+		s = store_stmt(st, "UPDATE runs SET status = 'running', started_at = ?2,"
+		    " progress_phase = 'starting', progress_at = ?2,"
+		    " updated_at = " RESOURCE_NEXT_TIME(2) " WHERE id = ?1 AND status = 'queued'");
+		sqlite3_bind_text(s, 1, ids[i], -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, now);
+		if (sqlite3_step(s) != SQLITE_DONE || sqlite3_changes(db) != 1) {
+			sqlite3_reset(s);
+			continue;
+		}
+		sqlite3_reset(s);
+		cache_drop(sv->svc->cache, ids[i]);
+		ar = xcalloc(1, sizeof *ar);
+		ar->sv = sv;
+		snprintf(ar->id, sizeof ar->id, "%s", ids[i]);
+		ar->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		pthread_mutex_lock(&sv->mu);
+		ar->next = sv->runs;
+		sv->runs = ar;
+		sv->nactive++;
+		pthread_mutex_unlock(&sv->mu);
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		if (ar->wake_fd < 0 || pthread_create(&t, &attr, run_thread, ar) != 0) {
+			log_error("run %s: cannot start its thread", ar->id);
+			abort();
+		}
+		pthread_attr_destroy(&attr);
+	}
+	store_unlock(st);
+}
+
+static void *
+scheduler_thread(void *arg)
+{
+	struct supervisor *sv = arg;
+	int max = settings_max_concurrent(sv->svc->settings);
+
+	pthread_mutex_lock(&sv->mu);
+	while (!sv->stopping) {
+		while (!sv->kicked && !sv->stopping)
+			pthread_cond_wait(&sv->cond, &sv->mu);
+		if (sv->stopping)
+			break;
+		sv->kicked = false;
+		int slots = max - sv->nactive;
+		pthread_mutex_unlock(&sv->mu);
+		if (slots > 0)
+			start_queued(sv, slots);
+		pthread_mutex_lock(&sv->mu);
+	}
+	pthread_mutex_unlock(&sv->mu);
+	return NULL;
+}
+
+/* DESIGN section 8: what a previous process left running ends failed. */
+static bool
+recover(struct service *svc, char **err)
+{
+	struct store *st = svc->store;
+	sqlite3_stmt *s;
+	int64_t now = td_now_ms();
+	int changed = 0;
+	sqlite3 *db = store_lock(st);
+	bool ok = store_begin(st);
+
+	if (ok) {
+		s = store_stmt(st, "UPDATE artifacts SET visible = 1 WHERE run_id IN"
+		    " (SELECT id FROM runs WHERE status = 'running')");
+		ok = sqlite3_step(s) == SQLITE_DONE;
+		sqlite3_reset(s);
+	}
+	if (ok) {
+		s = store_stmt(st, "UPDATE runs SET status = 'failed', error_code = 'service_restarted',"
+		    " error_message = 'The service restarted while the run was executing.',"
+		    " output = COALESCE(output, ''), finished_at = ?1, attention = NULL,"
+		    " updated_at = " RESOURCE_NEXT_TIME(1) " WHERE status = 'running'");
+		sqlite3_bind_int64(s, 1, now);
+		ok = sqlite3_step(s) == SQLITE_DONE;
+		changed = sqlite3_changes(db);
+		sqlite3_reset(s);
+	}
+	ok = ok ? store_commit(st) : (store_rollback(st), false);
+	store_unlock(st);
+	if (!ok) {
+		*err = xstrdup("cannot settle the runs of the previous service process");
+		return false;
+	}
+	if (changed > 0)
+		log_warn("%d run(s) were executing when the service last stopped; they end "
+		    "failed (service_restarted)", changed);
+	return true;
+}
+
+struct supervisor *
+supervisor_start(struct service *svc, char **err)
+{
+	struct supervisor *sv;
+
+	if (!recover(svc, err))
+		return NULL;
+	sv = xcalloc(1, sizeof *sv);
+	sv->svc = svc;
+	sv->kicked = true;	/* queued runs of an earlier process */
+	pthread_mutex_init(&sv->mu, NULL);
+	pthread_cond_init(&sv->cond, NULL);
+	if (pthread_create(&sv->scheduler, NULL, scheduler_thread, sv) != 0) {
+		*err = xstrdup("cannot start the run scheduler");
+		free(sv);
+		return NULL;
+	}
+	return sv;
+}
+
+void
+supervisor_kick(struct supervisor *sv)
+{
+	pthread_mutex_lock(&sv->mu);
+	sv->kicked = true;
+	pthread_cond_broadcast(&sv->cond);
+	pthread_mutex_unlock(&sv->mu);
+}
+
+bool
+supervisor_cancel(struct supervisor *sv, const char *run_id)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&sv->mu);
+	for (struct agent_run *ar = sv->runs; ar; ar = ar->next) {
+		if (strcmp(ar->id, run_id) == 0) {
+			ar->cancel_requested = true;
+			wake(ar);
+			found = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&sv->mu);
+	return found;
+}
+
+int
+supervisor_active(struct supervisor *sv)
+{
+	int n;
+
+	pthread_mutex_lock(&sv->mu);
+	n = sv->nactive;
+	pthread_mutex_unlock(&sv->mu);
+	return n;
+}
+
+void
+supervisor_stop(struct supervisor *sv)
+{
+	if (sv == NULL)
+		return;
+	pthread_mutex_lock(&sv->mu);
+	sv->stopping = true;
+	pthread_cond_broadcast(&sv->cond);
+	pthread_mutex_unlock(&sv->mu);
+	pthread_join(sv->scheduler, NULL);
+
+	pthread_mutex_lock(&sv->mu);
+	for (struct agent_run *ar = sv->runs; ar; ar = ar->next) {
+		ar->stop_requested = true;
+		wake(ar);
+	}
+	while (sv->nactive > 0)
+		pthread_cond_wait(&sv->cond, &sv->mu);
+	pthread_mutex_unlock(&sv->mu);
+	pthread_mutex_destroy(&sv->mu);
+	pthread_cond_destroy(&sv->cond);
+	free(sv);
+}

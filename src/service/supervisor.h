@@ -1,0 +1,33 @@
+/*
+ * The supervisor: one taskdeck-agent process per executing run, spoken to
+ * over the host protocol (docs/host-protocol.md).  It starts queued runs in
+ * creation order while fewer than runs.maxConcurrent execute, persists every
+ * state change, and finalizes each run exactly once.
+ */
+#ifndef TD_SERVICE_SUPERVISOR_H
+#define TD_SERVICE_SUPERVISOR_H
+
+#include <stdbool.h>
+
+struct service;
+struct supervisor;
+
+/*
+ * Settles what an earlier service process left (DESIGN section 8: running
+ * runs end failed with service_restarted, their saves become visible;
+ * queued runs stay queued) and starts the scheduler.  NULL with *err set.
+ */
+struct supervisor *supervisor_start(struct service *svc, char **err);
+/* A run may have been queued or a slot freed: look for work. */
+void supervisor_kick(struct supervisor *sv);
+/* Asks the agent of a running run to stop; false when it has none. */
+bool supervisor_cancel(struct supervisor *sv, const char *run_id);
+/* How many runs have an agent now. */
+int supervisor_active(struct supervisor *sv);
+/*
+ * Stops the agents (their runs end failed with service_stopped; queued runs
+ * stay queued for the next start), joins every thread and frees sv.
+ */
+void supervisor_stop(struct supervisor *sv);
+
+#endif

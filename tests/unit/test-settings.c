@@ -1,0 +1,127 @@
+/* settings.json: defaults written on first start, and every rule of docs/settings.md. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "settings.h"
+
+static char dir[64];
+static char path[128];
+
+static void
+setup(void)
+{
+	snprintf(dir, sizeof dir, "/tmp/tdsettings-XXXXXX");
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/settings.json", dir);
+}
+
+static void
+teardown(void)
+{
+	unlink(path);
+	rmdir(dir);
+}
+
+TestSuite(settings, .init = setup, .fini = teardown);
+
+static void
+write_file(const char *text)
+{
+	FILE *fp = fopen(path, "w");
+
+	cr_assert_not_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+}
+
+/* Loads text and expects a refusal whose message holds want. */
+static void
+expect_refused(const char *text, const char *want)
+{
+	char *err = NULL;
+	struct settings *s;
+
+	write_file(text);
+	s = settings_load(path, &err);
+	cr_expect_null(s, "accepted: %s", text);
+	cr_assert_not_null(err);
+	cr_expect(strstr(err, want) != NULL, "message \"%s\" lacks \"%s\"", err, want);
+	cr_expect(strstr(err, path) != NULL, "message \"%s\" does not name the file", err);
+	settings_free(s);
+	free(err);
+}
+
+Test(settings, first_start_writes_private_defaults)
+{
+	char *err = NULL;
+	struct settings *s = settings_load(path, &err);
+	struct stat sb;
+
+	cr_assert_not_null(s, "%s", err ? err : "");
+	cr_assert_eq(stat(path, &sb), 0);
+	cr_expect_eq(sb.st_mode & 0777, 0600);
+	cr_expect_str_eq(json_get_string(settings_defaults(s), "provider"), "replay");
+	cr_expect_str_eq(json_get_string(settings_provider(s, "replay"), "defaultModel"),
+	    "research");
+	cr_expect_str_eq(json_get_string(settings_provider(s, "ollama"), "kind"), "openai");
+	cr_expect_null(settings_provider(s, "nope"));
+	cr_expect_eq(settings_max_concurrent(s), 4);
+	cr_expect_eq(settings_max_turns(s), 50);
+	cr_expect_eq(settings_command_timeout_ms(s), 600000);
+	settings_free(s);
+
+	/* A second start reads the same file. */
+	s = settings_load(path, &err);
+	cr_assert_not_null(s);
+	settings_free(s);
+}
+
+Test(settings, a_valid_file_is_read_as_written)
+{
+	char *err = NULL;
+	struct settings *s;
+
+	write_file("{\"providers\": {\"local\": {\"kind\": \"openai\", \"baseUrl\": "
+	    "\"http://127.0.0.1:8080/v1\", \"apiKeyEnv\": null, \"defaultModel\": \"qwen\"}},"
+	    " \"defaults\": {\"provider\": \"local\"}, \"runs\": {\"maxConcurrent\": 2}}");
+	s = settings_load(path, &err);
+	cr_assert_not_null(s, "%s", err ? err : "");
+	cr_expect_eq(settings_max_concurrent(s), 2);
+	cr_expect_eq(settings_max_turns(s), 50);
+	cr_expect_str_eq(json_get_string(settings_provider(s, "local"), "baseUrl"),
+	    "http://127.0.0.1:8080/v1");
+	settings_free(s);
+}
+
+Test(settings, broken_files_are_refused_with_the_reason)
+{
+	expect_refused("{not json", "not valid JSON");
+	expect_refused("[]", "JSON object");
+	expect_refused("{\"providers\": {}}", "at least one provider");
+	expect_refused("{\"providers\": {\"x\": {\"kind\": \"gpt\", \"defaultModel\": \"m\"}}}",
+	    "kind");
+	expect_refused("{\"providers\": {\"x\": {\"kind\": \"openai\", \"defaultModel\": \"m\"}}}",
+	    "baseUrl");
+	expect_refused("{\"providers\": {\"x\": {\"kind\": \"openai\", \"baseUrl\": \"ftp://h\","
+	    " \"defaultModel\": \"m\"}}}", "baseUrl");
+	expect_refused("{\"providers\": {\"Bad Name\": {\"kind\": \"replay\","
+	    " \"defaultModel\": \"m\"}}}", "provider name");
+	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\"}}}", "defaultModel");
+	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\","
+	    " \"apiKeyEnv\": \"1BAD\"}}}", "apiKeyEnv");
+	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\","
+	    " \"extra\": 1}}}", "unknown member extra");
+	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\"}},"
+	    " \"defaults\": {\"provider\": \"y\"}}", "not in providers");
+	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\"}},"
+	    " \"defaults\": {\"effort\": \"max\"}}", "defaults");
+	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\"}},"
+	    " \"runs\": {\"maxConcurrent\": 0}}", "maxConcurrent");
+	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\"}},"
+	    " \"colour\": true}", "unknown member colour");
+}
