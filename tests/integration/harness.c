@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -79,7 +80,14 @@ svc_restart(struct svc *s)
 	s->pid = fork();
 	cr_assert(s->pid >= 0);
 	if (s->pid == 0) {
+		char replay[512];
+
+		snprintf(replay, sizeof replay, "%s/data/replay",
+		    getenv("TD_SRCDIR") ? getenv("TD_SRCDIR") : ".");
+		/* A test that dies leaves no service behind. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		setenv("TASKDECK_HOME", s->home, 1);
+		setenv("TASKDECK_REPLAY_DIR", replay, 1);
 		const char *argv[16] = { bin, "--foreground", "--log", log };
 		int n = 4;
 
@@ -324,4 +332,62 @@ run_capture(const struct svc *s, char **out, const char *fmt, ...)
 	}
 	status = pclose(p);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+void
+svc_prepare_home(struct svc *s)
+{
+	memset(s, 0, sizeof *s);
+	snprintf(s->home, sizeof s->home, "/tmp/tdtest-XXXXXX");
+	cr_assert_not_null(mkdtemp(s->home));
+}
+
+void
+svc_write_file(const struct svc *s, const char *name, const char *text)
+{
+	char path[512];
+	int fd;
+	size_t len = strlen(text);
+
+	snprintf(path, sizeof path, "%s/%s", s->home, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	cr_assert(fd >= 0, "cannot write %s", path);
+	cr_assert_eq(write(fd, text, len), (ssize_t)len);
+	close(fd);
+}
+
+static bool
+run_is_final(const cJSON *run)
+{
+	const cJSON *st = cJSON_GetObjectItem(run, "status");
+
+	return cJSON_IsString(st) && (strcmp(st->valuestring, "completed") == 0 ||
+	    strcmp(st->valuestring, "failed") == 0 || strcmp(st->valuestring, "cancelled") == 0);
+}
+
+cJSON *
+run_wait_final(const struct svc *s, const char *id, int timeout_ms)
+{
+	char path[128];
+	struct timespec t0, t;
+
+	snprintf(path, sizeof path, "/api/v1/runs/%s", id);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		struct http_resp r = http_req(s, "GET", path, NULL, NULL, true);
+		cJSON *run;
+
+		cr_assert_eq(r.status, 200, "GET %s: %ld %s", path, r.status, r.body);
+		if (run_is_final(r.json)) {
+			run = r.json;
+			r.json = NULL;
+			http_resp_free(&r);
+			return run;
+		}
+		http_resp_free(&r);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > timeout_ms)
+			return NULL;
+		sleep_ms(50);
+	}
 }

@@ -61,4 +61,17 @@ void http_resp_free(struct http_resp *r);
 int run_capture(const struct svc *s, char **out, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/*
+ * Makes a fresh, empty home for s without starting the service, so that a
+ * test can put files (settings.json) there first; then svc_restart(s).
+ */
+void svc_prepare_home(struct svc *s);
+/* Writes text to name in s->home (mode 0600). */
+void svc_write_file(const struct svc *s, const char *name, const char *text);
+/*
+ * Polls GET /api/v1/runs/:id until the run is final (completed, failed or
+ * cancelled); the run, or NULL after timeout_ms.  cJSON_Delete() it.
+ */
+cJSON *run_wait_final(const struct svc *s, const char *id, int timeout_ms);
+
 #endif
