@@ -9,6 +9,8 @@
 
 #include "taskdeck.h"
 
+struct buf;
+
 /* Exit codes, as documented in docs/cli.md and taskdeck(1). */
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_SERVICE 1	/* the service answered with an error */
@@ -106,6 +108,13 @@ void out_table_init(struct out_table *t, size_t columns, const char *const *head
 void out_table_add(struct out_table *t, const char *const *row);
 void out_table_print(const struct out_table *t);
 void out_table_free(struct out_table *t);
+/*
+ * Ends a listing when rc is CLI_EXIT_OK: the JSON array collected in json
+ * (without its closing bracket) with --json, else the table or "no NOUN",
+ * and a hint on stderr when next names a further page.  Frees json and table.
+ */
+void out_list_end(struct cli *cli, int rc, struct buf *json, struct out_table *table,
+    size_t count, const char *next, const char *noun);
 /* "key: value", control characters made harmless; NULL prints as "-". */
 void out_kv(const char *key, const char *value);
 /* One "key: value" line per scalar of obj, nested keys joined with dots. */

@@ -156,20 +156,8 @@ cmd_artifacts_list_exec(struct cli *cli, int argc, char **argv)
 		page->next_cursor = NULL;
 		td_artifact_list_free(page);
 	} while (next != NULL && limit == 0);
-	buf_appends(&json, "]");
-	if (rc == CLI_EXIT_OK) {
-		if (cli->json)
-			out_json(json.data);
-		else if (count == 0)
-			printf("no artifacts\n");
-		else
-			out_table_print(&table);
-		if (next != NULL)
-			fprintf(stderr, "taskdeck: more artifacts: --cursor %s\n", next);
-	}
+	out_list_end(cli, rc, &json, &table, count, next, "artifacts");
 	free(next);
-	buf_free(&json);
-	out_table_free(&table);
 	return rc;
 }
 

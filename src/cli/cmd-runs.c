@@ -345,20 +345,8 @@ cmd_runs_list_exec(struct cli *cli, int argc, char **argv)
 		page->next_cursor = NULL;
 		td_run_list_free(page);
 	} while (next != NULL && limit == 0);
-	buf_appends(&json, "]");
-	if (rc == CLI_EXIT_OK) {
-		if (cli->json)
-			out_json(json.data);
-		else if (count == 0)
-			printf("no runs\n");
-		else
-			out_table_print(&table);
-		if (next != NULL)
-			fprintf(stderr, "taskdeck: more runs: --cursor %s\n", next);
-	}
+	out_list_end(cli, rc, &json, &table, count, next, "runs");
 	free(next);
-	buf_free(&json);
-	out_table_free(&table);
 	return rc;
 }
 

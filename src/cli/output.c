@@ -172,3 +172,22 @@ out_json(const char *json)
 	if (n == 0 || json[n - 1] != '\n')
 		putchar('\n');
 }
+
+void
+out_list_end(struct cli *cli, int rc, struct buf *json, struct out_table *table,
+    size_t count, const char *next, const char *noun)
+{
+	buf_appends(json, "]");
+	if (rc == CLI_EXIT_OK) {
+		if (cli->json)
+			out_json(json->data);
+		else if (count == 0)
+			printf("no %s\n", noun);
+		else
+			out_table_print(table);
+		if (next != NULL)
+			fprintf(stderr, "taskdeck: more %s: --cursor %s\n", noun, next);
+	}
+	buf_free(json);
+	out_table_free(table);
+}
