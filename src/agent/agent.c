@@ -19,6 +19,7 @@ static const char *const agent_profiles[] = {
 };
 
 static const char *const agent_provider_kinds[] = { "replay", "openai", "anthropic", NULL };
+static const char *const agent_turn_intents[] = { "plan-first", NULL };
 
 void
 agent_error_set(struct agent_error *err, const char *code, const char *fmt, ...)
@@ -224,6 +225,8 @@ agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
 	if (!config_profile(json_get_string(run, "permissionProfile"), &cfg->profile) ||
 	    !json_check_string(run, "permissionProfile", false, true, 1, 64))
 		return config_fail(why, "run.permissionProfile is not a known profile");
+	if (!json_check_enum(run, "turnIntent", true, agent_turn_intents))
+		return config_fail(why, "run.turnIntent must be null or plan-first");
 	if (!json_check_enum(provider, "kind", false, agent_provider_kinds) ||
 	    json_get_string(provider, "kind") == NULL)
 		return config_fail(why, "provider.kind must be replay, openai or anthropic");
@@ -246,6 +249,7 @@ agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
 
 	cfg->run_id = config_string(run, "id");
 	cfg->prompt = config_string(run, "prompt");
+	cfg->plan_first = json_get_string(run, "turnIntent") != NULL;
 	cfg->provider_kind = config_string(provider, "kind");
 	cfg->base_url = config_string(provider, "baseUrl");
 	cfg->api_key = config_string(provider, "apiKey");

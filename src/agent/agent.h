@@ -49,6 +49,7 @@ struct agent_config {
 	char *run_id;
 	char *prompt;
 	enum agent_profile profile;
+	bool plan_first;		/* run.turnIntent is "plan-first" */
 	char *workspace;		/* canonical absolute path */
 	char *provider_kind;		/* "replay", "openai", "anthropic" */
 	char *base_url;			/* NULL for replay */

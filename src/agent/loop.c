@@ -22,6 +22,7 @@ struct loop {
 	struct provider *prov;
 	struct conversation conv;
 	cJSON *tools;
+	struct plan_state plan;
 	struct buf output;
 	bool output_full;
 	bool writing;			/* "writing" sent for this turn */
@@ -59,6 +60,12 @@ loop_system_prompt(const struct agent_config *cfg)
 	    "files you saved, without calling a tool.\n", cfg->workspace);
 	if (loop_profile_notes[cfg->profile][0] != '\0')
 		buf_printf(&b, "- %s\n", loop_profile_notes[cfg->profile]);
+	if (cfg->plan_first)
+		buf_appends(&b, "- This run is plan-first: before any write_file, run_command or "
+		    "save_artifact, propose a plan with propose_plan and wait for the user's "
+		    "decision. Once it is approved, carry out the steps in order and report each "
+		    "with update_plan_step (in-progress, then completed or failed). When the user "
+		    "asks for a revision, propose a revised plan.\n");
 	if (cfg->project_name != NULL)
 		buf_printf(&b, "\nProject: %s\n", cfg->project_name);
 	if (cfg->project_context != NULL && cfg->project_context[0] != '\0')
@@ -163,7 +170,7 @@ static int
 loop_exec(struct loop *l, const struct tool_call *call, const struct tool *t,
     const cJSON *args, const char *what, struct tool_result *res, bool *denied)
 {
-	struct tool_ctx ctx = { .cfg = l->cfg, .host = l->host };
+	struct tool_ctx ctx = { .cfg = l->cfg, .host = l->host, .plan = &l->plan };
 	int rc;
 
 	*denied = false;
@@ -178,6 +185,11 @@ loop_exec(struct loop *l, const struct tool_call *call, const struct tool *t,
 	if ((t->flags & TOOL_SIDE_EFFECT) && l->cfg->profile == PROFILE_READ_ONLY) {
 		tool_result_fail(res, "%s is denied by the read-only profile", t->name);
 		*denied = true;
+		return AGENT_OK;
+	}
+	if ((t->flags & TOOL_AFTER_PLAN) && l->plan.plan_first && !l->plan.approved) {
+		tool_result_fail(res, "%s needs an approved plan: propose a plan with "
+		    "propose_plan first and wait for the user's approval", t->name);
 		return AGENT_OK;
 	}
 	if ((t->flags & TOOL_SIDE_EFFECT) && l->cfg->profile == PROFILE_ASK) {
@@ -220,7 +232,7 @@ loop_stuck(struct loop *l, const struct tool_call *call, bool failed)
 static int
 loop_call(struct loop *l, const struct tool_call *call)
 {
-	const struct tool *t = tools_find(call->name);
+	const struct tool *t = tools_find(call->name, l->plan.plan_first);
 	cJSON *args = json_parse(call->arguments, strlen(call->arguments));
 	struct tool_result res;
 	char what[512], *content;
@@ -247,7 +259,9 @@ loop_call(struct loop *l, const struct tool_call *call)
 	content = agent_utf8_clean(res.content.data ? res.content.data : "");
 	conv_add_tool_result(&l->conv, call->id, call->name, content, res.failed);
 	free(content);
-	if (loop_stuck(l, call, res.failed)) {
+	if (res.end_run)
+		rc = AGENT_CANCELLED;
+	else if (loop_stuck(l, call, res.failed)) {
 		agent_error_set(&l->err, "tool_loop",
 		    "the model repeated the same failing %s call %d times", call->name,
 		    LOOP_REPEAT_LIMIT);
@@ -301,6 +315,7 @@ loop_main(struct loop *l)
 
 	host_progress(l->host, "starting", "Starting the run.");
 	l->prov = provider_new(l->cfg, l->host);
+	l->prov->plan = &l->plan;
 	if (l->prov->ops->open != NULL &&
 	    (rc = l->prov->ops->open(l->prov, &l->err)) != AGENT_OK)
 		return rc;
@@ -329,7 +344,8 @@ loop_run(const struct agent_config *cfg, struct host *host)
 	int rc;
 
 	buf_init(&l.output, 0);
-	l.tools = tools_definitions();
+	l.plan.plan_first = cfg->plan_first;
+	l.tools = tools_definitions(cfg->plan_first);
 	loop_conversation(&l);
 	rc = loop_main(&l);
 	if (host_cancelled(host))
@@ -346,6 +362,7 @@ loop_run(const struct agent_config *cfg, struct host *host)
 	cJSON_Delete(l.tools);
 	buf_free(&l.output);
 	free(l.last_failure);
+	plan_state_free(&l.plan);
 	agent_error_clear(&l.err);
 	return rc;
 }

@@ -13,11 +13,13 @@
 #include "host.h"
 #include "json.h"
 #include "provider.h"
+#include "tools.h"
 #include "xalloc.h"
 
 #define REPLAY_MAX_BYTES (4 * 1024 * 1024)
 #define REPLAY_MAX_TURNS 1000
 #define REPLAY_MAX_DELAY 600000
+#define REPLAY_ID_MAX 64
 
 #ifndef TD_DATADIR
 #define TD_DATADIR "/usr/local/share/taskdeck"
@@ -28,6 +30,9 @@ struct replay {
 	const cJSON *turns;
 	int count;
 	int next;
+	int played;		/* turns played: call ids stay unique when a turn repeats */
+	int branch;		/* the last turn played if it has onDecision, else -1 */
+	unsigned decisions_at;	/* plan decisions when that turn was played */
 	char *name;
 };
 
@@ -38,8 +43,11 @@ static const char *const replay_fail_codes[] = {
 };
 
 static const char *const replay_turn_keys[] = {
-	"delayMs", "text", "toolCalls", "usage", "fail", "comment", NULL,
+	"delayMs", "text", "toolCalls", "usage", "fail", "comment", "id", "onDecision", NULL,
 };
+
+/* The decisions a turn may branch on; a rejected plan ends the run. */
+static const char *const replay_branches[] = { "approve", "revise", NULL };
 
 static bool
 replay_name_ok(const char *name)
@@ -158,6 +166,73 @@ replay_check_turn(const cJSON *turn, int t, bool last)
 	return NULL;
 }
 
+/* The index of the turn whose id is id, or -1. */
+static int
+replay_find_id(const cJSON *turns, const char *id, int before)
+{
+	const cJSON *t;
+	int i = 0;
+
+	cJSON_ArrayForEach(t, turns) {
+		const char *tid = json_get_string(t, "id");
+
+		if (i == before)
+			break;
+		if (tid != NULL && id != NULL && strcmp(tid, id) == 0)
+			return i;
+		i++;
+	}
+	return -1;
+}
+
+static bool
+replay_has_call(const cJSON *turn, const char *name)
+{
+	const cJSON *c;
+
+	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(turn, "toolCalls")) {
+		const char *n = json_get_string(c, "name");
+
+		if (n != NULL && strcmp(n, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Turn ids are unique; onDecision names existing ids after a propose_plan call. */
+static char *
+replay_check_branches(const cJSON *turns)
+{
+	const cJSON *t, *b;
+	const char *bad;
+	int i = 0, n = cJSON_GetArraySize(turns);
+
+	cJSON_ArrayForEach(t, turns) {
+		const cJSON *on = cJSON_GetObjectItemCaseSensitive(t, "onDecision");
+
+		if (!json_check_string(t, "id", false, false, 1, REPLAY_ID_MAX))
+			return xasprintf("turns[%d].id must be a string of 1 to %d bytes", i,
+			    REPLAY_ID_MAX);
+		if (json_get_string(t, "id") != NULL &&
+		    replay_find_id(turns, json_get_string(t, "id"), i) >= 0)
+			return xasprintf("turns[%d].id \"%s\" is used twice", i,
+			    json_get_string(t, "id"));
+		if (on != NULL && (!cJSON_IsObject(on) ||
+		    !json_only_keys(on, replay_branches, &bad)))
+			return xasprintf("turns[%d].onDecision must be an object with approve "
+			    "and/or revise", i);
+		if (on != NULL && !replay_has_call(t, "propose_plan"))
+			return xasprintf("turns[%d].onDecision needs a propose_plan call in the turn", i);
+		cJSON_ArrayForEach(b, on) {
+			if (!cJSON_IsString(b) || replay_find_id(turns, b->valuestring, n) < 0)
+				return xasprintf("turns[%d].onDecision.%s must name the id of a turn",
+				    i, b->string);
+		}
+		i++;
+	}
+	return NULL;
+}
+
 static char *
 replay_check(const cJSON *doc, const cJSON **turns)
 {
@@ -177,7 +252,7 @@ replay_check(const cJSON *doc, const cJSON **turns)
 			return why;
 		i++;
 	}
-	return NULL;
+	return replay_check_branches(*turns);
 }
 
 /* The file's bytes (at most REPLAY_MAX_BYTES), or NULL with errno set. */
@@ -261,9 +336,69 @@ replay_open(struct provider *p, struct agent_error *err)
 	r->doc = doc;
 	r->turns = turns;
 	r->count = cJSON_GetArraySize(turns);
+	r->branch = -1;
 	r->name = xstrdup(cfg->model);
 	p->state = r;
 	return AGENT_OK;
+}
+
+/* s with {{feedback}} and {{stepN}} replaced from the run's plan. */
+static char *
+replay_expand(const char *s, const struct plan_state *plan)
+{
+	struct buf b;
+
+	buf_init(&b, 0);
+	while (*s) {
+		const char *open = strstr(s, "{{");
+		const char *close = open ? strstr(open, "}}") : NULL;
+		char *end;
+		unsigned long n;
+
+		if (close == NULL) {
+			buf_appends(&b, s);
+			break;
+		}
+		buf_append(&b, s, (size_t)(open - s));
+		if (strncmp(open, "{{feedback}}", 12) == 0) {
+			if (plan != NULL && plan->feedback != NULL)
+				buf_appends(&b, plan->feedback);
+		} else if (strncmp(open, "{{step", 6) == 0 && open[6] >= '1' && open[6] <= '9' &&
+		    (n = strtoul(open + 6, &end, 10)) > 0 && end == close) {
+			if (plan != NULL && n <= plan->nsteps)
+				buf_appends(&b, plan->steps[n - 1].id);
+		} else
+			buf_append(&b, open, (size_t)(close + 2 - open));
+		s = close + 2;
+	}
+	return b.data ? buf_steal(&b) : xstrdup("");
+}
+
+/* Expands every string inside item, in place. */
+static void
+replay_expand_json(cJSON *item, const struct plan_state *plan)
+{
+	cJSON *c;
+
+	if (cJSON_IsString(item) && strstr(item->valuestring, "{{") != NULL) {
+		char *v = replay_expand(item->valuestring, plan);
+
+		cJSON_SetValuestring(item, v);
+		free(v);
+	}
+	cJSON_ArrayForEach(c, item)
+		replay_expand_json(c, plan);
+}
+
+static void
+replay_delta(struct provider *p, const char *delta, const struct provider_sink *sink,
+    struct turn *out)
+{
+	char *text = replay_expand(delta, p->plan);
+
+	buf_appends(&out->text, text);
+	sink->text(sink->ud, text, strlen(text));
+	free(text);
 }
 
 static int
@@ -273,8 +408,7 @@ replay_text(struct provider *p, const cJSON *text, const struct provider_sink *s
 	const cJSON *item;
 
 	if (cJSON_IsString(text)) {
-		buf_appends(&out->text, text->valuestring);
-		sink->text(sink->ud, text->valuestring, strlen(text->valuestring));
+		replay_delta(p, text->valuestring, sink, out);
 		return AGENT_OK;
 	}
 	cJSON_ArrayForEach(item, text) {
@@ -283,10 +417,27 @@ replay_text(struct provider *p, const cJSON *text, const struct provider_sink *s
 
 		if (host_sleep(p->host, replay_delay(item)) != AGENT_OK)
 			return AGENT_CANCELLED;
-		buf_appends(&out->text, delta);
-		sink->text(sink->ud, delta, strlen(delta));
+		replay_delta(p, delta, sink, out);
 	}
 	return AGENT_OK;
+}
+
+/* After a turn with onDecision: jumps to the turn named for the plan's decision. */
+static void
+replay_follow(struct replay *r, const struct plan_state *plan)
+{
+	const cJSON *on;
+	const char *target;
+
+	if (r->branch < 0)
+		return;
+	on = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(r->turns, r->branch),
+	    "onDecision");
+	r->branch = -1;
+	if (plan == NULL || plan->decisions == r->decisions_at || plan->decision == NULL)
+		return;
+	if ((target = json_get_string(on, plan->decision)) != NULL)
+		r->next = replay_find_id(r->turns, target, r->count);
 }
 
 static int
@@ -297,6 +448,7 @@ replay_turn(struct provider *p, const struct conversation *conv, const cJSON *to
 	const cJSON *turn, *fail, *calls, *c, *usage;
 	int i = 0;
 
+	replay_follow(r, p->plan);
 	if (r->next >= r->count) {
 		agent_error_set(err, "invalid_provider_response",
 		    "the replay transcript %s has no turn left", r->name);
@@ -326,13 +478,23 @@ replay_turn(struct provider *p, const struct conversation *conv, const cJSON *to
 	calls = cJSON_GetObjectItemCaseSensitive(turn, "toolCalls");
 	cJSON_ArrayForEach(c, calls) {
 		char id[48];
-		char *args = json_print(cJSON_GetObjectItemCaseSensitive(c, "arguments"));
+		cJSON *expanded = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(c, "arguments"),
+		    true);
+		char *args;
 
-		snprintf(id, sizeof id, "call_%d_%d", r->next + 1, i++);
+		replay_expand_json(expanded, p->plan);
+		args = json_print(expanded);
+		cJSON_Delete(expanded);
+		snprintf(id, sizeof id, "call_%d_%d", r->played + 1, i++);
 		turn_add_call(out, id, json_get_string(c, "name"), args);
 		free(args);
 	}
+	if (cJSON_GetObjectItemCaseSensitive(turn, "onDecision") != NULL) {
+		r->branch = r->next;
+		r->decisions_at = p->plan ? p->plan->decisions : 0;
+	}
 	r->next++;
+	r->played++;
 	return AGENT_OK;
 }
 

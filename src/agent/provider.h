@@ -17,6 +17,7 @@
 #include "sse.h"
 
 struct host;
+struct plan_state;
 
 /* Receives text deltas as they arrive. */
 struct provider_sink {
@@ -50,6 +51,7 @@ struct provider {
 	const struct provider_ops *ops;
 	const struct agent_config *cfg;
 	struct host *host;
+	const struct plan_state *plan;	/* the run's plan: the replay reacts to decisions */
 	void *state;
 };
 

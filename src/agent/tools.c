@@ -22,6 +22,7 @@ tool_result_init(struct tool_result *res)
 {
 	buf_init(&res->content, 0);
 	res->failed = false;
+	res->end_run = false;
 	res->summary[0] = '\0';
 }
 
@@ -484,14 +485,14 @@ static const struct tool tools[] = {
 	  "\"path\":{\"type\":\"string\",\"description\":\"File, relative to the workspace\"},"
 	  "\"content\":{\"type\":\"string\",\"description\":\"The whole new content\"}},"
 	  "\"required\":[\"path\",\"content\"],\"additionalProperties\":false}",
-	  TOOL_SIDE_EFFECT, tool_write_file, describe_write },
+	  TOOL_SIDE_EFFECT | TOOL_AFTER_PLAN, tool_write_file, describe_write },
 	{ "run_command",
 	  "Run a shell command (/bin/sh -c) in the workspace and return its exit status "
 	  "and its output (stdout and stderr together, cut at the output limit).",
 	  "{\"type\":\"object\",\"properties\":{"
 	  "\"command\":{\"type\":\"string\",\"description\":\"The command line\"}},"
 	  "\"required\":[\"command\"],\"additionalProperties\":false}",
-	  TOOL_SIDE_EFFECT, tool_run_command, tool_describe_command },
+	  TOOL_SIDE_EFFECT | TOOL_AFTER_PLAN, tool_run_command, tool_describe_command },
 	{ "save_artifact",
 	  "Save a file of the workspace as an artifact of the run, so that the user can "
 	  "download it. Only saved files are delivered.",
@@ -499,27 +500,57 @@ static const struct tool tools[] = {
 	  "\"path\":{\"type\":\"string\",\"description\":\"File, relative to the workspace\"},"
 	  "\"name\":{\"type\":\"string\",\"description\":\"Name shown to the user (default: the file name)\"}},"
 	  "\"required\":[\"path\"],\"additionalProperties\":false}",
-	  0, tool_save_artifact, describe_save },
+	  TOOL_AFTER_PLAN, tool_save_artifact, describe_save },
+	{ "propose_plan",
+	  "Propose a plan to the user and wait for their decision. Until a plan is approved, "
+	  "write_file, run_command and save_artifact are refused. The result says whether "
+	  "the user approved it (with the step ids to report), asked for a revision (with "
+	  "their feedback: propose a revised plan) or rejected it (the run ends).",
+	  "{\"type\":\"object\",\"properties\":{"
+	  "\"summary\":{\"type\":\"string\",\"description\":\"What the plan achieves\"},"
+	  "\"steps\":{\"type\":\"array\",\"minItems\":1,\"maxItems\":50,\"items\":"
+	  "{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\",\"maxLength\":200}},"
+	  "\"required\":[\"title\"],\"additionalProperties\":false},"
+	  "\"description\":\"The steps, in the order they will be carried out\"}},"
+	  "\"required\":[\"summary\",\"steps\"],\"additionalProperties\":false}",
+	  TOOL_PLAN_FIRST, tool_propose_plan, tool_describe_propose },
+	{ "update_plan_step",
+	  "Report the progress of a step of the approved plan: in-progress when you start "
+	  "it, completed or failed when it is done.",
+	  "{\"type\":\"object\",\"properties\":{"
+	  "\"stepId\":{\"type\":\"string\",\"description\":\"The step id given with the approval\"},"
+	  "\"status\":{\"type\":\"string\",\"enum\":[\"in-progress\",\"completed\",\"failed\"]}},"
+	  "\"required\":[\"stepId\",\"status\"],\"additionalProperties\":false}",
+	  TOOL_PLAN_FIRST, tool_update_plan_step, tool_describe_step },
 };
 
+static bool
+tool_offered(const struct tool *t, bool plan_first)
+{
+	return plan_first || !(t->flags & TOOL_PLAN_FIRST);
+}
+
 const struct tool *
-tools_find(const char *name)
+tools_find(const char *name, bool plan_first)
 {
 	for (size_t i = 0; i < sizeof tools / sizeof *tools; i++) {
-		if (strcmp(tools[i].name, name) == 0)
+		if (strcmp(tools[i].name, name) == 0 && tool_offered(&tools[i], plan_first))
 			return &tools[i];
 	}
 	return NULL;
 }
 
 cJSON *
-tools_definitions(void)
+tools_definitions(bool plan_first)
 {
 	cJSON *arr = cJSON_CreateArray();
 
 	for (size_t i = 0; i < sizeof tools / sizeof *tools; i++) {
-		cJSON *t = cJSON_CreateObject();
+		cJSON *t;
 
+		if (!tool_offered(&tools[i], plan_first))
+			continue;
+		t = cJSON_CreateObject();
 		cJSON_AddStringToObject(t, "name", tools[i].name);
 		cJSON_AddStringToObject(t, "description", tools[i].description);
 		cJSON_AddItemToObject(t, "parameters", cJSON_Parse(tools[i].schema));

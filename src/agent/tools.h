@@ -1,7 +1,7 @@
 /*
  * The tools the model may call.  Each is one entry of a table: its name,
- * description and JSON Schema for the providers, whether it has side
- * effects (denied by read-only, asked by ask), and its handler.
+ * description and JSON Schema for the providers, flags that say how the loop
+ * treats it, and its handler.
  */
 #ifndef TD_AGENT_TOOLS_H
 #define TD_AGENT_TOOLS_H
@@ -15,17 +15,40 @@
 
 struct host;
 
-#define TOOL_SIDE_EFFECT 0x1	/* changes files or runs things */
+#define TOOL_SIDE_EFFECT 0x1	/* changes files or runs things: denied by read-only, asked by ask */
+#define TOOL_AFTER_PLAN 0x2	/* plan-first runs: refused until a plan is approved */
+#define TOOL_PLAN_FIRST 0x4	/* offered only in plan-first runs */
+
+/* One step of the approved plan, with the id the service gave it. */
+struct plan_step {
+	char *id;
+	char *title;
+};
+
+/* The plan of a plan-first run as the agent knows it (plan_state_free). */
+struct plan_state {
+	bool plan_first;
+	bool approved;		/* the latest proposal was approved */
+	unsigned decisions;	/* decisions received so far */
+	const char *decision;	/* static: the latest decision, NULL before the first */
+	char *feedback;		/* of the latest revise; NULL before */
+	struct plan_step *steps;	/* of the approved plan */
+	size_t nsteps;
+};
+
+void plan_state_free(struct plan_state *plan);
 
 struct tool_ctx {
 	const struct agent_config *cfg;
 	struct host *host;
+	struct plan_state *plan;
 };
 
 /* What a call produced: text for the model and a summary for people. */
 struct tool_result {
 	struct buf content;
 	bool failed;
+	bool end_run;		/* the run ends cancelled after this call (a rejected plan) */
 	char summary[AGENT_SUMMARY_MAX + 1];
 };
 
@@ -40,9 +63,10 @@ struct tool {
 	void (*describe)(const cJSON *args, char *out, size_t len);
 };
 
-const struct tool *tools_find(const char *name);
+/* The tool offered under that name (plan tools only when plan_first). */
+const struct tool *tools_find(const char *name, bool plan_first);
 /* [{name, description, parameters}] of every tool offered to the model. */
-cJSON *tools_definitions(void);
+cJSON *tools_definitions(bool plan_first);
 
 void tool_result_init(struct tool_result *res);
 void tool_result_free(struct tool_result *res);
@@ -55,5 +79,12 @@ void tool_result_summary(struct tool_result *res, const char *fmt, ...)
 /* run_command (tool-command.c). */
 int tool_run_command(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *res);
 void tool_describe_command(const cJSON *args, char *out, size_t len);
+
+/* propose_plan and update_plan_step (tool-plan.c). */
+int tool_propose_plan(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *res);
+void tool_describe_propose(const cJSON *args, char *out, size_t len);
+int tool_update_plan_step(const struct tool_ctx *ctx, const cJSON *args,
+    struct tool_result *res);
+void tool_describe_step(const cJSON *args, char *out, size_t len);
 
 #endif

@@ -40,6 +40,11 @@ struct agent {
 	cJSON *lines;		/* every line, parsed */
 	struct buf output;	/* the output deltas, joined */
 	const char *permission;	/* answer to permission.ask: allow, deny, error */
+	const char *const *permissions;	/* if set: answers to permission.ask in turn */
+	int asked;
+	/* Answers to plan.propose in turn: approve, reject, revise:FEEDBACK; past the end: none. */
+	const char *const *plan_answers;
+	int proposals;
 	bool artifact_fail;
 	int status;		/* exit status once reaped, -1 before */
 };
@@ -258,12 +263,46 @@ agent_line(struct agent *a, int timeout_ms)
 	}
 }
 
+/* The service's answer to plan.propose; approve gives the steps ids st<version>-<n>. */
+static void
+plan_answer(struct agent *a, const cJSON *params, cJSON *result)
+{
+	const char *answer = a->plan_answers[a->proposals++];
+	const cJSON *s;
+	cJSON *steps;
+	int n = 0;
+
+	if (strncmp(answer, "revise:", 7) == 0) {
+		cJSON_AddStringToObject(result, "decision", "revise");
+		cJSON_AddStringToObject(result, "feedback", answer + 7);
+		return;
+	}
+	cJSON_AddStringToObject(result, "decision", answer);
+	if (strcmp(answer, "approve") != 0)
+		return;
+	steps = cJSON_AddArrayToObject(result, "steps");
+	cJSON_ArrayForEach(s, member((cJSON *)params, "steps")) {
+		cJSON *step = cJSON_CreateObject();
+		char id[32];
+
+		snprintf(id, sizeof id, "st%d-%d", a->proposals, ++n);
+		cJSON_AddStringToObject(step, "id", id);
+		cJSON_AddStringToObject(step, "title", str(s, "title"));
+		cJSON_AddItemToArray(steps, step);
+	}
+}
+
 static void
 agent_answer(struct agent *a, const cJSON *req)
 {
 	const char *method = str(req, "method");
 	cJSON *params = member((cJSON *)req, "params");
-	cJSON *resp = cJSON_CreateObject();
+	cJSON *resp;
+
+	if (strcmp(method, "plan.propose") == 0 &&
+	    (a->plan_answers == NULL || a->plan_answers[a->proposals] == NULL))
+		return;		/* the user has not decided */
+	resp = cJSON_CreateObject();
 
 	cJSON_AddStringToObject(resp, "type", "response");
 	cJSON_AddNumberToObject(resp, "id", member((cJSON *)req, "id")->valuedouble);
@@ -287,7 +326,11 @@ agent_answer(struct agent *a, const cJSON *req)
 		cJSON_AddNumberToObject(art, "size", 1);
 	} else if (strcmp(method, "permission.ask") == 0) {
 		cJSON_AddStringToObject(cJSON_AddObjectToObject(resp, "result"), "decision",
-		    a->permission);
+		    a->permissions ? a->permissions[a->asked++] : a->permission);
+	} else if (strcmp(method, "plan.propose") == 0) {
+		plan_answer(a, params, cJSON_AddObjectToObject(resp, "result"));
+	} else if (strcmp(method, "plan.step") == 0) {
+		cJSON_AddObjectToObject(resp, "result");
 	} else
 		cr_assert_fail("unexpected request %s", method);
 	agent_send(a, resp);
@@ -575,6 +618,14 @@ Test(agent, replay_invalid_transcripts_fail_clearly)
 		{ "{\"turns\": [{\"txet\": \"typo\"}]}", "txet" },
 		{ "{\"turns\": [{\"delayMs\": -1, \"text\": \"x\"}]}", "delayMs" },
 		{ "{\"turns\": [{\"fail\": {\"code\": \"made_up\", \"message\": \"m\"}}]}", "fail" },
+		{ "{\"turns\": [{\"id\": \"a\", \"onDecision\": {\"approve\": \"nowhere\"}, "
+		  "\"toolCalls\": [{\"name\": \"propose_plan\", \"arguments\": {}}]}, {\"text\": \"x\"}]}",
+		  "onDecision.approve must name" },
+		{ "{\"turns\": [{\"id\": \"a\", \"onDecision\": {\"approve\": \"a\"}, "
+		  "\"toolCalls\": [{\"name\": \"list_files\", \"arguments\": {}}]}, {\"text\": \"x\"}]}",
+		  "needs a propose_plan call" },
+		{ "{\"turns\": [{\"id\": \"a\", \"toolCalls\": [{\"name\": \"list_files\", "
+		  "\"arguments\": {}}]}, {\"id\": \"a\", \"text\": \"x\"}]}", "used twice" },
 	};
 
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
@@ -1110,6 +1161,284 @@ Test(agent, malformed_lines_from_the_host_end_the_agent)
 	agent_spawn(&a, start);
 	expect_protocol_exit(&a);
 	agent_cleanup(&a);
+
+	agent_init(&a);
+	start = start_line(&a, "replay", "quick", "workspace-write");
+	set_string(member(start, "run"), "turnIntent", "plan-later");
+	agent_spawn(&a, start);
+	expect_protocol_exit(&a);
+	agent_cleanup(&a);
+}
+
+/* Plan-first runs and permission answers */
+
+static cJSON *
+plan_start(struct agent *a, const char *model, const char *profile)
+{
+	cJSON *start = start_line(a, "replay", model, profile);
+
+	set_string(member(start, "run"), "turnIntent", "plan-first");
+	return start;
+}
+
+/* The i-th request of method, asserted to exist. */
+static cJSON *
+request_params(const struct agent *a, const char *method, int i)
+{
+	cJSON *req = find_line(a, "request", "method", method, i);
+
+	cr_assert_not_null(req, "no %s request #%d", method, i);
+	return member(req, "params");
+}
+
+/* Index in a's lines of the n-th line matching type/key/value, or -1. */
+static int
+line_index(const struct agent *a, const char *type, const char *key, const char *value, int n)
+{
+	cJSON *want = find_line(a, type, key, value, n), *l;
+	int i = 0;
+
+	cJSON_ArrayForEach(l, a->lines) {
+		if (l == want)
+			return i;
+		i++;
+	}
+	return -1;
+}
+
+Test(agent, plan_revised_twice_then_approved_and_carried_out)
+{
+	static const char *const answers[] = { "revise:Add a section on risks.",
+	    "revise:Keep it under a page.", "approve", NULL };
+	static const char *const steps[][2] = {
+		{ "st3-1", "in-progress" }, { "st3-1", "completed" }, { "st3-2", "in-progress" },
+		{ "st3-2", "completed" }, { "st3-3", "in-progress" }, { "st3-3", "completed" },
+	};
+	struct agent a;
+	cJSON *finish, *p;
+	char *report;
+
+	agent_init(&a);
+	a.plan_answers = answers;
+	agent_spawn(&a, plan_start(&a, "plan", "workspace-write"));
+	finish = agent_finish(&a, 15000);
+	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
+
+	cr_assert_eq(count_lines(&a, "request", "method", "plan.propose"), 3);
+	p = request_params(&a, "plan.propose", 0);
+	cr_expect_null(strstr(str(p, "summary"), "Revised"), "%s", str(p, "summary"));
+	cr_expect_eq(cJSON_GetArraySize(member(p, "steps")), 3);
+	cr_expect_str_eq(str(cJSON_GetArrayItem(member(p, "steps"), 1), "title"), "Write report.md");
+	cr_expect_str_eq(str(request_params(&a, "plan.propose", 1), "summary"),
+	    "Revised after feedback: Add a section on risks.");
+	cr_expect_str_eq(str(request_params(&a, "plan.propose", 2), "summary"),
+	    "Revised after feedback: Keep it under a page.");
+	cr_expect(strstr(str(tool_end(&a, "propose_plan", 0), "summary"),
+	    "Add a section on risks.") != NULL, "%s", str(tool_end(&a, "propose_plan", 0), "summary"));
+	cr_expect_str_eq(str(tool_end(&a, "propose_plan", 2), "summary"), "plan approved (3 steps)");
+
+	/* The steps carry the service's ids, in order, around the work they describe. */
+	cr_assert_eq(count_lines(&a, "request", "method", "plan.step"), 6);
+	for (int i = 0; i < 6; i++) {
+		p = request_params(&a, "plan.step", i);
+		cr_expect_str_eq(str(p, "stepId"), steps[i][0], "plan.step #%d", i);
+		cr_expect_str_eq(str(p, "status"), steps[i][1], "plan.step #%d", i);
+	}
+	/* Nothing was written before the approval. */
+	cr_expect_gt(line_index(&a, "tool", "name", "write_file", 0),
+	    line_index(&a, "request", "method", "plan.propose", 2));
+	cr_expect_str_eq(str(request_params(&a, "artifact.save", 0), "path"), "report.md");
+	cr_expect_eq(count_lines(&a, "request", "method", "artifact.save"), 1);
+	report = ws_file(&a, "report.md");
+	cr_expect(report != NULL && strncmp(report, "# Report", 8) == 0, "report.md missing");
+	free(report);
+	cr_expect(strstr(str(finish, "output"), "report.md") != NULL);
+	cr_expect_eq(count_lines(&a, "tool", "status", "failed"), 0);
+	agent_cleanup(&a);
+}
+
+Test(agent, rejected_plan_cancels_the_run)
+{
+	static const char *const answers[] = { "reject", NULL };
+	struct agent a;
+	cJSON *finish;
+	char path[512];
+
+	agent_init(&a);
+	a.plan_answers = answers;
+	agent_spawn(&a, plan_start(&a, "plan", "workspace-write"));
+	finish = agent_finish(&a, 10000);
+	cr_expect_str_eq(str(finish, "status"), "cancelled");
+	cr_expect_null(member(finish, "error"));
+	cr_expect_eq(count_lines(&a, "request", "method", "plan.propose"), 1);
+	cr_expect_eq(count_lines(&a, "request", "method", "plan.step"), 0);
+	cr_expect_str_eq(str(tool_end(&a, "propose_plan", 0), "summary"), "plan rejected");
+	cr_expect_null(tool_end(&a, "update_plan_step", 0), "the model went on after a reject");
+	snprintf(path, sizeof path, "%s/report.md", a.ws);
+	cr_expect_not(exists(path));
+	agent_cleanup(&a);
+}
+
+Test(agent, side_effects_wait_for_an_approved_plan)
+{
+	static const char *const answers[] = { "approve", NULL };
+	static const char head[] = "{\"turns\": [{\"toolCalls\": ["
+	    "{\"name\": \"write_file\", \"arguments\": {\"path\": \"early.txt\", \"content\": \"x\"}},"
+	    "{\"name\": \"run_command\", \"arguments\": {\"command\": \"echo x > cmd.txt\"}},"
+	    "{\"name\": \"save_artifact\", \"arguments\": {\"path\": \"given.txt\"}},"
+	    "{\"name\": \"update_plan_step\", \"arguments\": {\"stepId\": \"s1\", \"status\": \"completed\"}},"
+	    "{\"name\": \"propose_plan\", \"arguments\": {\"summary\": \"none\", \"steps\": []}},"
+	    "{\"name\": \"propose_plan\", \"arguments\": {\"steps\": [{\"title\": \"t\"}]}},"
+	    "{\"name\": \"propose_plan\", \"arguments\": {\"summary\": \"long\", \"steps\": [{\"title\": \"";
+	static const char tail[] = "\"}]}}]},"
+	    "{\"toolCalls\": [{\"name\": \"propose_plan\", \"arguments\": {\"summary\": \"Write late.txt\","
+	    " \"steps\": [{\"title\": \"Write late.txt\"}, {\"title\": \"Save it\"}]}}]},"
+	    "{\"toolCalls\": ["
+	    "{\"name\": \"update_plan_step\", \"arguments\": {\"stepId\": \"s1\", \"status\": \"in-progress\"}},"
+	    "{\"name\": \"update_plan_step\", \"arguments\": {\"stepId\": \"{{step1}}\", \"status\": \"in-progress\"}},"
+	    "{\"name\": \"write_file\", \"arguments\": {\"path\": \"late.txt\", \"content\": \"y\"}},"
+	    "{\"name\": \"save_artifact\", \"arguments\": {\"path\": \"late.txt\"}}"
+	    "]}, {\"text\": \"done\"}]}";
+	struct agent a;
+	struct buf json;
+	cJSON *start, *finish, *end;
+	char path[512];
+
+	buf_init(&json, 0);
+	buf_appends(&json, head);
+	for (int i = 0; i < 201; i++)
+		buf_appends(&json, "\xc3\xa9");	/* 201 characters, 402 bytes */
+	buf_appends(&json, tail);
+	agent_init(&a);
+	a.plan_answers = answers;
+	snprintf(path, sizeof path, "%s/given.txt", a.ws);
+	write_file(path, "given\n");
+	start = plan_start(&a, "x", "ask");
+	use_transcript(&a, start, "early", json.data);
+	buf_free(&json);
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 10000);
+	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
+
+	for (const char *const *t = (const char *const[]){ "write_file", "run_command",
+	    "save_artifact", NULL }; *t; t++) {
+		end = tool_end(&a, *t, 0);
+		cr_expect_str_eq(str(end, "status"), "failed", "%s before approval", *t);
+		cr_expect(strstr(str(end, "summary"), "propose_plan") != NULL, "%s", str(end, "summary"));
+	}
+	cr_expect(strstr(str(tool_end(&a, "update_plan_step", 0), "summary"), "no approved plan"));
+	for (int i = 0; i < 3; i++)
+		cr_expect_str_eq(str(tool_end(&a, "propose_plan", i), "status"), "failed",
+		    "bad plan %d was accepted", i);
+	cr_expect(strstr(str(tool_end(&a, "propose_plan", 2), "summary"), "200 characters"));
+	snprintf(path, sizeof path, "%s/early.txt", a.ws);
+	cr_expect_not(exists(path));
+	snprintf(path, sizeof path, "%s/cmd.txt", a.ws);
+	cr_expect_not(exists(path));
+
+	/* One proposal reached the service; only the approved work asked and saved. */
+	cr_expect_eq(count_lines(&a, "request", "method", "plan.propose"), 1);
+	cr_expect_eq(count_lines(&a, "request", "method", "permission.ask"), 1);
+	cr_expect_str_eq(str(request_params(&a, "permission.ask", 0), "tool"), "write_file");
+	cr_expect_gt(line_index(&a, "request", "method", "permission.ask", 0),
+	    line_index(&a, "request", "method", "plan.propose", 0));
+	cr_expect_eq(count_lines(&a, "request", "method", "artifact.save"), 1);
+	cr_expect_str_eq(str(request_params(&a, "artifact.save", 0), "path"), "late.txt");
+	/* s1 is not an id the service gave: refused; the service's id works. */
+	end = tool_end(&a, "update_plan_step", 1);
+	cr_expect_str_eq(str(end, "status"), "failed");
+	cr_expect(strstr(str(end, "summary"), "st1-1") != NULL, "%s", str(end, "summary"));
+	cr_expect_eq(count_lines(&a, "request", "method", "plan.step"), 1);
+	cr_expect_str_eq(str(request_params(&a, "plan.step", 0), "stepId"), "st1-1");
+	snprintf(path, sizeof path, "%s/late.txt", a.ws);
+	cr_expect(exists(path));
+	agent_cleanup(&a);
+}
+
+Test(agent, plan_tools_exist_only_in_plan_first_runs)
+{
+	struct agent a;
+	cJSON *finish, *end;
+
+	agent_init(&a);
+	agent_spawn(&a, start_line(&a, "replay", "plan", "workspace-write"));
+	finish = agent_finish(&a, 10000);
+	cr_expect_str_eq(str(finish, "status"), "completed");
+	end = tool_end(&a, "propose_plan", 0);
+	cr_expect_str_eq(str(end, "status"), "failed");
+	cr_expect(strstr(str(end, "summary"), "no tool named") != NULL, "%s", str(end, "summary"));
+	cr_expect_eq(count_lines(&a, "request", "method", "plan.propose"), 0);
+	cr_expect_eq(count_lines(&a, "request", "method", "plan.step"), 0);
+	agent_cleanup(&a);
+}
+
+Test(agent, cancel_while_waiting_for_a_plan_decision)
+{
+	struct agent a;
+	cJSON *msg, *finish, *cancel;
+	int64_t sent;
+	char path[512];
+
+	agent_init(&a);
+	agent_spawn(&a, plan_start(&a, "plan", "workspace-write"));
+	while ((msg = agent_line(&a, 5000)) != NULL && strcmp(str(msg, "type"), "request") != 0)
+		;
+	cr_assert_not_null(msg, "no plan.propose");
+	cr_assert_str_eq(str(msg, "method"), "plan.propose");
+	cr_expect_null(agent_line(&a, 1500), "the agent did not wait for the decision");
+	cancel = cJSON_CreateObject();
+	cJSON_AddStringToObject(cancel, "type", "cancel");
+	sent = td_mono_ms();
+	agent_send(&a, cancel);
+	finish = agent_finish(&a, 3000);
+	cr_expect_lt(td_mono_ms() - sent, 1000, "the cancel took %lld ms",
+	    (long long)(td_mono_ms() - sent));
+	cr_expect_str_eq(str(finish, "status"), "cancelled");
+	snprintf(path, sizeof path, "%s/report.md", a.ws);
+	cr_expect_not(exists(path));
+	agent_cleanup(&a);
+}
+
+Test(agent, ask_transcript_does_only_what_was_allowed)
+{
+	static const struct {
+		const char *const answers[3];	/* allowed.md, the command, second.md */
+		bool allowed, ran, second;
+	} cases[] = {
+		{ { "allow", "deny", "deny" }, true, false, false },
+		{ { "deny", "allow", "allow" }, false, true, true },
+	};
+
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		const char *saved = cases[i].allowed ? "allowed.md" : "second.md";
+		struct agent a;
+		cJSON *finish;
+		char path[512], *ran;
+
+		agent_init(&a);
+		a.permissions = cases[i].answers;
+		agent_spawn(&a, start_line(&a, "replay", "ask", "ask"));
+		finish = agent_finish(&a, 10000);
+		cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
+		cr_expect_eq(count_lines(&a, "request", "method", "permission.ask"), 3);
+		cr_expect_str_eq(str(request_params(&a, "permission.ask", 1), "tool"), "run_command");
+		snprintf(path, sizeof path, "%s/allowed.md", a.ws);
+		cr_expect_eq(exists(path), cases[i].allowed, "case %zu: allowed.md", i);
+		snprintf(path, sizeof path, "%s/second.md", a.ws);
+		cr_expect_eq(exists(path), cases[i].second, "case %zu: second.md", i);
+		ran = ws_file(&a, "ran.txt");
+		cr_expect_eq(ran != NULL, cases[i].ran, "case %zu: ran.txt", i);
+		if (ran != NULL)
+			cr_expect_str_eq(ran, "hi\n");
+		free(ran);
+		cr_expect_eq(count_lines(&a, "tool", "status", "denied"),
+		    3 - cases[i].allowed - cases[i].ran - cases[i].second, "case %zu", i);
+		cr_expect_eq(count_lines(&a, "request", "method", "artifact.save"), 1, "case %zu", i);
+		cr_expect_str_eq(str(request_params(&a, "artifact.save", 0), "path"), saved);
+		cr_expect_str_eq(str(tool_end(&a, "save_artifact", cases[i].allowed ? 1 : 0),
+		    "status"), "failed", "case %zu: a save of a file never written", i);
+		agent_cleanup(&a);
+	}
 }
 
 /* HTTP providers against the fake server */
@@ -1343,6 +1672,41 @@ Test(agent, openai_whole_calls_without_index)
 	free(content);
 	cr_expect_str_eq(str(tool_end(&a, "read_file", 0), "status"), "completed");
 	cr_expect_null(fake_provider_request(fp, 0)->authorization);
+	agent_cleanup(&a);
+	fake_provider_stop(fp);
+}
+
+Test(agent, plan_first_offers_the_plan_tools_to_the_model)
+{
+	static char one[] =
+	    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\n"
+	    "data: [DONE]\n\n";
+	struct fake_reply reply = { 200, "text/event-stream", one, 0, 0 };
+	struct fake_provider *fp = fake_provider_start(&reply, 1);
+	struct agent a;
+	cJSON *start, *finish, *body, *tools, *t, *system;
+	int plan_tools = 0;
+
+	cr_assert_not_null(fp);
+	agent_init(&a);
+	start = http_start(&a, "openai", fp, NULL);
+	set_string(member(start, "run"), "turnIntent", "plan-first");
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 15000);
+	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
+	body = request_body(fp, 0);
+	tools = member(body, "tools");
+	cr_expect_eq(cJSON_GetArraySize(tools), 7);
+	cJSON_ArrayForEach(t, tools) {
+		const char *name = str(member(t, "function"), "name");
+
+		plan_tools += strcmp(name, "propose_plan") == 0 ||
+		    strcmp(name, "update_plan_step") == 0;
+	}
+	cr_expect_eq(plan_tools, 2);
+	system = cJSON_GetArrayItem(member(body, "messages"), 0);
+	cr_expect(strstr(str(system, "content"), "plan-first") != NULL);
+	cJSON_Delete(body);
 	agent_cleanup(&a);
 	fake_provider_stop(fp);
 }
