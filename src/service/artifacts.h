@@ -37,6 +37,11 @@ enum td_code artifacts_save(struct service *svc, const char *run_id,
     const char *session_id, const char *workspace, const cJSON *params,
     cJSON **result, char **message);
 
+/*
+ * Emits artifact.saved (events.h) for each visible save of run_id, in the
+ * project project_id.  Only while the store is locked.
+ */
+void artifacts_emit_saved(struct service *svc, const char *run_id, const char *project_id);
 /* The path of a version's content in the store; malloc'd, NULL for a bad version. */
 char *artifacts_content_path(const struct service *svc, const char *version);
 

@@ -34,12 +34,28 @@
  * still holds any sane set of headers.
  */
 #define HTTP_CONNECTION_MEMORY (16 * 1024)
+/* The largest part of a streamed body handed to libmicrohttpd at once. */
+#define HTTP_STREAM_BLOCK (64 * 1024)
+/*
+ * The kernel send buffer of a streamed response (Linux doubles it).  Left to
+ * autotuning it grows to 4 MiB per connection, which hides a client that
+ * stopped reading from the bounded queues of the event stream.
+ */
+#define HTTP_STREAM_SNDBUF (512 * 1024)
 
 struct http_server {
 	struct MHD_Daemon *daemon;
 	struct service *svc;
 	int port;
 	atomic_int in_flight;
+};
+
+/* A streamed body: the handler's reader and the connection to suspend. */
+struct http_stream {
+	struct MHD_Connection *conn;
+	http_stream_read_fn read;
+	http_stream_free_fn free;
+	void *cls;
 };
 
 /* Per-request state, from the first call of the access handler to completion. */
@@ -85,6 +101,55 @@ response_drop_body(struct http_response *r)
 	if (r->has_fd)
 		close(r->fd);
 	r->has_fd = false;
+	if (r->stream_read != NULL && r->stream_free != NULL)
+		r->stream_free(r->stream_cls);
+	r->stream_read = NULL;
+	r->stream_free = NULL;
+	r->stream_cls = NULL;
+}
+
+void
+http_stream(struct http_response *r, int status, http_stream_read_fn read,
+    http_stream_free_fn free, void *cls)
+{
+	response_drop_body(r);
+	r->status = status;
+	r->stream_read = read;
+	r->stream_free = free;
+	r->stream_cls = cls;
+}
+
+void
+http_stream_suspend(struct http_stream *hs)
+{
+	MHD_suspend_connection(hs->conn);
+}
+
+void
+http_stream_resume(struct http_stream *hs)
+{
+	MHD_resume_connection(hs->conn);
+}
+
+static ssize_t
+stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct http_stream *hs = cls;
+	ssize_t n;
+
+	(void)pos;
+	n = hs->read(hs->cls, hs, buf, max);
+	return n == HTTP_STREAM_END ? MHD_CONTENT_READER_END_OF_STREAM : n;
+}
+
+static void
+stream_free(void *cls)
+{
+	struct http_stream *hs = cls;
+
+	if (hs->free != NULL)
+		hs->free(hs->cls);
+	free(hs);
 }
 
 void
@@ -435,7 +500,7 @@ dispatch(struct http_request *req, struct http_response *r)
 		run_idempotent(found, req, r, key);
 	else
 		found->handler(req, r);
-	if (r->body == NULL && !r->has_fd)
+	if (r->body == NULL && !r->has_fd && r->stream_read == NULL)
 		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);
 out:
 	cJSON_Delete(req->json);
@@ -455,9 +520,36 @@ response_drop_headers(struct http_response *r)
 
 /* The libmicrohttpd response for r's body; r no longer owns the body. */
 static struct MHD_Response *
-response_create(struct http_response *r)
+response_create(struct MHD_Connection *conn, struct http_response *r)
 {
 	struct MHD_Response *resp;
+
+	if (r->stream_read != NULL) {
+		struct http_stream *hs = xcalloc(1, sizeof *hs);
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn,
+		    MHD_CONNECTION_INFO_CONNECTION_FD);
+		int sndbuf = HTTP_STREAM_SNDBUF;
+
+		if (ci != NULL && setsockopt(ci->connect_fd, SOL_SOCKET, SO_SNDBUF, &sndbuf,
+		    sizeof sndbuf) != 0)
+			log_debug("cannot bound the send buffer of a stream");
+
+		hs->conn = conn;
+		hs->read = r->stream_read;
+		hs->free = r->stream_free;
+		hs->cls = r->stream_cls;
+		r->stream_read = NULL;
+		r->stream_free = NULL;
+		r->stream_cls = NULL;
+		resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN,
+		    HTTP_STREAM_BLOCK, stream_reader, hs, stream_free);
+		if (resp != NULL)
+			return resp;
+		stream_free(hs);
+		log_error("cannot make a streamed response");
+		response_drop_headers(r);
+		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);
+	}
 
 	if (r->has_fd) {
 		r->has_fd = false;
@@ -484,7 +576,7 @@ queue(struct MHD_Connection *conn, struct http_ctx *ctx, const char *method,
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 
-	resp = response_create(r);
+	resp = response_create(conn, r);
 	if (response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE) == NULL)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
 		    "application/json; charset=utf-8");
@@ -674,7 +766,8 @@ http_start(struct service *svc, const char *addr, int port, char **err)
 	}
 	h->svc = svc;
 	h->daemon = MHD_start_daemon(
-	    MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG,
+	    MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG |
+	    MHD_ALLOW_SUSPEND_RESUME,
 	    (uint16_t)port, NULL, NULL, access_handler, h,
 	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 	    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)HTTP_THREADS,

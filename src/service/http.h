@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <cjson/cJSON.h>
 
@@ -20,6 +21,17 @@
 
 struct service;
 struct MHD_Connection;
+struct http_stream;
+
+/*
+ * Fills buf (max bytes) with the next part of a streamed body: returns the
+ * bytes written, or 0 after calling http_stream_suspend (nothing to send
+ * until http_stream_resume), or HTTP_STREAM_END.
+ */
+typedef ssize_t (*http_stream_read_fn)(void *cls, struct http_stream *hs, char *buf,
+    size_t max);
+typedef void (*http_stream_free_fn)(void *cls);
+#define HTTP_STREAM_END ((ssize_t)-1)
 
 struct http_request {
 	struct service *svc;
@@ -45,6 +57,9 @@ struct http_response {
 	bool has_fd;				/* the body is fd_length bytes of fd */
 	int fd;					/* owned: closed on every path */
 	uint64_t fd_offset, fd_length;
+	http_stream_read_fn stream_read;	/* a streamed body of unknown length */
+	http_stream_free_fn stream_free;	/* called once with stream_cls */
+	void *stream_cls;
 	struct http_header headers[HTTP_MAX_HEADERS];
 	int nheaders;
 };
@@ -90,6 +105,17 @@ void http_not_found(struct http_response *r, const char *resource, const char *i
  */
 void http_file(struct http_response *r, int status, int fd, uint64_t offset,
     uint64_t length);
+/*
+ * A body of unknown length (chunked) produced by read; free(cls) is called
+ * once when the response is done, replaced or failed.  The handler sets
+ * Content-Type.
+ */
+void http_stream(struct http_response *r, int status, http_stream_read_fn read,
+    http_stream_free_fn free, void *cls);
+/* Only inside read, just before it returns 0: no more calls until resumed. */
+void http_stream_suspend(struct http_stream *hs);
+/* From any thread, while the stream's free callback has not run. */
+void http_stream_resume(struct http_stream *hs);
 void http_add_header(struct http_response *r, const char *name, const char *value);
 
 /* A query-string argument, or NULL. */

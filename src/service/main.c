@@ -11,7 +11,9 @@
 
 #include <sodium.h>
 
+#include "artifacts.h"
 #include "cache.h"
+#include "events.h"
 #include "files.h"
 #include "http.h"
 #include "idem.h"
@@ -319,7 +321,9 @@ main(int argc, char **argv)
 	svc.cache = cache_new(CACHE_SLOTS);
 	svc.started_at = td_now_ms();
 	td_random_hex(svc.stream_id, 16);
-	if ((svc.supervisor = supervisor_start(&svc, &err)) == NULL)
+	svc.events = events_new(&svc);
+	if (!artifacts_init(&svc, &err) ||
+	    (svc.supervisor = supervisor_start(&svc, &err)) == NULL)
 		goto failed;
 	svc.http = http_start(&svc, opts.addr, opts.port, &err);
 	if (svc.http == NULL)
@@ -346,6 +350,7 @@ main(int argc, char **argv)
 	log_info("received %s: finishing requests in flight", strsignal(sig));
 	atomic_store(&svc.shutting_down, true);
 	files_remove_discovery(&svc.paths);
+	events_shutdown(svc.events);
 	http_stop(svc.http, SHUTDOWN_GRACE_MS);
 	supervisor_stop(svc.supervisor);
 	rc = 0;
@@ -354,10 +359,12 @@ main(int argc, char **argv)
 failed:
 	rc = fail(ready_fd, logfp != NULL, err);
 	ready_fd = -1;
+	events_shutdown(svc.events);
 	if (svc.http != NULL)
 		http_stop(svc.http, 0);
 	supervisor_stop(svc.supervisor);
 out:
+	events_free(svc.events);
 	idem_free(svc.idem);
 	cache_free(svc.cache);
 	store_close(svc.store);

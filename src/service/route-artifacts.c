@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "artifacts.h"
+#include "events.h"
 #include "http.h"
 #include "ids.h"
 #include "log.h"
@@ -43,6 +44,19 @@ artifact_from_row(sqlite3_stmt *s)
 	cJSON_AddStringToObject(a, "runId", resource_text(s, 7));
 	resource_add_time(a, "createdAt", sqlite3_column_int64(s, 8));
 	return a;
+}
+
+void
+artifacts_emit_saved(struct service *svc, const char *run_id, const char *project_id)
+{
+	sqlite3_stmt *s = store_stmt(svc->store, "SELECT " ARTIFACT_COLUMNS
+	    " FROM artifacts WHERE run_id = ?1 AND visible = 1 ORDER BY id");
+
+	sqlite3_bind_text(s, 1, run_id, -1, SQLITE_STATIC);
+	while (sqlite3_step(s) == SQLITE_ROW)
+		events_emit(svc->events, "artifact.saved", project_id, resource_text(s, 6),
+		    run_id, artifact_from_row(s));
+	sqlite3_reset(s);
 }
 
 static void

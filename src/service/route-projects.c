@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cache.h"
+#include "events.h"
 #include "http.h"
 #include "ids.h"
 #include "json.h"
@@ -195,6 +196,9 @@ route_projects_create(struct http_request *req, struct http_response *r)
 	}
 	ok = ok ? store_commit(st) : (store_rollback(st), false);
 	project = ok ? project_load(st, id) : NULL;
+	if (project != NULL)
+		events_emit(req->svc->events, "project.updated", id, NULL, NULL,
+		    cJSON_Duplicate(project, true));
 	store_unlock(st);
 	if (project == NULL) {
 		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);
@@ -279,6 +283,9 @@ route_projects_update(struct http_request *req, struct http_response *r)
 	cJSON_Delete(project);
 	cJSON_Delete(editable);
 	project = ok ? project_load(st, id) : NULL;
+	if (project != NULL)
+		events_emit(req->svc->events, "project.updated", id, NULL, NULL,
+		    cJSON_Duplicate(project, true));
 	store_unlock(st);
 	if (project == NULL)
 		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "events.h"
 #include "http.h"
 #include "ids.h"
 #include "json.h"
@@ -53,6 +54,31 @@ add_text_or_null(cJSON *j, const char *key, sqlite3_stmt *s, int i)
 		cJSON_AddNullToObject(j, key);
 	else
 		cJSON_AddStringToObject(j, key, resource_text(s, i));
+}
+
+void
+run_emit(struct service *svc, const char *type, const char *run_id, cJSON *data)
+{
+	sqlite3_stmt *s = store_stmt(svc->store,
+	    "SELECT project_id, session_id FROM runs WHERE id = ?1");
+
+	sqlite3_bind_text(s, 1, run_id, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		events_emit(svc->events, type, resource_text(s, 0), resource_text(s, 1),
+		    run_id, data);
+	else
+		cJSON_Delete(data);
+	sqlite3_reset(s);
+}
+
+/* A JSON object {"status": status}. */
+cJSON *
+run_status_data(const char *status)
+{
+	cJSON *d = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(d, "status", status);
+	return d;
 }
 
 bool
@@ -582,6 +608,9 @@ route_runs_create(struct http_request *req, struct http_response *r)
 		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);
 		goto refused;
 	}
+	events_emit(svc->events, "run.queued", project, session_id, run_id,
+	    run_status_data("queued"));
+	session_emit_updated(svc, session_id);
 	store_unlock(st);
 	cJSON_Delete(a.project_defaults);
 	cJSON_Delete(a.session_cfg);
@@ -636,6 +665,18 @@ route_runs_cancel(struct http_request *req, struct http_response *r)
 		ok = sqlite3_step(s) == SQLITE_DONE;
 		sqlite3_reset(s);
 		cache_drop(svc->cache, id);
+		if (ok && strcmp(status, "queued") == 0) {
+			run_emit(svc, "run.finished", id, run_status_data("cancelled"));
+			s = store_stmt(st, "SELECT session_id FROM runs WHERE id = ?1");
+			sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+			if (sqlite3_step(s) == SQLITE_ROW) {
+				char sid[TD_ID_MAX];
+				snprintf(sid, sizeof sid, "%s", resource_text(s, 0));
+				sqlite3_reset(s);
+				session_emit_updated(svc, sid);
+			}
+			sqlite3_reset(s);
+		}
 	}
 	store_unlock(st);
 	if (!ok) {

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "events.h"
 #include "http.h"
 #include "ids.h"
 #include "json.h"
@@ -56,6 +57,16 @@ session_load(struct store *st, const char *id)
 		j = session_from_row(s);
 	sqlite3_reset(s);
 	return j;
+}
+
+void
+session_emit_updated(struct service *svc, const char *id)
+{
+	cJSON *j = session_load(svc->store, id);
+
+	if (j != NULL)
+		events_emit(svc->events, "session.updated", json_get_string(j, "projectId"),
+		    id, NULL, j);
 }
 
 /* The configuration resource of a session, or NULL.  *revision gets its revision. */
@@ -369,6 +380,8 @@ route_session_config_update(struct http_request *req, struct http_response *r)
 	cJSON_Delete(cfg);
 	ok = ok ? store_commit(st) : (store_rollback(st), false);
 	current = ok ? config_load(st, id, &revision) : NULL;
+	if (current != NULL)
+		session_emit_updated(svc, id);
 	store_unlock(st);
 	if (current == NULL)
 		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);

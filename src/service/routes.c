@@ -18,6 +18,9 @@ const struct route routes[] = {
 	{ "GET", "/api/v1/runs", route_runs_list, 0 },
 	{ "GET", "/api/v1/runs/:id", route_runs_get, 0 },
 	{ "POST", "/api/v1/runs/:id/cancel", route_runs_cancel, 0 },
+	{ "GET", "/api/v1/runs/:id/events", route_runs_events, 0 },
+
+	{ "GET", "/api/v1/events", route_events_stream, 0 },
 
 	{ "GET", "/api/v1/sessions", route_sessions_list, 0 },
 	{ "GET", "/api/v1/sessions/:id", route_sessions_get, 0 },

@@ -36,4 +36,8 @@ void route_artifacts_list(struct http_request *, struct http_response *);
 void route_artifacts_get(struct http_request *, struct http_response *);
 void route_artifacts_content(struct http_request *, struct http_response *);
 
+/* route-events.c */
+void route_events_stream(struct http_request *, struct http_response *);
+void route_runs_events(struct http_request *, struct http_response *);
+
 #endif

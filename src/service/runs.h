@@ -18,6 +18,15 @@ extern const char *const config_fields[];
 
 /* The run with id as the API shows it, or NULL.  Only while the store is locked. */
 cJSON *run_load(struct store *st, const char *id);
+/*
+ * Emit an event (events.h) about a run, with its project and session, and
+ * session.updated with the session as the API shows it.  Only while the
+ * store is locked.  run_emit consumes data.
+ */
+void run_emit(struct service *svc, const char *type, const char *run_id, cJSON *data);
+void session_emit_updated(struct service *svc, const char *session_id);
+/* {"status": status}, the data of run.queued, run.started and run.finished. */
+cJSON *run_status_data(const char *status);
 /* True for completed, failed and cancelled. */
 bool run_status_final(const char *status);
 

@@ -16,6 +16,7 @@ struct cache;
 struct http_server;
 struct settings;
 struct supervisor;
+struct events;
 
 struct service {
 	struct td_paths paths;
@@ -25,6 +26,7 @@ struct service {
 	struct http_server *http;
 	struct settings *settings;	/* settings.json, read once at start (settings.h) */
 	struct supervisor *supervisor;	/* the agent processes of runs (supervisor.h) */
+	struct events *events;		/* the event stream (events.h) */
 	char *agent_path;		/* the taskdeck-agent binary */
 	char *replay_dir;		/* replay transcripts */
 	char token[TD_TOKEN_HEX + 1];

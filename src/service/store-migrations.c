@@ -88,6 +88,20 @@ const struct migration store_migrations[] = {
 	  ");"
 	  "CREATE INDEX artifacts_by_session ON artifacts (session_id, path, id);"
 	  "CREATE INDEX artifacts_by_run ON artifacts (run_id);" },
+	/* The durable history of each run (docs/events.md); seq restarts with the stream. */
+	{ 3,
+	  "CREATE TABLE run_events ("
+	  "  id INTEGER PRIMARY KEY,"
+	  "  seq INTEGER NOT NULL,"
+	  "  stream_id TEXT NOT NULL,"
+	  "  run_id TEXT NOT NULL,"
+	  "  session_id TEXT,"
+	  "  project_id TEXT,"
+	  "  type TEXT NOT NULL,"
+	  "  time TEXT NOT NULL,"
+	  "  data TEXT NOT NULL"
+	  ");"
+	  "CREATE INDEX run_events_by_run ON run_events (run_id, seq);" },
 };
 
 const int store_migrations_count =

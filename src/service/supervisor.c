@@ -25,6 +25,7 @@
 #include "artifacts.h"
 #include "buf.h"
 #include "cache.h"
+#include "events.h"
 #include "ids.h"
 #include "json.h"
 #include "log.h"
@@ -45,6 +46,8 @@
 #define STOP_GRACE_MS 2000
 #define EXIT_WAIT_MS 5000
 #define PROGRESS_MIN_INTERVAL_MS 1000
+/* run.progress with liveness:true, this often until the first output line. */
+#define LIVENESS_INTERVAL_MS 10000
 
 struct agent_run {
 	struct supervisor *sv;
@@ -70,6 +73,7 @@ struct supervisor {
 struct run_state {
 	struct agent_run *ar;
 	char session_id[TD_ID_MAX];
+	char project_id[TD_ID_MAX];
 	char *workspace;
 	pid_t pid;
 	int in_fd, out_fd, err_fd;
@@ -79,6 +83,7 @@ struct run_state {
 	int64_t phase_at;
 	long long input_tokens, output_tokens;
 	bool finished;			/* a finish line arrived */
+	bool had_output;		/* an output line arrived */
 	char status[16];
 	char *final_output;
 	char *error_code, *error_message;
@@ -183,6 +188,29 @@ progress_store(struct run_state *rs)
 	store_unlock(st);
 }
 
+/* A run event of this run; data consumed. */
+static void
+run_state_emit(struct run_state *rs, const char *type, cJSON *data)
+{
+	events_emit(rs->ar->sv->svc->events, type, rs->project_id, rs->session_id,
+	    rs->ar->id, data);
+}
+
+/* run.progress for the current phase. */
+static void
+emit_progress(struct run_state *rs, const char *message, bool liveness)
+{
+	cJSON *d = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(d, "phase", rs->phase[0] ? rs->phase : "starting");
+	if (message != NULL)
+		cJSON_AddStringToObject(d, "message", message);
+	else
+		cJSON_AddNullToObject(d, "message");
+	cJSON_AddBoolToObject(d, "liveness", liveness);
+	run_state_emit(rs, "run.progress", d);
+}
+
 static void
 on_progress(struct run_state *rs, const cJSON *msg)
 {
@@ -196,17 +224,23 @@ on_progress(struct run_state *rs, const cJSON *msg)
 	snprintf(rs->phase, sizeof rs->phase, "%s", phase);
 	rs->phase_at = now;
 	progress_store(rs);
+	emit_progress(rs, json_get_string(msg, "message"), false);
 }
 
 static void
 on_output(struct run_state *rs, const cJSON *msg)
 {
 	const char *delta = json_get_string(msg, "delta");
+	cJSON *d;
 
 	if (delta == NULL)
 		return protocol_error(rs, "an output line without a delta");
 	/* Past the cap the output is cut; the finish line carries the agent's own copy. */
 	buf_append(&rs->output, delta, strlen(delta));
+	rs->had_output = true;
+	d = cJSON_CreateObject();
+	cJSON_AddStringToObject(d, "delta", delta);
+	run_state_emit(rs, "run.output", d);
 }
 
 static void
@@ -214,10 +248,21 @@ on_tool(struct run_state *rs, const cJSON *msg)
 {
 	const char *name = json_get_string(msg, "name");
 	const char *status = json_get_string(msg, "status");
+	cJSON *d;
 
 	if (name == NULL || status == NULL)
 		return protocol_error(rs, "a tool line without name or status");
 	log_debug("run %s: tool %.64s %.16s", rs->ar->id, name, status);
+	d = cJSON_CreateObject();
+	for (const char *const *k = (const char *const[]){ "callId", "name", "status",
+	    "summary", NULL }; *k; k++) {
+		const char *v = json_get_string(msg, *k);
+		if (v != NULL)
+			cJSON_AddStringToObject(d, *k, v);
+		else
+			cJSON_AddNullToObject(d, *k);
+	}
+	run_state_emit(rs, "run.tool", d);
 }
 
 static bool
@@ -410,6 +455,7 @@ start_message(struct supervisor *sv, struct run_state *rs, char **why)
 		cJSON_AddItemToObject(r, *f, cJSON_Duplicate(cJSON_GetObjectItem(run, *f), true));
 	cJSON_AddStringToObject(r, "workspace", json_get_string(run, "cwd"));
 	snprintf(rs->session_id, sizeof rs->session_id, "%s", json_get_string(run, "sessionId"));
+	snprintf(rs->project_id, sizeof rs->project_id, "%s", json_get_string(run, "projectId"));
 	rs->workspace = xstrdup(json_get_string(run, "cwd"));
 	cfg = cJSON_DetachItemFromObject(run, "config");
 	cJSON_AddItemToObject(msg, "config", cfg);
@@ -632,11 +678,21 @@ agent_converse(struct run_state *rs)
 		{ .fd = rs->err_fd, .events = POLLIN },
 		{ .fd = rs->ar->wake_fd, .events = POLLIN },
 	};
+	int64_t next_liveness = td_mono_ms() + LIVENESS_INTERVAL_MS;
 
 	check_cancel(rs);
 	while (fds[0].fd >= 0) {
 		int timeout = -1;
 
+		if (!rs->had_output) {
+			int64_t left = next_liveness - td_mono_ms();
+			if (left <= 0) {
+				emit_progress(rs, "waiting for the provider", true);
+				next_liveness += LIVENESS_INTERVAL_MS;
+				continue;
+			}
+			timeout = (int)left;
+		}
 		if (rs->kill_at != 0) {
 			int64_t left = rs->kill_at - td_mono_ms();
 			if (left <= 0) {
@@ -646,7 +702,8 @@ agent_converse(struct run_state *rs)
 				rs->kill_at = 0;
 				continue;
 			}
-			timeout = (int)left;
+			if (timeout < 0 || left < timeout)
+				timeout = (int)left;
 		}
 		if (poll(fds, 3, timeout) < 0 && errno != EINTR)
 			break;
@@ -706,6 +763,45 @@ run_outcome(struct run_state *rs, int wait_status, const char **status, const ch
 	}
 }
 
+/* A run event and session.updated for its session; only while the store is locked. */
+static void
+emit_with_session(struct service *svc, const char *type, const char *id, cJSON *data)
+{
+	sqlite3_stmt *s = store_stmt(svc->store,
+	    "SELECT project_id, session_id FROM runs WHERE id = ?1");
+	char project[TD_ID_MAX] = "", session[TD_ID_MAX] = "";
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		snprintf(project, sizeof project, "%s", resource_text(s, 0));
+		snprintf(session, sizeof session, "%s", resource_text(s, 1));
+	}
+	sqlite3_reset(s);
+	if (session[0] == '\0') {
+		cJSON_Delete(data);
+		return;
+	}
+	if (strcmp(type, "run.finished") == 0)
+		artifacts_emit_saved(svc, id, project);
+	events_emit(svc->events, type, project, session, id, data);
+	session_emit_updated(svc, session);
+}
+
+/* artifact.saved, run.finished and session.updated; only while the store is locked. */
+static void
+emit_finished(struct service *svc, const char *id, const char *status, const char *code,
+    const char *message)
+{
+	cJSON *d = run_status_data(status);
+
+	if (code != NULL) {
+		cJSON *err = cJSON_AddObjectToObject(d, "error");
+		cJSON_AddStringToObject(err, "code", code);
+		cJSON_AddStringToObject(err, "message", message ? message : "");
+	}
+	emit_with_session(svc, "run.finished", id, d);
+}
+
 /* Writes the final state of the run and makes its saves visible, in one transaction. */
 static void
 run_finalize(struct supervisor *sv, const char *id, const char *session_id,
@@ -753,6 +849,8 @@ run_finalize(struct supervisor *sv, const char *id, const char *session_id,
 	}
 	ok = ok ? store_commit(st) : (store_rollback(st), false);
 	cache_drop(svc->cache, id);
+	if (ok)
+		emit_finished(svc, id, status, code, message);
 	store_unlock(st);
 	if (!ok)
 		log_error("run %s: cannot store its final state %s", id, status);
@@ -877,6 +975,7 @@ start_queued(struct supervisor *sv, int slots)
 		}
 		sqlite3_reset(s);
 		cache_drop(sv->svc->cache, ids[i]);
+		emit_with_session(sv->svc, "run.started", ids[i], run_status_data("running"));
 		ar = xcalloc(1, sizeof *ar);
 		ar->sv = sv;
 		snprintf(ar->id, sizeof ar->id, "%s", ids[i]);
@@ -930,8 +1029,16 @@ recover(struct service *svc, char **err)
 	int changed = 0;
 	sqlite3 *db = store_lock(st);
 	bool ok = store_begin(st);
+	char (*ids)[TD_ID_MAX] = NULL;
+	size_t nids = 0;
 
 	if (ok) {
+		s = store_stmt(st, "SELECT id FROM runs WHERE status = 'running'");
+		while (sqlite3_step(s) == SQLITE_ROW) {
+			ids = xrealloc(ids, (nids + 1) * sizeof *ids);
+			snprintf(ids[nids++], TD_ID_MAX, "%s", resource_text(s, 0));
+		}
+		sqlite3_reset(s);
 		s = store_stmt(st, "UPDATE artifacts SET visible = 1 WHERE run_id IN"
 		    " (SELECT id FROM runs WHERE status = 'running')");
 		ok = sqlite3_step(s) == SQLITE_DONE;
@@ -948,6 +1055,10 @@ recover(struct service *svc, char **err)
 		sqlite3_reset(s);
 	}
 	ok = ok ? store_commit(st) : (store_rollback(st), false);
+	for (size_t i = 0; ok && i < nids; i++)
+		emit_finished(svc, ids[i], "failed", "service_restarted",
+		    "The service restarted while the run was executing.");
+	free(ids);
 	store_unlock(st);
 	if (!ok) {
 		*err = xstrdup("cannot settle the runs of the previous service process");

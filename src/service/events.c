@@ -1,0 +1,633 @@
+/* The event stream: seq, the replay window, subscribers and the run history (events.h). */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "events.h"
+#include "http.h"
+#include "json.h"
+#include "log.h"
+#include "service.h"
+#include "store.h"
+#include "timeutil.h"
+#include "xalloc.h"
+
+/* Frames per block of a subscriber queue (a block is 2 KiB). */
+#define QBLOCK_FRAMES 254
+
+/* One rendered SSE frame, shared by the window and the subscriber queues. */
+struct frame {
+	atomic_int refs;
+	uint64_t seq;			/* 0 for control frames */
+	char project[TD_ID_MAX], session[TD_ID_MAX], run[TD_ID_MAX];
+	size_t len;
+	char text[];
+};
+
+/* An event waiting for the run history table. */
+struct pending {
+	uint64_t seq;
+	const char *type;
+	char time[TD_TIME_LEN];
+	char project[TD_ID_MAX], session[TD_ID_MAX], run[TD_ID_MAX];
+	char *data;
+};
+
+/* A block of a subscriber queue: frames [head, tail) are queued. */
+struct qblock {
+	struct qblock *next;
+	unsigned head, tail;
+	struct frame *f[QBLOCK_FRAMES];
+};
+
+struct events_sub {
+	struct events *ev;
+	struct events_sub *prev, *next;
+	struct events_filter f;
+	struct qblock *qfirst, *qlast;	/* memory follows the backlog */
+	size_t qlen, qbytes;
+	size_t off;			/* bytes of the head frame already sent */
+	struct http_stream *hs;		/* known from the first read */
+	bool suspended;
+	bool closing;			/* send what is queued, then end */
+};
+
+struct events {
+	struct service *svc;
+	pthread_mutex_t mu;
+	pthread_cond_t cond;		/* the writer: urgent flush or stop */
+	uint64_t seq;
+	struct frame *window[EVENTS_WINDOW];	/* by seq % EVENTS_WINDOW */
+	struct events_sub *subs;
+	int nsubs;
+	bool shutdown, stopping, urgent;
+	struct pending *batch;
+	size_t nbatch, batch_cap;
+	pthread_mutex_t flush_mu;	/* one history writer at a time */
+	pthread_t writer;
+};
+
+/* A frame holding a copy of text, with one reference. */
+static struct frame *
+frame_new(const char *text, size_t len)
+{
+	struct frame *fr = xcalloc(1, sizeof *fr + len + 1);
+
+	atomic_init(&fr->refs, 1);
+	memcpy(fr->text, text, len);
+	fr->len = len;
+	return fr;
+}
+
+static struct frame *
+frame_ref(struct frame *fr)
+{
+	atomic_fetch_add(&fr->refs, 1);
+	return fr;
+}
+
+static void
+frame_unref(struct frame *fr)
+{
+	if (fr != NULL && atomic_fetch_sub(&fr->refs, 1) == 1)
+		free(fr);
+}
+
+/* A control frame (hello, heartbeat, resync) with an optional id line. */
+static struct frame *
+control_frame(const struct events *ev, bool with_id, const char *type, cJSON *data)
+{
+	char *json = json_print(data), *text;
+	struct frame *fr;
+	int n;
+
+	cJSON_Delete(data);
+	if (with_id)
+		n = asprintf(&text, "id: %s:%" PRIu64 "\nevent: %s\ndata: %s\n\n",
+		    ev->svc->stream_id, ev->seq, type, json);
+	else
+		n = asprintf(&text, "event: %s\ndata: %s\n\n", type, json);
+	if (n < 0)
+		abort();
+	fr = frame_new(text, (size_t)n);
+	free(text);
+	free(json);
+	return fr;
+}
+
+/* stream.resync-required for reason, with the last seq issued. */
+static struct frame *
+resync_frame(const struct events *ev, const char *reason)
+{
+	cJSON *o = cJSON_CreateObject();
+	char now[TD_TIME_LEN];
+
+	td_time_format(td_now_ms(), now);
+	cJSON_AddStringToObject(o, "type", "stream.resync-required");
+	cJSON_AddNumberToObject(o, "seq", (double)ev->seq);
+	cJSON_AddStringToObject(o, "time", now);
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(o, "data"), "reason", reason);
+	return control_frame(ev, true, "stream.resync-required", o);
+}
+
+/* Whether fr passes the filters of s. */
+static bool
+sub_matches(const struct events_sub *s, const struct frame *fr)
+{
+	return (s->f.project[0] == '\0' || strcmp(s->f.project, fr->project) == 0) &&
+	    (s->f.session[0] == '\0' || strcmp(s->f.session, fr->session) == 0) &&
+	    (s->f.run[0] == '\0' || strcmp(s->f.run, fr->run) == 0);
+}
+
+/* Appends fr (a new reference) to s's queue; under ev->mu. */
+static void
+sub_push(struct events_sub *s, struct frame *fr)
+{
+	if (s->qlast == NULL || s->qlast->tail == QBLOCK_FRAMES) {
+		struct qblock *b = xcalloc(1, sizeof *b);
+
+		if (s->qlast != NULL)
+			s->qlast->next = b;
+		else
+			s->qfirst = b;
+		s->qlast = b;
+	}
+	s->qlast->f[s->qlast->tail++] = frame_ref(fr);
+	s->qlen++;
+	s->qbytes += fr->len;
+}
+
+/* Drops the head frame of s's queue, freeing a block once it is used up. */
+static void
+sub_pop(struct events_sub *s)
+{
+	struct qblock *b = s->qfirst;
+	struct frame *fr = b->f[b->head++];
+
+	s->qlen--;
+	s->qbytes -= fr->len;
+	frame_unref(fr);
+	if (b->head == b->tail && (b->tail == QBLOCK_FRAMES || b->next == NULL)) {
+		s->qfirst = b->next;
+		if (s->qfirst == NULL)
+			s->qlast = NULL;
+		free(b);
+	}
+}
+
+/* Resumes the connection of s if its reader is waiting; under ev->mu. */
+static void
+sub_wake(struct events_sub *s)
+{
+	if (s->suspended && s->hs != NULL) {
+		s->suspended = false;
+		http_stream_resume(s->hs);
+	}
+}
+
+/* Queues fr for s unless s is full: then slow-consumer and close; under ev->mu. */
+static void
+sub_offer(struct events *ev, struct events_sub *s, struct frame *fr)
+{
+	if (s->closing)
+		return;
+	if (s->qlen >= EVENTS_SUB_MAX_EVENTS || s->qbytes + fr->len > EVENTS_SUB_MAX_BYTES) {
+		struct frame *rs = resync_frame(ev, "slow-consumer");
+
+		sub_push(s, rs);
+		frame_unref(rs);
+		s->closing = true;
+		log_warn("an event subscriber fell %zu events behind; closing it", s->qlen);
+	} else {
+		sub_push(s, fr);
+	}
+	sub_wake(s);
+}
+
+static void
+copy_id(char dst[TD_ID_MAX], const char *src)
+{
+	snprintf(dst, TD_ID_MAX, "%s", src ? src : "");
+}
+
+/* A JSON string for an id, or null; ids are [a-z0-9_] only. */
+static const char *
+id_json(char out[TD_ID_MAX + 2], const char *id)
+{
+	if (id == NULL || *id == '\0')
+		return "null";
+	snprintf(out, TD_ID_MAX + 2, "\"%s\"", id);
+	return out;
+}
+
+void
+events_emit(struct events *ev, const char *type, const char *project_id,
+    const char *session_id, const char *run_id, cJSON *data)
+{
+	char pj[TD_ID_MAX + 2], sj[TD_ID_MAX + 2], rj[TD_ID_MAX + 2];
+	char now[TD_TIME_LEN], *json, *text;
+	struct frame *fr;
+	uint64_t seq;
+	int n;
+
+	char project[TD_ID_MAX], session[TD_ID_MAX], run[TD_ID_MAX];
+
+	if (ev == NULL) {
+		cJSON_Delete(data);
+		return;
+	}
+	/* The ids may point into data. */
+	copy_id(project, project_id);
+	copy_id(session, session_id);
+	copy_id(run, run_id);
+	json = data ? json_print(data) : xstrdup("{}");
+	cJSON_Delete(data);
+	pthread_mutex_lock(&ev->mu);
+	seq = ++ev->seq;
+	td_time_format(td_now_ms(), now);
+	n = asprintf(&text, "id: %s:%" PRIu64 "\nevent: %s\ndata: {\"seq\":%" PRIu64
+	    ",\"type\":\"%s\",\"time\":\"%s\",\"projectId\":%s,\"sessionId\":%s,"
+	    "\"runId\":%s,\"data\":%s}\n\n", ev->svc->stream_id, seq, type, seq, type, now,
+	    id_json(pj, project), id_json(sj, session), id_json(rj, run), json);
+	if (n < 0)
+		abort();
+	fr = frame_new(text, (size_t)n);
+	free(text);
+	fr->seq = seq;
+	memcpy(fr->project, project, TD_ID_MAX);
+	memcpy(fr->session, session, TD_ID_MAX);
+	memcpy(fr->run, run, TD_ID_MAX);
+	frame_unref(ev->window[seq % EVENTS_WINDOW]);
+	ev->window[seq % EVENTS_WINDOW] = fr;
+	for (struct events_sub *s = ev->subs; s; s = s->next) {
+		if (sub_matches(s, fr))
+			sub_offer(ev, s, fr);
+	}
+	if (run[0] != '\0') {
+		struct pending *p;
+
+		if (ev->nbatch == ev->batch_cap) {
+			ev->batch_cap = ev->batch_cap ? ev->batch_cap * 2 : 256;
+			ev->batch = xrealloc(ev->batch, ev->batch_cap * sizeof *ev->batch);
+		}
+		p = &ev->batch[ev->nbatch++];
+		p->seq = seq;
+		p->type = type;
+		memcpy(p->time, now, sizeof now);
+		memcpy(p->project, fr->project, TD_ID_MAX);
+		memcpy(p->session, fr->session, TD_ID_MAX);
+		memcpy(p->run, fr->run, TD_ID_MAX);
+		p->data = json;
+		json = NULL;
+		if (strcmp(type, "run.finished") == 0) {
+			ev->urgent = true;
+			pthread_cond_signal(&ev->cond);
+		}
+	}
+	pthread_mutex_unlock(&ev->mu);
+	free(json);
+}
+
+/* Binds an id, or NULL for "". */
+static void
+bind_id(sqlite3_stmt *s, int col, const char *id)
+{
+	if (*id)
+		sqlite3_bind_text(s, col, id, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, col);
+}
+
+/* Writes the batch in one transaction; then frees it. */
+static void
+history_write(struct events *ev, struct pending *batch, size_t n)
+{
+	struct store *st = ev->svc->store;
+	sqlite3 *db;
+	bool ok;
+
+	if (n == 0) {
+		free(batch);
+		return;
+	}
+	db = store_lock(st);
+	ok = store_begin(st);
+	for (size_t i = 0; ok && i < n; i++) {
+		sqlite3_stmt *s = store_stmt(st, "INSERT INTO run_events (seq, stream_id,"
+		    " run_id, session_id, project_id, type, time, data)"
+		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+
+		sqlite3_bind_int64(s, 1, (sqlite3_int64)batch[i].seq);
+		sqlite3_bind_text(s, 2, ev->svc->stream_id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 3, batch[i].run, -1, SQLITE_STATIC);
+		bind_id(s, 4, batch[i].session);
+		bind_id(s, 5, batch[i].project);
+		sqlite3_bind_text(s, 6, batch[i].type, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 7, batch[i].time, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 8, batch[i].data, -1, SQLITE_STATIC);
+		ok = sqlite3_step(s) == SQLITE_DONE;
+		if (!ok)
+			log_error("cannot store run events: %s", sqlite3_errmsg(db));
+		sqlite3_reset(s);
+	}
+	ok = ok ? store_commit(st) : (store_rollback(st), false);
+	store_unlock(st);
+	if (!ok)
+		log_error("%zu run events were not stored", n);
+	for (size_t i = 0; i < n; i++)
+		free(batch[i].data);
+	free(batch);
+}
+
+void
+events_flush(struct events *ev)
+{
+	struct pending *batch;
+	size_t n;
+
+	if (ev == NULL)
+		return;
+	pthread_mutex_lock(&ev->flush_mu);
+	pthread_mutex_lock(&ev->mu);
+	batch = ev->batch;
+	n = ev->nbatch;
+	ev->batch = NULL;
+	ev->nbatch = ev->batch_cap = 0;
+	ev->urgent = false;
+	pthread_mutex_unlock(&ev->mu);
+	history_write(ev, batch, n);
+	pthread_mutex_unlock(&ev->flush_mu);
+}
+
+/* Sends a heartbeat to every subscriber; under ev->mu. */
+static void
+heartbeat(struct events *ev)
+{
+	cJSON *o = cJSON_CreateObject();
+	char now[TD_TIME_LEN];
+	struct frame *fr;
+
+	td_time_format(td_now_ms(), now);
+	cJSON_AddStringToObject(o, "type", "stream.heartbeat");
+	cJSON_AddStringToObject(o, "time", now);
+	fr = control_frame(ev, false, "stream.heartbeat", o);
+	for (struct events_sub *s = ev->subs; s; s = s->next)
+		sub_offer(ev, s, fr);
+	frame_unref(fr);
+}
+
+/* The CLOCK_MONOTONIC time ms from now. */
+static void
+deadline_in(struct timespec *ts, int64_t ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+/* Flushes the history every EVENTS_FLUSH_MS (at once on run.finished) and beats. */
+static void *
+writer_thread(void *arg)
+{
+	struct events *ev = arg;
+	int64_t next_beat = td_mono_ms() + EVENTS_HEARTBEAT_MS;
+
+	pthread_mutex_lock(&ev->mu);
+	while (!ev->stopping) {
+		struct timespec ts;
+		bool flush;
+
+		deadline_in(&ts, EVENTS_FLUSH_MS);
+		while (!ev->urgent && !ev->stopping) {
+			if (pthread_cond_timedwait(&ev->cond, &ev->mu, &ts) != 0)
+				break;
+		}
+		if (td_mono_ms() >= next_beat) {
+			if (!ev->shutdown)
+				heartbeat(ev);
+			next_beat = td_mono_ms() + EVENTS_HEARTBEAT_MS;
+		}
+		flush = ev->nbatch > 0;
+		pthread_mutex_unlock(&ev->mu);
+		if (flush)
+			events_flush(ev);
+		pthread_mutex_lock(&ev->mu);
+	}
+	pthread_mutex_unlock(&ev->mu);
+	return NULL;
+}
+
+struct events *
+events_new(struct service *svc)
+{
+	struct events *ev = xcalloc(1, sizeof *ev);
+	pthread_condattr_t ca;
+
+	ev->svc = svc;
+	pthread_mutex_init(&ev->mu, NULL);
+	pthread_mutex_init(&ev->flush_mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&ev->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	if (pthread_create(&ev->writer, NULL, writer_thread, ev) != 0) {
+		log_error("cannot start the event writer");
+		abort();
+	}
+	return ev;
+}
+
+void
+events_shutdown(struct events *ev)
+{
+	if (ev == NULL)
+		return;
+	pthread_mutex_lock(&ev->mu);
+	ev->shutdown = true;
+	for (struct events_sub *s = ev->subs; s; s = s->next)
+		sub_wake(s);
+	pthread_mutex_unlock(&ev->mu);
+}
+
+void
+events_free(struct events *ev)
+{
+	if (ev == NULL)
+		return;
+	pthread_mutex_lock(&ev->mu);
+	ev->shutdown = true;
+	ev->stopping = true;
+	pthread_cond_signal(&ev->cond);
+	pthread_mutex_unlock(&ev->mu);
+	pthread_join(ev->writer, NULL);
+	events_flush(ev);
+	for (size_t i = 0; i < EVENTS_WINDOW; i++)
+		frame_unref(ev->window[i]);
+	if (ev->subs != NULL)
+		log_warn("%d event subscribers were still attached at exit", ev->nsubs);
+	pthread_mutex_destroy(&ev->mu);
+	pthread_mutex_destroy(&ev->flush_mu);
+	pthread_cond_destroy(&ev->cond);
+	free(ev);
+}
+
+/* Parses "S:N"; false when malformed. */
+static bool
+parse_last_id(const char *v, char stream[33], uint64_t *seq)
+{
+	const char *colon;
+	char *end;
+	unsigned long long n;
+
+	if (v == NULL || (colon = strchr(v, ':')) == NULL || colon - v != 32)
+		return false;
+	for (const char *p = v; p < colon; p++) {
+		if (!strchr("0123456789abcdef", *p))
+			return false;
+	}
+	if (colon[1] < '0' || colon[1] > '9')
+		return false;
+	n = strtoull(colon + 1, &end, 10);
+	if (*end != '\0')
+		return false;
+	memcpy(stream, v, 32);
+	stream[32] = '\0';
+	*seq = n;
+	return true;
+}
+
+/* The replay of docs/events.md, Resume; under ev->mu. */
+static void
+sub_replay(struct events *ev, struct events_sub *s, const char *last_event_id)
+{
+	char stream[33];
+	uint64_t after, oldest;
+
+	if (!parse_last_id(last_event_id, stream, &after))
+		return;
+	if (strcmp(stream, ev->svc->stream_id) != 0) {
+		struct frame *fr = resync_frame(ev, "stream-changed");
+		sub_push(s, fr);
+		frame_unref(fr);
+		return;
+	}
+	if (after >= ev->seq)
+		return;
+	oldest = ev->seq > EVENTS_WINDOW ? ev->seq - EVENTS_WINDOW + 1 : 1;
+	if (after + 1 < oldest) {
+		struct frame *fr = resync_frame(ev, "expired");
+		sub_push(s, fr);
+		frame_unref(fr);
+		return;
+	}
+	for (uint64_t seq = after + 1; seq <= ev->seq; seq++) {
+		struct frame *fr = ev->window[seq % EVENTS_WINDOW];
+
+		if (fr != NULL && fr->seq == seq && sub_matches(s, fr))
+			sub_push(s, fr);
+	}
+}
+
+struct events_sub *
+events_subscribe(struct events *ev, const struct events_filter *f,
+    const char *last_event_id)
+{
+	struct events_sub *s;
+	struct frame *hello;
+	cJSON *o;
+
+	pthread_mutex_lock(&ev->mu);
+	if (ev->shutdown || ev->nsubs >= EVENTS_MAX_SUBS) {
+		pthread_mutex_unlock(&ev->mu);
+		return NULL;
+	}
+	s = xcalloc(1, sizeof *s);
+	s->ev = ev;
+	s->f = *f;
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "type", "stream.hello");
+	cJSON_AddStringToObject(o, "streamId", ev->svc->stream_id);
+	cJSON_AddNumberToObject(o, "headSeq", (double)ev->seq);
+	cJSON_AddNumberToObject(o, "heartbeatMs", EVENTS_HEARTBEAT_MS);
+	hello = control_frame(ev, true, "stream.hello", o);
+	sub_push(s, hello);
+	frame_unref(hello);
+	sub_replay(ev, s, last_event_id);
+	s->next = ev->subs;
+	if (ev->subs != NULL)
+		ev->subs->prev = s;
+	ev->subs = s;
+	ev->nsubs++;
+	pthread_mutex_unlock(&ev->mu);
+	return s;
+}
+
+ssize_t
+events_sub_read(void *cls, struct http_stream *hs, char *buf, size_t max)
+{
+	struct events_sub *s = cls;
+	struct events *ev = s->ev;
+	size_t n = 0;
+
+	pthread_mutex_lock(&ev->mu);
+	s->hs = hs;
+	if (ev->shutdown) {
+		pthread_mutex_unlock(&ev->mu);
+		return HTTP_STREAM_END;
+	}
+	while (s->qlen > 0 && n < max) {
+		struct frame *fr = s->qfirst->f[s->qfirst->head];
+		size_t take = fr->len - s->off;
+
+		if (take > max - n)
+			take = max - n;
+		memcpy(buf + n, fr->text + s->off, take);
+		n += take;
+		s->off += take;
+		if (s->off < fr->len)
+			break;
+		s->off = 0;
+		sub_pop(s);
+	}
+	if (n == 0 && s->closing) {
+		pthread_mutex_unlock(&ev->mu);
+		return HTTP_STREAM_END;
+	}
+	if (n == 0) {
+		s->suspended = true;
+		http_stream_suspend(hs);
+	}
+	pthread_mutex_unlock(&ev->mu);
+	return (ssize_t)n;
+}
+
+void
+events_sub_free(void *cls)
+{
+	struct events_sub *s = cls;
+	struct events *ev;
+
+	if (s == NULL)
+		return;
+	ev = s->ev;
+	pthread_mutex_lock(&ev->mu);
+	if (s->prev != NULL)
+		s->prev->next = s->next;
+	else
+		ev->subs = s->next;
+	if (s->next != NULL)
+		s->next->prev = s->prev;
+	ev->nsubs--;
+	pthread_mutex_unlock(&ev->mu);
+	while (s->qlen > 0)
+		sub_pop(s);
+	free(s);
+}

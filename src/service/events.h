@@ -1,0 +1,67 @@
+/*
+ * The event stream (docs/events.md): one ordered sequence of events per
+ * service process, a replay window of the last EVENTS_WINDOW frames, bounded
+ * subscribers fed by SSE responses, and the durable history of each run in
+ * SQLite, written in batches by a writer thread that also sends heartbeats.
+ */
+#ifndef TD_SERVICE_EVENTS_H
+#define TD_SERVICE_EVENTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <cjson/cJSON.h>
+
+#include "ids.h"
+
+#define EVENTS_WINDOW 4096
+#define EVENTS_SUB_MAX_EVENTS 8192
+#define EVENTS_SUB_MAX_BYTES (8 * 1024 * 1024)
+#define EVENTS_MAX_SUBS 256
+#define EVENTS_HEARTBEAT_MS 10000
+#define EVENTS_FLUSH_MS 200
+
+struct service;
+struct events;
+struct events_sub;
+struct http_stream;
+
+struct events_filter {
+	char project[TD_ID_MAX];	/* "" for any */
+	char session[TD_ID_MAX];
+	char run[TD_ID_MAX];
+};
+
+/* Starts the writer thread; svc->store and svc->stream_id must be set. */
+struct events *events_new(struct service *svc);
+/* Ends every stream (their readers return end of stream) and refuses new ones. */
+void events_shutdown(struct events *ev);
+/* Writes what is pending, stops the writer and frees ev; after http_stop.  NULL ok. */
+void events_free(struct events *ev);
+
+/*
+ * Issues the next seq for an event of type (a string literal) and sends it to
+ * the window, the matching subscribers and, with a run_id, the run's history.
+ * The ids may be NULL.  Consumes data (NULL for {}).  Cheap; never takes the
+ * store lock, so callers may hold it.  ev NULL is ignored.
+ */
+void events_emit(struct events *ev, const char *type, const char *project_id,
+    const char *session_id, const char *run_id, cJSON *data);
+/* Writes the pending history now (takes the store lock: call without it). */
+void events_flush(struct events *ev);
+
+/*
+ * A new subscriber, its hello frame and the replay after last_event_id
+ * (NULL or malformed: none) queued.  NULL when EVENTS_MAX_SUBS are connected
+ * or the service is stopping.
+ */
+struct events_sub *events_subscribe(struct events *ev, const struct events_filter *f,
+    const char *last_event_id);
+/* The http_stream reader of a subscriber: packs every pending frame into buf. */
+ssize_t events_sub_read(void *sub, struct http_stream *hs, char *buf, size_t max);
+/* The http_stream free callback: forgets the subscriber.  NULL ok. */
+void events_sub_free(void *sub);
+
+#endif

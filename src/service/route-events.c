@@ -1,0 +1,162 @@
+/* The event stream and the durable history of a run (docs/events.md). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "events.h"
+#include "ids.h"
+#include "json.h"
+#include "routes.h"
+#include "service.h"
+#include "store.h"
+#include "xalloc.h"
+
+#define HISTORY_LIMIT 1000
+
+static const struct {
+	const char *param;
+	const char *prefix;
+	size_t offset;
+} event_filters[] = {
+	{ "project", "prj", offsetof(struct events_filter, project) },
+	{ "session", "ses", offsetof(struct events_filter, session) },
+	{ "run", "run", offsetof(struct events_filter, run) },
+};
+
+static void
+bad_parameter(struct http_response *r, const char *name, const char *message)
+{
+	cJSON *details = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(details, "parameter", name);
+	http_error(r, TD_INVALID_REQUEST, details, "%s", message);
+}
+
+void
+route_events_stream(struct http_request *req, struct http_response *r)
+{
+	struct events_filter f = { 0 };
+	struct events_sub *sub;
+
+	for (size_t i = 0; i < sizeof event_filters / sizeof event_filters[0]; i++) {
+		const char *v = http_query(req, event_filters[i].param);
+		char *msg;
+
+		if (v == NULL)
+			continue;
+		if (!td_id_valid(v, event_filters[i].prefix)) {
+			msg = xasprintf("%s must be a %s_ id", event_filters[i].param,
+			    event_filters[i].prefix);
+			bad_parameter(r, event_filters[i].param, msg);
+			free(msg);
+			return;
+		}
+		snprintf((char *)&f + event_filters[i].offset, TD_ID_MAX, "%s", v);
+	}
+	sub = events_subscribe(req->svc->events, &f,
+	    http_request_header(req, "Last-Event-ID"));
+	if (sub == NULL) {
+		http_error(r, TD_UNAVAILABLE, NULL, "%d event streams are open already; "
+		    "close one and retry.", EVENTS_MAX_SUBS);
+		http_add_header(r, "Retry-After", "1");
+		return;
+	}
+	http_stream(r, 200, events_sub_read, events_sub_free, sub);
+	http_add_header(r, "Content-Type", "text/event-stream");
+	http_add_header(r, "X-Accel-Buffering", "no");
+}
+
+/* One stored event as the stream showed it, plus its streamId. */
+static cJSON *
+history_row(sqlite3_stmt *s)
+{
+	cJSON *o = cJSON_CreateObject();
+	const char *data = (const char *)sqlite3_column_text(s, 7);
+	cJSON *d = data ? json_parse(data, strlen(data)) : NULL;
+	static const char *const ids[] = { "projectId", "sessionId", "runId" };
+
+	cJSON_AddNumberToObject(o, "seq", (double)sqlite3_column_int64(s, 0));
+	cJSON_AddStringToObject(o, "type", (const char *)sqlite3_column_text(s, 1));
+	cJSON_AddStringToObject(o, "time", (const char *)sqlite3_column_text(s, 2));
+	for (int i = 0; i < 3; i++) {
+		const char *v = (const char *)sqlite3_column_text(s, 3 + i);
+		if (v != NULL)
+			cJSON_AddStringToObject(o, ids[i], v);
+		else
+			cJSON_AddNullToObject(o, ids[i]);
+	}
+	cJSON_AddStringToObject(o, "streamId", (const char *)sqlite3_column_text(s, 6));
+	cJSON_AddItemToObject(o, "data", d ? d : cJSON_CreateObject());
+	return o;
+}
+
+/* Parses an optional non-negative integer query argument; false after answering 400. */
+static bool
+query_count(struct http_request *req, struct http_response *r, const char *name,
+    long long min, long long max, long long *out)
+{
+	const char *v = http_query(req, name);
+	char *end, *msg;
+	long long n;
+
+	if (v == NULL)
+		return true;
+	n = strtoll(v, &end, 10);
+	if (*v == '\0' || *end != '\0' || n < min || n > max) {
+		msg = xasprintf("%s must be an integer from %lld to %lld", name, min, max);
+		bad_parameter(r, name, msg);
+		free(msg);
+		return false;
+	}
+	*out = n;
+	return true;
+}
+
+void
+route_runs_events(struct http_request *req, struct http_response *r)
+{
+	struct store *st = req->svc->store;
+	const char *id = req->params[0];
+	long long after = 0, limit = HISTORY_LIMIT, last = 0;
+	sqlite3_stmt *s;
+	bool exists;
+	cJSON *arr;
+	int n = 0;
+
+	if (!query_count(req, r, "after", 0, (1LL << 53), &after) ||
+	    !query_count(req, r, "limit", 1, HISTORY_LIMIT, &limit))
+		return;
+	if (!td_id_valid(id, "run"))
+		return http_not_found(r, "run", id);
+	events_flush(req->svc->events);
+	store_lock(st);
+	s = store_stmt(st, "SELECT 1 FROM runs WHERE id = ?1");
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	exists = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_reset(s);
+	if (!exists) {
+		store_unlock(st);
+		return http_not_found(r, "run", id);
+	}
+	arr = cJSON_CreateArray();
+	s = store_stmt(st, "SELECT seq, type, time, project_id, session_id, run_id, stream_id,"
+	    " data FROM run_events WHERE run_id = ?1 AND seq > ?2 ORDER BY id LIMIT ?3");
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, after);
+	sqlite3_bind_int64(s, 3, limit + 1);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		if (++n > limit)
+			break;
+		cJSON_AddItemToArray(arr, history_row(s));
+		last = sqlite3_column_int64(s, 0);
+	}
+	sqlite3_reset(s);
+	store_unlock(st);
+	if (n > limit) {
+		char *link = xasprintf("</api/v1/runs/%s/events?after=%lld&limit=%lld>; "
+		    "rel=\"next\"", id, last, limit);
+		http_add_header(r, "Link", link);
+		free(link);
+	}
+	http_json(r, 200, arr);
+}
