@@ -76,6 +76,7 @@ extern const struct cli_cmd cmd_sessions_config_set_entry;
 extern const struct cli_cmd cmd_artifacts_list_entry;
 extern const struct cli_cmd cmd_artifacts_show_entry;
 extern const struct cli_cmd cmd_artifacts_download_entry;
+extern const struct cli_cmd cmd_events_entry;
 
 /* main.c */
 /* The last value of an option, or NULL when not given. */
@@ -95,6 +96,23 @@ int cli_usage_error(const struct cli *cli, const char *fmt, ...)
 int cli_fail(const struct td_error *err);
 /* The exit code of an error, without printing it. */
 int cli_exit_code(const struct td_error *err);
+
+/* cmd-events.c */
+/* cli_follow_run's answer when the stream broke: wait for the run another way. */
+#define CLI_FOLLOW_LOST (-1)
+/*
+ * Subscribes to the events of a project (and session, when not NULL) and
+ * waits until the stream is up, before a run starts; NULL (and a note on
+ * stderr) when it cannot.
+ */
+struct td_events *cli_events_for_run(struct cli *cli, const char *project_id,
+    const char *session_id);
+/*
+ * Prints run_id's events from ev (consumed) until run.finished: output to
+ * stdout as it comes, tools and progress to stderr.  The exit code as for
+ * run --wait, CLI_EXIT_INTERRUPTED on Ctrl-C, or CLI_FOLLOW_LOST.
+ */
+int cli_follow_run(struct cli *cli, struct td_events *ev, const char *run_id);
 
 /* output.c */
 struct out_table {

@@ -30,6 +30,7 @@ static const struct cli_option run_options[] = {
 	{ "idempotency-key", true },
 	{ "wait", false },
 	{ "wait-timeout", true },
+	{ "follow", false },
 	{ NULL, false }
 };
 
@@ -55,10 +56,12 @@ const struct cli_cmd cmd_run_entry = {
 	"run", NULL,
 	"--project P [--session S] [--cwd DIR] [--permission PROFILE] [--plan-first]\n"
 	"    [--provider X] [--model M] [--effort E] [--idempotency-key K]\n"
-	"    [--wait [--wait-timeout SECONDS]] PROMPT",
+	"    [--wait [--wait-timeout SECONDS] | --follow] PROMPT",
 	"Start a run and print its id and session.  With --wait, wait until it ends\n"
 	"and print its status and output (exit 1 when it failed or was cancelled,\n"
-	"3 when --wait-timeout SECONDS passed first: the run goes on).",
+	"3 when --wait-timeout SECONDS passed first: the run goes on).  With\n"
+	"--follow, print its output as it comes (tools and progress on stderr)\n"
+	"until it ends; exit codes as for --wait.",
 	run_options, 1, 1, cmd_run_exec
 };
 
@@ -227,7 +230,8 @@ cmd_run_exec(struct cli *cli, int argc, char **argv)
 		.model = cli_get(cli, "model"),
 		.effort = cli_get(cli, "effort"),
 	};
-	bool wait = cli_has(cli, "wait");
+	bool wait = cli_has(cli, "wait"), follow = cli_has(cli, "follow");
+	struct td_events *events = NULL;
 	char *project = NULL, *cwd;
 	long timeout_ms = 0;
 	struct td_error err;
@@ -242,6 +246,8 @@ cmd_run_exec(struct cli *cli, int argc, char **argv)
 		return cli_usage_error(cli, "--wait-timeout SECONDS goes with --wait");
 	if (timeout_text != NULL && (timeout_ms = runs_parse_seconds(timeout_text)) < 0)
 		return cli_usage_error(cli, "--wait-timeout takes a positive number of seconds");
+	if (follow && wait)
+		return cli_usage_error(cli, "--follow and --wait do not go together");
 	opts.idempotency_key = cli_get(cli, "idempotency-key");
 	cwd = runs_absolute_cwd(cli_get(cli, "cwd"));
 	if (cli_get(cli, "cwd") != NULL && cwd == NULL) {
@@ -256,10 +262,22 @@ cmd_run_exec(struct cli *cli, int argc, char **argv)
 	}
 	if (rq.project == NULL)
 		rq.project = project = runs_session_project(cli, rq.session_id, &rc);
+	/* Subscribed before the run starts, so that none of its events is missed. */
+	if (rq.project != NULL && follow)
+		events = cli_events_for_run(cli, rq.project, rq.session_id);
 	if (rq.project != NULL) {
 		if (td_start_run(cli->client, &rq, &opts, &r, &err) != TD_OK)
 			rc = cli_fail(&err);
-		else {
+		else if (follow) {
+			fprintf(stderr, "taskdeck: run %s in session %s\n", r->id,
+			    r->session_id);
+			rc = events != NULL ? cli_follow_run(cli, events, r->id) :
+			    CLI_FOLLOW_LOST;
+			events = NULL;
+			if (rc == CLI_FOLLOW_LOST)
+				rc = runs_wait_and_print(cli, r->id, timeout_ms);
+			td_run_free(r);
+		} else {
 			if (!wait && cli->json)
 				out_json(r->json);
 			else if (!cli->json) {
@@ -274,6 +292,7 @@ cmd_run_exec(struct cli *cli, int argc, char **argv)
 			td_run_free(r);
 		}
 	}
+	td_events_close(events);
 	free(project);
 	free(cwd);
 	return rc;

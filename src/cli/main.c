@@ -35,6 +35,7 @@ static const struct cli_cmd *const cli_cmds[] = {
 	&cmd_artifacts_list_entry,
 	&cmd_artifacts_show_entry,
 	&cmd_artifacts_download_entry,
+	&cmd_events_entry,
 	NULL
 };
 

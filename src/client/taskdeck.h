@@ -529,6 +529,103 @@ TD_API enum td_code td_download_artifact_to_file(struct td_client *client,
     const struct td_download_options *dl, const struct td_request_options *opts,
     struct td_download_info *info, struct td_error *err);
 
+/* --- Events -------------------------------------------------------------- */
+
+/*
+ * Events queued and not yet taken by td_events_next.  When one more arrives
+ * and the consumer takes none within TD_EVENTS_OVERFLOW_GRACE_MS (reading
+ * pauses meanwhile), the stream fails with TD_EVENT_STREAM_OVERFLOW.
+ */
+#define TD_EVENTS_MAX_BACKLOG 1024
+#define TD_EVENTS_OVERFLOW_GRACE_MS 250
+/* Largest frame accepted from the stream, in bytes. */
+#define TD_EVENTS_MAX_FRAME (1024 * 1024)
+/* Default td_events_options.idle_timeout_ms. */
+#define TD_EVENTS_IDLE_TIMEOUT_MS 30000
+
+struct td_events;	/* opaque subscription to GET /api/v1/events */
+
+/* One event of the stream (docs/events.md).  NULL members were null or absent. */
+struct td_event {
+	long long seq;		/* the service's counter; gaps are other events */
+	char *stream_id;	/* the stream (service start) it was sent on */
+	char *type;		/* "run.output", ..., or "stream.resync-required" */
+	char *time;		/* RFC 3339, set by the service when it emitted the event */
+	char *project_id;
+	char *session_id;
+	char *run_id;
+	char *data_json;	/* the data member as JSON text ("null" when absent) */
+	char *json;		/* the whole event as the service sent it */
+};
+
+/* An event passes when it matches every member given; NULL members match all. */
+struct td_event_filter {
+	const char *project_id;
+	const char *session_id;
+	const char *run_id;
+};
+
+struct td_events_options {
+	long idle_timeout_ms;	/* no frame (event or heartbeat) for this long fails the stream; 0: 30000 */
+	const char *last_event_id;	/* "<streamId>:<seq>" to resume after, or NULL */
+};
+
+/*
+ * Subscribes to the event stream: a worker thread opens GET /api/v1/events
+ * (no overall deadline; the idle timeout instead) and queues what arrives.
+ * filter and opts may be NULL.  The client must outlive the subscription.
+ * Free with td_events_close.
+ */
+TD_API enum td_code td_events_open(struct td_client *client,
+    const struct td_event_filter *filter, const struct td_events_options *opts,
+    struct td_events **out, struct td_error *err);
+/*
+ * A new subscription with the filter and idle timeout of old that resumes
+ * after the last event old yielded (td_events_last_id): the service replays
+ * what came since, without gap or duplicate, or yields
+ * stream.resync-required when it cannot.  old is only read; close it too.
+ */
+TD_API enum td_code td_events_reopen(struct td_client *client,
+    const struct td_events *old, struct td_events **out, struct td_error *err);
+/*
+ * Waits (timeout_ms < 0: without limit) until the stream is up: TD_OK once
+ * the service's stream.hello arrived; else the error that ended the stream
+ * (TD_CONNECTION_FAILED, a service error such as TD_UNAVAILABLE, ...), or
+ * TD_TIMEOUT when neither came in time.
+ */
+TD_API enum td_code td_events_ready(struct td_events *ev, long timeout_ms,
+    struct td_error *err);
+/*
+ * The next event, in the stream's order; caller frees *out with
+ * td_event_free.  stream.hello and heartbeats are never yielded;
+ * stream.resync-required is (re-read what you show over HTTP).
+ * timeout_ms < 0 waits without limit, 0 only looks.  TD_TIMEOUT when none
+ * came in time: not fatal, call again.  Once the events queued before it are
+ * taken, a failure of the stream is returned by every later call:
+ * TD_EVENT_STREAM_OVERFLOW (more than TD_EVENTS_MAX_BACKLOG events waited),
+ * TD_EVENT_STREAM_IDLE_TIMEOUT, TD_EVENT_STREAM_INVALID_MESSAGE (a frame
+ * that is not a valid event, or larger than TD_EVENTS_MAX_FRAME),
+ * TD_CONNECTION_FAILED (the connection ended), or the service's error.
+ * Resume with td_events_reopen.  TD_CANCELLED when td_events_close runs.
+ */
+TD_API enum td_code td_events_next(struct td_events *ev, long timeout_ms,
+    struct td_event **out, struct td_error *err);
+/* Readable while td_events_next would not block (an event or a failure waits); for poll(). */
+TD_API int td_events_fd(const struct td_events *ev);
+/*
+ * "<streamId>:<seq>" of the last event yielded (before any: the position
+ * the subscription started at), or NULL when not known yet; free() it.
+ */
+TD_API char *td_events_last_id(const struct td_events *ev);
+/*
+ * Stops the worker and frees ev; may be called from any thread, also while
+ * another waits in td_events_next or td_events_ready (which then return
+ * TD_CANCELLED before ev goes away).  Prompt: it does not wait for the
+ * network.  NULL is fine.
+ */
+TD_API void td_events_close(struct td_events *ev);
+TD_API void td_event_free(struct td_event *event);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,489 @@
+/* taskdeck events, and the live part of taskdeck run --follow */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "cli.h"
+#include "json.h"
+#include "xalloc.h"
+
+/* Longest data summary on a readable line, in bytes. */
+#define EVENTS_SUMMARY_MAX 160
+/* Reconnect delays: from the first to the cap, doubling. */
+#define EVENTS_BACKOFF_FIRST_MS 500
+#define EVENTS_BACKOFF_MAX_MS 10000
+
+static int cmd_events_exec(struct cli *, int, char **);
+
+static const struct cli_option events_options[] = {
+	{ "project", true },
+	{ "session", true },
+	{ "run", true },
+	{ NULL, false }
+};
+
+const struct cli_cmd cmd_events_entry = {
+	"events", NULL, "[--project P] [--session S] [--run R]",
+	"Print events as they happen until Ctrl-C: time, type, ids and a short\n"
+	"summary (with --json, one event object per line).  A lost connection is\n"
+	"resumed where it stopped.",
+	events_options, 0, 0, cmd_events_exec
+};
+
+/* Written by the SIGINT handler; polled with the stream. */
+static int events_sigpipe[2] = { -1, -1 };
+
+static void
+events_on_sigint(int sig)
+{
+	int saved_errno = errno;
+	ssize_t n = write(events_sigpipe[1], "x", 1);
+
+	(void)sig;
+	(void)n;
+	errno = saved_errno;
+}
+
+/* Routes SIGINT to the pipe; false when no pipe could be made. */
+static bool
+events_catch_sigint(struct sigaction *old)
+{
+	struct sigaction sa = { .sa_handler = events_on_sigint };
+
+	if (pipe2(events_sigpipe, O_CLOEXEC | O_NONBLOCK) != 0)
+		return false;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, old);
+	return true;
+}
+
+static void
+events_release_sigint(const struct sigaction *old)
+{
+	sigaction(SIGINT, old, NULL);
+	close(events_sigpipe[0]);
+	close(events_sigpipe[1]);
+	events_sigpipe[0] = events_sigpipe[1] = -1;
+}
+
+/*
+ * Waits up to timeout_ms (< 0: no limit) for the stream's fd or Ctrl-C;
+ * false on Ctrl-C.
+ */
+static bool
+events_poll(const struct td_events *ev, long timeout_ms)
+{
+	struct pollfd pfd[2] = {
+		{ .fd = events_sigpipe[0], .events = POLLIN },
+		{ .fd = ev != NULL ? td_events_fd(ev) : -1, .events = POLLIN },
+	};
+
+	if (poll(pfd, 2, timeout_ms < 0 ? -1 : (int)timeout_ms) < 0 && errno != EINTR)
+		return true;
+	return (pfd[0].revents & POLLIN) == 0;
+}
+
+/*
+ * Appends s made safe for a terminal: control characters become '?', except
+ * newlines (kept when keep_newlines, else a space) and tabs.
+ */
+static void
+events_clean(struct buf *b, const char *s, bool keep_newlines)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (; *p != '\0'; p++) {
+		if (*p == '\n')
+			buf_appends(b, keep_newlines ? "\n" : " ");
+		else if (*p == '\t')
+			buf_appends(b, "\t");
+		else if (*p < 0x20 || *p == 0x7f)
+			buf_appends(b, "?");
+		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+			buf_appends(b, "?");
+			p++;
+		} else
+			buf_append(b, p, 1);
+	}
+}
+
+/* Members of data named by a space-separated list, joined by sep. */
+static void
+events_fields(struct buf *b, const cJSON *data, const char *const *keys)
+{
+	bool first = true;
+
+	for (; *keys != NULL; keys++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(data, *keys);
+		char *text;
+
+		if (v == NULL || cJSON_IsNull(v))
+			continue;
+		if (!first)
+			buf_appends(b, " ");
+		first = false;
+		if (cJSON_IsString(v))
+			events_clean(b, v->valuestring, false);
+		else {
+			text = json_print(v);
+			events_clean(b, text, false);
+			free(text);
+		}
+	}
+}
+
+/* What a readable line shows of each type's data; others show the JSON. */
+static const struct events_summary {
+	const char *type;
+	const char *keys[5];
+} events_summaries[] = {
+	{ "run.output", { "delta" } },
+	{ "run.queued", { "status" } },
+	{ "run.started", { "status" } },
+	{ "run.progress", { "phase", "message" } },
+	{ "run.tool", { "name", "status", "summary" } },
+	{ "run.permission", { "tool", "status", "summary" } },
+	{ "run.attention", { "attention" } },
+	{ "run.finished", { "status", "error" } },
+	{ "stream.resync-required", { "reason" } },
+	{ "session.updated", { "id", "title" } },
+	{ "project.updated", { "id", "name" } },
+	{ "artifact.saved", { "id", "name", "path" } },
+};
+
+/* A short, one-line summary of an event's data into b. */
+static void
+events_summary(struct buf *b, const struct td_event *e)
+{
+	cJSON *data = json_parse(e->data_json, strlen(e->data_json));
+	size_t start = b->len;
+
+	for (size_t i = 0; i < sizeof events_summaries / sizeof events_summaries[0]; i++) {
+		if (strcmp(e->type, events_summaries[i].type) == 0) {
+			events_fields(b, data, events_summaries[i].keys);
+			goto cut;
+		}
+	}
+	events_clean(b, e->data_json, false);
+cut:
+	if (b->len - start > EVENTS_SUMMARY_MAX) {
+		size_t n = start + EVENTS_SUMMARY_MAX;
+
+		/* Do not cut a UTF-8 sequence. */
+		while (n > start && ((unsigned char)b->data[n] & 0xc0) == 0x80)
+			n--;
+		b->len = n;
+		b->data[n] = '\0';
+		buf_appends(b, "...");
+	}
+	cJSON_Delete(data);
+}
+
+/* One readable line: time, type, the most specific id, the summary. */
+static void
+events_print_line(const struct td_event *e)
+{
+	const char *t = e->time != NULL ? strchr(e->time, 'T') : NULL;
+	const char *id = e->run_id != NULL ? e->run_id : e->session_id != NULL ?
+	    e->session_id : e->project_id;
+	struct buf b;
+
+	buf_init(&b, 0);
+	buf_printf(&b, "%.12s  %-16s %s  ", t != NULL ? t + 1 : "-", e->type,
+	    id != NULL ? id : "-");
+	events_summary(&b, e);
+	puts(b.data);
+	buf_free(&b);
+}
+
+/* Prints one event of `taskdeck events`. */
+static void
+events_print(const struct cli *cli, const struct td_event *e)
+{
+	if (cli->json)
+		out_json(e->json);
+	else if (strcmp(e->type, "stream.resync-required") == 0) {
+		struct buf b;
+
+		buf_init(&b, 0);
+		events_summary(&b, e);
+		printf("-- resync required (%s): events were missed; re-read what "
+		    "you need with `taskdeck runs show` / `sessions list`\n", b.data);
+		buf_free(&b);
+	} else
+		events_print_line(e);
+	fflush(stdout);
+}
+
+/* Failures after which reconnecting cannot help. */
+static bool
+events_permanent(enum td_code code)
+{
+	static const enum td_code permanent[] = {
+		TD_UNAUTHORIZED, TD_FORBIDDEN, TD_INVALID_REQUEST, TD_NOT_FOUND,
+		TD_METHOD_NOT_ALLOWED, TD_INVALID_ARGUMENT,
+	};
+
+	for (size_t i = 0; i < sizeof permanent / sizeof permanent[0]; i++) {
+		if (code == permanent[i])
+			return true;
+	}
+	return false;
+}
+
+/* Waits for stream.hello while watching Ctrl-C; TD_CANCELLED on Ctrl-C. */
+static enum td_code
+events_await_ready(struct td_events *ev, long timeout_ms, struct td_error *err)
+{
+	enum td_code rc;
+
+	for (long waited = 0; ; waited += 100) {
+		rc = td_events_ready(ev, 100, err);
+		if (rc != TD_TIMEOUT || (timeout_ms >= 0 && waited >= timeout_ms))
+			return rc;
+		if (!events_poll(NULL, 0))
+			return TD_CANCELLED;
+	}
+}
+
+/*
+ * Replaces a broken stream by a resumed one, after a growing delay; the
+ * service is found again each time (a restarted one may have a new port).
+ * False on Ctrl-C or a failure that reconnecting cannot mend (printed).
+ */
+static bool
+events_reconnect(struct cli *cli, struct td_events **ev, const struct td_error *why,
+    int *rc)
+{
+	struct td_connect_options opts = { .request_timeout_ms = cli->timeout_ms };
+	long delay = EVENTS_BACKOFF_FIRST_MS;
+	struct td_events *fresh;
+	struct td_client *client;
+	struct td_error err = *why;
+
+	for (;;) {
+		if (events_permanent(err.code)) {
+			*rc = cli_fail(&err);
+			return false;
+		}
+		fprintf(stderr, "taskdeck: event stream lost (%s: %s); reconnecting "
+		    "in %.1f s\n", err.code_name, err.message, delay / 1000.0);
+		if (!events_poll(NULL, delay))
+			return false;
+		delay = delay * 2 > EVENTS_BACKOFF_MAX_MS ? EVENTS_BACKOFF_MAX_MS :
+		    delay * 2;
+		if (td_connect(&client, &opts, &err) != TD_OK)
+			continue;
+		if (td_events_reopen(client, *ev, &fresh, &err) != TD_OK) {
+			td_client_free(client);
+			continue;
+		}
+		switch (events_await_ready(fresh, -1, &err)) {
+		case TD_OK:
+			td_events_close(*ev);
+			td_client_free(cli->client);
+			cli->client = client;
+			*ev = fresh;
+			fprintf(stderr, "taskdeck: reconnected; resuming the event stream\n");
+			return true;
+		case TD_CANCELLED:
+			td_events_close(fresh);
+			td_client_free(client);
+			return false;
+		default:
+			td_events_close(fresh);
+			td_client_free(client);
+			break;
+		}
+	}
+}
+
+/* taskdeck events [--project P] [--session S] [--run R] */
+static int
+cmd_events_exec(struct cli *cli, int argc, char **argv)
+{
+	struct td_event_filter filter = {
+		.project_id = cli_get(cli, "project"),
+		.session_id = cli_get(cli, "session"),
+		.run_id = cli_get(cli, "run"),
+	};
+	struct sigaction old;
+	struct td_events *ev;
+	struct td_event *e;
+	struct td_error err;
+	enum td_code code;
+	int rc;
+
+	(void)argc;
+	(void)argv;
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+		return rc;
+	if (!events_catch_sigint(&old)) {
+		fprintf(stderr, "taskdeck: cannot make a pipe: %s\n", strerror(errno));
+		return CLI_EXIT_SERVICE;
+	}
+	if (td_events_open(cli->client, &filter, NULL, &ev, &err) != TD_OK) {
+		events_release_sigint(&old);
+		return cli_fail(&err);
+	}
+	code = events_await_ready(ev, -1, &err);
+	if (code != TD_OK && code != TD_CANCELLED)
+		rc = cli_fail(&err);
+	while (code == TD_OK) {
+		if (!events_poll(ev, -1))
+			break;
+		code = td_events_next(ev, 0, &e, &err);
+		if (code == TD_OK) {
+			if (strcmp(e->type, "stream.resync-required") == 0 && !cli->json)
+				fprintf(stderr, "taskdeck: the stream asks for a resync\n");
+			events_print(cli, e);
+			td_event_free(e);
+		} else if (code == TD_TIMEOUT)
+			code = TD_OK;
+		else if (events_reconnect(cli, &ev, &err, &rc))
+			code = TD_OK;
+	}
+	td_events_close(ev);
+	events_release_sigint(&old);
+	return rc;
+}
+
+struct td_events *
+cli_events_for_run(struct cli *cli, const char *project_id, const char *session_id)
+{
+	struct td_event_filter filter = {
+		.project_id = project_id,
+		.session_id = session_id,
+	};
+	struct td_events *ev;
+	struct td_error err;
+	long wait = cli->timeout_ms > 0 ? cli->timeout_ms : TD_DEFAULT_TIMEOUT_MS;
+
+	if (td_events_open(cli->client, &filter, NULL, &ev, &err) != TD_OK)
+		goto fail;
+	if (td_events_ready(ev, wait, &err) == TD_OK)
+		return ev;
+	td_events_close(ev);
+fail:
+	fprintf(stderr, "taskdeck: no live events (%s: %s); waiting for the end "
+	    "of the run instead\n", err.code_name, err.message);
+	return NULL;
+}
+
+/* Prints one event of the followed run: output to stdout, the rest to stderr. */
+static void
+events_follow_print(const struct cli *cli, const struct td_event *e, bool *at_bol)
+{
+	cJSON *data;
+	const char *delta;
+	struct buf b;
+
+	if (cli->json) {
+		out_json(e->json);
+		fflush(stdout);
+		return;
+	}
+	buf_init(&b, 0);
+	if (strcmp(e->type, "run.output") == 0) {
+		data = json_parse(e->data_json, strlen(e->data_json));
+		if ((delta = json_get_string(data, "delta")) != NULL && *delta != '\0') {
+			events_clean(&b, delta, true);
+			fputs(b.data, stdout);
+			fflush(stdout);
+			*at_bol = b.data[b.len - 1] == '\n';
+		}
+		cJSON_Delete(data);
+	} else if (strcmp(e->type, "run.tool") == 0 ||
+	    strcmp(e->type, "run.progress") == 0 ||
+	    strcmp(e->type, "run.permission") == 0 ||
+	    strcmp(e->type, "run.attention") == 0) {
+		events_summary(&b, e);
+		fprintf(stderr, "[%s] %s\n", e->type + 4, b.data);
+	}
+	buf_free(&b);
+}
+
+/* The exit code for run.finished, and its message on stderr. */
+static int
+events_follow_end(const struct td_event *e, const char *run_id, bool at_bol)
+{
+	cJSON *data = json_parse(e->data_json, strlen(e->data_json));
+	const char *status = json_get_string(data, "status");
+	const cJSON *error = cJSON_GetObjectItemCaseSensitive(data, "error");
+	int rc;
+
+	if (!at_bol) {
+		putchar('\n');
+		fflush(stdout);
+	}
+	rc = status != NULL && strcmp(status, "completed") == 0 ? CLI_EXIT_OK :
+	    CLI_EXIT_SERVICE;
+	if (rc != CLI_EXIT_OK) {
+		fprintf(stderr, "taskdeck: run %s %s", run_id,
+		    status != NULL ? status : "ended");
+		if (json_get_string(error, "code") != NULL) {
+			fprintf(stderr, ": %s: %s", json_get_string(error, "code"),
+			    json_get_string(error, "message") != NULL ?
+			    json_get_string(error, "message") : "");
+		}
+		fputc('\n', stderr);
+	}
+	cJSON_Delete(data);
+	return rc;
+}
+
+int
+cli_follow_run(struct cli *cli, struct td_events *ev, const char *run_id)
+{
+	struct sigaction old;
+	bool at_bol = true;
+	struct td_event *e;
+	struct td_error err;
+	int rc = CLI_FOLLOW_LOST;
+
+	if (!events_catch_sigint(&old)) {
+		td_events_close(ev);
+		return CLI_FOLLOW_LOST;
+	}
+	for (;;) {
+		if (!events_poll(ev, -1)) {
+			fprintf(stderr, "\ntaskdeck: stopped following; run %s goes on "
+			    "(`taskdeck runs cancel %s` cancels it)\n", run_id, run_id);
+			rc = CLI_EXIT_INTERRUPTED;
+			break;
+		}
+		if (td_events_next(ev, 0, &e, &err) != TD_OK) {
+			if (err.code == TD_TIMEOUT)
+				continue;
+			fprintf(stderr, "%staskdeck: event stream lost (%s: %s); waiting "
+			    "for the end of the run instead\n", at_bol ? "" : "\n",
+			    err.code_name, err.message);
+			break;
+		}
+		if (strcmp(e->type, "stream.resync-required") == 0) {
+			fprintf(stderr, "%staskdeck: events were missed; waiting for the "
+			    "end of the run instead\n", at_bol ? "" : "\n");
+			td_event_free(e);
+			break;
+		}
+		if (e->run_id != NULL && strcmp(e->run_id, run_id) == 0) {
+			events_follow_print(cli, e, &at_bol);
+			if (strcmp(e->type, "run.finished") == 0) {
+				rc = cli->json ? events_follow_end(e, run_id, true) :
+				    events_follow_end(e, run_id, at_bol);
+				td_event_free(e);
+				break;
+			}
+		}
+		td_event_free(e);
+	}
+	td_events_close(ev);
+	events_release_sigint(&old);
+	return rc;
+}
