@@ -20,6 +20,7 @@
 	TD_ERROR(STALE_WRITE, "stale_write", 409, "The resource changed since it was read; re-read it and write again.") \
 	TD_ERROR(STALE_PLAN, "stale_plan", 409, "The plan changed since it was read.") \
 	TD_ERROR(PLAN_NOT_PENDING, "plan_not_pending", 409, "No plan is awaiting a decision.") \
+	TD_ERROR(PERMISSION_NOT_PENDING, "permission_not_pending", 409, "The permission prompt was already answered.") \
 	TD_ERROR(SESSION_BUSY, "session_busy", 409, "A run is already active in this session.") \
 	TD_ERROR(CWD_MISMATCH, "cwd_mismatch", 409, "The working directory does not match the session's directory.") \
 	TD_ERROR(PAYLOAD_TOO_LARGE, "payload_too_large", 413, "The request body is too large.") \
