@@ -121,12 +121,11 @@ sse_set_retry(struct sse_parser *p, const char *v, size_t n)
 	p->retry = r;
 }
 
-/* One complete line, without its end. */
+/* One complete line of n bytes at l, without its end. */
 static int
-sse_line(struct sse_parser *p)
+sse_line(struct sse_parser *p, const char *l, size_t n)
 {
-	const char *l = p->line.data ? p->line.data : "";
-	size_t n = p->line.len, flen, vlen;
+	size_t flen, vlen;
 	const char *colon, *v;
 	int rc = SSE_OK;
 
@@ -191,9 +190,22 @@ sse_skip_bom(struct sse_parser *p, const char *buf, size_t len, int *rc)
 	return i;
 }
 
+/* The first c in [from, end), or end; cached when it is still ahead. */
+static const char *
+sse_find(const char *from, const char *end, int c, const char *cached)
+{
+	const char *f;
+
+	if (cached != NULL && cached >= from)
+		return cached;
+	f = memchr(from, c, (size_t)(end - from));
+	return f != NULL ? f : end;
+}
+
 int
 sse_feed(struct sse_parser *p, const char *buf, size_t len)
 {
+	const char *end = buf + len, *lf = NULL, *cr = NULL, *eol;
 	size_t i;
 	int rc = SSE_OK;
 
@@ -201,8 +213,6 @@ sse_feed(struct sse_parser *p, const char *buf, size_t len)
 		return p->error;
 	i = sse_skip_bom(p, buf, len, &rc);
 	while (rc == SSE_OK && i < len) {
-		size_t j = i;
-
 		if (p->after_cr) {
 			p->after_cr = false;
 			if (buf[i] == '\n') {
@@ -210,14 +220,22 @@ sse_feed(struct sse_parser *p, const char *buf, size_t len)
 				continue;
 			}
 		}
-		while (j < len && buf[j] != '\n' && buf[j] != '\r')
-			j++;
-		rc = sse_line_append(p, buf + i, j - i);
-		if (rc != SSE_OK || j == len)
+		/* Both searches stay valid until the line passes them: linear. */
+		lf = sse_find(buf + i, end, '\n', lf);
+		cr = sse_find(buf + i, end, '\r', cr);
+		eol = lf < cr ? lf : cr;
+		if (eol == end) {
+			rc = sse_line_append(p, buf + i, len - i);
 			break;
-		p->after_cr = buf[j] == '\r';
-		rc = sse_line(p);
-		i = j + 1;
+		}
+		/* A line whole in buf is read in place; else it ends what was kept. */
+		if (p->line.len == 0) {
+			rc = sse_fits(p, (size_t)(eol - buf) - i) ?
+			    sse_line(p, buf + i, (size_t)(eol - buf) - i) : SSE_TOO_BIG;
+		} else if ((rc = sse_line_append(p, buf + i, (size_t)(eol - buf) - i)) == SSE_OK)
+			rc = sse_line(p, p->line.data, p->line.len);
+		p->after_cr = *eol == '\r';
+		i = (size_t)(eol - buf) + 1;
 	}
 	p->error = rc;
 	return rc;

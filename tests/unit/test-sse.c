@@ -326,3 +326,44 @@ Test(sse, last_id_and_retry_are_readable)
 	sse_free(NULL);
 	buf_free(&s.log);
 }
+
+Test(sse, lines_whole_in_one_piece_are_bounded_too)
+{
+	struct seen s;
+	struct sse_parser *p;
+	char text[300];
+
+	/* A complete 200-byte line (a comment), read in place, passes a 64-byte limit. */
+	memcpy(text, ": pad ", 6);
+	memset(text + 6, 'a', 194);
+	memcpy(text + 200, "\n\n", 2);
+	seen_init(&s);
+	p = sse_new(64, record, &s);
+	cr_expect_eq(sse_feed(p, text, 202), SSE_TOO_BIG);
+	sse_free(p);
+	cr_expect_eq(s.count, 0);
+	buf_free(&s.log);
+}
+
+Test(sse, many_events_in_one_piece_with_cr_endings)
+{
+	struct buf text, want;
+	struct seen s;
+	struct sse_parser *p;
+
+	buf_init(&text, 0);
+	buf_init(&want, 0);
+	for (int i = 0; i < 500; i++) {
+		buf_printf(&text, "id: %d\rdata: e%d\r\r", i, i);
+		buf_printf(&want, "message|%d|-1|e%d\n", i, i);
+	}
+	seen_init(&s);
+	p = sse_new(64, record, &s);
+	cr_expect_eq(sse_feed(p, text.data, text.len), SSE_OK);
+	sse_free(p);
+	cr_expect_eq(s.count, 500);
+	cr_expect_str_eq(s.log.data, want.data);
+	buf_free(&s.log);
+	buf_free(&text);
+	buf_free(&want);
+}
