@@ -23,8 +23,7 @@
 
 struct sub {
 	struct td_events *ev;
-	pthread_t thread;
-	int runs;		/* run.finished events to wait for */
+	int runs;		/* run.finished events still to wait for */
 	long long events, outputs;
 	double *lat_ms;		/* one per event */
 	size_t lat_len, lat_cap;
@@ -53,50 +52,77 @@ bench_mono_ms(void)
 	return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
 }
 
-/* Takes events until every run finished or the stream fails. */
-static void *
-bench_consume(void *arg)
+/* Records one event of s; false when s is done (all runs finished or dropped). */
+static bool
+bench_take(struct sub *s, struct td_event *e)
 {
-	struct sub *s = arg;
-	int finished = 0;
+	double now = bench_now_ms();
+	int64_t stamp;
+
+	s->last_mono = bench_mono_ms();
+	if (s->events++ == 0)
+		s->first_mono = s->last_mono;
+	if (e->time != NULL && td_time_parse(e->time, &stamp)) {
+		if (s->lat_len == s->lat_cap) {
+			s->lat_cap = s->lat_cap ? s->lat_cap * 2 : 16384;
+			s->lat_ms = xrealloc(s->lat_ms, s->lat_cap * sizeof *s->lat_ms);
+		}
+		s->lat_ms[s->lat_len++] = now - (double)stamp;
+		if (s->first_time == 0)
+			s->first_time = stamp;
+		s->last_time = stamp;
+	}
+	s->outputs += strcmp(e->type, "run.output") == 0;
+	if (strcmp(e->type, "stream.resync-required") == 0) {
+		s->failed = TD_EVENT_STREAM_OVERFLOW;
+		snprintf(s->message, sizeof s->message, "the service dropped "
+		    "this subscriber: stream.resync-required %.200s", e->data_json);
+		s->runs = 0;
+	}
+	s->runs -= strcmp(e->type, "run.finished") == 0;
+	td_event_free(e);
+	return s->runs > 0;
+}
+
+/*
+ * One consumer for every subscriber, as a dashboard would do it: poll() on
+ * each stream's descriptor, then drain the ready ones without blocking.
+ */
+static void
+bench_consume_all(struct sub *s, int n)
+{
+	struct pollfd *pfd = xcalloc((size_t)n, sizeof *pfd);
+	int open = n;
 	struct td_event *e;
 	struct td_error err;
-	int64_t stamp;
-	double now;
 
-	while (finished < s->runs) {
-		if (td_events_next(s->ev, 120000, &e, &err) != TD_OK) {
-			s->failed = err.code;
-			snprintf(s->message, sizeof s->message, "%s: %s", err.code_name,
-			    err.message);
+	for (int i = 0; i < n; i++)
+		pfd[i] = (struct pollfd){ .fd = td_events_fd(s[i].ev), .events = POLLIN };
+	while (open > 0) {
+		if (poll(pfd, (nfds_t)n, 120000) <= 0)
 			break;
-		}
-		now = bench_now_ms();
-		s->last_mono = bench_mono_ms();
-		if (s->events++ == 0)
-			s->first_mono = s->last_mono;
-		if (e->time != NULL && td_time_parse(e->time, &stamp)) {
-			if (s->lat_len == s->lat_cap) {
-				s->lat_cap = s->lat_cap ? s->lat_cap * 2 : 16384;
-				s->lat_ms = xrealloc(s->lat_ms, s->lat_cap * sizeof *s->lat_ms);
+		for (int i = 0; i < n; i++) {
+			if (pfd[i].fd < 0 || !(pfd[i].revents & POLLIN))
+				continue;
+			for (;;) {
+				enum td_code rc = td_events_next(s[i].ev, 0, &e, &err);
+
+				if (rc == TD_TIMEOUT)
+					break;
+				if (rc != TD_OK) {
+					s[i].failed = err.code;
+					snprintf(s[i].message, sizeof s[i].message, "%s: %s",
+					    err.code_name, err.message);
+				}
+				if (rc != TD_OK || !bench_take(&s[i], e)) {
+					pfd[i].fd = -1;
+					open--;
+					break;
+				}
 			}
-			s->lat_ms[s->lat_len++] = now - (double)stamp;
-			if (s->first_time == 0)
-				s->first_time = stamp;
-			s->last_time = stamp;
 		}
-		s->outputs += strcmp(e->type, "run.output") == 0;
-		if (strcmp(e->type, "stream.resync-required") == 0) {
-			s->failed = TD_EVENT_STREAM_OVERFLOW;
-			snprintf(s->message, sizeof s->message, "the service dropped "
-			    "this subscriber: stream.resync-required %.200s", e->data_json);
-			td_event_free(e);
-			break;
-		}
-		finished += strcmp(e->type, "run.finished") == 0;
-		td_event_free(e);
 	}
-	return NULL;
+	free(pfd);
 }
 
 static int
@@ -244,7 +270,6 @@ main(int argc, char **argv)
 			fprintf(stderr, "events-bench: subscriber %d: %s\n", i, err.message);
 			return 1;
 		}
-		pthread_create(&s[i].thread, NULL, bench_consume, &s[i]);
 	}
 	for (int i = 0; i < runs; i++) {
 		struct td_run_request rq = {
@@ -259,8 +284,8 @@ main(int argc, char **argv)
 		}
 		td_run_free(r);
 	}
+	bench_consume_all(s, subs);
 	for (int i = 0; i < subs; i++) {
-		pthread_join(s[i].thread, NULL);
 		td_events_close(s[i].ev);
 		if (s[i].failed != TD_OK) {
 			failed++;
