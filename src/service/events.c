@@ -197,11 +197,26 @@ sub_offer(struct events *ev, struct events_sub *s, struct frame *fr)
 		return;
 	if (s->qlen >= EVENTS_SUB_MAX_EVENTS || s->qbytes + fr->len > EVENTS_SUB_MAX_BYTES) {
 		struct frame *rs = resync_frame(ev, "slow-consumer");
+		struct frame *partial = NULL;
+		size_t behind = s->qlen;
 
+		/*
+		 * The backlog is of no use any more (the client must re-read what
+		 * it shows) and may never drain: drop it, keeping only a frame
+		 * already partly sent so that the stream stays well formed.
+		 */
+		if (s->off > 0)
+			partial = frame_ref(s->qfirst->f[s->qfirst->head]);
+		while (s->qlen > 0)
+			sub_pop(s);
+		if (partial != NULL) {
+			sub_push(s, partial);
+			frame_unref(partial);
+		}
 		sub_push(s, rs);
 		frame_unref(rs);
 		s->closing = true;
-		log_warn("an event subscriber fell %zu events behind; closing it", s->qlen);
+		log_warn("an event subscriber fell %zu events behind; closing it", behind);
 	} else {
 		sub_push(s, fr);
 	}

@@ -865,13 +865,13 @@ reader_event(const struct sse_event *e, void *ud)
 	    strncmp(p + 9, rd->run, strlen(rd->run)) != 0)
 		return 0;
 	if (strcmp(e->type, "run.output") == 0) {
-		p = strstr(e->data, "\"delta\":\"");
-		cr_assert_not_null(p);
-		p += 9;
-		cr_assert_not_null(strchr(p, '"'));
-		cr_assert_null(memchr(p, '\\', (size_t)(strchr(p, '"') - p)));
+		cJSON *j = cJSON_Parse(e->data);
+		const cJSON *delta = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "data"), "delta");
+
+		cr_assert(cJSON_IsString(delta), "%s", e->data);
 		rd->outputs++;
-		buf_append(&rd->deltas, p, (size_t)(strchr(p, '"') - p));
+		buf_appends(&rd->deltas, delta->valuestring);
+		cJSON_Delete(j);
 	} else if (strcmp(e->type, "run.finished") == 0) {
 		rd->finished = true;
 	}
@@ -949,25 +949,31 @@ Test(events, many_subscribers_and_one_that_never_reads)
 	cr_assert(raw_wait_for(slow, "stream.hello", 5000));
 	rss0 = rss_kib(svc.pid);
 
-	run = start_run(project, NULL, "burst", NULL);
+	/*
+	 * A paced run (a delta every 200 ms): every reader must keep up with it.
+	 * A burst would measure how fast this one test thread parses 200 copies
+	 * of it under ASan, and readers that fall behind are rightly dropped.
+	 */
+	run = start_run(project, NULL, "steady", NULL);
 	for (int i = 0; i < READERS; i++)
 		rds[i].run = run;
 	cr_assert(multi_until(m, rds, true, 60000), "not every reader saw the run finish");
 	output = run_output(run);
 	for (int i = 0; i < READERS; i++) {
 		cr_expect_not(rds[i].out_of_order, "reader %d got events out of order", i);
-		cr_expect_eq(rds[i].outputs, 10000, "reader %d got %zu deltas", i,
-		    rds[i].outputs);
+		cr_expect_gt(rds[i].outputs, 20, "reader %d got %zu deltas", i, rds[i].outputs);
 		cr_expect_str_eq(rds[i].deltas.data, output, "reader %d", i);
 	}
 
 	/*
-	 * The reader that never read is unfiltered: a second burst elsewhere
-	 * takes it past its queue and the socket buffers; it is told it is too
-	 * slow and closed.
+	 * The reader that never read is unfiltered: two bursts elsewhere take
+	 * it past its queue and the socket buffers; it is told it is too slow
+	 * and closed.
 	 */
-	free(run_output(run2 = start_run(other, NULL, "burst", NULL)));
-	free(run2);
+	for (int i = 0; i < 2; i++) {
+		free(run_output(run2 = start_run(other, NULL, "burst", NULL)));
+		free(run2);
+	}
 	rss1 = rss_kib(svc.pid);
 	cr_expect_lt(rss1 - rss0, 64 * 1024, "the service grew by %ld KiB", rss1 - rss0);
 	cr_expect(raw_read(slow, "slow-consumer", true, 10000, &seen),
