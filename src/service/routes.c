@@ -30,6 +30,13 @@ const struct route routes[] = {
 	{ "GET", "/api/v1/sessions/:id/artifacts", route_artifacts_list, 0 },
 	{ "GET", "/api/v1/artifacts/:id", route_artifacts_get, 0 },
 	{ "GET", "/api/v1/artifacts/:id/content", route_artifacts_content, 0 },
+
+	{ "GET", "/api/v1/sessions/:id/plan", route_plan_get, 0 },
+	{ "POST", "/api/v1/sessions/:id/plan/respond", route_plan_respond, ROUTE_BODY },
+
+	{ "GET", "/app/v1/permissions", route_permissions_list, 0 },
+	{ "GET", "/app/v1/permissions/:id", route_permissions_get, 0 },
+	{ "POST", "/app/v1/permissions/:id", route_permissions_answer, ROUTE_BODY },
 };
 
 const size_t routes_count = sizeof routes / sizeof routes[0];

@@ -40,4 +40,13 @@ void route_artifacts_content(struct http_request *, struct http_response *);
 void route_events_stream(struct http_request *, struct http_response *);
 void route_runs_events(struct http_request *, struct http_response *);
 
+/* route-plans.c */
+void route_plan_get(struct http_request *, struct http_response *);
+void route_plan_respond(struct http_request *, struct http_response *);
+
+/* route-permissions.c */
+void route_permissions_list(struct http_request *, struct http_response *);
+void route_permissions_get(struct http_request *, struct http_response *);
+void route_permissions_answer(struct http_request *, struct http_response *);
+
 #endif

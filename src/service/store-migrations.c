@@ -102,6 +102,43 @@ const struct migration store_migrations[] = {
 	  "  data TEXT NOT NULL"
 	  ");"
 	  "CREATE INDEX run_events_by_run ON run_events (run_id, seq);" },
+	/*
+	 * Plans (one current plan per session; request_id is the agent's pending
+	 * plan.propose while awaiting-approval) and permission prompts.
+	 */
+	{ 4,
+	  "CREATE TABLE plans ("
+	  "  session_id TEXT PRIMARY KEY REFERENCES sessions(id),"
+	  "  run_id TEXT NOT NULL REFERENCES runs(id),"
+	  "  version INTEGER NOT NULL,"
+	  "  revision INTEGER NOT NULL,"
+	  "  status TEXT NOT NULL CHECK (status IN ('awaiting-approval', 'approved',"
+	  "    'superseded', 'rejected', 'completed', 'abandoned')),"
+	  "  summary TEXT NOT NULL,"
+	  "  feedback TEXT,"
+	  "  steps TEXT NOT NULL,"		/* [{id, title, status}] */
+	  "  request_id INTEGER,"
+	  "  created_at INTEGER NOT NULL,"
+	  "  updated_at INTEGER NOT NULL"
+	  ");"
+	  "CREATE INDEX plans_by_run ON plans (run_id);"
+	  "CREATE TABLE permission_prompts ("
+	  "  id TEXT PRIMARY KEY,"
+	  "  run_id TEXT NOT NULL REFERENCES runs(id),"
+	  "  session_id TEXT NOT NULL,"
+	  "  project_id TEXT NOT NULL,"
+	  "  request_id INTEGER NOT NULL,"
+	  "  tool TEXT NOT NULL,"
+	  "  summary TEXT NOT NULL,"
+	  "  input TEXT NOT NULL,"
+	  "  status TEXT NOT NULL CHECK (status IN ('pending', 'allowed', 'denied', 'expired')),"
+	  "  decision TEXT,"
+	  "  created_at INTEGER NOT NULL,"
+	  "  answered_at INTEGER"
+	  ");"
+	  "CREATE INDEX permission_prompts_by_status ON permission_prompts (status, id);"
+	  "CREATE INDEX permission_prompts_by_run ON permission_prompts (run_id, id);"
+	  "ALTER TABLE runs ADD COLUMN allow_run INTEGER NOT NULL DEFAULT 0;" },
 };
 
 const int store_migrations_count =

@@ -29,6 +29,7 @@
 #include "ids.h"
 #include "json.h"
 #include "log.h"
+#include "plans.h"
 #include "resource.h"
 #include "runs.h"
 #include "service.h"
@@ -49,12 +50,20 @@
 /* run.progress with liveness:true, this often until the first output line. */
 #define LIVENESS_INTERVAL_MS 10000
 
+/* An answer to one of the agent's requests, decided on another thread. */
+struct queued_response {
+	long long request_id;
+	cJSON *result;
+	struct queued_response *next;
+};
+
 struct agent_run {
 	struct supervisor *sv;
 	char id[TD_ID_MAX];
-	int wake_fd;			/* eventfd: cancel or stop was asked */
+	int wake_fd;			/* eventfd: cancel, stop or a response */
 	bool cancel_requested;		/* under sv->mu */
 	bool stop_requested;		/* under sv->mu */
+	struct queued_response *responses;	/* under sv->mu, oldest first */
 	struct agent_run *next;
 };
 
@@ -284,6 +293,65 @@ on_usage(struct run_state *rs, const cJSON *msg)
 		protocol_error(rs, "a usage line without token counts");
 }
 
+/* Answers a request with an error, or not at all when code is TD_OK. */
+static void
+respond_code(struct run_state *rs, long long id, enum td_code code, char *message)
+{
+	if (code != TD_OK)
+		agent_respond_error(rs, (double)id, td_code_name(code),
+		    message ? message : td_code_default_message(code));
+	free(message);
+}
+
+/* plan.propose: stored; the answer waits for a person (supervisor_respond). */
+static void
+on_plan_propose(struct run_state *rs, long long id, const cJSON *params)
+{
+	char *message = NULL;
+
+	respond_code(rs, id, plan_propose(rs->ar->sv->svc, rs->ar->id, rs->session_id, id,
+	    params, &message), message);
+}
+
+static void
+on_plan_step(struct run_state *rs, long long id, const cJSON *params)
+{
+	char *message = NULL;
+	enum td_code code = plan_step(rs->ar->sv->svc, rs->ar->id, rs->session_id, params,
+	    &message);
+
+	if (code == TD_OK)
+		agent_respond(rs, (double)id, cJSON_CreateObject());
+	respond_code(rs, id, code, message);
+}
+
+/* permission.ask: a prompt that waits for a person, unless the run was allowed. */
+static void
+on_permission_ask(struct run_state *rs, long long id, const cJSON *params)
+{
+	char *message = NULL;
+	bool allow_now;
+	enum td_code code = prompt_ask(rs->ar->sv->svc, rs->ar->id, id, params, &allow_now,
+	    &message);
+
+	if (code == TD_OK && allow_now) {
+		cJSON *res = cJSON_CreateObject();
+		cJSON_AddStringToObject(res, "decision", "allow");
+		agent_respond(rs, (double)id, res);
+	}
+	respond_code(rs, id, code, message);
+}
+
+/* Requests whose answer may come from a person. */
+static const struct {
+	const char *method;
+	void (*fn)(struct run_state *, long long, const cJSON *);
+} person_requests[] = {
+	{ "plan.propose", on_plan_propose },
+	{ "plan.step", on_plan_step },
+	{ "permission.ask", on_permission_ask },
+};
+
 static void
 on_request(struct run_state *rs, const cJSON *msg)
 {
@@ -308,10 +376,11 @@ on_request(struct run_state *rs, const cJSON *msg)
 		free(message);
 		return;
 	}
-	if (strcmp(method, "permission.ask") == 0) {
-		agent_respond_error(rs, idv->valuedouble, "not_available", "This service "
-		    "version cannot ask for permission yet; the action is denied.");
-		return;
+	for (size_t i = 0; i < sizeof person_requests / sizeof person_requests[0]; i++) {
+		if (strcmp(method, person_requests[i].method) == 0) {
+			person_requests[i].fn(rs, (long long)idv->valuedouble, params);
+			return;
+		}
 	}
 	agent_respond_error(rs, idv->valuedouble, "unknown_method",
 	    "The service does not know this request.");
@@ -644,11 +713,27 @@ agent_reap(struct run_state *rs)
 	}
 }
 
-/* Sends cancel when asked, and kills the group once the grace period is over. */
+/* Frees a list of queued responses.  NULL ok. */
+static void
+responses_free(struct queued_response *q)
+{
+	while (q != NULL) {
+		struct queued_response *next = q->next;
+		cJSON_Delete(q->result);
+		free(q);
+		q = next;
+	}
+}
+
+/*
+ * Sends the queued responses, then cancel when asked, and kills the group
+ * once the grace period is over.
+ */
 static void
 check_cancel(struct run_state *rs)
 {
 	struct supervisor *sv = rs->ar->sv;
+	struct queued_response *q;
 	bool cancel, stop;
 	uint64_t n;
 
@@ -657,7 +742,14 @@ check_cancel(struct run_state *rs)
 	pthread_mutex_lock(&sv->mu);
 	cancel = rs->ar->cancel_requested;
 	stop = rs->ar->stop_requested;
+	q = rs->ar->responses;
+	rs->ar->responses = NULL;
 	pthread_mutex_unlock(&sv->mu);
+	for (struct queued_response *r = q; r != NULL; r = r->next) {
+		agent_respond(rs, (double)r->request_id, r->result);
+		r->result = NULL;
+	}
+	responses_free(q);
 	if ((cancel || stop) && !rs->cancel_sent) {
 		cJSON *msg = cJSON_CreateObject();
 
@@ -847,6 +939,7 @@ run_finalize(struct supervisor *sv, const char *id, const char *session_id,
 		ok = sqlite3_step(s) == SQLITE_DONE;
 		sqlite3_reset(s);
 	}
+	ok = ok && plans_run_ended(svc, id, status);
 	ok = ok ? store_commit(st) : (store_rollback(st), false);
 	cache_drop(svc->cache, id);
 	if (ok)
@@ -887,6 +980,7 @@ run_thread_done(struct agent_run *ar)
 	sv->kicked = true;
 	pthread_cond_broadcast(&sv->cond);
 	pthread_mutex_unlock(&sv->mu);
+	responses_free(ar->responses);
 	close(ar->wake_fd);
 	free(ar);
 }
@@ -1054,6 +1148,7 @@ recover(struct service *svc, char **err)
 		changed = sqlite3_changes(db);
 		sqlite3_reset(s);
 	}
+	ok = ok && plans_recover(svc);
 	ok = ok ? store_commit(st) : (store_rollback(st), false);
 	for (size_t i = 0; ok && i < nids; i++)
 		emit_finished(svc, ids[i], "failed", "service_restarted",
@@ -1115,6 +1210,30 @@ supervisor_cancel(struct supervisor *sv, const char *run_id)
 	}
 	pthread_mutex_unlock(&sv->mu);
 	return found;
+}
+
+bool
+supervisor_respond(struct supervisor *sv, const char *run_id, long long request_id,
+    cJSON *result)
+{
+	struct queued_response *q = xcalloc(1, sizeof *q), **pp;
+
+	q->request_id = request_id;
+	q->result = result;
+	pthread_mutex_lock(&sv->mu);
+	for (struct agent_run *ar = sv->runs; ar; ar = ar->next) {
+		if (strcmp(ar->id, run_id) != 0)
+			continue;
+		for (pp = &ar->responses; *pp; pp = &(*pp)->next)
+			;
+		*pp = q;
+		q = NULL;
+		wake(ar);
+		break;
+	}
+	pthread_mutex_unlock(&sv->mu);
+	responses_free(q);
+	return q == NULL;
 }
 
 int

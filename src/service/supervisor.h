@@ -9,6 +9,8 @@
 
 #include <stdbool.h>
 
+#include <cjson/cJSON.h>
+
 struct service;
 struct supervisor;
 
@@ -22,6 +24,13 @@ struct supervisor *supervisor_start(struct service *svc, char **err);
 void supervisor_kick(struct supervisor *sv);
 /* Asks the agent of a running run to stop; false when it has none. */
 bool supervisor_cancel(struct supervisor *sv, const char *run_id);
+/*
+ * Hands the answer to the agent's request request_id to the run's thread,
+ * which sends it; takes result.  False (result freed) when the run has no
+ * agent any more.
+ */
+bool supervisor_respond(struct supervisor *sv, const char *run_id, long long request_id,
+    cJSON *result);
 /* How many runs have an agent now. */
 int supervisor_active(struct supervisor *sv);
 /*
