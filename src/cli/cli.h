@@ -77,6 +77,14 @@ extern const struct cli_cmd cmd_artifacts_list_entry;
 extern const struct cli_cmd cmd_artifacts_show_entry;
 extern const struct cli_cmd cmd_artifacts_download_entry;
 extern const struct cli_cmd cmd_events_entry;
+extern const struct cli_cmd cmd_plan_show_entry;
+extern const struct cli_cmd cmd_plan_approve_entry;
+extern const struct cli_cmd cmd_plan_revise_entry;
+extern const struct cli_cmd cmd_plan_reject_entry;
+extern const struct cli_cmd cmd_permissions_list_entry;
+extern const struct cli_cmd cmd_permissions_show_entry;
+extern const struct cli_cmd cmd_permissions_allow_entry;
+extern const struct cli_cmd cmd_permissions_deny_entry;
 
 /* main.c */
 /* The last value of an option, or NULL when not given. */

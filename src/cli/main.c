@@ -36,6 +36,14 @@ static const struct cli_cmd *const cli_cmds[] = {
 	&cmd_artifacts_show_entry,
 	&cmd_artifacts_download_entry,
 	&cmd_events_entry,
+	&cmd_plan_show_entry,
+	&cmd_plan_approve_entry,
+	&cmd_plan_revise_entry,
+	&cmd_plan_reject_entry,
+	&cmd_permissions_list_entry,
+	&cmd_permissions_show_entry,
+	&cmd_permissions_allow_entry,
+	&cmd_permissions_deny_entry,
 	NULL
 };
 

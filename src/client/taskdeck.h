@@ -626,6 +626,106 @@ TD_API char *td_events_last_id(const struct td_events *ev);
 TD_API void td_events_close(struct td_events *ev);
 TD_API void td_event_free(struct td_event *event);
 
+/* --- Plans and permission prompts ---------------------------------------- */
+
+struct td_plan_step {
+	char *id;
+	char *title;
+	char *status;		/* "pending", "in-progress", "completed", "failed" */
+};
+
+/* A session's plan (docs/http-api.md, Plans).  NULL members were null or absent. */
+struct td_plan {
+	char *session_id;
+	char *run_id;
+	long version;		/* counts proposals; send back with a decision ... */
+	long revision;		/* ... together with this, which counts every change */
+	char *status;		/* "awaiting-approval", "approved", "superseded", "rejected", "completed", "abandoned" */
+	char *summary;
+	char *feedback;		/* the last revise feedback, or NULL */
+	struct td_plan_step *steps;
+	size_t step_count;
+	char *created_at;
+	char *updated_at;
+	char *json;
+};
+
+/*
+ * A permission prompt of a run with profile "ask".  Prompts are the
+ * application surface (/app/v1/permissions), used by the dashboard and the
+ * CLI; they are not part of the specification's SDK.
+ */
+struct td_permission {
+	char *id;		/* "prm_..." */
+	char *run_id;
+	char *session_id;
+	char *project_id;
+	char *tool;		/* "write_file", "run_command", "<connector>__<tool>" */
+	char *summary;		/* for a person: "write report.md (2.1 KiB)" */
+	char *input_json;	/* the tool's input as JSON text, "{}" when absent */
+	char *status;		/* "pending", "allowed", "denied", "expired" */
+	char *decision;		/* "allow", "deny", "allow-run"; NULL while pending */
+	char *created_at;
+	char *answered_at;	/* NULL while pending */
+	char *json;
+};
+
+struct td_permission_list {
+	struct td_permission *items;
+	size_t count;
+	char *next_cursor;	/* NULL on the last page */
+	char *json;
+};
+
+/*
+ * The session's plan, whatever its status; TD_NOT_FOUND when the session has
+ * none.  Caller frees *out with td_plan_free.
+ */
+TD_API enum td_code td_get_session_plan(struct td_client *client,
+    const char *session_id, const struct td_request_options *opts,
+    struct td_plan **out, struct td_error *err);
+/*
+ * Decides on the plan awaiting approval: decision is "approve" (the run
+ * goes on), "revise" (feedback required: the agent proposes a new version)
+ * or "reject" (the run ends "cancelled").  version and revision are the
+ * plan's exactly as read: TD_STALE_PLAN when the plan changed since (read it
+ * again and show it before deciding again), TD_PLAN_NOT_PENDING when no plan
+ * awaits a decision.  feedback may be NULL except for "revise".  out may be
+ * NULL; else caller frees *out (the plan after the decision) with
+ * td_plan_free.
+ */
+TD_API enum td_code td_respond_session_plan(struct td_client *client,
+    const char *session_id, const char *decision, long version, long revision,
+    const char *feedback, const struct td_request_options *opts,
+    struct td_plan **out, struct td_error *err);
+TD_API void td_plan_free(struct td_plan *plan);
+
+/*
+ * One page of permission prompts, newest first.  status NULL or "pending":
+ * the pending ones; "all": every one.  run_id NULL: of every run.  limit 0:
+ * the service's default.  Caller frees *out with td_permission_list_free.
+ */
+TD_API enum td_code td_list_permissions(struct td_client *client,
+    const char *status, const char *run_id, long limit, const char *cursor,
+    const struct td_request_options *opts, struct td_permission_list **out,
+    struct td_error *err);
+/* Caller frees *out with td_permission_free. */
+TD_API enum td_code td_get_permission(struct td_client *client,
+    const char *permission_id, const struct td_request_options *opts,
+    struct td_permission **out, struct td_error *err);
+/*
+ * Answers a pending prompt: decision "allow", "deny", or "allow-run" (this
+ * call and every later one of the same run).  TD_NOT_FOUND for an unknown
+ * id, TD_PERMISSION_NOT_PENDING when it was already answered (or expired).
+ * out may be NULL; else caller frees *out with td_permission_free.
+ */
+TD_API enum td_code td_answer_permission(struct td_client *client,
+    const char *permission_id, const char *decision,
+    const struct td_request_options *opts, struct td_permission **out,
+    struct td_error *err);
+TD_API void td_permission_free(struct td_permission *permission);
+TD_API void td_permission_list_free(struct td_permission_list *list);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,187 @@
+/* taskdeck permissions list|show|allow|deny */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "cli.h"
+#include "json.h"
+
+static int cmd_permissions_list_exec(struct cli *, int, char **);
+static int cmd_permissions_show_exec(struct cli *, int, char **);
+static int cmd_permissions_allow_exec(struct cli *, int, char **);
+static int cmd_permissions_deny_exec(struct cli *, int, char **);
+
+static const struct cli_option permissions_list_options[] = {
+	{ "all", false },
+	{ "run", true },
+	{ NULL, false }
+};
+
+static const struct cli_option permissions_allow_options[] = {
+	{ "run", false },
+	{ NULL, false }
+};
+
+static const struct cli_option permissions_no_options[] = {
+	{ NULL, false }
+};
+
+const struct cli_cmd cmd_permissions_list_entry = {
+	"permissions", "list", "[--all] [--run RUN]",
+	"List the permission prompts that wait for an answer, newest first\n"
+	"(--all: answered and expired ones too; --run: of one run).",
+	permissions_list_options, 0, 0, cmd_permissions_list_exec
+};
+
+const struct cli_cmd cmd_permissions_show_entry = {
+	"permissions", "show", "PROMPT",
+	"Show one permission prompt: its run, tool, input and answer.",
+	permissions_no_options, 1, 1, cmd_permissions_show_exec
+};
+
+const struct cli_cmd cmd_permissions_allow_entry = {
+	"permissions", "allow", "PROMPT [--run]",
+	"Allow the action of a pending prompt; with --run, also every later\n"
+	"action of the same run, without asking.",
+	permissions_allow_options, 1, 1, cmd_permissions_allow_exec
+};
+
+const struct cli_cmd cmd_permissions_deny_entry = {
+	"permissions", "deny", "PROMPT",
+	"Deny the action of a pending prompt; the agent is told and carries on.",
+	permissions_no_options, 1, 1, cmd_permissions_deny_exec
+};
+
+/* taskdeck permissions list [--all] [--run RUN]: every page. */
+static int
+cmd_permissions_list_exec(struct cli *cli, int argc, char **argv)
+{
+	static const char *const header[] = { "ID", "STATUS", "TOOL", "RUN", "SUMMARY" };
+	struct td_request_options opts = cli_request_options(cli);
+	const char *status = cli_has(cli, "all") ? "all" : "pending";
+	const char *run_id = cli_get(cli, "run");
+	struct td_permission_list *page;
+	struct out_table table;
+	struct td_error err;
+	char *next = NULL;
+	size_t count = 0;
+	struct buf json;
+	int rc;
+
+	if (run_id != NULL && *run_id == '\0')
+		return cli_usage_error(cli, "--run takes a run id");
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+		return rc;
+	out_table_init(&table, 5, header);
+	buf_init(&json, 0);
+	buf_appends(&json, "[");
+	do {
+		if (td_list_permissions(cli->client, status, run_id, 0, next, &opts,
+		    &page, &err) != TD_OK) {
+			rc = cli_fail(&err);
+			break;
+		}
+		for (size_t i = 0; i < page->count; i++, count++) {
+			const struct td_permission *p = &page->items[i];
+			const char *row[] = { p->id, p->status, p->tool, p->run_id,
+			    p->summary };
+
+			buf_printf(&json, "%s%s", count > 0 ? "," : "", p->json);
+			out_table_add(&table, row);
+		}
+		free(next);
+		next = page->next_cursor;
+		page->next_cursor = NULL;
+		td_permission_list_free(page);
+	} while (next != NULL);
+	out_list_end(cli, rc, &json, &table, count, NULL,
+	    strcmp(status, "all") == 0 ? "permission prompts" : "pending permission prompts");
+	free(next);
+	return rc;
+}
+
+/* Prints one prompt, nested members (input) with dotted keys. */
+static void
+permissions_print(const struct cli *cli, const struct td_permission *p)
+{
+	cJSON *doc;
+
+	if (cli->json) {
+		out_json(p->json);
+		return;
+	}
+	doc = json_parse(p->json, strlen(p->json));
+	out_flat(doc, NULL);
+	cJSON_Delete(doc);
+}
+
+/* taskdeck permissions show PROMPT */
+static int
+cmd_permissions_show_exec(struct cli *cli, int argc, char **argv)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	struct td_permission *p;
+	struct td_error err;
+	int rc;
+
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+		return rc;
+	if (td_get_permission(cli->client, argv[0], &opts, &p, &err) != TD_OK)
+		return cli_fail(&err);
+	permissions_print(cli, p);
+	td_permission_free(p);
+	return CLI_EXIT_OK;
+}
+
+/* Answers a prompt and prints it; an answered one says how it was answered. */
+static int
+permissions_answer(struct cli *cli, const char *id, const char *decision)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	struct td_permission *p;
+	struct td_error err;
+	int rc;
+
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+		return rc;
+	if (td_answer_permission(cli->client, id, decision, &opts, &p, &err) != TD_OK) {
+		rc = cli_fail(&err);
+		if (err.code == TD_PERMISSION_NOT_PENDING &&
+		    td_get_permission(cli->client, id, &opts, &p, &err) == TD_OK) {
+			fprintf(stderr, "taskdeck: prompt %s is already %s%s%s%s; "
+			    "nothing changed\n", p->id, p->status,
+			    p->decision != NULL ? " (decision " : "",
+			    p->decision != NULL ? p->decision : "",
+			    p->decision != NULL ? ")" : "");
+			td_permission_free(p);
+		}
+		return rc;
+	}
+	if (cli->json)
+		out_json(p->json);
+	else {
+		out_kv("id", p->id);
+		out_kv("status", p->status);
+		out_kv("decision", p->decision);
+		out_kv("tool", p->tool);
+		out_kv("summary", p->summary);
+		out_kv("run", p->run_id);
+	}
+	td_permission_free(p);
+	return CLI_EXIT_OK;
+}
+
+/* taskdeck permissions allow PROMPT [--run] */
+static int
+cmd_permissions_allow_exec(struct cli *cli, int argc, char **argv)
+{
+	return permissions_answer(cli, argv[0], cli_has(cli, "run") ? "allow-run" : "allow");
+}
+
+/* taskdeck permissions deny PROMPT */
+static int
+cmd_permissions_deny_exec(struct cli *cli, int argc, char **argv)
+{
+	return permissions_answer(cli, argv[0], "deny");
+}
