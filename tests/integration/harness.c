@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "taskdeck.h"
 
 static void
 sleep_ms(long ms)
@@ -390,4 +391,37 @@ run_wait_final(const struct svc *s, const char *id, int timeout_ms)
 			return NULL;
 		sleep_ms(50);
 	}
+}
+
+long
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+struct td_client *
+client_connect(void)
+{
+	struct td_client *c;
+	struct td_error err;
+
+	cr_assert_eq(td_connect(&c, NULL, &err), TD_OK, "td_connect: %s", err.message);
+	return c;
+}
+
+char *
+client_new_project(struct td_client *c, const char *name)
+{
+	struct td_new_project np = { .name = name };
+	struct td_project *p;
+	struct td_error err;
+	char *id;
+
+	cr_assert_eq(td_create_project(c, &np, NULL, &p, &err), TD_OK, "%s", err.message);
+	id = strdup(p->id);
+	td_project_free(p);
+	return id;
 }

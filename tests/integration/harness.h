@@ -74,4 +74,13 @@ void svc_write_file(const struct svc *s, const char *name, const char *text);
  */
 cJSON *run_wait_final(const struct svc *s, const char *id, int timeout_ms);
 
+struct td_client;
+
+/* CLOCK_MONOTONIC in milliseconds. */
+long mono_ms(void);
+/* A libtaskdeck client of the service the environment names (svc_export_env); asserts. */
+struct td_client *client_connect(void);
+/* Creates a project named name through c and returns its id (malloc'd); asserts. */
+char *client_new_project(struct td_client *c, const char *name);
+
 #endif

@@ -31,40 +31,6 @@ teardown(void)
 TestSuite(plans, .init = setup, .fini = teardown, .timeout = 120);
 TestSuite(plans_offline, .timeout = 120);
 
-static long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
-static struct td_client *
-connect_svc(void)
-{
-	struct td_client *c;
-	struct td_error err;
-
-	cr_assert_eq(td_connect(&c, NULL, &err), TD_OK, "td_connect: %s", err.message);
-	return c;
-}
-
-/* A new project's id; free() it. */
-static char *
-new_project(struct td_client *c, const char *name)
-{
-	struct td_new_project np = { .name = name };
-	struct td_project *p;
-	struct td_error err;
-	char *id;
-
-	cr_assert_eq(td_create_project(c, &np, NULL, &p, &err), TD_OK, "%s", err.message);
-	id = strdup(p->id);
-	td_project_free(p);
-	return id;
-}
-
 /* Starts a replay run: model "plan" plan-first, or "ask" with profile ask. */
 static struct td_run *
 start(struct td_client *c, const char *project, const char *model)
@@ -129,8 +95,8 @@ get_plan(struct td_client *c, const char *session_id)
 /* A wait stops at attention only when asked to; a timed-out wait leaves the run waiting. */
 Test(plans, wait_with_and_without_attention)
 {
-	struct td_client *c = connect_svc();
-	char *project = new_project(c, "Attention");
+	struct td_client *c = client_connect();
+	char *project = client_new_project(c, "Attention");
 	struct td_run *r = start(c, project, "plan"), *seen, *again;
 	struct td_wait_options w = { .timeout_ms = 1500 };
 	struct td_plan *p;
@@ -144,11 +110,11 @@ Test(plans, wait_with_and_without_attention)
 	cr_assert_eq(p->version, seen->attention.plan_version);
 	cr_assert_eq(p->revision, seen->attention.plan_revision);
 
-	t0 = now_ms();
+	t0 = mono_ms();
 	cr_assert_eq(td_wait_for_run(c, r->id, &w, &again, &err), TD_TIMEOUT,
 	    "a plain wait returned at attention");
 	cr_assert_null(again);
-	cr_assert_lt(now_ms() - t0, 5000);
+	cr_assert_lt(mono_ms() - t0, 5000);
 	cr_assert_not_null(strstr(err.message, "goes on"), "%s", err.message);
 	cr_assert_eq(td_get_run(c, r->id, NULL, &again, &err), TD_OK, "%s", err.message);
 	cr_assert_str_eq(again->status, "running");
@@ -172,8 +138,8 @@ Test(plans, wait_with_and_without_attention)
 Test(plans, revise_twice_then_approve)
 {
 	static const char *const feedback[] = { "use the 2025 figures", "keep it short" };
-	struct td_client *c = connect_svc();
-	char *project = new_project(c, "Cycle");
+	struct td_client *c = client_connect();
+	char *project = client_new_project(c, "Cycle");
 	struct td_run *r = start(c, project, "plan"), *seen;
 	struct td_plan *p, *after, *stale;
 	struct td_artifact_list *arts;
@@ -280,8 +246,8 @@ race_approve(void *arg)
 /* Two clients approve the same state at once: exactly one wins. */
 Test(plans, concurrent_approvals_one_wins)
 {
-	struct td_client *c = connect_svc(), *c2 = connect_svc();
-	char *project = new_project(c, "Race");
+	struct td_client *c = client_connect(), *c2 = client_connect();
+	char *project = client_new_project(c, "Race");
 	struct td_run *r = start(c, project, "plan"), *seen;
 	struct racer x[2];
 	pthread_t t[2];
@@ -483,8 +449,8 @@ Test(plans_offline, cli_usage_errors)
 /* plan show, revise, a stale pinned approve, approve; then reject --yes in another session. */
 Test(plans, cli_plan_cycle_and_reject)
 {
-	struct td_client *c = connect_svc();
-	char *project = new_project(c, "CLI plans");
+	struct td_client *c = client_connect();
+	char *project = client_new_project(c, "CLI plans");
 	struct td_run *r, *seen;
 	struct cli_run out;
 	long revision;
@@ -580,13 +546,13 @@ Test(plans, cli_plan_cycle_and_reject)
 static char *
 next_prompt(struct td_client *c, const char *run_id, const char *tool)
 {
-	long deadline = now_ms() + 30000;
+	long deadline = mono_ms() + 30000;
 	struct td_permission_list *list;
 	struct td_error err;
 	char *id = NULL;
 
 	while (id == NULL) {
-		cr_assert_lt(now_ms(), deadline, "no %s prompt for %s", tool, run_id);
+		cr_assert_lt(mono_ms(), deadline, "no %s prompt for %s", tool, run_id);
 		cr_assert_eq(td_list_permissions(c, "pending", run_id, 0, NULL, NULL, &list,
 		    &err), TD_OK, "%s", err.message);
 		cr_assert_leq(list->count, 1, "%zu prompts pending at once", list->count);
@@ -606,8 +572,8 @@ next_prompt(struct td_client *c, const char *run_id, const char *tool)
 /* allow, deny and allow-run on an ask run: only the allowed actions happen. */
 Test(plans, cli_permissions_ask_run)
 {
-	struct td_client *c = connect_svc();
-	char *project = new_project(c, "Ask");
+	struct td_client *c = client_connect();
+	char *project = client_new_project(c, "Ask");
 	struct td_run *r = start(c, project, "ask"), *seen;
 	struct td_artifact_list *arts;
 	struct td_session *s;

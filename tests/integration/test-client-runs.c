@@ -30,40 +30,6 @@ teardown(void)
 TestSuite(client_runs, .init = setup, .fini = teardown, .timeout = 120);
 TestSuite(client_runs_offline, .timeout = 120);
 
-static long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
-static struct td_client *
-connect_svc(void)
-{
-	struct td_client *c;
-	struct td_error err;
-
-	cr_assert_eq(td_connect(&c, NULL, &err), TD_OK, "td_connect: %s", err.message);
-	return c;
-}
-
-/* A new project's id; free() it. */
-static char *
-new_project(struct td_client *c, const char *name)
-{
-	struct td_new_project np = { .name = name };
-	struct td_project *p;
-	struct td_error err;
-	char *id;
-
-	cr_assert_eq(td_create_project(c, &np, NULL, &p, &err), TD_OK, "%s", err.message);
-	id = strdup(p->id);
-	td_project_free(p);
-	return id;
-}
-
 /* Starts a run of the replay transcript model in a new session. */
 static struct td_run *
 start_replay(struct td_client *c, const char *project, const char *model)
@@ -198,8 +164,8 @@ scratch_dir(char *out, size_t size, const char *name)
 /* The spec's typical flow: connect, list projects, start, wait, list, download. */
 Test(client_runs, typical_flow_research)
 {
-	struct td_client *c = connect_svc();
-	char *project = new_project(c, "Research");
+	struct td_client *c = client_connect();
+	char *project = client_new_project(c, "Research");
 	struct td_project_list *projects;
 	struct td_artifact_list *arts;
 	const struct td_artifact *report;
@@ -279,8 +245,8 @@ Test(client_runs, typical_flow_research)
 
 Test(client_runs, get_and_list_runs_and_sessions)
 {
-	struct td_client *c = connect_svc();
-	char *project = new_project(c, "Lists");
+	struct td_client *c = client_connect();
+	char *project = client_new_project(c, "Lists");
 	struct td_run_filter by_session = { 0 }, by_failed = { 0 };
 	struct td_session_list *sessions;
 	struct td_run *r, *done, *got;
@@ -342,8 +308,8 @@ Test(client_runs, get_and_list_runs_and_sessions)
 
 Test(client_runs, idempotent_start)
 {
-	struct td_client *c = connect_svc();
-	char *project = new_project(c, "Idem");
+	struct td_client *c = client_connect();
+	char *project = client_new_project(c, "Idem");
 	struct td_request_options opts = { .idempotency_key = "start-once-1" };
 	struct td_run_request rq = {
 		.project = project, .prompt = "once", .provider = "replay", .model = "quick",
@@ -369,8 +335,8 @@ Test(client_runs, idempotent_start)
 
 Test(client_runs, failed_run_has_error)
 {
-	struct td_client *c = connect_svc();
-	char *project = new_project(c, "Fail");
+	struct td_client *c = client_connect();
+	char *project = client_new_project(c, "Fail");
 	struct td_run *r = start_replay(c, project, "fail");
 	struct td_run *done = wait_final(c, r->id);
 
@@ -386,17 +352,17 @@ Test(client_runs, failed_run_has_error)
 /* A wait timeout returns in time and leaves the run running. */
 Test(client_runs, wait_timeout_leaves_run_running)
 {
-	struct td_client *c = connect_svc();
-	char *project = new_project(c, "Slow");
+	struct td_client *c = client_connect();
+	char *project = client_new_project(c, "Slow");
 	struct td_run *r = start_replay(c, project, "slow");
 	struct td_wait_options w = { .timeout_ms = 1500 };
 	struct td_run *out = (struct td_run *)1, *now, *done;
 	struct td_error err;
-	long t0 = now_ms(), took;
+	long t0 = mono_ms(), took;
 
 	cr_assert_eq(td_wait_for_run(c, r->id, &w, &out, &err), TD_TIMEOUT, "%s",
 	    err.message);
-	took = now_ms() - t0;
+	took = mono_ms() - t0;
 	cr_assert_null(out);
 	cr_assert_geq(took, 1450, "returned after %ld ms", took);
 	cr_assert_leq(took, 2000, "returned after %ld ms", took);
@@ -442,8 +408,8 @@ trigger_later(void *arg)
  */
 Test(client_runs, wait_cancelled_promptly)
 {
-	struct td_client *c = connect_svc();
-	char *project = new_project(c, "Cancel");
+	struct td_client *c = client_connect();
+	char *project = client_new_project(c, "Cancel");
 	struct td_run *r = start_replay(c, project, "slow");
 	struct trigger t = { .cancel = td_cancel_new(), .after_ms = 2600 };
 	struct td_wait_options w = { .cancel = t.cancel };
@@ -453,11 +419,11 @@ Test(client_runs, wait_cancelled_promptly)
 	long t0, took;
 
 	cr_assert_not_null(t.cancel);
-	t0 = now_ms();
+	t0 = mono_ms();
 	pthread_create(&th, NULL, trigger_later, &t);
 	cr_assert_eq(td_wait_for_run(c, r->id, &w, &out, &err), TD_CANCELLED, "%s",
 	    err.message);
-	took = now_ms() - t0;
+	took = mono_ms() - t0;
 	pthread_join(th, NULL);
 	cr_assert_geq(took, t.after_ms - 10);
 	cr_assert_leq(took, t.after_ms + 300, "returned %ld ms after the trigger",
@@ -478,8 +444,8 @@ Test(client_runs, wait_cancelled_promptly)
 /* A completed run may have saved nothing; an unknown artifact is not found. */
 Test(client_runs, missing_artifact)
 {
-	struct td_client *c = connect_svc();
-	char *project = new_project(c, "Nothing");
+	struct td_client *c = client_connect();
+	char *project = client_new_project(c, "Nothing");
 	struct td_run *r = start_replay(c, project, "no-artifact");
 	struct td_run *done = wait_final(c, r->id);
 	const char *unknown = "art_000000000000000000000000";
@@ -547,8 +513,8 @@ research_artifact(struct td_client *c, const char *project,
 /* An interrupted download leaves a .part that the next download resumes. */
 Test(client_runs, download_resumes_part)
 {
-	struct td_client *c = connect_svc();
-	char *project = new_project(c, "Resume");
+	struct td_client *c = client_connect();
+	char *project = client_new_project(c, "Resume");
 	struct td_artifact_list *arts;
 	const struct td_artifact *a = research_artifact(c, project, &arts);
 	struct membuf m = { .stop_at = (size_t)a->size / 2 };
@@ -600,8 +566,8 @@ Test(client_runs, download_resumes_part)
 /* A .part that cannot be a prefix of the artifact is thrown away, not trusted. */
 Test(client_runs, download_restarts_oversized_part)
 {
-	struct td_client *c = connect_svc();
-	char *project = new_project(c, "Restart");
+	struct td_client *c = client_connect();
+	char *project = client_new_project(c, "Restart");
 	struct td_artifact_list *arts;
 	const struct td_artifact *a = research_artifact(c, project, &arts);
 	struct td_download_info info;
@@ -633,8 +599,8 @@ Test(client_runs, download_restarts_oversized_part)
 
 Test(client_runs, session_config_revisions)
 {
-	struct td_client *c = connect_svc();
-	char *project = new_project(c, "Config");
+	struct td_client *c = client_connect();
+	char *project = client_new_project(c, "Config");
 	struct td_run *r = start_replay(c, project, "quick");
 	struct td_run *done = wait_final(c, r->id);
 	struct td_session_config *cfg, *upd;
@@ -692,10 +658,10 @@ Test(client_runs_offline, wait_retries_until_deadline)
 	long t0, took;
 
 	cr_assert_eq(td_connect(&c, &copts, &err), TD_OK, "%s", err.message);
-	t0 = now_ms();
+	t0 = mono_ms();
 	cr_assert_eq(td_wait_for_run(c, "run_000000000000000000000000", &w, &r, &err),
 	    TD_TIMEOUT, "%s: %s", err.code_name, err.message);
-	took = now_ms() - t0;
+	took = mono_ms() - t0;
 	cr_assert_geq(took, 780);
 	cr_assert_leq(took, 1300, "returned after %ld ms", took);
 	td_client_free(c);
