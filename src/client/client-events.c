@@ -1,4 +1,4 @@
-/* The event stream: GET /api/v1/events through the SSE parser, on a worker thread. */
+/* The event stream: GET /api/v1/events through the SSE parser, every stream of a client on one worker thread. */
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,13 +27,36 @@
 /* Longest Last-Event-ID accepted: a 32-digit stream id, ':' and a counter. */
 #define EVENTS_MAX_ID 128
 
+/*
+ * The worker of one client: one multi handle for all its streams, driven
+ * by socket (curl_multi_socket_action) so that an event costs the work of
+ * its own stream only.
+ */
+struct events_hub {
+	CURLM *multi;
+	pthread_t thread;
+	int wake[2];		/* readable when a stream is added, closed or has room */
+	pthread_mutex_t lock;
+	struct td_events *pending;	/* opened, not yet taken by the worker */
+	bool stopping;
+
+	/* The worker's own state: the sockets libcurl asked to watch, its timer. */
+	int epoll;
+	int64_t timer_ms;	/* when to call libcurl for its timeouts, or -1 */
+	bool dirty;		/* a stream needs a look (events_check) */
+	int64_t scan_due;	/* when the streams need a look anyway */
+};
+
+/* Guards the creation of a client's hub. */
+static pthread_mutex_t events_hub_lock = PTHREAD_MUTEX_INITIALIZER;
+
 struct td_events {
 	struct td_client *client;
+	struct events_hub *hub;	/* NULL when the stream never started */
+	struct td_events *next;	/* in the hub's pending or active list */
 	char *project_id, *session_id, *run_id;	/* the filter */
 	long idle_timeout_ms;
 	char *resume_id;	/* Last-Event-ID sent, or NULL */
-	pthread_t worker;
-	bool worker_started;
 
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -45,18 +69,27 @@ struct td_events {
 	long long yielded_seq;	/* of the last event yielded, -1 before any */
 	bool closing;
 	int callers;		/* threads inside next or ready */
-	CURLM *multi;		/* while the worker runs, for curl_multi_wakeup */
+	bool detached;		/* the worker no longer touches the stream */
+	bool stalled;		/* parsed events wait for room (written by the worker) */
 	int notify[2];		/* readable while an event or a failure waits */
 	bool notified;
 
 	/* The worker's own state. */
+	CURL *easy;
+	struct curl_slist *headers;
+	char *url;
+	char errbuf[CURL_ERROR_SIZE];
+	bool done;		/* the transfer ended with result */
+	CURLcode result;
+	bool paused;		/* the transfer's reading is paused */
+	int64_t stall_ms;	/* when the batch last found no room */
 	char *stream_id;	/* from stream.hello */
 	long long last_seq;
 	long status;
 	struct buf error_body;	/* an answer outside 2xx */
 	struct sse_parser *parser;
-	struct td_event *batch[EVENTS_BATCH];	/* parsed, not queued yet */
-	size_t batch_len;
+	struct td_event **batch;	/* parsed, not queued yet */
+	size_t batch_len, batch_cap;
 	int64_t last_frame_ms;
 	bool framed;		/* a frame arrived in this piece of the body */
 };
@@ -135,7 +168,7 @@ events_fail_locked(struct td_events *ev, const struct td_error *e)
 	pthread_cond_broadcast(&ev->cond);
 }
 
-static bool events_flush(struct td_events *ev);
+static void events_flush(struct td_events *ev);
 
 /* Ends the stream with code and a message; the worker's events before it come first. */
 static void
@@ -157,6 +190,8 @@ events_fail(struct td_events *ev, enum td_code code, const char *fmt, ...)
 	pthread_mutex_lock(&ev->lock);
 	events_fail_locked(ev, &e);
 	pthread_mutex_unlock(&ev->lock);
+	if (ev->hub != NULL)
+		ev->hub->dirty = true;
 }
 
 /* Parses "<streamId>:<seq>"; false when malformed. */
@@ -410,45 +445,31 @@ events_make(struct td_events *ev, const struct sse_event *frame,
 }
 
 /*
- * Queues the events parsed so far, under one lock.  On a full backlog it
- * waits up to TD_EVENTS_OVERFLOW_GRACE_MS for the consumer to take one
- * (reading stops meanwhile); false (and the stream failed) when it did not.
+ * Queues as many of the events parsed so far as the backlog takes, under one
+ * lock; the rest stay in the batch (ev->stalled) and the grace period runs
+ * from the last time one found room.
  */
-static bool
+static void
 events_flush(struct td_events *ev)
 {
-	struct timespec until;
+	bool was_stalled = ev->stalled;
 	size_t i = 0;
-	bool ok = true;
 
 	pthread_mutex_lock(&ev->lock);
-	for (; i < ev->batch_len && ok; i++) {
-		if (ev->count == TD_EVENTS_MAX_BACKLOG) {
-			until = events_deadline(TD_EVENTS_OVERFLOW_GRACE_MS);
-			while (ev->count == TD_EVENTS_MAX_BACKLOG && !ev->closing &&
-			    pthread_cond_timedwait(&ev->cond, &ev->lock, &until) != ETIMEDOUT)
-				;
-		}
-		ok = ev->count < TD_EVENTS_MAX_BACKLOG && !ev->closing;
-		if (!ok)
-			break;
+	for (; i < ev->batch_len && ev->count < TD_EVENTS_MAX_BACKLOG &&
+	    !ev->closing; i++) {
 		ev->queue[(ev->head + ev->count) % TD_EVENTS_MAX_BACKLOG] = ev->batch[i];
 		if (ev->count++ == 0) {
 			events_notify(ev);
 			pthread_cond_broadcast(&ev->cond);
 		}
 	}
+	ev->stalled = i < ev->batch_len;
 	pthread_mutex_unlock(&ev->lock);
-	for (; i < ev->batch_len; i++)
-		td_event_free(ev->batch[i]);
-	ev->batch_len = 0;
-	if (!ok) {
-		events_fail(ev, TD_EVENT_STREAM_OVERFLOW,
-		    "more than %d events waited to be read for %d ms; the stream "
-		    "stopped (resume with td_events_reopen)", TD_EVENTS_MAX_BACKLOG,
-		    TD_EVENTS_OVERFLOW_GRACE_MS);
-	}
-	return ok;
+	if (ev->stalled && (i > 0 || !was_stalled))
+		ev->stall_ms = td_mono_ms();
+	memmove(ev->batch, ev->batch + i, (ev->batch_len - i) * sizeof *ev->batch);
+	ev->batch_len -= i;
 }
 
 /* The SSE parser's callback: one complete frame. */
@@ -485,13 +506,23 @@ events_on_frame(const struct sse_event *frame, void *arg)
 		    "the event stream sent a malformed %.*s event (seq, id or order)",
 		    (int)(type->str_len < 64 ? type->str_len : 64), type->str);
 	} else {
+		if (ev->batch_len == ev->batch_cap) {
+			ev->batch_cap = ev->batch_cap == 0 ? EVENTS_BATCH : 2 * ev->batch_cap;
+			ev->batch = xrealloc(ev->batch, ev->batch_cap * sizeof *ev->batch);
+		}
 		ev->batch[ev->batch_len++] = e;
-		rc = ev->batch_len < EVENTS_BATCH || events_flush(ev) ? 0 : -1;
+		if (ev->batch_len >= EVENTS_BATCH && !ev->stalled)
+			events_flush(ev);
+		rc = 0;
 	}
 	return rc;
 }
 
-/* curl's body writer: the SSE parser for a 2xx answer, else a bounded buffer. */
+/*
+ * curl's body writer: the SSE parser for a 2xx answer, else a bounded buffer.
+ * While parsed events wait for room it pauses the transfer (curl keeps the
+ * piece); the worker resumes it once they are queued.
+ */
 static size_t
 events_on_body(char *data, size_t size, size_t nmemb, void *arg)
 {
@@ -503,12 +534,22 @@ events_on_body(char *data, size_t size, size_t nmemb, void *arg)
 		buf_append(&ev->error_body, data, n);
 		return n;
 	}
+	if (ev->batch_len > 0) {
+		events_flush(ev);
+		if (ev->batch_len > 0) {
+			ev->paused = true;
+			ev->hub->dirty = true;
+			return CURL_WRITEFUNC_PAUSE;
+		}
+	}
 	ev->framed = false;
 	rc = sse_feed(ev->parser, data, n);
 	if (ev->framed)
 		ev->last_frame_ms = td_mono_ms();
-	if (!events_flush(ev) && rc == SSE_OK)
-		rc = SSE_ABORTED;
+	if (ev->batch_len > 0) {
+		events_flush(ev);
+		ev->hub->dirty = true;
+	}
 	if (rc == SSE_TOO_BIG) {
 		events_fail(ev, TD_EVENT_STREAM_INVALID_MESSAGE,
 		    "the event stream sent a frame larger than %d bytes",
@@ -555,6 +596,7 @@ events_service_error(struct td_events *ev)
 	pthread_mutex_lock(&ev->lock);
 	events_fail_locked(ev, &err);
 	pthread_mutex_unlock(&ev->lock);
+	ev->hub->dirty = true;
 	cJSON_Delete(doc);
 }
 
@@ -569,113 +611,404 @@ events_path(const struct td_events *ev)
 	return client_query_add(path, "run", ev->run_id);
 }
 
-/* Drives the transfer until it ends, fails, idles or ev closes. */
-static CURLcode
-events_drive(struct td_events *ev, CURLM *multi, CURL *easy)
+/* The failure that ends a transfer that ended. */
+static void
+events_finish(struct td_events *ev)
 {
-	CURLcode result = CURLE_OK;
-	int running = 1, left;
-	CURLMsg *msg;
-	int64_t idle;
-	bool stop;
-
-	curl_multi_add_handle(multi, easy);
-	for (;;) {
-		if (curl_multi_perform(multi, &running) != CURLM_OK || running == 0)
-			break;
-		pthread_mutex_lock(&ev->lock);
-		stop = ev->closing || ev->failed != TD_OK;
-		pthread_mutex_unlock(&ev->lock);
-		if (stop)
-			break;
-		idle = ev->last_frame_ms + ev->idle_timeout_ms - td_mono_ms();
-		if (idle <= 0) {
-			events_fail(ev, TD_EVENT_STREAM_IDLE_TIMEOUT,
-			    "no event or heartbeat from %s for %ld ms",
-			    ev->client->base_url, ev->idle_timeout_ms);
-			break;
-		}
-		if (curl_multi_poll(multi, NULL, 0, idle < 1000 ? (int)idle : 1000,
-		    NULL) != CURLM_OK)
-			break;
-	}
-	while ((msg = curl_multi_info_read(multi, &left)) != NULL) {
-		if (msg->msg == CURLMSG_DONE)
-			result = msg->data.result;
-	}
-	curl_multi_remove_handle(multi, easy);
-	return result;
-}
-
-/* The worker thread: one GET /api/v1/events, its frames into the queue. */
-static void *
-events_worker(void *arg)
-{
-	struct td_events *ev = arg;
-	char errbuf[CURL_ERROR_SIZE] = "";
-	struct curl_slist *headers = NULL;
-	char *url, *path, *resume = NULL;
-	CURLM *multi = curl_multi_init();
-	CURL *easy = curl_easy_init();
-	CURLcode cc;
-
-	if (multi == NULL || easy == NULL) {
-		events_fail(ev, TD_CONNECTION_FAILED, "libcurl could not make a handle");
-		goto out;
-	}
-	headers = curl_slist_append(headers, ev->client->auth_header);
-	headers = curl_slist_append(headers, "Accept: text/event-stream");
-	headers = curl_slist_append(headers, "Expect:");
-	if (ev->resume_id != NULL) {
-		resume = xasprintf("Last-Event-ID: %s", ev->resume_id);
-		headers = curl_slist_append(headers, resume);
-	}
-	path = events_path(ev);
-	url = xasprintf("%s%s", ev->client->base_url, path);
-	free(path);
-	curl_easy_setopt(easy, CURLOPT_URL, url);
-	curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(easy, CURLOPT_PROXY, "");
-	curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, ev->client->timeout_ms);
-	curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, (long)EVENTS_CURL_BUFFER);
-	curl_easy_setopt(easy, CURLOPT_USERAGENT, ev->client->user_agent);
-	curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, events_on_body);
-	curl_easy_setopt(easy, CURLOPT_WRITEDATA, ev);
-	curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, events_on_header);
-	curl_easy_setopt(easy, CURLOPT_HEADERDATA, ev);
-
-	pthread_mutex_lock(&ev->lock);
-	ev->multi = multi;
-	pthread_mutex_unlock(&ev->lock);
-	cc = events_drive(ev, multi, easy);
-	pthread_mutex_lock(&ev->lock);
-	ev->multi = NULL;
-	pthread_mutex_unlock(&ev->lock);
-
 	if (ev->status > 0 && (ev->status < 200 || ev->status > 299))
 		events_service_error(ev);
-	else if (cc == CURLE_OK) {
+	else if (ev->result == CURLE_OK) {
 		events_fail(ev, TD_CONNECTION_FAILED,
 		    "the service at %s ended the event stream",
 		    ev->client->base_url);
 	} else {
 		events_fail(ev, TD_CONNECTION_FAILED,
 		    "the event stream from %s failed: %s", ev->client->base_url,
-		    errbuf[0] != '\0' ? errbuf : curl_easy_strerror(cc));
+		    ev->errbuf[0] != '\0' ? ev->errbuf : curl_easy_strerror(ev->result));
 	}
-	free(url);
-	free(resume);
-out:
-	curl_slist_free_all(headers);
-	if (easy != NULL)
-		curl_easy_cleanup(easy);
-	if (multi != NULL)
-		curl_multi_cleanup(multi);
+}
+
+/* Makes the stream's request; false when libcurl could not. */
+static bool
+events_prepare(struct td_events *ev)
+{
+	char *path, *resume;
+
+	ev->easy = curl_easy_init();
+	if (ev->easy == NULL)
+		return false;
+	ev->headers = curl_slist_append(ev->headers, ev->client->auth_header);
+	ev->headers = curl_slist_append(ev->headers, "Accept: text/event-stream");
+	ev->headers = curl_slist_append(ev->headers, "Expect:");
+	if (ev->resume_id != NULL) {
+		resume = xasprintf("Last-Event-ID: %s", ev->resume_id);
+		ev->headers = curl_slist_append(ev->headers, resume);
+		free(resume);
+	}
+	path = events_path(ev);
+	ev->url = xasprintf("%s%s", ev->client->base_url, path);
+	free(path);
+	curl_easy_setopt(ev->easy, CURLOPT_URL, ev->url);
+	curl_easy_setopt(ev->easy, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(ev->easy, CURLOPT_PROXY, "");
+	curl_easy_setopt(ev->easy, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(ev->easy, CURLOPT_CONNECTTIMEOUT_MS, ev->client->timeout_ms);
+	curl_easy_setopt(ev->easy, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(ev->easy, CURLOPT_BUFFERSIZE, (long)EVENTS_CURL_BUFFER);
+	curl_easy_setopt(ev->easy, CURLOPT_USERAGENT, ev->client->user_agent);
+	curl_easy_setopt(ev->easy, CURLOPT_HTTPHEADER, ev->headers);
+	curl_easy_setopt(ev->easy, CURLOPT_ERRORBUFFER, ev->errbuf);
+	curl_easy_setopt(ev->easy, CURLOPT_WRITEFUNCTION, events_on_body);
+	curl_easy_setopt(ev->easy, CURLOPT_WRITEDATA, ev);
+	curl_easy_setopt(ev->easy, CURLOPT_HEADERFUNCTION, events_on_header);
+	curl_easy_setopt(ev->easy, CURLOPT_HEADERDATA, ev);
+	curl_easy_setopt(ev->easy, CURLOPT_PRIVATE, ev);
+	return true;
+}
+
+/*
+ * One worker pass over a stream: queues what waits for room, resumes or
+ * fails a paused transfer, ends a finished, failed, idle or closed one.
+ * The milliseconds until it needs a look again, or -1 when it leaves.
+ */
+static long
+events_check(struct td_events *ev)
+{
+	int64_t now, idle;
+	bool stop;
+
+	pthread_mutex_lock(&ev->lock);
+	stop = ev->closing || ev->failed != TD_OK;
+	pthread_mutex_unlock(&ev->lock);
+	if (stop)
+		return -1;
+	if (ev->batch_len > 0) {
+		events_flush(ev);
+		now = td_mono_ms();
+		if (ev->batch_len > 0) {
+			if (now - ev->stall_ms < TD_EVENTS_OVERFLOW_GRACE_MS)
+				return (long)(ev->stall_ms + TD_EVENTS_OVERFLOW_GRACE_MS - now);
+			events_fail(ev, TD_EVENT_STREAM_OVERFLOW,
+			    "more than %d events waited to be read for %d ms; the stream "
+			    "stopped (resume with td_events_reopen)", TD_EVENTS_MAX_BACKLOG,
+			    TD_EVENTS_OVERFLOW_GRACE_MS);
+			return -1;
+		}
+		/* Reading stopped while the events waited; idle time starts anew. */
+		ev->last_frame_ms = now;
+	}
+	if (ev->paused) {
+		ev->paused = false;
+		curl_easy_pause(ev->easy, CURLPAUSE_CONT);
+		return 0;
+	}
+	if (ev->done) {
+		events_finish(ev);
+		return -1;
+	}
+	idle = ev->last_frame_ms + ev->idle_timeout_ms - td_mono_ms();
+	if (idle <= 0) {
+		events_fail(ev, TD_EVENT_STREAM_IDLE_TIMEOUT,
+		    "no event or heartbeat from %s for %ld ms",
+		    ev->client->base_url, ev->idle_timeout_ms);
+		return -1;
+	}
+	return (long)idle;
+}
+
+/* Takes the stream out of the worker's hands; td_events_close may free it then. */
+static void
+events_detach(struct events_hub *hub, struct td_events *ev)
+{
+	curl_multi_remove_handle(hub->multi, ev->easy);
+	curl_easy_cleanup(ev->easy);
+	ev->easy = NULL;
+	pthread_mutex_lock(&ev->lock);
+	ev->detached = true;
+	pthread_cond_broadcast(&ev->cond);
+	pthread_mutex_unlock(&ev->lock);
+}
+
+/* Wakes the worker (thread-safe). */
+static void
+events_hub_wake(struct events_hub *hub)
+{
+	ssize_t n = write(hub->wake[1], "x", 1);
+
+	(void)n;
+}
+
+/* libcurl's socket callback: which sockets to watch for what. */
+static int
+events_on_socket(CURL *easy, curl_socket_t s, int what, void *arg, void *sockp)
+{
+	struct events_hub *hub = arg;
+	struct epoll_event ee = { .data.fd = s };
+
+	(void)easy;
+	if (what == CURL_POLL_REMOVE) {
+		epoll_ctl(hub->epoll, EPOLL_CTL_DEL, s, NULL);
+		return 0;
+	}
+	ee.events = (what & CURL_POLL_IN ? EPOLLIN : 0) |
+	    (what & CURL_POLL_OUT ? EPOLLOUT : 0);
+	if (sockp == NULL) {
+		curl_multi_assign(hub->multi, s, hub);
+		if (epoll_ctl(hub->epoll, EPOLL_CTL_ADD, s, &ee) == 0 || errno != EEXIST)
+			return 0;
+	}
+	if (epoll_ctl(hub->epoll, EPOLL_CTL_MOD, s, &ee) != 0 && errno == ENOENT)
+		epoll_ctl(hub->epoll, EPOLL_CTL_ADD, s, &ee);
+	return 0;
+}
+
+/* libcurl's timer callback: when it wants to be called for its timeouts. */
+static int
+events_on_timer(CURLM *multi, long timeout_ms, void *arg)
+{
+	struct events_hub *hub = arg;
+
+	(void)multi;
+	hub->timer_ms = timeout_ms < 0 ? -1 : td_mono_ms() + timeout_ms;
+	return 0;
+}
+
+/*
+ * Waits up to timeout ms for the sockets, the timer or a wakeup, and lets
+ * libcurl work on the sockets that are ready.  A wakeup marks the hub dirty.
+ */
+static void
+events_hub_poll(struct events_hub *hub, long timeout)
+{
+	struct epoll_event ready[64];
+	int64_t now = td_mono_ms();
+	char drain[64];
+	int n, running;
+
+	if (hub->timer_ms >= 0 && hub->timer_ms - now < timeout)
+		timeout = hub->timer_ms > now ? (long)(hub->timer_ms - now) : 0;
+	n = epoll_wait(hub->epoll, ready, 64, (int)timeout);
+	for (int i = 0; i < n; i++) {
+		uint32_t got = ready[i].events;
+
+		if (ready[i].data.fd == hub->wake[0]) {
+			while (read(hub->wake[0], drain, sizeof drain) > 0)
+				;
+			hub->dirty = true;
+			continue;
+		}
+		curl_multi_socket_action(hub->multi, ready[i].data.fd,
+		    (got & EPOLLIN ? CURL_CSELECT_IN : 0) |
+		    (got & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
+		    (got & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0), &running);
+	}
+	if (hub->timer_ms >= 0 && hub->timer_ms <= td_mono_ms()) {
+		hub->timer_ms = -1;
+		curl_multi_socket_action(hub->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	}
+}
+
+/* The worker thread: every stream of a client, their frames into their queues. */
+static void *
+events_hub_run(void *arg)
+{
+	struct events_hub *hub = arg;
+	struct td_events *active = NULL, *taken, *ev, **at;
+	char *priv;
+	int left;
+	long timeout, wait;
+	CURLMsg *msg;
+	int64_t now;
+	bool stopping;
+
+	for (;;) {
+		pthread_mutex_lock(&hub->lock);
+		stopping = hub->stopping;
+		taken = hub->pending;
+		hub->pending = NULL;
+		pthread_mutex_unlock(&hub->lock);
+		while ((ev = taken) != NULL) {
+			taken = ev->next;
+			ev->next = active;
+			active = ev;
+			curl_multi_add_handle(hub->multi, ev->easy);
+			hub->dirty = true;
+		}
+		if (stopping)
+			break;
+		while ((msg = curl_multi_info_read(hub->multi, &left)) != NULL) {
+			if (msg->msg != CURLMSG_DONE ||
+			    curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE,
+			    &priv) != CURLE_OK || priv == NULL)
+				continue;
+			ev = (struct td_events *)priv;
+			ev->done = true;
+			ev->result = msg->data.result;
+			hub->dirty = true;
+		}
+		now = td_mono_ms();
+		if (!hub->dirty && now < hub->scan_due) {
+			events_hub_poll(hub, (long)(hub->scan_due - now));
+			continue;
+		}
+		/* Only now and then, or when something happened: every stream. */
+		hub->dirty = false;
+		timeout = 1000;
+		for (at = &active; (ev = *at) != NULL;) {
+			wait = events_check(ev);
+			if (wait < 0) {
+				*at = ev->next;
+				events_detach(hub, ev);
+				continue;
+			}
+			if (wait < timeout)
+				timeout = wait;
+			at = &ev->next;
+		}
+		hub->scan_due = now + timeout;
+		events_hub_poll(hub, timeout);
+	}
+	/* The client goes away: streams still open (a caller's bug) just end. */
+	while ((ev = active) != NULL) {
+		active = ev->next;
+		events_fail(ev, TD_CANCELLED, "the client was freed");
+		events_detach(hub, ev);
+	}
 	return NULL;
+}
+
+/* The client's hub in *out, started with its first stream. */
+static enum td_code
+events_hub_get(struct td_client *client, struct events_hub **out,
+    struct td_error *err)
+{
+	struct events_hub *hub;
+	sigset_t all, old;
+	int rc;
+
+	pthread_mutex_lock(&events_hub_lock);
+	hub = client->events_hub;
+	if (hub != NULL) {
+		pthread_mutex_unlock(&events_hub_lock);
+		*out = hub;
+		return TD_OK;
+	}
+	hub = xcalloc(1, sizeof *hub);
+	hub->multi = curl_multi_init();
+	if (hub->multi == NULL) {
+		pthread_mutex_unlock(&events_hub_lock);
+		free(hub);
+		return client_fail(err, TD_CONNECTION_FAILED,
+		    "libcurl could not make a handle");
+	}
+	hub->wake[0] = hub->wake[1] = -1;
+	hub->epoll = epoll_create1(EPOLL_CLOEXEC);
+	if (hub->epoll < 0 || pipe2(hub->wake, O_CLOEXEC | O_NONBLOCK) != 0 ||
+	    epoll_ctl(hub->epoll, EPOLL_CTL_ADD, hub->wake[0],
+	    &(struct epoll_event){ .events = EPOLLIN, .data.fd = hub->wake[0] }) != 0) {
+		rc = errno;
+		pthread_mutex_unlock(&events_hub_lock);
+		for (int i = 0; i < 2; i++) {
+			if (hub->wake[i] >= 0)
+				close(hub->wake[i]);
+		}
+		if (hub->epoll >= 0)
+			close(hub->epoll);
+		curl_multi_cleanup(hub->multi);
+		free(hub);
+		return client_fail(err, TD_IO_ERROR, "cannot make a poll set: %s",
+		    strerror(rc));
+	}
+	hub->timer_ms = -1;
+	curl_multi_setopt(hub->multi, CURLMOPT_SOCKETFUNCTION, events_on_socket);
+	curl_multi_setopt(hub->multi, CURLMOPT_SOCKETDATA, hub);
+	curl_multi_setopt(hub->multi, CURLMOPT_TIMERFUNCTION, events_on_timer);
+	curl_multi_setopt(hub->multi, CURLMOPT_TIMERDATA, hub);
+	pthread_mutex_init(&hub->lock, NULL);
+	/* Signals (Ctrl-C) stay with the caller's threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&hub->thread, NULL, events_hub_run, hub);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		pthread_mutex_unlock(&events_hub_lock);
+		curl_multi_cleanup(hub->multi);
+		pthread_mutex_destroy(&hub->lock);
+		close(hub->wake[0]);
+		close(hub->wake[1]);
+		close(hub->epoll);
+		free(hub);
+		return client_fail(err, TD_IO_ERROR, "cannot start a thread: %s",
+		    strerror(rc));
+	}
+	client->events_hub = hub;
+	pthread_mutex_unlock(&events_hub_lock);
+	*out = hub;
+	return TD_OK;
+}
+
+void
+client_events_stop(struct td_client *client)
+{
+	struct events_hub *hub = client->events_hub;
+
+	if (hub == NULL)
+		return;
+	pthread_mutex_lock(&hub->lock);
+	hub->stopping = true;
+	pthread_mutex_unlock(&hub->lock);
+	events_hub_wake(hub);
+	pthread_join(hub->thread, NULL);
+	curl_multi_cleanup(hub->multi);
+	pthread_mutex_destroy(&hub->lock);
+	close(hub->wake[0]);
+	close(hub->wake[1]);
+	close(hub->epoll);
+	free(hub);
+	client->events_hub = NULL;
+}
+
+/* Hands a new stream to the worker. */
+static void
+events_hub_add(struct events_hub *hub, struct td_events *ev)
+{
+	ev->hub = hub;
+	pthread_mutex_lock(&hub->lock);
+	ev->next = hub->pending;
+	hub->pending = ev;
+	pthread_mutex_unlock(&hub->lock);
+	events_hub_wake(hub);
+}
+
+/* Returns once the worker no longer touches ev. */
+static void
+events_hub_drop(struct td_events *ev)
+{
+	struct events_hub *hub = ev->hub;
+	struct td_events **at;
+	bool found = false;
+
+	pthread_mutex_lock(&ev->lock);
+	found = ev->detached;
+	pthread_mutex_unlock(&ev->lock);
+	if (hub == NULL || found)
+		return;
+	pthread_mutex_lock(&hub->lock);
+	for (at = &hub->pending; *at != NULL; at = &(*at)->next) {
+		if (*at == ev) {
+			*at = ev->next;
+			found = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&hub->lock);
+	if (found)
+		return;
+	events_hub_wake(hub);
+	pthread_mutex_lock(&ev->lock);
+	while (!ev->detached)
+		pthread_cond_wait(&ev->cond, &ev->lock);
+	pthread_mutex_unlock(&ev->lock);
 }
 
 /* Frees what td_events_open made. */
@@ -689,6 +1022,11 @@ events_free(struct td_events *ev)
 	}
 	for (size_t i = 0; i < ev->batch_len; i++)
 		td_event_free(ev->batch[i]);
+	free(ev->batch);
+	if (ev->easy != NULL)
+		curl_easy_cleanup(ev->easy);
+	curl_slist_free_all(ev->headers);
+	free(ev->url);
 	sse_free(ev->parser);
 	buf_free(&ev->error_body);
 	close(ev->notify[0]);
@@ -728,9 +1066,9 @@ td_events_open(struct td_client *client, const struct td_event_filter *filter,
 	static const struct td_events_options defaults;
 	pthread_mutexattr_t mattr;
 	pthread_condattr_t attr;
-	sigset_t all, old;
+	struct events_hub *hub;
 	struct td_events *ev;
-	int rc;
+	enum td_code rc;
 
 	*out = NULL;
 	if (filter == NULL)
@@ -745,6 +1083,8 @@ td_events_open(struct td_client *client, const struct td_event_filter *filter,
 		return client_fail(err, TD_INVALID_ARGUMENT,
 		    "last_event_id must be \"<streamId>:<seq>\"");
 	}
+	if ((rc = events_hub_get(client, &hub, err)) != TD_OK)
+		return rc;
 	ev = xcalloc(1, sizeof *ev);
 	if (pipe2(ev->notify, O_CLOEXEC | O_NONBLOCK) != 0) {
 		free(ev);
@@ -773,17 +1113,12 @@ td_events_open(struct td_client *client, const struct td_event_filter *filter,
 	pthread_cond_init(&ev->cond, &attr);
 	pthread_condattr_destroy(&attr);
 
-	/* Signals (Ctrl-C) stay with the caller's threads. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&ev->worker, NULL, events_worker, ev);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0) {
-		events_free(ev);
-		return client_fail(err, TD_IO_ERROR, "cannot start a thread: %s",
-		    strerror(rc));
+	if (events_prepare(ev))
+		events_hub_add(hub, ev);
+	else {
+		events_fail(ev, TD_CONNECTION_FAILED, "libcurl could not make a handle");
+		ev->detached = true;
 	}
-	ev->worker_started = true;
 	*out = ev;
 	return TD_OK;
 }
@@ -893,8 +1228,8 @@ td_events_next(struct td_events *ev, long timeout_ms, struct td_event **out,
 			e = ev->queue[ev->head];
 			ev->head = (ev->head + 1) % TD_EVENTS_MAX_BACKLOG;
 			/* The worker may wait for room. */
-			if (ev->count-- == TD_EVENTS_MAX_BACKLOG)
-				pthread_cond_broadcast(&ev->cond);
+			if (ev->count-- == TD_EVENTS_MAX_BACKLOG && ev->stalled)
+				events_hub_wake(ev->hub);
 			ev->yielded_seq = e->seq;
 			if (ev->count == 0 && ev->failed == TD_OK && ev->notified) {
 				while ((n = read(ev->notify[0], drain, sizeof drain)) > 0)
@@ -950,13 +1285,10 @@ td_events_close(struct td_events *ev)
 		return;
 	pthread_mutex_lock(&ev->lock);
 	ev->closing = true;
-	if (ev->multi != NULL)
-		curl_multi_wakeup(ev->multi);
 	pthread_cond_broadcast(&ev->cond);
 	while (ev->callers > 0)
 		pthread_cond_wait(&ev->cond, &ev->lock);
 	pthread_mutex_unlock(&ev->lock);
-	if (ev->worker_started)
-		pthread_join(ev->worker, NULL);
+	events_hub_drop(ev);
 	events_free(ev);
 }

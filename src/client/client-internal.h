@@ -17,6 +17,7 @@
 #define CLIENT_POOL_MAX 8
 
 struct client_conn;
+struct events_hub;
 
 struct td_client {
 	char *base_url;
@@ -27,6 +28,7 @@ struct td_client {
 	pthread_mutex_t pool_lock;
 	struct client_conn *idle[CLIENT_POOL_MAX];
 	size_t idle_count;
+	struct events_hub *events_hub;	/* the event streams' worker, or NULL */
 };
 
 struct client_response {
@@ -49,6 +51,8 @@ enum td_code client_call(struct td_client *c, const char *method,
     const struct td_request_options *opts, struct client_response *resp,
     struct td_error *err);
 void client_response_free(struct client_response *resp);
+/* Ends the event streams' worker thread (client-events.c); before the client is freed. */
+void client_events_stop(struct td_client *c);
 
 /*
  * How client_stream_get hands out a 2xx answer: the header lines of the
