@@ -57,19 +57,6 @@ td_artifact_free(struct td_artifact *a)
 	free(a);
 }
 
-void
-td_artifact_list_free(struct td_artifact_list *list)
-{
-	if (list == NULL)
-		return;
-	for (size_t i = 0; i < list->count; i++)
-		artifact_clear(&list->items[i]);
-	free(list->items);
-	free(list->next_cursor);
-	free(list->json);
-	free(list);
-}
-
 /* Fills a from one artifact object; raw is its text when known. */
 static bool
 artifact_from_json(struct td_artifact *a, const cJSON *obj, const char *raw)
@@ -91,14 +78,39 @@ artifact_from_json(struct td_artifact *a, const cJSON *obj, const char *raw)
 	return true;
 }
 
+static bool
+artifact_item_parse(void *item, const cJSON *obj)
+{
+	return artifact_from_json(item, obj, NULL);
+}
+
+static void
+artifact_item_clear(void *item)
+{
+	artifact_clear(item);
+}
+
+static const struct client_kind artifact_kind = {
+	"artifact list", sizeof(struct td_artifact), artifact_item_parse, artifact_item_clear,
+};
+
+void
+td_artifact_list_free(struct td_artifact_list *list)
+{
+	if (list == NULL)
+		return;
+	client_items_free(&artifact_kind, list->items, list->count);
+	free(list->next_cursor);
+	free(list->json);
+	free(list);
+}
+
 enum td_code
 td_list_artifacts(struct td_client *c, const char *session_id, bool all,
     long limit, const char *cursor, const struct td_request_options *opts,
     struct td_artifact_list **out, struct td_error *err)
 {
-	struct client_response resp;
-	struct td_artifact_list *list;
-	const cJSON *item;
+	struct client_page page;
 	char *base, *path;
 	enum td_code rc;
 
@@ -111,29 +123,12 @@ td_list_artifacts(struct td_client *c, const char *session_id, bool all,
 	path = client_query_path(base, limit, cursor);
 	path = client_query_add(path, "all", all ? "true" : NULL);
 	free(base);
-	rc = client_call(c, "GET", path, NULL, true, opts, &resp, err);
+	rc = client_get_list(c, path, opts, &artifact_kind, &page, err);
 	free(path);
-	if (rc != TD_OK) {
-		client_response_free(&resp);
-		return rc;
-	}
-	list = xcalloc(1, sizeof *list);
-	list->items = xcalloc((size_t)cJSON_GetArraySize(resp.json) + 1,
-	    sizeof *list->items);
-	cJSON_ArrayForEach(item, resp.json) {
-		if (!artifact_from_json(&list->items[list->count], item, NULL)) {
-			rc = client_malformed(&resp, "artifact list", err);
-			break;
-		}
-		list->count++;
-	}
 	if (rc == TD_OK) {
-		list->next_cursor = client_next_cursor(resp.link);
-		list->json = buf_steal(&resp.body);
-		*out = list;
-	} else
-		td_artifact_list_free(list);
-	client_response_free(&resp);
+		*out = xcalloc(1, sizeof **out);
+		CLIENT_PAGE_TO_LIST(*out, page);
+	}
 	return rc;
 }
 

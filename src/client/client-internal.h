@@ -51,6 +51,40 @@ enum td_code client_call(struct td_client *c, const char *method,
     const struct td_request_options *opts, struct client_response *resp,
     struct td_error *err);
 void client_response_free(struct client_response *resp);
+
+/* One kind of listed item (struct td_project, td_run, ...). */
+struct client_kind {
+	const char *what;				/* "run list", for errors */
+	size_t size;					/* sizeof the item */
+	bool (*parse)(void *item, const cJSON *obj);	/* fills a zeroed item */
+	void (*clear)(void *item);			/* frees its members */
+};
+
+/* A page of items, as every td_*_list holds it. */
+struct client_page {
+	void *items;
+	size_t count;
+	char *next_cursor;
+	char *json;
+};
+
+/* Copies a client_page into a td_*_list of the matching item type. */
+#define CLIENT_PAGE_TO_LIST(list, page) do {				\
+	(list)->items = (page).items;					\
+	(list)->count = (page).count;					\
+	(list)->next_cursor = (page).next_cursor;			\
+	(list)->json = (page).json;					\
+} while (0)
+
+/*
+ * GETs path, whose answer must be a JSON array, and parses each element
+ * with kind into a new page (on success only).
+ */
+enum td_code client_get_list(struct td_client *c, const char *path,
+    const struct td_request_options *opts, const struct client_kind *kind,
+    struct client_page *page, struct td_error *err);
+/* Clears count items of kind and frees the array. */
+void client_items_free(const struct client_kind *kind, void *items, size_t count);
 /* Ends the event streams' worker thread (client-events.c); before the client is freed. */
 void client_events_stop(struct td_client *c);
 

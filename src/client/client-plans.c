@@ -195,19 +195,6 @@ td_permission_free(struct td_permission *p)
 	free(p);
 }
 
-void
-td_permission_list_free(struct td_permission_list *list)
-{
-	if (list == NULL)
-		return;
-	for (size_t i = 0; i < list->count; i++)
-		permission_clear(&list->items[i]);
-	free(list->items);
-	free(list->next_cursor);
-	free(list->json);
-	free(list);
-}
-
 /* Fills p from one prompt object; raw is its text when known. */
 static bool
 permission_from_json(struct td_permission *p, const cJSON *obj, const char *raw)
@@ -229,6 +216,33 @@ permission_from_json(struct td_permission *p, const cJSON *obj, const char *raw)
 	p->answered_at = client_string(obj, "answeredAt");
 	p->json = raw != NULL ? xstrdup(raw) : json_print(obj);
 	return true;
+}
+
+static bool
+permission_item_parse(void *item, const cJSON *obj)
+{
+	return permission_from_json(item, obj, NULL);
+}
+
+static void
+permission_item_clear(void *item)
+{
+	permission_clear(item);
+}
+
+static const struct client_kind permission_kind = {
+	"permission prompt list", sizeof(struct td_permission), permission_item_parse, permission_item_clear,
+};
+
+void
+td_permission_list_free(struct td_permission_list *list)
+{
+	if (list == NULL)
+		return;
+	client_items_free(&permission_kind, list->items, list->count);
+	free(list->next_cursor);
+	free(list->json);
+	free(list);
 }
 
 /* "/app/v1/permissions/<escaped id>": the application surface, not /api/v1. */
@@ -274,9 +288,7 @@ td_list_permissions(struct td_client *c, const char *status, const char *run_id,
     long limit, const char *cursor, const struct td_request_options *opts,
     struct td_permission_list **out, struct td_error *err)
 {
-	struct td_permission_list *list;
-	struct client_response resp;
-	const cJSON *item;
+	struct client_page page;
 	enum td_code rc;
 	char *path;
 
@@ -288,30 +300,12 @@ td_list_permissions(struct td_client *c, const char *status, const char *run_id,
 	path = client_query_path("/app/v1/permissions", limit, cursor);
 	path = client_query_add(path, "status", status);
 	path = client_query_add(path, "run", run_id);
-	rc = client_call(c, "GET", path, NULL, true, opts, &resp, err);
+	rc = client_get_list(c, path, opts, &permission_kind, &page, err);
 	free(path);
-	if (rc != TD_OK) {
-		client_response_free(&resp);
-		return rc;
-	}
-	list = xcalloc(1, sizeof *list);
-	list->items = xcalloc((size_t)cJSON_GetArraySize(resp.json) + 1,
-	    sizeof *list->items);
-	cJSON_ArrayForEach(item, resp.json) {
-		if (!permission_from_json(&list->items[list->count], item, NULL)) {
-			permission_clear(&list->items[list->count]);
-			rc = client_malformed(&resp, "permission prompt list", err);
-			break;
-		}
-		list->count++;
-	}
 	if (rc == TD_OK) {
-		list->next_cursor = client_next_cursor(resp.link);
-		list->json = buf_steal(&resp.body);
-		*out = list;
-	} else
-		td_permission_list_free(list);
-	client_response_free(&resp);
+		*out = xcalloc(1, sizeof **out);
+		CLIENT_PAGE_TO_LIST(*out, page);
+	}
 	return rc;
 }
 

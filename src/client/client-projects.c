@@ -29,19 +29,6 @@ td_project_free(struct td_project *p)
 	free(p);
 }
 
-void
-td_project_list_free(struct td_project_list *list)
-{
-	if (list == NULL)
-		return;
-	for (size_t i = 0; i < list->count; i++)
-		project_clear(&list->items[i]);
-	free(list->items);
-	free(list->next_cursor);
-	free(list->json);
-	free(list);
-}
-
 /* Fills p from one project object; raw is its text when known. */
 static bool
 project_from_json(struct td_project *p, const cJSON *obj, const char *raw)
@@ -59,6 +46,33 @@ project_from_json(struct td_project *p, const cJSON *obj, const char *raw)
 	p->updated_at = client_string(obj, "updatedAt");
 	p->json = raw != NULL ? xstrdup(raw) : json_print(obj);
 	return true;
+}
+
+static bool
+project_item_parse(void *item, const cJSON *obj)
+{
+	return project_from_json(item, obj, NULL);
+}
+
+static void
+project_item_clear(void *item)
+{
+	project_clear(item);
+}
+
+static const struct client_kind project_kind = {
+	"project list", sizeof(struct td_project), project_item_parse, project_item_clear,
+};
+
+void
+td_project_list_free(struct td_project_list *list)
+{
+	if (list == NULL)
+		return;
+	client_items_free(&project_kind, list->items, list->count);
+	free(list->next_cursor);
+	free(list->json);
+	free(list);
 }
 
 /* Sends a request whose answer is one project. */
@@ -91,9 +105,7 @@ td_list_projects(struct td_client *c, long limit, const char *cursor,
     const struct td_request_options *opts, struct td_project_list **out,
     struct td_error *err)
 {
-	struct client_response resp;
-	struct td_project_list *list;
-	const cJSON *item;
+	struct client_page page;
 	enum td_code rc;
 	char *path;
 
@@ -101,28 +113,12 @@ td_list_projects(struct td_client *c, long limit, const char *cursor,
 	if (limit < 0)
 		return client_fail(err, TD_INVALID_ARGUMENT, "limit must not be negative");
 	path = client_query_path("/api/v1/projects", limit, cursor);
-	rc = client_call(c, "GET", path, NULL, true, opts, &resp, err);
+	rc = client_get_list(c, path, opts, &project_kind, &page, err);
 	free(path);
-	if (rc != TD_OK) {
-		client_response_free(&resp);
-		return rc;
-	}
-	list = xcalloc(1, sizeof *list);
-	list->items = xcalloc((size_t)cJSON_GetArraySize(resp.json), sizeof *list->items);
-	cJSON_ArrayForEach(item, resp.json) {
-		if (!project_from_json(&list->items[list->count], item, NULL)) {
-			rc = client_malformed(&resp, "project list", err);
-			break;
-		}
-		list->count++;
-	}
 	if (rc == TD_OK) {
-		list->next_cursor = client_next_cursor(resp.link);
-		list->json = buf_steal(&resp.body);
-		*out = list;
-	} else
-		td_project_list_free(list);
-	client_response_free(&resp);
+		*out = xcalloc(1, sizeof **out);
+		CLIENT_PAGE_TO_LIST(*out, page);
+	}
 	return rc;
 }
 

@@ -44,19 +44,6 @@ td_run_free(struct td_run *r)
 	free(r);
 }
 
-void
-td_run_list_free(struct td_run_list *list)
-{
-	if (list == NULL)
-		return;
-	for (size_t i = 0; i < list->count; i++)
-		run_clear(&list->items[i]);
-	free(list->items);
-	free(list->next_cursor);
-	free(list->json);
-	free(list);
-}
-
 /* True when status is one of the final ones. */
 static bool
 run_status_final(const char *status)
@@ -127,6 +114,33 @@ run_from_json(struct td_run *r, const cJSON *obj, const char *raw)
 	r->updated_at = client_string(obj, "updatedAt");
 	r->json = raw != NULL ? xstrdup(raw) : json_print(obj);
 	return true;
+}
+
+static bool
+run_item_parse(void *item, const cJSON *obj)
+{
+	return run_from_json(item, obj, NULL);
+}
+
+static void
+run_item_clear(void *item)
+{
+	run_clear(item);
+}
+
+static const struct client_kind run_kind = {
+	"run list", sizeof(struct td_run), run_item_parse, run_item_clear,
+};
+
+void
+td_run_list_free(struct td_run_list *list)
+{
+	if (list == NULL)
+		return;
+	client_items_free(&run_kind, list->items, list->count);
+	free(list->next_cursor);
+	free(list->json);
+	free(list);
 }
 
 /* Sends a request whose answer is one run. */
@@ -267,9 +281,7 @@ td_list_runs(struct td_client *c, const struct td_run_filter *filter,
     long limit, const char *cursor, const struct td_request_options *opts,
     struct td_run_list **out, struct td_error *err)
 {
-	struct client_response resp;
-	struct td_run_list *list;
-	const cJSON *item;
+	struct client_page page;
 	enum td_code rc;
 	char *path;
 
@@ -284,30 +296,12 @@ td_list_runs(struct td_client *c, const struct td_run_filter *filter,
 	path = client_query_add(path, "session", filter->session_id);
 	path = client_query_add(path, "project", filter->project_id);
 	path = client_query_add(path, "status", filter->status);
-	rc = client_call(c, "GET", path, NULL, true, opts, &resp, err);
+	rc = client_get_list(c, path, opts, &run_kind, &page, err);
 	free(path);
-	if (rc != TD_OK) {
-		client_response_free(&resp);
-		return rc;
-	}
-	list = xcalloc(1, sizeof *list);
-	list->items = xcalloc((size_t)cJSON_GetArraySize(resp.json) + 1,
-	    sizeof *list->items);
-	cJSON_ArrayForEach(item, resp.json) {
-		if (!run_from_json(&list->items[list->count], item, NULL)) {
-			run_clear(&list->items[list->count]);
-			rc = client_malformed(&resp, "run list", err);
-			break;
-		}
-		list->count++;
-	}
 	if (rc == TD_OK) {
-		list->next_cursor = client_next_cursor(resp.link);
-		list->json = buf_steal(&resp.body);
-		*out = list;
-	} else
-		td_run_list_free(list);
-	client_response_free(&resp);
+		*out = xcalloc(1, sizeof **out);
+		CLIENT_PAGE_TO_LIST(*out, page);
+	}
 	return rc;
 }
 

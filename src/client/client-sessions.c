@@ -31,19 +31,6 @@ td_session_free(struct td_session *s)
 	free(s);
 }
 
-void
-td_session_list_free(struct td_session_list *list)
-{
-	if (list == NULL)
-		return;
-	for (size_t i = 0; i < list->count; i++)
-		session_clear(&list->items[i]);
-	free(list->items);
-	free(list->next_cursor);
-	free(list->json);
-	free(list);
-}
-
 /* Fills s from one session object; raw is its text when known. */
 static bool
 session_from_json(struct td_session *s, const cJSON *obj, const char *raw)
@@ -65,14 +52,39 @@ session_from_json(struct td_session *s, const cJSON *obj, const char *raw)
 	return true;
 }
 
+static bool
+session_item_parse(void *item, const cJSON *obj)
+{
+	return session_from_json(item, obj, NULL);
+}
+
+static void
+session_item_clear(void *item)
+{
+	session_clear(item);
+}
+
+static const struct client_kind session_kind = {
+	"session list", sizeof(struct td_session), session_item_parse, session_item_clear,
+};
+
+void
+td_session_list_free(struct td_session_list *list)
+{
+	if (list == NULL)
+		return;
+	client_items_free(&session_kind, list->items, list->count);
+	free(list->next_cursor);
+	free(list->json);
+	free(list);
+}
+
 enum td_code
 td_list_sessions(struct td_client *c, const char *project_id, long limit,
     const char *cursor, const struct td_request_options *opts,
     struct td_session_list **out, struct td_error *err)
 {
-	struct client_response resp;
-	struct td_session_list *list;
-	const cJSON *item;
+	struct client_page page;
 	enum td_code rc;
 	char *path;
 
@@ -83,29 +95,12 @@ td_list_sessions(struct td_client *c, const char *project_id, long limit,
 		return client_fail(err, TD_INVALID_ARGUMENT, "limit must not be negative");
 	path = client_query_path("/api/v1/sessions", limit, cursor);
 	path = client_query_add(path, "project", project_id);
-	rc = client_call(c, "GET", path, NULL, true, opts, &resp, err);
+	rc = client_get_list(c, path, opts, &session_kind, &page, err);
 	free(path);
-	if (rc != TD_OK) {
-		client_response_free(&resp);
-		return rc;
-	}
-	list = xcalloc(1, sizeof *list);
-	list->items = xcalloc((size_t)cJSON_GetArraySize(resp.json) + 1,
-	    sizeof *list->items);
-	cJSON_ArrayForEach(item, resp.json) {
-		if (!session_from_json(&list->items[list->count], item, NULL)) {
-			rc = client_malformed(&resp, "session list", err);
-			break;
-		}
-		list->count++;
-	}
 	if (rc == TD_OK) {
-		list->next_cursor = client_next_cursor(resp.link);
-		list->json = buf_steal(&resp.body);
-		*out = list;
-	} else
-		td_session_list_free(list);
-	client_response_free(&resp);
+		*out = xcalloc(1, sizeof **out);
+		CLIENT_PAGE_TO_LIST(*out, page);
+	}
 	return rc;
 }
 

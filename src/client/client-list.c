@@ -1,0 +1,50 @@
+/* Lists: one GET of a JSON array parsed into a page of typed items. */
+#include <stdlib.h>
+
+#include "client-internal.h"
+#include "xalloc.h"
+
+void
+client_items_free(const struct client_kind *kind, void *items, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		kind->clear((char *)items + i * kind->size);
+	free(items);
+}
+
+enum td_code
+client_get_list(struct td_client *c, const char *path,
+    const struct td_request_options *opts, const struct client_kind *kind,
+    struct client_page *page, struct td_error *err)
+{
+	struct client_response resp;
+	const cJSON *item;
+	enum td_code rc;
+	char *items;
+	size_t count = 0;
+
+	rc = client_call(c, "GET", path, NULL, true, opts, &resp, err);
+	if (rc != TD_OK) {
+		client_response_free(&resp);
+		return rc;
+	}
+	items = xcalloc((size_t)cJSON_GetArraySize(resp.json) + 1, kind->size);
+	cJSON_ArrayForEach(item, resp.json) {
+		if (!kind->parse(items + count * kind->size, item)) {
+			kind->clear(items + count * kind->size);
+			rc = client_malformed(&resp, kind->what, err);
+			break;
+		}
+		count++;
+	}
+	if (rc == TD_OK) {
+		page->items = items;
+		page->count = count;
+		page->next_cursor = client_next_cursor(resp.link);
+		page->json = buf_steal(&resp.body);
+	} else {
+		client_items_free(kind, items, count);
+	}
+	client_response_free(&resp);
+	return rc;
+}
