@@ -1,0 +1,307 @@
+/*
+ * The dashboard's model: plain state changed by events of the stream, results
+ * of HTTP calls and keys.  No curses and no network here: views draw from it
+ * (view-*.c), the loop (app.c) feeds it.  Every string in it is owned by the
+ * model.  Functions that change what is shown set m->dirty.
+ */
+#ifndef TD_TUI_MODEL_H
+#define TD_TUI_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "taskdeck.h"
+
+/* Bounds: the log keeps the newest MODEL_LOG_MAX lines; a line longer than
+ * MODEL_LINE_MAX bytes is broken there (at a UTF-8 boundary). */
+#define MODEL_LOG_MAX 10000
+#define MODEL_LINE_MAX 4096
+/* Live events held back while a run's history loads; past it the log is re-read. */
+#define MODEL_PENDING_MAX 20000
+#define MODEL_QUERY_MAX 256
+
+enum pane {
+	PANE_PROJECTS,
+	PANE_SESSIONS,
+	PANE_RUNS,
+	PANE_RIGHT,	/* whichever of log, plan, artifacts m->right shows */
+	PANE__COUNT
+};
+
+enum right_view { RIGHT_LOG, RIGHT_PLAN, RIGHT_ARTIFACTS };
+
+enum conn_state {
+	CONN_CONNECTING,	/* stream opened, no hello yet */
+	CONN_LIVE,
+	CONN_RECONNECTING,	/* m->conn_retry_at_ms says when */
+};
+
+struct m_project {
+	char *id;
+	char *name;
+};
+
+struct m_session {
+	char *id;
+	char *project_id;
+	char *title;
+	char *last_run_status;	/* NULL when none */
+	char *updated_at;
+};
+
+struct m_run {
+	char *id;
+	char *session_id;
+	char *project_id;
+	char *status;		/* queued, running, completed, failed, cancelled */
+	char *prompt;
+	char *phase;		/* last progress phase, or NULL */
+	char *attention;	/* "plan-approval" or NULL */
+	bool permission_pending;	/* a prompt of this run waits */
+	char *error_code;	/* NULL unless failed */
+	char *error_message;
+	char *created_at;
+};
+
+struct m_artifact {
+	char *id;
+	char *name;
+	char *path;
+	char *version;
+	long long size;
+	char *run_id;
+	char *created_at;
+};
+
+struct m_permission {
+	char *id;
+	char *run_id;
+	char *session_id;
+	char *project_id;
+	char *tool;
+	char *summary;
+};
+
+struct m_plan_step {
+	char *id;
+	char *title;
+	char *status;
+};
+
+struct m_plan {
+	bool present;		/* false: the session has no plan */
+	char *session_id;
+	char *run_id;
+	long version;
+	long revision;
+	char *status;
+	char *summary;
+	char *feedback;
+	struct m_plan_step *steps;
+	size_t step_count;
+};
+
+/* What a log line shows; views pick the glyph and colour from it. */
+enum log_kind {
+	LOG_OUTPUT,	/* assistant text */
+	LOG_TOOL,
+	LOG_PROGRESS,
+	LOG_STATUS,	/* queued, started, finished */
+	LOG_PERMISSION,
+	LOG_PLAN,
+	LOG_ARTIFACT,
+	LOG_NOTICE,	/* the dashboard's own remarks: resync, history truncated */
+};
+
+struct log_line {
+	enum log_kind kind;
+	bool error;	/* failed tool, failed run: shown as an error */
+	char time[9];	/* "HH:MM:SS" local time of the event, "" when unknown */
+	char *run_id;	/* which run (session scope shows several) */
+	char *text;	/* one line, no '\n', at most MODEL_LINE_MAX bytes */
+};
+
+/* A list pane's selection and scroll; top is the first visible row. */
+struct m_cursor {
+	size_t sel;
+	size_t top;
+};
+
+struct m_log {
+	/* Ring of the newest lines: line i (0 = oldest kept) is
+	 * lines[(head + i) % MODEL_LOG_MAX], for i < count. */
+	struct log_line *lines;
+	size_t head;
+	size_t count;
+	bool open_output;	/* the last line is run.output text still growing */
+	bool run_scope;		/* true: the selected run; false: the whole session */
+	char *scope_id;		/* the run or session shown, NULL: nothing */
+	bool loading;		/* history requested, not arrived */
+	long long history_max_seq;	/* highest seq of the history applied */
+	char *history_stream;	/* its stream id */
+	struct td_event **pending;	/* live events held while loading */
+	size_t pending_count;
+	/* What the view shows. */
+	bool follow;		/* stick to the newest line */
+	bool wrap;
+	bool timestamps;
+	size_t top;		/* first shown line (index into the filtered lines) */
+	char filter[MODEL_QUERY_MAX];	/* applied query, "" for none */
+	char last_filter[MODEL_QUERY_MAX];	/* recalled by '/' */
+	/* Indices (0 = oldest kept) of the lines matching filter, rebuilt on
+	 * change; unused when filter is "". */
+	size_t *matches;
+	size_t match_count;
+};
+
+struct model {
+	bool dirty;
+	enum pane focus;
+	enum right_view right;
+
+	/* Connection and service. */
+	enum conn_state conn;
+	long long conn_retry_at_ms;	/* CONN_RECONNECTING: when the next try is due */
+	long long resynced_at_ms;	/* last full re-read after a reconnect or resync; 0 never */
+	char *service_version;		/* from the doctor report; NULL until known */
+	bool service_ready;
+	char *stream_id;		/* of the last event seen */
+
+	struct m_project *projects;
+	size_t project_count;
+	struct m_cursor projects_cur;
+
+	struct m_session *sessions;	/* of the selected project */
+	size_t session_count;
+	struct m_cursor sessions_cur;
+
+	struct m_run *runs;		/* of the selected session, newest first */
+	size_t run_count;
+	struct m_cursor runs_cur;
+
+	/* Runs of the selected project, for the status bar's counts. */
+	struct m_run *project_runs;
+	size_t project_run_count;
+
+	struct m_artifact *artifacts;	/* of the selected session */
+	size_t artifact_count;
+	struct m_cursor artifacts_cur;
+
+	struct m_plan plan;		/* of the selected session */
+	size_t plan_top;
+
+	struct m_permission *permissions;	/* pending, of every run, oldest first */
+	size_t permission_count;
+	bool permission_hidden;		/* Esc hid the modal; a new prompt shows it again */
+
+	struct m_log log;
+
+	/* The message line: text and when it stops showing. */
+	char message[512];
+	bool message_error;
+	long long message_until_ms;
+	/* A download in progress: shown as a progress bar. */
+	bool download_active;
+	char download_name[256];
+	long long download_done;
+	long long download_total;	/* -1: unknown */
+};
+
+/* What a change means for the loop: fetch again over HTTP. */
+enum model_need {
+	NEED_NONE = 0,
+	NEED_SESSIONS = 1 << 0,		/* of the selected project */
+	NEED_RUNS = 1 << 1,		/* of the selected session */
+	NEED_PROJECT_RUNS = 1 << 2,
+	NEED_ARTIFACTS = 1 << 3,
+	NEED_PLAN = 1 << 4,
+	NEED_HISTORY = 1 << 5,		/* the log's scope changed: load its history */
+	NEED_PROJECTS = 1 << 6,
+	NEED_PERMISSIONS = 1 << 7,
+	NEED_EVERYTHING = 0xff,
+};
+
+void model_init(struct model *m);
+void model_free(struct model *m);
+
+/* Selection: each returns the NEED_* of what the new selection shows. */
+const struct m_project *model_project(const struct model *m);	/* NULL: none */
+const struct m_session *model_session(const struct model *m);
+const struct m_run *model_run(const struct model *m);
+const struct m_artifact *model_artifact(const struct model *m);
+/* Moves the focused pane's selection (lists) or scroll (log, plan) by delta
+ * rows; delta may be +-1, +-page, or LONG_MIN/LONG_MAX for first/last. */
+unsigned model_move(struct model *m, long delta, size_t page_rows);
+/* Selects row of pane (a mouse click); out of range rows are ignored. */
+unsigned model_select(struct model *m, enum pane pane, size_t row);
+void model_focus(struct model *m, enum pane pane);
+void model_focus_next(struct model *m, int dir);	/* +1 Tab, -1 Shift-Tab */
+void model_show_right(struct model *m, enum right_view v);
+/* Keeps cur->top so that cur->sel is within rows visible rows. */
+void model_cursor_fit(struct m_cursor *cur, size_t count, size_t rows);
+
+/* HTTP results: replace a list, keeping the selection on the same id when it
+ * is still there.  The list is only read.  Each returns NEED_* for what the
+ * new selection shows.  for_id is the project or session the request was
+ * for: a result for another one than the selected is ignored. */
+unsigned model_set_projects(struct model *m, const struct td_project_list *l);
+unsigned model_set_sessions(struct model *m, const char *for_project,
+    const struct td_session_list *l);
+unsigned model_set_runs(struct model *m, const char *for_session,
+    const struct td_run_list *l);
+void model_set_project_runs(struct model *m, const char *for_project,
+    const struct td_run_list *l);
+void model_set_artifacts(struct model *m, const char *for_session,
+    const struct td_artifact_list *l);
+/* plan NULL: the session has none (404). */
+void model_set_plan(struct model *m, const char *for_session, const struct td_plan *plan);
+void model_set_permissions(struct model *m, const struct td_permission_list *l);
+void model_set_doctor(struct model *m, const struct td_doctor_report *r);
+/* One run read again (after a start or a cancel): updated or inserted. */
+unsigned model_put_run(struct model *m, const struct td_run *run);
+
+/* The log's history: events (oldest first) of scope_id; done false when
+ * more pages follow (the loop asks for them with after = the last seq).
+ * Events for another scope than the current one are ignored.  When done,
+ * the held live events newer than the history are applied. */
+void model_log_history(struct model *m, const char *scope_id,
+    struct td_event *const *events, size_t n, bool done);
+/* Log scope: run (true) or session.  Returns NEED_HISTORY when it changed. */
+unsigned model_log_scope(struct model *m, bool run_scope);
+
+/* One event of the stream (also stream.resync-required).  Returns NEED_*:
+ * a resync asks for everything, session.updated for the sessions, and so
+ * on.  Applies to the lists, the counts, the plan, the prompts and (when in
+ * scope) the log. */
+unsigned model_apply_event(struct model *m, const struct td_event *ev);
+
+/* Log view settings. */
+void model_log_follow(struct model *m, bool on);
+void model_log_toggle_wrap(struct model *m);
+void model_log_toggle_timestamps(struct model *m);
+/* Applies query ("" clears); remembers a non-empty one as last_filter. */
+void model_log_filter(struct model *m, const char *query);
+/* Number of lines the log view shows (matching ones when filtered), and the
+ * i-th of them. */
+size_t model_log_visible(const struct model *m);
+const struct log_line *model_log_line(const struct model *m, size_t i);
+
+/* Connection state changes, with now_ms from a monotonic clock. */
+void model_conn(struct model *m, enum conn_state s, long long retry_at_ms);
+void model_resynced(struct model *m, long long now_ms);
+
+/* The message line; printf-style, shown until now_ms + 5 s. */
+void model_message(struct model *m, long long now_ms, bool error, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void model_download_progress(struct model *m, const char *name, long long done,
+    long long total);
+void model_download_end(struct model *m);
+
+/* Status bar counts over project_runs: running, and running with a decision pending. */
+void model_counts(const struct model *m, size_t *running, size_t *waiting);
+/* The pending prompt the modal shows, or NULL (none, or hidden). */
+const struct m_permission *model_modal_permission(const struct model *m);
+void model_permission_hide(struct model *m);
+void model_permission_show(struct model *m);
+
+#endif

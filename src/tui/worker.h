@@ -1,0 +1,91 @@
+/*
+ * HTTP calls of the dashboard, off the loop's thread: the loop submits jobs,
+ * worker threads run them with the client core, and finished jobs come back
+ * through a queue whose eventfd the loop poll()s.  No key ever waits on the
+ * network.  One thread serves requests in order; downloads have their own
+ * thread so that a large one never holds up a refresh.
+ */
+#ifndef TD_TUI_WORKER_H
+#define TD_TUI_WORKER_H
+
+#include <stdbool.h>
+
+#include "taskdeck.h"
+
+enum job_kind {
+	JOB_DOCTOR,		/* -> doctor */
+	JOB_PROJECTS,		/* -> projects (first page, up to 200) */
+	JOB_SESSIONS,		/* id: project -> sessions */
+	JOB_RUNS,		/* id: session -> runs */
+	JOB_PROJECT_RUNS,	/* id: project -> runs */
+	JOB_ARTIFACTS,		/* id: session -> artifacts */
+	JOB_PLAN,		/* id: session -> plan (NULL with code TD_NOT_FOUND: none) */
+	JOB_PERMISSIONS,	/* pending prompts -> permissions */
+	JOB_HISTORY,		/* id: a run (run_scope; one page after `after`, more
+				   when another follows) or a session (its runs'
+				   histories, oldest run first, at most MODEL_LOG_MAX
+				   events) -> events */
+	JOB_START_RUN,		/* id: project, session (NULL: new), text: prompt,
+				   profile, plan_first -> run */
+	JOB_CANCEL_RUN,		/* id: run -> run */
+	JOB_PLAN_RESPOND,	/* id: session, decision, version, revision, text: feedback -> plan */
+	JOB_PERMISSION_ANSWER,	/* id: prompt, decision -> permission */
+	JOB_DOWNLOAD,		/* id: artifact, path, overwrite; progress results */
+};
+
+struct job {
+	enum job_kind kind;
+	char *id;
+	char *session;		/* JOB_START_RUN: the session to continue, or NULL */
+	char *text;		/* prompt or feedback */
+	char *decision;		/* "approve", "revise", "reject"; "allow", "deny", "allow-run" */
+	char *profile;		/* JOB_START_RUN permission profile, or NULL */
+	char *path;		/* JOB_DOWNLOAD: destination file */
+	char *label;		/* JOB_DOWNLOAD: what the progress bar names */
+	char *run_id;		/* JOB_DOWNLOAD: the artifact's run, for the error text */
+	bool plan_first;
+	bool overwrite;
+	bool run_scope;		/* JOB_HISTORY: id is a run (else a session) */
+	long version;
+	long revision;
+	long long after;	/* JOB_HISTORY: seq to read after */
+};
+
+/* A finished job, or a progress report of a download (progress true). */
+struct job_result {
+	struct job job;			/* as submitted: the ids it was for */
+	enum td_code code;
+	struct td_error err;		/* when code != TD_OK */
+	bool progress;			/* JOB_DOWNLOAD still running */
+	long long done, total;		/* JOB_DOWNLOAD bytes */
+	struct td_doctor_report *doctor;
+	struct td_project_list *projects;
+	struct td_session_list *sessions;
+	struct td_run_list *runs;
+	struct td_artifact_list *artifacts;
+	struct td_plan *plan;
+	struct td_permission_list *permissions;
+	struct td_run *run;
+	struct td_permission *permission;
+	struct td_event **events;	/* JOB_HISTORY: oldest first */
+	size_t event_count;
+	bool more;			/* JOB_HISTORY: another page follows */
+};
+
+struct worker;
+
+/* Starts the threads; client must outlive the worker.  NULL on failure. */
+struct worker *worker_new(struct td_client *client);
+/* Cancels what runs (td_cancel), joins the threads, frees queued jobs and results. */
+void worker_free(struct worker *w);
+/* Readable while a result waits; for poll(). */
+int worker_fd(const struct worker *w);
+/* Queues a copy of job (strings are copied). */
+void worker_submit(struct worker *w, const struct job *job);
+/* The next finished result, or NULL; caller frees it with job_result_free. */
+struct job_result *worker_take(struct worker *w);
+void job_result_free(struct job_result *r);
+/* Cancels a running download, if any. */
+void worker_cancel_download(struct worker *w);
+
+#endif
