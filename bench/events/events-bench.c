@@ -4,10 +4,17 @@
  * events per second and the delay from the service's "time" stamp (set when
  * it emitted the event) to the client's clock at receipt.  Prints key=value
  * lines for bench/events/run.  Finds the service like the CLI does.
+ *
+ * With BENCH_PROVIDER_PORT set, it also serves an OpenAI-compatible model on
+ * that port (the service's settings name it, provider "bench") whose text
+ * deltas carry the wall clock at which they were written ("t=<microseconds>"):
+ * the delay from there to td_events_next covers the agent's reading and its
+ * output line as well, at microsecond resolution.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <poll.h>
+#include <stdint.h>
+#include <sys/epoll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +34,8 @@ struct sub {
 	long long events, outputs;
 	double *lat_ms;		/* one per event */
 	size_t lat_len, lat_cap;
+	double *origin_ms;	/* provider write to receipt, one per "t=" */
+	size_t origin_len, origin_cap;
 	double first_mono, last_mono;	/* receipt, in ms */
 	int64_t first_time, last_time;	/* the service's stamps, in ms */
 	enum td_code failed;
@@ -72,7 +81,17 @@ bench_take(struct sub *s, struct td_event *e)
 			s->first_time = stamp;
 		s->last_time = stamp;
 	}
-	s->outputs += strcmp(e->type, "run.output") == 0;
+	if (strcmp(e->type, "run.output") == 0) {
+		s->outputs++;
+		for (const char *t = e->data_json; (t = strstr(t, "t=")) != NULL; t += 2) {
+			if (s->origin_len == s->origin_cap) {
+				s->origin_cap = s->origin_cap ? s->origin_cap * 2 : 1024;
+				s->origin_ms = xrealloc(s->origin_ms,
+				    s->origin_cap * sizeof *s->origin_ms);
+			}
+			s->origin_ms[s->origin_len++] = now - (double)atoll(t + 2) / 1000.0;
+		}
+	}
 	if (strcmp(e->type, "stream.resync-required") == 0) {
 		s->failed = TD_EVENT_STREAM_OVERFLOW;
 		snprintf(s->message, sizeof s->message, "the service dropped "
@@ -85,25 +104,30 @@ bench_take(struct sub *s, struct td_event *e)
 }
 
 /*
- * One consumer for every subscriber, as a dashboard would do it: poll() on
- * each stream's descriptor, then drain the ready ones without blocking.
+ * One consumer thread for every subscriber: epoll on each stream's
+ * descriptor (td_events_fd), then drain the ready ones without blocking.
  */
 static void
 bench_consume_all(struct sub *s, int n)
 {
-	struct pollfd *pfd = xcalloc((size_t)n, sizeof *pfd);
-	int open = n;
+	struct epoll_event evs[256];
+	int open = n, ep = epoll_create1(EPOLL_CLOEXEC);
 	struct td_event *e;
 	struct td_error err;
 
-	for (int i = 0; i < n; i++)
-		pfd[i] = (struct pollfd){ .fd = td_events_fd(s[i].ev), .events = POLLIN };
+	for (int i = 0; i < n; i++) {
+		struct epoll_event ee = { .events = EPOLLIN, .data.u32 = (uint32_t)i };
+
+		epoll_ctl(ep, EPOLL_CTL_ADD, td_events_fd(s[i].ev), &ee);
+	}
 	while (open > 0) {
-		if (poll(pfd, (nfds_t)n, 120000) <= 0)
+		int ready = epoll_wait(ep, evs, 256, 120000);
+
+		if (ready <= 0)
 			break;
-		for (int i = 0; i < n; i++) {
-			if (pfd[i].fd < 0 || !(pfd[i].revents & POLLIN))
-				continue;
+		for (int k = 0; k < ready; k++) {
+			int i = (int)evs[k].data.u32;
+
 			for (;;) {
 				enum td_code rc = td_events_next(s[i].ev, 0, &e, &err);
 
@@ -115,14 +139,14 @@ bench_consume_all(struct sub *s, int n)
 					    err.code_name, err.message);
 				}
 				if (rc != TD_OK || !bench_take(&s[i], e)) {
-					pfd[i].fd = -1;
+					epoll_ctl(ep, EPOLL_CTL_DEL, td_events_fd(s[i].ev), NULL);
 					open--;
 					break;
 				}
 			}
 		}
 	}
-	free(pfd);
+	close(ep);
 }
 
 static int
@@ -139,6 +163,111 @@ bench_pct(const double *v, size_t n, double p)
 	size_t i = (size_t)(p * (double)(n - 1) + 0.5);
 
 	return n == 0 ? 0 : v[i < n ? i : n - 1];
+}
+
+/* The model of BENCH_PROVIDER_PORT: paced text deltas stamped when written. */
+struct provider {
+	int lfd;
+	int deltas;
+	int interval_ms;
+};
+
+/* Reads a request's head and its Content-Length body; false when the peer went. */
+static bool
+provider_read_request(int fd)
+{
+	char buf[65536];
+	size_t have = 0;
+	char *end = NULL;
+	long long clen = 0;
+
+	while (end == NULL) {
+		ssize_t n = recv(fd, buf + have, sizeof buf - 1 - have, 0);
+
+		if (n <= 0)
+			return false;
+		have += (size_t)n;
+		buf[have] = '\0';
+		end = strstr(buf, "\r\n\r\n");
+		if (end == NULL && have == sizeof buf - 1)
+			return false;
+	}
+	for (char *h = strcasestr(buf, "\r\ncontent-length:"); h && h < end; h = NULL)
+		clen = atoll(h + 17);
+	for (long long left = clen - (long long)(have - (size_t)(end + 4 - buf)); left > 0;) {
+		ssize_t n = recv(fd, buf, sizeof buf, 0);
+
+		if (n <= 0)
+			return false;
+		left -= n;
+	}
+	return true;
+}
+
+static void
+provider_send(int fd, const char *text)
+{
+	size_t len = strlen(text), off = 0;
+	ssize_t n;
+
+	while (off < len && (n = send(fd, text + off, len - off, MSG_NOSIGNAL)) > 0)
+		off += (size_t)n;
+}
+
+/* Answers each connection's one request with the paced stream, then closes it. */
+static void *
+provider_serve(void *arg)
+{
+	struct provider *p = arg;
+	int fd;
+
+	while ((fd = accept(p->lfd, NULL, NULL)) >= 0) {
+		char chunk[512];
+
+		if (!provider_read_request(fd)) {
+			close(fd);
+			continue;
+		}
+		provider_send(fd, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+		    "Connection: close\r\n\r\n");
+		for (int i = 0; i < p->deltas; i++) {
+			struct timespec ts;
+
+			usleep((useconds_t)p->interval_ms * 1000);
+			clock_gettime(CLOCK_REALTIME, &ts);
+			snprintf(chunk, sizeof chunk, "data: {\"id\":\"bench\",\"object\":"
+			    "\"chat.completion.chunk\",\"created\":0,\"model\":\"paced\","
+			    "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"t=%lld\\n\"},"
+			    "\"finish_reason\":null}]}\n\n",
+			    (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
+			provider_send(fd, chunk);
+		}
+		provider_send(fd, "data: {\"id\":\"bench\",\"object\":\"chat.completion.chunk\","
+		    "\"created\":0,\"model\":\"paced\",\"choices\":[{\"index\":0,\"delta\":{},"
+		    "\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n");
+		close(fd);
+	}
+	return NULL;
+}
+
+/* Listens on 127.0.0.1:port and serves in a thread; false when it cannot. */
+static bool
+provider_start(struct provider *p, int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	pthread_t t;
+	int one = 1;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	p->lfd = socket(AF_INET, SOCK_STREAM, 0);
+	setsockopt(p->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (p->lfd < 0 || bind(p->lfd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
+	    listen(p->lfd, 8) != 0)
+		return false;
+	if (pthread_create(&t, NULL, provider_serve, p) != 0)
+		return false;
+	pthread_detach(t);
+	return true;
 }
 
 /* The fake service of `events-bench fake N`: one connection, N events, then open. */
@@ -239,6 +368,10 @@ main(int argc, char **argv)
 	const char *model = argc > 3 ? argv[3] : "burst";
 	struct td_new_project np = { .name = "bench-events" };
 	struct td_events_options eo = { .idle_timeout_ms = 120000 };
+	const char *pport = getenv("BENCH_PROVIDER_PORT");
+	struct provider prov = { .deltas = 250, .interval_ms = 20 };
+	double *origin = NULL;
+	size_t origin_len = 0;
 	struct td_event_filter f = { 0 };
 	struct td_client *c;
 	struct td_project *p;
@@ -256,6 +389,12 @@ main(int argc, char **argv)
 		    "events-bench fake [EVENTS]\n");
 		return 2;
 	}
+	if (pport != NULL && !provider_start(&prov, atoi(pport))) {
+		fprintf(stderr, "events-bench: cannot serve the model on port %s\n", pport);
+		return 1;
+	}
+	if (pport != NULL)
+		model = "paced";
 	if (td_connect(&c, NULL, &err) != TD_OK ||
 	    td_create_project(c, &np, NULL, &p, &err) != TD_OK) {
 		fprintf(stderr, "events-bench: %s\n", err.message);
@@ -273,7 +412,8 @@ main(int argc, char **argv)
 	}
 	for (int i = 0; i < runs; i++) {
 		struct td_run_request rq = {
-			.project = p->id, .prompt = "burst", .provider = "replay",
+			.project = p->id, .prompt = "burst",
+			.provider = pport != NULL ? "bench" : "replay",
 			.model = model,
 		};
 		struct td_run *r;
@@ -299,7 +439,12 @@ main(int argc, char **argv)
 		all = xrealloc(all, (all_len + s[i].lat_len + 1) * sizeof *all);
 		memcpy(all + all_len, s[i].lat_ms, s[i].lat_len * sizeof *all);
 		all_len += s[i].lat_len;
+		origin = xrealloc(origin, (origin_len + s[i].origin_len + 1) * sizeof *origin);
+		if (s[i].origin_len > 0)
+			memcpy(origin + origin_len, s[i].origin_ms, s[i].origin_len * sizeof *origin);
+		origin_len += s[i].origin_len;
 	}
+	qsort(origin, origin_len, sizeof *origin, bench_cmp);
 	agg_span = t1 - t0;
 	qsort(all, all_len, sizeof *all, bench_cmp);
 	span = s[0].last_mono - s[0].first_mono;
@@ -317,9 +462,16 @@ main(int argc, char **argv)
 	printf("latency_p50_ms=%.2f\nlatency_p99_ms=%.2f\nlatency_max_ms=%.2f\n",
 	    bench_pct(all, all_len, 0.50), bench_pct(all, all_len, 0.99),
 	    all_len > 0 ? all[all_len - 1] : 0);
+	if (origin_len > 0)
+		printf("origin_samples=%zu\norigin_p50_ms=%.3f\norigin_p99_ms=%.3f\n"
+		    "origin_max_ms=%.3f\n", origin_len, bench_pct(origin, origin_len, 0.50),
+		    bench_pct(origin, origin_len, 0.99), origin[origin_len - 1]);
 	printf("failed_subscribers=%d\n", failed);
-	for (int i = 0; i < subs; i++)
+	free(origin);
+	for (int i = 0; i < subs; i++) {
 		free(s[i].lat_ms);
+		free(s[i].origin_ms);
+	}
 	free(s);
 	free(all);
 	td_project_free(p);
