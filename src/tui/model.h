@@ -148,10 +148,15 @@ struct m_log {
 	size_t top;		/* first shown line (index into the filtered lines) */
 	char filter[MODEL_QUERY_MAX];	/* applied query, "" for none */
 	char last_filter[MODEL_QUERY_MAX];	/* recalled by '/' */
-	/* Indices (0 = oldest kept) of the lines matching filter, rebuilt on
-	 * change; unused when filter is "". */
+	/* The lines matching filter, rebuilt when the filter changes and kept
+	 * up as lines come and go: a ring (match_head) of line serials (the
+	 * line i has serial line_base + i); read it with model_log_line. */
 	size_t *matches;
 	size_t match_count;
+	size_t match_head;
+	unsigned long long line_base;	/* serial of line 0 */
+	size_t open_len;	/* bytes of the open output line */
+	size_t rows;		/* rows of the view, last told (model_log_fit, model_move) */
 };
 
 struct model {
@@ -274,6 +279,19 @@ unsigned model_log_scope(struct model *m, bool run_scope);
  * on.  Applies to the lists, the counts, the plan, the prompts and (when in
  * scope) the log. */
 unsigned model_apply_event(struct model *m, const struct td_event *ev);
+
+/* The log view is rows high: with follow on, top shows the last page;
+ * else top is kept within the lines.  Views call it before drawing. */
+void model_log_fit(struct model *m, size_t rows);
+/* 'r', and after a reconnect: everything is read again (the log's history
+ * too, merged without duplicates).  Returns NEED_EVERYTHING. */
+unsigned model_refresh(struct model *m);
+/* An event as one block that td_event_free frees; NULL strings stay NULL
+ * (data_json NULL becomes "null"). */
+struct td_event *model_event_new(long long seq, const char *stream_id,
+    const char *type, const char *time, const char *project_id,
+    const char *session_id, const char *run_id, const char *data_json,
+    const char *json);
 
 /* Log view settings. */
 void model_log_follow(struct model *m, bool on);

@@ -1,0 +1,699 @@
+/* The dashboard's HTTP calls on two threads: requests in order, downloads apart. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "model.h"
+#include "timeutil.h"
+#include "worker.h"
+#include "xalloc.h"
+
+#define WORKER_REQUEST_MS 10000
+#define WORKER_DOWNLOAD_MS (24LL * 3600 * 1000)
+#define WORKER_PROGRESS_MS 100
+#define WORKER_PAGE 1000
+#define WORKER_LIST_LIMIT 200
+
+/* A queued job or result. */
+struct wnode {
+	struct wnode *next;
+	struct job job;
+	struct job_result *result;
+};
+
+struct wqueue {
+	struct wnode *head, *tail;
+};
+
+/* One thread and what it serves. */
+struct wlane {
+	struct worker *w;
+	struct wqueue jobs;
+	struct td_cancel *cancel;	/* of the running job, NULL between jobs */
+	pthread_t thread;
+	bool started;
+	void (*run)(struct wlane *, struct wnode *);
+};
+
+struct worker {
+	struct td_client *client;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stopping;
+	struct wlane requests, downloads;
+	struct wqueue results;
+	int efd;
+};
+
+static void
+wqueue_push(struct wqueue *q, struct wnode *n)
+{
+	n->next = NULL;
+	if (q->tail != NULL)
+		q->tail->next = n;
+	else
+		q->head = n;
+	q->tail = n;
+}
+
+static struct wnode *
+wqueue_pop(struct wqueue *q)
+{
+	struct wnode *n = q->head;
+
+	if (n != NULL) {
+		q->head = n->next;
+		if (q->head == NULL)
+			q->tail = NULL;
+	}
+	return n;
+}
+
+/* A job with its own copies of the strings. */
+static void
+job_copy(struct job *dst, const struct job *src)
+{
+	*dst = *src;
+	dst->id = xstrdup_or_null(src->id);
+	dst->session = xstrdup_or_null(src->session);
+	dst->text = xstrdup_or_null(src->text);
+	dst->decision = xstrdup_or_null(src->decision);
+	dst->profile = xstrdup_or_null(src->profile);
+	dst->path = xstrdup_or_null(src->path);
+	dst->label = xstrdup_or_null(src->label);
+	dst->run_id = xstrdup_or_null(src->run_id);
+}
+
+static void
+job_clear(struct job *j)
+{
+	free(j->id);
+	free(j->session);
+	free(j->text);
+	free(j->decision);
+	free(j->profile);
+	free(j->path);
+	free(j->label);
+	free(j->run_id);
+}
+
+void
+job_result_free(struct job_result *r)
+{
+	if (r == NULL)
+		return;
+	job_clear(&r->job);
+	td_doctor_report_free(r->doctor);
+	td_project_list_free(r->projects);
+	td_session_list_free(r->sessions);
+	td_run_list_free(r->runs);
+	td_artifact_list_free(r->artifacts);
+	td_plan_free(r->plan);
+	td_permission_list_free(r->permissions);
+	td_run_free(r->run);
+	td_permission_free(r->permission);
+	for (size_t i = 0; i < r->event_count; i++)
+		td_event_free(r->events[i]);
+	free(r->events);
+	free(r);
+}
+
+static void
+wnode_free(struct wnode *n)
+{
+	job_clear(&n->job);
+	job_result_free(n->result);
+	free(n);
+}
+
+static struct job_result *
+result_new(const struct job *job)
+{
+	struct job_result *r = xcalloc(1, sizeof *r);
+
+	job_copy(&r->job, job);
+	r->total = -1;
+	return r;
+}
+
+/* Hands a result to the loop (or drops it when the worker stops). */
+static void
+worker_post(struct worker *w, struct job_result *r)
+{
+	struct wnode *n = xcalloc(1, sizeof *n);
+	uint64_t one = 1;
+
+	n->result = r;
+	pthread_mutex_lock(&w->lock);
+	if (w->stopping) {
+		pthread_mutex_unlock(&w->lock);
+		wnode_free(n);
+		return;
+	}
+	wqueue_push(&w->results, n);
+	if (write(w->efd, &one, sizeof one) < 0 && errno != EAGAIN)
+		perror("taskdeck: worker eventfd");
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* Fills err for a failure found here rather than by the client core. */
+static enum td_code
+fail(struct td_error *err, enum td_code code, const char *message)
+{
+	memset(err, 0, sizeof *err);
+	err->code = code;
+	snprintf(err->code_name, sizeof err->code_name, "%s", td_code_string(code));
+	snprintf(err->message, sizeof err->message, "%s", message);
+	return code;
+}
+
+/* Ids go into paths: only the characters of our ids. */
+static bool
+id_ok(const char *id)
+{
+	if (id == NULL || *id == '\0' || strlen(id) > 128)
+		return false;
+	return strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") ==
+	    strlen(id);
+}
+
+/* --- history ---------------------------------------------------------------- */
+
+static const char *
+obj_string(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* One stored event (docs/events.md) as the stream would have yielded it. */
+static struct td_event *
+event_from_json(const cJSON *o)
+{
+	const cJSON *seq = cJSON_GetObjectItemCaseSensitive(o, "seq");
+	const cJSON *data = cJSON_GetObjectItemCaseSensitive(o, "data");
+	char *data_json, *json;
+	struct td_event *ev;
+
+	if (!cJSON_IsObject(o) || !cJSON_IsNumber(seq) || obj_string(o, "type") == NULL)
+		return NULL;
+	data_json = data != NULL ? cJSON_PrintUnformatted(data) : NULL;
+	json = cJSON_PrintUnformatted(o);
+	ev = model_event_new((long long)seq->valuedouble, obj_string(o, "streamId"),
+	    obj_string(o, "type"), obj_string(o, "time"), obj_string(o, "projectId"),
+	    obj_string(o, "sessionId"), obj_string(o, "runId"), data_json, json);
+	cJSON_free(data_json);
+	cJSON_free(json);
+	return ev;
+}
+
+/* A growing list of events that keeps only the newest max. */
+struct evlist {
+	struct td_event **items;
+	size_t count, cap, max;
+};
+
+/* Drops the oldest events past max. */
+static void
+evlist_trim(struct evlist *l)
+{
+	size_t drop;
+
+	if (l->max == 0 || l->count <= l->max)
+		return;
+	drop = l->count - l->max;
+	for (size_t i = 0; i < drop; i++)
+		td_event_free(l->items[i]);
+	memmove(l->items, l->items + drop, l->max * sizeof *l->items);
+	l->count = l->max;
+}
+
+static void
+evlist_add(struct evlist *l, struct td_event *ev)
+{
+	if (l->max > 0 && l->count == 2 * l->max)
+		evlist_trim(l);
+	if (l->count == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 64;
+		l->items = xrealloc(l->items, l->cap * sizeof *l->items);
+	}
+	l->items[l->count++] = ev;
+}
+
+static void
+evlist_free(struct evlist *l)
+{
+	for (size_t i = 0; i < l->count; i++)
+		td_event_free(l->items[i]);
+	free(l->items);
+	memset(l, 0, sizeof *l);
+}
+
+/* One page of a run's history into l; *n is how many came. */
+static enum td_code
+history_page(struct td_client *c, const char *run_id, long long after,
+    const struct td_request_options *opts, struct evlist *l, size_t *n,
+    struct td_error *err)
+{
+	char path[256], *body = NULL;
+	cJSON *arr, *o;
+	enum td_code rc;
+
+	*n = 0;
+	if (!id_ok(run_id))
+		return fail(err, TD_INVALID_ARGUMENT, "not a run id");
+	snprintf(path, sizeof path, "/api/v1/runs/%s/events?after=%lld&limit=%d", run_id,
+	    after < 0 ? 0 : after, WORKER_PAGE);
+	rc = td_request_json(c, "GET", path, NULL, opts, &body, err);
+	if (rc != TD_OK)
+		return rc;
+	arr = cJSON_Parse(body);
+	free(body);
+	if (!cJSON_IsArray(arr)) {
+		cJSON_Delete(arr);
+		return fail(err, TD_INVALID_RESPONSE, "the run's events are not a JSON array");
+	}
+	cJSON_ArrayForEach(o, arr) {
+		struct td_event *ev = event_from_json(o);
+
+		(*n)++;
+		if (ev != NULL)
+			evlist_add(l, ev);
+	}
+	cJSON_Delete(arr);
+	return TD_OK;
+}
+
+/* Every event of a run, the newest l->max kept. */
+static enum td_code
+history_run_all(struct td_client *c, const char *run_id,
+    const struct td_request_options *opts, struct evlist *l, struct td_error *err)
+{
+	long long after = 0;
+	size_t n;
+	enum td_code rc;
+
+	do {
+		if (opts->cancel != NULL && td_cancel_is_triggered(opts->cancel))
+			return fail(err, TD_CANCELLED, "cancelled");
+		rc = history_page(c, run_id, after, opts, l, &n, err);
+		if (rc != TD_OK)
+			return rc;
+		if (l->count > 0 && l->items[l->count - 1]->seq <= after)
+			break;	/* no progress: a history spanning streams */
+		if (l->count > 0)
+			after = l->items[l->count - 1]->seq;
+	} while (n == WORKER_PAGE);
+	evlist_trim(l);
+	return TD_OK;
+}
+
+/* A session's runs' histories, oldest run first, the newest MODEL_LOG_MAX events. */
+static enum td_code
+history_session(struct td_client *c, const char *session_id,
+    const struct td_request_options *opts, struct job_result *r, struct td_error *err)
+{
+	struct td_run_filter filter = { .session_id = session_id };
+	struct td_run_list *runs = NULL;
+	struct evlist *per, all = { .max = MODEL_LOG_MAX };
+	size_t total = 0, used = 0;
+	enum td_code rc;
+
+	rc = td_list_runs(c, &filter, WORKER_PAGE, NULL, opts, &runs, err);
+	if (rc != TD_OK)
+		return rc;
+	per = xcalloc(runs->count + 1, sizeof *per);
+	/* Newest run first, until enough events are there. */
+	for (; used < runs->count && total < MODEL_LOG_MAX; used++) {
+		per[used].max = MODEL_LOG_MAX;
+		rc = history_run_all(c, runs->items[used].id, opts, &per[used], err);
+		if (rc != TD_OK)
+			break;
+		total += per[used].count;
+	}
+	for (size_t i = used; rc == TD_OK && i-- > 0;) {
+		for (size_t k = 0; k < per[i].count; k++)
+			evlist_add(&all, per[i].items[k]);
+		per[i].count = 0;
+	}
+	evlist_trim(&all);
+	for (size_t i = 0; i < used; i++)
+		evlist_free(&per[i]);
+	free(per);
+	td_run_list_free(runs);
+	if (rc != TD_OK) {
+		evlist_free(&all);
+		return rc;
+	}
+	r->events = all.items;
+	r->event_count = all.count;
+	r->more = false;
+	return TD_OK;
+}
+
+/* A run's page of history, or a whole session's. */
+static enum td_code
+do_history(struct worker *w, struct job_result *r, const struct td_request_options *opts)
+{
+	struct evlist l = { 0 };
+	size_t n;
+	enum td_code rc;
+
+	if (!r->job.run_scope)
+		return history_session(w->client, r->job.id, opts, r, &r->err);
+	rc = history_page(w->client, r->job.id, r->job.after, opts, &l, &n, &r->err);
+	if (rc != TD_OK) {
+		evlist_free(&l);
+		return rc;
+	}
+	r->events = l.items;
+	r->event_count = l.count;
+	r->more = n == WORKER_PAGE;
+	return TD_OK;
+}
+
+/* --- requests --------------------------------------------------------------- */
+
+static enum td_code
+do_doctor(struct worker *w, struct job_result *r, const struct td_request_options *opts)
+{
+	return td_doctor(w->client, opts, &r->doctor, &r->err);
+}
+
+static enum td_code
+do_projects(struct worker *w, struct job_result *r, const struct td_request_options *opts)
+{
+	return td_list_projects(w->client, WORKER_LIST_LIMIT, NULL, opts, &r->projects, &r->err);
+}
+
+static enum td_code
+do_sessions(struct worker *w, struct job_result *r, const struct td_request_options *opts)
+{
+	return td_list_sessions(w->client, r->job.id, WORKER_LIST_LIMIT, NULL, opts,
+	    &r->sessions, &r->err);
+}
+
+static enum td_code
+do_runs(struct worker *w, struct job_result *r, const struct td_request_options *opts)
+{
+	struct td_run_filter f = { .session_id = r->job.id };
+
+	return td_list_runs(w->client, &f, WORKER_LIST_LIMIT, NULL, opts, &r->runs, &r->err);
+}
+
+static enum td_code
+do_project_runs(struct worker *w, struct job_result *r, const struct td_request_options *opts)
+{
+	struct td_run_filter f = { .project_id = r->job.id };
+
+	return td_list_runs(w->client, &f, WORKER_LIST_LIMIT, NULL, opts, &r->runs, &r->err);
+}
+
+static enum td_code
+do_artifacts(struct worker *w, struct job_result *r, const struct td_request_options *opts)
+{
+	return td_list_artifacts(w->client, r->job.id, false, WORKER_LIST_LIMIT, NULL, opts,
+	    &r->artifacts, &r->err);
+}
+
+static enum td_code
+do_plan(struct worker *w, struct job_result *r, const struct td_request_options *opts)
+{
+	return td_get_session_plan(w->client, r->job.id, opts, &r->plan, &r->err);
+}
+
+static enum td_code
+do_permissions(struct worker *w, struct job_result *r, const struct td_request_options *opts)
+{
+	return td_list_permissions(w->client, "pending", NULL, WORKER_LIST_LIMIT, NULL, opts,
+	    &r->permissions, &r->err);
+}
+
+static enum td_code
+do_start_run(struct worker *w, struct job_result *r, const struct td_request_options *opts)
+{
+	struct td_run_request req = {
+		.project = r->job.id,
+		.prompt = r->job.text,
+		.permission_profile = r->job.profile,
+		.turn_intent = r->job.plan_first ? "plan-first" : NULL,
+		.session_id = r->job.session,
+	};
+
+	return td_start_run(w->client, &req, opts, &r->run, &r->err);
+}
+
+static enum td_code
+do_cancel_run(struct worker *w, struct job_result *r, const struct td_request_options *opts)
+{
+	return td_cancel_run(w->client, r->job.id, opts, &r->run, &r->err);
+}
+
+static enum td_code
+do_plan_respond(struct worker *w, struct job_result *r, const struct td_request_options *opts)
+{
+	return td_respond_session_plan(w->client, r->job.id, r->job.decision, r->job.version,
+	    r->job.revision, r->job.text, opts, &r->plan, &r->err);
+}
+
+static enum td_code
+do_permission_answer(struct worker *w, struct job_result *r,
+    const struct td_request_options *opts)
+{
+	return td_answer_permission(w->client, r->job.id, r->job.decision, opts,
+	    &r->permission, &r->err);
+}
+
+/* What each request job calls; JOB_DOWNLOAD has its own thread. */
+static enum td_code (*const request_fns[])(struct worker *, struct job_result *,
+    const struct td_request_options *) = {
+	[JOB_DOCTOR] = do_doctor,
+	[JOB_PROJECTS] = do_projects,
+	[JOB_SESSIONS] = do_sessions,
+	[JOB_RUNS] = do_runs,
+	[JOB_PROJECT_RUNS] = do_project_runs,
+	[JOB_ARTIFACTS] = do_artifacts,
+	[JOB_PLAN] = do_plan,
+	[JOB_PERMISSIONS] = do_permissions,
+	[JOB_HISTORY] = do_history,
+	[JOB_START_RUN] = do_start_run,
+	[JOB_CANCEL_RUN] = do_cancel_run,
+	[JOB_PLAN_RESPOND] = do_plan_respond,
+	[JOB_PERMISSION_ANSWER] = do_permission_answer,
+};
+
+/* Runs one request job and posts its result. */
+static void
+run_request(struct wlane *lane, struct wnode *n)
+{
+	struct job_result *r = result_new(&n->job);
+	struct td_request_options opts = { .timeout_ms = WORKER_REQUEST_MS,
+	    .cancel = lane->cancel };
+	size_t k = (size_t)n->job.kind;
+
+	if (k < sizeof request_fns / sizeof request_fns[0] && request_fns[k] != NULL)
+		r->code = request_fns[k](lane->w, r, &opts);
+	else
+		r->code = fail(&r->err, TD_INVALID_ARGUMENT, "not a request job");
+	worker_post(lane->w, r);
+}
+
+/* --- downloads -------------------------------------------------------------- */
+
+struct dl_progress {
+	struct worker *w;
+	const struct job *job;
+	int64_t last_ms;
+};
+
+/* Reports progress at most every WORKER_PROGRESS_MS. */
+static void
+dl_progress(void *ud, long long done, long long total)
+{
+	struct dl_progress *p = ud;
+	int64_t now = td_mono_ms();
+	struct job_result *r;
+
+	if (p->last_ms != 0 && now - p->last_ms < WORKER_PROGRESS_MS)
+		return;
+	p->last_ms = now;
+	r = result_new(p->job);
+	r->progress = true;
+	r->done = done;
+	r->total = total;
+	worker_post(p->w, r);
+}
+
+/* Downloads an artifact into job.path, reporting progress. */
+static void
+run_download(struct wlane *lane, struct wnode *n)
+{
+	struct dl_progress p = { .w = lane->w, .job = &n->job };
+	struct td_download_options dl = {
+		.flags = n->job.overwrite ? TD_DOWNLOAD_OVERWRITE : 0,
+		.progress = dl_progress,
+		.progress_ud = &p,
+	};
+	struct td_request_options opts = { .timeout_ms = WORKER_DOWNLOAD_MS,
+	    .cancel = lane->cancel };
+	struct td_download_info info;
+	struct job_result *r = result_new(&n->job);
+
+	memset(&info, 0, sizeof info);
+	info.total_size = -1;
+	if (n->job.kind != JOB_DOWNLOAD || n->job.path == NULL)
+		r->code = fail(&r->err, TD_INVALID_ARGUMENT, "not a download job");
+	else
+		r->code = td_download_artifact_to_file(lane->w->client, n->job.id, n->job.path,
+		    &dl, &opts, &info, &r->err);
+	r->total = info.total_size;
+	r->done = info.offset + info.received;
+	worker_post(lane->w, r);
+}
+
+/* --- threads ---------------------------------------------------------------- */
+
+/* A thread: takes its jobs in order until the worker stops. */
+static void *
+lane_main(void *arg)
+{
+	struct wlane *lane = arg;
+	struct worker *w = lane->w;
+	struct wnode *n;
+
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		while (!w->stopping && lane->jobs.head == NULL)
+			pthread_cond_wait(&w->cond, &w->lock);
+		if (w->stopping)
+			break;
+		n = wqueue_pop(&lane->jobs);
+		lane->cancel = td_cancel_new();
+		pthread_mutex_unlock(&w->lock);
+		lane->run(lane, n);
+		wnode_free(n);
+		pthread_mutex_lock(&w->lock);
+		td_cancel_free(lane->cancel);
+		lane->cancel = NULL;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+/* Joins the thread and drops the jobs it did not take. */
+static void
+lane_stop(struct wlane *lane)
+{
+	struct wnode *n;
+
+	if (lane->started)
+		pthread_join(lane->thread, NULL);
+	while ((n = wqueue_pop(&lane->jobs)) != NULL)
+		wnode_free(n);
+}
+
+struct worker *
+worker_new(struct td_client *client)
+{
+	struct worker *w = xcalloc(1, sizeof *w);
+
+	w->client = client;
+	w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (w->efd < 0) {
+		free(w);
+		return NULL;
+	}
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+	w->requests = (struct wlane){ .w = w, .run = run_request };
+	w->downloads = (struct wlane){ .w = w, .run = run_download };
+	w->requests.started = pthread_create(&w->requests.thread, NULL, lane_main,
+	    &w->requests) == 0;
+	w->downloads.started = w->requests.started &&
+	    pthread_create(&w->downloads.thread, NULL, lane_main, &w->downloads) == 0;
+	if (!w->downloads.started) {
+		worker_free(w);
+		return NULL;
+	}
+	return w;
+}
+
+void
+worker_free(struct worker *w)
+{
+	struct wnode *n;
+
+	if (w == NULL)
+		return;
+	pthread_mutex_lock(&w->lock);
+	w->stopping = true;
+	if (w->requests.cancel != NULL)
+		td_cancel_trigger(w->requests.cancel);
+	if (w->downloads.cancel != NULL)
+		td_cancel_trigger(w->downloads.cancel);
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	lane_stop(&w->requests);
+	lane_stop(&w->downloads);
+	while ((n = wqueue_pop(&w->results)) != NULL)
+		wnode_free(n);
+	close(w->efd);
+	pthread_cond_destroy(&w->cond);
+	pthread_mutex_destroy(&w->lock);
+	free(w);
+}
+
+int
+worker_fd(const struct worker *w)
+{
+	return w->efd;
+}
+
+void
+worker_submit(struct worker *w, const struct job *job)
+{
+	struct wnode *n = xcalloc(1, sizeof *n);
+
+	job_copy(&n->job, job);
+	pthread_mutex_lock(&w->lock);
+	wqueue_push(job->kind == JOB_DOWNLOAD ? &w->downloads.jobs : &w->requests.jobs, n);
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+struct job_result *
+worker_take(struct worker *w)
+{
+	struct wnode *n;
+	struct job_result *r = NULL;
+	uint64_t count;
+
+	pthread_mutex_lock(&w->lock);
+	n = wqueue_pop(&w->results);
+	if (w->results.head == NULL && read(w->efd, &count, sizeof count) < 0 && errno != EAGAIN)
+		perror("taskdeck: worker eventfd");
+	pthread_mutex_unlock(&w->lock);
+	if (n != NULL) {
+		r = n->result;
+		n->result = NULL;
+		wnode_free(n);
+	}
+	return r;
+}
+
+void
+worker_cancel_download(struct worker *w)
+{
+	pthread_mutex_lock(&w->lock);
+	if (w->downloads.cancel != NULL)
+		td_cancel_trigger(w->downloads.cancel);
+	pthread_mutex_unlock(&w->lock);
+}

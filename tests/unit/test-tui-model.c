@@ -1,0 +1,727 @@
+#include <criterion/criterion.h>
+#include <limits.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "model.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+/* From AddressSanitizer's allocator interface. */
+size_t __sanitizer_get_current_allocated_bytes(void);
+#endif
+
+#define STREAM "0123456789abcdef0123456789abcdef"
+#define TIME "2026-11-21T06:40:00.123Z"
+
+static struct model m;
+static long long next_seq = 1;
+
+static void
+setup(void)
+{
+	setenv("TZ", "UTC", 1);
+	tzset();
+	model_init(&m);
+	next_seq = 1;
+}
+
+static void
+teardown(void)
+{
+	model_free(&m);
+}
+
+TestSuite(model, .init = setup, .fini = teardown, .timeout = 120);
+
+/* Live bytes of the heap, to see that memory stays bounded. */
+static size_t
+heap_bytes(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	return __sanitizer_get_current_allocated_bytes();
+#else
+	return mallinfo2().uordblks;
+#endif
+}
+
+/* Applies one event of session ses_1 of project prj_1. */
+static unsigned
+apply_in(const char *session, const char *type, const char *run, const char *data)
+{
+	struct td_event *e = model_event_new(next_seq++, STREAM, type, TIME, "prj_1", session,
+	    run, data, NULL);
+	unsigned need = model_apply_event(&m, e);
+
+	td_event_free(e);
+	return need;
+}
+
+static unsigned
+apply(const char *type, const char *run, const char *data)
+{
+	return apply_in("ses_1", type, run, data);
+}
+
+/* run.output with delta as raw bytes inside the JSON string (no escaping but "\n"). */
+static void
+output(const char *run, const char *delta)
+{
+	char *data;
+	size_t n = strlen(delta), j = 0;
+	char *esc = malloc(2 * n + 1);
+
+	for (size_t i = 0; i < n; i++) {
+		if (delta[i] == '\n') {
+			esc[j++] = '\\';
+			esc[j++] = 'n';
+		} else
+			esc[j++] = delta[i];
+	}
+	esc[j] = '\0';
+	cr_assert(asprintf(&data, "{\"delta\":\"%s\"}", esc) > 0);
+	apply("run.output", run, data);
+	free(data);
+	free(esc);
+}
+
+static const char *
+line(size_t i)
+{
+	const struct log_line *l = model_log_line(&m, i);
+
+	cr_assert_not_null(l, "no line %zu (%zu shown)", i, model_log_visible(&m));
+	return l->text;
+}
+
+/* Lists as the HTTP calls give them. */
+static void
+give_projects(const char *const *ids)
+{
+	struct td_project items[8] = { { 0 } };
+	struct td_project_list l = { .items = items };
+
+	for (; ids[l.count] != NULL; l.count++) {
+		items[l.count].id = (char *)ids[l.count];
+		items[l.count].name = (char *)ids[l.count];
+	}
+	model_set_projects(&m, &l);
+}
+
+static unsigned
+give_sessions(const char *project, const char *const *ids)
+{
+	struct td_session items[8] = { { 0 } };
+	struct td_session_list l = { .items = items };
+
+	for (; ids[l.count] != NULL; l.count++) {
+		items[l.count].id = (char *)ids[l.count];
+		items[l.count].project_id = (char *)project;
+		items[l.count].title = (char *)"title";
+	}
+	return model_set_sessions(&m, project, &l);
+}
+
+/* Runs "id:status", newest first. */
+static unsigned
+give_runs(const char *session, const char *const *runs, bool project_too)
+{
+	struct td_run items[8] = { { 0 } };
+	struct td_run_list l = { .items = items };
+	char buf[8][64];
+	unsigned need = 0;
+
+	for (; runs[l.count] != NULL; l.count++) {
+		char *colon;
+
+		snprintf(buf[l.count], sizeof buf[l.count], "%s", runs[l.count]);
+		colon = strchr(buf[l.count], ':');
+		*colon = '\0';
+		items[l.count].id = buf[l.count];
+		items[l.count].status = colon + 1;
+		items[l.count].session_id = (char *)session;
+		items[l.count].project_id = (char *)"prj_1";
+		items[l.count].prompt = (char *)"a prompt";
+	}
+	if (session != NULL)
+		need = model_set_runs(&m, session, &l);
+	if (project_too)
+		model_set_project_runs(&m, "prj_1", &l);
+	return need;
+}
+
+/* prj_1 / ses_1 / run_1 (running) selected, its history loaded (empty). */
+static void
+select_run(void)
+{
+	give_projects((const char *const[]){ "prj_1", NULL });
+	give_sessions("prj_1", (const char *const[]){ "ses_1", "ses_0", NULL });
+	give_runs("ses_1", (const char *const[]){ "run_1:running", NULL }, true);
+	cr_assert_str_eq(m.log.scope_id, "run_1");
+	model_log_history(&m, "run_1", NULL, 0, true);
+	cr_assert(!m.log.loading);
+}
+
+Test(model, run_status_events_update_the_lists_and_the_log)
+{
+	size_t running, waiting;
+
+	select_run();
+	apply("run.started", "run_1", "{\"status\":\"running\"}");
+	model_counts(&m, &running, &waiting);
+	cr_expect_eq(running, 1);
+	cr_expect_eq(waiting, 0);
+	apply("run.progress", "run_1", "{\"phase\":\"thinking\",\"message\":null,\"liveness\":false}");
+	cr_expect_str_eq(model_run(&m)->phase, "thinking");
+	apply("run.finished", "run_1", "{\"status\":\"failed\",\"error\":{\"code\":"
+	    "\"runtime_crashed\",\"message\":\"the agent ended\"}}");
+	cr_expect_str_eq(model_run(&m)->status, "failed");
+	cr_expect_str_eq(model_run(&m)->error_code, "runtime_crashed");
+	cr_expect_str_eq(model_session(&m)->last_run_status, "failed");
+	model_counts(&m, &running, &waiting);
+	cr_expect_eq(running, 0);
+
+	cr_assert_eq(model_log_visible(&m), 3);
+	cr_expect_str_eq(line(0), "run started");
+	cr_expect_eq(model_log_line(&m, 0)->kind, LOG_STATUS);
+	cr_expect_str_eq(line(1), "thinking");
+	cr_expect_str_eq(line(2), "run finished: failed (runtime_crashed: the agent ended)");
+	cr_expect(model_log_line(&m, 2)->error);
+	cr_expect(!model_log_line(&m, 0)->error);
+	cr_expect_str_eq(model_log_line(&m, 2)->time, "06:40:00");
+	cr_expect_str_eq(model_log_line(&m, 2)->run_id, "run_1");
+}
+
+Test(model, a_new_run_of_the_session_is_inserted_and_fetched)
+{
+	unsigned need;
+
+	select_run();
+	need = apply("run.queued", "run_2", "{\"status\":\"queued\"}");
+	cr_expect(need & NEED_RUNS, "the prompt of a new run is read over HTTP");
+	cr_assert_eq(m.run_count, 2);
+	cr_expect_str_eq(m.runs[0].id, "run_2");
+	cr_expect_str_eq(model_run(&m)->id, "run_1", "the selection stays on run_1");
+	cr_expect_eq(m.project_run_count, 2);
+	/* Events of another session touch neither its runs nor the log. */
+	apply_in("ses_9", "run.queued", "run_9", "{\"status\":\"queued\"}");
+	cr_expect_eq(m.run_count, 2);
+	cr_expect_eq(m.project_run_count, 3);
+	cr_expect_eq(model_log_visible(&m), 0);
+}
+
+Test(model, tool_plan_artifact_and_permission_lines_read_well)
+{
+	select_run();
+	apply("run.tool", "run_1", "{\"callId\":\"c1\",\"name\":\"write_file\",\"status\":"
+	    "\"completed\",\"summary\":\"report.md\"}");
+	apply("run.tool", "run_1", "{\"callId\":\"c2\",\"name\":\"run_command\",\"status\":"
+	    "\"failed\",\"summary\":\"make\\ntest\"}");
+	apply("artifact.saved", "run_1", "{\"id\":\"art_1\",\"name\":\"report.md\",\"path\":"
+	    "\"out/report.md\",\"size\":2150,\"sessionId\":\"ses_1\",\"runId\":\"run_1\"}");
+	apply("plan.updated", "run_1", "{\"sessionId\":\"ses_1\",\"runId\":\"run_1\",\"version\":2,"
+	    "\"revision\":5,\"status\":\"awaiting-approval\",\"summary\":\"Write it\","
+	    "\"steps\":[{\"id\":\"s1\",\"title\":\"Research\",\"status\":\"pending\"}]}");
+	apply("run.permission", "run_1", "{\"promptId\":\"prm_1\",\"tool\":\"write_file\","
+	    "\"summary\":\"write report.md (2.1 KiB)\",\"status\":\"pending\"}");
+
+	cr_assert_eq(model_log_visible(&m), 5);
+	cr_expect_str_eq(line(0), "write_file report.md completed");
+	cr_expect(!model_log_line(&m, 0)->error);
+	cr_expect_str_eq(line(1), "run_command make test failed", "no newline inside a line");
+	cr_expect(model_log_line(&m, 1)->error);
+	cr_expect_str_eq(line(2), "artifact report.md (2.1 KiB)");
+	cr_expect_eq(model_log_line(&m, 2)->kind, LOG_ARTIFACT);
+	cr_expect_str_eq(line(3), "plan v2 r5 awaiting-approval: Write it");
+	cr_expect_str_eq(line(4), "permission pending: write_file write report.md (2.1 KiB)");
+
+	cr_assert_eq(m.artifact_count, 1);
+	cr_expect_str_eq(model_artifact(&m)->name, "report.md");
+	cr_expect_eq(model_artifact(&m)->size, 2150);
+	cr_assert(m.plan.present);
+	cr_expect_eq(m.plan.version, 2);
+	cr_expect_eq(m.plan.revision, 5);
+	cr_assert_eq(m.plan.step_count, 1);
+	cr_expect_str_eq(m.plan.steps[0].title, "Research");
+	/* The plan of another session is not the one shown. */
+	apply_in("ses_0", "plan.updated", "run_0", "{\"sessionId\":\"ses_0\",\"version\":9,"
+	    "\"revision\":9,\"status\":\"approved\",\"steps\":[]}");
+	cr_expect_eq(m.plan.version, 2);
+}
+
+Test(model, output_deltas_become_lines)
+{
+	select_run();
+	output("run_1", "Hel");
+	cr_assert_eq(model_log_visible(&m), 1);
+	cr_expect_str_eq(line(0), "Hel", "an open line shows at once");
+	output("run_1", "lo wor");
+	output("run_1", "ld\nsecond");
+	output("run_1", " line\n\nthird\tcol\r\n");
+	cr_assert_eq(model_log_visible(&m), 4);
+	cr_expect_str_eq(line(0), "Hello world");
+	cr_expect_str_eq(line(1), "second line");
+	cr_expect_str_eq(line(2), "");
+	cr_expect_str_eq(line(3), "third col");
+	/* A character split between two deltas. */
+	output("run_1", "caf\xc3");
+	output("run_1", "\xa9 \xe2\x82");
+	output("run_1", "\xac ok\n");
+	cr_assert_eq(model_log_visible(&m), 5);
+	cr_expect_str_eq(line(4), "caf\xc3\xa9 \xe2\x82\xac ok");
+	/* Another event ends the open line; output after it starts a new one. */
+	output("run_1", "before");
+	apply("run.progress", "run_1", "{\"phase\":\"tool\",\"message\":null}");
+	output("run_1", "after\n");
+	cr_assert_eq(model_log_visible(&m), 8);
+	cr_expect_str_eq(line(5), "before");
+	cr_expect_str_eq(line(6), "tool");
+	cr_expect_str_eq(line(7), "after");
+	cr_expect_eq(model_log_line(&m, 7)->kind, LOG_OUTPUT);
+}
+
+Test(model, long_lines_break_on_a_character_boundary)
+{
+	char *big = malloc(MODEL_LINE_MAX + 16);
+	size_t total = 0;
+
+	select_run();
+	memset(big, 'a', MODEL_LINE_MAX - 1);
+	big[MODEL_LINE_MAX - 1] = '\0';
+	output("run_1", big);
+	/* 4095 bytes, then a 2-byte character that does not fit: split over two deltas. */
+	output("run_1", "\xc3");
+	output("run_1", "\xa9");
+	output("run_1", "tail\n");
+	cr_assert_eq(model_log_visible(&m), 2);
+	cr_expect_eq(strlen(line(0)), MODEL_LINE_MAX - 1);
+	cr_expect_str_eq(line(1), "\xc3\xa9tail");
+	for (size_t i = 0; i < 2; i++)
+		total += strlen(line(i));
+	cr_expect_eq(total, MODEL_LINE_MAX - 1 + 6, "no byte lost");
+	/* Three lines' worth without a newline: every line at most MODEL_LINE_MAX. */
+	memset(big, 'b', MODEL_LINE_MAX + 10);
+	big[MODEL_LINE_MAX + 10] = '\0';
+	output("run_1", big);
+	output("run_1", big);
+	cr_assert_eq(model_log_visible(&m), 5);
+	cr_expect_eq(strlen(line(2)), MODEL_LINE_MAX);
+	cr_expect_eq(strlen(line(3)), MODEL_LINE_MAX);
+	cr_expect_eq(strlen(line(4)), 20);
+	free(big);
+}
+
+Test(model, the_log_stays_bounded_over_a_million_events)
+{
+	size_t before;
+	char data[64];
+
+	select_run();
+	model_log_filter(&m, "7 ");
+	for (int i = 0; i < 100000; i++) {
+		snprintf(data, sizeof data, "{\"delta\":\"line %d \\n\"}", i);
+		apply("run.output", "run_1", data);
+	}
+	cr_assert_eq(m.log.count, MODEL_LOG_MAX);
+	before = heap_bytes();
+	for (int i = 100000; i < 1000000; i++) {
+		if (i % 2)
+			snprintf(data, sizeof data, "{\"delta\":\"line %d \\n\"}", i);
+		else
+			snprintf(data, sizeof data, "{\"delta\":\"li\"}");
+		if (i % 2 == 0) {
+			apply("run.output", "run_1", data);
+			snprintf(data, sizeof data, "{\"delta\":\"ne %d \\n\"}", i);
+		}
+		apply("run.output", "run_1", data);
+	}
+	cr_expect_eq(m.log.count, MODEL_LOG_MAX, "the ring keeps MODEL_LOG_MAX lines");
+	cr_expect_lt(heap_bytes(), before + 1024 * 1024, "memory grew by %zu bytes",
+	    heap_bytes() - before);
+	/* The newest lines are kept, in order. */
+	model_log_filter(&m, "");
+	cr_expect_str_eq(line(MODEL_LOG_MAX - 1), "line 999999 ");
+	cr_expect_str_eq(line(0), "line 990000 ");
+	/* The matches were kept up as lines came and went: "7 " ends 1 in 10 numbers. */
+	model_log_filter(&m, "7 ");
+	cr_expect_eq(model_log_visible(&m), MODEL_LOG_MAX / 10);
+	cr_expect_str_eq(line(0), "line 990007 ");
+}
+
+Test(model, filter_is_case_insensitive_and_kept_up)
+{
+	select_run();
+	output("run_1", "An Error here\nfine\nanother error\nnothing\n");
+	model_log_filter(&m, "ERROR");
+	cr_assert_eq(model_log_visible(&m), 2);
+	cr_expect_str_eq(line(0), "An Error here");
+	cr_expect_str_eq(line(1), "another error");
+	cr_expect_str_eq(m.log.last_filter, "ERROR");
+	/* A growing line starts matching once its text does. */
+	output("run_1", "still err");
+	cr_expect_eq(model_log_visible(&m), 2);
+	output("run_1", "or\n");
+	cr_expect_eq(model_log_visible(&m), 3);
+	apply("run.tool", "run_1", "{\"name\":\"run_command\",\"status\":\"failed\","
+	    "\"summary\":\"exit 2 (error)\"}");
+	cr_expect_eq(model_log_visible(&m), 4);
+	apply("run.progress", "run_1", "{\"phase\":\"thinking\"}");
+	cr_expect_eq(model_log_visible(&m), 4);
+	/* Clearing shows every line; the query is remembered. */
+	model_log_filter(&m, "");
+	cr_expect_eq(model_log_visible(&m), 7);
+	cr_expect_str_eq(m.log.last_filter, "ERROR");
+	model_log_filter(&m, "no such text");
+	cr_expect_eq(model_log_visible(&m), 0);
+	cr_expect_null(model_log_line(&m, 0));
+}
+
+Test(model, follow_tracks_the_end_until_scrolled_up)
+{
+	char text[32];
+
+	select_run();
+	model_show_right(&m, RIGHT_LOG);
+	for (int i = 0; i < 100; i++) {
+		snprintf(text, sizeof text, "line %d\n", i);
+		output("run_1", text);
+	}
+	model_log_fit(&m, 10);
+	cr_expect(m.log.follow, "follow is on at first");
+	cr_expect_eq(m.log.top, 90);
+	output("run_1", "line 100\n");
+	cr_expect_eq(m.log.top, 91, "a new line moves the view");
+	model_move(&m, -1, 10);
+	cr_expect(!m.log.follow, "scrolling up turns follow off");
+	cr_expect_eq(m.log.top, 90);
+	output("run_1", "line 101\n");
+	cr_expect_eq(m.log.top, 90, "the view stays where the person put it");
+	model_move(&m, -1000, 10);
+	cr_expect_eq(m.log.top, 0);
+	model_move(&m, 5, 10);
+	cr_expect_eq(m.log.top, 5);
+	cr_expect(!m.log.follow);
+	model_move(&m, LONG_MAX, 10);
+	cr_expect(m.log.follow, "G turns follow on");
+	cr_expect_eq(m.log.top, 92);
+	model_log_follow(&m, false);
+	model_move(&m, LONG_MIN, 10);
+	cr_expect_eq(m.log.top, 0);
+	model_log_follow(&m, true);
+	cr_expect_eq(m.log.top, 92);
+}
+
+Test(model, selection_stays_on_the_same_id_across_refreshes)
+{
+	unsigned need;
+
+	give_projects((const char *const[]){ "prj_a", "prj_b", NULL });
+	cr_expect_str_eq(model_project(&m)->id, "prj_a");
+	model_focus(&m, PANE_PROJECTS);
+	need = model_move(&m, 1, 10);
+	cr_expect_eq(need, NEED_SESSIONS | NEED_PROJECT_RUNS);
+	cr_expect_str_eq(model_project(&m)->id, "prj_b");
+	give_sessions("prj_b", (const char *const[]){ "ses_1", "ses_2", NULL });
+
+	need = model_set_projects(&m, &(struct td_project_list){
+	    .items = (struct td_project[]){ { .id = (char *)"prj_new" },
+	        { .id = (char *)"prj_a" }, { .id = (char *)"prj_b" } }, .count = 3 });
+	cr_expect_eq(need, NEED_NONE, "the same project: nothing to read again");
+	cr_expect_str_eq(model_project(&m)->id, "prj_b");
+	cr_expect_eq(m.session_count, 2, "its sessions stay");
+
+	/* Sessions of a project not selected any more are ignored. */
+	need = give_sessions("prj_a", (const char *const[]){ "ses_x", NULL });
+	cr_expect_eq(need, NEED_NONE);
+	cr_expect_str_eq(model_session(&m)->id, "ses_1");
+
+	/* The selected project went away: the next one shows, the old one's data goes. */
+	give_projects((const char *const[]){ "prj_new", "prj_a", NULL });
+	cr_expect_str_eq(model_project(&m)->id, "prj_a");
+	cr_expect_eq(m.session_count, 0);
+	cr_expect_null(model_session(&m));
+}
+
+Test(model, another_session_asks_for_its_runs_artifacts_plan_and_history)
+{
+	unsigned need;
+
+	select_run();
+	output("run_1", "some text\n");
+	model_focus(&m, PANE_SESSIONS);
+	need = model_move(&m, 1, 10);
+	cr_expect_eq(need, NEED_RUNS | NEED_ARTIFACTS | NEED_PLAN);
+	cr_expect_str_eq(model_session(&m)->id, "ses_0");
+	cr_expect_eq(m.run_count, 0);
+	cr_expect_eq(model_log_visible(&m), 0, "the old run's log is gone");
+	need = give_runs("ses_0", (const char *const[]){ "run_b:completed", "run_a:failed",
+	    NULL }, false);
+	cr_expect_eq(need, NEED_HISTORY, "the selected run's history is read");
+	cr_expect_str_eq(m.log.scope_id, "run_b");
+	/* Runs refreshed with a new one at the top: same run selected, no new history. */
+	need = give_runs("ses_0", (const char *const[]){ "run_c:running", "run_b:completed",
+	    "run_a:failed", NULL }, false);
+	cr_expect_eq(need, NEED_NONE);
+	cr_expect_str_eq(model_run(&m)->id, "run_b");
+	/* Session scope: the log shows the session. */
+	need = model_log_scope(&m, false);
+	cr_expect_eq(need, NEED_HISTORY);
+	cr_expect_str_eq(m.log.scope_id, "ses_0");
+	model_focus(&m, PANE_RUNS);
+	cr_expect_eq(model_move(&m, 1, 10), NEED_NONE, "another run of the same session");
+	/* A click on a row of a list selects it; a click past the end does nothing. */
+	cr_expect_eq(model_select(&m, PANE_RUNS, 2), NEED_NONE);
+	cr_expect_str_eq(model_run(&m)->id, "run_a");
+	cr_expect_eq(model_select(&m, PANE_SESSIONS, 7), NEED_NONE);
+	cr_expect_eq(m.focus, PANE_SESSIONS);
+	cr_expect_str_eq(model_session(&m)->id, "ses_0");
+	cr_expect_eq(model_select(&m, PANE_SESSIONS, 0), NEED_RUNS | NEED_ARTIFACTS |
+	    NEED_PLAN | NEED_HISTORY, "session scope: the session's history too");
+	cr_expect_str_eq(m.log.scope_id, "ses_1");
+}
+
+Test(model, history_and_live_events_meet_without_gap_or_duplicate)
+{
+	struct td_event *hist[6];
+	struct td_event *live;
+	char data[64];
+
+	give_projects((const char *const[]){ "prj_1", NULL });
+	give_sessions("prj_1", (const char *const[]){ "ses_1", NULL });
+	give_runs("ses_1", (const char *const[]){ "run_1:running", NULL }, false);
+	cr_assert(m.log.loading);
+	/* Live events 5..8 arrive while the history loads. */
+	for (long long seq = 5; seq <= 8; seq++) {
+		snprintf(data, sizeof data, "{\"delta\":\"e%lld\\n\"}", seq);
+		live = model_event_new(seq, STREAM, "run.output", TIME, "prj_1", "ses_1", "run_1",
+		    data, NULL);
+		model_apply_event(&m, live);
+		td_event_free(live);
+	}
+	cr_expect_eq(model_log_visible(&m), 0, "held until the history is there");
+	/* The history (1..6) in two pages. */
+	for (long long seq = 1; seq <= 6; seq++) {
+		snprintf(data, sizeof data, "{\"delta\":\"e%lld\\n\"}", seq);
+		hist[seq - 1] = model_event_new(seq, STREAM, "run.output", TIME, "prj_1", "ses_1",
+		    "run_1", data, NULL);
+	}
+	model_log_history(&m, "run_1", hist, 3, false);
+	cr_expect(m.log.loading);
+	cr_expect_eq(model_log_visible(&m), 3);
+	/* A page for another scope is ignored. */
+	model_log_history(&m, "run_other", hist, 3, true);
+	cr_expect(m.log.loading);
+	model_log_history(&m, "run_1", hist + 3, 3, true);
+	cr_expect(!m.log.loading);
+	cr_assert_eq(model_log_visible(&m), 8);
+	for (size_t i = 0; i < 8; i++) {
+		snprintf(data, sizeof data, "e%zu", i + 1);
+		cr_expect_str_eq(line(i), data);
+	}
+	/* A replayed live event is not shown twice. */
+	live = model_event_new(8, STREAM, "run.output", TIME, "prj_1", "ses_1", "run_1",
+	    "{\"delta\":\"e8\\n\"}", NULL);
+	model_apply_event(&m, live);
+	td_event_free(live);
+	cr_expect_eq(model_log_visible(&m), 8);
+	for (size_t i = 0; i < 6; i++)
+		td_event_free(hist[i]);
+}
+
+Test(model, resync_asks_for_everything_and_says_so)
+{
+	struct td_event *hist[2];
+	unsigned need;
+
+	select_run();
+	output("run_1", "one\n");
+	output("run_1", "two\n");
+	need = apply("stream.resync-required", NULL, "{\"reason\":\"slow-consumer\"}");
+	cr_expect_eq(need, NEED_EVERYTHING);
+	cr_assert_eq(model_log_visible(&m), 3);
+	cr_expect_eq(model_log_line(&m, 2)->kind, LOG_NOTICE);
+	cr_expect(strstr(line(2), "slow-consumer") != NULL, "notice: %s", line(2));
+	/* The history read again adds only what was missed. */
+	hist[0] = model_event_new(2, STREAM, "run.output", TIME, "prj_1", "ses_1", "run_1",
+	    "{\"delta\":\"two\\n\"}", NULL);
+	hist[1] = model_event_new(3, STREAM, "run.output", TIME, "prj_1", "ses_1", "run_1",
+	    "{\"delta\":\"missed\\n\"}", NULL);
+	model_log_history(&m, "run_1", hist, 2, true);
+	cr_assert_eq(model_log_visible(&m), 4);
+	cr_expect_str_eq(line(3), "missed");
+	cr_expect(!m.log.loading);
+	td_event_free(hist[0]);
+	td_event_free(hist[1]);
+}
+
+Test(model, permission_prompts_come_and_go)
+{
+	size_t running, waiting;
+	const struct m_permission *p;
+
+	select_run();
+	cr_expect_null(model_modal_permission(&m));
+	apply("run.permission", "run_1", "{\"promptId\":\"prm_1\",\"tool\":\"write_file\","
+	    "\"summary\":\"write a.md\",\"status\":\"pending\"}");
+	p = model_modal_permission(&m);
+	cr_assert_not_null(p);
+	cr_expect_str_eq(p->id, "prm_1");
+	cr_expect_str_eq(p->tool, "write_file");
+	cr_expect_str_eq(p->run_id, "run_1");
+	cr_expect(model_run(&m)->permission_pending);
+	model_counts(&m, &running, &waiting);
+	cr_expect_eq(running, 1);
+	cr_expect_eq(waiting, 1);
+	model_permission_hide(&m);
+	cr_expect_null(model_modal_permission(&m), "Esc hides the modal");
+	apply("run.permission", "run_1", "{\"promptId\":\"prm_2\",\"tool\":\"run_command\","
+	    "\"summary\":\"make\",\"status\":\"pending\"}");
+	p = model_modal_permission(&m);
+	cr_assert_not_null(p, "a new prompt shows the modal again");
+	cr_expect_str_eq(p->id, "prm_1", "the oldest first");
+	apply("run.permission", "run_1", "{\"promptId\":\"prm_1\",\"tool\":\"write_file\","
+	    "\"summary\":\"write a.md\",\"status\":\"allowed\"}");
+	cr_expect_str_eq(model_modal_permission(&m)->id, "prm_2");
+	cr_expect(model_run(&m)->permission_pending);
+	apply("run.permission", "run_1", "{\"promptId\":\"prm_2\",\"tool\":\"run_command\","
+	    "\"summary\":\"make\",\"status\":\"denied\"}");
+	cr_expect_null(model_modal_permission(&m));
+	cr_expect_eq(m.permission_count, 0);
+	cr_expect(!model_run(&m)->permission_pending);
+	model_counts(&m, &running, &waiting);
+	cr_expect_eq(waiting, 0);
+}
+
+Test(model, counts_for_the_status_bar)
+{
+	size_t running, waiting;
+
+	give_projects((const char *const[]){ "prj_1", NULL });
+	give_runs(NULL, (const char *const[]){ "r1:running", "r2:running", "r3:queued",
+	    "r4:completed", NULL }, true);
+	model_counts(&m, &running, &waiting);
+	cr_expect_eq(running, 2);
+	cr_expect_eq(waiting, 0);
+	apply("run.attention", "r2", "{\"attention\":{\"kind\":\"plan-approval\","
+	    "\"planVersion\":1,\"planRevision\":1}}");
+	model_counts(&m, &running, &waiting);
+	cr_expect_eq(waiting, 1, "a plan awaiting approval is waiting");
+	apply("run.attention", "r2", "{\"attention\":null}");
+	model_counts(&m, &running, &waiting);
+	cr_expect_eq(waiting, 0);
+	apply("run.started", "r3", "{\"status\":\"running\"}");
+	model_counts(&m, &running, &waiting);
+	cr_expect_eq(running, 3);
+}
+
+Test(model, sessions_and_projects_from_events)
+{
+	give_projects((const char *const[]){ "prj_1", NULL });
+	give_sessions("prj_1", (const char *const[]){ "ses_1", NULL });
+	apply("session.updated", NULL, "{\"id\":\"ses_2\",\"projectId\":\"prj_1\",\"title\":"
+	    "\"New one\",\"lastRun\":{\"id\":\"run_5\",\"status\":\"running\"}}");
+	cr_assert_eq(m.session_count, 2);
+	cr_expect_str_eq(m.sessions[0].title, "New one");
+	cr_expect_str_eq(m.sessions[0].last_run_status, "running");
+	cr_expect_str_eq(model_session(&m)->id, "ses_1", "the selection stays");
+	apply("session.updated", NULL, "{\"id\":\"ses_1\",\"projectId\":\"prj_1\",\"title\":"
+	    "\"Renamed\",\"lastRun\":null}");
+	cr_expect_eq(m.session_count, 2);
+	cr_expect_str_eq(model_session(&m)->title, "Renamed");
+	apply("project.updated", NULL, "{\"id\":\"prj_2\",\"name\":\"other\"}");
+	cr_assert_eq(m.project_count, 2);
+	cr_expect_str_eq(m.projects[0].name, "other");
+	cr_expect_str_eq(model_project(&m)->id, "prj_1");
+}
+
+Test(model, focus_message_and_download)
+{
+	model_focus_next(&m, 1);
+	cr_expect_eq(m.focus, PANE_SESSIONS);
+	model_focus_next(&m, -1);
+	model_focus_next(&m, -1);
+	cr_expect_eq(m.focus, PANE_RIGHT);
+	model_show_right(&m, RIGHT_PLAN);
+	cr_expect_eq(m.right, RIGHT_PLAN);
+	model_message(&m, 1000, true, "download failed: %s", "boom");
+	cr_expect_str_eq(m.message, "download failed: boom");
+	cr_expect_eq(m.message_until_ms, 6000);
+	model_download_progress(&m, "report.md", 10, 100);
+	cr_expect(m.download_active);
+	model_download_end(&m);
+	cr_expect(!m.download_active);
+}
+
+Test(model, a_refresh_asked_twice_needs_one_history_load)
+{
+	struct td_event *e;
+
+	select_run();
+	cr_expect_eq(model_refresh(&m), NEED_EVERYTHING);
+	apply("stream.resync-required", NULL, "{\"reason\":\"expired\"}");
+	cr_expect(m.log.loading);
+	output("run_1", "live\n");
+	cr_expect_eq(model_log_visible(&m), 1, "only the notice while the history loads");
+	e = model_event_new(1, STREAM, "run.output", TIME, "prj_1", "ses_1", "run_1",
+	    "{\"delta\":\"old\\n\"}", NULL);
+	model_log_history(&m, "run_1", &e, 1, true);
+	td_event_free(e);
+	cr_expect(!m.log.loading, "one load answers both");
+	cr_assert_eq(model_log_visible(&m), 3);
+	cr_expect_str_eq(line(1), "old");
+	cr_expect_str_eq(line(2), "live");
+}
+
+Test(model, a_history_too_slow_gives_way_to_live_events)
+{
+	struct td_event *e;
+	char data[64];
+
+	give_projects((const char *const[]){ "prj_1", NULL });
+	give_sessions("prj_1", (const char *const[]){ "ses_1", NULL });
+	give_runs("ses_1", (const char *const[]){ "run_1:running", NULL }, false);
+	next_seq = 100;
+	/* One line per ten events, so that every line fits in the log. */
+	for (int i = 0; i <= MODEL_PENDING_MAX; i++) {
+		if (i % 10 == 9)
+			snprintf(data, sizeof data, "{\"delta\":\"live %d\\n\"}", i);
+		else
+			snprintf(data, sizeof data, "{\"delta\":\"x\"}");
+		apply("run.output", "run_1", data);
+	}
+	cr_expect(!m.log.loading);
+	cr_assert_eq(model_log_visible(&m), 1 + MODEL_PENDING_MAX / 10 + 1);
+	cr_expect_eq(model_log_line(&m, 0)->kind, LOG_NOTICE);
+	cr_expect_str_eq(line(1), "xxxxxxxxxlive 9", "from the first event held");
+	cr_expect_str_eq(line(model_log_visible(&m) - 2), "xxxxxxxxxlive 19999");
+	output("run_1", "\n");
+	/* The late history holds only older events: nothing changes. */
+	e = model_event_new(50, STREAM, "run.output", TIME, "prj_1", "ses_1", "run_1",
+	    "{\"delta\":\"old\\n\"}", NULL);
+	model_log_history(&m, "run_1", &e, 1, true);
+	td_event_free(e);
+	cr_expect_str_eq(line(model_log_visible(&m) - 1), "x");
+	output("run_1", "next\n");
+	cr_expect_str_eq(line(model_log_visible(&m) - 1), "next");
+}
+
+Test(model, a_view_scrolled_back_keeps_its_lines_as_old_ones_go)
+{
+	char text[32];
+
+	select_run();
+	model_show_right(&m, RIGHT_LOG);
+	for (int i = 0; i < MODEL_LOG_MAX; i++) {
+		snprintf(text, sizeof text, "line %d\n", i);
+		output("run_1", text);
+	}
+	model_move(&m, -100, 10);
+	cr_assert(!m.log.follow);
+	cr_expect_str_eq(line(m.log.top), "line 9890");
+	output("run_1", "more\nand more\n");
+	cr_expect_str_eq(line(m.log.top), "line 9890", "the same line stays at the top");
+}
