@@ -85,6 +85,7 @@ extern const struct cli_cmd cmd_permissions_list_entry;
 extern const struct cli_cmd cmd_permissions_show_entry;
 extern const struct cli_cmd cmd_permissions_allow_entry;
 extern const struct cli_cmd cmd_permissions_deny_entry;
+extern const struct cli_cmd cmd_demo_entry;
 
 /* main.c */
 /* The last value of an option, or NULL when not given. */

@@ -5,12 +5,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "json.h"
+#include "tui/tui.h"
 #include "xalloc.h"
 
+static int cli_dashboard(struct cli *cli, int argc, char **argv);
+
+static const struct cli_option cli_dashboard_options[] = {
+	{ "no-mouse", false },
+	{ "monochrome", false },
+	{ NULL, false }
+};
+
+static const struct cli_cmd cmd_dashboard_entry = {
+	"dashboard", NULL, "[--no-mouse] [--monochrome]",
+	"the dashboard (also taskdeck without a command); --monochrome: no colour",
+	cli_dashboard_options, 0, 0, cli_dashboard
+};
+
 static const struct cli_cmd *const cli_cmds[] = {
+	&cmd_dashboard_entry,
 	&cmd_doctor_entry,
 	&cmd_projects_list_entry,
 	&cmd_projects_show_entry,
@@ -44,6 +61,7 @@ static const struct cli_cmd *const cli_cmds[] = {
 	&cmd_permissions_show_entry,
 	&cmd_permissions_allow_entry,
 	&cmd_permissions_deny_entry,
+	&cmd_demo_entry,
 	NULL
 };
 
@@ -92,8 +110,8 @@ cli_print_help(FILE *fp, const char *group)
 	    "  --timeout MS  deadline of each request (default %d)\n"
 	    "  --help        show help (also after a command)\n"
 	    "  --version     show the version\n\n"
-	    "Without a command taskdeck will open the dashboard; for now it\n"
-	    "prints this help.  See taskdeck(1) for exit codes and environment.\n",
+	    "Without a command taskdeck opens the dashboard.  See taskdeck(1)\n"
+	    "for exit codes and environment.\n",
 	    TD_DEFAULT_TIMEOUT_MS);
 }
 
@@ -367,7 +385,33 @@ cli_run(struct cli *cli, int argc, char **argv)
 	return cli->cmd->exec(cli, argn, argv + first);
 }
 
-/* Global options, then the command. */
+/* Opens the dashboard once the service answers; not without a terminal. */
+static int
+cli_dashboard(struct cli *cli, int argc, char **argv)
+{
+	struct tui_options o = { .no_mouse = cli_has(cli, "no-mouse"),
+	    .monochrome = cli_has(cli, "monochrome") };
+	struct td_request_options ro = { .timeout_ms = cli->timeout_ms ? cli->timeout_ms : 5000 };
+	struct td_doctor_report *report = NULL;
+	struct td_error err;
+	int rc;
+
+	(void)argc;
+	(void)argv;
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+		return rc;
+	if (td_doctor(cli->client, &ro, &report, &err) != TD_OK &&
+	    cli_exit_code(&err) == CLI_EXIT_UNREACHABLE)
+		return cli_fail(&err);
+	td_doctor_report_free(report);
+	if (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO)) {
+		fputs("taskdeck: the dashboard needs a terminal; try 'taskdeck --help'\n", stderr);
+		return CLI_EXIT_USAGE;
+	}
+	return tui_main(cli->client, &o);
+}
+
+/* Global options, then the command (none: the dashboard). */
 int
 main(int argc, char **argv)
 {
@@ -378,8 +422,8 @@ main(int argc, char **argv)
 	while (rc == -1 && (ch = getopt_long(argc, argv, "+:", cli_globals, NULL)) != -1)
 		rc = cli_global(&cli, ch, argv);
 	if (rc == -1 && optind == argc) {
-		cli_print_help(stdout, NULL);
-		rc = CLI_EXIT_OK;
+		cli.cmd = &cmd_dashboard_entry;
+		rc = cli_dashboard(&cli, 0, argv);
 	}
 	if (rc == -1)
 		rc = cli_run(&cli, argc - optind, argv + optind);

@@ -1,0 +1,736 @@
+/*
+ * The dashboard's loop: poll() the terminal, the event stream, the worker's
+ * results, the signals and a timer; handlers change the model and return
+ * flags; the screen is drawn once per pass when something changed.
+ */
+#define NCURSES_WIDECHAR 1
+#include <curses.h>
+#include <errno.h>
+#include <langinfo.h>
+#include <limits.h>
+#include <locale.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "timeutil.h"
+#include "tui/tui.h"
+#include "xalloc.h"
+
+/* Events taken from the stream per pass, and results from the worker. */
+#define APP_EVENT_BATCH 5000
+#define APP_RESULT_BATCH 512
+#define APP_CONNECT_CHECK_MS 250
+#define APP_DOCTOR_MS 30000
+/* At most one frame per this many ms while events pour in. */
+#define APP_FRAME_MS 16
+
+static const int app_backoff_s[] = { 1, 2, 4, 8, 10 };
+
+/* The loop's own state beside struct tui. */
+struct app {
+	struct tui *t;
+	struct td_events *ev;
+	char *last_id;		/* where a new subscription resumes */
+	int attempt;		/* failed connections in a row */
+	bool reconnect;		/* the next live stream follows a failure */
+	long long check_ms;	/* CONN_CONNECTING: next td_events_ready */
+	long long doctor_ms;
+	long long last_draw_ms;
+	long long visual_ms;	/* the screen changes by itself then (countdowns), or 0 */
+	int sigfd;
+};
+
+/* --- Views, keys --------------------------------------------------------- */
+
+const struct view_ops *
+tui_view(const struct tui *t, enum pane p)
+{
+	static const struct view_ops *const right[] = { &view_log, &view_plan, &view_artifacts };
+	static const struct view_ops *const left[] = { &view_projects, &view_sessions, &view_runs };
+
+	if (p == PANE_RIGHT)
+		return right[t->m.right];
+	return left[p];
+}
+
+unsigned
+tui_where(const struct tui *t)
+{
+	return tui_view(t, t->m.focus)->where;
+}
+
+size_t
+tui_page_rows(const struct tui *t)
+{
+	int h = t->box[t->m.focus].h;
+
+	if (t->m.focus == PANE_RIGHT && t->m.right == RIGHT_ARTIFACTS)
+		h--;
+	return h > 1 ? (size_t)h : 1;
+}
+
+void
+tui_submit(struct tui *t, const struct job *job)
+{
+	worker_submit(t->w, job);
+}
+
+void
+tui_need(struct tui *t, unsigned need)
+{
+	t->need |= need;
+}
+
+/* Asks for what is shown and the service's report again. */
+void
+tui_reread(struct tui *t)
+{
+	struct job job = { .kind = JOB_DOCTOR };
+
+	tui_submit(t, &job);
+	tui_need(t, model_refresh(&t->m));
+}
+
+/* Reads every key waiting on the terminal. */
+static void
+app_keys_read(struct tui *t)
+{
+	wint_t wc;
+	int rc, key;
+
+	while ((rc = get_wch(&wc)) != ERR) {
+		if (rc == KEY_CODE_YES && wc == KEY_MOUSE) {
+			keys_mouse(t);
+			t->dirty = true;
+			continue;
+		}
+		if (rc == KEY_CODE_YES && wc == KEY_RESIZE) {
+			t->dirty = true;
+			continue;
+		}
+		key = rc == KEY_CODE_YES ? TUI_KEY((int)wc) : (int)wc;
+		if (keys_dispatch(t, key) & (TUI_REDRAW | TUI_HANDLED))
+			t->dirty = true;
+		if (t->quit)
+			return;
+	}
+}
+
+/* --- HTTP results -------------------------------------------------------- */
+
+/* "code: message" of a failed job into a message line. */
+static void
+app_fail(struct tui *t, const char *what, const struct job_result *r)
+{
+	model_message(&t->m, t->now_ms, true, "%s: %s: %s", what, r->err.code_name,
+	    r->err.message);
+}
+
+/* A failed read: said only while live (reconnecting says enough). */
+static void
+app_read_failed(struct tui *t, const struct job_result *r)
+{
+	if (t->m.conn == CONN_LIVE && r->code != TD_CANCELLED)
+		app_fail(t, "refresh failed", r);
+}
+
+static unsigned
+res_doctor(struct tui *t, const struct job_result *r)
+{
+	if (r->code == TD_OK)
+		model_set_doctor(&t->m, r->doctor);
+	return NEED_NONE;
+}
+
+static unsigned
+res_projects(struct tui *t, const struct job_result *r)
+{
+	return model_set_projects(&t->m, r->projects);
+}
+
+static unsigned
+res_sessions(struct tui *t, const struct job_result *r)
+{
+	return model_set_sessions(&t->m, r->job.id, r->sessions);
+}
+
+static unsigned
+res_runs(struct tui *t, const struct job_result *r)
+{
+	return model_set_runs(&t->m, r->job.id, r->runs);
+}
+
+static unsigned
+res_project_runs(struct tui *t, const struct job_result *r)
+{
+	model_set_project_runs(&t->m, r->job.id, r->runs);
+	return NEED_NONE;
+}
+
+static unsigned
+res_artifacts(struct tui *t, const struct job_result *r)
+{
+	model_set_artifacts(&t->m, r->job.id, r->artifacts);
+	return NEED_NONE;
+}
+
+static unsigned
+res_plan(struct tui *t, const struct job_result *r)
+{
+	model_set_plan(&t->m, r->job.id, r->plan);
+	return NEED_NONE;
+}
+
+static unsigned
+res_permissions(struct tui *t, const struct job_result *r)
+{
+	model_set_permissions(&t->m, r->permissions);
+	return NEED_NONE;
+}
+
+static unsigned
+res_history(struct tui *t, const struct job_result *r)
+{
+	struct job next;
+
+	if (r->code != TD_OK) {
+		model_log_history(&t->m, r->job.id, NULL, 0, true);
+		app_read_failed(t, r);
+		return NEED_NONE;
+	}
+	model_log_history(&t->m, r->job.id, r->events, r->event_count, !r->more);
+	if (r->more && r->event_count > 0 && t->m.log.scope_id != NULL &&
+	    strcmp(t->m.log.scope_id, r->job.id) == 0) {
+		next = r->job;
+		next.after = r->events[r->event_count - 1]->seq;
+		tui_submit(t, &next);
+	}
+	return NEED_NONE;
+}
+
+static unsigned
+res_start_run(struct tui *t, const struct job_result *r)
+{
+	if (r->code != TD_OK) {
+		app_fail(t, "start failed", r);
+		return NEED_NONE;
+	}
+	model_message(&t->m, t->now_ms, false, "started %s", r->run->id);
+	snprintf(t->want_session, sizeof t->want_session, "%s",
+	    r->run->session_id != NULL ? r->run->session_id : "");
+	snprintf(t->want_run, sizeof t->want_run, "%s", r->run->id != NULL ? r->run->id : "");
+	return model_put_run(&t->m, r->run) | NEED_SESSIONS | NEED_PROJECT_RUNS;
+}
+
+static unsigned
+res_cancel_run(struct tui *t, const struct job_result *r)
+{
+	if (r->code != TD_OK) {
+		app_fail(t, "cancel failed", r);
+		return NEED_NONE;
+	}
+	model_message(&t->m, t->now_ms, false, "cancel requested: %s", r->run->id);
+	return model_put_run(&t->m, r->run);
+}
+
+static unsigned
+res_plan_respond(struct tui *t, const struct job_result *r)
+{
+	static const struct {
+		const char *decision, *done;
+	} said[] = {
+		{ "approve", "plan approved" },
+		{ "revise", "feedback sent: the agent revises the plan" },
+		{ "reject", "plan rejected: the run is cancelled" },
+	};
+	const char *done = "plan answered";
+
+	if (r->code != TD_OK) {
+		app_fail(t, r->job.decision != NULL ? r->job.decision : "plan", r);
+		return NEED_PLAN;
+	}
+	for (size_t i = 0; i < sizeof said / sizeof said[0]; i++) {
+		if (r->job.decision != NULL && strcmp(r->job.decision, said[i].decision) == 0)
+			done = said[i].done;
+	}
+	model_message(&t->m, t->now_ms, false, "%s", done);
+	model_set_plan(&t->m, r->job.id, r->plan);
+	return NEED_RUNS | NEED_PROJECT_RUNS;
+}
+
+static unsigned
+res_permission_answer(struct tui *t, const struct job_result *r)
+{
+	if (r->code != TD_OK)
+		app_fail(t, "answer failed", r);
+	else if (r->permission != NULL)
+		model_message(&t->m, t->now_ms, false, "%s %s for %s: %s",
+		    r->permission->tool != NULL ? r->permission->tool : "prompt", r->job.id,
+		    r->permission->run_id != NULL ? r->permission->run_id : "-",
+		    r->permission->status != NULL ? r->permission->status : r->job.decision);
+	return NEED_PERMISSIONS;
+}
+
+static unsigned
+res_download(struct tui *t, const struct job_result *r)
+{
+	if (r->progress) {
+		model_download_progress(&t->m, r->job.label, r->done, r->total);
+		return NEED_NONE;
+	}
+	model_download_end(&t->m);
+	if (r->code == TD_OK)
+		model_message(&t->m, t->now_ms, false, "download complete: %s", r->job.path);
+	else
+		model_message(&t->m, t->now_ms, true,
+		    "download failed: run %s artifact %s: %s: %s",
+		    r->job.run_id != NULL ? r->job.run_id : "-", r->job.id, r->err.code_name,
+		    r->err.message);
+	return NEED_NONE;
+}
+
+/* What each finished job does to the model; reads need TD_OK. */
+static const struct {
+	unsigned (*fn)(struct tui *t, const struct job_result *r);
+	bool read;		/* a plain read: failures only say so */
+} app_results[] = {
+	[JOB_DOCTOR] = { res_doctor, false },
+	[JOB_PROJECTS] = { res_projects, true },
+	[JOB_SESSIONS] = { res_sessions, true },
+	[JOB_RUNS] = { res_runs, true },
+	[JOB_PROJECT_RUNS] = { res_project_runs, true },
+	[JOB_ARTIFACTS] = { res_artifacts, true },
+	[JOB_PLAN] = { res_plan, false },
+	[JOB_PERMISSIONS] = { res_permissions, true },
+	[JOB_HISTORY] = { res_history, false },
+	[JOB_START_RUN] = { res_start_run, false },
+	[JOB_CANCEL_RUN] = { res_cancel_run, false },
+	[JOB_PLAN_RESPOND] = { res_plan_respond, false },
+	[JOB_PERMISSION_ANSWER] = { res_permission_answer, false },
+	[JOB_DOWNLOAD] = { res_download, false },
+};
+
+/* Selects the session, then the run, started here once the lists hold them. */
+static void
+app_select_started(struct tui *t)
+{
+	enum pane focus = t->m.focus;
+	size_t i;
+
+	if (t->want_session[0] != '\0') {
+		for (i = 0; i < t->m.session_count; i++) {
+			if (strcmp(t->m.sessions[i].id, t->want_session) == 0)
+				break;
+		}
+		if (i == t->m.session_count)
+			return;
+		tui_need(t, model_select(&t->m, PANE_SESSIONS, i));
+		t->want_session[0] = '\0';
+	}
+	if (t->want_run[0] == '\0')
+		return;
+	for (i = 0; i < t->m.run_count; i++) {
+		if (strcmp(t->m.runs[i].id, t->want_run) == 0) {
+			tui_need(t, model_select(&t->m, PANE_RUNS, i));
+			t->want_run[0] = '\0';
+			break;
+		}
+	}
+	model_focus(&t->m, focus);
+}
+
+static void
+app_result(struct tui *t, const struct job_result *r)
+{
+	if ((size_t)r->job.kind >= sizeof app_results / sizeof app_results[0])
+		return;
+	if (r->job.kind == JOB_PLAN && r->code != TD_OK && r->code != TD_NOT_FOUND) {
+		app_read_failed(t, r);
+		return;
+	}
+	if (app_results[r->job.kind].read && r->code != TD_OK) {
+		app_read_failed(t, r);
+		return;
+	}
+	tui_need(t, app_results[r->job.kind].fn(t, r));
+	app_select_started(t);
+	t->dirty = true;
+}
+
+/* Submits a job of kind for id (NULL: nothing to ask for). */
+static void
+app_job(struct tui *t, enum job_kind kind, const char *id)
+{
+	struct job job = { .kind = kind };
+
+	if (id == NULL && kind != JOB_PROJECTS && kind != JOB_PERMISSIONS)
+		return;
+	job.id = (char *)id;
+	tui_submit(t, &job);
+}
+
+/* Turns the NEED_* bits collected in this pass into jobs. */
+static void
+app_flush_need(struct tui *t)
+{
+	const struct m_project *p = model_project(&t->m);
+	const struct m_session *s = model_session(&t->m);
+	unsigned need = t->need;
+	struct job job = { .kind = JOB_HISTORY };
+
+	t->need = 0;
+	if (need & NEED_PROJECTS)
+		app_job(t, JOB_PROJECTS, NULL);
+	if (need & NEED_PERMISSIONS)
+		app_job(t, JOB_PERMISSIONS, NULL);
+	if (need & NEED_SESSIONS)
+		app_job(t, JOB_SESSIONS, p != NULL ? p->id : NULL);
+	if (need & NEED_PROJECT_RUNS)
+		app_job(t, JOB_PROJECT_RUNS, p != NULL ? p->id : NULL);
+	if (need & NEED_RUNS)
+		app_job(t, JOB_RUNS, s != NULL ? s->id : NULL);
+	if (need & NEED_ARTIFACTS)
+		app_job(t, JOB_ARTIFACTS, s != NULL ? s->id : NULL);
+	if (need & NEED_PLAN)
+		app_job(t, JOB_PLAN, s != NULL ? s->id : NULL);
+	if ((need & NEED_HISTORY) && t->m.log.scope_id != NULL) {
+		job.id = t->m.log.scope_id;
+		job.run_scope = t->m.log.run_scope;
+		tui_submit(t, &job);
+	}
+}
+
+static void
+app_results_read(struct tui *t)
+{
+	struct job_result *r;
+
+	for (int i = 0; i < APP_RESULT_BATCH && (r = worker_take(t->w)) != NULL; i++) {
+		app_result(t, r);
+		job_result_free(r);
+	}
+}
+
+/* --- The event stream ---------------------------------------------------- */
+
+/* The stream broke (or never came up): close it and retry after the backoff. */
+static void
+app_stream_fail(struct app *a)
+{
+	struct tui *t = a->t;
+	char *id;
+	int delay;
+
+	if (a->ev != NULL) {
+		if ((id = td_events_last_id(a->ev)) != NULL) {
+			free(a->last_id);
+			a->last_id = id;
+		}
+		td_events_close(a->ev);
+		a->ev = NULL;
+	}
+	delay = app_backoff_s[a->attempt < 4 ? a->attempt : 4];
+	a->attempt++;
+	a->reconnect = true;
+	model_conn(&t->m, CONN_RECONNECTING, t->now_ms + delay * 1000LL);
+	t->dirty = true;
+}
+
+/* Subscribes to every event, resuming after the last one seen. */
+static void
+app_stream_open(struct app *a)
+{
+	struct td_events_options o = { .last_event_id = a->last_id };
+	struct td_error err;
+
+	if (td_events_open(a->t->client, NULL, &o, &a->ev, &err) != TD_OK) {
+		a->ev = NULL;
+		app_stream_fail(a);
+		return;
+	}
+	model_conn(&a->t->m, CONN_CONNECTING, 0);
+	a->check_ms = a->t->now_ms + APP_CONNECT_CHECK_MS;
+	a->t->dirty = true;
+}
+
+/* The stream is up: after a failure, everything shown is read again. */
+static void
+app_stream_live(struct app *a)
+{
+	struct tui *t = a->t;
+
+	model_conn(&t->m, CONN_LIVE, 0);
+	a->attempt = 0;
+	tui_reread(t);
+	if (a->reconnect)
+		model_resynced(&t->m, t->now_ms);
+	a->reconnect = false;
+	a->doctor_ms = t->now_ms + APP_DOCTOR_MS;
+	t->dirty = true;
+}
+
+/* Takes up to a batch of events from the stream. */
+static void
+app_events_read(struct app *a)
+{
+	struct tui *t = a->t;
+	struct td_event *e;
+	struct td_error err;
+	enum td_code rc = TD_OK;
+
+	for (int i = 0; i < APP_EVENT_BATCH && a->ev != NULL; i++) {
+		rc = td_events_next(a->ev, 0, &e, &err);
+		if (rc != TD_OK)
+			break;
+		if (t->m.conn == CONN_CONNECTING)
+			app_stream_live(a);
+		tui_need(t, model_apply_event(&t->m, e));
+		if (e->type != NULL && strcmp(e->type, "stream.resync-required") == 0) {
+			model_resynced(&t->m, t->now_ms);
+			tui_need(t, NEED_EVERYTHING);
+		}
+		td_event_free(e);
+	}
+	if (rc != TD_OK && rc != TD_TIMEOUT)
+		app_stream_fail(a);
+}
+
+/* Timers: the connecting check, the reconnect, the doctor. */
+static void
+app_timers(struct app *a)
+{
+	struct tui *t = a->t;
+	struct td_error err;
+	enum td_code rc;
+	struct job job = { .kind = JOB_DOCTOR };
+
+	if (t->m.conn == CONN_CONNECTING && a->ev != NULL && t->now_ms >= a->check_ms) {
+		rc = td_events_ready(a->ev, 0, &err);
+		if (rc == TD_OK)
+			app_stream_live(a);
+		else if (rc == TD_TIMEOUT)
+			a->check_ms = t->now_ms + APP_CONNECT_CHECK_MS;
+		else
+			app_stream_fail(a);
+	}
+	if (t->m.conn == CONN_RECONNECTING && t->now_ms >= t->m.conn_retry_at_ms)
+		app_stream_open(a);
+	if (t->now_ms >= a->doctor_ms) {
+		tui_submit(t, &job);
+		a->doctor_ms = t->now_ms + APP_DOCTOR_MS;
+	}
+	if (a->visual_ms > 0 && t->now_ms >= a->visual_ms)
+		t->dirty = true;
+}
+
+/* When what is drawn changes by itself: message expiry, countdowns. */
+static long long
+app_visual_deadline(const struct tui *t)
+{
+	const struct model *m = &t->m;
+	long long d = 0, left;
+
+	if (m->message[0] != '\0' && t->now_ms < m->message_until_ms)
+		d = m->message_until_ms;
+	if (m->resynced_at_ms > 0 && t->now_ms < m->resynced_at_ms + 5000 &&
+	    (d == 0 || m->resynced_at_ms + 5000 < d))
+		d = m->resynced_at_ms + 5000;
+	if (m->conn == CONN_RECONNECTING) {
+		left = m->conn_retry_at_ms - t->now_ms;
+		left = left > 0 ? t->now_ms + (left - 1) % 1000 + 1 : t->now_ms;
+		if (d == 0 || left < d)
+			d = left;
+	}
+	return d;
+}
+
+/* Milliseconds poll() may sleep: up to the nearest deadline; -1 for none. */
+static int
+app_timeout(const struct app *a)
+{
+	const struct tui *t = a->t;
+	long long d = a->doctor_ms;
+
+	if (t->m.conn == CONN_CONNECTING && a->ev != NULL && a->check_ms < d)
+		d = a->check_ms;
+	if (t->m.conn == CONN_RECONNECTING && t->m.conn_retry_at_ms < d)
+		d = t->m.conn_retry_at_ms;
+	if (a->visual_ms > 0 && a->visual_ms < d)
+		d = a->visual_ms;
+	if (t->dirty || t->m.dirty) {
+		if (a->last_draw_ms + APP_FRAME_MS < d)
+			d = a->last_draw_ms + APP_FRAME_MS;
+	}
+	d -= t->now_ms;
+	if (d < 0)
+		return 0;
+	return d > INT_MAX ? INT_MAX : (int)d;
+}
+
+/* --- Terminal ------------------------------------------------------------ */
+
+/* Takes the new size of the terminal after SIGWINCH. */
+static void
+app_resize(struct tui *t)
+{
+	struct winsize ws;
+
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 && ws.ws_col > 0)
+		resizeterm(ws.ws_row, ws.ws_col);
+	clear();
+	t->dirty = true;
+}
+
+/* Handles the signals read from the signalfd. */
+static void
+app_signals(struct app *a)
+{
+	struct signalfd_siginfo si;
+
+	while (read(a->sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
+		if (si.ssi_signo == SIGWINCH)
+			app_resize(a->t);
+		else
+			a->t->quit = true;
+	}
+}
+
+/* Sets the terminal up: keys unbuffered, no echo, colours, mouse. */
+static void
+app_screen(struct tui *t)
+{
+	const char *no_color = getenv("NO_COLOR");
+	bool utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+	bool plain = t->opt.monochrome || (no_color != NULL && *no_color != '\0');
+
+	initscr();
+	cbreak();
+	noecho();
+	nonl();
+	intrflush(stdscr, FALSE);
+	keypad(stdscr, TRUE);
+	nodelay(stdscr, TRUE);
+	set_escdelay(25);
+	curs_set(0);
+	t->color = !plain && has_colors();
+	t->ascii = plain || !utf8;
+	t->utf8 = utf8;
+	draw_init(t);
+	if (!t->opt.no_mouse) {
+		mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED,
+		    NULL);
+		mouseinterval(0);
+	}
+}
+
+/* One pass's draw, at most one per APP_FRAME_MS. */
+static void
+app_draw(struct app *a)
+{
+	struct tui *t = a->t;
+
+	if (!(t->dirty || t->m.dirty) || t->now_ms < a->last_draw_ms + APP_FRAME_MS)
+		return;
+	t->dirty = t->m.dirty = false;
+	draw_screen(t);
+	a->last_draw_ms = t->now_ms;
+	a->visual_ms = app_visual_deadline(t);
+}
+
+/* The loop; returns when q, Ctrl-C or a signal ends it. */
+static void
+app_loop(struct app *a)
+{
+	struct tui *t = a->t;
+	struct pollfd fds[4];
+	int n, evi;
+
+	while (!t->quit) {
+		fds[0] = (struct pollfd){ .fd = STDIN_FILENO, .events = POLLIN };
+		fds[1] = (struct pollfd){ .fd = worker_fd(t->w), .events = POLLIN };
+		fds[2] = (struct pollfd){ .fd = a->sigfd, .events = POLLIN };
+		n = 3;
+		evi = -1;
+		if (a->ev != NULL && t->m.conn != CONN_RECONNECTING) {
+			evi = n;
+			fds[n++] = (struct pollfd){ .fd = td_events_fd(a->ev), .events = POLLIN };
+		}
+		t->now_ms = td_mono_ms();
+		if (poll(fds, (nfds_t)n, app_timeout(a)) < 0 && errno != EINTR)
+			break;
+		t->now_ms = td_mono_ms();
+		if (fds[2].revents & POLLIN)
+			app_signals(a);
+		if (fds[0].revents & (POLLIN | POLLHUP | POLLERR))
+			app_keys_read(t);
+		if (fds[0].revents & (POLLHUP | POLLERR))
+			t->quit = true;
+		if (fds[1].revents & POLLIN)
+			app_results_read(t);
+		if (evi >= 0 && (fds[evi].revents & (POLLIN | POLLHUP | POLLERR)))
+			app_events_read(a);
+		app_timers(a);
+		app_flush_need(t);
+		app_draw(a);
+	}
+}
+
+int
+tui_main(struct td_client *client, const struct tui_options *o)
+{
+	struct tui *t = xcalloc(1, sizeof *t);
+	struct app a = { .t = t, .sigfd = -1 };
+	sigset_t set, old;
+
+	setlocale(LC_ALL, "");
+	sigemptyset(&set);
+	sigaddset(&set, SIGWINCH);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	a.sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	t->client = client;
+	t->opt = *o;
+	t->cur_y = t->cur_x = -1;
+	if (getcwd(t->download_dir, sizeof t->download_dir) == NULL)
+		snprintf(t->download_dir, sizeof t->download_dir, ".");
+	model_init(&t->m);
+	t->w = worker_new(client);
+	if (a.sigfd < 0 || t->w == NULL) {
+		fprintf(stderr, "taskdeck: cannot start the dashboard: %s\n", strerror(errno));
+		worker_free(t->w);
+		model_free(&t->m);
+		if (a.sigfd >= 0)
+			close(a.sigfd);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		free(t);
+		return 1;
+	}
+	app_screen(t);
+	t->now_ms = td_mono_ms();
+	a.doctor_ms = t->now_ms + APP_DOCTOR_MS;
+	tui_reread(t);
+	app_stream_open(&a);
+	app_flush_need(t);
+	t->dirty = true;
+	app_draw(&a);
+	app_loop(&a);
+	endwin();
+	td_events_close(a.ev);
+	worker_free(t->w);
+	modal_free(t);
+	model_free(&t->m);
+	free(a.last_id);
+	close(a.sigfd);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	free(t);
+	return 0;
+}

@@ -1,0 +1,650 @@
+/* Drawing helpers and the screen's frame: title line, boxes, message line, status bar. */
+#define NCURSES_WIDECHAR 1
+#include <curses.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <wchar.h>
+
+#include "tui/tui.h"
+
+static const struct tui_glyphs draw_utf8 = {
+	.ellipsis = "…",
+	.crumb = " › ",
+	.status = { "…", "●", "✔", "✘", "⊘" },
+	.log = { " ", "⚙", "·", "▶", "?", "☰", "✔", "!" },
+	.log_error = "✘",
+	.conn_live = "●",
+	.conn_down = "○",
+	.bar_full = "█",
+	.bar_empty = "░",
+};
+
+static const struct tui_glyphs draw_ascii = {
+	.ellipsis = "~",
+	.crumb = " > ",
+	.status = { ".", "*", "+", "x", "-" },
+	.log = { " ", "#", ".", ">", "?", "=", "+", "!" },
+	.log_error = "x",
+	.conn_live = "*",
+	.conn_down = "o",
+	.bar_full = "#",
+	.bar_empty = "-",
+};
+
+static const char *const draw_statuses[] = {
+	"queued", "running", "completed", "failed", "cancelled"
+};
+
+static const enum tui_style draw_status_styles[] = {
+	ST_QUEUED, ST_RUNNING, ST_OK, ST_FAIL, ST_QUEUED
+};
+
+/* Colour pairs; a style's pair 0 means no colour. */
+enum { PAIR_RUNNING = 1, PAIR_OK, PAIR_FAIL, PAIR_TITLE, PAIR_ATTENTION, PAIR_MATCH, PAIR_QUEUED };
+
+static const struct {
+	short fg, bg;
+} draw_pairs[] = {
+	[PAIR_RUNNING] = { COLOR_YELLOW, -1 },
+	[PAIR_OK] = { COLOR_GREEN, -1 },
+	[PAIR_FAIL] = { COLOR_RED, -1 },
+	[PAIR_TITLE] = { COLOR_CYAN, -1 },
+	[PAIR_ATTENTION] = { COLOR_MAGENTA, -1 },
+	[PAIR_MATCH] = { COLOR_BLACK, COLOR_YELLOW },
+	[PAIR_QUEUED] = { COLOR_BLUE, -1 },
+};
+
+/* Each style without colour (NO_COLOR) and with it. */
+static const struct {
+	unsigned mono;
+	unsigned color;
+	short pair;
+} draw_styles[ST__COUNT] = {
+	[ST_NORMAL] = { A_NORMAL, A_NORMAL, 0 },
+	[ST_SELECTED] = { A_REVERSE, A_REVERSE, 0 },
+	[ST_SELECTED_DIM] = { A_BOLD, A_BOLD, 0 },
+	[ST_TITLE] = { A_BOLD | A_REVERSE, A_BOLD, PAIR_TITLE },
+	[ST_DIM] = { A_NORMAL, A_DIM, 0 },
+	[ST_QUEUED] = { A_BOLD, A_NORMAL, PAIR_QUEUED },
+	[ST_RUNNING] = { A_BOLD, A_BOLD, PAIR_RUNNING },
+	[ST_OK] = { A_BOLD, A_NORMAL, PAIR_OK },
+	[ST_FAIL] = { A_BOLD, A_BOLD, PAIR_FAIL },
+	[ST_ATTENTION] = { A_BOLD, A_BOLD, PAIR_ATTENTION },
+	[ST_MATCH] = { A_REVERSE, A_NORMAL, PAIR_MATCH },
+	[ST_ERROR] = { A_BOLD, A_BOLD, PAIR_FAIL },
+	[ST_BAR] = { A_NORMAL, A_NORMAL, 0 },
+};
+
+static const struct tui_glyphs *draw_g = &draw_ascii;
+
+/* Box lines: the terminal's line drawing, or ASCII outside a UTF-8 locale. */
+enum { LN_H, LN_V, LN_UL, LN_UR, LN_LL, LN_LR, LN_LT, LN_RT, LN__COUNT };
+static const cchar_t *draw_lines[LN__COUNT];
+static cchar_t draw_ascii_lines[LN__COUNT];
+
+/* Picks glyphs and, unless monochrome, sets up the colour pairs. */
+void
+draw_init(struct tui *t)
+{
+	static const wchar_t ascii[LN__COUNT] = { L'-', L'|', L'+', L'+', L'+', L'+', L'+', L'+' };
+	wchar_t wc[2] = { 0, 0 };
+
+	t->g = t->ascii ? &draw_ascii : &draw_utf8;
+	draw_g = t->g;
+	for (int i = 0; i < LN__COUNT; i++) {
+		wc[0] = ascii[i];
+		setcchar(&draw_ascii_lines[i], wc, A_NORMAL, 0, NULL);
+		draw_lines[i] = &draw_ascii_lines[i];
+	}
+	if (t->utf8) {
+		draw_lines[LN_H] = WACS_HLINE;
+		draw_lines[LN_V] = WACS_VLINE;
+		draw_lines[LN_UL] = WACS_ULCORNER;
+		draw_lines[LN_UR] = WACS_URCORNER;
+		draw_lines[LN_LL] = WACS_LLCORNER;
+		draw_lines[LN_LR] = WACS_LRCORNER;
+		draw_lines[LN_LT] = WACS_LTEE;
+		draw_lines[LN_RT] = WACS_RTEE;
+	}
+	if (!t->color)
+		return;
+	start_color();
+	use_default_colors();
+	for (size_t i = 1; i < sizeof draw_pairs / sizeof draw_pairs[0]; i++)
+		init_pair((short)i, draw_pairs[i].fg, draw_pairs[i].bg);
+}
+
+unsigned
+draw_attr(const struct tui *t, enum tui_style s)
+{
+	if (!t->color)
+		return draw_styles[s].mono;
+	return draw_styles[s].color | (unsigned)COLOR_PAIR(draw_styles[s].pair);
+}
+
+/* Decodes one character of s[0..len); its byte count, *wc and *w its columns. */
+static size_t
+draw_decode(const char *s, size_t len, wchar_t *wc, int *w)
+{
+	mbstate_t st;
+	size_t n;
+
+	memset(&st, 0, sizeof st);
+	n = mbrtowc(wc, s, len, &st);
+	if (n == 0)
+		n = 1;
+	if (n == (size_t)-1 || n == (size_t)-2) {
+		*wc = L'?';
+		*w = 1;
+		return 1;
+	}
+	if (*wc == L'\t')
+		*wc = L' ';
+	*w = wcwidth(*wc);
+	if (*w < 0) {
+		*wc = L'?';
+		*w = 1;
+	}
+	return n;
+}
+
+int
+draw_width(const char *s)
+{
+	size_t len = strlen(s), i = 0;
+	int cols = 0, w;
+	wchar_t wc;
+
+	while (i < len) {
+		i += draw_decode(s + i, len - i, &wc, &w);
+		cols += w;
+	}
+	return cols;
+}
+
+size_t
+draw_fit(const char *s, size_t len, int cols, int *used)
+{
+	size_t i = 0, n;
+	int total = 0, w;
+	wchar_t wc;
+
+	while (i < len) {
+		n = draw_decode(s + i, len - i, &wc, &w);
+		if (total + w > cols)
+			break;
+		total += w;
+		i += n;
+	}
+	if (used != NULL)
+		*used = total;
+	return i;
+}
+
+size_t
+draw_wrap(const char *s, size_t len, int cols, size_t *next)
+{
+	size_t n = draw_fit(s, len, cols, NULL), k;
+
+	if (n == 0 && len > 0) {
+		n = 1;
+		while (n < len && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n++;
+	}
+	if (n < len && s[n] != ' ') {
+		for (k = n; k > 0 && s[k - 1] != ' '; k--)
+			;
+		if (k > 0)
+			n = k;
+	}
+	*next = n;
+	while (*next < len && s[*next] == ' ')
+		(*next)++;
+	while (n > 0 && s[n - 1] == ' ')
+		n--;
+	return n;
+}
+
+int
+draw_span(int y, int x, int maxw, const char *s, size_t len,
+    const unsigned char *mask, unsigned attr, unsigned hl)
+{
+	wchar_t buf[256];
+	size_t i = 0, nb = 0, n;
+	int cols = 0, w;
+	bool cur = false, on;
+	wchar_t wc;
+
+	if (maxw <= 0)
+		return 0;
+	move(y, x);
+	while (i < len) {
+		n = draw_decode(s + i, len - i, &wc, &w);
+		if (cols + w > maxw)
+			break;
+		on = mask != NULL && mask[i];
+		if ((on != cur || nb == sizeof buf / sizeof buf[0]) && nb > 0) {
+			attrset((attr_t)(cur ? hl : attr));
+			addnwstr(buf, (int)nb);
+			nb = 0;
+		}
+		cur = on;
+		buf[nb++] = wc;
+		cols += w;
+		i += n;
+	}
+	if (nb > 0) {
+		attrset((attr_t)(cur ? hl : attr));
+		addnwstr(buf, (int)nb);
+	}
+	attrset(A_NORMAL);
+	return cols;
+}
+
+int
+draw_text(int y, int x, int maxw, const char *s, unsigned attr)
+{
+	size_t len = strlen(s), n;
+	int used, ew;
+
+	if (maxw <= 0)
+		return 0;
+	n = draw_fit(s, len, maxw, &used);
+	if (n == len)
+		return draw_span(y, x, maxw, s, len, NULL, attr, attr);
+	ew = draw_width(draw_g->ellipsis);
+	n = draw_fit(s, len, maxw - ew, &used);
+	draw_span(y, x, used, s, n, NULL, attr, attr);
+	draw_span(y, x + used, ew, draw_g->ellipsis, strlen(draw_g->ellipsis), NULL,
+	    attr, attr);
+	return used + ew;
+}
+
+void
+draw_fill(int y, int x, int w, unsigned attr)
+{
+	if (w <= 0)
+		return;
+	attrset((attr_t)attr);
+	mvhline(y, x, ' ', w);
+	attrset(A_NORMAL);
+}
+
+/* " title " over the rule at y of a box from x, w wide. */
+static void
+draw_title(const struct tui *t, int y, int x, int w, const char *title, bool focused)
+{
+	int used;
+
+	if (title == NULL || *title == '\0' || w <= 6)
+		return;
+	mvaddstr(y, x + 1, " ");
+	used = draw_text(y, x + 2, w - 5, title, draw_attr(t, focused ? ST_TITLE : ST_NORMAL));
+	mvaddstr(y, x + 2 + used, " ");
+}
+
+/* A horizontal rule with a title: the top of a box or a separator. */
+static void
+draw_rule(const struct tui *t, int y, int x, int w, const cchar_t *left,
+    const cchar_t *right, const char *title, bool focused)
+{
+	mvadd_wch(y, x, left);
+	mvhline_set(y, x + 1, draw_lines[LN_H], w - 2);
+	mvadd_wch(y, x + w - 1, right);
+	draw_title(t, y, x, w, title, focused);
+}
+
+void
+draw_box(const struct tui *t, const struct rect *r, const char *title, bool focused)
+{
+	draw_rule(t, r->y, r->x, r->w, draw_lines[LN_UL], draw_lines[LN_UR], title, focused);
+	mvvline_set(r->y + 1, r->x, draw_lines[LN_V], r->h - 2);
+	mvvline_set(r->y + 1, r->x + r->w - 1, draw_lines[LN_V], r->h - 2);
+	mvadd_wch(r->y + r->h - 1, r->x, draw_lines[LN_LL]);
+	mvhline_set(r->y + r->h - 1, r->x + 1, draw_lines[LN_H], r->w - 2);
+	mvadd_wch(r->y + r->h - 1, r->x + r->w - 1, draw_lines[LN_LR]);
+}
+
+void
+draw_short_id(const struct tui *t, const char *id, char *out, size_t len)
+{
+	if (id == NULL) {
+		snprintf(out, len, "-");
+		return;
+	}
+	/* Ids share their time prefix: keep the kind and the distinct end. */
+	if (strlen(id) <= 12 || id[3] != '_')
+		snprintf(out, len, "%s", id);
+	else
+		snprintf(out, len, "%.4s%s%s", id, t->g->ellipsis, id + strlen(id) - 6);
+}
+
+void
+draw_tail_id(const struct tui *t, const char *id, char *out, size_t len)
+{
+	size_t n = id != NULL ? strlen(id) : 0;
+
+	if (n <= 8)
+		snprintf(out, len, "%s", n > 0 ? id : "-");
+	else
+		snprintf(out, len, "%s%s", t->g->ellipsis, id + n - 6);
+}
+
+void
+draw_size(long long bytes, char *out, size_t len)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)bytes;
+	size_t u = 0;
+
+	if (bytes < 0) {
+		snprintf(out, len, "-");
+		return;
+	}
+	if (bytes < 1024) {
+		snprintf(out, len, "%lld B", bytes);
+		return;
+	}
+	v /= 1024;
+	while (v >= 1024 && u + 1 < sizeof units / sizeof units[0]) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(out, len, "%.1f %s", v, units[u]);
+}
+
+int
+draw_status_index(const char *status)
+{
+	for (size_t i = 0; status != NULL && i < 5; i++) {
+		if (strcmp(status, draw_statuses[i]) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+enum tui_style
+draw_status_style(const char *status)
+{
+	int i = draw_status_index(status);
+
+	return i < 0 ? ST_NORMAL : draw_status_styles[i];
+}
+
+/*
+ * Lays the text out in r's width from row first on: draws the rows inside r
+ * when draw is set; *cy and *cx get the cursor's row (counted from the text's
+ * first row) and column.
+ */
+static void
+editor_layout(const struct editor *e, const struct rect *r, unsigned attr, int first,
+    bool draw, int *cy, int *cx)
+{
+	size_t i = 0, n;
+	int row = 0, col = 0, used;
+
+	*cy = *cx = 0;
+	for (;;) {
+		if (i == e->cur && (i >= e->len || e->text[i] == '\n')) {
+			*cy = row;
+			*cx = col;
+		}
+		if (i >= e->len)
+			break;
+		if (e->text[i] == '\n') {
+			row++;
+			col = 0;
+			i++;
+			continue;
+		}
+		n = 1;
+		while (i + n < e->len && ((unsigned char)e->text[i + n] & 0xc0) == 0x80)
+			n++;
+		draw_fit(e->text + i, n, INT_MAX, &used);
+		if (col + used > r->w) {
+			row++;
+			col = 0;
+		}
+		if (i == e->cur) {
+			*cy = row;
+			*cx = col;
+		}
+		if (draw && row >= first && row - first < r->h)
+			draw_span(r->y + row - first, r->x + col, used, e->text + i, n, NULL,
+			    attr, attr);
+		col += used;
+		i += n;
+	}
+	if (*cx >= r->w) {
+		(*cy)++;
+		*cx = 0;
+	}
+}
+
+void
+editor_draw(const struct editor *e, const struct rect *r, unsigned attr, int *cy, int *cx)
+{
+	int row, col, first = 0;
+
+	editor_layout(e, r, attr, 0, false, &row, &col);
+	if (row >= r->h)
+		first = row - r->h + 1;
+	editor_layout(e, r, attr, first, true, &row, &col);
+	*cy = r->y + row - first;
+	*cx = r->x + col;
+}
+
+/* Line 0: " taskdeck  project › session › run" and the right pane's tabs. */
+static void
+draw_title_line(struct tui *t)
+{
+	static const char *const tabs[] = { "1 Log", "2 Plan", "3 Artifacts" };
+	const struct m_project *p = model_project(&t->m);
+	const struct m_session *s = model_session(&t->m);
+	const struct m_run *r = model_run(&t->m);
+	char crumb[512], id[64], tab[256];
+	size_t n = 0;
+	int x, tw;
+
+	crumb[0] = tab[0] = '\0';
+	if (p != NULL)
+		n += (size_t)snprintf(crumb, sizeof crumb, "%s", p->name);
+	if (s != NULL && n < sizeof crumb) {
+		draw_short_id(t, s->id, id, sizeof id);
+		n += (size_t)snprintf(crumb + n, sizeof crumb - n, "%s%.60s", t->g->crumb,
+		    s->title != NULL && s->title[0] != '\0' ? s->title : id);
+	}
+	if (r != NULL && n < sizeof crumb) {
+		draw_short_id(t, r->id, id, sizeof id);
+		snprintf(crumb + n, sizeof crumb - n, "%s%s", t->g->crumb, id);
+	}
+	n = 0;
+	for (size_t i = 0; i < 3; i++) {
+		bool on = (size_t)t->m.right == i;
+
+		n += (size_t)snprintf(tab + n, sizeof tab - n, "%s%s%s%s", i ? " " : "",
+		    on ? "[" : "", tabs[i], on ? "]" : "");
+	}
+	draw_fill(0, 0, t->cols, draw_attr(t, ST_BAR));
+	x = draw_text(0, 1, t->cols - 1, "taskdeck", A_BOLD) + 3;
+	tw = draw_width(tab);
+	draw_text(0, x, t->cols - x - tw - 2, crumb, draw_attr(t, ST_BAR));
+	if (t->cols - tw - 1 > x)
+		draw_text(0, t->cols - tw - 1, tw, tab, draw_attr(t, ST_BAR));
+	x = t->cols - tw - 1;
+	for (size_t i = 0; i < 3; i++) {
+		t->tab_x[i] = x;
+		x += (int)strlen(tabs[i]) + 1 + ((size_t)t->m.right == i ? 2 : 0);
+	}
+	t->tab_x[3] = x;
+}
+
+/* The message line: a download's progress bar, else the last message. */
+static void
+draw_message(struct tui *t, int y)
+{
+	const struct model *m = &t->m;
+	char size[32], total[32], line[600];
+	int x = 1, bw = 20, filled;
+
+	if (m->download_active) {
+		x += draw_text(y, x, t->cols - 2, "download ", A_NORMAL);
+		x += draw_text(y, x, t->cols / 3, m->download_name, A_BOLD) + 1;
+		filled = m->download_total > 0 ?
+		    (int)(bw * (double)m->download_done / (double)m->download_total) : 0;
+		if (filled > bw)
+			filled = bw;
+		if (x + bw + 2 >= t->cols)
+			return;
+		mvaddstr(y, x++, "[");
+		for (int i = 0; i < bw; i++)
+			mvaddstr(y, x++, i < filled ? t->g->bar_full : t->g->bar_empty);
+		mvaddstr(y, x++, "]");
+		draw_size(m->download_done, size, sizeof size);
+		if (m->download_total >= 0) {
+			draw_size(m->download_total, total, sizeof total);
+			snprintf(line, sizeof line, " %3d%%  %s / %s", m->download_total > 0 ?
+			    (int)(100.0 * (double)m->download_done / (double)m->download_total) :
+			    100, size, total);
+		} else
+			snprintf(line, sizeof line, " %s", size);
+		draw_text(y, x, t->cols - x - 1, line, A_NORMAL);
+		return;
+	}
+	if (m->message[0] != '\0' && t->now_ms < m->message_until_ms)
+		draw_text(y, 1, t->cols - 2, m->message,
+		    draw_attr(t, m->message_error ? ST_ERROR : ST_NORMAL));
+}
+
+/* The keys of the focused pane, for the status bar. */
+static const char *
+draw_hints(const struct model *m)
+{
+	static const char *const left[] = {
+		[PANE_PROJECTS] = "Enter open  n new run  ? help",
+		[PANE_SESSIONS] = "Enter open  N continue  ? help",
+		[PANE_RUNS] = "Enter log  c cancel  ? help",
+	};
+	static const char *const right[] = {
+		[RIGHT_LOG] = "/ filter  f follow  s scope  ? help",
+		[RIGHT_PLAN] = "a approve  e revise  x reject  ? help",
+		[RIGHT_ARTIFACTS] = "Enter download  ? help",
+	};
+
+	return m->focus == PANE_RIGHT ? right[m->right] : left[m->focus];
+}
+
+/* The status bar: connection, service, counts, hints. */
+static void
+draw_status(struct tui *t, int y)
+{
+	const struct model *m = &t->m;
+	const char *hints = draw_hints(m);
+	char conn[64], line[256];
+	size_t running, waiting;
+	long long left;
+	int x, hw = draw_width(hints);
+
+	switch (m->conn) {
+	case CONN_LIVE:
+		snprintf(conn, sizeof conn, "%s %s", t->g->conn_live,
+		    m->resynced_at_ms > 0 && t->now_ms < m->resynced_at_ms + 5000 ?
+		    "live (resynced)" : "live");
+		break;
+	case CONN_RECONNECTING:
+		left = (m->conn_retry_at_ms - t->now_ms + 999) / 1000;
+		snprintf(conn, sizeof conn, "%s reconnecting in %lld s", t->g->conn_down,
+		    left < 0 ? 0 : left);
+		break;
+	default:
+		snprintf(conn, sizeof conn, "%s connecting", t->g->conn_down);
+		break;
+	}
+	model_counts(m, &running, &waiting);
+	snprintf(line, sizeof line, "taskdeckd%s%s %s  %zu running %zu waiting",
+	    m->service_version != NULL ? " " : "",
+	    m->service_version != NULL ? m->service_version : "",
+	    m->service_ready ? "ready" : "not ready", running, waiting);
+	draw_fill(y, 0, t->cols, draw_attr(t, ST_BAR));
+	x = 1 + draw_text(y, 1, t->cols - 2, conn,
+	    draw_attr(t, m->conn == CONN_LIVE ? ST_OK : ST_RUNNING));
+	x += 2;
+	if (x < t->cols - 1)
+		x += draw_text(y, x, t->cols - x - 1, line, draw_attr(t, ST_BAR));
+	if (x + 4 + hw >= t->cols) {
+		hints = "? help";
+		hw = draw_width(hints);
+	}
+	if (x + 4 + hw < t->cols)
+		draw_text(y, t->cols - hw - 1, hw, hints, draw_attr(t, ST_BAR));
+}
+
+/* Computes the boxes for t->rows x t->cols. */
+static void
+draw_layout(struct tui *t, struct rect *left, struct rect *right, int *sep1, int *sep2)
+{
+	int left_w = t->cols / 3 > 20 ? t->cols / 3 : 20;
+	int body_h = t->rows - 3, inner = body_h - 4;
+	int proj = inner / 4 > 2 ? inner / 4 : 2;
+	int sess = (inner - proj) / 2, runs = inner - proj - sess;
+
+	*left = (struct rect){ 1, 0, body_h, left_w };
+	*right = (struct rect){ 1, left_w, body_h, t->cols - left_w };
+	t->box[PANE_PROJECTS] = (struct rect){ 2, 1, proj, left_w - 2 };
+	*sep1 = 2 + proj;
+	t->box[PANE_SESSIONS] = (struct rect){ *sep1 + 1, 1, sess, left_w - 2 };
+	*sep2 = *sep1 + 1 + sess;
+	t->box[PANE_RUNS] = (struct rect){ *sep2 + 1, 1, runs, left_w - 2 };
+	t->box[PANE_RIGHT] = (struct rect){ 2, left_w + 1, body_h - 2, t->cols - left_w - 2 };
+}
+
+/* Draws the whole screen into stdscr and sends the difference to the terminal. */
+void
+draw_screen(struct tui *t)
+{
+	static const char small[] = "terminal too small (60x16 needed)";
+	struct rect left, right;
+	char title[512];
+	int sep1, sep2;
+
+	getmaxyx(stdscr, t->rows, t->cols);
+	t->too_small = t->cols < 60 || t->rows < 16;
+	t->cur_y = t->cur_x = -1;
+	erase();
+	if (t->too_small) {
+		int w = (int)sizeof small - 1;
+
+		draw_text(t->rows / 2, t->cols > w ? (t->cols - w) / 2 : 0, t->cols, small,
+		    A_NORMAL);
+	} else {
+		draw_layout(t, &left, &right, &sep1, &sep2);
+		draw_title_line(t);
+		draw_box(t, &left, NULL, false);
+		draw_box(t, &right, NULL, false);
+		draw_rule(t, sep1, 0, left.w, draw_lines[LN_LT], draw_lines[LN_RT], NULL, false);
+		draw_rule(t, sep2, 0, left.w, draw_lines[LN_LT], draw_lines[LN_RT], NULL, false);
+		for (int p = 0; p < PANE__COUNT; p++) {
+			const struct view_ops *v = tui_view(t, (enum pane)p);
+			int y = (int[]){ left.y, sep1, sep2, right.y }[p];
+
+			title[0] = '\0';
+			v->title(t, title, sizeof title);
+			draw_title(t, y, t->box[p].x - 1, t->box[p].w + 2, title,
+			    t->m.focus == (enum pane)p);
+			v->draw(t, &t->box[p]);
+		}
+		draw_message(t, t->rows - 2);
+		draw_status(t, t->rows - 1);
+		modal_draw(t);
+	}
+	if (t->cur_y >= 0) {
+		move(t->cur_y, t->cur_x);
+		curs_set(1);
+	} else
+		curs_set(0);
+	wnoutrefresh(stdscr);
+	doupdate();
+}

@@ -1,0 +1,411 @@
+/* The keys of the dashboard: one table drives dispatch and the help; the mouse. */
+#define NCURSES_WIDECHAR 1
+#include <curses.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tui/tui.h"
+
+/* Moves the focused pane by delta rows. */
+static unsigned
+key_move(struct tui *t, long delta)
+{
+	tui_need(t, model_move(&t->m, delta, tui_page_rows(t)));
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+static unsigned
+key_up(struct tui *t, int key)
+{
+	(void)key;
+	return key_move(t, -1);
+}
+
+static unsigned
+key_down(struct tui *t, int key)
+{
+	(void)key;
+	return key_move(t, 1);
+}
+
+static unsigned
+key_page_up(struct tui *t, int key)
+{
+	(void)key;
+	return key_move(t, -(long)tui_page_rows(t));
+}
+
+static unsigned
+key_page_down(struct tui *t, int key)
+{
+	(void)key;
+	return key_move(t, (long)tui_page_rows(t));
+}
+
+static unsigned
+key_first(struct tui *t, int key)
+{
+	(void)key;
+	return key_move(t, LONG_MIN);
+}
+
+static unsigned
+key_last(struct tui *t, int key)
+{
+	unsigned f = key_move(t, LONG_MAX);
+
+	(void)key;
+	if (tui_where(t) == W_LOG)
+		model_log_follow(&t->m, true);
+	return f;
+}
+
+static unsigned
+key_tab(struct tui *t, int key)
+{
+	model_focus_next(&t->m, key == TUI_KEY(KEY_BTAB) ? -1 : 1);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+static unsigned
+key_enter(struct tui *t, int key)
+{
+	(void)key;
+	model_focus_next(&t->m, 1);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+static unsigned
+key_download(struct tui *t, int key)
+{
+	(void)key;
+	modal_download(t);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+static unsigned
+key_right(struct tui *t, int key)
+{
+	model_show_right(&t->m, (enum right_view)(key - '1'));
+	model_focus(&t->m, PANE_RIGHT);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+static unsigned
+key_new_run(struct tui *t, int key)
+{
+	const struct m_project *p = model_project(&t->m);
+	const struct m_session *s = model_session(&t->m);
+
+	if (p == NULL) {
+		model_message(&t->m, t->now_ms, true, "no project selected");
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	if (key == 'N' && s == NULL) {
+		model_message(&t->m, t->now_ms, true, "no session selected");
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	snprintf(t->modal_id, sizeof t->modal_id, "%s", p->id);
+	snprintf(t->modal_name, sizeof t->modal_name, "%s", p->name);
+	snprintf(t->modal_session, sizeof t->modal_session, "%s", key == 'N' ? s->id : "");
+	t->plan_first = false;
+	t->profile = 0;
+	modal_open(t, MODAL_PROMPT);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+/* True for a run that has ended. */
+static bool
+keys_run_final(const struct m_run *r)
+{
+	return r->status != NULL && (strcmp(r->status, "completed") == 0 ||
+	    strcmp(r->status, "failed") == 0 || strcmp(r->status, "cancelled") == 0);
+}
+
+static unsigned
+key_cancel(struct tui *t, int key)
+{
+	const struct m_run *r = model_run(&t->m);
+	struct job job = { .kind = JOB_CANCEL_RUN };
+
+	(void)key;
+	if (r == NULL)
+		model_message(&t->m, t->now_ms, true, "no run selected");
+	else if (keys_run_final(r))
+		model_message(&t->m, t->now_ms, true, "%s is already %s", r->id, r->status);
+	else {
+		job.id = r->id;
+		modal_confirm(t, &job, "Cancel %s? [y/N]", r->id);
+	}
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+static unsigned
+key_reread(struct tui *t, int key)
+{
+	(void)key;
+	tui_reread(t);
+	model_message(&t->m, t->now_ms, false, "re-reading everything");
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+static unsigned
+key_permission(struct tui *t, int key)
+{
+	(void)key;
+	model_permission_show(&t->m);
+	if (model_modal_permission(&t->m) == NULL)
+		model_message(&t->m, t->now_ms, false, "no permission prompt is pending");
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+static unsigned
+key_help(struct tui *t, int key)
+{
+	(void)key;
+	modal_open(t, MODAL_HELP);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+static unsigned
+key_quit(struct tui *t, int key)
+{
+	(void)key;
+	t->quit = true;
+	return TUI_HANDLED | TUI_QUIT;
+}
+
+static unsigned
+key_filter(struct tui *t, int key)
+{
+	(void)key;
+	modal_open(t, MODAL_FILTER);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+static unsigned
+key_follow(struct tui *t, int key)
+{
+	(void)key;
+	model_log_follow(&t->m, !t->m.log.follow);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+static unsigned
+key_wrap(struct tui *t, int key)
+{
+	(void)key;
+	model_log_toggle_wrap(&t->m);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+static unsigned
+key_timestamps(struct tui *t, int key)
+{
+	(void)key;
+	model_log_toggle_timestamps(&t->m);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+static unsigned
+key_scope(struct tui *t, int key)
+{
+	(void)key;
+	tui_need(t, model_log_scope(&t->m, !t->m.log.run_scope));
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+/* The plan awaiting a decision, or NULL after saying there is none. */
+static const struct m_plan *
+keys_pending_plan(struct tui *t)
+{
+	const struct m_plan *p = &t->m.plan;
+
+	if (!p->present || p->status == NULL || strcmp(p->status, "awaiting-approval") != 0 ||
+	    p->session_id == NULL) {
+		model_message(&t->m, t->now_ms, true, "no plan is awaiting approval");
+		return NULL;
+	}
+	return p;
+}
+
+static unsigned
+key_plan(struct tui *t, int key)
+{
+	const struct m_plan *p = keys_pending_plan(t);
+	struct job job = { .kind = JOB_PLAN_RESPOND };
+
+	if (p == NULL)
+		return TUI_HANDLED | TUI_REDRAW;
+	job.id = p->session_id;
+	job.version = p->version;
+	job.revision = p->revision;
+	if (key == 'a') {
+		job.decision = "approve";
+		modal_confirm(t, &job, "Approve plan v%ld r%ld? [y/N]", p->version, p->revision);
+	} else if (key == 'x') {
+		job.decision = "reject";
+		modal_confirm(t, &job, "Reject plan v%ld r%ld? The run will be cancelled. [y/N]",
+		    p->version, p->revision);
+	} else {
+		snprintf(t->modal_id, sizeof t->modal_id, "%s", p->session_id);
+		t->modal_version = p->version;
+		t->modal_revision = p->revision;
+		modal_open(t, MODAL_FEEDBACK);
+	}
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+static unsigned
+key_nothing(struct tui *t, int key)
+{
+	(void)t;
+	(void)key;
+	return TUI_HANDLED;
+}
+
+/*
+ * Every key: dispatch goes down this table (first match of key and the
+ * focused pane); help lists the rows that have a label.
+ */
+static const struct keys_binding {
+	int key;
+	unsigned where;
+	const char *label;	/* NULL: another key of the row above */
+	const char *where_text;
+	const char *help;
+	unsigned (*fn)(struct tui *t, int key);
+} keys_table[] = {
+	{ '\t', W_ANY, "Tab / S-Tab", "anywhere", "next / previous pane", key_tab },
+	{ TUI_KEY(KEY_BTAB), W_ANY, NULL, NULL, NULL, key_tab },
+	{ TUI_KEY(KEY_UP), W_ANY, "Up Down k j", "lists, log", "move / scroll one line",
+	    key_up },
+	{ 'k', W_ANY, NULL, NULL, NULL, key_up },
+	{ TUI_KEY(KEY_DOWN), W_ANY, NULL, NULL, NULL, key_down },
+	{ 'j', W_ANY, NULL, NULL, NULL, key_down },
+	{ TUI_KEY(KEY_PPAGE), W_ANY, "PgUp PgDn", "lists, log", "one page", key_page_up },
+	{ TUI_KEY(KEY_NPAGE), W_ANY, NULL, NULL, NULL, key_page_down },
+	{ 'g', W_ANY, "g G Home End", "lists, log", "first / last; G in the log follows",
+	    key_first },
+	{ TUI_KEY(KEY_HOME), W_ANY, NULL, NULL, NULL, key_first },
+	{ 'G', W_ANY, NULL, NULL, NULL, key_last },
+	{ TUI_KEY(KEY_END), W_ANY, NULL, NULL, NULL, key_last },
+	{ '\r', W_PROJECTS | W_SESSIONS | W_RUNS, "Enter", "left panes",
+	    "focus the next pane to the right", key_enter },
+	{ TUI_KEY(KEY_ENTER), W_PROJECTS | W_SESSIONS | W_RUNS, NULL, NULL, NULL, key_enter },
+	{ '\r', W_ARTIFACTS, "Enter", "Artifacts", "download the selected artifact",
+	    key_download },
+	{ TUI_KEY(KEY_ENTER), W_ARTIFACTS, NULL, NULL, NULL, key_download },
+	{ '1', W_ANY, "1 2 3", "anywhere", "show Log, Plan, Artifacts", key_right },
+	{ '2', W_ANY, NULL, NULL, NULL, key_right },
+	{ '3', W_ANY, NULL, NULL, NULL, key_right },
+	{ 'n', W_ANY, "n", "anywhere", "new run in the selected project", key_new_run },
+	{ 'N', W_ANY, "N", "anywhere", "new run continuing the selected session",
+	    key_new_run },
+	{ 'c', W_RUNS | W_LOG, "c", "Runs, Log", "cancel the selected run", key_cancel },
+	{ 'r', W_ANY, "r", "anywhere", "re-read everything", key_reread },
+	{ '!', W_ANY, "!", "anywhere", "show the pending permission prompt", key_permission },
+	{ '?', W_ANY, "?", "anywhere", "this help", key_help },
+	{ 'q', W_ANY, "q Ctrl-C", "anywhere", "quit", key_quit },
+	{ '/', W_LOG, "/", "Log", "filter (Enter applies, empty or Esc clears)", key_filter },
+	{ 'f', W_LOG, "f", "Log", "follow on/off", key_follow },
+	{ 'w', W_LOG, "w", "Log", "wrap long lines on/off", key_wrap },
+	{ 't', W_LOG, "t", "Log", "timestamps on/off", key_timestamps },
+	{ 's', W_LOG, "s", "Log", "scope: the run or the whole session", key_scope },
+	{ 'a', W_PLAN, "a", "Plan", "approve", key_plan },
+	{ 'e', W_PLAN, "e", "Plan", "revise: write feedback", key_plan },
+	{ 'x', W_PLAN, "x", "Plan", "reject (the run is cancelled)", key_plan },
+	{ TUI_ESC, W_ANY, "Esc", "modal, editor", "close without acting", key_nothing },
+};
+
+bool
+tui_key_help(size_t i, const char **keys, const char **where, const char **text)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < sizeof keys_table / sizeof keys_table[0]; k++) {
+		if (keys_table[k].label == NULL)
+			continue;
+		if (n++ == i) {
+			*keys = keys_table[k].label;
+			*where = keys_table[k].where_text;
+			*text = keys_table[k].help;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* One key: the modal first, then the table, then the focused view. */
+unsigned
+keys_dispatch(struct tui *t, int key)
+{
+	enum modal_kind k = modal_current(t);
+	const struct view_ops *v;
+	unsigned where, f;
+
+	if (t->too_small)
+		return key == 'q' ? key_quit(t, key) : 0;
+	if (k != MODAL_NONE) {
+		f = modal_key(t, key);
+		if ((f & TUI_HANDLED) || k != MODAL_PERMISSION)
+			return f | TUI_REDRAW;
+	}
+	where = tui_where(t);
+	for (size_t i = 0; i < sizeof keys_table / sizeof keys_table[0]; i++) {
+		if (keys_table[i].key == key && (keys_table[i].where & where))
+			return keys_table[i].fn(t, key);
+	}
+	v = tui_view(t, t->m.focus);
+	return v->key != NULL ? v->key(t, key) : 0;
+}
+
+/* The pane whose box (borders included) holds y, x; -1 for none. */
+static int
+keys_pane_at(const struct tui *t, int y, int x)
+{
+	for (int p = 0; p < PANE__COUNT; p++) {
+		const struct rect *r = &t->box[p];
+
+		if (y >= r->y - 1 && y <= r->y + r->h && x >= r->x - 1 && x <= r->x + r->w)
+			return p;
+	}
+	return -1;
+}
+
+/* A click focuses and selects; the wheel scrolls the pane under the pointer. */
+unsigned
+keys_mouse(struct tui *t)
+{
+	MEVENT me;
+	const struct view_ops *v;
+	enum pane old = t->m.focus;
+	int p;
+
+	if (getmouse(&me) != OK || t->too_small || modal_current(t) != MODAL_NONE)
+		return 0;
+	if (me.y == 0 && (me.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED))) {
+		for (int i = 0; i < 3; i++) {
+			if (me.x >= t->tab_x[i] && me.x < t->tab_x[i + 1])
+				return key_right(t, '1' + i);
+		}
+		return 0;
+	}
+	if ((p = keys_pane_at(t, me.y, me.x)) < 0)
+		return 0;
+	if (me.bstate & (BUTTON4_PRESSED | BUTTON5_PRESSED)) {
+		model_focus(&t->m, (enum pane)p);
+		tui_need(t, model_move(&t->m, me.bstate & BUTTON4_PRESSED ? -3 : 3,
+		    tui_page_rows(t)));
+		model_focus(&t->m, old);
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	if (!(me.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED)))
+		return 0;
+	model_focus(&t->m, (enum pane)p);
+	v = tui_view(t, (enum pane)p);
+	if (v->click != NULL && me.y >= t->box[p].y && me.y < t->box[p].y + t->box[p].h)
+		v->click(t, me.y - t->box[p].y);
+	return TUI_HANDLED | TUI_REDRAW;
+}

@@ -1,0 +1,513 @@
+/* Modals: [y/N] confirmations, help, permission prompts, the editors and the download prompt. */
+#define NCURSES_WIDECHAR 1
+#include <curses.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "tui/tui.h"
+#include "xalloc.h"
+
+#define MODAL_PROMPT_MAX 16384
+#define MODAL_FEEDBACK_MAX 8192
+
+/* NULL: the session's default (project defaults, then settings). */
+const char *const tui_profiles[] = { NULL, "workspace-write", "ask", "read-only", "full-access" };
+const size_t tui_profile_count = sizeof tui_profiles / sizeof tui_profiles[0];
+
+void
+tui_job_copy(struct job *dst, const struct job *src)
+{
+	*dst = *src;
+	dst->id = xstrdup_or_null(src->id);
+	dst->session = xstrdup_or_null(src->session);
+	dst->text = xstrdup_or_null(src->text);
+	dst->decision = xstrdup_or_null(src->decision);
+	dst->profile = xstrdup_or_null(src->profile);
+	dst->path = xstrdup_or_null(src->path);
+	dst->label = xstrdup_or_null(src->label);
+	dst->run_id = xstrdup_or_null(src->run_id);
+}
+
+void
+tui_job_clear(struct job *job)
+{
+	free(job->id);
+	free(job->session);
+	free(job->text);
+	free(job->decision);
+	free(job->profile);
+	free(job->path);
+	free(job->label);
+	free(job->run_id);
+	memset(job, 0, sizeof *job);
+}
+
+enum modal_kind
+modal_current(const struct tui *t)
+{
+	if (t->modal != MODAL_NONE)
+		return t->modal;
+	if (model_modal_permission(&t->m) != NULL)
+		return MODAL_PERMISSION;
+	return MODAL_NONE;
+}
+
+void
+modal_free(struct tui *t)
+{
+	if (t->confirm_has_job)
+		tui_job_clear(&t->confirm_job);
+	t->confirm_has_job = false;
+	editor_free(&t->ed);
+}
+
+void
+modal_close(struct tui *t)
+{
+	modal_free(t);
+	t->modal = MODAL_NONE;
+	t->dirty = true;
+}
+
+void
+modal_open(struct tui *t, enum modal_kind kind)
+{
+	modal_free(t);
+	switch (kind) {
+	case MODAL_PROMPT:
+		editor_init(&t->ed, MODAL_PROMPT_MAX, true, NULL);
+		break;
+	case MODAL_FEEDBACK:
+		editor_init(&t->ed, MODAL_FEEDBACK_MAX, true, NULL);
+		break;
+	case MODAL_DOWNLOAD:
+		editor_init(&t->ed, sizeof t->download_dir, false, t->download_dir);
+		break;
+	case MODAL_FILTER:
+		editor_init(&t->ed, MODEL_QUERY_MAX, false, t->m.log.last_filter);
+		break;
+	default:
+		break;
+	}
+	t->modal = kind;
+	t->dirty = true;
+}
+
+void
+modal_confirm(struct tui *t, const struct job *job, const char *fmt, ...)
+{
+	va_list ap;
+
+	modal_free(t);
+	va_start(ap, fmt);
+	vsnprintf(t->modal_text, sizeof t->modal_text, fmt, ap);
+	va_end(ap);
+	if (job != NULL) {
+		tui_job_copy(&t->confirm_job, job);
+		t->confirm_has_job = true;
+	}
+	t->modal = MODAL_CONFIRM;
+	t->dirty = true;
+}
+
+void
+modal_download(struct tui *t)
+{
+	const struct m_artifact *a = model_artifact(&t->m);
+
+	if (a == NULL || a->id == NULL) {
+		model_message(&t->m, t->now_ms, true, "no artifact selected");
+		return;
+	}
+	snprintf(t->modal_id, sizeof t->modal_id, "%s", a->id);
+	snprintf(t->modal_name, sizeof t->modal_name, "%s", a->name != NULL ? a->name : a->id);
+	snprintf(t->modal_run, sizeof t->modal_run, "%s", a->run_id != NULL ? a->run_id : "");
+	modal_open(t, MODAL_DOWNLOAD);
+}
+
+/* A box of w x h centred on the screen, cleared; returns the inside. */
+static struct rect
+modal_box(struct tui *t, int w, int h, const char *title)
+{
+	struct rect r;
+
+	if (w > t->cols - 2)
+		w = t->cols - 2;
+	if (h > t->rows - 2)
+		h = t->rows - 2;
+	r = (struct rect){ (t->rows - h) / 2, (t->cols - w) / 2, h, w };
+	for (int i = 0; i < h; i++)
+		draw_fill(r.y + i, r.x, w, A_NORMAL);
+	draw_box(t, &r, title, true);
+	return (struct rect){ r.y + 1, r.x + 2, h - 2, w - 4 };
+}
+
+/* Draws text wrapped inside r from row *row on. */
+static void
+modal_text(const struct rect *r, int *row, const char *text, unsigned attr)
+{
+	size_t len = strlen(text), at = 0, n, nl, next;
+
+	while (at < len && *row < r->h) {
+		nl = strcspn(text + at, "\n");
+		n = draw_wrap(text + at, nl, r->w, &next);
+		draw_span(r->y + *row, r->x, r->w, text + at, n, NULL, attr, attr);
+		(*row)++;
+		at += next;
+		if (next == nl && at < len && text[at] == '\n')
+			at++;
+	}
+	if (len == 0)
+		(*row)++;
+}
+
+static void
+confirm_draw(struct tui *t)
+{
+	int tw = draw_width(t->modal_text), w = tw + 4, row = 0;
+	struct rect r;
+
+	if (w < 30)
+		w = 30;
+	if (w > 72)
+		w = 72;
+	if (w > t->cols - 2)
+		w = t->cols - 2;
+	r = modal_box(t, w, 2 + (tw + w - 5) / (w - 4), "Confirm");
+	modal_text(&r, &row, t->modal_text, A_BOLD);
+}
+
+static unsigned
+confirm_key(struct tui *t, int key)
+{
+	if (key == 'y' && t->confirm_has_job)
+		tui_submit(t, &t->confirm_job);
+	else if (key != 'y')
+		model_message(&t->m, t->now_ms, false, "not confirmed: nothing done");
+	modal_close(t);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+static void
+help_draw(struct tui *t)
+{
+	const char *keys, *where, *text;
+	char line[256];
+	size_t n = 0, per;
+	int cols = 1, cw = 76;
+	struct rect r;
+
+	while (tui_key_help(n, &keys, &where, &text))
+		n++;
+	/* Two columns when one does not fit the height and two fit the width. */
+	if ((int)n + 4 > t->rows - 2 && t->cols >= 2 * cw + 2)
+		cols = 2;
+	per = (n + (size_t)cols - 1) / (size_t)cols;
+	r = modal_box(t, cw * cols, (int)per + 4, "Keys (any key closes)");
+	for (size_t i = 0; i < n; i++) {
+		int row = (int)(i % per), x = r.x + (int)(i / per) * cw;
+
+		if (row >= r.h)
+			continue;
+		tui_key_help(i, &keys, &where, &text);
+		snprintf(line, sizeof line, "%-16s %-14s %s", keys, where, text);
+		draw_text(r.y + row, x, r.x + r.w - x < cw - 2 ? r.x + r.w - x : cw - 2, line,
+		    A_NORMAL);
+	}
+	if ((int)per + 1 < r.h)
+		draw_text(r.y + (int)per + 1, r.x, r.w,
+		    "Mouse: a click focuses and selects, the wheel scrolls", draw_attr(t, ST_DIM));
+}
+
+static unsigned
+help_key(struct tui *t, int key)
+{
+	(void)key;
+	modal_close(t);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+static void
+permission_draw(struct tui *t)
+{
+	const struct m_permission *p = model_modal_permission(&t->m);
+	char line[512];
+	int row = 0;
+	struct rect r, sr;
+
+	if (p == NULL)
+		return;
+	r = modal_box(t, 70, 7 + (t->m.permission_count > 1) +
+	    (p->summary != NULL ? draw_width(p->summary) / 64 : 0), "Permission requested");
+	snprintf(line, sizeof line, "run:  %s", p->run_id != NULL ? p->run_id : "-");
+	modal_text(&r, &row, line, A_NORMAL);
+	snprintf(line, sizeof line, "tool: %s", p->tool != NULL ? p->tool : "-");
+	modal_text(&r, &row, line, A_BOLD);
+	sr = (struct rect){ r.y, r.x, r.h - 2, r.w };
+	modal_text(&sr, &row, p->summary != NULL ? p->summary : "", A_NORMAL);
+	if (t->m.permission_count > 1) {
+		snprintf(line, sizeof line, "(%zu prompts pending)", t->m.permission_count);
+		draw_text(r.y + r.h - 2, r.x, r.w, line, draw_attr(t, ST_DIM));
+	}
+	draw_text(r.y + r.h - 1, r.x, r.w, "a allow  d deny  A allow for the run  Esc hide",
+	    draw_attr(t, ST_ATTENTION));
+}
+
+/* The [y/N] question for one answer to a prompt. */
+static const struct {
+	int key;
+	const char *decision;
+	const char *verb, *scope;
+} permission_answers[] = {
+	{ 'a', "allow", "Allow", "for" },
+	{ 'd', "deny", "Deny", "for" },
+	{ 'A', "allow-run", "Allow", "for the rest of" },
+};
+
+static unsigned
+permission_key(struct tui *t, int key)
+{
+	const struct m_permission *p = model_modal_permission(&t->m);
+	struct job job = { .kind = JOB_PERMISSION_ANSWER };
+
+	if (p == NULL)
+		return 0;
+	if (key == TUI_ESC) {
+		model_permission_hide(&t->m);
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	for (size_t i = 0; i < sizeof permission_answers / sizeof permission_answers[0]; i++) {
+		if (permission_answers[i].key != key)
+			continue;
+		job.id = p->id;
+		job.decision = (char *)permission_answers[i].decision;
+		modal_confirm(t, &job, "%s %s %s %s? [y/N]", permission_answers[i].verb,
+		    p->tool != NULL ? p->tool : "the tool", permission_answers[i].scope,
+		    p->run_id != NULL ? p->run_id : "the run");
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	return 0;
+}
+
+/* The editor box with a title and a footer of lines below the text. */
+static void
+editor_box_draw(struct tui *t, const char *title, const char *const *footer, size_t nf)
+{
+	int h = t->rows - 6 < 14 ? t->rows - 6 : 14;
+	struct rect r = modal_box(t, t->cols - 8 < 90 ? t->cols - 8 : 90, h, title);
+	struct rect tr = { r.y, r.x, r.h - (int)nf - 1, r.w };
+
+	editor_draw(&t->ed, &tr, A_NORMAL, &t->cur_y, &t->cur_x);
+	mvhline(r.y + tr.h, r.x, ' ', r.w);
+	for (size_t i = 0; i < nf; i++)
+		draw_text(r.y + tr.h + 1 + (int)i, r.x, r.w, footer[i], draw_attr(t, ST_DIM));
+}
+
+static void
+prompt_draw(struct tui *t)
+{
+	char title[400], opts[256];
+	const char *footer[2] = { opts, "Enter start  Ctrl-J newline  Esc cancel" };
+
+	if (t->modal_session[0] != '\0')
+		snprintf(title, sizeof title, "Continue session %s", t->modal_session);
+	else
+		snprintf(title, sizeof title, "New run in %s", t->modal_name);
+	snprintf(opts, sizeof opts, "plan-first: %s (Ctrl-T)   profile: %s (Ctrl-P)",
+	    t->plan_first ? "on" : "off",
+	    tui_profiles[t->profile] != NULL ? tui_profiles[t->profile] : "default");
+	editor_box_draw(t, title, footer, 2);
+}
+
+static unsigned
+prompt_key(struct tui *t, int key)
+{
+	struct job job = { .kind = JOB_START_RUN };
+	unsigned f;
+
+	if (key == TUI_CTRL('t')) {
+		t->plan_first = !t->plan_first;
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	if (key == TUI_CTRL('p')) {
+		t->profile = (t->profile + 1) % tui_profile_count;
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	f = editor_key(&t->ed, key);
+	if (f & EDITOR_CANCEL)
+		modal_close(t);
+	else if (f & EDITOR_DONE) {
+		if (t->ed.len == 0)
+			return TUI_HANDLED;
+		job.id = t->modal_id;
+		job.session = t->modal_session[0] != '\0' ? t->modal_session : NULL;
+		job.text = t->ed.text;
+		job.profile = (char *)tui_profiles[t->profile];
+		job.plan_first = t->plan_first;
+		tui_submit(t, &job);
+		model_message(&t->m, t->now_ms, false, "starting a run...");
+		modal_close(t);
+	}
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+static void
+feedback_draw(struct tui *t)
+{
+	char title[256];
+	const char *footer[1] = { "Enter send  Ctrl-J newline  Esc cancel" };
+
+	snprintf(title, sizeof title, "Revise plan v%ld r%ld: feedback", t->modal_version,
+	    t->modal_revision);
+	editor_box_draw(t, title, footer, 1);
+}
+
+static unsigned
+feedback_key(struct tui *t, int key)
+{
+	struct job job = { .kind = JOB_PLAN_RESPOND };
+	unsigned f = editor_key(&t->ed, key);
+	char *text;
+
+	if (f & EDITOR_CANCEL)
+		modal_close(t);
+	else if ((f & EDITOR_DONE) && t->ed.len > 0) {
+		text = xstrdup(t->ed.text);
+		job.id = t->modal_id;
+		job.decision = "revise";
+		job.version = t->modal_version;
+		job.revision = t->modal_revision;
+		job.text = text;
+		modal_confirm(t, &job, "Send feedback? [y/N]");
+		free(text);
+	}
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+static void
+download_draw(struct tui *t)
+{
+	char title[512];
+	struct rect r;
+
+	snprintf(title, sizeof title, "Download %s to:", t->modal_name);
+	r = modal_box(t, t->cols - 8 < 80 ? t->cols - 8 : 80, 5, title);
+	r.h = 1;
+	editor_draw(&t->ed, &r, A_NORMAL, &t->cur_y, &t->cur_x);
+	draw_text(r.y + 2, r.x, r.w, "Enter download  Esc cancel", draw_attr(t, ST_DIM));
+}
+
+/* The directory typed, "~/" expanded and trailing slashes dropped, into out. */
+static void
+download_dir(const char *text, char *out, size_t len)
+{
+	const char *home = getenv("HOME");
+	size_t n;
+
+	if (*text == '\0')
+		text = ".";
+	if (text[0] == '~' && (text[1] == '/' || text[1] == '\0') && home != NULL)
+		snprintf(out, len, "%s%s", home, text + 1);
+	else
+		snprintf(out, len, "%s", text);
+	n = strlen(out);
+	while (n > 1 && out[n - 1] == '/')
+		out[--n] = '\0';
+}
+
+static unsigned
+download_key(struct tui *t, int key)
+{
+	struct job job = { .kind = JOB_DOWNLOAD };
+	unsigned f = editor_key(&t->ed, key);
+	char dir[sizeof t->download_dir], *path;
+	struct stat st;
+
+	if (f & EDITOR_CANCEL) {
+		modal_close(t);
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	if (!(f & EDITOR_DONE))
+		return f;
+	download_dir(t->ed.text, dir, sizeof dir);
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		model_message(&t->m, t->now_ms, true, "download failed: %s: not a directory",
+		    dir);
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	snprintf(t->download_dir, sizeof t->download_dir, "%s", dir);
+	path = xasprintf("%s/%s", dir, t->modal_name);
+	job.id = t->modal_id;
+	job.path = path;
+	job.label = t->modal_name;
+	job.run_id = t->modal_run;
+	if (lstat(path, &st) == 0) {
+		job.overwrite = true;
+		modal_confirm(t, &job, "Overwrite %s? [y/N]", path);
+	} else {
+		tui_submit(t, &job);
+		modal_close(t);
+	}
+	free(path);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+static void
+filter_draw(struct tui *t)
+{
+	struct rect r = { t->rows - 2, 2, 1, t->cols - 3 };
+
+	draw_fill(r.y, 0, t->cols, A_NORMAL);
+	mvaddstr(r.y, 1, "/");
+	editor_draw(&t->ed, &r, A_NORMAL, &t->cur_y, &t->cur_x);
+}
+
+static unsigned
+filter_key(struct tui *t, int key)
+{
+	unsigned f = editor_key(&t->ed, key);
+
+	if (f & EDITOR_CANCEL) {
+		model_log_filter(&t->m, "");
+		modal_close(t);
+	} else if (f & EDITOR_DONE) {
+		model_log_filter(&t->m, t->ed.text);
+		modal_close(t);
+	}
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+static const struct {
+	void (*draw)(struct tui *t);
+	unsigned (*key)(struct tui *t, int key);
+} modal_ops[MODAL__COUNT] = {
+	[MODAL_CONFIRM] = { confirm_draw, confirm_key },
+	[MODAL_HELP] = { help_draw, help_key },
+	[MODAL_PERMISSION] = { permission_draw, permission_key },
+	[MODAL_PROMPT] = { prompt_draw, prompt_key },
+	[MODAL_FEEDBACK] = { feedback_draw, feedback_key },
+	[MODAL_DOWNLOAD] = { download_draw, download_key },
+	[MODAL_FILTER] = { filter_draw, filter_key },
+};
+
+void
+modal_draw(struct tui *t)
+{
+	enum modal_kind k = modal_current(t);
+
+	if (k != MODAL_NONE)
+		modal_ops[k].draw(t);
+}
+
+unsigned
+modal_key(struct tui *t, int key)
+{
+	enum modal_kind k = modal_current(t);
+
+	if (k == MODAL_NONE)
+		return 0;
+	return modal_ops[k].key(t, key);
+}

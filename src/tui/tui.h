@@ -1,0 +1,251 @@
+/*
+ * The dashboard's curses side: the loop (app.c), one struct view_ops per pane
+ * (view-*.c), modals and editors (modal.c, editor.c) and drawing helpers
+ * (draw.c).  Handlers change the model and return TUI_* flags; only the loop
+ * draws, once per pass.
+ */
+#ifndef TD_TUI_TUI_H
+#define TD_TUI_TUI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "taskdeck.h"
+#include "tui/model.h"
+#include "tui/worker.h"
+
+struct tui_options {
+	bool no_mouse;		/* do not ask the terminal for mouse events */
+	bool monochrome;	/* no colour, ASCII glyphs (as NO_COLOR) */
+};
+
+/* Runs the dashboard on client until q or a signal; returns an exit code. */
+int tui_main(struct td_client *client, const struct tui_options *o);
+
+/* What a handler did. */
+#define TUI_HANDLED 0x1
+#define TUI_REDRAW 0x2
+#define TUI_QUIT 0x4
+
+/* Keys: wide characters as they are, curses key codes with TUI_KEY_FN. */
+#define TUI_KEY_FN 0x1000000
+#define TUI_KEY(code) (TUI_KEY_FN | (code))
+#define TUI_CTRL(c) ((c) & 0x1f)
+#define TUI_ESC 27
+
+/* Where a key applies: the focused pane (the right one by what it shows). */
+#define W_PROJECTS 0x01
+#define W_SESSIONS 0x02
+#define W_RUNS 0x04
+#define W_LOG 0x08
+#define W_PLAN 0x10
+#define W_ARTIFACTS 0x20
+#define W_LISTS (W_PROJECTS | W_SESSIONS | W_RUNS | W_ARTIFACTS)
+#define W_ANY 0x3f
+
+struct rect {
+	int y, x, h, w;
+};
+
+struct tui;
+
+/* One pane: its box title and its drawing inside the box. */
+struct view_ops {
+	const char *name;
+	unsigned where;
+	/* The box title ("Log: run_01J… (run) follow"), at most len bytes. */
+	void (*title)(const struct tui *t, char *buf, size_t len);
+	void (*draw)(struct tui *t, const struct rect *r);
+	/* Keys the table in app.c does not bind here; NULL for none. */
+	unsigned (*key)(struct tui *t, int key);
+	/* A click on row (0: the first inside the box); NULL: focus only. */
+	unsigned (*click)(struct tui *t, int row);
+};
+
+extern const struct view_ops view_projects;
+extern const struct view_ops view_sessions;
+extern const struct view_ops view_runs;
+extern const struct view_ops view_log;
+extern const struct view_ops view_plan;
+extern const struct view_ops view_artifacts;
+
+/* A UTF-8 text being edited; cur is a byte offset at a character boundary. */
+struct editor {
+	char *text;
+	size_t len;
+	size_t cap;		/* at most cap - 1 bytes of text */
+	size_t cur;
+	bool multiline;		/* Ctrl-J inserts a newline */
+};
+
+#define EDITOR_DONE 0x100	/* Enter */
+#define EDITOR_CANCEL 0x200	/* Esc */
+
+void editor_init(struct editor *e, size_t cap, bool multiline, const char *text);
+void editor_free(struct editor *e);
+/* Handles one key; returns TUI_* flags, with EDITOR_DONE or EDITOR_CANCEL. */
+unsigned editor_key(struct editor *e, int key);
+/* Draws the text wrapped inside r; *cy, *cx get the cursor's screen position. */
+void editor_draw(const struct editor *e, const struct rect *r, unsigned attr,
+    int *cy, int *cx);
+
+enum modal_kind {
+	MODAL_NONE,
+	MODAL_CONFIRM,		/* [y/N], then submits confirm_job */
+	MODAL_HELP,
+	MODAL_PERMISSION,	/* shown from the model, never set here */
+	MODAL_PROMPT,		/* new run */
+	MODAL_FEEDBACK,		/* plan revise */
+	MODAL_DOWNLOAD,		/* download directory */
+	MODAL_FILTER,		/* the log's '/' */
+	MODAL__COUNT
+};
+
+/* Styles of text; draw.c maps them to colour pairs or plain attributes. */
+enum tui_style {
+	ST_NORMAL,
+	ST_SELECTED,		/* the selection in the focused pane */
+	ST_SELECTED_DIM,	/* the selection elsewhere */
+	ST_TITLE,		/* the focused box's title */
+	ST_DIM,
+	ST_QUEUED,
+	ST_RUNNING,
+	ST_OK,
+	ST_FAIL,
+	ST_ATTENTION,
+	ST_MATCH,		/* a filter match */
+	ST_ERROR,
+	ST_BAR,			/* title line and status bar */
+	ST__COUNT
+};
+
+/* The glyphs of one scheme: UTF-8 or ASCII. */
+struct tui_glyphs {
+	const char *ellipsis;
+	const char *crumb;
+	const char *status[5];	/* queued, running, completed, failed, cancelled */
+	const char *log[8];	/* by enum log_kind */
+	const char *log_error;
+	const char *conn_live;
+	const char *conn_down;
+	const char *bar_full;
+	const char *bar_empty;
+};
+
+struct tui {
+	struct model m;
+	struct worker *w;
+	struct td_client *client;
+	struct tui_options opt;
+	bool color;
+	bool ascii;		/* ASCII glyphs */
+	bool utf8;		/* the locale is UTF-8: line drawing for boxes */
+	const struct tui_glyphs *g;
+	long long now_ms;
+	bool dirty;		/* besides m.dirty: modal, layout */
+	bool quit;
+	int cur_y, cur_x;	/* where the terminal's cursor shows; -1: hidden */
+	unsigned need;		/* NEED_* collected in this pass */
+	/* A run started here: selected (with its session) once the lists show it. */
+	char want_session[128];
+	char want_run[128];
+
+	/* Layout of the last draw, for mouse clicks. */
+	int rows, cols;
+	bool too_small;
+	struct rect box[PANE__COUNT];	/* inside the borders */
+	int tab_x[4];			/* the title line's tabs: tab i is [tab_x[i], tab_x[i + 1]) */
+
+	/* The modal shown, and what it is about. */
+	enum modal_kind modal;
+	char modal_text[768];	/* confirm question, download label */
+	struct job confirm_job;	/* owned strings */
+	bool confirm_has_job;
+	struct editor ed;
+	bool plan_first;
+	size_t profile;		/* index into tui_profiles */
+	char download_dir[4096];
+	/* What the open editor is for: a project, session or artifact id,
+	 * the session to continue, the artifact's name and run, the plan's
+	 * version and revision. */
+	char modal_id[128];
+	char modal_session[128];
+	char modal_name[256];
+	char modal_run[128];
+	long modal_version, modal_revision;
+};
+
+/* Permission profiles Ctrl-P cycles through. */
+extern const char *const tui_profiles[];
+extern const size_t tui_profile_count;
+
+/* app.c */
+/* The view of a pane (the right one by m.right). */
+const struct view_ops *tui_view(const struct tui *t, enum pane p);
+/* The W_* bit of the focused pane. */
+unsigned tui_where(const struct tui *t);
+/* Queues the jobs that fetch what need (NEED_*) says. */
+void tui_need(struct tui *t, unsigned need);
+void tui_submit(struct tui *t, const struct job *job);
+/* Page size of the focused pane. */
+size_t tui_page_rows(const struct tui *t);
+/* Asks for everything shown and the service's report again ('r', reconnects). */
+void tui_reread(struct tui *t);
+
+/* keys.c */
+/* Key table rows for help: label, where, text; false past the end. */
+bool tui_key_help(size_t i, const char **keys, const char **where, const char **text);
+/* One key (TUI_KEY() for curses codes): returns TUI_* flags. */
+unsigned keys_dispatch(struct tui *t, int key);
+/* The mouse event curses has waiting. */
+unsigned keys_mouse(struct tui *t);
+
+/* draw.c */
+void draw_init(struct tui *t);
+unsigned draw_attr(const struct tui *t, enum tui_style s);
+/* Columns of a UTF-8 string (invalid bytes and controls count as one '?'). */
+int draw_width(const char *s);
+/* Bytes of s[0..len) that fit in cols columns; *used gets the columns. */
+size_t draw_fit(const char *s, size_t len, int cols, int *used);
+/* One row of s[0..len) wrapped at a space: bytes to draw; *next where the next row starts. */
+size_t draw_wrap(const char *s, size_t len, int cols, size_t *next);
+/* Draws s clipped to maxw columns (… when cut); returns columns drawn. */
+int draw_text(int y, int x, int maxw, const char *s, unsigned attr);
+/* Draws s[0..len) with attr, bytes whose mask is set with hl; columns drawn. */
+int draw_span(int y, int x, int maxw, const char *s, size_t len,
+    const unsigned char *mask, unsigned attr, unsigned hl);
+/* Spaces from x to x + w. */
+void draw_fill(int y, int x, int w, unsigned attr);
+/* A box with title (focused: ST_TITLE); r is the outer rectangle. */
+void draw_box(const struct tui *t, const struct rect *r, const char *title, bool focused);
+/* "run_…c1edd3": the kind of an id and its last chars (ids share a time prefix). */
+void draw_short_id(const struct tui *t, const char *id, char *out, size_t len);
+/* "…c1edd3": the last chars of an id, which tell runs of one session apart. */
+void draw_tail_id(const struct tui *t, const char *id, char *out, size_t len);
+/* "2.1 KiB". */
+void draw_size(long long bytes, char *out, size_t len);
+/* Index of a run status in g->status, or -1. */
+int draw_status_index(const char *status);
+enum tui_style draw_status_style(const char *status);
+void draw_screen(struct tui *t);
+
+/* modal.c */
+/* The modal drawn and given the keys: t->modal, else the permission prompt. */
+enum modal_kind modal_current(const struct tui *t);
+unsigned modal_key(struct tui *t, int key);
+void modal_draw(struct tui *t);
+/* Asks a [y/N] question; y submits job (copied). */
+void modal_confirm(struct tui *t, const struct job *job, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void modal_open(struct tui *t, enum modal_kind kind);
+void modal_close(struct tui *t);
+/* Frees the copies a confirm holds. */
+void modal_free(struct tui *t);
+/* Opens the download prompt for the selected artifact. */
+void modal_download(struct tui *t);
+
+/* Copies the strings of src into dst (dst owns them); tui_job_clear frees them. */
+void tui_job_copy(struct job *dst, const struct job *src);
+void tui_job_clear(struct job *job);
+
+#endif

@@ -1,0 +1,192 @@
+/* The live log of the selected run or session: follow, wrap, timestamps, filter. */
+#define NCURSES_WIDECHAR 1
+#include <curses.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "tui/tui.h"
+
+static void
+log_title(const struct tui *t, char *buf, size_t len)
+{
+	const struct m_log *l = &t->m.log;
+	char id[64];
+
+	if (l->scope_id == NULL) {
+		snprintf(buf, len, "Log");
+		return;
+	}
+	draw_short_id(t, l->scope_id, id, sizeof id);
+	snprintf(buf, len, "Log: %s (%s)%s%s%s%s%s", id, l->run_scope ? "run" : "session",
+	    l->follow ? " follow" : "", l->wrap ? " wrap" : "",
+	    l->loading ? " loading" : "", l->filter[0] != '\0' ? " /" : "", l->filter);
+}
+
+/* Marks in mask the bytes of text inside a match of query (ASCII case folded). */
+static void
+log_mask(const char *text, size_t len, const char *query, unsigned char *mask)
+{
+	size_t q = strlen(query);
+
+	memset(mask, 0, len);
+	if (q == 0 || q > len)
+		return;
+	for (size_t i = 0; i + q <= len; i++) {
+		if (strncasecmp(text + i, query, q) == 0) {
+			memset(mask + i, 1, q);
+			i += q - 1;
+		}
+	}
+}
+
+/* The meta part of a line's prefix: time and, in session scope, the run. */
+static void
+log_meta(const struct tui *t, const struct log_line *ln, char *out, size_t len)
+{
+	char id[64] = "";
+	int n = 0;
+
+	out[0] = '\0';
+	if (t->m.log.timestamps && ln->time[0] != '\0')
+		n = snprintf(out, len, "%s ", ln->time);
+	if (!t->m.log.run_scope && ln->run_id != NULL && n >= 0 && (size_t)n < len) {
+		draw_tail_id(t, ln->run_id, id, sizeof id);
+		snprintf(out + n, len - (size_t)n, "%s ", id);
+	}
+}
+
+/* The glyph of a line's kind and a space, "" for output. */
+static const char *
+log_glyph(const struct tui *t, const struct log_line *ln, char *out, size_t len)
+{
+	if (ln->kind == LOG_OUTPUT && !ln->error)
+		return "";
+	snprintf(out, len, "%s ", ln->error ? t->g->log_error :
+	    (size_t)ln->kind < 8 ? t->g->log[ln->kind] : "?");
+	return out;
+}
+
+static enum tui_style
+log_style(const struct log_line *ln)
+{
+	static const enum tui_style styles[] = {
+		[LOG_OUTPUT] = ST_NORMAL, [LOG_TOOL] = ST_QUEUED, [LOG_PROGRESS] = ST_DIM,
+		[LOG_STATUS] = ST_OK, [LOG_PERMISSION] = ST_ATTENTION,
+		[LOG_PLAN] = ST_ATTENTION, [LOG_ARTIFACT] = ST_OK, [LOG_NOTICE] = ST_RUNNING,
+	};
+
+	if (ln->error)
+		return ST_ERROR;
+	return (size_t)ln->kind < sizeof styles / sizeof styles[0] ? styles[ln->kind] : ST_NORMAL;
+}
+
+/* Draws the prefix of a line at row y; returns its columns. */
+static int
+log_draw_prefix(struct tui *t, const char *meta, const char *glyph, unsigned attr,
+    int y, int x, int w)
+{
+	int used = draw_text(y, x, w, meta, draw_attr(t, ST_DIM));
+
+	return used + draw_text(y, x + used, w - used, glyph, attr);
+}
+
+/*
+ * Rows a line takes in r (wrapped or not); with draw, draws them from row y
+ * on, leaving out its first skip rows and stopping at the pane's end.
+ */
+static int
+log_line(struct tui *t, const struct log_line *ln, const struct rect *r, int y,
+    int skip, bool draw)
+{
+	static unsigned char mask[MODEL_LINE_MAX + 1];
+	const char *query = t->m.log.filter;
+	char meta[128], gbuf[32];
+	const char *glyph = log_glyph(t, ln, gbuf, sizeof gbuf);
+	size_t len = strlen(ln->text), at = 0, n;
+	int pw, rows = 0, used;
+	unsigned attr = draw_attr(t, log_style(ln));
+	unsigned base = ln->kind == LOG_OUTPUT && !ln->error ? draw_attr(t, ST_NORMAL) : attr;
+	unsigned hl = draw_attr(t, ST_MATCH);
+	const unsigned char *mk = NULL;
+
+	log_meta(t, ln, meta, sizeof meta);
+	pw = draw_width(meta) + draw_width(glyph);
+	if (pw > r->w / 2)
+		pw = r->w / 2;
+	if (draw && query[0] != '\0' && len <= MODEL_LINE_MAX) {
+		log_mask(ln->text, len, query, mask);
+		mk = mask;
+	}
+	if (!t->m.log.wrap) {
+		if (draw && skip == 0) {
+			used = log_draw_prefix(t, meta, glyph, attr, y, r->x, pw);
+			draw_span(y, r->x + used, r->w - used, ln->text, len, mk, base, hl);
+		}
+		return 1;
+	}
+	do {
+		n = draw_fit(ln->text + at, len - at, r->w - pw, &used);
+		if (n == 0 && at < len)
+			n = 1;
+		if (draw && rows >= skip && y < r->y + r->h) {
+			if (rows == 0)
+				log_draw_prefix(t, meta, glyph, attr, y, r->x, pw);
+			draw_span(y, r->x + pw, r->w - pw, ln->text + at, n,
+			    mk != NULL ? mk + at : NULL, base, hl);
+			y++;
+		}
+		at += n;
+		rows++;
+	} while (at < len);
+	return rows;
+}
+
+static void
+log_draw(struct tui *t, const struct rect *r)
+{
+	struct m_log *l = &t->m.log;
+	size_t count = model_log_visible(&t->m), top, i;
+	int y = r->y, rows, skip = 0, need;
+
+	if (l->scope_id == NULL) {
+		draw_text(r->y, r->x + 1, r->w - 1, "no run selected", draw_attr(t, ST_DIM));
+		return;
+	}
+	if (count == 0) {
+		draw_text(r->y, r->x + 1, r->w - 1, l->loading ? "loading..." :
+		    l->filter[0] != '\0' ? "no line matches the filter" : "no events yet",
+		    draw_attr(t, ST_DIM));
+		return;
+	}
+	model_log_fit(&t->m, (size_t)r->h);
+	if (l->follow && l->wrap) {
+		/* From the newest line up until the pane is full. */
+		top = count;
+		need = r->h;
+		while (top > 0 && need > 0) {
+			rows = log_line(t, model_log_line(&t->m, top - 1), r, 0, 0, false);
+			top--;
+			if (rows > need)
+				skip = rows - need;
+			need -= rows;
+		}
+		l->top = top;
+	} else {
+		if (l->top >= count)
+			l->top = count - 1;
+		top = l->top;
+	}
+	for (i = top; i < count && y < r->y + r->h; i++) {
+		rows = log_line(t, model_log_line(&t->m, i), r, y, skip, true);
+		y += rows - skip;
+		skip = 0;
+	}
+}
+
+const struct view_ops view_log = {
+	.name = "Log",
+	.where = W_LOG,
+	.title = log_title,
+	.draw = log_draw,
+};
