@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Downloading an artifact: Enter, the directory (pre-filled with where the
+# dashboard started), the bytes equal the service's; an existing file asks first.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+tui_setup
+svc_start
+
+project=$(new_project downloads)
+read -r run session < <(start_run "$project" research "Research and save a report")
+wait_run_field "$run" status completed
+artifact=$(td artifacts list "$session" | awk 'NR > 1 && $2 == "report.md" { print $1 }')
+[[ -n $artifact ]] || fail "the research run saved no report.md"
+version=$(td artifacts show "$artifact" | sed -n 's/^version: //p')
+mkdir "$TUI_TMP/cli"
+td artifacts download "$artifact" --out "$TUI_TMP/cli" >/dev/null
+
+dir=$TUI_TMP/cwd
+# "Download report.md to: <dir>", the directory pre-filled (maybe on the next line).
+wait_download_prompt() {
+	wait_for "Download report.md to:"
+	wait_for "$dir"
+}
+dash_start 120x36 --no-mouse
+wait_live
+wait_for "Research and save a report"
+keys 3
+wait_for "report.md"
+keys Enter
+wait_download_prompt
+keys Enter
+wait_for "download complete: $dir/report.md"
+cmp "$dir/report.md" "$TUI_TMP/cli/report.md" || fail "the dashboard's report.md differs from the CLI's"
+[[ sha256:$(sha256sum <"$dir/report.md" | cut -d' ' -f1) == "$version" ]] ||
+	fail "report.md's sha256 is not the artifact's version $version"
+[[ ! -e $dir/report.md.part ]] || fail "report.md.part was left behind"
+pass "Enter downloads report.md; its bytes are the artifact's ($version)"
+
+# Again: the file exists, so it asks; n keeps the file as it is.
+echo "changed locally" >"$dir/report.md"
+keys Enter
+wait_download_prompt
+keys Enter
+wait_for "Overwrite $dir/report.md? [y/N]"
+keys n
+wait_gone "Overwrite $dir/report.md?"
+[[ $(cat "$dir/report.md") == "changed locally" ]] || fail "n at 'Overwrite?' replaced the file"
+keys Enter
+wait_download_prompt
+keys Enter
+wait_for "Overwrite $dir/report.md? [y/N]"
+keys y
+for ((i = 0; i < TUI_WAIT_TENTHS; i++)); do
+	cmp -s "$dir/report.md" "$TUI_TMP/cli/report.md" && break
+	tick
+done
+cmp -s "$dir/report.md" "$TUI_TMP/cli/report.md" || fail "y at 'Overwrite?' did not replace the file"
+[[ $(run_field "$run" status) == completed ]] || fail "the download changed the run"
+pass "an existing file: n keeps it, y replaces it"
+
+# Into another directory, typed after the pre-filled one.
+mkdir "$dir/sub"
+keys Enter
+wait_download_prompt
+keys End
+type_text "/sub"
+keys Enter
+wait_for "download complete: $dir/sub/report.md"
+cmp "$dir/sub/report.md" "$TUI_TMP/cli/report.md" || fail "sub/report.md differs"
+pass "a typed directory"
+
+dash_quit
+pass "q exits cleanly"

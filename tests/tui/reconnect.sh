@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# kill -9 of the service under the dashboard, then a restart on the same port:
+# "reconnecting", then "live (resynced)", and runs started after it appear.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+tui_setup
+svc_start
+
+project=$(new_project restarts)
+read -r run session < <(start_run "$project" quick "Before the crash")
+wait_run_field "$run" status completed
+
+dash_start 120x36 --no-mouse
+wait_live
+wait_for "Before the crash"
+wait_for "taskdeckd"
+
+svc_kill9
+wait_for "reconnecting"
+# The panes keep their last data while disconnected.
+assert_screen "Before the crash"
+assert_screen "restarts"
+pass "kill -9: reconnecting, the last data still shown"
+
+svc_restart
+wait_for "live (resynced)"
+pass "restart: live (resynced)"
+
+# A new run in the same session and one in a new session both show up.
+read -r run2 _ < <(start_run "$project" - "After the restart" --session "$session")
+read -r run3 _ < <(start_run "$project" quick "A new session after the restart")
+wait_for "After the restart"
+wait_for "A new session after the restart"
+wait_run_field "$run2" status completed
+pass "runs started after the restart appear"
+
+# The "(resynced)" note goes after 5 s; the connection stays live.
+wait_gone "(resynced)"
+wait_live
+dash_quit
+pass "q exits cleanly"
