@@ -179,14 +179,18 @@ sub_pop(struct events_sub *s)
 	}
 }
 
-/* Resumes the connection of s if its reader is waiting; under ev->mu. */
+/*
+ * Resumes the connection of s if its reader is waiting; under ev->mu.
+ * s->suspended stays set until the reader runs again, so every event until
+ * then resumes it again: were one resume lost, nothing else would wake the
+ * connection (a stream stalled once that way in CI, never to be read or
+ * closed again).  A resume too many costs libmicrohttpd one more read.
+ */
 static void
 sub_wake(struct events_sub *s)
 {
-	if (s->suspended && s->hs != NULL) {
-		s->suspended = false;
+	if (s->suspended && s->hs != NULL)
 		http_stream_resume(s->hs);
-	}
 }
 
 /* Queues fr for s unless s is full: then slow-consumer and close; under ev->mu. */
@@ -594,6 +598,7 @@ events_sub_read(void *cls, struct http_stream *hs, char *buf, size_t max)
 
 	pthread_mutex_lock(&ev->mu);
 	s->hs = hs;
+	s->suspended = false;
 	if (ev->shutdown) {
 		pthread_mutex_unlock(&ev->mu);
 		return HTTP_STREAM_END;

@@ -769,12 +769,13 @@ http_start(struct service *svc, const char *addr, int port, char **err)
 	    MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG |
 	    MHD_ALLOW_SUSPEND_RESUME,
 	    (uint16_t)port, NULL, NULL, access_handler, h,
+	    /* First, so that libmicrohttpd's messages about later options come here too. */
+	    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 	    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)HTTP_THREADS,
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_CONNECTION_TIMEOUT_S,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY,
 	    MHD_OPTION_NOTIFY_COMPLETED, request_completed, h,
-	    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 	    MHD_OPTION_END);
 	if (h->daemon == NULL) {
 		*err = xasprintf("cannot listen on %s:%d (in use, or not permitted)",
