@@ -17,34 +17,6 @@
 const char *const tui_profiles[] = { NULL, "workspace-write", "ask", "read-only", "full-access" };
 const size_t tui_profile_count = sizeof tui_profiles / sizeof tui_profiles[0];
 
-void
-tui_job_copy(struct job *dst, const struct job *src)
-{
-	*dst = *src;
-	dst->id = xstrdup_or_null(src->id);
-	dst->session = xstrdup_or_null(src->session);
-	dst->text = xstrdup_or_null(src->text);
-	dst->decision = xstrdup_or_null(src->decision);
-	dst->profile = xstrdup_or_null(src->profile);
-	dst->path = xstrdup_or_null(src->path);
-	dst->label = xstrdup_or_null(src->label);
-	dst->run_id = xstrdup_or_null(src->run_id);
-}
-
-void
-tui_job_clear(struct job *job)
-{
-	free(job->id);
-	free(job->session);
-	free(job->text);
-	free(job->decision);
-	free(job->profile);
-	free(job->path);
-	free(job->label);
-	free(job->run_id);
-	memset(job, 0, sizeof *job);
-}
-
 enum modal_kind
 modal_current(const struct tui *t)
 {
@@ -59,7 +31,7 @@ void
 modal_free(struct tui *t)
 {
 	if (t->confirm_has_job)
-		tui_job_clear(&t->confirm_job);
+		job_clear(&t->confirm_job);
 	t->confirm_has_job = false;
 	editor_free(&t->ed);
 }
@@ -106,7 +78,7 @@ modal_confirm(struct tui *t, const struct job *job, const char *fmt, ...)
 	vsnprintf(t->modal_text, sizeof t->modal_text, fmt, ap);
 	va_end(ap);
 	if (job != NULL) {
-		tui_job_copy(&t->confirm_job, job);
+		job_copy(&t->confirm_job, job);
 		t->confirm_has_job = true;
 	}
 	t->modal = MODAL_CONFIRM;

@@ -244,8 +244,5 @@ void modal_free(struct tui *t);
 /* Opens the download prompt for the selected artifact. */
 void modal_download(struct tui *t);
 
-/* Copies the strings of src into dst (dst owns them); tui_job_clear frees them. */
-void tui_job_copy(struct job *dst, const struct job *src);
-void tui_job_clear(struct job *job);
 
 #endif

@@ -76,8 +76,7 @@ wqueue_pop(struct wqueue *q)
 	return n;
 }
 
-/* A job with its own copies of the strings. */
-static void
+void
 job_copy(struct job *dst, const struct job *src)
 {
 	*dst = *src;
@@ -91,7 +90,7 @@ job_copy(struct job *dst, const struct job *src)
 	dst->run_id = xstrdup_or_null(src->run_id);
 }
 
-static void
+void
 job_clear(struct job *j)
 {
 	free(j->id);
@@ -102,6 +101,7 @@ job_clear(struct job *j)
 	free(j->path);
 	free(j->label);
 	free(j->run_id);
+	memset(j, 0, sizeof *j);
 }
 
 void

@@ -72,6 +72,10 @@ struct job_result {
 	bool more;			/* JOB_HISTORY: another page follows */
 };
 
+/* Copies job src into dst with its own strings; job_clear frees them and zeroes dst. */
+void job_copy(struct job *dst, const struct job *src);
+void job_clear(struct job *job);
+
 struct worker;
 
 /* Starts the threads; client must outlive the worker.  NULL on failure. */
