@@ -168,6 +168,12 @@ res_runs(struct tui *t, const struct job_result *r)
 }
 
 static unsigned
+res_run(struct tui *t, const struct job_result *r)
+{
+	return model_put_run(&t->m, r->run);
+}
+
+static unsigned
 res_project_runs(struct tui *t, const struct job_result *r)
 {
 	model_set_project_runs(&t->m, r->job.id, r->runs);
@@ -305,6 +311,7 @@ static const struct {
 	[JOB_PROJECTS] = { res_projects, true },
 	[JOB_SESSIONS] = { res_sessions, true },
 	[JOB_RUNS] = { res_runs, true },
+	[JOB_RUN] = { res_run, true },
 	[JOB_PROJECT_RUNS] = { res_project_runs, true },
 	[JOB_ARTIFACTS] = { res_artifacts, true },
 	[JOB_PLAN] = { res_plan, false },
@@ -396,6 +403,12 @@ app_flush_need(struct tui *t)
 		app_job(t, JOB_PROJECT_RUNS, p != NULL ? p->id : NULL);
 	if (need & NEED_RUNS)
 		app_job(t, JOB_RUNS, s != NULL ? s->id : NULL);
+	else if (need & NEED_NEW_RUNS) {
+		for (size_t i = 0; i < t->m.run_count; i++) {
+			if (t->m.runs[i].prompt == NULL)
+				app_job(t, JOB_RUN, t->m.runs[i].id);
+		}
+	}
 	if (need & NEED_ARTIFACTS)
 		app_job(t, JOB_ARTIFACTS, s != NULL ? s->id : NULL);
 	if (need & NEED_PLAN)

@@ -198,19 +198,33 @@ permissions_clear(struct model *m)
 }
 
 /* Copies what the model shows of a run. */
+/* Runs only move forward: queued, running, then a final status. */
+static int
+status_rank(const char *status)
+{
+	if (status == NULL)
+		return -1;
+	if (strcmp(status, "queued") == 0)
+		return 0;
+	return strcmp(status, "running") == 0 ? 1 : 2;
+}
+
 static void
 run_fill(struct m_run *r, const struct td_run *t)
 {
 	set_str(&r->id, t->id);
 	set_str(&r->session_id, t->session_id);
 	set_str(&r->project_id, t->project_id);
-	set_str(&r->status, t->status);
 	set_str(&r->prompt, t->prompt);
+	set_str(&r->created_at, t->created_at);
+	/* A read that left before the last event applied is older: keep the newer state. */
+	if (status_rank(t->status) < status_rank(r->status))
+		return;
+	set_str(&r->status, t->status);
 	set_str(&r->phase, t->progress.phase);
 	set_str(&r->attention, t->attention.kind);
 	set_str(&r->error_code, t->error_code);
 	set_str(&r->error_message, t->error_message);
-	set_str(&r->created_at, t->created_at);
 }
 
 static void
@@ -1525,7 +1539,7 @@ ev_runs(struct ev_ctx *c, bool insert)
 		set_str(&c->runs[0]->session_id, ev->session_id);
 		set_str(&c->runs[0]->project_id, ev->project_id);
 		set_str(&c->runs[0]->created_at, ev->time);
-		c->need |= NEED_RUNS;
+		c->need |= NEED_NEW_RUNS;
 	}
 	c->runs[1] = runs_upsert(&m->project_runs, &m->project_run_count, NULL, ev->run_id,
 	    insert && str_eq(ev->project_id, sel_project_id(m)), &inserted);

@@ -224,6 +224,10 @@ enum model_need {
 	NEED_PROJECTS = 1 << 6,
 	NEED_PERMISSIONS = 1 << 7,
 	NEED_EVERYTHING = 0xff,
+	/* Runs an event announced in the selected session: their prompts are
+	 * unknown; read each run whose prompt is NULL (model_put_run).  Cheaper
+	 * than the whole list, whose finished runs carry their whole output. */
+	NEED_NEW_RUNS = 1 << 8,
 };
 
 void model_init(struct model *m);

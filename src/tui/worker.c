@@ -410,6 +410,12 @@ do_runs(struct worker *w, struct job_result *r, const struct td_request_options 
 }
 
 static enum td_code
+do_run(struct worker *w, struct job_result *r, const struct td_request_options *opts)
+{
+	return td_get_run(w->client, r->job.id, opts, &r->run, &r->err);
+}
+
+static enum td_code
 do_project_runs(struct worker *w, struct job_result *r, const struct td_request_options *opts)
 {
 	struct td_run_filter f = { .project_id = r->job.id };
@@ -486,6 +492,7 @@ static enum td_code (*const request_fns[])(struct worker *, struct job_result *,
 	[JOB_HISTORY] = do_history,
 	[JOB_START_RUN] = do_start_run,
 	[JOB_CANCEL_RUN] = do_cancel_run,
+	[JOB_RUN] = do_run,
 	[JOB_PLAN_RESPOND] = do_plan_respond,
 	[JOB_PERMISSION_ANSWER] = do_permission_answer,
 };

@@ -28,6 +28,7 @@ enum job_kind {
 	JOB_START_RUN,		/* id: project, session (NULL: new), text: prompt,
 				   profile, plan_first -> run */
 	JOB_CANCEL_RUN,		/* id: run -> run */
+	JOB_RUN,		/* id: run -> run */
 	JOB_PLAN_RESPOND,	/* id: session, decision, version, revision, text: feedback -> plan */
 	JOB_PERMISSION_ANSWER,	/* id: prompt, decision -> permission */
 	JOB_DOWNLOAD,		/* id: artifact, path, overwrite; progress results */

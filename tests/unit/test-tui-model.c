@@ -202,7 +202,7 @@ Test(model, a_new_run_of_the_session_is_inserted_and_fetched)
 
 	select_run();
 	need = apply("run.queued", "run_2", "{\"status\":\"queued\"}");
-	cr_expect(need & NEED_RUNS, "the prompt of a new run is read over HTTP");
+	cr_expect(need & NEED_NEW_RUNS, "the prompt of a new run is read over HTTP");
 	cr_assert_eq(m.run_count, 2);
 	cr_expect_str_eq(m.runs[0].id, "run_2");
 	cr_expect_str_eq(model_run(&m)->id, "run_1", "the selection stays on run_1");
@@ -212,6 +212,26 @@ Test(model, a_new_run_of_the_session_is_inserted_and_fetched)
 	cr_expect_eq(m.run_count, 2);
 	cr_expect_eq(m.project_run_count, 3);
 	cr_expect_eq(model_log_visible(&m), 0);
+}
+
+Test(model, a_read_older_than_the_events_never_moves_a_run_back)
+{
+	struct td_run late = {
+		.id = "run_2", .session_id = "ses_1", .project_id = "prj_1",
+		.status = "queued", .prompt = "Summarise the logs",
+	};
+
+	select_run();
+	apply("run.queued", "run_2", "{\"status\":\"queued\"}");
+	apply("run.started", "run_2", "{\"status\":\"running\"}");
+	/* The read of run_2 left before run.started and comes back after it. */
+	model_put_run(&m, &late);
+	cr_assert_eq(m.run_count, 2);
+	cr_expect_str_eq(m.runs[0].prompt, "Summarise the logs", "the prompt the read brought");
+	cr_expect_str_eq(m.runs[0].status, "running", "the status stays the newer one");
+	late.status = "completed";
+	model_put_run(&m, &late);
+	cr_expect_str_eq(m.runs[0].status, "completed");
 }
 
 Test(model, tool_plan_artifact_and_permission_lines_read_well)
