@@ -1,6 +1,7 @@
 /* Modals: [y/N] confirmations, help, permission prompts, the editors and the download prompt. */
 #define NCURSES_WIDECHAR 1
 #include <curses.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -406,8 +407,8 @@ download_key(struct tui *t, int key)
 		return f;
 	download_dir(t->ed.text, dir, sizeof dir);
 	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		model_message(&t->m, t->now_ms, true, "download failed: %s: not a directory",
-		    dir);
+		model_message(&t->m, t->now_ms, true, "download failed: %s: %s", dir,
+		    stat(dir, &st) != 0 ? strerror(errno) : "not a directory");
 		return TUI_HANDLED | TUI_REDRAW;
 	}
 	snprintf(t->download_dir, sizeof t->download_dir, "%s", dir);

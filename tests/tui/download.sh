@@ -69,5 +69,27 @@ wait_for "download complete: $dir/sub/report.md"
 cmp "$dir/sub/report.md" "$TUI_TMP/cli/report.md" || fail "sub/report.md differs"
 pass "a typed directory"
 
+# A download that fails (the stored bytes are gone): the message names the run, the
+# artifact and the error; nothing is left behind and the run is not started again.
+blob=$TASKDECK_HOME/artifacts/${version:7:2}/${version#sha256:}
+[[ -f $blob ]] || fail "no stored file at $blob"
+finished=$(run_field "$run" finishedAt)
+runs_before=$(td runs list --project "$project" | awk 'NR > 1' | wc -l)
+mv "$blob" "$TUI_TMP/blob"
+mkdir "$dir/fail"
+keys Enter
+wait_download_prompt
+keys C-u
+type_text "$dir/fail"
+keys Enter
+wait_for "download failed: run $run artifact $artifact:"
+mv "$TUI_TMP/blob" "$blob"
+[[ ! -e $dir/fail/report.md ]] || fail "a failed download left report.md"
+[[ $(run_field "$run" status) == completed && $(run_field "$run" finishedAt) == "$finished" ]] ||
+	fail "the failed download changed the run"
+(($(td runs list --project "$project" | awk 'NR > 1' | wc -l) == runs_before)) ||
+	fail "the failed download started a run"
+pass "a failed download names the run, the artifact and the error, and leaves the run alone"
+
 dash_quit
 pass "q exits cleanly"
