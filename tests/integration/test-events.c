@@ -977,7 +977,7 @@ Test(events, many_subscribers_and_one_that_never_reads)
 	}
 	rss1 = rss_kib(svc.pid);
 	cr_expect_lt(rss1 - rss0, 64 * 1024, "the service grew by %ld KiB", rss1 - rss0);
-	cr_expect(raw_read(slow, "slow-consumer", true, 10000, &seen),
+	cr_expect(raw_read(slow, "slow-consumer", true, 30000, &seen),
 	    "the slow stream stayed open");
 	cr_expect(seen, "no slow-consumer resync for the slow reader");
 	close(slow);
