@@ -18,8 +18,6 @@
 
 /* Frames per block of a subscriber queue (a block is 2 KiB). */
 #define QBLOCK_FRAMES 254
-/* A waiting stream is resumed again after this long if its reader has not run. */
-#define RESUME_RETRY_MS 100
 
 /* One rendered SSE frame, shared by the window and the subscriber queues. */
 struct frame {
@@ -55,7 +53,6 @@ struct events_sub {
 	size_t off;			/* bytes of the head frame already sent */
 	struct http_stream *hs;		/* known from the first read */
 	bool suspended;
-	int64_t resumed_ms;		/* when it was resumed while suspended; 0: not yet */
 	bool closing;			/* send what is queued, then end */
 };
 
@@ -182,27 +179,14 @@ sub_pop(struct events_sub *s)
 	}
 }
 
-/*
- * Resumes the connection of s if its reader is waiting; under ev->mu.
- * s->suspended stays set until the reader runs again, and a later event
- * resumes it again once RESUME_RETRY_MS have passed: were one resume lost,
- * nothing else would wake the connection (a stream stalled once that way in
- * CI, never to be read or closed again).  A resume too many costs
- * libmicrohttpd one more read; one per event would cost the emitter dearly
- * under a burst to many subscribers.
- */
+/* Resumes the connection of s if its reader is waiting; under ev->mu. */
 static void
 sub_wake(struct events_sub *s)
 {
-	int64_t now;
-
-	if (!s->suspended || s->hs == NULL)
-		return;
-	now = td_mono_ms();
-	if (s->resumed_ms != 0 && now - s->resumed_ms < RESUME_RETRY_MS)
-		return;
-	s->resumed_ms = now;
-	http_stream_resume(s->hs);
+	if (s->suspended && s->hs != NULL) {
+		s->suspended = false;
+		http_stream_resume(s->hs);
+	}
 }
 
 /* Queues fr for s unless s is full: then slow-consumer and close; under ev->mu. */
@@ -610,8 +594,6 @@ events_sub_read(void *cls, struct http_stream *hs, char *buf, size_t max)
 
 	pthread_mutex_lock(&ev->mu);
 	s->hs = hs;
-	s->suspended = false;
-	s->resumed_ms = 0;
 	if (ev->shutdown) {
 		pthread_mutex_unlock(&ev->mu);
 		return HTTP_STREAM_END;

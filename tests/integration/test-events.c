@@ -944,7 +944,13 @@ Test(events, many_subscribers_and_one_that_never_reads)
 		curl_easy_setopt(rds[i].easy, CURLOPT_WRITEDATA, &rds[i]);
 		curl_multi_add_handle(m, rds[i].easy);
 	}
-	slow = raw_stream("", 4096);
+	/*
+	 * A small receive buffer, but not smaller than a few loopback segments
+	 * (64 KiB): with 4 KiB the receiver could only ever advertise a zero
+	 * window, data then moved by zero-window probes whose backoff stalled the
+	 * drain below for more than 30 s now and then.
+	 */
+	slow = raw_stream("", 256 * 1024);
 	cr_assert(multi_until(m, rds, false, 20000), "not every reader got its hello");
 	cr_assert(raw_wait_for(slow, "stream.hello", 5000));
 	rss0 = rss_kib(svc.pid);
@@ -967,9 +973,9 @@ Test(events, many_subscribers_and_one_that_never_reads)
 
 	/*
 	 * The reader that never read is unfiltered: four bursts elsewhere (about
-	 * 11 MB of frames) take it past its queue (8,192 frames) and the socket
-	 * buffers (about 1 MiB) with room to spare; it is told it is too slow
-	 * and closed.
+	 * 11 MB of frames) take it past its queue (8,192 frames, about 2.4 MB)
+	 * and the socket buffers (about 1.5 MiB) with room to spare; it is told
+	 * it is too slow and closed.
 	 */
 	for (int i = 0; i < 4; i++) {
 		free(run_output(run2 = start_run(other, NULL, "burst", NULL)));
