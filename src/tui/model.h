@@ -16,7 +16,8 @@
  * MODEL_LINE_MAX bytes is broken there (at a UTF-8 boundary). */
 #define MODEL_LOG_MAX 10000
 #define MODEL_LINE_MAX 4096
-/* Live events held back while a run's history loads; past it the log is re-read. */
+/* Live events held back while the log's history loads; past it they are shown at
+ * once, with a notice, and the history that comes later is dropped. */
 #define MODEL_PENDING_MAX 20000
 #define MODEL_QUERY_MAX 256
 

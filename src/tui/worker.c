@@ -696,11 +696,3 @@ worker_take(struct worker *w)
 	return r;
 }
 
-void
-worker_cancel_download(struct worker *w)
-{
-	pthread_mutex_lock(&w->lock);
-	if (w->downloads.cancel != NULL)
-		td_cancel_trigger(w->downloads.cancel);
-	pthread_mutex_unlock(&w->lock);
-}

@@ -90,7 +90,5 @@ void worker_submit(struct worker *w, const struct job *job);
 /* The next finished result, or NULL; caller frees it with job_result_free. */
 struct job_result *worker_take(struct worker *w);
 void job_result_free(struct job_result *r);
-/* Cancels a running download, if any. */
-void worker_cancel_download(struct worker *w);
 
 #endif
