@@ -469,7 +469,8 @@ escape_and_end(const char *profile, enum ending how)
 	script("escape.sh", text);
 	snprintf(extra, sizeof extra, ",\"permissionProfile\":\"%s\"", profile);
 	run = run_start(project, "sandbox-escape", extra);
-	for (int i = 0; i < 400 && count_sleep(a[2]) == 0; i++)
+	for (int i = 0; i < 400 && count_sleep(a[0]) + count_sleep(a[1]) + count_sleep(a[2]) < 3;
+	    i++)
 		usleep(25000);
 	if (count_sleep(a[0]) + count_sleep(a[1]) + count_sleep(a[2]) != 3) {
 		command_status(run);
@@ -659,5 +660,60 @@ Test(sandbox, cwd_in_taskdeck_directories_is_refused)
 		cr_expect_str_eq(reason ? reason : "(none)", bad[i].reason, "%s", r.body);
 		http_resp_free(&r);
 	}
+	free(project);
+}
+
+/* ---- failing closed ------------------------------------------------------------- */
+
+static const char *
+doctor_sandbox(void)
+{
+	static char status[16];
+	cJSON *doc = get_json("/api/v1/doctor"), *c;
+
+	status[0] = '\0';
+	cJSON_ArrayForEach(c, cJSON_GetObjectItem(doc, "checks"))
+		if (strcmp(json_get_string(c, "id"), "sandbox") == 0)
+			snprintf(status, sizeof status, "%s", json_get_string(c, "status"));
+	cJSON_Delete(doc);
+	return status;
+}
+
+Test(sandbox, doctor_says_the_sandbox_works)
+{
+	cr_expect_str_eq(doctor_sandbox(), "ok");
+}
+
+Test(sandbox, fails_closed_without_bubblewrap)
+{
+	char *project, *run, said[256] = "", path[PATH_MAX];
+	cJSON *final;
+
+	svc_stop(&svc);
+	setenv("TASKDECK_BWRAP", "/nonexistent/bwrap", 1);
+	svc_restart(&svc);
+	cr_expect_str_eq(doctor_sandbox(), "fail");
+	project = project_new();
+	write_attack();
+	run = run_start(project, "sandbox-attack", ",\"permissionProfile\":\"workspace-write\"");
+	final = run_wait_final(&svc, run, FINAL_WAIT_MS);
+	cr_assert_not_null(final);
+	cr_expect_eq(command_status_said(run, said, sizeof said), -1, "the command ran");
+	cr_expect(strstr(said, "sandbox_unavailable") != NULL, "%s", said);
+	cr_expect_not(written(), "a command ran unconfined");
+	cJSON_Delete(final);
+	free(run);
+
+	/* The explicit setting runs commands unconfined, and doctor warns. */
+	svc_stop(&svc);
+	snprintf(path, sizeof path, "%s/settings.json", svc.home);
+	write_text(path, "{\"defaults\": {\"provider\": \"replay\"},\n"
+	    " \"providers\": {\"replay\": {\"kind\": \"replay\", \"defaultModel\": \"research\"}},\n"
+	    " \"runs\": {\"allowUnconfinedCommands\": true}}\n", 0600);
+	svc_restart(&svc);
+	cr_expect_str_eq(doctor_sandbox(), "warn");
+	cr_expect_neq(attack_in(project, "workspace-write", "") & WROTE_OUTSIDE, 0,
+	    "allowUnconfinedCommands did not run the command unconfined");
+	unsetenv("TASKDECK_BWRAP");
 	free(project);
 }

@@ -240,7 +240,7 @@ no_survivors(enum sandbox_profile profile, int how)
 	snprintf(a1, sizeof a1, "%s1", tag);
 	snprintf(a2, sizeof a2, "%s2", tag);
 	snprintf(a3, sizeof a3, "%s3", tag);
-	script = escapers(tag, how == 0 ? "sleep 0.3; exit 0" : "sleep 1000");
+	script = escapers(tag, how == 0 ? "sleep 1; exit 0" : "sleep 1000");
 	char *argv[] = { "sh", "-c", script, NULL };
 	char *envp[] = { "PATH=/usr/local/bin:/usr/bin:/bin", NULL };
 	int fds[3] = { -1, -1, -1 };
@@ -255,7 +255,8 @@ no_survivors(enum sandbox_profile profile, int how)
 			pause();
 			_exit(0);
 		}
-		for (int i = 0; i < 100 && count_sleep(a1) == 0; i++)
+		for (int i = 0; i < 200 && count_sleep(a1) + count_sleep(a2) + count_sleep(a3) < 3;
+		    i++)
 			usleep(50000);
 		cr_expect_eq(count_sleep(a1), 1, "the escaper did not start");
 		kill(mid, SIGKILL);
@@ -263,7 +264,8 @@ no_survivors(enum sandbox_profile profile, int how)
 	} else {
 		cr_assert_eq(sandbox_spawn(&pol, ws, argv, envp, fds, &pid, err, sizeof err), 0,
 		    "%s", err);
-		for (int i = 0; i < 100 && count_sleep(a3) == 0; i++)
+		for (int i = 0; i < 200 && count_sleep(a1) + count_sleep(a2) + count_sleep(a3) < 3;
+		    i++)
 			usleep(50000);
 		cr_expect_eq(count_sleep(a1), 1, "the escaper did not start");
 		if (how == 1)
