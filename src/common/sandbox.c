@@ -34,6 +34,16 @@ static const char *const home_secrets[] = {
 	".config/chromium", ".terraform.d", ".vault-token", NULL,
 };
 
+/*
+ * Sockets that hand out more than the user's rights or reach the user's session
+ * (a read-only mount does not stop connect()): container engines, the system bus,
+ * and the user's runtime directory (agents of ssh and gpg, the session bus).
+ */
+static const char *const system_secrets[] = {
+	"/run/docker.sock", "/var/run/docker.sock", "/run/containerd", "/run/podman",
+	"/run/dbus", "/run/systemd/private", NULL,
+};
+
 static pthread_mutex_t probe_mu = PTHREAD_MUTEX_INITIALIZER;
 static bool probe_ok;		/* a probe succeeded once in this process */
 
@@ -95,6 +105,10 @@ sandbox_hidden_paths(const struct td_paths *p, const char *home)
 		for (size_t i = 0; i < sizeof mine / sizeof *mine; i++)
 			list = sandbox_hidden_add(list, mine[i]);
 	}
+	for (const char *const *s = system_secrets; *s; s++)
+		list = sandbox_hidden_add(list, *s);
+	if (getenv("XDG_RUNTIME_DIR") != NULL && getenv("XDG_RUNTIME_DIR")[0] == '/')
+		list = sandbox_hidden_add(list, getenv("XDG_RUNTIME_DIR"));
 	if (home != NULL && home[0] == '/')
 		for (const char *const *s = home_secrets; *s; s++) {
 			char *path = xasprintf("%s/%s", home, *s);

@@ -29,8 +29,10 @@ struct sandbox_policy {
 /*
  * Spawns argv (argv[0] searched in PATH) under the policy, in cwd, with envp exactly;
  * fds[0..2] become the child's stdin/stdout/stderr (-1 = /dev/null).  The child and all
- * it starts end with sandbox_kill, and also when the caller process (more exactly: the
- * calling thread) dies.  The child is in its own process group.  Returns 0 and the pid to
+ * it starts end with sandbox_kill, and also when the caller process dies -- more exactly
+ * the calling THREAD (PR_SET_PDEATHSIG, bwrap --die-with-parent): spawn from a thread
+ * that outlives the child, not from a short-lived request thread.  The child is in its
+ * own process group; the caller waits for the pid (waitpid).  Returns 0 and the pid to
  * wait for, or -1 with a person-readable message in err, which then starts with
  * "sandbox_unavailable: " when no sandbox can be set up (fail closed: never runs
  * unconfined unless the policy is FULL_ACCESS or allow_unconfined is on).
@@ -45,7 +47,8 @@ bool sandbox_available(char *why, size_t whylen);
 /*
  * What no non-full-access sandbox may read: taskdeck's config, data (database,
  * secret.key, artifacts, every session's workspace), runtime and log locations,
- * ~/.ssh, ~/.gnupg and the credential files listed in docs/agent.md.  home may be
+ * ~/.ssh, ~/.gnupg and the credential files listed in docs/agent.md, the sockets of
+ * container engines and the system bus, and $XDG_RUNTIME_DIR.  home may be
  * NULL (then $HOME).  Paths that do not exist are left out.  NULL-terminated, malloc'd:
  * free with sandbox_hidden_free.  Add other sessions' workspaces with sandbox_hidden_add.
  */

@@ -501,8 +501,8 @@ read_stderr(struct run_state *rs)
 /*
  * The start line's "sandbox": what the run's commands may reach (docs/agent.md).
  * Hidden: taskdeck's own directories, credential files, and the directories of
- * other sessions (the most recent SANDBOX_SESSIONS_MAX) unless this run's workspace
- * is the same directory.
+ * other sessions (the most recent SANDBOX_SESSIONS_MAX) unless they hold this run's
+ * workspace.
  */
 #define SANDBOX_SESSIONS_MAX 256
 #define SANDBOX_HIDDEN_BYTES (256 * 1024)
@@ -520,8 +520,16 @@ sandbox_message(struct service *svc, cJSON *msg, const char *workspace, bool net
 	    " ORDER BY updated_at DESC LIMIT ?2");
 	sqlite3_bind_text(s, 1, workspace, -1, SQLITE_STATIC);
 	sqlite3_bind_int(s, 2, SANDBOX_SESSIONS_MAX);
-	while (sqlite3_step(s) == SQLITE_ROW)
-		hidden = sandbox_hidden_add(hidden, resource_text(s, 0));
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		const char *cwd = resource_text(s, 0);
+		size_t n = strlen(cwd);
+
+		/* A session in a directory that holds this workspace: not hidden, it would
+		 * hide the user's tools around the workspace too (docs/agent.md). */
+		if (strncmp(workspace, cwd, n) == 0 && (workspace[n] == '/' || workspace[n] == '\0'))
+			continue;
+		hidden = sandbox_hidden_add(hidden, cwd);
+	}
 	sqlite3_reset(s);
 	store_unlock(svc->store);
 	cJSON_AddBoolToObject(sb, "network", network);

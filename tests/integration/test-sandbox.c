@@ -35,10 +35,11 @@
 enum attack_bit {
 	WROTE_OUTSIDE = 1, READ_TOKEN = 2, READ_SECRET_KEY = 4, READ_DATABASE = 8,
 	READ_SSH_KEY = 16, READ_SERVICE_ENVIRON = 32, REACHED_SERVICE = 64,
+	READ_OTHER_SESSION = 128,
 };
 
 static struct svc svc;
-static char base[160], ws[192], outside[192], home[192];
+static char base[160], ws[192], outside[192], home[192], other[192];
 
 static void
 write_text(const char *path, const char *text, mode_t mode)
@@ -62,6 +63,10 @@ setup(void)
 	snprintf(ws, sizeof ws, "%s/ws", base);
 	snprintf(outside, sizeof outside, "%s/outside", base);
 	snprintf(home, sizeof home, "%s/home", base);
+	snprintf(other, sizeof other, "%s/other", base);
+	cr_assert_eq(mkdir(other, 0700), 0);
+	snprintf(path, sizeof path, "%s/notes.txt", other);
+	write_text(path, "OTHER-SESSION-NOTES\n", 0600);
 	snprintf(path, sizeof path, "%s/.ssh", home);
 	cr_assert_eq(mkdir(ws, 0700), 0);
 	cr_assert_eq(mkdir(outside, 0700), 0);
@@ -236,10 +241,11 @@ write_attack(void)
 	    "tr '\\000' '\\n' < /proc/%d/environ 2>/dev/null | grep -q TD_SBX_MARKER && "
 	    "r=$((r | %d))\n"
 	    "bash -c 'echo x > /dev/tcp/127.0.0.1/%d' 2>/dev/null && r=$((r | %d))\n"
+	    "grep -q OTHER-SESSION-NOTES '%s/notes.txt' 2>/dev/null && r=$((r | %d))\n"
 	    "exit $r\n",
 	    outside, WROTE_OUTSIDE, svc.home, READ_TOKEN, svc.home, READ_SECRET_KEY,
 	    svc.home, READ_DATABASE, home, READ_SSH_KEY, (int)svc.pid, READ_SERVICE_ENVIRON,
-	    svc.port, REACHED_SERVICE);
+	    svc.port, REACHED_SERVICE, other, READ_OTHER_SESSION);
 	script("attack.sh", text);
 }
 
@@ -247,10 +253,24 @@ write_attack(void)
 static int
 attack_in(const char *project, const char *profile, const char *extra_members)
 {
+	static bool other_session;
 	char *run, extra[256], path[PATH_MAX + 32];
 	cJSON *final;
 	int status;
 
+	if (!other_session) {
+		/* another session, in its own directory */
+		char body[512];
+		struct http_resp r;
+
+		snprintf(body, sizeof body, "{\"project\":\"%s\",\"prompt\":\"p\",\"cwd\":\"%s\","
+		    "\"config\":{\"provider\":\"replay\",\"model\":\"quick\"}}", project, other);
+		r = api("POST", "/api/v1/runs", body);
+		cr_assert_eq(r.status, 201, "%s", r.body);
+		cJSON_Delete(run_wait_final(&svc, json_get_string(r.json, "id"), FINAL_WAIT_MS));
+		http_resp_free(&r);
+		other_session = true;
+	}
 	write_attack();
 	snprintf(path, sizeof path, "%s/written", ws);
 	unlink(path);
@@ -357,7 +377,7 @@ Test(sandbox, full_access_is_the_user_and_the_attacks_are_real)
 	int got = attack("full-access", "");
 
 	cr_expect_eq(got, WROTE_OUTSIDE | READ_TOKEN | READ_SECRET_KEY | READ_DATABASE |
-	    READ_SSH_KEY | REACHED_SERVICE, "attacks that worked: %#x", got);
+	    READ_SSH_KEY | REACHED_SERVICE | READ_OTHER_SESSION, "attacks that worked: %#x", got);
 	cr_expect(written());
 }
 
