@@ -286,6 +286,8 @@ cwd_forbidden(const struct td_paths *p, const char *cwd)
 	return NULL;
 }
 
+/* paths NULL: no check of taskdeck's own directories (a continued session's cwd must
+ * equal its recorded one anyway). */
 static bool
 cwd_resolve(const struct td_paths *paths, const char *cwd, char *out, struct http_response *r)
 {
@@ -305,7 +307,7 @@ cwd_resolve(const struct td_paths *paths, const char *cwd, char *out, struct htt
 		reason = "not-readable";
 	else if (access(out, W_OK) != 0)
 		reason = "not-writable";
-	else if ((reason = cwd_forbidden(paths, out)) != NULL) {
+	else if (paths != NULL && (reason = cwd_forbidden(paths, out)) != NULL) {
 		cJSON *details = cJSON_CreateObject();
 
 		cJSON_AddStringToObject(details, "field", "cwd");
@@ -620,7 +622,7 @@ route_runs_create(struct http_request *req, struct http_response *r)
 		    "configuration; change it with PATCH /api/v1/sessions/%s/config", session);
 		return;
 	}
-	if (cwd_in != NULL && !cwd_resolve(&svc->paths, cwd_in, cwd, r))
+	if (cwd_in != NULL && !cwd_resolve(session == NULL ? &svc->paths : NULL, cwd_in, cwd, r))
 		return;
 	td_id_new("run", run_id);
 

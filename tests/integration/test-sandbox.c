@@ -641,7 +641,7 @@ Test(sandbox, ask_cannot_approve_itself)
 Test(sandbox, cwd_in_taskdeck_directories_is_refused)
 {
 	char *project = project_new(), body[PATH_MAX * 2], *run;
-	char managed[PATH_MAX], sub[PATH_MAX + 16];
+	char managed[PATH_MAX], sub[PATH_MAX + 16], session[64];
 	const struct { const char *cwd, *reason; } bad[] = {
 		{ "/", "filesystem-root" },
 		{ svc.home, "taskdeck-directory" },
@@ -657,7 +657,8 @@ Test(sandbox, cwd_in_taskdeck_directories_is_refused)
 	r = api("POST", "/api/v1/runs", body);
 	cr_assert_eq(r.status, 201, "%s", r.body);
 	run = strdup(json_get_string(r.json, "id"));
-	ses = get_json("/api/v1/sessions/%s", json_get_string(r.json, "sessionId"));
+	snprintf(session, sizeof session, "%s", json_get_string(r.json, "sessionId"));
+	ses = get_json("/api/v1/sessions/%s", session);
 	snprintf(managed, sizeof managed, "%s", json_get_string(ses, "cwd"));
 	cJSON_Delete(ses);
 	http_resp_free(&r);
@@ -680,6 +681,14 @@ Test(sandbox, cwd_in_taskdeck_directories_is_refused)
 		cr_expect_str_eq(reason ? reason : "(none)", bad[i].reason, "%s", r.body);
 		http_resp_free(&r);
 	}
+	/* continuing the session in its managed workspace, cwd given: fine */
+	snprintf(body, sizeof body, "{\"project\":\"%s\",\"prompt\":\"p\",\"cwd\":\"%s\","
+	    "\"sessionId\":\"%s\"}", project, managed, session);
+	r = api("POST", "/api/v1/runs", body);
+	cr_expect_eq(r.status, 201, "%s", r.body);
+	if (r.status == 201)
+		cJSON_Delete(run_wait_final(&svc, json_get_string(r.json, "id"), FINAL_WAIT_MS));
+	http_resp_free(&r);
 	free(project);
 }
 
