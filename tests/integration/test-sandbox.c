@@ -364,6 +364,22 @@ Test(sandbox, network_setting_opens_the_network_only)
 	http_resp_free(&r);
 	cr_expect_eq(attack_in(project, "workspace-write", ""), REACHED_SERVICE);
 	cr_expect_eq(attack_in(project, "workspace-write", ",\"network\":false"), 0);
+	/* the CLI's --no-network is the run's member */
+	{
+		char *out = NULL;
+		cJSON *run;
+
+		write_attack();
+		cr_expect_eq(run_capture(&svc, &out, "'%s' --json run --project %s --cwd '%s' "
+		    "--provider replay --model sandbox-attack --permission workspace-write "
+		    "--no-network --wait probe", harness_bin("taskdeck"), project, ws), 0, "%s", out);
+		run = cJSON_Parse(out);
+		cr_assert_not_null(json_get_string(run, "id"), "%s", out);
+		cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(run, "network")), "%s", out);
+		cr_expect_eq(command_status(json_get_string(run, "id")), 0);
+		cJSON_Delete(run);
+		free(out);
+	}
 	r = api("PATCH", path, "{\"expectedUpdatedAt\":\"x\",\"patch\":{\"network\":1}}");
 	cr_expect_eq(r.status, 400, "%s", r.body);
 	http_resp_free(&r);
