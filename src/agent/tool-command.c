@@ -236,7 +236,7 @@ tool_run_command(const struct tool_ctx *ctx, const cJSON *args, struct tool_resu
 	buf_init(&r.out, 0);
 
 	end = command_wait(ctx->host, &r, ctx->cfg->command_timeout_ms);
-	/* Nothing the command started outlives it: the group goes too. */
+	/* Nothing the command started outlives it: its pid namespace goes too. */
 	command_kill(&r);
 	command_drain(&r);
 	if (end == COMMAND_CANCELLED) {
