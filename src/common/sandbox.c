@@ -17,10 +17,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 
 #include "paths.h"
 #include "sandbox.h"
@@ -127,7 +134,95 @@ sandbox_hidden_free(char **list)
 	free(list);
 }
 
+/* ---- the seccomp filter ---------------------------------------------------------- */
+
+/*
+ * A deny list on top of the namespaces (docs/agent.md): calls that reach state the
+ * namespaces do not cover (the kernel keyrings), that only serve to attack the kernel
+ * (bpf, userfaultfd, io_uring, perf) or that a capability-less process has no use for
+ * (mounts, modules, kexec).  They fail with EPERM; every other call is allowed.
+ * Built for the build's architecture; calls of another ABI (i386, x32) fail too.
+ */
+#if defined(__x86_64__)
+#define SECCOMP_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define SECCOMP_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+#ifdef SECCOMP_ARCH
+static const long denied_calls[] = {
+	SYS_keyctl, SYS_add_key, SYS_request_key, SYS_bpf, SYS_perf_event_open,
+	SYS_userfaultfd, SYS_kexec_load, SYS_kexec_file_load, SYS_init_module,
+	SYS_finit_module, SYS_delete_module, SYS_swapon, SYS_swapoff, SYS_reboot, SYS_acct,
+	SYS_mount, SYS_umount2, SYS_pivot_root, SYS_open_by_handle_at, SYS_name_to_handle_at,
+	SYS_setns, SYS_syslog, SYS_quotactl, SYS_vhangup,
+#ifdef SYS_io_uring_setup
+	SYS_io_uring_setup, SYS_io_uring_enter, SYS_io_uring_register,
+#endif
+#ifdef SYS_open_tree
+	SYS_open_tree, SYS_move_mount, SYS_fsopen, SYS_fsconfig, SYS_fsmount, SYS_fspick,
+#endif
+#ifdef SYS_iopl
+	SYS_iopl, SYS_ioperm,
+#endif
+};
+#define DENIED (sizeof denied_calls / sizeof denied_calls[0])
+
+/* The filter: 4 + 2 per call instructions. */
+static size_t
+seccomp_program(struct sock_filter *prog)
+{
+	size_t n = 0;
+
+	prog[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+	    offsetof(struct seccomp_data, arch));
+	prog[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SECCOMP_ARCH, 1, 0);
+	prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+	prog[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+	    offsetof(struct seccomp_data, nr));
+#ifdef __x86_64__
+	/* x32 calls have bit 30 set */
+	prog[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1);
+	prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+#endif
+	for (size_t i = 0; i < DENIED; i++) {
+		prog[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+		    (unsigned)denied_calls[i], 0, 1);
+		prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+	}
+	prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	return n;
+}
+
+/* A sealed memfd holding the filter for bwrap --seccomp; -1 on failure. */
+static int
+seccomp_fd(void)
+{
+	struct sock_filter prog[8 + 2 * DENIED];
+	size_t len = seccomp_program(prog) * sizeof prog[0];
+	int fd = memfd_create("taskdeck-seccomp", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, prog, len) != (ssize_t)len || lseek(fd, 0, SEEK_SET) != 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+#else
+static int
+seccomp_fd(void)
+{
+	return -2;	/* no filter for this architecture (docs/agent.md) */
+}
+#endif
+
 /* ---- spawning ------------------------------------------------------------------- */
+
+/* The fd the child gets the seccomp filter on, for bwrap --seccomp. */
+#define SECCOMP_CHILD_FD 3
 
 struct argv_buf {
 	char **v;
@@ -185,7 +280,7 @@ hide(struct argv_buf *a, const char *path)
 /* The bwrap arguments before the command. */
 static void
 bwrap_args(struct argv_buf *a, const char *bwrap, const struct sandbox_policy *pol,
-    const char *cwd)
+    const char *cwd, bool seccomp)
 {
 	arg(a, bwrap);
 	arg(a, "--die-with-parent");
@@ -207,6 +302,10 @@ bwrap_args(struct argv_buf *a, const char *bwrap, const struct sandbox_policy *p
 			arg(a, "--unshare-net");
 		arg(a, "--cap-drop");
 		arg(a, "ALL");
+		if (seccomp) {
+			arg(a, "--seccomp");
+			arg(a, "3");	/* SECCOMP_CHILD_FD */
+		}
 		arg(a, "--ro-bind");
 		arg(a, "/");
 		arg(a, "/");
@@ -251,8 +350,8 @@ bwrap_args(struct argv_buf *a, const char *bwrap, const struct sandbox_policy *p
 
 /* In the child: only async-signal-safe calls until exec. */
 static void __attribute__((noreturn))
-spawn_child(const int fds[3], pid_t parent, bool deathsig, const char *path, char *const argv[],
-    char *const envp[], const char *cwd, bool search)
+spawn_child(const int fds[3], int extra, pid_t parent, bool deathsig, const char *path,
+    char *const argv[], char *const envp[], const char *cwd, bool search)
 {
 	int io[3];
 	sigset_t none;
@@ -267,9 +366,11 @@ spawn_child(const int fds[3], pid_t parent, bool deathsig, const char *path, cha
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	sigaction(SIGPIPE, &dfl, NULL);
-	/* Move the given fds above 2 first so that dup2 order does not clobber them. */
+	/* Move the given fds above 4 first so that dup2 order does not clobber them. */
+	if (extra >= 0 && (extra = fcntl(extra, F_DUPFD_CLOEXEC, 5)) < 0)
+		_exit(126);
 	for (int i = 0; i < 3; i++) {
-		io[i] = fds[i] >= 0 ? fcntl(fds[i], F_DUPFD_CLOEXEC, 3) :
+		io[i] = fds[i] >= 0 ? fcntl(fds[i], F_DUPFD_CLOEXEC, 5) :
 		    open("/dev/null", i == 0 ? O_RDONLY | O_CLOEXEC : O_WRONLY | O_CLOEXEC);
 		if (io[i] < 0)
 			_exit(126);
@@ -277,7 +378,12 @@ spawn_child(const int fds[3], pid_t parent, bool deathsig, const char *path, cha
 	for (int i = 0; i < 3; i++)
 		if (dup2(io[i], i) < 0)
 			_exit(126);
-	close_range(3, ~0U, 0);
+	if (extra >= 0) {
+		if (dup2(extra, SECCOMP_CHILD_FD) < 0)
+			_exit(126);
+		close_range(SECCOMP_CHILD_FD + 1, ~0U, 0);
+	} else
+		close_range(3, ~0U, 0);
 	if (cwd != NULL && chdir(cwd) != 0)
 		_exit(126);
 	if (search)
@@ -289,13 +395,14 @@ spawn_child(const int fds[3], pid_t parent, bool deathsig, const char *path, cha
 
 static int
 spawn(const char *path, char *const argv[], char *const envp[], const char *cwd,
-    const int fds[3], bool deathsig, bool search, pid_t *pid, char *err, size_t errlen)
+    const int fds[3], int extra, bool deathsig, bool search, pid_t *pid, char *err,
+    size_t errlen)
 {
 	pid_t parent = getpid();
 	pid_t p = fork();
 
 	if (p == 0)
-		spawn_child(fds, parent, deathsig, path, argv, envp, cwd, search);
+		spawn_child(fds, extra, parent, deathsig, path, argv, envp, cwd, search);
 	if (p < 0) {
 		snprintf(err, errlen, "cannot start the command: %s", strerror(errno));
 		return -1;
@@ -314,7 +421,7 @@ probe(char *why, size_t whylen)
 	struct argv_buf a = { 0 };
 	char *envp[] = { "PATH=/usr/bin:/bin", NULL };
 	char msg[512] = "";
-	int pipefd[2], status = 0, fds[3];
+	int pipefd[2], status = 0, fds[3], sfd;
 	size_t len = 0;
 	pid_t pid;
 	bool ok;
@@ -336,10 +443,13 @@ probe(char *why, size_t whylen)
 		snprintf(why, whylen, "cannot test the sandbox: %s", strerror(errno));
 		return false;
 	}
-	bwrap_args(&a, bwrap, &pol, "/");
+	sfd = seccomp_fd();
+	bwrap_args(&a, bwrap, &pol, "/", sfd >= 0);
 	arg(&a, "true");
 	fds[0] = -1, fds[1] = pipefd[1], fds[2] = pipefd[1];
-	ok = spawn(bwrap, a.v, envp, "/", fds, true, false, &pid, why, whylen) == 0;
+	ok = spawn(bwrap, a.v, envp, "/", fds, sfd, true, false, &pid, why, whylen) == 0;
+	if (sfd >= 0)
+		close(sfd);
 	close(pipefd[1]);
 	argv_free(&a);
 	if (ok) {
@@ -382,7 +492,7 @@ sandbox_spawn(const struct sandbox_policy *policy, const char *cwd, char *const 
 	const char *bwrap = sandbox_bwrap_path();
 	char why[768];
 	struct argv_buf a = { 0 };
-	int rc;
+	int rc, sfd = -2;
 
 	if (argv == NULL || argv[0] == NULL) {
 		snprintf(err, errlen, "no command to run");
@@ -396,13 +506,20 @@ sandbox_spawn(const struct sandbox_policy *policy, const char *cwd, char *const 
 		}
 		/* Unconfined: its own session, killed with the caller thread; what it starts
 		 * with setsid may survive (docs/agent.md). */
-		return spawn(argv[0], argv, envp, cwd, fds, true, true, pid, err, errlen);
+		return spawn(argv[0], argv, envp, cwd, fds, -1, true, true, pid, err, errlen);
 	}
-	bwrap_args(&a, bwrap, policy, cwd);
+	if (policy->profile != SANDBOX_FULL_ACCESS && (sfd = seccomp_fd()) == -1) {
+		snprintf(err, errlen, "sandbox_unavailable: cannot prepare the seccomp filter: %s",
+		    strerror(errno));
+		return -1;
+	}
+	bwrap_args(&a, bwrap, policy, cwd, sfd >= 0);
 	for (size_t i = 0; argv[i] != NULL; i++)
 		arg(&a, argv[i]);
-	rc = spawn(bwrap, a.v, envp, NULL, fds, true, false, pid, err, errlen);
+	rc = spawn(bwrap, a.v, envp, NULL, fds, sfd, true, false, pid, err, errlen);
 	argv_free(&a);
+	if (sfd >= 0)
+		close(sfd);
 	return rc;
 }
 

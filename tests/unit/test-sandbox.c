@@ -181,6 +181,14 @@ attacks(enum sandbox_profile profile, bool network)
 	/* every profile has its own pid namespace: full-access too */
 	cr_expect_null(strstr(out, "PROCVISIBLE"), "caller's /proc entry: %s", out);
 
+#ifdef __x86_64__
+	/* the kernel keyrings, which no namespace covers: keyctl(GET_KEYRING_ID, session) */
+	run(&pol, "perl -e '$r = syscall(250, 0, -3, 0); "
+	    "print \"KEYCTL=\", ($r == -1 ? $! + 0 : \"ok\"), \"\\n\"'", out, sizeof out);
+	cr_expect_eq(strstr(out, "KEYCTL=1\n") != NULL, !full, "keyctl: %s", out);
+	cr_expect_not_null(strstr(out, "KEYCTL="), "%s", out);
+#endif
+
 	/* connect to a loopback port of the caller */
 	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	cr_assert(lfd >= 0);
