@@ -387,3 +387,28 @@ Test(sandbox, workspace_below_a_hidden_directory)
 	snprintf(path, sizeof path, "%s/x", hidden_root);
 	cr_expect_neq(access(path, F_OK), 0);
 }
+
+/* A workspace holding hidden paths (a session in $HOME): they stay hidden in it. */
+Test(sandbox, hidden_paths_inside_the_workspace)
+{
+	char tdhome[800], token[900], key[900], script[4096], out[4096], path[1000];
+	const char *list[] = { tdhome, key, NULL };
+	struct sandbox_policy pol = { .profile = SANDBOX_WORKSPACE_WRITE, .workspace = root,
+		.hidden = list };
+
+	snprintf(tdhome, sizeof tdhome, "%s/.config/taskdeck", root);
+	snprintf(token, sizeof token, "%s/token", tdhome);
+	snprintf(key, sizeof key, "%s/id_ed25519", root);
+	cr_assert(td_mkdir_p(tdhome, 0700));
+	write_file(token, "TOKEN-IN-WS-4\n");
+	write_file(key, "KEY-IN-WS-5\n");
+	snprintf(script, sizeof script, "cat '%s' '%s'; echo x > '%s/new' && echo WROTE; "
+	    "echo y > ws-file && echo WSOK", token, key, tdhome);
+	run(&pol, script, out, sizeof out);
+	cr_expect_null(strstr(out, "TOKEN-IN-WS-4"), "%s", out);
+	cr_expect_null(strstr(out, "KEY-IN-WS-5"), "%s", out);
+	cr_expect_null(strstr(out, "WROTE"), "a hidden directory was writable: %s", out);
+	cr_expect_not_null(strstr(out, "WSOK"), "%s", out);
+	snprintf(path, sizeof path, "%s/new", tdhome);
+	cr_expect_neq(access(path, F_OK), 0);
+}
