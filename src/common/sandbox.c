@@ -351,7 +351,7 @@ bwrap_args(struct argv_buf *a, const char *bwrap, const struct sandbox_policy *p
 /* In the child: only async-signal-safe calls until exec. */
 static void __attribute__((noreturn))
 spawn_child(const int fds[3], int extra, pid_t parent, bool deathsig, const char *path,
-    char *const argv[], char *const envp[], const char *cwd, bool search)
+    char *const argv[], char *const envp[], const char *cwd)
 {
 	int io[3];
 	sigset_t none;
@@ -386,23 +386,20 @@ spawn_child(const int fds[3], int extra, pid_t parent, bool deathsig, const char
 		close_range(3, ~0U, 0);
 	if (cwd != NULL && chdir(cwd) != 0)
 		_exit(126);
-	if (search)
-		execvpe(path, argv, envp);
-	else
-		execve(path, argv, envp);
+	execve(path, argv, envp);
 	_exit(127);
 }
 
 static int
 spawn(const char *path, char *const argv[], char *const envp[], const char *cwd,
-    const int fds[3], int extra, bool deathsig, bool search, pid_t *pid, char *err,
+    const int fds[3], int extra, bool deathsig, pid_t *pid, char *err,
     size_t errlen)
 {
 	pid_t parent = getpid();
 	pid_t p = fork();
 
 	if (p == 0)
-		spawn_child(fds, extra, parent, deathsig, path, argv, envp, cwd, search);
+		spawn_child(fds, extra, parent, deathsig, path, argv, envp, cwd);
 	if (p < 0) {
 		snprintf(err, errlen, "cannot start the command: %s", strerror(errno));
 		return -1;
@@ -447,7 +444,7 @@ probe(char *why, size_t whylen)
 	bwrap_args(&a, bwrap, &pol, "/", sfd >= 0);
 	arg(&a, "true");
 	fds[0] = -1, fds[1] = pipefd[1], fds[2] = pipefd[1];
-	ok = spawn(bwrap, a.v, envp, "/", fds, sfd, true, false, &pid, why, whylen) == 0;
+	ok = spawn(bwrap, a.v, envp, "/", fds, sfd, true, &pid, why, whylen) == 0;
 	if (sfd >= 0)
 		close(sfd);
 	close(pipefd[1]);
@@ -485,6 +482,31 @@ sandbox_available(char *why, size_t whylen)
 	return probe(why, whylen);
 }
 
+/* argv0 looked up in envp's PATH, as bwrap does inside the sandbox; malloc'd or NULL. */
+static char *
+path_search(const char *argv0, char *const envp[])
+{
+	const char *path = "/usr/local/bin:/usr/bin:/bin";
+
+	if (strchr(argv0, '/') != NULL)
+		return xstrdup(argv0);
+	for (size_t i = 0; envp != NULL && envp[i] != NULL; i++)
+		if (strncmp(envp[i], "PATH=", 5) == 0)
+			path = envp[i] + 5;
+	while (*path != '\0') {
+		size_t n = strcspn(path, ":");
+		char *cand = xasprintf("%.*s/%s", (int)n, n ? path : ".", argv0);
+
+		if (access(cand, X_OK) == 0)
+			return cand;
+		free(cand);
+		path += n;
+		if (*path == ':')
+			path++;
+	}
+	return NULL;
+}
+
 int
 sandbox_spawn(const struct sandbox_policy *policy, const char *cwd, char *const argv[],
     char *const envp[], const int fds[3], pid_t *pid, char *err, size_t errlen)
@@ -506,7 +528,15 @@ sandbox_spawn(const struct sandbox_policy *policy, const char *cwd, char *const 
 		}
 		/* Unconfined: its own session, killed with the caller thread; what it starts
 		 * with setsid may survive (docs/agent.md). */
-		return spawn(argv[0], argv, envp, cwd, fds, -1, true, true, pid, err, errlen);
+		char *exe = path_search(argv[0], envp);
+
+		if (exe == NULL) {
+			snprintf(err, errlen, "%s: command not found", argv[0]);
+			return -1;
+		}
+		rc = spawn(exe, argv, envp, cwd, fds, -1, true, pid, err, errlen);
+		free(exe);
+		return rc;
 	}
 	if (policy->profile != SANDBOX_FULL_ACCESS && (sfd = seccomp_fd()) == -1) {
 		snprintf(err, errlen, "sandbox_unavailable: cannot prepare the seccomp filter: %s",
@@ -516,7 +546,7 @@ sandbox_spawn(const struct sandbox_policy *policy, const char *cwd, char *const 
 	bwrap_args(&a, bwrap, policy, cwd, sfd >= 0);
 	for (size_t i = 0; argv[i] != NULL; i++)
 		arg(&a, argv[i]);
-	rc = spawn(bwrap, a.v, envp, NULL, fds, sfd, true, false, pid, err, errlen);
+	rc = spawn(bwrap, a.v, envp, NULL, fds, sfd, true, pid, err, errlen);
 	argv_free(&a);
 	if (sfd >= 0)
 		close(sfd);
