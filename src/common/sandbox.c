@@ -259,7 +259,7 @@ path_within(const char *path, const char *dir)
 	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
-/* An empty directory (made read-only at the end: hide_seal) or /dev/null over path. */
+/* An empty directory (made read-only at the end, --remount-ro) or /dev/null over path. */
 static void
 hide(struct argv_buf *a, const char *path)
 {
@@ -404,8 +404,7 @@ spawn(const char *path, char *const argv[], char *const envp[], const char *cwd,
 		snprintf(err, errlen, "cannot start the command: %s", strerror(errno));
 		return -1;
 	}
-	setpgid(p, p);
-	*pid = p;
+	*pid = p;		/* a session and process group of its own: setsid() above */
 	return 0;
 }
 
