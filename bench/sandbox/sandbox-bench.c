@@ -82,10 +82,9 @@ once(int mode, const struct sandbox_policy *pol, const char *ws, char *const arg
 	close(p[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	if (mode == PLAIN)
-		kill(-pid, SIGKILL);	/* what run_command did: the group goes too */
-	else
-		sandbox_kill(pid);
+	/* what run_command does once the shell is collected: its group goes too (the
+	 * sandbox's pid namespace is gone with bwrap already) */
+	kill(-pid, SIGKILL);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		fprintf(stderr, "sandbox-bench: %s: the command failed (status %d)\n",
 		    mode_names[mode], status);

@@ -102,16 +102,22 @@ command_read(struct command_run *r)
 	}
 }
 
-/* Kills the sandbox with everything in it and collects it. */
+/*
+ * Kills the sandbox with everything in it and collects it.  Once collected, the
+ * pid may be another process's: only its group, which outlives the pid while
+ * members are left (an unconfined command's), is killed then.
+ */
 static void
 command_kill(struct command_run *r)
 {
-	sandbox_kill(r->pid);
-	if (!r->exited) {
-		while (waitpid(r->pid, &r->status, 0) < 0 && errno == EINTR)
-			;
-		r->exited = true;
+	if (r->exited) {
+		killpg(r->pid, SIGKILL);
+		return;
 	}
+	sandbox_kill(r->pid);
+	while (waitpid(r->pid, &r->status, 0) < 0 && errno == EINTR)
+		;
+	r->exited = true;
 }
 
 /* Reads what the killed group left in the pipe, for at most a second. */

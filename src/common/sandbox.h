@@ -39,7 +39,8 @@ struct sandbox_policy {
  */
 int sandbox_spawn(const struct sandbox_policy *policy, const char *cwd, char *const argv[],
                   char *const envp[], const int fds[3], pid_t *pid, char *err, size_t errlen);
-/* SIGKILL everything the spawned child started (its pid namespace and process group). */
+/* SIGKILL everything the spawned child started (its pid namespace and process group).
+ * Call it before the pid is collected (waitpid): after, the pid may be another's. */
 void sandbox_kill(pid_t pid);
 /* true when a sandbox can be set up here; else why, with the next action (for doctor). */
 bool sandbox_available(char *why, size_t whylen);
