@@ -10,6 +10,7 @@
 #include "buf.h"
 #include "json.h"
 #include "xalloc.h"
+#include "xalloc.h"
 
 static const char *const agent_profiles[] = {
 	[PROFILE_READ_ONLY] = "read-only",
@@ -205,6 +206,49 @@ config_workspace(struct agent_config *cfg, const cJSON *run, char **why)
 	return true;
 }
 
+#define SANDBOX_HIDDEN_MAX 4096
+
+static bool
+config_sandbox_valid(const cJSON *sb)
+{
+	const cJSON *hidden = cJSON_GetObjectItemCaseSensitive(sb, "hidden"), *h;
+	const char *const flags[] = { "network", "allowUnconfined" };
+
+	if (!cJSON_IsObject(sb))
+		return false;
+	for (size_t i = 0; i < 2; i++) {
+		const cJSON *f = cJSON_GetObjectItemCaseSensitive(sb, flags[i]);
+
+		if (f != NULL && !cJSON_IsBool(f))
+			return false;
+	}
+	if (hidden == NULL)
+		return true;
+	if (!cJSON_IsArray(hidden) || cJSON_GetArraySize(hidden) > SANDBOX_HIDDEN_MAX)
+		return false;
+	cJSON_ArrayForEach(h, hidden) {
+		if (!cJSON_IsString(h) || h->valuestring[0] != '/' ||
+		    strlen(h->valuestring) >= PATH_MAX)
+			return false;
+	}
+	return true;
+}
+
+/* Absent: no network, nothing unconfined, nothing hidden beyond the sandbox's own. */
+static void
+config_sandbox(struct agent_config *cfg, const cJSON *sb)
+{
+	const cJSON *hidden = cJSON_GetObjectItemCaseSensitive(sb, "hidden"), *h;
+	size_t n = 0;
+
+	cfg->network = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sb, "network"));
+	cfg->allow_unconfined = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sb,
+	    "allowUnconfined"));
+	cfg->hidden = xcalloc((size_t)cJSON_GetArraySize(hidden) + 1, sizeof *cfg->hidden);
+	cJSON_ArrayForEach(h, hidden)
+		cfg->hidden[n++] = xstrdup(h->valuestring);
+}
+
 bool
 agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
 {
@@ -215,6 +259,7 @@ agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
 	const cJSON *history = cJSON_GetObjectItemCaseSensitive(start, "history");
 	const cJSON *limits = cJSON_GetObjectItemCaseSensitive(start, "limits");
 	const cJSON *connectors = cJSON_GetObjectItemCaseSensitive(start, "connectors");
+	const cJSON *sandbox = cJSON_GetObjectItemCaseSensitive(start, "sandbox");
 	long turns, timeout, out_max, con_timeout;
 
 	memset(cfg, 0, sizeof *cfg);
@@ -243,6 +288,9 @@ agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
 		return config_fail(why, "history must be an array");
 	if (limits != NULL && !cJSON_IsNull(limits) && !cJSON_IsObject(limits))
 		return config_fail(why, "limits must be an object");
+	if (sandbox != NULL && !cJSON_IsNull(sandbox) && !config_sandbox_valid(sandbox))
+		return config_fail(why, "sandbox must be an object: network and allowUnconfined "
+		    "booleans, hidden an array of absolute paths");
 	if (!config_int(limits, "maxTurns", 1, 1000, 50, &turns) ||
 	    !config_int(limits, "commandTimeoutMs", 100, 86400000L, 600000, &timeout) ||
 	    !config_int(limits, "maxToolOutputBytes", 1024, 4L * 1024 * 1024, 65536, &out_max) ||
@@ -272,6 +320,7 @@ agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
 	cfg->max_tool_output = (size_t)out_max;
 	cfg->connectors = cJSON_IsArray(connectors) ? cJSON_Duplicate(connectors, true) : NULL;
 	cfg->connector_timeout_ms = con_timeout;
+	config_sandbox(cfg, sandbox);
 	if (cfg->model == NULL) {
 		agent_config_free(cfg);
 		return config_fail(why, "config.model is required");
@@ -300,6 +349,9 @@ agent_config_free(struct agent_config *cfg)
 		free(cfg->api_key);
 	}
 	free(cfg->replay_dir);
+	for (size_t i = 0; cfg->hidden != NULL && cfg->hidden[i] != NULL; i++)
+		free(cfg->hidden[i]);
+	free(cfg->hidden);
 	free(cfg->model);
 	free(cfg->effort);
 	free(cfg->project_name);

@@ -61,6 +61,10 @@ struct agent_config {
 	char *project_context;
 	cJSON *history;			/* array of {prompt, output}; may be NULL */
 	int max_turns;
+	/* start.sandbox (docs/host-protocol.md): what commands may reach */
+	bool network;
+	bool allow_unconfined;
+	char **hidden;			/* NULL-terminated; never NULL after parse */
 	long command_timeout_ms;
 	size_t max_tool_output;
 	cJSON *connectors;		/* the enabled connectors (docs/connectors.md); may be NULL */

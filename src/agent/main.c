@@ -3,6 +3,7 @@
  * stdin and stdout (docs/host-protocol.md, docs/agent.md).
  */
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,8 @@ main(int argc, char **argv)
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	/* No same-user process reads our memory (the API key) or environment. */
+	prctl(PR_SET_DUMPABLE, 0);
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		log_error("cannot initialise libcurl");
 		return 1;

@@ -1,4 +1,7 @@
-/* run_command: /bin/sh -c in the workspace, in its own process group. */
+/*
+ * run_command: /bin/sh -c in the workspace, in the sandbox of the run's profile
+ * (src/common/sandbox.h, docs/agent.md "The sandbox").
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -11,6 +14,7 @@
 
 #include "host.h"
 #include "json.h"
+#include "sandbox.h"
 #include "timeutil.h"
 #include "tools.h"
 #include "xalloc.h"
@@ -19,9 +23,9 @@
 
 extern char **environ;
 
-/* The variables a command keeps unless the profile is full-access. */
+/* The variables a command keeps unless the profile is full-access; TMPDIR is /tmp. */
 static const char *const command_env_keep[] = {
-	"PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR",
+	"PATH", "HOME", "LANG", "LC_ALL", "TZ",
 };
 
 struct command_env {
@@ -39,8 +43,9 @@ command_env_make(struct command_env *env, bool full)
 		env->owned = false;
 		return;
 	}
-	env->vars = xcalloc(max + 2, sizeof *env->vars);
+	env->vars = xcalloc(max + 3, sizeof *env->vars);
 	env->owned = true;
+	env->vars[n++] = xstrdup("TMPDIR=/tmp");	/* the sandbox's private /tmp */
 	for (size_t i = 0; i < max; i++) {
 		const char *v = getenv(command_env_keep[i]);
 
@@ -59,26 +64,6 @@ command_env_free(struct command_env *env)
 	for (char **v = env->vars; *v; v++)
 		free(*v);
 	free(env->vars);
-}
-
-/* In the child: only async-signal-safe calls until exec. */
-static void __attribute__((noreturn))
-command_child(const char *dir, int out, const char *command, char **env)
-{
-	char *const argv[] = { "sh", "-c", (char *)command, NULL };
-	sigset_t none;
-	int null = open("/dev/null", O_RDONLY);
-
-	setpgid(0, 0);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGPIPE, SIG_DFL);
-	if (null < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0 ||
-	    chdir(dir) != 0)
-		_exit(126);
-	close_range(3, ~0U, 0);
-	execve("/bin/sh", argv, env);
-	_exit(127);
 }
 
 struct command_run {
@@ -117,16 +102,22 @@ command_read(struct command_run *r)
 	}
 }
 
-/* Kills the whole group and collects the shell. */
+/*
+ * Kills the sandbox with everything in it and collects it.  Once collected, the
+ * pid may be another process's: only its group, which outlives the pid while
+ * members are left (an unconfined command's), is killed then.
+ */
 static void
 command_kill(struct command_run *r)
 {
-	killpg(r->pid, SIGKILL);
-	if (!r->exited) {
-		while (waitpid(r->pid, &r->status, 0) < 0 && errno == EINTR)
-			;
-		r->exited = true;
+	if (r->exited) {
+		killpg(r->pid, SIGKILL);
+		return;
 	}
+	sandbox_kill(r->pid);
+	while (waitpid(r->pid, &r->status, 0) < 0 && errno == EINTR)
+		;
+	r->exited = true;
 }
 
 /* Reads what the killed group left in the pipe, for at most a second. */
@@ -204,10 +195,26 @@ tool_run_command(const struct tool_ctx *ctx, const cJSON *args, struct tool_resu
 {
 	const char *command = json_get_string(args, "command");
 	struct command_run r = { .fd = -1, .max = ctx->cfg->max_tool_output };
+	static const enum sandbox_profile profiles[] = {
+		[PROFILE_READ_ONLY] = SANDBOX_READ_ONLY,
+		[PROFILE_WORKSPACE_WRITE] = SANDBOX_WORKSPACE_WRITE,
+		[PROFILE_FULL_ACCESS] = SANDBOX_FULL_ACCESS,
+		[PROFILE_ASK] = SANDBOX_WORKSPACE_WRITE,
+	};
+	struct sandbox_policy policy = {
+		.profile = profiles[ctx->cfg->profile],
+		.workspace = ctx->cfg->workspace,
+		.network = ctx->cfg->network,
+		.hidden = (const char *const *)ctx->cfg->hidden,
+		.allow_unconfined = ctx->cfg->allow_unconfined,
+	};
+	char *argv[] = { "/bin/sh", "-c", (char *)command, NULL };
 	struct command_env env;
 	enum command_end end;
 	int64_t started;
-	int pipefd[2];
+	int pipefd[2], fds[3];
+	char err[1024];
+	int rc;
 
 	if (command == NULL || command[0] == '\0' || strlen(command) > COMMAND_MAX) {
 		tool_result_fail(res, "the argument \"command\" must be a non-empty string "
@@ -220,23 +227,22 @@ tool_run_command(const struct tool_ctx *ctx, const cJSON *args, struct tool_resu
 	}
 	command_env_make(&env, ctx->cfg->profile == PROFILE_FULL_ACCESS);
 	started = td_mono_ms();
-	r.pid = fork();
-	if (r.pid == 0)
-		command_child(ctx->cfg->workspace, pipefd[1], command, env.vars);
+	fds[0] = -1, fds[1] = pipefd[1], fds[2] = pipefd[1];
+	rc = sandbox_spawn(&policy, ctx->cfg->workspace, argv, env.vars, fds, &r.pid, err,
+	    sizeof err);
 	close(pipefd[1]);
 	command_env_free(&env);
-	if (r.pid < 0) {
+	if (rc != 0) {
 		close(pipefd[0]);
-		tool_result_fail(res, "cannot run the command: %s", strerror(errno));
+		tool_result_fail(res, "cannot run the command: %s", err);
 		return AGENT_OK;
 	}
-	setpgid(r.pid, r.pid);
 	r.fd = pipefd[0];
 	fcntl(r.fd, F_SETFL, O_NONBLOCK);
 	buf_init(&r.out, 0);
 
 	end = command_wait(ctx->host, &r, ctx->cfg->command_timeout_ms);
-	/* Nothing the command started outlives it: the group goes too. */
+	/* Nothing the command started outlives it: its pid namespace goes too. */
 	command_kill(&r);
 	command_drain(&r);
 	if (end == COMMAND_CANCELLED) {

@@ -23,6 +23,8 @@ static const struct cli_option run_options[] = {
 	{ "cwd", true },
 	{ "permission", true },
 	{ "plan-first", false },
+	{ "network", false },
+	{ "no-network", false },
 	{ "framework", true },
 	{ "provider", true },
 	{ "model", true },
@@ -55,13 +57,16 @@ static const struct cli_option runs_no_options[] = {
 const struct cli_cmd cmd_run_entry = {
 	"run", NULL,
 	"--project P [--session S] [--cwd DIR] [--permission PROFILE] [--plan-first]\n"
+	"    [--network | --no-network]\n"
 	"    [--provider X] [--model M] [--effort E] [--idempotency-key K]\n"
 	"    [--wait [--wait-timeout SECONDS] | --follow] PROMPT",
 	"Start a run and print its id and session.  With --wait, wait until it ends\n"
 	"and print its status and output (exit 1 when it failed or was cancelled,\n"
 	"3 when --wait-timeout SECONDS passed first: the run goes on).  With\n"
 	"--follow, print its output as it comes (tools and progress on stderr)\n"
-	"until it ends; exit codes as for --wait.",
+	"until it ends; exit codes as for --wait.  --network lets the run's commands\n"
+	"reach the network from their sandbox, --no-network not (default: the\n"
+	"project's and the application's defaults, else off).",
 	run_options, 1, 1, cmd_run_exec
 };
 
@@ -229,6 +234,7 @@ cmd_run_exec(struct cli *cli, int argc, char **argv)
 		.provider = cli_get(cli, "provider"),
 		.model = cli_get(cli, "model"),
 		.effort = cli_get(cli, "effort"),
+		.network = cli_has(cli, "network") ? 1 : cli_has(cli, "no-network") ? -1 : 0,
 	};
 	bool wait = cli_has(cli, "wait"), follow = cli_has(cli, "follow");
 	struct td_events *events = NULL;

@@ -71,6 +71,14 @@ defaults_print(const struct cli *cli, const struct td_session_defaults *d)
 	out_kv("model", d->model);
 	out_kv("effort", d->effort);
 	out_kv("permissionProfile", d->permission_profile);
+	{
+		cJSON *doc = d->json ? cJSON_Parse(d->json) : NULL;
+		const cJSON *n = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
+		    doc, "defaults"), "network");
+
+		out_kv("network", cJSON_IsBool(n) ? (cJSON_IsTrue(n) ? "true" : "false") : NULL);
+		cJSON_Delete(doc);
+	}
 }
 
 /* taskdeck defaults get PROJECT */
@@ -115,7 +123,12 @@ defaults_patch(const struct cli *cli, int argc, char **argv)
 			return NULL;
 		}
 		key = xstrndup(argv[i], (size_t)(eq - argv[i]));
-		settings_replace(patch, key, cJSON_CreateString(eq + 1));
+		/* network is the one boolean default (docs/agent.md "The sandbox") */
+		if (strcmp(key, "network") == 0 && (strcmp(eq + 1, "true") == 0 ||
+		    strcmp(eq + 1, "false") == 0))
+			settings_replace(patch, key, cJSON_CreateBool(eq[1] == 't'));
+		else
+			settings_replace(patch, key, cJSON_CreateString(eq + 1));
 		free(key);
 	}
 	for (size_t i = 0; i < cli->value_count; i++) {

@@ -227,6 +227,8 @@ td_start_run(struct td_client *c, const struct td_run_request *rq,
 	run_set_string(body, "turnIntent", rq->turn_intent);
 	run_set_string(body, "cwd", rq->cwd);
 	run_set_string(body, "sessionId", rq->session_id);
+	if (rq->network != 0)
+		cJSON_AddBoolToObject(body, "network", rq->network > 0);
 	if (config != NULL)
 		cJSON_AddItemToObject(body, "config", config);
 	text = json_print(body);

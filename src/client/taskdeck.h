@@ -308,6 +308,7 @@ struct td_run_request {
 	const char *provider;
 	const char *model;
 	const char *effort;
+	int network;			/* the sandbox's network: 1 on, -1 off, 0 the defaults */
 };
 
 /* Which runs td_list_runs returns; session_id or project_id is required. */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -315,6 +316,9 @@ main(int argc, char **argv)
 	    (svc.settings = settings_load(svc.paths.settings, &err)) == NULL ||
 	    (svc.store = store_open(svc.paths.database, &err)) == NULL)
 		goto failed;
+	/* No same-user process reads our memory; the API keys leave the environment. */
+	prctl(PR_SET_DUMPABLE, 0);
+	settings_take_api_keys(svc.settings);
 	svc.agent_path = find_agent();
 	svc.replay_dir = find_replay_dir();
 	svc.idem = idem_new(opts.idem_capacity, IDEM_TTL_MS, NULL);

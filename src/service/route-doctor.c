@@ -9,7 +9,9 @@
 #include "files.h"
 #include "http.h"
 #include "routes.h"
+#include "sandbox.h"
 #include "service.h"
+#include "settings.h"
 #include "store.h"
 #include "xalloc.h"
 
@@ -151,6 +153,40 @@ check_replay(struct report *rep, const struct service *svc)
 	    xasprintf("%d replay transcripts in %s.", n, svc->replay_dir), NULL);
 }
 
+/* The command sandbox (docs/agent.md): fails closed, so a missing one is a failure. */
+static void
+check_sandbox(struct report *rep, const struct service *svc)
+{
+	bool unconfined = settings_allow_unconfined(svc->settings);
+	char why[768];
+
+	if (!sandbox_available(why, sizeof why)) {
+		if (unconfined)
+			add_check(rep, "sandbox", CHECK_WARN,
+			    xasprintf("No command sandbox: %s. runs.allowUnconfinedCommands is on, "
+			    "so commands run UNCONFINED, with all your rights.", why),
+			    xstrdup("Make the sandbox work (see the message), then set "
+			    "runs.allowUnconfinedCommands to false."));
+		else
+			add_check(rep, "sandbox", CHECK_FAIL,
+			    xasprintf("No command sandbox: %s. Commands fail with "
+			    "sandbox_unavailable except under full-access.", why),
+			    xstrdup("apt-get install bubblewrap, and allow user namespaces "
+			    "(sysctl user.max_user_namespaces > 0)."));
+		return;
+	}
+	if (unconfined) {
+		add_check(rep, "sandbox", CHECK_WARN,
+		    xasprintf("Commands run in a bubblewrap sandbox (%s), but "
+		    "runs.allowUnconfinedCommands is on: should it break, they would run "
+		    "unconfined.", sandbox_bwrap_path()),
+		    xstrdup("Set runs.allowUnconfinedCommands to false in settings.json."));
+		return;
+	}
+	add_check(rep, "sandbox", CHECK_OK,
+	    xasprintf("Commands run in a bubblewrap sandbox (%s).", sandbox_bwrap_path()), NULL);
+}
+
 void
 route_doctor(struct http_request *req, struct http_response *r)
 {
@@ -162,6 +198,7 @@ route_doctor(struct http_request *req, struct http_response *r)
 	check_token(&rep, &req->svc->paths);
 	check_agent_runtime(&rep, req->svc);
 	check_replay(&rep, req->svc);
+	check_sandbox(&rep, req->svc);
 	cJSON_AddBoolToObject(res, "ready", rep.ready);
 	cJSON_AddStringToObject(res, "version", TD_VERSION);
 	cJSON_AddItemToObject(res, "checks", rep.checks);

@@ -23,7 +23,7 @@ static const char *const project_fields[] = { "name", "description", "context",
 static const char *const readonly_fields[] = { "id", "createdAt", "updatedAt", NULL };
 
 static const char *const default_fields[] = { "framework", "provider", "model",
-	"effort", "permissionProfile", NULL };
+	"effort", "permissionProfile", "network", NULL };
 
 #define PROJECT_COLUMNS "id, name, description, context, metadata, created_at, updated_at"
 
@@ -313,7 +313,10 @@ defaults_load(struct store *st, const char *project_id, int64_t *updated_at)
 		defaults = cJSON_AddObjectToObject(res, "defaults");
 		for (const char *const *f = default_fields; *f; f++) {
 			const char *v = json_get_string(stored, *f);
-			cJSON_AddItemToObject(defaults, *f,
+			const cJSON *b = cJSON_GetObjectItemCaseSensitive(stored, *f);
+
+			/* network is the one boolean default (the sandbox, docs/agent.md) */
+			cJSON_AddItemToObject(defaults, *f, cJSON_IsBool(b) ? cJSON_Duplicate(b, false) :
 			    v ? cJSON_CreateString(v) : cJSON_CreateNull());
 		}
 		cJSON_Delete(stored);
@@ -358,6 +361,12 @@ defaults_patch_valid(const cJSON *patch, struct http_response *r)
 	if (!json_check_enum(patch, "permissionProfile", true, resource_profiles)) {
 		http_bad_field(r, "permissionProfile", "permissionProfile must be ask, "
 		    "workspace-write, read-only, full-access or null");
+		return false;
+	}
+	if (cJSON_GetObjectItemCaseSensitive(patch, "network") != NULL &&
+	    !cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(patch, "network")) &&
+	    !cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(patch, "network"))) {
+		http_bad_field(r, "network", "network must be true, false or null");
 		return false;
 	}
 	if (!json_check_string(patch, "provider", false, true, 1, NAME_MAX_CHARS)) {

@@ -28,7 +28,7 @@
 #define TITLE_MAX_CHARS 80
 
 static const char *const run_request_fields[] = { "project", "prompt", "permissionProfile",
-	"turnIntent", "cwd", "sessionId", "config", NULL };
+	"turnIntent", "cwd", "sessionId", "config", "network", NULL };
 static const char *const turn_intents[] = { "plan-first", NULL };
 static const char *const run_statuses[] = { "queued", "running", "completed", "failed",
 	"cancelled", NULL };
@@ -36,7 +36,7 @@ static const char *const run_statuses[] = { "queued", "running", "completed", "f
 #define RUN_COLUMNS "id, session_id, project_id, status, prompt, permission_profile," \
 	" turn_intent, config, cwd, created_at, started_at, finished_at, cancel_requested_at," \
 	" progress_phase, progress_at, attention, output, error_code, error_message," \
-	" input_tokens, output_tokens, updated_at"
+	" input_tokens, output_tokens, updated_at, network"
 
 static void
 add_time_or_null(cJSON *j, const char *key, sqlite3_stmt *s, int i)
@@ -128,6 +128,7 @@ run_from_row(sqlite3_stmt *s)
 	cJSON_AddNumberToObject(usage, "inputTokens", (double)sqlite3_column_int64(s, 19));
 	cJSON_AddNumberToObject(usage, "outputTokens", (double)sqlite3_column_int64(s, 20));
 	resource_add_time(j, "updatedAt", sqlite3_column_int64(s, 21));
+	cJSON_AddBoolToObject(j, "network", sqlite3_column_int(s, 22) != 0);
 	return j;
 }
 
@@ -256,7 +257,39 @@ route_runs_list(struct http_request *req, struct http_response *r)
  * answers 400 invalid_cwd with details.reason and returns false.
  */
 static bool
-cwd_resolve(const char *cwd, char *out, struct http_response *r)
+path_within(const char *path, const char *dir)
+{
+	char real[PATH_MAX];
+	size_t n;
+
+	if (dir == NULL || realpath(dir, real) == NULL)
+		return false;
+	n = strlen(real);
+	return strncmp(path, real, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/*
+ * Why a canonical cwd is taskdeck's own (the sandbox hides those, docs/agent.md):
+ * "filesystem-root", "session-workspace" (a managed workspace of a session),
+ * "taskdeck-directory"; NULL when it is not.
+ */
+static const char *
+cwd_forbidden(const struct td_paths *p, const char *cwd)
+{
+	if (strcmp(cwd, "/") == 0)
+		return "filesystem-root";
+	if (path_within(cwd, p->workspaces))
+		return "session-workspace";
+	if (path_within(cwd, p->config_dir) || path_within(cwd, p->data_dir) ||
+	    path_within(cwd, p->runtime_dir))
+		return "taskdeck-directory";
+	return NULL;
+}
+
+/* paths NULL: no check of taskdeck's own directories (a continued session's cwd must
+ * equal its recorded one anyway). */
+static bool
+cwd_resolve(const struct td_paths *paths, const char *cwd, char *out, struct http_response *r)
 {
 	const char *reason = NULL;
 	struct stat sb;
@@ -274,6 +307,16 @@ cwd_resolve(const char *cwd, char *out, struct http_response *r)
 		reason = "not-readable";
 	else if (access(out, W_OK) != 0)
 		reason = "not-writable";
+	else if (paths != NULL && (reason = cwd_forbidden(paths, out)) != NULL) {
+		cJSON *details = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(details, "field", "cwd");
+		cJSON_AddStringToObject(details, "reason", reason);
+		http_error(r, TD_INVALID_CWD, details, "The working directory %s is not usable "
+		    "(%s): commands cannot work in /, in taskdeck's own directories or in "
+		    "another session's workspace.", cwd, reason);
+		return false;
+	}
 	if (reason == NULL)
 		return true;
 
@@ -327,6 +370,12 @@ run_request_valid(const cJSON *body, struct http_response *r)
 	}
 	if (config != NULL && !cJSON_IsNull(config) && !config_types_valid(config, "config", r))
 		return false;
+	if (cJSON_GetObjectItemCaseSensitive(body, "network") != NULL &&
+	    !cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(body, "network")) &&
+	    !cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(body, "network"))) {
+		http_bad_field(r, "network", "network must be true, false or null");
+		return false;
+	}
 	return true;
 }
 
@@ -492,11 +541,12 @@ session_insert(struct store *st, const char *id, const char *project, const char
 
 static bool
 run_insert(struct store *st, const char *id, const char *session, const char *project,
-    const cJSON *body, const char *profile, const cJSON *cfg, const char *cwd, int64_t now)
+    const cJSON *body, const char *profile, const cJSON *cfg, const char *cwd, int64_t now,
+    bool network)
 {
 	sqlite3_stmt *s = store_stmt(st, "INSERT INTO runs (id, session_id, project_id, status,"
-	    " prompt, permission_profile, turn_intent, config, cwd, created_at, updated_at)"
-	    " VALUES (?1, ?2, ?3, 'queued', ?4, ?5, ?6, ?7, ?8, ?9, ?9)");
+	    " prompt, permission_profile, turn_intent, config, cwd, created_at, updated_at,"
+	    " network) VALUES (?1, ?2, ?3, 'queued', ?4, ?5, ?6, ?7, ?8, ?9, ?9, ?10)");
 	bool ok;
 
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
@@ -509,6 +559,7 @@ run_insert(struct store *st, const char *id, const char *session, const char *pr
 	sqlite3_bind_text(s, 7, json_print(cfg), -1, free);
 	sqlite3_bind_text(s, 8, cwd, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 9, now);
+	sqlite3_bind_int(s, 10, network);
 	ok = sqlite3_step(s) == SQLITE_DONE;
 	sqlite3_reset(s);
 	if (ok) {
@@ -520,6 +571,19 @@ run_insert(struct store *st, const char *id, const char *session, const char *pr
 		sqlite3_reset(s);
 	}
 	return ok;
+}
+
+/* Network for the run's commands: the request's, the project default, the application's. */
+static bool
+network_for(struct service *svc, const cJSON *body, const cJSON *project_defaults)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(body, "network");
+
+	if (!cJSON_IsBool(v))
+		v = cJSON_GetObjectItemCaseSensitive(project_defaults, "network");
+	if (!cJSON_IsBool(v))
+		return settings_network(svc->settings);
+	return cJSON_IsTrue(v);
 }
 
 /* The permission profile: the request's, the project default, the application default. */
@@ -558,7 +622,7 @@ route_runs_create(struct http_request *req, struct http_response *r)
 		    "configuration; change it with PATCH /api/v1/sessions/%s/config", session);
 		return;
 	}
-	if (cwd_in != NULL && !cwd_resolve(cwd_in, cwd, r))
+	if (cwd_in != NULL && !cwd_resolve(session == NULL ? &svc->paths : NULL, cwd_in, cwd, r))
 		return;
 	td_id_new("run", run_id);
 
@@ -602,7 +666,8 @@ route_runs_create(struct http_request *req, struct http_response *r)
 	ok = (session != NULL || session_insert(st, session_id, project,
 	    json_get_string(body, "prompt"), cwd, managed, session_cfg, now)) &&
 	    run_insert(st, run_id, session_id, project, body,
-	    profile_for(svc, body, a.project_defaults), run_cfg, cwd, now) &&
+	    profile_for(svc, body, a.project_defaults), run_cfg, cwd, now,
+	    network_for(svc, body, a.project_defaults)) &&
 	    store_commit(st);
 	if (!ok) {
 		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);

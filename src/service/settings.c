@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "log.h"
 #include "resource.h"
 #include "settings.h"
 #include "xalloc.h"
@@ -15,11 +16,22 @@
 #define SETTINGS_MAX_BYTES (256 * 1024)
 #define PROVIDER_NAME_MAX 64
 
+extern char **environ;
+
+/* Zeroes n bytes in a way the compiler keeps. */
+static void
+key_zero(void *p, size_t n)
+{
+	explicit_bzero(p, n);
+}
+
 struct settings {
 	cJSON *root;
 	int max_concurrent;
 	int max_turns;
 	long command_timeout_ms;
+	bool allow_unconfined;	/* runs.allowUnconfinedCommands (docs/agent.md) */
+	cJSON *keys;		/* apiKeyEnv name -> value, taken from the environment */
 };
 
 static const char default_settings[] =
@@ -40,11 +52,12 @@ static const char default_settings[] =
 
 static const char *const top_keys[] = { "defaults", "providers", "runs", NULL };
 static const char *const default_keys[] = { "framework", "provider", "model", "effort",
-	"permissionProfile", NULL };
+	"permissionProfile", "network", NULL };
 static const char *const provider_keys[] = { "kind", "baseUrl", "apiKeyEnv",
 	"defaultModel", NULL };
 static const char *const provider_kinds[] = { "replay", "openai", "anthropic", NULL };
-static const char *const run_keys[] = { "maxConcurrent", "maxTurns", "commandTimeoutMs", NULL };
+static const char *const run_keys[] = { "maxConcurrent", "maxTurns", "commandTimeoutMs",
+	"allowUnconfinedCommands", NULL };
 
 /* Writes the default file atomically (0600); false with *err set. */
 static bool
@@ -175,6 +188,11 @@ settings_check(struct settings *s, char **err)
 		    "has a value that is not allowed (docs/settings.md)");
 		return false;
 	}
+	p = cJSON_GetObjectItemCaseSensitive(defaults, "network");
+	if (p != NULL && !cJSON_IsBool(p) && !cJSON_IsNull(p)) {
+		*err = xstrdup("defaults.network must be true, false or null");
+		return false;
+	}
 	prov = json_get_string(defaults, "provider");
 	if (prov != NULL && cJSON_GetObjectItemCaseSensitive(providers, prov) == NULL) {
 		*err = xasprintf("defaults.provider names %s, which is not in providers", prov);
@@ -198,6 +216,12 @@ settings_check(struct settings *s, char **err)
 		    "commandTimeoutMs 1000 to 86400000");
 		return false;
 	}
+	p = cJSON_GetObjectItemCaseSensitive(runs, "allowUnconfinedCommands");
+	if (p != NULL && !cJSON_IsBool(p)) {
+		*err = xstrdup("runs.allowUnconfinedCommands must be true or false");
+		return false;
+	}
+	s->allow_unconfined = cJSON_IsTrue(p);
 	if ((p = cJSON_GetObjectItemCaseSensitive(runs, "maxConcurrent")) != NULL)
 		s->max_concurrent = p->valueint;
 	if ((p = cJSON_GetObjectItemCaseSensitive(runs, "maxTurns")) != NULL)
@@ -262,6 +286,12 @@ settings_free(struct settings *s)
 	if (s == NULL)
 		return;
 	cJSON_Delete(s->root);
+	if (s->keys != NULL) {
+		for (cJSON *k = s->keys->child; k != NULL; k = k->next)
+			if (cJSON_IsString(k))
+				key_zero(k->valuestring, strlen(k->valuestring));
+		cJSON_Delete(s->keys);
+	}
 	free(s);
 }
 
@@ -295,4 +325,51 @@ long
 settings_command_timeout_ms(const struct settings *s)
 {
 	return s->command_timeout_ms;
+}
+
+bool
+settings_allow_unconfined(const struct settings *s)
+{
+	return s->allow_unconfined;
+}
+
+bool
+settings_network(const struct settings *s)
+{
+	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(settings_defaults(s), "network"));
+}
+
+/*
+ * Takes every provider's API key out of the environment: a private copy, then
+ * the variable's bytes are zeroed in place (the initial environment block is what
+ * /proc/<pid>/environ shows) and the variable unset.
+ */
+void
+settings_take_api_keys(struct settings *s)
+{
+	const cJSON *providers = cJSON_GetObjectItemCaseSensitive(s->root, "providers"), *p;
+
+	if (s->keys == NULL)
+		s->keys = cJSON_CreateObject();
+	cJSON_ArrayForEach(p, providers) {
+		const char *name = json_get_string(p, "apiKeyEnv");
+		size_t n;
+
+		if (name == NULL || getenv(name) == NULL ||
+		    cJSON_GetObjectItemCaseSensitive(s->keys, name) != NULL)
+			continue;
+		cJSON_AddStringToObject(s->keys, name, getenv(name));
+		n = strlen(name);
+		for (char **e = environ; e != NULL && *e != NULL; e++)
+			if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+				explicit_bzero(*e + n + 1, strlen(*e + n + 1));
+		unsetenv(name);
+		log_debug("took the API key in $%s out of the environment", name);
+	}
+}
+
+const char *
+settings_api_key(const struct settings *s, const char *env_name)
+{
+	return env_name ? json_get_string(s->keys, env_name) : NULL;
 }

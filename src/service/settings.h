@@ -22,5 +22,13 @@ const cJSON *settings_provider(const struct settings *s, const char *name);
 int settings_max_concurrent(const struct settings *s);
 int settings_max_turns(const struct settings *s);
 long settings_command_timeout_ms(const struct settings *s);
+/* runs.allowUnconfinedCommands: commands run unconfined when no sandbox works. */
+bool settings_allow_unconfined(const struct settings *s);
+/* defaults.network: commands of runs reach the network unless a project or run says. */
+bool settings_network(const struct settings *s);
+/* Moves the providers' API keys from the environment into s (taskdeckd does it at start). */
+void settings_take_api_keys(struct settings *s);
+/* The key taken from $env_name, or NULL. */
+const char *settings_api_key(const struct settings *s, const char *env_name);
 
 #endif

@@ -139,6 +139,9 @@ const struct migration store_migrations[] = {
 	  "CREATE INDEX permission_prompts_by_status ON permission_prompts (status, id);"
 	  "CREATE INDEX permission_prompts_by_run ON permission_prompts (run_id, id);"
 	  "ALTER TABLE runs ADD COLUMN allow_run INTEGER NOT NULL DEFAULT 0;" },
+	/* The sandbox: may the run's commands reach the network (docs/agent.md). */
+	{ 5,
+	  "ALTER TABLE runs ADD COLUMN network INTEGER NOT NULL DEFAULT 0;" },
 };
 
 const int store_migrations_count =

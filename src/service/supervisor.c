@@ -32,6 +32,7 @@
 #include "plans.h"
 #include "resource.h"
 #include "runs.h"
+#include "sandbox.h"
 #include "service.h"
 #include "settings.h"
 #include "store.h"
@@ -497,6 +498,55 @@ read_stderr(struct run_state *rs)
 	return true;
 }
 
+/*
+ * The start line's "sandbox": what the run's commands may reach (docs/agent.md).
+ * Hidden: taskdeck's own directories, credential files, and the directories of
+ * other sessions (the most recent SANDBOX_SESSIONS_MAX) unless they hold this run's
+ * workspace.
+ */
+#define SANDBOX_SESSIONS_MAX 256
+#define SANDBOX_HIDDEN_BYTES (256 * 1024)
+
+static void
+sandbox_message(struct service *svc, cJSON *msg, const char *workspace, bool network)
+{
+	cJSON *sb = cJSON_AddObjectToObject(msg, "sandbox"), *arr;
+	char **hidden = sandbox_hidden_paths(&svc->paths, NULL);
+	sqlite3_stmt *s;
+	size_t bytes = 0;
+
+	store_lock(svc->store);
+	s = store_stmt(svc->store, "SELECT DISTINCT cwd FROM sessions WHERE cwd != ?1"
+	    " ORDER BY updated_at DESC LIMIT ?2");
+	sqlite3_bind_text(s, 1, workspace, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 2, SANDBOX_SESSIONS_MAX);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		const char *cwd = resource_text(s, 0);
+		size_t n = strlen(cwd);
+
+		/* A session in a directory that holds this workspace: not hidden, it would
+		 * hide the user's tools around the workspace too (docs/agent.md). */
+		if (strncmp(workspace, cwd, n) == 0 && (workspace[n] == '/' || workspace[n] == '\0'))
+			continue;
+		hidden = sandbox_hidden_add(hidden, cwd);
+	}
+	sqlite3_reset(s);
+	store_unlock(svc->store);
+	cJSON_AddBoolToObject(sb, "network", network);
+	cJSON_AddBoolToObject(sb, "allowUnconfined", settings_allow_unconfined(svc->settings));
+	arr = cJSON_AddArrayToObject(sb, "hidden");
+	/* A hidden directory holding the workspace stays hidden but for the workspace. */
+	for (char **h = hidden; *h != NULL; h++) {
+		if ((bytes += strlen(*h)) > SANDBOX_HIDDEN_BYTES) {
+			log_warn("the sandbox hides only the first %d KiB of paths",
+			    SANDBOX_HIDDEN_BYTES / 1024);
+			break;
+		}
+		cJSON_AddItemToArray(arr, cJSON_CreateString(*h));
+	}
+	sandbox_hidden_free(hidden);
+}
+
 /* The start line's body: the run, its provider, project and session history. */
 static cJSON *
 start_message(struct supervisor *sv, struct run_state *rs, char **why)
@@ -507,6 +557,7 @@ start_message(struct supervisor *sv, struct run_state *rs, char **why)
 	const cJSON *provider;
 	const char *key_env, *key = NULL;
 	sqlite3_stmt *s;
+	bool network;
 
 	store_lock(st);
 	run = run_load(st, rs->ar->id);
@@ -515,6 +566,7 @@ start_message(struct supervisor *sv, struct run_state *rs, char **why)
 		*why = xstrdup("the run disappeared from the store");
 		return NULL;
 	}
+	network = cJSON_IsTrue(cJSON_GetObjectItem(run, "network"));
 	msg = cJSON_CreateObject();
 	cJSON_AddStringToObject(msg, "type", "start");
 	r = cJSON_AddObjectToObject(msg, "run");
@@ -572,12 +624,14 @@ start_message(struct supervisor *sv, struct run_state *rs, char **why)
 		cJSON_AddNullToObject(p, "baseUrl");
 	key_env = json_get_string(provider, "apiKeyEnv");
 	if (key_env != NULL)
-		key = getenv(key_env);
+		key = settings_api_key(svc->settings, key_env);
 	if (key != NULL)
 		cJSON_AddStringToObject(p, "apiKey", key);
 	else
 		cJSON_AddNullToObject(p, "apiKey");
 	cJSON_AddStringToObject(p, "replayDir", svc->replay_dir);
+
+	sandbox_message(svc, msg, rs->workspace, network);
 
 	limits = cJSON_AddObjectToObject(msg, "limits");
 	cJSON_AddNumberToObject(limits, "maxTurns", settings_max_turns(svc->settings));
@@ -611,7 +665,7 @@ static char **
 agent_environment(void)
 {
 	static const char *const keep[] = { "PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR",
-		"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", NULL };
+		"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "TASKDECK_BWRAP", NULL };
 	char **env = xcalloc(sizeof keep / sizeof keep[0] + 1, sizeof *env);
 	int n = 0;
 

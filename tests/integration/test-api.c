@@ -467,8 +467,8 @@ Test(api, doctor_reports_ready_without_the_token)
 		cr_expect_str_eq(str(c, "status"), "ok", "%s", str(c, "id"));
 		n++;
 	}
-	/* data directory, database, token file, agent runtime, replay transcripts */
-	cr_expect_eq(n, 5);
+	/* data directory, database, token file, agent runtime, replay transcripts, sandbox */
+	cr_expect_eq(n, 6);
 	cr_expect_null(strstr(r.body, svc.token), "the doctor report holds the token");
 	http_resp_free(&r);
 }

@@ -487,11 +487,12 @@ Test(cli_runs, sessions_config_get_set)
 Test(cli_runs, relative_cwd)
 {
 	char *project = create_project("Here");
-	char base[512], sub[600], real[PATH_MAX];
+	char base[512], sub[600], real[PATH_MAX], rm[700];
 	cJSON *run, *session;
 	struct run r;
 
-	snprintf(base, sizeof base, "%s/work", svc.home);
+	/* beside the home: a cwd inside taskdeck's own directories is refused */
+	snprintf(base, sizeof base, "%s-work", svc.home);
 	snprintf(sub, sizeof sub, "%s/sub", base);
 	cr_assert(mkdir(base, 0700) == 0);
 	cr_assert(mkdir(sub, 0700) == 0);
@@ -511,6 +512,8 @@ Test(cli_runs, relative_cwd)
 	run_free(&r);
 	cJSON_Delete(run);
 	free(project);
+	snprintf(rm, sizeof rm, "rm -rf '%s'", base);
+	cr_expect_eq(system(rm), 0);
 }
 
 Test(cli_runs, usage_errors)

@@ -323,6 +323,11 @@ Test(cli, defaults_get_set_and_stale)
 	assert_kv(r.out, "model", "m1");
 	assert_kv(r.out, "effort", "low");
 	assert_kv(r.out, "permissionProfile", "read-only");
+	assert_kv(r.out, "network", "-");
+	run_free(&r);
+	r = cli(&svc, "defaults set %s network=true", id);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	assert_kv(r.out, "network", "true");
 	run_free(&r);
 
 	/* Pinned to the first read: the write above made it stale. */

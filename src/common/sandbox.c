@@ -1,0 +1,564 @@
+/*
+ * The command sandbox through bubblewrap (docs/agent.md "The sandbox").
+ *
+ * Non-full-access profiles: new user (no capabilities, no nested user namespaces),
+ * mount, pid, IPC, UTS and (unless network is on) net namespaces; the whole system
+ * read-only, a private /tmp and /dev, a /proc that shows only the sandbox, the hidden
+ * paths replaced by empty directories or /dev/null, the workspace bound read-write
+ * (workspace-write) or read-only.  full-access: the system as the user, in its own pid
+ * namespace only, so that nothing started outlives the command.  bwrap's
+ * --die-with-parent ends the namespace when the spawning thread dies.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stddef.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+
+#include "paths.h"
+#include "sandbox.h"
+#include "xalloc.h"
+
+/* Credential locations under $HOME that no sandbox may read (docs/agent.md). */
+static const char *const home_secrets[] = {
+	".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".netrc", ".git-credentials",
+	".npmrc", ".pypirc", ".pgpass", ".password-store", ".config/gcloud", ".config/gh",
+	".config/hub", ".config/op", ".local/share/keyrings", ".mozilla", ".config/google-chrome",
+	".config/chromium", ".terraform.d", ".vault-token", NULL,
+};
+
+/*
+ * Sockets that hand out more than the user's rights or reach the user's session
+ * (a read-only mount does not stop connect()): container engines, the system bus,
+ * and the user's runtime directory (agents of ssh and gpg, the session bus).
+ */
+static const char *const system_secrets[] = {
+	"/run/docker.sock", "/var/run/docker.sock", "/run/containerd", "/run/podman",
+	"/run/dbus", "/run/systemd/private", NULL,
+};
+
+static pthread_mutex_t probe_mu = PTHREAD_MUTEX_INITIALIZER;
+static bool probe_ok;		/* a probe succeeded once in this process */
+
+const char *
+sandbox_bwrap_path(void)
+{
+	static const char *const fixed[] = { "/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap", NULL };
+	const char *env = getenv("TASKDECK_BWRAP");
+
+	if (env != NULL && env[0] != '\0')
+		return access(env, X_OK) == 0 ? env : NULL;
+	for (const char *const *p = fixed; *p; p++)
+		if (access(*p, X_OK) == 0)
+			return *p;
+	return NULL;
+}
+
+/* ---- the hidden list ------------------------------------------------------------ */
+
+static size_t
+list_len(char **list)
+{
+	size_t n = 0;
+
+	while (list != NULL && list[n] != NULL)
+		n++;
+	return n;
+}
+
+char **
+sandbox_hidden_add(char **list, const char *path)
+{
+	char real[PATH_MAX];
+	size_t n = list_len(list);
+
+	if (path == NULL || realpath(path, real) == NULL || strcmp(real, "/") == 0)
+		return list;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(list[i], real) == 0)
+			return list;
+	list = xrealloc(list, (n + 2) * sizeof *list);
+	list[n] = xstrdup(real);
+	list[n + 1] = NULL;
+	return list;
+}
+
+char **
+sandbox_hidden_paths(const struct td_paths *p, const char *home)
+{
+	char **list = xcalloc(1, sizeof *list);
+
+	if (home == NULL)
+		home = getenv("HOME");
+	if (p != NULL) {
+		const char *const mine[] = { p->config_dir, p->data_dir, p->runtime_dir,
+			p->token, p->settings, p->database, p->secret_key, p->workspaces,
+			p->artifacts, p->discovery, p->lock, p->log };
+
+		for (size_t i = 0; i < sizeof mine / sizeof *mine; i++)
+			list = sandbox_hidden_add(list, mine[i]);
+	}
+	for (const char *const *s = system_secrets; *s; s++)
+		list = sandbox_hidden_add(list, *s);
+	if (getenv("XDG_RUNTIME_DIR") != NULL && getenv("XDG_RUNTIME_DIR")[0] == '/')
+		list = sandbox_hidden_add(list, getenv("XDG_RUNTIME_DIR"));
+	if (home != NULL && home[0] == '/')
+		for (const char *const *s = home_secrets; *s; s++) {
+			char *path = xasprintf("%s/%s", home, *s);
+
+			list = sandbox_hidden_add(list, path);
+			free(path);
+		}
+	return list;
+}
+
+void
+sandbox_hidden_free(char **list)
+{
+	for (size_t i = 0; list != NULL && list[i] != NULL; i++)
+		free(list[i]);
+	free(list);
+}
+
+/* ---- the seccomp filter ---------------------------------------------------------- */
+
+/*
+ * A deny list on top of the namespaces (docs/agent.md): calls that reach state the
+ * namespaces do not cover (the kernel keyrings), that only serve to attack the kernel
+ * (bpf, userfaultfd, io_uring, perf) or that a capability-less process has no use for
+ * (mounts, modules, kexec).  They fail with EPERM; every other call is allowed.
+ * Built for the build's architecture; calls of another ABI (i386, x32) fail too.
+ */
+#if defined(__x86_64__)
+#define SECCOMP_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define SECCOMP_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+#ifdef SECCOMP_ARCH
+static const long denied_calls[] = {
+	SYS_keyctl, SYS_add_key, SYS_request_key, SYS_bpf, SYS_perf_event_open,
+	SYS_userfaultfd, SYS_kexec_load, SYS_kexec_file_load, SYS_init_module,
+	SYS_finit_module, SYS_delete_module, SYS_swapon, SYS_swapoff, SYS_reboot, SYS_acct,
+	SYS_mount, SYS_umount2, SYS_pivot_root, SYS_open_by_handle_at, SYS_name_to_handle_at,
+	SYS_setns, SYS_syslog, SYS_quotactl, SYS_vhangup,
+#ifdef SYS_io_uring_setup
+	SYS_io_uring_setup, SYS_io_uring_enter, SYS_io_uring_register,
+#endif
+#ifdef SYS_open_tree
+	SYS_open_tree, SYS_move_mount, SYS_fsopen, SYS_fsconfig, SYS_fsmount, SYS_fspick,
+#endif
+#ifdef SYS_iopl
+	SYS_iopl, SYS_ioperm,
+#endif
+};
+#define DENIED (sizeof denied_calls / sizeof denied_calls[0])
+
+/* The filter: 4 + 2 per call instructions. */
+static size_t
+seccomp_program(struct sock_filter *prog)
+{
+	size_t n = 0;
+
+	prog[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+	    offsetof(struct seccomp_data, arch));
+	prog[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SECCOMP_ARCH, 1, 0);
+	prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+	prog[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+	    offsetof(struct seccomp_data, nr));
+#ifdef __x86_64__
+	/* x32 calls have bit 30 set */
+	prog[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1);
+	prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+#endif
+	for (size_t i = 0; i < DENIED; i++) {
+		prog[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+		    (unsigned)denied_calls[i], 0, 1);
+		prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+	}
+	prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	return n;
+}
+
+/* A sealed memfd holding the filter for bwrap --seccomp; -1 on failure. */
+static int
+seccomp_fd(void)
+{
+	struct sock_filter prog[8 + 2 * DENIED];
+	size_t len = seccomp_program(prog) * sizeof prog[0];
+	int fd = memfd_create("taskdeck-seccomp", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, prog, len) != (ssize_t)len || lseek(fd, 0, SEEK_SET) != 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+#else
+static int
+seccomp_fd(void)
+{
+	return -2;	/* no filter for this architecture (docs/agent.md) */
+}
+#endif
+
+/* ---- spawning ------------------------------------------------------------------- */
+
+/* The fd the child gets the seccomp filter on, for bwrap --seccomp. */
+#define SECCOMP_CHILD_FD 3
+
+struct argv_buf {
+	char **v;
+	size_t n, cap;
+};
+
+static void
+arg(struct argv_buf *a, const char *s)
+{
+	if (a->n + 2 > a->cap) {
+		a->cap = a->cap ? a->cap * 2 : 64;
+		a->v = xrealloc(a->v, a->cap * sizeof *a->v);
+	}
+	a->v[a->n++] = xstrdup(s);
+	a->v[a->n] = NULL;
+}
+
+static void
+argv_free(struct argv_buf *a)
+{
+	for (size_t i = 0; i < a->n; i++)
+		free(a->v[i]);
+	free(a->v);
+}
+
+/* true when path is dir or below it. */
+static bool
+path_within(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (strcmp(dir, "/") == 0)
+		return true;
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* An empty directory (made read-only at the end, --remount-ro) or /dev/null over path. */
+static void
+hide(struct argv_buf *a, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		return;
+	if (S_ISDIR(st.st_mode)) {
+		arg(a, "--tmpfs");
+		arg(a, path);
+	} else {
+		arg(a, "--ro-bind");
+		arg(a, "/dev/null");
+		arg(a, path);
+	}
+}
+
+/* The bwrap arguments before the command. */
+static void
+bwrap_args(struct argv_buf *a, const char *bwrap, const struct sandbox_policy *pol,
+    const char *cwd, bool seccomp)
+{
+	arg(a, bwrap);
+	arg(a, "--die-with-parent");
+	arg(a, "--new-session");
+	arg(a, "--unshare-pid");
+	if (pol->profile == SANDBOX_FULL_ACCESS) {
+		arg(a, "--dev-bind");
+		arg(a, "/");
+		arg(a, "/");
+		arg(a, "--proc");
+		arg(a, "/proc");
+	} else {
+		arg(a, "--unshare-user");
+		arg(a, "--disable-userns");
+		arg(a, "--unshare-ipc");
+		arg(a, "--unshare-uts");
+		arg(a, "--unshare-cgroup-try");
+		if (!pol->network)
+			arg(a, "--unshare-net");
+		arg(a, "--cap-drop");
+		arg(a, "ALL");
+		if (seccomp) {
+			arg(a, "--seccomp");
+			arg(a, "3");	/* SECCOMP_CHILD_FD */
+		}
+		arg(a, "--ro-bind");
+		arg(a, "/");
+		arg(a, "/");
+		arg(a, "--dev");
+		arg(a, "/dev");
+		arg(a, "--proc");
+		arg(a, "/proc");
+		arg(a, "--tmpfs");
+		arg(a, "/tmp");
+		arg(a, "--tmpfs");
+		arg(a, "/dev/shm");
+		/* Everything hidden, then the workspace, then what is hidden inside it. */
+		for (size_t i = 0; pol->hidden != NULL && pol->hidden[i] != NULL; i++)
+			if (pol->workspace == NULL || !path_within(pol->hidden[i], pol->workspace) ||
+			    strcmp(pol->hidden[i], pol->workspace) == 0)
+				hide(a, pol->hidden[i]);
+		if (pol->workspace != NULL) {
+			arg(a, pol->profile == SANDBOX_WORKSPACE_WRITE ? "--bind" : "--ro-bind");
+			arg(a, pol->workspace);
+			arg(a, pol->workspace);
+			for (size_t i = 0; pol->hidden != NULL && pol->hidden[i] != NULL; i++)
+				if (path_within(pol->hidden[i], pol->workspace) &&
+				    strcmp(pol->hidden[i], pol->workspace) != 0)
+					hide(a, pol->hidden[i]);
+		}
+		/* Not recursive: a workspace bound below a hidden directory stays as bound. */
+		for (size_t i = 0; pol->hidden != NULL && pol->hidden[i] != NULL; i++) {
+			struct stat st;
+
+			if (stat(pol->hidden[i], &st) == 0 && S_ISDIR(st.st_mode) &&
+			    (pol->workspace == NULL ||
+			    strcmp(pol->hidden[i], pol->workspace) != 0)) {
+				arg(a, "--remount-ro");
+				arg(a, pol->hidden[i]);
+			}
+		}
+	}
+	arg(a, "--chdir");
+	arg(a, cwd != NULL ? cwd : "/");
+	arg(a, "--");
+}
+
+/* In the child: only async-signal-safe calls until exec. */
+static void __attribute__((noreturn))
+spawn_child(const int fds[3], int extra, pid_t parent, bool deathsig, const char *path,
+    char *const argv[], char *const envp[], const char *cwd)
+{
+	int io[3];
+	sigset_t none;
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+	setsid();		/* its own session and process group: sandbox_kill's killpg */
+	if (deathsig) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(125);
+	}
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	sigaction(SIGPIPE, &dfl, NULL);
+	/* Move the given fds above 4 first so that dup2 order does not clobber them. */
+	if (extra >= 0 && (extra = fcntl(extra, F_DUPFD_CLOEXEC, 5)) < 0)
+		_exit(126);
+	for (int i = 0; i < 3; i++) {
+		io[i] = fds[i] >= 0 ? fcntl(fds[i], F_DUPFD_CLOEXEC, 5) :
+		    open("/dev/null", i == 0 ? O_RDONLY | O_CLOEXEC : O_WRONLY | O_CLOEXEC);
+		if (io[i] < 0)
+			_exit(126);
+	}
+	for (int i = 0; i < 3; i++)
+		if (dup2(io[i], i) < 0)
+			_exit(126);
+	if (extra >= 0) {
+		if (dup2(extra, SECCOMP_CHILD_FD) < 0)
+			_exit(126);
+		close_range(SECCOMP_CHILD_FD + 1, ~0U, 0);
+	} else
+		close_range(3, ~0U, 0);
+	if (cwd != NULL && chdir(cwd) != 0)
+		_exit(126);
+	execve(path, argv, envp);
+	_exit(127);
+}
+
+static int
+spawn(const char *path, char *const argv[], char *const envp[], const char *cwd,
+    const int fds[3], int extra, bool deathsig, pid_t *pid, char *err,
+    size_t errlen)
+{
+	pid_t parent = getpid();
+	pid_t p = fork();
+
+	if (p == 0)
+		spawn_child(fds, extra, parent, deathsig, path, argv, envp, cwd);
+	if (p < 0) {
+		snprintf(err, errlen, "cannot start the command: %s", strerror(errno));
+		return -1;
+	}
+	*pid = p;		/* a session and process group of its own: setsid() above */
+	return 0;
+}
+
+/* Runs the strict sandbox around `true`; true when it works.  Once good, stays good. */
+static bool
+probe(char *why, size_t whylen)
+{
+	const char *bwrap = sandbox_bwrap_path();
+	struct sandbox_policy pol = { .profile = SANDBOX_READ_ONLY };
+	struct argv_buf a = { 0 };
+	char *envp[] = { "PATH=/usr/bin:/bin", NULL };
+	char msg[512] = "";
+	int pipefd[2], status = 0, fds[3], sfd;
+	size_t len = 0;
+	pid_t pid;
+	bool ok;
+
+	pthread_mutex_lock(&probe_mu);
+	if (probe_ok && bwrap != NULL) {
+		pthread_mutex_unlock(&probe_mu);
+		return true;
+	}
+	if (bwrap == NULL) {
+		pthread_mutex_unlock(&probe_mu);
+		snprintf(why, whylen, "bubblewrap (bwrap) is not installed%s; install the Debian "
+		    "package bubblewrap (apt-get install bubblewrap)",
+		    getenv("TASKDECK_BWRAP") ? " at $TASKDECK_BWRAP" : "");
+		return false;
+	}
+	if (pipe2(pipefd, O_CLOEXEC) != 0) {
+		pthread_mutex_unlock(&probe_mu);
+		snprintf(why, whylen, "cannot test the sandbox: %s", strerror(errno));
+		return false;
+	}
+	sfd = seccomp_fd();
+	bwrap_args(&a, bwrap, &pol, "/", sfd >= 0);
+	arg(&a, "true");
+	fds[0] = -1, fds[1] = pipefd[1], fds[2] = pipefd[1];
+	ok = spawn(bwrap, a.v, envp, "/", fds, sfd, true, &pid, why, whylen) == 0;
+	if (sfd >= 0)
+		close(sfd);
+	close(pipefd[1]);
+	argv_free(&a);
+	if (ok) {
+		ssize_t n;
+
+		while (len + 1 < sizeof msg &&
+		    ((n = read(pipefd[0], msg + len, sizeof msg - 1 - len)) > 0 ||
+		    (n < 0 && errno == EINTR)))
+			if (n > 0)
+				len += (size_t)n;
+		msg[len] = '\0';
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+		if (!ok) {
+			msg[strcspn(msg, "\n")] = '\0';
+			snprintf(why, whylen, "bubblewrap cannot set up the sandbox here (%s); user "
+			    "namespaces may be disabled: check that sysctl "
+			    "user.max_user_namespaces is above 0 and "
+			    "kernel.unprivileged_userns_clone is 1, or run in a container that "
+			    "allows them", msg[0] ? msg : "no message");
+		}
+	}
+	close(pipefd[0]);
+	probe_ok = ok;
+	pthread_mutex_unlock(&probe_mu);
+	return ok;
+}
+
+bool
+sandbox_available(char *why, size_t whylen)
+{
+	return probe(why, whylen);
+}
+
+/* argv0 looked up in envp's PATH, as bwrap does inside the sandbox; malloc'd or NULL. */
+static char *
+path_search(const char *argv0, char *const envp[])
+{
+	const char *path = "/usr/local/bin:/usr/bin:/bin";
+
+	if (strchr(argv0, '/') != NULL)
+		return xstrdup(argv0);
+	for (size_t i = 0; envp != NULL && envp[i] != NULL; i++)
+		if (strncmp(envp[i], "PATH=", 5) == 0)
+			path = envp[i] + 5;
+	while (*path != '\0') {
+		size_t n = strcspn(path, ":");
+		char *cand = xasprintf("%.*s/%s", (int)n, n ? path : ".", argv0);
+
+		if (access(cand, X_OK) == 0)
+			return cand;
+		free(cand);
+		path += n;
+		if (*path == ':')
+			path++;
+	}
+	return NULL;
+}
+
+int
+sandbox_spawn(const struct sandbox_policy *policy, const char *cwd, char *const argv[],
+    char *const envp[], const int fds[3], pid_t *pid, char *err, size_t errlen)
+{
+	const char *bwrap = sandbox_bwrap_path();
+	char why[768];
+	struct argv_buf a = { 0 };
+	int rc, sfd = -2;
+
+	if (argv == NULL || argv[0] == NULL) {
+		snprintf(err, errlen, "no command to run");
+		return -1;
+	}
+	if (bwrap == NULL || !probe(why, sizeof why)) {
+		if (policy->profile != SANDBOX_FULL_ACCESS && !policy->allow_unconfined) {
+			snprintf(err, errlen, "sandbox_unavailable: %s; commands do not run "
+			    "unconfined (see taskdeck doctor)", why);
+			return -1;
+		}
+		/* Unconfined: its own session, killed with the caller thread; what it starts
+		 * with setsid may survive (docs/agent.md). */
+		char *exe = path_search(argv[0], envp);
+
+		if (exe == NULL) {
+			snprintf(err, errlen, "%s: command not found", argv[0]);
+			return -1;
+		}
+		rc = spawn(exe, argv, envp, cwd, fds, -1, true, pid, err, errlen);
+		free(exe);
+		return rc;
+	}
+	if (policy->profile != SANDBOX_FULL_ACCESS && (sfd = seccomp_fd()) == -1) {
+		snprintf(err, errlen, "sandbox_unavailable: cannot prepare the seccomp filter: %s",
+		    strerror(errno));
+		return -1;
+	}
+	bwrap_args(&a, bwrap, policy, cwd, sfd >= 0);
+	for (size_t i = 0; argv[i] != NULL; i++)
+		arg(&a, argv[i]);
+	rc = spawn(bwrap, a.v, envp, NULL, fds, sfd, true, pid, err, errlen);
+	argv_free(&a);
+	if (sfd >= 0)
+		close(sfd);
+	return rc;
+}
+
+void
+sandbox_kill(pid_t pid)
+{
+	if (pid <= 0)
+		return;
+	/* The group holds bwrap (or the unconfined command); bwrap's death ends its pid
+	 * namespace, and with it everything the command started. */
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+}

@@ -1,0 +1,64 @@
+/*
+ * The command sandbox (DESIGN.md section 13, docs/agent.md "The sandbox"):
+ * every permission profile but full-access is a boundary the kernel enforces,
+ * through bubblewrap (user, mount, pid, net and IPC namespaces, no capabilities,
+ * no nested user namespaces).  Every profile, full-access too, runs in its own
+ * pid namespace so nothing a command starts outlives it.
+ */
+#ifndef TD_COMMON_SANDBOX_H
+#define TD_COMMON_SANDBOX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct td_paths;
+
+enum sandbox_profile { SANDBOX_READ_ONLY, SANDBOX_WORKSPACE_WRITE, SANDBOX_FULL_ACCESS };
+
+struct sandbox_policy {
+	enum sandbox_profile profile;
+	const char *workspace;      /* canonical absolute dir; writable under WORKSPACE_WRITE;
+	                             * may be NULL (nothing writable but a private /tmp) */
+	bool network;               /* false: no network at all (not even loopback to the service) */
+	const char *const *hidden;  /* NULL-terminated extra paths made unreadable, or NULL */
+	bool allow_unconfined;      /* the "sandbox.allowUnconfined" setting: when no sandbox
+	                             * can be set up, run unconfined instead of failing */
+};
+
+/*
+ * Spawns argv (argv[0] searched in PATH) under the policy, in cwd, with envp exactly;
+ * fds[0..2] become the child's stdin/stdout/stderr (-1 = /dev/null).  The child and all
+ * it starts end with sandbox_kill, and also when the caller process dies -- more exactly
+ * the calling THREAD (PR_SET_PDEATHSIG, bwrap --die-with-parent): spawn from a thread
+ * that outlives the child, not from a short-lived request thread.  The child is in its
+ * own process group; the caller waits for the pid (waitpid).  Returns 0 and the pid to
+ * wait for, or -1 with a person-readable message in err, which then starts with
+ * "sandbox_unavailable: " when no sandbox can be set up (fail closed: never runs
+ * unconfined unless the policy is FULL_ACCESS or allow_unconfined is on).
+ */
+int sandbox_spawn(const struct sandbox_policy *policy, const char *cwd, char *const argv[],
+                  char *const envp[], const int fds[3], pid_t *pid, char *err, size_t errlen);
+/* SIGKILL everything the spawned child started (its pid namespace and process group).
+ * Call it before the pid is collected (waitpid): after, the pid may be another's. */
+void sandbox_kill(pid_t pid);
+/* true when a sandbox can be set up here; else why, with the next action (for doctor). */
+bool sandbox_available(char *why, size_t whylen);
+
+/*
+ * What no non-full-access sandbox may read: taskdeck's config, data (database,
+ * secret.key, artifacts, every session's workspace), runtime and log locations,
+ * ~/.ssh, ~/.gnupg and the credential files listed in docs/agent.md, the sockets of
+ * container engines and the system bus, and $XDG_RUNTIME_DIR.  home may be
+ * NULL (then $HOME).  Paths that do not exist are left out.  NULL-terminated, malloc'd:
+ * free with sandbox_hidden_free.  Add other sessions' workspaces with sandbox_hidden_add.
+ */
+char **sandbox_hidden_paths(const struct td_paths *paths, const char *home);
+/* Appends a copy of path (no-op when it does not exist); returns the (moved) list. */
+char **sandbox_hidden_add(char **list, const char *path);
+void sandbox_hidden_free(char **list);
+
+/* Where bwrap is looked for; "bwrap" in PATH unless TASKDECK_BWRAP names a file. */
+const char *sandbox_bwrap_path(void);
+
+#endif

@@ -1,0 +1,764 @@
+/*
+ * The sandbox through a real taskdeckd (issue 13, docs/agent.md "The sandbox"):
+ * replay transcripts run scripts the test writes into the workspace.
+ * - attack.sh tries, under each profile, to write outside the workspace, read the
+ *   token, secret.key, the database, a ~/.ssh key, /proc/<service>/environ, and to
+ *   connect to the service's port; its exit status is a bit mask of what worked.
+ * - escape.sh starts setsid, nohup and SIGTERM-ignoring jobs; after finish, cancel,
+ *   agent kill -9 and service kill -9 none of them is left in /proc.
+ * - approve.sh (profile ask) leaves a job that tries to answer later prompts itself.
+ * The service's home, the workspace and the secrets live below the build
+ * directory, not in /tmp, which every sandbox replaces with its own.
+ */
+#include <criterion/criterion.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "json.h"
+#include "timeutil.h"
+
+#define FINAL_WAIT_MS 30000
+#define KEY_VALUE "sk-sandbox-test-KEY-0123456789"
+
+enum attack_bit {
+	WROTE_OUTSIDE = 1, READ_TOKEN = 2, READ_SECRET_KEY = 4, READ_DATABASE = 8,
+	READ_SSH_KEY = 16, READ_SERVICE_ENVIRON = 32, REACHED_SERVICE = 64,
+	READ_OTHER_SESSION = 128,
+};
+
+static struct svc svc;
+static char base[160], ws[192], outside[192], home[192], other[192];
+
+static void
+write_text(const char *path, const char *text, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+
+	cr_assert(fd >= 0, "%s: %s", path, strerror(errno));
+	cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+static void
+setup(void)
+{
+	char tmpl[] = "sbx-it-XXXXXX", path[PATH_MAX + 32];
+
+	cr_assert_not_null(mkdtemp(tmpl));
+	cr_assert_not_null(realpath(tmpl, path));
+	cr_assert_lt(strlen(path), 100, "the build directory's path is too long for the test");
+	snprintf(base, sizeof base, "%s", path);
+	snprintf(ws, sizeof ws, "%s/ws", base);
+	snprintf(outside, sizeof outside, "%s/outside", base);
+	snprintf(home, sizeof home, "%s/home", base);
+	snprintf(other, sizeof other, "%s/other", base);
+	cr_assert_eq(mkdir(other, 0700), 0);
+	snprintf(path, sizeof path, "%s/notes.txt", other);
+	write_text(path, "OTHER-SESSION-NOTES\n", 0600);
+	snprintf(path, sizeof path, "%s/.ssh", home);
+	cr_assert_eq(mkdir(ws, 0700), 0);
+	cr_assert_eq(mkdir(outside, 0700), 0);
+	cr_assert_eq(mkdir(home, 0700), 0);
+	cr_assert_eq(mkdir(path, 0700), 0);
+	snprintf(path, sizeof path, "%s/.ssh/id_rsa", home);
+	write_text(path, "SSH-KEY-SECRET\n", 0600);
+	/* The service's environment: a home with a key, a provider key, a marker. */
+	setenv("HOME", home, 1);
+	setenv("OPENAI_API_KEY", KEY_VALUE, 1);
+	setenv("TD_SBX_MARKER", "marker-in-the-service-environment", 1);
+	memset(&svc, 0, sizeof svc);
+	snprintf(svc.home, sizeof svc.home, "%.200s/td", base);
+	cr_assert_eq(mkdir(svc.home, 0700), 0);
+	/* the key of stored credentials (written by the service once credentials exist) */
+	snprintf(path, sizeof path, "%s/secret.key", svc.home);
+	write_text(path, "0123456789abcdef0123456789abcdef", 0600);
+	svc_restart(&svc);
+}
+
+static void
+teardown(void)
+{
+	char cmd[PATH_MAX + 16];
+
+	svc_destroy(&svc);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", base);
+}
+
+TestSuite(sandbox, .init = setup, .fini = teardown, .timeout = 120);
+
+static struct http_resp
+api(const char *method, const char *path, const char *body)
+{
+	return http_req(&svc, method, path, body, NULL, true);
+}
+
+static cJSON *get_json(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static cJSON *
+get_json(const char *fmt, ...)
+{
+	char path[512];
+	struct http_resp r;
+	cJSON *j;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(path, sizeof path, fmt, ap);
+	va_end(ap);
+	r = api("GET", path, NULL);
+	cr_assert_eq(r.status, 200, "GET %s: %ld %s", path, r.status, r.body);
+	j = r.json;
+	r.json = NULL;
+	http_resp_free(&r);
+	return j;
+}
+
+static char *
+project_new(void)
+{
+	struct http_resp r = api("POST", "/api/v1/projects", "{\"name\":\"sandbox\"}");
+	char *id;
+
+	cr_assert_eq(r.status, 201, "create project: %s", r.body);
+	id = strdup(json_get_string(r.json, "id"));
+	http_resp_free(&r);
+	return id;
+}
+
+/* Starts a run of transcript model in ws with extra members; the run id (malloc'd). */
+static char *
+run_start(const char *project, const char *model, const char *extra)
+{
+	char body[PATH_MAX + 512];
+	struct http_resp r;
+	char *id;
+
+	snprintf(body, sizeof body, "{\"project\":\"%s\",\"prompt\":\"probe\",\"cwd\":\"%s\","
+	    "\"config\":{\"provider\":\"replay\",\"model\":\"%s\"}%s}", project, ws, model, extra);
+	r = api("POST", "/api/v1/runs", body);
+	cr_assert_eq(r.status, 201, "startRun %s: %ld %s", body, r.status, r.body);
+	id = strdup(json_get_string(r.json, "id"));
+	http_resp_free(&r);
+	return id;
+}
+
+static void
+script(const char *name, const char *text)
+{
+	char path[PATH_MAX + 32];
+
+	snprintf(path, sizeof path, "%s/%s", ws, name);
+	write_text(path, text, 0644);
+}
+
+/* The exit status in the summary of the run's run_command, or -1 (then *said). */
+static int
+command_status_said(const char *run_id, char *said, size_t len)
+{
+	cJSON *events = get_json("/api/v1/runs/%s/events?limit=1000", run_id), *e;
+	int status = -1;
+
+	cJSON_ArrayForEach(e, events) {
+		const cJSON *data = cJSON_GetObjectItem(e, "data");
+		const char *summary = json_get_string(data, "summary");
+
+		if (strcmp(json_get_string(e, "type"), "run.tool") != 0 || summary == NULL ||
+		    strcmp(json_get_string(data, "name"), "run_command") != 0)
+			continue;
+		if (sscanf(summary, "exit status %d", &status) != 1 && said != NULL)
+			snprintf(said, len, "%s", summary);
+	}
+	cJSON_Delete(events);
+	return status;
+}
+
+static int
+command_status(const char *run_id)
+{
+	char said[256] = "";
+	int status = command_status_said(run_id, said, sizeof said);
+
+	if (status < 0)
+		cr_log_warn("run_command: %s", said);
+	return status;
+}
+
+/* Waits for the run's one pending prompt and answers it; false when none came. */
+static bool
+prompt_answer(const char *run, const char *tool, const char *decision)
+{
+	char path[128], body[64];
+	struct http_resp r;
+	cJSON *list, *p;
+
+	for (int i = 0;; i++) {
+		list = get_json("/app/v1/permissions?run=%s", run);
+		if (cJSON_GetArraySize(list) == 1)
+			break;
+		cJSON_Delete(list);
+		if (i >= 400)
+			return false;
+		usleep(50000);
+	}
+	p = cJSON_GetArrayItem(list, 0);
+	cr_expect_str_eq(json_get_string(p, "tool"), tool);
+	snprintf(path, sizeof path, "/app/v1/permissions/%s", json_get_string(p, "id"));
+	snprintf(body, sizeof body, "{\"decision\":\"%s\"}", decision);
+	r = api("POST", path, body);
+	cr_expect_eq(r.status, 200, "%s", r.body);
+	http_resp_free(&r);
+	cJSON_Delete(list);
+	return true;
+}
+
+static void
+write_attack(void)
+{
+	char text[8192];
+
+	snprintf(text, sizeof text,
+	    "r=0\n"
+	    "echo pwned > '%s/escaped' 2>/dev/null && r=$((r | %d))\n"
+	    "echo mine > ./written 2>/dev/null\n"
+	    "[ \"$(cat '%s/token' 2>/dev/null | wc -c)\" -gt 0 ] && r=$((r | %d))\n"
+	    "[ \"$(cat '%s/secret.key' 2>/dev/null | wc -c)\" -gt 0 ] && r=$((r | %d))\n"
+	    "head -c 15 '%s/taskdeck.db' 2>/dev/null | grep -q 'SQLite format' && r=$((r | %d))\n"
+	    "grep -q SSH-KEY-SECRET '%s/.ssh/id_rsa' 2>/dev/null && r=$((r | %d))\n"
+	    "tr '\\000' '\\n' < /proc/%d/environ 2>/dev/null | grep -q TD_SBX_MARKER && "
+	    "r=$((r | %d))\n"
+	    "bash -c 'echo x > /dev/tcp/127.0.0.1/%d' 2>/dev/null && r=$((r | %d))\n"
+	    "grep -q OTHER-SESSION-NOTES '%s/notes.txt' 2>/dev/null && r=$((r | %d))\n"
+	    "exit $r\n",
+	    outside, WROTE_OUTSIDE, svc.home, READ_TOKEN, svc.home, READ_SECRET_KEY,
+	    svc.home, READ_DATABASE, home, READ_SSH_KEY, (int)svc.pid, READ_SERVICE_ENVIRON,
+	    svc.port, REACHED_SERVICE, other, READ_OTHER_SESSION);
+	script("attack.sh", text);
+}
+
+/* Runs attack.sh under profile (extra: more run members) in project; what worked. */
+static int
+attack_in(const char *project, const char *profile, const char *extra_members)
+{
+	static bool other_session;
+	char *run, extra[256], path[PATH_MAX + 32];
+	cJSON *final;
+	int status;
+
+	if (!other_session) {
+		/* another session, in its own directory */
+		char body[512];
+		struct http_resp r;
+
+		snprintf(body, sizeof body, "{\"project\":\"%s\",\"prompt\":\"p\",\"cwd\":\"%s\","
+		    "\"config\":{\"provider\":\"replay\",\"model\":\"quick\"}}", project, other);
+		r = api("POST", "/api/v1/runs", body);
+		cr_assert_eq(r.status, 201, "%s", r.body);
+		cJSON_Delete(run_wait_final(&svc, json_get_string(r.json, "id"), FINAL_WAIT_MS));
+		http_resp_free(&r);
+		other_session = true;
+	}
+	write_attack();
+	snprintf(path, sizeof path, "%s/written", ws);
+	unlink(path);
+	snprintf(path, sizeof path, "%s/escaped", outside);
+	unlink(path);
+	snprintf(extra, sizeof extra, ",\"permissionProfile\":\"%s\"%s", profile, extra_members);
+	run = run_start(project, "sandbox-attack", extra);
+	if (strcmp(profile, "ask") == 0)
+		cr_assert(prompt_answer(run, "run_command", "allow"), "no prompt for the command");
+	final = run_wait_final(&svc, run, FINAL_WAIT_MS);
+	cr_assert_not_null(final);
+	cr_expect_str_eq(json_get_string(final, "status"), "completed", "%s",
+	    cJSON_PrintUnformatted(final));
+	status = command_status(run);
+	cr_assert(status >= 0, "no exit status of attack.sh under %s", profile);
+	cJSON_Delete(final);
+	free(run);
+	return status;
+}
+
+static int
+attack(const char *profile, const char *extra_members)
+{
+	char *project = project_new();
+	int status = attack_in(project, profile, extra_members);
+
+	free(project);
+	return status;
+}
+
+static bool
+written(void)
+{
+	char path[PATH_MAX + 32];
+
+	snprintf(path, sizeof path, "%s/written", ws);
+	return access(path, F_OK) == 0;
+}
+
+/* read-only refuses run_command before any sandbox (docs/agent.md); connector servers
+ * run in its sandbox, which tests/unit/test-sandbox.c attacks directly. */
+Test(sandbox, read_only_refuses_the_command)
+{
+	char *project = project_new(), *run, said[256] = "", path[PATH_MAX];
+	cJSON *final;
+
+	write_attack();
+	run = run_start(project, "sandbox-attack", ",\"permissionProfile\":\"read-only\"");
+	final = run_wait_final(&svc, run, FINAL_WAIT_MS);
+	cr_assert_not_null(final);
+	cr_expect_eq(command_status_said(run, said, sizeof said), -1);
+	cr_expect(strstr(said, "denied by the read-only profile") != NULL, "%s", said);
+	cr_expect_not(written(), "read-only wrote in the workspace");
+	snprintf(path, sizeof path, "%s/escaped", outside);
+	cr_expect_neq(access(path, F_OK), 0);
+	cJSON_Delete(final);
+	free(run);
+	free(project);
+}
+
+Test(sandbox, ask_blocks_every_attack)
+{
+	cr_expect_eq(attack("ask", ""), 0);
+	cr_expect(written(), "ask (allowed) could not write in the workspace");
+}
+
+Test(sandbox, workspace_write_blocks_every_attack)
+{
+	cr_expect_eq(attack("workspace-write", ""), 0);
+	cr_expect(written(), "workspace-write could not write in the workspace");
+}
+
+Test(sandbox, network_setting_opens_the_network_only)
+{
+	char *project = project_new(), path[128], body[256];
+	struct http_resp r;
+	cJSON *defaults;
+
+	/* the run's member; the token stays hidden, so the port alone gives nothing */
+	cr_expect_eq(attack_in(project, "workspace-write", ",\"network\":true"), REACHED_SERVICE);
+	/* the project default, which a run's member overrides */
+	snprintf(path, sizeof path, "/api/v1/projects/%s/session-defaults", project);
+	defaults = get_json("%s", path);
+	snprintf(body, sizeof body, "{\"expectedUpdatedAt\":\"%s\",\"patch\":{\"network\":true}}",
+	    json_get_string(defaults, "updatedAt"));
+	cJSON_Delete(defaults);
+	r = api("PATCH", path, body);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "defaults"),
+	    "network")), "%s", r.body);
+	http_resp_free(&r);
+	cr_expect_eq(attack_in(project, "workspace-write", ""), REACHED_SERVICE);
+	cr_expect_eq(attack_in(project, "workspace-write", ",\"network\":false"), 0);
+	/* the CLI's --no-network is the run's member */
+	{
+		char *out = NULL;
+		cJSON *run;
+
+		write_attack();
+		cr_expect_eq(run_capture(&svc, &out, "'%s' --json run --project %s --cwd '%s' "
+		    "--provider replay --model sandbox-attack --permission workspace-write "
+		    "--no-network --wait probe", harness_bin("taskdeck"), project, ws), 0, "%s", out);
+		run = cJSON_Parse(out);
+		cr_assert_not_null(json_get_string(run, "id"), "%s", out);
+		cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(run, "network")), "%s", out);
+		cr_expect_eq(command_status(json_get_string(run, "id")), 0);
+		cJSON_Delete(run);
+		free(out);
+	}
+	r = api("PATCH", path, "{\"expectedUpdatedAt\":\"x\",\"patch\":{\"network\":1}}");
+	cr_expect_eq(r.status, 400, "%s", r.body);
+	http_resp_free(&r);
+	free(project);
+}
+
+Test(sandbox, full_access_is_the_user_and_the_attacks_are_real)
+{
+	/* The same script does what it says when nothing confines it; only the
+	 * service's /proc entry stays out of sight (every run has its own pid namespace). */
+	int got = attack("full-access", "");
+
+	cr_expect_eq(got, WROTE_OUTSIDE | READ_TOKEN | READ_SECRET_KEY | READ_DATABASE |
+	    READ_SSH_KEY | REACHED_SERVICE | READ_OTHER_SESSION, "attacks that worked: %#x", got);
+	cr_expect(written());
+}
+
+Test(sandbox, api_keys_leave_the_service_environment)
+{
+	char path[64], buf[65536];
+	ssize_t n;
+	int fd;
+	bool marker = false, key = false;
+
+	snprintf(path, sizeof path, "/proc/%d/environ", (int)svc.pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0) {
+		cr_log_info("%s is not readable here (%s): non-dumpable", path, strerror(errno));
+		return;
+	}
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	cr_assert(n > 0);
+	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(buf + i) + 1) {
+		buf[n] = '\0';
+		marker |= strstr(buf + i, "TD_SBX_MARKER=") == buf + i;
+		key |= strstr(buf + i, KEY_VALUE) != NULL;
+	}
+	cr_expect(marker, "the environment of the service was not read");
+	cr_expect_not(key, "the API key is still in the service's environment");
+}
+
+/* ---- nothing outlives a run --------------------------------------------------- */
+
+/* Processes whose command line is "sleep <arg>". */
+static int
+count_sleep(const char *arg)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	cr_assert_not_null(d);
+	while ((e = readdir(d)) != NULL) {
+		char path[300], cmd[128];
+		ssize_t len;
+		int fd;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+		if ((fd = open(path, O_RDONLY)) < 0)
+			continue;
+		len = read(fd, cmd, sizeof cmd - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		cmd[len] = '\0';
+		if (strcmp(cmd, "sleep") == 0 && (size_t)len > 6 && strcmp(cmd + 6, arg) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* The pid of the service's taskdeck-agent child, or 0. */
+static pid_t
+agent_pid(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t found = 0;
+
+	cr_assert_not_null(d);
+	while (found == 0 && (e = readdir(d)) != NULL) {
+		char path[300], stat[512], comm[64];
+		int ppid = 0;
+		FILE *f;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		if (fgets(stat, sizeof stat, f) != NULL &&
+		    sscanf(stat, "%*d (%63[^)]) %*c %d", comm, &ppid) == 2 &&
+		    ppid == svc.pid && strncmp(comm, "taskdeck-agent", 15) == 0)
+			found = atoi(e->d_name);
+		fclose(f);
+	}
+	closedir(d);
+	return found;
+}
+
+enum ending { BY_FINISH, BY_CANCEL, BY_AGENT_KILL, BY_SERVICE_KILL };
+
+static void
+escape_and_end(const char *profile, enum ending how)
+{
+	char tag[32], a[3][48], text[2048], extra[128];
+	char *project = project_new(), *run;
+	cJSON *final;
+	struct http_resp r;
+
+	snprintf(tag, sizeof tag, "9%d%d%d", (int)getpid() % 100000, how, profile[0] == 'f');
+	for (int i = 0; i < 3; i++)
+		snprintf(a[i], sizeof a[i], "%s%d", tag, i + 1);
+	snprintf(text, sizeof text,
+	    "setsid sleep %s < /dev/null > /dev/null 2>&1 &\n"
+	    "nohup sleep %s > /dev/null 2>&1 &\n"
+	    "sh -c 'trap \"\" TERM HUP; exec sleep %s' &\n"
+	    "%s\n", a[0], a[1], a[2], how == BY_FINISH ? "sleep 2; exit 0" : "sleep 600");
+	script("escape.sh", text);
+	snprintf(extra, sizeof extra, ",\"permissionProfile\":\"%s\"", profile);
+	run = run_start(project, "sandbox-escape", extra);
+	for (int i = 0; i < 400 && count_sleep(a[0]) + count_sleep(a[1]) + count_sleep(a[2]) < 3;
+	    i++)
+		usleep(25000);
+	if (count_sleep(a[0]) + count_sleep(a[1]) + count_sleep(a[2]) != 3) {
+		command_status(run);
+		cr_assert_fail("the background jobs did not start (%s)", profile);
+	}
+	switch (how) {
+	case BY_FINISH:
+		break;
+	case BY_CANCEL:
+		{
+			char path[128];
+
+			snprintf(path, sizeof path, "/api/v1/runs/%s/cancel", run);
+			r = api("POST", path, NULL);
+			cr_expect_eq(r.status, 200, "%s", r.body);
+			http_resp_free(&r);
+		}
+		break;
+	case BY_AGENT_KILL: {
+		pid_t agent = agent_pid();
+
+		cr_assert(agent > 0, "no agent process");
+		kill(agent, SIGKILL);
+		break;
+	}
+	case BY_SERVICE_KILL:
+		svc_kill(&svc);
+		break;
+	}
+	if (how != BY_SERVICE_KILL) {
+		final = run_wait_final(&svc, run, FINAL_WAIT_MS);
+		cr_assert_not_null(final);
+		cJSON_Delete(final);
+	}
+	/* the kernel tears the namespaces down at once; allow a loaded machine 10 s */
+	for (int i = 0; i < 200; i++) {
+		if (count_sleep(a[0]) + count_sleep(a[1]) + count_sleep(a[2]) == 0)
+			break;
+		usleep(50000);
+	}
+	for (int i = 0; i < 3; i++)
+		cr_expect_eq(count_sleep(a[i]), 0, "sleep %s outlived the run (%s, ending %d)",
+		    a[i], profile, (int)how);
+	free(run);
+	free(project);
+}
+
+Test(sandbox, nothing_outlives_a_finished_run)
+{
+	escape_and_end("workspace-write", BY_FINISH);
+	escape_and_end("full-access", BY_FINISH);
+}
+
+Test(sandbox, nothing_outlives_a_cancelled_run)
+{
+	escape_and_end("workspace-write", BY_CANCEL);
+	escape_and_end("full-access", BY_CANCEL);
+}
+
+Test(sandbox, nothing_outlives_a_killed_agent)
+{
+	escape_and_end("workspace-write", BY_AGENT_KILL);
+	escape_and_end("full-access", BY_AGENT_KILL);
+}
+
+Test(sandbox, nothing_outlives_a_killed_service)
+{
+	escape_and_end("full-access", BY_SERVICE_KILL);
+}
+
+Test(sandbox, nothing_outlives_a_killed_service_workspace_write)
+{
+	escape_and_end("workspace-write", BY_SERVICE_KILL);
+}
+
+/* ---- the agent cannot approve itself ------------------------------------------- */
+
+/* A script that answers every pending prompt "allow-run" with the token it reads. */
+static void
+write_approver(char *text, size_t len, bool loop)
+{
+	snprintf(text, len,
+	    "answer() {\n"
+	    "  t=$(cat '%s/token' 2>/dev/null) || return\n"
+	    "  for id in $(curl -s -H \"Authorization: Bearer $t\" "
+	    "'%s/app/v1/permissions' | grep -o 'prm_[0-9a-z]*' | sort -u); do\n"
+	    "    curl -s -X POST -H \"Authorization: Bearer $t\" -H 'Content-Type: "
+	    "application/json' -d '{\"decision\":\"allow-run\"}' '%s/app/v1/permissions/'$id "
+	    ">/dev/null\n"
+	    "  done\n"
+	    "}\n"
+	    "%s\n",
+	    svc.home, svc.url, svc.url, loop ? "while :; do answer; sleep 0.2; done" : "answer");
+}
+
+Test(sandbox, ask_cannot_approve_itself)
+{
+	char *project = project_new(), *run, text[4096], path[PATH_MAX + 32], *out = NULL;
+	cJSON *list, *p, *final;
+	const char *id;
+
+	write_approver(text, sizeof text, true);
+	script("approver.sh", text);
+	script("approve.sh", "setsid sh ./approver.sh </dev/null >/dev/null 2>&1 &\n"
+	    "nohup sh ./approver.sh </dev/null >/dev/null 2>&1 &\nexit 0\n");
+	write_approver(text, sizeof text, false);
+	snprintf(path, sizeof path, "%s/approve-once.sh", base);
+	write_text(path, text, 0644);
+	run = run_start(project, "sandbox-approve", ",\"permissionProfile\":\"ask\"");
+
+	/* The user allows the command. */
+	cr_assert(prompt_answer(run, "run_command", "allow"), "no prompt for the command");
+
+	/* The write's prompt stays pending: nothing in the sandbox answers it. */
+	for (int i = 0;; i++) {
+		list = get_json("/app/v1/permissions?run=%s", run);
+		if (cJSON_GetArraySize(list) == 1 &&
+		    strcmp(json_get_string(cJSON_GetArrayItem(list, 0), "tool"), "write_file") == 0)
+			break;
+		cJSON_Delete(list);
+		cr_assert(i < 400, "no prompt for the write (answered by someone else?)");
+		usleep(50000);
+	}
+	id = json_get_string(cJSON_GetArrayItem(list, 0), "id");
+	snprintf(path, sizeof path, "/app/v1/permissions/%s", id);
+	sleep(2);
+	p = get_json("%s", path);
+	cr_expect_str_eq(json_get_string(p, "status"), "pending",
+	    "the sandboxed job answered the prompt itself");
+	cJSON_Delete(p);
+
+	/* Outside any sandbox, the same script does answer it: the attack is real. */
+	cr_expect_eq(run_capture(&svc, &out, "sh '%s/approve-once.sh'", base), 0);
+	free(out);
+	p = get_json("%s", path);
+	cr_expect_str_eq(json_get_string(p, "status"), "allowed");
+	cJSON_Delete(p);
+	cJSON_Delete(list);
+	final = run_wait_final(&svc, run, FINAL_WAIT_MS);
+	cr_assert_not_null(final);
+	cJSON_Delete(final);
+	free(run);
+	free(project);
+}
+
+/* ---- cwd ------------------------------------------------------------------------ */
+
+Test(sandbox, cwd_in_taskdeck_directories_is_refused)
+{
+	char *project = project_new(), body[PATH_MAX * 2], *run;
+	char managed[PATH_MAX], sub[PATH_MAX + 16], session[64];
+	const struct { const char *cwd, *reason; } bad[] = {
+		{ "/", "filesystem-root" },
+		{ svc.home, "taskdeck-directory" },
+		{ sub, "taskdeck-directory" },
+		{ managed, "session-workspace" },
+	};
+	struct http_resp r;
+	cJSON *final, *ses;
+
+	/* a managed workspace of another session */
+	snprintf(body, sizeof body, "{\"project\":\"%s\",\"prompt\":\"p\","
+	    "\"config\":{\"provider\":\"replay\",\"model\":\"quick\"}}", project);
+	r = api("POST", "/api/v1/runs", body);
+	cr_assert_eq(r.status, 201, "%s", r.body);
+	run = strdup(json_get_string(r.json, "id"));
+	snprintf(session, sizeof session, "%s", json_get_string(r.json, "sessionId"));
+	ses = get_json("/api/v1/sessions/%s", session);
+	snprintf(managed, sizeof managed, "%s", json_get_string(ses, "cwd"));
+	cJSON_Delete(ses);
+	http_resp_free(&r);
+	final = run_wait_final(&svc, run, FINAL_WAIT_MS);
+	cJSON_Delete(final);
+	free(run);
+	snprintf(sub, sizeof sub, "%s/artifacts", svc.home);
+	mkdir(sub, 0700);
+
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		snprintf(body, sizeof body, "{\"project\":\"%s\",\"prompt\":\"p\",\"cwd\":\"%s\","
+		    "\"config\":{\"provider\":\"replay\",\"model\":\"quick\"}}", project, bad[i].cwd);
+		r = api("POST", "/api/v1/runs", body);
+		const char *reason = json_get_string(cJSON_GetObjectItem(cJSON_GetObjectItem(
+		    r.json, "error"), "details"), "reason");
+
+		cr_expect_eq(r.status, 400, "%s: %ld %s", bad[i].cwd, r.status, r.body);
+		cr_expect_str_eq(http_error_code(&r) ? http_error_code(&r) : "(none)",
+		    "invalid_cwd", "%s", bad[i].cwd);
+		cr_expect_str_eq(reason ? reason : "(none)", bad[i].reason, "%s", r.body);
+		http_resp_free(&r);
+	}
+	/* continuing the session in its managed workspace, cwd given: fine */
+	snprintf(body, sizeof body, "{\"project\":\"%s\",\"prompt\":\"p\",\"cwd\":\"%s\","
+	    "\"sessionId\":\"%s\"}", project, managed, session);
+	r = api("POST", "/api/v1/runs", body);
+	cr_expect_eq(r.status, 201, "%s", r.body);
+	if (r.status == 201)
+		cJSON_Delete(run_wait_final(&svc, json_get_string(r.json, "id"), FINAL_WAIT_MS));
+	http_resp_free(&r);
+	free(project);
+}
+
+/* ---- failing closed ------------------------------------------------------------- */
+
+static const char *
+doctor_sandbox(void)
+{
+	static char status[16];
+	cJSON *doc = get_json("/api/v1/doctor"), *c;
+
+	status[0] = '\0';
+	cJSON_ArrayForEach(c, cJSON_GetObjectItem(doc, "checks"))
+		if (strcmp(json_get_string(c, "id"), "sandbox") == 0)
+			snprintf(status, sizeof status, "%s", json_get_string(c, "status"));
+	cJSON_Delete(doc);
+	return status;
+}
+
+Test(sandbox, doctor_says_the_sandbox_works)
+{
+	cr_expect_str_eq(doctor_sandbox(), "ok");
+}
+
+Test(sandbox, fails_closed_without_bubblewrap)
+{
+	char *project, *run, said[256] = "", path[PATH_MAX];
+	cJSON *final;
+
+	svc_stop(&svc);
+	setenv("TASKDECK_BWRAP", "/nonexistent/bwrap", 1);
+	svc_restart(&svc);
+	cr_expect_str_eq(doctor_sandbox(), "fail");
+	project = project_new();
+	write_attack();
+	run = run_start(project, "sandbox-attack", ",\"permissionProfile\":\"workspace-write\"");
+	final = run_wait_final(&svc, run, FINAL_WAIT_MS);
+	cr_assert_not_null(final);
+	cr_expect_eq(command_status_said(run, said, sizeof said), -1, "the command ran");
+	cr_expect(strstr(said, "sandbox_unavailable") != NULL, "%s", said);
+	cr_expect_not(written(), "a command ran unconfined");
+	cJSON_Delete(final);
+	free(run);
+
+	/* The explicit setting runs commands unconfined, and doctor warns. */
+	svc_stop(&svc);
+	snprintf(path, sizeof path, "%s/settings.json", svc.home);
+	write_text(path, "{\"defaults\": {\"provider\": \"replay\"},\n"
+	    " \"providers\": {\"replay\": {\"kind\": \"replay\", \"defaultModel\": \"research\"}},\n"
+	    " \"runs\": {\"allowUnconfinedCommands\": true}}\n", 0600);
+	svc_restart(&svc);
+	cr_expect_str_eq(doctor_sandbox(), "warn");
+	cr_expect_neq(attack_in(project, "workspace-write", "") & WROTE_OUTSIDE, 0,
+	    "allowUnconfinedCommands did not run the command unconfined");
+	unsetenv("TASKDECK_BWRAP");
+	free(project);
+}

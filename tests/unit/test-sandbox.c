@@ -1,0 +1,414 @@
+/*
+ * The command sandbox on its own (src/common/sandbox.c): for each profile, the
+ * attacks of issue 13 against real bubblewrap, and no survivors after the
+ * command ends, after sandbox_kill and after the spawning process dies.
+ * Scratch files live below the build directory: /tmp is private in the sandbox,
+ * so a secret kept there would prove nothing.
+ */
+#include <criterion/criterion.h>
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "paths.h"
+#include "sandbox.h"
+#include "xalloc.h"
+
+static char root[512], ws[600], outside[600], secret_dir[600], secret_file[700];
+
+static void
+write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f, "%s", path);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void
+setup_files(void)
+{
+	char tmpl[] = "sbx-unit-XXXXXX";
+	char key[800];
+
+	cr_assert_not_null(mkdtemp(tmpl));
+	cr_assert_not_null(realpath(tmpl, root));
+	snprintf(ws, sizeof ws, "%s/ws", root);
+	snprintf(outside, sizeof outside, "%s/outside", root);
+	snprintf(secret_dir, sizeof secret_dir, "%s/home/.ssh", root);
+	snprintf(secret_file, sizeof secret_file, "%s/home/token", root);
+	cr_assert(td_mkdir_p(ws, 0700) && td_mkdir_p(outside, 0700) && td_mkdir_p(secret_dir, 0700));
+	write_file(secret_file, "TOKEN-SECRET-1\n");
+	snprintf(key, sizeof key, "%s/id_rsa", secret_dir);
+	write_file(key, "KEY-SECRET-2\n");
+}
+
+static void
+teardown(void)
+{
+	char *cmd = xasprintf("rm -rf '%s'", root);
+
+	cr_expect_eq(system(cmd), 0);
+	free(cmd);
+}
+
+/* Runs script with sh -c under pol; its exit status; output in out. */
+static int
+run(const struct sandbox_policy *pol, const char *script, char *out, size_t outlen)
+{
+	char *argv[] = { "sh", "-c", (char *)script, NULL };
+	char *envp[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/nonexistent", NULL };
+	char err[1024];
+	int p[2], status = 0, fds[3];
+	size_t len = 0;
+	ssize_t n;
+	pid_t pid;
+
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	fds[0] = -1, fds[1] = p[1], fds[2] = p[1];
+	cr_assert_eq(sandbox_spawn(pol, pol->workspace ? pol->workspace : "/", argv, envp, fds,
+	    &pid, err, sizeof err), 0, "%s", err);
+	close(p[1]);
+	while (len + 1 < outlen && (n = read(p[0], out + len, outlen - 1 - len)) > 0)
+		len += (size_t)n;
+	out[len] = '\0';
+	close(p[0]);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Processes whose command line is "sleep <arg>". */
+static int
+count_sleep(const char *arg)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	cr_assert_not_null(d);
+	while ((e = readdir(d)) != NULL) {
+		char path[300], cmd[128];
+		ssize_t len;
+		int fd;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+		if ((fd = open(path, O_RDONLY)) < 0)
+			continue;
+		len = read(fd, cmd, sizeof cmd - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		cmd[len] = '\0';
+		if (strcmp(cmd, "sleep") == 0 && (size_t)len > 6 && strcmp(cmd + 6, arg) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* Waits up to 5 s for count_sleep(arg) to be 0; the last count. */
+static int
+survivors(const char *arg)
+{
+	int n = count_sleep(arg);
+
+	for (int i = 0; i < 100 && n > 0; i++) {
+		usleep(50000);
+		n = count_sleep(arg);
+	}
+	return n;
+}
+
+static const char *const *
+hidden_list(void)
+{
+	static const char *list[3];
+
+	list[0] = secret_dir;
+	list[1] = secret_file;
+	list[2] = NULL;
+	return list;
+}
+
+static void
+attacks(enum sandbox_profile profile, bool network)
+{
+	struct sandbox_policy pol = { .profile = profile, .workspace = ws,
+		.network = network, .hidden = hidden_list() };
+	char out[8192], script[4096], path[800];
+	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof addr;
+	int lfd, cfd;
+	bool full = profile == SANDBOX_FULL_ACCESS;
+
+	/* write outside the workspace, inside it, and in /tmp */
+	snprintf(script, sizeof script, "echo x > '%s/escaped'; echo y > '%s/inside'; "
+	    "echo z > /tmp/sbx-unit-private-%d && echo TMPOK", outside, ws, (int)getpid());
+	run(&pol, script, out, sizeof out);
+	snprintf(path, sizeof path, "%s/escaped", outside);
+	cr_expect_eq(access(path, F_OK) == 0, full, "write outside the workspace: %s", out);
+	snprintf(path, sizeof path, "%s/inside", ws);
+	cr_expect_eq(access(path, F_OK) == 0, profile != SANDBOX_READ_ONLY,
+	    "write in the workspace: %s", out);
+	cr_expect_not_null(strstr(out, "TMPOK"), "/tmp must be writable: %s", out);
+	snprintf(path, sizeof path, "/tmp/sbx-unit-private-%d", (int)getpid());
+	cr_expect_eq(access(path, F_OK) == 0, full, "/tmp must be private");
+	unlink(path);
+
+	/* read the hidden files, and this process's /proc entry */
+	snprintf(script, sizeof script, "cat '%s' '%s/id_rsa'; ls -a '%s' | grep -q id_rsa && echo LISTED; "
+	    "cat /proc/%d/environ && echo PROCVISIBLE", secret_file, secret_dir, secret_dir,
+	    (int)getpid());
+	run(&pol, script, out, sizeof out);
+	cr_expect_eq(strstr(out, "TOKEN-SECRET-1") != NULL, full, "token read: %s", out);
+	cr_expect_eq(strstr(out, "KEY-SECRET-2") != NULL, full, "key read: %s", out);
+	cr_expect_eq(strstr(out, "LISTED") != NULL, full, "hidden dir listed: %s", out);
+	/* every profile has its own pid namespace: full-access too */
+	cr_expect_null(strstr(out, "PROCVISIBLE"), "caller's /proc entry: %s", out);
+
+#ifdef __x86_64__
+	/* the kernel keyrings, which no namespace covers: keyctl(GET_KEYRING_ID, session) */
+	run(&pol, "perl -e '$r = syscall(250, 0, -3, 0); "
+	    "print \"KEYCTL=\", ($r == -1 ? $! + 0 : \"ok\"), \"\\n\"'", out, sizeof out);
+	cr_expect_eq(strstr(out, "KEYCTL=1\n") != NULL, !full, "keyctl: %s", out);
+	cr_expect_not_null(strstr(out, "KEYCTL="), "%s", out);
+#endif
+
+	/* connect to a loopback port of the caller */
+	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	cr_assert(lfd >= 0);
+	cr_assert_eq(bind(lfd, (struct sockaddr *)&addr, sizeof addr), 0);
+	cr_assert_eq(listen(lfd, 4), 0);
+	cr_assert_eq(getsockname(lfd, (struct sockaddr *)&addr, &alen), 0);
+	snprintf(script, sizeof script, "bash -c 'echo hi > /dev/tcp/127.0.0.1/%d' 2>&1",
+	    ntohs(addr.sin_port));
+	run(&pol, script, out, sizeof out);
+	cfd = accept(lfd, NULL, NULL);
+	cr_expect_eq(cfd >= 0, full || network, "connection to the caller's port: %s", out);
+	if (cfd >= 0)
+		close(cfd);
+	close(lfd);
+}
+
+TestSuite(sandbox, .init = setup_files, .fini = teardown, .timeout = 60);
+
+Test(sandbox, read_only_attacks)
+{
+	attacks(SANDBOX_READ_ONLY, false);
+}
+
+Test(sandbox, workspace_write_attacks)
+{
+	attacks(SANDBOX_WORKSPACE_WRITE, false);
+}
+
+Test(sandbox, workspace_write_with_network_reaches_loopback)
+{
+	attacks(SANDBOX_WORKSPACE_WRITE, true);
+}
+
+Test(sandbox, full_access_is_the_user)
+{
+	attacks(SANDBOX_FULL_ACCESS, false);
+}
+
+/* Starts the usual escapers (setsid, nohup, a SIGTERM-ignorer) tagged with tag. */
+static char *
+escapers(const char *tag, const char *tail)
+{
+	return xasprintf("setsid sleep %s1 & nohup sleep %s2 >/dev/null 2>&1 & "
+	    "sh -c 'trap \"\" TERM; sleep %s3' & %s", tag, tag, tag, tail);
+}
+
+static void
+no_survivors(enum sandbox_profile profile, int how)
+{
+	struct sandbox_policy pol = { .profile = profile, .workspace = ws, .hidden = hidden_list() };
+	char tag[32], a1[40], a2[40], a3[40], err[512];
+	char *script;
+	int status;
+	pid_t pid, mid;
+
+	snprintf(tag, sizeof tag, "8%d%d", (int)getpid() % 100000, how);
+	snprintf(a1, sizeof a1, "%s1", tag);
+	snprintf(a2, sizeof a2, "%s2", tag);
+	snprintf(a3, sizeof a3, "%s3", tag);
+	script = escapers(tag, how == 0 ? "sleep 1; exit 0" : "sleep 1000");
+	char *argv[] = { "sh", "-c", script, NULL };
+	char *envp[] = { "PATH=/usr/local/bin:/usr/bin:/bin", NULL };
+	int fds[3] = { -1, -1, -1 };
+
+	if (how == 2) {
+		/* the spawning process dies with SIGKILL */
+		mid = fork();
+		cr_assert(mid >= 0);
+		if (mid == 0) {
+			if (sandbox_spawn(&pol, ws, argv, envp, fds, &pid, err, sizeof err) != 0)
+				_exit(1);
+			pause();
+			_exit(0);
+		}
+		for (int i = 0; i < 200 && count_sleep(a1) + count_sleep(a2) + count_sleep(a3) < 3;
+		    i++)
+			usleep(50000);
+		cr_expect_eq(count_sleep(a1), 1, "the escaper did not start");
+		kill(mid, SIGKILL);
+		waitpid(mid, &status, 0);
+	} else {
+		cr_assert_eq(sandbox_spawn(&pol, ws, argv, envp, fds, &pid, err, sizeof err), 0,
+		    "%s", err);
+		for (int i = 0; i < 200 && count_sleep(a1) + count_sleep(a2) + count_sleep(a3) < 3;
+		    i++)
+			usleep(50000);
+		cr_expect_eq(count_sleep(a1), 1, "the escaper did not start");
+		if (how == 1)
+			sandbox_kill(pid);
+		waitpid(pid, &status, 0);
+	}
+	cr_expect_eq(survivors(a1), 0, "setsid survivor");
+	cr_expect_eq(survivors(a2), 0, "nohup survivor");
+	cr_expect_eq(survivors(a3), 0, "SIGTERM-ignoring survivor");
+	free(script);
+}
+
+Test(sandbox, nothing_outlives_a_finished_command)
+{
+	no_survivors(SANDBOX_WORKSPACE_WRITE, 0);
+	no_survivors(SANDBOX_READ_ONLY, 0);
+	no_survivors(SANDBOX_FULL_ACCESS, 0);
+}
+
+Test(sandbox, nothing_outlives_sandbox_kill)
+{
+	no_survivors(SANDBOX_WORKSPACE_WRITE, 1);
+	no_survivors(SANDBOX_FULL_ACCESS, 1);
+}
+
+Test(sandbox, nothing_outlives_the_caller)
+{
+	no_survivors(SANDBOX_READ_ONLY, 2);
+	no_survivors(SANDBOX_FULL_ACCESS, 2);
+}
+
+Test(sandbox, fails_closed_without_bwrap)
+{
+	struct sandbox_policy pol = { .profile = SANDBOX_WORKSPACE_WRITE, .workspace = ws };
+	char *argv[] = { "true", NULL };
+	char *envp[] = { "PATH=/usr/bin:/bin", NULL };
+	int fds[3] = { -1, -1, -1 }, status;
+	char err[1024], why[1024];
+	pid_t pid;
+
+	setenv("TASKDECK_BWRAP", "/nonexistent/bwrap", 1);
+	cr_expect_not(sandbox_available(why, sizeof why));
+	cr_expect_not_null(strstr(why, "bubblewrap"), "%s", why);
+	cr_expect_eq(sandbox_spawn(&pol, ws, argv, envp, fds, &pid, err, sizeof err), -1);
+	cr_expect_eq(strncmp(err, "sandbox_unavailable: ", 21), 0, "%s", err);
+	pol.profile = SANDBOX_READ_ONLY;
+	cr_expect_eq(sandbox_spawn(&pol, ws, argv, envp, fds, &pid, err, sizeof err), -1);
+	/* the explicit setting, and full-access, run unconfined */
+	pol.allow_unconfined = true;
+	cr_assert_eq(sandbox_spawn(&pol, ws, argv, envp, fds, &pid, err, sizeof err), 0, "%s", err);
+	cr_expect_eq(waitpid(pid, &status, 0), pid);
+	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	pol.allow_unconfined = false;
+	pol.profile = SANDBOX_FULL_ACCESS;
+	cr_assert_eq(sandbox_spawn(&pol, ws, argv, envp, fds, &pid, err, sizeof err), 0, "%s", err);
+	cr_expect_eq(waitpid(pid, &status, 0), pid);
+	unsetenv("TASKDECK_BWRAP");
+	cr_expect(sandbox_available(why, sizeof why), "%s", why);
+}
+
+Test(sandbox, hidden_paths_cover_taskdeck_and_credentials)
+{
+	struct td_paths p;
+	char home[800], tdhome[800], ssh[900];
+	char **list;
+	bool token = false, data = false, sshd = false, missing = false;
+
+	snprintf(home, sizeof home, "%s/home", root);
+	snprintf(tdhome, sizeof tdhome, "%s/td", root);
+	snprintf(ssh, sizeof ssh, "%s/.ssh", home);
+	cr_assert(td_mkdir_p(tdhome, 0700));
+	setenv("TASKDECK_HOME", tdhome, 1);
+	cr_assert(td_paths_init(&p));
+	write_file(p.token, "t\n");
+	list = sandbox_hidden_paths(&p, home);
+	for (char **l = list; *l; l++) {
+		token |= strcmp(*l, p.token) == 0;
+		data |= strcmp(*l, tdhome) == 0;
+		sshd |= strcmp(*l, ssh) == 0;
+		missing |= strstr(*l, ".gnupg") != NULL;	/* does not exist: left out */
+	}
+	cr_expect(token && data && sshd);
+	cr_expect_not(missing);
+	sandbox_hidden_free(list);
+	td_paths_free(&p);
+	unsetenv("TASKDECK_HOME");
+}
+
+/* A workspace below a hidden directory stays usable; the rest of it does not. */
+Test(sandbox, workspace_below_a_hidden_directory)
+{
+	char hidden_root[800], own[900], other[900], script[4096], out[4096], path[1000];
+	const char *list[] = { hidden_root, NULL };
+	struct sandbox_policy pol = { .profile = SANDBOX_WORKSPACE_WRITE, .hidden = list };
+
+	snprintf(hidden_root, sizeof hidden_root, "%s/data", root);
+	snprintf(own, sizeof own, "%s/workspaces/s1", hidden_root);
+	snprintf(other, sizeof other, "%s/workspaces/s2", hidden_root);
+	cr_assert(td_mkdir_p(own, 0700) && td_mkdir_p(other, 0700));
+	snprintf(path, sizeof path, "%s/notes", other);
+	write_file(path, "OTHER-SESSION-3\n");
+	pol.workspace = own;
+	snprintf(script, sizeof script, "echo mine > out.txt; cat '%s/notes'; "
+	    "echo bad > '%s/x' ; echo bad > '%s/x'", other, other, hidden_root);
+	run(&pol, script, out, sizeof out);
+	snprintf(path, sizeof path, "%s/out.txt", own);
+	cr_expect_eq(access(path, F_OK), 0, "%s", out);
+	cr_expect_null(strstr(out, "OTHER-SESSION-3"), "%s", out);
+	snprintf(path, sizeof path, "%s/x", other);
+	cr_expect_neq(access(path, F_OK), 0);
+	snprintf(path, sizeof path, "%s/x", hidden_root);
+	cr_expect_neq(access(path, F_OK), 0);
+}
+
+/* A workspace holding hidden paths (a session in $HOME): they stay hidden in it. */
+Test(sandbox, hidden_paths_inside_the_workspace)
+{
+	char tdhome[800], token[900], key[900], script[4096], out[4096], path[1000];
+	const char *list[] = { tdhome, key, NULL };
+	struct sandbox_policy pol = { .profile = SANDBOX_WORKSPACE_WRITE, .workspace = root,
+		.hidden = list };
+
+	snprintf(tdhome, sizeof tdhome, "%s/.config/taskdeck", root);
+	snprintf(token, sizeof token, "%s/token", tdhome);
+	snprintf(key, sizeof key, "%s/id_ed25519", root);
+	cr_assert(td_mkdir_p(tdhome, 0700));
+	write_file(token, "TOKEN-IN-WS-4\n");
+	write_file(key, "KEY-IN-WS-5\n");
+	snprintf(script, sizeof script, "cat '%s' '%s'; echo x > '%s/new' && echo WROTE; "
+	    "echo y > ws-file && echo WSOK", token, key, tdhome);
+	run(&pol, script, out, sizeof out);
+	cr_expect_null(strstr(out, "TOKEN-IN-WS-4"), "%s", out);
+	cr_expect_null(strstr(out, "KEY-IN-WS-5"), "%s", out);
+	cr_expect_null(strstr(out, "WROTE"), "a hidden directory was writable: %s", out);
+	cr_expect_not_null(strstr(out, "WSOK"), "%s", out);
+	snprintf(path, sizeof path, "%s/new", tdhome);
+	cr_expect_neq(access(path, F_OK), 0);
+}
