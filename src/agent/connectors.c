@@ -12,6 +12,7 @@
 #include "json.h"
 #include "log.h"
 #include "mcp.h"
+#include "sandbox.h"
 #include "xalloc.h"
 
 #define CONNECTORS_MAX 32		/* connectors of one run */
@@ -27,9 +28,9 @@
 
 extern char **environ;
 
-/* The variables a stdio server inherits from the agent (as run_command does). */
+/* The variables a stdio server inherits from the agent (as run_command does); TMPDIR is /tmp. */
 static const char *const server_env_keep[] = {
-	"PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR",
+	"PATH", "HOME", "LANG", "LC_ALL", "TZ",
 };
 
 char *
@@ -241,6 +242,20 @@ open_stdio(const cJSON *def, const char *id, const cJSON *transport,
 	const cJSON *args = cJSON_GetObjectItemCaseSensitive(transport, "args");
 	const cJSON *env = cJSON_GetObjectItemCaseSensitive(transport, "env");
 	struct mcp_limits lim = { .request_timeout_ms = (int)cfg->connector_timeout_ms };
+	static const enum sandbox_profile profiles[] = {
+		[PROFILE_READ_ONLY] = SANDBOX_READ_ONLY,
+		[PROFILE_WORKSPACE_WRITE] = SANDBOX_WORKSPACE_WRITE,
+		[PROFILE_FULL_ACCESS] = SANDBOX_FULL_ACCESS,
+		[PROFILE_ASK] = SANDBOX_WORKSPACE_WRITE,
+	};
+	/* The server runs in the sandbox of the run's commands (DESIGN section 13). */
+	struct sandbox_policy policy = {
+		.profile = profiles[cfg->profile],
+		.workspace = cfg->workspace,
+		.network = cfg->network,
+		.hidden = (const char *const *)cfg->hidden,
+		.allow_unconfined = cfg->allow_unconfined,
+	};
 	struct strv argv = { 0 }, envp = { 0 };
 	struct mcp_client *c = NULL;
 	char err[1024];
@@ -259,6 +274,7 @@ open_stdio(const cJSON *def, const char *id, const cJSON *transport,
 		*why = xstrdup("the args of the stdio transport must be at most 256 strings");
 		goto out;
 	}
+	env_set(&envp, "TMPDIR", "/tmp");	/* the sandbox's private /tmp */
 	for (size_t i = 0; i < sizeof server_env_keep / sizeof *server_env_keep; i++) {
 		const char *v = getenv(server_env_keep[i]);
 
@@ -278,9 +294,10 @@ open_stdio(const cJSON *def, const char *id, const cJSON *transport,
 			*rc = AGENT_OK;
 		goto out;
 	}
-	if (envp.v == NULL)
-		strv_add(&envp, xstrdup("PATH=/usr/local/bin:/usr/bin:/bin"));
-	c = mcp_open_stdio(command, argv.v, envp.v, cfg->workspace, &lim, err, sizeof err);
+	if (getenv("PATH") == NULL && json_get_string(env, "PATH") == NULL)
+		env_set(&envp, "PATH", "/usr/local/bin:/usr/bin:/bin");
+	c = mcp_open_stdio_sandboxed(&policy, command, argv.v, envp.v, cfg->workspace, &lim, err,
+	    sizeof err);
 	if (c == NULL)
 		*why = xstrdup(err);
 out:

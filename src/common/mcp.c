@@ -24,6 +24,7 @@
 #include "buf.h"
 #include "json.h"
 #include "mcp.h"
+#include "sandbox.h"
 #include "sse.h"
 #include "xalloc.h"
 
@@ -64,6 +65,7 @@ struct mcp_client {
 	size_t tail_pos;
 	bool exited;
 	int wstatus;
+	bool sandboxed;		/* started by sandbox_spawn */
 
 	/* Streamable HTTP */
 	CURL *curl;
@@ -224,20 +226,39 @@ resolve_command(const char *command, char *const envp[])
 }
 
 /*
- * THE one place where a stdio server process is created.  The sandbox
- * (src/common/sandbox.h, branch `sandbox`) plugs in here: its spawn takes the
- * same program, argv, envp, cwd and descriptors plus the run's policy.
- * Returns 0 with *pid, or an errno value.
+ * THE one place where a stdio server process is created: in the run's
+ * sandbox when there is a policy (sandbox_spawn, which also puts it in its own
+ * process group), else with posix_spawn in a new process group.  Returns 0
+ * with *pid, or -1 with err set.
  */
 static int
-spawn_server(const char *program, char *const argv[], char *const envp[], const char *cwd,
-    int in_fd, int out_fd, int err_fd, pid_t *pid)
+spawn_server(const struct sandbox_policy *policy, const char *program, char *const argv[],
+    char *const envp[], const char *cwd, int in_fd, int out_fd, int err_fd, pid_t *pid,
+    char *err, size_t errlen)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	sigset_t none, defaults;
 	int rc;
 
+	if (policy != NULL) {
+		const int fds[3] = { in_fd, out_fd, err_fd };
+		char why[768];
+		char **sargv;
+		size_t n = 0;
+
+		while (argv[n] != NULL)
+			n++;
+		sargv = xcalloc(n + 1, sizeof *sargv);
+		sargv[0] = (char *)program;	/* resolved here: the same path inside */
+		for (size_t i = 1; i < n; i++)
+			sargv[i] = argv[i];
+		rc = sandbox_spawn(policy, cwd, sargv, envp, fds, pid, why, sizeof why);
+		free(sargv);
+		if (rc != 0)
+			set_err(err, errlen, "cannot start the server: %s", why);
+		return rc != 0 ? -1 : 0;
+	}
 	posix_spawn_file_actions_init(&fa);
 	posix_spawnattr_init(&attr);
 	posix_spawn_file_actions_adddup2(&fa, in_fd, 0);
@@ -257,12 +278,22 @@ spawn_server(const char *program, char *const argv[], char *const envp[], const 
 	rc = posix_spawn(pid, program, &fa, &attr, argv, envp);
 	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&fa);
-	return rc;
+	if (rc != 0)
+		set_err(err, errlen, "cannot start the server: %s: %s", argv[0], strerror(rc));
+	return rc != 0 ? -1 : 0;
 }
 
 struct mcp_client *
 mcp_open_stdio(const char *command, char *const args[], char *const envp[], const char *cwd,
     const struct mcp_limits *lim, char *err, size_t errlen)
+{
+	return mcp_open_stdio_sandboxed(NULL, command, args, envp, cwd, lim, err, errlen);
+}
+
+struct mcp_client *
+mcp_open_stdio_sandboxed(const struct sandbox_policy *policy, const char *command,
+    char *const args[], char *const envp[], const char *cwd, const struct mcp_limits *lim,
+    char *err, size_t errlen)
 {
 	static char *const no_env[] = { NULL };
 	struct mcp_client *c;
@@ -296,9 +327,10 @@ mcp_open_stdio(const char *command, char *const args[], char *const envp[], cons
 		goto fail;
 	}
 	c = client_new(lim);
-	rc = spawn_server(program, argv, envp, cwd, sv[1], outp[1], errp[1], &c->pid);
+	rc = spawn_server(policy, program, argv, envp, cwd, sv[1], outp[1], errp[1], &c->pid,
+	    err, errlen);
+	c->sandboxed = policy != NULL;
 	if (rc != 0) {
-		set_err(err, errlen, "cannot start the server: %s: %s", command, strerror(rc));
 		buf_free(&c->in);
 		free(c);
 		goto fail;
@@ -1288,8 +1320,12 @@ mcp_close(struct mcp_client *c)
 			kill(-pgid, SIGTERM);
 			reap(c, MCP_TERM_GRACE_MS);
 		}
-		/* Whatever is left of the group, the leader included. */
-		kill(-pgid, SIGKILL);
+		/* Whatever is left of the group, the leader included (a sandbox's pid
+		 * namespace ends with its bwrap). */
+		if (c->sandboxed && !c->exited)
+			sandbox_kill(c->pid);
+		else
+			kill(-pgid, SIGKILL);
 		if (!c->exited && waitpid(c->pid, &c->wstatus, 0) == c->pid)
 			c->exited = true;
 	}
@@ -1301,6 +1337,9 @@ mcp_close(struct mcp_client *c)
 		http_end_session(c);
 	if (c->curl != NULL)
 		curl_easy_cleanup(c->curl);
+	/* The headers may hold credentials. */
+	for (struct curl_slist *l = c->user_headers; l != NULL; l = l->next)
+		explicit_bzero(l->data, strlen(l->data));
 	curl_slist_free_all(c->user_headers);
 	buf_free(&c->in);
 	free(c->tail);

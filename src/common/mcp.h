@@ -23,6 +23,7 @@
 #define MCP_DEFAULT_STDERR_TAIL 4096
 
 struct mcp_client;
+struct sandbox_policy;
 
 /* 0 = the default. */
 struct mcp_limits {
@@ -47,6 +48,15 @@ struct mcp_tool {
  */
 struct mcp_client *mcp_open_stdio(const char *command, char *const args[], char *const envp[],
     const char *cwd, const struct mcp_limits *lim, char *err, size_t errlen);
+/*
+ * mcp_open_stdio inside the sandbox of policy (src/common/sandbox.h): the
+ * server and all it starts see what the run's commands see.  Fails closed
+ * ("sandbox_unavailable: …") like sandbox_spawn.  NULL policy = mcp_open_stdio.
+ * Call it from a thread that outlives the client (the sandbox ends with it).
+ */
+struct mcp_client *mcp_open_stdio_sandboxed(const struct sandbox_policy *policy,
+    const char *command, char *const args[], char *const envp[], const char *cwd,
+    const struct mcp_limits *lim, char *err, size_t errlen);
 /* Streamable HTTP; headers are "Name: value", NULL-terminated (NULL = none).  Connects lazily. */
 struct mcp_client *mcp_open_http(const char *url, const char *const *headers,
     const struct mcp_limits *lim, char *err, size_t errlen);

@@ -2285,3 +2285,40 @@ Test(agent, builtin_web_connector_fetches_a_url)
 	cr_expect(strstr(str(tool_end(&a, "web__fetch_url", 1), "summary"), "http://") != NULL);
 	agent_cleanup(&a);
 }
+
+/* A connector server runs in the run's sandbox: under read-only it cannot write the workspace. */
+static bool
+connector_wrote_workspace(const char *profile)
+{
+	static const char transcript[] = "{\"turns\": [{\"toolCalls\": ["
+	    "{\"name\": \"sh__one\", \"arguments\": {\"text\": \"x\"}}]}, {\"text\": \"done\"}]}";
+	struct agent a;
+	cJSON *start, *finish;
+	char script[1024], path[512];
+	const char *args[] = { "-c", script, NULL };
+	bool wrote;
+
+	agent_init(&a);
+	snprintf(script, sizeof script, "touch '%s/from-the-server' 2>/dev/null; exec '%s' legacy",
+	    a.ws, mcp_failserver());
+	start = start_line(&a, "replay", "x", profile);
+	use_transcript(&a, start, "sandboxed", transcript);
+	add_stdio_connector(&a, start, "con_sh", "sh", "/bin/sh", args);
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 20000);
+	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
+	cr_assert_str_eq(str(tool_end(&a, "sh__one", 0), "status"), "completed",
+	    "%s", str(tool_end(&a, "sh__one", 0), "summary"));
+	snprintf(path, sizeof path, "%s/from-the-server", a.ws);
+	wrote = exists(path);
+	cr_expect_eq(marked_processes(&a), 0);
+	agent_cleanup(&a);
+	return wrote;
+}
+
+Test(agent, connector_servers_run_in_the_sandbox_of_the_run)
+{
+	cr_expect_not(connector_wrote_workspace("read-only"),
+	    "a connector server wrote into the workspace of a read-only run");
+	cr_expect(connector_wrote_workspace("workspace-write"));
+}
