@@ -2322,3 +2322,81 @@ Test(agent, connector_servers_run_in_the_sandbox_of_the_run)
 	    "a connector server wrote into the workspace of a read-only run");
 	cr_expect(connector_wrote_workspace("workspace-write"));
 }
+
+Test(agent, http_connector_with_a_header_credential, .timeout = 60)
+{
+	static const char secret[] = "Bearer tok-8c2e51f0aa";
+	static const char transcript[] = "{\"turns\": [{\"toolCalls\": ["
+	    "{\"name\": \"remote__echo\", \"arguments\": {\"message\": \"over http\"}}]},"
+	    "{\"text\": \"done\"}]}";
+	const char *js = mcp_everything();
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t salen = sizeof sa;
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+	char url[128], portenv[32], *log;
+	struct agent a;
+	cJSON *start, *finish, *con, *t, *b;
+	pid_t server;
+
+	cr_assert_eq(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	getsockname(fd, (struct sockaddr *)&sa, &salen);
+	port = ntohs(sa.sin_port);
+	close(fd);
+	server = fork();
+	cr_assert_geq(server, 0);
+	if (server == 0) {
+		snprintf(portenv, sizeof portenv, "%d", port);
+		setenv("PORT", portenv, 1);
+		setpgid(0, 0);
+		freopen("/dev/null", "w", stdout);
+		freopen("/dev/null", "w", stderr);
+		execlp("node", "node", js, "streamableHttp", (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 300; i++) {	/* node takes a moment to listen */
+		int c = socket(AF_INET, SOCK_STREAM, 0);
+		struct sockaddr_in to = sa;
+		bool up;
+
+		to.sin_port = htons((uint16_t)port);
+		up = connect(c, (struct sockaddr *)&to, sizeof to) == 0;
+		close(c);
+		if (up)
+			break;
+		usleep(50000);
+	}
+	snprintf(url, sizeof url, "http://127.0.0.1:%d/mcp", port);
+	agent_init(&a);
+	a.secret_con = "con_remote";
+	a.secret_cred = "cred_token";
+	a.secret = secret;
+	start = start_line(&a, "replay", "x", "workspace-write");
+	use_transcript(&a, start, "remote", transcript);
+	con = cJSON_CreateObject();
+	cJSON_AddStringToObject(con, "id", "con_remote");
+	cJSON_AddStringToObject(con, "name", "remote");
+	cJSON_AddStringToObject(con, "kind", "custom");
+	t = cJSON_AddObjectToObject(con, "transport");
+	cJSON_AddStringToObject(t, "type", "http");
+	cJSON_AddStringToObject(t, "url", url);
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(t, "headers"), "X-Team", "tests");
+	b = cJSON_CreateObject();
+	cJSON_AddStringToObject(b, "credentialId", "cred_token");
+	cJSON_AddStringToObject(b, "target", "header:Authorization");
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(con, "credentialBindings"), b);
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(start, "connectors"), con);
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 45000);
+	kill(-server, SIGKILL);
+	waitpid(server, NULL, 0);
+	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
+	cr_expect_eq(count_lines(&a, "request", "method", "secret.resolve"), 1);
+	cr_expect_str_eq(str(tool_end(&a, "remote__echo", 0), "summary"),
+	    "echo on remote: Echo: over http");
+	cr_expect_not(contains(a.raw.data, a.raw.len, "tok-8c2e51f0aa"), "the secret is in a line");
+	log = slurp(a.err_path);
+	cr_expect_not(contains(log, log ? strlen(log) : 0, "tok-8c2e51f0aa"),
+	    "the secret is in the log");
+	free(log);
+	agent_cleanup(&a);
+}
