@@ -1994,7 +1994,7 @@ marked_processes(const struct agent *a)
 	return n;
 }
 
-Test(agent, connector_tools_reach_a_real_mcp_server, .timeout = 60)
+Test(agent, connector_tools_reach_a_real_mcp_server)
 {
 	const char *const args[] = { mcp_everything(), "stdio", NULL };
 	struct agent a;
@@ -2323,7 +2323,7 @@ Test(agent, connector_servers_run_in_the_sandbox_of_the_run)
 	cr_expect(connector_wrote_workspace("workspace-write"));
 }
 
-Test(agent, http_connector_with_a_header_credential, .timeout = 60)
+Test(agent, http_connector_with_a_header_credential)
 {
 	static const char secret[] = "Bearer tok-8c2e51f0aa";
 	static const char transcript[] = "{\"turns\": [{\"toolCalls\": ["
