@@ -2400,3 +2400,37 @@ Test(agent, http_connector_with_a_header_credential)
 	free(log);
 	agent_cleanup(&a);
 }
+
+/* Tool names providers accept: [A-Za-z0-9_-]{1,64}; a long one keeps a hash of the full name. */
+Test(agent, connector_tool_names_are_sanitized)
+{
+	const char *const legacy[] = { "legacy", NULL };
+	static const char long_name[] = "a-connector-with-a-name-far-too-long-for-any-provider-x1234567";
+	struct agent a;
+	cJSON *start, *finish;
+	char transcript[1024], full[256], hashed[80];
+	uint32_t h = 2166136261u;
+
+	snprintf(full, sizeof full, "%s__three", long_name);
+	for (const char *p = full; *p; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	snprintf(hashed, sizeof hashed, "%.55s_%08x", full, h);
+	cr_assert_eq(strlen(hashed), 64);
+	snprintf(transcript, sizeof transcript, "{\"turns\": [{\"toolCalls\": ["
+	    "{\"name\": \"My_Server_v2__one\", \"arguments\": {\"text\": \"s\"}},"
+	    "{\"name\": \"%s\", \"arguments\": {\"text\": \"l\"}}"
+	    "]}, {\"text\": \"done\"}]}", hashed);
+	agent_init(&a);
+	start = start_line(&a, "replay", "x", "workspace-write");
+	use_transcript(&a, start, "names", transcript);
+	add_stdio_connector(&a, start, "con_a", "My Server.v2", mcp_failserver(), legacy);
+	add_stdio_connector(&a, start, "con_b", long_name, mcp_failserver(), legacy);
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 20000);
+	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
+	cr_expect_str_eq(str(tool_end(&a, "My_Server_v2__one", 0), "status"), "completed");
+	cr_expect_str_eq(str(tool_end(&a, hashed, 0), "status"), "completed");
+	cr_expect_str_eq(str(tool_end(&a, hashed, 0), "summary"),
+	    "three on a-connector-with-a-name-far-too-long-for-any-provider-x1234567: three:l");
+	agent_cleanup(&a);
+}
