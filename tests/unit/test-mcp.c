@@ -228,6 +228,81 @@ Test(mcp, everything_over_streamable_http)
 	waitpid(pid, NULL, 0);
 }
 
+/* Starts node on script with PORT (and TOKEN); waits until it listens. */
+static pid_t
+node_server(const char *script, const char *arg, int port, const char *token)
+{
+	char env_port[32];
+	pid_t pid = fork();
+
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		snprintf(env_port, sizeof env_port, "%d", port);
+		setenv("PORT", env_port, 1);
+		if (token != NULL)
+			setenv("TOKEN", token, 1);
+		setpgid(0, 0);
+		freopen("/dev/null", "w", stdout);
+		freopen("/dev/null", "w", stderr);
+		execlp("node", "node", script, arg, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 300; i++) {
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+		struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+			.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		bool up = connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
+
+		close(fd);
+		if (up)
+			break;
+		usleep(50000);
+	}
+	return pid;
+}
+
+Test(mcp, modern_server_over_http_with_a_bearer_header)
+{
+	char script[512], url[128];
+	const char *src = getenv("TD_SRCDIR");
+	int port = free_port();
+	pid_t pid;
+	const char *const good[] = { "Authorization: Bearer tok-0451", NULL };
+	const char *const bad[] = { "Authorization: Bearer tok-wrong", NULL };
+	struct mcp_client *c;
+	struct mcp_tool *tools;
+	size_t n;
+	cJSON *result;
+
+	everything();	/* node comes with the test dependencies */
+	snprintf(script, sizeof script, "%s/tests/mcp/modern-http-server.js", src ? src : ".");
+	snprintf(url, sizeof url, "http://127.0.0.1:%d/mcp", port);
+	pid = node_server(script, NULL, port, "tok-0451");
+
+	/* A wrong token: HTTP 401 to the probe and to initialize, and no token in the message. */
+	c = mcp_open_http(url, bad, NULL, err, sizeof err);
+	cr_assert_not_null(c);
+	cr_assert_eq(mcp_handshake(c, err, sizeof err), -1);
+	cr_expect_str_eq(err, "the server answered HTTP 401 to initialize");
+	mcp_close(c);
+
+	c = mcp_open_http(url, good, NULL, err, sizeof err);
+	cr_assert_not_null(c);
+	cr_assert_eq(mcp_handshake(c, err, sizeof err), 0, "%s", err);
+	cr_expect_str_eq(mcp_protocol_version(c), "2026-07-28");
+	cr_expect_str_eq(mcp_server_name(c), "modern-http");
+	cr_assert_eq(mcp_list_tools(c, &tools, &n, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(n, 1);
+	cr_expect_str_eq(tools[0].name, "whoami");
+	mcp_tools_free(tools, n);
+	cr_assert_eq(mcp_call_tool(c, "whoami", NULL, &result, err, sizeof err), 0, "%s", err);
+	cr_expect_str_eq(first_text(result), "authorized");
+	cJSON_Delete(result);
+	mcp_close(c);
+	kill(-pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
 Test(mcp, http_server_that_is_not_there)
 {
 	char url[64];
