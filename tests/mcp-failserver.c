@@ -13,6 +13,9 @@
  *   spawner    legacy, and leaves a grandchild sleeping in its process group
  *   stubborn   legacy, and ignores SIGTERM and the end of its input
  *   slowcall   legacy, and never answers tools/call
+ *   probe-silent  legacy, and ignores server/discover (no answer at all)
+ *   probe-exit    legacy, and exits on server/discover
+ *   future     answers server/discover with UnsupportedProtocolVersionError
  *   env        legacy; its tool "env" says the length and a hash of $TD_PROBE
  */
 #include <signal.h>
@@ -168,6 +171,16 @@ handle(cJSON *msg)
 		printf("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n");
 		printf("{\"jsonrpc\":\"2.0\",\"id\":\"srv-1\",\"method\":\"ping\"}\n");
 		fflush(stdout);
+	}
+	if (strcmp(method, "server/discover") == 0 && strcmp(mode, "probe-silent") == 0)
+		return;
+	if (strcmp(method, "server/discover") == 0 && strcmp(mode, "probe-exit") == 0) {
+		fprintf(stderr, "unknown method server/discover\n");
+		exit(1);
+	}
+	if (strcmp(method, "server/discover") == 0 && strcmp(mode, "future") == 0) {
+		error(id, -32022, "Unsupported protocol version");
+		return;
 	}
 	if (strcmp(method, "server/discover") == 0) {
 		if (!modern) {

@@ -66,6 +66,14 @@ struct mcp_client {
 	bool exited;
 	int wstatus;
 	bool sandboxed;		/* started by sandbox_spawn */
+	enum { FAIL_OTHER, FAIL_TIMEOUT, FAIL_EXITED } failure;	/* of the last failed request */
+	/* What started the server, to start it again after a probe that killed it. */
+	char *program;
+	char **argv;		/* argv[0] is the command as given */
+	char **envp;		/* copies: wiped when freed (credentials) */
+	char *cwd;
+	struct sandbox_policy policy;	/* a copy; its strings are the caller's */
+	bool has_policy;
 
 	/* Streamable HTTP */
 	CURL *curl;
@@ -290,6 +298,76 @@ mcp_open_stdio(const char *command, char *const args[], char *const envp[], cons
 	return mcp_open_stdio_sandboxed(NULL, command, args, envp, cwd, lim, err, errlen);
 }
 
+static char **
+strv_copy(char *const v[], size_t skip_front)
+{
+	size_t n = 0;
+	char **out;
+
+	while (v != NULL && v[n] != NULL)
+		n++;
+	out = xcalloc(n + 1 + skip_front, sizeof *out);
+	for (size_t i = 0; i < n; i++)
+		out[i + skip_front] = xstrdup(v[i]);
+	return out;
+}
+
+static void
+strv_wipe_free(char **v)
+{
+	for (size_t i = 0; v != NULL && v[i] != NULL; i++) {
+		explicit_bzero(v[i], strlen(v[i]));
+		free(v[i]);
+	}
+	free(v);
+}
+
+static void stdio_stop(struct mcp_client *c);
+
+/* Starts (or starts again) the saved command; 0, or -1 with err set. */
+static int
+stdio_start(struct mcp_client *c, char *err, size_t errlen)
+{
+	int sv[2] = { -1, -1 }, outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
+	    pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0) {
+		set_err(err, errlen, "cannot start the server: %s", strerror(errno));
+		goto fail;
+	}
+	if (spawn_server(c->has_policy ? &c->policy : NULL, c->program, c->argv, c->envp, c->cwd, sv[1], outp[1],
+	    errp[1], &c->pid, err, errlen) != 0) {
+		c->pid = -1;
+		goto fail;
+	}
+	close(sv[1]);
+	close(outp[1]);
+	close(errp[1]);
+	c->to_fd = sv[0];
+	c->from_fd = outp[0];
+	c->err_fd = errp[0];
+	fcntl(c->from_fd, F_SETFL, O_NONBLOCK);
+	fcntl(c->err_fd, F_SETFL, O_NONBLOCK);
+	fcntl(c->to_fd, F_SETFL, O_NONBLOCK);
+	c->sandboxed = c->has_policy;
+	c->exited = false;
+	buf_reset(&c->in);
+	c->scanned = 0;
+	c->tail_len = c->tail_pos = 0;
+	return 0;
+
+fail:
+	for (int i = 0; i < 2; i++) {
+		if (sv[i] >= 0)
+			close(sv[i]);
+		if (outp[i] >= 0)
+			close(outp[i]);
+		if (errp[i] >= 0)
+			close(errp[i]);
+	}
+	return -1;
+}
+
 struct mcp_client *
 mcp_open_stdio_sandboxed(const struct sandbox_policy *policy, const char *command,
     char *const args[], char *const envp[], const char *cwd, const struct mcp_limits *lim,
@@ -298,10 +376,6 @@ mcp_open_stdio_sandboxed(const struct sandbox_policy *policy, const char *comman
 	static char *const no_env[] = { NULL };
 	struct mcp_client *c;
 	char *program;
-	char **argv;
-	size_t nargs = 0;
-	int sv[2] = { -1, -1 }, outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
-	int rc;
 
 	if (command == NULL || *command == '\0') {
 		set_err(err, errlen, "no command to start");
@@ -314,53 +388,22 @@ mcp_open_stdio_sandboxed(const struct sandbox_policy *policy, const char *comman
 		set_err(err, errlen, "cannot start the server: %s: command not found", command);
 		return NULL;
 	}
-	while (args != NULL && args[nargs] != NULL)
-		nargs++;
-	argv = xcalloc(nargs + 2, sizeof *argv);
-	argv[0] = (char *)command;
-	for (size_t i = 0; i < nargs; i++)
-		argv[i + 1] = args[i];
-
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
-	    pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0) {
-		set_err(err, errlen, "cannot start the server: %s", strerror(errno));
-		goto fail;
-	}
 	c = client_new(lim);
-	rc = spawn_server(policy, program, argv, envp, cwd, sv[1], outp[1], errp[1], &c->pid,
-	    err, errlen);
-	c->sandboxed = policy != NULL;
-	if (rc != 0) {
-		buf_free(&c->in);
-		free(c);
-		goto fail;
+	c->program = program;
+	c->argv = strv_copy(args, 1);
+	c->argv[0] = xstrdup(command);
+	c->envp = strv_copy(envp, 0);
+	c->cwd = xstrdup_or_null(cwd);
+	if (policy != NULL) {
+		c->policy = *policy;
+		c->has_policy = true;
 	}
-	close(sv[1]);
-	close(outp[1]);
-	close(errp[1]);
-	c->to_fd = sv[0];
-	c->from_fd = outp[0];
-	c->err_fd = errp[0];
-	fcntl(c->from_fd, F_SETFL, O_NONBLOCK);
-	fcntl(c->err_fd, F_SETFL, O_NONBLOCK);
-	fcntl(c->to_fd, F_SETFL, O_NONBLOCK);
 	c->tail = xmalloc(c->lim.stderr_tail_bytes);
-	free(program);
-	free(argv);
-	return c;
-
-fail:
-	for (int i = 0; i < 2; i++) {
-		if (sv[i] >= 0)
-			close(sv[i]);
-		if (outp[i] >= 0)
-			close(outp[i]);
-		if (errp[i] >= 0)
-			close(errp[i]);
+	if (stdio_start(c, err, errlen) != 0) {
+		mcp_close(c);
+		return NULL;
 	}
-	free(program);
-	free(argv);
-	return NULL;
+	return c;
 }
 
 /* --- stdio: stderr tail, reading and writing ------------------------------ */
@@ -470,16 +513,18 @@ exited_err(struct mcp_client *c, const char *during, char *err, size_t errlen)
 	else if (c->exited && WIFSIGNALED(c->wstatus))
 		snprintf(how, sizeof how, " on signal %d", WTERMSIG(c->wstatus));
 	tail_text(c, tail, sizeof tail);
+	c->failure = FAIL_EXITED;
 	set_err(err, errlen, "the server exited during %s%s%s%s", during, how,
 	    *tail ? ": " : " (nothing on stderr)", tail);
 }
 
 static void
-timeout_err(const struct mcp_client *c, const char *during, char *err, size_t errlen)
+timeout_err(struct mcp_client *c, const char *during, char *err, size_t errlen)
 {
 	char d[32], tail[512];
 
 	fmt_duration(c->lim.request_timeout_ms, d, sizeof d);
+	c->failure = FAIL_TIMEOUT;
 	if (c->http) {
 		set_err(err, errlen, "no answer within %s (%s)", d, during);
 		return;
@@ -1038,6 +1083,7 @@ rpc(struct mcp_client *c, const char *method, cJSON *params, const char *during,
     cJSON **result, int *code, char *err, size_t errlen)
 {
 	*result = NULL;
+	c->failure = FAIL_OTHER;
 	if (c->http)
 		return http_rpc(c, method, params, during, result, code, err, errlen);
 	return stdio_rpc(c, method, params, during, result, code, err, errlen);
@@ -1087,19 +1133,35 @@ try_discover(struct mcp_client *c, char *err, size_t errlen)
 	cJSON *meta = cJSON_AddObjectToObject(params, "_meta");
 	cJSON *result = NULL;
 	const cJSON *versions;
-	int rc;
+	int rc, code = 0;
 	bool ours = false;
 
 	cJSON_AddStringToObject(meta, MCP_META_VERSION, MCP_MODERN_VERSION);
 	cJSON_AddItemToObject(meta, "io.modelcontextprotocol/clientInfo", client_info());
 	cJSON_AddObjectToObject(meta, "io.modelcontextprotocol/clientCapabilities");
 	c->modern = true;	/* headers of the probe */
-	rc = rpc(c, "server/discover", params, "the handshake", &result, NULL, err, errlen);
+	rc = rpc(c, "server/discover", params, "the handshake", &result, &code, err, errlen);
 	c->modern = false;
-	if (rc == RPC_FAILED)
+	if (rc == RPC_ERROR && code == -32022) {
+		/* UnsupportedProtocolVersionError: a server of a later revision only. */
+		set_err(err, errlen, "the server speaks only MCP revisions this client does not "
+		    "know (it refused %s)", MCP_MODERN_VERSION);
 		return -1;
+	}
 	if (rc == RPC_ERROR)
 		return 0;
+	/*
+	 * On stdio a server of an earlier revision may also ignore the probe, or
+	 * exit on it: fall back to initialize, on a fresh process in the second case.
+	 */
+	if (rc == RPC_FAILED && !c->http && c->failure == FAIL_TIMEOUT)
+		return 0;
+	if (rc == RPC_FAILED && !c->http && c->failure == FAIL_EXITED && c->program != NULL) {
+		stdio_stop(c);
+		return stdio_start(c, err, errlen) == 0 ? 0 : -1;
+	}
+	if (rc == RPC_FAILED)
+		return -1;
 	versions = cJSON_GetObjectItemCaseSensitive(result, "supportedVersions");
 	for (const cJSON *v = cJSON_IsArray(versions) ? versions->child : NULL; v; v = v->next)
 		if (cJSON_IsString(v) && strcmp(v->valuestring, MCP_MODERN_VERSION) == 0)
@@ -1305,13 +1367,13 @@ http_end_session(struct mcp_client *c)
 	curl_slist_free_all(h);
 }
 
-void
-mcp_close(struct mcp_client *c)
+/* Ends the stdio server: its whole process group, reaped; its descriptors closed. */
+static void
+stdio_stop(struct mcp_client *c)
 {
-	if (c == NULL)
-		return;
 	if (c->to_fd >= 0)
 		close(c->to_fd);	/* a well-behaved server exits at the end of its input */
+	c->to_fd = -1;
 	if (c->pid > 0) {
 		pid_t pgid = c->pid;
 
@@ -1333,6 +1395,15 @@ mcp_close(struct mcp_client *c)
 		close(c->from_fd);
 	if (c->err_fd >= 0)
 		close(c->err_fd);
+	c->from_fd = c->err_fd = -1;
+}
+
+void
+mcp_close(struct mcp_client *c)
+{
+	if (c == NULL)
+		return;
+	stdio_stop(c);
 	if (c->curl != NULL && c->session != NULL)
 		http_end_session(c);
 	if (c->curl != NULL)
@@ -1343,6 +1414,10 @@ mcp_close(struct mcp_client *c)
 	curl_slist_free_all(c->user_headers);
 	buf_free(&c->in);
 	free(c->tail);
+	free(c->program);
+	strv_wipe_free(c->argv);
+	strv_wipe_free(c->envp);
+	free(c->cwd);
 	free(c->url);
 	free(c->session);
 	free(c->version);

@@ -53,6 +53,9 @@ struct mcp_client *mcp_open_stdio(const char *command, char *const args[], char 
  * server and all it starts see what the run's commands see.  Fails closed
  * ("sandbox_unavailable: …") like sandbox_spawn.  NULL policy = mcp_open_stdio.
  * Call it from a thread that outlives the client (the sandbox ends with it).
+ * policy is copied, but the strings it points to (workspace, hidden) must stay
+ * valid until mcp_close: a server of an earlier revision that exits on the
+ * server/discover probe is started again for initialize.
  */
 struct mcp_client *mcp_open_stdio_sandboxed(const struct sandbox_policy *policy,
     const char *command, char *const args[], char *const envp[], const char *cwd,

@@ -358,6 +358,33 @@ Test(mcp, legacy_server_pages_and_chatter)
 	close_and_check_gone(c);
 }
 
+/* Earlier-revision servers that do not answer the probe with an error. */
+Test(mcp, legacy_servers_that_ignore_or_die_on_the_probe)
+{
+	struct mcp_client *c = open_fail("probe-silent", 800);
+	struct mcp_tool *tools;
+	size_t n;
+
+	cr_assert_eq(mcp_handshake(c, err, sizeof err), 0, "%s", err);
+	cr_expect_str_eq(mcp_protocol_version(c), "2025-06-18");
+	close_and_check_gone(c);
+
+	c = open_fail("probe-exit", 5000);
+	cr_assert_eq(mcp_handshake(c, err, sizeof err), 0, "%s", err);
+	cr_expect_str_eq(mcp_protocol_version(c), "2025-06-18");
+	/* The process started again for initialize serves the session. */
+	cr_assert_eq(mcp_list_tools(c, &tools, &n, err, sizeof err), 0, "%s", err);
+	cr_expect_eq(n, 3);
+	mcp_tools_free(tools, n);
+	close_and_check_gone(c);
+
+	c = open_fail("future", 5000);
+	cr_assert_eq(mcp_handshake(c, err, sizeof err), -1);
+	cr_expect_str_eq(err, "the server speaks only MCP revisions this client does not know "
+	    "(it refused 2026-07-28)");
+	close_and_check_gone(c);
+}
+
 Test(mcp, tool_count_is_bounded)
 {
 	char *args[] = { "legacy", NULL };
