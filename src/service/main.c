@@ -20,6 +20,7 @@
 #include "ids.h"
 #include "log.h"
 #include "service.h"
+#include "secrets.h"
 #include "settings.h"
 #include "store.h"
 #include "supervisor.h"
@@ -319,6 +320,7 @@ main(int argc, char **argv)
 	svc.replay_dir = find_replay_dir();
 	svc.idem = idem_new(opts.idem_capacity, IDEM_TTL_MS, NULL);
 	svc.cache = cache_new(CACHE_SLOTS);
+	svc.secrets = secrets_new(svc.paths.secret_key);
 	svc.started_at = td_now_ms();
 	td_random_hex(svc.stream_id, 16);
 	svc.events = events_new(&svc);
@@ -367,6 +369,7 @@ out:
 	events_free(svc.events);
 	idem_free(svc.idem);
 	cache_free(svc.cache);
+	secrets_free(svc.secrets);
 	store_close(svc.store);
 	settings_free(svc.settings);
 	free(svc.agent_path);
