@@ -310,6 +310,7 @@ enum td_code
 td_test_connector(struct td_client *c, const char *id, const struct td_request_options *opts,
     struct td_connector_test **out, struct td_error *err)
 {
+	struct td_request_options own = { 0 };
 	struct client_response resp;
 	const cJSON *ok, *count;
 	enum td_code rc;
@@ -318,6 +319,13 @@ td_test_connector(struct td_client *c, const char *id, const struct td_request_o
 	*out = NULL;
 	if (id == NULL || *id == '\0')
 		return client_fail(err, TD_INVALID_ARGUMENT, "a connector id is required");
+	/* A test may take several MCP requests of up to 10 s each. */
+	if (opts == NULL || opts->timeout_ms == 0) {
+		if (opts != NULL)
+			own = *opts;
+		own.timeout_ms = TD_CONNECTOR_TEST_TIMEOUT_MS;
+		opts = &own;
+	}
 	path = client_item_path("connectors", id, "/test");
 	rc = client_call(c, "POST", path, NULL, false, opts, &resp, err);
 	free(path);

@@ -728,6 +728,9 @@ TD_API void td_permission_list_free(struct td_permission_list *list);
 
 /* --- Connectors and credentials ------------------------------------------ */
 
+/* Default deadline of td_test_connector, in milliseconds. */
+#define TD_CONNECTOR_TEST_TIMEOUT_MS 60000
+
 /* A credential bound to a connector: its secret becomes an env variable or a header. */
 struct td_credential_binding {
 	char *credential_id;	/* "cred_..." */
@@ -847,7 +850,8 @@ TD_API enum td_code td_remove_connector(struct td_client *client, const char *id
  * Connects to the server, lists its tools and disconnects; never calls a
  * tool or enables the connector.  A server that cannot be reached is TD_OK
  * with (*out)->success false.  The service gives a test up to 10 s per MCP
- * request, so give opts->timeout_ms room (the default of 30 s does).
+ * request; without opts->timeout_ms the deadline is
+ * TD_CONNECTOR_TEST_TIMEOUT_MS, not the client's default.
  * Caller frees *out with td_connector_test_free.
  */
 TD_API enum td_code td_test_connector(struct td_client *client, const char *id,

@@ -771,7 +771,7 @@ connector_launch_prepare(struct service *svc, const char *id, struct connector_l
 {
 	struct store *st = svc->store;
 	cJSON *c, *t, *bindings, *e;
-	size_t n = 0, nb;
+	size_t n = 0, nb, ns = 0;
 	enum td_code rc = TD_OK;
 
 	memset(l, 0, sizeof *l);
@@ -785,6 +785,7 @@ connector_launch_prepare(struct service *svc, const char *id, struct connector_l
 	t = cJSON_GetObjectItemCaseSensitive(c, "transport");
 	bindings = cJSON_GetObjectItemCaseSensitive(c, "credentialBindings");
 	nb = (size_t)cJSON_GetArraySize(bindings);
+	l->secrets = strv_new(nb);
 	if (strcmp(json_get_string(c, "kind"), "builtin") == 0) {
 		l->builtin = true;
 	} else if (strcmp(json_get_string(t, "type"), "http") == 0) {
@@ -825,6 +826,7 @@ connector_launch_prepare(struct service *svc, const char *id, struct connector_l
 			free(why);
 			break;
 		}
+		l->secrets[ns++] = xstrdup(value);
 		if (l->http)
 			l->headers[n++] = xasprintf("%s: %s", target + 7, value);
 		else
@@ -846,6 +848,7 @@ connector_launch_free(struct connector_launch *l)
 	strv_free(l->envp);
 	free(l->url);
 	strv_free(l->headers);
+	strv_free(l->secrets);
 	memset(l, 0, sizeof *l);
 }
 

@@ -82,6 +82,7 @@ struct connector_launch {
 	char **envp;		/* stdio: NULL-terminated */
 	char *url;		/* http */
 	char **headers;		/* http: "Name: value", NULL-terminated */
+	char **secrets;		/* the resolved values, to redact from messages */
 };
 enum td_code connector_launch_prepare(struct service *svc, const char *id,
     struct connector_launch *l, struct conn_problem *p);
