@@ -725,14 +725,15 @@ slurp(const char *path, size_t *len)
 		data = realloc(data, *len + n + 1);
 		memcpy(data + *len, chunk, n);
 		*len += n;
+		data[*len] = '\0';
 	}
 	fclose(fp);
-	return data;
+	return data != NULL ? data : calloc(1, 1);
 }
 
 /* Asserts that needle is in no file of the home (database, WAL, log, ...). */
 static void
-assert_not_on_disk(const char *needle)
+assert_not_on_disk(const struct svc *s, const char *needle)
 {
 	static const char *const files[] = { "taskdeck.db", "taskdeck.db-wal", "taskdeck.db-shm",
 		"taskdeckd.log", "settings.json", "service.json", NULL };
@@ -742,7 +743,7 @@ assert_not_on_disk(const char *needle)
 		size_t len;
 		char *data;
 
-		snprintf(path, sizeof path, "%s/%s", svc.home, *f);
+		snprintf(path, sizeof path, "%s/%s", s->home, *f);
 		data = slurp(path, &len);
 		if (data == NULL)
 			continue;
@@ -801,14 +802,151 @@ Test(connectors, secrets_are_sealed_and_never_shown)
 	j = req_ok("GET", "/api/v1/doctor", NULL, 200);
 	cJSON_Delete(j);
 
-	assert_not_on_disk("SEALED-VALUE-AAA111");
-	assert_not_on_disk("SEALED-VALUE-BBB222");
+	assert_not_on_disk(&svc, "SEALED-VALUE-AAA111");
+	assert_not_on_disk(&svc, "SEALED-VALUE-BBB222");
 	svc_stop(&svc);		/* and after the WAL is checkpointed */
-	assert_not_on_disk("SEALED-VALUE-AAA111");
-	assert_not_on_disk("SEALED-VALUE-BBB222");
+	assert_not_on_disk(&svc, "SEALED-VALUE-AAA111");
+	assert_not_on_disk(&svc, "SEALED-VALUE-BBB222");
 	svc_restart(&svc);
 	assert_not_in_argv("SEALED-VALUE-");
 	cr_assert_null(memmem(seen, seen_len, "SEALED-VALUE-", 13), "a response held the secret");
 	free(p);
 	free(cred);
+}
+
+/* --- runs: the start message and secret.resolve, with a stand-in agent ---- */
+
+static struct svc rsvc;
+
+static void
+run_setup(void)
+{
+	static const char *const args[] = { "--log-level", "debug", NULL };
+	char agent[512];
+
+	snprintf(agent, sizeof agent, "%s", harness_bin("tests/integration/fake-agent"));
+	setenv("TASKDECK_AGENT", agent, 1);
+	svc_start_with(&rsvc, args);
+	unsetenv("TASKDECK_AGENT");
+	svc_export_env(&rsvc);
+}
+
+static void
+run_teardown(void)
+{
+	svc_destroy(&rsvc);
+}
+
+TestSuite(connectors_run, .init = run_setup, .fini = run_teardown, .timeout = 120);
+
+static cJSON *
+rreq(const char *method, const char *path, const char *body, long status)
+{
+	struct http_resp r = http_req(&rsvc, method, path, body, NULL, true);
+	cJSON *j;
+
+	cr_assert_eq(r.status, status, "%s %s: %ld %s", method, path, r.status, r.body);
+	cr_assert_null(strstr(r.body, "RUN-SECRET-"), "%s %s answered a secret", method, path);
+	j = r.json;
+	r.json = NULL;
+	http_resp_free(&r);
+	return j;
+}
+
+static char *
+rid(cJSON *j)
+{
+	char *id = strdup(cJSON_GetStringValue(cJSON_GetObjectItem(j, "id")));
+
+	cJSON_Delete(j);
+	return id;
+}
+
+Test(connectors_run, start_lists_enabled_connectors_and_resolves_only_their_bindings)
+{
+	char body[1024], path[1024], *bearer, *env, *unused, *on, *off, *prj, *run, *text;
+	cJSON *j, *start, *answers, *a, *cons;
+	size_t len;
+	bool saw_on = false;
+
+	bearer = rid(rreq("POST", "/api/v1/credentials", "{\"name\":\"b\",\"kind\":\"bearer\","
+	    "\"secret\":\"RUN-SECRET-BEARER\"}", 201));
+	env = rid(rreq("POST", "/api/v1/credentials", "{\"name\":\"e\",\"kind\":\"api-key\","
+	    "\"secret\":\"RUN-SECRET-ENV\"}", 201));
+	unused = rid(rreq("POST", "/api/v1/credentials", "{\"name\":\"u\",\"kind\":\"secret\","
+	    "\"secret\":\"RUN-SECRET-UNUSED\"}", 201));
+	snprintf(body, sizeof body, "{\"name\":\"on\",\"enabled\":true,\"transport\":{\"type\":"
+	    "\"http\",\"url\":\"http://127.0.0.1:9/mcp\"},\"credentialBindings\":["
+	    "{\"credentialId\":\"%s\",\"target\":\"header:Authorization\"}]}", bearer);
+	on = rid(rreq("POST", "/api/v1/connectors", body, 201));
+	snprintf(body, sizeof body, "{\"name\":\"off\",\"transport\":{\"type\":\"stdio\","
+	    "\"command\":\"x\"},\"credentialBindings\":[{\"credentialId\":\"%s\","
+	    "\"target\":\"env:KEY\"}]}", env);
+	off = rid(rreq("POST", "/api/v1/connectors", body, 201));
+	prj = rid(rreq("POST", "/api/v1/projects", "{\"name\":\"p\"}", 201));
+	snprintf(body, sizeof body, "{\"project\":\"%s\",\"prompt\":\"use the tools\"}", prj);
+	run = rid(rreq("POST", "/api/v1/runs", body, 201));
+
+	j = run_wait_final(&rsvc, run, 60000);
+	cr_assert_not_null(j, "the run did not finish");
+	cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(j, "status")), "completed",
+	    "%s", cJSON_PrintUnformatted(j));
+	snprintf(path, sizeof path, "%s/start.json",
+	    cJSON_GetStringValue(cJSON_GetObjectItem(j, "cwd")));
+	text = slurp(path, &len);
+	cr_assert_not_null(text, "the agent wrote no start.json");
+	cr_assert_null(memmem(text, len, "RUN-SECRET-", 11), "the start message holds a secret");
+	start = cJSON_Parse(text);
+	free(text);
+	cr_assert_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(start, "limits"),
+	    "connectorTimeoutMs")), 60000);
+	cons = cJSON_GetObjectItem(start, "connectors");
+	cr_assert_eq(cJSON_GetArraySize(cons), 1, "only the enabled connector: %s",
+	    cJSON_PrintUnformatted(cons));
+	cJSON_ArrayForEach(a, cons) {
+		saw_on |= strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(a, "id")), on) == 0;
+		cr_assert_not_null(cJSON_GetObjectItem(a, "transport"));
+		cr_assert_null(cJSON_GetObjectItem(a, "enabled"));
+	}
+	cr_assert(saw_on);
+	cJSON_Delete(start);
+
+	snprintf(path, sizeof path, "%s/resolve.json",
+	    cJSON_GetStringValue(cJSON_GetObjectItem(j, "cwd")));
+	text = slurp(path, &len);
+	cr_assert_not_null(text, "the agent wrote no resolve.json");
+	answers = cJSON_Parse(text);
+	free(text);
+	unlink(path);
+	cr_assert_eq(cJSON_GetArraySize(answers), 3, "%s", cJSON_PrintUnformatted(answers));
+	/* The bound one: with the bearer scheme for a header. */
+	a = cJSON_GetArrayItem(answers, 0);
+	cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(a,
+	    "result"), "value")), "Bearer RUN-SECRET-BEARER", "%s", cJSON_PrintUnformatted(a));
+	/* Not bound to this connector, and a connector not in the run: refused. */
+	for (int i = 1; i < 3; i++) {
+		a = cJSON_GetArrayItem(answers, i);
+		cr_assert_null(cJSON_GetObjectItem(a, "result"));
+		cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(a,
+		    "error"), "code")), "forbidden", "%s", cJSON_PrintUnformatted(a));
+	}
+	cJSON_Delete(answers);
+	cJSON_Delete(j);
+
+	/* Used, rotated: still on no disk page, log line, event or argv. */
+	snprintf(path, sizeof path, "/api/v1/runs/%s/events", run);
+	j = rreq("GET", path, NULL, 200);
+	cJSON_Delete(j);
+	snprintf(path, sizeof path, "/api/v1/credentials/%s", bearer);
+	j = rreq("PATCH", path, "{\"secret\":\"RUN-SECRET-ROTATED\"}", 200);
+	cJSON_Delete(j);
+	assert_not_on_disk(&rsvc, "RUN-SECRET-");
+	assert_not_in_argv("RUN-SECRET-");
+	free(bearer);
+	free(env);
+	free(unused);
+	free(on);
+	free(off);
+	free(prj);
+	free(run);
 }
