@@ -802,8 +802,7 @@ connector_launch_prepare(struct service *svc, const char *id, struct connector_l
 		size_t na = 0;
 
 		l->command = xstrdup(json_get_string(t, "command"));
-		l->args = strv_new((size_t)cJSON_GetArraySize(args) + 1);
-		l->args[na++] = xstrdup(l->command);
+		l->args = strv_new((size_t)cJSON_GetArraySize(args));
 		cJSON_ArrayForEach(e, args)
 			l->args[na++] = xstrdup(e->valuestring);
 		l->envp = strv_new(sizeof base_env / sizeof base_env[0] +

@@ -78,7 +78,7 @@ struct connector_launch {
 	bool builtin;
 	bool http;
 	char *command;		/* stdio */
-	char **args;		/* stdio: argv, args[0] the command, NULL-terminated */
+	char **args;		/* stdio: the arguments after the command, NULL-terminated */
 	char **envp;		/* stdio: NULL-terminated */
 	char *url;		/* http */
 	char **headers;		/* http: "Name: value", NULL-terminated */
@@ -87,6 +87,15 @@ struct connector_launch {
 enum td_code connector_launch_prepare(struct service *svc, const char *id,
     struct connector_launch *l, struct conn_problem *p);
 void connector_launch_free(struct connector_launch *l);
+
+/*
+ * A test of the prepared connector (connector-test.c): open, handshake, list
+ * the tools, close; {"success", "toolCount", "message"}.  Blocks for up to a
+ * few MCP request timeouts: never on an HTTP thread.
+ */
+cJSON *connector_test_run(const struct connector_launch *l);
+/* Waits up to timeout_ms for the tests still running (at shutdown); false if some remain. */
+bool connector_tests_drain(int timeout_ms);
 
 /* The enabled connectors for a run's start message, without any secret. */
 cJSON *connectors_for_run(struct service *svc);

@@ -13,6 +13,7 @@
 
 #include "artifacts.h"
 #include "cache.h"
+#include "connectors.h"
 #include "events.h"
 #include "files.h"
 #include "http.h"
@@ -354,6 +355,9 @@ main(int argc, char **argv)
 	files_remove_discovery(&svc.paths);
 	events_shutdown(svc.events);
 	http_stop(svc.http, SHUTDOWN_GRACE_MS);
+	/* A connector test still running owns a server process: let it close it. */
+	if (!connector_tests_drain(CONNECTOR_TEST_TIMEOUT_MS * 3))
+		log_warn("connector tests still running at exit");
 	supervisor_stop(svc.supervisor);
 	rc = 0;
 	goto out;
