@@ -13,6 +13,7 @@
 #include "connectors.h"
 #include "log.h"
 #include "mcp.h"
+#include "timeutil.h"
 #include "xalloc.h"
 
 static int
@@ -54,6 +55,7 @@ connector_test_run(const struct connector_launch *l)
 	struct mcp_tool *tools = NULL;
 	size_t n = 0;
 	cJSON *r;
+	int64_t t0 = td_mono_ms(), t1 = 0, t2 = 0, t3 = 0;
 
 	if (l->builtin)
 		return test_result(true, 1, "%s is built in: its tool fetch_url runs inside the "
@@ -67,19 +69,24 @@ connector_test_run(const struct connector_launch *l)
 			    l->name);
 		c = mcp_open_stdio(l->command, l->args, l->envp, cwd, &lim, err, sizeof err);
 	}
+	t1 = td_mono_ms();
 	if (c == NULL) {
 		r = test_result(false, 0, "%s could not be started: %s", l->name, err);
 	} else if (mcp_handshake(c, err, sizeof err) != 0) {
 		r = test_result(false, 0, "%s did not complete the MCP handshake: %s", l->name, err);
-	} else if (mcp_list_tools(c, &tools, &n, err, sizeof err) != 0) {
+	} else if ((t2 = td_mono_ms()), mcp_list_tools(c, &tools, &n, err, sizeof err) != 0) {
 		r = test_result(false, 0, "%s did not list its tools: %s", l->name, err);
 	} else {
 		r = test_result(true, n, "%s answered (%s, MCP %s) and lists %zu tools", l->name,
 		    mcp_server_name(c) ? mcp_server_name(c) : "unnamed server",
 		    mcp_protocol_version(c), n);
 	}
+	t3 = td_mono_ms();
 	mcp_tools_free(tools, n);
 	mcp_close(c);
+	log_debug("connector test of %s: open %lld ms, handshake %lld ms, tools %lld ms, "
+	    "close %lld ms", l->name, (long long)(t1 - t0), (long long)(t2 ? t2 - t1 : 0),
+	    (long long)(t2 ? t3 - t2 : 0), (long long)(td_mono_ms() - t3));
 	if (!l->http && !l->builtin)
 		nftw(cwd, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	return r;
