@@ -12,7 +12,8 @@
  *              and notifications before each answer
  *   spawner    legacy, and leaves a grandchild sleeping in its process group
  *   stubborn   legacy, and ignores SIGTERM and the end of its input
- *   env        legacy; its tool "env" answers with the value of $TD_PROBE
+ *   slowcall   legacy, and never answers tools/call
+ *   env        legacy; its tool "env" says the length and a hash of $TD_PROBE
  */
 #include <signal.h>
 #include <stdbool.h>
@@ -102,8 +103,21 @@ tools_call(const cJSON *id, const cJSON *params)
 	cJSON *content = cJSON_AddArrayToObject(res, "content"), *item = cJSON_CreateObject();
 	char out[512];
 
-	if (name != NULL && strcmp(name, "env") == 0)
-		snprintf(out, sizeof out, "TD_PROBE=%s", getenv("TD_PROBE") ? getenv("TD_PROBE") : "");
+	if (strcmp(mode, "slowcall") == 0) {
+		cJSON_Delete(r);
+		cJSON_Delete(item);
+		return;
+	}
+	if (name != NULL && strcmp(name, "env") == 0) {
+		/* Says what it got without saying the value (it may be a secret). */
+		const char *v = getenv("TD_PROBE");
+		unsigned sum = 0;
+
+		for (const char *p = v ? v : ""; *p; p++)
+			sum = sum * 31 + (unsigned char)*p;
+		snprintf(out, sizeof out, "TD_PROBE: %s, %zu bytes, hash %u", v ? "set" : "unset",
+		    v ? strlen(v) : 0, sum);
+	}
 	else
 		snprintf(out, sizeof out, "%s:%s", name ? name : "?", text ? text : "");
 	cJSON_AddStringToObject(item, "type", "text");

@@ -33,7 +33,7 @@
 #define MCP_CLIENT_NAME "taskdeck"
 
 /* How long a stdio server gets to exit by itself, then after SIGTERM. */
-#define MCP_CLOSE_GRACE_MS 200
+#define MCP_CLOSE_GRACE_MS 50
 #define MCP_TERM_GRACE_MS 1000
 
 enum rpc_status {
