@@ -343,6 +343,126 @@ Test(connector_test, unknown_and_builtin)
 	td_connector_test_free(t);
 }
 
+/* The parsed body of a request that must answer status. */
+static cJSON *
+api(const char *method, const char *path, const char *body, long status)
+{
+	struct http_resp r = http_req(&svc, method, path, body, NULL, true);
+	cJSON *j;
+
+	cr_assert_eq(r.status, status, "%s %s: %ld %s", method, path, r.status, r.body);
+	cr_assert_null(strstr(r.body, "E2E-SECRET-"), "%s %s answered the secret", method, path);
+	j = r.json;
+	r.json = NULL;
+	http_resp_free(&r);
+	return j;
+}
+
+static char *
+id_of(cJSON *j)
+{
+	char *id = strdup(cJSON_GetStringValue(cJSON_GetObjectItem(j, "id")));
+
+	cJSON_Delete(j);
+	return id;
+}
+
+/* The run.tool event that ended the call of tool in events, or NULL. */
+static const cJSON *
+tool_end(const cJSON *events, const char *tool)
+{
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, events) {
+		const cJSON *d = cJSON_GetObjectItem(e, "data");
+		const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(e, "type"));
+		const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(d, "name"));
+		const char *status = cJSON_GetStringValue(cJSON_GetObjectItem(d, "status"));
+
+		if (type != NULL && strcmp(type, "run.tool") == 0 && name != NULL &&
+		    strcmp(name, tool) == 0 && status != NULL && strcmp(status, "started") != 0)
+			return d;
+	}
+	return NULL;
+}
+
+Test(connector_test, a_run_calls_a_connector_tool_and_gets_the_real_answer)
+{
+	char body[2048], path[256], *cred, *con, *prj, *run, *text;
+	const cJSON *echo, *sum;
+	cJSON *j, *events;
+
+	cred = id_of(api("POST", "/api/v1/credentials", "{\"name\":\"e2e\",\"kind\":\"api-key\","
+	    "\"secret\":\"E2E-SECRET-5150\"}", 201));
+	snprintf(body, sizeof body, "{\"name\":\"everything\",\"transport\":{\"type\":\"stdio\","
+	    "\"command\":\"node\",\"args\":[\"%s\",\"stdio\"]},\"credentialBindings\":["
+	    "{\"credentialId\":\"%s\",\"target\":\"env:E2E_TOKEN\"}]}", everything, cred);
+	con = id_of(api("POST", "/api/v1/connectors", body, 201));
+	snprintf(path, sizeof path, "/api/v1/connectors/%s/enabled", con);
+	cJSON_Delete(api("PUT", path, "{\"enabled\":true}", 200));
+	prj = id_of(api("POST", "/api/v1/projects", "{\"name\":\"e2e\"}", 201));
+	snprintf(body, sizeof body, "{\"project\":\"%s\",\"prompt\":\"ask the connector\","
+	    "\"config\":{\"provider\":\"replay\",\"model\":\"connector\"}}", prj);
+	run = id_of(api("POST", "/api/v1/runs", body, 201));
+
+	j = run_wait_final(&svc, run, 90000);
+	cr_assert_not_null(j, "the run did not finish");
+	text = cJSON_PrintUnformatted(j);
+	cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(j, "status")), "completed",
+	    "%s", text);
+	cr_assert_null(strstr(text, "E2E-SECRET-"), "the run shows the secret");
+	free(text);
+	cJSON_Delete(j);
+
+	snprintf(path, sizeof path, "/api/v1/runs/%s/events", run);
+	events = api("GET", path, NULL, 200);
+	text = cJSON_PrintUnformatted(events);
+	cr_assert_null(strstr(text, "E2E-SECRET-"), "an event holds the secret");
+	echo = tool_end(events, "everything__echo");
+	cr_assert_not_null(echo, "no run.tool for everything__echo: %s", text);
+	cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(echo, "status")), "completed");
+	/* The real server's answer, not the transcript's. */
+	cr_assert_not_null(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(echo, "summary")),
+	    "Echo: hello from the replay"), "%s", text);
+	sum = tool_end(events, "everything__get-sum");
+	cr_assert_not_null(sum, "%s", text);
+	cr_assert_not_null(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(sum, "summary")), "5"),
+	    "%s", text);
+	free(text);
+	cJSON_Delete(events);
+	assert_nothing_left(everything);
+
+	/* The secret went to the server's environment only: not to disk, argv or the log. */
+	{
+		static const char *const files[] = { "taskdeck.db", "taskdeck.db-wal",
+			"taskdeckd.log", NULL };
+		for (const char *const *f = files; *f; f++) {
+			char file[512], *data = NULL;
+			size_t len = 0, n;
+			char chunk[65536];
+			FILE *fp;
+
+			snprintf(file, sizeof file, "%s/%s", svc.home, *f);
+			if ((fp = fopen(file, "rb")) == NULL)
+				continue;
+			while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0) {
+				data = realloc(data, len + n);
+				memcpy(data + len, chunk, n);
+				len += n;
+			}
+			fclose(fp);
+			cr_assert_null(data ? memmem(data, len, "E2E-SECRET-", 11) : NULL,
+			    "%s holds the secret", *f);
+			free(data);
+		}
+		cr_assert(!process_with("E2E-SECRET-"), "a process has the secret in its argv");
+	}
+	free(cred);
+	free(con);
+	free(prj);
+	free(run);
+}
+
 int
 main(int argc, char **argv)
 {
