@@ -343,6 +343,28 @@ Test(connector_test, unknown_and_builtin)
 	td_connector_test_free(t);
 }
 
+Test(connector_test, cli_test_exits_0_or_1_with_the_message)
+{
+	char transport[2048], *id, *bad, *out = NULL;
+	int rc;
+
+	snprintf(transport, sizeof transport, "{\"type\":\"stdio\",\"command\":\"node\","
+	    "\"args\":[\"%s\",\"stdio\"]}", everything);
+	id = add("everything", transport, NULL);
+	bad = add("gone", "{\"type\":\"stdio\",\"command\":\"/nonexistent/server\"}", NULL);
+	rc = run_capture(&svc, &out, "%s connectors test %s", harness_bin("taskdeck"), id);
+	cr_assert_eq(rc, 0, "%s", out);
+	cr_assert_not_null(strstr(out, "success: yes"), "%s", out);
+	free(out);
+	rc = run_capture(&svc, &out, "%s --json connectors test %s", harness_bin("taskdeck"), bad);
+	cr_assert_eq(rc, 1, "%s", out);
+	cr_assert_not_null(strstr(out, "\"success\":false"), "%s", out);
+	free(out);
+	assert_nothing_left(everything);
+	free(id);
+	free(bad);
+}
+
 /* The parsed body of a request that must answer status. */
 static cJSON *
 api(const char *method, const char *path, const char *body, long status)
