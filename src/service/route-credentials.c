@@ -2,12 +2,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "connectors.h"
 #include "http.h"
 #include "ids.h"
 #include "json.h"
 #include "routes.h"
 #include "xalloc.h"
+
+/* Wipes the parsed copy of a secret in a request body (http.c wipes the raw one). */
+static void
+wipe_secret(cJSON *body)
+{
+	cJSON *secret = cJSON_GetObjectItemCaseSensitive(body, "secret");
+
+	if (cJSON_IsString(secret))
+		sodium_memzero(secret->valuestring, strlen(secret->valuestring));
+}
 
 void
 route_credentials_list(struct http_request *req, struct http_response *r)
@@ -41,7 +53,10 @@ route_credentials_create(struct http_request *req, struct http_response *r)
 	struct conn_problem p = { 0 };
 	cJSON *c;
 
-	if (credential_create(req->svc, req->json, &c, &p) != TD_OK)
+	enum td_code rc = credential_create(req->svc, req->json, &c, &p);
+
+	wipe_secret(req->json);
+	if (rc != TD_OK)
 		return route_conn_problem(r, &p);
 	char *location = xasprintf("/api/v1/credentials/%s", json_get_string(c, "id"));
 	http_add_header(r, "Location", location);
@@ -55,7 +70,10 @@ route_credentials_update(struct http_request *req, struct http_response *r)
 	struct conn_problem p = { 0 };
 	cJSON *c;
 
-	if (credential_update(req->svc, req->params[0], req->json, &c, &p) != TD_OK)
+	enum td_code rc = credential_update(req->svc, req->params[0], req->json, &c, &p);
+
+	wipe_secret(req->json);
+	if (rc != TD_OK)
 		return route_conn_problem(r, &p);
 	http_json(r, 200, c);
 }
