@@ -156,7 +156,7 @@ run_version(const char *path, char *out, size_t size, char *why, size_t why_size
 		dup2(fds[1], STDOUT_FILENO);
 		dup2(fds[1], STDERR_FILENO);
 		execv(path, argv);
-		_exit(errno == ENOEXEC ? 126 : 127);
+		_exit(errno == ETXTBSY ? 125 : errno == ENOEXEC ? 126 : 127);
 	}
 	close(fds[1]);
 	if (devnull >= 0)
@@ -206,6 +206,10 @@ run_version(const char *path, char *out, size_t size, char *why, size_t why_size
 	}
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return 0;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 125) {
+		msgf(why, why_size, "%s is being written (text file busy)", path);
+		return 1;
+	}
 	if (WIFEXITED(status) && WEXITSTATUS(status) >= 126)
 		msgf(why, why_size, "%s cannot be executed (bad interpreter or format)", path);
 	else if (WIFEXITED(status))
@@ -215,6 +219,24 @@ run_version(const char *path, char *out, size_t size, char *why, size_t why_size
 		msgf(why, why_size, "`%s --version` was killed by signal %d", path,
 		    WTERMSIG(status));
 	return -1;
+}
+
+/*
+ * run_version, again when the binary was busy: a file just written may still be
+ * open for writing in a child that another thread forked and that has not
+ * reached exec yet (ETXTBSY).
+ */
+static int
+run_version_retry(const char *path, char *out, size_t size, char *why, size_t why_size)
+{
+	int rc = 1;
+
+	for (int i = 0; i < 10 && rc == 1; i++) {
+		if (i > 0)
+			usleep(50 * 1000);
+		rc = run_version(path, out, size, why, why_size);
+	}
+	return rc == 0 ? 0 : -1;
 }
 
 /* Looks command up in $PATH like execvp would; the path into out. */
@@ -391,7 +413,7 @@ probe_binary(const char *framework, struct runtime_info *info, const char *min)
 		info->status = RUNTIME_BROKEN;
 		msgf(info->message, sizeof info->message, "%s is not an executable file.",
 		    info->path);
-	} else if (run_version(info->path, output, sizeof output, why, sizeof why) != 0) {
+	} else if (run_version_retry(info->path, output, sizeof output, why, sizeof why) != 0) {
 		info->status = RUNTIME_BROKEN;
 		msgf(info->message, sizeof info->message, "%s.", why);
 	} else if (!find_version(output, info->version, sizeof info->version)) {

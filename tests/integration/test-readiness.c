@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -31,6 +34,10 @@ teardown(void)
 {
 	char cmd[400];
 
+	if (svc.home[0] != '\0') {
+		svc_stop(&svc);
+		umount2(svc.home, MNT_DETACH);	/* doctor_fails_on_a_full_disk; else EINVAL */
+	}
 	svc_destroy(&svc);
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
 	if (system(cmd) != 0)
@@ -570,4 +577,50 @@ Test(readiness, uninstalled_build_finds_its_data)
 	cr_expect_str_eq(str(run, "status"), "completed", "%s", js(run));
 	cJSON_Delete(run);
 	free(project);
+}
+
+/*
+ * A real full disk: the home on a 4 MiB tmpfs (needs root to mount; skipped
+ * otherwise, the thresholds test above still runs).
+ */
+Test(readiness, doctor_fails_on_a_full_disk)
+{
+	char settings[256], fill[400], block[65536];
+	cJSON *doc;
+	const cJSON *c;
+	int fd;
+
+	svc_prepare_home(&svc);
+	if (mount("tmpfs", svc.home, "tmpfs", 0, "size=4m,mode=700") != 0)
+		cr_skip_test("cannot mount a tmpfs here (%s): needs root", strerror(errno));
+	snprintf(settings, sizeof settings, "{\"providers\":{\"replay\":{\"kind\":\"replay\","
+	    "\"defaultModel\":\"quick\"}},\"doctor\":{\"diskWarnMiB\":0,\"diskFailMiB\":0}}");
+	svc_write_file(&svc, "settings.json", settings);
+	svc_restart(&svc);
+	doc = doctor();
+	c = doctor_check(doc, "disk-space");
+	cr_expect_str_eq(str(c, "status"), "ok", "%s", str(c, "message"));
+	cJSON_Delete(doc);
+
+	snprintf(fill, sizeof fill, "%s/fill", svc.home);
+	fd = open(fill, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	cr_assert(fd >= 0);
+	memset(block, 'f', sizeof block);
+	while (write(fd, block, sizeof block) > 0)
+		;
+	while (write(fd, block, 512) > 0)
+		;
+	close(fd);
+	doc = doctor();
+	c = doctor_check(doc, "disk-space");
+	cr_expect_str_eq(str(c, "status"), "fail", "%s", str(c, "message"));
+	cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(doc, "ready")), "not ready on a full disk");
+	cJSON_Delete(doc);
+
+	unlink(fill);
+	doc = doctor();
+	cr_expect_str_eq(str(doctor_check(doc, "disk-space"), "status"), "ok");
+	cJSON_Delete(doc);
+	svc_stop(&svc);
+	cr_expect_eq(umount2(svc.home, MNT_DETACH), 0);
 }
