@@ -230,7 +230,14 @@ bootstrap_status(struct service *svc)
 		free(problem);
 	}
 
-	fresh = settings_load(svc->paths.settings, &err);
+	/* Read-only: settings_load would write the defaults for a missing file. */
+	if (access(svc->paths.settings, F_OK) != 0) {
+		fresh = NULL;
+		err = xasprintf("%s is missing; bootstrap runtime writes the defaults",
+		    svc->paths.settings);
+	} else {
+		fresh = settings_load(svc->paths.settings, &err);
+	}
 	msgf(msg, sizeof msg, "%s", fresh ? "settings.json is valid." : err);
 	step(steps, "settings", fresh != NULL, msg);
 	cJSON_AddStringToObject(cJSON_GetObjectItem(steps, "settings"), "path",

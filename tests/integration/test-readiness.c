@@ -624,3 +624,60 @@ Test(readiness, doctor_fails_on_a_full_disk)
 	svc_stop(&svc);
 	cr_expect_eq(umount2(svc.home, MNT_DETACH), 0);
 }
+
+Test(readiness, status_reads_and_runtime_writes_missing_settings)
+{
+	char path[400];
+	cJSON *st;
+
+	svc_start(&svc);
+	snprintf(path, sizeof path, "%s/settings.json", svc.home);
+	cr_assert_eq(unlink(path), 0);
+	st = bootstrap("status");
+	cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(st, "ok")));
+	cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(st,
+	    "steps"), "settings"), "ok")));
+	cJSON_Delete(st);
+	cr_expect_neq(access(path, F_OK), 0, "status wrote settings.json");
+	st = bootstrap("runtime");
+	cr_expect(has_action(st, "wrote-default-settings"), "%s", js(st));
+	cJSON_Delete(st);
+	cr_expect_eq(access(path, F_OK), 0);
+
+	/* A settings file that does not parse is left as it is. */
+	svc_write_file(&svc, "settings.json", "{not json");
+	st = bootstrap("runtime");
+	cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(st, "ok")));
+	cr_expect_str_eq(str(cJSON_GetObjectItem(st, "error"), "code"), "configuration_conflict");
+	cJSON_Delete(st);
+	{
+		FILE *f = fopen(path, "r");
+		char back[32] = "";
+		cr_assert_not_null(f);
+		cr_expect_not_null(fgets(back, sizeof back, f));
+		fclose(f);
+		cr_expect_str_eq(back, "{not json");
+	}
+}
+
+Test(readiness, a_copy_outside_the_build_tree_uses_installed_paths)
+{
+	char home[300], cmd[4096], daemon[500], cli[500], *out = NULL;
+	cJSON *doc;
+
+	/* harness_bin answers in one static buffer */
+	snprintf(daemon, sizeof daemon, "%s", harness_bin("taskdeckd"));
+	snprintf(cli, sizeof cli, "%s", harness_bin("taskdeck"));
+	snprintf(home, sizeof home, "%s/home", tmp);
+	mkdir(home, 0700);
+	snprintf(cmd, sizeof cmd, "cp '%s' '%s/taskdeckd' && TASKDECK_HOME='%s' "
+	    "'%s/taskdeckd' --detach >/dev/null && TASKDECK_HOME='%s' '%s' runtimes --json; "
+	    "rc=$?; TASKDECK_HOME='%s' '%s' daemon stop >/dev/null; exit $rc",
+	    daemon, tmp, home, tmp, home, cli, home, cli);
+	cr_assert_eq(run_capture(NULL, &out, "%s", cmd), 0, "%s", out);
+	doc = cJSON_Parse(out);
+	cr_assert_not_null(doc, "%s", out);
+	cr_expect_str_eq(str(cJSON_GetArrayItem(doc, 0), "foundBy"), "installed", "%s", out);
+	cJSON_Delete(doc);
+	free(out);
+}
