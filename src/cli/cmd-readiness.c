@@ -86,7 +86,8 @@ print_result(struct cli *cli, const struct td_setup_result *r, const char *done)
 static int
 after_timeout(struct cli *cli, const struct td_error *first)
 {
-	struct td_request_options opts = cli_request_options(cli);
+	/* The re-read gets the default deadline, not the one that just ran out. */
+	struct td_request_options opts = { .timeout_ms = TD_DEFAULT_TIMEOUT_MS };
 	struct td_setup_result *st;
 	struct td_error err;
 

@@ -353,3 +353,25 @@ Test(cli_setup, client_core_calls)
 	td_setup_result_free(r);
 	td_client_free(c);
 }
+
+/* A client timeout on an install: the CLI says it proves nothing and re-reads the state. */
+Test(cli_setup, install_timeout_rereads_the_status)
+{
+	char launcher[300], *out = NULL;
+	int rc = 0;
+	bool timed_out = false;
+
+	snprintf(launcher, sizeof launcher, "%s/taskdeck", tmp);
+	for (int i = 0; i < 20 && !timed_out; i++) {
+		unlink(launcher);
+		free(out);
+		rc = run_capture(&svc, &out, "'%s' --timeout 1 --json install-cli 2>&1",
+		    harness_bin("taskdeck"));
+		timed_out = strstr(out, "timeout") != NULL;
+	}
+	cr_assert(timed_out, "no install timed out after 1 ms in 20 tries: %s", out);
+	cr_expect_eq(rc, 1, "%s", out);
+	cr_expect(strstr(out, "does not prove") != NULL, "%s", out);
+	cr_expect(strstr(out, "\"steps\"") != NULL, "the status was read again: %s", out);
+	free(out);
+}
