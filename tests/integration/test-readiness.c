@@ -681,3 +681,21 @@ Test(readiness, a_copy_outside_the_build_tree_uses_installed_paths)
 	cJSON_Delete(doc);
 	free(out);
 }
+
+Test(readiness, doctor_fails_when_the_default_framework_is_missing)
+{
+	cJSON *doc;
+	const cJSON *c;
+
+	setenv("PATH", "/usr/bin:/bin", 1);	/* no claude here */
+	start_with_settings(",\"defaults\":{\"framework\":\"claude-code\"}");
+	setenv("PATH", saved_path, 1);
+	doc = doctor();
+	c = doctor_check(doc, "runtime-claude-code");
+	cr_assert_not_null(c);
+	cr_expect_str_eq(str(c, "status"), "fail", "%s", str(c, "message"));
+	cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(doc, "ready")));
+	c = doctor_check(doc, "runtime-codex");
+	cr_expect_str_neq(str(c, "status"), "fail", "codex is not the default");
+	cJSON_Delete(doc);
+}
