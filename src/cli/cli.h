@@ -100,6 +100,10 @@ extern const struct cli_cmd cmd_credentials_show_entry;
 extern const struct cli_cmd cmd_credentials_create_entry;
 extern const struct cli_cmd cmd_credentials_update_entry;
 extern const struct cli_cmd cmd_credentials_delete_entry;
+/* readiness: cmd-readiness.c, cmd-setup.c */
+extern const struct cli_cmd cmd_runtimes_entry;
+extern const struct cli_cmd cmd_install_cli_entry;
+extern const struct cli_cmd cmd_setup_entry;
 
 /* main.c */
 /* The last value of an option, or NULL when not given. */
@@ -119,6 +123,10 @@ int cli_usage_error(const struct cli *cli, const char *fmt, ...)
 int cli_fail(const struct td_error *err);
 /* The exit code of an error, without printing it. */
 int cli_exit_code(const struct td_error *err);
+
+/* cmd-readiness.c: setup --status and setup --repair; exit codes */
+int cli_setup_status(struct cli *cli);
+int cli_setup_repair(struct cli *cli);
 
 /* cmd-events.c */
 /* cli_follow_run's answer when the stream broke: wait for the run another way. */

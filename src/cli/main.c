@@ -76,6 +76,10 @@ static const struct cli_cmd *const cli_cmds[] = {
 	&cmd_credentials_create_entry,
 	&cmd_credentials_update_entry,
 	&cmd_credentials_delete_entry,
+	/* readiness */
+	&cmd_runtimes_entry,
+	&cmd_setup_entry,
+	&cmd_install_cli_entry,
 	NULL
 };
 

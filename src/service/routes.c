@@ -51,6 +51,10 @@ const struct route routes[] = {
 	{ "GET", "/api/v1/credentials/:id", route_credentials_get, 0 },
 	{ "PATCH", "/api/v1/credentials/:id", route_credentials_update, ROUTE_BODY },
 	{ "DELETE", "/api/v1/credentials/:id", route_credentials_delete, 0 },
+	/* readiness and setup */
+	{ "GET", "/api/v1/runtimes", route_runtimes_list, 0 },
+	{ "POST", "/api/v1/bootstrap", route_bootstrap, ROUTE_BODY },
+	{ "POST", "/api/v1/cli/install", route_cli_install, 0 },
 };
 
 const size_t routes_count = sizeof routes / sizeof routes[0];

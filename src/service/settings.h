@@ -30,5 +30,9 @@ bool settings_network(const struct settings *s);
 void settings_take_api_keys(struct settings *s);
 /* The key taken from $env_name, or NULL. */
 const char *settings_api_key(const struct settings *s, const char *env_name);
+/* readiness: the configured path of an external CLI (runtimes.<framework>.path), or NULL. */
+const char *settings_runtime_path(const struct settings *s, const char *framework);
+/* readiness: doctor's free-space thresholds under the data directory, in MiB. */
+void settings_disk_thresholds(const struct settings *s, long *warn_mib, long *fail_mib);
 
 #endif
