@@ -160,7 +160,11 @@ export async function rawServer(onConnection) {
   };
 }
 
-/** A TCP proxy to target whose connections cut() drops, to break streams. */
+/**
+ * A TCP proxy to target whose connections cut() drops, to break streams.  It
+ * rewrites the Host header of each connection's first request (the service
+ * accepts only its own address).
+ */
 export async function cuttableProxy(targetUrl) {
   const target = new URL(targetUrl);
   const pairs = new Set();
@@ -170,7 +174,14 @@ export async function cuttableProxy(targetUrl) {
     const upstream = net.connect(Number(target.port), target.hostname);
     const pair = [client, upstream];
     pairs.add(pair);
-    client.pipe(upstream);
+    let first = true;
+    client.on('data', (c) => {
+      if (first) {
+        first = false;
+        c = Buffer.from(c.toString('latin1').replace(/^host:.*$/im, `Host: ${target.host}`), 'latin1');
+      }
+      upstream.write(c);
+    });
     upstream.pipe(client);
     const end = () => {
       client.destroy();

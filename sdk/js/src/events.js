@@ -10,6 +10,8 @@ const MAX_FRAME = 1024 * 1024;
 const RECONNECT_MIN_MS = 100;
 const RECONNECT_MAX_MS = 2000;
 
+const ID = Symbol('taskdeck.eventId');
+
 const invalidMessage = (why) => new TaskdeckError('event_stream_invalid_message',
   `the event stream sent a malformed frame: ${why}; stop using this stream and re-read the state`);
 
@@ -52,7 +54,8 @@ class EventStream {
   #everHello = false;
   #streamId = null;
   #lastSeq = 0;
-  #lastId = null;
+  #lastId = null;	// of the last event received: where a reconnect resumes
+  #yieldedId = null;	// of the last event yielded: where a new subscription should resume
   #lastFrameAt = 0;
   #idleTimer = null;
   #graceTimer = null;
@@ -74,6 +77,7 @@ class EventStream {
         throw new TaskdeckError('invalid_argument', 'lastEventId must be an event id ("<streamId>:<seq>")');
       }
       this.#lastId = o.lastEventId;
+      this.#yieldedId = o.lastEventId;
     }
     /** Resolves when stream.hello arrived; rejects when the stream failed before it. */
     this.ready = new Promise((resolve, reject) => {
@@ -94,9 +98,12 @@ class EventStream {
     this.#connect();
   }
 
-  /** "<streamId>:<seq>" of the last event received: pass it as lastEventId to resume. */
+  /**
+   * "<streamId>:<seq>" of the last event yielded (before any: where the
+   * stream started); pass it as lastEventId to a new subscription to resume.
+   */
   get lastEventId() {
-    return this.#lastId;
+    return this.#yieldedId;
   }
 
   [Symbol.asyncIterator]() {
@@ -106,6 +113,7 @@ class EventStream {
   next() {
     if (this.#head < this.#queue.length) {
       const value = this.#queue[this.#head++];
+      if (value[ID] !== undefined) this.#yieldedId = value[ID];
       if (this.#head === this.#queue.length) {
         this.#queue = [];
         this.#head = 0;
@@ -300,7 +308,7 @@ class EventStream {
       }
       if (ev.streamId !== this.#streamId) this.#lastSeq = 0;
       this.#streamId = ev.streamId;
-      if (this.#lastId === null) this.#lastId = `${ev.streamId}:${ev.headSeq}`;
+      if (this.#lastId === null) this.#lastId = this.#yieldedId = `${ev.streamId}:${ev.headSeq}`;
       this.#hello = true;
       this.#everHello = true;
       this.#backoff = RECONNECT_MIN_MS;
@@ -319,7 +327,10 @@ class EventStream {
         this.#fail(invalidMessage('stream.resync-required without a seq'));
         return false;
       }
-      if (id !== null && id === `${this.#streamId}:${seq}`) this.#lastId = id;
+      if (id !== null && id === `${this.#streamId}:${seq}`) {
+        this.#lastId = id;
+        Object.defineProperty(ev, ID, { value: id });
+      }
       if (seq > this.#lastSeq) this.#lastSeq = seq;
     } else {
       if (!Number.isSafeInteger(seq) || seq <= this.#lastSeq) {
@@ -332,6 +343,7 @@ class EventStream {
       }
       this.#lastSeq = seq;
       this.#lastId = id;
+      Object.defineProperty(ev, ID, { value: id });
     }
     this.#push(ev);
     return this.#failure === null;
@@ -341,6 +353,7 @@ class EventStream {
     if (this.#waiter !== null) {
       const w = this.#waiter;
       this.#waiter = null;
+      if (ev[ID] !== undefined) this.#yieldedId = ev[ID];
       w.resolve({ value: ev, done: false });
       return;
     }
