@@ -99,8 +99,9 @@ export class Service {
 }
 
 /** Starts a fresh service and points TASKDECK_HOME at it (URL and token env unset). */
-export async function startService() {
-  const s = await new Service().start();
+export async function startService(extraEnv = {}) {
+  const s = new Service();
+  await s.start(typeof extraEnv === 'function' ? extraEnv(s.home) : extraEnv);
   process.env.TASKDECK_HOME = s.home;
   delete process.env.TASKDECK_URL;
   delete process.env.TASKDECK_TOKEN;
