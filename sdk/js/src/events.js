@@ -10,8 +10,6 @@ const MAX_FRAME = 1024 * 1024;
 const RECONNECT_MIN_MS = 100;
 const RECONNECT_MAX_MS = 2000;
 
-const ID = Symbol('taskdeck.eventId');
-
 const invalidMessage = (why) => new TaskdeckError('event_stream_invalid_message',
   `the event stream sent a malformed frame: ${why}; stop using this stream and re-read the state`);
 
@@ -42,8 +40,10 @@ class EventStream {
   #idleMs;
   #reconnect;
   #queue = [];
+  #ids = [];	// the SSE id of each queued event (null: none)
   #head = 0;
   #hold = [];
+  #holdIds = [];
   #waiter = null;
   #failure = null;
   #closed = false;
@@ -112,10 +112,12 @@ class EventStream {
 
   next() {
     if (this.#head < this.#queue.length) {
-      const value = this.#queue[this.#head++];
-      if (value[ID] !== undefined) this.#yieldedId = value[ID];
+      const value = this.#queue[this.#head];
+      const id = this.#ids[this.#head++];
+      if (id !== null) this.#yieldedId = id;
       if (this.#head === this.#queue.length) {
         this.#queue = [];
+        this.#ids = [];
         this.#head = 0;
       }
       if (this.#hold.length > 0) this.#refill();
@@ -138,8 +140,10 @@ class EventStream {
     if (this.#closed) return;
     this.#closed = true;
     this.#queue = [];
+    this.#ids = [];
     this.#head = 0;
     this.#hold = [];
+    this.#holdIds = [];
     this.#stop();
     this.#readyReject(new TaskdeckError('aborted', 'the event stream was closed'));
     if (this.#waiter !== null) {
@@ -176,6 +180,7 @@ class EventStream {
     if (this.#closed || this.#failure !== null) return;
     this.#failure = err;
     this.#hold = [];
+    this.#holdIds = [];
     this.#stop();
     this.#readyReject(err);
     if (this.#waiter !== null && this.#head >= this.#queue.length) {
@@ -322,14 +327,14 @@ class EventStream {
       return false;
     }
     const { seq } = ev;
+    let eventId = null;
     if (type === 'stream.resync-required') {
       if (!Number.isSafeInteger(seq) || seq < 0) {
         this.#fail(invalidMessage('stream.resync-required without a seq'));
         return false;
       }
       if (id !== null && id === `${this.#streamId}:${seq}`) {
-        this.#lastId = id;
-        Object.defineProperty(ev, ID, { value: id });
+        this.#lastId = eventId = id;
       }
       if (seq > this.#lastSeq) this.#lastSeq = seq;
     } else {
@@ -342,26 +347,27 @@ class EventStream {
         return false;
       }
       this.#lastSeq = seq;
-      this.#lastId = id;
-      Object.defineProperty(ev, ID, { value: id });
+      this.#lastId = eventId = id;
     }
-    this.#push(ev);
+    this.#push(ev, eventId);
     return this.#failure === null;
   }
 
-  #push(ev) {
+  #push(ev, id) {
     if (this.#waiter !== null) {
       const w = this.#waiter;
       this.#waiter = null;
-      if (ev[ID] !== undefined) this.#yieldedId = ev[ID];
+      if (id !== null) this.#yieldedId = id;
       w.resolve({ value: ev, done: false });
       return;
     }
     if (this.#hold.length === 0 && this.#queue.length - this.#head < EVENT_BACKLOG) {
       this.#queue.push(ev);
+      this.#ids.push(id);
       return;
     }
     this.#hold.push(ev);
+    this.#holdIds.push(id);
     if (this.#res !== null && !this.#res.isPaused()) this.#res.pause();
     if (this.#graceTimer === null) this.#armGrace();
   }
@@ -382,6 +388,7 @@ class EventStream {
     let moved = false;
     while (this.#hold.length > 0 && this.#queue.length - this.#head < EVENT_BACKLOG) {
       this.#queue.push(this.#hold.shift());
+      this.#ids.push(this.#holdIds.shift());
       moved = true;
     }
     if (this.#hold.length === 0) {
