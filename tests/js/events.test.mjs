@@ -113,6 +113,40 @@ test('a dropped connection is resumed with Last-Event-ID: no gap, no duplicate',
   }
 });
 
+test('real service: a consumer that stops reading during a burst gets event_stream_overflow', async () => {
+  const p = await td.createProject({ name: 'overflow' });
+  const it = td.events({ projectId: p.id });
+  await it.ready;
+  const run = await td.startRun({ project: p.id, prompt: 'burst', config: replay('burst') });
+  await td.waitForRun(run.id, { timeoutMs: 60000 });	// 10,000 events go by unread
+  await sleep(500);
+  let n = 0;
+  let last = 0;
+  const err = await (async () => {
+    for await (const e of it) {
+      assert.ok(e.seq > last);
+      last = e.seq;
+      n++;
+    }
+  })().then(() => null, (e) => e);
+  assert.equal(err?.code, 'event_stream_overflow', `after ${n} events: ${err}`);
+  assert.equal(n, EVENT_BACKLOG);
+});
+
+test('real service: a service that stops sending fails the stream with the idle timeout', async () => {
+  const it = td.events({}, { idleTimeoutMs: 1500 });
+  await it.ready;
+  process.kill(svc.pid, 'SIGSTOP');
+  try {
+    const t0 = Date.now();
+    await assert.rejects(it.next(), (e) => e instanceof TaskdeckError && e.code === 'timeout');
+    const took = Date.now() - t0;
+    assert.ok(took >= 1000 && took < 10000, `failed after ${took} ms`);
+  } finally {
+    process.kill(svc.pid, 'SIGCONT');
+  }
+});
+
 test('ready rejects when the connection fails before stream.hello', async () => {
   const bad = await connectToTaskdeck({ baseUrl: svc.url, token: 'e'.repeat(64) });
   const it = bad.events();
