@@ -94,7 +94,15 @@ test('the service\'s 404 for a route or id becomes a typed not_found error', asy
 });
 
 // The real service: a 404 not_found while the route is missing, else check(result).
-async function routeOrMissing(promise, check) {
+// The outcome goes to the test log as a diagnostic.
+let ctx = null;
+async function routeOrMissing(promise, check, what = 'route') {
+  const present = await outcome(promise, check);
+  ctx?.diagnostic(`${what}: ${present ? 'present, its answer checked' : 'missing, the 404 checked'}`);
+  return present;
+}
+
+async function outcome(promise, check) {
   let result;
   try {
     result = await promise;
@@ -111,20 +119,22 @@ async function routeOrMissing(promise, check) {
 
 const NO_ID = { con: 'con_000000000000000000000000', cred: 'cred_000000000000000000000000' };
 
-test('real service: readiness and setup methods', async () => {
+test('real service: readiness and setup methods', async (t) => {
+  ctx = t;
   await routeOrMissing(td.listRuntimes(), (list) => {
     assert.ok(Array.isArray(list));
     for (const r of list) {
       assert.equal(typeof r.framework, 'string');
       assert.ok(r.source === 'managed' || r.source === 'external');
     }
-  });
-  await routeOrMissing(td.bootstrap({ action: 'status' }), (r) => assert.equal(typeof r, 'object'));
-  await routeOrMissing(td.installCli(), (r) => assert.equal(typeof r.ok, 'boolean'));
+  }, 'GET /api/v1/runtimes');
+  await routeOrMissing(td.bootstrap({ action: 'status' }), (r) => assert.equal(typeof r, 'object'), 'POST /api/v1/bootstrap');
+  await routeOrMissing(td.installCli(), (r) => assert.equal(typeof r.ok, 'boolean'), 'POST /api/v1/cli/install');
 });
 
-test('real service: connectors', async () => {
-  await routeOrMissing(td.listConnectors(), (list) => assert.ok(Array.isArray(list)));
+test('real service: connectors', async (t) => {
+  ctx = t;
+  await routeOrMissing(td.listConnectors(), (list) => assert.ok(Array.isArray(list)), 'GET /api/v1/connectors');
   for (const call of [td.getConnector(NO_ID.con), td.setConnectorEnabled(NO_ID.con, true),
     td.updateConnector(NO_ID.con, { transport: { type: 'stdio', command: '/bin/true' } }),
     td.removeConnector(NO_ID.con), td.testConnector(NO_ID.con)]) {
@@ -139,18 +149,22 @@ test('real service: connectors', async () => {
       assert.equal((await td.setConnectorEnabled(c.id, false)).enabled, false);
       const u = await td.updateConnector(c.id, { transport: { type: 'stdio', command: '/bin/false', args: [] } });
       assert.equal(u.transport.command, '/bin/false');
-      const t = await td.testConnector(c.id);
-      assert.equal(typeof t.success, 'boolean');
-      assert.equal(typeof t.message, 'string');
+      // Each route may land on its own: the test route is checked by itself.
+      await routeOrMissing(td.testConnector(c.id), (result) => {
+        assert.equal(typeof result.success, 'boolean');
+        assert.equal(typeof result.toolCount, 'number');
+        assert.equal(typeof result.message, 'string');
+      }, 'POST /api/v1/connectors/:id/test');
       assert.ok((await td.listConnectors({ all: true })).some((x) => x.id === c.id));
       await td.removeConnector(c.id);
       await assert.rejects(td.getConnector(c.id), { code: 'not_found' });
-    });
+    }, 'POST /api/v1/connectors');
 });
 
-test('real service: credentials, whose secret never comes back', async () => {
+test('real service: credentials, whose secret never comes back', async (t) => {
+  ctx = t;
   const secret = 'sk-test-5ecret-value-42';
-  await routeOrMissing(td.listCredentials(), (list) => assert.ok(Array.isArray(list)));
+  await routeOrMissing(td.listCredentials(), (list) => assert.ok(Array.isArray(list)), 'GET /api/v1/credentials');
   await assert.rejects(td.updateCredential(NO_ID.cred, { description: 'x' }), { code: 'not_found', status: 404 });
   await routeOrMissing(td.createCredential({ name: 'search-key', kind: 'api-key', secret }), async (c) => {
     assert.match(c.id, /^cred_/);
@@ -160,5 +174,5 @@ test('real service: credentials, whose secret never comes back', async () => {
     const all = await td.listCredentials({ all: true });
     assert.ok(all.some((x) => x.id === c.id));
     assert.ok(!JSON.stringify(all).includes(secret));
-  });
+  }, 'POST /api/v1/credentials');
 });

@@ -198,7 +198,8 @@ export class TaskdeckClient {
 
   // --- sessions ---
   async listSessions(projectId, o) {
-    return this.#list('/api/v1/sessions', { project: (seg(projectId, 'projectId'), projectId) }, o);
+    seg(projectId, 'projectId');
+    return this.#list('/api/v1/sessions', { project: projectId }, o);
   }
 
   async getSession(sessionId, o) {
