@@ -15,8 +15,10 @@ before(async () => {
   svc = await startService();
   td = await connectToTaskdeck();
 });
+const fakes = [];
 after(async () => {
   td?.close();
+  for (const f of fakes) await f.close();	// those a failed test left open
   await svc?.destroy();
 });
 
@@ -171,6 +173,7 @@ async function fakeStream(script) {
     });
   });
   const c = await connectToTaskdeck({ baseUrl: server.url, token: FAKE_TOKEN });
+  fakes.push({ close: () => server.close() });
   return { server, c };
 }
 

@@ -17,6 +17,12 @@ const live = new Set();
 process.on('exit', () => {
   for (const s of live) s.kill();
 });
+for (const sig of ['SIGTERM', 'SIGINT']) {
+  process.once(sig, () => {
+    for (const s of live) s.kill();
+    process.exit(128 + (sig === 'SIGTERM' ? 15 : 2));
+  });
+}
 
 function readJson(path) {
   try {
@@ -135,7 +141,7 @@ export async function fakeServer(handler) {
     server,
     async close() {
       for (const s of sockets) s.destroy();
-      await new Promise((resolve) => server.close(resolve));
+      if (server.listening) await new Promise((resolve) => server.close(resolve));
     },
   };
 }
@@ -156,7 +162,7 @@ export async function rawServer(onConnection) {
     sockets,
     async close() {
       for (const s of sockets) s.destroy();
-      await new Promise((resolve) => server.close(resolve));
+      if (server.listening) await new Promise((resolve) => server.close(resolve));
     },
   };
 }
