@@ -14,14 +14,16 @@ export const SRCDIR = process.env.TD_SRCDIR ?? '.';
 export const SDK = join(SRCDIR, 'sdk/js/src/index.js');
 
 const live = new Set();
+// A test process that ends early (a failure, --test-force-exit, a signal)
+// leaves no service and no home behind.
 process.on('exit', () => {
-  for (const s of live) s.kill();
+  for (const s of live) {
+    s.kill();
+    rmSync(s.home, { recursive: true, force: true });
+  }
 });
 for (const sig of ['SIGTERM', 'SIGINT']) {
-  process.once(sig, () => {
-    for (const s of live) s.kill();
-    process.exit(128 + (sig === 'SIGTERM' ? 15 : 2));
-  });
+  process.once(sig, () => process.exit(128 + (sig === 'SIGTERM' ? 15 : 2)));
 }
 
 function readJson(path) {
