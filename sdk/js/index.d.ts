@@ -1,0 +1,365 @@
+// Type declarations of @taskdeck/sdk (written by hand; checked by tsc --noEmit in tests/js).
+
+export declare const VERSION: string;
+/** The default deadline of every request, in milliseconds (30,000). */
+export declare const DEFAULT_REQUEST_TIMEOUT_MS: number;
+/** Unconsumed events an iterator holds before it fails with event_stream_overflow (1,024). */
+export declare const EVENT_BACKLOG: number;
+/** No frame for this long fails an event iterator with code "timeout" (30,000 ms). */
+export declare const DEFAULT_IDLE_TIMEOUT_MS: number;
+
+/** A code of the service (docs/http-api.md), or one found on the client's side. */
+export type TaskdeckErrorCode =
+  | 'invalid_request' | 'invalid_cwd' | 'unauthorized' | 'forbidden' | 'not_found'
+  | 'method_not_allowed' | 'stale_write' | 'stale_plan' | 'plan_not_pending' | 'session_busy'
+  | 'cwd_mismatch' | 'payload_too_large' | 'idempotency_conflict' | 'invalid_configuration'
+  | 'internal_error' | 'idempotency_unavailable' | 'service_unavailable'
+  | 'timeout' | 'aborted' | 'unreachable' | 'invalid_response' | 'invalid_argument'
+  | 'service_not_found' | 'io_error' | 'event_stream_overflow' | 'event_stream_invalid_message'
+  | (string & {});
+
+/** Every failure of the SDK. Its message never holds the token. */
+export declare class TaskdeckError extends Error {
+  constructor(code: string, message: string, extra?: {
+    status?: number; requestId?: string | null; details?: Record<string, unknown>; cause?: unknown;
+  });
+  readonly name: 'TaskdeckError';
+  /** The service's code, or timeout, aborted, unreachable, invalid_response, ... */
+  code: TaskdeckErrorCode;
+  /** The HTTP status; 0 when no answer arrived. */
+  status: number;
+  /** X-Request-Id of the answer: quote it when reporting a problem. */
+  requestId: string | null;
+  /** The error's details ({} when none). */
+  details: Record<string, unknown>;
+}
+
+export interface ConnectOptions {
+  /** http://127.0.0.1:PORT; else TASKDECK_URL, else the discovery file. */
+  baseUrl?: string;
+  /** The bearer token; else TASKDECK_TOKEN, else the token file. */
+  token?: string;
+  /** Deadline of each request (default 30,000 ms). */
+  requestTimeoutMs?: number;
+  userAgent?: string;
+}
+
+/** The last argument of every method. */
+export interface RequestOptions {
+  signal?: AbortSignal;
+  /** This call's deadline in ms (default: the client's requestTimeoutMs); covers the body. */
+  timeoutMs?: number;
+}
+
+export interface IdempotentOptions extends RequestOptions {
+  /** Sent as Idempotency-Key: the same key and body return the first result again. */
+  idempotencyKey?: string;
+}
+
+export interface ListOptions extends RequestOptions {
+  /** Page size, 1 to 1000 (the service's default is 100). */
+  limit?: number;
+  /** Where to start: the nextCursor of a previous page. */
+  cursor?: string;
+  /** Follow the Link header through every page (one deadline for all). */
+  all?: boolean;
+}
+
+/** A list answer: the items, and the cursor of the next page (null on the last one). */
+export type Page<T> = T[] & { readonly nextCursor: string | null };
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+export interface Project {
+  id: string; name: string; description: string; context: string;
+  metadata: Record<string, Json>; createdAt: string; updatedAt: string;
+  [key: string]: unknown;
+}
+
+export interface NewProject {
+  name: string; description?: string; context?: string; metadata?: Record<string, Json>;
+}
+
+export type ProjectPatch = {
+  name?: string; description?: string | null; context?: string | null; metadata?: Record<string, Json> | null;
+};
+
+export type Framework = 'taskdeck' | 'claude-code' | 'codex' | (string & {});
+export type Effort = 'low' | 'medium' | 'high';
+export type PermissionProfile = 'ask' | 'workspace-write' | 'read-only' | 'full-access' | (string & {});
+
+export interface SessionDefaultsValues {
+  framework: Framework | null; provider: string | null; model: string | null;
+  effort: Effort | null; permissionProfile: PermissionProfile | null;
+}
+
+export interface SessionDefaults {
+  projectId: string; updatedAt: string; defaults: SessionDefaultsValues;
+}
+
+export interface SessionDefaultsUpdate {
+  expectedUpdatedAt: string; patch: Partial<SessionDefaultsValues>;
+}
+
+export interface Session {
+  id: string; projectId: string; title: string; cwd: string; workspace: 'managed' | 'external';
+  createdAt: string; updatedAt: string; lastRun: { id: string; status: RunStatus } | null;
+  [key: string]: unknown;
+}
+
+export interface RunConfig {
+  framework?: Framework | null; provider?: string | null; model?: string | null; effort?: Effort | null;
+}
+
+export interface SessionConfiguration {
+  sessionId: string; revision: number; framework: Framework | null; provider: string | null;
+  model: string | null; effort: Effort | null; updatedAt: string;
+}
+
+export interface SessionConfigurationUpdate {
+  expectedRevision: number;
+  /** An omitted key is kept; null clears it. */
+  patch: RunConfig;
+}
+
+export interface AgentRouting {
+  framework: Framework;
+  reviewer: { enabled: boolean; framework: Framework | null; provider: string | null; model: string | null };
+  subagent: { enabled: boolean; provider: string | null; model: string | null; maxConcurrent: number };
+  updatedAt: string;
+}
+
+export type AgentRoutingPatch = {
+  framework?: Framework;
+  reviewer?: Partial<AgentRouting['reviewer']>;
+  subagent?: Partial<AgentRouting['subagent']>;
+};
+
+export type RunStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled' | (string & {});
+
+export interface Attention {
+  kind: 'plan-approval' | (string & {}); planVersion?: number; planRevision?: number; since?: string;
+  [key: string]: unknown;
+}
+
+export interface Run {
+  id: string; sessionId: string; projectId: string; status: RunStatus; prompt: string;
+  permissionProfile: PermissionProfile; turnIntent: 'plan-first' | null; config: RunConfig;
+  cwd: string; createdAt: string; startedAt: string | null; finishedAt: string | null;
+  cancelRequestedAt: string | null; progress: { phase: string; updatedAt: string } | null;
+  /** Present once the run is final. */
+  output?: string | null;
+  /** Present on a failed run. */
+  error?: { code: string; message: string } | null;
+  /** Present while the run is running and needs a decision. */
+  attention?: Attention | null;
+  usage: { inputTokens: number; outputTokens: number } | null;
+  [key: string]: unknown;
+}
+
+export interface RunRequest {
+  project: string; prompt: string; permissionProfile?: PermissionProfile;
+  turnIntent?: 'plan-first' | null; cwd?: string; sessionId?: string; config?: RunConfig;
+}
+
+export interface WaitOptions {
+  /** The whole wait, polling requests and delays together; reaching it rejects with "timeout" and never cancels the run. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** Return as soon as the run is running with an attention object (plan-approval). */
+  returnOnAttention?: boolean;
+}
+
+export interface PlanStep { id: string; title: string; status: string }
+
+export interface Plan {
+  sessionId: string; runId: string; version: number; revision: number;
+  status: 'awaiting-approval' | 'approved' | 'superseded' | 'rejected' | 'completed' | 'abandoned' | (string & {});
+  summary: string; feedback: string | null; steps: PlanStep[]; createdAt: string; updatedAt: string;
+}
+
+export interface PlanResponse {
+  decision: 'approve' | 'revise' | 'reject'; version: number; revision: number; feedback?: string;
+}
+
+export interface Artifact {
+  id: string; name: string; path: string; version: string; size: number; mediaType: string;
+  sessionId: string; runId: string; createdAt: string;
+  [key: string]: unknown;
+}
+
+export interface ArtifactListOptions extends ListOptions {
+  /** Every version of each path, not only the newest. */
+  allVersions?: boolean;
+}
+
+export interface DownloadOptions extends RequestOptions {
+  /** Resume: sends Range: bytes=OFFSET- (the answer is 206, or 200 with the whole body). */
+  offset?: number;
+  /** With offset: the ETag (artifact version) the first part had; another version sends the whole body. */
+  ifRange?: string;
+}
+
+export interface TaskdeckEvent {
+  seq: number; type: string; time: string;
+  projectId: string | null; sessionId: string | null; runId: string | null;
+  data: any;
+}
+
+export interface EventFilter { projectId?: string; sessionId?: string; runId?: string }
+
+export interface EventOptions {
+  signal?: AbortSignal;
+  /** Deadline of connecting, until stream.hello (default: the client's requestTimeoutMs). */
+  timeoutMs?: number;
+  /** No event or heartbeat for this long fails the iterator with "timeout" (default 30,000). */
+  idleTimeoutMs?: number;
+  /** Resume after this event ("<streamId>:<seq>"), e.g. the lastEventId of an earlier iterator. */
+  lastEventId?: string;
+  /** Reconnect with Last-Event-ID when the connection drops (default true). */
+  reconnect?: boolean;
+}
+
+export interface EventStream extends AsyncIterableIterator<TaskdeckEvent> {
+  /** Resolves on stream.hello; rejects when the connection fails before it. */
+  readonly ready: Promise<void>;
+  /** "<streamId>:<seq>" of the last event yielded. */
+  readonly lastEventId: string | null;
+  /** Ends the stream; a waiting next() resolves as done. */
+  close(): void;
+  return(): Promise<IteratorResult<TaskdeckEvent, undefined>>;
+}
+
+export interface ReadinessReport {
+  ready: boolean; version: string;
+  checks: { id: string; status: 'ok' | 'warn' | 'fail'; message: string; nextAction?: string }[];
+  nextActions: string[];
+  [key: string]: unknown;
+}
+
+export interface Runtime {
+  framework: Framework; status: 'ready' | 'missing' | 'broken' | 'outdated' | (string & {});
+  version?: string; source: 'managed' | 'external'; path?: string;
+}
+
+export interface BootstrapResult {
+  ok: boolean; error?: { code: string; message: string };
+  [key: string]: unknown;
+}
+
+export type ConnectorTransport =
+  | { type: 'stdio'; command: string; args?: string[]; env?: Record<string, string> }
+  | { type: 'http'; url: string; headers?: Record<string, string> };
+
+export interface CredentialBinding { credentialId: string; target: string }
+
+export interface Connector {
+  id: string; name: string; kind: 'builtin' | 'custom'; enabled: boolean;
+  transport: ConnectorTransport; credentialBindings: CredentialBinding[];
+  createdAt: string; updatedAt: string;
+  [key: string]: unknown;
+}
+
+export interface NewConnector {
+  name: string; transport: ConnectorTransport; credentialBindings?: CredentialBinding[];
+  [key: string]: unknown;
+}
+
+export interface ConnectorUpdate {
+  /** Required by the service; credential bindings omitted are kept. */
+  transport: ConnectorTransport; name?: string; credentialBindings?: CredentialBinding[];
+  [key: string]: unknown;
+}
+
+export interface ConnectorTestResult { success: boolean; toolCount: number; message: string }
+
+export type CredentialKind = 'api-key' | 'bearer' | 'basic' | 'secret' | (string & {});
+
+export interface Credential {
+  id: string; name: string; kind: CredentialKind; description: string; createdAt: string; updatedAt: string;
+  [key: string]: unknown;
+}
+
+export interface NewCredential {
+  name: string; kind: CredentialKind; secret: string; description?: string;
+}
+
+export interface CredentialPatch {
+  name?: string; description?: string; secret?: string;
+  [key: string]: unknown;
+}
+
+/** List methods that paginate() can follow. */
+export interface ListMethods {
+  listProjects: [options?: ListOptions];
+  listSessions: [projectId: string, options?: ListOptions];
+  listArtifacts: [sessionId: string, options?: ArtifactListOptions];
+  listRuntimes: [options?: ListOptions];
+  listConnectors: [options?: ListOptions];
+  listCredentials: [options?: ListOptions];
+}
+
+export interface ListItems {
+  listProjects: Project; listSessions: Session; listArtifacts: Artifact;
+  listRuntimes: Runtime; listConnectors: Connector; listCredentials: Credential;
+}
+
+export declare class TaskdeckClient {
+  constructor(options: { baseUrl: string; token: string; requestTimeoutMs?: number; userAgent?: string });
+  readonly baseUrl: string;
+  readonly requestTimeoutMs: number;
+  /** Drops the kept-alive connections (event streams are not affected). */
+  close(): void;
+  /** Every item of a list method, page by page, following the Link header. */
+  paginate<M extends keyof ListMethods>(method: M, ...args: ListMethods[M]): AsyncGenerator<ListItems[M], void, undefined>;
+
+  doctor(options?: RequestOptions): Promise<ReadinessReport>;
+  listRuntimes(options?: ListOptions): Promise<Page<Runtime>>;
+  bootstrap(request: { action: 'status' | 'runtime' }, options?: RequestOptions): Promise<BootstrapResult>;
+  installCli(options?: RequestOptions): Promise<BootstrapResult>;
+
+  listProjects(options?: ListOptions): Promise<Page<Project>>;
+  getProject(projectId: string, options?: RequestOptions): Promise<Project>;
+  createProject(project: NewProject, options?: IdempotentOptions): Promise<Project>;
+  updateProject(projectId: string, patch: ProjectPatch, options?: RequestOptions): Promise<Project>;
+  getProjectSessionDefaults(projectId: string, options?: RequestOptions): Promise<SessionDefaults>;
+  updateProjectSessionDefaults(projectId: string, update: SessionDefaultsUpdate, options?: RequestOptions): Promise<SessionDefaults>;
+
+  listSessions(projectId: string, options?: ListOptions): Promise<Page<Session>>;
+  getSession(sessionId: string, options?: RequestOptions): Promise<Session>;
+  getSessionConfiguration(sessionId: string, options?: RequestOptions): Promise<SessionConfiguration>;
+  updateSessionConfiguration(sessionId: string, update: SessionConfigurationUpdate, options?: RequestOptions): Promise<SessionConfiguration>;
+  getAgentRouting(options?: RequestOptions): Promise<AgentRouting>;
+  updateAgentRouting(patch: AgentRoutingPatch, options?: RequestOptions): Promise<AgentRouting>;
+  getSessionPlan(sessionId: string, options?: RequestOptions): Promise<Plan>;
+  respondSessionPlan(sessionId: string, response: PlanResponse, options?: RequestOptions): Promise<Plan>;
+
+  startRun(request: RunRequest, options?: IdempotentOptions): Promise<Run>;
+  getRun(runId: string, options?: RequestOptions): Promise<Run>;
+  cancelRun(runId: string, options?: RequestOptions): Promise<Run>;
+  waitForRun(runId: string, options?: WaitOptions): Promise<Run>;
+
+  listArtifacts(sessionId: string, options?: ArtifactListOptions): Promise<Page<Artifact>>;
+  getArtifact(artifactId: string, options?: RequestOptions): Promise<Artifact>;
+  /** The bytes as a Response whose body streams; the deadline covers reading it. */
+  downloadArtifact(artifactId: string, options?: DownloadOptions): Promise<Response>;
+
+  events(filter?: EventFilter, options?: EventOptions): EventStream;
+
+  listConnectors(options?: ListOptions): Promise<Page<Connector>>;
+  getConnector(connectorId: string, options?: RequestOptions): Promise<Connector>;
+  setConnectorEnabled(connectorId: string, enabled: boolean, options?: RequestOptions): Promise<Connector>;
+  addConnector(request: NewConnector, options?: RequestOptions): Promise<Connector>;
+  updateConnector(connectorId: string, request: ConnectorUpdate, options?: RequestOptions): Promise<Connector>;
+  removeConnector(connectorId: string, options?: RequestOptions): Promise<unknown>;
+  testConnector(connectorId: string, options?: RequestOptions): Promise<ConnectorTestResult>;
+  listCredentials(options?: ListOptions): Promise<Page<Credential>>;
+  createCredential(request: NewCredential, options?: RequestOptions): Promise<Credential>;
+  updateCredential(credentialId: string, patch: CredentialPatch, options?: RequestOptions): Promise<Credential>;
+}
+
+/**
+ * Connects to the local taskdeck service (discovery file and token file, or
+ * TASKDECK_URL and TASKDECK_TOKEN, or explicit options). Sends nothing.
+ */
+export declare function connectToTaskdeck(options?: ConnectOptions): Promise<TaskdeckClient>;

@@ -1,0 +1,446 @@
+// TaskdeckClient: every method of the specification, over Transport.
+import { TaskdeckError, errorFromAnswer } from './errors.js';
+import { Transport, abortError, checkTimeout, requestIdOf } from './transport.js';
+import { resolveConnection } from './discovery.js';
+import { openEvents } from './events.js';
+
+export const VERSION = '0.1.0';
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30000;
+const FINAL = new Set(['completed', 'failed', 'cancelled']);
+// How many positional arguments come before the options of each list method (paginate).
+const LISTS = {
+  listProjects: 0, listSessions: 1, listArtifacts: 1, listRuntimes: 0,
+  listConnectors: 0, listCredentials: 0,
+};
+const MAX_PAGES = 100000;
+
+function invalid(message) {
+  return new TaskdeckError('invalid_argument', message);
+}
+
+// An id for a path segment.
+function seg(id, what) {
+  if (typeof id !== 'string' || id === '' || id.length > 200) {
+    throw invalid(`${what} must be a non-empty string`);
+  }
+  return encodeURIComponent(id);
+}
+
+function object(v, what) {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw invalid(`${what} must be an object`);
+  return v;
+}
+
+function opts(o) {
+  if (o === undefined || o === null) return {};
+  return object(o, 'the options');
+}
+
+function idemKey(key) {
+  if (key === undefined || key === null) return undefined;
+  if (typeof key !== 'string' || !/^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/.test(key)) {
+    throw invalid('idempotencyKey must be 1 to 255 printable ASCII characters, no spaces at the ends');
+  }
+  return key;
+}
+
+// The cursor of the Link header's rel="next", or null.
+function nextCursor(link) {
+  if (typeof link !== 'string') return null;
+  for (const part of link.split(',')) {
+    const m = /^\s*<([^>]*)>\s*;(.*)$/.exec(part);
+    if (m === null || !/\brel\s*=\s*"?next"?/.test(m[2])) continue;
+    try {
+      return new URL(m[1], 'http://x').searchParams.get('cursor');
+    } catch {
+      return null;
+    }
+  }
+  return null;
+}
+
+const sleep = (ms, signal) => new Promise((resolve, reject) => {
+  if (signal?.aborted) {
+    reject(abortError(signal));
+    return;
+  }
+  const onAbort = () => {
+    clearTimeout(t);
+    reject(abortError(signal));
+  };
+  const t = setTimeout(() => {
+    signal?.removeEventListener('abort', onAbort);
+    resolve();
+  }, ms);
+  signal?.addEventListener('abort', onAbort, { once: true });
+});
+
+export class TaskdeckClient {
+  #t;
+
+  /** Use connectToTaskdeck(); this takes an already resolved {baseUrl, token}. */
+  constructor({ baseUrl, token, requestTimeoutMs, userAgent }) {
+    const ms = checkTimeout(requestTimeoutMs, 'requestTimeoutMs') ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    this.#t = new Transport(baseUrl, token, ms, userAgent ?? `@taskdeck/sdk/${VERSION}`);
+    Object.defineProperty(this, 'baseUrl', { value: this.#t.baseUrl, enumerable: true });
+    Object.defineProperty(this, 'requestTimeoutMs', { value: ms, enumerable: true });
+  }
+
+  /** Drops the kept-alive connections (open event streams are not affected). */
+  close() {
+    this.#t.close();
+  }
+
+  async #call(method, path, o, extra = {}) {
+    const timeoutMs = checkTimeout(o.timeoutMs);
+    const r = await this.#t.request(method, path, { signal: o.signal, timeoutMs, ...extra });
+    return r;
+  }
+
+  async #json(method, path, o, extra) {
+    return (await this.#call(method, path, opts(o), extra)).data;
+  }
+
+  // One page, or every page with {all: true} (one deadline for all of them).
+  async #list(path, query, o) {
+    o = opts(o);
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null) q.set(k, String(v));
+    if (o.limit !== undefined) {
+      if (!Number.isInteger(o.limit) || o.limit < 1 || o.limit > 1000) throw invalid('limit must be 1 to 1000');
+      q.set('limit', String(o.limit));
+    }
+    const timeoutMs = checkTimeout(o.timeoutMs) ?? this.#t.timeoutMs;
+    const end = Date.now() + timeoutMs;
+    let cursor = o.cursor ?? null;
+    const items = [];
+    for (let pages = 0; pages < MAX_PAGES; pages++) {
+      if (cursor !== null) q.set('cursor', cursor);
+      const left = end - Date.now();
+      if (left <= 0) throw new TaskdeckError('timeout', `GET ${path}: the pages did not arrive within ${timeoutMs} ms`);
+      const qs = q.toString();
+      const r = await this.#t.request('GET', qs === '' ? path : `${path}?${qs}`,
+        { signal: o.signal, timeoutMs: left });
+      if (!Array.isArray(r.data)) {
+        throw new TaskdeckError('invalid_response', `GET ${path}: the answer is not an array`,
+          { status: r.status, requestId: r.requestId });
+      }
+      for (const item of r.data) items.push(item);
+      cursor = nextCursor(r.headers.link);
+      if (!o.all || cursor === null) break;
+    }
+    Object.defineProperty(items, 'nextCursor', { value: o.all ? null : cursor, enumerable: false });
+    return items;
+  }
+
+  /**
+   * Every item of a list method, page by page, following the Link header:
+   * `for await (const p of td.paginate('listProjects', {limit: 50}))`.
+   */
+  async *paginate(method, ...args) {
+    const n = LISTS[method];
+    if (n === undefined) throw invalid(`${method} is not a list method`);
+    const positional = args.slice(0, n);
+    const o = opts(args[n]);
+    let cursor = o.cursor ?? null;
+    for (let pages = 0; pages < MAX_PAGES; pages++) {
+      const page = await this[method](...positional, { ...o, all: false, cursor: cursor ?? undefined });
+      yield* page;
+      cursor = page.nextCursor;
+      if (cursor === null) return;
+    }
+  }
+
+  // --- readiness and setup ---
+  doctor(o) { return this.#json('GET', '/api/v1/doctor', o); }
+
+  listRuntimes(o) { return this.#list('/api/v1/runtimes', {}, o); }
+
+  async bootstrap(request, o) {
+    object(request, 'the bootstrap request');
+    if (typeof request.action !== 'string' || request.action === '') throw invalid('action must be "status" or "runtime"');
+    return this.#json('POST', '/api/v1/bootstrap', o, { body: request });
+  }
+
+  installCli(o) { return this.#json('POST', '/api/v1/cli/install', o); }
+
+  // --- projects ---
+  listProjects(o) { return this.#list('/api/v1/projects', {}, o); }
+
+  async getProject(projectId, o) {
+    return this.#json('GET', `/api/v1/projects/${seg(projectId, 'projectId')}`, o);
+  }
+
+  async createProject(request, o) {
+    o = opts(o);
+    object(request, 'the project');
+    const key = idemKey(o.idempotencyKey);
+    return this.#json('POST', '/api/v1/projects', o,
+      { body: request, headers: key === undefined ? undefined : { 'idempotency-key': key } });
+  }
+
+  async updateProject(projectId, patch, o) {
+    return this.#json('PATCH', `/api/v1/projects/${seg(projectId, 'projectId')}`, o,
+      { body: object(patch, 'the patch') });
+  }
+
+  async getProjectSessionDefaults(projectId, o) {
+    return this.#json('GET', `/api/v1/projects/${seg(projectId, 'projectId')}/session-defaults`, o);
+  }
+
+  async updateProjectSessionDefaults(projectId, request, o) {
+    object(request, 'the request');
+    if (typeof request.expectedUpdatedAt !== 'string') throw invalid('expectedUpdatedAt must be the updatedAt last read');
+    object(request.patch, 'patch');
+    return this.#json('PATCH', `/api/v1/projects/${seg(projectId, 'projectId')}/session-defaults`, o,
+      { body: { expectedUpdatedAt: request.expectedUpdatedAt, patch: request.patch } });
+  }
+
+  // --- sessions ---
+  async listSessions(projectId, o) {
+    seg(projectId, 'projectId');
+    return this.#list('/api/v1/sessions', { project: projectId }, o);
+  }
+
+  async getSession(sessionId, o) {
+    return this.#json('GET', `/api/v1/sessions/${seg(sessionId, 'sessionId')}`, o);
+  }
+
+  async getSessionConfiguration(sessionId, o) {
+    return this.#json('GET', `/api/v1/sessions/${seg(sessionId, 'sessionId')}/config`, o);
+  }
+
+  async updateSessionConfiguration(sessionId, request, o) {
+    object(request, 'the request');
+    if (!Number.isInteger(request.expectedRevision)) throw invalid('expectedRevision must be the revision last read');
+    object(request.patch, 'patch');
+    return this.#json('PATCH', `/api/v1/sessions/${seg(sessionId, 'sessionId')}/config`, o,
+      { body: { expectedRevision: request.expectedRevision, patch: request.patch } });
+  }
+
+  getAgentRouting(o) { return this.#json('GET', '/api/v1/settings/agent-routing', o); }
+
+  async updateAgentRouting(patch, o) {
+    return this.#json('PATCH', '/api/v1/settings/agent-routing', o, { body: object(patch, 'the patch') });
+  }
+
+  // --- plans ---
+  async getSessionPlan(sessionId, o) {
+    return this.#json('GET', `/api/v1/sessions/${seg(sessionId, 'sessionId')}/plan`, o);
+  }
+
+  async respondSessionPlan(sessionId, response, o) {
+    object(response, 'the response');
+    const { decision, version, revision, feedback } = response;
+    if (decision !== 'approve' && decision !== 'revise' && decision !== 'reject') {
+      throw invalid('decision must be "approve", "revise" or "reject"');
+    }
+    if (!Number.isInteger(version) || version < 1 || !Number.isInteger(revision) || revision < 1) {
+      throw invalid('version and revision must be the plan\'s, exactly as read');
+    }
+    if (decision === 'revise' && (typeof feedback !== 'string' || feedback === '')) {
+      throw invalid('revise needs feedback');
+    }
+    const body = { decision, version, revision };
+    if (feedback !== undefined) body.feedback = feedback;
+    return this.#json('POST', `/api/v1/sessions/${seg(sessionId, 'sessionId')}/plan/respond`, o, { body });
+  }
+
+  // --- runs ---
+  async startRun(request, o) {
+    o = opts(o);
+    object(request, 'the run request');
+    if (typeof request.project !== 'string' || request.project === '') throw invalid('project must be a project id');
+    if (typeof request.prompt !== 'string' || request.prompt === '') throw invalid('prompt must be a non-empty string');
+    const key = idemKey(o.idempotencyKey);
+    return this.#json('POST', '/api/v1/runs', o,
+      { body: request, headers: key === undefined ? undefined : { 'idempotency-key': key } });
+  }
+
+  async getRun(runId, o) {
+    return this.#json('GET', `/api/v1/runs/${seg(runId, 'runId')}`, o);
+  }
+
+  async cancelRun(runId, o) {
+    return this.#json('POST', `/api/v1/runs/${seg(runId, 'runId')}/cancel`, o);
+  }
+
+  /**
+   * Polls the run until it is final (or, with returnOnAttention, running with
+   * an attention object).  timeoutMs bounds the whole wait; reaching it rejects
+   * with code "timeout" and leaves the run alone.
+   */
+  async waitForRun(runId, o) {
+    o = opts(o);
+    seg(runId, 'runId');
+    const total = checkTimeout(o.timeoutMs);
+    const end = total === undefined ? Infinity : Date.now() + total;
+    const { signal } = o;
+    let delay = 100;
+    let last = null;
+    const timedOut = () => new TaskdeckError('timeout',
+      `run ${runId} is still ${last?.status ?? 'unfinished'} after ${total} ms; the wait stopped, the run goes on`,
+      { details: { runId, run: last } });
+    for (;;) {
+      const left = end - Date.now();
+      if (left <= 0) throw timedOut();
+      try {
+        last = await this.getRun(runId, {
+          signal, timeoutMs: Math.max(1, Math.min(this.#t.timeoutMs, left)),
+        });
+        if (FINAL.has(last.status)) return last;
+        if (o.returnOnAttention && last.status === 'running' && last.attention &&
+            typeof last.attention === 'object') return last;
+      } catch (e) {
+        const retry = e instanceof TaskdeckError &&
+          (e.code === 'unreachable' || e.code === 'timeout' || e.code === 'service_unavailable');
+        if (!retry) throw e;
+        if (end - Date.now() <= 0) throw timedOut();
+      }
+      const pause = Math.min(delay + Math.random() * 50, end - Date.now());
+      if (pause <= 0) throw timedOut();
+      await sleep(pause, signal);
+      delay = Math.min(delay * 1.5, 1000);
+    }
+  }
+
+  // --- artifacts ---
+  async listArtifacts(sessionId, o) {
+    o = opts(o);
+    return this.#list(`/api/v1/sessions/${seg(sessionId, 'sessionId')}/artifacts`,
+      { all: o.allVersions ? 'true' : undefined }, o);
+  }
+
+  async getArtifact(artifactId, o) {
+    return this.#json('GET', `/api/v1/artifacts/${seg(artifactId, 'artifactId')}`, o);
+  }
+
+  /**
+   * The artifact's bytes as a Response whose body streams; the request's
+   * deadline and signal stay armed until the body is consumed.  {offset}
+   * resumes with Range (206), {ifRange: etag} sends only when unchanged.
+   */
+  async downloadArtifact(artifactId, o) {
+    o = opts(o);
+    const path = `/api/v1/artifacts/${seg(artifactId, 'artifactId')}/content`;
+    const headers = { };
+    if (o.offset !== undefined && o.offset !== 0) {
+      if (!Number.isSafeInteger(o.offset) || o.offset < 0) throw invalid('offset must be a byte offset');
+      headers.range = `bytes=${o.offset}-`;
+      if (o.ifRange !== undefined) {
+        if (typeof o.ifRange !== 'string' || !/^[\x20-\x7e]{1,200}$/.test(o.ifRange)) throw invalid('ifRange must be an ETag');
+        headers['if-range'] = o.ifRange.startsWith('"') ? o.ifRange : `"${o.ifRange}"`;
+      }
+    }
+    const timeoutMs = checkTimeout(o.timeoutMs);
+    const p = await this.#t.send('GET', path, { signal: o.signal, timeoutMs, headers, accept: '*/*' });
+    const requestId = requestIdOf(p.headers);
+    if (p.status < 200 || p.status > 299) {
+      const text = await this.#t.readText(p, 1024 * 1024);
+      throw errorFromAnswer(p.status, requestId, text);
+    }
+    return toResponse(p, this.#t);
+  }
+
+  // --- events ---
+  /** The event stream as an async iterable with ready and close(). */
+  events(filter, o) {
+    return openEvents(this.#t, filter ?? {}, opts(o));
+  }
+
+  // --- connectors and credentials ---
+  listConnectors(o) { return this.#list('/api/v1/connectors', {}, o); }
+
+  async getConnector(connectorId, o) {
+    return this.#json('GET', `/api/v1/connectors/${seg(connectorId, 'connectorId')}`, o);
+  }
+
+  async setConnectorEnabled(connectorId, enabled, o) {
+    if (typeof enabled !== 'boolean') throw invalid('enabled must be a boolean');
+    return this.#json('PUT', `/api/v1/connectors/${seg(connectorId, 'connectorId')}/enabled`, o,
+      { body: { enabled } });
+  }
+
+  async addConnector(request, o) {
+    return this.#json('POST', '/api/v1/connectors', o, { body: object(request, 'the connector') });
+  }
+
+  async updateConnector(connectorId, request, o) {
+    object(request, 'the connector update');
+    if (request.transport === undefined) throw invalid('a connector update must include the transport');
+    return this.#json('PATCH', `/api/v1/connectors/${seg(connectorId, 'connectorId')}`, o, { body: request });
+  }
+
+  async removeConnector(connectorId, o) {
+    return this.#json('DELETE', `/api/v1/connectors/${seg(connectorId, 'connectorId')}`, o);
+  }
+
+  async testConnector(connectorId, o) {
+    return this.#json('POST', `/api/v1/connectors/${seg(connectorId, 'connectorId')}/test`, o);
+  }
+
+  listCredentials(o) { return this.#list('/api/v1/credentials', {}, o); }
+
+  async createCredential(request, o) {
+    return this.#json('POST', '/api/v1/credentials', o, { body: object(request, 'the credential') });
+  }
+
+  async updateCredential(credentialId, patch, o) {
+    return this.#json('PATCH', `/api/v1/credentials/${seg(credentialId, 'credentialId')}`, o,
+      { body: object(patch, 'the patch') });
+  }
+}
+
+// A web Response over the streaming body; errors of the exchange (deadline,
+// abort, a connection that ends early) error the stream.
+function toResponse(p, t) {
+  const { res } = p;
+  const expected = p.headers['content-length'] !== undefined ? Number(p.headers['content-length']) : null;
+  let received = 0;
+  const body = new ReadableStream({
+    start(controller) {
+      res.on('data', (chunk) => {
+        received += chunk.length;
+        controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.length));
+        if (controller.desiredSize <= 0) res.pause();
+      });
+      res.on('end', () => {
+        p.finish();
+        if (expected !== null && received !== expected) {
+          controller.error(new TaskdeckError('unreachable',
+            `the download ended after ${received} of ${expected} bytes`, { status: p.status }));
+          return;
+        }
+        controller.close();
+      });
+      res.on('error', (e) => {
+        p.finish();
+        controller.error(t.netError(e));
+      });
+    },
+    pull() {
+      res.resume();
+    },
+    cancel() {
+      p.finish();
+      res.destroy();
+    },
+  }, { highWaterMark: 4 });
+  const headers = new Headers();
+  for (const [k, v] of Object.entries(p.headers)) {
+    if (Array.isArray(v)) for (const x of v) headers.append(k, x);
+    else if (v !== undefined) headers.set(k, v);
+  }
+  return new Response(body, { status: p.status, statusText: res.statusMessage ?? '', headers });
+}
+
+/**
+ * Connects to the local taskdeck service: discovery file and token file as the
+ * C client core finds them (TASKDECK_HOME, XDG), TASKDECK_URL and
+ * TASKDECK_TOKEN, or explicit {baseUrl, token}.  Sends nothing.
+ */
+export async function connectToTaskdeck(options) {
+  const o = options === undefined || options === null ? {} : object(options, 'the options');
+  const { baseUrl, token } = await resolveConnection(o);
+  return new TaskdeckClient({ baseUrl, token, requestTimeoutMs: o.requestTimeoutMs, userAgent: o.userAgent });
+}

@@ -1,0 +1,127 @@
+// Finding the service and its token, as libtaskdeck does (docs/client.md).
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { TaskdeckError } from './errors.js';
+
+const START_HINT = 'start one with `taskdeck daemon start`';
+
+function env(name) {
+  const v = process.env[name];
+  return v !== undefined && v !== '' ? v : null;
+}
+
+// An XDG directory: the variable when absolute, else HOME/fallback.
+function xdgDir(name, home, fallback) {
+  const v = process.env[name];
+  return v !== undefined && v.startsWith('/') ? join(v, 'taskdeck') : join(home, fallback, 'taskdeck');
+}
+
+/** The files of the taskdeck home, as src/common/paths.c lays them out. */
+export function taskdeckPaths() {
+  const tdhome = env('TASKDECK_HOME');
+  if (tdhome !== null) {
+    return { discovery: join(tdhome, 'service.json'), token: join(tdhome, 'token') };
+  }
+  const home = process.env.HOME;
+  if (home === undefined || !home.startsWith('/')) return null;
+  const rt = process.env.XDG_RUNTIME_DIR;
+  const runtime = rt !== undefined && rt.startsWith('/')
+    ? join(rt, 'taskdeck') : xdgDir('XDG_STATE_HOME', home, '.local/state');
+  return {
+    discovery: join(runtime, 'service.json'),
+    token: join(xdgDir('XDG_CONFIG_HOME', home, '.config'), 'token'),
+  };
+}
+
+function pidAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return e.code !== 'ESRCH';
+  }
+}
+
+async function readSmall(path, max) {
+  const data = await readFile(path);
+  if (data.length > max) throw Object.assign(new Error('file too large'), { code: 'EFBIG' });
+  return data.toString('utf8');
+}
+
+/** Reads the discovery file; rejects with service_not_found or io_error. */
+export async function discover() {
+  const paths = taskdeckPaths();
+  if (paths === null) {
+    throw new TaskdeckError('service_not_found',
+      `no taskdeck home (set TASKDECK_HOME or HOME); ${START_HINT}`);
+  }
+  let text;
+  try {
+    text = await readSmall(paths.discovery, 64 * 1024);
+  } catch (e) {
+    if (e.code === 'ENOENT') {
+      throw new TaskdeckError('service_not_found',
+        `no taskdeck service is running (no ${paths.discovery}); ${START_HINT}`);
+    }
+    throw new TaskdeckError('io_error', `cannot read ${paths.discovery}: ${e.code ?? e.message}`);
+  }
+  let info;
+  try {
+    info = JSON.parse(text);
+  } catch {
+    info = null;
+  }
+  if (info === null || typeof info !== 'object' || typeof info.baseUrl !== 'string' ||
+      !Number.isInteger(info.pid) || info.pid < 1) {
+    throw new TaskdeckError('service_not_found',
+      `the discovery file ${paths.discovery} is malformed; restart the service with \`taskdeck daemon start\``);
+  }
+  if (!pidAlive(info.pid)) {
+    throw new TaskdeckError('service_not_found',
+      `the taskdeck service of ${paths.discovery} (pid ${info.pid}) is no longer running; ${START_HINT}`);
+  }
+  return { ...info, discoveryFile: paths.discovery };
+}
+
+async function readToken(path) {
+  let text;
+  try {
+    text = await readSmall(path, 256);
+  } catch (e) {
+    if (e.code === 'ENOENT') {
+      throw new TaskdeckError('service_not_found',
+        `no token file at ${path}; start the service with \`taskdeck daemon start\``);
+    }
+    throw new TaskdeckError('io_error', `cannot read the token file ${path}: ${e.code ?? e.message}`);
+  }
+  const m = /^([0-9a-fA-F]{64})\n?$/.exec(text);
+  if (m === null) throw new TaskdeckError('io_error', `the token file ${path} is malformed`);
+  return m[1];
+}
+
+/**
+ * The base URL and token, each found separately: the option, then
+ * TASKDECK_URL / TASKDECK_TOKEN, then the discovery file and its tokenFile
+ * (else the home's token file).
+ */
+export async function resolveConnection(options) {
+  let baseUrl = options.baseUrl ?? env('TASKDECK_URL');
+  let token = options.token ?? env('TASKDECK_TOKEN');
+  let info = null;
+  if (baseUrl === null) {
+    info = await discover();
+    baseUrl = info.baseUrl;
+  }
+  if (token === null) {
+    if (info !== null && typeof info.tokenFile === 'string') {
+      token = await readToken(info.tokenFile);
+    } else {
+      const paths = taskdeckPaths();
+      if (paths === null) {
+        throw new TaskdeckError('service_not_found', 'no token: set TASKDECK_TOKEN, TASKDECK_HOME or HOME');
+      }
+      token = await readToken(paths.token);
+    }
+  }
+  return { baseUrl, token };
+}

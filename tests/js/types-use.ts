@@ -1,0 +1,78 @@
+// A program using every method of @taskdeck/sdk, type-checked by tsc --noEmit
+// (tests/js/package.test.mjs); it is never run.
+import {
+  connectToTaskdeck, TaskdeckError, EVENT_BACKLOG, type Run, type TaskdeckEvent, type Page, type Project,
+} from '@taskdeck/sdk';
+
+export async function useEverything(signal: AbortSignal): Promise<number> {
+  const td = await connectToTaskdeck({ requestTimeoutMs: 10000 });
+  const o = { signal, timeoutMs: 5000 };
+  const doc = await td.doctor(o);
+  const ready: boolean = doc.ready;
+  const runtimes = await td.listRuntimes(o);
+  const b = await td.bootstrap({ action: 'status' }, o);
+  const ok: boolean = b.ok;
+  await td.installCli(o);
+  const projects: Page<Project> = await td.listProjects({ ...o, limit: 10 });
+  const next: string | null = projects.nextCursor;
+  const p = await td.createProject({ name: 'x' }, { ...o, idempotencyKey: 'k' });
+  await td.updateProject(p.id, { description: null }, o);
+  await td.getProject(p.id, o);
+  const d = await td.getProjectSessionDefaults(p.id, o);
+  await td.updateProjectSessionDefaults(p.id, { expectedUpdatedAt: d.updatedAt, patch: { effort: 'high' } }, o);
+  const run: Run = await td.startRun({ project: p.id, prompt: 'hi', permissionProfile: 'ask',
+    turnIntent: 'plan-first' }, { ...o, idempotencyKey: 'r' });
+  const sessions = await td.listSessions(p.id, { all: true });
+  const s = await td.getSession(sessions[0].id, o);
+  const cfg = await td.getSessionConfiguration(s.id, o);
+  await td.updateSessionConfiguration(s.id, { expectedRevision: cfg.revision, patch: { model: null } }, o);
+  const routing = await td.getAgentRouting(o);
+  await td.updateAgentRouting({ subagent: { maxConcurrent: routing.subagent.maxConcurrent } }, o);
+  const waiting = await td.waitForRun(run.id, { timeoutMs: 1000, signal, returnOnAttention: true });
+  if (waiting.attention?.kind === 'plan-approval') {
+    const plan = await td.getSessionPlan(run.sessionId, o);
+    await td.respondSessionPlan(run.sessionId, { decision: 'revise', version: plan.version,
+      revision: plan.revision, feedback: 'more' }, o);
+  }
+  await td.getRun(run.id, o);
+  await td.cancelRun(run.id, o);
+  const arts = await td.listArtifacts(run.sessionId, { allVersions: true, all: true });
+  await td.getArtifact(arts[0].id, o);
+  const res: Response = await td.downloadArtifact(arts[0].id, { ...o, offset: 10, ifRange: arts[0].version });
+  const bytes = new Uint8Array(await res.arrayBuffer());
+  const events = td.events({ projectId: p.id }, { idleTimeoutMs: 30000, lastEventId: 'a:1', signal });
+  await events.ready;
+  let n = 0;
+  for await (const e of events) {
+    const ev: TaskdeckEvent = e;
+    if (ev.type === 'run.finished') break;
+    n++;
+  }
+  const resume: string | null = events.lastEventId;
+  events.close();
+  for await (const proj of td.paginate('listProjects', { limit: 5 })) n += proj.name.length;
+  for await (const art of td.paginate('listArtifacts', run.sessionId, { allVersions: true })) n += art.size;
+  const connectors = await td.listConnectors(o);
+  const c = await td.addConnector({ name: 'm', transport: { type: 'stdio', command: 'mcp', args: [] } }, o);
+  await td.getConnector(c.id, o);
+  await td.setConnectorEnabled(c.id, true, o);
+  await td.updateConnector(c.id, { transport: { type: 'http', url: 'http://127.0.0.1:1/' } }, o);
+  const t = await td.testConnector(c.id, o);
+  const tools: number = t.toolCount;
+  await td.removeConnector(c.id, o);
+  const creds = await td.listCredentials(o);
+  const cred = await td.createCredential({ name: 'k', kind: 'api-key', secret: 's' }, o);
+  await td.updateCredential(cred.id, { description: 'd' }, o);
+  try {
+    await td.getRun('run_x');
+  } catch (e) {
+    if (e instanceof TaskdeckError) {
+      const status: number = e.status;
+      const rid: string | null = e.requestId;
+      n += status + (rid?.length ?? 0) + Object.keys(e.details).length + e.code.length;
+    }
+  }
+  td.close();
+  return n + bytes.length + runtimes.length + connectors.length + creds.length + tools + EVENT_BACKLOG +
+    (ready ? 1 : 0) + (ok ? 1 : 0) + (next?.length ?? 0) + (resume?.length ?? 0);
+}
