@@ -13,6 +13,7 @@
 #include "connectors.h"
 #include "log.h"
 #include "mcp.h"
+#include "sandbox.h"
 #include "timeutil.h"
 #include "xalloc.h"
 
@@ -67,7 +68,20 @@ connector_test_run(const struct connector_launch *l)
 		if (mkdtemp(cwd) == NULL)
 			return test_result(false, 0, "cannot make a working directory for %s",
 			    l->name);
-		c = mcp_open_stdio(l->command, l->args, l->envp, cwd, &lim, err, sizeof err);
+		/*
+		 * In the sandbox a run's commands get, the scratch directory as its
+		 * workspace: what the test sees is what a run will see.  This thread
+		 * lives until mcp_close (sandbox_spawn's rule).
+		 */
+		struct sandbox_policy policy = {
+			.profile = SANDBOX_WORKSPACE_WRITE,
+			.workspace = cwd,
+			.network = l->network,
+			.hidden = (const char *const *)l->hidden,
+			.allow_unconfined = l->allow_unconfined,
+		};
+		c = mcp_open_stdio_sandboxed(&policy, l->command, l->args, l->envp, cwd, &lim,
+		    err, sizeof err);
 	}
 	t1 = td_mono_ms();
 	if (c == NULL) {

@@ -12,8 +12,10 @@
 #include "json.h"
 #include "log.h"
 #include "resource.h"
+#include "sandbox.h"
 #include "secrets.h"
 #include "service.h"
+#include "settings.h"
 #include "store.h"
 #include "timeutil.h"
 #include "xalloc.h"
@@ -801,6 +803,9 @@ connector_launch_prepare(struct service *svc, const char *id, struct connector_l
 		const cJSON *env = cJSON_GetObjectItemCaseSensitive(t, "env");
 		size_t na = 0;
 
+		l->hidden = sandbox_hidden_paths(&svc->paths, NULL);
+		l->network = settings_network(svc->settings);
+		l->allow_unconfined = settings_allow_unconfined(svc->settings);
 		l->command = xstrdup(json_get_string(t, "command"));
 		l->args = strv_new((size_t)cJSON_GetArraySize(args));
 		cJSON_ArrayForEach(e, args)
@@ -848,6 +853,7 @@ connector_launch_free(struct connector_launch *l)
 	free(l->url);
 	strv_free(l->headers);
 	strv_free(l->secrets);
+	sandbox_hidden_free(l->hidden);
 	memset(l, 0, sizeof *l);
 }
 

@@ -83,6 +83,10 @@ struct connector_launch {
 	char *url;		/* http */
 	char **headers;		/* http: "Name: value", NULL-terminated */
 	char **secrets;		/* the resolved values, to redact from messages */
+	/* stdio: the sandbox of a run's commands (docs/agent.md), with a scratch workspace */
+	char **hidden;		/* taskdeck's own directories and the credential files */
+	bool network;		/* defaults.network: what a run of the application default gets */
+	bool allow_unconfined;	/* runs.allowUnconfinedCommands */
 };
 enum td_code connector_launch_prepare(struct service *svc, const char *id,
     struct connector_launch *l, struct conn_problem *p);

@@ -135,9 +135,10 @@ test('real service: readiness and setup methods', async (t) => {
 test('real service: connectors', async (t) => {
   ctx = t;
   await routeOrMissing(td.listConnectors(), (list) => assert.ok(Array.isArray(list)), 'GET /api/v1/connectors');
-  for (const call of [td.getConnector(NO_ID.con), td.setConnectorEnabled(NO_ID.con, true),
-    td.updateConnector(NO_ID.con, { transport: { type: 'stdio', command: '/bin/true' } }),
-    td.removeConnector(NO_ID.con), td.testConnector(NO_ID.con)]) {
+  // One call at a time: a rejection nobody awaits yet would be unhandled.
+  for (const call of [() => td.getConnector(NO_ID.con), () => td.setConnectorEnabled(NO_ID.con, true),
+    () => td.updateConnector(NO_ID.con, { transport: { type: 'stdio', command: '/bin/true' } }),
+    () => td.removeConnector(NO_ID.con), () => td.testConnector(NO_ID.con)]) {
     // An unknown id is 404 both before and after the routes exist.
     await assert.rejects(call, (e) => e instanceof TaskdeckError && e.code === 'not_found' && e.status === 404);
   }
