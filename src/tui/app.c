@@ -637,8 +637,13 @@ app_screen(struct tui *t)
 	t->utf8 = utf8;
 	draw_init(t);
 	if (!t->opt.no_mouse) {
-		mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED,
-		    NULL);
+		/*
+		 * Every button event, releases included: ncurses drops an event
+		 * outside the mask and goes back to a blocking read for the next
+		 * key, which would stop the loop until one came (the release that
+		 * follows every press).  keys_mouse() ignores what it does not use.
+		 */
+		mousemask(ALL_MOUSE_EVENTS, NULL);
 		mouseinterval(0);
 	}
 }

@@ -24,7 +24,7 @@ wait_pending() {
 prompt_status() { td permissions show "$1" | sed -n 's/^status: //p'; }
 
 first=$(wait_pending write_file)
-dash_start 120x36 --no-mouse
+dash_start 120x36
 wait_live
 # The Plan pane (this run has none): what the modal says is then on the screen only once.
 keys 2

@@ -21,7 +21,7 @@ wait_download_prompt() {
 	wait_for "Download report.md to:"
 	wait_for "$dir"
 }
-dash_start 120x36 --no-mouse
+dash_start 120x36
 wait_live
 wait_for "Research and save a report"
 keys 3
