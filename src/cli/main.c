@@ -390,7 +390,7 @@ static int
 cli_dashboard(struct cli *cli, int argc, char **argv)
 {
 	struct tui_options o = { .no_mouse = cli_has(cli, "no-mouse"),
-	    .monochrome = cli_has(cli, "monochrome") };
+	    .monochrome = cli_has(cli, "monochrome"), .timeout_ms = cli->timeout_ms };
 	struct td_request_options ro = { .timeout_ms = cli->timeout_ms ? cli->timeout_ms : 5000 };
 	struct td_doctor_report *report = NULL;
 	struct td_error err;

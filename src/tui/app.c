@@ -137,6 +137,8 @@ app_fail(struct tui *t, const char *what, const struct job_result *r)
 static void
 app_read_failed(struct tui *t, const struct job_result *r)
 {
+	if (r->code == TD_UNAUTHORIZED)
+		model_conn_problem(&t->m, PROBLEM_UNAUTHORIZED);
 	if (t->m.conn == CONN_LIVE && r->code != TD_CANCELLED)
 		app_fail(t, "refresh failed", r);
 }
@@ -433,14 +435,17 @@ app_results_read(struct tui *t)
 
 /* --- The event stream ---------------------------------------------------- */
 
-/* The stream broke (or never came up): close it and retry after the backoff. */
+/* The stream broke (or never came up; why in err, or NULL): close it and
+ * retry after the backoff. */
 static void
-app_stream_fail(struct app *a)
+app_stream_fail(struct app *a, const struct td_error *err)
 {
 	struct tui *t = a->t;
 	char *id;
 	int delay;
 
+	model_conn_problem(&t->m, err != NULL && err->code == TD_UNAUTHORIZED ?
+	    PROBLEM_UNAUTHORIZED : PROBLEM_UNREACHABLE);
 	if (a->ev != NULL) {
 		if ((id = td_events_last_id(a->ev)) != NULL) {
 			free(a->last_id);
@@ -456,6 +461,47 @@ app_stream_fail(struct app *a)
 	t->dirty = true;
 }
 
+/*
+ * Before a reconnect: finds the service again, as `taskdeck events` does.  A
+ * restarted service usually listens on another port (and a refused token may
+ * have been replaced in the token file).  When the discovery file names
+ * another URL, or the token was refused, the client and its worker are made
+ * anew; jobs still running on the old ones are cancelled (everything is read
+ * again once live).  No service found: the old client goes on failing.
+ */
+static void
+app_rediscover(struct app *a)
+{
+	struct tui *t = a->t;
+	struct td_connect_options o = { .request_timeout_ms = t->opt.timeout_ms };
+	struct td_client *fresh;
+	struct worker *w;
+	struct td_error err;
+
+	if (td_connect(&fresh, &o, &err) != TD_OK)
+		return;
+	if (t->m.conn_problem != PROBLEM_UNAUTHORIZED &&
+	    strcmp(td_client_base_url(fresh), td_client_base_url(t->client)) == 0) {
+		td_client_free(fresh);
+		return;
+	}
+	if ((w = worker_new(fresh)) == NULL) {
+		td_client_free(fresh);
+		return;
+	}
+	worker_free(t->w);
+	t->w = w;
+	if (t->m.download_active) {
+		model_download_end(&t->m);
+		model_message(&t->m, t->now_ms, true,
+		    "download interrupted: the service moved; Enter on the artifact resumes it");
+	}
+	if (t->own_client)
+		td_client_free(t->client);
+	t->client = fresh;
+	t->own_client = true;
+}
+
 /* Subscribes to every event, resuming after the last one seen. */
 static void
 app_stream_open(struct app *a)
@@ -463,9 +509,11 @@ app_stream_open(struct app *a)
 	struct td_events_options o = { .last_event_id = a->last_id };
 	struct td_error err;
 
+	if (a->reconnect)
+		app_rediscover(a);
 	if (td_events_open(a->t->client, NULL, &o, &a->ev, &err) != TD_OK) {
 		a->ev = NULL;
-		app_stream_fail(a);
+		app_stream_fail(a, &err);
 		return;
 	}
 	model_conn(&a->t->m, CONN_CONNECTING, 0);
@@ -512,7 +560,7 @@ app_events_read(struct app *a)
 		td_event_free(e);
 	}
 	if (rc != TD_OK && rc != TD_TIMEOUT)
-		app_stream_fail(a);
+		app_stream_fail(a, &err);
 }
 
 /* Timers: the connecting check, the reconnect, the doctor. */
@@ -531,7 +579,7 @@ app_timers(struct app *a)
 		else if (rc == TD_TIMEOUT)
 			a->check_ms = t->now_ms + APP_CONNECT_CHECK_MS;
 		else
-			app_stream_fail(a);
+			app_stream_fail(a, &err);
 	}
 	if (t->m.conn == CONN_RECONNECTING && t->now_ms >= t->m.conn_retry_at_ms)
 		app_stream_open(a);
@@ -746,6 +794,8 @@ tui_main(struct td_client *client, const struct tui_options *o)
 	worker_free(t->w);
 	modal_free(t);
 	model_free(&t->m);
+	if (t->own_client)
+		td_client_free(t->client);
 	free(a.last_id);
 	close(a.sigfd);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

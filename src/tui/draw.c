@@ -543,7 +543,7 @@ draw_status(struct tui *t, int y)
 {
 	const struct model *m = &t->m;
 	const char *hints = draw_hints(m);
-	char conn[64], line[256];
+	char conn[96], line[256];
 	size_t running, waiting;
 	long long left;
 	int x, hw = draw_width(hints);
@@ -556,18 +556,26 @@ draw_status(struct tui *t, int y)
 		break;
 	case CONN_RECONNECTING:
 		left = (m->conn_retry_at_ms - t->now_ms + 999) / 1000;
-		snprintf(conn, sizeof conn, "%s reconnecting in %lld s", t->g->conn_down,
-		    left < 0 ? 0 : left);
+		if (m->conn_problem == PROBLEM_UNAUTHORIZED)
+			snprintf(conn, sizeof conn, "%s unauthorized: the token was refused, "
+			    "retrying in %lld s", t->g->conn_down, left < 0 ? 0 : left);
+		else
+			snprintf(conn, sizeof conn, "%s unreachable, reconnecting in %lld s",
+			    t->g->conn_down, left < 0 ? 0 : left);
 		break;
 	default:
 		snprintf(conn, sizeof conn, "%s connecting", t->g->conn_down);
 		break;
 	}
 	model_counts(m, &running, &waiting);
-	snprintf(line, sizeof line, "taskdeckd%s%s %s  %zu running %zu waiting",
-	    m->service_version != NULL ? " " : "",
-	    m->service_version != NULL ? m->service_version : "",
-	    m->service_ready ? "ready" : "not ready", running, waiting);
+	/* Not live: nothing the service said last (ready, counts) is shown. */
+	if (m->conn != CONN_LIVE)
+		line[0] = '\0';
+	else
+		snprintf(line, sizeof line, "taskdeckd%s%s %s  %zu running %zu waiting",
+		    m->service_version != NULL ? " " : "",
+		    m->service_version != NULL ? m->service_version : "",
+		    m->service_ready ? "ready" : "not ready", running, waiting);
 	draw_fill(y, 0, t->cols, draw_attr(t, ST_BAR));
 	x = 1 + draw_text(y, 1, t->cols - 2, conn,
 	    draw_attr(t, m->conn == CONN_LIVE ? ST_OK : ST_RUNNING));

@@ -1878,6 +1878,15 @@ model_conn(struct model *m, enum conn_state s, long long retry_at_ms)
 {
 	m->conn = s;
 	m->conn_retry_at_ms = retry_at_ms;
+	if (s == CONN_LIVE)
+		m->conn_problem = PROBLEM_NONE;
+	m->dirty = true;
+}
+
+void
+model_conn_problem(struct model *m, enum conn_problem p)
+{
+	m->conn_problem = p;
 	m->dirty = true;
 }
 

@@ -37,6 +37,13 @@ enum conn_state {
 	CONN_RECONNECTING,	/* m->conn_retry_at_ms says when */
 };
 
+/* Why the dashboard is not live (shown instead of the last known state). */
+enum conn_problem {
+	PROBLEM_NONE,
+	PROBLEM_UNREACHABLE,	/* no answer, or no service in the discovery file */
+	PROBLEM_UNAUTHORIZED,	/* the service refused the token */
+};
+
 struct m_project {
 	char *id;
 	char *name;
@@ -168,6 +175,7 @@ struct model {
 	/* Connection and service. */
 	enum conn_state conn;
 	long long conn_retry_at_ms;	/* CONN_RECONNECTING: when the next try is due */
+	enum conn_problem conn_problem;	/* PROBLEM_NONE while live */
 	long long resynced_at_ms;	/* last full re-read after a reconnect or resync; 0 never */
 	char *service_version;		/* from the doctor report; NULL until known */
 	bool service_ready;
@@ -311,6 +319,8 @@ const struct log_line *model_log_line(const struct model *m, size_t i);
 
 /* Connection state changes, with now_ms from a monotonic clock. */
 void model_conn(struct model *m, enum conn_state s, long long retry_at_ms);
+/* Why the connection is down (CONN_LIVE clears it). */
+void model_conn_problem(struct model *m, enum conn_problem p);
 void model_resynced(struct model *m, long long now_ms);
 
 /* The message line; printf-style, shown until now_ms + 5 s. */

@@ -17,6 +17,7 @@
 struct tui_options {
 	bool no_mouse;		/* do not ask the terminal for mouse events */
 	bool monochrome;	/* no colour, ASCII glyphs (as NO_COLOR) */
+	long timeout_ms;	/* request deadline of a client made on reconnect; 0: default */
 };
 
 /* Runs the dashboard on client until q or a signal; returns an exit code. */
@@ -136,6 +137,7 @@ struct tui {
 	struct model m;
 	struct worker *w;
 	struct td_client *client;
+	bool own_client;	/* client was made here (a reconnect found the service anew) */
 	struct tui_options opt;
 	bool color;
 	bool ascii;		/* ASCII glyphs */

@@ -59,7 +59,9 @@ static void
 projects_draw(struct tui *t, const struct rect *r)
 {
 	list_draw(t, r, PANE_PROJECTS, &t->m.projects_cur, t->m.project_count,
-	    projects_row, "no projects");
+	    projects_row, t->m.conn == CONN_LIVE ? "no projects" :
+	    t->m.conn_problem == PROBLEM_UNAUTHORIZED ? "unauthorized" :
+	    t->m.conn_problem == PROBLEM_UNREACHABLE ? "unreachable" : "connecting");
 }
 
 static unsigned
