@@ -76,9 +76,41 @@ tui_page_rows(const struct tui *t)
 	return h > 1 ? (size_t)h : 1;
 }
 
+/* True when a download to path is queued or running. */
+bool
+tui_downloading(const struct tui *t, const char *path)
+{
+	for (size_t i = 0; i < sizeof t->downloading / sizeof t->downloading[0]; i++) {
+		if (t->downloading[i] != NULL && strcmp(t->downloading[i], path) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Records a download's destination while it runs (a finished one: done). */
+static void
+app_downloading(struct tui *t, const char *path, bool done)
+{
+	size_t n = sizeof t->downloading / sizeof t->downloading[0];
+
+	for (size_t i = 0; i < n; i++) {
+		if (done && t->downloading[i] != NULL && strcmp(t->downloading[i], path) == 0) {
+			free(t->downloading[i]);
+			t->downloading[i] = NULL;
+			return;
+		}
+		if (!done && t->downloading[i] == NULL) {
+			t->downloading[i] = xstrdup(path);
+			return;
+		}
+	}
+}
+
 void
 tui_submit(struct tui *t, const struct job *job)
 {
+	if (job->kind == JOB_DOWNLOAD && job->path != NULL)
+		app_downloading(t, job->path, false);
 	worker_submit(t->w, job);
 }
 
@@ -294,6 +326,8 @@ res_download(struct tui *t, const struct job_result *r)
 		return NEED_NONE;
 	}
 	model_download_end(&t->m);
+	if (r->job.path != NULL)
+		app_downloading(t, r->job.path, true);
 	if (r->code == TD_OK)
 		model_message(&t->m, t->now_ms, false, "download complete: %s", r->job.path);
 	else
@@ -491,6 +525,10 @@ app_rediscover(struct app *a)
 	}
 	worker_free(t->w);
 	t->w = w;
+	for (size_t i = 0; i < sizeof t->downloading / sizeof t->downloading[0]; i++) {
+		free(t->downloading[i]);
+		t->downloading[i] = NULL;
+	}
 	if (t->m.download_active) {
 		model_download_end(&t->m);
 		model_message(&t->m, t->now_ms, true,
@@ -793,6 +831,8 @@ tui_main(struct td_client *client, const struct tui_options *o)
 	td_events_close(a.ev);
 	worker_free(t->w);
 	modal_free(t);
+	for (size_t i = 0; i < sizeof t->downloading / sizeof t->downloading[0]; i++)
+		free(t->downloading[i]);
 	model_free(&t->m);
 	if (t->own_client)
 		td_client_free(t->client);

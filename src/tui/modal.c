@@ -417,7 +417,10 @@ download_key(struct tui *t, int key)
 	job.path = path;
 	job.label = t->modal_name;
 	job.run_id = t->modal_run;
-	if (lstat(path, &st) == 0) {
+	if (tui_downloading(t, path)) {
+		model_message(&t->m, t->now_ms, false, "already downloading %s", path);
+		modal_close(t);
+	} else if (lstat(path, &st) == 0) {
 		job.overwrite = true;
 		modal_confirm(t, &job, "Overwrite %s? [y/N]", path);
 	} else {

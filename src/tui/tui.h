@@ -167,6 +167,9 @@ struct tui {
 	bool plan_first;
 	size_t profile;		/* index into tui_profiles */
 	char download_dir[4096];
+	/* Destinations of the downloads queued or running (a second Enter on
+	 * one says so instead of queueing a copy that would fail). */
+	char *downloading[8];
 	/* What the open editor is for: a project, session or artifact id,
 	 * the session to continue, the artifact's name and run, the plan's
 	 * version and revision. */
@@ -189,6 +192,8 @@ unsigned tui_where(const struct tui *t);
 /* Queues the jobs that fetch what need (NEED_*) says. */
 void tui_need(struct tui *t, unsigned need);
 void tui_submit(struct tui *t, const struct job *job);
+/* True when a download to path is queued or running. */
+bool tui_downloading(const struct tui *t, const char *path);
 /* Page size of the focused pane. */
 size_t tui_page_rows(const struct tui *t);
 /* Asks for everything shown and the service's report again ('r', reconnects). */
