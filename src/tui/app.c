@@ -215,6 +215,13 @@ res_project_runs(struct tui *t, const struct job_result *r)
 }
 
 static unsigned
+res_attention(struct tui *t, const struct job_result *r)
+{
+	model_set_attention(&t->m, r->runs);
+	return NEED_NONE;
+}
+
+static unsigned
 res_artifacts(struct tui *t, const struct job_result *r)
 {
 	model_set_artifacts(&t->m, r->job.id, r->artifacts);
@@ -358,9 +365,11 @@ static const struct {
 	[JOB_PLAN_RESPOND] = { res_plan_respond, false },
 	[JOB_PERMISSION_ANSWER] = { res_permission_answer, false },
 	[JOB_DOWNLOAD] = { res_download, false },
+	[JOB_ATTENTION] = { res_attention, true },
 };
 
-/* Selects the session, then the run, started here once the lists hold them. */
+/* Selects the session, then the run, started here (or jumped to) once the
+ * lists hold them. */
 static void
 app_select_started(struct tui *t)
 {
@@ -389,6 +398,23 @@ app_select_started(struct tui *t)
 	model_focus(&t->m, focus);
 }
 
+void
+tui_jump(struct tui *t, const char *project_id, const char *session_id, const char *run_id)
+{
+	for (size_t i = 0; project_id != NULL && i < t->m.project_count; i++) {
+		if (t->m.projects[i].id != NULL && strcmp(t->m.projects[i].id, project_id) == 0) {
+			enum pane focus = t->m.focus;
+
+			tui_need(t, model_select(&t->m, PANE_PROJECTS, i));
+			model_focus(&t->m, focus);
+			break;
+		}
+	}
+	snprintf(t->want_session, sizeof t->want_session, "%s", session_id ? session_id : "");
+	snprintf(t->want_run, sizeof t->want_run, "%s", run_id ? run_id : "");
+	app_select_started(t);
+}
+
 static void
 app_result(struct tui *t, const struct job_result *r)
 {
@@ -413,7 +439,8 @@ app_job(struct tui *t, enum job_kind kind, const char *id)
 {
 	struct job job = { .kind = kind };
 
-	if (id == NULL && kind != JOB_PROJECTS && kind != JOB_PERMISSIONS)
+	if (id == NULL && kind != JOB_PROJECTS && kind != JOB_PERMISSIONS &&
+	    kind != JOB_ATTENTION)
 		return;
 	job.id = (char *)id;
 	tui_submit(t, &job);
@@ -429,8 +456,10 @@ app_flush_need(struct tui *t)
 	struct job job = { .kind = JOB_HISTORY };
 
 	t->need = 0;
-	if (need & NEED_PROJECTS)
+	if (need & NEED_PROJECTS) {
 		app_job(t, JOB_PROJECTS, NULL);
+		app_job(t, JOB_ATTENTION, NULL);
+	}
 	if (need & NEED_PERMISSIONS)
 		app_job(t, JOB_PERMISSIONS, NULL);
 	if (need & NEED_SESSIONS)

@@ -543,7 +543,8 @@ draw_status(struct tui *t, int y)
 {
 	const struct model *m = &t->m;
 	const char *hints = draw_hints(m);
-	char conn[96], line[256];
+	char conn[96], line[256], att[48];
+	size_t need;
 	size_t running, waiting;
 	long long left;
 	int x, hw = draw_width(hints);
@@ -580,6 +581,12 @@ draw_status(struct tui *t, int y)
 	x = 1 + draw_text(y, 1, t->cols - 2, conn,
 	    draw_attr(t, m->conn == CONN_LIVE ? ST_OK : ST_RUNNING));
 	x += 2;
+	/* Every project's runs that wait for the user, first after the connection. */
+	if (m->conn == CONN_LIVE && (need = model_attention_count(m)) > 0 &&
+	    x < t->cols - 1) {
+		snprintf(att, sizeof att, "%zu need you (@)", need);
+		x += draw_text(y, x, t->cols - x - 1, att, draw_attr(t, ST_ATTENTION)) + 2;
+	}
 	if (x < t->cols - 1)
 		x += draw_text(y, x, t->cols - x - 1, line, draw_attr(t, ST_BAR));
 	if (x + 4 + hw >= t->cols) {

@@ -160,6 +160,32 @@ key_permission(struct tui *t, int key)
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
+/* '@': the next run, in any project, that needs the user; its plan or prompt. */
+static unsigned
+key_attention(struct tui *t, int key)
+{
+	struct m_attention a;
+	bool plan;
+
+	(void)key;
+	if (!model_attention_next(&t->m, t->attention_last[0] != '\0' ?
+	    t->attention_last : NULL, &a, &plan)) {
+		model_message(&t->m, t->now_ms, false, "no run needs you");
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	snprintf(t->attention_last, sizeof t->attention_last, "%s", a.run_id);
+	tui_jump(t, a.project_id, a.session_id, a.run_id);
+	if (plan) {
+		model_show_right(&t->m, RIGHT_PLAN);
+		model_focus(&t->m, PANE_RIGHT);
+		model_message(&t->m, t->now_ms, false, "%s waits for a plan decision", a.run_id);
+	} else {
+		model_focus(&t->m, PANE_RUNS);
+		model_permission_show(&t->m);
+	}
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
 static unsigned
 key_help(struct tui *t, int key)
 {
@@ -306,6 +332,8 @@ static const struct keys_binding {
 	{ 'c', W_RUNS | W_LOG, "c", "Runs, Log", "cancel the selected run", key_cancel },
 	{ 'r', W_ANY, "r", "anywhere", "re-read everything", key_reread },
 	{ '!', W_ANY, "!", "anywhere", "show the pending permission prompt", key_permission },
+	{ '@', W_ANY, "@", "anywhere",
+	    "jump to the next run that needs you (any project)", key_attention },
 	{ '?', W_ANY, "?", "anywhere", "this help", key_help },
 	{ 'q', W_ANY, "q Ctrl-C", "anywhere", "quit", key_quit },
 	{ '/', W_LOG, "/", "Log", "filter (Enter applies, empty or Esc clears)", key_filter },

@@ -1591,6 +1591,7 @@ ev_run_status(struct ev_ctx *c)
 		}
 		m->permission_count = n;
 		runs_mark_prompts(m);
+		model_attention_event(m, c->ev->run_id, NULL, NULL, false);
 	}
 }
 
@@ -1614,6 +1615,8 @@ ev_attention(struct ev_ctx *c)
 		if (c->runs[k] != NULL)
 			set_str(&c->runs[k]->attention, json_get_string(a, "kind"));
 	}
+	model_attention_event(c->m, c->ev->run_id, c->ev->session_id, c->ev->project_id,
+	    json_get_string(a, "kind") != NULL);
 }
 
 /* run.permission: a pending prompt is added, an answered one goes. */
@@ -1643,6 +1646,7 @@ ev_permission(struct ev_ctx *c)
 		p->tool = xstrdup_or_null(json_get_string(c->data, "tool"));
 		p->summary = xstrdup_or_null(json_get_string(c->data, "summary"));
 		m->permission_hidden = false;
+		m->attention_seen++;
 	} else if (i != SIZE_MAX) {
 		permission_clear(&m->permissions[i]);
 		memmove(&m->permissions[i], &m->permissions[i + 1],
@@ -1863,6 +1867,7 @@ model_free(struct model *m)
 	runs_clear(&m->project_runs, &m->project_run_count);
 	artifacts_clear(m);
 	permissions_clear(m);
+	model_attention_free(m);
 	plan_clear(&m->plan);
 	if (m->log.lines != NULL)
 		log_reset(&m->log);

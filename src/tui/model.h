@@ -90,6 +90,16 @@ struct m_permission {
 	char *summary;
 };
 
+/* A run waiting for a plan decision, in any project. */
+struct m_attention {
+	char *run_id;
+	char *session_id;
+	char *project_id;
+};
+
+/* At most this many plan waits are tracked (a bound on outside input). */
+#define MODEL_ATTENTION_MAX 1000
+
 struct m_plan_step {
 	char *id;
 	char *title;
@@ -203,6 +213,11 @@ struct model {
 
 	struct m_plan plan;		/* of the selected session */
 	size_t plan_top;
+
+	/* Runs waiting for a plan decision, of every project (model-attention.c). */
+	struct m_attention *attention;
+	size_t attention_count;
+	unsigned long attention_seen;	/* grows with each new wait (bell, title) */
 
 	struct m_permission *permissions;	/* pending, of every run, oldest first */
 	size_t permission_count;
@@ -318,6 +333,23 @@ size_t model_log_visible(const struct model *m);
 const struct log_line *model_log_line(const struct model *m, size_t i);
 
 /* Connection state changes, with now_ms from a monotonic clock. */
+/* --- Attention, every project (model-attention.c) --- */
+/* A run starts (waits) or stops waiting for a plan decision. */
+void model_attention_event(struct model *m, const char *run_id, const char *session_id,
+    const char *project_id, bool waits);
+/* The running runs of every project, as read: replaces the plan waits. */
+void model_set_attention(struct model *m, const struct td_run_list *runs);
+void model_attention_free(struct model *m);
+/* Runs that need the user: a plan decision or a pending prompt (distinct runs). */
+size_t model_attention_count(const struct model *m);
+/* True when a run of the project (and session, unless NULL) needs the user. */
+bool model_attention_in(const struct model *m, const char *project_id,
+    const char *session_id);
+/* The run after after_run (NULL: the first) that needs the user, wrapping;
+ * *plan: a plan decision (else a prompt).  Pointers borrowed from m. */
+bool model_attention_next(const struct model *m, const char *after_run,
+    struct m_attention *out, bool *plan);
+
 void model_conn(struct model *m, enum conn_state s, long long retry_at_ms);
 /* Why the connection is down (CONN_LIVE clears it). */
 void model_conn_problem(struct model *m, enum conn_problem p);

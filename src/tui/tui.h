@@ -151,6 +151,7 @@ struct tui {
 	/* A run started here: selected (with its session) once the lists show it. */
 	char want_session[128];
 	char want_run[128];
+	char attention_last[128];	/* the run '@' jumped to last */
 
 	/* Layout of the last draw, for mouse clicks. */
 	int rows, cols;
@@ -192,6 +193,9 @@ unsigned tui_where(const struct tui *t);
 /* Queues the jobs that fetch what need (NEED_*) says. */
 void tui_need(struct tui *t, unsigned need);
 void tui_submit(struct tui *t, const struct job *job);
+/* Selects the project now, the session and run once the lists hold them. */
+void tui_jump(struct tui *t, const char *project_id, const char *session_id,
+    const char *run_id);
 /* True when a download to path is queued or running. */
 bool tui_downloading(const struct tui *t, const char *path);
 /* Page size of the focused pane. */

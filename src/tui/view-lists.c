@@ -49,10 +49,22 @@ projects_title(const struct tui *t, char *buf, size_t len)
 	snprintf(buf, len, "Projects");
 }
 
+/* "! " before a row whose project or session has a run that needs the user. */
+static int
+list_badge(struct tui *t, bool on, int y, int x, int w, unsigned attr)
+{
+	if (!on || w < 4)
+		return 0;
+	return draw_text(y, x, 2, "! ", draw_attr(t, ST_ATTENTION) | (attr & (A_REVERSE | A_BOLD)));
+}
+
 static void
 projects_row(struct tui *t, size_t i, int y, int x, int w, unsigned attr)
 {
-	draw_text(y, x, w, t->m.projects[i].name, attr);
+	int used = list_badge(t, model_attention_in(&t->m, t->m.projects[i].id, NULL), y, x, w,
+	    attr);
+
+	draw_text(y, x + used, w - used, t->m.projects[i].name, attr);
 }
 
 static void
@@ -97,7 +109,8 @@ sessions_row(struct tui *t, size_t i, int y, int x, int w, unsigned attr)
 	for (const char *p = title; *p != '\0' && n + 1 < sizeof line; p++)
 		line[n++] = *p == '\n' || *p == '\r' ? ' ' : *p;
 	line[n] = '\0';
-	draw_text(y, x, w, line, attr);
+	n = (size_t)list_badge(t, model_attention_in(&t->m, s->project_id, s->id), y, x, w, attr);
+	draw_text(y, x + (int)n, w - (int)n, line, attr);
 }
 
 static void

@@ -423,6 +423,39 @@ do_project_runs(struct worker *w, struct job_result *r, const struct td_request_
 	return td_list_runs(w->client, &f, WORKER_LIST_LIMIT, NULL, opts, &r->runs, &r->err);
 }
 
+/* The running runs of every project, in one list (for attention everywhere). */
+static enum td_code
+do_attention(struct worker *w, struct job_result *r, const struct td_request_options *opts)
+{
+	struct td_project_list *projects = NULL;
+	struct td_run_list *all, *some;
+	enum td_code rc;
+
+	rc = td_list_projects(w->client, WORKER_LIST_LIMIT, NULL, opts, &projects, &r->err);
+	if (rc != TD_OK)
+		return rc;
+	all = xcalloc(1, sizeof *all);
+	for (size_t i = 0; i < projects->count; i++) {
+		struct td_run_filter f = { .project_id = projects->items[i].id,
+		    .status = "running" };
+
+		rc = td_list_runs(w->client, &f, WORKER_LIST_LIMIT, NULL, opts, &some, &r->err);
+		if (rc != TD_OK)
+			break;
+		/* The runs move into all; their emptied places are freed with some. */
+		all->items = xrealloc(all->items, (all->count + some->count + 1) *
+		    sizeof *all->items);
+		for (size_t k = 0; k < some->count; k++) {
+			all->items[all->count++] = some->items[k];
+			memset(&some->items[k], 0, sizeof some->items[k]);
+		}
+		td_run_list_free(some);
+	}
+	td_project_list_free(projects);
+	r->runs = all;
+	return rc;
+}
+
 static enum td_code
 do_artifacts(struct worker *w, struct job_result *r, const struct td_request_options *opts)
 {
@@ -486,6 +519,7 @@ static enum td_code (*const request_fns[])(struct worker *, struct job_result *,
 	[JOB_SESSIONS] = do_sessions,
 	[JOB_RUNS] = do_runs,
 	[JOB_PROJECT_RUNS] = do_project_runs,
+	[JOB_ATTENTION] = do_attention,
 	[JOB_ARTIFACTS] = do_artifacts,
 	[JOB_PLAN] = do_plan,
 	[JOB_PERMISSIONS] = do_permissions,

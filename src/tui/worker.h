@@ -32,6 +32,8 @@ enum job_kind {
 	JOB_PLAN_RESPOND,	/* id: session, decision, version, revision, text: feedback -> plan */
 	JOB_PERMISSION_ANSWER,	/* id: prompt, decision -> permission */
 	JOB_DOWNLOAD,		/* id: artifact, path, overwrite; progress results */
+	JOB_ATTENTION,		/* the running runs of every project (first page of
+				   each) -> runs */
 };
 
 struct job {
