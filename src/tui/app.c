@@ -266,9 +266,17 @@ static unsigned
 res_start_run(struct tui *t, const struct job_result *r)
 {
 	if (r->code != TD_OK) {
-		app_fail(t, "start failed", r);
+		/* The typed prompt is kept: n (or N) in that project offers it again. */
+		free(t->prompt_draft);
+		t->prompt_draft = r->job.text != NULL ? xstrdup(r->job.text) : NULL;
+		snprintf(t->prompt_draft_project, sizeof t->prompt_draft_project, "%s",
+		    r->job.id != NULL ? r->job.id : "");
+		model_message(&t->m, t->now_ms, true, "start failed (%s reopens your prompt): %s: %s",
+		    r->job.session != NULL ? "N" : "n", r->err.code_name, r->err.message);
 		return NEED_NONE;
 	}
+	free(t->prompt_draft);
+	t->prompt_draft = NULL;
 	model_message(&t->m, t->now_ms, false, "started %s", r->run->id);
 	snprintf(t->want_session, sizeof t->want_session, "%s",
 	    r->run->session_id != NULL ? r->run->session_id : "");
@@ -860,6 +868,7 @@ tui_main(struct td_client *client, const struct tui_options *o)
 	td_events_close(a.ev);
 	worker_free(t->w);
 	modal_free(t);
+	free(t->prompt_draft);
 	for (size_t i = 0; i < sizeof t->downloading / sizeof t->downloading[0]; i++)
 		free(t->downloading[i]);
 	model_free(&t->m);

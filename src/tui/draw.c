@@ -534,20 +534,31 @@ draw_hints(const struct model *m)
 		[RIGHT_ARTIFACTS] = "Enter download  ? help",
 	};
 
+	if (m->focus == PANE_RIGHT && m->right == RIGHT_PLAN &&
+	    !(m->plan.present && m->plan.status != NULL &&
+	    strcmp(m->plan.status, "awaiting-approval") == 0))
+		return "1 log  3 artifacts  ? help";	/* nothing to decide */
 	return m->focus == PANE_RIGHT ? right[m->right] : left[m->focus];
 }
 
-/* The status bar: connection, service, counts, hints. */
+/*
+ * The status bar: connection, attention, service and counts, hints.  When
+ * the line is short, the service part shrinks (without the version, then
+ * only the counts, then nothing) before the hints do; "? help" always stays.
+ */
 static void
 draw_status(struct tui *t, int y)
 {
 	const struct model *m = &t->m;
-	const char *hints = draw_hints(m);
-	char conn[96], line[256], att[48];
-	size_t need;
-	size_t running, waiting;
+	const char *hints[2] = { draw_hints(m), "? help" };
+	char conn[96], svc[3][160], att[48];
+	size_t running, waiting, need = 0;
 	long long left;
-	int x, hw = draw_width(hints);
+	int x, room, cw, aw = 0;
+	static const struct {
+		int hint, svc;		/* svc 3: none */
+	} tries[] = { { 0, 0 }, { 0, 1 }, { 0, 2 }, { 1, 0 }, { 1, 1 }, { 0, 3 }, { 1, 2 },
+	    { 1, 3 } };
 
 	switch (m->conn) {
 	case CONN_LIVE:
@@ -570,31 +581,41 @@ draw_status(struct tui *t, int y)
 	}
 	model_counts(m, &running, &waiting);
 	/* Not live: nothing the service said last (ready, counts) is shown. */
-	if (m->conn != CONN_LIVE)
-		line[0] = '\0';
-	else
-		snprintf(line, sizeof line, "taskdeckd%s%s %s  %zu running %zu waiting",
+	svc[0][0] = svc[1][0] = svc[2][0] = '\0';
+	if (m->conn == CONN_LIVE) {
+		snprintf(svc[0], sizeof svc[0], "taskdeckd%s%s %s  %zu running %zu waiting",
 		    m->service_version != NULL ? " " : "",
 		    m->service_version != NULL ? m->service_version : "",
 		    m->service_ready ? "ready" : "not ready", running, waiting);
+		snprintf(svc[1], sizeof svc[1], "%s  %zu running %zu waiting",
+		    m->service_ready ? "ready" : "not ready", running, waiting);
+		snprintf(svc[2], sizeof svc[2], "%zu run %zu wait", running, waiting);
+		need = model_attention_count(m);
+	}
 	draw_fill(y, 0, t->cols, draw_attr(t, ST_BAR));
 	x = 1 + draw_text(y, 1, t->cols - 2, conn,
 	    draw_attr(t, m->conn == CONN_LIVE ? ST_OK : ST_RUNNING));
 	x += 2;
 	/* Every project's runs that wait for the user, first after the connection. */
-	if (m->conn == CONN_LIVE && (need = model_attention_count(m)) > 0 &&
-	    x < t->cols - 1) {
+	if (need > 0 && x < t->cols - 1) {
 		snprintf(att, sizeof att, "%zu need you (@)", need);
-		x += draw_text(y, x, t->cols - x - 1, att, draw_attr(t, ST_ATTENTION)) + 2;
+		aw = draw_text(y, x, t->cols - x - 1, att, draw_attr(t, ST_ATTENTION));
+		x += aw + 2;
 	}
-	if (x < t->cols - 1)
-		x += draw_text(y, x, t->cols - x - 1, line, draw_attr(t, ST_BAR));
-	if (x + 4 + hw >= t->cols) {
-		hints = "? help";
-		hw = draw_width(hints);
+	room = t->cols - 1 - x;
+	for (size_t i = 0; i < sizeof tries / sizeof tries[0]; i++) {
+		int hw = draw_width(hints[tries[i].hint]);
+		int sw = tries[i].svc < 3 ? draw_width(svc[tries[i].svc]) : 0;
+
+		if (sw + (sw > 0 ? 2 : 0) + hw > room && i + 1 < sizeof tries / sizeof tries[0])
+			continue;
+		if (sw > 0)
+			draw_text(y, x, sw, svc[tries[i].svc], draw_attr(t, ST_BAR));
+		cw = hw < room ? hw : room;
+		if (cw > 0)
+			draw_text(y, t->cols - cw - 1, cw, hints[tries[i].hint], draw_attr(t, ST_BAR));
+		break;
 	}
-	if (x + 4 + hw < t->cols)
-		draw_text(y, t->cols - hw - 1, hw, hints, draw_attr(t, ST_BAR));
 }
 
 /* Computes the boxes for t->rows x t->cols. */

@@ -347,8 +347,27 @@ static const struct keys_binding {
 	{ TUI_ESC, W_ANY, "Esc", "modal, editor", "close without acting", key_nothing },
 };
 
+/* Keys of the modals and editors: in the help, not in the dispatch table. */
+static const struct {
+	const char *label, *where_text, *help;
+} keys_modal_help[] = {
+	{ "a", "permission", "allow this tool call ([y/N])" },
+	{ "d", "permission", "deny this tool call ([y/N])" },
+	{ "A", "permission", "allow EVERY tool for the rest of the run ([y/N])" },
+	{ "Esc", "permission", "hide the prompt (! shows it again)" },
+	{ "Enter", "editor", "submit (prompt, feedback, directory, filter)" },
+	{ "Ctrl-J", "editor", "new line (prompt, feedback)" },
+	{ "Ctrl-T", "prompt editor", "plan-first on/off" },
+	{ "Ctrl-P", "prompt editor", "next permission profile" },
+	{ "Ctrl-U", "editor", "erase up to the cursor" },
+	{ "<- -> Home End", "editor", "move the cursor (Ctrl-A, Ctrl-E: start, end)" },
+	{ "Bksp Del", "editor", "erase a character" },
+	{ "y / other", "[y/N]", "only y confirms; anything else is No" },
+};
+
 bool
-tui_key_help(size_t i, const char **keys, const char **where, const char **text)
+tui_key_help(size_t i, unsigned *mask, const char **keys, const char **where,
+    const char **text)
 {
 	size_t n = 0;
 
@@ -356,13 +375,42 @@ tui_key_help(size_t i, const char **keys, const char **where, const char **text)
 		if (keys_table[k].label == NULL)
 			continue;
 		if (n++ == i) {
+			*mask = keys_table[k].where;
 			*keys = keys_table[k].label;
 			*where = keys_table[k].where_text;
 			*text = keys_table[k].help;
 			return true;
 		}
 	}
+	i -= n;
+	if (i < sizeof keys_modal_help / sizeof keys_modal_help[0]) {
+		*mask = W_ANY;
+		*keys = keys_modal_help[i].label;
+		*where = keys_modal_help[i].where_text;
+		*text = keys_modal_help[i].help;
+		return true;
+	}
 	return false;
+}
+
+/* The name of a pane set, for "works in ..." messages. */
+static const char *
+keys_where_name(unsigned where)
+{
+	static const struct {
+		unsigned w;
+		const char *name;
+	} names[] = {
+		{ W_LOG, "the Log (1)" }, { W_PLAN, "the Plan (2)" },
+		{ W_ARTIFACTS, "the Artifacts (3)" }, { W_RUNS, "Runs" },
+		{ W_SESSIONS, "Sessions" }, { W_PROJECTS, "Projects" },
+	};
+
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		if (where & names[i].w)
+			return names[i].name;
+	}
+	return "another pane";
 }
 
 /* One key: the modal first, then the table, then the focused view. */
@@ -386,7 +434,19 @@ keys_dispatch(struct tui *t, int key)
 			return keys_table[i].fn(t, key);
 	}
 	v = tui_view(t, t->m.focus);
-	return v->key != NULL ? v->key(t, key) : 0;
+	if (v->key != NULL && ((f = v->key(t, key)) & TUI_HANDLED))
+		return f;
+	/* A key of another pane: say where it works rather than nothing. */
+	for (size_t i = 0; i < sizeof keys_table / sizeof keys_table[0]; i++) {
+		const struct keys_binding *b = &keys_table[i];
+
+		if (b->key != key || b->label == NULL)
+			continue;
+		model_message(&t->m, t->now_ms, false, "%s (%s) works in %s; ? lists the keys",
+		    b->label, b->help, keys_where_name(b->where));
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	return 0;
 }
 
 /* The pane whose box (borders included) holds y, x; -1 for none. */

@@ -51,7 +51,15 @@ modal_open(struct tui *t, enum modal_kind kind)
 	modal_free(t);
 	switch (kind) {
 	case MODAL_PROMPT:
-		editor_init(&t->ed, MODAL_PROMPT_MAX, true, NULL);
+		/* The prompt of a start that failed in this project comes back. */
+		editor_init(&t->ed, MODAL_PROMPT_MAX, true,
+		    t->prompt_draft != NULL && strcmp(t->prompt_draft_project, t->modal_id) == 0 ?
+		    t->prompt_draft : NULL);
+		break;
+	case MODAL_HELP:
+		t->help_top = 0;
+		t->help_all = false;
+		t->help_where = tui_where(t);
 		break;
 	case MODAL_FEEDBACK:
 		editor_init(&t->ed, MODAL_FEEDBACK_MAX, true, NULL);
@@ -164,42 +172,87 @@ confirm_key(struct tui *t, int key)
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
+/* The help's rows: those of the pane it was opened from (and anywhere,
+ * modals, editors), or every row with help_all; returns how many, and the
+ * row i of them when asked. */
+static size_t
+help_rows(const struct tui *t, size_t want, const char **keys, const char **where,
+    const char **text)
+{
+	const char *k, *w, *x;
+	unsigned mask;
+	size_t n = 0;
+
+	for (size_t i = 0; tui_key_help(i, &mask, &k, &w, &x); i++) {
+		if (!t->help_all && !(mask & t->help_where))
+			continue;
+		if (n++ == want && keys != NULL) {
+			*keys = k;
+			*where = w;
+			*text = x;
+		}
+	}
+	return n;
+}
+
 static void
 help_draw(struct tui *t)
 {
 	const char *keys, *where, *text;
-	char line[256];
-	size_t n = 0, per;
-	int cols = 1, cw = 76;
+	char line[256], title[160];
+	size_t n = help_rows(t, SIZE_MAX, NULL, NULL, NULL), body;
+	int h = (int)n + 3;
 	struct rect r;
 
-	while (tui_key_help(n, &keys, &where, &text))
-		n++;
-	/* Two columns when one does not fit the height and two fit the width. */
-	if ((int)n + 4 > t->rows - 2 && t->cols >= 2 * cw + 2)
-		cols = 2;
-	per = (n + (size_t)cols - 1) / (size_t)cols;
-	r = modal_box(t, cw * cols, (int)per + 4, "Keys (any key closes)");
-	for (size_t i = 0; i < n; i++) {
-		int row = (int)(i % per), x = r.x + (int)(i / per) * cw;
-
-		if (row >= r.h)
-			continue;
-		tui_key_help(i, &keys, &where, &text);
+	if (h > t->rows - 4)
+		h = t->rows - 4;
+	snprintf(title, sizeof title, "Keys: %s (Tab %s, j/k scroll, Esc closes)",
+	    t->help_all ? "all" : tui_view(t, t->m.focus)->name,
+	    t->help_all ? "this pane" : "all keys");
+	r = modal_box(t, 80, h, title);
+	body = r.h > 2 ? (size_t)r.h - 2 : 1;
+	if (t->help_top + body > n)
+		t->help_top = n > body ? n - body : 0;
+	for (size_t i = 0; i < body && t->help_top + i < n; i++) {
+		help_rows(t, t->help_top + i, &keys, &where, &text);
 		snprintf(line, sizeof line, "%-16s %-14s %s", keys, where, text);
-		draw_text(r.y + row, x, r.x + r.w - x < cw - 2 ? r.x + r.w - x : cw - 2, line,
-		    A_NORMAL);
+		draw_text(r.y + (int)i, r.x, r.w, line, A_NORMAL);
 	}
-	if ((int)per + 1 < r.h)
-		draw_text(r.y + (int)per + 1, r.x, r.w,
-		    "Mouse: a click focuses and selects, the wheel scrolls", draw_attr(t, ST_DIM));
+	snprintf(line, sizeof line, "%zu-%zu of %zu   Mouse: a click selects, the wheel scrolls",
+	    n > 0 ? t->help_top + 1 : 0, t->help_top + body < n ? t->help_top + body : n, n);
+	draw_text(r.y + r.h - 1, r.x, r.w, line, draw_attr(t, ST_DIM));
 }
 
+/* j/k, arrows, pages scroll; Tab: this pane / all keys; anything else closes. */
 static unsigned
 help_key(struct tui *t, int key)
 {
-	(void)key;
-	modal_close(t);
+	long step = 0, page = t->rows > 10 ? t->rows - 10 : 1;
+
+	if (key == 'j' || key == TUI_KEY(KEY_DOWN))
+		step = 1;
+	else if (key == 'k' || key == TUI_KEY(KEY_UP))
+		step = -1;
+	else if (key == TUI_KEY(KEY_NPAGE) || key == ' ')
+		step = page;
+	else if (key == TUI_KEY(KEY_PPAGE))
+		step = -page;
+	else if (key == 'g' || key == TUI_KEY(KEY_HOME))
+		step = -100000;
+	else if (key == 'G' || key == TUI_KEY(KEY_END))
+		step = 100000;
+	else if (key == '\t') {
+		t->help_all = !t->help_all;
+		t->help_top = 0;
+		return TUI_HANDLED | TUI_REDRAW;
+	} else {
+		modal_close(t);
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	if (step < 0 && (size_t)-step > t->help_top)
+		t->help_top = 0;
+	else
+		t->help_top = (size_t)((long)t->help_top + step);
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
@@ -225,7 +278,8 @@ permission_draw(struct tui *t)
 		snprintf(line, sizeof line, "(%zu prompts pending)", t->m.permission_count);
 		draw_text(r.y + r.h - 2, r.x, r.w, line, draw_attr(t, ST_DIM));
 	}
-	draw_text(r.y + r.h - 1, r.x, r.w, "a allow  d deny  A allow for the run  Esc hide",
+	draw_text(r.y + r.h - 1, r.x, r.w,
+	    "a allow  d deny  A allow every tool for the run  Esc hide",
 	    draw_attr(t, ST_ATTENTION));
 }
 
@@ -257,6 +311,13 @@ permission_key(struct tui *t, int key)
 			continue;
 		job.id = p->id;
 		job.decision = (char *)permission_answers[i].decision;
+		if (key == 'A') {
+			modal_confirm(t, &job, "Allow EVERY tool, not only %s, for the rest of %s? "
+			    "No further prompt will be asked for this run. [y/N]",
+			    p->tool != NULL ? p->tool : "this one",
+			    p->run_id != NULL ? p->run_id : "the run");
+			return TUI_HANDLED | TUI_REDRAW;
+		}
 		modal_confirm(t, &job, "%s %s %s %s? [y/N]", permission_answers[i].verb,
 		    p->tool != NULL ? p->tool : "the tool", permission_answers[i].scope,
 		    p->run_id != NULL ? p->run_id : "the run");

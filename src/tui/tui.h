@@ -152,6 +152,13 @@ struct tui {
 	char want_session[128];
 	char want_run[128];
 	char attention_last[128];	/* the run '@' jumped to last */
+	/* The help: its first row shown, all keys or those of help_where. */
+	size_t help_top;
+	bool help_all;
+	unsigned help_where;
+	/* The prompt of a start that failed, offered again by n / N there. */
+	char *prompt_draft;
+	char prompt_draft_project[128];
 
 	/* Layout of the last draw, for mouse clicks. */
 	int rows, cols;
@@ -205,7 +212,8 @@ void tui_reread(struct tui *t);
 
 /* keys.c */
 /* Key table rows for help: label, where, text; false past the end. */
-bool tui_key_help(size_t i, const char **keys, const char **where, const char **text);
+bool tui_key_help(size_t i, unsigned *mask, const char **keys, const char **where,
+    const char **text);
 /* One key (TUI_KEY() for curses codes): returns TUI_* flags. */
 unsigned keys_dispatch(struct tui *t, int key);
 /* The mouse event curses has waiting. */

@@ -120,8 +120,19 @@ log_line(struct tui *t, const struct log_line *ln, const struct rect *r, int y,
 	}
 	if (!t->m.log.wrap) {
 		if (draw && skip == 0) {
+			int room, fit;
+
 			used = log_draw_prefix(t, meta, glyph, attr, y, r->x, pw);
-			draw_span(y, r->x + used, r->w - used, ln->text, len, mk, base, hl);
+			room = r->w - used;
+			n = draw_fit(ln->text, len, room, &fit);
+			if (n < len && room > 1) {
+				/* Cut: the last column says so (w wraps instead). */
+				n = draw_fit(ln->text, len, room - 1, &fit);
+				draw_span(y, r->x + used, fit, ln->text, n, mk, base, hl);
+				draw_text(y, r->x + used + fit, 1, t->g->ellipsis,
+				    draw_attr(t, ST_DIM));
+			} else
+				draw_span(y, r->x + used, room, ln->text, len, mk, base, hl);
 		}
 		return 1;
 	}

@@ -32,6 +32,15 @@ wait_for "write_file"
 wait_for "allowed.md"
 wait_for "$run"
 
+# A (allow for the rest of the run) says it allows every tool, not only this one.
+keys A
+wait_for "Allow EVERY tool, not only write_file"
+keys n
+wait_gone "[y/N]"
+[[ $(prompt_status "$first") == pending ]] || fail "n after A answered the prompt"
+keys '!'
+wait_for "allowed.md"
+
 keys d
 wait_for "[y/N]"
 keys n
