@@ -47,89 +47,6 @@ struct app {
 	int sigfd;
 };
 
-/* --- Views, keys --------------------------------------------------------- */
-
-const struct view_ops *
-tui_view(const struct tui *t, enum pane p)
-{
-	static const struct view_ops *const right[] = { &view_log, &view_plan, &view_artifacts };
-	static const struct view_ops *const left[] = { &view_projects, &view_sessions, &view_runs };
-
-	if (p == PANE_RIGHT)
-		return right[t->m.right];
-	return left[p];
-}
-
-unsigned
-tui_where(const struct tui *t)
-{
-	return tui_view(t, t->m.focus)->where;
-}
-
-size_t
-tui_page_rows(const struct tui *t)
-{
-	int h = t->box[t->m.focus].h;
-
-	if (t->m.focus == PANE_RIGHT && t->m.right == RIGHT_ARTIFACTS)
-		h--;
-	return h > 1 ? (size_t)h : 1;
-}
-
-/* True when a download to path is queued or running. */
-bool
-tui_downloading(const struct tui *t, const char *path)
-{
-	for (size_t i = 0; i < sizeof t->downloading / sizeof t->downloading[0]; i++) {
-		if (t->downloading[i] != NULL && strcmp(t->downloading[i], path) == 0)
-			return true;
-	}
-	return false;
-}
-
-/* Records a download's destination while it runs (a finished one: done). */
-static void
-app_downloading(struct tui *t, const char *path, bool done)
-{
-	size_t n = sizeof t->downloading / sizeof t->downloading[0];
-
-	for (size_t i = 0; i < n; i++) {
-		if (done && t->downloading[i] != NULL && strcmp(t->downloading[i], path) == 0) {
-			free(t->downloading[i]);
-			t->downloading[i] = NULL;
-			return;
-		}
-		if (!done && t->downloading[i] == NULL) {
-			t->downloading[i] = xstrdup(path);
-			return;
-		}
-	}
-}
-
-void
-tui_submit(struct tui *t, const struct job *job)
-{
-	if (job->kind == JOB_DOWNLOAD && job->path != NULL)
-		app_downloading(t, job->path, false);
-	worker_submit(t->w, job);
-}
-
-void
-tui_need(struct tui *t, unsigned need)
-{
-	t->need |= need;
-}
-
-/* Asks for what is shown and the service's report again. */
-void
-tui_reread(struct tui *t)
-{
-	struct job job = { .kind = JOB_DOCTOR };
-
-	tui_submit(t, &job);
-	tui_need(t, model_refresh(&t->m));
-}
-
 /* Reads every key waiting on the terminal. */
 static void
 app_keys_read(struct tui *t)
@@ -204,7 +121,15 @@ res_runs(struct tui *t, const struct job_result *r)
 static unsigned
 res_run(struct tui *t, const struct job_result *r)
 {
-	return model_put_run(&t->m, r->run);
+	unsigned need = model_put_run(&t->m, r->run);
+
+	/* ':run ID': now that its project and session are known, go there. */
+	if (t->jump_run[0] != '\0' && r->run->id != NULL && strcmp(r->run->id, t->jump_run) == 0) {
+		t->jump_run[0] = '\0';
+		tui_jump(t, r->run->project_id, r->run->session_id, r->run->id);
+		model_focus(&t->m, PANE_RUNS);
+	}
+	return need;
 }
 
 static unsigned
@@ -342,7 +267,7 @@ res_download(struct tui *t, const struct job_result *r)
 	}
 	model_download_end(&t->m);
 	if (r->job.path != NULL)
-		app_downloading(t, r->job.path, true);
+		tui_download_track(t, r->job.path, true);
 	if (r->code == TD_OK)
 		model_message(&t->m, t->now_ms, false, "download complete: %s", r->job.path);
 	else
@@ -376,53 +301,6 @@ static const struct {
 	[JOB_ATTENTION] = { res_attention, true },
 };
 
-/* Selects the session, then the run, started here (or jumped to) once the
- * lists hold them. */
-static void
-app_select_started(struct tui *t)
-{
-	enum pane focus = t->m.focus;
-	size_t i;
-
-	if (t->want_session[0] != '\0') {
-		for (i = 0; i < t->m.session_count; i++) {
-			if (strcmp(t->m.sessions[i].id, t->want_session) == 0)
-				break;
-		}
-		if (i == t->m.session_count)
-			return;
-		tui_need(t, model_select(&t->m, PANE_SESSIONS, i));
-		t->want_session[0] = '\0';
-	}
-	if (t->want_run[0] == '\0')
-		return;
-	for (i = 0; i < t->m.run_count; i++) {
-		if (strcmp(t->m.runs[i].id, t->want_run) == 0) {
-			tui_need(t, model_select(&t->m, PANE_RUNS, i));
-			t->want_run[0] = '\0';
-			break;
-		}
-	}
-	model_focus(&t->m, focus);
-}
-
-void
-tui_jump(struct tui *t, const char *project_id, const char *session_id, const char *run_id)
-{
-	for (size_t i = 0; project_id != NULL && i < t->m.project_count; i++) {
-		if (t->m.projects[i].id != NULL && strcmp(t->m.projects[i].id, project_id) == 0) {
-			enum pane focus = t->m.focus;
-
-			tui_need(t, model_select(&t->m, PANE_PROJECTS, i));
-			model_focus(&t->m, focus);
-			break;
-		}
-	}
-	snprintf(t->want_session, sizeof t->want_session, "%s", session_id ? session_id : "");
-	snprintf(t->want_run, sizeof t->want_run, "%s", run_id ? run_id : "");
-	app_select_started(t);
-}
-
 static void
 app_result(struct tui *t, const struct job_result *r)
 {
@@ -432,12 +310,19 @@ app_result(struct tui *t, const struct job_result *r)
 		app_read_failed(t, r);
 		return;
 	}
+	if (r->job.kind == JOB_RUN && r->code != TD_OK && r->job.id != NULL &&
+	    strcmp(r->job.id, t->jump_run) == 0) {
+		t->jump_run[0] = '\0';
+		app_fail(t, "run", r);
+		t->dirty = true;
+		return;
+	}
 	if (app_results[r->job.kind].read && r->code != TD_OK) {
 		app_read_failed(t, r);
 		return;
 	}
 	tui_need(t, app_results[r->job.kind].fn(t, r));
-	app_select_started(t);
+	tui_select_wanted(t);
 	t->dirty = true;
 }
 
@@ -781,6 +666,9 @@ app_draw(struct app *a)
 		return;
 	t->dirty = t->m.dirty = false;
 	draw_screen(t);
+	if (!t->too_small)
+		modal_draw(t);
+	screen_flush(t);
 	a->last_draw_ms = t->now_ms;
 	a->visual_ms = app_visual_deadline(t);
 }
@@ -855,6 +743,7 @@ tui_main(struct td_client *client, const struct tui_options *o)
 		free(t);
 		return 1;
 	}
+	keys_init();
 	app_screen(t);
 	t->now_ms = td_mono_ms();
 	a.doctor_ms = t->now_ms + APP_DOCTOR_MS;

@@ -3,9 +3,13 @@
 #include <curses.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "tui/tui.h"
+#include "xalloc.h"
 
 /* Moves the focused pane by delta rows. */
 static unsigned
@@ -157,6 +161,158 @@ key_permission(struct tui *t, int key)
 	model_permission_show(&t->m);
 	if (model_modal_permission(&t->m) == NULL)
 		model_message(&t->m, t->now_ms, false, "no permission prompt is pending");
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+/* The id the focused pane is about: the selected item, or the log's/plan's run. */
+static const char *
+keys_focused_id(const struct tui *t, const char **kind)
+{
+	const struct model *m = &t->m;
+	const struct m_run *r = model_run(m);
+
+	switch (tui_where(t)) {
+	case W_PROJECTS:
+		*kind = "projects";
+		return model_project(m) != NULL ? model_project(m)->id : NULL;
+	case W_SESSIONS:
+		*kind = "sessions";
+		return model_session(m) != NULL ? model_session(m)->id : NULL;
+	case W_ARTIFACTS:
+		*kind = "artifacts";
+		return model_artifact(m) != NULL ? model_artifact(m)->id : NULL;
+	default:
+		*kind = "runs";
+		return r != NULL ? r->id : NULL;
+	}
+}
+
+/* Puts text on the terminal's clipboard: OSC 52 (xterm, tmux, kitty, ...). */
+static void
+keys_osc52(const char *text)
+{
+	static const char b64[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char out[1024];
+	size_t n = strlen(text), o = 0;
+
+	o += (size_t)snprintf(out, sizeof out, "\033]52;c;");
+	for (size_t i = 0; i < n && o + 8 < sizeof out; i += 3) {
+		unsigned v = (unsigned char)text[i] << 16;
+
+		v |= i + 1 < n ? (unsigned char)text[i + 1] << 8 : 0;
+		v |= i + 2 < n ? (unsigned char)text[i + 2] : 0;
+		out[o++] = b64[v >> 18 & 63];
+		out[o++] = b64[v >> 12 & 63];
+		out[o++] = i + 1 < n ? b64[v >> 6 & 63] : '=';
+		out[o++] = i + 2 < n ? b64[v & 63] : '=';
+	}
+	out[o++] = '\a';
+	fflush(stdout);
+	if (write(STDOUT_FILENO, out, o) < 0)
+		return;
+}
+
+/* 'y' copies the focused id; 'Y' a CLI command about it. */
+static unsigned
+key_copy(struct tui *t, int key)
+{
+	const char *kind, *id = keys_focused_id(t, &kind);
+	char text[512];
+
+	if (id == NULL) {
+		model_message(&t->m, t->now_ms, true, "nothing selected to copy");
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	if (key == 'y')
+		snprintf(text, sizeof text, "%s", id);
+	else if (strcmp(kind, "artifacts") == 0)
+		snprintf(text, sizeof text, "taskdeck artifacts download %s", id);
+	else
+		snprintf(text, sizeof text, "taskdeck %s show %s", kind, id);
+	keys_osc52(text);
+	model_message(&t->m, t->now_ms, false, "copied: %s", text);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+/* 'h' / 'l': the pane to the left / right (as Shift-Tab / Tab). */
+static unsigned
+key_side(struct tui *t, int key)
+{
+	model_focus_next(&t->m, key == 'h' ? -1 : 1);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+/* ':' commands: quit, project NAME, run ID, help. */
+static void
+command_draw(struct tui *t)
+{
+	struct rect r = { t->rows - 2, 2, 1, t->cols - 3 };
+
+	draw_fill(r.y, 0, t->cols, A_NORMAL);
+	mvaddstr(r.y, 1, ":");
+	editor_draw(&t->ed, &r, A_NORMAL, &t->cur_y, &t->cur_x);
+}
+
+static void
+command_run(struct tui *t, const char *line)
+{
+	char verb[32] = "", arg[200] = "";
+	struct job job = { .kind = JOB_RUN };
+
+	if (sscanf(line, " %31s %199[^\n]", verb, arg) < 1)
+		return;
+	if (strcmp(verb, "q") == 0 || strcmp(verb, "quit") == 0) {
+		t->quit = true;
+	} else if (strcmp(verb, "help") == 0) {
+		modal_open(t, MODAL_HELP);
+	} else if (strcmp(verb, "project") == 0 || strcmp(verb, "p") == 0) {
+		for (size_t i = 0; i < t->m.project_count; i++) {
+			const struct m_project *p = &t->m.projects[i];
+
+			if ((p->name != NULL && strcmp(p->name, arg) == 0) ||
+			    (p->id != NULL && strcmp(p->id, arg) == 0)) {
+				tui_jump(t, p->id, NULL, NULL);
+				model_focus(&t->m, PANE_PROJECTS);
+				return;
+			}
+		}
+		model_message(&t->m, t->now_ms, true, "no project named '%s'", arg);
+	} else if (strcmp(verb, "run") == 0 || strcmp(verb, "r") == 0) {
+		if (arg[0] == '\0') {
+			model_message(&t->m, t->now_ms, true, "usage: :run RUN_ID");
+			return;
+		}
+		snprintf(t->jump_run, sizeof t->jump_run, "%s", arg);
+		job.id = arg;
+		tui_submit(t, &job);
+	} else
+		model_message(&t->m, t->now_ms, true,
+		    "unknown command ':%s' (:project NAME, :run ID, :help, :quit)", verb);
+}
+
+static unsigned
+command_key(struct tui *t, int key)
+{
+	unsigned f = editor_key(&t->ed, key);
+	char *line;
+
+	if (f & EDITOR_CANCEL)
+		modal_close(t);
+	else if (f & EDITOR_DONE) {
+		line = xstrdup(t->ed.text);
+		modal_close(t);
+		command_run(t, line);
+		free(line);
+	}
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+static unsigned
+key_command(struct tui *t, int key)
+{
+	(void)key;
+	modal_open(t, MODAL_COMMAND);
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
@@ -334,6 +490,12 @@ static const struct keys_binding {
 	{ '!', W_ANY, "!", "anywhere", "show the pending permission prompt", key_permission },
 	{ '@', W_ANY, "@", "anywhere",
 	    "jump to the next run that needs you (any project)", key_attention },
+	{ 'h', W_ANY, "h l", "anywhere", "pane to the left / right", key_side },
+	{ 'l', W_ANY, NULL, NULL, NULL, key_side },
+	{ 'y', W_ANY, "y", "anywhere", "copy the selected id (OSC 52)", key_copy },
+	{ 'Y', W_ANY, "Y", "anywhere", "copy a taskdeck command for it", key_copy },
+	{ ':', W_ANY, ":", "anywhere", "command: :project NAME, :run ID, :help, :quit",
+	    key_command },
 	{ '?', W_ANY, "?", "anywhere", "this help", key_help },
 	{ 'q', W_ANY, "q Ctrl-C", "anywhere", "quit", key_quit },
 	{ '/', W_LOG, "/", "Log", "filter (Enter applies, empty or Esc clears)", key_filter },
@@ -365,8 +527,8 @@ static const struct {
 	{ "y / other", "[y/N]", "only y confirms; anything else is No" },
 };
 
-bool
-tui_key_help(size_t i, unsigned *mask, const char **keys, const char **where,
+static bool
+keys_help_row(size_t i, unsigned *mask, const char **keys, const char **where,
     const char **text)
 {
 	size_t n = 0;
@@ -391,6 +553,97 @@ tui_key_help(size_t i, unsigned *mask, const char **keys, const char **where,
 		return true;
 	}
 	return false;
+}
+
+/* The help's rows: those of the pane it was opened from (and anywhere,
+ * modals, editors), or every row with help_all; returns how many, and the
+ * row i of them when asked. */
+static size_t
+help_rows(const struct tui *t, size_t want, const char **keys, const char **where,
+    const char **text)
+{
+	const char *k, *w, *x;
+	unsigned mask;
+	size_t n = 0;
+
+	for (size_t i = 0; keys_help_row(i, &mask, &k, &w, &x); i++) {
+		if (!t->help_all && !(mask & t->help_where))
+			continue;
+		if (n++ == want && keys != NULL) {
+			*keys = k;
+			*where = w;
+			*text = x;
+		}
+	}
+	return n;
+}
+
+static void
+help_draw(struct tui *t)
+{
+	const char *keys, *where, *text;
+	char line[256], title[160];
+	size_t n = help_rows(t, SIZE_MAX, NULL, NULL, NULL), body;
+	int h = (int)n + 3;
+	struct rect r;
+
+	if (h > t->rows - 4)
+		h = t->rows - 4;
+	snprintf(title, sizeof title, "Keys: %s (Tab %s, j/k scroll, Esc closes)",
+	    t->help_all ? "all" : tui_view(t, t->m.focus)->name,
+	    t->help_all ? "this pane" : "all keys");
+	r = modal_box(t, 80, h, title);
+	body = r.h > 2 ? (size_t)r.h - 2 : 1;
+	if (t->help_top + body > n)
+		t->help_top = n > body ? n - body : 0;
+	for (size_t i = 0; i < body && t->help_top + i < n; i++) {
+		help_rows(t, t->help_top + i, &keys, &where, &text);
+		snprintf(line, sizeof line, "%-16s %-14s %s", keys, where, text);
+		draw_text(r.y + (int)i, r.x, r.w, line, A_NORMAL);
+	}
+	snprintf(line, sizeof line, "%zu-%zu of %zu   Mouse: a click selects, the wheel scrolls",
+	    n > 0 ? t->help_top + 1 : 0, t->help_top + body < n ? t->help_top + body : n, n);
+	draw_text(r.y + r.h - 1, r.x, r.w, line, draw_attr(t, ST_DIM));
+}
+
+/* j/k, arrows, pages scroll; Tab: this pane / all keys; anything else closes. */
+static unsigned
+help_key(struct tui *t, int key)
+{
+	long step = 0, page = t->rows > 10 ? t->rows - 10 : 1;
+
+	if (key == 'j' || key == TUI_KEY(KEY_DOWN))
+		step = 1;
+	else if (key == 'k' || key == TUI_KEY(KEY_UP))
+		step = -1;
+	else if (key == TUI_KEY(KEY_NPAGE) || key == ' ')
+		step = page;
+	else if (key == TUI_KEY(KEY_PPAGE))
+		step = -page;
+	else if (key == 'g' || key == TUI_KEY(KEY_HOME))
+		step = -100000;
+	else if (key == 'G' || key == TUI_KEY(KEY_END))
+		step = 100000;
+	else if (key == '\t') {
+		t->help_all = !t->help_all;
+		t->help_top = 0;
+		return TUI_HANDLED | TUI_REDRAW;
+	} else {
+		modal_close(t);
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	if (step < 0 && (size_t)-step > t->help_top)
+		t->help_top = 0;
+	else
+		t->help_top = (size_t)((long)t->help_top + step);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+void
+keys_init(void)
+{
+	modal_register(MODAL_HELP, help_draw, help_key);
+	modal_register(MODAL_COMMAND, command_draw, command_key);
 }
 
 /* The name of a pane set, for "works in ..." messages. */

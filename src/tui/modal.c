@@ -67,6 +67,9 @@ modal_open(struct tui *t, enum modal_kind kind)
 	case MODAL_DOWNLOAD:
 		editor_init(&t->ed, sizeof t->download_dir, false, t->download_dir);
 		break;
+	case MODAL_COMMAND:
+		editor_init(&t->ed, 256, false, NULL);
+		break;
 	case MODAL_FILTER:
 		editor_init(&t->ed, MODEL_QUERY_MAX, false, t->m.log.last_filter);
 		break;
@@ -110,7 +113,7 @@ modal_download(struct tui *t)
 }
 
 /* A box of w x h centred on the screen, cleared; returns the inside. */
-static struct rect
+struct rect
 modal_box(struct tui *t, int w, int h, const char *title)
 {
 	struct rect r;
@@ -169,90 +172,6 @@ confirm_key(struct tui *t, int key)
 	else if (key != 'y')
 		model_message(&t->m, t->now_ms, false, "not confirmed: nothing done");
 	modal_close(t);
-	return TUI_HANDLED | TUI_REDRAW;
-}
-
-/* The help's rows: those of the pane it was opened from (and anywhere,
- * modals, editors), or every row with help_all; returns how many, and the
- * row i of them when asked. */
-static size_t
-help_rows(const struct tui *t, size_t want, const char **keys, const char **where,
-    const char **text)
-{
-	const char *k, *w, *x;
-	unsigned mask;
-	size_t n = 0;
-
-	for (size_t i = 0; tui_key_help(i, &mask, &k, &w, &x); i++) {
-		if (!t->help_all && !(mask & t->help_where))
-			continue;
-		if (n++ == want && keys != NULL) {
-			*keys = k;
-			*where = w;
-			*text = x;
-		}
-	}
-	return n;
-}
-
-static void
-help_draw(struct tui *t)
-{
-	const char *keys, *where, *text;
-	char line[256], title[160];
-	size_t n = help_rows(t, SIZE_MAX, NULL, NULL, NULL), body;
-	int h = (int)n + 3;
-	struct rect r;
-
-	if (h > t->rows - 4)
-		h = t->rows - 4;
-	snprintf(title, sizeof title, "Keys: %s (Tab %s, j/k scroll, Esc closes)",
-	    t->help_all ? "all" : tui_view(t, t->m.focus)->name,
-	    t->help_all ? "this pane" : "all keys");
-	r = modal_box(t, 80, h, title);
-	body = r.h > 2 ? (size_t)r.h - 2 : 1;
-	if (t->help_top + body > n)
-		t->help_top = n > body ? n - body : 0;
-	for (size_t i = 0; i < body && t->help_top + i < n; i++) {
-		help_rows(t, t->help_top + i, &keys, &where, &text);
-		snprintf(line, sizeof line, "%-16s %-14s %s", keys, where, text);
-		draw_text(r.y + (int)i, r.x, r.w, line, A_NORMAL);
-	}
-	snprintf(line, sizeof line, "%zu-%zu of %zu   Mouse: a click selects, the wheel scrolls",
-	    n > 0 ? t->help_top + 1 : 0, t->help_top + body < n ? t->help_top + body : n, n);
-	draw_text(r.y + r.h - 1, r.x, r.w, line, draw_attr(t, ST_DIM));
-}
-
-/* j/k, arrows, pages scroll; Tab: this pane / all keys; anything else closes. */
-static unsigned
-help_key(struct tui *t, int key)
-{
-	long step = 0, page = t->rows > 10 ? t->rows - 10 : 1;
-
-	if (key == 'j' || key == TUI_KEY(KEY_DOWN))
-		step = 1;
-	else if (key == 'k' || key == TUI_KEY(KEY_UP))
-		step = -1;
-	else if (key == TUI_KEY(KEY_NPAGE) || key == ' ')
-		step = page;
-	else if (key == TUI_KEY(KEY_PPAGE))
-		step = -page;
-	else if (key == 'g' || key == TUI_KEY(KEY_HOME))
-		step = -100000;
-	else if (key == 'G' || key == TUI_KEY(KEY_END))
-		step = 100000;
-	else if (key == '\t') {
-		t->help_all = !t->help_all;
-		t->help_top = 0;
-		return TUI_HANDLED | TUI_REDRAW;
-	} else {
-		modal_close(t);
-		return TUI_HANDLED | TUI_REDRAW;
-	}
-	if (step < 0 && (size_t)-step > t->help_top)
-		t->help_top = 0;
-	else
-		t->help_top = (size_t)((long)t->help_top + step);
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
@@ -517,12 +436,12 @@ filter_key(struct tui *t, int key)
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
-static const struct {
+/* The help's entry comes from keys.c (modal_register): it lists their table. */
+static struct {
 	void (*draw)(struct tui *t);
 	unsigned (*key)(struct tui *t, int key);
 } modal_ops[MODAL__COUNT] = {
 	[MODAL_CONFIRM] = { confirm_draw, confirm_key },
-	[MODAL_HELP] = { help_draw, help_key },
 	[MODAL_PERMISSION] = { permission_draw, permission_key },
 	[MODAL_PROMPT] = { prompt_draw, prompt_key },
 	[MODAL_FEEDBACK] = { feedback_draw, feedback_key },
@@ -531,11 +450,19 @@ static const struct {
 };
 
 void
+modal_register(enum modal_kind kind, void (*draw)(struct tui *t),
+    unsigned (*key)(struct tui *t, int key))
+{
+	modal_ops[kind].draw = draw;
+	modal_ops[kind].key = key;
+}
+
+void
 modal_draw(struct tui *t)
 {
 	enum modal_kind k = modal_current(t);
 
-	if (k != MODAL_NONE)
+	if (k != MODAL_NONE && modal_ops[k].draw != NULL)
 		modal_ops[k].draw(t);
 }
 
@@ -544,7 +471,10 @@ modal_key(struct tui *t, int key)
 {
 	enum modal_kind k = modal_current(t);
 
-	if (k == MODAL_NONE)
-		return 0;
+	if (k == MODAL_NONE || modal_ops[k].key == NULL) {
+		if (k != MODAL_NONE)
+			modal_close(t);
+		return k != MODAL_NONE ? TUI_HANDLED | TUI_REDRAW : 0;
+	}
 	return modal_ops[k].key(t, key);
 }

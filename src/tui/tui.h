@@ -99,6 +99,7 @@ enum modal_kind {
 	MODAL_FEEDBACK,		/* plan revise */
 	MODAL_DOWNLOAD,		/* download directory */
 	MODAL_FILTER,		/* the log's '/' */
+	MODAL_COMMAND,		/* ':' (keys.c registers it) */
 	MODAL__COUNT
 };
 
@@ -152,6 +153,7 @@ struct tui {
 	char want_session[128];
 	char want_run[128];
 	char attention_last[128];	/* the run '@' jumped to last */
+	char jump_run[128];		/* ':run ID' read over HTTP, then jumped to */
 	/* The help: its first row shown, all keys or those of help_where. */
 	size_t help_top;
 	bool help_all;
@@ -192,11 +194,28 @@ struct tui {
 extern const char *const tui_profiles[];
 extern const size_t tui_profile_count;
 
-/* app.c */
+/*
+ * The layers, bottom up (each calls only those below it):
+ *   model*.c (pure state)  worker.c (HTTP)
+ *   commands.c   what the user can ask: jobs, selection
+ *   draw.c, editor.c   drawing helpers; view-*.c the panes; screen.c the
+ *   registry, layout and bars; modal.c the modals (drawn after the screen)
+ *   keys.c   keys and mouse to commands (registers the help modal)
+ *   app.c    the loop
+ */
+
+/* screen.c */
 /* The view of a pane (the right one by m.right). */
 const struct view_ops *tui_view(const struct tui *t, enum pane p);
 /* The W_* bit of the focused pane. */
 unsigned tui_where(const struct tui *t);
+/* Page size of the focused pane. */
+size_t tui_page_rows(const struct tui *t);
+/* Draws the screen into stdscr; then modal_draw, then screen_flush sends it. */
+void draw_screen(struct tui *t);
+void screen_flush(struct tui *t);
+
+/* commands.c */
 /* Queues the jobs that fetch what need (NEED_*) says. */
 void tui_need(struct tui *t, unsigned need);
 void tui_submit(struct tui *t, const struct job *job);
@@ -205,15 +224,17 @@ void tui_jump(struct tui *t, const char *project_id, const char *session_id,
     const char *run_id);
 /* True when a download to path is queued or running. */
 bool tui_downloading(const struct tui *t, const char *path);
-/* Page size of the focused pane. */
-size_t tui_page_rows(const struct tui *t);
+/* Records a download's destination while it runs (done: it ended). */
+void tui_download_track(struct tui *t, const char *path, bool done);
+/* Selects the session and run wanted (started here, or jumped to) once
+ * the lists hold them. */
+void tui_select_wanted(struct tui *t);
 /* Asks for everything shown and the service's report again ('r', reconnects). */
 void tui_reread(struct tui *t);
 
 /* keys.c */
-/* Key table rows for help: label, where, text; false past the end. */
-bool tui_key_help(size_t i, unsigned *mask, const char **keys, const char **where,
-    const char **text);
+/* Registers what keys.c adds to the modals (the help); once, at start. */
+void keys_init(void);
 /* One key (TUI_KEY() for curses codes): returns TUI_* flags. */
 unsigned keys_dispatch(struct tui *t, int key);
 /* The mouse event curses has waiting. */
@@ -246,7 +267,8 @@ void draw_size(long long bytes, char *out, size_t len);
 /* Index of a run status in g->status, or -1. */
 int draw_status_index(const char *status);
 enum tui_style draw_status_style(const char *status);
-void draw_screen(struct tui *t);
+void draw_title(const struct tui *t, int y, int x, int w, const char *title, bool focused);
+void draw_separator(const struct tui *t, int y, int x, int w);
 
 /* modal.c */
 /* The modal drawn and given the keys: t->modal, else the permission prompt. */
@@ -257,6 +279,11 @@ void modal_draw(struct tui *t);
 void modal_confirm(struct tui *t, const struct job *job, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void modal_open(struct tui *t, enum modal_kind kind);
+/* Sets the drawing and keys of one modal (for the layers above modal.c). */
+void modal_register(enum modal_kind kind, void (*draw)(struct tui *t),
+    unsigned (*key)(struct tui *t, int key));
+/* A box of w x h centred on the screen, cleared; returns the inside. */
+struct rect modal_box(struct tui *t, int w, int h, const char *title);
 void modal_close(struct tui *t);
 /* Frees the copies a confirm holds. */
 void modal_free(struct tui *t);
