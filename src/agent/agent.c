@@ -214,7 +214,8 @@ agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
 	const cJSON *project = cJSON_GetObjectItemCaseSensitive(start, "project");
 	const cJSON *history = cJSON_GetObjectItemCaseSensitive(start, "history");
 	const cJSON *limits = cJSON_GetObjectItemCaseSensitive(start, "limits");
-	long turns, timeout, out_max;
+	const cJSON *connectors = cJSON_GetObjectItemCaseSensitive(start, "connectors");
+	long turns, timeout, out_max, con_timeout;
 
 	memset(cfg, 0, sizeof *cfg);
 	*why = NULL;
@@ -244,8 +245,11 @@ agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
 		return config_fail(why, "limits must be an object");
 	if (!config_int(limits, "maxTurns", 1, 1000, 50, &turns) ||
 	    !config_int(limits, "commandTimeoutMs", 100, 86400000L, 600000, &timeout) ||
-	    !config_int(limits, "maxToolOutputBytes", 1024, 4L * 1024 * 1024, 65536, &out_max))
+	    !config_int(limits, "maxToolOutputBytes", 1024, 4L * 1024 * 1024, 65536, &out_max) ||
+	    !config_int(limits, "connectorTimeoutMs", 100, 3600000L, 60000, &con_timeout))
 		return config_fail(why, "a limit is out of range");
+	if (connectors != NULL && !cJSON_IsNull(connectors) && !cJSON_IsArray(connectors))
+		return config_fail(why, "connectors must be an array");
 
 	cfg->run_id = config_string(run, "id");
 	cfg->prompt = config_string(run, "prompt");
@@ -266,6 +270,8 @@ agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
 	cfg->max_turns = (int)turns;
 	cfg->command_timeout_ms = timeout;
 	cfg->max_tool_output = (size_t)out_max;
+	cfg->connectors = cJSON_IsArray(connectors) ? cJSON_Duplicate(connectors, true) : NULL;
+	cfg->connector_timeout_ms = con_timeout;
 	if (cfg->model == NULL) {
 		agent_config_free(cfg);
 		return config_fail(why, "config.model is required");
@@ -299,5 +305,6 @@ agent_config_free(struct agent_config *cfg)
 	free(cfg->project_name);
 	free(cfg->project_context);
 	cJSON_Delete(cfg->history);
+	cJSON_Delete(cfg->connectors);
 	memset(cfg, 0, sizeof *cfg);
 }

@@ -63,6 +63,8 @@ struct agent_config {
 	int max_turns;
 	long command_timeout_ms;
 	size_t max_tool_output;
+	cJSON *connectors;		/* the enabled connectors (docs/connectors.md); may be NULL */
+	long connector_timeout_ms;	/* per MCP request */
 };
 
 /* Fills cfg from a start message; false with *why (malloc'd) when it is malformed. */

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "connectors.h"
 #include "conv.h"
 #include "host.h"
 #include "json.h"
@@ -23,6 +24,7 @@ struct loop {
 	struct conversation conv;
 	cJSON *tools;
 	struct plan_state plan;
+	struct connectors cons;
 	struct buf output;
 	bool output_full;
 	bool writing;			/* "writing" sent for this turn */
@@ -42,7 +44,7 @@ static const char *const loop_profile_notes[] = {
 };
 
 static char *
-loop_system_prompt(const struct agent_config *cfg)
+loop_system_prompt(const struct agent_config *cfg, const struct connectors *cons)
 {
 	struct buf b;
 
@@ -66,6 +68,12 @@ loop_system_prompt(const struct agent_config *cfg)
 		    "decision. Once it is approved, carry out the steps in order and report each "
 		    "with update_plan_step (in-progress, then completed or failed). When the user "
 		    "asks for a revision, propose a revised plan.\n");
+	if (cons->ntools > 0)
+		buf_appends(&b, "- Tools named <connector>__<tool> come from the connectors the "
+		    "user enabled (MCP servers, or fetch_url of the web connector).\n");
+	if (cons->unavailable != NULL)
+		buf_printf(&b, "- These connectors did not start, so their tools are missing:\n%s",
+		    cons->unavailable);
 	if (cfg->project_name != NULL)
 		buf_printf(&b, "\nProject: %s\n", cfg->project_name);
 	if (cfg->project_context != NULL && cfg->project_context[0] != '\0')
@@ -76,7 +84,7 @@ loop_system_prompt(const struct agent_config *cfg)
 static void
 loop_conversation(struct loop *l)
 {
-	char *system = loop_system_prompt(l->cfg);
+	char *system = loop_system_prompt(l->cfg, &l->cons);
 	const cJSON *h;
 
 	conv_init(&l->conv, system);
@@ -142,7 +150,7 @@ loop_ask_input(const cJSON *args)
 
 /* AGENT_OK when allowed, AGENT_FAILED when refused, or AGENT_CANCELLED. */
 static int
-loop_ask(struct loop *l, const struct tool *t, const cJSON *args, const char *what)
+loop_ask(struct loop *l, const char *name, const cJSON *args, const char *what)
 {
 	cJSON *params = cJSON_CreateObject();
 	cJSON *result = NULL;
@@ -150,7 +158,7 @@ loop_ask(struct loop *l, const struct tool *t, const cJSON *args, const char *wh
 	const char *decision;
 	int rc;
 
-	cJSON_AddStringToObject(params, "tool", t->name);
+	cJSON_AddStringToObject(params, "tool", name);
 	cJSON_AddStringToObject(params, "summary", what);
 	cJSON_AddItemToObject(params, "input", loop_ask_input(args));
 	rc = host_request(l->host, "permission.ask", params, &result, &err);
@@ -193,7 +201,7 @@ loop_exec(struct loop *l, const struct tool_call *call, const struct tool *t,
 		return AGENT_OK;
 	}
 	if ((t->flags & TOOL_SIDE_EFFECT) && l->cfg->profile == PROFILE_ASK) {
-		rc = loop_ask(l, t, args, what);
+		rc = loop_ask(l, t->name, args, what);
 		if (rc == AGENT_CANCELLED)
 			return rc;
 		if (rc != AGENT_OK) {
@@ -203,6 +211,45 @@ loop_exec(struct loop *l, const struct tool_call *call, const struct tool *t,
 		}
 	}
 	return t->exec(&ctx, args, res);
+}
+
+/*
+ * A connector tool: side-effecting (asked under ask), allowed under read-only
+ * and before a plan's approval only when the server marks it readOnlyHint.
+ */
+static int
+loop_exec_connector(struct loop *l, const struct connector_tool *ct, const cJSON *args,
+    const char *what, struct tool_result *res, bool *denied)
+{
+	int rc;
+
+	*denied = false;
+	if (!cJSON_IsObject(args)) {
+		tool_result_fail(res, "the arguments must be a JSON object");
+		return AGENT_OK;
+	}
+	if (!ct->read_only && l->cfg->profile == PROFILE_READ_ONLY) {
+		tool_result_fail(res, "%s is denied by the read-only profile (its server does not "
+		    "mark it read-only)", ct->name);
+		*denied = true;
+		return AGENT_OK;
+	}
+	if (!ct->read_only && l->plan.plan_first && !l->plan.approved) {
+		tool_result_fail(res, "%s needs an approved plan: propose a plan with "
+		    "propose_plan first and wait for the user's approval", ct->name);
+		return AGENT_OK;
+	}
+	if (l->cfg->profile == PROFILE_ASK) {
+		rc = loop_ask(l, ct->name, args, what);
+		if (rc == AGENT_CANCELLED)
+			return rc;
+		if (rc != AGENT_OK) {
+			tool_result_fail(res, "%s was denied by the user", ct->name);
+			*denied = true;
+			return AGENT_OK;
+		}
+	}
+	return connectors_call(&l->cons, ct, args, l->cfg, l->host, res);
 }
 
 /* Counts identical failing calls in a row; true when the model is stuck. */
@@ -233,6 +280,7 @@ static int
 loop_call(struct loop *l, const struct tool_call *call)
 {
 	const struct tool *t = tools_find(call->name, l->plan.plan_first);
+	const struct connector_tool *ct = t == NULL ? connectors_find(&l->cons, call->name) : NULL;
 	cJSON *args = json_parse(call->arguments, strlen(call->arguments));
 	struct tool_result res;
 	char what[512], *content;
@@ -241,13 +289,18 @@ loop_call(struct loop *l, const struct tool_call *call)
 
 	if (t != NULL)
 		t->describe(args, what, sizeof what);
+	else if (ct != NULL)
+		connectors_describe(&l->cons, ct, args, what, sizeof what);
 	else
 		snprintf(what, sizeof what, "%.200s", call->name);
 	what[agent_utf8_cut(what, strlen(what))] = '\0';	/* snprintf may cut a character */
 	host_progress(l->host, "tool", what);
 	host_tool(l->host, call->id, call->name, "started", what);
 	tool_result_init(&res);
-	rc = loop_exec(l, call, t, args, what, &res, &denied);
+	if (ct != NULL)
+		rc = loop_exec_connector(l, ct, args, what, &res, &denied);
+	else
+		rc = loop_exec(l, call, t, args, what, &res, &denied);
 	cJSON_Delete(args);
 	if (rc == AGENT_CANCELLED) {
 		host_tool(l->host, call->id, call->name, "failed", "cancelled");
@@ -313,7 +366,6 @@ loop_main(struct loop *l)
 {
 	int rc;
 
-	host_progress(l->host, "starting", "Starting the run.");
 	l->prov = provider_new(l->cfg, l->host);
 	l->prov->plan = &l->plan;
 	if (l->prov->ops->open != NULL &&
@@ -346,10 +398,16 @@ loop_run(const struct agent_config *cfg, struct host *host)
 	buf_init(&l.output, 0);
 	l.plan.plan_first = cfg->plan_first;
 	l.tools = tools_definitions(cfg->plan_first);
+	host_progress(host, "starting", "Starting the run.");
+	rc = connectors_open(&l.cons, cfg, host);
+	connectors_definitions(&l.cons, l.tools);
 	loop_conversation(&l);
-	rc = loop_main(&l);
+	if (rc == AGENT_OK)
+		rc = loop_main(&l);
 	if (host_cancelled(host))
 		rc = AGENT_CANCELLED;
+	/* Before finish: once it is sent the service may end the agent at any moment. */
+	connectors_close(&l.cons);
 	if (!host_protocol_error(host)) {
 		host_progress(host, "finishing", "Finishing the run.");
 		host_finish(host, statuses[-rc], l.output.data ? l.output.data : "", &l.err,

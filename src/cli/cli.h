@@ -86,6 +86,20 @@ extern const struct cli_cmd cmd_permissions_show_entry;
 extern const struct cli_cmd cmd_permissions_allow_entry;
 extern const struct cli_cmd cmd_permissions_deny_entry;
 extern const struct cli_cmd cmd_demo_entry;
+/* connectors and credentials */
+extern const struct cli_cmd cmd_connectors_list_entry;
+extern const struct cli_cmd cmd_connectors_show_entry;
+extern const struct cli_cmd cmd_connectors_add_entry;
+extern const struct cli_cmd cmd_connectors_update_entry;
+extern const struct cli_cmd cmd_connectors_enable_entry;
+extern const struct cli_cmd cmd_connectors_disable_entry;
+extern const struct cli_cmd cmd_connectors_remove_entry;
+extern const struct cli_cmd cmd_connectors_test_entry;
+extern const struct cli_cmd cmd_credentials_list_entry;
+extern const struct cli_cmd cmd_credentials_show_entry;
+extern const struct cli_cmd cmd_credentials_create_entry;
+extern const struct cli_cmd cmd_credentials_update_entry;
+extern const struct cli_cmd cmd_credentials_delete_entry;
 
 /* main.c */
 /* The last value of an option, or NULL when not given. */

@@ -62,6 +62,20 @@ static const struct cli_cmd *const cli_cmds[] = {
 	&cmd_permissions_allow_entry,
 	&cmd_permissions_deny_entry,
 	&cmd_demo_entry,
+	/* connectors and credentials */
+	&cmd_connectors_list_entry,
+	&cmd_connectors_show_entry,
+	&cmd_connectors_add_entry,
+	&cmd_connectors_update_entry,
+	&cmd_connectors_enable_entry,
+	&cmd_connectors_disable_entry,
+	&cmd_connectors_remove_entry,
+	&cmd_connectors_test_entry,
+	&cmd_credentials_list_entry,
+	&cmd_credentials_show_entry,
+	&cmd_credentials_create_entry,
+	&cmd_credentials_update_entry,
+	&cmd_credentials_delete_entry,
 	NULL
 };
 

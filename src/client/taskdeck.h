@@ -732,6 +732,166 @@ TD_API enum td_code td_answer_permission(struct td_client *client,
 TD_API void td_permission_free(struct td_permission *permission);
 TD_API void td_permission_list_free(struct td_permission_list *list);
 
+/* --- Connectors and credentials ------------------------------------------ */
+
+/* Default deadline of td_test_connector, in milliseconds. */
+#define TD_CONNECTOR_TEST_TIMEOUT_MS 60000
+
+/* A credential bound to a connector: its secret becomes an env variable or a header. */
+struct td_credential_binding {
+	char *credential_id;	/* "cred_..." */
+	char *target;		/* "env:NAME" (stdio) or "header:NAME" (http) */
+};
+
+/*
+ * A connector: an MCP server the agent of a run may use (docs/connectors.md).
+ * NULL members were null or absent in the service's answer.
+ */
+struct td_connector {
+	char *id;		/* "con_...", "con_web" for the built-in web connector */
+	char *name;		/* tools appear to the model as <name>__<tool> */
+	char *kind;		/* "builtin" or "custom" */
+	bool enabled;
+	char *transport_type;	/* "stdio", "http" or "builtin" */
+	char *command;		/* stdio: the program, else NULL */
+	char **args;		/* stdio: its arguments (arg_count of them) */
+	size_t arg_count;
+	char *url;		/* http: the Streamable HTTP endpoint, else NULL */
+	char *transport_json;	/* the whole transport object (env, headers) as JSON text */
+	struct td_credential_binding *bindings;
+	size_t binding_count;
+	char *created_at;
+	char *updated_at;
+	char *json;		/* the connector as the service sent it */
+};
+
+struct td_connector_list {
+	struct td_connector *items;
+	size_t count;
+	char *next_cursor;	/* NULL on the last page */
+	char *json;
+};
+
+/*
+ * A custom connector definition for td_add_connector and td_update_connector.
+ * transport_json is required: {"type":"stdio","command":"npx","args":[...],
+ * "env":{...}} or {"type":"http","url":"https://...","headers":{...}}.
+ * bindings_json is a JSON array of {"credentialId","target"}: NULL leaves it
+ * out (td_update_connector then keeps the bindings), "null" clears them on
+ * update.  name is required for td_add_connector; NULL on update keeps it.
+ */
+struct td_connector_request {
+	const char *name;
+	const char *transport_json;
+	const char *bindings_json;
+	bool enabled;		/* td_add_connector only: enabled from the start */
+};
+
+/* The answer of td_test_connector. */
+struct td_connector_test {
+	bool success;
+	long tool_count;	/* tools the server listed (0 on failure) */
+	char *message;		/* for a person: what worked or why not */
+	char *json;
+};
+
+/* A stored credential; the secret is never sent back. */
+struct td_credential {
+	char *id;		/* "cred_..." */
+	char *name;
+	char *kind;		/* "api-key", "bearer", "basic" or "secret" */
+	char *description;	/* "" when empty */
+	char *created_at;
+	char *updated_at;
+	char *json;
+};
+
+struct td_credential_list {
+	struct td_credential *items;
+	size_t count;
+	char *next_cursor;	/* NULL on the last page */
+	char *json;
+};
+
+/*
+ * Fields of a credential: td_create_credential needs name, kind and secret;
+ * td_update_credential changes the non-NULL members only (a secret rotates
+ * the stored value).  The secret is sent once, over loopback, and the
+ * library wipes its own copies.
+ */
+struct td_credential_request {
+	const char *name;
+	const char *kind;
+	const char *description;
+	const char *secret;
+};
+
+/* One page of connectors (built-in ones included).  Caller frees *out with td_connector_list_free. */
+TD_API enum td_code td_list_connectors(struct td_client *client, long limit,
+    const char *cursor, const struct td_request_options *opts,
+    struct td_connector_list **out, struct td_error *err);
+/* Caller frees *out with td_connector_free. */
+TD_API enum td_code td_get_connector(struct td_client *client, const char *id,
+    const struct td_request_options *opts, struct td_connector **out,
+    struct td_error *err);
+/* Registers a custom MCP server.  Caller frees *out with td_connector_free. */
+TD_API enum td_code td_add_connector(struct td_client *client,
+    const struct td_connector_request *request, const struct td_request_options *opts,
+    struct td_connector **out, struct td_error *err);
+/*
+ * Replaces the definition of a custom connector (transport required).
+ * TD_FORBIDDEN for a built-in one.  Caller frees *out with td_connector_free.
+ */
+TD_API enum td_code td_update_connector(struct td_client *client, const char *id,
+    const struct td_connector_request *request, const struct td_request_options *opts,
+    struct td_connector **out, struct td_error *err);
+/* Enables or disables any connector.  out may be NULL; else free with td_connector_free. */
+TD_API enum td_code td_set_connector_enabled(struct td_client *client, const char *id,
+    bool enabled, const struct td_request_options *opts, struct td_connector **out,
+    struct td_error *err);
+/* Removes a custom connector; TD_FORBIDDEN for a built-in one. */
+TD_API enum td_code td_remove_connector(struct td_client *client, const char *id,
+    const struct td_request_options *opts, struct td_error *err);
+/*
+ * Connects to the server, lists its tools and disconnects; never calls a
+ * tool or enables the connector.  A server that cannot be reached is TD_OK
+ * with (*out)->success false.  The service gives a test up to 10 s per MCP
+ * request; without opts->timeout_ms the deadline is
+ * TD_CONNECTOR_TEST_TIMEOUT_MS, not the client's default.
+ * Caller frees *out with td_connector_test_free.
+ */
+TD_API enum td_code td_test_connector(struct td_client *client, const char *id,
+    const struct td_request_options *opts, struct td_connector_test **out,
+    struct td_error *err);
+TD_API void td_connector_free(struct td_connector *connector);
+TD_API void td_connector_list_free(struct td_connector_list *list);
+TD_API void td_connector_test_free(struct td_connector_test *test);
+
+/* One page of credentials (metadata only).  Caller frees *out with td_credential_list_free. */
+TD_API enum td_code td_list_credentials(struct td_client *client, long limit,
+    const char *cursor, const struct td_request_options *opts,
+    struct td_credential_list **out, struct td_error *err);
+/* Caller frees *out with td_credential_free. */
+TD_API enum td_code td_get_credential(struct td_client *client, const char *id,
+    const struct td_request_options *opts, struct td_credential **out,
+    struct td_error *err);
+/* Caller frees *out with td_credential_free. */
+TD_API enum td_code td_create_credential(struct td_client *client,
+    const struct td_credential_request *request, const struct td_request_options *opts,
+    struct td_credential **out, struct td_error *err);
+/* Caller frees *out with td_credential_free. */
+TD_API enum td_code td_update_credential(struct td_client *client, const char *id,
+    const struct td_credential_request *request, const struct td_request_options *opts,
+    struct td_credential **out, struct td_error *err);
+/*
+ * Deletes a credential.  While a connector binds it: TD_CREDENTIAL_IN_USE,
+ * unless force, which also removes those bindings.
+ */
+TD_API enum td_code td_delete_credential(struct td_client *client, const char *id,
+    bool force, const struct td_request_options *opts, struct td_error *err);
+TD_API void td_credential_free(struct td_credential *credential);
+TD_API void td_credential_list_free(struct td_credential_list *list);
+
 #ifdef __cplusplus
 }
 #endif

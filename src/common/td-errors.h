@@ -23,6 +23,7 @@
 	TD_ERROR(PERMISSION_NOT_PENDING, "permission_not_pending", 409, "The permission prompt was already answered.") \
 	TD_ERROR(SESSION_BUSY, "session_busy", 409, "A run is already active in this session.") \
 	TD_ERROR(CWD_MISMATCH, "cwd_mismatch", 409, "The working directory does not match the session's directory.") \
+	TD_ERROR(CREDENTIAL_IN_USE, "credential_in_use", 409, "A connector binds this credential.") \
 	TD_ERROR(PAYLOAD_TOO_LARGE, "payload_too_large", 413, "The request body is too large.") \
 	TD_ERROR(IDEMPOTENCY_CONFLICT, "idempotency_conflict", 422, "The idempotency key was already used with a different request.") \
 	TD_ERROR(INVALID_CONFIGURATION, "invalid_configuration", 422, "The configuration is not valid.") \

@@ -717,6 +717,9 @@ request_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 
 	if (ctx == NULL)
 		return;
+	/* A body may hold a credential's secret (POST/PATCH /credentials). */
+	if (ctx->body.data != NULL)
+		sodium_memzero(ctx->body.data, ctx->body.len);
 	buf_free(&ctx->body);
 	free(ctx);
 	*con_cls = NULL;

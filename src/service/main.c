@@ -13,6 +13,7 @@
 
 #include "artifacts.h"
 #include "cache.h"
+#include "connectors.h"
 #include "events.h"
 #include "files.h"
 #include "http.h"
@@ -20,6 +21,7 @@
 #include "ids.h"
 #include "log.h"
 #include "service.h"
+#include "secrets.h"
 #include "settings.h"
 #include "store.h"
 #include "supervisor.h"
@@ -319,6 +321,7 @@ main(int argc, char **argv)
 	svc.replay_dir = find_replay_dir();
 	svc.idem = idem_new(opts.idem_capacity, IDEM_TTL_MS, NULL);
 	svc.cache = cache_new(CACHE_SLOTS);
+	svc.secrets = secrets_new(svc.paths.secret_key);
 	svc.started_at = td_now_ms();
 	td_random_hex(svc.stream_id, 16);
 	svc.events = events_new(&svc);
@@ -352,6 +355,9 @@ main(int argc, char **argv)
 	files_remove_discovery(&svc.paths);
 	events_shutdown(svc.events);
 	http_stop(svc.http, SHUTDOWN_GRACE_MS);
+	/* A connector test still running owns a server process: let it close it. */
+	if (!connector_tests_drain(CONNECTOR_TEST_TIMEOUT_MS * 3))
+		log_warn("connector tests still running at exit");
 	supervisor_stop(svc.supervisor);
 	rc = 0;
 	goto out;
@@ -367,6 +373,7 @@ out:
 	events_free(svc.events);
 	idem_free(svc.idem);
 	cache_free(svc.cache);
+	secrets_free(svc.secrets);
 	store_close(svc.store);
 	settings_free(svc.settings);
 	free(svc.agent_path);

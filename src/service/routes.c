@@ -37,6 +37,20 @@ const struct route routes[] = {
 	{ "GET", "/app/v1/permissions", route_permissions_list, 0 },
 	{ "GET", "/app/v1/permissions/:id", route_permissions_get, 0 },
 	{ "POST", "/app/v1/permissions/:id", route_permissions_answer, ROUTE_BODY },
+
+	/* connectors and credentials */
+	{ "GET", "/api/v1/connectors", route_connectors_list, 0 },
+	{ "POST", "/api/v1/connectors", route_connectors_create, ROUTE_BODY },
+	{ "GET", "/api/v1/connectors/:id", route_connectors_get, 0 },
+	{ "PATCH", "/api/v1/connectors/:id", route_connectors_update, ROUTE_BODY },
+	{ "DELETE", "/api/v1/connectors/:id", route_connectors_remove, 0 },
+	{ "PUT", "/api/v1/connectors/:id/enabled", route_connectors_enabled, ROUTE_BODY },
+	{ "POST", "/api/v1/connectors/:id/test", route_connectors_test, 0 },
+	{ "GET", "/api/v1/credentials", route_credentials_list, 0 },
+	{ "POST", "/api/v1/credentials", route_credentials_create, ROUTE_BODY },
+	{ "GET", "/api/v1/credentials/:id", route_credentials_get, 0 },
+	{ "PATCH", "/api/v1/credentials/:id", route_credentials_update, ROUTE_BODY },
+	{ "DELETE", "/api/v1/credentials/:id", route_credentials_delete, 0 },
 };
 
 const size_t routes_count = sizeof routes / sizeof routes[0];

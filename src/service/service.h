@@ -17,6 +17,7 @@ struct http_server;
 struct settings;
 struct supervisor;
 struct events;
+struct secrets;
 
 struct service {
 	struct td_paths paths;
@@ -27,6 +28,7 @@ struct service {
 	struct settings *settings;	/* settings.json, read once at start (settings.h) */
 	struct supervisor *supervisor;	/* the agent processes of runs (supervisor.h) */
 	struct events *events;		/* the event stream (events.h) */
+	struct secrets *secrets;	/* the key of sealed credentials (secrets.h) */
 	char *agent_path;		/* the taskdeck-agent binary */
 	char *replay_dir;		/* replay transcripts */
 	char token[TD_TOKEN_HEX + 1];

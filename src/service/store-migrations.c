@@ -139,6 +139,42 @@ const struct migration store_migrations[] = {
 	  "CREATE INDEX permission_prompts_by_status ON permission_prompts (status, id);"
 	  "CREATE INDEX permission_prompts_by_run ON permission_prompts (run_id, id);"
 	  "ALTER TABLE runs ADD COLUMN allow_run INTEGER NOT NULL DEFAULT 0;" },
+	/*
+	 * Connectors and credentials (docs/connectors.md).  secret is the
+	 * crypto_secretbox nonce, MAC and ciphertext (secrets.h), never plain.
+	 * con_web is the built-in web connector, disabled until enabled.
+	 */
+	{ 5,
+	  "CREATE TABLE credentials ("
+	  "  id TEXT PRIMARY KEY,"
+	  "  name TEXT NOT NULL,"
+	  "  kind TEXT NOT NULL CHECK (kind IN ('api-key', 'bearer', 'basic', 'secret')),"
+	  "  description TEXT NOT NULL DEFAULT '',"
+	  "  secret BLOB NOT NULL,"
+	  "  created_at INTEGER NOT NULL,"
+	  "  updated_at INTEGER NOT NULL"
+	  ");"
+	  "CREATE TABLE connectors ("
+	  "  id TEXT PRIMARY KEY,"
+	  "  name TEXT NOT NULL UNIQUE COLLATE NOCASE,"
+	  "  kind TEXT NOT NULL CHECK (kind IN ('builtin', 'custom')),"
+	  "  enabled INTEGER NOT NULL DEFAULT 0,"
+	  "  transport TEXT NOT NULL,"		/* the stored transport object */
+	  "  created_at INTEGER NOT NULL,"
+	  "  updated_at INTEGER NOT NULL"
+	  ");"
+	  "CREATE TABLE connector_bindings ("
+	  "  connector_id TEXT NOT NULL REFERENCES connectors(id) ON DELETE CASCADE,"
+	  "  position INTEGER NOT NULL,"
+	  "  credential_id TEXT NOT NULL REFERENCES credentials(id),"
+	  "  target TEXT NOT NULL,"
+	  "  PRIMARY KEY (connector_id, target)"
+	  ");"
+	  "CREATE INDEX connector_bindings_by_credential ON connector_bindings (credential_id);"
+	  "INSERT INTO connectors (id, name, kind, enabled, transport, created_at, updated_at)"
+	  "  VALUES ('con_web', 'web', 'builtin', 0, '{\"type\":\"builtin\"}',"
+	  "  CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER),"
+	  "  CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));" },
 };
 
 const int store_migrations_count =

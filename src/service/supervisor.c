@@ -25,6 +25,7 @@
 #include "artifacts.h"
 #include "buf.h"
 #include "cache.h"
+#include "connectors.h"
 #include "events.h"
 #include "ids.h"
 #include "json.h"
@@ -32,6 +33,7 @@
 #include "plans.h"
 #include "resource.h"
 #include "runs.h"
+#include "secrets.h"
 #include "service.h"
 #include "settings.h"
 #include "store.h"
@@ -97,6 +99,7 @@ struct run_state {
 	char *final_output;
 	char *error_code, *error_message;
 	char *protocol_error;		/* why the agent was killed */
+	cJSON *connectors;		/* the start message's connectors (secret.resolve) */
 	bool cancel_sent;
 	int64_t kill_at;		/* td_mono_ms() deadline, 0 for none */
 };
@@ -342,6 +345,34 @@ on_permission_ask(struct run_state *rs, long long id, const cJSON *params)
 	respond_code(rs, id, code, message);
 }
 
+/*
+ * secret.resolve: a bound credential's value for a connector of this run.
+ * The answer is the only line that carries it; every copy is wiped.
+ */
+static void
+on_secret_resolve(struct run_state *rs, long long id, const cJSON *params)
+{
+	char *value = NULL, *message = NULL;
+	enum td_code code = connector_secret_resolve(rs->ar->sv->svc, rs->connectors, params,
+	    &value, &message);
+	cJSON *msg, *res, *v;
+
+	if (code != TD_OK) {
+		log_info("run %s: secret.resolve refused: %s", rs->ar->id, message);
+		respond_code(rs, id, code, message);
+		return;
+	}
+	msg = cJSON_CreateObject();
+	cJSON_AddStringToObject(msg, "type", "response");
+	cJSON_AddNumberToObject(msg, "id", (double)id);
+	res = cJSON_AddObjectToObject(msg, "result");
+	v = cJSON_AddStringToObject(res, "value", value);
+	secrets_plain_free(value);
+	agent_send(rs, msg);
+	sodium_memzero(v->valuestring, strlen(v->valuestring));
+	cJSON_Delete(msg);
+}
+
 /* Requests whose answer may come from a person. */
 static const struct {
 	const char *method;
@@ -374,6 +405,10 @@ on_request(struct run_state *rs, const cJSON *msg)
 			agent_respond_error(rs, idv->valuedouble, td_code_name(code),
 			    message ? message : td_code_default_message(code));
 		free(message);
+		return;
+	}
+	if (strcmp(method, "secret.resolve") == 0) {
+		on_secret_resolve(rs, (long long)idv->valuedouble, params);
 		return;
 	}
 	for (size_t i = 0; i < sizeof person_requests / sizeof person_requests[0]; i++) {
@@ -584,6 +619,10 @@ start_message(struct supervisor *sv, struct run_state *rs, char **why)
 	cJSON_AddNumberToObject(limits, "commandTimeoutMs",
 	    (double)settings_command_timeout_ms(svc->settings));
 	cJSON_AddNumberToObject(limits, "maxToolOutputBytes", 65536);
+	/* Enabled connectors, without secrets; kept to check secret.resolve against. */
+	cJSON_AddNumberToObject(limits, "connectorTimeoutMs", CONNECTOR_RUN_TIMEOUT_MS);
+	rs->connectors = connectors_for_run(svc);
+	cJSON_AddItemToObject(msg, "connectors", cJSON_Duplicate(rs->connectors, true));
 	return msg;
 }
 
@@ -961,6 +1000,7 @@ run_state_free(struct run_state *rs)
 	free(rs->error_code);
 	free(rs->error_message);
 	free(rs->protocol_error);
+	cJSON_Delete(rs->connectors);
 }
 
 /* Removes ar from the active list, frees it and lets the scheduler use the slot. */

@@ -4,6 +4,7 @@
  * HTTP providers, a fake model server (fake-provider.c).
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -46,6 +47,10 @@ struct agent {
 	const char *const *plan_answers;
 	int proposals;
 	bool artifact_fail;
+	/* secret.resolve: the value of credential secret_cred bound to connector secret_con. */
+	const char *secret_con;
+	const char *secret_cred;
+	const char *secret;
 	int status;		/* exit status once reaped, -1 before */
 };
 
@@ -331,6 +336,19 @@ agent_answer(struct agent *a, const cJSON *req)
 		plan_answer(a, params, cJSON_AddObjectToObject(resp, "result"));
 	} else if (strcmp(method, "plan.step") == 0) {
 		cJSON_AddObjectToObject(resp, "result");
+	} else if (strcmp(method, "secret.resolve") == 0) {
+		if (a->secret != NULL && str(params, "connectorId") != NULL &&
+		    str(params, "credentialId") != NULL &&
+		    strcmp(str(params, "connectorId"), a->secret_con) == 0 &&
+		    strcmp(str(params, "credentialId"), a->secret_cred) == 0) {
+			cJSON_AddStringToObject(cJSON_AddObjectToObject(resp, "result"), "value",
+			    a->secret);
+		} else {
+			cJSON *e = cJSON_AddObjectToObject(resp, "error");
+
+			cJSON_AddStringToObject(e, "code", "not_found");
+			cJSON_AddStringToObject(e, "message", "no such credential for this connector");
+		}
 	} else
 		cr_assert_fail("unexpected request %s", method);
 	agent_send(a, resp);
@@ -1883,4 +1901,387 @@ Test(agent, anthropic_errors)
 	provider_expect_failure("anthropic", 200, "text/event-stream", b.data, NULL,
 	    "invalid_provider_response", "message_stop");
 	buf_free(&b);
+}
+
+/* Connectors (docs/connectors.md): MCP servers and the built-in web connector. */
+
+static const char *
+mcp_failserver(void)
+{
+	static char path[512];
+
+	snprintf(path, sizeof path, "%s/tests/mcp-failserver", getenv("TD_BUILDDIR"));
+	return path;
+}
+
+/* dist/index.js of server-everything in the test cache; skips without a cache. */
+static const char *
+mcp_everything(void)
+{
+	static char path[512];
+	const char *cache = getenv("TD_CACHE");
+
+	if (cache == NULL || *cache == '\0')
+		cr_skip_test("TD_CACHE is not set: run ./quickstart check for the MCP servers");
+	snprintf(path, sizeof path, "%s/npm/server-everything/node_modules/"
+	    "@modelcontextprotocol/server-everything/dist/index.js", cache);
+	cr_assert(exists(path), "%s is missing: run scripts/test-deps", path);
+	return path;
+}
+
+/*
+ * Adds a stdio connector to start; its servers carry TD_TEST_MARK=a->dir in
+ * their environment so that the test can find any left behind.
+ */
+static cJSON *
+add_stdio_connector(const struct agent *a, cJSON *start, const char *id, const char *name,
+    const char *command, const char *const *args)
+{
+	cJSON *list = member(start, "connectors");
+	cJSON *c = cJSON_CreateObject(), *t, *argv;
+
+	if (list == NULL)
+		list = cJSON_AddArrayToObject(start, "connectors");
+	cJSON_AddStringToObject(c, "id", id);
+	cJSON_AddStringToObject(c, "name", name);
+	cJSON_AddStringToObject(c, "kind", "custom");
+	t = cJSON_AddObjectToObject(c, "transport");
+	cJSON_AddStringToObject(t, "type", "stdio");
+	cJSON_AddStringToObject(t, "command", command);
+	argv = cJSON_AddArrayToObject(t, "args");
+	for (; args != NULL && *args != NULL; args++)
+		cJSON_AddItemToArray(argv, cJSON_CreateString(*args));
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(t, "env"), "TD_TEST_MARK", a->dir);
+	cJSON_AddArrayToObject(c, "credentialBindings");
+	cJSON_AddItemToArray(list, c);
+	return c;
+}
+
+/* Live processes whose environment holds TD_TEST_MARK=a->dir. */
+static int
+marked_processes(const struct agent *a)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	char mark[300];
+	int n = 0;
+
+	snprintf(mark, sizeof mark, "TD_TEST_MARK=%s", a->dir);
+	cr_assert_not_null(d);
+	while ((e = readdir(d)) != NULL) {
+		char path[300], *env;
+		size_t len = 0;
+		FILE *f;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/environ", e->d_name);
+		if ((f = fopen(path, "rb")) == NULL)
+			continue;
+		env = xmalloc(1 << 20);
+		len = fread(env, 1, (1 << 20) - 1, f);
+		fclose(f);
+		for (size_t i = 0; i < len; i += strlen(env + i) + 1) {
+			env[len] = '\0';
+			if (strcmp(env + i, mark) == 0) {
+				n++;
+				break;
+			}
+		}
+		free(env);
+	}
+	closedir(d);
+	return n;
+}
+
+Test(agent, connector_tools_reach_a_real_mcp_server, .timeout = 60)
+{
+	const char *const args[] = { mcp_everything(), "stdio", NULL };
+	struct agent a;
+	cJSON *start, *finish, *echo, *sum;
+
+	agent_init(&a);
+	start = start_line(&a, "replay", "connector", "workspace-write");
+	add_stdio_connector(&a, start, "con_everything", "everything", "node", args);
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 45000);
+	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
+	echo = tool_end(&a, "everything__echo", 0);
+	cr_assert_not_null(echo);
+	cr_expect_str_eq(str(echo, "status"), "completed");
+	/* The real server's answer. */
+	cr_expect_str_eq(str(echo, "summary"), "echo on everything: Echo: hello from the replay");
+	sum = tool_end(&a, "everything__get-sum", 0);
+	cr_assert_not_null(sum);
+	cr_expect_str_eq(str(sum, "status"), "completed");
+	cr_expect(strstr(str(sum, "summary"), "5") != NULL, "%s", str(sum, "summary"));
+	cr_expect_eq(count_lines(&a, "request", NULL, NULL), 0);
+	cr_expect_eq(marked_processes(&a), 0, "a connector server outlived the run");
+	agent_cleanup(&a);
+}
+
+Test(agent, a_connector_that_fails_to_start_does_not_fail_the_run)
+{
+	const char *const die[] = { "die", NULL };
+	const char *const spawner[] = { "spawner", NULL };
+	struct agent a;
+	cJSON *start, *finish, *line;
+
+	agent_init(&a);
+	start = start_line(&a, "replay", "quick", "workspace-write");
+	add_stdio_connector(&a, start, "con_broken", "broken", mcp_failserver(), die);
+	add_stdio_connector(&a, start, "con_missing", "missing", "no-such-mcp-server", NULL);
+	add_stdio_connector(&a, start, "con_fine", "fine", mcp_failserver(), spawner);
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 20000);
+	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
+	line = tool_end(&a, "broken", 0);
+	cr_assert_not_null(line);
+	cr_expect_str_eq(str(line, "status"), "failed");
+	cr_expect_str_eq(str(line, "summary"), "connector broken did not start: the server exited "
+	    "during the handshake with status 3: fatal: cannot open the cheese database");
+	line = tool_end(&a, "missing", 0);
+	cr_assert_not_null(line);
+	cr_expect(strstr(str(line, "summary"), "command not found") != NULL);
+	cr_expect_null(tool_end(&a, "fine", 0), "a connector that started has no failure line");
+	/* The spawner's sleeping grandchild went with its group. */
+	cr_expect_eq(marked_processes(&a), 0, "a connector server outlived the run");
+	agent_cleanup(&a);
+}
+
+static const char connector_profiles[] = "{\"turns\": [{\"toolCalls\": ["
+    "{\"name\": \"fs__one\", \"arguments\": {\"text\": \"a\"}},"
+    "{\"name\": \"fs__two\", \"arguments\": {\"text\": \"b\"}}"
+    "]}, {\"text\": \"done\"}]}";
+
+static void
+run_connector_profile(struct agent *a, const char *profile, const char *permission)
+{
+	const char *const legacy[] = { "legacy", NULL };
+	cJSON *start, *finish;
+
+	agent_init(a);
+	a->permission = permission;
+	start = start_line(a, "replay", "x", profile);
+	use_transcript(a, start, "connector-profiles", connector_profiles);
+	add_stdio_connector(a, start, "con_fs", "fs", mcp_failserver(), legacy);
+	agent_spawn(a, start);
+	finish = agent_finish(a, 20000);
+	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
+	cr_expect_eq(marked_processes(a), 0);
+}
+
+Test(agent, read_only_runs_only_connector_tools_marked_read_only)
+{
+	struct agent a;
+
+	run_connector_profile(&a, "read-only", "allow");
+	cr_expect_str_eq(str(tool_end(&a, "fs__one", 0), "status"), "completed");
+	cr_expect_str_eq(str(tool_end(&a, "fs__one", 0), "summary"), "one on fs: one:a");
+	cr_expect_str_eq(str(tool_end(&a, "fs__two", 0), "status"), "denied");
+	cr_expect(strstr(str(tool_end(&a, "fs__two", 0), "summary"), "read-only") != NULL);
+	cr_expect_eq(count_lines(&a, "request", NULL, NULL), 0);
+	agent_cleanup(&a);
+}
+
+Test(agent, ask_asks_before_every_connector_tool)
+{
+	struct agent a;
+	cJSON *ask;
+
+	run_connector_profile(&a, "ask", "allow");
+	cr_expect_eq(count_lines(&a, "request", "method", "permission.ask"), 2);
+	ask = find_line(&a, "request", "method", "permission.ask", 0);
+	cr_assert_not_null(ask);
+	cr_expect_str_eq(str(member(ask, "params"), "tool"), "fs__one");
+	cr_expect_str_eq(str(member(member(ask, "params"), "input"), "text"), "a");
+	cr_expect_str_eq(str(tool_end(&a, "fs__one", 0), "status"), "completed");
+	cr_expect_str_eq(str(tool_end(&a, "fs__two", 0), "status"), "completed");
+	agent_cleanup(&a);
+}
+
+Test(agent, ask_deny_stops_a_connector_tool)
+{
+	struct agent a;
+
+	run_connector_profile(&a, "ask", "deny");
+	cr_expect_str_eq(str(tool_end(&a, "fs__one", 0), "status"), "denied");
+	cr_expect_str_eq(str(tool_end(&a, "fs__two", 0), "status"), "denied");
+	agent_cleanup(&a);
+}
+
+static bool
+contains(const char *hay, size_t len, const char *needle)
+{
+	return hay != NULL && memmem(hay, len, needle, strlen(needle)) != NULL;
+}
+
+Test(agent, credentials_reach_the_server_and_nothing_else)
+{
+	static const char secret[] = "sk-test-4f1d9a0c7e";
+	static const char transcript[] = "{\"turns\": [{\"toolCalls\": ["
+	    "{\"name\": \"probe__env\", \"arguments\": {}}]}, {\"text\": \"done\"}]}";
+	const char *const env[] = { "env", NULL };
+	struct agent a;
+	cJSON *start, *finish, *con, *b, *req;
+	unsigned sum = 0;
+	char want[128], *log;
+
+	agent_init(&a);
+	a.secret_con = "con_probe";
+	a.secret_cred = "cred_probe";
+	a.secret = secret;
+	start = start_line(&a, "replay", "x", "workspace-write");
+	use_transcript(&a, start, "probe", transcript);
+	con = add_stdio_connector(&a, start, "con_probe", "probe", mcp_failserver(), env);
+	b = cJSON_CreateObject();
+	cJSON_AddStringToObject(b, "credentialId", "cred_probe");
+	cJSON_AddStringToObject(b, "target", "env:TD_PROBE");
+	cJSON_AddItemToArray(member(con, "credentialBindings"), b);
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 20000);
+	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
+	req = find_line(&a, "request", "method", "secret.resolve", 0);
+	cr_assert_not_null(req);
+	cr_expect_str_eq(str(member(req, "params"), "connectorId"), "con_probe");
+	cr_expect_str_eq(str(member(req, "params"), "credentialId"), "cred_probe");
+	cr_expect_eq(count_lines(&a, "request", "method", "secret.resolve"), 1);
+	/* The server got the value (its length and hash say so)... */
+	for (const char *p = secret; *p; p++)
+		sum = sum * 31 + (unsigned char)*p;
+	snprintf(want, sizeof want, "env on probe: TD_PROBE: set, %zu bytes, hash %u",
+	    strlen(secret), sum);
+	cr_expect_str_eq(str(tool_end(&a, "probe__env", 0), "summary"), want);
+	/* ... and it is nowhere the agent writes: its lines and its log. */
+	cr_expect_not(contains(a.raw.data, a.raw.len, secret), "the secret is in a line");
+	log = slurp(a.err_path);
+	cr_expect_not(contains(log, log ? strlen(log) : 0, secret), "the secret is in the log");
+	free(log);
+	agent_cleanup(&a);
+}
+
+Test(agent, an_unresolvable_credential_leaves_the_connector_out)
+{
+	const char *const env[] = { "env", NULL };
+	struct agent a;
+	cJSON *start, *finish, *con, *b, *line;
+
+	agent_init(&a);
+	start = start_line(&a, "replay", "quick", "workspace-write");
+	con = add_stdio_connector(&a, start, "con_probe", "probe", mcp_failserver(), env);
+	b = cJSON_CreateObject();
+	cJSON_AddStringToObject(b, "credentialId", "cred_gone");
+	cJSON_AddStringToObject(b, "target", "env:TD_PROBE");
+	cJSON_AddItemToArray(member(con, "credentialBindings"), b);
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 20000);
+	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
+	line = tool_end(&a, "probe", 0);
+	cr_assert_not_null(line);
+	cr_expect_str_eq(str(line, "status"), "failed");
+	cr_expect(strstr(str(line, "summary"), "cred_gone could not be resolved") != NULL, "%s",
+	    str(line, "summary"));
+	cr_expect_eq(marked_processes(&a), 0, "the server started without its credential");
+	agent_cleanup(&a);
+}
+
+Test(agent, cancel_during_a_connector_call_ends_the_server)
+{
+	static const char transcript[] = "{\"turns\": [{\"toolCalls\": ["
+	    "{\"name\": \"slow__one\", \"arguments\": {}}]}, {\"text\": \"done\"}]}";
+	const char *const slowcall[] = { "slowcall", NULL };
+	struct agent a;
+	cJSON *start, *finish, *msg;
+	int64_t t0;
+
+	agent_init(&a);
+	start = start_line(&a, "replay", "x", "workspace-write");
+	use_transcript(&a, start, "slow", transcript);
+	add_stdio_connector(&a, start, "con_slow", "slow", mcp_failserver(), slowcall);
+	agent_spawn(&a, start);
+	/* The server never answers the call: cancel while the agent waits for it. */
+	while ((msg = agent_line(&a, 10000)) != NULL &&
+	    !(strcmp(str(msg, "type"), "tool") == 0 && strcmp(str(msg, "status"), "started") == 0))
+		;
+	cr_assert_not_null(msg, "the call did not start");
+	usleep(200000);
+	t0 = td_mono_ms();
+	agent_send(&a, cJSON_Parse("{\"type\":\"cancel\"}"));
+	finish = agent_finish(&a, 10000);
+	cr_expect_str_eq(str(finish, "status"), "cancelled");
+	cr_expect_lt(td_mono_ms() - t0, 5000, "the cancel waited for the server");
+	cr_expect_eq(marked_processes(&a), 0, "the server outlived the cancelled run");
+	agent_cleanup(&a);
+}
+
+/* A one-page HTTP server (node) on a free port; returns its pid. */
+static pid_t
+web_server(int *port, const char *body)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof sa;
+	char script[512];
+	pid_t pid;
+
+	cr_assert_eq(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	getsockname(fd, (struct sockaddr *)&sa, &len);
+	*port = ntohs(sa.sin_port);
+	close(fd);
+	snprintf(script, sizeof script, "require('http').createServer((q,s)=>{s.setHeader("
+	    "'Content-Type','text/plain');s.end(q.url==='/page'?%s:'nope')})"
+	    ".listen(%d,'127.0.0.1')", body, *port);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		execlp("node", "node", "-e", script, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+Test(agent, builtin_web_connector_fetches_a_url)
+{
+	struct agent a;
+	cJSON *start, *finish, *con;
+	char transcript[1024];
+	int port;
+	pid_t server;
+
+	mcp_everything();	/* node comes with the test dependencies */
+	server = web_server(&port, "'hello from the web server'");
+	snprintf(transcript, sizeof transcript, "{\"turns\": [{\"toolCalls\": ["
+	    "{\"name\": \"web__fetch_url\", \"arguments\": {\"url\": \"http://127.0.0.1:%d/page\"}},"
+	    "{\"name\": \"web__fetch_url\", \"arguments\": {\"url\": \"file:///etc/passwd\"}}"
+	    "]}, {\"text\": \"done\"}]}", port);
+	for (int i = 0; i < 200; i++) {	/* node takes a moment to listen */
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+		struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+			.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		bool up = connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
+
+		close(fd);
+		if (up)
+			break;
+		usleep(50000);
+	}
+	agent_init(&a);
+	start = start_line(&a, "replay", "x", "read-only");
+	use_transcript(&a, start, "web", transcript);
+	con = cJSON_CreateObject();
+	cJSON_AddStringToObject(con, "id", "con_web");
+	cJSON_AddStringToObject(con, "name", "web");
+	cJSON_AddStringToObject(con, "kind", "builtin");
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(start, "connectors"), con);
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 20000);
+	kill(server, SIGKILL);
+	waitpid(server, NULL, 0);
+	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
+	/* fetch_url is read-only: it runs under read-only. */
+	cr_expect_str_eq(str(tool_end(&a, "web__fetch_url", 0), "status"), "completed");
+	cr_expect_str_eq(str(tool_end(&a, "web__fetch_url", 0), "summary"), "HTTP 200, 25 bytes");
+	cr_expect_str_eq(str(tool_end(&a, "web__fetch_url", 1), "status"), "failed");
+	cr_expect(strstr(str(tool_end(&a, "web__fetch_url", 1), "summary"), "http://") != NULL);
+	agent_cleanup(&a);
 }

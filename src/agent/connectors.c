@@ -1,0 +1,741 @@
+#include <ctype.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "connectors.h"
+#include "host.h"
+#include "json.h"
+#include "log.h"
+#include "mcp.h"
+#include "xalloc.h"
+
+#define CONNECTORS_MAX 32		/* connectors of one run */
+#define CONNECTOR_ARGS_MAX 256		/* args, env entries, headers, bindings */
+#define CONNECTOR_SECRET_MAX 16384	/* a resolved credential value */
+#define CONNECTOR_DESC_MAX 2048		/* a tool description shown to the model */
+#define CONNECTOR_SCHEMA_MAX 65536	/* a tool's JSON schema, printed */
+#define CONNECTOR_TOOLS_MAX 1000	/* tools of all connectors together */
+#define WEB_ID "con_web"
+#define WEB_MAX_BYTES (1024 * 1024)	/* fetch_url reads at most this much */
+#define WEB_TIMEOUT_MAX_MS 30000
+#define WEB_MAX_REDIRECTS 5
+
+extern char **environ;
+
+/* The variables a stdio server inherits from the agent (as run_command does). */
+static const char *const server_env_keep[] = {
+	"PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR",
+};
+
+char *
+connectors_tool_name(const char *connector, const char *tool)
+{
+	char *full = xasprintf("%s__%s", connector, tool);
+	size_t len = strlen(full);
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char ch = (unsigned char)full[i];
+
+		h = (h ^ ch) * 16777619u;
+		if (!isalnum(ch) && ch != '_' && ch != '-')
+			full[i] = '_';
+	}
+	if (len > CONNECTOR_TOOL_NAME_MAX) {
+		/* Cut, and keep names that differ only past the cut apart. */
+		snprintf(full + CONNECTOR_TOOL_NAME_MAX - 9, 10, "_%08x", h);
+	}
+	return full;
+}
+
+/* --- environment and credentials ------------------------------------------ */
+
+struct strv {
+	char **v;		/* NULL-terminated */
+	size_t n;
+	size_t cap;
+};
+
+static void
+strv_add(struct strv *s, char *item)
+{
+	if (s->n + 2 > s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 16;
+		s->v = xrealloc(s->v, s->cap * sizeof *s->v);
+	}
+	s->v[s->n++] = item;
+	s->v[s->n] = NULL;
+}
+
+/* Sets NAME=value, replacing an earlier NAME. */
+static void
+env_set(struct strv *env, const char *name, const char *value)
+{
+	size_t n = strlen(name);
+	char *item = xasprintf("%s=%s", name, value);
+
+	for (size_t i = 0; i < env->n; i++) {
+		if (strncmp(env->v[i], name, n) == 0 && env->v[i][n] == '=') {
+			explicit_bzero(env->v[i], strlen(env->v[i]));
+			free(env->v[i]);
+			env->v[i] = item;
+			return;
+		}
+	}
+	strv_add(env, item);
+}
+
+/* Frees the strings, wiping them first: they may hold credential values. */
+static void
+strv_wipe(struct strv *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		explicit_bzero(s->v[i], strlen(s->v[i]));
+		free(s->v[i]);
+	}
+	free(s->v);
+	memset(s, 0, sizeof *s);
+}
+
+static bool
+env_name_ok(const char *s)
+{
+	if (s == NULL || !(isalpha((unsigned char)*s) || *s == '_') || strlen(s) > 128)
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_')
+			return false;
+	return true;
+}
+
+/* An HTTP header name: RFC 9110 token characters. */
+static bool
+header_name_ok(const char *s)
+{
+	if (s == NULL || *s == '\0' || strlen(s) > 128)
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && strchr("!#$%&'*+-.^_`|~", *s) == NULL)
+			return false;
+	return true;
+}
+
+static bool
+header_value_ok(const char *s)
+{
+	for (; *s; s++)
+		if (*s == '\r' || *s == '\n')
+			return false;
+	return true;
+}
+
+/*
+ * The value of one credential, asked of the service at this moment.  NULL
+ * with *why (malloc'd, without the value) when it cannot be had.
+ */
+static char *
+secret_resolve(struct host *host, const char *connector_id, const char *credential_id,
+    int *rc, char **why)
+{
+	cJSON *params = cJSON_CreateObject(), *result = NULL;
+	struct agent_error err = { 0 };
+	const char *v;
+	char *value = NULL;
+
+	cJSON_AddStringToObject(params, "connectorId", connector_id);
+	cJSON_AddStringToObject(params, "credentialId", credential_id);
+	*rc = host_request(host, "secret.resolve", params, &result, &err);
+	if (*rc == AGENT_OK) {
+		v = json_get_string(result, "value");
+		if (v == NULL || strlen(v) > CONNECTOR_SECRET_MAX)
+			*why = xasprintf("the credential %s has no usable value", credential_id);
+		else
+			value = xstrdup(v);
+		if (v != NULL)
+			explicit_bzero((char *)v, strlen(v));
+	} else if (*rc == AGENT_FAILED) {
+		*why = xasprintf("the credential %s could not be resolved: %s", credential_id,
+		    err.message ? err.message : "no reason given");
+	}
+	cJSON_Delete(result);
+	agent_error_clear(&err);
+	return value;
+}
+
+/*
+ * Resolves the bindings of kind prefix ("env:" or "header:") into out (env
+ * entries or header lines).  0, -1 with *why, or AGENT_CANCELLED.
+ */
+static int
+bindings_apply(const cJSON *def, const char *id, const char *prefix, struct host *host,
+    struct strv *out, char **why)
+{
+	const cJSON *bindings = cJSON_GetObjectItemCaseSensitive(def, "credentialBindings");
+	const cJSON *list = cJSON_IsArray(bindings) ? bindings : NULL;
+	const cJSON *b;
+	size_t plen = strlen(prefix);
+
+	cJSON_ArrayForEach(b, list) {
+		const char *cred = json_get_string(b, "credentialId");
+		const char *target = json_get_string(b, "target");
+		char *value;
+		int rc;
+
+		if (cred == NULL || target == NULL) {
+			*why = xstrdup("a credential binding needs credentialId and target");
+			return -1;
+		}
+		if (strncmp(target, prefix, plen) != 0)
+			continue;
+		if (plen == 4 ? !env_name_ok(target + plen) : !header_name_ok(target + plen)) {
+			*why = xasprintf("the binding target %.140s is not a valid name", target);
+			return -1;
+		}
+		value = secret_resolve(host, id, cred, &rc, why);
+		if (rc == AGENT_CANCELLED)
+			return AGENT_CANCELLED;
+		if (value == NULL)
+			return -1;
+		if (plen == 4) {
+			env_set(out, target + plen, value);
+		} else if (!header_value_ok(value)) {
+			*why = xasprintf("the credential %s cannot be sent in a header (it holds a "
+			    "line break)", cred);
+			explicit_bzero(value, strlen(value));
+			free(value);
+			return -1;
+		} else {
+			strv_add(out, xasprintf("%s: %s", target + plen, value));
+		}
+		explicit_bzero(value, strlen(value));
+		free(value);
+	}
+	return 0;
+}
+
+/* --- starting one connector ------------------------------------------------- */
+
+static bool
+strings_of(const cJSON *arr, struct strv *out)
+{
+	const cJSON *v;
+
+	cJSON_ArrayForEach(v, arr) {
+		if (!cJSON_IsString(v) || out->n >= CONNECTOR_ARGS_MAX)
+			return false;
+		strv_add(out, xstrdup(v->valuestring));
+	}
+	return true;
+}
+
+static struct mcp_client *
+open_stdio(const cJSON *def, const char *id, const cJSON *transport,
+    const struct agent_config *cfg, struct host *host, int *rc, char **why)
+{
+	const char *command = json_get_string(transport, "command");
+	const cJSON *args = cJSON_GetObjectItemCaseSensitive(transport, "args");
+	const cJSON *env = cJSON_GetObjectItemCaseSensitive(transport, "env");
+	struct mcp_limits lim = { .request_timeout_ms = (int)cfg->connector_timeout_ms };
+	struct strv argv = { 0 }, envp = { 0 };
+	struct mcp_client *c = NULL;
+	char err[1024];
+	const cJSON *e;
+
+	*rc = AGENT_OK;
+	if (command == NULL || *command == '\0' || strlen(command) > 4096 ||
+	    (args != NULL && !cJSON_IsArray(args)) || (env != NULL && !cJSON_IsObject(env))) {
+		*why = xstrdup("the stdio transport needs a command, args as an array of strings "
+		    "and env as an object of strings");
+		return NULL;
+	}
+	strv_add(&argv, NULL);
+	argv.n = 0;
+	if (!strings_of(args, &argv)) {
+		*why = xstrdup("the args of the stdio transport must be at most 256 strings");
+		goto out;
+	}
+	for (size_t i = 0; i < sizeof server_env_keep / sizeof *server_env_keep; i++) {
+		const char *v = getenv(server_env_keep[i]);
+
+		if (v != NULL)
+			env_set(&envp, server_env_keep[i], v);
+	}
+	cJSON_ArrayForEach(e, env) {
+		if (!cJSON_IsString(e) || !env_name_ok(e->string) || envp.n >= CONNECTOR_ARGS_MAX) {
+			*why = xstrdup("the env of the stdio transport must map names to strings");
+			goto out;
+		}
+		env_set(&envp, e->string, e->valuestring);
+	}
+	/* The credentials, now that the server is about to start. */
+	if ((*rc = bindings_apply(def, id, "env:", host, &envp, why)) != 0) {
+		if (*rc != AGENT_CANCELLED)
+			*rc = AGENT_OK;
+		goto out;
+	}
+	if (envp.v == NULL)
+		strv_add(&envp, xstrdup("PATH=/usr/local/bin:/usr/bin:/bin"));
+	c = mcp_open_stdio(command, argv.v, envp.v, cfg->workspace, &lim, err, sizeof err);
+	if (c == NULL)
+		*why = xstrdup(err);
+out:
+	strv_wipe(&argv);
+	strv_wipe(&envp);
+	return c;
+}
+
+static struct mcp_client *
+open_http(const cJSON *def, const char *id, const cJSON *transport,
+    const struct agent_config *cfg, struct host *host, int *rc, char **why)
+{
+	const char *url = json_get_string(transport, "url");
+	const cJSON *headers = cJSON_GetObjectItemCaseSensitive(transport, "headers");
+	struct mcp_limits lim = { .request_timeout_ms = (int)cfg->connector_timeout_ms };
+	struct strv lines = { 0 };
+	struct mcp_client *c = NULL;
+	char err[1024];
+	const cJSON *h;
+
+	*rc = AGENT_OK;
+	if (url == NULL || strlen(url) > 4096 || (headers != NULL && !cJSON_IsObject(headers))) {
+		*why = xstrdup("the http transport needs a url and headers as an object of strings");
+		return NULL;
+	}
+	cJSON_ArrayForEach(h, headers) {
+		if (!cJSON_IsString(h) || !header_name_ok(h->string) ||
+		    !header_value_ok(h->valuestring) || lines.n >= CONNECTOR_ARGS_MAX) {
+			*why = xstrdup("the headers of the http transport must map names to "
+			    "single-line strings");
+			goto out;
+		}
+		strv_add(&lines, xasprintf("%s: %s", h->string, h->valuestring));
+	}
+	if ((*rc = bindings_apply(def, id, "header:", host, &lines, why)) != 0) {
+		if (*rc != AGENT_CANCELLED)
+			*rc = AGENT_OK;
+		goto out;
+	}
+	c = mcp_open_http(url, (const char *const *)lines.v, &lim, err, sizeof err);
+	if (c == NULL)
+		*why = xstrdup(err);
+out:
+	strv_wipe(&lines);
+	return c;
+}
+
+static void
+add_tool(struct connectors *cs, size_t con, const char *remote, const char *description,
+    const cJSON *schema, bool read_only, bool web)
+{
+	struct connector_tool *t;
+	char *name = connectors_tool_name(cs->list[con].name, remote);
+	char *printed = json_print(schema);
+	size_t plen = strlen(printed);
+
+	free(printed);
+	if (connectors_find(cs, name) != NULL || cs->ntools >= CONNECTOR_TOOLS_MAX ||
+	    plen > CONNECTOR_SCHEMA_MAX) {
+		log_info("connector %s: tool %.100s left out (a duplicate name, too many tools "
+		    "or too large a schema)", cs->list[con].id, remote);
+		free(name);
+		return;
+	}
+	cs->tools = xrealloc(cs->tools, (cs->ntools + 1) * sizeof *cs->tools);
+	t = &cs->tools[cs->ntools++];
+	t->name = name;
+	t->remote = xstrdup(remote);
+	t->description = agent_utf8_prefix(description, CONNECTOR_DESC_MAX);
+	t->schema = cJSON_Duplicate(schema, true);
+	if (!cJSON_IsObject(t->schema)) {
+		cJSON_Delete(t->schema);
+		t->schema = cJSON_CreateObject();
+	}
+	if (cJSON_GetObjectItemCaseSensitive(t->schema, "type") == NULL)
+		cJSON_AddStringToObject(t->schema, "type", "object");
+	t->read_only = read_only;
+	t->web = web;
+	t->con = con;
+}
+
+static const char web_schema[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"url\":{\"type\":\"string\",\"description\":\"The http:// or https:// URL to fetch\"}},"
+    "\"required\":[\"url\"],\"additionalProperties\":false}";
+
+static void
+note_unavailable(struct connectors *cs, const char *name, const char *why)
+{
+	char *line = xasprintf("%s%s: %s\n", cs->unavailable ? cs->unavailable : "", name, why);
+
+	free(cs->unavailable);
+	cs->unavailable = line;
+}
+
+/* Starts one connector; AGENT_OK (on success or failure) or AGENT_CANCELLED. */
+static int
+connector_start(struct connectors *cs, const cJSON *def, const struct agent_config *cfg,
+    struct host *host)
+{
+	const char *id = json_get_string(def, "id");
+	const char *name = json_get_string(def, "name");
+	const char *kind = json_get_string(def, "kind");
+	const cJSON *transport = cJSON_GetObjectItemCaseSensitive(def, "transport");
+	const char *type = json_get_string(transport, "type");
+	struct connector *con;
+	struct mcp_tool *tools = NULL;
+	size_t ntools = 0, at;
+	char *why = NULL, err[1024], *call_id, *summary;
+	int rc = AGENT_OK;
+
+	if (id == NULL || name == NULL || strlen(id) > 64 || *name == '\0' ||
+	    strlen(name) > 64) {
+		why = xstrdup("the connector needs an id and a name of 1 to 64 bytes");
+		goto failed;
+	}
+	cs->list = xrealloc(cs->list, (cs->n + 1) * sizeof *cs->list);
+	at = cs->n++;
+	con = &cs->list[at];
+	con->id = xstrdup(id);
+	con->name = xstrdup(name);
+	con->mcp = NULL;
+
+	if (kind != NULL && strcmp(kind, "builtin") == 0) {
+		if (strcmp(id, WEB_ID) != 0) {
+			why = xasprintf("%s is not a built-in connector of this agent", id);
+			goto failed;
+		}
+		cJSON *schema = cJSON_Parse(web_schema);
+
+		add_tool(cs, at, "fetch_url", "Fetch a web page or file over http or https and "
+		    "return its status, type and text (at most 1 MiB is read).", schema, true, true);
+		cJSON_Delete(schema);
+		log_info("connector %s (built-in web) ready", id);
+		return AGENT_OK;
+	}
+	if (type != NULL && strcmp(type, "stdio") == 0)
+		con->mcp = open_stdio(def, id, transport, cfg, host, &rc, &why);
+	else if (type != NULL && strcmp(type, "http") == 0)
+		con->mcp = open_http(def, id, transport, cfg, host, &rc, &why);
+	else
+		why = xstrdup("the transport type must be stdio or http");
+	if (rc == AGENT_CANCELLED) {
+		free(why);
+		return rc;
+	}
+	if (con->mcp == NULL)
+		goto failed;
+	mcp_set_cancel_fd(con->mcp, host_cancel_fd(host));
+	if (mcp_handshake(con->mcp, err, sizeof err) != 0 ||
+	    mcp_list_tools(con->mcp, &tools, &ntools, err, sizeof err) != 0) {
+		if (host_cancelled(host))
+			return AGENT_CANCELLED;
+		why = xstrdup(err);
+		mcp_close(con->mcp);
+		con->mcp = NULL;
+		goto failed;
+	}
+	for (size_t i = 0; i < ntools; i++)
+		add_tool(cs, at, tools[i].name, tools[i].description, tools[i].input_schema,
+		    tools[i].read_only_hint, false);
+	log_info("connector %s: %s over %s, %zu tools", id,
+	    mcp_protocol_version(con->mcp), type, ntools);
+	mcp_tools_free(tools, ntools);
+	return AGENT_OK;
+
+failed:
+	call_id = xasprintf("connector-%s", id ? id : "?");
+	summary = xasprintf("connector %s did not start: %s", name ? name : "?", why);
+	host_tool(host, call_id, name ? name : "connector", "failed", summary);
+	log_info("%s", summary);
+	note_unavailable(cs, name ? name : "?", why);
+	free(call_id);
+	free(summary);
+	free(why);
+	return AGENT_OK;
+}
+
+int
+connectors_open(struct connectors *cs, const struct agent_config *cfg, struct host *host)
+{
+	const cJSON *def;
+	size_t n = 0;
+
+	memset(cs, 0, sizeof *cs);
+	cJSON_ArrayForEach(def, cfg->connectors) {
+		if (n++ >= CONNECTORS_MAX) {
+			log_info("more than %d connectors: the rest are left out", CONNECTORS_MAX);
+			break;
+		}
+		if (host_cancelled(host) || connector_start(cs, def, cfg, host) == AGENT_CANCELLED)
+			return AGENT_CANCELLED;
+	}
+	return AGENT_OK;
+}
+
+void
+connectors_close(struct connectors *cs)
+{
+	for (size_t i = 0; i < cs->n; i++) {
+		mcp_close(cs->list[i].mcp);
+		free(cs->list[i].id);
+		free(cs->list[i].name);
+	}
+	for (size_t i = 0; i < cs->ntools; i++) {
+		free(cs->tools[i].name);
+		free(cs->tools[i].remote);
+		free(cs->tools[i].description);
+		cJSON_Delete(cs->tools[i].schema);
+	}
+	free(cs->list);
+	free(cs->tools);
+	free(cs->unavailable);
+	memset(cs, 0, sizeof *cs);
+}
+
+void
+connectors_definitions(const struct connectors *cs, cJSON *arr)
+{
+	for (size_t i = 0; i < cs->ntools; i++) {
+		const struct connector_tool *t = &cs->tools[i];
+		cJSON *d = cJSON_CreateObject();
+		char *desc = xasprintf("%s (connector %s)", t->description[0] ? t->description :
+		    t->remote, cs->list[t->con].name);
+
+		cJSON_AddStringToObject(d, "name", t->name);
+		cJSON_AddStringToObject(d, "description", desc);
+		cJSON_AddItemToObject(d, "parameters", cJSON_Duplicate(t->schema, true));
+		cJSON_AddItemToArray(arr, d);
+		free(desc);
+	}
+}
+
+const struct connector_tool *
+connectors_find(const struct connectors *cs, const char *name)
+{
+	for (size_t i = 0; name != NULL && i < cs->ntools; i++)
+		if (strcmp(cs->tools[i].name, name) == 0)
+			return &cs->tools[i];
+	return NULL;
+}
+
+void
+connectors_describe(const struct connectors *cs, const struct connector_tool *t,
+    const cJSON *args, char *out, size_t len)
+{
+	const char *url = json_get_string(args, "url");
+
+	if (t->web)
+		snprintf(out, len, "fetch %.300s", url ? url : "(no url)");
+	else
+		snprintf(out, len, "%.100s on connector %.64s", t->remote, cs->list[t->con].name);
+}
+
+/* --- calls ------------------------------------------------------------------- */
+
+/* The CallToolResult as text for the model. */
+static void
+result_text(const cJSON *result, struct buf *out)
+{
+	const cJSON *content = cJSON_GetObjectItemCaseSensitive(result, "content");
+	const cJSON *structured = cJSON_GetObjectItemCaseSensitive(result, "structuredContent");
+	const cJSON *items = cJSON_IsArray(content) ? content : NULL;
+	const cJSON *item;
+	bool any = false;
+
+	cJSON_ArrayForEach(item, items) {
+		const char *type = json_get_string(item, "type");
+		const char *text = json_get_string(item, "text");
+
+		if (any)
+			buf_appends(out, "\n");
+		any = true;
+		if (type != NULL && strcmp(type, "text") == 0 && text != NULL) {
+			agent_utf8_append(out, text, strlen(text));
+		} else if (type != NULL && strcmp(type, "resource") == 0) {
+			const cJSON *res = cJSON_GetObjectItemCaseSensitive(item, "resource");
+			const char *uri = json_get_string(res, "uri");
+			const char *rtext = json_get_string(res, "text");
+
+			buf_printf(out, "[resource %.500s]\n", uri ? uri : "");
+			if (rtext != NULL)
+				agent_utf8_append(out, rtext, strlen(rtext));
+		} else if (type != NULL && strcmp(type, "resource_link") == 0) {
+			const char *uri = json_get_string(item, "uri");
+
+			buf_printf(out, "[resource link %.500s]", uri ? uri : "");
+		} else {
+			const char *mime = json_get_string(item, "mimeType");
+			const char *data = json_get_string(item, "data");
+
+			buf_printf(out, "[%.32s content%s%.100s, %zu bytes of base64, not shown]",
+			    type ? type : "unknown", mime ? " " : "", mime ? mime : "",
+			    data ? strlen(data) : 0);
+		}
+	}
+	if (!any && structured != NULL) {
+		char *s = json_print(structured);
+
+		buf_appends(out, s);
+		free(s);
+	}
+	if (!any && structured == NULL)
+		buf_appends(out, "(the tool returned no content)");
+}
+
+/* Cuts res->content at max bytes, at a character boundary. */
+static void
+cap_output(struct tool_result *res, size_t max)
+{
+	static const char note[] = "\n[output truncated]";
+
+	if (res->content.len <= max)
+		return;
+	res->content.len = agent_utf8_cut(res->content.data, max - sizeof note);
+	res->content.data[res->content.len] = '\0';
+	buf_appends(&res->content, note);
+}
+
+struct web_fetch {
+	struct buf body;
+	bool truncated;
+	int cancel_fd;
+};
+
+static size_t
+web_on_body(char *data, size_t size, size_t n, void *ud)
+{
+	struct web_fetch *w = ud;
+	size_t len = size * n, room = WEB_MAX_BYTES - w->body.len;
+
+	if (len > room) {
+		buf_append(&w->body, data, room);
+		w->truncated = true;
+		return 0;	/* stops the transfer */
+	}
+	buf_append(&w->body, data, len);
+	return len;
+}
+
+static int
+web_on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+	struct web_fetch *w = ud;
+	struct pollfd p = { .fd = w->cancel_fd, .events = POLLIN };
+
+	(void)dt, (void)dn, (void)ut, (void)un;
+	return poll(&p, 1, 0) > 0 ? 1 : 0;
+}
+
+static int
+web_fetch_url(const cJSON *args, const struct agent_config *cfg, struct host *host,
+    struct tool_result *res)
+{
+	const char *url = json_get_string(args, "url");
+	struct web_fetch w = { .cancel_fd = host_cancel_fd(host) };
+	long timeout = cfg->connector_timeout_ms < WEB_TIMEOUT_MAX_MS ?
+	    cfg->connector_timeout_ms : WEB_TIMEOUT_MAX_MS;
+	char errbuf[CURL_ERROR_SIZE] = "", *ua;
+	const char *type = NULL;
+	long status = 0;
+	CURLcode cc;
+	CURL *curl;
+
+	if (url == NULL || strlen(url) > 8192 || (strncasecmp(url, "http://", 7) != 0 &&
+	    strncasecmp(url, "https://", 8) != 0)) {
+		tool_result_fail(res, "fetch_url needs a url that starts with http:// or https://");
+		return AGENT_OK;
+	}
+	curl = curl_easy_init();
+	if (curl == NULL) {
+		tool_result_fail(res, "fetch_url cannot set up an HTTP client");
+		return AGENT_OK;
+	}
+	buf_init(&w.body, WEB_MAX_BYTES);
+	ua = xasprintf("taskdeck-agent/%s", TD_VERSION);
+	curl_easy_setopt(curl, CURLOPT_URL, url);
+	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(curl, CURLOPT_MAXREDIRS, (long)WEB_MAX_REDIRECTS);
+	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout);
+	curl_easy_setopt(curl, CURLOPT_USERAGENT, ua);
+	curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, web_on_body);
+	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &w);
+	curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, web_on_progress);
+	curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &w);
+	curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+	cc = curl_easy_perform(curl);
+	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &type);
+
+	if (cc == CURLE_ABORTED_BY_CALLBACK) {
+		buf_free(&w.body);
+		curl_easy_cleanup(curl);
+		free(ua);
+		return AGENT_CANCELLED;
+	}
+	if (cc != CURLE_OK && !(cc == CURLE_WRITE_ERROR && w.truncated)) {
+		if (cc == CURLE_OPERATION_TIMEDOUT)
+			tool_result_fail(res, "fetch_url: no answer within %ld s", timeout / 1000);
+		else
+			tool_result_fail(res, "fetch_url: %s", errbuf[0] ? errbuf :
+			    curl_easy_strerror(cc));
+	} else {
+		bool binary = w.body.len > 0 && memchr(w.body.data, '\0', w.body.len) != NULL;
+
+		buf_printf(&res->content, "HTTP %ld, %s, %zu bytes%s\n\n", status,
+		    type ? type : "no content type", w.body.len,
+		    w.truncated ? " (cut at 1 MiB)" : "");
+		if (binary)
+			buf_appends(&res->content, "(binary content, not shown)");
+		else if (w.body.len > 0)
+			agent_utf8_append(&res->content, w.body.data, w.body.len);
+		res->failed = status >= 400;
+		tool_result_summary(res, "HTTP %ld, %zu bytes", status, w.body.len);
+		cap_output(res, cfg->max_tool_output);
+	}
+	buf_free(&w.body);
+	curl_easy_cleanup(curl);
+	free(ua);
+	return AGENT_OK;
+}
+
+int
+connectors_call(struct connectors *cs, const struct connector_tool *t, const cJSON *args,
+    const struct agent_config *cfg, struct host *host, struct tool_result *res)
+{
+	struct connector *con = &cs->list[t->con];
+	cJSON *result = NULL;
+	char err[1024], *first;
+
+	if (t->web)
+		return web_fetch_url(args, cfg, host, res);
+	if (con->mcp == NULL) {
+		tool_result_fail(res, "the connector %s is not running", con->name);
+		return AGENT_OK;
+	}
+	if (mcp_call_tool(con->mcp, t->remote, args, &result, err, sizeof err) != 0) {
+		if (host_cancelled(host))
+			return AGENT_CANCELLED;
+		tool_result_fail(res, "%s (connector %s): %s", t->remote, con->name, err);
+		return AGENT_OK;
+	}
+	result_text(result, &res->content);
+	res->failed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(result, "isError"));
+	/* The first line of the answer, for people following the run. */
+	first = xstrndup(res->content.data, strcspn(res->content.data, "\n"));
+	tool_result_summary(res, "%s on %s%s: %.120s", t->remote, con->name,
+	    res->failed ? " (error)" : "", first);
+	free(first);
+	cap_output(res, cfg->max_tool_output);
+	cJSON_Delete(result);
+	return AGENT_OK;
+}

@@ -1,0 +1,491 @@
+/* taskdeck connectors list|show|add|update|enable|disable|remove|test */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "cli.h"
+#include "json.h"
+
+static int cmd_connectors_list_exec(struct cli *, int, char **);
+static int cmd_connectors_show_exec(struct cli *, int, char **);
+static int cmd_connectors_add_exec(struct cli *, int, char **);
+static int cmd_connectors_update_exec(struct cli *, int, char **);
+static int cmd_connectors_enable_exec(struct cli *, int, char **);
+static int cmd_connectors_disable_exec(struct cli *, int, char **);
+static int cmd_connectors_remove_exec(struct cli *, int, char **);
+static int cmd_connectors_test_exec(struct cli *, int, char **);
+
+static const struct cli_option list_options[] = {
+	{ "limit", true },
+	{ "cursor", true },
+	{ NULL, false }
+};
+
+static const struct cli_option no_options[] = {
+	{ NULL, false }
+};
+
+/* The definition options of add and update. */
+#define DEFINITION_OPTIONS \
+	{ "command", true }, { "arg", true }, { "env", true }, { "url", true }, \
+	{ "header", true }, { "transport", true }, { "bind", true }
+
+static const struct cli_option add_options[] = {
+	DEFINITION_OPTIONS,
+	{ "enable", false },
+	{ NULL, false }
+};
+
+static const struct cli_option update_options[] = {
+	DEFINITION_OPTIONS,
+	{ "name", true },
+	{ "clear-bindings", false },
+	{ NULL, false }
+};
+
+#define DEFINITION_USAGE \
+	"(--command CMD [--arg ARG]... [--env NAME=VALUE]... |\n" \
+	"        --url URL [--header 'Name: value']... | --transport JSON)\n" \
+	"        [--bind CREDENTIAL_ID=env:NAME|header:NAME]..."
+
+const struct cli_cmd cmd_connectors_list_entry = {
+	"connectors", "list", "[--limit N] [--cursor CURSOR]",
+	"List connectors (built-in and custom MCP servers) and whether they are enabled.",
+	list_options, 0, 0, cmd_connectors_list_exec
+};
+
+const struct cli_cmd cmd_connectors_show_entry = {
+	"connectors", "show", "ID",
+	"Show one connector: its transport and credential bindings.",
+	no_options, 1, 1, cmd_connectors_show_exec
+};
+
+const struct cli_cmd cmd_connectors_add_entry = {
+	"connectors", "add", "NAME " DEFINITION_USAGE " [--enable]",
+	"Register a custom MCP server: a command speaking MCP on stdio, or a\n"
+	"Streamable HTTP URL.  --bind puts a stored credential's secret into an\n"
+	"environment variable (stdio) or a header (http) when the server starts.\n"
+	"It stays disabled until 'connectors enable' (or --enable).",
+	add_options, 1, 1, cmd_connectors_add_exec
+};
+
+const struct cli_cmd cmd_connectors_update_entry = {
+	"connectors", "update", "ID " DEFINITION_USAGE "\n"
+	"        [--name NAME] [--clear-bindings]",
+	"Replace a custom connector's transport (required).  Its credential\n"
+	"bindings are kept unless --bind gives new ones or --clear-bindings.",
+	update_options, 1, 1, cmd_connectors_update_exec
+};
+
+const struct cli_cmd cmd_connectors_enable_entry = {
+	"connectors", "enable", "ID",
+	"Enable a connector: the agents of later runs get its tools.",
+	no_options, 1, 1, cmd_connectors_enable_exec
+};
+
+const struct cli_cmd cmd_connectors_disable_entry = {
+	"connectors", "disable", "ID",
+	"Disable a connector.",
+	no_options, 1, 1, cmd_connectors_disable_exec
+};
+
+const struct cli_cmd cmd_connectors_remove_entry = {
+	"connectors", "remove", "ID",
+	"Remove a custom connector (built-in ones can only be disabled).",
+	no_options, 1, 1, cmd_connectors_remove_exec
+};
+
+const struct cli_cmd cmd_connectors_test_entry = {
+	"connectors", "test", "ID",
+	"Connect to the server, list its tools and disconnect; no tool is called.\n"
+	"Exits 0 when the server answered, 1 when it did not.",
+	no_options, 1, 1, cmd_connectors_test_exec
+};
+
+/* Prints one connector. */
+static void
+connector_print(const struct cli *cli, const struct td_connector *c)
+{
+	if (cli->json) {
+		out_json(c->json);
+		return;
+	}
+	out_kv("id", c->id);
+	out_kv("name", c->name);
+	out_kv("kind", c->kind);
+	out_kv("enabled", c->enabled ? "yes" : "no");
+	out_kv("transport", c->transport_json);
+	for (size_t i = 0; i < c->binding_count; i++) {
+		char line[256];
+
+		snprintf(line, sizeof line, "%s <- %s", c->bindings[i].target,
+		    c->bindings[i].credential_id);
+		out_kv("binding", line);
+	}
+	out_kv("createdAt", c->created_at);
+	out_kv("updatedAt", c->updated_at);
+}
+
+/* Where a connector runs, for a table: the command line or the URL. */
+static char *
+connector_where(const struct td_connector *c)
+{
+	struct buf b;
+
+	buf_init(&b, 4096);
+	if (c->command != NULL) {
+		buf_appends(&b, c->command);
+		for (size_t i = 0; i < c->arg_count; i++)
+			buf_printf(&b, " %s", c->args[i]);
+	} else if (c->url != NULL) {
+		buf_appends(&b, c->url);
+	} else {
+		buf_appends(&b, "(inside the agent)");
+	}
+	return buf_steal(&b);
+}
+
+static int
+cmd_connectors_list_exec(struct cli *cli, int argc, char **argv)
+{
+	static const char *const header[] = { "ID", "NAME", "KIND", "ENABLED", "TRANSPORT",
+		"WHERE" };
+	struct td_request_options opts = cli_request_options(cli);
+	const char *limit_text = cli_get(cli, "limit");
+	const char *cursor = cli_get(cli, "cursor");
+	struct td_connector_list *page;
+	struct out_table table;
+	struct td_error err;
+	struct buf json;
+	char *next = NULL, *end;
+	size_t count = 0;
+	long limit = 0;
+	int rc;
+
+	(void)argc;
+	(void)argv;
+	if (limit_text != NULL) {
+		errno = 0;
+		limit = strtol(limit_text, &end, 10);
+		if (errno != 0 || *end != '\0' || limit < 1 || limit > 1000)
+			return cli_usage_error(cli, "--limit takes a number from 1 to 1000");
+	}
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+		return rc;
+	out_table_init(&table, 6, header);
+	buf_init(&json, 0);
+	buf_appends(&json, "[");
+	do {
+		if (td_list_connectors(cli->client, limit, next != NULL ? next : cursor, &opts,
+		    &page, &err) != TD_OK) {
+			rc = cli_fail(&err);
+			break;
+		}
+		for (size_t i = 0; i < page->count; i++, count++) {
+			const struct td_connector *c = &page->items[i];
+			char *where = connector_where(c);
+			const char *row[] = { c->id, c->name, c->kind, c->enabled ? "yes" : "no",
+				c->transport_type, where };
+
+			buf_printf(&json, "%s%s", count > 0 ? "," : "", c->json);
+			out_table_add(&table, row);
+			free(where);
+		}
+		free(next);
+		next = page->next_cursor;
+		page->next_cursor = NULL;
+		td_connector_list_free(page);
+	} while (next != NULL && limit == 0);
+	out_list_end(cli, rc, &json, &table, count, next, "connectors");
+	free(next);
+	return rc;
+}
+
+static int
+cmd_connectors_show_exec(struct cli *cli, int argc, char **argv)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	struct td_connector *c;
+	struct td_error err;
+	int rc;
+
+	(void)argc;
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+		return rc;
+	if (td_get_connector(cli->client, argv[0], &opts, &c, &err) != TD_OK)
+		return cli_fail(&err);
+	connector_print(cli, c);
+	td_connector_free(c);
+	return CLI_EXIT_OK;
+}
+
+/*
+ * The transport of the definition options as JSON text (malloc'd), or NULL
+ * after a usage error (*rc set).
+ */
+static char *
+definition_transport(struct cli *cli, int *rc)
+{
+	const char *command = cli_get(cli, "command"), *url = cli_get(cli, "url");
+	const char *given = cli_get(cli, "transport");
+	cJSON *t, *list;
+	char *text;
+
+	if ((command != NULL) + (url != NULL) + (given != NULL) != 1) {
+		*rc = cli_usage_error(cli, "give exactly one of --command, --url and --transport");
+		return NULL;
+	}
+	if (given != NULL) {
+		if ((t = cli_json_object(given)) == NULL) {
+			*rc = cli_usage_error(cli, "--transport takes a JSON object");
+			return NULL;
+		}
+		text = json_print(t);
+		cJSON_Delete(t);
+		return text;
+	}
+	t = cJSON_CreateObject();
+	cJSON_AddStringToObject(t, "type", command != NULL ? "stdio" : "http");
+	if (command != NULL) {
+		cJSON_AddStringToObject(t, "command", command);
+		list = cJSON_AddArrayToObject(t, "args");
+		cJSON *env = cJSON_AddObjectToObject(t, "env");
+		for (size_t i = 0; i < cli->value_count; i++) {
+			const struct cli_value *v = &cli->values[i];
+			if (strcmp(v->name, "arg") == 0) {
+				cJSON_AddItemToArray(list, cJSON_CreateString(v->value));
+			} else if (strcmp(v->name, "env") == 0) {
+				const char *eq = strchr(v->value, '=');
+				if (eq == NULL || eq == v->value) {
+					cJSON_Delete(t);
+					*rc = cli_usage_error(cli, "--env takes NAME=VALUE");
+					return NULL;
+				}
+				char *name = strndup(v->value, (size_t)(eq - v->value));
+				cJSON_DeleteItemFromObjectCaseSensitive(env, name);
+				cJSON_AddStringToObject(env, name, eq + 1);
+				free(name);
+			} else if (strcmp(v->name, "header") == 0) {
+				cJSON_Delete(t);
+				*rc = cli_usage_error(cli, "--header goes with --url");
+				return NULL;
+			}
+		}
+	} else {
+		cJSON_AddStringToObject(t, "url", url);
+		list = cJSON_AddObjectToObject(t, "headers");
+		for (size_t i = 0; i < cli->value_count; i++) {
+			const struct cli_value *v = &cli->values[i];
+			if (strcmp(v->name, "header") == 0) {
+				const char *colon = strchr(v->value, ':');
+				if (colon == NULL || colon == v->value) {
+					cJSON_Delete(t);
+					*rc = cli_usage_error(cli, "--header takes 'Name: value'");
+					return NULL;
+				}
+				char *name = strndup(v->value, (size_t)(colon - v->value));
+				const char *value = colon + 1 + strspn(colon + 1, " \t");
+				cJSON_DeleteItemFromObjectCaseSensitive(list, name);
+				cJSON_AddStringToObject(list, name, value);
+				free(name);
+			} else if (strcmp(v->name, "arg") == 0 || strcmp(v->name, "env") == 0) {
+				cJSON_Delete(t);
+				*rc = cli_usage_error(cli, "--%s goes with --command", v->name);
+				return NULL;
+			}
+		}
+	}
+	text = json_print(t);
+	cJSON_Delete(t);
+	return text;
+}
+
+/*
+ * The --bind options as a JSON array (malloc'd); NULL when none was given
+ * (*rc untouched) or after a usage error (*rc set).
+ */
+static char *
+definition_bindings(struct cli *cli, int *rc)
+{
+	cJSON *arr = NULL;
+	char *text;
+
+	for (size_t i = 0; i < cli->value_count; i++) {
+		const struct cli_value *v = &cli->values[i];
+		const char *eq;
+
+		if (strcmp(v->name, "bind") != 0)
+			continue;
+		eq = strchr(v->value, '=');
+		if (eq == NULL || eq == v->value || eq[1] == '\0') {
+			cJSON_Delete(arr);
+			*rc = cli_usage_error(cli, "--bind takes CREDENTIAL_ID=env:NAME or "
+			    "CREDENTIAL_ID=header:NAME");
+			return NULL;
+		}
+		if (arr == NULL)
+			arr = cJSON_CreateArray();
+		cJSON *b = cJSON_CreateObject();
+		char *cred = strndup(v->value, (size_t)(eq - v->value));
+		cJSON_AddStringToObject(b, "credentialId", cred);
+		cJSON_AddStringToObject(b, "target", eq + 1);
+		cJSON_AddItemToArray(arr, b);
+		free(cred);
+	}
+	if (arr == NULL)
+		return NULL;
+	text = json_print(arr);
+	cJSON_Delete(arr);
+	return text;
+}
+
+static int
+cmd_connectors_add_exec(struct cli *cli, int argc, char **argv)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	struct td_connector_request req = { .name = argv[0], .enabled = cli_has(cli, "enable") };
+	struct td_connector *c = NULL;
+	struct td_error err;
+	char *transport, *bindings;
+	int rc = CLI_EXIT_OK;
+
+	(void)argc;
+	if ((transport = definition_transport(cli, &rc)) == NULL)
+		return rc;
+	bindings = definition_bindings(cli, &rc);
+	if (rc != CLI_EXIT_OK) {
+		free(transport);
+		return rc;
+	}
+	req.transport_json = transport;
+	req.bindings_json = bindings;
+	if ((rc = cli_connect(cli)) == CLI_EXIT_OK) {
+		if (td_add_connector(cli->client, &req, &opts, &c, &err) != TD_OK)
+			rc = cli_fail(&err);
+		else
+			connector_print(cli, c);
+	}
+	td_connector_free(c);
+	free(transport);
+	free(bindings);
+	return rc;
+}
+
+static int
+cmd_connectors_update_exec(struct cli *cli, int argc, char **argv)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	struct td_connector_request req = { .name = cli_get(cli, "name") };
+	struct td_connector *c = NULL;
+	struct td_error err;
+	char *transport, *bindings;
+	int rc = CLI_EXIT_OK;
+
+	(void)argc;
+	if ((transport = definition_transport(cli, &rc)) == NULL)
+		return rc;
+	bindings = definition_bindings(cli, &rc);
+	if (rc == CLI_EXIT_OK && bindings != NULL && cli_has(cli, "clear-bindings"))
+		rc = cli_usage_error(cli, "--bind and --clear-bindings do not go together");
+	if (rc != CLI_EXIT_OK) {
+		free(transport);
+		free(bindings);
+		return rc;
+	}
+	req.transport_json = transport;
+	req.bindings_json = bindings != NULL ? bindings :
+	    cli_has(cli, "clear-bindings") ? "null" : NULL;
+	if ((rc = cli_connect(cli)) == CLI_EXIT_OK) {
+		if (td_update_connector(cli->client, argv[0], &req, &opts, &c, &err) != TD_OK)
+			rc = cli_fail(&err);
+		else
+			connector_print(cli, c);
+	}
+	td_connector_free(c);
+	free(transport);
+	free(bindings);
+	return rc;
+}
+
+static int
+connectors_set_enabled(struct cli *cli, const char *id, bool enabled)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	struct td_connector *c;
+	struct td_error err;
+	int rc;
+
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+		return rc;
+	if (td_set_connector_enabled(cli->client, id, enabled, &opts, &c, &err) != TD_OK)
+		return cli_fail(&err);
+	if (cli->json)
+		out_json(c->json);
+	else
+		printf("%s (%s) %s\n", c->name, c->id, c->enabled ? "enabled" : "disabled");
+	td_connector_free(c);
+	return CLI_EXIT_OK;
+}
+
+static int
+cmd_connectors_enable_exec(struct cli *cli, int argc, char **argv)
+{
+	(void)argc;
+	return connectors_set_enabled(cli, argv[0], true);
+}
+
+static int
+cmd_connectors_disable_exec(struct cli *cli, int argc, char **argv)
+{
+	(void)argc;
+	return connectors_set_enabled(cli, argv[0], false);
+}
+
+static int
+cmd_connectors_remove_exec(struct cli *cli, int argc, char **argv)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	struct td_error err;
+	int rc;
+
+	(void)argc;
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+		return rc;
+	if (td_remove_connector(cli->client, argv[0], &opts, &err) != TD_OK)
+		return cli_fail(&err);
+	if (cli->json)
+		out_json("{}");
+	else
+		printf("removed %s\n", argv[0]);
+	return CLI_EXIT_OK;
+}
+
+static int
+cmd_connectors_test_exec(struct cli *cli, int argc, char **argv)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	struct td_connector_test *t;
+	struct td_error err;
+	int rc;
+
+	(void)argc;
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+		return rc;
+	if (td_test_connector(cli->client, argv[0], &opts, &t, &err) != TD_OK)
+		return cli_fail(&err);
+	if (cli->json) {
+		out_json(t->json);
+	} else {
+		char count[32];
+
+		snprintf(count, sizeof count, "%ld", t->tool_count);
+		out_kv("success", t->success ? "yes" : "no");
+		out_kv("tools", count);
+		out_kv("message", t->message);
+	}
+	rc = t->success ? CLI_EXIT_OK : CLI_EXIT_SERVICE;
+	td_connector_test_free(t);
+	return rc;
+}

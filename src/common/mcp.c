@@ -1,0 +1,1312 @@
+/*
+ * The MCP client: JSON-RPC 2.0 over stdio (newline-delimited messages) or
+ * Streamable HTTP (one POST per message; the answer is JSON or an SSE
+ * stream), with the server/discover probe and the initialize fallback.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "buf.h"
+#include "json.h"
+#include "mcp.h"
+#include "sse.h"
+#include "xalloc.h"
+
+#define MCP_MODERN_VERSION "2026-07-28"
+#define MCP_LEGACY_VERSION "2025-11-25"
+#define MCP_META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define MCP_CLIENT_NAME "taskdeck"
+
+/* How long a stdio server gets to exit by itself, then after SIGTERM. */
+#define MCP_CLOSE_GRACE_MS 50
+#define MCP_TERM_GRACE_MS 1000
+
+enum rpc_status {
+	RPC_OK = 0,
+	RPC_FAILED = -1,	/* transport failure, timeout, garbage: err says */
+	RPC_ERROR = -2,		/* the server answered with a JSON-RPC error (or HTTP 4xx) */
+};
+
+struct mcp_client {
+	bool http;
+	struct mcp_limits lim;
+	int cancel_fd;
+	long next_id;
+	bool ready;		/* handshake done */
+	bool modern;		/* server/discover worked: every request carries _meta */
+	char *version;
+	char *server_name;
+
+	/* stdio */
+	pid_t pid;
+	int to_fd;		/* the server's stdin (a socket: MSG_NOSIGNAL) */
+	int from_fd;		/* its stdout */
+	int err_fd;		/* its stderr */
+	struct buf in;		/* stdout bytes not yet split into lines */
+	size_t scanned;		/* bytes of in already known to hold no newline */
+	char *tail;		/* the last stderr bytes, a ring of lim.stderr_tail_bytes */
+	size_t tail_len;
+	size_t tail_pos;
+	bool exited;
+	int wstatus;
+
+	/* Streamable HTTP */
+	CURL *curl;
+	char *url;
+	struct curl_slist *user_headers;
+	char *session;		/* Mcp-Session-Id */
+};
+
+static void
+set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static long
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* "10 s" or "1500 ms". */
+static void
+fmt_duration(int ms, char *out, size_t len)
+{
+	if (ms % 1000 == 0)
+		snprintf(out, len, "%d s", ms / 1000);
+	else
+		snprintf(out, len, "%d ms", ms);
+}
+
+static void
+fmt_size(size_t bytes, char *out, size_t len)
+{
+	if (bytes % (1024 * 1024) == 0)
+		snprintf(out, len, "%zu MiB", bytes / (1024 * 1024));
+	else if (bytes % 1024 == 0)
+		snprintf(out, len, "%zu KiB", bytes / 1024);
+	else
+		snprintf(out, len, "%zu bytes", bytes);
+}
+
+static void
+limits_fill(struct mcp_limits *dst, const struct mcp_limits *src)
+{
+	memset(dst, 0, sizeof *dst);
+	if (src != NULL)
+		*dst = *src;
+	if (dst->request_timeout_ms <= 0)
+		dst->request_timeout_ms = MCP_DEFAULT_TIMEOUT_MS;
+	if (dst->max_message_bytes == 0)
+		dst->max_message_bytes = MCP_DEFAULT_MAX_MESSAGE;
+	if (dst->max_tools == 0)
+		dst->max_tools = MCP_DEFAULT_MAX_TOOLS;
+	if (dst->stderr_tail_bytes == 0)
+		dst->stderr_tail_bytes = MCP_DEFAULT_STDERR_TAIL;
+}
+
+static struct mcp_client *
+client_new(const struct mcp_limits *lim)
+{
+	struct mcp_client *c = xcalloc(1, sizeof *c);
+
+	limits_fill(&c->lim, lim);
+	c->cancel_fd = -1;
+	c->next_id = 1;
+	c->pid = -1;
+	c->to_fd = c->from_fd = c->err_fd = -1;
+	buf_init(&c->in, 0);
+	return c;
+}
+
+void
+mcp_set_cancel_fd(struct mcp_client *c, int fd)
+{
+	if (c != NULL)
+		c->cancel_fd = fd;
+}
+
+const char *
+mcp_protocol_version(const struct mcp_client *c)
+{
+	return c != NULL && c->ready ? c->version : NULL;
+}
+
+int
+mcp_server_pid(const struct mcp_client *c)
+{
+	return c != NULL && !c->http ? (int)c->pid : -1;
+}
+
+const char *
+mcp_server_name(const struct mcp_client *c)
+{
+	return c != NULL ? c->server_name : NULL;
+}
+
+static bool
+cancel_requested(const struct mcp_client *c)
+{
+	struct pollfd p = { .fd = c->cancel_fd, .events = POLLIN };
+
+	return c->cancel_fd >= 0 && poll(&p, 1, 0) > 0;
+}
+
+/* --- stdio: spawning ------------------------------------------------------ */
+
+/* The value of NAME in envp, or NULL. */
+static const char *
+env_lookup(char *const envp[], const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; envp != NULL && envp[i] != NULL; i++)
+		if (strncmp(envp[i], name, n) == 0 && envp[i][n] == '=')
+			return envp[i] + n + 1;
+	return NULL;
+}
+
+/*
+ * The program to execute: command itself when it holds a slash, else the
+ * first executable match in the server's PATH (envp's, else ours).
+ */
+static char *
+resolve_command(const char *command, char *const envp[])
+{
+	const char *path;
+	char *dirs, *save = NULL;
+
+	if (strchr(command, '/') != NULL)
+		return xstrdup(command);
+	path = env_lookup(envp, "PATH");
+	if (path == NULL)
+		path = getenv("PATH");
+	if (path == NULL)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	dirs = xstrdup(path);
+	for (char *d = strtok_r(dirs, ":", &save); d != NULL; d = strtok_r(NULL, ":", &save)) {
+		char *cand = xasprintf("%s/%s", *d ? d : ".", command);
+		struct stat st;
+
+		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0) {
+			free(dirs);
+			return cand;
+		}
+		free(cand);
+	}
+	free(dirs);
+	return NULL;
+}
+
+/*
+ * THE one place where a stdio server process is created.  The sandbox
+ * (src/common/sandbox.h, branch `sandbox`) plugs in here: its spawn takes the
+ * same program, argv, envp, cwd and descriptors plus the run's policy.
+ * Returns 0 with *pid, or an errno value.
+ */
+static int
+spawn_server(const char *program, char *const argv[], char *const envp[], const char *cwd,
+    int in_fd, int out_fd, int err_fd, pid_t *pid)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none, defaults;
+	int rc;
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&attr);
+	posix_spawn_file_actions_adddup2(&fa, in_fd, 0);
+	posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+	posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
+	if (cwd != NULL)
+		posix_spawn_file_actions_addchdir_np(&fa, cwd);
+	sigemptyset(&none);
+	sigfillset(&defaults);
+	sigdelset(&defaults, SIGKILL);
+	sigdelset(&defaults, SIGSTOP);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &defaults);
+	posix_spawnattr_setpgroup(&attr, 0);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+	    POSIX_SPAWN_SETSIGDEF);
+	rc = posix_spawn(pid, program, &fa, &attr, argv, envp);
+	posix_spawnattr_destroy(&attr);
+	posix_spawn_file_actions_destroy(&fa);
+	return rc;
+}
+
+struct mcp_client *
+mcp_open_stdio(const char *command, char *const args[], char *const envp[], const char *cwd,
+    const struct mcp_limits *lim, char *err, size_t errlen)
+{
+	static char *const no_env[] = { NULL };
+	struct mcp_client *c;
+	char *program;
+	char **argv;
+	size_t nargs = 0;
+	int sv[2] = { -1, -1 }, outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
+	int rc;
+
+	if (command == NULL || *command == '\0') {
+		set_err(err, errlen, "no command to start");
+		return NULL;
+	}
+	if (envp == NULL)
+		envp = no_env;
+	program = resolve_command(command, envp);
+	if (program == NULL) {
+		set_err(err, errlen, "cannot start the server: %s: command not found", command);
+		return NULL;
+	}
+	while (args != NULL && args[nargs] != NULL)
+		nargs++;
+	argv = xcalloc(nargs + 2, sizeof *argv);
+	argv[0] = (char *)command;
+	for (size_t i = 0; i < nargs; i++)
+		argv[i + 1] = args[i];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
+	    pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0) {
+		set_err(err, errlen, "cannot start the server: %s", strerror(errno));
+		goto fail;
+	}
+	c = client_new(lim);
+	rc = spawn_server(program, argv, envp, cwd, sv[1], outp[1], errp[1], &c->pid);
+	if (rc != 0) {
+		set_err(err, errlen, "cannot start the server: %s: %s", command, strerror(rc));
+		buf_free(&c->in);
+		free(c);
+		goto fail;
+	}
+	close(sv[1]);
+	close(outp[1]);
+	close(errp[1]);
+	c->to_fd = sv[0];
+	c->from_fd = outp[0];
+	c->err_fd = errp[0];
+	fcntl(c->from_fd, F_SETFL, O_NONBLOCK);
+	fcntl(c->err_fd, F_SETFL, O_NONBLOCK);
+	fcntl(c->to_fd, F_SETFL, O_NONBLOCK);
+	c->tail = xmalloc(c->lim.stderr_tail_bytes);
+	free(program);
+	free(argv);
+	return c;
+
+fail:
+	for (int i = 0; i < 2; i++) {
+		if (sv[i] >= 0)
+			close(sv[i]);
+		if (outp[i] >= 0)
+			close(outp[i]);
+		if (errp[i] >= 0)
+			close(errp[i]);
+	}
+	free(program);
+	free(argv);
+	return NULL;
+}
+
+/* --- stdio: stderr tail, reading and writing ------------------------------ */
+
+static void
+tail_add(struct mcp_client *c, const char *s, size_t n)
+{
+	size_t cap = c->lim.stderr_tail_bytes;
+
+	for (size_t i = 0; i < n; i++) {
+		c->tail[c->tail_pos] = s[i];
+		c->tail_pos = (c->tail_pos + 1) % cap;
+		if (c->tail_len < cap)
+			c->tail_len++;
+	}
+}
+
+/* Reads what stderr has; false at its end. */
+static bool
+drain_stderr(struct mcp_client *c)
+{
+	char chunk[4096];
+
+	if (c->err_fd < 0)
+		return false;
+	for (;;) {
+		ssize_t n = read(c->err_fd, chunk, sizeof chunk);
+
+		if (n > 0) {
+			tail_add(c, chunk, (size_t)n);
+			continue;
+		}
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return true;
+		close(c->err_fd);
+		c->err_fd = -1;
+		return false;
+	}
+}
+
+/*
+ * The stderr tail as one printable line: control characters and bytes
+ * outside ASCII become spaces or '?', runs of blanks one space.
+ */
+static void
+tail_text(const struct mcp_client *c, char *out, size_t len)
+{
+	size_t cap = c->lim.stderr_tail_bytes, start, o = 0;
+	bool space = true;
+
+	if (len == 0)
+		return;
+	start = (c->tail_pos + cap - c->tail_len) % cap;
+	for (size_t i = 0; i < c->tail_len && o + 1 < len; i++) {
+		unsigned char ch = (unsigned char)c->tail[(start + i) % cap];
+
+		if (isspace(ch) || ch < 0x20 || ch == 0x7f) {
+			if (!space)
+				out[o++] = ' ';
+			space = true;
+			continue;
+		}
+		out[o++] = ch < 0x80 ? (char)ch : '?';
+		space = false;
+	}
+	while (o > 0 && out[o - 1] == ' ')
+		o--;
+	out[o] = '\0';
+}
+
+static void
+reap(struct mcp_client *c, int wait_ms)
+{
+	long deadline = now_ms() + wait_ms;
+
+	while (!c->exited && c->pid > 0) {
+		pid_t r = waitpid(c->pid, &c->wstatus, WNOHANG);
+
+		if (r == c->pid || (r < 0 && errno == ECHILD)) {
+			c->exited = true;
+			break;
+		}
+		if (now_ms() >= deadline)
+			break;
+		usleep(5000);
+	}
+}
+
+/* "the server exited during X (status N): <stderr tail>" */
+static void
+exited_err(struct mcp_client *c, const char *during, char *err, size_t errlen)
+{
+	char tail[1024], how[64] = "";
+	long deadline = now_ms() + 500;
+
+	/* Its last words may still be on their way. */
+	while (c->err_fd >= 0 && now_ms() < deadline) {
+		struct pollfd p = { .fd = c->err_fd, .events = POLLIN };
+
+		poll(&p, 1, 50);
+		if (!drain_stderr(c))
+			break;
+	}
+	reap(c, 300);
+	if (c->exited && WIFEXITED(c->wstatus))
+		snprintf(how, sizeof how, " with status %d", WEXITSTATUS(c->wstatus));
+	else if (c->exited && WIFSIGNALED(c->wstatus))
+		snprintf(how, sizeof how, " on signal %d", WTERMSIG(c->wstatus));
+	tail_text(c, tail, sizeof tail);
+	set_err(err, errlen, "the server exited during %s%s%s%s", during, how,
+	    *tail ? ": " : " (nothing on stderr)", tail);
+}
+
+static void
+timeout_err(const struct mcp_client *c, const char *during, char *err, size_t errlen)
+{
+	char d[32], tail[512];
+
+	fmt_duration(c->lim.request_timeout_ms, d, sizeof d);
+	if (c->http) {
+		set_err(err, errlen, "no answer within %s (%s)", d, during);
+		return;
+	}
+	tail_text(c, tail, sizeof tail);
+	set_err(err, errlen, "no answer within %s (%s)%s%s", d, during, *tail ? "; stderr: " : "",
+	    tail);
+}
+
+static void
+too_big_err(const struct mcp_client *c, char *err, size_t errlen)
+{
+	char s[32];
+
+	fmt_size(c->lim.max_message_bytes, s, sizeof s);
+	set_err(err, errlen, "message over %s from the server", s);
+}
+
+/* Writes one line to the server's stdin before the deadline. */
+static int
+stdio_write(struct mcp_client *c, const char *line, size_t len, long deadline,
+    const char *during, char *err, size_t errlen)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		ssize_t n = send(c->to_fd, line + off, len - off, MSG_NOSIGNAL);
+
+		if (n > 0) {
+			off += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			struct pollfd p[2] = { { .fd = c->to_fd, .events = POLLOUT },
+				{ .fd = c->cancel_fd, .events = POLLIN } };
+			long left = deadline - now_ms();
+
+			if (left <= 0) {
+				timeout_err(c, during, err, errlen);
+				return -1;
+			}
+			drain_stderr(c);
+			if (poll(p, c->cancel_fd >= 0 ? 2 : 1, (int)(left < 100 ? left : 100)) > 0 &&
+			    (p[1].revents & POLLIN)) {
+				set_err(err, errlen, "cancelled");
+				return -1;
+			}
+			continue;
+		}
+		exited_err(c, during, err, errlen);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The next line from the server's stdout (NUL-terminated in *line, which the
+ * caller frees), waiting until the deadline.
+ */
+static int
+stdio_read_line(struct mcp_client *c, long deadline, const char *during, char **line,
+    size_t *len, char *err, size_t errlen)
+{
+	char chunk[65536];
+
+	for (;;) {
+		char *nl = c->in.len > c->scanned ?
+		    memchr(c->in.data + c->scanned, '\n', c->in.len - c->scanned) : NULL;
+
+		if (nl != NULL) {
+			size_t n = (size_t)(nl - c->in.data);
+
+			*line = xstrndup(c->in.data, n);
+			*len = n;
+			memmove(c->in.data, nl + 1, c->in.len - n - 1);
+			c->in.len -= n + 1;
+			c->in.data[c->in.len] = '\0';
+			c->scanned = 0;
+			return 0;
+		}
+		c->scanned = c->in.len;
+		if (c->in.len > c->lim.max_message_bytes) {
+			too_big_err(c, err, errlen);
+			return -1;
+		}
+		if (c->from_fd < 0) {
+			exited_err(c, during, err, errlen);
+			return -1;
+		}
+
+		struct pollfd p[3] = { { .fd = c->from_fd, .events = POLLIN },
+			{ .fd = c->err_fd, .events = POLLIN },
+			{ .fd = c->cancel_fd, .events = POLLIN } };
+		long left = deadline - now_ms();
+		int r;
+
+		if (left <= 0) {
+			timeout_err(c, during, err, errlen);
+			return -1;
+		}
+		r = poll(p, 3, (int)left);
+		if (r < 0 && errno != EINTR) {
+			set_err(err, errlen, "cannot wait for the server: %s", strerror(errno));
+			return -1;
+		}
+		if (p[2].revents & POLLIN) {
+			set_err(err, errlen, "cancelled");
+			return -1;
+		}
+		if (p[1].revents)
+			drain_stderr(c);
+		if (p[0].revents) {
+			ssize_t n = read(c->from_fd, chunk, sizeof chunk);
+
+			if (n > 0) {
+				if (!buf_append(&c->in, chunk, (size_t)n)) {
+					too_big_err(c, err, errlen);
+					return -1;
+				}
+			} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+				close(c->from_fd);
+				c->from_fd = -1;
+			}
+		}
+	}
+}
+
+/* --- messages ------------------------------------------------------------- */
+
+static cJSON *
+request_new(struct mcp_client *c, long id, const char *method, cJSON *params)
+{
+	cJSON *msg = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(msg, "jsonrpc", "2.0");
+	if (id > 0)
+		cJSON_AddNumberToObject(msg, "id", (double)id);
+	cJSON_AddStringToObject(msg, "method", method);
+	if (params == NULL)
+		params = cJSON_CreateObject();
+	if (c->modern && id > 0) {
+		cJSON *meta = cJSON_GetObjectItemCaseSensitive(params, "_meta");
+
+		if (!cJSON_IsObject(meta)) {
+			cJSON_DeleteItemFromObjectCaseSensitive(params, "_meta");
+			meta = cJSON_AddObjectToObject(params, "_meta");
+		}
+		if (cJSON_GetObjectItemCaseSensitive(meta, MCP_META_VERSION) == NULL)
+			cJSON_AddStringToObject(meta, MCP_META_VERSION, MCP_MODERN_VERSION);
+	}
+	cJSON_AddItemToObject(msg, "params", params);
+	return msg;
+}
+
+/*
+ * What one message from the server means to a request with this id:
+ * 1 = it is the answer (*out set), 0 = something else (skip it), -1 = not
+ * JSON-RPC.  *reply is set when the server asked something of us.
+ */
+static int
+classify(cJSON *msg, long id, cJSON **out, cJSON **reply)
+{
+	const cJSON *ver = cJSON_GetObjectItemCaseSensitive(msg, "jsonrpc");
+	const cJSON *mid = cJSON_GetObjectItemCaseSensitive(msg, "id");
+	const cJSON *method = cJSON_GetObjectItemCaseSensitive(msg, "method");
+
+	*reply = NULL;
+	if (!cJSON_IsObject(msg) || !cJSON_IsString(ver) || strcmp(ver->valuestring, "2.0") != 0)
+		return -1;
+	if (cJSON_IsString(method)) {
+		if (mid != NULL && !cJSON_IsNull(mid)) {
+			/* A request from the server: ping gets {}, anything else "not supported". */
+			cJSON *r = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(r, "jsonrpc", "2.0");
+			cJSON_AddItemToObject(r, "id", cJSON_Duplicate(mid, true));
+			if (strcmp(method->valuestring, "ping") == 0) {
+				cJSON_AddObjectToObject(r, "result");
+			} else {
+				cJSON *e = cJSON_AddObjectToObject(r, "error");
+
+				cJSON_AddNumberToObject(e, "code", -32601);
+				cJSON_AddStringToObject(e, "message", "Method not found");
+			}
+			*reply = r;
+		}
+		return 0;
+	}
+	if (!cJSON_IsNumber(mid) || (long)mid->valuedouble != id)
+		return cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(msg, "result")) ||
+		    cJSON_GetObjectItemCaseSensitive(msg, "error") != NULL ? 0 : -1;
+	if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(msg, "result")) &&
+	    !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(msg, "error")))
+		return -1;
+	*out = msg;
+	return 1;
+}
+
+/*
+ * Splits an answer into its result (detached into *result) or its error
+ * (RPC_ERROR with a message naming the method).
+ */
+static int
+answer_take(cJSON *msg, const char *method, cJSON **result, int *code, char *err,
+    size_t errlen)
+{
+	cJSON *e = cJSON_GetObjectItemCaseSensitive(msg, "error");
+
+	if (cJSON_IsObject(e)) {
+		const cJSON *ec = cJSON_GetObjectItemCaseSensitive(e, "code");
+		const char *em = json_get_string(e, "message");
+
+		if (code != NULL)
+			*code = cJSON_IsNumber(ec) ? (int)ec->valuedouble : 0;
+		set_err(err, errlen, "the server refused %s: %.300s (code %d)", method,
+		    em != NULL ? em : "(no message)", cJSON_IsNumber(ec) ? (int)ec->valuedouble : 0);
+		return RPC_ERROR;
+	}
+	*result = cJSON_DetachItemFromObjectCaseSensitive(msg, "result");
+	return RPC_OK;
+}
+
+static int stdio_send_json(struct mcp_client *c, cJSON *msg, long deadline, const char *during,
+    char *err, size_t errlen);
+
+static int
+stdio_rpc(struct mcp_client *c, const char *method, cJSON *params, const char *during,
+    cJSON **result, int *code, char *err, size_t errlen)
+{
+	long id = c->next_id++;
+	long deadline = now_ms() + c->lim.request_timeout_ms;
+	cJSON *msg = request_new(c, id, method, params);
+
+	if (stdio_send_json(c, msg, deadline, during, err, errlen) != 0)
+		return RPC_FAILED;
+	for (;;) {
+		char *line;
+		size_t len;
+		cJSON *in, *answer = NULL, *reply = NULL;
+		int k;
+
+		if (stdio_read_line(c, deadline, during, &line, &len, err, errlen) != 0)
+			return RPC_FAILED;
+		if (len == 0 || (len == 1 && line[0] == '\r')) {
+			free(line);
+			continue;
+		}
+		in = json_parse(line, len);
+		free(line);
+		if (in == NULL) {
+			set_err(err, errlen, "not JSON-RPC: the server wrote a line that is not JSON "
+			    "(during %s)", during);
+			return RPC_FAILED;
+		}
+		k = classify(in, id, &answer, &reply);
+		if (k < 0) {
+			cJSON_Delete(in);
+			set_err(err, errlen, "not JSON-RPC: the server wrote a message that is not a "
+			    "JSON-RPC 2.0 message (during %s)", during);
+			return RPC_FAILED;
+		}
+		if (reply != NULL && stdio_send_json(c, reply, deadline, during, err, errlen) != 0) {
+			cJSON_Delete(in);
+			return RPC_FAILED;
+		}
+		if (k == 1) {
+			int rc = answer_take(in, method, result, code, err, errlen);
+
+			cJSON_Delete(in);
+			return rc;
+		}
+		cJSON_Delete(in);
+	}
+}
+
+/* Sends msg (consumed) as one line. */
+static int
+stdio_send_json(struct mcp_client *c, cJSON *msg, long deadline, const char *during,
+    char *err, size_t errlen)
+{
+	char *text = json_print(msg);
+	size_t len = strlen(text);
+	int rc;
+
+	cJSON_Delete(msg);
+	if (len > c->lim.max_message_bytes) {
+		char s[32];
+
+		free(text);
+		fmt_size(c->lim.max_message_bytes, s, sizeof s);
+		set_err(err, errlen, "message over %s to the server", s);
+		return -1;
+	}
+	text = xrealloc(text, len + 2);
+	text[len++] = '\n';
+	text[len] = '\0';
+	rc = stdio_write(c, text, len, deadline, during, err, errlen);
+	free(text);
+	return rc;
+}
+
+/* --- Streamable HTTP ------------------------------------------------------ */
+
+struct http_exchange {
+	struct mcp_client *c;
+	struct buf body;
+	bool too_big;
+	char content_type[128];
+	char session[256];
+};
+
+static size_t
+http_on_body(char *data, size_t size, size_t n, void *ud)
+{
+	struct http_exchange *x = ud;
+
+	if (!buf_append(&x->body, data, size * n)) {
+		x->too_big = true;
+		return 0;
+	}
+	return size * n;
+}
+
+static void
+header_value(const char *line, size_t len, const char *name, char *out, size_t outlen)
+{
+	size_t nl = strlen(name), v;
+
+	if (len <= nl || strncasecmp(line, name, nl) != 0 || line[nl] != ':')
+		return;
+	v = nl + 1;
+	while (v < len && (line[v] == ' ' || line[v] == '\t'))
+		v++;
+	while (len > v && (line[len - 1] == '\r' || line[len - 1] == '\n' || line[len - 1] == ' '))
+		len--;
+	snprintf(out, outlen, "%.*s", (int)(len - v), line + v);
+}
+
+static size_t
+http_on_header(char *data, size_t size, size_t n, void *ud)
+{
+	struct http_exchange *x = ud;
+
+	header_value(data, size * n, "Content-Type", x->content_type, sizeof x->content_type);
+	header_value(data, size * n, "Mcp-Session-Id", x->session, sizeof x->session);
+	return size * n;
+}
+
+static int
+http_on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+	(void)dt, (void)dn, (void)ut, (void)un;
+	return cancel_requested(((struct http_exchange *)ud)->c) ? 1 : 0;
+}
+
+struct mcp_client *
+mcp_open_http(const char *url, const char *const *headers, const struct mcp_limits *lim,
+    char *err, size_t errlen)
+{
+	struct mcp_client *c;
+
+	if (url == NULL || (strncasecmp(url, "http://", 7) != 0 &&
+	    strncasecmp(url, "https://", 8) != 0)) {
+		set_err(err, errlen, "the URL must start with http:// or https://");
+		return NULL;
+	}
+	c = client_new(lim);
+	c->http = true;
+	c->url = xstrdup(url);
+	c->curl = curl_easy_init();
+	if (c->curl == NULL) {
+		set_err(err, errlen, "cannot set up an HTTP client");
+		mcp_close(c);
+		return NULL;
+	}
+	for (size_t i = 0; headers != NULL && headers[i] != NULL; i++) {
+		struct curl_slist *l = curl_slist_append(c->user_headers, headers[i]);
+
+		if (l == NULL) {
+			set_err(err, errlen, "cannot set up an HTTP client");
+			mcp_close(c);
+			return NULL;
+		}
+		c->user_headers = l;
+	}
+	return c;
+}
+
+/*
+ * POSTs one message (consumed).  For a request, finds the answer with that
+ * id in the JSON or SSE body.
+ */
+struct sse_scan {
+	long id;
+	cJSON *answer;
+	bool garbage;
+};
+
+static int
+http_on_event(const struct sse_event *ev, void *ud)
+{
+	struct sse_scan *s = ud;
+	cJSON *msg, *answer = NULL, *reply = NULL;
+	int k;
+
+	if (ev->data_len == 0 || s->answer != NULL)
+		return 0;
+	msg = json_parse(ev->data, ev->data_len);
+	if (msg == NULL) {
+		s->garbage = true;
+		return 1;
+	}
+	k = classify(msg, s->id, &answer, &reply);
+	cJSON_Delete(reply);	/* server requests on a POST stream are not answered */
+	if (k < 0) {
+		s->garbage = true;
+		cJSON_Delete(msg);
+		return 1;
+	}
+	if (k == 1) {
+		s->answer = msg;
+		return 1;
+	}
+	cJSON_Delete(msg);
+	return 0;
+}
+
+static int
+http_post(struct mcp_client *c, cJSON *msg, long id, const char *method, const char *during,
+    cJSON **answer, char *err, size_t errlen)
+{
+	struct http_exchange x = { .c = c };
+	struct curl_slist *h = NULL, *l;
+	char line[320];
+	char *text = json_print(msg);
+	CURLcode cc;
+	long status = 0;
+	int rc = RPC_FAILED;
+
+	cJSON_Delete(msg);
+	*answer = NULL;
+	buf_init(&x.body, c->lim.max_message_bytes);
+	for (l = c->user_headers; l != NULL; l = l->next)
+		h = curl_slist_append(h, l->data);
+	h = curl_slist_append(h, "Content-Type: application/json");
+	h = curl_slist_append(h, "Accept: application/json, text/event-stream");
+	snprintf(line, sizeof line, "MCP-Protocol-Version: %s",
+	    c->modern || c->version == NULL ? MCP_MODERN_VERSION : c->version);
+	if (c->modern || c->version != NULL)
+		h = curl_slist_append(h, line);
+	if (c->modern) {
+		snprintf(line, sizeof line, "Mcp-Method: %s", method);
+		h = curl_slist_append(h, line);
+	}
+	if (c->session != NULL) {
+		snprintf(line, sizeof line, "Mcp-Session-Id: %s", c->session);
+		h = curl_slist_append(h, line);
+	}
+
+	curl_easy_reset(c->curl);
+	curl_easy_setopt(c->curl, CURLOPT_URL, c->url);
+	curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c->curl, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_POST, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, text);
+	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE, (long)strlen(text));
+	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, (long)c->lim.request_timeout_ms);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, http_on_body);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &x);
+	curl_easy_setopt(c->curl, CURLOPT_HEADERFUNCTION, http_on_header);
+	curl_easy_setopt(c->curl, CURLOPT_HEADERDATA, &x);
+	curl_easy_setopt(c->curl, CURLOPT_XFERINFOFUNCTION, http_on_progress);
+	curl_easy_setopt(c->curl, CURLOPT_XFERINFODATA, &x);
+	curl_easy_setopt(c->curl, CURLOPT_NOPROGRESS, 0L);
+	cc = curl_easy_perform(c->curl);
+	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
+
+	if (x.too_big) {
+		too_big_err(c, err, errlen);
+	} else if (cc == CURLE_OPERATION_TIMEDOUT) {
+		timeout_err(c, during, err, errlen);
+	} else if (cc == CURLE_ABORTED_BY_CALLBACK) {
+		set_err(err, errlen, "cancelled");
+	} else if (cc != CURLE_OK) {
+		set_err(err, errlen, "cannot reach the server (%s): %s", during,
+		    curl_easy_strerror(cc));
+	} else if (status >= 400) {
+		set_err(err, errlen, "the server answered HTTP %ld to %s", status, method);
+		rc = RPC_ERROR;
+		if (status == 404 && c->session != NULL)
+			set_err(err, errlen, "the server ended the session (HTTP 404 to %s)", method);
+	} else if (id <= 0) {
+		rc = status / 100 == 2 ? RPC_OK : RPC_FAILED;
+		if (rc != RPC_OK)
+			set_err(err, errlen, "the server answered HTTP %ld to %s", status, method);
+	} else if (strncasecmp(x.content_type, "text/event-stream", 17) == 0) {
+		struct sse_scan s = { .id = id };
+		struct sse_parser *p = sse_new(c->lim.max_message_bytes, http_on_event, &s);
+
+		sse_feed(p, x.body.data != NULL ? x.body.data : "", x.body.len);
+		sse_free(p);
+		if (s.answer != NULL) {
+			*answer = s.answer;
+			rc = RPC_OK;
+		} else {
+			set_err(err, errlen, s.garbage ? "not JSON-RPC: the server sent an event "
+			    "that is not a JSON-RPC 2.0 message (during %s)" :
+			    "the server's event stream ended without an answer (during %s)", during);
+		}
+	} else {
+		cJSON *in = x.body.len > 0 ? json_parse(x.body.data, x.body.len) : NULL;
+		cJSON *reply = NULL;
+
+		if (in != NULL && classify(in, id, answer, &reply) == 1) {
+			rc = RPC_OK;
+		} else {
+			set_err(err, errlen, "not JSON-RPC: the server's answer to %s is not a "
+			    "JSON-RPC 2.0 response (HTTP %ld)", method, status);
+			cJSON_Delete(in);
+		}
+		cJSON_Delete(reply);
+	}
+	if (rc != RPC_FAILED && x.session[0] != '\0' && c->session == NULL)
+		c->session = xstrdup(x.session);
+	curl_slist_free_all(h);
+	buf_free(&x.body);
+	free(text);
+	return rc;
+}
+
+static int
+http_rpc(struct mcp_client *c, const char *method, cJSON *params, const char *during,
+    cJSON **result, int *code, char *err, size_t errlen)
+{
+	long id = c->next_id++;
+	cJSON *answer = NULL;
+	int rc = http_post(c, request_new(c, id, method, params), id, method, during, &answer,
+	    err, errlen);
+
+	if (rc != RPC_OK)
+		return rc;
+	rc = answer_take(answer, method, result, code, err, errlen);
+	cJSON_Delete(answer);
+	return rc;
+}
+
+/* --- requests, whatever the transport -------------------------------------- */
+
+/* params is consumed; *result is the answer's result on RPC_OK. */
+static int
+rpc(struct mcp_client *c, const char *method, cJSON *params, const char *during,
+    cJSON **result, int *code, char *err, size_t errlen)
+{
+	*result = NULL;
+	if (c->http)
+		return http_rpc(c, method, params, during, result, code, err, errlen);
+	return stdio_rpc(c, method, params, during, result, code, err, errlen);
+}
+
+static int
+notify(struct mcp_client *c, const char *method, char *err, size_t errlen)
+{
+	cJSON *msg = request_new(c, 0, method, NULL);
+
+	if (c->http) {
+		cJSON *answer = NULL;
+		int rc = http_post(c, msg, 0, method, "the handshake", &answer, err, errlen);
+
+		cJSON_Delete(answer);
+		return rc == RPC_OK ? 0 : -1;
+	}
+	return stdio_send_json(c, msg, now_ms() + c->lim.request_timeout_ms, "the handshake",
+	    err, errlen);
+}
+
+static cJSON *
+client_info(void)
+{
+	cJSON *info = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(info, "name", MCP_CLIENT_NAME);
+	cJSON_AddStringToObject(info, "version", TD_VERSION);
+	return info;
+}
+
+static void
+keep_server_name(struct mcp_client *c, const cJSON *result)
+{
+	const cJSON *info = cJSON_GetObjectItemCaseSensitive(result, "serverInfo");
+	const char *name = json_get_string(info, "name");
+
+	free(c->server_name);
+	c->server_name = name != NULL ? xstrndup(name, strnlen(name, 200)) : NULL;
+}
+
+/* server/discover: 1 = a modern server, 0 = fall back, -1 = failed. */
+static int
+try_discover(struct mcp_client *c, char *err, size_t errlen)
+{
+	cJSON *params = cJSON_CreateObject();
+	cJSON *meta = cJSON_AddObjectToObject(params, "_meta");
+	cJSON *result = NULL;
+	const cJSON *versions;
+	int rc;
+	bool ours = false;
+
+	cJSON_AddStringToObject(meta, MCP_META_VERSION, MCP_MODERN_VERSION);
+	cJSON_AddItemToObject(meta, "io.modelcontextprotocol/clientInfo", client_info());
+	cJSON_AddObjectToObject(meta, "io.modelcontextprotocol/clientCapabilities");
+	c->modern = true;	/* headers of the probe */
+	rc = rpc(c, "server/discover", params, "the handshake", &result, NULL, err, errlen);
+	c->modern = false;
+	if (rc == RPC_FAILED)
+		return -1;
+	if (rc == RPC_ERROR)
+		return 0;
+	versions = cJSON_GetObjectItemCaseSensitive(result, "supportedVersions");
+	for (const cJSON *v = cJSON_IsArray(versions) ? versions->child : NULL; v; v = v->next)
+		if (cJSON_IsString(v) && strcmp(v->valuestring, MCP_MODERN_VERSION) == 0)
+			ours = true;
+	if (ours) {
+		keep_server_name(c, result);
+		c->modern = true;
+		c->version = xstrdup(MCP_MODERN_VERSION);
+	}
+	cJSON_Delete(result);
+	/* An answer without our version: a server of another era; initialize decides. */
+	return ours ? 1 : 0;
+}
+
+static int
+initialize(struct mcp_client *c, char *err, size_t errlen)
+{
+	cJSON *params = cJSON_CreateObject(), *result = NULL;
+	const char *version;
+
+	cJSON_AddStringToObject(params, "protocolVersion", MCP_LEGACY_VERSION);
+	cJSON_AddObjectToObject(params, "capabilities");
+	cJSON_AddItemToObject(params, "clientInfo", client_info());
+	free(c->session);
+	c->session = NULL;
+	if (rpc(c, "initialize", params, "the handshake", &result, NULL, err, errlen) != RPC_OK)
+		return -1;
+	version = json_get_string(result, "protocolVersion");
+	if (version == NULL || strlen(version) > 32) {
+		cJSON_Delete(result);
+		set_err(err, errlen, "not JSON-RPC: the server's initialize answer has no "
+		    "protocolVersion");
+		return -1;
+	}
+	free(c->version);
+	c->version = xstrdup(version);
+	keep_server_name(c, result);
+	cJSON_Delete(result);
+	return notify(c, "notifications/initialized", err, errlen);
+}
+
+int
+mcp_handshake(struct mcp_client *c, char *err, size_t errlen)
+{
+	int k;
+
+	if (c->ready)
+		return 0;
+	k = try_discover(c, err, errlen);
+	if (k < 0)
+		return -1;
+	if (k == 0 && initialize(c, err, errlen) != 0)
+		return -1;
+	c->ready = true;
+	return 0;
+}
+
+/* --- tools ------------------------------------------------------------------ */
+
+void
+mcp_tools_free(struct mcp_tool *tools, size_t n)
+{
+	for (size_t i = 0; tools != NULL && i < n; i++) {
+		free(tools[i].name);
+		free(tools[i].description);
+		cJSON_Delete(tools[i].input_schema);
+	}
+	free(tools);
+}
+
+static bool
+tool_from_json(const cJSON *t, struct mcp_tool *out)
+{
+	const char *name = json_get_string(t, "name");
+	const char *desc = json_get_string(t, "description");
+	const cJSON *schema = cJSON_GetObjectItemCaseSensitive(t, "inputSchema");
+	const cJSON *ann = cJSON_GetObjectItemCaseSensitive(t, "annotations");
+
+	if (name == NULL || *name == '\0' || strlen(name) > 256)
+		return false;
+	out->name = xstrdup(name);
+	out->description = xstrdup(desc != NULL ? desc : "");
+	if (cJSON_IsObject(schema)) {
+		out->input_schema = cJSON_Duplicate(schema, true);
+	} else {
+		out->input_schema = cJSON_CreateObject();
+		cJSON_AddStringToObject(out->input_schema, "type", "object");
+	}
+	out->read_only_hint = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ann, "readOnlyHint"));
+	return true;
+}
+
+int
+mcp_list_tools(struct mcp_client *c, struct mcp_tool **tools, size_t *n, char *err,
+    size_t errlen)
+{
+	struct mcp_tool *list = NULL;
+	size_t count = 0, cap = 0;
+	char *cursor = NULL;
+	int pages = 0;
+
+	*tools = NULL;
+	*n = 0;
+	if (!c->ready) {
+		set_err(err, errlen, "no handshake yet");
+		return -1;
+	}
+	do {
+		cJSON *params = cJSON_CreateObject(), *result = NULL;
+		const cJSON *arr, *next;
+
+		if (cursor != NULL)
+			cJSON_AddStringToObject(params, "cursor", cursor);
+		free(cursor);
+		cursor = NULL;
+		if (rpc(c, "tools/list", params, "tools/list", &result, NULL, err, errlen) != RPC_OK)
+			goto fail;
+		arr = cJSON_GetObjectItemCaseSensitive(result, "tools");
+		if (!cJSON_IsArray(arr)) {
+			cJSON_Delete(result);
+			set_err(err, errlen, "not JSON-RPC: the tools/list answer has no tools array");
+			goto fail;
+		}
+		for (const cJSON *t = arr->child; t != NULL; t = t->next) {
+			if (count >= c->lim.max_tools) {
+				cJSON_Delete(result);
+				set_err(err, errlen, "the server lists more than %zu tools",
+				    c->lim.max_tools);
+				goto fail;
+			}
+			if (count == cap) {
+				cap = cap ? cap * 2 : 16;
+				list = xrealloc(list, cap * sizeof *list);
+			}
+			memset(&list[count], 0, sizeof list[count]);
+			if (tool_from_json(t, &list[count]))
+				count++;
+		}
+		next = cJSON_GetObjectItemCaseSensitive(result, "nextCursor");
+		if (cJSON_IsString(next) && *next->valuestring != '\0')
+			cursor = xstrndup(next->valuestring, strnlen(next->valuestring, 4096));
+		cJSON_Delete(result);
+		/* A server that keeps handing out cursors with no tools ends here. */
+		if (++pages > (int)c->lim.max_tools + 1 && cursor != NULL) {
+			set_err(err, errlen, "the server's tools/list pages never end");
+			goto fail;
+		}
+	} while (cursor != NULL);
+	*tools = list;
+	*n = count;
+	return 0;
+
+fail:
+	free(cursor);
+	mcp_tools_free(list, count);
+	return -1;
+}
+
+int
+mcp_call_tool(struct mcp_client *c, const char *name, const cJSON *arguments, cJSON **result,
+    char *err, size_t errlen)
+{
+	cJSON *params = cJSON_CreateObject();
+	char during[300];
+	int rc;
+
+	*result = NULL;
+	if (!c->ready) {
+		cJSON_Delete(params);
+		set_err(err, errlen, "no handshake yet");
+		return -1;
+	}
+	cJSON_AddStringToObject(params, "name", name);
+	cJSON_AddItemToObject(params, "arguments", arguments != NULL ?
+	    cJSON_Duplicate(arguments, true) : cJSON_CreateObject());
+	snprintf(during, sizeof during, "the call of %.200s", name);
+	rc = rpc(c, "tools/call", params, during, result, NULL, err, errlen);
+	return rc == RPC_OK ? 0 : -1;
+}
+
+/* --- closing ---------------------------------------------------------------- */
+
+/* DELETE of the session, as the transport asks; its outcome does not matter. */
+static void
+http_end_session(struct mcp_client *c)
+{
+	struct curl_slist *h = NULL;
+	char line[320];
+
+	for (struct curl_slist *l = c->user_headers; l != NULL; l = l->next)
+		h = curl_slist_append(h, l->data);
+	snprintf(line, sizeof line, "Mcp-Session-Id: %s", c->session);
+	h = curl_slist_append(h, line);
+	curl_easy_reset(c->curl);
+	curl_easy_setopt(c->curl, CURLOPT_URL, c->url);
+	curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, "DELETE");
+	curl_easy_setopt(c->curl, CURLOPT_NOBODY, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, 2000L);
+	curl_easy_perform(c->curl);
+	curl_slist_free_all(h);
+}
+
+void
+mcp_close(struct mcp_client *c)
+{
+	if (c == NULL)
+		return;
+	if (c->to_fd >= 0)
+		close(c->to_fd);	/* a well-behaved server exits at the end of its input */
+	if (c->pid > 0) {
+		pid_t pgid = c->pid;
+
+		reap(c, MCP_CLOSE_GRACE_MS);
+		if (!c->exited) {
+			kill(-pgid, SIGTERM);
+			reap(c, MCP_TERM_GRACE_MS);
+		}
+		/* Whatever is left of the group, the leader included. */
+		kill(-pgid, SIGKILL);
+		if (!c->exited && waitpid(c->pid, &c->wstatus, 0) == c->pid)
+			c->exited = true;
+	}
+	if (c->from_fd >= 0)
+		close(c->from_fd);
+	if (c->err_fd >= 0)
+		close(c->err_fd);
+	if (c->curl != NULL && c->session != NULL)
+		http_end_session(c);
+	if (c->curl != NULL)
+		curl_easy_cleanup(c->curl);
+	curl_slist_free_all(c->user_headers);
+	buf_free(&c->in);
+	free(c->tail);
+	free(c->url);
+	free(c->session);
+	free(c->version);
+	free(c->server_name);
+	free(c);
+}

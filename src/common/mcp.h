@@ -1,0 +1,84 @@
+/*
+ * The MCP client (docs/connectors.md): one implementation used by the agent
+ * (the tools of enabled connectors) and by the service (testConnector).
+ * Transports: stdio (a child in its own process group) and Streamable HTTP
+ * (libcurl).  Handshake: server/discover (MCP 2026-07-28), falling back to
+ * initialize + notifications/initialized (2025-11-25 and earlier).
+ *
+ * Every call is synchronous and bounded by the limits.  Error messages are
+ * meant for people and never hold a header or environment value.  A client
+ * is used by one thread at a time.
+ */
+#ifndef TD_COMMON_MCP_H
+#define TD_COMMON_MCP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#define MCP_DEFAULT_TIMEOUT_MS 10000
+#define MCP_DEFAULT_MAX_MESSAGE (4u * 1024 * 1024)
+#define MCP_DEFAULT_MAX_TOOLS 1000
+#define MCP_DEFAULT_STDERR_TAIL 4096
+
+struct mcp_client;
+
+/* 0 = the default. */
+struct mcp_limits {
+	int request_timeout_ms;
+	size_t max_message_bytes;
+	size_t max_tools;
+	size_t stderr_tail_bytes;
+};
+
+struct mcp_tool {
+	char *name;
+	char *description;	/* "" when the server gave none */
+	cJSON *input_schema;	/* an object; {"type":"object"} when the server gave none */
+	bool read_only_hint;
+};
+
+/*
+ * Starts a stdio server: command (a path, or a name looked up in envp's PATH)
+ * with args (argv[1..], NULL-terminated; NULL = none), envp exactly
+ * (NULL-terminated), in cwd (NULL = ours), in its own process group.  NULL
+ * with err set when it cannot be started.
+ */
+struct mcp_client *mcp_open_stdio(const char *command, char *const args[], char *const envp[],
+    const char *cwd, const struct mcp_limits *lim, char *err, size_t errlen);
+/* Streamable HTTP; headers are "Name: value", NULL-terminated (NULL = none).  Connects lazily. */
+struct mcp_client *mcp_open_http(const char *url, const char *const *headers,
+    const struct mcp_limits *lim, char *err, size_t errlen);
+
+/* 0, or -1 with err set.  Must come before the calls below. */
+int mcp_handshake(struct mcp_client *c, char *err, size_t errlen);
+/* "2026-07-28" or the version initialize agreed on; NULL before the handshake. */
+const char *mcp_protocol_version(const struct mcp_client *c);
+/* The server's name from its handshake answer, or NULL. */
+const char *mcp_server_name(const struct mcp_client *c);
+
+/* Every tool, following nextCursor; *tools is freed with mcp_tools_free. */
+int mcp_list_tools(struct mcp_client *c, struct mcp_tool **tools, size_t *n,
+    char *err, size_t errlen);
+/*
+ * Calls a tool; *result is the server's CallToolResult (the caller frees it;
+ * its isError may be true).  arguments NULL = {}.
+ */
+int mcp_call_tool(struct mcp_client *c, const char *name, const cJSON *arguments,
+    cJSON **result, char *err, size_t errlen);
+void mcp_tools_free(struct mcp_tool *tools, size_t n);
+
+/*
+ * Lets a call be interrupted: while waiting, the client also polls fd and
+ * gives up ("cancelled") as soon as it is readable.  -1 = none.
+ */
+void mcp_set_cancel_fd(struct mcp_client *c, int fd);
+
+/* The stdio server's pid (= its process group id); -1 for HTTP. */
+int mcp_server_pid(const struct mcp_client *c);
+
+/* Closes (NULL is fine); a stdio server's whole process group is killed and reaped. */
+void mcp_close(struct mcp_client *c);
+
+#endif

@@ -1,0 +1,93 @@
+/*
+ * testConnector (connectors.h): an isolated connection to a connector's
+ * server with the MCP client of src/common/mcp.h: open, handshake, list the
+ * tools, close.  No tool is called; the server's process group ends with it.
+ */
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "connectors.h"
+#include "log.h"
+#include "mcp.h"
+#include "timeutil.h"
+#include "xalloc.h"
+
+static int
+remove_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+	(void)sb;
+	(void)type;
+	(void)ftw;
+	if (remove(path) != 0)
+		log_debug("cannot remove %s after a connector test", path);
+	return 0;
+}
+
+static cJSON *test_result(bool success, size_t tools, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static cJSON *
+test_result(bool success, size_t tools, const char *fmt, ...)
+{
+	cJSON *r = cJSON_CreateObject();
+	char message[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof message, fmt, ap);
+	va_end(ap);
+	cJSON_AddBoolToObject(r, "success", success);
+	cJSON_AddNumberToObject(r, "toolCount", (double)tools);
+	cJSON_AddStringToObject(r, "message", message);
+	return r;
+}
+
+cJSON *
+connector_test_run(const struct connector_launch *l)
+{
+	struct mcp_limits lim = { .request_timeout_ms = CONNECTOR_TEST_TIMEOUT_MS };
+	char err[512] = "", cwd[] = "/tmp/taskdeck-test-XXXXXX";
+	struct mcp_client *c;
+	struct mcp_tool *tools = NULL;
+	size_t n = 0;
+	cJSON *r;
+	int64_t t0 = td_mono_ms(), t1 = 0, t2 = 0, t3 = 0;
+
+	if (l->builtin)
+		return test_result(true, 1, "%s is built in: its tool fetch_url runs inside the "
+		    "agent", l->name);
+	if (l->http) {
+		c = mcp_open_http(l->url, (const char *const *)l->headers, &lim, err, sizeof err);
+	} else {
+		/* A scratch working directory of its own, removed afterwards. */
+		if (mkdtemp(cwd) == NULL)
+			return test_result(false, 0, "cannot make a working directory for %s",
+			    l->name);
+		c = mcp_open_stdio(l->command, l->args, l->envp, cwd, &lim, err, sizeof err);
+	}
+	t1 = td_mono_ms();
+	if (c == NULL) {
+		r = test_result(false, 0, "%s could not be started: %s", l->name, err);
+	} else if (mcp_handshake(c, err, sizeof err) != 0) {
+		r = test_result(false, 0, "%s did not complete the MCP handshake: %s", l->name, err);
+	} else if ((t2 = td_mono_ms()), mcp_list_tools(c, &tools, &n, err, sizeof err) != 0) {
+		r = test_result(false, 0, "%s did not list its tools: %s", l->name, err);
+	} else {
+		r = test_result(true, n, "%s answered (%s, MCP %s) and lists %zu tools", l->name,
+		    mcp_server_name(c) ? mcp_server_name(c) : "unnamed server",
+		    mcp_protocol_version(c), n);
+	}
+	t3 = td_mono_ms();
+	mcp_tools_free(tools, n);
+	mcp_close(c);
+	log_debug("connector test of %s: open %lld ms, handshake %lld ms, tools %lld ms, "
+	    "close %lld ms", l->name, (long long)(t1 - t0), (long long)(t2 ? t2 - t1 : 0),
+	    (long long)(t2 ? t3 - t2 : 0), (long long)(td_mono_ms() - t3));
+	if (!l->http && !l->builtin)
+		nftw(cwd, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	return r;
+}

@@ -1,0 +1,941 @@
+/* Connector definitions: validation, storage, tests' launch data and runs' list (connectors.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <sodium.h>
+
+#include "connectors.h"
+#include "events.h"
+#include "json.h"
+#include "log.h"
+#include "resource.h"
+#include "secrets.h"
+#include "service.h"
+#include "store.h"
+#include "timeutil.h"
+#include "xalloc.h"
+
+#define CONNECTOR_COLUMNS "id, name, kind, enabled, transport, created_at, updated_at"
+
+static const char *const add_fields[] = { "name", "transport", "credentialBindings",
+	"enabled", NULL };
+static const char *const update_fields[] = { "name", "transport", "credentialBindings",
+	NULL };
+static const char *const readonly_fields[] = { "id", "kind", "createdAt", "updatedAt",
+	NULL };
+
+/* The environment a tested stdio server starts with, before its own env. */
+static const char *const base_env[] = { "PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR",
+	NULL };
+
+enum td_code
+conn_fail(struct conn_problem *p, enum td_code code, const char *field, const char *fmt, ...)
+{
+	va_list ap;
+
+	p->code = code;
+	snprintf(p->field, sizeof p->field, "%s", field ? field : "");
+	va_start(ap, fmt);
+	vsnprintf(p->message, sizeof p->message, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+/* Letters, digits, '-' and '_', starting with a letter or digit, no "__" (the tool separator). */
+static bool
+connector_name_valid(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > CONNECTOR_NAME_MAX || s[0] == '_' || s[0] == '-' ||
+	    strstr(s, "__") != NULL)
+		return false;
+	for (const char *c = s; *c; c++) {
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		    (*c >= '0' && *c <= '9') || *c == '-' || *c == '_'))
+			return false;
+	}
+	return true;
+}
+
+bool
+conn_env_name_valid(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > CONNECTOR_VAR_NAME_MAX || (s[0] >= '0' && s[0] <= '9'))
+		return false;
+	for (const char *c = s; *c; c++) {
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		    (*c >= '0' && *c <= '9') || *c == '_'))
+			return false;
+	}
+	return true;
+}
+
+/* An HTTP field name: a token of RFC 9110. */
+bool
+conn_header_name_valid(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > CONNECTOR_VAR_NAME_MAX)
+		return false;
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		    (*c >= '0' && *c <= '9') || strchr("!#$%&'*+-.^_`|~", *c) != NULL))
+			return false;
+	}
+	return true;
+}
+
+/* No control character but tab; at most max bytes. */
+static bool
+text_valid(const char *s, size_t min, size_t max)
+{
+	size_t n = strlen(s);
+
+	if (n < min || n > max)
+		return false;
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+		if ((*c < 0x20 && *c != '\t') || *c == 0x7f)
+			return false;
+	}
+	return true;
+}
+
+static bool
+url_valid(const char *u)
+{
+	const char *host;
+
+	if (!text_valid(u, 1, CONNECTOR_URL_MAX) || strpbrk(u, " \t") != NULL)
+		return false;
+	if (strncasecmp(u, "http://", 7) == 0)
+		host = u + 7;
+	else if (strncasecmp(u, "https://", 8) == 0)
+		host = u + 8;
+	else
+		return false;
+	return *host != '\0' && *host != '/' && *host != '?' && *host != '#';
+}
+
+/* Checks a string map (env or headers) and copies it into out. */
+static enum td_code
+map_valid(const cJSON *map, const char *field, bool headers, cJSON *out,
+    struct conn_problem *p)
+{
+	const cJSON *e;
+	int n = 0;
+
+	if (map == NULL || cJSON_IsNull(map))
+		return TD_OK;
+	if (!cJSON_IsObject(map))
+		return conn_fail(p, TD_INVALID_REQUEST, field, "%s must be an object of strings",
+		    field);
+	cJSON_ArrayForEach(e, map) {
+		if (++n > (headers ? CONNECTOR_HEADERS_MAX : CONNECTOR_ENV_MAX))
+			return conn_fail(p, TD_INVALID_REQUEST, field, "%s has more than %d entries",
+			    field, headers ? CONNECTOR_HEADERS_MAX : CONNECTOR_ENV_MAX);
+		if (headers ? !conn_header_name_valid(e->string) : !conn_env_name_valid(e->string))
+			return conn_fail(p, TD_INVALID_REQUEST, field, headers ?
+			    "%s: a header name is a token of at most %d characters" :
+			    "%s: a variable name is letters, digits and _ (at most %d), "
+			    "not starting with a digit", field, CONNECTOR_VAR_NAME_MAX);
+		if (!cJSON_IsString(e) || !text_valid(e->valuestring, 0, CONNECTOR_VALUE_MAX))
+			return conn_fail(p, TD_INVALID_REQUEST, field,
+			    "%s: each value is a string of at most %d bytes without control "
+			    "characters", field, CONNECTOR_VALUE_MAX);
+		for (const cJSON *o = out->child; o != NULL; o = o->next) {
+			if (headers ? strcasecmp(o->string, e->string) == 0 :
+			    strcmp(o->string, e->string) == 0)
+				return conn_fail(p, TD_INVALID_REQUEST, field, "%s names %s twice",
+				    field, e->string);
+		}
+		cJSON_AddStringToObject(out, e->string, e->valuestring);
+	}
+	return TD_OK;
+}
+
+/* Validates a transport and returns its stored form (every member present). */
+static enum td_code
+transport_valid(const cJSON *t, cJSON **out, struct conn_problem *p)
+{
+	static const char *const stdio_keys[] = { "type", "command", "args", "env", NULL };
+	static const char *const http_keys[] = { "type", "url", "headers", NULL };
+	const char *type = json_get_string(t, "type"), *bad = NULL;
+	cJSON *norm;
+	enum td_code rc;
+
+	*out = NULL;
+	if (t == NULL)
+		return conn_fail(p, TD_INVALID_REQUEST, "transport", "transport is required");
+	if (!cJSON_IsObject(t))
+		return conn_fail(p, TD_INVALID_REQUEST, "transport", "transport must be an object");
+	if (type == NULL || (strcmp(type, "stdio") != 0 && strcmp(type, "http") != 0))
+		return conn_fail(p, TD_INVALID_REQUEST, "transport.type",
+		    "transport.type must be stdio or http");
+	norm = cJSON_CreateObject();
+	cJSON_AddStringToObject(norm, "type", type);
+	if (strcmp(type, "stdio") == 0) {
+		const char *command = json_get_string(t, "command");
+		const cJSON *args = cJSON_GetObjectItemCaseSensitive(t, "args"), *a;
+		cJSON *nargs, *env;
+
+		if (!json_only_keys(t, stdio_keys, &bad)) {
+			cJSON_Delete(norm);
+			return conn_fail(p, TD_INVALID_REQUEST, "transport",
+			    "%s is not a member of a stdio transport", bad);
+		}
+		if (command == NULL || !text_valid(command, 1, CONNECTOR_COMMAND_MAX)) {
+			cJSON_Delete(norm);
+			return conn_fail(p, TD_INVALID_REQUEST, "transport.command",
+			    "transport.command must be a string of 1 to %d bytes without control "
+			    "characters", CONNECTOR_COMMAND_MAX);
+		}
+		cJSON_AddStringToObject(norm, "command", command);
+		nargs = cJSON_AddArrayToObject(norm, "args");
+		if (args != NULL && !cJSON_IsNull(args) && (!cJSON_IsArray(args) ||
+		    cJSON_GetArraySize(args) > CONNECTOR_ARGS_MAX)) {
+			cJSON_Delete(norm);
+			return conn_fail(p, TD_INVALID_REQUEST, "transport.args",
+			    "transport.args must be an array of at most %d strings",
+			    CONNECTOR_ARGS_MAX);
+		}
+		cJSON_ArrayForEach(a, (cJSON_IsArray(args) ? args : NULL)) {
+			if (!cJSON_IsString(a) || !text_valid(a->valuestring, 0, CONNECTOR_ARG_MAX)) {
+				cJSON_Delete(norm);
+				return conn_fail(p, TD_INVALID_REQUEST, "transport.args",
+				    "each argument is a string of at most %d bytes without control "
+				    "characters", CONNECTOR_ARG_MAX);
+			}
+			cJSON_AddItemToArray(nargs, cJSON_CreateString(a->valuestring));
+		}
+		env = cJSON_AddObjectToObject(norm, "env");
+		rc = map_valid(cJSON_GetObjectItemCaseSensitive(t, "env"), "transport.env", false,
+		    env, p);
+	} else {
+		const char *url = json_get_string(t, "url");
+		cJSON *headers;
+
+		if (!json_only_keys(t, http_keys, &bad)) {
+			cJSON_Delete(norm);
+			return conn_fail(p, TD_INVALID_REQUEST, "transport",
+			    "%s is not a member of an http transport", bad);
+		}
+		if (url == NULL || !url_valid(url)) {
+			cJSON_Delete(norm);
+			return conn_fail(p, TD_INVALID_REQUEST, "transport.url",
+			    "transport.url must be an http:// or https:// URL of at most %d bytes",
+			    CONNECTOR_URL_MAX);
+		}
+		cJSON_AddStringToObject(norm, "url", url);
+		headers = cJSON_AddObjectToObject(norm, "headers");
+		rc = map_valid(cJSON_GetObjectItemCaseSensitive(t, "headers"), "transport.headers",
+		    true, headers, p);
+	}
+	if (rc != TD_OK) {
+		cJSON_Delete(norm);
+		return rc;
+	}
+	*out = norm;
+	return TD_OK;
+}
+
+/*
+ * Validates bindings against the stored transport; returns the stored form
+ * (an array, possibly empty).  The credentials' existence is checked later,
+ * inside the write's transaction.
+ */
+static enum td_code
+bindings_valid(const cJSON *b, const cJSON *transport, cJSON **out, struct conn_problem *p)
+{
+	static const char *const keys[] = { "credentialId", "target", NULL };
+	bool http = strcmp(json_get_string(transport, "type"), "http") == 0;
+	const cJSON *plain = cJSON_GetObjectItemCaseSensitive(transport, http ? "headers" : "env");
+	const char *f = "credentialBindings", *bad;
+	const cJSON *e;
+	cJSON *norm;
+
+	*out = NULL;
+	if (!cJSON_IsArray(b) || cJSON_GetArraySize(b) > CONNECTOR_BINDINGS_MAX)
+		return conn_fail(p, TD_INVALID_REQUEST, f,
+		    "credentialBindings must be an array of at most %d bindings or null",
+		    CONNECTOR_BINDINGS_MAX);
+	norm = cJSON_CreateArray();
+	cJSON_ArrayForEach(e, b) {
+		const char *cred = json_get_string(e, "credentialId");
+		const char *target = json_get_string(e, "target");
+		const char *name;
+		bool env;
+
+		if (!cJSON_IsObject(e) || !json_only_keys(e, keys, &bad) || cred == NULL ||
+		    target == NULL || !td_id_valid(cred, "cred")) {
+			cJSON_Delete(norm);
+			return conn_fail(p, TD_INVALID_REQUEST, f, "each binding is "
+			    "{\"credentialId\": \"cred_...\", \"target\": \"env:NAME\" or "
+			    "\"header:NAME\"}");
+		}
+		env = strncmp(target, "env:", 4) == 0;
+		if (!env && strncmp(target, "header:", 7) != 0) {
+			cJSON_Delete(norm);
+			return conn_fail(p, TD_INVALID_REQUEST, f,
+			    "a target is env:NAME or header:NAME, not %.64s", target);
+		}
+		name = target + (env ? 4 : 7);
+		if (env == http) {
+			cJSON_Delete(norm);
+			return conn_fail(p, TD_INVALID_REQUEST, f, http ?
+			    "an http connector takes header: targets" :
+			    "a stdio connector takes env: targets");
+		}
+		if (env ? !conn_env_name_valid(name) : !conn_header_name_valid(name)) {
+			cJSON_Delete(norm);
+			return conn_fail(p, TD_INVALID_REQUEST, f, "%.64s is not a valid %s name",
+			    name, env ? "variable" : "header");
+		}
+		for (const cJSON *o = norm->child; o != NULL; o = o->next) {
+			const char *other = json_get_string(o, "target") + (env ? 4 : 7);
+			if (env ? strcmp(other, name) == 0 : strcasecmp(other, name) == 0) {
+				cJSON_Delete(norm);
+				return conn_fail(p, TD_INVALID_REQUEST, f, "two bindings target %.64s",
+				    target);
+			}
+		}
+		for (const cJSON *o = plain ? plain->child : NULL; o != NULL; o = o->next) {
+			if (env ? strcmp(o->string, name) == 0 : strcasecmp(o->string, name) == 0) {
+				cJSON_Delete(norm);
+				return conn_fail(p, TD_INVALID_REQUEST, f, "%.64s is set in the "
+				    "transport too; set it in one place", target);
+			}
+		}
+		cJSON *nb = cJSON_CreateObject();
+		cJSON_AddStringToObject(nb, "credentialId", cred);
+		cJSON_AddStringToObject(nb, "target", target);
+		cJSON_AddItemToArray(norm, nb);
+	}
+	*out = norm;
+	return TD_OK;
+}
+
+/* The bindings of a connector, in their order.  Store locked. */
+static cJSON *
+bindings_load(struct store *st, const char *id)
+{
+	sqlite3_stmt *s = store_stmt(st, "SELECT credential_id, target FROM connector_bindings"
+	    " WHERE connector_id = ?1 ORDER BY position");
+	cJSON *arr = cJSON_CreateArray();
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		cJSON *b = cJSON_CreateObject();
+		cJSON_AddStringToObject(b, "credentialId", resource_text(s, 0));
+		cJSON_AddStringToObject(b, "target", resource_text(s, 1));
+		cJSON_AddItemToArray(arr, b);
+	}
+	sqlite3_reset(s);
+	return arr;
+}
+
+static cJSON *
+connector_from_row(struct store *st, sqlite3_stmt *s)
+{
+	cJSON *c = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(c, "id", resource_text(s, 0));
+	cJSON_AddStringToObject(c, "name", resource_text(s, 1));
+	cJSON_AddStringToObject(c, "kind", resource_text(s, 2));
+	cJSON_AddBoolToObject(c, "enabled", sqlite3_column_int(s, 3) != 0);
+	cJSON_AddItemToObject(c, "transport", resource_json_column(s, 4));
+	cJSON_AddItemToObject(c, "credentialBindings", bindings_load(st, resource_text(s, 0)));
+	resource_add_time(c, "createdAt", sqlite3_column_int64(s, 5));
+	resource_add_time(c, "updatedAt", sqlite3_column_int64(s, 6));
+	return c;
+}
+
+cJSON *
+connector_load_locked(struct store *st, const char *id)
+{
+	sqlite3_stmt *s = store_stmt(st,
+	    "SELECT " CONNECTOR_COLUMNS " FROM connectors WHERE id = ?1");
+	cJSON *c = NULL;
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		c = connector_from_row(st, s);
+	sqlite3_reset(s);
+	return c;
+}
+
+cJSON *
+connectors_list(struct service *svc, const char *cursor, int limit, char next[TD_ID_MAX])
+{
+	struct store *st = svc->store;
+	cJSON *arr = cJSON_CreateArray();
+	sqlite3_stmt *s;
+	int n = 0;
+
+	next[0] = '\0';
+	store_lock(st);
+	s = store_stmt(st, "SELECT " CONNECTOR_COLUMNS " FROM connectors"
+	    " WHERE ?1 IS NULL OR id < ?1 ORDER BY id DESC LIMIT ?2");
+	if (cursor != NULL)
+		sqlite3_bind_text(s, 1, cursor, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 2, limit + 1);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		if (++n > limit)
+			break;
+		cJSON_AddItemToArray(arr, connector_from_row(st, s));
+		snprintf(next, TD_ID_MAX, "%s", resource_text(s, 0));
+	}
+	sqlite3_reset(s);
+	store_unlock(st);
+	if (n <= limit)
+		next[0] = '\0';
+	return arr;
+}
+
+cJSON *
+connector_get(struct service *svc, const char *id)
+{
+	cJSON *c;
+
+	store_lock(svc->store);
+	c = connector_load_locked(svc->store, id);
+	store_unlock(svc->store);
+	return c;
+}
+
+void
+connector_emit(struct service *svc, const cJSON *c, const char *action)
+{
+	cJSON *d = cJSON_CreateObject();
+
+	for (const char *const *f = (const char *const[]){ "id", "name", "kind", NULL }; *f; f++)
+		cJSON_AddStringToObject(d, *f, json_get_string(c, *f));
+	cJSON_AddBoolToObject(d, "enabled",
+	    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "enabled")));
+	cJSON_AddStringToObject(d, "action", action);
+	events_emit(svc->events, "connector.updated", NULL, NULL, NULL, d);
+}
+
+/* Replaces the bindings of id; every credential must exist.  In a transaction. */
+static enum td_code
+bindings_store(struct store *st, const char *id, const cJSON *bindings,
+    struct conn_problem *p)
+{
+	sqlite3_stmt *s = store_stmt(st, "DELETE FROM connector_bindings WHERE connector_id = ?1");
+	const cJSON *b;
+	int pos = 0;
+	bool ok;
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	ok = sqlite3_step(s) == SQLITE_DONE;
+	sqlite3_reset(s);
+	if (!ok)
+		return conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot write the bindings");
+	cJSON_ArrayForEach(b, bindings) {
+		const char *cred = json_get_string(b, "credentialId");
+		bool exists;
+
+		s = store_stmt(st, "SELECT 1 FROM credentials WHERE id = ?1");
+		sqlite3_bind_text(s, 1, cred, -1, SQLITE_STATIC);
+		exists = sqlite3_step(s) == SQLITE_ROW;
+		sqlite3_reset(s);
+		if (!exists)
+			return conn_fail(p, TD_INVALID_REQUEST, "credentialBindings",
+			    "there is no credential %s", cred);
+		s = store_stmt(st, "INSERT INTO connector_bindings (connector_id, position,"
+		    " credential_id, target) VALUES (?1, ?2, ?3, ?4)");
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		sqlite3_bind_int(s, 2, pos++);
+		sqlite3_bind_text(s, 3, cred, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 4, json_get_string(b, "target"), -1, SQLITE_STATIC);
+		ok = sqlite3_step(s) == SQLITE_DONE;
+		sqlite3_reset(s);
+		if (!ok)
+			return conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot write the bindings");
+	}
+	return TD_OK;
+}
+
+/* True when another connector than id is called name.  Store locked. */
+static bool
+name_taken(struct store *st, const char *name, const char *id)
+{
+	sqlite3_stmt *s = store_stmt(st, "SELECT 1 FROM connectors"
+	    " WHERE name = ?1 COLLATE NOCASE AND id != ?2");
+	bool taken;
+
+	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, id, -1, SQLITE_STATIC);
+	taken = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_reset(s);
+	return taken;
+}
+
+static enum td_code
+fields_valid(const cJSON *body, const char *const *allowed, struct conn_problem *p)
+{
+	const char *bad = NULL;
+
+	for (const char *const *f = readonly_fields; *f; f++) {
+		if (cJSON_GetObjectItemCaseSensitive(body, *f) != NULL)
+			return conn_fail(p, TD_INVALID_REQUEST, *f, "%s is read-only", *f);
+	}
+	if (!json_only_keys(body, allowed, &bad)) {
+		if (strcmp(bad, "enabled") == 0)
+			return conn_fail(p, TD_INVALID_REQUEST, bad, "enable or disable a "
+			    "connector with PUT /api/v1/connectors/:id/enabled");
+		return conn_fail(p, TD_INVALID_REQUEST, bad, "unknown field %.64s", bad);
+	}
+	return TD_OK;
+}
+
+static enum td_code
+name_valid(const cJSON *body, bool required, struct conn_problem *p)
+{
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(body, "name");
+
+	if (n == NULL && !required)
+		return TD_OK;
+	if (!cJSON_IsString(n) || !connector_name_valid(n->valuestring))
+		return conn_fail(p, TD_INVALID_REQUEST, "name", "name must be 1 to %d letters, "
+		    "digits, - or _, starting with a letter or digit, without __",
+		    CONNECTOR_NAME_MAX);
+	return TD_OK;
+}
+
+/* Finishes a write: commit or roll back, load the result, emit. */
+static enum td_code
+connector_write_end(struct service *svc, const char *id, enum td_code rc, const char *action,
+    cJSON **out, struct conn_problem *p)
+{
+	struct store *st = svc->store;
+
+	if (rc == TD_OK && !store_commit(st))
+		rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot store the connector");
+	else if (rc != TD_OK)
+		store_rollback(st);
+	if (rc == TD_OK) {
+		*out = connector_load_locked(st, id);
+		if (*out == NULL)
+			rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "the connector vanished");
+		else
+			connector_emit(svc, *out, action);
+	}
+	store_unlock(st);
+	return rc;
+}
+
+static int
+connectors_count(struct store *st)
+{
+	sqlite3_stmt *s = store_stmt(st, "SELECT count(*) FROM connectors");
+	int n = 0;
+
+	if (sqlite3_step(s) == SQLITE_ROW)
+		n = sqlite3_column_int(s, 0);
+	sqlite3_reset(s);
+	return n;
+}
+
+enum td_code
+connector_add(struct service *svc, const cJSON *body, cJSON **out, struct conn_problem *p)
+{
+	struct store *st = svc->store;
+	const cJSON *enabled = cJSON_GetObjectItemCaseSensitive(body, "enabled");
+	const cJSON *bind = cJSON_GetObjectItemCaseSensitive(body, "credentialBindings");
+	const char *name = json_get_string(body, "name");
+	cJSON *transport = NULL, *bindings = NULL;
+	char id[TD_ID_MAX];
+	enum td_code rc;
+	sqlite3_stmt *s;
+	int64_t now = td_now_ms();
+
+	*out = NULL;
+	if ((rc = fields_valid(body, add_fields, p)) != TD_OK ||
+	    (rc = name_valid(body, true, p)) != TD_OK)
+		return rc;
+	if (enabled != NULL && !cJSON_IsBool(enabled))
+		return conn_fail(p, TD_INVALID_REQUEST, "enabled", "enabled must be a boolean");
+	if ((rc = transport_valid(cJSON_GetObjectItemCaseSensitive(body, "transport"),
+	    &transport, p)) != TD_OK)
+		return rc;
+	if (bind == NULL || cJSON_IsNull(bind))
+		bindings = cJSON_CreateArray();
+	else if ((rc = bindings_valid(bind, transport, &bindings, p)) != TD_OK) {
+		cJSON_Delete(transport);
+		return rc;
+	}
+	td_id_new("con", id);
+	store_lock(st);
+	if (!store_begin(st)) {
+		store_unlock(st);
+		cJSON_Delete(transport);
+		cJSON_Delete(bindings);
+		return conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot store the connector");
+	}
+	if (name_taken(st, name, id))
+		rc = conn_fail(p, TD_INVALID_REQUEST, "name", "a connector named %s exists", name);
+	else if (connectors_count(st) >= CONNECTORS_MAX)
+		rc = conn_fail(p, TD_INVALID_REQUEST, NULL, "there are %d connectors already; "
+		    "remove one first", CONNECTORS_MAX);
+	if (rc == TD_OK) {
+		s = store_stmt(st, "INSERT INTO connectors (" CONNECTOR_COLUMNS ")"
+		    " VALUES (?1, ?2, 'custom', ?3, ?4, ?5, ?5)");
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
+		sqlite3_bind_int(s, 3, cJSON_IsTrue(enabled));
+		sqlite3_bind_text(s, 4, json_print(transport), -1, free);
+		sqlite3_bind_int64(s, 5, now);
+		if (sqlite3_step(s) != SQLITE_DONE)
+			rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot store the connector");
+		sqlite3_reset(s);
+	}
+	if (rc == TD_OK)
+		rc = bindings_store(st, id, bindings, p);
+	cJSON_Delete(transport);
+	cJSON_Delete(bindings);
+	return connector_write_end(svc, id, rc, "created", out, p);
+}
+
+/* Loads id for a write, refusing built-ins; starts the transaction.  Store locked. */
+static enum td_code
+custom_begin(struct store *st, const char *id, struct conn_problem *p)
+{
+	sqlite3_stmt *s;
+	enum td_code rc = TD_OK;
+
+	if (!store_begin(st))
+		return conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot begin a write");
+	s = store_stmt(st, "SELECT kind FROM connectors WHERE id = ?1");
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) != SQLITE_ROW)
+		rc = conn_fail(p, TD_NOT_FOUND, "connector", "No connector with that id.");
+	else if (strcmp(resource_text(s, 0), "builtin") == 0)
+		rc = conn_fail(p, TD_FORBIDDEN, NULL, "A built-in connector can be enabled or "
+		    "disabled, not edited or removed.");
+	sqlite3_reset(s);
+	if (rc != TD_OK)
+		store_rollback(st);
+	return rc;
+}
+
+enum td_code
+connector_update(struct service *svc, const char *id, const cJSON *body, cJSON **out,
+    struct conn_problem *p)
+{
+	struct store *st = svc->store;
+	const cJSON *bind = cJSON_GetObjectItemCaseSensitive(body, "credentialBindings");
+	const char *name = json_get_string(body, "name");
+	cJSON *transport = NULL, *bindings = NULL, *kept = NULL;
+	enum td_code rc;
+	sqlite3_stmt *s;
+
+	*out = NULL;
+	if ((rc = fields_valid(body, update_fields, p)) != TD_OK ||
+	    (rc = name_valid(body, false, p)) != TD_OK)
+		return rc;
+	if (cJSON_GetObjectItemCaseSensitive(body, "transport") == NULL)
+		return conn_fail(p, TD_INVALID_REQUEST, "transport",
+		    "an update must include the transport");
+	if ((rc = transport_valid(cJSON_GetObjectItemCaseSensitive(body, "transport"),
+	    &transport, p)) != TD_OK)
+		return rc;
+	if (cJSON_IsNull(bind))
+		bindings = cJSON_CreateArray();
+	else if (bind != NULL && (rc = bindings_valid(bind, transport, &bindings, p)) != TD_OK) {
+		cJSON_Delete(transport);
+		return rc;
+	}
+	store_lock(st);
+	if ((rc = custom_begin(st, id, p)) != TD_OK) {
+		store_unlock(st);
+		cJSON_Delete(transport);
+		cJSON_Delete(bindings);
+		return rc;
+	}
+	if (bindings == NULL) {
+		/* Omitted: kept, but they must still fit the new transport. */
+		kept = bindings_load(st, id);
+		rc = bindings_valid(kept, transport, &bindings, p);
+		if (rc != TD_OK)
+			snprintf(p->message, sizeof p->message, "the kept credentialBindings do "
+			    "not fit the new transport; send new ones or null");
+		cJSON_Delete(kept);
+	}
+	if (rc == TD_OK && name != NULL && name_taken(st, name, id))
+		rc = conn_fail(p, TD_INVALID_REQUEST, "name", "a connector named %s exists", name);
+	if (rc == TD_OK) {
+		s = store_stmt(st, "UPDATE connectors SET name = coalesce(?2, name),"
+		    " transport = ?3, updated_at = " RESOURCE_NEXT_TIME(4) " WHERE id = ?1");
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		if (name != NULL)
+			sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 3, json_print(transport), -1, free);
+		sqlite3_bind_int64(s, 4, td_now_ms());
+		if (sqlite3_step(s) != SQLITE_DONE)
+			rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot store the connector");
+		sqlite3_reset(s);
+	}
+	if (rc == TD_OK)
+		rc = bindings_store(st, id, bindings, p);
+	cJSON_Delete(transport);
+	cJSON_Delete(bindings);
+	return connector_write_end(svc, id, rc, "updated", out, p);
+}
+
+enum td_code
+connector_set_enabled(struct service *svc, const char *id, bool enabled, cJSON **out,
+    struct conn_problem *p)
+{
+	struct store *st = svc->store;
+	enum td_code rc = TD_OK;
+	sqlite3_stmt *s;
+
+	*out = NULL;
+	store_lock(st);
+	if (!store_begin(st)) {
+		store_unlock(st);
+		return conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot begin a write");
+	}
+	s = store_stmt(st, "UPDATE connectors SET enabled = ?2,"
+	    " updated_at = " RESOURCE_NEXT_TIME(3) " WHERE id = ?1");
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 2, enabled);
+	sqlite3_bind_int64(s, 3, td_now_ms());
+	if (sqlite3_step(s) != SQLITE_DONE)
+		rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot store the connector");
+	else if (sqlite3_changes(sqlite3_db_handle(s)) == 0)
+		rc = conn_fail(p, TD_NOT_FOUND, "connector", "No connector with that id.");
+	sqlite3_reset(s);
+	return connector_write_end(svc, id, rc, enabled ? "enabled" : "disabled", out, p);
+}
+
+enum td_code
+connector_remove(struct service *svc, const char *id, struct conn_problem *p)
+{
+	struct store *st = svc->store;
+	cJSON *c;
+	enum td_code rc;
+	sqlite3_stmt *s;
+
+	store_lock(st);
+	if ((rc = custom_begin(st, id, p)) != TD_OK) {
+		store_unlock(st);
+		return rc;
+	}
+	c = connector_load_locked(st, id);
+	s = store_stmt(st, "DELETE FROM connectors WHERE id = ?1");
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) != SQLITE_DONE)
+		rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot remove the connector");
+	sqlite3_reset(s);
+	if (rc == TD_OK && !store_commit(st))
+		rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot remove the connector");
+	else if (rc != TD_OK)
+		store_rollback(st);
+	if (rc == TD_OK && c != NULL)
+		connector_emit(svc, c, "removed");
+	store_unlock(st);
+	cJSON_Delete(c);
+	return rc;
+}
+
+static char **
+strv_new(size_t n)
+{
+	return xcalloc(n + 1, sizeof(char *));
+}
+
+/* Wipes and frees a NULL-terminated vector. */
+static void
+strv_free(char **v)
+{
+	if (v == NULL)
+		return;
+	for (char **e = v; *e; e++) {
+		sodium_memzero(*e, strlen(*e));
+		free(*e);
+	}
+	free(v);
+}
+
+enum td_code
+connector_launch_prepare(struct service *svc, const char *id, struct connector_launch *l,
+    struct conn_problem *p)
+{
+	struct store *st = svc->store;
+	cJSON *c, *t, *bindings, *e;
+	size_t n = 0, nb, ns = 0;
+	enum td_code rc = TD_OK;
+
+	memset(l, 0, sizeof *l);
+	store_lock(st);
+	c = connector_load_locked(st, id);
+	if (c == NULL) {
+		store_unlock(st);
+		return conn_fail(p, TD_NOT_FOUND, "connector", "No connector with that id.");
+	}
+	snprintf(l->name, sizeof l->name, "%s", json_get_string(c, "name"));
+	t = cJSON_GetObjectItemCaseSensitive(c, "transport");
+	bindings = cJSON_GetObjectItemCaseSensitive(c, "credentialBindings");
+	nb = (size_t)cJSON_GetArraySize(bindings);
+	l->secrets = strv_new(nb);
+	if (strcmp(json_get_string(c, "kind"), "builtin") == 0) {
+		l->builtin = true;
+	} else if (strcmp(json_get_string(t, "type"), "http") == 0) {
+		const cJSON *headers = cJSON_GetObjectItemCaseSensitive(t, "headers");
+
+		l->http = true;
+		l->url = xstrdup(json_get_string(t, "url"));
+		l->headers = strv_new((size_t)cJSON_GetArraySize(headers) + nb);
+		cJSON_ArrayForEach(e, headers)
+			l->headers[n++] = xasprintf("%s: %s", e->string, e->valuestring);
+	} else {
+		const cJSON *args = cJSON_GetObjectItemCaseSensitive(t, "args");
+		const cJSON *env = cJSON_GetObjectItemCaseSensitive(t, "env");
+		size_t na = 0;
+
+		l->command = xstrdup(json_get_string(t, "command"));
+		l->args = strv_new((size_t)cJSON_GetArraySize(args));
+		cJSON_ArrayForEach(e, args)
+			l->args[na++] = xstrdup(e->valuestring);
+		l->envp = strv_new(sizeof base_env / sizeof base_env[0] +
+		    (size_t)cJSON_GetArraySize(env) + nb);
+		for (const char *const *k = base_env; *k; k++) {
+			const char *v = getenv(*k);
+			if (v != NULL && cJSON_GetObjectItemCaseSensitive(env, *k) == NULL)
+				l->envp[n++] = xasprintf("%s=%s", *k, v);
+		}
+		cJSON_ArrayForEach(e, env)
+			l->envp[n++] = xasprintf("%s=%s", e->string, e->valuestring);
+	}
+	cJSON_ArrayForEach(e, (l->builtin ? NULL : bindings)) {
+		const char *target = json_get_string(e, "target");
+		char *value = NULL, *why = NULL;
+
+		if (!credential_value(svc, json_get_string(e, "credentialId"), target, &value,
+		    &why)) {
+			rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "%s", why);
+			free(why);
+			break;
+		}
+		l->secrets[ns++] = xstrdup(value);
+		if (l->http)
+			l->headers[n++] = xasprintf("%s: %s", target + 7, value);
+		else
+			l->envp[n++] = xasprintf("%s=%s", target + 4, value);
+		secrets_plain_free(value);
+	}
+	store_unlock(st);
+	cJSON_Delete(c);
+	if (rc != TD_OK)
+		connector_launch_free(l);
+	return rc;
+}
+
+void
+connector_launch_free(struct connector_launch *l)
+{
+	free(l->command);
+	strv_free(l->args);
+	strv_free(l->envp);
+	free(l->url);
+	strv_free(l->headers);
+	strv_free(l->secrets);
+	memset(l, 0, sizeof *l);
+}
+
+cJSON *
+connectors_for_run(struct service *svc)
+{
+	struct store *st = svc->store;
+	cJSON *arr = cJSON_CreateArray();
+	sqlite3_stmt *s;
+
+	store_lock(st);
+	s = store_stmt(st, "SELECT " CONNECTOR_COLUMNS " FROM connectors WHERE enabled != 0"
+	    " ORDER BY id");
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		cJSON *c = connector_from_row(st, s);
+
+		cJSON_DeleteItemFromObjectCaseSensitive(c, "enabled");
+		cJSON_DeleteItemFromObjectCaseSensitive(c, "createdAt");
+		cJSON_DeleteItemFromObjectCaseSensitive(c, "updatedAt");
+		cJSON_AddItemToArray(arr, c);
+	}
+	sqlite3_reset(s);
+	store_unlock(st);
+	return arr;
+}
+
+/* The target of credential_id in connector_id's bindings of a run's start message, or NULL. */
+static const char *
+run_binding_target(const cJSON *run_connectors, const char *connector_id,
+    const char *credential_id)
+{
+	const cJSON *c, *b;
+
+	cJSON_ArrayForEach(c, run_connectors) {
+		const char *id = json_get_string(c, "id");
+		if (id == NULL || strcmp(id, connector_id) != 0)
+			continue;
+		cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(c, "credentialBindings")) {
+			const char *cred = json_get_string(b, "credentialId");
+			if (cred != NULL && strcmp(cred, credential_id) == 0)
+				return json_get_string(b, "target");
+		}
+	}
+	return NULL;
+}
+
+enum td_code
+connector_secret_resolve(struct service *svc, const cJSON *run_connectors,
+    const cJSON *params, char **value, char **message)
+{
+	const char *con = json_get_string(params, "connectorId");
+	const char *cred = json_get_string(params, "credentialId");
+	const char *target;
+	struct store *st = svc->store;
+	sqlite3_stmt *s;
+	bool bound;
+	char *why = NULL;
+
+	*value = NULL;
+	if (con == NULL || cred == NULL) {
+		*message = xstrdup("secret.resolve needs connectorId and credentialId");
+		return TD_INVALID_REQUEST;
+	}
+	target = run_binding_target(run_connectors, con, cred);
+	if (target == NULL) {
+		*message = xstrdup("that credential is not bound to a connector of this run");
+		return TD_FORBIDDEN;
+	}
+	store_lock(st);
+	s = store_stmt(st, "SELECT 1 FROM connector_bindings b JOIN connectors c"
+	    " ON c.id = b.connector_id WHERE b.connector_id = ?1 AND b.credential_id = ?2"
+	    " AND b.target = ?3 AND c.enabled != 0");
+	sqlite3_bind_text(s, 1, con, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, cred, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, target, -1, SQLITE_STATIC);
+	bound = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_reset(s);
+	if (!bound) {
+		store_unlock(st);
+		*message = xstrdup("that binding was removed or its connector disabled since "
+		    "the run started");
+		return TD_FORBIDDEN;
+	}
+	if (!credential_value(svc, cred, target, value, &why)) {
+		store_unlock(st);
+		*message = why;
+		return TD_INTERNAL_ERROR;
+	}
+	store_unlock(st);
+	return TD_OK;
+}

@@ -1,0 +1,130 @@
+/*
+ * Connectors and credentials (docs/connectors.md): the stored definitions,
+ * their validation, the credentials whose secrets are sealed at rest
+ * (secrets.h), and what runs and tests get from them.  route-connectors.c,
+ * route-credentials.c and the supervisor call in; every function here takes
+ * the store lock itself.
+ */
+#ifndef TD_SERVICE_CONNECTORS_H
+#define TD_SERVICE_CONNECTORS_H
+
+#include <stdbool.h>
+
+#include <cjson/cJSON.h>
+
+#include "errors.h"
+#include "ids.h"
+
+#define CONNECTOR_WEB_ID "con_web"
+#define CONNECTOR_NAME_MAX 32
+#define CONNECTOR_COMMAND_MAX 4096
+#define CONNECTOR_ARGS_MAX 64
+#define CONNECTOR_ARG_MAX 4096
+#define CONNECTOR_ENV_MAX 64
+#define CONNECTOR_VAR_NAME_MAX 128
+#define CONNECTOR_VALUE_MAX 8192
+#define CONNECTOR_URL_MAX 2048
+#define CONNECTOR_HEADERS_MAX 32
+#define CONNECTOR_BINDINGS_MAX 16
+#define CONNECTORS_MAX 200
+#define CREDENTIAL_DESCRIPTION_MAX 2000
+#define CREDENTIAL_SECRET_MAX 16384
+#define CREDENTIALS_MAX 1000
+/* Per MCP request: the test's, and the agent's for connector tools (limits.connectorTimeoutMs). */
+#define CONNECTOR_TEST_TIMEOUT_MS 10000
+#define CONNECTOR_RUN_TIMEOUT_MS 60000
+
+struct service;
+struct store;
+
+/* Why a request was refused: the code, a field (or resource for not_found) and a message. */
+struct conn_problem {
+	enum td_code code;
+	char field[64];
+	char message[256];
+	cJSON *details;		/* extra details (credential_in_use: the connectors), or NULL */
+};
+
+/* One page of connectors, newest first (con_web sorts first); *next is "" on the last page. */
+cJSON *connectors_list(struct service *svc, const char *cursor, int limit,
+    char next[TD_ID_MAX]);
+/* The connector as the API shows it, or NULL. */
+cJSON *connector_get(struct service *svc, const char *id);
+enum td_code connector_add(struct service *svc, const cJSON *body, cJSON **out,
+    struct conn_problem *p);
+enum td_code connector_update(struct service *svc, const char *id, const cJSON *body,
+    cJSON **out, struct conn_problem *p);
+enum td_code connector_set_enabled(struct service *svc, const char *id, bool enabled,
+    cJSON **out, struct conn_problem *p);
+enum td_code connector_remove(struct service *svc, const char *id, struct conn_problem *p);
+
+cJSON *credentials_list(struct service *svc, const char *cursor, int limit,
+    char next[TD_ID_MAX]);
+cJSON *credential_get(struct service *svc, const char *id);
+enum td_code credential_create(struct service *svc, const cJSON *body, cJSON **out,
+    struct conn_problem *p);
+enum td_code credential_update(struct service *svc, const char *id, const cJSON *body,
+    cJSON **out, struct conn_problem *p);
+/* credential_in_use while bound, unless force, which removes the bindings too. */
+enum td_code credential_delete(struct service *svc, const char *id, bool force,
+    struct conn_problem *p);
+
+/*
+ * How to reach one connector's server with its credentials resolved, for
+ * a test.  Holds secrets: connector_launch_free wipes them.
+ */
+struct connector_launch {
+	char name[CONNECTOR_NAME_MAX + 1];
+	bool builtin;
+	bool http;
+	char *command;		/* stdio */
+	char **args;		/* stdio: the arguments after the command, NULL-terminated */
+	char **envp;		/* stdio: NULL-terminated */
+	char *url;		/* http */
+	char **headers;		/* http: "Name: value", NULL-terminated */
+	char **secrets;		/* the resolved values, to redact from messages */
+};
+enum td_code connector_launch_prepare(struct service *svc, const char *id,
+    struct connector_launch *l, struct conn_problem *p);
+void connector_launch_free(struct connector_launch *l);
+
+/*
+ * A test of the prepared connector (connector-test.c): open, handshake, list
+ * the tools, close; {"success", "toolCount", "message"}.  Blocks for up to a
+ * few MCP request timeouts: never on an HTTP thread.
+ */
+cJSON *connector_test_run(const struct connector_launch *l);
+/* Waits up to timeout_ms for the tests still running (at shutdown); false if some remain. */
+bool connector_tests_drain(int timeout_ms);
+
+/* The enabled connectors for a run's start message, without any secret. */
+cJSON *connectors_for_run(struct service *svc);
+/*
+ * The agent's secret.resolve {connectorId, credentialId}: the value for the
+ * binding's target (raw for env:, with the Bearer/Basic scheme for header:),
+ * only when run_connectors (what the start message held) has that binding
+ * and the store still has it.  *value is sodium_malloc'd (secrets_plain_free);
+ * on a refusal *message says why, without the value.
+ */
+enum td_code connector_secret_resolve(struct service *svc, const cJSON *run_connectors,
+    const cJSON *params, char **value, char **message);
+
+/* Shared by connectors.c and credentials.c. */
+enum td_code conn_fail(struct conn_problem *p, enum td_code code, const char *field,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+bool conn_env_name_valid(const char *s);
+/* The connector as the API shows it, or NULL; store locked. */
+cJSON *connector_load_locked(struct store *st, const char *id);
+/* connector.updated with the connector's metadata and action ("created", "updated", ...). */
+void connector_emit(struct service *svc, const cJSON *c, const char *action);
+bool conn_header_name_valid(const char *s);
+/*
+ * Store locked: the value of credential_id for target ("env:NAME" gets the
+ * secret, "header:NAME" the secret with its kind's scheme: "Bearer <secret>"
+ * for bearer, "Basic <base64>" for basic).  *value is sodium_malloc'd
+ * (secrets_plain_free); false with *why (malloc'd, no secret in it).
+ */
+bool credential_value(struct service *svc, const char *credential_id, const char *target,
+    char **value, char **why);
+
+#endif

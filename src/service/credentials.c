@@ -1,0 +1,431 @@
+/* Credentials: metadata in the open, the secret sealed (connectors.h, secrets.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "connectors.h"
+#include "events.h"
+#include "json.h"
+#include "log.h"
+#include "resource.h"
+#include "secrets.h"
+#include "service.h"
+#include "store.h"
+#include "timeutil.h"
+#include "xalloc.h"
+
+#define CREDENTIAL_COLUMNS "id, name, kind, description, created_at, updated_at"
+
+static const char *const credential_fields[] = { "name", "kind", "description", "secret",
+	NULL };
+static const char *const readonly_fields[] = { "id", "createdAt", "updatedAt", NULL };
+static const char *const credential_kinds[] = { "api-key", "bearer", "basic", "secret",
+	NULL };
+
+static cJSON *
+credential_from_row(sqlite3_stmt *s)
+{
+	cJSON *c = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(c, "id", resource_text(s, 0));
+	cJSON_AddStringToObject(c, "name", resource_text(s, 1));
+	cJSON_AddStringToObject(c, "kind", resource_text(s, 2));
+	cJSON_AddStringToObject(c, "description", resource_text(s, 3));
+	resource_add_time(c, "createdAt", sqlite3_column_int64(s, 4));
+	resource_add_time(c, "updatedAt", sqlite3_column_int64(s, 5));
+	return c;
+}
+
+/* Store locked. */
+static cJSON *
+credential_load(struct store *st, const char *id)
+{
+	sqlite3_stmt *s = store_stmt(st,
+	    "SELECT " CREDENTIAL_COLUMNS " FROM credentials WHERE id = ?1");
+	cJSON *c = NULL;
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		c = credential_from_row(s);
+	sqlite3_reset(s);
+	return c;
+}
+
+cJSON *
+credentials_list(struct service *svc, const char *cursor, int limit, char next[TD_ID_MAX])
+{
+	struct store *st = svc->store;
+	cJSON *arr = cJSON_CreateArray();
+	sqlite3_stmt *s;
+	int n = 0;
+
+	next[0] = '\0';
+	store_lock(st);
+	s = store_stmt(st, "SELECT " CREDENTIAL_COLUMNS " FROM credentials"
+	    " WHERE ?1 IS NULL OR id < ?1 ORDER BY id DESC LIMIT ?2");
+	if (cursor != NULL)
+		sqlite3_bind_text(s, 1, cursor, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 2, limit + 1);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		if (++n > limit)
+			break;
+		cJSON_AddItemToArray(arr, credential_from_row(s));
+		snprintf(next, TD_ID_MAX, "%s", resource_text(s, 0));
+	}
+	sqlite3_reset(s);
+	store_unlock(st);
+	if (n <= limit)
+		next[0] = '\0';
+	return arr;
+}
+
+cJSON *
+credential_get(struct service *svc, const char *id)
+{
+	cJSON *c;
+
+	store_lock(svc->store);
+	c = credential_load(svc->store, id);
+	store_unlock(svc->store);
+	return c;
+}
+
+/* Metadata only: what credential.updated carries. */
+static void
+credential_emit(struct service *svc, const cJSON *c, const char *action)
+{
+	cJSON *d = cJSON_CreateObject();
+
+	for (const char *const *f = (const char *const[]){ "id", "name", "kind", NULL }; *f; f++)
+		cJSON_AddStringToObject(d, *f, json_get_string(c, *f));
+	cJSON_AddStringToObject(d, "action", action);
+	events_emit(svc->events, "credential.updated", NULL, NULL, NULL, d);
+}
+
+/*
+ * Checks the fields present in body; the secret's own rules depend on the
+ * kind (kind NULL: unknown, an update that keeps it).
+ */
+static enum td_code
+credential_fields_valid(const cJSON *body, bool creating, const char *kind,
+    struct conn_problem *p)
+{
+	const cJSON *secret = cJSON_GetObjectItemCaseSensitive(body, "secret");
+	const char *bad = NULL;
+
+	for (const char *const *f = readonly_fields; *f; f++) {
+		if (cJSON_GetObjectItemCaseSensitive(body, *f) != NULL)
+			return conn_fail(p, TD_INVALID_REQUEST, *f, "%s is read-only", *f);
+	}
+	if (!json_only_keys(body, credential_fields, &bad))
+		return conn_fail(p, TD_INVALID_REQUEST, bad, "unknown field %.64s", bad);
+	if (!json_check_string(body, "name", creating, false, 1, NAME_MAX_CHARS))
+		return conn_fail(p, TD_INVALID_REQUEST, "name",
+		    "name must be a string of 1 to %d characters", NAME_MAX_CHARS);
+	if (!json_check_enum(body, "kind", false, credential_kinds))
+		return conn_fail(p, TD_INVALID_REQUEST, "kind",
+		    "kind must be api-key, bearer, basic or secret");
+	if (!json_check_string(body, "description", false, true, 0, CREDENTIAL_DESCRIPTION_MAX))
+		return conn_fail(p, TD_INVALID_REQUEST, "description",
+		    "description must be a string of at most %d characters",
+		    CREDENTIAL_DESCRIPTION_MAX);
+	if (secret == NULL && !creating)
+		return TD_OK;
+	if (!cJSON_IsString(secret) || secret->valuestring[0] == '\0' ||
+	    strlen(secret->valuestring) > CREDENTIAL_SECRET_MAX)
+		return conn_fail(p, TD_INVALID_REQUEST, "secret",
+		    "secret must be a string of 1 to %d bytes", CREDENTIAL_SECRET_MAX);
+	/* Tokens go into headers: one line.  Only kind "secret" may span lines. */
+	if (kind != NULL && strcmp(kind, "secret") != 0 &&
+	    strpbrk(secret->valuestring, "\r\n") != NULL)
+		return conn_fail(p, TD_INVALID_REQUEST, "secret",
+		    "a %s secret is one line (kind secret may have several)", kind);
+	if (kind != NULL && strcmp(kind, "basic") == 0 && strchr(secret->valuestring, ':') == NULL)
+		return conn_fail(p, TD_INVALID_REQUEST, "secret",
+		    "a basic secret is user:password");
+	return TD_OK;
+}
+
+/* Binds the sealed secret of body as parameter i; false when it cannot be sealed. */
+static bool
+bind_sealed(struct service *svc, sqlite3_stmt *s, int i, const char *secret)
+{
+	unsigned char *sealed;
+	size_t len;
+
+	if (!secrets_seal(svc->secrets, secret, strlen(secret), &sealed, &len))
+		return false;
+	sqlite3_bind_blob(s, i, sealed, (int)len, free);
+	return true;
+}
+
+static enum td_code
+credential_write_end(struct service *svc, const char *id, enum td_code rc,
+    const char *action, cJSON **out, struct conn_problem *p)
+{
+	struct store *st = svc->store;
+
+	if (rc == TD_OK && !store_commit(st))
+		rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot store the credential");
+	else if (rc != TD_OK)
+		store_rollback(st);
+	if (rc == TD_OK) {
+		*out = credential_load(st, id);
+		if (*out == NULL)
+			rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "the credential vanished");
+		else
+			credential_emit(svc, *out, action);
+	}
+	store_unlock(st);
+	return rc;
+}
+
+enum td_code
+credential_create(struct service *svc, const cJSON *body, cJSON **out,
+    struct conn_problem *p)
+{
+	struct store *st = svc->store;
+	const char *kind = json_get_string(body, "kind");
+	const char *desc = json_get_string(body, "description");
+	enum td_code rc;
+	char id[TD_ID_MAX];
+	sqlite3_stmt *s;
+	int n = 0;
+
+	*out = NULL;
+	if (kind == NULL)
+		kind = "secret";
+	if ((rc = credential_fields_valid(body, true, kind, p)) != TD_OK)
+		return rc;
+	td_id_new("cred", id);
+	store_lock(st);
+	if (!store_begin(st)) {
+		store_unlock(st);
+		return conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot store the credential");
+	}
+	s = store_stmt(st, "SELECT count(*) FROM credentials");
+	if (sqlite3_step(s) == SQLITE_ROW)
+		n = sqlite3_column_int(s, 0);
+	sqlite3_reset(s);
+	if (n >= CREDENTIALS_MAX)
+		rc = conn_fail(p, TD_INVALID_REQUEST, NULL, "there are %d credentials already; "
+		    "delete one first", CREDENTIALS_MAX);
+	if (rc == TD_OK) {
+		int64_t now = td_now_ms();
+
+		s = store_stmt(st, "INSERT INTO credentials (" CREDENTIAL_COLUMNS ", secret)"
+		    " VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)");
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, json_get_string(body, "name"), -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 3, kind, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 4, desc ? desc : "", -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 5, now);
+		if (!bind_sealed(svc, s, 6, json_get_string(body, "secret")))
+			rc = conn_fail(p, TD_INTERNAL_ERROR, NULL,
+			    "the secrets key cannot be read or made (see the service log)");
+		else if (sqlite3_step(s) != SQLITE_DONE)
+			rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot store the credential");
+		sqlite3_reset(s);
+		sqlite3_clear_bindings(s);
+	}
+	return credential_write_end(svc, id, rc, "created", out, p);
+}
+
+enum td_code
+credential_update(struct service *svc, const char *id, const cJSON *body, cJSON **out,
+    struct conn_problem *p)
+{
+	struct store *st = svc->store;
+	const cJSON *desc = cJSON_GetObjectItemCaseSensitive(body, "description");
+	const char *secret = json_get_string(body, "secret");
+	const char *kind = json_get_string(body, "kind");
+	cJSON *old;
+	enum td_code rc;
+	sqlite3_stmt *s;
+
+	*out = NULL;
+	if ((rc = credential_fields_valid(body, false, NULL, p)) != TD_OK)
+		return rc;
+	store_lock(st);
+	if (!store_begin(st)) {
+		store_unlock(st);
+		return conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot store the credential");
+	}
+	old = credential_load(st, id);
+	if (old == NULL) {
+		rc = conn_fail(p, TD_NOT_FOUND, "credential", "No credential with that id.");
+	} else {
+		/* The secret's rules for the kind it will have. */
+		rc = credential_fields_valid(body, false, kind ? kind : json_get_string(old, "kind"),
+		    p);
+	}
+	cJSON_Delete(old);
+	if (rc == TD_OK) {
+		s = store_stmt(st, "UPDATE credentials SET name = coalesce(?2, name),"
+		    " kind = coalesce(?3, kind), description = coalesce(?4, description),"
+		    " secret = coalesce(?5, secret), updated_at = " RESOURCE_NEXT_TIME(6)
+		    " WHERE id = ?1");
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		if (json_get_string(body, "name") != NULL)
+			sqlite3_bind_text(s, 2, json_get_string(body, "name"), -1, SQLITE_STATIC);
+		if (kind != NULL)
+			sqlite3_bind_text(s, 3, kind, -1, SQLITE_STATIC);
+		if (cJSON_IsString(desc) || cJSON_IsNull(desc))
+			sqlite3_bind_text(s, 4, cJSON_IsString(desc) ? desc->valuestring : "", -1,
+			    SQLITE_STATIC);
+		sqlite3_bind_int64(s, 6, td_now_ms());
+		if (secret != NULL && !bind_sealed(svc, s, 5, secret))
+			rc = conn_fail(p, TD_INTERNAL_ERROR, NULL,
+			    "the secrets key cannot be read or made (see the service log)");
+		else if (sqlite3_step(s) != SQLITE_DONE)
+			rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot store the credential");
+		sqlite3_reset(s);
+		sqlite3_clear_bindings(s);
+	}
+	return credential_write_end(svc, id, rc, secret ? "rotated" : "updated", out, p);
+}
+
+/* The connectors that bind id, as a JSON array of ids.  Store locked. */
+static cJSON *
+binders_load(struct store *st, const char *id)
+{
+	sqlite3_stmt *s = store_stmt(st, "SELECT DISTINCT connector_id FROM connector_bindings"
+	    " WHERE credential_id = ?1 ORDER BY connector_id");
+	cJSON *arr = cJSON_CreateArray();
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	while (sqlite3_step(s) == SQLITE_ROW)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(resource_text(s, 0)));
+	sqlite3_reset(s);
+	return arr;
+}
+
+enum td_code
+credential_delete(struct service *svc, const char *id, bool force, struct conn_problem *p)
+{
+	struct store *st = svc->store;
+	enum td_code rc = TD_OK;
+	cJSON *cred, *binders, *b;
+	sqlite3_stmt *s;
+	int64_t now = td_now_ms();
+
+	store_lock(st);
+	if (!store_begin(st)) {
+		store_unlock(st);
+		return conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot delete the credential");
+	}
+	cred = credential_load(st, id);
+	if (cred == NULL) {
+		store_rollback(st);
+		store_unlock(st);
+		return conn_fail(p, TD_NOT_FOUND, "credential", "No credential with that id.");
+	}
+	binders = binders_load(st, id);
+	if (cJSON_GetArraySize(binders) > 0 && !force) {
+		rc = conn_fail(p, TD_CREDENTIAL_IN_USE, NULL, "%d connector(s) bind this "
+		    "credential; unbind it or delete with ?force=true",
+		    cJSON_GetArraySize(binders));
+		p->details = cJSON_CreateObject();
+		cJSON_AddItemToObject(p->details, "connectors", binders);
+		binders = NULL;
+	}
+	cJSON_ArrayForEach(b, (rc == TD_OK ? binders : NULL)) {
+		s = store_stmt(st, "UPDATE connectors SET updated_at = " RESOURCE_NEXT_TIME(2)
+		    " WHERE id = ?1");
+		sqlite3_bind_text(s, 1, b->valuestring, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, now);
+		if (sqlite3_step(s) != SQLITE_DONE)
+			rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot unbind the credential");
+		sqlite3_reset(s);
+	}
+	if (rc == TD_OK) {
+		s = store_stmt(st, "DELETE FROM connector_bindings WHERE credential_id = ?1");
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		if (sqlite3_step(s) != SQLITE_DONE)
+			rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot unbind the credential");
+		sqlite3_reset(s);
+	}
+	if (rc == TD_OK) {
+		s = store_stmt(st, "DELETE FROM credentials WHERE id = ?1");
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		if (sqlite3_step(s) != SQLITE_DONE)
+			rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot delete the credential");
+		sqlite3_reset(s);
+	}
+	if (rc == TD_OK && !store_commit(st))
+		rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot delete the credential");
+	else if (rc != TD_OK)
+		store_rollback(st);
+	if (rc == TD_OK) {
+		credential_emit(svc, cred, "deleted");
+		cJSON_ArrayForEach(b, binders) {
+			cJSON *c = connector_load_locked(st, b->valuestring);
+			if (c != NULL)
+				connector_emit(svc, c, "updated");
+			cJSON_Delete(c);
+		}
+	}
+	store_unlock(st);
+	cJSON_Delete(cred);
+	cJSON_Delete(binders);
+	return rc;
+}
+
+bool
+credential_value(struct service *svc, const char *credential_id, const char *target,
+    char **value, char **why)
+{
+	struct store *st = svc->store;
+	sqlite3_stmt *s = store_stmt(st, "SELECT kind, secret FROM credentials WHERE id = ?1");
+	char *plain = NULL, *out;
+	size_t len = 0;
+	bool found, opened = false, header = strncmp(target, "header:", 7) == 0;
+	char kind[16] = "";
+
+	*value = NULL;
+	sqlite3_bind_text(s, 1, credential_id, -1, SQLITE_STATIC);
+	found = sqlite3_step(s) == SQLITE_ROW;
+	if (found) {
+		snprintf(kind, sizeof kind, "%s", resource_text(s, 0));
+		opened = secrets_open(svc->secrets, sqlite3_column_blob(s, 1),
+		    (size_t)sqlite3_column_bytes(s, 1), &plain, &len);
+	}
+	sqlite3_reset(s);
+	if (!found) {
+		*why = xasprintf("the credential %s no longer exists", credential_id);
+		return false;
+	}
+	if (!opened) {
+		*why = xasprintf("the credential %s cannot be decrypted (see the service log)",
+		    credential_id);
+		return false;
+	}
+	if (header && strpbrk(plain, "\r\n") != NULL) {
+		secrets_plain_free(plain);
+		*why = xasprintf("the credential %s spans lines and cannot be a header",
+		    credential_id);
+		return false;
+	}
+	if (header && strcmp(kind, "bearer") == 0) {
+		out = sodium_malloc(len + 8);
+		memcpy(out, "Bearer ", 7);
+		memcpy(out + 7, plain, len + 1);
+	} else if (header && strcmp(kind, "basic") == 0) {
+		size_t b64 = sodium_base64_ENCODED_LEN(len, sodium_base64_VARIANT_ORIGINAL);
+
+		out = sodium_malloc(6 + b64);
+		memcpy(out, "Basic ", 6);
+		sodium_bin2base64(out + 6, b64, (const unsigned char *)plain, len,
+		    sodium_base64_VARIANT_ORIGINAL);
+	} else {
+		*value = plain;
+		return true;
+	}
+	secrets_plain_free(plain);
+	if (out == NULL)
+		abort();
+	*value = out;
+	return true;
+}

@@ -1,0 +1,510 @@
+/*
+ * testConnector through a real taskdeckd against real MCP servers: the
+ * npm-published @modelcontextprotocol/server-everything over stdio and over
+ * Streamable HTTP (from the test cache, scripts/test-deps), and commands
+ * that are no MCP server at all.  Afterwards no process of a test is left.
+ */
+#include <criterion/criterion.h>
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "taskdeck.h"
+
+static struct svc svc;
+static char everything[1024];	/* server-everything's dist/index.js */
+static char sdk[1024];		/* the reference SDK, for the expected tool count */
+
+/* The servers' paths in the cache; false when TD_CACHE is unset. */
+static bool
+cache_paths(void)
+{
+	const char *cache = getenv("TD_CACHE");
+
+	if (cache == NULL || *cache == '\0')
+		return false;
+	snprintf(everything, sizeof everything, "%s/npm/server-everything/node_modules/"
+	    "@modelcontextprotocol/server-everything/dist/index.js", cache);
+	snprintf(sdk, sizeof sdk, "%s/npm/server-everything/node_modules/@modelcontextprotocol/sdk",
+	    cache);
+	return true;
+}
+
+/* Criterion runs each test in a new process: the paths are set up there. */
+static void
+setup(void)
+{
+	cr_assert(cache_paths());
+	svc_start(&svc);
+	svc_export_env(&svc);
+}
+
+static void
+teardown(void)
+{
+	svc_destroy(&svc);
+}
+
+TestSuite(connector_test, .init = setup, .fini = teardown, .timeout = 180);
+
+/* Adds a connector with transport_json (and an optional binding); its id. */
+static char *
+add(const char *name, const char *transport_json, const char *bindings_json)
+{
+	struct td_client *c = client_connect();
+	struct td_connector_request req = { .name = name, .transport_json = transport_json,
+		.bindings_json = bindings_json };
+	struct td_connector *con;
+	struct td_error err;
+	char *id;
+
+	cr_assert_eq(td_add_connector(c, &req, NULL, &con, &err), TD_OK, "%s", err.message);
+	id = strdup(con->id);
+	td_connector_free(con);
+	td_client_free(c);
+	return id;
+}
+
+/* Runs td_test_connector on id; the result (td_connector_test_free it). */
+static struct td_connector_test *
+test(const char *id)
+{
+	struct td_client *c = client_connect();
+	struct td_connector_test *t;
+	struct td_error err;
+
+	cr_assert_eq(td_test_connector(c, id, NULL, &t, &err), TD_OK, "%s", err.message);
+	td_client_free(c);
+	return t;
+}
+
+/* True while some process's argv holds needle. */
+static bool
+process_with(const char *needle)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	bool found = false;
+
+	while (!found && d != NULL && (e = readdir(d)) != NULL) {
+		char path[300], data[8192];
+		size_t n;
+		FILE *fp;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+		if ((fp = fopen(path, "rb")) == NULL)
+			continue;
+		n = fread(data, 1, sizeof data - 1, fp);
+		fclose(fp);
+		for (size_t i = 0; i < n; i++) {
+			if (data[i] == '\0')
+				data[i] = ' ';
+		}
+		data[n] = '\0';
+		found = strstr(data, needle) != NULL && strstr(data, "test-connectors-mcp") == NULL;
+	}
+	if (d != NULL)
+		closedir(d);
+	return found;
+}
+
+/* The children of the service, by their PPid. */
+static int
+service_children(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		char path[300], line[256];
+		FILE *fp;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/status", e->d_name);
+		if ((fp = fopen(path, "r")) == NULL)
+			continue;
+		while (fgets(line, sizeof line, fp) != NULL) {
+			if (strncmp(line, "PPid:", 5) == 0 && atol(line + 5) == (long)svc.pid)
+				n++;
+		}
+		fclose(fp);
+	}
+	if (d != NULL)
+		closedir(d);
+	return n;
+}
+
+/* Asserts that no process holds needle and the service has no child (after a short grace). */
+static void
+assert_nothing_left(const char *needle)
+{
+	long until = mono_ms() + 3000;
+
+	while ((process_with(needle) || service_children() > 0) && mono_ms() < until) {
+		struct timespec ts = { 0, 50 * 1000000L };
+		nanosleep(&ts, NULL);
+	}
+	cr_assert(!process_with(needle), "a process of the test is left: %s", needle);
+	cr_assert_eq(service_children(), 0, "the service has children left");
+}
+
+/* How many tools the reference SDK lists for server-everything over stdio. */
+static long
+reference_tool_count(void)
+{
+	char *out = NULL;
+	char script[1100];
+	long n;
+
+	snprintf(script, sizeof script, "%s/tests/integration/mcp-count-tools.mjs",
+	    getenv("TD_SRCDIR"));
+	cr_assert_eq(run_capture(NULL, &out, "node %s %s node %s stdio 2>/dev/null", script, sdk,
+	    everything), 0, "the reference client failed: %s", out);
+	n = atol(out);
+	free(out);
+	cr_assert_gt(n, 0);
+	return n;
+}
+
+Test(connector_test, server_everything_over_stdio)
+{
+	char transport[2048];
+	struct td_connector_test *t;
+	char *id;
+
+	snprintf(transport, sizeof transport, "{\"type\":\"stdio\",\"command\":\"node\","
+	    "\"args\":[\"%s\",\"stdio\"]}", everything);
+	id = add("everything", transport, NULL);
+	t = test(id);
+	cr_assert(t->success, "%s", t->message);
+	cr_assert_eq(t->tool_count, reference_tool_count(), "toolCount %ld: %s", t->tool_count,
+	    t->message);
+	td_connector_test_free(t);
+	assert_nothing_left(everything);
+
+	/* The test did not enable it. */
+	struct td_client *c = client_connect();
+	struct td_connector *con;
+	struct td_error err;
+	cr_assert_eq(td_get_connector(c, id, NULL, &con, &err), TD_OK);
+	cr_assert(!con->enabled, "testing enabled the connector");
+	td_connector_free(con);
+	td_client_free(c);
+	free(id);
+}
+
+/* A free loopback port. */
+static int
+free_port(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof sa;
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	getsockname(fd, (struct sockaddr *)&sa, &len);
+	port = ntohs(sa.sin_port);
+	close(fd);
+	return port;
+}
+
+Test(connector_test, server_everything_over_streamable_http_with_a_bound_header)
+{
+	struct td_client *c = client_connect();
+	struct td_credential_request cr = { .name = "tok", .kind = "bearer",
+		.secret = "HTTP-TEST-SECRET" };
+	struct td_credential *cred;
+	struct td_connector_test *t = NULL;
+	struct td_error err;
+	char transport[512], bindings[256], port_env[32];
+	char *id;
+	pid_t server;
+	int port = free_port();
+
+	cr_assert_eq(td_create_credential(c, &cr, NULL, &cred, &err), TD_OK);
+	snprintf(port_env, sizeof port_env, "%d", port);
+	server = fork();
+	if (server == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		dup2(null, 1);
+		dup2(null, 2);
+		setenv("PORT", port_env, 1);
+		execlp("node", "node", everything, "streamableHttp", (char *)NULL);
+		_exit(127);
+	}
+	snprintf(transport, sizeof transport, "{\"type\":\"http\",\"url\":\"http://127.0.0.1:%d/mcp\"}",
+	    port);
+	snprintf(bindings, sizeof bindings, "[{\"credentialId\":\"%s\","
+	    "\"target\":\"header:Authorization\"}]", cred->id);
+	id = add("remote", transport, bindings);
+	/* Give the server up to 15 s to listen. */
+	for (long until = mono_ms() + 15000; mono_ms() < until;) {
+		t = test(id);
+		if (t->success)
+			break;
+		td_connector_test_free(t);
+		t = NULL;
+		sleep(1);
+	}
+	kill(server, SIGTERM);
+	waitpid(server, NULL, 0);
+	cr_assert_not_null(t, "server-everything over HTTP never answered the test");
+	cr_assert_eq(t->tool_count, reference_tool_count(), "%s", t->message);
+	cr_assert_null(strstr(t->json, "HTTP-TEST-SECRET"));
+	td_connector_test_free(t);
+	td_credential_free(cred);
+	td_client_free(c);
+	free(id);
+}
+
+Test(connector_test, failures_answer_success_false_and_leave_nothing)
+{
+	static const struct { const char *name, *transport, *needle; } cases[] = {
+		{ "missing", "{\"type\":\"stdio\",\"command\":\"/nonexistent/mcp-server\"}",
+		  "/nonexistent/mcp-server" },
+		{ "exits", "{\"type\":\"stdio\",\"command\":\"/bin/sh\",\"args\":[\"-c\","
+		  "\"exit 3 # td-exits-at-once\"]}", "td-exits-at-once" },
+		{ "garbage", "{\"type\":\"stdio\",\"command\":\"/bin/sh\",\"args\":[\"-c\","
+		  "\"echo this is not json; exec sleep 3011\"]}", "sleep 3011" },
+		{ "silent", "{\"type\":\"stdio\",\"command\":\"/bin/sh\",\"args\":[\"-c\","
+		  "\"exec sleep 3012\"]}", "sleep 3012" },
+		{ "unreachable", "{\"type\":\"http\",\"url\":\"http://127.0.0.1:9/mcp\"}",
+		  "td-none" },
+	};
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *id = add(cases[i].name, cases[i].transport, NULL);
+		long t0 = mono_ms();
+		struct td_connector_test *t = test(id);
+
+		cr_assert(!t->success, "%s: success", cases[i].name);
+		cr_assert_eq(t->tool_count, 0);
+		cr_assert_gt(strlen(t->message), 10, "%s: no message", cases[i].name);
+		cr_assert_lt(mono_ms() - t0, 40000, "%s took %ld ms", cases[i].name, mono_ms() - t0);
+		cr_log_info("%s: %s (%ld ms)", cases[i].name, t->message, mono_ms() - t0);
+		td_connector_test_free(t);
+		assert_nothing_left(cases[i].needle);
+		free(id);
+	}
+}
+
+Test(connector_test, a_secret_echoed_by_the_server_is_masked)
+{
+	struct td_client *c = client_connect();
+	struct td_credential_request cr = { .name = "k", .secret = "ECHOED-SECRET-9" };
+	struct td_credential *cred;
+	struct td_connector_test *t;
+	struct td_error err;
+	char bindings[256];
+	char *id;
+
+	cr_assert_eq(td_create_credential(c, &cr, NULL, &cred, &err), TD_OK);
+	snprintf(bindings, sizeof bindings, "[{\"credentialId\":\"%s\",\"target\":\"env:KEY\"}]",
+	    cred->id);
+	id = add("echo", "{\"type\":\"stdio\",\"command\":\"/bin/sh\",\"args\":[\"-c\","
+	    "\"echo key is $KEY >&2; echo key is $KEY; exit 1\"]}", bindings);
+	t = test(id);
+	cr_assert(!t->success);
+	cr_assert_null(strstr(t->json, "ECHOED-SECRET-9"), "the secret came back: %s", t->json);
+	td_connector_test_free(t);
+	td_credential_free(cred);
+	td_client_free(c);
+	free(id);
+}
+
+Test(connector_test, unknown_and_builtin)
+{
+	struct td_client *c = client_connect();
+	struct td_connector_test *t;
+	struct td_error err;
+
+	cr_assert_eq(td_test_connector(c, "con_00000000000000000000beef", NULL, &t, &err),
+	    TD_NOT_FOUND);
+	td_client_free(c);
+	t = test("con_web");
+	cr_assert(t->success, "%s", t->message);
+	cr_assert_eq(t->tool_count, 1);
+	td_connector_test_free(t);
+}
+
+Test(connector_test, cli_test_exits_0_or_1_with_the_message)
+{
+	char transport[2048], *id, *bad, *out = NULL;
+	int rc;
+
+	snprintf(transport, sizeof transport, "{\"type\":\"stdio\",\"command\":\"node\","
+	    "\"args\":[\"%s\",\"stdio\"]}", everything);
+	id = add("everything", transport, NULL);
+	bad = add("gone", "{\"type\":\"stdio\",\"command\":\"/nonexistent/server\"}", NULL);
+	rc = run_capture(&svc, &out, "%s connectors test %s", harness_bin("taskdeck"), id);
+	cr_assert_eq(rc, 0, "%s", out);
+	cr_assert_not_null(strstr(out, "success: yes"), "%s", out);
+	free(out);
+	rc = run_capture(&svc, &out, "%s --json connectors test %s", harness_bin("taskdeck"), bad);
+	cr_assert_eq(rc, 1, "%s", out);
+	cr_assert_not_null(strstr(out, "\"success\":false"), "%s", out);
+	free(out);
+	assert_nothing_left(everything);
+	free(id);
+	free(bad);
+}
+
+/* The parsed body of a request that must answer status. */
+static cJSON *
+api(const char *method, const char *path, const char *body, long status)
+{
+	struct http_resp r = http_req(&svc, method, path, body, NULL, true);
+	cJSON *j;
+
+	cr_assert_eq(r.status, status, "%s %s: %ld %s", method, path, r.status, r.body);
+	cr_assert_null(strstr(r.body, "E2E-SECRET-"), "%s %s answered the secret", method, path);
+	j = r.json;
+	r.json = NULL;
+	http_resp_free(&r);
+	return j;
+}
+
+static char *
+id_of(cJSON *j)
+{
+	char *id = strdup(cJSON_GetStringValue(cJSON_GetObjectItem(j, "id")));
+
+	cJSON_Delete(j);
+	return id;
+}
+
+/* The run.tool event that ended the call of tool in events, or NULL. */
+static const cJSON *
+tool_end(const cJSON *events, const char *tool)
+{
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, events) {
+		const cJSON *d = cJSON_GetObjectItem(e, "data");
+		const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(e, "type"));
+		const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(d, "name"));
+		const char *status = cJSON_GetStringValue(cJSON_GetObjectItem(d, "status"));
+
+		if (type != NULL && strcmp(type, "run.tool") == 0 && name != NULL &&
+		    strcmp(name, tool) == 0 && status != NULL && strcmp(status, "started") != 0)
+			return d;
+	}
+	return NULL;
+}
+
+Test(connector_test, a_run_calls_a_connector_tool_and_gets_the_real_answer)
+{
+	char body[2048], path[256], *cred, *con, *prj, *run, *text;
+	const cJSON *echo, *sum;
+	cJSON *j, *events;
+
+	cred = id_of(api("POST", "/api/v1/credentials", "{\"name\":\"e2e\",\"kind\":\"api-key\","
+	    "\"secret\":\"E2E-SECRET-5150\"}", 201));
+	snprintf(body, sizeof body, "{\"name\":\"everything\",\"transport\":{\"type\":\"stdio\","
+	    "\"command\":\"node\",\"args\":[\"%s\",\"stdio\"]},\"credentialBindings\":["
+	    "{\"credentialId\":\"%s\",\"target\":\"env:E2E_TOKEN\"}]}", everything, cred);
+	con = id_of(api("POST", "/api/v1/connectors", body, 201));
+	snprintf(path, sizeof path, "/api/v1/connectors/%s/enabled", con);
+	cJSON_Delete(api("PUT", path, "{\"enabled\":true}", 200));
+	prj = id_of(api("POST", "/api/v1/projects", "{\"name\":\"e2e\"}", 201));
+	snprintf(body, sizeof body, "{\"project\":\"%s\",\"prompt\":\"ask the connector\","
+	    "\"config\":{\"provider\":\"replay\",\"model\":\"connector\"}}", prj);
+	run = id_of(api("POST", "/api/v1/runs", body, 201));
+
+	j = run_wait_final(&svc, run, 90000);
+	cr_assert_not_null(j, "the run did not finish");
+	text = cJSON_PrintUnformatted(j);
+	cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(j, "status")), "completed",
+	    "%s", text);
+	cr_assert_null(strstr(text, "E2E-SECRET-"), "the run shows the secret");
+	free(text);
+	cJSON_Delete(j);
+
+	snprintf(path, sizeof path, "/api/v1/runs/%s/events", run);
+	events = api("GET", path, NULL, 200);
+	text = cJSON_PrintUnformatted(events);
+	cr_assert_null(strstr(text, "E2E-SECRET-"), "an event holds the secret");
+	echo = tool_end(events, "everything__echo");
+	cr_assert_not_null(echo, "no run.tool for everything__echo: %s", text);
+	cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(echo, "status")), "completed");
+	/* The real server's answer, not the transcript's. */
+	cr_assert_not_null(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(echo, "summary")),
+	    "Echo: hello from the replay"), "%s", text);
+	sum = tool_end(events, "everything__get-sum");
+	cr_assert_not_null(sum, "%s", text);
+	cr_assert_not_null(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(sum, "summary")), "5"),
+	    "%s", text);
+	free(text);
+	cJSON_Delete(events);
+	assert_nothing_left(everything);
+
+	/* The secret went to the server's environment only: not to disk, argv or the log. */
+	{
+		static const char *const files[] = { "taskdeck.db", "taskdeck.db-wal",
+			"taskdeckd.log", NULL };
+		for (const char *const *f = files; *f; f++) {
+			char file[512], *data = NULL;
+			size_t len = 0, n;
+			char chunk[65536];
+			FILE *fp;
+
+			snprintf(file, sizeof file, "%s/%s", svc.home, *f);
+			if ((fp = fopen(file, "rb")) == NULL)
+				continue;
+			while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0) {
+				data = realloc(data, len + n);
+				memcpy(data + len, chunk, n);
+				len += n;
+			}
+			fclose(fp);
+			cr_assert_null(data ? memmem(data, len, "E2E-SECRET-", 11) : NULL,
+			    "%s holds the secret", *f);
+			free(data);
+		}
+		cr_assert(!process_with("E2E-SECRET-"), "a process has the secret in its argv");
+	}
+	free(cred);
+	free(con);
+	free(prj);
+	free(run);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct criterion_test_set *tests;
+	struct stat st;
+	int rc = 1;
+
+	if (!cache_paths()) {
+		fprintf(stderr, "test-connectors-mcp: skipped: the MCP servers come from the test "
+		    "cache; run ./quickstart check (or export TD_CACHE=$(scripts/test-deps))\n");
+		return 77;
+	}
+	if (stat(everything, &st) != 0 || stat(sdk, &st) != 0) {
+		fprintf(stderr, "test-connectors-mcp: %s is missing from TD_CACHE; run "
+		    "scripts/test-deps\n", everything);
+		return 1;
+	}
+	tests = criterion_initialize();
+	if (criterion_handle_args(argc, argv, true))
+		rc = !criterion_run_all_tests(tests);
+	criterion_finalize(tests);
+	return rc;
+}

@@ -1,0 +1,250 @@
+/*
+ * A small stdio MCP server for the cases real servers do not show: the mode
+ * (argv[1]) says how it misbehaves.
+ *
+ *   die        exits during the handshake after a line on stderr
+ *   silent     reads and never answers
+ *   huge       answers with a line longer than 4 MiB
+ *   garbage    answers with a line that is not JSON
+ *   notrpc     answers with JSON that is not JSON-RPC
+ *   modern     speaks only MCP 2026-07-28: server/discover, no initialize
+ *   legacy     initialize only; tools/list in three pages; a server request
+ *              and notifications before each answer
+ *   spawner    legacy, and leaves a grandchild sleeping in its process group
+ *   stubborn   legacy, and ignores SIGTERM and the end of its input
+ *   slowcall   legacy, and never answers tools/call
+ *   env        legacy; its tool "env" says the length and a hash of $TD_PROBE
+ */
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+static const char *mode;
+
+static void
+say(cJSON *msg)
+{
+	char *s = cJSON_PrintUnformatted(msg);
+
+	printf("%s\n", s);
+	fflush(stdout);
+	free(s);
+	cJSON_Delete(msg);
+}
+
+static cJSON *
+answer(const cJSON *id)
+{
+	cJSON *r = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(r, "jsonrpc", "2.0");
+	cJSON_AddItemToObject(r, "id", cJSON_Duplicate(id, true));
+	return r;
+}
+
+static void
+error(const cJSON *id, int code, const char *message)
+{
+	cJSON *r = answer(id);
+	cJSON *e = cJSON_AddObjectToObject(r, "error");
+
+	cJSON_AddNumberToObject(e, "code", code);
+	cJSON_AddStringToObject(e, "message", message);
+	say(r);
+}
+
+static void
+add_tool(cJSON *arr, const char *name, bool read_only)
+{
+	cJSON *t = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(t, "name", name);
+	cJSON_AddStringToObject(t, "description", "a test tool");
+	cJSON_AddItemToObject(t, "inputSchema",
+	    cJSON_Parse("{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}}}"));
+	if (read_only)
+		cJSON_AddItemToObject(t, "annotations", cJSON_Parse("{\"readOnlyHint\":true}"));
+	cJSON_AddItemToArray(arr, t);
+}
+
+static void
+tools_list(const cJSON *id, const cJSON *params)
+{
+	const char *cursor = cJSON_GetStringValue(cJSON_GetObjectItem(params, "cursor"));
+	cJSON *r = answer(id), *res = cJSON_AddObjectToObject(r, "result");
+	cJSON *arr = cJSON_AddArrayToObject(res, "tools");
+
+	if (strcmp(mode, "modern") == 0 || strcmp(mode, "env") == 0) {
+		add_tool(arr, strcmp(mode, "env") == 0 ? "env" : "shout", true);
+	} else if (cursor == NULL) {
+		add_tool(arr, "one", true);
+		add_tool(arr, "two", false);
+		cJSON_AddStringToObject(res, "nextCursor", "p2");
+	} else if (strcmp(cursor, "p2") == 0) {
+		cJSON_AddStringToObject(res, "nextCursor", "p3");
+	} else {
+		add_tool(arr, "three", false);
+	}
+	say(r);
+}
+
+static void
+tools_call(const cJSON *id, const cJSON *params)
+{
+	const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(params, "name"));
+	const cJSON *args = cJSON_GetObjectItem(params, "arguments");
+	const char *text = cJSON_GetStringValue(cJSON_GetObjectItem(args, "text"));
+	cJSON *r = answer(id), *res = cJSON_AddObjectToObject(r, "result");
+	cJSON *content = cJSON_AddArrayToObject(res, "content"), *item = cJSON_CreateObject();
+	char out[512];
+
+	if (strcmp(mode, "slowcall") == 0) {
+		cJSON_Delete(r);
+		cJSON_Delete(item);
+		return;
+	}
+	if (name != NULL && strcmp(name, "env") == 0) {
+		/* Says what it got without saying the value (it may be a secret). */
+		const char *v = getenv("TD_PROBE");
+		unsigned sum = 0;
+
+		for (const char *p = v ? v : ""; *p; p++)
+			sum = sum * 31 + (unsigned char)*p;
+		snprintf(out, sizeof out, "TD_PROBE: %s, %zu bytes, hash %u", v ? "set" : "unset",
+		    v ? strlen(v) : 0, sum);
+	}
+	else
+		snprintf(out, sizeof out, "%s:%s", name ? name : "?", text ? text : "");
+	cJSON_AddStringToObject(item, "type", "text");
+	cJSON_AddStringToObject(item, "text", out);
+	cJSON_AddItemToArray(content, item);
+	say(r);
+}
+
+static void
+handle(cJSON *msg)
+{
+	const cJSON *id = cJSON_GetObjectItem(msg, "id");
+	const char *method = cJSON_GetStringValue(cJSON_GetObjectItem(msg, "method"));
+	const cJSON *params = cJSON_GetObjectItem(msg, "params");
+	bool modern = strcmp(mode, "modern") == 0;
+
+	if (method == NULL || id == NULL)
+		return;		/* a notification or an answer to our ping */
+	if (strcmp(mode, "die") == 0) {
+		fprintf(stderr, "fatal: cannot open the cheese database\n");
+		exit(3);
+	}
+	if (strcmp(mode, "silent") == 0)
+		return;
+	if (strcmp(mode, "huge") == 0) {
+		size_t n = 5 * 1024 * 1024;
+		char *s = malloc(n + 1);
+
+		memset(s, 'x', n);
+		s[n] = '\0';
+		printf("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"pad\":\"%s\"}}\n", s);
+		fflush(stdout);
+		free(s);
+		return;
+	}
+	if (strcmp(mode, "garbage") == 0) {
+		printf("Hello! I am not a JSON-RPC server.\n");
+		fflush(stdout);
+		return;
+	}
+	if (strcmp(mode, "notrpc") == 0) {
+		printf("{\"hello\":\"world\"}\n");
+		fflush(stdout);
+		return;
+	}
+	if (!modern) {
+		/* Chatter an MCP client must skip or answer. */
+		printf("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n");
+		printf("{\"jsonrpc\":\"2.0\",\"id\":\"srv-1\",\"method\":\"ping\"}\n");
+		fflush(stdout);
+	}
+	if (strcmp(method, "server/discover") == 0) {
+		if (!modern) {
+			error(id, -32601, "Method not found");
+			return;
+		}
+		cJSON *r = answer(id), *res = cJSON_AddObjectToObject(r, "result");
+
+		cJSON_AddStringToObject(res, "resultType", "complete");
+		cJSON_AddItemToObject(res, "supportedVersions", cJSON_Parse("[\"2026-07-28\"]"));
+		cJSON_AddItemToObject(res, "capabilities", cJSON_Parse("{\"tools\":{}}"));
+		cJSON_AddItemToObject(res, "serverInfo",
+		    cJSON_Parse("{\"name\":\"failserver-modern\",\"version\":\"1\"}"));
+		say(r);
+		return;
+	}
+	if (strcmp(method, "initialize") == 0) {
+		if (modern) {
+			error(id, -32601, "Method not found");
+			return;
+		}
+		cJSON *r = answer(id), *res = cJSON_AddObjectToObject(r, "result");
+
+		cJSON_AddStringToObject(res, "protocolVersion", "2025-06-18");
+		cJSON_AddItemToObject(res, "capabilities", cJSON_Parse("{\"tools\":{}}"));
+		cJSON_AddItemToObject(res, "serverInfo",
+		    cJSON_Parse("{\"name\":\"failserver-legacy\",\"version\":\"1\"}"));
+		say(r);
+		return;
+	}
+	if (modern) {
+		/* 2026-07-28: every request names its version in _meta. */
+		const cJSON *meta = cJSON_GetObjectItem(params, "_meta");
+		const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(meta,
+		    "io.modelcontextprotocol/protocolVersion"));
+
+		if (v == NULL || strcmp(v, "2026-07-28") != 0) {
+			error(id, -32022, "Unsupported protocol version");
+			return;
+		}
+	}
+	if (strcmp(method, "tools/list") == 0)
+		tools_list(id, params);
+	else if (strcmp(method, "tools/call") == 0)
+		tools_call(id, params);
+	else
+		error(id, -32601, "Method not found");
+}
+
+int
+main(int argc, char **argv)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	mode = argc > 1 ? argv[1] : "legacy";
+	if (strcmp(mode, "spawner") == 0 && fork() == 0) {
+		/* The grandchild: stays in the group, holds no pipe. */
+		freopen("/dev/null", "r", stdin);
+		freopen("/dev/null", "w", stdout);
+		freopen("/dev/null", "w", stderr);
+		execlp("sleep", "sleep", "300", (char *)NULL);
+		_exit(127);
+	}
+	if (strcmp(mode, "stubborn") == 0)
+		signal(SIGTERM, SIG_IGN);
+	while ((n = getline(&line, &cap, stdin)) > 0) {
+		cJSON *msg = cJSON_Parse(line);
+
+		if (msg != NULL)
+			handle(msg);
+		cJSON_Delete(msg);
+	}
+	free(line);
+	if (strcmp(mode, "stubborn") == 0)
+		for (;;)
+			pause();
+	return 0;
+}

@@ -1,0 +1,426 @@
+/*
+ * The MCP client against real servers: @modelcontextprotocol/server-everything
+ * from the npm registry (stdio and Streamable HTTP, from the test cache
+ * TD_CACHE) and tests/mcp-failserver for the failures.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "mcp.h"
+#include "xalloc.h"
+
+TestSuite(mcp, .timeout = 60);
+
+static char err[2048];
+
+static const char *
+failserver(void)
+{
+	static char path[512];
+	const char *b = getenv("TD_BUILDDIR");
+
+	snprintf(path, sizeof path, "%s/tests/mcp-failserver", b ? b : ".");
+	return path;
+}
+
+/* dist/index.js of server-everything, or skips when there is no cache at all. */
+static const char *
+everything(void)
+{
+	static char path[512];
+	const char *cache = getenv("TD_CACHE");
+	struct stat st;
+
+	if (cache == NULL || *cache == '\0')
+		cr_skip_test("TD_CACHE is not set: run ./quickstart check (or "
+		    "TD_CACHE=$(scripts/test-deps)) for the MCP servers from npm");
+	snprintf(path, sizeof path, "%s/npm/server-everything/node_modules/"
+	    "@modelcontextprotocol/server-everything/dist/index.js", cache);
+	cr_assert_eq(stat(path, &st), 0, "%s is missing: run scripts/test-deps", path);
+	return path;
+}
+
+static char *const *
+base_env(void)
+{
+	static char path[1100], *env[3];
+
+	snprintf(path, sizeof path, "PATH=%s", getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+	env[0] = path;
+	env[1] = "HOME=/tmp";
+	env[2] = NULL;
+	return env;
+}
+
+/* Number of live processes (zombies excluded) in process group pgid. */
+static int
+group_size(int pgid)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	cr_assert_not_null(d);
+	while ((e = readdir(d)) != NULL) {
+		char path[300], stat_text[1024], *p, state;
+		int pid, ppid, pgrp;
+		FILE *f;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+		f = fopen(path, "r");
+		if (f == NULL)
+			continue;
+		if (fgets(stat_text, sizeof stat_text, f) != NULL &&
+		    (p = strrchr(stat_text, ')')) != NULL &&
+		    sscanf(p + 1, " %c %d %d", &state, &ppid, &pgrp) == 3 &&
+		    pgrp == pgid && state != 'Z')
+			n++;
+		(void)pid;
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+static struct mcp_client *
+open_fail(const char *mode, int timeout_ms)
+{
+	char *args[] = { (char *)mode, NULL };
+	struct mcp_limits lim = { .request_timeout_ms = timeout_ms };
+	struct mcp_client *c = mcp_open_stdio(failserver(), args, base_env(), "/", &lim, err,
+	    sizeof err);
+
+	cr_assert_not_null(c, "%s", err);
+	return c;
+}
+
+static struct mcp_tool *
+find_tool(struct mcp_tool *t, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(t[i].name, name) == 0)
+			return &t[i];
+	return NULL;
+}
+
+/* The text of the first content item of a CallToolResult. */
+static const char *
+first_text(const cJSON *result)
+{
+	const cJSON *content = cJSON_GetObjectItem(result, "content");
+
+	return json_get_string(cJSON_GetArrayItem(content, 0), "text");
+}
+
+static void
+close_and_check_gone(struct mcp_client *c)
+{
+	int pgid = mcp_server_pid(c);
+
+	cr_assert_gt(pgid, 0);
+	mcp_close(c);
+	cr_assert_eq(group_size(pgid), 0, "processes left in group %d", pgid);
+}
+
+Test(mcp, everything_over_stdio)
+{
+	char *args[] = { (char *)everything(), "stdio", NULL };
+	struct mcp_client *c = mcp_open_stdio("node", args, base_env(), "/tmp", NULL, err,
+	    sizeof err);
+	struct mcp_tool *tools, *echo;
+	size_t n;
+	cJSON *result, *arg = cJSON_Parse("{\"message\":\"hello from taskdeck\"}");
+
+	cr_assert_not_null(c, "%s", err);
+	cr_assert_eq(mcp_handshake(c, err, sizeof err), 0, "%s", err);
+	/* The npm server speaks initialize only: the fallback was taken. */
+	cr_assert_str_eq(mcp_protocol_version(c), "2025-11-25");
+	cr_assert_str_eq(mcp_server_name(c), "mcp-servers/everything");
+	cr_assert_eq(mcp_list_tools(c, &tools, &n, err, sizeof err), 0, "%s", err);
+	cr_assert_gt(n, 5);
+	echo = find_tool(tools, n, "echo");
+	cr_assert_not_null(echo);
+	cr_assert(echo->read_only_hint);
+	cr_assert_str_eq(json_get_string(echo->input_schema, "type"), "object");
+	cr_assert_not_null(find_tool(tools, n, "get-sum"));
+	cr_assert(!find_tool(tools, n, "toggle-simulated-logging")->read_only_hint);
+	cr_assert_eq(mcp_call_tool(c, "echo", arg, &result, err, sizeof err), 0, "%s", err);
+	cr_assert_str_eq(first_text(result), "Echo: hello from taskdeck");
+	cJSON_Delete(result);
+	cJSON_Delete(arg);
+	mcp_tools_free(tools, n);
+	close_and_check_gone(c);
+}
+
+static int
+free_port(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof a;
+
+	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+	getsockname(fd, (struct sockaddr *)&a, &len);
+	port = ntohs(a.sin_port);
+	close(fd);
+	return port;
+}
+
+Test(mcp, everything_over_streamable_http)
+{
+	const char *js = everything();
+	int port = free_port();
+	char url[128], env_port[32];
+	pid_t pid = fork();
+	struct mcp_client *c = NULL;
+	struct mcp_tool *tools;
+	size_t n;
+	cJSON *result, *arg = cJSON_Parse("{\"message\":\"over http\"}");
+	const char *const headers[] = { "X-Test: secret-header-value", NULL };
+
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		snprintf(env_port, sizeof env_port, "%d", port);
+		setenv("PORT", env_port, 1);
+		setpgid(0, 0);
+		freopen("/dev/null", "w", stdout);
+		freopen("/dev/null", "w", stderr);
+		execlp("node", "node", js, "streamableHttp", (char *)NULL);
+		_exit(127);
+	}
+	snprintf(url, sizeof url, "http://127.0.0.1:%d/mcp", port);
+	/* Node takes a moment to listen. */
+	for (int i = 0; i < 300; i++) {
+		c = mcp_open_http(url, headers, NULL, err, sizeof err);
+		cr_assert_not_null(c, "%s", err);
+		if (mcp_handshake(c, err, sizeof err) == 0)
+			break;
+		cr_assert(strstr(err, "secret-header-value") == NULL);
+		mcp_close(c);
+		c = NULL;
+		usleep(50000);
+	}
+	cr_assert_not_null(c, "no handshake over HTTP: %s", err);
+	cr_assert_str_eq(mcp_protocol_version(c), "2025-11-25");
+	cr_assert_eq(mcp_server_pid(c), -1);
+	cr_assert_eq(mcp_list_tools(c, &tools, &n, err, sizeof err), 0, "%s", err);
+	cr_assert_not_null(find_tool(tools, n, "echo"));
+	cr_assert_eq(mcp_call_tool(c, "echo", arg, &result, err, sizeof err), 0, "%s", err);
+	cr_assert_str_eq(first_text(result), "Echo: over http");
+	cJSON_Delete(result);
+	cJSON_Delete(arg);
+	mcp_tools_free(tools, n);
+	mcp_close(c);
+	kill(-pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+Test(mcp, http_server_that_is_not_there)
+{
+	char url[64];
+	struct mcp_client *c;
+
+	snprintf(url, sizeof url, "http://127.0.0.1:%d/mcp", free_port());
+	c = mcp_open_http(url, NULL, NULL, err, sizeof err);
+	cr_assert_not_null(c);
+	cr_assert_eq(mcp_handshake(c, err, sizeof err), -1);
+	cr_assert(strstr(err, "cannot reach the server") != NULL, "%s", err);
+	mcp_close(c);
+	cr_assert_null(mcp_open_http("ftp://example.com/", NULL, NULL, err, sizeof err));
+	cr_assert(strstr(err, "http://") != NULL, "%s", err);
+}
+
+Test(mcp, modern_server_without_initialize)
+{
+	struct mcp_client *c = open_fail("modern", 5000);
+	struct mcp_tool *tools;
+	size_t n;
+	cJSON *result, *arg = cJSON_Parse("{\"text\":\"hey\"}");
+
+	cr_assert_eq(mcp_handshake(c, err, sizeof err), 0, "%s", err);
+	cr_assert_str_eq(mcp_protocol_version(c), "2026-07-28");
+	cr_assert_str_eq(mcp_server_name(c), "failserver-modern");
+	/* The server refuses requests without the version in _meta. */
+	cr_assert_eq(mcp_list_tools(c, &tools, &n, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(n, 1);
+	cr_assert_str_eq(tools[0].name, "shout");
+	cr_assert_eq(mcp_call_tool(c, "shout", arg, &result, err, sizeof err), 0, "%s", err);
+	cr_assert_str_eq(first_text(result), "shout:hey");
+	cJSON_Delete(result);
+	cJSON_Delete(arg);
+	mcp_tools_free(tools, n);
+	close_and_check_gone(c);
+}
+
+Test(mcp, legacy_server_pages_and_chatter)
+{
+	struct mcp_client *c = open_fail("legacy", 5000);
+	struct mcp_tool *tools;
+	size_t n;
+
+	cr_assert_eq(mcp_handshake(c, err, sizeof err), 0, "%s", err);
+	cr_assert_str_eq(mcp_protocol_version(c), "2025-06-18");
+	cr_assert_eq(mcp_list_tools(c, &tools, &n, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(n, 3);
+	cr_assert_str_eq(tools[0].name, "one");
+	cr_assert(tools[0].read_only_hint);
+	cr_assert_str_eq(tools[2].name, "three");
+	cr_assert(!tools[2].read_only_hint);
+	mcp_tools_free(tools, n);
+	close_and_check_gone(c);
+}
+
+Test(mcp, tool_count_is_bounded)
+{
+	char *args[] = { "legacy", NULL };
+	struct mcp_limits lim = { .max_tools = 2 };
+	struct mcp_client *c = mcp_open_stdio(failserver(), args, base_env(), NULL, &lim, err,
+	    sizeof err);
+	struct mcp_tool *tools;
+	size_t n;
+
+	cr_assert_not_null(c);
+	cr_assert_eq(mcp_handshake(c, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(mcp_list_tools(c, &tools, &n, err, sizeof err), -1);
+	cr_assert_str_eq(err, "the server lists more than 2 tools");
+	cr_assert_null(tools);
+	close_and_check_gone(c);
+}
+
+Test(mcp, server_dies_during_the_handshake)
+{
+	struct mcp_client *c = open_fail("die", 5000);
+
+	cr_assert_eq(mcp_handshake(c, err, sizeof err), -1);
+	cr_assert_str_eq(err, "the server exited during the handshake with status 3: "
+	    "fatal: cannot open the cheese database");
+	close_and_check_gone(c);
+}
+
+Test(mcp, server_never_answers)
+{
+	struct mcp_client *c = open_fail("silent", 700);
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	cr_assert_eq(mcp_handshake(c, err, sizeof err), -1);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	cr_assert(strncmp(err, "no answer within 700 ms", 23) == 0, "%s", err);
+	cr_assert_lt(b.tv_sec - a.tv_sec, 5);
+	close_and_check_gone(c);
+}
+
+Test(mcp, oversized_message)
+{
+	struct mcp_client *c = open_fail("huge", 10000);
+
+	cr_assert_eq(mcp_handshake(c, err, sizeof err), -1);
+	cr_assert_str_eq(err, "message over 4 MiB from the server");
+	close_and_check_gone(c);
+}
+
+Test(mcp, invalid_json_and_json_that_is_not_json_rpc)
+{
+	struct mcp_client *c = open_fail("garbage", 5000);
+
+	cr_assert_eq(mcp_handshake(c, err, sizeof err), -1);
+	cr_assert(strncmp(err, "not JSON-RPC", 12) == 0, "%s", err);
+	close_and_check_gone(c);
+	c = open_fail("notrpc", 5000);
+	cr_assert_eq(mcp_handshake(c, err, sizeof err), -1);
+	cr_assert(strncmp(err, "not JSON-RPC", 12) == 0, "%s", err);
+	close_and_check_gone(c);
+}
+
+Test(mcp, close_kills_the_whole_group)
+{
+	struct mcp_client *c = open_fail("spawner", 5000);
+	int pgid = mcp_server_pid(c);
+
+	cr_assert_eq(mcp_handshake(c, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(group_size(pgid), 2, "the server and its sleeping grandchild");
+	close_and_check_gone(c);
+}
+
+Test(mcp, close_kills_a_server_that_ignores_sigterm)
+{
+	struct mcp_client *c = open_fail("stubborn", 5000);
+	struct timespec a, b;
+
+	cr_assert_eq(mcp_handshake(c, err, sizeof err), 0, "%s", err);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	close_and_check_gone(c);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	cr_assert_lt(b.tv_sec - a.tv_sec, 4);
+}
+
+Test(mcp, environment_is_exactly_envp)
+{
+	char *args[] = { "env", NULL };
+	char *env[] = { "TD_PROBE=bound-value", NULL };
+	struct mcp_client *c;
+	struct mcp_tool *tools;
+	size_t n;
+	cJSON *result;
+
+	setenv("TD_PROBE", "from-the-parent", 1);
+	c = mcp_open_stdio(failserver(), args, env, NULL, NULL, err, sizeof err);
+	cr_assert_not_null(c, "%s", err);
+	cr_assert_eq(mcp_handshake(c, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(mcp_list_tools(c, &tools, &n, err, sizeof err), 0, "%s", err);
+	mcp_tools_free(tools, n);
+	cr_assert_eq(mcp_call_tool(c, "env", NULL, &result, err, sizeof err), 0, "%s", err);
+	/* "bound-value": 11 bytes, hash computed as the server does. */
+	{
+		unsigned sum = 0;
+		char want[128];
+
+		for (const char *p = "bound-value"; *p; p++)
+			sum = sum * 31 + (unsigned char)*p;
+		snprintf(want, sizeof want, "TD_PROBE: set, 11 bytes, hash %u", sum);
+		cr_assert_str_eq(first_text(result), want);
+	}
+	cJSON_Delete(result);
+	close_and_check_gone(c);
+}
+
+Test(mcp, command_not_found)
+{
+	char *env[] = { "PATH=/nonexistent", NULL };
+
+	cr_assert_null(mcp_open_stdio("no-such-mcp-server", NULL, env, NULL, NULL, err,
+	    sizeof err));
+	cr_assert_str_eq(err, "cannot start the server: no-such-mcp-server: command not found");
+}
+
+Test(mcp, cancel_fd_interrupts_a_wait)
+{
+	struct mcp_client *c = open_fail("silent", 30000);
+	int p[2];
+	struct timespec a, b;
+
+	cr_assert_eq(pipe(p), 0);
+	cr_assert_eq(write(p[1], "x", 1), 1);
+	mcp_set_cancel_fd(c, p[0]);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	cr_assert_eq(mcp_handshake(c, err, sizeof err), -1);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	cr_assert_str_eq(err, "cancelled");
+	cr_assert_lt(b.tv_sec - a.tv_sec, 3);
+	close_and_check_gone(c);
+	close(p[0]);
+	close(p[1]);
+}
