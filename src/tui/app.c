@@ -147,6 +147,49 @@ res_attention(struct tui *t, const struct job_result *r)
 }
 
 static unsigned
+res_connectors(struct tui *t, const struct job_result *r)
+{
+	model_set_connectors(&t->m, r->connectors);
+	return NEED_NONE;
+}
+
+static unsigned
+res_connector_enable(struct tui *t, const struct job_result *r)
+{
+	if (r->code != TD_OK) {
+		app_fail(t, r->job.decision != NULL ? r->job.decision : "connector", r);
+		return NEED_NONE;
+	}
+	model_put_connector(&t->m, r->connector);
+	model_message(&t->m, t->now_ms, false, "%s %s", r->connector->name != NULL ?
+	    r->connector->name : r->job.id, r->connector->enabled ? "enabled" : "disabled");
+	return NEED_NONE;
+}
+
+static unsigned
+res_connector_test(struct tui *t, const struct job_result *r)
+{
+	char text[600];
+
+	if (r->code != TD_OK) {
+		app_fail(t, "test failed", r);
+		snprintf(text, sizeof text, "error: %s", r->err.code_name);
+	} else if (r->connector_test->success) {
+		snprintf(text, sizeof text, "ok, %ld tools", r->connector_test->tool_count);
+		model_message(&t->m, t->now_ms, false, "test %s: ok, %ld tools: %s", r->job.id,
+		    r->connector_test->tool_count, r->connector_test->message != NULL ?
+		    r->connector_test->message : "");
+	} else {
+		snprintf(text, sizeof text, "failed: %s", r->connector_test->message != NULL ?
+		    r->connector_test->message : "?");
+		model_message(&t->m, t->now_ms, true, "test %s failed: %s", r->job.id,
+		    r->connector_test->message != NULL ? r->connector_test->message : "?");
+	}
+	model_connector_tested(&t->m, r->job.id, text);
+	return NEED_NONE;
+}
+
+static unsigned
 res_artifacts(struct tui *t, const struct job_result *r)
 {
 	model_set_artifacts(&t->m, r->job.id, r->artifacts);
@@ -299,6 +342,9 @@ static const struct {
 	[JOB_PERMISSION_ANSWER] = { res_permission_answer, false },
 	[JOB_DOWNLOAD] = { res_download, false },
 	[JOB_ATTENTION] = { res_attention, true },
+	[JOB_CONNECTORS] = { res_connectors, true },
+	[JOB_CONNECTOR_ENABLE] = { res_connector_enable, false },
+	[JOB_CONNECTOR_TEST] = { res_connector_test, false },
 };
 
 static void
@@ -333,7 +379,7 @@ app_job(struct tui *t, enum job_kind kind, const char *id)
 	struct job job = { .kind = kind };
 
 	if (id == NULL && kind != JOB_PROJECTS && kind != JOB_PERMISSIONS &&
-	    kind != JOB_ATTENTION)
+	    kind != JOB_ATTENTION && kind != JOB_CONNECTORS)
 		return;
 	job.id = (char *)id;
 	tui_submit(t, &job);
@@ -352,6 +398,8 @@ app_flush_need(struct tui *t)
 	if (need & NEED_PROJECTS) {
 		app_job(t, JOB_PROJECTS, NULL);
 		app_job(t, JOB_ATTENTION, NULL);
+		if (t->m.right == RIGHT_CONNECTORS)
+			app_job(t, JOB_CONNECTORS, NULL);
 	}
 	if (need & NEED_PERMISSIONS)
 		app_job(t, JOB_PERMISSIONS, NULL);

@@ -91,6 +91,10 @@ key_download(struct tui *t, int key)
 static unsigned
 key_right(struct tui *t, int key)
 {
+	struct job job = { .kind = JOB_CONNECTORS };
+
+	if (key == '4')
+		tui_submit(t, &job);
 	model_show_right(&t->m, (enum right_view)(key - '1'));
 	model_focus(&t->m, PANE_RIGHT);
 	return TUI_HANDLED | TUI_REDRAW;
@@ -439,6 +443,28 @@ key_plan(struct tui *t, int key)
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
+/* Space: enable or disable the selected connector; t: test it. */
+static unsigned
+key_connector(struct tui *t, int key)
+{
+	const struct m_connector *c = model_connector(&t->m);
+	struct job job = { .kind = key == 't' ? JOB_CONNECTOR_TEST : JOB_CONNECTOR_ENABLE };
+
+	if (c == NULL) {
+		model_message(&t->m, t->now_ms, true, "no connector selected");
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	job.id = c->id;
+	job.decision = key == 't' ? NULL : c->enabled ? "disable" : "enable";
+	tui_submit(t, &job);
+	if (key == 't') {
+		model_connector_tested(&t->m, c->id, "testing...");
+		model_message(&t->m, t->now_ms, false, "testing %s (up to a minute)",
+		    c->name != NULL ? c->name : c->id);
+	}
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
 static unsigned
 key_nothing(struct tui *t, int key)
 {
@@ -479,9 +505,11 @@ static const struct keys_binding {
 	{ '\r', W_ARTIFACTS, "Enter", "Artifacts", "download the selected artifact",
 	    key_download },
 	{ TUI_KEY(KEY_ENTER), W_ARTIFACTS, NULL, NULL, NULL, key_download },
-	{ '1', W_ANY, "1 2 3", "anywhere", "show Log, Plan, Artifacts", key_right },
+	{ '1', W_ANY, "1 2 3 4", "anywhere", "show Log, Plan, Artifacts, Connectors",
+	    key_right },
 	{ '2', W_ANY, NULL, NULL, NULL, key_right },
 	{ '3', W_ANY, NULL, NULL, NULL, key_right },
+	{ '4', W_ANY, NULL, NULL, NULL, key_right },
 	{ 'n', W_ANY, "n", "anywhere", "new run in the selected project", key_new_run },
 	{ 'N', W_ANY, "N", "anywhere", "new run continuing the selected session",
 	    key_new_run },
@@ -503,6 +531,10 @@ static const struct keys_binding {
 	{ 'w', W_LOG, "w", "Log", "wrap long lines on/off", key_wrap },
 	{ 't', W_LOG, "t", "Log", "timestamps on/off", key_timestamps },
 	{ 's', W_LOG, "s", "Log", "scope: the run or the whole session", key_scope },
+	{ ' ', W_CONNECTORS, "Space", "Connectors", "enable / disable the selected connector",
+	    key_connector },
+	{ 't', W_CONNECTORS, "t", "Connectors", "test it: connect and list its tools",
+	    key_connector },
 	{ 'a', W_PLAN, "a", "Plan", "approve", key_plan },
 	{ 'e', W_PLAN, "e", "Plan", "revise: write feedback", key_plan },
 	{ 'x', W_PLAN, "x", "Plan", "reject (the run is cancelled)", key_plan },
@@ -655,6 +687,7 @@ keys_where_name(unsigned where)
 		const char *name;
 	} names[] = {
 		{ W_LOG, "the Log (1)" }, { W_PLAN, "the Plan (2)" },
+		{ W_CONNECTORS, "the Connectors (4)" },
 		{ W_ARTIFACTS, "the Artifacts (3)" }, { W_RUNS, "Runs" },
 		{ W_SESSIONS, "Sessions" }, { W_PROJECTS, "Projects" },
 	};
@@ -727,7 +760,7 @@ keys_mouse(struct tui *t)
 	if (getmouse(&me) != OK || t->too_small || modal_current(t) != MODAL_NONE)
 		return 0;
 	if (me.y == 0 && (me.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED))) {
-		for (int i = 0; i < 3; i++) {
+		for (int i = 0; i < 4; i++) {
 			if (me.x >= t->tab_x[i] && me.x < t->tab_x[i + 1])
 				return key_right(t, '1' + i);
 		}

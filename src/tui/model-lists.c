@@ -198,6 +198,8 @@ model_move(struct model *m, long delta, size_t page_rows)
 		log_scroll(m, delta, page_rows);
 	else if (m->right == RIGHT_ARTIFACTS)
 		cursor_move(&m->artifacts_cur, m->artifact_count, delta, page_rows);
+	else if (m->right == RIGHT_CONNECTORS)
+		cursor_move(&m->connectors_cur, m->connector_count, delta, page_rows);
 	else if (delta == LONG_MIN)
 		m->plan_top = 0;
 	else if (delta == LONG_MAX || (delta > 0 && m->plan_top + (size_t)delta > m->plan.step_count))
@@ -220,6 +222,8 @@ model_select(struct model *m, enum pane pane, size_t row)
 		model_focus(m, pane);
 		if (m->right == RIGHT_ARTIFACTS && row < m->artifact_count)
 			m->artifacts_cur.sel = row;
+		if (m->right == RIGHT_CONNECTORS && row < m->connector_count)
+			m->connectors_cur.sel = row;
 		return NEED_NONE;
 	}
 	if ((unsigned)pane >= sizeof counts / sizeof counts[0])

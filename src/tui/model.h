@@ -29,7 +29,7 @@ enum pane {
 	PANE__COUNT
 };
 
-enum right_view { RIGHT_LOG, RIGHT_PLAN, RIGHT_ARTIFACTS };
+enum right_view { RIGHT_LOG, RIGHT_PLAN, RIGHT_ARTIFACTS, RIGHT_CONNECTORS };
 
 enum conn_state {
 	CONN_CONNECTING,	/* stream opened, no hello yet */
@@ -88,6 +88,16 @@ struct m_permission {
 	char *project_id;
 	char *tool;
 	char *summary;
+};
+
+/* A connector (MCP server) the agents may use (model-connectors.c). */
+struct m_connector {
+	char *id;
+	char *name;
+	char *kind;		/* "builtin" or "custom" */
+	char *transport;	/* "stdio", "http", "builtin" */
+	bool enabled;
+	char *test;		/* the last test's result here, or NULL */
 };
 
 /* A run waiting for a plan decision, in any project. */
@@ -214,6 +224,11 @@ struct model {
 	struct m_plan plan;		/* of the selected session */
 	size_t plan_top;
 
+	/* Connectors of the service (the Connectors view). */
+	struct m_connector *connectors;
+	size_t connector_count;
+	struct m_cursor connectors_cur;
+
 	/* Runs waiting for a plan decision, of every project (model-attention.c). */
 	struct m_attention *attention;
 	size_t attention_count;
@@ -333,6 +348,16 @@ size_t model_log_visible(const struct model *m);
 const struct log_line *model_log_line(const struct model *m, size_t i);
 
 /* Connection state changes, with now_ms from a monotonic clock. */
+/* --- Connectors (model-connectors.c) --- */
+/* The list as read; the selection stays on the same id. */
+void model_set_connectors(struct model *m, const struct td_connector_list *l);
+/* One connector as changed (enabled); NULL does nothing. */
+void model_put_connector(struct model *m, const struct td_connector *c);
+/* The result of a test of id, shown on its row. */
+void model_connector_tested(struct model *m, const char *id, const char *text);
+const struct m_connector *model_connector(const struct model *m);
+void model_connectors_free(struct model *m);
+
 /* --- Attention, every project (model-attention.c) --- */
 /* A run starts (waits) or stops waiting for a plan decision. */
 void model_attention_event(struct model *m, const char *run_id, const char *session_id,

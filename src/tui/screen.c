@@ -14,7 +14,8 @@
 const struct view_ops *
 tui_view(const struct tui *t, enum pane p)
 {
-	static const struct view_ops *const right[] = { &view_log, &view_plan, &view_artifacts };
+	static const struct view_ops *const right[] = { &view_log, &view_plan, &view_artifacts,
+	    &view_connectors };
 	static const struct view_ops *const left[] = { &view_projects, &view_sessions, &view_runs };
 
 	if (p == PANE_RIGHT)
@@ -33,7 +34,8 @@ tui_page_rows(const struct tui *t)
 {
 	int h = t->box[t->m.focus].h;
 
-	if (t->m.focus == PANE_RIGHT && t->m.right == RIGHT_ARTIFACTS)
+	if (t->m.focus == PANE_RIGHT &&
+	    (t->m.right == RIGHT_ARTIFACTS || t->m.right == RIGHT_CONNECTORS))
 		h--;
 	return h > 1 ? (size_t)h : 1;
 }
@@ -42,7 +44,7 @@ tui_page_rows(const struct tui *t)
 static void
 draw_title_line(struct tui *t)
 {
-	static const char *const tabs[] = { "1 Log", "2 Plan", "3 Artifacts" };
+	static const char *const tabs[] = { "1 Log", "2 Plan", "3 Artifacts", "4 Connectors" };
 	const struct m_project *p = model_project(&t->m);
 	const struct m_session *s = model_session(&t->m);
 	const struct m_run *r = model_run(&t->m);
@@ -63,7 +65,7 @@ draw_title_line(struct tui *t)
 		snprintf(crumb + n, sizeof crumb - n, "%s%s", t->g->crumb, id);
 	}
 	n = 0;
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < 4; i++) {
 		bool on = (size_t)t->m.right == i;
 
 		n += (size_t)snprintf(tab + n, sizeof tab - n, "%s%s%s%s", i ? " " : "",
@@ -76,11 +78,11 @@ draw_title_line(struct tui *t)
 	if (t->cols - tw - 1 > x)
 		draw_text(0, t->cols - tw - 1, tw, tab, draw_attr(t, ST_BAR));
 	x = t->cols - tw - 1;
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < 4; i++) {
 		t->tab_x[i] = x;
 		x += (int)strlen(tabs[i]) + 1 + ((size_t)t->m.right == i ? 2 : 0);
 	}
-	t->tab_x[3] = x;
+	t->tab_x[4] = x;
 }
 
 /* The message line: a download's progress bar, else the last message. */
@@ -133,6 +135,7 @@ draw_hints(const struct model *m)
 		[RIGHT_LOG] = "/ filter  f follow  s scope  ? help",
 		[RIGHT_PLAN] = "a approve  e revise  x reject  ? help",
 		[RIGHT_ARTIFACTS] = "Enter download  ? help",
+		[RIGHT_CONNECTORS] = "Space enable/disable  t test  ? help",
 	};
 
 	if (m->focus == PANE_RIGHT && m->right == RIGHT_PLAN &&
