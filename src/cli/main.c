@@ -412,6 +412,7 @@ cli_dashboard(struct cli *cli, int argc, char **argv)
 
 	(void)argc;
 	(void)argv;
+	tui_config_load(&o);
 	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
 		return rc;
 	if (td_doctor(cli->client, &ro, &report, &err) != TD_OK &&

@@ -704,6 +704,34 @@ app_screen(struct tui *t)
 	}
 }
 
+/* The bell and the window title when runs start needing the user (options). */
+static void
+app_notify(struct tui *t)
+{
+	long n;
+	char seq[96];
+
+	if (t->opt.bell && t->m.attention_seen > t->bell_seen) {
+		if (t->m.conn == CONN_LIVE)
+			beep();
+		t->bell_seen = t->m.attention_seen;
+	}
+	if (!t->opt.title)
+		return;
+	n = t->m.conn == CONN_LIVE ? (long)model_attention_count(&t->m) : 0;
+	if (n == t->title_count)
+		return;
+	t->title_count = n;
+	/* OSC 2, ended by ST (not BEL, which is the bell). */
+	if (n > 0)
+		snprintf(seq, sizeof seq, "\033]2;taskdeck: %ld need you\033\\", n);
+	else
+		snprintf(seq, sizeof seq, "\033]2;taskdeck\033\\");
+	fflush(stdout);
+	if (write(STDOUT_FILENO, seq, strlen(seq)) < 0)
+		t->opt.title = false;
+}
+
 /* One pass's draw, at most one per APP_FRAME_MS. */
 static void
 app_draw(struct app *a)
@@ -717,6 +745,7 @@ app_draw(struct app *a)
 	if (!t->too_small)
 		modal_draw(t);
 	screen_flush(t);
+	app_notify(t);
 	a->last_draw_ms = t->now_ms;
 	a->visual_ms = app_visual_deadline(t);
 }
@@ -777,6 +806,7 @@ tui_main(struct td_client *client, const struct tui_options *o)
 	t->client = client;
 	t->opt = *o;
 	t->cur_y = t->cur_x = -1;
+	t->title_count = -1;
 	if (getcwd(t->download_dir, sizeof t->download_dir) == NULL)
 		snprintf(t->download_dir, sizeof t->download_dir, ".");
 	model_init(&t->m);

@@ -18,7 +18,12 @@ struct tui_options {
 	bool no_mouse;		/* do not ask the terminal for mouse events */
 	bool monochrome;	/* no colour, ASCII glyphs (as NO_COLOR) */
 	long timeout_ms;	/* request deadline of a client made on reconnect; 0: default */
+	bool bell;		/* ring the terminal's bell when a run starts needing the user */
+	bool title;		/* "taskdeck: N need you" as the terminal's window title */
 };
+
+/* Reads the configuration file (config.c) into o; see taskdeck(1). */
+void tui_config_load(struct tui_options *o);
 
 /* Runs the dashboard on client until q or a signal; returns an exit code. */
 int tui_main(struct td_client *client, const struct tui_options *o);
@@ -156,6 +161,8 @@ struct tui {
 	char want_run[128];
 	char attention_last[128];	/* the run '@' jumped to last */
 	char jump_run[128];		/* ':run ID' read over HTTP, then jumped to */
+	unsigned long bell_seen;	/* m.attention_seen when last rung */
+	long title_count;		/* the count in the window title; -1 none set */
 	/* The help: its first row shown, all keys or those of help_where. */
 	size_t help_top;
 	bool help_all;
