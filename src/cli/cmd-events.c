@@ -424,7 +424,10 @@ events_follow_end(const struct td_event *e, const char *run_id, bool at_bol)
 	}
 	rc = status != NULL && strcmp(status, "completed") == 0 ? CLI_EXIT_OK :
 	    CLI_EXIT_SERVICE;
-	if (rc != CLI_EXIT_OK) {
+	/* The last line says how it ended, whatever the output was. */
+	if (rc == CLI_EXIT_OK)
+		fprintf(stderr, "taskdeck: run %s completed\n", run_id);
+	else {
 		fprintf(stderr, "taskdeck: run %s %s", run_id,
 		    status != NULL ? status : "ended");
 		if (json_get_string(error, "code") != NULL) {

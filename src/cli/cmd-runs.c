@@ -161,8 +161,9 @@ runs_wait_and_print(struct cli *cli, const char *run_id, long timeout_ms)
 	}
 	if (rc == TD_TIMEOUT) {
 		cli_fail(&err);
-		fprintf(stderr, "taskdeck: wait again with `taskdeck runs wait %s`\n",
-		    run_id);
+		fprintf(stderr, "taskdeck: run %s is still running (the timeout ends the wait, "
+		    "not the run); wait again with `taskdeck runs wait %s`, or cancel it with "
+		    "`taskdeck runs cancel %s`\n", run_id, run_id, run_id);
 		return CLI_EXIT_UNREACHABLE;
 	}
 	if (rc != TD_OK)
