@@ -44,6 +44,8 @@ static const struct cli_cmd *const cli_cmds[] = {
 	&cmd_runs_list_entry,
 	&cmd_runs_show_entry,
 	&cmd_runs_wait_entry,
+	&cmd_runs_logs_entry,
+	&cmd_runs_watch_entry,
 	&cmd_runs_cancel_entry,
 	&cmd_sessions_list_entry,
 	&cmd_sessions_show_entry,
