@@ -411,7 +411,7 @@ app_flush_need(struct tui *t)
 		app_job(t, JOB_RUNS, s != NULL ? s->id : NULL);
 	else if (need & NEED_NEW_RUNS) {
 		for (size_t i = 0; i < t->m.run_count; i++) {
-			if (t->m.runs[i].prompt == NULL)
+			if (t->m.runs[i].prompt == NULL || t->m.runs[i].tokens < 0)
 				app_job(t, JOB_RUN, t->m.runs[i].id);
 		}
 	}
@@ -611,6 +611,9 @@ app_visual_deadline(const struct tui *t)
 	if (m->resynced_at_ms > 0 && t->now_ms < m->resynced_at_ms + 5000 &&
 	    (d == 0 || m->resynced_at_ms + 5000 < d))
 		d = m->resynced_at_ms + 5000;
+	/* Ages and durations on the screen move on: once a second, as a countdown. */
+	if (t->ages_shown && (d == 0 || t->now_ms + 1000 < d))
+		d = t->now_ms + 1000;
 	if (m->conn == CONN_RECONNECTING) {
 		left = m->conn_retry_at_ms - t->now_ms;
 		left = left > 0 ? t->now_ms + (left - 1) % 1000 + 1 : t->now_ms;

@@ -68,7 +68,13 @@ ev_run_status(struct ev_ctx *c)
 		if (r == NULL)
 			continue;
 		mdl_set_str(&r->status, status);
+		if (strcmp(c->ev->type, "run.started") == 0 && r->started_at == NULL)
+			mdl_set_str(&r->started_at, c->ev->time);
 		if (final) {
+			mdl_set_str(&r->finished_at, c->ev->time);
+			/* Its tokens are in the run, not the event: read it again. */
+			r->tokens = -1;
+			c->need |= NEED_NEW_RUNS;
 			mdl_set_str(&r->error_code, json_get_string(err, "code"));
 			mdl_set_str(&r->error_message, json_get_string(err, "message"));
 			mdl_set_str(&r->attention, NULL);

@@ -103,6 +103,8 @@ run_clear(struct m_run *r)
 	free(r->error_code);
 	free(r->error_message);
 	free(r->created_at);
+	free(r->started_at);
+	free(r->finished_at);
 }
 
 static void
@@ -222,6 +224,9 @@ run_fill(struct m_run *r, const struct td_run *t)
 	mdl_set_str(&r->attention, t->attention.kind);
 	mdl_set_str(&r->error_code, t->error_code);
 	mdl_set_str(&r->error_message, t->error_message);
+	mdl_set_str(&r->started_at, t->started_at);
+	mdl_set_str(&r->finished_at, t->finished_at);
+	r->tokens = t->input_tokens + t->output_tokens;
 }
 
 void

@@ -69,6 +69,9 @@ struct m_run {
 	char *error_code;	/* NULL unless failed */
 	char *error_message;
 	char *created_at;
+	char *started_at;	/* NULL until it started */
+	char *finished_at;	/* NULL until final */
+	long long tokens;	/* input + output, as last read; -1: read it again */
 };
 
 struct m_artifact {

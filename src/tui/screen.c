@@ -226,7 +226,8 @@ draw_status(struct tui *t, int y)
 static void
 draw_layout(struct tui *t, struct rect *left, struct rect *right, int *sep1, int *sep2)
 {
-	int left_w = t->cols / 3 > 20 ? t->cols / 3 : 20;
+	/* Wide terminals give the lists more (their columns: age, duration, tokens). */
+	int left_w = t->cols >= 160 ? t->cols * 2 / 5 : t->cols / 3 > 20 ? t->cols / 3 : 20;
 	int body_h = t->rows - 3, inner = body_h - 4;
 	int proj = inner / 4 > 2 ? inner / 4 : 2;
 	int sess = (inner - proj) / 2, runs = inner - proj - sess;
@@ -251,6 +252,7 @@ draw_screen(struct tui *t)
 	int sep1, sep2;
 
 	getmaxyx(stdscr, t->rows, t->cols);
+	t->ages_shown = false;
 	t->too_small = t->cols < 60 || t->rows < 16;
 	t->cur_y = t->cur_x = -1;
 	erase();

@@ -162,6 +162,7 @@ struct tui {
 	char attention_last[128];	/* the run '@' jumped to last */
 	char jump_run[128];		/* ':run ID' read over HTTP, then jumped to */
 	unsigned long bell_seen;	/* m.attention_seen when last rung */
+	bool ages_shown;		/* the last draw showed ages (redrawn each second) */
 	long title_count;		/* the count in the window title; -1 none set */
 	/* The help: its first row shown, all keys or those of help_where. */
 	size_t help_top;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "timeutil.h"
 #include "tui/tui.h"
 
 /* Draws one row of a list at y (marker already drawn) with attr as the base. */
@@ -141,6 +142,70 @@ runs_title(const struct tui *t, char *buf, size_t len)
 	snprintf(buf, len, "Runs");
 }
 
+/* "2m ago", "3h ago" for an RFC 3339 time; "-" when unknown. */
+static void
+runs_age(const char *at, long long now_ms, char *out, size_t len)
+{
+	int64_t ms;
+	long long s;
+
+	if (at == NULL || !td_time_parse(at, &ms)) {
+		snprintf(out, len, "-");
+		return;
+	}
+	s = (now_ms - ms) / 1000;
+	if (s < 0)
+		s = 0;
+	if (s < 60)
+		snprintf(out, len, "%llds ago", s);
+	else if (s < 3600)
+		snprintf(out, len, "%lldm ago", s / 60);
+	else if (s < 86400)
+		snprintf(out, len, "%lldh ago", s / 3600);
+	else
+		snprintf(out, len, "%lldd ago", s / 86400);
+}
+
+/* "0.8s", "42s", "3m05s", "2h03m": from start to end (or now); "-" before it started. */
+static void
+runs_duration(const char *from, const char *to, long long now_ms, char *out, size_t len)
+{
+	int64_t a, b = now_ms;
+	long long ms, s;
+
+	if (from == NULL || !td_time_parse(from, &a) || (to != NULL && !td_time_parse(to, &b))) {
+		snprintf(out, len, "-");
+		return;
+	}
+	ms = b - a > 0 ? b - a : 0;
+	s = ms / 1000;
+	if (s < 10)
+		snprintf(out, len, "%lld.%llds", s, ms % 1000 / 100);
+	else if (s < 60)
+		snprintf(out, len, "%llds", s);
+	else if (s < 3600)
+		snprintf(out, len, "%lldm%02llds", s / 60, s % 60);
+	else
+		snprintf(out, len, "%lldh%02lldm", s / 3600, s % 3600 / 60);
+}
+
+/* "-", "350 tok", "1.2k tok", "12k tok". */
+static void
+runs_tokens(long long n, char *out, size_t len)
+{
+	if (n <= 0)
+		snprintf(out, len, "-");
+	else if (n < 1000)
+		snprintf(out, len, "%lld tok", n);
+	else if (n < 10000)
+		snprintf(out, len, "%lld.%lldk tok", n / 1000, n % 1000 / 100);
+	else
+		snprintf(out, len, "%lldk tok", n / 1000);
+}
+
+/* Columns of a wide Runs pane: age, duration, tokens (RUNS_COLS wide). */
+#define RUNS_COLS 30
+
 static void
 runs_row(struct tui *t, size_t i, int y, int x, int w, unsigned attr)
 {
@@ -162,6 +227,21 @@ runs_row(struct tui *t, size_t i, int y, int x, int w, unsigned attr)
 	    n + 1 < sizeof line; p++)
 		line[n++] = *p == '\n' || *p == '\r' ? ' ' : *p;
 	line[n] = '\0';
+	/* A wide pane: age, duration and tokens at the right. */
+	if (w - used >= RUNS_COLS + 16) {
+		char age[32], dur[32], tok[32], cols[96];
+		long long now = td_now_ms();
+
+		runs_age(r->created_at, now, age, sizeof age);
+		runs_duration(r->started_at, r->finished_at, now, dur, sizeof dur);
+		runs_tokens(r->tokens, tok, sizeof tok);
+		snprintf(cols, sizeof cols, "%8s %7s %10s", age, dur, tok);
+		draw_text(y, x + w - RUNS_COLS + 2, RUNS_COLS - 2, cols, draw_attr(t, ST_DIM) |
+		    (attr & (A_REVERSE | A_BOLD)));
+		draw_text(y, x + used, w - used - RUNS_COLS, line, attr);
+		t->ages_shown = true;
+		return;
+	}
 	draw_text(y, x + used, w - used, line, attr);
 }
 
