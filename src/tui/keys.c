@@ -239,6 +239,30 @@ key_copy(struct tui *t, int key)
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
+/* 'v' in the log: the lines shown (filter applied) in $PAGER (less when unset). */
+static unsigned
+key_pager(struct tui *t, int key)
+{
+	char path[4096];
+	FILE *fp = tui_temp_file(path, sizeof path, ".log");
+	size_t n = model_log_visible(&t->m);
+
+	(void)key;
+	if (fp == NULL) {
+		model_message(&t->m, t->now_ms, true, "cannot make a temporary file");
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct log_line *l = model_log_line(&t->m, i);
+
+		fprintf(fp, "%s%s%s\n", l->time, l->time[0] != '\0' ? " " : "", l->text);
+	}
+	fclose(fp);
+	tui_external(t, "PAGER", "less", path);
+	unlink(path);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
 /* 'h' / 'l': the pane to the left / right (as Shift-Tab / Tab). */
 static unsigned
 key_side(struct tui *t, int key)
@@ -531,6 +555,7 @@ static const struct keys_binding {
 	{ 'w', W_LOG, "w", "Log", "wrap long lines on/off", key_wrap },
 	{ 't', W_LOG, "t", "Log", "timestamps on/off", key_timestamps },
 	{ 's', W_LOG, "s", "Log", "scope: the run or the whole session", key_scope },
+	{ 'v', W_LOG, "v", "Log", "the lines shown in $PAGER (less)", key_pager },
 	{ ' ', W_CONNECTORS, "Space", "Connectors", "enable / disable the selected connector",
 	    key_connector },
 	{ 't', W_CONNECTORS, "t", "Connectors", "test it: connect and list its tools",
@@ -553,6 +578,7 @@ static const struct {
 	{ "Ctrl-J", "editor", "new line (prompt, feedback)" },
 	{ "Ctrl-T", "prompt editor", "plan-first on/off" },
 	{ "Ctrl-P", "prompt editor", "next permission profile" },
+	{ "Ctrl-O", "prompt editor", "write the prompt in $EDITOR (vi)" },
 	{ "Ctrl-U", "editor", "erase up to the cursor" },
 	{ "<- -> Home End", "editor", "move the cursor (Ctrl-A, Ctrl-E: start, end)" },
 	{ "Bksp Del", "editor", "erase a character" },

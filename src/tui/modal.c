@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "tui/tui.h"
 #include "xalloc.h"
@@ -263,7 +264,7 @@ static void
 prompt_draw(struct tui *t)
 {
 	char title[400], opts[256];
-	const char *footer[2] = { opts, "Enter start  Ctrl-J newline  Esc cancel" };
+	const char *footer[2] = { opts, "Enter start  Ctrl-J newline  Ctrl-O $EDITOR  Esc cancel" };
 
 	if (t->modal_session[0] != '\0')
 		snprintf(title, sizeof title, "Continue session %s", t->modal_session);
@@ -273,6 +274,36 @@ prompt_draw(struct tui *t)
 	    t->plan_first ? "on" : "off",
 	    tui_profiles[t->profile] != NULL ? tui_profiles[t->profile] : "default");
 	editor_box_draw(t, title, footer, 2);
+}
+
+/* Ctrl-O: the text in $EDITOR (vi when unset), then back in the editor. */
+static void
+modal_external_edit(struct tui *t)
+{
+	char path[4096], *text;
+	FILE *fp = tui_temp_file(path, sizeof path, ".md");
+	size_t n;
+
+	if (fp == NULL) {
+		model_message(&t->m, t->now_ms, true, "cannot make a temporary file");
+		return;
+	}
+	fputs(t->ed.text, fp);
+	fclose(fp);
+	if (tui_external(t, "EDITOR", "vi", path) == 0 && (fp = fopen(path, "re")) != NULL) {
+		text = calloc(1, t->ed.cap);
+		if (text != NULL) {
+			n = fread(text, 1, t->ed.cap - 1, fp);
+			while (n > 0 && text[n - 1] == '\n')
+				n--;
+			text[n] = '\0';
+			editor_free(&t->ed);
+			editor_init(&t->ed, MODAL_PROMPT_MAX, true, text);
+			free(text);
+		}
+		fclose(fp);
+	}
+	unlink(path);
 }
 
 static unsigned
@@ -287,6 +318,10 @@ prompt_key(struct tui *t, int key)
 	}
 	if (key == TUI_CTRL('p')) {
 		t->profile = (t->profile + 1) % tui_profile_count;
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	if (key == TUI_CTRL('o')) {
+		modal_external_edit(t);
 		return TUI_HANDLED | TUI_REDRAW;
 	}
 	f = editor_key(&t->ed, key);

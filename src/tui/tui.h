@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "taskdeck.h"
 #include "tui/model.h"
@@ -279,6 +280,12 @@ int draw_status_index(const char *status);
 enum tui_style draw_status_style(const char *status);
 void draw_title(const struct tui *t, int y, int x, int w, const char *title, bool focused);
 void draw_separator(const struct tui *t, int y, int x, int w);
+
+/* external.c */
+/* Runs "$var path" (fallback when var is unset) on the terminal; 0 when it exited 0. */
+int tui_external(struct tui *t, const char *var, const char *fallback, const char *path);
+/* A private temporary file, path filled (suffix kept); NULL on failure. */
+FILE *tui_temp_file(char *path, size_t len, const char *suffix);
 
 /* modal.c */
 /* The modal drawn and given the keys: t->modal, else the permission prompt. */
