@@ -20,6 +20,7 @@ struct settings {
 	int max_concurrent;
 	int max_turns;
 	long command_timeout_ms;
+	const cJSON *notify_command;	/* notify.command, or NULL */
 };
 
 static const char default_settings[] =
@@ -38,7 +39,7 @@ static const char default_settings[] =
     "  \"runs\": {\"maxConcurrent\": 4, \"maxTurns\": 50, \"commandTimeoutMs\": 600000}\n"
     "}\n";
 
-static const char *const top_keys[] = { "defaults", "providers", "runs", NULL };
+static const char *const top_keys[] = { "defaults", "providers", "runs", "notify", NULL };
 static const char *const default_keys[] = { "framework", "provider", "model", "effort",
 	"permissionProfile", NULL };
 static const char *const provider_keys[] = { "kind", "baseUrl", "apiKeyEnv",
@@ -133,6 +134,8 @@ provider_valid(const char *name, const cJSON *p, char **err)
 	return true;
 }
 
+static bool settings_check_notify(struct settings *s, char **err);
+
 /* Applies the file's rules to s->root; false with *err set. */
 static bool
 settings_check(struct settings *s, char **err)
@@ -185,7 +188,7 @@ settings_check(struct settings *s, char **err)
 	s->command_timeout_ms = 600000;
 	runs = cJSON_GetObjectItemCaseSensitive(root, "runs");
 	if (runs == NULL)
-		return true;
+		return settings_check_notify(s, err);
 	if (!cJSON_IsObject(runs) || !json_only_keys(runs, run_keys, &bad)) {
 		*err = bad ? xasprintf("runs: unknown member %s", bad)
 		    : xstrdup("runs must be an object");
@@ -204,7 +207,46 @@ settings_check(struct settings *s, char **err)
 		s->max_turns = p->valueint;
 	if ((p = cJSON_GetObjectItemCaseSensitive(runs, "commandTimeoutMs")) != NULL)
 		s->command_timeout_ms = (long)p->valuedouble;
+	return settings_check_notify(s, err);
+}
+
+/* notify: {"command": ["program", "arg", ...]} (issue 14), or absent. */
+static bool
+settings_check_notify(struct settings *s, char **err)
+{
+	static const char *const notify_keys[] = { "command", NULL };
+	const cJSON *notify = cJSON_GetObjectItemCaseSensitive(s->root, "notify"), *cmd, *a;
+	const char *bad = NULL;
+	int n = 0;
+
+	if (notify == NULL || cJSON_IsNull(notify))
+		return true;
+	if (!cJSON_IsObject(notify) || !json_only_keys(notify, notify_keys, &bad)) {
+		*err = bad ? xasprintf("notify: unknown member %s", bad) :
+		    xstrdup("notify must be an object");
+		return false;
+	}
+	cmd = cJSON_GetObjectItemCaseSensitive(notify, "command");
+	if (cmd == NULL || cJSON_IsNull(cmd))
+		return true;
+	cJSON_ArrayForEach(a, cmd) {
+		if (!cJSON_IsString(a) || a->valuestring[0] == '\0' || strlen(a->valuestring) > 1024)
+			n = 1000;
+		n++;
+	}
+	if (!cJSON_IsArray(cmd) || n < 1 || n > 32) {
+		*err = xstrdup("notify.command must be an array of 1 to 32 non-empty strings "
+		    "(the program and its arguments)");
+		return false;
+	}
+	s->notify_command = cmd;
 	return true;
+}
+
+const cJSON *
+settings_notify_command(const struct settings *s)
+{
+	return s->notify_command;
 }
 
 struct settings *

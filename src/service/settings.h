@@ -22,5 +22,7 @@ const cJSON *settings_provider(const struct settings *s, const char *name);
 int settings_max_concurrent(const struct settings *s);
 int settings_max_turns(const struct settings *s);
 long settings_command_timeout_ms(const struct settings *s);
+/* notify.command: an array of strings (program, arguments), or NULL. */
+const cJSON *settings_notify_command(const struct settings *s);
 
 #endif
