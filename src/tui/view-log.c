@@ -11,16 +11,19 @@ static void
 log_title(const struct tui *t, char *buf, size_t len)
 {
 	const struct m_log *l = &t->m.log;
-	char id[64];
+	char id[64], count[48] = "";
 
 	if (l->scope_id == NULL) {
 		snprintf(buf, len, "Log");
 		return;
 	}
 	draw_short_id(t, l->scope_id, id, sizeof id);
-	snprintf(buf, len, "Log: %s (%s)%s%s%s%s%s", id, l->run_scope ? "run" : "session",
+	if (l->filter[0] != '\0')
+		snprintf(count, sizeof count, " (%zu line%s)", l->match_count,
+		    l->match_count == 1 ? "" : "s");
+	snprintf(buf, len, "Log: %s (%s)%s%s%s%s%s%s", id, l->run_scope ? "run" : "session",
 	    l->follow ? " follow" : "", l->wrap ? " wrap" : "",
-	    l->loading ? " loading" : "", l->filter[0] != '\0' ? " /" : "", l->filter);
+	    l->loading ? " loading" : "", l->filter[0] != '\0' ? " /" : "", l->filter, count);
 }
 
 /* Marks in mask the bytes of text inside a match of query (ASCII case folded). */

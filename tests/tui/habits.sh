@@ -51,6 +51,16 @@ wait_for "report.md"
 screen | grep -q '…│' || fail "no cut log line ends in …"
 pass "log lines cut at 80 columns end in …"
 
+# The log's filter says how many lines match.
+keys /
+type_text "report"
+keys Enter
+wait_for_re "/report \([0-9]+ lines?\)"
+keys /
+keys Escape
+wait_gone "/report"
+pass "the log filter counts its matching lines"
+
 # A start that fails (the session is busy) keeps the typed prompt.
 read -r run2 _ < <(start_run "$project" - "Busy again" --session "$session" --plan-first)
 wait_run_field "$run2" attention.kind plan-approval
