@@ -395,6 +395,14 @@ key_filter(struct tui *t, int key)
 }
 
 static unsigned
+key_list_filter(struct tui *t, int key)
+{
+	(void)key;
+	modal_open(t, MODAL_LIST_FILTER);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+static unsigned
 key_follow(struct tui *t, int key)
 {
 	(void)key;
@@ -550,6 +558,8 @@ static const struct keys_binding {
 	    key_command },
 	{ '?', W_ANY, "?", "anywhere", "this help", key_help },
 	{ 'q', W_ANY, "q Ctrl-C", "anywhere", "quit", key_quit },
+	{ '/', W_PROJECTS | W_SESSIONS | W_RUNS, "/", "lists",
+	    "filter the list as you type (Enter keeps, Esc clears)", key_list_filter },
 	{ '/', W_LOG, "/", "Log", "filter (Enter applies, empty or Esc clears)", key_filter },
 	{ 'f', W_LOG, "f", "Log", "follow on/off", key_follow },
 	{ 'w', W_LOG, "w", "Log", "wrap long lines on/off", key_wrap },

@@ -68,6 +68,10 @@ modal_open(struct tui *t, enum modal_kind kind)
 	case MODAL_DOWNLOAD:
 		editor_init(&t->ed, sizeof t->download_dir, false, t->download_dir);
 		break;
+	case MODAL_LIST_FILTER:
+		editor_init(&t->ed, sizeof t->m.list_filter[0], false,
+		    (unsigned)t->m.focus <= PANE_RUNS ? t->m.list_filter[t->m.focus] : "");
+		break;
 	case MODAL_COMMAND:
 		editor_init(&t->ed, 256, false, NULL);
 		break;
@@ -471,6 +475,22 @@ filter_key(struct tui *t, int key)
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
+/* '/' in a list: every key applies the filter; Enter keeps it, Esc clears it. */
+static unsigned
+list_filter_key(struct tui *t, int key)
+{
+	unsigned f = editor_key(&t->ed, key);
+
+	if (f & EDITOR_CANCEL) {
+		tui_need(t, model_list_filter(&t->m, t->m.focus, ""));
+		modal_close(t);
+	} else if (f & EDITOR_DONE)
+		modal_close(t);
+	else
+		tui_need(t, model_list_filter(&t->m, t->m.focus, t->ed.text));
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
 /* The help's entry comes from keys.c (modal_register): it lists their table. */
 static struct {
 	void (*draw)(struct tui *t);
@@ -482,6 +502,7 @@ static struct {
 	[MODAL_FEEDBACK] = { feedback_draw, feedback_key },
 	[MODAL_DOWNLOAD] = { download_draw, download_key },
 	[MODAL_FILTER] = { filter_draw, filter_key },
+	[MODAL_LIST_FILTER] = { filter_draw, list_filter_key },
 };
 
 void

@@ -1,4 +1,5 @@
 /* The model's lists: selection and the results of the HTTP reads. */
+#include <ctype.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -173,6 +174,92 @@ cursor_move(struct m_cursor *cur, size_t count, long delta, size_t rows)
 	model_cursor_fit(cur, count, rows);
 }
 
+/* True when hay holds needle, ASCII letters folded. */
+static bool
+list_contains(const char *hay, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (const char *h = hay != NULL ? hay : ""; *h != '\0'; h++) {
+		size_t k = 0;
+
+		while (k < n && h[k] != '\0' &&
+		    tolower((unsigned char)h[k]) == tolower((unsigned char)needle[k]))
+			k++;
+		if (k == n)
+			return true;
+	}
+	return n == 0;
+}
+
+bool
+model_list_match(const struct model *m, enum pane p, size_t i)
+{
+	const char *q;
+
+	if ((unsigned)p > PANE_RUNS || (q = m->list_filter[p])[0] == '\0')
+		return true;
+	switch (p) {
+	case PANE_PROJECTS:
+		return i < m->project_count && list_contains(m->projects[i].name, q);
+	case PANE_SESSIONS:
+		return i < m->session_count && (list_contains(m->sessions[i].title, q) ||
+		    list_contains(m->sessions[i].id, q));
+	default:
+		return i < m->run_count && (list_contains(m->runs[i].prompt, q) ||
+		    list_contains(m->runs[i].status, q) || list_contains(m->runs[i].id, q));
+	}
+}
+
+/* Moves a filtered list's selection over matching rows only. */
+static void
+cursor_move_filtered(const struct model *m, enum pane p, struct m_cursor *cur, size_t count,
+    long delta)
+{
+	size_t i = cur->sel, j;
+	long steps = delta < 0 ? (delta == LONG_MIN ? LONG_MAX : -delta) : delta;
+
+	if (delta == LONG_MIN || delta == LONG_MAX) {
+		for (j = 0; j < count; j++) {
+			size_t k = delta == LONG_MIN ? j : count - 1 - j;
+
+			if (model_list_match(m, p, k)) {
+				cur->sel = k;
+				return;
+			}
+		}
+		return;
+	}
+	while (steps-- > 0) {
+		for (j = i; delta < 0 ? j-- > 0 : ++j < count;) {
+			if (model_list_match(m, p, j))
+				break;
+		}
+		if (j >= count)
+			break;
+		i = j;
+	}
+	cur->sel = i;
+}
+
+unsigned
+model_list_filter(struct model *m, enum pane p, const char *query)
+{
+	struct m_cursor *curs[] = { &m->projects_cur, &m->sessions_cur, &m->runs_cur };
+	const size_t counts[] = { m->project_count, m->session_count, m->run_count };
+	struct sel_ids s;
+
+	if ((unsigned)p > PANE_RUNS)
+		return NEED_NONE;
+	snprintf(m->list_filter[p], sizeof m->list_filter[p], "%s", query != NULL ? query : "");
+	m->dirty = true;
+	if (counts[p] == 0 || model_list_match(m, p, curs[p]->sel))
+		return NEED_NONE;
+	sel_save(m, &s);
+	cursor_move_filtered(m, p, curs[p], counts[p], LONG_MIN);
+	return sel_changes(m, &s);
+}
+
 unsigned
 model_move(struct model *m, long delta, size_t page_rows)
 {
@@ -184,7 +271,14 @@ model_move(struct model *m, long delta, size_t page_rows)
 	case PANE_SESSIONS:
 	case PANE_RUNS:
 		sel_save(m, &s);
-		if (m->focus == PANE_PROJECTS)
+		if (m->list_filter[m->focus][0] != '\0') {
+			struct m_cursor *curs[] = { &m->projects_cur, &m->sessions_cur,
+			    &m->runs_cur };
+			const size_t counts[] = { m->project_count, m->session_count,
+			    m->run_count };
+
+			cursor_move_filtered(m, m->focus, curs[m->focus], counts[m->focus], delta);
+		} else if (m->focus == PANE_PROJECTS)
 			cursor_move(&m->projects_cur, m->project_count, delta, page_rows);
 		else if (m->focus == PANE_SESSIONS)
 			cursor_move(&m->sessions_cur, m->session_count, delta, page_rows);

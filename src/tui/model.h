@@ -212,6 +212,9 @@ struct model {
 	size_t session_count;
 	struct m_cursor sessions_cur;
 
+	/* '/' in Projects, Sessions, Runs: only matching rows (model-lists.c). */
+	char list_filter[3][64];
+
 	struct m_run *runs;		/* of the selected session, newest first */
 	size_t run_count;
 	struct m_cursor runs_cur;
@@ -351,6 +354,13 @@ size_t model_log_visible(const struct model *m);
 const struct log_line *model_log_line(const struct model *m, size_t i);
 
 /* Connection state changes, with now_ms from a monotonic clock. */
+/* --- List filters ('/' in Projects, Sessions, Runs; model-lists.c) --- */
+/* True when row i of a list pane passes its filter (always, without one). */
+bool model_list_match(const struct model *m, enum pane p, size_t i);
+/* Sets a list pane's filter (case-insensitive; "" clears); a selection that no
+ * longer matches moves to the first match.  Returns NEED_*. */
+unsigned model_list_filter(struct model *m, enum pane p, const char *query);
+
 /* --- Connectors (model-connectors.c) --- */
 /* The list as read; the selection stays on the same id. */
 void model_set_connectors(struct model *m, const struct td_connector_list *l);

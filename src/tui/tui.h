@@ -108,6 +108,7 @@ enum modal_kind {
 	MODAL_DOWNLOAD,		/* download directory */
 	MODAL_FILTER,		/* the log's '/' */
 	MODAL_COMMAND,		/* ':' (keys.c registers it) */
+	MODAL_LIST_FILTER,	/* '/' in Projects, Sessions, Runs: applied as typed */
 	MODAL__COUNT
 };
 

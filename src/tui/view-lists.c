@@ -2,10 +2,12 @@
 #define NCURSES_WIDECHAR 1
 #include <curses.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "timeutil.h"
 #include "tui/tui.h"
+#include "xalloc.h"
 
 /* Draws one row of a list at y (marker already drawn) with attr as the base. */
 typedef void (*list_row_fn)(struct tui *t, size_t i, int y, int x, int w, unsigned attr);
@@ -16,14 +18,36 @@ list_draw(struct tui *t, const struct rect *r, enum pane pane, struct m_cursor *
     size_t count, list_row_fn row, const char *empty)
 {
 	bool focused = t->m.focus == pane;
+	size_t shown = count, *rows = NULL;
+	struct m_cursor fc;
 
 	if (count == 0) {
 		draw_text(r->y, r->x + 2, r->w - 2, empty, draw_attr(t, ST_DIM));
 		return;
 	}
-	model_cursor_fit(cur, count, (size_t)r->h);
-	for (int i = 0; i < r->h && cur->top + (size_t)i < count; i++) {
-		size_t k = cur->top + (size_t)i;
+	/* A filter: only the matching rows; top counts among them. */
+	if (t->m.list_filter[pane][0] != '\0') {
+		rows = xcalloc(count, sizeof *rows);
+		shown = 0;
+		fc = (struct m_cursor){ .sel = 0, .top = cur->top };
+		for (size_t k = 0; k < count; k++) {
+			if (!model_list_match(&t->m, pane, k))
+				continue;
+			if (k == cur->sel)
+				fc.sel = shown;
+			rows[shown++] = k;
+		}
+		if (shown == 0) {
+			draw_text(r->y, r->x + 2, r->w - 2, "no match", draw_attr(t, ST_DIM));
+			free(rows);
+			return;
+		}
+		model_cursor_fit(&fc, shown, (size_t)r->h);
+		cur->top = fc.top;
+	} else
+		model_cursor_fit(cur, count, (size_t)r->h);
+	for (int i = 0; i < r->h && cur->top + (size_t)i < shown; i++) {
+		size_t k = rows != NULL ? rows[cur->top + (size_t)i] : cur->top + (size_t)i;
 		bool sel = k == cur->sel;
 		unsigned attr = sel ? draw_attr(t, focused ? ST_SELECTED : ST_SELECTED_DIM) :
 		    draw_attr(t, ST_NORMAL);
@@ -33,21 +57,51 @@ list_draw(struct tui *t, const struct rect *r, enum pane pane, struct m_cursor *
 		draw_text(r->y + i, r->x, 2, sel ? "> " : "  ", attr);
 		row(t, k, r->y + i, r->x + 2, r->w - 2, attr);
 	}
+	free(rows);
 }
 
 /* A click on a list's row: select it (top is the list's first shown row). */
 static unsigned
 list_click(struct tui *t, enum pane pane, const struct m_cursor *cur, int row)
 {
-	tui_need(t, model_select(&t->m, pane, cur->top + (size_t)row));
+	size_t want = cur->top + (size_t)row, n = 0;
+	const size_t counts[] = { t->m.project_count, t->m.session_count, t->m.run_count };
+
+	/* Filtered: the row-th matching row from top. */
+	if (t->m.list_filter[pane][0] != '\0') {
+		for (size_t k = 0; k < counts[pane]; k++) {
+			if (model_list_match(&t->m, pane, k) && n++ == want) {
+				want = k;
+				break;
+			}
+			if (k + 1 == counts[pane])
+				return TUI_HANDLED;
+		}
+	}
+	tui_need(t, model_select(&t->m, pane, want));
 	return TUI_HANDLED | TUI_REDRAW;
+}
+
+/* "Name", or "Name /query (2 of 5)" with a filter. */
+static void
+list_title(const struct tui *t, enum pane pane, const char *name, size_t count, char *buf,
+    size_t len)
+{
+	size_t n = 0;
+
+	if (t->m.list_filter[pane][0] == '\0') {
+		snprintf(buf, len, "%s", name);
+		return;
+	}
+	for (size_t k = 0; k < count; k++)
+		n += model_list_match(&t->m, pane, k);
+	snprintf(buf, len, "%s /%s (%zu of %zu)", name, t->m.list_filter[pane], n, count);
 }
 
 static void
 projects_title(const struct tui *t, char *buf, size_t len)
 {
-	(void)t;
-	snprintf(buf, len, "Projects");
+	list_title(t, PANE_PROJECTS, "Projects", t->m.project_count, buf, len);
 }
 
 /* "! " before a row whose project or session has a run that needs the user. */
@@ -94,8 +148,7 @@ const struct view_ops view_projects = {
 static void
 sessions_title(const struct tui *t, char *buf, size_t len)
 {
-	(void)t;
-	snprintf(buf, len, "Sessions");
+	list_title(t, PANE_SESSIONS, "Sessions", t->m.session_count, buf, len);
 }
 
 static void
@@ -138,8 +191,7 @@ const struct view_ops view_sessions = {
 static void
 runs_title(const struct tui *t, char *buf, size_t len)
 {
-	(void)t;
-	snprintf(buf, len, "Runs");
+	list_title(t, PANE_RUNS, "Runs", t->m.run_count, buf, len);
 }
 
 /* "2m ago", "3h ago" for an RFC 3339 time; "-" when unknown. */

@@ -792,3 +792,28 @@ Test(model, attention_counts_every_project_and_jumps_in_turn)
 	cr_expect_eq(model_attention_count(&m), 1, "a final run waits for nothing");
 	cr_expect(!model_attention_in(&m, "prj_2", NULL));
 }
+
+Test(model, a_list_filter_moves_among_matches_only)
+{
+	give_projects((const char *const[]){ "prj_a1", "prj_b", "prj_a2", "prj_c", "prj_a3",
+	    NULL });
+	model_focus(&m, PANE_PROJECTS);
+	cr_expect_str_eq(model_project(&m)->id, "prj_a1");
+	model_list_filter(&m, PANE_PROJECTS, "B");
+	cr_expect_str_eq(model_project(&m)->id, "prj_b", "the selection moves to the match");
+	model_list_filter(&m, PANE_PROJECTS, "a");
+	cr_expect_str_eq(model_project(&m)->id, "prj_a1");
+	model_move(&m, 1, 10);
+	cr_expect_str_eq(model_project(&m)->id, "prj_a2", "j skips what does not match");
+	model_move(&m, 1, 10);
+	cr_expect_str_eq(model_project(&m)->id, "prj_a3");
+	model_move(&m, 1, 10);
+	cr_expect_str_eq(model_project(&m)->id, "prj_a3", "no match further down: stays");
+	model_move(&m, LONG_MIN, 10);
+	cr_expect_str_eq(model_project(&m)->id, "prj_a1");
+	cr_expect(!model_list_match(&m, PANE_PROJECTS, 1));
+	model_list_filter(&m, PANE_PROJECTS, "");
+	cr_expect(model_list_match(&m, PANE_PROJECTS, 1), "an empty filter matches all");
+	model_move(&m, 1, 10);
+	cr_expect_str_eq(model_project(&m)->id, "prj_b");
+}
