@@ -68,6 +68,8 @@ extern const struct cli_cmd cmd_run_entry;
 extern const struct cli_cmd cmd_runs_list_entry;
 extern const struct cli_cmd cmd_runs_show_entry;
 extern const struct cli_cmd cmd_runs_wait_entry;
+extern const struct cli_cmd cmd_runs_logs_entry;
+extern const struct cli_cmd cmd_runs_watch_entry;
 extern const struct cli_cmd cmd_runs_cancel_entry;
 extern const struct cli_cmd cmd_sessions_list_entry;
 extern const struct cli_cmd cmd_sessions_show_entry;
@@ -144,6 +146,10 @@ struct td_events *cli_events_for_run(struct cli *cli, const char *project_id,
  * run --wait, CLI_EXIT_INTERRUPTED on Ctrl-C, or CLI_FOLLOW_LOST.
  */
 int cli_follow_run(struct cli *cli, struct td_events *ev, const char *run_id);
+/* runs logs RUN [--follow]: the durable history, then the live events. */
+int cli_runs_logs(struct cli *cli, const char *run_id, bool follow);
+/* runs watch RUN: status, progress, tools and prompts until the run ends. */
+int cli_runs_watch(struct cli *cli, const char *run_id);
 
 /* output.c */
 struct out_table {

@@ -262,9 +262,15 @@ artifacts_report(const struct td_error *err, const char *artifact_id,
 		fprintf(stderr, "taskdeck: check the id with `taskdeck artifacts list "
 		    "SESSION`\n");
 	} else if (err->code != TD_INVALID_ARGUMENT) {
-		fprintf(stderr, "taskdeck: do not restart the run: it is not affected. "
-		    "Run the same download again; it resumes from %s.part\n",
-		    dest != NULL ? dest : "the partial file");
+		char *part = dest != NULL ? xasprintf("%s.part", dest) : NULL;
+
+		if (part != NULL && access(part, F_OK) == 0)
+			fprintf(stderr, "taskdeck: do not restart the run: it is not affected. "
+			    "Run the same download again; it resumes from %s\n", part);
+		else
+			fprintf(stderr, "taskdeck: do not restart the run: it is not affected. "
+			    "Run the same download again\n");
+		free(part);
 		if (err->code == TD_TIMEOUT) {
 			fprintf(stderr, "taskdeck: the deadline covers the whole "
 			    "download: give it more with --timeout MS\n");

@@ -1,8 +1,10 @@
 /* taskdeck demo: the demo project and its four runs, for the dashboard */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "cli.h"
@@ -217,6 +219,45 @@ demo_print(const struct cli *cli, const struct td_project *p, struct td_run *con
 }
 
 /* taskdeck demo [--again] */
+/*
+ * How the user can run this program again: "taskdeck" when the one on PATH is
+ * this one, else its full path (a build tree's, which is not on PATH).
+ */
+static void
+demo_self_command(char *out, size_t size)
+{
+	char exe[PATH_MAX], real[PATH_MAX], cand[PATH_MAX + 16];
+	const char *path = getenv("PATH");
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	char *slash, *libs;
+
+	snprintf(out, size, "taskdeck");
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	/* A libtool build runs <dir>/.libs/taskdeck (or lt-taskdeck) for <dir>/taskdeck. */
+	if ((libs = strstr(exe, "/.libs/")) != NULL && strchr(libs + 7, '/') == NULL) {
+		memcpy(libs, "/taskdeck", sizeof "/taskdeck");
+	}
+	for (const char *p = path; p != NULL && *p != '\0';) {
+		const char *end = strchr(p, ':');
+		size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
+
+		if (len > 0 && len < PATH_MAX) {
+			snprintf(cand, sizeof cand, "%.*s/taskdeck", (int)len, p);
+			if (access(cand, X_OK) == 0) {
+				/* The first taskdeck on PATH is what the user would run. */
+				if (realpath(cand, real) != NULL && (slash = realpath(exe, cand)) != NULL &&
+				    strcmp(real, cand) == 0)
+					return;
+				break;
+			}
+		}
+		p = end != NULL ? end + 1 : NULL;
+	}
+	snprintf(out, size, "%s", exe);
+}
+
 static int
 cmd_demo_exec(struct cli *cli, int argc, char **argv)
 {
@@ -254,8 +295,12 @@ cmd_demo_exec(struct cli *cli, int argc, char **argv)
 			rc = cli_fail(&err);
 	}
 	demo_print(cli, project, runs);
-	if (rc == CLI_EXIT_OK && !cli->json)
-		printf("\nOpen the dashboard with `taskdeck` to watch them.\n");
+	if (rc == CLI_EXIT_OK && !cli->json) {
+		char self[PATH_MAX];
+
+		demo_self_command(self, sizeof self);
+		printf("\nOpen the dashboard with `%s` to watch them.\n", self);
+	}
 	for (size_t i = 0; i < DEMO_RUN_COUNT; i++)
 		td_run_free(runs[i]);
 	td_project_free(project);

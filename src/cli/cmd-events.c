@@ -424,7 +424,10 @@ events_follow_end(const struct td_event *e, const char *run_id, bool at_bol)
 	}
 	rc = status != NULL && strcmp(status, "completed") == 0 ? CLI_EXIT_OK :
 	    CLI_EXIT_SERVICE;
-	if (rc != CLI_EXIT_OK) {
+	/* The last line says how it ended, whatever the output was. */
+	if (rc == CLI_EXIT_OK)
+		fprintf(stderr, "taskdeck: run %s completed\n", run_id);
+	else {
 		fprintf(stderr, "taskdeck: run %s %s", run_id,
 		    status != NULL ? status : "ended");
 		if (json_get_string(error, "code") != NULL) {
@@ -437,6 +440,11 @@ events_follow_end(const struct td_event *e, const char *run_id, bool at_bol)
 	cJSON_Delete(data);
 	return rc;
 }
+
+/* What cli_follow_run_from prints (runs logs: all; runs watch: no output). */
+static bool events_no_output;
+/* Events at or before this seq were printed from the history already. */
+static long long events_after_seq;
 
 int
 cli_follow_run(struct cli *cli, struct td_events *ev, const char *run_id)
@@ -472,8 +480,10 @@ cli_follow_run(struct cli *cli, struct td_events *ev, const char *run_id)
 			td_event_free(e);
 			break;
 		}
-		if (e->run_id != NULL && strcmp(e->run_id, run_id) == 0) {
-			events_follow_print(cli, e, &at_bol);
+		if (e->run_id != NULL && strcmp(e->run_id, run_id) == 0 &&
+		    e->seq > events_after_seq) {
+			if (!events_no_output || strcmp(e->type, "run.output") != 0)
+				events_follow_print(cli, e, &at_bol);
 			if (strcmp(e->type, "run.finished") == 0) {
 				rc = cli->json ? events_follow_end(e, run_id, true) :
 				    events_follow_end(e, run_id, at_bol);
@@ -486,4 +496,131 @@ cli_follow_run(struct cli *cli, struct td_events *ev, const char *run_id)
 	td_events_close(ev);
 	events_release_sigint(&old);
 	return rc;
+}
+
+/* One event of the durable history (an object of GET /runs/{id}/events). */
+static struct td_event *
+events_from_history(const cJSON *o)
+{
+	const cJSON *seq = cJSON_GetObjectItemCaseSensitive(o, "seq");
+	const cJSON *data = cJSON_GetObjectItemCaseSensitive(o, "data");
+	struct td_event *e;
+	char *text;
+
+	if (!cJSON_IsObject(o) || !cJSON_IsNumber(seq) || json_get_string(o, "type") == NULL)
+		return NULL;
+	e = xcalloc(1, sizeof *e);
+	e->seq = (long long)seq->valuedouble;
+	e->type = xstrdup(json_get_string(o, "type"));
+	e->time = json_get_string(o, "time") ? xstrdup(json_get_string(o, "time")) : NULL;
+	e->run_id = json_get_string(o, "runId") ? xstrdup(json_get_string(o, "runId")) : NULL;
+	text = data != NULL ? cJSON_PrintUnformatted(data) : NULL;
+	e->data_json = xstrdup(text != NULL ? text : "null");
+	cJSON_free(text);
+	text = cJSON_PrintUnformatted(o);
+	e->json = xstrdup(text != NULL ? text : "{}");
+	cJSON_free(text);
+	return e;
+}
+
+/* Frees what events_from_history made (its strings are its own). */
+static void
+events_history_free(struct td_event *e)
+{
+	free(e->type);
+	free(e->time);
+	free(e->run_id);
+	free(e->data_json);
+	free(e->json);
+	free(e);
+}
+
+/*
+ * taskdeck runs logs RUN [--follow] and taskdeck runs watch RUN: the run's
+ * past events from the durable history, then (follow, watch) the live ones
+ * until it ends.  The live subscription opens first, so nothing falls
+ * between; what the history printed is not printed again.  watch leaves the
+ * output out: status, progress, tools, prompts, then how it ended.
+ */
+static int
+events_run_history(struct cli *cli, const char *run_id, bool follow, bool watch)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	struct td_event_filter filter = { .run_id = run_id };
+	struct td_events *ev = NULL;
+	struct td_run *run = NULL;
+	struct td_error err;
+	long long after = 0;
+	bool at_bol = true, finished = false;
+	int rc = CLI_EXIT_OK;
+	char path[256], *body;
+	cJSON *arr, *o;
+	size_t n;
+
+	if (td_get_run(cli->client, run_id, &opts, &run, &err) != TD_OK)
+		return cli_fail(&err);
+	if (follow && td_events_open(cli->client, &filter, NULL, &ev, &err) == TD_OK &&
+	    td_events_ready(ev, cli->timeout_ms > 0 ? cli->timeout_ms : TD_DEFAULT_TIMEOUT_MS,
+	    &err) != TD_OK) {
+		td_events_close(ev);
+		ev = NULL;
+	}
+	do {
+		snprintf(path, sizeof path, "/api/v1/runs/%s/events?after=%lld&limit=500",
+		    run->id, after);
+		if (td_request_json(cli->client, "GET", path, NULL, &opts, &body, &err) != TD_OK) {
+			td_events_close(ev);
+			td_run_free(run);
+			return cli_fail(&err);
+		}
+		arr = json_parse(body, strlen(body));
+		free(body);
+		n = 0;
+		cJSON_ArrayForEach(o, arr) {
+			struct td_event *e = events_from_history(o);
+
+			n++;
+			if (e == NULL)
+				continue;
+			after = e->seq > after ? e->seq : after;
+			if (!watch || strcmp(e->type, "run.output") != 0)
+				events_follow_print(cli, e, &at_bol);
+			if (strcmp(e->type, "run.finished") == 0) {
+				finished = true;
+				rc = events_follow_end(e, run->id, at_bol);
+			}
+			events_history_free(e);
+		}
+		cJSON_Delete(arr);
+	} while (n == 500);
+	if (!at_bol && !finished)
+		putchar('\n');
+	if (finished || !follow) {
+		td_events_close(ev);
+		td_run_free(run);
+		return rc;
+	}
+	if (ev == NULL) {
+		fprintf(stderr, "taskdeck: no live events; `taskdeck runs wait %s` waits for "
+		    "the end\n", run->id);
+		td_run_free(run);
+		return CLI_EXIT_UNREACHABLE;
+	}
+	events_after_seq = after;
+	events_no_output = watch;
+	rc = cli_follow_run(cli, ev, run->id);
+	td_run_free(run);
+	return rc == CLI_FOLLOW_LOST ? CLI_EXIT_UNREACHABLE : rc;
+}
+
+int
+cli_runs_logs(struct cli *cli, const char *run_id, bool follow)
+{
+	return events_run_history(cli, run_id, follow, false);
+}
+
+int
+cli_runs_watch(struct cli *cli, const char *run_id)
+{
+	return events_run_history(cli, run_id, true, true);
 }

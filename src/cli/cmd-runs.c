@@ -54,6 +54,49 @@ static const struct cli_option runs_no_options[] = {
 	{ NULL, false }
 };
 
+static const struct cli_option runs_logs_options[] = {
+	{ "follow", false },
+	{ NULL, false }
+};
+
+static int
+cmd_runs_logs_exec(struct cli *cli, int argc, char **argv)
+{
+	int rc;
+
+	(void)argc;
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+		return rc;
+	return cli_runs_logs(cli, argv[0], cli_has(cli, "follow"));
+}
+
+static int
+cmd_runs_watch_exec(struct cli *cli, int argc, char **argv)
+{
+	int rc;
+
+	(void)argc;
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+		return rc;
+	return cli_runs_watch(cli, argv[0]);
+}
+
+const struct cli_cmd cmd_runs_logs_entry = {
+	"runs", "logs", "RUN [--follow]",
+	"Print a run's output (stdout) and its tools, progress and prompts\n"
+	"(stderr) from the service's durable history; with --follow, then the\n"
+	"live events until the run ends (exit codes as for run --wait).",
+	runs_logs_options, 1, 1, cmd_runs_logs_exec
+};
+
+const struct cli_cmd cmd_runs_watch_entry = {
+	"runs", "watch", "RUN",
+	"Watch a run until it ends: its status, progress, tools and prompts so\n"
+	"far, then live, and a last line saying how it ended (exit codes as for\n"
+	"run --wait).",
+	runs_no_options, 1, 1, cmd_runs_watch_exec
+};
+
 const struct cli_cmd cmd_run_entry = {
 	"run", NULL,
 	"--project P [--session S] [--cwd DIR] [--permission PROFILE] [--plan-first]\n"
@@ -166,8 +209,9 @@ runs_wait_and_print(struct cli *cli, const char *run_id, long timeout_ms)
 	}
 	if (rc == TD_TIMEOUT) {
 		cli_fail(&err);
-		fprintf(stderr, "taskdeck: wait again with `taskdeck runs wait %s`\n",
-		    run_id);
+		fprintf(stderr, "taskdeck: run %s is still running (the timeout ends the wait, "
+		    "not the run); wait again with `taskdeck runs wait %s`, or cancel it with "
+		    "`taskdeck runs cancel %s`\n", run_id, run_id, run_id);
 		return CLI_EXIT_UNREACHABLE;
 	}
 	if (rc != TD_OK)

@@ -44,6 +44,8 @@ static const struct cli_cmd *const cli_cmds[] = {
 	&cmd_runs_list_entry,
 	&cmd_runs_show_entry,
 	&cmd_runs_wait_entry,
+	&cmd_runs_logs_entry,
+	&cmd_runs_watch_entry,
 	&cmd_runs_cancel_entry,
 	&cmd_sessions_list_entry,
 	&cmd_sessions_show_entry,
@@ -408,7 +410,7 @@ static int
 cli_dashboard(struct cli *cli, int argc, char **argv)
 {
 	struct tui_options o = { .no_mouse = cli_has(cli, "no-mouse"),
-	    .monochrome = cli_has(cli, "monochrome") };
+	    .monochrome = cli_has(cli, "monochrome"), .timeout_ms = cli->timeout_ms };
 	struct td_request_options ro = { .timeout_ms = cli->timeout_ms ? cli->timeout_ms : 5000 };
 	struct td_doctor_report *report = NULL;
 	struct td_error err;
@@ -416,6 +418,7 @@ cli_dashboard(struct cli *cli, int argc, char **argv)
 
 	(void)argc;
 	(void)argv;
+	tui_config_load(&o);
 	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
 		return rc;
 	if (td_doctor(cli->client, &ro, &report, &err) != TD_OK &&

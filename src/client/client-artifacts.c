@@ -7,15 +7,22 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/xattr.h>
 #include <unistd.h>
+
+#include <sodium.h>
 
 #include "client-internal.h"
 #include "json.h"
 #include "xalloc.h"
 
-/* Where a .part file records the ETag its bytes came from. */
-#define ARTIFACT_ETAG_XATTR "user.taskdeck.etag"
+/*
+ * A <path>.part is resumed only when its sidecar <path>.part.meta names the
+ * artifact and the version its bytes came from, in one line:
+ * "taskdeck-part 1 <artifact id> <version>".  Anything else (no sidecar,
+ * another artifact, garbage) starts again from byte 0.
+ */
+#define ARTIFACT_META_SUFFIX ".meta"
+#define ARTIFACT_META_MAGIC "taskdeck-part 1"
 
 /* One download in progress: what the answer says, and where its bytes go. */
 struct artifact_dl {
@@ -376,7 +383,9 @@ td_download_artifact(struct td_client *c, const char *artifact_id,
 /* A download into a .part file. */
 struct artifact_file {
 	const char *part;
+	char *meta;		/* the sidecar: part + ARTIFACT_META_SUFFIX */
 	int fd;
+	bool mismatch;		/* the last check found bytes that are not the version */
 	const struct td_download_options *dl;
 	struct artifact_dl *d;
 };
@@ -393,7 +402,43 @@ artifact_progress(const struct artifact_file *f, size_t fresh)
 	}
 }
 
-/* Positions the .part for the answer and records its ETag. */
+/* Writes the sidecar: which artifact and version the .part holds. */
+static bool
+artifact_meta_write(const char *meta, const char *artifact_id, const char *etag)
+{
+	FILE *fp;
+	bool ok;
+
+	if (strpbrk(artifact_id, " \n") != NULL || strpbrk(etag, " \n") != NULL)
+		return false;
+	if ((fp = fopen(meta, "we")) == NULL)
+		return false;
+	ok = fprintf(fp, "%s %s %s\n", ARTIFACT_META_MAGIC, artifact_id, etag) > 0;
+	return fclose(fp) == 0 && ok;
+}
+
+/* Reads the sidecar; true when it names artifact_id (its version into etag). */
+static bool
+artifact_meta_read(const char *meta, const char *artifact_id, char *etag, size_t size)
+{
+	char line[512], id[256], ver[256];
+	FILE *fp = fopen(meta, "re");
+	bool ok = false;
+
+	if (fp == NULL)
+		return false;
+	if (fgets(line, sizeof line, fp) != NULL &&
+	    strncmp(line, ARTIFACT_META_MAGIC " ", sizeof ARTIFACT_META_MAGIC) == 0 &&
+	    sscanf(line + sizeof ARTIFACT_META_MAGIC, "%255s %255s", id, ver) == 2 &&
+	    strcmp(id, artifact_id) == 0 && strlen(ver) < size) {
+		snprintf(etag, size, "%s", ver);
+		ok = true;
+	}
+	fclose(fp);
+	return ok;
+}
+
+/* Positions the .part for the answer and records what it holds. */
 static enum td_code
 artifact_file_start(struct artifact_dl *d)
 {
@@ -405,11 +450,10 @@ artifact_file_start(struct artifact_dl *d)
 		return artifact_stop(d, TD_IO_ERROR, "cannot write %s: %s", f->part,
 		    strerror(errno));
 	}
-	/* Without xattr support a later try starts from byte 0. */
-	if (*etag != '\0')
-		fsetxattr(f->fd, ARTIFACT_ETAG_XATTR, etag, strlen(etag), 0);
-	else
-		fremovexattr(f->fd, ARTIFACT_ETAG_XATTR);
+	/* Without a sidecar (no version known, or it cannot be written) a
+	 * later try starts from byte 0. */
+	if (*etag == '\0' || !artifact_meta_write(f->meta, d->artifact_id, etag))
+		unlink(f->meta);
 	artifact_progress(f, 0);
 	return TD_OK;
 }
@@ -439,35 +483,62 @@ artifact_file_write(void *ud, const void *data, size_t len)
 }
 
 /*
- * The byte at which to resume a .part, and the ETag its bytes came from: the
- * one it recorded, else the artifact's version (a .part written by other
- * code, or on a file system without extended attributes).
+ * The byte at which to resume a .part, and the version its bytes came from:
+ * only what its sidecar records for this artifact.  A .part without one (or
+ * recorded for another artifact) is not trusted: the download starts at 0.
  */
-static enum td_code
-artifact_resume_point(struct td_client *c, const char *artifact_id, int fd,
-    char *etag, size_t size, const struct td_request_options *opts,
-    long long *offset, struct td_error *err)
+static void
+artifact_resume_point(const struct artifact_file *f, const char *artifact_id,
+    char *etag, size_t size, long long *offset)
 {
-	struct td_artifact *a;
 	struct stat st;
-	enum td_code rc;
-	ssize_t n;
 
 	*offset = 0;
 	etag[0] = '\0';
-	if (fstat(fd, &st) != 0 || st.st_size == 0)
-		return TD_OK;
-	n = fgetxattr(fd, ARTIFACT_ETAG_XATTR, etag, size - 1);
-	if (n > 0)
-		etag[n] = '\0';
-	else {
-		if ((rc = td_get_artifact(c, artifact_id, opts, &a, err)) != TD_OK)
-			return rc;
-		snprintf(etag, size, "%s", a->version != NULL ? a->version : "");
-		td_artifact_free(a);
-	}
-	if (etag[0] != '\0')
+	if (fstat(f->fd, &st) != 0 || st.st_size == 0)
+		return;
+	if (artifact_meta_read(f->meta, artifact_id, etag, size))
 		*offset = (long long)st.st_size;
+	else
+		etag[0] = '\0';
+}
+
+/*
+ * Checks the whole .part against the version "sha256:<hex>" (the ETag of the
+ * answer); a version of another form is not checked.  TD_INVALID_RESPONSE
+ * when the bytes do not match.
+ */
+static enum td_code
+artifact_file_verify(struct artifact_file *f, const char *artifact_id,
+    const char *version, struct td_error *err)
+{
+	unsigned char digest[crypto_hash_sha256_BYTES], buf[65536];
+	char hex[crypto_hash_sha256_BYTES * 2 + 1];
+	crypto_hash_sha256_state hs;
+	off_t at = 0;
+	ssize_t n;
+
+	if (strncmp(version, "sha256:", 7) != 0)
+		return TD_OK;
+	crypto_hash_sha256_init(&hs);
+	while ((n = pread(f->fd, buf, sizeof buf, at)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			return client_fail(err, TD_IO_ERROR, "cannot read %s: %s", f->part,
+			    strerror(errno));
+		}
+		crypto_hash_sha256_update(&hs, buf, (unsigned long long)n);
+		at += n;
+	}
+	crypto_hash_sha256_final(&hs, digest);
+	sodium_bin2hex(hex, sizeof hex, digest, sizeof digest);
+	f->mismatch = strcmp(hex, version + 7) != 0;
+	if (f->mismatch) {
+		return client_fail(err, TD_INVALID_RESPONSE,
+		    "the bytes downloaded for artifact %s do not match its version %s; "
+		    "nothing was saved", artifact_id, version);
+	}
 	return TD_OK;
 }
 
@@ -479,7 +550,6 @@ artifact_file_finish(struct artifact_file *f, const char *path, bool overwrite,
 	char *dir_copy;
 	int dfd, rc;
 
-	fremovexattr(f->fd, ARTIFACT_ETAG_XATTR);
 	if (fsync(f->fd) != 0) {
 		return client_fail(err, TD_IO_ERROR, "cannot write %s: %s", f->part,
 		    strerror(errno));
@@ -558,7 +628,7 @@ td_download_artifact_to_file(struct td_client *c, const char *artifact_id,
 	unsigned flags = dl != NULL ? dl->flags : 0;
 	char etag[sizeof d.info->etag];
 	char *part = NULL;
-	enum td_code rc;
+	enum td_code rc = TD_OK;
 
 	memset(d.info, 0, sizeof *d.info);
 	d.info->total_size = -1;
@@ -566,36 +636,47 @@ td_download_artifact_to_file(struct td_client *c, const char *artifact_id,
 		return rc;
 	part = xasprintf("%s.part", path);
 	f.part = part;
+	f.meta = xasprintf("%s%s", part, ARTIFACT_META_SUFFIX);
 	f.fd = open(part, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
 	if (f.fd < 0) {
 		rc = client_fail(err, TD_IO_ERROR, "cannot create %s: %s", part,
 		    strerror(errno));
-		free(part);
-		return rc;
+		goto out;
 	}
 	if (flock(f.fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
 		rc = client_fail(err, TD_IO_ERROR,
 		    "another download is writing %s", part);
 		close(f.fd);
-		free(part);
-		return rc;
+		goto out;
 	}
 	d.ud = &f;
 	if (!(flags & TD_DOWNLOAD_NO_RESUME))
-		rc = artifact_resume_point(c, artifact_id, f.fd, etag, sizeof etag,
-		    opts, &d.want_offset, err);
-	if (rc == TD_OK)
-		rc = artifact_fetch(c, &d, d.want_offset > 0 ? etag : NULL, opts);
+		artifact_resume_point(&f, artifact_id, etag, sizeof etag, &d.want_offset);
+	rc = artifact_fetch(c, &d, d.want_offset > 0 ? etag : NULL, opts);
 	if (rc != TD_OK && d.want_offset > 0 && d.info->http_status == 416) {
 		/* The .part is longer than the artifact: start again. */
 		d.want_offset = 0;
 		rc = artifact_fetch(c, &d, NULL, opts);
 	}
-	if (rc == TD_OK)
+	if (rc == TD_OK && (rc = artifact_file_verify(&f, artifact_id, d.info->etag,
+	    err)) != TD_OK && rc == TD_INVALID_RESPONSE && d.info->offset > 0) {
+		/* The resumed bytes were not the version's: once more, whole. */
+		d.want_offset = 0;
+		rc = artifact_fetch(c, &d, NULL, opts);
+		if (rc == TD_OK)
+			rc = artifact_file_verify(&f, artifact_id, d.info->etag, err);
+	}
+	if (rc == TD_OK) {
+		unlink(f.meta);
 		rc = artifact_file_finish(&f, path, flags & TD_DOWNLOAD_OVERWRITE, err);
-	else if (artifact_file_empty(f.fd))
-		unlink(part);	/* nothing to resume */
+	} else if (f.mismatch || artifact_file_empty(f.fd)) {
+		/* Bytes that are not the version, or none: nothing to resume. */
+		unlink(part);
+		unlink(f.meta);
+	}
 	close(f.fd);
+out:
+	free(f.meta);
 	free(part);
 	return rc;
 }

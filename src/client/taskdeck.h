@@ -574,13 +574,19 @@ TD_API enum td_code td_download_artifact(struct td_client *client,
     struct td_error *err);
 /*
  * Downloads an artifact into the file path: the bytes go to <path>.part,
- * which is checked against the announced size, fsynced and renamed to path.
- * A <path>.part left by an interrupted download is resumed: Range from its
- * size, If-Range with the ETag it recorded (in an extended attribute), else
- * with the artifact's version.  When the service sends the whole file
- * instead (another version) or the range does not fit, the download starts
- * again from byte 0.  An existing path is an error (TD_IO_ERROR) without
- * TD_DOWNLOAD_OVERWRITE.  On failure the .part stays for the next try.  The
+ * which is checked against the announced size and against the version
+ * (sha256 of the whole file), fsynced and renamed to path.  A <path>.part
+ * left by an interrupted download is resumed only when its sidecar
+ * <path>.part.meta ("taskdeck-part 1 <artifact id> <version>") names this
+ * artifact: Range from its size, If-Range with that version.  Any other
+ * .part (no sidecar, another artifact) is overwritten from byte 0.  When the
+ * service sends the whole file instead (another version) or the range does
+ * not fit, the download starts again from byte 0; resumed bytes that fail
+ * the sha256 check are thrown away and the whole file fetched once more.
+ * Bytes that still do not match: TD_INVALID_RESPONSE, nothing saved, no
+ * .part kept.  An existing path is an error (TD_IO_ERROR) without
+ * TD_DOWNLOAD_OVERWRITE; so is a .part another download is writing.  On
+ * other failures the .part and its sidecar stay for the next try.  The
  * request deadline covers the body, as for td_download_artifact.  dl and
  * info may be NULL.
  */

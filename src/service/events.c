@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "events.h"
+#include "notify.h"
 #include "http.h"
 #include "json.h"
 #include "log.h"
@@ -259,6 +260,8 @@ events_emit(struct events *ev, const char *type, const char *project_id,
 	copy_id(project, project_id);
 	copy_id(session, session_id);
 	copy_id(run, run_id);
+	/* notify.command learns of attention and ends here (it only enqueues). */
+	notify_event(ev->svc->notify, type, project, run, data);
 	json = data ? json_print(data) : xstrdup("{}");
 	cJSON_Delete(data);
 	pthread_mutex_lock(&ev->mu);

@@ -22,6 +22,7 @@
 #include "ids.h"
 #include "log.h"
 #include "runtimes.h"
+#include "notify.h"
 #include "service.h"
 #include "secrets.h"
 #include "settings.h"
@@ -294,6 +295,7 @@ main(int argc, char **argv)
 	svc.started_at = td_now_ms();
 	td_random_hex(svc.stream_id, 16);
 	svc.events = events_new(&svc);
+	svc.notify = notify_new(&svc);	/* notify.command (issue 14), or NULL */
 	if (!artifacts_init(&svc, &err) ||
 	    (svc.supervisor = supervisor_start(&svc, &err)) == NULL)
 		goto failed;
@@ -339,6 +341,8 @@ failed:
 		http_stop(svc.http, 0);
 	supervisor_stop(svc.supervisor);
 out:
+	notify_free(svc.notify);
+	svc.notify = NULL;
 	events_free(svc.events);
 	idem_free(svc.idem);
 	cache_free(svc.cache);

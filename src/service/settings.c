@@ -33,6 +33,7 @@ struct settings {
 	bool allow_unconfined;	/* runs.allowUnconfinedCommands (docs/agent.md) */
 	cJSON *keys;		/* apiKeyEnv name -> value, taken from the environment */
 	long disk_warn_mib, disk_fail_mib;
+	const cJSON *notify_command;	/* notify.command, or NULL */
 };
 
 static const char default_settings[] =
@@ -52,7 +53,7 @@ static const char default_settings[] =
     "}\n";
 
 static const char *const top_keys[] = { "defaults", "providers", "runs", "runtimes",
-	"doctor", NULL };
+	"doctor", "notify", NULL };
 static const char *const default_keys[] = { "framework", "provider", "model", "effort",
 	"permissionProfile", "network", NULL };
 static const char *const provider_keys[] = { "kind", "baseUrl", "apiKeyEnv",
@@ -210,6 +211,7 @@ doctor_check(struct settings *s, char **err)
 		s->disk_fail_mib = p->valueint;
 	return true;
 }
+static bool settings_check_notify(struct settings *s, char **err);
 
 /* Applies the file's rules to s->root; false with *err set. */
 static bool
@@ -270,7 +272,7 @@ settings_check(struct settings *s, char **err)
 	s->command_timeout_ms = 600000;
 	runs = cJSON_GetObjectItemCaseSensitive(root, "runs");
 	if (runs == NULL)
-		return true;
+		return settings_check_notify(s, err);
 	if (!cJSON_IsObject(runs) || !json_only_keys(runs, run_keys, &bad)) {
 		*err = bad ? xasprintf("runs: unknown member %s", bad)
 		    : xstrdup("runs must be an object");
@@ -295,7 +297,46 @@ settings_check(struct settings *s, char **err)
 		s->max_turns = p->valueint;
 	if ((p = cJSON_GetObjectItemCaseSensitive(runs, "commandTimeoutMs")) != NULL)
 		s->command_timeout_ms = (long)p->valuedouble;
+	return settings_check_notify(s, err);
+}
+
+/* notify: {"command": ["program", "arg", ...]} (issue 14), or absent. */
+static bool
+settings_check_notify(struct settings *s, char **err)
+{
+	static const char *const notify_keys[] = { "command", NULL };
+	const cJSON *notify = cJSON_GetObjectItemCaseSensitive(s->root, "notify"), *cmd, *a;
+	const char *bad = NULL;
+	int n = 0;
+
+	if (notify == NULL || cJSON_IsNull(notify))
+		return true;
+	if (!cJSON_IsObject(notify) || !json_only_keys(notify, notify_keys, &bad)) {
+		*err = bad ? xasprintf("notify: unknown member %s", bad) :
+		    xstrdup("notify must be an object");
+		return false;
+	}
+	cmd = cJSON_GetObjectItemCaseSensitive(notify, "command");
+	if (cmd == NULL || cJSON_IsNull(cmd))
+		return true;
+	cJSON_ArrayForEach(a, cmd) {
+		if (!cJSON_IsString(a) || a->valuestring[0] == '\0' || strlen(a->valuestring) > 1024)
+			n = 1000;
+		n++;
+	}
+	if (!cJSON_IsArray(cmd) || n < 1 || n > 32) {
+		*err = xstrdup("notify.command must be an array of 1 to 32 non-empty strings "
+		    "(the program and its arguments)");
+		return false;
+	}
+	s->notify_command = cmd;
 	return true;
+}
+
+const cJSON *
+settings_notify_command(const struct settings *s)
+{
+	return s->notify_command;
 }
 
 struct settings *

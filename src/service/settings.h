@@ -34,5 +34,7 @@ const char *settings_api_key(const struct settings *s, const char *env_name);
 const char *settings_runtime_path(const struct settings *s, const char *framework);
 /* readiness: doctor's free-space thresholds under the data directory, in MiB. */
 void settings_disk_thresholds(const struct settings *s, long *warn_mib, long *fail_mib);
+/* notify.command: an array of strings (program, arguments), or NULL. */
+const cJSON *settings_notify_command(const struct settings *s);
 
 #endif

@@ -47,57 +47,6 @@ struct app {
 	int sigfd;
 };
 
-/* --- Views, keys --------------------------------------------------------- */
-
-const struct view_ops *
-tui_view(const struct tui *t, enum pane p)
-{
-	static const struct view_ops *const right[] = { &view_log, &view_plan, &view_artifacts };
-	static const struct view_ops *const left[] = { &view_projects, &view_sessions, &view_runs };
-
-	if (p == PANE_RIGHT)
-		return right[t->m.right];
-	return left[p];
-}
-
-unsigned
-tui_where(const struct tui *t)
-{
-	return tui_view(t, t->m.focus)->where;
-}
-
-size_t
-tui_page_rows(const struct tui *t)
-{
-	int h = t->box[t->m.focus].h;
-
-	if (t->m.focus == PANE_RIGHT && t->m.right == RIGHT_ARTIFACTS)
-		h--;
-	return h > 1 ? (size_t)h : 1;
-}
-
-void
-tui_submit(struct tui *t, const struct job *job)
-{
-	worker_submit(t->w, job);
-}
-
-void
-tui_need(struct tui *t, unsigned need)
-{
-	t->need |= need;
-}
-
-/* Asks for what is shown and the service's report again. */
-void
-tui_reread(struct tui *t)
-{
-	struct job job = { .kind = JOB_DOCTOR };
-
-	tui_submit(t, &job);
-	tui_need(t, model_refresh(&t->m));
-}
-
 /* Reads every key waiting on the terminal. */
 static void
 app_keys_read(struct tui *t)
@@ -137,6 +86,8 @@ app_fail(struct tui *t, const char *what, const struct job_result *r)
 static void
 app_read_failed(struct tui *t, const struct job_result *r)
 {
+	if (r->code == TD_UNAUTHORIZED)
+		model_conn_problem(&t->m, PROBLEM_UNAUTHORIZED);
 	if (t->m.conn == CONN_LIVE && r->code != TD_CANCELLED)
 		app_fail(t, "refresh failed", r);
 }
@@ -170,13 +121,71 @@ res_runs(struct tui *t, const struct job_result *r)
 static unsigned
 res_run(struct tui *t, const struct job_result *r)
 {
-	return model_put_run(&t->m, r->run);
+	unsigned need = model_put_run(&t->m, r->run);
+
+	/* ':run ID': now that its project and session are known, go there. */
+	if (t->jump_run[0] != '\0' && r->run->id != NULL && strcmp(r->run->id, t->jump_run) == 0) {
+		t->jump_run[0] = '\0';
+		tui_jump(t, r->run->project_id, r->run->session_id, r->run->id);
+		model_focus(&t->m, PANE_RUNS);
+	}
+	return need;
 }
 
 static unsigned
 res_project_runs(struct tui *t, const struct job_result *r)
 {
 	model_set_project_runs(&t->m, r->job.id, r->runs);
+	return NEED_NONE;
+}
+
+static unsigned
+res_attention(struct tui *t, const struct job_result *r)
+{
+	model_set_attention(&t->m, r->runs);
+	return NEED_NONE;
+}
+
+static unsigned
+res_connectors(struct tui *t, const struct job_result *r)
+{
+	model_set_connectors(&t->m, r->connectors);
+	return NEED_NONE;
+}
+
+static unsigned
+res_connector_enable(struct tui *t, const struct job_result *r)
+{
+	if (r->code != TD_OK) {
+		app_fail(t, r->job.decision != NULL ? r->job.decision : "connector", r);
+		return NEED_NONE;
+	}
+	model_put_connector(&t->m, r->connector);
+	model_message(&t->m, t->now_ms, false, "%s %s", r->connector->name != NULL ?
+	    r->connector->name : r->job.id, r->connector->enabled ? "enabled" : "disabled");
+	return NEED_NONE;
+}
+
+static unsigned
+res_connector_test(struct tui *t, const struct job_result *r)
+{
+	char text[600];
+
+	if (r->code != TD_OK) {
+		app_fail(t, "test failed", r);
+		snprintf(text, sizeof text, "error: %s", r->err.code_name);
+	} else if (r->connector_test->success) {
+		snprintf(text, sizeof text, "ok, %ld tools", r->connector_test->tool_count);
+		model_message(&t->m, t->now_ms, false, "test %s: ok, %ld tools: %s", r->job.id,
+		    r->connector_test->tool_count, r->connector_test->message != NULL ?
+		    r->connector_test->message : "");
+	} else {
+		snprintf(text, sizeof text, "failed: %s", r->connector_test->message != NULL ?
+		    r->connector_test->message : "?");
+		model_message(&t->m, t->now_ms, true, "test %s failed: %s", r->job.id,
+		    r->connector_test->message != NULL ? r->connector_test->message : "?");
+	}
+	model_connector_tested(&t->m, r->job.id, text);
 	return NEED_NONE;
 }
 
@@ -225,9 +234,17 @@ static unsigned
 res_start_run(struct tui *t, const struct job_result *r)
 {
 	if (r->code != TD_OK) {
-		app_fail(t, "start failed", r);
+		/* The typed prompt is kept: n (or N) in that project offers it again. */
+		free(t->prompt_draft);
+		t->prompt_draft = r->job.text != NULL ? xstrdup(r->job.text) : NULL;
+		snprintf(t->prompt_draft_project, sizeof t->prompt_draft_project, "%s",
+		    r->job.id != NULL ? r->job.id : "");
+		model_message(&t->m, t->now_ms, true, "start failed (%s reopens your prompt): %s: %s",
+		    r->job.session != NULL ? "N" : "n", r->err.code_name, r->err.message);
 		return NEED_NONE;
 	}
+	free(t->prompt_draft);
+	t->prompt_draft = NULL;
 	model_message(&t->m, t->now_ms, false, "started %s", r->run->id);
 	snprintf(t->want_session, sizeof t->want_session, "%s",
 	    r->run->session_id != NULL ? r->run->session_id : "");
@@ -292,6 +309,8 @@ res_download(struct tui *t, const struct job_result *r)
 		return NEED_NONE;
 	}
 	model_download_end(&t->m);
+	if (r->job.path != NULL)
+		tui_download_track(t, r->job.path, true);
 	if (r->code == TD_OK)
 		model_message(&t->m, t->now_ms, false, "download complete: %s", r->job.path);
 	else
@@ -322,36 +341,11 @@ static const struct {
 	[JOB_PLAN_RESPOND] = { res_plan_respond, false },
 	[JOB_PERMISSION_ANSWER] = { res_permission_answer, false },
 	[JOB_DOWNLOAD] = { res_download, false },
+	[JOB_ATTENTION] = { res_attention, true },
+	[JOB_CONNECTORS] = { res_connectors, true },
+	[JOB_CONNECTOR_ENABLE] = { res_connector_enable, false },
+	[JOB_CONNECTOR_TEST] = { res_connector_test, false },
 };
-
-/* Selects the session, then the run, started here once the lists hold them. */
-static void
-app_select_started(struct tui *t)
-{
-	enum pane focus = t->m.focus;
-	size_t i;
-
-	if (t->want_session[0] != '\0') {
-		for (i = 0; i < t->m.session_count; i++) {
-			if (strcmp(t->m.sessions[i].id, t->want_session) == 0)
-				break;
-		}
-		if (i == t->m.session_count)
-			return;
-		tui_need(t, model_select(&t->m, PANE_SESSIONS, i));
-		t->want_session[0] = '\0';
-	}
-	if (t->want_run[0] == '\0')
-		return;
-	for (i = 0; i < t->m.run_count; i++) {
-		if (strcmp(t->m.runs[i].id, t->want_run) == 0) {
-			tui_need(t, model_select(&t->m, PANE_RUNS, i));
-			t->want_run[0] = '\0';
-			break;
-		}
-	}
-	model_focus(&t->m, focus);
-}
 
 static void
 app_result(struct tui *t, const struct job_result *r)
@@ -362,12 +356,19 @@ app_result(struct tui *t, const struct job_result *r)
 		app_read_failed(t, r);
 		return;
 	}
+	if (r->job.kind == JOB_RUN && r->code != TD_OK && r->job.id != NULL &&
+	    strcmp(r->job.id, t->jump_run) == 0) {
+		t->jump_run[0] = '\0';
+		app_fail(t, "run", r);
+		t->dirty = true;
+		return;
+	}
 	if (app_results[r->job.kind].read && r->code != TD_OK) {
 		app_read_failed(t, r);
 		return;
 	}
 	tui_need(t, app_results[r->job.kind].fn(t, r));
-	app_select_started(t);
+	tui_select_wanted(t);
 	t->dirty = true;
 }
 
@@ -377,7 +378,8 @@ app_job(struct tui *t, enum job_kind kind, const char *id)
 {
 	struct job job = { .kind = kind };
 
-	if (id == NULL && kind != JOB_PROJECTS && kind != JOB_PERMISSIONS)
+	if (id == NULL && kind != JOB_PROJECTS && kind != JOB_PERMISSIONS &&
+	    kind != JOB_ATTENTION && kind != JOB_CONNECTORS)
 		return;
 	job.id = (char *)id;
 	tui_submit(t, &job);
@@ -393,8 +395,12 @@ app_flush_need(struct tui *t)
 	struct job job = { .kind = JOB_HISTORY };
 
 	t->need = 0;
-	if (need & NEED_PROJECTS)
+	if (need & NEED_PROJECTS) {
 		app_job(t, JOB_PROJECTS, NULL);
+		app_job(t, JOB_ATTENTION, NULL);
+		if (t->m.right == RIGHT_CONNECTORS)
+			app_job(t, JOB_CONNECTORS, NULL);
+	}
 	if (need & NEED_PERMISSIONS)
 		app_job(t, JOB_PERMISSIONS, NULL);
 	if (need & NEED_SESSIONS)
@@ -405,7 +411,7 @@ app_flush_need(struct tui *t)
 		app_job(t, JOB_RUNS, s != NULL ? s->id : NULL);
 	else if (need & NEED_NEW_RUNS) {
 		for (size_t i = 0; i < t->m.run_count; i++) {
-			if (t->m.runs[i].prompt == NULL)
+			if (t->m.runs[i].prompt == NULL || t->m.runs[i].tokens < 0)
 				app_job(t, JOB_RUN, t->m.runs[i].id);
 		}
 	}
@@ -433,14 +439,17 @@ app_results_read(struct tui *t)
 
 /* --- The event stream ---------------------------------------------------- */
 
-/* The stream broke (or never came up): close it and retry after the backoff. */
+/* The stream broke (or never came up; why in err, or NULL): close it and
+ * retry after the backoff. */
 static void
-app_stream_fail(struct app *a)
+app_stream_fail(struct app *a, const struct td_error *err)
 {
 	struct tui *t = a->t;
 	char *id;
 	int delay;
 
+	model_conn_problem(&t->m, err != NULL && err->code == TD_UNAUTHORIZED ?
+	    PROBLEM_UNAUTHORIZED : PROBLEM_UNREACHABLE);
 	if (a->ev != NULL) {
 		if ((id = td_events_last_id(a->ev)) != NULL) {
 			free(a->last_id);
@@ -456,6 +465,51 @@ app_stream_fail(struct app *a)
 	t->dirty = true;
 }
 
+/*
+ * Before a reconnect: finds the service again, as `taskdeck events` does.  A
+ * restarted service usually listens on another port (and a refused token may
+ * have been replaced in the token file).  When the discovery file names
+ * another URL, or the token was refused, the client and its worker are made
+ * anew; jobs still running on the old ones are cancelled (everything is read
+ * again once live).  No service found: the old client goes on failing.
+ */
+static void
+app_rediscover(struct app *a)
+{
+	struct tui *t = a->t;
+	struct td_connect_options o = { .request_timeout_ms = t->opt.timeout_ms };
+	struct td_client *fresh;
+	struct worker *w;
+	struct td_error err;
+
+	if (td_connect(&fresh, &o, &err) != TD_OK)
+		return;
+	if (t->m.conn_problem != PROBLEM_UNAUTHORIZED &&
+	    strcmp(td_client_base_url(fresh), td_client_base_url(t->client)) == 0) {
+		td_client_free(fresh);
+		return;
+	}
+	if ((w = worker_new(fresh)) == NULL) {
+		td_client_free(fresh);
+		return;
+	}
+	worker_free(t->w);
+	t->w = w;
+	for (size_t i = 0; i < sizeof t->downloading / sizeof t->downloading[0]; i++) {
+		free(t->downloading[i]);
+		t->downloading[i] = NULL;
+	}
+	if (t->m.download_active) {
+		model_download_end(&t->m);
+		model_message(&t->m, t->now_ms, true,
+		    "download interrupted: the service moved; Enter on the artifact resumes it");
+	}
+	if (t->own_client)
+		td_client_free(t->client);
+	t->client = fresh;
+	t->own_client = true;
+}
+
 /* Subscribes to every event, resuming after the last one seen. */
 static void
 app_stream_open(struct app *a)
@@ -463,9 +517,11 @@ app_stream_open(struct app *a)
 	struct td_events_options o = { .last_event_id = a->last_id };
 	struct td_error err;
 
+	if (a->reconnect)
+		app_rediscover(a);
 	if (td_events_open(a->t->client, NULL, &o, &a->ev, &err) != TD_OK) {
 		a->ev = NULL;
-		app_stream_fail(a);
+		app_stream_fail(a, &err);
 		return;
 	}
 	model_conn(&a->t->m, CONN_CONNECTING, 0);
@@ -512,7 +568,7 @@ app_events_read(struct app *a)
 		td_event_free(e);
 	}
 	if (rc != TD_OK && rc != TD_TIMEOUT)
-		app_stream_fail(a);
+		app_stream_fail(a, &err);
 }
 
 /* Timers: the connecting check, the reconnect, the doctor. */
@@ -531,7 +587,7 @@ app_timers(struct app *a)
 		else if (rc == TD_TIMEOUT)
 			a->check_ms = t->now_ms + APP_CONNECT_CHECK_MS;
 		else
-			app_stream_fail(a);
+			app_stream_fail(a, &err);
 	}
 	if (t->m.conn == CONN_RECONNECTING && t->now_ms >= t->m.conn_retry_at_ms)
 		app_stream_open(a);
@@ -555,6 +611,9 @@ app_visual_deadline(const struct tui *t)
 	if (m->resynced_at_ms > 0 && t->now_ms < m->resynced_at_ms + 5000 &&
 	    (d == 0 || m->resynced_at_ms + 5000 < d))
 		d = m->resynced_at_ms + 5000;
+	/* Ages and durations on the screen move on: once a second, as a countdown. */
+	if (t->ages_shown && (d == 0 || t->now_ms + 1000 < d))
+		d = t->now_ms + 1000;
 	if (m->conn == CONN_RECONNECTING) {
 		left = m->conn_retry_at_ms - t->now_ms;
 		left = left > 0 ? t->now_ms + (left - 1) % 1000 + 1 : t->now_ms;
@@ -637,10 +696,43 @@ app_screen(struct tui *t)
 	t->utf8 = utf8;
 	draw_init(t);
 	if (!t->opt.no_mouse) {
-		mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED,
-		    NULL);
+		/*
+		 * Every button event, releases included: ncurses drops an event
+		 * outside the mask and goes back to a blocking read for the next
+		 * key, which would stop the loop until one came (the release that
+		 * follows every press).  keys_mouse() ignores what it does not use.
+		 */
+		mousemask(ALL_MOUSE_EVENTS, NULL);
 		mouseinterval(0);
 	}
+}
+
+/* The bell and the window title when runs start needing the user (options). */
+static void
+app_notify(struct tui *t)
+{
+	long n;
+	char seq[96];
+
+	if (t->opt.bell && t->m.attention_seen > t->bell_seen) {
+		if (t->m.conn == CONN_LIVE)
+			beep();
+		t->bell_seen = t->m.attention_seen;
+	}
+	if (!t->opt.title)
+		return;
+	n = t->m.conn == CONN_LIVE ? (long)model_attention_count(&t->m) : 0;
+	if (n == t->title_count)
+		return;
+	t->title_count = n;
+	/* OSC 2, ended by ST (not BEL, which is the bell). */
+	if (n > 0)
+		snprintf(seq, sizeof seq, "\033]2;taskdeck: %ld need you\033\\", n);
+	else
+		snprintf(seq, sizeof seq, "\033]2;taskdeck\033\\");
+	fflush(stdout);
+	if (write(STDOUT_FILENO, seq, strlen(seq)) < 0)
+		t->opt.title = false;
 }
 
 /* One pass's draw, at most one per APP_FRAME_MS. */
@@ -653,6 +745,10 @@ app_draw(struct app *a)
 		return;
 	t->dirty = t->m.dirty = false;
 	draw_screen(t);
+	if (!t->too_small)
+		modal_draw(t);
+	screen_flush(t);
+	app_notify(t);
 	a->last_draw_ms = t->now_ms;
 	a->visual_ms = app_visual_deadline(t);
 }
@@ -713,6 +809,7 @@ tui_main(struct td_client *client, const struct tui_options *o)
 	t->client = client;
 	t->opt = *o;
 	t->cur_y = t->cur_x = -1;
+	t->title_count = -1;
 	if (getcwd(t->download_dir, sizeof t->download_dir) == NULL)
 		snprintf(t->download_dir, sizeof t->download_dir, ".");
 	model_init(&t->m);
@@ -727,6 +824,7 @@ tui_main(struct td_client *client, const struct tui_options *o)
 		free(t);
 		return 1;
 	}
+	keys_init();
 	app_screen(t);
 	t->now_ms = td_mono_ms();
 	a.doctor_ms = t->now_ms + APP_DOCTOR_MS;
@@ -740,7 +838,12 @@ tui_main(struct td_client *client, const struct tui_options *o)
 	td_events_close(a.ev);
 	worker_free(t->w);
 	modal_free(t);
+	free(t->prompt_draft);
+	for (size_t i = 0; i < sizeof t->downloading / sizeof t->downloading[0]; i++)
+		free(t->downloading[i]);
 	model_free(&t->m);
+	if (t->own_client)
+		td_client_free(t->client);
 	free(a.last_id);
 	close(a.sigfd);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

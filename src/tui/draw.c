@@ -274,7 +274,7 @@ draw_fill(int y, int x, int w, unsigned attr)
 }
 
 /* " title " over the rule at y of a box from x, w wide. */
-static void
+void
 draw_title(const struct tui *t, int y, int x, int w, const char *title, bool focused)
 {
 	int used;
@@ -295,6 +295,13 @@ draw_rule(const struct tui *t, int y, int x, int w, const cchar_t *left,
 	mvhline_set(y, x + 1, draw_lines[LN_H], w - 2);
 	mvadd_wch(y, x + w - 1, right);
 	draw_title(t, y, x, w, title, focused);
+}
+
+/* A separator inside a box: ├───┤ at y from x, w wide. */
+void
+draw_separator(const struct tui *t, int y, int x, int w)
+{
+	draw_rule(t, y, x, w, draw_lines[LN_LT], draw_lines[LN_RT], NULL, false);
 }
 
 void
@@ -437,214 +444,3 @@ editor_draw(const struct editor *e, const struct rect *r, unsigned attr, int *cy
 	*cx = r->x + col;
 }
 
-/* Line 0: " taskdeck  project › session › run" and the right pane's tabs. */
-static void
-draw_title_line(struct tui *t)
-{
-	static const char *const tabs[] = { "1 Log", "2 Plan", "3 Artifacts" };
-	const struct m_project *p = model_project(&t->m);
-	const struct m_session *s = model_session(&t->m);
-	const struct m_run *r = model_run(&t->m);
-	char crumb[512], id[64], tab[256];
-	size_t n = 0;
-	int x, tw;
-
-	crumb[0] = tab[0] = '\0';
-	if (p != NULL)
-		n += (size_t)snprintf(crumb, sizeof crumb, "%s", p->name);
-	if (s != NULL && n < sizeof crumb) {
-		draw_short_id(t, s->id, id, sizeof id);
-		n += (size_t)snprintf(crumb + n, sizeof crumb - n, "%s%.60s", t->g->crumb,
-		    s->title != NULL && s->title[0] != '\0' ? s->title : id);
-	}
-	if (r != NULL && n < sizeof crumb) {
-		draw_short_id(t, r->id, id, sizeof id);
-		snprintf(crumb + n, sizeof crumb - n, "%s%s", t->g->crumb, id);
-	}
-	n = 0;
-	for (size_t i = 0; i < 3; i++) {
-		bool on = (size_t)t->m.right == i;
-
-		n += (size_t)snprintf(tab + n, sizeof tab - n, "%s%s%s%s", i ? " " : "",
-		    on ? "[" : "", tabs[i], on ? "]" : "");
-	}
-	draw_fill(0, 0, t->cols, draw_attr(t, ST_BAR));
-	x = draw_text(0, 1, t->cols - 1, "taskdeck", A_BOLD) + 3;
-	tw = draw_width(tab);
-	draw_text(0, x, t->cols - x - tw - 2, crumb, draw_attr(t, ST_BAR));
-	if (t->cols - tw - 1 > x)
-		draw_text(0, t->cols - tw - 1, tw, tab, draw_attr(t, ST_BAR));
-	x = t->cols - tw - 1;
-	for (size_t i = 0; i < 3; i++) {
-		t->tab_x[i] = x;
-		x += (int)strlen(tabs[i]) + 1 + ((size_t)t->m.right == i ? 2 : 0);
-	}
-	t->tab_x[3] = x;
-}
-
-/* The message line: a download's progress bar, else the last message. */
-static void
-draw_message(struct tui *t, int y)
-{
-	const struct model *m = &t->m;
-	char size[32], total[32], line[600];
-	int x = 1, bw = 20, filled;
-
-	if (m->download_active) {
-		x += draw_text(y, x, t->cols - 2, "download ", A_NORMAL);
-		x += draw_text(y, x, t->cols / 3, m->download_name, A_BOLD) + 1;
-		filled = m->download_total > 0 ?
-		    (int)(bw * (double)m->download_done / (double)m->download_total) : 0;
-		if (filled > bw)
-			filled = bw;
-		if (x + bw + 2 >= t->cols)
-			return;
-		mvaddstr(y, x++, "[");
-		for (int i = 0; i < bw; i++)
-			mvaddstr(y, x++, i < filled ? t->g->bar_full : t->g->bar_empty);
-		mvaddstr(y, x++, "]");
-		draw_size(m->download_done, size, sizeof size);
-		if (m->download_total >= 0) {
-			draw_size(m->download_total, total, sizeof total);
-			snprintf(line, sizeof line, " %3d%%  %s / %s", m->download_total > 0 ?
-			    (int)(100.0 * (double)m->download_done / (double)m->download_total) :
-			    100, size, total);
-		} else
-			snprintf(line, sizeof line, " %s", size);
-		draw_text(y, x, t->cols - x - 1, line, A_NORMAL);
-		return;
-	}
-	if (m->message[0] != '\0' && t->now_ms < m->message_until_ms)
-		draw_text(y, 1, t->cols - 2, m->message,
-		    draw_attr(t, m->message_error ? ST_ERROR : ST_NORMAL));
-}
-
-/* The keys of the focused pane, for the status bar. */
-static const char *
-draw_hints(const struct model *m)
-{
-	static const char *const left[] = {
-		[PANE_PROJECTS] = "Enter open  n new run  ? help",
-		[PANE_SESSIONS] = "Enter open  N continue  ? help",
-		[PANE_RUNS] = "Enter log  c cancel  ? help",
-	};
-	static const char *const right[] = {
-		[RIGHT_LOG] = "/ filter  f follow  s scope  ? help",
-		[RIGHT_PLAN] = "a approve  e revise  x reject  ? help",
-		[RIGHT_ARTIFACTS] = "Enter download  ? help",
-	};
-
-	return m->focus == PANE_RIGHT ? right[m->right] : left[m->focus];
-}
-
-/* The status bar: connection, service, counts, hints. */
-static void
-draw_status(struct tui *t, int y)
-{
-	const struct model *m = &t->m;
-	const char *hints = draw_hints(m);
-	char conn[64], line[256];
-	size_t running, waiting;
-	long long left;
-	int x, hw = draw_width(hints);
-
-	switch (m->conn) {
-	case CONN_LIVE:
-		snprintf(conn, sizeof conn, "%s %s", t->g->conn_live,
-		    m->resynced_at_ms > 0 && t->now_ms < m->resynced_at_ms + 5000 ?
-		    "live (resynced)" : "live");
-		break;
-	case CONN_RECONNECTING:
-		left = (m->conn_retry_at_ms - t->now_ms + 999) / 1000;
-		snprintf(conn, sizeof conn, "%s reconnecting in %lld s", t->g->conn_down,
-		    left < 0 ? 0 : left);
-		break;
-	default:
-		snprintf(conn, sizeof conn, "%s connecting", t->g->conn_down);
-		break;
-	}
-	model_counts(m, &running, &waiting);
-	snprintf(line, sizeof line, "taskdeckd%s%s %s  %zu running %zu waiting",
-	    m->service_version != NULL ? " " : "",
-	    m->service_version != NULL ? m->service_version : "",
-	    m->service_ready ? "ready" : "not ready", running, waiting);
-	draw_fill(y, 0, t->cols, draw_attr(t, ST_BAR));
-	x = 1 + draw_text(y, 1, t->cols - 2, conn,
-	    draw_attr(t, m->conn == CONN_LIVE ? ST_OK : ST_RUNNING));
-	x += 2;
-	if (x < t->cols - 1)
-		x += draw_text(y, x, t->cols - x - 1, line, draw_attr(t, ST_BAR));
-	if (x + 4 + hw >= t->cols) {
-		hints = "? help";
-		hw = draw_width(hints);
-	}
-	if (x + 4 + hw < t->cols)
-		draw_text(y, t->cols - hw - 1, hw, hints, draw_attr(t, ST_BAR));
-}
-
-/* Computes the boxes for t->rows x t->cols. */
-static void
-draw_layout(struct tui *t, struct rect *left, struct rect *right, int *sep1, int *sep2)
-{
-	int left_w = t->cols / 3 > 20 ? t->cols / 3 : 20;
-	int body_h = t->rows - 3, inner = body_h - 4;
-	int proj = inner / 4 > 2 ? inner / 4 : 2;
-	int sess = (inner - proj) / 2, runs = inner - proj - sess;
-
-	*left = (struct rect){ 1, 0, body_h, left_w };
-	*right = (struct rect){ 1, left_w, body_h, t->cols - left_w };
-	t->box[PANE_PROJECTS] = (struct rect){ 2, 1, proj, left_w - 2 };
-	*sep1 = 2 + proj;
-	t->box[PANE_SESSIONS] = (struct rect){ *sep1 + 1, 1, sess, left_w - 2 };
-	*sep2 = *sep1 + 1 + sess;
-	t->box[PANE_RUNS] = (struct rect){ *sep2 + 1, 1, runs, left_w - 2 };
-	t->box[PANE_RIGHT] = (struct rect){ 2, left_w + 1, body_h - 2, t->cols - left_w - 2 };
-}
-
-/* Draws the whole screen into stdscr and sends the difference to the terminal. */
-void
-draw_screen(struct tui *t)
-{
-	static const char small[] = "terminal too small (60x16 needed)";
-	struct rect left, right;
-	char title[512];
-	int sep1, sep2;
-
-	getmaxyx(stdscr, t->rows, t->cols);
-	t->too_small = t->cols < 60 || t->rows < 16;
-	t->cur_y = t->cur_x = -1;
-	erase();
-	if (t->too_small) {
-		int w = (int)sizeof small - 1;
-
-		draw_text(t->rows / 2, t->cols > w ? (t->cols - w) / 2 : 0, t->cols, small,
-		    A_NORMAL);
-	} else {
-		draw_layout(t, &left, &right, &sep1, &sep2);
-		draw_title_line(t);
-		draw_box(t, &left, NULL, false);
-		draw_box(t, &right, NULL, false);
-		draw_rule(t, sep1, 0, left.w, draw_lines[LN_LT], draw_lines[LN_RT], NULL, false);
-		draw_rule(t, sep2, 0, left.w, draw_lines[LN_LT], draw_lines[LN_RT], NULL, false);
-		for (int p = 0; p < PANE__COUNT; p++) {
-			const struct view_ops *v = tui_view(t, (enum pane)p);
-			int y = (int[]){ left.y, sep1, sep2, right.y }[p];
-
-			title[0] = '\0';
-			v->title(t, title, sizeof title);
-			draw_title(t, y, t->box[p].x - 1, t->box[p].w + 2, title,
-			    t->m.focus == (enum pane)p);
-			v->draw(t, &t->box[p]);
-		}
-		draw_message(t, t->rows - 2);
-		draw_status(t, t->rows - 1);
-		modal_draw(t);
-	}
-	if (t->cur_y >= 0) {
-		move(t->cur_y, t->cur_x);
-		curs_set(1);
-	} else
-		curs_set(0);
-	wnoutrefresh(stdscr);
-	doupdate();
-}

@@ -3,9 +3,13 @@
 #include <curses.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "tui/tui.h"
+#include "xalloc.h"
 
 /* Moves the focused pane by delta rows. */
 static unsigned
@@ -87,6 +91,10 @@ key_download(struct tui *t, int key)
 static unsigned
 key_right(struct tui *t, int key)
 {
+	struct job job = { .kind = JOB_CONNECTORS };
+
+	if (key == '4')
+		tui_submit(t, &job);
 	model_show_right(&t->m, (enum right_view)(key - '1'));
 	model_focus(&t->m, PANE_RIGHT);
 	return TUI_HANDLED | TUI_REDRAW;
@@ -160,6 +168,208 @@ key_permission(struct tui *t, int key)
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
+/* The id the focused pane is about: the selected item, or the log's/plan's run. */
+static const char *
+keys_focused_id(const struct tui *t, const char **kind)
+{
+	const struct model *m = &t->m;
+	const struct m_run *r = model_run(m);
+
+	switch (tui_where(t)) {
+	case W_PROJECTS:
+		*kind = "projects";
+		return model_project(m) != NULL ? model_project(m)->id : NULL;
+	case W_SESSIONS:
+		*kind = "sessions";
+		return model_session(m) != NULL ? model_session(m)->id : NULL;
+	case W_ARTIFACTS:
+		*kind = "artifacts";
+		return model_artifact(m) != NULL ? model_artifact(m)->id : NULL;
+	default:
+		*kind = "runs";
+		return r != NULL ? r->id : NULL;
+	}
+}
+
+/* Puts text on the terminal's clipboard: OSC 52 (xterm, tmux, kitty, ...). */
+static void
+keys_osc52(const char *text)
+{
+	static const char b64[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char out[1024];
+	size_t n = strlen(text), o = 0;
+
+	o += (size_t)snprintf(out, sizeof out, "\033]52;c;");
+	for (size_t i = 0; i < n && o + 8 < sizeof out; i += 3) {
+		unsigned v = (unsigned char)text[i] << 16;
+
+		v |= i + 1 < n ? (unsigned char)text[i + 1] << 8 : 0;
+		v |= i + 2 < n ? (unsigned char)text[i + 2] : 0;
+		out[o++] = b64[v >> 18 & 63];
+		out[o++] = b64[v >> 12 & 63];
+		out[o++] = i + 1 < n ? b64[v >> 6 & 63] : '=';
+		out[o++] = i + 2 < n ? b64[v & 63] : '=';
+	}
+	out[o++] = '\a';
+	fflush(stdout);
+	if (write(STDOUT_FILENO, out, o) < 0)
+		return;
+}
+
+/* 'y' copies the focused id; 'Y' a CLI command about it. */
+static unsigned
+key_copy(struct tui *t, int key)
+{
+	const char *kind, *id = keys_focused_id(t, &kind);
+	char text[512];
+
+	if (id == NULL) {
+		model_message(&t->m, t->now_ms, true, "nothing selected to copy");
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	if (key == 'y')
+		snprintf(text, sizeof text, "%s", id);
+	else if (strcmp(kind, "artifacts") == 0)
+		snprintf(text, sizeof text, "taskdeck artifacts download %s", id);
+	else
+		snprintf(text, sizeof text, "taskdeck %s show %s", kind, id);
+	keys_osc52(text);
+	model_message(&t->m, t->now_ms, false, "copied: %s", text);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+/* 'v' in the log: the lines shown (filter applied) in $PAGER (less when unset). */
+static unsigned
+key_pager(struct tui *t, int key)
+{
+	char path[4096];
+	FILE *fp = tui_temp_file(path, sizeof path, ".log");
+	size_t n = model_log_visible(&t->m);
+
+	(void)key;
+	if (fp == NULL) {
+		model_message(&t->m, t->now_ms, true, "cannot make a temporary file");
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct log_line *l = model_log_line(&t->m, i);
+
+		fprintf(fp, "%s%s%s\n", l->time, l->time[0] != '\0' ? " " : "", l->text);
+	}
+	fclose(fp);
+	tui_external(t, "PAGER", "less", path);
+	unlink(path);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+/* 'h' / 'l': the pane to the left / right (as Shift-Tab / Tab). */
+static unsigned
+key_side(struct tui *t, int key)
+{
+	model_focus_next(&t->m, key == 'h' ? -1 : 1);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+/* ':' commands: quit, project NAME, run ID, help. */
+static void
+command_draw(struct tui *t)
+{
+	struct rect r = { t->rows - 2, 2, 1, t->cols - 3 };
+
+	draw_fill(r.y, 0, t->cols, A_NORMAL);
+	mvaddstr(r.y, 1, ":");
+	editor_draw(&t->ed, &r, A_NORMAL, &t->cur_y, &t->cur_x);
+}
+
+static void
+command_run(struct tui *t, const char *line)
+{
+	char verb[32] = "", arg[200] = "";
+	struct job job = { .kind = JOB_RUN };
+
+	if (sscanf(line, " %31s %199[^\n]", verb, arg) < 1)
+		return;
+	if (strcmp(verb, "q") == 0 || strcmp(verb, "quit") == 0) {
+		t->quit = true;
+	} else if (strcmp(verb, "help") == 0) {
+		modal_open(t, MODAL_HELP);
+	} else if (strcmp(verb, "project") == 0 || strcmp(verb, "p") == 0) {
+		for (size_t i = 0; i < t->m.project_count; i++) {
+			const struct m_project *p = &t->m.projects[i];
+
+			if ((p->name != NULL && strcmp(p->name, arg) == 0) ||
+			    (p->id != NULL && strcmp(p->id, arg) == 0)) {
+				tui_jump(t, p->id, NULL, NULL);
+				model_focus(&t->m, PANE_PROJECTS);
+				return;
+			}
+		}
+		model_message(&t->m, t->now_ms, true, "no project named '%s'", arg);
+	} else if (strcmp(verb, "run") == 0 || strcmp(verb, "r") == 0) {
+		if (arg[0] == '\0') {
+			model_message(&t->m, t->now_ms, true, "usage: :run RUN_ID");
+			return;
+		}
+		snprintf(t->jump_run, sizeof t->jump_run, "%s", arg);
+		job.id = arg;
+		tui_submit(t, &job);
+	} else
+		model_message(&t->m, t->now_ms, true,
+		    "unknown command ':%s' (:project NAME, :run ID, :help, :quit)", verb);
+}
+
+static unsigned
+command_key(struct tui *t, int key)
+{
+	unsigned f = editor_key(&t->ed, key);
+	char *line;
+
+	if (f & EDITOR_CANCEL)
+		modal_close(t);
+	else if (f & EDITOR_DONE) {
+		line = xstrdup(t->ed.text);
+		modal_close(t);
+		command_run(t, line);
+		free(line);
+	}
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+static unsigned
+key_command(struct tui *t, int key)
+{
+	(void)key;
+	modal_open(t, MODAL_COMMAND);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+/* '@': the next run, in any project, that needs the user; its plan or prompt. */
+static unsigned
+key_attention(struct tui *t, int key)
+{
+	struct m_attention a;
+	bool plan;
+
+	(void)key;
+	if (!model_attention_next(&t->m, t->attention_last[0] != '\0' ?
+	    t->attention_last : NULL, &a, &plan)) {
+		model_message(&t->m, t->now_ms, false, "no run needs you");
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	snprintf(t->attention_last, sizeof t->attention_last, "%s", a.run_id);
+	tui_jump(t, a.project_id, a.session_id, a.run_id);
+	if (plan) {
+		model_show_right(&t->m, RIGHT_PLAN);
+		model_focus(&t->m, PANE_RIGHT);
+		model_message(&t->m, t->now_ms, false, "%s waits for a plan decision", a.run_id);
+	} else {
+		model_focus(&t->m, PANE_RUNS);
+		model_permission_show(&t->m);
+	}
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
 static unsigned
 key_help(struct tui *t, int key)
 {
@@ -181,6 +391,14 @@ key_filter(struct tui *t, int key)
 {
 	(void)key;
 	modal_open(t, MODAL_FILTER);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+static unsigned
+key_list_filter(struct tui *t, int key)
+{
+	(void)key;
+	modal_open(t, MODAL_LIST_FILTER);
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
@@ -257,6 +475,28 @@ key_plan(struct tui *t, int key)
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
+/* Space: enable or disable the selected connector; t: test it. */
+static unsigned
+key_connector(struct tui *t, int key)
+{
+	const struct m_connector *c = model_connector(&t->m);
+	struct job job = { .kind = key == 't' ? JOB_CONNECTOR_TEST : JOB_CONNECTOR_ENABLE };
+
+	if (c == NULL) {
+		model_message(&t->m, t->now_ms, true, "no connector selected");
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	job.id = c->id;
+	job.decision = key == 't' ? NULL : c->enabled ? "disable" : "enable";
+	tui_submit(t, &job);
+	if (key == 't') {
+		model_connector_tested(&t->m, c->id, "testing...");
+		model_message(&t->m, t->now_ms, false, "testing %s (up to a minute)",
+		    c->name != NULL ? c->name : c->id);
+	}
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
 static unsigned
 key_nothing(struct tui *t, int key)
 {
@@ -297,30 +537,67 @@ static const struct keys_binding {
 	{ '\r', W_ARTIFACTS, "Enter", "Artifacts", "download the selected artifact",
 	    key_download },
 	{ TUI_KEY(KEY_ENTER), W_ARTIFACTS, NULL, NULL, NULL, key_download },
-	{ '1', W_ANY, "1 2 3", "anywhere", "show Log, Plan, Artifacts", key_right },
+	{ '1', W_ANY, "1 2 3 4", "anywhere", "show Log, Plan, Artifacts, Connectors",
+	    key_right },
 	{ '2', W_ANY, NULL, NULL, NULL, key_right },
 	{ '3', W_ANY, NULL, NULL, NULL, key_right },
+	{ '4', W_ANY, NULL, NULL, NULL, key_right },
 	{ 'n', W_ANY, "n", "anywhere", "new run in the selected project", key_new_run },
 	{ 'N', W_ANY, "N", "anywhere", "new run continuing the selected session",
 	    key_new_run },
 	{ 'c', W_RUNS | W_LOG, "c", "Runs, Log", "cancel the selected run", key_cancel },
 	{ 'r', W_ANY, "r", "anywhere", "re-read everything", key_reread },
 	{ '!', W_ANY, "!", "anywhere", "show the pending permission prompt", key_permission },
+	{ '@', W_ANY, "@", "anywhere",
+	    "jump to the next run that needs you (any project)", key_attention },
+	{ 'h', W_ANY, "h l", "anywhere", "pane to the left / right", key_side },
+	{ 'l', W_ANY, NULL, NULL, NULL, key_side },
+	{ 'y', W_ANY, "y", "anywhere", "copy the selected id (OSC 52)", key_copy },
+	{ 'Y', W_ANY, "Y", "anywhere", "copy a taskdeck command for it", key_copy },
+	{ ':', W_ANY, ":", "anywhere", "command: :project NAME, :run ID, :help, :quit",
+	    key_command },
 	{ '?', W_ANY, "?", "anywhere", "this help", key_help },
 	{ 'q', W_ANY, "q Ctrl-C", "anywhere", "quit", key_quit },
+	{ '/', W_PROJECTS | W_SESSIONS | W_RUNS, "/", "lists",
+	    "filter the list as you type (Enter keeps, Esc clears)", key_list_filter },
 	{ '/', W_LOG, "/", "Log", "filter (Enter applies, empty or Esc clears)", key_filter },
 	{ 'f', W_LOG, "f", "Log", "follow on/off", key_follow },
 	{ 'w', W_LOG, "w", "Log", "wrap long lines on/off", key_wrap },
 	{ 't', W_LOG, "t", "Log", "timestamps on/off", key_timestamps },
 	{ 's', W_LOG, "s", "Log", "scope: the run or the whole session", key_scope },
+	{ 'v', W_LOG, "v", "Log", "the lines shown in $PAGER (less)", key_pager },
+	{ ' ', W_CONNECTORS, "Space", "Connectors", "enable / disable the selected connector",
+	    key_connector },
+	{ 't', W_CONNECTORS, "t", "Connectors", "test it: connect and list its tools",
+	    key_connector },
 	{ 'a', W_PLAN, "a", "Plan", "approve", key_plan },
 	{ 'e', W_PLAN, "e", "Plan", "revise: write feedback", key_plan },
 	{ 'x', W_PLAN, "x", "Plan", "reject (the run is cancelled)", key_plan },
 	{ TUI_ESC, W_ANY, "Esc", "modal, editor", "close without acting", key_nothing },
 };
 
-bool
-tui_key_help(size_t i, const char **keys, const char **where, const char **text)
+/* Keys of the modals and editors: in the help, not in the dispatch table. */
+static const struct {
+	const char *label, *where_text, *help;
+} keys_modal_help[] = {
+	{ "a", "permission", "allow this tool call ([y/N])" },
+	{ "d", "permission", "deny this tool call ([y/N])" },
+	{ "A", "permission", "allow EVERY tool for the rest of the run ([y/N])" },
+	{ "Esc", "permission", "hide the prompt (! shows it again)" },
+	{ "Enter", "editor", "submit (prompt, feedback, directory, filter)" },
+	{ "Ctrl-J", "editor", "new line (prompt, feedback)" },
+	{ "Ctrl-T", "prompt editor", "plan-first on/off" },
+	{ "Ctrl-P", "prompt editor", "next permission profile" },
+	{ "Ctrl-O", "prompt editor", "write the prompt in $EDITOR (vi)" },
+	{ "Ctrl-U", "editor", "erase up to the cursor" },
+	{ "<- -> Home End", "editor", "move the cursor (Ctrl-A, Ctrl-E: start, end)" },
+	{ "Bksp Del", "editor", "erase a character" },
+	{ "y / other", "[y/N]", "only y confirms; anything else is No" },
+};
+
+static bool
+keys_help_row(size_t i, unsigned *mask, const char **keys, const char **where,
+    const char **text)
 {
 	size_t n = 0;
 
@@ -328,13 +605,134 @@ tui_key_help(size_t i, const char **keys, const char **where, const char **text)
 		if (keys_table[k].label == NULL)
 			continue;
 		if (n++ == i) {
+			*mask = keys_table[k].where;
 			*keys = keys_table[k].label;
 			*where = keys_table[k].where_text;
 			*text = keys_table[k].help;
 			return true;
 		}
 	}
+	i -= n;
+	if (i < sizeof keys_modal_help / sizeof keys_modal_help[0]) {
+		*mask = W_ANY;
+		*keys = keys_modal_help[i].label;
+		*where = keys_modal_help[i].where_text;
+		*text = keys_modal_help[i].help;
+		return true;
+	}
 	return false;
+}
+
+/* The help's rows: those of the pane it was opened from (and anywhere,
+ * modals, editors), or every row with help_all; returns how many, and the
+ * row i of them when asked. */
+static size_t
+help_rows(const struct tui *t, size_t want, const char **keys, const char **where,
+    const char **text)
+{
+	const char *k, *w, *x;
+	unsigned mask;
+	size_t n = 0;
+
+	for (size_t i = 0; keys_help_row(i, &mask, &k, &w, &x); i++) {
+		if (!t->help_all && !(mask & t->help_where))
+			continue;
+		if (n++ == want && keys != NULL) {
+			*keys = k;
+			*where = w;
+			*text = x;
+		}
+	}
+	return n;
+}
+
+static void
+help_draw(struct tui *t)
+{
+	const char *keys, *where, *text;
+	char line[256], title[160];
+	size_t n = help_rows(t, SIZE_MAX, NULL, NULL, NULL), body;
+	int h = (int)n + 3;
+	struct rect r;
+
+	if (h > t->rows - 4)
+		h = t->rows - 4;
+	snprintf(title, sizeof title, "Keys: %s (Tab %s, j/k scroll, Esc closes)",
+	    t->help_all ? "all" : tui_view(t, t->m.focus)->name,
+	    t->help_all ? "this pane" : "all keys");
+	r = modal_box(t, 80, h, title);
+	body = r.h > 2 ? (size_t)r.h - 2 : 1;
+	if (t->help_top + body > n)
+		t->help_top = n > body ? n - body : 0;
+	for (size_t i = 0; i < body && t->help_top + i < n; i++) {
+		help_rows(t, t->help_top + i, &keys, &where, &text);
+		snprintf(line, sizeof line, "%-16s %-14s %s", keys, where, text);
+		draw_text(r.y + (int)i, r.x, r.w, line, A_NORMAL);
+	}
+	snprintf(line, sizeof line, "%zu-%zu of %zu   Mouse: a click selects, the wheel scrolls",
+	    n > 0 ? t->help_top + 1 : 0, t->help_top + body < n ? t->help_top + body : n, n);
+	draw_text(r.y + r.h - 1, r.x, r.w, line, draw_attr(t, ST_DIM));
+}
+
+/* j/k, arrows, pages scroll; Tab: this pane / all keys; anything else closes. */
+static unsigned
+help_key(struct tui *t, int key)
+{
+	long step = 0, page = t->rows > 10 ? t->rows - 10 : 1;
+
+	if (key == 'j' || key == TUI_KEY(KEY_DOWN))
+		step = 1;
+	else if (key == 'k' || key == TUI_KEY(KEY_UP))
+		step = -1;
+	else if (key == TUI_KEY(KEY_NPAGE) || key == ' ')
+		step = page;
+	else if (key == TUI_KEY(KEY_PPAGE))
+		step = -page;
+	else if (key == 'g' || key == TUI_KEY(KEY_HOME))
+		step = -100000;
+	else if (key == 'G' || key == TUI_KEY(KEY_END))
+		step = 100000;
+	else if (key == '\t') {
+		t->help_all = !t->help_all;
+		t->help_top = 0;
+		return TUI_HANDLED | TUI_REDRAW;
+	} else {
+		modal_close(t);
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	if (step < 0 && (size_t)-step > t->help_top)
+		t->help_top = 0;
+	else
+		t->help_top = (size_t)((long)t->help_top + step);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+void
+keys_init(void)
+{
+	modal_register(MODAL_HELP, help_draw, help_key);
+	modal_register(MODAL_COMMAND, command_draw, command_key);
+}
+
+/* The name of a pane set, for "works in ..." messages. */
+static const char *
+keys_where_name(unsigned where)
+{
+	static const struct {
+		unsigned w;
+		const char *name;
+	} names[] = {
+		{ W_LOG, "the Log (1)" }, { W_PLAN, "the Plan (2)" },
+		{ W_CONNECTORS, "the Connectors (4)" },
+		{ W_ARTIFACTS, "the Artifacts (3)" }, { W_RUNS, "Runs" },
+		{ W_SESSIONS, "Sessions" }, { W_PROJECTS, "Projects" },
+	};
+
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		if (where & names[i].w)
+			return names[i].name;
+	}
+	return "another pane";
 }
 
 /* One key: the modal first, then the table, then the focused view. */
@@ -358,7 +756,19 @@ keys_dispatch(struct tui *t, int key)
 			return keys_table[i].fn(t, key);
 	}
 	v = tui_view(t, t->m.focus);
-	return v->key != NULL ? v->key(t, key) : 0;
+	if (v->key != NULL && ((f = v->key(t, key)) & TUI_HANDLED))
+		return f;
+	/* A key of another pane: say where it works rather than nothing. */
+	for (size_t i = 0; i < sizeof keys_table / sizeof keys_table[0]; i++) {
+		const struct keys_binding *b = &keys_table[i];
+
+		if (b->key != key || b->label == NULL)
+			continue;
+		model_message(&t->m, t->now_ms, false, "%s (%s) works in %s; ? lists the keys",
+		    b->label, b->help, keys_where_name(b->where));
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	return 0;
 }
 
 /* The pane whose box (borders included) holds y, x; -1 for none. */
@@ -386,7 +796,7 @@ keys_mouse(struct tui *t)
 	if (getmouse(&me) != OK || t->too_small || modal_current(t) != MODAL_NONE)
 		return 0;
 	if (me.y == 0 && (me.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED))) {
-		for (int i = 0; i < 3; i++) {
+		for (int i = 0; i < 4; i++) {
 			if (me.x >= t->tab_x[i] && me.x < t->tab_x[i + 1])
 				return key_right(t, '1' + i);
 		}

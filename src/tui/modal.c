@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "tui/tui.h"
 #include "xalloc.h"
@@ -51,13 +52,28 @@ modal_open(struct tui *t, enum modal_kind kind)
 	modal_free(t);
 	switch (kind) {
 	case MODAL_PROMPT:
-		editor_init(&t->ed, MODAL_PROMPT_MAX, true, NULL);
+		/* The prompt of a start that failed in this project comes back. */
+		editor_init(&t->ed, MODAL_PROMPT_MAX, true,
+		    t->prompt_draft != NULL && strcmp(t->prompt_draft_project, t->modal_id) == 0 ?
+		    t->prompt_draft : NULL);
+		break;
+	case MODAL_HELP:
+		t->help_top = 0;
+		t->help_all = false;
+		t->help_where = tui_where(t);
 		break;
 	case MODAL_FEEDBACK:
 		editor_init(&t->ed, MODAL_FEEDBACK_MAX, true, NULL);
 		break;
 	case MODAL_DOWNLOAD:
 		editor_init(&t->ed, sizeof t->download_dir, false, t->download_dir);
+		break;
+	case MODAL_LIST_FILTER:
+		editor_init(&t->ed, sizeof t->m.list_filter[0], false,
+		    (unsigned)t->m.focus <= PANE_RUNS ? t->m.list_filter[t->m.focus] : "");
+		break;
+	case MODAL_COMMAND:
+		editor_init(&t->ed, 256, false, NULL);
 		break;
 	case MODAL_FILTER:
 		editor_init(&t->ed, MODEL_QUERY_MAX, false, t->m.log.last_filter);
@@ -102,7 +118,7 @@ modal_download(struct tui *t)
 }
 
 /* A box of w x h centred on the screen, cleared; returns the inside. */
-static struct rect
+struct rect
 modal_box(struct tui *t, int w, int h, const char *title)
 {
 	struct rect r;
@@ -165,45 +181,6 @@ confirm_key(struct tui *t, int key)
 }
 
 static void
-help_draw(struct tui *t)
-{
-	const char *keys, *where, *text;
-	char line[256];
-	size_t n = 0, per;
-	int cols = 1, cw = 76;
-	struct rect r;
-
-	while (tui_key_help(n, &keys, &where, &text))
-		n++;
-	/* Two columns when one does not fit the height and two fit the width. */
-	if ((int)n + 4 > t->rows - 2 && t->cols >= 2 * cw + 2)
-		cols = 2;
-	per = (n + (size_t)cols - 1) / (size_t)cols;
-	r = modal_box(t, cw * cols, (int)per + 4, "Keys (any key closes)");
-	for (size_t i = 0; i < n; i++) {
-		int row = (int)(i % per), x = r.x + (int)(i / per) * cw;
-
-		if (row >= r.h)
-			continue;
-		tui_key_help(i, &keys, &where, &text);
-		snprintf(line, sizeof line, "%-16s %-14s %s", keys, where, text);
-		draw_text(r.y + row, x, r.x + r.w - x < cw - 2 ? r.x + r.w - x : cw - 2, line,
-		    A_NORMAL);
-	}
-	if ((int)per + 1 < r.h)
-		draw_text(r.y + (int)per + 1, r.x, r.w,
-		    "Mouse: a click focuses and selects, the wheel scrolls", draw_attr(t, ST_DIM));
-}
-
-static unsigned
-help_key(struct tui *t, int key)
-{
-	(void)key;
-	modal_close(t);
-	return TUI_HANDLED | TUI_REDRAW;
-}
-
-static void
 permission_draw(struct tui *t)
 {
 	const struct m_permission *p = model_modal_permission(&t->m);
@@ -225,7 +202,8 @@ permission_draw(struct tui *t)
 		snprintf(line, sizeof line, "(%zu prompts pending)", t->m.permission_count);
 		draw_text(r.y + r.h - 2, r.x, r.w, line, draw_attr(t, ST_DIM));
 	}
-	draw_text(r.y + r.h - 1, r.x, r.w, "a allow  d deny  A allow for the run  Esc hide",
+	draw_text(r.y + r.h - 1, r.x, r.w,
+	    "a allow  d deny  A allow every tool for the run  Esc hide",
 	    draw_attr(t, ST_ATTENTION));
 }
 
@@ -257,6 +235,13 @@ permission_key(struct tui *t, int key)
 			continue;
 		job.id = p->id;
 		job.decision = (char *)permission_answers[i].decision;
+		if (key == 'A') {
+			modal_confirm(t, &job, "Allow EVERY tool, not only %s, for the rest of %s? "
+			    "No further prompt will be asked for this run. [y/N]",
+			    p->tool != NULL ? p->tool : "this one",
+			    p->run_id != NULL ? p->run_id : "the run");
+			return TUI_HANDLED | TUI_REDRAW;
+		}
 		modal_confirm(t, &job, "%s %s %s %s? [y/N]", permission_answers[i].verb,
 		    p->tool != NULL ? p->tool : "the tool", permission_answers[i].scope,
 		    p->run_id != NULL ? p->run_id : "the run");
@@ -283,7 +268,7 @@ static void
 prompt_draw(struct tui *t)
 {
 	char title[400], opts[256];
-	const char *footer[2] = { opts, "Enter start  Ctrl-J newline  Esc cancel" };
+	const char *footer[2] = { opts, "Enter start  Ctrl-J newline  Ctrl-O $EDITOR  Esc cancel" };
 
 	if (t->modal_session[0] != '\0')
 		snprintf(title, sizeof title, "Continue session %s", t->modal_session);
@@ -293,6 +278,36 @@ prompt_draw(struct tui *t)
 	    t->plan_first ? "on" : "off",
 	    tui_profiles[t->profile] != NULL ? tui_profiles[t->profile] : "default");
 	editor_box_draw(t, title, footer, 2);
+}
+
+/* Ctrl-O: the text in $EDITOR (vi when unset), then back in the editor. */
+static void
+modal_external_edit(struct tui *t)
+{
+	char path[4096], *text;
+	FILE *fp = tui_temp_file(path, sizeof path, ".md");
+	size_t n;
+
+	if (fp == NULL) {
+		model_message(&t->m, t->now_ms, true, "cannot make a temporary file");
+		return;
+	}
+	fputs(t->ed.text, fp);
+	fclose(fp);
+	if (tui_external(t, "EDITOR", "vi", path) == 0 && (fp = fopen(path, "re")) != NULL) {
+		text = calloc(1, t->ed.cap);
+		if (text != NULL) {
+			n = fread(text, 1, t->ed.cap - 1, fp);
+			while (n > 0 && text[n - 1] == '\n')
+				n--;
+			text[n] = '\0';
+			editor_free(&t->ed);
+			editor_init(&t->ed, MODAL_PROMPT_MAX, true, text);
+			free(text);
+		}
+		fclose(fp);
+	}
+	unlink(path);
 }
 
 static unsigned
@@ -307,6 +322,10 @@ prompt_key(struct tui *t, int key)
 	}
 	if (key == TUI_CTRL('p')) {
 		t->profile = (t->profile + 1) % tui_profile_count;
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	if (key == TUI_CTRL('o')) {
+		modal_external_edit(t);
 		return TUI_HANDLED | TUI_REDRAW;
 	}
 	f = editor_key(&t->ed, key);
@@ -417,7 +436,10 @@ download_key(struct tui *t, int key)
 	job.path = path;
 	job.label = t->modal_name;
 	job.run_id = t->modal_run;
-	if (lstat(path, &st) == 0) {
+	if (tui_downloading(t, path)) {
+		model_message(&t->m, t->now_ms, false, "already downloading %s", path);
+		modal_close(t);
+	} else if (lstat(path, &st) == 0) {
 		job.overwrite = true;
 		modal_confirm(t, &job, "Overwrite %s? [y/N]", path);
 	} else {
@@ -453,25 +475,50 @@ filter_key(struct tui *t, int key)
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
-static const struct {
+/* '/' in a list: every key applies the filter; Enter keeps it, Esc clears it. */
+static unsigned
+list_filter_key(struct tui *t, int key)
+{
+	unsigned f = editor_key(&t->ed, key);
+
+	if (f & EDITOR_CANCEL) {
+		tui_need(t, model_list_filter(&t->m, t->m.focus, ""));
+		modal_close(t);
+	} else if (f & EDITOR_DONE)
+		modal_close(t);
+	else
+		tui_need(t, model_list_filter(&t->m, t->m.focus, t->ed.text));
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+/* The help's entry comes from keys.c (modal_register): it lists their table. */
+static struct {
 	void (*draw)(struct tui *t);
 	unsigned (*key)(struct tui *t, int key);
 } modal_ops[MODAL__COUNT] = {
 	[MODAL_CONFIRM] = { confirm_draw, confirm_key },
-	[MODAL_HELP] = { help_draw, help_key },
 	[MODAL_PERMISSION] = { permission_draw, permission_key },
 	[MODAL_PROMPT] = { prompt_draw, prompt_key },
 	[MODAL_FEEDBACK] = { feedback_draw, feedback_key },
 	[MODAL_DOWNLOAD] = { download_draw, download_key },
 	[MODAL_FILTER] = { filter_draw, filter_key },
+	[MODAL_LIST_FILTER] = { filter_draw, list_filter_key },
 };
+
+void
+modal_register(enum modal_kind kind, void (*draw)(struct tui *t),
+    unsigned (*key)(struct tui *t, int key))
+{
+	modal_ops[kind].draw = draw;
+	modal_ops[kind].key = key;
+}
 
 void
 modal_draw(struct tui *t)
 {
 	enum modal_kind k = modal_current(t);
 
-	if (k != MODAL_NONE)
+	if (k != MODAL_NONE && modal_ops[k].draw != NULL)
 		modal_ops[k].draw(t);
 }
 
@@ -480,7 +527,10 @@ modal_key(struct tui *t, int key)
 {
 	enum modal_kind k = modal_current(t);
 
-	if (k == MODAL_NONE)
-		return 0;
+	if (k == MODAL_NONE || modal_ops[k].key == NULL) {
+		if (k != MODAL_NONE)
+			modal_close(t);
+		return k != MODAL_NONE ? TUI_HANDLED | TUI_REDRAW : 0;
+	}
 	return modal_ops[k].key(t, key);
 }

@@ -29,12 +29,19 @@ enum pane {
 	PANE__COUNT
 };
 
-enum right_view { RIGHT_LOG, RIGHT_PLAN, RIGHT_ARTIFACTS };
+enum right_view { RIGHT_LOG, RIGHT_PLAN, RIGHT_ARTIFACTS, RIGHT_CONNECTORS };
 
 enum conn_state {
 	CONN_CONNECTING,	/* stream opened, no hello yet */
 	CONN_LIVE,
 	CONN_RECONNECTING,	/* m->conn_retry_at_ms says when */
+};
+
+/* Why the dashboard is not live (shown instead of the last known state). */
+enum conn_problem {
+	PROBLEM_NONE,
+	PROBLEM_UNREACHABLE,	/* no answer, or no service in the discovery file */
+	PROBLEM_UNAUTHORIZED,	/* the service refused the token */
 };
 
 struct m_project {
@@ -62,6 +69,9 @@ struct m_run {
 	char *error_code;	/* NULL unless failed */
 	char *error_message;
 	char *created_at;
+	char *started_at;	/* NULL until it started */
+	char *finished_at;	/* NULL until final */
+	long long tokens;	/* input + output, as last read; -1: read it again */
 };
 
 struct m_artifact {
@@ -82,6 +92,26 @@ struct m_permission {
 	char *tool;
 	char *summary;
 };
+
+/* A connector (MCP server) the agents may use (model-connectors.c). */
+struct m_connector {
+	char *id;
+	char *name;
+	char *kind;		/* "builtin" or "custom" */
+	char *transport;	/* "stdio", "http", "builtin" */
+	bool enabled;
+	char *test;		/* the last test's result here, or NULL */
+};
+
+/* A run waiting for a plan decision, in any project. */
+struct m_attention {
+	char *run_id;
+	char *session_id;
+	char *project_id;
+};
+
+/* At most this many plan waits are tracked (a bound on outside input). */
+#define MODEL_ATTENTION_MAX 1000
 
 struct m_plan_step {
 	char *id;
@@ -168,6 +198,7 @@ struct model {
 	/* Connection and service. */
 	enum conn_state conn;
 	long long conn_retry_at_ms;	/* CONN_RECONNECTING: when the next try is due */
+	enum conn_problem conn_problem;	/* PROBLEM_NONE while live */
 	long long resynced_at_ms;	/* last full re-read after a reconnect or resync; 0 never */
 	char *service_version;		/* from the doctor report; NULL until known */
 	bool service_ready;
@@ -180,6 +211,9 @@ struct model {
 	struct m_session *sessions;	/* of the selected project */
 	size_t session_count;
 	struct m_cursor sessions_cur;
+
+	/* '/' in Projects, Sessions, Runs: only matching rows (model-lists.c). */
+	char list_filter[3][64];
 
 	struct m_run *runs;		/* of the selected session, newest first */
 	size_t run_count;
@@ -195,6 +229,16 @@ struct model {
 
 	struct m_plan plan;		/* of the selected session */
 	size_t plan_top;
+
+	/* Connectors of the service (the Connectors view). */
+	struct m_connector *connectors;
+	size_t connector_count;
+	struct m_cursor connectors_cur;
+
+	/* Runs waiting for a plan decision, of every project (model-attention.c). */
+	struct m_attention *attention;
+	size_t attention_count;
+	unsigned long attention_seen;	/* grows with each new wait (bell, title) */
 
 	struct m_permission *permissions;	/* pending, of every run, oldest first */
 	size_t permission_count;
@@ -310,7 +354,43 @@ size_t model_log_visible(const struct model *m);
 const struct log_line *model_log_line(const struct model *m, size_t i);
 
 /* Connection state changes, with now_ms from a monotonic clock. */
+/* --- List filters ('/' in Projects, Sessions, Runs; model-lists.c) --- */
+/* True when row i of a list pane passes its filter (always, without one). */
+bool model_list_match(const struct model *m, enum pane p, size_t i);
+/* Sets a list pane's filter (case-insensitive; "" clears); a selection that no
+ * longer matches moves to the first match.  Returns NEED_*. */
+unsigned model_list_filter(struct model *m, enum pane p, const char *query);
+
+/* --- Connectors (model-connectors.c) --- */
+/* The list as read; the selection stays on the same id. */
+void model_set_connectors(struct model *m, const struct td_connector_list *l);
+/* One connector as changed (enabled); NULL does nothing. */
+void model_put_connector(struct model *m, const struct td_connector *c);
+/* The result of a test of id, shown on its row. */
+void model_connector_tested(struct model *m, const char *id, const char *text);
+const struct m_connector *model_connector(const struct model *m);
+void model_connectors_free(struct model *m);
+
+/* --- Attention, every project (model-attention.c) --- */
+/* A run starts (waits) or stops waiting for a plan decision. */
+void model_attention_event(struct model *m, const char *run_id, const char *session_id,
+    const char *project_id, bool waits);
+/* The running runs of every project, as read: replaces the plan waits. */
+void model_set_attention(struct model *m, const struct td_run_list *runs);
+void model_attention_free(struct model *m);
+/* Runs that need the user: a plan decision or a pending prompt (distinct runs). */
+size_t model_attention_count(const struct model *m);
+/* True when a run of the project (and session, unless NULL) needs the user. */
+bool model_attention_in(const struct model *m, const char *project_id,
+    const char *session_id);
+/* The run after after_run (NULL: the first) that needs the user, wrapping;
+ * *plan: a plan decision (else a prompt).  Pointers borrowed from m. */
+bool model_attention_next(const struct model *m, const char *after_run,
+    struct m_attention *out, bool *plan);
+
 void model_conn(struct model *m, enum conn_state s, long long retry_at_ms);
+/* Why the connection is down (CONN_LIVE clears it). */
+void model_conn_problem(struct model *m, enum conn_problem p);
 void model_resynced(struct model *m, long long now_ms);
 
 /* The message line; printf-style, shown until now_ms + 5 s. */

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "taskdeck.h"
 #include "tui/model.h"
@@ -17,7 +18,13 @@
 struct tui_options {
 	bool no_mouse;		/* do not ask the terminal for mouse events */
 	bool monochrome;	/* no colour, ASCII glyphs (as NO_COLOR) */
+	long timeout_ms;	/* request deadline of a client made on reconnect; 0: default */
+	bool bell;		/* ring the terminal's bell when a run starts needing the user */
+	bool title;		/* "taskdeck: N need you" as the terminal's window title */
 };
+
+/* Reads the configuration file (config.c) into o; see taskdeck(1). */
+void tui_config_load(struct tui_options *o);
 
 /* Runs the dashboard on client until q or a signal; returns an exit code. */
 int tui_main(struct td_client *client, const struct tui_options *o);
@@ -40,8 +47,9 @@ int tui_main(struct td_client *client, const struct tui_options *o);
 #define W_LOG 0x08
 #define W_PLAN 0x10
 #define W_ARTIFACTS 0x20
-#define W_LISTS (W_PROJECTS | W_SESSIONS | W_RUNS | W_ARTIFACTS)
-#define W_ANY 0x3f
+#define W_CONNECTORS 0x40
+#define W_LISTS (W_PROJECTS | W_SESSIONS | W_RUNS | W_ARTIFACTS | W_CONNECTORS)
+#define W_ANY 0x7f
 
 struct rect {
 	int y, x, h, w;
@@ -68,6 +76,7 @@ extern const struct view_ops view_runs;
 extern const struct view_ops view_log;
 extern const struct view_ops view_plan;
 extern const struct view_ops view_artifacts;
+extern const struct view_ops view_connectors;
 
 /* A UTF-8 text being edited; cur is a byte offset at a character boundary. */
 struct editor {
@@ -98,6 +107,8 @@ enum modal_kind {
 	MODAL_FEEDBACK,		/* plan revise */
 	MODAL_DOWNLOAD,		/* download directory */
 	MODAL_FILTER,		/* the log's '/' */
+	MODAL_COMMAND,		/* ':' (keys.c registers it) */
+	MODAL_LIST_FILTER,	/* '/' in Projects, Sessions, Runs: applied as typed */
 	MODAL__COUNT
 };
 
@@ -136,6 +147,7 @@ struct tui {
 	struct model m;
 	struct worker *w;
 	struct td_client *client;
+	bool own_client;	/* client was made here (a reconnect found the service anew) */
 	struct tui_options opt;
 	bool color;
 	bool ascii;		/* ASCII glyphs */
@@ -149,12 +161,24 @@ struct tui {
 	/* A run started here: selected (with its session) once the lists show it. */
 	char want_session[128];
 	char want_run[128];
+	char attention_last[128];	/* the run '@' jumped to last */
+	char jump_run[128];		/* ':run ID' read over HTTP, then jumped to */
+	unsigned long bell_seen;	/* m.attention_seen when last rung */
+	bool ages_shown;		/* the last draw showed ages (redrawn each second) */
+	long title_count;		/* the count in the window title; -1 none set */
+	/* The help: its first row shown, all keys or those of help_where. */
+	size_t help_top;
+	bool help_all;
+	unsigned help_where;
+	/* The prompt of a start that failed, offered again by n / N there. */
+	char *prompt_draft;
+	char prompt_draft_project[128];
 
 	/* Layout of the last draw, for mouse clicks. */
 	int rows, cols;
 	bool too_small;
 	struct rect box[PANE__COUNT];	/* inside the borders */
-	int tab_x[4];			/* the title line's tabs: tab i is [tab_x[i], tab_x[i + 1]) */
+	int tab_x[5];			/* the title line's tabs: tab i is [tab_x[i], tab_x[i + 1]) */
 
 	/* The modal shown, and what it is about. */
 	enum modal_kind modal;
@@ -165,6 +189,9 @@ struct tui {
 	bool plan_first;
 	size_t profile;		/* index into tui_profiles */
 	char download_dir[4096];
+	/* Destinations of the downloads queued or running (a second Enter on
+	 * one says so instead of queueing a copy that would fail). */
+	char *downloading[8];
 	/* What the open editor is for: a project, session or artifact id,
 	 * the session to continue, the artifact's name and run, the plan's
 	 * version and revision. */
@@ -179,22 +206,47 @@ struct tui {
 extern const char *const tui_profiles[];
 extern const size_t tui_profile_count;
 
-/* app.c */
+/*
+ * The layers, bottom up (each calls only those below it):
+ *   model*.c (pure state)  worker.c (HTTP)
+ *   commands.c   what the user can ask: jobs, selection
+ *   draw.c, editor.c   drawing helpers; view-*.c the panes; screen.c the
+ *   registry, layout and bars; modal.c the modals (drawn after the screen)
+ *   keys.c   keys and mouse to commands (registers the help modal)
+ *   app.c    the loop
+ */
+
+/* screen.c */
 /* The view of a pane (the right one by m.right). */
 const struct view_ops *tui_view(const struct tui *t, enum pane p);
 /* The W_* bit of the focused pane. */
 unsigned tui_where(const struct tui *t);
+/* Page size of the focused pane. */
+size_t tui_page_rows(const struct tui *t);
+/* Draws the screen into stdscr; then modal_draw, then screen_flush sends it. */
+void draw_screen(struct tui *t);
+void screen_flush(struct tui *t);
+
+/* commands.c */
 /* Queues the jobs that fetch what need (NEED_*) says. */
 void tui_need(struct tui *t, unsigned need);
 void tui_submit(struct tui *t, const struct job *job);
-/* Page size of the focused pane. */
-size_t tui_page_rows(const struct tui *t);
+/* Selects the project now, the session and run once the lists hold them. */
+void tui_jump(struct tui *t, const char *project_id, const char *session_id,
+    const char *run_id);
+/* True when a download to path is queued or running. */
+bool tui_downloading(const struct tui *t, const char *path);
+/* Records a download's destination while it runs (done: it ended). */
+void tui_download_track(struct tui *t, const char *path, bool done);
+/* Selects the session and run wanted (started here, or jumped to) once
+ * the lists hold them. */
+void tui_select_wanted(struct tui *t);
 /* Asks for everything shown and the service's report again ('r', reconnects). */
 void tui_reread(struct tui *t);
 
 /* keys.c */
-/* Key table rows for help: label, where, text; false past the end. */
-bool tui_key_help(size_t i, const char **keys, const char **where, const char **text);
+/* Registers what keys.c adds to the modals (the help); once, at start. */
+void keys_init(void);
 /* One key (TUI_KEY() for curses codes): returns TUI_* flags. */
 unsigned keys_dispatch(struct tui *t, int key);
 /* The mouse event curses has waiting. */
@@ -227,7 +279,14 @@ void draw_size(long long bytes, char *out, size_t len);
 /* Index of a run status in g->status, or -1. */
 int draw_status_index(const char *status);
 enum tui_style draw_status_style(const char *status);
-void draw_screen(struct tui *t);
+void draw_title(const struct tui *t, int y, int x, int w, const char *title, bool focused);
+void draw_separator(const struct tui *t, int y, int x, int w);
+
+/* external.c */
+/* Runs "$var path" (fallback when var is unset) on the terminal; 0 when it exited 0. */
+int tui_external(struct tui *t, const char *var, const char *fallback, const char *path);
+/* A private temporary file, path filled (suffix kept); NULL on failure. */
+FILE *tui_temp_file(char *path, size_t len, const char *suffix);
 
 /* modal.c */
 /* The modal drawn and given the keys: t->modal, else the permission prompt. */
@@ -238,6 +297,11 @@ void modal_draw(struct tui *t);
 void modal_confirm(struct tui *t, const struct job *job, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void modal_open(struct tui *t, enum modal_kind kind);
+/* Sets the drawing and keys of one modal (for the layers above modal.c). */
+void modal_register(enum modal_kind kind, void (*draw)(struct tui *t),
+    unsigned (*key)(struct tui *t, int key));
+/* A box of w x h centred on the screen, cleared; returns the inside. */
+struct rect modal_box(struct tui *t, int w, int h, const char *title);
 void modal_close(struct tui *t);
 /* Frees the copies a confirm holds. */
 void modal_free(struct tui *t);

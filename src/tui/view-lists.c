@@ -2,9 +2,12 @@
 #define NCURSES_WIDECHAR 1
 #include <curses.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "timeutil.h"
 #include "tui/tui.h"
+#include "xalloc.h"
 
 /* Draws one row of a list at y (marker already drawn) with attr as the base. */
 typedef void (*list_row_fn)(struct tui *t, size_t i, int y, int x, int w, unsigned attr);
@@ -15,14 +18,36 @@ list_draw(struct tui *t, const struct rect *r, enum pane pane, struct m_cursor *
     size_t count, list_row_fn row, const char *empty)
 {
 	bool focused = t->m.focus == pane;
+	size_t shown = count, *rows = NULL;
+	struct m_cursor fc;
 
 	if (count == 0) {
 		draw_text(r->y, r->x + 2, r->w - 2, empty, draw_attr(t, ST_DIM));
 		return;
 	}
-	model_cursor_fit(cur, count, (size_t)r->h);
-	for (int i = 0; i < r->h && cur->top + (size_t)i < count; i++) {
-		size_t k = cur->top + (size_t)i;
+	/* A filter: only the matching rows; top counts among them. */
+	if (t->m.list_filter[pane][0] != '\0') {
+		rows = xcalloc(count, sizeof *rows);
+		shown = 0;
+		fc = (struct m_cursor){ .sel = 0, .top = cur->top };
+		for (size_t k = 0; k < count; k++) {
+			if (!model_list_match(&t->m, pane, k))
+				continue;
+			if (k == cur->sel)
+				fc.sel = shown;
+			rows[shown++] = k;
+		}
+		if (shown == 0) {
+			draw_text(r->y, r->x + 2, r->w - 2, "no match", draw_attr(t, ST_DIM));
+			free(rows);
+			return;
+		}
+		model_cursor_fit(&fc, shown, (size_t)r->h);
+		cur->top = fc.top;
+	} else
+		model_cursor_fit(cur, count, (size_t)r->h);
+	for (int i = 0; i < r->h && cur->top + (size_t)i < shown; i++) {
+		size_t k = rows != NULL ? rows[cur->top + (size_t)i] : cur->top + (size_t)i;
 		bool sel = k == cur->sel;
 		unsigned attr = sel ? draw_attr(t, focused ? ST_SELECTED : ST_SELECTED_DIM) :
 		    draw_attr(t, ST_NORMAL);
@@ -32,34 +57,78 @@ list_draw(struct tui *t, const struct rect *r, enum pane pane, struct m_cursor *
 		draw_text(r->y + i, r->x, 2, sel ? "> " : "  ", attr);
 		row(t, k, r->y + i, r->x + 2, r->w - 2, attr);
 	}
+	free(rows);
 }
 
 /* A click on a list's row: select it (top is the list's first shown row). */
 static unsigned
 list_click(struct tui *t, enum pane pane, const struct m_cursor *cur, int row)
 {
-	tui_need(t, model_select(&t->m, pane, cur->top + (size_t)row));
+	size_t want = cur->top + (size_t)row, n = 0;
+	const size_t counts[] = { t->m.project_count, t->m.session_count, t->m.run_count };
+
+	/* Filtered: the row-th matching row from top. */
+	if (t->m.list_filter[pane][0] != '\0') {
+		for (size_t k = 0; k < counts[pane]; k++) {
+			if (model_list_match(&t->m, pane, k) && n++ == want) {
+				want = k;
+				break;
+			}
+			if (k + 1 == counts[pane])
+				return TUI_HANDLED;
+		}
+	}
+	tui_need(t, model_select(&t->m, pane, want));
 	return TUI_HANDLED | TUI_REDRAW;
+}
+
+/* "Name", or "Name /query (2 of 5)" with a filter. */
+static void
+list_title(const struct tui *t, enum pane pane, const char *name, size_t count, char *buf,
+    size_t len)
+{
+	size_t n = 0;
+
+	if (t->m.list_filter[pane][0] == '\0') {
+		snprintf(buf, len, "%s", name);
+		return;
+	}
+	for (size_t k = 0; k < count; k++)
+		n += model_list_match(&t->m, pane, k);
+	snprintf(buf, len, "%s /%s (%zu of %zu)", name, t->m.list_filter[pane], n, count);
 }
 
 static void
 projects_title(const struct tui *t, char *buf, size_t len)
 {
-	(void)t;
-	snprintf(buf, len, "Projects");
+	list_title(t, PANE_PROJECTS, "Projects", t->m.project_count, buf, len);
+}
+
+/* "! " before a row whose project or session has a run that needs the user. */
+static int
+list_badge(struct tui *t, bool on, int y, int x, int w, unsigned attr)
+{
+	if (!on || w < 4)
+		return 0;
+	return draw_text(y, x, 2, "! ", draw_attr(t, ST_ATTENTION) | (attr & (A_REVERSE | A_BOLD)));
 }
 
 static void
 projects_row(struct tui *t, size_t i, int y, int x, int w, unsigned attr)
 {
-	draw_text(y, x, w, t->m.projects[i].name, attr);
+	int used = list_badge(t, model_attention_in(&t->m, t->m.projects[i].id, NULL), y, x, w,
+	    attr);
+
+	draw_text(y, x + used, w - used, t->m.projects[i].name, attr);
 }
 
 static void
 projects_draw(struct tui *t, const struct rect *r)
 {
 	list_draw(t, r, PANE_PROJECTS, &t->m.projects_cur, t->m.project_count,
-	    projects_row, "no projects");
+	    projects_row, t->m.conn == CONN_LIVE ? "no projects" :
+	    t->m.conn_problem == PROBLEM_UNAUTHORIZED ? "unauthorized" :
+	    t->m.conn_problem == PROBLEM_UNREACHABLE ? "unreachable" : "connecting");
 }
 
 static unsigned
@@ -79,8 +148,7 @@ const struct view_ops view_projects = {
 static void
 sessions_title(const struct tui *t, char *buf, size_t len)
 {
-	(void)t;
-	snprintf(buf, len, "Sessions");
+	list_title(t, PANE_SESSIONS, "Sessions", t->m.session_count, buf, len);
 }
 
 static void
@@ -95,7 +163,8 @@ sessions_row(struct tui *t, size_t i, int y, int x, int w, unsigned attr)
 	for (const char *p = title; *p != '\0' && n + 1 < sizeof line; p++)
 		line[n++] = *p == '\n' || *p == '\r' ? ' ' : *p;
 	line[n] = '\0';
-	draw_text(y, x, w, line, attr);
+	n = (size_t)list_badge(t, model_attention_in(&t->m, s->project_id, s->id), y, x, w, attr);
+	draw_text(y, x + (int)n, w - (int)n, line, attr);
 }
 
 static void
@@ -122,9 +191,72 @@ const struct view_ops view_sessions = {
 static void
 runs_title(const struct tui *t, char *buf, size_t len)
 {
-	(void)t;
-	snprintf(buf, len, "Runs");
+	list_title(t, PANE_RUNS, "Runs", t->m.run_count, buf, len);
 }
+
+/* "2m ago", "3h ago" for an RFC 3339 time; "-" when unknown. */
+static void
+runs_age(const char *at, long long now_ms, char *out, size_t len)
+{
+	int64_t ms;
+	long long s;
+
+	if (at == NULL || !td_time_parse(at, &ms)) {
+		snprintf(out, len, "-");
+		return;
+	}
+	s = (now_ms - ms) / 1000;
+	if (s < 0)
+		s = 0;
+	if (s < 60)
+		snprintf(out, len, "%llds ago", s);
+	else if (s < 3600)
+		snprintf(out, len, "%lldm ago", s / 60);
+	else if (s < 86400)
+		snprintf(out, len, "%lldh ago", s / 3600);
+	else
+		snprintf(out, len, "%lldd ago", s / 86400);
+}
+
+/* "0.8s", "42s", "3m05s", "2h03m": from start to end (or now); "-" before it started. */
+static void
+runs_duration(const char *from, const char *to, long long now_ms, char *out, size_t len)
+{
+	int64_t a, b = now_ms;
+	long long ms, s;
+
+	if (from == NULL || !td_time_parse(from, &a) || (to != NULL && !td_time_parse(to, &b))) {
+		snprintf(out, len, "-");
+		return;
+	}
+	ms = b - a > 0 ? b - a : 0;
+	s = ms / 1000;
+	if (s < 10)
+		snprintf(out, len, "%lld.%llds", s, ms % 1000 / 100);
+	else if (s < 60)
+		snprintf(out, len, "%llds", s);
+	else if (s < 3600)
+		snprintf(out, len, "%lldm%02llds", s / 60, s % 60);
+	else
+		snprintf(out, len, "%lldh%02lldm", s / 3600, s % 3600 / 60);
+}
+
+/* "-", "350 tok", "1.2k tok", "12k tok". */
+static void
+runs_tokens(long long n, char *out, size_t len)
+{
+	if (n <= 0)
+		snprintf(out, len, "-");
+	else if (n < 1000)
+		snprintf(out, len, "%lld tok", n);
+	else if (n < 10000)
+		snprintf(out, len, "%lld.%lldk tok", n / 1000, n % 1000 / 100);
+	else
+		snprintf(out, len, "%lldk tok", n / 1000);
+}
+
+/* Columns of a wide Runs pane: age, duration, tokens (RUNS_COLS wide). */
+#define RUNS_COLS 30
 
 static void
 runs_row(struct tui *t, size_t i, int y, int x, int w, unsigned attr)
@@ -147,6 +279,21 @@ runs_row(struct tui *t, size_t i, int y, int x, int w, unsigned attr)
 	    n + 1 < sizeof line; p++)
 		line[n++] = *p == '\n' || *p == '\r' ? ' ' : *p;
 	line[n] = '\0';
+	/* A wide pane: age, duration and tokens at the right. */
+	if (w - used >= RUNS_COLS + 16) {
+		char age[32], dur[32], tok[32], cols[96];
+		long long now = td_now_ms();
+
+		runs_age(r->created_at, now, age, sizeof age);
+		runs_duration(r->started_at, r->finished_at, now, dur, sizeof dur);
+		runs_tokens(r->tokens, tok, sizeof tok);
+		snprintf(cols, sizeof cols, "%8s %7s %10s", age, dur, tok);
+		draw_text(y, x + w - RUNS_COLS + 2, RUNS_COLS - 2, cols, draw_attr(t, ST_DIM) |
+		    (attr & (A_REVERSE | A_BOLD)));
+		draw_text(y, x + used, w - used - RUNS_COLS, line, attr);
+		t->ages_shown = true;
+		return;
+	}
 	draw_text(y, x + used, w - used, line, attr);
 }
 

@@ -11,16 +11,19 @@ static void
 log_title(const struct tui *t, char *buf, size_t len)
 {
 	const struct m_log *l = &t->m.log;
-	char id[64];
+	char id[64], count[48] = "";
 
 	if (l->scope_id == NULL) {
 		snprintf(buf, len, "Log");
 		return;
 	}
 	draw_short_id(t, l->scope_id, id, sizeof id);
-	snprintf(buf, len, "Log: %s (%s)%s%s%s%s%s", id, l->run_scope ? "run" : "session",
+	if (l->filter[0] != '\0')
+		snprintf(count, sizeof count, " (%zu line%s)", l->match_count,
+		    l->match_count == 1 ? "" : "s");
+	snprintf(buf, len, "Log: %s (%s)%s%s%s%s%s%s", id, l->run_scope ? "run" : "session",
 	    l->follow ? " follow" : "", l->wrap ? " wrap" : "",
-	    l->loading ? " loading" : "", l->filter[0] != '\0' ? " /" : "", l->filter);
+	    l->loading ? " loading" : "", l->filter[0] != '\0' ? " /" : "", l->filter, count);
 }
 
 /* Marks in mask the bytes of text inside a match of query (ASCII case folded). */
@@ -120,8 +123,19 @@ log_line(struct tui *t, const struct log_line *ln, const struct rect *r, int y,
 	}
 	if (!t->m.log.wrap) {
 		if (draw && skip == 0) {
+			int room, fit;
+
 			used = log_draw_prefix(t, meta, glyph, attr, y, r->x, pw);
-			draw_span(y, r->x + used, r->w - used, ln->text, len, mk, base, hl);
+			room = r->w - used;
+			n = draw_fit(ln->text, len, room, &fit);
+			if (n < len && room > 1) {
+				/* Cut: the last column says so (w wraps instead). */
+				n = draw_fit(ln->text, len, room - 1, &fit);
+				draw_span(y, r->x + used, fit, ln->text, n, mk, base, hl);
+				draw_text(y, r->x + used + fit, 1, t->g->ellipsis,
+				    draw_attr(t, ST_DIM));
+			} else
+				draw_span(y, r->x + used, room, ln->text, len, mk, base, hl);
 		}
 		return 1;
 	}

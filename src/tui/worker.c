@@ -119,6 +119,9 @@ job_result_free(struct job_result *r)
 	td_permission_list_free(r->permissions);
 	td_run_free(r->run);
 	td_permission_free(r->permission);
+	td_connector_list_free(r->connectors);
+	td_connector_free(r->connector);
+	td_connector_test_free(r->connector_test);
 	for (size_t i = 0; i < r->event_count; i++)
 		td_event_free(r->events[i]);
 	free(r->events);
@@ -423,6 +426,39 @@ do_project_runs(struct worker *w, struct job_result *r, const struct td_request_
 	return td_list_runs(w->client, &f, WORKER_LIST_LIMIT, NULL, opts, &r->runs, &r->err);
 }
 
+/* The running runs of every project, in one list (for attention everywhere). */
+static enum td_code
+do_attention(struct worker *w, struct job_result *r, const struct td_request_options *opts)
+{
+	struct td_project_list *projects = NULL;
+	struct td_run_list *all, *some;
+	enum td_code rc;
+
+	rc = td_list_projects(w->client, WORKER_LIST_LIMIT, NULL, opts, &projects, &r->err);
+	if (rc != TD_OK)
+		return rc;
+	all = xcalloc(1, sizeof *all);
+	for (size_t i = 0; i < projects->count; i++) {
+		struct td_run_filter f = { .project_id = projects->items[i].id,
+		    .status = "running" };
+
+		rc = td_list_runs(w->client, &f, WORKER_LIST_LIMIT, NULL, opts, &some, &r->err);
+		if (rc != TD_OK)
+			break;
+		/* The runs move into all; their emptied places are freed with some. */
+		all->items = xrealloc(all->items, (all->count + some->count + 1) *
+		    sizeof *all->items);
+		for (size_t k = 0; k < some->count; k++) {
+			all->items[all->count++] = some->items[k];
+			memset(&some->items[k], 0, sizeof some->items[k]);
+		}
+		td_run_list_free(some);
+	}
+	td_project_list_free(projects);
+	r->runs = all;
+	return rc;
+}
+
 static enum td_code
 do_artifacts(struct worker *w, struct job_result *r, const struct td_request_options *opts)
 {
@@ -478,6 +514,33 @@ do_permission_answer(struct worker *w, struct job_result *r,
 	    &r->permission, &r->err);
 }
 
+static enum td_code
+do_connectors(struct worker *w, struct job_result *r, const struct td_request_options *opts)
+{
+	return td_list_connectors(w->client, WORKER_LIST_LIMIT, NULL, opts, &r->connectors,
+	    &r->err);
+}
+
+static enum td_code
+do_connector_enable(struct worker *w, struct job_result *r,
+    const struct td_request_options *opts)
+{
+	bool on = r->job.decision != NULL && strcmp(r->job.decision, "enable") == 0;
+
+	return td_set_connector_enabled(w->client, r->job.id, on, opts, &r->connector, &r->err);
+}
+
+/* A test connects to the server: the client core's own deadline, not 10 s. */
+static enum td_code
+do_connector_test(struct worker *w, struct job_result *r,
+    const struct td_request_options *opts)
+{
+	struct td_request_options o = *opts;
+
+	o.timeout_ms = 0;
+	return td_test_connector(w->client, r->job.id, &o, &r->connector_test, &r->err);
+}
+
 /* What each request job calls; JOB_DOWNLOAD has its own thread. */
 static enum td_code (*const request_fns[])(struct worker *, struct job_result *,
     const struct td_request_options *) = {
@@ -486,6 +549,10 @@ static enum td_code (*const request_fns[])(struct worker *, struct job_result *,
 	[JOB_SESSIONS] = do_sessions,
 	[JOB_RUNS] = do_runs,
 	[JOB_PROJECT_RUNS] = do_project_runs,
+	[JOB_ATTENTION] = do_attention,
+	[JOB_CONNECTORS] = do_connectors,
+	[JOB_CONNECTOR_ENABLE] = do_connector_enable,
+	[JOB_CONNECTOR_TEST] = do_connector_test,
 	[JOB_ARTIFACTS] = do_artifacts,
 	[JOB_PLAN] = do_plan,
 	[JOB_PERMISSIONS] = do_permissions,

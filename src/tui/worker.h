@@ -32,6 +32,11 @@ enum job_kind {
 	JOB_PLAN_RESPOND,	/* id: session, decision, version, revision, text: feedback -> plan */
 	JOB_PERMISSION_ANSWER,	/* id: prompt, decision -> permission */
 	JOB_DOWNLOAD,		/* id: artifact, path, overwrite; progress results */
+	JOB_ATTENTION,		/* the running runs of every project (first page of
+				   each) -> runs */
+	JOB_CONNECTORS,		/* -> connectors */
+	JOB_CONNECTOR_ENABLE,	/* id: connector, decision "enable"/"disable" -> connector */
+	JOB_CONNECTOR_TEST,	/* id: connector -> connector_test */
 };
 
 struct job {
@@ -68,6 +73,9 @@ struct job_result {
 	struct td_permission_list *permissions;
 	struct td_run *run;
 	struct td_permission *permission;
+	struct td_connector_list *connectors;
+	struct td_connector *connector;
+	struct td_connector_test *connector_test;
 	struct td_event **events;	/* JOB_HISTORY: oldest first */
 	size_t event_count;
 	bool more;			/* JOB_HISTORY: another page follows */

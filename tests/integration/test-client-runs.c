@@ -510,6 +510,78 @@ research_artifact(struct td_client *c, const char *project,
 	return best;
 }
 
+/* Writes the sidecar of a .part: "taskdeck-part 1 <artifact id> <version>". */
+static void
+write_meta(const char *part, const char *artifact_id, const char *version)
+{
+	char meta[700];
+	FILE *fp;
+
+	snprintf(meta, sizeof meta, "%s.meta", part);
+	fp = fopen(meta, "w");
+	cr_assert_not_null(fp);
+	fprintf(fp, "taskdeck-part 1 %s %s\n", artifact_id, version);
+	cr_assert_eq(fclose(fp), 0);
+}
+
+/* Writes len bytes of c into path. */
+static void
+write_garbage(const char *path, size_t len, int ch)
+{
+	FILE *fp = fopen(path, "wb");
+
+	cr_assert_not_null(fp);
+	for (size_t i = 0; i < len; i++)
+		fputc(ch, fp);
+	cr_assert_eq(fclose(fp), 0);
+}
+
+/*
+ * A .part the download did not write for this artifact is never resumed:
+ * without a sidecar, with another artifact's sidecar, the whole file comes
+ * again (200) and the bytes are the version's.  A sidecar that names this
+ * artifact over bytes that are not its version: the sha256 check catches
+ * them and the whole file is fetched again.
+ */
+Test(client_runs, download_never_trusts_a_foreign_part)
+{
+	struct td_client *c = client_connect();
+	char *project = client_new_project(c, "Foreign");
+	struct td_artifact_list *arts;
+	const struct td_artifact *a = research_artifact(c, project, &arts);
+	struct td_download_info info;
+	struct td_error err;
+	char dir[512], file[600], part[620], meta[640], *want, *got;
+	size_t want_len, got_len;
+	static const char *const cases[] = { "no sidecar", "another artifact",
+	    "garbage under a right sidecar" };
+
+	want = workspace_bytes(c, a, &want_len);
+	scratch_dir(dir, sizeof dir, "foreign");
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		snprintf(file, sizeof file, "%s/%zu-%s", dir, i, a->name);
+		snprintf(part, sizeof part, "%s.part", file);
+		snprintf(meta, sizeof meta, "%s.meta", part);
+		write_garbage(part, (size_t)a->size / 2, 'x');
+		if (i == 1)
+			write_meta(part, "art_01JAAAAAAAAAAAAAAAAAAAAAAA", a->version);
+		if (i == 2)
+			write_meta(part, a->id, a->version);
+		cr_assert_eq(td_download_artifact_to_file(c, a->id, file, NULL, NULL, &info,
+		    &err), TD_OK, "%s: %s", cases[i], err.message);
+		cr_assert_eq(info.http_status, 200, "%s: HTTP %ld", cases[i], info.http_status);
+		got = slurp(file, &got_len);
+		assert_same_bytes(got, got_len, want, want_len, cases[i]);
+		cr_assert(access(part, F_OK) != 0, "%s: the .part stayed", cases[i]);
+		cr_assert(access(meta, F_OK) != 0, "%s: the sidecar stayed", cases[i]);
+		free(got);
+	}
+	free(want);
+	td_artifact_list_free(arts);
+	free(project);
+	td_client_free(c);
+}
+
 /* An interrupted download leaves a .part that the next download resumes. */
 Test(client_runs, download_resumes_part)
 {
@@ -520,7 +592,7 @@ Test(client_runs, download_resumes_part)
 	struct membuf m = { .stop_at = (size_t)a->size / 2 };
 	struct td_download_info info;
 	struct td_error err;
-	char dir[512], file[600], part[620], *want, *got;
+	char dir[512], file[600], part[620], meta[640], *want, *got;
 	size_t want_len, got_len;
 	struct stat st;
 
@@ -536,6 +608,8 @@ Test(client_runs, download_resumes_part)
 	cr_assert_leq(info.received, (long long)m.stop_at);
 	fclose(m.fp);
 	cr_assert(stat(part, &st) == 0 && st.st_size == (off_t)m.stop_at);
+	/* The sidecar a download to a file writes: this artifact, this version. */
+	write_meta(part, a->id, a->version);
 
 	cr_assert_eq(td_download_artifact_to_file(c, a->id, file, NULL, NULL, &info, &err),
 	    TD_OK, "%s", err.message);
@@ -546,6 +620,8 @@ Test(client_runs, download_resumes_part)
 	got = slurp(file, &got_len);
 	assert_same_bytes(got, got_len, want, want_len, "resumed download");
 	cr_assert(access(part, F_OK) != 0, "the .part stayed");
+	snprintf(meta, sizeof meta, "%s.meta", part);
+	cr_assert(access(meta, F_OK) != 0, "the sidecar stayed");
 	free(got);
 
 	/* The range request on its own. */

@@ -44,7 +44,7 @@ grep -o '"model":"[a-z-]*"' "$TUI_TMP/again.json" | sort | tr '\n' ' ' |
 pass "a second demo starts nothing; --again starts four more in the same project"
 
 # What ./quickstart opens: the dashboard on the demo project.
-dash_start 120x36 --no-mouse
+dash_start 120x36
 wait_live
 wait_for "demo"
 for prompt in "Stream a status report" "Plan, then write a report" "Research SQLite WAL mode" \

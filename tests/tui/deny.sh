@@ -24,13 +24,22 @@ wait_pending() {
 prompt_status() { td permissions show "$1" | sed -n 's/^status: //p'; }
 
 first=$(wait_pending write_file)
-dash_start 120x36 --no-mouse
+dash_start 120x36
 wait_live
 # The Plan pane (this run has none): what the modal says is then on the screen only once.
 keys 2
 wait_for "write_file"
 wait_for "allowed.md"
 wait_for "$run"
+
+# A (allow for the rest of the run) says it allows every tool, not only this one.
+keys A
+wait_for "Allow EVERY tool, not only write_file"
+keys n
+wait_gone "[y/N]"
+[[ $(prompt_status "$first") == pending ]] || fail "n after A answered the prompt"
+keys '!'
+wait_for "allowed.md"
 
 keys d
 wait_for "[y/N]"

@@ -21,7 +21,7 @@ wait_download_prompt() {
 	wait_for "Download report.md to:"
 	wait_for "$dir"
 }
-dash_start 120x36 --no-mouse
+dash_start 120x36
 wait_live
 wait_for "Research and save a report"
 keys 3
@@ -90,6 +90,36 @@ mv "$TUI_TMP/blob" "$blob"
 (($(td runs list --project "$project" | awk 'NR > 1' | wc -l) == runs_before)) ||
 	fail "the failed download started a run"
 pass "a failed download names the run, the artifact and the error, and leaves the run alone"
+
+# A foreign report.md.part (garbage, written by nothing that downloaded this
+# artifact) is not resumed: the saved bytes are the version's.
+mkdir "$dir/foreign"
+head -c 1000 /dev/zero | tr '\0' x >"$dir/foreign/report.md.part"
+keys Enter
+wait_download_prompt
+keys C-u
+type_text "$dir/foreign"
+keys Enter
+wait_for "download complete: $dir/foreign/report.md"
+[[ sha256:$(sha256sum <"$dir/foreign/report.md" | cut -d' ' -f1) == "$version" ]] ||
+	fail "a foreign .part was resumed: foreign/report.md is not the version $version"
+[[ ! -e $dir/foreign/report.md.part && ! -e $dir/foreign/report.md.part.meta ]] ||
+	fail "the .part or its sidecar was left behind"
+pass "a foreign .part is not trusted: the bytes are the version's"
+
+# Enter twice on the same download before the first ends: one download, no
+# false "failed".
+mkdir "$dir/twice"
+keys Enter
+wait_download_prompt
+keys C-u
+type_text "$dir/twice"
+keys Enter Enter Enter
+wait_for "download complete: $dir/twice/report.md"
+sleep 1
+assert_not_screen "download failed"
+cmp "$dir/twice/report.md" "$TUI_TMP/cli/report.md" || fail "twice/report.md differs"
+pass "a second Enter on a download in progress: no false failure"
 
 dash_quit
 pass "q exits cleanly"

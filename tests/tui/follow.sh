@@ -30,7 +30,7 @@ outputs_sent() {
 }
 
 # 18 rows: the log pane holds about 15 lines, fewer than the run writes in 10 s.
-dash_start 100x18 --no-mouse
+dash_start 100x18
 wait_live
 wait_for "Stream the demo"
 keys 1

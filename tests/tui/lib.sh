@@ -270,3 +270,32 @@ wait_live() {
 	done
 	fail "the status bar did not say live within $((TUI_WAIT_TENTHS / 10)) s"
 }
+
+# click COL ROW (0-based, as the screen shows them): a left-button press and
+# its release as the terminal sends them (X10 encoding, which tmux's terminfo
+# entry names in kmous), written into the pane as raw bytes.
+click() {
+	local col=$1 row=$2 cx cy
+	((col < 94 && row < 94)) || fail "click: X10 encodes positions below 94 only"
+	printf -v cx "\\$(printf %03o $((col + 33)))"
+	printf -v cy "\\$(printf %03o $((row + 33)))"
+	type_text $'\e[M '"$cx$cy"
+	type_text $'\e[M#'"$cx$cy"
+}
+
+# wheel COL ROW up|down: one wheel step over the position (X10 encoding).
+wheel() {
+	local col=$1 row=$2 b cx cy
+	[[ $3 == up ]] && b=$'`' || b=a
+	printf -v cx "\\$(printf %03o $((col + 33)))"
+	printf -v cy "\\$(printf %03o $((row + 33)))"
+	type_text $'\e[M'"$b$cx$cy"
+}
+
+# The 0-based row of the first screen line holding TEXT.
+screen_row() {
+	local n
+	n=$(screen | grep -nF -- "$1" | head -n 1 | cut -d: -f1)
+	[[ -n $n ]] || fail "no line of the screen holds '$1'"
+	echo $((n - 1))
+}

@@ -15,7 +15,7 @@ td sessions config set "$ses_b" model=fail >/dev/null
 read -r run_b2 _ < <(start_run "$beta" - "Beta second try" --session "$ses_b")
 wait_run_field "$run_b2" status failed
 
-dash_start 120x36 --no-mouse
+dash_start 120x36
 wait_live
 wait_for "alpha"
 wait_for "beta"

@@ -28,13 +28,13 @@ show() {
 	wait_for "failed"
 }
 
-show --no-mouse
+show
 codes=$(colour_codes)
 [[ -n $codes ]] || fail "no colour at all without NO_COLOR (the other checks would prove nothing)"
 dash_quit
 note "with colour: SGR $codes"
 
-show NO_COLOR=1 --no-mouse
+show NO_COLOR=1
 codes=$(colour_codes)
 [[ -z $codes ]] || fail "NO_COLOR=1: colour codes on the screen: $codes"
 wait_for "x failed"
@@ -45,7 +45,7 @@ screen_escapes | grep -qE $'\e\\[([0-9;]*;)?7(;[0-9;]*)?m' || fail "NO_COLOR=1: 
 dash_quit
 pass "NO_COLOR=1: no colour, ASCII badges, reverse-video selection"
 
-show --no-mouse --monochrome
+show --monochrome
 codes=$(colour_codes)
 [[ -z $codes ]] || fail "--monochrome: colour codes on the screen: $codes"
 dash_quit

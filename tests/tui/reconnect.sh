@@ -10,7 +10,7 @@ project=$(new_project restarts)
 read -r run session < <(start_run "$project" quick "Before the crash")
 wait_run_field "$run" status completed
 
-dash_start 120x36 --no-mouse
+dash_start 120x36
 wait_live
 wait_for "Before the crash"
 wait_for "taskdeckd"

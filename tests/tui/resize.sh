@@ -30,7 +30,7 @@ assert_layout() {
 	screen | tail -n 1 | grep -qE 'live|connecting' || fail "the status bar is not on the last line"
 }
 
-dash_start 100x30 --no-mouse
+dash_start 100x30
 wait_live
 wait_for "Stream and resize"
 keys 1

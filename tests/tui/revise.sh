@@ -11,7 +11,7 @@ wait_run_field "$run" attention.kind plan-approval
 
 plan_field() { td plan show "$session" | sed -n "s/^$1: //p"; }
 
-dash_start 120x36 --no-mouse
+dash_start 120x36
 wait_live
 wait_for "Plan, then revise it"
 keys 2

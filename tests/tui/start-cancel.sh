@@ -12,7 +12,7 @@ td defaults set "$project" provider=replay model=slow permissionProfile=read-onl
 # The newest run of the project: "ID STATUS".
 newest_run() { td runs list --project "$project" | awk 'NR == 2 { print $1, $2 }'; }
 
-dash_start 120x36 --no-mouse
+dash_start 120x36
 wait_live
 wait_for "starting"
 

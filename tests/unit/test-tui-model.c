@@ -745,3 +745,75 @@ Test(model, a_view_scrolled_back_keeps_its_lines_as_old_ones_go)
 	output("run_1", "more\nand more\n");
 	cr_expect_str_eq(line(m.log.top), "line 9890", "the same line stays at the top");
 }
+
+/* Applies one event of a project and session given. */
+static void
+apply_far(const char *project, const char *session, const char *type, const char *run,
+    const char *data)
+{
+	struct td_event *e = model_event_new(next_seq++, STREAM, type, TIME, project, session,
+	    run, data, NULL);
+
+	model_apply_event(&m, e);
+	td_event_free(e);
+}
+
+Test(model, attention_counts_every_project_and_jumps_in_turn)
+{
+	struct m_attention a;
+	bool plan;
+	unsigned long seen = m.attention_seen;
+
+	give_projects((const char *const[]){ "prj_1", "prj_2", NULL });
+	cr_expect_eq(model_attention_count(&m), 0);
+	cr_expect(!model_attention_next(&m, NULL, &a, &plan));
+	apply_far("prj_2", "ses_9", "run.attention", "run_9",
+	    "{\"attention\":{\"kind\":\"plan-approval\",\"planVersion\":1,\"planRevision\":1}}");
+	cr_expect_eq(model_attention_count(&m), 1, "a plan wait in another project counts");
+	cr_expect(model_attention_in(&m, "prj_2", NULL));
+	cr_expect(model_attention_in(&m, "prj_2", "ses_9"));
+	cr_expect(!model_attention_in(&m, "prj_1", NULL));
+	cr_expect_gt(m.attention_seen, seen, "a new wait is news");
+	apply_far("prj_1", "ses_1", "run.permission", "run_1", "{\"promptId\":\"prm_1\","
+	    "\"tool\":\"write_file\",\"summary\":\"w\",\"status\":\"pending\"}");
+	apply_far("prj_1", "ses_1", "run.permission", "run_1", "{\"promptId\":\"prm_2\","
+	    "\"tool\":\"write_file\",\"summary\":\"w\",\"status\":\"pending\"}");
+	cr_expect_eq(model_attention_count(&m), 2, "two prompts of one run are one run");
+	cr_assert(model_attention_next(&m, NULL, &a, &plan));
+	cr_expect_str_eq(a.run_id, "run_9");
+	cr_expect(plan);
+	cr_assert(model_attention_next(&m, "run_9", &a, &plan));
+	cr_expect_str_eq(a.run_id, "run_1");
+	cr_expect_str_eq(a.project_id, "prj_1");
+	cr_expect(!plan);
+	cr_assert(model_attention_next(&m, "run_1", &a, &plan));
+	cr_expect_str_eq(a.run_id, "run_9", "wraps around");
+	apply_far("prj_2", "ses_9", "run.finished", "run_9", "{\"status\":\"cancelled\"}");
+	cr_expect_eq(model_attention_count(&m), 1, "a final run waits for nothing");
+	cr_expect(!model_attention_in(&m, "prj_2", NULL));
+}
+
+Test(model, a_list_filter_moves_among_matches_only)
+{
+	give_projects((const char *const[]){ "prj_a1", "prj_b", "prj_a2", "prj_c", "prj_a3",
+	    NULL });
+	model_focus(&m, PANE_PROJECTS);
+	cr_expect_str_eq(model_project(&m)->id, "prj_a1");
+	model_list_filter(&m, PANE_PROJECTS, "B");
+	cr_expect_str_eq(model_project(&m)->id, "prj_b", "the selection moves to the match");
+	model_list_filter(&m, PANE_PROJECTS, "a");
+	cr_expect_str_eq(model_project(&m)->id, "prj_a1");
+	model_move(&m, 1, 10);
+	cr_expect_str_eq(model_project(&m)->id, "prj_a2", "j skips what does not match");
+	model_move(&m, 1, 10);
+	cr_expect_str_eq(model_project(&m)->id, "prj_a3");
+	model_move(&m, 1, 10);
+	cr_expect_str_eq(model_project(&m)->id, "prj_a3", "no match further down: stays");
+	model_move(&m, LONG_MIN, 10);
+	cr_expect_str_eq(model_project(&m)->id, "prj_a1");
+	cr_expect(!model_list_match(&m, PANE_PROJECTS, 1));
+	model_list_filter(&m, PANE_PROJECTS, "");
+	cr_expect(model_list_match(&m, PANE_PROJECTS, 1), "an empty filter matches all");
+	model_move(&m, 1, 10);
+	cr_expect_str_eq(model_project(&m)->id, "prj_b");
+}

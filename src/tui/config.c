@@ -1,0 +1,95 @@
+/*
+ * The dashboard's configuration file: $XDG_CONFIG_HOME/taskdeck/dashboard.conf
+ * (else ~/.config/taskdeck/dashboard.conf), lines "name = value", '#'
+ * comments.  Unknown names and bad values are reported once on stderr
+ * (before the screen starts) and ignored.  No curses.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tui/tui.h"
+
+/* "on"/"off" (also true/false, yes/no, 1/0) into *out; false when neither. */
+static bool
+config_bool(const char *v, bool *out)
+{
+	static const char *const yes[] = { "on", "true", "yes", "1" };
+	static const char *const no[] = { "off", "false", "no", "0" };
+
+	for (size_t i = 0; i < 4; i++) {
+		if (strcmp(v, yes[i]) == 0 || strcmp(v, no[i]) == 0) {
+			*out = strcmp(v, yes[i]) == 0;
+			return true;
+		}
+	}
+	return false;
+}
+
+static char *
+config_trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+void
+tui_config_load(struct tui_options *o)
+{
+	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+	char path[4096], line[512];
+	FILE *fp;
+	int n = 0;
+
+	if (xdg != NULL && xdg[0] == '/')
+		snprintf(path, sizeof path, "%s/taskdeck/dashboard.conf", xdg);
+	else if (home != NULL && home[0] == '/')
+		snprintf(path, sizeof path, "%s/.config/taskdeck/dashboard.conf", home);
+	else
+		return;
+	if ((fp = fopen(path, "re")) == NULL)
+		return;
+	while (fgets(line, sizeof line, fp) != NULL && n++ < 1000) {
+		char *eq, *name, *value, *hash = strchr(line, '#');
+		bool *target = NULL;
+
+		if (hash != NULL)
+			*hash = '\0';
+		name = config_trim(line);
+		if (*name == '\0')
+			continue;
+		if ((eq = strchr(name, '=')) == NULL) {
+			fprintf(stderr, "taskdeck: %s:%d: expected name = value\n", path, n);
+			continue;
+		}
+		*eq = '\0';
+		value = config_trim(eq + 1);
+		name = config_trim(name);
+		if (strcmp(name, "bell") == 0)
+			target = &o->bell;
+		else if (strcmp(name, "title") == 0)
+			target = &o->title;
+		else if (strcmp(name, "mouse") == 0) {
+			bool on;
+
+			if (config_bool(value, &on))
+				o->no_mouse = o->no_mouse || !on;
+			else
+				fprintf(stderr, "taskdeck: %s:%d: mouse: on or off\n", path, n);
+			continue;
+		} else {
+			fprintf(stderr, "taskdeck: %s:%d: unknown setting '%s'\n", path, n, name);
+			continue;
+		}
+		if (!config_bool(value, target))
+			fprintf(stderr, "taskdeck: %s:%d: %s: on or off\n", path, n, name);
+	}
+	fclose(fp);
+}

@@ -1,0 +1,80 @@
+/*
+ * Other programs on the dashboard's terminal: $PAGER for the log, $EDITOR
+ * for a long prompt.  The screen is handed over (endwin) and taken back; the
+ * loop waits meanwhile (events queue up in the client core, the worker goes
+ * on).  Below the modals and the keys, which call it.
+ */
+#define NCURSES_WIDECHAR 1
+#include <curses.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tui/tui.h"
+
+int
+tui_external(struct tui *t, const char *var, const char *fallback, const char *path)
+{
+	const char *cmd = getenv(var);
+	struct timespec zero = { 0, 0 };
+	char line[4200];
+	sigset_t set;
+	int status = -1;
+	pid_t pid;
+
+	if (cmd == NULL || *cmd == '\0')
+		cmd = fallback;
+	/* The command as the shell reads it (it may hold options), the file as $1. */
+	snprintf(line, sizeof line, "%s \"$1\"", cmd);
+	def_prog_mode();
+	endwin();
+	pid = fork();
+	if (pid == 0) {
+		sigset_t none;
+
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		execl("/bin/sh", "sh", "-c", line, "sh", path, (char *)NULL);
+		_exit(127);
+	}
+	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	/* A Ctrl-C meant for the program is not the dashboard's: drop it. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	while (sigtimedwait(&set, NULL, &zero) > 0)
+		;
+	reset_prog_mode();
+	clearok(curscr, TRUE);
+	t->dirty = true;
+	if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		model_message(&t->m, t->now_ms, true, "%s (%s) did not succeed%s", var, cmd,
+		    pid < 0 ? ": cannot start it" : "");
+		return -1;
+	}
+	return 0;
+}
+
+/* A private temporary file (0600); its path into path; the open FILE, or NULL. */
+FILE *
+tui_temp_file(char *path, size_t len, const char *suffix)
+{
+	const char *dir = getenv("TMPDIR");
+	int fd;
+	FILE *fp;
+
+	snprintf(path, len, "%s/taskdeck-XXXXXX%s", dir != NULL && *dir == '/' ? dir : "/tmp",
+	    suffix);
+	if ((fd = mkstemps(path, (int)strlen(suffix))) < 0)
+		return NULL;
+	if ((fp = fdopen(fd, "w+")) == NULL) {
+		close(fd);
+		unlink(path);
+	}
+	return fp;
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Wide terminals: the runs as columns (status, prompt, age, duration, tokens);
+# at 120 columns the row stays status and prompt.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+tui_setup
+svc_start
+
+project=$(new_project wide)
+read -r run session < <(start_run "$project" research "Research in columns")
+wait_run_field "$run" status completed
+tokens=$(( $(run_field "$run" usage.inputTokens) + $(run_field "$run" usage.outputTokens) ))
+((tokens > 0)) || fail "the research replay reported no tokens"
+
+dash_start 200x40
+wait_live
+wait_for "Research in columns"
+keys Tab Tab
+row=$(screen | grep -F "completed Research in columns" | head -n 1)
+[[ $row =~ [0-9]+[smhd]\ ago ]] || fail "no age in the run row: $row"
+[[ $row =~ [0-9.]+s\  ]] || fail "no duration in the run row: $row"
+if ((tokens < 1000)); then want="$tokens tok"; else want="k tok"; fi
+grep -qF "$want" <<<"$row" || fail "no '$want' in the run row: $row"
+pass "200 columns: the run row has its age, duration and tokens ($tokens)"
+dash_quit
+
+dash_start 120x36
+wait_live
+wait_for "Research in columns"
+row=$(screen | grep -F "completed Research in columns" | head -n 1)
+[[ ! $row =~ " ago" ]] || fail "ages at 120 columns: $row"
+pass "120 columns: status and prompt only"
+dash_quit
