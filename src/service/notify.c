@@ -1,6 +1,7 @@
 /* notify.command: see notify.h and docs/settings.md. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -16,6 +17,7 @@
 #include "log.h"
 #include "notify.h"
 #include "resource.h"
+#include "sandbox.h"
 #include "service.h"
 #include "settings.h"
 #include "store.h"
@@ -26,6 +28,8 @@
 #define NOTIFY_ARGS_MAX 32
 /* A command that takes longer is killed. */
 #define NOTIFY_TIMEOUT_MS 10000
+/* What the command prints is copied into the service log, up to this much. */
+#define NOTIFY_OUTPUT_MAX 4096
 
 struct notify_item {
 	char run_id[TD_ID_MAX];
@@ -45,32 +49,84 @@ struct notify {
 };
 
 /*
- * THE SEAM: starts argv with envp and no terminal (stdin, stdout, stderr on
- * /dev/null) and returns its pid, or -1.  A plain fork and exec for now;
- * the sandbox helper's sandbox_spawn (read-only profile, no network) goes
- * here once branch `sandbox` is merged (see the report of issue 14).
+ * Starts argv with envp in the sandbox of a read-only run (docs/settings.md,
+ * "notify"): nothing writable but a private /tmp, taskdeck's own files and the
+ * credential files hidden, the network on (a push service needs it), nothing
+ * it starts outliving it.  Its stdout and stderr go to *out (a pipe).  This
+ * thread lives as long as the service, as sandbox_spawn asks.
  */
 static pid_t
-notify_spawn(char *const argv[], char *const envp[])
+notify_spawn(struct notify *n, char *const argv[], char *const envp[], int *out)
 {
-	pid_t pid = fork();
+	char **hidden = sandbox_hidden_paths(&n->svc->paths, NULL);
+	struct sandbox_policy policy = {
+		.profile = SANDBOX_READ_ONLY,
+		.network = true,
+		.hidden = (const char *const *)hidden,
+		.allow_unconfined = settings_allow_unconfined(n->svc->settings),
+	};
+	char err[512];
+	int p[2], fds[3];
+	pid_t pid = -1;
 
-	if (pid == 0) {
-		int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-		sigset_t none;
-
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		if (fd >= 0) {
-			dup2(fd, 0);
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		setpgid(0, 0);
-		execvpe(argv[0], argv, envp);
-		_exit(127);
+	*out = -1;
+	if (pipe2(p, O_CLOEXEC) != 0) {
+		log_warn("notify.command: no pipe: %s", strerror(errno));
+		sandbox_hidden_free(hidden);
+		return -1;
 	}
+	fds[0] = -1;
+	fds[1] = p[1];
+	fds[2] = p[1];
+	if (sandbox_spawn(&policy, "/", argv, envp, fds, &pid, err, sizeof err) != 0) {
+		log_warn("notify.command could not start: %s", err);
+		close(p[0]);
+		pid = -1;
+	} else {
+		*out = p[0];
+	}
+	close(p[1]);
+	sandbox_hidden_free(hidden);
 	return pid;
+}
+
+/* Copies what the command prints into the log, a line at a time, until EOF or the deadline. */
+static void
+notify_drain(int fd, const char *run_id, long long deadline)
+{
+	char buf[NOTIFY_OUTPUT_MAX + 1];
+	size_t len = 0;
+	bool cut = false;
+
+	for (;;) {
+		long long left = deadline - td_mono_ms();
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		char chunk[1024];
+		ssize_t got;
+
+		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
+			break;
+		got = read(fd, chunk, sizeof chunk);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		for (ssize_t i = 0; i < got; i++) {
+			if (len < NOTIFY_OUTPUT_MAX)
+				buf[len++] = chunk[i];
+			else
+				cut = true;
+		}
+	}
+	buf[len] = '\0';
+	for (char *line = buf, *nl; line != NULL && *line != '\0'; line = nl) {
+		if ((nl = strchr(line, '\n')) != NULL)
+			*nl++ = '\0';
+		log_info("notify.command for run %s: %s", run_id, line);
+	}
+	if (cut)
+		log_info("notify.command for run %s: (output cut at %d bytes)", run_id,
+		    NOTIFY_OUTPUT_MAX);
 }
 
 /* The project's name, or its id when it has none (store locked here). */
@@ -103,7 +159,7 @@ notify_run(struct notify *n, const struct notify_item *it)
 	const cJSON *a;
 	size_t argc = 0;
 	long long deadline;
-	int status;
+	int status, out;
 	pid_t pid, got;
 
 	notify_project_name(n->svc, it->project_id, name, sizeof name);
@@ -116,16 +172,15 @@ notify_run(struct notify *n, const struct notify_item *it)
 	argv[argc++] = (char *)it->kind;
 	argv[argc++] = name;
 	argv[argc] = NULL;
-	if ((pid = notify_spawn(argv, envp)) < 0) {
-		log_warn("notify.command could not start: %s", strerror(errno));
+	if ((pid = notify_spawn(n, argv, envp, &out)) < 0)
 		return;
-	}
 	deadline = td_mono_ms() + NOTIFY_TIMEOUT_MS;
+	notify_drain(out, it->run_id, deadline);
+	close(out);
 	while ((got = waitpid(pid, &status, WNOHANG)) == 0 && td_mono_ms() < deadline)
 		usleep(20000);
 	if (got == 0) {
-		kill(-pid, SIGKILL);
-		kill(pid, SIGKILL);
+		sandbox_kill(pid);
 		waitpid(pid, &status, 0);
 		log_warn("notify.command for run %s took over %d s: killed",
 		    it->run_id, NOTIFY_TIMEOUT_MS / 1000);
