@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,12 +62,115 @@ json_depth(const cJSON *item)
 	return deepest + 1;
 }
 
+/* True when a string of text holds the escape \u0000 (an escaped backslash is not one). */
+static bool
+json_has_nul_escape(const char *text, size_t len)
+{
+	bool in_string = false;
+
+	if (memmem(text, len, "\\u0000", 6) == NULL)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		if (!in_string) {
+			in_string = text[i] == '"';
+		} else if (text[i] == '"') {
+			in_string = false;
+		} else if (text[i] == '\\' && i + 1 < len) {
+			if (text[i + 1] == 'u' && len - i >= 6 && memcmp(text + i + 2, "0000", 4) == 0)
+				return true;
+			i++;
+		}
+	}
+	return false;
+}
+
+static int
+json_name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Appends one step of a path ("name" or "[3]") to field, cutting at its size. */
+static void
+json_path_step(char *field, size_t size, const cJSON *parent, const cJSON *child, int index)
+{
+	size_t n = strlen(field);
+
+	if (n + 1 >= size)
+		return;
+	if (cJSON_IsArray(parent))
+		snprintf(field + n, size - n, "[%d]", index);
+	else
+		snprintf(field + n, size - n, "%s%s", n > 0 ? "." : "", child->string);
+}
+
+/*
+ * True when some object under item has a key twice; its path is left in
+ * field.  Small objects compare names pairwise, larger ones sort them.
+ */
+static bool
+json_find_duplicate(const cJSON *item, char *field, size_t size)
+{
+	size_t base = strlen(field), count = 0;
+	const cJSON *c;
+	int index = 0;
+
+	if (!cJSON_IsObject(item) && !cJSON_IsArray(item))
+		return false;
+	if (cJSON_IsObject(item)) {
+		for (c = item->child; c != NULL; c = c->next)
+			count++;
+		if (count > 1 && count <= 16) {
+			for (c = item->child; c != NULL; c = c->next)
+				for (const cJSON *d = c->next; d != NULL; d = d->next)
+					if (strcmp(c->string, d->string) == 0) {
+						json_path_step(field, size, item, d, 0);
+						return true;
+					}
+		} else if (count > 16) {
+			const char **names = xcalloc(count, sizeof *names);
+			size_t i = 0;
+			bool dup = false;
+
+			for (c = item->child; c != NULL; c = c->next)
+				names[i++] = c->string;
+			qsort(names, count, sizeof *names, json_name_cmp);
+			for (i = 1; i < count && !dup; i++)
+				if (strcmp(names[i - 1], names[i]) == 0) {
+					cJSON probe = { .string = (char *)names[i] };
+					json_path_step(field, size, item, &probe, 0);
+					dup = true;
+				}
+			free(names);
+			if (dup)
+				return true;
+		}
+	}
+	for (c = item->child; c != NULL; c = c->next, index++) {
+		if (!cJSON_IsObject(c) && !cJSON_IsArray(c))
+			continue;
+		json_path_step(field, size, item, c, index);
+		if (json_find_duplicate(c, field, size))
+			return true;
+		field[base] = '\0';
+	}
+	return false;
+}
+
 cJSON *
-json_parse(const char *text, size_t len)
+json_parse_why(const char *text, size_t len, enum json_problem *problem, char *field,
+    size_t field_size)
 {
 	const char *end = NULL;
+	char scratch[1];
 	cJSON *item;
 
+	if (field == NULL || field_size == 0) {
+		field = scratch;
+		field_size = sizeof scratch;
+	}
+	field[0] = '\0';
+	*problem = JSON_MALFORMED;
 	if (text == NULL || len == 0 || !json_utf8_valid(text, len) ||
 	    memchr(text, '\0', len) != NULL)
 		return NULL;
@@ -80,7 +184,26 @@ json_parse(const char *text, size_t len)
 		cJSON_Delete(item);
 		return NULL;
 	}
+	if (json_has_nul_escape(text, len)) {
+		*problem = JSON_NUL_IN_STRING;
+		cJSON_Delete(item);
+		return NULL;
+	}
+	if (json_find_duplicate(item, field, field_size)) {
+		*problem = JSON_DUPLICATE_KEY;
+		cJSON_Delete(item);
+		return NULL;
+	}
+	*problem = JSON_OK;
 	return item;
+}
+
+cJSON *
+json_parse(const char *text, size_t len)
+{
+	enum json_problem problem;
+
+	return json_parse_why(text, len, &problem, NULL, 0);
 }
 
 char *

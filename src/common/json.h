@@ -12,9 +12,25 @@
 
 /*
  * Parses len bytes that must hold exactly one JSON value, valid UTF-8, no
- * deeper than JSON_MAX_DEPTH.  NULL on anything else.
+ * deeper than JSON_MAX_DEPTH, no object with the same key twice (which copy
+ * would count?) and no \u0000 inside a string (cJSON would cut the string
+ * there).  NULL on anything else.
  */
 cJSON *json_parse(const char *text, size_t len);
+
+/* Why json_parse_why refused a document. */
+enum json_problem {
+	JSON_OK,
+	JSON_MALFORMED,		/* not one JSON value in UTF-8, or too deep */
+	JSON_DUPLICATE_KEY,	/* field names the path of the repeated key */
+	JSON_NUL_IN_STRING,	/* a string holds \u0000 */
+};
+/*
+ * json_parse, saying why it refused: *problem, and for JSON_DUPLICATE_KEY the
+ * repeated key's path ("patch.name", "steps[2].title") in field.
+ */
+cJSON *json_parse_why(const char *text, size_t len, enum json_problem *problem,
+    char *field, size_t field_size);
 /* Compact text; never NULL; free() it. */
 char *json_print(const cJSON *item);
 bool json_utf8_valid(const char *s, size_t len);

@@ -478,9 +478,25 @@ dispatch(struct http_request *req, struct http_response *r)
 		goto out;
 	}
 	if (found->flags & ROUTE_BODY) {
-		req->json = req->body ? json_parse(req->body, req->body_len) : NULL;
+		enum json_problem problem = JSON_MALFORMED;
+		char field[256];
+
+		req->json = req->body ? json_parse_why(req->body, req->body_len, &problem,
+		    field, sizeof field) : NULL;
 		if (req->body == NULL) {
 			http_error(r, TD_INVALID_REQUEST, NULL, "A JSON body is required.");
+			goto out;
+		}
+		if (problem == JSON_DUPLICATE_KEY) {
+			cJSON *details = cJSON_CreateObject();
+			cJSON_AddStringToObject(details, "field", field);
+			http_error(r, TD_INVALID_REQUEST, details,
+			    "The body has the key %s twice; send each key once.", field);
+			goto out;
+		}
+		if (problem == JSON_NUL_IN_STRING) {
+			http_error(r, TD_INVALID_REQUEST, NULL,
+			    "The body has a string with \\u0000, which no field accepts.");
 			goto out;
 		}
 		if (req->json == NULL) {

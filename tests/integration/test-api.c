@@ -581,3 +581,95 @@ Test(api_small_registry, full_registry_is_503_with_retry_after, .timeout = 60)
 	http_resp_free(&r);
 	svc_destroy(&svc);
 }
+
+/* Asserts a 400 invalid_request whose details.field is field. */
+static void
+expect_duplicate(struct http_resp *r, const char *field, const char *what)
+{
+	const cJSON *details = cJSON_GetObjectItem(cJSON_GetObjectItem(r->json, "error"),
+	    "details");
+
+	expect_answer(r, 400, "invalid_request", what);
+	cr_expect_str_eq(str(details, "field") ? str(details, "field") : "(none)", field,
+	    "%s: details.field", what);
+}
+
+/*
+ * A key sent twice is refused at parse time (issue 17, finding 1): validation
+ * read the first copy while the merge applied the last, so a name over the
+ * limit or an invalid profile was stored.  Nothing changes.
+ */
+Test(api, duplicate_keys_are_refused_and_nothing_changes)
+{
+	char *id = create_project("dup"), path[160], body[8192], first[64];
+	char long_name[5001];
+	struct http_resp r;
+
+	snprintf(path, sizeof path, "/api/v1/projects/%s", id);
+	r = http_req(&svc, "PATCH", path, "{\"name\":\"ok\",\"name\":7}", NULL, true);
+	expect_duplicate(&r, "name", "name twice, second a number");
+	http_resp_free(&r);
+	memset(long_name, 'x', 5000);
+	long_name[5000] = '\0';
+	snprintf(body, sizeof body, "{\"name\":\"ok\",\"name\":\"%s\"}", long_name);
+	r = http_req(&svc, "PATCH", path, body, NULL, true);
+	expect_duplicate(&r, "name", "name twice, second over the limit");
+	http_resp_free(&r);
+	r = http_req(&svc, "PATCH", path, "{\"metadata\":{\"a\":{\"b\":1,\"b\":2}}}", NULL, true);
+	expect_duplicate(&r, "metadata.a.b", "a nested key twice");
+	http_resp_free(&r);
+	r = http_req(&svc, "GET", path, NULL, NULL, true);
+	cr_expect_str_eq(str(r.json, "name"), "dup", "a refused patch changed the project");
+	http_resp_free(&r);
+
+	strcat(path, "/session-defaults");
+	r = http_req(&svc, "GET", path, NULL, NULL, true);
+	snprintf(first, sizeof first, "%s", str(r.json, "updatedAt"));
+	http_resp_free(&r);
+	snprintf(body, sizeof body, "{\"expectedUpdatedAt\":\"%s\",\"patch\":"
+	    "{\"permissionProfile\":\"read-only\",\"permissionProfile\":\"god-mode\"}}", first);
+	r = http_req(&svc, "PATCH", path, body, NULL, true);
+	expect_duplicate(&r, "patch.permissionProfile", "a profile twice");
+	http_resp_free(&r);
+	r = http_req(&svc, "GET", path, NULL, NULL, true);
+	cr_expect_str_eq(str(r.json, "updatedAt"), first, "a refused patch changed the defaults");
+	http_resp_free(&r);
+
+	r = http_req(&svc, "PATCH", "/api/v1/settings/agent-routing",
+	    "{\"framework\":\"taskdeck\",\"framework\":null}", NULL, true);
+	expect_duplicate(&r, "framework", "the routing framework twice");
+	http_resp_free(&r);
+	r = http_req(&svc, "GET", "/api/v1/settings/agent-routing", NULL, NULL, true);
+	expect_answer(&r, 200, NULL, "routing still reads");
+	cr_expect_str_eq(str(r.json, "framework"), "taskdeck");
+	http_resp_free(&r);
+
+	r = http_req(&svc, "POST", "/api/v1/projects",
+	    "{\"name\":\"a\",\"steps\":[{\"t\":1},{\"t\":1,\"t\":2}]}", NULL, true);
+	expect_duplicate(&r, "steps[1].t", "a key twice inside an array");
+	http_resp_free(&r);
+	free(id);
+}
+
+/* A \u0000 inside a string would cut it where cJSON stops (finding 2): a cwd of
+ * "<dir>\u0000/../../etc" ran in <dir>.  Refused; an escaped backslash is not one. */
+Test(api, nul_inside_a_string_is_refused)
+{
+	char *id = create_project("nul"), body[512];
+	struct http_resp r;
+
+	snprintf(body, sizeof body, "{\"project\":\"%s\",\"prompt\":\"p\","
+	    "\"cwd\":\"/tmp\\u0000/../../etc\"}", id);
+	r = http_req(&svc, "POST", "/api/v1/runs", body, NULL, true);
+	expect_answer(&r, 400, "invalid_request", "cwd with \\u0000");
+	http_resp_free(&r);
+	r = http_req(&svc, "POST", "/api/v1/projects", "{\"name\":\"a\\u0000b\"}", NULL, true);
+	expect_answer(&r, 400, "invalid_request", "name with \\u0000");
+	http_resp_free(&r);
+	r = http_req(&svc, "POST", "/api/v1/projects", "{\"name\":\"back\\\\u0000slash\"}",
+	    NULL, true);
+	expect_answer(&r, 201, NULL, "an escaped backslash then u0000 is plain text");
+	cr_expect_str_eq(str(r.json, "name"), "back\\u0000slash");
+	http_resp_free(&r);
+	free(id);
+}

@@ -1,4 +1,5 @@
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,4 +138,38 @@ Test(json_checks, field_types_and_lengths)
 	cr_expect_not(json_only_keys(o, fewer, &bad));
 	cr_expect_str_eq(bad, "n");
 	cJSON_Delete(o);
+}
+
+/* Every reader of outside JSON (bodies, host protocol, provider and MCP
+ * messages) goes through json_parse: a key twice or a \u0000 is refused. */
+Test(json_parse, refuses_duplicate_keys_and_nul_escapes)
+{
+	enum json_problem problem;
+	char field[64], big[4096];
+	size_t n = 0;
+	cJSON *j;
+
+	cr_expect_null(json_parse("{\"type\":\"finish\",\"type\":\"output\"}", 34));
+	j = json_parse_why("{\"a\":[1,{\"b\":{\"c\":1,\"c\":2}}]}", 29, &problem, field,
+	    sizeof field);
+	cr_expect_null(j);
+	cr_expect_eq(problem, JSON_DUPLICATE_KEY);
+	cr_expect_str_eq(field, "a[1].b.c");
+	/* Past 16 keys the names are sorted, not compared pairwise. */
+	n += (size_t)snprintf(big + n, sizeof big - n, "{");
+	for (int i = 0; i < 40; i++)
+		n += (size_t)snprintf(big + n, sizeof big - n, "\"k%d\":%d,", i, i);
+	n += (size_t)snprintf(big + n, sizeof big - n, "\"k17\":0}");
+	cr_expect_null(json_parse_why(big, n, &problem, field, sizeof field));
+	cr_expect_eq(problem, JSON_DUPLICATE_KEY);
+	cr_expect_str_eq(field, "k17");
+	big[n - 9] = '}';	/* the same object without the repeated key (and its comma) */
+	j = json_parse(big, n - 8);
+	cr_expect_not_null(j);
+	cJSON_Delete(j);
+	cr_expect_null(json_parse_why("[\"a\\u0000b\"]", 12, &problem, NULL, 0));
+	cr_expect_eq(problem, JSON_NUL_IN_STRING);
+	j = json_parse("[\"a\\\\u0000b\"]", 13);
+	cr_expect_not_null(j, "an escaped backslash before u0000 is plain text");
+	cJSON_Delete(j);
 }
