@@ -270,6 +270,24 @@ loopback_authority(const char *value, int port)
 	return false;
 }
 
+struct header_count {
+	int host, origin;
+};
+
+static enum MHD_Result
+count_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	struct header_count *n = cls;
+
+	(void)kind;
+	(void)value;
+	if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0)
+		n->host++;
+	else if (strcasecmp(key, "Origin") == 0)
+		n->origin++;
+	return MHD_YES;
+}
+
 /* Host and Origin checks against DNS rebinding and browser pages. */
 static bool
 origin_allowed(struct MHD_Connection *conn, int port)
@@ -620,7 +638,13 @@ early_checks(struct http_server *h, struct MHD_Connection *conn, const char *url
 
 	if (atomic_load(&h->svc->shutting_down))
 		return TD_UNAVAILABLE;
-	if (!origin_allowed(conn, h->port))
+	/* Only the first of two copies would be checked: two Hosts are a bad request
+	 * (RFC 9112, section 3.2), two Origins are refused like a foreign one. */
+	struct header_count n = { 0, 0 };
+	MHD_get_connection_values(conn, MHD_HEADER_KIND, count_header, &n);
+	if (n.host > 1)
+		return TD_INVALID_REQUEST;
+	if (n.origin > 1 || !origin_allowed(conn, h->port))
 		return TD_FORBIDDEN;
 	if (needs_auth(url) && !token_valid(conn, h->svc->token))
 		return TD_UNAUTHORIZED;
@@ -636,6 +660,8 @@ early_message(enum td_code code)
 	case TD_FORBIDDEN:
 		return "The Host or Origin header does not name this service's "
 		    "loopback address.";
+	case TD_INVALID_REQUEST:
+		return "The request has more than one Host header.";
 	case TD_UNAUTHORIZED:
 		return "A valid bearer token is required (Authorization: Bearer <token>).";
 	case TD_PAYLOAD_TOO_LARGE:

@@ -1,5 +1,9 @@
 /* The HTTP API of a real taskdeckd, spoken raw (docs/http-api.md). */
 #include <criterion/criterion.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <regex.h>
 #include <stdio.h>
@@ -672,4 +676,53 @@ Test(api, nul_inside_a_string_is_refused)
 	cr_expect_str_eq(str(r.json, "name"), "back\\u0000slash");
 	http_resp_free(&r);
 	free(id);
+}
+
+/* Sends a raw request (curl keeps one Host header) and returns the status code. */
+static int
+raw_status(const char *request)
+{
+	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons((uint16_t)svc.port) };
+	char answer[512] = "";
+	int fd = socket(AF_INET, SOCK_STREAM, 0), status = 0;
+	size_t got = 0;
+	ssize_t n;
+
+	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(connect(fd, (struct sockaddr *)&addr, sizeof addr), 0);
+	cr_assert_eq(write(fd, request, strlen(request)), (ssize_t)strlen(request));
+	while (got < sizeof answer - 1 &&
+	    (n = read(fd, answer + got, sizeof answer - 1 - got)) > 0)
+		got += (size_t)n;
+	close(fd);
+	sscanf(answer, "HTTP/1.%*d %d", &status);
+	return status;
+}
+
+/* Only the first copy of a header was checked (finding 9): a second Host is a
+ * bad request (RFC 9112), a second Origin is refused like a foreign one. */
+Test(api, a_second_host_or_origin_is_refused)
+{
+	char own_host[128], own_origin[128];
+	const char *two_origins[] = { own_origin, "Origin: http://evil.example", NULL };
+	const char *same_twice[] = { own_origin, own_origin, NULL };
+	struct http_resp r;
+
+	snprintf(own_host, sizeof own_host, "Host: 127.0.0.1:%d", svc.port);
+	snprintf(own_origin, sizeof own_origin, "Origin: http://127.0.0.1:%d", svc.port);
+	char req[512];
+
+	snprintf(req, sizeof req, "GET /api/v1/projects HTTP/1.1\r\n%s\r\nHost: evil.example\r\n"
+	    "Authorization: Bearer %s\r\nConnection: close\r\n\r\n", own_host, svc.token);
+	cr_expect_eq(raw_status(req), 400, "two Host headers");
+	snprintf(req, sizeof req, "GET /api/v1/projects HTTP/1.1\r\n%s\r\n"
+	    "Authorization: Bearer %s\r\nConnection: close\r\n\r\n", own_host, svc.token);
+	cr_expect_eq(raw_status(req), 200, "the same request with one Host");
+	r = http_req(&svc, "POST", "/api/v1/projects", "{\"name\":\"x\"}", two_origins, true);
+	expect_answer(&r, 403, "forbidden", "two Origin headers");
+	http_resp_free(&r);
+	r = http_req(&svc, "GET", "/api/v1/projects", NULL, same_twice, true);
+	expect_answer(&r, 403, "forbidden", "the own Origin twice");
+	http_resp_free(&r);
 }
