@@ -34,6 +34,13 @@ cJSON *json_parse_why(const char *text, size_t len, enum json_problem *problem,
 /* Compact text; never NULL; free() it. */
 char *json_print(const cJSON *item);
 bool json_utf8_valid(const char *s, size_t len);
+/*
+ * True when the UTF-8 text s holds no control character (C0, DEL, C1) and no
+ * bidirectional control (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069):
+ * what a person reads as a name or a path is what it is ("\u202egnp.exe" would
+ * show as "exe.png").
+ */
+bool json_text_displayable(const char *s);
 
 /* The string value of obj[key], or NULL when absent or not a string. */
 const char *json_get_string(const cJSON *obj, const char *key);

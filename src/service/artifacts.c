@@ -163,7 +163,7 @@ name_valid(const char *name)
 			chars++;
 	}
 	return chars >= 1 && chars <= ARTIFACT_NAME_MAX &&
-	    json_utf8_valid(name, strlen(name));
+	    json_utf8_valid(name, strlen(name)) && json_text_displayable(name);
 }
 
 /* type/subtype with optional parameters, printable ASCII (it becomes a header). */
@@ -224,10 +224,15 @@ params_check(const cJSON *params, char **norm, const char **name,
 		*message = xasprintf("path must be relative to the workspace, not absolute: %s", path);
 		return TD_INVALID_REQUEST;
 	}
+	if (!json_utf8_valid(path, len) || !json_text_displayable(path)) {
+		*message = xstrdup("path must be UTF-8 without control or bidirectional "
+		    "characters");
+		return TD_INVALID_REQUEST;
+	}
 	if (!optional_string(params, "name", name) ||
 	    (*name != NULL && !name_valid(*name))) {
 		*message = xasprintf("name must be a string of 1 to %d characters without "
-		    "'/' or control characters", ARTIFACT_NAME_MAX);
+		    "'/', control or bidirectional characters", ARTIFACT_NAME_MAX);
 		return TD_INVALID_REQUEST;
 	}
 	if (!optional_string(params, "mediaType", media) ||

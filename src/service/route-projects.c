@@ -77,9 +77,11 @@ project_fields_valid(const cJSON *body, bool creating, struct http_response *r)
 		http_bad_field(r, bad, "unknown field %s", bad);
 		return false;
 	}
-	if (!json_check_string(body, "name", creating, false, 1, NAME_MAX_CHARS)) {
-		http_bad_field(r, "name", "name must be a string of 1 to %d characters",
-		    NAME_MAX_CHARS);
+	if (!json_check_string(body, "name", creating, false, 1, NAME_MAX_CHARS) ||
+	    (json_get_string(body, "name") != NULL &&
+	    !json_text_displayable(json_get_string(body, "name")))) {
+		http_bad_field(r, "name", "name must be a string of 1 to %d characters, without "
+		    "control or bidirectional characters", NAME_MAX_CHARS);
 		return false;
 	}
 	if (!json_check_string(body, "description", false, true, 0, DESCRIPTION_MAX_CHARS)) {

@@ -588,7 +588,7 @@ Test(api_small_registry, full_registry_is_503_with_retry_after, .timeout = 60)
 
 /* Asserts a 400 invalid_request whose details.field is field. */
 static void
-expect_duplicate(struct http_resp *r, const char *field, const char *what)
+expect_bad_field(struct http_resp *r, const char *field, const char *what)
 {
 	const cJSON *details = cJSON_GetObjectItem(cJSON_GetObjectItem(r->json, "error"),
 	    "details");
@@ -611,16 +611,16 @@ Test(api, duplicate_keys_are_refused_and_nothing_changes)
 
 	snprintf(path, sizeof path, "/api/v1/projects/%s", id);
 	r = http_req(&svc, "PATCH", path, "{\"name\":\"ok\",\"name\":7}", NULL, true);
-	expect_duplicate(&r, "name", "name twice, second a number");
+	expect_bad_field(&r, "name", "name twice, second a number");
 	http_resp_free(&r);
 	memset(long_name, 'x', 5000);
 	long_name[5000] = '\0';
 	snprintf(body, sizeof body, "{\"name\":\"ok\",\"name\":\"%s\"}", long_name);
 	r = http_req(&svc, "PATCH", path, body, NULL, true);
-	expect_duplicate(&r, "name", "name twice, second over the limit");
+	expect_bad_field(&r, "name", "name twice, second over the limit");
 	http_resp_free(&r);
 	r = http_req(&svc, "PATCH", path, "{\"metadata\":{\"a\":{\"b\":1,\"b\":2}}}", NULL, true);
-	expect_duplicate(&r, "metadata.a.b", "a nested key twice");
+	expect_bad_field(&r, "metadata.a.b", "a nested key twice");
 	http_resp_free(&r);
 	r = http_req(&svc, "GET", path, NULL, NULL, true);
 	cr_expect_str_eq(str(r.json, "name"), "dup", "a refused patch changed the project");
@@ -633,7 +633,7 @@ Test(api, duplicate_keys_are_refused_and_nothing_changes)
 	snprintf(body, sizeof body, "{\"expectedUpdatedAt\":\"%s\",\"patch\":"
 	    "{\"permissionProfile\":\"read-only\",\"permissionProfile\":\"god-mode\"}}", first);
 	r = http_req(&svc, "PATCH", path, body, NULL, true);
-	expect_duplicate(&r, "patch.permissionProfile", "a profile twice");
+	expect_bad_field(&r, "patch.permissionProfile", "a profile twice");
 	http_resp_free(&r);
 	r = http_req(&svc, "GET", path, NULL, NULL, true);
 	cr_expect_str_eq(str(r.json, "updatedAt"), first, "a refused patch changed the defaults");
@@ -641,7 +641,7 @@ Test(api, duplicate_keys_are_refused_and_nothing_changes)
 
 	r = http_req(&svc, "PATCH", "/api/v1/settings/agent-routing",
 	    "{\"framework\":\"taskdeck\",\"framework\":null}", NULL, true);
-	expect_duplicate(&r, "framework", "the routing framework twice");
+	expect_bad_field(&r, "framework", "the routing framework twice");
 	http_resp_free(&r);
 	r = http_req(&svc, "GET", "/api/v1/settings/agent-routing", NULL, NULL, true);
 	expect_answer(&r, 200, NULL, "routing still reads");
@@ -650,7 +650,7 @@ Test(api, duplicate_keys_are_refused_and_nothing_changes)
 
 	r = http_req(&svc, "POST", "/api/v1/projects",
 	    "{\"name\":\"a\",\"steps\":[{\"t\":1},{\"t\":1,\"t\":2}]}", NULL, true);
-	expect_duplicate(&r, "steps[1].t", "a key twice inside an array");
+	expect_bad_field(&r, "steps[1].t", "a key twice inside an array");
 	http_resp_free(&r);
 	free(id);
 }
@@ -724,5 +724,23 @@ Test(api, a_second_host_or_origin_is_refused)
 	http_resp_free(&r);
 	r = http_req(&svc, "GET", "/api/v1/projects", NULL, same_twice, true);
 	expect_answer(&r, 403, "forbidden", "the own Origin twice");
+	http_resp_free(&r);
+}
+
+/* A project name reads as what it is: no control or bidi character (finding 11). */
+Test(api, project_names_refuse_bidi_and_control_characters)
+{
+	struct http_resp r;
+
+	r = http_req(&svc, "POST", "/api/v1/projects", "{\"name\":\"\\u202etxt.exe\"}", NULL,
+	    true);
+	expect_bad_field(&r, "name", "a right-to-left override in a name");
+	http_resp_free(&r);
+	r = http_req(&svc, "POST", "/api/v1/projects", "{\"name\":\"a\\u0085b\"}", NULL, true);
+	expect_bad_field(&r, "name", "a C1 control in a name");
+	http_resp_free(&r);
+	r = http_req(&svc, "POST", "/api/v1/projects", "{\"name\":\"\\u05e9\\u05dc\\u05d5\\u05dd\"}",
+	    NULL, true);
+	expect_answer(&r, 201, NULL, "Hebrew letters are a name like any");
 	http_resp_free(&r);
 }

@@ -531,3 +531,30 @@ Test(artifacts, content_disposition)
 		free(got);
 	}
 }
+
+/* Names and paths hold no control or bidirectional character (issue 17,
+ * finding 11): "\u202egnp.exe" would show as "exe.png". */
+Test(artifacts, bidi_and_control_characters_are_refused)
+{
+	const char *names[] = { "\\u202egnp.exe", "a\\u2066b", "a\\u200fb", "a\\u061cb",
+		"a\\u0085b", "a\\u007fb", "a\\tb" };
+	char json[256];
+	cJSON *res = NULL;
+	char *msg = NULL;
+
+	ws_write("ok.txt", "ok", 2);
+	ws_write("\xe2\x80\xae" "gnp.exe", "x", 1);	/* U+202E in the file's own name */
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		snprintf(json, sizeof json, "{\"path\":\"ok.txt\",\"name\":\"%s\"}", names[i]);
+		expect_refused(json, TD_INVALID_REQUEST);
+	}
+	expect_refused("{\"path\":\"\\u202egnp.exe\"}", TD_INVALID_REQUEST);
+	expect_refused("{\"path\":\"\\u202egnp.exe\",\"name\":\"ok.png\"}", TD_INVALID_REQUEST);
+	cr_expect_eq(row_count("1"), 0, "a refused save left a row");
+	/* Other scripts, right-to-left letters and emoji are names like any. */
+	cr_expect_eq(save("{\"path\":\"ok.txt\",\"name\":\"\\u05e9\\u05dc\\u05d5\\u05dd "
+	    "\\u65e5\\u672c \\ud83d\\ude80.txt\"}", &res, &msg), TD_OK, "%s", msg ? msg : "");
+	cJSON_Delete(res);
+	free(msg);
+}
+
