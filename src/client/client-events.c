@@ -84,6 +84,7 @@ struct td_events {
 	bool paused;		/* the transfer's reading is paused */
 	int64_t stall_ms;	/* when the batch last found no room */
 	char *stream_id;	/* from stream.hello */
+	long long resync_on_hello;	/* >= 0: the hello's head was behind the resume point */
 	long long last_seq;
 	long status;
 	struct buf error_body;	/* an answer outside 2xx */
@@ -331,11 +332,19 @@ events_on_hello(struct td_events *ev, const cJSON *doc)
 		return -1;
 	}
 	ev->stream_id = xstrdup(sid);
+	ev->resync_on_hello = -1;
 	/* Resuming on the same stream: what follows comes after the id sent. */
 	if (ev->resume_id != NULL &&
 	    events_parse_id(ev->resume_id, resumed, sizeof resumed, &n) &&
-	    strcmp(resumed, sid) == 0)
+	    strcmp(resumed, sid) == 0) {
+		const cJSON *head = cJSON_GetObjectItemCaseSensitive(doc, "headSeq");
+
 		ev->last_seq = n;
+		/* A head behind where we resumed: the service cannot replay what we
+		 * think we have; say so instead of going on as if nothing was lost. */
+		if (cJSON_IsNumber(head) && head->valuedouble >= 0 && head->valuedouble < (double)n)
+			ev->resync_on_hello = (long long)head->valuedouble;
+	}
 	pthread_mutex_lock(&ev->lock);
 	ev->hello = true;
 	if (ev->last_id == NULL) {
@@ -472,6 +481,29 @@ events_flush(struct td_events *ev)
 	ev->batch_len -= i;
 }
 
+static int events_on_frame(const struct sse_event *frame, void *arg);
+
+/* Yields a stream.resync-required of our own, as if the service had sent it. */
+static int
+events_resync_now(struct td_events *ev, long long head, const char *id)
+{
+	char now[TD_TIME_LEN], *data;
+	struct sse_event frame = { .type = "stream.resync-required", .id = id, .retry = -1 };
+	int rc, n;
+
+	ev->resync_on_hello = -1;
+	td_time_format(td_now_ms(), now);
+	n = asprintf(&data, "{\"seq\":%lld,\"type\":\"stream.resync-required\",\"time\":\"%s\","
+	    "\"data\":{\"reason\":\"stream-changed\"}}", head, now);
+	if (n < 0)
+		abort();
+	frame.data = data;
+	frame.data_len = (size_t)n;
+	rc = events_on_frame(&frame, ev);
+	free(data);
+	return rc;
+}
+
 /* The SSE parser's callback: one complete frame. */
 static int
 events_on_frame(const struct sse_event *frame, void *arg)
@@ -496,6 +528,8 @@ events_on_frame(const struct sse_event *frame, void *arg)
 		doc = json_parse(frame->data, frame->data_len);
 		rc = events_on_hello(ev, doc);
 		cJSON_Delete(doc);
+		if (rc == 0 && ev->resync_on_hello >= 0)
+			rc = events_resync_now(ev, ev->resync_on_hello, frame->id);
 	} else if (!ev->hello) {
 		events_fail(ev, TD_EVENT_STREAM_INVALID_MESSAGE,
 		    "the event stream did not start with stream.hello");

@@ -1,4 +1,5 @@
 /* The event stream: seq, the replay window, subscribers and the run history (events.h). */
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -98,9 +99,10 @@ frame_unref(struct frame *fr)
 		free(fr);
 }
 
-/* A control frame (hello, heartbeat, resync) with an optional id line. */
+/* A control frame (hello, heartbeat, resync) with an optional id line naming seq. */
 static struct frame *
-control_frame(const struct events *ev, bool with_id, const char *type, cJSON *data)
+control_frame_at(const struct events *ev, bool with_id, uint64_t seq, const char *type,
+    cJSON *data)
 {
 	char *json = json_print(data), *text;
 	struct frame *fr;
@@ -109,7 +111,7 @@ control_frame(const struct events *ev, bool with_id, const char *type, cJSON *da
 	cJSON_Delete(data);
 	if (with_id)
 		n = asprintf(&text, "id: %s:%" PRIu64 "\nevent: %s\ndata: %s\n\n",
-		    ev->svc->stream_id, ev->seq, type, json);
+		    ev->svc->stream_id, seq, type, json);
 	else
 		n = asprintf(&text, "event: %s\ndata: %s\n\n", type, json);
 	if (n < 0)
@@ -118,6 +120,13 @@ control_frame(const struct events *ev, bool with_id, const char *type, cJSON *da
 	free(text);
 	free(json);
 	return fr;
+}
+
+/* A control frame whose id, if any, is the last seq issued. */
+static struct frame *
+control_frame(const struct events *ev, bool with_id, const char *type, cJSON *data)
+{
+	return control_frame_at(ev, with_id, ev->seq, type, data);
 }
 
 /* stream.resync-required for reason, with the last seq issued. */
@@ -497,58 +506,93 @@ events_free(struct events *ev)
 	free(ev);
 }
 
-/* Parses "S:N"; false when malformed. */
+/*
+ * Parses a Last-Event-ID "S:N" (S the 32 lower-case hex digits of a stream id,
+ * N a decimal seq below 2^64), with spaces and tabs around it trimmed.
+ */
 static bool
 parse_last_id(const char *v, char stream[33], uint64_t *seq)
 {
-	const char *colon;
+	const char *colon, *start, *stop;
+	char digits[24];
 	char *end;
 	unsigned long long n;
+	size_t len;
 
-	if (v == NULL || (colon = strchr(v, ':')) == NULL || colon - v != 32)
+	if (v == NULL)
 		return false;
-	for (const char *p = v; p < colon; p++) {
+	for (start = v; *start == ' ' || *start == '\t'; start++)
+		;
+	for (stop = start + strlen(start); stop > start && (stop[-1] == ' ' || stop[-1] == '\t');
+	    stop--)
+		;
+	if ((colon = memchr(start, ':', (size_t)(stop - start))) == NULL || colon - start != 32)
+		return false;
+	for (const char *p = start; p < colon; p++) {
 		if (!strchr("0123456789abcdef", *p))
 			return false;
 	}
-	if (colon[1] < '0' || colon[1] > '9')
+	len = (size_t)(stop - colon - 1);
+	if (len == 0 || len >= sizeof digits)
 		return false;
-	n = strtoull(colon + 1, &end, 10);
-	if (*end != '\0')
+	memcpy(digits, colon + 1, len);
+	digits[len] = '\0';
+	for (size_t i = 0; i < len; i++) {
+		if (digits[i] < '0' || digits[i] > '9')
+			return false;
+	}
+	errno = 0;
+	n = strtoull(digits, &end, 10);
+	if (errno == ERANGE || *end != '\0')
 		return false;
-	memcpy(stream, v, 32);
+	memcpy(stream, start, 32);
 	stream[32] = '\0';
 	*seq = n;
 	return true;
 }
 
-/* The replay of docs/events.md, Resume; under ev->mu. */
-static void
-sub_replay(struct events *ev, struct events_sub *s, const char *last_event_id)
+/* Where a subscriber resumes (docs/events.md, Resume). */
+enum resume {
+	RESUME_NONE,		/* no Last-Event-ID (or only spaces): live from now */
+	RESUME_REPLAY,		/* replay the window after *after */
+	RESUME_CHANGED,		/* not an id of this stream, or not an id at all */
+	RESUME_EXPIRED,		/* older than the window */
+};
+
+/* Under ev->mu. */
+static enum resume
+resume_point(const struct events *ev, const char *last_event_id, uint64_t *after)
 {
 	char stream[33];
-	uint64_t after, oldest;
+	uint64_t oldest;
 
-	if (!parse_last_id(last_event_id, stream, &after))
-		return;
-	if (strcmp(stream, ev->svc->stream_id) != 0) {
-		struct frame *fr = resync_frame(ev, "stream-changed");
-		sub_push(s, fr);
-		frame_unref(fr);
-		return;
-	}
-	if (after >= ev->seq)
-		return;
+	if (last_event_id == NULL || last_event_id[strspn(last_event_id, " \t")] == '\0')
+		return RESUME_NONE;
+	if (!parse_last_id(last_event_id, stream, after) ||
+	    strcmp(stream, ev->svc->stream_id) != 0 || *after > ev->seq)
+		return RESUME_CHANGED;
 	oldest = ev->seq > EVENTS_WINDOW ? ev->seq - EVENTS_WINDOW + 1 : 1;
-	if (after + 1 < oldest) {
-		struct frame *fr = resync_frame(ev, "expired");
+	if (*after < ev->seq && *after + 1 < oldest)
+		return RESUME_EXPIRED;
+	return RESUME_REPLAY;
+}
+
+/* The replay of docs/events.md, Resume; under ev->mu. */
+static void
+sub_replay(struct events *ev, struct events_sub *s, enum resume how, uint64_t after)
+{
+	struct frame *fr;
+
+	if (how == RESUME_CHANGED || how == RESUME_EXPIRED) {
+		fr = resync_frame(ev, how == RESUME_CHANGED ? "stream-changed" : "expired");
 		sub_push(s, fr);
 		frame_unref(fr);
 		return;
 	}
+	if (how != RESUME_REPLAY)
+		return;
 	for (uint64_t seq = after + 1; seq <= ev->seq; seq++) {
-		struct frame *fr = ev->window[seq % EVENTS_WINDOW];
-
+		fr = ev->window[seq % EVENTS_WINDOW];
 		if (fr != NULL && fr->seq == seq && sub_matches(s, fr))
 			sub_push(s, fr);
 	}
@@ -560,6 +604,8 @@ events_subscribe(struct events *ev, const struct events_filter *f,
 {
 	struct events_sub *s;
 	struct frame *hello;
+	enum resume how;
+	uint64_t after = 0;
 	cJSON *o;
 
 	pthread_mutex_lock(&ev->mu);
@@ -575,10 +621,17 @@ events_subscribe(struct events *ev, const struct events_filter *f,
 	cJSON_AddStringToObject(o, "streamId", ev->svc->stream_id);
 	cJSON_AddNumberToObject(o, "headSeq", (double)ev->seq);
 	cJSON_AddNumberToObject(o, "heartbeatMs", EVENTS_HEARTBEAT_MS);
-	hello = control_frame(ev, true, "stream.hello", o);
+	how = resume_point(ev, last_event_id, &after);
+	/*
+	 * A standard client takes any frame's id as its last event id: the hello of
+	 * a replay names the resume point, never the head, or a drop right after it
+	 * would skip the replayed events.
+	 */
+	hello = control_frame_at(ev, true, how == RESUME_REPLAY ? after : ev->seq,
+	    "stream.hello", o);
 	sub_push(s, hello);
 	frame_unref(hello);
-	sub_replay(ev, s, last_event_id);
+	sub_replay(ev, s, how, after);
 	s->next = ev->subs;
 	if (ev->subs != NULL)
 		ev->subs->prev = s;

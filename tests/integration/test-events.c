@@ -565,6 +565,9 @@ Test(events, resume_after_a_drop_has_no_gap_and_no_duplicate)
 	sub_wait(b, "run.finished", run, 10000);
 	usleep(200000);
 	cr_assert_str_eq(b->recs[0].type, "stream.hello");
+	/* A standard client takes the hello's id as its own: it names the resume point,
+	 * not the head, or a drop right after it would skip the replay (finding 12). */
+	cr_expect_str_eq(b->recs[0].id, last, "the hello of a resumed stream");
 	expect = last_seq + 1;
 	pthread_mutex_lock(&b->mu);
 	for (size_t i = 1; i < b->n; i++) {
@@ -579,12 +582,40 @@ Test(events, resume_after_a_drop_has_no_gap_and_no_duplicate)
 	sub_close(b);
 	free(run);
 
-	/* Malformed: as if absent, so nothing is replayed. */
-	c = sub_open("", "not-an-id");
-	sub_wait(c, "stream.hello", NULL, 5000);
-	usleep(300000);
-	cr_expect_eq(c->n, 1);
-	sub_close(c);
+	/* Not resumable: told so, never a silent live-only stream (finding 7). */
+	{
+		char upper[128], plus[128], huge[128], minus[128], future[128];
+		const char *bad[] = { "not-an-id", upper, plus, huge, minus, future };
+
+		snprintf(upper, sizeof upper, "%s", last);
+		for (char *p = upper; *p != ':'; p++)
+			if (*p >= 'a' && *p <= 'f')
+				*p = (char)(*p - 'a' + 'A');
+		snprintf(plus, sizeof plus, "%s:+%" PRIu64, stream_id, last_seq);
+		snprintf(huge, sizeof huge, "%s:18446744073709551616", stream_id);
+		snprintf(minus, sizeof minus, "%s:-1", stream_id);
+		snprintf(future, sizeof future, "%s:%" PRIu64, stream_id, last_seq + 1000000);
+		for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+			c = sub_open("", bad[i]);
+			sub_wait(c, "stream.resync-required", NULL, 5000);
+			cr_expect_str_eq(c->recs[0].type, "stream.hello", "%s", bad[i]);
+			cr_expect_str_eq(c->recs[1].type, "stream.resync-required", "%s", bad[i]);
+			cr_expect_str_eq(json_get_string(cJSON_GetObjectItem(c->recs[1].json,
+			    "data"), "reason"), "stream-changed", "%s", bad[i]);
+			sub_close(c);
+		}
+	}
+	/* Spaces around a good id are trimmed: the replay comes. */
+	{
+		char spaced[160];
+
+		snprintf(spaced, sizeof spaced, " %s ", last);
+		c = sub_open("", spaced);
+		sub_wait(c, "run.finished", NULL, 5000);
+		cr_expect_str_eq(c->recs[0].type, "stream.hello");
+		cr_expect_eq(rec_seq(&c->recs[1]), last_seq + 1, "the replay after a trimmed id");
+		sub_close(c);
+	}
 
 	/* Older than the window: expired. */
 	free(run_output(run = start_run(project, NULL, "burst", NULL)));

