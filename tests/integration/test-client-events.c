@@ -558,6 +558,33 @@ Test(events_fake, resume_sends_last_event_id)
 	fake_stop(&f);
 }
 
+/* A hello whose head is behind the resume point: the service cannot replay what
+ * the client holds, and the client says so with a resync (issue 17, finding 7). */
+Test(events_fake, a_head_behind_the_resume_point_is_a_resync)
+{
+	struct td_events_options o = { .last_event_id = FAKE_STREAM ":20" };
+	struct fake_sse f;
+	struct td_client *c;
+	struct td_events *ev;
+	struct td_event *e;
+	struct td_error err;
+
+	fake_init(&f);
+	fake_hello(&f, 12);
+	f.hold = true;
+	fake_start(&f);
+	c = fake_client(&f);
+	cr_assert_eq(td_events_open(c, NULL, &o, &ev, &err), TD_OK);
+	e = next_event(ev);
+	cr_expect_str_eq(e->type, "stream.resync-required");
+	cr_expect_eq(e->seq, 12, "the resync carries the service's head");
+	cr_expect_not_null(strstr(e->data_json, "stream-changed"), "%s", e->data_json);
+	td_event_free(e);
+	td_events_close(ev);
+	td_client_free(c);
+	fake_stop(&f);
+}
+
 struct blocked_next {
 	struct td_events *ev;
 	enum td_code rc;
