@@ -420,7 +420,25 @@ deadline_in(struct timespec *ts, int64_t ms)
 	}
 }
 
-/* Flushes the history every EVENTS_FLUSH_MS (at once on run.finished) and beats. */
+/*
+ * Ends the streams whose client has gone while they waited for events, so the
+ * slot is free at once, not at the next heartbeat's failed write; under ev->mu.
+ */
+static void
+reap_closed(struct events *ev)
+{
+	for (struct events_sub *s = ev->subs; s != NULL; s = s->next) {
+		if (s->suspended && s->hs != NULL && !s->closing &&
+		    http_stream_peer_closed(s->hs)) {
+			s->closing = true;
+			s->suspended = false;
+			http_stream_resume(s->hs);
+		}
+	}
+}
+
+/* Flushes the history every EVENTS_FLUSH_MS (at once on run.finished), beats, and
+ * frees the slots of closed streams. */
 static void *
 writer_thread(void *arg)
 {
@@ -442,6 +460,8 @@ writer_thread(void *arg)
 				heartbeat(ev);
 			next_beat = td_mono_ms() + EVENTS_HEARTBEAT_MS;
 		}
+		if (!ev->shutdown)
+			reap_closed(ev);
 		flush = ev->nbatch > 0;
 		pthread_mutex_unlock(&ev->mu);
 		if (flush)

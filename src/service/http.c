@@ -4,6 +4,7 @@
 #include <netinet/tcp.h>
 #include <sodium.h>
 #include <stdarg.h>
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,6 +130,21 @@ void
 http_stream_resume(struct http_stream *hs)
 {
 	MHD_resume_connection(hs->conn);
+}
+
+bool
+http_stream_peer_closed(struct http_stream *hs)
+{
+	const union MHD_ConnectionInfo *info = MHD_get_connection_info(hs->conn,
+	    MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct pollfd pfd;
+
+	if (info == NULL)
+		return false;
+	pfd.fd = info->connect_fd;
+	pfd.events = POLLRDHUP;
+	pfd.revents = 0;
+	return poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
 static ssize_t

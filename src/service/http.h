@@ -116,6 +116,8 @@ void http_stream(struct http_response *r, int status, http_stream_read_fn read,
 void http_stream_suspend(struct http_stream *hs);
 /* From any thread, while the stream's free callback has not run. */
 void http_stream_resume(struct http_stream *hs);
+/* True when the client of a (suspended) stream has closed its end of the connection. */
+bool http_stream_peer_closed(struct http_stream *hs);
 void http_add_header(struct http_response *r, const char *name, const char *value);
 
 /* A query-string argument, or NULL. */

@@ -1030,6 +1030,20 @@ Test(events, many_subscribers_and_one_that_never_reads)
 	http_resp_free(&r);
 	for (int i = 0; i < 256 - READERS; i++)
 		close(extra[i]);
+	/* A closed stream frees its slot at once, not at the next heartbeat's failed
+	 * write 10 s later (issue 17, finding 8): a client back within 1 s gets in. */
+	{
+		int64_t until = td_mono_ms() + 1000;
+		bool in = false;
+
+		while (!in && td_mono_ms() < until) {
+			int again = raw_stream(q + strcspn(q, "?") + 1, 0);
+
+			in = raw_wait_for(again, "stream.hello", 300);
+			close(again);
+		}
+		cr_expect(in, "no stream accepted within 1 s of closing 256 - %d of them", READERS);
+	}
 
 	for (int i = 0; i < READERS; i++) {
 		curl_multi_remove_handle(m, rds[i].easy);
