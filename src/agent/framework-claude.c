@@ -23,7 +23,8 @@ struct claude_usage {
 struct claude_state {
 	bool streaming;			/* stream_event lines arrive: text comes from them */
 	char text_msg[96];		/* the message whose text was last written */
-	char stream_msg[96];		/* the message being streamed */
+	char stream_msg[96];		/* the message being streamed: "#N", its number */
+	unsigned long nstreamed;
 	struct claude_usage msgs[CLAUDE_MESSAGES];
 	size_t nmsgs;
 	long retired_in, retired_out;
@@ -302,8 +303,8 @@ claude_stream_event(struct fw_run *r, const cJSON *ev, bool top)
 	if (strcmp(type, "message_start") == 0) {
 		const cJSON *m = cJSON_GetObjectItemCaseSensitive(ev, "message");
 
-		snprintf(st->stream_msg, sizeof st->stream_msg, "%s",
-		    json_get_string(m, "id") ? json_get_string(m, "id") : "");
+		/* Numbered, not by id: ids are the server's and need not be unique. */
+		snprintf(st->stream_msg, sizeof st->stream_msg, "#%lu", ++st->nstreamed);
 		usage = cJSON_GetObjectItemCaseSensitive(m, "usage");
 		claude_message_usage(r, st->stream_msg, claude_input(usage),
 		    claude_count(usage, "output_tokens"), true);
@@ -329,7 +330,8 @@ claude_assistant(struct fw_run *r, const cJSON *msg, bool top)
 	const char *id = json_get_string(m, "id");
 	const cJSON *b;
 
-	if (usage != NULL)
+	/* When streaming, the stream events count the usage of each call. */
+	if (usage != NULL && !st->streaming)
 		claude_message_usage(r, id, claude_input(usage),
 		    claude_count(usage, "output_tokens"), true);
 	cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(m, "content")) {
