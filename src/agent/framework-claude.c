@@ -283,7 +283,8 @@ claude_tool_result(struct fw_run *r, const cJSON *block)
 	if (!error)
 		fw_tool(r, id, name, "completed", what);
 	else if (strstr(text, "requested permissions") != NULL ||
-	    strstr(text, "haven't granted") != NULL || strcasestr(text, "denied by") != NULL)
+	    strstr(text, "haven't granted") != NULL || strcasestr(text, "denied by") != NULL ||
+	    strstr(text, "is disabled for this session") != NULL)
 		fw_tool(r, id, name, "denied", text);
 	else
 		fw_tool(r, id, name, "failed", text[0] ? text : what);

@@ -451,7 +451,7 @@ fw_converse(const struct framework_ops *ops, struct fw_run *r, struct fw_proc *p
 		{ .fd = p->out_fd, .events = POLLIN },
 		{ .fd = p->err_fd, .events = POLLIN },
 	};
-	int64_t term_at = 0, kill_at = 0, eof_at = 0;
+	int64_t kill_at = 0, eof_at = 0;	/* the SIGKILL deadline; when stdout closed */
 	bool cancelled = false;
 
 	while (fds[1].fd >= 0 || fds[2].fd >= 0 || !p->exited) {
@@ -462,7 +462,6 @@ fw_converse(const struct framework_ops *ops, struct fw_run *r, struct fw_proc *p
 			log_info("cancel: stopping %s (process group %ld)", ops->program,
 			    (long)p->pid);
 			killpg(p->pid, SIGTERM);
-			term_at = now;
 			kill_at = now + FW_TERM_GRACE_MS;
 			fds[0].fd = -1;
 		}
@@ -485,7 +484,6 @@ fw_converse(const struct framework_ops *ops, struct fw_run *r, struct fw_proc *p
 			}
 			break;
 		}
-		(void)term_at;
 		if (poll(fds, 3, 100) < 0 && errno != EINTR)
 			break;
 		if (fds[1].fd >= 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) &&
