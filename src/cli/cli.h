@@ -86,6 +86,10 @@ extern const struct cli_cmd cmd_permissions_show_entry;
 extern const struct cli_cmd cmd_permissions_allow_entry;
 extern const struct cli_cmd cmd_permissions_deny_entry;
 extern const struct cli_cmd cmd_demo_entry;
+/* readiness: cmd-readiness.c, cmd-setup.c */
+extern const struct cli_cmd cmd_runtimes_entry;
+extern const struct cli_cmd cmd_install_cli_entry;
+extern const struct cli_cmd cmd_setup_entry;
 
 /* main.c */
 /* The last value of an option, or NULL when not given. */
@@ -105,6 +109,10 @@ int cli_usage_error(const struct cli *cli, const char *fmt, ...)
 int cli_fail(const struct td_error *err);
 /* The exit code of an error, without printing it. */
 int cli_exit_code(const struct td_error *err);
+
+/* cmd-readiness.c: setup --status and setup --repair; exit codes */
+int cli_setup_status(struct cli *cli);
+int cli_setup_repair(struct cli *cli);
 
 /* cmd-events.c */
 /* cli_follow_run's answer when the stream broke: wait for the run another way. */

@@ -62,6 +62,10 @@ static const struct cli_cmd *const cli_cmds[] = {
 	&cmd_permissions_allow_entry,
 	&cmd_permissions_deny_entry,
 	&cmd_demo_entry,
+	/* readiness */
+	&cmd_runtimes_entry,
+	&cmd_setup_entry,
+	&cmd_install_cli_entry,
 	NULL
 };
 

@@ -247,6 +247,65 @@ TD_API enum td_code td_doctor(struct td_client *client,
     struct td_error *err);
 TD_API void td_doctor_report_free(struct td_doctor_report *report);
 
+/* --- Readiness and setup (docs/http-api.md) ------------------------------ */
+
+struct td_runtime {
+	char *framework;	/* "taskdeck", "claude-code", "codex" */
+	char *status;		/* "ready", "missing", "broken", "outdated" */
+	char *version;		/* NULL when unknown */
+	char *source;		/* "managed" or "external" */
+	char *path;		/* NULL when missing */
+	char *found_by;		/* "PATH", "settings", "build tree", "installed", ... or NULL */
+	char *min_version;	/* external frameworks; NULL for the managed one */
+	char *message;
+	bool data_complete;	/* managed: the replay transcripts are in place */
+};
+
+struct td_runtime_list {
+	struct td_runtime *items;
+	size_t count;
+	char *json;
+};
+
+/*
+ * The answer of a setup step (bootstrap or CLI install).  A step that ran but
+ * failed is TD_OK with ok false and error_code set ("runtime_missing",
+ * "configuration_conflict", "permission_denied", ...).
+ */
+struct td_setup_result {
+	bool ok;
+	bool changed;		/* something was repaired or installed */
+	char *error_code;	/* NULL when ok */
+	char *error_message;	/* NULL when ok */
+	char *path;		/* install: the launcher; NULL otherwise */
+	bool on_path;		/* install: its directory is on the service's PATH */
+	char **next_actions;	/* what to do next, for a person */
+	size_t next_action_count;
+	char *json;		/* the whole answer */
+};
+
+/* Caller frees *out with td_runtime_list_free. */
+TD_API enum td_code td_list_runtimes(struct td_client *client,
+    const struct td_request_options *opts, struct td_runtime_list **out,
+    struct td_error *err);
+TD_API void td_runtime_list_free(struct td_runtime_list *list);
+/*
+ * action "status" (the first-run state) or "runtime" (repair the managed
+ * runtime; idempotent).  Caller frees *out with td_setup_result_free.
+ */
+TD_API enum td_code td_bootstrap(struct td_client *client, const char *action,
+    const struct td_request_options *opts, struct td_setup_result **out,
+    struct td_error *err);
+/*
+ * Installs the taskdeck launcher in the user's PATH directory.  A timeout
+ * does not mean the install did not happen: read td_bootstrap "status" or
+ * install again (it is idempotent).  Caller frees *out with td_setup_result_free.
+ */
+TD_API enum td_code td_install_cli(struct td_client *client,
+    const struct td_request_options *opts, struct td_setup_result **out,
+    struct td_error *err);
+TD_API void td_setup_result_free(struct td_setup_result *result);
+
 /* --- Runs ---------------------------------------------------------------- */
 
 /* One run.  NULL members were null or absent in the service's answer. */

@@ -26,6 +26,9 @@
 	TD_ERROR(PAYLOAD_TOO_LARGE, "payload_too_large", 413, "The request body is too large.") \
 	TD_ERROR(IDEMPOTENCY_CONFLICT, "idempotency_conflict", 422, "The idempotency key was already used with a different request.") \
 	TD_ERROR(INVALID_CONFIGURATION, "invalid_configuration", 422, "The configuration is not valid.") \
+	TD_ERROR(PERMISSION_DENIED, "permission_denied", 403, "The service may not change the file or directory.") \
+	TD_ERROR(CONFIGURATION_CONFLICT, "configuration_conflict", 409, "A file that taskdeck did not write is in the way; it was left untouched.") \
+	TD_ERROR(RUNTIME_MISSING, "runtime_missing", 503, "The agent runtime is missing and cannot be restored here.") \
 	TD_ERROR(INTERNAL_ERROR, "internal_error", 500, "An internal error occurred.") \
 	TD_ERROR(IDEMPOTENCY_UNAVAILABLE, "idempotency_unavailable", 503, "The idempotency registry is full; retry later.") \
 	TD_ERROR(UNAVAILABLE, "service_unavailable", 503, "The service is shutting down.") \

@@ -19,6 +19,7 @@
 #include "idem.h"
 #include "ids.h"
 #include "log.h"
+#include "runtimes.h"
 #include "service.h"
 #include "settings.h"
 #include "store.h"
@@ -211,42 +212,6 @@ detach(void)
 	exit(1);
 }
 
-/*
- * The taskdeck-agent to run: $TASKDECK_AGENT, else the one beside this
- * binary (a build tree), else the installed one.
- */
-static char *
-find_agent(void)
-{
-	const char *env = getenv("TASKDECK_AGENT");
-	char self[4096], *slash, *path;
-	ssize_t n;
-
-	if (env != NULL && *env != '\0')
-		return xstrdup(env);
-	n = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (n > 0) {
-		self[n] = '\0';
-		if ((slash = strrchr(self, '/')) != NULL) {
-			*slash = '\0';
-			path = xasprintf("%s/taskdeck-agent", self);
-			if (access(path, X_OK) == 0)
-				return path;
-			free(path);
-		}
-	}
-	return xstrdup(TD_LIBEXECDIR "/taskdeck-agent");
-}
-
-/* The replay transcripts: $TASKDECK_REPLAY_DIR, else the installed ones. */
-static char *
-find_replay_dir(void)
-{
-	const char *env = getenv("TASKDECK_REPLAY_DIR");
-
-	return xstrdup(env != NULL && *env != '\0' ? env : TD_DATADIR "/replay");
-}
-
 /* Reports a start-up failure to the console or, detached, to the waiting parent. */
 static int
 fail(int ready_fd, bool log_to_file, char *err)
@@ -315,8 +280,8 @@ main(int argc, char **argv)
 	    (svc.settings = settings_load(svc.paths.settings, &err)) == NULL ||
 	    (svc.store = store_open(svc.paths.database, &err)) == NULL)
 		goto failed;
-	svc.agent_path = find_agent();
-	svc.replay_dir = find_replay_dir();
+	svc.agent_path = runtimes_find_agent(&svc.agent_found_by);
+	svc.replay_dir = runtimes_find_replay_dir(&svc.replay_found_by);
 	svc.idem = idem_new(opts.idem_capacity, IDEM_TTL_MS, NULL);
 	svc.cache = cache_new(CACHE_SLOTS);
 	svc.started_at = td_now_ms();

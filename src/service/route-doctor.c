@@ -3,13 +3,20 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "bootstrap.h"
 #include "files.h"
 #include "http.h"
+#include "json.h"
 #include "routes.h"
+#include "runtimes.h"
 #include "service.h"
+#include "settings.h"
 #include "store.h"
 #include "xalloc.h"
 
@@ -121,7 +128,8 @@ check_agent_runtime(struct report *rep, const struct service *svc)
 		return;
 	}
 	add_check(rep, "agent-runtime", CHECK_OK,
-	    xasprintf("The agent runtime is %s.", svc->agent_path), NULL);
+	    xasprintf("The agent runtime is %s (found: %s).", svc->agent_path,
+	    svc->agent_found_by ? svc->agent_found_by : "configured"), NULL);
 }
 
 /* The replay transcripts: needed by the replay provider only, so a warning. */
@@ -148,7 +156,102 @@ check_replay(struct report *rep, const struct service *svc)
 		return;
 	}
 	add_check(rep, "replay-transcripts", CHECK_OK,
-	    xasprintf("%d replay transcripts in %s.", n, svc->replay_dir), NULL);
+	    xasprintf("%d replay transcripts in %s (found: %s).", n, svc->replay_dir,
+	    svc->replay_found_by ? svc->replay_found_by : "configured"), NULL);
+}
+
+/* readiness: every framework's runtime; a missing one fails only when it is the default. */
+static void
+check_runtimes(struct report *rep, const struct service *svc)
+{
+	const char *def = json_get_string(settings_defaults(svc->settings), "framework");
+	struct runtime_info info;
+	char id[64];
+
+	for (int i = 0; runtimes_frameworks[i] != NULL; i++) {
+		bool is_default = def != NULL && strcmp(def, runtimes_frameworks[i]) == 0;
+		runtimes_probe(svc, runtimes_frameworks[i], &info);
+		snprintf(id, sizeof id, "runtime-%s", info.framework);
+		if (info.status == RUNTIME_READY) {
+			add_check(rep, id, CHECK_OK, xasprintf("%s: %s (found: %s)",
+			    info.framework, info.message, info.found_by), NULL);
+			continue;
+		}
+		add_check(rep, id, is_default ? CHECK_FAIL : CHECK_WARN,
+		    xasprintf("%s is %s: %s%s", info.framework, runtime_status_name(info.status),
+		    info.message, is_default ? " It is the default framework." :
+		    " Only runs with this framework need it."),
+		    strcmp(info.source, "managed") == 0 ? xstrdup("taskdeck setup --repair") :
+		    xasprintf("Install or update %s (at least version %s), or set "
+		    "runtimes.%s.path in settings.json.", info.framework,
+		    runtimes_min_version(info.framework), info.framework));
+	}
+}
+
+/* readiness: the default provider has its key and answers on its base URL. */
+static void
+check_provider(struct report *rep, const struct service *svc)
+{
+	char name[72], msg[512];
+	bool ok = bootstrap_provider_check(svc, 2000, name, sizeof name, msg, sizeof msg);
+	const cJSON *p = settings_provider(svc->settings, name);
+	const char *key = json_get_string(p, "apiKeyEnv");
+	bool key_missing = key != NULL && (getenv(key) == NULL || *getenv(key) == '\0');
+
+	if (ok)
+		add_check(rep, "provider", CHECK_OK, xstrdup(msg), NULL);
+	else
+		add_check(rep, "provider", key_missing || p == NULL ? CHECK_FAIL : CHECK_WARN,
+		    xstrdup(msg), xstrdup("Run `taskdeck setup` to choose and test a provider."));
+}
+
+/*
+ * readiness: free space under the data directory.  Below doctor.diskFailMiB, or
+ * when a small write cannot be made durable (a full disk), it fails; below
+ * doctor.diskWarnMiB it warns.
+ */
+static void
+check_disk(struct report *rep, const struct service *svc)
+{
+	const char *dir = svc->paths.data_dir;
+	long warn_mib, fail_mib;
+	struct statvfs vfs;
+	char *probe, block[4096];
+	unsigned long long free_mib;
+	int fd, err = 0;
+
+	settings_disk_thresholds(svc->settings, &warn_mib, &fail_mib);
+	if (statvfs(dir, &vfs) != 0) {
+		add_check(rep, "disk-space", CHECK_FAIL, xasprintf("Cannot read the free space "
+		    "under %s: %s.", dir, strerror(errno)), NULL);
+		return;
+	}
+	free_mib = (unsigned long long)vfs.f_bavail * vfs.f_frsize / (1024 * 1024);
+	probe = xasprintf("%s/.doctor-probe.%ld", dir, (long)getpid());
+	memset(block, 'x', sizeof block);
+	fd = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, block, sizeof block) != (ssize_t)sizeof block || fsync(fd) != 0)
+		err = errno ? errno : ENOSPC;
+	if (fd >= 0)
+		close(fd);
+	unlink(probe);
+	free(probe);
+	if (err != 0) {
+		add_check(rep, "disk-space", CHECK_FAIL, xasprintf("A 4 KiB write under %s "
+		    "failed: %s (%llu MiB free).", dir, strerror(err), free_mib),
+		    xasprintf("Free space on the file system of %s.", dir));
+	} else if (free_mib < (unsigned long long)fail_mib) {
+		add_check(rep, "disk-space", CHECK_FAIL, xasprintf("Only %llu MiB free under %s "
+		    "(doctor.diskFailMiB is %ld).", free_mib, dir, fail_mib),
+		    xasprintf("Free space on the file system of %s.", dir));
+	} else if (free_mib < (unsigned long long)warn_mib) {
+		add_check(rep, "disk-space", CHECK_WARN, xasprintf("%llu MiB free under %s, "
+		    "below doctor.diskWarnMiB (%ld).", free_mib, dir, warn_mib),
+		    xasprintf("Free space on the file system of %s soon.", dir));
+	} else {
+		add_check(rep, "disk-space", CHECK_OK, xasprintf("%llu MiB free under %s.",
+		    free_mib, dir), NULL);
+	}
 }
 
 void
@@ -162,6 +265,10 @@ route_doctor(struct http_request *req, struct http_response *r)
 	check_token(&rep, &req->svc->paths);
 	check_agent_runtime(&rep, req->svc);
 	check_replay(&rep, req->svc);
+	/* readiness */
+	check_runtimes(&rep, req->svc);
+	check_provider(&rep, req->svc);
+	check_disk(&rep, req->svc);
 	cJSON_AddBoolToObject(res, "ready", rep.ready);
 	cJSON_AddStringToObject(res, "version", TD_VERSION);
 	cJSON_AddItemToObject(res, "checks", rep.checks);

@@ -37,6 +37,11 @@ const struct route routes[] = {
 	{ "GET", "/app/v1/permissions", route_permissions_list, 0 },
 	{ "GET", "/app/v1/permissions/:id", route_permissions_get, 0 },
 	{ "POST", "/app/v1/permissions/:id", route_permissions_answer, ROUTE_BODY },
+
+	/* readiness and setup */
+	{ "GET", "/api/v1/runtimes", route_runtimes_list, 0 },
+	{ "POST", "/api/v1/bootstrap", route_bootstrap, ROUTE_BODY },
+	{ "POST", "/api/v1/cli/install", route_cli_install, 0 },
 };
 
 const size_t routes_count = sizeof routes / sizeof routes[0];

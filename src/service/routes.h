@@ -49,4 +49,9 @@ void route_permissions_list(struct http_request *, struct http_response *);
 void route_permissions_get(struct http_request *, struct http_response *);
 void route_permissions_answer(struct http_request *, struct http_response *);
 
+/* route-readiness.c */
+void route_runtimes_list(struct http_request *, struct http_response *);
+void route_bootstrap(struct http_request *, struct http_response *);
+void route_cli_install(struct http_request *, struct http_response *);
+
 #endif

@@ -29,6 +29,8 @@ struct service {
 	struct events *events;		/* the event stream (events.h) */
 	char *agent_path;		/* the taskdeck-agent binary */
 	char *replay_dir;		/* replay transcripts */
+	const char *agent_found_by;	/* where agent_path came from (runtimes.h) */
+	const char *replay_found_by;	/* where replay_dir came from */
 	char token[TD_TOKEN_HEX + 1];
 	char stream_id[33];
 	char base_url[64];

@@ -20,6 +20,7 @@ struct settings {
 	int max_concurrent;
 	int max_turns;
 	long command_timeout_ms;
+	long disk_warn_mib, disk_fail_mib;
 };
 
 static const char default_settings[] =
@@ -38,13 +39,18 @@ static const char default_settings[] =
     "  \"runs\": {\"maxConcurrent\": 4, \"maxTurns\": 50, \"commandTimeoutMs\": 600000}\n"
     "}\n";
 
-static const char *const top_keys[] = { "defaults", "providers", "runs", NULL };
+static const char *const top_keys[] = { "defaults", "providers", "runs", "runtimes",
+	"doctor", NULL };
 static const char *const default_keys[] = { "framework", "provider", "model", "effort",
 	"permissionProfile", NULL };
 static const char *const provider_keys[] = { "kind", "baseUrl", "apiKeyEnv",
 	"defaultModel", NULL };
 static const char *const provider_kinds[] = { "replay", "openai", "anthropic", NULL };
 static const char *const run_keys[] = { "maxConcurrent", "maxTurns", "commandTimeoutMs", NULL };
+/* readiness (issue 16): configured CLI paths and the disk thresholds of doctor */
+static const char *const runtime_keys[] = { "claude-code", "codex", NULL };
+static const char *const runtime_entry_keys[] = { "path", NULL };
+static const char *const doctor_keys[] = { "diskWarnMiB", "diskFailMiB", NULL };
 
 /* Writes the default file atomically (0600); false with *err set. */
 static bool
@@ -133,6 +139,65 @@ provider_valid(const char *name, const cJSON *p, char **err)
 	return true;
 }
 
+/* runtimes: {"claude-code": {"path": "/abs/claude"}, "codex": {...}}. */
+static bool
+runtimes_check(const cJSON *root, char **err)
+{
+	const cJSON *rt = cJSON_GetObjectItemCaseSensitive(root, "runtimes"), *e;
+	const char *bad = NULL, *path;
+
+	if (rt == NULL || cJSON_IsNull(rt))
+		return true;
+	if (!cJSON_IsObject(rt) || !json_only_keys(rt, runtime_keys, &bad)) {
+		*err = bad ? xasprintf("runtimes: unknown member %s (claude-code or codex)", bad)
+		    : xstrdup("runtimes must be an object");
+		return false;
+	}
+	cJSON_ArrayForEach(e, rt) {
+		if (cJSON_IsNull(e))
+			continue;
+		if (!cJSON_IsObject(e) || !json_only_keys(e, runtime_entry_keys, &bad)) {
+			*err = xasprintf("runtimes.%s must be {\"path\": \"/absolute/path\"}",
+			    e->string);
+			return false;
+		}
+		path = json_get_string(e, "path");
+		if (cJSON_GetObjectItemCaseSensitive(e, "path") != NULL &&
+		    !cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(e, "path")) &&
+		    (path == NULL || path[0] != '/' || strlen(path) >= 4096)) {
+			*err = xasprintf("runtimes.%s.path must be an absolute path or null",
+			    e->string);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* doctor: {"diskWarnMiB": 1024, "diskFailMiB": 16}. */
+static bool
+doctor_check(struct settings *s, char **err)
+{
+	const cJSON *d = cJSON_GetObjectItemCaseSensitive(s->root, "doctor"), *p;
+	const char *bad = NULL;
+
+	s->disk_warn_mib = 1024;
+	s->disk_fail_mib = 16;
+	if (d == NULL)
+		return true;
+	if (!cJSON_IsObject(d) || !json_only_keys(d, doctor_keys, &bad) ||
+	    !json_check_int(d, "diskWarnMiB", 0, 1048576) ||
+	    !json_check_int(d, "diskFailMiB", 0, 1048576)) {
+		*err = bad ? xasprintf("doctor: unknown member %s", bad)
+		    : xstrdup("doctor: diskWarnMiB and diskFailMiB must be 0 to 1048576");
+		return false;
+	}
+	if ((p = cJSON_GetObjectItemCaseSensitive(d, "diskWarnMiB")) != NULL)
+		s->disk_warn_mib = p->valueint;
+	if ((p = cJSON_GetObjectItemCaseSensitive(d, "diskFailMiB")) != NULL)
+		s->disk_fail_mib = p->valueint;
+	return true;
+}
+
 /* Applies the file's rules to s->root; false with *err set. */
 static bool
 settings_check(struct settings *s, char **err)
@@ -180,6 +245,8 @@ settings_check(struct settings *s, char **err)
 		*err = xasprintf("defaults.provider names %s, which is not in providers", prov);
 		return false;
 	}
+	if (!runtimes_check(root, err) || !doctor_check(s, err))
+		return false;
 	s->max_concurrent = 4;
 	s->max_turns = 50;
 	s->command_timeout_ms = 600000;
@@ -295,4 +362,19 @@ long
 settings_command_timeout_ms(const struct settings *s)
 {
 	return s->command_timeout_ms;
+}
+
+const char *
+settings_runtime_path(const struct settings *s, const char *framework)
+{
+	const cJSON *rt = cJSON_GetObjectItemCaseSensitive(s->root, "runtimes");
+
+	return json_get_string(cJSON_GetObjectItemCaseSensitive(rt, framework), "path");
+}
+
+void
+settings_disk_thresholds(const struct settings *s, long *warn_mib, long *fail_mib)
+{
+	*warn_mib = s->disk_warn_mib;
+	*fail_mib = s->disk_fail_mib;
 }

@@ -22,5 +22,9 @@ const cJSON *settings_provider(const struct settings *s, const char *name);
 int settings_max_concurrent(const struct settings *s);
 int settings_max_turns(const struct settings *s);
 long settings_command_timeout_ms(const struct settings *s);
+/* readiness: the configured path of an external CLI (runtimes.<framework>.path), or NULL. */
+const char *settings_runtime_path(const struct settings *s, const char *framework);
+/* readiness: doctor's free-space thresholds under the data directory, in MiB. */
+void settings_disk_thresholds(const struct settings *s, long *warn_mib, long *fail_mib);
 
 #endif

@@ -1,0 +1,708 @@
+/*
+ * taskdeck setup: the terminal setup flow (docs/cli.md): choose a provider,
+ * name its API key, pick a model from the provider's own list, test it with one
+ * short request and write settings.json atomically.  Flags for scripts.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "buf.h"
+#include "cli.h"
+#include "json.h"
+#include "paths.h"
+#include "xalloc.h"
+
+#define SETUP_HTTP_MAX (4u * 1024 * 1024)
+#define SETUP_MODELS_SHOWN 40
+#define SETUP_MODELS_MAX 1000
+
+static int cmd_setup_exec(struct cli *, int, char **);
+
+static const struct cli_option setup_options[] = {
+	{ "status", false },
+	{ "repair", false },
+	{ "provider", true },
+	{ "kind", true },
+	{ "base-url", true },
+	{ "api-key-env", true },
+	{ "api-key-stdin", false },
+	{ "no-api-key", false },
+	{ "model", true },
+	{ "no-test", false },
+	{ NULL, false }
+};
+
+const struct cli_cmd cmd_setup_entry = {
+	"setup", NULL, "[--status | --repair | --provider NAME [--kind openai|anthropic|replay]\n"
+	"      [--base-url URL] [--api-key-env NAME | --no-api-key] [--model M] [--no-test]]",
+	"Set up taskdeck.  On a terminal with no flags: a guided choice of provider, API key\n"
+	"(the name of an environment variable), model (from the provider's own list) and a\n"
+	"test request; then settings.json is written.  --status: the first-run state\n"
+	"(bootstrap status).  --repair: prepare or repair the managed runtime.  Without a\n"
+	"terminal and without flags it shows what is set.",
+	setup_options, 0, 0, cmd_setup_exec
+};
+
+/* The provider being set up. */
+struct choice {
+	char name[65];
+	char kind[16];		/* "openai", "anthropic", "replay" */
+	char base_url[2049];
+	char key_env[129];	/* "" for none */
+	char model[201];
+	const char *key;	/* the key's value (from the environment), or NULL */
+};
+
+static const struct known {
+	const char *name, *kind, *url, *key_env, *label;
+} knowns[] = {
+	{ "ollama", "openai", "http://127.0.0.1:11434/v1", "",
+	  "a local Ollama or another OpenAI-compatible server (URL)" },
+	{ "openai", "openai", "https://api.openai.com/v1", "OPENAI_API_KEY", "OpenAI" },
+	{ "anthropic", "anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY",
+	  "Anthropic" },
+	{ "replay", "replay", "", "", "the offline replay (recorded transcripts, no model)" },
+};
+
+static bool
+env_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 0 && n <= 128 && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789_") == n && !(s[0] >= '0' && s[0] <= '9');
+}
+
+static bool
+name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 0 && n <= 64 && strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_-") == n;
+}
+
+static bool
+url_ok(const char *s)
+{
+	return strlen(s) <= 2048 && (strncmp(s, "http://", 7) == 0 ||
+	    strncmp(s, "https://", 8) == 0) && strcspn(s, " \t\r\n\"") == strlen(s);
+}
+
+/* Reads settings.json; NULL with a message on stderr. */
+static cJSON *
+settings_read(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	struct buf b;
+	char chunk[4096];
+	size_t n;
+	cJSON *doc;
+
+	if (f == NULL)
+		return NULL;
+	buf_init(&b, 256 * 1024);
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+		if (!buf_append(&b, chunk, n))
+			break;
+	fclose(f);
+	doc = b.data ? json_parse(b.data, b.len) : NULL;
+	buf_free(&b);
+	if (!cJSON_IsObject(doc)) {
+		fprintf(stderr, "taskdeck: %s is not a JSON object; fix it or move it away\n", path);
+		cJSON_Delete(doc);
+		return NULL;
+	}
+	return doc;
+}
+
+/* Writes doc to path atomically: a private temporary file, fsync, rename. */
+static bool
+settings_write(const char *path, const cJSON *doc)
+{
+	char *text = cJSON_Print(doc), *tmp = xasprintf("%s.setup.%ld", path, (long)getpid());
+	size_t len = strlen(text);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	bool ok = fd >= 0 && write(fd, text, len) == (ssize_t)len && write(fd, "\n", 1) == 1 &&
+	    fsync(fd) == 0;
+
+	if (fd >= 0)
+		close(fd);
+	if (ok && rename(tmp, path) != 0)
+		ok = false;
+	if (!ok) {
+		fprintf(stderr, "taskdeck: cannot write %s: %s\n", path, strerror(errno));
+		unlink(tmp);
+	}
+	free(tmp);
+	free(text);
+	return ok;
+}
+
+static size_t
+collect(char *data, size_t size, size_t n, void *ud)
+{
+	return buf_append(ud, data, size * n) ? size * n : 0;
+}
+
+/* One request to the provider; the HTTP status, or 0 with why set. */
+static long
+provider_http(const struct choice *c, const char *method, const char *url, const char *body,
+    struct buf *out, char *why, size_t wsize)
+{
+	CURL *curl = curl_easy_init();
+	struct curl_slist *h = NULL;
+	char *line = NULL, errbuf[CURL_ERROR_SIZE] = "";
+	long status = 0;
+	CURLcode rc;
+
+	buf_init(out, SETUP_HTTP_MAX);
+	if (curl == NULL) {
+		snprintf(why, wsize, "libcurl failed to start");
+		return 0;
+	}
+	if (strcmp(c->kind, "anthropic") == 0) {
+		h = curl_slist_append(h, "anthropic-version: 2023-06-01");
+		if (c->key != NULL) {
+			line = xasprintf("x-api-key: %s", c->key);
+			h = curl_slist_append(h, line);
+		}
+	} else if (c->key != NULL) {
+		line = xasprintf("Authorization: Bearer %s", c->key);
+		h = curl_slist_append(h, line);
+	}
+	if (body != NULL)
+		h = curl_slist_append(h, "Content-Type: application/json");
+	curl_easy_setopt(curl, CURLOPT_URL, url);
+	curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
+	if (body != NULL)
+		curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, collect);
+	curl_easy_setopt(curl, CURLOPT_WRITEDATA, out);
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 30000L);
+	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	rc = curl_easy_perform(curl);
+	if (rc == CURLE_OK)
+		curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+	else
+		snprintf(why, wsize, "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
+	curl_slist_free_all(h);
+	if (line != NULL) {
+		explicit_bzero(line, strlen(line));
+		free(line);
+	}
+	curl_easy_cleanup(curl);
+	return status;
+}
+
+/* The URL of path under the provider's base ("/models"; Anthropic adds /v1). */
+static char *
+provider_url(const struct choice *c, const char *path)
+{
+	size_t n = strlen(c->base_url);
+
+	while (n > 0 && c->base_url[n - 1] == '/')
+		n--;
+	if (strcmp(c->kind, "anthropic") == 0)
+		return xasprintf("%.*s/v1%s", (int)n, c->base_url, path);
+	return xasprintf("%.*s%s", (int)n, c->base_url, path);
+}
+
+/* The provider's model ids (GET /models); NULL with why set. */
+static cJSON *
+list_models(const struct choice *c, char *why, size_t wsize)
+{
+	char *url = provider_url(c, "/models");
+	struct buf out;
+	long status = provider_http(c, "GET", url, NULL, &out, why, wsize);
+	cJSON *doc = NULL, *ids = NULL, *m;
+
+	free(url);
+	if (status >= 200 && status < 300 && out.data != NULL)
+		doc = json_parse(out.data, out.len);
+	else if (status != 0)
+		snprintf(why, wsize, "GET /models answered HTTP %ld", status);
+	if (doc != NULL) {
+		ids = cJSON_CreateArray();
+		cJSON_ArrayForEach(m, cJSON_GetObjectItem(doc, "data")) {
+			const char *id = json_get_string(m, "id");
+			if (id != NULL && strlen(id) <= 200 && cJSON_GetArraySize(ids) < SETUP_MODELS_MAX)
+				cJSON_AddItemToArray(ids, cJSON_CreateString(id));
+		}
+		if (cJSON_GetArraySize(ids) == 0) {
+			snprintf(why, wsize, "the provider listed no models");
+			cJSON_Delete(ids);
+			ids = NULL;
+		}
+	} else if (status >= 200 && status < 300) {
+		snprintf(why, wsize, "GET /models did not answer JSON");
+	}
+	cJSON_Delete(doc);
+	buf_free(&out);
+	return ids;
+}
+
+static bool
+models_has(const cJSON *ids, const char *model)
+{
+	const cJSON *m;
+
+	cJSON_ArrayForEach(m, ids)
+		if (strcmp(m->valuestring, model) == 0)
+			return true;
+	return false;
+}
+
+/* One short request to the model; true when it answered 2xx. */
+static bool
+test_model(const struct choice *c, char *why, size_t wsize)
+{
+	cJSON *req = cJSON_CreateObject(), *msgs, *msg;
+	char *url, *body;
+	struct buf out;
+	long status;
+
+	cJSON_AddStringToObject(req, "model", c->model);
+	cJSON_AddNumberToObject(req, "max_tokens", 16);
+	msgs = cJSON_AddArrayToObject(req, "messages");
+	msg = cJSON_CreateObject();
+	cJSON_AddStringToObject(msg, "role", "user");
+	cJSON_AddStringToObject(msg, "content", "Reply with the word ready.");
+	cJSON_AddItemToArray(msgs, msg);
+	body = cJSON_PrintUnformatted(req);
+	cJSON_Delete(req);
+	url = provider_url(c, strcmp(c->kind, "anthropic") == 0 ? "/messages" :
+	    "/chat/completions");
+	status = provider_http(c, "POST", url, body, &out, why, wsize);
+	if (status != 0 && (status < 200 || status >= 300))
+		snprintf(why, wsize, "the test request answered HTTP %ld", status);
+	free(url);
+	free(body);
+	buf_free(&out);
+	return status >= 200 && status < 300;
+}
+
+/* A line from stdin after prompt (shown with its default); def when empty. */
+static bool
+ask(const char *prompt, const char *def, char *out, size_t size)
+{
+	char line[2100];
+	size_t n;
+
+	if (def != NULL && *def != '\0')
+		printf("%s [%s]: ", prompt, def);
+	else
+		printf("%s: ", prompt);
+	fflush(stdout);
+	if (fgets(line, sizeof line, stdin) == NULL)
+		return false;
+	n = strcspn(line, "\r\n");
+	line[n] = '\0';
+	snprintf(out, size, "%s", n > 0 ? line : (def ? def : ""));
+	return true;
+}
+
+static const cJSON *
+current_provider(const cJSON *doc, const char **name)
+{
+	*name = json_get_string(cJSON_GetObjectItem(doc, "defaults"), "provider");
+	return *name ? cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "providers"), *name) : NULL;
+}
+
+static void
+show_current(const cJSON *doc, const char *path)
+{
+	const char *name, *model;
+	const cJSON *p = current_provider(doc, &name);
+
+	model = json_get_string(cJSON_GetObjectItem(doc, "defaults"), "model");
+	printf("Settings: %s\n", path);
+	printf("Provider: %s (%s%s%s)\n", name ? name : "-", json_get_string(p, "kind") ?
+	    json_get_string(p, "kind") : "?", json_get_string(p, "baseUrl") ? ", " : "",
+	    json_get_string(p, "baseUrl") ? json_get_string(p, "baseUrl") : "");
+	printf("API key:  %s\n", json_get_string(p, "apiKeyEnv") ? json_get_string(p,
+	    "apiKeyEnv") : "none");
+	printf("Model:    %s\n", model ? model : json_get_string(p, "defaultModel") ?
+	    json_get_string(p, "defaultModel") : "-");
+}
+
+/* Fills c from a provider already in settings, else a known one; false for neither. */
+static bool
+choice_from(struct choice *c, const cJSON *doc, const char *name)
+{
+	const cJSON *p = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "providers"), name);
+
+	snprintf(c->name, sizeof c->name, "%s", name);
+	if (p != NULL) {
+		snprintf(c->kind, sizeof c->kind, "%s", json_get_string(p, "kind") ?
+		    json_get_string(p, "kind") : "openai");
+		snprintf(c->base_url, sizeof c->base_url, "%s", json_get_string(p, "baseUrl") ?
+		    json_get_string(p, "baseUrl") : "");
+		snprintf(c->key_env, sizeof c->key_env, "%s", json_get_string(p, "apiKeyEnv") ?
+		    json_get_string(p, "apiKeyEnv") : "");
+		snprintf(c->model, sizeof c->model, "%s", json_get_string(p, "defaultModel") ?
+		    json_get_string(p, "defaultModel") : "");
+		return true;
+	}
+	for (size_t i = 0; i < sizeof knowns / sizeof knowns[0]; i++) {
+		if (strcmp(knowns[i].name, name) == 0) {
+			snprintf(c->kind, sizeof c->kind, "%s", knowns[i].kind);
+			snprintf(c->base_url, sizeof c->base_url, "%s", knowns[i].url);
+			snprintf(c->key_env, sizeof c->key_env, "%s", knowns[i].key_env);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The guided flow on a terminal: fills c; false when the user gave up. */
+static bool
+interactive(struct choice *c, const cJSON *doc)
+{
+	const char *cur_name;
+	char answer[2100];
+	size_t pick = 0, nknown = sizeof knowns / sizeof knowns[0];
+
+	current_provider(doc, &cur_name);
+	printf("\nWhich model provider?\n");
+	for (size_t i = 0; i < nknown; i++) {
+		printf("  %zu) %s\n", i + 1, knowns[i].label);
+		if (cur_name && strcmp(cur_name, knowns[i].name) == 0)
+			pick = i + 1;
+	}
+	snprintf(answer, sizeof answer, "%zu", pick ? pick : 1);
+	if (!ask("Choice", answer, answer, sizeof answer))
+		return false;
+	pick = (size_t)strtoul(answer, NULL, 10);
+	if (pick < 1 || pick > nknown) {
+		fprintf(stderr, "taskdeck: choose 1 to %zu\n", nknown);
+		return false;
+	}
+	choice_from(c, doc, knowns[pick - 1].name);
+	if (strcmp(c->kind, "replay") == 0)
+		return true;
+	if (pick == 1 || c->base_url[0] == '\0') {
+		if (!ask("Base URL of the server (…/v1)", c->base_url, c->base_url,
+		    sizeof c->base_url) || !url_ok(c->base_url)) {
+			fprintf(stderr, "taskdeck: the URL must start with http:// or https://\n");
+			return false;
+		}
+	}
+	printf("\nThe API key: give the NAME of an environment variable that holds it (the\n"
+	    "key itself is never written to settings.json), or - for none (a local server).\n"
+	    "Typing the key itself needs the credential store, which this build does not have.\n");
+	if (!ask("Environment variable", c->key_env[0] ? c->key_env : "-", answer,
+	    sizeof answer))
+		return false;
+	if (strcmp(answer, "-") == 0)
+		c->key_env[0] = '\0';
+	else if (env_name_ok(answer))
+		snprintf(c->key_env, sizeof c->key_env, "%s", answer);
+	else {
+		fprintf(stderr, "taskdeck: %s is not an environment variable name\n", answer);
+		return false;
+	}
+	return true;
+}
+
+/* Picks the model from ids on a terminal. */
+static bool
+interactive_model(struct choice *c, const cJSON *ids)
+{
+	char answer[256];
+	int i = 0, n = cJSON_GetArraySize(ids);
+	const cJSON *m;
+
+	printf("\n%d models:\n", n);
+	cJSON_ArrayForEach(m, ids) {
+		if (++i > SETUP_MODELS_SHOWN) {
+			printf("  … and %d more (type a name)\n", n - SETUP_MODELS_SHOWN);
+			break;
+		}
+		printf("  %d) %s\n", i, m->valuestring);
+	}
+	if (!ask("Model (number or name)", models_has(ids, c->model) ? c->model : NULL,
+	    answer, sizeof answer) || answer[0] == '\0')
+		return false;
+	if (strspn(answer, "0123456789") == strlen(answer)) {
+		i = atoi(answer);
+		if (i < 1 || i > n) {
+			fprintf(stderr, "taskdeck: choose 1 to %d\n", n);
+			return false;
+		}
+		snprintf(c->model, sizeof c->model, "%s",
+		    cJSON_GetArrayItem(ids, i - 1)->valuestring);
+	} else {
+		snprintf(c->model, sizeof c->model, "%.200s", answer);
+	}
+	return true;
+}
+
+/* settings.json, asking a running service to write its defaults when it is missing. */
+static cJSON *
+load_or_create(struct cli *cli, const char *path)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	struct td_setup_result *r = NULL;
+	struct td_error err;
+
+	if (access(path, F_OK) == 0)
+		return settings_read(path);
+	if (cli_connect(cli) != CLI_EXIT_OK ||
+	    td_bootstrap(cli->client, "runtime", &opts, &r, &err) != TD_OK || !r->ok) {
+		fprintf(stderr, "taskdeck: %s does not exist; start the service once "
+		    "(taskdeck daemon start) so that it writes the defaults\n", path);
+		td_setup_result_free(r);
+		return NULL;
+	}
+	td_setup_result_free(r);
+	return settings_read(path);
+}
+
+/* Puts c into doc as the default provider. */
+static void
+apply(cJSON *doc, const struct choice *c)
+{
+	cJSON *providers = cJSON_GetObjectItem(doc, "providers"), *p, *defaults;
+
+	if (!cJSON_IsObject(providers)) {
+		cJSON_DeleteItemFromObject(doc, "providers");
+		providers = cJSON_AddObjectToObject(doc, "providers");
+	}
+	p = cJSON_CreateObject();
+	cJSON_AddStringToObject(p, "kind", c->kind);
+	if (strcmp(c->kind, "replay") != 0) {
+		cJSON_AddStringToObject(p, "baseUrl", c->base_url);
+		if (c->key_env[0] != '\0')
+			cJSON_AddStringToObject(p, "apiKeyEnv", c->key_env);
+		else
+			cJSON_AddNullToObject(p, "apiKeyEnv");
+	}
+	cJSON_AddStringToObject(p, "defaultModel", c->model);
+	if (cJSON_GetObjectItem(providers, c->name) != NULL)
+		cJSON_ReplaceItemInObject(providers, c->name, p);
+	else
+		cJSON_AddItemToObject(providers, c->name, p);
+	defaults = cJSON_GetObjectItem(doc, "defaults");
+	if (!cJSON_IsObject(defaults)) {
+		cJSON_DeleteItemFromObject(doc, "defaults");
+		defaults = cJSON_AddObjectToObject(doc, "defaults");
+	}
+	cJSON_DeleteItemFromObject(defaults, "provider");
+	cJSON_AddStringToObject(defaults, "provider", c->name);
+	cJSON_DeleteItemFromObject(defaults, "model");
+	cJSON_AddStringToObject(defaults, "model", c->model);
+}
+
+static int __attribute__((format(printf, 3, 4)))
+setup_fail(struct cli *cli, int rc, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (cli->json) {
+		cJSON *o = cJSON_CreateObject(), *e = cJSON_AddObjectToObject(o, "error");
+		char *text;
+		cJSON_AddBoolToObject(o, "ok", false);
+		cJSON_AddStringToObject(e, "message", msg);
+		text = cJSON_PrintUnformatted(o);
+		out_json(text);
+		free(text);
+		cJSON_Delete(o);
+	}
+	fprintf(stderr, "taskdeck: %s\n", msg);
+	return rc;
+}
+
+static int
+cmd_setup_exec(struct cli *cli, int argc, char **argv)
+{
+	struct choice c = { 0 };
+	struct td_paths paths = { 0 };
+	cJSON *doc = NULL, *ids = NULL;
+	char why[512] = "";
+	const char *v;
+	bool tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) && !cli->json;
+	bool tested = false;
+	int rc = CLI_EXIT_OK;
+
+	(void)argc;
+	(void)argv;
+	if (cli_has(cli, "status"))
+		return cli_setup_status(cli);
+	if (cli_has(cli, "repair"))
+		return cli_setup_repair(cli);
+	if (cli_has(cli, "api-key-stdin"))
+		return cli_usage_error(cli, "--api-key-stdin: storing a typed key needs the "
+		    "credential store, which this build does not have; put the key in an "
+		    "environment variable of the service and give --api-key-env NAME");
+	if (!td_paths_init(&paths))
+		return cli_usage_error(cli, "set HOME or TASKDECK_HOME");
+	if ((doc = load_or_create(cli, paths.settings)) == NULL) {
+		rc = CLI_EXIT_SERVICE;
+		goto out;
+	}
+	if (!cli_has(cli, "provider") && !tty) {
+		/* Re-running without a terminal shows what is set. */
+		if (cli->json) {
+			char *text = cJSON_PrintUnformatted(doc);
+			out_json(text);
+			free(text);
+		} else {
+			show_current(doc, paths.settings);
+			printf("\nOn a terminal, taskdeck setup walks through a change; without one, "
+			    "give --provider (see taskdeck help setup).\n");
+		}
+		goto out;
+	}
+	if (tty && !cli_has(cli, "provider")) {
+		show_current(doc, paths.settings);
+		if (!interactive(&c, doc)) {
+			rc = CLI_EXIT_USAGE;
+			goto out;
+		}
+	} else {
+		v = cli_get(cli, "provider");
+		if (!name_ok(v)) {
+			rc = cli_usage_error(cli, "--provider: 1 to 64 characters of a-z, 0-9, _ and -");
+			goto out;
+		}
+		if (!choice_from(&c, doc, v)) {
+			snprintf(c.kind, sizeof c.kind, "openai");
+			if (!cli_has(cli, "base-url")) {
+				rc = cli_usage_error(cli, "--provider %s is new: give --base-url", v);
+				goto out;
+			}
+		}
+		if ((v = cli_get(cli, "kind")) != NULL) {
+			if (strcmp(v, "openai") != 0 && strcmp(v, "anthropic") != 0 &&
+			    strcmp(v, "replay") != 0) {
+				rc = cli_usage_error(cli, "--kind is openai, anthropic or replay");
+				goto out;
+			}
+			snprintf(c.kind, sizeof c.kind, "%s", v);
+		}
+		if ((v = cli_get(cli, "base-url")) != NULL) {
+			if (!url_ok(v)) {
+				rc = cli_usage_error(cli, "--base-url must be an http:// or https:// URL");
+				goto out;
+			}
+			snprintf(c.base_url, sizeof c.base_url, "%s", v);
+		}
+		if ((v = cli_get(cli, "api-key-env")) != NULL) {
+			if (!env_name_ok(v)) {
+				rc = cli_usage_error(cli, "--api-key-env takes the NAME of an "
+				    "environment variable, not the key");
+				goto out;
+			}
+			snprintf(c.key_env, sizeof c.key_env, "%s", v);
+		}
+		if (cli_has(cli, "no-api-key"))
+			c.key_env[0] = '\0';
+		if ((v = cli_get(cli, "model")) != NULL)
+			snprintf(c.model, sizeof c.model, "%s", v);
+	}
+	if (strcmp(c.kind, "replay") == 0) {
+		if (c.model[0] == '\0')
+			snprintf(c.model, sizeof c.model, "research");
+		if (tty && !cli_has(cli, "provider") &&
+		    !ask("Transcript (model)", c.model, c.model, sizeof c.model)) {
+			rc = CLI_EXIT_USAGE;
+			goto out;
+		}
+	} else {
+		if (c.key_env[0] != '\0') {
+			c.key = getenv(c.key_env);
+			if ((c.key == NULL || *c.key == '\0') && !cli_has(cli, "no-test")) {
+				rc = setup_fail(cli, CLI_EXIT_SERVICE, "%s is not set in this shell, so "
+				    "the models cannot be listed or tested%s", c.key_env,
+				    " (set it, or give --no-test)");
+				goto out;
+			}
+		}
+		if (!cli_has(cli, "no-test")) {
+			ids = list_models(&c, why, sizeof why);
+			if (ids == NULL) {
+				rc = setup_fail(cli, CLI_EXIT_SERVICE, "cannot list the models of %s: %s",
+				    c.base_url, why);
+				goto out;
+			}
+			if (tty && !cli_has(cli, "provider")) {
+				if (!interactive_model(&c, ids)) {
+					rc = CLI_EXIT_USAGE;
+					goto out;
+				}
+			} else if (c.model[0] == '\0' || !models_has(ids, c.model)) {
+				rc = setup_fail(cli, CLI_EXIT_SERVICE, "the provider does not offer the "
+				    "model \"%s\"; it offers for example %s", c.model[0] ? c.model :
+				    "(none given: --model)", cJSON_GetArrayItem(ids, 0)->valuestring);
+				goto out;
+			}
+			if (!test_model(&c, why, sizeof why)) {
+				rc = setup_fail(cli, CLI_EXIT_SERVICE, "the test request to %s failed: %s",
+				    c.model, why);
+				goto out;
+			}
+			tested = true;
+		} else if (c.model[0] == '\0') {
+			rc = cli_usage_error(cli, "--no-test needs --model");
+			goto out;
+		}
+	}
+	apply(doc, &c);
+	if (!settings_write(paths.settings, doc)) {
+		rc = CLI_EXIT_SERVICE;
+		goto out;
+	}
+	if (cli->json) {
+		cJSON *o = cJSON_CreateObject(), *p = cJSON_AddObjectToObject(o, "provider");
+		char *text;
+		cJSON_AddBoolToObject(o, "ok", true);
+		cJSON_AddStringToObject(o, "settings", paths.settings);
+		cJSON_AddStringToObject(p, "name", c.name);
+		cJSON_AddStringToObject(p, "kind", c.kind);
+		if (c.base_url[0] && strcmp(c.kind, "replay") != 0)
+			cJSON_AddStringToObject(p, "baseUrl", c.base_url);
+		if (c.key_env[0])
+			cJSON_AddStringToObject(p, "apiKeyEnv", c.key_env);
+		cJSON_AddStringToObject(p, "model", c.model);
+		cJSON_AddNumberToObject(o, "models", ids ? cJSON_GetArraySize(ids) : 0);
+		cJSON_AddBoolToObject(o, "tested", tested);
+		cJSON_AddBoolToObject(o, "restartNeeded", true);
+		text = cJSON_PrintUnformatted(o);
+		out_json(text);
+		free(text);
+		cJSON_Delete(o);
+	} else {
+		printf("\nWrote %s: provider %s (%s%s%s), model %s%s%s.\n", paths.settings, c.name,
+		    c.kind, c.base_url[0] && strcmp(c.kind, "replay") ? ", " : "",
+		    strcmp(c.kind, "replay") ? c.base_url : "", c.model,
+		    c.key_env[0] ? ", key from $" : "", c.key_env);
+		if (tested)
+			printf("The test request to %s answered.\n", c.model);
+		if (c.key_env[0])
+			printf("The service reads %s from its own environment: start it from a "
+			    "shell where %s is set.\n", c.key_env, c.key_env);
+		printf("Restart the service so that it reads the new settings: "
+		    "taskdeck daemon stop; taskdeck daemon start\n");
+	}
+out:
+	cJSON_Delete(ids);
+	cJSON_Delete(doc);
+	td_paths_free(&paths);
+	return rc;
+}

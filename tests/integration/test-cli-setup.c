@@ -1,0 +1,377 @@
+/*
+ * The readiness commands of the CLI against a real taskdeckd: runtimes,
+ * setup --status / --repair, install-cli (--json), and taskdeck setup against
+ * a fake OpenAI-compatible provider, with flags and on a terminal (a pty).
+ */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "fake-provider.h"
+#include "harness.h"
+#include "taskdeck.h"
+
+static struct svc svc;
+static char tmp[256];
+
+static void
+setup(void)
+{
+	snprintf(tmp, sizeof tmp, "/tmp/tdsetup-XXXXXX");
+	cr_assert_not_null(mkdtemp(tmp));
+	setenv("XDG_BIN_HOME", tmp, 1);
+	svc_start(&svc);
+	svc_export_env(&svc);
+}
+
+static void
+teardown(void)
+{
+	char cmd[400];
+
+	svc_destroy(&svc);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", tmp);
+	unsetenv("XDG_BIN_HOME");
+	unsetenv("TD_FAKE_KEY");
+}
+
+TestSuite(cli_setup, .init = setup, .fini = teardown, .timeout = 120);
+
+static const char *
+str(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItem(obj, key);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* Runs the CLI with args; its stdout parsed as JSON (asserts it parses). */
+static cJSON *
+cli_json(int want_rc, const char *args)
+{
+	char *out = NULL;
+	int rc = run_capture(&svc, &out, "'%s' %s", harness_bin("taskdeck"), args);
+	cJSON *doc = cJSON_Parse(out);
+
+	cr_expect_eq(rc, want_rc, "taskdeck %s: exit %d, want %d: %s", args, rc, want_rc, out);
+	cr_assert_not_null(doc, "taskdeck %s printed no JSON: %s", args, out);
+	free(out);
+	return doc;
+}
+
+Test(cli_setup, runtimes_status_repair_install_json)
+{
+	cJSON *doc;
+	char launcher[300];
+
+	doc = cli_json(0, "runtimes --json");
+	cr_expect(cJSON_IsArray(doc));
+	cr_expect_eq(cJSON_GetArraySize(doc), 3);
+	cr_expect_str_eq(str(cJSON_GetArrayItem(doc, 0), "framework"), "taskdeck");
+	cr_expect_str_eq(str(cJSON_GetArrayItem(doc, 0), "status"), "ready");
+	cJSON_Delete(doc);
+
+	doc = cli_json(0, "setup --status --json");
+	cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(doc, "ok")));
+	cr_expect_not_null(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "steps"), "runtime"));
+	cJSON_Delete(doc);
+
+	doc = cli_json(0, "setup --repair --json");
+	cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(doc, "ok")));
+	cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(doc, "changed")));
+	cJSON_Delete(doc);
+
+	doc = cli_json(0, "install-cli --json");
+	snprintf(launcher, sizeof launcher, "%s/taskdeck", tmp);
+	cr_expect_str_eq(str(doc, "path"), launcher);
+	cr_expect_eq(access(launcher, X_OK), 0);
+	cJSON_Delete(doc);
+
+	/* A foreign file: exit 1 and the conflict code, the file untouched. */
+	{
+		FILE *f = fopen(launcher, "w");
+		char back[64] = "";
+		fputs("mine\n", f);
+		fclose(f);
+		doc = cli_json(1, "install-cli --json");
+		cr_expect_str_eq(str(cJSON_GetObjectItem(doc, "error"), "code"),
+		    "configuration_conflict");
+		cJSON_Delete(doc);
+		f = fopen(launcher, "r");
+		cr_assert_not_null(fgets(back, sizeof back, f));
+		fclose(f);
+		cr_expect_str_eq(back, "mine\n");
+	}
+}
+
+/* The fake provider's script: the model list, then one chat completion. */
+static struct fake_reply replies[2];
+
+static struct fake_provider *
+start_provider(void)
+{
+	static char models[] = "{\"object\":\"list\",\"data\":[{\"id\":\"tiny-1\",\"object\":"
+	    "\"model\"},{\"id\":\"tiny-2\",\"object\":\"model\"}]}";
+	static char done[] = "{\"id\":\"c1\",\"object\":\"chat.completion\",\"choices\":[{"
+	    "\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"ready\"},"
+	    "\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":1}}";
+
+	replies[0] = (struct fake_reply){ 200, "application/json", models, 0, 0 };
+	replies[1] = (struct fake_reply){ 200, "application/json", done, 0, 0 };
+	return fake_provider_start(replies, 2);
+}
+
+static cJSON *
+read_settings(void)
+{
+	char path[400], *text;
+	FILE *f;
+	long n;
+	cJSON *doc;
+
+	snprintf(path, sizeof path, "%s/settings.json", svc.home);
+	f = fopen(path, "r");
+	cr_assert_not_null(f);
+	text = calloc(1, 300000);
+	n = (long)fread(text, 1, 299999, f);
+	fclose(f);
+	cr_assert(n > 0);
+	cr_expect_null(strstr(text, "sk-fake-secret"), "the key is in settings.json");
+	doc = cJSON_Parse(text);
+	free(text);
+	cr_assert_not_null(doc);
+	return doc;
+}
+
+static void
+expect_provider(const char *name, const char *url, const char *model)
+{
+	cJSON *doc = read_settings(), *p;
+
+	p = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "providers"), name);
+	cr_assert_not_null(p, "no provider %s", name);
+	cr_expect_str_eq(str(p, "kind"), "openai");
+	cr_expect_str_eq(str(p, "baseUrl"), url);
+	cr_expect_str_eq(str(p, "apiKeyEnv"), "TD_FAKE_KEY");
+	cr_expect_str_eq(str(p, "defaultModel"), model);
+	cr_expect_str_eq(str(cJSON_GetObjectItem(doc, "defaults"), "provider"), name);
+	cJSON_Delete(doc);
+}
+
+static void
+expect_requests(struct fake_provider *fp, const char *model)
+{
+	const struct fake_request *r;
+	char want[64];
+
+	cr_assert_eq(fake_provider_count(fp), 2, "a model list and one test request");
+	r = fake_provider_request(fp, 0);
+	cr_expect_str_eq(r->path, "/v1/models");
+	cr_expect_str_eq(r->authorization ? r->authorization : "(none)", "Bearer sk-fake-secret");
+	r = fake_provider_request(fp, 1);
+	cr_expect_str_eq(r->path, "/v1/chat/completions");
+	snprintf(want, sizeof want, "\"model\":\"%s\"", model);
+	cr_expect(strstr(r->body, want) != NULL, "%s", r->body);
+}
+
+Test(cli_setup, flags_against_a_fake_provider)
+{
+	struct fake_provider *fp = start_provider();
+	char url[200], args[600];
+	cJSON *doc;
+
+	snprintf(url, sizeof url, "%s", fake_provider_url(fp, "/v1"));
+	setenv("TD_FAKE_KEY", "sk-fake-secret", 1);
+	snprintf(args, sizeof args, "setup --provider local --base-url %s --api-key-env "
+	    "TD_FAKE_KEY --model tiny-2 --json", url);
+	doc = cli_json(0, args);
+	cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(doc, "ok")));
+	cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(doc, "tested")));
+	cr_expect_eq(cJSON_GetObjectItem(doc, "models")->valueint, 2);
+	cJSON_Delete(doc);
+	expect_requests(fp, "tiny-2");
+	fake_provider_stop(fp);
+	expect_provider("local", url, "tiny-2");
+
+	/* The service accepts what setup wrote. */
+	svc_stop(&svc);
+	svc_restart(&svc);
+	doc = cli_json(0, "setup --json");	/* no terminal, no flags: shows the settings */
+	cr_expect_str_eq(str(cJSON_GetObjectItem(doc, "defaults"), "provider"), "local");
+	cJSON_Delete(doc);
+}
+
+Test(cli_setup, a_model_the_provider_lacks_changes_nothing)
+{
+	struct fake_provider *fp = start_provider();
+	char args[600];
+	cJSON *before, *after, *doc;
+
+	before = read_settings();
+	setenv("TD_FAKE_KEY", "sk-fake-secret", 1);
+	snprintf(args, sizeof args, "setup --provider local --base-url %s --api-key-env "
+	    "TD_FAKE_KEY --model huge-9 --json", fake_provider_url(fp, "/v1"));
+	doc = cli_json(1, args);
+	cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(doc, "ok")));
+	cJSON_Delete(doc);
+	cr_expect_eq(fake_provider_count(fp), 1, "no test request for a model not offered");
+	fake_provider_stop(fp);
+	after = read_settings();
+	cr_expect(cJSON_Compare(before, after, true), "settings.json changed");
+	cJSON_Delete(before);
+	cJSON_Delete(after);
+}
+
+Test(cli_setup, key_value_is_never_taken_on_argv_or_stdin)
+{
+	char *out = NULL;
+	int rc = run_capture(&svc, &out, "echo sk-x | '%s' setup --provider openai "
+	    "--api-key-stdin 2>&1", harness_bin("taskdeck"));
+
+	cr_expect_eq(rc, 2, "%s", out);
+	cr_expect(strstr(out, "--api-key-env") != NULL, "%s", out);
+	free(out);
+	rc = run_capture(&svc, &out, "'%s' setup --provider openai --api-key-env sk-123=abc "
+	    "2>&1", harness_bin("taskdeck"));
+	cr_expect_eq(rc, 2, "a key where a name belongs is refused: %s", out);
+	free(out);
+}
+
+/* Reads the pty until text appears (or timeout); all output into b. */
+static bool
+pty_wait(int fd, struct buf *b, const char *text, int timeout_ms)
+{
+	long end = mono_ms() + timeout_ms;
+	char chunk[4096];
+
+	while (b->data == NULL || strstr(b->data, text) == NULL) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		ssize_t n;
+		long left = end - mono_ms();
+
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			return false;
+		n = read(fd, chunk, sizeof chunk);
+		if (n <= 0)
+			return false;
+		buf_append(b, chunk, (size_t)n);
+	}
+	return true;
+}
+
+static void
+pty_say(int fd, const char *line)
+{
+	cr_assert_eq(write(fd, line, strlen(line)), (ssize_t)strlen(line));
+}
+
+Test(cli_setup, interactive_on_a_terminal)
+{
+	struct fake_provider *fp = start_provider();
+	char url[200], line[256];
+	struct buf out;
+	int fd, status;
+	pid_t pid;
+
+	snprintf(url, sizeof url, "%s", fake_provider_url(fp, "/v1"));
+	setenv("TD_FAKE_KEY", "sk-fake-secret", 1);
+	buf_init(&out, 0);
+	pid = forkpty(&fd, NULL, NULL, NULL);
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		execl(harness_bin("taskdeck"), "taskdeck", "setup", (char *)NULL);
+		_exit(127);
+	}
+	cr_assert(pty_wait(fd, &out, "Which model provider?", 20000), "%s", out.data);
+	cr_assert(pty_wait(fd, &out, "Choice", 5000), "%s", out.data);
+	pty_say(fd, "1\n");
+	cr_assert(pty_wait(fd, &out, "Base URL", 5000), "%s", out.data);
+	snprintf(line, sizeof line, "%s\n", url);
+	pty_say(fd, line);
+	cr_assert(pty_wait(fd, &out, "Environment variable", 5000), "%s", out.data);
+	pty_say(fd, "TD_FAKE_KEY\n");
+	cr_assert(pty_wait(fd, &out, "2) tiny-2", 20000), "the model list: %s", out.data);
+	cr_assert(pty_wait(fd, &out, "Model (number or name)", 5000), "%s", out.data);
+	pty_say(fd, "2\n");
+	cr_expect(pty_wait(fd, &out, "Restart the service", 20000), "%s", out.data);
+	pty_wait(fd, &out, "\x04never", 2000);	/* drain to EOF */
+	close(fd);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s", out.data);
+	expect_requests(fp, "tiny-2");
+	fake_provider_stop(fp);
+	expect_provider("ollama", url, "tiny-2");
+	buf_free(&out);
+}
+
+Test(cli_setup, client_core_calls)
+{
+	struct td_client *c = client_connect();
+	struct td_runtime_list *l = NULL;
+	struct td_setup_result *r = NULL;
+	struct td_error err;
+	char *json = NULL;
+
+	cr_assert_eq(td_list_runtimes(c, NULL, &l, &err), TD_OK, "%s", err.message);
+	cr_expect_eq(l->count, 3);
+	cr_expect_str_eq(l->items[0].framework, "taskdeck");
+	cr_expect_str_eq(l->items[0].source, "managed");
+	cr_expect(l->items[0].data_complete);
+	cr_expect_str_eq(l->items[1].framework, "claude-code");
+	cr_expect_str_eq(l->items[1].min_version, "2.0.0");
+	td_runtime_list_free(l);
+
+	cr_assert_eq(td_bootstrap(c, "status", NULL, &r, &err), TD_OK, "%s", err.message);
+	cr_expect(r->ok);
+	td_setup_result_free(r);
+	cr_expect_eq(td_bootstrap(c, "reboot", NULL, &r, &err), TD_INVALID_ARGUMENT);
+	cr_expect_null(r);
+	cr_expect_eq(td_request_json(c, "POST", "/api/v1/bootstrap", "{\"action\":\"x\"}", NULL,
+	    &json, &err), TD_INVALID_REQUEST);
+	free(json);
+
+	cr_assert_eq(td_install_cli(c, NULL, &r, &err), TD_OK, "%s", err.message);
+	cr_expect(r->ok);
+	cr_expect(r->changed);
+	cr_expect_not_null(r->path);
+	cr_expect(!r->on_path);
+	cr_expect_gt(r->next_action_count, 0u);
+	td_setup_result_free(r);
+	cr_assert_eq(td_install_cli(c, NULL, &r, &err), TD_OK, "%s", err.message);
+	cr_expect(!r->changed);
+	td_setup_result_free(r);
+	td_client_free(c);
+}
+
+/* A client timeout on an install: the CLI says it proves nothing and re-reads the state. */
+Test(cli_setup, install_timeout_rereads_the_status)
+{
+	char launcher[300], *out = NULL;
+	int rc = 0;
+	bool timed_out = false;
+
+	snprintf(launcher, sizeof launcher, "%s/taskdeck", tmp);
+	for (int i = 0; i < 20 && !timed_out; i++) {
+		unlink(launcher);
+		free(out);
+		rc = run_capture(&svc, &out, "'%s' --timeout 1 --json install-cli 2>&1",
+		    harness_bin("taskdeck"));
+		timed_out = strstr(out, "timeout") != NULL;
+	}
+	cr_assert(timed_out, "no install timed out after 1 ms in 20 tries: %s", out);
+	cr_expect_eq(rc, 1, "%s", out);
+	cr_expect(strstr(out, "does not prove") != NULL, "%s", out);
+	cr_expect(strstr(out, "\"steps\"") != NULL, "the status was read again: %s", out);
+	free(out);
+}
