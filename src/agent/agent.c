@@ -21,6 +21,7 @@ static const char *const agent_profiles[] = {
 
 static const char *const agent_provider_kinds[] = { "replay", "openai", "anthropic", NULL };
 static const char *const agent_turn_intents[] = { "plan-first", NULL };
+static const char *const agent_frameworks[] = { "taskdeck", "claude-code", "codex", NULL };
 
 void
 agent_error_set(struct agent_error *err, const char *code, const char *fmt, ...)
@@ -192,6 +193,31 @@ config_fail(char **why, const char *what)
 	return false;
 }
 
+/* config.framework and, for an external one, start.runtime (an absolute path). */
+static bool
+config_framework(struct agent_config *cfg, const cJSON *config, const cJSON *runtime,
+    char **why)
+{
+	const char *fw = json_get_string(config, "framework");
+	const char *path;
+
+	if (!json_check_enum(config, "framework", true, agent_frameworks))
+		return config_fail(why, "config.framework must be taskdeck, claude-code or codex");
+	cfg->framework = xstrdup(fw ? fw : "taskdeck");
+	if (strcmp(cfg->framework, "taskdeck") == 0)
+		return true;
+	if (!cJSON_IsObject(runtime) || !json_check_string(runtime, "path", true, false, 2,
+	    PATH_MAX - 1) || !json_check_string(runtime, "version", false, true, 0, 64) ||
+	    (path = json_get_string(runtime, "path"))[0] != '/')
+		return config_fail(why, "an external framework needs runtime.path, an absolute path");
+	if (!json_check_enum(runtime, "framework", true, (const char *const[]){ cfg->framework,
+	    NULL }))
+		return config_fail(why, "runtime.framework differs from config.framework");
+	cfg->runtime_path = xstrdup(path);
+	cfg->runtime_version = config_string(runtime, "version");
+	return true;
+}
+
 static bool
 config_workspace(struct agent_config *cfg, const cJSON *run, char **why)
 {
@@ -329,7 +355,8 @@ agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
 		agent_config_free(cfg);
 		return config_fail(why, "provider.baseUrl is required for openai and anthropic");
 	}
-	if (!config_workspace(cfg, run, why)) {
+	if (!config_framework(cfg, config, cJSON_GetObjectItemCaseSensitive(start, "runtime"),
+	    why) || !config_workspace(cfg, run, why)) {
 		agent_config_free(cfg);
 		return false;
 	}
@@ -342,6 +369,9 @@ agent_config_free(struct agent_config *cfg)
 	free(cfg->run_id);
 	free(cfg->prompt);
 	free(cfg->workspace);
+	free(cfg->framework);
+	free(cfg->runtime_path);
+	free(cfg->runtime_version);
 	free(cfg->provider_kind);
 	free(cfg->base_url);
 	if (cfg->api_key != NULL) {

@@ -51,6 +51,9 @@ struct agent_config {
 	enum agent_profile profile;
 	bool plan_first;		/* run.turnIntent is "plan-first" */
 	char *workspace;		/* canonical absolute path */
+	char *framework;		/* "taskdeck", "claude-code", "codex" */
+	char *runtime_path;		/* the external CLI (start.runtime.path); NULL for taskdeck */
+	char *runtime_version;		/* its version as the service found it; may be NULL */
 	char *provider_kind;		/* "replay", "openai", "anthropic" */
 	char *base_url;			/* NULL for replay */
 	char *api_key;			/* NULL when none; never logged */

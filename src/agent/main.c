@@ -12,6 +12,7 @@
 #include <curl/curl.h>
 
 #include "agent.h"
+#include "framework.h"
 #include "host.h"
 #include "log.h"
 #include "loop.h"
@@ -58,9 +59,13 @@ main(int argc, char **argv)
 		curl_global_cleanup();
 		return EXIT_PROTOCOL;
 	}
-	log_info("run %s: provider %s, model %s, profile %s", cfg.run_id ? cfg.run_id : "?",
-	    cfg.provider_kind, cfg.model, agent_profile_name(cfg.profile));
-	loop_run(&cfg, host);
+	log_info("run %s: framework %s, provider %s, model %s, profile %s",
+	    cfg.run_id ? cfg.run_id : "?", cfg.framework, cfg.provider_kind, cfg.model,
+	    agent_profile_name(cfg.profile));
+	if (framework_find(cfg.framework) != NULL)
+		framework_run(framework_find(cfg.framework), &cfg, host);
+	else
+		loop_run(&cfg, host);
 	agent_config_free(&cfg);
 	if (host_protocol_error(host)) {
 		host_close(host);

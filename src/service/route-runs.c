@@ -9,6 +9,7 @@
 
 #include "cache.h"
 #include "events.h"
+#include "frameworks.h"
 #include "http.h"
 #include "ids.h"
 #include "json.h"
@@ -651,7 +652,9 @@ route_runs_create(struct http_request *req, struct http_response *r)
 			}
 		}
 	}
-	if (!config_usable(svc, session_cfg, r))
+	if (!config_usable(svc, session_cfg, r) ||
+	    !frameworks_run_usable(json_get_string(session_cfg, "framework"),
+	    profile_for(svc, body, a.project_defaults), json_get_string(body, "turnIntent"), r))
 		goto refused;
 	run_cfg = config_for_run(svc, session_cfg);
 	if (managed) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "events.h"
+#include "frameworks.h"
 #include "http.h"
 #include "ids.h"
 #include "json.h"
@@ -184,11 +185,6 @@ config_usable(const struct service *svc, const cJSON *cfg, struct http_response 
 	const cJSON *p;
 	const char *model;
 
-	if (framework != NULL && strcmp(framework, "taskdeck") != 0) {
-		invalid_configuration(r, "framework", "The framework %s is not available: "
-		    "only the built-in taskdeck framework runs here.", framework);
-		return false;
-	}
 	if (provider == NULL) {
 		invalid_configuration(r, "provider", "A provider is required.");
 		return false;
@@ -198,6 +194,9 @@ config_usable(const struct service *svc, const cJSON *cfg, struct http_response 
 		    "(settings.json, providers).", provider);
 		return false;
 	}
+	/* claude-code and codex: the provider kind the CLI speaks, and a ready runtime. */
+	if (frameworks_external(framework))
+		return frameworks_config_usable(svc, cfg, json_get_string(p, "kind"), r);
 	model = config_effective_model(svc, cfg);
 	if (strcmp(json_get_string(p, "kind"), "replay") == 0 &&
 	    !replay_model_installed(svc, model)) {

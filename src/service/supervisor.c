@@ -27,6 +27,7 @@
 #include "cache.h"
 #include "connectors.h"
 #include "events.h"
+#include "frameworks.h"
 #include "ids.h"
 #include "json.h"
 #include "log.h"
@@ -101,6 +102,7 @@ struct run_state {
 	char *error_code, *error_message;
 	char *protocol_error;		/* why the agent was killed */
 	cJSON *connectors;		/* the start message's connectors (secret.resolve) */
+	bool runtime_unready;		/* the framework's CLI is not ready (start_message) */
 	bool cancel_sent;
 	int64_t kill_at;		/* td_mono_ms() deadline, 0 for none */
 };
@@ -645,6 +647,18 @@ start_message(struct supervisor *sv, struct run_state *rs, char **why)
 	store_unlock(st);
 	cJSON_Delete(run);
 
+	/* An external framework: the CLI taskdeck-agent drives, probed again now. */
+	if (frameworks_external(json_get_string(cfg, "framework"))) {
+		cJSON *rt = frameworks_start_runtime(svc, json_get_string(cfg, "framework"), why);
+
+		if (rt == NULL) {
+			rs->runtime_unready = true;
+			cJSON_Delete(msg);
+			return NULL;
+		}
+		cJSON_AddItemToObject(msg, "runtime", rt);
+	}
+
 	provider = settings_provider(svc->settings, json_get_string(cfg, "provider"));
 	if (provider == NULL) {
 		cJSON_Delete(msg);
@@ -1094,7 +1108,8 @@ run_thread(void *arg)
 	buf_init(&rs.output, OUTPUT_MAX_BYTES);
 	start = start_message(sv, &rs, &why);
 	if (start == NULL) {
-		run_finalize(sv, ar->id, NULL, "failed", "", "runtime_error", why, 0, 0);
+		run_finalize(sv, ar->id, NULL, "failed", "", rs.runtime_unready ?
+		    "runtime_missing" : "runtime_error", why, 0, 0);
 		free(why);
 		goto out;
 	}

@@ -253,7 +253,7 @@ fake_openai_tool_call(struct buf *b, int index, const char *id, const char *name
 
 	fake_openai_call_piece(b, index, id, name, "");
 	for (size_t off = 0; off < len; off += piece) {
-		char *part = xstrndup(args + off, piece);
+		char *part = xstrndup(args + off, len - off < piece ? len - off : piece);
 
 		fake_openai_call_piece(b, index, NULL, NULL, part);
 		free(part);
@@ -366,7 +366,7 @@ fake_anthropic_tool_block(struct buf *b, int index, const char *id, const char *
 	cJSON_Delete(ev);
 	fake_anthropic_delta(b, index, "input_json_delta", "partial_json", "");
 	for (size_t off = 0; off < len; off += piece) {
-		char *part = xstrndup(args + off, piece);
+		char *part = xstrndup(args + off, len - off < piece ? len - off : piece);
 
 		fake_anthropic_delta(b, index, "input_json_delta", "partial_json", part);
 		free(part);
@@ -384,4 +384,150 @@ fake_anthropic_stop(struct buf *b, const char *stop_reason, int output_tokens)
 	    output_tokens);
 	fake_anthropic_event(b, "message_delta", json);
 	fake_anthropic_event(b, "message_stop", "{\"type\":\"message_stop\"}");
+}
+
+/* OpenAI Responses stream (what codex calls with wire_api "responses"). */
+void
+fake_responses_event(struct buf *b, cJSON *ev)
+{
+	char *json = cJSON_PrintUnformatted(ev);
+
+	buf_printf(b, "event: %s\ndata: %s\n\n",
+	    cJSON_GetObjectItemCaseSensitive(ev, "type")->valuestring, json);
+	free(json);
+	cJSON_Delete(ev);
+}
+
+static cJSON *
+fake_responses_new(const char *type, int index)
+{
+	cJSON *ev = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(ev, "type", type);
+	if (index >= 0)
+		cJSON_AddNumberToObject(ev, "output_index", index);
+	return ev;
+}
+
+void
+fake_responses_start(struct buf *b, const char *id)
+{
+	cJSON *ev = fake_responses_new("response.created", -1);
+	cJSON *r = cJSON_AddObjectToObject(ev, "response");
+
+	cJSON_AddStringToObject(r, "id", id);
+	cJSON_AddStringToObject(r, "object", "response");
+	cJSON_AddStringToObject(r, "status", "in_progress");
+	fake_responses_event(b, ev);
+}
+
+static cJSON *
+fake_responses_message(const char *item_id, const char *text, bool done)
+{
+	cJSON *item = cJSON_CreateObject(), *content = NULL;
+
+	cJSON_AddStringToObject(item, "type", "message");
+	cJSON_AddStringToObject(item, "id", item_id);
+	cJSON_AddStringToObject(item, "role", "assistant");
+	cJSON_AddStringToObject(item, "status", done ? "completed" : "in_progress");
+	content = cJSON_AddArrayToObject(item, "content");
+	if (done) {
+		cJSON *part = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(part, "type", "output_text");
+		cJSON_AddStringToObject(part, "text", text);
+		cJSON_AddArrayToObject(part, "annotations");
+		cJSON_AddItemToArray(content, part);
+	}
+	return item;
+}
+
+void
+fake_responses_text(struct buf *b, int index, const char *item_id, const char *text,
+    size_t piece)
+{
+	cJSON *ev = fake_responses_new("response.output_item.added", index);
+	size_t len = strlen(text);
+
+	cJSON_AddItemToObject(ev, "item", fake_responses_message(item_id, text, false));
+	fake_responses_event(b, ev);
+	for (size_t off = 0; off < len; off += piece) {
+		char *part = xstrndup(text + off, len - off < piece ? len - off : piece);
+
+		ev = fake_responses_new("response.output_text.delta", index);
+		cJSON_AddStringToObject(ev, "item_id", item_id);
+		cJSON_AddNumberToObject(ev, "content_index", 0);
+		cJSON_AddStringToObject(ev, "delta", part);
+		fake_responses_event(b, ev);
+		free(part);
+	}
+	ev = fake_responses_new("response.output_item.done", index);
+	cJSON_AddItemToObject(ev, "item", fake_responses_message(item_id, text, true));
+	fake_responses_event(b, ev);
+}
+
+static cJSON *
+fake_responses_call(const char *call_id, const char *name, const char *args, bool done)
+{
+	cJSON *item = cJSON_CreateObject();
+	char *id = xasprintf("fc_%s", call_id);
+
+	cJSON_AddStringToObject(item, "type", "function_call");
+	cJSON_AddStringToObject(item, "id", id);
+	cJSON_AddStringToObject(item, "call_id", call_id);
+	cJSON_AddStringToObject(item, "name", name);
+	cJSON_AddStringToObject(item, "arguments", done ? args : "");
+	cJSON_AddStringToObject(item, "status", done ? "completed" : "in_progress");
+	free(id);
+	return item;
+}
+
+void
+fake_responses_function_call(struct buf *b, int index, const char *call_id,
+    const char *name, const char *args, size_t piece)
+{
+	cJSON *ev = fake_responses_new("response.output_item.added", index);
+	size_t len = strlen(args);
+	char *item_id = xasprintf("fc_%s", call_id);
+
+	cJSON_AddItemToObject(ev, "item", fake_responses_call(call_id, name, args, false));
+	fake_responses_event(b, ev);
+	for (size_t off = 0; off < len; off += piece) {
+		char *part = xstrndup(args + off, len - off < piece ? len - off : piece);
+
+		ev = fake_responses_new("response.function_call_arguments.delta", index);
+		cJSON_AddStringToObject(ev, "item_id", item_id);
+		cJSON_AddStringToObject(ev, "delta", part);
+		fake_responses_event(b, ev);
+		free(part);
+	}
+	ev = fake_responses_new("response.function_call_arguments.done", index);
+	cJSON_AddStringToObject(ev, "item_id", item_id);
+	cJSON_AddStringToObject(ev, "arguments", args);
+	fake_responses_event(b, ev);
+	ev = fake_responses_new("response.output_item.done", index);
+	cJSON_AddItemToObject(ev, "item", fake_responses_call(call_id, name, args, true));
+	fake_responses_event(b, ev);
+	free(item_id);
+}
+
+void
+fake_responses_completed(struct buf *b, const char *id, int input_tokens, int output_tokens)
+{
+	cJSON *ev = fake_responses_new("response.completed", -1);
+	cJSON *r = cJSON_AddObjectToObject(ev, "response");
+	cJSON *u, *d;
+
+	cJSON_AddStringToObject(r, "id", id);
+	cJSON_AddStringToObject(r, "object", "response");
+	cJSON_AddStringToObject(r, "status", "completed");
+	u = cJSON_AddObjectToObject(r, "usage");
+	cJSON_AddNumberToObject(u, "input_tokens", input_tokens);
+	d = cJSON_AddObjectToObject(u, "input_tokens_details");
+	cJSON_AddNumberToObject(d, "cached_tokens", 0);
+	cJSON_AddNumberToObject(u, "output_tokens", output_tokens);
+	d = cJSON_AddObjectToObject(u, "output_tokens_details");
+	cJSON_AddNumberToObject(d, "reasoning_tokens", 0);
+	cJSON_AddNumberToObject(u, "total_tokens", input_tokens + output_tokens);
+	fake_responses_event(b, ev);
 }

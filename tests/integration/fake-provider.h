@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+#include <cjson/cJSON.h>
+
 #include "buf.h"
 
 struct fake_reply {
@@ -55,5 +57,20 @@ void fake_anthropic_text_block(struct buf *b, int index, const char *text);
 void fake_anthropic_tool_block(struct buf *b, int index, const char *id, const char *name,
     const char *args, size_t piece);
 void fake_anthropic_stop(struct buf *b, const char *stop_reason, int output_tokens);
+
+/*
+ * OpenAI Responses API stream (POST /responses, what codex calls with
+ * wire_api "responses"): each event is "event: TYPE" and "data: JSON".
+ */
+void fake_responses_event(struct buf *b, cJSON *ev);	/* ev consumed */
+void fake_responses_start(struct buf *b, const char *id);
+/* An assistant message item: added, text deltas of piece bytes, done. */
+void fake_responses_text(struct buf *b, int index, const char *item_id, const char *text,
+    size_t piece);
+/* A function_call item: added, argument deltas of piece bytes, done. */
+void fake_responses_function_call(struct buf *b, int index, const char *call_id,
+    const char *name, const char *args, size_t piece);
+void fake_responses_completed(struct buf *b, const char *id, int input_tokens,
+    int output_tokens);
 
 #endif

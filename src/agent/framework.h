@@ -1,0 +1,81 @@
+/*
+ * External agent frameworks (docs/frameworks.md): for a run whose framework
+ * is claude-code or codex, taskdeck-agent is an adapter.  It starts the CLI
+ * in its JSON-lines mode, in its own process group, and turns each line the
+ * CLI prints into host protocol lines.  One file per CLI holds its command
+ * line, its environment and its line mapping (struct framework_ops).
+ */
+#ifndef TD_AGENT_FRAMEWORK_H
+#define TD_AGENT_FRAMEWORK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "agent.h"
+#include "buf.h"
+
+struct host;
+
+/* A NULL-terminated array of malloc'd strings. */
+struct strv {
+	char **v;
+	size_t n, cap;
+};
+
+void strv_add(struct strv *s, const char *str);
+void strv_addf(struct strv *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Frees the strings (wiping them: an environment may hold a key). */
+void strv_free(struct strv *s);
+
+/* What one run of a CLI has said so far. */
+struct fw_run {
+	const struct agent_config *cfg;
+	struct host *host;
+	struct buf output;		/* visible output, at most AGENT_MAX_OUTPUT */
+	bool output_full;
+	bool writing;			/* progress "writing" sent since the last tool */
+	long in_tokens, out_tokens;	/* cumulative, as last sent */
+	bool result_seen;		/* the CLI's own final line arrived */
+	bool failed;			/* ... and it said the run failed (err holds why) */
+	struct agent_error err;
+	char last_stderr[512];		/* the CLI's last stderr line, masked */
+	void *state;			/* the CLI's own (framework_ops.state_size bytes) */
+};
+
+struct framework_ops {
+	const char *name;		/* config.framework */
+	const char *program;		/* for messages: "claude", "codex" */
+	size_t state_size;
+	/* Refuses a run the CLI cannot honour (profile, provider); false with err set. */
+	bool (*check)(const struct agent_config *cfg, struct agent_error *err);
+	/* The command line after argv[0]; the prompt goes to the CLI's stdin. */
+	void (*args)(const struct agent_config *cfg, struct strv *argv);
+	/* Variables added to the reduced environment (provider, key, telemetry off). */
+	void (*env)(const struct agent_config *cfg, struct strv *env);
+	/* One JSON object the CLI printed. */
+	void (*line)(struct fw_run *r, const cJSON *msg);
+	void (*state_free)(void *state);
+};
+
+extern const struct framework_ops framework_claude;
+extern const struct framework_ops framework_codex;
+
+/* The ops of an external framework, NULL for taskdeck (the built-in loop). */
+const struct framework_ops *framework_find(const char *name);
+
+/* Runs the whole run through the CLI and sends finish; the status of the run. */
+int framework_run(const struct framework_ops *ops, const struct agent_config *cfg,
+    struct host *host);
+
+/* Helpers for the line mappers. */
+void fw_output(struct fw_run *r, const char *text, size_t len);
+/* Starts a new paragraph when the output so far does not end one. */
+void fw_output_break(struct fw_run *r);
+void fw_usage(struct fw_run *r, long in_tokens, long out_tokens);
+void fw_tool(struct fw_run *r, const char *id, const char *name, const char *status,
+    const char *summary);
+void fw_fail(struct fw_run *r, const char *code, const char *message);
+
+#endif

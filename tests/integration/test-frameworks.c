@@ -1,0 +1,786 @@
+/*
+ * External frameworks through a real taskdeckd (docs/frameworks.md): runs
+ * with framework claude-code and codex drive the real CLIs from the npm
+ * registry (scripts/test-deps, $TD_CACHE), their model endpoint pointed at
+ * tests/integration/fake-provider.c speaking the Anthropic Messages stream
+ * and the OpenAI Responses stream.  Fake CLIs (shell scripts) on PATH stand
+ * for a wrong version or a CLI that is not there.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "fake-provider.h"
+#include "harness.h"
+#include "json.h"
+
+#define FINAL_WAIT_MS 90000
+#define ANTHROPIC_KEY "sk-ant-test-4f1c9e2b7a"
+#define OPENAI_KEY "sk-oai-test-8d3a6b0c51"
+
+static struct svc svc;
+static struct fake_provider *fake;
+static struct fake_reply replies[4];
+static char workspace[PATH_MAX];
+static char *project;
+
+static void
+teardown(void)
+{
+	svc_destroy(&svc);
+	if (fake != NULL)
+		fake_provider_stop(fake);
+	fake = NULL;
+	free(project);
+	project = NULL;
+	for (size_t i = 0; i < sizeof replies / sizeof *replies; i++) {
+		free(replies[i].body);
+		replies[i].body = NULL;
+	}
+}
+
+TestSuite(frameworks, .fini = teardown, .timeout = 180);
+
+/* The CLI of the npm cache, or NULL (the test is skipped) without TD_CACHE. */
+static const char *
+cache_cli(const char *framework)
+{
+	static char path[PATH_MAX];
+	const char *cache = getenv("TD_CACHE");
+	struct stat st;
+
+	if (cache == NULL || cache[0] == '\0')
+		return NULL;
+	if (strcmp(framework, "claude-code") == 0)
+		snprintf(path, sizeof path, "%s/npm/claude-code/node_modules/@anthropic-ai/"
+		    "claude-code/bin/claude.exe", cache);
+	else
+		snprintf(path, sizeof path, "%s/npm/codex/node_modules/@openai/codex/bin/codex.js",
+		    cache);
+	cr_assert(stat(path, &st) == 0, "TD_CACHE is set but %s is missing: run "
+	    "scripts/test-deps", path);
+	return path;
+}
+
+static void
+need_cli(const char *framework)
+{
+	if (cache_cli(framework) == NULL)
+		cr_skip_test("TD_CACHE is not set: run ./quickstart check (the real %s CLI "
+		    "comes from the npm registry)", framework);
+}
+
+/* $home/bin, first on PATH; HOME for the CLIs' own state is $home/user. */
+static void
+prepare_path(void)
+{
+	char dir[600], path[1400];
+
+	snprintf(dir, sizeof dir, "%s/bin", svc.home);
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	snprintf(path, sizeof path, "%s:/usr/local/bin:/usr/bin:/bin", dir);
+	setenv("PATH", path, 1);
+	snprintf(dir, sizeof dir, "%s/user", svc.home);
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	setenv("HOME", dir, 1);
+	/*
+	 * codex refuses to set up its sandbox helper when its home is under the
+	 * temporary directory, as $home/user is under /tmp: TMPDIR elsewhere.
+	 */
+	snprintf(dir, sizeof dir, "%s/tmp", svc.home);
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	setenv("TMPDIR", dir, 1);
+	snprintf(workspace, sizeof workspace, "%s/ws", svc.home);
+	cr_assert_eq(mkdir(workspace, 0700), 0);
+	cr_assert_not_null(realpath(workspace, path));
+	snprintf(workspace, sizeof workspace, "%s", path);
+}
+
+/* Puts the real CLI on PATH as name. */
+static void
+link_cli(const char *framework, const char *name)
+{
+	char link[600];
+
+	snprintf(link, sizeof link, "%s/bin/%s", svc.home, name);
+	cr_assert_eq(symlink(cache_cli(framework), link), 0);
+}
+
+/* Puts a shell script on PATH as name. */
+static void
+fake_cli(const char *name, const char *script)
+{
+	char path[600];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/bin/%s", svc.home, name);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fprintf(f, "#!/bin/sh\n%s\n", script);
+	fclose(f);
+	chmod(path, 0755);
+}
+
+/* Starts the service with providers pointed at the fake server (or nowhere). */
+static void
+start_service(void)
+{
+	char settings[2048];
+	const char *base = fake ? fake_provider_url(fake, "") : "http://127.0.0.1:9";
+	char url[256];
+
+	snprintf(url, sizeof url, "%s", base);
+	setenv("TD_TEST_ANTHROPIC_KEY", ANTHROPIC_KEY, 1);
+	setenv("TD_TEST_OPENAI_KEY", OPENAI_KEY, 1);
+	snprintf(settings, sizeof settings,
+	    "{\"defaults\": {\"framework\": \"taskdeck\", \"provider\": \"replay\"},"
+	    " \"providers\": {"
+	    "  \"replay\": {\"kind\": \"replay\", \"defaultModel\": \"quick\"},"
+	    "  \"fake-anthropic\": {\"kind\": \"anthropic\", \"baseUrl\": \"%s\","
+	    "   \"apiKeyEnv\": \"TD_TEST_ANTHROPIC_KEY\", \"defaultModel\": \"claude-test\"},"
+	    "  \"fake-openai\": {\"kind\": \"openai\", \"baseUrl\": \"%s/v1\","
+	    "   \"apiKeyEnv\": \"TD_TEST_OPENAI_KEY\", \"defaultModel\": \"gpt-test\"}}}",
+	    url, url);
+	svc_write_file(&svc, "settings.json", settings);
+	svc_restart(&svc);
+}
+
+static void
+new_project(void)
+{
+	struct http_resp r = http_req(&svc, "POST", "/api/v1/projects",
+	    "{\"name\":\"frameworks\"}", NULL, true);
+
+	cr_assert_eq(r.status, 201, "%s", r.body);
+	free(project);
+	project = strdup(json_get_string(r.json, "id"));
+	http_resp_free(&r);
+}
+
+/* POST /runs with the framework and provider; the response. */
+static struct http_resp
+start_run(const char *framework, const char *provider, const char *profile,
+    const char *extra, const char *prompt)
+{
+	char body[PATH_MAX + 2048];
+
+	snprintf(body, sizeof body, "{\"project\":\"%s\",\"prompt\":\"%s\","
+	    "\"permissionProfile\":\"%s\",\"cwd\":\"%s\",\"config\":{\"framework\":\"%s\","
+	    "\"provider\":\"%s\"}%s}", project, prompt, profile, workspace, framework,
+	    provider, extra ? extra : "");
+	return http_req(&svc, "POST", "/api/v1/runs", body, NULL, true);
+}
+
+/* The run's stored events of one type. */
+static cJSON *
+run_events(const char *run_id, const char *type)
+{
+	char path[256];
+	struct http_resp r;
+	cJSON *out = cJSON_CreateArray(), *e;
+
+	snprintf(path, sizeof path, "/api/v1/runs/%s/events?limit=1000", run_id);
+	r = http_req(&svc, "GET", path, NULL, NULL, true);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	cJSON_ArrayForEach(e, r.json) {
+		if (strcmp(json_get_string(e, "type"), type) == 0)
+			cJSON_AddItemToArray(out, cJSON_Duplicate(e, true));
+	}
+	http_resp_free(&r);
+	return out;
+}
+
+/* A run.tool event with name and status, or NULL. */
+static const cJSON *
+find_tool(const cJSON *tools, const char *name, const char *status)
+{
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, tools) {
+		const cJSON *d = cJSON_GetObjectItem(e, "data");
+
+		if (strcmp(json_get_string(d, "name"), name) == 0 &&
+		    strcmp(json_get_string(d, "status"), status) == 0)
+			return d;
+	}
+	return NULL;
+}
+
+static char *
+read_file(const char *dir, const char *name)
+{
+	char path[PATH_MAX + 64], *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	if ((f = fopen(path, "r")) == NULL)
+		return NULL;
+	if (getdelim(&text, &len, '\0', f) < 0) {
+		free(text);
+		text = strdup("");
+	}
+	fclose(f);
+	return text;
+}
+
+static long
+usage_of(const cJSON *run, const char *key)
+{
+	const cJSON *u = cJSON_GetObjectItem(run, "usage");
+
+	return (long)cJSON_GetNumberValue(cJSON_GetObjectItem(u, key));
+}
+
+/* Anthropic: text, then a tool_use block; then the final answer. */
+static void
+script_claude(const char *tool, const char *input_json, const char *final_text)
+{
+	struct buf b;
+
+	buf_init(&b, 0);
+	fake_anthropic_start(&b, 100);
+	fake_anthropic_text_block(&b, 0, "I will use a tool.");
+	fake_anthropic_tool_block(&b, 1, "toolu_01", tool, input_json, 16);
+	fake_anthropic_stop(&b, "tool_use", 20);
+	replies[0] = (struct fake_reply){ .status = 200, .content_type = "text/event-stream",
+		.body = buf_steal(&b), .chunk = 97, .chunk_delay_us = 2000 };
+	buf_init(&b, 0);
+	fake_anthropic_start(&b, 150);
+	fake_anthropic_text_block(&b, 0, final_text);
+	fake_anthropic_stop(&b, "end_turn", 3);
+	replies[1] = (struct fake_reply){ .status = 200, .content_type = "text/event-stream",
+		.body = buf_steal(&b), .chunk = 97, .chunk_delay_us = 2000 };
+	fake = fake_provider_start(replies, 2);
+}
+
+/* Responses: a function call; then the final answer. */
+static void
+script_codex(const char *tool, const char *args_json, const char *final_text)
+{
+	struct buf b;
+
+	buf_init(&b, 0);
+	fake_responses_start(&b, "resp_1");
+	fake_responses_function_call(&b, 0, "call_1", tool, args_json, 16);
+	fake_responses_completed(&b, "resp_1", 200, 30);
+	replies[0] = (struct fake_reply){ .status = 200, .content_type = "text/event-stream",
+		.body = buf_steal(&b), .chunk = 97, .chunk_delay_us = 2000 };
+	buf_init(&b, 0);
+	fake_responses_start(&b, "resp_2");
+	fake_responses_text(&b, 0, "msg_2", final_text, 7);
+	fake_responses_completed(&b, "resp_2", 260, 8);
+	replies[1] = (struct fake_reply){ .status = 200, .content_type = "text/event-stream",
+		.body = buf_steal(&b), .chunk = 97, .chunk_delay_us = 2000 };
+	fake = fake_provider_start(replies, 2);
+}
+
+/* The real claude writes a file with its Write tool; output, tool events and usage. */
+Test(frameworks, claude_code_run_completes)
+{
+	char input[PATH_MAX + 128];
+	struct http_resp r;
+	cJSON *run, *tools;
+	const cJSON *t;
+	char *text;
+
+	need_cli("claude-code");
+	svc_prepare_home(&svc);
+	prepare_path();
+	link_cli("claude-code", "claude");
+	snprintf(input, sizeof input, "{\"file_path\":\"%s/notes/claude.md\","
+	    "\"content\":\"# Written by claude\\n\"}", workspace);
+	script_claude("Write", input, "Done: notes/claude.md is written.");
+	start_service();
+	new_project();
+
+	r = start_run("claude-code", "fake-anthropic", "workspace-write", NULL,
+	    "Write notes/claude.md");
+	cr_assert_eq(r.status, 201, "%s", r.body);
+	run = run_wait_final(&svc, json_get_string(r.json, "id"), FINAL_WAIT_MS);
+	cr_assert_not_null(run);
+	cr_assert_str_eq(json_get_string(run, "status"), "completed", "%s",
+	    cJSON_PrintUnformatted(run));
+	cr_assert_str_eq(json_get_string(run, "output"),
+	    "I will use a tool.\n\nDone: notes/claude.md is written.");
+	cr_assert_eq(usage_of(run, "inputTokens"), 250);
+	cr_assert_eq(usage_of(run, "outputTokens"), 23);
+	text = read_file(workspace, "notes/claude.md");
+	cr_assert_not_null(text, "claude did not write the file");
+	cr_assert_str_eq(text, "# Written by claude\n");
+	free(text);
+
+	tools = run_events(json_get_string(run, "id"), "run.tool");
+	cr_assert_not_null(t = find_tool(tools, "Write", "started"), "%s",
+	    cJSON_PrintUnformatted(tools));
+	cr_assert_str_eq(json_get_string(t, "summary"), "write notes/claude.md");
+	cr_assert_str_eq(json_get_string(t, "callId"), "toolu_01");
+	cr_assert_not_null(find_tool(tools, "Write", "completed"));
+	cJSON_Delete(tools);
+
+	/* The key reached the model endpoint through claude's environment. */
+	cr_assert_geq(fake_provider_count(fake), 2);
+	cr_assert_str_eq(fake_provider_request(fake, 0)->api_key, ANTHROPIC_KEY);
+	cr_assert(strstr(fake_provider_request(fake, 0)->path, "/v1/messages") ==
+	    fake_provider_request(fake, 0)->path);
+	cJSON_Delete(run);
+	http_resp_free(&r);
+}
+
+/* The real codex runs a command with exec_command; output, tool events and usage. */
+Test(frameworks, codex_run_completes)
+{
+	struct http_resp r;
+	cJSON *run, *tools;
+	const cJSON *t;
+	char *text;
+
+	need_cli("codex");
+	svc_prepare_home(&svc);
+	prepare_path();
+	link_cli("codex", "codex");
+	script_codex("exec_command", "{\"cmd\":\"printf 'from codex\\\\n' > codex.txt\"}",
+	    "Wrote codex.txt.");
+	start_service();
+	new_project();
+
+	r = start_run("codex", "fake-openai", "workspace-write", NULL, "Write codex.txt");
+	cr_assert_eq(r.status, 201, "%s", r.body);
+	run = run_wait_final(&svc, json_get_string(r.json, "id"), FINAL_WAIT_MS);
+	cr_assert_not_null(run);
+	cr_assert_str_eq(json_get_string(run, "status"), "completed", "%s",
+	    cJSON_PrintUnformatted(run));
+	cr_assert_str_eq(json_get_string(run, "output"), "Wrote codex.txt.");
+	cr_assert_eq(usage_of(run, "inputTokens"), 460);
+	cr_assert_eq(usage_of(run, "outputTokens"), 38);
+	text = read_file(workspace, "codex.txt");
+	cr_assert_not_null(text, "codex did not run the command");
+	cr_assert_str_eq(text, "from codex\n");
+	free(text);
+
+	tools = run_events(json_get_string(run, "id"), "run.tool");
+	cr_assert_not_null(t = find_tool(tools, "command", "started"), "%s",
+	    cJSON_PrintUnformatted(tools));
+	cr_assert(strstr(json_get_string(t, "summary"), "codex.txt") != NULL);
+	cr_assert_not_null(find_tool(tools, "command", "completed"));
+	cJSON_Delete(tools);
+
+	cr_assert_geq(fake_provider_count(fake), 2);
+	cr_assert_str_eq(fake_provider_request(fake, 0)->path, "/v1/responses");
+	cr_assert_str_eq(fake_provider_request(fake, 0)->authorization, "Bearer " OPENAI_KEY);
+	cJSON_Delete(run);
+	http_resp_free(&r);
+}
+
+/* read-only with the real CLIs: claude's Write is refused, codex's sandbox stops the write. */
+Test(frameworks, read_only_is_honoured)
+{
+	char input[PATH_MAX + 128];
+	struct http_resp r;
+	cJSON *run, *tools;
+	const char *framework = NULL;
+
+	need_cli("claude-code");
+	need_cli("codex");
+	for (int i = 0; i < 2; i++) {
+		framework = i == 0 ? "claude-code" : "codex";
+		svc_prepare_home(&svc);
+		prepare_path();
+		if (i == 0) {
+			link_cli("claude-code", "claude");
+			snprintf(input, sizeof input, "{\"file_path\":\"%s/ro.md\","
+			    "\"content\":\"no\"}", workspace);
+			script_claude("Write", input, "Could not write.");
+		} else {
+			link_cli("codex", "codex");
+			script_codex("exec_command", "{\"cmd\":\"echo no > ro.md\"}",
+			    "Could not write.");
+		}
+		start_service();
+		new_project();
+		r = start_run(framework, i == 0 ? "fake-anthropic" : "fake-openai", "read-only",
+		    NULL, "Try to write ro.md");
+		cr_assert_eq(r.status, 201, "%s", r.body);
+		run = run_wait_final(&svc, json_get_string(r.json, "id"), FINAL_WAIT_MS);
+		cr_assert_not_null(run);
+		cr_assert_str_eq(json_get_string(run, "status"), "completed", "%s: %s", framework,
+		    cJSON_PrintUnformatted(run));
+		cr_assert_null(read_file(workspace, "ro.md"), "%s wrote in a read-only run",
+		    framework);
+		/*
+		 * codex 0.169.0 prints no command_execution item for a command that
+		 * exits non-zero (here "Read-only file system"): nothing to map.
+		 */
+		tools = run_events(json_get_string(run, "id"), "run.tool");
+		if (i == 0)
+			cr_assert_not_null(find_tool(tools, "Write", "denied"), "%s",
+			    cJSON_PrintUnformatted(tools));
+		cJSON_Delete(tools);
+		cr_assert_geq(fake_provider_count(fake), 2, "%s never came back to the model",
+		    framework);
+		cJSON_Delete(run);
+		http_resp_free(&r);
+		teardown();
+	}
+}
+
+/* Processes whose working directory is dir (the run's workspace), into pids. */
+static int
+processes_in(const char *dir, long *pids, int max)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int n = 0;
+
+	cr_assert_not_null(d);
+	while ((de = readdir(d)) != NULL) {
+		char link[64], cwd[PATH_MAX];
+		long pid = strtol(de->d_name, NULL, 10);
+		ssize_t len;
+
+		if (pid <= 0)
+			continue;
+		snprintf(link, sizeof link, "/proc/%ld/cwd", pid);
+		if ((len = readlink(link, cwd, sizeof cwd - 1)) <= 0)
+			continue;
+		cwd[len] = '\0';
+		if (strcmp(cwd, dir) == 0 && n < max)
+			pids[n++] = pid;
+	}
+	closedir(d);
+	return n;
+}
+
+/* The pid of `sleep 300` running in dir, or 0. */
+static long
+find_sleeper(const char *dir)
+{
+	long pids[64];
+	int n = processes_in(dir, pids, 64);
+
+	for (int i = 0; i < n; i++) {
+		char path[64], cmd[64] = "";
+		FILE *f;
+		size_t len;
+
+		snprintf(path, sizeof path, "/proc/%ld/cmdline", pids[i]);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		len = fread(cmd, 1, sizeof cmd - 1, f);
+		fclose(f);
+		if (len == 10 && memcmp(cmd, "sleep\0" "300\0", 10) == 0)
+			return pids[i];
+	}
+	return 0;
+}
+
+/* Cancel while the CLI's tool runs `sleep 300`: the run ends and nothing survives it. */
+static void
+cancel_mid_run(const char *framework, const char *provider)
+{
+	struct http_resp r, c;
+	char path[256];
+	long pids[64], sleeper = 0;
+	cJSON *run;
+	long t0;
+	int n;
+
+	start_service();
+	new_project();
+	r = start_run(framework, provider, "workspace-write", NULL, "Sleep a while");
+	cr_assert_eq(r.status, 201, "%s", r.body);
+	for (t0 = mono_ms(); mono_ms() - t0 < 60000 && sleeper == 0; usleep(100000))
+		sleeper = find_sleeper(workspace);
+	cr_assert_gt(sleeper, 0, "the CLI never ran the sleeping command");
+	n = processes_in(workspace, pids, 64);
+	cr_assert_geq(n, 2, "the CLI and its command should run in the workspace");
+
+	snprintf(path, sizeof path, "/api/v1/runs/%s/cancel", json_get_string(r.json, "id"));
+	c = http_req(&svc, "POST", path, NULL, NULL, true);
+	cr_assert_eq(c.status, 200, "%s", c.body);
+	run = run_wait_final(&svc, json_get_string(r.json, "id"), 30000);
+	cr_assert_not_null(run);
+	cr_assert_str_eq(json_get_string(run, "status"), "cancelled");
+	/* Nothing of the run outlives it: not the CLI, not what its tool started. */
+	for (t0 = mono_ms(); mono_ms() - t0 < 5000; usleep(100000)) {
+		if (processes_in(workspace, pids, 64) == 0)
+			break;
+	}
+	n = processes_in(workspace, pids, 64);
+	cr_assert_eq(n, 0, "%d process(es) of the run survived it (first pid %ld)", n,
+	    n ? pids[0] : 0L);
+	cr_assert_neq(kill((pid_t)sleeper, 0), 0, "the command's sleep survived the run");
+	cJSON_Delete(run);
+	http_resp_free(&c);
+	http_resp_free(&r);
+}
+
+Test(frameworks, claude_code_cancel_kills_everything)
+{
+	need_cli("claude-code");
+	svc_prepare_home(&svc);
+	prepare_path();
+	link_cli("claude-code", "claude");
+	script_claude("Bash", "{\"command\":\"setsid sleep 301 & exec sleep 300\","
+	    "\"description\":\"sleep\"}", "not reached");
+	cancel_mid_run("claude-code", "fake-anthropic");
+}
+
+Test(frameworks, codex_cancel_kills_everything)
+{
+	need_cli("codex");
+	svc_prepare_home(&svc);
+	prepare_path();
+	link_cli("codex", "codex");
+	script_codex("exec_command", "{\"cmd\":\"setsid sleep 301 & exec sleep 300\"}",
+	    "not reached");
+	cancel_mid_run("codex", "fake-openai");
+}
+
+/*
+ * A CLI that ignores SIGTERM and leaves a detached process behind (its own
+ * session): the adapter's process group kill and its sweep of what the CLI
+ * orphaned still end everything.  A shell script plays claude here, since the
+ * real CLIs clean up after themselves on SIGTERM.
+ */
+Test(frameworks, cancel_kills_a_stubborn_cli)
+{
+	svc_prepare_home(&svc);
+	prepare_path();
+	fake_cli("claude", "[ \"$1\" = --version ] && { echo '2.1.330 (Claude Code)'; exit 0; }\n"
+	    "trap '' TERM\n"
+	    "echo '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s\"}'\n"
+	    "setsid sh -c \"trap '' TERM HUP; sleep 301\" &\n"
+	    "sleep 300 &\n"
+	    "wait");
+	cancel_mid_run("claude-code", "fake-anthropic");
+}
+
+/* A fake CLI that records its argv, environment and stdin in the workspace. */
+static const char fake_claude[] =
+    "[ \"$1\" = --version ] && { echo '2.1.330 (Claude Code)'; exit 0; }\n"
+    "printf '%s\\n' \"$@\" > args.txt\n"
+    "env > env.txt\n"
+    "cat > prompt.txt\n"
+    "echo '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s\"}'\n"
+    "case $(cat prompt.txt) in\n"
+    "*crash*) echo 'fatal: nope' >&2; exit 3;;\n"
+    "*turns*) echo '{\"type\":\"result\",\"subtype\":\"error_max_turns\",\"is_error\":true,"
+    "\"usage\":{\"input_tokens\":7,\"output_tokens\":2}}';;\n"
+    "*) echo '{\"type\":\"assistant\",\"message\":{\"id\":\"m1\",\"content\":[{\"type\":"
+    "\"text\",\"text\":\"fine\"}],\"usage\":{\"input_tokens\":5,\"output_tokens\":1}}}';"
+    " echo '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"fine\"}';;\n"
+    "esac";
+
+static const char fake_codex[] =
+    "[ \"$1\" = --version ] && { echo 'codex-cli 0.169.0'; exit 0; }\n"
+    "printf '%s\\n' \"$@\" > args.txt\n"
+    "env > env.txt\n"
+    "cat > prompt.txt\n"
+    "echo '{\"type\":\"thread.started\",\"thread_id\":\"t\"}'\n"
+    "echo '{\"type\":\"turn.started\"}'\n"
+    "echo '{\"type\":\"error\",\"message\":\"stream disconnected\"}'\n"
+    "echo '{\"type\":\"turn.failed\",\"error\":{\"message\":\"boom\"}}'\n"
+    "exit 1";
+
+/* Starts a run and waits for its end; the run.  session may be NULL. */
+static cJSON *
+run_to_end(const char *framework, const char *provider, const char *profile,
+    const char *session, const char *prompt)
+{
+	char extra[128] = "";
+	struct http_resp r;
+	cJSON *run;
+
+	if (session != NULL) {
+		char body[PATH_MAX + 512];
+
+		snprintf(body, sizeof body, "{\"sessionId\":\"%s\",\"project\":\"%s\","
+		    "\"prompt\":\"%s\",\"permissionProfile\":\"%s\"}", session, project, prompt,
+		    profile);
+		r = http_req(&svc, "POST", "/api/v1/runs", body, NULL, true);
+	} else
+		r = start_run(framework, provider, profile, extra, prompt);
+	cr_assert_eq(r.status, 201, "%s", r.body);
+	run = run_wait_final(&svc, json_get_string(r.json, "id"), FINAL_WAIT_MS);
+	cr_assert_not_null(run);
+	http_resp_free(&r);
+	return run;
+}
+
+static const char *
+error_member(const cJSON *run, const char *key)
+{
+	return json_get_string(cJSON_GetObjectItem(run, "error"), key);
+}
+
+/*
+ * Recorded lines of each CLI played by a script: the flags each profile maps
+ * to, the key only in the CLI's environment, failures as the CLI reports
+ * them, and a continued session's history in the prompt.
+ */
+Test(frameworks, cli_lines_and_flags)
+{
+	char *args, *env, *prompt;
+	cJSON *run;
+
+	svc_prepare_home(&svc);
+	prepare_path();
+	fake_cli("claude", fake_claude);
+	fake_cli("codex", fake_codex);
+	start_service();
+	new_project();
+
+	run = run_to_end("claude-code", "fake-anthropic", "workspace-write", NULL, "say fine");
+	cr_assert_str_eq(json_get_string(run, "status"), "completed", "%s",
+	    cJSON_PrintUnformatted(run));
+	cr_assert_str_eq(json_get_string(run, "output"), "fine");
+	cr_assert_eq(usage_of(run, "inputTokens"), 5);
+	args = read_file(workspace, "args.txt");
+	env = read_file(workspace, "env.txt");
+	cr_assert_not_null(strstr(args, "-p\n--output-format\nstream-json\n"), "%s", args);
+	cr_assert_not_null(strstr(args, "--permission-mode\nacceptEdits\n--allowedTools\nBash\n"));
+	cr_assert_not_null(strstr(args, "--model\nclaude-test\n"));
+	cr_assert_null(strstr(args, ANTHROPIC_KEY), "the key is in claude's argv");
+	cr_assert_not_null(strstr(env, "ANTHROPIC_API_KEY=" ANTHROPIC_KEY "\n"));
+	cr_assert_not_null(strstr(env, "ANTHROPIC_BASE_URL=http://127.0.0.1:9\n"), "%s", env);
+	cr_assert_null(strstr(env, "TD_TEST_ANTHROPIC_KEY"), "the service's variables leak");
+	free(args);
+	free(env);
+
+	/* The same session again: the earlier run is in the prompt. */
+	{
+		char sid[64];
+
+		snprintf(sid, sizeof sid, "%s", json_get_string(run, "sessionId"));
+		cJSON_Delete(run);
+		run = run_to_end(NULL, NULL, "read-only", sid, "now crash");
+	}
+	prompt = read_file(workspace, "prompt.txt");
+	cr_assert_not_null(strstr(prompt, "Earlier in this session:\n\nUser: say fine\n\n"
+	    "You answered: fine\n\n"), "%s", prompt);
+	cr_assert(strlen(prompt) > 9 && strcmp(prompt + strlen(prompt) - 9, "now crash") == 0);
+	free(prompt);
+	args = read_file(workspace, "args.txt");
+	cr_assert_not_null(strstr(args, "--permission-mode\ndefault\n--disallowedTools\n"
+	    "Bash,Edit,MultiEdit,Write,NotebookEdit\n"), "%s", args);
+	free(args);
+	cr_assert_str_eq(json_get_string(run, "status"), "failed");
+	cr_assert_str_eq(error_member(run, "code"), "framework_crashed");
+	cr_assert_not_null(strstr(error_member(run, "message"), "exited with status 3"), "%s",
+	    error_member(run, "message"));
+	cr_assert_not_null(strstr(error_member(run, "message"), "fatal: nope"));
+	cJSON_Delete(run);
+
+	run = run_to_end("claude-code", "fake-anthropic", "full-access", NULL, "too many turns");
+	cr_assert_str_eq(json_get_string(run, "status"), "failed");
+	cr_assert_str_eq(error_member(run, "code"), "max_turns");
+	cr_assert_eq(usage_of(run, "outputTokens"), 2);
+	args = read_file(workspace, "args.txt");
+	cr_assert_not_null(strstr(args, "--permission-mode\nbypassPermissions\n"), "%s", args);
+	free(args);
+	cJSON_Delete(run);
+
+	run = run_to_end("codex", "fake-openai", "read-only", NULL, "anything");
+	cr_assert_str_eq(json_get_string(run, "status"), "failed");
+	cr_assert_str_eq(error_member(run, "code"), "framework_error");
+	cr_assert_str_eq(error_member(run, "message"), "codex: boom");
+	args = read_file(workspace, "args.txt");
+	env = read_file(workspace, "env.txt");
+	cr_assert_not_null(strstr(args, "exec\n--json\n"), "%s", args);
+	cr_assert_not_null(strstr(args, "--sandbox\nread-only\n"));
+	cr_assert_not_null(strstr(args, "approval_policy=\"never\"\n"));
+	cr_assert_not_null(strstr(args, "base_url=\""), "%s", args);
+	cr_assert_null(strstr(args, OPENAI_KEY), "the key is in codex's argv");
+	cr_assert_not_null(strstr(env, "TASKDECK_CODEX_API_KEY=" OPENAI_KEY "\n"));
+	free(args);
+	free(env);
+	cJSON_Delete(run);
+}
+
+/* A 422 invalid_configuration whose message or details name each of words. */
+static void
+assert_refused(struct http_resp *r, const char *const *words)
+{
+	const cJSON *err = cJSON_GetObjectItem(r->json, "error");
+	char *text = cJSON_PrintUnformatted(err);
+
+	cr_assert_eq(r->status, 422, "%ld %s", r->status, r->body);
+	cr_assert_str_eq(http_error_code(r), "invalid_configuration");
+	for (const char *const *w = words; *w; w++)
+		cr_assert(strstr(text, *w) != NULL, "\"%s\" is not in %s", *w, text);
+	free(text);
+}
+
+/* No claude on PATH: startRun is refused, saying which runtime and why. */
+Test(frameworks, missing_runtime_is_refused)
+{
+	struct http_resp r;
+
+	svc_prepare_home(&svc);
+	prepare_path();
+	start_service();
+	new_project();
+	r = start_run("claude-code", "fake-anthropic", "workspace-write", NULL, "hi");
+	assert_refused(&r, (const char *const[]){ "claude-code", "missing", NULL });
+	http_resp_free(&r);
+	r = start_run("codex", "fake-openai", "workspace-write", NULL, "hi");
+	assert_refused(&r, (const char *const[]){ "codex", "missing", NULL });
+	http_resp_free(&r);
+}
+
+/* Fake CLIs on PATH that say a version below the minimum: outdated, refused. */
+Test(frameworks, wrong_version_is_refused)
+{
+	struct http_resp r;
+
+	svc_prepare_home(&svc);
+	prepare_path();
+	fake_cli("claude", "[ \"$1\" = --version ] && echo '0.1.0 (Claude Code)'; exit 0");
+	fake_cli("codex", "[ \"$1\" = --version ] && echo 'codex-cli 0.0.1'; exit 0");
+	start_service();
+	new_project();
+	r = start_run("claude-code", "fake-anthropic", "workspace-write", NULL, "hi");
+	assert_refused(&r, (const char *const[]){ "claude-code", "outdated", "0.1.0", NULL });
+	http_resp_free(&r);
+	r = start_run("codex", "fake-openai", "workspace-write", NULL, "hi");
+	assert_refused(&r, (const char *const[]){ "codex", "outdated", "0.0.1", NULL });
+	http_resp_free(&r);
+}
+
+/* What a CLI cannot honour is refused, never run wider. */
+Test(frameworks, what_cannot_be_mapped_is_refused)
+{
+	struct http_resp r;
+
+	need_cli("claude-code");
+	need_cli("codex");
+	svc_prepare_home(&svc);
+	prepare_path();
+	link_cli("claude-code", "claude");
+	link_cli("codex", "codex");
+	start_service();
+	new_project();
+	r = start_run("claude-code", "fake-anthropic", "ask", NULL, "hi");
+	assert_refused(&r, (const char *const[]){ "claude-code", "ask", NULL });
+	http_resp_free(&r);
+	r = start_run("codex", "fake-openai", "workspace-write",
+	    ",\"turnIntent\":\"plan-first\"", "hi");
+	assert_refused(&r, (const char *const[]){ "codex", "plan-first", NULL });
+	http_resp_free(&r);
+	r = start_run("claude-code", "fake-openai", "workspace-write", NULL, "hi");
+	assert_refused(&r, (const char *const[]){ "claude-code", "anthropic", NULL });
+	http_resp_free(&r);
+	r = start_run("codex", "replay", "read-only", NULL, "hi");
+	assert_refused(&r, (const char *const[]){ "codex", "openai", NULL });
+	http_resp_free(&r);
+}
