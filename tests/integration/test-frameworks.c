@@ -37,6 +37,14 @@ static void
 teardown(void)
 {
 	svc_destroy(&svc);
+	if (workspace[0] != '\0') {
+		char cmd[PATH_MAX + 16];
+
+		snprintf(cmd, sizeof cmd, "rm -rf '%s'", workspace);
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not remove %s\n", workspace);
+		workspace[0] = '\0';
+	}
 	if (fake != NULL)
 		fake_provider_stop(fake);
 	fake = NULL;
@@ -99,8 +107,9 @@ prepare_path(void)
 	snprintf(dir, sizeof dir, "%s/tmp", svc.home);
 	cr_assert_eq(mkdir(dir, 0700), 0);
 	setenv("TMPDIR", dir, 1);
-	snprintf(workspace, sizeof workspace, "%s/ws", svc.home);
-	cr_assert_eq(mkdir(workspace, 0700), 0);
+	/* Outside the service's home: taskdeck's own directories are no run's cwd. */
+	snprintf(workspace, sizeof workspace, "/tmp/tdfw-ws-XXXXXX");
+	cr_assert_not_null(mkdtemp(workspace));
 	cr_assert_not_null(realpath(workspace, path));
 	snprintf(workspace, sizeof workspace, "%s", path);
 }
