@@ -25,6 +25,7 @@
 	TD_ERROR(CWD_MISMATCH, "cwd_mismatch", 409, "The working directory does not match the session's directory.") \
 	TD_ERROR(CREDENTIAL_IN_USE, "credential_in_use", 409, "A connector binds this credential.") \
 	TD_ERROR(PAYLOAD_TOO_LARGE, "payload_too_large", 413, "The request body is too large.") \
+	TD_ERROR(URI_TOO_LONG, "uri_too_long", 414, "The URL has too many query arguments.") \
 	TD_ERROR(IDEMPOTENCY_CONFLICT, "idempotency_conflict", 422, "The idempotency key was already used with a different request.") \
 	TD_ERROR(INVALID_CONFIGURATION, "invalid_configuration", 422, "The configuration is not valid.") \
 	TD_ERROR(PERMISSION_DENIED, "permission_denied", 403, "The service may not change the file or directory.") \

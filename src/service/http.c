@@ -35,6 +35,11 @@
  * still holds any sane set of headers.
  */
 #define HTTP_CONNECTION_MEMORY (16 * 1024)
+/* More query arguments than this get 414 uri_too_long (docs/http-api.md). */
+#define HTTP_MAX_QUERY_ARGS 64
+
+/* The mark uri_seen leaves on a request whose query it emptied. */
+static char uri_refused;
 /* The largest part of a streamed body handed to libmicrohttpd at once. */
 #define HTTP_STREAM_BLOCK (64 * 1024)
 /*
@@ -678,6 +683,8 @@ early_message(enum td_code code)
 		    "loopback address.";
 	case TD_INVALID_REQUEST:
 		return "The request has more than one Host header.";
+	case TD_URI_TOO_LONG:
+		return "The URL has more than 64 query arguments.";
 	case TD_UNAUTHORIZED:
 		return "A valid bearer token is required (Authorization: Bearer <token>).";
 	case TD_PAYLOAD_TOO_LARGE:
@@ -709,6 +716,32 @@ queue_error(struct MHD_Connection *conn, struct http_ctx *ctx, const char *metho
 	return queue(conn, ctx, method, url, &r);
 }
 
+/*
+ * The request line's URI, before libmicrohttpd parses its query: a query of more
+ * than HTTP_MAX_QUERY_ARGS arguments would use up the connection's memory while
+ * being parsed, and the connection would end with no answer at all.  Its query is
+ * emptied where it lies in the connection's buffer (the '?' stays, so the parser
+ * gets ""), and the request is marked to get 414 uri_too_long.
+ */
+static void *
+uri_seen(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	char *query = strchr(uri, '?');
+	size_t args = 1;
+
+	(void)cls;
+	(void)conn;
+	if (query == NULL || query[1] == '\0')
+		return NULL;
+	for (const char *p = query + 1; *p != '\0'; p++)
+		if (*p == '&' || *p == ';')
+			args++;
+	if (args <= HTTP_MAX_QUERY_ARGS)
+		return NULL;
+	query[1] = '\0';
+	return &uri_refused;
+}
+
 static enum MHD_Result
 access_handler(void *cls, struct MHD_Connection *conn, const char *url,
     const char *method, const char *version, const char *upload_data,
@@ -719,7 +752,9 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url,
 	struct http_response r = { 0 };
 	struct http_request req = { 0 };
 
-	if (ctx == NULL) {
+	if (ctx == NULL || (void *)ctx == (void *)&uri_refused) {
+		bool refused = (void *)ctx == (void *)&uri_refused;
+
 		/*
 		 * Answer on a later call, never the first: queueing a response on
 		 * the first call makes libmicrohttpd close the connection.
@@ -729,6 +764,8 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url,
 		ctx->start_ms = td_mono_ms();
 		td_id_new("req", ctx->request_id);
 		ctx->early = early_checks(h, conn, url);
+		if (ctx->early == TD_OK && refused)
+			ctx->early = TD_URI_TOO_LONG;
 		atomic_fetch_add(&h->in_flight, 1);
 		*con_cls = ctx;
 		/* Except for a body we will refuse that the client has not sent yet. */
@@ -773,8 +810,10 @@ request_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	struct http_server *h = cls;
 	struct http_ctx *ctx = *con_cls;
 
-	if (ctx == NULL)
+	if (ctx == NULL || (void *)ctx == (void *)&uri_refused) {
+		*con_cls = NULL;
 		return;
+	}
 	/* A body may hold a credential's secret (POST/PATCH /credentials). */
 	if (ctx->body.data != NULL)
 		sodium_memzero(ctx->body.data, ctx->body.len);
@@ -837,6 +876,7 @@ http_start(struct service *svc, const char *addr, int port, char **err)
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_CONNECTION_TIMEOUT_S,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY,
 	    MHD_OPTION_NOTIFY_COMPLETED, request_completed, h,
+	    MHD_OPTION_URI_LOG_CALLBACK, uri_seen, NULL,
 	    MHD_OPTION_END);
 	if (h->daemon == NULL) {
 		*err = xasprintf("cannot listen on %s:%d (in use, or not permitted)",
