@@ -574,11 +574,24 @@ Test(cli_setup, api_key_stdin_is_a_credential_the_run_uses)
 	expect_key_nowhere(KEY2);
 
 	/* Deleted anyway (force): the next run fails and says what to do. */
-	r = http_req(&svc, "DELETE", "/api/v1/credentials/xx?force=true", NULL, NULL, true);
-	http_resp_free(&r);
 	snprintf(path, sizeof path, "/api/v1/credentials/%s?force=true", id);
 	r = http_req(&svc, "DELETE", path, NULL, NULL, true);
 	cr_expect(r.status == 204 || r.status == 200, "%s", r.body);
+	http_resp_free(&r);
+	/* doctor fails the provider check and says what to do. */
+	r = http_req(&svc, "GET", "/api/v1/doctor", NULL, NULL, true);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	{
+		const cJSON *c, *check = NULL;
+
+		cJSON_ArrayForEach(c, cJSON_GetObjectItem(r.json, "checks"))
+			if (str(c, "id") && strcmp(str(c, "id"), "provider") == 0)
+				check = c;
+		cr_assert_not_null(check, "%s", r.body);
+		cr_expect_str_eq(str(check, "status"), "fail", "%s", r.body);
+		cr_expect(strstr(str(check, "message"), "does not exist") != NULL, "%s", r.body);
+		cr_expect(strstr(r.body, "taskdeck setup") != NULL, "%s", r.body);
+	}
 	http_resp_free(&r);
 	run = run_once();
 	cr_expect_str_eq(str(run, "status"), "failed");
