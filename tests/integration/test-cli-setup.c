@@ -485,6 +485,22 @@ setup_stdin(const char *url, const char *key)
 	return id;
 }
 
+/* bootstrap status: the provider step. */
+static void
+expect_provider_step(bool ok, const char *says)
+{
+	struct http_resp r = http_req(&svc, "POST", "/api/v1/bootstrap",
+	    "{\"action\":\"status\"}", NULL, true);
+	const cJSON *st;
+
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	st = cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "steps"), "provider");
+	cr_assert_not_null(st, "%s", r.body);
+	cr_expect_eq(cJSON_IsTrue(cJSON_GetObjectItem(st, "ok")), ok, "%s", r.body);
+	cr_expect(str(st, "message") && strstr(str(st, "message"), says) != NULL, "%s", r.body);
+	http_resp_free(&r);
+}
+
 static cJSON *
 run_once(void)
 {
@@ -536,6 +552,7 @@ Test(cli_setup, api_key_stdin_is_a_credential_the_run_uses)
 	cr_expect_str_eq(str(run, "status"), "completed", "%s", cJSON_PrintUnformatted(run));
 	cJSON_Delete(run);
 	cr_expect_str_eq(auth(fp, 2), "Bearer " KEY1, "the run's request");
+	expect_provider_step(true, "its key is in the credential");
 	expect_key_nowhere(KEY1);
 
 	/* A credential a provider names is in use. */
@@ -578,6 +595,7 @@ Test(cli_setup, api_key_stdin_is_a_credential_the_run_uses)
 	r = http_req(&svc, "DELETE", path, NULL, NULL, true);
 	cr_expect(r.status == 204 || r.status == 200, "%s", r.body);
 	http_resp_free(&r);
+	expect_provider_step(false, "does not exist");
 	/* doctor fails the provider check and says what to do. */
 	r = http_req(&svc, "GET", "/api/v1/doctor", NULL, NULL, true);
 	cr_assert_eq(r.status, 200, "%s", r.body);
