@@ -49,9 +49,9 @@ const struct cli_cmd cmd_setup_entry = {
 	"Set up taskdeck.  On a terminal with no flags: a guided choice of provider, API key\n"
 	"(the name of an environment variable, or the key typed with echo off and stored as\n"
 	"the credential provider-NAME), model (from the provider's own list) and a test\n"
-	"request; then settings.json is written.  --api-key-stdin reads the key from stdin.  --status: the first-run state\n"
-	"(bootstrap status).  --repair: prepare or repair the managed runtime.  Without a\n"
-	"terminal and without flags it shows what is set.",
+	"request; then settings.json is written.  --api-key-stdin reads the key from stdin.\n"
+	"--status: the first-run state (bootstrap status).  --repair: prepare or repair the\n"
+	"managed runtime.  Without a terminal and without flags it shows what is set.",
 	setup_options, 0, 0, cmd_setup_exec
 };
 
@@ -482,12 +482,10 @@ interactive(struct choice *c, const cJSON *doc)
 	} else if (strcmp(answer, "-") == 0) {
 		c->key_env[0] = '\0';
 		c->cred_ref[0] = '\0';
-	}
-	else if (env_name_ok(answer)) {
+	} else if (env_name_ok(answer)) {
 		snprintf(c->key_env, sizeof c->key_env, "%s", answer);
 		c->cred_ref[0] = '\0';
-	}
-	else {
+	} else {
 		fprintf(stderr, "taskdeck: %s is not an environment variable name\n", answer);
 		return false;
 	}
