@@ -590,6 +590,33 @@ Test(cli_setup, api_key_stdin_is_a_credential_the_run_uses)
 	cr_expect_str_eq(auth(fp, 5), "Bearer " KEY2, "the run uses the rotated key");
 	expect_key_nowhere(KEY2);
 
+	/*
+	 * A credential named by its name, in settings.json as it is on disk (setup
+	 * wrote it, the service was not restarted): in use too.
+	 */
+	{
+		cJSON *set = read_settings(), *spare;
+		char *text, *other;
+
+		r = http_req(&svc, "POST", "/api/v1/credentials", "{\"name\":\"spare-key\","
+		    "\"kind\":\"api-key\",\"secret\":\"sk-spare\"}", NULL, true);
+		cr_assert_eq(r.status, 201, "%s", r.body);
+		other = strdup(str(r.json, "id"));
+		http_resp_free(&r);
+		spare = cJSON_Parse("{\"kind\":\"openai\",\"baseUrl\":\"http://127.0.0.1:9/v1\","
+		    "\"apiKeyEnv\":null,\"apiKeyCredential\":\"spare-key\",\"defaultModel\":\"m\"}");
+		cJSON_AddItemToObject(cJSON_GetObjectItem(set, "providers"), "spare", spare);
+		text = cJSON_Print(set);
+		svc_write_file(&svc, "settings.json", text);
+		free(text);
+		cJSON_Delete(set);
+		snprintf(path, sizeof path, "/api/v1/credentials/%s", other);
+		r = http_req(&svc, "DELETE", path, NULL, NULL, true);
+		cr_expect_eq(r.status, 409, "by name, on disk: %s", r.body);
+		cr_expect(strstr(r.body, "spare") != NULL, "%s", r.body);
+		http_resp_free(&r);
+		free(other);
+	}
 	/* Deleted anyway (force): the next run fails and says what to do. */
 	snprintf(path, sizeof path, "/api/v1/credentials/%s?force=true", id);
 	r = http_req(&svc, "DELETE", path, NULL, NULL, true);
