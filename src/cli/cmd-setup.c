@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
@@ -23,6 +24,7 @@
 #define SETUP_HTTP_MAX (4u * 1024 * 1024)
 #define SETUP_MODELS_SHOWN 40
 #define SETUP_MODELS_MAX 1000
+#define SETUP_KEY_MAX 16384	/* a credential's secret, at most */
 
 static int cmd_setup_exec(struct cli *, int, char **);
 
@@ -42,12 +44,14 @@ static const struct cli_option setup_options[] = {
 
 const struct cli_cmd cmd_setup_entry = {
 	"setup", NULL, "[--status | --repair | --provider NAME [--kind openai|anthropic|replay]\n"
-	"      [--base-url URL] [--api-key-env NAME | --no-api-key] [--model M] [--no-test]]",
+	"      [--base-url URL] [--api-key-env NAME | --api-key-stdin | --no-api-key]\n"
+	"      [--model M] [--no-test]]",
 	"Set up taskdeck.  On a terminal with no flags: a guided choice of provider, API key\n"
-	"(the name of an environment variable), model (from the provider's own list) and a\n"
-	"test request; then settings.json is written.  --status: the first-run state\n"
-	"(bootstrap status).  --repair: prepare or repair the managed runtime.  Without a\n"
-	"terminal and without flags it shows what is set.",
+	"(the name of an environment variable, or the key typed with echo off and stored as\n"
+	"the credential provider-NAME), model (from the provider's own list) and a test\n"
+	"request; then settings.json is written.  --api-key-stdin reads the key from stdin.\n"
+	"--status: the first-run state (bootstrap status).  --repair: prepare or repair the\n"
+	"managed runtime.  Without a terminal and without flags it shows what is set.",
 	setup_options, 0, 0, cmd_setup_exec
 };
 
@@ -58,7 +62,10 @@ struct choice {
 	char base_url[2049];
 	char key_env[129];	/* "" for none */
 	char model[201];
-	const char *key;	/* the key's value (from the environment), or NULL */
+	const char *key;	/* the key's value (from the environment or typed), or NULL */
+	char cred_ref[201];	/* keycred: apiKeyCredential already in settings, or "" */
+	char *typed;		/* keycred: a key typed or read from stdin (wiped), or NULL */
+	char cred_id[65];	/* keycred: the credential it was stored in */
 };
 
 static const struct known {
@@ -331,8 +338,11 @@ show_current(const cJSON *doc, const char *path)
 	printf("Provider: %s (%s%s%s)\n", name ? name : "-", json_get_string(p, "kind") ?
 	    json_get_string(p, "kind") : "?", json_get_string(p, "baseUrl") ? ", " : "",
 	    json_get_string(p, "baseUrl") ? json_get_string(p, "baseUrl") : "");
-	printf("API key:  %s\n", json_get_string(p, "apiKeyEnv") ? json_get_string(p,
-	    "apiKeyEnv") : "none");
+	if (json_get_string(p, "apiKeyCredential") != NULL)
+		printf("API key:  stored credential %s\n", json_get_string(p, "apiKeyCredential"));
+	else
+		printf("API key:  %s\n", json_get_string(p, "apiKeyEnv") ? json_get_string(p,
+		    "apiKeyEnv") : "none");
 	printf("Model:    %s\n", model ? model : json_get_string(p, "defaultModel") ?
 	    json_get_string(p, "defaultModel") : "-");
 }
@@ -353,6 +363,9 @@ choice_from(struct choice *c, const cJSON *doc, const char *name)
 		    json_get_string(p, "apiKeyEnv") : "");
 		snprintf(c->model, sizeof c->model, "%s", json_get_string(p, "defaultModel") ?
 		    json_get_string(p, "defaultModel") : "");
+		snprintf(c->cred_ref, sizeof c->cred_ref, "%s",
+		    json_get_string(p, "apiKeyCredential") ?
+		    json_get_string(p, "apiKeyCredential") : "");
 		return true;
 	}
 	for (size_t i = 0; i < sizeof knowns / sizeof knowns[0]; i++) {
@@ -364,6 +377,63 @@ choice_from(struct choice *c, const cJSON *doc, const char *name)
 		}
 	}
 	return false;
+}
+
+/*
+ * keycred: one line of at most SETUP_KEY_MAX bytes from fd 0 into a malloc'd
+ * string (the caller wipes it); NULL with *why when it is empty or too long.
+ */
+static char *
+read_key_line(const char **why)
+{
+	char *key = xmalloc(SETUP_KEY_MAX + 2);
+	size_t n = 0;
+	ssize_t got;
+
+	while (n < SETUP_KEY_MAX + 1) {
+		got = read(STDIN_FILENO, key + n, 1);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0 || key[n] == '\n')
+			break;
+		n++;
+	}
+	if (n > 0 && key[n - 1] == '\r')
+		n--;
+	key[n] = '\0';
+	*why = n == 0 ? "the key is empty" : n > SETUP_KEY_MAX ? "the key is longer than "
+	    "16384 bytes" : NULL;
+	if (*why != NULL) {
+		explicit_bzero(key, SETUP_KEY_MAX + 2);
+		free(key);
+		return NULL;
+	}
+	return key;
+}
+
+/* keycred: the key typed on the terminal with echo off. */
+static char *
+read_key_tty(void)
+{
+	struct termios old, quiet;
+	const char *why;
+	char *key;
+	bool restore = tcgetattr(STDIN_FILENO, &old) == 0;
+
+	printf("API key (not shown): ");
+	fflush(stdout);
+	if (restore) {
+		quiet = old;
+		quiet.c_lflag &= ~(tcflag_t)ECHO;
+		quiet.c_lflag |= ECHONL;
+		tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet);
+	}
+	key = read_key_line(&why);
+	if (restore)
+		tcsetattr(STDIN_FILENO, TCSAFLUSH, &old);
+	if (key == NULL)
+		fprintf(stderr, "taskdeck: %s\n", why);
+	return key;
 }
 
 /* The guided flow on a terminal: fills c; false when the user gave up. */
@@ -399,17 +469,23 @@ interactive(struct choice *c, const cJSON *doc)
 			return false;
 		}
 	}
-	printf("\nThe API key: give the NAME of an environment variable that holds it (the\n"
-	    "key itself is never written to settings.json), or - for none (a local server).\n"
-	    "Typing the key itself needs the credential store, which this build does not have.\n");
-	if (!ask("Environment variable", c->key_env[0] ? c->key_env : "-", answer,
-	    sizeof answer))
+	printf("\nThe API key: give the NAME of an environment variable that holds it, * to\n"
+	    "type the key (stored sealed as the credential provider-%s), or - for none (a\n"
+	    "local server).  The key itself is never written to settings.json.\n", c->name);
+	if (!ask("Environment variable, * or -", c->cred_ref[0] ? "*" : c->key_env[0] ?
+	    c->key_env : "-", answer, sizeof answer))
 		return false;
-	if (strcmp(answer, "-") == 0)
+	if (strcmp(answer, "*") == 0) {
 		c->key_env[0] = '\0';
-	else if (env_name_ok(answer))
+		if ((c->typed = read_key_tty()) == NULL)
+			return false;
+	} else if (strcmp(answer, "-") == 0) {
+		c->key_env[0] = '\0';
+		c->cred_ref[0] = '\0';
+	} else if (env_name_ok(answer)) {
 		snprintf(c->key_env, sizeof c->key_env, "%s", answer);
-	else {
+		c->cred_ref[0] = '\0';
+	} else {
 		fprintf(stderr, "taskdeck: %s is not an environment variable name\n", answer);
 		return false;
 	}
@@ -488,6 +564,10 @@ apply(cJSON *doc, const struct choice *c)
 			cJSON_AddStringToObject(p, "apiKeyEnv", c->key_env);
 		else
 			cJSON_AddNullToObject(p, "apiKeyEnv");
+		/* keycred: the credential just stored, or the one already named. */
+		if (c->key_env[0] == '\0' && (c->cred_id[0] || c->cred_ref[0]))
+			cJSON_AddStringToObject(p, "apiKeyCredential",
+			    c->cred_id[0] ? c->cred_id : c->cred_ref);
 	}
 	cJSON_AddStringToObject(p, "defaultModel", c->model);
 	if (cJSON_GetObjectItem(providers, c->name) != NULL)
@@ -503,6 +583,70 @@ apply(cJSON *doc, const struct choice *c)
 	cJSON_AddStringToObject(defaults, "provider", c->name);
 	cJSON_DeleteItemFromObject(defaults, "model");
 	cJSON_AddStringToObject(defaults, "model", c->model);
+}
+
+/*
+ * keycred: stores c->typed as the api-key credential provider-NAME (rotating
+ * the one settings names, or the one of that name, instead of adding another)
+ * and puts its id in c->cred_id.  An exit code.
+ */
+static int setup_fail(struct cli *cli, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+store_key(struct cli *cli, struct choice *c)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	struct td_credential *cred = NULL;
+	struct td_credential_list *list = NULL;
+	struct td_credential_request req = { 0 };
+	struct td_error err;
+	char name[80], desc[160], found[65] = "", *cursor = NULL;
+	enum td_code code;
+	int rc;
+
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+		return rc;
+	snprintf(name, sizeof name, "provider-%s", c->name);
+	if (c->cred_ref[0] != '\0' && td_get_credential(cli->client, c->cred_ref, &opts, &cred,
+	    &err) == TD_OK) {
+		snprintf(found, sizeof found, "%s", cred->id);
+		td_credential_free(cred);
+		cred = NULL;
+	}
+	/* Else the credential of that name (by the id in settings or by its name). */
+	while (found[0] == '\0') {
+		if (td_list_credentials(cli->client, 100, cursor, &opts, &list, &err) != TD_OK)
+			break;
+		for (size_t i = 0; i < list->count && found[0] == '\0'; i++) {
+			if (strcmp(list->items[i].name, name) == 0 ||
+			    (c->cred_ref[0] && strcmp(list->items[i].name, c->cred_ref) == 0))
+				snprintf(found, sizeof found, "%s", list->items[i].id);
+		}
+		free(cursor);
+		cursor = list->next_cursor ? xstrdup(list->next_cursor) : NULL;
+		td_credential_list_free(list);
+		list = NULL;
+		if (cursor == NULL)
+			break;
+	}
+	free(cursor);
+	req.secret = c->typed;
+	if (found[0] != '\0') {
+		code = td_update_credential(cli->client, found, &req, &opts, &cred, &err);
+	} else {
+		snprintf(desc, sizeof desc, "API key of the provider %s (taskdeck setup)", c->name);
+		req.name = name;
+		req.kind = "api-key";
+		req.description = desc;
+		code = td_create_credential(cli->client, &req, &opts, &cred, &err);
+	}
+	if (code != TD_OK)
+		return setup_fail(cli, CLI_EXIT_SERVICE, "cannot store the key as the credential "
+		    "%s: %s", name, err.message);
+	snprintf(c->cred_id, sizeof c->cred_id, "%s", cred->id);
+	td_credential_free(cred);
+	return CLI_EXIT_OK;
 }
 
 static int __attribute__((format(printf, 3, 4)))
@@ -546,10 +690,10 @@ cmd_setup_exec(struct cli *cli, int argc, char **argv)
 		return cli_setup_status(cli);
 	if (cli_has(cli, "repair"))
 		return cli_setup_repair(cli);
-	if (cli_has(cli, "api-key-stdin"))
-		return cli_usage_error(cli, "--api-key-stdin: storing a typed key needs the "
-		    "credential store, which this build does not have; put the key in an "
-		    "environment variable of the service and give --api-key-env NAME");
+	if (cli_has(cli, "api-key-stdin") && (!cli_has(cli, "provider") ||
+	    cli_has(cli, "api-key-env") || cli_has(cli, "no-api-key")))
+		return cli_usage_error(cli, "--api-key-stdin goes with --provider, and not with "
+		    "--api-key-env or --no-api-key");
 	if (!td_paths_init(&paths))
 		return cli_usage_error(cli, "set HOME or TASKDECK_HOME");
 	if ((doc = load_or_create(cli, paths.settings)) == NULL) {
@@ -610,9 +754,21 @@ cmd_setup_exec(struct cli *cli, int argc, char **argv)
 				goto out;
 			}
 			snprintf(c.key_env, sizeof c.key_env, "%s", v);
+			c.cred_ref[0] = '\0';
 		}
-		if (cli_has(cli, "no-api-key"))
+		if (cli_has(cli, "no-api-key")) {
 			c.key_env[0] = '\0';
+			c.cred_ref[0] = '\0';
+		}
+		if (cli_has(cli, "api-key-stdin")) {
+			const char *kwhy;
+
+			c.key_env[0] = '\0';
+			if ((c.typed = read_key_line(&kwhy)) == NULL) {
+				rc = cli_usage_error(cli, "--api-key-stdin: %s", kwhy);
+				goto out;
+			}
+		}
 		if ((v = cli_get(cli, "model")) != NULL)
 			snprintf(c.model, sizeof c.model, "%s", v);
 	}
@@ -625,6 +781,16 @@ cmd_setup_exec(struct cli *cli, int argc, char **argv)
 			goto out;
 		}
 	} else {
+		if (c.typed != NULL) {
+			c.key = c.typed;	/* in memory only, for the list and the test */
+		} else if (c.key_env[0] == '\0' && c.cred_ref[0] != '\0' &&
+		    !cli_has(cli, "no-test")) {
+			rc = setup_fail(cli, CLI_EXIT_USAGE, "the key of %s is in the credential %s, "
+			    "which cannot be read back to list or test the models; give the key "
+			    "again (--api-key-stdin, or * on a terminal) or --no-test", c.name,
+			    c.cred_ref);
+			goto out;
+		}
 		if (c.key_env[0] != '\0') {
 			c.key = getenv(c.key_env);
 			if ((c.key == NULL || *c.key == '\0') && !cli_has(cli, "no-test")) {
@@ -663,6 +829,8 @@ cmd_setup_exec(struct cli *cli, int argc, char **argv)
 			goto out;
 		}
 	}
+	if (c.typed != NULL && (rc = store_key(cli, &c)) != CLI_EXIT_OK)
+		goto out;
 	apply(doc, &c);
 	if (!settings_write(paths.settings, doc)) {
 		rc = CLI_EXIT_SERVICE;
@@ -679,6 +847,9 @@ cmd_setup_exec(struct cli *cli, int argc, char **argv)
 			cJSON_AddStringToObject(p, "baseUrl", c.base_url);
 		if (c.key_env[0])
 			cJSON_AddStringToObject(p, "apiKeyEnv", c.key_env);
+		else if (c.cred_id[0] || c.cred_ref[0])
+			cJSON_AddStringToObject(p, "apiKeyCredential", c.cred_id[0] ? c.cred_id :
+			    c.cred_ref);
 		cJSON_AddStringToObject(p, "model", c.model);
 		cJSON_AddNumberToObject(o, "models", ids ? cJSON_GetArraySize(ids) : 0);
 		cJSON_AddBoolToObject(o, "tested", tested);
@@ -697,10 +868,17 @@ cmd_setup_exec(struct cli *cli, int argc, char **argv)
 		if (c.key_env[0])
 			printf("The service reads %s from its own environment: start it from a "
 			    "shell where %s is set.\n", c.key_env, c.key_env);
+		if (c.cred_id[0])
+			printf("The key is stored sealed in the credential provider-%s (%s); "
+			    "settings.json names it in apiKeyCredential.\n", c.name, c.cred_id);
 		printf("Restart the service so that it reads the new settings: "
 		    "taskdeck daemon stop; taskdeck daemon start\n");
 	}
 out:
+	if (c.typed != NULL) {
+		explicit_bzero(c.typed, strlen(c.typed));
+		free(c.typed);
+	}
 	cJSON_Delete(ids);
 	cJSON_Delete(doc);
 	td_paths_free(&paths);

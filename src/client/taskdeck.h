@@ -944,8 +944,9 @@ TD_API enum td_code td_update_credential(struct td_client *client, const char *i
     const struct td_credential_request *request, const struct td_request_options *opts,
     struct td_credential **out, struct td_error *err);
 /*
- * Deletes a credential.  While a connector binds it: TD_CREDENTIAL_IN_USE,
- * unless force, which also removes those bindings.
+ * Deletes a credential.  While a connector binds it or a provider names it
+ * (apiKeyCredential in settings.json): TD_CREDENTIAL_IN_USE, unless force,
+ * which also removes those bindings.
  */
 TD_API enum td_code td_delete_credential(struct td_client *client, const char *id,
     bool force, const struct td_request_options *opts, struct td_error *err);

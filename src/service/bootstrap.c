@@ -16,9 +16,11 @@
 
 #include "bootstrap.h"
 #include "buf.h"
+#include "connectors.h"
 #include "files.h"
 #include "json.h"
 #include "runtimes.h"
+#include "secrets.h"
 #include "service.h"
 #include "settings.h"
 #include "xalloc.h"
@@ -150,6 +152,25 @@ tcp_reachable(const char *host, const char *port, int timeout_ms, char *why, siz
 }
 
 bool
+bootstrap_provider_key_ok(const struct service *svc, const cJSON *p, const char *name,
+    char *msg, size_t msg_size)
+{
+	const char *ref = json_get_string(p, "apiKeyCredential");
+	char *value = NULL, *why = NULL;
+
+	if (ref == NULL)
+		return true;
+	if (credential_provider_key(svc, ref, &value, &why)) {
+		secrets_plain_free(value);
+		return true;
+	}
+	msgf(msg, msg_size, "The API key of the default provider %s cannot be read: %s.", name,
+	    why);
+	free(why);
+	return false;
+}
+
+bool
 bootstrap_provider_check(const struct service *svc, int timeout_ms, char *name,
     size_t name_size, char *msg, size_t msg_size)
 {
@@ -157,6 +178,7 @@ bootstrap_provider_check(const struct service *svc, int timeout_ms, char *name,
 	const cJSON *p;
 	const char *kind, *url, *key;
 	char host[256], port[16], why[256];
+	bool cred = false;
 
 	msgf(name, name_size, "%s", prov ? prov : "replay");
 	p = settings_provider(svc->settings, name);
@@ -183,6 +205,12 @@ bootstrap_provider_check(const struct service *svc, int timeout_ms, char *name,
 		    "environment variable %s, which the service does not have.", name, key);
 		return false;
 	}
+	if (!bootstrap_provider_key_ok(svc, p, name, msg, msg_size))
+		return false;
+	if (json_get_string(p, "apiKeyCredential") != NULL) {
+		key = json_get_string(p, "apiKeyCredential");
+		cred = true;
+	}
 	if (url == NULL || !url_host_port(url, host, sizeof host, port, sizeof port)) {
 		msgf(msg, msg_size, "The default provider %s has no usable baseUrl.", name);
 		return false;
@@ -193,7 +221,8 @@ bootstrap_provider_check(const struct service *svc, int timeout_ms, char *name,
 		return false;
 	}
 	msgf(msg, msg_size, "The default provider %s (%s, %s) is reachable%s%s.", name,
-	    kind, url, key ? " and its key is set in " : "", key ? key : "");
+	    kind, url, key ? (cred ? " and its key is in the credential " :
+	    " and its key is set in ") : "", key ? key : "");
 	return true;
 }
 

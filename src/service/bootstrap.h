@@ -28,6 +28,13 @@ cJSON *bootstrap_runtime_json(const struct runtime_info *info);
  * and its base URL accepts a TCP connection within timeout_ms.  The provider's
  * name into name; a sentence into msg.  true when usable.
  */
+/*
+ * keycred: true when provider p (named name) has no apiKeyCredential or the
+ * credential it names opens to a non-empty key; else a sentence with the next
+ * action into msg.
+ */
+bool bootstrap_provider_key_ok(const struct service *svc, const cJSON *p, const char *name,
+    char *msg, size_t msg_size);
 bool bootstrap_provider_check(const struct service *svc, int timeout_ms, char *name,
     size_t name_size, char *msg, size_t msg_size);
 

@@ -130,5 +130,13 @@ bool conn_header_name_valid(const char *s);
  */
 bool credential_value(struct service *svc, const char *credential_id, const char *target,
     char **value, char **why);
+/*
+ * keycred: the API key of a provider whose settings name a credential (ref:
+ * its id, or its name when exactly one credential has it).  Takes the store
+ * lock.  *value is sodium_malloc'd (secrets_plain_free); false with *why
+ * (malloc'd, no secret in it, ending with what to do).
+ */
+bool credential_provider_key(const struct service *svc, const char *ref, char **value,
+    char **why);
 
 #endif

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sodium.h>
 
@@ -12,6 +13,7 @@
 #include "resource.h"
 #include "secrets.h"
 #include "service.h"
+#include "settings.h"
 #include "store.h"
 #include "timeutil.h"
 #include "xalloc.h"
@@ -287,6 +289,50 @@ credential_update(struct service *svc, const char *id, const cJSON *body, cJSON 
 	return credential_write_end(svc, id, rc, secret ? "rotated" : "updated", out, p);
 }
 
+/* keycred: adds the providers of one settings object that name id or name. */
+static void
+providers_naming_in(const cJSON *providers, const char *id, const char *name, cJSON *arr)
+{
+	const cJSON *pr, *have;
+	const char *ref;
+
+	cJSON_ArrayForEach(pr, providers) {
+		ref = json_get_string(pr, "apiKeyCredential");
+		if (ref == NULL || (strcmp(ref, id) != 0 && (name == NULL || strcmp(ref, name) != 0)))
+			continue;
+		cJSON_ArrayForEach(have, arr) {
+			if (strcmp(have->valuestring, pr->string) == 0)
+				break;
+		}
+		if (have == NULL)
+			cJSON_AddItemToArray(arr, cJSON_CreateString(pr->string));
+	}
+}
+
+/*
+ * keycred: the providers whose apiKeyCredential names the credential, in the
+ * settings the service runs with and in settings.json as it is now (taskdeck
+ * setup writes it before the service is restarted).
+ */
+static cJSON *
+providers_naming(struct service *svc, const char *id, const char *name)
+{
+	cJSON *arr = cJSON_CreateArray();
+	struct settings *fresh = NULL;
+	char *err = NULL;
+
+	if (svc->settings != NULL)
+		providers_naming_in(settings_providers(svc->settings), id, name, arr);
+	/* Read-only: settings_load would write the defaults for a missing file. */
+	if (svc->paths.settings != NULL && access(svc->paths.settings, F_OK) == 0)
+		fresh = settings_load(svc->paths.settings, &err);
+	if (fresh != NULL)
+		providers_naming_in(settings_providers(fresh), id, name, arr);
+	settings_free(fresh);
+	free(err);
+	return arr;
+}
+
 /* The connectors that bind id, as a JSON array of ids.  Store locked. */
 static cJSON *
 binders_load(struct store *st, const char *id)
@@ -307,7 +353,7 @@ credential_delete(struct service *svc, const char *id, bool force, struct conn_p
 {
 	struct store *st = svc->store;
 	enum td_code rc = TD_OK;
-	cJSON *cred, *binders, *b;
+	cJSON *cred, *binders, *b, *providers = NULL;
 	sqlite3_stmt *s;
 	int64_t now = td_now_ms();
 
@@ -323,13 +369,22 @@ credential_delete(struct service *svc, const char *id, bool force, struct conn_p
 		return conn_fail(p, TD_NOT_FOUND, "credential", "No credential with that id.");
 	}
 	binders = binders_load(st, id);
-	if (cJSON_GetArraySize(binders) > 0 && !force) {
-		rc = conn_fail(p, TD_CREDENTIAL_IN_USE, NULL, "%d connector(s) bind this "
-		    "credential; unbind it or delete with ?force=true",
-		    cJSON_GetArraySize(binders));
+	providers = providers_naming(svc, id, json_get_string(cred, "name"));
+	if ((cJSON_GetArraySize(binders) > 0 || cJSON_GetArraySize(providers) > 0) && !force) {
+		if (cJSON_GetArraySize(providers) > 0)
+			rc = conn_fail(p, TD_CREDENTIAL_IN_USE, NULL, "provider %s takes its API "
+			    "key from this credential (apiKeyCredential in settings.json); run "
+			    "`taskdeck setup` to change it, or delete with ?force=true",
+			    cJSON_GetArrayItem(providers, 0)->valuestring);
+		else
+			rc = conn_fail(p, TD_CREDENTIAL_IN_USE, NULL, "%d connector(s) bind this "
+			    "credential; unbind it or delete with ?force=true",
+			    cJSON_GetArraySize(binders));
 		p->details = cJSON_CreateObject();
 		cJSON_AddItemToObject(p->details, "connectors", binders);
+		cJSON_AddItemToObject(p->details, "providers", providers);
 		binders = NULL;
+		providers = NULL;
 	}
 	cJSON_ArrayForEach(b, (rc == TD_OK ? binders : NULL)) {
 		s = store_stmt(st, "UPDATE connectors SET updated_at = " RESOURCE_NEXT_TIME(2)
@@ -370,6 +425,7 @@ credential_delete(struct service *svc, const char *id, bool force, struct conn_p
 	store_unlock(st);
 	cJSON_Delete(cred);
 	cJSON_Delete(binders);
+	cJSON_Delete(providers);
 	return rc;
 }
 
@@ -427,5 +483,49 @@ credential_value(struct service *svc, const char *credential_id, const char *tar
 	if (out == NULL)
 		abort();
 	*value = out;
+	return true;
+}
+
+bool
+credential_provider_key(const struct service *svc, const char *ref, char **value, char **why)
+{
+	struct store *st = svc->store;
+	sqlite3_stmt *s;
+	char *plain = NULL;
+	size_t len = 0;
+	int rows = 0;
+	bool opened = false;
+
+	*value = NULL;
+	store_lock(st);
+	/* An id wins; a name only when one credential has it. */
+	s = store_stmt(st, "SELECT secret FROM credentials WHERE id = ?1 UNION ALL "
+	    "SELECT secret FROM credentials WHERE name = ?1 AND NOT EXISTS "
+	    "(SELECT 1 FROM credentials WHERE id = ?1) LIMIT 2");
+	sqlite3_bind_text(s, 1, ref, -1, SQLITE_STATIC);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		if (++rows == 1)
+			opened = secrets_open(svc->secrets, sqlite3_column_blob(s, 0),
+			    (size_t)sqlite3_column_bytes(s, 0), &plain, &len);
+	}
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	store_unlock(st);
+	if (rows == 0)
+		*why = xasprintf("the credential %s named by apiKeyCredential does not exist; "
+		    "run `taskdeck setup` to store the key again", ref);
+	else if (rows > 1)
+		*why = xasprintf("%d or more credentials are named %s; give apiKeyCredential "
+		    "the credential's id instead (taskdeck credentials list)", rows, ref);
+	else if (!opened)
+		*why = xasprintf("the credential %s cannot be decrypted (see the service log); "
+		    "run `taskdeck setup` to store the key again", ref);
+	else if (len == 0)
+		*why = xasprintf("the credential %s is empty; run `taskdeck setup`", ref);
+	if (rows != 1 || !opened || len == 0) {
+		secrets_plain_free(opened ? plain : NULL);
+		return false;
+	}
+	*value = plain;
 	return true;
 }

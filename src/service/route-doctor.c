@@ -199,6 +199,11 @@ check_provider(struct report *rep, const struct service *svc)
 	const char *key = json_get_string(p, "apiKeyEnv");
 	bool key_missing = key != NULL && (settings_api_key(svc->settings, key) == NULL ||
 	    *settings_api_key(svc->settings, key) == '\0');
+	char cred_msg[512];
+
+	/* keycred: a named credential that is gone or cannot be opened fails too. */
+	if (p != NULL && !bootstrap_provider_key_ok(svc, p, name, cred_msg, sizeof cred_msg))
+		key_missing = true;
 
 	if (ok)
 		add_check(rep, "provider", CHECK_OK, xstrdup(msg), NULL);

@@ -57,7 +57,7 @@ static const char *const top_keys[] = { "defaults", "providers", "runs", "runtim
 static const char *const default_keys[] = { "framework", "provider", "model", "effort",
 	"permissionProfile", "network", NULL };
 static const char *const provider_keys[] = { "kind", "baseUrl", "apiKeyEnv",
-	"defaultModel", NULL };
+	"defaultModel", "apiKeyCredential", NULL };
 static const char *const provider_kinds[] = { "replay", "openai", "anthropic", NULL };
 static const char *const run_keys[] = { "maxConcurrent", "maxTurns", "commandTimeoutMs",
 	"allowUnconfinedCommands", NULL };
@@ -148,6 +148,16 @@ provider_valid(const char *name, const cJSON *p, char **err)
 	    !cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(p, "apiKeyEnv")))) {
 		*err = xasprintf("providers.%s.apiKeyEnv must name an environment variable or be null",
 		    name);
+		return false;
+	}
+	/* keycred: or the id or name of a stored credential (never both). */
+	if (!json_check_string(p, "apiKeyCredential", false, true, 1, NAME_MAX_CHARS)) {
+		*err = xasprintf("providers.%s.apiKeyCredential must be a credential's id or name "
+		    "(1 to %d characters) or null", name, NAME_MAX_CHARS);
+		return false;
+	}
+	if (key != NULL && json_get_string(p, "apiKeyCredential") != NULL) {
+		*err = xasprintf("providers.%s: give apiKeyEnv or apiKeyCredential, not both", name);
 		return false;
 	}
 	return true;
@@ -407,6 +417,12 @@ const cJSON *
 settings_defaults(const struct settings *s)
 {
 	return cJSON_GetObjectItemCaseSensitive(s->root, "defaults");
+}
+
+const cJSON *
+settings_providers(const struct settings *s)
+{
+	return cJSON_GetObjectItemCaseSensitive(s->root, "providers");
 }
 
 const cJSON *

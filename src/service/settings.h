@@ -17,8 +17,11 @@ void settings_free(struct settings *s);
 
 /* The "defaults" object (members may be null).  Owned by s. */
 const cJSON *settings_defaults(const struct settings *s);
-/* The provider named name ({kind, baseUrl, apiKeyEnv, defaultModel}), or NULL.  Owned by s. */
+/* The provider named name ({kind, baseUrl, apiKeyEnv or apiKeyCredential,
+ * defaultModel}), or NULL.  Owned by s. */
 const cJSON *settings_provider(const struct settings *s, const char *name);
+/* keycred: the "providers" object ({name: {kind, ..., apiKeyCredential}}).  Owned by s. */
+const cJSON *settings_providers(const struct settings *s);
 int settings_max_concurrent(const struct settings *s);
 int settings_max_turns(const struct settings *s);
 long settings_command_timeout_ms(const struct settings *s);

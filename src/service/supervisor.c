@@ -585,6 +585,16 @@ sandbox_message(struct service *svc, cJSON *msg, const char *workspace, bool net
 }
 
 /* The start line's body: the run, its provider, project and session history. */
+/* keycred: wipes the provider's API key in a start message before it is freed. */
+static void
+start_message_wipe(cJSON *msg)
+{
+	cJSON *k = cJSON_GetObjectItem(cJSON_GetObjectItem(msg, "provider"), "apiKey");
+
+	if (cJSON_IsString(k) && k->valuestring != NULL)
+		sodium_memzero(k->valuestring, strlen(k->valuestring));
+}
+
 static cJSON *
 start_message(struct supervisor *sv, struct run_state *rs, char **why)
 {
@@ -593,6 +603,7 @@ start_message(struct supervisor *sv, struct run_state *rs, char **why)
 	cJSON *run, *msg, *r, *cfg, *p, *proj, *hist, *limits;
 	const cJSON *provider;
 	const char *key_env, *key = NULL;
+	char *cred_key = NULL;
 	sqlite3_stmt *s;
 	bool network;
 
@@ -674,10 +685,25 @@ start_message(struct supervisor *sv, struct run_state *rs, char **why)
 	key_env = json_get_string(provider, "apiKeyEnv");
 	if (key_env != NULL)
 		key = settings_api_key(svc->settings, key_env);
+	/* keycred: or the sealed credential the provider names, opened just now. */
+	if (json_get_string(provider, "apiKeyCredential") != NULL) {
+		char *sealed_why = NULL;
+
+		if (!credential_provider_key(svc, json_get_string(provider, "apiKeyCredential"),
+		    &cred_key, &sealed_why)) {
+			*why = xasprintf("The API key of provider %s cannot be read: %s.",
+			    json_get_string(cfg, "provider"), sealed_why);
+			free(sealed_why);
+			cJSON_Delete(msg);
+			return NULL;
+		}
+		key = cred_key;
+	}
 	if (key != NULL)
 		cJSON_AddStringToObject(p, "apiKey", key);
 	else
 		cJSON_AddNullToObject(p, "apiKey");
+	secrets_plain_free(cred_key);
 	cJSON_AddStringToObject(p, "replayDir", svc->replay_dir);
 
 	sandbox_message(svc, msg, rs->workspace, network);
@@ -1115,6 +1141,7 @@ run_thread(void *arg)
 	}
 	start_message_fit(start);
 	if (access(sv->svc->agent_path, X_OK) != 0 || !agent_spawn(&rs, sv->svc->agent_path)) {
+		start_message_wipe(start);
 		cJSON_Delete(start);
 		log_error("run %s: cannot start the agent runtime %s: %s", ar->id,
 		    sv->svc->agent_path, strerror(errno));
@@ -1125,6 +1152,7 @@ run_thread(void *arg)
 	}
 	log_info("run %s started (agent pid %ld)", ar->id, (long)rs.pid);
 	agent_send(&rs, start);
+	start_message_wipe(start);
 	cJSON_Delete(start);
 	agent_converse(&rs);
 	close(rs.out_fd);

@@ -116,7 +116,7 @@ Test(cli_setup, runtimes_status_repair_install_json)
 }
 
 /* The fake provider's script: the model list, then one chat completion. */
-static struct fake_reply replies[2];
+static struct fake_reply replies[6];
 
 static struct fake_provider *
 start_provider(void)
@@ -236,11 +236,11 @@ Test(cli_setup, a_model_the_provider_lacks_changes_nothing)
 Test(cli_setup, key_value_is_never_taken_on_argv_or_stdin)
 {
 	char *out = NULL;
-	int rc = run_capture(&svc, &out, "echo sk-x | '%s' setup --provider openai "
-	    "--api-key-stdin 2>&1", harness_bin("taskdeck"));
+	int rc = run_capture(&svc, &out, "echo sk-x | '%s' setup --api-key-stdin "
+	    "--api-key-env X 2>&1", harness_bin("taskdeck"));
 
 	cr_expect_eq(rc, 2, "%s", out);
-	cr_expect(strstr(out, "--api-key-env") != NULL, "%s", out);
+	cr_expect(strstr(out, "--api-key-stdin goes with --provider") != NULL, "%s", out);
 	free(out);
 	rc = run_capture(&svc, &out, "'%s' setup --provider openai --api-key-env sk-123=abc "
 	    "2>&1", harness_bin("taskdeck"));
@@ -374,4 +374,327 @@ Test(cli_setup, install_timeout_rereads_the_status)
 	cr_expect(strstr(out, "does not prove") != NULL, "%s", out);
 	cr_expect(strstr(out, "\"steps\"") != NULL, "the status was read again: %s", out);
 	free(out);
+}
+
+/* --- keycred: a key given on stdin or typed is stored as a credential --- */
+
+#define KEY1 "sk-typed-KEY-1a2b3c4d"
+#define KEY2 "sk-rotated-KEY-9z8y7x"
+
+/* path's bytes do not contain needle (a missing file is fine). */
+static void
+expect_file_lacks(const char *path, const char *needle)
+{
+	FILE *f = fopen(path, "rb");
+	char *data;
+	size_t n;
+
+	if (f == NULL)
+		return;
+	data = malloc(64 * 1024 * 1024);
+	cr_assert_not_null(data);
+	n = fread(data, 1, 64 * 1024 * 1024, f);
+	fclose(f);
+	cr_expect_null(memmem(data, n, needle, strlen(needle)), "%s holds the key", path);
+	free(data);
+}
+
+static void
+expect_key_nowhere(const char *key)
+{
+	char path[512], cmd[700];
+	char *out = NULL;
+
+	snprintf(path, sizeof path, "%s/settings.json", svc.home);
+	expect_file_lacks(path, key);
+	snprintf(path, sizeof path, "%s/taskdeckd.log", svc.home);
+	expect_file_lacks(path, key);
+	/* Every file of the home: the database, its WAL, the log. */
+	snprintf(cmd, sizeof cmd, "grep -rl -F -e '%s' '%s' 2>/dev/null; "
+	    "grep -l -F -e '%s' /proc/[0-9]*/cmdline 2>/dev/null | grep -v \"/proc/$$/\" "
+	    "| while read f; do tr '\\0' ' ' < $f | grep -v -e grep; done; true",
+	    key, svc.home, key);
+	run_capture(&svc, &out, "%s", cmd);
+	cr_expect_str_eq(out ? out : "", "", "the key was found: %s", out);
+	free(out);
+}
+
+static void
+start_replies(struct buf *run_reply)
+{
+	static char models[] = "{\"object\":\"list\",\"data\":[{\"id\":\"tiny-1\",\"object\":"
+	    "\"model\"},{\"id\":\"tiny-2\",\"object\":\"model\"}]}";
+	static char done[] = "{\"id\":\"c1\",\"object\":\"chat.completion\",\"choices\":[{"
+	    "\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"ready\"},"
+	    "\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":1}}";
+
+	buf_init(run_reply, 0);
+	fake_openai_text(run_reply, "Hello from the fake provider.");
+	fake_openai_delta(run_reply, "{}", "stop");
+	fake_openai_usage(run_reply, 10, 5);
+	fake_openai_done(run_reply);
+	replies[0] = (struct fake_reply){ 200, "application/json", models, 0, 0 };
+	replies[1] = (struct fake_reply){ 200, "application/json", done, 0, 0 };
+	replies[2] = (struct fake_reply){ 200, "text/event-stream", run_reply->data, 0, 0 };
+	replies[3] = (struct fake_reply){ 200, "application/json", models, 0, 0 };
+	replies[4] = (struct fake_reply){ 200, "application/json", done, 0, 0 };
+	replies[5] = (struct fake_reply){ 200, "text/event-stream", run_reply->data, 0, 0 };
+}
+
+static const char *
+auth(struct fake_provider *fp, size_t i)
+{
+	const struct fake_request *r = fake_provider_request(fp, i);
+
+	return r != NULL && r->authorization ? r->authorization : "(none)";
+}
+
+/* Runs setup with key on stdin; the credential id it stored. */
+static char *
+setup_stdin(const char *url, const char *key)
+{
+	char args[900];
+	cJSON *doc, *p;
+	char *id;
+
+	snprintf(args, sizeof args, "setup --provider local --base-url %s --api-key-stdin "
+	    "--model tiny-2 --json < '%s/key.txt'", url, tmp);
+	{
+		char path[400];
+		FILE *f;
+
+		snprintf(path, sizeof path, "%s/key.txt", tmp);
+		f = fopen(path, "w");
+		cr_assert_not_null(f);
+		fprintf(f, "%s\n", key);
+		fclose(f);
+	}
+	doc = cli_json(0, args);
+	{
+		char path[400];
+
+		snprintf(path, sizeof path, "%s/key.txt", tmp);
+		unlink(path);
+	}
+	cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(doc, "tested")));
+	p = cJSON_GetObjectItem(doc, "provider");
+	cr_assert_not_null(str(p, "apiKeyCredential"), "%s", cJSON_PrintUnformatted(doc));
+	cr_expect_null(str(p, "apiKeyEnv"));
+	id = strdup(str(p, "apiKeyCredential"));
+	cJSON_Delete(doc);
+	return id;
+}
+
+/* bootstrap status: the provider step. */
+static void
+expect_provider_step(bool ok, const char *says)
+{
+	struct http_resp r = http_req(&svc, "POST", "/api/v1/bootstrap",
+	    "{\"action\":\"status\"}", NULL, true);
+	const cJSON *st;
+
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	st = cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "steps"), "provider");
+	cr_assert_not_null(st, "%s", r.body);
+	cr_expect_eq(cJSON_IsTrue(cJSON_GetObjectItem(st, "ok")), ok, "%s", r.body);
+	cr_expect(str(st, "message") && strstr(str(st, "message"), says) != NULL, "%s", r.body);
+	http_resp_free(&r);
+}
+
+static cJSON *
+run_once(void)
+{
+	struct http_resp r;
+	char body[400], *project;
+	cJSON *run;
+
+	r = http_req(&svc, "POST", "/api/v1/projects", "{\"name\":\"keyed\"}", NULL, true);
+	cr_assert_eq(r.status, 201, "%s", r.body);
+	project = strdup(str(r.json, "id"));
+	http_resp_free(&r);
+	snprintf(body, sizeof body, "{\"project\":\"%s\",\"prompt\":\"hi\",\"config\":"
+	    "{\"provider\":\"local\",\"model\":\"tiny-2\"}}", project);
+	free(project);
+	r = http_req(&svc, "POST", "/api/v1/runs", body, NULL, true);
+	cr_assert_eq(r.status, 201, "%s", r.body);
+	run = run_wait_final(&svc, str(r.json, "id"), 90000);
+	http_resp_free(&r);
+	cr_assert_not_null(run);
+	return run;
+}
+
+Test(cli_setup, api_key_stdin_is_a_credential_the_run_uses)
+{
+	struct buf run_reply;
+	struct fake_provider *fp;
+	struct http_resp r;
+	char url[200], path[300], *id, *id2;
+	cJSON *doc, *p, *run;
+	int named = 0;
+
+	start_replies(&run_reply);
+	fp = fake_provider_start(replies, 6);
+	cr_assert_not_null(fp);
+	snprintf(url, sizeof url, "%s", fake_provider_url(fp, "/v1"));
+	id = setup_stdin(url, KEY1);
+	cr_expect(strncmp(id, "cred_", 5) == 0, "%s", id);
+	cr_expect_str_eq(auth(fp, 0), "Bearer " KEY1, "setup lists the models with the key");
+	cr_expect_str_eq(auth(fp, 1), "Bearer " KEY1, "setup tests with the key");
+	doc = read_settings();
+	p = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "providers"), "local");
+	cr_expect_str_eq(str(p, "apiKeyCredential"), id);
+	cJSON_Delete(doc);
+
+	/* The service reads the settings at start: a run authenticates with the credential. */
+	svc_stop(&svc);
+	svc_restart(&svc);
+	run = run_once();
+	cr_expect_str_eq(str(run, "status"), "completed", "%s", cJSON_PrintUnformatted(run));
+	cJSON_Delete(run);
+	cr_expect_str_eq(auth(fp, 2), "Bearer " KEY1, "the run's request");
+	expect_provider_step(true, "its key is in the credential");
+	expect_key_nowhere(KEY1);
+
+	/* A credential a provider names is in use. */
+	snprintf(path, sizeof path, "/api/v1/credentials/%s", id);
+	r = http_req(&svc, "DELETE", path, NULL, NULL, true);
+	cr_expect_eq(r.status, 409, "%s", r.body);
+	cr_expect_str_eq(http_error_code(&r), "credential_in_use");
+	cr_expect(strstr(r.body, "local") != NULL, "names the provider: %s", r.body);
+	http_resp_free(&r);
+
+	/* Re-running setup rotates the same credential. */
+	id2 = setup_stdin(url, KEY2);
+	cr_expect_str_eq(id2, id, "the same credential, rotated");
+	cr_expect_str_eq(auth(fp, 3), "Bearer " KEY2);
+	r = http_req(&svc, "GET", "/api/v1/credentials", NULL, NULL, true);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	{
+		const cJSON *c;
+
+		const cJSON *list = cJSON_IsArray(r.json) ? r.json :
+		    cJSON_GetObjectItem(r.json, "items");
+
+		cJSON_ArrayForEach(c, list) {
+			if (str(c, "name") && strcmp(str(c, "name"), "provider-local") == 0)
+				named++;
+		}
+	}
+	cr_expect_eq(named, 1, "one credential provider-local: %s", r.body);
+	http_resp_free(&r);
+	svc_stop(&svc);
+	svc_restart(&svc);
+	run = run_once();
+	cr_expect_str_eq(str(run, "status"), "completed", "%s", cJSON_PrintUnformatted(run));
+	cJSON_Delete(run);
+	cr_expect_str_eq(auth(fp, 5), "Bearer " KEY2, "the run uses the rotated key");
+	expect_key_nowhere(KEY2);
+
+	/*
+	 * A credential named by its name, in settings.json as it is on disk (setup
+	 * wrote it, the service was not restarted): in use too.
+	 */
+	{
+		cJSON *set = read_settings(), *spare;
+		char *text, *other;
+
+		r = http_req(&svc, "POST", "/api/v1/credentials", "{\"name\":\"spare-key\","
+		    "\"kind\":\"api-key\",\"secret\":\"sk-spare\"}", NULL, true);
+		cr_assert_eq(r.status, 201, "%s", r.body);
+		other = strdup(str(r.json, "id"));
+		http_resp_free(&r);
+		spare = cJSON_Parse("{\"kind\":\"openai\",\"baseUrl\":\"http://127.0.0.1:9/v1\","
+		    "\"apiKeyEnv\":null,\"apiKeyCredential\":\"spare-key\",\"defaultModel\":\"m\"}");
+		cJSON_AddItemToObject(cJSON_GetObjectItem(set, "providers"), "spare", spare);
+		text = cJSON_Print(set);
+		svc_write_file(&svc, "settings.json", text);
+		free(text);
+		cJSON_Delete(set);
+		snprintf(path, sizeof path, "/api/v1/credentials/%s", other);
+		r = http_req(&svc, "DELETE", path, NULL, NULL, true);
+		cr_expect_eq(r.status, 409, "by name, on disk: %s", r.body);
+		cr_expect(strstr(r.body, "spare") != NULL, "%s", r.body);
+		http_resp_free(&r);
+		free(other);
+	}
+	/* Deleted anyway (force): the next run fails and says what to do. */
+	snprintf(path, sizeof path, "/api/v1/credentials/%s?force=true", id);
+	r = http_req(&svc, "DELETE", path, NULL, NULL, true);
+	cr_expect(r.status == 204 || r.status == 200, "%s", r.body);
+	http_resp_free(&r);
+	expect_provider_step(false, "does not exist");
+	/* doctor fails the provider check and says what to do. */
+	r = http_req(&svc, "GET", "/api/v1/doctor", NULL, NULL, true);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	{
+		const cJSON *c, *check = NULL;
+
+		cJSON_ArrayForEach(c, cJSON_GetObjectItem(r.json, "checks"))
+			if (str(c, "id") && strcmp(str(c, "id"), "provider") == 0)
+				check = c;
+		cr_assert_not_null(check, "%s", r.body);
+		cr_expect_str_eq(str(check, "status"), "fail", "%s", r.body);
+		cr_expect(strstr(str(check, "message"), "does not exist") != NULL, "%s", r.body);
+		cr_expect(strstr(r.body, "taskdeck setup") != NULL, "%s", r.body);
+	}
+	http_resp_free(&r);
+	run = run_once();
+	cr_expect_str_eq(str(run, "status"), "failed");
+	cr_expect(strstr(cJSON_PrintUnformatted(run), "taskdeck setup") != NULL, "%s",
+	    cJSON_PrintUnformatted(run));
+	cJSON_Delete(run);
+	fake_provider_stop(fp);
+	buf_free(&run_reply);
+	free(id);
+	free(id2);
+}
+
+Test(cli_setup, interactive_typed_key_with_echo_off)
+{
+	struct buf run_reply, out;
+	struct fake_provider *fp;
+	char url[200], line[256];
+	int fd, status;
+	pid_t pid;
+	cJSON *doc, *p;
+
+	start_replies(&run_reply);
+	fp = fake_provider_start(replies, 2);
+	snprintf(url, sizeof url, "%s", fake_provider_url(fp, "/v1"));
+	buf_init(&out, 0);
+	pid = forkpty(&fd, NULL, NULL, NULL);
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		execl(harness_bin("taskdeck"), "taskdeck", "setup", (char *)NULL);
+		_exit(127);
+	}
+	cr_assert(pty_wait(fd, &out, "Choice", 20000), "%s", out.data);
+	pty_say(fd, "1\n");
+	cr_assert(pty_wait(fd, &out, "Base URL", 5000), "%s", out.data);
+	snprintf(line, sizeof line, "%s\n", url);
+	pty_say(fd, line);
+	cr_assert(pty_wait(fd, &out, "Environment variable, * or -", 5000), "%s", out.data);
+	pty_say(fd, "*\n");
+	cr_assert(pty_wait(fd, &out, "API key (not shown): ", 5000), "%s", out.data);
+	usleep(200000);		/* let it turn the echo off */
+	pty_say(fd, KEY1 "\n");
+	cr_assert(pty_wait(fd, &out, "Model (number or name)", 20000), "%s", out.data);
+	pty_say(fd, "2\n");
+	cr_expect(pty_wait(fd, &out, "Restart the service", 20000), "%s", out.data);
+	pty_wait(fd, &out, "\x04never", 2000);
+	close(fd);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s", out.data);
+	cr_expect_null(strstr(out.data, KEY1), "the key was echoed: %s", out.data);
+	cr_expect(strstr(out.data, "provider-ollama") != NULL, "%s", out.data);
+	cr_expect_str_eq(auth(fp, 0), "Bearer " KEY1);
+	doc = read_settings();
+	p = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "providers"), "ollama");
+	cr_expect(str(p, "apiKeyCredential") && strncmp(str(p, "apiKeyCredential"), "cred_", 5)
+	    == 0);
+	cJSON_Delete(doc);
+	expect_key_nowhere(KEY1);
+	fake_provider_stop(fp);
+	buf_free(&out);
+	buf_free(&run_reply);
 }

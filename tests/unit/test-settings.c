@@ -98,6 +98,23 @@ Test(settings, a_valid_file_is_read_as_written)
 	settings_free(s);
 }
 
+Test(settings, a_provider_may_name_a_credential)
+{
+	char *err = NULL;
+	struct settings *s;
+
+	write_file("{\"providers\": {\"local\": {\"kind\": \"openai\", \"baseUrl\": "
+	    "\"http://127.0.0.1:8080/v1\", \"apiKeyEnv\": null, \"apiKeyCredential\": "
+	    "\"provider-local\", \"defaultModel\": \"qwen\"}}, \"defaults\": "
+	    "{\"provider\": \"local\"}}");
+	s = settings_load(path, &err);
+	cr_assert_not_null(s, "%s", err ? err : "");
+	cr_expect_str_eq(json_get_string(settings_provider(s, "local"), "apiKeyCredential"),
+	    "provider-local");
+	cr_expect_not_null(cJSON_GetObjectItem(settings_providers(s), "local"));
+	settings_free(s);
+}
+
 Test(settings, broken_files_are_refused_with_the_reason)
 {
 	expect_refused("{not json", "not valid JSON");
@@ -116,6 +133,13 @@ Test(settings, broken_files_are_refused_with_the_reason)
 	    " \"apiKeyEnv\": \"1BAD\"}}}", "apiKeyEnv");
 	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\","
 	    " \"extra\": 1}}}", "unknown member extra");
+	/* keycred: a credential or an environment variable, not both. */
+	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\","
+	    " \"apiKeyEnv\": \"K\", \"apiKeyCredential\": \"provider-x\"}}}", "not both");
+	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\","
+	    " \"apiKeyCredential\": \"\"}}}", "apiKeyCredential");
+	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\","
+	    " \"apiKeyCredential\": 7}}}", "apiKeyCredential");
 	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\"}},"
 	    " \"defaults\": {\"provider\": \"y\"}}", "not in providers");
 	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\"}},"
