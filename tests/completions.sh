@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The shell completions (data/completions) know every command and subcommand
 # of `taskdeck --help`: bash completes them (run in bash), zsh and fish files
-# name them.  A command added without its completion fails here.
+# name them.  A command added without its completion fails here.  (grep without -q:
+# under pipefail, grep -q can end the pipe early and fail it with SIGPIPE.)
 set -euo pipefail
 : "${TD_BUILDDIR:?}" "${TD_SRCDIR:?}"
 comp=$TD_SRCDIR/data/completions
@@ -21,12 +22,12 @@ complete_words() {
 }
 for pair in "${pairs[@]}"; do
 	read -r cmd sub <<<"$pair"
-	complete_words taskdeck "${cmd:0:2}" | grep -qx "$cmd" || fail "bash does not complete '$cmd'"
+	complete_words taskdeck "${cmd:0:2}" | grep -x -- "$cmd" >/dev/null || fail "bash does not complete '$cmd'"
 	grep -qw -- "$cmd" "$comp/_taskdeck" || fail "zsh does not know '$cmd'"
 	grep -qw -- "$cmd" "$comp/taskdeck.fish" || fail "fish does not know '$cmd'"
 	# A second word that is a subcommand (not an argument such as ID, RUN, PROMPT).
 	if [[ -n $sub ]] && [[ $sub =~ ^[a-z-]+$ ]] && [[ -n $(_taskdeck_subcommands "$cmd") ]]; then
-		complete_words taskdeck "$cmd" "" | grep -qx "$sub" ||
+		complete_words taskdeck "$cmd" "" | grep -x -- "$sub" >/dev/null ||
 			fail "bash does not complete '$cmd $sub'"
 		grep -qw -- "$sub" "$comp/_taskdeck" || fail "zsh does not know '$cmd $sub'"
 		grep -qw -- "$sub" "$comp/taskdeck.fish" || fail "fish does not know '$cmd $sub'"
