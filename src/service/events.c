@@ -64,6 +64,8 @@ struct events {
 	pthread_cond_t cond;		/* the writer: urgent flush or stop */
 	uint64_t seq;
 	struct frame *window[EVENTS_WINDOW];	/* by seq % EVENTS_WINDOW */
+	uint64_t window_oldest;		/* the oldest seq the window still holds */
+	size_t window_bytes, window_max_bytes;
 	struct events_sub *subs;
 	int nsubs;
 	bool shutdown, stopping, urgent;
@@ -97,6 +99,44 @@ frame_unref(struct frame *fr)
 {
 	if (fr != NULL && atomic_fetch_sub(&fr->refs, 1) == 1)
 		free(fr);
+}
+
+/*
+ * Puts seq's frame in the replay window: it takes the slot of seq - EVENTS_WINDOW,
+ * and the oldest frames leave until the window holds at most window_max_bytes
+ * (the newest frame always stays); under ev->mu.
+ */
+static void
+window_put(struct events *ev, uint64_t seq, struct frame *fr)
+{
+	struct frame **slot = &ev->window[seq % EVENTS_WINDOW];
+
+	if (*slot != NULL) {
+		ev->window_bytes -= (*slot)->len;
+		frame_unref(*slot);
+	}
+	*slot = fr;
+	ev->window_bytes += fr->len;
+	if (seq > EVENTS_WINDOW && ev->window_oldest < seq - EVENTS_WINDOW + 1)
+		ev->window_oldest = seq - EVENTS_WINDOW + 1;
+	while (ev->window_bytes > ev->window_max_bytes && ev->window_oldest < seq) {
+		struct frame **old = &ev->window[ev->window_oldest % EVENTS_WINDOW];
+
+		if (*old != NULL && (*old)->seq == ev->window_oldest) {
+			ev->window_bytes -= (*old)->len;
+			frame_unref(*old);
+			*old = NULL;
+		}
+		ev->window_oldest++;
+	}
+}
+
+void
+events_set_window_bytes(struct events *ev, size_t bytes)
+{
+	pthread_mutex_lock(&ev->mu);
+	ev->window_max_bytes = bytes;
+	pthread_mutex_unlock(&ev->mu);
 }
 
 /* A control frame (hello, heartbeat, resync) with an optional id line naming seq. */
@@ -288,8 +328,7 @@ events_emit(struct events *ev, const char *type, const char *project_id,
 	memcpy(fr->project, project, TD_ID_MAX);
 	memcpy(fr->session, session, TD_ID_MAX);
 	memcpy(fr->run, run, TD_ID_MAX);
-	frame_unref(ev->window[seq % EVENTS_WINDOW]);
-	ev->window[seq % EVENTS_WINDOW] = fr;
+	window_put(ev, seq, fr);
 	for (struct events_sub *s = ev->subs; s; s = s->next) {
 		if (sub_matches(s, fr))
 			sub_offer(ev, s, fr);
@@ -479,6 +518,8 @@ events_new(struct service *svc)
 	pthread_condattr_t ca;
 
 	ev->svc = svc;
+	ev->window_oldest = 1;
+	ev->window_max_bytes = EVENTS_WINDOW_BYTES;
 	pthread_mutex_init(&ev->mu, NULL);
 	pthread_mutex_init(&ev->flush_mu, NULL);
 	pthread_condattr_init(&ca);
@@ -591,7 +632,7 @@ resume_point(const struct events *ev, const char *last_event_id, uint64_t *after
 	if (!parse_last_id(last_event_id, stream, after) ||
 	    strcmp(stream, ev->svc->stream_id) != 0 || *after > ev->seq)
 		return RESUME_CHANGED;
-	oldest = ev->seq > EVENTS_WINDOW ? ev->seq - EVENTS_WINDOW + 1 : 1;
+	oldest = ev->window_oldest;
 	if (*after < ev->seq && *after + 1 < oldest)
 		return RESUME_EXPIRED;
 	return RESUME_REPLAY;

@@ -17,6 +17,8 @@
 #include "ids.h"
 
 #define EVENTS_WINDOW 4096
+/* The replay window also holds at most this many bytes of frames: the oldest go first. */
+#define EVENTS_WINDOW_BYTES (64 * 1024 * 1024)
 #define EVENTS_SUB_MAX_EVENTS 8192
 #define EVENTS_SUB_MAX_BYTES (8 * 1024 * 1024)
 #define EVENTS_MAX_SUBS 256
@@ -63,5 +65,8 @@ struct events_sub *events_subscribe(struct events *ev, const struct events_filte
 ssize_t events_sub_read(void *sub, struct http_stream *hs, char *buf, size_t max);
 /* The http_stream free callback: forgets the subscriber.  NULL ok. */
 void events_sub_free(void *sub);
+
+/* Lowers the replay window's byte bound (taskdeckd --events-window-bytes, for tests). */
+void events_set_window_bytes(struct events *ev, size_t bytes);
 
 #endif

@@ -16,6 +16,7 @@ struct idem_entry {
 	char *body;
 	char *location;
 	int64_t created_ms;
+	size_t bytes;		/* what it holds, counted in idem->bytes */
 };
 
 struct idem {
@@ -25,6 +26,7 @@ struct idem {
 	size_t nbuckets;
 	size_t count;
 	size_t capacity;
+	size_t bytes, max_bytes;	/* what the entries hold, and its bound */
 	int64_t ttl_ms;
 	int64_t (*now_ms)(void);
 };
@@ -47,6 +49,7 @@ idem_new(size_t capacity, int64_t ttl_ms, int64_t (*now_ms)(void))
 	pthread_mutex_init(&ix->lock, NULL);
 	pthread_cond_init(&ix->changed, NULL);
 	ix->capacity = capacity;
+	ix->max_bytes = IDEM_MAX_BYTES;
 	ix->nbuckets = 64;
 	while (ix->nbuckets < capacity)
 		ix->nbuckets *= 2;
@@ -54,6 +57,26 @@ idem_new(size_t capacity, int64_t ttl_ms, int64_t (*now_ms)(void))
 	ix->ttl_ms = ttl_ms;
 	ix->now_ms = now_ms ? now_ms : td_now_ms;
 	return ix;
+}
+
+void
+idem_set_max_bytes(struct idem *ix, size_t bytes)
+{
+	pthread_mutex_lock(&ix->lock);
+	ix->max_bytes = bytes;
+	pthread_mutex_unlock(&ix->lock);
+}
+
+/* Frees an entry taken out of the table, and forgets its bytes. */
+static void
+entry_drop(struct idem *ix, struct idem_entry *e)
+{
+	ix->bytes -= e->bytes;
+	ix->count--;
+	free(e->key);
+	free(e->body);
+	free(e->location);
+	free(e);
 }
 
 static void
@@ -110,8 +133,7 @@ idem_sweep(struct idem *ix, int64_t now)
 			struct idem_entry *e = *pp;
 			if (expired(ix, e, now)) {
 				*pp = e->next;
-				entry_free(e);
-				ix->count--;
+				entry_drop(ix, e);
 			} else {
 				pp = &e->next;
 			}
@@ -134,8 +156,7 @@ idem_begin(struct idem *ix, const char *key, const unsigned char fp[IDEM_FP_LEN]
 		e = *pp;
 		if (e != NULL && expired(ix, e, now)) {
 			*pp = e->next;
-			entry_free(e);
-			ix->count--;
+			entry_drop(ix, e);
 			e = NULL;
 		}
 		if (e == NULL || e->done || memcmp(e->fp, fp, IDEM_FP_LEN) != 0)
@@ -151,13 +172,15 @@ idem_begin(struct idem *ix, const char *key, const unsigned char fp[IDEM_FP_LEN]
 		reply->location = xstrdup_or_null(e->location);
 		result = IDEM_REPLAY;
 	} else {
-		if (ix->count >= ix->capacity)
+		if (ix->count >= ix->capacity || ix->bytes >= ix->max_bytes)
 			idem_sweep(ix, now);
-		if (ix->count >= ix->capacity) {
+		if (ix->count >= ix->capacity || ix->bytes >= ix->max_bytes) {
 			result = IDEM_FULL;
 		} else {
 			e = xcalloc(1, sizeof *e);
 			e->key = xstrdup(key);
+			e->bytes = sizeof *e + strlen(key) + 1;
+			ix->bytes += e->bytes;
 			memcpy(e->fp, fp, IDEM_FP_LEN);
 			e->created_ms = now;
 			pp = idem_slot(ix, key);
@@ -183,6 +206,8 @@ idem_complete(struct idem *ix, const char *key, int status, const char *body,
 		e->status = status;
 		e->body = xstrdup(body ? body : "");
 		e->location = xstrdup_or_null(location);
+		e->bytes += strlen(e->body) + 1 + (location ? strlen(location) + 1 : 0);
+		ix->bytes += strlen(e->body) + 1 + (location ? strlen(location) + 1 : 0);
 		/* Retention counts from the answer, not the arrival. */
 		e->created_ms = ix->now_ms();
 	}
@@ -200,8 +225,7 @@ idem_abandon(struct idem *ix, const char *key)
 	e = *pp;
 	if (e != NULL && !e->done) {
 		*pp = e->next;
-		entry_free(e);
-		ix->count--;
+		entry_drop(ix, e);
 	}
 	pthread_cond_broadcast(&ix->changed);
 	pthread_mutex_unlock(&ix->lock);

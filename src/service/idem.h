@@ -12,6 +12,8 @@
 
 #define IDEM_FP_LEN 32
 #define IDEM_DEFAULT_CAPACITY 10000
+/* The answers kept hold at most this many bytes in all; past it, IDEM_FULL. */
+#define IDEM_MAX_BYTES (64 * 1024 * 1024)
 #define IDEM_TTL_MS (24LL * 60 * 60 * 1000)
 #define IDEM_RETRY_AFTER_S 60
 
@@ -33,6 +35,8 @@ struct idem_reply {
 /* now_ms may be NULL for the wall clock (tests pass their own). */
 struct idem *idem_new(size_t capacity, int64_t ttl_ms, int64_t (*now_ms)(void));
 void idem_free(struct idem *ix);
+/* Lowers the byte bound (taskdeckd --idempotency-bytes, for tests). */
+void idem_set_max_bytes(struct idem *ix, size_t bytes);
 /*
  * Looks key up.  A duplicate that arrives while the first request is still
  * running waits for it and then gets IDEM_REPLAY (or IDEM_PROCEED if the

@@ -41,6 +41,7 @@ struct options {
 	const char *log_path;
 	enum log_level log_level;
 	size_t idem_capacity;
+	size_t events_window_bytes;	/* 0: EVENTS_WINDOW_BYTES */
 };
 
 static void
@@ -49,7 +50,8 @@ usage(FILE *fp)
 	fprintf(fp,
 	    "usage: taskdeckd [--listen [ADDR:]PORT] [--foreground | --detach]\n"
 	    "                 [--log FILE] [--log-level debug|info|warn|error]\n"
-	    "                 [--idempotency-capacity N] [--version] [--help]\n"
+	    "                 [--idempotency-capacity N] [--events-window-bytes N]\n"
+	    "                 [--version] [--help]\n"
 	    "\n"
 	    "The local taskdeck service.  Listens on 127.0.0.1 (an ephemeral port\n"
 	    "unless --listen says otherwise) and writes the discovery file that\n"
@@ -104,6 +106,7 @@ parse_options(int argc, char **argv, struct options *o)
 		{ "log", required_argument, NULL, 'L' },
 		{ "log-level", required_argument, NULL, 'v' },
 		{ "idempotency-capacity", required_argument, NULL, 'i' },
+		{ "events-window-bytes", required_argument, NULL, 'w' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -141,6 +144,13 @@ parse_options(int argc, char **argv, struct options *o)
 			o->idem_capacity = strtoul(optarg, &end, 10);
 			if (*optarg == '\0' || *end != '\0' || o->idem_capacity == 0) {
 				fprintf(stderr, "taskdeckd: --idempotency-capacity wants a positive number\n");
+				return 2;
+			}
+			break;
+		case 'w':
+			o->events_window_bytes = strtoul(optarg, &end, 10);
+			if (*optarg == '\0' || *end != '\0' || o->events_window_bytes == 0) {
+				fprintf(stderr, "taskdeckd: --events-window-bytes wants a positive number\n");
 				return 2;
 			}
 			break;
@@ -295,6 +305,8 @@ main(int argc, char **argv)
 	svc.started_at = td_now_ms();
 	td_random_hex(svc.stream_id, 16);
 	svc.events = events_new(&svc);
+	if (opts.events_window_bytes > 0)
+		events_set_window_bytes(svc.events, opts.events_window_bytes);
 	svc.notify = notify_new(&svc);	/* notify.command (issue 14), or NULL */
 	if (!artifacts_init(&svc, &err) ||
 	    (svc.supervisor = supervisor_start(&svc, &err)) == NULL)

@@ -1124,3 +1124,52 @@ Test(events, sigterm_with_streams_open_exits_promptly)
 		sub_close(subs[i]);
 	}
 }
+
+/* The replay window is bounded in bytes too (issue 17, finding 6): 4,096 events
+ * of up to 636 KiB each could hold 2.5 GiB.  With 256 KiB, a resume point a
+ * few events back (far inside the last 4,096) has expired after 10 events of
+ * 50 KB; one event back has not. */
+Test(events, the_replay_window_is_bounded_in_bytes)
+{
+	const char *args[] = { "--events-window-bytes", "262144", NULL };
+	static char body[60000];
+	char stream_id[40], id[128], last[128];
+	struct http_resp r;
+	struct sub *a, *c;
+	uint64_t first;
+	size_t n;
+
+	svc_stop(&svc);
+	svc_start_with(&svc, args);
+	discovery_stream_id(stream_id);
+	a = sub_open("", NULL);
+	sub_wait(a, "stream.hello", NULL, 5000);
+	n = (size_t)snprintf(body, sizeof body, "{\"name\":\"big\",\"context\":\"");
+	memset(body + n, 'c', 50000);
+	n += 50000;
+	snprintf(body + n, sizeof body - n, "\"}");
+	for (int i = 0; i < 10; i++) {
+		r = api("POST", "/api/v1/projects", body);
+		cr_assert_eq(r.status, 201, "%s", r.body);
+		http_resp_free(&r);
+	}
+	for (int i = 0; i < 100 && a->n < 11; i++)
+		usleep(50000);
+	pthread_mutex_lock(&a->mu);
+	cr_assert_geq(a->n, 11, "10 project events");
+	first = rec_seq(&a->recs[1]);
+	snprintf(last, sizeof last, "%s", a->recs[a->n - 2].id);
+	pthread_mutex_unlock(&a->mu);
+	sub_close(a);
+
+	snprintf(id, sizeof id, "%s:%" PRIu64, stream_id, first);
+	c = sub_open("", id);
+	sub_wait(c, "stream.resync-required", NULL, 5000);
+	cr_expect_str_eq(json_get_string(cJSON_GetObjectItem(c->recs[1].json, "data"),
+	    "reason"), "expired", "10 events back, 500 KB ago");
+	sub_close(c);
+	c = sub_open("", last);
+	sub_wait(c, "project.updated", NULL, 5000);
+	cr_expect_str_eq(c->recs[1].type, "project.updated", "one event back is replayed");
+	sub_close(c);
+}

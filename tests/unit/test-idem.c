@@ -96,6 +96,42 @@ Test(idem, full_registry_is_unavailable_until_entries_expire)
 	idem_free(ix);
 }
 
+/* Bounded in bytes as well as in count (issue 17, finding 6): 10,000 answers of
+ * up to 644 KiB each could hold 6 GiB for a day. */
+Test(idem, answers_are_bounded_in_bytes)
+{
+	struct idem *ix = idem_new(10000, 1000, now_fn);
+	struct idem_reply rep = { 0 };
+	unsigned char fp[IDEM_FP_LEN];
+	char key[16], *body = malloc(100 * 1024 + 1);
+	int kept = 0;
+
+	memset(body, 'b', 100 * 1024);
+	body[100 * 1024] = '\0';
+	idem_set_max_bytes(ix, 1024 * 1024);
+	fake_now = 0;
+	fp_of("x", fp);
+	for (int i = 0; i < 20; i++) {
+		snprintf(key, sizeof key, "k%d", i);
+		if (idem_begin(ix, key, fp, &rep) != IDEM_PROCEED)
+			break;
+		idem_complete(ix, key, 201, body, NULL);
+		kept++;
+	}
+	cr_expect(kept >= 9 && kept <= 11, "%d answers of 100 KiB kept under 1 MiB", kept);
+	cr_expect_eq(idem_begin(ix, "more", fp, &rep), IDEM_FULL, "past the bytes, full");
+	/* A replay of a kept answer still works while full. */
+	cr_expect_eq(idem_begin(ix, "k0", fp, &rep), IDEM_REPLAY);
+	cr_expect_eq(strlen(rep.body), 100 * 1024);
+	free(rep.body);
+	free(rep.location);
+	fake_now = 1000;
+	cr_expect_eq(idem_begin(ix, "more", fp, &rep), IDEM_PROCEED, "expired answers free the bytes");
+	cr_expect_eq(idem_count(ix), 1);
+	idem_free(ix);
+	free(body);
+}
+
 Test(idem, abandoned_request_frees_the_key)
 {
 	struct idem *ix = idem_new(10, 1000, now_fn);
