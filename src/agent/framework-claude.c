@@ -59,8 +59,9 @@ claude_check(const struct agent_config *cfg, struct agent_error *err)
 }
 
 static void
-claude_args(const struct agent_config *cfg, struct strv *a)
+claude_args(const struct agent_config *cfg, bool confined, struct strv *a)
 {
+	(void)confined;		/* the same flags: the sandbox confines the commands */
 	strv_add(a, "-p");
 	strv_add(a, "--output-format");
 	strv_add(a, "stream-json");
@@ -104,6 +105,22 @@ claude_env(const struct agent_config *cfg, struct strv *e)
 	strv_add(e, "DISABLE_TELEMETRY=1");
 	strv_add(e, "DISABLE_ERROR_REPORTING=1");
 	strv_add(e, "DISABLE_BUG_COMMAND=1");
+}
+
+/*
+ * No key (apiKeyEnv null): claude's own login, the one file it keeps it in
+ * (~/.claude/.credentials.json), read-only in its private home.  Nothing else of
+ * ~/.claude: a command that could write there (settings, hooks) would reach the
+ * user's next claude outside the sandbox.
+ */
+static void
+claude_home_files(const struct agent_config *cfg, const char *user_home,
+    const char *private_home, struct strv *pairs)
+{
+	if (cfg->api_key != NULL)
+		return;
+	strv_addf(pairs, "%s/.claude/.credentials.json", user_home);
+	strv_addf(pairs, "%s/.claude/.credentials.json", private_home);
 }
 
 static long
@@ -424,5 +441,6 @@ const struct framework_ops framework_claude = {
 	.check = claude_check,
 	.args = claude_args,
 	.env = claude_env,
+	.home_files = claude_home_files,
 	.line = claude_line,
 };

@@ -57,8 +57,14 @@ codex_check(const struct agent_config *cfg, struct agent_error *err)
 	return true;
 }
 
+/*
+ * codex's own sandbox (bubblewrap, Landlock) cannot start inside taskdeck's (no
+ * nested user namespaces): confined, taskdeck's sandbox is the boundary and codex's
+ * is off.  Unconfined (no sandbox here and runs.allowUnconfinedCommands on, or
+ * full-access) codex's own maps the profile.
+ */
 static void
-codex_args(const struct agent_config *cfg, struct strv *a)
+codex_args(const struct agent_config *cfg, bool confined, struct strv *a)
 {
 	static const char *const sandboxes[] = {
 		[PROFILE_READ_ONLY] = "read-only",
@@ -77,7 +83,7 @@ codex_args(const struct agent_config *cfg, struct strv *a)
 	strv_add(a, "--model");
 	strv_add(a, cfg->model);
 	strv_add(a, "--sandbox");
-	strv_add(a, sandboxes[cfg->profile]);
+	strv_add(a, confined ? "danger-full-access" : sandboxes[cfg->profile]);
 	strv_add(a, "-c");
 	strv_add(a, "approval_policy=\"never\"");
 	strv_add(a, "-c");

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -18,6 +19,7 @@
 #include "host.h"
 #include "json.h"
 #include "log.h"
+#include "sandbox.h"
 #include "timeutil.h"
 #include "xalloc.h"
 
@@ -215,65 +217,164 @@ struct fw_proc {
 	int status;
 };
 
-/* Starts the CLI in its own process group; false with errno set. */
-static bool
-fw_spawn(const struct framework_ops *ops, const struct agent_config *cfg,
-    struct fw_proc *p)
-{
-	struct strv argv = { 0 }, env = { 0 };
-	int out[2] = { -1, -1 }, err[2] = { -1, -1 }, in;
-	pid_t parent = getpid();
-	int e;
+/*
+ * Where the CLI keeps its state inside the sandbox: a private home and temporary
+ * directory in the sandbox's own /tmp, gone with the run.  The home is not under
+ * TMPDIR: codex refuses to set up its helpers under the temporary directory.
+ */
+#define FW_HOME "/tmp/home"
+#define FW_TMPDIR "/tmp/tmp"
 
+/* true when path is dir or below it. */
+static bool
+fw_within(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/' ||
+	    (n > 0 && dir[n - 1] == '/'));
+}
+
+/*
+ * Whether the CLI itself can be seen inside the sandbox: not under /tmp (the
+ * sandbox has its own) nor under a hidden path; false with why.
+ */
+static bool
+fw_visible(const struct agent_config *cfg, char *why, size_t len)
+{
+	char real[PATH_MAX];
+	const char *where = NULL;
+
+	if (realpath(cfg->runtime_path, real) == NULL || fw_within(real, cfg->workspace))
+		return true;	/* exec will say; the workspace is bound into the sandbox */
+	if (fw_within(real, "/tmp"))
+		where = "/tmp, which the sandbox replaces with a private one";
+	for (size_t i = 0; where == NULL && cfg->hidden[i] != NULL; i++) {
+		if (fw_within(real, cfg->hidden[i]))
+			where = "a directory the sandbox hides";
+	}
+	if (where == NULL)
+		return true;
+	snprintf(why, len, "it is installed at %.600s, under %s; install it elsewhere (for example "
+	    "/usr/local or ~/.local)", real, where);
+	return false;
+}
+
+/*
+ * Whether the CLI runs confined: in taskdeck's sandbox unless the profile is
+ * full-access.  Without a sandbox here, as for the built-in agent's commands: false
+ * with err set (sandbox_unavailable), unless runs.allowUnconfinedCommands is on
+ * (then *confined is false and *warning says so).
+ */
+static bool
+fw_confinement(const struct framework_ops *ops, const struct agent_config *cfg,
+    bool *confined, char *warning, size_t len, struct agent_error *err)
+{
+	char why[768];
+
+	*confined = false;
+	warning[0] = '\0';
+	if (cfg->profile == PROFILE_FULL_ACCESS)
+		return true;
+	if (sandbox_available(why, sizeof why)) {
+		*confined = true;
+		return true;
+	}
+	if (!cfg->allow_unconfined) {
+		agent_error_set(err, "sandbox_unavailable", "%s cannot run in the command "
+		    "sandbox (%s); it does not run unconfined (see taskdeck doctor)",
+		    ops->program, why);
+		return false;
+	}
+	log_warn("no sandbox here (%s): %s runs unconfined", why, ops->program);
+	snprintf(warning, len, "Starting the run. No command sandbox here: %s and its commands "
+	    "run unconfined (runs.allowUnconfinedCommands is on).", ops->program);
+	return true;
+}
+
+/*
+ * Starts the CLI, in taskdeck's sandbox when confined (docs/frameworks.md
+ * "Confinement"), in its own session and process group; false with err set.
+ */
+static bool
+fw_spawn(const struct framework_ops *ops, const struct agent_config *cfg, bool confined,
+    struct fw_proc *p, struct agent_error *aerr)
+{
+	static const enum sandbox_profile profiles[] = {
+		[PROFILE_READ_ONLY] = SANDBOX_READ_ONLY,
+		[PROFILE_WORKSPACE_WRITE] = SANDBOX_WORKSPACE_WRITE,
+		[PROFILE_FULL_ACCESS] = SANDBOX_FULL_ACCESS,
+		[PROFILE_ASK] = SANDBOX_READ_ONLY,	/* refused by ops->check */
+	};
+	static const char *const dirs[] = { FW_HOME, FW_TMPDIR, NULL };
+	struct strv argv = { 0 }, env = { 0 }, binds = { 0 };
+	struct sandbox_policy policy = {
+		.profile = profiles[cfg->profile],
+		.workspace = cfg->workspace,
+		.network = true,	/* the CLI must reach its model endpoint */
+		.hidden = (const char *const *)cfg->hidden,
+		.allow_unconfined = cfg->allow_unconfined,
+	};
+	int out[2] = { -1, -1 }, err[2] = { -1, -1 }, in = -1, fds[3];
+	char why[1024];
+	int rc;
+
+	if (confined && !fw_visible(cfg, why, sizeof why)) {
+		agent_error_set(aerr, "framework_unavailable", "%s cannot run in the command "
+		    "sandbox: %s", ops->program, why);
+		return false;
+	}
 	strv_add(&argv, cfg->runtime_path);
-	ops->args(cfg, &argv);
+	ops->args(cfg, confined, &argv);
 	for (size_t i = 0; i < sizeof fw_env_keep / sizeof *fw_env_keep; i++) {
 		const char *v = getenv(fw_env_keep[i]);
+
+		if (confined && (strcmp(fw_env_keep[i], "HOME") == 0 ||
+		    strcmp(fw_env_keep[i], "TMPDIR") == 0))
+			continue;
 		if (v != NULL)
 			strv_addf(&env, "%s=%s", fw_env_keep[i], v);
 	}
 	if (getenv("PATH") == NULL)
 		strv_add(&env, "PATH=/usr/local/bin:/usr/bin:/bin");
+	if (confined) {
+		const char *home = getenv("HOME");
+
+		strv_add(&env, "HOME=" FW_HOME);
+		strv_add(&env, "TMPDIR=" FW_TMPDIR);
+		policy.dirs = dirs;
+		if (ops->home_files != NULL && home != NULL && home[0] == '/')
+			ops->home_files(cfg, home, FW_HOME, &binds);
+		policy.ro_binds = binds.n > 0 ? (const char *const *)binds.v : NULL;
+	}
 	ops->env(cfg, &env);
 	if ((in = fw_prompt_fd(cfg)) < 0 || pipe2(out, O_CLOEXEC) != 0 ||
 	    pipe2(err, O_CLOEXEC) != 0) {
-		e = errno;
-		goto fail;
+		agent_error_set(aerr, "framework_unavailable", "%s could not be started: %s",
+		    ops->program, strerror(errno));
+		rc = -1;
+		goto done;
 	}
-	p->pid = fork();
-	if (p->pid == 0) {
-		/* Only async-signal-safe calls from here on. */
-		sigset_t none;
+	fds[0] = in, fds[1] = out[1], fds[2] = err[1];
+	rc = sandbox_spawn(&policy, cfg->workspace, argv.v, env.v, fds, &p->pid, why,
+	    sizeof why);
+	if (rc != 0) {
+		bool nobox = strncmp(why, "sandbox_unavailable: ", 21) == 0;
 
-		setpgid(0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(125);
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGPIPE, SIG_DFL);
-		if (dup2(in, 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0 ||
-		    chdir(cfg->workspace) != 0)
-			_exit(126);
-		close_range(3, ~0U, 0);
-		execve(cfg->runtime_path, argv.v, env.v);
-		_exit(127);
+		agent_error_set(aerr, nobox ? "sandbox_unavailable" : "framework_unavailable",
+		    "%s could not be started (%s): %s", ops->program, cfg->runtime_path,
+		    nobox ? why + 21 : why);
+		goto done;
 	}
-	e = errno;
-	if (p->pid < 0)
-		goto fail;
-	setpgid(p->pid, p->pid);
-	close(in);
-	close(out[1]);
-	close(err[1]);
-	strv_free(&argv);
-	strv_free(&env);
+	log_info("%s runs %s (profile %s)", ops->program, confined ? "in the sandbox" :
+	    policy.profile == SANDBOX_FULL_ACCESS ? "with full access" : "unconfined",
+	    agent_profile_name(cfg->profile));
 	p->out_fd = out[0];
 	p->err_fd = err[0];
+	out[0] = err[0] = -1;
 	fcntl(p->out_fd, F_SETFL, O_NONBLOCK);
 	fcntl(p->err_fd, F_SETFL, O_NONBLOCK);
-	return true;
-fail:
+done:
 	if (in >= 0)
 		close(in);
 	for (int i = 0; i < 2; i++) {
@@ -284,8 +385,8 @@ fail:
 	}
 	strv_free(&argv);
 	strv_free(&env);
-	errno = e;
-	return false;
+	strv_free(&binds);
+	return rc == 0;
 }
 
 /* Replaces every occurrence of the API key in s with '*'. */
@@ -524,6 +625,9 @@ framework_run(const struct framework_ops *ops, const struct agent_config *cfg,
 	};
 	struct fw_run r = { .cfg = cfg, .host = host };
 	struct fw_proc p = { .pid = -1, .out_fd = -1, .err_fd = -1 };
+	struct agent_error nobox = { 0 };
+	char warning[256];
+	bool confined, boxed;
 	int rc;
 
 	buf_init(&r.output, 0);
@@ -532,12 +636,15 @@ framework_run(const struct framework_ops *ops, const struct agent_config *cfg,
 	r.state = ops->state_size ? xcalloc(1, ops->state_size) : NULL;
 	/* Whatever the CLI starts and orphans becomes ours, so that fw_sweep finds it. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	host_progress(host, "starting", "Starting the run.");
+	boxed = fw_confinement(ops, cfg, &confined, warning, sizeof warning, &nobox);
+	host_progress(host, "starting", warning[0] ? warning : "Starting the run.");
 	if (!ops->check(cfg, &r.err)) {
 		rc = AGENT_FAILED;
-	} else if (!fw_spawn(ops, cfg, &p)) {
-		agent_error_set(&r.err, "framework_unavailable", "%s could not be started (%s): %s",
-		    ops->program, cfg->runtime_path, strerror(errno));
+	} else if (!boxed) {
+		r.err = nobox;
+		nobox = (struct agent_error){ 0 };
+		rc = AGENT_FAILED;
+	} else if (!fw_spawn(ops, cfg, confined, &p, &r.err)) {
 		rc = AGENT_FAILED;
 	} else {
 		log_info("run %s: %s %s started (pid %ld)", cfg->run_id ? cfg->run_id : "?",
@@ -569,5 +676,6 @@ framework_run(const struct framework_ops *ops, const struct agent_config *cfg,
 	buf_free(&p.line);
 	buf_free(&p.errline);
 	agent_error_clear(&r.err);
+	agent_error_clear(&nobox);
 	return rc;
 }

@@ -50,10 +50,15 @@ struct framework_ops {
 	size_t state_size;
 	/* Refuses a run the CLI cannot honour (profile, provider); false with err set. */
 	bool (*check)(const struct agent_config *cfg, struct agent_error *err);
-	/* The command line after argv[0]; the prompt goes to the CLI's stdin. */
-	void (*args)(const struct agent_config *cfg, struct strv *argv);
+	/* The command line after argv[0]; the prompt goes to the CLI's stdin.  confined:
+	 * the CLI runs in taskdeck's sandbox (not full-access, and a sandbox is there). */
+	void (*args)(const struct agent_config *cfg, bool confined, struct strv *argv);
 	/* Variables added to the reduced environment (provider, key, telemetry off). */
 	void (*env)(const struct agent_config *cfg, struct strv *env);
+	/* Pairs {file of the user, its path in the CLI's private home} bound read-only into
+	 * the sandbox (the CLI's own login); NULL: nothing. */
+	void (*home_files)(const struct agent_config *cfg, const char *user_home,
+	    const char *private_home, struct strv *pairs);
 	/* One JSON object the CLI printed. */
 	void (*line)(struct fw_run *r, const cJSON *msg);
 	void (*state_free)(void *state);

@@ -38,7 +38,9 @@ static const char *const home_secrets[] = {
 	".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".netrc", ".git-credentials",
 	".npmrc", ".pypirc", ".pgpass", ".password-store", ".config/gcloud", ".config/gh",
 	".config/hub", ".config/op", ".local/share/keyrings", ".mozilla", ".config/google-chrome",
-	".config/chromium", ".terraform.d", ".vault-token", NULL,
+	".config/chromium", ".terraform.d", ".vault-token",
+	/* the logins of the framework CLIs (docs/frameworks.md) */
+	".claude", ".claude.json", ".codex", NULL,
 };
 
 /*
@@ -341,6 +343,19 @@ bwrap_args(struct argv_buf *a, const char *bwrap, const struct sandbox_policy *p
 				arg(a, "--remount-ro");
 				arg(a, pol->hidden[i]);
 			}
+		}
+		/* A program's private state (docs/frameworks.md), in the private /tmp. */
+		for (size_t i = 0; pol->dirs != NULL && pol->dirs[i] != NULL; i++) {
+			arg(a, "--perms");
+			arg(a, "0700");
+			arg(a, "--dir");
+			arg(a, pol->dirs[i]);
+		}
+		for (size_t i = 0; pol->ro_binds != NULL && pol->ro_binds[i] != NULL &&
+		    pol->ro_binds[i + 1] != NULL; i += 2) {
+			arg(a, "--ro-bind-try");
+			arg(a, pol->ro_binds[i]);
+			arg(a, pol->ro_binds[i + 1]);
 		}
 	}
 	arg(a, "--chdir");

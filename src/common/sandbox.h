@@ -24,6 +24,12 @@ struct sandbox_policy {
 	const char *const *hidden;  /* NULL-terminated extra paths made unreadable, or NULL */
 	bool allow_unconfined;      /* the "sandbox.allowUnconfined" setting: when no sandbox
 	                             * can be set up, run unconfined instead of failing */
+	/* For a program that keeps state of its own (an external framework CLI,
+	 * docs/frameworks.md); non-full-access profiles only, NULL for none. */
+	const char *const *dirs;    /* NULL-terminated: directories made (mode 0700) inside the
+	                             * sandbox; under /tmp (its private tmpfs) to be writable */
+	const char *const *ro_binds; /* NULL-terminated pairs {outside path, inside path, ...}:
+	                             * bound read-only after the dirs; a missing source is left out */
 };
 
 /*

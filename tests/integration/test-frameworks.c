@@ -31,25 +31,36 @@ static struct svc svc;
 static struct fake_provider *fake;
 static struct fake_reply replies[4];
 static char workspace[PATH_MAX];
+static char envdir[PATH_MAX];		/* bin, user (HOME), tmp: outside TASKDECK_HOME */
 static char *project;
+static const char *settings_extra = "";	/* more members of settings.json, or "" */
+
+static void
+remove_tree(char *dir)
+{
+	char cmd[PATH_MAX + 16];
+
+	if (dir[0] == '\0')
+		return;
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+	dir[0] = '\0';
+}
 
 static void
 teardown(void)
 {
 	svc_destroy(&svc);
-	if (workspace[0] != '\0') {
-		char cmd[PATH_MAX + 16];
-
-		snprintf(cmd, sizeof cmd, "rm -rf '%s'", workspace);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove %s\n", workspace);
-		workspace[0] = '\0';
-	}
+	remove_tree(workspace);
+	remove_tree(envdir);
 	if (fake != NULL)
 		fake_provider_stop(fake);
 	fake = NULL;
 	free(project);
 	project = NULL;
+	settings_extra = "";
+	unsetenv("TASKDECK_BWRAP");
 	for (size_t i = 0; i < sizeof replies / sizeof *replies; i++) {
 		free(replies[i].body);
 		replies[i].body = NULL;
@@ -87,40 +98,42 @@ need_cli(const char *framework)
 		    "comes from the npm registry)", framework);
 }
 
-/* $home/bin, first on PATH; HOME for the CLIs' own state is $home/user. */
+/*
+ * $envdir/bin, first on PATH; HOME for the CLIs' own state is $envdir/user.  Not
+ * under the service's home nor /tmp: the sandbox the CLIs run in hides TASKDECK_HOME
+ * and has a /tmp of its own.
+ */
 static void
 prepare_path(void)
 {
-	char dir[600], path[1400];
+	char dir[PATH_MAX], path[PATH_MAX + 64];
 
-	snprintf(dir, sizeof dir, "%s/bin", svc.home);
+	snprintf(envdir, sizeof envdir, "/var/tmp/tdfw-env-XXXXXX");
+	cr_assert_not_null(mkdtemp(envdir));
+	snprintf(dir, sizeof dir, "%.4000s/bin", envdir);
 	cr_assert_eq(mkdir(dir, 0700), 0);
 	snprintf(path, sizeof path, "%s:/usr/local/bin:/usr/bin:/bin", dir);
 	setenv("PATH", path, 1);
-	snprintf(dir, sizeof dir, "%s/user", svc.home);
+	snprintf(dir, sizeof dir, "%.4000s/user", envdir);
 	cr_assert_eq(mkdir(dir, 0700), 0);
 	setenv("HOME", dir, 1);
-	/*
-	 * codex refuses to set up its sandbox helper when its home is under the
-	 * temporary directory, as $home/user is under /tmp: TMPDIR elsewhere.
-	 */
-	snprintf(dir, sizeof dir, "%s/tmp", svc.home);
+	snprintf(dir, sizeof dir, "%.4000s/tmp", envdir);
 	cr_assert_eq(mkdir(dir, 0700), 0);
 	setenv("TMPDIR", dir, 1);
 	/* Outside the service's home: taskdeck's own directories are no run's cwd. */
 	snprintf(workspace, sizeof workspace, "/tmp/tdfw-ws-XXXXXX");
 	cr_assert_not_null(mkdtemp(workspace));
-	cr_assert_not_null(realpath(workspace, path));
-	snprintf(workspace, sizeof workspace, "%s", path);
+	cr_assert_not_null(realpath(workspace, dir));
+	snprintf(workspace, sizeof workspace, "%s", dir);
 }
 
 /* Puts the real CLI on PATH as name. */
 static void
 link_cli(const char *framework, const char *name)
 {
-	char link[600];
+	char link[PATH_MAX + 64];
 
-	snprintf(link, sizeof link, "%s/bin/%s", svc.home, name);
+	snprintf(link, sizeof link, "%s/bin/%s", envdir, name);
 	cr_assert_eq(symlink(cache_cli(framework), link), 0);
 }
 
@@ -128,10 +141,10 @@ link_cli(const char *framework, const char *name)
 static void
 fake_cli(const char *name, const char *script)
 {
-	char path[600];
+	char path[PATH_MAX + 64];
 	FILE *f;
 
-	snprintf(path, sizeof path, "%s/bin/%s", svc.home, name);
+	snprintf(path, sizeof path, "%s/bin/%s", envdir, name);
 	f = fopen(path, "w");
 	cr_assert_not_null(f);
 	fprintf(f, "#!/bin/sh\n%s\n", script);
@@ -157,8 +170,8 @@ start_service(void)
 	    "  \"fake-anthropic\": {\"kind\": \"anthropic\", \"baseUrl\": \"%s\","
 	    "   \"apiKeyEnv\": \"TD_TEST_ANTHROPIC_KEY\", \"defaultModel\": \"claude-test\"},"
 	    "  \"fake-openai\": {\"kind\": \"openai\", \"baseUrl\": \"%s/v1\","
-	    "   \"apiKeyEnv\": \"TD_TEST_OPENAI_KEY\", \"defaultModel\": \"gpt-test\"}}}",
-	    url, url);
+	    "   \"apiKeyEnv\": \"TD_TEST_OPENAI_KEY\", \"defaultModel\": \"gpt-test\"}}%s}",
+	    url, url, settings_extra);
 	svc_write_file(&svc, "settings.json", settings);
 	svc_restart(&svc);
 }
@@ -390,6 +403,136 @@ Test(frameworks, codex_run_completes)
 	http_resp_free(&r);
 }
 
+/* The bytes of a file as lowercase hex (what od -tx1 prints); malloc'd. */
+static char *
+file_hex(const char *dir, const char *name)
+{
+	char path[PATH_MAX + 64], *hex;
+	unsigned char bytes[4096];
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	f = fopen(path, "rb");
+	cr_assert_not_null(f, "%s is missing", path);
+	n = fread(bytes, 1, sizeof bytes, f);
+	fclose(f);
+	cr_assert_gt(n, 8);
+	hex = malloc(2 * n + 1);
+	for (size_t i = 0; i < n; i++)
+		sprintf(hex + 2 * i, "%02x", bytes[i]);
+	return hex;
+}
+
+/* Fails when secret is anywhere in text (what names it). */
+static void
+assert_no_secret(const char *text, const char *secret, const char *what)
+{
+	cr_assert(text == NULL || strstr(text, secret) == NULL, "the secret is in %s", what);
+}
+
+/*
+ * The CLI's command (Bash for claude, exec_command for codex) tries to read
+ * TASKDECK_HOME's token and secret.key and to write outside the workspace, then
+ * writes inside it.  In taskdeck's sandbox the reads find nothing, the outside
+ * write fails, the inside write lands, and neither secret reaches the model,
+ * the run's events, its output or the service's log.
+ */
+static void
+commands_are_confined(const char *framework)
+{
+	bool claude = strcmp(framework, "claude-code") == 0;
+	char cmd[3 * PATH_MAX], input[4 * PATH_MAX], path[PATH_MAX + 64];
+	char *token, *secret, *log;
+	struct http_resp r, ev;
+	cJSON *run;
+
+	svc_prepare_home(&svc);
+	prepare_path();
+	link_cli(framework, claude ? "claude" : "codex");
+	snprintf(cmd, sizeof cmd, "cat %s/token; od -An -tx1 -v %s/secret.key | tr -d "
+	    "'[:space:]'; echo; echo escaped > %s/escape.txt; echo inside > inside.txt; "
+	    "echo finished", svc.home, svc.home, envdir);
+	if (claude) {
+		snprintf(input, sizeof input, "{\"command\":\"%s\",\"description\":\"probe\"}",
+		    cmd);
+		script_claude("Bash", input, "Probed.");
+	} else {
+		snprintf(input, sizeof input, "{\"cmd\":\"%s\"}", cmd);
+		script_codex("exec_command", input, "Probed.");
+	}
+	/* the key of stored credentials (written by the service once credentials exist) */
+	svc_write_file(&svc, "secret.key", "k3y0f-st0red-cred3ntials-9f2c4e1");
+	start_service();
+	new_project();
+	token = read_file(svc.home, "token");
+	cr_assert_not_null(token);
+	token[strcspn(token, "\r\n")] = '\0';
+	cr_assert_gt(strlen(token), 16);
+	secret = file_hex(svc.home, "secret.key");
+
+	r = start_run(framework, claude ? "fake-anthropic" : "fake-openai", "workspace-write",
+	    NULL, "Probe the sandbox");
+	cr_assert_eq(r.status, 201, "%s", r.body);
+	run = run_wait_final(&svc, json_get_string(r.json, "id"), FINAL_WAIT_MS);
+	cr_assert_not_null(run);
+	cr_assert_str_eq(json_get_string(run, "status"), "completed", "%s: %s", framework,
+	    cJSON_PrintUnformatted(run));
+	cr_assert_str_eq(json_get_string(run, "output"), claude ?
+	    "I will use a tool.\n\nProbed." : "Probed.");
+
+	/* The command ran, and its result went back to the model. */
+	cr_assert_geq(fake_provider_count(fake), 2, "%s never came back to the model", framework);
+	cr_assert_not_null(strstr(fake_provider_request(fake, 1)->body, "finished"), "%s: %s",
+	    framework, fake_provider_request(fake, 1)->body);
+	{
+		char *inside = read_file(workspace, "inside.txt");
+
+		cr_assert_not_null(inside, "%s: the command could not write its workspace",
+		    framework);
+		cr_assert_str_eq(inside, "inside\n");
+		free(inside);
+	}
+	snprintf(path, sizeof path, "%s/escape.txt", envdir);
+	cr_assert_neq(access(path, F_OK), 0, "%s: the command wrote outside its workspace",
+	    framework);
+
+	/* Neither secret anywhere. */
+	for (size_t i = 0; i < fake_provider_count(fake); i++) {
+		assert_no_secret(fake_provider_request(fake, i)->body, token, "a model request");
+		assert_no_secret(fake_provider_request(fake, i)->body, secret, "a model request");
+	}
+	snprintf(path, sizeof path, "/api/v1/runs/%s/events?limit=1000",
+	    json_get_string(run, "id"));
+	ev = http_req(&svc, "GET", path, NULL, NULL, true);
+	cr_assert_eq(ev.status, 200);
+	assert_no_secret(ev.body, token, "the run's events");
+	assert_no_secret(ev.body, secret, "the run's events");
+	assert_no_secret(ev.body, "k3y0f-st0red", "the run's events");
+	assert_no_secret(json_get_string(run, "output"), token, "the output");
+	log = read_file(svc.home, "taskdeckd.log");
+	assert_no_secret(log, token, "the service's log");
+	assert_no_secret(log, secret, "the service's log");
+	free(log);
+	free(token);
+	free(secret);
+	http_resp_free(&ev);
+	cJSON_Delete(run);
+	http_resp_free(&r);
+}
+
+Test(frameworks, claude_code_commands_are_confined)
+{
+	need_cli("claude-code");
+	commands_are_confined("claude-code");
+}
+
+Test(frameworks, codex_commands_are_confined)
+{
+	need_cli("codex");
+	commands_are_confined("codex");
+}
+
 /* read-only with the real CLIs: claude's Write is refused, codex's sandbox stops the write. */
 Test(frameworks, read_only_is_honoured)
 {
@@ -574,14 +717,28 @@ Test(frameworks, cancel_kills_a_stubborn_cli)
 	cancel_mid_run("claude-code", "fake-anthropic");
 }
 
-/* A fake CLI that records its argv, environment and stdin in the workspace. */
+/*
+ * A fake CLI records its argv, environment and stdin (sections "==args==",
+ * "==env==", "==prompt==") in rec.txt in the workspace; in a read-only run, where
+ * its sandbox lets it write nothing there, as its first line of output instead
+ * (without the API key, which an output never holds).
+ */
+#define FAKE_RECORD \
+    "prompt=$(cat)\n" \
+    "rec=$(printf '==args==\\n'; printf '%s\\n' \"$@\"; printf '==env==\\n'; env;" \
+    " printf '==prompt==\\n%s\\n' \"$prompt\")\n" \
+    "if ! printf '%s' \"$rec\" > rec.txt 2>/dev/null; then\n" \
+    " text=$(printf '%s\\n' \"$rec\" | grep -v API_KEY | sed -e 's/\\\\/\\\\\\\\/g'" \
+    " -e 's/\"/\\\\\"/g' | awk 'BEGIN{ORS=\"\"} {print $0 \"\\\\n\"}')\n"
+
 static const char fake_claude[] =
     "[ \"$1\" = --version ] && { echo '2.1.330 (Claude Code)'; exit 0; }\n"
-    "printf '%s\\n' \"$@\" > args.txt\n"
-    "env > env.txt\n"
-    "cat > prompt.txt\n"
+    FAKE_RECORD
+    " printf '%s\\n' \"{\\\"type\\\":\\\"assistant\\\",\\\"message\\\":{\\\"id\\\":\\\"rec\\\","
+    "\\\"content\\\":[{\\\"type\\\":\\\"text\\\",\\\"text\\\":\\\"$text\\\"}]}}\"\n"
+    "fi\n"
     "echo '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s\"}'\n"
-    "case $(cat prompt.txt) in\n"
+    "case $prompt in\n"
     "*crash*) echo 'fatal: nope' >&2; exit 3;;\n"
     "*turns*) echo '{\"type\":\"result\",\"subtype\":\"error_max_turns\",\"is_error\":true,"
     "\"usage\":{\"input_tokens\":7,\"output_tokens\":2}}';;\n"
@@ -592,14 +749,59 @@ static const char fake_claude[] =
 
 static const char fake_codex[] =
     "[ \"$1\" = --version ] && { echo 'codex-cli 0.169.0'; exit 0; }\n"
-    "printf '%s\\n' \"$@\" > args.txt\n"
-    "env > env.txt\n"
-    "cat > prompt.txt\n"
+    FAKE_RECORD
+    " printf '%s\\n' \"{\\\"type\\\":\\\"item.completed\\\",\\\"item\\\":{\\\"id\\\":\\\"rec\\\","
+    "\\\"type\\\":\\\"agent_message\\\",\\\"text\\\":\\\"$text\\\"}}\"\n"
+    "fi\n"
     "echo '{\"type\":\"thread.started\",\"thread_id\":\"t\"}'\n"
     "echo '{\"type\":\"turn.started\"}'\n"
     "echo '{\"type\":\"error\",\"message\":\"stream disconnected\"}'\n"
     "echo '{\"type\":\"turn.failed\",\"error\":{\"message\":\"boom\"}}'\n"
     "exit 1";
+
+/* A section of the fake CLI's record (rec.txt, else the run's output); malloc'd. */
+static char *
+record(const cJSON *run, const char *section)
+{
+	char *all = read_file(workspace, "rec.txt"), head[64], *at, *end, *out;
+
+	if (all == NULL) {
+		const char *o = json_get_string(run, "output");
+
+		cr_assert_not_null(o);
+		all = strdup(o);
+	}
+	snprintf(head, sizeof head, "==%s==\n", section);
+	at = strstr(all, head);
+	cr_assert_not_null(at, "no %s in the record: %s", section, all);
+	at += strlen(head);
+	end = strstr(at, "\n==");
+	out = strndup(at, end ? (size_t)(end - at) + 1 : strlen(at));
+	free(all);
+	return out;
+}
+
+/* Whether text holds line (without its newline) as a whole line. */
+static bool
+has_line(const char *text, const char *line)
+{
+	size_t n = strlen(line);
+
+	for (const char *at = strstr(text, line); at != NULL; at = strstr(at + 1, line)) {
+		if ((at == text || at[-1] == '\n') && (at[n] == '\n' || at[n] == '\0'))
+			return true;
+	}
+	return false;
+}
+
+static void
+unlink_rec(void)
+{
+	char path[PATH_MAX + 16];
+
+	snprintf(path, sizeof path, "%s/rec.txt", workspace);
+	unlink(path);
+}
 
 /* Starts a run and waits for its end; the run.  session may be NULL. */
 static cJSON *
@@ -654,8 +856,8 @@ Test(frameworks, cli_lines_and_flags)
 	    cJSON_PrintUnformatted(run));
 	cr_assert_str_eq(json_get_string(run, "output"), "fine");
 	cr_assert_eq(usage_of(run, "inputTokens"), 5);
-	args = read_file(workspace, "args.txt");
-	env = read_file(workspace, "env.txt");
+	args = record(run, "args");
+	env = record(run, "env");
 	cr_assert_not_null(strstr(args, "-p\n--output-format\nstream-json\n"), "%s", args);
 	cr_assert_not_null(strstr(args, "--permission-mode\nacceptEdits\n--allowedTools\nBash\n"));
 	cr_assert_not_null(strstr(args, "--model\nclaude-test\n"));
@@ -663,8 +865,12 @@ Test(frameworks, cli_lines_and_flags)
 	cr_assert_not_null(strstr(env, "ANTHROPIC_API_KEY=" ANTHROPIC_KEY "\n"));
 	cr_assert_not_null(strstr(env, "ANTHROPIC_BASE_URL=http://127.0.0.1:9\n"), "%s", env);
 	cr_assert_null(strstr(env, "TD_TEST_ANTHROPIC_KEY"), "the service's variables leak");
+	/* In the sandbox: a private home and temporary directory. */
+	cr_assert(has_line(env, "HOME=/tmp/home"), "%s", env);
+	cr_assert(has_line(env, "TMPDIR=/tmp/tmp"), "%s", env);
 	free(args);
 	free(env);
+	unlink_rec();
 
 	/* The same session again: the earlier run is in the prompt. */
 	{
@@ -674,12 +880,14 @@ Test(frameworks, cli_lines_and_flags)
 		cJSON_Delete(run);
 		run = run_to_end(NULL, NULL, "read-only", sid, "now crash");
 	}
-	prompt = read_file(workspace, "prompt.txt");
+	cr_assert_null(read_file(workspace, "rec.txt"), "a read-only run wrote its workspace");
+	prompt = record(run, "prompt");
 	cr_assert_not_null(strstr(prompt, "Earlier in this session:\n\nUser: say fine\n\n"
 	    "You answered: fine\n\n"), "%s", prompt);
-	cr_assert(strlen(prompt) > 9 && strcmp(prompt + strlen(prompt) - 9, "now crash") == 0);
+	cr_assert(strlen(prompt) > 10 && strcmp(prompt + strlen(prompt) - 10, "now crash\n") == 0,
+	    "%s", prompt);
 	free(prompt);
-	args = read_file(workspace, "args.txt");
+	args = record(run, "args");
 	cr_assert_not_null(strstr(args, "--permission-mode\ndefault\n--disallowedTools\n"
 	    "Bash,Edit,MultiEdit,Write,NotebookEdit\n"), "%s", args);
 	free(args);
@@ -694,24 +902,96 @@ Test(frameworks, cli_lines_and_flags)
 	cr_assert_str_eq(json_get_string(run, "status"), "failed");
 	cr_assert_str_eq(error_member(run, "code"), "max_turns");
 	cr_assert_eq(usage_of(run, "outputTokens"), 2);
-	args = read_file(workspace, "args.txt");
+	args = record(run, "args");
+	env = record(run, "env");
 	cr_assert_not_null(strstr(args, "--permission-mode\nbypassPermissions\n"), "%s", args);
+	/* full-access: the user's own home, as the built-in agent's commands get it. */
+	cr_assert(!has_line(env, "HOME=/tmp/home"), "%s", env);
 	free(args);
+	free(env);
+	unlink_rec();
 	cJSON_Delete(run);
 
-	run = run_to_end("codex", "fake-openai", "read-only", NULL, "anything");
+	run = run_to_end("codex", "fake-openai", "workspace-write", NULL, "anything");
 	cr_assert_str_eq(json_get_string(run, "status"), "failed");
 	cr_assert_str_eq(error_member(run, "code"), "framework_error");
 	cr_assert_str_eq(error_member(run, "message"), "codex: boom");
-	args = read_file(workspace, "args.txt");
-	env = read_file(workspace, "env.txt");
+	args = record(run, "args");
+	env = record(run, "env");
 	cr_assert_not_null(strstr(args, "exec\n--json\n"), "%s", args);
-	cr_assert_not_null(strstr(args, "--sandbox\nread-only\n"));
+	/* codex's own sandbox cannot nest in taskdeck's, which confines it instead. */
+	cr_assert_not_null(strstr(args, "--sandbox\ndanger-full-access\n"), "%s", args);
 	cr_assert_not_null(strstr(args, "approval_policy=\"never\"\n"));
 	cr_assert_not_null(strstr(args, "base_url=\""), "%s", args);
 	cr_assert_null(strstr(args, OPENAI_KEY), "the key is in codex's argv");
 	cr_assert_not_null(strstr(env, "TASKDECK_CODEX_API_KEY=" OPENAI_KEY "\n"));
+	cr_assert(has_line(env, "HOME=/tmp/home"), "%s", env);
 	free(args);
+	free(env);
+	cJSON_Delete(run);
+}
+
+/* A run.progress event whose message holds text, or NULL. */
+static bool
+has_progress(const char *run_id, const char *text)
+{
+	cJSON *events = run_events(run_id, "run.progress"), *e;
+	bool found = false;
+
+	cJSON_ArrayForEach(e, events) {
+		const char *m = json_get_string(cJSON_GetObjectItem(e, "data"), "message");
+
+		if (m != NULL && strstr(m, text) != NULL)
+			found = true;
+	}
+	cJSON_Delete(events);
+	return found;
+}
+
+/*
+ * No sandbox here (bwrap missing): as for the built-in agent's commands, the
+ * CLI does not start but under full-access, or unconfined with a visible
+ * warning when runs.allowUnconfinedCommands is on.
+ */
+Test(frameworks, no_sandbox_fails_closed)
+{
+	char *env;
+	cJSON *run;
+
+	svc_prepare_home(&svc);
+	prepare_path();
+	fake_cli("claude", fake_claude);
+	setenv("TASKDECK_BWRAP", "/nonexistent/bwrap", 1);
+	start_service();
+	new_project();
+
+	run = run_to_end("claude-code", "fake-anthropic", "workspace-write", NULL, "say fine");
+	cr_assert_str_eq(json_get_string(run, "status"), "failed", "%s",
+	    cJSON_PrintUnformatted(run));
+	cr_assert_str_eq(error_member(run, "code"), "sandbox_unavailable");
+	cr_assert_not_null(strstr(error_member(run, "message"), "bubblewrap"), "%s",
+	    error_member(run, "message"));
+	cr_assert_null(read_file(workspace, "rec.txt"), "claude ran without a sandbox");
+	cJSON_Delete(run);
+
+	/* full-access needs no sandbox, as for the built-in agent. */
+	run = run_to_end("claude-code", "fake-anthropic", "full-access", NULL, "say fine");
+	cr_assert_str_eq(json_get_string(run, "status"), "completed", "%s",
+	    cJSON_PrintUnformatted(run));
+	unlink_rec();
+	cJSON_Delete(run);
+
+	settings_extra = ", \"runs\": {\"allowUnconfinedCommands\": true}";
+	svc_stop(&svc);
+	start_service();
+	run = run_to_end("claude-code", "fake-anthropic", "workspace-write", NULL, "say fine");
+	cr_assert_str_eq(json_get_string(run, "status"), "completed", "%s",
+	    cJSON_PrintUnformatted(run));
+	cr_assert(has_progress(json_get_string(run, "id"), "run unconfined"),
+	    "no visible warning that claude ran unconfined: %s",
+	    cJSON_PrintUnformatted(run_events(json_get_string(run, "id"), "run.progress")));
+	env = record(run, "env");
+	cr_assert(!has_line(env, "HOME=/tmp/home"), "%s", env);
 	free(env);
 	cJSON_Delete(run);
 }

@@ -412,3 +412,73 @@ Test(sandbox, hidden_paths_inside_the_workspace)
 	snprintf(path, sizeof path, "%s/new", tdhome);
 	cr_expect_neq(access(path, F_OK), 0);
 }
+
+/*
+ * A program's private state (the framework CLIs, docs/frameworks.md): directories
+ * made in the private /tmp are writable; a file bound read-only there is readable
+ * but not writable, even when its source is hidden; a missing source is left out.
+ */
+Test(sandbox, private_dirs_and_read_only_binds)
+{
+	char cred[800], missing[800], out[4096];
+	const char *dirs[] = { "/tmp/home", "/tmp/tmp", NULL };
+	const char *binds[] = { cred, "/tmp/home/.claude/.credentials.json",
+		missing, "/tmp/home/absent", NULL };
+	const char *hidden[] = { secret_dir, NULL };
+	struct sandbox_policy pol = { .profile = SANDBOX_WORKSPACE_WRITE, .workspace = ws,
+		.hidden = hidden, .dirs = dirs, .ro_binds = binds };
+	int rc;
+
+	snprintf(cred, sizeof cred, "%s/creds.json", secret_dir);	/* hidden itself */
+	snprintf(missing, sizeof missing, "%s/no-such-file", root);
+	write_file(cred, "LOGIN-SECRET-3\n");
+	rc = run(&pol, "echo state > /tmp/home/state && echo t > /tmp/tmp/t && "
+	    "cat /tmp/home/.claude/.credentials.json && "
+	    "! echo x 2>/dev/null > /tmp/home/.claude/.credentials.json && "
+	    "[ ! -e /tmp/home/absent ] && "
+	    "[ \"$(stat -c %a /tmp/home)\" = 700 ] && echo ok", out, sizeof out);
+	cr_expect_eq(rc, 0, "%s", out);
+	cr_expect_str_eq(out, "LOGIN-SECRET-3\nok\n");
+	/* The source stays hidden at its own path. */
+	snprintf(out, sizeof out, "cat '%s' 2>/dev/null || echo hidden", cred);
+	rc = run(&pol, out, out, sizeof out);
+	cr_expect_str_eq(out, "hidden\n");
+	/* The bind left the file as it was. */
+	{
+		FILE *f = fopen(cred, "r");
+		char line[64] = "";
+
+		cr_assert_not_null(f);
+		cr_expect_not_null(fgets(line, sizeof line, f));
+		fclose(f);
+		cr_expect_str_eq(line, "LOGIN-SECRET-3\n");
+	}
+}
+
+/* The logins of the framework CLIs are hidden like the other credentials. */
+Test(sandbox, hidden_paths_cover_the_cli_logins)
+{
+	char home[800], path[900];
+	const char *const names[] = { ".claude", ".claude.json", ".codex" };
+	bool seen[3] = { false, false, false };
+	char **list;
+
+	snprintf(home, sizeof home, "%s/home", root);
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(path, sizeof path, "%s/%s", home, names[i]);
+		if (i == 1)
+			write_file(path, "{}\n");
+		else
+			cr_assert(td_mkdir_p(path, 0700));
+	}
+	list = sandbox_hidden_paths(NULL, home);
+	for (char **l = list; *l; l++) {
+		for (size_t i = 0; i < 3; i++) {
+			snprintf(path, sizeof path, "%s/%s", home, names[i]);
+			seen[i] |= strcmp(*l, path) == 0;
+		}
+	}
+	for (size_t i = 0; i < 3; i++)
+		cr_expect(seen[i], "%s is not hidden", names[i]);
+	sandbox_hidden_free(list);
+}
