@@ -169,9 +169,11 @@ start_service(void)
 	    "  \"replay\": {\"kind\": \"replay\", \"defaultModel\": \"quick\"},"
 	    "  \"fake-anthropic\": {\"kind\": \"anthropic\", \"baseUrl\": \"%s\","
 	    "   \"apiKeyEnv\": \"TD_TEST_ANTHROPIC_KEY\", \"defaultModel\": \"claude-test\"},"
+	    "  \"fake-login\": {\"kind\": \"anthropic\", \"baseUrl\": \"%s\","
+	    "   \"defaultModel\": \"claude-test\"},"
 	    "  \"fake-openai\": {\"kind\": \"openai\", \"baseUrl\": \"%s/v1\","
 	    "   \"apiKeyEnv\": \"TD_TEST_OPENAI_KEY\", \"defaultModel\": \"gpt-test\"}}%s}",
-	    url, url, settings_extra);
+	    url, url, url, settings_extra);
 	svc_write_file(&svc, "settings.json", settings);
 	svc_restart(&svc);
 }
@@ -531,6 +533,67 @@ Test(frameworks, codex_commands_are_confined)
 {
 	need_cli("codex");
 	commands_are_confined("codex");
+}
+
+/*
+ * No key (apiKeyEnv null): the real claude uses its own login, the credentials
+ * file of the user's ~/.claude bound read-only into its private home; its
+ * command cannot change that file, nor see the rest of the user's ~/.claude.
+ */
+Test(frameworks, claude_code_login_is_read_only)
+{
+	static const char creds[] = "{\"claudeAiOauth\":{\"accessToken\":"
+	    "\"sk-ant-oat01-taskdeck-test-login\",\"refreshToken\":\"sk-ant-ort01-test\","
+	    "\"expiresAt\":4102444800000,\"scopes\":[\"user:inference\",\"user:profile\"],"
+	    "\"subscriptionType\":\"pro\"}}\n";
+	char path[PATH_MAX + 64], input[PATH_MAX + 256];
+	struct http_resp r;
+	cJSON *run;
+	char *text;
+	FILE *f;
+
+	need_cli("claude-code");
+	svc_prepare_home(&svc);
+	prepare_path();
+	link_cli("claude-code", "claude");
+	snprintf(path, sizeof path, "%s/user/.claude", envdir);
+	cr_assert_eq(mkdir(path, 0700), 0);
+	snprintf(path, sizeof path, "%s/user/.claude/.credentials.json", envdir);
+	cr_assert_not_null(f = fopen(path, "w"));
+	fputs(creds, f);
+	fclose(f);
+	snprintf(path, sizeof path, "%s/user/.claude/settings.json", envdir);
+	cr_assert_not_null(f = fopen(path, "w"));
+	fputs("{\"env\": {\"USER_SETTING\": \"private-setting-7c1\"}}\n", f);
+	fclose(f);
+	snprintf(input, sizeof input, "{\"command\":\"echo tampered > "
+	    "$HOME/.claude/.credentials.json; cat %s/user/.claude/settings.json; "
+	    "echo finished\",\"description\":\"probe\"}", envdir);
+	script_claude("Bash", input, "Probed.");
+	start_service();
+	new_project();
+
+	r = start_run("claude-code", "fake-login", "workspace-write", NULL, "Probe the login");
+	cr_assert_eq(r.status, 201, "%s", r.body);
+	run = run_wait_final(&svc, json_get_string(r.json, "id"), FINAL_WAIT_MS);
+	cr_assert_not_null(run);
+	cr_assert_str_eq(json_get_string(run, "status"), "completed", "%s",
+	    cJSON_PrintUnformatted(run));
+	cr_assert_geq(fake_provider_count(fake), 2);
+	/* The login reached the model endpoint. */
+	cr_assert_not_null(fake_provider_request(fake, 0)->authorization, "no login was sent");
+	cr_assert_str_eq(fake_provider_request(fake, 0)->authorization,
+	    "Bearer sk-ant-oat01-taskdeck-test-login");
+	/* The command ran, could not change the login, and saw no other file of ~/.claude. */
+	cr_assert_not_null(strstr(fake_provider_request(fake, 1)->body, "finished"));
+	cr_assert_null(strstr(fake_provider_request(fake, 1)->body, "private-setting-7c1"),
+	    "the command read the user's ~/.claude");
+	snprintf(path, sizeof path, "%s/user", envdir);
+	text = read_file(path, ".claude/.credentials.json");
+	cr_assert_str_eq(text, creds, "the command changed the user's login");
+	free(text);
+	cJSON_Delete(run);
+	http_resp_free(&r);
 }
 
 /* read-only with the real CLIs: claude's Write is refused, codex's sandbox stops the write. */
