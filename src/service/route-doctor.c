@@ -272,13 +272,15 @@ check_sandbox(struct report *rep, const struct service *svc)
 		if (unconfined)
 			add_check(rep, "sandbox", CHECK_WARN,
 			    xasprintf("No command sandbox: %s. runs.allowUnconfinedCommands is on, "
-			    "so commands run UNCONFINED, with all your rights.", why),
+			    "so commands (and the claude-code and codex CLIs) run UNCONFINED, "
+			    "with all your rights.", why),
 			    xstrdup("Make the sandbox work (see the message), then set "
 			    "runs.allowUnconfinedCommands to false."));
 		else
 			add_check(rep, "sandbox", CHECK_FAIL,
-			    xasprintf("No command sandbox: %s. Commands fail with "
-			    "sandbox_unavailable except under full-access.", why),
+			    xasprintf("No command sandbox: %s. Commands, and runs of claude-code "
+			    "and codex, fail with sandbox_unavailable except under full-access.",
+			    why),
 			    xstrdup("apt-get install bubblewrap, and allow user namespaces "
 			    "(sysctl user.max_user_namespaces > 0)."));
 		return;
