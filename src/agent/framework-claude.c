@@ -40,11 +40,6 @@ struct claude_state {
 static bool
 claude_check(const struct agent_config *cfg, struct agent_error *err)
 {
-	if (cfg->profile == PROFILE_ASK) {
-		agent_error_set(err, "unsupported_profile", "claude-code cannot ask taskdeck "
-		    "for permission: the ask profile is not available with it");
-		return false;
-	}
 	if (cfg->plan_first) {
 		agent_error_set(err, "unsupported_profile", "plan-first runs need the taskdeck "
 		    "framework");
@@ -59,9 +54,8 @@ claude_check(const struct agent_config *cfg, struct agent_error *err)
 }
 
 static void
-claude_args(const struct agent_config *cfg, bool confined, struct strv *a)
+claude_args(const struct agent_config *cfg, const struct fw_launch *l, struct strv *a)
 {
-	(void)confined;		/* the same flags: the sandbox confines the commands */
 	strv_add(a, "-p");
 	strv_add(a, "--output-format");
 	strv_add(a, "stream-json");
@@ -89,8 +83,30 @@ claude_args(const struct agent_config *cfg, bool confined, struct strv *a)
 		strv_add(a, "--permission-mode");
 		strv_add(a, "bypassPermissions");
 		break;
-	case PROFILE_ASK:
-		break;			/* refused by claude_check */
+	case PROFILE_ASK: {
+		/* Each call that needs permission goes to taskdeck (framework-ask.c). */
+		cJSON *mcp = cJSON_CreateObject(), *srv, *args;
+		char *text;
+
+		srv = cJSON_AddObjectToObject(cJSON_AddObjectToObject(mcp, "mcpServers"),
+		    "taskdeck");
+		cJSON_AddStringToObject(srv, "type", "stdio");
+		cJSON_AddStringToObject(srv, "command", l->self);
+		args = cJSON_AddArrayToObject(srv, "args");
+		cJSON_AddItemToArray(args, cJSON_CreateString("--permission-server"));
+		cJSON_AddItemToArray(args, cJSON_CreateString(l->ask_socket));
+		text = cJSON_PrintUnformatted(mcp);
+		strv_add(a, "--permission-mode");
+		strv_add(a, "default");
+		strv_add(a, "--mcp-config");
+		strv_add(a, text);
+		strv_add(a, "--strict-mcp-config");
+		strv_add(a, "--permission-prompt-tool");
+		strv_add(a, FW_ASK_TOOL);
+		free(text);
+		cJSON_Delete(mcp);
+		break;
+	}
 	}
 }
 
@@ -443,4 +459,5 @@ const struct framework_ops framework_claude = {
 	.env = claude_env,
 	.home_files = claude_home_files,
 	.line = claude_line,
+	.describe = claude_describe,
 };

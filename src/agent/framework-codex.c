@@ -64,7 +64,7 @@ codex_check(const struct agent_config *cfg, struct agent_error *err)
  * full-access) codex's own maps the profile.
  */
 static void
-codex_args(const struct agent_config *cfg, bool confined, struct strv *a)
+codex_args(const struct agent_config *cfg, const struct fw_launch *l, struct strv *a)
 {
 	static const char *const sandboxes[] = {
 		[PROFILE_READ_ONLY] = "read-only",
@@ -83,7 +83,7 @@ codex_args(const struct agent_config *cfg, bool confined, struct strv *a)
 	strv_add(a, "--model");
 	strv_add(a, cfg->model);
 	strv_add(a, "--sandbox");
-	strv_add(a, confined ? "danger-full-access" : sandboxes[cfg->profile]);
+	strv_add(a, l->confined ? "danger-full-access" : sandboxes[cfg->profile]);
 	strv_add(a, "-c");
 	strv_add(a, "approval_policy=\"never\"");
 	strv_add(a, "-c");

@@ -224,6 +224,7 @@ struct fw_proc {
  */
 #define FW_HOME "/tmp/home"
 #define FW_TMPDIR "/tmp/tmp"
+#define FW_ASK_SOCKET "/tmp/taskdeck-ask.sock"	/* the permission socket, inside */
 
 /* true when path is dir or below it. */
 static bool
@@ -240,12 +241,12 @@ fw_within(const char *path, const char *dir)
  * sandbox has its own) nor under a hidden path; false with why.
  */
 static bool
-fw_visible(const struct agent_config *cfg, char *why, size_t len)
+fw_visible(const struct agent_config *cfg, const char *path, char *why, size_t len)
 {
 	char real[PATH_MAX];
 	const char *where = NULL;
 
-	if (realpath(cfg->runtime_path, real) == NULL || fw_within(real, cfg->workspace))
+	if (realpath(path, real) == NULL || fw_within(real, cfg->workspace))
 		return true;	/* exec will say; the workspace is bound into the sandbox */
 	if (fw_within(real, "/tmp"))
 		where = "/tmp, which the sandbox replaces with a private one";
@@ -298,13 +299,13 @@ fw_confinement(const struct framework_ops *ops, const struct agent_config *cfg,
  */
 static bool
 fw_spawn(const struct framework_ops *ops, const struct agent_config *cfg, bool confined,
-    struct fw_proc *p, struct agent_error *aerr)
+    const char *ask_socket, struct fw_proc *p, struct agent_error *aerr)
 {
 	static const enum sandbox_profile profiles[] = {
 		[PROFILE_READ_ONLY] = SANDBOX_READ_ONLY,
 		[PROFILE_WORKSPACE_WRITE] = SANDBOX_WORKSPACE_WRITE,
 		[PROFILE_FULL_ACCESS] = SANDBOX_FULL_ACCESS,
-		[PROFILE_ASK] = SANDBOX_READ_ONLY,	/* refused by ops->check */
+		[PROFILE_ASK] = SANDBOX_WORKSPACE_WRITE,	/* once a call is allowed */
 	};
 	static const char *const dirs[] = { FW_HOME, FW_TMPDIR, NULL };
 	struct strv argv = { 0 }, env = { 0 }, binds = { 0 };
@@ -316,16 +317,29 @@ fw_spawn(const struct framework_ops *ops, const struct agent_config *cfg, bool c
 		.allow_unconfined = cfg->allow_unconfined,
 	};
 	int out[2] = { -1, -1 }, err[2] = { -1, -1 }, in = -1, fds[3];
-	char why[1024];
+	char why[1024], self[PATH_MAX];
+	struct fw_launch launch = { .confined = confined, .self = self };
+	ssize_t n;
 	int rc;
 
-	if (confined && !fw_visible(cfg, why, sizeof why)) {
+	if ((n = readlink("/proc/self/exe", self, sizeof self - 1)) < 0)
+		n = 0;
+	self[n] = '\0';
+	if (confined && (!fw_visible(cfg, cfg->runtime_path, why, sizeof why) ||
+	    (ask_socket != NULL && !fw_visible(cfg, self, why, sizeof why)))) {
 		agent_error_set(aerr, "framework_unavailable", "%s cannot run in the command "
 		    "sandbox: %s", ops->program, why);
 		return false;
 	}
+	if (ask_socket != NULL) {
+		launch.ask_socket = confined ? FW_ASK_SOCKET : ask_socket;
+		if (confined) {
+			strv_add(&binds, ask_socket);
+			strv_add(&binds, FW_ASK_SOCKET);
+		}
+	}
 	strv_add(&argv, cfg->runtime_path);
-	ops->args(cfg, confined, &argv);
+	ops->args(cfg, &launch, &argv);
 	for (size_t i = 0; i < sizeof fw_env_keep / sizeof *fw_env_keep; i++) {
 		const char *v = getenv(fw_env_keep[i]);
 
@@ -545,12 +559,14 @@ fw_sweep(void)
 
 /* Talks to the CLI until it is gone; AGENT_CANCELLED when the run was cancelled. */
 static int
-fw_converse(const struct framework_ops *ops, struct fw_run *r, struct fw_proc *p)
+fw_converse(const struct framework_ops *ops, struct fw_run *r, struct fw_proc *p,
+    int ask_fd)
 {
-	struct pollfd fds[3] = {
+	struct pollfd fds[4] = {
 		{ .fd = host_cancel_fd(r->host), .events = POLLIN },
 		{ .fd = p->out_fd, .events = POLLIN },
 		{ .fd = p->err_fd, .events = POLLIN },
+		{ .fd = ask_fd, .events = POLLIN },	/* -1: not the profile ask */
 	};
 	int64_t kill_at = 0, eof_at = 0;	/* the SIGKILL deadline; when stdout closed */
 	bool cancelled = false;
@@ -585,8 +601,11 @@ fw_converse(const struct framework_ops *ops, struct fw_run *r, struct fw_proc *p
 			}
 			break;
 		}
-		if (poll(fds, 3, 100) < 0 && errno != EINTR)
+		if (poll(fds, 4, 100) < 0 && errno != EINTR)
 			break;
+		/* A question of the permission prompt tool: waits for the person's answer. */
+		if (fds[3].fd >= 0 && !cancelled && (fds[3].revents & POLLIN))
+			fw_ask_serve(ops, r, fds[3].fd);
 		if (fds[1].fd >= 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) &&
 		    !fw_read_out(ops, r, p))
 			fds[1].fd = -1;
@@ -626,9 +645,9 @@ framework_run(const struct framework_ops *ops, const struct agent_config *cfg,
 	struct fw_run r = { .cfg = cfg, .host = host };
 	struct fw_proc p = { .pid = -1, .out_fd = -1, .err_fd = -1 };
 	struct agent_error nobox = { 0 };
-	char warning[256];
-	bool confined, boxed;
-	int rc;
+	char warning[256], ask_path[PATH_MAX];
+	bool confined, boxed, ask = cfg->profile == PROFILE_ASK && ops->describe != NULL;
+	int rc, ask_fd = -1;
 
 	buf_init(&r.output, 0);
 	buf_init(&p.line, FW_LINE_MAX);
@@ -644,14 +663,18 @@ framework_run(const struct framework_ops *ops, const struct agent_config *cfg,
 		r.err = nobox;
 		nobox = (struct agent_error){ 0 };
 		rc = AGENT_FAILED;
-	} else if (!fw_spawn(ops, cfg, confined, &p, &r.err)) {
+	} else if (ask && (ask_fd = fw_ask_listen(ask_path, sizeof ask_path)) < 0) {
+		agent_error_set(&r.err, "framework_unavailable", "cannot set up the permission "
+		    "prompts of %s: %s", ops->program, strerror(errno));
+		rc = AGENT_FAILED;
+	} else if (!fw_spawn(ops, cfg, confined, ask ? ask_path : NULL, &p, &r.err)) {
 		rc = AGENT_FAILED;
 	} else {
 		log_info("run %s: %s %s started (pid %ld)", cfg->run_id ? cfg->run_id : "?",
 		    ops->program, cfg->runtime_version ? cfg->runtime_version : "",
 		    (long)p.pid);
 		host_progress(host, "thinking", "Waiting for the model.");
-		rc = fw_converse(ops, &r, &p);
+		rc = fw_converse(ops, &r, &p, ask_fd);
 		if (p.out_fd >= 0)
 			close(p.out_fd);
 		if (p.err_fd >= 0)
@@ -677,5 +700,9 @@ framework_run(const struct framework_ops *ops, const struct agent_config *cfg,
 	buf_free(&p.errline);
 	agent_error_clear(&r.err);
 	agent_error_clear(&nobox);
+	if (ask_fd >= 0) {
+		close(ask_fd);
+		fw_ask_unlink(ask_path);
+	}
 	return rc;
 }

@@ -44,15 +44,22 @@ struct fw_run {
 	void *state;			/* the CLI's own (framework_ops.state_size bytes) */
 };
 
+/* How the CLI is started. */
+struct fw_launch {
+	bool confined;			/* in taskdeck's sandbox (not full-access, a sandbox is here) */
+	const char *ask_socket;		/* profile ask: the permission socket as the CLI sees it */
+	const char *self;		/* this agent's executable (the permission prompt tool) */
+};
+
 struct framework_ops {
 	const char *name;		/* config.framework */
 	const char *program;		/* for messages: "claude", "codex" */
 	size_t state_size;
 	/* Refuses a run the CLI cannot honour (profile, provider); false with err set. */
 	bool (*check)(const struct agent_config *cfg, struct agent_error *err);
-	/* The command line after argv[0]; the prompt goes to the CLI's stdin.  confined:
-	 * the CLI runs in taskdeck's sandbox (not full-access, and a sandbox is there). */
-	void (*args)(const struct agent_config *cfg, bool confined, struct strv *argv);
+	/* The command line after argv[0]; the prompt goes to the CLI's stdin. */
+	void (*args)(const struct agent_config *cfg, const struct fw_launch *l,
+	    struct strv *argv);
 	/* Variables added to the reduced environment (provider, key, telemetry off). */
 	void (*env)(const struct agent_config *cfg, struct strv *env);
 	/* Pairs {file of the user, its path in the CLI's private home} bound read-only into
@@ -61,6 +68,10 @@ struct framework_ops {
 	    const char *private_home, struct strv *pairs);
 	/* One JSON object the CLI printed. */
 	void (*line)(struct fw_run *r, const cJSON *msg);
+	/* The profile ask through a permission prompt tool (framework-ask.c); NULL: ask is
+	 * refused.  A line for people about a tool call the CLI asks for. */
+	void (*describe)(const struct fw_run *r, const char *name, const cJSON *input,
+	    char *out, size_t len);
 	void (*state_free)(void *state);
 };
 
@@ -73,6 +84,21 @@ const struct framework_ops *framework_find(const char *name);
 /* Runs the whole run through the CLI and sends finish; the status of the run. */
 int framework_run(const struct framework_ops *ops, const struct agent_config *cfg,
     struct host *host);
+
+/*
+ * The permission prompt tool (framework-ask.c, docs/frameworks.md "ask"): an MCP
+ * stdio server the CLI starts (taskdeck-agent --permission-server SOCKET) that
+ * passes each question over a Unix socket to the adapter.
+ */
+#define FW_ASK_TOOL "mcp__taskdeck__approve"
+/* The MCP server's main loop on stdin/stdout; the process's exit status. */
+int fw_permission_server(const char *socket_path);
+/* The adapter's end: a listening socket in a private directory; -1 with errno. */
+int fw_ask_listen(char *path, size_t len);
+void fw_ask_unlink(const char *path);
+/* Answers one connection of the permission server: permission.ask to the service.
+ * AGENT_CANCELLED when the run was cancelled while waiting. */
+int fw_ask_serve(const struct framework_ops *ops, struct fw_run *r, int listen_fd);
 
 /* Helpers for the line mappers. */
 void fw_output(struct fw_run *r, const char *text, size_t len);

@@ -34,6 +34,9 @@ main(int argc, char **argv)
 			printf("taskdeck-agent %s\n", TD_VERSION);
 			return 0;
 		}
+		/* The permission prompt tool of an external CLI (framework-ask.c). */
+		if (argc == 3 && strcmp(argv[1], "--permission-server") == 0)
+			return fw_permission_server(argv[2]);
 		fprintf(stderr, "usage: taskdeck-agent (started by taskdeckd; "
 		    "see docs/host-protocol.md)\n");
 		return 2;

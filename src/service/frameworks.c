@@ -98,10 +98,12 @@ frameworks_run_usable(const char *framework, const char *profile, const char *tu
 {
 	if (!frameworks_external(framework))
 		return true;
-	if (profile != NULL && strcmp(profile, "ask") == 0) {
+	/* claude-code asks through a permission prompt tool (docs/frameworks.md). */
+	if (profile != NULL && strcmp(profile, "ask") == 0 &&
+	    strcmp(framework, "claude-code") != 0) {
 		refuse(r, NULL, "permissionProfile", framework, "The framework %s cannot ask "
 		    "for permission through taskdeck: use read-only, workspace-write or "
-		    "full-access, or the taskdeck framework for ask.", framework);
+		    "full-access, or the taskdeck or claude-code framework for ask.", framework);
 		return false;
 	}
 	if (turn_intent != NULL && strcmp(turn_intent, "plan-first") == 0) {

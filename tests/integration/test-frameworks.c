@@ -596,6 +596,118 @@ Test(frameworks, claude_code_login_is_read_only)
 	http_resp_free(&r);
 }
 
+/* Waits for the run's one pending prompt and answers it (decision NULL: leaves it
+ * pending); the prompt (NULL: none came). */
+static cJSON *
+prompt_answer(const char *run_id, const char *decision)
+{
+	char path[256], body[64];
+	struct http_resp r, a;
+	cJSON *p;
+
+	snprintf(path, sizeof path, "/app/v1/permissions?run=%s", run_id);
+	for (long t0 = mono_ms();; usleep(100000)) {
+		r = http_req(&svc, "GET", path, NULL, NULL, true);
+		cr_assert_eq(r.status, 200, "%s", r.body);
+		if (cJSON_GetArraySize(r.json) == 1)
+			break;
+		http_resp_free(&r);
+		if (mono_ms() - t0 > 60000)
+			return NULL;
+	}
+	p = cJSON_Duplicate(cJSON_GetArrayItem(r.json, 0), true);
+	http_resp_free(&r);
+	if (decision == NULL)
+		return p;
+	snprintf(path, sizeof path, "/app/v1/permissions/%s", json_get_string(p, "id"));
+	snprintf(body, sizeof body, "{\"decision\":\"%s\"}", decision);
+	a = http_req(&svc, "POST", path, body, NULL, true);
+	cr_assert_eq(a.status, 200, "%s", a.body);
+	http_resp_free(&a);
+	return p;
+}
+
+/*
+ * ask with the real claude: its permission prompt tool (taskdeck-agent
+ * --permission-server, an MCP server claude starts in the sandbox) turns claude's
+ * question about its Write into a taskdeck prompt; allow writes the file, deny
+ * does not and the tool is reported denied; a cancel while the prompt waits ends
+ * the run at once.
+ */
+Test(frameworks, claude_code_ask_goes_through_taskdeck_prompts)
+{
+	char input[PATH_MAX + 128];
+	struct http_resp r;
+	cJSON *run, *tools, *prompt;
+
+	need_cli("claude-code");
+	for (int i = 0; i < 3; i++) {
+		bool allow = i == 0;
+
+		svc_prepare_home(&svc);
+		prepare_path();
+		link_cli("claude-code", "claude");
+		snprintf(input, sizeof input, "{\"file_path\":\"%s/asked.md\","
+		    "\"content\":\"# asked\\n\"}", workspace);
+		script_claude("Write", input, allow ? "Written." : "Not written.");
+		start_service();
+		new_project();
+		r = start_run("claude-code", "fake-anthropic", "ask", NULL, "Write asked.md");
+		cr_assert_eq(r.status, 201, "%s", r.body);
+		prompt = prompt_answer(json_get_string(r.json, "id"), i == 2 ? NULL :
+		    allow ? "allow" : "deny");
+		cr_assert_not_null(prompt, "claude's question never became a taskdeck prompt");
+		if (i == 2) {
+			char path[256];
+			struct http_resp c;
+			long t0 = mono_ms();
+
+			snprintf(path, sizeof path, "/api/v1/runs/%s/cancel",
+			    json_get_string(r.json, "id"));
+			c = http_req(&svc, "POST", path, NULL, NULL, true);
+			cr_assert_eq(c.status, 200, "%s", c.body);
+			http_resp_free(&c);
+			run = run_wait_final(&svc, json_get_string(r.json, "id"), 30000);
+			cr_assert_not_null(run);
+			cr_assert_str_eq(json_get_string(run, "status"), "cancelled");
+			cr_assert_lt(mono_ms() - t0, 10000, "the cancel waited for the prompt");
+			cr_assert_null(read_file(workspace, "asked.md"));
+			cJSON_Delete(prompt);
+			cJSON_Delete(run);
+			http_resp_free(&r);
+			teardown();
+			continue;
+		}
+		cr_assert_str_eq(json_get_string(prompt, "tool"), "Write");
+		cr_assert_str_eq(json_get_string(prompt, "summary"), "write asked.md");
+		cr_assert_str_eq(json_get_string(cJSON_GetObjectItem(prompt, "input"), "content"),
+		    "# asked\n");
+		run = run_wait_final(&svc, json_get_string(r.json, "id"), FINAL_WAIT_MS);
+		cr_assert_not_null(run);
+		cr_assert_str_eq(json_get_string(run, "status"), "completed", "%s",
+		    cJSON_PrintUnformatted(run));
+		tools = run_events(json_get_string(run, "id"), "run.tool");
+		if (allow) {
+			char *text = read_file(workspace, "asked.md");
+
+			cr_assert_not_null(text, "allowed, but claude did not write");
+			cr_assert_str_eq(text, "# asked\n");
+			free(text);
+			cr_assert_not_null(find_tool(tools, "Write", "completed"), "%s",
+			    cJSON_PrintUnformatted(tools));
+		} else {
+			cr_assert_null(read_file(workspace, "asked.md"), "denied, but claude wrote");
+			cr_assert_not_null(find_tool(tools, "Write", "denied"), "%s",
+			    cJSON_PrintUnformatted(tools));
+		}
+		cJSON_Delete(tools);
+		cJSON_Delete(prompt);
+		cJSON_Delete(run);
+		http_resp_free(&r);
+		teardown();
+	}
+}
+
 /* read-only with the real CLIs: claude's Write is refused, codex's sandbox stops the write. */
 Test(frameworks, read_only_is_honoured)
 {
@@ -1122,8 +1234,8 @@ Test(frameworks, what_cannot_be_mapped_is_refused)
 	link_cli("codex", "codex");
 	start_service();
 	new_project();
-	r = start_run("claude-code", "fake-anthropic", "ask", NULL, "hi");
-	assert_refused(&r, (const char *const[]){ "claude-code", "ask", NULL });
+	r = start_run("codex", "fake-openai", "ask", NULL, "hi");
+	assert_refused(&r, (const char *const[]){ "codex", "ask", NULL });
 	http_resp_free(&r);
 	r = start_run("codex", "fake-openai", "workspace-write",
 	    ",\"turnIntent\":\"plan-first\"", "hi");
