@@ -1,8 +1,7 @@
 /*
- * Plans and permission prompts (docs/http-api.md, Plans and Permission
- * prompts): what route-plans.c, route-permissions.c and the supervisor's run
- * threads share.  plan_propose, plan_step and prompt_ask take the store lock;
- * the others run while it is held.
+ * The plan domain (plans.c, docs/http-api.md, Plans): what route-plans.c and
+ * the supervisor's run threads share.  plan_propose and plan_step take the
+ * store lock; the others run while it is held.
  */
 #ifndef TD_SERVICE_PLANS_H
 #define TD_SERVICE_PLANS_H
@@ -12,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "errors.h"
+#include "ids.h"
 
 struct service;
 struct store;
@@ -38,17 +38,25 @@ bool plans_run_ended(struct service *svc, const char *run_id, const char *status
 /* Inside the start-up transaction: every open plan abandoned, every pending prompt expired. */
 bool plans_recover(struct service *svc);
 
-/* The prompt with id as the API shows it, or NULL. */
-cJSON *prompt_load(struct store *st, const char *id);
-/*
- * The agent's permission.ask: records a prompt and emits run.permission.
- * *allow_now is set when the run was answered allow-run: the prompt is
- * recorded as allowed and the caller answers allow at once.
- */
-enum td_code prompt_ask(struct service *svc, const char *run_id, long long request_id,
-    const cJSON *params, bool *allow_now, char **message);
-/* The pending prompts of run_id, or of every run, become expired (plans_run_ended, plans_recover). */
-bool prompts_run_ended(struct service *svc, const char *run_id);
-bool prompts_recover(struct service *svc);
+/* The agent's answer to plan.propose for a decision on a plan with steps. */
+cJSON *decision_result(const char *decision, const char *feedback, const cJSON *steps);
+
+/* The session's plan as route-plans.c decides on it (plan_pending_read). */
+struct pending_plan {
+	bool found;
+	char run_id[TD_ID_MAX];
+	long long version, revision, request_id;
+	char status[32];
+	cJSON *steps;		/* the caller frees it */
+	bool run_running;
+};
+
+/* Reads the session's plan into p (p->found false when it has none). */
+void plan_pending_read(struct store *st, const char *session_id, struct pending_plan *p);
+/* Applies a person's decision to the pending plan p; false on a store error. */
+bool plan_decision_apply(struct service *svc, const char *session_id,
+    const struct pending_plan *p, const char *decision, const char *feedback);
+/* run.attention for run_id; attention consumed (NULL: cleared). */
+void plan_attention_emit(struct service *svc, const char *run_id, cJSON *attention);
 
 #endif

@@ -32,6 +32,7 @@
 #include "json.h"
 #include "log.h"
 #include "plans.h"
+#include "prompts.h"
 #include "resource.h"
 #include "runs.h"
 #include "sandbox.h"
