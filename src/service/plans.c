@@ -340,8 +340,10 @@ plans_recover(struct service *svc)
 
 	if (!prompts_recover(svc))
 		return false;
+	/* Not the plans of runs that resume (durable). */
 	s = store_stmt(st, "SELECT session_id, run_id, status = 'awaiting-approval' FROM plans"
-	    " WHERE status IN " PLAN_OPEN);
+	    " WHERE status IN " PLAN_OPEN " AND run_id NOT IN"
+	    " (SELECT id FROM runs WHERE status = 'running')");
 	while (sqlite3_step(s) == SQLITE_ROW) {
 		ids = xrealloc(ids, (n + 1) * sizeof *ids);
 		snprintf(ids[n].session, TD_ID_MAX, "%s", resource_text(s, 0));
@@ -351,7 +353,8 @@ plans_recover(struct service *svc)
 	sqlite3_reset(s);
 	s = store_stmt(st, "UPDATE plans SET status = 'abandoned', revision = revision + 1,"
 	    " request_id = NULL, updated_at = " RESOURCE_NEXT_TIME(1)
-	    " WHERE status IN " PLAN_OPEN);
+	    " WHERE status IN " PLAN_OPEN " AND run_id NOT IN"
+	    " (SELECT id FROM runs WHERE status = 'running')");
 	sqlite3_bind_int64(s, 1, td_now_ms());
 	ok = sqlite3_step(s) == SQLITE_DONE;
 	sqlite3_reset(s);
@@ -448,4 +451,71 @@ plan_decision_apply(struct service *svc, const char *session_id, const struct pe
 		sqlite3_reset(s);
 	}
 	return ok;
+}
+
+/* True when the stored steps have the titles of the proposal's, in order. */
+static bool
+same_titles(const cJSON *stored, const cJSON *proposed)
+{
+	const cJSON *a = stored ? stored->child : NULL, *b = proposed ? proposed->child : NULL;
+
+	for (; a != NULL && b != NULL; a = a->next, b = b->next) {
+		const char *ta = json_get_string(a, "title"), *tb = json_get_string(b, "title");
+
+		if (ta == NULL || tb == NULL || strcmp(ta, tb) != 0)
+			return false;
+	}
+	return a == NULL && b == NULL;
+}
+
+bool
+plan_rebind(struct service *svc, const char *run_id, const char *session_id,
+    long long request_id, const cJSON *params, int64_t since, cJSON **answer)
+{
+	struct store *st = svc->store;
+	const char *summary = json_get_string(params, "summary");
+	char status[32] = "";
+	cJSON *steps = NULL, *feedback = NULL;
+	bool same = false, ok = true;
+	sqlite3_stmt *s;
+
+	*answer = NULL;
+	if (summary == NULL)
+		return false;
+	store_lock(st);
+	s = store_stmt(st, "SELECT status, summary, steps, feedback, updated_at >= ?3 FROM plans"
+	    " WHERE session_id = ?1 AND run_id = ?2");
+	sqlite3_bind_text(s, 1, session_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, run_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, since);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		bool recent = sqlite3_column_int(s, 4) != 0;
+
+		snprintf(status, sizeof status, "%s", resource_text(s, 0));
+		steps = steps_column(s, 2);
+		same = strcmp(resource_text(s, 1), summary) == 0 &&
+		    same_titles(steps, cJSON_GetObjectItemCaseSensitive(params, "steps")) &&
+		    (strcmp(status, "awaiting-approval") == 0 || (recent &&
+		    (strcmp(status, "approved") == 0 || strcmp(status, "superseded") == 0)));
+		if (sqlite3_column_type(s, 3) != SQLITE_NULL)
+			feedback = cJSON_CreateString(resource_text(s, 3));
+	}
+	sqlite3_reset(s);
+	if (same && strcmp(status, "awaiting-approval") == 0) {
+		s = store_stmt(st, "UPDATE plans SET request_id = ?2 WHERE session_id = ?1");
+		sqlite3_bind_text(s, 1, session_id, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, request_id);
+		ok = sqlite3_step(s) == SQLITE_DONE;
+		sqlite3_reset(s);
+	} else if (same) {
+		*answer = decision_result(strcmp(status, "approved") == 0 ? "approve" : "revise",
+		    cJSON_IsString(feedback) ? feedback->valuestring : "", steps);
+	}
+	store_unlock(st);
+	cJSON_Delete(steps);
+	cJSON_Delete(feedback);
+	if (same)
+		log_info("run %s: the resumed agent's plan is the one %s; no new version", run_id,
+		    *answer ? "decided since the restart" : "awaiting approval");
+	return same && ok;
 }

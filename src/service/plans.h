@@ -7,6 +7,7 @@
 #define TD_SERVICE_PLANS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <cjson/cJSON.h>
 
@@ -35,7 +36,11 @@ enum td_code plan_step(struct service *svc, const char *run_id, const char *sess
  * completed (status "completed") or abandoned, its pending prompts expired.
  */
 bool plans_run_ended(struct service *svc, const char *run_id, const char *status);
-/* Inside the start-up transaction: every open plan abandoned, every pending prompt expired. */
+/*
+ * Inside the start-up transaction, after the runs that do not resume have
+ * ended: the open plans and pending prompts of runs not running (any left)
+ * are abandoned and expired; those of resuming runs stay as they were.
+ */
 bool plans_recover(struct service *svc);
 
 /* The agent's answer to plan.propose for a decision on a plan with steps. */
@@ -56,6 +61,16 @@ void plan_pending_read(struct store *st, const char *session_id, struct pending_
 /* Applies a person's decision to the pending plan p; false on a store error. */
 bool plan_decision_apply(struct service *svc, const char *session_id,
     const struct pending_plan *p, const char *decision, const char *feedback);
+/*
+ * durable: the plan.propose of a resumed run's agent, redone after a restart.
+ * When the session's plan is this run's with the same summary and step
+ * titles, and awaiting approval, it is not proposed again: its request id
+ * becomes request_id (the answer comes from a person, as before).  When it
+ * was approved or revised since `since` (the resume), *answer is the decision
+ * to send at once.  False: not the same plan (plan_propose it).
+ */
+bool plan_rebind(struct service *svc, const char *run_id, const char *session_id,
+    long long request_id, const cJSON *params, int64_t since, cJSON **answer);
 /* run.attention for run_id; attention consumed (NULL: cleared). */
 void plan_attention_emit(struct service *svc, const char *run_id, cJSON *attention);
 

@@ -91,8 +91,10 @@ prompts_expire(struct service *svc, const char *run_id)
 	sqlite3_stmt *s;
 	bool ok;
 
+	/* At start-up (run_id NULL): not the prompts of runs that resume (durable). */
 	s = store_stmt(st, "SELECT id FROM permission_prompts WHERE status = 'pending'"
-	    " AND (?1 IS NULL OR run_id = ?1)");
+	    " AND (?1 IS NULL OR run_id = ?1) AND (?1 IS NOT NULL OR run_id NOT IN"
+	    " (SELECT id FROM runs WHERE status = 'running'))");
 	if (run_id != NULL)
 		sqlite3_bind_text(s, 1, run_id, -1, SQLITE_STATIC);
 	while (sqlite3_step(s) == SQLITE_ROW) {
@@ -101,7 +103,8 @@ prompts_expire(struct service *svc, const char *run_id)
 	}
 	sqlite3_reset(s);
 	s = store_stmt(st, "UPDATE permission_prompts SET status = 'expired'"
-	    " WHERE status = 'pending' AND (?1 IS NULL OR run_id = ?1)");
+	    " WHERE status = 'pending' AND (?1 IS NULL OR run_id = ?1) AND (?1 IS NOT NULL OR"
+	    " run_id NOT IN (SELECT id FROM runs WHERE status = 'running'))");
 	if (run_id != NULL)
 		sqlite3_bind_text(s, 1, run_id, -1, SQLITE_STATIC);
 	ok = sqlite3_step(s) == SQLITE_DONE;
@@ -192,4 +195,54 @@ prompt_ask(struct service *svc, const char *run_id, long long request_id,
 		return TD_INTERNAL_ERROR;
 	}
 	return TD_OK;
+}
+
+bool
+prompt_rebind(struct service *svc, const char *run_id, long long request_id,
+    const cJSON *params, int64_t since, cJSON **answer)
+{
+	struct store *st = svc->store;
+	const char *tool = json_get_string(params, "tool");
+	const char *summary = json_get_string(params, "summary");
+	const cJSON *input = cJSON_GetObjectItemCaseSensitive(params, "input");
+	char *input_text, id[TD_ID_MAX] = "", status[16] = "";
+	sqlite3_stmt *s;
+	bool ok = true;
+
+	*answer = NULL;
+	if (tool == NULL || summary == NULL)
+		return false;
+	input_text = input ? json_print(input) : xstrdup("{}");
+	store_lock(st);
+	/* The newest of this run's prompts for the same call, pending or answered since. */
+	s = store_stmt(st, "SELECT id, status FROM permission_prompts WHERE run_id = ?1"
+	    " AND tool = ?2 AND summary = ?3 AND input = ?4 AND (status = 'pending' OR"
+	    " (status IN ('allowed', 'denied') AND answered_at >= ?5)) ORDER BY id DESC LIMIT 1");
+	sqlite3_bind_text(s, 1, run_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, tool, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, summary, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, input_text, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 5, since);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		snprintf(id, sizeof id, "%s", resource_text(s, 0));
+		snprintf(status, sizeof status, "%s", resource_text(s, 1));
+	}
+	sqlite3_reset(s);
+	if (strcmp(status, "pending") == 0) {
+		s = store_stmt(st, "UPDATE permission_prompts SET request_id = ?2 WHERE id = ?1");
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, request_id);
+		ok = sqlite3_step(s) == SQLITE_DONE;
+		sqlite3_reset(s);
+	} else if (status[0] != '\0') {
+		*answer = cJSON_CreateObject();
+		cJSON_AddStringToObject(*answer, "decision", strcmp(status, "allowed") == 0 ?
+		    "allow" : "deny");
+	}
+	store_unlock(st);
+	free(input_text);
+	if (id[0] != '\0')
+		log_info("run %s: the resumed agent asks again for prompt %s (%s)", run_id, id,
+		    status);
+	return id[0] != '\0' && ok;
 }

@@ -7,6 +7,7 @@
 #define TD_SERVICE_PROMPTS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <cjson/cJSON.h>
 #include <sqlite3.h>
@@ -29,6 +30,15 @@ enum td_code prompt_ask(struct service *svc, const char *run_id, long long reque
 bool prompts_run_ended(struct service *svc, const char *run_id);
 bool prompts_recover(struct service *svc);
 
+/*
+ * durable: the permission.ask of a resumed run's agent, redone after a
+ * restart.  When the run has a pending prompt for the same tool, summary and
+ * input, it is not asked again: its request id becomes request_id.  When one
+ * was answered since `since` (the resume), *answer is the answer to send at
+ * once.  False: no such prompt (prompt_ask it).
+ */
+bool prompt_rebind(struct service *svc, const char *run_id, long long request_id,
+    const cJSON *params, int64_t since, cJSON **answer);
 /* The columns prompt_from_row reads, in its order. */
 #define PROMPT_COLUMNS "id, run_id, session_id, project_id, tool, summary, input, status," \
 	" decision, created_at, answered_at"

@@ -636,11 +636,16 @@ route_runs_cancel(struct http_request *req, struct http_response *r)
 		}
 	}
 	store_unlock(st);
+	/*
+	 * Issue 17, finding 3: a running run is cancelled through its thread even
+	 * when cancelRequestedAt cannot be stored (a full disk); the thread stores
+	 * the cancelled state when it can.
+	 */
+	if (strcmp(status, "running") == 0 && supervisor_cancel(svc->supervisor, id))
+		ok = true;
 	if (!ok) {
 		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);
 		return;
 	}
-	if (strcmp(status, "running") == 0)
-		supervisor_cancel(svc->supervisor, id);
 	run_answer(svc, id, 200, r);
 }
