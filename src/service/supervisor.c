@@ -54,8 +54,8 @@
 #define PROGRESS_MIN_INTERVAL_MS 1000
 /* run.progress with liveness:true, this often until the first output line. */
 #define LIVENESS_INTERVAL_MS 10000
-/* durable: the streamed output is stored at least this often (docs/events.md). */
-#define OUTPUT_STORE_MS 500
+/* durable: the streamed output is stored at most this long after it arrived (docs/events.md). */
+#define OUTPUT_STORE_MS 200
 /* durable: the largest checkpoint stored (docs/host-protocol.md). */
 #define CHECKPOINT_MAX_BYTES (768 * 1024)
 /* durable: each agent process of a resumed run numbers its requests above resumes * this. */
@@ -124,6 +124,7 @@ struct run_state {
 	bool resuming;			/* the first person request may be the one in flight */
 	int resumes;			/* how often the run has resumed */
 	int64_t output_stored_at;	/* td_mono_ms() of the last store of the output */
+	bool output_dirty;		/* output arrived since */
 	bool store_warned;		/* a failed store was logged */
 };
 
@@ -225,6 +226,7 @@ progress_store(struct run_state *rs)
 	}
 	sqlite3_reset(s);
 	rs->output_stored_at = td_mono_ms();
+	rs->output_dirty = false;
 	cache_drop(svc->cache, rs->ar->id);
 	store_unlock(st);
 }
@@ -282,6 +284,7 @@ on_output(struct run_state *rs, const cJSON *msg)
 	d = cJSON_CreateObject();
 	cJSON_AddStringToObject(d, "delta", delta);
 	run_state_emit(rs, "run.output", d);
+	rs->output_dirty = true;
 	if (td_mono_ms() - rs->output_stored_at >= OUTPUT_STORE_MS)
 		progress_store(rs);
 }
@@ -1052,6 +1055,16 @@ agent_converse(struct run_state *rs)
 				continue;
 			}
 			timeout = (int)left;
+		}
+		/* durable: output that arrived is stored within OUTPUT_STORE_MS. */
+		if (rs->output_dirty) {
+			int64_t left = rs->output_stored_at + OUTPUT_STORE_MS - td_mono_ms();
+			if (left <= 0) {
+				progress_store(rs);
+				continue;
+			}
+			if (timeout < 0 || left < timeout)
+				timeout = (int)left;
 		}
 		if (rs->kill_at != 0) {
 			int64_t left = rs->kill_at - td_mono_ms();
