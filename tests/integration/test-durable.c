@@ -184,6 +184,39 @@ history(const char *run_id)
 	return get_json("/api/v1/runs/%s/events?limit=1000", run_id);
 }
 
+/*
+ * The history read a few events at a time, following the Link rel="next" of
+ * each page; it must be the whole history, in the same order, also when the
+ * run spans several streams.
+ */
+static cJSON *
+history_paged(const char *run_id, int limit, int *pages)
+{
+	cJSON *all = cJSON_CreateArray();
+	char path[512];
+
+	snprintf(path, sizeof path, "/api/v1/runs/%s/events?limit=%d", run_id, limit);
+	for (*pages = 0; *pages < 1000; (*pages)++) {
+		struct http_resp r = api("GET", path, NULL);
+		char *link, *lt, *gt;
+		cJSON *e;
+
+		cr_assert_eq(r.status, 200, "GET %s: %ld %s", path, r.status, r.body);
+		cJSON_ArrayForEach(e, r.json)
+			cJSON_AddItemToArray(all, cJSON_Duplicate(e, true));
+		link = http_header(&r, "Link");
+		http_resp_free(&r);
+		if (link == NULL)
+			break;
+		lt = strchr(link, '<');
+		gt = lt ? strchr(lt, '>') : NULL;
+		cr_assert(gt != NULL && strstr(gt, "rel=\"next\""), "%s", link);
+		snprintf(path, sizeof path, "%.*s", (int)(gt - lt - 1), lt + 1);
+		free(link);
+	}
+	return all;
+}
+
 /* Events of type in the history (with phase, of run.progress only that phase). */
 static int
 history_count(const cJSON *h, const char *type, const char *phase)
@@ -514,6 +547,16 @@ streaming_survives(enum stop_kind kind)
 	cr_expect_eq(cJSON_GetArraySize(arts), 1, "saved once: %s", cJSON_PrintUnformatted(arts));
 	cJSON_Delete(arts);
 	h = history(id);
+	{
+		int pages;
+		cJSON *paged = history_paged(id, 7, &pages);
+
+		cr_expect_gt(pages, 3);
+		cr_expect_eq(history_streams(h), 2);
+		cr_expect(cJSON_Compare(h, paged, true), "paging by 7 lost or repeated events: "
+		    "%d of %d", cJSON_GetArraySize(paged), cJSON_GetArraySize(h));
+		cJSON_Delete(paged);
+	}
 	cr_expect_eq(history_count(h, "run.progress", "resumed"), 1);
 	cr_expect_eq(history_count(h, "run.history-gap", NULL), kind == KILL9 ? 1 : 0);
 	cr_expect_eq(history_count(h, "run.started", NULL), 1);
