@@ -181,7 +181,7 @@ const struct migration store_migrations[] = {
 	/*
 	 * durable (issue 15): runs that survive a restart.  checkpoint is the
 	 * agent's last checkpoint (docs/host-protocol.md), resumes how often the
-	 * run has been resumed after a restart (runs.maxResumes); service_state
+	 * run has been resumed after a restart (runs.resumeLimit); service_state
 	 * records a clean stop (docs/events.md, the history after a crash).
 	 */
 	{ 7,

@@ -1385,7 +1385,7 @@ run_thread(void *arg)
 	    (long)rs.pid);
 	if (ar->resume) {
 		char *note = xasprintf("Resumed after a service restart (%d of %d), from %s.",
-		    rs.resumes, settings_max_resumes(sv->svc->settings),
+		    rs.resumes, settings_resume_limit(sv->svc->settings),
 		    cJSON_GetObjectItem(start, "checkpoint") ? "its last checkpoint" :
 		    "the beginning: no step had completed");
 
@@ -1549,7 +1549,7 @@ struct left_run {
  * DESIGN section 8, changed by issue 15 (durable): what a previous process
  * left running resumes, unless it was being cancelled (cancelled), runs an
  * external framework (failed, service_restarted) or has resumed
- * runs.maxResumes times (failed, resume_limit).  Ended runs' saves become
+ * runs.resumeLimit times (failed, resume_limit).  Ended runs' saves become
  * visible and their plans and prompts close; those of resuming runs stay.
  * After a stop that was not clean, each run left running gets
  * run.history-gap (docs/events.md).  The ids to resume go to *resume.
@@ -1558,7 +1558,7 @@ static bool
 recover(struct service *svc, char (**resume)[TD_ID_MAX], size_t *nresume, char **err)
 {
 	struct store *st = svc->store;
-	int max = settings_max_resumes(svc->settings);
+	int max = settings_resume_limit(svc->settings);
 	struct left_run *left = NULL;
 	size_t n = 0, ended = 0;
 	sqlite3_stmt *s;
@@ -1608,7 +1608,7 @@ recover(struct service *svc, char (**resume)[TD_ID_MAX], size_t *nresume, char *
 			l->status = "failed";
 			l->code = "resume_limit";
 			l->message = xasprintf("The service restarted while the run was executing, "
-			    "and the run has resumed %d time%s already (runs.maxResumes).",
+			    "and the run has resumed %d time%s already (runs.resumeLimit).",
 			    l->resumes, l->resumes == 1 ? "" : "s");
 		}
 		if (l->status == NULL) {

@@ -18,7 +18,7 @@ struct supervisor;
  * Settles what an earlier service process left and starts the scheduler
  * (docs/service.md, Restart): running runs resume from their checkpoint,
  * before queued runs get a slot; those being cancelled end cancelled, those
- * of external frameworks fail service_restarted, those past runs.maxResumes
+ * of external frameworks fail service_restarted, those past runs.resumeLimit
  * fail resume_limit.  NULL with *err set.
  */
 struct supervisor *supervisor_start(struct service *svc, char **err);

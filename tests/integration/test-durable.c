@@ -590,7 +590,7 @@ Test(durable, a_run_past_the_limit_keeps_its_output)
 	output_wait(id, "tick 2\n");
 	usleep(400000);	/* the output is stored within 200 ms of its arrival */
 	svc_kill(&svc);
-	run_setting("maxResumes", 0);
+	run_setting("resumeLimit", 0);
 	svc_restart(&svc);
 	r = run_get(id);
 	cr_expect_str_eq(str_or_none(r, "status"), "failed");
@@ -652,7 +652,7 @@ Test(durable, cancel_between_restart_and_resume)
 
 /*
  * At least 20 kill -9 points at random moments over multi-step runs: every
- * run ends completed or, past runs.maxResumes, failed with resume_limit;
+ * run ends completed or, past runs.resumeLimit, failed with resume_limit;
  * none stays running; a completed run has each step's text once and its one
  * artifact once.
  */
@@ -666,7 +666,7 @@ Test(durable, random_kill_9_loop)
 	int64_t t0 = mono_ms();
 
 	svc_stop(&svc);
-	run_setting("maxResumes", 3);
+	run_setting("resumeLimit", 3);
 	svc_restart(&svc);
 	fprintf(stderr, "random_kill_9_loop: seed %u\n", seed);
 	for (int k = 0; k < KILLS; k++) {

@@ -669,7 +669,7 @@ Test(permissions, allow_run_answers_the_later_prompts)
 }
 
 /*
- * durable: runs.maxResumes 0 in settings.json, so that the next start ends
+ * durable: runs.resumeLimit 0 in settings.json, so that the next start ends
  * the runs left running (resume_limit) instead of resuming them.
  */
 static void
@@ -695,8 +695,8 @@ no_resumes(void)
 	runs = cJSON_GetObjectItem(s, "runs");
 	if (runs == NULL)
 		runs = cJSON_AddObjectToObject(s, "runs");
-	cJSON_DeleteItemFromObject(runs, "maxResumes");
-	cJSON_AddNumberToObject(runs, "maxResumes", 0);
+	cJSON_DeleteItemFromObject(runs, "resumeLimit");
+	cJSON_AddNumberToObject(runs, "resumeLimit", 0);
 	text = cJSON_Print(s);
 	svc_write_file(&svc, "settings.json", text);
 	free(text);
@@ -711,7 +711,7 @@ Test(permissions, restart_past_the_resume_limit_expires_the_prompt)
 
 	p = prompt_wait_pending(run_id);
 	svc_kill(&svc);
-	no_resumes();	/* durable: past runs.maxResumes the run cannot resume */
+	no_resumes();	/* durable: past runs.resumeLimit the run cannot resume */
 	svc_restart(&svc);
 	r = get_json("/api/v1/runs/%s", run_id);
 	cr_expect_str_eq(str_or_none(r, "status"), "failed");
@@ -737,7 +737,7 @@ Test(plans, restart_past_the_resume_limit_abandons_the_plan)
 
 	plan = plan_wait_pending(session, 1);
 	svc_kill(&svc);
-	no_resumes();	/* durable: past runs.maxResumes the run cannot resume */
+	no_resumes();	/* durable: past runs.resumeLimit the run cannot resume */
 	svc_restart(&svc);
 	r = get_json("/api/v1/runs/%s", json_get_string(run, "id"));
 	cr_expect_str_eq(str_or_none(r, "status"), "failed");
