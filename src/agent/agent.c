@@ -286,6 +286,7 @@ agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
 	const cJSON *limits = cJSON_GetObjectItemCaseSensitive(start, "limits");
 	const cJSON *connectors = cJSON_GetObjectItemCaseSensitive(start, "connectors");
 	const cJSON *sandbox = cJSON_GetObjectItemCaseSensitive(start, "sandbox");
+	const cJSON *checkpoint = cJSON_GetObjectItemCaseSensitive(start, "checkpoint");
 	long turns, timeout, out_max, con_timeout;
 
 	memset(cfg, 0, sizeof *cfg);
@@ -324,6 +325,12 @@ agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
 		return config_fail(why, "a limit is out of range");
 	if (connectors != NULL && !cJSON_IsNull(connectors) && !cJSON_IsArray(connectors))
 		return config_fail(why, "connectors must be an array");
+	/* durable: a resumed run's checkpoint, checked in full by the loop. */
+	if (checkpoint != NULL && !cJSON_IsNull(checkpoint) && !cJSON_IsObject(checkpoint))
+		return config_fail(why, "checkpoint must be an object");
+	if (cJSON_GetObjectItemCaseSensitive(run, "requestIdBase") != NULL &&
+	    !json_check_int(run, "requestIdBase", 0, 1e12))
+		return config_fail(why, "run.requestIdBase must be an integer of 0 to 10^12");
 
 	cfg->run_id = config_string(run, "id");
 	cfg->prompt = config_string(run, "prompt");
@@ -341,6 +348,10 @@ agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
 	cfg->project_name = config_string(project, "name");
 	cfg->project_context = config_string(project, "context");
 	cfg->history = cJSON_IsArray(history) ? cJSON_Duplicate(history, true) : NULL;
+	cfg->checkpoint = cJSON_IsObject(checkpoint) ? cJSON_Duplicate(checkpoint, true) : NULL;
+	if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(run, "requestIdBase")))
+		cfg->request_id_base = (long long)cJSON_GetObjectItemCaseSensitive(run,
+		    "requestIdBase")->valuedouble;
 	cfg->max_turns = (int)turns;
 	cfg->command_timeout_ms = timeout;
 	cfg->max_tool_output = (size_t)out_max;
@@ -387,6 +398,7 @@ agent_config_free(struct agent_config *cfg)
 	free(cfg->project_name);
 	free(cfg->project_context);
 	cJSON_Delete(cfg->history);
+	cJSON_Delete(cfg->checkpoint);
 	cJSON_Delete(cfg->connectors);
 	memset(cfg, 0, sizeof *cfg);
 }

@@ -63,6 +63,8 @@ struct agent_config {
 	char *project_name;
 	char *project_context;
 	cJSON *history;			/* array of {prompt, output}; may be NULL */
+	cJSON *checkpoint;		/* durable: start.checkpoint of a resumed run, or NULL */
+	long long request_id_base;	/* durable: run.requestIdBase, the ids of requests start above */
 	int max_turns;
 	/* start.sandbox (docs/host-protocol.md): what commands may reach */
 	bool network;
@@ -73,6 +75,9 @@ struct agent_config {
 	cJSON *connectors;		/* the enabled connectors (docs/connectors.md); may be NULL */
 	long connector_timeout_ms;	/* per MCP request */
 };
+
+/* durable: the largest checkpoint the agent sends and accepts (printed JSON). */
+#define AGENT_CHECKPOINT_MAX (768 * 1024)
 
 /* Fills cfg from a start message; false with *why (malloc'd) when it is malformed. */
 bool agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why);

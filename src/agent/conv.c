@@ -80,3 +80,101 @@ conv_free(struct conversation *c)
 	free(c->system);
 	memset(c, 0, sizeof *c);
 }
+
+/* durable: the conversation in a checkpoint (docs/host-protocol.md, checkpoint). */
+static const char *const conv_roles[] = { [CONV_USER] = "user",
+	[CONV_ASSISTANT] = "assistant", [CONV_TOOL] = "tool" };
+
+cJSON *
+conv_to_json(const struct conversation *c)
+{
+	cJSON *arr = cJSON_CreateArray();
+
+	for (size_t i = 0; i < c->n; i++) {
+		const struct conv_message *m = &c->msgs[i];
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "role", conv_roles[m->role]);
+		cJSON_AddStringToObject(o, "text", m->text);
+		if (m->role == CONV_ASSISTANT && m->ncalls > 0) {
+			cJSON *calls = cJSON_AddArrayToObject(o, "calls");
+
+			for (size_t k = 0; k < m->ncalls; k++) {
+				cJSON *call = cJSON_CreateObject();
+
+				cJSON_AddStringToObject(call, "id", m->calls[k].id);
+				cJSON_AddStringToObject(call, "name", m->calls[k].name);
+				cJSON_AddStringToObject(call, "arguments", m->calls[k].arguments);
+				cJSON_AddItemToArray(calls, call);
+			}
+		}
+		if (m->role == CONV_TOOL) {
+			cJSON_AddStringToObject(o, "callId", m->call_id);
+			cJSON_AddStringToObject(o, "toolName", m->tool_name);
+			cJSON_AddBoolToObject(o, "isError", m->is_error);
+		}
+		cJSON_AddItemToArray(arr, o);
+	}
+	return arr;
+}
+
+static const char *
+conv_str(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+bool
+conv_from_json(struct conversation *c, const cJSON *arr)
+{
+	const cJSON *o;
+
+	if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) > CONV_MAX_MESSAGES)
+		return false;
+	cJSON_ArrayForEach(o, arr) {
+		const char *role = conv_str(o, "role"), *text = conv_str(o, "text");
+
+		if (!cJSON_IsObject(o) || role == NULL || text == NULL)
+			return false;
+		if (strcmp(role, "user") == 0) {
+			conv_add_user(c, text);
+		} else if (strcmp(role, "assistant") == 0) {
+			const cJSON *calls = cJSON_GetObjectItemCaseSensitive(o, "calls"), *k;
+			struct tool_call *tc = NULL;
+			size_t n = 0, i = 0;
+
+			if (calls != NULL && (!cJSON_IsArray(calls) ||
+			    cJSON_GetArraySize(calls) > CONV_MAX_CALLS))
+				return false;
+			n = calls ? (size_t)cJSON_GetArraySize(calls) : 0;
+			if (n > 0)
+				tc = xcalloc(n, sizeof *tc);
+			cJSON_ArrayForEach(k, calls) {
+				const char *id = conv_str(k, "id"), *name = conv_str(k, "name");
+				const char *args = conv_str(k, "arguments");
+
+				if (id == NULL || name == NULL || args == NULL) {
+					tool_calls_free(tc, i);
+					return false;
+				}
+				tc[i].id = xstrdup(id);
+				tc[i].name = xstrdup(name);
+				tc[i].arguments = xstrdup(args);
+				i++;
+			}
+			conv_add_assistant(c, text, tc, n);
+		} else if (strcmp(role, "tool") == 0) {
+			const char *call_id = conv_str(o, "callId"), *name = conv_str(o, "toolName");
+
+			if (call_id == NULL || name == NULL)
+				return false;
+			conv_add_tool_result(c, call_id, name, text,
+			    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "isError")));
+		} else {
+			return false;
+		}
+	}
+	return true;
+}

@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <cjson/cJSON.h>
+
 struct tool_call {
 	char *id;
 	char *name;
@@ -44,5 +46,13 @@ void conv_add_tool_result(struct conversation *c, const char *call_id,
 void conv_free(struct conversation *c);
 
 void tool_calls_free(struct tool_call *calls, size_t n);
+
+/* durable: the bounds of a conversation read from a checkpoint. */
+#define CONV_MAX_MESSAGES 10000
+#define CONV_MAX_CALLS 128
+/* The messages (not the system prompt) as a checkpoint holds them. */
+cJSON *conv_to_json(const struct conversation *c);
+/* Appends the messages of a checkpoint to c; false when arr is malformed. */
+bool conv_from_json(struct conversation *c, const cJSON *arr);
 
 #endif

@@ -280,6 +280,14 @@ host_cancel_fd(struct host *h)
 	return h->cancel_pipe[0];
 }
 
+void
+host_set_request_base(struct host *h, long long base)
+{
+	pthread_mutex_lock(&h->mu);
+	h->next_id = (long)base + 1;
+	pthread_mutex_unlock(&h->mu);
+}
+
 bool
 host_protocol_error(struct host *h)
 {

@@ -30,6 +30,7 @@ struct loop {
 	bool writing;			/* "writing" sent for this turn */
 	long in_tokens;
 	long out_tokens;
+	int turns;			/* model turns begun (a checkpoint keeps it) */
 	char *last_failure;		/* name and arguments of the last failing call */
 	int failures;
 	struct agent_error err;
@@ -81,7 +82,123 @@ loop_system_prompt(const struct agent_config *cfg, const struct connectors *cons
 	return buf_steal(&b);
 }
 
+/* durable: the plan state in a checkpoint. */
+static cJSON *
+loop_plan_json(const struct plan_state *p)
+{
+	cJSON *o = cJSON_CreateObject(), *steps;
+
+	cJSON_AddBoolToObject(o, "approved", p->approved);
+	cJSON_AddNumberToObject(o, "decisions", p->decisions);
+	if (p->decision != NULL)
+		cJSON_AddStringToObject(o, "decision", p->decision);
+	if (p->feedback != NULL)
+		cJSON_AddStringToObject(o, "feedback", p->feedback);
+	steps = cJSON_AddArrayToObject(o, "steps");
+	for (size_t i = 0; i < p->nsteps; i++) {
+		cJSON *s = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(s, "id", p->steps[i].id);
+		cJSON_AddStringToObject(s, "title", p->steps[i].title);
+		cJSON_AddItemToArray(steps, s);
+	}
+	return o;
+}
+
+static bool
+loop_plan_restore(struct plan_state *p, const cJSON *o)
+{
+	static const char *const decisions[] = { "approve", "revise", "reject", NULL };
+	const char *decision = json_get_string(o, "decision");
+	const char *feedback = json_get_string(o, "feedback");
+	const cJSON *steps = cJSON_GetObjectItemCaseSensitive(o, "steps"), *s;
+	size_t i = 0;
+
+	if (!cJSON_IsObject(o) || !json_check_int(o, "decisions", 0, 1e9) ||
+	    !cJSON_IsArray(steps) || cJSON_GetArraySize(steps) > 1000)
+		return false;
+	p->approved = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "approved"));
+	p->decisions = (unsigned)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o,
+	    "decisions"));
+	for (const char *const *d = decisions; decision != NULL && *d; d++)
+		if (strcmp(*d, decision) == 0)
+			p->decision = *d;
+	p->feedback = feedback ? xstrdup(feedback) : NULL;
+	p->nsteps = (size_t)cJSON_GetArraySize(steps);
+	p->steps = p->nsteps ? xcalloc(p->nsteps, sizeof *p->steps) : NULL;
+	cJSON_ArrayForEach(s, steps) {
+		const char *id = json_get_string(s, "id"), *title = json_get_string(s, "title");
+
+		p->steps[i].id = xstrdup(id ? id : "");
+		p->steps[i].title = xstrdup(title ? title : "");
+		i++;
+	}
+	return true;
+}
+
+/*
+ * durable: sends a checkpoint (docs/host-protocol.md) once a step is complete:
+ * the model's answer, or a tool call's result.  One over AGENT_CHECKPOINT_MAX
+ * is not sent; a resume then starts from the last one that fitted.
+ */
 static void
+loop_checkpoint(struct loop *l)
+{
+	cJSON *cp = cJSON_CreateObject(), *usage, *msg;
+	char *text;
+	size_t len;
+
+	cJSON_AddNumberToObject(cp, "version", 1);
+	cJSON_AddNumberToObject(cp, "turns", l->turns);
+	cJSON_AddItemToObject(cp, "messages", conv_to_json(&l->conv));
+	cJSON_AddStringToObject(cp, "output", l->output.data ? l->output.data : "");
+	cJSON_AddBoolToObject(cp, "outputFull", l->output_full);
+	usage = cJSON_AddObjectToObject(cp, "usage");
+	cJSON_AddNumberToObject(usage, "inputTokens", (double)l->in_tokens);
+	cJSON_AddNumberToObject(usage, "outputTokens", (double)l->out_tokens);
+	cJSON_AddItemToObject(cp, "plan", loop_plan_json(&l->plan));
+	if (l->prov != NULL && l->prov->ops->save != NULL && l->prov->state != NULL)
+		cJSON_AddItemToObject(cp, "provider", l->prov->ops->save(l->prov));
+	text = json_print(cp);
+	len = strlen(text);
+	free(text);
+	if (len > AGENT_CHECKPOINT_MAX) {
+		log_info("a checkpoint of %zu bytes is over the limit of %d; not sent", len,
+		    AGENT_CHECKPOINT_MAX);
+		cJSON_Delete(cp);
+		return;
+	}
+	msg = cJSON_CreateObject();
+	cJSON_AddStringToObject(msg, "type", "checkpoint");
+	cJSON_AddItemToObject(msg, "checkpoint", cp);
+	host_send(l->host, msg);
+}
+
+/* durable: what a resumed run takes from its checkpoint; false when malformed. */
+static bool
+loop_restore(struct loop *l, const cJSON *cp)
+{
+	const cJSON *usage = cJSON_GetObjectItemCaseSensitive(cp, "usage");
+	const char *output = json_get_string(cp, "output");
+
+	if (!json_check_int(cp, "version", 1, 1) || !json_check_int(cp, "turns", 0, 1000) ||
+	    !json_check_string(cp, "output", true, false, 0, AGENT_MAX_OUTPUT) ||
+	    !cJSON_IsObject(usage) || !json_check_int(usage, "inputTokens", 0, 1e15) ||
+	    !json_check_int(usage, "outputTokens", 0, 1e15) ||
+	    !conv_from_json(&l->conv, cJSON_GetObjectItemCaseSensitive(cp, "messages")) ||
+	    l->conv.n == 0 || !loop_plan_restore(&l->plan,
+	    cJSON_GetObjectItemCaseSensitive(cp, "plan")))
+		return false;
+	l->turns = (int)cJSON_GetObjectItemCaseSensitive(cp, "turns")->valuedouble;
+	buf_appends(&l->output, output);
+	l->output_full = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cp, "outputFull"));
+	l->in_tokens = (long)cJSON_GetObjectItemCaseSensitive(usage, "inputTokens")->valuedouble;
+	l->out_tokens = (long)cJSON_GetObjectItemCaseSensitive(usage, "outputTokens")->valuedouble;
+	return true;
+}
+
+/* The conversation: a new one, or a resumed run's checkpoint (false when malformed). */
+static bool
 loop_conversation(struct loop *l)
 {
 	char *system = loop_system_prompt(l->cfg, &l->cons);
@@ -89,6 +206,13 @@ loop_conversation(struct loop *l)
 
 	conv_init(&l->conv, system);
 	free(system);
+	if (l->cfg->checkpoint != NULL) {
+		if (loop_restore(l, l->cfg->checkpoint))
+			return true;
+		agent_error_set(&l->err, "checkpoint_invalid",
+		    "the checkpoint of the resumed run is malformed");
+		return false;
+	}
 	cJSON_ArrayForEach(h, l->cfg->history) {
 		const char *prompt = json_get_string(h, "prompt");
 		const char *output = json_get_string(h, "output");
@@ -99,6 +223,7 @@ loop_conversation(struct loop *l)
 		conv_add_assistant(&l->conv, output && output[0] ? output : "(no output)", NULL, 0);
 	}
 	conv_add_user(&l->conv, l->cfg->prompt);
+	return true;
 }
 
 /* The provider's text: out to the service, within the output limit. */
@@ -312,6 +437,8 @@ loop_call(struct loop *l, const struct tool_call *call)
 	content = agent_utf8_clean(res.content.data ? res.content.data : "");
 	conv_add_tool_result(&l->conv, call->id, call->name, content, res.failed);
 	free(content);
+	if (!res.end_run)
+		loop_checkpoint(l);
 	if (res.end_run)
 		rc = AGENT_CANCELLED;
 	else if (loop_stuck(l, call, res.failed)) {
@@ -352,8 +479,33 @@ loop_turn(struct loop *l, bool *done)
 	t.ncalls = 0;
 	turn_free(&t);
 	*done = ncalls == 0;
+	if (!*done)
+		loop_checkpoint(l);
 	for (size_t i = 0; i < ncalls && rc == AGENT_OK; i++) {
 		/* Results grow the conversation (and may move it): copy the call. */
+		struct tool_call call = l->conv.msgs[at].calls[i];
+
+		rc = host_cancelled(l->host) ? AGENT_CANCELLED : loop_call(l, &call);
+	}
+	return rc;
+}
+
+/*
+ * durable: a resumed run whose checkpoint ends inside a step carries out the
+ * tool calls of the model's last answer that have no result yet.
+ */
+static int
+loop_pending_calls(struct loop *l)
+{
+	size_t at = l->conv.n, answered = 0;
+	int rc = AGENT_OK;
+
+	while (at > 0 && l->conv.msgs[at - 1].role == CONV_TOOL)
+		at--, answered++;
+	if (at == 0 || l->conv.msgs[at - 1].role != CONV_ASSISTANT)
+		return AGENT_OK;
+	at--;
+	for (size_t i = answered; i < l->conv.msgs[at].ncalls && rc == AGENT_OK; i++) {
 		struct tool_call call = l->conv.msgs[at].calls[i];
 
 		rc = host_cancelled(l->host) ? AGENT_CANCELLED : loop_call(l, &call);
@@ -371,11 +523,24 @@ loop_main(struct loop *l)
 	if (l->prov->ops->open != NULL &&
 	    (rc = l->prov->ops->open(l->prov, &l->err)) != AGENT_OK)
 		return rc;
-	for (int turn = 0; turn < l->cfg->max_turns; turn++) {
+	if (l->cfg->checkpoint != NULL) {
+		const cJSON *ps = cJSON_GetObjectItemCaseSensitive(l->cfg->checkpoint, "provider");
+
+		if (ps != NULL && (l->prov->ops->restore == NULL || !l->prov->ops->restore(l->prov,
+		    ps))) {
+			agent_error_set(&l->err, "checkpoint_invalid",
+			    "the provider state of the checkpoint is malformed");
+			return AGENT_FAILED;
+		}
+		if ((rc = loop_pending_calls(l)) != AGENT_OK)
+			return rc;
+	}
+	while (l->turns < l->cfg->max_turns) {
 		bool done = false;
 
 		if (host_cancelled(l->host))
 			return AGENT_CANCELLED;
+		l->turns++;
 		if ((rc = loop_turn(l, &done)) != AGENT_OK)
 			return rc;
 		if (done)
@@ -401,7 +566,8 @@ loop_run(const struct agent_config *cfg, struct host *host)
 	host_progress(host, "starting", "Starting the run.");
 	rc = connectors_open(&l.cons, cfg, host);
 	connectors_definitions(&l.cons, l.tools);
-	loop_conversation(&l);
+	if (!loop_conversation(&l) && rc == AGENT_OK)
+		rc = AGENT_FAILED;
 	if (rc == AGENT_OK)
 		rc = loop_main(&l);
 	if (host_cancelled(host))

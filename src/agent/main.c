@@ -62,6 +62,7 @@ main(int argc, char **argv)
 		curl_global_cleanup();
 		return EXIT_PROTOCOL;
 	}
+	host_set_request_base(host, cfg.request_id_base);
 	log_info("run %s: framework %s, provider %s, model %s, profile %s",
 	    cfg.run_id ? cfg.run_id : "?", cfg.framework, cfg.provider_kind, cfg.model,
 	    agent_profile_name(cfg.profile));

@@ -511,9 +511,44 @@ replay_close(struct provider *p)
 	p->state = NULL;
 }
 
+/* durable: where the transcript is, for a checkpoint. */
+static cJSON *
+replay_save(struct provider *p)
+{
+	struct replay *r = p->state;
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(o, "next", r->next);
+	cJSON_AddNumberToObject(o, "played", r->played);
+	cJSON_AddNumberToObject(o, "branch", r->branch);
+	cJSON_AddNumberToObject(o, "decisionsAt", r->decisions_at);
+	return o;
+}
+
+static bool
+replay_restore(struct provider *p, const cJSON *state)
+{
+	struct replay *r = p->state;
+
+	if (!cJSON_IsObject(state) || !json_check_int(state, "next", 0, r->count) ||
+	    !json_check_int(state, "played", 0, 1e9) ||
+	    !json_check_int(state, "branch", -1, r->count - 1) ||
+	    !json_check_int(state, "decisionsAt", 0, 1e9) ||
+	    cJSON_GetObjectItemCaseSensitive(state, "next") == NULL)
+		return false;
+	r->next = (int)replay_number(state, "next");
+	r->played = (int)replay_number(state, "played");
+	r->branch = cJSON_GetObjectItemCaseSensitive(state, "branch") ?
+	    (int)cJSON_GetObjectItemCaseSensitive(state, "branch")->valuedouble : -1;
+	r->decisions_at = (unsigned)replay_number(state, "decisionsAt");
+	return true;
+}
+
 const struct provider_ops provider_replay_ops = {
 	.kind = "replay",
 	.open = replay_open,
 	.turn = replay_turn,
 	.close = replay_close,
+	.save = replay_save,
+	.restore = replay_restore,
 };

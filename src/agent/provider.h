@@ -45,6 +45,12 @@ struct provider_ops {
 	    const cJSON *tools, const struct provider_sink *sink, struct turn *out,
 	    struct agent_error *err);
 	void (*close)(struct provider *p);
+	/*
+	 * durable, optional: the provider's own state in a checkpoint (a JSON
+	 * object), and taking it back after open; restore false when malformed.
+	 */
+	cJSON *(*save)(struct provider *p);
+	bool (*restore)(struct provider *p, const cJSON *state);
 };
 
 struct provider {

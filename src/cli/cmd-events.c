@@ -151,6 +151,7 @@ static const struct events_summary {
 	{ "run.permission", { "tool", "status", "summary" } },
 	{ "run.attention", { "attention" } },
 	{ "run.finished", { "status", "error" } },
+	{ "run.history-gap", { "reason" } },	/* durable: after a crash (docs/events.md) */
 	{ "stream.resync-required", { "reason" } },
 	{ "session.updated", { "id", "title" } },
 	{ "project.updated", { "id", "name" } },
@@ -551,6 +552,7 @@ events_run_history(struct cli *cli, const char *run_id, bool follow, bool watch)
 	struct td_run *run = NULL;
 	struct td_error err;
 	long long after = 0;
+	char after_id[64] = "";
 	bool at_bol = true, finished = false;
 	int rc = CLI_EXIT_OK;
 	char path[256], *body;
@@ -566,8 +568,13 @@ events_run_history(struct cli *cli, const char *run_id, bool follow, bool watch)
 		ev = NULL;
 	}
 	do {
-		snprintf(path, sizeof path, "/api/v1/runs/%s/events?after=%lld&limit=500",
-		    run->id, after);
+		/* durable: STREAM:SEQ pages a history that spans restarts (docs/events.md). */
+		if (after_id[0] != '\0')
+			snprintf(path, sizeof path, "/api/v1/runs/%s/events?after=%s&limit=500",
+			    run->id, after_id);
+		else
+			snprintf(path, sizeof path, "/api/v1/runs/%s/events?after=%lld&limit=500",
+			    run->id, after);
 		if (td_request_json(cli->client, "GET", path, NULL, &opts, &body, &err) != TD_OK) {
 			td_events_close(ev);
 			td_run_free(run);
@@ -580,6 +587,12 @@ events_run_history(struct cli *cli, const char *run_id, bool follow, bool watch)
 			struct td_event *e = events_from_history(o);
 
 			n++;
+			if (json_get_string(o, "streamId") != NULL &&
+			    strlen(json_get_string(o, "streamId")) == 32 &&
+			    cJSON_IsNumber(cJSON_GetObjectItem(o, "seq")))
+				snprintf(after_id, sizeof after_id, "%s:%.0f",
+				    json_get_string(o, "streamId"),
+				    cJSON_GetObjectItem(o, "seq")->valuedouble);
 			if (e == NULL)
 				continue;
 			after = e->seq > after ? e->seq : after;

@@ -521,6 +521,32 @@ row_insert(struct store *st, const char *id, const char *run_id,
 	return ok;
 }
 
+/*
+ * durable: the artifact a resumed run already saved from path with this
+ * content (version), whose id goes to id; false when there is none.
+ */
+static bool
+resumed_duplicate(struct store *st, const char *run_id, const char *path,
+    const char *version, char *id)
+{
+	sqlite3_stmt *s;
+	bool found;
+
+	store_lock(st);
+	s = store_stmt(st, "SELECT a.id FROM artifacts a JOIN runs r ON r.id = a.run_id"
+	    " WHERE a.run_id = ?1 AND a.path = ?2 AND a.version = ?3 AND r.resumes > 0"
+	    " ORDER BY a.id DESC LIMIT 1");
+	sqlite3_bind_text(s, 1, run_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, path, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, version, -1, SQLITE_STATIC);
+	found = sqlite3_step(s) == SQLITE_ROW;
+	if (found)
+		snprintf(id, TD_ID_MAX, "%s", (const char *)sqlite3_column_text(s, 0));
+	sqlite3_reset(s);
+	store_unlock(st);
+	return found;
+}
+
 enum td_code
 artifacts_save(struct service *svc, const char *run_id,
     const char *session_id, const char *workspace, const cJSON *params,
@@ -533,6 +559,7 @@ artifacts_save(struct service *svc, const char *run_id,
 	enum td_code code;
 	cJSON *art;
 	int fd = -1;
+	bool again;
 
 	*result = NULL;
 	*message = NULL;
@@ -553,8 +580,14 @@ artifacts_save(struct service *svc, const char *run_id,
 	}
 	if (media == NULL)
 		media = artifacts_media_type(name);
-	td_id_new("art", id);
-	if (!row_insert(svc->store, id, run_id, session_id, name, norm, version,
+	/* durable: a resumed run redoing a save it made before the restart. */
+	again = resumed_duplicate(svc->store, run_id, norm, version, id);
+	if (again)
+		log_info("run %s: the resumed agent saves %s again: the same artifact %s", run_id,
+		    norm, id);
+	else
+		td_id_new("art", id);
+	if (!again && !row_insert(svc->store, id, run_id, session_id, name, norm, version,
 	    size, media)) {
 		free(norm);
 		*message = xstrdup("the artifact could not be recorded");

@@ -356,6 +356,8 @@ out:
 	notify_free(svc.notify);
 	svc.notify = NULL;
 	events_free(svc.events);
+	if (rc == 0 && svc.store != NULL)
+		supervisor_clean_stop(&svc);	/* durable: every event is written */
 	idem_free(svc.idem);
 	cache_free(svc.cache);
 	secrets_free(svc.secrets);

@@ -123,8 +123,30 @@ route_runs_events(struct http_request *req, struct http_response *r)
 	cJSON *arr;
 	int n = 0;
 
-	if (!query_count(req, r, "after", 0, (1LL << 53), &after) ||
-	    !query_count(req, r, "limit", 1, HISTORY_LIMIT, &limit))
+	/*
+	 * durable: after is a seq, or an event's id STREAM:SEQ (what the stream's
+	 * id: lines and the next link carry), which pages a history that spans
+	 * several streams (a run resumed after a restart) without ambiguity.
+	 */
+	const char *after_v = http_query(req, "after");
+	char after_stream[40] = "";
+	long long after_row = -1;
+
+	if (after_v != NULL && strchr(after_v, ':') != NULL) {
+		const char *colon = strchr(after_v, ':');
+		char *end;
+
+		after = strtoll(colon + 1, &end, 10);
+		if (colon - after_v != 32 || strspn(after_v, "0123456789abcdef") != 32 ||
+		    colon[1] < '0' || colon[1] > '9' || *end != '\0' || after < 0 ||
+		    after > (1LL << 53))
+			return bad_parameter(r, "after", "after must be a seq or an event id "
+			    "STREAM:SEQ");
+		memcpy(after_stream, after_v, 32);
+	} else if (!query_count(req, r, "after", 0, (1LL << 53), &after)) {
+		return;
+	}
+	if (!query_count(req, r, "limit", 1, HISTORY_LIMIT, &limit))
 		return;
 	if (!td_id_valid(id, "run"))
 		return http_not_found(r, "run", id);
@@ -138,23 +160,36 @@ route_runs_events(struct http_request *req, struct http_response *r)
 		store_unlock(st);
 		return http_not_found(r, "run", id);
 	}
+	if (after_stream[0] != '\0') {
+		s = store_stmt(st, "SELECT id FROM run_events WHERE run_id = ?1 AND stream_id = ?2"
+		    " AND seq <= ?3 ORDER BY id DESC LIMIT 1");
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, after_stream, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 3, after);
+		after_row = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+		sqlite3_reset(s);
+	}
 	arr = cJSON_CreateArray();
 	s = store_stmt(st, "SELECT seq, type, time, project_id, session_id, run_id, stream_id,"
-	    " data FROM run_events WHERE run_id = ?1 AND seq > ?2 ORDER BY id LIMIT ?3");
+	    " data FROM run_events WHERE run_id = ?1 AND (CASE WHEN ?4 >= 0 THEN id > ?4"
+	    " ELSE seq > ?2 END) ORDER BY id LIMIT ?3");
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, after);
 	sqlite3_bind_int64(s, 3, limit + 1);
+	sqlite3_bind_int64(s, 4, after_row);
 	while (sqlite3_step(s) == SQLITE_ROW) {
 		if (++n > limit)
 			break;
 		cJSON_AddItemToArray(arr, history_row(s));
 		last = sqlite3_column_int64(s, 0);
+		snprintf(after_stream, sizeof after_stream, "%s",
+		    (const char *)sqlite3_column_text(s, 6));
 	}
 	sqlite3_reset(s);
 	store_unlock(st);
 	if (n > limit) {
-		char *link = xasprintf("</api/v1/runs/%s/events?after=%lld&limit=%lld>; "
-		    "rel=\"next\"", id, last, limit);
+		char *link = xasprintf("</api/v1/runs/%s/events?after=%s:%lld&limit=%lld>; "
+		    "rel=\"next\"", id, after_stream, last, limit);
 		http_add_header(r, "Link", link);
 		free(link);
 	}

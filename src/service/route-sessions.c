@@ -21,54 +21,6 @@
 
 const char *const config_fields[] = { "framework", "provider", "model", "effort", NULL };
 
-#define SESSION_SELECT "SELECT s.id, s.project_id, s.title, s.cwd, s.workspace," \
-	" s.created_at, s.updated_at, r.id, r.status FROM sessions s" \
-	" LEFT JOIN runs r ON r.id = (SELECT MAX(id) FROM runs WHERE session_id = s.id)"
-
-static cJSON *
-session_from_row(sqlite3_stmt *s)
-{
-	cJSON *j = cJSON_CreateObject();
-
-	cJSON_AddStringToObject(j, "id", resource_text(s, 0));
-	cJSON_AddStringToObject(j, "projectId", resource_text(s, 1));
-	cJSON_AddStringToObject(j, "title", resource_text(s, 2));
-	cJSON_AddStringToObject(j, "cwd", resource_text(s, 3));
-	cJSON_AddStringToObject(j, "workspace", resource_text(s, 4));
-	resource_add_time(j, "createdAt", sqlite3_column_int64(s, 5));
-	resource_add_time(j, "updatedAt", sqlite3_column_int64(s, 6));
-	if (sqlite3_column_type(s, 7) == SQLITE_NULL) {
-		cJSON_AddNullToObject(j, "lastRun");
-	} else {
-		cJSON *last = cJSON_AddObjectToObject(j, "lastRun");
-		cJSON_AddStringToObject(last, "id", resource_text(s, 7));
-		cJSON_AddStringToObject(last, "status", resource_text(s, 8));
-	}
-	return j;
-}
-
-static cJSON *
-session_load(struct store *st, const char *id)
-{
-	sqlite3_stmt *s = store_stmt(st, SESSION_SELECT " WHERE s.id = ?1");
-	cJSON *j = NULL;
-
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		j = session_from_row(s);
-	sqlite3_reset(s);
-	return j;
-}
-
-void
-session_emit_updated(struct service *svc, const char *id)
-{
-	cJSON *j = session_load(svc->store, id);
-
-	if (j != NULL)
-		events_emit(svc->events, "session.updated", json_get_string(j, "projectId"),
-		    id, NULL, j);
-}
 
 /* The configuration resource of a session, or NULL.  *revision gets its revision. */
 static cJSON *

@@ -1,6 +1,7 @@
 /*
- * What route-runs.c, route-sessions.c and the supervisor share: rendering of
- * runs and sessions, and the rules of a session configuration.
+ * The run domain (runs.c): rendering of runs and sessions and their events,
+ * shared by the supervisor and the route files above it; and the rules of a
+ * session configuration (route-sessions.c).
  */
 #ifndef TD_SERVICE_RUNS_H
 #define TD_SERVICE_RUNS_H
@@ -8,6 +9,7 @@
 #include <stdbool.h>
 
 #include <cjson/cJSON.h>
+#include <sqlite3.h>
 
 struct service;
 struct store;
@@ -16,6 +18,21 @@ struct http_response;
 /* The configuration members, NULL-terminated. */
 extern const char *const config_fields[];
 
+/* The columns run_from_row reads, in its order. */
+#define RUN_COLUMNS "id, session_id, project_id, status, prompt, permission_profile," \
+	" turn_intent, config, cwd, created_at, started_at, finished_at, cancel_requested_at," \
+	" progress_phase, progress_at, attention, output, error_code, error_message," \
+	" input_tokens, output_tokens, updated_at, network"
+/* A run row (RUN_COLUMNS) as the API shows it. */
+cJSON *run_from_row(sqlite3_stmt *s);
+/* The columns session_from_row reads, with a FROM clause. */
+#define SESSION_SELECT "SELECT s.id, s.project_id, s.title, s.cwd, s.workspace," \
+	" s.created_at, s.updated_at, r.id, r.status FROM sessions s" \
+	" LEFT JOIN runs r ON r.id = (SELECT MAX(id) FROM runs WHERE session_id = s.id)"
+/* A session row (SESSION_SELECT) as the API shows it. */
+cJSON *session_from_row(sqlite3_stmt *s);
+/* The session with id as the API shows it, or NULL.  Only while the store is locked. */
+cJSON *session_load(struct store *st, const char *id);
 /* The run with id as the API shows it, or NULL.  Only while the store is locked. */
 cJSON *run_load(struct store *st, const char *id);
 /*

@@ -28,6 +28,7 @@ key_zero(void *p, size_t n)
 struct settings {
 	cJSON *root;
 	int max_concurrent;
+	int resume_limit;	/* durable: runs.resumeLimit */
 	int max_turns;
 	long command_timeout_ms;
 	bool allow_unconfined;	/* runs.allowUnconfinedCommands (docs/agent.md) */
@@ -60,7 +61,7 @@ static const char *const provider_keys[] = { "kind", "baseUrl", "apiKeyEnv",
 	"defaultModel", "apiKeyCredential", NULL };
 static const char *const provider_kinds[] = { "replay", "openai", "anthropic", NULL };
 static const char *const run_keys[] = { "maxConcurrent", "maxTurns", "commandTimeoutMs",
-	"allowUnconfinedCommands", NULL };
+	"allowUnconfinedCommands", "resumeLimit", NULL };
 /* readiness (issue 16): configured CLI paths and the disk thresholds of doctor */
 static const char *const runtime_keys[] = { "claude-code", "codex", NULL };
 static const char *const runtime_entry_keys[] = { "path", NULL };
@@ -280,6 +281,7 @@ settings_check(struct settings *s, char **err)
 	s->max_concurrent = 4;
 	s->max_turns = 50;
 	s->command_timeout_ms = 600000;
+	s->resume_limit = 3;
 	runs = cJSON_GetObjectItemCaseSensitive(root, "runs");
 	if (runs == NULL)
 		return settings_check_notify(s, err);
@@ -295,6 +297,12 @@ settings_check(struct settings *s, char **err)
 		    "commandTimeoutMs 1000 to 86400000");
 		return false;
 	}
+	if (!json_check_int(runs, "resumeLimit", 0, 100)) {
+		*err = xstrdup("runs: resumeLimit must be 0 to 100");
+		return false;
+	}
+	if ((p = cJSON_GetObjectItemCaseSensitive(runs, "resumeLimit")) != NULL)
+		s->resume_limit = p->valueint;
 	p = cJSON_GetObjectItemCaseSensitive(runs, "allowUnconfinedCommands");
 	if (p != NULL && !cJSON_IsBool(p)) {
 		*err = xstrdup("runs.allowUnconfinedCommands must be true or false");
@@ -437,6 +445,12 @@ int
 settings_max_concurrent(const struct settings *s)
 {
 	return s->max_concurrent;
+}
+
+int
+settings_resume_limit(const struct settings *s)
+{
+	return s->resume_limit;
 }
 
 int

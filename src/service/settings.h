@@ -23,6 +23,8 @@ const cJSON *settings_provider(const struct settings *s, const char *name);
 /* keycred: the "providers" object ({name: {kind, ..., apiKeyCredential}}).  Owned by s. */
 const cJSON *settings_providers(const struct settings *s);
 int settings_max_concurrent(const struct settings *s);
+/* runs.resumeLimit: how often a run resumes after a restart before resume_limit. */
+int settings_resume_limit(const struct settings *s);
 int settings_max_turns(const struct settings *s);
 long settings_command_timeout_ms(const struct settings *s);
 /* runs.allowUnconfinedCommands: commands run unconfined when no sandbox works. */

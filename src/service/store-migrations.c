@@ -178,6 +178,18 @@ const struct migration store_migrations[] = {
 	  "  VALUES ('con_web', 'web', 'builtin', 0, '{\"type\":\"builtin\"}',"
 	  "  CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER),"
 	  "  CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));" },
+	/*
+	 * durable (issue 15): runs that survive a restart.  checkpoint is the
+	 * agent's last checkpoint (docs/host-protocol.md), resumes how often the
+	 * run has been resumed after a restart (runs.resumeLimit); service_state
+	 * records a clean stop (docs/events.md, the history after a crash).
+	 */
+	{ 7,
+	  "ALTER TABLE runs ADD COLUMN checkpoint TEXT;"
+	  "ALTER TABLE runs ADD COLUMN checkpoint_at INTEGER;"
+	  "ALTER TABLE runs ADD COLUMN resumes INTEGER NOT NULL DEFAULT 0;"
+	  /* clean_stop: the last process stopped after writing all its events */
+	  "CREATE TABLE service_state (key TEXT PRIMARY KEY, value TEXT NOT NULL);" },
 };
 
 const int store_migrations_count =

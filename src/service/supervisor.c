@@ -32,6 +32,7 @@
 #include "json.h"
 #include "log.h"
 #include "plans.h"
+#include "prompts.h"
 #include "resource.h"
 #include "runs.h"
 #include "sandbox.h"
@@ -53,6 +54,15 @@
 #define PROGRESS_MIN_INTERVAL_MS 1000
 /* run.progress with liveness:true, this often until the first output line. */
 #define LIVENESS_INTERVAL_MS 10000
+/* durable: the streamed output is stored at most this long after it arrived (docs/events.md). */
+#define OUTPUT_STORE_MS 200
+/* durable: the largest checkpoint stored (docs/host-protocol.md). */
+#define CHECKPOINT_MAX_BYTES (768 * 1024)
+/* durable: each agent process of a resumed run numbers its requests above resumes * this. */
+#define REQUEST_ID_STRIDE 1000000000.0
+/* finding 3: finalization retries, from this wait up to the next. */
+#define FINALIZE_RETRY_MIN_MS 100
+#define FINALIZE_RETRY_MAX_MS 5000
 
 /* An answer to one of the agent's requests, decided on another thread. */
 struct queued_response {
@@ -67,6 +77,7 @@ struct agent_run {
 	int wake_fd;			/* eventfd: cancel, stop or a response */
 	bool cancel_requested;		/* under sv->mu */
 	bool stop_requested;		/* under sv->mu */
+	bool resume;			/* durable: resumed after a restart */
 	struct queued_response *responses;	/* under sv->mu, oldest first */
 	struct agent_run *next;
 };
@@ -80,6 +91,9 @@ struct supervisor {
 	pthread_t scheduler;
 	struct agent_run *runs;		/* every run with a thread */
 	int nactive;
+	/* durable: runs left running by an earlier process, waiting for a slot to resume */
+	char (*resume_ids)[TD_ID_MAX];
+	size_t nresume;
 };
 
 /* What one run thread learns from its agent. */
@@ -105,6 +119,13 @@ struct run_state {
 	bool runtime_unready;		/* the framework's CLI is not ready (start_message) */
 	bool cancel_sent;
 	int64_t kill_at;		/* td_mono_ms() deadline, 0 for none */
+	/* durable */
+	bool external;			/* an external framework: it cannot resume */
+	bool resuming;			/* the first person request may be the one in flight */
+	int resumes;			/* how often the run has resumed */
+	int64_t output_stored_at;	/* td_mono_ms() of the last store of the output */
+	bool output_dirty;		/* output arrived since */
+	bool store_warned;		/* a failed store was logged */
 };
 
 static void
@@ -188,17 +209,24 @@ progress_store(struct run_state *rs)
 	sqlite3_stmt *s;
 	sqlite3 *db = store_lock(st);
 
+	/* durable (issue 17, finding 10): the output streamed so far is kept too. */
 	s = store_stmt(st, "UPDATE runs SET progress_phase = ?2, progress_at = ?3,"
-	    " input_tokens = ?4, output_tokens = ?5, updated_at = " RESOURCE_NEXT_TIME(3)
-	    " WHERE id = ?1 AND status = 'running'");
+	    " input_tokens = ?4, output_tokens = ?5, output = ?6,"
+	    " updated_at = " RESOURCE_NEXT_TIME(3) " WHERE id = ?1 AND status = 'running'");
 	sqlite3_bind_text(s, 1, rs->ar->id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, rs->phase, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, rs->phase[0] ? rs->phase : "starting", -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 3, td_now_ms());
 	sqlite3_bind_int64(s, 4, rs->input_tokens);
 	sqlite3_bind_int64(s, 5, rs->output_tokens);
-	if (sqlite3_step(s) != SQLITE_DONE)
+	sqlite3_bind_text(s, 6, rs->output.data ? rs->output.data : "", (int)rs->output.len,
+	    SQLITE_STATIC);
+	if (sqlite3_step(s) != SQLITE_DONE && !rs->store_warned) {
 		log_error("run %s: cannot store progress: %s", rs->ar->id, sqlite3_errmsg(db));
+		rs->store_warned = true;
+	}
 	sqlite3_reset(s);
+	rs->output_stored_at = td_mono_ms();
+	rs->output_dirty = false;
 	cache_drop(svc->cache, rs->ar->id);
 	store_unlock(st);
 }
@@ -256,6 +284,51 @@ on_output(struct run_state *rs, const cJSON *msg)
 	d = cJSON_CreateObject();
 	cJSON_AddStringToObject(d, "delta", delta);
 	run_state_emit(rs, "run.output", d);
+	rs->output_dirty = true;
+	if (td_mono_ms() - rs->output_stored_at >= OUTPUT_STORE_MS)
+		progress_store(rs);
+}
+
+/*
+ * durable: the agent's checkpoint (docs/host-protocol.md) replaces the run's
+ * last one, with the output so far, in one statement.  A store that fails
+ * (a full disk) keeps the previous checkpoint: a resume then redoes more.
+ */
+static void
+on_checkpoint(struct run_state *rs, const cJSON *msg)
+{
+	struct service *svc = rs->ar->sv->svc;
+	const cJSON *cp = cJSON_GetObjectItemCaseSensitive(msg, "checkpoint");
+	const char *output = json_get_string(cp, "output");
+	sqlite3_stmt *s;
+	sqlite3 *db;
+	char *text;
+
+	if (!cJSON_IsObject(cp) || !json_check_int(cp, "version", 1, 1) ||
+	    !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(cp, "messages")) ||
+	    output == NULL || strlen(output) > OUTPUT_MAX_BYTES)
+		return protocol_error(rs, "a malformed checkpoint");
+	text = json_print(cp);
+	if (strlen(text) > CHECKPOINT_MAX_BYTES) {
+		free(text);
+		return protocol_error(rs, "a checkpoint over 768 KiB");
+	}
+	db = store_lock(svc->store);
+	s = store_stmt(svc->store, "UPDATE runs SET checkpoint = ?2, checkpoint_at = ?3,"
+	    " output = ?4, updated_at = " RESOURCE_NEXT_TIME(3)
+	    " WHERE id = ?1 AND status = 'running'");
+	sqlite3_bind_text(s, 1, rs->ar->id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, text, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, td_now_ms());
+	sqlite3_bind_text(s, 4, output, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) != SQLITE_DONE && !rs->store_warned) {
+		log_error("run %s: cannot store a checkpoint: %s", rs->ar->id, sqlite3_errmsg(db));
+		rs->store_warned = true;
+	}
+	sqlite3_reset(s);
+	cache_drop(svc->cache, rs->ar->id);
+	store_unlock(svc->store);
+	free(text);
 }
 
 static void
@@ -314,6 +387,18 @@ static void
 on_plan_propose(struct run_state *rs, long long id, const cJSON *params)
 {
 	char *message = NULL;
+	cJSON *answer = NULL;
+
+	/* durable: the proposal in flight at the restart is the one stored. */
+	if (rs->resuming) {
+		rs->resuming = false;
+		if (plan_rebind(rs->ar->sv->svc, rs->ar->id, rs->session_id, id, params,
+		    rs->ar->sv->svc->started_at, &answer)) {
+			if (answer != NULL)
+				agent_respond(rs, (double)id, answer);
+			return;
+		}
+	}
 
 	respond_code(rs, id, plan_propose(rs->ar->sv->svc, rs->ar->id, rs->session_id, id,
 	    params, &message), message);
@@ -337,8 +422,20 @@ on_permission_ask(struct run_state *rs, long long id, const cJSON *params)
 {
 	char *message = NULL;
 	bool allow_now;
-	enum td_code code = prompt_ask(rs->ar->sv->svc, rs->ar->id, id, params, &allow_now,
-	    &message);
+	enum td_code code;
+	cJSON *answer = NULL;
+
+	/* durable: the question in flight at the restart is the prompt stored. */
+	if (rs->resuming) {
+		rs->resuming = false;
+		if (prompt_rebind(rs->ar->sv->svc, rs->ar->id, id, params,
+		    rs->ar->sv->svc->started_at, &answer)) {
+			if (answer != NULL)
+				agent_respond(rs, (double)id, answer);
+			return;
+		}
+	}
+	code = prompt_ask(rs->ar->sv->svc, rs->ar->id, id, params, &allow_now, &message);
 
 	if (code == TD_OK && allow_now) {
 		cJSON *res = cJSON_CreateObject();
@@ -460,6 +557,7 @@ static const struct {
 	{ "usage", on_usage },
 	{ "request", on_request },
 	{ "finish", on_finish },
+	{ "checkpoint", on_checkpoint },
 };
 
 static void
@@ -655,9 +753,38 @@ start_message(struct supervisor *sv, struct run_state *rs, char **why)
 		cJSON_AddItemToArray(hist, h);
 	}
 	sqlite3_reset(s);
+
+	/*
+	 * durable: a resumed run starts from its checkpoint (which holds the
+	 * history already) with request ids above those of earlier processes.
+	 */
+	if (rs->ar->resume) {
+		cJSON *cp = NULL;
+
+		s = store_stmt(st, "SELECT checkpoint, resumes FROM runs WHERE id = ?1");
+		sqlite3_bind_text(s, 1, rs->ar->id, -1, SQLITE_STATIC);
+		if (sqlite3_step(s) == SQLITE_ROW) {
+			if (sqlite3_column_type(s, 0) != SQLITE_NULL)
+				cp = json_parse(resource_text(s, 0), strlen(resource_text(s, 0)));
+			rs->resumes = sqlite3_column_int(s, 1);
+		}
+		sqlite3_reset(s);
+		cJSON_AddNumberToObject(r, "requestIdBase", rs->resumes * REQUEST_ID_STRIDE);
+		if (cJSON_IsObject(cp)) {
+			const char *out = json_get_string(cp, "output");
+
+			if (out != NULL)
+				buf_append(&rs->output, out, strlen(out));
+			cJSON_ReplaceItemInObject(msg, "history", cJSON_CreateArray());
+			cJSON_AddItemToObject(msg, "checkpoint", cp);
+		} else {
+			cJSON_Delete(cp);
+		}
+	}
 	store_unlock(st);
 	cJSON_Delete(run);
 
+	rs->external = frameworks_external(json_get_string(cfg, "framework"));
 	/* An external framework: the CLI taskdeck-agent drives, probed again now. */
 	if (frameworks_external(json_get_string(cfg, "framework"))) {
 		cJSON *rt = frameworks_start_runtime(svc, json_get_string(cfg, "framework"), why);
@@ -883,6 +1010,17 @@ check_cancel(struct run_state *rs)
 		r->result = NULL;
 	}
 	responses_free(q);
+	/*
+	 * durable: a service stop ends the agent of a run that can resume at once;
+	 * the run stays running and resumes at the next start.
+	 */
+	if (stop && !cancel && !rs->external && !rs->cancel_sent && rs->pid > 0) {
+		log_info("run %s: the service stops; the run resumes at the next start",
+		    rs->ar->id);
+		kill(-rs->pid, SIGKILL);
+		rs->cancel_sent = true;
+		return;
+	}
 	if ((cancel || stop) && !rs->cancel_sent) {
 		cJSON *msg = cJSON_CreateObject();
 
@@ -917,6 +1055,16 @@ agent_converse(struct run_state *rs)
 				continue;
 			}
 			timeout = (int)left;
+		}
+		/* durable: output that arrived is stored within OUTPUT_STORE_MS. */
+		if (rs->output_dirty) {
+			int64_t left = rs->output_stored_at + OUTPUT_STORE_MS - td_mono_ms();
+			if (left <= 0) {
+				progress_store(rs);
+				continue;
+			}
+			if (timeout < 0 || left < timeout)
+				timeout = (int)left;
 		}
 		if (rs->kill_at != 0) {
 			int64_t left = rs->kill_at - td_mono_ms();
@@ -1028,8 +1176,8 @@ emit_finished(struct service *svc, const char *id, const char *status, const cha
 }
 
 /* Writes the final state of the run and makes its saves visible, in one transaction. */
-static void
-run_finalize(struct supervisor *sv, const char *id, const char *session_id,
+static bool
+run_finalize_once(struct supervisor *sv, const char *id, const char *session_id,
     const char *status, const char *output, const char *code, const char *message,
     long long in_tokens, long long out_tokens)
 {
@@ -1078,10 +1226,62 @@ run_finalize(struct supervisor *sv, const char *id, const char *session_id,
 	if (ok)
 		emit_finished(svc, id, status, code, message);
 	store_unlock(st);
-	if (!ok)
-		log_error("run %s: cannot store its final state %s", id, status);
-	else
+	if (ok)
 		log_info("run %s %s%s%s", id, status, code ? ": " : "", code ? code : "");
+	return ok;
+}
+
+/*
+ * Issue 17, finding 3: the final state is retried until it is stored (a full
+ * disk), with a growing wait, logged once.  The run holds its slot meanwhile
+ * and stays cancellable: a cancel that arrives first makes it end cancelled.
+ * A service stop gives up: the run is settled at the next start.
+ */
+static void
+run_finalize(struct agent_run *ar, const char *session_id, const char *status,
+    const char *output, const char *code, const char *message, long long in_tokens,
+    long long out_tokens)
+{
+	struct supervisor *sv = ar->sv;
+	int wait_ms = FINALIZE_RETRY_MIN_MS;
+	bool logged = false;
+
+	for (;;) {
+		bool cancel, stop;
+		struct pollfd pfd = { .fd = ar->wake_fd, .events = POLLIN };
+		uint64_t n;
+
+		pthread_mutex_lock(&sv->mu);
+		cancel = ar->cancel_requested;
+		stop = ar->stop_requested;
+		pthread_mutex_unlock(&sv->mu);
+		if (logged && cancel && strcmp(status, "cancelled") != 0) {
+			log_info("run %s: cancelled while its final state waited to be stored",
+			    ar->id);
+			status = "cancelled";
+			code = message = NULL;
+		}
+		if (run_finalize_once(sv, ar->id, session_id, status, output, code, message,
+		    in_tokens, out_tokens)) {
+			if (logged)
+				log_info("run %s: its final state %s is stored after all", ar->id,
+				    status);
+			return;
+		}
+		if (!logged)
+			log_error("run %s: cannot store its final state %s; retrying until it is "
+			    "stored", ar->id, status);
+		logged = true;
+		if (stop) {
+			log_warn("run %s: the service stops before its final state is stored; the "
+			    "next start settles it", ar->id);
+			return;
+		}
+		if (poll(&pfd, 1, wait_ms) > 0 && read(ar->wake_fd, &n, sizeof n) < 0 &&
+		    errno != EAGAIN)
+			log_warn("run %s: wake-up read failed", ar->id);
+		wait_ms = wait_ms * 2 > FINALIZE_RETRY_MAX_MS ? FINALIZE_RETRY_MAX_MS : wait_ms * 2;
+	}
 }
 
 static void
@@ -1119,6 +1319,28 @@ run_thread_done(struct agent_run *ar)
 	free(ar);
 }
 
+/* A cancel asked of this run: through the supervisor or stored before a restart. */
+static bool
+cancel_asked(struct agent_run *ar)
+{
+	struct store *st = ar->sv->svc->store;
+	sqlite3_stmt *s;
+	bool cancel;
+
+	pthread_mutex_lock(&ar->sv->mu);
+	cancel = ar->cancel_requested;
+	pthread_mutex_unlock(&ar->sv->mu);
+	if (cancel)
+		return true;
+	store_lock(st);
+	s = store_stmt(st, "SELECT cancel_requested_at IS NOT NULL FROM runs WHERE id = ?1");
+	sqlite3_bind_text(s, 1, ar->id, -1, SQLITE_STATIC);
+	cancel = sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int(s, 0) != 0;
+	sqlite3_reset(s);
+	store_unlock(st);
+	return cancel;
+}
+
 static void *
 run_thread(void *arg)
 {
@@ -1129,14 +1351,23 @@ run_thread(void *arg)
 	char *message = NULL, *why = NULL;
 	cJSON *start;
 	int wait_status = 0;
+	bool stop;
 
 	buf_init(&rs.line, LINE_MAX_BYTES);
 	buf_init(&rs.output, OUTPUT_MAX_BYTES);
+	rs.resuming = ar->resume;
 	start = start_message(sv, &rs, &why);
 	if (start == NULL) {
-		run_finalize(sv, ar->id, NULL, "failed", "", rs.runtime_unready ?
+		run_finalize(ar, NULL, "failed", "", rs.runtime_unready ?
 		    "runtime_missing" : "runtime_error", why, 0, 0);
 		free(why);
+		goto out;
+	}
+	/* durable: cancelled between a restart and its resume: no agent. */
+	if (ar->resume && cancel_asked(ar)) {
+		start_message_wipe(start);
+		cJSON_Delete(start);
+		run_finalize(ar, rs.session_id, "cancelled", rs.output.data, NULL, NULL, 0, 0);
 		goto out;
 	}
 	start_message_fit(start);
@@ -1145,12 +1376,25 @@ run_thread(void *arg)
 		cJSON_Delete(start);
 		log_error("run %s: cannot start the agent runtime %s: %s", ar->id,
 		    sv->svc->agent_path, strerror(errno));
-		run_finalize(sv, ar->id, rs.session_id, "failed", "", "runtime_missing",
+		run_finalize(ar, rs.session_id, "failed", "", "runtime_missing",
 		    "The agent runtime taskdeck-agent could not be started; run "
 		    "`taskdeck doctor`.", 0, 0);
 		goto out;
 	}
-	log_info("run %s started (agent pid %ld)", ar->id, (long)rs.pid);
+	log_info("run %s %s (agent pid %ld)", ar->id, ar->resume ? "resumed" : "started",
+	    (long)rs.pid);
+	if (ar->resume) {
+		char *note = xasprintf("Resumed after a service restart (%d of %d), from %s.",
+		    rs.resumes, settings_resume_limit(sv->svc->settings),
+		    cJSON_GetObjectItem(start, "checkpoint") ? "its last checkpoint" :
+		    "the beginning: no step had completed");
+
+		snprintf(rs.phase, sizeof rs.phase, "resumed");
+		rs.phase_at = td_mono_ms();
+		progress_store(&rs);
+		emit_progress(&rs, note, false);
+		free(note);
+	}
 	agent_send(&rs, start);
 	start_message_wipe(start);
 	cJSON_Delete(start);
@@ -1160,8 +1404,17 @@ run_thread(void *arg)
 	close(rs.in_fd);
 	rs.in_fd = -1;
 	wait_status = agent_reap(&rs);
+	pthread_mutex_lock(&sv->mu);
+	stop = ar->stop_requested && !ar->cancel_requested;
+	pthread_mutex_unlock(&sv->mu);
+	if (stop && !rs.external && !(rs.finished && strcmp(rs.status, "completed") == 0 &&
+	    rs.protocol_error == NULL)) {
+		/* durable: it stays running, with its output, and resumes at the next start. */
+		progress_store(&rs);
+		goto out;
+	}
 	run_outcome(&rs, wait_status, &status, &code, &message);
-	run_finalize(sv, ar->id, rs.session_id, status,
+	run_finalize(ar, rs.session_id, status,
 	    rs.final_output ? rs.final_output : rs.output.data, code, message,
 	    rs.input_tokens, rs.output_tokens);
 	free(message);
@@ -1169,6 +1422,55 @@ out:
 	run_state_free(&rs);
 	run_thread_done(ar);
 	return NULL;
+}
+
+/* Gives run id a thread (and an agent); with resume, a run left running by an earlier process. */
+static void
+run_thread_start(struct supervisor *sv, const char *id, bool resume, bool cancel)
+{
+	struct agent_run *ar = xcalloc(1, sizeof *ar);
+	pthread_attr_t attr;
+	pthread_t t;
+
+	ar->sv = sv;
+	snprintf(ar->id, sizeof ar->id, "%s", id);
+	ar->resume = resume;
+	ar->cancel_requested = cancel;
+	ar->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	pthread_mutex_lock(&sv->mu);
+	ar->next = sv->runs;
+	sv->runs = ar;
+	sv->nactive++;
+	pthread_mutex_unlock(&sv->mu);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (ar->wake_fd < 0 || pthread_create(&t, &attr, run_thread, ar) != 0) {
+		log_error("run %s: cannot start its thread", ar->id);
+		abort();
+	}
+	pthread_attr_destroy(&attr);
+}
+
+/* durable: gives up to slots runs waiting to resume their thread; how many. */
+static int
+start_resumes(struct supervisor *sv, int slots)
+{
+	char id[TD_ID_MAX];
+	int n = 0;
+
+	while (n < slots) {
+		pthread_mutex_lock(&sv->mu);
+		if (sv->nresume == 0) {
+			pthread_mutex_unlock(&sv->mu);
+			break;
+		}
+		snprintf(id, sizeof id, "%s", sv->resume_ids[0]);
+		memmove(sv->resume_ids, sv->resume_ids + 1, --sv->nresume * sizeof *sv->resume_ids);
+		pthread_mutex_unlock(&sv->mu);
+		run_thread_start(sv, id, true, false);
+		n++;
+	}
+	return n;
 }
 
 /* Moves up to slots queued runs to running and starts their threads. */
@@ -1191,10 +1493,6 @@ start_queued(struct supervisor *sv, int slots)
 		snprintf(ids[n++], TD_ID_MAX, "%s", resource_text(s, 0));
 	sqlite3_reset(s);
 	for (int i = 0; i < n; i++) {
-		struct agent_run *ar;
-		pthread_attr_t attr;
-		pthread_t t;
-
 		s = store_stmt(st, "UPDATE runs SET status = 'running', started_at = ?2,"
 		    " progress_phase = 'starting', progress_at = ?2,"
 		    " updated_at = " RESOURCE_NEXT_TIME(2) " WHERE id = ?1 AND status = 'queued'");
@@ -1207,22 +1505,7 @@ start_queued(struct supervisor *sv, int slots)
 		sqlite3_reset(s);
 		cache_drop(sv->svc->cache, ids[i]);
 		emit_with_session(sv->svc, "run.started", ids[i], run_status_data("running"));
-		ar = xcalloc(1, sizeof *ar);
-		ar->sv = sv;
-		snprintf(ar->id, sizeof ar->id, "%s", ids[i]);
-		ar->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		pthread_mutex_lock(&sv->mu);
-		ar->next = sv->runs;
-		sv->runs = ar;
-		sv->nactive++;
-		pthread_mutex_unlock(&sv->mu);
-		pthread_attr_init(&attr);
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		if (ar->wake_fd < 0 || pthread_create(&t, &attr, run_thread, ar) != 0) {
-			log_error("run %s: cannot start its thread", ar->id);
-			abort();
-		}
-		pthread_attr_destroy(&attr);
+		run_thread_start(sv, ids[i], false, false);
 	}
 	store_unlock(st);
 }
@@ -1243,6 +1526,8 @@ scheduler_thread(void *arg)
 		int slots = max - sv->nactive;
 		pthread_mutex_unlock(&sv->mu);
 		if (slots > 0)
+			slots -= start_resumes(sv, slots);
+		if (slots > 0)
 			start_queued(sv, slots);
 		pthread_mutex_lock(&sv->mu);
 	}
@@ -1250,72 +1535,182 @@ scheduler_thread(void *arg)
 	return NULL;
 }
 
-/* DESIGN section 8: what a previous process left running ends failed. */
+/* What recover found of one run left running by an earlier process. */
+struct left_run {
+	char id[TD_ID_MAX], session[TD_ID_MAX], project[TD_ID_MAX];
+	char framework[32];
+	int resumes;
+	bool cancel;
+	const char *status, *code;	/* NULL status: it resumes */
+	char *message;
+};
+
+/*
+ * DESIGN section 8, changed by issue 15 (durable): what a previous process
+ * left running resumes, unless it was being cancelled (cancelled), runs an
+ * external framework (failed, service_restarted) or has resumed
+ * runs.resumeLimit times (failed, resume_limit).  Ended runs' saves become
+ * visible and their plans and prompts close; those of resuming runs stay.
+ * After a stop that was not clean, each run left running gets
+ * run.history-gap (docs/events.md).  The ids to resume go to *resume.
+ */
 static bool
-recover(struct service *svc, char **err)
+recover(struct service *svc, char (**resume)[TD_ID_MAX], size_t *nresume, char **err)
 {
 	struct store *st = svc->store;
+	int max = settings_resume_limit(svc->settings);
+	struct left_run *left = NULL;
+	size_t n = 0, ended = 0;
 	sqlite3_stmt *s;
 	int64_t now = td_now_ms();
-	int changed = 0;
-	sqlite3 *db = store_lock(st);
-	bool ok = store_begin(st);
-	char (*ids)[TD_ID_MAX] = NULL;
-	size_t nids = 0;
+	bool ok, clean = false;
 
+	*resume = NULL;
+	*nresume = 0;
+	store_lock(st);
+	ok = store_begin(st);
 	if (ok) {
-		s = store_stmt(st, "SELECT id FROM runs WHERE status = 'running'");
-		while (sqlite3_step(s) == SQLITE_ROW) {
-			ids = xrealloc(ids, (nids + 1) * sizeof *ids);
-			snprintf(ids[nids++], TD_ID_MAX, "%s", resource_text(s, 0));
-		}
+		s = store_stmt(st, "SELECT value = '1' FROM service_state WHERE key = 'clean_stop'");
+		clean = sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int(s, 0) != 0;
 		sqlite3_reset(s);
-		s = store_stmt(st, "UPDATE artifacts SET visible = 1 WHERE run_id IN"
-		    " (SELECT id FROM runs WHERE status = 'running')");
+		s = store_stmt(st, "DELETE FROM service_state WHERE key = 'clean_stop'");
 		ok = sqlite3_step(s) == SQLITE_DONE;
 		sqlite3_reset(s);
 	}
 	if (ok) {
-		s = store_stmt(st, "UPDATE runs SET status = 'failed', error_code = 'service_restarted',"
-		    " error_message = 'The service restarted while the run was executing.',"
-		    " output = COALESCE(output, ''), finished_at = ?1, attention = NULL,"
-		    " updated_at = " RESOURCE_NEXT_TIME(1) " WHERE status = 'running'");
-		sqlite3_bind_int64(s, 1, now);
-		ok = sqlite3_step(s) == SQLITE_DONE;
-		changed = sqlite3_changes(db);
+		s = store_stmt(st, "SELECT id, session_id, project_id,"
+		    " json_extract(config, '$.framework'), resumes,"
+		    " cancel_requested_at IS NOT NULL FROM runs WHERE status = 'running' ORDER BY id");
+		while (sqlite3_step(s) == SQLITE_ROW) {
+			struct left_run *l;
+
+			left = xrealloc(left, (n + 1) * sizeof *left);
+			l = memset(&left[n++], 0, sizeof *left);
+			snprintf(l->id, sizeof l->id, "%s", resource_text(s, 0));
+			snprintf(l->session, sizeof l->session, "%s", resource_text(s, 1));
+			snprintf(l->project, sizeof l->project, "%s", resource_text(s, 2));
+			snprintf(l->framework, sizeof l->framework, "%s", resource_text(s, 3));
+			l->resumes = sqlite3_column_int(s, 4);
+			l->cancel = sqlite3_column_int(s, 5) != 0;
+		}
 		sqlite3_reset(s);
+	}
+	for (size_t i = 0; ok && i < n; i++) {
+		struct left_run *l = &left[i];
+
+		if (l->cancel) {
+			l->status = "cancelled";
+		} else if (frameworks_external(l->framework)) {
+			l->status = "failed";
+			l->code = "service_restarted";
+			l->message = xstrdup("The service restarted while the run was executing.");
+		} else if (l->resumes >= max) {
+			l->status = "failed";
+			l->code = "resume_limit";
+			l->message = xasprintf("The service restarted while the run was executing, "
+			    "and the run has resumed %d time%s already (runs.resumeLimit).",
+			    l->resumes, l->resumes == 1 ? "" : "s");
+		}
+		if (l->status == NULL) {
+			s = store_stmt(st, "UPDATE runs SET resumes = resumes + 1,"
+			    " updated_at = " RESOURCE_NEXT_TIME(2) " WHERE id = ?1");
+			sqlite3_bind_text(s, 1, l->id, -1, SQLITE_STATIC);
+			sqlite3_bind_int64(s, 2, now);
+			ok = sqlite3_step(s) == SQLITE_DONE;
+			sqlite3_reset(s);
+			*resume = xrealloc(*resume, (*nresume + 1) * sizeof **resume);
+			snprintf((*resume)[(*nresume)++], TD_ID_MAX, "%s", l->id);
+			continue;
+		}
+		ended++;
+		s = store_stmt(st, "UPDATE artifacts SET visible = 1 WHERE run_id = ?1");
+		sqlite3_bind_text(s, 1, l->id, -1, SQLITE_STATIC);
+		ok = sqlite3_step(s) == SQLITE_DONE;
+		sqlite3_reset(s);
+		s = store_stmt(st, "UPDATE runs SET status = ?2, error_code = ?3,"
+		    " error_message = ?4, output = COALESCE(output, ''), finished_at = ?5,"
+		    " attention = NULL, updated_at = " RESOURCE_NEXT_TIME(5) " WHERE id = ?1");
+		sqlite3_bind_text(s, 1, l->id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, l->status, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 3, l->code, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 4, l->message, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 5, now);
+		ok = ok && sqlite3_step(s) == SQLITE_DONE;
+		sqlite3_reset(s);
+		ok = ok && plans_run_ended(svc, l->id, l->status);
 	}
 	ok = ok && plans_recover(svc);
 	ok = ok ? store_commit(st) : (store_rollback(st), false);
-	for (size_t i = 0; ok && i < nids; i++)
-		emit_finished(svc, ids[i], "failed", "service_restarted",
-		    "The service restarted while the run was executing.");
-	free(ids);
+	for (size_t i = 0; ok && i < n; i++) {
+		struct left_run *l = &left[i];
+
+		cache_drop(svc->cache, l->id);
+		if (!clean) {
+			cJSON *d = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(d, "reason", "The service did not stop cleanly: "
+			    "events it published in its last moments may be missing from this "
+			    "run's history.");
+			cJSON_AddNumberToObject(d, "maxMs", EVENTS_FLUSH_MS);
+			events_emit(svc->events, "run.history-gap", l->project, l->session, l->id, d);
+		}
+		if (l->status != NULL)
+			emit_finished(svc, l->id, l->status, l->code, l->message);
+	}
 	store_unlock(st);
+	for (size_t i = 0; i < n; i++)
+		free(left[i].message);
+	free(left);
 	if (!ok) {
+		free(*resume);
+		*resume = NULL;
+		*nresume = 0;
 		*err = xstrdup("cannot settle the runs of the previous service process");
 		return false;
 	}
-	if (changed > 0)
-		log_warn("%d run(s) were executing when the service last stopped; they end "
-		    "failed (service_restarted)", changed);
+	if (*nresume > 0)
+		log_info("%zu run(s) were executing when the service last stopped; they resume",
+		    *nresume);
+	if (ended > 0)
+		log_warn("%zu run(s) were executing when the service last stopped and cannot "
+		    "resume; they end", ended);
 	return true;
+}
+
+void
+supervisor_clean_stop(struct service *svc)
+{
+	struct store *st = svc->store;
+	sqlite3_stmt *s;
+
+	store_lock(st);
+	s = store_stmt(st, "INSERT OR REPLACE INTO service_state (key, value)"
+	    " VALUES ('clean_stop', '1')");
+	if (sqlite3_step(s) != SQLITE_DONE)
+		log_warn("cannot record the clean stop; the next start marks a history gap");
+	sqlite3_reset(s);
+	store_unlock(st);
 }
 
 struct supervisor *
 supervisor_start(struct service *svc, char **err)
 {
 	struct supervisor *sv;
+	char (*resume)[TD_ID_MAX];
+	size_t nresume;
 
-	if (!recover(svc, err))
+	if (!recover(svc, &resume, &nresume, err))
 		return NULL;
 	sv = xcalloc(1, sizeof *sv);
 	sv->svc = svc;
-	sv->kicked = true;	/* queued runs of an earlier process */
+	sv->kicked = true;	/* queued runs, and runs to resume, of an earlier process */
+	sv->resume_ids = resume;
+	sv->nresume = nresume;
 	pthread_mutex_init(&sv->mu, NULL);
 	pthread_cond_init(&sv->cond, NULL);
 	if (pthread_create(&sv->scheduler, NULL, scheduler_thread, sv) != 0) {
 		*err = xstrdup("cannot start the run scheduler");
+		free(sv->resume_ids);
 		free(sv);
 		return NULL;
 	}
@@ -1331,10 +1726,24 @@ supervisor_kick(struct supervisor *sv)
 	pthread_mutex_unlock(&sv->mu);
 }
 
+/* durable: takes run_id out of the runs waiting to resume; under sv->mu. */
+static bool
+resume_take(struct supervisor *sv, const char *run_id)
+{
+	for (size_t i = 0; i < sv->nresume; i++) {
+		if (strcmp(sv->resume_ids[i], run_id) == 0) {
+			memmove(sv->resume_ids + i, sv->resume_ids + i + 1,
+			    (--sv->nresume - i) * sizeof *sv->resume_ids);
+			return true;
+		}
+	}
+	return false;
+}
+
 bool
 supervisor_cancel(struct supervisor *sv, const char *run_id)
 {
-	bool found = false;
+	bool found = false, waiting;
 
 	pthread_mutex_lock(&sv->mu);
 	for (struct agent_run *ar = sv->runs; ar; ar = ar->next) {
@@ -1345,8 +1754,12 @@ supervisor_cancel(struct supervisor *sv, const char *run_id)
 			break;
 		}
 	}
+	/* durable: a run waiting to resume gets its thread now, which ends it cancelled. */
+	waiting = !found && !sv->stopping && resume_take(sv, run_id);
 	pthread_mutex_unlock(&sv->mu);
-	return found;
+	if (waiting)
+		run_thread_start(sv, run_id, true, true);
+	return found || waiting;
 }
 
 bool
@@ -1367,6 +1780,18 @@ supervisor_respond(struct supervisor *sv, const char *run_id, long long request_
 		q = NULL;
 		wake(ar);
 		break;
+	}
+	/*
+	 * durable: an answer for a run still waiting to resume is in the store; the
+	 * run moves to the front of the line, and its agent finds the answer there.
+	 */
+	if (q != NULL && resume_take(sv, run_id)) {
+		/* resume_take left room for one. */
+		memmove(sv->resume_ids + 1, sv->resume_ids, sv->nresume * sizeof *sv->resume_ids);
+		snprintf(sv->resume_ids[0], TD_ID_MAX, "%s", run_id);
+		sv->nresume++;
+		sv->kicked = true;
+		pthread_cond_broadcast(&sv->cond);
 	}
 	pthread_mutex_unlock(&sv->mu);
 	responses_free(q);
@@ -1405,5 +1830,6 @@ supervisor_stop(struct supervisor *sv)
 	pthread_mutex_unlock(&sv->mu);
 	pthread_mutex_destroy(&sv->mu);
 	pthread_cond_destroy(&sv->cond);
+	free(sv->resume_ids);
 	free(sv);
 }

@@ -15,11 +15,18 @@ struct service;
 struct supervisor;
 
 /*
- * Settles what an earlier service process left (DESIGN section 8: running
- * runs end failed with service_restarted, their saves become visible;
- * queued runs stay queued) and starts the scheduler.  NULL with *err set.
+ * Settles what an earlier service process left and starts the scheduler
+ * (docs/service.md, Restart): running runs resume from their checkpoint,
+ * before queued runs get a slot; those being cancelled end cancelled, those
+ * of external frameworks fail service_restarted, those past runs.resumeLimit
+ * fail resume_limit.  NULL with *err set.
  */
 struct supervisor *supervisor_start(struct service *svc, char **err);
+/*
+ * After the last event is written at a stop: records the clean stop, so the
+ * next start marks no history gap (docs/events.md).
+ */
+void supervisor_clean_stop(struct service *svc);
 /* A run may have been queued or a slot freed: look for work. */
 void supervisor_kick(struct supervisor *sv);
 /* Asks the agent of a running run to stop; false when it has none. */
@@ -34,8 +41,9 @@ bool supervisor_respond(struct supervisor *sv, const char *run_id, long long req
 /* How many runs have an agent now. */
 int supervisor_active(struct supervisor *sv);
 /*
- * Stops the agents (their runs end failed with service_stopped; queued runs
- * stay queued for the next start), joins every thread and frees sv.
+ * Stops the agents (runs that can resume stay running for the next start,
+ * those of external frameworks end failed with service_stopped; queued runs
+ * stay queued), joins every thread and frees sv.
  */
 void supervisor_stop(struct supervisor *sv);
 

@@ -757,16 +757,52 @@ Test(events, a_run_cut_by_a_crash_ends_in_its_history)
 	usleep(600000);
 	svc_kill(&svc);
 	svc_restart(&svc);
+	/*
+	 * durable (issue 15): the run resumes in the new stream; its history
+	 * records the possible gap, then the resume.  A cancel ends it there.
+	 */
+	{
+		char path[128];
+		struct http_resp r;
+		cJSON *fin;
+
+		snprintf(path, sizeof path, "/api/v1/runs/%s/cancel", run);
+		usleep(300000);
+		r = api("POST", path, NULL);
+		cr_expect_eq(r.status, 200);
+		http_resp_free(&r);
+		fin = run_wait_final(&svc, run, 20000);
+		cr_assert_not_null(fin);
+		cJSON_Delete(fin);
+	}
 	h = history(run, 1000, &pages);
 	n = cJSON_GetArraySize(h);
-	cr_assert_geq(n, 3);
+	cr_assert_geq(n, 5);
 	cr_expect_str_eq(json_get_string(cJSON_GetArrayItem(h, 0), "type"), "run.queued");
 	cr_expect_str_eq(json_get_string(cJSON_GetArrayItem(h, 0), "streamId"), stream_id);
+	{
+		int gap = -1, resumed = -1;
+
+		for (int i = 0; i < n; i++) {
+			cJSON *e = cJSON_GetArrayItem(h, i);
+			const char *t = json_get_string(e, "type");
+
+			if (strcmp(t, "run.history-gap") == 0 && gap < 0) {
+				gap = i;
+				cr_expect_str_neq(json_get_string(e, "streamId"), stream_id);
+			}
+			if (strcmp(t, "run.progress") == 0 && resumed < 0 && strcmp(json_get_string(
+			    cJSON_GetObjectItem(e, "data"), "phase"), "resumed") == 0)
+				resumed = i;
+		}
+		cr_expect(gap > 0 && resumed > gap, "gap at %d, resumed at %d", gap, resumed);
+	}
 	last = cJSON_GetArrayItem(h, n - 1);
 	cr_expect_str_eq(json_get_string(last, "type"), "run.finished");
 	cr_expect_str_neq(json_get_string(last, "streamId"), stream_id);
 	err = cJSON_GetObjectItem(cJSON_GetObjectItem(last, "data"), "error");
-	cr_expect_str_eq(json_get_string(err, "code"), "service_restarted");
+	cr_expect_null(err);
+	cr_expect_str_eq(json_get_string(cJSON_GetObjectItem(last, "data"), "status"), "cancelled");
 	cJSON_Delete(h);
 	free(run), free(project);
 }

@@ -1248,3 +1248,55 @@ Test(frameworks, what_cannot_be_mapped_is_refused)
 	assert_refused(&r, (const char *const[]){ "codex", "openai", NULL });
 	http_resp_free(&r);
 }
+
+/*
+ * durable (issue 15): a run of an external framework cannot resume after a
+ * restart (the CLI's conversation lives in its own process): kill -9 ends it
+ * failed service_restarted at the next start, SIGTERM failed service_stopped,
+ * while runs of the built-in framework resume (tests/integration/test-durable.c).
+ */
+static void
+external_run_at_a_restart(bool kill9)
+{
+	struct http_resp r;
+	char flag[PATH_MAX + 16];
+	cJSON *run;
+	long t0;
+
+	svc_prepare_home(&svc);
+	prepare_path();
+	fake_cli("claude", "[ \"$1\" = --version ] && { echo '2.1.330 (Claude Code)'; exit 0; }\n"
+	    "echo '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s\"}'\n"
+	    "touch started.flag\n"
+	    "exec sleep 300");
+	start_service();
+	new_project();
+	r = start_run("claude-code", "fake-anthropic", "workspace-write", NULL, "Sleep a while");
+	cr_assert_eq(r.status, 201, "%s", r.body);
+	snprintf(flag, sizeof flag, "%s/started.flag", workspace);
+	for (t0 = mono_ms(); mono_ms() - t0 < 30000 && access(flag, F_OK) != 0; usleep(50000))
+		;
+	cr_assert_eq(access(flag, F_OK), 0, "the fake claude never started");
+	if (kill9)
+		svc_kill(&svc);
+	else
+		svc_stop(&svc);
+	svc_restart(&svc);
+	run = run_wait_final(&svc, json_get_string(r.json, "id"), 10000);
+	cr_assert_not_null(run, "the external run did not end at the restart");
+	cr_expect_str_eq(json_get_string(run, "status"), "failed");
+	cr_expect_str_eq(json_get_string(cJSON_GetObjectItem(run, "error"), "code"),
+	    kill9 ? "service_restarted" : "service_stopped");
+	cJSON_Delete(run);
+	http_resp_free(&r);
+}
+
+Test(frameworks, an_external_run_fails_service_restarted_after_kill_9)
+{
+	external_run_at_a_restart(true);
+}
+
+Test(frameworks, an_external_run_fails_service_stopped_on_sigterm)
+{
+	external_run_at_a_restart(false);
+}

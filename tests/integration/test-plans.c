@@ -668,7 +668,42 @@ Test(permissions, allow_run_answers_the_later_prompts)
 	free(project);
 }
 
-Test(permissions, restart_expires_the_prompt_and_fails_the_run)
+/*
+ * durable: runs.resumeLimit 0 in settings.json, so that the next start ends
+ * the runs left running (resume_limit) instead of resuming them.
+ */
+static void
+no_resumes(void)
+{
+	char path[512], *text;
+	FILE *f;
+	long n;
+	cJSON *s, *runs;
+
+	snprintf(path, sizeof path, "%s/settings.json", svc.home);
+	f = fopen(path, "r");
+	cr_assert(f != NULL, "no %s", path);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	text = calloc(1, (size_t)n + 1);
+	cr_assert_eq(fread(text, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	s = cJSON_Parse(text);
+	free(text);
+	cr_assert(s != NULL);
+	runs = cJSON_GetObjectItem(s, "runs");
+	if (runs == NULL)
+		runs = cJSON_AddObjectToObject(s, "runs");
+	cJSON_DeleteItemFromObject(runs, "resumeLimit");
+	cJSON_AddNumberToObject(runs, "resumeLimit", 0);
+	text = cJSON_Print(s);
+	svc_write_file(&svc, "settings.json", text);
+	free(text);
+	cJSON_Delete(s);
+}
+
+Test(permissions, restart_past_the_resume_limit_expires_the_prompt)
 {
 	char *project = project_new();
 	cJSON *run = ask_run_start(project), *p, *r;
@@ -676,11 +711,12 @@ Test(permissions, restart_expires_the_prompt_and_fails_the_run)
 
 	p = prompt_wait_pending(run_id);
 	svc_kill(&svc);
+	no_resumes();	/* durable: past runs.resumeLimit the run cannot resume */
 	svc_restart(&svc);
 	r = get_json("/api/v1/runs/%s", run_id);
 	cr_expect_str_eq(str_or_none(r, "status"), "failed");
 	cr_expect_str_eq(str_or_none(cJSON_GetObjectItem(r, "error"), "code"),
-	    "service_restarted");
+	    "resume_limit");
 	cJSON_Delete(r);
 	r = get_json("/app/v1/permissions/%s", json_get_string(p, "id"));
 	cr_expect_str_eq(str_or_none(r, "status"), "expired");
@@ -693,7 +729,7 @@ Test(permissions, restart_expires_the_prompt_and_fails_the_run)
 	free(project);
 }
 
-Test(plans, restart_abandons_a_waiting_plan)
+Test(plans, restart_past_the_resume_limit_abandons_the_plan)
 {
 	char *project = project_new();
 	cJSON *run = plan_run_start(project), *plan, *r;
@@ -701,9 +737,12 @@ Test(plans, restart_abandons_a_waiting_plan)
 
 	plan = plan_wait_pending(session, 1);
 	svc_kill(&svc);
+	no_resumes();	/* durable: past runs.resumeLimit the run cannot resume */
 	svc_restart(&svc);
 	r = get_json("/api/v1/runs/%s", json_get_string(run, "id"));
 	cr_expect_str_eq(str_or_none(r, "status"), "failed");
+	cr_expect_str_eq(str_or_none(cJSON_GetObjectItem(r, "error"), "code"),
+	    "resume_limit");
 	cr_expect_null(attention_of(r));
 	cJSON_Delete(r);
 	r = get_json("/api/v1/sessions/%s/plan", session);

@@ -1,0 +1,248 @@
+/*
+ * Permission prompts (docs/http-api.md, Permission prompts): the prompt
+ * domain.  The agent's permission.ask becomes a durable prompt (stored by the
+ * supervisor's run threads); answers come from route-permissions.c.  allow-run
+ * is a flag of the run, read at each ask.  Below the supervisor and the routes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "events.h"
+#include "ids.h"
+#include "json.h"
+#include "log.h"
+#include "prompts.h"
+#include "resource.h"
+#include "service.h"
+#include "store.h"
+#include "timeutil.h"
+#include "xalloc.h"
+
+#define TOOL_MAX_CHARS 200
+#define SUMMARY_MAX_CHARS 4096
+
+
+
+cJSON *
+prompt_from_row(sqlite3_stmt *s)
+{
+	cJSON *j = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(j, "id", resource_text(s, 0));
+	cJSON_AddStringToObject(j, "runId", resource_text(s, 1));
+	cJSON_AddStringToObject(j, "sessionId", resource_text(s, 2));
+	cJSON_AddStringToObject(j, "projectId", resource_text(s, 3));
+	cJSON_AddStringToObject(j, "tool", resource_text(s, 4));
+	cJSON_AddStringToObject(j, "summary", resource_text(s, 5));
+	cJSON_AddItemToObject(j, "input", resource_json_column(s, 6));
+	cJSON_AddStringToObject(j, "status", resource_text(s, 7));
+	if (sqlite3_column_type(s, 8) == SQLITE_NULL)
+		cJSON_AddNullToObject(j, "decision");
+	else
+		cJSON_AddStringToObject(j, "decision", resource_text(s, 8));
+	resource_add_time(j, "createdAt", sqlite3_column_int64(s, 9));
+	if (sqlite3_column_type(s, 10) == SQLITE_NULL)
+		cJSON_AddNullToObject(j, "answeredAt");
+	else
+		resource_add_time(j, "answeredAt", sqlite3_column_int64(s, 10));
+	return j;
+}
+
+cJSON *
+prompt_load(struct store *st, const char *id)
+{
+	sqlite3_stmt *s = store_stmt(st, "SELECT " PROMPT_COLUMNS
+	    " FROM permission_prompts WHERE id = ?1");
+	cJSON *j = NULL;
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		j = prompt_from_row(s);
+	sqlite3_reset(s);
+	return j;
+}
+
+/* run.permission {promptId, tool, summary, status} for the prompt; while locked. */
+void
+prompt_emit(struct service *svc, const char *id)
+{
+	cJSON *p = prompt_load(svc->store, id), *d;
+
+	if (p == NULL)
+		return;
+	d = cJSON_CreateObject();
+	cJSON_AddStringToObject(d, "promptId", id);
+	for (const char *const *k = (const char *const[]){ "tool", "summary", "status", NULL };
+	    *k; k++)
+		cJSON_AddStringToObject(d, *k, json_get_string(p, *k));
+	events_emit(svc->events, "run.permission", json_get_string(p, "projectId"),
+	    json_get_string(p, "sessionId"), json_get_string(p, "runId"), d);
+	cJSON_Delete(p);
+}
+
+/* Pending prompts of run_id (NULL: of every run) become expired; while locked. */
+static bool
+prompts_expire(struct service *svc, const char *run_id)
+{
+	struct store *st = svc->store;
+	char (*ids)[TD_ID_MAX] = NULL;
+	size_t n = 0;
+	sqlite3_stmt *s;
+	bool ok;
+
+	/* At start-up (run_id NULL): not the prompts of runs that resume (durable). */
+	s = store_stmt(st, "SELECT id FROM permission_prompts WHERE status = 'pending'"
+	    " AND (?1 IS NULL OR run_id = ?1) AND (?1 IS NOT NULL OR run_id NOT IN"
+	    " (SELECT id FROM runs WHERE status = 'running'))");
+	if (run_id != NULL)
+		sqlite3_bind_text(s, 1, run_id, -1, SQLITE_STATIC);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		ids = xrealloc(ids, (n + 1) * sizeof *ids);
+		snprintf(ids[n++], TD_ID_MAX, "%s", resource_text(s, 0));
+	}
+	sqlite3_reset(s);
+	s = store_stmt(st, "UPDATE permission_prompts SET status = 'expired'"
+	    " WHERE status = 'pending' AND (?1 IS NULL OR run_id = ?1) AND (?1 IS NOT NULL OR"
+	    " run_id NOT IN (SELECT id FROM runs WHERE status = 'running'))");
+	if (run_id != NULL)
+		sqlite3_bind_text(s, 1, run_id, -1, SQLITE_STATIC);
+	ok = sqlite3_step(s) == SQLITE_DONE;
+	sqlite3_reset(s);
+	for (size_t i = 0; ok && i < n; i++)
+		prompt_emit(svc, ids[i]);
+	free(ids);
+	return ok;
+}
+
+bool
+prompts_run_ended(struct service *svc, const char *run_id)
+{
+	return prompts_expire(svc, run_id);
+}
+
+bool
+prompts_recover(struct service *svc)
+{
+	return prompts_expire(svc, NULL);
+}
+
+enum td_code
+prompt_ask(struct service *svc, const char *run_id, long long request_id,
+    const cJSON *params, bool *allow_now, char **message)
+{
+	struct store *st = svc->store;
+	const cJSON *input = cJSON_GetObjectItemCaseSensitive(params, "input");
+	char id[TD_ID_MAX], session[TD_ID_MAX] = "", project[TD_ID_MAX] = "";
+	char *input_text;
+	sqlite3_stmt *s;
+	bool ok;
+
+	*allow_now = false;
+	if (!json_check_string(params, "tool", true, false, 1, TOOL_MAX_CHARS) ||
+	    !json_check_string(params, "summary", true, false, 0, SUMMARY_MAX_CHARS) ||
+	    (input != NULL && !cJSON_IsObject(input))) {
+		*message = xstrdup("permission.ask needs a tool, a summary and an input object.");
+		return TD_INVALID_REQUEST;
+	}
+	input_text = input ? json_print(input) : xstrdup("{}");
+	td_id_new("prm", id);
+	store_lock(st);
+	ok = store_begin(st);
+	if (ok) {
+		s = store_stmt(st, "SELECT session_id, project_id, allow_run FROM runs"
+		    " WHERE id = ?1");
+		sqlite3_bind_text(s, 1, run_id, -1, SQLITE_STATIC);
+		if (sqlite3_step(s) == SQLITE_ROW) {
+			snprintf(session, sizeof session, "%s", resource_text(s, 0));
+			snprintf(project, sizeof project, "%s", resource_text(s, 1));
+			*allow_now = sqlite3_column_int(s, 2) != 0;
+		}
+		sqlite3_reset(s);
+		ok = session[0] != '\0';
+	}
+	if (ok) {
+		s = store_stmt(st, "INSERT INTO permission_prompts (id, run_id, session_id,"
+		    " project_id, request_id, tool, summary, input, status, decision, created_at,"
+		    " answered_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, run_id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 3, session, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 4, project, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 5, request_id);
+		sqlite3_bind_text(s, 6, json_get_string(params, "tool"), -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 7, json_get_string(params, "summary"), -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 8, input_text, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 9, *allow_now ? "allowed" : "pending", -1, SQLITE_STATIC);
+		if (*allow_now)
+			sqlite3_bind_text(s, 10, "allow-run", -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 11, td_now_ms());
+		if (*allow_now)
+			sqlite3_bind_int64(s, 12, td_now_ms());
+		ok = sqlite3_step(s) == SQLITE_DONE;
+		sqlite3_reset(s);
+	}
+	ok = ok ? store_commit(st) : (store_rollback(st), false);
+	if (ok)
+		prompt_emit(svc, id);
+	store_unlock(st);
+	free(input_text);
+	if (!ok) {
+		*allow_now = false;
+		log_error("run %s: cannot store a permission prompt", run_id);
+		*message = xstrdup("The service could not record the permission prompt; the "
+		    "action is denied.");
+		return TD_INTERNAL_ERROR;
+	}
+	return TD_OK;
+}
+
+bool
+prompt_rebind(struct service *svc, const char *run_id, long long request_id,
+    const cJSON *params, int64_t since, cJSON **answer)
+{
+	struct store *st = svc->store;
+	const char *tool = json_get_string(params, "tool");
+	const char *summary = json_get_string(params, "summary");
+	const cJSON *input = cJSON_GetObjectItemCaseSensitive(params, "input");
+	char *input_text, id[TD_ID_MAX] = "", status[16] = "";
+	sqlite3_stmt *s;
+	bool ok = true;
+
+	*answer = NULL;
+	if (tool == NULL || summary == NULL)
+		return false;
+	input_text = input ? json_print(input) : xstrdup("{}");
+	store_lock(st);
+	/* The newest of this run's prompts for the same call, pending or answered since. */
+	s = store_stmt(st, "SELECT id, status FROM permission_prompts WHERE run_id = ?1"
+	    " AND tool = ?2 AND summary = ?3 AND input = ?4 AND (status = 'pending' OR"
+	    " (status IN ('allowed', 'denied') AND answered_at >= ?5)) ORDER BY id DESC LIMIT 1");
+	sqlite3_bind_text(s, 1, run_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, tool, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, summary, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, input_text, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 5, since);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		snprintf(id, sizeof id, "%s", resource_text(s, 0));
+		snprintf(status, sizeof status, "%s", resource_text(s, 1));
+	}
+	sqlite3_reset(s);
+	if (strcmp(status, "pending") == 0) {
+		s = store_stmt(st, "UPDATE permission_prompts SET request_id = ?2 WHERE id = ?1");
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, request_id);
+		ok = sqlite3_step(s) == SQLITE_DONE;
+		sqlite3_reset(s);
+	} else if (status[0] != '\0') {
+		*answer = cJSON_CreateObject();
+		cJSON_AddStringToObject(*answer, "decision", strcmp(status, "allowed") == 0 ?
+		    "allow" : "deny");
+	}
+	store_unlock(st);
+	free(input_text);
+	if (id[0] != '\0')
+		log_info("run %s: the resumed agent asks again for prompt %s (%s)", run_id, id,
+		    status);
+	return id[0] != '\0' && ok;
+}

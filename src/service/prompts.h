@@ -1,0 +1,50 @@
+/*
+ * The prompt domain (prompts.c, docs/http-api.md, Permission prompts): what
+ * route-permissions.c and the supervisor's run threads share.  prompt_ask
+ * takes the store lock; the others run while it is held.
+ */
+#ifndef TD_SERVICE_PROMPTS_H
+#define TD_SERVICE_PROMPTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+#include <sqlite3.h>
+
+#include "errors.h"
+
+struct service;
+struct store;
+
+/* The prompt with id as the API shows it, or NULL. */
+cJSON *prompt_load(struct store *st, const char *id);
+/*
+ * The agent's permission.ask: records a prompt and emits run.permission.
+ * *allow_now is set when the run was answered allow-run: the prompt is
+ * recorded as allowed and the caller answers allow at once.
+ */
+enum td_code prompt_ask(struct service *svc, const char *run_id, long long request_id,
+    const cJSON *params, bool *allow_now, char **message);
+/* The pending prompts of run_id, or of every run, become expired (plans_run_ended, plans_recover). */
+bool prompts_run_ended(struct service *svc, const char *run_id);
+bool prompts_recover(struct service *svc);
+
+/*
+ * durable: the permission.ask of a resumed run's agent, redone after a
+ * restart.  When the run has a pending prompt for the same tool, summary and
+ * input, it is not asked again: its request id becomes request_id.  When one
+ * was answered since `since` (the resume), *answer is the answer to send at
+ * once.  False: no such prompt (prompt_ask it).
+ */
+bool prompt_rebind(struct service *svc, const char *run_id, long long request_id,
+    const cJSON *params, int64_t since, cJSON **answer);
+/* The columns prompt_from_row reads, in its order. */
+#define PROMPT_COLUMNS "id, run_id, session_id, project_id, tool, summary, input, status," \
+	" decision, created_at, answered_at"
+/* A permission_prompts row (PROMPT_COLUMNS) as the API shows it. */
+cJSON *prompt_from_row(sqlite3_stmt *s);
+/* run.permission with the prompt; only while the store is locked. */
+void prompt_emit(struct service *svc, const char *id);
+
+#endif
