@@ -294,6 +294,8 @@ command_run(struct tui *t, const char *line)
 		t->quit = true;
 	} else if (strcmp(verb, "help") == 0) {
 		modal_open(t, MODAL_HELP);
+	} else if (strcmp(verb, "new") == 0 || strcmp(verb, "continue") == 0) {
+		key_new_run(t, verb[0] == 'n' ? 'n' : 'N');
 	} else if (strcmp(verb, "project") == 0 || strcmp(verb, "p") == 0) {
 		for (size_t i = 0; i < t->m.project_count; i++) {
 			const struct m_project *p = &t->m.projects[i];
@@ -316,7 +318,8 @@ command_run(struct tui *t, const char *line)
 		tui_submit(t, &job);
 	} else
 		model_message(&t->m, t->now_ms, true,
-		    "unknown command ':%s' (:project NAME, :run ID, :help, :quit)", verb);
+		    "unknown command ':%s' (:project NAME, :run ID, :new, :continue, :help, "
+		    ":quit)", verb);
 }
 
 static unsigned
@@ -391,6 +394,21 @@ key_filter(struct tui *t, int key)
 {
 	(void)key;
 	modal_open(t, MODAL_FILTER);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+static unsigned
+key_search(struct tui *t, int key)
+{
+	(void)key;
+	modal_open(t, MODAL_SEARCH);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+static unsigned
+key_search_next(struct tui *t, int key)
+{
+	modal_search_next(t, key == 'n' ? 1 : -1);
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
@@ -542,9 +560,15 @@ static const struct keys_binding {
 	{ '2', W_ANY, NULL, NULL, NULL, key_right },
 	{ '3', W_ANY, NULL, NULL, NULL, key_right },
 	{ '4', W_ANY, NULL, NULL, NULL, key_right },
-	{ 'n', W_ANY, "n", "anywhere", "new run in the selected project", key_new_run },
-	{ 'N', W_ANY, "N", "anywhere", "new run continuing the selected session",
+	/* In the Log n / N move between search matches (less, vim); a new
+	 * run is n / N in every other pane, and :new anywhere. */
+	{ 'n', W_LOG, "n N", "Log", "next / previous search match (match 3/17)",
+	    key_search_next },
+	{ 'N', W_LOG, NULL, NULL, NULL, key_search_next },
+	{ 'n', W_ANY & ~W_LOG, "n", "not the Log", "new run in the selected project (:new)",
 	    key_new_run },
+	{ 'N', W_ANY & ~W_LOG, "N", "not the Log",
+	    "new run continuing the selected session (:continue)", key_new_run },
 	{ 'c', W_RUNS | W_LOG, "c", "Runs, Log", "cancel the selected run", key_cancel },
 	{ 'r', W_ANY, "r", "anywhere", "re-read everything", key_reread },
 	{ '!', W_ANY, "!", "anywhere", "show the pending permission prompt", key_permission },
@@ -554,13 +578,17 @@ static const struct keys_binding {
 	{ 'l', W_ANY, NULL, NULL, NULL, key_side },
 	{ 'y', W_ANY, "y", "anywhere", "copy the selected id (OSC 52)", key_copy },
 	{ 'Y', W_ANY, "Y", "anywhere", "copy a taskdeck command for it", key_copy },
-	{ ':', W_ANY, ":", "anywhere", "command: :project NAME, :run ID, :help, :quit",
+	{ ':', W_ANY, ":", "anywhere",
+	    "command: :project NAME, :run ID, :new, :continue, :help, :quit",
 	    key_command },
 	{ '?', W_ANY, "?", "anywhere", "this help", key_help },
 	{ 'q', W_ANY, "q Ctrl-C", "anywhere", "quit", key_quit },
 	{ '/', W_PROJECTS | W_SESSIONS | W_RUNS, "/", "lists",
 	    "filter the list as you type (Enter keeps, Esc clears)", key_list_filter },
-	{ '/', W_LOG, "/", "Log", "filter (Enter applies, empty or Esc clears)", key_filter },
+	{ '/', W_LOG, "/", "Log", "search: Enter jumps to a match, n / N the next ones",
+	    key_search },
+	{ '&', W_LOG, "&", "Log", "filter: only the lines holding it (empty or Esc clears)",
+	    key_filter },
 	{ 'f', W_LOG, "f", "Log", "follow on/off", key_follow },
 	{ 'w', W_LOG, "w", "Log", "wrap long lines on/off", key_wrap },
 	{ 't', W_LOG, "t", "Log", "timestamps on/off", key_timestamps },

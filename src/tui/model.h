@@ -178,7 +178,11 @@ struct m_log {
 	bool timestamps;
 	size_t top;		/* first shown line (index into the filtered lines) */
 	char filter[MODEL_QUERY_MAX];	/* applied query, "" for none */
-	char last_filter[MODEL_QUERY_MAX];	/* recalled by '/' */
+	char last_filter[MODEL_QUERY_MAX];	/* recalled by '&' */
+	/* '/' search: every line holding search is highlighted; search_at is
+	 * the serial (see below) of the current match, n / N move it. */
+	char search[MODEL_QUERY_MAX];
+	unsigned long long search_at;
 	/* The lines matching filter, rebuilt when the filter changes and kept
 	 * up as lines come and go: a ring (match_head) of line serials (the
 	 * line i has serial line_base + i); read it with model_log_line. */
@@ -348,6 +352,18 @@ void model_log_toggle_wrap(struct model *m);
 void model_log_toggle_timestamps(struct model *m);
 /* Applies query ("" clears); remembers a non-empty one as last_filter. */
 void model_log_filter(struct model *m, const char *query);
+/* '/' in the Log: searches query ("" clears) forward from the first line
+ * shown, wrapping; the match becomes current and is scrolled into view
+ * (follow off).  False when no line shown holds it (the query is kept). */
+bool model_log_search(struct model *m, const char *query);
+/* n (dir 1) / N (dir -1): the next / previous line shown holding the
+ * search, wrapping.  0: none, 1: moved, 2: moved and wrapped around. */
+int model_log_search_next(struct model *m, int dir);
+/* Lines shown that hold the search (*total) and the current one's place
+ * among them (*index, 1-based; 0 when it is no longer shown). */
+void model_log_search_count(const struct model *m, size_t *index, size_t *total);
+/* True when line i shown (model_log_line) is the current match. */
+bool model_log_search_current(const struct model *m, size_t i);
 /* Number of lines the log view shows (matching ones when filtered), and the
  * i-th of them. */
 size_t model_log_visible(const struct model *m);

@@ -122,9 +122,10 @@ draw_message(struct tui *t, int y)
 		    draw_attr(t, m->message_error ? ST_ERROR : ST_NORMAL));
 }
 
-/* The keys of the focused pane, for the status bar. */
+/* The keys of the focused pane, for the status bar; in the Log with a
+ * search, where it stands ("match 3/17") first. */
 static const char *
-draw_hints(const struct model *m)
+draw_hints(const struct model *m, char *buf, size_t len)
 {
 	static const char *const left[] = {
 		[PANE_PROJECTS] = "Enter open  n new run  ? help",
@@ -132,7 +133,7 @@ draw_hints(const struct model *m)
 		[PANE_RUNS] = "Enter log  c cancel  ? help",
 	};
 	static const char *const right[] = {
-		[RIGHT_LOG] = "/ filter  f follow  s scope  ? help",
+		[RIGHT_LOG] = "/ search  & filter  f follow  s scope  ? help",
 		[RIGHT_PLAN] = "a approve  e revise  x reject  ? help",
 		[RIGHT_ARTIFACTS] = "Enter download  ? help",
 		[RIGHT_CONNECTORS] = "Space enable/disable  t test  ? help",
@@ -142,6 +143,17 @@ draw_hints(const struct model *m)
 	    !(m->plan.present && m->plan.status != NULL &&
 	    strcmp(m->plan.status, "awaiting-approval") == 0))
 		return "1 log  3 artifacts  ? help";	/* nothing to decide */
+	if (m->focus == PANE_RIGHT && m->right == RIGHT_LOG && m->log.search[0] != '\0') {
+		size_t index, total;
+
+		model_log_search_count(m, &index, &total);
+		if (index > 0)
+			snprintf(buf, len, "match %zu/%zu  n next  N previous  ? help", index, total);
+		else
+			snprintf(buf, len, "%zu match%s  n next  N previous  ? help", total,
+			    total == 1 ? "" : "es");
+		return buf;
+	}
 	return m->focus == PANE_RIGHT ? right[m->right] : left[m->focus];
 }
 
@@ -154,8 +166,8 @@ static void
 draw_status(struct tui *t, int y)
 {
 	const struct model *m = &t->m;
-	const char *hints[2] = { draw_hints(m), "? help" };
-	char conn[96], svc[3][160], att[48];
+	char conn[96], svc[3][160], att[48], hbuf[96];
+	const char *hints[2] = { draw_hints(m, hbuf, sizeof hbuf), "? help" };
 	size_t running, waiting, need = 0;
 	long long left;
 	int x, room, cw, aw = 0;

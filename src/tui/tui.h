@@ -106,9 +106,10 @@ enum modal_kind {
 	MODAL_PROMPT,		/* new run */
 	MODAL_FEEDBACK,		/* plan revise */
 	MODAL_DOWNLOAD,		/* download directory */
-	MODAL_FILTER,		/* the log's '/' */
+	MODAL_FILTER,		/* the log's '&' (only matching lines) */
 	MODAL_COMMAND,		/* ':' (keys.c registers it) */
 	MODAL_LIST_FILTER,	/* '/' in Projects, Sessions, Runs: applied as typed */
+	MODAL_SEARCH,		/* the log's '/': n / N go from match to match */
 	MODAL__COUNT
 };
 
@@ -305,6 +306,8 @@ struct rect modal_box(struct tui *t, int w, int h, const char *title);
 void modal_close(struct tui *t);
 /* Frees the copies a confirm holds. */
 void modal_free(struct tui *t);
+/* n / N in the log: the next / previous search match, said in the message line. */
+void modal_search_next(struct tui *t, int dir);
 /* Opens the download prompt for the selected artifact. */
 void modal_download(struct tui *t);
 

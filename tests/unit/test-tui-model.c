@@ -400,6 +400,52 @@ Test(model, filter_is_case_insensitive_and_kept_up)
 	cr_expect_null(model_log_line(&m, 0));
 }
 
+Test(model, search_moves_between_matches_and_counts_them)
+{
+	size_t index, total;
+	char text[32];
+
+	select_run();
+	model_show_right(&m, RIGHT_LOG);
+	for (int i = 0; i < 100; i++) {
+		snprintf(text, sizeof text, "%s %d\n", i % 10 == 3 ? "Hit" : "line", i);
+		output("run_1", text);
+	}
+	model_log_fit(&m, 10);
+	/* From the first line shown (the last page while following): line 93. */
+	cr_assert(model_log_search(&m, "hit"));
+	model_log_search_count(&m, &index, &total);
+	cr_expect_eq(total, 10);
+	cr_expect_eq(index, 10, "the match at or after the view's top comes first");
+	cr_expect(!m.log.follow, "a search stops following");
+	cr_expect(model_log_search_current(&m, 93));
+	/* n past the last wraps to the first; N goes back. */
+	cr_expect_eq(model_log_search_next(&m, 1), 2, "wrapped");
+	model_log_search_count(&m, &index, &total);
+	cr_expect_eq(index, 1);
+	cr_expect(model_log_search_current(&m, 3));
+	cr_expect_leq(m.log.top, 3, "the match is scrolled into view");
+	cr_expect_eq(model_log_search_next(&m, 1), 1);
+	cr_expect(model_log_search_current(&m, 13));
+	cr_expect_eq(model_log_search_next(&m, -1), 1);
+	cr_expect_eq(model_log_search_next(&m, -1), 2, "N before the first wraps");
+	cr_expect(model_log_search_current(&m, 93));
+	/* With a filter, the search runs over the lines shown. */
+	model_log_filter(&m, "9");
+	model_log_search_count(&m, &index, &total);
+	cr_expect_eq(model_log_visible(&m), 19);
+	cr_expect_eq(total, 1, "only Hit 93 is shown, not %zu", total);
+	cr_expect_eq(index, 1);
+	cr_expect(model_log_search_current(&m, 12), "Hit 93 is the 13th line shown");
+	model_log_filter(&m, "");
+	cr_expect(!model_log_search(&m, "absent"));
+	model_log_search_count(&m, &index, &total);
+	cr_expect_eq(total, 0);
+	cr_expect_eq(model_log_search_next(&m, 1), 0);
+	model_log_search(&m, "");
+	cr_expect_eq(m.log.search[0], '\0');
+}
+
 Test(model, follow_tracks_the_end_until_scrolled_up)
 {
 	char text[32];
