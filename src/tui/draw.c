@@ -2,6 +2,7 @@
 #define NCURSES_WIDECHAR 1
 #include <curses.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include <wchar.h>
 
 #include "tui/tui.h"
+#include "xalloc.h"
 
 static const struct tui_glyphs draw_utf8 = {
 	.ellipsis = "…",
@@ -444,3 +446,50 @@ editor_draw(const struct editor *e, const struct rect *r, unsigned attr, int *cy
 	*cx = r->x + col;
 }
 
+
+size_t *
+draw_list_rows(struct tui *t, enum pane p, struct m_cursor *cur, size_t height, size_t *shown)
+{
+	size_t count = model_list_count(&t->m, p), n = 0;
+	size_t *rows = xcalloc(count > 0 ? count : 1, sizeof *rows);
+	struct m_cursor fc = { .sel = 0, .top = cur->top };
+
+	for (size_t k = 0; k < count; k++) {
+		if (!model_list_match(&t->m, p, k))
+			continue;
+		if (k == cur->sel)
+			fc.sel = n;
+		rows[n++] = k;
+	}
+	model_cursor_fit(&fc, n, height);
+	cur->top = fc.top;
+	*shown = n;
+	return rows;
+}
+
+size_t
+draw_list_nth(const struct tui *t, enum pane p, size_t want)
+{
+	size_t count = model_list_count(&t->m, p), n = 0;
+
+	for (size_t k = 0; k < count; k++) {
+		if (model_list_match(&t->m, p, k) && n++ == want)
+			return k;
+	}
+	return SIZE_MAX;
+}
+
+void
+draw_list_title(const struct tui *t, enum pane p, const char *name, char *buf, size_t len)
+{
+	const char *q = model_list_query(&t->m, p);
+	size_t count = model_list_count(&t->m, p), n = 0;
+
+	if (q[0] == '\0') {
+		snprintf(buf, len, "%s", name);
+		return;
+	}
+	for (size_t k = 0; k < count; k++)
+		n += model_list_match(&t->m, p, k);
+	snprintf(buf, len, "%s /%s (%zu of %zu)", name, q, n, count);
+}

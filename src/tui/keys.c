@@ -583,7 +583,7 @@ static const struct keys_binding {
 	    key_command },
 	{ '?', W_ANY, "?", "anywhere", "this help", key_help },
 	{ 'q', W_ANY, "q Ctrl-C", "anywhere", "quit", key_quit },
-	{ '/', W_PROJECTS | W_SESSIONS | W_RUNS, "/", "lists",
+	{ '/', W_LISTS, "/", "lists",
 	    "filter the list as you type (Enter keeps, Esc clears)", key_list_filter },
 	{ '/', W_LOG, "/", "Log", "search: Enter jumps to a match, n / N the next ones",
 	    key_search },

@@ -70,7 +70,7 @@ modal_open(struct tui *t, enum modal_kind kind)
 		break;
 	case MODAL_LIST_FILTER:
 		editor_init(&t->ed, sizeof t->m.list_filter[0], false,
-		    (unsigned)t->m.focus <= PANE_RUNS ? t->m.list_filter[t->m.focus] : "");
+		    model_list_query(&t->m, t->m.focus));
 		break;
 	case MODAL_COMMAND:
 		editor_init(&t->ed, 256, false, NULL);

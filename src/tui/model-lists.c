@@ -192,22 +192,84 @@ list_contains(const char *hay, const char *needle)
 	return n == 0;
 }
 
+enum list_slot
+model_list_slot(const struct model *m, enum pane p)
+{
+	if ((unsigned)p <= PANE_RUNS)
+		return (enum list_slot)p;
+	if (p != PANE_RIGHT)
+		return LIST_NONE;
+	return m->right == RIGHT_ARTIFACTS ? LIST_ARTIFACTS :
+	    m->right == RIGHT_CONNECTORS ? LIST_CONNECTORS : LIST_NONE;
+}
+
+const char *
+model_list_query(const struct model *m, enum pane p)
+{
+	enum list_slot k = model_list_slot(m, p);
+
+	return k != LIST_NONE ? m->list_filter[k] : "";
+}
+
+size_t
+model_list_count(const struct model *m, enum pane p)
+{
+	switch (model_list_slot(m, p)) {
+	case LIST_PROJECTS:
+		return m->project_count;
+	case LIST_SESSIONS:
+		return m->session_count;
+	case LIST_RUNS:
+		return m->run_count;
+	case LIST_ARTIFACTS:
+		return m->artifact_count;
+	case LIST_CONNECTORS:
+		return m->connector_count;
+	default:
+		return 0;
+	}
+}
+
+/* The cursor of pane p's list, NULL for none. */
+static struct m_cursor *
+list_cursor(struct model *m, enum pane p)
+{
+	struct m_cursor *curs[] = { &m->projects_cur, &m->sessions_cur, &m->runs_cur,
+	    &m->artifacts_cur, &m->connectors_cur, NULL };
+
+	return curs[model_list_slot(m, p)];
+}
+
 bool
 model_list_match(const struct model *m, enum pane p, size_t i)
 {
+	enum list_slot k = model_list_slot(m, p);
 	const char *q;
 
-	if ((unsigned)p > PANE_RUNS || (q = m->list_filter[p])[0] == '\0')
+	if (k == LIST_NONE || (q = m->list_filter[k])[0] == '\0')
 		return true;
-	switch (p) {
-	case PANE_PROJECTS:
-		return i < m->project_count && list_contains(m->projects[i].name, q);
-	case PANE_SESSIONS:
-		return i < m->session_count && (list_contains(m->sessions[i].title, q) ||
-		    list_contains(m->sessions[i].id, q));
+	if (i >= model_list_count(m, p))
+		return false;
+	switch (k) {
+	case LIST_PROJECTS:
+		return list_contains(m->projects[i].name, q);
+	case LIST_SESSIONS:
+		return list_contains(m->sessions[i].title, q) ||
+		    list_contains(m->sessions[i].id, q);
+	case LIST_RUNS:
+		return list_contains(m->runs[i].prompt, q) ||
+		    list_contains(m->runs[i].status, q) || list_contains(m->runs[i].id, q);
+	case LIST_ARTIFACTS:
+		return list_contains(m->artifacts[i].name, q) ||
+		    list_contains(m->artifacts[i].path, q) ||
+		    list_contains(m->artifacts[i].id, q) ||
+		    list_contains(m->artifacts[i].run_id, q);
 	default:
-		return i < m->run_count && (list_contains(m->runs[i].prompt, q) ||
-		    list_contains(m->runs[i].status, q) || list_contains(m->runs[i].id, q));
+		return list_contains(m->connectors[i].name, q) ||
+		    list_contains(m->connectors[i].id, q) ||
+		    list_contains(m->connectors[i].kind, q) ||
+		    list_contains(m->connectors[i].transport, q) ||
+		    list_contains(m->connectors[i].enabled ? "enabled" : "disabled", q);
 	}
 }
 
@@ -245,18 +307,19 @@ cursor_move_filtered(const struct model *m, enum pane p, struct m_cursor *cur, s
 unsigned
 model_list_filter(struct model *m, enum pane p, const char *query)
 {
-	struct m_cursor *curs[] = { &m->projects_cur, &m->sessions_cur, &m->runs_cur };
-	const size_t counts[] = { m->project_count, m->session_count, m->run_count };
+	enum list_slot k = model_list_slot(m, p);
+	struct m_cursor *cur = list_cursor(m, p);
+	size_t count = model_list_count(m, p);
 	struct sel_ids s;
 
-	if ((unsigned)p > PANE_RUNS)
+	if (k == LIST_NONE)
 		return NEED_NONE;
-	snprintf(m->list_filter[p], sizeof m->list_filter[p], "%s", query != NULL ? query : "");
+	snprintf(m->list_filter[k], sizeof m->list_filter[k], "%s", query != NULL ? query : "");
 	m->dirty = true;
-	if (counts[p] == 0 || model_list_match(m, p, curs[p]->sel))
+	if (count == 0 || model_list_match(m, p, cur->sel))
 		return NEED_NONE;
 	sel_save(m, &s);
-	cursor_move_filtered(m, p, curs[p], counts[p], LONG_MIN);
+	cursor_move_filtered(m, p, cur, count, LONG_MIN);
 	return sel_changes(m, &s);
 }
 
@@ -272,12 +335,8 @@ model_move(struct model *m, long delta, size_t page_rows)
 	case PANE_RUNS:
 		sel_save(m, &s);
 		if (m->list_filter[m->focus][0] != '\0') {
-			struct m_cursor *curs[] = { &m->projects_cur, &m->sessions_cur,
-			    &m->runs_cur };
-			const size_t counts[] = { m->project_count, m->session_count,
-			    m->run_count };
-
-			cursor_move_filtered(m, m->focus, curs[m->focus], counts[m->focus], delta);
+			cursor_move_filtered(m, m->focus, list_cursor(m, m->focus),
+			    model_list_count(m, m->focus), delta);
 		} else if (m->focus == PANE_PROJECTS)
 			cursor_move(&m->projects_cur, m->project_count, delta, page_rows);
 		else if (m->focus == PANE_SESSIONS)
@@ -290,6 +349,10 @@ model_move(struct model *m, long delta, size_t page_rows)
 	}
 	if (m->right == RIGHT_LOG)
 		log_scroll(m, delta, page_rows);
+	else if (model_list_slot(m, PANE_RIGHT) != LIST_NONE &&
+	    model_list_query(m, PANE_RIGHT)[0] != '\0')
+		cursor_move_filtered(m, PANE_RIGHT, list_cursor(m, PANE_RIGHT),
+		    model_list_count(m, PANE_RIGHT), delta);
 	else if (m->right == RIGHT_ARTIFACTS)
 		cursor_move(&m->artifacts_cur, m->artifact_count, delta, page_rows);
 	else if (m->right == RIGHT_CONNECTORS)

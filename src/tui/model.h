@@ -216,8 +216,9 @@ struct model {
 	size_t session_count;
 	struct m_cursor sessions_cur;
 
-	/* '/' in Projects, Sessions, Runs: only matching rows (model-lists.c). */
-	char list_filter[3][64];
+	/* '/' in every list: only matching rows (model-lists.c); by enum
+	 * list_slot: projects, sessions, runs, artifacts, connectors. */
+	char list_filter[5][64];
 
 	struct m_run *runs;		/* of the selected session, newest first */
 	size_t run_count;
@@ -370,7 +371,16 @@ size_t model_log_visible(const struct model *m);
 const struct log_line *model_log_line(const struct model *m, size_t i);
 
 /* Connection state changes, with now_ms from a monotonic clock. */
-/* --- List filters ('/' in Projects, Sessions, Runs; model-lists.c) --- */
+/* --- List filters ('/' in every list; model-lists.c) --- */
+/* The lists: the left panes, then the right pane's artifacts and connectors. */
+enum list_slot { LIST_PROJECTS, LIST_SESSIONS, LIST_RUNS, LIST_ARTIFACTS, LIST_CONNECTORS,
+	LIST_NONE };
+/* The list pane p shows (the right one by m->right); LIST_NONE for log and plan. */
+enum list_slot model_list_slot(const struct model *m, enum pane p);
+/* The filter of pane p's list ("" for none or not a list). */
+const char *model_list_query(const struct model *m, enum pane p);
+/* The rows of pane p's list. */
+size_t model_list_count(const struct model *m, enum pane p);
 /* True when row i of a list pane passes its filter (always, without one). */
 bool model_list_match(const struct model *m, enum pane p, size_t i);
 /* Sets a list pane's filter (case-insensitive; "" clears); a selection that no

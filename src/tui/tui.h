@@ -267,6 +267,15 @@ int draw_text(int y, int x, int maxw, const char *s, unsigned attr);
 /* Draws s[0..len) with attr, bytes whose mask is set with hl; columns drawn. */
 int draw_span(int y, int x, int maxw, const char *s, size_t len,
     const unsigned char *mask, unsigned attr, unsigned hl);
+/* The rows pane p's list shows (its filter applied), in order, *shown of
+ * them; cur->top becomes the first shown among them for height rows (the
+ * selection in view).  The caller frees the array. */
+size_t *draw_list_rows(struct tui *t, enum pane p, struct m_cursor *cur, size_t height,
+    size_t *shown);
+/* The list row shown n-th (a click), SIZE_MAX when none. */
+size_t draw_list_nth(const struct tui *t, enum pane p, size_t n);
+/* "Name", or "Name /query (2 of 5)" while a filter is set. */
+void draw_list_title(const struct tui *t, enum pane p, const char *name, char *buf, size_t len);
 /* Spaces from x to x + w. */
 void draw_fill(int y, int x, int w, unsigned attr);
 /* A box with title (focused: ST_TITLE); r is the outer rectangle. */

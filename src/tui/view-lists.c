@@ -1,6 +1,7 @@
 /* The left column's panes: projects, sessions of the project, runs of the session. */
 #define NCURSES_WIDECHAR 1
 #include <curses.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,42 +13,24 @@
 /* Draws one row of a list at y (marker already drawn) with attr as the base. */
 typedef void (*list_row_fn)(struct tui *t, size_t i, int y, int x, int w, unsigned attr);
 
-/* A list pane: the selected row marked "> ", reverse video when focused. */
+/* A list pane: the selected row marked "> ", reverse video when focused;
+ * with a filter, only the matching rows (top counts among them). */
 static void
 list_draw(struct tui *t, const struct rect *r, enum pane pane, struct m_cursor *cur,
     size_t count, list_row_fn row, const char *empty)
 {
 	bool focused = t->m.focus == pane;
-	size_t shown = count, *rows = NULL;
-	struct m_cursor fc;
+	size_t shown, *rows;
 
 	if (count == 0) {
 		draw_text(r->y, r->x + 2, r->w - 2, empty, draw_attr(t, ST_DIM));
 		return;
 	}
-	/* A filter: only the matching rows; top counts among them. */
-	if (t->m.list_filter[pane][0] != '\0') {
-		rows = xcalloc(count, sizeof *rows);
-		shown = 0;
-		fc = (struct m_cursor){ .sel = 0, .top = cur->top };
-		for (size_t k = 0; k < count; k++) {
-			if (!model_list_match(&t->m, pane, k))
-				continue;
-			if (k == cur->sel)
-				fc.sel = shown;
-			rows[shown++] = k;
-		}
-		if (shown == 0) {
-			draw_text(r->y, r->x + 2, r->w - 2, "no match", draw_attr(t, ST_DIM));
-			free(rows);
-			return;
-		}
-		model_cursor_fit(&fc, shown, (size_t)r->h);
-		cur->top = fc.top;
-	} else
-		model_cursor_fit(cur, count, (size_t)r->h);
+	rows = draw_list_rows(t, pane, cur, (size_t)r->h, &shown);
+	if (shown == 0)
+		draw_text(r->y, r->x + 2, r->w - 2, "no match", draw_attr(t, ST_DIM));
 	for (int i = 0; i < r->h && cur->top + (size_t)i < shown; i++) {
-		size_t k = rows != NULL ? rows[cur->top + (size_t)i] : cur->top + (size_t)i;
+		size_t k = rows[cur->top + (size_t)i];
 		bool sel = k == cur->sel;
 		unsigned attr = sel ? draw_attr(t, focused ? ST_SELECTED : ST_SELECTED_DIM) :
 		    draw_attr(t, ST_NORMAL);
@@ -64,20 +47,10 @@ list_draw(struct tui *t, const struct rect *r, enum pane pane, struct m_cursor *
 static unsigned
 list_click(struct tui *t, enum pane pane, const struct m_cursor *cur, int row)
 {
-	size_t want = cur->top + (size_t)row, n = 0;
-	const size_t counts[] = { t->m.project_count, t->m.session_count, t->m.run_count };
+	size_t want = draw_list_nth(t, pane, cur->top + (size_t)row);
 
-	/* Filtered: the row-th matching row from top. */
-	if (t->m.list_filter[pane][0] != '\0') {
-		for (size_t k = 0; k < counts[pane]; k++) {
-			if (model_list_match(&t->m, pane, k) && n++ == want) {
-				want = k;
-				break;
-			}
-			if (k + 1 == counts[pane])
-				return TUI_HANDLED;
-		}
-	}
+	if (want == SIZE_MAX)
+		return TUI_HANDLED;
 	tui_need(t, model_select(&t->m, pane, want));
 	return TUI_HANDLED | TUI_REDRAW;
 }
@@ -87,15 +60,8 @@ static void
 list_title(const struct tui *t, enum pane pane, const char *name, size_t count, char *buf,
     size_t len)
 {
-	size_t n = 0;
-
-	if (t->m.list_filter[pane][0] == '\0') {
-		snprintf(buf, len, "%s", name);
-		return;
-	}
-	for (size_t k = 0; k < count; k++)
-		n += model_list_match(&t->m, pane, k);
-	snprintf(buf, len, "%s /%s (%zu of %zu)", name, t->m.list_filter[pane], n, count);
+	(void)count;
+	draw_list_title(t, pane, name, buf, len);
 }
 
 static void
