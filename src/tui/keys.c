@@ -397,6 +397,17 @@ key_filter(struct tui *t, int key)
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
+/* 's' in Projects, Sessions, Runs: the next order (newest, status, name). */
+static unsigned
+key_sort(struct tui *t, int key)
+{
+	(void)key;
+	model_list_sort_next(&t->m, t->m.focus);
+	model_message(&t->m, t->now_ms, false, "%s by %s (s: the next order)",
+	    tui_view(t, t->m.focus)->name, model_sort_name(t->m.sort[t->m.focus]));
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
 static unsigned
 key_search(struct tui *t, int key)
 {
@@ -589,6 +600,8 @@ static const struct keys_binding {
 	    key_search },
 	{ '&', W_LOG, "&", "Log", "filter: only the lines holding it (empty or Esc clears)",
 	    key_filter },
+	{ 's', W_PROJECTS | W_SESSIONS | W_RUNS, "s", "left panes",
+	    "sort: newest, by status (needs you first), by name", key_sort },
 	{ 'f', W_LOG, "f", "Log", "follow on/off", key_follow },
 	{ 'w', W_LOG, "w", "Log", "wrap long lines on/off", key_wrap },
 	{ 't', W_LOG, "t", "Log", "timestamps on/off", key_timestamps },

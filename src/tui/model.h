@@ -220,6 +220,9 @@ struct model {
 	 * list_slot: projects, sessions, runs, artifacts, connectors. */
 	char list_filter[5][64];
 
+	/* 's' in Projects, Sessions, Runs: the order of each (enum list_sort). */
+	int sort[3];
+
 	struct m_run *runs;		/* of the selected session, newest first */
 	size_t run_count;
 	struct m_cursor runs_cur;
@@ -381,6 +384,15 @@ enum list_slot model_list_slot(const struct model *m, enum pane p);
 const char *model_list_query(const struct model *m, enum pane p);
 /* The rows of pane p's list. */
 size_t model_list_count(const struct model *m, enum pane p);
+/* The orders 's' cycles through in Projects, Sessions and Runs: newest first
+ * (the service's order, by id), by status (those that need you, running,
+ * queued, failed, cancelled, completed; then newest), by name (project
+ * name, session title, run prompt; case-insensitive; then newest). */
+enum list_sort { SORT_NEWEST, SORT_STATUS, SORT_NAME, SORT__COUNT };
+/* The next order of pane p's list (left panes only); the selection stays. */
+void model_list_sort_next(struct model *m, enum pane p);
+/* "newest", "status", "name". */
+const char *model_sort_name(int sort);
 /* True when row i of a list pane passes its filter (always, without one). */
 bool model_list_match(const struct model *m, enum pane p, size_t i);
 /* Sets a list pane's filter (case-insensitive; "" clears); a selection that no

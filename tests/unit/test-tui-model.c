@@ -863,3 +863,33 @@ Test(model, a_list_filter_moves_among_matches_only)
 	model_move(&m, 1, 10);
 	cr_expect_str_eq(model_project(&m)->id, "prj_b");
 }
+
+Test(model, s_sorts_runs_by_status_and_keeps_the_selection)
+{
+	give_projects((const char *const[]){ "prj_1", NULL });
+	give_sessions("prj_1", (const char *const[]){ "ses_1", NULL });
+	give_runs("ses_1", (const char *const[]){ "run_5:completed", "run_4:failed",
+	    "run_3:running", "run_2:queued", "run_1:cancelled", NULL }, false);
+	model_focus(&m, PANE_RUNS);
+	model_move(&m, 1, 10);
+	cr_assert_str_eq(model_run(&m)->id, "run_4");
+	model_list_sort_next(&m, PANE_RUNS);
+	cr_expect_eq(m.sort[PANE_RUNS], SORT_STATUS);
+	cr_expect_str_eq(m.runs[0].id, "run_3", "running first");
+	cr_expect_str_eq(m.runs[1].id, "run_2");
+	cr_expect_str_eq(m.runs[2].id, "run_4");
+	cr_expect_str_eq(m.runs[3].id, "run_1");
+	cr_expect_str_eq(m.runs[4].id, "run_5", "completed last");
+	cr_expect_str_eq(model_run(&m)->id, "run_4", "the selection stays on its run");
+	/* A run that starts needing the user goes first. */
+	apply("run.attention", "run_2", "{\"attention\":{\"kind\":\"plan-approval\"}}");
+	cr_expect_str_eq(m.runs[0].id, "run_2");
+	cr_expect_str_eq(model_run(&m)->id, "run_4");
+	model_list_sort_next(&m, PANE_RUNS);
+	cr_expect_eq(m.sort[PANE_RUNS], SORT_NAME);
+	model_list_sort_next(&m, PANE_RUNS);
+	cr_expect_eq(m.sort[PANE_RUNS], SORT_NEWEST);
+	for (size_t i = 0; i < 5; i++)
+		cr_expect_eq(m.runs[i].id[4], '5' - (int)i, "newest first again");
+	cr_expect_str_eq(model_run(&m)->id, "run_4");
+}
