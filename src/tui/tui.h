@@ -227,6 +227,9 @@ size_t tui_page_rows(const struct tui *t);
 /* Draws the screen into stdscr; then modal_draw, then screen_flush sends it. */
 void draw_screen(struct tui *t);
 void screen_flush(struct tui *t);
+/* The status bar's hints ask key(action) for an action's key now (NULL:
+ * none); keys.c registers it (the layer above). */
+void screen_register_keys(const char *(*key)(const char *action, char *buf, size_t len));
 
 /* commands.c */
 /* Queues the jobs that fetch what need (NEED_*) says. */
@@ -250,11 +253,23 @@ void tui_reread(struct tui *t);
 void keys_init(void);
 /* One key (TUI_KEY() for curses codes): returns TUI_* flags. */
 unsigned keys_dispatch(struct tui *t, int key);
+/* A key as the configuration file writes it ("x", "é", "Space", "Ctrl-X",
+ * "F5", "PgUp", ...): the key code, -1 when it is none of them. */
+int keys_parse(const char *text);
+/* Gives action (a name of taskdeck(1): "quit", "new-run", ...) the key:
+ * it replaces the action's character key (arrows, Tab, Enter stay), and
+ * leaves what it did in the same panes.  False, with why, for an unknown
+ * action; why also says what the key no longer does. */
+bool keys_bind(const char *action, int key, char *why, size_t len);
 /* The mouse event curses has waiting. */
 unsigned keys_mouse(struct tui *t);
 
 /* draw.c */
 void draw_init(struct tui *t);
+/* Gives a style (element: "bar", "selected", "match", ...) the colours of
+ * value, "FG" or "FG,BG" (names, "default" or 0-255), for draw_init; false,
+ * with why, for an unknown element or colour. */
+bool draw_color_set(const char *element, const char *value, char *why, size_t len);
 unsigned draw_attr(const struct tui *t, enum tui_style s);
 /* Columns of a UTF-8 string (invalid bytes and controls count as one '?'). */
 int draw_width(const char *s);
