@@ -62,6 +62,7 @@ log_match_last(struct m_log *l)
 	unsigned long long serial;
 	bool has, want;
 
+	l->gen++;
 	if (l->filter[0] == '\0' || l->count == 0)
 		return;
 	serial = l->line_base + l->count - 1;
@@ -94,6 +95,7 @@ log_drop_oldest(struct m_log *l)
 	struct log_line *old = log_at(l, 0);
 	bool shown = l->filter[0] == '\0';
 
+	l->gen++;
 	if (l->match_count > 0 && l->matches[l->match_head] == l->line_base) {
 		l->match_head = (l->match_head + 1) % MODEL_LOG_MAX;
 		l->match_count--;
@@ -519,6 +521,7 @@ log_lines_clear(struct m_log *l)
 	l->match_count = 0;
 	l->top = 0;
 	l->search_at = ULLONG_MAX;
+	l->gen++;
 }
 
 /* Empties the log for another scope. */
@@ -701,6 +704,7 @@ model_log_filter(struct model *m, const char *query)
 	if (n > 0)
 		memcpy(l->last_filter, l->filter, n + 1);
 	log_rebuild_matches(l);
+	l->gen++;
 	log_track_end(m);
 	m->dirty = true;
 }
@@ -786,6 +790,7 @@ log_search_goto(struct model *m, size_t i)
 	size_t last_top = vis > rows ? vis - rows : 0;
 
 	l->search_at = log_vis_serial(l, i);
+	l->gen++;
 	l->follow = false;
 	if (i < l->top || i >= l->top + rows)
 		l->top = i > rows / 3 ? i - rows / 3 : 0;
@@ -808,6 +813,7 @@ model_log_search(struct model *m, const char *query)
 	memcpy(l->search, query, n);
 	l->search[n] = '\0';
 	l->search_at = ULLONG_MAX;
+	l->gen++;
 	m->dirty = true;
 	if (n == 0)
 		return false;
@@ -853,6 +859,11 @@ model_log_search_count(const struct model *m, size_t *index, size_t *total)
 	*index = *total = 0;
 	if (l->search[0] == '\0')
 		return;
+	if (l->count_gen == l->gen + 1) {
+		*index = l->count_index;
+		*total = l->count_total;
+		return;
+	}
 	if (!log_serial_vis(l, l->search_at, &cur))
 		cur = SIZE_MAX;
 	for (size_t i = 0; i < vis; i++) {
@@ -871,4 +882,15 @@ model_log_search_current(const struct model *m, size_t i)
 
 	return l->search[0] != '\0' && i < model_log_visible(m) &&
 	    log_vis_serial(l, i) == l->search_at;
+}
+
+void
+model_log_search_update(struct model *m)
+{
+	struct m_log *l = &m->log;
+
+	if (l->search[0] == '\0' || l->count_gen == l->gen + 1)
+		return;
+	model_log_search_count(m, &l->count_index, &l->count_total);
+	l->count_gen = l->gen + 1;
 }

@@ -183,6 +183,11 @@ struct m_log {
 	 * the serial (see below) of the current match, n / N move it. */
 	char search[MODEL_QUERY_MAX];
 	unsigned long long search_at;
+	/* Grows whenever the lines shown, the search or its place change; the
+	 * count of matches is kept for the gen it was made at. */
+	unsigned long long gen;
+	unsigned long long count_gen;	/* gen + 1 of the count kept; 0: none */
+	size_t count_index, count_total;
 	/* The lines matching filter, rebuilt when the filter changes and kept
 	 * up as lines come and go: a ring (match_head) of line serials (the
 	 * line i has serial line_base + i); read it with model_log_line. */
@@ -366,6 +371,10 @@ int model_log_search_next(struct model *m, int dir);
 /* Lines shown that hold the search (*total) and the current one's place
  * among them (*index, 1-based; 0 when it is no longer shown). */
 void model_log_search_count(const struct model *m, size_t *index, size_t *total);
+/* Counts the matches again when the log changed since the last count
+ * (the screen calls it once before drawing; model_log_search_count then
+ * gives the count kept instead of reading every line again). */
+void model_log_search_update(struct model *m);
 /* True when line i shown (model_log_line) is the current match. */
 bool model_log_search_current(const struct model *m, size_t i);
 /* Number of lines the log view shows (matching ones when filtered), and the

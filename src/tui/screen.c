@@ -327,6 +327,7 @@ draw_screen(struct tui *t)
 		    A_NORMAL);
 	} else {
 		draw_layout(t, &left, &right, &sep1, &sep2);
+		model_log_search_update(&t->m);	/* the title and the hints show the count */
 		draw_title_line(t);
 		draw_box(t, &left, NULL, false);
 		draw_box(t, &right, NULL, false);

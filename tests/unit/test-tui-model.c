@@ -438,6 +438,18 @@ Test(model, search_moves_between_matches_and_counts_them)
 	cr_expect_eq(index, 1);
 	cr_expect(model_log_search_current(&m, 12), "Hit 93 is the 13th line shown");
 	model_log_filter(&m, "");
+	/* The count kept for the screen follows new lines and the place. */
+	model_log_search_update(&m);
+	model_log_search_count(&m, &index, &total);
+	cr_expect_eq(total, 10);
+	output("run_1", "one more hit\n");
+	model_log_search_update(&m);
+	model_log_search_count(&m, &index, &total);
+	cr_expect_eq(total, 11, "a new matching line is counted");
+	model_log_search_next(&m, 1);
+	model_log_search_update(&m);
+	model_log_search_count(&m, &index, &total);
+	cr_expect_eq(index, 11, "n moved to the new line");
 	cr_expect(!model_log_search(&m, "absent"));
 	model_log_search_count(&m, &index, &total);
 	cr_expect_eq(total, 0);
