@@ -823,7 +823,7 @@ static const struct {
 	{ "d", "permission", "deny this tool call ([y/N])" },
 	{ "A", "permission", "allow EVERY tool for the rest of the run ([y/N])" },
 	{ "Esc", "permission", "hide the prompt (! shows it again)" },
-	{ "Enter", "editor", "submit (prompt, feedback, directory, filter)" },
+	{ "Enter", "editor", "submit (prompt, feedback, directory, filter, search)" },
 	{ "Ctrl-J", "editor", "new line (prompt, feedback)" },
 	{ "Ctrl-T", "prompt editor", "plan-first on/off" },
 	{ "Ctrl-P", "prompt editor", "next permission profile" },
