@@ -792,7 +792,10 @@ log_search_goto(struct model *m, size_t i)
 	l->search_at = log_vis_serial(l, i);
 	l->gen++;
 	l->follow = false;
-	if (i < l->top || i >= l->top + rows)
+	/* Wrapped lines take several rows: then the match goes to the top. */
+	if (l->wrap && (i < l->top || i >= l->top + rows / 2))
+		l->top = i;
+	else if (i < l->top || i >= l->top + rows)
 		l->top = i > rows / 3 ? i - rows / 3 : 0;
 	if (l->top > last_top)
 		l->top = last_top;
