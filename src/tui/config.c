@@ -1,8 +1,9 @@
 /*
  * The dashboard's configuration file: $XDG_CONFIG_HOME/taskdeck/dashboard.conf
  * (else ~/.config/taskdeck/dashboard.conf), lines "name = value", '#'
- * comments.  Unknown names and bad values are reported once on stderr
- * (before the screen starts) and ignored.  No curses.
+ * comments: on/off settings, key.ACTION = KEY (keys.c) and
+ * color.ELEMENT = FG[,BG] (draw.c).  Unknown names and bad values are
+ * reported once on stderr (before the screen starts) and ignored.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -44,7 +45,7 @@ void
 tui_config_load(struct tui_options *o)
 {
 	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-	char path[4096], line[512];
+	char path[4096], line[512], why[256];
 	FILE *fp;
 	int n = 0;
 
@@ -72,6 +73,22 @@ tui_config_load(struct tui_options *o)
 		*eq = '\0';
 		value = config_trim(eq + 1);
 		name = config_trim(name);
+		if (strncmp(name, "key.", 4) == 0) {
+			int key = keys_parse(value);
+
+			if (key < 0)
+				fprintf(stderr, "taskdeck: %s:%d: %s: '%s' is not a key (a character, "
+				    "Ctrl-X, F1-F12, Space, Tab, Enter, Up, PgUp, ...)\n", path, n, name,
+				    value);
+			else if (!keys_bind(name + 4, key, why, sizeof why) || why[0] != '\0')
+				fprintf(stderr, "taskdeck: %s:%d: %s: %s\n", path, n, name, why);
+			continue;
+		}
+		if (strncmp(name, "color.", 6) == 0 || strncmp(name, "colour.", 7) == 0) {
+			if (!draw_color_set(strchr(name, '.') + 1, value, why, sizeof why))
+				fprintf(stderr, "taskdeck: %s:%d: %s: %s\n", path, n, name, why);
+			continue;
+		}
 		if (strcmp(name, "bell") == 0)
 			target = &o->bell;
 		else if (strcmp(name, "title") == 0)

@@ -2,6 +2,7 @@
 #define NCURSES_WIDECHAR 1
 #include <curses.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include <wchar.h>
 
 #include "tui/tui.h"
+#include "xalloc.h"
 
 static const struct tui_glyphs draw_utf8 = {
 	.ellipsis = "…",
@@ -80,6 +82,78 @@ static const struct {
 
 static const struct tui_glyphs *draw_g = &draw_ascii;
 
+/* Colours the configuration file gives a style ("color.bar = white,blue"):
+ * pair DRAW_CUSTOM_PAIR + style; -1 is the terminal's default. */
+#define DRAW_CUSTOM_PAIR 16
+static const char *const draw_style_names[ST__COUNT] = {
+	[ST_NORMAL] = "normal", [ST_SELECTED] = "selected",
+	[ST_SELECTED_DIM] = "selected-dim", [ST_TITLE] = "title", [ST_DIM] = "dim",
+	[ST_QUEUED] = "queued", [ST_RUNNING] = "running", [ST_OK] = "ok", [ST_FAIL] = "fail",
+	[ST_ATTENTION] = "attention", [ST_MATCH] = "match", [ST_ERROR] = "error",
+	[ST_BAR] = "bar",
+};
+static struct {
+	bool set;
+	short fg, bg;
+} draw_custom[ST__COUNT];
+
+/* "red", "default", "208": a colour number, -1 for default; false when none. */
+static bool
+draw_color_parse(const char *v, short *out)
+{
+	static const char *const names[] = { "black", "red", "green", "yellow", "blue",
+	    "magenta", "cyan", "white" };
+	char *end;
+	long n;
+
+	if (strcasecmp(v, "default") == 0) {
+		*out = -1;
+		return true;
+	}
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		if (strcasecmp(v, names[i]) == 0) {
+			*out = (short)i;
+			return true;
+		}
+	}
+	n = strtol(v, &end, 10);
+	if (end == v || *end != '\0' || n < 0 || n > 255)
+		return false;
+	*out = (short)n;
+	return true;
+}
+
+bool
+draw_color_set(const char *element, const char *value, char *why, size_t len)
+{
+	char fg[32], bg[32] = "default";
+	const char *comma = strchr(value, ',');
+	short f, b;
+
+	for (int st = 0; st < ST__COUNT; st++) {
+		if (draw_style_names[st] == NULL || strcmp(draw_style_names[st], element) != 0)
+			continue;
+		if (comma == NULL)
+			snprintf(fg, sizeof fg, "%s", value);
+		else if ((size_t)(comma - value) < sizeof fg) {
+			snprintf(fg, sizeof fg, "%.*s", (int)(comma - value), value);
+			snprintf(bg, sizeof bg, "%s", comma + 1);
+		} else
+			fg[0] = '\0';
+		if (!draw_color_parse(fg, &f) || !draw_color_parse(bg, &b)) {
+			snprintf(why, len, "'%s' is not FG or FG,BG (black, red, green, yellow, "
+			    "blue, magenta, cyan, white, default or 0-255)", value);
+			return false;
+		}
+		draw_custom[st].set = true;
+		draw_custom[st].fg = f;
+		draw_custom[st].bg = b;
+		return true;
+	}
+	snprintf(why, len, "no element named '%s' (see taskdeck(1))", element);
+	return false;
+}
+
 /* Box lines: the terminal's line drawing, or ASCII outside a UTF-8 locale. */
 enum { LN_H, LN_V, LN_UL, LN_UR, LN_LL, LN_LR, LN_LT, LN_RT, LN__COUNT };
 static const cchar_t *draw_lines[LN__COUNT];
@@ -115,6 +189,13 @@ draw_init(struct tui *t)
 	use_default_colors();
 	for (size_t i = 1; i < sizeof draw_pairs / sizeof draw_pairs[0]; i++)
 		init_pair((short)i, draw_pairs[i].fg, draw_pairs[i].bg);
+	/* Colours the terminal does not have fall back to its default. */
+	for (int st = 0; st < ST__COUNT; st++) {
+		if (draw_custom[st].set)
+			init_pair((short)(DRAW_CUSTOM_PAIR + st),
+			    draw_custom[st].fg < COLORS ? draw_custom[st].fg : -1,
+			    draw_custom[st].bg < COLORS ? draw_custom[st].bg : -1);
+	}
 }
 
 unsigned
@@ -122,6 +203,10 @@ draw_attr(const struct tui *t, enum tui_style s)
 {
 	if (!t->color)
 		return draw_styles[s].mono;
+	/* A colour of the configuration: its pair, the style's attributes but reverse. */
+	if (draw_custom[s].set)
+		return (draw_styles[s].color & ~(unsigned)A_REVERSE) |
+		    (unsigned)COLOR_PAIR(DRAW_CUSTOM_PAIR + (int)s);
 	return draw_styles[s].color | (unsigned)COLOR_PAIR(draw_styles[s].pair);
 }
 
@@ -444,3 +529,50 @@ editor_draw(const struct editor *e, const struct rect *r, unsigned attr, int *cy
 	*cx = r->x + col;
 }
 
+
+size_t *
+draw_list_rows(struct tui *t, enum pane p, struct m_cursor *cur, size_t height, size_t *shown)
+{
+	size_t count = model_list_count(&t->m, p), n = 0;
+	size_t *rows = xcalloc(count > 0 ? count : 1, sizeof *rows);
+	struct m_cursor fc = { .sel = 0, .top = cur->top };
+
+	for (size_t k = 0; k < count; k++) {
+		if (!model_list_match(&t->m, p, k))
+			continue;
+		if (k == cur->sel)
+			fc.sel = n;
+		rows[n++] = k;
+	}
+	model_cursor_fit(&fc, n, height);
+	cur->top = fc.top;
+	*shown = n;
+	return rows;
+}
+
+size_t
+draw_list_nth(const struct tui *t, enum pane p, size_t want)
+{
+	size_t count = model_list_count(&t->m, p), n = 0;
+
+	for (size_t k = 0; k < count; k++) {
+		if (model_list_match(&t->m, p, k) && n++ == want)
+			return k;
+	}
+	return SIZE_MAX;
+}
+
+void
+draw_list_title(const struct tui *t, enum pane p, const char *name, char *buf, size_t len)
+{
+	const char *q = model_list_query(&t->m, p);
+	size_t count = model_list_count(&t->m, p), n = 0;
+
+	if (q[0] == '\0') {
+		snprintf(buf, len, "%s", name);
+		return;
+	}
+	for (size_t k = 0; k < count; k++)
+		n += model_list_match(&t->m, p, k);
+	snprintf(buf, len, "%s /%s (%zu of %zu)", name, q, n, count);
+}

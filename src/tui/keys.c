@@ -1,12 +1,15 @@
 /* The keys of the dashboard: one table drives dispatch and the help; the mouse. */
 #define NCURSES_WIDECHAR 1
+#include <ctype.h>
 #include <curses.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <string.h>
+#include <strings.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <wchar.h>
 
 #include "tui/tui.h"
 #include "xalloc.h"
@@ -294,6 +297,8 @@ command_run(struct tui *t, const char *line)
 		t->quit = true;
 	} else if (strcmp(verb, "help") == 0) {
 		modal_open(t, MODAL_HELP);
+	} else if (strcmp(verb, "new") == 0 || strcmp(verb, "continue") == 0) {
+		key_new_run(t, verb[0] == 'n' ? 'n' : 'N');
 	} else if (strcmp(verb, "project") == 0 || strcmp(verb, "p") == 0) {
 		for (size_t i = 0; i < t->m.project_count; i++) {
 			const struct m_project *p = &t->m.projects[i];
@@ -316,7 +321,8 @@ command_run(struct tui *t, const char *line)
 		tui_submit(t, &job);
 	} else
 		model_message(&t->m, t->now_ms, true,
-		    "unknown command ':%s' (:project NAME, :run ID, :help, :quit)", verb);
+		    "unknown command ':%s' (:project NAME, :run ID, :new, :continue, :help, "
+		    ":quit)", verb);
 }
 
 static unsigned
@@ -391,6 +397,32 @@ key_filter(struct tui *t, int key)
 {
 	(void)key;
 	modal_open(t, MODAL_FILTER);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+/* 's' in Projects, Sessions, Runs: the next order (newest, status, name). */
+static unsigned
+key_sort(struct tui *t, int key)
+{
+	(void)key;
+	model_list_sort_next(&t->m, t->m.focus);
+	model_message(&t->m, t->now_ms, false, "%s by %s (s: the next order)",
+	    tui_view(t, t->m.focus)->name, model_sort_name(t->m.sort[t->m.focus]));
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+static unsigned
+key_search(struct tui *t, int key)
+{
+	(void)key;
+	modal_open(t, MODAL_SEARCH);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+static unsigned
+key_search_next(struct tui *t, int key)
+{
+	modal_search_next(t, key == 'n' ? 1 : -1);
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
@@ -507,7 +539,9 @@ key_nothing(struct tui *t, int key)
 
 /*
  * Every key: dispatch goes down this table (first match of key and the
- * focused pane); help lists the rows that have a label.
+ * focused pane); help lists the rows that have a label.  The configuration
+ * file may give an action another key (keys_bind): keys_now then holds it,
+ * and the handler still gets the row's own key (what it tells apart).
  */
 static const struct keys_binding {
 	int key;
@@ -516,65 +550,270 @@ static const struct keys_binding {
 	const char *where_text;
 	const char *help;
 	unsigned (*fn)(struct tui *t, int key);
+	const char *action;	/* its name in the configuration file; NULL: fixed */
 } keys_table[] = {
-	{ '\t', W_ANY, "Tab / S-Tab", "anywhere", "next / previous pane", key_tab },
-	{ TUI_KEY(KEY_BTAB), W_ANY, NULL, NULL, NULL, key_tab },
+	{ '\t', W_ANY, "Tab / S-Tab", "anywhere", "next / previous pane", key_tab, "next-pane" },
+	{ TUI_KEY(KEY_BTAB), W_ANY, NULL, NULL, NULL, key_tab, "previous-pane" },
 	{ TUI_KEY(KEY_UP), W_ANY, "Up Down k j", "lists, log", "move / scroll one line",
-	    key_up },
-	{ 'k', W_ANY, NULL, NULL, NULL, key_up },
-	{ TUI_KEY(KEY_DOWN), W_ANY, NULL, NULL, NULL, key_down },
-	{ 'j', W_ANY, NULL, NULL, NULL, key_down },
-	{ TUI_KEY(KEY_PPAGE), W_ANY, "PgUp PgDn", "lists, log", "one page", key_page_up },
-	{ TUI_KEY(KEY_NPAGE), W_ANY, NULL, NULL, NULL, key_page_down },
+	    key_up, "up" },
+	{ 'k', W_ANY, NULL, NULL, NULL, key_up, "up" },
+	{ TUI_KEY(KEY_DOWN), W_ANY, NULL, NULL, NULL, key_down, "down" },
+	{ 'j', W_ANY, NULL, NULL, NULL, key_down, "down" },
+	{ TUI_KEY(KEY_PPAGE), W_ANY, "PgUp PgDn", "lists, log", "one page", key_page_up, "page-up" },
+	{ TUI_KEY(KEY_NPAGE), W_ANY, NULL, NULL, NULL, key_page_down, "page-down" },
 	{ 'g', W_ANY, "g G Home End", "lists, log", "first / last; G in the log follows",
-	    key_first },
-	{ TUI_KEY(KEY_HOME), W_ANY, NULL, NULL, NULL, key_first },
-	{ 'G', W_ANY, NULL, NULL, NULL, key_last },
-	{ TUI_KEY(KEY_END), W_ANY, NULL, NULL, NULL, key_last },
+	    key_first, "first" },
+	{ TUI_KEY(KEY_HOME), W_ANY, NULL, NULL, NULL, key_first, "first" },
+	{ 'G', W_ANY, NULL, NULL, NULL, key_last, "last" },
+	{ TUI_KEY(KEY_END), W_ANY, NULL, NULL, NULL, key_last, "last" },
 	{ '\r', W_PROJECTS | W_SESSIONS | W_RUNS, "Enter", "left panes",
-	    "focus the next pane to the right", key_enter },
-	{ TUI_KEY(KEY_ENTER), W_PROJECTS | W_SESSIONS | W_RUNS, NULL, NULL, NULL, key_enter },
+	    "focus the next pane to the right", key_enter, "open" },
+	{ TUI_KEY(KEY_ENTER), W_PROJECTS | W_SESSIONS | W_RUNS, NULL, NULL, NULL, key_enter, "open" },
 	{ '\r', W_ARTIFACTS, "Enter", "Artifacts", "download the selected artifact",
-	    key_download },
-	{ TUI_KEY(KEY_ENTER), W_ARTIFACTS, NULL, NULL, NULL, key_download },
+	    key_download, "download" },
+	{ TUI_KEY(KEY_ENTER), W_ARTIFACTS, NULL, NULL, NULL, key_download, "download" },
 	{ '1', W_ANY, "1 2 3 4", "anywhere", "show Log, Plan, Artifacts, Connectors",
-	    key_right },
-	{ '2', W_ANY, NULL, NULL, NULL, key_right },
-	{ '3', W_ANY, NULL, NULL, NULL, key_right },
-	{ '4', W_ANY, NULL, NULL, NULL, key_right },
-	{ 'n', W_ANY, "n", "anywhere", "new run in the selected project", key_new_run },
-	{ 'N', W_ANY, "N", "anywhere", "new run continuing the selected session",
-	    key_new_run },
-	{ 'c', W_RUNS | W_LOG, "c", "Runs, Log", "cancel the selected run", key_cancel },
-	{ 'r', W_ANY, "r", "anywhere", "re-read everything", key_reread },
-	{ '!', W_ANY, "!", "anywhere", "show the pending permission prompt", key_permission },
+	    key_right, "log" },
+	{ '2', W_ANY, NULL, NULL, NULL, key_right, "plan" },
+	{ '3', W_ANY, NULL, NULL, NULL, key_right, "artifacts" },
+	{ '4', W_ANY, NULL, NULL, NULL, key_right, "connectors" },
+	/* In the Log n / N move between search matches (less, vim); a new
+	 * run is n / N in every other pane, and :new anywhere. */
+	{ 'n', W_LOG, "n N", "Log", "next / previous search match (match 3/17)",
+	    key_search_next, "search-next" },
+	{ 'N', W_LOG, NULL, NULL, NULL, key_search_next, "search-previous" },
+	{ 'n', W_ANY & ~W_LOG, "n", "not the Log", "new run in the selected project (:new)",
+	    key_new_run, "new-run" },
+	{ 'N', W_ANY & ~W_LOG, "N", "not the Log",
+	    "new run continuing the selected session (:continue)", key_new_run, "continue" },
+	{ 'c', W_RUNS | W_LOG, "c", "Runs, Log", "cancel the selected run", key_cancel, "cancel" },
+	{ 'r', W_ANY, "r", "anywhere", "re-read everything", key_reread, "reread" },
+	{ '!', W_ANY, "!", "anywhere", "show the pending permission prompt", key_permission,
+	    "permission" },
 	{ '@', W_ANY, "@", "anywhere",
-	    "jump to the next run that needs you (any project)", key_attention },
-	{ 'h', W_ANY, "h l", "anywhere", "pane to the left / right", key_side },
-	{ 'l', W_ANY, NULL, NULL, NULL, key_side },
-	{ 'y', W_ANY, "y", "anywhere", "copy the selected id (OSC 52)", key_copy },
-	{ 'Y', W_ANY, "Y", "anywhere", "copy a taskdeck command for it", key_copy },
-	{ ':', W_ANY, ":", "anywhere", "command: :project NAME, :run ID, :help, :quit",
-	    key_command },
-	{ '?', W_ANY, "?", "anywhere", "this help", key_help },
-	{ 'q', W_ANY, "q Ctrl-C", "anywhere", "quit", key_quit },
-	{ '/', W_PROJECTS | W_SESSIONS | W_RUNS, "/", "lists",
-	    "filter the list as you type (Enter keeps, Esc clears)", key_list_filter },
-	{ '/', W_LOG, "/", "Log", "filter (Enter applies, empty or Esc clears)", key_filter },
-	{ 'f', W_LOG, "f", "Log", "follow on/off", key_follow },
-	{ 'w', W_LOG, "w", "Log", "wrap long lines on/off", key_wrap },
-	{ 't', W_LOG, "t", "Log", "timestamps on/off", key_timestamps },
-	{ 's', W_LOG, "s", "Log", "scope: the run or the whole session", key_scope },
-	{ 'v', W_LOG, "v", "Log", "the lines shown in $PAGER (less)", key_pager },
+	    "jump to the next run that needs you (any project)", key_attention, "attention" },
+	{ 'h', W_ANY, "h l", "anywhere", "pane to the left / right", key_side, "pane-left" },
+	{ 'l', W_ANY, NULL, NULL, NULL, key_side, "pane-right" },
+	{ 'y', W_ANY, "y", "anywhere", "copy the selected id (OSC 52)", key_copy, "copy-id" },
+	{ 'Y', W_ANY, "Y", "anywhere", "copy a taskdeck command for it", key_copy, "copy-command" },
+	{ ':', W_ANY, ":", "anywhere",
+	    "command: :project NAME, :run ID, :new, :continue, :help, :quit",
+	    key_command, "command" },
+	{ '?', W_ANY, "?", "anywhere", "this help", key_help, "help" },
+	{ 'q', W_ANY, "q Ctrl-C", "anywhere", "quit", key_quit, "quit" },
+	{ '/', W_LISTS, "/", "lists",
+	    "filter the list as you type (Enter keeps, Esc clears)", key_list_filter, "filter" },
+	{ '/', W_LOG, "/", "Log", "search: Enter jumps to a match, n / N the next ones",
+	    key_search, "search" },
+	{ '&', W_LOG, "&", "Log", "filter: only the lines holding it (empty or Esc clears)",
+	    key_filter, "log-filter" },
+	{ 's', W_PROJECTS | W_SESSIONS | W_RUNS, "s", "left panes",
+	    "sort: newest, by status (needs you first), by name", key_sort, "sort" },
+	{ 'f', W_LOG, "f", "Log", "follow on/off", key_follow, "follow" },
+	{ 'w', W_LOG, "w", "Log", "wrap long lines on/off", key_wrap, "wrap" },
+	{ 't', W_LOG, "t", "Log", "timestamps on/off", key_timestamps, "timestamps" },
+	{ 's', W_LOG, "s", "Log", "scope: the run or the whole session", key_scope, "scope" },
+	{ 'v', W_LOG, "v", "Log", "the lines shown in $PAGER (less)", key_pager, "pager" },
 	{ ' ', W_CONNECTORS, "Space", "Connectors", "enable / disable the selected connector",
-	    key_connector },
+	    key_connector, "toggle" },
 	{ 't', W_CONNECTORS, "t", "Connectors", "test it: connect and list its tools",
-	    key_connector },
-	{ 'a', W_PLAN, "a", "Plan", "approve", key_plan },
-	{ 'e', W_PLAN, "e", "Plan", "revise: write feedback", key_plan },
-	{ 'x', W_PLAN, "x", "Plan", "reject (the run is cancelled)", key_plan },
-	{ TUI_ESC, W_ANY, "Esc", "modal, editor", "close without acting", key_nothing },
+	    key_connector, "test" },
+	{ 'a', W_PLAN, "a", "Plan", "approve", key_plan, "approve" },
+	{ 'e', W_PLAN, "e", "Plan", "revise: write feedback", key_plan, "revise" },
+	{ 'x', W_PLAN, "x", "Plan", "reject (the run is cancelled)", key_plan, "reject" },
+	{ TUI_ESC, W_ANY, "Esc", "modal, editor", "close without acting", key_nothing, NULL },
 };
+
+#define KEYS_COUNT (sizeof keys_table / sizeof keys_table[0])
+
+/* The key each row answers to now: 0 its own, -1 none (given to another action). */
+static int keys_now[KEYS_COUNT];
+
+static int
+keys_current(size_t i)
+{
+	return keys_now[i] == 0 ? keys_table[i].key : keys_now[i];
+}
+
+/* Names of the keys that are not one character. */
+static const struct {
+	int code;
+	const char *name;
+} keys_names[] = {
+	{ '\t', "Tab" }, { '\r', "Enter" }, { ' ', "Space" }, { TUI_ESC, "Esc" },
+	{ TUI_KEY(KEY_BTAB), "S-Tab" }, { TUI_KEY(KEY_UP), "Up" },
+	{ TUI_KEY(KEY_DOWN), "Down" }, { TUI_KEY(KEY_LEFT), "Left" },
+	{ TUI_KEY(KEY_RIGHT), "Right" }, { TUI_KEY(KEY_PPAGE), "PgUp" },
+	{ TUI_KEY(KEY_NPAGE), "PgDn" }, { TUI_KEY(KEY_HOME), "Home" },
+	{ TUI_KEY(KEY_END), "End" }, { TUI_KEY(KEY_ENTER), "Enter" },
+	{ TUI_KEY(KEY_BACKSPACE), "Backspace" }, { TUI_KEY(KEY_DC), "Delete" },
+	{ TUI_KEY(KEY_IC), "Insert" },
+};
+
+/* A key's name: "x", "Space", "Ctrl-X", "F5", "PgUp". */
+static void
+keys_name(int key, char *out, size_t len)
+{
+	char u[8];
+	mbstate_t st;
+	size_t n;
+
+	for (size_t i = 0; i < sizeof keys_names / sizeof keys_names[0]; i++) {
+		if (keys_names[i].code == key) {
+			snprintf(out, len, "%s", keys_names[i].name);
+			return;
+		}
+	}
+	if (key > TUI_KEY(KEY_F0) && key <= TUI_KEY(KEY_F(12))) {
+		snprintf(out, len, "F%d", key - TUI_KEY(KEY_F0));
+		return;
+	}
+	if (key > 0 && key < 0x20) {
+		snprintf(out, len, "Ctrl-%c", '@' + key);
+		return;
+	}
+	memset(&st, 0, sizeof st);
+	if (key < 0x80)
+		snprintf(out, len, "%c", key);
+	else if (key < TUI_KEY_FN && (n = wcrtomb(u, (wchar_t)key, &st)) != (size_t)-1 &&
+	    n < sizeof u) {
+		u[n] = '\0';
+		snprintf(out, len, "%s", u);
+	} else
+		snprintf(out, len, "U+%04X", (unsigned)key);
+}
+
+/* One UTF-8 character, all of s: its code point, or -1. */
+static int
+keys_utf8(const unsigned char *s)
+{
+	int n = s[0] < 0x80 ? 0 : (s[0] & 0xe0) == 0xc0 ? 1 : (s[0] & 0xf0) == 0xe0 ? 2 :
+	    (s[0] & 0xf8) == 0xf0 ? 3 : -1;
+	int c;
+
+	if (n < 0)
+		return -1;
+	c = n == 0 ? s[0] : n == 1 ? s[0] & 0x1f : n == 2 ? s[0] & 0x0f : s[0] & 0x07;
+	for (int i = 1; i <= n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return -1;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	return s[n + 1] == '\0' && c > 0x20 && c != 0x7f && c < 0x110000 ? c : -1;
+}
+
+int
+keys_parse(const char *text)
+{
+	if (text == NULL || text[0] == '\0' || strlen(text) >= 16)
+		return -1;
+	if (strncasecmp(text, "Ctrl-", 5) == 0 || strncasecmp(text, "C-", 2) == 0) {
+		const char *c = text + (text[1] == '-' ? 2 : 5);
+
+		/* Ctrl-C always quits; Ctrl-I, Ctrl-M and Ctrl-[ are Tab, Enter, Esc. */
+		if (c[0] != '\0' && c[1] == '\0' && isalpha((unsigned char)c[0]) &&
+		    strchr("cimCIM", c[0]) == NULL)
+			return TUI_CTRL(toupper((unsigned char)c[0]));
+		return -1;
+	}
+	if ((text[0] == 'F' || text[0] == 'f') && isdigit((unsigned char)text[1])) {
+		char *end;
+		long f = strtol(text + 1, &end, 10);
+
+		return *end == '\0' && f >= 1 && f <= 12 ? TUI_KEY(KEY_F((int)f)) : -1;
+	}
+	for (size_t i = 0; i < sizeof keys_names / sizeof keys_names[0]; i++) {
+		if (strcasecmp(text, keys_names[i].name) == 0)
+			return keys_names[i].code == TUI_ESC ? -1 : keys_names[i].code;
+	}
+	return keys_utf8((const unsigned char *)text);
+}
+
+/* The row of an action a key.ACTION line changes: its character key
+ * (arrows, Tab, Enter stay), else its first; KEYS_COUNT for none. */
+static size_t
+keys_action_row(const char *action)
+{
+	size_t row = KEYS_COUNT;
+
+	for (size_t i = 0; i < KEYS_COUNT; i++) {
+		const struct keys_binding *b = &keys_table[i];
+
+		if (b->action == NULL || strcmp(b->action, action) != 0)
+			continue;
+		if (row == KEYS_COUNT || (b->key > 0x20 && b->key < TUI_KEY_FN &&
+		    !(keys_table[row].key > 0x20 && keys_table[row].key < TUI_KEY_FN)))
+			row = i;
+	}
+	return row;
+}
+
+/* The name of an action's key now, for the status bar's hints; NULL: none. */
+static const char *
+keys_action_key(const char *action, char *buf, size_t len)
+{
+	size_t row = keys_action_row(action);
+
+	if (row == KEYS_COUNT || keys_current(row) < 0)
+		return NULL;
+	/* Enter stays the name of the Enter rows. */
+	keys_name(keys_current(row), buf, len);
+	return buf;
+}
+
+bool
+keys_bind(const char *action, int key, char *why, size_t len)
+{
+	size_t row = keys_action_row(action);
+	char name[32], other[32];
+
+	why[0] = '\0';
+	if (row == KEYS_COUNT) {
+		snprintf(why, len, "no action named '%s' (see taskdeck(1))", action);
+		return false;
+	}
+	keys_name(key, name, sizeof name);
+	/* The key leaves the actions it did in the same panes. */
+	for (size_t i = 0; i < KEYS_COUNT; i++) {
+		const struct keys_binding *b = &keys_table[i];
+
+		if (i == row || keys_current(i) != key || !(b->where & keys_table[row].where))
+			continue;
+		if (b->action == NULL || strcmp(b->action, action) != 0) {
+			keys_name(keys_table[i].key, other, sizeof other);
+			snprintf(why, len, "%s no longer does %s (its key was %s)", name,
+			    b->action != NULL ? b->action : "what it did", other);
+		}
+		keys_now[i] = -1;
+	}
+	keys_now[row] = key;
+	return true;
+}
+
+/* The label of row i's group (it and the unlabelled rows after it): the
+ * table's, or the keys given now when the configuration changed one. */
+static const char *
+keys_label(size_t i, char *buf, size_t len)
+{
+	bool changed = false;
+	size_t n = 0, end = i + 1;
+	char name[32];
+
+	while (end < KEYS_COUNT && keys_table[end].label == NULL)
+		end++;
+	for (size_t k = i; k < end; k++)
+		changed = changed || keys_now[k] != 0;
+	if (!changed)
+		return keys_table[i].label;
+	buf[0] = '\0';
+	for (size_t k = i; k < end && n < len; k++) {
+		if (keys_current(k) < 0)
+			continue;
+		keys_name(keys_current(k), name, sizeof name);
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", n > 0 ? " " : "", name);
+	}
+	return n > 0 ? buf : "(no key)";
+}
 
 /* Keys of the modals and editors: in the help, not in the dispatch table. */
 static const struct {
@@ -584,7 +823,7 @@ static const struct {
 	{ "d", "permission", "deny this tool call ([y/N])" },
 	{ "A", "permission", "allow EVERY tool for the rest of the run ([y/N])" },
 	{ "Esc", "permission", "hide the prompt (! shows it again)" },
-	{ "Enter", "editor", "submit (prompt, feedback, directory, filter)" },
+	{ "Enter", "editor", "submit (prompt, feedback, directory, filter, search)" },
 	{ "Ctrl-J", "editor", "new line (prompt, feedback)" },
 	{ "Ctrl-T", "prompt editor", "plan-first on/off" },
 	{ "Ctrl-P", "prompt editor", "next permission profile" },
@@ -605,8 +844,10 @@ keys_help_row(size_t i, unsigned *mask, const char **keys, const char **where,
 		if (keys_table[k].label == NULL)
 			continue;
 		if (n++ == i) {
+			static char labels[KEYS_COUNT][64];
+
 			*mask = keys_table[k].where;
-			*keys = keys_table[k].label;
+			*keys = keys_label(k, labels[k], sizeof labels[k]);
 			*where = keys_table[k].where_text;
 			*text = keys_table[k].help;
 			return true;
@@ -712,6 +953,7 @@ keys_init(void)
 {
 	modal_register(MODAL_HELP, help_draw, help_key);
 	modal_register(MODAL_COMMAND, command_draw, command_key);
+	screen_register_keys(keys_action_key);
 }
 
 /* The name of a pane set, for "works in ..." messages. */
@@ -742,6 +984,7 @@ keys_dispatch(struct tui *t, int key)
 	enum modal_kind k = modal_current(t);
 	const struct view_ops *v;
 	unsigned where, f;
+	char label[64];
 
 	if (t->too_small)
 		return key == 'q' ? key_quit(t, key) : 0;
@@ -751,21 +994,26 @@ keys_dispatch(struct tui *t, int key)
 			return f | TUI_REDRAW;
 	}
 	where = tui_where(t);
-	for (size_t i = 0; i < sizeof keys_table / sizeof keys_table[0]; i++) {
-		if (keys_table[i].key == key && (keys_table[i].where & where))
-			return keys_table[i].fn(t, key);
+	for (size_t i = 0; i < KEYS_COUNT; i++) {
+		if (keys_current(i) == key && (keys_table[i].where & where))
+			return keys_table[i].fn(t, keys_table[i].key);
 	}
 	v = tui_view(t, t->m.focus);
 	if (v->key != NULL && ((f = v->key(t, key)) & TUI_HANDLED))
 		return f;
 	/* A key of another pane: say where it works rather than nothing. */
-	for (size_t i = 0; i < sizeof keys_table / sizeof keys_table[0]; i++) {
+	for (size_t i = 0; i < KEYS_COUNT; i++) {
 		const struct keys_binding *b = &keys_table[i];
+		size_t l = i;
 
-		if (b->key != key || b->label == NULL)
+		if (keys_current(i) != key)
 			continue;
+		/* A key of a labelled row's group: the label row tells. */
+		while (l > 0 && keys_table[l].label == NULL)
+			l--;
+		b = &keys_table[l];
 		model_message(&t->m, t->now_ms, false, "%s (%s) works in %s; ? lists the keys",
-		    b->label, b->help, keys_where_name(b->where));
+		    keys_label(l, label, sizeof label), b->help, keys_where_name(b->where));
 		return TUI_HANDLED | TUI_REDRAW;
 	}
 	return 0;

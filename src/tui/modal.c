@@ -70,13 +70,16 @@ modal_open(struct tui *t, enum modal_kind kind)
 		break;
 	case MODAL_LIST_FILTER:
 		editor_init(&t->ed, sizeof t->m.list_filter[0], false,
-		    (unsigned)t->m.focus <= PANE_RUNS ? t->m.list_filter[t->m.focus] : "");
+		    model_list_query(&t->m, t->m.focus));
 		break;
 	case MODAL_COMMAND:
 		editor_init(&t->ed, 256, false, NULL);
 		break;
 	case MODAL_FILTER:
 		editor_init(&t->ed, MODEL_QUERY_MAX, false, t->m.log.last_filter);
+		break;
+	case MODAL_SEARCH:
+		editor_init(&t->ed, MODEL_QUERY_MAX, false, NULL);
 		break;
 	default:
 		break;
@@ -456,7 +459,7 @@ filter_draw(struct tui *t)
 	struct rect r = { t->rows - 2, 2, 1, t->cols - 3 };
 
 	draw_fill(r.y, 0, t->cols, A_NORMAL);
-	mvaddstr(r.y, 1, "/");
+	mvaddstr(r.y, 1, t->modal == MODAL_FILTER ? "&" : "/");
 	editor_draw(&t->ed, &r, A_NORMAL, &t->cur_y, &t->cur_x);
 }
 
@@ -473,6 +476,53 @@ filter_key(struct tui *t, int key)
 		modal_close(t);
 	}
 	return TUI_HANDLED | TUI_REDRAW;
+}
+
+/* Says where the search stands: "match 3/17: report". */
+static void
+search_say(struct tui *t, int moved)
+{
+	size_t index, total;
+
+	model_log_search_count(&t->m, &index, &total);
+	if (moved == 0)
+		model_message(&t->m, t->now_ms, true, "pattern not found: %s", t->m.log.search);
+	else
+		model_message(&t->m, t->now_ms, false, "match %zu/%zu: %s%s", index, total,
+		    t->m.log.search, moved == 2 ? " (search wrapped)" : "");
+}
+
+/* '/' in the log: Enter searches (n / N then move); an empty query or Esc clears. */
+static unsigned
+search_key(struct tui *t, int key)
+{
+	unsigned f = editor_key(&t->ed, key);
+
+	if (f & EDITOR_CANCEL) {
+		model_log_search(&t->m, "");
+		modal_close(t);
+	} else if (f & EDITOR_DONE) {
+		char *q = xstrdup(t->ed.text);
+
+		modal_close(t);
+		if (model_log_search(&t->m, q))
+			search_say(t, 1);
+		else if (q[0] != '\0')
+			search_say(t, 0);
+		free(q);
+	}
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+void
+modal_search_next(struct tui *t, int dir)
+{
+	if (t->m.log.search[0] == '\0') {
+		model_message(&t->m, t->now_ms, true, "no search: / searches the log "
+		    "(a new run: n in the other panes, or :new)");
+		return;
+	}
+	search_say(t, model_log_search_next(&t->m, dir));
 }
 
 /* '/' in a list: every key applies the filter; Enter keeps it, Esc clears it. */
@@ -503,6 +553,7 @@ static struct {
 	[MODAL_DOWNLOAD] = { download_draw, download_key },
 	[MODAL_FILTER] = { filter_draw, filter_key },
 	[MODAL_LIST_FILTER] = { filter_draw, list_filter_key },
+	[MODAL_SEARCH] = { filter_draw, search_key },
 };
 
 void

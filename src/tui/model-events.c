@@ -293,6 +293,7 @@ model_apply_event(struct model *m, const struct td_event *ev)
 		sel_save(m, &s);
 		c.data = data;
 		h->apply(&c);
+		lists_sort(m);
 		c.need |= sel_changes(m, &s);
 		m->dirty = true;
 	}

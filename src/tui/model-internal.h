@@ -46,6 +46,8 @@ const char *sel_session_id(const struct model *m);
 void sel_save(const struct model *m, struct sel_ids *s);
 unsigned sel_changes(struct model *m, struct sel_ids *s);
 void runs_mark_prompts(struct model *m);
+/* Puts projects, sessions and runs in the order of m->sort (selection kept). */
+void lists_sort(struct model *m);
 struct m_run *runs_upsert(struct m_run **runs, size_t *count, struct m_cursor *cur, const char *id,
     bool insert, bool *inserted);
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "buf.h"
@@ -192,22 +193,84 @@ list_contains(const char *hay, const char *needle)
 	return n == 0;
 }
 
+enum list_slot
+model_list_slot(const struct model *m, enum pane p)
+{
+	if ((unsigned)p <= PANE_RUNS)
+		return (enum list_slot)p;
+	if (p != PANE_RIGHT)
+		return LIST_NONE;
+	return m->right == RIGHT_ARTIFACTS ? LIST_ARTIFACTS :
+	    m->right == RIGHT_CONNECTORS ? LIST_CONNECTORS : LIST_NONE;
+}
+
+const char *
+model_list_query(const struct model *m, enum pane p)
+{
+	enum list_slot k = model_list_slot(m, p);
+
+	return k != LIST_NONE ? m->list_filter[k] : "";
+}
+
+size_t
+model_list_count(const struct model *m, enum pane p)
+{
+	switch (model_list_slot(m, p)) {
+	case LIST_PROJECTS:
+		return m->project_count;
+	case LIST_SESSIONS:
+		return m->session_count;
+	case LIST_RUNS:
+		return m->run_count;
+	case LIST_ARTIFACTS:
+		return m->artifact_count;
+	case LIST_CONNECTORS:
+		return m->connector_count;
+	default:
+		return 0;
+	}
+}
+
+/* The cursor of pane p's list, NULL for none. */
+static struct m_cursor *
+list_cursor(struct model *m, enum pane p)
+{
+	struct m_cursor *curs[] = { &m->projects_cur, &m->sessions_cur, &m->runs_cur,
+	    &m->artifacts_cur, &m->connectors_cur, NULL };
+
+	return curs[model_list_slot(m, p)];
+}
+
 bool
 model_list_match(const struct model *m, enum pane p, size_t i)
 {
+	enum list_slot k = model_list_slot(m, p);
 	const char *q;
 
-	if ((unsigned)p > PANE_RUNS || (q = m->list_filter[p])[0] == '\0')
+	if (k == LIST_NONE || (q = m->list_filter[k])[0] == '\0')
 		return true;
-	switch (p) {
-	case PANE_PROJECTS:
-		return i < m->project_count && list_contains(m->projects[i].name, q);
-	case PANE_SESSIONS:
-		return i < m->session_count && (list_contains(m->sessions[i].title, q) ||
-		    list_contains(m->sessions[i].id, q));
+	if (i >= model_list_count(m, p))
+		return false;
+	switch (k) {
+	case LIST_PROJECTS:
+		return list_contains(m->projects[i].name, q);
+	case LIST_SESSIONS:
+		return list_contains(m->sessions[i].title, q) ||
+		    list_contains(m->sessions[i].id, q);
+	case LIST_RUNS:
+		return list_contains(m->runs[i].prompt, q) ||
+		    list_contains(m->runs[i].status, q) || list_contains(m->runs[i].id, q);
+	case LIST_ARTIFACTS:
+		return list_contains(m->artifacts[i].name, q) ||
+		    list_contains(m->artifacts[i].path, q) ||
+		    list_contains(m->artifacts[i].id, q) ||
+		    list_contains(m->artifacts[i].run_id, q);
 	default:
-		return i < m->run_count && (list_contains(m->runs[i].prompt, q) ||
-		    list_contains(m->runs[i].status, q) || list_contains(m->runs[i].id, q));
+		return list_contains(m->connectors[i].name, q) ||
+		    list_contains(m->connectors[i].id, q) ||
+		    list_contains(m->connectors[i].kind, q) ||
+		    list_contains(m->connectors[i].transport, q) ||
+		    list_contains(m->connectors[i].enabled ? "enabled" : "disabled", q);
 	}
 }
 
@@ -245,18 +308,19 @@ cursor_move_filtered(const struct model *m, enum pane p, struct m_cursor *cur, s
 unsigned
 model_list_filter(struct model *m, enum pane p, const char *query)
 {
-	struct m_cursor *curs[] = { &m->projects_cur, &m->sessions_cur, &m->runs_cur };
-	const size_t counts[] = { m->project_count, m->session_count, m->run_count };
+	enum list_slot k = model_list_slot(m, p);
+	struct m_cursor *cur = list_cursor(m, p);
+	size_t count = model_list_count(m, p);
 	struct sel_ids s;
 
-	if ((unsigned)p > PANE_RUNS)
+	if (k == LIST_NONE)
 		return NEED_NONE;
-	snprintf(m->list_filter[p], sizeof m->list_filter[p], "%s", query != NULL ? query : "");
+	snprintf(m->list_filter[k], sizeof m->list_filter[k], "%s", query != NULL ? query : "");
 	m->dirty = true;
-	if (counts[p] == 0 || model_list_match(m, p, curs[p]->sel))
+	if (count == 0 || model_list_match(m, p, cur->sel))
 		return NEED_NONE;
 	sel_save(m, &s);
-	cursor_move_filtered(m, p, curs[p], counts[p], LONG_MIN);
+	cursor_move_filtered(m, p, cur, count, LONG_MIN);
 	return sel_changes(m, &s);
 }
 
@@ -272,12 +336,8 @@ model_move(struct model *m, long delta, size_t page_rows)
 	case PANE_RUNS:
 		sel_save(m, &s);
 		if (m->list_filter[m->focus][0] != '\0') {
-			struct m_cursor *curs[] = { &m->projects_cur, &m->sessions_cur,
-			    &m->runs_cur };
-			const size_t counts[] = { m->project_count, m->session_count,
-			    m->run_count };
-
-			cursor_move_filtered(m, m->focus, curs[m->focus], counts[m->focus], delta);
+			cursor_move_filtered(m, m->focus, list_cursor(m, m->focus),
+			    model_list_count(m, m->focus), delta);
 		} else if (m->focus == PANE_PROJECTS)
 			cursor_move(&m->projects_cur, m->project_count, delta, page_rows);
 		else if (m->focus == PANE_SESSIONS)
@@ -290,6 +350,10 @@ model_move(struct model *m, long delta, size_t page_rows)
 	}
 	if (m->right == RIGHT_LOG)
 		log_scroll(m, delta, page_rows);
+	else if (model_list_slot(m, PANE_RIGHT) != LIST_NONE &&
+	    model_list_query(m, PANE_RIGHT)[0] != '\0')
+		cursor_move_filtered(m, PANE_RIGHT, list_cursor(m, PANE_RIGHT),
+		    model_list_count(m, PANE_RIGHT), delta);
 	else if (m->right == RIGHT_ARTIFACTS)
 		cursor_move(&m->artifacts_cur, m->artifact_count, delta, page_rows);
 	else if (m->right == RIGHT_CONNECTORS)
@@ -392,6 +456,7 @@ model_set_projects(struct model *m, const struct td_project_list *l)
 	}
 	cursor_keep(&m->projects_cur, mdl_index_of(m->projects, m->project_count,
 	    sizeof *m->projects, s.project), m->project_count);
+	lists_sort(m);
 	m->dirty = true;
 	return sel_changes(m, &s);
 }
@@ -421,6 +486,7 @@ model_set_sessions(struct model *m, const char *for_project, const struct td_ses
 	}
 	cursor_keep(&m->sessions_cur, mdl_index_of(m->sessions, m->session_count,
 	    sizeof *m->sessions, s.session), m->session_count);
+	lists_sort(m);
 	m->dirty = true;
 	return sel_changes(m, &s);
 }
@@ -450,6 +516,7 @@ model_set_runs(struct model *m, const char *for_session, const struct td_run_lis
 	cursor_keep(&m->runs_cur, mdl_index_of(m->runs, m->run_count, sizeof *m->runs, s.run),
 	    m->run_count);
 	runs_mark_prompts(m);
+	lists_sort(m);
 	m->dirty = true;
 	return sel_changes(m, &s);
 }
@@ -563,6 +630,7 @@ model_set_permissions(struct model *m, const struct td_permission_list *l)
 	if (fresh)
 		m->permission_hidden = false;
 	runs_mark_prompts(m);
+	lists_sort(m);
 	m->dirty = true;
 }
 
@@ -616,6 +684,145 @@ model_put_run(struct model *m, const struct td_run *run)
 	if (r != NULL)
 		run_fill(r, run);
 	runs_mark_prompts(m);
+	lists_sort(m);
 	m->dirty = true;
 	return sel_changes(m, &s);
+}
+
+/* --- Sort ('s' in Projects, Sessions, Runs) -------------------------------- */
+
+struct sort_key {
+	int mode;
+	int rank;		/* SORT_STATUS: lower first */
+	const char *name;	/* SORT_NAME */
+	const char *id;		/* ties (and SORT_NEWEST): higher ids, newer, first */
+	size_t idx;
+};
+
+static int
+sort_cmp(const void *a, const void *b)
+{
+	const struct sort_key *x = a, *y = b;
+	int c = 0;
+
+	if (x->mode == SORT_STATUS)
+		c = (x->rank > y->rank) - (x->rank < y->rank);
+	else if (x->mode == SORT_NAME)
+		c = strcasecmp(x->name != NULL ? x->name : "", y->name != NULL ? y->name : "");
+	if (c == 0)
+		c = -strcmp(x->id != NULL ? x->id : "", y->id != NULL ? y->id : "");
+	if (c == 0)
+		c = (x->idx > y->idx) - (x->idx < y->idx);
+	return c;
+}
+
+/* Needs you, running, queued, failed, cancelled, completed, none. */
+static int
+status_order(const char *status, bool needs_you)
+{
+	static const char *const order[] = { "running", "queued", "failed", "cancelled",
+	    "completed" };
+
+	if (needs_you)
+		return 0;
+	for (size_t i = 0; status != NULL && i < sizeof order / sizeof order[0]; i++) {
+		if (strcmp(status, order[i]) == 0)
+			return 1 + (int)i;
+	}
+	return 6;
+}
+
+/* Reorders count items of size bytes as keys (filled) say; cur->sel follows its item. */
+static void
+sort_items(void **items, size_t count, size_t size, struct sort_key *keys,
+    struct m_cursor *cur)
+{
+	char *old = *items, *moved;
+	bool same = true, found = false;
+
+	if (count < 2)
+		return;
+	qsort(keys, count, sizeof *keys, sort_cmp);
+	for (size_t i = 0; i < count && same; i++)
+		same = keys[i].idx == i;
+	if (same)
+		return;
+	moved = xmalloc(count * size);
+	for (size_t i = 0; i < count; i++) {
+		memcpy(moved + i * size, old + keys[i].idx * size, size);
+		if (!found && keys[i].idx == cur->sel) {
+			cur->sel = i;
+			found = true;	/* later items must not match the new index */
+		}
+	}
+	free(old);
+	*items = moved;
+}
+
+/*
+ * Sorts one list.  Newest first is the service's order (ids grow with time)
+ * and the order events insert in, so a list in that order is left as it
+ * is, unless force (coming back to it from another order).
+ */
+static void
+list_sort(struct model *m, enum pane p, bool force)
+{
+	size_t n = model_list_count(m, p);
+	struct sort_key *keys;
+	int mode = m->sort[p];
+
+	if (n < 2 || (mode == SORT_NEWEST && !force))
+		return;
+	keys = xcalloc(n, sizeof *keys);
+	for (size_t i = 0; i < n; i++) {
+		if (p == PANE_PROJECTS) {
+			const struct m_project *x = &m->projects[i];
+
+			keys[i] = (struct sort_key){ mode,
+			    status_order(NULL, model_attention_in(m, x->id, NULL)), x->name, x->id,
+			    i };
+		} else if (p == PANE_SESSIONS) {
+			const struct m_session *x = &m->sessions[i];
+
+			keys[i] = (struct sort_key){ mode, status_order(x->last_run_status,
+			    model_attention_in(m, x->project_id, x->id)), x->title, x->id, i };
+		} else {
+			const struct m_run *x = &m->runs[i];
+
+			keys[i] = (struct sort_key){ mode, status_order(x->status,
+			    x->attention != NULL || x->permission_pending), x->prompt, x->id, i };
+		}
+	}
+	if (p == PANE_PROJECTS)
+		sort_items((void **)&m->projects, n, sizeof *m->projects, keys, &m->projects_cur);
+	else if (p == PANE_SESSIONS)
+		sort_items((void **)&m->sessions, n, sizeof *m->sessions, keys, &m->sessions_cur);
+	else
+		sort_items((void **)&m->runs, n, sizeof *m->runs, keys, &m->runs_cur);
+	free(keys);
+}
+
+void
+lists_sort(struct model *m)
+{
+	for (int p = PANE_PROJECTS; p <= PANE_RUNS; p++)
+		list_sort(m, (enum pane)p, false);
+}
+
+void
+model_list_sort_next(struct model *m, enum pane p)
+{
+	if ((unsigned)p > PANE_RUNS)
+		return;
+	m->sort[p] = (m->sort[p] + 1) % SORT__COUNT;
+	list_sort(m, p, true);
+	m->dirty = true;
+}
+
+const char *
+model_sort_name(int sort)
+{
+	static const char *const names[] = { "newest", "status", "name" };
+
+	return sort >= 0 && sort < SORT__COUNT ? names[sort] : "?";
 }

@@ -62,6 +62,7 @@ log_match_last(struct m_log *l)
 	unsigned long long serial;
 	bool has, want;
 
+	l->gen++;
 	if (l->filter[0] == '\0' || l->count == 0)
 		return;
 	serial = l->line_base + l->count - 1;
@@ -94,6 +95,7 @@ log_drop_oldest(struct m_log *l)
 	struct log_line *old = log_at(l, 0);
 	bool shown = l->filter[0] == '\0';
 
+	l->gen++;
 	if (l->match_count > 0 && l->matches[l->match_head] == l->line_base) {
 		l->match_head = (l->match_head + 1) % MODEL_LOG_MAX;
 		l->match_count--;
@@ -518,6 +520,8 @@ log_lines_clear(struct m_log *l)
 	l->match_head = 0;
 	l->match_count = 0;
 	l->top = 0;
+	l->search_at = ULLONG_MAX;
+	l->gen++;
 }
 
 /* Empties the log for another scope. */
@@ -700,6 +704,7 @@ model_log_filter(struct model *m, const char *query)
 	if (n > 0)
 		memcpy(l->last_filter, l->filter, n + 1);
 	log_rebuild_matches(l);
+	l->gen++;
 	log_track_end(m);
 	m->dirty = true;
 }
@@ -727,4 +732,168 @@ log_scroll(struct model *m, long delta, size_t rows)
 		l->top = (size_t)-delta > l->top ? 0 : l->top - (size_t)-delta;
 	} else if (!l->follow)
 		l->top = l->top + (size_t)delta > last_top ? last_top : l->top + (size_t)delta;
+}
+
+/* --- '/' search: jump between the lines shown that hold a query ----------- */
+
+/* The serial of line i shown (filter applied). */
+static unsigned long long
+log_vis_serial(const struct m_log *l, size_t i)
+{
+	return l->filter[0] != '\0' ? l->matches[(l->match_head + i) % MODEL_LOG_MAX] :
+	    l->line_base + i;
+}
+
+/* The place among the lines shown of the line with serial; false when not shown. */
+static bool
+log_serial_vis(const struct m_log *l, unsigned long long serial, size_t *out)
+{
+	size_t lo = 0, hi;
+
+	if (serial < l->line_base || serial >= l->line_base + l->count)
+		return false;
+	if (l->filter[0] == '\0') {
+		*out = (size_t)(serial - l->line_base);
+		return true;
+	}
+	hi = l->match_count;
+	while (lo < hi) {	/* the matches are in ascending serials */
+		size_t mid = lo + (hi - lo) / 2;
+		unsigned long long s = log_vis_serial(l, mid);
+
+		if (s == serial) {
+			*out = mid;
+			return true;
+		}
+		if (s < serial)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+static bool
+log_holds(const struct model *m, size_t i, const char *query)
+{
+	const struct log_line *ln = model_log_line(m, i);
+
+	return ln != NULL && ln->text != NULL && strcasestr(ln->text, query) != NULL;
+}
+
+/* Makes line i shown the current match, shown about a third down the view. */
+static void
+log_search_goto(struct model *m, size_t i)
+{
+	struct m_log *l = &m->log;
+	size_t vis = model_log_visible(m), rows = l->rows ? l->rows : 1;
+	size_t last_top = vis > rows ? vis - rows : 0;
+
+	l->search_at = log_vis_serial(l, i);
+	l->gen++;
+	l->follow = false;
+	/* Wrapped lines take several rows: then the match goes to the top. */
+	if (l->wrap && (i < l->top || i >= l->top + rows / 2))
+		l->top = i;
+	else if (i < l->top || i >= l->top + rows)
+		l->top = i > rows / 3 ? i - rows / 3 : 0;
+	if (l->top > last_top)
+		l->top = last_top;
+	m->dirty = true;
+}
+
+bool
+model_log_search(struct model *m, const char *query)
+{
+	struct m_log *l = &m->log;
+	size_t n = strlen(query), vis = model_log_visible(m);
+
+	if (n >= MODEL_QUERY_MAX) {
+		n = MODEL_QUERY_MAX - 1;
+		while (n > 0 && ((unsigned char)query[n] & 0xc0) == 0x80)
+			n--;
+	}
+	memcpy(l->search, query, n);
+	l->search[n] = '\0';
+	l->search_at = ULLONG_MAX;
+	l->gen++;
+	m->dirty = true;
+	if (n == 0)
+		return false;
+	for (size_t k = 0; k < vis; k++) {
+		size_t i = (l->top + k) % vis;
+
+		if (log_holds(m, i, l->search)) {
+			log_search_goto(m, i);
+			return true;
+		}
+	}
+	return false;
+}
+
+int
+model_log_search_next(struct model *m, int dir)
+{
+	struct m_log *l = &m->log;
+	size_t vis = model_log_visible(m), from;
+
+	if (l->search[0] == '\0' || vis == 0)
+		return 0;
+	/* From the current match, else from the first line shown. */
+	if (!log_serial_vis(l, l->search_at, &from))
+		from = dir > 0 ? (l->top + vis - 1) % vis : l->top % vis;
+	for (size_t k = 1; k <= vis; k++) {
+		size_t i = dir > 0 ? (from + k) % vis : (from + vis - k % vis) % vis;
+
+		if (log_holds(m, i, l->search)) {
+			log_search_goto(m, i);
+			return (dir > 0 ? i <= from : i >= from) ? 2 : 1;
+		}
+	}
+	return 0;
+}
+
+void
+model_log_search_count(const struct model *m, size_t *index, size_t *total)
+{
+	const struct m_log *l = &m->log;
+	size_t vis = model_log_visible(m), cur = SIZE_MAX;
+
+	*index = *total = 0;
+	if (l->search[0] == '\0')
+		return;
+	if (l->count_gen == l->gen + 1) {
+		*index = l->count_index;
+		*total = l->count_total;
+		return;
+	}
+	if (!log_serial_vis(l, l->search_at, &cur))
+		cur = SIZE_MAX;
+	for (size_t i = 0; i < vis; i++) {
+		if (!log_holds(m, i, l->search))
+			continue;
+		(*total)++;
+		if (i == cur)
+			*index = *total;
+	}
+}
+
+bool
+model_log_search_current(const struct model *m, size_t i)
+{
+	const struct m_log *l = &m->log;
+
+	return l->search[0] != '\0' && i < model_log_visible(m) &&
+	    log_vis_serial(l, i) == l->search_at;
+}
+
+void
+model_log_search_update(struct model *m)
+{
+	struct m_log *l = &m->log;
+
+	if (l->search[0] == '\0' || l->count_gen == l->gen + 1)
+		return;
+	model_log_search_count(m, &l->count_index, &l->count_total);
+	l->count_gen = l->gen + 1;
 }

@@ -25,6 +25,7 @@ model_init(struct model *m)
 	m->log.matches = xcalloc(MODEL_LOG_MAX, sizeof *m->log.matches);
 	m->log.run_scope = true;
 	m->log.follow = true;
+	m->log.search_at = ULLONG_MAX;
 	m->log.timestamps = true;
 	m->log.rows = 1;
 	m->download_total = -1;

@@ -178,7 +178,16 @@ struct m_log {
 	bool timestamps;
 	size_t top;		/* first shown line (index into the filtered lines) */
 	char filter[MODEL_QUERY_MAX];	/* applied query, "" for none */
-	char last_filter[MODEL_QUERY_MAX];	/* recalled by '/' */
+	char last_filter[MODEL_QUERY_MAX];	/* recalled by '&' */
+	/* '/' search: every line holding search is highlighted; search_at is
+	 * the serial (see below) of the current match, n / N move it. */
+	char search[MODEL_QUERY_MAX];
+	unsigned long long search_at;
+	/* Grows whenever the lines shown, the search or its place change; the
+	 * count of matches is kept for the gen it was made at. */
+	unsigned long long gen;
+	unsigned long long count_gen;	/* gen + 1 of the count kept; 0: none */
+	size_t count_index, count_total;
 	/* The lines matching filter, rebuilt when the filter changes and kept
 	 * up as lines come and go: a ring (match_head) of line serials (the
 	 * line i has serial line_base + i); read it with model_log_line. */
@@ -212,8 +221,12 @@ struct model {
 	size_t session_count;
 	struct m_cursor sessions_cur;
 
-	/* '/' in Projects, Sessions, Runs: only matching rows (model-lists.c). */
-	char list_filter[3][64];
+	/* '/' in every list: only matching rows (model-lists.c); by enum
+	 * list_slot: projects, sessions, runs, artifacts, connectors. */
+	char list_filter[5][64];
+
+	/* 's' in Projects, Sessions, Runs: the order of each (enum list_sort). */
+	int sort[3];
 
 	struct m_run *runs;		/* of the selected session, newest first */
 	size_t run_count;
@@ -348,13 +361,47 @@ void model_log_toggle_wrap(struct model *m);
 void model_log_toggle_timestamps(struct model *m);
 /* Applies query ("" clears); remembers a non-empty one as last_filter. */
 void model_log_filter(struct model *m, const char *query);
+/* '/' in the Log: searches query ("" clears) forward from the first line
+ * shown, wrapping; the match becomes current and is scrolled into view
+ * (follow off).  False when no line shown holds it (the query is kept). */
+bool model_log_search(struct model *m, const char *query);
+/* n (dir 1) / N (dir -1): the next / previous line shown holding the
+ * search, wrapping.  0: none, 1: moved, 2: moved and wrapped around. */
+int model_log_search_next(struct model *m, int dir);
+/* Lines shown that hold the search (*total) and the current one's place
+ * among them (*index, 1-based; 0 when it is no longer shown). */
+void model_log_search_count(const struct model *m, size_t *index, size_t *total);
+/* Counts the matches again when the log changed since the last count
+ * (the screen calls it once before drawing; model_log_search_count then
+ * gives the count kept instead of reading every line again). */
+void model_log_search_update(struct model *m);
+/* True when line i shown (model_log_line) is the current match. */
+bool model_log_search_current(const struct model *m, size_t i);
 /* Number of lines the log view shows (matching ones when filtered), and the
  * i-th of them. */
 size_t model_log_visible(const struct model *m);
 const struct log_line *model_log_line(const struct model *m, size_t i);
 
 /* Connection state changes, with now_ms from a monotonic clock. */
-/* --- List filters ('/' in Projects, Sessions, Runs; model-lists.c) --- */
+/* --- List filters ('/' in every list; model-lists.c) --- */
+/* The lists: the left panes, then the right pane's artifacts and connectors. */
+enum list_slot { LIST_PROJECTS, LIST_SESSIONS, LIST_RUNS, LIST_ARTIFACTS, LIST_CONNECTORS,
+	LIST_NONE };
+/* The list pane p shows (the right one by m->right); LIST_NONE for log and plan. */
+enum list_slot model_list_slot(const struct model *m, enum pane p);
+/* The filter of pane p's list ("" for none or not a list). */
+const char *model_list_query(const struct model *m, enum pane p);
+/* The rows of pane p's list. */
+size_t model_list_count(const struct model *m, enum pane p);
+/* The orders 's' cycles through in Projects, Sessions and Runs: newest first
+ * (the service's order, by id), by status (those that need you, running,
+ * queued, failed, cancelled, completed; then newest), by name (project
+ * name, session title, run prompt; case-insensitive; then newest). */
+enum list_sort { SORT_NEWEST, SORT_STATUS, SORT_NAME, SORT__COUNT };
+/* The next order of pane p's list (left panes only); the selection stays. */
+void model_list_sort_next(struct model *m, enum pane p);
+/* "newest", "status", "name". */
+const char *model_sort_name(int sort);
 /* True when row i of a list pane passes its filter (always, without one). */
 bool model_list_match(const struct model *m, enum pane p, size_t i);
 /* Sets a list pane's filter (case-insensitive; "" clears); a selection that no

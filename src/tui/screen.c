@@ -122,27 +122,89 @@ draw_message(struct tui *t, int y)
 		    draw_attr(t, m->message_error ? ST_ERROR : ST_NORMAL));
 }
 
-/* The keys of the focused pane, for the status bar. */
-static const char *
-draw_hints(const struct model *m)
+/* The key of an action now (keys.c registers it; the configuration may change keys). */
+static const char *(*screen_key)(const char *action, char *buf, size_t len);
+
+void
+screen_register_keys(const char *(*key)(const char *action, char *buf, size_t len))
 {
-	static const char *const left[] = {
-		[PANE_PROJECTS] = "Enter open  n new run  ? help",
-		[PANE_SESSIONS] = "Enter open  N continue  ? help",
-		[PANE_RUNS] = "Enter log  c cancel  ? help",
+	screen_key = key;
+}
+
+struct hint {
+	const char *action;
+	const char *key;	/* the default key */
+	const char *text;
+};
+
+/* "Enter open  n new run  ? help" with the keys given now. */
+static const char *
+hints_text(const struct hint *h, const char *prefix, char *buf, size_t len)
+{
+	size_t n = (size_t)snprintf(buf, len, "%s", prefix);
+	char key[32];
+
+	for (; h->action != NULL && n < len; h++) {
+		const char *k = screen_key != NULL ? screen_key(h->action, key, sizeof key) : h->key;
+
+		if (k == NULL)
+			continue;	/* no key: nothing to hint */
+		n += (size_t)snprintf(buf + n, len - n, "%s%s %s", n > 0 ? "  " : "", k, h->text);
+	}
+	return buf;
+}
+
+/* The keys of the focused pane, for the status bar; in the Log with a
+ * search, where it stands ("match 3/17") first. */
+static const char *
+draw_hints(const struct model *m, char *buf, size_t len)
+{
+	static const struct hint projects[] = { { "open", "Enter", "open" },
+	    { "new-run", "n", "new run" }, { "help", "?", "help" }, { NULL, NULL, NULL } };
+	static const struct hint sessions[] = { { "open", "Enter", "open" },
+	    { "continue", "N", "continue" }, { "help", "?", "help" }, { NULL, NULL, NULL } };
+	static const struct hint runs[] = { { "open", "Enter", "log" },
+	    { "cancel", "c", "cancel" }, { "help", "?", "help" }, { NULL, NULL, NULL } };
+	static const struct hint log[] = { { "search", "/", "search" },
+	    { "log-filter", "&", "filter" }, { "follow", "f", "follow" },
+	    { "scope", "s", "scope" }, { "help", "?", "help" }, { NULL, NULL, NULL } };
+	static const struct hint found[] = { { "search-next", "n", "next" },
+	    { "search-previous", "N", "previous" }, { "help", "?", "help" },
+	    { NULL, NULL, NULL } };
+	static const struct hint plan[] = { { "approve", "a", "approve" },
+	    { "revise", "e", "revise" }, { "reject", "x", "reject" }, { "help", "?", "help" },
+	    { NULL, NULL, NULL } };
+	static const struct hint idle_plan[] = { { "log", "1", "log" },
+	    { "artifacts", "3", "artifacts" }, { "help", "?", "help" }, { NULL, NULL, NULL } };
+	static const struct hint artifacts[] = { { "download", "Enter", "download" },
+	    { "help", "?", "help" }, { NULL, NULL, NULL } };
+	static const struct hint connectors[] = { { "toggle", "Space", "enable/disable" },
+	    { "test", "t", "test" }, { "help", "?", "help" }, { NULL, NULL, NULL } };
+	static const struct hint *const left[] = {
+		[PANE_PROJECTS] = projects, [PANE_SESSIONS] = sessions, [PANE_RUNS] = runs,
 	};
-	static const char *const right[] = {
-		[RIGHT_LOG] = "/ filter  f follow  s scope  ? help",
-		[RIGHT_PLAN] = "a approve  e revise  x reject  ? help",
-		[RIGHT_ARTIFACTS] = "Enter download  ? help",
-		[RIGHT_CONNECTORS] = "Space enable/disable  t test  ? help",
+	static const struct hint *const right[] = {
+		[RIGHT_LOG] = log, [RIGHT_PLAN] = plan, [RIGHT_ARTIFACTS] = artifacts,
+		[RIGHT_CONNECTORS] = connectors,
 	};
+	char where[48];
 
 	if (m->focus == PANE_RIGHT && m->right == RIGHT_PLAN &&
 	    !(m->plan.present && m->plan.status != NULL &&
 	    strcmp(m->plan.status, "awaiting-approval") == 0))
-		return "1 log  3 artifacts  ? help";	/* nothing to decide */
-	return m->focus == PANE_RIGHT ? right[m->right] : left[m->focus];
+		return hints_text(idle_plan, "", buf, len);	/* nothing to decide */
+	if (m->focus == PANE_RIGHT && m->right == RIGHT_LOG && m->log.search[0] != '\0') {
+		size_t index, total;
+
+		model_log_search_count(m, &index, &total);
+		if (index > 0)
+			snprintf(where, sizeof where, "match %zu/%zu", index, total);
+		else
+			snprintf(where, sizeof where, "%zu match%s", total, total == 1 ? "" : "es");
+		return hints_text(found, where, buf, len);
+	}
+	return hints_text(m->focus == PANE_RIGHT ? right[m->right] : left[m->focus], "", buf,
+	    len);
 }
 
 /*
@@ -154,8 +216,10 @@ static void
 draw_status(struct tui *t, int y)
 {
 	const struct model *m = &t->m;
-	const char *hints[2] = { draw_hints(m), "? help" };
-	char conn[96], svc[3][160], att[48];
+	char conn[96], svc[3][160], att[48], hbuf[160], help[48];
+	static const struct hint help_only[] = { { "help", "?", "help" }, { NULL, NULL, NULL } };
+	const char *hints[2] = { draw_hints(m, hbuf, sizeof hbuf),
+	    hints_text(help_only, "", help, sizeof help) };
 	size_t running, waiting, need = 0;
 	long long left;
 	int x, room, cw, aw = 0;
@@ -263,6 +327,7 @@ draw_screen(struct tui *t)
 		    A_NORMAL);
 	} else {
 		draw_layout(t, &left, &right, &sep1, &sep2);
+		model_log_search_update(&t->m);	/* the title and the hints show the count */
 		draw_title_line(t);
 		draw_box(t, &left, NULL, false);
 		draw_box(t, &right, NULL, false);

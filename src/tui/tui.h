@@ -106,9 +106,10 @@ enum modal_kind {
 	MODAL_PROMPT,		/* new run */
 	MODAL_FEEDBACK,		/* plan revise */
 	MODAL_DOWNLOAD,		/* download directory */
-	MODAL_FILTER,		/* the log's '/' */
+	MODAL_FILTER,		/* the log's '&' (only matching lines) */
 	MODAL_COMMAND,		/* ':' (keys.c registers it) */
 	MODAL_LIST_FILTER,	/* '/' in Projects, Sessions, Runs: applied as typed */
+	MODAL_SEARCH,		/* the log's '/': n / N go from match to match */
 	MODAL__COUNT
 };
 
@@ -226,6 +227,9 @@ size_t tui_page_rows(const struct tui *t);
 /* Draws the screen into stdscr; then modal_draw, then screen_flush sends it. */
 void draw_screen(struct tui *t);
 void screen_flush(struct tui *t);
+/* The status bar's hints ask key(action) for an action's key now (NULL:
+ * none); keys.c registers it (the layer above). */
+void screen_register_keys(const char *(*key)(const char *action, char *buf, size_t len));
 
 /* commands.c */
 /* Queues the jobs that fetch what need (NEED_*) says. */
@@ -249,11 +253,23 @@ void tui_reread(struct tui *t);
 void keys_init(void);
 /* One key (TUI_KEY() for curses codes): returns TUI_* flags. */
 unsigned keys_dispatch(struct tui *t, int key);
+/* A key as the configuration file writes it ("x", "é", "Space", "Ctrl-X",
+ * "F5", "PgUp", ...): the key code, -1 when it is none of them. */
+int keys_parse(const char *text);
+/* Gives action (a name of taskdeck(1): "quit", "new-run", ...) the key:
+ * it replaces the action's character key (arrows, Tab, Enter stay), and
+ * leaves what it did in the same panes.  False, with why, for an unknown
+ * action; why also says what the key no longer does. */
+bool keys_bind(const char *action, int key, char *why, size_t len);
 /* The mouse event curses has waiting. */
 unsigned keys_mouse(struct tui *t);
 
 /* draw.c */
 void draw_init(struct tui *t);
+/* Gives a style (element: "bar", "selected", "match", ...) the colours of
+ * value, "FG" or "FG,BG" (names, "default" or 0-255), for draw_init; false,
+ * with why, for an unknown element or colour. */
+bool draw_color_set(const char *element, const char *value, char *why, size_t len);
 unsigned draw_attr(const struct tui *t, enum tui_style s);
 /* Columns of a UTF-8 string (invalid bytes and controls count as one '?'). */
 int draw_width(const char *s);
@@ -266,6 +282,15 @@ int draw_text(int y, int x, int maxw, const char *s, unsigned attr);
 /* Draws s[0..len) with attr, bytes whose mask is set with hl; columns drawn. */
 int draw_span(int y, int x, int maxw, const char *s, size_t len,
     const unsigned char *mask, unsigned attr, unsigned hl);
+/* The rows pane p's list shows (its filter applied), in order, *shown of
+ * them; cur->top becomes the first shown among them for height rows (the
+ * selection in view).  The caller frees the array. */
+size_t *draw_list_rows(struct tui *t, enum pane p, struct m_cursor *cur, size_t height,
+    size_t *shown);
+/* The list row shown n-th (a click), SIZE_MAX when none. */
+size_t draw_list_nth(const struct tui *t, enum pane p, size_t n);
+/* "Name", or "Name /query (2 of 5)" while a filter is set. */
+void draw_list_title(const struct tui *t, enum pane p, const char *name, char *buf, size_t len);
 /* Spaces from x to x + w. */
 void draw_fill(int y, int x, int w, unsigned attr);
 /* A box with title (focused: ST_TITLE); r is the outer rectangle. */
@@ -305,6 +330,8 @@ struct rect modal_box(struct tui *t, int w, int h, const char *title);
 void modal_close(struct tui *t);
 /* Frees the copies a confirm holds. */
 void modal_free(struct tui *t);
+/* n / N in the log: the next / previous search match, said in the message line. */
+void modal_search_next(struct tui *t, int dir);
 /* Opens the download prompt for the selected artifact. */
 void modal_download(struct tui *t);
 

@@ -1,7 +1,9 @@
 /* The artifacts of the selected session: name, path, size, version, run. */
 #define NCURSES_WIDECHAR 1
 #include <curses.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tui/tui.h"
@@ -34,7 +36,13 @@ artifacts_title(const struct tui *t, char *buf, size_t len)
 		return;
 	}
 	draw_short_id(t, s->id, id, sizeof id);
-	snprintf(buf, len, "Artifacts: %s (%zu)", id, t->m.artifact_count);
+	if (model_list_query(&t->m, PANE_RIGHT)[0] != '\0') {
+		char name[96];
+
+		snprintf(name, sizeof name, "Artifacts: %s", id);
+		draw_list_title(t, PANE_RIGHT, name, buf, len);
+	} else
+		snprintf(buf, len, "Artifacts: %s (%zu)", id, t->m.artifact_count);
 }
 
 /* The version without "sha256:", 8 characters. */
@@ -53,6 +61,7 @@ artifacts_draw(struct tui *t, const struct rect *r)
 	bool focused = m->focus == PANE_RIGHT;
 	int cn, cp, cs, cv, cr, x;
 	char size[32], version[16], run[64];
+	size_t shown, *rows;
 
 	if (model_session(m) == NULL) {
 		draw_text(r->y, r->x + 1, r->w - 1, "no session selected", draw_attr(t, ST_DIM));
@@ -76,15 +85,18 @@ artifacts_draw(struct tui *t, const struct rect *r)
 	draw_text(r->y, x + cs + cv, cr, "RUN", A_BOLD);
 	if (r->h < 2)
 		return;
-	model_cursor_fit(&m->artifacts_cur, m->artifact_count, (size_t)(r->h - 1));
+	rows = draw_list_rows(t, PANE_RIGHT, &m->artifacts_cur, (size_t)(r->h - 1), &shown);
+	if (shown == 0)
+		draw_text(r->y + 1, r->x + 2, r->w - 2, "no match", draw_attr(t, ST_DIM));
 	for (int i = 0; i < r->h - 1; i++) {
-		size_t k = m->artifacts_cur.top + (size_t)i;
+		size_t k;
 		const struct m_artifact *a;
 		unsigned attr;
 		int y = r->y + 1 + i;
 
-		if (k >= m->artifact_count)
+		if (m->artifacts_cur.top + (size_t)i >= shown)
 			break;
+		k = rows[m->artifacts_cur.top + (size_t)i];
 		a = &m->artifacts[k];
 		attr = k != m->artifacts_cur.sel ? draw_attr(t, ST_NORMAL) :
 		    draw_attr(t, focused ? ST_SELECTED : ST_SELECTED_DIM);
@@ -105,14 +117,18 @@ artifacts_draw(struct tui *t, const struct rect *r)
 		draw_tail_id(t, a->run_id, run, sizeof run);
 		draw_text(y, x + cs + cv, cr, run, attr);
 	}
+	free(rows);
 }
 
 static unsigned
 artifacts_click(struct tui *t, int row)
 {
-	if (row < 1)
+	size_t k;
+
+	if (row < 1 ||
+	    (k = draw_list_nth(t, PANE_RIGHT, t->m.artifacts_cur.top + (size_t)row - 1)) == SIZE_MAX)
 		return TUI_HANDLED;
-	tui_need(t, model_select(&t->m, PANE_RIGHT, t->m.artifacts_cur.top + (size_t)row - 1));
+	tui_need(t, model_select(&t->m, PANE_RIGHT, k));
 	return TUI_HANDLED | TUI_REDRAW;
 }
 

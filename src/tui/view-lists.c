@@ -1,6 +1,7 @@
 /* The left column's panes: projects, sessions of the project, runs of the session. */
 #define NCURSES_WIDECHAR 1
 #include <curses.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,45 +10,35 @@
 #include "tui/tui.h"
 #include "xalloc.h"
 
+static void runs_age(const char *at, long long now_ms, char *out, size_t len);
+static long long runs_ms(const char *from, const char *to, long long now_ms);
+static void runs_duration_text(long long ms, char *out, size_t len);
+static void runs_tokens(long long n, char *out, size_t len);
+
+/* Columns at the right of a wide list row: age, duration, tokens. */
+#define RUNS_COLS 30
+
 /* Draws one row of a list at y (marker already drawn) with attr as the base. */
 typedef void (*list_row_fn)(struct tui *t, size_t i, int y, int x, int w, unsigned attr);
 
-/* A list pane: the selected row marked "> ", reverse video when focused. */
+/* A list pane: the selected row marked "> ", reverse video when focused;
+ * with a filter, only the matching rows (top counts among them). */
 static void
 list_draw(struct tui *t, const struct rect *r, enum pane pane, struct m_cursor *cur,
     size_t count, list_row_fn row, const char *empty)
 {
 	bool focused = t->m.focus == pane;
-	size_t shown = count, *rows = NULL;
-	struct m_cursor fc;
+	size_t shown, *rows;
 
 	if (count == 0) {
 		draw_text(r->y, r->x + 2, r->w - 2, empty, draw_attr(t, ST_DIM));
 		return;
 	}
-	/* A filter: only the matching rows; top counts among them. */
-	if (t->m.list_filter[pane][0] != '\0') {
-		rows = xcalloc(count, sizeof *rows);
-		shown = 0;
-		fc = (struct m_cursor){ .sel = 0, .top = cur->top };
-		for (size_t k = 0; k < count; k++) {
-			if (!model_list_match(&t->m, pane, k))
-				continue;
-			if (k == cur->sel)
-				fc.sel = shown;
-			rows[shown++] = k;
-		}
-		if (shown == 0) {
-			draw_text(r->y, r->x + 2, r->w - 2, "no match", draw_attr(t, ST_DIM));
-			free(rows);
-			return;
-		}
-		model_cursor_fit(&fc, shown, (size_t)r->h);
-		cur->top = fc.top;
-	} else
-		model_cursor_fit(cur, count, (size_t)r->h);
+	rows = draw_list_rows(t, pane, cur, (size_t)r->h, &shown);
+	if (shown == 0)
+		draw_text(r->y, r->x + 2, r->w - 2, "no match", draw_attr(t, ST_DIM));
 	for (int i = 0; i < r->h && cur->top + (size_t)i < shown; i++) {
-		size_t k = rows != NULL ? rows[cur->top + (size_t)i] : cur->top + (size_t)i;
+		size_t k = rows[cur->top + (size_t)i];
 		bool sel = k == cur->sel;
 		unsigned attr = sel ? draw_attr(t, focused ? ST_SELECTED : ST_SELECTED_DIM) :
 		    draw_attr(t, ST_NORMAL);
@@ -64,38 +55,27 @@ list_draw(struct tui *t, const struct rect *r, enum pane pane, struct m_cursor *
 static unsigned
 list_click(struct tui *t, enum pane pane, const struct m_cursor *cur, int row)
 {
-	size_t want = cur->top + (size_t)row, n = 0;
-	const size_t counts[] = { t->m.project_count, t->m.session_count, t->m.run_count };
+	size_t want = draw_list_nth(t, pane, cur->top + (size_t)row);
 
-	/* Filtered: the row-th matching row from top. */
-	if (t->m.list_filter[pane][0] != '\0') {
-		for (size_t k = 0; k < counts[pane]; k++) {
-			if (model_list_match(&t->m, pane, k) && n++ == want) {
-				want = k;
-				break;
-			}
-			if (k + 1 == counts[pane])
-				return TUI_HANDLED;
-		}
-	}
+	if (want == SIZE_MAX)
+		return TUI_HANDLED;
 	tui_need(t, model_select(&t->m, pane, want));
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
-/* "Name", or "Name /query (2 of 5)" with a filter. */
+/* "Name ↓newest", "Name /query (2 of 5) ↓status" with a filter. */
 static void
 list_title(const struct tui *t, enum pane pane, const char *name, size_t count, char *buf,
     size_t len)
 {
-	size_t n = 0;
+	size_t n;
 
-	if (t->m.list_filter[pane][0] == '\0') {
-		snprintf(buf, len, "%s", name);
-		return;
-	}
-	for (size_t k = 0; k < count; k++)
-		n += model_list_match(&t->m, pane, k);
-	snprintf(buf, len, "%s /%s (%zu of %zu)", name, t->m.list_filter[pane], n, count);
+	(void)count;
+	draw_list_title(t, pane, name, buf, len);
+	n = strlen(buf);
+	if (n < len)
+		snprintf(buf + n, len - n, " %s%s", t->ascii ? "sort:" : "↓",
+		    model_sort_name(t->m.sort[pane]));
 }
 
 static void
@@ -164,6 +144,39 @@ sessions_row(struct tui *t, size_t i, int y, int x, int w, unsigned attr)
 		line[n++] = *p == '\n' || *p == '\r' ? ' ' : *p;
 	line[n] = '\0';
 	n = (size_t)list_badge(t, model_attention_in(&t->m, s->project_id, s->id), y, x, w, attr);
+	/* A wide pane: the last run's status first, then age (of the last
+	 * change), duration and tokens (its runs among the project's last
+	 * ones read) at the right, as the runs show them. */
+	if (w - (int)n >= 12 + RUNS_COLS + 16) {
+		unsigned bits = attr & (A_REVERSE | A_BOLD);
+		int si = draw_status_index(s->last_run_status), used = (int)n;
+		long long now = td_now_ms(), ms = -1, tokens = 0;
+		char badge[64], age[32], dur[32], tok[32], cols[96];
+
+		for (size_t k = 0; k < t->m.project_run_count; k++) {
+			const struct m_run *r = &t->m.project_runs[k];
+			long long d;
+
+			if (r->session_id == NULL || strcmp(r->session_id, s->id) != 0)
+				continue;
+			d = runs_ms(r->started_at, r->finished_at, now);
+			if (d >= 0)
+				ms = (ms < 0 ? 0 : ms) + d;
+			tokens += r->tokens > 0 ? r->tokens : 0;
+		}
+		snprintf(badge, sizeof badge, "%s %-9s ", si >= 0 ? t->g->status[si] : " ",
+		    s->last_run_status != NULL ? s->last_run_status : "-");
+		used += draw_text(y, x + used, w - used, badge,
+		    draw_attr(t, draw_status_style(s->last_run_status)) | bits);
+		runs_age(s->updated_at, now, age, sizeof age);
+		runs_duration_text(ms, dur, sizeof dur);
+		runs_tokens(tokens, tok, sizeof tok);
+		snprintf(cols, sizeof cols, "%8s %7s %10s", age, dur, tok);
+		draw_text(y, x + w - RUNS_COLS + 2, RUNS_COLS - 2, cols, draw_attr(t, ST_DIM) | bits);
+		draw_text(y, x + used, w - used - RUNS_COLS, line, attr);
+		t->ages_shown = true;
+		return;
+	}
 	draw_text(y, x + (int)n, w - (int)n, line, attr);
 }
 
@@ -218,18 +231,27 @@ runs_age(const char *at, long long now_ms, char *out, size_t len)
 		snprintf(out, len, "%lldd ago", s / 86400);
 }
 
-/* "0.8s", "42s", "3m05s", "2h03m": from start to end (or now); "-" before it started. */
-static void
-runs_duration(const char *from, const char *to, long long now_ms, char *out, size_t len)
+/* Milliseconds from start to end (or now); -1 before it started. */
+static long long
+runs_ms(const char *from, const char *to, long long now_ms)
 {
 	int64_t a, b = now_ms;
-	long long ms, s;
 
-	if (from == NULL || !td_time_parse(from, &a) || (to != NULL && !td_time_parse(to, &b))) {
+	if (from == NULL || !td_time_parse(from, &a) || (to != NULL && !td_time_parse(to, &b)))
+		return -1;
+	return b - a > 0 ? b - a : 0;
+}
+
+/* "0.8s", "42s", "3m05s", "2h03m"; "-" for ms < 0. */
+static void
+runs_duration_text(long long ms, char *out, size_t len)
+{
+	long long s;
+
+	if (ms < 0) {
 		snprintf(out, len, "-");
 		return;
 	}
-	ms = b - a > 0 ? b - a : 0;
 	s = ms / 1000;
 	if (s < 10)
 		snprintf(out, len, "%lld.%llds", s, ms % 1000 / 100);
@@ -255,8 +277,6 @@ runs_tokens(long long n, char *out, size_t len)
 		snprintf(out, len, "%lldk tok", n / 1000);
 }
 
-/* Columns of a wide Runs pane: age, duration, tokens (RUNS_COLS wide). */
-#define RUNS_COLS 30
 
 static void
 runs_row(struct tui *t, size_t i, int y, int x, int w, unsigned attr)
@@ -285,7 +305,7 @@ runs_row(struct tui *t, size_t i, int y, int x, int w, unsigned attr)
 		long long now = td_now_ms();
 
 		runs_age(r->created_at, now, age, sizeof age);
-		runs_duration(r->started_at, r->finished_at, now, dur, sizeof dur);
+		runs_duration_text(runs_ms(r->started_at, r->finished_at, now), dur, sizeof dur);
 		runs_tokens(r->tokens, tok, sizeof tok);
 		snprintf(cols, sizeof cols, "%8s %7s %10s", age, dur, tok);
 		draw_text(y, x + w - RUNS_COLS + 2, RUNS_COLS - 2, cols, draw_attr(t, ST_DIM) |

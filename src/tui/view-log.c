@@ -11,7 +11,8 @@ static void
 log_title(const struct tui *t, char *buf, size_t len)
 {
 	const struct m_log *l = &t->m.log;
-	char id[64], count[48] = "";
+	char id[64], count[48] = "", search[MODEL_QUERY_MAX + 48] = "";
+	size_t index, total;
 
 	if (l->scope_id == NULL) {
 		snprintf(buf, len, "Log");
@@ -21,9 +22,17 @@ log_title(const struct tui *t, char *buf, size_t len)
 	if (l->filter[0] != '\0')
 		snprintf(count, sizeof count, " (%zu line%s)", l->match_count,
 		    l->match_count == 1 ? "" : "s");
-	snprintf(buf, len, "Log: %s (%s)%s%s%s%s%s%s", id, l->run_scope ? "run" : "session",
+	if (l->search[0] != '\0') {
+		model_log_search_count(&t->m, &index, &total);
+		if (index > 0)
+			snprintf(search, sizeof search, " /%s %zu/%zu", l->search, index, total);
+		else
+			snprintf(search, sizeof search, " /%s (%zu)", l->search, total);
+	}
+	snprintf(buf, len, "Log: %s (%s)%s%s%s%s%s%s%s", id, l->run_scope ? "run" : "session",
 	    l->follow ? " follow" : "", l->wrap ? " wrap" : "",
-	    l->loading ? " loading" : "", l->filter[0] != '\0' ? " /" : "", l->filter, count);
+	    l->loading ? " loading" : "", l->filter[0] != '\0' ? " &" : "", l->filter, count,
+	    search);
 }
 
 /* Marks in mask the bytes of text inside a match of query (ASCII case folded). */
@@ -32,7 +41,6 @@ log_mask(const char *text, size_t len, const char *query, unsigned char *mask)
 {
 	size_t q = strlen(query);
 
-	memset(mask, 0, len);
 	if (q == 0 || q > len)
 		return;
 	for (size_t i = 0; i + q <= len; i++) {
@@ -100,25 +108,29 @@ log_draw_prefix(struct tui *t, const char *meta, const char *glyph, unsigned att
  */
 static int
 log_line(struct tui *t, const struct log_line *ln, const struct rect *r, int y,
-    int skip, bool draw)
+    int skip, bool draw, bool current)
 {
 	static unsigned char mask[MODEL_LINE_MAX + 1];
-	const char *query = t->m.log.filter;
+	const char *query = t->m.log.filter, *search = t->m.log.search;
 	char meta[128], gbuf[32];
 	const char *glyph = log_glyph(t, ln, gbuf, sizeof gbuf);
 	size_t len = strlen(ln->text), at = 0, n;
 	int pw, rows = 0, used;
 	unsigned attr = draw_attr(t, log_style(ln));
 	unsigned base = ln->kind == LOG_OUTPUT && !ln->error ? draw_attr(t, ST_NORMAL) : attr;
-	unsigned hl = draw_attr(t, ST_MATCH);
+	/* Filter and search matches highlighted; the current search match stands out. */
+	unsigned hl = current ? draw_attr(t, ST_SELECTED) | A_BOLD | A_UNDERLINE :
+	    draw_attr(t, ST_MATCH);
 	const unsigned char *mk = NULL;
 
 	log_meta(t, ln, meta, sizeof meta);
 	pw = draw_width(meta) + draw_width(glyph);
 	if (pw > r->w / 2)
 		pw = r->w / 2;
-	if (draw && query[0] != '\0' && len <= MODEL_LINE_MAX) {
+	if (draw && (query[0] != '\0' || search[0] != '\0') && len <= MODEL_LINE_MAX) {
+		memset(mask, 0, len);
 		log_mask(ln->text, len, query, mask);
+		log_mask(ln->text, len, search, mask);
 		mk = mask;
 	}
 	if (!t->m.log.wrap) {
@@ -179,7 +191,7 @@ log_draw(struct tui *t, const struct rect *r)
 		top = count;
 		need = r->h;
 		while (top > 0 && need > 0) {
-			rows = log_line(t, model_log_line(&t->m, top - 1), r, 0, 0, false);
+			rows = log_line(t, model_log_line(&t->m, top - 1), r, 0, 0, false, false);
 			top--;
 			if (rows > need)
 				skip = rows - need;
@@ -192,7 +204,8 @@ log_draw(struct tui *t, const struct rect *r)
 		top = l->top;
 	}
 	for (i = top; i < count && y < r->y + r->h; i++) {
-		rows = log_line(t, model_log_line(&t->m, i), r, y, skip, true);
+		rows = log_line(t, model_log_line(&t->m, i), r, y, skip, true,
+		    model_log_search_current(&t->m, i));
 		y += rows - skip;
 		skip = 0;
 	}

@@ -42,7 +42,7 @@ wait_for "unknown command ':nonsense'"
 # h / l: from Runs (focused after :run) l goes to the log, h back.
 wait_for "Enter log  c cancel"
 keys l
-wait_for "/ filter  f follow"
+wait_for "/ search  & filter  f follow"
 keys h
 wait_for "Enter log  c cancel"
 pass "h and l move between panes"

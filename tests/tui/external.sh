@@ -26,7 +26,8 @@ wait_for "Hello from taskdeck"
 wait_live
 pass "v: the log in \$PAGER, then back"
 
-keys n
+# n in the Log is the search's: a new run from Runs.
+keys BTab n
 wait_for "New run in outside"
 type_text "my long prompt"
 keys C-o

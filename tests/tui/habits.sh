@@ -51,14 +51,14 @@ wait_for "report.md"
 screen | grep -q '…│' || fail "no cut log line ends in …"
 pass "log lines cut at 80 columns end in …"
 
-# The log's filter says how many lines match.
-keys /
+# The log's filter ('&', as in less) says how many lines match.
+keys '&'
 type_text "report"
 keys Enter
-wait_for_re "/report \([0-9]+ lines?\)"
-keys /
+wait_for_re "&report \([0-9]+ lines?\)"
+keys '&'
 keys Escape
-wait_gone "/report"
+wait_gone "&report"
 pass "the log filter counts its matching lines"
 
 # A start that fails (the session is busy) keeps the typed prompt.

@@ -400,6 +400,64 @@ Test(model, filter_is_case_insensitive_and_kept_up)
 	cr_expect_null(model_log_line(&m, 0));
 }
 
+Test(model, search_moves_between_matches_and_counts_them)
+{
+	size_t index, total;
+	char text[32];
+
+	select_run();
+	model_show_right(&m, RIGHT_LOG);
+	for (int i = 0; i < 100; i++) {
+		snprintf(text, sizeof text, "%s %d\n", i % 10 == 3 ? "Hit" : "line", i);
+		output("run_1", text);
+	}
+	model_log_fit(&m, 10);
+	/* From the first line shown (the last page while following): line 93. */
+	cr_assert(model_log_search(&m, "hit"));
+	model_log_search_count(&m, &index, &total);
+	cr_expect_eq(total, 10);
+	cr_expect_eq(index, 10, "the match at or after the view's top comes first");
+	cr_expect(!m.log.follow, "a search stops following");
+	cr_expect(model_log_search_current(&m, 93));
+	/* n past the last wraps to the first; N goes back. */
+	cr_expect_eq(model_log_search_next(&m, 1), 2, "wrapped");
+	model_log_search_count(&m, &index, &total);
+	cr_expect_eq(index, 1);
+	cr_expect(model_log_search_current(&m, 3));
+	cr_expect_leq(m.log.top, 3, "the match is scrolled into view");
+	cr_expect_eq(model_log_search_next(&m, 1), 1);
+	cr_expect(model_log_search_current(&m, 13));
+	cr_expect_eq(model_log_search_next(&m, -1), 1);
+	cr_expect_eq(model_log_search_next(&m, -1), 2, "N before the first wraps");
+	cr_expect(model_log_search_current(&m, 93));
+	/* With a filter, the search runs over the lines shown. */
+	model_log_filter(&m, "9");
+	model_log_search_count(&m, &index, &total);
+	cr_expect_eq(model_log_visible(&m), 19);
+	cr_expect_eq(total, 1, "only Hit 93 is shown, not %zu", total);
+	cr_expect_eq(index, 1);
+	cr_expect(model_log_search_current(&m, 12), "Hit 93 is the 13th line shown");
+	model_log_filter(&m, "");
+	/* The count kept for the screen follows new lines and the place. */
+	model_log_search_update(&m);
+	model_log_search_count(&m, &index, &total);
+	cr_expect_eq(total, 10);
+	output("run_1", "one more hit\n");
+	model_log_search_update(&m);
+	model_log_search_count(&m, &index, &total);
+	cr_expect_eq(total, 11, "a new matching line is counted");
+	model_log_search_next(&m, 1);
+	model_log_search_update(&m);
+	model_log_search_count(&m, &index, &total);
+	cr_expect_eq(index, 11, "n moved to the new line");
+	cr_expect(!model_log_search(&m, "absent"));
+	model_log_search_count(&m, &index, &total);
+	cr_expect_eq(total, 0);
+	cr_expect_eq(model_log_search_next(&m, 1), 0);
+	model_log_search(&m, "");
+	cr_expect_eq(m.log.search[0], '\0');
+}
+
 Test(model, follow_tracks_the_end_until_scrolled_up)
 {
 	char text[32];
@@ -816,4 +874,34 @@ Test(model, a_list_filter_moves_among_matches_only)
 	cr_expect(model_list_match(&m, PANE_PROJECTS, 1), "an empty filter matches all");
 	model_move(&m, 1, 10);
 	cr_expect_str_eq(model_project(&m)->id, "prj_b");
+}
+
+Test(model, s_sorts_runs_by_status_and_keeps_the_selection)
+{
+	give_projects((const char *const[]){ "prj_1", NULL });
+	give_sessions("prj_1", (const char *const[]){ "ses_1", NULL });
+	give_runs("ses_1", (const char *const[]){ "run_5:completed", "run_4:failed",
+	    "run_3:running", "run_2:queued", "run_1:cancelled", NULL }, false);
+	model_focus(&m, PANE_RUNS);
+	model_move(&m, 1, 10);
+	cr_assert_str_eq(model_run(&m)->id, "run_4");
+	model_list_sort_next(&m, PANE_RUNS);
+	cr_expect_eq(m.sort[PANE_RUNS], SORT_STATUS);
+	cr_expect_str_eq(m.runs[0].id, "run_3", "running first");
+	cr_expect_str_eq(m.runs[1].id, "run_2");
+	cr_expect_str_eq(m.runs[2].id, "run_4");
+	cr_expect_str_eq(m.runs[3].id, "run_1");
+	cr_expect_str_eq(m.runs[4].id, "run_5", "completed last");
+	cr_expect_str_eq(model_run(&m)->id, "run_4", "the selection stays on its run");
+	/* A run that starts needing the user goes first. */
+	apply("run.attention", "run_2", "{\"attention\":{\"kind\":\"plan-approval\"}}");
+	cr_expect_str_eq(m.runs[0].id, "run_2");
+	cr_expect_str_eq(model_run(&m)->id, "run_4");
+	model_list_sort_next(&m, PANE_RUNS);
+	cr_expect_eq(m.sort[PANE_RUNS], SORT_NAME);
+	model_list_sort_next(&m, PANE_RUNS);
+	cr_expect_eq(m.sort[PANE_RUNS], SORT_NEWEST);
+	for (size_t i = 0; i < 5; i++)
+		cr_expect_eq(m.runs[i].id[4], '5' - (int)i, "newest first again");
+	cr_expect_str_eq(model_run(&m)->id, "run_4");
 }
