@@ -224,7 +224,7 @@ res_history(struct tui *t, const struct job_result *r)
 	if (r->more && r->event_count > 0 && t->m.log.scope_id != NULL &&
 	    strcmp(t->m.log.scope_id, r->job.id) == 0) {
 		next = r->job;
-		next.after = r->events[r->event_count - 1]->seq;
+		worker_event_id(r->events[r->event_count - 1], next.after, sizeof next.after);
 		tui_submit(t, &next);
 	}
 	return NEED_NONE;

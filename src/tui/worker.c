@@ -260,9 +260,22 @@ evlist_free(struct evlist *l)
 	memset(l, 0, sizeof *l);
 }
 
-/* One page of a run's history into l; *n is how many came. */
+void
+worker_event_id(const struct td_event *ev, char *out, size_t size)
+{
+	if (ev->stream_id != NULL && ev->stream_id[0] != '\0')
+		snprintf(out, size, "%s:%lld", ev->stream_id, ev->seq);
+	else
+		snprintf(out, size, "%lld", ev->seq);
+}
+
+/*
+ * One page of a run's history into l; *n is how many came.  after is an
+ * event id (STREAM:SEQ, or "" from the start): a run resumed after a
+ * restart has events of several streams, whose bare seqs repeat.
+ */
 static enum td_code
-history_page(struct td_client *c, const char *run_id, long long after,
+history_page(struct td_client *c, const char *run_id, const char *after,
     const struct td_request_options *opts, struct evlist *l, size_t *n,
     struct td_error *err)
 {
@@ -273,8 +286,10 @@ history_page(struct td_client *c, const char *run_id, long long after,
 	*n = 0;
 	if (!id_ok(run_id))
 		return fail(err, TD_INVALID_ARGUMENT, "not a run id");
-	snprintf(path, sizeof path, "/api/v1/runs/%s/events?after=%lld&limit=%d", run_id,
-	    after < 0 ? 0 : after, WORKER_PAGE);
+	if (strspn(after, "0123456789abcdef:") != strlen(after))
+		return fail(err, TD_INVALID_ARGUMENT, "not an event id");
+	snprintf(path, sizeof path, "/api/v1/runs/%s/events?after=%s&limit=%d", run_id,
+	    after[0] != '\0' ? after : "0", WORKER_PAGE);
 	rc = td_request_json(c, "GET", path, NULL, opts, &body, err);
 	if (rc != TD_OK)
 		return rc;
@@ -300,7 +315,7 @@ static enum td_code
 history_run_all(struct td_client *c, const char *run_id,
     const struct td_request_options *opts, struct evlist *l, struct td_error *err)
 {
-	long long after = 0;
+	char after[64] = "", last[64];
 	size_t n;
 	enum td_code rc;
 
@@ -310,10 +325,12 @@ history_run_all(struct td_client *c, const char *run_id,
 		rc = history_page(c, run_id, after, opts, l, &n, err);
 		if (rc != TD_OK)
 			return rc;
-		if (l->count > 0 && l->items[l->count - 1]->seq <= after)
-			break;	/* no progress: a history spanning streams */
-		if (l->count > 0)
-			after = l->items[l->count - 1]->seq;
+		if (l->count == 0)
+			break;
+		worker_event_id(l->items[l->count - 1], last, sizeof last);
+		if (strcmp(last, after) == 0)
+			break;	/* no progress */
+		memcpy(after, last, sizeof after);
 	} while (n == WORKER_PAGE);
 	evlist_trim(l);
 	return TD_OK;

@@ -54,7 +54,7 @@ struct job {
 	bool run_scope;		/* JOB_HISTORY: id is a run (else a session) */
 	long version;
 	long revision;
-	long long after;	/* JOB_HISTORY: seq to read after */
+	char after[64];		/* JOB_HISTORY: event id STREAM:SEQ to read after, "" from the start */
 };
 
 /* A finished job, or a progress report of a download (progress true). */
@@ -98,5 +98,8 @@ void worker_submit(struct worker *w, const struct job *job);
 /* The next finished result, or NULL; caller frees it with job_result_free. */
 struct job_result *worker_take(struct worker *w);
 void job_result_free(struct job_result *r);
+
+/* An event's id, STREAM:SEQ (a bare SEQ without a stream), into out. */
+void worker_event_id(const struct td_event *ev, char *out, size_t size);
 
 #endif

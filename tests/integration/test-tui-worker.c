@@ -10,6 +10,7 @@
 #include "harness.h"
 #include "model.h"
 #include "taskdeck.h"
+#include "xalloc.h"
 #include "worker.h"
 
 static struct svc svc;
@@ -132,11 +133,13 @@ Test(worker, lists_and_the_history_a_log_shows)
 	cr_expect_str_eq(last->text, "run finished: completed");
 	cr_expect_eq(strlen(last->time), 8, "HH:MM:SS");
 	model_free(&m);
-	job_result_free(r);
 
-	/* Paging: after the last seq nothing more. */
-	r = call(w, &(struct job){ .kind = JOB_HISTORY, .id = first->id, .run_scope = true,
-	    .after = 1LL << 40 });
+	/* Paging: after the last event nothing more. */
+	struct job after_last = { .kind = JOB_HISTORY, .id = first->id, .run_scope = true };
+
+	worker_event_id(r->events[r->event_count - 1], after_last.after, sizeof after_last.after);
+	job_result_free(r);
+	r = call(w, &after_last);
 	cr_assert_eq(r->code, TD_OK, "%s", r->err.message);
 	cr_expect_eq(r->event_count, 0);
 	job_result_free(r);
@@ -237,6 +240,122 @@ Test(worker, freeing_is_prompt_with_jobs_queued)
 	t0 = mono_ms();
 	worker_free(w);
 	cr_expect_lt(mono_ms() - t0, 2000, "worker_free took %ld ms", mono_ms() - t0);
+	free(project);
+	td_client_free(c);
+}
+
+/* The number of events of a run's history, following the service's Link pages. */
+static size_t
+history_count_http(const char *run_id)
+{
+	char *path = xasprintf("/api/v1/runs/%s/events?limit=1000", run_id);
+	size_t total = 0;
+
+	for (int pages = 0; path != NULL; pages++) {
+		struct http_resp resp = http_req(&svc, "GET", path, NULL, NULL, true);
+		char *link, *lt, *gt;
+
+		cr_assert_lt(pages, 100);
+		cr_assert_eq(resp.status, 200, "%ld %s", resp.status, resp.body);
+		total += (size_t)cJSON_GetArraySize(resp.json);
+		free(path);
+		path = NULL;
+		link = http_header(&resp, "Link");
+		if (link != NULL && (lt = strchr(link, '<')) != NULL &&
+		    (gt = strchr(lt, '>')) != NULL) {
+			*gt = '\0';
+			path = strdup(lt + 1);
+		}
+		free(link);
+		http_resp_free(&resp);
+	}
+	return total;
+}
+
+/*
+ * A run resumed after a kill -9 has a history on two streams whose seqs
+ * overlap; the log pages it by event id (STREAM:SEQ) as the dashboard does
+ * (app.c), and gets every event once.
+ */
+Test(worker, pages_a_history_that_spans_a_restart, .timeout = 180)
+{
+	struct td_client *c = client_connect();
+	char *project = client_new_project(c, "Resumed");
+	struct td_run_request rq = { .project = project, .prompt = "Print 1,500 lines.",
+	    .provider = "replay", .model = "long-output" };
+	struct job job = { .kind = JOB_HISTORY, .run_scope = true };
+	struct td_error err;
+	struct td_run *run;
+	struct worker *w;
+	struct job_result *r;
+	char *path, *first_stream = NULL;
+	size_t total = 0, want;
+	bool two_streams = false, paged = false;
+	long deadline = mono_ms() + 60000;
+	cJSON *final;
+
+	cr_assert_eq(td_start_run(c, &rq, NULL, &run, &err), TD_OK, "start: %s", err.message);
+	/* Kill the service once more than a page of the run's history is stored. */
+	path = xasprintf("/api/v1/runs/%s/events?limit=1000", run->id);
+	while (!paged) {
+		struct http_resp resp = http_req(&svc, "GET", path, NULL, NULL, true);
+		char *link = http_header(&resp, "Link");
+
+		paged = link != NULL;
+		free(link);
+		http_resp_free(&resp);
+		cr_assert_lt(mono_ms(), deadline, "no second page of history in 60 s");
+		if (!paged)
+			usleep(50 * 1000);
+	}
+	free(path);
+	path = xasprintf("/api/v1/runs/%s", run->id);
+	struct http_resp resp = http_req(&svc, "GET", path, NULL, NULL, true);
+
+	cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(resp.json, "status")),
+	    "running", "the run ended before the kill: the transcript is too short");
+	http_resp_free(&resp);
+	free(path);
+	td_client_free(c);
+	svc_kill(&svc);
+	svc_restart(&svc);
+	svc_export_env(&svc);
+	final = run_wait_final(&svc, run->id, 90000);
+	cr_assert_not_null(final, "the resumed run did not end");
+	cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(final, "status")),
+	    "completed");
+	cJSON_Delete(final);
+	want = history_count_http(run->id);
+	cr_assert_gt(want, 2000, "two streams of more than 1,000 events each");
+
+	c = client_connect();
+	w = worker_new(c);
+	job.id = run->id;
+	for (int pages = 0;; pages++) {
+		cr_assert_lt(pages, 100);
+		r = call(w, &job);
+		cr_assert_eq(r->code, TD_OK, "%s", r->err.message);
+		for (size_t i = 0; i < r->event_count; i++) {
+			if (first_stream == NULL)
+				first_stream = strdup(r->events[i]->stream_id);
+			else if (strcmp(first_stream, r->events[i]->stream_id) != 0)
+				two_streams = true;
+		}
+		total += r->event_count;
+		if (!r->more || r->event_count == 0) {
+			cr_assert_gt(r->event_count, 0);
+			cr_expect_str_eq(r->events[r->event_count - 1]->type, "run.finished");
+			job_result_free(r);
+			break;
+		}
+		worker_event_id(r->events[r->event_count - 1], job.after, sizeof job.after);
+		job_result_free(r);
+	}
+	cr_expect(two_streams, "the history holds the events of both streams");
+	cr_expect_eq(total, want, "every event of the history once: %zu of %zu", total, want);
+	free(first_stream);
+	worker_free(w);
+	td_run_free(run);
 	free(project);
 	td_client_free(c);
 }
