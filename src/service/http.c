@@ -17,6 +17,7 @@
 
 #include "buf.h"
 #include "http.h"
+#include "httpparse.h"
 #include "idem.h"
 #include "ids.h"
 #include "json.h"
@@ -276,21 +277,6 @@ http_query_limit(const struct http_request *req, struct http_response *r, int *l
 	return true;
 }
 
-/* True when value is one of the loopback authorities for our port. */
-static bool
-loopback_authority(const char *value, int port)
-{
-	static const char *hosts[] = { "127.0.0.1", "localhost", "[::1]" };
-	char want[64];
-
-	for (size_t i = 0; i < sizeof hosts / sizeof hosts[0]; i++) {
-		snprintf(want, sizeof want, "%s:%d", hosts[i], port);
-		if (strcasecmp(value, want) == 0)
-			return true;
-	}
-	return false;
-}
-
 struct header_count {
 	int host, origin;
 };
@@ -318,12 +304,12 @@ origin_allowed(struct MHD_Connection *conn, int port)
 	const char *origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 	    "Origin");
 
-	if (host == NULL || !loopback_authority(host, port))
+	if (host == NULL || !http_loopback_authority(host, port))
 		return false;
 	if (origin == NULL)
 		return true;
 	return strncasecmp(origin, "http://", 7) == 0 &&
-	    loopback_authority(origin + 7, port);
+	    http_loopback_authority(origin + 7, port);
 }
 
 /* Bearer token, compared in constant time. */
@@ -347,48 +333,6 @@ needs_auth(const char *path)
 	return strncmp(path, "/api/", 5) == 0 || strncmp(path, "/app/", 5) == 0;
 }
 
-/*
- * Matches path against pattern.  Segments of the pattern that start with ':'
- * capture one non-empty segment of the path; params point into scratch.
- */
-static bool
-route_match(const char *pattern, const char *path, char *scratch,
-    const char **params)
-{
-	char *p = scratch;
-	int np = 0;
-
-	strcpy(scratch, path);
-	for (;;) {
-		if (*pattern == '\0' && *p == '\0')
-			break;
-		if (*pattern != '/' || *p != '/')
-			return false;
-		pattern++;
-		p++;
-
-		const char *pend = strchrnul(pattern, '/');
-		char *send = strchrnul(p, '/');
-		size_t plen = (size_t)(pend - pattern), slen = (size_t)(send - p);
-
-		if (*pattern == ':') {
-			if (slen == 0 || np == HTTP_MAX_PARAMS)
-				return false;
-			params[np++] = p;
-		} else if (plen != slen || strncmp(pattern, p, plen) != 0) {
-			return false;
-		}
-		pattern = pend;
-		p = send;
-	}
-	/* Terminate the captured segments. */
-	for (p = scratch; *p; p++) {
-		if (*p == '/')
-			*p = '\0';
-	}
-	return true;
-}
-
 /* The idempotency fingerprint: method, path and body, hashed. */
 static void
 idem_fingerprint(const struct http_request *req, unsigned char fp[IDEM_FP_LEN])
@@ -404,20 +348,6 @@ idem_fingerprint(const struct http_request *req, unsigned char fp[IDEM_FP_LEN])
 		crypto_hash_sha256_update(&st, (const unsigned char *)req->body,
 		    req->body_len);
 	crypto_hash_sha256_final(&st, fp);
-}
-
-static bool
-idem_key_valid(const char *key)
-{
-	size_t n = strlen(key);
-
-	if (n == 0 || n > 255 || key[0] == ' ' || key[n - 1] == ' ')
-		return false;
-	for (const char *p = key; *p; p++) {
-		if (*p < 0x20 || *p > 0x7e)
-			return false;
-	}
-	return true;
 }
 
 static const char *
@@ -439,7 +369,7 @@ run_idempotent(const struct route *rt, struct http_request *req,
 	struct idem_reply replay = { 0 };
 	char retry[16];
 
-	if (!idem_key_valid(key)) {
+	if (!http_idem_key_valid(key)) {
 		cJSON *details = cJSON_CreateObject();
 		cJSON_AddStringToObject(details, "header", "Idempotency-Key");
 		http_error(r, TD_INVALID_REQUEST, details,
@@ -491,7 +421,8 @@ dispatch(struct http_request *req, struct http_response *r)
 	for (size_t i = 0; i < routes_count; i++) {
 		const char *params[HTTP_MAX_PARAMS] = { 0 };
 
-		if (!route_match(routes[i].pattern, req->path, scratch, params))
+		if (!http_route_match(routes[i].pattern, req->path, scratch, params,
+		    HTTP_MAX_PARAMS))
 			continue;
 		if (strcmp(routes[i].method, req->method) == 0) {
 			found = &routes[i];
@@ -726,19 +657,11 @@ queue_error(struct MHD_Connection *conn, struct http_ctx *ctx, const char *metho
 static void *
 uri_seen(void *cls, const char *uri, struct MHD_Connection *conn)
 {
-	char *query = strchr(uri, '?');
-	size_t args = 1;
-
 	(void)cls;
 	(void)conn;
-	if (query == NULL || query[1] == '\0')
+	if (http_query_arg_count(uri) <= HTTP_MAX_QUERY_ARGS)
 		return NULL;
-	for (const char *p = query + 1; *p != '\0'; p++)
-		if (*p == '&' || *p == ';')
-			args++;
-	if (args <= HTTP_MAX_QUERY_ARGS)
-		return NULL;
-	query[1] = '\0';
+	strchr(uri, '?')[1] = '\0';
 	return &uri_refused;
 }
 
