@@ -5,11 +5,13 @@
 #include <sodium.h>
 #include <stdarg.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -36,6 +38,23 @@
  * still holds any sane set of headers.
  */
 #define HTTP_CONNECTION_MEMORY (16 * 1024)
+/*
+ * Connections (docs/service.md, Connections).  A connection waits while it has
+ * not sent a request's headers: after accept, or between two requests of a
+ * kept-alive connection.  A new one must send its headers within
+ * HTTP_HEADER_DEADLINE_MS; a kept-alive one may wait HTTP_KEEPALIVE_IDLE_MS for
+ * its next request.  When more than HTTP_MAX_WAITING wait, the oldest waiting
+ * ones are closed, so that slow or silent connections can never use up the
+ * HTTP_MAX_CONNECTIONS that libmicrohttpd accepts: a client that sends its
+ * request at once is never the oldest.
+ */
+#define HTTP_HEADER_DEADLINE_MS 5000
+#define HTTP_KEEPALIVE_IDLE_MS 30000
+#define HTTP_MAX_WAITING 256
+#define HTTP_MAX_CONNECTIONS 2048
+/* Descriptors kept for the store, run pipes, files and logs besides the connections. */
+#define HTTP_FD_RESERVE 512
+#define HTTP_SWEEP_MS 250
 /* More query arguments than this get 414 uri_too_long (docs/http-api.md). */
 #define HTTP_MAX_QUERY_ARGS 64
 
@@ -50,11 +69,30 @@ static char uri_refused;
  */
 #define HTTP_STREAM_SNDBUF (512 * 1024)
 
+/* One connection, from accept to close (MHD_OPTION_NOTIFY_CONNECTION). */
+struct http_conn {
+	struct http_conn *prev, *next;	/* in the waiting list, oldest first */
+	int fd;
+	int64_t since_ms;		/* accepted, or its last request completed */
+	bool waiting;			/* in the waiting list */
+	bool fresh;			/* no request yet: the header deadline applies */
+	bool evicted;			/* shut down by us; libmicrohttpd closes it */
+};
+
 struct http_server {
 	struct MHD_Daemon *daemon;
 	struct service *svc;
 	int port;
 	atomic_int in_flight;
+	/* The connections waiting for a request's headers, under mu. */
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	struct http_conn *wait_head, *wait_tail;
+	int nwaiting;
+	bool stopping;
+	pthread_t sweeper;
+	bool sweeper_started;
+	atomic_long evicted;
 };
 
 /* A streamed body: the handler's reader and the connection to suspend. */
@@ -665,6 +703,183 @@ uri_seen(void *cls, const char *uri, struct MHD_Connection *conn)
 	return &uri_refused;
 }
 
+/* Under h->mu. */
+static void
+waiting_remove(struct http_server *h, struct http_conn *hc)
+{
+	if (!hc->waiting)
+		return;
+	if (hc->prev != NULL)
+		hc->prev->next = hc->next;
+	else
+		h->wait_head = hc->next;
+	if (hc->next != NULL)
+		hc->next->prev = hc->prev;
+	else
+		h->wait_tail = hc->prev;
+	hc->prev = hc->next = NULL;
+	hc->waiting = false;
+	h->nwaiting--;
+}
+
+/* Under h->mu. */
+static void
+waiting_add(struct http_server *h, struct http_conn *hc, bool fresh)
+{
+	if (hc->waiting || hc->evicted)
+		return;
+	hc->since_ms = td_mono_ms();
+	hc->fresh = fresh;
+	hc->prev = h->wait_tail;
+	hc->next = NULL;
+	if (h->wait_tail != NULL)
+		h->wait_tail->next = hc;
+	else
+		h->wait_head = hc;
+	h->wait_tail = hc;
+	hc->waiting = true;
+	h->nwaiting++;
+}
+
+/*
+ * Closes a waiting connection: shutdown() wakes libmicrohttpd, which reads the
+ * end of the stream and closes it.  The descriptor is still open: it is closed
+ * only after NOTIFY_CLOSED, which takes h->mu first.  Under h->mu.
+ */
+static void
+waiting_evict(struct http_server *h, struct http_conn *hc)
+{
+	waiting_remove(h, hc);
+	hc->evicted = true;
+	if (hc->fd >= 0)
+		shutdown(hc->fd, SHUT_RDWR);
+	atomic_fetch_add(&h->evicted, 1);
+}
+
+static struct http_conn *
+conn_of(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn,
+	    MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci != NULL ? ci->socket_context : NULL;
+}
+
+static void
+notify_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+    enum MHD_ConnectionNotificationCode toe)
+{
+	struct http_server *h = cls;
+	struct http_conn *hc = *socket_context;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn,
+		    MHD_CONNECTION_INFO_CONNECTION_FD);
+
+		hc = xcalloc(1, sizeof *hc);
+		hc->fd = ci != NULL ? ci->connect_fd : -1;
+		*socket_context = hc;
+		pthread_mutex_lock(&h->mu);
+		waiting_add(h, hc, true);
+		while (h->nwaiting > HTTP_MAX_WAITING)
+			waiting_evict(h, h->wait_head);
+		pthread_mutex_unlock(&h->mu);
+		return;
+	}
+	if (hc == NULL)
+		return;
+	pthread_mutex_lock(&h->mu);
+	waiting_remove(h, hc);
+	hc->fd = -1;
+	pthread_mutex_unlock(&h->mu);
+	free(hc);
+	*socket_context = NULL;
+}
+
+/* The headers of a request are in: the connection no longer waits. */
+static void
+conn_request_started(struct http_server *h, struct MHD_Connection *conn)
+{
+	struct http_conn *hc = conn_of(conn);
+
+	if (hc == NULL)
+		return;
+	pthread_mutex_lock(&h->mu);
+	waiting_remove(h, hc);
+	pthread_mutex_unlock(&h->mu);
+}
+
+/* A request ended: a kept-alive connection waits for the next one. */
+static void
+conn_request_ended(struct http_server *h, struct MHD_Connection *conn)
+{
+	struct http_conn *hc = conn_of(conn);
+
+	if (hc == NULL)
+		return;
+	pthread_mutex_lock(&h->mu);
+	waiting_add(h, hc, false);
+	while (h->nwaiting > HTTP_MAX_WAITING)
+		waiting_evict(h, h->wait_head);
+	pthread_mutex_unlock(&h->mu);
+}
+
+/* Closes the connections past their deadline, every HTTP_SWEEP_MS. */
+static void *
+sweeper_main(void *arg)
+{
+	struct http_server *h = arg;
+
+	pthread_mutex_lock(&h->mu);
+	while (!h->stopping) {
+		struct timespec ts;
+		int64_t now = td_mono_ms();
+		struct http_conn *hc = h->wait_head, *next;
+
+		for (; hc != NULL; hc = next) {
+			next = hc->next;
+			if (now - hc->since_ms > (hc->fresh ? HTTP_HEADER_DEADLINE_MS :
+			    HTTP_KEEPALIVE_IDLE_MS))
+				waiting_evict(h, hc);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += HTTP_SWEEP_MS * 1000000L;
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		pthread_cond_timedwait(&h->cond, &h->mu, &ts);
+	}
+	pthread_mutex_unlock(&h->mu);
+	return NULL;
+}
+
+/*
+ * Raises the soft limit on open descriptors to what HTTP_MAX_CONNECTIONS needs
+ * (never past the hard limit); the number of connections to accept.
+ */
+static unsigned
+connection_limit(void)
+{
+	struct rlimit rl;
+	rlim_t want = HTTP_MAX_CONNECTIONS + HTTP_FD_RESERVE;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return 256;
+	if (rl.rlim_cur < want) {
+		rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want :
+		    rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+			(void)getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur >= want)
+		return HTTP_MAX_CONNECTIONS;
+	if (rl.rlim_cur < HTTP_FD_RESERVE + 256)
+		return 128;
+	log_warn("only %llu open files allowed (ulimit -n): %llu connections at most",
+	    (unsigned long long)rl.rlim_cur,
+	    (unsigned long long)(rl.rlim_cur - HTTP_FD_RESERVE));
+	return (unsigned)(rl.rlim_cur - HTTP_FD_RESERVE);
+}
+
 static enum MHD_Result
 access_handler(void *cls, struct MHD_Connection *conn, const char *url,
     const char *method, const char *version, const char *upload_data,
@@ -682,6 +897,7 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url,
 		 * Answer on a later call, never the first: queueing a response on
 		 * the first call makes libmicrohttpd close the connection.
 		 */
+		conn_request_started(h, conn);
 		ctx = xcalloc(1, sizeof *ctx);
 		buf_init(&ctx->body, HTTP_MAX_BODY);
 		ctx->start_ms = td_mono_ms();
@@ -733,6 +949,8 @@ request_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	struct http_server *h = cls;
 	struct http_ctx *ctx = *con_cls;
 
+	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		conn_request_ended(h, conn);
 	if (ctx == NULL || (void *)ctx == (void *)&uri_refused) {
 		*con_cls = NULL;
 		return;
@@ -772,6 +990,14 @@ setsockopt(int fd, int level, int name, const void *value, socklen_t len)
 	return (int)syscall(SYS_setsockopt, fd, level, name, value, len);
 }
 
+static void
+http_free(struct http_server *h)
+{
+	pthread_mutex_destroy(&h->mu);
+	pthread_cond_destroy(&h->cond);
+	free(h);
+}
+
 struct http_server *
 http_start(struct service *svc, const char *addr, int port, char **err)
 {
@@ -788,6 +1014,13 @@ http_start(struct service *svc, const char *addr, int port, char **err)
 		return NULL;
 	}
 	h->svc = svc;
+	pthread_mutex_init(&h->mu, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&h->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	unsigned limit = connection_limit();
 	h->daemon = MHD_start_daemon(
 	    MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG |
 	    MHD_ALLOW_SUSPEND_RESUME,
@@ -800,13 +1033,22 @@ http_start(struct service *svc, const char *addr, int port, char **err)
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY,
 	    MHD_OPTION_NOTIFY_COMPLETED, request_completed, h,
 	    MHD_OPTION_URI_LOG_CALLBACK, uri_seen, NULL,
+	    MHD_OPTION_NOTIFY_CONNECTION, notify_connection, h,
+	    MHD_OPTION_CONNECTION_LIMIT, limit,
 	    MHD_OPTION_END);
 	if (h->daemon == NULL) {
 		*err = xasprintf("cannot listen on %s:%d (in use, or not permitted)",
 		    addr, port);
-		free(h);
+		http_free(h);
 		return NULL;
 	}
+	if (pthread_create(&h->sweeper, NULL, sweeper_main, h) != 0) {
+		*err = xasprintf("cannot start the connection sweeper thread");
+		MHD_stop_daemon(h->daemon);
+		http_free(h);
+		return NULL;
+	}
+	h->sweeper_started = true;
 	info = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
 	h->port = info ? info->port : port;
 	return h;
@@ -833,6 +1075,12 @@ http_stop(struct http_server *h, int grace_ms)
 		struct timespec ts = { 0, 10 * 1000000L };
 		nanosleep(&ts, NULL);
 	}
+	pthread_mutex_lock(&h->mu);
+	h->stopping = true;
+	pthread_cond_signal(&h->cond);
+	pthread_mutex_unlock(&h->mu);
+	if (h->sweeper_started)
+		pthread_join(h->sweeper, NULL);
 	MHD_stop_daemon(h->daemon);
-	free(h);
+	http_free(h);
 }
