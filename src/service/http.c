@@ -25,6 +25,7 @@
 #include "json.h"
 #include "log.h"
 #include "service.h"
+#include "store.h"
 #include "timeutil.h"
 #include "xalloc.h"
 
@@ -250,6 +251,11 @@ http_verror(struct http_response *r, enum td_code code, cJSON *details,
 	cJSON *err = cJSON_AddObjectToObject(root, "error");
 	char *msg = NULL;
 
+	/* A handler's 500 after a write failed for want of space: say so (issue 17). */
+	if (code == TD_INTERNAL_ERROR && store_disk_full_seen()) {
+		code = TD_INSUFFICIENT_STORAGE;
+		fmt = NULL;
+	}
 	if (fmt != NULL && vasprintf(&msg, fmt, ap) < 0)
 		msg = NULL;
 	cJSON_AddStringToObject(err, "code", td_code_name(code));
@@ -456,6 +462,7 @@ dispatch(struct http_request *req, struct http_response *r)
 	const struct route *found = NULL;
 	char allow[128] = "";
 
+	store_disk_full_clear();
 	for (size_t i = 0; i < routes_count; i++) {
 		const char *params[HTTP_MAX_PARAMS] = { 0 };
 
