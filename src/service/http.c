@@ -756,11 +756,13 @@ waiting_add(struct http_server *h, struct http_conn *hc, bool fresh)
 static void
 waiting_evict(struct http_server *h, struct http_conn *hc)
 {
+	/* A kept-alive connection idle for long is housekeeping, not worth a log line. */
+	if (hc->fresh || h->nwaiting > HTTP_MAX_WAITING)
+		atomic_fetch_add(&h->evicted, 1);
 	waiting_remove(h, hc);
 	hc->evicted = true;
 	if (hc->fd >= 0)
 		shutdown(hc->fd, SHUT_RDWR);
-	atomic_fetch_add(&h->evicted, 1);
 }
 
 static struct http_conn *
@@ -836,18 +838,30 @@ static void *
 sweeper_main(void *arg)
 {
 	struct http_server *h = arg;
+	long logged = 0;
+	int64_t logged_ms = 0;
 
 	pthread_mutex_lock(&h->mu);
 	while (!h->stopping) {
 		struct timespec ts;
 		int64_t now = td_mono_ms();
 		struct http_conn *hc = h->wait_head, *next;
+		long evicted;
 
 		for (; hc != NULL; hc = next) {
 			next = hc->next;
 			if (now - hc->since_ms > (hc->fresh ? HTTP_HEADER_DEADLINE_MS :
 			    HTTP_KEEPALIVE_IDLE_MS))
 				waiting_evict(h, hc);
+		}
+		/* At most one line every 10 s, however many are closed. */
+		evicted = atomic_load(&h->evicted);
+		if (evicted != logged && now - logged_ms >= 10000) {
+			log_info("closed %ld connections that sent no request in time "
+			    "(or the oldest of more than %d waiting)", evicted - logged,
+			    HTTP_MAX_WAITING);
+			logged = evicted;
+			logged_ms = now;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		ts.tv_nsec += HTTP_SWEEP_MS * 1000000L;
