@@ -135,6 +135,20 @@ Test(fulldisk, service_refuses_writes_then_recovers)
 	cr_assert_eq(r.status, 507, "run on a full disk: %ld %s", r.status, r.body);
 	cr_assert_str_eq(http_error_code(&r), "insufficient_storage");
 	http_resp_free(&r);
+	/* A connector and a credential (sealed with secret.key) are refused alike. */
+	static const char *const others[][2] = {
+		{ "/api/v1/connectors", "{\"name\":\"full\",\"transport\":{\"type\":\"stdio\","
+		  "\"command\":\"true\"}}" },
+		{ "/api/v1/credentials", "{\"name\":\"full\",\"kind\":\"bearer\","
+		  "\"secret\":\"s3cret-value\"}" },
+	};
+	for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
+		r = http_req(&s, "POST", others[i][0], others[i][1], NULL, true);
+		cr_assert_eq(r.status, 507, "POST %s on a full disk: %ld %s", others[i][0], r.status,
+		    r.body);
+		cr_assert(strstr(r.body, "s3cret") == NULL);
+		http_resp_free(&r);
+	}
 	/* Reads still answer. */
 	r = http_req(&s, "GET", "/api/v1/projects?limit=1000", NULL, NULL, true);
 	cr_assert_eq(r.status, 200, "list on a full disk: %ld %s", r.status, r.body);
@@ -156,6 +170,12 @@ Test(fulldisk, service_refuses_writes_then_recovers)
 	cr_assert_not_null(acked[nacked], "create after the disk freed: %ld %s", r.status, r.body);
 	nacked++;
 	http_resp_free(&r);
+	for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
+		r = http_req(&s, "POST", others[i][0], others[i][1], NULL, true);
+		cr_assert_eq(r.status, 201, "POST %s after the disk freed: %ld %s", others[i][0],
+		    r.status, r.body);
+		http_resp_free(&r);
+	}
 	status = doctor_check(&s, "disk-space", &ready);
 	cr_assert_str_neq(status, "fail", "disk-space after the disk freed");
 	cr_assert_eq(ready, ready_before, "doctor's ready after the disk freed");
