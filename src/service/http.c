@@ -41,15 +41,17 @@
 #define HTTP_CONNECTION_MEMORY (16 * 1024)
 /*
  * Connections (docs/service.md, Connections).  A connection waits while it has
- * not sent a request's headers: after accept, or between two requests of a
- * kept-alive connection.  A new one must send its headers within
- * HTTP_HEADER_DEADLINE_MS; a kept-alive one may wait HTTP_KEEPALIVE_IDLE_MS for
- * its next request.  When more than HTTP_MAX_WAITING wait, the oldest waiting
- * ones are closed, so that slow or silent connections can never use up the
- * HTTP_MAX_CONNECTIONS that libmicrohttpd accepts: a client that sends its
- * request at once is never the oldest.
+ * not sent a whole request: after accept, while its body comes, and between
+ * two requests of a kept-alive connection.  A new one must send its headers
+ * within HTTP_HEADER_DEADLINE_MS, then its body within HTTP_BODY_DEADLINE_MS;
+ * a kept-alive one may wait HTTP_KEEPALIVE_IDLE_MS for its next request.  When
+ * more than HTTP_MAX_WAITING wait, the oldest waiting ones are closed, so that
+ * slow or silent connections can never use up the HTTP_MAX_CONNECTIONS that
+ * libmicrohttpd accepts: a client that sends its request at once is never the
+ * oldest.
  */
 #define HTTP_HEADER_DEADLINE_MS 5000
+#define HTTP_BODY_DEADLINE_MS 10000
 #define HTTP_KEEPALIVE_IDLE_MS 30000
 #define HTTP_MAX_WAITING 256
 #define HTTP_MAX_CONNECTIONS 2048
@@ -70,13 +72,20 @@ static char uri_refused;
  */
 #define HTTP_STREAM_SNDBUF (512 * 1024)
 
+/* What a waiting connection has not sent yet, and its deadline. */
+enum conn_phase {
+	CONN_HEADERS,		/* a new connection: HTTP_HEADER_DEADLINE_MS */
+	CONN_BODY,		/* headers in, body coming: HTTP_BODY_DEADLINE_MS */
+	CONN_IDLE,		/* kept alive after a request: HTTP_KEEPALIVE_IDLE_MS */
+};
+
 /* One connection, from accept to close (MHD_OPTION_NOTIFY_CONNECTION). */
 struct http_conn {
 	struct http_conn *prev, *next;	/* in the waiting list, oldest first */
 	int fd;
 	int64_t since_ms;		/* accepted, or its last request completed */
 	bool waiting;			/* in the waiting list */
-	bool fresh;			/* no request yet: the header deadline applies */
+	enum conn_phase phase;		/* what it is waiting for */
 	bool evicted;			/* shut down by us; libmicrohttpd closes it */
 };
 
@@ -112,7 +121,10 @@ struct http_ctx {
 	size_t discarded;	/* body bytes dropped after an early error */
 	bool answered;		/* a response is queued */
 	char request_id[32];
+	struct http_server *server;
 };
+
+static void conn_answered(struct http_server *h, struct MHD_Connection *conn);
 
 const char *
 http_query(const struct http_request *req, const char *key)
@@ -607,6 +619,7 @@ queue(struct MHD_Connection *conn, struct http_ctx *ctx, const char *method,
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 
+	conn_answered(ctx->server, conn);
 	resp = response_create(conn, r);
 	if (response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE) == NULL)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
@@ -731,12 +744,13 @@ waiting_remove(struct http_server *h, struct http_conn *hc)
 
 /* Under h->mu. */
 static void
-waiting_add(struct http_server *h, struct http_conn *hc, bool fresh)
+waiting_add(struct http_server *h, struct http_conn *hc, enum conn_phase phase)
 {
-	if (hc->waiting || hc->evicted)
+	waiting_remove(h, hc);
+	if (hc->evicted)
 		return;
 	hc->since_ms = td_mono_ms();
-	hc->fresh = fresh;
+	hc->phase = phase;
 	hc->prev = h->wait_tail;
 	hc->next = NULL;
 	if (h->wait_tail != NULL)
@@ -757,7 +771,7 @@ static void
 waiting_evict(struct http_server *h, struct http_conn *hc)
 {
 	/* A kept-alive connection idle for long is housekeeping, not worth a log line. */
-	if (hc->fresh || h->nwaiting > HTTP_MAX_WAITING)
+	if (hc->phase != CONN_IDLE || h->nwaiting > HTTP_MAX_WAITING)
 		atomic_fetch_add(&h->evicted, 1);
 	waiting_remove(h, hc);
 	hc->evicted = true;
@@ -789,7 +803,7 @@ notify_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
 		hc->fd = ci != NULL ? ci->connect_fd : -1;
 		*socket_context = hc;
 		pthread_mutex_lock(&h->mu);
-		waiting_add(h, hc, true);
+		waiting_add(h, hc, CONN_HEADERS);
 		while (h->nwaiting > HTTP_MAX_WAITING)
 			waiting_evict(h, h->wait_head);
 		pthread_mutex_unlock(&h->mu);
@@ -805,9 +819,23 @@ notify_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
 	*socket_context = NULL;
 }
 
-/* The headers of a request are in: the connection no longer waits. */
+/* The headers of a request are in: its body has HTTP_BODY_DEADLINE_MS. */
 static void
-conn_request_started(struct http_server *h, struct MHD_Connection *conn)
+conn_headers_in(struct http_server *h, struct MHD_Connection *conn)
+{
+	struct http_conn *hc = conn_of(conn);
+
+	if (hc == NULL)
+		return;
+	pthread_mutex_lock(&h->mu);
+	if (hc->waiting)
+		waiting_add(h, hc, CONN_BODY);
+	pthread_mutex_unlock(&h->mu);
+}
+
+/* The request is answered (or streams): the connection no longer waits. */
+static void
+conn_answered(struct http_server *h, struct MHD_Connection *conn)
 {
 	struct http_conn *hc = conn_of(conn);
 
@@ -827,7 +855,7 @@ conn_request_ended(struct http_server *h, struct MHD_Connection *conn)
 	if (hc == NULL)
 		return;
 	pthread_mutex_lock(&h->mu);
-	waiting_add(h, hc, false);
+	waiting_add(h, hc, CONN_IDLE);
 	while (h->nwaiting > HTTP_MAX_WAITING)
 		waiting_evict(h, h->wait_head);
 	pthread_mutex_unlock(&h->mu);
@@ -850,8 +878,9 @@ sweeper_main(void *arg)
 
 		for (; hc != NULL; hc = next) {
 			next = hc->next;
-			if (now - hc->since_ms > (hc->fresh ? HTTP_HEADER_DEADLINE_MS :
-			    HTTP_KEEPALIVE_IDLE_MS))
+			if (now - hc->since_ms > (hc->phase == CONN_HEADERS ?
+			    HTTP_HEADER_DEADLINE_MS : hc->phase == CONN_BODY ?
+			    HTTP_BODY_DEADLINE_MS : HTTP_KEEPALIVE_IDLE_MS))
 				waiting_evict(h, hc);
 		}
 		/* At most one line every 10 s, however many are closed. */
@@ -918,8 +947,9 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url,
 		 * Answer on a later call, never the first: queueing a response on
 		 * the first call makes libmicrohttpd close the connection.
 		 */
-		conn_request_started(h, conn);
+		conn_headers_in(h, conn);
 		ctx = xcalloc(1, sizeof *ctx);
+		ctx->server = h;
 		buf_init(&ctx->body, HTTP_MAX_BODY);
 		ctx->start_ms = td_mono_ms();
 		td_id_new("req", ctx->request_id);

@@ -1,7 +1,8 @@
 /*
  * Connection exhaustion (issue 17, finding 4): thousands of connections that
- * never finish their headers must not lock a well-behaved client out, and a
- * request whose headers trickle in is closed at the header deadline.
+ * never finish their headers or their body must not lock a well-behaved
+ * client out, and a request whose headers or body trickle in is closed at its
+ * deadline.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -77,6 +78,37 @@ closed_within(int fd, int ms)
 	return false;
 }
 
+/* The start of a slow connection of kind i % 3: nothing, a request line, headers and part of a body. */
+static void
+slow_start(const struct svc *s, int fd, int i)
+{
+	char text[512];
+
+	if (fd < 0 || i % 3 == 0)
+		return;
+	if (i % 3 == 1) {
+		trickle(fd, "GET /api/v1/projects HTTP/1.1\r\n");
+		return;
+	}
+	snprintf(text, sizeof text, "POST /api/v1/projects HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+	    "Authorization: Bearer %s\r\nContent-Type: application/json\r\n"
+	    "Content-Length: 1000\r\n\r\n{\"name\":", s->port, s->token);
+	trickle(fd, text);
+}
+
+/* Keeps a slow connection of kind i % 3 going; false when the service closed it. */
+static bool
+slow_feed(int fd, int i)
+{
+	char c;
+
+	if (i % 3 == 0) {
+		ssize_t n = recv(fd, &c, 1, 0);
+		return n < 0 && errno == EAGAIN;
+	}
+	return trickle(fd, i % 3 == 1 ? "X-Slow: 1\r\n" : " ");
+}
+
 /* One authenticated GET; asserts a 200 within 1 s. */
 static void
 answers_within_1s(const struct svc *s, const char *when)
@@ -99,32 +131,27 @@ Test(flood, slow_connections_leave_room_for_a_client)
 
 	raise_nofile();
 	svc_start(&s);
-	/* Half send nothing; half start a request and send one header line at a time. */
+	/*
+	 * A third send nothing; a third start a request and send one header line
+	 * at a time; a third send whole headers and then their body a byte at a time.
+	 */
 	for (int i = 0; i < FLOOD; i++) {
 		fds[i] = open_conn(&s);
 		if (fds[i] >= 0)
 			opened++;
-		if (fds[i] >= 0 && i % 2 == 1)
-			trickle(fds[i], "GET /api/v1/projects HTTP/1.1\r\n");
+		slow_start(&s, fds[i], i);
 	}
 	cr_assert_eq(opened, FLOOD);
 	answers_within_1s(&s, "after 2000 slow connections");
 	/* The attacker keeps the slow ones alive and replaces those the service closed. */
 	for (int round = 0; round < 3; round++) {
 		for (int i = 0; i < FLOOD; i++) {
-			if (fds[i] >= 0 && i % 2 == 1 && trickle(fds[i], "X-Slow: 1\r\n"))
+			if (fds[i] >= 0 && slow_feed(fds[i], i))
 				continue;
-			if (fds[i] >= 0 && i % 2 == 0) {
-				char c;
-				ssize_t n = recv(fds[i], &c, 1, 0);
-				if (n < 0 && errno == EAGAIN)
-					continue;
-			}
 			if (fds[i] >= 0)
 				close(fds[i]);
 			fds[i] = open_conn(&s);
-			if (fds[i] >= 0 && i % 2 == 1)
-				trickle(fds[i], "GET /api/v1/projects HTTP/1.1\r\n");
+			slow_start(&s, fds[i], i);
 		}
 		answers_within_1s(&s, "while the flood goes on");
 	}
@@ -164,5 +191,28 @@ Test(flood, header_deadline)
 	close(quiet);
 	close(slow);
 	answers_within_1s(&s, "after the deadline");
+	svc_destroy(&s);
+}
+
+Test(flood, body_deadline)
+{
+	struct svc s;
+	bool closed = false;
+	long t0, took;
+	int fd;
+
+	svc_start(&s);
+	fd = open_conn(&s);
+	cr_assert_geq(fd, 0);
+	t0 = mono_ms();
+	slow_start(&s, fd, 2);
+	/* Headers at once, then the body a byte a second: it must be done within 10 s. */
+	while (mono_ms() - t0 < 20000 && !closed)
+		closed = closed_within(fd, 1000) || !slow_feed(fd, 2);
+	took = mono_ms() - t0;
+	cr_assert(closed, "a body that trickles in for 20 s is still being read");
+	cr_assert_geq(took, 9000, "closed after %ld ms, before the 10 s body deadline", took);
+	close(fd);
+	answers_within_1s(&s, "after the body deadline");
 	svc_destroy(&s);
 }
