@@ -1,6 +1,7 @@
 /*
  * kill -9 at random points (issue 17): a real taskdeckd under a steady stream
- * of creates (projects; runs, each with its new session) is killed with
+ * of creates (projects; runs, each with its new session; connectors and
+ * credentials) is killed with
  * SIGKILL KILLS times at a random moment and started again each time.  Every
  * create it acknowledged (201) must be there after each restart, and the
  * database must pass PRAGMA integrity_check at the end.
@@ -127,6 +128,31 @@ write_until_killed(const struct svc *s, int round)
 		const char *pid = cJSON_GetStringValue(cJSON_GetObjectItem(j, "id"));
 		ack("projects", pid);
 		n++;
+		if (i % 6 == 3) {
+			/* A connector and a credential (sealed with secret.key). */
+			static const char *const kinds[] = { "connectors", "credentials" };
+			for (int k = 0; k < 2; k++) {
+				cJSON *made = NULL;
+
+				if (k == 0)
+					snprintf(body, sizeof body, "{\"name\":\"k%d-%d\",\"transport\":"
+					    "{\"type\":\"stdio\",\"command\":\"true\"}}", round, i);
+				else
+					snprintf(body, sizeof body, "{\"name\":\"k%d-%d\",\"kind\":"
+					    "\"bearer\",\"secret\":\"s-%d-%d\"}", round, i, round, i);
+				status = request(s, "POST", k == 0 ? "/api/v1/connectors" :
+				    "/api/v1/credentials", body, &made);
+				if (status == 0) {
+					cJSON_Delete(j);
+					cJSON_Delete(made);
+					return n;
+				}
+				cr_assert_eq(status, 201, "create %s: %ld", kinds[k], status);
+				ack(kinds[k], cJSON_GetStringValue(cJSON_GetObjectItem(made, "id")));
+				n++;
+				cJSON_Delete(made);
+			}
+		}
 		if (i % 4 == 0) {
 			cJSON *run = NULL;
 
