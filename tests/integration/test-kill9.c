@@ -31,6 +31,8 @@ struct ack {
 
 static struct ack acks[MAX_ACKS];
 static int nacks;
+/* Connector creates sent (the service keeps at most 200, CONNECTORS_MAX). */
+static int connectors_made;
 
 static size_t
 collect(char *data, size_t size, size_t n, void *ud)
@@ -128,8 +130,9 @@ write_until_killed(const struct svc *s, int round)
 		const char *pid = cJSON_GetStringValue(cJSON_GetObjectItem(j, "id"));
 		ack("projects", pid);
 		n++;
-		if (i % 6 == 3) {
-			/* A connector and a credential (sealed with secret.key). */
+		if (i % 6 == 3 && connectors_made < 100) {
+			/* A connector and a credential (sealed with secret.key); at most 200 connectors. */
+			connectors_made++;
 			static const char *const kinds[] = { "connectors", "credentials" };
 			for (int k = 0; k < 2; k++) {
 				cJSON *made = NULL;
@@ -147,7 +150,11 @@ write_until_killed(const struct svc *s, int round)
 					cJSON_Delete(made);
 					return n;
 				}
-				cr_assert_eq(status, 201, "create %s: %ld", kinds[k], status);
+				if (status != 201) {
+					char *text = made ? cJSON_PrintUnformatted(made) : NULL;
+					cr_assert_fail("create %s %s: %ld %s", kinds[k], body, status,
+					    text ? text : "");
+				}
 				ack(kinds[k], cJSON_GetStringValue(cJSON_GetObjectItem(made, "id")));
 				n++;
 				cJSON_Delete(made);
