@@ -2,7 +2,7 @@
  * A full disk (issue 17, finding 3).  Run in the full-disk rig, which gives
  * this program a 64 MiB tmpfs of its own (tests/integration/fulldisk.sh; make
  * check runs tests/integration/test-fulldisk.sh).  With the disk full, creates
- * answer 507 insufficient_storage, reads still answer, an artifact save says
+ * and updates answer 507 insufficient_storage, reads still answer, an artifact save says
  * the disk is full and doctor is not ready; once the disk has room again the
  * same service takes writes, with no restart, and nothing acknowledged is lost
  * (PRAGMA integrity_check is ok).
@@ -149,6 +149,16 @@ Test(fulldisk, service_refuses_writes_then_recovers)
 		cr_assert(strstr(r.body, "s3cret") == NULL);
 		http_resp_free(&r);
 	}
+	/* An update is refused too, and leaves the project as it was. */
+	char ppath[96];
+	snprintf(ppath, sizeof ppath, "/api/v1/projects/%s", acked[0]);
+	r = http_req(&s, "PATCH", ppath, "{\"name\":\"renamed on a full disk\"}", NULL, true);
+	cr_assert_eq(r.status, 507, "PATCH on a full disk: %ld %s", r.status, r.body);
+	http_resp_free(&r);
+	r = http_req(&s, "GET", ppath, NULL, NULL, true);
+	cr_assert_eq(r.status, 200);
+	cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(r.json, "name")), "p0");
+	http_resp_free(&r);
 	/* Reads still answer. */
 	r = http_req(&s, "GET", "/api/v1/projects?limit=1000", NULL, NULL, true);
 	cr_assert_eq(r.status, 200, "list on a full disk: %ld %s", r.status, r.body);
