@@ -14,6 +14,7 @@ export type TaskdeckErrorCode =
   | 'method_not_allowed' | 'stale_write' | 'stale_plan' | 'plan_not_pending' | 'session_busy'
   | 'cwd_mismatch' | 'payload_too_large' | 'idempotency_conflict' | 'invalid_configuration'
   | 'internal_error' | 'idempotency_unavailable' | 'service_unavailable'
+  | 'insufficient_storage'
   | 'timeout' | 'aborted' | 'unreachable' | 'invalid_response' | 'invalid_argument'
   | 'service_not_found' | 'io_error' | 'event_stream_overflow' | 'event_stream_invalid_message'
   | (string & {});

@@ -184,6 +184,18 @@ json_find_duplicate(const cJSON *item, char *field, size_t size)
 	return false;
 }
 
+/* True when a number under item overflowed to an infinity (1e400): it would print as null. */
+static bool
+json_has_nonfinite(const cJSON *item)
+{
+	if (cJSON_IsNumber(item))
+		return !isfinite(item->valuedouble);
+	for (const cJSON *c = item->child; c != NULL; c = c->next)
+		if ((cJSON_IsNumber(c) || c->child != NULL) && json_has_nonfinite(c))
+			return true;
+	return false;
+}
+
 cJSON *
 json_parse_why(const char *text, size_t len, enum json_problem *problem, char *field,
     size_t field_size)
@@ -207,7 +219,7 @@ json_parse_why(const char *text, size_t len, enum json_problem *problem, char *f
 	/* Only whitespace may follow the value. */
 	while (end < text + len && strchr(" \t\r\n", *end) != NULL)
 		end++;
-	if (end != text + len || json_depth(item) > JSON_MAX_DEPTH) {
+	if (end != text + len || json_depth(item) > JSON_MAX_DEPTH || json_has_nonfinite(item)) {
 		cJSON_Delete(item);
 		return NULL;
 	}

@@ -12,9 +12,9 @@
 
 /*
  * Parses len bytes that must hold exactly one JSON value, valid UTF-8, no
- * deeper than JSON_MAX_DEPTH, no object with the same key twice (which copy
- * would count?) and no \u0000 inside a string (cJSON would cut the string
- * there).  NULL on anything else.
+ * deeper than JSON_MAX_DEPTH, no number beyond a double's range (1e400), no
+ * object with the same key twice (which copy would count?) and no \u0000
+ * inside a string (cJSON would cut the string there).  NULL on anything else.
  */
 cJSON *json_parse(const char *text, size_t len);
 

@@ -361,8 +361,14 @@ store_failed(const char *what, const char *path, char **message)
 	int e = errno;
 
 	log_error("artifacts: cannot %s %s: %s", what, path, strerror(e));
-	*message = xasprintf("the artifact store could not take the file: %s",
-	    e == ENOSPC ? "the disk is full" : strerror(e));
+	if (store_errno_full(e)) {
+		store_note_errno(e);
+		*message = xasprintf("the disk is full (%s); "
+		    "free space and save it again", e == EDQUOT ? "the disk quota is used up" :
+		    "no space left on the device");
+		return TD_INSUFFICIENT_STORAGE;
+	}
+	*message = xasprintf("the artifact store could not take the file: %s", strerror(e));
 	return TD_IO_ERROR;
 }
 
@@ -587,9 +593,15 @@ artifacts_save(struct service *svc, const char *run_id,
 		    norm, id);
 	else
 		td_id_new("art", id);
+	store_disk_full_clear();
 	if (!again && !row_insert(svc->store, id, run_id, session_id, name, norm, version,
 	    size, media)) {
 		free(norm);
+		if (store_disk_full_seen()) {
+			*message = xstrdup("the disk is full "
+			    "(its record could not be written); free space and save it again");
+			return TD_INSUFFICIENT_STORAGE;
+		}
 		*message = xstrdup("the artifact could not be recorded");
 		return TD_INTERNAL_ERROR;
 	}

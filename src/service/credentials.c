@@ -157,8 +157,10 @@ bind_sealed(struct service *svc, sqlite3_stmt *s, int i, const char *secret)
 	unsigned char *sealed;
 	size_t len;
 
-	if (!secrets_seal(svc->secrets, secret, strlen(secret), &sealed, &len))
+	if (!secrets_seal(svc->secrets, secret, strlen(secret), &sealed, &len)) {
+		store_note_errno(secrets_make_errno(svc->secrets));	/* a full disk: 507 */
 		return false;
+	}
 	sqlite3_bind_blob(s, i, sealed, (int)len, free);
 	return true;
 }

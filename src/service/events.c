@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "events.h"
+#include "httpparse.h"
 #include "notify.h"
 #include "http.h"
 #include "json.h"
@@ -567,51 +568,6 @@ events_free(struct events *ev)
 	free(ev);
 }
 
-/*
- * Parses a Last-Event-ID "S:N" (S the 32 lower-case hex digits of a stream id,
- * N a decimal seq below 2^64), with spaces and tabs around it trimmed.
- */
-static bool
-parse_last_id(const char *v, char stream[33], uint64_t *seq)
-{
-	const char *colon, *start, *stop;
-	char digits[24];
-	char *end;
-	unsigned long long n;
-	size_t len;
-
-	if (v == NULL)
-		return false;
-	for (start = v; *start == ' ' || *start == '\t'; start++)
-		;
-	for (stop = start + strlen(start); stop > start && (stop[-1] == ' ' || stop[-1] == '\t');
-	    stop--)
-		;
-	if ((colon = memchr(start, ':', (size_t)(stop - start))) == NULL || colon - start != 32)
-		return false;
-	for (const char *p = start; p < colon; p++) {
-		if (!strchr("0123456789abcdef", *p))
-			return false;
-	}
-	len = (size_t)(stop - colon - 1);
-	if (len == 0 || len >= sizeof digits)
-		return false;
-	memcpy(digits, colon + 1, len);
-	digits[len] = '\0';
-	for (size_t i = 0; i < len; i++) {
-		if (digits[i] < '0' || digits[i] > '9')
-			return false;
-	}
-	errno = 0;
-	n = strtoull(digits, &end, 10);
-	if (errno == ERANGE || *end != '\0')
-		return false;
-	memcpy(stream, start, 32);
-	stream[32] = '\0';
-	*seq = n;
-	return true;
-}
-
 /* Where a subscriber resumes (docs/events.md, Resume). */
 enum resume {
 	RESUME_NONE,		/* no Last-Event-ID (or only spaces): live from now */
@@ -629,7 +585,7 @@ resume_point(const struct events *ev, const char *last_event_id, uint64_t *after
 
 	if (last_event_id == NULL || last_event_id[strspn(last_event_id, " \t")] == '\0')
 		return RESUME_NONE;
-	if (!parse_last_id(last_event_id, stream, after) ||
+	if (!http_parse_last_event_id(last_event_id, stream, after) ||
 	    strcmp(stream, ev->svc->stream_id) != 0 || *after > ev->seq)
 		return RESUME_CHANGED;
 	oldest = ev->window_oldest;

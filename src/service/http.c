@@ -5,11 +5,13 @@
 #include <sodium.h>
 #include <stdarg.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -17,11 +19,13 @@
 
 #include "buf.h"
 #include "http.h"
+#include "httpparse.h"
 #include "idem.h"
 #include "ids.h"
 #include "json.h"
 #include "log.h"
 #include "service.h"
+#include "store.h"
 #include "timeutil.h"
 #include "xalloc.h"
 
@@ -35,6 +39,25 @@
  * still holds any sane set of headers.
  */
 #define HTTP_CONNECTION_MEMORY (16 * 1024)
+/*
+ * Connections (docs/service.md, Connections).  A connection waits while it has
+ * not sent a whole request: after accept, while its body comes, and between
+ * two requests of a kept-alive connection.  A new one must send its headers
+ * within HTTP_HEADER_DEADLINE_MS, then its body within HTTP_BODY_DEADLINE_MS;
+ * a kept-alive one may wait HTTP_KEEPALIVE_IDLE_MS for its next request.  When
+ * more than HTTP_MAX_WAITING wait, the oldest waiting ones are closed, so that
+ * slow or silent connections can never use up the HTTP_MAX_CONNECTIONS that
+ * libmicrohttpd accepts: a client that sends its request at once is never the
+ * oldest.
+ */
+#define HTTP_HEADER_DEADLINE_MS 5000
+#define HTTP_BODY_DEADLINE_MS 10000
+#define HTTP_KEEPALIVE_IDLE_MS 30000
+#define HTTP_MAX_WAITING 256
+#define HTTP_MAX_CONNECTIONS 2048
+/* Descriptors kept for the store, run pipes, files and logs besides the connections. */
+#define HTTP_FD_RESERVE 512
+#define HTTP_SWEEP_MS 250
 /* More query arguments than this get 414 uri_too_long (docs/http-api.md). */
 #define HTTP_MAX_QUERY_ARGS 64
 
@@ -49,11 +72,37 @@ static char uri_refused;
  */
 #define HTTP_STREAM_SNDBUF (512 * 1024)
 
+/* What a waiting connection has not sent yet, and its deadline. */
+enum conn_phase {
+	CONN_HEADERS,		/* a new connection: HTTP_HEADER_DEADLINE_MS */
+	CONN_BODY,		/* headers in, body coming: HTTP_BODY_DEADLINE_MS */
+	CONN_IDLE,		/* kept alive after a request: HTTP_KEEPALIVE_IDLE_MS */
+};
+
+/* One connection, from accept to close (MHD_OPTION_NOTIFY_CONNECTION). */
+struct http_conn {
+	struct http_conn *prev, *next;	/* in the waiting list, oldest first */
+	int fd;
+	int64_t since_ms;		/* accepted, or its last request completed */
+	bool waiting;			/* in the waiting list */
+	enum conn_phase phase;		/* what it is waiting for */
+	bool evicted;			/* shut down by us; libmicrohttpd closes it */
+};
+
 struct http_server {
 	struct MHD_Daemon *daemon;
 	struct service *svc;
 	int port;
 	atomic_int in_flight;
+	/* The connections waiting for a request's headers, under mu. */
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	struct http_conn *wait_head, *wait_tail;
+	int nwaiting;
+	bool stopping;
+	pthread_t sweeper;
+	bool sweeper_started;
+	atomic_long evicted;
 };
 
 /* A streamed body: the handler's reader and the connection to suspend. */
@@ -72,7 +121,10 @@ struct http_ctx {
 	size_t discarded;	/* body bytes dropped after an early error */
 	bool answered;		/* a response is queued */
 	char request_id[32];
+	struct http_server *server;
 };
+
+static void conn_answered(struct http_server *h, struct MHD_Connection *conn);
 
 const char *
 http_query(const struct http_request *req, const char *key)
@@ -211,6 +263,11 @@ http_verror(struct http_response *r, enum td_code code, cJSON *details,
 	cJSON *err = cJSON_AddObjectToObject(root, "error");
 	char *msg = NULL;
 
+	/* A handler's 500 after a write failed for want of space: say so (issue 17). */
+	if (code == TD_INTERNAL_ERROR && store_disk_full_seen()) {
+		code = TD_INSUFFICIENT_STORAGE;
+		fmt = NULL;
+	}
 	if (fmt != NULL && vasprintf(&msg, fmt, ap) < 0)
 		msg = NULL;
 	cJSON_AddStringToObject(err, "code", td_code_name(code));
@@ -276,21 +333,6 @@ http_query_limit(const struct http_request *req, struct http_response *r, int *l
 	return true;
 }
 
-/* True when value is one of the loopback authorities for our port. */
-static bool
-loopback_authority(const char *value, int port)
-{
-	static const char *hosts[] = { "127.0.0.1", "localhost", "[::1]" };
-	char want[64];
-
-	for (size_t i = 0; i < sizeof hosts / sizeof hosts[0]; i++) {
-		snprintf(want, sizeof want, "%s:%d", hosts[i], port);
-		if (strcasecmp(value, want) == 0)
-			return true;
-	}
-	return false;
-}
-
 struct header_count {
 	int host, origin;
 };
@@ -318,12 +360,12 @@ origin_allowed(struct MHD_Connection *conn, int port)
 	const char *origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 	    "Origin");
 
-	if (host == NULL || !loopback_authority(host, port))
+	if (host == NULL || !http_loopback_authority(host, port))
 		return false;
 	if (origin == NULL)
 		return true;
 	return strncasecmp(origin, "http://", 7) == 0 &&
-	    loopback_authority(origin + 7, port);
+	    http_loopback_authority(origin + 7, port);
 }
 
 /* Bearer token, compared in constant time. */
@@ -347,48 +389,6 @@ needs_auth(const char *path)
 	return strncmp(path, "/api/", 5) == 0 || strncmp(path, "/app/", 5) == 0;
 }
 
-/*
- * Matches path against pattern.  Segments of the pattern that start with ':'
- * capture one non-empty segment of the path; params point into scratch.
- */
-static bool
-route_match(const char *pattern, const char *path, char *scratch,
-    const char **params)
-{
-	char *p = scratch;
-	int np = 0;
-
-	strcpy(scratch, path);
-	for (;;) {
-		if (*pattern == '\0' && *p == '\0')
-			break;
-		if (*pattern != '/' || *p != '/')
-			return false;
-		pattern++;
-		p++;
-
-		const char *pend = strchrnul(pattern, '/');
-		char *send = strchrnul(p, '/');
-		size_t plen = (size_t)(pend - pattern), slen = (size_t)(send - p);
-
-		if (*pattern == ':') {
-			if (slen == 0 || np == HTTP_MAX_PARAMS)
-				return false;
-			params[np++] = p;
-		} else if (plen != slen || strncmp(pattern, p, plen) != 0) {
-			return false;
-		}
-		pattern = pend;
-		p = send;
-	}
-	/* Terminate the captured segments. */
-	for (p = scratch; *p; p++) {
-		if (*p == '/')
-			*p = '\0';
-	}
-	return true;
-}
-
 /* The idempotency fingerprint: method, path and body, hashed. */
 static void
 idem_fingerprint(const struct http_request *req, unsigned char fp[IDEM_FP_LEN])
@@ -404,20 +404,6 @@ idem_fingerprint(const struct http_request *req, unsigned char fp[IDEM_FP_LEN])
 		crypto_hash_sha256_update(&st, (const unsigned char *)req->body,
 		    req->body_len);
 	crypto_hash_sha256_final(&st, fp);
-}
-
-static bool
-idem_key_valid(const char *key)
-{
-	size_t n = strlen(key);
-
-	if (n == 0 || n > 255 || key[0] == ' ' || key[n - 1] == ' ')
-		return false;
-	for (const char *p = key; *p; p++) {
-		if (*p < 0x20 || *p > 0x7e)
-			return false;
-	}
-	return true;
 }
 
 static const char *
@@ -439,7 +425,7 @@ run_idempotent(const struct route *rt, struct http_request *req,
 	struct idem_reply replay = { 0 };
 	char retry[16];
 
-	if (!idem_key_valid(key)) {
+	if (!http_idem_key_valid(key)) {
 		cJSON *details = cJSON_CreateObject();
 		cJSON_AddStringToObject(details, "header", "Idempotency-Key");
 		http_error(r, TD_INVALID_REQUEST, details,
@@ -488,10 +474,12 @@ dispatch(struct http_request *req, struct http_response *r)
 	const struct route *found = NULL;
 	char allow[128] = "";
 
+	store_disk_full_clear();
 	for (size_t i = 0; i < routes_count; i++) {
 		const char *params[HTTP_MAX_PARAMS] = { 0 };
 
-		if (!route_match(routes[i].pattern, req->path, scratch, params))
+		if (!http_route_match(routes[i].pattern, req->path, scratch, params,
+		    HTTP_MAX_PARAMS))
 			continue;
 		if (strcmp(routes[i].method, req->method) == 0) {
 			found = &routes[i];
@@ -631,6 +619,7 @@ queue(struct MHD_Connection *conn, struct http_ctx *ctx, const char *method,
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 
+	conn_answered(ctx->server, conn);
 	resp = response_create(conn, r);
 	if (response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE) == NULL)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
@@ -726,20 +715,219 @@ queue_error(struct MHD_Connection *conn, struct http_ctx *ctx, const char *metho
 static void *
 uri_seen(void *cls, const char *uri, struct MHD_Connection *conn)
 {
-	char *query = strchr(uri, '?');
-	size_t args = 1;
-
 	(void)cls;
 	(void)conn;
-	if (query == NULL || query[1] == '\0')
+	if (http_query_arg_count(uri) <= HTTP_MAX_QUERY_ARGS)
 		return NULL;
-	for (const char *p = query + 1; *p != '\0'; p++)
-		if (*p == '&' || *p == ';')
-			args++;
-	if (args <= HTTP_MAX_QUERY_ARGS)
-		return NULL;
-	query[1] = '\0';
+	strchr(uri, '?')[1] = '\0';
 	return &uri_refused;
+}
+
+/* Under h->mu. */
+static void
+waiting_remove(struct http_server *h, struct http_conn *hc)
+{
+	if (!hc->waiting)
+		return;
+	if (hc->prev != NULL)
+		hc->prev->next = hc->next;
+	else
+		h->wait_head = hc->next;
+	if (hc->next != NULL)
+		hc->next->prev = hc->prev;
+	else
+		h->wait_tail = hc->prev;
+	hc->prev = hc->next = NULL;
+	hc->waiting = false;
+	h->nwaiting--;
+}
+
+/* Under h->mu. */
+static void
+waiting_add(struct http_server *h, struct http_conn *hc, enum conn_phase phase)
+{
+	waiting_remove(h, hc);
+	if (hc->evicted)
+		return;
+	hc->since_ms = td_mono_ms();
+	hc->phase = phase;
+	hc->prev = h->wait_tail;
+	hc->next = NULL;
+	if (h->wait_tail != NULL)
+		h->wait_tail->next = hc;
+	else
+		h->wait_head = hc;
+	h->wait_tail = hc;
+	hc->waiting = true;
+	h->nwaiting++;
+}
+
+/*
+ * Closes a waiting connection: shutdown() wakes libmicrohttpd, which reads the
+ * end of the stream and closes it.  The descriptor is still open: it is closed
+ * only after NOTIFY_CLOSED, which takes h->mu first.  Under h->mu.
+ */
+static void
+waiting_evict(struct http_server *h, struct http_conn *hc)
+{
+	/* A kept-alive connection idle for long is housekeeping, not worth a log line. */
+	if (hc->phase != CONN_IDLE || h->nwaiting > HTTP_MAX_WAITING)
+		atomic_fetch_add(&h->evicted, 1);
+	waiting_remove(h, hc);
+	hc->evicted = true;
+	if (hc->fd >= 0)
+		shutdown(hc->fd, SHUT_RDWR);
+}
+
+static struct http_conn *
+conn_of(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn,
+	    MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci != NULL ? ci->socket_context : NULL;
+}
+
+static void
+notify_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+    enum MHD_ConnectionNotificationCode toe)
+{
+	struct http_server *h = cls;
+	struct http_conn *hc = *socket_context;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn,
+		    MHD_CONNECTION_INFO_CONNECTION_FD);
+
+		hc = xcalloc(1, sizeof *hc);
+		hc->fd = ci != NULL ? ci->connect_fd : -1;
+		*socket_context = hc;
+		pthread_mutex_lock(&h->mu);
+		waiting_add(h, hc, CONN_HEADERS);
+		while (h->nwaiting > HTTP_MAX_WAITING)
+			waiting_evict(h, h->wait_head);
+		pthread_mutex_unlock(&h->mu);
+		return;
+	}
+	if (hc == NULL)
+		return;
+	pthread_mutex_lock(&h->mu);
+	waiting_remove(h, hc);
+	hc->fd = -1;
+	pthread_mutex_unlock(&h->mu);
+	free(hc);
+	*socket_context = NULL;
+}
+
+/* The headers of a request are in: its body has HTTP_BODY_DEADLINE_MS. */
+static void
+conn_headers_in(struct http_server *h, struct MHD_Connection *conn)
+{
+	struct http_conn *hc = conn_of(conn);
+
+	if (hc == NULL)
+		return;
+	pthread_mutex_lock(&h->mu);
+	if (hc->waiting)
+		waiting_add(h, hc, CONN_BODY);
+	pthread_mutex_unlock(&h->mu);
+}
+
+/* The request is answered (or streams): the connection no longer waits. */
+static void
+conn_answered(struct http_server *h, struct MHD_Connection *conn)
+{
+	struct http_conn *hc = conn_of(conn);
+
+	if (hc == NULL)
+		return;
+	pthread_mutex_lock(&h->mu);
+	waiting_remove(h, hc);
+	pthread_mutex_unlock(&h->mu);
+}
+
+/* A request ended: a kept-alive connection waits for the next one. */
+static void
+conn_request_ended(struct http_server *h, struct MHD_Connection *conn)
+{
+	struct http_conn *hc = conn_of(conn);
+
+	if (hc == NULL)
+		return;
+	pthread_mutex_lock(&h->mu);
+	waiting_add(h, hc, CONN_IDLE);
+	while (h->nwaiting > HTTP_MAX_WAITING)
+		waiting_evict(h, h->wait_head);
+	pthread_mutex_unlock(&h->mu);
+}
+
+/* Closes the connections past their deadline, every HTTP_SWEEP_MS. */
+static void *
+sweeper_main(void *arg)
+{
+	struct http_server *h = arg;
+	long logged = 0;
+	int64_t logged_ms = 0;
+
+	pthread_mutex_lock(&h->mu);
+	while (!h->stopping) {
+		struct timespec ts;
+		int64_t now = td_mono_ms();
+		struct http_conn *hc = h->wait_head, *next;
+		long evicted;
+
+		for (; hc != NULL; hc = next) {
+			next = hc->next;
+			if (now - hc->since_ms > (hc->phase == CONN_HEADERS ?
+			    HTTP_HEADER_DEADLINE_MS : hc->phase == CONN_BODY ?
+			    HTTP_BODY_DEADLINE_MS : HTTP_KEEPALIVE_IDLE_MS))
+				waiting_evict(h, hc);
+		}
+		/* At most one line every 10 s, however many are closed. */
+		evicted = atomic_load(&h->evicted);
+		if (evicted != logged && now - logged_ms >= 10000) {
+			log_info("closed %ld connections that sent no request in time "
+			    "(or the oldest of more than %d waiting)", evicted - logged,
+			    HTTP_MAX_WAITING);
+			logged = evicted;
+			logged_ms = now;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += HTTP_SWEEP_MS * 1000000L;
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		pthread_cond_timedwait(&h->cond, &h->mu, &ts);
+	}
+	pthread_mutex_unlock(&h->mu);
+	return NULL;
+}
+
+/*
+ * Raises the soft limit on open descriptors to what HTTP_MAX_CONNECTIONS needs
+ * (never past the hard limit); the number of connections to accept.
+ */
+static unsigned
+connection_limit(void)
+{
+	struct rlimit rl;
+	rlim_t want = HTTP_MAX_CONNECTIONS + HTTP_FD_RESERVE;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return 256;
+	if (rl.rlim_cur < want) {
+		rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want :
+		    rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+			(void)getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur >= want)
+		return HTTP_MAX_CONNECTIONS;
+	if (rl.rlim_cur < HTTP_FD_RESERVE + 256)
+		return 128;
+	log_warn("only %llu open files allowed (ulimit -n): %llu connections at most",
+	    (unsigned long long)rl.rlim_cur,
+	    (unsigned long long)(rl.rlim_cur - HTTP_FD_RESERVE));
+	return (unsigned)(rl.rlim_cur - HTTP_FD_RESERVE);
 }
 
 static enum MHD_Result
@@ -759,7 +947,9 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url,
 		 * Answer on a later call, never the first: queueing a response on
 		 * the first call makes libmicrohttpd close the connection.
 		 */
+		conn_headers_in(h, conn);
 		ctx = xcalloc(1, sizeof *ctx);
+		ctx->server = h;
 		buf_init(&ctx->body, HTTP_MAX_BODY);
 		ctx->start_ms = td_mono_ms();
 		td_id_new("req", ctx->request_id);
@@ -810,6 +1000,8 @@ request_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	struct http_server *h = cls;
 	struct http_ctx *ctx = *con_cls;
 
+	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		conn_request_ended(h, conn);
 	if (ctx == NULL || (void *)ctx == (void *)&uri_refused) {
 		*con_cls = NULL;
 		return;
@@ -849,6 +1041,14 @@ setsockopt(int fd, int level, int name, const void *value, socklen_t len)
 	return (int)syscall(SYS_setsockopt, fd, level, name, value, len);
 }
 
+static void
+http_free(struct http_server *h)
+{
+	pthread_mutex_destroy(&h->mu);
+	pthread_cond_destroy(&h->cond);
+	free(h);
+}
+
 struct http_server *
 http_start(struct service *svc, const char *addr, int port, char **err)
 {
@@ -865,6 +1065,13 @@ http_start(struct service *svc, const char *addr, int port, char **err)
 		return NULL;
 	}
 	h->svc = svc;
+	pthread_mutex_init(&h->mu, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&h->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	unsigned limit = connection_limit();
 	h->daemon = MHD_start_daemon(
 	    MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG |
 	    MHD_ALLOW_SUSPEND_RESUME,
@@ -877,13 +1084,22 @@ http_start(struct service *svc, const char *addr, int port, char **err)
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY,
 	    MHD_OPTION_NOTIFY_COMPLETED, request_completed, h,
 	    MHD_OPTION_URI_LOG_CALLBACK, uri_seen, NULL,
+	    MHD_OPTION_NOTIFY_CONNECTION, notify_connection, h,
+	    MHD_OPTION_CONNECTION_LIMIT, limit,
 	    MHD_OPTION_END);
 	if (h->daemon == NULL) {
 		*err = xasprintf("cannot listen on %s:%d (in use, or not permitted)",
 		    addr, port);
-		free(h);
+		http_free(h);
 		return NULL;
 	}
+	if (pthread_create(&h->sweeper, NULL, sweeper_main, h) != 0) {
+		*err = xasprintf("cannot start the connection sweeper thread");
+		MHD_stop_daemon(h->daemon);
+		http_free(h);
+		return NULL;
+	}
+	h->sweeper_started = true;
 	info = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
 	h->port = info ? info->port : port;
 	return h;
@@ -910,6 +1126,12 @@ http_stop(struct http_server *h, int grace_ms)
 		struct timespec ts = { 0, 10 * 1000000L };
 		nanosleep(&ts, NULL);
 	}
+	pthread_mutex_lock(&h->mu);
+	h->stopping = true;
+	pthread_cond_signal(&h->cond);
+	pthread_mutex_unlock(&h->mu);
+	if (h->sweeper_started)
+		pthread_join(h->sweeper, NULL);
 	MHD_stop_daemon(h->daemon);
-	free(h);
+	http_free(h);
 }

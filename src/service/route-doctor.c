@@ -236,6 +236,7 @@ check_disk(struct report *rep, const struct service *svc)
 	free_mib = (unsigned long long)vfs.f_bavail * vfs.f_frsize / (1024 * 1024);
 	probe = xasprintf("%s/.doctor-probe.%ld", dir, (long)getpid());
 	memset(block, 'x', sizeof block);
+	errno = 0;
 	fd = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0 || write(fd, block, sizeof block) != (ssize_t)sizeof block || fsync(fd) != 0)
 		err = errno ? errno : ENOSPC;

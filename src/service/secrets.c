@@ -16,7 +16,19 @@ struct secrets {
 	char *path;
 	pthread_mutex_t mu;
 	unsigned char *key;	/* sodium_malloc'd once loaded, else NULL */
+	int make_errno;		/* why the key could not be made the last time, or 0 */
 };
+
+int
+secrets_make_errno(struct secrets *s)
+{
+	int e;
+
+	pthread_mutex_lock(&s->mu);
+	e = s->make_errno;
+	pthread_mutex_unlock(&s->mu);
+	return e;
+}
 
 struct secrets *
 secrets_new(const char *key_path)
@@ -75,13 +87,17 @@ key_load(struct secrets *s)
 
 		crypto_secretbox_keygen(key);
 		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+		errno = 0;
 		ok = fd >= 0 && fchmod(fd, 0600) == 0 &&
 		    write(fd, key, crypto_secretbox_KEYBYTES) == crypto_secretbox_KEYBYTES &&
 		    fsync(fd) == 0;
+		s->make_errno = ok ? 0 : errno != 0 ? errno : EIO;
 		if (fd >= 0)
 			close(fd);
 		/* link() fails if another writer got there first: then read theirs. */
 		ok = ok && link(tmp, s->path) == 0;
+		if (!ok && s->make_errno == 0)
+			s->make_errno = errno;
 		unlink(tmp);
 		free(tmp);
 		if (ok) {

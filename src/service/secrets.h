@@ -27,6 +27,8 @@ bool secrets_seal(struct secrets *s, const char *plain, size_t len,
  */
 bool secrets_open(struct secrets *s, const unsigned char *sealed, size_t sealed_len,
     char **plain, size_t *plain_len);
+/* The errno of the last failure to make the key (ENOSPC on a full disk), or 0. */
+int secrets_make_errno(struct secrets *s);
 /* Wipes and frees a value from secrets_open.  NULL ok. */
 void secrets_plain_free(char *plain);
 

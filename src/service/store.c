@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -157,9 +158,48 @@ store_lock(struct store *st)
 	return st->db;
 }
 
+static _Thread_local bool disk_full;
+
+bool
+store_errno_full(int e)
+{
+	return e == ENOSPC || e == EDQUOT;
+}
+
+void
+store_note_errno(int e)
+{
+	if (store_errno_full(e))
+		disk_full = true;
+}
+
+bool
+store_disk_full_seen(void)
+{
+	return disk_full;
+}
+
+void
+store_disk_full_clear(void)
+{
+	disk_full = false;
+}
+
+/* Notes a full disk when the last call on db failed for want of space. */
+static void
+note_full(sqlite3 *db)
+{
+	int rc = sqlite3_extended_errcode(db);
+
+	if ((rc & 0xff) == SQLITE_FULL ||
+	    ((rc & 0xff) == SQLITE_IOERR && store_errno_full(sqlite3_system_errno(db))))
+		disk_full = true;
+}
+
 void
 store_unlock(struct store *st)
 {
+	note_full(st->db);
 	pthread_mutex_unlock(&st->lock);
 }
 
@@ -211,6 +251,7 @@ store_commit(struct store *st)
 
 	if (exec(st->db, "COMMIT", &err))
 		return true;
+	note_full(st->db);
 	log_error("cannot commit: %s", err);
 	free(err);
 	store_rollback(st);
@@ -220,6 +261,7 @@ store_commit(struct store *st)
 void
 store_rollback(struct store *st)
 {
+	note_full(st->db);
 	exec(st->db, "ROLLBACK", NULL);
 }
 

@@ -38,6 +38,20 @@ bool store_begin(struct store *st);
 bool store_commit(struct store *st);
 void store_rollback(struct store *st);
 
+/*
+ * A full disk (issue 17): a write of this thread that failed with SQLITE_FULL,
+ * ENOSPC or EDQUOT is noted, so that the request's 500 becomes 507
+ * insufficient_storage (http.c clears the note before each handler).  The
+ * store notes its own failures (a failed statement or commit, seen when the
+ * transaction is rolled back or the lock released); other writers call
+ * store_note_errno with the errno of a failed write.
+ */
+void store_note_errno(int e);
+bool store_disk_full_seen(void);
+void store_disk_full_clear(void);
+/* True for ENOSPC and EDQUOT. */
+bool store_errno_full(int e);
+
 /* The schema version in the file (PRAGMA user_version). */
 int store_schema_version(struct store *st);
 /* PRAGMA quick_check; true when "ok".  Takes the lock itself. */

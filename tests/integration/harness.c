@@ -129,11 +129,23 @@ svc_restart(struct svc *s)
 	cr_assert_fail("taskdeckd did not become ready in 10 s");
 }
 
+/*
+ * The template of a fresh home: under $TD_TEST_TMPDIR when set (the full-disk
+ * rig, tests/integration/fulldisk.sh, points it at its small tmpfs), else /tmp.
+ */
+static void
+home_template(struct svc *s)
+{
+	const char *dir = getenv("TD_TEST_TMPDIR");
+
+	snprintf(s->home, sizeof s->home, "%s/tdtest-XXXXXX", dir && *dir ? dir : "/tmp");
+}
+
 void
 svc_start(struct svc *s)
 {
 	memset(s, 0, sizeof *s);
-	snprintf(s->home, sizeof s->home, "/tmp/tdtest-XXXXXX");
+	home_template(s);
 	cr_assert_not_null(mkdtemp(s->home));
 	svc_restart(s);
 }
@@ -144,7 +156,7 @@ svc_start_with(struct svc *s, const char *const *args)
 	memset(s, 0, sizeof *s);
 	for (int i = 0; i < 7 && args[i]; i++)
 		s->args[i] = args[i];
-	snprintf(s->home, sizeof s->home, "/tmp/tdtest-XXXXXX");
+	home_template(s);
 	cr_assert_not_null(mkdtemp(s->home));
 	svc_restart(s);
 }
@@ -341,7 +353,7 @@ void
 svc_prepare_home(struct svc *s)
 {
 	memset(s, 0, sizeof *s);
-	snprintf(s->home, sizeof s->home, "/tmp/tdtest-XXXXXX");
+	home_template(s);
 	cr_assert_not_null(mkdtemp(s->home));
 }
 
@@ -426,4 +438,34 @@ client_new_project(struct td_client *c, const char *name)
 	id = strdup(p->id);
 	td_project_free(p);
 	return id;
+}
+
+char *
+harness_fill_disk(const char *dir)
+{
+	static const size_t sizes[] = { 1024 * 1024, 64 * 1024, 4096, 512, 1 };
+	char *path = NULL, *block = calloc(1, sizes[0]);
+	int fd;
+
+	cr_assert(asprintf(&path, "%s/.fill", dir) > 0 && block != NULL);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	cr_assert_geq(fd, 0, "cannot create %s: %s", path, strerror(errno));
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		ssize_t n;
+
+		while ((n = write(fd, block, sizes[i])) > 0)
+			;
+		cr_assert(n == 0 || errno == ENOSPC || errno == EDQUOT,
+		    "filling %s: %s", path, strerror(errno));
+	}
+	cr_assert_eq(close(fd), 0);
+	free(block);
+	return path;
+}
+
+void
+harness_free_disk(char *path)
+{
+	cr_assert_eq(unlink(path), 0, "cannot remove %s: %s", path, strerror(errno));
+	free(path);
 }

@@ -74,6 +74,14 @@ void svc_write_file(const struct svc *s, const char *name, const char *text);
  */
 cJSON *run_wait_final(const struct svc *s, const char *id, int timeout_ms);
 
+/*
+ * The full-disk rig (tests/integration/fulldisk.sh): fills the file system of
+ * dir with one file, dir/.fill, until not one byte more fits; returns its path.
+ * harness_free_disk removes it and frees the path.
+ */
+char *harness_fill_disk(const char *dir);
+void harness_free_disk(char *path);
+
 struct td_client;
 
 /* CLOCK_MONOTONIC in milliseconds. */

@@ -21,6 +21,7 @@ Test(errors, design_table_statuses)
 		{ TD_INVALID_CONFIGURATION, "invalid_configuration", 422 },
 		{ TD_INTERNAL_ERROR, "internal_error", 500 },
 		{ TD_IDEMPOTENCY_UNAVAILABLE, "idempotency_unavailable", 503 },
+		{ TD_INSUFFICIENT_STORAGE, "insufficient_storage", 507 },
 	};
 
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {

@@ -173,3 +173,16 @@ Test(json_parse, refuses_duplicate_keys_and_nul_escapes)
 	cr_expect_not_null(j, "an escaped backslash before u0000 is plain text");
 	cJSON_Delete(j);
 }
+
+/* A number past a double's range would be stored as null: refused (found by tests/fuzz/fuzz-json). */
+Test(parse, number_out_of_range_refused)
+{
+	enum json_problem problem = JSON_OK;
+
+	cr_assert_null(json_parse_why("{\"x\":1.5e340}", 13, &problem, NULL, 0));
+	cr_assert_eq(problem, JSON_MALFORMED);
+	cr_assert_null(json_parse("[1,{\"a\":[-1e999]}]", 18));
+	cJSON *ok = json_parse("{\"x\":1.5e300}", 13);
+	cr_assert_not_null(ok);
+	cJSON_Delete(ok);
+}

@@ -9,6 +9,7 @@ const STATUS_CODES = new Map([
   [413, 'payload_too_large'],
   [500, 'internal_error'],
   [503, 'service_unavailable'],
+  [507, 'insufficient_storage'],
 ]);
 
 export class TaskdeckError extends Error {
