@@ -86,9 +86,9 @@ artifact_from_json(struct td_artifact *a, const cJSON *obj, const char *raw)
 }
 
 static bool
-artifact_item_parse(void *item, const cJSON *obj)
+artifact_item_parse(void *item, const cJSON *obj, const char *raw)
 {
-	return artifact_from_json(item, obj, NULL);
+	return artifact_from_json(item, obj, raw);
 }
 
 static void
@@ -98,18 +98,13 @@ artifact_item_clear(void *item)
 }
 
 static const struct client_kind artifact_kind = {
-	"artifact list", sizeof(struct td_artifact), artifact_item_parse, artifact_item_clear,
+	"artifact", "artifact list", sizeof(struct td_artifact), artifact_item_parse, artifact_item_clear,
 };
 
 void
 td_artifact_list_free(struct td_artifact_list *list)
 {
-	if (list == NULL)
-		return;
-	client_items_free(&artifact_kind, list->items, list->count);
-	free(list->next_cursor);
-	free(list->json);
-	free(list);
+	CLIENT_LIST_FREE(&artifact_kind, list);
 }
 
 enum td_code
@@ -118,24 +113,19 @@ td_list_artifacts(struct td_client *c, const char *session_id, bool all,
     struct td_artifact_list **out, struct td_error *err)
 {
 	struct client_page page;
-	char *base, *path;
 	enum td_code rc;
+	char *base;
 
 	*out = NULL;
 	if (session_id == NULL || *session_id == '\0')
 		return client_fail(err, TD_INVALID_ARGUMENT, "a session id is required");
-	if (limit < 0)
-		return client_fail(err, TD_INVALID_ARGUMENT, "limit must not be negative");
 	base = client_item_path("sessions", session_id, "/artifacts");
-	path = client_query_path(base, limit, cursor);
-	path = client_query_add(path, "all", all ? "true" : NULL);
+	rc = client_list(c, base, limit, cursor,
+	    (const char *const[]){ "all", all ? "true" : NULL, NULL }, opts,
+	    &artifact_kind, &page, err);
 	free(base);
-	rc = client_get_list(c, path, opts, &artifact_kind, &page, err);
-	free(path);
-	if (rc == TD_OK) {
-		*out = xcalloc(1, sizeof **out);
-		CLIENT_PAGE_TO_LIST(*out, page);
-	}
+	if (rc == TD_OK)
+		CLIENT_LIST_NEW(out, page);
 	return rc;
 }
 
@@ -144,27 +134,17 @@ td_get_artifact(struct td_client *c, const char *artifact_id,
     const struct td_request_options *opts, struct td_artifact **out,
     struct td_error *err)
 {
-	struct client_response resp;
-	struct td_artifact *a;
 	enum td_code rc;
+	void *a;
 	char *path;
 
 	*out = NULL;
 	if (artifact_id == NULL || *artifact_id == '\0')
 		return client_fail(err, TD_INVALID_ARGUMENT, "an artifact id is required");
 	path = client_item_path("artifacts", artifact_id, "");
-	rc = client_call(c, "GET", path, NULL, false, opts, &resp, err);
+	rc = client_call_item(c, "GET", path, NULL, opts, &artifact_kind, &a, err);
 	free(path);
-	if (rc == TD_OK) {
-		a = xcalloc(1, sizeof *a);
-		if (artifact_from_json(a, resp.json, resp.body.data))
-			*out = a;
-		else {
-			td_artifact_free(a);
-			rc = client_malformed(&resp, "artifact", err);
-		}
-	}
-	client_response_free(&resp);
+	*out = a;
 	return rc;
 }
 

@@ -86,9 +86,9 @@ connector_from_json(struct td_connector *c, const cJSON *obj, const char *raw)
 }
 
 static bool
-connector_item_parse(void *item, const cJSON *obj)
+connector_item_parse(void *item, const cJSON *obj, const char *raw)
 {
-	return connector_from_json(item, obj, NULL);
+	return connector_from_json(item, obj, raw);
 }
 
 static void
@@ -98,19 +98,13 @@ connector_item_clear(void *item)
 }
 
 static const struct client_kind connector_kind = {
-	"connector list", sizeof(struct td_connector), connector_item_parse,
-	connector_item_clear,
+	"connector", "connector list", sizeof(struct td_connector), connector_item_parse, connector_item_clear,
 };
 
 void
 td_connector_list_free(struct td_connector_list *list)
 {
-	if (list == NULL)
-		return;
-	client_items_free(&connector_kind, list->items, list->count);
-	free(list->next_cursor);
-	free(list->json);
-	free(list);
+	CLIENT_LIST_FREE(&connector_kind, list);
 }
 
 /* Sends a request whose answer is one connector. */
@@ -118,24 +112,14 @@ static enum td_code
 connector_call(struct td_client *cl, const char *method, const char *path, const char *body,
     const struct td_request_options *opts, struct td_connector **out, struct td_error *err)
 {
-	struct client_response resp;
-	struct td_connector *c;
+	void *c;
 	enum td_code rc;
 
-	rc = client_call(cl, method, path, body, false, opts, &resp, err);
-	if (rc == TD_OK) {
-		c = xcalloc(1, sizeof *c);
-		if (connector_from_json(c, resp.json, resp.body.data)) {
-			if (out != NULL)
-				*out = c;
-			else
-				td_connector_free(c);
-		} else {
-			td_connector_free(c);
-			rc = client_malformed(&resp, "connector", err);
-		}
-	}
-	client_response_free(&resp);
+	rc = client_call_item(cl, method, path, body, opts, &connector_kind, &c, err);
+	if (out != NULL)
+		*out = c;
+	else
+		td_connector_free(c);
 	return rc;
 }
 
@@ -146,18 +130,11 @@ td_list_connectors(struct td_client *c, long limit, const char *cursor,
 {
 	struct client_page page;
 	enum td_code rc;
-	char *path;
 
 	*out = NULL;
-	if (limit < 0)
-		return client_fail(err, TD_INVALID_ARGUMENT, "limit must not be negative");
-	path = client_query_path("/api/v1/connectors", limit, cursor);
-	rc = client_get_list(c, path, opts, &connector_kind, &page, err);
-	free(path);
-	if (rc == TD_OK) {
-		*out = xcalloc(1, sizeof **out);
-		CLIENT_PAGE_TO_LIST(*out, page);
-	}
+	rc = client_list(c, "/api/v1/connectors", limit, cursor, NULL, opts, &connector_kind, &page, err);
+	if (rc == TD_OK)
+		CLIENT_LIST_NEW(out, page);
 	return rc;
 }
 
@@ -388,9 +365,9 @@ credential_from_json(struct td_credential *c, const cJSON *obj, const char *raw)
 }
 
 static bool
-credential_item_parse(void *item, const cJSON *obj)
+credential_item_parse(void *item, const cJSON *obj, const char *raw)
 {
-	return credential_from_json(item, obj, NULL);
+	return credential_from_json(item, obj, raw);
 }
 
 static void
@@ -400,40 +377,24 @@ credential_item_clear(void *item)
 }
 
 static const struct client_kind credential_kind = {
-	"credential list", sizeof(struct td_credential), credential_item_parse,
-	credential_item_clear,
+	"credential", "credential list", sizeof(struct td_credential), credential_item_parse, credential_item_clear,
 };
 
 void
 td_credential_list_free(struct td_credential_list *list)
 {
-	if (list == NULL)
-		return;
-	client_items_free(&credential_kind, list->items, list->count);
-	free(list->next_cursor);
-	free(list->json);
-	free(list);
+	CLIENT_LIST_FREE(&credential_kind, list);
 }
 
 static enum td_code
 credential_call(struct td_client *cl, const char *method, const char *path, const char *body,
     const struct td_request_options *opts, struct td_credential **out, struct td_error *err)
 {
-	struct client_response resp;
-	struct td_credential *c;
+	void *c;
 	enum td_code rc;
 
-	rc = client_call(cl, method, path, body, false, opts, &resp, err);
-	if (rc == TD_OK) {
-		c = xcalloc(1, sizeof *c);
-		if (credential_from_json(c, resp.json, resp.body.data))
-			*out = c;
-		else {
-			td_credential_free(c);
-			rc = client_malformed(&resp, "credential", err);
-		}
-	}
-	client_response_free(&resp);
+	rc = client_call_item(cl, method, path, body, opts, &credential_kind, &c, err);
+	*out = c;
 	return rc;
 }
 
@@ -444,18 +405,11 @@ td_list_credentials(struct td_client *c, long limit, const char *cursor,
 {
 	struct client_page page;
 	enum td_code rc;
-	char *path;
 
 	*out = NULL;
-	if (limit < 0)
-		return client_fail(err, TD_INVALID_ARGUMENT, "limit must not be negative");
-	path = client_query_path("/api/v1/credentials", limit, cursor);
-	rc = client_get_list(c, path, opts, &credential_kind, &page, err);
-	free(path);
-	if (rc == TD_OK) {
-		*out = xcalloc(1, sizeof **out);
-		CLIENT_PAGE_TO_LIST(*out, page);
-	}
+	rc = client_list(c, "/api/v1/credentials", limit, cursor, NULL, opts, &credential_kind, &page, err);
+	if (rc == TD_OK)
+		CLIENT_LIST_NEW(out, page);
 	return rc;
 }
 

@@ -52,12 +52,14 @@ enum td_code client_call(struct td_client *c, const char *method,
     struct td_error *err);
 void client_response_free(struct client_response *resp);
 
-/* One kind of listed item (struct td_project, td_run, ...). */
+/* One kind of item (struct td_project, td_run, ...), alone or listed. */
 struct client_kind {
-	const char *what;				/* "run list", for errors */
-	size_t size;					/* sizeof the item */
-	bool (*parse)(void *item, const cJSON *obj);	/* fills a zeroed item */
-	void (*clear)(void *item);			/* frees its members */
+	const char *what;		/* "run", for errors about one */
+	const char *list_what;		/* "run list", for errors about a list */
+	size_t size;			/* sizeof the item */
+	/* Fills a zeroed item; raw is obj's text when known, else NULL. */
+	bool (*parse)(void *item, const cJSON *obj, const char *raw);
+	void (*clear)(void *item);	/* frees its members */
 };
 
 /* A page of items, as every td_*_list holds it. */
@@ -83,8 +85,38 @@ struct client_page {
 enum td_code client_get_list(struct td_client *c, const char *path,
     const struct td_request_options *opts, const struct client_kind *kind,
     struct client_page *page, struct td_error *err);
+/*
+ * client_get_list of base with ?limit= and &cursor= (client_query_path), then
+ * &name=value for each pair of query (name, value, ..., NULL) whose value is
+ * not NULL.  TD_INVALID_ARGUMENT when limit is negative.
+ */
+enum td_code client_list(struct td_client *c, const char *base, long limit,
+    const char *cursor, const char *const *query,
+    const struct td_request_options *opts, const struct client_kind *kind,
+    struct client_page *page, struct td_error *err);
+/* *out becomes a new td_*_list holding page. */
+#define CLIENT_LIST_NEW(out, page) do {					\
+	*(out) = xcalloc(1, sizeof **(out));				\
+	CLIENT_PAGE_TO_LIST(*(out), page);				\
+} while (0)
 /* Clears count items of kind and frees the array. */
 void client_items_free(const struct client_kind *kind, void *items, size_t count);
+/* Frees a td_*_list (or nothing when NULL) whose items are of kind. */
+#define CLIENT_LIST_FREE(kind, list) do {				\
+	if ((list) != NULL) {						\
+		client_items_free(kind, (list)->items, (list)->count);	\
+		free((list)->next_cursor);				\
+		free((list)->json);					\
+		free(list);						\
+	}								\
+} while (0)
+/*
+ * Sends a request whose answer is one item of kind: a new one in *item
+ * (NULL on failure, free it with kind's clear and free()).
+ */
+enum td_code client_call_item(struct td_client *c, const char *method,
+    const char *path, const char *body, const struct td_request_options *opts,
+    const struct client_kind *kind, void **item, struct td_error *err);
 /* Ends the event streams' worker thread (client-events.c); before the client is freed. */
 void client_events_stop(struct td_client *c);
 

@@ -1,4 +1,4 @@
-/* Lists: one GET of a JSON array parsed into a page of typed items. */
+/* Lists (one GET of a JSON array parsed into a page of typed items) and single items. */
 #include <stdlib.h>
 
 #include "client-internal.h"
@@ -30,9 +30,9 @@ client_get_list(struct td_client *c, const char *path,
 	}
 	items = xcalloc((size_t)cJSON_GetArraySize(resp.json) + 1, kind->size);
 	cJSON_ArrayForEach(item, resp.json) {
-		if (!kind->parse(items + count * kind->size, item)) {
+		if (!kind->parse(items + count * kind->size, item, NULL)) {
 			kind->clear(items + count * kind->size);
-			rc = client_malformed(&resp, kind->what, err);
+			rc = client_malformed(&resp, kind->list_what, err);
 			break;
 		}
 		count++;
@@ -44,6 +44,48 @@ client_get_list(struct td_client *c, const char *path,
 		page->json = buf_steal(&resp.body);
 	} else {
 		client_items_free(kind, items, count);
+	}
+	client_response_free(&resp);
+	return rc;
+}
+
+enum td_code
+client_list(struct td_client *c, const char *base, long limit,
+    const char *cursor, const char *const *query,
+    const struct td_request_options *opts, const struct client_kind *kind,
+    struct client_page *page, struct td_error *err)
+{
+	enum td_code rc;
+	char *path;
+
+	if (limit < 0)
+		return client_fail(err, TD_INVALID_ARGUMENT, "limit must not be negative");
+	path = client_query_path(base, limit, cursor);
+	for (size_t i = 0; query != NULL && query[i] != NULL; i += 2)
+		path = client_query_add(path, query[i], query[i + 1]);
+	rc = client_get_list(c, path, opts, kind, page, err);
+	free(path);
+	return rc;
+}
+
+enum td_code
+client_call_item(struct td_client *c, const char *method, const char *path,
+    const char *body, const struct td_request_options *opts,
+    const struct client_kind *kind, void **item, struct td_error *err)
+{
+	struct client_response resp;
+	enum td_code rc;
+
+	*item = NULL;
+	rc = client_call(c, method, path, body, false, opts, &resp, err);
+	if (rc == TD_OK) {
+		*item = xcalloc(1, kind->size);
+		if (!kind->parse(*item, resp.json, resp.body.data)) {
+			kind->clear(*item);
+			free(*item);
+			*item = NULL;
+			rc = client_malformed(&resp, kind->what, err);
+		}
 	}
 	client_response_free(&resp);
 	return rc;

@@ -219,9 +219,9 @@ permission_from_json(struct td_permission *p, const cJSON *obj, const char *raw)
 }
 
 static bool
-permission_item_parse(void *item, const cJSON *obj)
+permission_item_parse(void *item, const cJSON *obj, const char *raw)
 {
-	return permission_from_json(item, obj, NULL);
+	return permission_from_json(item, obj, raw);
 }
 
 static void
@@ -231,18 +231,13 @@ permission_item_clear(void *item)
 }
 
 static const struct client_kind permission_kind = {
-	"permission prompt list", sizeof(struct td_permission), permission_item_parse, permission_item_clear,
+	"permission prompt", "permission prompt list", sizeof(struct td_permission), permission_item_parse, permission_item_clear,
 };
 
 void
 td_permission_list_free(struct td_permission_list *list)
 {
-	if (list == NULL)
-		return;
-	client_items_free(&permission_kind, list->items, list->count);
-	free(list->next_cursor);
-	free(list->json);
-	free(list);
+	CLIENT_LIST_FREE(&permission_kind, list);
 }
 
 /* "/app/v1/permissions/<escaped id>": the application surface, not /api/v1. */
@@ -262,24 +257,14 @@ permission_call(struct td_client *c, const char *method, const char *id,
     const char *body, const struct td_request_options *opts,
     struct td_permission **out, struct td_error *err)
 {
-	struct client_response resp;
-	struct td_permission *p;
 	enum td_code rc;
 	char *path;
+	void *p;
 
 	path = permission_path(id);
-	rc = client_call(c, method, path, body, false, opts, &resp, err);
+	rc = client_call_item(c, method, path, body, opts, &permission_kind, &p, err);
 	free(path);
-	if (rc == TD_OK) {
-		p = xcalloc(1, sizeof *p);
-		if (permission_from_json(p, resp.json, resp.body.data))
-			*out = p;
-		else {
-			td_permission_free(p);
-			rc = client_malformed(&resp, "permission prompt", err);
-		}
-	}
-	client_response_free(&resp);
+	*out = p;
 	return rc;
 }
 
@@ -290,22 +275,16 @@ td_list_permissions(struct td_client *c, const char *status, const char *run_id,
 {
 	struct client_page page;
 	enum td_code rc;
-	char *path;
 
 	*out = NULL;
 	if (limit < 0)
 		return client_fail(err, TD_INVALID_ARGUMENT, "limit must not be negative");
 	if (run_id != NULL && *run_id == '\0')
 		return client_fail(err, TD_INVALID_ARGUMENT, "the run id is empty");
-	path = client_query_path("/app/v1/permissions", limit, cursor);
-	path = client_query_add(path, "status", status);
-	path = client_query_add(path, "run", run_id);
-	rc = client_get_list(c, path, opts, &permission_kind, &page, err);
-	free(path);
-	if (rc == TD_OK) {
-		*out = xcalloc(1, sizeof **out);
-		CLIENT_PAGE_TO_LIST(*out, page);
-	}
+	rc = client_list(c, "/app/v1/permissions", limit, cursor, (const char *const[]){
+	    "status", status, "run", run_id, NULL }, opts, &permission_kind, &page, err);
+	if (rc == TD_OK)
+		CLIENT_LIST_NEW(out, page);
 	return rc;
 }
 

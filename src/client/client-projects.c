@@ -49,9 +49,9 @@ project_from_json(struct td_project *p, const cJSON *obj, const char *raw)
 }
 
 static bool
-project_item_parse(void *item, const cJSON *obj)
+project_item_parse(void *item, const cJSON *obj, const char *raw)
 {
-	return project_from_json(item, obj, NULL);
+	return project_from_json(item, obj, raw);
 }
 
 static void
@@ -61,18 +61,13 @@ project_item_clear(void *item)
 }
 
 static const struct client_kind project_kind = {
-	"project list", sizeof(struct td_project), project_item_parse, project_item_clear,
+	"project", "project list", sizeof(struct td_project), project_item_parse, project_item_clear,
 };
 
 void
 td_project_list_free(struct td_project_list *list)
 {
-	if (list == NULL)
-		return;
-	client_items_free(&project_kind, list->items, list->count);
-	free(list->next_cursor);
-	free(list->json);
-	free(list);
+	CLIENT_LIST_FREE(&project_kind, list);
 }
 
 /* Sends a request whose answer is one project. */
@@ -81,22 +76,11 @@ project_call(struct td_client *c, const char *method, const char *path,
     const char *body, const struct td_request_options *opts,
     struct td_project **out, struct td_error *err)
 {
-	struct client_response resp;
-	struct td_project *p;
+	void *p;
 	enum td_code rc;
 
-	*out = NULL;
-	rc = client_call(c, method, path, body, false, opts, &resp, err);
-	if (rc == TD_OK) {
-		p = xcalloc(1, sizeof *p);
-		if (project_from_json(p, resp.json, resp.body.data))
-			*out = p;
-		else {
-			td_project_free(p);
-			rc = client_malformed(&resp, "project", err);
-		}
-	}
-	client_response_free(&resp);
+	rc = client_call_item(c, method, path, body, opts, &project_kind, &p, err);
+	*out = p;
 	return rc;
 }
 
@@ -107,18 +91,11 @@ td_list_projects(struct td_client *c, long limit, const char *cursor,
 {
 	struct client_page page;
 	enum td_code rc;
-	char *path;
 
 	*out = NULL;
-	if (limit < 0)
-		return client_fail(err, TD_INVALID_ARGUMENT, "limit must not be negative");
-	path = client_query_path("/api/v1/projects", limit, cursor);
-	rc = client_get_list(c, path, opts, &project_kind, &page, err);
-	free(path);
-	if (rc == TD_OK) {
-		*out = xcalloc(1, sizeof **out);
-		CLIENT_PAGE_TO_LIST(*out, page);
-	}
+	rc = client_list(c, "/api/v1/projects", limit, cursor, NULL, opts, &project_kind, &page, err);
+	if (rc == TD_OK)
+		CLIENT_LIST_NEW(out, page);
 	return rc;
 }
 

@@ -117,9 +117,9 @@ run_from_json(struct td_run *r, const cJSON *obj, const char *raw)
 }
 
 static bool
-run_item_parse(void *item, const cJSON *obj)
+run_item_parse(void *item, const cJSON *obj, const char *raw)
 {
-	return run_from_json(item, obj, NULL);
+	return run_from_json(item, obj, raw);
 }
 
 static void
@@ -129,18 +129,13 @@ run_item_clear(void *item)
 }
 
 static const struct client_kind run_kind = {
-	"run list", sizeof(struct td_run), run_item_parse, run_item_clear,
+	"run", "run list", sizeof(struct td_run), run_item_parse, run_item_clear,
 };
 
 void
 td_run_list_free(struct td_run_list *list)
 {
-	if (list == NULL)
-		return;
-	client_items_free(&run_kind, list->items, list->count);
-	free(list->next_cursor);
-	free(list->json);
-	free(list);
+	CLIENT_LIST_FREE(&run_kind, list);
 }
 
 /* Sends a request whose answer is one run. */
@@ -149,22 +144,11 @@ run_call(struct td_client *c, const char *method, const char *path,
     const char *body, const struct td_request_options *opts,
     struct td_run **out, struct td_error *err)
 {
-	struct client_response resp;
-	struct td_run *r;
+	void *r;
 	enum td_code rc;
 
-	*out = NULL;
-	rc = client_call(c, method, path, body, false, opts, &resp, err);
-	if (rc == TD_OK) {
-		r = xcalloc(1, sizeof *r);
-		if (run_from_json(r, resp.json, resp.body.data))
-			*out = r;
-		else {
-			td_run_free(r);
-			rc = client_malformed(&resp, "run", err);
-		}
-	}
-	client_response_free(&resp);
+	rc = client_call_item(c, method, path, body, opts, &run_kind, &r, err);
+	*out = r;
 	return rc;
 }
 
@@ -285,25 +269,17 @@ td_list_runs(struct td_client *c, const struct td_run_filter *filter,
 {
 	struct client_page page;
 	enum td_code rc;
-	char *path;
 
 	*out = NULL;
 	if (filter == NULL || (filter->session_id == NULL && filter->project_id == NULL)) {
 		return client_fail(err, TD_INVALID_ARGUMENT,
 		    "a session or project id is required to list runs");
 	}
-	if (limit < 0)
-		return client_fail(err, TD_INVALID_ARGUMENT, "limit must not be negative");
-	path = client_query_path("/api/v1/runs", limit, cursor);
-	path = client_query_add(path, "session", filter->session_id);
-	path = client_query_add(path, "project", filter->project_id);
-	path = client_query_add(path, "status", filter->status);
-	rc = client_get_list(c, path, opts, &run_kind, &page, err);
-	free(path);
-	if (rc == TD_OK) {
-		*out = xcalloc(1, sizeof **out);
-		CLIENT_PAGE_TO_LIST(*out, page);
-	}
+	rc = client_list(c, "/api/v1/runs", limit, cursor, (const char *const[]){
+	    "session", filter->session_id, "project", filter->project_id,
+	    "status", filter->status, NULL }, opts, &run_kind, &page, err);
+	if (rc == TD_OK)
+		CLIENT_LIST_NEW(out, page);
 	return rc;
 }
 

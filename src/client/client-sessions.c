@@ -53,9 +53,9 @@ session_from_json(struct td_session *s, const cJSON *obj, const char *raw)
 }
 
 static bool
-session_item_parse(void *item, const cJSON *obj)
+session_item_parse(void *item, const cJSON *obj, const char *raw)
 {
-	return session_from_json(item, obj, NULL);
+	return session_from_json(item, obj, raw);
 }
 
 static void
@@ -65,18 +65,13 @@ session_item_clear(void *item)
 }
 
 static const struct client_kind session_kind = {
-	"session list", sizeof(struct td_session), session_item_parse, session_item_clear,
+	"session", "session list", sizeof(struct td_session), session_item_parse, session_item_clear,
 };
 
 void
 td_session_list_free(struct td_session_list *list)
 {
-	if (list == NULL)
-		return;
-	client_items_free(&session_kind, list->items, list->count);
-	free(list->next_cursor);
-	free(list->json);
-	free(list);
+	CLIENT_LIST_FREE(&session_kind, list);
 }
 
 enum td_code
@@ -86,21 +81,15 @@ td_list_sessions(struct td_client *c, const char *project_id, long limit,
 {
 	struct client_page page;
 	enum td_code rc;
-	char *path;
 
 	*out = NULL;
 	if (project_id == NULL || *project_id == '\0')
 		return client_fail(err, TD_INVALID_ARGUMENT, "a project id is required");
-	if (limit < 0)
-		return client_fail(err, TD_INVALID_ARGUMENT, "limit must not be negative");
-	path = client_query_path("/api/v1/sessions", limit, cursor);
-	path = client_query_add(path, "project", project_id);
-	rc = client_get_list(c, path, opts, &session_kind, &page, err);
-	free(path);
-	if (rc == TD_OK) {
-		*out = xcalloc(1, sizeof **out);
-		CLIENT_PAGE_TO_LIST(*out, page);
-	}
+	rc = client_list(c, "/api/v1/sessions", limit, cursor,
+	    (const char *const[]){ "project", project_id, NULL }, opts, &session_kind,
+	    &page, err);
+	if (rc == TD_OK)
+		CLIENT_LIST_NEW(out, page);
 	return rc;
 }
 
@@ -109,27 +98,17 @@ td_get_session(struct td_client *c, const char *session_id,
     const struct td_request_options *opts, struct td_session **out,
     struct td_error *err)
 {
-	struct client_response resp;
-	struct td_session *s;
 	enum td_code rc;
+	void *s;
 	char *path;
 
 	*out = NULL;
 	if (session_id == NULL || *session_id == '\0')
 		return client_fail(err, TD_INVALID_ARGUMENT, "a session id is required");
 	path = client_item_path("sessions", session_id, "");
-	rc = client_call(c, "GET", path, NULL, false, opts, &resp, err);
+	rc = client_call_item(c, "GET", path, NULL, opts, &session_kind, &s, err);
 	free(path);
-	if (rc == TD_OK) {
-		s = xcalloc(1, sizeof *s);
-		if (session_from_json(s, resp.json, resp.body.data))
-			*out = s;
-		else {
-			td_session_free(s);
-			rc = client_malformed(&resp, "session", err);
-		}
-	}
-	client_response_free(&resp);
+	*out = s;
 	return rc;
 }
 
