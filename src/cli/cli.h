@@ -7,9 +7,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "buf.h"
 #include "taskdeck.h"
-
-struct buf;
 
 /* Exit codes, as documented in docs/cli.md and taskdeck(1). */
 #define CLI_EXIT_OK 0
@@ -163,13 +162,55 @@ void out_table_init(struct out_table *t, size_t columns, const char *const *head
 void out_table_add(struct out_table *t, const char *const *row);
 void out_table_print(const struct out_table *t);
 void out_table_free(struct out_table *t);
+
 /*
- * Ends a listing when rc is CLI_EXIT_OK: the JSON array collected in json
- * (without its closing bracket) with --json, else the table or "no NOUN",
- * and a hint on stderr when next names a further page.  Frees json and table.
+ * A listing: every page, or one page of --limit N from --cursor.  A list
+ * command calls cli_list_start, then per page fetches cli_list_cursor,
+ * cli_list_add for each item and cli_list_next, and ends with cli_list_end:
+ *
+ *	do {
+ *		if (td_list_x(cli->client, l.limit, cli_list_cursor(&l), &l.opts,
+ *		    &page, &err) != TD_OK) {
+ *			l.rc = cli_fail(&err);
+ *			break;
+ *		}
+ *		for (each item)
+ *			cli_list_add(&l, item->json, row);
+ *		more = cli_list_next(&l, &page->next_cursor);
+ *		td_x_list_free(page);
+ *	} while (more);
+ *	return cli_list_end(cli, &l, "xs");
  */
-void out_list_end(struct cli *cli, int rc, struct buf *json, struct out_table *table,
-    size_t count, const char *next, const char *noun);
+struct cli_list {
+	struct td_request_options opts;	/* with --timeout */
+	long limit;		/* --limit, 0 for every page */
+	const char *cursor;	/* --cursor, or NULL */
+	char *next;		/* the next page's cursor, or NULL */
+	size_t count;		/* items added */
+	int rc;			/* the exit code so far */
+	struct out_table table;
+	struct buf json;	/* the JSON array so far, without its ']' */
+};
+
+/*
+ * Parses --limit (1 to 1000) and --cursor and connects; on CLI_EXIT_OK l is
+ * ready for the first page, else the exit code is returned (a usage error
+ * printed) and l needs no freeing.
+ */
+int cli_list_start(struct cli *cli, struct cli_list *l, size_t columns,
+    const char *const *header);
+/* The cursor of the page to fetch now. */
+const char *cli_list_cursor(const struct cli_list *l);
+/* Adds one item: its JSON and its table row (as out_table_add). */
+void cli_list_add(struct cli_list *l, const char *json, const char *const *row);
+/* After a page: takes *next_cursor (left NULL); true when another page is due. */
+bool cli_list_next(struct cli_list *l, char **next_cursor);
+/*
+ * Ends a listing: when l->rc is CLI_EXIT_OK, the JSON array with --json, else
+ * the table or "no NOUN", and a hint on stderr when a further page is left.
+ * Frees l; returns l->rc.
+ */
+int cli_list_end(struct cli *cli, struct cli_list *l, const char *noun);
 /* "key: value", control characters made harmless; NULL prints as "-". */
 void out_kv(const char *key, const char *value);
 /* One "key: value" line per scalar of obj, nested keys joined with dots. */

@@ -112,53 +112,33 @@ static int
 cmd_artifacts_list_exec(struct cli *cli, int argc, char **argv)
 {
 	static const char *const header[] = { "ID", "NAME", "SIZE", "RUN", "CREATED", "PATH" };
-	struct td_request_options opts = cli_request_options(cli);
-	const char *limit_text = cli_get(cli, "limit");
-	const char *cursor = cli_get(cli, "cursor");
 	struct td_artifact_list *page;
-	struct out_table table;
+	struct cli_list l;
 	struct td_error err;
-	char *next = NULL, *end;
-	size_t count = 0;
-	struct buf json;
-	long limit = 0;
+	bool more;
 	int rc;
 
-	if (limit_text != NULL) {
-		errno = 0;
-		limit = strtol(limit_text, &end, 10);
-		if (errno != 0 || *end != '\0' || limit < 1 || limit > 1000)
-			return cli_usage_error(cli, "--limit takes a number from 1 to 1000");
-	}
-	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+	if ((rc = cli_list_start(cli, &l, 6, header)) != CLI_EXIT_OK)
 		return rc;
-	out_table_init(&table, 6, header);
-	buf_init(&json, 0);
-	buf_appends(&json, "[");
 	do {
-		if (td_list_artifacts(cli->client, argv[0], cli_has(cli, "all"), limit,
-		    next != NULL ? next : cursor, &opts, &page, &err) != TD_OK) {
-			rc = cli_fail(&err);
+		if (td_list_artifacts(cli->client, argv[0], cli_has(cli, "all"), l.limit,
+		    cli_list_cursor(&l), &l.opts, &page, &err) != TD_OK) {
+			l.rc = cli_fail(&err);
 			break;
 		}
-		for (size_t i = 0; i < page->count; i++, count++) {
+		for (size_t i = 0; i < page->count; i++) {
 			const struct td_artifact *a = &page->items[i];
 			char size[32];
 			const char *row[] = { a->id, a->name, size, a->run_id,
 			    a->created_at, a->path };
 
 			snprintf(size, sizeof size, "%lld", a->size);
-			buf_printf(&json, "%s%s", count > 0 ? "," : "", a->json);
-			out_table_add(&table, row);
+			cli_list_add(&l, a->json, row);
 		}
-		free(next);
-		next = page->next_cursor;
-		page->next_cursor = NULL;
+		more = cli_list_next(&l, &page->next_cursor);
 		td_artifact_list_free(page);
-	} while (next != NULL && limit == 0);
-	out_list_end(cli, rc, &json, &table, count, next, "artifacts");
-	free(next);
-	return rc;
+	} while (more);
+	return cli_list_end(cli, &l, "artifacts");
 }
 
 /* taskdeck artifacts show ARTIFACT */

@@ -216,53 +216,33 @@ static int
 cmd_credentials_list_exec(struct cli *cli, int argc, char **argv)
 {
 	static const char *const header[] = { "ID", "NAME", "KIND", "UPDATED", "DESCRIPTION" };
-	struct td_request_options opts = cli_request_options(cli);
-	const char *limit_text = cli_get(cli, "limit");
-	const char *cursor = cli_get(cli, "cursor");
 	struct td_credential_list *page;
-	struct out_table table;
+	struct cli_list l;
 	struct td_error err;
-	struct buf json;
-	char *next = NULL, *end;
-	size_t count = 0;
-	long limit = 0;
+	bool more;
 	int rc;
 
 	(void)argc;
 	(void)argv;
-	if (limit_text != NULL) {
-		errno = 0;
-		limit = strtol(limit_text, &end, 10);
-		if (errno != 0 || *end != '\0' || limit < 1 || limit > 1000)
-			return cli_usage_error(cli, "--limit takes a number from 1 to 1000");
-	}
-	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+	if ((rc = cli_list_start(cli, &l, 5, header)) != CLI_EXIT_OK)
 		return rc;
-	out_table_init(&table, 5, header);
-	buf_init(&json, 0);
-	buf_appends(&json, "[");
 	do {
-		if (td_list_credentials(cli->client, limit, next != NULL ? next : cursor, &opts,
+		if (td_list_credentials(cli->client, l.limit, cli_list_cursor(&l), &l.opts,
 		    &page, &err) != TD_OK) {
-			rc = cli_fail(&err);
+			l.rc = cli_fail(&err);
 			break;
 		}
-		for (size_t i = 0; i < page->count; i++, count++) {
+		for (size_t i = 0; i < page->count; i++) {
 			const struct td_credential *c = &page->items[i];
 			const char *row[] = { c->id, c->name, c->kind, c->updated_at,
 				c->description };
 
-			buf_printf(&json, "%s%s", count > 0 ? "," : "", c->json);
-			out_table_add(&table, row);
+			cli_list_add(&l, c->json, row);
 		}
-		free(next);
-		next = page->next_cursor;
-		page->next_cursor = NULL;
+		more = cli_list_next(&l, &page->next_cursor);
 		td_credential_list_free(page);
-	} while (next != NULL && limit == 0);
-	out_list_end(cli, rc, &json, &table, count, next, "credentials");
-	free(next);
-	return rc;
+	} while (more);
+	return cli_list_end(cli, &l, "credentials");
 }
 
 static int

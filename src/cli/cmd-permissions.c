@@ -58,47 +58,36 @@ static int
 cmd_permissions_list_exec(struct cli *cli, int argc, char **argv)
 {
 	static const char *const header[] = { "ID", "STATUS", "TOOL", "RUN", "SUMMARY" };
-	struct td_request_options opts = cli_request_options(cli);
 	const char *status = cli_has(cli, "all") ? "all" : "pending";
 	const char *run_id = cli_get(cli, "run");
 	struct td_permission_list *page;
-	struct out_table table;
+	struct cli_list l;
 	struct td_error err;
-	char *next = NULL;
-	size_t count = 0;
-	struct buf json;
+	bool more;
 	int rc;
 
 	if (run_id != NULL && *run_id == '\0')
 		return cli_usage_error(cli, "--run takes a run id");
-	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+	if ((rc = cli_list_start(cli, &l, 5, header)) != CLI_EXIT_OK)
 		return rc;
-	out_table_init(&table, 5, header);
-	buf_init(&json, 0);
-	buf_appends(&json, "[");
 	do {
-		if (td_list_permissions(cli->client, status, run_id, 0, next, &opts,
-		    &page, &err) != TD_OK) {
-			rc = cli_fail(&err);
+		if (td_list_permissions(cli->client, status, run_id, 0, cli_list_cursor(&l),
+		    &l.opts, &page, &err) != TD_OK) {
+			l.rc = cli_fail(&err);
 			break;
 		}
-		for (size_t i = 0; i < page->count; i++, count++) {
+		for (size_t i = 0; i < page->count; i++) {
 			const struct td_permission *p = &page->items[i];
 			const char *row[] = { p->id, p->status, p->tool, p->run_id,
 			    p->summary };
 
-			buf_printf(&json, "%s%s", count > 0 ? "," : "", p->json);
-			out_table_add(&table, row);
+			cli_list_add(&l, p->json, row);
 		}
-		free(next);
-		next = page->next_cursor;
-		page->next_cursor = NULL;
+		more = cli_list_next(&l, &page->next_cursor);
 		td_permission_list_free(page);
-	} while (next != NULL);
-	out_list_end(cli, rc, &json, &table, count, NULL,
-	    strcmp(status, "all") == 0 ? "permission prompts" : "pending permission prompts");
-	free(next);
-	return rc;
+	} while (more);
+	return cli_list_end(cli, &l, strcmp(status, "all") == 0 ?
+	    "permission prompts" : "pending permission prompts");
 }
 
 /* Prints one prompt, nested members (input) with dotted keys. */

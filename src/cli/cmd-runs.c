@@ -348,75 +348,43 @@ cmd_run_exec(struct cli *cli, int argc, char **argv)
 	return rc;
 }
 
-/* Parses --limit; 0 when absent, -1 when bad. */
-static long
-runs_limit(const struct cli *cli)
-{
-	const char *text = cli_get(cli, "limit");
-	char *end;
-	long limit;
-
-	if (text == NULL)
-		return 0;
-	errno = 0;
-	limit = strtol(text, &end, 10);
-	if (errno != 0 || *end != '\0' || limit < 1 || limit > 1000)
-		return -1;
-	return limit;
-}
-
 /* taskdeck runs list: every page, or one page with --limit. */
 static int
 cmd_runs_list_exec(struct cli *cli, int argc, char **argv)
 {
 	static const char *const header[] = { "ID", "STATUS", "SESSION", "CREATED", "PROMPT" };
-	struct td_request_options opts = cli_request_options(cli);
 	struct td_run_filter filter = {
 		.session_id = cli_get(cli, "session"),
 		.project_id = cli_get(cli, "project"),
 		.status = cli_get(cli, "status"),
 	};
-	const char *cursor = cli_get(cli, "cursor");
-	long limit = runs_limit(cli);
 	struct td_run_list *page;
-	struct out_table table;
+	struct cli_list l;
 	struct td_error err;
-	char *next = NULL;
-	size_t count = 0;
-	struct buf json;
+	bool more;
 	int rc;
 
 	if (filter.session_id == NULL && filter.project_id == NULL)
 		return cli_usage_error(cli, "give --session or --project");
-	if (limit < 0)
-		return cli_usage_error(cli, "--limit takes a number from 1 to 1000");
-	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+	if ((rc = cli_list_start(cli, &l, 5, header)) != CLI_EXIT_OK)
 		return rc;
-	out_table_init(&table, 5, header);
-	buf_init(&json, 0);
-	buf_appends(&json, "[");
 	do {
-		if (td_list_runs(cli->client, &filter, limit, next != NULL ? next : cursor,
-		    &opts, &page, &err) != TD_OK) {
-			rc = cli_fail(&err);
+		if (td_list_runs(cli->client, &filter, l.limit, cli_list_cursor(&l),
+		    &l.opts, &page, &err) != TD_OK) {
+			l.rc = cli_fail(&err);
 			break;
 		}
-		for (size_t i = 0; i < page->count; i++, count++) {
+		for (size_t i = 0; i < page->count; i++) {
 			const struct td_run *r = &page->items[i];
 			const char *row[] = { r->id, r->status, r->session_id,
 			    r->created_at, r->prompt };
 
-			buf_printf(&json, "%s%s", count > 0 ? "," : "", r->json);
-			out_table_add(&table, row);
+			cli_list_add(&l, r->json, row);
 		}
-		free(next);
-		next = page->next_cursor;
-		page->next_cursor = NULL;
+		more = cli_list_next(&l, &page->next_cursor);
 		td_run_list_free(page);
-	} while (next != NULL && limit == 0);
-	out_list_end(cli, rc, &json, &table, count, next, "runs");
-	free(next);
-	return rc;
+	} while (more);
+	return cli_list_end(cli, &l, "runs");
 }
 
 /* Prints a whole run, nested members with dotted keys. */

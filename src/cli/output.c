@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,21 +174,71 @@ out_json(const char *json)
 		putchar('\n');
 }
 
-void
-out_list_end(struct cli *cli, int rc, struct buf *json, struct out_table *table,
-    size_t count, const char *next, const char *noun)
+int
+cli_list_start(struct cli *cli, struct cli_list *l, size_t columns,
+    const char *const *header)
 {
-	buf_appends(json, "]");
-	if (rc == CLI_EXIT_OK) {
+	const char *limit_text = cli_get(cli, "limit");
+	char *end;
+	int rc;
+
+	memset(l, 0, sizeof *l);
+	l->opts = cli_request_options(cli);
+	l->cursor = cli_get(cli, "cursor");
+	if (limit_text != NULL) {
+		errno = 0;
+		l->limit = strtol(limit_text, &end, 10);
+		if (errno != 0 || *end != '\0' || l->limit < 1 || l->limit > 1000)
+			return cli_usage_error(cli, "--limit takes a number from 1 to 1000");
+	}
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+		return rc;
+	out_table_init(&l->table, columns, header);
+	buf_init(&l->json, 0);
+	buf_appends(&l->json, "[");
+	return CLI_EXIT_OK;
+}
+
+const char *
+cli_list_cursor(const struct cli_list *l)
+{
+	return l->next != NULL ? l->next : l->cursor;
+}
+
+void
+cli_list_add(struct cli_list *l, const char *json, const char *const *row)
+{
+	buf_printf(&l->json, "%s%s", l->count > 0 ? "," : "", json);
+	out_table_add(&l->table, row);
+	l->count++;
+}
+
+bool
+cli_list_next(struct cli_list *l, char **next_cursor)
+{
+	free(l->next);
+	l->next = *next_cursor;
+	*next_cursor = NULL;
+	return l->next != NULL && l->limit == 0;
+}
+
+int
+cli_list_end(struct cli *cli, struct cli_list *l, const char *noun)
+{
+	buf_appends(&l->json, "]");
+	if (l->rc == CLI_EXIT_OK) {
 		if (cli->json)
-			out_json(json->data);
-		else if (count == 0)
+			out_json(l->json.data);
+		else if (l->count == 0)
 			printf("no %s\n", noun);
 		else
-			out_table_print(table);
-		if (next != NULL)
-			fprintf(stderr, "taskdeck: more %s: --cursor %s\n", noun, next);
+			out_table_print(&l->table);
+		if (l->next != NULL)
+			fprintf(stderr, "taskdeck: more %s: --cursor %s\n", noun, l->next);
 	}
-	buf_free(json);
-	out_table_free(table);
+	buf_free(&l->json);
+	out_table_free(&l->table);
+	free(l->next);
+	l->next = NULL;
+	return l->rc;
 }
