@@ -24,6 +24,10 @@ struct cli_option {
 	bool has_value;
 };
 
+/* main.c: the options of a command that takes none, and of a paged listing. */
+extern const struct cli_option cli_no_options[];
+extern const struct cli_option cli_page_options[];	/* --limit N, --cursor C */
+
 struct cli_value {
 	const char *name;
 	const char *value;	/* NULL for a flag */
@@ -217,5 +221,7 @@ void out_kv(const char *key, const char *value);
 void out_flat(const cJSON *obj, const char *prefix);
 /* A JSON document on its own line. */
 void out_json(const char *json);
+/* A whole item: its JSON with --json, else its members as out_flat prints them. */
+void out_doc(const struct cli *cli, const char *json);
 
 #endif

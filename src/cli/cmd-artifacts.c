@@ -27,10 +27,6 @@ static const struct cli_option artifacts_list_options[] = {
 	{ NULL, false }
 };
 
-static const struct cli_option artifacts_no_options[] = {
-	{ NULL, false }
-};
-
 static const struct cli_option artifacts_download_options[] = {
 	{ "session", true },
 	{ "out", true },
@@ -48,7 +44,7 @@ const struct cli_cmd cmd_artifacts_list_entry = {
 const struct cli_cmd cmd_artifacts_show_entry = {
 	"artifacts", "show", "ARTIFACT",
 	"Show one artifact's descriptor.",
-	artifacts_no_options, 1, 1, cmd_artifacts_show_exec
+	cli_no_options, 1, 1, cmd_artifacts_show_exec
 };
 
 const struct cli_cmd cmd_artifacts_download_entry = {
@@ -148,20 +144,13 @@ cmd_artifacts_show_exec(struct cli *cli, int argc, char **argv)
 	struct td_request_options opts = cli_request_options(cli);
 	struct td_artifact *a;
 	struct td_error err;
-	cJSON *doc;
 	int rc;
 
 	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
 		return rc;
 	if (td_get_artifact(cli->client, argv[0], &opts, &a, &err) != TD_OK)
 		return cli_fail(&err);
-	if (cli->json)
-		out_json(a->json);
-	else {
-		doc = json_parse(a->json, strlen(a->json));
-		out_flat(doc, NULL);
-		cJSON_Delete(doc);
-	}
+	out_doc(cli, a->json);
 	td_artifact_free(a);
 	return CLI_EXIT_OK;
 }

@@ -17,16 +17,6 @@ static int cmd_connectors_disable_exec(struct cli *, int, char **);
 static int cmd_connectors_remove_exec(struct cli *, int, char **);
 static int cmd_connectors_test_exec(struct cli *, int, char **);
 
-static const struct cli_option list_options[] = {
-	{ "limit", true },
-	{ "cursor", true },
-	{ NULL, false }
-};
-
-static const struct cli_option no_options[] = {
-	{ NULL, false }
-};
-
 /* The definition options of add and update. */
 #define DEFINITION_OPTIONS \
 	{ "command", true }, { "arg", true }, { "env", true }, { "url", true }, \
@@ -53,13 +43,13 @@ static const struct cli_option update_options[] = {
 const struct cli_cmd cmd_connectors_list_entry = {
 	"connectors", "list", "[--limit N] [--cursor CURSOR]",
 	"List connectors (built-in and custom MCP servers) and whether they are enabled.",
-	list_options, 0, 0, cmd_connectors_list_exec
+	cli_page_options, 0, 0, cmd_connectors_list_exec
 };
 
 const struct cli_cmd cmd_connectors_show_entry = {
 	"connectors", "show", "ID",
 	"Show one connector: its transport and credential bindings.",
-	no_options, 1, 1, cmd_connectors_show_exec
+	cli_no_options, 1, 1, cmd_connectors_show_exec
 };
 
 const struct cli_cmd cmd_connectors_add_entry = {
@@ -82,26 +72,26 @@ const struct cli_cmd cmd_connectors_update_entry = {
 const struct cli_cmd cmd_connectors_enable_entry = {
 	"connectors", "enable", "ID",
 	"Enable a connector: the agents of later runs get its tools.",
-	no_options, 1, 1, cmd_connectors_enable_exec
+	cli_no_options, 1, 1, cmd_connectors_enable_exec
 };
 
 const struct cli_cmd cmd_connectors_disable_entry = {
 	"connectors", "disable", "ID",
 	"Disable a connector.",
-	no_options, 1, 1, cmd_connectors_disable_exec
+	cli_no_options, 1, 1, cmd_connectors_disable_exec
 };
 
 const struct cli_cmd cmd_connectors_remove_entry = {
 	"connectors", "remove", "ID",
 	"Remove a custom connector (built-in ones can only be disabled).",
-	no_options, 1, 1, cmd_connectors_remove_exec
+	cli_no_options, 1, 1, cmd_connectors_remove_exec
 };
 
 const struct cli_cmd cmd_connectors_test_entry = {
 	"connectors", "test", "ID",
 	"Connect to the server, list its tools and disconnect; no tool is called.\n"
 	"Exits 0 when the server answered, 1 when it did not.",
-	no_options, 1, 1, cmd_connectors_test_exec
+	cli_no_options, 1, 1, cmd_connectors_test_exec
 };
 
 /* Prints one connector. */

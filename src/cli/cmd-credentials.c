@@ -25,16 +25,6 @@ static int cmd_credentials_create_exec(struct cli *, int, char **);
 static int cmd_credentials_update_exec(struct cli *, int, char **);
 static int cmd_credentials_delete_exec(struct cli *, int, char **);
 
-static const struct cli_option list_options[] = {
-	{ "limit", true },
-	{ "cursor", true },
-	{ NULL, false }
-};
-
-static const struct cli_option no_options[] = {
-	{ NULL, false }
-};
-
 static const struct cli_option create_options[] = {
 	{ "kind", true },
 	{ "description", true },
@@ -59,13 +49,13 @@ static const struct cli_option delete_options[] = {
 const struct cli_cmd cmd_credentials_list_entry = {
 	"credentials", "list", "[--limit N] [--cursor CURSOR]",
 	"List stored credentials (never their secrets).",
-	list_options, 0, 0, cmd_credentials_list_exec
+	cli_page_options, 0, 0, cmd_credentials_list_exec
 };
 
 const struct cli_cmd cmd_credentials_show_entry = {
 	"credentials", "show", "ID",
 	"Show one credential's metadata.",
-	no_options, 1, 1, cmd_credentials_show_exec
+	cli_no_options, 1, 1, cmd_credentials_show_exec
 };
 
 const struct cli_cmd cmd_credentials_create_entry = {

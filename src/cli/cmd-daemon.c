@@ -28,10 +28,6 @@ static const struct cli_option daemon_start_options[] = {
 	{ NULL, false }
 };
 
-static const struct cli_option daemon_no_options[] = {
-	{ NULL, false }
-};
-
 const struct cli_cmd cmd_daemon_start_entry = {
 	"daemon", "start", "[--listen [ADDR:]PORT] [--log FILE] [--log-level LEVEL]",
 	"Start taskdeckd in the background for this home, unless it runs already.",
@@ -41,14 +37,14 @@ const struct cli_cmd cmd_daemon_start_entry = {
 const struct cli_cmd cmd_daemon_stop_entry = {
 	"daemon", "stop", "",
 	"Stop the taskdeckd of this home and wait (up to 10 s) until it is gone.",
-	daemon_no_options, 0, 0, cmd_daemon_stop_exec
+	cli_no_options, 0, 0, cmd_daemon_stop_exec
 };
 
 const struct cli_cmd cmd_daemon_status_entry = {
 	"daemon", "status", "",
 	"Say whether taskdeckd runs for this home, where, and whether it is ready.\n"
 	"Exits 3 when it does not run.",
-	daemon_no_options, 0, 0, cmd_daemon_status_exec
+	cli_no_options, 0, 0, cmd_daemon_status_exec
 };
 
 /* Reads one line of a /proc file of pid into buf; false when there is none. */

@@ -5,15 +5,11 @@
 
 static int cmd_doctor_exec(struct cli *, int, char **);
 
-static const struct cli_option doctor_options[] = {
-	{ NULL, false }
-};
-
 const struct cli_cmd cmd_doctor_entry = {
 	"doctor", NULL, "",
 	"Check that the service is ready and say what to do when it is not.\n"
 	"Exits 1 when the service reports that it is not ready.",
-	doctor_options, 0, 0, cmd_doctor_exec
+	cli_no_options, 0, 0, cmd_doctor_exec
 };
 
 /* taskdeck doctor: the readiness report, exit 1 when not ready. */

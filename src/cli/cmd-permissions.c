@@ -23,10 +23,6 @@ static const struct cli_option permissions_allow_options[] = {
 	{ NULL, false }
 };
 
-static const struct cli_option permissions_no_options[] = {
-	{ NULL, false }
-};
-
 const struct cli_cmd cmd_permissions_list_entry = {
 	"permissions", "list", "[--all] [--run RUN]",
 	"List the permission prompts that wait for an answer, newest first\n"
@@ -37,7 +33,7 @@ const struct cli_cmd cmd_permissions_list_entry = {
 const struct cli_cmd cmd_permissions_show_entry = {
 	"permissions", "show", "PROMPT",
 	"Show one permission prompt: its run, tool, input and answer.",
-	permissions_no_options, 1, 1, cmd_permissions_show_exec
+	cli_no_options, 1, 1, cmd_permissions_show_exec
 };
 
 const struct cli_cmd cmd_permissions_allow_entry = {
@@ -50,7 +46,7 @@ const struct cli_cmd cmd_permissions_allow_entry = {
 const struct cli_cmd cmd_permissions_deny_entry = {
 	"permissions", "deny", "PROMPT",
 	"Deny the action of a pending prompt; the agent is told and carries on.",
-	permissions_no_options, 1, 1, cmd_permissions_deny_exec
+	cli_no_options, 1, 1, cmd_permissions_deny_exec
 };
 
 /* taskdeck permissions list [--all] [--run RUN]: every page. */
@@ -90,21 +86,6 @@ cmd_permissions_list_exec(struct cli *cli, int argc, char **argv)
 	    "permission prompts" : "pending permission prompts");
 }
 
-/* Prints one prompt, nested members (input) with dotted keys. */
-static void
-permissions_print(const struct cli *cli, const struct td_permission *p)
-{
-	cJSON *doc;
-
-	if (cli->json) {
-		out_json(p->json);
-		return;
-	}
-	doc = json_parse(p->json, strlen(p->json));
-	out_flat(doc, NULL);
-	cJSON_Delete(doc);
-}
-
 /* taskdeck permissions show PROMPT */
 static int
 cmd_permissions_show_exec(struct cli *cli, int argc, char **argv)
@@ -118,7 +99,7 @@ cmd_permissions_show_exec(struct cli *cli, int argc, char **argv)
 		return rc;
 	if (td_get_permission(cli->client, argv[0], &opts, &p, &err) != TD_OK)
 		return cli_fail(&err);
-	permissions_print(cli, p);
+	out_doc(cli, p->json);
 	td_permission_free(p);
 	return CLI_EXIT_OK;
 }

@@ -14,10 +14,6 @@ static int cmd_plan_approve_exec(struct cli *, int, char **);
 static int cmd_plan_revise_exec(struct cli *, int, char **);
 static int cmd_plan_reject_exec(struct cli *, int, char **);
 
-static const struct cli_option plan_show_options[] = {
-	{ NULL, false }
-};
-
 static const struct cli_option plan_approve_options[] = {
 	{ "version", true },
 	{ "revision", true },
@@ -41,7 +37,7 @@ static const struct cli_option plan_reject_options[] = {
 const struct cli_cmd cmd_plan_show_entry = {
 	"plan", "show", "SESSION",
 	"Show a session's plan: summary, version, revision, status and steps.",
-	plan_show_options, 1, 1, cmd_plan_show_exec
+	cli_no_options, 1, 1, cmd_plan_show_exec
 };
 
 const struct cli_cmd cmd_plan_approve_entry = {

@@ -13,16 +13,6 @@ static int cmd_projects_show_exec(struct cli *, int, char **);
 static int cmd_projects_create_exec(struct cli *, int, char **);
 static int cmd_projects_update_exec(struct cli *, int, char **);
 
-static const struct cli_option projects_list_options[] = {
-	{ "limit", true },
-	{ "cursor", true },
-	{ NULL, false }
-};
-
-static const struct cli_option projects_no_options[] = {
-	{ NULL, false }
-};
-
 static const struct cli_option projects_create_options[] = {
 	{ "description", true },
 	{ "context", true },
@@ -43,13 +33,13 @@ static const struct cli_option projects_update_options[] = {
 const struct cli_cmd cmd_projects_list_entry = {
 	"projects", "list", "[--limit N] [--cursor CURSOR]",
 	"List projects, newest first: all of them, or one page of N.",
-	projects_list_options, 0, 0, cmd_projects_list_exec
+	cli_page_options, 0, 0, cmd_projects_list_exec
 };
 
 const struct cli_cmd cmd_projects_show_entry = {
 	"projects", "show", "ID",
 	"Show one project.",
-	projects_no_options, 1, 1, cmd_projects_show_exec
+	cli_no_options, 1, 1, cmd_projects_show_exec
 };
 
 const struct cli_cmd cmd_projects_create_entry = {

@@ -7,22 +7,18 @@
 static int cmd_runtimes_exec(struct cli *, int, char **);
 static int cmd_install_cli_exec(struct cli *, int, char **);
 
-static const struct cli_option no_options[] = {
-	{ NULL, false }
-};
-
 const struct cli_cmd cmd_runtimes_entry = {
 	"runtimes", NULL, "",
 	"The agent frameworks and their runtimes: taskdeck (managed), claude-code and codex\n"
 	"(external CLIs): status, version, where each was found.",
-	no_options, 0, 0, cmd_runtimes_exec
+	cli_no_options, 0, 0, cmd_runtimes_exec
 };
 
 const struct cli_cmd cmd_install_cli_entry = {
 	"install-cli", NULL, "",
 	"Install the taskdeck launcher into $XDG_BIN_HOME or ~/.local/bin (of the service).\n"
 	"Never overwrites a file it did not write; says whether the directory is on PATH.",
-	no_options, 0, 0, cmd_install_cli_exec
+	cli_no_options, 0, 0, cmd_install_cli_exec
 };
 
 static int

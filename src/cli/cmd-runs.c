@@ -50,10 +50,6 @@ static const struct cli_option runs_wait_options[] = {
 	{ NULL, false }
 };
 
-static const struct cli_option runs_no_options[] = {
-	{ NULL, false }
-};
-
 static const struct cli_option runs_logs_options[] = {
 	{ "follow", false },
 	{ NULL, false }
@@ -94,7 +90,7 @@ const struct cli_cmd cmd_runs_watch_entry = {
 	"Watch a run until it ends: its status, progress, tools and prompts so\n"
 	"far, then live, and a last line saying how it ended (exit codes as for\n"
 	"run --wait).",
-	runs_no_options, 1, 1, cmd_runs_watch_exec
+	cli_no_options, 1, 1, cmd_runs_watch_exec
 };
 
 const struct cli_cmd cmd_run_entry = {
@@ -122,7 +118,7 @@ const struct cli_cmd cmd_runs_list_entry = {
 const struct cli_cmd cmd_runs_show_entry = {
 	"runs", "show", "RUN",
 	"Show one run.",
-	runs_no_options, 1, 1, cmd_runs_show_exec
+	cli_no_options, 1, 1, cmd_runs_show_exec
 };
 
 const struct cli_cmd cmd_runs_wait_entry = {
@@ -135,7 +131,7 @@ const struct cli_cmd cmd_runs_wait_entry = {
 const struct cli_cmd cmd_runs_cancel_entry = {
 	"runs", "cancel", "RUN",
 	"Ask the service to cancel a run; it ends \"cancelled\" shortly after.",
-	runs_no_options, 1, 1, cmd_runs_cancel_exec
+	cli_no_options, 1, 1, cmd_runs_cancel_exec
 };
 
 /* Triggered by SIGINT during a wait. */
@@ -387,21 +383,6 @@ cmd_runs_list_exec(struct cli *cli, int argc, char **argv)
 	return cli_list_end(cli, &l, "runs");
 }
 
-/* Prints a whole run, nested members with dotted keys. */
-static void
-runs_print(const struct cli *cli, const struct td_run *r)
-{
-	cJSON *doc;
-
-	if (cli->json) {
-		out_json(r->json);
-		return;
-	}
-	doc = json_parse(r->json, strlen(r->json));
-	out_flat(doc, NULL);
-	cJSON_Delete(doc);
-}
-
 /* taskdeck runs show RUN */
 static int
 cmd_runs_show_exec(struct cli *cli, int argc, char **argv)
@@ -415,7 +396,7 @@ cmd_runs_show_exec(struct cli *cli, int argc, char **argv)
 		return rc;
 	if (td_get_run(cli->client, argv[0], &opts, &r, &err) != TD_OK)
 		return cli_fail(&err);
-	runs_print(cli, r);
+	out_doc(cli, r->json);
 	td_run_free(r);
 	return CLI_EXIT_OK;
 }

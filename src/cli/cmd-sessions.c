@@ -21,10 +21,6 @@ static const struct cli_option sessions_list_options[] = {
 	{ NULL, false }
 };
 
-static const struct cli_option sessions_no_options[] = {
-	{ NULL, false }
-};
-
 static const struct cli_option sessions_config_set_options[] = {
 	{ "revision", true },
 	{ NULL, false }
@@ -39,13 +35,13 @@ const struct cli_cmd cmd_sessions_list_entry = {
 const struct cli_cmd cmd_sessions_show_entry = {
 	"sessions", "show", "SESSION",
 	"Show one session: its directory, workspace kind and last run.",
-	sessions_no_options, 1, 1, cmd_sessions_show_exec
+	cli_no_options, 1, 1, cmd_sessions_show_exec
 };
 
 const struct cli_cmd cmd_sessions_config_get_entry = {
 	"sessions", "config get", "SESSION",
 	"Show a session's configuration and its revision.",
-	sessions_no_options, 1, 1, cmd_sessions_config_get_exec
+	cli_no_options, 1, 1, cmd_sessions_config_get_exec
 };
 
 const struct cli_cmd cmd_sessions_config_set_entry = {

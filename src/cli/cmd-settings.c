@@ -13,10 +13,6 @@ static int cmd_defaults_set_exec(struct cli *, int, char **);
 static int cmd_routing_get_exec(struct cli *, int, char **);
 static int cmd_routing_set_exec(struct cli *, int, char **);
 
-static const struct cli_option settings_no_options[] = {
-	{ NULL, false }
-};
-
 static const struct cli_option defaults_set_options[] = {
 	{ "clear", true },
 	{ "expected-updated-at", true },
@@ -31,7 +27,7 @@ static const struct cli_option routing_set_options[] = {
 const struct cli_cmd cmd_defaults_get_entry = {
 	"defaults", "get", "PROJECT",
 	"Show the defaults that new sessions of a project start with.",
-	settings_no_options, 1, 1, cmd_defaults_get_exec
+	cli_no_options, 1, 1, cmd_defaults_get_exec
 };
 
 const struct cli_cmd cmd_defaults_set_entry = {
@@ -46,7 +42,7 @@ const struct cli_cmd cmd_defaults_set_entry = {
 const struct cli_cmd cmd_routing_get_entry = {
 	"routing", "get", "",
 	"Show the global agent routing.",
-	settings_no_options, 0, 0, cmd_routing_get_exec
+	cli_no_options, 0, 0, cmd_routing_get_exec
 };
 
 const struct cli_cmd cmd_routing_set_entry = {
@@ -180,21 +176,6 @@ cmd_defaults_set_exec(struct cli *cli, int argc, char **argv)
 	return rc;
 }
 
-/* Prints the agent routing with dotted keys. */
-static void
-routing_print(const struct cli *cli, const struct td_agent_routing *r)
-{
-	cJSON *doc;
-
-	if (cli->json) {
-		out_json(r->json);
-		return;
-	}
-	doc = json_parse(r->json, strlen(r->json));
-	out_flat(doc, NULL);
-	cJSON_Delete(doc);
-}
-
 /* taskdeck routing get */
 static int
 cmd_routing_get_exec(struct cli *cli, int argc, char **argv)
@@ -208,7 +189,7 @@ cmd_routing_get_exec(struct cli *cli, int argc, char **argv)
 		return rc;
 	if (td_get_agent_routing(cli->client, &opts, &r, &err) != TD_OK)
 		return cli_fail(&err);
-	routing_print(cli, r);
+	out_doc(cli, r->json);
 	td_agent_routing_free(r);
 	return CLI_EXIT_OK;
 }
@@ -312,7 +293,7 @@ cmd_routing_set_exec(struct cli *cli, int argc, char **argv)
 	cJSON_Delete(patch);
 	if ((rc = cli_connect(cli)) == CLI_EXIT_OK) {
 		if (td_update_agent_routing(cli->client, text, &opts, &r, &err) == TD_OK) {
-			routing_print(cli, r);
+			out_doc(cli, r->json);
 			td_agent_routing_free(r);
 		} else
 			rc = cli_fail(&err);

@@ -135,6 +135,16 @@ cli_print_help(FILE *fp, const char *group)
 	    TD_DEFAULT_TIMEOUT_MS);
 }
 
+const struct cli_option cli_no_options[] = {
+	{ NULL, false }
+};
+
+const struct cli_option cli_page_options[] = {
+	{ "limit", true },
+	{ "cursor", true },
+	{ NULL, false }
+};
+
 const char *
 cli_get(const struct cli *cli, const char *name)
 {

@@ -140,6 +140,20 @@ out_kv(const char *key, const char *value)
 }
 
 void
+out_doc(const struct cli *cli, const char *json)
+{
+	cJSON *doc;
+
+	if (cli->json) {
+		out_json(json);
+		return;
+	}
+	doc = json_parse(json, strlen(json));
+	out_flat(doc, NULL);
+	cJSON_Delete(doc);
+}
+
+void
 out_flat(const cJSON *obj, const char *prefix)
 {
 	const cJSON *item;
