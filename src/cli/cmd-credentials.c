@@ -253,26 +253,21 @@ cmd_credentials_show_exec(struct cli *cli, int argc, char **argv)
 	return CLI_EXIT_OK;
 }
 
+/* Creates (id NULL) or updates credential id, prints it, frees secret; an exit code. */
 static int
-cmd_credentials_create_exec(struct cli *cli, int argc, char **argv)
+credentials_send(struct cli *cli, const char *id, const struct td_credential_request *req,
+    char *secret)
 {
 	struct td_request_options opts = cli_request_options(cli);
-	struct td_credential_request req = {
-		.name = argv[0],
-		.kind = cli_get(cli, "kind"),
-		.description = cli_get(cli, "description"),
-	};
 	struct td_credential *c = NULL;
 	struct td_error err;
-	char *secret;
+	enum td_code code;
 	int rc;
 
-	(void)argc;
-	if ((secret = secret_get(cli, "Secret: ")) == NULL)
-		return CLI_EXIT_USAGE;
-	req.secret = secret;
 	if ((rc = cli_connect(cli)) == CLI_EXIT_OK) {
-		if (td_create_credential(cli->client, &req, &opts, &c, &err) != TD_OK)
+		code = id == NULL ? td_create_credential(cli->client, req, &opts, &c, &err) :
+		    td_update_credential(cli->client, id, req, &opts, &c, &err);
+		if (code != TD_OK)
 			rc = cli_fail(&err);
 		else
 			credential_print(cli, c);
@@ -283,18 +278,31 @@ cmd_credentials_create_exec(struct cli *cli, int argc, char **argv)
 }
 
 static int
+cmd_credentials_create_exec(struct cli *cli, int argc, char **argv)
+{
+	struct td_credential_request req = {
+		.name = argv[0],
+		.kind = cli_get(cli, "kind"),
+		.description = cli_get(cli, "description"),
+	};
+	char *secret;
+
+	(void)argc;
+	if ((secret = secret_get(cli, "Secret: ")) == NULL)
+		return CLI_EXIT_USAGE;
+	req.secret = secret;
+	return credentials_send(cli, NULL, &req, secret);
+}
+
+static int
 cmd_credentials_update_exec(struct cli *cli, int argc, char **argv)
 {
-	struct td_request_options opts = cli_request_options(cli);
 	struct td_credential_request req = {
 		.name = cli_get(cli, "name"),
 		.kind = cli_get(cli, "kind"),
 		.description = cli_get(cli, "description"),
 	};
-	struct td_credential *c = NULL;
-	struct td_error err;
 	char *secret = NULL;
-	int rc;
 
 	(void)argc;
 	if (cli_has(cli, "rotate") && cli_has(cli, "secret-stdin"))
@@ -304,15 +312,7 @@ cmd_credentials_update_exec(struct cli *cli, int argc, char **argv)
 			return CLI_EXIT_USAGE;
 		req.secret = secret;
 	}
-	if ((rc = cli_connect(cli)) == CLI_EXIT_OK) {
-		if (td_update_credential(cli->client, argv[0], &req, &opts, &c, &err) != TD_OK)
-			rc = cli_fail(&err);
-		else
-			credential_print(cli, c);
-	}
-	secret_free(secret);
-	td_credential_free(c);
-	return rc;
+	return credentials_send(cli, argv[0], &req, secret);
 }
 
 static int

@@ -103,6 +103,18 @@ settings_replace(cJSON *obj, const char *key, cJSON *item)
 	cJSON_AddItemToObject(obj, key, item);
 }
 
+/* patch, or NULL (freed, usage error printed) when it changes nothing. */
+static cJSON *
+settings_nonempty(const struct cli *cli, cJSON *patch)
+{
+	if (patch->child == NULL) {
+		cJSON_Delete(patch);
+		cli_usage_error(cli, "nothing to set");
+		return NULL;
+	}
+	return patch;
+}
+
 /* Builds the defaults patch from KEY=VALUE arguments and --clear. */
 static cJSON *
 defaults_patch(const struct cli *cli, int argc, char **argv)
@@ -131,12 +143,7 @@ defaults_patch(const struct cli *cli, int argc, char **argv)
 		if (strcmp(cli->values[i].name, "clear") == 0)
 			settings_replace(patch, cli->values[i].value, cJSON_CreateNull());
 	}
-	if (patch->child == NULL) {
-		cJSON_Delete(patch);
-		cli_usage_error(cli, "nothing to set");
-		return NULL;
-	}
-	return patch;
+	return settings_nonempty(cli, patch);
 }
 
 /* taskdeck defaults set: reads updatedAt (unless pinned), then writes. */
@@ -268,12 +275,7 @@ routing_patch(const struct cli *cli, int argc, char **argv)
 			return NULL;
 		}
 	}
-	if (patch->child == NULL) {
-		cJSON_Delete(patch);
-		cli_usage_error(cli, "nothing to set");
-		return NULL;
-	}
-	return patch;
+	return settings_nonempty(cli, patch);
 }
 
 /* taskdeck routing set: one merge patch from --patch and KEY=VALUE. */
