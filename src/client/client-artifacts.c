@@ -85,21 +85,7 @@ artifact_from_json(struct td_artifact *a, const cJSON *obj, const char *raw)
 	return true;
 }
 
-static bool
-artifact_item_parse(void *item, const cJSON *obj, const char *raw)
-{
-	return artifact_from_json(item, obj, raw);
-}
-
-static void
-artifact_item_clear(void *item)
-{
-	artifact_clear(item);
-}
-
-static const struct client_kind artifact_kind = {
-	"artifact", "artifact list", sizeof(struct td_artifact), artifact_item_parse, artifact_item_clear,
-};
+CLIENT_KIND(artifact, "artifact");
 
 void
 td_artifact_list_free(struct td_artifact_list *list)

@@ -85,21 +85,7 @@ connector_from_json(struct td_connector *c, const cJSON *obj, const char *raw)
 	return true;
 }
 
-static bool
-connector_item_parse(void *item, const cJSON *obj, const char *raw)
-{
-	return connector_from_json(item, obj, raw);
-}
-
-static void
-connector_item_clear(void *item)
-{
-	connector_clear(item);
-}
-
-static const struct client_kind connector_kind = {
-	"connector", "connector list", sizeof(struct td_connector), connector_item_parse, connector_item_clear,
-};
+CLIENT_KIND(connector, "connector");
 
 void
 td_connector_list_free(struct td_connector_list *list)
@@ -364,21 +350,7 @@ credential_from_json(struct td_credential *c, const cJSON *obj, const char *raw)
 	return true;
 }
 
-static bool
-credential_item_parse(void *item, const cJSON *obj, const char *raw)
-{
-	return credential_from_json(item, obj, raw);
-}
-
-static void
-credential_item_clear(void *item)
-{
-	credential_clear(item);
-}
-
-static const struct client_kind credential_kind = {
-	"credential", "credential list", sizeof(struct td_credential), credential_item_parse, credential_item_clear,
-};
+CLIENT_KIND(credential, "credential");
 
 void
 td_credential_list_free(struct td_credential_list *list)

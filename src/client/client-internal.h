@@ -62,6 +62,27 @@ struct client_kind {
 	void (*clear)(void *item);	/* frees its members */
 };
 
+/*
+ * Defines name_kind, the client_kind of struct td_<name>, from the file's
+ * name_from_json(struct td_<name> *, const cJSON *, const char *raw) and
+ * name_clear(struct td_<name> *); what is a string literal ("run").
+ */
+#define CLIENT_KIND(name, what)						\
+static bool								\
+name##_item_parse(void *item, const cJSON *obj, const char *raw)	\
+{									\
+	return name##_from_json(item, obj, raw);			\
+}									\
+static void								\
+name##_item_clear(void *item)						\
+{									\
+	name##_clear(item);						\
+}									\
+static const struct client_kind name##_kind = {				\
+	what, what " list", sizeof(struct td_##name), name##_item_parse,	\
+	name##_item_clear,						\
+}
+
 /* A page of items, as every td_*_list holds it. */
 struct client_page {
 	void *items;

@@ -218,21 +218,7 @@ permission_from_json(struct td_permission *p, const cJSON *obj, const char *raw)
 	return true;
 }
 
-static bool
-permission_item_parse(void *item, const cJSON *obj, const char *raw)
-{
-	return permission_from_json(item, obj, raw);
-}
-
-static void
-permission_item_clear(void *item)
-{
-	permission_clear(item);
-}
-
-static const struct client_kind permission_kind = {
-	"permission prompt", "permission prompt list", sizeof(struct td_permission), permission_item_parse, permission_item_clear,
-};
+CLIENT_KIND(permission, "permission prompt");
 
 void
 td_permission_list_free(struct td_permission_list *list)

@@ -48,21 +48,7 @@ project_from_json(struct td_project *p, const cJSON *obj, const char *raw)
 	return true;
 }
 
-static bool
-project_item_parse(void *item, const cJSON *obj, const char *raw)
-{
-	return project_from_json(item, obj, raw);
-}
-
-static void
-project_item_clear(void *item)
-{
-	project_clear(item);
-}
-
-static const struct client_kind project_kind = {
-	"project", "project list", sizeof(struct td_project), project_item_parse, project_item_clear,
-};
+CLIENT_KIND(project, "project");
 
 void
 td_project_list_free(struct td_project_list *list)

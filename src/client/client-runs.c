@@ -116,21 +116,7 @@ run_from_json(struct td_run *r, const cJSON *obj, const char *raw)
 	return true;
 }
 
-static bool
-run_item_parse(void *item, const cJSON *obj, const char *raw)
-{
-	return run_from_json(item, obj, raw);
-}
-
-static void
-run_item_clear(void *item)
-{
-	run_clear(item);
-}
-
-static const struct client_kind run_kind = {
-	"run", "run list", sizeof(struct td_run), run_item_parse, run_item_clear,
-};
+CLIENT_KIND(run, "run");
 
 void
 td_run_list_free(struct td_run_list *list)

@@ -52,21 +52,7 @@ session_from_json(struct td_session *s, const cJSON *obj, const char *raw)
 	return true;
 }
 
-static bool
-session_item_parse(void *item, const cJSON *obj, const char *raw)
-{
-	return session_from_json(item, obj, raw);
-}
-
-static void
-session_item_clear(void *item)
-{
-	session_clear(item);
-}
-
-static const struct client_kind session_kind = {
-	"session", "session list", sizeof(struct td_session), session_item_parse, session_item_clear,
-};
+CLIENT_KIND(session, "session");
 
 void
 td_session_list_free(struct td_session_list *list)
