@@ -377,26 +377,18 @@ connectors_list(struct service *svc, const char *cursor, int limit, char next[TD
 {
 	struct store *st = svc->store;
 	cJSON *arr = cJSON_CreateArray();
+	struct resource_page pg;
 	sqlite3_stmt *s;
-	int n = 0;
 
-	next[0] = '\0';
 	store_lock(st);
 	s = store_stmt(st, "SELECT " CONNECTOR_COLUMNS " FROM connectors"
 	    " WHERE ?1 IS NULL OR id < ?1 ORDER BY id DESC LIMIT ?2");
-	if (cursor != NULL)
-		sqlite3_bind_text(s, 1, cursor, -1, SQLITE_STATIC);
-	sqlite3_bind_int(s, 2, limit + 1);
-	while (sqlite3_step(s) == SQLITE_ROW) {
-		if (++n > limit)
-			break;
+	resource_page_start(&pg, s, 1, cursor, limit);
+	while (resource_page_row(&pg, s))
 		cJSON_AddItemToArray(arr, connector_from_row(st, s));
-		snprintf(next, TD_ID_MAX, "%s", resource_text(s, 0));
-	}
 	sqlite3_reset(s);
 	store_unlock(st);
-	if (n <= limit)
-		next[0] = '\0';
+	snprintf(next, TD_ID_MAX, "%s", pg.next);
 	return arr;
 }
 

@@ -1,3 +1,5 @@
+#include <stdio.h>
+
 #include "resource.h"
 #include "timeutil.h"
 
@@ -29,4 +31,29 @@ resource_json_column(sqlite3_stmt *s, int i)
 	cJSON *j = cJSON_Parse(resource_text(s, i));
 
 	return j ? j : cJSON_CreateObject();
+}
+
+void
+resource_page_start(struct resource_page *pg, sqlite3_stmt *s, int param,
+    const char *cursor, int limit)
+{
+	pg->limit = limit;
+	pg->n = 0;
+	pg->next[0] = '\0';
+	if (cursor != NULL)
+		sqlite3_bind_text(s, param, cursor, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, param + 1, limit + 1);
+}
+
+bool
+resource_page_row(struct resource_page *pg, sqlite3_stmt *s)
+{
+	if (sqlite3_step(s) != SQLITE_ROW) {
+		pg->next[0] = '\0';
+		return false;
+	}
+	if (++pg->n > pg->limit)
+		return false;
+	snprintf(pg->next, sizeof pg->next, "%s", resource_text(s, 0));
+	return true;
 }

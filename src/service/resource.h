@@ -3,9 +3,12 @@
 #define TD_SERVICE_RESOURCE_H
 
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
+
+#include "ids.h"
 
 /* Longest provider, model or project name, in characters. */
 #define NAME_MAX_CHARS 200
@@ -27,5 +30,21 @@ void resource_add_time(cJSON *obj, const char *key, int64_t ms);
 const char *resource_text(sqlite3_stmt *s, int i);
 /* Parses a JSON text column that we wrote ourselves; an empty object if it does not parse. */
 cJSON *resource_json_column(sqlite3_stmt *s, int i);
+
+/*
+ * Keyset paging of a list ordered by id DESC (id in column 0), limit rows a
+ * page.  resource_page_start binds the cursor (the last id of the page before,
+ * NULL for the first page) to ?param and limit + 1 to ?param+1;
+ * resource_page_row steps to the next row of the page and is false after the
+ * last one.  When rows remain past the page, next is then the id to give as
+ * the cursor of the next page, else "".  The caller resets the statement.
+ */
+struct resource_page {
+	int limit, n;
+	char next[TD_ID_MAX];
+};
+void resource_page_start(struct resource_page *pg, sqlite3_stmt *s, int param,
+    const char *cursor, int limit);
+bool resource_page_row(struct resource_page *pg, sqlite3_stmt *s);
 
 #endif

@@ -123,40 +123,26 @@ route_projects_list(struct http_request *req, struct http_response *r)
 {
 	struct store *st = req->svc->store;
 	const char *cursor = http_query(req, "cursor");
+	struct resource_page pg;
 	cJSON *arr;
 	sqlite3_stmt *s;
-	int limit, n = 0;
-	char next[TD_ID_MAX] = "";
+	int limit;
 
 	if (!http_query_limit(req, r, &limit))
 		return;
-	if (cursor != NULL && !td_id_valid(cursor, "prj")) {
-		cJSON *details = cJSON_CreateObject();
-		cJSON_AddStringToObject(details, "parameter", "cursor");
-		http_error(r, TD_INVALID_REQUEST, details, "cursor is not a project id");
-		return;
-	}
+	if (cursor != NULL && !td_id_valid(cursor, "prj"))
+		return http_bad_parameter(r, "cursor", "cursor is not a project id");
 	arr = cJSON_CreateArray();
 	store_lock(st);
 	s = store_stmt(st, "SELECT " PROJECT_COLUMNS " FROM projects"
 	    " WHERE ?1 IS NULL OR id < ?1 ORDER BY id DESC LIMIT ?2");
-	if (cursor != NULL)
-		sqlite3_bind_text(s, 1, cursor, -1, SQLITE_STATIC);
-	sqlite3_bind_int(s, 2, limit + 1);
-	while (sqlite3_step(s) == SQLITE_ROW) {
-		if (++n > limit)
-			break;
+	resource_page_start(&pg, s, 1, cursor, limit);
+	while (resource_page_row(&pg, s))
 		cJSON_AddItemToArray(arr, project_from_row(s));
-		snprintf(next, sizeof next, "%s", resource_text(s, 0));
-	}
 	sqlite3_reset(s);
 	store_unlock(st);
-	if (n > limit) {
-		char *link = xasprintf("</api/v1/projects?limit=%d&cursor=%s>; rel=\"next\"",
-		    limit, next);
-		http_add_header(r, "Link", link);
-		free(link);
-	}
+	if (pg.next[0] != '\0')
+		http_link_next(r, "/api/v1/projects?limit=%d&cursor=%s", limit, pg.next);
 	http_json(r, 200, arr);
 }
 

@@ -67,15 +67,6 @@ route_runs_get(struct http_request *req, struct http_response *r)
 	run_answer(req->svc, req->params[0], 200, r);
 }
 
-static void
-bad_parameter(struct http_response *r, const char *name, const char *message)
-{
-	cJSON *details = cJSON_CreateObject();
-
-	cJSON_AddStringToObject(details, "parameter", name);
-	http_error(r, TD_INVALID_REQUEST, details, "%s", message);
-}
-
 void
 route_runs_list(struct http_request *req, struct http_response *r)
 {
@@ -84,28 +75,27 @@ route_runs_list(struct http_request *req, struct http_response *r)
 	const char *project = http_query(req, "project");
 	const char *status = http_query(req, "status");
 	const char *cursor = http_query(req, "cursor");
-	char next[TD_ID_MAX] = "";
+	struct resource_page pg;
 	sqlite3_stmt *s;
-	int limit, n = 0;
+	int limit;
 	cJSON *arr;
-	char *link;
 
 	if (!http_query_limit(req, r, &limit))
 		return;
 	if (session == NULL && project == NULL)
-		return bad_parameter(r, "session", "give session=ID or project=ID");
+		return http_bad_parameter(r, "session", "give session=ID or project=ID");
 	if (session != NULL && !td_id_valid(session, "ses"))
-		return bad_parameter(r, "session", "session must be a session id");
+		return http_bad_parameter(r, "session", "session must be a session id");
 	if (project != NULL && !td_id_valid(project, "prj"))
-		return bad_parameter(r, "project", "project must be a project id");
+		return http_bad_parameter(r, "project", "project must be a project id");
 	if (cursor != NULL && !td_id_valid(cursor, "run"))
-		return bad_parameter(r, "cursor", "cursor must be a run id");
+		return http_bad_parameter(r, "cursor", "cursor must be a run id");
 	if (status != NULL) {
 		bool known = false;
 		for (const char *const *v = run_statuses; *v; v++)
 			known = known || strcmp(*v, status) == 0;
 		if (!known)
-			return bad_parameter(r, "status", "status must be queued, running, "
+			return http_bad_parameter(r, "status", "status must be queued, running, "
 			    "completed, failed or cancelled");
 	}
 	arr = cJSON_CreateArray();
@@ -120,25 +110,16 @@ route_runs_list(struct http_request *req, struct http_response *r)
 		sqlite3_bind_text(s, 2, project, -1, SQLITE_STATIC);
 	if (status != NULL)
 		sqlite3_bind_text(s, 3, status, -1, SQLITE_STATIC);
-	if (cursor != NULL)
-		sqlite3_bind_text(s, 4, cursor, -1, SQLITE_STATIC);
-	sqlite3_bind_int(s, 5, limit + 1);
-	while (sqlite3_step(s) == SQLITE_ROW) {
-		if (++n > limit)
-			break;
+	resource_page_start(&pg, s, 4, cursor, limit);
+	while (resource_page_row(&pg, s))
 		cJSON_AddItemToArray(arr, run_from_row(s));
-		snprintf(next, sizeof next, "%s", resource_text(s, 0));
-	}
 	sqlite3_reset(s);
 	store_unlock(st);
-	if (n > limit) {
-		link = xasprintf("</api/v1/runs?%s%s%s%s%s%s&limit=%d&cursor=%s>; rel=\"next\"",
+	if (pg.next[0] != '\0')
+		http_link_next(r, "/api/v1/runs?%s%s%s%s%s%s&limit=%d&cursor=%s",
 		    session ? "session=" : "", session ? session : "",
 		    project ? (session ? "&project=" : "project=") : "", project ? project : "",
-		    status ? "&status=" : "", status ? status : "", limit, next);
-		http_add_header(r, "Link", link);
-		free(link);
-	}
+		    status ? "&status=" : "", status ? status : "", limit, pg.next);
 	http_json(r, 200, arr);
 }
 
