@@ -44,15 +44,8 @@ credential_from_row(sqlite3_stmt *s)
 static cJSON *
 credential_load(struct store *st, const char *id)
 {
-	sqlite3_stmt *s = store_stmt(st,
-	    "SELECT " CREDENTIAL_COLUMNS " FROM credentials WHERE id = ?1");
-	cJSON *c = NULL;
-
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		c = credential_from_row(s);
-	sqlite3_reset(s);
-	return c;
+	return resource_load(store_stmt(st, "SELECT " CREDENTIAL_COLUMNS " FROM credentials"
+	    " WHERE id = ?1"), id, credential_from_row);
 }
 
 cJSON *

@@ -25,6 +25,36 @@ resource_text(sqlite3_stmt *s, int i)
 	return t ? (const char *)t : "";
 }
 
+void
+resource_add_text_or_null(cJSON *obj, const char *key, sqlite3_stmt *s, int i)
+{
+	if (sqlite3_column_type(s, i) == SQLITE_NULL)
+		cJSON_AddNullToObject(obj, key);
+	else
+		cJSON_AddStringToObject(obj, key, resource_text(s, i));
+}
+
+void
+resource_add_time_or_null(cJSON *obj, const char *key, sqlite3_stmt *s, int i)
+{
+	if (sqlite3_column_type(s, i) == SQLITE_NULL)
+		cJSON_AddNullToObject(obj, key);
+	else
+		resource_add_time(obj, key, sqlite3_column_int64(s, i));
+}
+
+cJSON *
+resource_load(sqlite3_stmt *s, const char *key, cJSON *(*row)(sqlite3_stmt *s))
+{
+	cJSON *j = NULL;
+
+	sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		j = row(s);
+	sqlite3_reset(s);
+	return j;
+}
+
 cJSON *
 resource_json_column(sqlite3_stmt *s, int i)
 {

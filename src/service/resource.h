@@ -28,6 +28,15 @@ extern const char *const resource_profiles[];
 void resource_add_time(cJSON *obj, const char *key, int64_t ms);
 /* Text column i, "" for NULL. */
 const char *resource_text(sqlite3_stmt *s, int i);
+/* Adds key: text column i, or null. */
+void resource_add_text_or_null(cJSON *obj, const char *key, sqlite3_stmt *s, int i);
+/* Adds key: RFC 3339 time of the ms column i, or null. */
+void resource_add_time_or_null(cJSON *obj, const char *key, sqlite3_stmt *s, int i);
+/*
+ * The row of the query s (from store_stmt, the store locked) whose ?1 is key,
+ * made by row(s), or NULL when there is none.  Resets s.
+ */
+cJSON *resource_load(sqlite3_stmt *s, const char *key, cJSON *(*row)(sqlite3_stmt *s));
 /* Parses a JSON text column that we wrote ourselves; an empty object if it does not parse. */
 cJSON *resource_json_column(sqlite3_stmt *s, int i);
 

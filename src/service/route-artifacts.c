@@ -134,16 +134,11 @@ route_artifacts_get(struct http_request *req, struct http_response *r)
 {
 	struct store *st = req->svc->store;
 	const char *id = req->params[0];
-	cJSON *a = NULL;
-	sqlite3_stmt *s;
+	cJSON *a;
 
 	store_lock(st);
-	s = store_stmt(st, "SELECT " ARTIFACT_COLUMNS " FROM artifacts"
-	    " WHERE id = ?1 AND visible = 1");
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		a = artifact_from_row(s);
-	sqlite3_reset(s);
+	a = resource_load(store_stmt(st, "SELECT " ARTIFACT_COLUMNS " FROM artifacts"
+	    " WHERE id = ?1 AND visible = 1"), id, artifact_from_row);
 	store_unlock(st);
 	if (a == NULL)
 		http_not_found(r, "artifact", id);

@@ -46,15 +46,8 @@ project_from_row(sqlite3_stmt *s)
 static cJSON *
 project_load(struct store *st, const char *id)
 {
-	sqlite3_stmt *s = store_stmt(st,
-	    "SELECT " PROJECT_COLUMNS " FROM projects WHERE id = ?1");
-	cJSON *p = NULL;
-
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		p = project_from_row(s);
-	sqlite3_reset(s);
-	return p;
+	return resource_load(store_stmt(st, "SELECT " PROJECT_COLUMNS " FROM projects"
+	    " WHERE id = ?1"), id, project_from_row);
 }
 
 /*
