@@ -503,26 +503,36 @@ name_valid(const cJSON *body, bool required, struct conn_problem *p)
 	return TD_OK;
 }
 
+enum td_code
+conn_write_end(struct service *svc, const char *what, const char *id, enum td_code rc,
+    const char *action, cJSON **out, struct conn_problem *p,
+    cJSON *(*load)(struct store *st, const char *id),
+    void (*emit)(struct service *svc, const cJSON *c, const char *action))
+{
+	struct store *st = svc->store;
+
+	if (rc == TD_OK && !store_commit(st))
+		rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot store the %s", what);
+	else if (rc != TD_OK)
+		store_rollback(st);
+	if (rc == TD_OK) {
+		*out = load(st, id);
+		if (*out == NULL)
+			rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "the %s vanished", what);
+		else
+			emit(svc, *out, action);
+	}
+	store_unlock(st);
+	return rc;
+}
+
 /* Finishes a write: commit or roll back, load the result, emit. */
 static enum td_code
 connector_write_end(struct service *svc, const char *id, enum td_code rc, const char *action,
     cJSON **out, struct conn_problem *p)
 {
-	struct store *st = svc->store;
-
-	if (rc == TD_OK && !store_commit(st))
-		rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot store the connector");
-	else if (rc != TD_OK)
-		store_rollback(st);
-	if (rc == TD_OK) {
-		*out = connector_load_locked(st, id);
-		if (*out == NULL)
-			rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "the connector vanished");
-		else
-			connector_emit(svc, *out, action);
-	}
-	store_unlock(st);
-	return rc;
+	return conn_write_end(svc, "connector", id, rc, action, out, p, connector_load_locked,
+	    connector_emit);
 }
 
 static int

@@ -154,21 +154,8 @@ static enum td_code
 credential_write_end(struct service *svc, const char *id, enum td_code rc,
     const char *action, cJSON **out, struct conn_problem *p)
 {
-	struct store *st = svc->store;
-
-	if (rc == TD_OK && !store_commit(st))
-		rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot store the credential");
-	else if (rc != TD_OK)
-		store_rollback(st);
-	if (rc == TD_OK) {
-		*out = credential_load(st, id);
-		if (*out == NULL)
-			rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "the credential vanished");
-		else
-			credential_emit(svc, *out, action);
-	}
-	store_unlock(st);
-	return rc;
+	return conn_write_end(svc, "credential", id, rc, action, out, p, credential_load,
+	    credential_emit);
 }
 
 enum td_code

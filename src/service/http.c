@@ -338,6 +338,15 @@ http_not_found(struct http_response *r, const char *resource, const char *id)
 	http_error(r, TD_NOT_FOUND, details, "No %s with that id.", resource);
 }
 
+void
+http_json_found(struct http_response *r, cJSON *body, const char *resource, const char *id)
+{
+	if (body == NULL)
+		http_not_found(r, resource, id);
+	else
+		http_json(r, 200, body);
+}
+
 bool
 http_query_limit(const struct http_request *req, struct http_response *r, int *limit)
 {

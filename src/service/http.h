@@ -101,6 +101,9 @@ void http_bad_field(struct http_response *r, const char *field, const char *fmt,
 void http_bad_parameter(struct http_response *r, const char *parameter, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void http_not_found(struct http_response *r, const char *resource, const char *id);
+/* 200 with body (consumed), or http_not_found when body is NULL. */
+void http_json_found(struct http_response *r, cJSON *body, const char *resource,
+    const char *id);
 /*
  * A body of length bytes of the file fd from offset, sent with sendfile;
  * takes fd (closed when sent, replaced or failed).  The handler sets

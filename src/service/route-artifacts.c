@@ -140,10 +140,7 @@ route_artifacts_get(struct http_request *req, struct http_response *r)
 	a = resource_load(store_stmt(st, "SELECT " ARTIFACT_COLUMNS " FROM artifacts"
 	    " WHERE id = ?1 AND visible = 1"), id, artifact_from_row);
 	store_unlock(st);
-	if (a == NULL)
-		http_not_found(r, "artifact", id);
-	else
-		http_json(r, 200, a);
+	http_json_found(r, a, "artifact", id);
 }
 
 /* The visible artifact id, or false. */

@@ -71,10 +71,7 @@ route_connectors_get(struct http_request *req, struct http_response *r)
 {
 	cJSON *c = connector_get(req->svc, req->params[0]);
 
-	if (c == NULL)
-		http_not_found(r, "connector", req->params[0]);
-	else
-		http_json(r, 200, c);
+	http_json_found(r, c, "connector", req->params[0]);
 }
 
 void

@@ -41,10 +41,7 @@ route_credentials_get(struct http_request *req, struct http_response *r)
 {
 	cJSON *c = credential_get(req->svc, req->params[0]);
 
-	if (c == NULL)
-		http_not_found(r, "credential", req->params[0]);
-	else
-		http_json(r, 200, c);
+	http_json_found(r, c, "credential", req->params[0]);
 }
 
 void

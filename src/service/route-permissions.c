@@ -73,10 +73,7 @@ route_permissions_get(struct http_request *req, struct http_response *r)
 	store_lock(st);
 	p = prompt_load(st, req->params[0]);
 	store_unlock(st);
-	if (p == NULL)
-		http_not_found(r, "permission", req->params[0]);
-	else
-		http_json(r, 200, p);
+	http_json_found(r, p, "permission", req->params[0]);
 }
 
 void

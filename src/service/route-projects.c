@@ -316,10 +316,7 @@ route_defaults_get(struct http_request *req, struct http_response *r)
 	store_lock(st);
 	res = defaults_load(st, req->params[0], &updated);
 	store_unlock(st);
-	if (res == NULL)
-		http_not_found(r, "project", req->params[0]);
-	else
-		http_json(r, 200, res);
+	http_json_found(r, res, "project", req->params[0]);
 }
 
 static bool

@@ -212,10 +212,7 @@ route_sessions_get(struct http_request *req, struct http_response *r)
 	store_lock(st);
 	j = session_load(st, req->params[0]);
 	store_unlock(st);
-	if (j == NULL)
-		http_not_found(r, "session", req->params[0]);
-	else
-		http_json(r, 200, j);
+	http_json_found(r, j, "session", req->params[0]);
 }
 
 void
@@ -228,10 +225,7 @@ route_session_config_get(struct http_request *req, struct http_response *r)
 	store_lock(st);
 	j = config_load(st, req->params[0], &revision);
 	store_unlock(st);
-	if (j == NULL)
-		http_not_found(r, "session", req->params[0]);
-	else
-		http_json(r, 200, j);
+	http_json_found(r, j, "session", req->params[0]);
 }
 
 /* Answers 409 stale_write with the current configuration (consumed). */
