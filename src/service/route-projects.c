@@ -111,6 +111,16 @@ bind_metadata(sqlite3_stmt *s, int i, const cJSON *meta)
 	sqlite3_bind_text(s, i, text, -1, free);
 }
 
+/* Binds name, description, context and metadata of p to ?2 to ?5. */
+static void
+bind_project_fields(sqlite3_stmt *s, const cJSON *p)
+{
+	sqlite3_bind_text(s, 2, json_get_string(p, "name"), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, string_or_empty(p, "description"), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, string_or_empty(p, "context"), -1, SQLITE_STATIC);
+	bind_metadata(s, 5, cJSON_GetObjectItemCaseSensitive(p, "metadata"));
+}
+
 void
 route_projects_list(struct http_request *req, struct http_response *r)
 {
@@ -159,10 +169,7 @@ route_projects_create(struct http_request *req, struct http_response *r)
 		s = store_stmt(st, "INSERT INTO projects (" PROJECT_COLUMNS ")"
 		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)");
 		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 2, json_get_string(body, "name"), -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 3, string_or_empty(body, "description"), -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 4, string_or_empty(body, "context"), -1, SQLITE_STATIC);
-		bind_metadata(s, 5, cJSON_GetObjectItemCaseSensitive(body, "metadata"));
+		bind_project_fields(s, body);
 		sqlite3_bind_int64(s, 6, now);
 		ok = sqlite3_step(s) == SQLITE_DONE;
 		sqlite3_reset(s);
@@ -252,10 +259,7 @@ route_projects_update(struct http_request *req, struct http_response *r)
 	    " context = ?4, metadata = ?5, updated_at = " RESOURCE_NEXT_TIME(6)
 	    " WHERE id = ?1");
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, json_get_string(editable, "name"), -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, string_or_empty(editable, "description"), -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 4, string_or_empty(editable, "context"), -1, SQLITE_STATIC);
-	bind_metadata(s, 5, cJSON_GetObjectItemCaseSensitive(editable, "metadata"));
+	bind_project_fields(s, editable);
 	sqlite3_bind_int64(s, 6, td_now_ms());
 	ok = sqlite3_step(s) == SQLITE_DONE;
 	sqlite3_reset(s);

@@ -157,6 +157,19 @@ cwd_forbidden(const struct td_paths *p, const char *cwd)
 	return NULL;
 }
 
+/* Answers 400 invalid_cwd: cwd is not usable for reason (details.reason); rule says why. */
+static bool
+cwd_refused(struct http_response *r, const char *cwd, const char *reason, const char *rule)
+{
+	cJSON *details = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(details, "field", "cwd");
+	cJSON_AddStringToObject(details, "reason", reason);
+	http_error(r, TD_INVALID_CWD, details, "The working directory %s is not usable (%s): %s",
+	    cwd, reason, rule);
+	return false;
+}
+
 /* paths NULL: no check of taskdeck's own directories (a continued session's cwd must
  * equal its recorded one anyway). */
 static bool
@@ -178,26 +191,13 @@ cwd_resolve(const struct td_paths *paths, const char *cwd, char *out, struct htt
 		reason = "not-readable";
 	else if (access(out, W_OK) != 0)
 		reason = "not-writable";
-	else if (paths != NULL && (reason = cwd_forbidden(paths, out)) != NULL) {
-		cJSON *details = cJSON_CreateObject();
-
-		cJSON_AddStringToObject(details, "field", "cwd");
-		cJSON_AddStringToObject(details, "reason", reason);
-		http_error(r, TD_INVALID_CWD, details, "The working directory %s is not usable "
-		    "(%s): commands cannot work in /, in taskdeck's own directories or in "
-		    "another session's workspace.", cwd, reason);
-		return false;
-	}
+	else if (paths != NULL && (reason = cwd_forbidden(paths, out)) != NULL)
+		return cwd_refused(r, cwd, reason, "commands cannot work in /, in taskdeck's own "
+		    "directories or in another session's workspace.");
 	if (reason == NULL)
 		return true;
-
-	cJSON *details = cJSON_CreateObject();
-	cJSON_AddStringToObject(details, "field", "cwd");
-	cJSON_AddStringToObject(details, "reason", reason);
-	http_error(r, TD_INVALID_CWD, details, "The working directory %s is not usable "
-	    "(%s): it must be an absolute path to an existing directory that the service "
-	    "can read and write.", cwd, reason);
-	return false;
+	return cwd_refused(r, cwd, reason, "it must be an absolute path to an existing "
+	    "directory that the service can read and write.");
 }
 
 static bool
