@@ -433,15 +433,7 @@ run_insert(struct store *st, const char *id, const char *session, const char *pr
 	sqlite3_bind_int(s, 10, network);
 	ok = sqlite3_step(s) == SQLITE_DONE;
 	sqlite3_reset(s);
-	if (ok) {
-		s = store_stmt(st, "UPDATE sessions SET updated_at = " RESOURCE_NEXT_TIME(2)
-		    " WHERE id = ?1");
-		sqlite3_bind_text(s, 1, session, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 2, now);
-		ok = sqlite3_step(s) == SQLITE_DONE;
-		sqlite3_reset(s);
-	}
-	return ok;
+	return ok && session_touch(st, session, now);
 }
 
 /* Network for the run's commands: the request's, the project default, the application's. */

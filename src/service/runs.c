@@ -127,6 +127,20 @@ session_load(struct store *st, const char *id)
 	    session_from_row);
 }
 
+bool
+session_touch(struct store *st, const char *session_id, int64_t now)
+{
+	sqlite3_stmt *s = store_stmt(st, "UPDATE sessions SET updated_at = "
+	    RESOURCE_NEXT_TIME(2) " WHERE id = ?1");
+	bool ok;
+
+	sqlite3_bind_text(s, 1, session_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, now);
+	ok = sqlite3_step(s) == SQLITE_DONE;
+	sqlite3_reset(s);
+	return ok;
+}
+
 void
 session_emit_updated(struct service *svc, const char *id)
 {
