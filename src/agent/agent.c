@@ -52,6 +52,19 @@ agent_profile_name(enum agent_profile p)
 	return agent_profiles[p];
 }
 
+enum sandbox_profile
+agent_sandbox_profile(enum agent_profile p)
+{
+	static const enum sandbox_profile profiles[] = {
+		[PROFILE_READ_ONLY] = SANDBOX_READ_ONLY,
+		[PROFILE_WORKSPACE_WRITE] = SANDBOX_WORKSPACE_WRITE,
+		[PROFILE_FULL_ACCESS] = SANDBOX_FULL_ACCESS,
+		[PROFILE_ASK] = SANDBOX_WORKSPACE_WRITE,
+	};
+
+	return profiles[p];
+}
+
 size_t
 agent_utf8_cut(const char *s, size_t len)
 {
