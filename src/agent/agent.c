@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -5,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "agent.h"
 #include "buf.h"
@@ -50,6 +52,36 @@ const char *
 agent_profile_name(enum agent_profile p)
 {
 	return agent_profiles[p];
+}
+
+enum sandbox_profile
+agent_sandbox_profile(enum agent_profile p)
+{
+	static const enum sandbox_profile profiles[] = {
+		[PROFILE_READ_ONLY] = SANDBOX_READ_ONLY,
+		[PROFILE_WORKSPACE_WRITE] = SANDBOX_WORKSPACE_WRITE,
+		[PROFILE_FULL_ACCESS] = SANDBOX_FULL_ACCESS,
+		[PROFILE_ASK] = SANDBOX_WORKSPACE_WRITE,
+	};
+
+	return profiles[p];
+}
+
+size_t
+agent_read_full(int fd, char *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = read(fd, buf + got, len - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	return got;
 }
 
 size_t

@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "buf.h"
+#include "sandbox.h"
 
 /* Every function that can fail, be cancelled or succeed returns one of these. */
 enum agent_status {
@@ -83,6 +84,10 @@ struct agent_config {
 bool agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why);
 void agent_config_free(struct agent_config *cfg);
 const char *agent_profile_name(enum agent_profile p);
+/* The sandbox of a run's commands for profile p (ask: once a call is allowed). */
+enum sandbox_profile agent_sandbox_profile(enum agent_profile p);
+/* Reads fd into buf until len bytes, end of file or an error (EINTR retried); the count read. */
+size_t agent_read_full(int fd, char *buf, size_t len);
 
 /* Copies at most max bytes of s, cut at a UTF-8 character boundary. */
 char *agent_utf8_prefix(const char *s, size_t max);

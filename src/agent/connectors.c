@@ -242,15 +242,9 @@ open_stdio(const cJSON *def, const char *id, const cJSON *transport,
 	const cJSON *args = cJSON_GetObjectItemCaseSensitive(transport, "args");
 	const cJSON *env = cJSON_GetObjectItemCaseSensitive(transport, "env");
 	struct mcp_limits lim = { .request_timeout_ms = (int)cfg->connector_timeout_ms };
-	static const enum sandbox_profile profiles[] = {
-		[PROFILE_READ_ONLY] = SANDBOX_READ_ONLY,
-		[PROFILE_WORKSPACE_WRITE] = SANDBOX_WORKSPACE_WRITE,
-		[PROFILE_FULL_ACCESS] = SANDBOX_FULL_ACCESS,
-		[PROFILE_ASK] = SANDBOX_WORKSPACE_WRITE,
-	};
 	/* The server runs in the sandbox of the run's commands (DESIGN section 13). */
 	struct sandbox_policy policy = {
-		.profile = profiles[cfg->profile],
+		.profile = agent_sandbox_profile(cfg->profile),
 		.workspace = cfg->workspace,
 		.network = cfg->network,
 		.hidden = (const char *const *)cfg->hidden,

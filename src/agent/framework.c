@@ -301,16 +301,10 @@ static bool
 fw_spawn(const struct framework_ops *ops, const struct agent_config *cfg, bool confined,
     const char *ask_socket, struct fw_proc *p, struct agent_error *aerr)
 {
-	static const enum sandbox_profile profiles[] = {
-		[PROFILE_READ_ONLY] = SANDBOX_READ_ONLY,
-		[PROFILE_WORKSPACE_WRITE] = SANDBOX_WORKSPACE_WRITE,
-		[PROFILE_FULL_ACCESS] = SANDBOX_FULL_ACCESS,
-		[PROFILE_ASK] = SANDBOX_WORKSPACE_WRITE,	/* once a call is allowed */
-	};
 	static const char *const dirs[] = { FW_HOME, FW_TMPDIR, NULL };
 	struct strv argv = { 0 }, env = { 0 }, binds = { 0 };
 	struct sandbox_policy policy = {
-		.profile = profiles[cfg->profile],
+		.profile = agent_sandbox_profile(cfg->profile),
 		.workspace = cfg->workspace,
 		.network = true,	/* the CLI must reach its model endpoint */
 		.hidden = (const char *const *)cfg->hidden,

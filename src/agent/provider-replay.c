@@ -262,7 +262,6 @@ replay_slurp(const char *path, size_t *len)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	char *data;
-	size_t got = 0;
 
 	if (fd < 0)
 		return NULL;
@@ -272,17 +271,8 @@ replay_slurp(const char *path, size_t *len)
 		return NULL;
 	}
 	data = xmalloc((size_t)st.st_size + 1);
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, data + got, (size_t)st.st_size - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
+	*len = agent_read_full(fd, data, (size_t)st.st_size);
 	close(fd);
-	*len = got;
 	return data;
 }
 

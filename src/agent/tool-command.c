@@ -195,14 +195,8 @@ tool_run_command(const struct tool_ctx *ctx, const cJSON *args, struct tool_resu
 {
 	const char *command = json_get_string(args, "command");
 	struct command_run r = { .fd = -1, .max = ctx->cfg->max_tool_output };
-	static const enum sandbox_profile profiles[] = {
-		[PROFILE_READ_ONLY] = SANDBOX_READ_ONLY,
-		[PROFILE_WORKSPACE_WRITE] = SANDBOX_WORKSPACE_WRITE,
-		[PROFILE_FULL_ACCESS] = SANDBOX_FULL_ACCESS,
-		[PROFILE_ASK] = SANDBOX_WORKSPACE_WRITE,
-	};
 	struct sandbox_policy policy = {
-		.profile = profiles[ctx->cfg->profile],
+		.profile = agent_sandbox_profile(ctx->cfg->profile),
 		.workspace = ctx->cfg->workspace,
 		.network = ctx->cfg->network,
 		.hidden = (const char *const *)ctx->cfg->hidden,

@@ -237,7 +237,7 @@ tool_read_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_result
 {
 	struct workspace_path wp;
 	struct stat st;
-	size_t max = ctx->cfg->max_tool_output, got = 0;
+	size_t max = ctx->cfg->max_tool_output, got;
 	char *data;
 	char size[32];
 	int fd;
@@ -254,15 +254,7 @@ tool_read_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_result
 		return AGENT_OK;
 	}
 	data = xmalloc(max);
-	while (got < max) {
-		ssize_t n = read(fd, data + got, max - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
+	got = agent_read_full(fd, data, max);
 	close(fd);
 	agent_utf8_append(&res->content, data, got);
 	free(data);

@@ -67,8 +67,17 @@ xasprintf(const char *fmt, ...)
 	char *p;
 
 	va_start(ap, fmt);
+	p = xvasprintf(fmt, ap);
+	va_end(ap);
+	return p;
+}
+
+char *
+xvasprintf(const char *fmt, va_list ap)
+{
+	char *p;
+
 	if (vasprintf(&p, fmt, ap) < 0)
 		oom(0);
-	va_end(ap);
 	return p;
 }

@@ -2,6 +2,7 @@
 #ifndef TD_COMMON_XALLOC_H
 #define TD_COMMON_XALLOC_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 void *xmalloc(size_t size);
@@ -12,5 +13,6 @@ char *xstrdup(const char *s);
 char *xstrdup_or_null(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
 #endif

@@ -377,26 +377,18 @@ connectors_list(struct service *svc, const char *cursor, int limit, char next[TD
 {
 	struct store *st = svc->store;
 	cJSON *arr = cJSON_CreateArray();
+	struct resource_page pg;
 	sqlite3_stmt *s;
-	int n = 0;
 
-	next[0] = '\0';
 	store_lock(st);
 	s = store_stmt(st, "SELECT " CONNECTOR_COLUMNS " FROM connectors"
 	    " WHERE ?1 IS NULL OR id < ?1 ORDER BY id DESC LIMIT ?2");
-	if (cursor != NULL)
-		sqlite3_bind_text(s, 1, cursor, -1, SQLITE_STATIC);
-	sqlite3_bind_int(s, 2, limit + 1);
-	while (sqlite3_step(s) == SQLITE_ROW) {
-		if (++n > limit)
-			break;
+	resource_page_start(&pg, s, 1, cursor, limit);
+	while (resource_page_row(&pg, s))
 		cJSON_AddItemToArray(arr, connector_from_row(st, s));
-		snprintf(next, TD_ID_MAX, "%s", resource_text(s, 0));
-	}
 	sqlite3_reset(s);
 	store_unlock(st);
-	if (n <= limit)
-		next[0] = '\0';
+	snprintf(next, TD_ID_MAX, "%s", pg.next);
 	return arr;
 }
 
@@ -511,26 +503,36 @@ name_valid(const cJSON *body, bool required, struct conn_problem *p)
 	return TD_OK;
 }
 
+enum td_code
+conn_write_end(struct service *svc, const char *what, const char *id, enum td_code rc,
+    const char *action, cJSON **out, struct conn_problem *p,
+    cJSON *(*load)(struct store *st, const char *id),
+    void (*emit)(struct service *svc, const cJSON *c, const char *action))
+{
+	struct store *st = svc->store;
+
+	if (rc == TD_OK && !store_commit(st))
+		rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot store the %s", what);
+	else if (rc != TD_OK)
+		store_rollback(st);
+	if (rc == TD_OK) {
+		*out = load(st, id);
+		if (*out == NULL)
+			rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "the %s vanished", what);
+		else
+			emit(svc, *out, action);
+	}
+	store_unlock(st);
+	return rc;
+}
+
 /* Finishes a write: commit or roll back, load the result, emit. */
 static enum td_code
 connector_write_end(struct service *svc, const char *id, enum td_code rc, const char *action,
     cJSON **out, struct conn_problem *p)
 {
-	struct store *st = svc->store;
-
-	if (rc == TD_OK && !store_commit(st))
-		rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot store the connector");
-	else if (rc != TD_OK)
-		store_rollback(st);
-	if (rc == TD_OK) {
-		*out = connector_load_locked(st, id);
-		if (*out == NULL)
-			rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "the connector vanished");
-		else
-			connector_emit(svc, *out, action);
-	}
-	store_unlock(st);
-	return rc;
+	return conn_write_end(svc, "connector", id, rc, action, out, p, connector_load_locked,
+	    connector_emit);
 }
 
 static int

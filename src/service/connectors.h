@@ -123,6 +123,16 @@ cJSON *connector_load_locked(struct store *st, const char *id);
 void connector_emit(struct service *svc, const cJSON *c, const char *action);
 bool conn_header_name_valid(const char *s);
 /*
+ * Ends a write of the what ("connector", "credential") id, begun with the
+ * store locked and store_begin: commits (rc TD_OK) or rolls back, then loads
+ * the result into *out with load and emits it with emit(svc, *out, action);
+ * unlocks the store.
+ */
+enum td_code conn_write_end(struct service *svc, const char *what, const char *id,
+    enum td_code rc, const char *action, cJSON **out, struct conn_problem *p,
+    cJSON *(*load)(struct store *st, const char *id),
+    void (*emit)(struct service *svc, const cJSON *c, const char *action));
+/*
  * Store locked: the value of credential_id for target ("env:NAME" gets the
  * secret, "header:NAME" the secret with its kind's scheme: "Bearer <secret>"
  * for bearer, "Basic <base64>" for basic).  *value is sodium_malloc'd

@@ -44,15 +44,8 @@ credential_from_row(sqlite3_stmt *s)
 static cJSON *
 credential_load(struct store *st, const char *id)
 {
-	sqlite3_stmt *s = store_stmt(st,
-	    "SELECT " CREDENTIAL_COLUMNS " FROM credentials WHERE id = ?1");
-	cJSON *c = NULL;
-
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		c = credential_from_row(s);
-	sqlite3_reset(s);
-	return c;
+	return resource_load(store_stmt(st, "SELECT " CREDENTIAL_COLUMNS " FROM credentials"
+	    " WHERE id = ?1"), id, credential_from_row);
 }
 
 cJSON *
@@ -60,26 +53,18 @@ credentials_list(struct service *svc, const char *cursor, int limit, char next[T
 {
 	struct store *st = svc->store;
 	cJSON *arr = cJSON_CreateArray();
+	struct resource_page pg;
 	sqlite3_stmt *s;
-	int n = 0;
 
-	next[0] = '\0';
 	store_lock(st);
 	s = store_stmt(st, "SELECT " CREDENTIAL_COLUMNS " FROM credentials"
 	    " WHERE ?1 IS NULL OR id < ?1 ORDER BY id DESC LIMIT ?2");
-	if (cursor != NULL)
-		sqlite3_bind_text(s, 1, cursor, -1, SQLITE_STATIC);
-	sqlite3_bind_int(s, 2, limit + 1);
-	while (sqlite3_step(s) == SQLITE_ROW) {
-		if (++n > limit)
-			break;
+	resource_page_start(&pg, s, 1, cursor, limit);
+	while (resource_page_row(&pg, s))
 		cJSON_AddItemToArray(arr, credential_from_row(s));
-		snprintf(next, TD_ID_MAX, "%s", resource_text(s, 0));
-	}
 	sqlite3_reset(s);
 	store_unlock(st);
-	if (n <= limit)
-		next[0] = '\0';
+	snprintf(next, TD_ID_MAX, "%s", pg.next);
 	return arr;
 }
 
@@ -169,21 +154,8 @@ static enum td_code
 credential_write_end(struct service *svc, const char *id, enum td_code rc,
     const char *action, cJSON **out, struct conn_problem *p)
 {
-	struct store *st = svc->store;
-
-	if (rc == TD_OK && !store_commit(st))
-		rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot store the credential");
-	else if (rc != TD_OK)
-		store_rollback(st);
-	if (rc == TD_OK) {
-		*out = credential_load(st, id);
-		if (*out == NULL)
-			rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "the credential vanished");
-		else
-			credential_emit(svc, *out, action);
-	}
-	store_unlock(st);
-	return rc;
+	return conn_write_end(svc, "credential", id, rc, action, out, p, credential_load,
+	    credential_emit);
 }
 
 enum td_code

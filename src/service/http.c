@@ -150,6 +150,21 @@ http_add_header(struct http_response *r, const char *name, const char *value)
 	r->nheaders++;
 }
 
+void
+http_link_next(struct http_response *r, const char *fmt, ...)
+{
+	va_list ap;
+	char *uri, *link;
+
+	va_start(ap, fmt);
+	uri = xvasprintf(fmt, ap);
+	va_end(ap);
+	link = xasprintf("<%s>; rel=\"next\"", uri);
+	http_add_header(r, "Link", link);
+	free(link);
+	free(uri);
+}
+
 /* Drops the body, text or file, that r holds. */
 static void
 response_drop_body(struct http_response *r)
@@ -301,6 +316,18 @@ http_bad_field(struct http_response *r, const char *field, const char *fmt, ...)
 }
 
 void
+http_bad_parameter(struct http_response *r, const char *parameter, const char *fmt, ...)
+{
+	cJSON *details = cJSON_CreateObject();
+	va_list ap;
+
+	cJSON_AddStringToObject(details, "parameter", parameter);
+	va_start(ap, fmt);
+	http_verror(r, TD_INVALID_REQUEST, details, fmt, ap);
+	va_end(ap);
+}
+
+void
 http_not_found(struct http_response *r, const char *resource, const char *id)
 {
 	cJSON *details = cJSON_CreateObject();
@@ -309,6 +336,15 @@ http_not_found(struct http_response *r, const char *resource, const char *id)
 	if (id != NULL)
 		cJSON_AddStringToObject(details, "id", id);
 	http_error(r, TD_NOT_FOUND, details, "No %s with that id.", resource);
+}
+
+void
+http_json_found(struct http_response *r, cJSON *body, const char *resource, const char *id)
+{
+	if (body == NULL)
+		http_not_found(r, resource, id);
+	else
+		http_json(r, 200, body);
 }
 
 bool
@@ -323,10 +359,7 @@ http_query_limit(const struct http_request *req, struct http_response *r, int *l
 		return true;
 	n = strtol(v, &end, 10);
 	if (*v == '\0' || *end != '\0' || n < 1 || n > 1000) {
-		cJSON *details = cJSON_CreateObject();
-		cJSON_AddStringToObject(details, "parameter", "limit");
-		http_error(r, TD_INVALID_REQUEST, details,
-		    "limit must be an integer from 1 to 1000");
+		http_bad_parameter(r, "limit", "limit must be an integer from 1 to 1000");
 		return false;
 	}
 	*limit = (int)n;

@@ -97,7 +97,13 @@ void http_error(struct http_response *r, enum td_code code, cJSON *details,
 /* 400 invalid_request naming the field. */
 void http_bad_field(struct http_response *r, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* 400 invalid_request naming the query parameter (details.parameter). */
+void http_bad_parameter(struct http_response *r, const char *parameter, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 void http_not_found(struct http_response *r, const char *resource, const char *id);
+/* 200 with body (consumed), or http_not_found when body is NULL. */
+void http_json_found(struct http_response *r, cJSON *body, const char *resource,
+    const char *id);
 /*
  * A body of length bytes of the file fd from offset, sent with sendfile;
  * takes fd (closed when sent, replaced or failed).  The handler sets
@@ -119,6 +125,9 @@ void http_stream_resume(struct http_stream *hs);
 /* True when the client of a (suspended) stream has closed its end of the connection. */
 bool http_stream_peer_closed(struct http_stream *hs);
 void http_add_header(struct http_response *r, const char *name, const char *value);
+/* Link: <URI>; rel="next", the URI formatted from fmt. */
+void http_link_next(struct http_response *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* A query-string argument, or NULL. */
 const char *http_query(const struct http_request *req, const char *key);

@@ -55,10 +55,7 @@ plan_from_row(sqlite3_stmt *s)
 	cJSON_AddNumberToObject(j, "revision", (double)sqlite3_column_int64(s, 3));
 	cJSON_AddStringToObject(j, "status", resource_text(s, 4));
 	cJSON_AddStringToObject(j, "summary", resource_text(s, 5));
-	if (sqlite3_column_type(s, 6) == SQLITE_NULL)
-		cJSON_AddNullToObject(j, "feedback");
-	else
-		cJSON_AddStringToObject(j, "feedback", resource_text(s, 6));
+	resource_add_text_or_null(j, "feedback", s, 6);
 	cJSON_AddItemToObject(j, "steps", steps_column(s, 7));
 	resource_add_time(j, "createdAt", sqlite3_column_int64(s, 8));
 	resource_add_time(j, "updatedAt", sqlite3_column_int64(s, 9));
@@ -68,14 +65,8 @@ plan_from_row(sqlite3_stmt *s)
 cJSON *
 plan_load(struct store *st, const char *session_id)
 {
-	sqlite3_stmt *s = store_stmt(st, "SELECT " PLAN_COLUMNS " FROM plans WHERE session_id = ?1");
-	cJSON *j = NULL;
-
-	sqlite3_bind_text(s, 1, session_id, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		j = plan_from_row(s);
-	sqlite3_reset(s);
-	return j;
+	return resource_load(store_stmt(st, "SELECT " PLAN_COLUMNS " FROM plans"
+	    " WHERE session_id = ?1"), session_id, plan_from_row);
 }
 
 void

@@ -37,30 +37,17 @@ prompt_from_row(sqlite3_stmt *s)
 	cJSON_AddStringToObject(j, "summary", resource_text(s, 5));
 	cJSON_AddItemToObject(j, "input", resource_json_column(s, 6));
 	cJSON_AddStringToObject(j, "status", resource_text(s, 7));
-	if (sqlite3_column_type(s, 8) == SQLITE_NULL)
-		cJSON_AddNullToObject(j, "decision");
-	else
-		cJSON_AddStringToObject(j, "decision", resource_text(s, 8));
+	resource_add_text_or_null(j, "decision", s, 8);
 	resource_add_time(j, "createdAt", sqlite3_column_int64(s, 9));
-	if (sqlite3_column_type(s, 10) == SQLITE_NULL)
-		cJSON_AddNullToObject(j, "answeredAt");
-	else
-		resource_add_time(j, "answeredAt", sqlite3_column_int64(s, 10));
+	resource_add_time_or_null(j, "answeredAt", s, 10);
 	return j;
 }
 
 cJSON *
 prompt_load(struct store *st, const char *id)
 {
-	sqlite3_stmt *s = store_stmt(st, "SELECT " PROMPT_COLUMNS
-	    " FROM permission_prompts WHERE id = ?1");
-	cJSON *j = NULL;
-
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		j = prompt_from_row(s);
-	sqlite3_reset(s);
-	return j;
+	return resource_load(store_stmt(st, "SELECT " PROMPT_COLUMNS " FROM permission_prompts"
+	    " WHERE id = ?1"), id, prompt_from_row);
 }
 
 /* run.permission {promptId, tool, summary, status} for the prompt; while locked. */

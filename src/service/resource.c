@@ -1,3 +1,5 @@
+#include <stdio.h>
+
 #include "resource.h"
 #include "timeutil.h"
 
@@ -23,10 +25,65 @@ resource_text(sqlite3_stmt *s, int i)
 	return t ? (const char *)t : "";
 }
 
+void
+resource_add_text_or_null(cJSON *obj, const char *key, sqlite3_stmt *s, int i)
+{
+	if (sqlite3_column_type(s, i) == SQLITE_NULL)
+		cJSON_AddNullToObject(obj, key);
+	else
+		cJSON_AddStringToObject(obj, key, resource_text(s, i));
+}
+
+void
+resource_add_time_or_null(cJSON *obj, const char *key, sqlite3_stmt *s, int i)
+{
+	if (sqlite3_column_type(s, i) == SQLITE_NULL)
+		cJSON_AddNullToObject(obj, key);
+	else
+		resource_add_time(obj, key, sqlite3_column_int64(s, i));
+}
+
+cJSON *
+resource_load(sqlite3_stmt *s, const char *key, cJSON *(*row)(sqlite3_stmt *s))
+{
+	cJSON *j = NULL;
+
+	sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		j = row(s);
+	sqlite3_reset(s);
+	return j;
+}
+
 cJSON *
 resource_json_column(sqlite3_stmt *s, int i)
 {
 	cJSON *j = cJSON_Parse(resource_text(s, i));
 
 	return j ? j : cJSON_CreateObject();
+}
+
+void
+resource_page_start(struct resource_page *pg, sqlite3_stmt *s, int param,
+    const char *cursor, int limit)
+{
+	pg->limit = limit;
+	pg->n = 0;
+	pg->next[0] = '\0';
+	if (cursor != NULL)
+		sqlite3_bind_text(s, param, cursor, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, param + 1, limit + 1);
+}
+
+bool
+resource_page_row(struct resource_page *pg, sqlite3_stmt *s)
+{
+	if (sqlite3_step(s) != SQLITE_ROW) {
+		pg->next[0] = '\0';
+		return false;
+	}
+	if (++pg->n > pg->limit)
+		return false;
+	snprintf(pg->next, sizeof pg->next, "%s", resource_text(s, 0));
+	return true;
 }

@@ -59,15 +59,6 @@ artifacts_emit_saved(struct service *svc, const char *run_id, const char *projec
 	sqlite3_reset(s);
 }
 
-static void
-bad_parameter(struct http_response *r, const char *parameter, const char *message)
-{
-	cJSON *details = cJSON_CreateObject();
-
-	cJSON_AddStringToObject(details, "parameter", parameter);
-	http_error(r, TD_INVALID_REQUEST, details, "%s", message);
-}
-
 static bool
 session_exists(struct store *st, const char *id)
 {
@@ -87,20 +78,20 @@ route_artifacts_list(struct http_request *req, struct http_response *r)
 	const char *session = req->params[0];
 	const char *cursor = http_query(req, "cursor");
 	const char *all_arg = http_query(req, "all");
-	char next[TD_ID_MAX] = "";
+	struct resource_page pg = { 0 };
 	bool all, found;
 	sqlite3_stmt *s;
-	int limit, n = 0;
+	int limit;
 	cJSON *arr;
 
 	if (!http_query_limit(req, r, &limit))
 		return;
 	if (cursor != NULL && !td_id_valid(cursor, "art")) {
-		bad_parameter(r, "cursor", "cursor is not an artifact id");
+		http_bad_parameter(r, "cursor", "cursor is not an artifact id");
 		return;
 	}
 	if (all_arg != NULL && strcmp(all_arg, "true") != 0 && strcmp(all_arg, "false") != 0) {
-		bad_parameter(r, "all", "all must be true or false");
+		http_bad_parameter(r, "all", "all must be true or false");
 		return;
 	}
 	all = all_arg != NULL && strcmp(all_arg, "true") == 0;
@@ -121,15 +112,9 @@ route_artifacts_list(struct http_request *req, struct http_response *r)
 	}
 	if (found) {
 		sqlite3_bind_text(s, 1, session, -1, SQLITE_STATIC);
-		if (cursor != NULL)
-			sqlite3_bind_text(s, 2, cursor, -1, SQLITE_STATIC);
-		sqlite3_bind_int(s, 3, limit + 1);
-		while (sqlite3_step(s) == SQLITE_ROW) {
-			if (++n > limit)
-				break;
+		resource_page_start(&pg, s, 2, cursor, limit);
+		while (resource_page_row(&pg, s))
 			cJSON_AddItemToArray(arr, artifact_from_row(s));
-			snprintf(next, sizeof next, "%s", resource_text(s, 0));
-		}
 		sqlite3_reset(s);
 	}
 	store_unlock(st);
@@ -138,12 +123,9 @@ route_artifacts_list(struct http_request *req, struct http_response *r)
 		http_not_found(r, "session", session);
 		return;
 	}
-	if (n > limit) {
-		char *link = xasprintf("</api/v1/sessions/%s/artifacts?limit=%d&cursor=%s%s>;"
-		    " rel=\"next\"", session, limit, next, all ? "&all=true" : "");
-		http_add_header(r, "Link", link);
-		free(link);
-	}
+	if (pg.next[0] != '\0')
+		http_link_next(r, "/api/v1/sessions/%s/artifacts?limit=%d&cursor=%s%s", session,
+		    limit, pg.next, all ? "&all=true" : "");
 	http_json(r, 200, arr);
 }
 
@@ -152,21 +134,13 @@ route_artifacts_get(struct http_request *req, struct http_response *r)
 {
 	struct store *st = req->svc->store;
 	const char *id = req->params[0];
-	cJSON *a = NULL;
-	sqlite3_stmt *s;
+	cJSON *a;
 
 	store_lock(st);
-	s = store_stmt(st, "SELECT " ARTIFACT_COLUMNS " FROM artifacts"
-	    " WHERE id = ?1 AND visible = 1");
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		a = artifact_from_row(s);
-	sqlite3_reset(s);
+	a = resource_load(store_stmt(st, "SELECT " ARTIFACT_COLUMNS " FROM artifacts"
+	    " WHERE id = ?1 AND visible = 1"), id, artifact_from_row);
 	store_unlock(st);
-	if (a == NULL)
-		http_not_found(r, "artifact", id);
-	else
-		http_json(r, 200, a);
+	http_json_found(r, a, "artifact", id);
 }
 
 /* The visible artifact id, or false. */

@@ -37,9 +37,7 @@ route_conn_cursor(struct http_request *req, struct http_response *r, const char 
 	if (*cursor == NULL || td_id_valid(*cursor, prefix) ||
 	    (extra != NULL && strcmp(*cursor, extra) == 0))
 		return true;
-	cJSON *details = cJSON_CreateObject();
-	cJSON_AddStringToObject(details, "parameter", "cursor");
-	http_error(r, TD_INVALID_REQUEST, details, "cursor is not a %s id", prefix);
+	http_bad_parameter(r, "cursor", "cursor is not a %s id", prefix);
 	return false;
 }
 
@@ -48,12 +46,8 @@ void
 route_conn_page(struct http_response *r, const char *collection, int limit,
     const char *next, cJSON *arr)
 {
-	if (next[0] != '\0') {
-		char *link = xasprintf("</api/v1/%s?limit=%d&cursor=%s>; rel=\"next\"",
-		    collection, limit, next);
-		http_add_header(r, "Link", link);
-		free(link);
-	}
+	if (next[0] != '\0')
+		http_link_next(r, "/api/v1/%s?limit=%d&cursor=%s", collection, limit, next);
 	http_json(r, 200, arr);
 }
 
@@ -77,10 +71,7 @@ route_connectors_get(struct http_request *req, struct http_response *r)
 {
 	cJSON *c = connector_get(req->svc, req->params[0]);
 
-	if (c == NULL)
-		http_not_found(r, "connector", req->params[0]);
-	else
-		http_json(r, 200, c);
+	http_json_found(r, c, "connector", req->params[0]);
 }
 
 void

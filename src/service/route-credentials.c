@@ -41,10 +41,7 @@ route_credentials_get(struct http_request *req, struct http_response *r)
 {
 	cJSON *c = credential_get(req->svc, req->params[0]);
 
-	if (c == NULL)
-		http_not_found(r, "credential", req->params[0]);
-	else
-		http_json(r, 200, c);
+	http_json_found(r, c, "credential", req->params[0]);
 }
 
 void
@@ -85,9 +82,7 @@ route_credentials_delete(struct http_request *req, struct http_response *r)
 	struct conn_problem p = { 0 };
 
 	if (force != NULL && strcmp(force, "true") != 0 && strcmp(force, "false") != 0) {
-		cJSON *details = cJSON_CreateObject();
-		cJSON_AddStringToObject(details, "parameter", "force");
-		return http_error(r, TD_INVALID_REQUEST, details, "force must be true or false");
+		return http_bad_parameter(r, "force", "force must be true or false");
 	}
 	if (credential_delete(req->svc, req->params[0], force != NULL &&
 	    strcmp(force, "true") == 0, &p) != TD_OK)

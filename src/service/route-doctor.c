@@ -1,5 +1,4 @@
 /* GET /api/v1/doctor: readiness and next actions.  Never the token. */
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,17 +136,8 @@ check_agent_runtime(struct report *rep, const struct service *svc)
 static void
 check_replay(struct report *rep, const struct service *svc)
 {
-	DIR *d = opendir(svc->replay_dir);
-	struct dirent *e;
-	int n = 0;
+	int n = runtimes_count_transcripts(svc->replay_dir);
 
-	while (d != NULL && (e = readdir(d)) != NULL) {
-		size_t len = strlen(e->d_name);
-		if (len > 5 && strcmp(e->d_name + len - 5, ".json") == 0)
-			n++;
-	}
-	if (d != NULL)
-		closedir(d);
 	if (n == 0) {
 		add_check(rep, "replay-transcripts", CHECK_WARN,
 		    xasprintf("No replay transcripts in %s; the replay provider cannot run.",

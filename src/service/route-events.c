@@ -23,15 +23,6 @@ static const struct {
 	{ "run", "run", offsetof(struct events_filter, run) },
 };
 
-static void
-bad_parameter(struct http_response *r, const char *name, const char *message)
-{
-	cJSON *details = cJSON_CreateObject();
-
-	cJSON_AddStringToObject(details, "parameter", name);
-	http_error(r, TD_INVALID_REQUEST, details, "%s", message);
-}
-
 void
 route_events_stream(struct http_request *req, struct http_response *r)
 {
@@ -47,7 +38,7 @@ route_events_stream(struct http_request *req, struct http_response *r)
 		if (!td_id_valid(v, event_filters[i].prefix)) {
 			msg = xasprintf("%s must be a %s_ id", event_filters[i].param,
 			    event_filters[i].prefix);
-			bad_parameter(r, event_filters[i].param, msg);
+			http_bad_parameter(r, event_filters[i].param, "%s", msg);
 			free(msg);
 			return;
 		}
@@ -104,7 +95,7 @@ query_count(struct http_request *req, struct http_response *r, const char *name,
 	n = strtoll(v, &end, 10);
 	if (*v == '\0' || *end != '\0' || n < min || n > max) {
 		msg = xasprintf("%s must be an integer from %lld to %lld", name, min, max);
-		bad_parameter(r, name, msg);
+		http_bad_parameter(r, name, "%s", msg);
 		free(msg);
 		return false;
 	}
@@ -140,7 +131,7 @@ route_runs_events(struct http_request *req, struct http_response *r)
 		if (colon - after_v != 32 || strspn(after_v, "0123456789abcdef") != 32 ||
 		    colon[1] < '0' || colon[1] > '9' || *end != '\0' || after < 0 ||
 		    after > (1LL << 53))
-			return bad_parameter(r, "after", "after must be a seq or an event id "
+			return http_bad_parameter(r, "after", "after must be a seq or an event id "
 			    "STREAM:SEQ");
 		memcpy(after_stream, after_v, 32);
 	} else if (!query_count(req, r, "after", 0, (1LL << 53), &after)) {
@@ -187,11 +178,8 @@ route_runs_events(struct http_request *req, struct http_response *r)
 	}
 	sqlite3_reset(s);
 	store_unlock(st);
-	if (n > limit) {
-		char *link = xasprintf("</api/v1/runs/%s/events?after=%s:%lld&limit=%lld>; "
-		    "rel=\"next\"", id, after_stream, last, limit);
-		http_add_header(r, "Link", link);
-		free(link);
-	}
+	if (n > limit)
+		http_link_next(r, "/api/v1/runs/%s/events?after=%s:%lld&limit=%lld", id,
+		    after_stream, last, limit);
 	http_json(r, 200, arr);
 }

@@ -23,15 +23,6 @@
 static const char *const answers[] = { "allow", "deny", "allow-run", NULL };
 static const char *const answer_fields[] = { "decision", NULL };
 
-static void
-bad_parameter(struct http_response *r, const char *name, const char *message)
-{
-	cJSON *d = cJSON_CreateObject();
-
-	cJSON_AddStringToObject(d, "parameter", name);
-	http_error(r, TD_INVALID_REQUEST, d, "%s", message);
-}
-
 void
 route_permissions_list(struct http_request *req, struct http_response *r)
 {
@@ -39,20 +30,20 @@ route_permissions_list(struct http_request *req, struct http_response *r)
 	const char *status = http_query(req, "status");
 	const char *run = http_query(req, "run");
 	const char *cursor = http_query(req, "cursor");
-	char next[TD_ID_MAX] = "";
+	struct resource_page pg;
 	sqlite3_stmt *s;
-	int limit, n = 0;
+	int limit;
 	cJSON *arr;
 	bool all;
 
 	if (!http_query_limit(req, r, &limit))
 		return;
 	if (status != NULL && strcmp(status, "pending") != 0 && strcmp(status, "all") != 0)
-		return bad_parameter(r, "status", "status must be pending or all");
+		return http_bad_parameter(r, "status", "status must be pending or all");
 	if (run != NULL && !td_id_valid(run, "run"))
-		return bad_parameter(r, "run", "run must be a run id");
+		return http_bad_parameter(r, "run", "run must be a run id");
 	if (cursor != NULL && !td_id_valid(cursor, "prm"))
-		return bad_parameter(r, "cursor", "cursor must be a permission prompt id");
+		return http_bad_parameter(r, "cursor", "cursor must be a permission prompt id");
 	all = status != NULL && strcmp(status, "all") == 0;
 	arr = cJSON_CreateArray();
 	store_lock(st);
@@ -62,24 +53,14 @@ route_permissions_list(struct http_request *req, struct http_response *r)
 	sqlite3_bind_int(s, 1, all);
 	if (run != NULL)
 		sqlite3_bind_text(s, 2, run, -1, SQLITE_STATIC);
-	if (cursor != NULL)
-		sqlite3_bind_text(s, 3, cursor, -1, SQLITE_STATIC);
-	sqlite3_bind_int(s, 4, limit + 1);
-	while (sqlite3_step(s) == SQLITE_ROW) {
-		if (++n > limit)
-			break;
+	resource_page_start(&pg, s, 3, cursor, limit);
+	while (resource_page_row(&pg, s))
 		cJSON_AddItemToArray(arr, prompt_from_row(s));
-		snprintf(next, sizeof next, "%s", resource_text(s, 0));
-	}
 	sqlite3_reset(s);
 	store_unlock(st);
-	if (n > limit) {
-		char *link = xasprintf("</app/v1/permissions?status=%s%s%s&limit=%d&cursor=%s>;"
-		    " rel=\"next\"", all ? "all" : "pending", run ? "&run=" : "", run ? run : "",
-		    limit, next);
-		http_add_header(r, "Link", link);
-		free(link);
-	}
+	if (pg.next[0] != '\0')
+		http_link_next(r, "/app/v1/permissions?status=%s%s%s&limit=%d&cursor=%s",
+		    all ? "all" : "pending", run ? "&run=" : "", run ? run : "", limit, pg.next);
 	http_json(r, 200, arr);
 }
 
@@ -92,10 +73,7 @@ route_permissions_get(struct http_request *req, struct http_response *r)
 	store_lock(st);
 	p = prompt_load(st, req->params[0]);
 	store_unlock(st);
-	if (p == NULL)
-		http_not_found(r, "permission", req->params[0]);
-	else
-		http_json(r, 200, p);
+	http_json_found(r, p, "permission", req->params[0]);
 }
 
 void

@@ -46,15 +46,8 @@ project_from_row(sqlite3_stmt *s)
 static cJSON *
 project_load(struct store *st, const char *id)
 {
-	sqlite3_stmt *s = store_stmt(st,
-	    "SELECT " PROJECT_COLUMNS " FROM projects WHERE id = ?1");
-	cJSON *p = NULL;
-
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		p = project_from_row(s);
-	sqlite3_reset(s);
-	return p;
+	return resource_load(store_stmt(st, "SELECT " PROJECT_COLUMNS " FROM projects"
+	    " WHERE id = ?1"), id, project_from_row);
 }
 
 /*
@@ -118,45 +111,41 @@ bind_metadata(sqlite3_stmt *s, int i, const cJSON *meta)
 	sqlite3_bind_text(s, i, text, -1, free);
 }
 
+/* Binds name, description, context and metadata of p to ?2 to ?5. */
+static void
+bind_project_fields(sqlite3_stmt *s, const cJSON *p)
+{
+	sqlite3_bind_text(s, 2, json_get_string(p, "name"), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, string_or_empty(p, "description"), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, string_or_empty(p, "context"), -1, SQLITE_STATIC);
+	bind_metadata(s, 5, cJSON_GetObjectItemCaseSensitive(p, "metadata"));
+}
+
 void
 route_projects_list(struct http_request *req, struct http_response *r)
 {
 	struct store *st = req->svc->store;
 	const char *cursor = http_query(req, "cursor");
+	struct resource_page pg;
 	cJSON *arr;
 	sqlite3_stmt *s;
-	int limit, n = 0;
-	char next[TD_ID_MAX] = "";
+	int limit;
 
 	if (!http_query_limit(req, r, &limit))
 		return;
-	if (cursor != NULL && !td_id_valid(cursor, "prj")) {
-		cJSON *details = cJSON_CreateObject();
-		cJSON_AddStringToObject(details, "parameter", "cursor");
-		http_error(r, TD_INVALID_REQUEST, details, "cursor is not a project id");
-		return;
-	}
+	if (cursor != NULL && !td_id_valid(cursor, "prj"))
+		return http_bad_parameter(r, "cursor", "cursor is not a project id");
 	arr = cJSON_CreateArray();
 	store_lock(st);
 	s = store_stmt(st, "SELECT " PROJECT_COLUMNS " FROM projects"
 	    " WHERE ?1 IS NULL OR id < ?1 ORDER BY id DESC LIMIT ?2");
-	if (cursor != NULL)
-		sqlite3_bind_text(s, 1, cursor, -1, SQLITE_STATIC);
-	sqlite3_bind_int(s, 2, limit + 1);
-	while (sqlite3_step(s) == SQLITE_ROW) {
-		if (++n > limit)
-			break;
+	resource_page_start(&pg, s, 1, cursor, limit);
+	while (resource_page_row(&pg, s))
 		cJSON_AddItemToArray(arr, project_from_row(s));
-		snprintf(next, sizeof next, "%s", resource_text(s, 0));
-	}
 	sqlite3_reset(s);
 	store_unlock(st);
-	if (n > limit) {
-		char *link = xasprintf("</api/v1/projects?limit=%d&cursor=%s>; rel=\"next\"",
-		    limit, next);
-		http_add_header(r, "Link", link);
-		free(link);
-	}
+	if (pg.next[0] != '\0')
+		http_link_next(r, "/api/v1/projects?limit=%d&cursor=%s", limit, pg.next);
 	http_json(r, 200, arr);
 }
 
@@ -180,10 +169,7 @@ route_projects_create(struct http_request *req, struct http_response *r)
 		s = store_stmt(st, "INSERT INTO projects (" PROJECT_COLUMNS ")"
 		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)");
 		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 2, json_get_string(body, "name"), -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 3, string_or_empty(body, "description"), -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 4, string_or_empty(body, "context"), -1, SQLITE_STATIC);
-		bind_metadata(s, 5, cJSON_GetObjectItemCaseSensitive(body, "metadata"));
+		bind_project_fields(s, body);
 		sqlite3_bind_int64(s, 6, now);
 		ok = sqlite3_step(s) == SQLITE_DONE;
 		sqlite3_reset(s);
@@ -273,10 +259,7 @@ route_projects_update(struct http_request *req, struct http_response *r)
 	    " context = ?4, metadata = ?5, updated_at = " RESOURCE_NEXT_TIME(6)
 	    " WHERE id = ?1");
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, json_get_string(editable, "name"), -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, string_or_empty(editable, "description"), -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 4, string_or_empty(editable, "context"), -1, SQLITE_STATIC);
-	bind_metadata(s, 5, cJSON_GetObjectItemCaseSensitive(editable, "metadata"));
+	bind_project_fields(s, editable);
 	sqlite3_bind_int64(s, 6, td_now_ms());
 	ok = sqlite3_step(s) == SQLITE_DONE;
 	sqlite3_reset(s);
@@ -337,10 +320,7 @@ route_defaults_get(struct http_request *req, struct http_response *r)
 	store_lock(st);
 	res = defaults_load(st, req->params[0], &updated);
 	store_unlock(st);
-	if (res == NULL)
-		http_not_found(r, "project", req->params[0]);
-	else
-		http_json(r, 200, res);
+	http_json_found(r, res, "project", req->params[0]);
 }
 
 static bool

@@ -67,15 +67,6 @@ route_runs_get(struct http_request *req, struct http_response *r)
 	run_answer(req->svc, req->params[0], 200, r);
 }
 
-static void
-bad_parameter(struct http_response *r, const char *name, const char *message)
-{
-	cJSON *details = cJSON_CreateObject();
-
-	cJSON_AddStringToObject(details, "parameter", name);
-	http_error(r, TD_INVALID_REQUEST, details, "%s", message);
-}
-
 void
 route_runs_list(struct http_request *req, struct http_response *r)
 {
@@ -84,28 +75,27 @@ route_runs_list(struct http_request *req, struct http_response *r)
 	const char *project = http_query(req, "project");
 	const char *status = http_query(req, "status");
 	const char *cursor = http_query(req, "cursor");
-	char next[TD_ID_MAX] = "";
+	struct resource_page pg;
 	sqlite3_stmt *s;
-	int limit, n = 0;
+	int limit;
 	cJSON *arr;
-	char *link;
 
 	if (!http_query_limit(req, r, &limit))
 		return;
 	if (session == NULL && project == NULL)
-		return bad_parameter(r, "session", "give session=ID or project=ID");
+		return http_bad_parameter(r, "session", "give session=ID or project=ID");
 	if (session != NULL && !td_id_valid(session, "ses"))
-		return bad_parameter(r, "session", "session must be a session id");
+		return http_bad_parameter(r, "session", "session must be a session id");
 	if (project != NULL && !td_id_valid(project, "prj"))
-		return bad_parameter(r, "project", "project must be a project id");
+		return http_bad_parameter(r, "project", "project must be a project id");
 	if (cursor != NULL && !td_id_valid(cursor, "run"))
-		return bad_parameter(r, "cursor", "cursor must be a run id");
+		return http_bad_parameter(r, "cursor", "cursor must be a run id");
 	if (status != NULL) {
 		bool known = false;
 		for (const char *const *v = run_statuses; *v; v++)
 			known = known || strcmp(*v, status) == 0;
 		if (!known)
-			return bad_parameter(r, "status", "status must be queued, running, "
+			return http_bad_parameter(r, "status", "status must be queued, running, "
 			    "completed, failed or cancelled");
 	}
 	arr = cJSON_CreateArray();
@@ -120,25 +110,16 @@ route_runs_list(struct http_request *req, struct http_response *r)
 		sqlite3_bind_text(s, 2, project, -1, SQLITE_STATIC);
 	if (status != NULL)
 		sqlite3_bind_text(s, 3, status, -1, SQLITE_STATIC);
-	if (cursor != NULL)
-		sqlite3_bind_text(s, 4, cursor, -1, SQLITE_STATIC);
-	sqlite3_bind_int(s, 5, limit + 1);
-	while (sqlite3_step(s) == SQLITE_ROW) {
-		if (++n > limit)
-			break;
+	resource_page_start(&pg, s, 4, cursor, limit);
+	while (resource_page_row(&pg, s))
 		cJSON_AddItemToArray(arr, run_from_row(s));
-		snprintf(next, sizeof next, "%s", resource_text(s, 0));
-	}
 	sqlite3_reset(s);
 	store_unlock(st);
-	if (n > limit) {
-		link = xasprintf("</api/v1/runs?%s%s%s%s%s%s&limit=%d&cursor=%s>; rel=\"next\"",
+	if (pg.next[0] != '\0')
+		http_link_next(r, "/api/v1/runs?%s%s%s%s%s%s&limit=%d&cursor=%s",
 		    session ? "session=" : "", session ? session : "",
 		    project ? (session ? "&project=" : "project=") : "", project ? project : "",
-		    status ? "&status=" : "", status ? status : "", limit, next);
-		http_add_header(r, "Link", link);
-		free(link);
-	}
+		    status ? "&status=" : "", status ? status : "", limit, pg.next);
 	http_json(r, 200, arr);
 }
 
@@ -176,6 +157,19 @@ cwd_forbidden(const struct td_paths *p, const char *cwd)
 	return NULL;
 }
 
+/* Answers 400 invalid_cwd: cwd is not usable for reason (details.reason); rule says why. */
+static bool
+cwd_refused(struct http_response *r, const char *cwd, const char *reason, const char *rule)
+{
+	cJSON *details = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(details, "field", "cwd");
+	cJSON_AddStringToObject(details, "reason", reason);
+	http_error(r, TD_INVALID_CWD, details, "The working directory %s is not usable (%s): %s",
+	    cwd, reason, rule);
+	return false;
+}
+
 /* paths NULL: no check of taskdeck's own directories (a continued session's cwd must
  * equal its recorded one anyway). */
 static bool
@@ -197,26 +191,13 @@ cwd_resolve(const struct td_paths *paths, const char *cwd, char *out, struct htt
 		reason = "not-readable";
 	else if (access(out, W_OK) != 0)
 		reason = "not-writable";
-	else if (paths != NULL && (reason = cwd_forbidden(paths, out)) != NULL) {
-		cJSON *details = cJSON_CreateObject();
-
-		cJSON_AddStringToObject(details, "field", "cwd");
-		cJSON_AddStringToObject(details, "reason", reason);
-		http_error(r, TD_INVALID_CWD, details, "The working directory %s is not usable "
-		    "(%s): commands cannot work in /, in taskdeck's own directories or in "
-		    "another session's workspace.", cwd, reason);
-		return false;
-	}
+	else if (paths != NULL && (reason = cwd_forbidden(paths, out)) != NULL)
+		return cwd_refused(r, cwd, reason, "commands cannot work in /, in taskdeck's own "
+		    "directories or in another session's workspace.");
 	if (reason == NULL)
 		return true;
-
-	cJSON *details = cJSON_CreateObject();
-	cJSON_AddStringToObject(details, "field", "cwd");
-	cJSON_AddStringToObject(details, "reason", reason);
-	http_error(r, TD_INVALID_CWD, details, "The working directory %s is not usable "
-	    "(%s): it must be an absolute path to an existing directory that the service "
-	    "can read and write.", cwd, reason);
-	return false;
+	return cwd_refused(r, cwd, reason, "it must be an absolute path to an existing "
+	    "directory that the service can read and write.");
 }
 
 static bool
@@ -452,15 +433,7 @@ run_insert(struct store *st, const char *id, const char *session, const char *pr
 	sqlite3_bind_int(s, 10, network);
 	ok = sqlite3_step(s) == SQLITE_DONE;
 	sqlite3_reset(s);
-	if (ok) {
-		s = store_stmt(st, "UPDATE sessions SET updated_at = " RESOURCE_NEXT_TIME(2)
-		    " WHERE id = ?1");
-		sqlite3_bind_text(s, 1, session, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 2, now);
-		ok = sqlite3_step(s) == SQLITE_DONE;
-		sqlite3_reset(s);
-	}
-	return ok;
+	return ok && session_touch(st, session, now);
 }
 
 /* Network for the run's commands: the request's, the project default, the application's. */

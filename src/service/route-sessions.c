@@ -165,9 +165,9 @@ route_sessions_list(struct http_request *req, struct http_response *r)
 	struct store *st = req->svc->store;
 	const char *project = http_query(req, "project");
 	const char *cursor = http_query(req, "cursor");
-	char next[TD_ID_MAX] = "";
+	struct resource_page pg;
 	sqlite3_stmt *s;
-	int limit, n = 0;
+	int limit;
 	bool known;
 	cJSON *arr;
 
@@ -175,12 +175,8 @@ route_sessions_list(struct http_request *req, struct http_response *r)
 		return;
 	if (project == NULL || !td_id_valid(project, "prj") ||
 	    (cursor != NULL && !td_id_valid(cursor, "ses"))) {
-		cJSON *details = cJSON_CreateObject();
-		cJSON_AddStringToObject(details, "parameter", project == NULL ||
-		    !td_id_valid(project, "prj") ? "project" : "cursor");
-		http_error(r, TD_INVALID_REQUEST, details,
-		    "project must be a project id and cursor a session id");
-		return;
+		return http_bad_parameter(r, project == NULL || !td_id_valid(project, "prj") ?
+		    "project" : "cursor", "project must be a project id and cursor a session id");
 	}
 	arr = cJSON_CreateArray();
 	store_lock(st);
@@ -191,15 +187,9 @@ route_sessions_list(struct http_request *req, struct http_response *r)
 	s = store_stmt(st, SESSION_SELECT " WHERE s.project_id = ?1"
 	    " AND (?2 IS NULL OR s.id < ?2) ORDER BY s.id DESC LIMIT ?3");
 	sqlite3_bind_text(s, 1, project, -1, SQLITE_STATIC);
-	if (cursor != NULL)
-		sqlite3_bind_text(s, 2, cursor, -1, SQLITE_STATIC);
-	sqlite3_bind_int(s, 3, limit + 1);
-	while (known && sqlite3_step(s) == SQLITE_ROW) {
-		if (++n > limit)
-			break;
+	resource_page_start(&pg, s, 2, cursor, limit);
+	while (known && resource_page_row(&pg, s))
 		cJSON_AddItemToArray(arr, session_from_row(s));
-		snprintf(next, sizeof next, "%s", resource_text(s, 0));
-	}
 	sqlite3_reset(s);
 	store_unlock(st);
 	if (!known) {
@@ -207,12 +197,9 @@ route_sessions_list(struct http_request *req, struct http_response *r)
 		http_not_found(r, "project", project);
 		return;
 	}
-	if (n > limit) {
-		char *link = xasprintf("</api/v1/sessions?project=%s&limit=%d&cursor=%s>;"
-		    " rel=\"next\"", project, limit, next);
-		http_add_header(r, "Link", link);
-		free(link);
-	}
+	if (pg.next[0] != '\0')
+		http_link_next(r, "/api/v1/sessions?project=%s&limit=%d&cursor=%s", project,
+		    limit, pg.next);
 	http_json(r, 200, arr);
 }
 
@@ -225,10 +212,7 @@ route_sessions_get(struct http_request *req, struct http_response *r)
 	store_lock(st);
 	j = session_load(st, req->params[0]);
 	store_unlock(st);
-	if (j == NULL)
-		http_not_found(r, "session", req->params[0]);
-	else
-		http_json(r, 200, j);
+	http_json_found(r, j, "session", req->params[0]);
 }
 
 void
@@ -241,10 +225,7 @@ route_session_config_get(struct http_request *req, struct http_response *r)
 	store_lock(st);
 	j = config_load(st, req->params[0], &revision);
 	store_unlock(st);
-	if (j == NULL)
-		http_not_found(r, "session", req->params[0]);
-	else
-		http_json(r, 200, j);
+	http_json_found(r, j, "session", req->params[0]);
 }
 
 /* Answers 409 stale_write with the current configuration (consumed). */

@@ -14,24 +14,6 @@
 #include "store.h"
 #include "xalloc.h"
 
-static void
-add_time_or_null(cJSON *j, const char *key, sqlite3_stmt *s, int i)
-{
-	if (sqlite3_column_type(s, i) == SQLITE_NULL)
-		cJSON_AddNullToObject(j, key);
-	else
-		resource_add_time(j, key, sqlite3_column_int64(s, i));
-}
-
-static void
-add_text_or_null(cJSON *j, const char *key, sqlite3_stmt *s, int i)
-{
-	if (sqlite3_column_type(s, i) == SQLITE_NULL)
-		cJSON_AddNullToObject(j, key);
-	else
-		cJSON_AddStringToObject(j, key, resource_text(s, i));
-}
-
 void
 run_emit(struct service *svc, const char *type, const char *run_id, cJSON *data)
 {
@@ -77,13 +59,13 @@ run_from_row(sqlite3_stmt *s)
 	cJSON_AddStringToObject(j, "status", status);
 	cJSON_AddStringToObject(j, "prompt", resource_text(s, 4));
 	cJSON_AddStringToObject(j, "permissionProfile", resource_text(s, 5));
-	add_text_or_null(j, "turnIntent", s, 6);
+	resource_add_text_or_null(j, "turnIntent", s, 6);
 	cJSON_AddItemToObject(j, "config", resource_json_column(s, 7));
 	cJSON_AddStringToObject(j, "cwd", resource_text(s, 8));
 	resource_add_time(j, "createdAt", sqlite3_column_int64(s, 9));
-	add_time_or_null(j, "startedAt", s, 10);
-	add_time_or_null(j, "finishedAt", s, 11);
-	add_time_or_null(j, "cancelRequestedAt", s, 12);
+	resource_add_time_or_null(j, "startedAt", s, 10);
+	resource_add_time_or_null(j, "finishedAt", s, 11);
+	resource_add_time_or_null(j, "cancelRequestedAt", s, 12);
 	if (sqlite3_column_type(s, 13) == SQLITE_NULL) {
 		cJSON_AddNullToObject(j, "progress");
 	} else {
@@ -111,14 +93,8 @@ run_from_row(sqlite3_stmt *s)
 cJSON *
 run_load(struct store *st, const char *id)
 {
-	sqlite3_stmt *s = store_stmt(st, "SELECT " RUN_COLUMNS " FROM runs WHERE id = ?1");
-	cJSON *j = NULL;
-
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		j = run_from_row(s);
-	sqlite3_reset(s);
-	return j;
+	return resource_load(store_stmt(st, "SELECT " RUN_COLUMNS " FROM runs WHERE id = ?1"), id,
+	    run_from_row);
 }
 
 
@@ -147,14 +123,22 @@ session_from_row(sqlite3_stmt *s)
 cJSON *
 session_load(struct store *st, const char *id)
 {
-	sqlite3_stmt *s = store_stmt(st, SESSION_SELECT " WHERE s.id = ?1");
-	cJSON *j = NULL;
+	return resource_load(store_stmt(st, SESSION_SELECT " WHERE s.id = ?1"), id,
+	    session_from_row);
+}
 
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		j = session_from_row(s);
+bool
+session_touch(struct store *st, const char *session_id, int64_t now)
+{
+	sqlite3_stmt *s = store_stmt(st, "UPDATE sessions SET updated_at = "
+	    RESOURCE_NEXT_TIME(2) " WHERE id = ?1");
+	bool ok;
+
+	sqlite3_bind_text(s, 1, session_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, now);
+	ok = sqlite3_step(s) == SQLITE_DONE;
 	sqlite3_reset(s);
-	return j;
+	return ok;
 }
 
 void

@@ -42,6 +42,8 @@ cJSON *run_load(struct store *st, const char *id);
  */
 void run_emit(struct service *svc, const char *type, const char *run_id, cJSON *data);
 void session_emit_updated(struct service *svc, const char *session_id);
+/* Moves the session's updatedAt to now (RESOURCE_NEXT_TIME); false on a store error. */
+bool session_touch(struct store *st, const char *session_id, int64_t now);
 /* {"status": status}, the data of run.queued, run.started and run.finished. */
 cJSON *run_status_data(const char *status);
 /* True for completed, failed and cancelled. */

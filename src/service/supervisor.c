@@ -1212,14 +1212,8 @@ run_finalize_once(struct supervisor *sv, const char *id, const char *session_id,
 		ok = sqlite3_step(s) == SQLITE_DONE;
 		sqlite3_reset(s);
 	}
-	if (ok && session_id != NULL) {
-		s = store_stmt(st, "UPDATE sessions SET updated_at = " RESOURCE_NEXT_TIME(2)
-		    " WHERE id = ?1");
-		sqlite3_bind_text(s, 1, session_id, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 2, now);
-		ok = sqlite3_step(s) == SQLITE_DONE;
-		sqlite3_reset(s);
-	}
+	if (ok && session_id != NULL)
+		ok = session_touch(st, session_id, now);
 	ok = ok && plans_run_ended(svc, id, status);
 	ok = ok ? store_commit(st) : (store_rollback(st), false);
 	cache_drop(svc->cache, id);
