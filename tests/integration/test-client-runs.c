@@ -12,22 +12,7 @@
 #include "harness.h"
 #include "taskdeck.h"
 
-static struct svc svc;
-
-static void
-setup(void)
-{
-	svc_start(&svc);
-	svc_export_env(&svc);
-}
-
-static void
-teardown(void)
-{
-	svc_destroy(&svc);
-}
-
-TestSuite(client_runs, .init = setup, .fini = teardown, .timeout = 120);
+TestSuite(client_runs, .init = svc_setup_env, .fini = svc_teardown, .timeout = 120);
 TestSuite(client_runs_offline, .timeout = 120);
 
 /* Starts a run of the replay transcript model in a new session. */

@@ -16,7 +16,6 @@
 #include "harness.h"
 #include "taskdeck.h"
 
-static struct svc svc;
 /* Every response body of the suite, to look for secrets in. */
 static char *seen;
 static size_t seen_len;

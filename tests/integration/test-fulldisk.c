@@ -225,7 +225,7 @@ Test(fulldisk, artifact_save_says_the_disk_is_full)
 {
 	const char *dir = rig_dir();
 	char base[256], ws[300], db[300], *err = NULL, *msg = NULL, *fill, file[320];
-	struct service svc = { 0 };
+	struct service service = { 0 };
 	cJSON *params, *res = NULL;
 	FILE *devnull = fopen("/dev/null", "w");
 	int fd;
@@ -237,10 +237,10 @@ Test(fulldisk, artifact_save_says_the_disk_is_full)
 	snprintf(ws, sizeof ws, "%s/ws", base);
 	cr_assert_eq(mkdir(ws, 0700), 0);
 	snprintf(db, sizeof db, "%s/taskdeck.db", base);
-	cr_assert(asprintf(&svc.paths.artifacts, "%s/artifacts", base) > 0);
-	svc.store = store_open(db, &err);
-	cr_assert_not_null(svc.store, "store: %s", err);
-	cr_assert_eq(sqlite3_exec(store_lock(svc.store),
+	cr_assert(asprintf(&service.paths.artifacts, "%s/artifacts", base) > 0);
+	service.store = store_open(db, &err);
+	cr_assert_not_null(service.store, "store: %s", err);
+	cr_assert_eq(sqlite3_exec(store_lock(service.store),
 	    "INSERT INTO projects (id, name, description, context, metadata, created_at,"
 	    " updated_at) VALUES ('prj_000000000000000000000001', 'p', '', '', '{}', 1, 1);"
 	    "INSERT INTO sessions (id, project_id, title, cwd, workspace, config,"
@@ -250,7 +250,7 @@ Test(fulldisk, artifact_save_says_the_disk_is_full)
 	    " config, cwd, created_at, updated_at) VALUES ('run_000000000000000000000001',"
 	    " 'ses_000000000000000000000001', 'prj_000000000000000000000001', 'running', 'x',"
 	    " 'workspace-write', '{}', '/tmp', 1, 1);", NULL, NULL, NULL), SQLITE_OK);
-	store_unlock(svc.store);
+	store_unlock(service.store);
 	/* A file of 256 KiB in the workspace, written while there is room. */
 	snprintf(file, sizeof file, "%s/report.bin", ws);
 	fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -264,7 +264,7 @@ Test(fulldisk, artifact_save_says_the_disk_is_full)
 	params = cJSON_Parse("{\"path\":\"report.bin\"}");
 
 	fill = harness_fill_disk(dir);
-	enum td_code code = artifacts_save(&svc, "run_000000000000000000000001",
+	enum td_code code = artifacts_save(&service, "run_000000000000000000000001",
 	    "ses_000000000000000000000001", ws, params, &res, &msg);
 	cr_assert_eq(code, TD_INSUFFICIENT_STORAGE, "save on a full disk: %s (%s)",
 	    td_code_name(code), msg ? msg : "");
@@ -275,13 +275,14 @@ Test(fulldisk, artifact_save_says_the_disk_is_full)
 	msg = NULL;
 
 	harness_free_disk(fill);
-	code = artifacts_save(&svc, "run_000000000000000000000001",
+	code = artifacts_save(&service, "run_000000000000000000000001",
 	    "ses_000000000000000000000001", ws, params, &res, &msg);
 	cr_assert_eq(code, TD_OK, "save after the disk freed: %s", msg ? msg : "");
 	cJSON_Delete(res);
 	cJSON_Delete(params);
 	free(msg);
-	store_close(svc.store);
-	free(svc.paths.artifacts);
+	store_close(service.store);
+	free(service.paths.artifacts);
 	fclose(devnull);
 }
+
