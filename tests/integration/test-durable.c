@@ -3,9 +3,9 @@
  * a real taskdeckd and taskdeck-agent with replay transcripts: kill -9 and
  * SIGTERM at each waiting point and during a streaming run, a loop of random
  * kill -9 points over a multi-step run, cancel between a restart and the
- * resume, the output kept and the history gap recorded (issue 17, finding 10)
- * and the final state of a run that finishes on a full disk (issue 17,
- * finding 3).
+ * resume, the output kept and the history gap recorded (issue 17, finding 10).
+ * The final state of a run that finishes on a full disk (issue 17, finding 3)
+ * is tested in the full-disk rig: test-fulldisk.c.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -602,143 +602,5 @@ Test(durable, random_kill_9_loop)
 	    nruns, completed, limited, mono_ms() - t0);
 	/* Which runs complete depends on the random points; completing across restarts is
 	 * asserted by the tests above. */
-	free(project);
-}
-
-/* The whole of a small file, or NULL. */
-static char *
-slurp_small(const char *path)
-{
-	char *buf = calloc(1, 4096);
-	FILE *f = fopen(path, "r");
-	size_t n;
-
-	if (f == NULL) {
-		free(buf);
-		return NULL;
-	}
-	n = fread(buf, 1, 4095, f);
-	fclose(f);
-	buf[n] = '\0';
-	return buf;
-}
-
-/*
- * Starts taskdeckd with its home on a small tmpfs of its own, mounted in a
- * user and mount namespace (unshare -rm), so that the test can fill the disk
- * (issue 17, finding 3).  The test reaches the tmpfs through
- * /proc/PID/root (the namespace is ours); *root gets that prefix.
- */
-static void
-start_on_small_tmpfs(char *root, size_t rootlen)
-{
-	const char *bin = harness_bin("taskdeckd");
-	char cmd[2048], replay[512], discovery[1024], tokpath[1024];
-
-	svc_prepare_home(&svc);
-	snprintf(replay, sizeof replay, "%s/data/replay",
-	    getenv("TD_SRCDIR") ? getenv("TD_SRCDIR") : ".");
-	snprintf(cmd, sizeof cmd, "mount -t tmpfs -o size=48m,mode=0700 tdfull '%s' &&"
-	    " exec '%s' --foreground --log '%s/taskdeckd.log'", svc.home, bin, svc.home);
-	svc.pid = fork();
-	cr_assert(svc.pid >= 0);
-	if (svc.pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		setenv("TASKDECK_HOME", svc.home, 1);
-		setenv("TASKDECK_REPLAY_DIR", replay, 1);
-		execlp("unshare", "unshare", "-rm", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
-	snprintf(root, rootlen, "/proc/%ld/root%s", (long)svc.pid, svc.home);
-	snprintf(discovery, sizeof discovery, "%.900s/service.json", root);
-	for (int i = 0; i < 1000; i++) {
-		char *d = slurp_small(discovery);
-		cJSON *j = d ? cJSON_Parse(d) : NULL;
-		const char *url = json_get_string(j, "baseUrl");
-		int status;
-
-		free(d);
-		if (url != NULL) {
-			char *t;
-
-			snprintf(svc.url, sizeof svc.url, "%s", url);
-			sscanf(strrchr(svc.url, ':') + 1, "%d", &svc.port);
-			cJSON_Delete(j);
-			snprintf(tokpath, sizeof tokpath, "%.900s/token", root);
-			t = slurp_small(tokpath);
-			cr_assert_not_null(t, "no token in %s", tokpath);
-			t[strcspn(t, "\r\n")] = '\0';
-			snprintf(svc.token, sizeof svc.token, "%s", t);
-			free(t);
-			return;
-		}
-		cJSON_Delete(j);
-		cr_assert_neq(waitpid(svc.pid, &status, WNOHANG), svc.pid,
-		    "taskdeckd on a tmpfs did not start (unshare -rm needs user namespaces)");
-		usleep(10000);
-	}
-	cr_assert_fail("taskdeckd on a tmpfs did not become ready in 10 s");
-}
-
-/* Fills the file system of path until ENOSPC; the filler's path goes to out. */
-static void
-fill_disk(const char *dir, char *out, size_t outlen)
-{
-	static char chunk[1 << 20];
-	size_t sizes[] = { sizeof chunk, 65536, 4096, 512, 1 };
-	int fd;
-
-	snprintf(out, outlen, "%s/filler", dir);
-	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	cr_assert(fd >= 0, "%s: %s", out, strerror(errno));
-	memset(chunk, 'x', sizeof chunk);
-	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-		while (write(fd, chunk, sizes[i]) == (ssize_t)sizes[i])
-			;
-	cr_assert_eq(errno, ENOSPC, "filling: %s", strerror(errno));
-	close(fd);
-}
-
-/*
- * Issue 17, finding 3: runs that finish while the disk is full are not left
- * running for ever.  Their final state is retried until it is stored (one
- * completes once there is room again), a cancel meanwhile answers 200 and
- * takes effect (the other ends cancelled), and the session takes a new run.
- */
-Test(durable, runs_finishing_on_a_full_disk)
-{
-	char *project, filler[1200], path[128], root[1024];
-	cJSON *a, *b, *r;
-	const char *ida, *idb;
-	struct http_resp h;
-
-	svc_destroy(&svc);
-	start_on_small_tmpfs(root, sizeof root);
-	project = http_project_new(&svc, "durable");
-	a = http_replay_run(&svc, "do it", project, "steady", "");
-	b = http_replay_run(&svc, "do it", project, "steady", "");
-	ida = json_get_string(a, "id");
-	idb = json_get_string(b, "id");
-	run_output_wait(&svc, ida, STATE_WAIT_MS, "tick 1\n");
-	run_output_wait(&svc, idb, STATE_WAIT_MS, "tick 1\n");
-	fill_disk(root, filler, sizeof filler);
-	/* Both agents finish meanwhile (steady takes 6 s); their final state cannot be written. */
-	sleep(8);
-	r = run_get(ida);
-	cr_expect_str_eq(json_str_or_none(r, "status"), "running", "a run final on a full disk?");
-	cJSON_Delete(r);
-	snprintf(path, sizeof path, "/api/v1/runs/%s/cancel", idb);
-	h = http_api(&svc, "POST", path, NULL);
-	cr_expect_eq(h.status, 200, "cancel on a full disk: %ld %s", h.status, h.body);
-	http_resp_free(&h);
-	cr_assert_eq(unlink(filler), 0);
-	cJSON_Delete(run_final_within(&svc, ida, "completed", FINAL_WAIT_MS));
-	cJSON_Delete(run_final_within(&svc, idb, "cancelled", FINAL_WAIT_MS));
-	r = http_replay_run(&svc, "do it", project, "quick", "");
-	cJSON_Delete(run_final_within(&svc, json_get_string(r, "id"), "completed", FINAL_WAIT_MS));
-	cJSON_Delete(r);
-	svc_stop(&svc);
-	cJSON_Delete(a);
-	cJSON_Delete(b);
 	free(project);
 }
