@@ -57,24 +57,29 @@ harness_bin(const char *name)
 	return path;
 }
 
-static char *
-slurp(const char *path)
+char *
+harness_slurp(const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "r");
-	char *data;
-	long n;
+	FILE *f = fopen(path, "rb");
+	char *data, chunk[8192];
+	size_t n, have = 0;
 
+	if (len != NULL)
+		*len = 0;
 	if (f == NULL)
 		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	data = calloc(1, (size_t)n + 1);
-	if (fread(data, 1, (size_t)n, f) != (size_t)n) {
-		free(data);
-		data = NULL;
+	data = calloc(1, 1);
+	cr_assert_not_null(data);
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+		data = realloc(data, have + n + 1);
+		cr_assert_not_null(data);
+		memcpy(data + have, chunk, n);
+		have += n;
+		data[have] = '\0';
 	}
 	fclose(f);
+	if (len != NULL)
+		*len = have;
 	return data;
 }
 
@@ -85,7 +90,7 @@ read_token(struct svc *s)
 	char *t;
 
 	snprintf(path, sizeof path, "%s/token", s->home);
-	t = slurp(path);
+	t = harness_slurp(path, NULL);
 	cr_assert_not_null(t, "token file missing in %s", s->home);
 	t[strcspn(t, "\r\n")] = '\0';
 	snprintf(s->token, sizeof s->token, "%s", t);
@@ -122,7 +127,7 @@ svc_restart(struct svc *s)
 		_exit(127);
 	}
 	for (int i = 0; i < 1000; i++) {
-		char *d = slurp(discovery);
+		char *d = harness_slurp(discovery, NULL);
 		int status;
 
 		if (d != NULL) {
@@ -660,4 +665,73 @@ json_str(const cJSON *obj, const char *key)
 
 	cr_assert(cJSON_IsString(v), "%s is not a string", key);
 	return v->valuestring;
+}
+
+cJSON *
+plan_wait_pending(const struct svc *s, const char *session, long version, int timeout_ms)
+{
+	long deadline = mono_ms() + timeout_ms;
+
+	for (;;) {
+		struct http_resp r;
+		char path[128];
+
+		snprintf(path, sizeof path, "/api/v1/sessions/%s/plan", session);
+		r = http_api(s, "GET", path, NULL);
+		if (r.status == 200 && json_num(r.json, "version") == version &&
+		    strcmp(json_str_or_none(r.json, "status"), "awaiting-approval") == 0) {
+			cJSON *plan = r.json;
+			r.json = NULL;
+			http_resp_free(&r);
+			return plan;
+		}
+		cr_assert(mono_ms() < deadline, "plan version %ld never awaited approval: "
+		    "%ld %s", version, r.status, r.body);
+		http_resp_free(&r);
+		sleep_ms(50);
+	}
+}
+
+cJSON *
+prompt_wait_pending(const struct svc *s, const char *run_id, const char *not_id, int timeout_ms)
+{
+	long deadline = mono_ms() + timeout_ms;
+
+	for (;;) {
+		cJSON *list = http_get_json(s, "/app/v1/permissions?run=%s", run_id), *p;
+
+		if (cJSON_GetArraySize(list) == 1 && (not_id == NULL ||
+		    strcmp(json_str_or_none(cJSON_GetArrayItem(list, 0), "id"), not_id) != 0)) {
+			p = cJSON_DetachItemFromArray(list, 0);
+			cJSON_Delete(list);
+			return p;
+		}
+		cr_assert_leq(cJSON_GetArraySize(list), 1, "more than one pending prompt");
+		cJSON_Delete(list);
+		cr_assert(mono_ms() < deadline, "no pending prompt for %s", run_id);
+		sleep_ms(50);
+	}
+}
+
+void
+svc_set_run_setting(const struct svc *s, const char *key, int value)
+{
+	char path[512], *text;
+	cJSON *settings, *runs;
+
+	snprintf(path, sizeof path, "%s/settings.json", s->home);
+	text = harness_slurp(path, NULL);
+	cr_assert(text != NULL, "no %s", path);
+	settings = cJSON_Parse(text);
+	free(text);
+	cr_assert(settings != NULL, "%s is not JSON", path);
+	runs = cJSON_GetObjectItem(settings, "runs");
+	if (runs == NULL)
+		runs = cJSON_AddObjectToObject(settings, "runs");
+	cJSON_DeleteItemFromObject(runs, key);
+	cJSON_AddNumberToObject(runs, key, value);
+	text = cJSON_Print(settings);
+	svc_write_file(s, "settings.json", text);
+	free(text);
+	cJSON_Delete(settings);
 }

@@ -70,6 +70,9 @@ char *http_header(const struct http_resp *r, const char *name);
 const char *http_error_code(const struct http_resp *r);
 void http_resp_free(struct http_resp *r);
 
+/* The whole of a file, NUL-terminated ("" when empty), *len its size (len may be NULL); NULL when it cannot be opened. */
+char *harness_slurp(const char *path, size_t *len);
+
 /* Runs a command line with the environment of s exported; captures stdout. */
 int run_capture(const struct svc *s, char **out, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -81,6 +84,11 @@ int run_capture(const struct svc *s, char **out, const char *fmt, ...)
 void svc_prepare_home(struct svc *s);
 /* Writes text to name in s->home (mode 0600). */
 void svc_write_file(const struct svc *s, const char *name, const char *text);
+/*
+ * Sets runs.<key> to value in the settings.json of s->home (which must exist);
+ * it applies from the service's next start.
+ */
+void svc_set_run_setting(const struct svc *s, const char *key, int value);
 /*
  * Polls GET /api/v1/runs/:id until the run is final (completed, failed or
  * cancelled); the run, or NULL after timeout_ms.  cJSON_Delete() it.
@@ -129,6 +137,19 @@ cJSON *run_final_within(const struct svc *s, const char *id, const char *status,
  */
 void run_output_wait(const struct svc *s, const char *run_id, int timeout_ms,
     const char *needle);
+/*
+ * Polls GET /sessions/:id/plan until its version awaits approval; asserts
+ * that it does within timeout_ms (else names the last status and body); the plan.
+ */
+cJSON *plan_wait_pending(const struct svc *s, const char *session, long version,
+    int timeout_ms);
+/*
+ * Polls the run's pending permission prompts until there is one (other than
+ * not_id when that is not NULL); asserts that one comes within timeout_ms and
+ * that there are never two; the prompt.
+ */
+cJSON *prompt_wait_pending(const struct svc *s, const char *run_id, const char *not_id,
+    int timeout_ms);
 /* The value of the "key: value" line of text (a CLI's output), or NULL (free it). */
 char *text_kv(const char *text, const char *key);
 /* Asserts that text has a "key: want" line; the message shows text. */

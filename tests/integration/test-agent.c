@@ -452,29 +452,12 @@ tool_end(const struct agent *a, const char *name, int i)
 }
 
 static char *
-slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	struct buf b;
-	char chunk[4096];
-	size_t n;
-
-	if (f == NULL)
-		return NULL;
-	buf_init(&b, 0);
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		buf_append(&b, chunk, n);
-	fclose(f);
-	return buf_steal(&b);
-}
-
-static char *
 ws_file(const struct agent *a, const char *rel)
 {
 	char path[512];
 
 	snprintf(path, sizeof path, "%s/%s", a->ws, rel);
-	return slurp(path);
+	return harness_slurp(path, NULL);
 }
 
 /* Expects the workspace file rel of a to hold want. */
@@ -540,7 +523,7 @@ Test(agent, replay_research_end_to_end)
 
 	/* The file is really written, with the transcript's content. */
 	snprintf(path, sizeof path, "%s/data/replay/research.json", srcdir());
-	doc = slurp(path);
+	doc = harness_slurp(path, NULL);
 	cr_assert_not_null(doc);
 	transcript = cJSON_Parse(doc);
 	call = cJSON_GetArrayItem(member(cJSON_GetArrayItem(member(transcript, "turns"), 1),
@@ -1510,7 +1493,7 @@ request_body(struct fake_provider *fp, size_t i)
 static void
 expect_no_key(const struct agent *a)
 {
-	char *err = slurp(a->err_path);
+	char *err = harness_slurp(a->err_path, NULL);
 
 	cr_expect_null(strstr(a->raw.data ? a->raw.data : "", TEST_KEY), "the key is in stdout");
 	cr_expect_null(strstr(err ? err : "", TEST_KEY), "the key is in stderr");
@@ -2145,7 +2128,7 @@ Test(agent, credentials_reach_the_server_and_nothing_else)
 	cr_expect_str_eq(json_get_string(tool_end(&a, "probe__env", 0), "summary"), want);
 	/* ... and it is nowhere the agent writes: its lines and its log. */
 	cr_expect_not(contains(a.raw.data, a.raw.len, secret), "the secret is in a line");
-	log = slurp(a.err_path);
+	log = harness_slurp(a.err_path, NULL);
 	cr_expect_not(contains(log, log ? strlen(log) : 0, secret), "the secret is in the log");
 	free(log);
 	agent_cleanup(&a);
@@ -2385,7 +2368,7 @@ Test(agent, http_connector_with_a_header_credential)
 	cr_expect_str_eq(json_get_string(tool_end(&a, "remote__echo", 0), "summary"),
 	    "echo on remote: Echo: over http");
 	cr_expect_not(contains(a.raw.data, a.raw.len, "tok-8c2e51f0aa"), "the secret is in a line");
-	log = slurp(a.err_path);
+	log = harness_slurp(a.err_path, NULL);
 	cr_expect_not(contains(log, log ? strlen(log) : 0, "tok-8c2e51f0aa"),
 	    "the secret is in the log");
 	free(log);

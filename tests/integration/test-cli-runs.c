@@ -19,29 +19,6 @@ struct run {
 	char *err;
 };
 
-/* A whole file (NUL-terminated; *len its size), or NULL. */
-static char *
-slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *data = calloc(1, 1), chunk[4096];
-	size_t got;
-
-	*len = 0;
-	if (f == NULL) {
-		free(data);
-		return NULL;
-	}
-	while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
-		data = realloc(data, *len + got + 1);
-		memcpy(data + *len, chunk, got);
-		*len += got;
-		data[*len] = '\0';
-	}
-	fclose(f);
-	return data;
-}
-
 /*
  * Runs "cd DIR && taskdeck ARGS" (dir NULL: no cd) with the home of svc;
  * captures stdout and stderr and asserts that neither shows the token.
@@ -61,7 +38,7 @@ cli_at(const char *dir, const char *fmt, ...)
 	r.status = run_capture(&svc, &r.out, "%s%s%s%s %s 2>%s", dir != NULL ? "cd '" : "",
 	    dir != NULL ? dir : "", dir != NULL ? "' && " : "", harness_bin("taskdeck"),
 	    args, errpath);
-	r.err = slurp(errpath, &len);
+	r.err = harness_slurp(errpath, &len);
 	cr_assert_not_null(r.err);
 	cr_assert_null(strstr(r.out, svc.token), "token on stdout of %s", args);
 	cr_assert_null(strstr(r.err, svc.token), "token on stderr of %s", args);
@@ -118,7 +95,7 @@ workspace_bytes(const char *session, const char *path, size_t *len)
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	doc = json_doc(r.out);
 	snprintf(file, sizeof file, "%s/%s", json_str(doc, "cwd"), path);
-	data = slurp(file, len);
+	data = harness_slurp(file, len);
 	cr_assert_not_null(data, "no %s", file);
 	cJSON_Delete(doc);
 	run_free(&r);
@@ -129,7 +106,7 @@ static void
 assert_file_bytes(const char *file, const char *want, size_t want_len)
 {
 	size_t len;
-	char *got = slurp(file, &len);
+	char *got = harness_slurp(file, &len);
 
 	cr_assert_not_null(got, "no %s", file);
 	cr_assert_eq(len, want_len, "%s has %zu bytes, expected %zu", file, len, want_len);

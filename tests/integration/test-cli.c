@@ -18,23 +18,6 @@ struct run {
 	char *err;
 };
 
-static char *
-read_file(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *data = NULL;
-	size_t len = 0;
-
-	if (f == NULL)
-		return NULL;
-	if (getdelim(&data, &len, '\0', f) < 0) {
-		free(data);
-		data = strdup("");
-	}
-	fclose(f);
-	return data;
-}
-
 /* The token of a home, or "" when it has none. */
 static char *
 home_token(const char *home)
@@ -42,7 +25,7 @@ home_token(const char *home)
 	char path[512], *t;
 
 	snprintf(path, sizeof path, "%s/token", home);
-	if ((t = read_file(path)) == NULL)
+	if ((t = harness_slurp(path, NULL)) == NULL)
 		return strdup("");
 	t[strcspn(t, "\r\n")] = '\0';
 	return t;
@@ -66,7 +49,7 @@ cli(const struct svc *s, const char *fmt, ...)
 	snprintf(errpath, sizeof errpath, "%s/cli.stderr", s->home);
 	r.status = run_capture(s, &r.out, "%s %s 2>%s", harness_bin("taskdeck"),
 	    args, errpath);
-	r.err = read_file(errpath);
+	r.err = harness_slurp(errpath, NULL);
 	cr_assert_not_null(r.err);
 	token = home_token(s->home);
 	if (token[0] != '\0') {
@@ -401,7 +384,7 @@ discovery_pid(const char *home)
 	long pid = 0;
 
 	snprintf(path, sizeof path, "%s/service.json", home);
-	if ((text = read_file(path)) == NULL)
+	if ((text = harness_slurp(path, NULL)) == NULL)
 		return 0;
 	doc = cJSON_Parse(text);
 	if (cJSON_IsNumber(cJSON_GetObjectItem(doc, "pid")))
@@ -422,7 +405,7 @@ process_gone(long pid)
 	if (kill((pid_t)pid, 0) != 0)
 		return true;
 	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-	if ((stat = read_file(path)) == NULL)
+	if ((stat = harness_slurp(path, NULL)) == NULL)
 		return true;
 	paren = strrchr(stat, ')');
 	gone = paren != NULL && paren[1] == ' ' && paren[2] == 'Z';

@@ -317,28 +317,6 @@ struct cli_run {
 	char *err;
 };
 
-/* A whole file, or NULL. */
-static char *
-slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *data = calloc(1, 1), chunk[4096];
-	size_t got, len = 0;
-
-	if (f == NULL) {
-		free(data);
-		return NULL;
-	}
-	while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
-		data = realloc(data, len + got + 1);
-		memcpy(data + len, chunk, got);
-		len += got;
-		data[len] = '\0';
-	}
-	fclose(f);
-	return data;
-}
-
 /* Runs "taskdeck ARGS < /dev/null" with the home of svc (home NULL: none); captures both outputs. */
 static struct cli_run
 cli_in(const char *home, const char *fmt, ...)
@@ -355,7 +333,7 @@ cli_in(const char *home, const char *fmt, ...)
 		snprintf(errpath, sizeof errpath, "/tmp/td-plans-%d.stderr", (int)getpid());
 	r.status = run_capture(home != NULL ? &svc : NULL, &r.out, "%s %s </dev/null 2>%s",
 	    harness_bin("taskdeck"), args, errpath);
-	r.err = slurp(errpath);
+	r.err = harness_slurp(errpath, NULL);
 	if (home == NULL)
 		unlink(errpath);
 	cr_assert_not_null(r.err);

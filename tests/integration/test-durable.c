@@ -38,38 +38,6 @@ run_get(const char *id)
 	return http_get_json(&svc, "/api/v1/runs/%s", id);
 }
 
-/* Sets runs.<key> in settings.json; it applies from the next start. */
-static void
-run_setting(const char *key, int value)
-{
-	char path[512], *text;
-	FILE *f;
-	long n;
-	cJSON *s, *runs;
-
-	snprintf(path, sizeof path, "%s/settings.json", svc.home);
-	f = fopen(path, "r");
-	cr_assert(f != NULL, "no %s", path);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	text = calloc(1, (size_t)n + 1);
-	cr_assert_eq(fread(text, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	s = cJSON_Parse(text);
-	free(text);
-	cr_assert(s != NULL);
-	runs = cJSON_GetObjectItem(s, "runs");
-	if (runs == NULL)
-		runs = cJSON_AddObjectToObject(s, "runs");
-	cJSON_DeleteItemFromObject(runs, key);
-	cJSON_AddNumberToObject(runs, key, value);
-	text = cJSON_Print(s);
-	svc_write_file(&svc, "settings.json", text);
-	free(text);
-	cJSON_Delete(s);
-}
-
 static void
 stop_service(enum stop_kind kind)
 {
@@ -187,31 +155,6 @@ resumed_wait(const char *run_id)
 }
 
 static cJSON *
-plan_wait_pending(const char *session, long version)
-{
-	int64_t deadline = td_mono_ms() + STATE_WAIT_MS;
-
-	for (;;) {
-		struct http_resp r;
-		char path[128];
-
-		snprintf(path, sizeof path, "/api/v1/sessions/%s/plan", session);
-		r = http_api(&svc, "GET", path, NULL);
-		if (r.status == 200 && json_num(r.json, "version") == version &&
-		    strcmp(json_str_or_none(r.json, "status"), "awaiting-approval") == 0) {
-			cJSON *plan = r.json;
-			r.json = NULL;
-			http_resp_free(&r);
-			return plan;
-		}
-		cr_assert(td_mono_ms() < deadline, "plan version %ld never awaited approval: "
-		    "%ld %s", version, r.status, r.body);
-		http_resp_free(&r);
-		usleep(50000);
-	}
-}
-
-static cJSON *
 artifacts_of(const char *session)
 {
 	return http_get_json(&svc, "/api/v1/sessions/%s/artifacts", session);
@@ -233,7 +176,7 @@ plan_survives(enum stop_kind kind, bool wait_first)
 	char path[128], body[256];
 	struct http_resp r;
 
-	plan = plan_wait_pending(session, 1);
+	plan = plan_wait_pending(&svc, session, 1, STATE_WAIT_MS);
 	before = run_get(id);
 	cr_assert_not_null(cJSON_GetObjectItem(before, "attention"));
 	stop_service(kind);
@@ -297,27 +240,6 @@ Test(durable, plan_awaiting_approval_survives_sigterm)
 	plan_survives(SIGTERM_STOP, true);
 }
 
-static cJSON *
-prompt_wait_pending(const char *run_id, const char *not_id)
-{
-	int64_t deadline = td_mono_ms() + STATE_WAIT_MS;
-
-	for (;;) {
-		cJSON *list = http_get_json(&svc, "/app/v1/permissions?run=%s", run_id), *p;
-
-		if (cJSON_GetArraySize(list) == 1 && (not_id == NULL ||
-		    strcmp(json_str_or_none(cJSON_GetArrayItem(list, 0), "id"), not_id) != 0)) {
-			p = cJSON_DetachItemFromArray(list, 0);
-			cJSON_Delete(list);
-			return p;
-		}
-		cr_assert_leq(cJSON_GetArraySize(list), 1, "more than one pending prompt");
-		cJSON_Delete(list);
-		cr_assert(td_mono_ms() < deadline, "no pending prompt for %s", run_id);
-		usleep(50000);
-	}
-}
-
 static void
 prompt_allow(const char *id)
 {
@@ -345,7 +267,7 @@ prompt_survives(enum stop_kind kind, bool wait_first)
 	cJSON *p, *now, *all, *arts, *r;
 	char last[64];
 
-	p = prompt_wait_pending(id, NULL);
+	p = prompt_wait_pending(&svc, id, NULL, STATE_WAIT_MS);
 	stop_service(kind);
 	svc_restart(&svc);
 	r = run_get(id);
@@ -363,7 +285,7 @@ prompt_survives(enum stop_kind kind, bool wait_first)
 	prompt_allow(json_get_string(p, "id"));
 	snprintf(last, sizeof last, "%s", json_get_string(p, "id"));
 	for (int i = 0; i < 2; i++) {
-		cJSON *next = prompt_wait_pending(id, last);
+		cJSON *next = prompt_wait_pending(&svc, id, last, STATE_WAIT_MS);
 
 		snprintf(last, sizeof last, "%s", json_get_string(next, "id"));
 		prompt_allow(last);
@@ -467,7 +389,7 @@ Test(durable, a_run_past_the_limit_keeps_its_output)
 	run_output_wait(&svc, id, STATE_WAIT_MS, "tick 2\n");
 	usleep(400000);	/* the output is stored within 200 ms of its arrival */
 	svc_kill(&svc);
-	run_setting("resumeLimit", 0);
+	svc_set_run_setting(&svc, "resumeLimit", 0);
 	svc_restart(&svc);
 	r = run_get(id);
 	cr_expect_str_eq(json_str_or_none(r, "status"), "failed");
@@ -498,7 +420,7 @@ Test(durable, cancel_between_restart_and_resume)
 	run_output_wait(&svc, ida, STATE_WAIT_MS, "tick 1\n");
 	run_output_wait(&svc, idb, STATE_WAIT_MS, "tick 1\n");
 	svc_kill(&svc);
-	run_setting("maxConcurrent", 1);
+	svc_set_run_setting(&svc, "maxConcurrent", 1);
 	svc_restart(&svc);
 	run = run_get(idb);
 	cr_expect_str_eq(json_str_or_none(run, "status"), "running");
@@ -543,7 +465,7 @@ Test(durable, random_kill_9_loop)
 	int64_t t0 = mono_ms();
 
 	svc_stop(&svc);
-	run_setting("resumeLimit", 3);
+	svc_set_run_setting(&svc, "resumeLimit", 3);
 	svc_restart(&svc);
 	fprintf(stderr, "random_kill_9_loop: seed %u\n", seed);
 	for (int k = 0; k < KILLS; k++) {

@@ -30,32 +30,6 @@ plan_run_start(const char *project)
 	return http_replay_run(&svc, "write the report", project, "plan", ",\"turnIntent\":\"plan-first\"");
 }
 
-/* Polls the session's plan until version awaits approval; the plan. */
-static cJSON *
-plan_wait_pending(const char *session, long version)
-{
-	int64_t deadline = td_mono_ms() + STATE_WAIT_MS;
-
-	for (;;) {
-		struct http_resp r;
-		char path[128];
-
-		snprintf(path, sizeof path, "/api/v1/sessions/%s/plan", session);
-		r = http_api(&svc, "GET", path, NULL);
-		if (r.status == 200 && json_num(r.json, "version") == version &&
-		    strcmp(json_str_or_none(r.json, "status"), "awaiting-approval") == 0) {
-			cJSON *plan = r.json;
-			r.json = NULL;
-			http_resp_free(&r);
-			return plan;
-		}
-		cr_assert(td_mono_ms() < deadline, "plan version %ld never awaited approval: "
-		    "%ld %s", version, r.status, r.body);
-		http_resp_free(&r);
-		usleep(50000);
-	}
-}
-
 /* POST .../plan/respond; feedback NULL for none. */
 static struct http_resp
 plan_respond(const char *session, const char *decision, long version, long revision,
@@ -127,7 +101,7 @@ Test(plans, full_cycle_propose_revise_twice_approve_complete)
 	const cJSON *att;
 	long approved_revision;
 
-	plan = plan_wait_pending(session, 1);
+	plan = plan_wait_pending(&svc, session, 1, STATE_WAIT_MS);
 	cr_expect_eq(json_num(plan, "revision"), 1);
 	cr_expect_str_eq(json_str_or_none(plan, "runId"), run_id);
 	cr_expect(cJSON_IsNull(cJSON_GetObjectItem(plan, "feedback")));
@@ -153,7 +127,7 @@ Test(plans, full_cycle_propose_revise_twice_approve_complete)
 	cJSON_Delete(after);
 	cJSON_Delete(plan);
 
-	plan = plan_wait_pending(session, 2);
+	plan = plan_wait_pending(&svc, session, 2, STATE_WAIT_MS);
 	cr_expect_eq(json_num(plan, "revision"), 3);
 	cr_expect(strstr(json_str_or_none(plan, "summary"), "use 2025 figures") != NULL,
 	    "summary %s", json_str_or_none(plan, "summary"));
@@ -167,7 +141,7 @@ Test(plans, full_cycle_propose_revise_twice_approve_complete)
 	after = plan_decide(session, "revise", plan, "keep it short");
 	cJSON_Delete(after);
 	cJSON_Delete(plan);
-	plan = plan_wait_pending(session, 3);
+	plan = plan_wait_pending(&svc, session, 3, STATE_WAIT_MS);
 	cr_expect(strstr(json_str_or_none(plan, "summary"), "keep it short") != NULL);
 	cr_expect_str_eq(json_str_or_none(plan, "feedback"), "keep it short");
 
@@ -207,7 +181,7 @@ Test(plans, stale_and_invalid_decisions)
 	struct http_resp h;
 	char path[128];
 
-	plan = plan_wait_pending(session, 1);
+	plan = plan_wait_pending(&svc, session, 1, STATE_WAIT_MS);
 	h = plan_respond(session, "approve", 2, 1, NULL);
 	cr_expect_eq(h.status, 409);
 	cr_expect_str_eq(error_code(&h), "stale_plan");
@@ -317,7 +291,7 @@ Test(plans, two_concurrent_approvals_exactly_one_wins)
 	pthread_t t[2];
 	int wins = 0, stale = 0;
 
-	plan = plan_wait_pending(session, 1);
+	plan = plan_wait_pending(&svc, session, 1, STATE_WAIT_MS);
 	pthread_barrier_init(&barrier, NULL, 2);
 	for (int i = 0; i < 2; i++) {
 		rc[i] = (struct racer){ .session = session, .version = json_num(plan, "version"),
@@ -348,7 +322,7 @@ Test(plans, reject_cancels_the_run)
 	cJSON *run = plan_run_start(project), *plan, *after, *r;
 	const char *session = json_get_string(run, "sessionId");
 
-	plan = plan_wait_pending(session, 1);
+	plan = plan_wait_pending(&svc, session, 1, STATE_WAIT_MS);
 	after = plan_decide(session, "reject", plan, NULL);
 	cr_expect_str_eq(json_str_or_none(after, "status"), "rejected");
 	cJSON_Delete(after);
@@ -374,7 +348,7 @@ Test(plans, cancelling_a_waiting_run_abandons_its_plan)
 	char path[128];
 	struct http_resp h;
 
-	plan = plan_wait_pending(session, 1);
+	plan = plan_wait_pending(&svc, session, 1, STATE_WAIT_MS);
 	snprintf(path, sizeof path, "/api/v1/runs/%s/cancel", json_get_string(run, "id"));
 	h = http_api(&svc, "POST", path, NULL);
 	cr_expect_eq(h.status, 200);
@@ -410,27 +384,6 @@ Test(plans, cancelling_a_waiting_run_abandons_its_plan)
 	cJSON_Delete(plan);
 	cJSON_Delete(run);
 	free(project);
-}
-
-/* Polls the pending prompts of run until one more than seen exists; the newest. */
-static cJSON *
-prompt_wait_pending(const char *run_id)
-{
-	int64_t deadline = td_mono_ms() + STATE_WAIT_MS;
-
-	for (;;) {
-		cJSON *list = http_get_json(&svc, "/app/v1/permissions?run=%s", run_id), *p;
-
-		if (cJSON_GetArraySize(list) == 1) {
-			p = cJSON_DetachItemFromArray(list, 0);
-			cJSON_Delete(list);
-			return p;
-		}
-		cr_assert_eq(cJSON_GetArraySize(list), 0, "more than one pending prompt");
-		cJSON_Delete(list);
-		cr_assert(td_mono_ms() < deadline, "no pending prompt for %s", run_id);
-		usleep(50000);
-	}
 }
 
 static struct http_resp
@@ -480,7 +433,7 @@ Test(permissions, allow_deny_allow_run)
 	const char *session = json_get_string(run, "sessionId");
 	struct http_resp h;
 
-	p = prompt_wait_pending(run_id);
+	p = prompt_wait_pending(&svc, run_id, NULL, STATE_WAIT_MS);
 	cr_expect_str_eq(json_str_or_none(p, "tool"), "write_file");
 	cr_expect_str_eq(json_str_or_none(p, "status"), "pending");
 	cr_expect_str_eq(json_str_or_none(p, "sessionId"), session);
@@ -498,12 +451,12 @@ Test(permissions, allow_deny_allow_run)
 	http_resp_free(&h);
 	cJSON_Delete(p);
 
-	p = prompt_wait_pending(run_id);
+	p = prompt_wait_pending(&svc, run_id, NULL, STATE_WAIT_MS);
 	cr_expect_str_eq(json_str_or_none(p, "tool"), "run_command");
 	prompt_decide(p, "deny", "denied");
 	cJSON_Delete(p);
 
-	p = prompt_wait_pending(run_id);
+	p = prompt_wait_pending(&svc, run_id, NULL, STATE_WAIT_MS);
 	cr_expect_str_eq(json_str_or_none(p, "tool"), "write_file");
 	prompt_decide(p, "allow-run", "allowed");
 	cJSON_Delete(p);
@@ -553,7 +506,7 @@ Test(permissions, allow_run_answers_the_later_prompts)
 	char path[128];
 	int auto_allowed = 0;
 
-	p = prompt_wait_pending(run_id);
+	p = prompt_wait_pending(&svc, run_id, NULL, STATE_WAIT_MS);
 	prompt_decide(p, "allow-run", "allowed");
 	snprintf(path, sizeof path, "/app/v1/permissions/%s", json_get_string(p, "id"));
 	h = http_api(&svc, "GET", path, NULL);
@@ -580,50 +533,16 @@ Test(permissions, allow_run_answers_the_later_prompts)
 	free(project);
 }
 
-/*
- * durable: runs.resumeLimit 0 in settings.json, so that the next start ends
- * the runs left running (resume_limit) instead of resuming them.
- */
-static void
-no_resumes(void)
-{
-	char path[512], *text;
-	FILE *f;
-	long n;
-	cJSON *s, *runs;
-
-	snprintf(path, sizeof path, "%s/settings.json", svc.home);
-	f = fopen(path, "r");
-	cr_assert(f != NULL, "no %s", path);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	text = calloc(1, (size_t)n + 1);
-	cr_assert_eq(fread(text, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	s = cJSON_Parse(text);
-	free(text);
-	cr_assert(s != NULL);
-	runs = cJSON_GetObjectItem(s, "runs");
-	if (runs == NULL)
-		runs = cJSON_AddObjectToObject(s, "runs");
-	cJSON_DeleteItemFromObject(runs, "resumeLimit");
-	cJSON_AddNumberToObject(runs, "resumeLimit", 0);
-	text = cJSON_Print(s);
-	svc_write_file(&svc, "settings.json", text);
-	free(text);
-	cJSON_Delete(s);
-}
-
 Test(permissions, restart_past_the_resume_limit_expires_the_prompt)
 {
 	char *project = http_project_new(&svc, "plans");
 	cJSON *run = ask_run_start(project), *p, *r;
 	const char *run_id = json_get_string(run, "id");
 
-	p = prompt_wait_pending(run_id);
+	p = prompt_wait_pending(&svc, run_id, NULL, STATE_WAIT_MS);
 	svc_kill(&svc);
-	no_resumes();	/* durable: past runs.resumeLimit the run cannot resume */
+	/* durable: past runs.resumeLimit the run cannot resume */
+	svc_set_run_setting(&svc, "resumeLimit", 0);
 	svc_restart(&svc);
 	r = http_get_json(&svc, "/api/v1/runs/%s", run_id);
 	cr_expect_str_eq(json_str_or_none(r, "status"), "failed");
@@ -647,9 +566,10 @@ Test(plans, restart_past_the_resume_limit_abandons_the_plan)
 	cJSON *run = plan_run_start(project), *plan, *r;
 	const char *session = json_get_string(run, "sessionId");
 
-	plan = plan_wait_pending(session, 1);
+	plan = plan_wait_pending(&svc, session, 1, STATE_WAIT_MS);
 	svc_kill(&svc);
-	no_resumes();	/* durable: past runs.resumeLimit the run cannot resume */
+	/* durable: past runs.resumeLimit the run cannot resume */
+	svc_set_run_setting(&svc, "resumeLimit", 0);
 	svc_restart(&svc);
 	r = http_get_json(&svc, "/api/v1/runs/%s", json_get_string(run, "id"));
 	cr_expect_str_eq(json_str_or_none(r, "status"), "failed");
@@ -760,7 +680,7 @@ Test(plans, events_plan_updated_attention_permission)
 
 	run = plan_run_start(project);
 	session = json_get_string(run, "sessionId");
-	plan = plan_wait_pending(session, 1);
+	plan = plan_wait_pending(&svc, session, 1, STATE_WAIT_MS);
 	cr_expect(raw_wait(&sub, (const char *const[]){ "event: plan.updated",
 	    "\"status\":\"awaiting-approval\"", "event: run.attention",
 	    "\"kind\":\"plan-approval\"", NULL }), "%s", sub.text);
@@ -773,7 +693,7 @@ Test(plans, events_plan_updated_attention_permission)
 	cJSON_Delete(run);
 
 	run = ask_run_start(project);
-	p = prompt_wait_pending(json_get_string(run, "id"));
+	p = prompt_wait_pending(&svc, json_get_string(run, "id"), NULL, STATE_WAIT_MS);
 	cr_expect(raw_wait(&sub, (const char *const[]){ "event: run.permission",
 	    "\"status\":\"pending\"", "\"tool\":\"write_file\"", NULL }), "%s", sub.text);
 	prompt_decide(p, "allow-run", "allowed");
