@@ -15,7 +15,29 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "json.h"
 #include "taskdeck.h"
+
+struct svc svc;
+
+void
+svc_setup(void)
+{
+	svc_start(&svc);
+}
+
+void
+svc_setup_env(void)
+{
+	svc_start(&svc);
+	svc_export_env(&svc);
+}
+
+void
+svc_teardown(void)
+{
+	svc_destroy(&svc);
+}
 
 static void
 sleep_ms(long ms)
@@ -35,24 +57,29 @@ harness_bin(const char *name)
 	return path;
 }
 
-static char *
-slurp(const char *path)
+char *
+harness_slurp(const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "r");
-	char *data;
-	long n;
+	FILE *f = fopen(path, "rb");
+	char *data, chunk[8192];
+	size_t n, have = 0;
 
+	if (len != NULL)
+		*len = 0;
 	if (f == NULL)
 		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	data = calloc(1, (size_t)n + 1);
-	if (fread(data, 1, (size_t)n, f) != (size_t)n) {
-		free(data);
-		data = NULL;
+	data = calloc(1, 1);
+	cr_assert_not_null(data);
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+		data = realloc(data, have + n + 1);
+		cr_assert_not_null(data);
+		memcpy(data + have, chunk, n);
+		have += n;
+		data[have] = '\0';
 	}
 	fclose(f);
+	if (len != NULL)
+		*len = have;
 	return data;
 }
 
@@ -63,7 +90,7 @@ read_token(struct svc *s)
 	char *t;
 
 	snprintf(path, sizeof path, "%s/token", s->home);
-	t = slurp(path);
+	t = harness_slurp(path, NULL);
 	cr_assert_not_null(t, "token file missing in %s", s->home);
 	t[strcspn(t, "\r\n")] = '\0';
 	snprintf(s->token, sizeof s->token, "%s", t);
@@ -100,7 +127,7 @@ svc_restart(struct svc *s)
 		_exit(127);
 	}
 	for (int i = 0; i < 1000; i++) {
-		char *d = slurp(discovery);
+		char *d = harness_slurp(discovery, NULL);
 		int status;
 
 		if (d != NULL) {
@@ -468,4 +495,243 @@ harness_free_disk(char *path)
 {
 	cr_assert_eq(unlink(path), 0, "cannot remove %s: %s", path, strerror(errno));
 	free(path);
+}
+
+struct http_resp
+http_api(const struct svc *s, const char *method, const char *path, const char *body)
+{
+	return http_req(s, method, path, body, NULL, true);
+}
+
+cJSON *
+http_get_json(const struct svc *s, const char *fmt, ...)
+{
+	char path[512];
+	struct http_resp r;
+	cJSON *j;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(path, sizeof path, fmt, ap);
+	va_end(ap);
+	r = http_api(s, "GET", path, NULL);
+	cr_assert_eq(r.status, 200, "GET %s: %ld %s", path, r.status, r.body);
+	j = r.json;
+	r.json = NULL;
+	http_resp_free(&r);
+	return j;
+}
+
+char *
+http_project_new(const struct svc *s, const char *name)
+{
+	cJSON *body = cJSON_CreateObject();
+	char *text, *id;
+	struct http_resp r;
+
+	cJSON_AddStringToObject(body, "name", name);
+	text = cJSON_PrintUnformatted(body);
+	r = http_api(s, "POST", "/api/v1/projects", text);
+	cr_assert_eq(r.status, 201, "create project %s: %ld %s", text, r.status, r.body);
+	cr_assert(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(r.json, "id")),
+	    "create project %s: no id in %s", text, r.body);
+	id = strdup(json_str_or_none(r.json, "id"));
+	http_resp_free(&r);
+	cJSON_free(text);
+	cJSON_Delete(body);
+	return id;
+}
+
+cJSON *
+http_run_start(const struct svc *s, const char *fmt, ...)
+{
+	char body[8192];
+	struct http_resp r;
+	cJSON *run;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(body, sizeof body, fmt, ap);
+	va_end(ap);
+	r = http_api(s, "POST", "/api/v1/runs", body);
+	cr_assert_eq(r.status, 201, "startRun %s: %ld %s", body, r.status, r.body);
+	cr_assert(json_get_string(r.json, "id") != NULL && json_get_string(r.json, "sessionId") != NULL,
+	    "startRun %s: no id or sessionId in %s", body, r.body);
+	run = r.json;
+	r.json = NULL;
+	http_resp_free(&r);
+	return run;
+}
+
+cJSON *
+http_replay_run(const struct svc *s, const char *prompt, const char *project,
+    const char *model, const char *extra)
+{
+	return http_run_start(s, "{\"project\":\"%s\",\"prompt\":\"%s\","
+	    "\"config\":{\"provider\":\"replay\",\"model\":\"%s\"}%s}", project, prompt, model, extra);
+}
+
+cJSON *
+run_final_within(const struct svc *s, const char *id, const char *status, int timeout_ms)
+{
+	cJSON *run = run_wait_final(s, id, timeout_ms);
+
+	cr_assert_not_null(run, "run %s is not final after %d ms", id, timeout_ms);
+	if (status != NULL)
+		cr_assert_str_eq(json_str_or_none(run, "status"), status, "run %s ended %s, want %s: %s",
+		    id, json_str_or_none(run, "status"), status, cJSON_PrintUnformatted(run));
+	return run;
+}
+
+const char *
+json_str_or_none(const cJSON *obj, const char *key)
+{
+	const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, key));
+
+	return v ? v : "(none)";
+}
+
+double
+json_num(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : -1;
+}
+
+void
+run_output_wait(const struct svc *s, const char *run_id, int timeout_ms, const char *needle)
+{
+	long deadline = mono_ms() + timeout_ms;
+
+	for (;;) {
+		cJSON *h = http_get_json(s, "/api/v1/runs/%s/events?limit=1000", run_id);
+		const cJSON *e;
+		bool has = false;
+
+		cJSON_ArrayForEach(e, h) {
+			if (strcmp(json_str_or_none(e, "type"), "run.output") == 0 &&
+			    strstr(json_str_or_none(cJSON_GetObjectItem(e, "data"), "delta"), needle))
+				has = true;
+		}
+		cJSON_Delete(h);
+		if (has)
+			return;
+		cr_assert(mono_ms() < deadline, "run %s never streamed \"%s\"", run_id, needle);
+		sleep_ms(50);
+	}
+}
+
+char *
+text_kv(const char *text, const char *key)
+{
+	size_t n = strlen(key);
+
+	for (const char *line = text; line != NULL && *line != '\0'; ) {
+		const char *eol = strchr(line, '\n');
+		size_t len = eol ? (size_t)(eol - line) : strlen(line);
+
+		if (len >= n + 2 && strncmp(line, key, n) == 0 && line[n] == ':' &&
+		    line[n + 1] == ' ')
+			return strndup(line + n + 2, len - n - 2);
+		line = eol ? eol + 1 : NULL;
+	}
+	return NULL;
+}
+
+void
+assert_text_kv(const char *text, const char *key, const char *want)
+{
+	char *v = text_kv(text, key);
+
+	cr_assert_not_null(v, "no '%s:' line in:\n%s", key, text);
+	cr_assert_str_eq(v, want, "%s in:\n%s", key, text);
+	free(v);
+}
+
+cJSON *
+json_doc(const char *text)
+{
+	cJSON *doc = cJSON_Parse(text);
+
+	cr_assert_not_null(doc, "not JSON: %s", text);
+	return doc;
+}
+
+const char *
+json_str(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItem(obj, key);
+
+	cr_assert(cJSON_IsString(v), "%s is not a string", key);
+	return v->valuestring;
+}
+
+cJSON *
+plan_wait_pending(const struct svc *s, const char *session, long version, int timeout_ms)
+{
+	long deadline = mono_ms() + timeout_ms;
+
+	for (;;) {
+		struct http_resp r;
+		char path[128];
+
+		snprintf(path, sizeof path, "/api/v1/sessions/%s/plan", session);
+		r = http_api(s, "GET", path, NULL);
+		if (r.status == 200 && json_num(r.json, "version") == version &&
+		    strcmp(json_str_or_none(r.json, "status"), "awaiting-approval") == 0) {
+			cJSON *plan = r.json;
+			r.json = NULL;
+			http_resp_free(&r);
+			return plan;
+		}
+		cr_assert(mono_ms() < deadline, "plan version %ld never awaited approval: "
+		    "%ld %s", version, r.status, r.body);
+		http_resp_free(&r);
+		sleep_ms(50);
+	}
+}
+
+cJSON *
+prompt_wait_pending(const struct svc *s, const char *run_id, const char *not_id, int timeout_ms)
+{
+	long deadline = mono_ms() + timeout_ms;
+
+	for (;;) {
+		cJSON *list = http_get_json(s, "/app/v1/permissions?run=%s", run_id), *p;
+
+		if (cJSON_GetArraySize(list) == 1 && (not_id == NULL ||
+		    strcmp(json_str_or_none(cJSON_GetArrayItem(list, 0), "id"), not_id) != 0)) {
+			p = cJSON_DetachItemFromArray(list, 0);
+			cJSON_Delete(list);
+			return p;
+		}
+		cr_assert_leq(cJSON_GetArraySize(list), 1, "more than one pending prompt");
+		cJSON_Delete(list);
+		cr_assert(mono_ms() < deadline, "no pending prompt for %s", run_id);
+		sleep_ms(50);
+	}
+}
+
+void
+svc_set_run_setting(const struct svc *s, const char *key, int value)
+{
+	char path[512], *text;
+	cJSON *settings, *runs;
+
+	snprintf(path, sizeof path, "%s/settings.json", s->home);
+	text = harness_slurp(path, NULL);
+	cr_assert(text != NULL, "no %s", path);
+	settings = cJSON_Parse(text);
+	free(text);
+	cr_assert(settings != NULL, "%s is not JSON", path);
+	runs = cJSON_GetObjectItem(settings, "runs");
+	if (runs == NULL)
+		runs = cJSON_AddObjectToObject(settings, "runs");
+	cJSON_DeleteItemFromObject(runs, key);
+	cJSON_AddNumberToObject(runs, key, value);
+	text = cJSON_Print(settings);
+	svc_write_file(s, "settings.json", text);
+	free(text);
+	cJSON_Delete(settings);
 }

@@ -11,6 +11,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "json.h"		/* json_get_string() and the other readers of src/common */
+
 struct svc {
 	pid_t pid;
 	char home[256];		/* TASKDECK_HOME, a fresh directory under /tmp */
@@ -19,6 +21,17 @@ struct svc {
 	int port;
 	const char *args[8];	/* extra taskdeckd arguments, NULL-terminated */
 };
+
+/*
+ * The service of a suite whose tests share one (Criterion runs each test in a
+ * process of its own): for TestSuite's .init and .fini.  svc_setup starts it,
+ * svc_setup_env also exports its environment (svc_export_env), svc_teardown
+ * destroys it.  A suite with more to set up calls svc_start(&svc) itself.
+ */
+extern struct svc svc;
+void svc_setup(void);
+void svc_setup_env(void);
+void svc_teardown(void);
 
 /* Path of a built program ("taskdeckd", "taskdeck") in TD_BUILDDIR. */
 const char *harness_bin(const char *name);
@@ -57,6 +70,9 @@ char *http_header(const struct http_resp *r, const char *name);
 const char *http_error_code(const struct http_resp *r);
 void http_resp_free(struct http_resp *r);
 
+/* The whole of a file, NUL-terminated ("" when empty), *len its size (len may be NULL); NULL when it cannot be opened. */
+char *harness_slurp(const char *path, size_t *len);
+
 /* Runs a command line with the environment of s exported; captures stdout. */
 int run_capture(const struct svc *s, char **out, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -68,6 +84,11 @@ int run_capture(const struct svc *s, char **out, const char *fmt, ...)
 void svc_prepare_home(struct svc *s);
 /* Writes text to name in s->home (mode 0600). */
 void svc_write_file(const struct svc *s, const char *name, const char *text);
+/*
+ * Sets runs.<key> to value in the settings.json of s->home (which must exist);
+ * it applies from the service's next start.
+ */
+void svc_set_run_setting(const struct svc *s, const char *key, int value);
 /*
  * Polls GET /api/v1/runs/:id until the run is final (completed, failed or
  * cancelled); the run, or NULL after timeout_ms.  cJSON_Delete() it.
@@ -81,6 +102,66 @@ cJSON *run_wait_final(const struct svc *s, const char *id, int timeout_ms);
  */
 char *harness_fill_disk(const char *dir);
 void harness_free_disk(char *path);
+
+/*
+ * Shared helpers of the HTTP tests.  Each failing assertion names the request
+ * (method and path, or the body sent), the status and the body answered.
+ */
+/* http_req with the token and no extra headers. */
+struct http_resp http_api(const struct svc *s, const char *method, const char *path,
+    const char *body);
+/* GET the path made from fmt with the token; asserts 200; the parsed body (cJSON_Delete it). */
+cJSON *http_get_json(const struct svc *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* POST /api/v1/projects {"name":name}; asserts 201; the project id (malloc'd). */
+char *http_project_new(const struct svc *s, const char *name);
+/* POST /api/v1/runs with the body made from fmt; asserts 201; the run (cJSON_Delete it). */
+cJSON *http_run_start(const struct svc *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/*
+ * A replay run of transcript model in project with prompt and extra members
+ * (",\"k\":v..." or ""): http_run_start of
+ * {"project":..,"prompt":..,"config":{"provider":"replay","model":..}EXTRA}.
+ */
+cJSON *http_replay_run(const struct svc *s, const char *prompt, const char *project,
+    const char *model, const char *extra);
+/*
+ * run_wait_final, asserting the run is final within timeout_ms and, when
+ * status is not NULL, that it ended with status; the run (cJSON_Delete it).
+ */
+cJSON *run_final_within(const struct svc *s, const char *id, const char *status,
+    int timeout_ms);
+/*
+ * Polls the run's stored history (GET /runs/:id/events) until a run.output
+ * delta holds needle; asserts that one does within timeout_ms.
+ */
+void run_output_wait(const struct svc *s, const char *run_id, int timeout_ms,
+    const char *needle);
+/*
+ * Polls GET /sessions/:id/plan until its version awaits approval; asserts
+ * that it does within timeout_ms (else names the last status and body); the plan.
+ */
+cJSON *plan_wait_pending(const struct svc *s, const char *session, long version,
+    int timeout_ms);
+/*
+ * Polls the run's pending permission prompts until there is one (other than
+ * not_id when that is not NULL); asserts that one comes within timeout_ms and
+ * that there are never two; the prompt.
+ */
+cJSON *prompt_wait_pending(const struct svc *s, const char *run_id, const char *not_id,
+    int timeout_ms);
+/* The value of the "key: value" line of text (a CLI's output), or NULL (free it). */
+char *text_kv(const char *text, const char *key);
+/* Asserts that text has a "key: want" line; the message shows text. */
+void assert_text_kv(const char *text, const char *key, const char *want);
+/* text (a CLI's --json output) parsed; asserts that it is one JSON document. */
+cJSON *json_doc(const char *text);
+/* obj[key]; asserts that it is a string. */
+const char *json_str(const cJSON *obj, const char *key);
+/* obj[key] as a string, or "(none)", so that a string assertion reports instead of crashing. */
+const char *json_str_or_none(const cJSON *obj, const char *key);
+/* obj[key] as a number, or -1 when it is not one. */
+double json_num(const cJSON *obj, const char *key);
 
 struct td_client;
 

@@ -155,14 +155,6 @@ member(cJSON *obj, const char *key)
 	return cJSON_GetObjectItemCaseSensitive(obj, key);
 }
 
-static const char *
-str(const cJSON *obj, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 static void
 agent_write(struct agent *a, const char *data, size_t len)
 {
@@ -247,14 +239,14 @@ agent_line(struct agent *a, int timeout_ms)
 			cr_assert(cJSON_IsObject(msg), "not a JSON object: %.*s", (int)len,
 			    a->pending.data);
 			cr_assert_lt(len + 1, 1024 * 1024, "a line over 1 MiB");
-			cr_assert_not_null(str(msg, "type"), "a line without a type");
+			cr_assert_not_null(json_get_string(msg, "type"), "a line without a type");
 			rest = xstrndup(nl + 1, a->pending.len - len - 1);
 			buf_reset(&a->pending);
 			buf_appends(&a->pending, rest);
 			free(rest);
 			cJSON_AddItemToArray(a->lines, msg);
-			if (strcmp(str(msg, "type"), "output") == 0)
-				buf_appends(&a->output, str(msg, "delta"));
+			if (strcmp(json_get_string(msg, "type"), "output") == 0)
+				buf_appends(&a->output, json_get_string(msg, "delta"));
 			return msg;
 		}
 		left = end - td_mono_ms();
@@ -292,7 +284,7 @@ plan_answer(struct agent *a, const cJSON *params, cJSON *result)
 
 		snprintf(id, sizeof id, "st%d-%d", a->proposals, ++n);
 		cJSON_AddStringToObject(step, "id", id);
-		cJSON_AddStringToObject(step, "title", str(s, "title"));
+		cJSON_AddStringToObject(step, "title", json_get_string(s, "title"));
 		cJSON_AddItemToArray(steps, step);
 	}
 }
@@ -300,7 +292,7 @@ plan_answer(struct agent *a, const cJSON *params, cJSON *result)
 static void
 agent_answer(struct agent *a, const cJSON *req)
 {
-	const char *method = str(req, "method");
+	const char *method = json_get_string(req, "method");
 	cJSON *params = member((cJSON *)req, "params");
 	cJSON *resp;
 
@@ -320,8 +312,8 @@ agent_answer(struct agent *a, const cJSON *req)
 	} else if (strcmp(method, "artifact.save") == 0) {
 		cJSON *art = cJSON_AddObjectToObject(cJSON_AddObjectToObject(resp, "result"),
 		    "artifact");
-		const char *path = str(params, "path");
-		const char *name = str(params, "name");
+		const char *path = json_get_string(params, "path");
+		const char *name = json_get_string(params, "name");
 
 		cr_assert_not_null(path);
 		cJSON_AddStringToObject(art, "id", "art_000000000000000000000001");
@@ -337,10 +329,10 @@ agent_answer(struct agent *a, const cJSON *req)
 	} else if (strcmp(method, "plan.step") == 0) {
 		cJSON_AddObjectToObject(resp, "result");
 	} else if (strcmp(method, "secret.resolve") == 0) {
-		if (a->secret != NULL && str(params, "connectorId") != NULL &&
-		    str(params, "credentialId") != NULL &&
-		    strcmp(str(params, "connectorId"), a->secret_con) == 0 &&
-		    strcmp(str(params, "credentialId"), a->secret_cred) == 0) {
+		if (a->secret != NULL && json_get_string(params, "connectorId") != NULL &&
+		    json_get_string(params, "credentialId") != NULL &&
+		    strcmp(json_get_string(params, "connectorId"), a->secret_con) == 0 &&
+		    strcmp(json_get_string(params, "credentialId"), a->secret_cred) == 0) {
 			cJSON_AddStringToObject(cJSON_AddObjectToObject(resp, "result"), "value",
 			    a->secret);
 		} else {
@@ -380,9 +372,9 @@ agent_finish(struct agent *a, int timeout_ms)
 	cJSON *msg, *finish = NULL;
 
 	while ((msg = agent_line(a, (int)(end - td_mono_ms()))) != NULL) {
-		if (strcmp(str(msg, "type"), "request") == 0)
+		if (strcmp(json_get_string(msg, "type"), "request") == 0)
 			agent_answer(a, msg);
-		if (strcmp(str(msg, "type"), "finish") == 0) {
+		if (strcmp(json_get_string(msg, "type"), "finish") == 0) {
 			finish = msg;
 			break;
 		}
@@ -390,7 +382,7 @@ agent_finish(struct agent *a, int timeout_ms)
 	cr_assert_not_null(finish, "no finish line in %d ms", timeout_ms);
 	cr_assert_null(agent_line(a, 5000), "a line after finish");
 	cr_assert_eq(agent_exit(a, 5000), 0, "the agent exited with %d", a->status);
-	cr_expect_str_eq(str(finish, "output"), a->output.data ? a->output.data : "",
+	cr_expect_str_eq(json_get_string(finish, "output"), a->output.data ? a->output.data : "",
 	    "finish.output is not the concatenation of the deltas");
 	return finish;
 }
@@ -398,13 +390,13 @@ agent_finish(struct agent *a, int timeout_ms)
 static const char *
 finish_code(const cJSON *finish)
 {
-	return str(member((cJSON *)finish, "error"), "code");
+	return json_get_string(member((cJSON *)finish, "error"), "code");
 }
 
 static const char *
 finish_message(const cJSON *finish)
 {
-	return str(member((cJSON *)finish, "error"), "message");
+	return json_get_string(member((cJSON *)finish, "error"), "message");
 }
 
 static long
@@ -423,9 +415,9 @@ find_line(const struct agent *a, const char *type, const char *key, const char *
 	cJSON *l;
 
 	cJSON_ArrayForEach(l, a->lines) {
-		if (strcmp(str(l, "type"), type) != 0)
+		if (strcmp(json_get_string(l, "type"), type) != 0)
 			continue;
-		if (key != NULL && (str(l, key) == NULL || strcmp(str(l, key), value) != 0))
+		if (key != NULL && (json_get_string(l, key) == NULL || strcmp(json_get_string(l, key), value) != 0))
 			continue;
 		if (n-- == 0)
 			return l;
@@ -450,8 +442,8 @@ tool_end(const struct agent *a, const char *name, int i)
 	cJSON *l;
 
 	cJSON_ArrayForEach(l, a->lines) {
-		if (strcmp(str(l, "type"), "tool") != 0 || strcmp(str(l, "name"), name) != 0 ||
-		    strcmp(str(l, "status"), "started") == 0)
+		if (strcmp(json_get_string(l, "type"), "tool") != 0 || strcmp(json_get_string(l, "name"), name) != 0 ||
+		    strcmp(json_get_string(l, "status"), "started") == 0)
 			continue;
 		if (i-- == 0)
 			return l;
@@ -460,29 +452,22 @@ tool_end(const struct agent *a, const char *name, int i)
 }
 
 static char *
-slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	struct buf b;
-	char chunk[4096];
-	size_t n;
-
-	if (f == NULL)
-		return NULL;
-	buf_init(&b, 0);
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		buf_append(&b, chunk, n);
-	fclose(f);
-	return buf_steal(&b);
-}
-
-static char *
 ws_file(const struct agent *a, const char *rel)
 {
 	char path[512];
 
 	snprintf(path, sizeof path, "%s/%s", a->ws, rel);
-	return slurp(path);
+	return harness_slurp(path, NULL);
+}
+
+/* Expects the workspace file rel of a to hold want. */
+static void
+expect_ws_file(const struct agent *a, const char *rel, const char *want)
+{
+	char *content = ws_file(a, rel);
+
+	cr_expect_str_eq(content ? content : "(missing)", want, "workspace file %s", rel);
+	free(content);
 }
 
 static bool
@@ -527,23 +512,23 @@ Test(agent, replay_research_end_to_end)
 	start = start_line(&a, "replay", "research", "workspace-write");
 	agent_spawn(&a, start);
 	finish = agent_finish(&a, 10000);
-	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
+	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s", finish_message(finish));
 	cr_expect_null(member(finish, "error"));
 
 	req = find_line(&a, "request", "method", "artifact.save", 0);
 	cr_assert_not_null(req, "no artifact.save request");
-	cr_expect_str_eq(str(member(req, "params"), "path"), "report.md");
-	cr_expect_str_eq(str(member(req, "params"), "name"), "report.md");
-	cr_expect_str_eq(str(member(req, "params"), "mediaType"), "text/markdown");
+	cr_expect_str_eq(json_get_string(member(req, "params"), "path"), "report.md");
+	cr_expect_str_eq(json_get_string(member(req, "params"), "name"), "report.md");
+	cr_expect_str_eq(json_get_string(member(req, "params"), "mediaType"), "text/markdown");
 
 	/* The file is really written, with the transcript's content. */
 	snprintf(path, sizeof path, "%s/data/replay/research.json", srcdir());
-	doc = slurp(path);
+	doc = harness_slurp(path, NULL);
 	cr_assert_not_null(doc);
 	transcript = cJSON_Parse(doc);
 	call = cJSON_GetArrayItem(member(cJSON_GetArrayItem(member(transcript, "turns"), 1),
 	    "toolCalls"), 0);
-	want = (char *)str(member(call, "arguments"), "content");
+	want = (char *)json_get_string(member(call, "arguments"), "content");
 	got = ws_file(&a, "report.md");
 	cr_assert_not_null(got, "report.md is not in the workspace");
 	cr_expect_str_eq(got, want);
@@ -553,12 +538,12 @@ Test(agent, replay_research_end_to_end)
 	cJSON_Delete(transcript);
 	free(doc);
 
-	cr_expect(strstr(str(finish, "output"), "report.md") != NULL);
+	cr_expect(strstr(json_get_string(finish, "output"), "report.md") != NULL);
 	cr_expect_gt(usage_of(finish, "inputTokens"), 0);
 	cr_expect_gt(usage_of(finish, "outputTokens"), 0);
 	cr_expect_geq(count_lines(&a, "usage", NULL, NULL), 1);
-	cr_expect_str_eq(str(tool_end(&a, "write_file", 0), "status"), "completed");
-	cr_expect_str_eq(str(tool_end(&a, "save_artifact", 0), "status"), "completed");
+	cr_expect_str_eq(json_get_string(tool_end(&a, "write_file", 0), "status"), "completed");
+	cr_expect_str_eq(json_get_string(tool_end(&a, "save_artifact", 0), "status"), "completed");
 	cr_expect_not_null(find_line(&a, "tool", "status", "started", 0));
 	for (const char *const *ph = (const char *const[]){ "starting", "thinking", "tool",
 	    "writing", "finishing", NULL }; *ph; ph++)
@@ -576,7 +561,7 @@ Test(agent, replay_multi_file_saves_three_files)
 	agent_init(&a);
 	agent_spawn(&a, start_line(&a, "replay", "multi-file", "workspace-write"));
 	finish = agent_finish(&a, 10000);
-	cr_assert_str_eq(str(finish, "status"), "completed");
+	cr_assert_str_eq(json_get_string(finish, "status"), "completed");
 	cr_expect_eq(count_lines(&a, "request", "method", "artifact.save"), 3);
 	for (int i = 0; i < 3; i++) {
 		char *content = ws_file(&a, files[i]);
@@ -584,7 +569,7 @@ Test(agent, replay_multi_file_saves_three_files)
 		cr_expect_not_null(content, "%s missing", files[i]);
 		cr_expect_gt(content ? strlen(content) : 0, 10);
 		free(content);
-		cr_expect_str_eq(str(member(find_line(&a, "request", "method", "artifact.save", i),
+		cr_expect_str_eq(json_get_string(member(find_line(&a, "request", "method", "artifact.save", i),
 		    "params"), "path"), files[i]);
 	}
 	agent_cleanup(&a);
@@ -598,10 +583,10 @@ Test(agent, replay_recorded_failure)
 	agent_init(&a);
 	agent_spawn(&a, start_line(&a, "replay", "fail", "workspace-write"));
 	finish = agent_finish(&a, 10000);
-	cr_assert_str_eq(str(finish, "status"), "failed");
+	cr_assert_str_eq(json_get_string(finish, "status"), "failed");
 	cr_expect_str_eq(finish_code(finish), "replay_failed");
 	cr_expect_gt(strlen(finish_message(finish)), 10);
-	cr_expect_str_eq(str(finish, "output"), "Let me start on that. ");
+	cr_expect_str_eq(json_get_string(finish, "output"), "Let me start on that. ");
 	agent_cleanup(&a);
 }
 
@@ -616,7 +601,7 @@ Test(agent, replay_missing_transcript)
 		agent_init(&a);
 		agent_spawn(&a, start_line(&a, "replay", names[i], "workspace-write"));
 		finish = agent_finish(&a, 10000);
-		cr_expect_str_eq(str(finish, "status"), "failed");
+		cr_expect_str_eq(json_get_string(finish, "status"), "failed");
 		cr_expect_str_eq(finish_code(finish), "replay_not_found", "%s", names[i]);
 		agent_cleanup(&a);
 	}
@@ -655,7 +640,7 @@ Test(agent, replay_invalid_transcripts_fail_clearly)
 		use_transcript(&a, start, "bad", bad[i].json);
 		agent_spawn(&a, start);
 		finish = agent_finish(&a, 10000);
-		cr_expect_str_eq(str(finish, "status"), "failed");
+		cr_expect_str_eq(json_get_string(finish, "status"), "failed");
 		cr_expect_str_eq(finish_code(finish), "invalid_provider_response");
 		cr_expect(strstr(finish_message(finish), bad[i].says) != NULL,
 		    "transcript %zu: \"%s\" does not say %s", i, finish_message(finish), bad[i].says);
@@ -692,11 +677,11 @@ Test(agent, cancel_during_a_command_kills_it)
 	agent_init(&a);
 	agent_spawn(&a, start_line(&a, "replay", "long-command", "workspace-write"));
 	while ((msg = agent_line(&a, 5000)) != NULL) {
-		if (strcmp(str(msg, "type"), "tool") == 0 && strcmp(str(msg, "status"), "started") == 0)
+		if (strcmp(json_get_string(msg, "type"), "tool") == 0 && strcmp(json_get_string(msg, "status"), "started") == 0)
 			break;
 	}
 	cr_assert_not_null(msg, "run_command never started");
-	cr_assert_str_eq(str(msg, "name"), "run_command");
+	cr_assert_str_eq(json_get_string(msg, "name"), "run_command");
 	usleep(300000);
 	cancel = cJSON_CreateObject();
 	cJSON_AddStringToObject(cancel, "type", "cancel");
@@ -705,10 +690,10 @@ Test(agent, cancel_during_a_command_kills_it)
 	finish = agent_finish(&a, 5000);
 	cr_expect_lt(td_mono_ms() - sent, 2000, "finish took %lld ms",
 	    (long long)(td_mono_ms() - sent));
-	cr_expect_str_eq(str(finish, "status"), "cancelled");
+	cr_expect_str_eq(json_get_string(finish, "status"), "cancelled");
 	cr_expect_null(member(finish, "error"));
-	cr_expect_str_eq(str(finish, "output"), "Running a long command.\n");
-	cr_expect_str_eq(str(tool_end(&a, "run_command", 0), "status"), "failed");
+	cr_expect_str_eq(json_get_string(finish, "output"), "Running a long command.\n");
+	cr_expect_str_eq(json_get_string(tool_end(&a, "run_command", 0), "status"), "failed");
 	cr_expect_not(children_left(1000), "a process of the command survived the cancel");
 	agent_cleanup(&a);
 }
@@ -729,8 +714,8 @@ Test(agent, cancel_during_a_replay_delay)
 	agent_send(&a, cancel);
 	finish = agent_finish(&a, 5000);
 	cr_expect_lt(td_mono_ms() - sent, 2000);
-	cr_expect_str_eq(str(finish, "status"), "cancelled");
-	cr_expect_str_eq(str(finish, "output"), "");
+	cr_expect_str_eq(json_get_string(finish, "status"), "cancelled");
+	cr_expect_str_eq(json_get_string(finish, "output"), "");
 	agent_cleanup(&a);
 }
 
@@ -745,7 +730,7 @@ Test(agent, end_of_input_cancels_the_run)
 	close(a.in);
 	a.in = -1;
 	finish = agent_finish(&a, 5000);
-	cr_expect_str_eq(str(finish, "status"), "cancelled");
+	cr_expect_str_eq(json_get_string(finish, "status"), "cancelled");
 	agent_cleanup(&a);
 }
 
@@ -809,7 +794,7 @@ Test(agent, paths_stay_inside_the_workspace)
 	use_transcript(&a, start, "escape", json);
 	agent_spawn(&a, start);
 	finish = agent_finish(&a, 10000);
-	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
+	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s", finish_message(finish));
 
 	for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
 		int k = want[i].tool[0] == 'w' ? 0 : want[i].tool[0] == 'r' ? 1 :
@@ -818,13 +803,13 @@ Test(agent, paths_stay_inside_the_workspace)
 
 		cr_assert_not_null(end, "call %zu has no tool line", i);
 		if (want[i].says == NULL) {
-			cr_expect_str_eq(str(end, "status"), "completed", "call %zu: %s", i,
-			    str(end, "summary"));
+			cr_expect_str_eq(json_get_string(end, "status"), "completed", "call %zu: %s", i,
+			    json_get_string(end, "summary"));
 			continue;
 		}
-		cr_expect_str_eq(str(end, "status"), "failed", "call %zu was not refused", i);
-		cr_expect(strstr(str(end, "summary"), want[i].says) != NULL,
-		    "call %zu: \"%s\" does not say %s", i, str(end, "summary"), want[i].says);
+		cr_expect_str_eq(json_get_string(end, "status"), "failed", "call %zu was not refused", i);
+		cr_expect(strstr(json_get_string(end, "summary"), want[i].says) != NULL,
+		    "call %zu: \"%s\" does not say %s", i, json_get_string(end, "summary"), want[i].says);
 	}
 	snprintf(path, sizeof path, "%s/escape.txt", a.dir);
 	cr_expect_not(exists(path), "../escape.txt was written");
@@ -865,9 +850,9 @@ run_side_effects(struct agent *a, const char *profile, const char *permission)
 	use_transcript(a, start, "side-effects", side_effects);
 	agent_spawn(a, start);
 	finish = agent_finish(a, 10000);
-	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
-	cr_expect_str_eq(str(tool_end(a, "read_file", 0), "status"), "completed");
-	cr_expect_str_eq(str(tool_end(a, "list_files", 0), "status"), "completed");
+	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s", finish_message(finish));
+	cr_expect_str_eq(json_get_string(tool_end(a, "read_file", 0), "status"), "completed");
+	cr_expect_str_eq(json_get_string(tool_end(a, "list_files", 0), "status"), "completed");
 }
 
 Test(agent, read_only_profile_denies_writes_and_commands)
@@ -876,9 +861,9 @@ Test(agent, read_only_profile_denies_writes_and_commands)
 	char path[512];
 
 	run_side_effects(&a, "read-only", "allow");
-	cr_expect_str_eq(str(tool_end(&a, "write_file", 0), "status"), "denied");
-	cr_expect(strstr(str(tool_end(&a, "write_file", 0), "summary"), "read-only profile"));
-	cr_expect_str_eq(str(tool_end(&a, "run_command", 0), "status"), "denied");
+	cr_expect_str_eq(json_get_string(tool_end(&a, "write_file", 0), "status"), "denied");
+	cr_expect(strstr(json_get_string(tool_end(&a, "write_file", 0), "summary"), "read-only profile"));
+	cr_expect_str_eq(json_get_string(tool_end(&a, "run_command", 0), "status"), "denied");
 	snprintf(path, sizeof path, "%s/a.txt", a.ws);
 	cr_expect_not(exists(path));
 	snprintf(path, sizeof path, "%s/made.txt", a.ws);
@@ -891,25 +876,20 @@ Test(agent, ask_profile_runs_what_the_user_allows)
 {
 	struct agent a;
 	cJSON *ask;
-	char *content;
 
 	run_side_effects(&a, "ask", "allow");
 	cr_expect_eq(count_lines(&a, "request", "method", "permission.ask"), 2);
 	ask = find_line(&a, "request", "method", "permission.ask", 0);
 	cr_assert_not_null(ask);
-	cr_expect_str_eq(str(member(ask, "params"), "tool"), "write_file");
-	cr_expect_str_eq(str(member(member(ask, "params"), "input"), "path"), "a.txt");
-	cr_expect_gt(strlen(str(member(ask, "params"), "summary")), 0);
+	cr_expect_str_eq(json_get_string(member(ask, "params"), "tool"), "write_file");
+	cr_expect_str_eq(json_get_string(member(member(ask, "params"), "input"), "path"), "a.txt");
+	cr_expect_gt(strlen(json_get_string(member(ask, "params"), "summary")), 0);
 	ask = find_line(&a, "request", "method", "permission.ask", 1);
-	cr_expect_str_eq(str(member(ask, "params"), "tool"), "run_command");
-	cr_expect_str_eq(str(tool_end(&a, "write_file", 0), "status"), "completed");
-	cr_expect_str_eq(str(tool_end(&a, "run_command", 0), "status"), "completed");
-	content = ws_file(&a, "a.txt");
-	cr_expect_str_eq(content ? content : "(missing)", "written");
-	free(content);
-	content = ws_file(&a, "made.txt");
-	cr_expect_str_eq(content ? content : "(missing)", "ran\n");
-	free(content);
+	cr_expect_str_eq(json_get_string(member(ask, "params"), "tool"), "run_command");
+	cr_expect_str_eq(json_get_string(tool_end(&a, "write_file", 0), "status"), "completed");
+	cr_expect_str_eq(json_get_string(tool_end(&a, "run_command", 0), "status"), "completed");
+	expect_ws_file(&a, "a.txt", "written");
+	expect_ws_file(&a, "made.txt", "ran\n");
 	agent_cleanup(&a);
 }
 
@@ -923,9 +903,9 @@ Test(agent, ask_profile_honours_deny_and_errors)
 
 		run_side_effects(&a, "ask", answers[i]);
 		cr_expect_eq(count_lines(&a, "request", "method", "permission.ask"), 2);
-		cr_expect_str_eq(str(tool_end(&a, "write_file", 0), "status"), "denied");
-		cr_expect(strstr(str(tool_end(&a, "write_file", 0), "summary"), "denied by the user"));
-		cr_expect_str_eq(str(tool_end(&a, "run_command", 0), "status"), "denied");
+		cr_expect_str_eq(json_get_string(tool_end(&a, "write_file", 0), "status"), "denied");
+		cr_expect(strstr(json_get_string(tool_end(&a, "write_file", 0), "summary"), "denied by the user"));
+		cr_expect_str_eq(json_get_string(tool_end(&a, "run_command", 0), "status"), "denied");
 		snprintf(path, sizeof path, "%s/a.txt", a.ws);
 		cr_expect_not(exists(path), "written after %s", answers[i]);
 		snprintf(path, sizeof path, "%s/made.txt", a.ws);
@@ -957,7 +937,7 @@ Test(agent, commands_get_a_reduced_environment_and_a_timeout)
 		use_transcript(&a, start, "commands", json);
 		agent_spawn_env(&a, start, "TD_AGENT_TEST_MARKER=visible");
 		finish = agent_finish(&a, 10000);
-		cr_assert_str_eq(str(finish, "status"), "completed");
+		cr_assert_str_eq(json_get_string(finish, "status"), "completed");
 		cr_expect_lt(td_mono_ms() - t0, 4000, "the timeout did not stop sleep 5");
 		env = ws_file(&a, "env.txt");
 		pwd = ws_file(&a, "pwd.txt");
@@ -967,11 +947,11 @@ Test(agent, commands_get_a_reduced_environment_and_a_timeout)
 		cr_expect(strstr(env, "PATH=") != NULL);
 		cr_expect_eq(strncmp(pwd ? pwd : "", a.ws, strlen(a.ws)), 0);
 		end = tool_end(&a, "run_command", 1);
-		cr_expect_str_eq(str(end, "status"), "failed");
-		cr_expect(strstr(str(end, "summary"), "exit status 3") != NULL, "%s", str(end, "summary"));
+		cr_expect_str_eq(json_get_string(end, "status"), "failed");
+		cr_expect(strstr(json_get_string(end, "summary"), "exit status 3") != NULL, "%s", json_get_string(end, "summary"));
 		end = tool_end(&a, "run_command", 2);
-		cr_expect_str_eq(str(end, "status"), "failed");
-		cr_expect(strstr(str(end, "summary"), "timed out") != NULL, "%s", str(end, "summary"));
+		cr_expect_str_eq(json_get_string(end, "status"), "failed");
+		cr_expect(strstr(json_get_string(end, "summary"), "timed out") != NULL, "%s", json_get_string(end, "summary"));
 		free(env);
 		free(pwd);
 		agent_cleanup(&a);
@@ -994,7 +974,7 @@ Test(agent, repeated_failing_call_ends_the_run)
 	use_transcript(&a, start, "stuck", json);
 	agent_spawn(&a, start);
 	finish = agent_finish(&a, 10000);
-	cr_expect_str_eq(str(finish, "status"), "failed");
+	cr_expect_str_eq(json_get_string(finish, "status"), "failed");
 	cr_expect_str_eq(finish_code(finish), "tool_loop");
 	cr_expect_eq(count_lines(&a, "tool", "status", "failed"), 3);
 	agent_cleanup(&a);
@@ -1015,7 +995,7 @@ Test(agent, max_turns_ends_the_run)
 	use_transcript(&a, start, "long", json);
 	agent_spawn(&a, start);
 	finish = agent_finish(&a, 10000);
-	cr_expect_str_eq(str(finish, "status"), "failed");
+	cr_expect_str_eq(json_get_string(finish, "status"), "failed");
 	cr_expect_str_eq(finish_code(finish), "max_turns");
 	agent_cleanup(&a);
 }
@@ -1029,10 +1009,10 @@ Test(agent, failed_artifact_save_is_reported_and_the_run_goes_on)
 	a.artifact_fail = true;
 	agent_spawn(&a, start_line(&a, "replay", "research", "workspace-write"));
 	finish = agent_finish(&a, 10000);
-	cr_expect_str_eq(str(finish, "status"), "completed");
+	cr_expect_str_eq(json_get_string(finish, "status"), "completed");
 	end = tool_end(&a, "save_artifact", 0);
-	cr_expect_str_eq(str(end, "status"), "failed");
-	cr_expect(strstr(str(end, "summary"), "the test said no") != NULL, "%s", str(end, "summary"));
+	cr_expect_str_eq(json_get_string(end, "status"), "failed");
+	cr_expect(strstr(json_get_string(end, "summary"), "the test said no") != NULL, "%s", json_get_string(end, "summary"));
 	agent_cleanup(&a);
 }
 
@@ -1046,15 +1026,15 @@ Test(agent, cancel_while_waiting_for_permission)
 	start = start_line(&a, "replay", "x", "ask");
 	use_transcript(&a, start, "side-effects", side_effects);
 	agent_spawn(&a, start);
-	while ((msg = agent_line(&a, 5000)) != NULL && strcmp(str(msg, "type"), "request") != 0)
+	while ((msg = agent_line(&a, 5000)) != NULL && strcmp(json_get_string(msg, "type"), "request") != 0)
 		;
 	cr_assert_not_null(msg, "no permission.ask");
-	cr_assert_str_eq(str(msg, "method"), "permission.ask");
+	cr_assert_str_eq(json_get_string(msg, "method"), "permission.ask");
 	cancel = cJSON_CreateObject();
 	cJSON_AddStringToObject(cancel, "type", "cancel");
 	agent_send(&a, cancel);
 	finish = agent_finish(&a, 3000);
-	cr_expect_str_eq(str(finish, "status"), "cancelled");
+	cr_expect_str_eq(json_get_string(finish, "status"), "cancelled");
 	snprintf(path, sizeof path, "%s/a.txt", a.ws);
 	cr_expect_not(exists(path), "written without an answer");
 	agent_cleanup(&a);
@@ -1078,10 +1058,10 @@ Test(agent, bad_calls_are_reported_to_the_model)
 	use_transcript(&a, start, "bad-calls", json);
 	agent_spawn(&a, start);
 	finish = agent_finish(&a, 10000);
-	cr_expect_str_eq(str(finish, "status"), "completed");
-	cr_expect_str_eq(str(finish, "output"), "carried on");
+	cr_expect_str_eq(json_get_string(finish, "status"), "completed");
+	cr_expect_str_eq(json_get_string(finish, "output"), "carried on");
 	cr_expect_eq(count_lines(&a, "tool", "status", "failed"), 6);
-	cr_expect(strstr(str(tool_end(&a, "no_such_tool", 0), "summary"), "no tool named") != NULL);
+	cr_expect(strstr(json_get_string(tool_end(&a, "no_such_tool", 0), "summary"), "no tool named") != NULL);
 	cr_expect_eq(count_lines(&a, "request", NULL, NULL), 0);
 	agent_cleanup(&a);
 }
@@ -1105,8 +1085,8 @@ Test(agent, long_output_is_cut_and_lines_stay_small)
 	use_transcript(&a, start, "chatty", json.data);
 	agent_spawn(&a, start);
 	finish = agent_finish(&a, 10000);
-	cr_expect_str_eq(str(finish, "status"), "completed");
-	out = str(finish, "output");
+	cr_expect_str_eq(json_get_string(finish, "status"), "completed");
+	out = json_get_string(finish, "output");
 	cr_expect_leq(strlen(out), 128 * 1024);
 	cr_expect_gt(strlen(out), 100 * 1024);
 	cr_expect(strstr(out, "[output truncated]") != NULL);
@@ -1123,7 +1103,7 @@ expect_protocol_exit(struct agent *a)
 	cJSON *l;
 
 	while ((l = agent_line(a, 5000)) != NULL)
-		cr_expect_str_neq(str(l, "type"), "finish", "finish after a protocol error");
+		cr_expect_str_neq(json_get_string(l, "type"), "finish", "finish after a protocol error");
 	cr_expect_eq(agent_exit(a, 5000), 3, "exit status %d", a->status);
 }
 
@@ -1240,37 +1220,37 @@ Test(agent, plan_revised_twice_then_approved_and_carried_out)
 	a.plan_answers = answers;
 	agent_spawn(&a, plan_start(&a, "plan", "workspace-write"));
 	finish = agent_finish(&a, 15000);
-	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
+	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s", finish_message(finish));
 
 	cr_assert_eq(count_lines(&a, "request", "method", "plan.propose"), 3);
 	p = request_params(&a, "plan.propose", 0);
-	cr_expect_null(strstr(str(p, "summary"), "Revised"), "%s", str(p, "summary"));
+	cr_expect_null(strstr(json_get_string(p, "summary"), "Revised"), "%s", json_get_string(p, "summary"));
 	cr_expect_eq(cJSON_GetArraySize(member(p, "steps")), 3);
-	cr_expect_str_eq(str(cJSON_GetArrayItem(member(p, "steps"), 1), "title"), "Write report.md");
-	cr_expect_str_eq(str(request_params(&a, "plan.propose", 1), "summary"),
+	cr_expect_str_eq(json_get_string(cJSON_GetArrayItem(member(p, "steps"), 1), "title"), "Write report.md");
+	cr_expect_str_eq(json_get_string(request_params(&a, "plan.propose", 1), "summary"),
 	    "Revised after feedback: Add a section on risks.");
-	cr_expect_str_eq(str(request_params(&a, "plan.propose", 2), "summary"),
+	cr_expect_str_eq(json_get_string(request_params(&a, "plan.propose", 2), "summary"),
 	    "Revised after feedback: Keep it under a page.");
-	cr_expect(strstr(str(tool_end(&a, "propose_plan", 0), "summary"),
-	    "Add a section on risks.") != NULL, "%s", str(tool_end(&a, "propose_plan", 0), "summary"));
-	cr_expect_str_eq(str(tool_end(&a, "propose_plan", 2), "summary"), "plan approved (3 steps)");
+	cr_expect(strstr(json_get_string(tool_end(&a, "propose_plan", 0), "summary"),
+	    "Add a section on risks.") != NULL, "%s", json_get_string(tool_end(&a, "propose_plan", 0), "summary"));
+	cr_expect_str_eq(json_get_string(tool_end(&a, "propose_plan", 2), "summary"), "plan approved (3 steps)");
 
 	/* The steps carry the service's ids, in order, around the work they describe. */
 	cr_assert_eq(count_lines(&a, "request", "method", "plan.step"), 6);
 	for (int i = 0; i < 6; i++) {
 		p = request_params(&a, "plan.step", i);
-		cr_expect_str_eq(str(p, "stepId"), steps[i][0], "plan.step #%d", i);
-		cr_expect_str_eq(str(p, "status"), steps[i][1], "plan.step #%d", i);
+		cr_expect_str_eq(json_get_string(p, "stepId"), steps[i][0], "plan.step #%d", i);
+		cr_expect_str_eq(json_get_string(p, "status"), steps[i][1], "plan.step #%d", i);
 	}
 	/* Nothing was written before the approval. */
 	cr_expect_gt(line_index(&a, "tool", "name", "write_file", 0),
 	    line_index(&a, "request", "method", "plan.propose", 2));
-	cr_expect_str_eq(str(request_params(&a, "artifact.save", 0), "path"), "report.md");
+	cr_expect_str_eq(json_get_string(request_params(&a, "artifact.save", 0), "path"), "report.md");
 	cr_expect_eq(count_lines(&a, "request", "method", "artifact.save"), 1);
 	report = ws_file(&a, "report.md");
 	cr_expect(report != NULL && strncmp(report, "# Report", 8) == 0, "report.md missing");
 	free(report);
-	cr_expect(strstr(str(finish, "output"), "report.md") != NULL);
+	cr_expect(strstr(json_get_string(finish, "output"), "report.md") != NULL);
 	cr_expect_eq(count_lines(&a, "tool", "status", "failed"), 0);
 	agent_cleanup(&a);
 }
@@ -1286,11 +1266,11 @@ Test(agent, rejected_plan_cancels_the_run)
 	a.plan_answers = answers;
 	agent_spawn(&a, plan_start(&a, "plan", "workspace-write"));
 	finish = agent_finish(&a, 10000);
-	cr_expect_str_eq(str(finish, "status"), "cancelled");
+	cr_expect_str_eq(json_get_string(finish, "status"), "cancelled");
 	cr_expect_null(member(finish, "error"));
 	cr_expect_eq(count_lines(&a, "request", "method", "plan.propose"), 1);
 	cr_expect_eq(count_lines(&a, "request", "method", "plan.step"), 0);
-	cr_expect_str_eq(str(tool_end(&a, "propose_plan", 0), "summary"), "plan rejected");
+	cr_expect_str_eq(json_get_string(tool_end(&a, "propose_plan", 0), "summary"), "plan rejected");
 	cr_expect_null(tool_end(&a, "update_plan_step", 0), "the model went on after a reject");
 	snprintf(path, sizeof path, "%s/report.md", a.ws);
 	cr_expect_not(exists(path));
@@ -1336,19 +1316,19 @@ Test(agent, side_effects_wait_for_an_approved_plan)
 	buf_free(&json);
 	agent_spawn(&a, start);
 	finish = agent_finish(&a, 10000);
-	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
+	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s", finish_message(finish));
 
 	for (const char *const *t = (const char *const[]){ "write_file", "run_command",
 	    "save_artifact", NULL }; *t; t++) {
 		end = tool_end(&a, *t, 0);
-		cr_expect_str_eq(str(end, "status"), "failed", "%s before approval", *t);
-		cr_expect(strstr(str(end, "summary"), "propose_plan") != NULL, "%s", str(end, "summary"));
+		cr_expect_str_eq(json_get_string(end, "status"), "failed", "%s before approval", *t);
+		cr_expect(strstr(json_get_string(end, "summary"), "propose_plan") != NULL, "%s", json_get_string(end, "summary"));
 	}
-	cr_expect(strstr(str(tool_end(&a, "update_plan_step", 0), "summary"), "no approved plan"));
+	cr_expect(strstr(json_get_string(tool_end(&a, "update_plan_step", 0), "summary"), "no approved plan"));
 	for (int i = 0; i < 3; i++)
-		cr_expect_str_eq(str(tool_end(&a, "propose_plan", i), "status"), "failed",
+		cr_expect_str_eq(json_get_string(tool_end(&a, "propose_plan", i), "status"), "failed",
 		    "bad plan %d was accepted", i);
-	cr_expect(strstr(str(tool_end(&a, "propose_plan", 2), "summary"), "200 characters"));
+	cr_expect(strstr(json_get_string(tool_end(&a, "propose_plan", 2), "summary"), "200 characters"));
 	snprintf(path, sizeof path, "%s/early.txt", a.ws);
 	cr_expect_not(exists(path));
 	snprintf(path, sizeof path, "%s/cmd.txt", a.ws);
@@ -1357,17 +1337,17 @@ Test(agent, side_effects_wait_for_an_approved_plan)
 	/* One proposal reached the service; only the approved work asked and saved. */
 	cr_expect_eq(count_lines(&a, "request", "method", "plan.propose"), 1);
 	cr_expect_eq(count_lines(&a, "request", "method", "permission.ask"), 1);
-	cr_expect_str_eq(str(request_params(&a, "permission.ask", 0), "tool"), "write_file");
+	cr_expect_str_eq(json_get_string(request_params(&a, "permission.ask", 0), "tool"), "write_file");
 	cr_expect_gt(line_index(&a, "request", "method", "permission.ask", 0),
 	    line_index(&a, "request", "method", "plan.propose", 0));
 	cr_expect_eq(count_lines(&a, "request", "method", "artifact.save"), 1);
-	cr_expect_str_eq(str(request_params(&a, "artifact.save", 0), "path"), "late.txt");
+	cr_expect_str_eq(json_get_string(request_params(&a, "artifact.save", 0), "path"), "late.txt");
 	/* s1 is not an id the service gave: refused; the service's id works. */
 	end = tool_end(&a, "update_plan_step", 1);
-	cr_expect_str_eq(str(end, "status"), "failed");
-	cr_expect(strstr(str(end, "summary"), "st1-1") != NULL, "%s", str(end, "summary"));
+	cr_expect_str_eq(json_get_string(end, "status"), "failed");
+	cr_expect(strstr(json_get_string(end, "summary"), "st1-1") != NULL, "%s", json_get_string(end, "summary"));
 	cr_expect_eq(count_lines(&a, "request", "method", "plan.step"), 1);
-	cr_expect_str_eq(str(request_params(&a, "plan.step", 0), "stepId"), "st1-1");
+	cr_expect_str_eq(json_get_string(request_params(&a, "plan.step", 0), "stepId"), "st1-1");
 	snprintf(path, sizeof path, "%s/late.txt", a.ws);
 	cr_expect(exists(path));
 	agent_cleanup(&a);
@@ -1381,10 +1361,10 @@ Test(agent, plan_tools_exist_only_in_plan_first_runs)
 	agent_init(&a);
 	agent_spawn(&a, start_line(&a, "replay", "plan", "workspace-write"));
 	finish = agent_finish(&a, 10000);
-	cr_expect_str_eq(str(finish, "status"), "completed");
+	cr_expect_str_eq(json_get_string(finish, "status"), "completed");
 	end = tool_end(&a, "propose_plan", 0);
-	cr_expect_str_eq(str(end, "status"), "failed");
-	cr_expect(strstr(str(end, "summary"), "no tool named") != NULL, "%s", str(end, "summary"));
+	cr_expect_str_eq(json_get_string(end, "status"), "failed");
+	cr_expect(strstr(json_get_string(end, "summary"), "no tool named") != NULL, "%s", json_get_string(end, "summary"));
 	cr_expect_eq(count_lines(&a, "request", "method", "plan.propose"), 0);
 	cr_expect_eq(count_lines(&a, "request", "method", "plan.step"), 0);
 	agent_cleanup(&a);
@@ -1399,10 +1379,10 @@ Test(agent, cancel_while_waiting_for_a_plan_decision)
 
 	agent_init(&a);
 	agent_spawn(&a, plan_start(&a, "plan", "workspace-write"));
-	while ((msg = agent_line(&a, 5000)) != NULL && strcmp(str(msg, "type"), "request") != 0)
+	while ((msg = agent_line(&a, 5000)) != NULL && strcmp(json_get_string(msg, "type"), "request") != 0)
 		;
 	cr_assert_not_null(msg, "no plan.propose");
-	cr_assert_str_eq(str(msg, "method"), "plan.propose");
+	cr_assert_str_eq(json_get_string(msg, "method"), "plan.propose");
 	cr_expect_null(agent_line(&a, 1500), "the agent did not wait for the decision");
 	cancel = cJSON_CreateObject();
 	cJSON_AddStringToObject(cancel, "type", "cancel");
@@ -1411,7 +1391,7 @@ Test(agent, cancel_while_waiting_for_a_plan_decision)
 	finish = agent_finish(&a, 3000);
 	cr_expect_lt(td_mono_ms() - sent, 1000, "the cancel took %lld ms",
 	    (long long)(td_mono_ms() - sent));
-	cr_expect_str_eq(str(finish, "status"), "cancelled");
+	cr_expect_str_eq(json_get_string(finish, "status"), "cancelled");
 	snprintf(path, sizeof path, "%s/report.md", a.ws);
 	cr_expect_not(exists(path));
 	agent_cleanup(&a);
@@ -1437,9 +1417,9 @@ Test(agent, ask_transcript_does_only_what_was_allowed)
 		a.permissions = cases[i].answers;
 		agent_spawn(&a, start_line(&a, "replay", "ask", "ask"));
 		finish = agent_finish(&a, 10000);
-		cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
+		cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s", finish_message(finish));
 		cr_expect_eq(count_lines(&a, "request", "method", "permission.ask"), 3);
-		cr_expect_str_eq(str(request_params(&a, "permission.ask", 1), "tool"), "run_command");
+		cr_expect_str_eq(json_get_string(request_params(&a, "permission.ask", 1), "tool"), "run_command");
 		snprintf(path, sizeof path, "%s/allowed.md", a.ws);
 		cr_expect_eq(exists(path), cases[i].allowed, "case %zu: allowed.md", i);
 		snprintf(path, sizeof path, "%s/second.md", a.ws);
@@ -1452,8 +1432,8 @@ Test(agent, ask_transcript_does_only_what_was_allowed)
 		cr_expect_eq(count_lines(&a, "tool", "status", "denied"),
 		    3 - cases[i].allowed - cases[i].ran - cases[i].second, "case %zu", i);
 		cr_expect_eq(count_lines(&a, "request", "method", "artifact.save"), 1, "case %zu", i);
-		cr_expect_str_eq(str(request_params(&a, "artifact.save", 0), "path"), saved);
-		cr_expect_str_eq(str(tool_end(&a, "save_artifact", cases[i].allowed ? 1 : 0),
+		cr_expect_str_eq(json_get_string(request_params(&a, "artifact.save", 0), "path"), saved);
+		cr_expect_str_eq(json_get_string(tool_end(&a, "save_artifact", cases[i].allowed ? 1 : 0),
 		    "status"), "failed", "case %zu: a save of a file never written", i);
 		agent_cleanup(&a);
 	}
@@ -1479,6 +1459,27 @@ http_start(struct agent *a, const char *kind, struct fake_provider *fp, const ch
 	return start;
 }
 
+/*
+ * Starts a fake provider serving the n replies and an agent of provider kind
+ * (with key) against it; asserts that the run completed with output.  The
+ * finish line; *fp gets the provider (fake_provider_stop it).
+ */
+static cJSON *
+provider_run_completes(struct agent *a, const char *kind, struct fake_reply *replies, size_t n,
+    const char *key, struct fake_provider **fp, const char *output)
+{
+	cJSON *finish;
+
+	*fp = fake_provider_start(replies, n);
+	cr_assert_not_null(*fp);
+	agent_init(a);
+	agent_spawn(a, http_start(a, kind, *fp, key));
+	finish = agent_finish(a, 15000);
+	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s", finish_message(finish));
+	cr_expect_str_eq(json_get_string(finish, "output"), output);
+	return finish;
+}
+
 /* The request body i of fp, parsed (free it). */
 static cJSON *
 request_body(struct fake_provider *fp, size_t i)
@@ -1492,7 +1493,7 @@ request_body(struct fake_provider *fp, size_t i)
 static void
 expect_no_key(const struct agent *a)
 {
-	char *err = slurp(a->err_path);
+	char *err = harness_slurp(a->err_path, NULL);
 
 	cr_expect_null(strstr(a->raw.data ? a->raw.data : "", TEST_KEY), "the key is in stdout");
 	cr_expect_null(strstr(err ? err : "", TEST_KEY), "the key is in stderr");
@@ -1508,7 +1509,6 @@ Test(agent, openai_text_tool_call_and_usage)
 	struct agent a;
 	cJSON *finish, *body, *msgs, *m, *usage;
 	const struct fake_request *req;
-	char *content;
 
 	buf_init(&one, 0);
 	fake_openai_delta(&one, "{\"role\":\"assistant\",\"content\":\"\"}", NULL);
@@ -1529,23 +1529,15 @@ Test(agent, openai_text_tool_call_and_usage)
 	/* Odd chunk sizes split frames, lines and UTF-8 characters. */
 	replies[0] = (struct fake_reply){ 200, "text/event-stream", one.data, 7, 200 };
 	replies[1] = (struct fake_reply){ 200, "text/event-stream; charset=utf-8", two.data, 5, 200 };
-	fp = fake_provider_start(replies, 2);
-	cr_assert_not_null(fp);
-
-	agent_init(&a);
-	agent_spawn(&a, http_start(&a, "openai", fp, TEST_KEY));
-	finish = agent_finish(&a, 15000);
-	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
-	cr_expect_str_eq(str(finish, "output"), "Let me write h\xc3\xa9llo w\xc3\xb6rld.Wrote notes/out.txt.");
+	finish = provider_run_completes(&a, "openai", replies, 2, TEST_KEY, &fp,
+	    "Let me write h\xc3\xa9llo w\xc3\xb6rld.Wrote notes/out.txt.");
 	cr_expect_eq(usage_of(finish, "inputTokens"), 250);
 	cr_expect_eq(usage_of(finish, "outputTokens"), 25);
 	usage = find_line(&a, "usage", NULL, NULL, 0);
 	cr_expect_eq(usage_of(usage, "inputTokens"), 100);
-	content = ws_file(&a, "notes/out.txt");
-	cr_expect_str_eq(content ? content : "(missing)", "h\xc3\xa9llo w\xc3\xb6rld\n");
-	free(content);
-	cr_expect_str_eq(str(tool_end(&a, "list_files", 0), "status"), "completed");
-	cr_expect_str_eq(str(find_line(&a, "tool", "name", "write_file", 0), "callId"), "call_abc");
+	expect_ws_file(&a, "notes/out.txt", "h\xc3\xa9llo w\xc3\xb6rld\n");
+	cr_expect_str_eq(json_get_string(tool_end(&a, "list_files", 0), "status"), "completed");
+	cr_expect_str_eq(json_get_string(find_line(&a, "tool", "name", "write_file", 0), "callId"), "call_abc");
 
 	cr_assert_eq(fake_provider_count(fp), 2);
 	req = fake_provider_request(fp, 0);
@@ -1553,19 +1545,19 @@ Test(agent, openai_text_tool_call_and_usage)
 	cr_expect_str_eq(req->authorization ? req->authorization : "(none)", "Bearer " TEST_KEY);
 	body = request_body(fp, 0);
 	cr_assert_not_null(body);
-	cr_expect_str_eq(str(body, "model"), "fake-model");
+	cr_expect_str_eq(json_get_string(body, "model"), "fake-model");
 	cr_expect(cJSON_IsTrue(member(body, "stream")));
 	cr_expect(cJSON_IsTrue(member(member(body, "stream_options"), "include_usage")));
 	cr_expect_eq(cJSON_GetArraySize(member(body, "tools")), 5);
-	cr_expect_str_eq(str(member(cJSON_GetArrayItem(member(body, "tools"), 0), "function"),
+	cr_expect_str_eq(json_get_string(member(cJSON_GetArrayItem(member(body, "tools"), 0), "function"),
 	    "name"), "list_files");
 	msgs = member(body, "messages");
-	cr_expect_str_eq(str(cJSON_GetArrayItem(msgs, 0), "role"), "system");
-	cr_expect(strstr(str(cJSON_GetArrayItem(msgs, 0), "content"), "Tests of taskdeck-agent.") != NULL);
-	cr_expect_str_eq(str(cJSON_GetArrayItem(msgs, 1), "content"), "An earlier question");
-	cr_expect_str_eq(str(cJSON_GetArrayItem(msgs, 2), "role"), "assistant");
-	cr_expect_str_eq(str(cJSON_GetArrayItem(msgs, 2), "content"), "An earlier answer");
-	cr_expect_str_eq(str(cJSON_GetArrayItem(msgs, 3), "content"), "Write a short report and save it.");
+	cr_expect_str_eq(json_get_string(cJSON_GetArrayItem(msgs, 0), "role"), "system");
+	cr_expect(strstr(json_get_string(cJSON_GetArrayItem(msgs, 0), "content"), "Tests of taskdeck-agent.") != NULL);
+	cr_expect_str_eq(json_get_string(cJSON_GetArrayItem(msgs, 1), "content"), "An earlier question");
+	cr_expect_str_eq(json_get_string(cJSON_GetArrayItem(msgs, 2), "role"), "assistant");
+	cr_expect_str_eq(json_get_string(cJSON_GetArrayItem(msgs, 2), "content"), "An earlier answer");
+	cr_expect_str_eq(json_get_string(cJSON_GetArrayItem(msgs, 3), "content"), "Write a short report and save it.");
 	cJSON_Delete(body);
 
 	/* The second request carries the calls and their results. */
@@ -1573,16 +1565,16 @@ Test(agent, openai_text_tool_call_and_usage)
 	msgs = member(body, "messages");
 	cr_assert_eq(cJSON_GetArraySize(msgs), 7);
 	m = cJSON_GetArrayItem(msgs, 4);
-	cr_expect_str_eq(str(m, "role"), "assistant");
-	cr_expect_str_eq(str(m, "content"), "Let me write h\xc3\xa9llo w\xc3\xb6rld.");
-	cr_expect_str_eq(str(cJSON_GetArrayItem(member(m, "tool_calls"), 0), "id"), "call_abc");
-	cr_expect_str_eq(str(member(cJSON_GetArrayItem(member(m, "tool_calls"), 1), "function"),
+	cr_expect_str_eq(json_get_string(m, "role"), "assistant");
+	cr_expect_str_eq(json_get_string(m, "content"), "Let me write h\xc3\xa9llo w\xc3\xb6rld.");
+	cr_expect_str_eq(json_get_string(cJSON_GetArrayItem(member(m, "tool_calls"), 0), "id"), "call_abc");
+	cr_expect_str_eq(json_get_string(member(cJSON_GetArrayItem(member(m, "tool_calls"), 1), "function"),
 	    "arguments"), "{}");
 	m = cJSON_GetArrayItem(msgs, 5);
-	cr_expect_str_eq(str(m, "role"), "tool");
-	cr_expect_str_eq(str(m, "tool_call_id"), "call_abc");
-	cr_expect(strstr(str(m, "content"), "notes/out.txt") != NULL);
-	cr_expect_str_eq(str(cJSON_GetArrayItem(msgs, 6), "tool_call_id"), "call_def");
+	cr_expect_str_eq(json_get_string(m, "role"), "tool");
+	cr_expect_str_eq(json_get_string(m, "tool_call_id"), "call_abc");
+	cr_expect(strstr(json_get_string(m, "content"), "notes/out.txt") != NULL);
+	cr_expect_str_eq(json_get_string(cJSON_GetArrayItem(msgs, 6), "tool_call_id"), "call_def");
 	cJSON_Delete(body);
 	expect_no_key(&a);
 	agent_cleanup(&a);
@@ -1605,7 +1597,7 @@ provider_expect_failure(const char *kind, int status, const char *type, const ch
 	agent_init(&a);
 	agent_spawn(&a, http_start(&a, kind, fp, key));
 	finish = agent_finish(&a, 15000);
-	cr_expect_str_eq(str(finish, "status"), "failed");
+	cr_expect_str_eq(json_get_string(finish, "status"), "failed");
 	cr_expect_str_eq(finish_code(finish) ? finish_code(finish) : "(none)", code, "%s", body);
 	cr_expect(finish_message(finish) && strstr(finish_message(finish), says) != NULL,
 	    "\"%s\" does not say %s", finish_message(finish), says);
@@ -1674,21 +1666,12 @@ Test(agent, openai_whole_calls_without_index)
 		{ 200, "text/event-stream", one, 0, 0 },
 		{ 200, "text/event-stream", two, 0, 0 },
 	};
-	struct fake_provider *fp = fake_provider_start(replies, 2);
+	struct fake_provider *fp;
 	struct agent a;
-	cJSON *finish;
-	char *content;
 
-	cr_assert_not_null(fp);
-	agent_init(&a);
-	agent_spawn(&a, http_start(&a, "openai", fp, NULL));
-	finish = agent_finish(&a, 15000);
-	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
-	cr_expect_str_eq(str(finish, "output"), "ok");
-	content = ws_file(&a, "o.txt");
-	cr_expect_str_eq(content ? content : "(missing)", "ollama");
-	free(content);
-	cr_expect_str_eq(str(tool_end(&a, "read_file", 0), "status"), "completed");
+	provider_run_completes(&a, "openai", replies, 2, NULL, &fp, "ok");
+	expect_ws_file(&a, "o.txt", "ollama");
+	cr_expect_str_eq(json_get_string(tool_end(&a, "read_file", 0), "status"), "completed");
 	cr_expect_null(fake_provider_request(fp, 0)->authorization);
 	agent_cleanup(&a);
 	fake_provider_stop(fp);
@@ -1711,19 +1694,19 @@ Test(agent, plan_first_offers_the_plan_tools_to_the_model)
 	set_string(member(start, "run"), "turnIntent", "plan-first");
 	agent_spawn(&a, start);
 	finish = agent_finish(&a, 15000);
-	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
+	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s", finish_message(finish));
 	body = request_body(fp, 0);
 	tools = member(body, "tools");
 	cr_expect_eq(cJSON_GetArraySize(tools), 7);
 	cJSON_ArrayForEach(t, tools) {
-		const char *name = str(member(t, "function"), "name");
+		const char *name = json_get_string(member(t, "function"), "name");
 
 		plan_tools += strcmp(name, "propose_plan") == 0 ||
 		    strcmp(name, "update_plan_step") == 0;
 	}
 	cr_expect_eq(plan_tools, 2);
 	system = cJSON_GetArrayItem(member(body, "messages"), 0);
-	cr_expect(strstr(str(system, "content"), "plan-first") != NULL);
+	cr_expect(strstr(json_get_string(system, "content"), "plan-first") != NULL);
 	cJSON_Delete(body);
 	agent_cleanup(&a);
 	fake_provider_stop(fp);
@@ -1750,7 +1733,7 @@ Test(agent, openai_unreachable)
 	set_string(member(start, "provider"), "apiKey", TEST_KEY);
 	agent_spawn(&a, start);
 	finish = agent_finish(&a, 15000);
-	cr_expect_str_eq(str(finish, "status"), "failed");
+	cr_expect_str_eq(json_get_string(finish, "status"), "failed");
 	cr_expect_str_eq(finish_code(finish), "provider_unreachable");
 	expect_no_key(&a);
 	agent_cleanup(&a);
@@ -1776,7 +1759,7 @@ Test(agent, cancel_during_a_provider_stream)
 	fp = fake_provider_start(&reply, 1);
 	agent_init(&a);
 	agent_spawn(&a, http_start(&a, "openai", fp, NULL));
-	while ((msg = agent_line(&a, 5000)) != NULL && strcmp(str(msg, "type"), "output") != 0)
+	while ((msg = agent_line(&a, 5000)) != NULL && strcmp(json_get_string(msg, "type"), "output") != 0)
 		;
 	cr_assert_not_null(msg, "no output arrived");
 	cancel = cJSON_CreateObject();
@@ -1785,8 +1768,8 @@ Test(agent, cancel_during_a_provider_stream)
 	agent_send(&a, cancel);
 	finish = agent_finish(&a, 5000);
 	cr_expect_lt(td_mono_ms() - sent, 2000);
-	cr_expect_str_eq(str(finish, "status"), "cancelled");
-	cr_expect(strncmp(str(finish, "output"), "first ", 6) == 0);
+	cr_expect_str_eq(json_get_string(finish, "status"), "cancelled");
+	cr_expect(strncmp(json_get_string(finish, "output"), "first ", 6) == 0);
 	agent_cleanup(&a);
 	fake_provider_stop(fp);
 	buf_free(&body);
@@ -1800,7 +1783,6 @@ Test(agent, anthropic_text_tool_use_and_usage)
 	struct agent a;
 	cJSON *finish, *body, *msgs, *m, *block;
 	const struct fake_request *req;
-	char *content;
 
 	buf_init(&one, 0);
 	fake_anthropic_start(&one, 200);
@@ -1814,19 +1796,11 @@ Test(agent, anthropic_text_tool_use_and_usage)
 	fake_anthropic_stop(&two, "end_turn", 8);
 	replies[0] = (struct fake_reply){ 200, "text/event-stream; charset=utf-8", one.data, 9, 200 };
 	replies[1] = (struct fake_reply){ 200, "text/event-stream", two.data, 13, 200 };
-	fp = fake_provider_start(replies, 2);
-	cr_assert_not_null(fp);
-
-	agent_init(&a);
-	agent_spawn(&a, http_start(&a, "anthropic", fp, TEST_KEY));
-	finish = agent_finish(&a, 15000);
-	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
-	cr_expect_str_eq(str(finish, "output"), "I'll write the fil\xc3\xa9.Done: a.md.");
+	finish = provider_run_completes(&a, "anthropic", replies, 2, TEST_KEY, &fp,
+	    "I'll write the fil\xc3\xa9.Done: a.md.");
 	cr_expect_eq(usage_of(finish, "inputTokens"), 500);
 	cr_expect_eq(usage_of(finish, "outputTokens"), 38);
-	content = ws_file(&a, "a.md");
-	cr_expect_str_eq(content ? content : "(missing)", "# A\n");
-	free(content);
+	expect_ws_file(&a, "a.md", "# A\n");
 
 	cr_assert_eq(fake_provider_count(fp), 2);
 	req = fake_provider_request(fp, 0);
@@ -1835,10 +1809,10 @@ Test(agent, anthropic_text_tool_use_and_usage)
 	cr_expect_str_eq(req->version ? req->version : "(none)", "2023-06-01");
 	cr_expect_null(req->authorization);
 	body = request_body(fp, 0);
-	cr_expect_str_eq(str(body, "model"), "fake-model");
+	cr_expect_str_eq(json_get_string(body, "model"), "fake-model");
 	cr_expect_eq(member(body, "max_tokens")->valueint, 8192);
 	cr_expect(cJSON_IsTrue(member(body, "stream")));
-	cr_expect(strstr(str(body, "system"), a.ws) != NULL);
+	cr_expect(strstr(json_get_string(body, "system"), a.ws) != NULL);
 	cr_expect_not_null(member(cJSON_GetArrayItem(member(body, "tools"), 2), "input_schema"));
 	cJSON_Delete(body);
 
@@ -1846,18 +1820,18 @@ Test(agent, anthropic_text_tool_use_and_usage)
 	msgs = member(body, "messages");
 	cr_assert_eq(cJSON_GetArraySize(msgs), 5);
 	m = cJSON_GetArrayItem(msgs, 3);
-	cr_expect_str_eq(str(m, "role"), "assistant");
+	cr_expect_str_eq(json_get_string(m, "role"), "assistant");
 	block = cJSON_GetArrayItem(member(m, "content"), 0);
-	cr_expect_str_eq(str(block, "type"), "text");
+	cr_expect_str_eq(json_get_string(block, "type"), "text");
 	block = cJSON_GetArrayItem(member(m, "content"), 1);
-	cr_expect_str_eq(str(block, "type"), "tool_use");
-	cr_expect_str_eq(str(block, "id"), "toolu_01");
-	cr_expect_str_eq(str(member(block, "input"), "path"), "a.md");
+	cr_expect_str_eq(json_get_string(block, "type"), "tool_use");
+	cr_expect_str_eq(json_get_string(block, "id"), "toolu_01");
+	cr_expect_str_eq(json_get_string(member(block, "input"), "path"), "a.md");
 	m = cJSON_GetArrayItem(msgs, 4);
-	cr_expect_str_eq(str(m, "role"), "user");
+	cr_expect_str_eq(json_get_string(m, "role"), "user");
 	block = cJSON_GetArrayItem(member(m, "content"), 0);
-	cr_expect_str_eq(str(block, "type"), "tool_result");
-	cr_expect_str_eq(str(block, "tool_use_id"), "toolu_01");
+	cr_expect_str_eq(json_get_string(block, "type"), "tool_result");
+	cr_expect_str_eq(json_get_string(block, "tool_use_id"), "toolu_01");
 	cJSON_Delete(body);
 	expect_no_key(&a);
 	agent_cleanup(&a);
@@ -2005,16 +1979,16 @@ Test(agent, connector_tools_reach_a_real_mcp_server)
 	add_stdio_connector(&a, start, "con_everything", "everything", "node", args);
 	agent_spawn(&a, start);
 	finish = agent_finish(&a, 45000);
-	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
+	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s", finish_message(finish));
 	echo = tool_end(&a, "everything__echo", 0);
 	cr_assert_not_null(echo);
-	cr_expect_str_eq(str(echo, "status"), "completed");
+	cr_expect_str_eq(json_get_string(echo, "status"), "completed");
 	/* The real server's answer. */
-	cr_expect_str_eq(str(echo, "summary"), "echo on everything: Echo: hello from the replay");
+	cr_expect_str_eq(json_get_string(echo, "summary"), "echo on everything: Echo: hello from the replay");
 	sum = tool_end(&a, "everything__get-sum", 0);
 	cr_assert_not_null(sum);
-	cr_expect_str_eq(str(sum, "status"), "completed");
-	cr_expect(strstr(str(sum, "summary"), "5") != NULL, "%s", str(sum, "summary"));
+	cr_expect_str_eq(json_get_string(sum, "status"), "completed");
+	cr_expect(strstr(json_get_string(sum, "summary"), "5") != NULL, "%s", json_get_string(sum, "summary"));
 	cr_expect_eq(count_lines(&a, "request", NULL, NULL), 0);
 	cr_expect_eq(marked_processes(&a), 0, "a connector server outlived the run");
 	agent_cleanup(&a);
@@ -2034,15 +2008,15 @@ Test(agent, a_connector_that_fails_to_start_does_not_fail_the_run)
 	add_stdio_connector(&a, start, "con_fine", "fine", mcp_failserver(), spawner);
 	agent_spawn(&a, start);
 	finish = agent_finish(&a, 20000);
-	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
+	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s", finish_message(finish));
 	line = tool_end(&a, "broken", 0);
 	cr_assert_not_null(line);
-	cr_expect_str_eq(str(line, "status"), "failed");
-	cr_expect_str_eq(str(line, "summary"), "connector broken did not start: the server exited "
+	cr_expect_str_eq(json_get_string(line, "status"), "failed");
+	cr_expect_str_eq(json_get_string(line, "summary"), "connector broken did not start: the server exited "
 	    "during the handshake with status 3: fatal: cannot open the cheese database");
 	line = tool_end(&a, "missing", 0);
 	cr_assert_not_null(line);
-	cr_expect(strstr(str(line, "summary"), "command not found") != NULL);
+	cr_expect(strstr(json_get_string(line, "summary"), "command not found") != NULL);
 	cr_expect_null(tool_end(&a, "fine", 0), "a connector that started has no failure line");
 	/* The spawner's sleeping grandchild went with its group. */
 	cr_expect_eq(marked_processes(&a), 0, "a connector server outlived the run");
@@ -2067,7 +2041,7 @@ run_connector_profile(struct agent *a, const char *profile, const char *permissi
 	add_stdio_connector(a, start, "con_fs", "fs", mcp_failserver(), legacy);
 	agent_spawn(a, start);
 	finish = agent_finish(a, 20000);
-	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
+	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s", finish_message(finish));
 	cr_expect_eq(marked_processes(a), 0);
 }
 
@@ -2076,10 +2050,10 @@ Test(agent, read_only_runs_only_connector_tools_marked_read_only)
 	struct agent a;
 
 	run_connector_profile(&a, "read-only", "allow");
-	cr_expect_str_eq(str(tool_end(&a, "fs__one", 0), "status"), "completed");
-	cr_expect_str_eq(str(tool_end(&a, "fs__one", 0), "summary"), "one on fs: one:a");
-	cr_expect_str_eq(str(tool_end(&a, "fs__two", 0), "status"), "denied");
-	cr_expect(strstr(str(tool_end(&a, "fs__two", 0), "summary"), "read-only") != NULL);
+	cr_expect_str_eq(json_get_string(tool_end(&a, "fs__one", 0), "status"), "completed");
+	cr_expect_str_eq(json_get_string(tool_end(&a, "fs__one", 0), "summary"), "one on fs: one:a");
+	cr_expect_str_eq(json_get_string(tool_end(&a, "fs__two", 0), "status"), "denied");
+	cr_expect(strstr(json_get_string(tool_end(&a, "fs__two", 0), "summary"), "read-only") != NULL);
 	cr_expect_eq(count_lines(&a, "request", NULL, NULL), 0);
 	agent_cleanup(&a);
 }
@@ -2093,10 +2067,10 @@ Test(agent, ask_asks_before_every_connector_tool)
 	cr_expect_eq(count_lines(&a, "request", "method", "permission.ask"), 2);
 	ask = find_line(&a, "request", "method", "permission.ask", 0);
 	cr_assert_not_null(ask);
-	cr_expect_str_eq(str(member(ask, "params"), "tool"), "fs__one");
-	cr_expect_str_eq(str(member(member(ask, "params"), "input"), "text"), "a");
-	cr_expect_str_eq(str(tool_end(&a, "fs__one", 0), "status"), "completed");
-	cr_expect_str_eq(str(tool_end(&a, "fs__two", 0), "status"), "completed");
+	cr_expect_str_eq(json_get_string(member(ask, "params"), "tool"), "fs__one");
+	cr_expect_str_eq(json_get_string(member(member(ask, "params"), "input"), "text"), "a");
+	cr_expect_str_eq(json_get_string(tool_end(&a, "fs__one", 0), "status"), "completed");
+	cr_expect_str_eq(json_get_string(tool_end(&a, "fs__two", 0), "status"), "completed");
 	agent_cleanup(&a);
 }
 
@@ -2105,8 +2079,8 @@ Test(agent, ask_deny_stops_a_connector_tool)
 	struct agent a;
 
 	run_connector_profile(&a, "ask", "deny");
-	cr_expect_str_eq(str(tool_end(&a, "fs__one", 0), "status"), "denied");
-	cr_expect_str_eq(str(tool_end(&a, "fs__two", 0), "status"), "denied");
+	cr_expect_str_eq(json_get_string(tool_end(&a, "fs__one", 0), "status"), "denied");
+	cr_expect_str_eq(json_get_string(tool_end(&a, "fs__two", 0), "status"), "denied");
 	agent_cleanup(&a);
 }
 
@@ -2140,21 +2114,21 @@ Test(agent, credentials_reach_the_server_and_nothing_else)
 	cJSON_AddItemToArray(member(con, "credentialBindings"), b);
 	agent_spawn(&a, start);
 	finish = agent_finish(&a, 20000);
-	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
+	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s", finish_message(finish));
 	req = find_line(&a, "request", "method", "secret.resolve", 0);
 	cr_assert_not_null(req);
-	cr_expect_str_eq(str(member(req, "params"), "connectorId"), "con_probe");
-	cr_expect_str_eq(str(member(req, "params"), "credentialId"), "cred_probe");
+	cr_expect_str_eq(json_get_string(member(req, "params"), "connectorId"), "con_probe");
+	cr_expect_str_eq(json_get_string(member(req, "params"), "credentialId"), "cred_probe");
 	cr_expect_eq(count_lines(&a, "request", "method", "secret.resolve"), 1);
 	/* The server got the value (its length and hash say so)... */
 	for (const char *p = secret; *p; p++)
 		sum = sum * 31 + (unsigned char)*p;
 	snprintf(want, sizeof want, "env on probe: TD_PROBE: set, %zu bytes, hash %u",
 	    strlen(secret), sum);
-	cr_expect_str_eq(str(tool_end(&a, "probe__env", 0), "summary"), want);
+	cr_expect_str_eq(json_get_string(tool_end(&a, "probe__env", 0), "summary"), want);
 	/* ... and it is nowhere the agent writes: its lines and its log. */
 	cr_expect_not(contains(a.raw.data, a.raw.len, secret), "the secret is in a line");
-	log = slurp(a.err_path);
+	log = harness_slurp(a.err_path, NULL);
 	cr_expect_not(contains(log, log ? strlen(log) : 0, secret), "the secret is in the log");
 	free(log);
 	agent_cleanup(&a);
@@ -2175,12 +2149,12 @@ Test(agent, an_unresolvable_credential_leaves_the_connector_out)
 	cJSON_AddItemToArray(member(con, "credentialBindings"), b);
 	agent_spawn(&a, start);
 	finish = agent_finish(&a, 20000);
-	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
+	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s", finish_message(finish));
 	line = tool_end(&a, "probe", 0);
 	cr_assert_not_null(line);
-	cr_expect_str_eq(str(line, "status"), "failed");
-	cr_expect(strstr(str(line, "summary"), "cred_gone could not be resolved") != NULL, "%s",
-	    str(line, "summary"));
+	cr_expect_str_eq(json_get_string(line, "status"), "failed");
+	cr_expect(strstr(json_get_string(line, "summary"), "cred_gone could not be resolved") != NULL, "%s",
+	    json_get_string(line, "summary"));
 	cr_expect_eq(marked_processes(&a), 0, "the server started without its credential");
 	agent_cleanup(&a);
 }
@@ -2201,14 +2175,14 @@ Test(agent, cancel_during_a_connector_call_ends_the_server)
 	agent_spawn(&a, start);
 	/* The server never answers the call: cancel while the agent waits for it. */
 	while ((msg = agent_line(&a, 10000)) != NULL &&
-	    !(strcmp(str(msg, "type"), "tool") == 0 && strcmp(str(msg, "status"), "started") == 0))
+	    !(strcmp(json_get_string(msg, "type"), "tool") == 0 && strcmp(json_get_string(msg, "status"), "started") == 0))
 		;
 	cr_assert_not_null(msg, "the call did not start");
 	usleep(200000);
 	t0 = td_mono_ms();
 	agent_send(&a, cJSON_Parse("{\"type\":\"cancel\"}"));
 	finish = agent_finish(&a, 10000);
-	cr_expect_str_eq(str(finish, "status"), "cancelled");
+	cr_expect_str_eq(json_get_string(finish, "status"), "cancelled");
 	cr_expect_lt(td_mono_ms() - t0, 5000, "the cancel waited for the server");
 	cr_expect_eq(marked_processes(&a), 0, "the server outlived the cancelled run");
 	agent_cleanup(&a);
@@ -2277,12 +2251,12 @@ Test(agent, builtin_web_connector_fetches_a_url)
 	finish = agent_finish(&a, 20000);
 	kill(server, SIGKILL);
 	waitpid(server, NULL, 0);
-	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
+	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s", finish_message(finish));
 	/* fetch_url is read-only: it runs under read-only. */
-	cr_expect_str_eq(str(tool_end(&a, "web__fetch_url", 0), "status"), "completed");
-	cr_expect_str_eq(str(tool_end(&a, "web__fetch_url", 0), "summary"), "HTTP 200, 25 bytes");
-	cr_expect_str_eq(str(tool_end(&a, "web__fetch_url", 1), "status"), "failed");
-	cr_expect(strstr(str(tool_end(&a, "web__fetch_url", 1), "summary"), "http://") != NULL);
+	cr_expect_str_eq(json_get_string(tool_end(&a, "web__fetch_url", 0), "status"), "completed");
+	cr_expect_str_eq(json_get_string(tool_end(&a, "web__fetch_url", 0), "summary"), "HTTP 200, 25 bytes");
+	cr_expect_str_eq(json_get_string(tool_end(&a, "web__fetch_url", 1), "status"), "failed");
+	cr_expect(strstr(json_get_string(tool_end(&a, "web__fetch_url", 1), "summary"), "http://") != NULL);
 	agent_cleanup(&a);
 }
 
@@ -2306,9 +2280,9 @@ connector_wrote_workspace(const char *profile)
 	add_stdio_connector(&a, start, "con_sh", "sh", "/bin/sh", args);
 	agent_spawn(&a, start);
 	finish = agent_finish(&a, 20000);
-	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
-	cr_assert_str_eq(str(tool_end(&a, "sh__one", 0), "status"), "completed",
-	    "%s", str(tool_end(&a, "sh__one", 0), "summary"));
+	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s", finish_message(finish));
+	cr_assert_str_eq(json_get_string(tool_end(&a, "sh__one", 0), "status"), "completed",
+	    "%s", json_get_string(tool_end(&a, "sh__one", 0), "summary"));
 	snprintf(path, sizeof path, "%s/from-the-server", a.ws);
 	wrote = exists(path);
 	cr_expect_eq(marked_processes(&a), 0);
@@ -2389,12 +2363,12 @@ Test(agent, http_connector_with_a_header_credential)
 	finish = agent_finish(&a, 45000);
 	kill(-server, SIGKILL);
 	waitpid(server, NULL, 0);
-	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
+	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s", finish_message(finish));
 	cr_expect_eq(count_lines(&a, "request", "method", "secret.resolve"), 1);
-	cr_expect_str_eq(str(tool_end(&a, "remote__echo", 0), "summary"),
+	cr_expect_str_eq(json_get_string(tool_end(&a, "remote__echo", 0), "summary"),
 	    "echo on remote: Echo: over http");
 	cr_expect_not(contains(a.raw.data, a.raw.len, "tok-8c2e51f0aa"), "the secret is in a line");
-	log = slurp(a.err_path);
+	log = harness_slurp(a.err_path, NULL);
 	cr_expect_not(contains(log, log ? strlen(log) : 0, "tok-8c2e51f0aa"),
 	    "the secret is in the log");
 	free(log);
@@ -2427,10 +2401,10 @@ Test(agent, connector_tool_names_are_sanitized)
 	add_stdio_connector(&a, start, "con_b", long_name, mcp_failserver(), legacy);
 	agent_spawn(&a, start);
 	finish = agent_finish(&a, 20000);
-	cr_assert_str_eq(str(finish, "status"), "completed", "%s", finish_message(finish));
-	cr_expect_str_eq(str(tool_end(&a, "My_Server_v2__one", 0), "status"), "completed");
-	cr_expect_str_eq(str(tool_end(&a, hashed, 0), "status"), "completed");
-	cr_expect_str_eq(str(tool_end(&a, hashed, 0), "summary"),
+	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s", finish_message(finish));
+	cr_expect_str_eq(json_get_string(tool_end(&a, "My_Server_v2__one", 0), "status"), "completed");
+	cr_expect_str_eq(json_get_string(tool_end(&a, hashed, 0), "status"), "completed");
+	cr_expect_str_eq(json_get_string(tool_end(&a, hashed, 0), "summary"),
 	    "three on a-connector-with-a-name-far-too-long-for-any-provider-x1234567: three:l");
 	agent_cleanup(&a);
 }

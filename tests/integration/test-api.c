@@ -12,29 +12,7 @@
 
 #include "harness.h"
 
-static struct svc svc;
-
-static void
-setup(void)
-{
-	svc_start(&svc);
-}
-
-static void
-teardown(void)
-{
-	svc_destroy(&svc);
-}
-
-TestSuite(api, .init = setup, .fini = teardown, .timeout = 60);
-
-static const char *
-str(const cJSON *obj, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItem(obj, key);
-
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
+TestSuite(api, .init = svc_setup, .fini = svc_teardown, .timeout = 60);
 
 /* Asserts status and, when code is not NULL, the error code; checks X-Request-Id. */
 static void
@@ -49,21 +27,6 @@ expect_answer(struct http_resp *r, long status, const char *code, const char *wh
 		    "%s", what);
 	cr_expect(rid != NULL && strncmp(rid, "req_", 4) == 0, "%s: no X-Request-Id", what);
 	free(rid);
-}
-
-static char *
-create_project(const char *name)
-{
-	char body[256];
-	struct http_resp r;
-	char *id;
-
-	snprintf(body, sizeof body, "{\"name\":\"%s\"}", name);
-	r = http_req(&svc, "POST", "/api/v1/projects", body, NULL, true);
-	cr_assert_eq(r.status, 201, "create: %s", r.body);
-	id = strdup(str(r.json, "id"));
-	http_resp_free(&r);
-	return id;
 }
 
 /*
@@ -192,7 +155,7 @@ Test(api, bad_bodies_get_their_codes)
 		if (cases[i].field != NULL) {
 			cJSON *details = cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "error"),
 			    "details");
-			cr_expect_str_eq(str(details, "field") ? str(details, "field") : "(none)",
+			cr_expect_str_eq(json_get_string(details, "field") ? json_get_string(details, "field") : "(none)",
 			    cases[i].field, "%s", cases[i].body);
 		}
 		http_resp_free(&r);
@@ -222,7 +185,7 @@ Test(api, oversize_body_is_413_and_a_large_one_fits)
 	strcpy(body + 23 + 100000, "\"}");
 	r = http_req(&svc, "POST", "/api/v1/projects", body, NULL, true);
 	expect_answer(&r, 201, NULL, "100,000 characters");
-	cr_expect_eq(strlen(str(r.json, "context")), 100000);
+	cr_expect_eq(strlen(json_get_string(r.json, "context")), 100000);
 	http_resp_free(&r);
 	free(body);
 }
@@ -243,7 +206,7 @@ Test(api, unknown_routes_and_methods)
 	http_resp_free(&r);
 	r = http_req(&svc, "GET", "/api/v1/projects/prj_000000000000000000000000", NULL, NULL, true);
 	expect_answer(&r, 404, "not_found", "unknown project");
-	cr_expect_str_eq(str(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "error"),
+	cr_expect_str_eq(json_get_string(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "error"),
 	    "details"), "resource"), "project");
 	http_resp_free(&r);
 }
@@ -259,9 +222,9 @@ Test(api, projects_create_get_list_update)
 	    NULL, true);
 	expect_answer(&r, 201, NULL, "create");
 	location = http_header(&r, "Location");
-	snprintf(path, sizeof path, "/api/v1/projects/%s", str(r.json, "id"));
+	snprintf(path, sizeof path, "/api/v1/projects/%s", json_get_string(r.json, "id"));
 	cr_expect_str_eq(location, path);
-	cr_expect_str_eq(str(r.json, "createdAt"), str(r.json, "updatedAt"));
+	cr_expect_str_eq(json_get_string(r.json, "createdAt"), json_get_string(r.json, "updatedAt"));
 	free(location);
 	http_resp_free(&r);
 
@@ -269,13 +232,13 @@ Test(api, projects_create_get_list_update)
 	    "{\"description\":null,\"context\":\"ctx\",\"metadata\":{\"team\":null,\"tags\":{\"y\":2}}}",
 	    NULL, true);
 	expect_answer(&r, 200, NULL, "merge patch");
-	cr_expect_str_eq(str(r.json, "name"), "Research");
-	cr_expect_str_eq(str(r.json, "description"), "");
-	cr_expect_str_eq(str(r.json, "context"), "ctx");
+	cr_expect_str_eq(json_get_string(r.json, "name"), "Research");
+	cr_expect_str_eq(json_get_string(r.json, "description"), "");
+	cr_expect_str_eq(json_get_string(r.json, "context"), "ctx");
 	char *meta = cJSON_PrintUnformatted(cJSON_GetObjectItem(r.json, "metadata"));
 	cr_expect_str_eq(meta, "{\"tags\":{\"x\":1,\"y\":2}}");
 	free(meta);
-	cr_expect_str_gt(str(r.json, "updatedAt"), str(r.json, "createdAt"));
+	cr_expect_str_gt(json_get_string(r.json, "updatedAt"), json_get_string(r.json, "createdAt"));
 	http_resp_free(&r);
 
 	r = http_req(&svc, "PATCH", path, "{\"name\":null}", NULL, true);
@@ -285,20 +248,20 @@ Test(api, projects_create_get_list_update)
 	expect_answer(&r, 400, "invalid_request", "updatedAt is read-only");
 	http_resp_free(&r);
 	r = http_req(&svc, "GET", path, NULL, NULL, true);
-	cr_expect_str_eq(str(r.json, "name"), "Research", "a rejected patch changed the project");
+	cr_expect_str_eq(json_get_string(r.json, "name"), "Research", "a rejected patch changed the project");
 	http_resp_free(&r);
 
 	/* Paging: newest first, Link to the next page. */
 	for (int i = 0; i < 4; i++) {
 		char name[16];
 		snprintf(name, sizeof name, "p%d", i);
-		ids[i] = create_project(name);
+		ids[i] = http_project_new(&svc, name);
 	}
 	r = http_req(&svc, "GET", "/api/v1/projects?limit=2", NULL, NULL, true);
 	expect_answer(&r, 200, NULL, "page 1");
 	cr_assert_eq(cJSON_GetArraySize(r.json), 2);
-	cr_expect_str_eq(str(cJSON_GetArrayItem(r.json, 0), "name"), "p3");
-	cr_expect_str_eq(str(cJSON_GetArrayItem(r.json, 1), "name"), "p2");
+	cr_expect_str_eq(json_get_string(cJSON_GetArrayItem(r.json, 0), "name"), "p3");
+	cr_expect_str_eq(json_get_string(cJSON_GetArrayItem(r.json, 1), "name"), "p2");
 	link = http_header(&r, "Link");
 	cr_assert_not_null(link);
 	http_resp_free(&r);
@@ -307,7 +270,7 @@ Test(api, projects_create_get_list_update)
 	free(link);
 	r = http_req(&svc, "GET", next, NULL, NULL, true);
 	cr_assert_eq(cJSON_GetArraySize(r.json), 2);
-	cr_expect_str_eq(str(cJSON_GetArrayItem(r.json, 0), "name"), "p1");
+	cr_expect_str_eq(json_get_string(cJSON_GetArrayItem(r.json, 0), "name"), "p1");
 	link = http_header(&r, "Link");
 	http_resp_free(&r);
 	cr_assert_not_null(link, "a third page exists");
@@ -315,7 +278,7 @@ Test(api, projects_create_get_list_update)
 	free(link);
 	r = http_req(&svc, "GET", next, NULL, NULL, true);
 	cr_expect_eq(cJSON_GetArraySize(r.json), 1);
-	cr_expect_str_eq(str(cJSON_GetArrayItem(r.json, 0), "name"), "Research");
+	cr_expect_str_eq(json_get_string(cJSON_GetArrayItem(r.json, 0), "name"), "Research");
 	link = http_header(&r, "Link");
 	cr_expect_null(link, "no next page after the last");
 	free(link);
@@ -333,19 +296,19 @@ Test(api, projects_create_get_list_update)
 
 Test(api, updated_at_strictly_increases)
 {
-	char *id = create_project("clock"), path[128], last[64] = "";
+	char *id = http_project_new(&svc, "clock"), path[128], last[64] = "";
 	struct http_resp r;
 
 	snprintf(path, sizeof path, "/api/v1/projects/%s", id);
 	for (int i = 0; i < 20; i++) {
 		r = http_req(&svc, "PATCH", path, "{\"context\":\"x\"}", NULL, true);
 		cr_assert_eq(r.status, 200);
-		cr_expect_str_gt(str(r.json, "updatedAt"), last, "write %d", i);
-		snprintf(last, sizeof last, "%s", str(r.json, "updatedAt"));
+		cr_expect_str_gt(json_get_string(r.json, "updatedAt"), last, "write %d", i);
+		snprintf(last, sizeof last, "%s", json_get_string(r.json, "updatedAt"));
 		http_resp_free(&r);
 		/* A read right after the write sees it (reads may be served from a cache). */
 		r = http_req(&svc, "GET", path, NULL, NULL, true);
-		cr_expect_str_eq(str(r.json, "updatedAt"), last, "stale read after write %d", i);
+		cr_expect_str_eq(json_get_string(r.json, "updatedAt"), last, "stale read after write %d", i);
 		http_resp_free(&r);
 	}
 	free(id);
@@ -353,7 +316,7 @@ Test(api, updated_at_strictly_increases)
 
 Test(api, session_defaults_and_stale_writes)
 {
-	char *id = create_project("defaults"), path[160], body[512], first[64];
+	char *id = http_project_new(&svc, "defaults"), path[160], body[512], first[64];
 	struct http_resp r, p;
 	cJSON *d;
 
@@ -362,11 +325,11 @@ Test(api, session_defaults_and_stale_writes)
 	strcat(path, "/session-defaults");
 	r = http_req(&svc, "GET", path, NULL, NULL, true);
 	expect_answer(&r, 200, NULL, "read defaults");
-	cr_expect_str_eq(str(r.json, "projectId"), id);
-	cr_expect_str_eq(str(r.json, "updatedAt"), str(p.json, "createdAt"));
+	cr_expect_str_eq(json_get_string(r.json, "projectId"), id);
+	cr_expect_str_eq(json_get_string(r.json, "updatedAt"), json_get_string(p.json, "createdAt"));
 	d = cJSON_GetObjectItem(r.json, "defaults");
 	cr_expect(cJSON_IsNull(cJSON_GetObjectItem(d, "model")));
-	snprintf(first, sizeof first, "%s", str(r.json, "updatedAt"));
+	snprintf(first, sizeof first, "%s", json_get_string(r.json, "updatedAt"));
 	http_resp_free(&r);
 	http_resp_free(&p);
 
@@ -375,8 +338,8 @@ Test(api, session_defaults_and_stale_writes)
 	r = http_req(&svc, "PATCH", path, body, NULL, true);
 	expect_answer(&r, 200, NULL, "write defaults");
 	d = cJSON_GetObjectItem(r.json, "defaults");
-	cr_expect_str_eq(str(d, "model"), "research");
-	cr_expect_str_gt(str(r.json, "updatedAt"), first);
+	cr_expect_str_eq(json_get_string(d, "model"), "research");
+	cr_expect_str_gt(json_get_string(r.json, "updatedAt"), first);
 	http_resp_free(&r);
 
 	/* The same expectedUpdatedAt again is stale now. */
@@ -386,22 +349,22 @@ Test(api, session_defaults_and_stale_writes)
 	expect_answer(&r, 409, "stale_write", "stale defaults");
 	d = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "error"),
 	    "details"), "current");
-	cr_expect_str_eq(str(cJSON_GetObjectItem(d, "defaults"), "model"), "research",
+	cr_expect_str_eq(json_get_string(cJSON_GetObjectItem(d, "defaults"), "model"), "research",
 	    "details.current holds the current defaults");
 	http_resp_free(&r);
 
 	/* Clear with null; invalid values are 400 and change nothing. */
 	r = http_req(&svc, "GET", path, NULL, NULL, true);
 	snprintf(body, sizeof body, "{\"expectedUpdatedAt\":\"%s\",\"patch\":{\"model\":null}}",
-	    str(r.json, "updatedAt"));
+	    json_get_string(r.json, "updatedAt"));
 	http_resp_free(&r);
 	r = http_req(&svc, "PATCH", path, body, NULL, true);
 	expect_answer(&r, 200, NULL, "clear model");
 	d = cJSON_GetObjectItem(r.json, "defaults");
 	cr_expect(cJSON_IsNull(cJSON_GetObjectItem(d, "model")));
-	cr_expect_str_eq(str(d, "provider"), "replay", "other defaults kept");
+	cr_expect_str_eq(json_get_string(d, "provider"), "replay", "other defaults kept");
 	snprintf(body, sizeof body, "{\"expectedUpdatedAt\":\"%s\",\"patch\":{\"effort\":\"extreme\"}}",
-	    str(r.json, "updatedAt"));
+	    json_get_string(r.json, "updatedAt"));
 	http_resp_free(&r);
 	r = http_req(&svc, "PATCH", path, body, NULL, true);
 	expect_answer(&r, 400, "invalid_request", "bad effort");
@@ -424,8 +387,8 @@ Test(api, agent_routing_read_and_patch)
 
 	r = http_req(&svc, "GET", "/api/v1/settings/agent-routing", NULL, NULL, true);
 	expect_answer(&r, 200, NULL, "read routing");
-	cr_expect_str_eq(str(r.json, "framework"), "taskdeck");
-	snprintf(before, sizeof before, "%s", str(r.json, "updatedAt"));
+	cr_expect_str_eq(json_get_string(r.json, "framework"), "taskdeck");
+	snprintf(before, sizeof before, "%s", json_get_string(r.json, "updatedAt"));
 	http_resp_free(&r);
 
 	r = http_req(&svc, "PATCH", "/api/v1/settings/agent-routing",
@@ -435,11 +398,11 @@ Test(api, agent_routing_read_and_patch)
 	reviewer = cJSON_GetObjectItem(r.json, "reviewer");
 	subagent = cJSON_GetObjectItem(r.json, "subagent");
 	cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(reviewer, "enabled")));
-	cr_expect_str_eq(str(reviewer, "provider"), "openai");
+	cr_expect_str_eq(json_get_string(reviewer, "provider"), "openai");
 	cr_expect(cJSON_IsNull(cJSON_GetObjectItem(reviewer, "model")), "untouched member kept");
 	cr_expect_eq(cJSON_GetObjectItem(subagent, "maxConcurrent")->valueint, 4);
 	cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(subagent, "enabled")));
-	cr_expect_str_gt(str(r.json, "updatedAt"), before);
+	cr_expect_str_gt(json_get_string(r.json, "updatedAt"), before);
 	http_resp_free(&r);
 
 	static const char *bad[] = {
@@ -469,11 +432,11 @@ Test(api, doctor_reports_ready_without_the_token)
 	cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(r.json, "ready")));
 	cJSON_ArrayForEach(c, cJSON_GetObjectItem(r.json, "checks")) {
 		/* readiness: an external CLI that is not installed is a warning */
-		if (strcmp(str(c, "id"), "runtime-claude-code") == 0 ||
-		    strcmp(str(c, "id"), "runtime-codex") == 0)
-			cr_expect_neq(strcmp(str(c, "status"), "fail"), 0, "%s", str(c, "id"));
+		if (strcmp(json_get_string(c, "id"), "runtime-claude-code") == 0 ||
+		    strcmp(json_get_string(c, "id"), "runtime-codex") == 0)
+			cr_expect_neq(strcmp(json_get_string(c, "status"), "fail"), 0, "%s", json_get_string(c, "id"));
 		else
-			cr_expect_str_eq(str(c, "status"), "ok", "%s", str(c, "id"));
+			cr_expect_str_eq(json_get_string(c, "status"), "ok", "%s", json_get_string(c, "id"));
 		n++;
 	}
 	/* data directory, database, token file, agent runtime, replay transcripts, sandbox,
@@ -495,7 +458,7 @@ Test(api, idempotent_create_replays_and_conflicts)
 	expect_answer(&a, 201, NULL, "first");
 	b = http_req(&svc, "POST", "/api/v1/projects", "{\"name\":\"once\"}", key, true);
 	expect_answer(&b, 201, NULL, "replay");
-	cr_expect_str_eq(str(b.json, "id"), str(a.json, "id"));
+	cr_expect_str_eq(json_get_string(b.json, "id"), json_get_string(a.json, "id"));
 	replayed = http_header(&b, "Idempotent-Replayed");
 	cr_expect_str_eq(replayed ? replayed : "", "true");
 	free(replayed);
@@ -528,8 +491,8 @@ race_create(void *arg)
 	    "{\"name\":\"raced\"}", key, true);
 
 	rc->status = r.status;
-	if (str(r.json, "id"))
-		snprintf(rc->id, sizeof rc->id, "%s", str(r.json, "id"));
+	if (json_get_string(r.json, "id"))
+		snprintf(rc->id, sizeof rc->id, "%s", json_get_string(r.json, "id"));
 	http_resp_free(&r);
 	return NULL;
 }
@@ -594,7 +557,7 @@ expect_bad_field(struct http_resp *r, const char *field, const char *what)
 	    "details");
 
 	expect_answer(r, 400, "invalid_request", what);
-	cr_expect_str_eq(str(details, "field") ? str(details, "field") : "(none)", field,
+	cr_expect_str_eq(json_get_string(details, "field") ? json_get_string(details, "field") : "(none)", field,
 	    "%s: details.field", what);
 }
 
@@ -605,7 +568,7 @@ expect_bad_field(struct http_resp *r, const char *field, const char *what)
  */
 Test(api, duplicate_keys_are_refused_and_nothing_changes)
 {
-	char *id = create_project("dup"), path[160], body[8192], first[64];
+	char *id = http_project_new(&svc, "dup"), path[160], body[8192], first[64];
 	char long_name[5001];
 	struct http_resp r;
 
@@ -623,12 +586,12 @@ Test(api, duplicate_keys_are_refused_and_nothing_changes)
 	expect_bad_field(&r, "metadata.a.b", "a nested key twice");
 	http_resp_free(&r);
 	r = http_req(&svc, "GET", path, NULL, NULL, true);
-	cr_expect_str_eq(str(r.json, "name"), "dup", "a refused patch changed the project");
+	cr_expect_str_eq(json_get_string(r.json, "name"), "dup", "a refused patch changed the project");
 	http_resp_free(&r);
 
 	strcat(path, "/session-defaults");
 	r = http_req(&svc, "GET", path, NULL, NULL, true);
-	snprintf(first, sizeof first, "%s", str(r.json, "updatedAt"));
+	snprintf(first, sizeof first, "%s", json_get_string(r.json, "updatedAt"));
 	http_resp_free(&r);
 	snprintf(body, sizeof body, "{\"expectedUpdatedAt\":\"%s\",\"patch\":"
 	    "{\"permissionProfile\":\"read-only\",\"permissionProfile\":\"god-mode\"}}", first);
@@ -636,7 +599,7 @@ Test(api, duplicate_keys_are_refused_and_nothing_changes)
 	expect_bad_field(&r, "patch.permissionProfile", "a profile twice");
 	http_resp_free(&r);
 	r = http_req(&svc, "GET", path, NULL, NULL, true);
-	cr_expect_str_eq(str(r.json, "updatedAt"), first, "a refused patch changed the defaults");
+	cr_expect_str_eq(json_get_string(r.json, "updatedAt"), first, "a refused patch changed the defaults");
 	http_resp_free(&r);
 
 	r = http_req(&svc, "PATCH", "/api/v1/settings/agent-routing",
@@ -645,7 +608,7 @@ Test(api, duplicate_keys_are_refused_and_nothing_changes)
 	http_resp_free(&r);
 	r = http_req(&svc, "GET", "/api/v1/settings/agent-routing", NULL, NULL, true);
 	expect_answer(&r, 200, NULL, "routing still reads");
-	cr_expect_str_eq(str(r.json, "framework"), "taskdeck");
+	cr_expect_str_eq(json_get_string(r.json, "framework"), "taskdeck");
 	http_resp_free(&r);
 
 	r = http_req(&svc, "POST", "/api/v1/projects",
@@ -659,7 +622,7 @@ Test(api, duplicate_keys_are_refused_and_nothing_changes)
  * "<dir>\u0000/../../etc" ran in <dir>.  Refused; an escaped backslash is not one. */
 Test(api, nul_inside_a_string_is_refused)
 {
-	char *id = create_project("nul"), body[512];
+	char *id = http_project_new(&svc, "nul"), body[512];
 	struct http_resp r;
 
 	snprintf(body, sizeof body, "{\"project\":\"%s\",\"prompt\":\"p\","
@@ -673,7 +636,7 @@ Test(api, nul_inside_a_string_is_refused)
 	r = http_req(&svc, "POST", "/api/v1/projects", "{\"name\":\"back\\\\u0000slash\"}",
 	    NULL, true);
 	expect_answer(&r, 201, NULL, "an escaped backslash then u0000 is plain text");
-	cr_expect_str_eq(str(r.json, "name"), "back\\u0000slash");
+	cr_expect_str_eq(json_get_string(r.json, "name"), "back\\u0000slash");
 	http_resp_free(&r);
 	free(id);
 }

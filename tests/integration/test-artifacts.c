@@ -20,8 +20,6 @@
 #define MIB (UINT64_C(1) << 20)
 #define RSS_GROWTH_MAX_KIB (16 * 1024)
 
-static struct svc svc;
-
 static void
 setup(void)
 {
@@ -29,30 +27,8 @@ setup(void)
 	svc_start(&svc);
 }
 
-static void
-teardown(void)
-{
-	svc_destroy(&svc);
-}
-
 /* One timeout for all: Criterion 2.4 leaks a watchdog entry when timeouts differ. */
-TestSuite(artifacts, .init = setup, .fini = teardown, .timeout = 600);
-
-static const char *
-str(const cJSON *obj, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItem(obj, key);
-
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static double
-num(const cJSON *obj, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItem(obj, key);
-
-	return cJSON_IsNumber(v) ? v->valuedouble : -1;
-}
+TestSuite(artifacts, .init = setup, .fini = svc_teardown, .timeout = 600);
 
 static void
 sleep_ms(long ms)
@@ -60,19 +36,6 @@ sleep_ms(long ms)
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 
 	nanosleep(&ts, NULL);
-}
-
-static char *
-create_project(void)
-{
-	struct http_resp r = http_req(&svc, "POST", "/api/v1/projects",
-	    "{\"name\":\"artifacts\"}", NULL, true);
-	char *id;
-
-	cr_assert_eq(r.status, 201, "create project: %s", r.body);
-	id = strdup(str(r.json, "id"));
-	http_resp_free(&r);
-	return id;
 }
 
 struct run {
@@ -98,8 +61,8 @@ run_start(const char *project, const char *model, const char *session)
 		    "\"sessionId\":\"%s\"}", project, session);
 	r = http_req(&svc, "POST", "/api/v1/runs", body, NULL, true);
 	cr_assert_eq(r.status, 201, "start run: %s", r.body);
-	snprintf(run.id, sizeof run.id, "%s", str(r.json, "id"));
-	snprintf(run.session, sizeof run.session, "%s", str(r.json, "sessionId"));
+	snprintf(run.id, sizeof run.id, "%s", json_get_string(r.json, "id"));
+	snprintf(run.session, sizeof run.session, "%s", json_get_string(r.json, "sessionId"));
 	http_resp_free(&r);
 	return run;
 }
@@ -113,7 +76,7 @@ run_wait(struct run *run, int timeout_s)
 	snprintf(path, sizeof path, "/api/v1/runs/%s", run->id);
 	for (int i = 0; i < timeout_s * 20; i++) {
 		struct http_resp r = http_req(&svc, "GET", path, NULL, NULL, true);
-		const char *status = str(r.json, "status");
+		const char *status = json_get_string(r.json, "status");
 
 		cr_assert_eq(r.status, 200, "get run: %s", r.body);
 		snprintf(run->status, sizeof run->status, "%s", status ? status : "");
@@ -163,7 +126,7 @@ find_named(const cJSON *list, const char *name)
 	const cJSON *a;
 
 	cJSON_ArrayForEach(a, list) {
-		if (str(a, "name") && strcmp(str(a, "name"), name) == 0)
+		if (json_get_string(a, "name") && strcmp(json_get_string(a, "name"), name) == 0)
 			return (cJSON *)a;
 	}
 	return NULL;
@@ -179,8 +142,8 @@ session_cwd(const char *session)
 	snprintf(path, sizeof path, "/api/v1/sessions/%s", session);
 	r = http_req(&svc, "GET", path, NULL, NULL, true);
 	cr_assert_eq(r.status, 200, "%s", r.body);
-	cr_assert_not_null(str(r.json, "cwd"));
-	cwd = strdup(str(r.json, "cwd"));
+	cr_assert_not_null(json_get_string(r.json, "cwd"));
+	cwd = strdup(json_get_string(r.json, "cwd"));
 	http_resp_free(&r);
 	return cwd;
 }
@@ -372,16 +335,16 @@ report_make(void)
 	struct http_resp r;
 	char *cwd;
 
-	rep.project = create_project();
+	rep.project = http_project_new(&svc, "artifacts");
 	rep.run = run_to_end(rep.project, "research", NULL);
 	r = list_artifacts(rep.run.session, "");
 	rep.artifact = cJSON_Duplicate(find_named(r.json, "report.md"), true);
 	cr_assert_not_null(rep.artifact, "no report.md in %s", r.body);
 	http_resp_free(&r);
 	snprintf(rep.content, sizeof rep.content, "/api/v1/artifacts/%s/content",
-	    str(rep.artifact, "id"));
+	    json_get_string(rep.artifact, "id"));
 	cwd = session_cwd(rep.run.session);
-	cr_assert(asprintf(&rep.file, "%s/%s", cwd, str(rep.artifact, "path")) > 0);
+	cr_assert(asprintf(&rep.file, "%s/%s", cwd, json_get_string(rep.artifact, "path")) > 0);
 	free(cwd);
 	rep.bytes = slurp(rep.file, &rep.len);
 	return rep;
@@ -404,19 +367,19 @@ Test(artifacts, research_run_lists_its_report)
 	struct http_resp r;
 
 	version_of(rep.bytes, rep.len, want);
-	cr_expect_str_eq(str(a, "version"), want, "version is the sha256 of the bytes");
-	cr_expect_eq(num(a, "size"), (double)rep.len);
-	cr_expect_str_eq(str(a, "mediaType"), "text/markdown");
-	cr_expect_str_eq(str(a, "sessionId"), rep.run.session);
-	cr_expect_str_eq(str(a, "runId"), rep.run.id);
-	cr_expect(strncmp(str(a, "id"), "art_", 4) == 0);
-	cr_expect(strlen(str(a, "path")) >= 9 &&
-	    strcmp(str(a, "path") + strlen(str(a, "path")) - 9, "report.md") == 0,
-	    "path %s does not end in the file name", str(a, "path"));
-	snprintf(created, sizeof created, "%s", str(a, "createdAt"));
+	cr_expect_str_eq(json_get_string(a, "version"), want, "version is the sha256 of the bytes");
+	cr_expect_eq(json_num(a, "size"), (double)rep.len);
+	cr_expect_str_eq(json_get_string(a, "mediaType"), "text/markdown");
+	cr_expect_str_eq(json_get_string(a, "sessionId"), rep.run.session);
+	cr_expect_str_eq(json_get_string(a, "runId"), rep.run.id);
+	cr_expect(strncmp(json_get_string(a, "id"), "art_", 4) == 0);
+	cr_expect(strlen(json_get_string(a, "path")) >= 9 &&
+	    strcmp(json_get_string(a, "path") + strlen(json_get_string(a, "path")) - 9, "report.md") == 0,
+	    "path %s does not end in the file name", json_get_string(a, "path"));
+	snprintf(created, sizeof created, "%s", json_get_string(a, "createdAt"));
 	cr_expect(strlen(created) == 24 && created[23] == 'Z', "createdAt %s", created);
 
-	snprintf(path, sizeof path, "/api/v1/artifacts/%s", str(a, "id"));
+	snprintf(path, sizeof path, "/api/v1/artifacts/%s", json_get_string(a, "id"));
 	r = http_req(&svc, "GET", path, NULL, NULL, true);
 	cr_expect_eq(r.status, 200);
 	cr_expect(cJSON_Compare(r.json, a, true), "descriptor %s differs from the list item",
@@ -435,7 +398,7 @@ Test(artifacts, content_is_the_saved_bytes_with_headers)
 	cr_expect_eq(f.len, rep.len);
 	cr_expect(f.len == rep.len && memcmp(f.body, rep.bytes, f.len) == 0,
 	    "downloaded bytes differ from the workspace file");
-	snprintf(etag, sizeof etag, "\"%s\"", str(rep.artifact, "version"));
+	snprintf(etag, sizeof etag, "\"%s\"", json_get_string(rep.artifact, "version"));
 	snprintf(len, sizeof len, "%zu", rep.len);
 	expect_header(&f, "ETag", etag);
 	expect_header(&f, "Content-Length", len);
@@ -505,7 +468,7 @@ Test(artifacts, ranges_resume_and_if_range)
 	fetch_free(&f);
 
 	/* If-Range with the current ETag honours the range, with another it does not. */
-	snprintf(match, sizeof match, "If-Range: \"%s\"", str(rep.artifact, "version"));
+	snprintf(match, sizeof match, "If-Range: \"%s\"", json_get_string(rep.artifact, "version"));
 	f = download(rep.content, (const char *[]){ "Range: bytes=0-9", match, NULL });
 	cr_expect_eq(f.status, 206, "If-Range with the ETag");
 	fetch_free(&f);
@@ -534,7 +497,7 @@ Test(artifacts, saved_content_ignores_later_workspace_changes)
 	cr_expect(f.len == rep.len && memcmp(f.body, rep.bytes, f.len) == 0,
 	    "the download follows the workspace, not the saved version");
 	version_of(f.body, f.len, want);
-	cr_expect_str_eq(want, str(rep.artifact, "version"));
+	cr_expect_str_eq(want, json_get_string(rep.artifact, "version"));
 	fetch_free(&f);
 	report_free(&rep);
 }
@@ -559,7 +522,7 @@ Test(artifacts, unknown_ids_are_404)
 
 		cr_expect_eq(r.status, 404, "%s: %ld %s", cases[i].path, r.status, r.body);
 		cr_expect_str_eq(http_error_code(&r) ? http_error_code(&r) : "", "not_found");
-		cr_expect_str_eq(str(details, "resource") ? str(details, "resource") : "",
+		cr_expect_str_eq(json_get_string(details, "resource") ? json_get_string(details, "resource") : "",
 		    cases[i].resource, "%s: %s", cases[i].path, r.body);
 		http_resp_free(&r);
 	}
@@ -567,13 +530,13 @@ Test(artifacts, unknown_ids_are_404)
 	    "/api/v1/sessions/ses_000000000000000000000000/artifacts", NULL, NULL, true);
 	cJSON *details = cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "error"), "details");
 	cr_expect_eq(r.status, 404, "%s", r.body);
-	cr_expect_str_eq(str(details, "resource") ? str(details, "resource") : "", "session");
+	cr_expect_str_eq(json_get_string(details, "resource") ? json_get_string(details, "resource") : "", "session");
 	http_resp_free(&r);
 }
 
 Test(artifacts, a_run_that_saves_nothing_lists_nothing)
 {
-	char *project = create_project();
+	char *project = http_project_new(&svc, "artifacts");
 	struct run run = run_to_end(project, "no-artifact", NULL);
 	struct http_resp r = list_artifacts(run.session, "");
 
@@ -591,17 +554,17 @@ Test(artifacts, a_second_save_of_a_path_replaces_it_in_the_list)
 	struct run second = run_to_end(rep.project, NULL, rep.run.session);
 	struct http_resp newest = list_artifacts(rep.run.session, "");
 	struct http_resp all = list_artifacts(rep.run.session, "?all=true");
-	const char *path = str(rep.artifact, "path");
+	const char *path = json_get_string(rep.artifact, "path");
 	cJSON *a;
 	int in_newest = 0, in_all = 0;
 	char prev[64] = "~";
 
 	cJSON_ArrayForEach(a, newest.json) {
-		cr_expect_lt(strcmp(str(a, "id"), prev), 0, "not newest first: %s", newest.body);
-		snprintf(prev, sizeof prev, "%s", str(a, "id"));
-		if (strcmp(str(a, "path"), path) == 0) {
+		cr_expect_lt(strcmp(json_get_string(a, "id"), prev), 0, "not newest first: %s", newest.body);
+		snprintf(prev, sizeof prev, "%s", json_get_string(a, "id"));
+		if (strcmp(json_get_string(a, "path"), path) == 0) {
 			in_newest++;
-			cr_expect_str_eq(str(a, "runId"), second.id, "the listed %s is not the newest",
+			cr_expect_str_eq(json_get_string(a, "runId"), second.id, "the listed %s is not the newest",
 			    path);
 		}
 	}
@@ -609,9 +572,9 @@ Test(artifacts, a_second_save_of_a_path_replaces_it_in_the_list)
 	prev[0] = '~';
 	prev[1] = '\0';
 	cJSON_ArrayForEach(a, all.json) {
-		cr_expect_lt(strcmp(str(a, "id"), prev), 0, "not newest first: %s", all.body);
-		snprintf(prev, sizeof prev, "%s", str(a, "id"));
-		if (strcmp(str(a, "path"), path) == 0)
+		cr_expect_lt(strcmp(json_get_string(a, "id"), prev), 0, "not newest first: %s", all.body);
+		snprintf(prev, sizeof prev, "%s", json_get_string(a, "id"));
+		if (strcmp(json_get_string(a, "path"), path) == 0)
 			in_all++;
 	}
 	cr_expect_eq(in_all, 2, "?all=true lists %s %d times: %s", path, in_all, all.body);
@@ -627,7 +590,7 @@ Test(artifacts, a_second_save_of_a_path_replaces_it_in_the_list)
 
 Test(artifacts, paging_and_bad_query_parameters)
 {
-	char *project = create_project();
+	char *project = http_project_new(&svc, "artifacts");
 	struct run run = run_to_end(project, "multi-file", NULL);
 	struct http_resp whole = list_artifacts(run.session, "?all=true");
 	int total = cJSON_GetArraySize(whole.json), seen = 0;
@@ -643,7 +606,7 @@ Test(artifacts, paging_and_bad_query_parameters)
 		const cJSON *want = cJSON_GetArrayItem(whole.json, seen);
 
 		cr_assert_eq(cJSON_GetArraySize(page.json), 1, "page %d: %s", seen, page.body);
-		cr_expect_str_eq(str(cJSON_GetArrayItem(page.json, 0), "id"), str(want, "id"));
+		cr_expect_str_eq(json_get_string(cJSON_GetArrayItem(page.json, 0), "id"), json_get_string(want, "id"));
 		seen++;
 		http_resp_free(&page);
 		if (link == NULL)
@@ -673,7 +636,7 @@ Test(artifacts, paging_and_bad_query_parameters)
 Test(artifacts, a_missing_store_file_is_a_500_not_a_crash)
 {
 	struct report rep = report_make();
-	const char *version = str(rep.artifact, "version");
+	const char *version = json_get_string(rep.artifact, "version");
 	char store_file[512], *log, *path_seen;
 	struct http_resp r;
 	size_t len;
@@ -695,7 +658,7 @@ Test(artifacts, a_missing_store_file_is_a_500_not_a_crash)
 	log = (char *)slurp(store_file, &len);
 	log = realloc(log, len + 1);
 	log[len] = '\0';
-	cr_expect(strstr(log, str(rep.artifact, "id")) != NULL,
+	cr_expect(strstr(log, json_get_string(rep.artifact, "id")) != NULL,
 	    "no log line names the artifact");
 	free(log);
 	report_free(&rep);
@@ -732,16 +695,16 @@ Test(artifacts, a_1_gib_artifact_downloads_in_bounded_memory_and_resumes)
 		cr_skip("needs 4 GiB free in /tmp for a 1 GiB artifact (workspace and "
 		    "store), has %llu MiB", (unsigned long long)(have / MIB));
 	}
-	project = create_project();
+	project = http_project_new(&svc, "artifacts");
 	run = run_start(project, "big-artifact", NULL);
 	run_wait(&run, 600);
 	cr_assert_str_eq(run.status, "completed");
 	r = list_artifacts(run.session, "");
 	big = find_named(r.json, "big.bin");
 	cr_assert_not_null(big, "no big.bin in %s", r.body);
-	size = (uint64_t)num(big, "size");
-	snprintf(version, sizeof version, "%s", str(big, "version"));
-	snprintf(content, sizeof content, "/api/v1/artifacts/%s/content", str(big, "id"));
+	size = (uint64_t)json_num(big, "size");
+	snprintf(version, sizeof version, "%s", json_get_string(big, "version"));
+	snprintf(content, sizeof content, "/api/v1/artifacts/%s/content", json_get_string(big, "id"));
 	http_resp_free(&r);
 	cr_assert_geq(size, GIB, "big.bin has %llu bytes", (unsigned long long)size);
 

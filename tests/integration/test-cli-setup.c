@@ -20,7 +20,6 @@
 #include "harness.h"
 #include "taskdeck.h"
 
-static struct svc svc;
 static char tmp[256];
 
 static void
@@ -48,14 +47,6 @@ teardown(void)
 
 TestSuite(cli_setup, .init = setup, .fini = teardown, .timeout = 120);
 
-static const char *
-str(const cJSON *obj, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItem(obj, key);
-
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 /* Runs the CLI with args; its stdout parsed as JSON (asserts it parses). */
 static cJSON *
 cli_json(int want_rc, const char *args)
@@ -78,8 +69,8 @@ Test(cli_setup, runtimes_status_repair_install_json)
 	doc = cli_json(0, "runtimes --json");
 	cr_expect(cJSON_IsArray(doc));
 	cr_expect_eq(cJSON_GetArraySize(doc), 3);
-	cr_expect_str_eq(str(cJSON_GetArrayItem(doc, 0), "framework"), "taskdeck");
-	cr_expect_str_eq(str(cJSON_GetArrayItem(doc, 0), "status"), "ready");
+	cr_expect_str_eq(json_get_string(cJSON_GetArrayItem(doc, 0), "framework"), "taskdeck");
+	cr_expect_str_eq(json_get_string(cJSON_GetArrayItem(doc, 0), "status"), "ready");
 	cJSON_Delete(doc);
 
 	doc = cli_json(0, "setup --status --json");
@@ -94,7 +85,7 @@ Test(cli_setup, runtimes_status_repair_install_json)
 
 	doc = cli_json(0, "install-cli --json");
 	snprintf(launcher, sizeof launcher, "%s/taskdeck", tmp);
-	cr_expect_str_eq(str(doc, "path"), launcher);
+	cr_expect_str_eq(json_get_string(doc, "path"), launcher);
 	cr_expect_eq(access(launcher, X_OK), 0);
 	cJSON_Delete(doc);
 
@@ -105,7 +96,7 @@ Test(cli_setup, runtimes_status_repair_install_json)
 		fputs("mine\n", f);
 		fclose(f);
 		doc = cli_json(1, "install-cli --json");
-		cr_expect_str_eq(str(cJSON_GetObjectItem(doc, "error"), "code"),
+		cr_expect_str_eq(json_get_string(cJSON_GetObjectItem(doc, "error"), "code"),
 		    "configuration_conflict");
 		cJSON_Delete(doc);
 		f = fopen(launcher, "r");
@@ -161,11 +152,11 @@ expect_provider(const char *name, const char *url, const char *model)
 
 	p = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "providers"), name);
 	cr_assert_not_null(p, "no provider %s", name);
-	cr_expect_str_eq(str(p, "kind"), "openai");
-	cr_expect_str_eq(str(p, "baseUrl"), url);
-	cr_expect_str_eq(str(p, "apiKeyEnv"), "TD_FAKE_KEY");
-	cr_expect_str_eq(str(p, "defaultModel"), model);
-	cr_expect_str_eq(str(cJSON_GetObjectItem(doc, "defaults"), "provider"), name);
+	cr_expect_str_eq(json_get_string(p, "kind"), "openai");
+	cr_expect_str_eq(json_get_string(p, "baseUrl"), url);
+	cr_expect_str_eq(json_get_string(p, "apiKeyEnv"), "TD_FAKE_KEY");
+	cr_expect_str_eq(json_get_string(p, "defaultModel"), model);
+	cr_expect_str_eq(json_get_string(cJSON_GetObjectItem(doc, "defaults"), "provider"), name);
 	cJSON_Delete(doc);
 }
 
@@ -208,7 +199,7 @@ Test(cli_setup, flags_against_a_fake_provider)
 	svc_stop(&svc);
 	svc_restart(&svc);
 	doc = cli_json(0, "setup --json");	/* no terminal, no flags: shows the settings */
-	cr_expect_str_eq(str(cJSON_GetObjectItem(doc, "defaults"), "provider"), "local");
+	cr_expect_str_eq(json_get_string(cJSON_GetObjectItem(doc, "defaults"), "provider"), "local");
 	cJSON_Delete(doc);
 }
 
@@ -478,9 +469,9 @@ setup_stdin(const char *url, const char *key)
 	}
 	cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(doc, "tested")));
 	p = cJSON_GetObjectItem(doc, "provider");
-	cr_assert_not_null(str(p, "apiKeyCredential"), "%s", cJSON_PrintUnformatted(doc));
-	cr_expect_null(str(p, "apiKeyEnv"));
-	id = strdup(str(p, "apiKeyCredential"));
+	cr_assert_not_null(json_get_string(p, "apiKeyCredential"), "%s", cJSON_PrintUnformatted(doc));
+	cr_expect_null(json_get_string(p, "apiKeyEnv"));
+	id = strdup(json_get_string(p, "apiKeyCredential"));
 	cJSON_Delete(doc);
 	return id;
 }
@@ -497,7 +488,7 @@ expect_provider_step(bool ok, const char *says)
 	st = cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "steps"), "provider");
 	cr_assert_not_null(st, "%s", r.body);
 	cr_expect_eq(cJSON_IsTrue(cJSON_GetObjectItem(st, "ok")), ok, "%s", r.body);
-	cr_expect(str(st, "message") && strstr(str(st, "message"), says) != NULL, "%s", r.body);
+	cr_expect(json_get_string(st, "message") && strstr(json_get_string(st, "message"), says) != NULL, "%s", r.body);
 	http_resp_free(&r);
 }
 
@@ -510,14 +501,14 @@ run_once(void)
 
 	r = http_req(&svc, "POST", "/api/v1/projects", "{\"name\":\"keyed\"}", NULL, true);
 	cr_assert_eq(r.status, 201, "%s", r.body);
-	project = strdup(str(r.json, "id"));
+	project = strdup(json_get_string(r.json, "id"));
 	http_resp_free(&r);
 	snprintf(body, sizeof body, "{\"project\":\"%s\",\"prompt\":\"hi\",\"config\":"
 	    "{\"provider\":\"local\",\"model\":\"tiny-2\"}}", project);
 	free(project);
 	r = http_req(&svc, "POST", "/api/v1/runs", body, NULL, true);
 	cr_assert_eq(r.status, 201, "%s", r.body);
-	run = run_wait_final(&svc, str(r.json, "id"), 90000);
+	run = run_wait_final(&svc, json_get_string(r.json, "id"), 90000);
 	http_resp_free(&r);
 	cr_assert_not_null(run);
 	return run;
@@ -542,14 +533,14 @@ Test(cli_setup, api_key_stdin_is_a_credential_the_run_uses)
 	cr_expect_str_eq(auth(fp, 1), "Bearer " KEY1, "setup tests with the key");
 	doc = read_settings();
 	p = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "providers"), "local");
-	cr_expect_str_eq(str(p, "apiKeyCredential"), id);
+	cr_expect_str_eq(json_get_string(p, "apiKeyCredential"), id);
 	cJSON_Delete(doc);
 
 	/* The service reads the settings at start: a run authenticates with the credential. */
 	svc_stop(&svc);
 	svc_restart(&svc);
 	run = run_once();
-	cr_expect_str_eq(str(run, "status"), "completed", "%s", cJSON_PrintUnformatted(run));
+	cr_expect_str_eq(json_get_string(run, "status"), "completed", "%s", cJSON_PrintUnformatted(run));
 	cJSON_Delete(run);
 	cr_expect_str_eq(auth(fp, 2), "Bearer " KEY1, "the run's request");
 	expect_provider_step(true, "its key is in the credential");
@@ -576,7 +567,7 @@ Test(cli_setup, api_key_stdin_is_a_credential_the_run_uses)
 		    cJSON_GetObjectItem(r.json, "items");
 
 		cJSON_ArrayForEach(c, list) {
-			if (str(c, "name") && strcmp(str(c, "name"), "provider-local") == 0)
+			if (json_get_string(c, "name") && strcmp(json_get_string(c, "name"), "provider-local") == 0)
 				named++;
 		}
 	}
@@ -585,7 +576,7 @@ Test(cli_setup, api_key_stdin_is_a_credential_the_run_uses)
 	svc_stop(&svc);
 	svc_restart(&svc);
 	run = run_once();
-	cr_expect_str_eq(str(run, "status"), "completed", "%s", cJSON_PrintUnformatted(run));
+	cr_expect_str_eq(json_get_string(run, "status"), "completed", "%s", cJSON_PrintUnformatted(run));
 	cJSON_Delete(run);
 	cr_expect_str_eq(auth(fp, 5), "Bearer " KEY2, "the run uses the rotated key");
 	expect_key_nowhere(KEY2);
@@ -601,7 +592,7 @@ Test(cli_setup, api_key_stdin_is_a_credential_the_run_uses)
 		r = http_req(&svc, "POST", "/api/v1/credentials", "{\"name\":\"spare-key\","
 		    "\"kind\":\"api-key\",\"secret\":\"sk-spare\"}", NULL, true);
 		cr_assert_eq(r.status, 201, "%s", r.body);
-		other = strdup(str(r.json, "id"));
+		other = strdup(json_get_string(r.json, "id"));
 		http_resp_free(&r);
 		spare = cJSON_Parse("{\"kind\":\"openai\",\"baseUrl\":\"http://127.0.0.1:9/v1\","
 		    "\"apiKeyEnv\":null,\"apiKeyCredential\":\"spare-key\",\"defaultModel\":\"m\"}");
@@ -630,16 +621,16 @@ Test(cli_setup, api_key_stdin_is_a_credential_the_run_uses)
 		const cJSON *c, *check = NULL;
 
 		cJSON_ArrayForEach(c, cJSON_GetObjectItem(r.json, "checks"))
-			if (str(c, "id") && strcmp(str(c, "id"), "provider") == 0)
+			if (json_get_string(c, "id") && strcmp(json_get_string(c, "id"), "provider") == 0)
 				check = c;
 		cr_assert_not_null(check, "%s", r.body);
-		cr_expect_str_eq(str(check, "status"), "fail", "%s", r.body);
-		cr_expect(strstr(str(check, "message"), "does not exist") != NULL, "%s", r.body);
+		cr_expect_str_eq(json_get_string(check, "status"), "fail", "%s", r.body);
+		cr_expect(strstr(json_get_string(check, "message"), "does not exist") != NULL, "%s", r.body);
 		cr_expect(strstr(r.body, "taskdeck setup") != NULL, "%s", r.body);
 	}
 	http_resp_free(&r);
 	run = run_once();
-	cr_expect_str_eq(str(run, "status"), "failed");
+	cr_expect_str_eq(json_get_string(run, "status"), "failed");
 	cr_expect(strstr(cJSON_PrintUnformatted(run), "taskdeck setup") != NULL, "%s",
 	    cJSON_PrintUnformatted(run));
 	cJSON_Delete(run);
@@ -690,7 +681,7 @@ Test(cli_setup, interactive_typed_key_with_echo_off)
 	cr_expect_str_eq(auth(fp, 0), "Bearer " KEY1);
 	doc = read_settings();
 	p = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "providers"), "ollama");
-	cr_expect(str(p, "apiKeyCredential") && strncmp(str(p, "apiKeyCredential"), "cred_", 5)
+	cr_expect(json_get_string(p, "apiKeyCredential") && strncmp(json_get_string(p, "apiKeyCredential"), "cred_", 5)
 	    == 0);
 	cJSON_Delete(doc);
 	expect_key_nowhere(KEY1);

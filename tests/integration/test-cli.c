@@ -10,44 +10,13 @@
 
 #include "harness.h"
 
-static struct svc svc;
-
-static void
-setup(void)
-{
-	svc_start(&svc);
-}
-
-static void
-teardown(void)
-{
-	svc_destroy(&svc);
-}
-
-TestSuite(cli, .init = setup, .fini = teardown, .timeout = 120);
+TestSuite(cli, .init = svc_setup, .fini = svc_teardown, .timeout = 120);
 
 struct run {
 	int status;
 	char *out;
 	char *err;
 };
-
-static char *
-read_file(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *data = NULL;
-	size_t len = 0;
-
-	if (f == NULL)
-		return NULL;
-	if (getdelim(&data, &len, '\0', f) < 0) {
-		free(data);
-		data = strdup("");
-	}
-	fclose(f);
-	return data;
-}
 
 /* The token of a home, or "" when it has none. */
 static char *
@@ -56,7 +25,7 @@ home_token(const char *home)
 	char path[512], *t;
 
 	snprintf(path, sizeof path, "%s/token", home);
-	if ((t = read_file(path)) == NULL)
+	if ((t = harness_slurp(path, NULL)) == NULL)
 		return strdup("");
 	t[strcspn(t, "\r\n")] = '\0';
 	return t;
@@ -80,7 +49,7 @@ cli(const struct svc *s, const char *fmt, ...)
 	snprintf(errpath, sizeof errpath, "%s/cli.stderr", s->home);
 	r.status = run_capture(s, &r.out, "%s %s 2>%s", harness_bin("taskdeck"),
 	    args, errpath);
-	r.err = read_file(errpath);
+	r.err = harness_slurp(errpath, NULL);
 	cr_assert_not_null(r.err);
 	token = home_token(s->home);
 	if (token[0] != '\0') {
@@ -98,25 +67,6 @@ run_free(struct run *r)
 	free(r->err);
 }
 
-/* Parses stdout as JSON; asserts that it is one document. */
-static cJSON *
-run_json(const struct run *r)
-{
-	cJSON *doc = cJSON_Parse(r->out);
-
-	cr_assert_not_null(doc, "not JSON: %s", r->out);
-	return doc;
-}
-
-static const char *
-jstr(const cJSON *obj, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItem(obj, key);
-
-	cr_assert(cJSON_IsString(v), "%s is not a string", key);
-	return v->valuestring;
-}
-
 /* Creates a project through the CLI; returns its id (free it). */
 static char *
 create(const char *name)
@@ -126,39 +76,11 @@ create(const char *name)
 	char *id;
 
 	cr_assert_eq(r.status, 0, "create: %s", r.err);
-	doc = run_json(&r);
-	id = strdup(jstr(doc, "id"));
+	doc = json_doc(r.out);
+	id = strdup(json_str(doc, "id"));
 	cJSON_Delete(doc);
 	run_free(&r);
 	return id;
-}
-
-/* The value of the "key: value" line of text, or NULL (free it). */
-static char *
-kv(const char *text, const char *key)
-{
-	size_t n = strlen(key);
-
-	for (const char *line = text; line != NULL && *line != '\0'; ) {
-		const char *eol = strchr(line, '\n');
-		size_t len = eol ? (size_t)(eol - line) : strlen(line);
-
-		if (len >= n + 2 && strncmp(line, key, n) == 0 && line[n] == ':' &&
-		    line[n + 1] == ' ')
-			return strndup(line + n + 2, len - n - 2);
-		line = eol ? eol + 1 : NULL;
-	}
-	return NULL;
-}
-
-static void
-assert_kv(const char *text, const char *key, const char *want)
-{
-	char *v = kv(text, key);
-
-	cr_assert_not_null(v, "no '%s:' line in:\n%s", key, text);
-	cr_assert_str_eq(v, want, "%s", key);
-	free(v);
 }
 
 Test(cli, projects_create_show_update)
@@ -170,28 +92,28 @@ Test(cli, projects_create_show_update)
 	r = cli(&svc, "--json projects create Alpha --description 'first one' "
 	    "--context 'be brief' --metadata '{\"team\":\"blue\"}'");
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	doc = run_json(&r);
-	id = strdup(jstr(doc, "id"));
+	doc = json_doc(r.out);
+	id = strdup(json_str(doc, "id"));
 	cr_assert_eq(strncmp(id, "prj_", 4), 0);
-	cr_assert_str_eq(jstr(doc, "name"), "Alpha");
-	cr_assert_str_eq(jstr(doc, "description"), "first one");
-	cr_assert_str_eq(jstr(cJSON_GetObjectItem(doc, "metadata"), "team"), "blue");
+	cr_assert_str_eq(json_str(doc, "name"), "Alpha");
+	cr_assert_str_eq(json_str(doc, "description"), "first one");
+	cr_assert_str_eq(json_str(cJSON_GetObjectItem(doc, "metadata"), "team"), "blue");
 	cJSON_Delete(doc);
 	run_free(&r);
 
 	r = cli(&svc, "projects show %s", id);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	assert_kv(r.out, "id", id);
-	assert_kv(r.out, "name", "Alpha");
-	assert_kv(r.out, "context", "be brief");
-	assert_kv(r.out, "metadata", "{\"team\":\"blue\"}");
+	assert_text_kv(r.out, "id", id);
+	assert_text_kv(r.out, "name", "Alpha");
+	assert_text_kv(r.out, "context", "be brief");
+	assert_text_kv(r.out, "metadata", "{\"team\":\"blue\"}");
 	run_free(&r);
 
 	/* Global options also work after the command. */
 	r = cli(&svc, "projects update %s --name Gamma --metadata '{\"team\":null,\"x\":1}' --json", id);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	doc = run_json(&r);
-	cr_assert_str_eq(jstr(doc, "name"), "Gamma");
+	doc = json_doc(r.out);
+	cr_assert_str_eq(json_str(doc, "name"), "Gamma");
 	meta = cJSON_GetObjectItem(doc, "metadata");
 	cr_assert_null(cJSON_GetObjectItem(meta, "team"));
 	cr_assert_eq(cJSON_GetObjectItem(meta, "x")->valueint, 1);
@@ -200,9 +122,9 @@ Test(cli, projects_create_show_update)
 
 	r = cli(&svc, "projects update %s --patch '{\"description\":\"patched\"}' --context c2", id);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	assert_kv(r.out, "name", "Gamma");
-	assert_kv(r.out, "description", "patched");
-	assert_kv(r.out, "context", "c2");
+	assert_text_kv(r.out, "name", "Gamma");
+	assert_text_kv(r.out, "description", "patched");
+	assert_text_kv(r.out, "context", "c2");
 	run_free(&r);
 
 	r = cli(&svc, "projects update %s", id);
@@ -238,17 +160,17 @@ Test(cli, projects_list_table_and_json)
 
 	r = cli(&svc, "projects list --json");
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	doc = run_json(&r);
+	doc = json_doc(r.out);
 	cr_assert_eq(cJSON_GetArraySize(doc), 3);
-	cr_assert_str_eq(jstr(cJSON_GetArrayItem(doc, 0), "id"), c);
-	cr_assert_str_eq(jstr(cJSON_GetArrayItem(doc, 1), "name"), "Beta");
+	cr_assert_str_eq(json_str(cJSON_GetArrayItem(doc, 0), "id"), c);
+	cr_assert_str_eq(json_str(cJSON_GetArrayItem(doc, 1), "name"), "Beta");
 	cJSON_Delete(doc);
 	run_free(&r);
 
 	/* One page of two; the next page is named on stderr. */
 	r = cli(&svc, "--json projects list --limit 2");
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	doc = run_json(&r);
+	doc = json_doc(r.out);
 	cr_assert_eq(cJSON_GetArraySize(doc), 2);
 	cJSON_Delete(doc);
 	cr_assert_not_null(strstr(r.err, "--cursor"), "%s", r.err);
@@ -256,9 +178,9 @@ Test(cli, projects_list_table_and_json)
 
 	r = cli(&svc, "--json projects list --cursor %s", b);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	doc = run_json(&r);
+	doc = json_doc(r.out);
 	cr_assert_eq(cJSON_GetArraySize(doc), 1);
-	cr_assert_str_eq(jstr(cJSON_GetArrayItem(doc, 0), "id"), a);
+	cr_assert_str_eq(json_str(cJSON_GetArrayItem(doc, 0), "id"), a);
 	cJSON_Delete(doc);
 	run_free(&r);
 	free(a);
@@ -275,9 +197,9 @@ Test(cli, idempotent_create)
 	r2 = cli(&svc, "--json projects create Once --idempotency-key key-1");
 	cr_assert_eq(r1.status, 0, "%s", r1.err);
 	cr_assert_eq(r2.status, 0, "%s", r2.err);
-	d1 = run_json(&r1);
-	d2 = run_json(&r2);
-	cr_assert_str_eq(jstr(d1, "id"), jstr(d2, "id"));
+	d1 = json_doc(r1.out);
+	d2 = json_doc(r2.out);
+	cr_assert_str_eq(json_str(d1, "id"), json_str(d2, "id"));
 	r3 = cli(&svc, "projects create Once --description other --idempotency-key key-1");
 	cr_assert_eq(r3.status, 5, "%s", r3.err);
 	cr_assert_not_null(strstr(r3.err, "taskdeck: idempotency_conflict: "), "%s", r3.err);
@@ -312,22 +234,22 @@ Test(cli, defaults_get_set_and_stale)
 
 	r = cli(&svc, "defaults get %s", id);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	assert_kv(r.out, "projectId", id);
-	assert_kv(r.out, "model", "-");
-	created = kv(r.out, "updatedAt");
+	assert_text_kv(r.out, "projectId", id);
+	assert_text_kv(r.out, "model", "-");
+	created = text_kv(r.out, "updatedAt");
 	cr_assert_not_null(created);
 	run_free(&r);
 
 	r = cli(&svc, "defaults set %s model=m1 effort=low permissionProfile=read-only", id);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	assert_kv(r.out, "model", "m1");
-	assert_kv(r.out, "effort", "low");
-	assert_kv(r.out, "permissionProfile", "read-only");
-	assert_kv(r.out, "network", "-");
+	assert_text_kv(r.out, "model", "m1");
+	assert_text_kv(r.out, "effort", "low");
+	assert_text_kv(r.out, "permissionProfile", "read-only");
+	assert_text_kv(r.out, "network", "-");
 	run_free(&r);
 	r = cli(&svc, "defaults set %s network=true", id);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	assert_kv(r.out, "network", "true");
+	assert_text_kv(r.out, "network", "true");
 	run_free(&r);
 
 	/* Pinned to the first read: the write above made it stale. */
@@ -342,10 +264,10 @@ Test(cli, defaults_get_set_and_stale)
 	run_free(&r);
 	r = cli(&svc, "--json defaults get %s", id);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	doc = run_json(&r);
+	doc = json_doc(r.out);
 	defs = cJSON_GetObjectItem(doc, "defaults");
 	cr_assert(cJSON_IsNull(cJSON_GetObjectItem(defs, "model")));
-	cr_assert_str_eq(jstr(defs, "effort"), "low");
+	cr_assert_str_eq(json_str(defs, "effort"), "low");
 	cJSON_Delete(doc);
 	run_free(&r);
 
@@ -368,23 +290,23 @@ Test(cli, routing_get_set)
 
 	r = cli(&svc, "routing get");
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	assert_kv(r.out, "framework", "taskdeck");
-	assert_kv(r.out, "reviewer.enabled", "false");
+	assert_text_kv(r.out, "framework", "taskdeck");
+	assert_text_kv(r.out, "reviewer.enabled", "false");
 	run_free(&r);
 
 	r = cli(&svc, "routing set reviewer.enabled=true reviewer.model=rv subagent.maxConcurrent=3");
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	assert_kv(r.out, "reviewer.enabled", "true");
-	assert_kv(r.out, "reviewer.model", "rv");
-	assert_kv(r.out, "subagent.maxConcurrent", "3");
+	assert_text_kv(r.out, "reviewer.enabled", "true");
+	assert_text_kv(r.out, "reviewer.model", "rv");
+	assert_text_kv(r.out, "subagent.maxConcurrent", "3");
 	run_free(&r);
 
 	r = cli(&svc, "--json routing set --patch '{\"subagent\":{\"enabled\":true,\"model\":\"sm\"}}'");
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	doc = run_json(&r);
+	doc = json_doc(r.out);
 	sub = cJSON_GetObjectItem(doc, "subagent");
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(sub, "enabled")));
-	cr_assert_str_eq(jstr(sub, "model"), "sm");
+	cr_assert_str_eq(json_str(sub, "model"), "sm");
 	cr_assert_eq(cJSON_GetObjectItem(sub, "maxConcurrent")->valueint, 3);
 	cJSON_Delete(doc);
 	run_free(&r);
@@ -403,14 +325,14 @@ Test(cli, doctor)
 	cJSON *doc;
 
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	assert_kv(r.out, "ready", "yes");
+	assert_text_kv(r.out, "ready", "yes");
 	cr_assert_not_null(strstr(r.out, "CHECK"), "%s", r.out);
 	cr_assert_not_null(strstr(r.out, "token-file"), "%s", r.out);
 	run_free(&r);
 
 	r = cli(&svc, "doctor --json");
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	doc = run_json(&r);
+	doc = json_doc(r.out);
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(doc, "ready")));
 	cJSON_Delete(doc);
 	run_free(&r);
@@ -462,7 +384,7 @@ discovery_pid(const char *home)
 	long pid = 0;
 
 	snprintf(path, sizeof path, "%s/service.json", home);
-	if ((text = read_file(path)) == NULL)
+	if ((text = harness_slurp(path, NULL)) == NULL)
 		return 0;
 	doc = cJSON_Parse(text);
 	if (cJSON_IsNumber(cJSON_GetObjectItem(doc, "pid")))
@@ -483,7 +405,7 @@ process_gone(long pid)
 	if (kill((pid_t)pid, 0) != 0)
 		return true;
 	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-	if ((stat = read_file(path)) == NULL)
+	if ((stat = harness_slurp(path, NULL)) == NULL)
 		return true;
 	paren = strrchr(stat, ')');
 	gone = paren != NULL && paren[1] == ' ' && paren[2] == 'Z';
@@ -524,7 +446,7 @@ Test(cli_offline, no_service_exits_3)
 
 	r = cli(&offline, "daemon status");
 	cr_assert_eq(r.status, 3, "%s", r.err);
-	assert_kv(r.out, "status", "not running");
+	assert_text_kv(r.out, "status", "not running");
 	run_free(&r);
 
 	r = cli(&offline, "daemon stop");
@@ -557,14 +479,14 @@ Test(cli_offline, daemon_start_status_stop)
 
 	r = cli(&offline, "daemon status");
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	assert_kv(r.out, "status", "running");
-	assert_kv(r.out, "url", url);
-	assert_kv(r.out, "ready", "yes");
+	assert_text_kv(r.out, "status", "running");
+	assert_text_kv(r.out, "url", url);
+	assert_text_kv(r.out, "ready", "yes");
 	run_free(&r);
 
 	r = cli(&offline, "--json daemon status");
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	doc = run_json(&r);
+	doc = json_doc(r.out);
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(doc, "running")));
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(doc, "ready")));
 	cr_assert_eq((long)cJSON_GetObjectItem(doc, "pid")->valuedouble, pid);

@@ -698,22 +698,7 @@ Test(events_fake, ready_times_out_on_a_silent_server)
 
 /* --- against a real taskdeckd --------------------------------------------- */
 
-static struct svc svc;
-
-static void
-svc_setup(void)
-{
-	svc_start(&svc);
-	svc_export_env(&svc);
-}
-
-static void
-svc_teardown(void)
-{
-	svc_destroy(&svc);
-}
-
-TestSuite(events_svc, .init = svc_setup, .fini = svc_teardown, .timeout = 120);
+TestSuite(events_svc, .init = svc_setup_env, .fini = svc_teardown, .timeout = 120);
 
 static struct td_client *
 svc_client(void)

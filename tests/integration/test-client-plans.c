@@ -13,22 +13,7 @@
 #include "harness.h"
 #include "taskdeck.h"
 
-static struct svc svc;
-
-static void
-setup(void)
-{
-	svc_start(&svc);
-	svc_export_env(&svc);
-}
-
-static void
-teardown(void)
-{
-	svc_destroy(&svc);
-}
-
-TestSuite(plans, .init = setup, .fini = teardown, .timeout = 120);
+TestSuite(plans, .init = svc_setup_env, .fini = svc_teardown, .timeout = 120);
 TestSuite(plans_offline, .timeout = 120);
 
 /* Starts a replay run: model "plan" plan-first, or "ask" with profile ask. */
@@ -332,28 +317,6 @@ struct cli_run {
 	char *err;
 };
 
-/* A whole file, or NULL. */
-static char *
-slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *data = calloc(1, 1), chunk[4096];
-	size_t got, len = 0;
-
-	if (f == NULL) {
-		free(data);
-		return NULL;
-	}
-	while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
-		data = realloc(data, len + got + 1);
-		memcpy(data + len, chunk, got);
-		len += got;
-		data[len] = '\0';
-	}
-	fclose(f);
-	return data;
-}
-
 /* Runs "taskdeck ARGS < /dev/null" with the home of svc (home NULL: none); captures both outputs. */
 static struct cli_run
 cli_in(const char *home, const char *fmt, ...)
@@ -370,7 +333,7 @@ cli_in(const char *home, const char *fmt, ...)
 		snprintf(errpath, sizeof errpath, "/tmp/td-plans-%d.stderr", (int)getpid());
 	r.status = run_capture(home != NULL ? &svc : NULL, &r.out, "%s %s </dev/null 2>%s",
 	    harness_bin("taskdeck"), args, errpath);
-	r.err = slurp(errpath);
+	r.err = harness_slurp(errpath, NULL);
 	if (home == NULL)
 		unlink(errpath);
 	cr_assert_not_null(r.err);
@@ -388,34 +351,6 @@ cli_free(struct cli_run *r)
 {
 	free(r->out);
 	free(r->err);
-}
-
-/* The value of the "key: value" line of text, or NULL (free it). */
-static char *
-kv(const char *text, const char *key)
-{
-	size_t n = strlen(key);
-
-	for (const char *line = text; line != NULL && *line != '\0'; ) {
-		const char *eol = strchr(line, '\n');
-		size_t len = eol ? (size_t)(eol - line) : strlen(line);
-
-		if (len >= n + 2 && strncmp(line, key, n) == 0 && line[n] == ':' &&
-		    line[n + 1] == ' ')
-			return strndup(line + n + 2, len - n - 2);
-		line = eol ? eol + 1 : NULL;
-	}
-	return NULL;
-}
-
-static void
-assert_kv(const char *text, const char *key, const char *want)
-{
-	char *v = kv(text, key);
-
-	cr_assert_not_null(v, "no '%s:' line in:\n%s", key, text);
-	cr_assert_str_eq(v, want, "%s in:\n%s", key, text);
-	free(v);
 }
 
 /* Usage errors are found before the service is asked: exit 2. */
@@ -459,7 +394,7 @@ Test(plans, cli_plan_cycle_and_reject)
 	out = cli("run --project %s --plan-first --provider replay --model plan 'Report'",
 	    project);
 	cr_assert_eq(out.status, 0, "%s", out.err);
-	v = kv(out.out, "run");
+	v = text_kv(out.out, "run");
 	cr_assert_not_null(v, "%s", out.out);
 	cr_assert_eq(td_get_run(c, v, NULL, &r, NULL), TD_OK);
 	free(v);
@@ -470,9 +405,9 @@ Test(plans, cli_plan_cycle_and_reject)
 
 	out = cli("plan show %s", r->session_id);
 	cr_assert_eq(out.status, 0, "%s", out.err);
-	assert_kv(out.out, "status", "awaiting-approval");
-	assert_kv(out.out, "version", "1");
-	assert_kv(out.out, "run", r->id);
+	assert_text_kv(out.out, "status", "awaiting-approval");
+	assert_text_kv(out.out, "version", "1");
+	assert_text_kv(out.out, "run", r->id);
 	cr_assert_not_null(strstr(out.out, "STEP"), "%s", out.out);
 	cr_assert_not_null(strstr(out.out, "Write report.md"), "%s", out.out);
 	cr_assert_not_null(strstr(out.out, "pending"), "%s", out.out);
@@ -486,8 +421,8 @@ Test(plans, cli_plan_cycle_and_reject)
 	td_run_free(seen);
 	out = cli("plan show %s", r->session_id);
 	cr_assert_eq(out.status, 0, "%s", out.err);
-	assert_kv(out.out, "version", "2");
-	assert_kv(out.out, "feedback", "cite the 2025 figures");
+	assert_text_kv(out.out, "version", "2");
+	assert_text_kv(out.out, "feedback", "cite the 2025 figures");
 	cr_assert_not_null(strstr(out.out, "cite the 2025 figures"), "%s", out.out);
 	cli_free(&out);
 
@@ -500,11 +435,11 @@ Test(plans, cli_plan_cycle_and_reject)
 
 	out = cli("plan approve %s", r->session_id);
 	cr_assert_eq(out.status, 0, "%s", out.err);
-	assert_kv(out.out, "status", "approved");
+	assert_text_kv(out.out, "status", "approved");
 	cli_free(&out);
 	out = cli("runs wait %s --wait-timeout 60", r->id);
 	cr_assert_eq(out.status, 0, "%s", out.err);
-	assert_kv(out.out, "status", "completed");
+	assert_text_kv(out.out, "status", "completed");
 	cli_free(&out);
 	out = cli("--json plan show %s", r->session_id);
 	cr_assert_eq(out.status, 0, "%s", out.err);
@@ -524,11 +459,11 @@ Test(plans, cli_plan_cycle_and_reject)
 	cr_assert_eq(out.status, 2, "exit %d: %s", out.status, out.err);
 	cli_free(&out);
 	out = cli("plan show %s", r->session_id);
-	assert_kv(out.out, "status", "awaiting-approval");
+	assert_text_kv(out.out, "status", "awaiting-approval");
 	cli_free(&out);
 	out = cli("plan reject %s --yes", r->session_id);
 	cr_assert_eq(out.status, 0, "%s", out.err);
-	assert_kv(out.out, "status", "rejected");
+	assert_text_kv(out.out, "status", "rejected");
 	cli_free(&out);
 	seen = wait_final(c, r->id);
 	cr_assert_str_eq(seen->status, "cancelled");
@@ -598,13 +533,13 @@ Test(plans, cli_permissions_ask_run)
 	cli_free(&out);
 	out = cli("permissions show %s", id);
 	cr_assert_eq(out.status, 0, "%s", out.err);
-	assert_kv(out.out, "input.path", "allowed.md");
+	assert_text_kv(out.out, "input.path", "allowed.md");
 	cli_free(&out);
 
 	out = cli("permissions allow %s", id);
 	cr_assert_eq(out.status, 0, "%s", out.err);
-	assert_kv(out.out, "status", "allowed");
-	assert_kv(out.out, "decision", "allow");
+	assert_text_kv(out.out, "status", "allowed");
+	assert_text_kv(out.out, "decision", "allow");
 	cli_free(&out);
 	/* Answering twice: exit 5, and nothing changes. */
 	out = cli("permissions deny %s", id);
@@ -617,7 +552,7 @@ Test(plans, cli_permissions_ask_run)
 	id = next_prompt(c, r->id, "run_command");
 	out = cli("permissions deny %s", id);
 	cr_assert_eq(out.status, 0, "%s", out.err);
-	assert_kv(out.out, "status", "denied");
+	assert_text_kv(out.out, "status", "denied");
 	cli_free(&out);
 	free(id);
 

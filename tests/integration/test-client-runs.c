@@ -12,22 +12,7 @@
 #include "harness.h"
 #include "taskdeck.h"
 
-static struct svc svc;
-
-static void
-setup(void)
-{
-	svc_start(&svc);
-	svc_export_env(&svc);
-}
-
-static void
-teardown(void)
-{
-	svc_destroy(&svc);
-}
-
-TestSuite(client_runs, .init = setup, .fini = teardown, .timeout = 120);
+TestSuite(client_runs, .init = svc_setup_env, .fini = svc_teardown, .timeout = 120);
 TestSuite(client_runs_offline, .timeout = 120);
 
 /* Starts a run of the replay transcript model in a new session. */
@@ -66,32 +51,6 @@ wait_final(struct td_client *c, const char *run_id)
 	return r;
 }
 
-/* A whole file; *len gets its size.  NULL when it cannot be read. */
-static char *
-slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *data = NULL;
-	size_t cap = 0, n;
-	char chunk[8192];
-
-	*len = 0;
-	if (f == NULL)
-		return NULL;
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-		if (*len + n + 1 > cap) {
-			cap = (*len + n + 1) * 2;
-			data = realloc(data, cap);
-		}
-		memcpy(data + *len, chunk, n);
-		*len += n;
-	}
-	fclose(f);
-	if (data == NULL)
-		data = calloc(1, 1);
-	return data;
-}
-
 static void
 assert_same_bytes(const char *a, size_t alen, const char *b, size_t blen,
     const char *what)
@@ -112,7 +71,7 @@ workspace_bytes(struct td_client *c, const struct td_artifact *a, size_t *len)
 	    err.message);
 	cr_assert_not_null(s->cwd);
 	snprintf(path, sizeof path, "%s/%s", s->cwd, a->path);
-	data = slurp(path, len);
+	data = harness_slurp(path, len);
 	cr_assert_not_null(data, "no %s in the workspace", path);
 	td_session_free(s);
 	return data;
@@ -221,7 +180,7 @@ Test(client_runs, typical_flow_research)
 	snprintf(file, sizeof file, "%s/report.md", dir);
 	cr_assert_eq(td_download_artifact_to_file(c, report->id, file, NULL, NULL, &info,
 	    &err), TD_OK, "%s", err.message);
-	got = slurp(file, &got_len);
+	got = harness_slurp(file, &got_len);
 	assert_same_bytes(got, got_len, want, want_len, "file download");
 	free(got);
 	snprintf(file, sizeof file, "%s/report.md.part", dir);
@@ -570,7 +529,7 @@ Test(client_runs, download_never_trusts_a_foreign_part)
 		cr_assert_eq(td_download_artifact_to_file(c, a->id, file, NULL, NULL, &info,
 		    &err), TD_OK, "%s: %s", cases[i], err.message);
 		cr_assert_eq(info.http_status, 200, "%s: HTTP %ld", cases[i], info.http_status);
-		got = slurp(file, &got_len);
+		got = harness_slurp(file, &got_len);
 		assert_same_bytes(got, got_len, want, want_len, cases[i]);
 		cr_assert(access(part, F_OK) != 0, "%s: the .part stayed", cases[i]);
 		cr_assert(access(meta, F_OK) != 0, "%s: the sidecar stayed", cases[i]);
@@ -617,7 +576,7 @@ Test(client_runs, download_resumes_part)
 	cr_assert_eq(info.offset, (long long)m.stop_at);
 	cr_assert_eq(info.received, a->size - (long long)m.stop_at);
 	cr_assert_eq(info.total_size, a->size);
-	got = slurp(file, &got_len);
+	got = harness_slurp(file, &got_len);
 	assert_same_bytes(got, got_len, want, want_len, "resumed download");
 	cr_assert(access(part, F_OK) != 0, "the .part stayed");
 	snprintf(meta, sizeof meta, "%s.meta", part);
@@ -664,7 +623,7 @@ Test(client_runs, download_restarts_oversized_part)
 	cr_assert_eq(td_download_artifact_to_file(c, a->id, file, NULL, NULL, &info, &err),
 	    TD_OK, "%s", err.message);
 	cr_assert_eq(info.http_status, 200);
-	got = slurp(file, &got_len);
+	got = harness_slurp(file, &got_len);
 	assert_same_bytes(got, got_len, want, want_len, "restarted download");
 	free(got);
 	free(want);

@@ -16,22 +16,7 @@
 #include "harness.h"
 #include "taskdeck.h"
 
-static struct svc svc;
-
-static void
-setup(void)
-{
-	svc_start(&svc);
-	svc_export_env(&svc);
-}
-
-static void
-teardown(void)
-{
-	svc_destroy(&svc);
-}
-
-TestSuite(client, .init = setup, .fini = teardown, .timeout = 60);
+TestSuite(client, .init = svc_setup_env, .fini = svc_teardown, .timeout = 60);
 TestSuite(client_offline, .timeout = 60);
 
 /* Asserts that nothing of err shows the service's token. */

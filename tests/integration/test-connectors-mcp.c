@@ -22,7 +22,6 @@
 #include "harness.h"
 #include "taskdeck.h"
 
-static struct svc svc;
 static char everything[1024];	/* server-everything's dist/index.js */
 static char sdk[1024];		/* the reference SDK, for the expected tool count */
 
@@ -50,13 +49,7 @@ setup(void)
 	svc_export_env(&svc);
 }
 
-static void
-teardown(void)
-{
-	svc_destroy(&svc);
-}
-
-TestSuite(connector_test, .init = setup, .fini = teardown, .timeout = 180);
+TestSuite(connector_test, .init = setup, .fini = svc_teardown, .timeout = 180);
 
 /* Adds a connector with transport_json (and an optional binding); its id. */
 static char *

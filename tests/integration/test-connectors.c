@@ -16,7 +16,6 @@
 #include "harness.h"
 #include "taskdeck.h"
 
-static struct svc svc;
 /* Every response body of the suite, to look for secrets in. */
 static char *seen;
 static size_t seen_len;
@@ -709,28 +708,6 @@ Test(connectors, cli_reads_the_secret_from_stdin_only)
 	free(id);
 }
 
-/* Reads a whole file (binary); NULL when absent. */
-static char *
-slurp(const char *path, size_t *len)
-{
-	FILE *fp = fopen(path, "rb");
-	char *data = NULL;
-	char chunk[65536];
-	size_t n;
-
-	*len = 0;
-	if (fp == NULL)
-		return NULL;
-	while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0) {
-		data = realloc(data, *len + n + 1);
-		memcpy(data + *len, chunk, n);
-		*len += n;
-		data[*len] = '\0';
-	}
-	fclose(fp);
-	return data != NULL ? data : calloc(1, 1);
-}
-
 /* Asserts that needle is in no file of the home (database, WAL, log, ...). */
 static void
 assert_not_on_disk(const struct svc *s, const char *needle)
@@ -744,7 +721,7 @@ assert_not_on_disk(const struct svc *s, const char *needle)
 		char *data;
 
 		snprintf(path, sizeof path, "%s/%s", s->home, *f);
-		data = slurp(path, &len);
+		data = harness_slurp(path, &len);
 		if (data == NULL)
 			continue;
 		cr_assert_null(memmem(data, len, needle, strlen(needle)), "%s holds the secret",
@@ -769,7 +746,7 @@ assert_not_in_argv(const char *needle)
 		if (e->d_name[0] < '0' || e->d_name[0] > '9')
 			continue;
 		snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
-		data = slurp(path, &len);
+		data = harness_slurp(path, &len);
 		if (data == NULL)
 			continue;
 		cr_assert_null(memmem(data, len, needle, strlen(needle)),
@@ -893,7 +870,7 @@ Test(connectors_run, start_lists_enabled_connectors_and_resolves_only_their_bind
 	    "%s", cJSON_PrintUnformatted(j));
 	snprintf(path, sizeof path, "%s/start.json",
 	    cJSON_GetStringValue(cJSON_GetObjectItem(j, "cwd")));
-	text = slurp(path, &len);
+	text = harness_slurp(path, &len);
 	cr_assert_not_null(text, "the agent wrote no start.json");
 	cr_assert_null(memmem(text, len, "RUN-SECRET-", 11), "the start message holds a secret");
 	start = cJSON_Parse(text);
@@ -913,7 +890,7 @@ Test(connectors_run, start_lists_enabled_connectors_and_resolves_only_their_bind
 
 	snprintf(path, sizeof path, "%s/resolve.json",
 	    cJSON_GetStringValue(cJSON_GetObjectItem(j, "cwd")));
-	text = slurp(path, &len);
+	text = harness_slurp(path, &len);
 	cr_assert_not_null(text, "the agent wrote no resolve.json");
 	answers = cJSON_Parse(text);
 	free(text);

@@ -3,9 +3,9 @@
  * a real taskdeckd and taskdeck-agent with replay transcripts: kill -9 and
  * SIGTERM at each waiting point and during a streaming run, a loop of random
  * kill -9 points over a multi-step run, cancel between a restart and the
- * resume, the output kept and the history gap recorded (issue 17, finding 10)
- * and the final state of a run that finishes on a full disk (issue 17,
- * finding 3).
+ * resume, the output kept and the history gap recorded (issue 17, finding 10).
+ * The final state of a run that finishes on a full disk (issue 17, finding 3)
+ * is tested in the full-disk rig: test-fulldisk.c.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -28,144 +28,14 @@
 #define FINAL_WAIT_MS 40000
 #define STATE_WAIT_MS 20000
 
-static struct svc svc;
-
-static void
-setup(void)
-{
-	svc_start(&svc);
-}
-
-static void
-teardown(void)
-{
-	svc_destroy(&svc);
-}
-
-TestSuite(durable, .init = setup, .fini = teardown, .timeout = 180);
+TestSuite(durable, .init = svc_setup, .fini = svc_teardown, .timeout = 180);
 
 enum stop_kind { KILL9, SIGTERM_STOP };
-
-static struct http_resp
-api(const char *method, const char *path, const char *body)
-{
-	return http_req(&svc, method, path, body, NULL, true);
-}
-
-static const char *
-str_or_none(const cJSON *obj, const char *key)
-{
-	const char *s = json_get_string(obj, key);
-
-	return s ? s : "(none)";
-}
-
-static long
-num(const cJSON *obj, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-
-	return cJSON_IsNumber(v) ? (long)v->valuedouble : -1;
-}
-
-static cJSON *get_json(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static cJSON *
-get_json(const char *fmt, ...)
-{
-	char path[512];
-	struct http_resp r;
-	cJSON *j;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(path, sizeof path, fmt, ap);
-	va_end(ap);
-	r = api("GET", path, NULL);
-	cr_assert_eq(r.status, 200, "GET %s: %ld %s", path, r.status, r.body);
-	j = r.json;
-	r.json = NULL;
-	http_resp_free(&r);
-	return j;
-}
-
-static char *
-project_new(void)
-{
-	struct http_resp r = api("POST", "/api/v1/projects", "{\"name\":\"durable\"}");
-	char *id;
-
-	cr_assert_eq(r.status, 201, "create project: %s", r.body);
-	id = strdup(json_get_string(r.json, "id"));
-	http_resp_free(&r);
-	return id;
-}
-
-static cJSON *
-run_start(const char *project, const char *model, const char *extra)
-{
-	char body[1024];
-	struct http_resp r;
-	cJSON *run;
-
-	snprintf(body, sizeof body, "{\"project\":\"%s\",\"prompt\":\"do it\","
-	    "\"config\":{\"provider\":\"replay\",\"model\":\"%s\"}%s}", project, model, extra);
-	r = api("POST", "/api/v1/runs", body);
-	cr_assert_eq(r.status, 201, "startRun %s: %ld %s", body, r.status, r.body);
-	run = r.json;
-	r.json = NULL;
-	http_resp_free(&r);
-	return run;
-}
 
 static cJSON *
 run_get(const char *id)
 {
-	return get_json("/api/v1/runs/%s", id);
-}
-
-static cJSON *
-run_final(const char *id, const char *status)
-{
-	cJSON *run = run_wait_final(&svc, id, FINAL_WAIT_MS);
-
-	cr_assert_not_null(run, "run %s is not final after %d ms", id, FINAL_WAIT_MS);
-	if (status != NULL)
-		cr_assert_str_eq(str_or_none(run, "status"), status, "run %s ended %s, want %s: %s",
-		    id, str_or_none(run, "status"), status, cJSON_PrintUnformatted(run));
-	return run;
-}
-
-/* Sets runs.<key> in settings.json; it applies from the next start. */
-static void
-run_setting(const char *key, int value)
-{
-	char path[512], *text;
-	FILE *f;
-	long n;
-	cJSON *s, *runs;
-
-	snprintf(path, sizeof path, "%s/settings.json", svc.home);
-	f = fopen(path, "r");
-	cr_assert(f != NULL, "no %s", path);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	text = calloc(1, (size_t)n + 1);
-	cr_assert_eq(fread(text, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	s = cJSON_Parse(text);
-	free(text);
-	cr_assert(s != NULL);
-	runs = cJSON_GetObjectItem(s, "runs");
-	if (runs == NULL)
-		runs = cJSON_AddObjectToObject(s, "runs");
-	cJSON_DeleteItemFromObject(runs, key);
-	cJSON_AddNumberToObject(runs, key, value);
-	text = cJSON_Print(s);
-	svc_write_file(&svc, "settings.json", text);
-	free(text);
-	cJSON_Delete(s);
+	return http_get_json(&svc, "/api/v1/runs/%s", id);
 }
 
 static void
@@ -181,7 +51,7 @@ stop_service(enum stop_kind kind)
 static cJSON *
 history(const char *run_id)
 {
-	return get_json("/api/v1/runs/%s/events?limit=1000", run_id);
+	return http_get_json(&svc, "/api/v1/runs/%s/events?limit=1000", run_id);
 }
 
 /*
@@ -197,7 +67,7 @@ history_paged(const char *run_id, int limit, int *pages)
 
 	snprintf(path, sizeof path, "/api/v1/runs/%s/events?limit=%d", run_id, limit);
 	for (*pages = 0; *pages < 1000; (*pages)++) {
-		struct http_resp r = api("GET", path, NULL);
+		struct http_resp r = http_api(&svc, "GET", path, NULL);
 		char *link, *lt, *gt;
 		cJSON *e;
 
@@ -225,9 +95,9 @@ history_count(const cJSON *h, const char *type, const char *phase)
 	int n = 0;
 
 	cJSON_ArrayForEach(e, h) {
-		if (strcmp(str_or_none(e, "type"), type) != 0)
+		if (strcmp(json_str_or_none(e, "type"), type) != 0)
 			continue;
-		if (phase != NULL && strcmp(str_or_none(cJSON_GetObjectItem(e, "data"), "phase"),
+		if (phase != NULL && strcmp(json_str_or_none(cJSON_GetObjectItem(e, "data"), "phase"),
 		    phase) != 0)
 			continue;
 		n++;
@@ -244,7 +114,7 @@ history_streams(const cJSON *h)
 	int n = 0;
 
 	cJSON_ArrayForEach(e, h) {
-		const char *sid = str_or_none(e, "streamId");
+		const char *sid = json_str_or_none(e, "streamId");
 		bool found = false;
 
 		for (int i = 0; i < n; i++)
@@ -266,31 +136,6 @@ occurrences(const char *hay, const char *needle)
 	return n;
 }
 
-/* Polls until the run has streamed needle (a run.output delta in its history); asserts. */
-static void
-output_wait(const char *run_id, const char *needle)
-{
-	int64_t deadline = td_mono_ms() + STATE_WAIT_MS;
-
-	for (;;) {
-		cJSON *h = history(run_id);
-		const cJSON *e;
-		bool has = false;
-
-		cJSON_ArrayForEach(e, h) {
-			if (strcmp(str_or_none(e, "type"), "run.output") == 0 &&
-			    strstr(str_or_none(cJSON_GetObjectItem(e, "data"), "delta"), needle))
-				has = true;
-		}
-		cJSON_Delete(h);
-		if (has)
-			return;
-		cr_assert(td_mono_ms() < deadline, "run %s never streamed \"%s\"", run_id,
-		    needle);
-		usleep(50000);
-	}
-}
-
 /* Polls until the run's history holds run.progress resumed. */
 static void
 resumed_wait(const char *run_id)
@@ -310,34 +155,9 @@ resumed_wait(const char *run_id)
 }
 
 static cJSON *
-plan_wait_pending(const char *session, long version)
-{
-	int64_t deadline = td_mono_ms() + STATE_WAIT_MS;
-
-	for (;;) {
-		struct http_resp r;
-		char path[128];
-
-		snprintf(path, sizeof path, "/api/v1/sessions/%s/plan", session);
-		r = api("GET", path, NULL);
-		if (r.status == 200 && num(r.json, "version") == version &&
-		    strcmp(str_or_none(r.json, "status"), "awaiting-approval") == 0) {
-			cJSON *plan = r.json;
-			r.json = NULL;
-			http_resp_free(&r);
-			return plan;
-		}
-		cr_assert(td_mono_ms() < deadline, "plan version %ld never awaited approval: "
-		    "%ld %s", version, r.status, r.body);
-		http_resp_free(&r);
-		usleep(50000);
-	}
-}
-
-static cJSON *
 artifacts_of(const char *session)
 {
-	return get_json("/api/v1/sessions/%s/artifacts", session);
+	return http_get_json(&svc, "/api/v1/sessions/%s/artifacts", session);
 }
 
 /*
@@ -349,53 +169,53 @@ artifacts_of(const char *session)
 static void
 plan_survives(enum stop_kind kind, bool wait_first)
 {
-	char *project = project_new();
-	cJSON *run = run_start(project, "plan", ",\"turnIntent\":\"plan-first\"");
+	char *project = http_project_new(&svc, "durable");
+	cJSON *run = http_replay_run(&svc, "do it", project, "plan", ",\"turnIntent\":\"plan-first\"");
 	const char *id = json_get_string(run, "id"), *session = json_get_string(run, "sessionId");
 	cJSON *plan, *before, *after, *now, *h, *arts;
 	char path[128], body[256];
 	struct http_resp r;
 
-	plan = plan_wait_pending(session, 1);
+	plan = plan_wait_pending(&svc, session, 1, STATE_WAIT_MS);
 	before = run_get(id);
 	cr_assert_not_null(cJSON_GetObjectItem(before, "attention"));
 	stop_service(kind);
 	svc_restart(&svc);
 
 	after = run_get(id);
-	cr_expect_str_eq(str_or_none(after, "status"), "running");
+	cr_expect_str_eq(json_str_or_none(after, "status"), "running");
 	cr_expect(cJSON_Compare(cJSON_GetObjectItem(before, "attention"),
 	    cJSON_GetObjectItem(after, "attention"), true), "attention changed: %s -> %s",
 	    cJSON_PrintUnformatted(cJSON_GetObjectItem(before, "attention")),
 	    cJSON_PrintUnformatted(cJSON_GetObjectItem(after, "attention")));
-	now = get_json("/api/v1/sessions/%s/plan", session);
-	cr_expect_str_eq(str_or_none(now, "status"), "awaiting-approval");
-	cr_expect_eq(num(now, "version"), num(plan, "version"));
-	cr_expect_eq(num(now, "revision"), num(plan, "revision"));
+	now = http_get_json(&svc, "/api/v1/sessions/%s/plan", session);
+	cr_expect_str_eq(json_str_or_none(now, "status"), "awaiting-approval");
+	cr_expect_eq(json_num(now, "version"), json_num(plan, "version"));
+	cr_expect_eq(json_num(now, "revision"), json_num(plan, "revision"));
 	cJSON_Delete(now);
 	if (wait_first) {
 		resumed_wait(id);
 		usleep(700000);	/* the agent proposes again: rebound, not a new version */
-		now = get_json("/api/v1/sessions/%s/plan", session);
-		cr_expect_eq(num(now, "version"), num(plan, "version"));
-		cr_expect_eq(num(now, "revision"), num(plan, "revision"));
+		now = http_get_json(&svc, "/api/v1/sessions/%s/plan", session);
+		cr_expect_eq(json_num(now, "version"), json_num(plan, "version"));
+		cr_expect_eq(json_num(now, "revision"), json_num(plan, "revision"));
 		cJSON_Delete(now);
 	}
 
 	snprintf(path, sizeof path, "/api/v1/sessions/%s/plan/respond", session);
 	snprintf(body, sizeof body, "{\"decision\":\"approve\",\"version\":%ld,\"revision\":%ld}",
-	    num(plan, "version"), num(plan, "revision"));
-	r = api("POST", path, body);
+	    (long)json_num(plan, "version"), (long)json_num(plan, "revision"));
+	r = http_api(&svc, "POST", path, body);
 	cr_assert_eq(r.status, 200, "approve after the restart: %ld %s", r.status, r.body);
 	http_resp_free(&r);
-	cJSON_Delete(run_final(id, "completed"));
-	now = get_json("/api/v1/sessions/%s/plan", session);
-	cr_expect_eq(num(now, "version"), 1, "the resumed run proposed a new version");
-	cr_expect_str_eq(str_or_none(now, "status"), "completed");
+	cJSON_Delete(run_final_within(&svc, id, "completed", FINAL_WAIT_MS));
+	now = http_get_json(&svc, "/api/v1/sessions/%s/plan", session);
+	cr_expect_eq(json_num(now, "version"), 1, "the resumed run proposed a new version");
+	cr_expect_str_eq(json_str_or_none(now, "status"), "completed");
 	cJSON_Delete(now);
 	arts = artifacts_of(session);
 	cr_expect_eq(cJSON_GetArraySize(arts), 1, "%s", cJSON_PrintUnformatted(arts));
-	cr_expect_str_eq(str_or_none(cJSON_GetArrayItem(arts, 0), "name"), "report.md");
+	cr_expect_str_eq(json_str_or_none(cJSON_GetArrayItem(arts, 0), "name"), "report.md");
 	cJSON_Delete(arts);
 	h = history(id);
 	cr_expect_eq(history_count(h, "run.progress", "resumed"), 1);
@@ -420,27 +240,6 @@ Test(durable, plan_awaiting_approval_survives_sigterm)
 	plan_survives(SIGTERM_STOP, true);
 }
 
-static cJSON *
-prompt_wait_pending(const char *run_id, const char *not_id)
-{
-	int64_t deadline = td_mono_ms() + STATE_WAIT_MS;
-
-	for (;;) {
-		cJSON *list = get_json("/app/v1/permissions?run=%s", run_id), *p;
-
-		if (cJSON_GetArraySize(list) == 1 && (not_id == NULL ||
-		    strcmp(str_or_none(cJSON_GetArrayItem(list, 0), "id"), not_id) != 0)) {
-			p = cJSON_DetachItemFromArray(list, 0);
-			cJSON_Delete(list);
-			return p;
-		}
-		cr_assert_leq(cJSON_GetArraySize(list), 1, "more than one pending prompt");
-		cJSON_Delete(list);
-		cr_assert(td_mono_ms() < deadline, "no pending prompt for %s", run_id);
-		usleep(50000);
-	}
-}
-
 static void
 prompt_allow(const char *id)
 {
@@ -448,9 +247,9 @@ prompt_allow(const char *id)
 	struct http_resp r;
 
 	snprintf(path, sizeof path, "/app/v1/permissions/%s", id);
-	r = api("POST", path, "{\"decision\":\"allow\"}");
+	r = http_api(&svc, "POST", path, "{\"decision\":\"allow\"}");
 	cr_assert_eq(r.status, 200, "allow %s: %ld %s", id, r.status, r.body);
-	cr_expect_str_eq(str_or_none(r.json, "status"), "allowed");
+	cr_expect_str_eq(json_str_or_none(r.json, "status"), "allowed");
 	http_resp_free(&r);
 }
 
@@ -462,20 +261,20 @@ prompt_allow(const char *id)
 static void
 prompt_survives(enum stop_kind kind, bool wait_first)
 {
-	char *project = project_new();
-	cJSON *run = run_start(project, "ask", ",\"permissionProfile\":\"ask\"");
+	char *project = http_project_new(&svc, "durable");
+	cJSON *run = http_replay_run(&svc, "do it", project, "ask", ",\"permissionProfile\":\"ask\"");
 	const char *id = json_get_string(run, "id"), *session = json_get_string(run, "sessionId");
 	cJSON *p, *now, *all, *arts, *r;
 	char last[64];
 
-	p = prompt_wait_pending(id, NULL);
+	p = prompt_wait_pending(&svc, id, NULL, STATE_WAIT_MS);
 	stop_service(kind);
 	svc_restart(&svc);
 	r = run_get(id);
-	cr_expect_str_eq(str_or_none(r, "status"), "running");
+	cr_expect_str_eq(json_str_or_none(r, "status"), "running");
 	cJSON_Delete(r);
-	now = get_json("/app/v1/permissions/%s", json_get_string(p, "id"));
-	cr_expect_str_eq(str_or_none(now, "status"), "pending");
+	now = http_get_json(&svc, "/app/v1/permissions/%s", json_get_string(p, "id"));
+	cr_expect_str_eq(json_str_or_none(now, "status"), "pending");
 	cr_expect(cJSON_Compare(p, now, true), "the prompt changed: %s -> %s",
 	    cJSON_PrintUnformatted(p), cJSON_PrintUnformatted(now));
 	cJSON_Delete(now);
@@ -486,14 +285,14 @@ prompt_survives(enum stop_kind kind, bool wait_first)
 	prompt_allow(json_get_string(p, "id"));
 	snprintf(last, sizeof last, "%s", json_get_string(p, "id"));
 	for (int i = 0; i < 2; i++) {
-		cJSON *next = prompt_wait_pending(id, last);
+		cJSON *next = prompt_wait_pending(&svc, id, last, STATE_WAIT_MS);
 
 		snprintf(last, sizeof last, "%s", json_get_string(next, "id"));
 		prompt_allow(last);
 		cJSON_Delete(next);
 	}
-	cJSON_Delete(run_final(id, "completed"));
-	all = get_json("/app/v1/permissions?run=%s&status=all", id);
+	cJSON_Delete(run_final_within(&svc, id, "completed", FINAL_WAIT_MS));
+	all = http_get_json(&svc, "/app/v1/permissions?run=%s&status=all", id);
 	cr_expect_eq(cJSON_GetArraySize(all), 3, "each question asked once: %s",
 	    cJSON_PrintUnformatted(all));
 	cJSON_Delete(all);
@@ -524,20 +323,20 @@ Test(durable, pending_prompt_survives_sigterm)
 static void
 streaming_survives(enum stop_kind kind)
 {
-	char *project = project_new();
-	cJSON *run = run_start(project, "steady", "");
+	char *project = http_project_new(&svc, "durable");
+	cJSON *run = http_replay_run(&svc, "do it", project, "steady", "");
 	const char *id = json_get_string(run, "id"), *session = json_get_string(run, "sessionId");
 	cJSON *r, *h, *arts;
 	const char *out;
 
-	output_wait(id, "tick 3\n");
+	run_output_wait(&svc, id, STATE_WAIT_MS, "tick 3\n");
 	stop_service(kind);
 	svc_restart(&svc);
 	r = run_get(id);
-	cr_expect_str_eq(str_or_none(r, "status"), "running");
+	cr_expect_str_eq(json_str_or_none(r, "status"), "running");
 	cJSON_Delete(r);
-	r = run_final(id, "completed");
-	out = str_or_none(r, "output");
+	r = run_final_within(&svc, id, "completed", FINAL_WAIT_MS);
+	out = json_str_or_none(r, "output");
 	cr_expect_eq(occurrences(out, "Starting; progress.md"), 1, "%s", out);
 	cr_expect_eq(occurrences(out, "tick 30\n"), 1, "%s", out);
 	cr_expect_eq(occurrences(out, "tick 1\n"), 1, "%s", out);
@@ -582,22 +381,22 @@ Test(durable, streaming_run_survives_sigterm)
  */
 Test(durable, a_run_past_the_limit_keeps_its_output)
 {
-	char *project = project_new();
-	cJSON *run = run_start(project, "steady", "");
+	char *project = http_project_new(&svc, "durable");
+	cJSON *run = http_replay_run(&svc, "do it", project, "steady", "");
 	const char *id = json_get_string(run, "id");
 	cJSON *r, *h;
 
-	output_wait(id, "tick 2\n");
+	run_output_wait(&svc, id, STATE_WAIT_MS, "tick 2\n");
 	usleep(400000);	/* the output is stored within 200 ms of its arrival */
 	svc_kill(&svc);
-	run_setting("resumeLimit", 0);
+	svc_set_run_setting(&svc, "resumeLimit", 0);
 	svc_restart(&svc);
 	r = run_get(id);
-	cr_expect_str_eq(str_or_none(r, "status"), "failed");
-	cr_expect_str_eq(str_or_none(cJSON_GetObjectItem(r, "error"), "code"), "resume_limit");
-	cr_expect(strstr(str_or_none(r, "output"), "Starting; progress.md") != NULL &&
-	    strstr(str_or_none(r, "output"), "tick 1\n") != NULL,
-	    "the streamed output is lost: \"%s\"", str_or_none(r, "output"));
+	cr_expect_str_eq(json_str_or_none(r, "status"), "failed");
+	cr_expect_str_eq(json_str_or_none(cJSON_GetObjectItem(r, "error"), "code"), "resume_limit");
+	cr_expect(strstr(json_str_or_none(r, "output"), "Starting; progress.md") != NULL &&
+	    strstr(json_str_or_none(r, "output"), "tick 1\n") != NULL,
+	    "the streamed output is lost: \"%s\"", json_str_or_none(r, "output"));
 	cJSON_Delete(r);
 	h = history(id);
 	cr_expect_eq(history_count(h, "run.history-gap", NULL), 1);
@@ -610,29 +409,29 @@ Test(durable, a_run_past_the_limit_keeps_its_output)
 /* Cancel between a restart and the resume (the run waits for a slot), and after. */
 Test(durable, cancel_between_restart_and_resume)
 {
-	char *project = project_new();
-	cJSON *a = run_start(project, "steady", ""), *b = run_start(project, "steady", "");
+	char *project = http_project_new(&svc, "durable");
+	cJSON *a = http_replay_run(&svc, "do it", project, "steady", ""), *b = http_replay_run(&svc, "do it", project, "steady", "");
 	const char *ida = json_get_string(a, "id"), *idb = json_get_string(b, "id");
 	struct http_resp r;
 	char path[128];
 	cJSON *run, *h;
 	int64_t t0;
 
-	output_wait(ida, "tick 1\n");
-	output_wait(idb, "tick 1\n");
+	run_output_wait(&svc, ida, STATE_WAIT_MS, "tick 1\n");
+	run_output_wait(&svc, idb, STATE_WAIT_MS, "tick 1\n");
 	svc_kill(&svc);
-	run_setting("maxConcurrent", 1);
+	svc_set_run_setting(&svc, "maxConcurrent", 1);
 	svc_restart(&svc);
 	run = run_get(idb);
-	cr_expect_str_eq(str_or_none(run, "status"), "running");
+	cr_expect_str_eq(json_str_or_none(run, "status"), "running");
 	cJSON_Delete(run);
 	/* b waits for a's slot: no agent; cancel ends it at once. */
 	snprintf(path, sizeof path, "/api/v1/runs/%s/cancel", idb);
 	t0 = mono_ms();
-	r = api("POST", path, NULL);
+	r = http_api(&svc, "POST", path, NULL);
 	cr_assert_eq(r.status, 200, "%ld %s", r.status, r.body);
 	http_resp_free(&r);
-	run = run_final(idb, "cancelled");
+	run = run_final_within(&svc, idb, "cancelled", FINAL_WAIT_MS);
 	cr_expect_lt(mono_ms() - t0, 3000, "the cancel waited for a slot");
 	cJSON_Delete(run);
 	h = history(idb);
@@ -641,10 +440,10 @@ Test(durable, cancel_between_restart_and_resume)
 	/* a resumed: cancel works as always. */
 	resumed_wait(ida);
 	snprintf(path, sizeof path, "/api/v1/runs/%s/cancel", ida);
-	r = api("POST", path, NULL);
+	r = http_api(&svc, "POST", path, NULL);
 	cr_assert_eq(r.status, 200, "%ld %s", r.status, r.body);
 	http_resp_free(&r);
-	cJSON_Delete(run_final(ida, "cancelled"));
+	cJSON_Delete(run_final_within(&svc, ida, "cancelled", FINAL_WAIT_MS));
 	cJSON_Delete(a);
 	cJSON_Delete(b);
 	free(project);
@@ -659,14 +458,14 @@ Test(durable, cancel_between_restart_and_resume)
 Test(durable, random_kill_9_loop)
 {
 	enum { KILLS = 20, MAX_RUNS = 24 };
-	char *project = project_new();
+	char *project = http_project_new(&svc, "durable");
 	char ids[MAX_RUNS][64], sessions[MAX_RUNS][64];
 	int nruns = 0, completed = 0, limited = 0;
 	unsigned seed = (unsigned)getpid() ^ (unsigned)mono_ms();
 	int64_t t0 = mono_ms();
 
 	svc_stop(&svc);
-	run_setting("resumeLimit", 3);
+	svc_set_run_setting(&svc, "resumeLimit", 3);
 	svc_restart(&svc);
 	fprintf(stderr, "random_kill_9_loop: seed %u\n", seed);
 	for (int k = 0; k < KILLS; k++) {
@@ -675,17 +474,17 @@ Test(durable, random_kill_9_loop)
 
 		for (int i = 0; i < nruns; i++) {
 			r = run_get(ids[i]);
-			const char *st = str_or_none(r, "status");
+			const char *st = json_str_or_none(r, "status");
 
 			cr_assert(strcmp(st, "running") == 0 || strcmp(st, "queued") == 0 ||
 			    strcmp(st, "completed") == 0 || (strcmp(st, "failed") == 0 &&
-			    strcmp(str_or_none(cJSON_GetObjectItem(r, "error"), "code"),
+			    strcmp(json_str_or_none(cJSON_GetObjectItem(r, "error"), "code"),
 			    "resume_limit") == 0), "run %s: %s", ids[i], cJSON_PrintUnformatted(r));
 			live = live || strcmp(st, "running") == 0 || strcmp(st, "queued") == 0;
 			cJSON_Delete(r);
 		}
 		if (!live && nruns < MAX_RUNS) {
-			r = run_start(project, "steps", "");
+			r = http_replay_run(&svc, "do it", project, "steps", "");
 			snprintf(ids[nruns], sizeof ids[0], "%s", json_get_string(r, "id"));
 			snprintf(sessions[nruns++], sizeof sessions[0], "%s",
 			    json_get_string(r, "sessionId"));
@@ -696,8 +495,8 @@ Test(durable, random_kill_9_loop)
 		svc_restart(&svc);
 	}
 	for (int i = 0; i < nruns; i++) {
-		cJSON *r = run_final(ids[i], NULL), *arts;
-		const char *st = str_or_none(r, "status"), *out = str_or_none(r, "output");
+		cJSON *r = run_final_within(&svc, ids[i], NULL, FINAL_WAIT_MS), *arts;
+		const char *st = json_str_or_none(r, "status"), *out = json_str_or_none(r, "output");
 
 		if (strcmp(st, "completed") == 0) {
 			completed++;
@@ -715,7 +514,7 @@ Test(durable, random_kill_9_loop)
 			cJSON_Delete(arts);
 		} else {
 			cr_expect_str_eq(st, "failed");
-			cr_expect_str_eq(str_or_none(cJSON_GetObjectItem(r, "error"), "code"),
+			cr_expect_str_eq(json_str_or_none(cJSON_GetObjectItem(r, "error"), "code"),
 			    "resume_limit");
 			limited++;
 		}
@@ -725,143 +524,5 @@ Test(durable, random_kill_9_loop)
 	    nruns, completed, limited, mono_ms() - t0);
 	/* Which runs complete depends on the random points; completing across restarts is
 	 * asserted by the tests above. */
-	free(project);
-}
-
-/* The whole of a small file, or NULL. */
-static char *
-slurp_small(const char *path)
-{
-	char *buf = calloc(1, 4096);
-	FILE *f = fopen(path, "r");
-	size_t n;
-
-	if (f == NULL) {
-		free(buf);
-		return NULL;
-	}
-	n = fread(buf, 1, 4095, f);
-	fclose(f);
-	buf[n] = '\0';
-	return buf;
-}
-
-/*
- * Starts taskdeckd with its home on a small tmpfs of its own, mounted in a
- * user and mount namespace (unshare -rm), so that the test can fill the disk
- * (issue 17, finding 3).  The test reaches the tmpfs through
- * /proc/PID/root (the namespace is ours); *root gets that prefix.
- */
-static void
-start_on_small_tmpfs(char *root, size_t rootlen)
-{
-	const char *bin = harness_bin("taskdeckd");
-	char cmd[2048], replay[512], discovery[1024], tokpath[1024];
-
-	svc_prepare_home(&svc);
-	snprintf(replay, sizeof replay, "%s/data/replay",
-	    getenv("TD_SRCDIR") ? getenv("TD_SRCDIR") : ".");
-	snprintf(cmd, sizeof cmd, "mount -t tmpfs -o size=48m,mode=0700 tdfull '%s' &&"
-	    " exec '%s' --foreground --log '%s/taskdeckd.log'", svc.home, bin, svc.home);
-	svc.pid = fork();
-	cr_assert(svc.pid >= 0);
-	if (svc.pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		setenv("TASKDECK_HOME", svc.home, 1);
-		setenv("TASKDECK_REPLAY_DIR", replay, 1);
-		execlp("unshare", "unshare", "-rm", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
-	snprintf(root, rootlen, "/proc/%ld/root%s", (long)svc.pid, svc.home);
-	snprintf(discovery, sizeof discovery, "%.900s/service.json", root);
-	for (int i = 0; i < 1000; i++) {
-		char *d = slurp_small(discovery);
-		cJSON *j = d ? cJSON_Parse(d) : NULL;
-		const char *url = json_get_string(j, "baseUrl");
-		int status;
-
-		free(d);
-		if (url != NULL) {
-			char *t;
-
-			snprintf(svc.url, sizeof svc.url, "%s", url);
-			sscanf(strrchr(svc.url, ':') + 1, "%d", &svc.port);
-			cJSON_Delete(j);
-			snprintf(tokpath, sizeof tokpath, "%.900s/token", root);
-			t = slurp_small(tokpath);
-			cr_assert_not_null(t, "no token in %s", tokpath);
-			t[strcspn(t, "\r\n")] = '\0';
-			snprintf(svc.token, sizeof svc.token, "%s", t);
-			free(t);
-			return;
-		}
-		cJSON_Delete(j);
-		cr_assert_neq(waitpid(svc.pid, &status, WNOHANG), svc.pid,
-		    "taskdeckd on a tmpfs did not start (unshare -rm needs user namespaces)");
-		usleep(10000);
-	}
-	cr_assert_fail("taskdeckd on a tmpfs did not become ready in 10 s");
-}
-
-/* Fills the file system of path until ENOSPC; the filler's path goes to out. */
-static void
-fill_disk(const char *dir, char *out, size_t outlen)
-{
-	static char chunk[1 << 20];
-	size_t sizes[] = { sizeof chunk, 65536, 4096, 512, 1 };
-	int fd;
-
-	snprintf(out, outlen, "%s/filler", dir);
-	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	cr_assert(fd >= 0, "%s: %s", out, strerror(errno));
-	memset(chunk, 'x', sizeof chunk);
-	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-		while (write(fd, chunk, sizes[i]) == (ssize_t)sizes[i])
-			;
-	cr_assert_eq(errno, ENOSPC, "filling: %s", strerror(errno));
-	close(fd);
-}
-
-/*
- * Issue 17, finding 3: runs that finish while the disk is full are not left
- * running for ever.  Their final state is retried until it is stored (one
- * completes once there is room again), a cancel meanwhile answers 200 and
- * takes effect (the other ends cancelled), and the session takes a new run.
- */
-Test(durable, runs_finishing_on_a_full_disk)
-{
-	char *project, filler[1200], path[128], root[1024];
-	cJSON *a, *b, *r;
-	const char *ida, *idb;
-	struct http_resp h;
-
-	svc_destroy(&svc);
-	start_on_small_tmpfs(root, sizeof root);
-	project = project_new();
-	a = run_start(project, "steady", "");
-	b = run_start(project, "steady", "");
-	ida = json_get_string(a, "id");
-	idb = json_get_string(b, "id");
-	output_wait(ida, "tick 1\n");
-	output_wait(idb, "tick 1\n");
-	fill_disk(root, filler, sizeof filler);
-	/* Both agents finish meanwhile (steady takes 6 s); their final state cannot be written. */
-	sleep(8);
-	r = run_get(ida);
-	cr_expect_str_eq(str_or_none(r, "status"), "running", "a run final on a full disk?");
-	cJSON_Delete(r);
-	snprintf(path, sizeof path, "/api/v1/runs/%s/cancel", idb);
-	h = api("POST", path, NULL);
-	cr_expect_eq(h.status, 200, "cancel on a full disk: %ld %s", h.status, h.body);
-	http_resp_free(&h);
-	cr_assert_eq(unlink(filler), 0);
-	cJSON_Delete(run_final(ida, "completed"));
-	cJSON_Delete(run_final(idb, "cancelled"));
-	r = run_start(project, "quick", "");
-	cJSON_Delete(run_final(json_get_string(r, "id"), "completed"));
-	cJSON_Delete(r);
-	svc_stop(&svc);
-	cJSON_Delete(a);
-	cJSON_Delete(b);
 	free(project);
 }

@@ -31,21 +31,7 @@
 #define FINAL_WAIT_MS 30000
 #define SSE_MAX_EVENT (1024 * 1024)
 
-static struct svc svc;
-
-static void
-setup(void)
-{
-	svc_start(&svc);
-}
-
-static void
-teardown(void)
-{
-	svc_destroy(&svc);
-}
-
-TestSuite(events, .init = setup, .fini = teardown, .timeout = 90);
+TestSuite(events, .init = svc_setup, .fini = svc_teardown, .timeout = 90);
 
 /* One received event. */
 struct rec {
@@ -256,12 +242,6 @@ sub_wait_end(struct sub *s, int timeout_ms)
 	}
 }
 
-static struct http_resp
-api(const char *method, const char *path, const char *body)
-{
-	return http_req(&svc, method, path, body, NULL, true);
-}
-
 static char *
 new_project(const char *name)
 {
@@ -270,7 +250,7 @@ new_project(const char *name)
 	char *id;
 
 	snprintf(body, sizeof body, "{\"name\":\"%s\"}", name);
-	r = api("POST", "/api/v1/projects", body);
+	r = http_api(&svc, "POST", "/api/v1/projects", body);
 	cr_assert_eq(r.status, 201, "%s", r.body);
 	id = strdup(json_get_string(r.json, "id"));
 	http_resp_free(&r);
@@ -291,7 +271,7 @@ start_run(const char *project, const char *session, const char *model, char **se
 	else
 		snprintf(body, sizeof body, "{\"project\":\"%s\",\"prompt\":\"go\","
 		    "\"config\":{\"model\":\"%s\"}}", project, model);
-	r = api("POST", "/api/v1/runs", body);
+	r = http_api(&svc, "POST", "/api/v1/runs", body);
 	cr_assert_eq(r.status, 201, "%s", r.body);
 	id = strdup(json_get_string(r.json, "id"));
 	if (session_out != NULL)
@@ -503,7 +483,7 @@ Test(events, filters_by_run_session_and_project)
 		struct http_resp r;
 
 		snprintf(path, sizeof path, "/api/v1/events?%s", bad[i][0]);
-		r = api("GET", path, NULL);
+		r = http_api(&svc, "GET", path, NULL);
 		cr_expect_eq(r.status, 400, "%s: %ld", bad[i][0], r.status);
 		cr_expect_str_eq(http_error_code(&r), "invalid_request");
 		cr_expect_str_eq(json_get_string(cJSON_GetObjectItem(
@@ -658,7 +638,7 @@ history(const char *run, int limit, size_t *pages)
 
 		snprintf(path, sizeof path, "/api/v1/runs/%s/events?after=%" PRIu64 "&limit=%d",
 		    run, after, limit);
-		r = api("GET", path, NULL);
+		r = http_api(&svc, "GET", path, NULL);
 		cr_assert_eq(r.status, 200, "%s", r.body);
 		cr_assert(cJSON_IsArray(r.json));
 		n = cJSON_GetArraySize(r.json);
@@ -720,11 +700,11 @@ Test(events, the_history_of_a_run_outlives_the_window_and_restarts)
 	cr_expect_eq(pages, 1);
 	cr_expect(cJSON_Compare(h, h2, true), "the history changed across a restart");
 
-	r = api("GET", "/api/v1/runs/run_01a1fce2402a000170b29930/events", NULL);
+	r = http_api(&svc, "GET", "/api/v1/runs/run_01a1fce2402a000170b29930/events", NULL);
 	cr_expect_eq(r.status, 404);
 	http_resp_free(&r);
 	snprintf(path, sizeof path, "/api/v1/runs/%s/events?after=-1", run);
-	r = api("GET", path, NULL);
+	r = http_api(&svc, "GET", path, NULL);
 	cr_expect_eq(r.status, 400);
 	http_resp_free(&r);
 	cJSON_Delete(h), cJSON_Delete(h2);
@@ -746,7 +726,7 @@ Test(events, a_run_cut_by_a_crash_ends_in_its_history)
 		bool running;
 
 		snprintf(path, sizeof path, "/api/v1/runs/%s", run);
-		r = api("GET", path, NULL);
+		r = http_api(&svc, "GET", path, NULL);
 		running = strcmp(json_get_string(r.json, "status"), "running") == 0;
 		http_resp_free(&r);
 		if (running)
@@ -768,7 +748,7 @@ Test(events, a_run_cut_by_a_crash_ends_in_its_history)
 
 		snprintf(path, sizeof path, "/api/v1/runs/%s/cancel", run);
 		usleep(300000);
-		r = api("POST", path, NULL);
+		r = http_api(&svc, "POST", path, NULL);
 		cr_expect_eq(r.status, 200);
 		http_resp_free(&r);
 		fin = run_wait_final(&svc, run, 20000);
@@ -1060,7 +1040,7 @@ Test(events, many_subscribers_and_one_that_never_reads)
 		extra[i] = raw_stream(q + strcspn(q, "?") + 1, 0);
 		cr_assert(raw_wait_for(extra[i], "stream.hello", 5000), "stream %d", READERS + i);
 	}
-	r = api("GET", "/api/v1/events", NULL);
+	r = http_api(&svc, "GET", "/api/v1/events", NULL);
 	cr_expect_eq(r.status, 503, "%ld %s", r.status, r.body ? r.body : "");
 	cr_expect_str_eq(http_error_code(&r), "service_unavailable");
 	http_resp_free(&r);
@@ -1185,7 +1165,7 @@ Test(events, the_replay_window_is_bounded_in_bytes)
 	n += 50000;
 	snprintf(body + n, sizeof body - n, "\"}");
 	for (int i = 0; i < 10; i++) {
-		r = api("POST", "/api/v1/projects", body);
+		r = http_api(&svc, "POST", "/api/v1/projects", body);
 		cr_assert_eq(r.status, 201, "%s", r.body);
 		http_resp_free(&r);
 	}

@@ -27,7 +27,6 @@
 #define ANTHROPIC_KEY "sk-ant-test-4f1c9e2b7a"
 #define OPENAI_KEY "sk-oai-test-8d3a6b0c51"
 
-static struct svc svc;
 static struct fake_provider *fake;
 static struct fake_reply replies[4];
 static char workspace[PATH_MAX];

@@ -5,7 +5,8 @@
  * and updates answer 507 insufficient_storage, reads still answer, an artifact save says
  * the disk is full and doctor is not ready; once the disk has room again the
  * same service takes writes, with no restart, and nothing acknowledged is lost
- * (PRAGMA integrity_check is ok).
+ * (PRAGMA integrity_check is ok).  Runs that finish while the disk is full are
+ * finalized once it has room again, and a cancel works meanwhile.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -225,7 +226,7 @@ Test(fulldisk, artifact_save_says_the_disk_is_full)
 {
 	const char *dir = rig_dir();
 	char base[256], ws[300], db[300], *err = NULL, *msg = NULL, *fill, file[320];
-	struct service svc = { 0 };
+	struct service service = { 0 };
 	cJSON *params, *res = NULL;
 	FILE *devnull = fopen("/dev/null", "w");
 	int fd;
@@ -237,10 +238,10 @@ Test(fulldisk, artifact_save_says_the_disk_is_full)
 	snprintf(ws, sizeof ws, "%s/ws", base);
 	cr_assert_eq(mkdir(ws, 0700), 0);
 	snprintf(db, sizeof db, "%s/taskdeck.db", base);
-	cr_assert(asprintf(&svc.paths.artifacts, "%s/artifacts", base) > 0);
-	svc.store = store_open(db, &err);
-	cr_assert_not_null(svc.store, "store: %s", err);
-	cr_assert_eq(sqlite3_exec(store_lock(svc.store),
+	cr_assert(asprintf(&service.paths.artifacts, "%s/artifacts", base) > 0);
+	service.store = store_open(db, &err);
+	cr_assert_not_null(service.store, "store: %s", err);
+	cr_assert_eq(sqlite3_exec(store_lock(service.store),
 	    "INSERT INTO projects (id, name, description, context, metadata, created_at,"
 	    " updated_at) VALUES ('prj_000000000000000000000001', 'p', '', '', '{}', 1, 1);"
 	    "INSERT INTO sessions (id, project_id, title, cwd, workspace, config,"
@@ -250,7 +251,7 @@ Test(fulldisk, artifact_save_says_the_disk_is_full)
 	    " config, cwd, created_at, updated_at) VALUES ('run_000000000000000000000001',"
 	    " 'ses_000000000000000000000001', 'prj_000000000000000000000001', 'running', 'x',"
 	    " 'workspace-write', '{}', '/tmp', 1, 1);", NULL, NULL, NULL), SQLITE_OK);
-	store_unlock(svc.store);
+	store_unlock(service.store);
 	/* A file of 256 KiB in the workspace, written while there is room. */
 	snprintf(file, sizeof file, "%s/report.bin", ws);
 	fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -264,7 +265,7 @@ Test(fulldisk, artifact_save_says_the_disk_is_full)
 	params = cJSON_Parse("{\"path\":\"report.bin\"}");
 
 	fill = harness_fill_disk(dir);
-	enum td_code code = artifacts_save(&svc, "run_000000000000000000000001",
+	enum td_code code = artifacts_save(&service, "run_000000000000000000000001",
 	    "ses_000000000000000000000001", ws, params, &res, &msg);
 	cr_assert_eq(code, TD_INSUFFICIENT_STORAGE, "save on a full disk: %s (%s)",
 	    td_code_name(code), msg ? msg : "");
@@ -275,13 +276,63 @@ Test(fulldisk, artifact_save_says_the_disk_is_full)
 	msg = NULL;
 
 	harness_free_disk(fill);
-	code = artifacts_save(&svc, "run_000000000000000000000001",
+	code = artifacts_save(&service, "run_000000000000000000000001",
 	    "ses_000000000000000000000001", ws, params, &res, &msg);
 	cr_assert_eq(code, TD_OK, "save after the disk freed: %s", msg ? msg : "");
 	cJSON_Delete(res);
 	cJSON_Delete(params);
 	free(msg);
-	store_close(svc.store);
-	free(svc.paths.artifacts);
+	store_close(service.store);
+	free(service.paths.artifacts);
 	fclose(devnull);
+}
+
+/*
+ * Issue 17, finding 3 (moved here from test-durable): runs that finish while
+ * the disk is full are not left running for ever.  Their final state is
+ * retried until it is stored (one completes once there is room again), a
+ * cancel meanwhile answers 200 and takes effect (the other ends cancelled),
+ * and the session takes a new run.
+ */
+#define RUN_FINAL_MS 40000
+#define RUN_OUTPUT_MS 20000
+
+Test(fulldisk, runs_finishing_on_a_full_disk)
+{
+	const char *dir = rig_dir(), *ida, *idb;
+	char *project, *fill, path[128];
+	cJSON *a, *b, *r;
+	struct http_resp h;
+	struct svc s;
+
+	svc_start(&s);
+	cr_assert(strncmp(s.home, dir, strlen(dir)) == 0, "home %s is not on the rig", s.home);
+	project = http_project_new(&s, "durable");
+	a = http_replay_run(&s, "do it", project, "steady", "");
+	b = http_replay_run(&s, "do it", project, "steady", "");
+	ida = json_str_or_none(a, "id");
+	idb = json_str_or_none(b, "id");
+	run_output_wait(&s, ida, RUN_OUTPUT_MS, "tick 1\n");
+	run_output_wait(&s, idb, RUN_OUTPUT_MS, "tick 1\n");
+	fill = harness_fill_disk(dir);
+	/* Both agents finish meanwhile (steady takes 6 s); their final state cannot be written. */
+	sleep(8);
+	r = http_get_json(&s, "/api/v1/runs/%s", ida);
+	cr_expect_str_eq(json_str_or_none(r, "status"), "running", "a run final on a full disk?");
+	cJSON_Delete(r);
+	snprintf(path, sizeof path, "/api/v1/runs/%s/cancel", idb);
+	h = http_api(&s, "POST", path, NULL);
+	cr_expect_eq(h.status, 200, "cancel on a full disk: %ld %s", h.status, h.body);
+	http_resp_free(&h);
+	harness_free_disk(fill);
+	cJSON_Delete(run_final_within(&s, ida, "completed", RUN_FINAL_MS));
+	cJSON_Delete(run_final_within(&s, idb, "cancelled", RUN_FINAL_MS));
+	r = http_replay_run(&s, "do it", project, "quick", "");
+	cJSON_Delete(run_final_within(&s, json_str_or_none(r, "id"), "completed", RUN_FINAL_MS));
+	cJSON_Delete(r);
+	svc_stop(&s);
+	svc_destroy(&s);
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+	free(project);
 }

@@ -54,21 +54,6 @@ run_daemon(const char *home, char **err, const char *extra)
 	return run_capture(NULL, err, "%s", cmd);
 }
 
-static char *
-create_project(struct svc *s, const char *name)
-{
-	char body[128];
-	struct http_resp r;
-	char *id;
-
-	snprintf(body, sizeof body, "{\"name\":\"%s\"}", name);
-	r = http_req(s, "POST", "/api/v1/projects", body, NULL, true);
-	cr_assert_eq(r.status, 201);
-	id = strdup(cJSON_GetObjectItem(r.json, "id")->valuestring);
-	http_resp_free(&r);
-	return id;
-}
-
 Test(lifecycle, files_are_private_and_discovery_is_complete)
 {
 	struct svc s;
@@ -104,7 +89,7 @@ Test(lifecycle, data_and_token_survive_a_restart)
 	struct http_resp r;
 
 	svc_start(&s);
-	id = create_project(&s, "durable");
+	id = http_project_new(&s, "durable");
 	snprintf(token, sizeof token, "%s", s.token);
 	svc_stop(&s);
 	svc_restart(&s);
@@ -128,7 +113,7 @@ Test(lifecycle, kill_9_loses_no_acknowledged_write)
 	for (int i = 0; i < 20; i++) {
 		char name[16];
 		snprintf(name, sizeof name, "n%d", i);
-		ids[i] = create_project(&s, name);
+		ids[i] = http_project_new(&s, name);
 	}
 	svc_kill(&s);
 	svc_restart(&s);	/* a stale discovery file and lock must not stop it */

@@ -21,127 +21,13 @@
 #define FINAL_WAIT_MS 30000
 #define STATE_WAIT_MS 20000
 
-static struct svc svc;
-
-static void
-setup(void)
-{
-	svc_start(&svc);
-}
-
-static void
-teardown(void)
-{
-	svc_destroy(&svc);
-}
-
-TestSuite(plans, .init = setup, .fini = teardown, .timeout = 90);
-TestSuite(permissions, .init = setup, .fini = teardown, .timeout = 90);
-
-static struct http_resp
-api(const char *method, const char *path, const char *body)
-{
-	return http_req(&svc, method, path, body, NULL, true);
-}
-
-static const char *
-str_or_none(const cJSON *obj, const char *key)
-{
-	const char *s = json_get_string(obj, key);
-
-	return s ? s : "(none)";
-}
-
-static long
-num(const cJSON *obj, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-
-	return cJSON_IsNumber(v) ? (long)v->valuedouble : -1;
-}
-
-static cJSON *get_json(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* GET path, asserting 200; the body. */
-static cJSON *
-get_json(const char *fmt, ...)
-{
-	char path[512];
-	struct http_resp r;
-	cJSON *j;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(path, sizeof path, fmt, ap);
-	va_end(ap);
-	r = api("GET", path, NULL);
-	cr_assert_eq(r.status, 200, "GET %s: %ld %s", path, r.status, r.body);
-	j = r.json;
-	r.json = NULL;
-	http_resp_free(&r);
-	return j;
-}
-
-static char *
-project_new(void)
-{
-	struct http_resp r = api("POST", "/api/v1/projects", "{\"name\":\"plans\"}");
-	char *id;
-
-	cr_assert_eq(r.status, 201, "create project: %s", r.body);
-	id = strdup(json_get_string(r.json, "id"));
-	http_resp_free(&r);
-	return id;
-}
-
-/* Starts a run of transcript model in project with extra members; the run. */
-static cJSON *
-run_start(const char *project, const char *model, const char *extra)
-{
-	char body[1024];
-	struct http_resp r;
-	cJSON *run;
-
-	snprintf(body, sizeof body, "{\"project\":\"%s\",\"prompt\":\"write the report\","
-	    "\"config\":{\"provider\":\"replay\",\"model\":\"%s\"}%s}", project, model, extra);
-	r = api("POST", "/api/v1/runs", body);
-	cr_assert_eq(r.status, 201, "startRun %s: %ld %s", body, r.status, r.body);
-	run = r.json;
-	r.json = NULL;
-	http_resp_free(&r);
-	return run;
-}
+TestSuite(plans, .init = svc_setup, .fini = svc_teardown, .timeout = 90);
+TestSuite(permissions, .init = svc_setup, .fini = svc_teardown, .timeout = 90);
 
 static cJSON *
 plan_run_start(const char *project)
 {
-	return run_start(project, "plan", ",\"turnIntent\":\"plan-first\"");
-}
-
-/* Polls the session's plan until version awaits approval; the plan. */
-static cJSON *
-plan_wait_pending(const char *session, long version)
-{
-	int64_t deadline = td_mono_ms() + STATE_WAIT_MS;
-
-	for (;;) {
-		struct http_resp r;
-		char path[128];
-
-		snprintf(path, sizeof path, "/api/v1/sessions/%s/plan", session);
-		r = api("GET", path, NULL);
-		if (r.status == 200 && num(r.json, "version") == version &&
-		    strcmp(str_or_none(r.json, "status"), "awaiting-approval") == 0) {
-			cJSON *plan = r.json;
-			r.json = NULL;
-			http_resp_free(&r);
-			return plan;
-		}
-		cr_assert(td_mono_ms() < deadline, "plan version %ld never awaited approval: "
-		    "%ld %s", version, r.status, r.body);
-		http_resp_free(&r);
-		usleep(50000);
-	}
+	return http_replay_run(&svc, "write the report", project, "plan", ",\"turnIntent\":\"plan-first\"");
 }
 
 /* POST .../plan/respond; feedback NULL for none. */
@@ -158,15 +44,15 @@ plan_respond(const char *session, const char *decision, long version, long revis
 	else
 		snprintf(body, sizeof body, "{\"decision\":\"%s\",\"version\":%ld,"
 		    "\"revision\":%ld}", decision, version, revision);
-	return api("POST", path, body);
+	return http_api(&svc, "POST", path, body);
 }
 
 /* Responds and asserts 200; the plan after the decision. */
 static cJSON *
 plan_decide(const char *session, const char *decision, const cJSON *plan, const char *feedback)
 {
-	struct http_resp r = plan_respond(session, decision, num(plan, "version"),
-	    num(plan, "revision"), feedback);
+	struct http_resp r = plan_respond(session, decision, json_num(plan, "version"),
+	    json_num(plan, "revision"), feedback);
 	cJSON *j;
 
 	cr_assert_eq(r.status, 200, "%s: %ld %s", decision, r.status, r.body);
@@ -197,89 +83,89 @@ attention_of(const cJSON *run)
 static bool
 has_artifact(const char *session, const char *name)
 {
-	cJSON *arts = get_json("/api/v1/sessions/%s/artifacts", session), *a;
+	cJSON *arts = http_get_json(&svc, "/api/v1/sessions/%s/artifacts", session), *a;
 	bool found = false;
 
 	cJSON_ArrayForEach(a, arts)
-		found = found || strcmp(str_or_none(a, "name"), name) == 0;
+		found = found || strcmp(json_str_or_none(a, "name"), name) == 0;
 	cJSON_Delete(arts);
 	return found;
 }
 
 Test(plans, full_cycle_propose_revise_twice_approve_complete)
 {
-	char *project = project_new();
+	char *project = http_project_new(&svc, "plans");
 	cJSON *run = plan_run_start(project), *plan, *after, *r, *step;
 	const char *run_id = json_get_string(run, "id");
 	const char *session = json_get_string(run, "sessionId");
 	const cJSON *att;
 	long approved_revision;
 
-	plan = plan_wait_pending(session, 1);
-	cr_expect_eq(num(plan, "revision"), 1);
-	cr_expect_str_eq(str_or_none(plan, "runId"), run_id);
+	plan = plan_wait_pending(&svc, session, 1, STATE_WAIT_MS);
+	cr_expect_eq(json_num(plan, "revision"), 1);
+	cr_expect_str_eq(json_str_or_none(plan, "runId"), run_id);
 	cr_expect(cJSON_IsNull(cJSON_GetObjectItem(plan, "feedback")));
 	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(plan, "steps")), 3);
 	cJSON_ArrayForEach(step, cJSON_GetObjectItem(plan, "steps")) {
-		cr_expect_str_eq(str_or_none(step, "status"), "pending");
-		cr_expect_neq(strlen(str_or_none(step, "id")), 0);
+		cr_expect_str_eq(json_str_or_none(step, "status"), "pending");
+		cr_expect_neq(strlen(json_str_or_none(step, "id")), 0);
 	}
-	r = get_json("/api/v1/runs/%s", run_id);
-	cr_expect_str_eq(str_or_none(r, "status"), "running");
+	r = http_get_json(&svc, "/api/v1/runs/%s", run_id);
+	cr_expect_str_eq(json_str_or_none(r, "status"), "running");
 	att = attention_of(r);
 	cr_assert_not_null(att, "no attention on a run awaiting plan approval");
-	cr_expect_str_eq(str_or_none(att, "kind"), "plan-approval");
-	cr_expect_eq(num(att, "planVersion"), 1);
-	cr_expect_eq(num(att, "planRevision"), 1);
+	cr_expect_str_eq(json_str_or_none(att, "kind"), "plan-approval");
+	cr_expect_eq(json_num(att, "planVersion"), 1);
+	cr_expect_eq(json_num(att, "planRevision"), 1);
 	cr_expect_not_null(json_get_string(att, "since"));
 	cJSON_Delete(r);
 
 	after = plan_decide(session, "revise", plan, "use 2025 figures");
-	cr_expect_str_eq(str_or_none(after, "status"), "superseded");
-	cr_expect_eq(num(after, "revision"), 2);
-	cr_expect_str_eq(str_or_none(after, "feedback"), "use 2025 figures");
+	cr_expect_str_eq(json_str_or_none(after, "status"), "superseded");
+	cr_expect_eq(json_num(after, "revision"), 2);
+	cr_expect_str_eq(json_str_or_none(after, "feedback"), "use 2025 figures");
 	cJSON_Delete(after);
 	cJSON_Delete(plan);
 
-	plan = plan_wait_pending(session, 2);
-	cr_expect_eq(num(plan, "revision"), 3);
-	cr_expect(strstr(str_or_none(plan, "summary"), "use 2025 figures") != NULL,
-	    "summary %s", str_or_none(plan, "summary"));
-	r = get_json("/api/v1/runs/%s", run_id);
+	plan = plan_wait_pending(&svc, session, 2, STATE_WAIT_MS);
+	cr_expect_eq(json_num(plan, "revision"), 3);
+	cr_expect(strstr(json_str_or_none(plan, "summary"), "use 2025 figures") != NULL,
+	    "summary %s", json_str_or_none(plan, "summary"));
+	r = http_get_json(&svc, "/api/v1/runs/%s", run_id);
 	att = attention_of(r);
 	cr_assert_not_null(att);
-	cr_expect_eq(num(att, "planVersion"), 2);
-	cr_expect_eq(num(att, "planRevision"), 3);
+	cr_expect_eq(json_num(att, "planVersion"), 2);
+	cr_expect_eq(json_num(att, "planRevision"), 3);
 	cJSON_Delete(r);
 
 	after = plan_decide(session, "revise", plan, "keep it short");
 	cJSON_Delete(after);
 	cJSON_Delete(plan);
-	plan = plan_wait_pending(session, 3);
-	cr_expect(strstr(str_or_none(plan, "summary"), "keep it short") != NULL);
-	cr_expect_str_eq(str_or_none(plan, "feedback"), "keep it short");
+	plan = plan_wait_pending(&svc, session, 3, STATE_WAIT_MS);
+	cr_expect(strstr(json_str_or_none(plan, "summary"), "keep it short") != NULL);
+	cr_expect_str_eq(json_str_or_none(plan, "feedback"), "keep it short");
 
 	after = plan_decide(session, "approve", plan, NULL);
-	cr_expect_str_eq(str_or_none(after, "status"), "approved");
-	approved_revision = num(after, "revision");
-	cr_expect_eq(approved_revision, num(plan, "revision") + 1);
+	cr_expect_str_eq(json_str_or_none(after, "status"), "approved");
+	approved_revision = json_num(after, "revision");
+	cr_expect_eq(approved_revision, json_num(plan, "revision") + 1);
 	cJSON_Delete(after);
 	cJSON_Delete(plan);
 
 	r = run_wait_final(&svc, run_id, FINAL_WAIT_MS);
 	cr_assert_not_null(r);
-	cr_expect_str_eq(str_or_none(r, "status"), "completed");
+	cr_expect_str_eq(json_str_or_none(r, "status"), "completed");
 	cr_expect_null(attention_of(r));
 	cJSON_Delete(r);
 
-	plan = get_json("/api/v1/sessions/%s/plan", session);
-	cr_expect_str_eq(str_or_none(plan, "status"), "completed");
-	cr_expect_eq(num(plan, "version"), 3);
+	plan = http_get_json(&svc, "/api/v1/sessions/%s/plan", session);
+	cr_expect_str_eq(json_str_or_none(plan, "status"), "completed");
+	cr_expect_eq(json_num(plan, "version"), 3);
 	/* Six step updates (in-progress and completed for three steps), then completion. */
-	cr_expect_eq(num(plan, "revision"), approved_revision + 7, "revision %ld",
-	    num(plan, "revision"));
+	cr_expect_eq(json_num(plan, "revision"), approved_revision + 7, "revision %ld",
+	    json_num(plan, "revision"));
 	cJSON_ArrayForEach(step, cJSON_GetObjectItem(plan, "steps"))
-		cr_expect_str_eq(str_or_none(step, "status"), "completed");
+		cr_expect_str_eq(json_str_or_none(step, "status"), "completed");
 	cJSON_Delete(plan);
 	cr_expect(has_artifact(session, "report.md"));
 	cJSON_Delete(run);
@@ -288,21 +174,21 @@ Test(plans, full_cycle_propose_revise_twice_approve_complete)
 
 Test(plans, stale_and_invalid_decisions)
 {
-	char *project = project_new();
+	char *project = http_project_new(&svc, "plans");
 	cJSON *run = plan_run_start(project), *plan, *r;
 	const char *run_id = json_get_string(run, "id");
 	const char *session = json_get_string(run, "sessionId");
 	struct http_resp h;
 	char path[128];
 
-	plan = plan_wait_pending(session, 1);
+	plan = plan_wait_pending(&svc, session, 1, STATE_WAIT_MS);
 	h = plan_respond(session, "approve", 2, 1, NULL);
 	cr_expect_eq(h.status, 409);
 	cr_expect_str_eq(error_code(&h), "stale_plan");
 	r = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(h.json, "error"),
 	    "details"), "current");
-	cr_expect_eq(num(r, "version"), 1, "details.current: %s", h.body);
-	cr_expect_eq(num(r, "revision"), 1);
+	cr_expect_eq(json_num(r, "version"), 1, "details.current: %s", h.body);
+	cr_expect_eq(json_num(r, "revision"), 1);
 	http_resp_free(&h);
 	h = plan_respond(session, "approve", 1, 7, NULL);
 	cr_expect_eq(h.status, 409);
@@ -317,7 +203,7 @@ Test(plans, stale_and_invalid_decisions)
 	cr_expect_eq(h.status, 400);
 	http_resp_free(&h);
 	snprintf(path, sizeof path, "/api/v1/sessions/%s/plan/respond", session);
-	h = api("POST", path, "{\"decision\":\"approve\",\"version\":1}");
+	h = http_api(&svc, "POST", path, "{\"decision\":\"approve\",\"version\":1}");
 	cr_expect_eq(h.status, 400, "no revision: %s", h.body);
 	http_resp_free(&h);
 	h = plan_respond("ses_000000000000000000000000", "approve", 1, 1, NULL);
@@ -325,19 +211,19 @@ Test(plans, stale_and_invalid_decisions)
 	http_resp_free(&h);
 
 	/* Nothing above changed the plan. */
-	r = get_json("/api/v1/sessions/%s/plan", session);
-	cr_expect_eq(num(r, "revision"), 1);
-	cr_expect_str_eq(str_or_none(r, "status"), "awaiting-approval");
+	r = http_get_json(&svc, "/api/v1/sessions/%s/plan", session);
+	cr_expect_eq(json_num(r, "revision"), 1);
+	cr_expect_str_eq(json_str_or_none(r, "status"), "awaiting-approval");
 	cJSON_Delete(r);
 
 	cJSON_Delete(plan_decide(session, "approve", plan, NULL));
 	cJSON_Delete(plan);
 	r = run_wait_final(&svc, run_id, FINAL_WAIT_MS);
 	cr_assert_not_null(r);
-	cr_expect_str_eq(str_or_none(r, "status"), "completed");
+	cr_expect_str_eq(json_str_or_none(r, "status"), "completed");
 	cJSON_Delete(r);
-	plan = get_json("/api/v1/sessions/%s/plan", session);
-	h = plan_respond(session, "approve", num(plan, "version"), num(plan, "revision"), NULL);
+	plan = http_get_json(&svc, "/api/v1/sessions/%s/plan", session);
+	h = plan_respond(session, "approve", json_num(plan, "version"), json_num(plan, "revision"), NULL);
 	cr_expect_eq(h.status, 409);
 	cr_expect_str_eq(error_code(&h), "plan_not_pending");
 	http_resp_free(&h);
@@ -348,8 +234,8 @@ Test(plans, stale_and_invalid_decisions)
 
 Test(plans, a_session_without_plan_is_404)
 {
-	char *project = project_new();
-	cJSON *run = run_start(project, "quick", ""), *r;
+	char *project = http_project_new(&svc, "plans");
+	cJSON *run = http_replay_run(&svc, "write the report", project, "quick", ""), *r;
 	struct http_resp h;
 	char path[128];
 
@@ -357,7 +243,7 @@ Test(plans, a_session_without_plan_is_404)
 	cr_assert_not_null(r);
 	cJSON_Delete(r);
 	snprintf(path, sizeof path, "/api/v1/sessions/%s/plan", json_get_string(run, "sessionId"));
-	h = api("GET", path, NULL);
+	h = http_api(&svc, "GET", path, NULL);
 	cr_expect_eq(h.status, 404);
 	cr_expect(strstr(h.body, "\"resource\":\"plan\"") != NULL, "%s", h.body);
 	http_resp_free(&h);
@@ -365,7 +251,7 @@ Test(plans, a_session_without_plan_is_404)
 	cr_expect_eq(h.status, 409);
 	cr_expect_str_eq(error_code(&h), "plan_not_pending");
 	http_resp_free(&h);
-	h = api("GET", "/api/v1/sessions/ses_000000000000000000000000/plan", NULL);
+	h = http_api(&svc, "GET", "/api/v1/sessions/ses_000000000000000000000000/plan", NULL);
 	cr_expect_eq(h.status, 404);
 	cr_expect(strstr(h.body, "\"resource\":\"session\"") != NULL, "%s", h.body);
 	http_resp_free(&h);
@@ -397,7 +283,7 @@ racer_thread(void *arg)
 
 Test(plans, two_concurrent_approvals_exactly_one_wins)
 {
-	char *project = project_new();
+	char *project = http_project_new(&svc, "plans");
 	cJSON *run = plan_run_start(project), *plan, *r;
 	const char *session = json_get_string(run, "sessionId");
 	pthread_barrier_t barrier;
@@ -405,11 +291,11 @@ Test(plans, two_concurrent_approvals_exactly_one_wins)
 	pthread_t t[2];
 	int wins = 0, stale = 0;
 
-	plan = plan_wait_pending(session, 1);
+	plan = plan_wait_pending(&svc, session, 1, STATE_WAIT_MS);
 	pthread_barrier_init(&barrier, NULL, 2);
 	for (int i = 0; i < 2; i++) {
-		rc[i] = (struct racer){ .session = session, .version = num(plan, "version"),
-			.revision = num(plan, "revision"), .barrier = &barrier };
+		rc[i] = (struct racer){ .session = session, .version = json_num(plan, "version"),
+			.revision = json_num(plan, "revision"), .barrier = &barrier };
 		cr_assert_eq(pthread_create(&t[i], NULL, racer_thread, &rc[i]), 0);
 	}
 	for (int i = 0; i < 2; i++) {
@@ -423,7 +309,7 @@ Test(plans, two_concurrent_approvals_exactly_one_wins)
 	cr_expect_eq(stale, 1);
 	r = run_wait_final(&svc, json_get_string(run, "id"), FINAL_WAIT_MS);
 	cr_assert_not_null(r);
-	cr_expect_str_eq(str_or_none(r, "status"), "completed");
+	cr_expect_str_eq(json_str_or_none(r, "status"), "completed");
 	cJSON_Delete(r);
 	cJSON_Delete(plan);
 	cJSON_Delete(run);
@@ -432,21 +318,21 @@ Test(plans, two_concurrent_approvals_exactly_one_wins)
 
 Test(plans, reject_cancels_the_run)
 {
-	char *project = project_new();
+	char *project = http_project_new(&svc, "plans");
 	cJSON *run = plan_run_start(project), *plan, *after, *r;
 	const char *session = json_get_string(run, "sessionId");
 
-	plan = plan_wait_pending(session, 1);
+	plan = plan_wait_pending(&svc, session, 1, STATE_WAIT_MS);
 	after = plan_decide(session, "reject", plan, NULL);
-	cr_expect_str_eq(str_or_none(after, "status"), "rejected");
+	cr_expect_str_eq(json_str_or_none(after, "status"), "rejected");
 	cJSON_Delete(after);
 	r = run_wait_final(&svc, json_get_string(run, "id"), FINAL_WAIT_MS);
 	cr_assert_not_null(r);
-	cr_expect_str_eq(str_or_none(r, "status"), "cancelled");
+	cr_expect_str_eq(json_str_or_none(r, "status"), "cancelled");
 	cJSON_Delete(r);
-	after = get_json("/api/v1/sessions/%s/plan", session);
-	cr_expect_str_eq(str_or_none(after, "status"), "rejected");
-	cr_expect_eq(num(after, "revision"), 2);
+	after = http_get_json(&svc, "/api/v1/sessions/%s/plan", session);
+	cr_expect_str_eq(json_str_or_none(after, "status"), "rejected");
+	cr_expect_eq(json_num(after, "revision"), 2);
 	cr_expect_not(has_artifact(session, "report.md"));
 	cJSON_Delete(after);
 	cJSON_Delete(plan);
@@ -456,38 +342,38 @@ Test(plans, reject_cancels_the_run)
 
 Test(plans, cancelling_a_waiting_run_abandons_its_plan)
 {
-	char *project = project_new();
+	char *project = http_project_new(&svc, "plans");
 	cJSON *run = plan_run_start(project), *plan, *r;
 	const char *session = json_get_string(run, "sessionId");
 	char path[128];
 	struct http_resp h;
 
-	plan = plan_wait_pending(session, 1);
+	plan = plan_wait_pending(&svc, session, 1, STATE_WAIT_MS);
 	snprintf(path, sizeof path, "/api/v1/runs/%s/cancel", json_get_string(run, "id"));
-	h = api("POST", path, NULL);
+	h = http_api(&svc, "POST", path, NULL);
 	cr_expect_eq(h.status, 200);
 	http_resp_free(&h);
 	r = run_wait_final(&svc, json_get_string(run, "id"), FINAL_WAIT_MS);
 	cr_assert_not_null(r);
-	cr_expect_str_eq(str_or_none(r, "status"), "cancelled");
+	cr_expect_str_eq(json_str_or_none(r, "status"), "cancelled");
 	cJSON_Delete(r);
-	r = get_json("/api/v1/sessions/%s/plan", session);
-	cr_expect_str_eq(str_or_none(r, "status"), "abandoned");
-	cr_expect_eq(num(r, "revision"), 2);
+	r = http_get_json(&svc, "/api/v1/sessions/%s/plan", session);
+	cr_expect_str_eq(json_str_or_none(r, "status"), "abandoned");
+	cr_expect_eq(json_num(r, "revision"), 2);
 	cJSON_Delete(r);
 	/* The run's history ends with the plan abandoned and the attention cleared. */
-	r = get_json("/api/v1/runs/%s/events?limit=1000", json_get_string(run, "id"));
+	r = http_get_json(&svc, "/api/v1/runs/%s/events?limit=1000", json_get_string(run, "id"));
 	{
 		const cJSON *ev, *last_plan = NULL, *last_att = NULL;
 
 		cJSON_ArrayForEach(ev, r) {
-			if (strcmp(str_or_none(ev, "type"), "plan.updated") == 0)
+			if (strcmp(json_str_or_none(ev, "type"), "plan.updated") == 0)
 				last_plan = cJSON_GetObjectItem(ev, "data");
-			if (strcmp(str_or_none(ev, "type"), "run.attention") == 0)
+			if (strcmp(json_str_or_none(ev, "type"), "run.attention") == 0)
 				last_att = cJSON_GetObjectItem(ev, "data");
 		}
 		cr_assert_not_null(last_plan);
-		cr_expect_str_eq(str_or_none(last_plan, "status"), "abandoned");
+		cr_expect_str_eq(json_str_or_none(last_plan, "status"), "abandoned");
 		cr_assert_not_null(last_att);
 		cr_expect(cJSON_IsNull(cJSON_GetObjectItem(last_att, "attention")));
 	}
@@ -500,27 +386,6 @@ Test(plans, cancelling_a_waiting_run_abandons_its_plan)
 	free(project);
 }
 
-/* Polls the pending prompts of run until one more than seen exists; the newest. */
-static cJSON *
-prompt_wait_pending(const char *run_id)
-{
-	int64_t deadline = td_mono_ms() + STATE_WAIT_MS;
-
-	for (;;) {
-		cJSON *list = get_json("/app/v1/permissions?run=%s", run_id), *p;
-
-		if (cJSON_GetArraySize(list) == 1) {
-			p = cJSON_DetachItemFromArray(list, 0);
-			cJSON_Delete(list);
-			return p;
-		}
-		cr_assert_eq(cJSON_GetArraySize(list), 0, "more than one pending prompt");
-		cJSON_Delete(list);
-		cr_assert(td_mono_ms() < deadline, "no pending prompt for %s", run_id);
-		usleep(50000);
-	}
-}
-
 static struct http_resp
 prompt_answer(const char *id, const char *decision)
 {
@@ -528,7 +393,7 @@ prompt_answer(const char *id, const char *decision)
 
 	snprintf(path, sizeof path, "/app/v1/permissions/%s", id);
 	snprintf(body, sizeof body, "{\"decision\":\"%s\"}", decision);
-	return api("POST", path, body);
+	return http_api(&svc, "POST", path, body);
 }
 
 /* Answers the prompt, asserting 200 and the resulting status. */
@@ -538,8 +403,8 @@ prompt_decide(const cJSON *prompt, const char *decision, const char *status)
 	struct http_resp h = prompt_answer(json_get_string(prompt, "id"), decision);
 
 	cr_assert_eq(h.status, 200, "%s: %ld %s", decision, h.status, h.body);
-	cr_expect_str_eq(str_or_none(h.json, "status"), status);
-	cr_expect_str_eq(str_or_none(h.json, "decision"), decision);
+	cr_expect_str_eq(json_str_or_none(h.json, "status"), status);
+	cr_expect_str_eq(json_str_or_none(h.json, "decision"), decision);
 	cr_expect_not_null(json_get_string(h.json, "answeredAt"));
 	http_resp_free(&h);
 }
@@ -557,26 +422,26 @@ file_in(const char *dir, const char *name)
 static cJSON *
 ask_run_start(const char *project)
 {
-	return run_start(project, "ask", ",\"permissionProfile\":\"ask\"");
+	return http_replay_run(&svc, "write the report", project, "ask", ",\"permissionProfile\":\"ask\"");
 }
 
 Test(permissions, allow_deny_allow_run)
 {
-	char *project = project_new();
+	char *project = http_project_new(&svc, "plans");
 	cJSON *run = ask_run_start(project), *p, *r, *all;
 	const char *run_id = json_get_string(run, "id");
 	const char *session = json_get_string(run, "sessionId");
 	struct http_resp h;
 
-	p = prompt_wait_pending(run_id);
-	cr_expect_str_eq(str_or_none(p, "tool"), "write_file");
-	cr_expect_str_eq(str_or_none(p, "status"), "pending");
-	cr_expect_str_eq(str_or_none(p, "sessionId"), session);
-	cr_expect_str_eq(str_or_none(p, "projectId"), project);
-	cr_expect_str_eq(str_or_none(cJSON_GetObjectItem(p, "input"), "path"), "allowed.md");
+	p = prompt_wait_pending(&svc, run_id, NULL, STATE_WAIT_MS);
+	cr_expect_str_eq(json_str_or_none(p, "tool"), "write_file");
+	cr_expect_str_eq(json_str_or_none(p, "status"), "pending");
+	cr_expect_str_eq(json_str_or_none(p, "sessionId"), session);
+	cr_expect_str_eq(json_str_or_none(p, "projectId"), project);
+	cr_expect_str_eq(json_str_or_none(cJSON_GetObjectItem(p, "input"), "path"), "allowed.md");
 	cr_expect(cJSON_IsNull(cJSON_GetObjectItem(p, "decision")));
-	r = get_json("/api/v1/runs/%s", run_id);
-	cr_expect_str_eq(str_or_none(r, "status"), "running");
+	r = http_get_json(&svc, "/api/v1/runs/%s", run_id);
+	cr_expect_str_eq(json_str_or_none(r, "status"), "running");
 	cr_expect_null(cJSON_GetObjectItem(r, "attention"), "a prompt sets no attention");
 	cJSON_Delete(r);
 	prompt_decide(p, "allow", "allowed");
@@ -586,43 +451,43 @@ Test(permissions, allow_deny_allow_run)
 	http_resp_free(&h);
 	cJSON_Delete(p);
 
-	p = prompt_wait_pending(run_id);
-	cr_expect_str_eq(str_or_none(p, "tool"), "run_command");
+	p = prompt_wait_pending(&svc, run_id, NULL, STATE_WAIT_MS);
+	cr_expect_str_eq(json_str_or_none(p, "tool"), "run_command");
 	prompt_decide(p, "deny", "denied");
 	cJSON_Delete(p);
 
-	p = prompt_wait_pending(run_id);
-	cr_expect_str_eq(str_or_none(p, "tool"), "write_file");
+	p = prompt_wait_pending(&svc, run_id, NULL, STATE_WAIT_MS);
+	cr_expect_str_eq(json_str_or_none(p, "tool"), "write_file");
 	prompt_decide(p, "allow-run", "allowed");
 	cJSON_Delete(p);
 
 	r = run_wait_final(&svc, run_id, FINAL_WAIT_MS);
 	cr_assert_not_null(r);
-	cr_expect_str_eq(str_or_none(r, "status"), "completed");
-	cr_expect(file_in(str_or_none(r, "cwd"), "allowed.md"));
-	cr_expect(file_in(str_or_none(r, "cwd"), "second.md"));
-	cr_expect_not(file_in(str_or_none(r, "cwd"), "ran.txt"), "a denied command ran");
+	cr_expect_str_eq(json_str_or_none(r, "status"), "completed");
+	cr_expect(file_in(json_str_or_none(r, "cwd"), "allowed.md"));
+	cr_expect(file_in(json_str_or_none(r, "cwd"), "second.md"));
+	cr_expect_not(file_in(json_str_or_none(r, "cwd"), "ran.txt"), "a denied command ran");
 	cJSON_Delete(r);
 	cr_expect(has_artifact(session, "allowed.md"));
 	cr_expect(has_artifact(session, "second.md"));
 
-	all = get_json("/app/v1/permissions?run=%s&status=all", run_id);
+	all = http_get_json(&svc, "/app/v1/permissions?run=%s&status=all", run_id);
 	cr_expect_eq(cJSON_GetArraySize(all), 3);
 	/* Newest first. */
-	cr_expect_str_eq(str_or_none(cJSON_GetArrayItem(all, 0), "decision"), "allow-run");
-	cr_expect_str_eq(str_or_none(cJSON_GetArrayItem(all, 1), "status"), "denied");
+	cr_expect_str_eq(json_str_or_none(cJSON_GetArrayItem(all, 0), "decision"), "allow-run");
+	cr_expect_str_eq(json_str_or_none(cJSON_GetArrayItem(all, 1), "status"), "denied");
 	cJSON_Delete(all);
-	all = get_json("/app/v1/permissions?run=%s", run_id);
+	all = http_get_json(&svc, "/app/v1/permissions?run=%s", run_id);
 	cr_expect_eq(cJSON_GetArraySize(all), 0);
 	cJSON_Delete(all);
 
 	h = prompt_answer("prm_000000000000000000000000", "allow");
 	cr_expect_eq(h.status, 404);
 	http_resp_free(&h);
-	h = api("GET", "/app/v1/permissions/prm_000000000000000000000000", NULL);
+	h = http_api(&svc, "GET", "/app/v1/permissions/prm_000000000000000000000000", NULL);
 	cr_expect_eq(h.status, 404);
 	http_resp_free(&h);
-	h = api("GET", "/app/v1/permissions?status=maybe", NULL);
+	h = http_api(&svc, "GET", "/app/v1/permissions?status=maybe", NULL);
 	cr_expect_eq(h.status, 400);
 	http_resp_free(&h);
 	h = http_req(&svc, "GET", "/app/v1/permissions", NULL, NULL, false);
@@ -634,32 +499,32 @@ Test(permissions, allow_deny_allow_run)
 
 Test(permissions, allow_run_answers_the_later_prompts)
 {
-	char *project = project_new();
+	char *project = http_project_new(&svc, "plans");
 	cJSON *run = ask_run_start(project), *p, *r, *all, *it;
 	const char *run_id = json_get_string(run, "id");
 	struct http_resp h;
 	char path[128];
 	int auto_allowed = 0;
 
-	p = prompt_wait_pending(run_id);
+	p = prompt_wait_pending(&svc, run_id, NULL, STATE_WAIT_MS);
 	prompt_decide(p, "allow-run", "allowed");
 	snprintf(path, sizeof path, "/app/v1/permissions/%s", json_get_string(p, "id"));
-	h = api("GET", path, NULL);
+	h = http_api(&svc, "GET", path, NULL);
 	cr_expect_eq(h.status, 200);
-	cr_expect_str_eq(str_or_none(h.json, "decision"), "allow-run");
+	cr_expect_str_eq(json_str_or_none(h.json, "decision"), "allow-run");
 	http_resp_free(&h);
 	cJSON_Delete(p);
 	r = run_wait_final(&svc, run_id, FINAL_WAIT_MS);
 	cr_assert_not_null(r);
-	cr_expect_str_eq(str_or_none(r, "status"), "completed");
-	cr_expect(file_in(str_or_none(r, "cwd"), "ran.txt"));
-	cr_expect(file_in(str_or_none(r, "cwd"), "second.md"));
+	cr_expect_str_eq(json_str_or_none(r, "status"), "completed");
+	cr_expect(file_in(json_str_or_none(r, "cwd"), "ran.txt"));
+	cr_expect(file_in(json_str_or_none(r, "cwd"), "second.md"));
 	cJSON_Delete(r);
-	all = get_json("/app/v1/permissions?run=%s&status=all", run_id);
+	all = http_get_json(&svc, "/app/v1/permissions?run=%s&status=all", run_id);
 	cr_expect_eq(cJSON_GetArraySize(all), 3);
 	cJSON_ArrayForEach(it, all) {
-		cr_expect_str_eq(str_or_none(it, "status"), "allowed");
-		cr_expect_str_eq(str_or_none(it, "decision"), "allow-run");
+		cr_expect_str_eq(json_str_or_none(it, "status"), "allowed");
+		cr_expect_str_eq(json_str_or_none(it, "decision"), "allow-run");
 		auto_allowed++;
 	}
 	cr_expect_eq(auto_allowed, 3);
@@ -668,60 +533,26 @@ Test(permissions, allow_run_answers_the_later_prompts)
 	free(project);
 }
 
-/*
- * durable: runs.resumeLimit 0 in settings.json, so that the next start ends
- * the runs left running (resume_limit) instead of resuming them.
- */
-static void
-no_resumes(void)
-{
-	char path[512], *text;
-	FILE *f;
-	long n;
-	cJSON *s, *runs;
-
-	snprintf(path, sizeof path, "%s/settings.json", svc.home);
-	f = fopen(path, "r");
-	cr_assert(f != NULL, "no %s", path);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	text = calloc(1, (size_t)n + 1);
-	cr_assert_eq(fread(text, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	s = cJSON_Parse(text);
-	free(text);
-	cr_assert(s != NULL);
-	runs = cJSON_GetObjectItem(s, "runs");
-	if (runs == NULL)
-		runs = cJSON_AddObjectToObject(s, "runs");
-	cJSON_DeleteItemFromObject(runs, "resumeLimit");
-	cJSON_AddNumberToObject(runs, "resumeLimit", 0);
-	text = cJSON_Print(s);
-	svc_write_file(&svc, "settings.json", text);
-	free(text);
-	cJSON_Delete(s);
-}
-
 Test(permissions, restart_past_the_resume_limit_expires_the_prompt)
 {
-	char *project = project_new();
+	char *project = http_project_new(&svc, "plans");
 	cJSON *run = ask_run_start(project), *p, *r;
 	const char *run_id = json_get_string(run, "id");
 
-	p = prompt_wait_pending(run_id);
+	p = prompt_wait_pending(&svc, run_id, NULL, STATE_WAIT_MS);
 	svc_kill(&svc);
-	no_resumes();	/* durable: past runs.resumeLimit the run cannot resume */
+	/* durable: past runs.resumeLimit the run cannot resume */
+	svc_set_run_setting(&svc, "resumeLimit", 0);
 	svc_restart(&svc);
-	r = get_json("/api/v1/runs/%s", run_id);
-	cr_expect_str_eq(str_or_none(r, "status"), "failed");
-	cr_expect_str_eq(str_or_none(cJSON_GetObjectItem(r, "error"), "code"),
+	r = http_get_json(&svc, "/api/v1/runs/%s", run_id);
+	cr_expect_str_eq(json_str_or_none(r, "status"), "failed");
+	cr_expect_str_eq(json_str_or_none(cJSON_GetObjectItem(r, "error"), "code"),
 	    "resume_limit");
 	cJSON_Delete(r);
-	r = get_json("/app/v1/permissions/%s", json_get_string(p, "id"));
-	cr_expect_str_eq(str_or_none(r, "status"), "expired");
+	r = http_get_json(&svc, "/app/v1/permissions/%s", json_get_string(p, "id"));
+	cr_expect_str_eq(json_str_or_none(r, "status"), "expired");
 	cJSON_Delete(r);
-	r = get_json("/app/v1/permissions");
+	r = http_get_json(&svc, "/app/v1/permissions");
 	cr_expect_eq(cJSON_GetArraySize(r), 0);
 	cJSON_Delete(r);
 	cJSON_Delete(p);
@@ -731,22 +562,23 @@ Test(permissions, restart_past_the_resume_limit_expires_the_prompt)
 
 Test(plans, restart_past_the_resume_limit_abandons_the_plan)
 {
-	char *project = project_new();
+	char *project = http_project_new(&svc, "plans");
 	cJSON *run = plan_run_start(project), *plan, *r;
 	const char *session = json_get_string(run, "sessionId");
 
-	plan = plan_wait_pending(session, 1);
+	plan = plan_wait_pending(&svc, session, 1, STATE_WAIT_MS);
 	svc_kill(&svc);
-	no_resumes();	/* durable: past runs.resumeLimit the run cannot resume */
+	/* durable: past runs.resumeLimit the run cannot resume */
+	svc_set_run_setting(&svc, "resumeLimit", 0);
 	svc_restart(&svc);
-	r = get_json("/api/v1/runs/%s", json_get_string(run, "id"));
-	cr_expect_str_eq(str_or_none(r, "status"), "failed");
-	cr_expect_str_eq(str_or_none(cJSON_GetObjectItem(r, "error"), "code"),
+	r = http_get_json(&svc, "/api/v1/runs/%s", json_get_string(run, "id"));
+	cr_expect_str_eq(json_str_or_none(r, "status"), "failed");
+	cr_expect_str_eq(json_str_or_none(cJSON_GetObjectItem(r, "error"), "code"),
 	    "resume_limit");
 	cr_expect_null(attention_of(r));
 	cJSON_Delete(r);
-	r = get_json("/api/v1/sessions/%s/plan", session);
-	cr_expect_str_eq(str_or_none(r, "status"), "abandoned");
+	r = http_get_json(&svc, "/api/v1/sessions/%s/plan", session);
+	cr_expect_str_eq(json_str_or_none(r, "status"), "abandoned");
 	cJSON_Delete(r);
 	cJSON_Delete(plan);
 	cJSON_Delete(run);
@@ -836,7 +668,7 @@ raw_wait(struct raw_sub *s, const char *const *needles)
 
 Test(plans, events_plan_updated_attention_permission)
 {
-	char *project = project_new();
+	char *project = http_project_new(&svc, "plans");
 	struct raw_sub sub = { 0 };
 	cJSON *run, *plan, *r, *p;
 	const char *session;
@@ -848,7 +680,7 @@ Test(plans, events_plan_updated_attention_permission)
 
 	run = plan_run_start(project);
 	session = json_get_string(run, "sessionId");
-	plan = plan_wait_pending(session, 1);
+	plan = plan_wait_pending(&svc, session, 1, STATE_WAIT_MS);
 	cr_expect(raw_wait(&sub, (const char *const[]){ "event: plan.updated",
 	    "\"status\":\"awaiting-approval\"", "event: run.attention",
 	    "\"kind\":\"plan-approval\"", NULL }), "%s", sub.text);
@@ -861,7 +693,7 @@ Test(plans, events_plan_updated_attention_permission)
 	cJSON_Delete(run);
 
 	run = ask_run_start(project);
-	p = prompt_wait_pending(json_get_string(run, "id"));
+	p = prompt_wait_pending(&svc, json_get_string(run, "id"), NULL, STATE_WAIT_MS);
 	cr_expect(raw_wait(&sub, (const char *const[]){ "event: run.permission",
 	    "\"status\":\"pending\"", "\"tool\":\"write_file\"", NULL }), "%s", sub.text);
 	prompt_decide(p, "allow-run", "allowed");

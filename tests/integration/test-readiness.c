@@ -15,7 +15,6 @@
 
 #include "harness.h"
 
-static struct svc svc;
 static char tmp[256];		/* scratch directory of one test */
 static char *saved_path;
 
@@ -51,14 +50,6 @@ teardown(void)
 
 TestSuite(readiness, .init = setup, .fini = teardown, .timeout = 120);
 
-static const char *
-str(const cJSON *obj, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItem(obj, key);
-
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 /* obj as JSON text for a failure message (one static buffer). */
 static const char *
 js(const cJSON *obj)
@@ -92,7 +83,7 @@ runtime_of(const char *framework)
 	cr_assert(cJSON_IsArray(r.json));
 	cr_assert_eq(cJSON_GetArraySize(r.json), 3, "three frameworks: %s", r.body);
 	cJSON_ArrayForEach(e, r.json) {
-		if (str(e, "framework") && strcmp(str(e, "framework"), framework) == 0)
+		if (json_get_string(e, "framework") && strcmp(json_get_string(e, "framework"), framework) == 0)
 			found = cJSON_Duplicate(e, true);
 	}
 	http_resp_free(&r);
@@ -105,11 +96,11 @@ expect_runtime(const char *framework, const char *status, const char *version)
 {
 	cJSON *rt = runtime_of(framework);
 
-	cr_expect_str_eq(str(rt, "status"), status, "%s: %s", framework, js(rt));
+	cr_expect_str_eq(json_get_string(rt, "status"), status, "%s: %s", framework, js(rt));
 	if (version != NULL)
-		cr_expect_str_eq(str(rt, "version") ? str(rt, "version") : "(none)", version,
+		cr_expect_str_eq(json_get_string(rt, "version") ? json_get_string(rt, "version") : "(none)", version,
 		    "%s version", framework);
-	cr_expect_str_eq(str(rt, "source"), strcmp(framework, "taskdeck") == 0 ? "managed" :
+	cr_expect_str_eq(json_get_string(rt, "source"), strcmp(framework, "taskdeck") == 0 ? "managed" :
 	    "external");
 	cJSON_Delete(rt);
 }
@@ -211,10 +202,10 @@ Test(readiness, configured_path_wins_over_path)
 	setenv("PATH", saved_path, 1);
 
 	rt = runtime_of("codex");
-	cr_expect_str_eq(str(rt, "status"), "outdated");
-	cr_expect_str_eq(str(rt, "version"), "0.12.0");
-	cr_expect_str_eq(str(rt, "foundBy"), "settings");
-	cr_expect_str_eq(str(rt, "minVersion"), "0.50.0");
+	cr_expect_str_eq(json_get_string(rt, "status"), "outdated");
+	cr_expect_str_eq(json_get_string(rt, "version"), "0.12.0");
+	cr_expect_str_eq(json_get_string(rt, "foundBy"), "settings");
+	cr_expect_str_eq(json_get_string(rt, "minVersion"), "0.50.0");
 	cJSON_Delete(rt);
 }
 
@@ -315,9 +306,9 @@ Test(readiness, bootstrap_reports_what_it_cannot_repair)
 	rt = bootstrap("runtime");
 	cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(rt, "ok")), "%s", js(rt));
 	err = cJSON_GetObjectItem(rt, "error");
-	cr_expect(str(err, "code") != NULL && (strcmp(str(err, "code"), "permission_denied") == 0 ||
-	    strcmp(str(err, "code"), "runtime_missing") == 0), "%s", js(rt));
-	cr_expect_not_null(str(err, "message"));
+	cr_expect(json_get_string(err, "code") != NULL && (strcmp(json_get_string(err, "code"), "permission_denied") == 0 ||
+	    strcmp(json_get_string(err, "code"), "runtime_missing") == 0), "%s", js(rt));
+	cr_expect_not_null(json_get_string(err, "message"));
 	cJSON_Delete(rt);
 	expect_runtime("taskdeck", "missing", NULL);
 }
@@ -330,7 +321,7 @@ Test(readiness, bootstrap_rejects_unknown_actions)
 	r = http_req(&svc, "POST", "/api/v1/bootstrap", "{\"action\":\"reboot\"}", NULL, true);
 	cr_expect_eq(r.status, 400);
 	cr_expect_str_eq(http_error_code(&r), "invalid_request");
-	cr_expect_str_eq(str(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "error"),
+	cr_expect_str_eq(json_get_string(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "error"),
 	    "details"), "field"), "action");
 	http_resp_free(&r);
 	r = http_req(&svc, "POST", "/api/v1/bootstrap", "{}", NULL, true);
@@ -356,7 +347,7 @@ Test(readiness, bootstrap_status_of_a_fresh_home)
 	    "dataDirectories", "runtime", "provider", NULL }; *k; k++)
 		cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(steps, *k), "ok")),
 		    "step %s", *k);
-	cr_expect_str_eq(str(cJSON_GetObjectItem(steps, "provider"), "name"), "replay");
+	cr_expect_str_eq(json_get_string(cJSON_GetObjectItem(steps, "provider"), "name"), "replay");
 	cJSON_Delete(st);
 }
 
@@ -403,8 +394,8 @@ Test(readiness, cli_install_and_conflict)
 	cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(res, "ok")), "%s", js(res));
 	cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(res, "changed")));
 	cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(res, "onPath")), "%s is not on PATH", bin);
-	cr_expect_str_eq(str(res, "path"), launcher);
-	cr_expect_not_null(str(res, "nextAction"));
+	cr_expect_str_eq(json_get_string(res, "path"), launcher);
+	cr_expect_not_null(json_get_string(res, "nextAction"));
 	cJSON_Delete(res);
 	cr_assert_eq(access(launcher, X_OK), 0, "the launcher is executable");
 	/* The launcher reaches this service without any environment. */
@@ -424,7 +415,7 @@ Test(readiness, cli_install_and_conflict)
 	before = slurp(launcher, &blen);
 	res = install();
 	cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(res, "ok")), "%s", js(res));
-	cr_expect_str_eq(str(cJSON_GetObjectItem(res, "error"), "code"), "configuration_conflict");
+	cr_expect_str_eq(json_get_string(cJSON_GetObjectItem(res, "error"), "code"), "configuration_conflict");
 	cJSON_Delete(res);
 	after = slurp(launcher, &alen);
 	cr_expect_eq(alen, blen);
@@ -458,7 +449,7 @@ doctor_check(const cJSON *doc, const char *id)
 	const cJSON *c;
 
 	cJSON_ArrayForEach(c, cJSON_GetObjectItem(doc, "checks"))
-		if (str(c, "id") && strcmp(str(c, "id"), id) == 0)
+		if (json_get_string(c, "id") && strcmp(json_get_string(c, "id"), id) == 0)
 			return c;
 	return NULL;
 }
@@ -499,7 +490,7 @@ Test(readiness, doctor_disk_thresholds)
 	doc = doctor();
 	c = doctor_check(doc, "disk-space");
 	cr_assert_not_null(c);
-	cr_expect_str_eq(str(c, "status"), "warn", "%s", str(c, "message"));
+	cr_expect_str_eq(json_get_string(c, "status"), "warn", "%s", json_get_string(c, "message"));
 	cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(doc, "ready")), "a warning keeps it ready");
 	cJSON_Delete(doc);
 	svc_destroy(&svc);
@@ -507,7 +498,7 @@ Test(readiness, doctor_disk_thresholds)
 	start_with_settings(",\"doctor\":{\"diskFailMiB\":1048576}");
 	doc = doctor();
 	c = doctor_check(doc, "disk-space");
-	cr_expect_str_eq(str(c, "status"), "fail", "%s", str(c, "message"));
+	cr_expect_str_eq(json_get_string(c, "status"), "fail", "%s", json_get_string(c, "message"));
 	cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(doc, "ready")), "not ready below diskFailMiB");
 	cJSON_Delete(doc);
 	svc_destroy(&svc);
@@ -515,10 +506,10 @@ Test(readiness, doctor_disk_thresholds)
 	start_with_settings("");
 	doc = doctor();
 	c = doctor_check(doc, "disk-space");
-	cr_expect_str_eq(str(c, "status"), "ok", "%s", str(c, "message"));
+	cr_expect_str_eq(json_get_string(c, "status"), "ok", "%s", json_get_string(c, "message"));
 	c = doctor_check(doc, "runtime-taskdeck");
-	cr_expect_str_eq(str(c, "status"), "ok");
-	cr_expect(strstr(str(c, "message"), "build tree") != NULL, "%s", str(c, "message"));
+	cr_expect_str_eq(json_get_string(c, "status"), "ok");
+	cr_expect(strstr(json_get_string(c, "message"), "build tree") != NULL, "%s", json_get_string(c, "message"));
 	c = doctor_check(doc, "runtime-codex");
 	cr_expect_not_null(c);
 	cJSON_Delete(doc);
@@ -533,8 +524,8 @@ Test(readiness, doctor_provider_checks)
 	start_with_settings(",\"defaults\":{\"provider\":\"keyed\"}");
 	doc = doctor();
 	c = doctor_check(doc, "provider");
-	cr_expect_str_eq(str(c, "status"), "fail", "%s", str(c, "message"));
-	cr_expect(strstr(str(c, "message"), "TD_READINESS_UNSET_KEY") != NULL);
+	cr_expect_str_eq(json_get_string(c, "status"), "fail", "%s", json_get_string(c, "message"));
+	cr_expect(strstr(json_get_string(c, "message"), "TD_READINESS_UNSET_KEY") != NULL);
 	cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(doc, "ready")));
 	cJSON_Delete(doc);
 	svc_destroy(&svc);
@@ -542,8 +533,8 @@ Test(readiness, doctor_provider_checks)
 	start_with_settings(",\"defaults\":{\"provider\":\"closed\"}");
 	doc = doctor();
 	c = doctor_check(doc, "provider");
-	cr_expect_str_eq(str(c, "status"), "warn", "%s", str(c, "message"));
-	cr_expect(strstr(str(c, "message"), "not reachable") != NULL, "%s", str(c, "message"));
+	cr_expect_str_eq(json_get_string(c, "status"), "warn", "%s", json_get_string(c, "message"));
+	cr_expect(strstr(json_get_string(c, "message"), "not reachable") != NULL, "%s", json_get_string(c, "message"));
 	cJSON_Delete(doc);
 }
 
@@ -559,22 +550,22 @@ Test(readiness, uninstalled_build_finds_its_data)
 	svc_start(&svc);
 	doc = doctor();
 	c = doctor_check(doc, "replay-transcripts");
-	cr_expect_str_eq(str(c, "status"), "ok", "%s", str(c, "message"));
-	cr_expect(strstr(str(c, "message"), "(found: build tree)") != NULL, "%s", str(c, "message"));
+	cr_expect_str_eq(json_get_string(c, "status"), "ok", "%s", json_get_string(c, "message"));
+	cr_expect(strstr(json_get_string(c, "message"), "(found: build tree)") != NULL, "%s", json_get_string(c, "message"));
 	cJSON_Delete(doc);
 
 	r = http_req(&svc, "POST", "/api/v1/projects", "{\"name\":\"p\"}", NULL, true);
 	cr_assert_eq(r.status, 201);
-	project = strdup(str(r.json, "id"));
+	project = strdup(json_get_string(r.json, "id"));
 	http_resp_free(&r);
 	snprintf(path, sizeof path, "{\"project\":\"%s\",\"prompt\":\"hi\",\"config\":"
 	    "{\"provider\":\"replay\",\"model\":\"quick\"}}", project);
 	r = http_req(&svc, "POST", "/api/v1/runs", path, NULL, true);
 	cr_assert_eq(r.status, 201, "%s", r.body);
-	run = run_wait_final(&svc, str(r.json, "id"), 60000);
+	run = run_wait_final(&svc, json_get_string(r.json, "id"), 60000);
 	http_resp_free(&r);
 	cr_assert_not_null(run);
-	cr_expect_str_eq(str(run, "status"), "completed", "%s", js(run));
+	cr_expect_str_eq(json_get_string(run, "status"), "completed", "%s", js(run));
 	cJSON_Delete(run);
 	free(project);
 }
@@ -599,7 +590,7 @@ Test(readiness, doctor_fails_on_a_full_disk)
 	svc_restart(&svc);
 	doc = doctor();
 	c = doctor_check(doc, "disk-space");
-	cr_expect_str_eq(str(c, "status"), "ok", "%s", str(c, "message"));
+	cr_expect_str_eq(json_get_string(c, "status"), "ok", "%s", json_get_string(c, "message"));
 	cJSON_Delete(doc);
 
 	snprintf(fill, sizeof fill, "%s/fill", svc.home);
@@ -613,13 +604,13 @@ Test(readiness, doctor_fails_on_a_full_disk)
 	close(fd);
 	doc = doctor();
 	c = doctor_check(doc, "disk-space");
-	cr_expect_str_eq(str(c, "status"), "fail", "%s", str(c, "message"));
+	cr_expect_str_eq(json_get_string(c, "status"), "fail", "%s", json_get_string(c, "message"));
 	cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(doc, "ready")), "not ready on a full disk");
 	cJSON_Delete(doc);
 
 	unlink(fill);
 	doc = doctor();
-	cr_expect_str_eq(str(doctor_check(doc, "disk-space"), "status"), "ok");
+	cr_expect_str_eq(json_get_string(doctor_check(doc, "disk-space"), "status"), "ok");
 	cJSON_Delete(doc);
 	svc_stop(&svc);
 	cr_expect_eq(umount2(svc.home, MNT_DETACH), 0);
@@ -648,7 +639,7 @@ Test(readiness, status_reads_and_runtime_writes_missing_settings)
 	svc_write_file(&svc, "settings.json", "{not json");
 	st = bootstrap("runtime");
 	cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(st, "ok")));
-	cr_expect_str_eq(str(cJSON_GetObjectItem(st, "error"), "code"), "configuration_conflict");
+	cr_expect_str_eq(json_get_string(cJSON_GetObjectItem(st, "error"), "code"), "configuration_conflict");
 	cJSON_Delete(st);
 	{
 		FILE *f = fopen(path, "r");
@@ -677,7 +668,7 @@ Test(readiness, a_copy_outside_the_build_tree_uses_installed_paths)
 	cr_assert_eq(run_capture(NULL, &out, "%s", cmd), 0, "%s", out);
 	doc = cJSON_Parse(out);
 	cr_assert_not_null(doc, "%s", out);
-	cr_expect_str_eq(str(cJSON_GetArrayItem(doc, 0), "foundBy"), "installed", "%s", out);
+	cr_expect_str_eq(json_get_string(cJSON_GetArrayItem(doc, 0), "foundBy"), "installed", "%s", out);
 	cJSON_Delete(doc);
 	free(out);
 }
@@ -693,9 +684,9 @@ Test(readiness, doctor_fails_when_the_default_framework_is_missing)
 	doc = doctor();
 	c = doctor_check(doc, "runtime-claude-code");
 	cr_assert_not_null(c);
-	cr_expect_str_eq(str(c, "status"), "fail", "%s", str(c, "message"));
+	cr_expect_str_eq(json_get_string(c, "status"), "fail", "%s", json_get_string(c, "message"));
 	cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(doc, "ready")));
 	c = doctor_check(doc, "runtime-codex");
-	cr_expect_str_neq(str(c, "status"), "fail", "codex is not the default");
+	cr_expect_str_neq(json_get_string(c, "status"), "fail", "codex is not the default");
 	cJSON_Delete(doc);
 }

@@ -22,29 +22,9 @@
 
 #define FINAL_WAIT_MS 30000
 
-static struct svc svc;
-
-static void
-setup(void)
-{
-	svc_start(&svc);
-}
-
-static void
-teardown(void)
-{
-	svc_destroy(&svc);
-}
-
 /* Tests that start their own service (a prepared settings.json) use runs_home. */
-TestSuite(runs, .init = setup, .fini = teardown, .timeout = 60);
-TestSuite(runs_home, .fini = teardown, .timeout = 60);
-
-static struct http_resp
-api(const char *method, const char *path, const char *body)
-{
-	return http_req(&svc, method, path, body, NULL, true);
-}
+TestSuite(runs, .init = svc_setup, .fini = svc_teardown, .timeout = 60);
+TestSuite(runs_home, .fini = svc_teardown, .timeout = 60);
 
 static struct http_resp api_f(const char *, const char *, ...) __attribute__((format(printf, 2, 3)));
 
@@ -62,103 +42,13 @@ api_f(const char *method, const char *fmt, ...)
 	sep = strchr(body, ' ');
 	cr_assert_not_null(sep);
 	snprintf(path, sizeof path, "%.*s", (int)(sep - body), body);
-	return api(method, path, sep + 1);
-}
-
-/* GET path, asserting 200; the body. */
-static cJSON *
-get_json(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static cJSON *
-get_json(const char *fmt, ...)
-{
-	char path[512];
-	struct http_resp r;
-	cJSON *j;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(path, sizeof path, fmt, ap);
-	va_end(ap);
-	r = api("GET", path, NULL);
-	cr_assert_eq(r.status, 200, "GET %s: %ld %s", path, r.status, r.body);
-	j = r.json;
-	r.json = NULL;
-	http_resp_free(&r);
-	return j;
-}
-
-static const char *
-str(const cJSON *obj, const char *key)
-{
-	return json_get_string(obj, key);
-}
-
-/* "(none)" for a missing string, so that cr_expect_str_eq reports instead of crashing. */
-static const char *
-str_or_none(const cJSON *obj, const char *key)
-{
-	const char *s = json_get_string(obj, key);
-
-	return s ? s : "(none)";
-}
-
-static char *
-project_new(const char *name)
-{
-	char body[128];
-	struct http_resp r;
-	char *id;
-
-	snprintf(body, sizeof body, "{\"name\":\"%s\"}", name);
-	r = api("POST", "/api/v1/projects", body);
-	cr_assert_eq(r.status, 201, "create project: %s", r.body);
-	id = strdup(str(r.json, "id"));
-	http_resp_free(&r);
-	return id;
-}
-
-static cJSON *run_start(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* POST /api/v1/runs with the body built from fmt; asserts 201; the run. */
-static cJSON *
-run_start(const char *fmt, ...)
-{
-	char body[4096];
-	struct http_resp r;
-	cJSON *run;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(body, sizeof body, fmt, ap);
-	va_end(ap);
-	r = api("POST", "/api/v1/runs", body);
-	cr_assert_eq(r.status, 201, "startRun %s: %ld %s", body, r.status, r.body);
-	cr_assert_not_null(str(r.json, "id"));
-	cr_assert_not_null(str(r.json, "sessionId"));
-	run = r.json;
-	r.json = NULL;
-	http_resp_free(&r);
-	return run;
+	return http_api(&svc, method, path, sep + 1);
 }
 
 static cJSON *
 run_get(const char *id)
 {
-	return get_json("/api/v1/runs/%s", id);
-}
-
-/* Waits for the final state; asserts it is reached and has status. */
-static cJSON *
-run_final(const char *id, const char *status)
-{
-	cJSON *run = run_wait_final(&svc, id, FINAL_WAIT_MS);
-
-	cr_assert_not_null(run, "run %s is not final after %d ms", id, FINAL_WAIT_MS);
-	if (status != NULL)
-		cr_assert_str_eq(str_or_none(run, "status"), status, "run %s ended %s, want %s: %s", id,
-		    str_or_none(run, "status"), status, cJSON_PrintUnformatted(run));
-	return run;
+	return http_get_json(&svc, "/api/v1/runs/%s", id);
 }
 
 /* Polls until the run has status; asserts it happens within timeout_ms. */
@@ -171,7 +61,7 @@ run_wait_status(const char *id, const char *status, int timeout_ms)
 	for (;;) {
 		cJSON *run = run_get(id);
 
-		snprintf(last, sizeof last, "%s", str_or_none(run, "status"));
+		snprintf(last, sizeof last, "%s", json_str_or_none(run, "status"));
 		cJSON_Delete(run);
 		if (strcmp(last, status) == 0)
 			return;
@@ -193,17 +83,8 @@ expect_error(struct http_resp *r, long status, const char *code, const char *key
 	cr_expect_str_eq(http_error_code(r) ? http_error_code(r) : "(none)", code, "%s: %s",
 	    what, r->body);
 	if (key != NULL)
-		cr_expect_str_eq(str_or_none(details, key), value, "%s: details.%s in %s", what,
+		cr_expect_str_eq(json_str_or_none(details, key), value, "%s: details.%s in %s", what,
 		    key, r->body);
-}
-
-/* The number obj[key], or -1 when it is not a number. */
-static double
-num(const cJSON *obj, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItem(obj, key);
-
-	return cJSON_IsNumber(v) ? v->valuedouble : -1;
 }
 
 static int
@@ -410,7 +291,7 @@ Test(runs, cwd_rules)
 	cJSON *run, *ses, *list;
 	FILE *f;
 
-	project = project_new("cwd");
+	project = http_project_new(&svc, "cwd");
 	dir_make(dir, sizeof dir);
 	snprintf(path, sizeof path, "%s/file", dir);
 	f = fopen(path, "w");
@@ -437,7 +318,7 @@ Test(runs, cwd_rules)
 		expect_error(&r, 400, "invalid_cwd", "reason", c->reason, path);
 		http_resp_free(&r);
 	}
-	list = get_json("/api/v1/sessions?project=%s", project);
+	list = http_get_json(&svc, "/api/v1/sessions?project=%s", project);
 	cr_expect_eq(array_size(list), 0, "a refused cwd made a session: %s",
 	    cJSON_PrintUnformatted(list));
 	cJSON_Delete(list);
@@ -451,14 +332,14 @@ Test(runs, cwd_rules)
 	const char *spellings[] = { "/link", "//real/./" };
 	for (size_t i = 0; i < 2; i++) {
 		snprintf(path, sizeof path, "%s%s", dir, spellings[i]);
-		run = run_start("{\"project\":\"%s\",\"prompt\":\"p\",\"cwd\":\"%s\","
+		run = http_run_start(&svc, "{\"project\":\"%s\",\"prompt\":\"p\",\"cwd\":\"%s\","
 		    "\"config\":{\"model\":\"quick\"}}", project, path);
-		cr_expect_str_eq(str_or_none(run, "cwd"), want, "run cwd for %s", path);
-		ses = get_json("/api/v1/sessions/%s", str(run, "sessionId"));
-		cr_expect_str_eq(str_or_none(ses, "cwd"), want, "session cwd for %s", path);
-		cr_expect_str_eq(str_or_none(ses, "workspace"), "external");
+		cr_expect_str_eq(json_str_or_none(run, "cwd"), want, "run cwd for %s", path);
+		ses = http_get_json(&svc, "/api/v1/sessions/%s", json_get_string(run, "sessionId"));
+		cr_expect_str_eq(json_str_or_none(ses, "cwd"), want, "session cwd for %s", path);
+		cr_expect_str_eq(json_str_or_none(ses, "workspace"), "external");
 		cJSON_Delete(ses);
-		cJSON_Delete(run_final(str(run, "id"), "completed"));
+		cJSON_Delete(run_final_within(&svc, json_get_string(run, "id"), "completed", FINAL_WAIT_MS));
 		cJSON_Delete(run);
 	}
 	/* The caller's directory is theirs: nothing is deleted. */
@@ -468,20 +349,20 @@ Test(runs, cwd_rules)
 	cr_expect_eq(access(path, F_OK), 0, "a file of the external directory was removed");
 
 	/* No cwd: a managed workspace under the home, and the application defaults. */
-	run = run_start("{\"project\":\"%s\",\"prompt\":\"p\"}", project);
-	ses = get_json("/api/v1/sessions/%s", str(run, "sessionId"));
-	snprintf(want, sizeof want, "%s/workspaces/%s", svc.home, str(run, "sessionId"));
-	cr_expect_str_eq(str_or_none(ses, "workspace"), "managed");
-	cr_expect_str_eq(str_or_none(ses, "cwd"), want);
-	cr_expect_str_eq(str_or_none(run, "cwd"), want);
+	run = http_run_start(&svc, "{\"project\":\"%s\",\"prompt\":\"p\"}", project);
+	ses = http_get_json(&svc, "/api/v1/sessions/%s", json_get_string(run, "sessionId"));
+	snprintf(want, sizeof want, "%s/workspaces/%s", svc.home, json_get_string(run, "sessionId"));
+	cr_expect_str_eq(json_str_or_none(ses, "workspace"), "managed");
+	cr_expect_str_eq(json_str_or_none(ses, "cwd"), want);
+	cr_expect_str_eq(json_str_or_none(run, "cwd"), want);
 	cr_expect(is_dir(want), "the managed workspace %s does not exist", want);
 	cJSON *cfg = cJSON_GetObjectItem(run, "config");
-	cr_expect_str_eq(str_or_none(cfg, "framework"), "taskdeck");
-	cr_expect_str_eq(str_or_none(cfg, "provider"), "replay");
-	cr_expect_str_eq(str_or_none(cfg, "model"), "research", "the provider's defaultModel");
-	cr_expect_str_eq(str_or_none(cfg, "effort"), "medium");
-	cr_expect_str_eq(str_or_none(run, "permissionProfile"), "workspace-write");
-	cJSON_Delete(run_final(str(run, "id"), "completed"));
+	cr_expect_str_eq(json_str_or_none(cfg, "framework"), "taskdeck");
+	cr_expect_str_eq(json_str_or_none(cfg, "provider"), "replay");
+	cr_expect_str_eq(json_str_or_none(cfg, "model"), "research", "the provider's defaultModel");
+	cr_expect_str_eq(json_str_or_none(cfg, "effort"), "medium");
+	cr_expect_str_eq(json_str_or_none(run, "permissionProfile"), "workspace-write");
+	cJSON_Delete(run_final_within(&svc, json_get_string(run, "id"), "completed", FINAL_WAIT_MS));
 	cr_expect(is_dir(want), "the managed workspace vanished after the run");
 	cJSON_Delete(ses);
 	cJSON_Delete(run);
@@ -498,48 +379,48 @@ Test(runs, session_reuse_and_refusals)
 	struct http_resp r;
 	char updated[40];
 
-	p = project_new("reuse");
-	q = project_new("other");
+	p = http_project_new(&svc, "reuse");
+	q = http_project_new(&svc, "other");
 	dir_make(dir, sizeof dir);
 	dir_make(other, sizeof other);
 	cr_assert_not_null(realpath(dir, real));
 
-	run1 = run_start("{\"project\":\"%s\",\"prompt\":\"first\",\"cwd\":\"%s\","
+	run1 = http_run_start(&svc, "{\"project\":\"%s\",\"prompt\":\"first\",\"cwd\":\"%s\","
 	    "\"config\":{\"model\":\"quick\"}}", p, dir);
-	snprintf(sid, sizeof sid, "%s", str(run1, "sessionId"));
-	cJSON_Delete(run_final(str(run1, "id"), "completed"));
-	ses = get_json("/api/v1/sessions/%s", sid);
-	cr_expect_str_eq(str_or_none(cJSON_GetObjectItem(ses, "lastRun"), "id"), str_or_none(run1, "id"));
-	snprintf(updated, sizeof updated, "%s", str_or_none(ses, "updatedAt"));
+	snprintf(sid, sizeof sid, "%s", json_get_string(run1, "sessionId"));
+	cJSON_Delete(run_final_within(&svc, json_get_string(run1, "id"), "completed", FINAL_WAIT_MS));
+	ses = http_get_json(&svc, "/api/v1/sessions/%s", sid);
+	cr_expect_str_eq(json_str_or_none(cJSON_GetObjectItem(ses, "lastRun"), "id"), json_str_or_none(run1, "id"));
+	snprintf(updated, sizeof updated, "%s", json_str_or_none(ses, "updatedAt"));
 	cJSON_Delete(ses);
 
-	run2 = run_start("{\"project\":\"%s\",\"prompt\":\"second\",\"sessionId\":\"%s\"}", p, sid);
-	cr_expect_str_eq(str_or_none(run2, "sessionId"), sid, "the session was not reused");
-	cr_expect_str_eq(str_or_none(run2, "cwd"), real);
+	run2 = http_run_start(&svc, "{\"project\":\"%s\",\"prompt\":\"second\",\"sessionId\":\"%s\"}", p, sid);
+	cr_expect_str_eq(json_str_or_none(run2, "sessionId"), sid, "the session was not reused");
+	cr_expect_str_eq(json_str_or_none(run2, "cwd"), real);
 	cr_expect(cJSON_Compare(cJSON_GetObjectItem(run2, "config"),
 	    cJSON_GetObjectItem(run1, "config"), true), "the session's configuration applies");
-	cJSON_Delete(run_final(str(run2, "id"), "completed"));
+	cJSON_Delete(run_final_within(&svc, json_get_string(run2, "id"), "completed", FINAL_WAIT_MS));
 
-	ses = get_json("/api/v1/sessions/%s", sid);
-	cr_expect_str_eq(str_or_none(cJSON_GetObjectItem(ses, "lastRun"), "id"), str_or_none(run2, "id"));
-	cr_expect_str_eq(str_or_none(cJSON_GetObjectItem(ses, "lastRun"), "status"), "completed");
-	cr_expect_gt(strcmp(str_or_none(ses, "updatedAt"), updated), 0,
+	ses = http_get_json(&svc, "/api/v1/sessions/%s", sid);
+	cr_expect_str_eq(json_str_or_none(cJSON_GetObjectItem(ses, "lastRun"), "id"), json_str_or_none(run2, "id"));
+	cr_expect_str_eq(json_str_or_none(cJSON_GetObjectItem(ses, "lastRun"), "status"), "completed");
+	cr_expect_gt(strcmp(json_str_or_none(ses, "updatedAt"), updated), 0,
 	    "session updatedAt did not move on");
-	cr_expect_str_eq(str_or_none(ses, "title"), "first");
+	cr_expect_str_eq(json_str_or_none(ses, "title"), "first");
 	cJSON_Delete(ses);
-	list = get_json("/api/v1/sessions?project=%s", p);
+	list = http_get_json(&svc, "/api/v1/sessions?project=%s", p);
 	cr_expect_eq(array_size(list), 1, "continuing made another session");
 	cJSON_Delete(list);
 
 	/* The same directory, spelled differently, is accepted. */
-	run3 = run_start("{\"project\":\"%s\",\"prompt\":\"third\",\"sessionId\":\"%s\","
+	run3 = http_run_start(&svc, "{\"project\":\"%s\",\"prompt\":\"third\",\"sessionId\":\"%s\","
 	    "\"cwd\":\"%s/.\"}", p, sid, dir);
-	cJSON_Delete(run_final(str(run3, "id"), "completed"));
-	list = get_json("/api/v1/runs?session=%s", sid);
+	cJSON_Delete(run_final_within(&svc, json_get_string(run3, "id"), "completed", FINAL_WAIT_MS));
+	list = http_get_json(&svc, "/api/v1/runs?session=%s", sid);
 	cr_assert_eq(array_size(list), 3);
-	cr_expect_str_eq(str_or_none(cJSON_GetArrayItem(list, 0), "id"), str_or_none(run3, "id"), "newest first");
-	cr_expect_str_eq(str_or_none(cJSON_GetArrayItem(list, 1), "id"), str_or_none(run2, "id"));
-	cr_expect_str_eq(str_or_none(cJSON_GetArrayItem(list, 2), "id"), str_or_none(run1, "id"));
+	cr_expect_str_eq(json_str_or_none(cJSON_GetArrayItem(list, 0), "id"), json_str_or_none(run3, "id"), "newest first");
+	cr_expect_str_eq(json_str_or_none(cJSON_GetArrayItem(list, 1), "id"), json_str_or_none(run2, "id"));
+	cr_expect_str_eq(json_str_or_none(cJSON_GetArrayItem(list, 2), "id"), json_str_or_none(run1, "id"));
 	cJSON_Delete(list);
 
 	r = api_f("POST", "/api/v1/runs {\"project\":\"%s\",\"prompt\":\"x\",\"sessionId\":\"%s\","
@@ -554,7 +435,7 @@ Test(runs, session_reuse_and_refusals)
 	    "\"sessionId\":\"ses_0123456789abcdef01234567\"}", p);
 	expect_error(&r, 404, "not_found", "resource", "session", "unknown session");
 	http_resp_free(&r);
-	r = api("POST", "/api/v1/runs",
+	r = http_api(&svc, "POST", "/api/v1/runs",
 	    "{\"project\":\"prj_0123456789abcdef01234567\",\"prompt\":\"x\"}");
 	expect_error(&r, 404, "not_found", "resource", "project", "unknown project");
 	http_resp_free(&r);
@@ -563,10 +444,10 @@ Test(runs, session_reuse_and_refusals)
 	expect_error(&r, 400, "invalid_request", "field", "config", "config with sessionId");
 	http_resp_free(&r);
 
-	list = get_json("/api/v1/runs?session=%s", sid);
+	list = http_get_json(&svc, "/api/v1/runs?session=%s", sid);
 	cr_expect_eq(array_size(list), 3, "a refused request made a run");
 	cJSON_Delete(list);
-	list = get_json("/api/v1/runs?project=%s", q);
+	list = http_get_json(&svc, "/api/v1/runs?project=%s", q);
 	cr_expect_eq(array_size(list), 0, "a refused request made a run in the other project");
 	cJSON_Delete(list);
 	cJSON_Delete(run1);
@@ -615,9 +496,9 @@ static const struct precedence_case precedence[] = {
 static void
 defaults_patch(const char *project, const char *patch)
 {
-	cJSON *d = get_json("/api/v1/projects/%s/session-defaults", project);
+	cJSON *d = http_get_json(&svc, "/api/v1/projects/%s/session-defaults", project);
 	struct http_resp r = api_f("PATCH", "/api/v1/projects/%s/session-defaults "
-	    "{\"expectedUpdatedAt\":\"%s\",\"patch\":%s}", project, str(d, "updatedAt"), patch);
+	    "{\"expectedUpdatedAt\":\"%s\",\"patch\":%s}", project, json_get_string(d, "updatedAt"), patch);
 
 	cr_assert_eq(r.status, 200, "defaults %s: %s", patch, r.body);
 	http_resp_free(&r);
@@ -627,10 +508,10 @@ defaults_patch(const char *project, const char *patch)
 static void
 expect_config(const cJSON *cfg, const struct precedence_case *c, const char *what, size_t row)
 {
-	cr_expect_str_eq(str_or_none(cfg, "framework"), "taskdeck", "row %zu %s", row, what);
-	cr_expect_str_eq(str_or_none(cfg, "provider"), c->provider, "row %zu %s", row, what);
-	cr_expect_str_eq(str_or_none(cfg, "model"), c->model, "row %zu %s", row, what);
-	cr_expect_str_eq(str_or_none(cfg, "effort"), c->effort, "row %zu %s", row, what);
+	cr_expect_str_eq(json_str_or_none(cfg, "framework"), "taskdeck", "row %zu %s", row, what);
+	cr_expect_str_eq(json_str_or_none(cfg, "provider"), c->provider, "row %zu %s", row, what);
+	cr_expect_str_eq(json_str_or_none(cfg, "model"), c->model, "row %zu %s", row, what);
+	cr_expect_str_eq(json_str_or_none(cfg, "effort"), c->effort, "row %zu %s", row, what);
 }
 
 Test(runs_home, configuration_precedence)
@@ -645,23 +526,23 @@ Test(runs_home, configuration_precedence)
 	for (size_t i = 0; i < NPREC; i++) {
 		const struct precedence_case *c = &precedence[i];
 
-		projects[i] = project_new("precedence");
+		projects[i] = http_project_new(&svc, "precedence");
 		if (c->project_defaults != NULL)
 			defaults_patch(projects[i], c->project_defaults);
-		run = run_start("{\"project\":\"%s\",\"prompt\":\"p\"%s}", projects[i], c->request);
-		runs[i] = strdup(str(run, "id"));
-		snprintf(sessions[i], sizeof sessions[i], "%s", str(run, "sessionId"));
+		run = http_run_start(&svc, "{\"project\":\"%s\",\"prompt\":\"p\"%s}", projects[i], c->request);
+		runs[i] = strdup(json_get_string(run, "id"));
+		snprintf(sessions[i], sizeof sessions[i], "%s", json_get_string(run, "sessionId"));
 		expect_config(cJSON_GetObjectItem(run, "config"), c, "run config", i);
-		cr_expect_str_eq(str_or_none(run, "permissionProfile"), c->profile, "row %zu profile", i);
-		cfg = get_json("/api/v1/sessions/%s/config", sessions[i]);
+		cr_expect_str_eq(json_str_or_none(run, "permissionProfile"), c->profile, "row %zu profile", i);
+		cfg = http_get_json(&svc, "/api/v1/sessions/%s/config", sessions[i]);
 		expect_config(cfg, c, "session config", i);
-		cr_expect_eq(num(cfg, "revision"), 1);
+		cr_expect_eq(json_num(cfg, "revision"), 1);
 		cJSON_Delete(cfg);
 		cJSON_Delete(run);
 	}
 	for (size_t i = 0; i < NPREC; i++) {
-		run = run_final(runs[i], NULL);
-		cr_expect_str_eq(str_or_none(run, "status"),
+		run = run_final_within(&svc, runs[i], NULL, FINAL_WAIT_MS);
+		cr_expect_str_eq(json_str_or_none(run, "status"),
 		    strcmp(precedence[i].model, "fail") == 0 ? "failed" : "completed",
 		    "row %zu ran %s", i, precedence[i].model);
 		cJSON_Delete(run);
@@ -669,19 +550,19 @@ Test(runs_home, configuration_precedence)
 
 	/* New defaults reach new sessions only. */
 	defaults_patch(projects[2], "{\"model\":\"quick\",\"effort\":\"low\"}");
-	cfg = get_json("/api/v1/sessions/%s/config", sessions[2]);
+	cfg = http_get_json(&svc, "/api/v1/sessions/%s/config", sessions[2]);
 	expect_config(cfg, &precedence[2], "existing session after a defaults change", 2);
-	cr_expect_eq(num(cfg, "revision"), 1);
+	cr_expect_eq(json_num(cfg, "revision"), 1);
 	cJSON_Delete(cfg);
-	run = run_start("{\"project\":\"%s\",\"prompt\":\"again\",\"sessionId\":\"%s\"}",
+	run = http_run_start(&svc, "{\"project\":\"%s\",\"prompt\":\"again\",\"sessionId\":\"%s\"}",
 	    projects[2], sessions[2]);
 	expect_config(cJSON_GetObjectItem(run, "config"), &precedence[2], "next run", 2);
-	cJSON_Delete(run_final(str(run, "id"), "failed"));
+	cJSON_Delete(run_final_within(&svc, json_get_string(run, "id"), "failed", FINAL_WAIT_MS));
 	cJSON_Delete(run);
-	run = run_start("{\"project\":\"%s\",\"prompt\":\"new\"}", projects[2]);
+	run = http_run_start(&svc, "{\"project\":\"%s\",\"prompt\":\"new\"}", projects[2]);
 	expect_config(cJSON_GetObjectItem(run, "config"), &(struct precedence_case){
 	    NULL, NULL, "alt", "quick", "low", NULL }, "new session", 2);
-	cJSON_Delete(run_final(str(run, "id"), "completed"));
+	cJSON_Delete(run_final_within(&svc, json_get_string(run, "id"), "completed", FINAL_WAIT_MS));
 	cJSON_Delete(run);
 	for (size_t i = 0; i < NPREC; i++) {
 		free(projects[i]);
@@ -716,27 +597,27 @@ Test(runs, session_configuration_revisions)
 	struct http_resp r;
 	cJSON *run, *cfg, *snap, *cur;
 
-	char *p = project_new("config");
-	run = run_start("{\"project\":\"%s\",\"prompt\":\"p\",\"config\":{\"model\":\"quick\"}}", p);
-	snprintf(sid, sizeof sid, "%s", str(run, "sessionId"));
-	cJSON_Delete(run_final(str(run, "id"), "completed"));
+	char *p = http_project_new(&svc, "config");
+	run = http_run_start(&svc, "{\"project\":\"%s\",\"prompt\":\"p\",\"config\":{\"model\":\"quick\"}}", p);
+	snprintf(sid, sizeof sid, "%s", json_get_string(run, "sessionId"));
+	cJSON_Delete(run_final_within(&svc, json_get_string(run, "id"), "completed", FINAL_WAIT_MS));
 	cJSON_Delete(run);
 
-	cfg = get_json("/api/v1/sessions/%s/config", sid);
-	cr_expect_eq(num(cfg, "revision"), 1);
-	cr_expect_str_eq(str_or_none(cfg, "sessionId"), sid);
-	cr_expect_str_eq(str_or_none(cfg, "provider"), "replay");
-	cr_expect_str_eq(str_or_none(cfg, "model"), "quick");
-	cr_expect_str_eq(str_or_none(cfg, "effort"), "medium");
+	cfg = http_get_json(&svc, "/api/v1/sessions/%s/config", sid);
+	cr_expect_eq(json_num(cfg, "revision"), 1);
+	cr_expect_str_eq(json_str_or_none(cfg, "sessionId"), sid);
+	cr_expect_str_eq(json_str_or_none(cfg, "provider"), "replay");
+	cr_expect_str_eq(json_str_or_none(cfg, "model"), "quick");
+	cr_expect_str_eq(json_str_or_none(cfg, "effort"), "medium");
 	cJSON_Delete(cfg);
 
 	r = api_f("PATCH", "/api/v1/sessions/%s/config {\"expectedRevision\":1,"
 	    "\"patch\":{\"effort\":\"high\"}}", sid);
 	cr_assert_eq(r.status, 200, "%s", r.body);
-	cr_expect_eq(num(r.json, "revision"), 2);
-	cr_expect_str_eq(str_or_none(r.json, "effort"), "high");
-	cr_expect_str_eq(str_or_none(r.json, "model"), "quick", "an omitted key is kept");
-	cr_expect_str_eq(str_or_none(r.json, "provider"), "replay", "an omitted key is kept");
+	cr_expect_eq(json_num(r.json, "revision"), 2);
+	cr_expect_str_eq(json_str_or_none(r.json, "effort"), "high");
+	cr_expect_str_eq(json_str_or_none(r.json, "model"), "quick", "an omitted key is kept");
+	cr_expect_str_eq(json_str_or_none(r.json, "provider"), "replay", "an omitted key is kept");
 	http_resp_free(&r);
 
 	r = api_f("PATCH", "/api/v1/sessions/%s/config {\"expectedRevision\":1,"
@@ -744,12 +625,12 @@ Test(runs, session_configuration_revisions)
 	expect_error(&r, 409, "stale_write", NULL, NULL, "stale revision");
 	cur = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "error"),
 	    "details"), "current");
-	cr_expect_eq(num(cur, "revision"), 2, "details.current: %s",
+	cr_expect_eq(json_num(cur, "revision"), 2, "details.current: %s",
 	    r.body);
-	cr_expect_str_eq(str_or_none(cur, "effort"), "high");
+	cr_expect_str_eq(json_str_or_none(cur, "effort"), "high");
 	http_resp_free(&r);
 
-	snap = get_json("/api/v1/sessions/%s/config", sid);
+	snap = http_get_json(&svc, "/api/v1/sessions/%s/config", sid);
 	for (size_t i = 0; i < sizeof bad_configs / sizeof bad_configs[0]; i++) {
 		const struct bad_config *b = &bad_configs[i];
 
@@ -757,7 +638,7 @@ Test(runs, session_configuration_revisions)
 		    "\"patch\":%s}", sid, b->patch);
 		expect_error(&r, b->status, b->code, "field", b->field, b->patch);
 		http_resp_free(&r);
-		cfg = get_json("/api/v1/sessions/%s/config", sid);
+		cfg = http_get_json(&svc, "/api/v1/sessions/%s/config", sid);
 		cr_expect(cJSON_Compare(cfg, snap, true), "%s changed the configuration: %s",
 		    b->patch, cJSON_PrintUnformatted(cfg));
 		cJSON_Delete(cfg);
@@ -768,20 +649,20 @@ Test(runs, session_configuration_revisions)
 	r = api_f("PATCH", "/api/v1/sessions/%s/config {\"expectedRevision\":2,"
 	    "\"patch\":{\"model\":null}}", sid);
 	cr_assert_eq(r.status, 200, "%s", r.body);
-	cr_expect_eq(num(r.json, "revision"), 3);
+	cr_expect_eq(json_num(r.json, "revision"), 3);
 	cr_expect(cJSON_IsNull(cJSON_GetObjectItem(r.json, "model")), "model: %s", r.body);
-	cr_expect_str_eq(str_or_none(r.json, "effort"), "high");
+	cr_expect_str_eq(json_str_or_none(r.json, "effort"), "high");
 	http_resp_free(&r);
-	run = run_start("{\"project\":\"%s\",\"prompt\":\"p\",\"sessionId\":\"%s\"}", p, sid);
-	cr_expect_str_eq(str_or_none(cJSON_GetObjectItem(run, "config"), "model"), "research");
-	cr_expect_str_eq(str_or_none(cJSON_GetObjectItem(run, "config"), "effort"), "high");
-	cJSON_Delete(run_final(str(run, "id"), "completed"));
+	run = http_run_start(&svc, "{\"project\":\"%s\",\"prompt\":\"p\",\"sessionId\":\"%s\"}", p, sid);
+	cr_expect_str_eq(json_str_or_none(cJSON_GetObjectItem(run, "config"), "model"), "research");
+	cr_expect_str_eq(json_str_or_none(cJSON_GetObjectItem(run, "config"), "effort"), "high");
+	cJSON_Delete(run_final_within(&svc, json_get_string(run, "id"), "completed", FINAL_WAIT_MS));
 	cJSON_Delete(run);
 
-	r = api("GET", "/api/v1/sessions/ses_0123456789abcdef01234567/config", NULL);
+	r = http_api(&svc, "GET", "/api/v1/sessions/ses_0123456789abcdef01234567/config", NULL);
 	expect_error(&r, 404, "not_found", NULL, NULL, "unknown session");
 	http_resp_free(&r);
-	r = api("PATCH", "/api/v1/sessions/ses_0123456789abcdef01234567/config",
+	r = http_api(&svc, "PATCH", "/api/v1/sessions/ses_0123456789abcdef01234567/config",
 	    "{\"expectedRevision\":1,\"patch\":{}}");
 	expect_error(&r, 404, "not_found", NULL, NULL, "unknown session");
 	http_resp_free(&r);
@@ -795,11 +676,11 @@ Test(runs, one_active_run_per_session)
 	char sid[64], id[64];
 	struct http_resp r;
 	cJSON *run;
-	char *p = project_new("busy");
+	char *p = http_project_new(&svc, "busy");
 
-	run = run_start("{\"project\":\"%s\",\"prompt\":\"p\",\"config\":{\"model\":\"steady\"}}", p);
-	snprintf(sid, sizeof sid, "%s", str(run, "sessionId"));
-	snprintf(id, sizeof id, "%s", str(run, "id"));
+	run = http_run_start(&svc, "{\"project\":\"%s\",\"prompt\":\"p\",\"config\":{\"model\":\"steady\"}}", p);
+	snprintf(sid, sizeof sid, "%s", json_get_string(run, "sessionId"));
+	snprintf(id, sizeof id, "%s", json_get_string(run, "id"));
 	cJSON_Delete(run);
 	r = api_f("POST", "/api/v1/runs {\"project\":\"%s\",\"prompt\":\"q\",\"sessionId\":\"%s\"}",
 	    p, sid);
@@ -811,21 +692,21 @@ Test(runs, one_active_run_per_session)
 	expect_error(&r, 409, "session_busy", NULL, NULL, "while running");
 	http_resp_free(&r);
 	/* Another session of the same project is not affected. */
-	run = run_start("{\"project\":\"%s\",\"prompt\":\"p\",\"config\":{\"model\":\"quick\"}}", p);
-	cJSON_Delete(run_final(str(run, "id"), "completed"));
+	run = http_run_start(&svc, "{\"project\":\"%s\",\"prompt\":\"p\",\"config\":{\"model\":\"quick\"}}", p);
+	cJSON_Delete(run_final_within(&svc, json_get_string(run, "id"), "completed", FINAL_WAIT_MS));
 	cJSON_Delete(run);
 
 	r = api_f("POST", "/api/v1/runs/%s/cancel {}", id);
 	cr_expect_eq(r.status, 200, "%s", r.body);
 	http_resp_free(&r);
-	cJSON_Delete(run_final(id, "cancelled"));
+	cJSON_Delete(run_final_within(&svc, id, "cancelled", FINAL_WAIT_MS));
 	r = api_f("PATCH", "/api/v1/sessions/%s/config {\"expectedRevision\":1,"
 	    "\"patch\":{\"model\":\"quick\"}}", sid);
 	cr_expect_eq(r.status, 200, "%s", r.body);
 	http_resp_free(&r);
-	run = run_start("{\"project\":\"%s\",\"prompt\":\"q\",\"sessionId\":\"%s\"}", p, sid);
-	cr_expect_str_eq(str_or_none(cJSON_GetObjectItem(run, "config"), "model"), "quick");
-	cJSON_Delete(run_final(str(run, "id"), "completed"));
+	run = http_run_start(&svc, "{\"project\":\"%s\",\"prompt\":\"q\",\"sessionId\":\"%s\"}", p, sid);
+	cr_expect_str_eq(json_str_or_none(cJSON_GetObjectItem(run, "config"), "model"), "quick");
+	cJSON_Delete(run_final_within(&svc, json_get_string(run, "id"), "completed", FINAL_WAIT_MS));
 	cJSON_Delete(run);
 	free(p);
 }
@@ -849,8 +730,8 @@ race_start(void *arg)
 
 	rc->status = r.status;
 	rc->replayed = rep != NULL && strcmp(rep, "true") == 0;
-	if (str(r.json, "id"))
-		snprintf(rc->id, sizeof rc->id, "%s", str(r.json, "id"));
+	if (json_get_string(r.json, "id"))
+		snprintf(rc->id, sizeof rc->id, "%s", json_get_string(r.json, "id"));
 	free(rep);
 	http_resp_free(&r);
 	return NULL;
@@ -865,7 +746,7 @@ Test(runs, fifty_concurrent_starts_with_one_key_make_one_run)
 	struct http_resp r;
 	cJSON *list;
 	int replays = 0;
-	char *p = project_new("idem");
+	char *p = http_project_new(&svc, "idem");
 
 	snprintf(body, sizeof body, "{\"project\":\"%s\",\"prompt\":\"once\","
 	    "\"config\":{\"model\":\"quick\"}}", p);
@@ -882,10 +763,10 @@ Test(runs, fifty_concurrent_starts_with_one_key_make_one_run)
 		replays += racers[i].replayed;
 	}
 	cr_expect_eq(replays, N - 1, "every duplicate is a replay");
-	list = get_json("/api/v1/runs?project=%s", p);
+	list = http_get_json(&svc, "/api/v1/runs?project=%s", p);
 	cr_expect_eq(array_size(list), 1, "%d runs exist", array_size(list));
 	cJSON_Delete(list);
-	list = get_json("/api/v1/sessions?project=%s", p);
+	list = http_get_json(&svc, "/api/v1/sessions?project=%s", p);
 	cr_expect_eq(array_size(list), 1, "%d sessions exist", array_size(list));
 	cJSON_Delete(list);
 
@@ -895,10 +776,10 @@ Test(runs, fifty_concurrent_starts_with_one_key_make_one_run)
 	r = http_req(&svc, "POST", "/api/v1/runs", body, key, true);
 	expect_error(&r, 422, "idempotency_conflict", NULL, NULL, "same key, other body");
 	http_resp_free(&r);
-	list = get_json("/api/v1/runs?project=%s", p);
+	list = http_get_json(&svc, "/api/v1/runs?project=%s", p);
 	cr_expect_eq(array_size(list), 1);
 	cJSON_Delete(list);
-	cJSON_Delete(run_final(racers[0].id, "completed"));
+	cJSON_Delete(run_final_within(&svc, racers[0].id, "completed", FINAL_WAIT_MS));
 	free(p);
 }
 
@@ -918,39 +799,39 @@ Test(runs_home, max_concurrent_queues_and_a_queued_run_can_be_cancelled)
 	svc_prepare_home(&svc);
 	svc_write_file(&svc, "settings.json", one_at_a_time);
 	svc_restart(&svc);
-	p = project_new("one");
-	a = run_start("{\"project\":\"%s\",\"prompt\":\"a\",\"config\":{\"model\":\"steady\"}}", p);
-	b = run_start("{\"project\":\"%s\",\"prompt\":\"b\",\"config\":{\"model\":\"quick\"}}", p);
-	c = run_start("{\"project\":\"%s\",\"prompt\":\"c\",\"config\":{\"model\":\"quick\"}}", p);
-	cr_expect_str_eq(str_or_none(b, "status"), "queued");
-	cr_expect_str_eq(str_or_none(c, "status"), "queued");
-	run_wait_status(str(a, "id"), "running", 10000);
+	p = http_project_new(&svc, "one");
+	a = http_run_start(&svc, "{\"project\":\"%s\",\"prompt\":\"a\",\"config\":{\"model\":\"steady\"}}", p);
+	b = http_run_start(&svc, "{\"project\":\"%s\",\"prompt\":\"b\",\"config\":{\"model\":\"quick\"}}", p);
+	c = http_run_start(&svc, "{\"project\":\"%s\",\"prompt\":\"c\",\"config\":{\"model\":\"quick\"}}", p);
+	cr_expect_str_eq(json_str_or_none(b, "status"), "queued");
+	cr_expect_str_eq(json_str_or_none(c, "status"), "queued");
+	run_wait_status(json_get_string(a, "id"), "running", 10000);
 
-	r = api_f("POST", "/api/v1/runs/%s/cancel {}", str(c, "id"));
+	r = api_f("POST", "/api/v1/runs/%s/cancel {}", json_get_string(c, "id"));
 	cr_assert_eq(r.status, 200, "%s", r.body);
-	cr_expect_str_eq(str_or_none(r.json, "status"), "cancelled", "a queued run ends at once");
-	cr_expect_not_null(str(r.json, "cancelRequestedAt"));
+	cr_expect_str_eq(json_str_or_none(r.json, "status"), "cancelled", "a queued run ends at once");
+	cr_expect_not_null(json_get_string(r.json, "cancelRequestedAt"));
 	cr_expect(cJSON_IsNull(cJSON_GetObjectItem(r.json, "startedAt")));
 	http_resp_free(&r);
 
 	/* While a runs, b waits. */
 	for (int i = 0; i < 5; i++) {
-		run = run_get(str(a, "id"));
-		bool a_running = strcmp(str_or_none(run, "status"), "running") == 0;
+		run = run_get(json_get_string(a, "id"));
+		bool a_running = strcmp(json_str_or_none(run, "status"), "running") == 0;
 		cJSON_Delete(run);
-		run = run_get(str(b, "id"));
+		run = run_get(json_get_string(b, "id"));
 		if (a_running)
-			cr_expect_str_eq(str_or_none(run, "status"), "queued", "b started while a runs");
+			cr_expect_str_eq(json_str_or_none(run, "status"), "queued", "b started while a runs");
 		cJSON_Delete(run);
 		usleep(200000);
 	}
-	fa = run_final(str(a, "id"), "completed");
-	fb = run_final(str(b, "id"), "completed");
-	cr_expect_geq(strcmp(str_or_none(fb, "startedAt"), str_or_none(fa, "finishedAt")), 0,
-	    "b started at %s, before a finished at %s", str_or_none(fb, "startedAt"),
-	    str_or_none(fa, "finishedAt"));
-	run = run_get(str(c, "id"));
-	cr_expect_str_eq(str_or_none(run, "status"), "cancelled");
+	fa = run_final_within(&svc, json_get_string(a, "id"), "completed", FINAL_WAIT_MS);
+	fb = run_final_within(&svc, json_get_string(b, "id"), "completed", FINAL_WAIT_MS);
+	cr_expect_geq(strcmp(json_str_or_none(fb, "startedAt"), json_str_or_none(fa, "finishedAt")), 0,
+	    "b started at %s, before a finished at %s", json_str_or_none(fb, "startedAt"),
+	    json_str_or_none(fa, "finishedAt"));
+	run = run_get(json_get_string(c, "id"));
+	cr_expect_str_eq(json_str_or_none(run, "status"), "cancelled");
 	cr_expect(cJSON_IsNull(cJSON_GetObjectItem(run, "startedAt")), "the cancelled run ran");
 	cJSON_Delete(run);
 	cJSON_Delete(fa);
@@ -985,12 +866,12 @@ Test(runs, cancel_during_a_tool_call)
 	struct http_resp r;
 	cJSON *run, *fin, *done;
 	int64_t t0;
-	char *p = project_new("cancel");
+	char *p = http_project_new(&svc, "cancel");
 
-	run = run_start("{\"project\":\"%s\",\"prompt\":\"p\","
+	run = http_run_start(&svc, "{\"project\":\"%s\",\"prompt\":\"p\","
 	    "\"config\":{\"model\":\"long-command\"}}", p);
-	snprintf(id, sizeof id, "%s", str(run, "id"));
-	cr_assert_not_null(realpath(str(run, "cwd"), ws));
+	snprintf(id, sizeof id, "%s", json_get_string(run, "id"));
+	cr_assert_not_null(realpath(json_get_string(run, "cwd"), ws));
 	cJSON_Delete(run);
 	struct command_wait cw = { ws };
 	cr_assert(eventually(sleep_running, &cw, 15000), "no `sleep 60` started in %s", ws);
@@ -998,22 +879,22 @@ Test(runs, cancel_during_a_tool_call)
 	t0 = td_mono_ms();
 	r = api_f("POST", "/api/v1/runs/%s/cancel {}", id);
 	cr_assert_eq(r.status, 200, "%s", r.body);
-	cr_assert_not_null(str(r.json, "cancelRequestedAt"), "%s", r.body);
-	snprintf(requested, sizeof requested, "%s", str(r.json, "cancelRequestedAt"));
+	cr_assert_not_null(json_get_string(r.json, "cancelRequestedAt"), "%s", r.body);
+	snprintf(requested, sizeof requested, "%s", json_get_string(r.json, "cancelRequestedAt"));
 	http_resp_free(&r);
 	r = api_f("POST", "/api/v1/runs/%s/cancel {}", id);
 	cr_expect_eq(r.status, 200, "%s", r.body);
-	cr_expect_str_eq(str_or_none(r.json, "cancelRequestedAt"), requested,
+	cr_expect_str_eq(json_str_or_none(r.json, "cancelRequestedAt"), requested,
 	    "a second cancel moved cancelRequestedAt");
 	http_resp_free(&r);
 
-	fin = run_final(id, "cancelled");
+	fin = run_final_within(&svc, id, "cancelled", FINAL_WAIT_MS);
 	cr_expect_lt(td_mono_ms() - t0, 5000, "cancelling took %lld ms",
 	    (long long)(td_mono_ms() - t0));
-	cr_expect_str_eq(str_or_none(fin, "cancelRequestedAt"), requested);
-	cr_expect_not_null(str(fin, "finishedAt"));
-	cr_expect_not_null(str(fin, "output"), "a cancelled run has its output so far");
-	cr_expect_gt(strlen(str_or_none(fin, "output")), 0, "the text before the command is kept");
+	cr_expect_str_eq(json_str_or_none(fin, "cancelRequestedAt"), requested);
+	cr_expect_not_null(json_get_string(fin, "finishedAt"));
+	cr_expect_not_null(json_get_string(fin, "output"), "a cancelled run has its output so far");
+	cr_expect_gt(strlen(json_str_or_none(fin, "output")), 0, "the text before the command is kept");
 	cr_expect(cJSON_GetObjectItem(fin, "error") == NULL ||
 	    cJSON_IsNull(cJSON_GetObjectItem(fin, "error")), "a cancelled run has no error");
 	cr_expect(eventually(sleep_gone, &cw, 3000), "`sleep 60` survived the cancel");
@@ -1026,9 +907,9 @@ Test(runs, cancel_during_a_tool_call)
 	http_resp_free(&r);
 	cJSON_Delete(fin);
 
-	run = run_start("{\"project\":\"%s\",\"prompt\":\"p\",\"config\":{\"model\":\"quick\"}}", p);
-	done = run_final(str(run, "id"), "completed");
-	r = api_f("POST", "/api/v1/runs/%s/cancel {}", str(run, "id"));
+	run = http_run_start(&svc, "{\"project\":\"%s\",\"prompt\":\"p\",\"config\":{\"model\":\"quick\"}}", p);
+	done = run_final_within(&svc, json_get_string(run, "id"), "completed", FINAL_WAIT_MS);
+	r = api_f("POST", "/api/v1/runs/%s/cancel {}", json_get_string(run, "id"));
 	cr_expect_eq(r.status, 200);
 	cr_expect(cJSON_Compare(r.json, done, true), "cancel of a completed run changed it: %s",
 	    r.body);
@@ -1037,7 +918,7 @@ Test(runs, cancel_during_a_tool_call)
 	cJSON_Delete(done);
 	cJSON_Delete(run);
 
-	r = api("POST", "/api/v1/runs/run_0123456789abcdef01234567/cancel", NULL);
+	r = http_api(&svc, "POST", "/api/v1/runs/run_0123456789abcdef01234567/cancel", NULL);
 	expect_error(&r, 404, "not_found", NULL, NULL, "unknown run");
 	http_resp_free(&r);
 	free(p);
@@ -1077,27 +958,27 @@ Test(runs, a_killed_agent_fails_the_run_and_the_service_carries_on)
 	struct agent_wait aw = { .service = svc.pid, .want = 1 };
 	struct http_resp r;
 	cJSON *run, *fin, *err;
-	char *p = project_new("crash");
+	char *p = http_project_new(&svc, "crash");
 
-	run = run_start("{\"project\":\"%s\",\"prompt\":\"p\",\"config\":{\"model\":\"steady\"}}", p);
+	run = http_run_start(&svc, "{\"project\":\"%s\",\"prompt\":\"p\",\"config\":{\"model\":\"steady\"}}", p);
 	cr_assert(eventually(agents_up, &aw, 10000), "no taskdeck-agent child of %ld",
 	    (long)svc.pid);
 	cr_assert_eq(aw.n, 1);
 	usleep(500000);
 	cr_assert_eq(kill(aw.pids[0], SIGKILL), 0);
 
-	fin = run_final(str(run, "id"), "failed");
+	fin = run_final_within(&svc, json_get_string(run, "id"), "failed", FINAL_WAIT_MS);
 	err = cJSON_GetObjectItem(fin, "error");
-	cr_expect_str_eq(str_or_none(err, "code"), "runtime_crashed");
-	cr_expect_gt(strlen(str_or_none(err, "message")), 0);
+	cr_expect_str_eq(json_str_or_none(err, "code"), "runtime_crashed");
+	cr_expect_gt(strlen(json_str_or_none(err, "message")), 0);
 	cJSON_Delete(fin);
 	cJSON_Delete(run);
 
-	r = api("GET", "/api/v1/doctor", NULL);
+	r = http_api(&svc, "GET", "/api/v1/doctor", NULL);
 	cr_expect_eq(r.status, 200);
 	http_resp_free(&r);
-	run = run_start("{\"project\":\"%s\",\"prompt\":\"p\",\"config\":{\"model\":\"quick\"}}", p);
-	cJSON_Delete(run_final(str(run, "id"), "completed"));
+	run = http_run_start(&svc, "{\"project\":\"%s\",\"prompt\":\"p\",\"config\":{\"model\":\"quick\"}}", p);
+	cJSON_Delete(run_final_within(&svc, json_get_string(run, "id"), "completed", FINAL_WAIT_MS));
 	cJSON_Delete(run);
 	free(p);
 }
@@ -1114,7 +995,7 @@ saved_read(struct saved *s)
 	cJSON *a;
 	int i = 0;
 
-	s->list = get_json("/api/v1/sessions/%s/artifacts", s->session);
+	s->list = http_get_json(&svc, "/api/v1/sessions/%s/artifacts", s->session);
 	cr_assert_gt(array_size(s->list), 0, "a research run saved nothing: %s",
 	    cJSON_PrintUnformatted(s->list));
 	cJSON_ArrayForEach(a, s->list) {
@@ -1122,10 +1003,10 @@ saved_read(struct saved *s)
 		struct http_resp r;
 
 		cr_assert_lt(i, 8);
-		snprintf(path, sizeof path, "/api/v1/artifacts/%s/content", str(a, "id"));
-		r = api("GET", path, NULL);
+		snprintf(path, sizeof path, "/api/v1/artifacts/%s/content", json_get_string(a, "id"));
+		r = http_api(&svc, "GET", path, NULL);
 		cr_assert_eq(r.status, 200, "%s: %s", path, r.body);
-		cr_expect_eq((double)strlen(r.body), num(a, "size"),
+		cr_expect_eq((double)strlen(r.body), json_num(a, "size"),
 		    "%s: size", path);
 		s->bytes[i++] = strdup(r.body);
 		http_resp_free(&r);
@@ -1150,7 +1031,7 @@ static bool
 running_count_is(void *arg)
 {
 	const char *project = arg;
-	cJSON *list = get_json("/api/v1/runs?project=%s&status=running", project);
+	cJSON *list = http_get_json(&svc, "/api/v1/runs?project=%s&status=running", project);
 	int n = array_size(list);
 
 	cJSON_Delete(list);
@@ -1184,27 +1065,27 @@ Test(runs, kill_9_of_the_service_during_runs)
 	struct agent_wait aw = { .want = 4 };
 	cJSON *run, *list;
 	int running = 0;
-	char *p = project_new("restart");
+	char *p = http_project_new(&svc, "restart");
 
 	memset(saved, 0, sizeof saved);
 	for (int i = 0; i < DONE; i++) {
-		run = run_start("{\"project\":\"%s\",\"prompt\":\"r\","
+		run = http_run_start(&svc, "{\"project\":\"%s\",\"prompt\":\"r\","
 		    "\"config\":{\"model\":\"research\"}}", p);
-		snprintf(done_ids[i], sizeof done_ids[i], "%s", str(run, "id"));
-		snprintf(saved[i].session, sizeof saved[i].session, "%s", str(run, "sessionId"));
+		snprintf(done_ids[i], sizeof done_ids[i], "%s", json_get_string(run, "id"));
+		snprintf(saved[i].session, sizeof saved[i].session, "%s", json_get_string(run, "sessionId"));
 		cJSON_Delete(run);
 	}
 	for (int i = 0; i < DONE; i++) {
-		cJSON_Delete(run_final(done_ids[i], "completed"));
+		cJSON_Delete(run_final_within(&svc, done_ids[i], "completed", FINAL_WAIT_MS));
 		saved_read(&saved[i]);
 	}
 	for (int i = 0; i < LIVE; i++) {
-		run = run_start("{\"project\":\"%s\",\"prompt\":\"s\","
+		run = http_run_start(&svc, "{\"project\":\"%s\",\"prompt\":\"s\","
 		    "\"config\":{\"model\":\"steady\"}}", p);
-		snprintf(live_ids[i], sizeof live_ids[i], "%s", str(run, "id"));
-		snprintf(live_sessions[i], sizeof live_sessions[i], "%s", str(run, "sessionId"));
+		snprintf(live_ids[i], sizeof live_ids[i], "%s", json_get_string(run, "id"));
+		snprintf(live_sessions[i], sizeof live_sessions[i], "%s", json_get_string(run, "sessionId"));
 		snprintf(live_files[i], sizeof live_files[i], "%.4000s/progress.md",
-		    str_or_none(run, "cwd"));
+		    json_str_or_none(run, "cwd"));
 		cJSON_Delete(run);
 	}
 	cr_assert(eventually(running_count_is, p, 10000), "4 runs never ran at once");
@@ -1212,7 +1093,7 @@ Test(runs, kill_9_of_the_service_during_runs)
 	cr_assert(eventually(agents_up, &aw, 5000), "%d agents, want 4", aw.n);
 	for (int i = 0; i < LIVE; i++) {
 		run = run_get(live_ids[i]);
-		snprintf(was[i], sizeof was[i], "%s", str_or_none(run, "status"));
+		snprintf(was[i], sizeof was[i], "%s", json_str_or_none(run, "status"));
 		cJSON_Delete(run);
 		if (strcmp(was[i], "running") != 0)
 			continue;
@@ -1234,11 +1115,11 @@ Test(runs, kill_9_of_the_service_during_runs)
 	 * twice.  The queued ones start and complete.
 	 */
 	for (int i = 0; i < LIVE; i++) {
-		cJSON_Delete(run_final(live_ids[i], "completed"));
+		cJSON_Delete(run_final_within(&svc, live_ids[i], "completed", FINAL_WAIT_MS));
 		if (strcmp(was[i], "running") == 0) {
-			list = get_json("/api/v1/sessions/%s/artifacts", live_sessions[i]);
+			list = http_get_json(&svc, "/api/v1/sessions/%s/artifacts", live_sessions[i]);
 			cr_expect_eq(array_size(list), 1, "%s", cJSON_PrintUnformatted(list));
-			cr_expect_str_eq(str_or_none(cJSON_GetArrayItem(list, 0), "name"),
+			cr_expect_str_eq(json_str_or_none(cJSON_GetArrayItem(list, 0), "name"),
 			    "progress.md");
 			cJSON_Delete(list);
 		} else {
@@ -1247,7 +1128,7 @@ Test(runs, kill_9_of_the_service_during_runs)
 	}
 	for (int i = 0; i < DONE; i++) {
 		run = run_get(done_ids[i]);
-		cr_expect_str_eq(str_or_none(run, "status"), "completed");
+		cr_expect_str_eq(json_str_or_none(run, "status"), "completed");
 		cJSON_Delete(run);
 	}
 
@@ -1290,54 +1171,54 @@ Test(runs, outcomes_filters_and_paging)
 	char s1[64];
 	cJSON *q1, *q2, *f, *fin, *list;
 	struct http_resp r;
-	char *p = project_new("list"), *path;
+	char *p = http_project_new(&svc, "list"), *path;
 	int pages = 0;
 
-	q1 = run_start("{\"project\":\"%s\",\"prompt\":\"q\",\"config\":{\"model\":\"quick\"}}", p);
-	snprintf(s1, sizeof s1, "%s", str(q1, "sessionId"));
-	f = run_start("{\"project\":\"%s\",\"prompt\":\"f\",\"config\":{\"model\":\"fail\"}}", p);
+	q1 = http_run_start(&svc, "{\"project\":\"%s\",\"prompt\":\"q\",\"config\":{\"model\":\"quick\"}}", p);
+	snprintf(s1, sizeof s1, "%s", json_get_string(q1, "sessionId"));
+	f = http_run_start(&svc, "{\"project\":\"%s\",\"prompt\":\"f\",\"config\":{\"model\":\"fail\"}}", p);
 
-	fin = run_final(str(q1, "id"), "completed");
-	cr_expect_gt(strlen(str_or_none(fin, "output")), 0, "a completed run has output");
+	fin = run_final_within(&svc, json_get_string(q1, "id"), "completed", FINAL_WAIT_MS);
+	cr_expect_gt(strlen(json_str_or_none(fin, "output")), 0, "a completed run has output");
 	cr_expect(cJSON_GetObjectItem(fin, "error") == NULL ||
 	    cJSON_IsNull(cJSON_GetObjectItem(fin, "error")));
-	cr_expect_not_null(str(fin, "startedAt"));
-	cr_expect_leq(strcmp(str_or_none(fin, "startedAt"), str_or_none(fin, "finishedAt")), 0);
+	cr_expect_not_null(json_get_string(fin, "startedAt"));
+	cr_expect_leq(strcmp(json_str_or_none(fin, "startedAt"), json_str_or_none(fin, "finishedAt")), 0);
 	cJSON_Delete(fin);
-	fin = run_final(str(f, "id"), "failed");
-	cr_expect_str_eq(str_or_none(cJSON_GetObjectItem(fin, "error"), "code"), "replay_failed");
-	cr_expect_gt(strlen(str_or_none(cJSON_GetObjectItem(fin, "error"), "message")), 0);
-	cr_expect_not_null(str(fin, "output"));
+	fin = run_final_within(&svc, json_get_string(f, "id"), "failed", FINAL_WAIT_MS);
+	cr_expect_str_eq(json_str_or_none(cJSON_GetObjectItem(fin, "error"), "code"), "replay_failed");
+	cr_expect_gt(strlen(json_str_or_none(cJSON_GetObjectItem(fin, "error"), "message")), 0);
+	cr_expect_not_null(json_get_string(fin, "output"));
 	cJSON_Delete(fin);
-	q2 = run_start("{\"project\":\"%s\",\"prompt\":\"q\",\"sessionId\":\"%s\"}", p, s1);
-	cJSON_Delete(run_final(str(q2, "id"), "completed"));
+	q2 = http_run_start(&svc, "{\"project\":\"%s\",\"prompt\":\"q\",\"sessionId\":\"%s\"}", p, s1);
+	cJSON_Delete(run_final_within(&svc, json_get_string(q2, "id"), "completed", FINAL_WAIT_MS));
 
-	list = get_json("/api/v1/runs?session=%s", s1);
+	list = http_get_json(&svc, "/api/v1/runs?session=%s", s1);
 	cr_expect_eq(array_size(list), 2);
 	cJSON_Delete(list);
-	list = get_json("/api/v1/runs?project=%s&status=completed", p);
+	list = http_get_json(&svc, "/api/v1/runs?project=%s&status=completed", p);
 	cr_expect_eq(array_size(list), 2);
-	cr_expect_str_eq(str_or_none(cJSON_GetArrayItem(list, 0), "id"), str_or_none(q2, "id"));
+	cr_expect_str_eq(json_str_or_none(cJSON_GetArrayItem(list, 0), "id"), json_str_or_none(q2, "id"));
 	cJSON_Delete(list);
-	list = get_json("/api/v1/runs?project=%s&status=failed", p);
+	list = http_get_json(&svc, "/api/v1/runs?project=%s&status=failed", p);
 	cr_expect_eq(array_size(list), 1);
-	cr_expect_str_eq(str_or_none(cJSON_GetArrayItem(list, 0), "id"), str_or_none(f, "id"));
+	cr_expect_str_eq(json_str_or_none(cJSON_GetArrayItem(list, 0), "id"), json_str_or_none(f, "id"));
 	cJSON_Delete(list);
-	list = get_json("/api/v1/runs?project=%s&status=running", p);
+	list = http_get_json(&svc, "/api/v1/runs?project=%s&status=running", p);
 	cr_expect_eq(array_size(list), 0);
 	cJSON_Delete(list);
 
 	/* Pages of one, newest first, linked by rel="next", the last without a link. */
-	const char *want[] = { str(q2, "id"), str(f, "id"), str(q1, "id") };
+	const char *want[] = { json_get_string(q2, "id"), json_get_string(f, "id"), json_get_string(q1, "id") };
 	char first[128];
 	snprintf(first, sizeof first, "/api/v1/runs?project=%s&limit=1", p);
 	path = strdup(first);
 	while (path != NULL) {
-		r = api("GET", path, NULL);
+		r = http_api(&svc, "GET", path, NULL);
 		cr_assert_eq(r.status, 200, "%s: %s", path, r.body);
 		cr_assert_eq(array_size(r.json), 1, "%s", r.body);
 		cr_assert_lt(pages, 3, "more pages than runs");
-		cr_expect_str_eq(str_or_none(cJSON_GetArrayItem(r.json, 0), "id"), want[pages]);
+		cr_expect_str_eq(json_str_or_none(cJSON_GetArrayItem(r.json, 0), "id"), want[pages]);
 		pages++;
 		free(path);
 		path = next_link(&r);
@@ -1352,7 +1233,7 @@ Test(runs, outcomes_filters_and_paging)
 		snprintf(q, sizeof q, "/api/v1/runs?%s%s%s", i < 3 ? "project=" : "",
 		    i < 3 ? p : "", i < 3 ? "&" : "");
 		snprintf(q + strlen(q), sizeof q - strlen(q), "%s", bad[i]);
-		r = api("GET", q, NULL);
+		r = http_api(&svc, "GET", q, NULL);
 		expect_error(&r, 400, "invalid_request", NULL, NULL, q);
 		http_resp_free(&r);
 	}
@@ -1410,9 +1291,9 @@ Test(runs_home, a_broken_settings_file_stops_the_start)
 	cr_expect_eq(st.st_mode & 0777, 0600);
 	run_capture(NULL, &text, "cat '%s'", file);
 	j = cJSON_Parse(text);
-	cr_expect_str_eq(str_or_none(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "providers"),
+	cr_expect_str_eq(json_str_or_none(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "providers"),
 	    "replay"), "kind"), "replay");
-	cr_expect_str_eq(str_or_none(cJSON_GetObjectItem(j, "defaults"), "provider"), "replay");
+	cr_expect_str_eq(json_str_or_none(cJSON_GetObjectItem(j, "defaults"), "provider"), "replay");
 	cJSON_Delete(j);
 	free(text);
 }

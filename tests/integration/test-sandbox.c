@@ -38,7 +38,6 @@ enum attack_bit {
 	READ_OTHER_SESSION = 128,
 };
 
-static struct svc svc;
 static char base[160], ws[192], outside[192], home[192], other[192];
 
 static void
@@ -100,59 +99,15 @@ teardown(void)
 
 TestSuite(sandbox, .init = setup, .fini = teardown, .timeout = 120);
 
-static struct http_resp
-api(const char *method, const char *path, const char *body)
-{
-	return http_req(&svc, method, path, body, NULL, true);
-}
-
-static cJSON *get_json(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static cJSON *
-get_json(const char *fmt, ...)
-{
-	char path[512];
-	struct http_resp r;
-	cJSON *j;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(path, sizeof path, fmt, ap);
-	va_end(ap);
-	r = api("GET", path, NULL);
-	cr_assert_eq(r.status, 200, "GET %s: %ld %s", path, r.status, r.body);
-	j = r.json;
-	r.json = NULL;
-	http_resp_free(&r);
-	return j;
-}
-
-static char *
-project_new(void)
-{
-	struct http_resp r = api("POST", "/api/v1/projects", "{\"name\":\"sandbox\"}");
-	char *id;
-
-	cr_assert_eq(r.status, 201, "create project: %s", r.body);
-	id = strdup(json_get_string(r.json, "id"));
-	http_resp_free(&r);
-	return id;
-}
-
 /* Starts a run of transcript model in ws with extra members; the run id (malloc'd). */
 static char *
 run_start(const char *project, const char *model, const char *extra)
 {
-	char body[PATH_MAX + 512];
-	struct http_resp r;
-	char *id;
-
-	snprintf(body, sizeof body, "{\"project\":\"%s\",\"prompt\":\"probe\",\"cwd\":\"%s\","
+	cJSON *run = http_run_start(&svc, "{\"project\":\"%s\",\"prompt\":\"probe\",\"cwd\":\"%s\","
 	    "\"config\":{\"provider\":\"replay\",\"model\":\"%s\"}%s}", project, ws, model, extra);
-	r = api("POST", "/api/v1/runs", body);
-	cr_assert_eq(r.status, 201, "startRun %s: %ld %s", body, r.status, r.body);
-	id = strdup(json_get_string(r.json, "id"));
-	http_resp_free(&r);
+	char *id = strdup(json_str_or_none(run, "id"));
+
+	cJSON_Delete(run);
 	return id;
 }
 
@@ -169,7 +124,7 @@ script(const char *name, const char *text)
 static int
 command_status_said(const char *run_id, char *said, size_t len)
 {
-	cJSON *events = get_json("/api/v1/runs/%s/events?limit=1000", run_id), *e;
+	cJSON *events = http_get_json(&svc, "/api/v1/runs/%s/events?limit=1000", run_id), *e;
 	int status = -1;
 
 	cJSON_ArrayForEach(e, events) {
@@ -206,7 +161,7 @@ prompt_answer(const char *run, const char *tool, const char *decision)
 	cJSON *list, *p;
 
 	for (int i = 0;; i++) {
-		list = get_json("/app/v1/permissions?run=%s", run);
+		list = http_get_json(&svc, "/app/v1/permissions?run=%s", run);
 		if (cJSON_GetArraySize(list) == 1)
 			break;
 		cJSON_Delete(list);
@@ -218,7 +173,7 @@ prompt_answer(const char *run, const char *tool, const char *decision)
 	cr_expect_str_eq(json_get_string(p, "tool"), tool);
 	snprintf(path, sizeof path, "/app/v1/permissions/%s", json_get_string(p, "id"));
 	snprintf(body, sizeof body, "{\"decision\":\"%s\"}", decision);
-	r = api("POST", path, body);
+	r = http_api(&svc, "POST", path, body);
 	cr_expect_eq(r.status, 200, "%s", r.body);
 	http_resp_free(&r);
 	cJSON_Delete(list);
@@ -265,7 +220,7 @@ attack_in(const char *project, const char *profile, const char *extra_members)
 
 		snprintf(body, sizeof body, "{\"project\":\"%s\",\"prompt\":\"p\",\"cwd\":\"%s\","
 		    "\"config\":{\"provider\":\"replay\",\"model\":\"quick\"}}", project, other);
-		r = api("POST", "/api/v1/runs", body);
+		r = http_api(&svc, "POST", "/api/v1/runs", body);
 		cr_assert_eq(r.status, 201, "%s", r.body);
 		cJSON_Delete(run_wait_final(&svc, json_get_string(r.json, "id"), FINAL_WAIT_MS));
 		http_resp_free(&r);
@@ -294,7 +249,7 @@ attack_in(const char *project, const char *profile, const char *extra_members)
 static int
 attack(const char *profile, const char *extra_members)
 {
-	char *project = project_new();
+	char *project = http_project_new(&svc, "sandbox");
 	int status = attack_in(project, profile, extra_members);
 
 	free(project);
@@ -314,7 +269,7 @@ written(void)
  * run in its sandbox, which tests/unit/test-sandbox.c attacks directly. */
 Test(sandbox, read_only_refuses_the_command)
 {
-	char *project = project_new(), *run, said[256] = "", path[PATH_MAX];
+	char *project = http_project_new(&svc, "sandbox"), *run, said[256] = "", path[PATH_MAX];
 	cJSON *final;
 
 	write_attack();
@@ -345,7 +300,7 @@ Test(sandbox, workspace_write_blocks_every_attack)
 
 Test(sandbox, network_setting_opens_the_network_only)
 {
-	char *project = project_new(), path[128], body[256];
+	char *project = http_project_new(&svc, "sandbox"), path[128], body[256];
 	struct http_resp r;
 	cJSON *defaults;
 
@@ -353,11 +308,11 @@ Test(sandbox, network_setting_opens_the_network_only)
 	cr_expect_eq(attack_in(project, "workspace-write", ",\"network\":true"), REACHED_SERVICE);
 	/* the project default, which a run's member overrides */
 	snprintf(path, sizeof path, "/api/v1/projects/%s/session-defaults", project);
-	defaults = get_json("%s", path);
+	defaults = http_get_json(&svc, "%s", path);
 	snprintf(body, sizeof body, "{\"expectedUpdatedAt\":\"%s\",\"patch\":{\"network\":true}}",
 	    json_get_string(defaults, "updatedAt"));
 	cJSON_Delete(defaults);
-	r = api("PATCH", path, body);
+	r = http_api(&svc, "PATCH", path, body);
 	cr_assert_eq(r.status, 200, "%s", r.body);
 	cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "defaults"),
 	    "network")), "%s", r.body);
@@ -380,7 +335,7 @@ Test(sandbox, network_setting_opens_the_network_only)
 		cJSON_Delete(run);
 		free(out);
 	}
-	r = api("PATCH", path, "{\"expectedUpdatedAt\":\"x\",\"patch\":{\"network\":1}}");
+	r = http_api(&svc, "PATCH", path, "{\"expectedUpdatedAt\":\"x\",\"patch\":{\"network\":1}}");
 	cr_expect_eq(r.status, 400, "%s", r.body);
 	http_resp_free(&r);
 	free(project);
@@ -490,7 +445,7 @@ static void
 escape_and_end(const char *profile, enum ending how)
 {
 	char tag[32], a[3][48], text[2048], extra[128];
-	char *project = project_new(), *run;
+	char *project = http_project_new(&svc, "sandbox"), *run;
 	cJSON *final;
 	struct http_resp r;
 
@@ -520,7 +475,7 @@ escape_and_end(const char *profile, enum ending how)
 			char path[128];
 
 			snprintf(path, sizeof path, "/api/v1/runs/%s/cancel", run);
-			r = api("POST", path, NULL);
+			r = http_api(&svc, "POST", path, NULL);
 			cr_expect_eq(r.status, 200, "%s", r.body);
 			http_resp_free(&r);
 		}
@@ -604,7 +559,7 @@ write_approver(char *text, size_t len, bool loop)
 
 Test(sandbox, ask_cannot_approve_itself)
 {
-	char *project = project_new(), *run, text[4096], path[PATH_MAX + 32], *out = NULL;
+	char *project = http_project_new(&svc, "sandbox"), *run, text[4096], path[PATH_MAX + 32], *out = NULL;
 	cJSON *list, *p, *final;
 	const char *id;
 
@@ -622,7 +577,7 @@ Test(sandbox, ask_cannot_approve_itself)
 
 	/* The write's prompt stays pending: nothing in the sandbox answers it. */
 	for (int i = 0;; i++) {
-		list = get_json("/app/v1/permissions?run=%s", run);
+		list = http_get_json(&svc, "/app/v1/permissions?run=%s", run);
 		if (cJSON_GetArraySize(list) == 1 &&
 		    strcmp(json_get_string(cJSON_GetArrayItem(list, 0), "tool"), "write_file") == 0)
 			break;
@@ -633,7 +588,7 @@ Test(sandbox, ask_cannot_approve_itself)
 	id = json_get_string(cJSON_GetArrayItem(list, 0), "id");
 	snprintf(path, sizeof path, "/app/v1/permissions/%s", id);
 	sleep(2);
-	p = get_json("%s", path);
+	p = http_get_json(&svc, "%s", path);
 	cr_expect_str_eq(json_get_string(p, "status"), "pending",
 	    "the sandboxed job answered the prompt itself");
 	cJSON_Delete(p);
@@ -641,7 +596,7 @@ Test(sandbox, ask_cannot_approve_itself)
 	/* Outside any sandbox, the same script does answer it: the attack is real. */
 	cr_expect_eq(run_capture(&svc, &out, "sh '%s/approve-once.sh'", base), 0);
 	free(out);
-	p = get_json("%s", path);
+	p = http_get_json(&svc, "%s", path);
 	cr_expect_str_eq(json_get_string(p, "status"), "allowed");
 	cJSON_Delete(p);
 	cJSON_Delete(list);
@@ -656,7 +611,7 @@ Test(sandbox, ask_cannot_approve_itself)
 
 Test(sandbox, cwd_in_taskdeck_directories_is_refused)
 {
-	char *project = project_new(), body[PATH_MAX * 2], *run;
+	char *project = http_project_new(&svc, "sandbox"), body[PATH_MAX * 2], *run;
 	char managed[PATH_MAX], sub[PATH_MAX + 16], session[64];
 	const struct { const char *cwd, *reason; } bad[] = {
 		{ "/", "filesystem-root" },
@@ -670,11 +625,11 @@ Test(sandbox, cwd_in_taskdeck_directories_is_refused)
 	/* a managed workspace of another session */
 	snprintf(body, sizeof body, "{\"project\":\"%s\",\"prompt\":\"p\","
 	    "\"config\":{\"provider\":\"replay\",\"model\":\"quick\"}}", project);
-	r = api("POST", "/api/v1/runs", body);
+	r = http_api(&svc, "POST", "/api/v1/runs", body);
 	cr_assert_eq(r.status, 201, "%s", r.body);
 	run = strdup(json_get_string(r.json, "id"));
 	snprintf(session, sizeof session, "%s", json_get_string(r.json, "sessionId"));
-	ses = get_json("/api/v1/sessions/%s", session);
+	ses = http_get_json(&svc, "/api/v1/sessions/%s", session);
 	snprintf(managed, sizeof managed, "%s", json_get_string(ses, "cwd"));
 	cJSON_Delete(ses);
 	http_resp_free(&r);
@@ -687,7 +642,7 @@ Test(sandbox, cwd_in_taskdeck_directories_is_refused)
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		snprintf(body, sizeof body, "{\"project\":\"%s\",\"prompt\":\"p\",\"cwd\":\"%s\","
 		    "\"config\":{\"provider\":\"replay\",\"model\":\"quick\"}}", project, bad[i].cwd);
-		r = api("POST", "/api/v1/runs", body);
+		r = http_api(&svc, "POST", "/api/v1/runs", body);
 		const char *reason = json_get_string(cJSON_GetObjectItem(cJSON_GetObjectItem(
 		    r.json, "error"), "details"), "reason");
 
@@ -700,7 +655,7 @@ Test(sandbox, cwd_in_taskdeck_directories_is_refused)
 	/* continuing the session in its managed workspace, cwd given: fine */
 	snprintf(body, sizeof body, "{\"project\":\"%s\",\"prompt\":\"p\",\"cwd\":\"%s\","
 	    "\"sessionId\":\"%s\"}", project, managed, session);
-	r = api("POST", "/api/v1/runs", body);
+	r = http_api(&svc, "POST", "/api/v1/runs", body);
 	cr_expect_eq(r.status, 201, "%s", r.body);
 	if (r.status == 201)
 		cJSON_Delete(run_wait_final(&svc, json_get_string(r.json, "id"), FINAL_WAIT_MS));
@@ -714,7 +669,7 @@ static const char *
 doctor_sandbox(void)
 {
 	static char status[16];
-	cJSON *doc = get_json("/api/v1/doctor"), *c;
+	cJSON *doc = http_get_json(&svc, "/api/v1/doctor"), *c;
 
 	status[0] = '\0';
 	cJSON_ArrayForEach(c, cJSON_GetObjectItem(doc, "checks"))
@@ -738,7 +693,7 @@ Test(sandbox, fails_closed_without_bubblewrap)
 	setenv("TASKDECK_BWRAP", "/nonexistent/bwrap", 1);
 	svc_restart(&svc);
 	cr_expect_str_eq(doctor_sandbox(), "fail");
-	project = project_new();
+	project = http_project_new(&svc, "sandbox");
 	write_attack();
 	run = run_start(project, "sandbox-attack", ",\"permissionProfile\":\"workspace-write\"");
 	final = run_wait_final(&svc, run, FINAL_WAIT_MS);

@@ -13,22 +13,7 @@
 #include "xalloc.h"
 #include "worker.h"
 
-static struct svc svc;
-
-static void
-setup(void)
-{
-	svc_start(&svc);
-	svc_export_env(&svc);
-}
-
-static void
-teardown(void)
-{
-	svc_destroy(&svc);
-}
-
-TestSuite(worker, .init = setup, .fini = teardown, .timeout = 120);
+TestSuite(worker, .init = svc_setup_env, .fini = svc_teardown, .timeout = 120);
 
 /* A replay run of model, finished; continues session when not NULL. */
 static struct td_run *

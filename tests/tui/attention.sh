@@ -5,8 +5,7 @@
 # one arriving while the dashboard runs is counted too.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-tui_setup
-svc_start
+tui_start
 
 far=$(new_project far)
 read -r run_far ses_far < <(start_run "$far" plan "Far away plan" --plan-first)

@@ -4,8 +4,7 @@
 # window title.  Off (the default): neither.  A bad line is reported.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-tui_setup
-svc_start
+tui_start
 
 project=$(new_project ringing)
 read -r run0 _ < <(start_run "$project" quick "Warm up")

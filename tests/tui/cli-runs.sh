@@ -3,8 +3,7 @@
 # a --wait-timeout prints the run it leaves running (exit 3), and the run goes on.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-tui_setup
-svc_start
+tui_start
 
 project=$(new_project cli)
 td run --project "$project" --model quick --follow "Say hello" >"$TUI_TMP/out" 2>"$TUI_TMP/err" ||

@@ -4,12 +4,7 @@
 # its runs); at 120 columns the rows stay status and prompt, and the title.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-tui_setup
-svc_start
-
-project=$(new_project wide)
-read -r run session < <(start_run "$project" research "Research in columns")
-wait_run_field "$run" status completed
+tui_start_with_run wide research "Research in columns" status completed
 tokens=$(( $(run_field "$run" usage.inputTokens) + $(run_field "$run" usage.outputTokens) ))
 ((tokens > 0)) || fail "the research replay reported no tokens"
 

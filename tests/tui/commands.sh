@@ -4,8 +4,7 @@
 # buffer), Y a taskdeck command, h/l move between panes.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-tui_setup
-svc_start
+tui_start
 
 alpha=$(new_project alpha)
 read -r run_a _ < <(start_run "$alpha" quick "Alpha says hello")

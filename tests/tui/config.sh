@@ -6,12 +6,7 @@
 # once on stderr and ignored.  Mouse on, default settings otherwise.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-tui_setup
-svc_start
-
-project=$(new_project cfg)
-read -r run _ < <(start_run "$project" quick "Configured keys")
-wait_run_field "$run" status completed
+tui_start_with_run cfg quick "Configured keys" status completed
 
 mkdir -p "$TUI_TMP/xdg/taskdeck"
 cat >"$TUI_TMP/xdg/taskdeck/dashboard.conf" <<'CONF'

@@ -5,8 +5,7 @@
 # fails its test with a message, without hanging the dashboard.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-tui_setup
-svc_start
+tui_start
 
 out=$(td connectors add brokentool --command /nonexistent/mcp-server) ||
 	fail "connectors add failed"

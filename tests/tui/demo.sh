@@ -3,8 +3,7 @@
 # and the dashboard opened on them as ./quickstart does.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-tui_setup
-svc_start
+tui_start
 
 out=$(td demo)
 printf '%s\n' "$out"

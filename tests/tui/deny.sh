@@ -3,8 +3,7 @@
 # deny with d then y (n does not), allow with a then y, one answered elsewhere goes.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-tui_setup
-svc_start
+tui_start
 
 project=$(new_project asking)
 read -r run _ < <(start_run "$project" ask "Ask before writing" --permission ask)

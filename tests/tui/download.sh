@@ -3,12 +3,7 @@
 # dashboard started), the bytes equal the service's; an existing file asks first.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-tui_setup
-svc_start
-
-project=$(new_project downloads)
-read -r run session < <(start_run "$project" research "Research and save a report")
-wait_run_field "$run" status completed
+tui_start_with_run downloads research "Research and save a report" status completed
 artifact=$(td artifacts list "$session" | awk 'NR > 1 && $2 == "report.md" { print $1 }')
 [[ -n $artifact ]] || fail "the research run saved no report.md"
 version=$(td artifacts show "$artifact" | sed -n 's/^version: //p')

@@ -4,8 +4,7 @@
 # the edited text back.  The dashboard comes back live afterwards.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-tui_setup
-svc_start
+tui_start
 
 project=$(new_project outside)
 td defaults set "$project" provider=replay model=quick >/dev/null

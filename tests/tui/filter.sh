@@ -5,8 +5,7 @@
 # Connectors views too: Enter then downloads the match.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-tui_setup
-svc_start
+tui_start
 
 for name in alpha beta gamma; do
 	p=$(new_project "$name")

@@ -2,8 +2,7 @@
 # A live run: new lines appear as they come; scrolling up stops follow.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-tui_setup
-svc_start
+tui_start
 
 project=$(new_project streaming)
 read -r run _ < <(start_run "$project" demo-stream "Stream the demo")

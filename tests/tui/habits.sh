@@ -5,12 +5,7 @@
 # while a plan waits; a start that fails keeps the typed prompt.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-tui_setup
-svc_start
-
-project=$(new_project habits)
-read -r run session < <(start_run "$project" plan "Plan the report" --plan-first)
-wait_run_field "$run" attention.kind plan-approval
+tui_start_with_run habits plan "Plan the report" attention.kind plan-approval --plan-first
 
 dash_start 80x24
 wait_live

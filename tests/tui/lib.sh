@@ -73,6 +73,26 @@ tui_setup() {
 	export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 }
 
+# tui_setup, then svc_start: the start of every test.
+tui_start() {
+	tui_setup
+	svc_start
+}
+
+# tui_start_with_run NAME MODEL PROMPT FIELD VALUE [taskdeck run options...]:
+# tui_start, a project NAME and one run of transcript MODEL for PROMPT,
+# waited for until its FIELD is VALUE (wait_run_field).  Sets project, run
+# and session.
+tui_start_with_run() {
+	local name=$1 model=$2 prompt=$3 field=$4 value=$5
+	shift 5
+	tui_start
+	project=$(new_project "$name")
+	# shellcheck disable=SC2034 # session is for the caller
+	read -r run session < <(start_run "$project" "$model" "$prompt" "$@")
+	wait_run_field "$run" "$field" "$value"
+}
+
 # Starts taskdeckd in the foreground (as tests/integration/harness.c does),
 # with extra arguments, and waits for its discovery file.
 svc_start() {

@@ -5,8 +5,7 @@
 # block the loop until the next key).  The wheel scrolls.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-tui_setup
-svc_start
+tui_start
 
 alpha=$(new_project alpha)
 read -r run_a _ < <(start_run "$alpha" research "Alpha report on WAL")

@@ -2,8 +2,7 @@
 # Projects -> sessions -> runs with the keys; the log shows the selected run's output.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-tui_setup
-svc_start
+tui_start
 
 alpha=$(new_project alpha)
 read -r run_a _ < <(start_run "$alpha" research "Alpha report on WAL")

@@ -3,8 +3,7 @@
 # the same screen has colour (so this test can tell the difference).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-tui_setup
-svc_start
+tui_start
 
 project=$(new_project colours)
 read -r ok_run _ < <(start_run "$project" quick "A run that completes")

@@ -2,12 +2,7 @@
 # Approving a plan: the confirmation is asked, only y approves, then the run completes.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-tui_setup
-svc_start
-
-project=$(new_project planning)
-read -r run session < <(start_run "$project" plan "Plan the report" --plan-first)
-wait_run_field "$run" attention.kind plan-approval
+tui_start_with_run planning plan "Plan the report" attention.kind plan-approval --plan-first
 
 plan_status() { td plan show "$session" | sed -n 's/^status: //p'; }
 

@@ -5,12 +5,7 @@
 # A wrong token: "unauthorized", never "ready" or "no projects".
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-tui_setup
-svc_start
-
-project=$(new_project moving)
-read -r run session < <(start_run "$project" quick "Before the move")
-wait_run_field "$run" status completed
+tui_start_with_run moving quick "Before the move" status completed
 
 dash_start 120x36
 wait_live

@@ -3,12 +3,7 @@
 # "reconnecting", then "live (resynced)", and runs started after it appear.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-tui_setup
-svc_start
-
-project=$(new_project restarts)
-read -r run session < <(start_run "$project" quick "Before the crash")
-wait_run_field "$run" status completed
+tui_start_with_run restarts quick "Before the crash" status completed
 
 dash_start 120x36
 wait_live

@@ -2,8 +2,7 @@
 # Resizing while runs are live: 60x20, 200x60, too small, back; no crash, sane layout.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-tui_setup
-svc_start
+tui_start
 
 project=$(new_project sizes)
 read -r run _ < <(start_run "$project" demo-stream "Stream and resize")

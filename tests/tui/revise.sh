@@ -2,12 +2,7 @@
 # Revising a plan: e, feedback, Enter, y; a new version with the feedback comes back.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-tui_setup
-svc_start
-
-project=$(new_project revising)
-read -r run session < <(start_run "$project" plan "Plan, then revise it" --plan-first)
-wait_run_field "$run" attention.kind plan-approval
+tui_start_with_run revising plan "Plan, then revise it" attention.kind plan-approval --plan-first
 
 plan_field() { td plan show "$session" | sed -n "s/^$1: //p"; }
 

@@ -5,12 +5,7 @@
 # matching lines).  n / N elsewhere still start a run; :new anywhere.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-tui_setup
-svc_start
-
-project=$(new_project searching)
-read -r run _ < <(start_run "$project" research "Research to search")
-wait_run_field "$run" status completed
+tui_start_with_run searching research "Research to search" status completed
 
 dash_start 120x36
 wait_live

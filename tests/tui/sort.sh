@@ -4,8 +4,7 @@
 # failed, cancelled, completed), by name.  The selection stays on its item.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-tui_setup
-svc_start
+tui_start
 
 project=$(new_project sorting)
 read -r r1 _ < <(start_run "$project" plan "Gamma waits for a plan" --plan-first)

@@ -3,8 +3,7 @@
 # toggles and a prompt with wide characters) and cancelling one: only y cancels.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-tui_setup
-svc_start
+tui_start
 
 project=$(new_project starting)
 td defaults set "$project" provider=replay model=slow permissionProfile=read-only >/dev/null
