@@ -237,8 +237,8 @@ fw_within(const char *path, const char *dir)
 }
 
 /*
- * Whether the CLI itself can be seen inside the sandbox: not under /tmp (the
- * sandbox has its own) nor under a hidden path; false with why.
+ * Whether the CLI itself can be seen inside the sandbox: not under a hidden
+ * path (one under the host's /tmp is bound in: sandbox.c); false with why.
  */
 static bool
 fw_visible(const struct agent_config *cfg, const char *path, char *why, size_t len)
@@ -248,8 +248,6 @@ fw_visible(const struct agent_config *cfg, const char *path, char *why, size_t l
 
 	if (realpath(path, real) == NULL || fw_within(real, cfg->workspace))
 		return true;	/* exec will say; the workspace is bound into the sandbox */
-	if (fw_within(real, "/tmp"))
-		where = "/tmp, which the sandbox replaces with a private one";
 	for (size_t i = 0; where == NULL && cfg->hidden[i] != NULL; i++) {
 		if (fw_within(real, cfg->hidden[i]))
 			where = "a directory the sandbox hides";
@@ -330,6 +328,12 @@ fw_spawn(const struct framework_ops *ops, const struct agent_config *cfg, bool c
 		if (confined) {
 			strv_add(&binds, ask_socket);
 			strv_add(&binds, FW_ASK_SOCKET);
+			/* The permission server is this executable: under the host's /tmp
+			 * (a build there) it is not on claude's command line to be bound. */
+			if (fw_within(self, "/tmp")) {
+				strv_add(&binds, self);
+				strv_add(&binds, self);
+			}
 		}
 	}
 	strv_add(&argv, cfg->runtime_path);

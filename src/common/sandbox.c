@@ -279,10 +279,98 @@ hide(struct argv_buf *a, const char *path)
 	}
 }
 
-/* The bwrap arguments before the command. */
+#define TMP_TOPS_MAX 16
+
+/* Adds the directory (or file) right under /tmp that holds path to tops, once. */
+static void
+tmp_top_add(const char *path, char tops[][PATH_MAX], size_t *n)
+{
+	char top[PATH_MAX];
+	size_t len;
+
+	if (strncmp(path, "/tmp/", 5) != 0 || path[5] == '\0' || path[5] == '/')
+		return;
+	len = 5 + strcspn(path + 5, "/");
+	if (len >= sizeof top || strstr(path, "/../") != NULL)
+		return;
+	memcpy(top, path, len);
+	top[len] = '\0';
+	if (strcmp(top + 5, "..") == 0 || strcmp(top + 5, ".") == 0)
+		return;
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp(tops[i], top) == 0)
+			return;
+	if (*n < TMP_TOPS_MAX)
+		memcpy(tops[(*n)++], top, len + 1);
+}
+
+/* path and, when it is a link, where it leads. */
+static void
+tmp_top_both(const char *path, char tops[][PATH_MAX], size_t *n)
+{
+	char real[PATH_MAX];
+
+	tmp_top_add(path, tops, n);
+	if (realpath(path, real) != NULL)
+		tmp_top_add(real, tops, n);
+}
+
+/*
+ * The sandbox has a /tmp of its own, which would hide a program that lives
+ * under the host's /tmp (a checkout, a build or an npm cache there).  The
+ * entry right under /tmp that holds the program, an absolute argument or a
+ * directory of PATH is bound read-only at its place; what is hidden is hidden
+ * after it, and the private directories (pol->dirs) are left alone.
+ */
+static void
+bind_tmp_tops(struct argv_buf *a, const struct sandbox_policy *pol, char *const argv[],
+    char *const envp[])
+{
+	char (*tops)[PATH_MAX] = xcalloc(TMP_TOPS_MAX, sizeof *tops);
+	size_t n = 0;
+	struct stat st;
+
+	for (size_t i = 0; argv != NULL && argv[i] != NULL; i++)
+		if (argv[i][0] == '/')
+			tmp_top_both(argv[i], tops, &n);
+	for (size_t i = 0; envp != NULL && envp[i] != NULL; i++) {
+		const char *p = envp[i];
+
+		if (strncmp(p, "PATH=", 5) != 0)
+			continue;
+		for (p += 5; *p != '\0';) {
+			char dir[PATH_MAX];
+			size_t len = strcspn(p, ":");
+
+			if (len < sizeof dir) {
+				memcpy(dir, p, len);
+				dir[len] = '\0';
+				tmp_top_both(dir, tops, &n);
+			}
+			p += len;
+			if (*p == ':')
+				p++;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		bool private = false;
+
+		for (size_t k = 0; pol->dirs != NULL && pol->dirs[k] != NULL; k++)
+			if (path_within(pol->dirs[k], tops[i]) || path_within(tops[i], pol->dirs[k]))
+				private = true;
+		if (private || stat(tops[i], &st) != 0)
+			continue;
+		arg(a, "--ro-bind");
+		arg(a, tops[i]);
+		arg(a, tops[i]);
+	}
+	free(tops);
+}
+
+/* The bwrap arguments before the command (argv and envp: the command's, or NULL). */
 static void
 bwrap_args(struct argv_buf *a, const char *bwrap, const struct sandbox_policy *pol,
-    const char *cwd, bool seccomp)
+    const char *cwd, bool seccomp, char *const argv[], char *const envp[])
 {
 	arg(a, bwrap);
 	arg(a, "--die-with-parent");
@@ -319,6 +407,7 @@ bwrap_args(struct argv_buf *a, const char *bwrap, const struct sandbox_policy *p
 		arg(a, "/tmp");
 		arg(a, "--tmpfs");
 		arg(a, "/dev/shm");
+		bind_tmp_tops(a, pol, argv, envp);
 		/* Everything hidden, then the workspace, then what is hidden inside it. */
 		for (size_t i = 0; pol->hidden != NULL && pol->hidden[i] != NULL; i++)
 			if (pol->workspace == NULL || !path_within(pol->hidden[i], pol->workspace) ||
@@ -455,7 +544,7 @@ probe(char *why, size_t whylen)
 		return false;
 	}
 	sfd = seccomp_fd();
-	bwrap_args(&a, bwrap, &pol, "/", sfd >= 0);
+	bwrap_args(&a, bwrap, &pol, "/", sfd >= 0, NULL, NULL);
 	arg(&a, "true");
 	fds[0] = -1, fds[1] = pipefd[1], fds[2] = pipefd[1];
 	ok = spawn(bwrap, a.v, envp, "/", fds, sfd, true, &pid, why, whylen) == 0;
@@ -557,7 +646,7 @@ sandbox_spawn(const struct sandbox_policy *policy, const char *cwd, char *const 
 		    strerror(errno));
 		return -1;
 	}
-	bwrap_args(&a, bwrap, policy, cwd, sfd >= 0);
+	bwrap_args(&a, bwrap, policy, cwd, sfd >= 0, argv, envp);
 	for (size_t i = 0; argv[i] != NULL; i++)
 		arg(&a, argv[i]);
 	rc = spawn(bwrap, a.v, envp, NULL, fds, sfd, true, pid, err, errlen);

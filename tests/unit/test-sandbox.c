@@ -482,3 +482,70 @@ Test(sandbox, hidden_paths_cover_the_cli_logins)
 		cr_expect(seen[i], "%s is not hidden", names[i]);
 	sandbox_hidden_free(list);
 }
+
+/*
+ * A program under the host's /tmp (a checkout or an npm cache there) runs in
+ * the sandbox, which has a /tmp of its own: the entry right under /tmp that
+ * holds it is bound read-only, what is hidden in it stays hidden, and nothing
+ * else of the host's /tmp shows.
+ */
+Test(sandbox, a_program_under_tmp_is_visible_read_only)
+{
+	char top[] = "/tmp/sbx-prog-XXXXXX", other[] = "/tmp/sbx-other-XXXXXX";
+	char prog[600], data[600], secret[600], inner_secret[700], other_file[600], wrote[600];
+	char out[4096], err[1024], *cmd;
+	const char *hidden[] = { secret, NULL };
+	int p[2], status, fds[3];
+	size_t len = 0;
+	ssize_t n;
+	pid_t pid;
+
+	cr_assert_not_null(mkdtemp(top));
+	cr_assert_not_null(mkdtemp(other));
+	snprintf(prog, sizeof prog, "%s/bin/prog", top);
+	snprintf(data, sizeof data, "%s/share/data", top);
+	snprintf(secret, sizeof secret, "%s/secret", top);
+	snprintf(inner_secret, sizeof inner_secret, "%s/s", secret);
+	snprintf(other_file, sizeof other_file, "%s/file", other);
+	snprintf(wrote, sizeof wrote, "%s/wrote", top);
+	cr_assert(td_mkdir_p(prog, 0700) && rmdir(prog) == 0);
+	cr_assert(td_mkdir_p(data, 0700) && rmdir(data) == 0);
+	cr_assert(td_mkdir_p(secret, 0700));
+	write_file(data, "DATA-OK\n");
+	write_file(inner_secret, "SECRET-3\n");
+	write_file(other_file, "OTHER-4\n");
+	cmd = xasprintf("#!/bin/sh\ncat \"$(dirname \"$0\")/../share/data\"; cat \"$1\"; "
+	    "cat '%s'; echo w > '%s' && echo WROTE; echo RAN\n", other_file, wrote);
+	write_file(prog, cmd);
+	free(cmd);
+	cr_assert_eq(chmod(prog, 0755), 0);
+
+	for (int profile = SANDBOX_READ_ONLY; profile <= SANDBOX_WORKSPACE_WRITE; profile++) {
+		struct sandbox_policy pol = { .profile = (enum sandbox_profile)profile,
+			.workspace = ws, .hidden = hidden };
+		char *argv[] = { prog, inner_secret, NULL };
+		char *envp[] = { "PATH=/usr/bin:/bin", "HOME=/nonexistent", NULL };
+
+		cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+		fds[0] = -1, fds[1] = p[1], fds[2] = p[1];
+		cr_assert_eq(sandbox_spawn(&pol, ws, argv, envp, fds, &pid, err, sizeof err), 0,
+		    "%s", err);
+		close(p[1]);
+		len = 0;
+		while (len + 1 < sizeof out &&
+		    (n = read(p[0], out + len, sizeof out - 1 - len)) > 0)
+			len += (size_t)n;
+		out[len] = '\0';
+		close(p[0]);
+		cr_assert_eq(waitpid(pid, &status, 0), pid);
+		cr_expect_not_null(strstr(out, "RAN"), "the program did not start: %s", out);
+		cr_expect_not_null(strstr(out, "DATA-OK"), "its files: %s", out);
+		cr_expect_null(strstr(out, "SECRET-3"), "a hidden path in it: %s", out);
+		cr_expect_null(strstr(out, "OTHER-4"), "the rest of the host's /tmp: %s", out);
+		cr_expect_null(strstr(out, "WROTE"), "it is bound read-only: %s", out);
+		cr_expect_neq(access(wrote, F_OK), 0);
+	}
+	cmd = xasprintf("rm -rf '%s' '%s'", top, other);
+	cr_expect_eq(system(cmd), 0);
+	free(cmd);
+}
