@@ -2269,12 +2269,14 @@ connector_wrote_workspace(const char *profile)
 	struct agent a;
 	cJSON *start, *finish;
 	char script[1024], path[512];
-	const char *args[] = { "-c", script, NULL };
+	/* The server's path as an argument ($1), as a user's wrapper would take it: the
+	 * sandbox binds a program under the host's /tmp in from its arguments. */
+	const char *args[] = { "-c", script, "sh", mcp_failserver(), NULL };
 	bool wrote;
 
 	agent_init(&a);
-	snprintf(script, sizeof script, "touch '%s/from-the-server' 2>/dev/null; exec '%s' legacy",
-	    a.ws, mcp_failserver());
+	snprintf(script, sizeof script, "touch '%s/from-the-server' 2>/dev/null; exec \"$1\" legacy",
+	    a.ws);
 	start = start_line(&a, "replay", "x", profile);
 	use_transcript(&a, start, "sandboxed", transcript);
 	add_stdio_connector(&a, start, "con_sh", "sh", "/bin/sh", args);
