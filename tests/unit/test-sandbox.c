@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "paths.h"
+#include "../procs.h"
 #include "sandbox.h"
 #include "xalloc.h"
 
@@ -65,11 +66,10 @@ teardown(void)
 	free(cmd);
 }
 
-/* Runs script with sh -c under pol; its exit status; output in out. */
+/* Runs argv under pol; its exit status; output in out. */
 static int
-run(const struct sandbox_policy *pol, const char *script, char *out, size_t outlen)
+run_argv(const struct sandbox_policy *pol, char *const argv[], char *out, size_t outlen)
 {
-	char *argv[] = { "sh", "-c", (char *)script, NULL };
 	char *envp[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/nonexistent", NULL };
 	char err[1024];
 	int p[2], status = 0, fds[3];
@@ -90,34 +90,22 @@ run(const struct sandbox_policy *pol, const char *script, char *out, size_t outl
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/* Runs script with sh -c under pol; its exit status; output in out. */
+static int
+run(const struct sandbox_policy *pol, const char *script, char *out, size_t outlen)
+{
+	char *argv[] = { "sh", "-c", (char *)script, NULL };
+
+	return run_argv(pol, argv, out, outlen);
+}
+
 /* Processes whose command line is "sleep <arg>". */
 static int
 count_sleep(const char *arg)
 {
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	int n = 0;
+	int n = procs_count_command("sleep", arg);
 
-	cr_assert_not_null(d);
-	while ((e = readdir(d)) != NULL) {
-		char path[300], cmd[128];
-		ssize_t len;
-		int fd;
-
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
-		if ((fd = open(path, O_RDONLY)) < 0)
-			continue;
-		len = read(fd, cmd, sizeof cmd - 1);
-		close(fd);
-		if (len <= 0)
-			continue;
-		cmd[len] = '\0';
-		if (strcmp(cmd, "sleep") == 0 && (size_t)len > 6 && strcmp(cmd + 6, arg) == 0)
-			n++;
-	}
-	closedir(d);
+	cr_assert_geq(n, 0, "cannot read /proc");
 	return n;
 }
 
@@ -493,12 +481,8 @@ Test(sandbox, a_program_under_tmp_is_visible_read_only)
 {
 	char top[] = "/tmp/sbx-prog-XXXXXX", other[] = "/tmp/sbx-other-XXXXXX";
 	char prog[600], data[600], secret[600], inner_secret[700], other_file[600], wrote[600];
-	char out[4096], err[1024], *cmd;
+	char out[4096], *cmd;
 	const char *hidden[] = { secret, NULL };
-	int p[2], status, fds[3];
-	size_t len = 0;
-	ssize_t n;
-	pid_t pid;
 
 	cr_assert_not_null(mkdtemp(top));
 	cr_assert_not_null(mkdtemp(other));
@@ -524,20 +508,8 @@ Test(sandbox, a_program_under_tmp_is_visible_read_only)
 		struct sandbox_policy pol = { .profile = (enum sandbox_profile)profile,
 			.workspace = ws, .hidden = hidden };
 		char *argv[] = { prog, inner_secret, NULL };
-		char *envp[] = { "PATH=/usr/bin:/bin", "HOME=/nonexistent", NULL };
 
-		cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
-		fds[0] = -1, fds[1] = p[1], fds[2] = p[1];
-		cr_assert_eq(sandbox_spawn(&pol, ws, argv, envp, fds, &pid, err, sizeof err), 0,
-		    "%s", err);
-		close(p[1]);
-		len = 0;
-		while (len + 1 < sizeof out &&
-		    (n = read(p[0], out + len, sizeof out - 1 - len)) > 0)
-			len += (size_t)n;
-		out[len] = '\0';
-		close(p[0]);
-		cr_assert_eq(waitpid(pid, &status, 0), pid);
+		run_argv(&pol, argv, out, sizeof out);
 		cr_expect_not_null(strstr(out, "RAN"), "the program did not start: %s", out);
 		cr_expect_not_null(strstr(out, "DATA-OK"), "its files: %s", out);
 		cr_expect_null(strstr(out, "SECRET-3"), "a hidden path in it: %s", out);

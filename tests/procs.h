@@ -1,0 +1,8 @@
+/* Looking at the machine's processes from a test (/proc), shared by unit and integration tests. */
+#ifndef TD_TESTS_PROCS_H
+#define TD_TESTS_PROCS_H
+
+/* How many live processes have the command line exactly "prog arg". */
+int procs_count_command(const char *prog, const char *arg);
+
+#endif
