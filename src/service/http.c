@@ -48,12 +48,15 @@
  * more than HTTP_MAX_WAITING wait, the oldest waiting ones are closed, so that
  * slow or silent connections can never use up the HTTP_MAX_CONNECTIONS that
  * libmicrohttpd accepts: a client that sends its request at once is never the
- * oldest.
+ * oldest.  Two kinds are spared, so that a burst of clients is answered: one
+ * waiting for less than HTTP_WAIT_GRACE_MS, and one whose whole request head
+ * has arrived but sits unread in its socket (it no longer waits).
  */
 #define HTTP_HEADER_DEADLINE_MS 5000
 #define HTTP_BODY_DEADLINE_MS 10000
 #define HTTP_KEEPALIVE_IDLE_MS 30000
 #define HTTP_MAX_WAITING 256
+#define HTTP_WAIT_GRACE_MS 500
 #define HTTP_MAX_CONNECTIONS 2048
 /* Descriptors kept for the store, run pipes, files and logs besides the connections. */
 #define HTTP_FD_RESERVE 512
@@ -87,6 +90,7 @@ struct http_conn {
 	bool waiting;			/* in the waiting list */
 	enum conn_phase phase;		/* what it is waiting for */
 	bool evicted;			/* shut down by us; libmicrohttpd closes it */
+	bool unread;			/* its request head was in its socket, unread */
 };
 
 struct http_server {
@@ -812,6 +816,48 @@ waiting_evict(struct http_server *h, struct http_conn *hc)
 		shutdown(hc->fd, SHUT_RDWR);
 }
 
+/* True when a whole request head (up to its blank line) sits unread in fd. */
+static bool
+request_unread(int fd)
+{
+	char b[HTTP_CONNECTION_MEMORY];
+	ssize_t n = recv(fd, b, sizeof b, MSG_PEEK | MSG_DONTWAIT);
+
+	return n > 0 && (memmem(b, (size_t)n, "\r\n\r\n", 4) != NULL ||
+	    memmem(b, (size_t)n, "\n\n", 2) != NULL);
+}
+
+/*
+ * Ends the wait of a connection: closes it, unless its request head sits
+ * unread in its socket, then it only leaves the list (the body's deadline
+ * starts when libmicrohttpd reads that head).  Under h->mu.
+ */
+static void
+waiting_end(struct http_server *h, struct http_conn *hc)
+{
+	if (hc->phase != CONN_BODY && hc->fd >= 0 && request_unread(hc->fd)) {
+		waiting_remove(h, hc);
+		hc->unread = true;
+		return;
+	}
+	waiting_evict(h, hc);
+}
+
+/*
+ * Brings the waiting connections back to HTTP_MAX_WAITING, oldest first, but
+ * for those waiting for less than HTTP_WAIT_GRACE_MS (the sweeper comes back
+ * to them).  Under h->mu.
+ */
+static void
+waiting_trim(struct http_server *h)
+{
+	int64_t now = td_mono_ms();
+
+	while (h->nwaiting > HTTP_MAX_WAITING && now - h->wait_head->since_ms >=
+	    HTTP_WAIT_GRACE_MS)
+		waiting_end(h, h->wait_head);
+}
+
 static struct http_conn *
 conn_of(struct MHD_Connection *conn)
 {
@@ -837,8 +883,7 @@ notify_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
 		*socket_context = hc;
 		pthread_mutex_lock(&h->mu);
 		waiting_add(h, hc, CONN_HEADERS);
-		while (h->nwaiting > HTTP_MAX_WAITING)
-			waiting_evict(h, h->wait_head);
+		waiting_trim(h);
 		pthread_mutex_unlock(&h->mu);
 		return;
 	}
@@ -861,8 +906,9 @@ conn_headers_in(struct http_server *h, struct MHD_Connection *conn)
 	if (hc == NULL)
 		return;
 	pthread_mutex_lock(&h->mu);
-	if (hc->waiting)
+	if (hc->waiting || hc->unread)
 		waiting_add(h, hc, CONN_BODY);
+	hc->unread = false;
 	pthread_mutex_unlock(&h->mu);
 }
 
@@ -889,8 +935,7 @@ conn_request_ended(struct http_server *h, struct MHD_Connection *conn)
 		return;
 	pthread_mutex_lock(&h->mu);
 	waiting_add(h, hc, CONN_IDLE);
-	while (h->nwaiting > HTTP_MAX_WAITING)
-		waiting_evict(h, h->wait_head);
+	waiting_trim(h);
 	pthread_mutex_unlock(&h->mu);
 }
 
@@ -914,8 +959,9 @@ sweeper_main(void *arg)
 			if (now - hc->since_ms > (hc->phase == CONN_HEADERS ?
 			    HTTP_HEADER_DEADLINE_MS : hc->phase == CONN_BODY ?
 			    HTTP_BODY_DEADLINE_MS : HTTP_KEEPALIVE_IDLE_MS))
-				waiting_evict(h, hc);
+				waiting_end(h, hc);
 		}
+		waiting_trim(h);
 		/* At most one line every 10 s, however many are closed. */
 		evicted = atomic_load(&h->evicted);
 		if (evicted != logged && now - logged_ms >= 10000) {
