@@ -117,6 +117,7 @@ struct run_state {
 	char *protocol_error;		/* why the agent was killed */
 	cJSON *connectors;		/* the start message's connectors (secret.resolve) */
 	bool runtime_unready;		/* the framework's CLI is not ready (start_message) */
+	bool checkpoint_invalid;	/* the stored checkpoint is damaged (start_message) */
 	bool cancel_sent;
 	int64_t kill_at;		/* td_mono_ms() deadline, 0 for none */
 	/* durable */
@@ -764,7 +765,9 @@ start_message(struct supervisor *sv, struct run_state *rs, char **why)
 		s = store_stmt(st, "SELECT checkpoint, resumes FROM runs WHERE id = ?1");
 		sqlite3_bind_text(s, 1, rs->ar->id, -1, SQLITE_STATIC);
 		if (sqlite3_step(s) == SQLITE_ROW) {
-			if (sqlite3_column_type(s, 0) != SQLITE_NULL)
+			/* Only objects up to CHECKPOINT_MAX_BYTES are stored: anything else is damage. */
+			rs->checkpoint_invalid = sqlite3_column_type(s, 0) != SQLITE_NULL;
+			if (rs->checkpoint_invalid && sqlite3_column_bytes(s, 0) <= CHECKPOINT_MAX_BYTES)
 				cp = json_parse(resource_text(s, 0), strlen(resource_text(s, 0)));
 			rs->resumes = sqlite3_column_int(s, 1);
 		}
@@ -773,6 +776,7 @@ start_message(struct supervisor *sv, struct run_state *rs, char **why)
 		if (cJSON_IsObject(cp)) {
 			const char *out = json_get_string(cp, "output");
 
+			rs->checkpoint_invalid = false;
 			if (out != NULL)
 				buf_append(&rs->output, out, strlen(out));
 			cJSON_ReplaceItemInObject(msg, "history", cJSON_CreateArray());
@@ -783,6 +787,12 @@ start_message(struct supervisor *sv, struct run_state *rs, char **why)
 	}
 	store_unlock(st);
 	cJSON_Delete(run);
+	if (rs->checkpoint_invalid) {
+		cJSON_Delete(msg);
+		*why = xstrdup("the stored checkpoint of the resumed run is not a JSON object of at "
+		    "most 768 KiB (a damaged database)");
+		return NULL;
+	}
 
 	rs->external = frameworks_external(json_get_string(cfg, "framework"));
 	/* An external framework: the CLI taskdeck-agent drives, probed again now. */
@@ -1352,8 +1362,8 @@ run_thread(void *arg)
 	rs.resuming = ar->resume;
 	start = start_message(sv, &rs, &why);
 	if (start == NULL) {
-		run_finalize(ar, NULL, "failed", "", rs.runtime_unready ?
-		    "runtime_missing" : "runtime_error", why, 0, 0);
+		run_finalize(ar, NULL, "failed", "", rs.runtime_unready ? "runtime_missing" :
+		    rs.checkpoint_invalid ? "checkpoint_invalid" : "runtime_error", why, 0, 0);
 		free(why);
 		goto out;
 	}

@@ -21,6 +21,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "harness.h"
 #include "json.h"
 #include "timeutil.h"
@@ -403,6 +405,49 @@ Test(durable, a_run_past_the_limit_keeps_its_output)
 	cr_expect_eq(history_count(h, "run.finished", NULL), 1);
 	cJSON_Delete(h);
 	cJSON_Delete(run);
+	free(project);
+}
+
+/*
+ * A checkpoint over 1 MiB read back from a damaged database (the service
+ * stores at most 768 KiB) fails the resumed run with checkpoint_invalid, as a
+ * checkpoint the agent cannot read does, not with runtime_crashed.
+ */
+Test(durable, oversized_checkpoint_fails_checkpoint_invalid)
+{
+	char *project = http_project_new(&svc, "durable");
+	cJSON *run = http_replay_run(&svc, "do it", project, "steady", "");
+	const char *id = json_get_string(run, "id");
+	size_t pad = 1100 * 1024;
+	char *cp = malloc(pad + 16), *db_path;
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	cJSON *r;
+
+	run_output_wait(&svc, id, STATE_WAIT_MS, "tick 2\n");
+	svc_kill(&svc);
+	memcpy(cp, "{\"pad\":\"", 8);
+	memset(cp + 8, 'x', pad);
+	memcpy(cp + 8 + pad, "\"}", 3);
+	cr_assert(asprintf(&db_path, "%s/taskdeck.db", svc.home) > 0);
+	cr_assert_eq(sqlite3_open(db_path, &db), SQLITE_OK);
+	cr_assert_eq(sqlite3_prepare_v2(db, "UPDATE runs SET checkpoint = ?1 WHERE id = ?2", -1,
+	    &st, NULL), SQLITE_OK);
+	sqlite3_bind_text(st, 1, cp, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
+	cr_assert_eq(sqlite3_step(st), SQLITE_DONE, "%s", sqlite3_errmsg(db));
+	cr_assert_eq(sqlite3_changes(db), 1);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	svc_restart(&svc);
+	r = run_final_within(&svc, id, "failed", FINAL_WAIT_MS);
+	cr_expect_str_eq(json_str_or_none(cJSON_GetObjectItem(r, "error"), "code"),
+	    "checkpoint_invalid", "%s", json_str_or_none(cJSON_GetObjectItem(r, "error"),
+	    "message"));
+	cJSON_Delete(r);
+	cJSON_Delete(run);
+	free(db_path);
+	free(cp);
 	free(project);
 }
 
