@@ -131,6 +131,28 @@ json_path_step(char *field, size_t size, const cJSON *parent, const cJSON *child
 		snprintf(field + n, size - n, "%s%s", n > 0 ? "." : "", child->string);
 }
 
+/* True when some object under item has over JSON_MAX_MEMBERS members; its path is left in field. */
+static bool
+json_find_crowded(const cJSON *item, char *field, size_t size)
+{
+	size_t base = strlen(field), count = 0;
+	const cJSON *c;
+	int index = 0;
+
+	for (c = item->child; c != NULL && cJSON_IsObject(item); c = c->next)
+		if (++count > JSON_MAX_MEMBERS)
+			return true;
+	for (c = item->child; c != NULL; c = c->next, index++) {
+		if (!cJSON_IsObject(c) && !cJSON_IsArray(c))
+			continue;
+		json_path_step(field, size, item, c, index);
+		if (json_find_crowded(c, field, size))
+			return true;
+		field[base] = '\0';
+	}
+	return false;
+}
+
 /*
  * True when some object under item has a key twice; its path is left in
  * field.  Small objects compare names pairwise, larger ones sort them.
@@ -220,6 +242,11 @@ json_parse_why(const char *text, size_t len, enum json_problem *problem, char *f
 	while (end < text + len && strchr(" \t\r\n", *end) != NULL)
 		end++;
 	if (end != text + len || json_depth(item) > JSON_MAX_DEPTH || json_has_nonfinite(item)) {
+		cJSON_Delete(item);
+		return NULL;
+	}
+	if (json_find_crowded(item, field, field_size)) {
+		*problem = JSON_TOO_MANY_MEMBERS;
 		cJSON_Delete(item);
 		return NULL;
 	}

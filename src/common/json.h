@@ -9,12 +9,15 @@
 
 /* Deepest nesting accepted in a document from outside. */
 #define JSON_MAX_DEPTH 32
+/* Most members of one object accepted in a document from outside. */
+#define JSON_MAX_MEMBERS 1000
 
 /*
  * Parses len bytes that must hold exactly one JSON value, valid UTF-8, no
- * deeper than JSON_MAX_DEPTH, no number beyond a double's range (1e400), no
- * object with the same key twice (which copy would count?) and no \u0000
- * inside a string (cJSON would cut the string there).  NULL on anything else.
+ * deeper than JSON_MAX_DEPTH, no object of more than JSON_MAX_MEMBERS members,
+ * no number beyond a double's range (1e400), no object with the same key
+ * twice (which copy would count?) and no \u0000 inside a string (cJSON would
+ * cut the string there).  NULL on anything else.
  */
 cJSON *json_parse(const char *text, size_t len);
 
@@ -24,10 +27,12 @@ enum json_problem {
 	JSON_MALFORMED,		/* not one JSON value in UTF-8, or too deep */
 	JSON_DUPLICATE_KEY,	/* field names the path of the repeated key */
 	JSON_NUL_IN_STRING,	/* a string holds \u0000 */
+	JSON_TOO_MANY_MEMBERS,	/* field names the path of the object ("" = the document) */
 };
 /*
  * json_parse, saying why it refused: *problem, and for JSON_DUPLICATE_KEY the
- * repeated key's path ("patch.name", "steps[2].title") in field.
+ * repeated key's path ("patch.name", "steps[2].title") in field, for
+ * JSON_TOO_MANY_MEMBERS the crowded object's path.
  */
 cJSON *json_parse_why(const char *text, size_t len, enum json_problem *problem,
     char *field, size_t field_size);

@@ -558,6 +558,17 @@ dispatch(struct http_request *req, struct http_response *r)
 			    "The body has the key %s twice; send each key once.", field);
 			goto out;
 		}
+		if (problem == JSON_TOO_MANY_MEMBERS) {
+			cJSON *details = NULL;
+
+			if (field[0] != '\0') {
+				details = cJSON_CreateObject();
+				cJSON_AddStringToObject(details, "field", field);
+			}
+			http_error(r, TD_INVALID_REQUEST, details, "%s%s has more than %d members.",
+			    field[0] ? "The object " : "The body", field, JSON_MAX_MEMBERS);
+			goto out;
+		}
 		if (problem == JSON_NUL_IN_STRING) {
 			http_error(r, TD_INVALID_REQUEST, NULL,
 			    "The body has a string with \\u0000, which no field accepts.");

@@ -618,6 +618,39 @@ Test(api, duplicate_keys_are_refused_and_nothing_changes)
 	free(id);
 }
 
+/*
+ * An object of 50,000 members held the store for seconds while it was merged:
+ * more than 1,000 members in one object are refused by the parser, at once,
+ * with the object's path; the project is unchanged and the service answers.
+ */
+Test(api, crowded_object_is_refused_at_once)
+{
+	char *id = http_project_new(&svc, "crowded"), path[160];
+	size_t cap = 50000 * 16 + 64, o = 0;
+	char *body = malloc(cap);
+	struct http_resp r;
+	int64_t t0;
+
+	snprintf(path, sizeof path, "/api/v1/projects/%s", id);
+	o += (size_t)snprintf(body + o, cap - o, "{\"metadata\":{");
+	for (int i = 0; i < 50000; i++)
+		o += (size_t)snprintf(body + o, cap - o, "%s\"k%d\":1", i ? "," : "", i);
+	snprintf(body + o, cap - o, "}}");
+	t0 = mono_ms();
+	r = http_req(&svc, "PATCH", path, body, NULL, true);
+	cr_expect_lt(mono_ms() - t0, 1000, "a 50,000-member object took %lld ms",
+	    (long long)(mono_ms() - t0));
+	expect_bad_field(&r, "metadata", "50,000 members in metadata");
+	cr_expect(strstr(r.body, "more than 1000 members") != NULL, "%s", r.body);
+	http_resp_free(&r);
+	r = http_req(&svc, "GET", path, NULL, NULL, true);
+	expect_answer(&r, 200, NULL, "the project after the refused patch");
+	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "metadata")), 0);
+	http_resp_free(&r);
+	free(body);
+	free(id);
+}
+
 /* A \u0000 inside a string would cut it where cJSON stops (finding 2): a cwd of
  * "<dir>\u0000/../../etc" ran in <dir>.  Refused; an escaped backslash is not one. */
 Test(api, nul_inside_a_string_is_refused)

@@ -186,3 +186,41 @@ Test(parse, number_out_of_range_refused)
 	cr_assert_not_null(ok);
 	cJSON_Delete(ok);
 }
+
+/* An object of n members {"k0":0,...} inside {"outer":[ ... ]} or alone; free() it. */
+static char *
+members_doc(int n, bool nested, size_t *len)
+{
+	size_t cap = (size_t)n * 16 + 64, o = 0;
+	char *s = malloc(cap);
+
+	o += (size_t)snprintf(s + o, cap - o, "%s{", nested ? "{\"outer\":[1,{\"inner\":" : "");
+	for (int i = 0; i < n; i++)
+		o += (size_t)snprintf(s + o, cap - o, "%s\"k%d\":0", i ? "," : "", i);
+	o += (size_t)snprintf(s + o, cap - o, "}%s", nested ? "}]}" : "");
+	*len = o;
+	return s;
+}
+
+Test(json_parse, bounds_members_of_an_object)
+{
+	enum json_problem problem;
+	char field[64];
+	size_t len;
+	char *doc = members_doc(JSON_MAX_MEMBERS, true, &len);
+	cJSON *j = json_parse(doc, len);
+
+	cr_expect_not_null(j, "%d members are accepted", JSON_MAX_MEMBERS);
+	cJSON_Delete(j);
+	free(doc);
+	doc = members_doc(JSON_MAX_MEMBERS + 1, true, &len);
+	cr_expect_null(json_parse_why(doc, len, &problem, field, sizeof field));
+	cr_expect_eq(problem, JSON_TOO_MANY_MEMBERS);
+	cr_expect_str_eq(field, "outer[1].inner");
+	free(doc);
+	doc = members_doc(50000, false, &len);
+	cr_expect_null(json_parse_why(doc, len, &problem, field, sizeof field));
+	cr_expect_eq(problem, JSON_TOO_MANY_MEMBERS);
+	cr_expect_str_eq(field, "");
+	free(doc);
+}
