@@ -40,6 +40,17 @@ struct pending {
 	char *data;
 };
 
+/*
+ * Events of a run that could not be stored (a full disk): a run.history-gap
+ * is owed until one reporting them is stored in its turn.
+ */
+struct gap {
+	char project[TD_ID_MAX], session[TD_ID_MAX], run[TD_ID_MAX];
+	uint64_t first, last;		/* the seqs of the first and last lost event */
+	size_t lost;
+	uint64_t reported;		/* the seq of its run.history-gap, 0 = to send */
+};
+
 /* A block of a subscriber queue: frames [head, tail) are queued. */
 struct qblock {
 	struct qblock *next;
@@ -74,6 +85,9 @@ struct events {
 	size_t nbatch, batch_cap;
 	pthread_mutex_t flush_mu;	/* one history writer at a time */
 	pthread_t writer;
+	struct gap *gaps;		/* under mu; changed under flush_mu too */
+	size_t ngaps;
+	int64_t gap_failed_ms;		/* the last failed write */
 };
 
 /* A frame holding a copy of text, with one reference. */
@@ -290,8 +304,9 @@ id_json(char out[TD_ID_MAX + 2], const char *id)
 	return out;
 }
 
-void
-events_emit(struct events *ev, const char *type, const char *project_id,
+/* events_emit; the event's seq (0 without ev). */
+static uint64_t
+publish(struct events *ev, const char *type, const char *project_id,
     const char *session_id, const char *run_id, cJSON *data)
 {
 	char pj[TD_ID_MAX + 2], sj[TD_ID_MAX + 2], rj[TD_ID_MAX + 2];
@@ -304,7 +319,7 @@ events_emit(struct events *ev, const char *type, const char *project_id,
 
 	if (ev == NULL) {
 		cJSON_Delete(data);
-		return;
+		return 0;
 	}
 	/* The ids may point into data. */
 	copy_id(project, project_id);
@@ -357,6 +372,98 @@ events_emit(struct events *ev, const char *type, const char *project_id,
 	}
 	pthread_mutex_unlock(&ev->mu);
 	free(json);
+	return seq;
+}
+
+void
+events_emit(struct events *ev, const char *type, const char *project_id,
+    const char *session_id, const char *run_id, cJSON *data)
+{
+	publish(ev, type, project_id, session_id, run_id, data);
+}
+
+/*
+ * After a write of batch[0..n): a stored run.history-gap pays its gap; the
+ * events of a failed write are owed one (again).  Under flush_mu.
+ */
+static void
+gaps_note(struct events *ev, const struct pending *batch, size_t n, bool stored)
+{
+	size_t kept = 0;
+
+	pthread_mutex_lock(&ev->mu);
+	if (stored) {
+		for (size_t i = 0; i < ev->ngaps; i++) {
+			struct gap *g = &ev->gaps[i];
+
+			if (g->reported == 0 || g->reported > batch[n - 1].seq)
+				ev->gaps[kept++] = *g;
+		}
+		ev->ngaps = kept;
+		pthread_mutex_unlock(&ev->mu);
+		return;
+	}
+	ev->gap_failed_ms = td_mono_ms();
+	for (size_t i = 0; i < n; i++) {
+		const struct pending *p = &batch[i];
+		struct gap *g = NULL;
+
+		for (size_t j = 0; j < ev->ngaps && g == NULL; j++)
+			if (strcmp(ev->gaps[j].run, p->run) == 0)
+				g = &ev->gaps[j];
+		if (g == NULL) {
+			ev->gaps = xrealloc(ev->gaps, (ev->ngaps + 1) * sizeof *ev->gaps);
+			g = &ev->gaps[ev->ngaps++];
+			memset(g, 0, sizeof *g);
+			memcpy(g->project, p->project, TD_ID_MAX);
+			memcpy(g->session, p->session, TD_ID_MAX);
+			memcpy(g->run, p->run, TD_ID_MAX);
+			g->first = p->seq;
+		}
+		/* Its own report, lost with the rest, is sent again; it is not an event lost. */
+		if (p->seq == g->reported) {
+			g->reported = 0;
+			continue;
+		}
+		g->reported = 0;
+		g->lost++;
+		g->last = p->seq;
+	}
+	pthread_mutex_unlock(&ev->mu);
+}
+
+/*
+ * Publishes a run.history-gap for each run whose events could not be stored,
+ * at most once every EVENTS_GAP_RETRY_MS while writes fail (at once when
+ * stopping).  Under flush_mu,
+ * so that no write happens between publishing a report and noting its seq.
+ */
+static void
+gaps_report(struct events *ev)
+{
+	pthread_mutex_lock(&ev->mu);
+	for (size_t i = 0; i < ev->ngaps; i++) {
+		struct gap g = ev->gaps[i];
+		cJSON *d;
+		uint64_t seq;
+
+		if (g.reported != 0 || (!ev->stopping &&
+		    td_mono_ms() - ev->gap_failed_ms < EVENTS_GAP_RETRY_MS))
+			continue;
+		d = cJSON_CreateObject();
+		cJSON_AddItemToObject(d, "reason", cJSON_CreateStringReference(
+		    "The store could not write them (a full disk?): events of this run are "
+		    "missing from its history."));
+		cJSON_AddNumberToObject(d, "events", (double)g.lost);
+		cJSON_AddNumberToObject(d, "firstSeq", (double)g.first);
+		cJSON_AddNumberToObject(d, "lastSeq", (double)g.last);
+		pthread_mutex_unlock(&ev->mu);
+		seq = publish(ev, "run.history-gap", g.project, g.session, g.run, d);
+		pthread_mutex_lock(&ev->mu);
+		/* Only this thread changes the list while flush_mu is held. */
+		ev->gaps[i].reported = seq;
+	}
+	pthread_mutex_unlock(&ev->mu);
 }
 
 /* Binds an id, or NULL for "". */
@@ -405,6 +512,7 @@ history_write(struct events *ev, struct pending *batch, size_t n)
 	store_unlock(st);
 	if (!ok)
 		log_error("%zu run events were not stored", n);
+	gaps_note(ev, batch, n, ok);
 	for (size_t i = 0; i < n; i++)
 		free(batch[i].data);
 	free(batch);
@@ -427,6 +535,7 @@ events_flush(struct events *ev)
 	ev->urgent = false;
 	pthread_mutex_unlock(&ev->mu);
 	history_write(ev, batch, n);
+	gaps_report(ev);
 	pthread_mutex_unlock(&ev->flush_mu);
 }
 
@@ -502,7 +611,7 @@ writer_thread(void *arg)
 		}
 		if (!ev->shutdown)
 			reap_closed(ev);
-		flush = ev->nbatch > 0;
+		flush = ev->nbatch > 0 || ev->ngaps > 0;
 		pthread_mutex_unlock(&ev->mu);
 		if (flush)
 			events_flush(ev);
@@ -557,7 +666,12 @@ events_free(struct events *ev)
 	pthread_cond_signal(&ev->cond);
 	pthread_mutex_unlock(&ev->mu);
 	pthread_join(ev->writer, NULL);
+	/* What is pending, then the run.history-gap events still owed. */
 	events_flush(ev);
+	events_flush(ev);
+	for (size_t i = 0; i < ev->nbatch; i++)
+		free(ev->batch[i].data);
+	free(ev->batch);
 	for (size_t i = 0; i < EVENTS_WINDOW; i++)
 		frame_unref(ev->window[i]);
 	if (ev->subs != NULL)
@@ -565,6 +679,7 @@ events_free(struct events *ev)
 	pthread_mutex_destroy(&ev->mu);
 	pthread_mutex_destroy(&ev->flush_mu);
 	pthread_cond_destroy(&ev->cond);
+	free(ev->gaps);
 	free(ev);
 }
 

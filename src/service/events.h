@@ -24,6 +24,8 @@
 #define EVENTS_MAX_SUBS 256
 #define EVENTS_HEARTBEAT_MS 10000
 #define EVENTS_FLUSH_MS 200
+/* A run.history-gap for events not stored is sent again at most this often while writes fail. */
+#define EVENTS_GAP_RETRY_MS 1000
 
 struct service;
 struct events;

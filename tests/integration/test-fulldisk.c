@@ -297,6 +297,38 @@ Test(fulldisk, artifact_save_says_the_disk_is_full)
 #define RUN_FINAL_MS 40000
 #define RUN_OUTPUT_MS 20000
 
+/*
+ * The events published while the disk was full are missing from the run's
+ * history: a run.history-gap stored afterwards says how many and where, and
+ * no stored event of the run falls inside that range.
+ */
+static void
+expect_history_gap(const struct svc *s, const char *run_id)
+{
+	cJSON *h = http_get_json(s, "/api/v1/runs/%s/events?limit=1000", run_id), *e;
+	const cJSON *gap = NULL;
+	double first, last;
+
+	cJSON_ArrayForEach(e, h)
+		if (gap == NULL && strcmp(json_str_or_none(e, "type"), "run.history-gap") == 0)
+			gap = cJSON_GetObjectItem(e, "data");
+	cr_assert_not_null(gap, "run %s lost events on the full disk, its history says "
+	    "nothing of it (%d events stored)", run_id, cJSON_GetArraySize(h));
+	first = cJSON_GetNumberValue(cJSON_GetObjectItem(gap, "firstSeq"));
+	last = cJSON_GetNumberValue(cJSON_GetObjectItem(gap, "lastSeq"));
+	cr_expect_gt(cJSON_GetNumberValue(cJSON_GetObjectItem(gap, "events")), 0);
+	cr_expect(first > 0 && first <= last, "firstSeq %g, lastSeq %g", first, last);
+	cr_expect(strstr(json_str_or_none(gap, "reason"), "missing") != NULL);
+	cJSON_ArrayForEach(e, h) {
+		double seq = cJSON_GetNumberValue(cJSON_GetObjectItem(e, "seq"));
+
+		/* One stream: the service is not restarted. */
+		cr_expect(seq < first || seq > last, "event %g is stored, inside the gap %g-%g",
+		    seq, first, last);
+	}
+	cJSON_Delete(h);
+}
+
 Test(fulldisk, runs_finishing_on_a_full_disk)
 {
 	const char *dir = rig_dir(), *ida, *idb;
@@ -327,6 +359,8 @@ Test(fulldisk, runs_finishing_on_a_full_disk)
 	harness_free_disk(fill);
 	cJSON_Delete(run_final_within(&s, ida, "completed", RUN_FINAL_MS));
 	cJSON_Delete(run_final_within(&s, idb, "cancelled", RUN_FINAL_MS));
+	expect_history_gap(&s, ida);
+	expect_history_gap(&s, idb);
 	r = http_replay_run(&s, "do it", project, "quick", "");
 	cJSON_Delete(run_final_within(&s, json_str_or_none(r, "id"), "completed", RUN_FINAL_MS));
 	cJSON_Delete(r);
