@@ -17,12 +17,22 @@
  *   probe-exit    legacy, and exits on server/discover
  *   future     answers server/discover with UnsupportedProtocolVersionError
  *   env        legacy; its tool "env" says the length and a hash of $TD_PROBE
+ *   loud       prints $TD_PROBE on stderr and exits during the handshake
+ *   leak       legacy; its tool "env" answers with $TD_PROBE itself, plainly
+ *              and \u-escaped
+ *   http-echo PORT  a Streamable HTTP server on 127.0.0.1:PORT that refuses
+ *              every request with a JSON-RPC error quoting its Authorization
+ *              header's credentials, plainly and \u-escaped
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -82,8 +92,9 @@ tools_list(const cJSON *id, const cJSON *params)
 	cJSON *r = answer(id), *res = cJSON_AddObjectToObject(r, "result");
 	cJSON *arr = cJSON_AddArrayToObject(res, "tools");
 
-	if (strcmp(mode, "modern") == 0 || strcmp(mode, "env") == 0) {
-		add_tool(arr, strcmp(mode, "env") == 0 ? "env" : "shout", true);
+	if (strcmp(mode, "modern") == 0 || strcmp(mode, "env") == 0 ||
+	    strcmp(mode, "leak") == 0) {
+		add_tool(arr, strcmp(mode, "modern") == 0 ? "shout" : "env", true);
 	} else if (cursor == NULL) {
 		add_tool(arr, "one", true);
 		add_tool(arr, "two", false);
@@ -109,6 +120,19 @@ tools_call(const cJSON *id, const cJSON *params)
 	if (strcmp(mode, "slowcall") == 0) {
 		cJSON_Delete(r);
 		cJSON_Delete(item);
+		return;
+	}
+	if (name != NULL && strcmp(name, "env") == 0 && strcmp(mode, "leak") == 0) {
+		/* Says the value, as a careless server would; the second copy \u-escapes its start. */
+		const char *v = getenv("TD_PROBE") ? getenv("TD_PROBE") : "";
+
+		cJSON_Delete(r);
+		cJSON_Delete(item);
+		printf("{\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":{\"content\":[{\"type\":"
+		    "\"text\",\"text\":\"TD_PROBE is %s\"},{\"type\":\"text\",\"text\":"
+		    "\"again: \\u%04x%s\"}]}}\n", (int)cJSON_GetNumberValue(id), v,
+		    (unsigned char)v[0], v[0] ? v + 1 : "");
+		fflush(stdout);
 		return;
 	}
 	if (name != NULL && strcmp(name, "env") == 0) {
@@ -141,6 +165,11 @@ handle(cJSON *msg)
 		return;		/* a notification or an answer to our ping */
 	if (strcmp(mode, "die") == 0) {
 		fprintf(stderr, "fatal: cannot open the cheese database\n");
+		exit(3);
+	}
+	if (strcmp(mode, "loud") == 0) {
+		fprintf(stderr, "fatal: the API refused the key %s\n", getenv("TD_PROBE") ?
+		    getenv("TD_PROBE") : "(none)");
 		exit(3);
 	}
 	if (strcmp(mode, "silent") == 0)
@@ -230,6 +259,78 @@ handle(cJSON *msg)
 		error(id, -32601, "Method not found");
 }
 
+/* The value of header name in the request head req (ends at CR), copied into out. */
+static void
+header_of(const char *req, const char *name, char *out, size_t len)
+{
+	size_t n = strlen(name);
+
+	*out = '\0';
+	for (const char *l = strstr(req, "\r\n"); l != NULL; l = strstr(l + 2, "\r\n")) {
+		if (strncasecmp(l + 2, name, n) == 0 && l[2 + n] == ':') {
+			const char *v = l + 3 + n;
+
+			while (*v == ' ')
+				v++;
+			snprintf(out, len, "%.*s", (int)strcspn(v, "\r\n"), v);
+			return;
+		}
+	}
+}
+
+/* http-echo: answers every POST with an error quoting the Authorization credentials. */
+static int
+http_echo(int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	signal(SIGPIPE, SIG_IGN);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(fd, 16) != 0) {
+		perror("http-echo");
+		return 1;
+	}
+	for (;;) {
+		char req[65536], auth[4096], body[9000], head[256];
+		const char *cred, *end, *idp;
+		size_t got = 0;
+		long clen = 0;
+		int c = accept(fd, NULL, NULL);
+		ssize_t n;
+
+		if (c < 0)
+			continue;
+		/* The head, then the body Content-Length says. */
+		while (got < sizeof req - 1 && (n = read(c, req + got, sizeof req - 1 - got)) > 0) {
+			got += (size_t)n;
+			req[got] = '\0';
+			if ((end = strstr(req, "\r\n\r\n")) == NULL)
+				continue;
+			header_of(req, "Content-Length", auth, sizeof auth);
+			clen = atol(auth);
+			if ((long)(got - (size_t)(end + 4 - req)) >= clen)
+				break;
+		}
+		if (got == 0) {	/* a probe of the port */
+			close(c);
+			continue;
+		}
+		header_of(req, "Authorization", auth, sizeof auth);
+		cred = strchr(auth, ' ') ? strchr(auth, ' ') + 1 : auth;
+		idp = strstr(req, "\"id\":");
+		snprintf(body, sizeof body, "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"error\":{\"code\":"
+		    "-32001,\"message\":\"the token %s is not valid (\\u%04x%s)\"}}",
+		    idp ? atol(idp + 5) : 0L, cred, (unsigned char)cred[0], cred[0] ? cred + 1 : "");
+		snprintf(head, sizeof head, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+		    "Content-Length: %zu\r\nConnection: close\r\n\r\n", strlen(body));
+		if (write(c, head, strlen(head)) < 0 || write(c, body, strlen(body)) < 0)
+			perror("http-echo");
+		close(c);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -238,6 +339,8 @@ main(int argc, char **argv)
 	ssize_t n;
 
 	mode = argc > 1 ? argv[1] : "legacy";
+	if (strcmp(mode, "http-echo") == 0)
+		return http_echo(argc > 2 ? atoi(argv[2]) : 0);
 	if (strcmp(mode, "spawner") == 0 && fork() == 0) {
 		/* The grandchild: stays in the group, holds no pipe. */
 		freopen("/dev/null", "r", stdin);

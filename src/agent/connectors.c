@@ -12,6 +12,7 @@
 #include "json.h"
 #include "log.h"
 #include "mcp.h"
+#include "redact.h"
 #include "sandbox.h"
 #include "xalloc.h"
 
@@ -170,11 +171,12 @@ secret_resolve(struct host *host, const char *connector_id, const char *credenti
 
 /*
  * Resolves the bindings of kind prefix ("env:" or "header:") into out (env
- * entries or header lines).  0, -1 with *why, or AGENT_CANCELLED.
+ * entries or header lines), each value also into secrets.  0, -1 with *why,
+ * or AGENT_CANCELLED.
  */
 static int
 bindings_apply(const cJSON *def, const char *id, const char *prefix, struct host *host,
-    struct strv *out, char **why)
+    struct strv *out, struct redact *secrets, char **why)
 {
 	const cJSON *bindings = cJSON_GetObjectItemCaseSensitive(def, "credentialBindings");
 	const cJSON *list = cJSON_IsArray(bindings) ? bindings : NULL;
@@ -202,6 +204,7 @@ bindings_apply(const cJSON *def, const char *id, const char *prefix, struct host
 			return AGENT_CANCELLED;
 		if (value == NULL)
 			return -1;
+		redact_add(secrets, value);
 		if (plen == 4) {
 			env_set(out, target + plen, value);
 		} else if (!header_value_ok(value)) {
@@ -236,12 +239,14 @@ strings_of(const cJSON *arr, struct strv *out)
 
 static struct mcp_client *
 open_stdio(const cJSON *def, const char *id, const cJSON *transport,
-    const struct agent_config *cfg, struct host *host, int *rc, char **why)
+    const struct agent_config *cfg, struct host *host, struct redact *secrets, int *rc,
+    char **why)
 {
 	const char *command = json_get_string(transport, "command");
 	const cJSON *args = cJSON_GetObjectItemCaseSensitive(transport, "args");
 	const cJSON *env = cJSON_GetObjectItemCaseSensitive(transport, "env");
-	struct mcp_limits lim = { .request_timeout_ms = (int)cfg->connector_timeout_ms };
+	struct mcp_limits lim = { .request_timeout_ms = (int)cfg->connector_timeout_ms,
+		.secrets = secrets };
 	/* The server runs in the sandbox of the run's commands (DESIGN section 13). */
 	struct sandbox_policy policy = {
 		.profile = agent_sandbox_profile(cfg->profile),
@@ -283,7 +288,7 @@ open_stdio(const cJSON *def, const char *id, const cJSON *transport,
 		env_set(&envp, e->string, e->valuestring);
 	}
 	/* The credentials, now that the server is about to start. */
-	if ((*rc = bindings_apply(def, id, "env:", host, &envp, why)) != 0) {
+	if ((*rc = bindings_apply(def, id, "env:", host, &envp, secrets, why)) != 0) {
 		if (*rc != AGENT_CANCELLED)
 			*rc = AGENT_OK;
 		goto out;
@@ -302,11 +307,13 @@ out:
 
 static struct mcp_client *
 open_http(const cJSON *def, const char *id, const cJSON *transport,
-    const struct agent_config *cfg, struct host *host, int *rc, char **why)
+    const struct agent_config *cfg, struct host *host, struct redact *secrets, int *rc,
+    char **why)
 {
 	const char *url = json_get_string(transport, "url");
 	const cJSON *headers = cJSON_GetObjectItemCaseSensitive(transport, "headers");
-	struct mcp_limits lim = { .request_timeout_ms = (int)cfg->connector_timeout_ms };
+	struct mcp_limits lim = { .request_timeout_ms = (int)cfg->connector_timeout_ms,
+		.secrets = secrets };
 	struct strv lines = { 0 };
 	struct mcp_client *c = NULL;
 	char err[1024];
@@ -326,7 +333,7 @@ open_http(const cJSON *def, const char *id, const cJSON *transport,
 		}
 		strv_add(&lines, xasprintf("%s: %s", h->string, h->valuestring));
 	}
-	if ((*rc = bindings_apply(def, id, "header:", host, &lines, why)) != 0) {
+	if ((*rc = bindings_apply(def, id, "header:", host, &lines, secrets, why)) != 0) {
 		if (*rc != AGENT_CANCELLED)
 			*rc = AGENT_OK;
 		goto out;
@@ -429,9 +436,9 @@ connector_start(struct connectors *cs, const cJSON *def, const struct agent_conf
 		return AGENT_OK;
 	}
 	if (type != NULL && strcmp(type, "stdio") == 0)
-		con->mcp = open_stdio(def, id, transport, cfg, host, &rc, &why);
+		con->mcp = open_stdio(def, id, transport, cfg, host, cs->secrets, &rc, &why);
 	else if (type != NULL && strcmp(type, "http") == 0)
-		con->mcp = open_http(def, id, transport, cfg, host, &rc, &why);
+		con->mcp = open_http(def, id, transport, cfg, host, cs->secrets, &rc, &why);
 	else
 		why = xstrdup("the transport type must be stdio or http");
 	if (rc == AGENT_CANCELLED) {
@@ -459,6 +466,8 @@ connector_start(struct connectors *cs, const cJSON *def, const struct agent_conf
 	return AGENT_OK;
 
 failed:
+	/* What the server said is masked already; what was made of it is masked again. */
+	redact_str(cs->secrets, why);
 	call_id = xasprintf("connector-%s", id ? id : "?");
 	summary = xasprintf("connector %s did not start: %s", name ? name : "?", why);
 	host_tool(host, call_id, name ? name : "connector", "failed", summary);
@@ -477,6 +486,7 @@ connectors_open(struct connectors *cs, const struct agent_config *cfg, struct ho
 	size_t n = 0;
 
 	memset(cs, 0, sizeof *cs);
+	cs->secrets = redact_new();
 	cJSON_ArrayForEach(def, cfg->connectors) {
 		if (n++ >= CONNECTORS_MAX) {
 			log_info("more than %d connectors: the rest are left out", CONNECTORS_MAX);
@@ -505,6 +515,7 @@ connectors_close(struct connectors *cs)
 	free(cs->list);
 	free(cs->tools);
 	free(cs->unavailable);
+	redact_free(cs->secrets);
 	memset(cs, 0, sizeof *cs);
 }
 
@@ -737,9 +748,13 @@ connectors_call(struct connectors *cs, const struct connector_tool *t, const cJS
 		if (host_cancelled(host))
 			return AGENT_CANCELLED;
 		tool_result_fail(res, "%s (connector %s): %s", t->remote, con->name, err);
+		redact_text(cs->secrets, res->content.data, res->content.len, 0);
+		redact_str(cs->secrets, res->summary);
 		return AGENT_OK;
 	}
 	result_text(result, &res->content);
+	/* Strings are masked already; a number or a printed structure is not. */
+	redact_text(cs->secrets, res->content.data, res->content.len, 0);
 	res->failed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(result, "isError"));
 	/* The first line of the answer, for people following the run. */
 	first = xstrndup(res->content.data, strcspn(res->content.data, "\n"));

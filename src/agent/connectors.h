@@ -42,6 +42,8 @@ struct connectors {
 	struct connector_tool *tools;
 	size_t ntools;
 	char *unavailable;		/* "name: why" lines of the connectors that did not start */
+	/* Every credential value resolved for the run, masked in all a server says. */
+	struct redact *secrets;
 };
 
 /*

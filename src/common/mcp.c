@@ -25,6 +25,7 @@
 #include "json.h"
 #include "mcp.h"
 #include "sandbox.h"
+#include "redact.h"
 #include "sse.h"
 #include "xalloc.h"
 
@@ -453,12 +454,19 @@ tail_text(const struct mcp_client *c, char *out, size_t len)
 {
 	size_t cap = c->lim.stderr_tail_bytes, start, o = 0;
 	bool space = true;
+	char *raw;
 
 	if (len == 0)
 		return;
+	/* The secrets go first, from the raw bytes: a full ring may begin inside one. */
+	raw = xmalloc(c->tail_len + 1);
 	start = (c->tail_pos + cap - c->tail_len) % cap;
+	for (size_t i = 0; i < c->tail_len; i++)
+		raw[i] = c->tail[(start + i) % cap];
+	redact_text(c->lim.secrets, raw, c->tail_len, REDACT_CUT_END |
+	    (c->tail_len == cap ? REDACT_CUT_START : 0));
 	for (size_t i = 0; i < c->tail_len && o + 1 < len; i++) {
-		unsigned char ch = (unsigned char)c->tail[(start + i) % cap];
+		unsigned char ch = (unsigned char)raw[i];
 
 		if (isspace(ch) || ch < 0x20 || ch == 0x7f) {
 			if (!space)
@@ -472,6 +480,18 @@ tail_text(const struct mcp_client *c, char *out, size_t len)
 	while (o > 0 && out[o - 1] == ' ')
 		o--;
 	out[o] = '\0';
+	explicit_bzero(raw, c->tail_len);
+	free(raw);
+}
+
+/* A message from the server, with every secret masked in its strings; NULL when not JSON. */
+static cJSON *
+message_parse(const struct mcp_client *c, const char *text, size_t len)
+{
+	cJSON *msg = json_parse(text, len);
+
+	redact_json(c->lim.secrets, msg);
+	return msg;
 }
 
 static void
@@ -774,7 +794,7 @@ stdio_rpc(struct mcp_client *c, const char *method, cJSON *params, const char *d
 			free(line);
 			continue;
 		}
-		in = json_parse(line, len);
+		in = message_parse(c, line, len);
 		free(line);
 		if (in == NULL) {
 			set_err(err, errlen, "not JSON-RPC: the server wrote a line that is not JSON "
@@ -923,6 +943,7 @@ struct sse_scan {
 	long id;
 	cJSON *answer;
 	bool garbage;
+	const struct mcp_client *c;
 };
 
 static int
@@ -934,7 +955,7 @@ http_on_event(const struct sse_event *ev, void *ud)
 
 	if (ev->data_len == 0 || s->answer != NULL)
 		return 0;
-	msg = json_parse(ev->data, ev->data_len);
+	msg = message_parse(s->c, ev->data, ev->data_len);
 	if (msg == NULL) {
 		s->garbage = true;
 		return 1;
@@ -1025,7 +1046,7 @@ http_post(struct mcp_client *c, cJSON *msg, long id, const char *method, const c
 		if (rc != RPC_OK)
 			set_err(err, errlen, "the server answered HTTP %ld to %s", status, method);
 	} else if (strncasecmp(x.content_type, "text/event-stream", 17) == 0) {
-		struct sse_scan s = { .id = id };
+		struct sse_scan s = { .id = id, .c = c };
 		struct sse_parser *p = sse_new(c->lim.max_message_bytes, http_on_event, &s);
 
 		sse_feed(p, x.body.data != NULL ? x.body.data : "", x.body.len);
@@ -1039,7 +1060,7 @@ http_post(struct mcp_client *c, cJSON *msg, long id, const char *method, const c
 			    "the server's event stream ended without an answer (during %s)", during);
 		}
 	} else {
-		cJSON *in = x.body.len > 0 ? json_parse(x.body.data, x.body.len) : NULL;
+		cJSON *in = x.body.len > 0 ? message_parse(c, x.body.data, x.body.len) : NULL;
 		cJSON *reply = NULL;
 
 		if (in != NULL && classify(in, id, answer, &reply) == 1) {

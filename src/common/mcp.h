@@ -6,8 +6,9 @@
  * initialize + notifications/initialized (2025-11-25 and earlier).
  *
  * Every call is synchronous and bounded by the limits.  Error messages are
- * meant for people and never hold a header or environment value.  A client
- * is used by one thread at a time.
+ * meant for people and never hold a header or environment value; what the
+ * server itself says is masked with lim.secrets.  A client is used by one
+ * thread at a time.
  */
 #ifndef TD_COMMON_MCP_H
 #define TD_COMMON_MCP_H
@@ -23,6 +24,7 @@
 #define MCP_DEFAULT_STDERR_TAIL 4096
 
 struct mcp_client;
+struct redact;
 struct sandbox_policy;
 
 /* 0 = the default. */
@@ -31,6 +33,13 @@ struct mcp_limits {
 	size_t max_message_bytes;
 	size_t max_tools;
 	size_t stderr_tail_bytes;
+	/*
+	 * The secrets masked in everything the server says (src/common/redact.h):
+	 * every message it sends and its stderr, before any of it reaches an
+	 * error message, a tool list or a result.  NULL = none; it must outlive
+	 * the client and may grow meanwhile.
+	 */
+	const struct redact *secrets;
 };
 
 struct mcp_tool {

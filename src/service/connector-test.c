@@ -13,6 +13,7 @@
 #include "connectors.h"
 #include "log.h"
 #include "mcp.h"
+#include "redact.h"
 #include "sandbox.h"
 #include "timeutil.h"
 #include "xalloc.h"
@@ -50,7 +51,9 @@ test_result(bool success, size_t tools, const char *fmt, ...)
 cJSON *
 connector_test_run(const struct connector_launch *l)
 {
-	struct mcp_limits lim = { .request_timeout_ms = CONNECTOR_TEST_TIMEOUT_MS };
+	struct redact *secrets = redact_new();
+	struct mcp_limits lim = { .request_timeout_ms = CONNECTOR_TEST_TIMEOUT_MS,
+		.secrets = secrets };
 	char err[512] = "", cwd[] = "/tmp/taskdeck-test-XXXXXX";
 	struct mcp_client *c;
 	struct mcp_tool *tools = NULL;
@@ -58,16 +61,22 @@ connector_test_run(const struct connector_launch *l)
 	cJSON *r;
 	int64_t t0 = td_mono_ms(), t1 = 0, t2 = 0, t3 = 0;
 
-	if (l->builtin)
+	if (l->builtin) {
+		redact_free(secrets);
 		return test_result(true, 1, "%s is built in: its tool fetch_url runs inside the "
 		    "agent", l->name);
+	}
+	for (char **v = l->secrets; v != NULL && *v != NULL; v++)
+		redact_add(secrets, *v);
 	if (l->http) {
 		c = mcp_open_http(l->url, (const char *const *)l->headers, &lim, err, sizeof err);
 	} else {
 		/* A scratch working directory of its own, removed afterwards. */
-		if (mkdtemp(cwd) == NULL)
+		if (mkdtemp(cwd) == NULL) {
+			redact_free(secrets);
 			return test_result(false, 0, "cannot make a working directory for %s",
 			    l->name);
+		}
 		/*
 		 * In the sandbox a run's commands get, the scratch directory as its
 		 * workspace: what the test sees is what a run will see.  This thread
@@ -103,5 +112,8 @@ connector_test_run(const struct connector_launch *l)
 	    (long long)(t2 ? t3 - t2 : 0), (long long)(td_mono_ms() - t3));
 	if (!l->http && !l->builtin)
 		nftw(cwd, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	/* What the server said is masked already; the message made of it is masked again. */
+	redact_str(secrets, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "message")));
+	redact_free(secrets);
 	return r;
 }

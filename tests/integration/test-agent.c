@@ -47,7 +47,7 @@ struct agent {
 	const char *const *plan_answers;
 	int proposals;
 	bool artifact_fail;
-	/* secret.resolve: the value of credential secret_cred bound to connector secret_con. */
+	/* secret.resolve: the value of credential secret_cred bound to connector secret_con ("*": any). */
 	const char *secret_con;
 	const char *secret_cred;
 	const char *secret;
@@ -331,7 +331,8 @@ agent_answer(struct agent *a, const cJSON *req)
 	} else if (strcmp(method, "secret.resolve") == 0) {
 		if (a->secret != NULL && json_get_string(params, "connectorId") != NULL &&
 		    json_get_string(params, "credentialId") != NULL &&
-		    strcmp(json_get_string(params, "connectorId"), a->secret_con) == 0 &&
+		    (strcmp(a->secret_con, "*") == 0 ||
+		    strcmp(json_get_string(params, "connectorId"), a->secret_con) == 0) &&
 		    strcmp(json_get_string(params, "credentialId"), a->secret_cred) == 0) {
 			cJSON_AddStringToObject(cJSON_AddObjectToObject(resp, "result"), "value",
 			    a->secret);
@@ -2374,6 +2375,174 @@ Test(agent, http_connector_with_a_header_credential)
 	cr_expect_not(contains(log, log ? strlen(log) : 0, "tok-8c2e51f0aa"),
 	    "the secret is in the log");
 	free(log);
+	agent_cleanup(&a);
+}
+
+/* Binds the credential cred_echo to the connector con as target. */
+static void
+bind_echo(cJSON *con, const char *target)
+{
+	cJSON *b = cJSON_CreateObject(), *list = member(con, "credentialBindings");
+
+	if (list == NULL)
+		list = cJSON_AddArrayToObject(con, "credentialBindings");
+	cJSON_AddStringToObject(b, "credentialId", "cred_echo");
+	cJSON_AddStringToObject(b, "target", target);
+	cJSON_AddItemToArray(list, b);
+}
+
+/* needle is in no line of the agent, not in its log and in no request to the model. */
+static void
+expect_secret_nowhere(const struct agent *a, struct fake_provider *fp, const char *needle)
+{
+	char *log = harness_slurp(a->err_path, NULL);
+
+	cr_expect_not(contains(a->raw.data, a->raw.len, needle), "a line holds the secret: %s",
+	    a->raw.data);
+	cr_expect_not(contains(log, log ? strlen(log) : 0, needle), "the log holds the secret");
+	for (size_t i = 0; i < fake_provider_count(fp); i++) {
+		const char *body = fake_provider_request(fp, i)->body;
+
+		cr_expect_not(contains(body, strlen(body), needle),
+		    "request %zu to the model holds the secret: %s", i, body);
+	}
+	free(log);
+}
+
+/*
+ * A stdio server that prints its secret on stderr while failing its handshake,
+ * and one whose tool answers with it (plainly and \u-escaped): the secret is
+ * masked in the tool lines (run.tool), the log, the model's instructions and
+ * the tool result the model gets.
+ */
+Test(agent, a_secret_echoed_by_a_stdio_server_is_masked)
+{
+	static const char secret[] = "sk-echo-51f0aa9c7e";
+	const char *const loud[] = { "loud", NULL }, *const leak[] = { "leak", NULL };
+	struct buf one, two;
+	struct fake_reply replies[2];
+	struct fake_provider *fp;
+	struct agent a;
+	cJSON *start, *finish;
+	const char *summary;
+
+	buf_init(&one, 0);
+	fake_openai_tool_call(&one, 0, "call_1", "leaky__env", "{}", 2);
+	fake_openai_delta(&one, "{}", "tool_calls");
+	fake_openai_done(&one);
+	buf_init(&two, 0);
+	fake_openai_text(&two, "done");
+	fake_openai_delta(&two, "{}", "stop");
+	fake_openai_done(&two);
+	replies[0] = (struct fake_reply){ 200, "text/event-stream", one.data, 0, 0 };
+	replies[1] = (struct fake_reply){ 200, "text/event-stream", two.data, 0, 0 };
+	fp = fake_provider_start(replies, 2);
+	cr_assert_not_null(fp);
+	agent_init(&a);
+	a.secret_con = "*";
+	a.secret_cred = "cred_echo";
+	a.secret = secret;
+	start = http_start(&a, "openai", fp, TEST_KEY);
+	bind_echo(add_stdio_connector(&a, start, "con_loud", "loud", mcp_failserver(), loud),
+	    "env:TD_PROBE");
+	bind_echo(add_stdio_connector(&a, start, "con_leaky", "leaky", mcp_failserver(), leak),
+	    "env:TD_PROBE");
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 20000);
+	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s", finish_message(finish));
+	summary = json_get_string(tool_end(&a, "loud", 0), "summary");
+	cr_expect(summary != NULL && strstr(summary, "refused the key ******************") != NULL,
+	    "%s", summary);
+	cr_assert_eq(fake_provider_count(fp), 2);
+	cr_expect(contains(fake_provider_request(fp, 0)->body, strlen(fake_provider_request(fp,
+	    0)->body), "refused the key ******************"), "the model is not told why loud "
+	    "is unavailable: %s", fake_provider_request(fp, 0)->body);
+	cr_expect(contains(fake_provider_request(fp, 1)->body, strlen(fake_provider_request(fp,
+	    1)->body), "TD_PROBE is ******************"), "%s", fake_provider_request(fp, 1)->body);
+	expect_secret_nowhere(&a, fp, secret);
+	expect_secret_nowhere(&a, fp, "k-echo-51f0aa9c7e");	/* the \u-escaped copy */
+	fake_provider_stop(fp);
+	buf_free(&one);
+	buf_free(&two);
+	agent_cleanup(&a);
+}
+
+/*
+ * An HTTP server that refuses the handshake quoting the raw credentials of
+ * the Authorization header it got ("Bearer <token>" was bound): masked.
+ */
+Test(agent, a_secret_echoed_by_an_http_server_is_masked)
+{
+	static const char secret[] = "Bearer tok-echo-77e1d2c4";
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t salen = sizeof sa;
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+	char url[128], portarg[16];
+	struct buf one;
+	struct fake_reply replies[1];
+	struct fake_provider *fp;
+	struct agent a;
+	cJSON *start, *finish, *con, *t;
+	const char *summary;
+	pid_t server;
+
+	cr_assert_eq(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	getsockname(fd, (struct sockaddr *)&sa, &salen);
+	port = ntohs(sa.sin_port);
+	close(fd);
+	snprintf(portarg, sizeof portarg, "%d", port);
+	server = fork();
+	cr_assert_geq(server, 0);
+	if (server == 0) {
+		execl(mcp_failserver(), "mcp-failserver", "http-echo", portarg, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 100; i++) {
+		int c = socket(AF_INET, SOCK_STREAM, 0);
+		struct sockaddr_in to = sa;
+		bool up;
+
+		to.sin_port = htons((uint16_t)port);
+		up = connect(c, (struct sockaddr *)&to, sizeof to) == 0;
+		close(c);
+		if (up)
+			break;
+		usleep(20000);
+	}
+	buf_init(&one, 0);
+	fake_openai_text(&one, "done");
+	fake_openai_delta(&one, "{}", "stop");
+	fake_openai_done(&one);
+	replies[0] = (struct fake_reply){ 200, "text/event-stream", one.data, 0, 0 };
+	fp = fake_provider_start(replies, 1);
+	cr_assert_not_null(fp);
+	agent_init(&a);
+	a.secret_con = "con_remote";
+	a.secret_cred = "cred_echo";
+	a.secret = secret;
+	start = http_start(&a, "openai", fp, TEST_KEY);
+	snprintf(url, sizeof url, "http://127.0.0.1:%d/mcp", port);
+	con = cJSON_CreateObject();
+	cJSON_AddStringToObject(con, "id", "con_remote");
+	cJSON_AddStringToObject(con, "name", "remote");
+	cJSON_AddStringToObject(con, "kind", "custom");
+	t = cJSON_AddObjectToObject(con, "transport");
+	cJSON_AddStringToObject(t, "type", "http");
+	cJSON_AddStringToObject(t, "url", url);
+	bind_echo(con, "header:Authorization");
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(start, "connectors"), con);
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 20000);
+	kill(server, SIGKILL);
+	waitpid(server, NULL, 0);
+	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s", finish_message(finish));
+	summary = json_get_string(tool_end(&a, "remote", 0), "summary");
+	cr_expect(summary != NULL && strstr(summary, "the token ***************** is not valid") !=
+	    NULL, "%s", summary);
+	expect_secret_nowhere(&a, fp, "tok-echo-77e1d2c4");
+	expect_secret_nowhere(&a, fp, "ok-echo-77e1d2c4");
+	fake_provider_stop(fp);
+	buf_free(&one);
 	agent_cleanup(&a);
 }
 

@@ -478,6 +478,123 @@ Test(connector_test, a_run_calls_a_connector_tool_and_gets_the_real_answer)
 	free(run);
 }
 
+/* tests/mcp-failserver of the build. */
+static const char *
+failserver(void)
+{
+	static char path[1024];
+
+	snprintf(path, sizeof path, "%s/tests/mcp-failserver", getenv("TD_BUILDDIR"));
+	return path;
+}
+
+/* Asserts that no file of the service's home holds needle (the store, its journal, the log). */
+static void
+assert_no_file_holds(const char *needle)
+{
+	static const char *const files[] = { "taskdeck.db", "taskdeck.db-wal", "taskdeckd.log",
+		NULL };
+
+	for (const char *const *f = files; *f; f++) {
+		char file[512], *data;
+		size_t len = 0;
+
+		snprintf(file, sizeof file, "%s/%s", svc.home, *f);
+		data = harness_slurp(file, &len);
+		cr_assert_null(data ? memmem(data, len, needle, strlen(needle)) : NULL,
+		    "%s holds the secret", *f);
+		free(data);
+	}
+}
+
+/*
+ * An HTTP server that refuses the handshake quoting the raw token of the
+ * Authorization header (bound as "Bearer <token>"): the test's answer masks
+ * it, plainly and \u-escaped.
+ */
+Test(connector_test, a_raw_header_value_echoed_by_an_http_server_is_masked)
+{
+	char transport[256], bindings[256], portarg[16], *cred, *id;
+	int port = free_port();
+	struct td_connector_test *t;
+	pid_t server;
+
+	snprintf(portarg, sizeof portarg, "%d", port);
+	server = fork();
+	cr_assert_geq(server, 0);
+	if (server == 0) {
+		execl(failserver(), "mcp-failserver", "http-echo", portarg, (char *)NULL);
+		_exit(127);
+	}
+	cred = id_of(api("POST", "/api/v1/credentials", "{\"name\":\"tok\",\"kind\":\"bearer\","
+	    "\"secret\":\"HTTP-ECHO-SECRET-3\"}", 201));
+	snprintf(transport, sizeof transport, "{\"type\":\"http\",\"url\":"
+	    "\"http://127.0.0.1:%d/mcp\"}", port);
+	snprintf(bindings, sizeof bindings, "[{\"credentialId\":\"%s\","
+	    "\"target\":\"header:Authorization\"}]", cred);
+	id = add("echoer", transport, bindings);
+	/* The server takes a moment to listen. */
+	for (long until = mono_ms() + 5000;; usleep(50000)) {
+		t = test(id);
+		if (strstr(t->message, "cannot reach") == NULL || mono_ms() > until)
+			break;
+		td_connector_test_free(t);
+	}
+	kill(server, SIGKILL);
+	waitpid(server, NULL, 0);
+	cr_assert(!t->success);
+	cr_assert_not_null(strstr(t->message, "the token ****************** is not valid"),
+	    "%s", t->message);
+	cr_assert_null(strstr(t->json, "ECHO-SECRET-3"), "the secret came back: %s", t->json);
+	td_connector_test_free(t);
+	assert_no_file_holds("ECHO-SECRET-3");
+	free(cred);
+	free(id);
+}
+
+/*
+ * A stdio server of a run that prints its secret on stderr while failing its
+ * handshake: the run, its events and history, the store and the service log
+ * hold the secret masked, never plainly.
+ */
+Test(connector_test, a_secret_a_run_connector_prints_is_masked)
+{
+	char body[2048], path[256], *cred, *con, *prj, *run, *text;
+	cJSON *j, *events;
+
+	cred = id_of(api("POST", "/api/v1/credentials", "{\"name\":\"loud\",\"kind\":"
+	    "\"api-key\",\"secret\":\"LOUD-SECRET-2718\"}", 201));
+	snprintf(body, sizeof body, "{\"name\":\"loud\",\"transport\":{\"type\":\"stdio\","
+	    "\"command\":\"%s\",\"args\":[\"loud\"]},\"credentialBindings\":["
+	    "{\"credentialId\":\"%s\",\"target\":\"env:TD_PROBE\"}]}", failserver(), cred);
+	con = id_of(api("POST", "/api/v1/connectors", body, 201));
+	snprintf(path, sizeof path, "/api/v1/connectors/%s/enabled", con);
+	cJSON_Delete(api("PUT", path, "{\"enabled\":true}", 200));
+	prj = id_of(api("POST", "/api/v1/projects", "{\"name\":\"loud\"}", 201));
+	snprintf(body, sizeof body, "{\"project\":\"%s\",\"prompt\":\"hello\","
+	    "\"config\":{\"provider\":\"replay\",\"model\":\"quick\"}}", prj);
+	run = id_of(api("POST", "/api/v1/runs", body, 201));
+	j = run_wait_final(&svc, run, 60000);
+	cr_assert_not_null(j, "the run did not finish");
+	text = cJSON_PrintUnformatted(j);
+	cr_assert_null(strstr(text, "LOUD-SECRET-"), "the run shows the secret: %s", text);
+	free(text);
+	cJSON_Delete(j);
+	snprintf(path, sizeof path, "/api/v1/runs/%s/events", run);
+	events = api("GET", path, NULL, 200);
+	text = cJSON_PrintUnformatted(events);
+	cr_assert_not_null(strstr(text, "refused the key ****************"),
+	    "no run.tool line says why loud did not start: %s", text);
+	cr_assert_null(strstr(text, "LOUD-SECRET-"), "an event holds the secret: %s", text);
+	free(text);
+	cJSON_Delete(events);
+	assert_no_file_holds("LOUD-SECRET-");
+	free(cred);
+	free(con);
+	free(prj);
+	free(run);
+}
+
 int
 main(int argc, char **argv)
 {
