@@ -101,7 +101,7 @@ save(const char *json, cJSON **result, char **message)
 	enum td_code code;
 
 	cr_assert_not_null(params, "bad test JSON %s", json);
-	code = artifacts_save(&svc, RUN_ID, SESSION_ID, ws, params, result, message);
+	code = artifacts_save(&svc, RUN_ID, SESSION_ID, ws, NULL, params, result, message);
 	cJSON_Delete(params);
 	return code;
 }
@@ -342,7 +342,7 @@ Test(artifacts, an_unknown_run_is_an_internal_error)
 	char *msg = NULL;
 
 	ws_write("ok.txt", "ok", 2);
-	cr_expect_eq(artifacts_save(&svc, "run_00000000000000000000ffff", SESSION_ID, ws,
+	cr_expect_eq(artifacts_save(&svc, "run_00000000000000000000ffff", SESSION_ID, ws, NULL,
 	    params, &res, &msg), TD_INTERNAL_ERROR);
 	cr_expect_null(res);
 	cr_expect_not_null(msg);
@@ -380,7 +380,7 @@ saver_main(void *arg)
 
 	snprintf(json, sizeof json, "{\"path\":\"f%d.bin\"}", s->n);
 	params = cJSON_Parse(json);
-	s->code = artifacts_save(&svc, RUN_ID, SESSION_ID, ws, params, &res, &msg);
+	s->code = artifacts_save(&svc, RUN_ID, SESSION_ID, ws, NULL, params, &res, &msg);
 	if (s->code == TD_OK)
 		snprintf(s->version, sizeof s->version, "%s", member(res, "version"));
 	free(msg);
