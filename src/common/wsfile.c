@@ -9,6 +9,7 @@
  * WSFILE_HOPS times), so the directory that holds the opened object is always
  * known as a descriptor.  The hidden check walks ".." from it to the root.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -28,6 +29,8 @@
 #define WSFILE_HOPS 40		/* symbolic links followed, as the kernel's MAXSYMLINKS */
 #define WSFILE_DEPTH 4096	/* directories walked up to the root */
 #define WSFILE_RETRIES 64	/* EAGAIN from openat2 (a rename raced with "..") */
+#define WSFILE_SCAN_MAX 50000	/* entries of hidden directories looked at for hard links */
+#define WSFILE_SCAN_DEPTH 32
 
 #define WSFILE_RESOLVE (RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)
 #define WSFILE_RESOLVE_NAME (RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS)
@@ -43,6 +46,12 @@ struct wsfile_root {
 	struct wsfile_id id;
 	struct wsfile_id *hidden;	/* sorted */
 	size_t nhidden;
+	char **dirs;		/* the hidden directories, for ws_linked */
+	size_t ndirs;
+	/* the multiply linked files inside them: found once, on the first need */
+	enum { LINKS_UNKNOWN, LINKS_ALL, LINKS_SOME } links;
+	struct wsfile_id *linked;	/* sorted */
+	size_t nlinked;
 };
 
 static int
@@ -121,6 +130,11 @@ wsfile_root_open(const char *workspace, const char *const *hidden, char **why)
 			continue;
 		r->hidden = xrealloc(r->hidden, (r->nhidden + 1) * sizeof *r->hidden);
 		r->hidden[r->nhidden++] = (struct wsfile_id){ hs.st_dev, hs.st_ino };
+		/* The workspace bound over a hidden directory: its own files are not hidden. */
+		if (S_ISDIR(hs.st_mode) && !id_is(&hs, r->id)) {
+			r->dirs = xrealloc(r->dirs, (r->ndirs + 1) * sizeof *r->dirs);
+			r->dirs[r->ndirs++] = xstrdup(hidden[i]);
+		}
 	}
 	if (r->nhidden > 1)
 		qsort(r->hidden, r->nhidden, sizeof *r->hidden, id_cmp);
@@ -134,6 +148,10 @@ wsfile_root_free(struct wsfile_root *r)
 		return;
 	close(r->fd);
 	free(r->hidden);
+	for (size_t i = 0; i < r->ndirs; i++)
+		free(r->dirs[i]);
+	free(r->dirs);
+	free(r->linked);
 	free(r->path);
 	free(r);
 }
@@ -344,6 +362,82 @@ ws_check_object(const struct wsfile_root *r, int dirfd, const struct stat *st,
 	}
 }
 
+/*
+ * Collects the regular files with more than one link below the directory dirfd
+ * (closed here), without following links or entering the workspace itself; false
+ * once *budget entries have been looked at.
+ */
+static bool
+ws_scan(struct wsfile_root *r, int dirfd, int depth, long *budget)
+{
+	DIR *d = fdopendir(dirfd);
+	struct dirent *e;
+	bool whole = true;
+
+	if (d == NULL) {
+		close(dirfd);
+		return true;	/* unreadable to the agent: nothing in it can be read either */
+	}
+	while (whole && (e = readdir(d)) != NULL) {
+		struct stat st;
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (--*budget < 0) {
+			whole = false;
+			break;
+		}
+		if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			continue;
+		if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
+			r->linked = xrealloc(r->linked, (r->nlinked + 1) * sizeof *r->linked);
+			r->linked[r->nlinked++] = (struct wsfile_id){ st.st_dev, st.st_ino };
+		} else if (S_ISDIR(st.st_mode) && !id_is(&st, r->id)) {
+			int sub;
+
+			if (depth >= WSFILE_SCAN_DEPTH) {
+				whole = false;
+				break;
+			}
+			sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+			    O_CLOEXEC);
+			if (sub >= 0)
+				whole = ws_scan(r, sub, depth + 1, budget);
+		}
+	}
+	closedir(d);
+	return whole;
+}
+
+/*
+ * Whether a file with more than one link may be a hard link to a file inside a
+ * hidden directory: one of the files found there, or the search was cut short.
+ */
+static bool
+ws_linked(struct wsfile_root *r, const struct stat *st)
+{
+	struct wsfile_id key = { st->st_dev, st->st_ino };
+
+	if (!S_ISREG(st->st_mode) || st->st_nlink < 2 || r->ndirs == 0)
+		return false;
+	if (r->links == LINKS_UNKNOWN) {
+		long budget = WSFILE_SCAN_MAX;
+		bool whole = true;
+
+		for (size_t i = 0; whole && i < r->ndirs; i++) {
+			int fd = open(r->dirs[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+			if (fd >= 0)
+				whole = ws_scan(r, fd, 0, &budget);
+		}
+		if (r->nlinked > 1)
+			qsort(r->linked, r->nlinked, sizeof *r->linked, id_cmp);
+		r->links = whole ? LINKS_ALL : LINKS_SOME;
+	}
+	return r->links == LINKS_SOME ||
+	    (r->nlinked > 0 && bsearch(&key, r->linked, r->nlinked, sizeof key, id_cmp) != NULL);
+}
+
 enum wsfile_status
 wsfile_open(struct wsfile_root *r, const char *path, int oflags, int *fd, struct stat *st,
     char **rel, char **why)
@@ -387,6 +481,10 @@ wsfile_open(struct wsfile_root *r, const char *path, int oflags, int *fd, struct
 				status = ws_fail_errno(why, path, errno);
 			else
 				status = ws_check_object(r, dfd, st, path, why);
+			if (status == WSFILE_OK && ws_linked(r, st))
+				status = ws_fail(why, path, WSFILE_HIDDEN, "path is hidden (a hard "
+				    "link to a file in a hidden directory, or one the agent cannot "
+				    "tell apart)");
 			close(dfd);
 			free(dir);
 			if (status != WSFILE_OK) {

@@ -202,6 +202,21 @@ Test(wsfile, hidden_paths_are_refused_however_named)
 	}
 }
 
+Test(wsfile, hard_links_into_hidden_directories_are_refused)
+{
+	char from[PATH_MAX + 64], to[PATH_MAX + 64];
+
+	at(from, sizeof from, "data/token");
+	at(to, sizeof to, "real/token-link");
+	cr_assert_eq(link(from, to), 0);
+	expect_refused("real/token-link", WSFILE_HIDDEN, "path is hidden");
+	/* a file linked twice outside the hidden set is fine */
+	at(from, sizeof from, "real/f.txt");
+	at(to, sizeof to, "real/f-again.txt");
+	cr_assert_eq(link(from, to), 0);
+	expect_ok("real/f-again.txt", "real/f-again.txt");
+}
+
 Test(wsfile, the_workspace_itself_may_be_a_hidden_path)
 {
 	const char *hidden[] = { root, NULL };
@@ -215,6 +230,18 @@ Test(wsfile, the_workspace_itself_may_be_a_hidden_path)
 	cr_expect_eq(wsfile_open(r, "real/f.txt", O_RDONLY, &fd, &st, &rel, &why), WSFILE_OK);
 	close(fd);
 	free(rel);
+	/* nor are its multiply linked files */
+	{
+		char from[PATH_MAX + 64], to[PATH_MAX + 64];
+
+		at(from, sizeof from, "real/f.txt");
+		at(to, sizeof to, "real/f-linked.txt");
+		cr_assert_eq(link(from, to), 0);
+		cr_expect_eq(wsfile_open(r, "real/f-linked.txt", O_RDONLY, &fd, &st, &rel, &why),
+		    WSFILE_OK, "%s", why);
+		close(fd);
+		free(rel);
+	}
 	wsfile_root_free(r);
 }
 
