@@ -390,7 +390,10 @@ ws_scan(struct wsfile_root *r, int dirfd, int depth, long *budget)
 		if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
 			continue;
 		if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
-			r->linked = xrealloc(r->linked, (r->nlinked + 1) * sizeof *r->linked);
+			/* capacity: the powers of two */
+			if ((r->nlinked & (r->nlinked - 1)) == 0)
+				r->linked = xrealloc(r->linked, (r->nlinked ? r->nlinked * 2 : 1) *
+				    sizeof *r->linked);
 			r->linked[r->nlinked++] = (struct wsfile_id){ st.st_dev, st.st_ino };
 		} else if (S_ISDIR(st.st_mode) && !id_is(&st, r->id)) {
 			int sub;

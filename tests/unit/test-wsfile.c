@@ -206,10 +206,25 @@ Test(wsfile, hard_links_into_hidden_directories_are_refused)
 {
 	char from[PATH_MAX + 64], to[PATH_MAX + 64];
 
+	/* several multiply linked files in the hidden directory, the token's link last */
+	for (int i = 0; i < 5; i++) {
+		char name[32];
+
+		snprintf(name, sizeof name, "data/k%d", i);
+		put(name, "key");
+		at(from, sizeof from, name);
+		snprintf(name, sizeof name, "data/k%d-again", i);
+		at(to, sizeof to, name);
+		cr_assert_eq(link(from, to), 0);
+	}
 	at(from, sizeof from, "data/token");
 	at(to, sizeof to, "real/token-link");
 	cr_assert_eq(link(from, to), 0);
 	expect_refused("real/token-link", WSFILE_HIDDEN, "path is hidden");
+	at(from, sizeof from, "data/k3");
+	at(to, sizeof to, "real/k3-link");
+	cr_assert_eq(link(from, to), 0);
+	expect_refused("real/k3-link", WSFILE_HIDDEN, "path is hidden");
 	/* a file linked twice outside the hidden set is fine */
 	at(from, sizeof from, "real/f.txt");
 	at(to, sizeof to, "real/f-again.txt");
