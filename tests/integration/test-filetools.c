@@ -4,8 +4,7 @@
  * tools").  What the model was sent is what the fake provider recorded.
  * - hidden: with cwd = a home that holds the service's home and ~/.ssh, read_file,
  *   list_files, save_artifact and write_file of every hidden path, by every spelling
- *   (a link, a hard link, an absolute path), are refused under read-only,
- *   workspace-write and ask.
+ *   (a link, a hard link, an absolute path), are refused under every profile.
  * - race: a second process swaps a directory of the workspace with a symbolic link to
  *   the service's home (renameat2 RENAME_EXCHANGE, in a loop) while the run reads,
  *   saves and writes through it: nothing leaks, nothing is written outside.
@@ -379,13 +378,15 @@ hidden_calls(struct call *c)
 
 Test(filetools, hidden_paths_are_refused_under_every_profile)
 {
-	static const char *const profiles[] = { "read-only", "workspace-write", "ask" };
+	static const char *const profiles[] = { "read-only", "workspace-write", "ask",
+		"full-access" };
+	const size_t nprofiles = sizeof profiles / sizeof *profiles;
 	struct call c[32];
 	size_t n = hidden_calls(c);
 	char *project, *tok, *saw, path[PATH_MAX];
 	struct stat st;
 
-	for (size_t p = 0; p < 3; p++) {
+	for (size_t p = 0; p < nprofiles; p++) {
 		reply_add(c, n, NULL);
 		reply_add(NULL, 0, "done");
 	}
@@ -393,7 +394,7 @@ Test(filetools, hidden_paths_are_refused_under_every_profile)
 	spellings();
 	tok = token();
 	project = http_project_new(&svc, "filetools");
-	for (size_t p = 0; p < 3; p++) {
+	for (size_t p = 0; p < nprofiles; p++) {
 		cJSON *run = http_run_start(&svc, "{\"project\":\"%s\",\"prompt\":\"look\","
 		    "\"cwd\":\"%s\",\"permissionProfile\":\"%s\"%s}", project, home, profiles[p],
 		    CONFIG);
