@@ -11,6 +11,7 @@
 #include "loop.h"
 #include "provider.h"
 #include "tools.h"
+#include "wsfile.h"
 #include "xalloc.h"
 
 #define LOOP_REPEAT_LIMIT 3		/* identical failing calls in a row */
@@ -34,6 +35,8 @@ struct loop {
 	char *last_failure;		/* name and arguments of the last failing call */
 	int failures;
 	struct agent_error err;
+	struct wsfile_root *files;	/* what the file tools open (wsfile.h) */
+	char *files_why;		/* why files is NULL */
 };
 
 static const char *const loop_profile_notes[] = {
@@ -303,7 +306,8 @@ static int
 loop_exec(struct loop *l, const struct tool_call *call, const struct tool *t,
     const cJSON *args, const char *what, struct tool_result *res, bool *denied)
 {
-	struct tool_ctx ctx = { .cfg = l->cfg, .host = l->host, .plan = &l->plan };
+	struct tool_ctx ctx = { .cfg = l->cfg, .host = l->host, .plan = &l->plan,
+		.files = l->files, .files_why = l->files_why };
 	int rc;
 
 	*denied = false;
@@ -563,6 +567,10 @@ loop_run(const struct agent_config *cfg, struct host *host)
 	buf_init(&l.output, 0);
 	l.plan.plan_first = cfg->plan_first;
 	l.tools = tools_definitions(cfg->plan_first);
+	l.files = wsfile_root_open(cfg->workspace, (const char *const *)cfg->hidden,
+	    &l.files_why);
+	if (l.files == NULL)
+		log_warn("the file tools are off: %s", l.files_why);
 	host_progress(host, "starting", "Starting the run.");
 	rc = connectors_open(&l.cons, cfg, host);
 	connectors_definitions(&l.cons, l.tools);
@@ -588,5 +596,7 @@ loop_run(const struct agent_config *cfg, struct host *host)
 	free(l.last_failure);
 	plan_state_free(&l.plan);
 	agent_error_clear(&l.err);
+	wsfile_root_free(l.files);
+	free(l.files_why);
 	return rc;
 }

@@ -11,7 +11,7 @@
 #include "host.h"
 #include "json.h"
 #include "tools.h"
-#include "workspace.h"
+#include "wsfile.h"
 #include "xalloc.h"
 
 #define LIST_MAX_ENTRIES 1000
@@ -85,21 +85,31 @@ format_size(char *out, size_t len, long long n)
 		snprintf(out, len, "%.1f GB", (double)n / (1024.0 * 1024 * 1024));
 }
 
-/* args.path resolved in the workspace, or a failure in res. */
+/*
+ * args.path (def when absent) opened in the workspace with oflags (wsfile_open),
+ * or a failure in res.
+ */
 static bool
-tool_path(const struct tool_ctx *ctx, const cJSON *args, const char *def,
-    struct workspace_path *wp, struct tool_result *res)
+tool_open(const struct tool_ctx *ctx, const cJSON *args, const char *def, int oflags,
+    int *fd, struct stat *st, char **rel, struct tool_result *res)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, "path");
-	char *why;
+	char *why = NULL;
 
-	if (v == NULL && def != NULL) {
-		if (workspace_resolve(ctx->cfg->workspace, def, wp, &why))
-			return true;
-	} else if (!cJSON_IsString(v)) {
+	if (v != NULL && !cJSON_IsString(v)) {
 		tool_result_fail(res, "the argument \"path\" must be a string");
 		return false;
-	} else if (workspace_resolve(ctx->cfg->workspace, v->valuestring, wp, &why))
+	}
+	if (v == NULL && def == NULL) {
+		tool_result_fail(res, "the argument \"path\" is missing");
+		return false;
+	}
+	if (ctx->files == NULL) {
+		tool_result_fail(res, "%s", ctx->files_why);
+		return false;
+	}
+	if (wsfile_open(ctx->files, v ? v->valuestring : def, oflags, fd, st, rel, &why) ==
+	    WSFILE_OK)
 		return true;
 	tool_result_fail(res, "%s", why);
 	free(why);
@@ -117,6 +127,7 @@ describe_path(const char *verb, const cJSON *args, char *out, size_t len)
 /* list_files */
 
 struct lister {
+	struct wsfile_root *files;
 	struct buf *out;
 	size_t count;
 	size_t max_bytes;
@@ -129,17 +140,20 @@ cmp_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The names in the directory dfd, sorted; NULL when it cannot be read. */
 static char **
-dir_names(const char *abs, size_t *n, int *err)
+dir_names(int dfd, size_t *n)
 {
-	DIR *d = opendir(abs);
+	int fd = dup(dfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *e;
 	char **names = NULL;
 	size_t cap = 0;
 
 	*n = 0;
 	if (d == NULL) {
-		*err = errno;
+		if (fd >= 0)
+			close(fd);
 		return NULL;
 	}
 	while ((e = readdir(d)) != NULL) {
@@ -157,32 +171,38 @@ dir_names(const char *abs, size_t *n, int *err)
 	return names;
 }
 
+/* Lists the directory dfd; a hidden entry is named, never described nor entered. */
 static void
-list_dir(struct lister *l, const char *abs, const char *prefix, bool recursive, int depth)
+list_dir(struct lister *l, int dfd, const char *prefix, bool recursive, int depth)
 {
 	size_t n;
-	int err = 0;
-	char **names = dir_names(abs, &n, &err);
+	char **names = dir_names(dfd, &n);
 
 	for (size_t i = 0; i < n; i++) {
-		char *path = xasprintf("%s/%s", abs, names[i]);
 		char *shown = xasprintf("%s%s", prefix, names[i]);
 		char size[32];
 		struct stat st;
 
 		if (l->truncated || l->count >= LIST_MAX_ENTRIES || l->out->len >= l->max_bytes) {
 			l->truncated = true;
-		} else if (lstat(path, &st) != 0) {
+		} else if (fstatat(dfd, names[i], &st, AT_SYMLINK_NOFOLLOW) != 0) {
 			buf_printf(l->out, "%s (unreadable)\n", shown);
 			l->count++;
+		} else if (wsfile_is_hidden(l->files, &st)) {
+			buf_printf(l->out, "%s%s (hidden)\n", shown, S_ISDIR(st.st_mode) ? "/" : "");
+			l->count++;
 		} else if (S_ISDIR(st.st_mode)) {
+			int sub;
+
 			buf_printf(l->out, "%s/\n", shown);
 			l->count++;
-			if (recursive && depth < LIST_MAX_DEPTH) {
-				char *sub = xasprintf("%s/", shown);
+			if (recursive && depth < LIST_MAX_DEPTH &&
+			    (sub = wsfile_open_subdir(l->files, dfd, names[i])) >= 0) {
+				char *subprefix = xasprintf("%s/", shown);
 
-				list_dir(l, path, sub, recursive, depth + 1);
-				free(sub);
+				list_dir(l, sub, subprefix, recursive, depth + 1);
+				free(subprefix);
+				close(sub);
 			}
 		} else if (S_ISLNK(st.st_mode)) {
 			buf_printf(l->out, "%s (symbolic link)\n", shown);
@@ -192,7 +212,6 @@ list_dir(struct lister *l, const char *abs, const char *prefix, bool recursive, 
 			buf_printf(l->out, "%s (%s)\n", shown, size);
 			l->count++;
 		}
-		free(path);
 		free(shown);
 		free(names[i]);
 	}
@@ -203,30 +222,27 @@ static int
 tool_list_files(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
 {
 	const cJSON *rec = cJSON_GetObjectItemCaseSensitive(args, "recursive");
-	struct workspace_path wp;
-	struct lister l = { .max_bytes = ctx->cfg->max_tool_output };
+	struct lister l = { .max_bytes = ctx->cfg->max_tool_output, .files = ctx->files };
 	struct stat st;
 	struct buf listing;
+	char *rel;
+	int fd;
 
-	if (!tool_path(ctx, args, ".", &wp, res))
+	if (!tool_open(ctx, args, ".", O_RDONLY | O_DIRECTORY, &fd, &st, &rel, res))
 		return AGENT_OK;
-	if (stat(wp.abs, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		tool_result_fail(res, "%s: not a directory", wp.rel);
-		workspace_path_free(&wp);
-		return AGENT_OK;
-	}
 	buf_init(&listing, 0);
 	l.out = &listing;
-	list_dir(&l, wp.abs, "", cJSON_IsTrue(rec), 0);
+	list_dir(&l, fd, "", cJSON_IsTrue(rec), 0);
+	close(fd);
 	agent_utf8_append(&res->content, listing.data ? listing.data : "", listing.len);
 	buf_free(&listing);
 	if (l.count == 0)
 		buf_appends(&res->content, "(empty directory)\n");
 	if (l.truncated)
 		buf_printf(&res->content, "[listing truncated after %zu entries]\n", l.count);
-	tool_result_summary(res, "%zu entries in %s%s", l.count, wp.rel,
+	tool_result_summary(res, "%zu entries in %s%s", l.count, rel,
 	    l.truncated ? " (truncated)" : "");
-	workspace_path_free(&wp);
+	free(rel);
 	return AGENT_OK;
 }
 
@@ -235,22 +251,19 @@ tool_list_files(const struct tool_ctx *ctx, const cJSON *args, struct tool_resul
 static int
 tool_read_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
 {
-	struct workspace_path wp;
 	struct stat st;
 	size_t max = ctx->cfg->max_tool_output, got;
-	char *data;
+	char *data, *rel;
 	char size[32];
 	int fd;
 
-	if (!tool_path(ctx, args, NULL, &wp, res))
+	/* O_NONBLOCK: a FIFO without a writer fails instead of blocking the run. */
+	if (!tool_open(ctx, args, NULL, O_RDONLY | O_NONBLOCK, &fd, &st, &rel, res))
 		return AGENT_OK;
-	fd = open(wp.abs, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		tool_result_fail(res, "%s: %s", wp.rel, fd < 0 ? strerror(errno) :
-		    "not a regular file");
-		if (fd >= 0)
-			close(fd);
-		workspace_path_free(&wp);
+	if (!S_ISREG(st.st_mode)) {
+		tool_result_fail(res, "%s: not a regular file", rel);
+		close(fd);
+		free(rel);
 		return AGENT_OK;
 	}
 	data = xmalloc(max);
@@ -262,91 +275,43 @@ tool_read_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_result
 	if ((long long)got < (long long)st.st_size)
 		buf_printf(&res->content, "\n[truncated: showed the first %zu of %lld bytes]\n",
 		    got, (long long)st.st_size);
-	tool_result_summary(res, "read %s (%s)", wp.rel, size);
-	workspace_path_free(&wp);
+	tool_result_summary(res, "read %s (%s)", rel, size);
+	free(rel);
 	return AGENT_OK;
 }
 
 /* write_file */
 
-static bool
-write_all(int fd, const char *s, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, s, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		s += n;
-		len -= (size_t)n;
-	}
-	return true;
-}
-
 static int
 tool_write_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
 {
 	const cJSON *content = cJSON_GetObjectItemCaseSensitive(args, "content");
-	struct workspace_path wp;
-	struct stat st;
-	char *dir, *slash;
-	char size[32];
+	const char *path = json_get_string(args, "path");
+	char size[32], *rel, *why;
 	size_t len;
-	int fd;
 
 	if (!cJSON_IsString(content)) {
 		tool_result_fail(res, "the argument \"content\" must be a string");
 		return AGENT_OK;
 	}
-	if (!tool_path(ctx, args, NULL, &wp, res))
-		return AGENT_OK;
-	if (strcmp(wp.rel, ".") == 0) {
-		tool_result_fail(res, "the workspace root is a directory, not a file");
-		workspace_path_free(&wp);
+	if (path == NULL) {
+		tool_result_fail(res, "the argument \"path\" must be a string");
 		return AGENT_OK;
 	}
-	dir = xstrdup(wp.rel);
-	slash = strrchr(dir, '/');
-	if (slash != NULL) {
-		*slash = '\0';
-		if (!workspace_mkdirs(ctx->cfg->workspace, dir)) {
-			tool_result_fail(res, "%s: cannot create the directory: %s", dir,
-			    strerror(errno));
-			free(dir);
-			workspace_path_free(&wp);
-			return AGENT_OK;
-		}
+	if (ctx->files == NULL) {
+		tool_result_fail(res, "%s", ctx->files_why);
+		return AGENT_OK;
 	}
-	free(dir);
-	/* O_NONBLOCK: a FIFO without a reader fails instead of blocking the run. */
-	fd = open(wp.abs, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
-	    0644);
 	len = strlen(content->valuestring);
-	if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
-		close(fd);
-		fd = -1;
-		errno = EINVAL;
-	}
-	if (fd < 0 || !write_all(fd, content->valuestring, len)) {
-		tool_result_fail(res, "%s: %s", wp.rel, errno == ELOOP ?
-		    "is a symbolic link; refusing to follow it" : errno == EINVAL ?
-		    "not a regular file" : strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		workspace_path_free(&wp);
-		return AGENT_OK;
-	}
-	if (close(fd) != 0) {
-		tool_result_fail(res, "%s: %s", wp.rel, strerror(errno));
-		workspace_path_free(&wp);
+	if (wsfile_write(ctx->files, path, content->valuestring, len, &rel, &why) != WSFILE_OK) {
+		tool_result_fail(res, "%s", why);
+		free(why);
 		return AGENT_OK;
 	}
 	format_size(size, sizeof size, (long long)len);
-	buf_printf(&res->content, "wrote %zu bytes to %s", len, wp.rel);
-	tool_result_summary(res, "wrote %s (%s)", wp.rel, size);
-	workspace_path_free(&wp);
+	buf_printf(&res->content, "wrote %zu bytes to %s", len, rel);
+	tool_result_summary(res, "wrote %s (%s)", rel, size);
+	free(rel);
 	return AGENT_OK;
 }
 
@@ -409,7 +374,8 @@ static int
 tool_save_artifact(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
 {
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(args, "name");
-	struct workspace_path wp;
+	char *rel;
+	int fd;
 	struct agent_error err = { 0 };
 	cJSON *params, *result = NULL;
 	const cJSON *art;
@@ -423,35 +389,35 @@ tool_save_artifact(const struct tool_ctx *ctx, const cJSON *args, struct tool_re
 		tool_result_fail(res, "the argument \"name\" must be a file name without \"/\"");
 		return AGENT_OK;
 	}
-	if (!tool_path(ctx, args, NULL, &wp, res))
+	if (!tool_open(ctx, args, NULL, O_RDONLY | O_NONBLOCK, &fd, &st, &rel, res))
 		return AGENT_OK;
-	if (lstat(wp.abs, &st) != 0 || !S_ISREG(st.st_mode)) {
-		tool_result_fail(res, "%s: %s", wp.rel, access(wp.abs, F_OK) != 0 ?
-		    "no such file" : "not a regular file");
-		workspace_path_free(&wp);
+	close(fd);
+	if (!S_ISREG(st.st_mode)) {
+		tool_result_fail(res, "%s: not a regular file", rel);
+		free(rel);
 		return AGENT_OK;
 	}
 	params = cJSON_CreateObject();
-	cJSON_AddStringToObject(params, "path", wp.rel);
+	cJSON_AddStringToObject(params, "path", rel);
 	if (cJSON_IsString(name))
 		cJSON_AddStringToObject(params, "name", name->valuestring);
-	if ((type = media_type(wp.rel)) != NULL)
+	if ((type = media_type(rel)) != NULL)
 		cJSON_AddStringToObject(params, "mediaType", type);
 	rc = host_request(ctx->host, "artifact.save", params, &result, &err);
 	if (rc == AGENT_FAILED)
-		tool_result_fail(res, "%s: the artifact was not saved: %s", wp.rel, err.message);
+		tool_result_fail(res, "%s: the artifact was not saved: %s", rel, err.message);
 	else if (rc == AGENT_OK) {
 		art = cJSON_GetObjectItemCaseSensitive(result, "artifact");
 		buf_printf(&res->content, "saved %s as artifact %s (id %s, version %s, %.0f bytes)",
-		    wp.rel, json_get_string(art, "name") ? json_get_string(art, "name") : wp.rel,
+		    rel, json_get_string(art, "name") ? json_get_string(art, "name") : rel,
 		    json_get_string(art, "id") ? json_get_string(art, "id") : "?",
 		    json_get_string(art, "version") ? json_get_string(art, "version") : "?",
 		    (double)st.st_size);
-		tool_result_summary(res, "saved %s", wp.rel);
+		tool_result_summary(res, "saved %s", rel);
 	}
 	cJSON_Delete(result);
 	agent_error_clear(&err);
-	workspace_path_free(&wp);
+	free(rel);
 	return rc == AGENT_CANCELLED ? AGENT_CANCELLED : AGENT_OK;
 }
 

@@ -14,6 +14,7 @@
 #include "buf.h"
 
 struct host;
+struct wsfile_root;
 
 #define TOOL_SIDE_EFFECT 0x1	/* changes files or runs things: denied by read-only, asked by ask */
 #define TOOL_AFTER_PLAN 0x2	/* plan-first runs: refused until a plan is approved */
@@ -42,6 +43,8 @@ struct tool_ctx {
 	const struct agent_config *cfg;
 	struct host *host;
 	struct plan_state *plan;
+	struct wsfile_root *files;	/* the workspace (wsfile.h); NULL: files_why says why */
+	const char *files_why;
 };
 
 /* What a call produced: text for the model and a summary for people. */

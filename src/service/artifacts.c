@@ -16,9 +16,11 @@
 #include "ids.h"
 #include "json.h"
 #include "log.h"
+#include "sandbox.h"
 #include "service.h"
 #include "store.h"
 #include "timeutil.h"
+#include "wsfile.h"
 #include "xalloc.h"
 
 #define COPY_BUFFER (1024 * 1024)
@@ -266,47 +268,41 @@ params_check(const cJSON *params, char **norm, const char **name,
 }
 
 /*
- * Opens workspace/rel for reading: it must resolve inside the workspace and
- * be a regular file no larger than ARTIFACT_MAX_SIZE.
+ * Opens workspace/rel for reading through wsfile (the kernel resolves it
+ * beneath the workspace, the hidden set is checked on what it opened): a
+ * regular file no larger than ARTIFACT_MAX_SIZE.  hidden adds to what no run
+ * may save: taskdeck's own files and the credential files.
  */
 static enum td_code
-source_open(const char *workspace, const char *rel, int *fd, char **message)
+source_open(const struct service *svc, const char *workspace, const char *const *hidden,
+    const char *rel, int *fd, char **message)
 {
-	char *full = xasprintf("%s/%s", workspace, rel);
-	char *canon = realpath(full, NULL);
-	char *root = realpath(workspace, NULL);
+	char **all = sandbox_hidden_paths(&svc->paths, NULL);
+	struct wsfile_root *root;
 	enum td_code code = TD_INVALID_REQUEST;
+	char *why = NULL, *shown = NULL;
 	struct stat st;
-	size_t rl;
 
 	*fd = -1;
+	for (size_t i = 0; hidden != NULL && hidden[i] != NULL; i++)
+		all = sandbox_hidden_add(all, hidden[i]);
+	root = wsfile_root_open(workspace, (const char *const *)all, &why);
+	sandbox_hidden_free(all);
 	if (root == NULL) {
-		log_error("artifacts: the workspace %s is not accessible: %s", workspace,
-		    strerror(errno));
+		log_error("artifacts: %s", why);
 		*message = xstrdup("the run's workspace is not accessible");
-		code = TD_IO_ERROR;
-		goto out;
-	}
-	if (canon == NULL) {
-		if (errno == ENOENT || errno == ENOTDIR)
-			*message = xasprintf("%s does not exist in the workspace", rel);
-		else
-			*message = xasprintf("cannot resolve %s: %s", rel, strerror(errno));
-		goto out;
-	}
-	rl = strlen(root);
-	if (!(strcmp(root, "/") == 0 ||
-	    (strncmp(canon, root, rl) == 0 && canon[rl] == '/'))) {
-		*message = xasprintf("%s resolves outside the workspace (a symbolic link?)", rel);
-		goto out;
+		free(why);
+		return TD_IO_ERROR;
 	}
 	/* O_NONBLOCK: opening a FIFO must not wait for a writer. */
-	*fd = open(canon, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (*fd < 0) {
-		*message = xasprintf("cannot open %s: %s", rel, strerror(errno));
-		goto out;
+	if (wsfile_open(root, rel, O_RDONLY | O_NONBLOCK, fd, &st, &shown, &why) != WSFILE_OK) {
+		*message = why;
+		wsfile_root_free(root);
+		return TD_INVALID_REQUEST;
 	}
-	if (fstat(*fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+	wsfile_root_free(root);
+	free(shown);
+	if (!S_ISREG(st.st_mode)) {
 		*message = xasprintf("%s is not a regular file", rel);
 	} else if ((uint64_t)st.st_size > ARTIFACT_MAX_SIZE) {
 		*message = xasprintf("%s is larger than the artifact limit of 64 GiB", rel);
@@ -320,10 +316,6 @@ source_open(const char *workspace, const char *rel, int *fd, char **message)
 		close(*fd);
 		*fd = -1;
 	}
-out:
-	free(full);
-	free(canon);
-	free(root);
 	return code;
 }
 
@@ -555,8 +547,8 @@ resumed_duplicate(struct store *st, const char *run_id, const char *path,
 
 enum td_code
 artifacts_save(struct service *svc, const char *run_id,
-    const char *session_id, const char *workspace, const cJSON *params,
-    cJSON **result, char **message)
+    const char *session_id, const char *workspace, const char *const *hidden,
+    const cJSON *params, cJSON **result, char **message)
 {
 	char version[ARTIFACT_VERSION_LEN], id[TD_ID_MAX];
 	const char *name, *media;
@@ -571,7 +563,7 @@ artifacts_save(struct service *svc, const char *run_id,
 	*message = NULL;
 	code = params_check(params, &norm, &name, &media, message);
 	if (code == TD_OK)
-		code = source_open(workspace, norm, &fd, message);
+		code = source_open(svc, workspace, hidden, norm, &fd, message);
 	if (code == TD_OK)
 		code = store_copy(svc->paths.artifacts, fd, norm, version, &size, message);
 	if (fd >= 0)

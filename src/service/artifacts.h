@@ -27,15 +27,17 @@ struct service;
 /*
  * The supervisor's handler of the host request artifact.save: params is
  * {"path", "name"?, "mediaType"?} with path relative to workspace (a
- * canonical absolute directory).  Copies the file into the store and inserts
+ * canonical absolute directory).  Nothing hidden from the run's commands may
+ * be saved: taskdeck's own files, the credential files and hidden (the run's
+ * other hidden paths, NULL-terminated, or NULL), checked as wsfile.h says.  Copies the file into the store and inserts
  * a staged (not yet visible) row for run_id.  On success *result is
  * {"artifact": {id, name, path, version, size}}; on failure the code and a
  * message for the agent (malloc'd) are returned.  Never called with the
  * store locked.
  */
 enum td_code artifacts_save(struct service *svc, const char *run_id,
-    const char *session_id, const char *workspace, const cJSON *params,
-    cJSON **result, char **message);
+    const char *session_id, const char *workspace, const char *const *hidden,
+    const cJSON *params, cJSON **result, char **message);
 
 /*
  * Emits artifact.saved (events.h) for each visible save of run_id, in the

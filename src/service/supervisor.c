@@ -102,6 +102,7 @@ struct run_state {
 	char session_id[TD_ID_MAX];
 	char project_id[TD_ID_MAX];
 	char *workspace;
+	char **hidden;			/* what the run may not see (sandbox_message) */
 	pid_t pid;
 	int in_fd, out_fd, err_fd;
 	struct buf line;		/* a partial line from stdout */
@@ -499,7 +500,7 @@ on_request(struct run_state *rs, const cJSON *msg)
 		return protocol_error(rs, "a request without id, method or params");
 	if (strcmp(method, "artifact.save") == 0) {
 		enum td_code code = artifacts_save(svc, rs->ar->id, rs->session_id,
-		    rs->workspace, params, &result, &message);
+		    rs->workspace, (const char *const *)rs->hidden, params, &result, &message);
 		if (code == TD_OK)
 			agent_respond(rs, idv->valuedouble, result);
 		else
@@ -644,7 +645,8 @@ read_stderr(struct run_state *rs)
 #define SANDBOX_HIDDEN_BYTES (256 * 1024)
 
 static void
-sandbox_message(struct service *svc, cJSON *msg, const char *workspace, bool network)
+sandbox_message(struct service *svc, cJSON *msg, const char *workspace, bool network,
+    char ***sent)
 {
 	cJSON *sb = cJSON_AddObjectToObject(msg, "sandbox"), *arr;
 	char **hidden = sandbox_hidden_paths(&svc->paths, NULL);
@@ -676,11 +678,16 @@ sandbox_message(struct service *svc, cJSON *msg, const char *workspace, bool net
 		if ((bytes += strlen(*h)) > SANDBOX_HIDDEN_BYTES) {
 			log_warn("the sandbox hides only the first %d KiB of paths",
 			    SANDBOX_HIDDEN_BYTES / 1024);
+			for (char **rest = h; *rest != NULL; rest++)
+				free(*rest);
+			*h = NULL;
 			break;
 		}
 		cJSON_AddItemToArray(arr, cJSON_CreateString(*h));
 	}
-	sandbox_hidden_free(hidden);
+	/* The same set for the artifacts the run saves (artifacts_save). */
+	sandbox_hidden_free(*sent);
+	*sent = hidden;
 }
 
 /* The start line's body: the run, its provider, project and session history. */
@@ -843,7 +850,7 @@ start_message(struct supervisor *sv, struct run_state *rs, char **why)
 	secrets_plain_free(cred_key);
 	cJSON_AddStringToObject(p, "replayDir", svc->replay_dir);
 
-	sandbox_message(svc, msg, rs->workspace, network);
+	sandbox_message(svc, msg, rs->workspace, network, &rs->hidden);
 
 	limits = cJSON_AddObjectToObject(msg, "limits");
 	cJSON_AddNumberToObject(limits, "maxTurns", settings_max_turns(svc->settings));
@@ -1294,6 +1301,7 @@ run_state_free(struct run_state *rs)
 	buf_free(&rs->line);
 	buf_free(&rs->output);
 	free(rs->workspace);
+	sandbox_hidden_free(rs->hidden);
 	free(rs->final_output);
 	free(rs->error_code);
 	free(rs->error_message);

@@ -764,14 +764,14 @@ Test(agent, paths_stay_inside_the_workspace)
 		const char *says;
 	} want[] = {
 		{ "write_file", "escapes the workspace" },
-		{ "write_file", "outside the workspace" },
-		{ "write_file", "symbolic link" },
-		{ "read_file", "symbolic link" },
-		{ "read_file", "outside the workspace" },
-		{ "write_file", "points nowhere" },
+		{ "write_file", "escapes the workspace" },
+		{ "write_file", "escapes the workspace" },
+		{ "read_file", "escapes the workspace" },
+		{ "read_file", "escapes the workspace" },
+		{ "write_file", "escapes the workspace" },
 		{ "write_file", NULL },
-		{ "save_artifact", "symbolic link" },
-		{ "list_files", "symbolic link" },
+		{ "save_artifact", "escapes the workspace" },
+		{ "list_files", "escapes the workspace" },
 		{ "write_file", NULL },
 	};
 	int nth[4] = { 0 };

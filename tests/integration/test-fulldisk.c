@@ -266,7 +266,7 @@ Test(fulldisk, artifact_save_says_the_disk_is_full)
 
 	fill = harness_fill_disk(dir);
 	enum td_code code = artifacts_save(&service, "run_000000000000000000000001",
-	    "ses_000000000000000000000001", ws, params, &res, &msg);
+	    "ses_000000000000000000000001", ws, NULL, params, &res, &msg);
 	cr_assert_eq(code, TD_INSUFFICIENT_STORAGE, "save on a full disk: %s (%s)",
 	    td_code_name(code), msg ? msg : "");
 	cr_assert(msg != NULL && strstr(msg, "the disk is full") != NULL, "message: %s", msg);
@@ -277,7 +277,7 @@ Test(fulldisk, artifact_save_says_the_disk_is_full)
 
 	harness_free_disk(fill);
 	code = artifacts_save(&service, "run_000000000000000000000001",
-	    "ses_000000000000000000000001", ws, params, &res, &msg);
+	    "ses_000000000000000000000001", ws, NULL, params, &res, &msg);
 	cr_assert_eq(code, TD_OK, "save after the disk freed: %s", msg ? msg : "");
 	cJSON_Delete(res);
 	cJSON_Delete(params);

@@ -101,7 +101,7 @@ save(const char *json, cJSON **result, char **message)
 	enum td_code code;
 
 	cr_assert_not_null(params, "bad test JSON %s", json);
-	code = artifacts_save(&svc, RUN_ID, SESSION_ID, ws, params, result, message);
+	code = artifacts_save(&svc, RUN_ID, SESSION_ID, ws, NULL, params, result, message);
 	cJSON_Delete(params);
 	return code;
 }
@@ -342,7 +342,7 @@ Test(artifacts, an_unknown_run_is_an_internal_error)
 	char *msg = NULL;
 
 	ws_write("ok.txt", "ok", 2);
-	cr_expect_eq(artifacts_save(&svc, "run_00000000000000000000ffff", SESSION_ID, ws,
+	cr_expect_eq(artifacts_save(&svc, "run_00000000000000000000ffff", SESSION_ID, ws, NULL,
 	    params, &res, &msg), TD_INTERNAL_ERROR);
 	cr_expect_null(res);
 	cr_expect_not_null(msg);
@@ -380,7 +380,7 @@ saver_main(void *arg)
 
 	snprintf(json, sizeof json, "{\"path\":\"f%d.bin\"}", s->n);
 	params = cJSON_Parse(json);
-	s->code = artifacts_save(&svc, RUN_ID, SESSION_ID, ws, params, &res, &msg);
+	s->code = artifacts_save(&svc, RUN_ID, SESSION_ID, ws, NULL, params, &res, &msg);
 	if (s->code == TD_OK)
 		snprintf(s->version, sizeof s->version, "%s", member(res, "version"));
 	free(msg);
@@ -558,3 +558,36 @@ Test(artifacts, bidi_and_control_characters_are_refused)
 	free(msg);
 }
 
+
+/* Nothing the run's commands cannot see is saved: the hidden list, taskdeck's own files. */
+Test(artifacts, hidden_paths_are_never_saved)
+{
+	char hidden_dir[256], link_path[256], *message = NULL;
+	const char *hidden[] = { hidden_dir, NULL };
+	cJSON *params, *result = NULL;
+
+	ws_write("secrets/key.pem", "KEY", 3);
+	ws_write("td/token", "TOKEN", 5);
+	snprintf(hidden_dir, sizeof hidden_dir, "%s/secrets", ws);
+	snprintf(link_path, sizeof link_path, "%s/l", ws);
+	cr_assert_eq(symlink("secrets", link_path), 0);
+	cr_assert(asprintf(&svc.paths.token, "%s/td/token", ws) > 0);
+	for (int i = 0; i < 3; i++) {
+		static const char *const paths[] = {
+			"{\"path\":\"secrets/key.pem\"}", "{\"path\":\"l/key.pem\"}",
+			"{\"path\":\"td/token\"}",
+		};
+
+		params = cJSON_Parse(paths[i]);
+		cr_expect_eq(artifacts_save(&svc, RUN_ID, SESSION_ID, ws, hidden, params, &result,
+		    &message), TD_INVALID_REQUEST, "%s saved", paths[i]);
+		cr_expect_null(result);
+		cr_expect(message != NULL && strstr(message, "path is hidden") != NULL, "%s: %s",
+		    paths[i], message);
+		free(message);
+		message = NULL;
+		cJSON_Delete(params);
+	}
+	free(svc.paths.token);
+	svc.paths.token = NULL;
+}
