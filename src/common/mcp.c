@@ -251,6 +251,7 @@ spawn_server(const struct sandbox_policy *policy, const char *program, char *con
 
 	if (policy != NULL) {
 		const int fds[3] = { in_fd, out_fd, err_fd };
+		struct sandbox_policy pol = *policy;
 		char why[768];
 		char **sargv;
 		size_t n = 0;
@@ -261,7 +262,9 @@ spawn_server(const struct sandbox_policy *policy, const char *program, char *con
 		sargv[0] = (char *)program;	/* resolved here: the same path inside */
 		for (size_t i = 1; i < n; i++)
 			sargv[i] = argv[i];
-		rc = sandbox_spawn(policy, cwd, sargv, envp, fds, pid, why, sizeof why);
+		/* the connector's definition: the user's, so its paths may be bound */
+		pol.programs = (const char *const *)sargv;
+		rc = sandbox_spawn(&pol, cwd, sargv, envp, fds, pid, why, sizeof why);
 		free(sargv);
 		if (rc != 0)
 			set_err(err, errlen, "cannot start the server: %s", why);

@@ -318,21 +318,22 @@ tmp_top_both(const char *path, char tops[][PATH_MAX], size_t *n)
 /*
  * The sandbox has a /tmp of its own, which would hide a program that lives
  * under the host's /tmp (a checkout, a build or an npm cache there).  The
- * entry right under /tmp that holds the program, an absolute argument or a
- * directory of PATH is bound read-only at its place; what is hidden is hidden
- * after it, and the private directories (pol->dirs) are left alone.
+ * entry right under /tmp that holds one of the configured programs
+ * (pol->programs) or a directory of PATH is bound read-only at its place; what
+ * is hidden is hidden after it, and the private directories (pol->dirs) are
+ * left alone.  The command's arguments are not looked at: run_command's are a
+ * model's text, and a mount must not depend on what a model writes.
  */
 static void
-bind_tmp_tops(struct argv_buf *a, const struct sandbox_policy *pol, char *const argv[],
-    char *const envp[])
+bind_tmp_tops(struct argv_buf *a, const struct sandbox_policy *pol, char *const envp[])
 {
 	char (*tops)[PATH_MAX] = xcalloc(TMP_TOPS_MAX, sizeof *tops);
 	size_t n = 0;
 	struct stat st;
 
-	for (size_t i = 0; argv != NULL && argv[i] != NULL; i++)
-		if (argv[i][0] == '/')
-			tmp_top_both(argv[i], tops, &n);
+	for (size_t i = 0; pol->programs != NULL && pol->programs[i] != NULL; i++)
+		if (pol->programs[i][0] == '/')
+			tmp_top_both(pol->programs[i], tops, &n);
 	for (size_t i = 0; envp != NULL && envp[i] != NULL; i++) {
 		const char *p = envp[i];
 
@@ -367,10 +368,10 @@ bind_tmp_tops(struct argv_buf *a, const struct sandbox_policy *pol, char *const 
 	free(tops);
 }
 
-/* The bwrap arguments before the command (argv and envp: the command's, or NULL). */
+/* The bwrap arguments before the command (envp: the command's, or NULL). */
 static void
 bwrap_args(struct argv_buf *a, const char *bwrap, const struct sandbox_policy *pol,
-    const char *cwd, bool seccomp, char *const argv[], char *const envp[])
+    const char *cwd, bool seccomp, char *const envp[])
 {
 	arg(a, bwrap);
 	arg(a, "--die-with-parent");
@@ -407,7 +408,7 @@ bwrap_args(struct argv_buf *a, const char *bwrap, const struct sandbox_policy *p
 		arg(a, "/tmp");
 		arg(a, "--tmpfs");
 		arg(a, "/dev/shm");
-		bind_tmp_tops(a, pol, argv, envp);
+		bind_tmp_tops(a, pol, envp);
 		/* Everything hidden, then the workspace, then what is hidden inside it. */
 		for (size_t i = 0; pol->hidden != NULL && pol->hidden[i] != NULL; i++)
 			if (pol->workspace == NULL || !path_within(pol->hidden[i], pol->workspace) ||
@@ -544,7 +545,7 @@ probe(char *why, size_t whylen)
 		return false;
 	}
 	sfd = seccomp_fd();
-	bwrap_args(&a, bwrap, &pol, "/", sfd >= 0, NULL, NULL);
+	bwrap_args(&a, bwrap, &pol, "/", sfd >= 0, NULL);
 	arg(&a, "true");
 	fds[0] = -1, fds[1] = pipefd[1], fds[2] = pipefd[1];
 	ok = spawn(bwrap, a.v, envp, "/", fds, sfd, true, &pid, why, whylen) == 0;
@@ -646,7 +647,7 @@ sandbox_spawn(const struct sandbox_policy *policy, const char *cwd, char *const 
 		    strerror(errno));
 		return -1;
 	}
-	bwrap_args(&a, bwrap, policy, cwd, sfd >= 0, argv, envp);
+	bwrap_args(&a, bwrap, policy, cwd, sfd >= 0, envp);
 	for (size_t i = 0; argv[i] != NULL; i++)
 		arg(&a, argv[i]);
 	rc = spawn(bwrap, a.v, envp, NULL, fds, sfd, true, pid, err, errlen);

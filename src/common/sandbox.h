@@ -30,6 +30,12 @@ struct sandbox_policy {
 	                             * sandbox; under /tmp (its private tmpfs) to be writable */
 	const char *const *ro_binds; /* NULL-terminated pairs {outside path, inside path, ...}:
 	                             * bound read-only after the dirs; a missing source is left out */
+	/* NULL-terminated paths the user or the service configured (a connector's command
+	 * and arguments, a notify command, a framework CLI), never text a model wrote: the
+	 * entry right under the host's /tmp that holds one (a checkout, a build or an npm
+	 * cache there) is bound read-only, as is one holding a directory of envp's PATH.
+	 * Nothing else of the host's /tmp is visible: argv is not looked at. */
+	const char *const *programs;
 };
 
 /*

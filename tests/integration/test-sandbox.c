@@ -21,7 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -376,6 +379,122 @@ Test(sandbox, api_keys_leave_the_service_environment)
 	}
 	cr_expect(marker, "the environment of the service was not read");
 	cr_expect_not(key, "the API key is still in the service's environment");
+}
+
+/* ---- no text a model writes changes the mounts ---------------------------------- */
+
+/*
+ * Restarts the service with its replay transcripts in base/replay, where
+ * replay_write puts them.
+ */
+static void
+replay_dir_use(void)
+{
+	char dir[PATH_MAX];
+
+	snprintf(dir, sizeof dir, "%s/replay", base);
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	svc_stop(&svc);
+	setenv("TD_TEST_NO_REPLAY_DIR", "1", 1);
+	setenv("TASKDECK_REPLAY_DIR", dir, 1);
+	svc_restart(&svc);
+}
+
+/* A transcript model that runs command once. */
+static void
+replay_write(const char *model, const char *command)
+{
+	cJSON *t = cJSON_CreateObject(), *turns = cJSON_AddArrayToObject(t, "turns"), *turn, *call;
+	char path[PATH_MAX + 64], *text;
+
+	turn = cJSON_CreateObject();
+	cJSON_AddStringToObject(turn, "text", "Running it.\n");
+	call = cJSON_CreateObject();
+	cJSON_AddStringToObject(call, "name", "run_command");
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(call, "arguments"), "command", command);
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(turn, "toolCalls"), call);
+	cJSON_AddItemToArray(turns, turn);
+	turn = cJSON_CreateObject();
+	cJSON_AddStringToObject(turn, "text", "Done.");
+	cJSON_AddItemToArray(turns, turn);
+	text = cJSON_PrintUnformatted(t);
+	snprintf(path, sizeof path, "%s/replay/%s.json", base, model);
+	write_text(path, text, 0644);
+	free(text);
+	cJSON_Delete(t);
+}
+
+/* Runs transcript model under profile in ws; the command's exit status, or -1 (then *said). */
+static int
+replay_command(const char *model, const char *profile, char *said, size_t len)
+{
+	char *project = http_project_new(&svc, "sandbox"), extra[128], *run;
+	cJSON *final;
+	int status;
+
+	snprintf(extra, sizeof extra, ",\"permissionProfile\":\"%s\"", profile);
+	run = run_start(project, model, extra);
+	final = run_wait_final(&svc, run, FINAL_WAIT_MS);
+	cr_assert_not_null(final);
+	said[0] = '\0';
+	status = command_status_said(run, said, len);
+	cJSON_Delete(final);
+	free(run);
+	free(project);
+	return status;
+}
+
+/* true when a connection waits in the listening socket's queue (then it is taken). */
+static bool
+connected(int listener)
+{
+	struct pollfd p = { .fd = listener, .events = POLLIN };
+	bool got = poll(&p, 1, 0) > 0;
+
+	if (got)
+		close(accept(listener, NULL, NULL));
+	return got;
+}
+
+/*
+ * A command that starts with a path under the host's /tmp must not get that
+ * directory of /tmp bound into its sandbox: there live the user's tmux server,
+ * ssh-agent and X11 sockets (a read-only mount does not stop connect()).
+ */
+Test(sandbox, a_command_cannot_choose_a_host_tmp_directory)
+{
+	char dir[] = "/tmp/td-attack-XXXXXX", sock[64], secret[64], command[1024], said[256];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int listener, got;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(sock, sizeof sock, "%s/sock", dir);
+	snprintf(secret, sizeof secret, "%s/secret.txt", dir);
+	write_text(secret, "TMP-SECRET\n", 0600);
+	listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert_geq(listener, 0);
+	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", sock);
+	cr_assert_eq(bind(listener, (struct sockaddr *)&sa, sizeof sa), 0, "%s", strerror(errno));
+	cr_assert_eq(listen(listener, 8), 0);
+
+	/* 1: read the file, 2: reach the socket (curl: 7 when it cannot connect) */
+	snprintf(command, sizeof command, "%s/x 2>/dev/null; r=0; "
+	    "grep -q TMP-SECRET %s 2>/dev/null && r=$((r | 1)); "
+	    "curl -s --max-time 2 --unix-socket %s http://x/ >/dev/null 2>&1; "
+	    "[ $? -ne 7 ] && r=$((r | 2)); exit $r", dir, secret, sock);
+	replay_dir_use();
+	replay_write("tmp-attack", command);
+	got = replay_command("tmp-attack", "workspace-write", said, sizeof said);
+	cr_expect_eq(got, 0, "what the command reached: %d (%s)", got, said);
+	cr_expect_not(connected(listener), "the sandboxed command connected to the socket");
+	/* The control: outside any sandbox the same command reaches both. */
+	got = replay_command("tmp-attack", "full-access", said, sizeof said);
+	cr_expect_eq(got, 3, "full-access: %d (%s)", got, said);
+	cr_expect(connected(listener), "full-access did not connect: the attack is not real");
+	close(listener);
+	unlink(sock);
+	unlink(secret);
+	rmdir(dir);
 }
 
 /* ---- nothing outlives a run --------------------------------------------------- */

@@ -472,10 +472,10 @@ Test(sandbox, hidden_paths_cover_the_cli_logins)
 }
 
 /*
- * A program under the host's /tmp (a checkout or an npm cache there) runs in
- * the sandbox, which has a /tmp of its own: the entry right under /tmp that
- * holds it is bound read-only, what is hidden in it stays hidden, and nothing
- * else of the host's /tmp shows.
+ * A configured program under the host's /tmp (a checkout or an npm cache there)
+ * runs in the sandbox, which has a /tmp of its own: the entry right under /tmp
+ * that holds it is bound read-only, what is hidden in it stays hidden, and
+ * nothing else of the host's /tmp shows.  Named only in a command, it is not.
  */
 Test(sandbox, a_program_under_tmp_is_visible_read_only)
 {
@@ -505,9 +505,10 @@ Test(sandbox, a_program_under_tmp_is_visible_read_only)
 	cr_assert_eq(chmod(prog, 0755), 0);
 
 	for (int profile = SANDBOX_READ_ONLY; profile <= SANDBOX_WORKSPACE_WRITE; profile++) {
-		struct sandbox_policy pol = { .profile = (enum sandbox_profile)profile,
-			.workspace = ws, .hidden = hidden };
 		char *argv[] = { prog, inner_secret, NULL };
+		struct sandbox_policy pol = { .profile = (enum sandbox_profile)profile,
+			.workspace = ws, .hidden = hidden,
+			.programs = (const char *const *)argv };
 
 		run_argv(&pol, argv, out, sizeof out);
 		cr_expect_not_null(strstr(out, "RAN"), "the program did not start: %s", out);
@@ -516,6 +517,19 @@ Test(sandbox, a_program_under_tmp_is_visible_read_only)
 		cr_expect_null(strstr(out, "OTHER-4"), "the rest of the host's /tmp: %s", out);
 		cr_expect_null(strstr(out, "WROTE"), "it is bound read-only: %s", out);
 		cr_expect_neq(access(wrote, F_OK), 0);
+	}
+	/* Not configured, only named in the command: nothing of the host's /tmp shows. */
+	{
+		char *argv[] = { "sh", "-c", data, NULL };
+		struct sandbox_policy pol = { .profile = SANDBOX_WORKSPACE_WRITE,
+			.workspace = ws, .hidden = hidden };
+
+		cmd = xasprintf("%s; cat %s; echo RAN", prog, data);
+		argv[2] = cmd;
+		run_argv(&pol, argv, out, sizeof out);
+		cr_expect_not_null(strstr(out, "RAN"), "the shell did not start: %s", out);
+		cr_expect_null(strstr(out, "DATA-OK"), "the command chose a mount: %s", out);
+		free(cmd);
 	}
 	cmd = xasprintf("rm -rf '%s' '%s'", top, other);
 	cr_expect_eq(system(cmd), 0);
