@@ -279,6 +279,33 @@ hide(struct argv_buf *a, const char *path)
 	}
 }
 
+/* true when path is hidden again after the workspace is bound: strictly inside it. */
+static bool
+hidden_inside(const struct sandbox_policy *pol, const char *path)
+{
+	return pol->workspace != NULL && path_within(path, pol->workspace) &&
+	    strcmp(path, pol->workspace) != 0;
+}
+
+/*
+ * true when hidden path i lies strictly inside another hidden path hidden in the
+ * same step (both before the workspace is bound, or both after): the empty
+ * directory over that one hides it already, and a mount at its place would be
+ * covered, its read-only remount fail.  Any nesting, in any order, works.
+ */
+static bool
+hidden_covered(const struct sandbox_policy *pol, size_t i)
+{
+	const char *path = pol->hidden[i];
+
+	for (size_t j = 0; pol->hidden[j] != NULL; j++)
+		if (j != i && strcmp(pol->hidden[j], path) != 0 &&
+		    path_within(path, pol->hidden[j]) &&
+		    hidden_inside(pol, path) == hidden_inside(pol, pol->hidden[j]))
+			return true;
+	return false;
+}
+
 #define TMP_TOPS_MAX 16
 
 /* Adds the directory (or file) right under /tmp that holds path to tops, once. */
@@ -373,6 +400,9 @@ static void
 bwrap_args(struct argv_buf *a, const char *bwrap, const struct sandbox_policy *pol,
     const char *cwd, bool seccomp, char *const envp[])
 {
+	size_t nhidden = 0;
+	bool *covered;
+
 	arg(a, bwrap);
 	arg(a, "--die-with-parent");
 	arg(a, "--new-session");
@@ -411,29 +441,33 @@ bwrap_args(struct argv_buf *a, const char *bwrap, const struct sandbox_policy *p
 		bind_tmp_tops(a, pol, envp);
 		/* Everything hidden, then the workspace, then what is hidden inside it. */
 		for (size_t i = 0; pol->hidden != NULL && pol->hidden[i] != NULL; i++)
-			if (pol->workspace == NULL || !path_within(pol->hidden[i], pol->workspace) ||
-			    strcmp(pol->hidden[i], pol->workspace) == 0)
+			nhidden = i + 1;
+		covered = xcalloc(nhidden + 1, sizeof *covered);
+		for (size_t i = 0; i < nhidden; i++)
+			covered[i] = hidden_covered(pol, i);
+		for (size_t i = 0; i < nhidden; i++)
+			if (!hidden_inside(pol, pol->hidden[i]) && !covered[i])
 				hide(a, pol->hidden[i]);
 		if (pol->workspace != NULL) {
 			arg(a, pol->profile == SANDBOX_WORKSPACE_WRITE ? "--bind" : "--ro-bind");
 			arg(a, pol->workspace);
 			arg(a, pol->workspace);
-			for (size_t i = 0; pol->hidden != NULL && pol->hidden[i] != NULL; i++)
-				if (path_within(pol->hidden[i], pol->workspace) &&
-				    strcmp(pol->hidden[i], pol->workspace) != 0)
+			for (size_t i = 0; i < nhidden; i++)
+				if (hidden_inside(pol, pol->hidden[i]) && !covered[i])
 					hide(a, pol->hidden[i]);
 		}
 		/* Not recursive: a workspace bound below a hidden directory stays as bound. */
-		for (size_t i = 0; pol->hidden != NULL && pol->hidden[i] != NULL; i++) {
+		for (size_t i = 0; i < nhidden; i++) {
 			struct stat st;
 
-			if (stat(pol->hidden[i], &st) == 0 && S_ISDIR(st.st_mode) &&
-			    (pol->workspace == NULL ||
+			if (!covered[i] && stat(pol->hidden[i], &st) == 0 &&
+			    S_ISDIR(st.st_mode) && (pol->workspace == NULL ||
 			    strcmp(pol->hidden[i], pol->workspace) != 0)) {
 				arg(a, "--remount-ro");
 				arg(a, pol->hidden[i]);
 			}
 		}
+		free(covered);
 		/* A program's private state (docs/frameworks.md), in the private /tmp. */
 		for (size_t i = 0; pol->dirs != NULL && pol->dirs[i] != NULL; i++) {
 			arg(a, "--perms");

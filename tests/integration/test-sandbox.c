@@ -381,6 +381,26 @@ Test(sandbox, api_keys_leave_the_service_environment)
 	cr_expect_not(key, "the API key is still in the service's environment");
 }
 
+/*
+ * Another session in $HOME, which holds ~/.ssh: its directory is hidden after
+ * ~/.ssh, and the commands of every other session must still run, with both hidden.
+ */
+Test(sandbox, a_session_in_home_leaves_the_others_working)
+{
+	char *project = http_project_new(&svc, "sandbox"), body[512];
+	struct http_resp r;
+
+	snprintf(body, sizeof body, "{\"project\":\"%s\",\"prompt\":\"p\",\"cwd\":\"%s\","
+	    "\"config\":{\"provider\":\"replay\",\"model\":\"quick\"}}", project, home);
+	r = http_api(&svc, "POST", "/api/v1/runs", body);
+	cr_assert_eq(r.status, 201, "%s", r.body);
+	cJSON_Delete(run_wait_final(&svc, json_get_string(r.json, "id"), FINAL_WAIT_MS));
+	http_resp_free(&r);
+	cr_expect_eq(attack_in(project, "workspace-write", ""), 0);
+	cr_expect(written(), "the command did not run");
+	free(project);
+}
+
 /* ---- no text a model writes changes the mounts ---------------------------------- */
 
 /*

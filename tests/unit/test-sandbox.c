@@ -402,6 +402,48 @@ Test(sandbox, hidden_paths_inside_the_workspace)
 }
 
 /*
+ * Hidden paths that nest (a session's directory in $HOME holds ~/.ssh; the data
+ * directory holds the workspaces), listed in either order, outside the workspace
+ * and inside it: the command runs and sees none of them.
+ */
+Test(sandbox, nested_hidden_paths_in_any_order)
+{
+	char home[800], key[900], inner[900], deep[1000], deep_file[1100], out[4096], script[4096];
+
+	snprintf(home, sizeof home, "%s/home", root);
+	snprintf(key, sizeof key, "%s/id_rsa", secret_dir);
+	snprintf(inner, sizeof inner, "%s/inner", ws);
+	snprintf(deep, sizeof deep, "%s/deeper/still", inner);
+	snprintf(deep_file, sizeof deep_file, "%s/f", deep);
+	cr_assert(td_mkdir_p(deep, 0700));
+	write_file(deep_file, "DEEP-SECRET-6\n");
+	snprintf(script, sizeof script, "cat '%s' '%s' '%s'; ls '%s' | sed s/^/LS:/; echo RAN",
+	    key, secret_file, deep_file, inner);
+	{
+		const char *orders[][5] = {
+			{ secret_dir, secret_file, home, deep, inner },
+			{ home, secret_dir, secret_file, inner, deep },
+			{ deep, secret_dir, inner, home, secret_file },
+		};
+
+		for (size_t i = 0; i < sizeof orders / sizeof orders[0]; i++) {
+			const char *list[] = { orders[i][0], orders[i][1], orders[i][2], orders[i][3],
+				orders[i][4], NULL };
+			struct sandbox_policy pol = { .profile = SANDBOX_WORKSPACE_WRITE,
+				.workspace = ws, .hidden = list };
+			int rc = run(&pol, script, out, sizeof out);
+
+			cr_expect_eq(rc, 0, "order %zu: %s", i, out);
+			cr_expect_not_null(strstr(out, "RAN"), "order %zu: %s", i, out);
+			cr_expect_null(strstr(out, "KEY-SECRET-2"), "order %zu: %s", i, out);
+			cr_expect_null(strstr(out, "TOKEN-SECRET-1"), "order %zu: %s", i, out);
+			cr_expect_null(strstr(out, "DEEP-SECRET-6"), "order %zu: %s", i, out);
+			cr_expect_null(strstr(out, "LS:deeper"), "order %zu: %s", i, out);
+		}
+	}
+}
+
+/*
  * A program's private state (the framework CLIs, docs/frameworks.md): directories
  * made in the private /tmp are writable; a file bound read-only there is readable
  * but not writable, even when its source is hidden; a missing source is left out.
