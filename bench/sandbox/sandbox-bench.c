@@ -71,7 +71,8 @@ once(int mode, const struct sandbox_policy *pol, const char *ws, char *const arg
 			return -1;
 	} else {
 		fds[0] = -1, fds[1] = p[1], fds[2] = p[1];
-		if (sandbox_spawn(pol, ws, argv, envp, fds, &pid, err, sizeof err) != 0) {
+		/* as run_command starts it: the command through a descriptor */
+		if (sandbox_spawn_shell(pol, ws, argv[2], envp, fds, &pid, err, sizeof err) != 0) {
 			fprintf(stderr, "sandbox-bench: %s\n", err);
 			return -1;
 		}

@@ -1,6 +1,7 @@
 /*
- * run_command: /bin/sh -c in the workspace, in the sandbox of the run's profile
- * (src/common/sandbox.h, docs/agent.md "The sandbox").
+ * run_command: /bin/sh in the workspace, in the sandbox of the run's profile
+ * (src/common/sandbox.h, docs/agent.md "The sandbox"); the command reaches the shell
+ * through a descriptor, not its command line.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -202,7 +203,6 @@ tool_run_command(const struct tool_ctx *ctx, const cJSON *args, struct tool_resu
 		.hidden = (const char *const *)ctx->cfg->hidden,
 		.allow_unconfined = ctx->cfg->allow_unconfined,
 	};
-	char *argv[] = { "/bin/sh", "-c", (char *)command, NULL };
 	struct command_env env;
 	enum command_end end;
 	int64_t started;
@@ -222,8 +222,8 @@ tool_run_command(const struct tool_ctx *ctx, const cJSON *args, struct tool_resu
 	command_env_make(&env, ctx->cfg->profile == PROFILE_FULL_ACCESS);
 	started = td_mono_ms();
 	fds[0] = -1, fds[1] = pipefd[1], fds[2] = pipefd[1];
-	rc = sandbox_spawn(&policy, ctx->cfg->workspace, argv, env.vars, fds, &r.pid, err,
-	    sizeof err);
+	rc = sandbox_spawn_shell(&policy, ctx->cfg->workspace, command, env.vars, fds, &r.pid,
+	    err, sizeof err);
 	close(pipefd[1]);
 	command_env_free(&env);
 	if (rc != 0) {

@@ -225,6 +225,8 @@ seccomp_fd(void)
 
 /* The fd the child gets the seccomp filter on, for bwrap --seccomp. */
 #define SECCOMP_CHILD_FD 3
+/* The fd sandbox_spawn_shell's shell reads its command from. */
+#define SHELL_CHILD_FD 4
 
 struct argv_buf {
 	char **v;
@@ -487,12 +489,13 @@ bwrap_args(struct argv_buf *a, const char *bwrap, const struct sandbox_policy *p
 	arg(a, "--");
 }
 
-/* In the child: only async-signal-safe calls until exec. */
+/* In the child: only async-signal-safe calls until exec.  extra[0] becomes fd 3
+ * (SECCOMP_CHILD_FD), extra[1] fd 4 (SHELL_CHILD_FD); -1: closed. */
 static void __attribute__((noreturn))
-spawn_child(const int fds[3], int extra, pid_t parent, bool deathsig, const char *path,
-    char *const argv[], char *const envp[], const char *cwd)
+spawn_child(const int fds[3], const int extra_in[2], pid_t parent, bool deathsig,
+    const char *path, char *const argv[], char *const envp[], const char *cwd)
 {
-	int io[3];
+	int io[3], extra[2];
 	sigset_t none;
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
 
@@ -505,9 +508,11 @@ spawn_child(const int fds[3], int extra, pid_t parent, bool deathsig, const char
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	sigaction(SIGPIPE, &dfl, NULL);
-	/* Move the given fds above 4 first so that dup2 order does not clobber them. */
-	if (extra >= 0 && (extra = fcntl(extra, F_DUPFD_CLOEXEC, 5)) < 0)
-		_exit(126);
+	/* Move the given fds above 5 first so that dup2 order does not clobber them. */
+	for (int i = 0; i < 2; i++)
+		if ((extra[i] = extra_in[i]) >= 0 &&
+		    (extra[i] = fcntl(extra[i], F_DUPFD_CLOEXEC, 5)) < 0)
+			_exit(126);
 	for (int i = 0; i < 3; i++) {
 		io[i] = fds[i] >= 0 ? fcntl(fds[i], F_DUPFD_CLOEXEC, 5) :
 		    open("/dev/null", i == 0 ? O_RDONLY | O_CLOEXEC : O_WRONLY | O_CLOEXEC);
@@ -517,12 +522,11 @@ spawn_child(const int fds[3], int extra, pid_t parent, bool deathsig, const char
 	for (int i = 0; i < 3; i++)
 		if (dup2(io[i], i) < 0)
 			_exit(126);
-	if (extra >= 0) {
-		if (dup2(extra, SECCOMP_CHILD_FD) < 0)
+	for (int i = 0; i < 2; i++)
+		if (extra[i] >= 0 ? dup2(extra[i], SECCOMP_CHILD_FD + i) < 0 :
+		    close(SECCOMP_CHILD_FD + i) < 0 && errno != EBADF)
 			_exit(126);
-		close_range(SECCOMP_CHILD_FD + 1, ~0U, 0);
-	} else
-		close_range(3, ~0U, 0);
+	close_range(SHELL_CHILD_FD + 1, ~0U, 0);
 	if (cwd != NULL && chdir(cwd) != 0)
 		_exit(126);
 	execve(path, argv, envp);
@@ -531,7 +535,7 @@ spawn_child(const int fds[3], int extra, pid_t parent, bool deathsig, const char
 
 static int
 spawn(const char *path, char *const argv[], char *const envp[], const char *cwd,
-    const int fds[3], int extra, bool deathsig, pid_t *pid, char *err,
+    const int fds[3], const int extra[2], bool deathsig, pid_t *pid, char *err,
     size_t errlen)
 {
 	pid_t parent = getpid();
@@ -582,7 +586,8 @@ probe(char *why, size_t whylen)
 	bwrap_args(&a, bwrap, &pol, "/", sfd >= 0, NULL);
 	arg(&a, "true");
 	fds[0] = -1, fds[1] = pipefd[1], fds[2] = pipefd[1];
-	ok = spawn(bwrap, a.v, envp, "/", fds, sfd, true, &pid, why, whylen) == 0;
+	ok = spawn(bwrap, a.v, envp, "/", fds, (const int[2]){ sfd, -1 }, true, &pid, why,
+	    whylen) == 0;
 	if (sfd >= 0)
 		close(sfd);
 	close(pipefd[1]);
@@ -645,9 +650,10 @@ path_search(const char *argv0, char *const envp[])
 	return NULL;
 }
 
-int
-sandbox_spawn(const struct sandbox_policy *policy, const char *cwd, char *const argv[],
-    char *const envp[], const int fds[3], pid_t *pid, char *err, size_t errlen)
+/* sandbox_spawn, with shell_fd (-1: none) as the child's SHELL_CHILD_FD. */
+static int
+spawn_in_sandbox(const struct sandbox_policy *policy, const char *cwd, char *const argv[],
+    char *const envp[], const int fds[3], int shell_fd, pid_t *pid, char *err, size_t errlen)
 {
 	const char *bwrap = sandbox_bwrap_path();
 	char why[768];
@@ -672,7 +678,8 @@ sandbox_spawn(const struct sandbox_policy *policy, const char *cwd, char *const 
 			snprintf(err, errlen, "%s: command not found", argv[0]);
 			return -1;
 		}
-		rc = spawn(exe, argv, envp, cwd, fds, -1, true, pid, err, errlen);
+		rc = spawn(exe, argv, envp, cwd, fds, (const int[2]){ -1, shell_fd }, true, pid,
+		    err, errlen);
 		free(exe);
 		return rc;
 	}
@@ -684,10 +691,57 @@ sandbox_spawn(const struct sandbox_policy *policy, const char *cwd, char *const 
 	bwrap_args(&a, bwrap, policy, cwd, sfd >= 0, envp);
 	for (size_t i = 0; argv[i] != NULL; i++)
 		arg(&a, argv[i]);
-	rc = spawn(bwrap, a.v, envp, NULL, fds, sfd, true, pid, err, errlen);
+	rc = spawn(bwrap, a.v, envp, NULL, fds, (const int[2]){ sfd, shell_fd }, true, pid, err,
+	    errlen);
 	argv_free(&a);
 	if (sfd >= 0)
 		close(sfd);
+	return rc;
+}
+
+int
+sandbox_spawn(const struct sandbox_policy *policy, const char *cwd, char *const argv[],
+    char *const envp[], const int fds[3], pid_t *pid, char *err, size_t errlen)
+{
+	return spawn_in_sandbox(policy, cwd, argv, envp, fds, -1, pid, err, errlen);
+}
+
+/*
+ * The shell sources /dev/fd/4 (SHELL_CHILD_FD, a sealed memfd): the command behind
+ * a first "exec 4<&-", on its line, which closes the inherited descriptor (the
+ * shell reads the file through one of its own).  Neither bwrap's nor the shell's
+ * command line (what every user sees in /proc/PID/cmdline) holds the command, and
+ * no process more than with sh -c is started.
+ */
+int
+sandbox_spawn_shell(const struct sandbox_policy *policy, const char *cwd, const char *command,
+    char *const envp[], const int fds[3], pid_t *pid, char *err, size_t errlen)
+{
+	static char *const argv[] = { "/bin/sh", "-c", ". /dev/fd/4", "sh", NULL };
+	static const char prefix[] = "exec 4<&-; ";
+	char *text = xasprintf("%s%s", prefix, command);
+	size_t len = strlen(text), off = 0;
+	int fd = memfd_create("taskdeck-command", MFD_CLOEXEC | MFD_ALLOW_SEALING), rc;
+
+	while (fd >= 0 && off < len) {
+		ssize_t n = write(fd, text + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	free(text);
+	if (fd < 0 || off < len || lseek(fd, 0, SEEK_SET) != 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) != 0) {
+		snprintf(err, errlen, "cannot pass the command to the shell: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	rc = spawn_in_sandbox(policy, cwd, argv, envp, fds, fd, pid, err, errlen);
+	close(fd);
 	return rc;
 }
 

@@ -51,6 +51,15 @@ struct sandbox_policy {
  */
 int sandbox_spawn(const struct sandbox_policy *policy, const char *cwd, char *const argv[],
                   char *const envp[], const int fds[3], pid_t *pid, char *err, size_t errlen);
+/*
+ * sandbox_spawn of /bin/sh running command (a shell string), which it reads from a
+ * descriptor instead of its arguments: /proc/PID/cmdline of bwrap and of the
+ * shell, readable by every user, do not show it.  $0 is "sh"; the shell sources it
+ * (.) from /dev/fd/4, so its own messages name /dev/fd/4.
+ */
+int sandbox_spawn_shell(const struct sandbox_policy *policy, const char *cwd,
+                        const char *command, char *const envp[], const int fds[3], pid_t *pid,
+                        char *err, size_t errlen);
 /* SIGKILL everything the spawned child started (its pid namespace and process group).
  * Call it before the pid is collected (waitpid): after, the pid may be another's. */
 void sandbox_kill(pid_t pid);

@@ -517,6 +517,55 @@ Test(sandbox, a_command_cannot_choose_a_host_tmp_directory)
 	rmdir(dir);
 }
 
+/*
+ * Other users read every process's command line (/proc/PID/cmdline): the command
+ * a model runs must not be in bwrap's or the shell's, under any profile.
+ */
+Test(sandbox, the_command_is_not_on_a_command_line)
+{
+	const char *profiles[] = { "workspace-write", "full-access" };
+	char marker[64], pause[32], command[256], said[256], model[32];
+
+	replay_dir_use();
+	for (size_t i = 0; i < sizeof profiles / sizeof *profiles; i++) {
+		char *project = http_project_new(&svc, "sandbox"), extra[128], *run;
+		int seen = 0, running = 0;
+		cJSON *final;
+
+		snprintf(marker, sizeof marker, "td-cmdline-marker-%d-%zu", (int)getpid(), i);
+		snprintf(pause, sizeof pause, "7.%d%zu", (int)getpid(), i);
+		snprintf(model, sizeof model, "cmdline-%zu", i);
+		snprintf(command, sizeof command, ": %s; sleep %s; echo \"$0 done\"", marker, pause);
+		replay_write(model, command);
+		snprintf(extra, sizeof extra, ",\"permissionProfile\":\"%s\"", profiles[i]);
+		run = run_start(project, model, extra);
+		for (int k = 0; k < 400 && running == 0; k++) {
+			running = procs_count_command("sleep", pause);
+			usleep(25000);
+		}
+		cr_assert_gt(running, 0, "the command did not start (%s)", profiles[i]);
+		seen = procs_count_cmdline_with(marker);
+		cr_expect_eq(seen, 0, "%d processes show the command (%s)", seen, profiles[i]);
+		{
+			char path[128];
+			struct http_resp r;
+
+			snprintf(path, sizeof path, "/api/v1/runs/%s/cancel", run);
+			r = http_api(&svc, "POST", path, NULL);
+			http_resp_free(&r);
+		}
+		final = run_wait_final(&svc, run, FINAL_WAIT_MS);
+		cr_assert_not_null(final);
+		cJSON_Delete(final);
+		free(run);
+		free(project);
+	}
+	/* the shell still gets it whole, and $0 is sh as with sh -c */
+	replay_write("cmdline-ok", "printf 'a\\nb\\n' | wc -l; echo \"$0\"; exit 7");
+	cr_expect_eq(replay_command("cmdline-ok", "workspace-write", said, sizeof said), 7,
+	    "%s", said);
+}
+
 /* ---- nothing outlives a run --------------------------------------------------- */
 
 /* Processes whose command line is "sleep <arg>". */

@@ -443,6 +443,38 @@ Test(sandbox, nested_hidden_paths_in_any_order)
 	}
 }
 
+/* sandbox_spawn_shell: the shell gets the command whole, as sh -c would, and no extra fd. */
+Test(sandbox, the_shell_reads_the_command_from_a_descriptor)
+{
+	const char *command = "printf 'a\\nb\\n' | wc -l; echo \"zero=$0\"; "
+	    "ls /proc/self/fd | tr '\\n' ' '; echo; cat <<EOF\nheredoc\nEOF\nexit 5\n\n";
+
+	for (int profile = SANDBOX_WORKSPACE_WRITE; profile <= SANDBOX_FULL_ACCESS; profile++) {
+		struct sandbox_policy pol = { .profile = (enum sandbox_profile)profile,
+			.workspace = ws };
+		char *envp[] = { "PATH=/usr/local/bin:/usr/bin:/bin", NULL };
+		char out[4096], err[1024];
+		int p[2], status = 0, fds[3];
+		size_t len = 0;
+		ssize_t n;
+		pid_t pid;
+
+		cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+		fds[0] = -1, fds[1] = p[1], fds[2] = p[1];
+		cr_assert_eq(sandbox_spawn_shell(&pol, ws, command, envp, fds, &pid, err,
+		    sizeof err), 0, "%s", err);
+		close(p[1]);
+		while (len + 1 < sizeof out && (n = read(p[0], out + len, sizeof out - 1 - len)) > 0)
+			len += (size_t)n;
+		out[len] = '\0';
+		close(p[0]);
+		cr_assert_eq(waitpid(pid, &status, 0), pid);
+		cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 5, "status %d: %s", status, out);
+		/* fds 0, 1, 2 and the one ls reads /proc/self/fd with (3) */
+		cr_expect_str_eq(out, "2\nzero=sh\n0 1 2 3 \nheredoc\n", "profile %d", profile);
+	}
+}
+
 /*
  * A program's private state (the framework CLIs, docs/frameworks.md): directories
  * made in the private /tmp are writable; a file bound read-only there is readable
