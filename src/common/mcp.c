@@ -1393,6 +1393,11 @@ stdio_stop(struct mcp_client *c)
 			kill(-pgid, SIGKILL);
 		if (!c->exited && waitpid(c->pid, &c->wstatus, 0) == c->pid)
 			c->exited = true;
+		if (c->sandboxed && c->exited) {
+			char bound[160];
+
+			sandbox_limits_end(c->pid, c->wstatus, bound, sizeof bound);
+		}
 	}
 	if (c->from_fd >= 0)
 		close(c->from_fd);

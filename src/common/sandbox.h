@@ -16,6 +16,14 @@ struct td_paths;
 
 enum sandbox_profile { SANDBOX_READ_ONLY, SANDBOX_WORKSPACE_WRITE, SANDBOX_FULL_ACCESS };
 
+/* Resource bounds of what a sandbox runs (docs/agent.md "Resource bounds"); 0 = none. */
+struct sandbox_limits {
+	long long memory;	/* bytes of data (heap, private mappings) per process */
+	long processes;		/* processes and threads at once in the sandbox */
+	long cpu_seconds;	/* CPU time per process */
+	long long tmp_size;	/* bytes of the private /tmp, and of /dev/shm */
+};
+
 struct sandbox_policy {
 	enum sandbox_profile profile;
 	const char *workspace;      /* canonical absolute dir; writable under WORKSPACE_WRITE;
@@ -36,6 +44,7 @@ struct sandbox_policy {
 	 * cache there) is bound read-only, as is one holding a directory of envp's PATH.
 	 * Nothing else of the host's /tmp is visible: argv is not looked at. */
 	const char *const *programs;
+	const struct sandbox_limits *limits;	/* NULL: none */
 };
 
 /*
@@ -60,6 +69,13 @@ int sandbox_spawn(const struct sandbox_policy *policy, const char *cwd, char *co
 int sandbox_spawn_shell(const struct sandbox_policy *policy, const char *cwd,
                         const char *command, char *const envp[], const int fds[3], pid_t *pid,
                         char *err, size_t errlen);
+/*
+ * Once the child spawned as pid is collected with status (its waitpid status): what
+ * a limit of its policy did, for a person, in msg ("" when nothing): "killed: CPU
+ * time limit 600 s", "process limit 512 reached (a fork was refused)".  Frees what
+ * the bounds held (a pids cgroup).  Call it once per spawn, limits or not.
+ */
+void sandbox_limits_end(pid_t pid, int status, char *msg, size_t msglen);
 /* SIGKILL everything the spawned child started (its pid namespace and process group).
  * Call it before the pid is collected (waitpid): after, the pid may be another's. */
 void sandbox_kill(pid_t pid);

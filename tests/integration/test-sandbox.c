@@ -138,7 +138,9 @@ command_status_said(const char *run_id, char *said, size_t len)
 		if (strcmp(json_get_string(e, "type"), "run.tool") != 0 || summary == NULL ||
 		    strcmp(json_get_string(data, "name"), "run_command") != 0)
 			continue;
-		if (sscanf(summary, "exit status %d", &status) != 1 && said != NULL)
+		if (sscanf(summary, "exit status %d", &status) != 1)
+			status = -1;
+		if (said != NULL)
 			snprintf(said, len, "%s", summary);
 	}
 	cJSON_Delete(events);
@@ -564,6 +566,78 @@ Test(sandbox, the_command_is_not_on_a_command_line)
 	replay_write("cmdline-ok", "printf 'a\\nb\\n' | wc -l; echo \"$0\"; exit 7");
 	cr_expect_eq(replay_command("cmdline-ok", "workspace-write", said, sizeof said), 7,
 	    "%s", said);
+}
+
+/* ---- resource bounds ------------------------------------------------------------ */
+
+/*
+ * runs.commandLimits, small: /tmp and /dev/shm, memory, processes and CPU time
+ * each stop a command at its bound, and the tool's summary says which.
+ */
+Test(sandbox, commands_are_bounded)
+{
+	char path[PATH_MAX], said[256], pause[32], command[512];
+	int got;
+
+	svc_stop(&svc);
+	snprintf(path, sizeof path, "%s/settings.json", svc.home);
+	write_text(path, "{\"defaults\": {\"provider\": \"replay\"},\n"
+	    " \"providers\": {\"replay\": {\"kind\": \"replay\", \"defaultModel\": \"research\"}},\n"
+	    " \"runs\": {\"commandTimeoutMs\": 20000, \"commandLimits\": {\"memoryMiB\": 64,\n"
+	    "   \"processes\": 32, \"cpuSeconds\": 1, \"tmpMiB\": 8}}}\n", 0600);
+	replay_dir_use();
+
+	/* 64 MiB written into /tmp and /dev/shm: 8 MiB each get there */
+	replay_write("bound-tmp", "for d in /tmp /dev/shm; do head -c 64M /dev/zero > $d/big; "
+	    "[ $(stat -c %s $d/big) -le 8388608 ] || exit 9; done; exit 4");
+	got = replay_command("bound-tmp", "workspace-write", said, sizeof said);
+	cr_expect_eq(got, 4, "%s", said);
+	cr_expect(strstr(said, "/tmp and /dev/shm hold at most 8 MiB") != NULL, "%s", said);
+
+	/* a 200 MiB buffer: the allocation fails */
+	replay_write("bound-memory", "dd if=/dev/zero of=/dev/null bs=200M count=1 && exit 0; exit 3");
+	got = replay_command("bound-memory", "workspace-write", said, sizeof said);
+	cr_expect_eq(got, 3, "%s", said);
+	cr_expect(strstr(said, "memory limit 64 MiB per process") != NULL, "%s", said);
+
+	/* a fork bomb: at most 32 processes, and the summary says so */
+	snprintf(pause, sizeof pause, "9.%d", (int)getpid());
+	snprintf(command, sizeof command, "i=0; while [ $i -lt 200 ]; do sleep %s & "
+	    "i=$((i + 1)); done; exit 0", pause);
+	replay_write("bound-processes", command);
+	{
+		char *project = http_project_new(&svc, "sandbox"), *run;
+		int most = 0;
+		cJSON *final;
+
+		run = run_start(project, "bound-processes", ",\"permissionProfile\":\"workspace-write\"");
+		for (int i = 0; i < 100; i++) {
+			int n = procs_count_command("sleep", pause);
+
+			most = n > most ? n : most;
+			final = http_get_json(&svc, "/api/v1/runs/%s", run);
+			if (strcmp(json_get_string(final, "status"), "running") != 0 &&
+			    strcmp(json_get_string(final, "status"), "queued") != 0) {
+				cJSON_Delete(final);
+				break;
+			}
+			cJSON_Delete(final);
+			usleep(20000);
+		}
+		final = run_wait_final(&svc, run, FINAL_WAIT_MS);
+		cr_assert_not_null(final);
+		cJSON_Delete(final);
+		command_status_said(run, said, sizeof said);
+		cr_expect(strstr(said, "process limit 32 reached") != NULL, "%s", said);
+		cr_expect_leq(most, 32, "%d processes ran at once", most);
+		free(run);
+		free(project);
+	}
+
+	/* a busy loop: killed after 1 s of CPU time, long before the 20 s timeout */
+	replay_write("bound-cpu", "while :; do :; done");
+	got = replay_command("bound-cpu", "workspace-write", said, sizeof said);
+	cr_expect(strstr(said, "killed: CPU time limit 1 s") != NULL, "%s", said);
 }
 
 /* ---- nothing outlives a run --------------------------------------------------- */

@@ -476,6 +476,64 @@ Test(sandbox, the_shell_reads_the_command_from_a_descriptor)
 }
 
 /*
+ * Without a cgroup (a user that cannot make one), the process bound is
+ * RLIMIT_NPROC set inside the sandbox's user namespace: it counts the sandbox's
+ * processes, not the user's others.  Run as nobody, who has 12 processes already.
+ */
+Test(sandbox, process_bound_without_a_cgroup_counts_the_sandbox_only)
+{
+	int p[2], status;
+	pid_t child;
+	char out[4096];
+	size_t len = 0;
+	ssize_t n;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root to become nobody");
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	if ((child = fork()) == 0) {
+		struct sandbox_limits lim = { .processes = 8 };
+		struct sandbox_policy pol = { .profile = SANDBOX_WORKSPACE_WRITE, .limits = &lim };
+		char *envp[] = { "PATH=/usr/bin:/bin", NULL }, err[512];
+		pid_t others[12], pid;
+		int fds[3] = { -1, p[1], p[1] }, st;
+
+		close(p[0]);
+		if (setgid(65534) != 0 || setuid(65534) != 0)
+			_exit(90);
+		for (int i = 0; i < 12; i++)
+			if ((others[i] = fork()) == 0) {
+				execl("/bin/sleep", "sleep", "30", (char *)NULL);
+				_exit(127);
+			}
+		if (sandbox_spawn_shell(&pol, "/", "i=0; while [ $i -lt 30 ]; do sleep 30 & "
+		    "i=$((i + 1)); echo started $i; done", envp, fds, &pid, err, sizeof err) != 0) {
+			dprintf(p[1], "spawn: %s\n", err);
+			_exit(91);
+		}
+		close(p[1]);
+		waitpid(pid, &st, 0);
+		sandbox_limits_end(pid, st, err, sizeof err);
+		for (int i = 0; i < 12; i++) {
+			kill(others[i], SIGKILL);
+			waitpid(others[i], NULL, 0);
+		}
+		_exit(0);
+	}
+	close(p[1]);
+	while (len + 1 < sizeof out && (n = read(p[0], out + len, sizeof out - 1 - len)) > 0)
+		len += (size_t)n;
+	out[len] = '\0';
+	close(p[0]);
+	cr_assert_eq(waitpid(child, &status, 0), child);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d: %s", status, out);
+	/* bwrap's init and the shell count too: some sleeps start, never 30 */
+	cr_expect_not_null(strstr(out, "started 3\n"), "the user's other processes counted: %s",
+	    out);
+	cr_expect_null(strstr(out, "started 9\n"), "not bounded: %s", out);
+}
+
+/*
  * A program's private state (the framework CLIs, docs/frameworks.md): directories
  * made in the private /tmp are writable; a file bound read-only there is readable
  * but not writable, even when its source is hidden; a missing source is left out.
