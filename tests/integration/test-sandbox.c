@@ -634,6 +634,15 @@ Test(sandbox, commands_are_bounded)
 		free(project);
 	}
 
+#ifdef __SANITIZE_ADDRESS__
+	/* a sanitizer build (this one) reserves terabytes: the summary says what to set */
+	snprintf(command, sizeof command, "'%s' --no-such-option", harness_bin("taskdeck-agent"));
+	replay_write("bound-sanitizer", command);
+	replay_command("bound-sanitizer", "workspace-write", said, sizeof said);
+	cr_expect(strstr(said, "a sanitizer build needs runs.commandLimits.memoryMiB 0") != NULL,
+	    "%s", said);
+#endif
+
 	/* a busy loop: killed after 1 s of CPU time, long before the 20 s timeout */
 	replay_write("bound-cpu", "while :; do :; done");
 	got = replay_command("bound-cpu", "workspace-write", said, sizeof said);
