@@ -40,3 +40,38 @@ procs_count_command(const char *prog, const char *arg)
 	closedir(d);
 	return n;
 }
+
+int
+procs_count_cmdline_with(const char *needle)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	if (d == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL) {
+		char path[300], cmd[131072];
+		ssize_t len, got;
+		int fd;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		for (len = 0; len + 1 < (ssize_t)sizeof cmd &&
+		    (got = read(fd, cmd + len, sizeof cmd - 1 - (size_t)len)) > 0; len += got)
+			;
+		close(fd);
+		/* the arguments are NUL-separated: one string to search */
+		for (ssize_t i = 0; i < len; i++)
+			if (cmd[i] == '\0')
+				cmd[i] = ' ';
+		cmd[len > 0 ? len : 0] = '\0';
+		if (strstr(cmd, needle) != NULL)
+			n++;
+	}
+	closedir(d);
+	return n;
+}

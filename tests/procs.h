@@ -4,5 +4,8 @@
 
 /* How many live processes have the command line exactly "prog arg". */
 int procs_count_command(const char *prog, const char *arg);
+/* How many live processes have needle anywhere in their command line (arguments
+ * joined by spaces); -1 when /proc cannot be read. */
+int procs_count_cmdline_with(const char *needle);
 
 #endif

@@ -1,10 +1,11 @@
 /*
  * bench/sandbox: what the sandbox adds to one run_command.  Times, from spawn to
- * the collected exit, the command as run_command starts it (/bin/sh -c, output to a
- * pipe that is read until EOF) with and without sandbox_spawn, interleaved in the
- * same run: "plain" (fork, setsid, exec: run_command before the sandbox),
- * "workspace-write" (the strict sandbox, network off, taskdeck's and the
- * credential paths hidden) and "full-access" (a pid namespace only).
+ * the collected exit, the command as run_command starts it (output to a pipe that
+ * is read until EOF) with and without the sandbox, interleaved in the same run:
+ * "plain" (fork, setsid, exec of /bin/sh -c: run_command before the sandbox),
+ * "workspace-write" (sandbox_spawn_shell: the strict sandbox, network off,
+ * taskdeck's and the credential paths hidden, the default resource bounds) and
+ * "full-access" (a pid namespace and the bounds only).
  *
  * usage: sandbox-bench WORKSPACE REPS COMMAND
  * prints one line per mode: mode median_ms p90_ms min_ms
@@ -71,7 +72,8 @@ once(int mode, const struct sandbox_policy *pol, const char *ws, char *const arg
 			return -1;
 	} else {
 		fds[0] = -1, fds[1] = p[1], fds[2] = p[1];
-		if (sandbox_spawn(pol, ws, argv, envp, fds, &pid, err, sizeof err) != 0) {
+		/* as run_command starts it: the command through a descriptor */
+		if (sandbox_spawn_shell(pol, ws, argv[2], envp, fds, &pid, err, sizeof err) != 0) {
 			fprintf(stderr, "sandbox-bench: %s\n", err);
 			return -1;
 		}
@@ -82,6 +84,8 @@ once(int mode, const struct sandbox_policy *pol, const char *ws, char *const arg
 	close(p[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	if (mode != PLAIN)
+		sandbox_limits_end(pid, status, err, sizeof err);
 	/* what run_command does once the shell is collected: its group goes too (the
 	 * sandbox's pid namespace is gone with bwrap already) */
 	kill(-pid, SIGKILL);
@@ -112,10 +116,14 @@ main(int argc, char **argv)
 	hidden = sandbox_hidden_paths(&paths, NULL);
 	char *cmd_argv[] = { "/bin/sh", "-c", argv[3], NULL };
 	char *envp[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "TMPDIR=/tmp", "LANG=C.UTF-8", NULL };
+	/* the default runs.commandLimits (docs/settings.md), as run_command gets them */
+	const struct sandbox_limits limits = { .memory = 2048LL << 20, .processes = 512,
+		.cpu_seconds = 3600, .tmp_size = 1024LL << 20 };
 	struct sandbox_policy pols[MODES] = {
 		[WORKSPACE_WRITE] = { .profile = SANDBOX_WORKSPACE_WRITE, .workspace = argv[1],
-			.hidden = (const char *const *)hidden },
-		[FULL_ACCESS] = { .profile = SANDBOX_FULL_ACCESS, .workspace = argv[1] },
+			.hidden = (const char *const *)hidden, .limits = &limits },
+		[FULL_ACCESS] = { .profile = SANDBOX_FULL_ACCESS, .workspace = argv[1],
+			.limits = &limits },
 	};
 
 	for (int m = 0; m < MODES; m++)

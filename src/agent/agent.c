@@ -292,6 +292,27 @@ config_sandbox_valid(const cJSON *sb)
 	return true;
 }
 
+/* sandbox.limits: {memoryMiB, processes, cpuSeconds, tmpMiB}, each absent or 0 = none. */
+static bool
+config_limits(struct sandbox_limits *lim, const cJSON *sb)
+{
+	const cJSON *l = cJSON_GetObjectItemCaseSensitive(sb, "limits");
+	long mem, procs, cpu, tmp;
+
+	if (l != NULL && !cJSON_IsNull(l) && !cJSON_IsObject(l))
+		return false;
+	if (!config_int(l, "memoryMiB", 0, 1L << 24, 0, &mem) ||
+	    !config_int(l, "processes", 0, 1L << 22, 0, &procs) ||
+	    !config_int(l, "cpuSeconds", 0, 1L << 30, 0, &cpu) ||
+	    !config_int(l, "tmpMiB", 0, 1L << 24, 0, &tmp))
+		return false;
+	lim->memory = (long long)mem << 20;
+	lim->processes = procs;
+	lim->cpu_seconds = cpu;
+	lim->tmp_size = (long long)tmp << 20;
+	return true;
+}
+
 /* Absent: no network, nothing unconfined, nothing hidden beyond the sandbox's own. */
 static void
 config_sandbox(struct agent_config *cfg, const cJSON *sb)
@@ -350,6 +371,9 @@ agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
 	if (sandbox != NULL && !cJSON_IsNull(sandbox) && !config_sandbox_valid(sandbox))
 		return config_fail(why, "sandbox must be an object: network and allowUnconfined "
 		    "booleans, hidden an array of absolute paths");
+	if (!config_limits(&cfg->limits, sandbox))
+		return config_fail(why, "sandbox.limits must be an object of memoryMiB, processes, "
+		    "cpuSeconds and tmpMiB, each 0 (none) or a positive integer");
 	if (!config_int(limits, "maxTurns", 1, 1000, 50, &turns) ||
 	    !config_int(limits, "commandTimeoutMs", 100, 86400000L, 600000, &timeout) ||
 	    !config_int(limits, "maxToolOutputBytes", 1024, 4L * 1024 * 1024, 65536, &out_max) ||

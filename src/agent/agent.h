@@ -71,6 +71,7 @@ struct agent_config {
 	bool network;
 	bool allow_unconfined;
 	char **hidden;			/* NULL-terminated; never NULL after parse */
+	struct sandbox_limits limits;	/* of commands and connector servers; 0 = none */
 	long command_timeout_ms;
 	size_t max_tool_output;
 	cJSON *connectors;		/* the enabled connectors (docs/connectors.md); may be NULL */

@@ -254,6 +254,7 @@ open_stdio(const cJSON *def, const char *id, const cJSON *transport,
 		.network = cfg->network,
 		.hidden = (const char *const *)cfg->hidden,
 		.allow_unconfined = cfg->allow_unconfined,
+		.limits = &cfg->limits,
 	};
 	struct strv argv = { 0 }, envp = { 0 };
 	struct mcp_client *c = NULL;

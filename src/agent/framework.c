@@ -308,6 +308,7 @@ fw_spawn(const struct framework_ops *ops, const struct agent_config *cfg, bool c
 		.hidden = (const char *const *)cfg->hidden,
 		.allow_unconfined = cfg->allow_unconfined,
 	};
+	const char *programs[] = { cfg->runtime_path, NULL };	/* the configured CLI */
 	int out[2] = { -1, -1 }, err[2] = { -1, -1 }, in = -1, fds[3];
 	char why[1024], self[PATH_MAX];
 	struct fw_launch launch = { .confined = confined, .self = self };
@@ -368,6 +369,7 @@ fw_spawn(const struct framework_ops *ops, const struct agent_config *cfg, bool c
 		goto done;
 	}
 	fds[0] = in, fds[1] = out[1], fds[2] = err[1];
+	policy.programs = programs;
 	rc = sandbox_spawn(&policy, cfg->workspace, argv.v, env.v, fds, &p->pid, why,
 	    sizeof why);
 	if (rc != 0) {

@@ -1,6 +1,7 @@
 /*
- * run_command: /bin/sh -c in the workspace, in the sandbox of the run's profile
- * (src/common/sandbox.h, docs/agent.md "The sandbox").
+ * run_command: /bin/sh in the workspace, in the sandbox of the run's profile
+ * (src/common/sandbox.h, docs/agent.md "The sandbox"); the command reaches the shell
+ * through a descriptor, not its command line.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +21,7 @@
 #include "xalloc.h"
 
 #define COMMAND_MAX 65536
+#define BOUND_MAX 160		/* what a resource bound did, for the status line */
 
 extern char **environ;
 
@@ -169,18 +171,57 @@ command_wait(struct host *host, struct command_run *r, long timeout_ms)
 	}
 }
 
+/* Whether out (the command's output) holds needle. */
+static bool
+output_says(const struct command_run *r, const char *needle)
+{
+	return r->out.data != NULL &&
+	    memmem(r->out.data, r->out.len, needle, strlen(needle)) != NULL;
+}
+
+/*
+ * For a failed command whose output shows a bound that makes calls fail instead
+ * of killing (docs/agent.md "Resource bounds"): which, in bound (left as is otherwise).
+ */
+static void
+command_bound_seen(const struct command_run *r, const struct sandbox_limits *lim,
+    char *bound, size_t len)
+{
+	if (bound[0] != '\0')
+		return;
+	/* ASan, TSan and MSan reserve terabytes of shadow memory, which RLIMIT_DATA counts */
+	if (lim->memory > 0 && output_says(r, "ReserveShadowMemoryRange failed"))
+		snprintf(bound, len, "memory limit %lld MiB per process: a sanitizer build needs "
+		    "runs.commandLimits.memoryMiB 0", lim->memory >> 20);
+	else if (lim->memory > 0 && (output_says(r, "Cannot allocate memory") ||
+	    output_says(r, "memory exhausted") || output_says(r, "out of memory") ||
+	    output_says(r, "MemoryError")))
+		snprintf(bound, len, "memory limit %lld MiB per process: an allocation failed",
+		    lim->memory >> 20);
+	else if (lim->tmp_size > 0 && output_says(r, "No space left on device"))
+		snprintf(bound, len, "/tmp and /dev/shm hold at most %lld MiB each: a write "
+		    "failed", lim->tmp_size >> 20);
+}
+
 static void
 command_report(struct command_run *r, const char *command, enum command_end end,
-    long timeout_ms, int64_t ms, struct tool_result *res)
+    const struct agent_config *cfg, char *bound, int64_t ms, struct tool_result *res)
 {
-	char status[64];
+	char status[192];
 
+	if (end != COMMAND_TIMEOUT && (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0))
+		command_bound_seen(r, &cfg->limits, bound, BOUND_MAX);
 	if (end == COMMAND_TIMEOUT)
-		snprintf(status, sizeof status, "timed out after %ld ms; killed", timeout_ms);
+		snprintf(status, sizeof status, "timed out after %ld ms; killed",
+		    cfg->command_timeout_ms);
+	else if (bound[0] != '\0' && strncmp(bound, "killed", 6) == 0)
+		snprintf(status, sizeof status, "%s", bound);
 	else if (WIFEXITED(r->status))
-		snprintf(status, sizeof status, "exit status %d", WEXITSTATUS(r->status));
+		snprintf(status, sizeof status, "exit status %d%s%s", WEXITSTATUS(r->status),
+		    bound[0] ? "; " : "", bound);
 	else
-		snprintf(status, sizeof status, "killed by signal %d", WTERMSIG(r->status));
+		snprintf(status, sizeof status, "killed by signal %d%s%s", WTERMSIG(r->status),
+		    bound[0] ? "; " : "", bound);
 	buf_printf(&res->content, "$ %s\n%s\n", command, status);
 	agent_utf8_append(&res->content, r->out.data ? r->out.data : "", r->out.len);
 	if (r->dropped > 0)
@@ -201,13 +242,13 @@ tool_run_command(const struct tool_ctx *ctx, const cJSON *args, struct tool_resu
 		.network = ctx->cfg->network,
 		.hidden = (const char *const *)ctx->cfg->hidden,
 		.allow_unconfined = ctx->cfg->allow_unconfined,
+		.limits = &ctx->cfg->limits,
 	};
-	char *argv[] = { "/bin/sh", "-c", (char *)command, NULL };
 	struct command_env env;
 	enum command_end end;
 	int64_t started;
 	int pipefd[2], fds[3];
-	char err[1024];
+	char err[1024], bound[BOUND_MAX];
 	int rc;
 
 	if (command == NULL || command[0] == '\0' || strlen(command) > COMMAND_MAX) {
@@ -222,8 +263,8 @@ tool_run_command(const struct tool_ctx *ctx, const cJSON *args, struct tool_resu
 	command_env_make(&env, ctx->cfg->profile == PROFILE_FULL_ACCESS);
 	started = td_mono_ms();
 	fds[0] = -1, fds[1] = pipefd[1], fds[2] = pipefd[1];
-	rc = sandbox_spawn(&policy, ctx->cfg->workspace, argv, env.vars, fds, &r.pid, err,
-	    sizeof err);
+	rc = sandbox_spawn_shell(&policy, ctx->cfg->workspace, command, env.vars, fds, &r.pid,
+	    err, sizeof err);
 	close(pipefd[1]);
 	command_env_free(&env);
 	if (rc != 0) {
@@ -239,12 +280,12 @@ tool_run_command(const struct tool_ctx *ctx, const cJSON *args, struct tool_resu
 	/* Nothing the command started outlives it: its pid namespace goes too. */
 	command_kill(&r);
 	command_drain(&r);
+	sandbox_limits_end(r.pid, r.status, bound, sizeof bound);
 	if (end == COMMAND_CANCELLED) {
 		tool_result_summary(res, "cancelled");
 		res->failed = true;
 	} else
-		command_report(&r, command, end, ctx->cfg->command_timeout_ms,
-		    td_mono_ms() - started, res);
+		command_report(&r, command, end, ctx->cfg, bound, td_mono_ms() - started, res);
 	buf_free(&r.out);
 	return end == COMMAND_CANCELLED ? AGENT_CANCELLED : AGENT_OK;
 }

@@ -252,6 +252,7 @@ spawn_server(const struct sandbox_policy *policy, const char *program, char *con
 
 	if (policy != NULL) {
 		const int fds[3] = { in_fd, out_fd, err_fd };
+		struct sandbox_policy pol = *policy;
 		char why[768];
 		char **sargv;
 		size_t n = 0;
@@ -262,7 +263,9 @@ spawn_server(const struct sandbox_policy *policy, const char *program, char *con
 		sargv[0] = (char *)program;	/* resolved here: the same path inside */
 		for (size_t i = 1; i < n; i++)
 			sargv[i] = argv[i];
-		rc = sandbox_spawn(policy, cwd, sargv, envp, fds, pid, why, sizeof why);
+		/* the connector's definition: the user's, so its paths may be bound */
+		pol.programs = (const char *const *)sargv;
+		rc = sandbox_spawn(&pol, cwd, sargv, envp, fds, pid, why, sizeof why);
 		free(sargv);
 		if (rc != 0)
 			set_err(err, errlen, "cannot start the server: %s", why);
@@ -1411,6 +1414,11 @@ stdio_stop(struct mcp_client *c)
 			kill(-pgid, SIGKILL);
 		if (!c->exited && waitpid(c->pid, &c->wstatus, 0) == c->pid)
 			c->exited = true;
+		if (c->sandboxed && c->exited) {
+			char bound[160];
+
+			sandbox_limits_end(c->pid, c->wstatus, bound, sizeof bound);
+		}
 	}
 	if (c->from_fd >= 0)
 		close(c->from_fd);

@@ -9,6 +9,7 @@
  * namespace only, so that nothing started outlives the command.  bwrap's
  * --die-with-parent ends the namespace when the spawning thread dies.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -20,6 +21,7 @@
 #include <stddef.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -221,10 +223,204 @@ seccomp_fd(void)
 }
 #endif
 
+/* ---- resource bounds ----------------------------------------------------------- */
+
+/*
+ * The process bound.  RLIMIT_NPROC counts all the processes of the user, and the
+ * kernel does not apply it to root; a cgroup of the pids controller counts those
+ * of one sandbox only, whoever runs it.  Where this process may make cgroups of
+ * that controller (a cgroup v1 hierarchy, as on hybrid hosts, writable), each
+ * sandbox with a process bound gets one, "taskdeck-<pid>-<n>" with pids.max set,
+ * which its first process enters before it starts bwrap.  Elsewhere (cgroup v2
+ * needs a delegated subtree: not done) RLIMIT_NPROC is set inside the sandbox's
+ * user namespace (prlimit as the first program), where it counts the sandbox's
+ * processes only; root is not bound then.
+ */
+static pthread_once_t pids_once = PTHREAD_ONCE_INIT;
+static char *pids_base;		/* the cgroup directory to make children in, or NULL */
+
+/* One spawn with limits, until sandbox_limits_end. */
+struct bounded {
+	pid_t pid;
+	char *cgroup;		/* its pids cgroup, or NULL */
+	long processes, cpu_seconds;
+	bool ended;		/* collected; the cgroup is left to remove */
+	struct bounded *next;
+};
+static pthread_mutex_t bounded_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct bounded *bounded;
+static unsigned long cgroup_seq;
+
+static void
+pids_find(void)
+{
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	char line[PATH_MAX + 64];
+
+	while (f != NULL && fgets(line, sizeof line, f) != NULL) {
+		char *ctl = strchr(line, ':'), *path, *dir, *tok, *save = NULL, list[256];
+		bool pids = false;
+
+		if (ctl == NULL || (path = strchr(++ctl, ':')) == NULL)
+			continue;
+		*path++ = '\0';
+		path[strcspn(path, "\n")] = '\0';
+		snprintf(list, sizeof list, "%s", ctl);
+		for (tok = strtok_r(list, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save))
+			pids |= strcmp(tok, "pids") == 0;
+		if (!pids)
+			continue;
+		dir = xasprintf("/sys/fs/cgroup/%s%s", ctl, strcmp(path, "/") == 0 ? "" : path);
+		if (access(dir, W_OK) == 0)
+			pids_base = dir;
+		else
+			free(dir);
+		break;
+	}
+	if (f != NULL)
+		fclose(f);
+}
+
+/*
+ * Removes the cgroups of ended spawns and, when stale is true, those left by
+ * taskdeck processes that died.
+ */
+static void
+cgroups_sweep(bool stale)
+{
+	struct bounded **b = &bounded;
+	DIR *d;
+	struct dirent *e;
+
+	while (*b != NULL) {
+		struct bounded *it = *b;
+
+		if (it->ended && (it->cgroup == NULL || rmdir(it->cgroup) == 0 || errno == ENOENT)) {
+			*b = it->next;
+			free(it->cgroup);
+			free(it);
+		} else
+			b = &it->next;
+	}
+	if (!stale || pids_base == NULL || (d = opendir(pids_base)) == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		long owner;
+		char *path;
+
+		if (sscanf(e->d_name, "taskdeck-%ld-", &owner) != 1 || owner == (long)getpid() ||
+		    owner <= 0 || kill((pid_t)owner, 0) == 0 || errno != ESRCH)
+			continue;
+		path = xasprintf("%s/%s", pids_base, e->d_name);
+		rmdir(path);	/* fails while a process is left in it */
+		free(path);
+	}
+	closedir(d);
+}
+
+/* A new pids cgroup bounded to max, and an fd of its cgroup.procs; NULL when none. */
+static char *
+cgroup_make(long max, int *procs_fd)
+{
+	char *dir, *file, num[32];
+	int fd;
+	bool ok;
+
+	*procs_fd = -1;
+	pthread_once(&pids_once, pids_find);
+	if (pids_base == NULL)
+		return NULL;
+	pthread_mutex_lock(&bounded_mu);
+	cgroups_sweep(cgroup_seq == 0);	/* what dead processes left: once */
+	dir = xasprintf("%s/taskdeck-%ld-%lu", pids_base, (long)getpid(), ++cgroup_seq);
+	pthread_mutex_unlock(&bounded_mu);
+	if (mkdir(dir, 0755) != 0) {
+		free(dir);
+		return NULL;
+	}
+	file = xasprintf("%s/pids.max", dir);
+	snprintf(num, sizeof num, "%ld", max);
+	fd = open(file, O_WRONLY | O_CLOEXEC);
+	ok = fd >= 0 && write(fd, num, strlen(num)) == (ssize_t)strlen(num);
+	if (fd >= 0)
+		close(fd);
+	free(file);
+	file = xasprintf("%s/cgroup.procs", dir);
+	if (!ok || (*procs_fd = open(file, O_WRONLY | O_CLOEXEC)) < 0) {
+		rmdir(dir);
+		free(dir);
+		dir = NULL;
+	}
+	free(file);
+	return dir;
+}
+
+/* Remembers a spawn with limits (takes cgroup). */
+static void
+bounded_add(pid_t pid, char *cgroup, const struct sandbox_limits *lim)
+{
+	struct bounded *b = xcalloc(1, sizeof *b);
+
+	b->pid = pid;
+	b->cgroup = cgroup;
+	b->processes = lim->processes;
+	b->cpu_seconds = lim->cpu_seconds;
+	pthread_mutex_lock(&bounded_mu);
+	b->next = bounded;
+	bounded = b;
+	pthread_mutex_unlock(&bounded_mu);
+}
+
+/* How many forks the pids cgroup refused (pids.events "max N"). */
+static long long
+cgroup_refused(const char *dir)
+{
+	char *file = xasprintf("%s/pids.events", dir), line[128];
+	FILE *f = fopen(file, "re");
+	long long n = 0;
+
+	while (f != NULL && fgets(line, sizeof line, f) != NULL)
+		if (sscanf(line, "max %lld", &n) == 1)
+			break;
+	if (f != NULL)
+		fclose(f);
+	free(file);
+	return n;
+}
+
+void
+sandbox_limits_end(pid_t pid, int status, char *msg, size_t msglen)
+{
+	struct bounded *b;
+
+	if (msglen > 0)
+		msg[0] = '\0';
+	pthread_mutex_lock(&bounded_mu);
+	for (b = bounded; b != NULL && (b->pid != pid || b->ended); b = b->next)
+		;
+	if (b != NULL) {
+		int sig = WIFSIGNALED(status) ? WTERMSIG(status) :
+		    WIFEXITED(status) && WEXITSTATUS(status) > 128 ? WEXITSTATUS(status) - 128 : 0;
+
+		/* bwrap and the shell give a signal's death as the exit status 128 + n */
+		if (b->cpu_seconds > 0 && sig == SIGXCPU)
+			snprintf(msg, msglen, "killed: CPU time limit %ld s", b->cpu_seconds);
+		else if (b->cgroup != NULL && cgroup_refused(b->cgroup) > 0)
+			snprintf(msg, msglen, "process limit %ld reached: a fork was refused",
+			    b->processes);
+		b->ended = true;
+		/* empty once bwrap is collected, or soon after: then the next sweep */
+		cgroups_sweep(false);
+	}
+	pthread_mutex_unlock(&bounded_mu);
+}
+
 /* ---- spawning ------------------------------------------------------------------- */
 
 /* The fd the child gets the seccomp filter on, for bwrap --seccomp. */
 #define SECCOMP_CHILD_FD 3
+/* The fd sandbox_spawn_shell's shell reads its command from. */
+#define SHELL_CHILD_FD 4
 
 struct argv_buf {
 	char **v;
@@ -279,6 +475,33 @@ hide(struct argv_buf *a, const char *path)
 	}
 }
 
+/* true when path is hidden again after the workspace is bound: strictly inside it. */
+static bool
+hidden_inside(const struct sandbox_policy *pol, const char *path)
+{
+	return pol->workspace != NULL && path_within(path, pol->workspace) &&
+	    strcmp(path, pol->workspace) != 0;
+}
+
+/*
+ * true when hidden path i lies strictly inside another hidden path hidden in the
+ * same step (both before the workspace is bound, or both after): the empty
+ * directory over that one hides it already, and a mount at its place would be
+ * covered, its read-only remount fail.  Any nesting, in any order, works.
+ */
+static bool
+hidden_covered(const struct sandbox_policy *pol, size_t i)
+{
+	const char *path = pol->hidden[i];
+
+	for (size_t j = 0; pol->hidden[j] != NULL; j++)
+		if (j != i && strcmp(pol->hidden[j], path) != 0 &&
+		    path_within(path, pol->hidden[j]) &&
+		    hidden_inside(pol, path) == hidden_inside(pol, pol->hidden[j]))
+			return true;
+	return false;
+}
+
 #define TMP_TOPS_MAX 16
 
 /* Adds the directory (or file) right under /tmp that holds path to tops, once. */
@@ -318,21 +541,22 @@ tmp_top_both(const char *path, char tops[][PATH_MAX], size_t *n)
 /*
  * The sandbox has a /tmp of its own, which would hide a program that lives
  * under the host's /tmp (a checkout, a build or an npm cache there).  The
- * entry right under /tmp that holds the program, an absolute argument or a
- * directory of PATH is bound read-only at its place; what is hidden is hidden
- * after it, and the private directories (pol->dirs) are left alone.
+ * entry right under /tmp that holds one of the configured programs
+ * (pol->programs) or a directory of PATH is bound read-only at its place; what
+ * is hidden is hidden after it, and the private directories (pol->dirs) are
+ * left alone.  The command's arguments are not looked at: run_command's are a
+ * model's text, and a mount must not depend on what a model writes.
  */
 static void
-bind_tmp_tops(struct argv_buf *a, const struct sandbox_policy *pol, char *const argv[],
-    char *const envp[])
+bind_tmp_tops(struct argv_buf *a, const struct sandbox_policy *pol, char *const envp[])
 {
 	char (*tops)[PATH_MAX] = xcalloc(TMP_TOPS_MAX, sizeof *tops);
 	size_t n = 0;
 	struct stat st;
 
-	for (size_t i = 0; argv != NULL && argv[i] != NULL; i++)
-		if (argv[i][0] == '/')
-			tmp_top_both(argv[i], tops, &n);
+	for (size_t i = 0; pol->programs != NULL && pol->programs[i] != NULL; i++)
+		if (pol->programs[i][0] == '/')
+			tmp_top_both(pol->programs[i], tops, &n);
 	for (size_t i = 0; envp != NULL && envp[i] != NULL; i++) {
 		const char *p = envp[i];
 
@@ -367,11 +591,14 @@ bind_tmp_tops(struct argv_buf *a, const struct sandbox_policy *pol, char *const 
 	free(tops);
 }
 
-/* The bwrap arguments before the command (argv and envp: the command's, or NULL). */
+/* The bwrap arguments before the command (envp: the command's, or NULL). */
 static void
 bwrap_args(struct argv_buf *a, const char *bwrap, const struct sandbox_policy *pol,
-    const char *cwd, bool seccomp, char *const argv[], char *const envp[])
+    const char *cwd, bool seccomp, char *const envp[])
 {
+	size_t nhidden = 0;
+	bool *covered;
+
 	arg(a, bwrap);
 	arg(a, "--die-with-parent");
 	arg(a, "--new-session");
@@ -403,36 +630,47 @@ bwrap_args(struct argv_buf *a, const char *bwrap, const struct sandbox_policy *p
 		arg(a, "/dev");
 		arg(a, "--proc");
 		arg(a, "/proc");
-		arg(a, "--tmpfs");
-		arg(a, "/tmp");
-		arg(a, "--tmpfs");
-		arg(a, "/dev/shm");
-		bind_tmp_tops(a, pol, argv, envp);
+		for (int i = 0; i < 2; i++) {
+			if (pol->limits != NULL && pol->limits->tmp_size > 0) {
+				char size[32];
+
+				snprintf(size, sizeof size, "%lld", pol->limits->tmp_size);
+				arg(a, "--size");
+				arg(a, size);
+			}
+			arg(a, "--tmpfs");
+			arg(a, i == 0 ? "/tmp" : "/dev/shm");
+		}
+		bind_tmp_tops(a, pol, envp);
 		/* Everything hidden, then the workspace, then what is hidden inside it. */
 		for (size_t i = 0; pol->hidden != NULL && pol->hidden[i] != NULL; i++)
-			if (pol->workspace == NULL || !path_within(pol->hidden[i], pol->workspace) ||
-			    strcmp(pol->hidden[i], pol->workspace) == 0)
+			nhidden = i + 1;
+		covered = xcalloc(nhidden + 1, sizeof *covered);
+		for (size_t i = 0; i < nhidden; i++)
+			covered[i] = hidden_covered(pol, i);
+		for (size_t i = 0; i < nhidden; i++)
+			if (!hidden_inside(pol, pol->hidden[i]) && !covered[i])
 				hide(a, pol->hidden[i]);
 		if (pol->workspace != NULL) {
 			arg(a, pol->profile == SANDBOX_WORKSPACE_WRITE ? "--bind" : "--ro-bind");
 			arg(a, pol->workspace);
 			arg(a, pol->workspace);
-			for (size_t i = 0; pol->hidden != NULL && pol->hidden[i] != NULL; i++)
-				if (path_within(pol->hidden[i], pol->workspace) &&
-				    strcmp(pol->hidden[i], pol->workspace) != 0)
+			for (size_t i = 0; i < nhidden; i++)
+				if (hidden_inside(pol, pol->hidden[i]) && !covered[i])
 					hide(a, pol->hidden[i]);
 		}
 		/* Not recursive: a workspace bound below a hidden directory stays as bound. */
-		for (size_t i = 0; pol->hidden != NULL && pol->hidden[i] != NULL; i++) {
+		for (size_t i = 0; i < nhidden; i++) {
 			struct stat st;
 
-			if (stat(pol->hidden[i], &st) == 0 && S_ISDIR(st.st_mode) &&
-			    (pol->workspace == NULL ||
+			if (!covered[i] && stat(pol->hidden[i], &st) == 0 &&
+			    S_ISDIR(st.st_mode) && (pol->workspace == NULL ||
 			    strcmp(pol->hidden[i], pol->workspace) != 0)) {
 				arg(a, "--remount-ro");
 				arg(a, pol->hidden[i]);
 			}
 		}
+		free(covered);
 		/* A program's private state (docs/frameworks.md), in the private /tmp. */
 		for (size_t i = 0; pol->dirs != NULL && pol->dirs[i] != NULL; i++) {
 			arg(a, "--perms");
@@ -452,16 +690,41 @@ bwrap_args(struct argv_buf *a, const char *bwrap, const struct sandbox_policy *p
 	arg(a, "--");
 }
 
-/* In the child: only async-signal-safe calls until exec. */
+/* What the child sets up before exec: its limits and its cgroup (-1: none). */
+struct child_bounds {
+	const struct sandbox_limits *lim;	/* NULL: none */
+	int cgroup_fd;
+};
+
+/* In the child: only async-signal-safe calls until exec.  extra[0] becomes fd 3
+ * (SECCOMP_CHILD_FD), extra[1] fd 4 (SHELL_CHILD_FD); -1: closed. */
 static void __attribute__((noreturn))
-spawn_child(const int fds[3], int extra, pid_t parent, bool deathsig, const char *path,
-    char *const argv[], char *const envp[], const char *cwd)
+spawn_child(const int fds[3], const int extra_in[2], const struct child_bounds *cb,
+    pid_t parent, bool deathsig, const char *path, char *const argv[], char *const envp[],
+    const char *cwd)
 {
-	int io[3];
+	int io[3], extra[2];
 	sigset_t none;
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
 
 	setsid();		/* its own session and process group: sandbox_kill's killpg */
+	/* Into the pids cgroup first: all that follows is counted. */
+	if (cb->cgroup_fd >= 0 && write(cb->cgroup_fd, "0", 1) != 1)
+		_exit(126);
+	if (cb->lim != NULL && cb->lim->memory > 0) {
+		struct rlimit rl = { (rlim_t)cb->lim->memory, (rlim_t)cb->lim->memory };
+
+		if (setrlimit(RLIMIT_DATA, &rl) != 0)
+			_exit(126);
+	}
+	if (cb->lim != NULL && cb->lim->cpu_seconds > 0) {
+		/* SIGXCPU at the limit, SIGKILL a second later for one that ignores it */
+		struct rlimit rl = { (rlim_t)cb->lim->cpu_seconds,
+			(rlim_t)cb->lim->cpu_seconds + 1 };
+
+		if (setrlimit(RLIMIT_CPU, &rl) != 0)
+			_exit(126);
+	}
 	if (deathsig) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
@@ -470,9 +733,11 @@ spawn_child(const int fds[3], int extra, pid_t parent, bool deathsig, const char
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	sigaction(SIGPIPE, &dfl, NULL);
-	/* Move the given fds above 4 first so that dup2 order does not clobber them. */
-	if (extra >= 0 && (extra = fcntl(extra, F_DUPFD_CLOEXEC, 5)) < 0)
-		_exit(126);
+	/* Move the given fds above 5 first so that dup2 order does not clobber them. */
+	for (int i = 0; i < 2; i++)
+		if ((extra[i] = extra_in[i]) >= 0 &&
+		    (extra[i] = fcntl(extra[i], F_DUPFD_CLOEXEC, 5)) < 0)
+			_exit(126);
 	for (int i = 0; i < 3; i++) {
 		io[i] = fds[i] >= 0 ? fcntl(fds[i], F_DUPFD_CLOEXEC, 5) :
 		    open("/dev/null", i == 0 ? O_RDONLY | O_CLOEXEC : O_WRONLY | O_CLOEXEC);
@@ -482,12 +747,11 @@ spawn_child(const int fds[3], int extra, pid_t parent, bool deathsig, const char
 	for (int i = 0; i < 3; i++)
 		if (dup2(io[i], i) < 0)
 			_exit(126);
-	if (extra >= 0) {
-		if (dup2(extra, SECCOMP_CHILD_FD) < 0)
+	for (int i = 0; i < 2; i++)
+		if (extra[i] >= 0 ? dup2(extra[i], SECCOMP_CHILD_FD + i) < 0 :
+		    close(SECCOMP_CHILD_FD + i) < 0 && errno != EBADF)
 			_exit(126);
-		close_range(SECCOMP_CHILD_FD + 1, ~0U, 0);
-	} else
-		close_range(3, ~0U, 0);
+	close_range(SHELL_CHILD_FD + 1, ~0U, 0);
 	if (cwd != NULL && chdir(cwd) != 0)
 		_exit(126);
 	execve(path, argv, envp);
@@ -496,14 +760,17 @@ spawn_child(const int fds[3], int extra, pid_t parent, bool deathsig, const char
 
 static int
 spawn(const char *path, char *const argv[], char *const envp[], const char *cwd,
-    const int fds[3], int extra, bool deathsig, pid_t *pid, char *err,
-    size_t errlen)
+    const int fds[3], const int extra[2], const struct child_bounds *cb, bool deathsig,
+    pid_t *pid, char *err, size_t errlen)
 {
+	static const struct child_bounds none = { .cgroup_fd = -1 };
 	pid_t parent = getpid();
-	pid_t p = fork();
+	pid_t p;
 
-	if (p == 0)
-		spawn_child(fds, extra, parent, deathsig, path, argv, envp, cwd);
+	if (cb == NULL)
+		cb = &none;
+	if ((p = fork()) == 0)
+		spawn_child(fds, extra, cb, parent, deathsig, path, argv, envp, cwd);
 	if (p < 0) {
 		snprintf(err, errlen, "cannot start the command: %s", strerror(errno));
 		return -1;
@@ -544,10 +811,11 @@ probe(char *why, size_t whylen)
 		return false;
 	}
 	sfd = seccomp_fd();
-	bwrap_args(&a, bwrap, &pol, "/", sfd >= 0, NULL, NULL);
+	bwrap_args(&a, bwrap, &pol, "/", sfd >= 0, NULL);
 	arg(&a, "true");
 	fds[0] = -1, fds[1] = pipefd[1], fds[2] = pipefd[1];
-	ok = spawn(bwrap, a.v, envp, "/", fds, sfd, true, &pid, why, whylen) == 0;
+	ok = spawn(bwrap, a.v, envp, "/", fds, (const int[2]){ sfd, -1 }, NULL, true, &pid,
+	    why, whylen) == 0;
 	if (sfd >= 0)
 		close(sfd);
 	close(pipefd[1]);
@@ -610,49 +878,124 @@ path_search(const char *argv0, char *const envp[])
 	return NULL;
 }
 
-int
-sandbox_spawn(const struct sandbox_policy *policy, const char *cwd, char *const argv[],
-    char *const envp[], const int fds[3], pid_t *pid, char *err, size_t errlen)
+/* Where RLIMIT_NPROC is set inside a sandbox when no cgroup bounds its processes. */
+#define PRLIMIT_PATH "/usr/bin/prlimit"
+
+/* sandbox_spawn, with shell_fd (-1: none) as the child's SHELL_CHILD_FD. */
+static int
+spawn_in_sandbox(const struct sandbox_policy *policy, const char *cwd, char *const argv[],
+    char *const envp[], const int fds[3], int shell_fd, pid_t *pid, char *err, size_t errlen)
 {
 	const char *bwrap = sandbox_bwrap_path();
-	char why[768];
+	const struct sandbox_limits *lim = policy->limits;
+	struct child_bounds cb = { .lim = lim, .cgroup_fd = -1 };
+	char why[768] = "", *cgroup = NULL;
 	struct argv_buf a = { 0 };
 	int rc, sfd = -2;
+	bool confined = probe(why, sizeof why) && bwrap != NULL;
 
 	if (argv == NULL || argv[0] == NULL) {
 		snprintf(err, errlen, "no command to run");
 		return -1;
 	}
-	if (bwrap == NULL || !probe(why, sizeof why)) {
-		if (policy->profile != SANDBOX_FULL_ACCESS && !policy->allow_unconfined) {
-			snprintf(err, errlen, "sandbox_unavailable: %s; commands do not run "
-			    "unconfined (see taskdeck doctor)", why);
-			return -1;
-		}
+	if (!confined && policy->profile != SANDBOX_FULL_ACCESS && !policy->allow_unconfined) {
+		snprintf(err, errlen, "sandbox_unavailable: %s; commands do not run "
+		    "unconfined (see taskdeck doctor)", why);
+		return -1;
+	}
+	if (confined && policy->profile != SANDBOX_FULL_ACCESS && (sfd = seccomp_fd()) == -1) {
+		snprintf(err, errlen, "sandbox_unavailable: cannot prepare the seccomp filter: %s",
+		    strerror(errno));
+		return -1;
+	}
+	if (lim != NULL && lim->processes > 0)
+		cgroup = cgroup_make(lim->processes, &cb.cgroup_fd);
+	if (!confined) {
 		/* Unconfined: its own session, killed with the caller thread; what it starts
 		 * with setsid may survive (docs/agent.md). */
 		char *exe = path_search(argv[0], envp);
 
 		if (exe == NULL) {
 			snprintf(err, errlen, "%s: command not found", argv[0]);
-			return -1;
-		}
-		rc = spawn(exe, argv, envp, cwd, fds, -1, true, pid, err, errlen);
+			rc = -1;
+		} else
+			rc = spawn(exe, argv, envp, cwd, fds, (const int[2]){ -1, shell_fd }, &cb,
+			    true, pid, err, errlen);
 		free(exe);
-		return rc;
+	} else {
+		bwrap_args(&a, bwrap, policy, cwd, sfd >= 0, envp);
+		/* No cgroup: RLIMIT_NPROC, set inside the new user namespace. */
+		if (lim != NULL && lim->processes > 0 && cgroup == NULL &&
+		    policy->profile != SANDBOX_FULL_ACCESS && access(PRLIMIT_PATH, X_OK) == 0) {
+			char opt[48];
+
+			snprintf(opt, sizeof opt, "--nproc=%ld", lim->processes);
+			arg(&a, PRLIMIT_PATH);
+			arg(&a, opt);
+			arg(&a, "--");
+		}
+		for (size_t i = 0; argv[i] != NULL; i++)
+			arg(&a, argv[i]);
+		rc = spawn(bwrap, a.v, envp, NULL, fds, (const int[2]){ sfd, shell_fd }, &cb, true,
+		    pid, err, errlen);
+		argv_free(&a);
 	}
-	if (policy->profile != SANDBOX_FULL_ACCESS && (sfd = seccomp_fd()) == -1) {
-		snprintf(err, errlen, "sandbox_unavailable: cannot prepare the seccomp filter: %s",
-		    strerror(errno));
-		return -1;
-	}
-	bwrap_args(&a, bwrap, policy, cwd, sfd >= 0, argv, envp);
-	for (size_t i = 0; argv[i] != NULL; i++)
-		arg(&a, argv[i]);
-	rc = spawn(bwrap, a.v, envp, NULL, fds, sfd, true, pid, err, errlen);
-	argv_free(&a);
 	if (sfd >= 0)
 		close(sfd);
+	if (cb.cgroup_fd >= 0)
+		close(cb.cgroup_fd);
+	if (rc == 0 && lim != NULL)
+		bounded_add(*pid, cgroup, lim);
+	else if (cgroup != NULL) {
+		rmdir(cgroup);
+		free(cgroup);
+	}
+	return rc;
+}
+
+int
+sandbox_spawn(const struct sandbox_policy *policy, const char *cwd, char *const argv[],
+    char *const envp[], const int fds[3], pid_t *pid, char *err, size_t errlen)
+{
+	return spawn_in_sandbox(policy, cwd, argv, envp, fds, -1, pid, err, errlen);
+}
+
+/*
+ * The shell sources /dev/fd/4 (SHELL_CHILD_FD, a sealed memfd): the command behind
+ * a first "exec 4<&-", on its line, which closes the inherited descriptor (the
+ * shell reads the file through one of its own).  Neither bwrap's nor the shell's
+ * command line (what every user sees in /proc/PID/cmdline) holds the command, and
+ * no process more than with sh -c is started.
+ */
+int
+sandbox_spawn_shell(const struct sandbox_policy *policy, const char *cwd, const char *command,
+    char *const envp[], const int fds[3], pid_t *pid, char *err, size_t errlen)
+{
+	static char *const argv[] = { "/bin/sh", "-c", ". /dev/fd/4", "sh", NULL };
+	static const char prefix[] = "exec 4<&-; ";
+	char *text = xasprintf("%s%s", prefix, command);
+	size_t len = strlen(text), off = 0;
+	int fd = memfd_create("taskdeck-command", MFD_CLOEXEC | MFD_ALLOW_SEALING), rc;
+
+	while (fd >= 0 && off < len) {
+		ssize_t n = write(fd, text + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	free(text);
+	if (fd < 0 || off < len || lseek(fd, 0, SEEK_SET) != 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) != 0) {
+		snprintf(err, errlen, "cannot pass the command to the shell: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	rc = spawn_in_sandbox(policy, cwd, argv, envp, fds, fd, pid, err, errlen);
+	close(fd);
 	return rc;
 }
 

@@ -16,6 +16,14 @@ struct td_paths;
 
 enum sandbox_profile { SANDBOX_READ_ONLY, SANDBOX_WORKSPACE_WRITE, SANDBOX_FULL_ACCESS };
 
+/* Resource bounds of what a sandbox runs (docs/agent.md "Resource bounds"); 0 = none. */
+struct sandbox_limits {
+	long long memory;	/* bytes of data (heap, private mappings) per process */
+	long processes;		/* processes and threads at once in the sandbox */
+	long cpu_seconds;	/* CPU time per process */
+	long long tmp_size;	/* bytes of the private /tmp, and of /dev/shm */
+};
+
 struct sandbox_policy {
 	enum sandbox_profile profile;
 	const char *workspace;      /* canonical absolute dir; writable under WORKSPACE_WRITE;
@@ -30,6 +38,13 @@ struct sandbox_policy {
 	                             * sandbox; under /tmp (its private tmpfs) to be writable */
 	const char *const *ro_binds; /* NULL-terminated pairs {outside path, inside path, ...}:
 	                             * bound read-only after the dirs; a missing source is left out */
+	/* NULL-terminated paths the user or the service configured (a connector's command
+	 * and arguments, a notify command, a framework CLI), never text a model wrote: the
+	 * entry right under the host's /tmp that holds one (a checkout, a build or an npm
+	 * cache there) is bound read-only, as is one holding a directory of envp's PATH.
+	 * Nothing else of the host's /tmp is visible: argv is not looked at. */
+	const char *const *programs;
+	const struct sandbox_limits *limits;	/* NULL: none */
 };
 
 /*
@@ -45,6 +60,22 @@ struct sandbox_policy {
  */
 int sandbox_spawn(const struct sandbox_policy *policy, const char *cwd, char *const argv[],
                   char *const envp[], const int fds[3], pid_t *pid, char *err, size_t errlen);
+/*
+ * sandbox_spawn of /bin/sh running command (a shell string), which it reads from a
+ * descriptor instead of its arguments: /proc/PID/cmdline of bwrap and of the
+ * shell, readable by every user, do not show it.  $0 is "sh"; the shell sources it
+ * (.) from /dev/fd/4, so its own messages name /dev/fd/4.
+ */
+int sandbox_spawn_shell(const struct sandbox_policy *policy, const char *cwd,
+                        const char *command, char *const envp[], const int fds[3], pid_t *pid,
+                        char *err, size_t errlen);
+/*
+ * Once the child spawned as pid is collected with status (its waitpid status): what
+ * a limit of its policy did, for a person, in msg ("" when nothing): "killed: CPU
+ * time limit 600 s", "process limit 512 reached (a fork was refused)".  Frees what
+ * the bounds held (a pids cgroup).  Call it once per spawn, limits or not.
+ */
+void sandbox_limits_end(pid_t pid, int status, char *msg, size_t msglen);
 /* SIGKILL everything the spawned child started (its pid namespace and process group).
  * Call it before the pid is collected (waitpid): after, the pid may be another's. */
 void sandbox_kill(pid_t pid);

@@ -88,6 +88,7 @@ connector_test_run(const struct connector_launch *l)
 			.network = l->network,
 			.hidden = (const char *const *)l->hidden,
 			.allow_unconfined = l->allow_unconfined,
+			.limits = &l->limits,
 		};
 		c = mcp_open_stdio_sandboxed(&policy, l->command, l->args, l->envp, cwd, &lim,
 		    err, sizeof err);

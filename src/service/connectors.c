@@ -808,6 +808,7 @@ connector_launch_prepare(struct service *svc, const char *id, struct connector_l
 		l->hidden = sandbox_hidden_paths(&svc->paths, NULL);
 		l->network = settings_network(svc->settings);
 		l->allow_unconfined = settings_allow_unconfined(svc->settings);
+		l->limits = *settings_command_limits(svc->settings);
 		l->command = xstrdup(json_get_string(t, "command"));
 		l->args = strv_new((size_t)cJSON_GetArraySize(args));
 		cJSON_ArrayForEach(e, args)

@@ -14,6 +14,7 @@
 
 #include "errors.h"
 #include "ids.h"
+#include "sandbox.h"
 
 #define CONNECTOR_WEB_ID "con_web"
 #define CONNECTOR_NAME_MAX 32
@@ -87,6 +88,7 @@ struct connector_launch {
 	char **hidden;		/* taskdeck's own directories and the credential files */
 	bool network;		/* defaults.network: what a run of the application default gets */
 	bool allow_unconfined;	/* runs.allowUnconfinedCommands */
+	struct sandbox_limits limits;	/* runs.commandLimits */
 };
 enum td_code connector_launch_prepare(struct service *svc, const char *id,
     struct connector_launch *l, struct conn_problem *p);

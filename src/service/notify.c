@@ -65,10 +65,16 @@ notify_spawn(struct notify *n, char *const argv[], char *const envp[], int *out)
 		.hidden = (const char *const *)hidden,
 		.allow_unconfined = settings_allow_unconfined(n->svc->settings),
 	};
+	const char *programs[NOTIFY_ARGS_MAX + 1] = { NULL };
+	int configured = cJSON_GetArraySize(n->command);
 	char err[512];
 	int p[2], fds[3];
 	pid_t pid = -1;
 
+	/* the user's notify.command; not the run's id, kind and project name after it */
+	for (int i = 0; i < configured && i < NOTIFY_ARGS_MAX && argv[i] != NULL; i++)
+		programs[i] = argv[i];
+	policy.programs = programs;
 	*out = -1;
 	if (pipe2(p, O_CLOEXEC) != 0) {
 		log_warn("notify.command: no pipe: %s", strerror(errno));

@@ -10,6 +10,7 @@
 #include "json.h"
 #include "log.h"
 #include "resource.h"
+#include "sandbox.h"
 #include "settings.h"
 #include "xalloc.h"
 
@@ -35,6 +36,7 @@ struct settings {
 	cJSON *keys;		/* apiKeyEnv name -> value, taken from the environment */
 	long disk_warn_mib, disk_fail_mib;
 	const cJSON *notify_command;	/* notify.command, or NULL */
+	struct sandbox_limits command_limits;	/* runs.commandLimits (docs/agent.md) */
 };
 
 static const char default_settings[] =
@@ -61,7 +63,63 @@ static const char *const provider_keys[] = { "kind", "baseUrl", "apiKeyEnv",
 	"defaultModel", "apiKeyCredential", NULL };
 static const char *const provider_kinds[] = { "replay", "openai", "anthropic", NULL };
 static const char *const run_keys[] = { "maxConcurrent", "maxTurns", "commandTimeoutMs",
-	"allowUnconfinedCommands", "resumeLimit", NULL };
+	"allowUnconfinedCommands", "resumeLimit", "commandLimits", NULL };
+
+/* runs.commandLimits: the resource bounds of commands and connector servers; 0 = none. */
+static const struct {
+	const char *key;
+	long min, max, def;
+} command_limit_keys[] = {
+	{ "memoryMiB", 16, 1L << 24, 2048 },
+	{ "processes", 8, 1L << 22, 512 },
+	{ "cpuSeconds", 1, 1L << 30, 3600 },
+	{ "tmpMiB", 1, 1L << 24, 1024 },
+};
+#define COMMAND_LIMITS (sizeof command_limit_keys / sizeof command_limit_keys[0])
+
+/* Reads runs.commandLimits (runs may be NULL) into s->command_limits; false with *err. */
+static bool
+settings_check_limits(struct settings *s, const cJSON *runs, char **err)
+{
+	const cJSON *l = cJSON_GetObjectItemCaseSensitive(runs, "commandLimits");
+	long v[COMMAND_LIMITS];
+
+	if (l != NULL && !cJSON_IsObject(l)) {
+		*err = xstrdup("runs.commandLimits must be an object");
+		return false;
+	}
+	for (size_t i = 0; i < COMMAND_LIMITS; i++) {
+		const cJSON *p = cJSON_GetObjectItemCaseSensitive(l, command_limit_keys[i].key);
+
+		v[i] = command_limit_keys[i].def;
+		if (p == NULL)
+			continue;
+		if (!cJSON_IsNumber(p) || p->valuedouble != (double)(long)p->valuedouble ||
+		    (p->valuedouble != 0 && (p->valuedouble < command_limit_keys[i].min ||
+		    p->valuedouble > command_limit_keys[i].max))) {
+			*err = xasprintf("runs.commandLimits.%s must be 0 (no limit) or an integer "
+			    "of %ld to %ld", command_limit_keys[i].key, command_limit_keys[i].min,
+			    command_limit_keys[i].max);
+			return false;
+		}
+		v[i] = (long)p->valuedouble;
+	}
+	for (const cJSON *p = l ? l->child : NULL; p != NULL; p = p->next) {
+		size_t i = 0;
+
+		while (i < COMMAND_LIMITS && strcmp(p->string, command_limit_keys[i].key) != 0)
+			i++;
+		if (i == COMMAND_LIMITS) {
+			*err = xasprintf("runs.commandLimits: unknown member %s", p->string);
+			return false;
+		}
+	}
+	s->command_limits.memory = (long long)v[0] << 20;
+	s->command_limits.processes = v[1];
+	s->command_limits.cpu_seconds = v[2];
+	s->command_limits.tmp_size = (long long)v[3] << 20;
+	return true;
+}
 /* readiness (issue 16): configured CLI paths and the disk thresholds of doctor */
 static const char *const runtime_keys[] = { "claude-code", "codex", NULL };
 static const char *const runtime_entry_keys[] = { "path", NULL };
@@ -284,7 +342,7 @@ settings_check(struct settings *s, char **err)
 	s->resume_limit = 3;
 	runs = cJSON_GetObjectItemCaseSensitive(root, "runs");
 	if (runs == NULL)
-		return settings_check_notify(s, err);
+		return settings_check_limits(s, NULL, err) && settings_check_notify(s, err);
 	if (!cJSON_IsObject(runs) || !json_only_keys(runs, run_keys, &bad)) {
 		*err = bad ? xasprintf("runs: unknown member %s", bad)
 		    : xstrdup("runs must be an object");
@@ -315,7 +373,7 @@ settings_check(struct settings *s, char **err)
 		s->max_turns = p->valueint;
 	if ((p = cJSON_GetObjectItemCaseSensitive(runs, "commandTimeoutMs")) != NULL)
 		s->command_timeout_ms = (long)p->valuedouble;
-	return settings_check_notify(s, err);
+	return settings_check_limits(s, runs, err) && settings_check_notify(s, err);
 }
 
 /* notify: {"command": ["program", "arg", ...]} (issue 14), or absent. */
@@ -469,6 +527,12 @@ bool
 settings_allow_unconfined(const struct settings *s)
 {
 	return s->allow_unconfined;
+}
+
+const struct sandbox_limits *
+settings_command_limits(const struct settings *s)
+{
+	return &s->command_limits;
 }
 
 bool

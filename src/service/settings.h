@@ -29,6 +29,9 @@ int settings_max_turns(const struct settings *s);
 long settings_command_timeout_ms(const struct settings *s);
 /* runs.allowUnconfinedCommands: commands run unconfined when no sandbox works. */
 bool settings_allow_unconfined(const struct settings *s);
+/* runs.commandLimits: the bounds of commands and connector servers (docs/agent.md). */
+struct sandbox_limits;
+const struct sandbox_limits *settings_command_limits(const struct settings *s);
 /* defaults.network: commands of runs reach the network unless a project or run says. */
 bool settings_network(const struct settings *s);
 /* Moves the providers' API keys from the environment into s (taskdeckd does it at start). */

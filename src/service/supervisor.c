@@ -672,6 +672,15 @@ sandbox_message(struct service *svc, cJSON *msg, const char *workspace, bool net
 	store_unlock(svc->store);
 	cJSON_AddBoolToObject(sb, "network", network);
 	cJSON_AddBoolToObject(sb, "allowUnconfined", settings_allow_unconfined(svc->settings));
+	{
+		const struct sandbox_limits *lim = settings_command_limits(svc->settings);
+		cJSON *l = cJSON_AddObjectToObject(sb, "limits");
+
+		cJSON_AddNumberToObject(l, "memoryMiB", (double)(lim->memory >> 20));
+		cJSON_AddNumberToObject(l, "processes", (double)lim->processes);
+		cJSON_AddNumberToObject(l, "cpuSeconds", (double)lim->cpu_seconds);
+		cJSON_AddNumberToObject(l, "tmpMiB", (double)(lim->tmp_size >> 20));
+	}
 	arr = cJSON_AddArrayToObject(sb, "hidden");
 	/* A hidden directory holding the workspace stays hidden but for the workspace. */
 	for (char **h = hidden; *h != NULL; h++) {

@@ -21,7 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -135,7 +138,9 @@ command_status_said(const char *run_id, char *said, size_t len)
 		if (strcmp(json_get_string(e, "type"), "run.tool") != 0 || summary == NULL ||
 		    strcmp(json_get_string(data, "name"), "run_command") != 0)
 			continue;
-		if (sscanf(summary, "exit status %d", &status) != 1 && said != NULL)
+		if (sscanf(summary, "exit status %d", &status) != 1)
+			status = -1;
+		if (said != NULL)
 			snprintf(said, len, "%s", summary);
 	}
 	cJSON_Delete(events);
@@ -376,6 +381,272 @@ Test(sandbox, api_keys_leave_the_service_environment)
 	}
 	cr_expect(marker, "the environment of the service was not read");
 	cr_expect_not(key, "the API key is still in the service's environment");
+}
+
+/*
+ * Another session in $HOME, which holds ~/.ssh: its directory is hidden after
+ * ~/.ssh, and the commands of every other session must still run, with both hidden.
+ */
+Test(sandbox, a_session_in_home_leaves_the_others_working)
+{
+	char *project = http_project_new(&svc, "sandbox"), body[512];
+	struct http_resp r;
+
+	snprintf(body, sizeof body, "{\"project\":\"%s\",\"prompt\":\"p\",\"cwd\":\"%s\","
+	    "\"config\":{\"provider\":\"replay\",\"model\":\"quick\"}}", project, home);
+	r = http_api(&svc, "POST", "/api/v1/runs", body);
+	cr_assert_eq(r.status, 201, "%s", r.body);
+	cJSON_Delete(run_wait_final(&svc, json_get_string(r.json, "id"), FINAL_WAIT_MS));
+	http_resp_free(&r);
+	cr_expect_eq(attack_in(project, "workspace-write", ""), 0);
+	cr_expect(written(), "the command did not run");
+	free(project);
+}
+
+/* ---- no text a model writes changes the mounts ---------------------------------- */
+
+/*
+ * Restarts the service with its replay transcripts in base/replay, where
+ * replay_write puts them.
+ */
+static void
+replay_dir_use(void)
+{
+	char dir[PATH_MAX];
+
+	snprintf(dir, sizeof dir, "%s/replay", base);
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	svc_stop(&svc);
+	setenv("TD_TEST_NO_REPLAY_DIR", "1", 1);
+	setenv("TASKDECK_REPLAY_DIR", dir, 1);
+	svc_restart(&svc);
+}
+
+/* A transcript model that runs command once. */
+static void
+replay_write(const char *model, const char *command)
+{
+	cJSON *t = cJSON_CreateObject(), *turns = cJSON_AddArrayToObject(t, "turns"), *turn, *call;
+	char path[PATH_MAX + 64], *text;
+
+	turn = cJSON_CreateObject();
+	cJSON_AddStringToObject(turn, "text", "Running it.\n");
+	call = cJSON_CreateObject();
+	cJSON_AddStringToObject(call, "name", "run_command");
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(call, "arguments"), "command", command);
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(turn, "toolCalls"), call);
+	cJSON_AddItemToArray(turns, turn);
+	turn = cJSON_CreateObject();
+	cJSON_AddStringToObject(turn, "text", "Done.");
+	cJSON_AddItemToArray(turns, turn);
+	text = cJSON_PrintUnformatted(t);
+	snprintf(path, sizeof path, "%s/replay/%s.json", base, model);
+	write_text(path, text, 0644);
+	free(text);
+	cJSON_Delete(t);
+}
+
+/* Runs transcript model under profile in ws; the command's exit status, or -1 (then *said). */
+static int
+replay_command(const char *model, const char *profile, char *said, size_t len)
+{
+	char *project = http_project_new(&svc, "sandbox"), extra[128], *run;
+	cJSON *final;
+	int status;
+
+	snprintf(extra, sizeof extra, ",\"permissionProfile\":\"%s\"", profile);
+	run = run_start(project, model, extra);
+	final = run_wait_final(&svc, run, FINAL_WAIT_MS);
+	cr_assert_not_null(final);
+	said[0] = '\0';
+	status = command_status_said(run, said, len);
+	cJSON_Delete(final);
+	free(run);
+	free(project);
+	return status;
+}
+
+/* true when a connection waits in the listening socket's queue (then it is taken). */
+static bool
+connected(int listener)
+{
+	struct pollfd p = { .fd = listener, .events = POLLIN };
+	bool got = poll(&p, 1, 0) > 0;
+
+	if (got)
+		close(accept(listener, NULL, NULL));
+	return got;
+}
+
+/*
+ * A command that starts with a path under the host's /tmp must not get that
+ * directory of /tmp bound into its sandbox: there live the user's tmux server,
+ * ssh-agent and X11 sockets (a read-only mount does not stop connect()).
+ */
+Test(sandbox, a_command_cannot_choose_a_host_tmp_directory)
+{
+	char dir[] = "/tmp/td-attack-XXXXXX", sock[64], secret[64], command[1024], said[256];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int listener, got;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(sock, sizeof sock, "%s/sock", dir);
+	snprintf(secret, sizeof secret, "%s/secret.txt", dir);
+	write_text(secret, "TMP-SECRET\n", 0600);
+	listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert_geq(listener, 0);
+	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", sock);
+	cr_assert_eq(bind(listener, (struct sockaddr *)&sa, sizeof sa), 0, "%s", strerror(errno));
+	cr_assert_eq(listen(listener, 8), 0);
+
+	/* 1: read the file, 2: reach the socket (curl: 7 when it cannot connect) */
+	snprintf(command, sizeof command, "%s/x 2>/dev/null; r=0; "
+	    "grep -q TMP-SECRET %s 2>/dev/null && r=$((r | 1)); "
+	    "curl -s --max-time 2 --unix-socket %s http://x/ >/dev/null 2>&1; "
+	    "[ $? -ne 7 ] && r=$((r | 2)); exit $r", dir, secret, sock);
+	replay_dir_use();
+	replay_write("tmp-attack", command);
+	got = replay_command("tmp-attack", "workspace-write", said, sizeof said);
+	cr_expect_eq(got, 0, "what the command reached: %d (%s)", got, said);
+	cr_expect_not(connected(listener), "the sandboxed command connected to the socket");
+	/* The control: outside any sandbox the same command reaches both. */
+	got = replay_command("tmp-attack", "full-access", said, sizeof said);
+	cr_expect_eq(got, 3, "full-access: %d (%s)", got, said);
+	cr_expect(connected(listener), "full-access did not connect: the attack is not real");
+	close(listener);
+	unlink(sock);
+	unlink(secret);
+	rmdir(dir);
+}
+
+/*
+ * Other users read every process's command line (/proc/PID/cmdline): the command
+ * a model runs must not be in bwrap's or the shell's, under any profile.
+ */
+Test(sandbox, the_command_is_not_on_a_command_line)
+{
+	const char *profiles[] = { "workspace-write", "full-access" };
+	char marker[64], pause[32], command[256], said[256], model[32];
+
+	replay_dir_use();
+	for (size_t i = 0; i < sizeof profiles / sizeof *profiles; i++) {
+		char *project = http_project_new(&svc, "sandbox"), extra[128], *run;
+		int seen = 0, running = 0;
+		cJSON *final;
+
+		snprintf(marker, sizeof marker, "td-cmdline-marker-%d-%zu", (int)getpid(), i);
+		snprintf(pause, sizeof pause, "7.%d%zu", (int)getpid(), i);
+		snprintf(model, sizeof model, "cmdline-%zu", i);
+		snprintf(command, sizeof command, ": %s; sleep %s; echo \"$0 done\"", marker, pause);
+		replay_write(model, command);
+		snprintf(extra, sizeof extra, ",\"permissionProfile\":\"%s\"", profiles[i]);
+		run = run_start(project, model, extra);
+		for (int k = 0; k < 400 && running == 0; k++) {
+			running = procs_count_command("sleep", pause);
+			usleep(25000);
+		}
+		cr_assert_gt(running, 0, "the command did not start (%s)", profiles[i]);
+		seen = procs_count_cmdline_with(marker);
+		cr_expect_eq(seen, 0, "%d processes show the command (%s)", seen, profiles[i]);
+		{
+			char path[128];
+			struct http_resp r;
+
+			snprintf(path, sizeof path, "/api/v1/runs/%s/cancel", run);
+			r = http_api(&svc, "POST", path, NULL);
+			http_resp_free(&r);
+		}
+		final = run_wait_final(&svc, run, FINAL_WAIT_MS);
+		cr_assert_not_null(final);
+		cJSON_Delete(final);
+		free(run);
+		free(project);
+	}
+	/* the shell still gets it whole, and $0 is sh as with sh -c */
+	replay_write("cmdline-ok", "printf 'a\\nb\\n' | wc -l; echo \"$0\"; exit 7");
+	cr_expect_eq(replay_command("cmdline-ok", "workspace-write", said, sizeof said), 7,
+	    "%s", said);
+}
+
+/* ---- resource bounds ------------------------------------------------------------ */
+
+/*
+ * runs.commandLimits, small: /tmp and /dev/shm, memory, processes and CPU time
+ * each stop a command at its bound, and the tool's summary says which.
+ */
+Test(sandbox, commands_are_bounded)
+{
+	char path[PATH_MAX], said[256], pause[32], command[512];
+	int got;
+
+	svc_stop(&svc);
+	snprintf(path, sizeof path, "%s/settings.json", svc.home);
+	write_text(path, "{\"defaults\": {\"provider\": \"replay\"},\n"
+	    " \"providers\": {\"replay\": {\"kind\": \"replay\", \"defaultModel\": \"research\"}},\n"
+	    " \"runs\": {\"commandTimeoutMs\": 20000, \"commandLimits\": {\"memoryMiB\": 64,\n"
+	    "   \"processes\": 32, \"cpuSeconds\": 1, \"tmpMiB\": 8}}}\n", 0600);
+	replay_dir_use();
+
+	/* 64 MiB written into /tmp and /dev/shm: 8 MiB each get there */
+	replay_write("bound-tmp", "for d in /tmp /dev/shm; do head -c 64M /dev/zero > $d/big; "
+	    "[ $(stat -c %s $d/big) -le 8388608 ] || exit 9; done; exit 4");
+	got = replay_command("bound-tmp", "workspace-write", said, sizeof said);
+	cr_expect_eq(got, 4, "%s", said);
+	cr_expect(strstr(said, "/tmp and /dev/shm hold at most 8 MiB") != NULL, "%s", said);
+
+	/* a 200 MiB buffer: the allocation fails */
+	replay_write("bound-memory", "dd if=/dev/zero of=/dev/null bs=200M count=1 && exit 0; exit 3");
+	got = replay_command("bound-memory", "workspace-write", said, sizeof said);
+	cr_expect_eq(got, 3, "%s", said);
+	cr_expect(strstr(said, "memory limit 64 MiB per process") != NULL, "%s", said);
+
+	/* a fork bomb: at most 32 processes, and the summary says so */
+	snprintf(pause, sizeof pause, "9.%d", (int)getpid());
+	snprintf(command, sizeof command, "i=0; while [ $i -lt 200 ]; do sleep %s & "
+	    "i=$((i + 1)); done; exit 0", pause);
+	replay_write("bound-processes", command);
+	{
+		char *project = http_project_new(&svc, "sandbox"), *run;
+		int most = 0;
+		cJSON *final;
+
+		run = run_start(project, "bound-processes", ",\"permissionProfile\":\"workspace-write\"");
+		for (int i = 0; i < 100; i++) {
+			int n = procs_count_command("sleep", pause);
+
+			most = n > most ? n : most;
+			final = http_get_json(&svc, "/api/v1/runs/%s", run);
+			if (strcmp(json_get_string(final, "status"), "running") != 0 &&
+			    strcmp(json_get_string(final, "status"), "queued") != 0) {
+				cJSON_Delete(final);
+				break;
+			}
+			cJSON_Delete(final);
+			usleep(20000);
+		}
+		final = run_wait_final(&svc, run, FINAL_WAIT_MS);
+		cr_assert_not_null(final);
+		cJSON_Delete(final);
+		command_status_said(run, said, sizeof said);
+		cr_expect(strstr(said, "process limit 32 reached") != NULL, "%s", said);
+		cr_expect_leq(most, 32, "%d processes ran at once", most);
+		free(run);
+		free(project);
+	}
+
+#ifdef __SANITIZE_ADDRESS__
+	/* a sanitizer build (this one) reserves terabytes: the summary says what to set */
+	snprintf(command, sizeof command, "'%s' --no-such-option", harness_bin("taskdeck-agent"));
+	replay_write("bound-sanitizer", command);
+	replay_command("bound-sanitizer", "workspace-write", said, sizeof said);
+	cr_expect(strstr(said, "a sanitizer build needs runs.commandLimits.memoryMiB 0") != NULL,
+	    "%s", said);
+#endif
+
+	/* a busy loop: killed after 1 s of CPU time, long before the 20 s timeout */
+	replay_write("bound-cpu", "while :; do :; done");
+	got = replay_command("bound-cpu", "workspace-write", said, sizeof said);
+	cr_expect(strstr(said, "killed: CPU time limit 1 s") != NULL, "%s", said);
 }
 
 /* ---- nothing outlives a run --------------------------------------------------- */

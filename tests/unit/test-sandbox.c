@@ -402,6 +402,138 @@ Test(sandbox, hidden_paths_inside_the_workspace)
 }
 
 /*
+ * Hidden paths that nest (a session's directory in $HOME holds ~/.ssh; the data
+ * directory holds the workspaces), listed in either order, outside the workspace
+ * and inside it: the command runs and sees none of them.
+ */
+Test(sandbox, nested_hidden_paths_in_any_order)
+{
+	char home[800], key[900], inner[900], deep[1000], deep_file[1100], out[4096], script[4096];
+
+	snprintf(home, sizeof home, "%s/home", root);
+	snprintf(key, sizeof key, "%s/id_rsa", secret_dir);
+	snprintf(inner, sizeof inner, "%s/inner", ws);
+	snprintf(deep, sizeof deep, "%s/deeper/still", inner);
+	snprintf(deep_file, sizeof deep_file, "%s/f", deep);
+	cr_assert(td_mkdir_p(deep, 0700));
+	write_file(deep_file, "DEEP-SECRET-6\n");
+	snprintf(script, sizeof script, "cat '%s' '%s' '%s'; ls '%s' | sed s/^/LS:/; echo RAN",
+	    key, secret_file, deep_file, inner);
+	{
+		const char *orders[][5] = {
+			{ secret_dir, secret_file, home, deep, inner },
+			{ home, secret_dir, secret_file, inner, deep },
+			{ deep, secret_dir, inner, home, secret_file },
+		};
+
+		for (size_t i = 0; i < sizeof orders / sizeof orders[0]; i++) {
+			const char *list[] = { orders[i][0], orders[i][1], orders[i][2], orders[i][3],
+				orders[i][4], NULL };
+			struct sandbox_policy pol = { .profile = SANDBOX_WORKSPACE_WRITE,
+				.workspace = ws, .hidden = list };
+			int rc = run(&pol, script, out, sizeof out);
+
+			cr_expect_eq(rc, 0, "order %zu: %s", i, out);
+			cr_expect_not_null(strstr(out, "RAN"), "order %zu: %s", i, out);
+			cr_expect_null(strstr(out, "KEY-SECRET-2"), "order %zu: %s", i, out);
+			cr_expect_null(strstr(out, "TOKEN-SECRET-1"), "order %zu: %s", i, out);
+			cr_expect_null(strstr(out, "DEEP-SECRET-6"), "order %zu: %s", i, out);
+			cr_expect_null(strstr(out, "LS:deeper"), "order %zu: %s", i, out);
+		}
+	}
+}
+
+/* sandbox_spawn_shell: the shell gets the command whole, as sh -c would, and no extra fd. */
+Test(sandbox, the_shell_reads_the_command_from_a_descriptor)
+{
+	const char *command = "printf 'a\\nb\\n' | wc -l; echo \"zero=$0\"; "
+	    "ls /proc/self/fd | tr '\\n' ' '; echo; cat <<EOF\nheredoc\nEOF\nexit 5\n\n";
+
+	for (int profile = SANDBOX_WORKSPACE_WRITE; profile <= SANDBOX_FULL_ACCESS; profile++) {
+		struct sandbox_policy pol = { .profile = (enum sandbox_profile)profile,
+			.workspace = ws };
+		char *envp[] = { "PATH=/usr/local/bin:/usr/bin:/bin", NULL };
+		char out[4096], err[1024];
+		int p[2], status = 0, fds[3];
+		size_t len = 0;
+		ssize_t n;
+		pid_t pid;
+
+		cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+		fds[0] = -1, fds[1] = p[1], fds[2] = p[1];
+		cr_assert_eq(sandbox_spawn_shell(&pol, ws, command, envp, fds, &pid, err,
+		    sizeof err), 0, "%s", err);
+		close(p[1]);
+		while (len + 1 < sizeof out && (n = read(p[0], out + len, sizeof out - 1 - len)) > 0)
+			len += (size_t)n;
+		out[len] = '\0';
+		close(p[0]);
+		cr_assert_eq(waitpid(pid, &status, 0), pid);
+		cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 5, "status %d: %s", status, out);
+		/* fds 0, 1, 2 and the one ls reads /proc/self/fd with (3) */
+		cr_expect_str_eq(out, "2\nzero=sh\n0 1 2 3 \nheredoc\n", "profile %d", profile);
+	}
+}
+
+/*
+ * Without a cgroup (a user that cannot make one), the process bound is
+ * RLIMIT_NPROC set inside the sandbox's user namespace: it counts the sandbox's
+ * processes, not the user's others.  Run as nobody, who has 12 processes already.
+ */
+Test(sandbox, process_bound_without_a_cgroup_counts_the_sandbox_only)
+{
+	int p[2], status;
+	pid_t child;
+	char out[4096];
+	size_t len = 0;
+	ssize_t n;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root to become nobody");
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	if ((child = fork()) == 0) {
+		struct sandbox_limits lim = { .processes = 8 };
+		struct sandbox_policy pol = { .profile = SANDBOX_WORKSPACE_WRITE, .limits = &lim };
+		char *envp[] = { "PATH=/usr/bin:/bin", NULL }, err[512];
+		pid_t others[12], pid;
+		int fds[3] = { -1, p[1], p[1] }, st;
+
+		close(p[0]);
+		if (setgid(65534) != 0 || setuid(65534) != 0)
+			_exit(90);
+		for (int i = 0; i < 12; i++)
+			if ((others[i] = fork()) == 0) {
+				execl("/bin/sleep", "sleep", "30", (char *)NULL);
+				_exit(127);
+			}
+		if (sandbox_spawn_shell(&pol, "/", "i=0; while [ $i -lt 30 ]; do sleep 30 & "
+		    "i=$((i + 1)); echo started $i; done", envp, fds, &pid, err, sizeof err) != 0) {
+			dprintf(p[1], "spawn: %s\n", err);
+			_exit(91);
+		}
+		close(p[1]);
+		waitpid(pid, &st, 0);
+		sandbox_limits_end(pid, st, err, sizeof err);
+		for (int i = 0; i < 12; i++) {
+			kill(others[i], SIGKILL);
+			waitpid(others[i], NULL, 0);
+		}
+		_exit(0);
+	}
+	close(p[1]);
+	while (len + 1 < sizeof out && (n = read(p[0], out + len, sizeof out - 1 - len)) > 0)
+		len += (size_t)n;
+	out[len] = '\0';
+	close(p[0]);
+	cr_assert_eq(waitpid(child, &status, 0), child);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d: %s", status, out);
+	/* bwrap's init and the shell count too: some sleeps start, never 30 */
+	cr_expect_not_null(strstr(out, "started 3\n"), "the user's other processes counted: %s",
+	    out);
+	cr_expect_null(strstr(out, "started 9\n"), "not bounded: %s", out);
+}
+
+/*
  * A program's private state (the framework CLIs, docs/frameworks.md): directories
  * made in the private /tmp are writable; a file bound read-only there is readable
  * but not writable, even when its source is hidden; a missing source is left out.
@@ -472,10 +604,10 @@ Test(sandbox, hidden_paths_cover_the_cli_logins)
 }
 
 /*
- * A program under the host's /tmp (a checkout or an npm cache there) runs in
- * the sandbox, which has a /tmp of its own: the entry right under /tmp that
- * holds it is bound read-only, what is hidden in it stays hidden, and nothing
- * else of the host's /tmp shows.
+ * A configured program under the host's /tmp (a checkout or an npm cache there)
+ * runs in the sandbox, which has a /tmp of its own: the entry right under /tmp
+ * that holds it is bound read-only, what is hidden in it stays hidden, and
+ * nothing else of the host's /tmp shows.  Named only in a command, it is not.
  */
 Test(sandbox, a_program_under_tmp_is_visible_read_only)
 {
@@ -505,9 +637,10 @@ Test(sandbox, a_program_under_tmp_is_visible_read_only)
 	cr_assert_eq(chmod(prog, 0755), 0);
 
 	for (int profile = SANDBOX_READ_ONLY; profile <= SANDBOX_WORKSPACE_WRITE; profile++) {
-		struct sandbox_policy pol = { .profile = (enum sandbox_profile)profile,
-			.workspace = ws, .hidden = hidden };
 		char *argv[] = { prog, inner_secret, NULL };
+		struct sandbox_policy pol = { .profile = (enum sandbox_profile)profile,
+			.workspace = ws, .hidden = hidden,
+			.programs = (const char *const *)argv };
 
 		run_argv(&pol, argv, out, sizeof out);
 		cr_expect_not_null(strstr(out, "RAN"), "the program did not start: %s", out);
@@ -516,6 +649,19 @@ Test(sandbox, a_program_under_tmp_is_visible_read_only)
 		cr_expect_null(strstr(out, "OTHER-4"), "the rest of the host's /tmp: %s", out);
 		cr_expect_null(strstr(out, "WROTE"), "it is bound read-only: %s", out);
 		cr_expect_neq(access(wrote, F_OK), 0);
+	}
+	/* Not configured, only named in the command: nothing of the host's /tmp shows. */
+	{
+		char *argv[] = { "sh", "-c", data, NULL };
+		struct sandbox_policy pol = { .profile = SANDBOX_WORKSPACE_WRITE,
+			.workspace = ws, .hidden = hidden };
+
+		cmd = xasprintf("%s; cat %s; echo RAN", prog, data);
+		argv[2] = cmd;
+		run_argv(&pol, argv, out, sizeof out);
+		cr_expect_not_null(strstr(out, "RAN"), "the shell did not start: %s", out);
+		cr_expect_null(strstr(out, "DATA-OK"), "the command chose a mount: %s", out);
+		free(cmd);
 	}
 	cmd = xasprintf("rm -rf '%s' '%s'", top, other);
 	cr_expect_eq(system(cmd), 0);

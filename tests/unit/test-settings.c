@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "sandbox.h"
 #include "settings.h"
 
 static char dir[64];
@@ -148,4 +149,46 @@ Test(settings, broken_files_are_refused_with_the_reason)
 	    " \"runs\": {\"maxConcurrent\": 0}}", "maxConcurrent");
 	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\"}},"
 	    " \"colour\": true}", "unknown member colour");
+}
+
+/* runs.commandLimits: defaults when absent, 0 for none, and the ranges. */
+Test(settings, command_limits)
+{
+	const char *base = "{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\"}}";
+	char text[512], *err = NULL;
+	const struct sandbox_limits *lim;
+	struct settings *s;
+
+	snprintf(text, sizeof text, "%s}", base);
+	write_file(text);
+	s = settings_load(path, &err);
+	cr_assert_not_null(s, "%s", err);
+	lim = settings_command_limits(s);
+	cr_expect_eq(lim->memory, 2048LL << 20);
+	cr_expect_eq(lim->processes, 512);
+	cr_expect_eq(lim->cpu_seconds, 3600);
+	cr_expect_eq(lim->tmp_size, 1024LL << 20);
+	settings_free(s);
+
+	snprintf(text, sizeof text, "%s, \"runs\": {\"commandLimits\": {\"memoryMiB\": 0, "
+	    "\"processes\": 64, \"tmpMiB\": 16}}}", base);
+	write_file(text);
+	s = settings_load(path, &err);
+	cr_assert_not_null(s, "%s", err);
+	lim = settings_command_limits(s);
+	cr_expect_eq(lim->memory, 0);
+	cr_expect_eq(lim->processes, 64);
+	cr_expect_eq(lim->cpu_seconds, 3600);
+	cr_expect_eq(lim->tmp_size, 16LL << 20);
+	settings_free(s);
+
+	snprintf(text, sizeof text, "%s, \"runs\": {\"commandLimits\": {\"processes\": 2}}}", base);
+	expect_refused(text, "runs.commandLimits.processes must be 0 (no limit) or an integer");
+	snprintf(text, sizeof text, "%s, \"runs\": {\"commandLimits\": {\"memoryMiB\": 1.5}}}",
+	    base);
+	expect_refused(text, "runs.commandLimits.memoryMiB");
+	snprintf(text, sizeof text, "%s, \"runs\": {\"commandLimits\": {\"swap\": 1}}}", base);
+	expect_refused(text, "unknown member swap");
+	snprintf(text, sizeof text, "%s, \"runs\": {\"commandLimits\": []}}", base);
+	expect_refused(text, "runs.commandLimits must be an object");
 }
