@@ -38,6 +38,8 @@ struct httpc_response {
 	char *content_type;		/* malloc'd or NULL */
 	struct buf body;		/* any other body, at most 64 KiB */
 	char error[256];		/* libcurl's reason when not HTTPC_OK */
+	/* When the provider asks to wait: Retry-After, retry-after-ms; -1 when absent. */
+	long retry_after_ms;
 };
 
 void httpc_response_init(struct httpc_response *r);

@@ -1,6 +1,8 @@
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "connectors.h"
@@ -8,6 +10,7 @@
 #include "host.h"
 #include "json.h"
 #include "log.h"
+#include "timeutil.h"
 #include "loop.h"
 #include "provider.h"
 #include "tools.h"
@@ -16,6 +19,9 @@
 #define LOOP_REPEAT_LIMIT 3		/* identical failing calls in a row */
 #define LOOP_ASK_STRING_MAX 4096	/* per string argument shown in permission.ask */
 #define LOOP_TRUNCATED "\n[output truncated]"
+#define LOOP_RESTARTED "\n\n[the answer was interrupted; the model answers again]\n\n"
+#define LOOP_BACKOFF_BASE_MS 1000
+#define LOOP_BACKOFF_CAP_MS 60000
 
 struct loop {
 	const struct agent_config *cfg;
@@ -28,6 +34,13 @@ struct loop {
 	struct buf output;
 	bool output_full;
 	bool writing;			/* "writing" sent for this turn */
+	/*
+	 * A model turn redone after its stream broke: the text of the broken
+	 * attempt is output[echo_from, echo_to); the new attempt's text is not
+	 * sent again while it repeats it (echo_at is how far it did).
+	 */
+	size_t answer_at;		/* where this attempt's text begins in output */
+	size_t echo_at, echo_to;
 	long in_tokens;
 	long out_tokens;
 	int turns;			/* model turns begun (a checkpoint keeps it) */
@@ -226,17 +239,12 @@ loop_conversation(struct loop *l)
 	return true;
 }
 
-/* The provider's text: out to the service, within the output limit. */
+/* Text out to the service, within the output limit. */
 static void
-loop_text(void *ud, const char *delta, size_t len)
+loop_emit(struct loop *l, const char *delta, size_t len)
 {
-	struct loop *l = ud;
 	size_t room = AGENT_MAX_OUTPUT - sizeof LOOP_TRUNCATED - l->output.len;
 
-	if (!l->writing) {
-		host_progress(l->host, "writing", "The model is answering.");
-		l->writing = true;
-	}
 	if (l->output_full || len == 0)
 		return;
 	if (len > room) {
@@ -249,6 +257,43 @@ loop_text(void *ud, const char *delta, size_t len)
 		buf_appends(&l->output, LOOP_TRUNCATED);
 		host_output(l->host, LOOP_TRUNCATED, strlen(LOOP_TRUNCATED));
 	}
+}
+
+/*
+ * A redone answer that no longer repeats the broken one: a line says so, then
+ * the new answer from its start (what matched so far included).
+ */
+static void
+loop_echo_diverge(struct loop *l)
+{
+	size_t from = l->answer_at, n = l->echo_at - l->answer_at;
+	char *same = xstrndup(l->output.data + from, n);
+
+	l->echo_at = l->echo_to = 0;
+	loop_emit(l, LOOP_RESTARTED, strlen(LOOP_RESTARTED));
+	l->answer_at = l->output.len;
+	loop_emit(l, same, n);
+	free(same);
+}
+
+/* The provider's text: out to the service, unless it repeats a broken attempt's. */
+static void
+loop_text(void *ud, const char *delta, size_t len)
+{
+	struct loop *l = ud;
+
+	if (!l->writing) {
+		host_progress(l->host, "writing", "The model is answering.");
+		l->writing = true;
+	}
+	while (len > 0 && l->echo_at < l->echo_to) {
+		if (l->output.data[l->echo_at] != *delta) {
+			loop_echo_diverge(l);
+			break;
+		}
+		l->echo_at++, delta++, len--;
+	}
+	loop_emit(l, delta, len);
 }
 
 /* The arguments as shown to the user: long strings cut. */
@@ -451,23 +496,136 @@ loop_call(struct loop *l, const struct tool_call *call)
 	return rc;
 }
 
+/* What a person reads for a retry's reason. */
+static const char *
+loop_retry_words(const char *reason)
+{
+	static const struct {
+		const char *reason, *words;
+	} words[] = {
+		{ "rate_limited", "rate limited" },
+		{ "overloaded", "the provider is overloaded" },
+		{ "server_error", "the provider had a server error" },
+		{ "timeout", "the provider timed out" },
+		{ "conflict", "the provider reported a conflict" },
+		{ "connection", "the connection to the provider failed" },
+	};
+
+	for (size_t i = 0; reason != NULL && i < sizeof words / sizeof *words; i++)
+		if (strcmp(words[i].reason, reason) == 0)
+			return words[i].words;
+	return "the provider failed";
+}
+
+/*
+ * The wait before retry attempt (1-based): what the provider asked for, else
+ * an exponential backoff (1 s, 2 s, 4 s, ... at most 60 s) with jitter (half
+ * to all of it), so that many agents do not come back at once.
+ */
+static long
+loop_backoff_ms(int attempt, long asked)
+{
+	long base = LOOP_BACKOFF_BASE_MS;
+
+	if (asked >= 0)
+		return asked;
+	for (int i = 1; i < attempt && base < LOOP_BACKOFF_CAP_MS; i++)
+		base *= 2;
+	if (base > LOOP_BACKOFF_CAP_MS)
+		base = LOOP_BACKOFF_CAP_MS;
+	return base / 2 + random() % (base / 2 + 1);
+}
+
+/* Adds a note to the run's error message. */
+static void loop_error_note(struct loop *l, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+loop_error_note(struct loop *l, const char *fmt, ...)
+{
+	char note[160];
+	char *msg;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(note, sizeof note, fmt, ap);
+	va_end(ap);
+	msg = xasprintf("%s%s", l->err.message ? l->err.message : "", note);
+	free(l->err.message);
+	l->err.message = msg;
+}
+
+/*
+ * One model answer.  A failure that waiting may fix (provider-http.c) is
+ * retried after a wait, at most cfg->max_retries times and cfg->max_retry_wait_ms
+ * in all; no tool has run in a turn whose answer did not arrive, so the turn
+ * is simply asked again.  A cancel ends the wait.
+ */
+static int
+loop_answer(struct loop *l, struct turn *t)
+{
+	struct provider_sink sink = { .text = loop_text, .ud = l };
+	long waited = 0;
+	int rc;
+
+	l->answer_at = l->output.len;
+	l->echo_at = l->echo_to = 0;
+	for (int attempt = 1;; attempt++) {
+		const char *reason;
+		char msg[256];
+		long delay;
+
+		l->writing = false;
+		turn_init(t);
+		rc = l->prov->ops->turn(l->prov, &l->conv, l->tools, &sink, t, &l->err);
+		l->in_tokens += t->input_tokens;
+		l->out_tokens += t->output_tokens;
+		if (t->input_tokens || t->output_tokens)
+			host_usage(l->host, l->in_tokens, l->out_tokens);
+		if (rc == AGENT_OK && l->echo_at < l->echo_to)
+			loop_echo_diverge(l);	/* shorter than the broken attempt */
+		l->echo_at = l->echo_to = 0;
+		if (rc != AGENT_FAILED || !l->prov->retry.retryable || host_cancelled(l->host))
+			return rc;
+		turn_free(t);
+		reason = l->prov->retry.reason;
+		if (attempt > l->cfg->max_retries) {
+			if (l->cfg->max_retries > 0)
+				loop_error_note(l, " (gave up after %d retries in %ld s)",
+				    l->cfg->max_retries, (waited + 999) / 1000);
+			return rc;
+		}
+		delay = loop_backoff_ms(attempt, l->prov->retry.after_ms);
+		if (waited + delay > l->cfg->max_retry_wait_ms) {
+			loop_error_note(l, " (gave up: a wait of %ld s more would pass the retry "
+			    "limit of %ld s)", (delay + 999) / 1000, l->cfg->max_retry_wait_ms / 1000);
+			return rc;
+		}
+		waited += delay;
+		snprintf(msg, sizeof msg, "%s, retrying in %ld s (retry %d of %d)",
+		    loop_retry_words(reason), (delay + 999) / 1000, attempt, l->cfg->max_retries);
+		log_info("%s: %s", msg, l->err.message);
+		host_progress_retry(l->host, msg, attempt, l->cfg->max_retries, reason, delay);
+		agent_error_clear(&l->err);
+		/* What the broken attempt showed is not shown twice. */
+		l->echo_at = l->answer_at;
+		l->echo_to = l->output.len;
+		if ((rc = host_sleep(l->host, delay)) != AGENT_OK)
+			return rc;
+		host_progress(l->host, "thinking", "Waiting for the model.");
+	}
+}
+
 /* One model turn and its tool calls.  AGENT_OK with *done when the model finished. */
 static int
 loop_turn(struct loop *l, bool *done)
 {
-	struct provider_sink sink = { .text = loop_text, .ud = l };
 	struct turn t;
 	size_t ncalls, at;
 	int rc;
 
 	host_progress(l->host, "thinking", "Waiting for the model.");
-	l->writing = false;
-	turn_init(&t);
-	rc = l->prov->ops->turn(l->prov, &l->conv, l->tools, &sink, &t, &l->err);
-	l->in_tokens += t.input_tokens;
-	l->out_tokens += t.output_tokens;
-	if (t.input_tokens || t.output_tokens)
-		host_usage(l->host, l->in_tokens, l->out_tokens);
+	rc = loop_answer(l, &t);
 	if (rc != AGENT_OK) {
 		turn_free(&t);
 		return rc;
@@ -561,6 +719,7 @@ loop_run(const struct agent_config *cfg, struct host *host)
 	int rc;
 
 	buf_init(&l.output, 0);
+	srandom((unsigned)(td_mono_ms() ^ getpid()));
 	l.plan.plan_first = cfg->plan_first;
 	l.tools = tools_definitions(cfg->plan_first);
 	host_progress(host, "starting", "Starting the run.");

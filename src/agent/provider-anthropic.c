@@ -27,6 +27,7 @@ struct an_stream {
 	bool started;
 	bool stopped;		/* message_stop */
 	long input_tokens;
+	const char *retry;	/* an error event worth a retry (overloaded_error, ...) */
 };
 
 /* Output budget by effort; the API requires one. */
@@ -292,8 +293,12 @@ an_error(struct an_stream *s, const cJSON *ev)
 	const char *m = json_get_string(e, "message");
 	const char *type = json_get_string(e, "type");
 
+	const char *reason = provider_retry_reason(type, NULL);
+
 	agent_error_set(s->err, "provider_error", "the provider reported %s: %.1000s",
 	    type ? type : "an error", m ? m : "no details");
+	if (reason != NULL)
+		s->retry = reason;
 	return 1;
 }
 
@@ -355,6 +360,8 @@ an_turn(struct provider *p, const struct conversation *conv, const cJSON *tools,
 	s->out = out;
 	s->err = err;
 	rc = provider_post(p, url, headers, body, an_event, s, err);
+	if (rc == AGENT_FAILED && s->retry != NULL)
+		provider_retry_set(p, s->retry, -1);
 	if (rc == AGENT_OK && !s->stopped) {
 		agent_error_set(err, "invalid_provider_response",
 		    "the provider's stream ended before message_stop");

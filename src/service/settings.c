@@ -58,7 +58,7 @@ static const char *const top_keys[] = { "defaults", "providers", "runs", "runtim
 static const char *const default_keys[] = { "framework", "provider", "model", "effort",
 	"permissionProfile", "network", NULL };
 static const char *const provider_keys[] = { "kind", "baseUrl", "apiKeyEnv",
-	"defaultModel", "apiKeyCredential", NULL };
+	"defaultModel", "apiKeyCredential", "maxRetries", "maxRetryWaitMs", NULL };
 static const char *const provider_kinds[] = { "replay", "openai", "anthropic", NULL };
 static const char *const run_keys[] = { "maxConcurrent", "maxTurns", "commandTimeoutMs",
 	"allowUnconfinedCommands", "resumeLimit", NULL };
@@ -159,6 +159,13 @@ provider_valid(const char *name, const cJSON *p, char **err)
 	}
 	if (key != NULL && json_get_string(p, "apiKeyCredential") != NULL) {
 		*err = xasprintf("providers.%s: give apiKeyEnv or apiKeyCredential, not both", name);
+		return false;
+	}
+	/* The agent's retries of a model request (docs/agent.md, Provider errors). */
+	if (!json_check_int(p, "maxRetries", 0, 20) ||
+	    !json_check_int(p, "maxRetryWaitMs", 0, 3600000)) {
+		*err = xasprintf("providers.%s: maxRetries must be 0 to 20, maxRetryWaitMs 0 to "
+		    "3600000", name);
 		return false;
 	}
 	return true;

@@ -254,6 +254,32 @@ emit_progress(struct run_state *rs, const char *message, bool liveness)
 	run_state_emit(rs, "run.progress", d);
 }
 
+/* run.progress "retrying" (docs/events.md): what the agent says of the wait. */
+static void
+emit_retrying(struct run_state *rs, const cJSON *msg)
+{
+	cJSON *d = cJSON_CreateObject();
+	const char *reason = json_get_string(msg, "reason");
+	const char *message = json_get_string(msg, "message");
+
+	cJSON_AddStringToObject(d, "phase", "retrying");
+	cJSON_AddItemToObject(d, "message", message ? cJSON_CreateString(message)
+	    : cJSON_CreateNull());
+	cJSON_AddBoolToObject(d, "liveness", false);
+	if (json_check_int(msg, "attempt", 1, 1000) && json_check_int(msg, "maxRetries", 0, 1000)
+	    && json_check_int(msg, "delayMs", 0, 86400000) && reason != NULL &&
+	    strlen(reason) <= 64 && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(msg,
+	    "attempt")) && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(msg, "maxRetries")) &&
+	    cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(msg, "delayMs"))) {
+		for (const char *const *k = (const char *const[]){ "attempt", "maxRetries",
+		    "delayMs", NULL }; *k; k++)
+			cJSON_AddNumberToObject(d, *k,
+			    cJSON_GetObjectItemCaseSensitive(msg, *k)->valuedouble);
+		cJSON_AddStringToObject(d, "reason", reason);
+	}
+	run_state_emit(rs, "run.progress", d);
+}
+
 static void
 on_progress(struct run_state *rs, const cJSON *msg)
 {
@@ -262,11 +288,14 @@ on_progress(struct run_state *rs, const cJSON *msg)
 
 	if (phase == NULL || strlen(phase) >= sizeof rs->phase)
 		return protocol_error(rs, "a progress line without a valid phase");
-	if (strcmp(phase, rs->phase) == 0 && now - rs->phase_at < PROGRESS_MIN_INTERVAL_MS)
+	if (strcmp(phase, rs->phase) == 0 && now - rs->phase_at < PROGRESS_MIN_INTERVAL_MS &&
+	    strcmp(phase, "retrying") != 0)
 		return;
 	snprintf(rs->phase, sizeof rs->phase, "%s", phase);
 	rs->phase_at = now;
 	progress_store(rs);
+	if (strcmp(phase, "retrying") == 0)
+		return emit_retrying(rs, msg);
 	emit_progress(rs, json_get_string(msg, "message"), false);
 }
 
@@ -832,6 +861,11 @@ start_message(struct supervisor *sv, struct run_state *rs, char **why)
 		cJSON_AddNullToObject(p, "apiKey");
 	secrets_plain_free(cred_key);
 	cJSON_AddStringToObject(p, "replayDir", svc->replay_dir);
+	for (const char *const *k = (const char *const[]){ "maxRetries", "maxRetryWaitMs",
+	    NULL }; *k; k++)
+		if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(provider, *k)))
+			cJSON_AddNumberToObject(p, *k,
+			    cJSON_GetObjectItemCaseSensitive(provider, *k)->valuedouble);
 
 	sandbox_message(svc, msg, rs->workspace, network);
 

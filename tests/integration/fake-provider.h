@@ -20,6 +20,8 @@ struct fake_reply {
 	char *body;		/* owned by the caller */
 	size_t chunk;		/* bytes per write; 0 = all at once */
 	int chunk_delay_us;
+	const char *headers;	/* more header lines, "Name: value\n" each; may be NULL */
+	size_t reset_after;	/* > 0: the connection is reset (RST) after this many bytes */
 };
 
 struct fake_request {
@@ -49,6 +51,11 @@ void fake_openai_tool_call(struct buf *b, int index, const char *id, const char 
     const char *args, size_t piece);
 void fake_openai_usage(struct buf *b, int prompt_tokens, int completion_tokens);
 void fake_openai_done(struct buf *b);
+
+/* OpenAI's error body: {"error":{"message","type","param":null,"code"}}. */
+void fake_openai_error(struct buf *b, const char *type, const char *code, const char *message);
+/* Anthropic's error body, also the data of its in-stream "error" event. */
+void fake_anthropic_error(struct buf *b, const char *type, const char *message);
 
 /* Anthropic: one event, "event: type" and "data: json". */
 void fake_anthropic_event(struct buf *b, const char *type, const char *json);

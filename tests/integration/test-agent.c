@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <netinet/in.h>
 #include <unistd.h>
 
@@ -1527,8 +1528,8 @@ Test(agent, openai_text_tool_call_and_usage)
 	fake_openai_usage(&two, 150, 5);
 	fake_openai_done(&two);
 	/* Odd chunk sizes split frames, lines and UTF-8 characters. */
-	replies[0] = (struct fake_reply){ 200, "text/event-stream", one.data, 7, 200 };
-	replies[1] = (struct fake_reply){ 200, "text/event-stream; charset=utf-8", two.data, 5, 200 };
+	replies[0] = (struct fake_reply){ 200, "text/event-stream", one.data, 7, 200, NULL, 0 };
+	replies[1] = (struct fake_reply){ 200, "text/event-stream; charset=utf-8", two.data, 5, 200, NULL, 0 };
 	finish = provider_run_completes(&a, "openai", replies, 2, TEST_KEY, &fp,
 	    "Let me write h\xc3\xa9llo w\xc3\xb6rld.Wrote notes/out.txt.");
 	cr_expect_eq(usage_of(finish, "inputTokens"), 250);
@@ -1583,12 +1584,15 @@ Test(agent, openai_text_tool_call_and_usage)
 	buf_free(&two);
 }
 
-/* One scripted reply, one run that must fail with code and a message that says says. */
+/*
+ * One scripted reply, one run that must fail with code and a message that
+ * says says, without a retry: one request, no "retrying" line.
+ */
 static void
 provider_expect_failure(const char *kind, int status, const char *type, const char *body,
     const char *key, const char *code, const char *says)
 {
-	struct fake_reply reply = { status, type, (char *)body, 11, 0 };
+	struct fake_reply reply = { status, type, (char *)body, 11, 0, NULL, 0 };
 	struct fake_provider *fp = fake_provider_start(&reply, 1);
 	struct agent a;
 	cJSON *finish;
@@ -1601,6 +1605,10 @@ provider_expect_failure(const char *kind, int status, const char *type, const ch
 	cr_expect_str_eq(finish_code(finish) ? finish_code(finish) : "(none)", code, "%s", body);
 	cr_expect(finish_message(finish) && strstr(finish_message(finish), says) != NULL,
 	    "\"%s\" does not say %s", finish_message(finish), says);
+	cr_expect_eq(fake_provider_count(fp), 1, "HTTP %d was sent %zu times", status,
+	    fake_provider_count(fp));
+	cr_expect_eq(count_lines(&a, "progress", "phase", "retrying"), 0, "HTTP %d was retried",
+	    status);
 	expect_no_key(&a);
 	if (key == NULL && fake_provider_count(fp) > 0) {
 		cr_expect_null(fake_provider_request(fp, 0)->authorization);
@@ -1619,9 +1627,16 @@ Test(agent, openai_errors)
 	    "your API key at https://platform.openai.com/account/api-keys.\","
 	    "\"type\":\"invalid_request_error\",\"code\":\"invalid_api_key\"}}",
 	    TEST_KEY, "provider_error", "Incorrect API key provided");
-	provider_expect_failure("openai", 500, "application/json",
-	    "{\"error\":{\"message\":\"The server had an error\",\"type\":\"server_error\"}}",
-	    TEST_KEY, "provider_error", "HTTP 500");
+	provider_expect_failure("openai", 403, "application/json",
+	    "{\"error\":{\"message\":\"Project does not have access to model fake-model\","
+	    "\"type\":\"invalid_request_error\",\"param\":null,\"code\":\"model_not_found\"}}",
+	    NULL, "provider_error", "does not have access");
+	provider_expect_failure("openai", 400, "application/json",
+	    "{\"error\":{\"message\":\"This model's maximum context length is 128000 tokens. "
+	    "However, your messages resulted in 130412 tokens. Please reduce the length of the "
+	    "messages.\",\"type\":\"invalid_request_error\",\"param\":\"messages\","
+	    "\"code\":\"context_length_exceeded\"}}",
+	    NULL, "provider_error", "maximum context length");
 	provider_expect_failure("openai", 404, "text/plain", "404 page not found", NULL,
 	    "provider_error", "404 page not found");
 	provider_expect_failure("openai", 200, "text/event-stream",
@@ -1639,8 +1654,8 @@ Test(agent, openai_errors)
 	    "{\"choices\":[{\"message\":{\"content\":\"not streamed\"}}]}", NULL,
 	    "invalid_provider_response", "event stream");
 	provider_expect_failure("openai", 200, "text/event-stream",
-	    "data: {\"error\":{\"message\":\"model overloaded\"}}\n\n", NULL,
-	    "provider_error", "model overloaded");
+	    "data: {\"error\":{\"message\":\"invalid tool schema\"}}\n\n", NULL,
+	    "provider_error", "invalid tool schema");
 	memcpy(big, "data: \"", 7);
 	memset(big + 7, 'x', 1200 * 1024 - 10);
 	memcpy(big + 1200 * 1024 - 3, "\"\n", 3);
@@ -1663,8 +1678,8 @@ Test(agent, openai_whole_calls_without_index)
 	static char two[] =
 	    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\n";
 	struct fake_reply replies[2] = {
-		{ 200, "text/event-stream", one, 0, 0 },
-		{ 200, "text/event-stream", two, 0, 0 },
+		{ 200, "text/event-stream", one, 0, 0, NULL, 0 },
+		{ 200, "text/event-stream", two, 0, 0, NULL, 0 },
 	};
 	struct fake_provider *fp;
 	struct agent a;
@@ -1682,7 +1697,7 @@ Test(agent, plan_first_offers_the_plan_tools_to_the_model)
 	static char one[] =
 	    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\n"
 	    "data: [DONE]\n\n";
-	struct fake_reply reply = { 200, "text/event-stream", one, 0, 0 };
+	struct fake_reply reply = { 200, "text/event-stream", one, 0, 0, NULL, 0 };
 	struct fake_provider *fp = fake_provider_start(&reply, 1);
 	struct agent a;
 	cJSON *start, *finish, *body, *tools, *t, *system;
@@ -1731,10 +1746,17 @@ Test(agent, openai_unreachable)
 	start = start_line(&a, "openai", "m", "workspace-write");
 	set_string(member(start, "provider"), "baseUrl", url);
 	set_string(member(start, "provider"), "apiKey", TEST_KEY);
+	cJSON_AddNumberToObject(member(start, "provider"), "maxRetries", 1);
 	agent_spawn(&a, start);
 	finish = agent_finish(&a, 15000);
 	cr_expect_str_eq(json_get_string(finish, "status"), "failed");
 	cr_expect_str_eq(finish_code(finish), "provider_unreachable");
+	/* A refused connection is tried again once, then the run gives up. */
+	cr_expect_eq(count_lines(&a, "progress", "phase", "retrying"), 1);
+	cr_expect_str_eq(json_get_string(find_line(&a, "progress", "phase", "retrying", 0),
+	    "reason"), "connection");
+	cr_expect(strstr(finish_message(finish), "gave up after 1 retries") != NULL, "%s",
+	    finish_message(finish));
 	expect_no_key(&a);
 	agent_cleanup(&a);
 }
@@ -1755,7 +1777,7 @@ Test(agent, cancel_during_a_provider_stream)
 	fake_openai_delta(&body, "{}", "stop");
 	fake_openai_done(&body);
 	/* One frame every 100 ms or so: about 20 s in all. */
-	reply = (struct fake_reply){ 200, "text/event-stream", body.data, 64, 100000 };
+	reply = (struct fake_reply){ 200, "text/event-stream", body.data, 64, 100000, NULL, 0 };
 	fp = fake_provider_start(&reply, 1);
 	agent_init(&a);
 	agent_spawn(&a, http_start(&a, "openai", fp, NULL));
@@ -1794,8 +1816,8 @@ Test(agent, anthropic_text_tool_use_and_usage)
 	fake_anthropic_start(&two, 300);
 	fake_anthropic_text_block(&two, 0, "Done: a.md.");
 	fake_anthropic_stop(&two, "end_turn", 8);
-	replies[0] = (struct fake_reply){ 200, "text/event-stream; charset=utf-8", one.data, 9, 200 };
-	replies[1] = (struct fake_reply){ 200, "text/event-stream", two.data, 13, 200 };
+	replies[0] = (struct fake_reply){ 200, "text/event-stream; charset=utf-8", one.data, 9, 200, NULL, 0 };
+	replies[1] = (struct fake_reply){ 200, "text/event-stream", two.data, 13, 200, NULL, 0 };
 	finish = provider_run_completes(&a, "anthropic", replies, 2, TEST_KEY, &fp,
 	    "I'll write the fil\xc3\xa9.Done: a.md.");
 	cr_expect_eq(usage_of(finish, "inputTokens"), 500);
@@ -1848,18 +1870,15 @@ Test(agent, anthropic_errors)
 	    "{\"type\":\"error\",\"error\":{\"type\":\"authentication_error\","
 	    "\"message\":\"invalid x-api-key " TEST_KEY "\"}}",
 	    TEST_KEY, "provider_error", "invalid x-api-key");
-	provider_expect_failure("anthropic", 529, "application/json",
-	    "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}",
-	    NULL, "provider_error", "Overloaded");
+	provider_expect_failure("anthropic", 400, "application/json",
+	    "{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\","
+	    "\"message\":\"prompt is too long: 208310 tokens > 200000 maximum\"}}",
+	    NULL, "provider_error", "prompt is too long");
+	provider_expect_failure("anthropic", 404, "application/json",
+	    "{\"type\":\"error\",\"error\":{\"type\":\"not_found_error\","
+	    "\"message\":\"model: fake-model\"}}", NULL, "provider_error", "model: fake-model");
 
 	buf_init(&b, 0);
-	fake_anthropic_start(&b, 10);
-	fake_anthropic_text_block(&b, 0, "Partial");
-	fake_anthropic_event(&b, "error", "{\"type\":\"error\",\"error\":{\"type\":"
-	    "\"overloaded_error\",\"message\":\"Overloaded mid-stream\"}}");
-	provider_expect_failure("anthropic", 200, "text/event-stream", b.data, NULL,
-	    "provider_error", "Overloaded mid-stream");
-	buf_reset(&b);
 	fake_anthropic_text_block(&b, 0, "no message_start");
 	provider_expect_failure("anthropic", 200, "text/event-stream", b.data, NULL,
 	    "invalid_provider_response", "message_start");
@@ -1875,6 +1894,263 @@ Test(agent, anthropic_errors)
 	provider_expect_failure("anthropic", 200, "text/event-stream", b.data, NULL,
 	    "invalid_provider_response", "message_stop");
 	buf_free(&b);
+}
+
+/* Provider errors that waiting can fix: retried with backoff (docs/agent.md). */
+
+/* The i-th "retrying" progress line of a. */
+static cJSON *
+retry_line(const struct agent *a, int i)
+{
+	return find_line(a, "progress", "phase", "retrying", i);
+}
+
+static long
+num_of(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsNumber(v) ? (long)v->valuedouble : -1;
+}
+
+/* A text-only OpenAI answer. */
+static void
+openai_answer(struct buf *b, const char *text)
+{
+	buf_init(b, 0);
+	fake_openai_text(b, text);
+	fake_openai_delta(b, "{}", "stop");
+	fake_openai_usage(b, 10, 2);
+	fake_openai_done(b);
+}
+
+Test(agent, openai_429_waits_as_retry_after_says_then_completes)
+{
+	struct buf err, ok;
+	struct fake_reply replies[2];
+	struct fake_provider *fp;
+	struct agent a;
+	cJSON *r;
+	int64_t t0 = td_mono_ms();
+
+	buf_init(&err, 0);
+	fake_openai_error(&err, "requests", "rate_limit_exceeded", "Rate limit reached for "
+	    "fake-model in organization org-x on tokens per min (TPM): Limit 30000, Used 29846, "
+	    "Requested 1200. Please try again in 1s.");
+	openai_answer(&ok, "Done after the wait.");
+	replies[0] = (struct fake_reply){ 429, "application/json", err.data, 0, 0,
+	    "Retry-After: 1\nx-ratelimit-remaining-tokens: 0\n", 0 };
+	replies[1] = (struct fake_reply){ 200, "text/event-stream", ok.data, 9, 0, NULL, 0 };
+	provider_run_completes(&a, "openai", replies, 2, TEST_KEY, &fp, "Done after the wait.");
+	cr_expect_eq(fake_provider_count(fp), 2);
+	cr_expect_geq(td_mono_ms() - t0, 1000, "the agent did not wait the second asked for");
+	r = retry_line(&a, 0);
+	cr_assert_not_null(r, "no retrying progress line");
+	cr_expect_str_eq(json_get_string(r, "reason"), "rate_limited");
+	cr_expect_eq(num_of(r, "attempt"), 1);
+	cr_expect_eq(num_of(r, "delayMs"), 1000);
+	cr_expect_str_eq(json_get_string(r, "message"), "rate limited, retrying in 1 s (retry 1 of 6)");
+	cr_expect_null(retry_line(&a, 1));
+	/* The same request, asked again. */
+	cr_expect_str_eq(fake_provider_request(fp, 0)->body, fake_provider_request(fp, 1)->body);
+	expect_no_key(&a);
+	agent_cleanup(&a);
+	fake_provider_stop(fp);
+	buf_free(&err);
+	buf_free(&ok);
+}
+
+Test(agent, anthropic_529_and_overloaded_in_the_stream_are_retried)
+{
+	struct buf e529, broken, ok, ev;
+	struct fake_reply replies[3];
+	struct fake_provider *fp;
+	struct agent a;
+	cJSON *finish;
+
+	buf_init(&e529, 0);
+	fake_anthropic_error(&e529, "overloaded_error", "Overloaded");
+	buf_init(&ev, 0);
+	fake_anthropic_error(&ev, "overloaded_error", "Overloaded");
+	buf_init(&broken, 0);
+	fake_anthropic_start(&broken, 40);
+	fake_anthropic_text_block(&broken, 0, "Partial");
+	fake_anthropic_event(&broken, "error", ev.data);
+	buf_init(&ok, 0);
+	fake_anthropic_start(&ok, 40);
+	fake_anthropic_text_block(&ok, 0, "Partial answer, whole.");
+	fake_anthropic_stop(&ok, "end_turn", 6);
+	replies[0] = (struct fake_reply){ 529, "application/json", e529.data, 0, 0,
+	    "retry-after-ms: 30\n", 0 };
+	replies[1] = (struct fake_reply){ 200, "text/event-stream", broken.data, 13, 0, NULL, 0 };
+	replies[2] = (struct fake_reply){ 200, "text/event-stream", ok.data, 13, 0, NULL, 0 };
+	/* The text the broken stream showed is not shown twice. */
+	finish = provider_run_completes(&a, "anthropic", replies, 3, TEST_KEY, &fp,
+	    "Partial answer, whole.");
+	cr_expect_eq(fake_provider_count(fp), 3);
+	cr_expect_str_eq(json_get_string(retry_line(&a, 0), "reason"), "overloaded");
+	cr_expect_eq(num_of(retry_line(&a, 0), "delayMs"), 30);
+	cr_expect_str_eq(json_get_string(retry_line(&a, 1), "reason"), "overloaded");
+	cr_expect_eq(num_of(retry_line(&a, 1), "attempt"), 2);
+	/* No retry-after: a backoff of half to all of 2 s. */
+	cr_expect(num_of(retry_line(&a, 1), "delayMs") >= 1000 &&
+	    num_of(retry_line(&a, 1), "delayMs") <= 2000, "%ld", num_of(retry_line(&a, 1), "delayMs"));
+	/* The tokens of every attempt are counted. */
+	cr_expect_eq(usage_of(finish, "inputTokens"), 80);
+	agent_cleanup(&a);
+	fake_provider_stop(fp);
+	buf_free(&e529);
+	buf_free(&ev);
+	buf_free(&broken);
+	buf_free(&ok);
+}
+
+Test(agent, openai_503_and_a_reset_mid_stream_are_retried_without_running_the_cut_turn)
+{
+	struct buf e503, broken, ok;
+	struct fake_reply replies[3];
+	struct fake_provider *fp;
+	struct agent a;
+	size_t cut;
+	const char *out;
+	char *cut_file;
+
+	buf_init(&e503, 0);
+	fake_openai_error(&e503, "server_error", NULL, "The server is temporarily unavailable.");
+	buf_init(&broken, 0);
+	fake_openai_text(&broken, "Hello ");
+	fake_openai_text(&broken, "there, ");
+	cut = broken.len;
+	fake_openai_text(&broken, "I will write it.");
+	fake_openai_tool_call(&broken, 0, "call_1", "write_file",
+	    "{\"path\": \"cut.txt\", \"content\": \"x\"}", 5);
+	fake_openai_delta(&broken, "{}", "tool_calls");
+	fake_openai_done(&broken);
+	openai_answer(&ok, "Hello world.");
+	replies[0] = (struct fake_reply){ 503, "application/json", e503.data, 0, 0,
+	    "retry-after-ms: 20\n", 0 };
+	replies[1] = (struct fake_reply){ 200, "text/event-stream", broken.data, 40, 20000, NULL,
+	    cut + 10 };
+	replies[2] = (struct fake_reply){ 200, "text/event-stream", ok.data, 0, 0, NULL, 0 };
+	fp = fake_provider_start(replies, 3);
+	cr_assert_not_null(fp);
+	agent_init(&a);
+	agent_spawn(&a, http_start(&a, "openai", fp, NULL));
+	out = json_get_string(agent_finish(&a, 15000), "output");
+	cr_assert_eq(fake_provider_count(fp), 3);
+	cr_expect_str_eq(json_get_string(retry_line(&a, 0), "reason"), "server_error");
+	cr_expect_str_eq(json_get_string(retry_line(&a, 1), "reason"), "connection");
+	cr_expect(strstr(json_get_string(retry_line(&a, 1), "message"),
+	    "the connection to the provider failed, retrying in") != NULL);
+	/* The broken answer shows as far as it came, then the new one from its start. */
+	cr_expect_str_eq(out, "Hello there, \n\n[the answer was interrupted; the model answers "
+	    "again]\n\nHello world.");
+	/* Its tool call never ran. */
+	cut_file = ws_file(&a, "cut.txt");
+	cr_expect_null(cut_file, "the cut turn's write_file ran");
+	free(cut_file);
+	cr_expect_eq(count_lines(&a, "tool", NULL, NULL), 0);
+	agent_cleanup(&a);
+	fake_provider_stop(fp);
+	buf_free(&e503);
+	buf_free(&broken);
+	buf_free(&ok);
+}
+
+Test(agent, retries_are_bounded_by_count_and_total_wait)
+{
+	struct buf e500, e429;
+	struct fake_reply replies[3];
+	struct fake_provider *fp;
+	struct agent a;
+	cJSON *start, *finish;
+
+	/* maxRetries 2: three requests, then the provider's error with a note. */
+	buf_init(&e500, 0);
+	fake_openai_error(&e500, "server_error", NULL, "The server had an error while "
+	    "processing your request.");
+	for (int i = 0; i < 3; i++)
+		replies[i] = (struct fake_reply){ 500, "application/json", e500.data, 0, 0,
+		    "retry-after-ms: 10\n", 0 };
+	fp = fake_provider_start(replies, 3);
+	agent_init(&a);
+	start = http_start(&a, "openai", fp, NULL);
+	cJSON_AddNumberToObject(member(start, "provider"), "maxRetries", 2);
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 15000);
+	cr_expect_str_eq(json_get_string(finish, "status"), "failed");
+	cr_expect_str_eq(finish_code(finish), "provider_error");
+	cr_expect(strstr(finish_message(finish), "HTTP 500: The server had an error") != NULL &&
+	    strstr(finish_message(finish), "gave up after 2 retries") != NULL, "%s",
+	    finish_message(finish));
+	cr_expect_eq(fake_provider_count(fp), 3);
+	cr_expect_eq(count_lines(&a, "progress", "phase", "retrying"), 2);
+	agent_cleanup(&a);
+	fake_provider_stop(fp);
+
+	/* A Retry-After past maxRetryWaitMs: no wait at all, the run fails at once. */
+	buf_init(&e429, 0);
+	fake_openai_error(&e429, "requests", "rate_limit_exceeded", "Rate limit reached");
+	replies[0] = (struct fake_reply){ 429, "application/json", e429.data, 0, 0,
+	    "Retry-After: 120\n", 0 };
+	fp = fake_provider_start(replies, 1);
+	agent_init(&a);
+	start = http_start(&a, "openai", fp, NULL);
+	cJSON_AddNumberToObject(member(start, "provider"), "maxRetryWaitMs", 5000);
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 5000);
+	cr_expect_str_eq(json_get_string(finish, "status"), "failed");
+	cr_expect(strstr(finish_message(finish), "a wait of 120 s more would pass the retry "
+	    "limit of 5 s") != NULL, "%s", finish_message(finish));
+	cr_expect_eq(fake_provider_count(fp), 1);
+	agent_cleanup(&a);
+	fake_provider_stop(fp);
+	buf_free(&e500);
+	buf_free(&e429);
+}
+
+Test(agent, cancel_ends_a_retry_wait_at_once)
+{
+	struct buf e429;
+	struct fake_reply reply;
+	struct fake_provider *fp;
+	struct agent a;
+	cJSON *msg, *cancel, *finish;
+	int64_t sent;
+
+	buf_init(&e429, 0);
+	fake_openai_error(&e429, "requests", "rate_limit_exceeded", "Rate limit reached");
+	/* An HTTP date a minute ahead: Retry-After's other form. */
+	{
+		static char hdr[128];
+		time_t when = time(NULL) + 60;
+		struct tm tm;
+
+		gmtime_r(&when, &tm);
+		strftime(hdr, sizeof hdr, "Retry-After: %a, %d %b %Y %H:%M:%S GMT\n", &tm);
+		reply = (struct fake_reply){ 429, "application/json", e429.data, 0, 0, hdr, 0 };
+	}
+	fp = fake_provider_start(&reply, 1);
+	agent_init(&a);
+	agent_spawn(&a, http_start(&a, "openai", fp, NULL));
+	while ((msg = agent_line(&a, 5000)) != NULL &&
+	    !(strcmp(json_get_string(msg, "type"), "progress") == 0 &&
+	    strcmp(json_get_string(msg, "phase"), "retrying") == 0))
+		;
+	cr_assert_not_null(msg, "no retrying line");
+	cr_expect(num_of(msg, "delayMs") > 55000 && num_of(msg, "delayMs") <= 60000, "%ld",
+	    num_of(msg, "delayMs"));
+	cancel = cJSON_CreateObject();
+	cJSON_AddStringToObject(cancel, "type", "cancel");
+	sent = td_mono_ms();
+	agent_send(&a, cancel);
+	finish = agent_finish(&a, 5000);
+	cr_expect_lt(td_mono_ms() - sent, 2000);
+	cr_expect_str_eq(json_get_string(finish, "status"), "cancelled");
+	cr_expect_eq(fake_provider_count(fp), 1);
+	agent_cleanup(&a);
+	fake_provider_stop(fp);
+	buf_free(&e429);
 }
 
 /* Connectors (docs/connectors.md): MCP servers and the built-in web connector. */
