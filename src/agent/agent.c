@@ -350,7 +350,7 @@ agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
 	if (sandbox != NULL && !cJSON_IsNull(sandbox) && !config_sandbox_valid(sandbox))
 		return config_fail(why, "sandbox must be an object: network and allowUnconfined "
 		    "booleans, hidden an array of absolute paths");
-	if (!config_int(limits, "maxTurns", 1, 1000, 50, &turns) ||
+	if (!config_int(limits, "maxTurns", 1, 1000, 200, &turns) ||
 	    !config_int(limits, "commandTimeoutMs", 100, 86400000L, 600000, &timeout) ||
 	    !config_int(limits, "maxToolOutputBytes", 1024, 4L * 1024 * 1024, 65536, &out_max) ||
 	    !config_int(limits, "connectorTimeoutMs", 100, 3600000L, 60000, &con_timeout))

@@ -86,35 +86,39 @@ static const char *const conv_roles[] = { [CONV_USER] = "user",
 	[CONV_ASSISTANT] = "assistant", [CONV_TOOL] = "tool" };
 
 cJSON *
+conv_message_json(const struct conv_message *m)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "role", conv_roles[m->role]);
+	cJSON_AddStringToObject(o, "text", m->text);
+	if (m->role == CONV_ASSISTANT && m->ncalls > 0) {
+		cJSON *calls = cJSON_AddArrayToObject(o, "calls");
+
+		for (size_t k = 0; k < m->ncalls; k++) {
+			cJSON *call = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(call, "id", m->calls[k].id);
+			cJSON_AddStringToObject(call, "name", m->calls[k].name);
+			cJSON_AddStringToObject(call, "arguments", m->calls[k].arguments);
+			cJSON_AddItemToArray(calls, call);
+		}
+	}
+	if (m->role == CONV_TOOL) {
+		cJSON_AddStringToObject(o, "callId", m->call_id);
+		cJSON_AddStringToObject(o, "toolName", m->tool_name);
+		cJSON_AddBoolToObject(o, "isError", m->is_error);
+	}
+	return o;
+}
+
+cJSON *
 conv_to_json(const struct conversation *c)
 {
 	cJSON *arr = cJSON_CreateArray();
 
-	for (size_t i = 0; i < c->n; i++) {
-		const struct conv_message *m = &c->msgs[i];
-		cJSON *o = cJSON_CreateObject();
-
-		cJSON_AddStringToObject(o, "role", conv_roles[m->role]);
-		cJSON_AddStringToObject(o, "text", m->text);
-		if (m->role == CONV_ASSISTANT && m->ncalls > 0) {
-			cJSON *calls = cJSON_AddArrayToObject(o, "calls");
-
-			for (size_t k = 0; k < m->ncalls; k++) {
-				cJSON *call = cJSON_CreateObject();
-
-				cJSON_AddStringToObject(call, "id", m->calls[k].id);
-				cJSON_AddStringToObject(call, "name", m->calls[k].name);
-				cJSON_AddStringToObject(call, "arguments", m->calls[k].arguments);
-				cJSON_AddItemToArray(calls, call);
-			}
-		}
-		if (m->role == CONV_TOOL) {
-			cJSON_AddStringToObject(o, "callId", m->call_id);
-			cJSON_AddStringToObject(o, "toolName", m->tool_name);
-			cJSON_AddBoolToObject(o, "isError", m->is_error);
-		}
-		cJSON_AddItemToArray(arr, o);
-	}
+	for (size_t i = 0; i < c->n; i++)
+		cJSON_AddItemToArray(arr, conv_message_json(&c->msgs[i]));
 	return arr;
 }
 

@@ -48,10 +48,12 @@ void conv_free(struct conversation *c);
 void tool_calls_free(struct tool_call *calls, size_t n);
 
 /* durable: the bounds of a conversation read from a checkpoint. */
-#define CONV_MAX_MESSAGES 10000
+#define CONV_MAX_MESSAGES 100000
 #define CONV_MAX_CALLS 128
 /* The messages (not the system prompt) as a checkpoint holds them. */
 cJSON *conv_to_json(const struct conversation *c);
+/* One message as a checkpoint holds it. */
+cJSON *conv_message_json(const struct conv_message *m);
 /* Appends the messages of a checkpoint to c; false when arr is malformed. */
 bool conv_from_json(struct conversation *c, const cJSON *arr);
 

@@ -20,6 +20,9 @@
 #define LOOP_ASK_STRING_MAX 4096	/* per string argument shown in permission.ask */
 #define LOOP_TRUNCATED "\n[output truncated]"
 #define LOOP_RESTARTED "\n\n[the answer was interrupted; the model answers again]\n\n"
+#define LOOP_CP_CUT "\n[cut to fit the checkpoint]"
+#define LOOP_CP_MESSAGE_MAX (600 * 1024)	/* one message in a checkpoint line */
+#define LOOP_CP_LINE_BUDGET (600 * 1024)	/* the new messages of one checkpoint line */
 #define LOOP_BACKOFF_BASE_MS 1000
 #define LOOP_BACKOFF_CAP_MS 60000
 
@@ -44,6 +47,7 @@ struct loop {
 	long in_tokens;
 	long out_tokens;
 	int turns;			/* model turns begun (a checkpoint keeps it) */
+	size_t cp_sent;			/* durable: messages the service has in checkpoints */
 	char *last_failure;		/* name and arguments of the last failing call */
 	int failures;
 	struct agent_error err;
@@ -149,42 +153,146 @@ loop_plan_restore(struct plan_state *p, const cJSON *o)
 	return true;
 }
 
+/* Prints o and frees it. */
+static char *
+loop_print_owned(cJSON *o)
+{
+	char *text = json_print(o);
+
+	cJSON_Delete(o);
+	return text;
+}
+
+/*
+ * durable: a message as a checkpoint keeps it (printed JSON).  One over
+ * LOOP_CP_MESSAGE_MAX (a host line must hold it) has its text cut, then, if
+ * that is not enough, its calls' arguments emptied; the log says so.
+ */
+static char *
+loop_cp_message(const struct conv_message *m)
+{
+	char *text = loop_print_owned(conv_message_json(m));
+	size_t len = strlen(text);
+	struct conv_message cut;
+
+	if (len <= LOOP_CP_MESSAGE_MAX)
+		return text;
+	cut = *m;
+	for (int round = 0; round < 4 && len > LOOP_CP_MESSAGE_MAX; round++) {
+		size_t tlen = strlen(m->text);
+		size_t keep = round < 3 ? (size_t)((double)tlen * LOOP_CP_MESSAGE_MAX / (double)len *
+		    (0.9 - 0.3 * round)) : 0;
+		char *prefix = agent_utf8_prefix(m->text, keep);
+		struct tool_call *calls = NULL;
+
+		cut.text = xasprintf("%s%s", prefix, LOOP_CP_CUT);
+		if (round == 3 && m->ncalls > 0) {
+			calls = xcalloc(m->ncalls, sizeof *calls);
+			for (size_t i = 0; i < m->ncalls; i++)
+				calls[i] = (struct tool_call){ m->calls[i].id, m->calls[i].name, "{}" };
+			cut.calls = calls;
+		}
+		free(text);
+		text = loop_print_owned(conv_message_json(&cut));
+		len = strlen(text);
+		free(cut.text);
+		free(prefix);
+		free(calls);
+		cut.calls = m->calls;
+	}
+	log_info("a message of the conversation was cut to %zu bytes in the checkpoint", len);
+	return text;
+}
+
 /*
  * durable: sends a checkpoint (docs/host-protocol.md) once a step is complete:
- * the model's answer, or a tool call's result.  One over AGENT_CHECKPOINT_MAX
- * is not sent; a resume then starts from the last one that fitted.
+ * the model's answer, or a tool call's result.  It carries the loop's state
+ * and only the messages added since the last one ("append", from "from"), so
+ * its size does not grow with the run; the service keeps the messages.  When
+ * the new messages do not fit one line, several lines carry them.
  */
 static void
 loop_checkpoint(struct loop *l)
 {
-	cJSON *cp = cJSON_CreateObject(), *usage, *msg;
-	char *text;
-	size_t len;
+	size_t from = l->cp_sent;
 
-	cJSON_AddNumberToObject(cp, "version", 1);
-	cJSON_AddNumberToObject(cp, "turns", l->turns);
-	cJSON_AddItemToObject(cp, "messages", conv_to_json(&l->conv));
-	cJSON_AddStringToObject(cp, "output", l->output.data ? l->output.data : "");
-	cJSON_AddBoolToObject(cp, "outputFull", l->output_full);
-	usage = cJSON_AddObjectToObject(cp, "usage");
-	cJSON_AddNumberToObject(usage, "inputTokens", (double)l->in_tokens);
-	cJSON_AddNumberToObject(usage, "outputTokens", (double)l->out_tokens);
-	cJSON_AddItemToObject(cp, "plan", loop_plan_json(&l->plan));
-	if (l->prov != NULL && l->prov->ops->save != NULL && l->prov->state != NULL)
-		cJSON_AddItemToObject(cp, "provider", l->prov->ops->save(l->prov));
-	text = json_print(cp);
-	len = strlen(text);
-	free(text);
-	if (len > AGENT_CHECKPOINT_MAX) {
-		log_info("a checkpoint of %zu bytes is over the limit of %d; not sent", len,
-		    AGENT_CHECKPOINT_MAX);
-		cJSON_Delete(cp);
-		return;
+	do {
+		cJSON *cp = cJSON_CreateObject(), *usage, *append, *msg;
+		size_t used = 0, to = from;
+
+		cJSON_AddNumberToObject(cp, "version", 2);
+		cJSON_AddNumberToObject(cp, "turns", l->turns);
+		cJSON_AddNumberToObject(cp, "from", (double)from);
+		append = cJSON_AddArrayToObject(cp, "append");
+		while (to < l->conv.n) {
+			char *m = loop_cp_message(&l->conv.msgs[to]);
+			size_t n = strlen(m);
+
+			if (to > from && used + n > LOOP_CP_LINE_BUDGET) {
+				free(m);
+				break;
+			}
+			cJSON_AddItemToArray(append, cJSON_CreateRaw(m));
+			free(m);
+			used += n;
+			to++;
+		}
+		cJSON_AddNumberToObject(cp, "messageCount", (double)to);
+		cJSON_AddNumberToObject(cp, "outputLen", (double)l->output.len);
+		cJSON_AddBoolToObject(cp, "outputFull", l->output_full);
+		usage = cJSON_AddObjectToObject(cp, "usage");
+		cJSON_AddNumberToObject(usage, "inputTokens", (double)l->in_tokens);
+		cJSON_AddNumberToObject(usage, "outputTokens", (double)l->out_tokens);
+		cJSON_AddItemToObject(cp, "plan", loop_plan_json(&l->plan));
+		if (l->prov != NULL && l->prov->ops->save != NULL && l->prov->state != NULL)
+			cJSON_AddItemToObject(cp, "provider", l->prov->ops->save(l->prov));
+		msg = cJSON_CreateObject();
+		cJSON_AddStringToObject(msg, "type", "checkpoint");
+		cJSON_AddItemToObject(msg, "checkpoint", cp);
+		host_send(l->host, msg);
+		from = to;
+	} while (from < l->conv.n);
+	l->cp_sent = l->conv.n;
+}
+
+/*
+ * durable: the messages of a version 2 checkpoint, read from the service
+ * (checkpoint.read) a page at a time; NULL with l->err set when that fails.
+ */
+static cJSON *
+loop_cp_messages(struct loop *l, size_t count)
+{
+	cJSON *all = cJSON_CreateArray();
+	size_t from = 0;
+
+	while (from < count) {
+		cJSON *params = cJSON_CreateObject(), *result = NULL, *m;
+		cJSON *msgs;
+		struct agent_error err = { 0 };
+		int rc;
+		size_t got = 0;
+
+		cJSON_AddNumberToObject(params, "from", (double)from);
+		rc = host_request(l->host, "checkpoint.read", params, &result, &err);
+		msgs = cJSON_GetObjectItemCaseSensitive(result, "messages");
+		if (rc != AGENT_OK || !cJSON_IsArray(msgs) || cJSON_GetArraySize(msgs) == 0) {
+			agent_error_set(&l->err, "checkpoint_invalid", "the messages of the checkpoint "
+			    "cannot be read from %zu on: %s", from, err.message ? err.message :
+			    rc == AGENT_CANCELLED ? "cancelled" : "no messages");
+			agent_error_clear(&err);
+			cJSON_Delete(result);
+			cJSON_Delete(all);
+			return NULL;
+		}
+		while ((m = cJSON_DetachItemFromArray(msgs, 0)) != NULL && from + got < count) {
+			cJSON_AddItemToArray(all, m);
+			got++;
+		}
+		cJSON_Delete(m);
+		cJSON_Delete(result);
+		from += got;
 	}
-	msg = cJSON_CreateObject();
-	cJSON_AddStringToObject(msg, "type", "checkpoint");
-	cJSON_AddItemToObject(msg, "checkpoint", cp);
-	host_send(l->host, msg);
+	return all;
 }
 
 /* durable: what a resumed run takes from its checkpoint; false when malformed. */
@@ -193,15 +301,34 @@ loop_restore(struct loop *l, const cJSON *cp)
 {
 	const cJSON *usage = cJSON_GetObjectItemCaseSensitive(cp, "usage");
 	const char *output = json_get_string(cp, "output");
+	bool v2 = json_check_int(cp, "version", 2, 2);
+	cJSON *fetched = NULL;
+	const cJSON *messages = cJSON_GetObjectItemCaseSensitive(cp, "messages");
+	bool ok;
 
-	if (!json_check_int(cp, "version", 1, 1) || !json_check_int(cp, "turns", 0, 1000) ||
+	if (!json_check_int(cp, "version", v2 ? 2 : 1, v2 ? 2 : 1) ||
+	    !json_check_int(cp, "turns", 0, 1000) ||
 	    !json_check_string(cp, "output", true, false, 0, AGENT_MAX_OUTPUT) ||
 	    !cJSON_IsObject(usage) || !json_check_int(usage, "inputTokens", 0, 1e15) ||
 	    !json_check_int(usage, "outputTokens", 0, 1e15) ||
-	    !conv_from_json(&l->conv, cJSON_GetObjectItemCaseSensitive(cp, "messages")) ||
-	    l->conv.n == 0 || !loop_plan_restore(&l->plan,
-	    cJSON_GetObjectItemCaseSensitive(cp, "plan")))
+	    (v2 && (!json_check_int(cp, "messageCount", 1, CONV_MAX_MESSAGES) ||
+	    cJSON_GetObjectItemCaseSensitive(cp, "messageCount") == NULL)))
 		return false;
+	if (v2) {
+		if (l->err.code != NULL)
+			return false;
+		fetched = loop_cp_messages(l, (size_t)cJSON_GetObjectItemCaseSensitive(cp,
+		    "messageCount")->valuedouble);
+		if (fetched == NULL)
+			return false;
+		messages = fetched;
+	}
+	ok = conv_from_json(&l->conv, messages) && l->conv.n > 0 &&
+	    loop_plan_restore(&l->plan, cJSON_GetObjectItemCaseSensitive(cp, "plan"));
+	cJSON_Delete(fetched);
+	if (!ok)
+		return false;
+	l->cp_sent = v2 ? l->conv.n : 0;
 	l->turns = (int)cJSON_GetObjectItemCaseSensitive(cp, "turns")->valuedouble;
 	buf_appends(&l->output, output);
 	l->output_full = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cp, "outputFull"));
@@ -222,8 +349,9 @@ loop_conversation(struct loop *l)
 	if (l->cfg->checkpoint != NULL) {
 		if (loop_restore(l, l->cfg->checkpoint))
 			return true;
-		agent_error_set(&l->err, "checkpoint_invalid",
-		    "the checkpoint of the resumed run is malformed");
+		if (l->err.code == NULL)
+			agent_error_set(&l->err, "checkpoint_invalid",
+			    "the checkpoint of the resumed run is malformed");
 		return false;
 	}
 	cJSON_ArrayForEach(h, l->cfg->history) {
@@ -704,7 +832,9 @@ loop_main(struct loop *l)
 		if (done)
 			return AGENT_OK;
 	}
-	agent_error_set(&l->err, "max_turns", "the model did not finish within %d turns",
+	agent_error_set(&l->err, "max_turns", "the run reached its limit of %d model turns "
+	    "(runs.maxTurns) before the model finished; the work so far is in the workspace: "
+	    "continue it with a new run in the same session, or raise runs.maxTurns",
 	    l->cfg->max_turns);
 	return AGENT_FAILED;
 }

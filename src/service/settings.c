@@ -50,7 +50,7 @@ static const char default_settings[] =
     "    \"anthropic\": {\"kind\": \"anthropic\", \"baseUrl\": \"https://api.anthropic.com\",\n"
     "                  \"apiKeyEnv\": \"ANTHROPIC_API_KEY\", \"defaultModel\": \"claude-sonnet-4-5\"}\n"
     "  },\n"
-    "  \"runs\": {\"maxConcurrent\": 4, \"maxTurns\": 50, \"commandTimeoutMs\": 600000}\n"
+    "  \"runs\": {\"maxConcurrent\": 4, \"maxTurns\": 200, \"commandTimeoutMs\": 600000}\n"
     "}\n";
 
 static const char *const top_keys[] = { "defaults", "providers", "runs", "runtimes",
@@ -286,7 +286,7 @@ settings_check(struct settings *s, char **err)
 	if (!runtimes_check(root, err) || !doctor_check(s, err))
 		return false;
 	s->max_concurrent = 4;
-	s->max_turns = 50;
+	s->max_turns = 200;
 	s->command_timeout_ms = 600000;
 	s->resume_limit = 3;
 	runs = cJSON_GetObjectItemCaseSensitive(root, "runs");

@@ -25,6 +25,7 @@
 #include "artifacts.h"
 #include "buf.h"
 #include "cache.h"
+#include "checkpoints.h"
 #include "connectors.h"
 #include "events.h"
 #include "frameworks.h"
@@ -126,6 +127,7 @@ struct run_state {
 	int64_t output_stored_at;	/* td_mono_ms() of the last store of the output */
 	bool output_dirty;		/* output arrived since */
 	bool store_warned;		/* a failed store was logged */
+	struct checkpoint_log *cplog;	/* durable: version 2 checkpoints not yet stored */
 };
 
 static void
@@ -318,6 +320,30 @@ on_output(struct run_state *rs, const cJSON *msg)
 		progress_store(rs);
 }
 
+/* durable: a version 2 checkpoint, its new messages appended (checkpoints.c). */
+static void
+on_checkpoint_v2(struct run_state *rs, const cJSON *cp)
+{
+	struct service *svc = rs->ar->sv->svc;
+	char *text = json_print(cp);
+	const char *why = NULL;
+	bool stored;
+
+	if (strlen(text) > CHECKPOINT_MAX_BYTES) {
+		free(text);
+		return protocol_error(rs, "a checkpoint over 768 KiB");
+	}
+	free(text);
+	if (!checkpoint_store(&rs->cplog, svc->store, rs->ar->id, cp,
+	    rs->output_dirty ? &rs->output : NULL, &stored, &why))
+		return protocol_error(rs, why);
+	if (stored && rs->output_dirty) {
+		rs->output_dirty = false;
+		rs->output_stored_at = td_mono_ms();
+	}
+	cache_drop(svc->cache, rs->ar->id);
+}
+
 /*
  * durable: the agent's checkpoint (docs/host-protocol.md) replaces the run's
  * last one, with the output so far, in one statement.  A store that fails
@@ -333,6 +359,8 @@ on_checkpoint(struct run_state *rs, const cJSON *msg)
 	sqlite3 *db;
 	char *text;
 
+	if (cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(cp, "version")) == 2)
+		return on_checkpoint_v2(rs, cp);
 	if (!cJSON_IsObject(cp) || !json_check_int(cp, "version", 1, 1) ||
 	    !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(cp, "messages")) ||
 	    output == NULL || strlen(output) > OUTPUT_MAX_BYTES)
@@ -538,6 +566,15 @@ on_request(struct run_state *rs, const cJSON *msg)
 	}
 	if (strcmp(method, "secret.resolve") == 0) {
 		on_secret_resolve(rs, (long long)idv->valuedouble, params);
+		return;
+	}
+	if (strcmp(method, "checkpoint.read") == 0) {
+		const char *why = NULL;
+
+		if ((result = checkpoint_read(svc->store, rs->ar->id, params, &why)) != NULL)
+			agent_respond(rs, idv->valuedouble, result);
+		else
+			agent_respond_error(rs, idv->valuedouble, "not_found", why);
 		return;
 	}
 	for (size_t i = 0; i < sizeof person_requests / sizeof person_requests[0]; i++) {
@@ -790,12 +827,14 @@ start_message(struct supervisor *sv, struct run_state *rs, char **why)
 	if (rs->ar->resume) {
 		cJSON *cp = NULL;
 
-		s = store_stmt(st, "SELECT checkpoint, resumes FROM runs WHERE id = ?1");
+		s = store_stmt(st, "SELECT checkpoint, resumes, output FROM runs WHERE id = ?1");
 		sqlite3_bind_text(s, 1, rs->ar->id, -1, SQLITE_STATIC);
 		if (sqlite3_step(s) == SQLITE_ROW) {
 			if (sqlite3_column_type(s, 0) != SQLITE_NULL)
 				cp = json_parse(resource_text(s, 0), strlen(resource_text(s, 0)));
 			rs->resumes = sqlite3_column_int(s, 1);
+			if (cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(cp, "version")) == 2)
+				checkpoint_resume_head(cp, resource_text(s, 2));
 		}
 		sqlite3_reset(s);
 		cJSON_AddNumberToObject(r, "requestIdBase", rs->resumes * REQUEST_ID_STRIDE);
@@ -1317,6 +1356,7 @@ run_state_free(struct run_state *rs)
 {
 	buf_free(&rs->line);
 	buf_free(&rs->output);
+	checkpoint_log_free(rs->cplog);
 	free(rs->workspace);
 	free(rs->final_output);
 	free(rs->error_code);

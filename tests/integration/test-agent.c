@@ -998,6 +998,9 @@ Test(agent, max_turns_ends_the_run)
 	finish = agent_finish(&a, 10000);
 	cr_expect_str_eq(json_get_string(finish, "status"), "failed");
 	cr_expect_str_eq(finish_code(finish), "max_turns");
+	/* The message names the limit and what to do. */
+	cr_expect(strstr(finish_message(finish), "limit of 2 model turns (runs.maxTurns)") != NULL,
+	    "%s", finish_message(finish));
 	agent_cleanup(&a);
 }
 
