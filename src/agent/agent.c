@@ -319,7 +319,7 @@ agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
 	const cJSON *connectors = cJSON_GetObjectItemCaseSensitive(start, "connectors");
 	const cJSON *sandbox = cJSON_GetObjectItemCaseSensitive(start, "sandbox");
 	const cJSON *checkpoint = cJSON_GetObjectItemCaseSensitive(start, "checkpoint");
-	long turns, timeout, out_max, con_timeout, retries, retry_wait;
+	long turns, timeout, out_max, con_timeout, retries, retry_wait, window;
 
 	memset(cfg, 0, sizeof *cfg);
 	*why = NULL;
@@ -357,9 +357,10 @@ agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
 		return config_fail(why, "a limit is out of range");
 	if (!config_int(provider, "maxRetries", 0, AGENT_MAX_RETRIES, AGENT_DEFAULT_RETRIES,
 	    &retries) || !config_int(provider, "maxRetryWaitMs", 0, 3600000L,
-	    AGENT_DEFAULT_RETRY_WAIT_MS, &retry_wait))
-		return config_fail(why, "provider.maxRetries or provider.maxRetryWaitMs is out of "
-		    "range");
+	    AGENT_DEFAULT_RETRY_WAIT_MS, &retry_wait) ||
+	    !config_int(provider, "contextWindow", 1024, 10000000L, 0, &window))
+		return config_fail(why, "provider.maxRetries, maxRetryWaitMs or contextWindow is "
+		    "out of range");
 	if (connectors != NULL && !cJSON_IsNull(connectors) && !cJSON_IsArray(connectors))
 		return config_fail(why, "connectors must be an array");
 	/* durable: a resumed run's checkpoint, checked in full by the loop. */
@@ -392,6 +393,7 @@ agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
 	cfg->max_turns = (int)turns;
 	cfg->max_retries = (int)retries;
 	cfg->max_retry_wait_ms = retry_wait;
+	cfg->context_window = window;
 	cfg->command_timeout_ms = timeout;
 	cfg->max_tool_output = (size_t)out_max;
 	cfg->connectors = cJSON_IsArray(connectors) ? cJSON_Duplicate(connectors, true) : NULL;

@@ -69,6 +69,7 @@ struct agent_config {
 	int max_turns;
 	int max_retries;		/* provider.maxRetries: retries of one model turn */
 	long max_retry_wait_ms;		/* provider.maxRetryWaitMs: all waits of one turn */
+	long context_window;		/* provider.contextWindow (tokens), 0 when not set */
 	/* start.sandbox (docs/host-protocol.md): what commands may reach */
 	bool network;
 	bool allow_unconfined;

@@ -1,4 +1,5 @@
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +7,7 @@
 
 #include "buf.h"
 #include "connectors.h"
+#include "context.h"
 #include "conv.h"
 #include "host.h"
 #include "json.h"
@@ -51,6 +53,7 @@ struct loop {
 	char *last_failure;		/* name and arguments of the last failing call */
 	int failures;
 	struct agent_error err;
+	struct context cx;		/* the model's context window */
 };
 
 static const char *const loop_profile_notes[] = {
@@ -689,10 +692,16 @@ loop_error_note(struct loop *l, const char *fmt, ...)
  * in all; no tool has run in a turn whose answer did not arrive, so the turn
  * is simply asked again.  A cancel ends the wait.
  */
-static int
-loop_answer(struct loop *l, struct turn *t)
+static void
+loop_silent(void *ud, const char *delta, size_t len)
 {
-	struct provider_sink sink = { .text = loop_text, .ud = l };
+}
+
+static int
+loop_answer(struct loop *l, const struct conversation *conv, const cJSON *tools, bool visible,
+    struct turn *t)
+{
+	struct provider_sink sink = { .text = visible ? loop_text : loop_silent, .ud = l };
 	long waited = 0;
 	int rc;
 
@@ -705,7 +714,7 @@ loop_answer(struct loop *l, struct turn *t)
 
 		l->writing = false;
 		turn_init(t);
-		rc = l->prov->ops->turn(l->prov, &l->conv, l->tools, &sink, t, &l->err);
+		rc = l->prov->ops->turn(l->prov, conv, tools, &sink, t, &l->err);
 		l->in_tokens += t->input_tokens;
 		l->out_tokens += t->output_tokens;
 		if (t->input_tokens || t->output_tokens)
@@ -736,12 +745,105 @@ loop_answer(struct loop *l, struct turn *t)
 		host_progress_retry(l->host, msg, attempt, l->cfg->max_retries, reason, delay);
 		agent_error_clear(&l->err);
 		/* What the broken attempt showed is not shown twice. */
-		l->echo_at = l->answer_at;
-		l->echo_to = l->output.len;
+		if (visible) {
+			l->echo_at = l->answer_at;
+			l->echo_to = l->output.len;
+		}
 		if ((rc = host_sleep(l->host, delay)) != AGENT_OK)
 			return rc;
 		host_progress(l->host, "thinking", "Waiting for the model.");
 	}
+}
+
+/* The plan of a plan-first run, for a summary that replaces the turns that made it. */
+static void
+loop_plan_text(const struct loop *l, struct buf *b)
+{
+	if (l->plan.nsteps == 0)
+		return;
+	buf_printf(b, "\n\nThe plan (%s):\n", l->plan.approved ? "approved" : "not approved yet");
+	for (size_t i = 0; i < l->plan.nsteps; i++)
+		buf_printf(b, "%zu. %s (step id %s)\n", i + 1, l->plan.steps[i].title,
+		    l->plan.steps[i].id);
+}
+
+#define LOOP_SUMMARY_SYSTEM "You summarize the earlier part of the work of an AI agent that " \
+	"carries out a task in a workspace, so that it can go on within its model's context " \
+	"window. The summary replaces those turns: keep what the agent needs to carry on."
+
+/*
+ * Context management: the model summarizes the turns before the recent ones;
+ * the system prompt, the task, the plan and the recent turns stay.  The
+ * checkpoint then holds the new conversation.  *done is false when there was
+ * nothing older to summarize.
+ */
+static int
+loop_compact(struct loop *l, const char *why, bool *done)
+{
+	size_t recent = context_recent_start(&l->cx, &l->conv, l->cx.window * 3 / 10);
+	size_t skip = SIZE_MAX, older = 0;
+	size_t max = (size_t)((double)l->cx.window * 0.6 / l->cx.per_byte);
+	struct conversation sc, nc;
+	cJSON *none;
+	struct turn t;
+	struct buf text;
+	char *transcript, msg[300];
+	int rc;
+
+	*done = false;
+	/* The task (the last user message) is written anew: the recent turns follow it. */
+	for (size_t i = 0; i < l->conv.n; i++)
+		if (l->conv.msgs[i].role == CONV_USER)
+			skip = i;
+	if (skip != SIZE_MAX && recent <= skip)
+		recent = skip + 1;
+	for (size_t i = 0; i < recent; i++)
+		older += i != skip || strcmp(l->conv.msgs[i].text, l->cfg->prompt) != 0;
+	if (skip != SIZE_MAX && strcmp(l->conv.msgs[skip].text, l->cfg->prompt) != 0)
+		skip = SIZE_MAX;	/* an earlier summary: summarized again */
+	if (older == 0)
+		return AGENT_OK;
+	snprintf(msg, sizeof msg, "%s; summarizing the %zu older messages (the model's context "
+	    "window: %ld tokens, %s)", why, older, l->cx.window, l->cx.window_from);
+	log_info("%s", msg);
+	host_progress(l->host, "compacting", msg);
+	transcript = context_transcript(&l->conv, recent, skip, max > 4096 ? max : 4096);
+	buf_init(&text, 0);
+	buf_printf(&text, "The task:\n%s\n\nThe earlier part of the work, oldest first:\n\n%s\n"
+	    "Write a summary of this earlier work for the agent that carries on with the task: "
+	    "what it did and found, the files it read or changed and what in them still "
+	    "matters, the decisions taken, the errors met, and what is left to do. Plain text, "
+	    "at most about 400 words.", l->cfg->prompt, transcript);
+	free(transcript);
+	conv_init(&sc, LOOP_SUMMARY_SYSTEM);
+	conv_add_user(&sc, text.data);
+	buf_free(&text);
+	none = cJSON_CreateArray();
+	rc = loop_answer(l, &sc, none, false, &t);
+	cJSON_Delete(none);
+	conv_free(&sc);
+	if (rc != AGENT_OK) {
+		turn_free(&t);
+		return rc;
+	}
+	buf_init(&text, 0);
+	buf_printf(&text, "%s\n\n[The earlier turns of this run were summarized to fit the "
+	    "model's context window:]\n%s", l->cfg->prompt, t.text.data ? t.text.data : "");
+	loop_plan_text(l, &text);
+	turn_free(&t);
+	conv_init(&nc, l->conv.system);
+	conv_add_user(&nc, text.data);
+	buf_free(&text);
+	for (size_t i = recent; i < l->conv.n; i++)
+		conv_add_copy(&nc, &l->conv.msgs[i]);
+	conv_free(&l->conv);
+	l->conv = nc;
+	/* durable: the next checkpoint replaces the stored messages from the first. */
+	l->cp_sent = 0;
+	loop_checkpoint(l);
+	host_progress(l->host, "thinking", "Waiting for the model.");
+	*done = true;
+	return AGENT_OK;
 }
 
 /* One model turn and its tool calls.  AGENT_OK with *done when the model finished. */
@@ -750,14 +852,45 @@ loop_turn(struct loop *l, bool *done)
 {
 	struct turn t;
 	size_t ncalls, at;
+	bool compacted = false;
+	char why[160];
 	int rc;
 
 	host_progress(l->host, "thinking", "Waiting for the model.");
-	rc = loop_answer(l, &t);
+	if (context_full(&l->cx, &l->conv)) {
+		snprintf(why, sizeof why, "the conversation (about %ld tokens) is near the model's "
+		    "context window", context_estimate(&l->cx, &l->conv));
+		if ((rc = loop_compact(l, why, &compacted)) != AGENT_OK)
+			return rc;
+	}
+	rc = loop_answer(l, &l->conv, l->tools, true, &t);
+	if (rc == AGENT_FAILED && l->prov->retry.context_exceeded && !compacted &&
+	    l->cx.window > 0) {
+		bool again = false;
+
+		char *said = xstrdup(l->err.message ? l->err.message : "");
+
+		turn_free(&t);
+		log_info("the provider refused the conversation as too long: %s", said);
+		agent_error_clear(&l->err);
+		rc = loop_compact(l, "the provider said the conversation is too long for the model",
+		    &again);
+		if (rc == AGENT_OK && !again) {
+			agent_error_set(&l->err, "provider_error", "%s (the conversation does not fit "
+			    "the model's context window, and there is nothing older to summarize)",
+			    said);
+			rc = AGENT_FAILED;
+		}
+		free(said);
+		if (rc != AGENT_OK)
+			return rc;
+		rc = loop_answer(l, &l->conv, l->tools, true, &t);
+	}
 	if (rc != AGENT_OK) {
 		turn_free(&t);
 		return rc;
 	}
+	context_learn(&l->cx, &l->conv, t.input_tokens);
 	ncalls = t.ncalls;
 	conv_add_assistant(&l->conv, t.text.data ? t.text.data : "", t.calls, t.ncalls);
 	at = l->conv.n - 1;
@@ -855,6 +988,12 @@ loop_run(const struct agent_config *cfg, struct host *host)
 	host_progress(host, "starting", "Starting the run.");
 	rc = connectors_open(&l.cons, cfg, host);
 	connectors_definitions(&l.cons, l.tools);
+	{
+		char *defs = json_print(l.tools);
+
+		context_init(&l.cx, cfg, strlen(defs));
+		free(defs);
+	}
 	if (!loop_conversation(&l) && rc == AGENT_OK)
 		rc = AGENT_FAILED;
 	if (rc == AGENT_OK)

@@ -38,7 +38,7 @@ static const struct {
 	{ "low", 4096 }, { "medium", 8192 }, { "high", 16384 },
 };
 
-static int
+int
 an_max_tokens(const char *effort)
 {
 	for (size_t i = 0; i < sizeof an_budgets / sizeof *an_budgets; i++) {
@@ -130,7 +130,7 @@ an_request(const struct provider *p, const struct conversation *conv, const cJSO
 			cJSON_AddTrueToObject(b, "is_error");
 		cJSON_AddItemToArray(results, b);
 	}
-	defs = cJSON_AddArrayToObject(req, "tools");
+	defs = cJSON_GetArraySize(tools) > 0 ? cJSON_AddArrayToObject(req, "tools") : NULL;
 	cJSON_ArrayForEach(t, tools) {
 		cJSON *d = cJSON_CreateObject();
 

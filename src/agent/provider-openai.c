@@ -92,7 +92,8 @@ oa_request(const struct provider *p, const struct conversation *conv, const cJSO
 		}
 		cJSON_AddItemToArray(msgs, msg);
 	}
-	defs = cJSON_AddArrayToObject(req, "tools");
+	/* A request without tools (a summary) has no "tools": some servers refuse []. */
+	defs = cJSON_GetArraySize(tools) > 0 ? cJSON_AddArrayToObject(req, "tools") : NULL;
 	cJSON_ArrayForEach(t, tools) {
 		cJSON *d = cJSON_CreateObject();
 		cJSON *fn = cJSON_AddObjectToObject(d, "function");

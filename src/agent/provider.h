@@ -84,6 +84,9 @@ void turn_free(struct turn *t);
 #define TURN_MAX_CALLS 64
 void turn_add_call(struct turn *t, const char *id, const char *name, const char *args);
 
+/* The max_tokens the Anthropic provider asks for at effort (the answer's room). */
+int an_max_tokens(const char *effort);
+
 /* Replaces every occurrence of secret in s (in place, same length) with '*'. */
 void provider_redact(char *s, const char *secret);
 

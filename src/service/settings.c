@@ -58,7 +58,7 @@ static const char *const top_keys[] = { "defaults", "providers", "runs", "runtim
 static const char *const default_keys[] = { "framework", "provider", "model", "effort",
 	"permissionProfile", "network", NULL };
 static const char *const provider_keys[] = { "kind", "baseUrl", "apiKeyEnv",
-	"defaultModel", "apiKeyCredential", "maxRetries", "maxRetryWaitMs", NULL };
+	"defaultModel", "apiKeyCredential", "maxRetries", "maxRetryWaitMs", "models", NULL };
 static const char *const provider_kinds[] = { "replay", "openai", "anthropic", NULL };
 static const char *const run_keys[] = { "maxConcurrent", "maxTurns", "commandTimeoutMs",
 	"allowUnconfinedCommands", "resumeLimit", NULL };
@@ -160,6 +160,26 @@ provider_valid(const char *name, const cJSON *p, char **err)
 	if (key != NULL && json_get_string(p, "apiKeyCredential") != NULL) {
 		*err = xasprintf("providers.%s: give apiKeyEnv or apiKeyCredential, not both", name);
 		return false;
+	}
+	/* models: per model, {"contextWindow": tokens} (docs/agent.md, Context). */
+	{
+		const cJSON *models = cJSON_GetObjectItemCaseSensitive(p, "models"), *m;
+		static const char *const model_keys[] = { "contextWindow", NULL };
+
+		if (models != NULL && !cJSON_IsObject(models)) {
+			*err = xasprintf("providers.%s.models must be an object: model name -> "
+			    "{\"contextWindow\": tokens}", name);
+			return false;
+		}
+		cJSON_ArrayForEach(m, models) {
+			if (!cJSON_IsObject(m) || !json_only_keys(m, model_keys, &bad) ||
+			    strlen(m->string) > 200 || !json_check_int(m, "contextWindow", 1024,
+			    10000000)) {
+				*err = xasprintf("providers.%s.models.%s must be {\"contextWindow\": "
+				    "1024 to 10000000}", name, m->string);
+				return false;
+			}
+		}
 	}
 	/* The agent's retries of a model request (docs/agent.md, Provider errors). */
 	if (!json_check_int(p, "maxRetries", 0, 20) ||

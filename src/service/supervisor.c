@@ -905,6 +905,15 @@ start_message(struct supervisor *sv, struct run_state *rs, char **why)
 		if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(provider, *k)))
 			cJSON_AddNumberToObject(p, *k,
 			    cJSON_GetObjectItemCaseSensitive(provider, *k)->valuedouble);
+	{
+		const cJSON *m = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
+		    provider, "models"), json_get_string(cfg, "model") ? json_get_string(cfg,
+		    "model") : "");
+		const cJSON *w = cJSON_GetObjectItemCaseSensitive(m, "contextWindow");
+
+		if (cJSON_IsNumber(w))
+			cJSON_AddNumberToObject(p, "contextWindow", w->valuedouble);
+	}
 
 	sandbox_message(svc, msg, rs->workspace, network);
 

@@ -1635,11 +1635,9 @@ Test(agent, openai_errors)
 	    "\"type\":\"invalid_request_error\",\"param\":null,\"code\":\"model_not_found\"}}",
 	    NULL, "provider_error", "does not have access");
 	provider_expect_failure("openai", 400, "application/json",
-	    "{\"error\":{\"message\":\"This model's maximum context length is 128000 tokens. "
-	    "However, your messages resulted in 130412 tokens. Please reduce the length of the "
-	    "messages.\",\"type\":\"invalid_request_error\",\"param\":\"messages\","
-	    "\"code\":\"context_length_exceeded\"}}",
-	    NULL, "provider_error", "maximum context length");
+	    "{\"error\":{\"message\":\"Unrecognized request argument supplied: foo\","
+	    "\"type\":\"invalid_request_error\",\"param\":null,\"code\":null}}",
+	    NULL, "provider_error", "Unrecognized request argument");
 	provider_expect_failure("openai", 404, "text/plain", "404 page not found", NULL,
 	    "provider_error", "404 page not found");
 	provider_expect_failure("openai", 200, "text/event-stream",
@@ -1875,8 +1873,8 @@ Test(agent, anthropic_errors)
 	    TEST_KEY, "provider_error", "invalid x-api-key");
 	provider_expect_failure("anthropic", 400, "application/json",
 	    "{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\","
-	    "\"message\":\"prompt is too long: 208310 tokens > 200000 maximum\"}}",
-	    NULL, "provider_error", "prompt is too long");
+	    "\"message\":\"messages: roles must alternate\"}}",
+	    NULL, "provider_error", "roles must alternate");
 	provider_expect_failure("anthropic", 404, "application/json",
 	    "{\"type\":\"error\",\"error\":{\"type\":\"not_found_error\","
 	    "\"message\":\"model: fake-model\"}}", NULL, "provider_error", "model: fake-model");
@@ -2154,6 +2152,200 @@ Test(agent, cancel_ends_a_retry_wait_at_once)
 	agent_cleanup(&a);
 	fake_provider_stop(fp);
 	buf_free(&e429);
+}
+
+/* Context management (docs/agent.md, Context): compaction under a small window. */
+
+/* An OpenAI answer that calls read_file on path, with prompt_tokens as usage. */
+static void
+openai_read_call(struct buf *b, const char *id, const char *path, int prompt_tokens)
+{
+	char args[128];
+
+	buf_init(b, 0);
+	snprintf(args, sizeof args, "{\"path\": \"%s\"}", path);
+	fake_openai_tool_call(b, 0, id, "read_file", args, 64);
+	fake_openai_delta(b, "{}", "tool_calls");
+	fake_openai_usage(b, prompt_tokens, 10);
+	fake_openai_done(b);
+}
+
+/* Writes n bytes of c into the workspace file rel of a. */
+static void
+ws_fill(const struct agent *a, const char *rel, char c, size_t n)
+{
+	char path[512], *text = xmalloc(n + 1);
+
+	memset(text, c, n);
+	text[n] = '\0';
+	snprintf(path, sizeof path, "%s/%s", a->ws, rel);
+	write_file(path, text);
+	free(text);
+}
+
+/* The concatenated contents of request i's messages. */
+static char *
+request_text(struct fake_provider *fp, size_t i)
+{
+	return xstrdup(fake_provider_request(fp, i)->body);
+}
+
+Test(agent, a_small_context_window_summarizes_the_older_turns)
+{
+	struct buf one, two, sum, fin;
+	struct fake_reply replies[4];
+	struct fake_provider *fp;
+	struct agent a;
+	cJSON *start, *finish, *body, *msgs, *cp = NULL, *l;
+	char *text;
+	const char *task;
+
+	openai_read_call(&one, "call_a", "a.txt", 400);
+	/* About 0.25 tokens a byte: the next request would not fit 4,000 tokens. */
+	openai_read_call(&two, "call_b", "b.txt", 3000);
+	openai_answer(&sum, "SUMMARY: a.txt holds 6000 letters a; b.txt is being read.");
+	openai_answer(&fin, "Both files read.");
+	replies[0] = (struct fake_reply){ 200, "text/event-stream", one.data, 0, 0, NULL, 0 };
+	replies[1] = (struct fake_reply){ 200, "text/event-stream", two.data, 0, 0, NULL, 0 };
+	replies[2] = (struct fake_reply){ 200, "text/event-stream", sum.data, 0, 0, NULL, 0 };
+	replies[3] = (struct fake_reply){ 200, "text/event-stream", fin.data, 0, 0, NULL, 0 };
+	fp = fake_provider_start(replies, 4);
+	cr_assert_not_null(fp);
+	agent_init(&a);
+	ws_fill(&a, "a.txt", 'a', 6000);
+	ws_fill(&a, "b.txt", 'b', 6000);
+	start = http_start(&a, "openai", fp, NULL);
+	cJSON_AddNumberToObject(member(start, "provider"), "contextWindow", 4000);
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 15000);
+	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s", finish_message(finish));
+	/* The summary is not part of the run's output. */
+	cr_expect_str_eq(json_get_string(finish, "output"), "Both files read.");
+	cr_assert_eq(fake_provider_count(fp), 4);
+	l = find_line(&a, "progress", "phase", "compacting", 0);
+	cr_assert_not_null(l, "no compacting progress line");
+	cr_expect(strstr(json_get_string(l, "message"), "4000 tokens, settings") != NULL, "%s",
+	    json_get_string(l, "message"));
+
+	/* Request 2 asks for the summary: no tools, the older turns as text. */
+	body = request_body(fp, 2);
+	cr_expect_null(member(body, "tools"));
+	text = cJSON_PrintUnformatted(member(body, "messages"));
+	cr_expect(strstr(text, "An earlier question") != NULL, "the history is not summarized");
+	cr_expect(strstr(text, "aaaaaaaaaa") != NULL, "a.txt's result is not summarized");
+	cr_expect(strstr(text, "bbbbbbbbbb") == NULL, "the recent turn was summarized");
+	free(text);
+	cJSON_Delete(body);
+
+	/* Request 3: system prompt, task with the summary, then the recent turn. */
+	body = request_body(fp, 3);
+	msgs = member(body, "messages");
+	cr_assert_eq(cJSON_GetArraySize(msgs), 4, "%s", cJSON_PrintUnformatted(msgs));
+	cr_expect_str_eq(json_get_string(cJSON_GetArrayItem(msgs, 0), "role"), "system");
+	task = json_get_string(cJSON_GetArrayItem(msgs, 1), "content");
+	cr_expect(strncmp(task, "Write a short report and save it.", 33) == 0, "%s", task);
+	cr_expect(strstr(task, "SUMMARY: a.txt holds 6000 letters a") != NULL, "%s", task);
+	cr_expect_str_eq(json_get_string(cJSON_GetArrayItem(member(cJSON_GetArrayItem(msgs, 2),
+	    "tool_calls"), 0), "id"), "call_b");
+	cr_expect_str_eq(json_get_string(cJSON_GetArrayItem(msgs, 3), "tool_call_id"), "call_b");
+	cJSON_Delete(body);
+	text = request_text(fp, 3);
+	cr_expect(strstr(text, "aaaaaaaaaa") == NULL, "a.txt's content is still sent");
+	cr_expect(strstr(text, "An earlier answer") == NULL, "the history is still sent");
+	free(text);
+
+	/* The checkpoint holds the compacted conversation: from 0, three messages. */
+	cJSON_ArrayForEach(l, a.lines) {
+		cJSON *c = member(l, "checkpoint");
+
+		if (strcmp(json_get_string(l, "type"), "checkpoint") == 0 &&
+		    member(c, "from")->valuedouble == 0 && cp == NULL &&
+		    find_line(&a, "progress", "phase", "compacting", 0) != NULL &&
+		    cJSON_GetArraySize(member(c, "append")) == 3)
+			cp = c;
+	}
+	cr_expect_not_null(cp, "no checkpoint of the compacted conversation");
+	agent_cleanup(&a);
+	fake_provider_stop(fp);
+	buf_free(&one);
+	buf_free(&two);
+	buf_free(&sum);
+	buf_free(&fin);
+}
+
+Test(agent, a_context_length_error_compacts_and_asks_again)
+{
+	struct buf one, err, sum, fin;
+	struct fake_reply replies[4];
+	struct fake_provider *fp;
+	struct agent a;
+	cJSON *finish;
+	char *text;
+
+	openai_read_call(&one, "call_a", "a.txt", 100);
+	buf_init(&err, 0);
+	fake_openai_error(&err, "invalid_request_error", "context_length_exceeded",
+	    "This model's maximum context length is 8192 tokens. However, your messages "
+	    "resulted in 9000 tokens. Please reduce the length of the messages.");
+	openai_answer(&sum, "SUMMARY: an earlier question was answered.");
+	openai_answer(&fin, "Done.");
+	replies[0] = (struct fake_reply){ 200, "text/event-stream", one.data, 0, 0, NULL, 0 };
+	replies[1] = (struct fake_reply){ 400, "application/json", err.data, 0, 0, NULL, 0 };
+	replies[2] = (struct fake_reply){ 200, "text/event-stream", sum.data, 0, 0, NULL, 0 };
+	replies[3] = (struct fake_reply){ 200, "text/event-stream", fin.data, 0, 0, NULL, 0 };
+	fp = fake_provider_start(replies, 4);
+	agent_init(&a);
+	ws_fill(&a, "a.txt", 'a', 100);
+	agent_spawn(&a, http_start(&a, "openai", fp, NULL));
+	finish = agent_finish(&a, 15000);
+	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s", finish_message(finish));
+	cr_expect_str_eq(json_get_string(finish, "output"), "Done.");
+	cr_assert_eq(fake_provider_count(fp), 4);
+	cr_expect_not_null(find_line(&a, "progress", "phase", "compacting", 0));
+	cr_expect_eq(count_lines(&a, "progress", "phase", "retrying"), 0);
+	/* The request asked again is request 1 with the history summarized. */
+	text = request_text(fp, 3);
+	cr_expect(strstr(text, "SUMMARY: an earlier question") != NULL, "%s", text);
+	cr_expect(strstr(text, "An earlier answer") == NULL, "%s", text);
+	cr_expect(strstr(text, "call_a") != NULL, "the recent turn is gone: %s", text);
+	free(text);
+	agent_cleanup(&a);
+	fake_provider_stop(fp);
+	buf_free(&one);
+	buf_free(&err);
+	buf_free(&sum);
+	buf_free(&fin);
+}
+
+/* A context-length error with nothing older to summarize fails at once, without a retry. */
+Test(agent, a_context_length_error_with_nothing_to_summarize_fails)
+{
+	struct buf err;
+	struct fake_reply reply;
+	struct fake_provider *fp;
+	struct agent a;
+	cJSON *start, *finish;
+
+	buf_init(&err, 0);
+	fake_anthropic_error(&err, "invalid_request_error",
+	    "prompt is too long: 208310 tokens > 200000 maximum");
+	reply = (struct fake_reply){ 400, "application/json", err.data, 0, 0, NULL, 0 };
+	fp = fake_provider_start(&reply, 1);
+	agent_init(&a);
+	start = http_start(&a, "anthropic", fp, NULL);
+	cJSON_ReplaceItemInObject(start, "history", cJSON_CreateArray());
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 15000);
+	cr_expect_str_eq(json_get_string(finish, "status"), "failed");
+	cr_expect_str_eq(finish_code(finish), "provider_error");
+	cr_expect(strstr(finish_message(finish), "prompt is too long") != NULL &&
+	    strstr(finish_message(finish), "nothing older to summarize") != NULL, "%s",
+	    finish_message(finish));
+	cr_expect_eq(fake_provider_count(fp), 1);
+	cr_expect_eq(count_lines(&a, "progress", "phase", "retrying"), 0);
+	agent_cleanup(&a);
+	fake_provider_stop(fp);
+	buf_free(&err);
 }
 
 /* Connectors (docs/connectors.md): MCP servers and the built-in web connector. */

@@ -99,7 +99,8 @@ Test(settings, a_valid_file_is_read_as_written)
 
 	write_file("{\"providers\": {\"local\": {\"kind\": \"openai\", \"baseUrl\": "
 	    "\"http://127.0.0.1:8080/v1\", \"defaultModel\": \"qwen\", \"maxRetries\": 0,"
-	    " \"maxRetryWaitMs\": 60000}}, \"defaults\": {\"provider\": \"local\"}}");
+	    " \"maxRetryWaitMs\": 60000, \"models\": {\"qwen\": {\"contextWindow\": 32768}}}},"
+	    " \"defaults\": {\"provider\": \"local\"}}");
 	s = settings_load(path, &err);
 	cr_assert_not_null(s, "%s", err ? err : "");
 	settings_free(s);
@@ -160,4 +161,11 @@ Test(settings, broken_files_are_refused_with_the_reason)
 	    " \"maxRetries\": 21}}}", "maxRetries must be 0 to 20");
 	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\","
 	    " \"maxRetryWaitMs\": -1}}}", "maxRetryWaitMs 0 to 3600000");
+	/* A model's context window. */
+	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\","
+	    " \"models\": {\"m\": {\"contextWindow\": 100}}}}}", "providers.x.models.m");
+	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\","
+	    " \"models\": {\"m\": {\"window\": 8192}}}}}", "contextWindow");
+	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\","
+	    " \"models\": []}}}", "models must be an object");
 }
