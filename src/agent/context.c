@@ -2,8 +2,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <curl/curl.h>
+
 #include "buf.h"
 #include "context.h"
+#include "httpc.h"
+#include "json.h"
+#include "log.h"
 #include "provider.h"
 #include "xalloc.h"
 
@@ -11,6 +16,9 @@
 #define CONTEXT_BYTES_PER_TOKEN 3.0	/* before any usage: rather more tokens than fewer */
 #define CONTEXT_RESULT_MAX 2048		/* of one tool result in a transcript */
 #define CONTEXT_ARGS_MAX 512		/* of one call's arguments in a transcript */
+#define CONTEXT_ASK_MS 5000		/* the provider's answer about its model */
+#define CONTEXT_OLLAMA_NUM_CTX 4096	/* Ollama's num_ctx when the model sets none */
+#define CONTEXT_INFO_MAX (1024 * 1024)
 
 /* Windows of well-known model families, by name prefix (input tokens). */
 static const struct {
@@ -25,8 +33,119 @@ static const struct {
 	{ "o4", 200000 },
 };
 
+static int
+context_no_stream(const char *data, size_t len, void *ud)
+{
+	return 1;
+}
+
+/* A JSON answer of the provider (status 200), or NULL. */
+static cJSON *
+context_ask(struct host *h, const char *method, const char *url, const char *const *headers,
+    const char *body)
+{
+	struct httpc_request req = {
+		.method = method, .timeout_ms = CONTEXT_ASK_MS, .url = url, .headers = headers,
+		.body = body ? body : "", .body_len = body ? strlen(body) : 0,
+		.max_body = CONTEXT_INFO_MAX, .on_data = context_no_stream,
+	};
+	struct httpc_response resp;
+	cJSON *doc = NULL;
+
+	httpc_response_init(&resp);
+	resp.body.max = CONTEXT_INFO_MAX;
+	if (httpc_post_stream(h, &req, &resp) == HTTPC_OK && resp.status == 200 &&
+	    resp.body.len < CONTEXT_INFO_MAX)
+		doc = json_parse(resp.body.data ? resp.body.data : "", resp.body.len);
+	else
+		log_debug("%s %s: HTTP %ld %s", method ? method : "POST", url, resp.status, resp.error);
+	httpc_response_free(&resp);
+	if (!cJSON_IsObject(doc)) {
+		cJSON_Delete(doc);
+		return NULL;
+	}
+	return doc;
+}
+
+static long
+context_positive(const cJSON *v)
+{
+	return cJSON_IsNumber(v) && v->valuedouble >= 1024 && v->valuedouble <= 1e7 ?
+	    (long)v->valuedouble : 0;
+}
+
+/* Ollama's answer: num_ctx in parameters, else <arch>.context_length capped. */
+static long
+context_ollama(const cJSON *doc)
+{
+	const char *params = json_get_string(doc, "parameters");
+	const cJSON *info = cJSON_GetObjectItemCaseSensitive(doc, "model_info"), *v;
+	const char *at;
+	long n = 0;
+
+	if (params != NULL && (at = strstr(params, "num_ctx")) != NULL) {
+		n = strtol(at + 7, NULL, 10);
+		if (n >= 1024 && n <= 10000000)
+			return n;
+	}
+	cJSON_ArrayForEach(v, info) {
+		size_t len = strlen(v->string);
+
+		if (len > 15 && strcmp(v->string + len - 15, ".context_length") == 0)
+			n = context_positive(v);
+	}
+	return n > CONTEXT_OLLAMA_NUM_CTX ? CONTEXT_OLLAMA_NUM_CTX : n;
+}
+
+long
+context_discover(struct host *h, const struct agent_config *cfg)
+{
+	size_t n = cfg->base_url ? strlen(cfg->base_url) : 0;
+	cJSON *doc = NULL, *body;
+	long window = 0;
+	char *url, *key = NULL, *text;
+
+	while (n > 0 && cfg->base_url[n - 1] == '/')
+		n--;
+	if (strcmp(cfg->provider_kind, "anthropic") == 0) {
+		char *esc = curl_easy_escape(NULL, cfg->model, 0);
+		const char *headers[] = { "anthropic-version: 2023-06-01", NULL, NULL };
+
+		url = xasprintf("%.*s/v1/models/%s", (int)n, cfg->base_url, esc ? esc : "");
+		if (cfg->api_key != NULL)
+			headers[1] = key = xasprintf("x-api-key: %s", cfg->api_key);
+		doc = context_ask(h, "GET", url, headers, NULL);
+		window = context_positive(cJSON_GetObjectItemCaseSensitive(doc, "max_input_tokens"));
+		curl_free(esc);
+	} else if (strcmp(cfg->provider_kind, "openai") == 0 && n >= 3 &&
+	    strncmp(cfg->base_url + n - 3, "/v1", 3) == 0) {
+		const char *headers[] = { "Content-Type: application/json", NULL };
+
+		url = xasprintf("%.*s/api/show", (int)n - 3, cfg->base_url);
+		body = cJSON_CreateObject();
+		cJSON_AddStringToObject(body, "model", cfg->model);
+		text = json_print(body);
+		cJSON_Delete(body);
+		doc = context_ask(h, NULL, url, headers, text);
+		free(text);
+		window = doc ? context_ollama(doc) : 0;
+	} else {
+		return 0;
+	}
+	if (key != NULL) {
+		explicit_bzero(key, strlen(key));
+		free(key);
+	}
+	if (window > 0)
+		log_info("the provider gives %s a context window of %ld tokens", cfg->model, window);
+	cJSON_Delete(doc);
+	free(url);
+	return window;
+}
+
 void
-context_init(struct context *cx, const struct agent_config *cfg, size_t tools_bytes)
+context_init(struct context *cx, const struct agent_config *cfg, size_t tools_bytes,
+    long discovered)
 {
 	memset(cx, 0, sizeof *cx);
 	cx->tools_bytes = tools_bytes;
@@ -36,6 +155,9 @@ context_init(struct context *cx, const struct agent_config *cfg, size_t tools_by
 	if (cfg->context_window > 0) {
 		cx->window = cfg->context_window;
 		cx->window_from = "settings";
+	} else if (discovered > 0) {
+		cx->window = discovered;
+		cx->window_from = "provider";
 	} else {
 		cx->window = CONTEXT_DEFAULT_WINDOW;
 		cx->window_from = "default";

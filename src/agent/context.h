@@ -2,8 +2,8 @@
  * The model's context window and what the conversation takes of it
  * (docs/agent.md, Context): the window from the settings, the provider or a
  * conservative default; the prompt's tokens from the provider's usage of the
- * last request, estimated from the bytes added since.  compact.c's caller
- * (loop.c) summarizes older turns when the next request would not fit.
+ * last request, estimated from the bytes added since.  The loop (loop.c)
+ * summarizes older turns when the next request would not fit.
  */
 #ifndef TD_AGENT_CONTEXT_H
 #define TD_AGENT_CONTEXT_H
@@ -22,8 +22,17 @@ struct context {
 	size_t tools_bytes;	/* the tool definitions, sent with every request */
 };
 
-/* The window for cfg: configured, else a default by model name. */
-void context_init(struct context *cx, const struct agent_config *cfg, size_t tools_bytes);
+/* The window for cfg: configured, else discovered (when > 0), else a default by model name. */
+void context_init(struct context *cx, const struct agent_config *cfg, size_t tools_bytes,
+    long discovered);
+struct host;
+/*
+ * The window the provider reports for cfg->model, or 0: Anthropic's models
+ * API (max_input_tokens); for an OpenAI-compatible base URL ending in /v1,
+ * Ollama's /api/show (num_ctx when the model sets it, else its context_length
+ * but at most Ollama's default num_ctx).  A few seconds at most.
+ */
+long context_discover(struct host *h, const struct agent_config *cfg);
 /* The estimated tokens of a request with conv. */
 long context_estimate(const struct context *cx, const struct conversation *conv);
 /* True when a request with conv would leave less than the reserve for the answer. */

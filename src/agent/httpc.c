@@ -135,9 +135,15 @@ httpc_easy(struct httpc_transfer *t, struct curl_slist *headers)
 	curl_easy_setopt(e, CURLOPT_URL, t->req->url);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_POST, 1L);
-	curl_easy_setopt(e, CURLOPT_POSTFIELDS, t->req->body);
-	curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)t->req->body_len);
+	if (t->req->method != NULL && strcmp(t->req->method, "GET") == 0) {
+		curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+	} else {
+		curl_easy_setopt(e, CURLOPT_POST, 1L);
+		curl_easy_setopt(e, CURLOPT_POSTFIELDS, t->req->body);
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)t->req->body_len);
+	}
+	if (t->req->timeout_ms > 0)
+		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, t->req->timeout_ms);
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, httpc_write);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, t);

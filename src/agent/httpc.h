@@ -23,6 +23,8 @@ enum httpc_status {
 };
 
 struct httpc_request {
+	const char *method;		/* "GET" or NULL for POST */
+	long timeout_ms;		/* of the whole transfer; 0 for none */
 	const char *url;
 	const char *const *headers;	/* "Name: value", NULL-terminated */
 	const char *body;

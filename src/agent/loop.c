@@ -991,7 +991,10 @@ loop_run(const struct agent_config *cfg, struct host *host)
 	{
 		char *defs = json_print(l.tools);
 
-		context_init(&l.cx, cfg, strlen(defs));
+		long found = cfg->context_window == 0 && rc == AGENT_OK ?
+		    context_discover(host, cfg) : 0;
+
+		context_init(&l.cx, cfg, strlen(defs), found);
 		free(defs);
 	}
 	if (!loop_conversation(&l) && rc == AGENT_OK)

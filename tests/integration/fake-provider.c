@@ -3,6 +3,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,63 @@ struct fake_provider {
 	pthread_mutex_t mu;
 	struct fake_request requests[FAKE_MAX_REQUESTS];
 	size_t nrequests;
+	char *info_path, *info_json;	/* fake_provider_info */
+	size_t ninfo;
 };
+
+static bool
+fake_is_info(const char *url, const char *method)
+{
+	return strcmp(url, "/api/show") == 0 ||
+	    (strcmp(method, "GET") == 0 && strncmp(url, "/v1/models/", 11) == 0);
+}
+
+/* A model-info request: its answer, outside the script. */
+static enum MHD_Result
+fake_info(struct fake_provider *fp, struct MHD_Connection *conn, const char *url)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+	char *body;
+	unsigned status = 404;
+
+	pthread_mutex_lock(&fp->mu);
+	fp->ninfo++;
+	if (fp->info_path != NULL && strcmp(fp->info_path, url) == 0) {
+		body = xstrdup(fp->info_json);
+		status = 200;
+	} else {
+		body = xstrdup("{\"error\":\"model not found\"}");
+	}
+	pthread_mutex_unlock(&fp->mu);
+	resp = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+	MHD_add_response_header(resp, "Content-Type", "application/json");
+	ret = MHD_queue_response(conn, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+void
+fake_provider_info(struct fake_provider *fp, const char *path, const char *json)
+{
+	pthread_mutex_lock(&fp->mu);
+	free(fp->info_path);
+	free(fp->info_json);
+	fp->info_path = xstrdup(path);
+	fp->info_json = xstrdup(json);
+	pthread_mutex_unlock(&fp->mu);
+}
+
+size_t
+fake_provider_info_count(struct fake_provider *fp)
+{
+	size_t n;
+
+	pthread_mutex_lock(&fp->mu);
+	n = fp->ninfo;
+	pthread_mutex_unlock(&fp->mu);
+	return n;
+}
 
 /* One connection's upload, then its reply. */
 struct fake_conn {
@@ -92,6 +149,8 @@ fake_handle(void *cls, struct MHD_Connection *conn, const char *url, const char 
 		*upload_size = 0;
 		return MHD_YES;
 	}
+	if (fake_is_info(url, method))
+		return fake_info(fp, conn, url);
 	pthread_mutex_lock(&fp->mu);
 	if (fp->nrequests < FAKE_MAX_REQUESTS) {
 		struct fake_request *r = &fp->requests[fp->nrequests];
@@ -218,6 +277,8 @@ fake_provider_stop(struct fake_provider *fp)
 		free(fp->requests[i].body);
 	}
 	pthread_mutex_destroy(&fp->mu);
+	free(fp->info_path);
+	free(fp->info_json);
 	free(fp);
 }
 

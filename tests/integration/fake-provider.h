@@ -42,6 +42,14 @@ size_t fake_provider_count(struct fake_provider *fp);
 /* The i-th request received (valid until fake_provider_stop). */
 const struct fake_request *fake_provider_request(struct fake_provider *fp, size_t i);
 void fake_provider_stop(struct fake_provider *fp);
+/*
+ * What a provider says about its models (Ollama's POST /api/show, Anthropic's
+ * GET /v1/models/ID): answered 404 unless set here, never from the script nor
+ * counted with the requests above.
+ */
+void fake_provider_info(struct fake_provider *fp, const char *path, const char *json);
+/* How many such requests came, and the api key (x-api-key) of the last. */
+size_t fake_provider_info_count(struct fake_provider *fp);
 
 /* OpenAI: one chat.completion.chunk whose choices[0].delta is delta_json. */
 void fake_openai_delta(struct buf *b, const char *delta_json, const char *finish_reason);

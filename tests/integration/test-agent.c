@@ -2190,7 +2190,12 @@ request_text(struct fake_provider *fp, size_t i)
 	return xstrdup(fake_provider_request(fp, i)->body);
 }
 
-Test(agent, a_small_context_window_summarizes_the_older_turns)
+/*
+ * Two reads of 6,000 bytes under a window of 4,000 tokens, set in the start
+ * line (from "settings") or said by Ollama's /api/show (from "provider").
+ */
+static void
+small_window_run(bool from_provider)
 {
 	struct buf one, two, sum, fin;
 	struct fake_reply replies[4];
@@ -2215,7 +2220,13 @@ Test(agent, a_small_context_window_summarizes_the_older_turns)
 	ws_fill(&a, "a.txt", 'a', 6000);
 	ws_fill(&a, "b.txt", 'b', 6000);
 	start = http_start(&a, "openai", fp, NULL);
-	cJSON_AddNumberToObject(member(start, "provider"), "contextWindow", 4000);
+	if (from_provider)
+		fake_provider_info(fp, "/api/show", "{\"license\":\"…\",\"parameters\":"
+		    "\"num_ctx                        4000\\nstop \\\"<|eot_id|>\\\"\","
+		    "\"model_info\":{\"general.architecture\":\"llama\","
+		    "\"llama.context_length\":131072}}");
+	else
+		cJSON_AddNumberToObject(member(start, "provider"), "contextWindow", 4000);
 	agent_spawn(&a, start);
 	finish = agent_finish(&a, 15000);
 	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s", finish_message(finish));
@@ -2224,8 +2235,9 @@ Test(agent, a_small_context_window_summarizes_the_older_turns)
 	cr_assert_eq(fake_provider_count(fp), 4);
 	l = find_line(&a, "progress", "phase", "compacting", 0);
 	cr_assert_not_null(l, "no compacting progress line");
-	cr_expect(strstr(json_get_string(l, "message"), "4000 tokens, settings") != NULL, "%s",
-	    json_get_string(l, "message"));
+	cr_expect(strstr(json_get_string(l, "message"), from_provider ? "4000 tokens, provider" :
+	    "4000 tokens, settings") != NULL, "%s", json_get_string(l, "message"));
+	cr_expect_eq(fake_provider_info_count(fp), from_provider ? 1 : 0);
 
 	/* Request 2 asks for the summary: no tools, the older turns as text. */
 	body = request_body(fp, 2);
@@ -2271,6 +2283,47 @@ Test(agent, a_small_context_window_summarizes_the_older_turns)
 	buf_free(&two);
 	buf_free(&sum);
 	buf_free(&fin);
+}
+
+Test(agent, a_small_context_window_summarizes_the_older_turns)
+{
+	small_window_run(false);
+}
+
+Test(agent, ollama_says_the_context_window)
+{
+	small_window_run(true);
+}
+
+Test(agent, anthropic_models_api_says_the_context_window)
+{
+	struct buf ok;
+	struct fake_reply reply;
+	struct fake_provider *fp;
+	struct agent a;
+	char *log;
+
+	buf_init(&ok, 0);
+	fake_anthropic_start(&ok, 20);
+	fake_anthropic_text_block(&ok, 0, "Hello.");
+	fake_anthropic_stop(&ok, "end_turn", 2);
+	reply = (struct fake_reply){ 200, "text/event-stream", ok.data, 0, 0, NULL, 0 };
+	fp = fake_provider_start(&reply, 1);
+	fake_provider_info(fp, "/v1/models/fake-model", "{\"type\":\"model\",\"id\":"
+	    "\"fake-model\",\"display_name\":\"Fake\",\"created_at\":\"2025-05-14T00:00:00Z\","
+	    "\"max_input_tokens\":150000,\"max_tokens\":64000}");
+	agent_init(&a);
+	agent_spawn(&a, http_start(&a, "anthropic", fp, TEST_KEY));
+	cr_expect_str_eq(json_get_string(agent_finish(&a, 15000), "output"), "Hello.");
+	cr_expect_eq(fake_provider_info_count(fp), 1);
+	cr_expect_eq(fake_provider_count(fp), 1);
+	log = harness_slurp(a.err_path, NULL);
+	cr_expect(log != NULL && strstr(log, "a context window of 150000 tokens") != NULL, "%s", log);
+	free(log);
+	expect_no_key(&a);
+	agent_cleanup(&a);
+	fake_provider_stop(fp);
+	buf_free(&ok);
 }
 
 Test(agent, a_context_length_error_compacts_and_asks_again)
