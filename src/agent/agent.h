@@ -67,6 +67,7 @@ struct agent_config {
 	cJSON *checkpoint;		/* durable: start.checkpoint of a resumed run, or NULL */
 	long long request_id_base;	/* durable: run.requestIdBase, the ids of requests start above */
 	int max_turns;
+	long long max_tokens;		/* limits.maxTokensPerRun; 0 when unbounded */
 	int max_retries;		/* provider.maxRetries: retries of one model turn */
 	long max_retry_wait_ms;		/* provider.maxRetryWaitMs: all waits of one turn */
 	long context_window;		/* provider.contextWindow (tokens), 0 when not set */

@@ -719,6 +719,13 @@ loop_answer(struct loop *l, const struct conversation *conv, const cJSON *tools,
 		l->out_tokens += t->output_tokens;
 		if (t->input_tokens || t->output_tokens)
 			host_usage(l->host, l->in_tokens, l->out_tokens);
+		if (l->cfg->max_tokens > 0 && l->in_tokens + l->out_tokens >= l->cfg->max_tokens) {
+			agent_error_clear(&l->err);
+			agent_error_set(&l->err, "budget_exceeded", "the run used %ld tokens, its "
+			    "limit is %lld (runs.maxTokensPerRun); the work so far is in the "
+			    "workspace", l->in_tokens + l->out_tokens, l->cfg->max_tokens);
+			return AGENT_FAILED;
+		}
 		if (rc == AGENT_OK && l->echo_at < l->echo_to)
 			loop_echo_diverge(l);	/* shorter than the broken attempt */
 		l->echo_at = l->echo_to = 0;

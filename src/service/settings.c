@@ -30,6 +30,7 @@ struct settings {
 	int max_concurrent;
 	int resume_limit;	/* durable: runs.resumeLimit */
 	int max_turns;
+	long long max_tokens_per_run;	/* runs.maxTokensPerRun, 0: none */
 	long command_timeout_ms;
 	bool allow_unconfined;	/* runs.allowUnconfinedCommands (docs/agent.md) */
 	cJSON *keys;		/* apiKeyEnv name -> value, taken from the environment */
@@ -61,7 +62,7 @@ static const char *const provider_keys[] = { "kind", "baseUrl", "apiKeyEnv",
 	"defaultModel", "apiKeyCredential", "maxRetries", "maxRetryWaitMs", "models", NULL };
 static const char *const provider_kinds[] = { "replay", "openai", "anthropic", NULL };
 static const char *const run_keys[] = { "maxConcurrent", "maxTurns", "commandTimeoutMs",
-	"allowUnconfinedCommands", "resumeLimit", NULL };
+	"allowUnconfinedCommands", "resumeLimit", "maxTokensPerRun", NULL };
 /* readiness (issue 16): configured CLI paths and the disk thresholds of doctor */
 static const char *const runtime_keys[] = { "claude-code", "codex", NULL };
 static const char *const runtime_entry_keys[] = { "path", NULL };
@@ -328,6 +329,12 @@ settings_check(struct settings *s, char **err)
 		*err = xstrdup("runs: resumeLimit must be 0 to 100");
 		return false;
 	}
+	p = cJSON_GetObjectItemCaseSensitive(runs, "maxTokensPerRun");
+	if (p != NULL && !cJSON_IsNull(p) && !json_check_int(runs, "maxTokensPerRun", 1000, 1e12)) {
+		*err = xstrdup("runs.maxTokensPerRun must be 1000 to 10^12 tokens, or null");
+		return false;
+	}
+	s->max_tokens_per_run = cJSON_IsNumber(p) ? (long long)p->valuedouble : 0;
 	if ((p = cJSON_GetObjectItemCaseSensitive(runs, "resumeLimit")) != NULL)
 		s->resume_limit = p->valueint;
 	p = cJSON_GetObjectItemCaseSensitive(runs, "allowUnconfinedCommands");
@@ -484,6 +491,12 @@ int
 settings_max_turns(const struct settings *s)
 {
 	return s->max_turns;
+}
+
+long long
+settings_max_tokens_per_run(const struct settings *s)
+{
+	return s->max_tokens_per_run;
 }
 
 long

@@ -919,6 +919,9 @@ start_message(struct supervisor *sv, struct run_state *rs, char **why)
 
 	limits = cJSON_AddObjectToObject(msg, "limits");
 	cJSON_AddNumberToObject(limits, "maxTurns", settings_max_turns(svc->settings));
+	if (settings_max_tokens_per_run(svc->settings) > 0)
+		cJSON_AddNumberToObject(limits, "maxTokensPerRun",
+		    (double)settings_max_tokens_per_run(svc->settings));
 	cJSON_AddNumberToObject(limits, "commandTimeoutMs",
 	    (double)settings_command_timeout_ms(svc->settings));
 	cJSON_AddNumberToObject(limits, "maxToolOutputBytes", 65536);

@@ -981,6 +981,38 @@ Test(agent, repeated_failing_call_ends_the_run)
 	agent_cleanup(&a);
 }
 
+Test(agent, max_tokens_per_run_ends_the_run_budget_exceeded)
+{
+	static const char json[] = "{\"turns\": ["
+	    "{\"toolCalls\": [{\"name\": \"list_files\", \"arguments\": {}}],"
+	    " \"usage\": {\"inputTokens\": 500, \"outputTokens\": 100}},"
+	    "{\"text\": \"Writing.\", \"toolCalls\": [{\"name\": \"write_file\", \"arguments\":"
+	    " {\"path\": \"late.txt\", \"content\": \"x\"}}],"
+	    " \"usage\": {\"inputTokens\": 600, \"outputTokens\": 100}},"
+	    "{\"text\": \"never\"}]}";
+	struct agent a;
+	cJSON *start, *finish;
+	char *late;
+
+	agent_init(&a);
+	start = start_line(&a, "replay", "x", "workspace-write");
+	cJSON_AddNumberToObject(member(start, "limits"), "maxTokensPerRun", 1000);
+	use_transcript(&a, start, "costly", json);
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 10000);
+	cr_expect_str_eq(json_get_string(finish, "status"), "failed");
+	cr_expect_str_eq(finish_code(finish), "budget_exceeded");
+	cr_expect(strstr(finish_message(finish), "used 1300 tokens, its limit is 1000 "
+	    "(runs.maxTokensPerRun)") != NULL, "%s", finish_message(finish));
+	cr_expect_eq(usage_of(finish, "inputTokens"), 1100);
+	/* The answer that passed the limit is not acted on. */
+	late = ws_file(&a, "late.txt");
+	cr_expect_null(late, "the call of the answer over the limit ran");
+	free(late);
+	cr_expect_eq(count_lines(&a, "tool", "status", "started"), 1);
+	agent_cleanup(&a);
+}
+
 Test(agent, max_turns_ends_the_run)
 {
 	static const char json[] = "{\"turns\": ["

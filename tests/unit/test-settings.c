@@ -161,6 +161,8 @@ Test(settings, broken_files_are_refused_with_the_reason)
 	    " \"maxRetries\": 21}}}", "maxRetries must be 0 to 20");
 	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\","
 	    " \"maxRetryWaitMs\": -1}}}", "maxRetryWaitMs 0 to 3600000");
+	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\"}},"
+	    " \"runs\": {\"maxTokensPerRun\": 10}}", "maxTokensPerRun");
 	/* A model's context window. */
 	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\","
 	    " \"models\": {\"m\": {\"contextWindow\": 100}}}}}", "providers.x.models.m");
