@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "log.h"
 #include "provider.h"
 #include "xalloc.h"
 
@@ -92,6 +93,37 @@ an_user(const char *text)
 	return msg;
 }
 
+/* A prompt-caching breakpoint: the prefix up to this block is cached (5 minutes). */
+static void
+an_cache(cJSON *block)
+{
+	cJSON *cc = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(cc, "type", "ephemeral");
+	cJSON_AddItemToObject(block, "cache_control", cc);
+}
+
+/*
+ * The conversation's prefix is cached up to the last message's last block,
+ * so that the next request (the same prefix and more) reads it from the cache.
+ */
+static void
+an_cache_last(cJSON *msgs)
+{
+	cJSON *last = cJSON_GetArrayItem(msgs, cJSON_GetArraySize(msgs) - 1);
+	cJSON *content = cJSON_GetObjectItemCaseSensitive(last, "content");
+
+	if (cJSON_IsString(content)) {
+		cJSON *blocks = cJSON_CreateArray();
+
+		cJSON_AddItemToArray(blocks, an_text_block(content->valuestring));
+		cJSON_ReplaceItemInObjectCaseSensitive(last, "content", blocks);
+		content = blocks;
+	}
+	if (cJSON_GetArraySize(content) > 0)
+		an_cache(cJSON_GetArrayItem(content, cJSON_GetArraySize(content) - 1));
+}
+
 static char *
 an_request(const struct provider *p, const struct conversation *conv, const cJSON *tools)
 {
@@ -102,7 +134,13 @@ an_request(const struct provider *p, const struct conversation *conv, const cJSO
 	cJSON_AddStringToObject(req, "model", p->cfg->model);
 	cJSON_AddNumberToObject(req, "max_tokens", an_max_tokens(p->cfg->effort));
 	cJSON_AddTrueToObject(req, "stream");
-	cJSON_AddStringToObject(req, "system", conv->system);
+	/* Prompt caching: the system prompt, the tools and the conversation so far. */
+	{
+		cJSON *sys = cJSON_AddArrayToObject(req, "system"), *b = an_text_block(conv->system);
+
+		an_cache(b);
+		cJSON_AddItemToArray(sys, b);
+	}
 	msgs = cJSON_AddArrayToObject(req, "messages");
 	for (size_t i = 0; i < conv->n; i++) {
 		const struct conv_message *m = &conv->msgs[i];
@@ -140,6 +178,9 @@ an_request(const struct provider *p, const struct conversation *conv, const cJSO
 		    cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(t, "parameters"), true));
 		cJSON_AddItemToArray(defs, d);
 	}
+	if (defs != NULL)
+		an_cache(cJSON_GetArrayItem(defs, cJSON_GetArraySize(defs) - 1));
+	an_cache_last(msgs);
 	body = json_print(req);
 	cJSON_Delete(req);
 	return body;
@@ -181,6 +222,9 @@ an_message_start(struct an_stream *s, const cJSON *ev)
 	s->out->input_tokens = an_tokens(usage, "input_tokens") +
 	    an_tokens(usage, "cache_creation_input_tokens") +
 	    an_tokens(usage, "cache_read_input_tokens");
+	log_debug("input tokens: %ld, of which read from the cache %ld, written to it %ld",
+	    s->out->input_tokens, an_tokens(usage, "cache_read_input_tokens"),
+	    an_tokens(usage, "cache_creation_input_tokens"));
 	s->out->output_tokens = an_tokens(usage, "output_tokens");
 	return 0;
 }

@@ -1846,7 +1846,12 @@ Test(agent, anthropic_text_tool_use_and_usage)
 	    "{\"path\": \"a.md\", \"content\": \"# A\\n\"}", 4);
 	fake_anthropic_stop(&one, "tool_use", 30);
 	buf_init(&two, 0);
-	fake_anthropic_start(&two, 300);
+	/* 100 new input tokens, 200 read from the cache: 300 in all. */
+	fake_anthropic_event(&two, "message_start", "{\"type\":\"message_start\",\"message\":"
+	    "{\"id\":\"msg_2\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],"
+	    "\"model\":\"fake\",\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{"
+	    "\"input_tokens\":100,\"cache_creation_input_tokens\":0,"
+	    "\"cache_read_input_tokens\":200,\"output_tokens\":1}}}");
 	fake_anthropic_text_block(&two, 0, "Done: a.md.");
 	fake_anthropic_stop(&two, "end_turn", 8);
 	replies[0] = (struct fake_reply){ 200, "text/event-stream; charset=utf-8", one.data, 9, 200, NULL, 0 };
@@ -1867,8 +1872,22 @@ Test(agent, anthropic_text_tool_use_and_usage)
 	cr_expect_str_eq(json_get_string(body, "model"), "fake-model");
 	cr_expect_eq(member(body, "max_tokens")->valueint, 8192);
 	cr_expect(cJSON_IsTrue(member(body, "stream")));
-	cr_expect(strstr(json_get_string(body, "system"), a.ws) != NULL);
+	cr_expect(strstr(json_get_string(cJSON_GetArrayItem(member(body, "system"), 0), "text"),
+	    a.ws) != NULL);
 	cr_expect_not_null(member(cJSON_GetArrayItem(member(body, "tools"), 2), "input_schema"));
+	/* Prompt caching: the system prompt, the last tool, the last message's last block. */
+	cr_expect_str_eq(json_get_string(member(cJSON_GetArrayItem(member(body, "system"), 0),
+	    "cache_control"), "type"), "ephemeral");
+	cr_expect_str_eq(json_get_string(member(cJSON_GetArrayItem(member(body, "tools"),
+	    cJSON_GetArraySize(member(body, "tools")) - 1), "cache_control"), "type"), "ephemeral");
+	cr_expect_null(member(cJSON_GetArrayItem(member(body, "tools"), 0), "cache_control"));
+	m = cJSON_GetArrayItem(member(body, "messages"), 2);
+	cr_expect_str_eq(json_get_string(cJSON_GetArrayItem(member(m, "content"), 0), "text"),
+	    "Write a short report and save it.");
+	cr_expect_str_eq(json_get_string(member(cJSON_GetArrayItem(member(m, "content"), 0),
+	    "cache_control"), "type"), "ephemeral");
+	cr_expect_str_eq(json_get_string(cJSON_GetArrayItem(member(body, "messages"), 0), "content"),
+	    "An earlier question", "only the last message is a cache breakpoint");
 	cJSON_Delete(body);
 
 	body = request_body(fp, 1);
@@ -1887,6 +1906,9 @@ Test(agent, anthropic_text_tool_use_and_usage)
 	block = cJSON_GetArrayItem(member(m, "content"), 0);
 	cr_expect_str_eq(json_get_string(block, "type"), "tool_result");
 	cr_expect_str_eq(json_get_string(block, "tool_use_id"), "toolu_01");
+	cr_expect_str_eq(json_get_string(member(block, "cache_control"), "type"), "ephemeral");
+	cr_expect_null(member(cJSON_GetArrayItem(member(cJSON_GetArrayItem(msgs, 3), "content"), 1),
+	    "cache_control"), "the earlier breakpoint moved on");
 	cJSON_Delete(body);
 	expect_no_key(&a);
 	agent_cleanup(&a);
