@@ -340,7 +340,8 @@ agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
 	const cJSON *connectors = cJSON_GetObjectItemCaseSensitive(start, "connectors");
 	const cJSON *sandbox = cJSON_GetObjectItemCaseSensitive(start, "sandbox");
 	const cJSON *checkpoint = cJSON_GetObjectItemCaseSensitive(start, "checkpoint");
-	long turns, timeout, out_max, con_timeout;
+	long turns, timeout, out_max, con_timeout, retries, retry_wait, window;
+	const cJSON *max_tokens = cJSON_GetObjectItemCaseSensitive(limits, "maxTokensPerRun");
 
 	memset(cfg, 0, sizeof *cfg);
 	*why = NULL;
@@ -374,11 +375,20 @@ agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
 	if (!config_limits(&cfg->limits, sandbox))
 		return config_fail(why, "sandbox.limits must be an object of memoryMiB, processes, "
 		    "cpuSeconds and tmpMiB, each 0 (none) or a positive integer");
-	if (!config_int(limits, "maxTurns", 1, 1000, 50, &turns) ||
+	if (!config_int(limits, "maxTurns", 1, 1000, 200, &turns) ||
 	    !config_int(limits, "commandTimeoutMs", 100, 86400000L, 600000, &timeout) ||
 	    !config_int(limits, "maxToolOutputBytes", 1024, 4L * 1024 * 1024, 65536, &out_max) ||
 	    !config_int(limits, "connectorTimeoutMs", 100, 3600000L, 60000, &con_timeout))
 		return config_fail(why, "a limit is out of range");
+	if (max_tokens != NULL && !cJSON_IsNull(max_tokens) &&
+	    !json_check_int(limits, "maxTokensPerRun", 1, 1e15))
+		return config_fail(why, "limits.maxTokensPerRun must be a positive integer or null");
+	if (!config_int(provider, "maxRetries", 0, AGENT_MAX_RETRIES, AGENT_DEFAULT_RETRIES,
+	    &retries) || !config_int(provider, "maxRetryWaitMs", 0, 3600000L,
+	    AGENT_DEFAULT_RETRY_WAIT_MS, &retry_wait) ||
+	    !config_int(provider, "contextWindow", 1024, 10000000L, 0, &window))
+		return config_fail(why, "provider.maxRetries, maxRetryWaitMs or contextWindow is "
+		    "out of range");
 	if (connectors != NULL && !cJSON_IsNull(connectors) && !cJSON_IsArray(connectors))
 		return config_fail(why, "connectors must be an array");
 	/* durable: a resumed run's checkpoint, checked in full by the loop. */
@@ -409,6 +419,10 @@ agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
 		cfg->request_id_base = (long long)cJSON_GetObjectItemCaseSensitive(run,
 		    "requestIdBase")->valuedouble;
 	cfg->max_turns = (int)turns;
+	cfg->max_tokens = cJSON_IsNumber(max_tokens) ? (long long)max_tokens->valuedouble : 0;
+	cfg->max_retries = (int)retries;
+	cfg->max_retry_wait_ms = retry_wait;
+	cfg->context_window = window;
 	cfg->command_timeout_ms = timeout;
 	cfg->max_tool_output = (size_t)out_max;
 	cfg->connectors = cJSON_IsArray(connectors) ? cJSON_Duplicate(connectors, true) : NULL;

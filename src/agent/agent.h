@@ -67,6 +67,10 @@ struct agent_config {
 	cJSON *checkpoint;		/* durable: start.checkpoint of a resumed run, or NULL */
 	long long request_id_base;	/* durable: run.requestIdBase, the ids of requests start above */
 	int max_turns;
+	long long max_tokens;		/* limits.maxTokensPerRun; 0 when unbounded */
+	int max_retries;		/* provider.maxRetries: retries of one model turn */
+	long max_retry_wait_ms;		/* provider.maxRetryWaitMs: all waits of one turn */
+	long context_window;		/* provider.contextWindow (tokens), 0 when not set */
 	/* start.sandbox (docs/host-protocol.md): what commands may reach */
 	bool network;
 	bool allow_unconfined;
@@ -77,6 +81,11 @@ struct agent_config {
 	cJSON *connectors;		/* the enabled connectors (docs/connectors.md); may be NULL */
 	long connector_timeout_ms;	/* per MCP request */
 };
+
+/* Retries of a model turn the provider failed in a way waiting may fix. */
+#define AGENT_MAX_RETRIES 20
+#define AGENT_DEFAULT_RETRIES 6
+#define AGENT_DEFAULT_RETRY_WAIT_MS (5 * 60 * 1000)
 
 /* durable: the largest checkpoint the agent sends and accepts (printed JSON). */
 #define AGENT_CHECKPOINT_MAX (768 * 1024)

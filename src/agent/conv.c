@@ -9,6 +9,7 @@ conv_init(struct conversation *c, const char *system)
 {
 	memset(c, 0, sizeof *c);
 	c->system = xstrdup(system);
+	c->bytes = strlen(system);
 }
 
 static struct conv_message *
@@ -24,6 +25,7 @@ conv_push(struct conversation *c, enum conv_role role, const char *text)
 	memset(m, 0, sizeof *m);
 	m->role = role;
 	m->text = xstrdup(text ? text : "");
+	c->bytes += strlen(m->text);
 	return m;
 }
 
@@ -41,6 +43,33 @@ conv_add_assistant(struct conversation *c, const char *text,
 
 	m->calls = calls;
 	m->ncalls = ncalls;
+	for (size_t i = 0; i < ncalls; i++)
+		c->bytes += strlen(calls[i].id) + strlen(calls[i].name) + strlen(calls[i].arguments);
+}
+
+void
+conv_add_copy(struct conversation *c, const struct conv_message *m)
+{
+	struct tool_call *calls = NULL;
+
+	switch (m->role) {
+	case CONV_USER:
+		conv_add_user(c, m->text);
+		break;
+	case CONV_ASSISTANT:
+		if (m->ncalls > 0)
+			calls = xcalloc(m->ncalls, sizeof *calls);
+		for (size_t i = 0; i < m->ncalls; i++) {
+			calls[i].id = xstrdup(m->calls[i].id);
+			calls[i].name = xstrdup(m->calls[i].name);
+			calls[i].arguments = xstrdup(m->calls[i].arguments);
+		}
+		conv_add_assistant(c, m->text, calls, m->ncalls);
+		break;
+	case CONV_TOOL:
+		conv_add_tool_result(c, m->call_id, m->tool_name, m->text, m->is_error);
+		break;
+	}
 }
 
 void
@@ -52,6 +81,7 @@ conv_add_tool_result(struct conversation *c, const char *call_id,
 	m->call_id = xstrdup(call_id);
 	m->tool_name = xstrdup(name);
 	m->is_error = is_error;
+	c->bytes += strlen(call_id) + strlen(name);
 }
 
 void
@@ -86,35 +116,39 @@ static const char *const conv_roles[] = { [CONV_USER] = "user",
 	[CONV_ASSISTANT] = "assistant", [CONV_TOOL] = "tool" };
 
 cJSON *
+conv_message_json(const struct conv_message *m)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "role", conv_roles[m->role]);
+	cJSON_AddStringToObject(o, "text", m->text);
+	if (m->role == CONV_ASSISTANT && m->ncalls > 0) {
+		cJSON *calls = cJSON_AddArrayToObject(o, "calls");
+
+		for (size_t k = 0; k < m->ncalls; k++) {
+			cJSON *call = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(call, "id", m->calls[k].id);
+			cJSON_AddStringToObject(call, "name", m->calls[k].name);
+			cJSON_AddStringToObject(call, "arguments", m->calls[k].arguments);
+			cJSON_AddItemToArray(calls, call);
+		}
+	}
+	if (m->role == CONV_TOOL) {
+		cJSON_AddStringToObject(o, "callId", m->call_id);
+		cJSON_AddStringToObject(o, "toolName", m->tool_name);
+		cJSON_AddBoolToObject(o, "isError", m->is_error);
+	}
+	return o;
+}
+
+cJSON *
 conv_to_json(const struct conversation *c)
 {
 	cJSON *arr = cJSON_CreateArray();
 
-	for (size_t i = 0; i < c->n; i++) {
-		const struct conv_message *m = &c->msgs[i];
-		cJSON *o = cJSON_CreateObject();
-
-		cJSON_AddStringToObject(o, "role", conv_roles[m->role]);
-		cJSON_AddStringToObject(o, "text", m->text);
-		if (m->role == CONV_ASSISTANT && m->ncalls > 0) {
-			cJSON *calls = cJSON_AddArrayToObject(o, "calls");
-
-			for (size_t k = 0; k < m->ncalls; k++) {
-				cJSON *call = cJSON_CreateObject();
-
-				cJSON_AddStringToObject(call, "id", m->calls[k].id);
-				cJSON_AddStringToObject(call, "name", m->calls[k].name);
-				cJSON_AddStringToObject(call, "arguments", m->calls[k].arguments);
-				cJSON_AddItemToArray(calls, call);
-			}
-		}
-		if (m->role == CONV_TOOL) {
-			cJSON_AddStringToObject(o, "callId", m->call_id);
-			cJSON_AddStringToObject(o, "toolName", m->tool_name);
-			cJSON_AddBoolToObject(o, "isError", m->is_error);
-		}
-		cJSON_AddItemToArray(arr, o);
-	}
+	for (size_t i = 0; i < c->n; i++)
+		cJSON_AddItemToArray(arr, conv_message_json(&c->msgs[i]));
 	return arr;
 }
 

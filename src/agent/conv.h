@@ -34,6 +34,7 @@ struct conversation {
 	struct conv_message *msgs;
 	size_t n;
 	size_t cap;
+	size_t bytes;		/* of every string: what the prompt's size follows */
 };
 
 void conv_init(struct conversation *c, const char *system);
@@ -44,14 +45,18 @@ void conv_add_assistant(struct conversation *c, const char *text,
 void conv_add_tool_result(struct conversation *c, const char *call_id,
     const char *name, const char *content, bool is_error);
 void conv_free(struct conversation *c);
+/* Appends a copy of m (its calls and strings copied). */
+void conv_add_copy(struct conversation *c, const struct conv_message *m);
 
 void tool_calls_free(struct tool_call *calls, size_t n);
 
 /* durable: the bounds of a conversation read from a checkpoint. */
-#define CONV_MAX_MESSAGES 10000
+#define CONV_MAX_MESSAGES 100000
 #define CONV_MAX_CALLS 128
 /* The messages (not the system prompt) as a checkpoint holds them. */
 cJSON *conv_to_json(const struct conversation *c);
+/* One message as a checkpoint holds it. */
+cJSON *conv_message_json(const struct conv_message *m);
 /* Appends the messages of a checkpoint to c; false when arr is malformed. */
 bool conv_from_json(struct conversation *c, const cJSON *arr);
 

@@ -370,6 +370,21 @@ host_progress(struct host *h, const char *phase, const char *message)
 }
 
 void
+host_progress_retry(struct host *h, const char *message, int attempt, int max_retries,
+    const char *reason, long delay_ms)
+{
+	cJSON *msg = host_msg("progress");
+
+	cJSON_AddStringToObject(msg, "phase", "retrying");
+	cJSON_AddStringToObject(msg, "message", message);
+	cJSON_AddNumberToObject(msg, "attempt", attempt);
+	cJSON_AddNumberToObject(msg, "maxRetries", max_retries);
+	cJSON_AddStringToObject(msg, "reason", reason);
+	cJSON_AddNumberToObject(msg, "delayMs", (double)delay_ms);
+	host_send(h, msg);
+}
+
+void
 host_output(struct host *h, const char *delta, size_t len)
 {
 	/* Pieces of at most 64 KiB keep every line far below the limit. */

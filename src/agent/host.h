@@ -38,6 +38,9 @@ int host_sleep(struct host *h, long ms);
 /* Writes msg as one line (msg is consumed). */
 void host_send(struct host *h, cJSON *msg);
 void host_progress(struct host *h, const char *phase, const char *message);
+/* progress "retrying": the wait before retry attempt (1-based) of a model turn. */
+void host_progress_retry(struct host *h, const char *message, int attempt, int max_retries,
+    const char *reason, long delay_ms);
 void host_output(struct host *h, const char *delta, size_t len);
 void host_tool(struct host *h, const char *call_id, const char *name,
     const char *status, const char *summary);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <curl/curl.h>
 
@@ -20,6 +21,7 @@ struct httpc_transfer {
 	bool streaming;		/* body goes to on_data */
 	size_t received;
 	int stop;		/* HTTPC_STOPPED or HTTPC_TOO_BIG once aborted */
+	bool exact_ms;		/* retry-after-ms was seen */
 };
 
 void
@@ -27,6 +29,7 @@ httpc_response_init(struct httpc_response *r)
 {
 	memset(r, 0, sizeof *r);
 	buf_init(&r->body, HTTPC_ERROR_BODY_MAX);
+	r->retry_after_ms = -1;
 }
 
 void
@@ -76,6 +79,52 @@ httpc_write(char *data, size_t size, size_t n, void *ud)
 	return len;
 }
 
+/* The wait a header asks for in ms, or -1: digits, or an HTTP date (Retry-After). */
+static long
+httpc_wait_ms(const char *v, size_t len, bool ms, bool date_ok)
+{
+	char text[128];
+	char *end;
+	double n;
+	time_t when;
+
+	while (len > 0 && (*v == ' ' || *v == '\t'))
+		v++, len--;
+	while (len > 0 && strchr(" \t\r\n", v[len - 1]) != NULL)
+		len--;
+	if (len == 0 || len >= sizeof text)
+		return -1;
+	memcpy(text, v, len);
+	text[len] = '\0';
+	n = strtod(text, &end);
+	if (end != text && *end == '\0')
+		return n < 0 ? -1 : n > 86400e3 ? 86400000L : (long)(ms ? n : n * 1000);
+	if (!date_ok || (when = curl_getdate(text, NULL)) < 0)
+		return -1;
+	n = difftime(when, time(NULL));
+	return n <= 0 ? 0 : n > 86400 ? 86400000L : (long)(n * 1000);
+}
+
+/* Keeps what the answer asks of a retry: retry-after-ms wins over Retry-After. */
+static size_t
+httpc_header(char *data, size_t size, size_t n, void *ud)
+{
+	struct httpc_transfer *t = ud;
+	size_t len = size * n;
+	long ms;
+
+	if (len > 15 && strncasecmp(data, "retry-after-ms:", 15) == 0) {
+		if ((ms = httpc_wait_ms(data + 15, len - 15, true, false)) >= 0) {
+			t->resp->retry_after_ms = ms;
+			t->exact_ms = true;
+		}
+	} else if (len > 12 && strncasecmp(data, "retry-after:", 12) == 0 && !t->exact_ms) {
+		if ((ms = httpc_wait_ms(data + 12, len - 12, false, true)) >= 0)
+			t->resp->retry_after_ms = ms;
+	}
+	return len;
+}
+
 static CURL *
 httpc_easy(struct httpc_transfer *t, struct curl_slist *headers)
 {
@@ -86,12 +135,20 @@ httpc_easy(struct httpc_transfer *t, struct curl_slist *headers)
 	curl_easy_setopt(e, CURLOPT_URL, t->req->url);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_POST, 1L);
-	curl_easy_setopt(e, CURLOPT_POSTFIELDS, t->req->body);
-	curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)t->req->body_len);
+	if (t->req->method != NULL && strcmp(t->req->method, "GET") == 0) {
+		curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+	} else {
+		curl_easy_setopt(e, CURLOPT_POST, 1L);
+		curl_easy_setopt(e, CURLOPT_POSTFIELDS, t->req->body);
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)t->req->body_len);
+	}
+	if (t->req->timeout_ms > 0)
+		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, t->req->timeout_ms);
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, httpc_write);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, t);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, httpc_header);
+	curl_easy_setopt(e, CURLOPT_HEADERDATA, t);
 	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->resp->error);
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, 30000L);
 	/* A model may think for minutes, but not in total silence for ten. */

@@ -23,6 +23,8 @@ enum httpc_status {
 };
 
 struct httpc_request {
+	const char *method;		/* "GET" or NULL for POST */
+	long timeout_ms;		/* of the whole transfer; 0 for none */
 	const char *url;
 	const char *const *headers;	/* "Name: value", NULL-terminated */
 	const char *body;
@@ -38,6 +40,8 @@ struct httpc_response {
 	char *content_type;		/* malloc'd or NULL */
 	struct buf body;		/* any other body, at most 64 KiB */
 	char error[256];		/* libcurl's reason when not HTTPC_OK */
+	/* When the provider asks to wait: Retry-After, retry-after-ms; -1 when absent. */
+	long retry_after_ms;
 };
 
 void httpc_response_init(struct httpc_response *r);

@@ -1,13 +1,18 @@
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "connectors.h"
+#include "context.h"
 #include "conv.h"
 #include "host.h"
 #include "json.h"
 #include "log.h"
+#include "timeutil.h"
 #include "loop.h"
 #include "provider.h"
 #include "tools.h"
@@ -17,6 +22,12 @@
 #define LOOP_REPEAT_LIMIT 3		/* identical failing calls in a row */
 #define LOOP_ASK_STRING_MAX 4096	/* per string argument shown in permission.ask */
 #define LOOP_TRUNCATED "\n[output truncated]"
+#define LOOP_RESTARTED "\n\n[the answer was interrupted; the model answers again]\n\n"
+#define LOOP_CP_CUT "\n[cut to fit the checkpoint]"
+#define LOOP_CP_MESSAGE_MAX (600 * 1024)	/* one message in a checkpoint line */
+#define LOOP_CP_LINE_BUDGET (600 * 1024)	/* the new messages of one checkpoint line */
+#define LOOP_BACKOFF_BASE_MS 1000
+#define LOOP_BACKOFF_CAP_MS 60000
 
 struct loop {
 	const struct agent_config *cfg;
@@ -29,14 +40,23 @@ struct loop {
 	struct buf output;
 	bool output_full;
 	bool writing;			/* "writing" sent for this turn */
+	/*
+	 * A model turn redone after its stream broke: the text of the broken
+	 * attempt is output[echo_from, echo_to); the new attempt's text is not
+	 * sent again while it repeats it (echo_at is how far it did).
+	 */
+	size_t answer_at;		/* where this attempt's text begins in output */
+	size_t echo_at, echo_to;
 	long in_tokens;
 	long out_tokens;
 	int turns;			/* model turns begun (a checkpoint keeps it) */
+	size_t cp_sent;			/* durable: messages the service has in checkpoints */
 	char *last_failure;		/* name and arguments of the last failing call */
 	int failures;
 	struct agent_error err;
 	struct wsfile_root *files;	/* what the file tools open (wsfile.h) */
 	char *files_why;		/* why files is NULL */
+	struct context cx;		/* the model's context window */
 };
 
 static const char *const loop_profile_notes[] = {
@@ -139,42 +159,146 @@ loop_plan_restore(struct plan_state *p, const cJSON *o)
 	return true;
 }
 
+/* Prints o and frees it. */
+static char *
+loop_print_owned(cJSON *o)
+{
+	char *text = json_print(o);
+
+	cJSON_Delete(o);
+	return text;
+}
+
+/*
+ * durable: a message as a checkpoint keeps it (printed JSON).  One over
+ * LOOP_CP_MESSAGE_MAX (a host line must hold it) has its text cut, then, if
+ * that is not enough, its calls' arguments emptied; the log says so.
+ */
+static char *
+loop_cp_message(const struct conv_message *m)
+{
+	char *text = loop_print_owned(conv_message_json(m));
+	size_t len = strlen(text);
+	struct conv_message cut;
+
+	if (len <= LOOP_CP_MESSAGE_MAX)
+		return text;
+	cut = *m;
+	for (int round = 0; round < 4 && len > LOOP_CP_MESSAGE_MAX; round++) {
+		size_t tlen = strlen(m->text);
+		size_t keep = round < 3 ? (size_t)((double)tlen * LOOP_CP_MESSAGE_MAX / (double)len *
+		    (0.9 - 0.3 * round)) : 0;
+		char *prefix = agent_utf8_prefix(m->text, keep);
+		struct tool_call *calls = NULL;
+
+		cut.text = xasprintf("%s%s", prefix, LOOP_CP_CUT);
+		if (round == 3 && m->ncalls > 0) {
+			calls = xcalloc(m->ncalls, sizeof *calls);
+			for (size_t i = 0; i < m->ncalls; i++)
+				calls[i] = (struct tool_call){ m->calls[i].id, m->calls[i].name, "{}" };
+			cut.calls = calls;
+		}
+		free(text);
+		text = loop_print_owned(conv_message_json(&cut));
+		len = strlen(text);
+		free(cut.text);
+		free(prefix);
+		free(calls);
+		cut.calls = m->calls;
+	}
+	log_info("a message of the conversation was cut to %zu bytes in the checkpoint", len);
+	return text;
+}
+
 /*
  * durable: sends a checkpoint (docs/host-protocol.md) once a step is complete:
- * the model's answer, or a tool call's result.  One over AGENT_CHECKPOINT_MAX
- * is not sent; a resume then starts from the last one that fitted.
+ * the model's answer, or a tool call's result.  It carries the loop's state
+ * and only the messages added since the last one ("append", from "from"), so
+ * its size does not grow with the run; the service keeps the messages.  When
+ * the new messages do not fit one line, several lines carry them.
  */
 static void
 loop_checkpoint(struct loop *l)
 {
-	cJSON *cp = cJSON_CreateObject(), *usage, *msg;
-	char *text;
-	size_t len;
+	size_t from = l->cp_sent;
 
-	cJSON_AddNumberToObject(cp, "version", 1);
-	cJSON_AddNumberToObject(cp, "turns", l->turns);
-	cJSON_AddItemToObject(cp, "messages", conv_to_json(&l->conv));
-	cJSON_AddStringToObject(cp, "output", l->output.data ? l->output.data : "");
-	cJSON_AddBoolToObject(cp, "outputFull", l->output_full);
-	usage = cJSON_AddObjectToObject(cp, "usage");
-	cJSON_AddNumberToObject(usage, "inputTokens", (double)l->in_tokens);
-	cJSON_AddNumberToObject(usage, "outputTokens", (double)l->out_tokens);
-	cJSON_AddItemToObject(cp, "plan", loop_plan_json(&l->plan));
-	if (l->prov != NULL && l->prov->ops->save != NULL && l->prov->state != NULL)
-		cJSON_AddItemToObject(cp, "provider", l->prov->ops->save(l->prov));
-	text = json_print(cp);
-	len = strlen(text);
-	free(text);
-	if (len > AGENT_CHECKPOINT_MAX) {
-		log_info("a checkpoint of %zu bytes is over the limit of %d; not sent", len,
-		    AGENT_CHECKPOINT_MAX);
-		cJSON_Delete(cp);
-		return;
+	do {
+		cJSON *cp = cJSON_CreateObject(), *usage, *append, *msg;
+		size_t used = 0, to = from;
+
+		cJSON_AddNumberToObject(cp, "version", 2);
+		cJSON_AddNumberToObject(cp, "turns", l->turns);
+		cJSON_AddNumberToObject(cp, "from", (double)from);
+		append = cJSON_AddArrayToObject(cp, "append");
+		while (to < l->conv.n) {
+			char *m = loop_cp_message(&l->conv.msgs[to]);
+			size_t n = strlen(m);
+
+			if (to > from && used + n > LOOP_CP_LINE_BUDGET) {
+				free(m);
+				break;
+			}
+			cJSON_AddItemToArray(append, cJSON_CreateRaw(m));
+			free(m);
+			used += n;
+			to++;
+		}
+		cJSON_AddNumberToObject(cp, "messageCount", (double)to);
+		cJSON_AddNumberToObject(cp, "outputLen", (double)l->output.len);
+		cJSON_AddBoolToObject(cp, "outputFull", l->output_full);
+		usage = cJSON_AddObjectToObject(cp, "usage");
+		cJSON_AddNumberToObject(usage, "inputTokens", (double)l->in_tokens);
+		cJSON_AddNumberToObject(usage, "outputTokens", (double)l->out_tokens);
+		cJSON_AddItemToObject(cp, "plan", loop_plan_json(&l->plan));
+		if (l->prov != NULL && l->prov->ops->save != NULL && l->prov->state != NULL)
+			cJSON_AddItemToObject(cp, "provider", l->prov->ops->save(l->prov));
+		msg = cJSON_CreateObject();
+		cJSON_AddStringToObject(msg, "type", "checkpoint");
+		cJSON_AddItemToObject(msg, "checkpoint", cp);
+		host_send(l->host, msg);
+		from = to;
+	} while (from < l->conv.n);
+	l->cp_sent = l->conv.n;
+}
+
+/*
+ * durable: the messages of a version 2 checkpoint, read from the service
+ * (checkpoint.read) a page at a time; NULL with l->err set when that fails.
+ */
+static cJSON *
+loop_cp_messages(struct loop *l, size_t count)
+{
+	cJSON *all = cJSON_CreateArray();
+	size_t from = 0;
+
+	while (from < count) {
+		cJSON *params = cJSON_CreateObject(), *result = NULL, *m;
+		cJSON *msgs;
+		struct agent_error err = { 0 };
+		int rc;
+		size_t got = 0;
+
+		cJSON_AddNumberToObject(params, "from", (double)from);
+		rc = host_request(l->host, "checkpoint.read", params, &result, &err);
+		msgs = cJSON_GetObjectItemCaseSensitive(result, "messages");
+		if (rc != AGENT_OK || !cJSON_IsArray(msgs) || cJSON_GetArraySize(msgs) == 0) {
+			agent_error_set(&l->err, "checkpoint_invalid", "the messages of the checkpoint "
+			    "cannot be read from %zu on: %s", from, err.message ? err.message :
+			    rc == AGENT_CANCELLED ? "cancelled" : "no messages");
+			agent_error_clear(&err);
+			cJSON_Delete(result);
+			cJSON_Delete(all);
+			return NULL;
+		}
+		while ((m = cJSON_DetachItemFromArray(msgs, 0)) != NULL && from + got < count) {
+			cJSON_AddItemToArray(all, m);
+			got++;
+		}
+		cJSON_Delete(m);
+		cJSON_Delete(result);
+		from += got;
 	}
-	msg = cJSON_CreateObject();
-	cJSON_AddStringToObject(msg, "type", "checkpoint");
-	cJSON_AddItemToObject(msg, "checkpoint", cp);
-	host_send(l->host, msg);
+	return all;
 }
 
 /* durable: what a resumed run takes from its checkpoint; false when malformed. */
@@ -183,15 +307,34 @@ loop_restore(struct loop *l, const cJSON *cp)
 {
 	const cJSON *usage = cJSON_GetObjectItemCaseSensitive(cp, "usage");
 	const char *output = json_get_string(cp, "output");
+	bool v2 = json_check_int(cp, "version", 2, 2);
+	cJSON *fetched = NULL;
+	const cJSON *messages = cJSON_GetObjectItemCaseSensitive(cp, "messages");
+	bool ok;
 
-	if (!json_check_int(cp, "version", 1, 1) || !json_check_int(cp, "turns", 0, 1000) ||
+	if (!json_check_int(cp, "version", v2 ? 2 : 1, v2 ? 2 : 1) ||
+	    !json_check_int(cp, "turns", 0, 1000) ||
 	    !json_check_string(cp, "output", true, false, 0, AGENT_MAX_OUTPUT) ||
 	    !cJSON_IsObject(usage) || !json_check_int(usage, "inputTokens", 0, 1e15) ||
 	    !json_check_int(usage, "outputTokens", 0, 1e15) ||
-	    !conv_from_json(&l->conv, cJSON_GetObjectItemCaseSensitive(cp, "messages")) ||
-	    l->conv.n == 0 || !loop_plan_restore(&l->plan,
-	    cJSON_GetObjectItemCaseSensitive(cp, "plan")))
+	    (v2 && (!json_check_int(cp, "messageCount", 1, CONV_MAX_MESSAGES) ||
+	    cJSON_GetObjectItemCaseSensitive(cp, "messageCount") == NULL)))
 		return false;
+	if (v2) {
+		if (l->err.code != NULL)
+			return false;
+		fetched = loop_cp_messages(l, (size_t)cJSON_GetObjectItemCaseSensitive(cp,
+		    "messageCount")->valuedouble);
+		if (fetched == NULL)
+			return false;
+		messages = fetched;
+	}
+	ok = conv_from_json(&l->conv, messages) && l->conv.n > 0 &&
+	    loop_plan_restore(&l->plan, cJSON_GetObjectItemCaseSensitive(cp, "plan"));
+	cJSON_Delete(fetched);
+	if (!ok)
+		return false;
+	l->cp_sent = v2 ? l->conv.n : 0;
 	l->turns = (int)cJSON_GetObjectItemCaseSensitive(cp, "turns")->valuedouble;
 	buf_appends(&l->output, output);
 	l->output_full = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cp, "outputFull"));
@@ -212,8 +355,9 @@ loop_conversation(struct loop *l)
 	if (l->cfg->checkpoint != NULL) {
 		if (loop_restore(l, l->cfg->checkpoint))
 			return true;
-		agent_error_set(&l->err, "checkpoint_invalid",
-		    "the checkpoint of the resumed run is malformed");
+		if (l->err.code == NULL)
+			agent_error_set(&l->err, "checkpoint_invalid",
+			    "the checkpoint of the resumed run is malformed");
 		return false;
 	}
 	cJSON_ArrayForEach(h, l->cfg->history) {
@@ -229,17 +373,12 @@ loop_conversation(struct loop *l)
 	return true;
 }
 
-/* The provider's text: out to the service, within the output limit. */
+/* Text out to the service, within the output limit. */
 static void
-loop_text(void *ud, const char *delta, size_t len)
+loop_emit(struct loop *l, const char *delta, size_t len)
 {
-	struct loop *l = ud;
 	size_t room = AGENT_MAX_OUTPUT - sizeof LOOP_TRUNCATED - l->output.len;
 
-	if (!l->writing) {
-		host_progress(l->host, "writing", "The model is answering.");
-		l->writing = true;
-	}
 	if (l->output_full || len == 0)
 		return;
 	if (len > room) {
@@ -252,6 +391,43 @@ loop_text(void *ud, const char *delta, size_t len)
 		buf_appends(&l->output, LOOP_TRUNCATED);
 		host_output(l->host, LOOP_TRUNCATED, strlen(LOOP_TRUNCATED));
 	}
+}
+
+/*
+ * A redone answer that no longer repeats the broken one: a line says so, then
+ * the new answer from its start (what matched so far included).
+ */
+static void
+loop_echo_diverge(struct loop *l)
+{
+	size_t from = l->answer_at, n = l->echo_at - l->answer_at;
+	char *same = xstrndup(l->output.data + from, n);
+
+	l->echo_at = l->echo_to = 0;
+	loop_emit(l, LOOP_RESTARTED, strlen(LOOP_RESTARTED));
+	l->answer_at = l->output.len;
+	loop_emit(l, same, n);
+	free(same);
+}
+
+/* The provider's text: out to the service, unless it repeats a broken attempt's. */
+static void
+loop_text(void *ud, const char *delta, size_t len)
+{
+	struct loop *l = ud;
+
+	if (!l->writing) {
+		host_progress(l->host, "writing", "The model is answering.");
+		l->writing = true;
+	}
+	while (len > 0 && l->echo_at < l->echo_to) {
+		if (l->output.data[l->echo_at] != *delta) {
+			loop_echo_diverge(l);
+			break;
+		}
+		l->echo_at++, delta++, len--;
+	}
+	loop_emit(l, delta, len);
 }
 
 /* The arguments as shown to the user: long strings cut. */
@@ -455,27 +631,277 @@ loop_call(struct loop *l, const struct tool_call *call)
 	return rc;
 }
 
-/* One model turn and its tool calls.  AGENT_OK with *done when the model finished. */
-static int
-loop_turn(struct loop *l, bool *done)
+/* What a person reads for a retry's reason. */
+static const char *
+loop_retry_words(const char *reason)
 {
-	struct provider_sink sink = { .text = loop_text, .ud = l };
-	struct turn t;
-	size_t ncalls, at;
+	static const struct {
+		const char *reason, *words;
+	} words[] = {
+		{ "rate_limited", "rate limited" },
+		{ "overloaded", "the provider is overloaded" },
+		{ "server_error", "the provider had a server error" },
+		{ "timeout", "the provider timed out" },
+		{ "conflict", "the provider reported a conflict" },
+		{ "connection", "the connection to the provider failed" },
+	};
+
+	for (size_t i = 0; reason != NULL && i < sizeof words / sizeof *words; i++)
+		if (strcmp(words[i].reason, reason) == 0)
+			return words[i].words;
+	return "the provider failed";
+}
+
+/*
+ * The wait before retry attempt (1-based): what the provider asked for, else
+ * an exponential backoff (1 s, 2 s, 4 s, ... at most 60 s) with jitter (half
+ * to all of it), so that many agents do not come back at once.
+ */
+static long
+loop_backoff_ms(int attempt, long asked)
+{
+	long base = LOOP_BACKOFF_BASE_MS;
+
+	if (asked >= 0)
+		return asked;
+	for (int i = 1; i < attempt && base < LOOP_BACKOFF_CAP_MS; i++)
+		base *= 2;
+	if (base > LOOP_BACKOFF_CAP_MS)
+		base = LOOP_BACKOFF_CAP_MS;
+	return base / 2 + random() % (base / 2 + 1);
+}
+
+/* Adds a note to the run's error message. */
+static void loop_error_note(struct loop *l, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+loop_error_note(struct loop *l, const char *fmt, ...)
+{
+	char note[160];
+	char *msg;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(note, sizeof note, fmt, ap);
+	va_end(ap);
+	msg = xasprintf("%s%s", l->err.message ? l->err.message : "", note);
+	free(l->err.message);
+	l->err.message = msg;
+}
+
+/*
+ * One model answer.  A failure that waiting may fix (provider-http.c) is
+ * retried after a wait, at most cfg->max_retries times and cfg->max_retry_wait_ms
+ * in all; no tool has run in a turn whose answer did not arrive, so the turn
+ * is simply asked again.  A cancel ends the wait.
+ */
+static void
+loop_silent(void *ud, const char *delta, size_t len)
+{
+}
+
+static int
+loop_answer(struct loop *l, const struct conversation *conv, const cJSON *tools, bool visible,
+    struct turn *t)
+{
+	struct provider_sink sink = { .text = visible ? loop_text : loop_silent, .ud = l };
+	long waited = 0;
 	int rc;
 
-	host_progress(l->host, "thinking", "Waiting for the model.");
-	l->writing = false;
-	turn_init(&t);
-	rc = l->prov->ops->turn(l->prov, &l->conv, l->tools, &sink, &t, &l->err);
-	l->in_tokens += t.input_tokens;
-	l->out_tokens += t.output_tokens;
-	if (t.input_tokens || t.output_tokens)
-		host_usage(l->host, l->in_tokens, l->out_tokens);
+	l->answer_at = l->output.len;
+	l->echo_at = l->echo_to = 0;
+	for (int attempt = 1;; attempt++) {
+		const char *reason;
+		char msg[256];
+		long delay;
+
+		l->writing = false;
+		turn_init(t);
+		rc = l->prov->ops->turn(l->prov, conv, tools, &sink, t, &l->err);
+		l->in_tokens += t->input_tokens;
+		l->out_tokens += t->output_tokens;
+		if (t->input_tokens || t->output_tokens)
+			host_usage(l->host, l->in_tokens, l->out_tokens);
+		if (l->cfg->max_tokens > 0 && l->in_tokens + l->out_tokens >= l->cfg->max_tokens) {
+			agent_error_clear(&l->err);
+			agent_error_set(&l->err, "budget_exceeded", "the run used %ld tokens, its "
+			    "limit is %lld (runs.maxTokensPerRun); the work so far is in the "
+			    "workspace", l->in_tokens + l->out_tokens, l->cfg->max_tokens);
+			return AGENT_FAILED;
+		}
+		if (rc == AGENT_OK && l->echo_at < l->echo_to)
+			loop_echo_diverge(l);	/* shorter than the broken attempt */
+		l->echo_at = l->echo_to = 0;
+		if (rc != AGENT_FAILED || !l->prov->retry.retryable || host_cancelled(l->host))
+			return rc;
+		turn_free(t);
+		reason = l->prov->retry.reason;
+		if (attempt > l->cfg->max_retries) {
+			if (l->cfg->max_retries > 0)
+				loop_error_note(l, " (gave up after %d retries in %ld s)",
+				    l->cfg->max_retries, (waited + 999) / 1000);
+			return rc;
+		}
+		delay = loop_backoff_ms(attempt, l->prov->retry.after_ms);
+		if (waited + delay > l->cfg->max_retry_wait_ms) {
+			loop_error_note(l, " (gave up: a wait of %ld s more would pass the retry "
+			    "limit of %ld s)", (delay + 999) / 1000, l->cfg->max_retry_wait_ms / 1000);
+			return rc;
+		}
+		waited += delay;
+		snprintf(msg, sizeof msg, "%s, retrying in %ld s (retry %d of %d)",
+		    loop_retry_words(reason), (delay + 999) / 1000, attempt, l->cfg->max_retries);
+		log_info("%s: %s", msg, l->err.message);
+		host_progress_retry(l->host, msg, attempt, l->cfg->max_retries, reason, delay);
+		agent_error_clear(&l->err);
+		/* What the broken attempt showed is not shown twice. */
+		if (visible) {
+			l->echo_at = l->answer_at;
+			l->echo_to = l->output.len;
+		}
+		if ((rc = host_sleep(l->host, delay)) != AGENT_OK)
+			return rc;
+		host_progress(l->host, "thinking", "Waiting for the model.");
+	}
+}
+
+/* The plan of a plan-first run, for a summary that replaces the turns that made it. */
+static void
+loop_plan_text(const struct loop *l, struct buf *b)
+{
+	if (l->plan.nsteps == 0)
+		return;
+	buf_printf(b, "\n\nThe plan (%s):\n", l->plan.approved ? "approved" : "not approved yet");
+	for (size_t i = 0; i < l->plan.nsteps; i++)
+		buf_printf(b, "%zu. %s (step id %s)\n", i + 1, l->plan.steps[i].title,
+		    l->plan.steps[i].id);
+}
+
+#define LOOP_SUMMARY_SYSTEM "You summarize the earlier part of the work of an AI agent that " \
+	"carries out a task in a workspace, so that it can go on within its model's context " \
+	"window. The summary replaces those turns: keep what the agent needs to carry on."
+
+/*
+ * Context management: the model summarizes the turns before the recent ones;
+ * the system prompt, the task, the plan and the recent turns stay.  The
+ * checkpoint then holds the new conversation.  *done is false when there was
+ * nothing older to summarize.
+ */
+static int
+loop_compact(struct loop *l, const char *why, bool *done)
+{
+	size_t recent = context_recent_start(&l->cx, &l->conv, l->cx.window * 3 / 10);
+	size_t skip = SIZE_MAX, older = 0;
+	size_t max = (size_t)((double)l->cx.window * 0.6 / l->cx.per_byte);
+	struct conversation sc, nc;
+	cJSON *none;
+	struct turn t;
+	struct buf text;
+	char *transcript, msg[300];
+	int rc;
+
+	*done = false;
+	/* The task (the last user message) is written anew: the recent turns follow it. */
+	for (size_t i = 0; i < l->conv.n; i++)
+		if (l->conv.msgs[i].role == CONV_USER)
+			skip = i;
+	if (skip != SIZE_MAX && recent <= skip)
+		recent = skip + 1;
+	for (size_t i = 0; i < recent; i++)
+		older += i != skip || strcmp(l->conv.msgs[i].text, l->cfg->prompt) != 0;
+	if (skip != SIZE_MAX && strcmp(l->conv.msgs[skip].text, l->cfg->prompt) != 0)
+		skip = SIZE_MAX;	/* an earlier summary: summarized again */
+	if (older == 0)
+		return AGENT_OK;
+	snprintf(msg, sizeof msg, "%s; summarizing the %zu older messages (the model's context "
+	    "window: %ld tokens, %s)", why, older, l->cx.window, l->cx.window_from);
+	log_info("%s", msg);
+	host_progress(l->host, "compacting", msg);
+	transcript = context_transcript(&l->conv, recent, skip, max > 4096 ? max : 4096);
+	buf_init(&text, 0);
+	buf_printf(&text, "The task:\n%s\n\nThe earlier part of the work, oldest first:\n\n%s\n"
+	    "Write a summary of this earlier work for the agent that carries on with the task: "
+	    "what it did and found, the files it read or changed and what in them still "
+	    "matters, the decisions taken, the errors met, and what is left to do. Plain text, "
+	    "at most about 400 words.", l->cfg->prompt, transcript);
+	free(transcript);
+	conv_init(&sc, LOOP_SUMMARY_SYSTEM);
+	conv_add_user(&sc, text.data);
+	buf_free(&text);
+	none = cJSON_CreateArray();
+	rc = loop_answer(l, &sc, none, false, &t);
+	cJSON_Delete(none);
+	conv_free(&sc);
 	if (rc != AGENT_OK) {
 		turn_free(&t);
 		return rc;
 	}
+	buf_init(&text, 0);
+	buf_printf(&text, "%s\n\n[The earlier turns of this run were summarized to fit the "
+	    "model's context window:]\n%s", l->cfg->prompt, t.text.data ? t.text.data : "");
+	loop_plan_text(l, &text);
+	turn_free(&t);
+	conv_init(&nc, l->conv.system);
+	conv_add_user(&nc, text.data);
+	buf_free(&text);
+	for (size_t i = recent; i < l->conv.n; i++)
+		conv_add_copy(&nc, &l->conv.msgs[i]);
+	conv_free(&l->conv);
+	l->conv = nc;
+	/* durable: the next checkpoint replaces the stored messages from the first. */
+	l->cp_sent = 0;
+	loop_checkpoint(l);
+	host_progress(l->host, "thinking", "Waiting for the model.");
+	*done = true;
+	return AGENT_OK;
+}
+
+/* One model turn and its tool calls.  AGENT_OK with *done when the model finished. */
+static int
+loop_turn(struct loop *l, bool *done)
+{
+	struct turn t;
+	size_t ncalls, at;
+	bool compacted = false;
+	char why[160];
+	int rc;
+
+	host_progress(l->host, "thinking", "Waiting for the model.");
+	if (context_full(&l->cx, &l->conv)) {
+		snprintf(why, sizeof why, "the conversation (about %ld tokens) is near the model's "
+		    "context window", context_estimate(&l->cx, &l->conv));
+		if ((rc = loop_compact(l, why, &compacted)) != AGENT_OK)
+			return rc;
+	}
+	rc = loop_answer(l, &l->conv, l->tools, true, &t);
+	if (rc == AGENT_FAILED && l->prov->retry.context_exceeded && !compacted &&
+	    l->cx.window > 0) {
+		bool again = false;
+
+		char *said = xstrdup(l->err.message ? l->err.message : "");
+
+		turn_free(&t);
+		log_info("the provider refused the conversation as too long: %s", said);
+		agent_error_clear(&l->err);
+		rc = loop_compact(l, "the provider said the conversation is too long for the model",
+		    &again);
+		if (rc == AGENT_OK && !again) {
+			agent_error_set(&l->err, "provider_error", "%s (the conversation does not fit "
+			    "the model's context window, and there is nothing older to summarize)",
+			    said);
+			rc = AGENT_FAILED;
+		}
+		free(said);
+		if (rc != AGENT_OK)
+			return rc;
+		rc = loop_answer(l, &l->conv, l->tools, true, &t);
+	}
+	if (rc != AGENT_OK) {
+		turn_free(&t);
+		return rc;
+	}
+	context_learn(&l->cx, &l->conv, t.input_tokens);
 	ncalls = t.ncalls;
 	conv_add_assistant(&l->conv, t.text.data ? t.text.data : "", t.calls, t.ncalls);
 	at = l->conv.n - 1;
@@ -550,7 +976,9 @@ loop_main(struct loop *l)
 		if (done)
 			return AGENT_OK;
 	}
-	agent_error_set(&l->err, "max_turns", "the model did not finish within %d turns",
+	agent_error_set(&l->err, "max_turns", "the run reached its limit of %d model turns "
+	    "(runs.maxTurns) before the model finished; the work so far is in the workspace: "
+	    "continue it with a new run in the same session, or raise runs.maxTurns",
 	    l->cfg->max_turns);
 	return AGENT_FAILED;
 }
@@ -565,6 +993,7 @@ loop_run(const struct agent_config *cfg, struct host *host)
 	int rc;
 
 	buf_init(&l.output, 0);
+	srandom((unsigned)(td_mono_ms() ^ getpid()));
 	l.plan.plan_first = cfg->plan_first;
 	l.tools = tools_definitions(cfg->plan_first);
 	l.files = wsfile_root_open(cfg->workspace, (const char *const *)cfg->hidden,
@@ -574,6 +1003,15 @@ loop_run(const struct agent_config *cfg, struct host *host)
 	host_progress(host, "starting", "Starting the run.");
 	rc = connectors_open(&l.cons, cfg, host);
 	connectors_definitions(&l.cons, l.tools);
+	{
+		char *defs = json_print(l.tools);
+
+		long found = cfg->context_window == 0 && rc == AGENT_OK ?
+		    context_discover(host, cfg) : 0;
+
+		context_init(&l.cx, cfg, strlen(defs), found);
+		free(defs);
+	}
 	if (!loop_conversation(&l) && rc == AGENT_OK)
 		rc = AGENT_FAILED;
 	if (rc == AGENT_OK)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "log.h"
 #include "provider.h"
 #include "xalloc.h"
 
@@ -27,6 +28,7 @@ struct an_stream {
 	bool started;
 	bool stopped;		/* message_stop */
 	long input_tokens;
+	const char *retry;	/* an error event worth a retry (overloaded_error, ...) */
 };
 
 /* Output budget by effort; the API requires one. */
@@ -37,7 +39,7 @@ static const struct {
 	{ "low", 4096 }, { "medium", 8192 }, { "high", 16384 },
 };
 
-static int
+int
 an_max_tokens(const char *effort)
 {
 	for (size_t i = 0; i < sizeof an_budgets / sizeof *an_budgets; i++) {
@@ -91,6 +93,37 @@ an_user(const char *text)
 	return msg;
 }
 
+/* A prompt-caching breakpoint: the prefix up to this block is cached (5 minutes). */
+static void
+an_cache(cJSON *block)
+{
+	cJSON *cc = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(cc, "type", "ephemeral");
+	cJSON_AddItemToObject(block, "cache_control", cc);
+}
+
+/*
+ * The conversation's prefix is cached up to the last message's last block,
+ * so that the next request (the same prefix and more) reads it from the cache.
+ */
+static void
+an_cache_last(cJSON *msgs)
+{
+	cJSON *last = cJSON_GetArrayItem(msgs, cJSON_GetArraySize(msgs) - 1);
+	cJSON *content = cJSON_GetObjectItemCaseSensitive(last, "content");
+
+	if (cJSON_IsString(content)) {
+		cJSON *blocks = cJSON_CreateArray();
+
+		cJSON_AddItemToArray(blocks, an_text_block(content->valuestring));
+		cJSON_ReplaceItemInObjectCaseSensitive(last, "content", blocks);
+		content = blocks;
+	}
+	if (cJSON_GetArraySize(content) > 0)
+		an_cache(cJSON_GetArrayItem(content, cJSON_GetArraySize(content) - 1));
+}
+
 static char *
 an_request(const struct provider *p, const struct conversation *conv, const cJSON *tools)
 {
@@ -101,7 +134,13 @@ an_request(const struct provider *p, const struct conversation *conv, const cJSO
 	cJSON_AddStringToObject(req, "model", p->cfg->model);
 	cJSON_AddNumberToObject(req, "max_tokens", an_max_tokens(p->cfg->effort));
 	cJSON_AddTrueToObject(req, "stream");
-	cJSON_AddStringToObject(req, "system", conv->system);
+	/* Prompt caching: the system prompt, the tools and the conversation so far. */
+	{
+		cJSON *sys = cJSON_AddArrayToObject(req, "system"), *b = an_text_block(conv->system);
+
+		an_cache(b);
+		cJSON_AddItemToArray(sys, b);
+	}
 	msgs = cJSON_AddArrayToObject(req, "messages");
 	for (size_t i = 0; i < conv->n; i++) {
 		const struct conv_message *m = &conv->msgs[i];
@@ -129,7 +168,7 @@ an_request(const struct provider *p, const struct conversation *conv, const cJSO
 			cJSON_AddTrueToObject(b, "is_error");
 		cJSON_AddItemToArray(results, b);
 	}
-	defs = cJSON_AddArrayToObject(req, "tools");
+	defs = cJSON_GetArraySize(tools) > 0 ? cJSON_AddArrayToObject(req, "tools") : NULL;
 	cJSON_ArrayForEach(t, tools) {
 		cJSON *d = cJSON_CreateObject();
 
@@ -139,6 +178,9 @@ an_request(const struct provider *p, const struct conversation *conv, const cJSO
 		    cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(t, "parameters"), true));
 		cJSON_AddItemToArray(defs, d);
 	}
+	if (defs != NULL)
+		an_cache(cJSON_GetArrayItem(defs, cJSON_GetArraySize(defs) - 1));
+	an_cache_last(msgs);
 	body = json_print(req);
 	cJSON_Delete(req);
 	return body;
@@ -180,6 +222,9 @@ an_message_start(struct an_stream *s, const cJSON *ev)
 	s->out->input_tokens = an_tokens(usage, "input_tokens") +
 	    an_tokens(usage, "cache_creation_input_tokens") +
 	    an_tokens(usage, "cache_read_input_tokens");
+	log_debug("input tokens: %ld, of which read from the cache %ld, written to it %ld",
+	    s->out->input_tokens, an_tokens(usage, "cache_read_input_tokens"),
+	    an_tokens(usage, "cache_creation_input_tokens"));
 	s->out->output_tokens = an_tokens(usage, "output_tokens");
 	return 0;
 }
@@ -292,8 +337,12 @@ an_error(struct an_stream *s, const cJSON *ev)
 	const char *m = json_get_string(e, "message");
 	const char *type = json_get_string(e, "type");
 
+	const char *reason = provider_retry_reason(type, NULL);
+
 	agent_error_set(s->err, "provider_error", "the provider reported %s: %.1000s",
 	    type ? type : "an error", m ? m : "no details");
+	if (reason != NULL)
+		s->retry = reason;
 	return 1;
 }
 
@@ -355,6 +404,8 @@ an_turn(struct provider *p, const struct conversation *conv, const cJSON *tools,
 	s->out = out;
 	s->err = err;
 	rc = provider_post(p, url, headers, body, an_event, s, err);
+	if (rc == AGENT_FAILED && s->retry != NULL)
+		provider_retry_set(p, s->retry, -1);
 	if (rc == AGENT_OK && !s->stopped) {
 		agent_error_set(err, "invalid_provider_response",
 		    "the provider's stream ended before message_stop");

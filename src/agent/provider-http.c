@@ -82,6 +82,74 @@ provider_error_text(const struct httpc_response *resp)
 	return out;
 }
 
+void
+provider_retry_set(struct provider *p, const char *reason, long after_ms)
+{
+	p->retry.retryable = true;
+	p->retry.reason = reason;
+	p->retry.after_ms = after_ms;
+}
+
+const char *
+provider_retry_reason(const char *type, const char *message)
+{
+	static const struct {
+		const char *word;
+		const char *reason;
+	} words[] = {
+		{ "overloaded", "overloaded" },
+		{ "rate_limit", "rate_limited" },
+		{ "rate limit", "rate_limited" },
+		{ "api_error", "server_error" },
+		{ "server_error", "server_error" },
+		{ "internal server error", "server_error" },
+	};
+
+	for (size_t i = 0; i < sizeof words / sizeof *words; i++) {
+		if ((type != NULL && strcasestr(type, words[i].word) != NULL) ||
+		    (message != NULL && strcasestr(message, words[i].word) != NULL))
+			return words[i].reason;
+	}
+	return NULL;
+}
+
+/* The statuses waiting can fix; NULL for the others (400, 401, 403, 404, ...). */
+static const char *
+provider_status_reason(long status)
+{
+	switch (status) {
+	case 408:
+		return "timeout";
+	case 409:
+		return "conflict";
+	case 429:
+		return "rate_limited";
+	case 529:
+		return "overloaded";
+	case 500: case 502: case 503: case 504:
+		return "server_error";
+	default:
+		return NULL;
+	}
+}
+
+/* What OpenAI, Anthropic, Ollama, llama.cpp and vLLM say when the prompt is too long. */
+static bool
+provider_context_exceeded(long status, const struct httpc_response *resp)
+{
+	static const char *const says[] = { "context_length_exceeded", "maximum context length",
+		"prompt is too long", "context window", "exceeds the context", "too many tokens",
+		"context length", NULL };
+	const char *body = resp->body.data ? resp->body.data : "";
+
+	if (status != 400 && status != 413 && status != 422)
+		return false;
+	for (const char *const *s = says; *s; s++)
+		if (strcasestr(body, *s) != NULL)
+			return true;
+	return false;
+}
+
 int
 provider_post(struct provider *p, const char *url, const char *const *headers,
     const char *body, sse_event_fn on_event, void *ud, struct agent_error *err)
@@ -95,6 +163,7 @@ provider_post(struct provider *p, const char *url, const char *const *headers,
 	int hrc, rc = AGENT_FAILED;
 	char *text;
 
+	p->retry = (struct provider_retry){ .after_ms = -1 };
 	httpc_response_init(&resp);
 	hrc = httpc_post_stream(p->host, &req, &resp);
 	switch (hrc) {
@@ -104,10 +173,12 @@ provider_post(struct provider *p, const char *url, const char *const *headers,
 	case HTTPC_UNREACHABLE:
 		agent_error_set(err, "provider_unreachable", "cannot reach the provider at %s: %s",
 		    p->cfg->base_url, resp.error);
+		provider_retry_set(p, "connection", -1);
 		break;
 	case HTTPC_BROKEN:
 		agent_error_set(err, "provider_unreachable",
 		    "the connection to the provider broke: %s", resp.error);
+		provider_retry_set(p, "connection", -1);
 		break;
 	case HTTPC_TOO_BIG:
 		agent_error_set(err, "invalid_provider_response",
@@ -122,6 +193,12 @@ provider_post(struct provider *p, const char *url, const char *const *headers,
 			text = provider_error_text(&resp);
 			agent_error_set(err, "provider_error", "the provider answered HTTP %ld: %s",
 			    resp.status, text);
+			if (provider_status_reason(resp.status) != NULL)
+				provider_retry_set(p, provider_status_reason(resp.status),
+				    resp.retry_after_ms);
+			else if (strstr(resp.body.data ? resp.body.data : "", "overloaded_error"))
+				provider_retry_set(p, "overloaded", resp.retry_after_ms);
+			p->retry.context_exceeded = provider_context_exceeded(resp.status, &resp);
 			free(text);
 		} else if (resp.status < 200 || resp.status >= 300 || resp.content_type == NULL ||
 		    strncasecmp(resp.content_type, "text/event-stream", 17) != 0)

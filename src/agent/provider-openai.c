@@ -26,6 +26,7 @@ struct oa_stream {
 	int ncalls;		/* highest index used + 1 */
 	bool done;		/* [DONE] */
 	bool finished;		/* a finish_reason */
+	const char *retry;	/* an error frame worth a retry (overloaded, rate limit, ...) */
 };
 
 static cJSON *
@@ -91,7 +92,8 @@ oa_request(const struct provider *p, const struct conversation *conv, const cJSO
 		}
 		cJSON_AddItemToArray(msgs, msg);
 	}
-	defs = cJSON_AddArrayToObject(req, "tools");
+	/* A request without tools (a summary) has no "tools": some servers refuse []. */
+	defs = cJSON_GetArraySize(tools) > 0 ? cJSON_AddArrayToObject(req, "tools") : NULL;
 	cJSON_ArrayForEach(t, tools) {
 		cJSON *d = cJSON_CreateObject();
 		cJSON *fn = cJSON_AddObjectToObject(d, "function");
@@ -224,9 +226,11 @@ oa_event(const struct sse_event *ev, void *ud)
 	e = cJSON_GetObjectItemCaseSensitive(chunk, "error");
 	if (e != NULL && !cJSON_IsNull(e)) {
 		const char *m = cJSON_IsString(e) ? e->valuestring : json_get_string(e, "message");
+		const char *type = json_get_string(e, "type");
 
 		agent_error_set(s->err, "provider_error", "the provider reported an error: %.1000s",
 		    m ? m : "no details");
+		s->retry = provider_retry_reason(type ? type : json_get_string(e, "code"), m);
 		cJSON_Delete(chunk);
 		return 1;
 	}
@@ -292,6 +296,8 @@ oa_turn(struct provider *p, const struct conversation *conv, const cJSON *tools,
 	int rc;
 
 	rc = provider_post(p, url, headers, body, oa_event, &s, err);
+	if (rc == AGENT_FAILED && s.retry != NULL)
+		provider_retry_set(p, s.retry, -1);
 	if (rc == AGENT_OK && !s.done && !s.finished) {
 		agent_error_set(err, "invalid_provider_response",
 		    "the provider's stream ended before the answer was complete");

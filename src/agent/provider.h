@@ -53,8 +53,21 @@ struct provider_ops {
 	bool (*restore)(struct provider *p, const cJSON *state);
 };
 
+/*
+ * What the last failed turn says about trying again (provider-http.c sets it;
+ * the loop waits and redoes the turn).
+ */
+struct provider_retry {
+	bool retryable;		/* waiting may fix it: 429, 5xx, overloaded, a broken connection */
+	long after_ms;		/* the wait the provider asked for, or -1 */
+	const char *reason;	/* "rate_limited", "overloaded", "server_error", "timeout",
+				   "conflict", "connection" (static) */
+	bool context_exceeded;	/* the request did not fit the model's context window */
+};
+
 struct provider {
 	const struct provider_ops *ops;
+	struct provider_retry retry;	/* of the last turn */
 	const struct agent_config *cfg;
 	struct host *host;
 	const struct plan_state *plan;	/* the run's plan: the replay reacts to decisions */
@@ -71,6 +84,9 @@ void turn_free(struct turn *t);
 #define TURN_MAX_CALLS 64
 void turn_add_call(struct turn *t, const char *id, const char *name, const char *args);
 
+/* The max_tokens the Anthropic provider asks for at effort (the answer's room). */
+int an_max_tokens(const char *effort);
+
 /* Replaces every occurrence of secret in s (in place, same length) with '*'. */
 void provider_redact(char *s, const char *secret);
 
@@ -83,6 +99,10 @@ void provider_redact(char *s, const char *secret);
  */
 int provider_post(struct provider *p, const char *url, const char *const *headers,
     const char *body, sse_event_fn on_event, void *ud, struct agent_error *err);
+/* Marks the last turn retryable for reason (a static string). */
+void provider_retry_set(struct provider *p, const char *reason, long after_ms);
+/* Whether an error of type (an API's error type or code) or message is worth a retry. */
+const char *provider_retry_reason(const char *type, const char *message);
 /* base_url without its trailing slashes, then path. */
 char *provider_url(const char *base_url, const char *path);
 /* Parses a finished tool call's arguments: "" is {}; else must be a JSON object. */

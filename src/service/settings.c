@@ -31,6 +31,7 @@ struct settings {
 	int max_concurrent;
 	int resume_limit;	/* durable: runs.resumeLimit */
 	int max_turns;
+	long long max_tokens_per_run;	/* runs.maxTokensPerRun, 0: none */
 	long command_timeout_ms;
 	bool allow_unconfined;	/* runs.allowUnconfinedCommands (docs/agent.md) */
 	cJSON *keys;		/* apiKeyEnv name -> value, taken from the environment */
@@ -52,7 +53,7 @@ static const char default_settings[] =
     "    \"anthropic\": {\"kind\": \"anthropic\", \"baseUrl\": \"https://api.anthropic.com\",\n"
     "                  \"apiKeyEnv\": \"ANTHROPIC_API_KEY\", \"defaultModel\": \"claude-sonnet-4-5\"}\n"
     "  },\n"
-    "  \"runs\": {\"maxConcurrent\": 4, \"maxTurns\": 50, \"commandTimeoutMs\": 600000}\n"
+    "  \"runs\": {\"maxConcurrent\": 4, \"maxTurns\": 200, \"commandTimeoutMs\": 600000}\n"
     "}\n";
 
 static const char *const top_keys[] = { "defaults", "providers", "runs", "runtimes",
@@ -60,10 +61,10 @@ static const char *const top_keys[] = { "defaults", "providers", "runs", "runtim
 static const char *const default_keys[] = { "framework", "provider", "model", "effort",
 	"permissionProfile", "network", NULL };
 static const char *const provider_keys[] = { "kind", "baseUrl", "apiKeyEnv",
-	"defaultModel", "apiKeyCredential", NULL };
+	"defaultModel", "apiKeyCredential", "maxRetries", "maxRetryWaitMs", "models", NULL };
 static const char *const provider_kinds[] = { "replay", "openai", "anthropic", NULL };
 static const char *const run_keys[] = { "maxConcurrent", "maxTurns", "commandTimeoutMs",
-	"allowUnconfinedCommands", "resumeLimit", "commandLimits", NULL };
+	"allowUnconfinedCommands", "resumeLimit", "commandLimits", "maxTokensPerRun", NULL };
 
 /* runs.commandLimits: the resource bounds of commands and connector servers; 0 = none. */
 static const struct {
@@ -219,6 +220,33 @@ provider_valid(const char *name, const cJSON *p, char **err)
 		*err = xasprintf("providers.%s: give apiKeyEnv or apiKeyCredential, not both", name);
 		return false;
 	}
+	/* models: per model, {"contextWindow": tokens} (docs/agent.md, Context). */
+	{
+		const cJSON *models = cJSON_GetObjectItemCaseSensitive(p, "models"), *m;
+		static const char *const model_keys[] = { "contextWindow", NULL };
+
+		if (models != NULL && !cJSON_IsObject(models)) {
+			*err = xasprintf("providers.%s.models must be an object: model name -> "
+			    "{\"contextWindow\": tokens}", name);
+			return false;
+		}
+		cJSON_ArrayForEach(m, models) {
+			if (!cJSON_IsObject(m) || !json_only_keys(m, model_keys, &bad) ||
+			    strlen(m->string) > 200 || !json_check_int(m, "contextWindow", 1024,
+			    10000000)) {
+				*err = xasprintf("providers.%s.models.%s must be {\"contextWindow\": "
+				    "1024 to 10000000}", name, m->string);
+				return false;
+			}
+		}
+	}
+	/* The agent's retries of a model request (docs/agent.md, Provider errors). */
+	if (!json_check_int(p, "maxRetries", 0, 20) ||
+	    !json_check_int(p, "maxRetryWaitMs", 0, 3600000)) {
+		*err = xasprintf("providers.%s: maxRetries must be 0 to 20, maxRetryWaitMs 0 to "
+		    "3600000", name);
+		return false;
+	}
 	return true;
 }
 
@@ -337,7 +365,7 @@ settings_check(struct settings *s, char **err)
 	if (!runtimes_check(root, err) || !doctor_check(s, err))
 		return false;
 	s->max_concurrent = 4;
-	s->max_turns = 50;
+	s->max_turns = 200;
 	s->command_timeout_ms = 600000;
 	s->resume_limit = 3;
 	runs = cJSON_GetObjectItemCaseSensitive(root, "runs");
@@ -359,6 +387,12 @@ settings_check(struct settings *s, char **err)
 		*err = xstrdup("runs: resumeLimit must be 0 to 100");
 		return false;
 	}
+	p = cJSON_GetObjectItemCaseSensitive(runs, "maxTokensPerRun");
+	if (p != NULL && !cJSON_IsNull(p) && !json_check_int(runs, "maxTokensPerRun", 1000, 1e12)) {
+		*err = xstrdup("runs.maxTokensPerRun must be 1000 to 10^12 tokens, or null");
+		return false;
+	}
+	s->max_tokens_per_run = cJSON_IsNumber(p) ? (long long)p->valuedouble : 0;
 	if ((p = cJSON_GetObjectItemCaseSensitive(runs, "resumeLimit")) != NULL)
 		s->resume_limit = p->valueint;
 	p = cJSON_GetObjectItemCaseSensitive(runs, "allowUnconfinedCommands");
@@ -515,6 +549,12 @@ int
 settings_max_turns(const struct settings *s)
 {
 	return s->max_turns;
+}
+
+long long
+settings_max_tokens_per_run(const struct settings *s)
+{
+	return s->max_tokens_per_run;
 }
 
 long

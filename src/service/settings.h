@@ -26,6 +26,8 @@ int settings_max_concurrent(const struct settings *s);
 /* runs.resumeLimit: how often a run resumes after a restart before resume_limit. */
 int settings_resume_limit(const struct settings *s);
 int settings_max_turns(const struct settings *s);
+/* runs.maxTokensPerRun: tokens (input and output) a run may use; 0 when unbounded. */
+long long settings_max_tokens_per_run(const struct settings *s);
 long settings_command_timeout_ms(const struct settings *s);
 /* runs.allowUnconfinedCommands: commands run unconfined when no sandbox works. */
 bool settings_allow_unconfined(const struct settings *s);

@@ -190,6 +190,21 @@ const struct migration store_migrations[] = {
 	  "ALTER TABLE runs ADD COLUMN resumes INTEGER NOT NULL DEFAULT 0;"
 	  /* clean_stop: the last process stopped after writing all its events */
 	  "CREATE TABLE service_state (key TEXT PRIMARY KEY, value TEXT NOT NULL);" },
+	/*
+	 * durable: the messages of version 2 checkpoints (checkpoints.c), one
+	 * row each, appended as a run goes; runs.checkpoint holds the rest.
+	 * They go when the run is final.
+	 */
+	{ 8,
+	  "CREATE TABLE run_messages ("
+	  "  run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+	  "  idx INTEGER NOT NULL,"
+	  "  body TEXT NOT NULL,"
+	  "  PRIMARY KEY (run_id, idx)"
+	  ") WITHOUT ROWID;"
+	  "CREATE TRIGGER run_messages_final AFTER UPDATE OF status ON runs"
+	  "  WHEN NEW.status IN ('completed', 'failed', 'cancelled')"
+	  "  BEGIN DELETE FROM run_messages WHERE run_id = NEW.id; END;" },
 };
 
 const int store_migrations_count =

@@ -25,6 +25,7 @@
 #include "artifacts.h"
 #include "buf.h"
 #include "cache.h"
+#include "checkpoints.h"
 #include "connectors.h"
 #include "events.h"
 #include "frameworks.h"
@@ -128,6 +129,7 @@ struct run_state {
 	int64_t output_stored_at;	/* td_mono_ms() of the last store of the output */
 	bool output_dirty;		/* output arrived since */
 	bool store_warned;		/* a failed store was logged */
+	struct checkpoint_log *cplog;	/* durable: version 2 checkpoints not yet stored */
 };
 
 static void
@@ -256,6 +258,32 @@ emit_progress(struct run_state *rs, const char *message, bool liveness)
 	run_state_emit(rs, "run.progress", d);
 }
 
+/* run.progress "retrying" (docs/events.md): what the agent says of the wait. */
+static void
+emit_retrying(struct run_state *rs, const cJSON *msg)
+{
+	cJSON *d = cJSON_CreateObject();
+	const char *reason = json_get_string(msg, "reason");
+	const char *message = json_get_string(msg, "message");
+
+	cJSON_AddStringToObject(d, "phase", "retrying");
+	cJSON_AddItemToObject(d, "message", message ? cJSON_CreateString(message)
+	    : cJSON_CreateNull());
+	cJSON_AddBoolToObject(d, "liveness", false);
+	if (json_check_int(msg, "attempt", 1, 1000) && json_check_int(msg, "maxRetries", 0, 1000)
+	    && json_check_int(msg, "delayMs", 0, 86400000) && reason != NULL &&
+	    strlen(reason) <= 64 && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(msg,
+	    "attempt")) && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(msg, "maxRetries")) &&
+	    cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(msg, "delayMs"))) {
+		for (const char *const *k = (const char *const[]){ "attempt", "maxRetries",
+		    "delayMs", NULL }; *k; k++)
+			cJSON_AddNumberToObject(d, *k,
+			    cJSON_GetObjectItemCaseSensitive(msg, *k)->valuedouble);
+		cJSON_AddStringToObject(d, "reason", reason);
+	}
+	run_state_emit(rs, "run.progress", d);
+}
+
 static void
 on_progress(struct run_state *rs, const cJSON *msg)
 {
@@ -264,11 +292,14 @@ on_progress(struct run_state *rs, const cJSON *msg)
 
 	if (phase == NULL || strlen(phase) >= sizeof rs->phase)
 		return protocol_error(rs, "a progress line without a valid phase");
-	if (strcmp(phase, rs->phase) == 0 && now - rs->phase_at < PROGRESS_MIN_INTERVAL_MS)
+	if (strcmp(phase, rs->phase) == 0 && now - rs->phase_at < PROGRESS_MIN_INTERVAL_MS &&
+	    strcmp(phase, "retrying") != 0)
 		return;
 	snprintf(rs->phase, sizeof rs->phase, "%s", phase);
 	rs->phase_at = now;
 	progress_store(rs);
+	if (strcmp(phase, "retrying") == 0)
+		return emit_retrying(rs, msg);
 	emit_progress(rs, json_get_string(msg, "message"), false);
 }
 
@@ -291,6 +322,30 @@ on_output(struct run_state *rs, const cJSON *msg)
 		progress_store(rs);
 }
 
+/* durable: a version 2 checkpoint, its new messages appended (checkpoints.c). */
+static void
+on_checkpoint_v2(struct run_state *rs, const cJSON *cp)
+{
+	struct service *svc = rs->ar->sv->svc;
+	char *text = json_print(cp);
+	const char *why = NULL;
+	bool stored;
+
+	if (strlen(text) > CHECKPOINT_MAX_BYTES) {
+		free(text);
+		return protocol_error(rs, "a checkpoint over 768 KiB");
+	}
+	free(text);
+	if (!checkpoint_store(&rs->cplog, svc->store, rs->ar->id, cp,
+	    rs->output_dirty ? &rs->output : NULL, &stored, &why))
+		return protocol_error(rs, why);
+	if (stored && rs->output_dirty) {
+		rs->output_dirty = false;
+		rs->output_stored_at = td_mono_ms();
+	}
+	cache_drop(svc->cache, rs->ar->id);
+}
+
 /*
  * durable: the agent's checkpoint (docs/host-protocol.md) replaces the run's
  * last one, with the output so far, in one statement.  A store that fails
@@ -306,6 +361,8 @@ on_checkpoint(struct run_state *rs, const cJSON *msg)
 	sqlite3 *db;
 	char *text;
 
+	if (cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(cp, "version")) == 2)
+		return on_checkpoint_v2(rs, cp);
 	if (!cJSON_IsObject(cp) || !json_check_int(cp, "version", 1, 1) ||
 	    !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(cp, "messages")) ||
 	    output == NULL || strlen(output) > OUTPUT_MAX_BYTES)
@@ -511,6 +568,15 @@ on_request(struct run_state *rs, const cJSON *msg)
 	}
 	if (strcmp(method, "secret.resolve") == 0) {
 		on_secret_resolve(rs, (long long)idv->valuedouble, params);
+		return;
+	}
+	if (strcmp(method, "checkpoint.read") == 0) {
+		const char *why = NULL;
+
+		if ((result = checkpoint_read(svc->store, rs->ar->id, params, &why)) != NULL)
+			agent_respond(rs, idv->valuedouble, result);
+		else
+			agent_respond_error(rs, idv->valuedouble, "not_found", why);
 		return;
 	}
 	for (size_t i = 0; i < sizeof person_requests / sizeof person_requests[0]; i++) {
@@ -778,7 +844,7 @@ start_message(struct supervisor *sv, struct run_state *rs, char **why)
 	if (rs->ar->resume) {
 		cJSON *cp = NULL;
 
-		s = store_stmt(st, "SELECT checkpoint, resumes FROM runs WHERE id = ?1");
+		s = store_stmt(st, "SELECT checkpoint, resumes, output FROM runs WHERE id = ?1");
 		sqlite3_bind_text(s, 1, rs->ar->id, -1, SQLITE_STATIC);
 		if (sqlite3_step(s) == SQLITE_ROW) {
 			/* Only objects up to CHECKPOINT_MAX_BYTES are stored: anything else is damage. */
@@ -786,6 +852,8 @@ start_message(struct supervisor *sv, struct run_state *rs, char **why)
 			if (rs->checkpoint_invalid && sqlite3_column_bytes(s, 0) <= CHECKPOINT_MAX_BYTES)
 				cp = json_parse(resource_text(s, 0), strlen(resource_text(s, 0)));
 			rs->resumes = sqlite3_column_int(s, 1);
+			if (cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(cp, "version")) == 2)
+				checkpoint_resume_head(cp, resource_text(s, 2));
 		}
 		sqlite3_reset(s);
 		cJSON_AddNumberToObject(r, "requestIdBase", rs->resumes * REQUEST_ID_STRIDE);
@@ -858,11 +926,28 @@ start_message(struct supervisor *sv, struct run_state *rs, char **why)
 		cJSON_AddNullToObject(p, "apiKey");
 	secrets_plain_free(cred_key);
 	cJSON_AddStringToObject(p, "replayDir", svc->replay_dir);
+	for (const char *const *k = (const char *const[]){ "maxRetries", "maxRetryWaitMs",
+	    NULL }; *k; k++)
+		if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(provider, *k)))
+			cJSON_AddNumberToObject(p, *k,
+			    cJSON_GetObjectItemCaseSensitive(provider, *k)->valuedouble);
+	{
+		const cJSON *m = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
+		    provider, "models"), json_get_string(cfg, "model") ? json_get_string(cfg,
+		    "model") : "");
+		const cJSON *w = cJSON_GetObjectItemCaseSensitive(m, "contextWindow");
+
+		if (cJSON_IsNumber(w))
+			cJSON_AddNumberToObject(p, "contextWindow", w->valuedouble);
+	}
 
 	sandbox_message(svc, msg, rs->workspace, network, &rs->hidden);
 
 	limits = cJSON_AddObjectToObject(msg, "limits");
 	cJSON_AddNumberToObject(limits, "maxTurns", settings_max_turns(svc->settings));
+	if (settings_max_tokens_per_run(svc->settings) > 0)
+		cJSON_AddNumberToObject(limits, "maxTokensPerRun",
+		    (double)settings_max_tokens_per_run(svc->settings));
 	cJSON_AddNumberToObject(limits, "commandTimeoutMs",
 	    (double)settings_command_timeout_ms(svc->settings));
 	cJSON_AddNumberToObject(limits, "maxToolOutputBytes", 65536);
@@ -1309,6 +1394,7 @@ run_state_free(struct run_state *rs)
 {
 	buf_free(&rs->line);
 	buf_free(&rs->output);
+	checkpoint_log_free(rs->cplog);
 	free(rs->workspace);
 	sandbox_hidden_free(rs->hidden);
 	free(rs->final_output);

@@ -1,7 +1,9 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +24,63 @@ struct fake_provider {
 	pthread_mutex_t mu;
 	struct fake_request requests[FAKE_MAX_REQUESTS];
 	size_t nrequests;
+	char *info_path, *info_json;	/* fake_provider_info */
+	size_t ninfo;
 };
+
+static bool
+fake_is_info(const char *url, const char *method)
+{
+	return strcmp(url, "/api/show") == 0 ||
+	    (strcmp(method, "GET") == 0 && strncmp(url, "/v1/models/", 11) == 0);
+}
+
+/* A model-info request: its answer, outside the script. */
+static enum MHD_Result
+fake_info(struct fake_provider *fp, struct MHD_Connection *conn, const char *url)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+	char *body;
+	unsigned status = 404;
+
+	pthread_mutex_lock(&fp->mu);
+	fp->ninfo++;
+	if (fp->info_path != NULL && strcmp(fp->info_path, url) == 0) {
+		body = xstrdup(fp->info_json);
+		status = 200;
+	} else {
+		body = xstrdup("{\"error\":\"model not found\"}");
+	}
+	pthread_mutex_unlock(&fp->mu);
+	resp = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+	MHD_add_response_header(resp, "Content-Type", "application/json");
+	ret = MHD_queue_response(conn, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+void
+fake_provider_info(struct fake_provider *fp, const char *path, const char *json)
+{
+	pthread_mutex_lock(&fp->mu);
+	free(fp->info_path);
+	free(fp->info_json);
+	fp->info_path = xstrdup(path);
+	fp->info_json = xstrdup(json);
+	pthread_mutex_unlock(&fp->mu);
+}
+
+size_t
+fake_provider_info_count(struct fake_provider *fp)
+{
+	size_t n;
+
+	pthread_mutex_lock(&fp->mu);
+	n = fp->ninfo;
+	pthread_mutex_unlock(&fp->mu);
+	return n;
+}
 
 /* One connection's upload, then its reply. */
 struct fake_conn {
@@ -32,6 +90,7 @@ struct fake_conn {
 struct fake_stream {
 	const struct fake_reply *reply;
 	size_t len;
+	int fd;			/* the connection's socket */
 };
 
 static ssize_t
@@ -44,11 +103,20 @@ fake_read(void *cls, uint64_t pos, char *out, size_t max)
 		return MHD_CONTENT_READER_END_OF_STREAM;
 	if (pos > 0 && s->reply->chunk_delay_us > 0)
 		usleep((useconds_t)s->reply->chunk_delay_us);
+	if (s->reply->reset_after > 0 && pos >= s->reply->reset_after) {
+		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
+		/* Closed with a zero linger: the peer gets a reset, as from a dying proxy. */
+		setsockopt(s->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+		return MHD_CONTENT_READER_END_WITH_ERROR;
+	}
 	n = s->len - (size_t)pos;
 	if (s->reply->chunk > 0 && n > s->reply->chunk)
 		n = s->reply->chunk;
 	if (n > max)
 		n = max;
+	if (s->reply->reset_after > 0 && pos + n > s->reply->reset_after)
+		n = s->reply->reset_after - (size_t)pos;
 	memcpy(out, s->reply->body + pos, n);
 	return (ssize_t)n;
 }
@@ -81,6 +149,8 @@ fake_handle(void *cls, struct MHD_Connection *conn, const char *url, const char 
 		*upload_size = 0;
 		return MHD_YES;
 	}
+	if (fake_is_info(url, method))
+		return fake_info(fp, conn, url);
 	pthread_mutex_lock(&fp->mu);
 	if (fp->nrequests < FAKE_MAX_REQUESTS) {
 		struct fake_request *r = &fp->requests[fp->nrequests];
@@ -107,9 +177,24 @@ fake_handle(void *cls, struct MHD_Connection *conn, const char *url, const char 
 	s = xcalloc(1, sizeof *s);
 	s->reply = reply;
 	s->len = strlen(reply->body);
+	s->fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD)->connect_fd;
 	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN,
 	    reply->chunk ? reply->chunk : 65536, fake_read, s, free);
 	MHD_add_response_header(resp, "Content-Type", reply->content_type);
+	for (const char *h = reply->headers; h != NULL && *h != '\0';) {
+		const char *nl = strchr(h, '\n'), *colon = strchr(h, ':');
+		size_t len = nl ? (size_t)(nl - h) : strlen(h);
+		char *name, *value;
+
+		if (colon != NULL && colon < h + len) {
+			name = xstrndup(h, (size_t)(colon - h));
+			value = xstrndup(colon + 1, len - (size_t)(colon - h) - 1);
+			MHD_add_response_header(resp, name, value + strspn(value, " "));
+			free(name);
+			free(value);
+		}
+		h += len + (nl != NULL);
+	}
 	ret = MHD_queue_response(conn, (unsigned)reply->status, resp);
 	MHD_destroy_response(resp);
 	return ret;
@@ -192,6 +277,8 @@ fake_provider_stop(struct fake_provider *fp)
 		free(fp->requests[i].body);
 	}
 	pthread_mutex_destroy(&fp->mu);
+	free(fp->info_path);
+	free(fp->info_json);
 	free(fp);
 }
 
@@ -273,6 +360,43 @@ void
 fake_openai_done(struct buf *b)
 {
 	buf_appends(b, "data: [DONE]\n\n");
+}
+
+void
+fake_openai_error(struct buf *b, const char *type, const char *code, const char *message)
+{
+	cJSON *doc = cJSON_CreateObject();
+	cJSON *e = cJSON_AddObjectToObject(doc, "error");
+	char *json;
+
+	cJSON_AddStringToObject(e, "message", message);
+	cJSON_AddStringToObject(e, "type", type);
+	cJSON_AddNullToObject(e, "param");
+	if (code != NULL)
+		cJSON_AddStringToObject(e, "code", code);
+	else
+		cJSON_AddNullToObject(e, "code");
+	json = cJSON_PrintUnformatted(doc);
+	buf_appends(b, json);
+	free(json);
+	cJSON_Delete(doc);
+}
+
+void
+fake_anthropic_error(struct buf *b, const char *type, const char *message)
+{
+	cJSON *doc = cJSON_CreateObject();
+	cJSON *e;
+	char *json;
+
+	cJSON_AddStringToObject(doc, "type", "error");
+	e = cJSON_AddObjectToObject(doc, "error");
+	cJSON_AddStringToObject(e, "type", type);
+	cJSON_AddStringToObject(e, "message", message);
+	json = cJSON_PrintUnformatted(doc);
+	buf_appends(b, json);
+	free(json);
+	cJSON_Delete(doc);
 }
 
 /* Anthropic Messages stream. */

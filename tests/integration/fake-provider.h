@@ -20,6 +20,8 @@ struct fake_reply {
 	char *body;		/* owned by the caller */
 	size_t chunk;		/* bytes per write; 0 = all at once */
 	int chunk_delay_us;
+	const char *headers;	/* more header lines, "Name: value\n" each; may be NULL */
+	size_t reset_after;	/* > 0: the connection is reset (RST) after this many bytes */
 };
 
 struct fake_request {
@@ -40,6 +42,14 @@ size_t fake_provider_count(struct fake_provider *fp);
 /* The i-th request received (valid until fake_provider_stop). */
 const struct fake_request *fake_provider_request(struct fake_provider *fp, size_t i);
 void fake_provider_stop(struct fake_provider *fp);
+/*
+ * What a provider says about its models (Ollama's POST /api/show, Anthropic's
+ * GET /v1/models/ID): answered 404 unless set here, never from the script nor
+ * counted with the requests above.
+ */
+void fake_provider_info(struct fake_provider *fp, const char *path, const char *json);
+/* How many such requests came, and the api key (x-api-key) of the last. */
+size_t fake_provider_info_count(struct fake_provider *fp);
 
 /* OpenAI: one chat.completion.chunk whose choices[0].delta is delta_json. */
 void fake_openai_delta(struct buf *b, const char *delta_json, const char *finish_reason);
@@ -49,6 +59,11 @@ void fake_openai_tool_call(struct buf *b, int index, const char *id, const char 
     const char *args, size_t piece);
 void fake_openai_usage(struct buf *b, int prompt_tokens, int completion_tokens);
 void fake_openai_done(struct buf *b);
+
+/* OpenAI's error body: {"error":{"message","type","param":null,"code"}}. */
+void fake_openai_error(struct buf *b, const char *type, const char *code, const char *message);
+/* Anthropic's error body, also the data of its in-stream "error" event. */
+void fake_anthropic_error(struct buf *b, const char *type, const char *message);
 
 /* Anthropic: one event, "event: type" and "data: json". */
 void fake_anthropic_event(struct buf *b, const char *type, const char *json);

@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <netinet/in.h>
 #include <unistd.h>
 
@@ -981,6 +982,38 @@ Test(agent, repeated_failing_call_ends_the_run)
 	agent_cleanup(&a);
 }
 
+Test(agent, max_tokens_per_run_ends_the_run_budget_exceeded)
+{
+	static const char json[] = "{\"turns\": ["
+	    "{\"toolCalls\": [{\"name\": \"list_files\", \"arguments\": {}}],"
+	    " \"usage\": {\"inputTokens\": 500, \"outputTokens\": 100}},"
+	    "{\"text\": \"Writing.\", \"toolCalls\": [{\"name\": \"write_file\", \"arguments\":"
+	    " {\"path\": \"late.txt\", \"content\": \"x\"}}],"
+	    " \"usage\": {\"inputTokens\": 600, \"outputTokens\": 100}},"
+	    "{\"text\": \"never\"}]}";
+	struct agent a;
+	cJSON *start, *finish;
+	char *late;
+
+	agent_init(&a);
+	start = start_line(&a, "replay", "x", "workspace-write");
+	cJSON_AddNumberToObject(member(start, "limits"), "maxTokensPerRun", 1000);
+	use_transcript(&a, start, "costly", json);
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 10000);
+	cr_expect_str_eq(json_get_string(finish, "status"), "failed");
+	cr_expect_str_eq(finish_code(finish), "budget_exceeded");
+	cr_expect(strstr(finish_message(finish), "used 1300 tokens, its limit is 1000 "
+	    "(runs.maxTokensPerRun)") != NULL, "%s", finish_message(finish));
+	cr_expect_eq(usage_of(finish, "inputTokens"), 1100);
+	/* The answer that passed the limit is not acted on. */
+	late = ws_file(&a, "late.txt");
+	cr_expect_null(late, "the call of the answer over the limit ran");
+	free(late);
+	cr_expect_eq(count_lines(&a, "tool", "status", "started"), 1);
+	agent_cleanup(&a);
+}
+
 Test(agent, max_turns_ends_the_run)
 {
 	static const char json[] = "{\"turns\": ["
@@ -998,6 +1031,9 @@ Test(agent, max_turns_ends_the_run)
 	finish = agent_finish(&a, 10000);
 	cr_expect_str_eq(json_get_string(finish, "status"), "failed");
 	cr_expect_str_eq(finish_code(finish), "max_turns");
+	/* The message names the limit and what to do. */
+	cr_expect(strstr(finish_message(finish), "limit of 2 model turns (runs.maxTurns)") != NULL,
+	    "%s", finish_message(finish));
 	agent_cleanup(&a);
 }
 
@@ -1528,8 +1564,8 @@ Test(agent, openai_text_tool_call_and_usage)
 	fake_openai_usage(&two, 150, 5);
 	fake_openai_done(&two);
 	/* Odd chunk sizes split frames, lines and UTF-8 characters. */
-	replies[0] = (struct fake_reply){ 200, "text/event-stream", one.data, 7, 200 };
-	replies[1] = (struct fake_reply){ 200, "text/event-stream; charset=utf-8", two.data, 5, 200 };
+	replies[0] = (struct fake_reply){ 200, "text/event-stream", one.data, 7, 200, NULL, 0 };
+	replies[1] = (struct fake_reply){ 200, "text/event-stream; charset=utf-8", two.data, 5, 200, NULL, 0 };
 	finish = provider_run_completes(&a, "openai", replies, 2, TEST_KEY, &fp,
 	    "Let me write h\xc3\xa9llo w\xc3\xb6rld.Wrote notes/out.txt.");
 	cr_expect_eq(usage_of(finish, "inputTokens"), 250);
@@ -1584,12 +1620,15 @@ Test(agent, openai_text_tool_call_and_usage)
 	buf_free(&two);
 }
 
-/* One scripted reply, one run that must fail with code and a message that says says. */
+/*
+ * One scripted reply, one run that must fail with code and a message that
+ * says says, without a retry: one request, no "retrying" line.
+ */
 static void
 provider_expect_failure(const char *kind, int status, const char *type, const char *body,
     const char *key, const char *code, const char *says)
 {
-	struct fake_reply reply = { status, type, (char *)body, 11, 0 };
+	struct fake_reply reply = { status, type, (char *)body, 11, 0, NULL, 0 };
 	struct fake_provider *fp = fake_provider_start(&reply, 1);
 	struct agent a;
 	cJSON *finish;
@@ -1602,6 +1641,10 @@ provider_expect_failure(const char *kind, int status, const char *type, const ch
 	cr_expect_str_eq(finish_code(finish) ? finish_code(finish) : "(none)", code, "%s", body);
 	cr_expect(finish_message(finish) && strstr(finish_message(finish), says) != NULL,
 	    "\"%s\" does not say %s", finish_message(finish), says);
+	cr_expect_eq(fake_provider_count(fp), 1, "HTTP %d was sent %zu times", status,
+	    fake_provider_count(fp));
+	cr_expect_eq(count_lines(&a, "progress", "phase", "retrying"), 0, "HTTP %d was retried",
+	    status);
 	expect_no_key(&a);
 	if (key == NULL && fake_provider_count(fp) > 0) {
 		cr_expect_null(fake_provider_request(fp, 0)->authorization);
@@ -1620,9 +1663,14 @@ Test(agent, openai_errors)
 	    "your API key at https://platform.openai.com/account/api-keys.\","
 	    "\"type\":\"invalid_request_error\",\"code\":\"invalid_api_key\"}}",
 	    TEST_KEY, "provider_error", "Incorrect API key provided");
-	provider_expect_failure("openai", 500, "application/json",
-	    "{\"error\":{\"message\":\"The server had an error\",\"type\":\"server_error\"}}",
-	    TEST_KEY, "provider_error", "HTTP 500");
+	provider_expect_failure("openai", 403, "application/json",
+	    "{\"error\":{\"message\":\"Project does not have access to model fake-model\","
+	    "\"type\":\"invalid_request_error\",\"param\":null,\"code\":\"model_not_found\"}}",
+	    NULL, "provider_error", "does not have access");
+	provider_expect_failure("openai", 400, "application/json",
+	    "{\"error\":{\"message\":\"Unrecognized request argument supplied: foo\","
+	    "\"type\":\"invalid_request_error\",\"param\":null,\"code\":null}}",
+	    NULL, "provider_error", "Unrecognized request argument");
 	provider_expect_failure("openai", 404, "text/plain", "404 page not found", NULL,
 	    "provider_error", "404 page not found");
 	provider_expect_failure("openai", 200, "text/event-stream",
@@ -1640,8 +1688,8 @@ Test(agent, openai_errors)
 	    "{\"choices\":[{\"message\":{\"content\":\"not streamed\"}}]}", NULL,
 	    "invalid_provider_response", "event stream");
 	provider_expect_failure("openai", 200, "text/event-stream",
-	    "data: {\"error\":{\"message\":\"model overloaded\"}}\n\n", NULL,
-	    "provider_error", "model overloaded");
+	    "data: {\"error\":{\"message\":\"invalid tool schema\"}}\n\n", NULL,
+	    "provider_error", "invalid tool schema");
 	memcpy(big, "data: \"", 7);
 	memset(big + 7, 'x', 1200 * 1024 - 10);
 	memcpy(big + 1200 * 1024 - 3, "\"\n", 3);
@@ -1664,8 +1712,8 @@ Test(agent, openai_whole_calls_without_index)
 	static char two[] =
 	    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\n";
 	struct fake_reply replies[2] = {
-		{ 200, "text/event-stream", one, 0, 0 },
-		{ 200, "text/event-stream", two, 0, 0 },
+		{ 200, "text/event-stream", one, 0, 0, NULL, 0 },
+		{ 200, "text/event-stream", two, 0, 0, NULL, 0 },
 	};
 	struct fake_provider *fp;
 	struct agent a;
@@ -1683,7 +1731,7 @@ Test(agent, plan_first_offers_the_plan_tools_to_the_model)
 	static char one[] =
 	    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\n"
 	    "data: [DONE]\n\n";
-	struct fake_reply reply = { 200, "text/event-stream", one, 0, 0 };
+	struct fake_reply reply = { 200, "text/event-stream", one, 0, 0, NULL, 0 };
 	struct fake_provider *fp = fake_provider_start(&reply, 1);
 	struct agent a;
 	cJSON *start, *finish, *body, *tools, *t, *system;
@@ -1732,10 +1780,17 @@ Test(agent, openai_unreachable)
 	start = start_line(&a, "openai", "m", "workspace-write");
 	set_string(member(start, "provider"), "baseUrl", url);
 	set_string(member(start, "provider"), "apiKey", TEST_KEY);
+	cJSON_AddNumberToObject(member(start, "provider"), "maxRetries", 1);
 	agent_spawn(&a, start);
 	finish = agent_finish(&a, 15000);
 	cr_expect_str_eq(json_get_string(finish, "status"), "failed");
 	cr_expect_str_eq(finish_code(finish), "provider_unreachable");
+	/* A refused connection is tried again once, then the run gives up. */
+	cr_expect_eq(count_lines(&a, "progress", "phase", "retrying"), 1);
+	cr_expect_str_eq(json_get_string(find_line(&a, "progress", "phase", "retrying", 0),
+	    "reason"), "connection");
+	cr_expect(strstr(finish_message(finish), "gave up after 1 retries") != NULL, "%s",
+	    finish_message(finish));
 	expect_no_key(&a);
 	agent_cleanup(&a);
 }
@@ -1756,7 +1811,7 @@ Test(agent, cancel_during_a_provider_stream)
 	fake_openai_delta(&body, "{}", "stop");
 	fake_openai_done(&body);
 	/* One frame every 100 ms or so: about 20 s in all. */
-	reply = (struct fake_reply){ 200, "text/event-stream", body.data, 64, 100000 };
+	reply = (struct fake_reply){ 200, "text/event-stream", body.data, 64, 100000, NULL, 0 };
 	fp = fake_provider_start(&reply, 1);
 	agent_init(&a);
 	agent_spawn(&a, http_start(&a, "openai", fp, NULL));
@@ -1792,11 +1847,16 @@ Test(agent, anthropic_text_tool_use_and_usage)
 	    "{\"path\": \"a.md\", \"content\": \"# A\\n\"}", 4);
 	fake_anthropic_stop(&one, "tool_use", 30);
 	buf_init(&two, 0);
-	fake_anthropic_start(&two, 300);
+	/* 100 new input tokens, 200 read from the cache: 300 in all. */
+	fake_anthropic_event(&two, "message_start", "{\"type\":\"message_start\",\"message\":"
+	    "{\"id\":\"msg_2\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],"
+	    "\"model\":\"fake\",\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{"
+	    "\"input_tokens\":100,\"cache_creation_input_tokens\":0,"
+	    "\"cache_read_input_tokens\":200,\"output_tokens\":1}}}");
 	fake_anthropic_text_block(&two, 0, "Done: a.md.");
 	fake_anthropic_stop(&two, "end_turn", 8);
-	replies[0] = (struct fake_reply){ 200, "text/event-stream; charset=utf-8", one.data, 9, 200 };
-	replies[1] = (struct fake_reply){ 200, "text/event-stream", two.data, 13, 200 };
+	replies[0] = (struct fake_reply){ 200, "text/event-stream; charset=utf-8", one.data, 9, 200, NULL, 0 };
+	replies[1] = (struct fake_reply){ 200, "text/event-stream", two.data, 13, 200, NULL, 0 };
 	finish = provider_run_completes(&a, "anthropic", replies, 2, TEST_KEY, &fp,
 	    "I'll write the fil\xc3\xa9.Done: a.md.");
 	cr_expect_eq(usage_of(finish, "inputTokens"), 500);
@@ -1813,8 +1873,22 @@ Test(agent, anthropic_text_tool_use_and_usage)
 	cr_expect_str_eq(json_get_string(body, "model"), "fake-model");
 	cr_expect_eq(member(body, "max_tokens")->valueint, 8192);
 	cr_expect(cJSON_IsTrue(member(body, "stream")));
-	cr_expect(strstr(json_get_string(body, "system"), a.ws) != NULL);
+	cr_expect(strstr(json_get_string(cJSON_GetArrayItem(member(body, "system"), 0), "text"),
+	    a.ws) != NULL);
 	cr_expect_not_null(member(cJSON_GetArrayItem(member(body, "tools"), 2), "input_schema"));
+	/* Prompt caching: the system prompt, the last tool, the last message's last block. */
+	cr_expect_str_eq(json_get_string(member(cJSON_GetArrayItem(member(body, "system"), 0),
+	    "cache_control"), "type"), "ephemeral");
+	cr_expect_str_eq(json_get_string(member(cJSON_GetArrayItem(member(body, "tools"),
+	    cJSON_GetArraySize(member(body, "tools")) - 1), "cache_control"), "type"), "ephemeral");
+	cr_expect_null(member(cJSON_GetArrayItem(member(body, "tools"), 0), "cache_control"));
+	m = cJSON_GetArrayItem(member(body, "messages"), 2);
+	cr_expect_str_eq(json_get_string(cJSON_GetArrayItem(member(m, "content"), 0), "text"),
+	    "Write a short report and save it.");
+	cr_expect_str_eq(json_get_string(member(cJSON_GetArrayItem(member(m, "content"), 0),
+	    "cache_control"), "type"), "ephemeral");
+	cr_expect_str_eq(json_get_string(cJSON_GetArrayItem(member(body, "messages"), 0), "content"),
+	    "An earlier question", "only the last message is a cache breakpoint");
 	cJSON_Delete(body);
 
 	body = request_body(fp, 1);
@@ -1833,6 +1907,9 @@ Test(agent, anthropic_text_tool_use_and_usage)
 	block = cJSON_GetArrayItem(member(m, "content"), 0);
 	cr_expect_str_eq(json_get_string(block, "type"), "tool_result");
 	cr_expect_str_eq(json_get_string(block, "tool_use_id"), "toolu_01");
+	cr_expect_str_eq(json_get_string(member(block, "cache_control"), "type"), "ephemeral");
+	cr_expect_null(member(cJSON_GetArrayItem(member(cJSON_GetArrayItem(msgs, 3), "content"), 1),
+	    "cache_control"), "the earlier breakpoint moved on");
 	cJSON_Delete(body);
 	expect_no_key(&a);
 	agent_cleanup(&a);
@@ -1849,18 +1926,15 @@ Test(agent, anthropic_errors)
 	    "{\"type\":\"error\",\"error\":{\"type\":\"authentication_error\","
 	    "\"message\":\"invalid x-api-key " TEST_KEY "\"}}",
 	    TEST_KEY, "provider_error", "invalid x-api-key");
-	provider_expect_failure("anthropic", 529, "application/json",
-	    "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}",
-	    NULL, "provider_error", "Overloaded");
+	provider_expect_failure("anthropic", 400, "application/json",
+	    "{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\","
+	    "\"message\":\"messages: roles must alternate\"}}",
+	    NULL, "provider_error", "roles must alternate");
+	provider_expect_failure("anthropic", 404, "application/json",
+	    "{\"type\":\"error\",\"error\":{\"type\":\"not_found_error\","
+	    "\"message\":\"model: fake-model\"}}", NULL, "provider_error", "model: fake-model");
 
 	buf_init(&b, 0);
-	fake_anthropic_start(&b, 10);
-	fake_anthropic_text_block(&b, 0, "Partial");
-	fake_anthropic_event(&b, "error", "{\"type\":\"error\",\"error\":{\"type\":"
-	    "\"overloaded_error\",\"message\":\"Overloaded mid-stream\"}}");
-	provider_expect_failure("anthropic", 200, "text/event-stream", b.data, NULL,
-	    "provider_error", "Overloaded mid-stream");
-	buf_reset(&b);
 	fake_anthropic_text_block(&b, 0, "no message_start");
 	provider_expect_failure("anthropic", 200, "text/event-stream", b.data, NULL,
 	    "invalid_provider_response", "message_start");
@@ -1876,6 +1950,510 @@ Test(agent, anthropic_errors)
 	provider_expect_failure("anthropic", 200, "text/event-stream", b.data, NULL,
 	    "invalid_provider_response", "message_stop");
 	buf_free(&b);
+}
+
+/* Provider errors that waiting can fix: retried with backoff (docs/agent.md). */
+
+/* The i-th "retrying" progress line of a. */
+static cJSON *
+retry_line(const struct agent *a, int i)
+{
+	return find_line(a, "progress", "phase", "retrying", i);
+}
+
+static long
+num_of(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsNumber(v) ? (long)v->valuedouble : -1;
+}
+
+/* A text-only OpenAI answer. */
+static void
+openai_answer(struct buf *b, const char *text)
+{
+	buf_init(b, 0);
+	fake_openai_text(b, text);
+	fake_openai_delta(b, "{}", "stop");
+	fake_openai_usage(b, 10, 2);
+	fake_openai_done(b);
+}
+
+Test(agent, openai_429_waits_as_retry_after_says_then_completes)
+{
+	struct buf err, ok;
+	struct fake_reply replies[2];
+	struct fake_provider *fp;
+	struct agent a;
+	cJSON *r;
+	int64_t t0 = td_mono_ms();
+
+	buf_init(&err, 0);
+	fake_openai_error(&err, "requests", "rate_limit_exceeded", "Rate limit reached for "
+	    "fake-model in organization org-x on tokens per min (TPM): Limit 30000, Used 29846, "
+	    "Requested 1200. Please try again in 1s.");
+	openai_answer(&ok, "Done after the wait.");
+	replies[0] = (struct fake_reply){ 429, "application/json", err.data, 0, 0,
+	    "Retry-After: 1\nx-ratelimit-remaining-tokens: 0\n", 0 };
+	replies[1] = (struct fake_reply){ 200, "text/event-stream", ok.data, 9, 0, NULL, 0 };
+	provider_run_completes(&a, "openai", replies, 2, TEST_KEY, &fp, "Done after the wait.");
+	cr_expect_eq(fake_provider_count(fp), 2);
+	cr_expect_geq(td_mono_ms() - t0, 1000, "the agent did not wait the second asked for");
+	r = retry_line(&a, 0);
+	cr_assert_not_null(r, "no retrying progress line");
+	cr_expect_str_eq(json_get_string(r, "reason"), "rate_limited");
+	cr_expect_eq(num_of(r, "attempt"), 1);
+	cr_expect_eq(num_of(r, "delayMs"), 1000);
+	cr_expect_str_eq(json_get_string(r, "message"), "rate limited, retrying in 1 s (retry 1 of 6)");
+	cr_expect_null(retry_line(&a, 1));
+	/* The same request, asked again. */
+	cr_expect_str_eq(fake_provider_request(fp, 0)->body, fake_provider_request(fp, 1)->body);
+	expect_no_key(&a);
+	agent_cleanup(&a);
+	fake_provider_stop(fp);
+	buf_free(&err);
+	buf_free(&ok);
+}
+
+Test(agent, anthropic_529_and_overloaded_in_the_stream_are_retried)
+{
+	struct buf e529, broken, ok, ev;
+	struct fake_reply replies[3];
+	struct fake_provider *fp;
+	struct agent a;
+	cJSON *finish;
+
+	buf_init(&e529, 0);
+	fake_anthropic_error(&e529, "overloaded_error", "Overloaded");
+	buf_init(&ev, 0);
+	fake_anthropic_error(&ev, "overloaded_error", "Overloaded");
+	buf_init(&broken, 0);
+	fake_anthropic_start(&broken, 40);
+	fake_anthropic_text_block(&broken, 0, "Partial");
+	fake_anthropic_event(&broken, "error", ev.data);
+	buf_init(&ok, 0);
+	fake_anthropic_start(&ok, 40);
+	fake_anthropic_text_block(&ok, 0, "Partial answer, whole.");
+	fake_anthropic_stop(&ok, "end_turn", 6);
+	replies[0] = (struct fake_reply){ 529, "application/json", e529.data, 0, 0,
+	    "retry-after-ms: 30\n", 0 };
+	replies[1] = (struct fake_reply){ 200, "text/event-stream", broken.data, 13, 0, NULL, 0 };
+	replies[2] = (struct fake_reply){ 200, "text/event-stream", ok.data, 13, 0, NULL, 0 };
+	/* The text the broken stream showed is not shown twice. */
+	finish = provider_run_completes(&a, "anthropic", replies, 3, TEST_KEY, &fp,
+	    "Partial answer, whole.");
+	cr_expect_eq(fake_provider_count(fp), 3);
+	cr_expect_str_eq(json_get_string(retry_line(&a, 0), "reason"), "overloaded");
+	cr_expect_eq(num_of(retry_line(&a, 0), "delayMs"), 30);
+	cr_expect_str_eq(json_get_string(retry_line(&a, 1), "reason"), "overloaded");
+	cr_expect_eq(num_of(retry_line(&a, 1), "attempt"), 2);
+	/* No retry-after: a backoff of half to all of 2 s. */
+	cr_expect(num_of(retry_line(&a, 1), "delayMs") >= 1000 &&
+	    num_of(retry_line(&a, 1), "delayMs") <= 2000, "%ld", num_of(retry_line(&a, 1), "delayMs"));
+	/* The tokens of every attempt are counted. */
+	cr_expect_eq(usage_of(finish, "inputTokens"), 80);
+	agent_cleanup(&a);
+	fake_provider_stop(fp);
+	buf_free(&e529);
+	buf_free(&ev);
+	buf_free(&broken);
+	buf_free(&ok);
+}
+
+Test(agent, openai_503_and_a_reset_mid_stream_are_retried_without_running_the_cut_turn)
+{
+	struct buf e503, broken, ok;
+	struct fake_reply replies[3];
+	struct fake_provider *fp;
+	struct agent a;
+	size_t cut;
+	const char *out;
+	char *cut_file;
+
+	buf_init(&e503, 0);
+	fake_openai_error(&e503, "server_error", NULL, "The server is temporarily unavailable.");
+	buf_init(&broken, 0);
+	fake_openai_text(&broken, "Hello ");
+	fake_openai_text(&broken, "there, ");
+	cut = broken.len;
+	fake_openai_text(&broken, "I will write it.");
+	fake_openai_tool_call(&broken, 0, "call_1", "write_file",
+	    "{\"path\": \"cut.txt\", \"content\": \"x\"}", 5);
+	fake_openai_delta(&broken, "{}", "tool_calls");
+	fake_openai_done(&broken);
+	openai_answer(&ok, "Hello world.");
+	replies[0] = (struct fake_reply){ 503, "application/json", e503.data, 0, 0,
+	    "retry-after-ms: 20\n", 0 };
+	replies[1] = (struct fake_reply){ 200, "text/event-stream", broken.data, 40, 20000, NULL,
+	    cut + 10 };
+	replies[2] = (struct fake_reply){ 200, "text/event-stream", ok.data, 0, 0, NULL, 0 };
+	fp = fake_provider_start(replies, 3);
+	cr_assert_not_null(fp);
+	agent_init(&a);
+	agent_spawn(&a, http_start(&a, "openai", fp, NULL));
+	out = json_get_string(agent_finish(&a, 15000), "output");
+	cr_assert_eq(fake_provider_count(fp), 3);
+	cr_expect_str_eq(json_get_string(retry_line(&a, 0), "reason"), "server_error");
+	cr_expect_str_eq(json_get_string(retry_line(&a, 1), "reason"), "connection");
+	cr_expect(strstr(json_get_string(retry_line(&a, 1), "message"),
+	    "the connection to the provider failed, retrying in") != NULL);
+	/* The broken answer shows as far as it came, then the new one from its start. */
+	cr_expect_str_eq(out, "Hello there, \n\n[the answer was interrupted; the model answers "
+	    "again]\n\nHello world.");
+	/* Its tool call never ran. */
+	cut_file = ws_file(&a, "cut.txt");
+	cr_expect_null(cut_file, "the cut turn's write_file ran");
+	free(cut_file);
+	cr_expect_eq(count_lines(&a, "tool", NULL, NULL), 0);
+	agent_cleanup(&a);
+	fake_provider_stop(fp);
+	buf_free(&e503);
+	buf_free(&broken);
+	buf_free(&ok);
+}
+
+Test(agent, retries_are_bounded_by_count_and_total_wait)
+{
+	struct buf e500, e429;
+	struct fake_reply replies[3];
+	struct fake_provider *fp;
+	struct agent a;
+	cJSON *start, *finish;
+
+	/* maxRetries 2: three requests, then the provider's error with a note. */
+	buf_init(&e500, 0);
+	fake_openai_error(&e500, "server_error", NULL, "The server had an error while "
+	    "processing your request.");
+	for (int i = 0; i < 3; i++)
+		replies[i] = (struct fake_reply){ 500, "application/json", e500.data, 0, 0,
+		    "retry-after-ms: 10\n", 0 };
+	fp = fake_provider_start(replies, 3);
+	agent_init(&a);
+	start = http_start(&a, "openai", fp, NULL);
+	cJSON_AddNumberToObject(member(start, "provider"), "maxRetries", 2);
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 15000);
+	cr_expect_str_eq(json_get_string(finish, "status"), "failed");
+	cr_expect_str_eq(finish_code(finish), "provider_error");
+	cr_expect(strstr(finish_message(finish), "HTTP 500: The server had an error") != NULL &&
+	    strstr(finish_message(finish), "gave up after 2 retries") != NULL, "%s",
+	    finish_message(finish));
+	cr_expect_eq(fake_provider_count(fp), 3);
+	cr_expect_eq(count_lines(&a, "progress", "phase", "retrying"), 2);
+	agent_cleanup(&a);
+	fake_provider_stop(fp);
+
+	/* A Retry-After past maxRetryWaitMs: no wait at all, the run fails at once. */
+	buf_init(&e429, 0);
+	fake_openai_error(&e429, "requests", "rate_limit_exceeded", "Rate limit reached");
+	replies[0] = (struct fake_reply){ 429, "application/json", e429.data, 0, 0,
+	    "Retry-After: 120\n", 0 };
+	fp = fake_provider_start(replies, 1);
+	agent_init(&a);
+	start = http_start(&a, "openai", fp, NULL);
+	cJSON_AddNumberToObject(member(start, "provider"), "maxRetryWaitMs", 5000);
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 5000);
+	cr_expect_str_eq(json_get_string(finish, "status"), "failed");
+	cr_expect(strstr(finish_message(finish), "a wait of 120 s more would pass the retry "
+	    "limit of 5 s") != NULL, "%s", finish_message(finish));
+	cr_expect_eq(fake_provider_count(fp), 1);
+	agent_cleanup(&a);
+	fake_provider_stop(fp);
+	buf_free(&e500);
+	buf_free(&e429);
+}
+
+Test(agent, cancel_ends_a_retry_wait_at_once)
+{
+	struct buf e429;
+	struct fake_reply reply;
+	struct fake_provider *fp;
+	struct agent a;
+	cJSON *msg, *cancel, *finish;
+	int64_t sent;
+
+	buf_init(&e429, 0);
+	fake_openai_error(&e429, "requests", "rate_limit_exceeded", "Rate limit reached");
+	/* An HTTP date a minute ahead: Retry-After's other form. */
+	{
+		static char hdr[128];
+		time_t when = time(NULL) + 60;
+		struct tm tm;
+
+		gmtime_r(&when, &tm);
+		strftime(hdr, sizeof hdr, "Retry-After: %a, %d %b %Y %H:%M:%S GMT\n", &tm);
+		reply = (struct fake_reply){ 429, "application/json", e429.data, 0, 0, hdr, 0 };
+	}
+	fp = fake_provider_start(&reply, 1);
+	agent_init(&a);
+	agent_spawn(&a, http_start(&a, "openai", fp, NULL));
+	while ((msg = agent_line(&a, 5000)) != NULL &&
+	    !(strcmp(json_get_string(msg, "type"), "progress") == 0 &&
+	    strcmp(json_get_string(msg, "phase"), "retrying") == 0))
+		;
+	cr_assert_not_null(msg, "no retrying line");
+	cr_expect(num_of(msg, "delayMs") > 55000 && num_of(msg, "delayMs") <= 60000, "%ld",
+	    num_of(msg, "delayMs"));
+	cancel = cJSON_CreateObject();
+	cJSON_AddStringToObject(cancel, "type", "cancel");
+	sent = td_mono_ms();
+	agent_send(&a, cancel);
+	finish = agent_finish(&a, 5000);
+	cr_expect_lt(td_mono_ms() - sent, 2000);
+	cr_expect_str_eq(json_get_string(finish, "status"), "cancelled");
+	cr_expect_eq(fake_provider_count(fp), 1);
+	agent_cleanup(&a);
+	fake_provider_stop(fp);
+	buf_free(&e429);
+}
+
+/* Context management (docs/agent.md, Context): compaction under a small window. */
+
+/* An OpenAI answer that calls read_file on path, with prompt_tokens as usage. */
+static void
+openai_read_call(struct buf *b, const char *id, const char *path, int prompt_tokens)
+{
+	char args[128];
+
+	buf_init(b, 0);
+	snprintf(args, sizeof args, "{\"path\": \"%s\"}", path);
+	fake_openai_tool_call(b, 0, id, "read_file", args, 64);
+	fake_openai_delta(b, "{}", "tool_calls");
+	fake_openai_usage(b, prompt_tokens, 10);
+	fake_openai_done(b);
+}
+
+/* Writes n bytes of c into the workspace file rel of a. */
+static void
+ws_fill(const struct agent *a, const char *rel, char c, size_t n)
+{
+	char path[512], *text = xmalloc(n + 1);
+
+	memset(text, c, n);
+	text[n] = '\0';
+	snprintf(path, sizeof path, "%s/%s", a->ws, rel);
+	write_file(path, text);
+	free(text);
+}
+
+/* The concatenated contents of request i's messages. */
+static char *
+request_text(struct fake_provider *fp, size_t i)
+{
+	return xstrdup(fake_provider_request(fp, i)->body);
+}
+
+/*
+ * Two reads of 6,000 bytes under a window of 4,000 tokens, set in the start
+ * line (from "settings") or said by Ollama's /api/show (from "provider").
+ */
+static void
+small_window_run(bool from_provider)
+{
+	struct buf one, two, sum, fin;
+	struct fake_reply replies[4];
+	struct fake_provider *fp;
+	struct agent a;
+	cJSON *start, *finish, *body, *msgs, *cp = NULL, *l;
+	char *text;
+	const char *task;
+
+	openai_read_call(&one, "call_a", "a.txt", 400);
+	/* About 0.25 tokens a byte: the next request would not fit 4,000 tokens. */
+	openai_read_call(&two, "call_b", "b.txt", 3000);
+	openai_answer(&sum, "SUMMARY: a.txt holds 6000 letters a; b.txt is being read.");
+	openai_answer(&fin, "Both files read.");
+	replies[0] = (struct fake_reply){ 200, "text/event-stream", one.data, 0, 0, NULL, 0 };
+	replies[1] = (struct fake_reply){ 200, "text/event-stream", two.data, 0, 0, NULL, 0 };
+	replies[2] = (struct fake_reply){ 200, "text/event-stream", sum.data, 0, 0, NULL, 0 };
+	replies[3] = (struct fake_reply){ 200, "text/event-stream", fin.data, 0, 0, NULL, 0 };
+	fp = fake_provider_start(replies, 4);
+	cr_assert_not_null(fp);
+	agent_init(&a);
+	ws_fill(&a, "a.txt", 'a', 6000);
+	ws_fill(&a, "b.txt", 'b', 6000);
+	start = http_start(&a, "openai", fp, NULL);
+	if (from_provider)
+		fake_provider_info(fp, "/api/show", "{\"license\":\"…\",\"parameters\":"
+		    "\"num_ctx                        4000\\nstop \\\"<|eot_id|>\\\"\","
+		    "\"model_info\":{\"general.architecture\":\"llama\","
+		    "\"llama.context_length\":131072}}");
+	else
+		cJSON_AddNumberToObject(member(start, "provider"), "contextWindow", 4000);
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 15000);
+	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s", finish_message(finish));
+	/* The summary is not part of the run's output. */
+	cr_expect_str_eq(json_get_string(finish, "output"), "Both files read.");
+	cr_assert_eq(fake_provider_count(fp), 4);
+	l = find_line(&a, "progress", "phase", "compacting", 0);
+	cr_assert_not_null(l, "no compacting progress line");
+	cr_expect(strstr(json_get_string(l, "message"), from_provider ? "4000 tokens, provider" :
+	    "4000 tokens, settings") != NULL, "%s", json_get_string(l, "message"));
+	cr_expect_eq(fake_provider_info_count(fp), from_provider ? 1 : 0);
+
+	/* Request 2 asks for the summary: no tools, the older turns as text. */
+	body = request_body(fp, 2);
+	cr_expect_null(member(body, "tools"));
+	text = cJSON_PrintUnformatted(member(body, "messages"));
+	cr_expect(strstr(text, "An earlier question") != NULL, "the history is not summarized");
+	cr_expect(strstr(text, "aaaaaaaaaa") != NULL, "a.txt's result is not summarized");
+	cr_expect(strstr(text, "bbbbbbbbbb") == NULL, "the recent turn was summarized");
+	free(text);
+	cJSON_Delete(body);
+
+	/* Request 3: system prompt, task with the summary, then the recent turn. */
+	body = request_body(fp, 3);
+	msgs = member(body, "messages");
+	cr_assert_eq(cJSON_GetArraySize(msgs), 4, "%s", cJSON_PrintUnformatted(msgs));
+	cr_expect_str_eq(json_get_string(cJSON_GetArrayItem(msgs, 0), "role"), "system");
+	task = json_get_string(cJSON_GetArrayItem(msgs, 1), "content");
+	cr_expect(strncmp(task, "Write a short report and save it.", 33) == 0, "%s", task);
+	cr_expect(strstr(task, "SUMMARY: a.txt holds 6000 letters a") != NULL, "%s", task);
+	cr_expect_str_eq(json_get_string(cJSON_GetArrayItem(member(cJSON_GetArrayItem(msgs, 2),
+	    "tool_calls"), 0), "id"), "call_b");
+	cr_expect_str_eq(json_get_string(cJSON_GetArrayItem(msgs, 3), "tool_call_id"), "call_b");
+	cJSON_Delete(body);
+	text = request_text(fp, 3);
+	cr_expect(strstr(text, "aaaaaaaaaa") == NULL, "a.txt's content is still sent");
+	cr_expect(strstr(text, "An earlier answer") == NULL, "the history is still sent");
+	free(text);
+
+	/* The checkpoint holds the compacted conversation: from 0, three messages. */
+	cJSON_ArrayForEach(l, a.lines) {
+		cJSON *c = member(l, "checkpoint");
+
+		if (strcmp(json_get_string(l, "type"), "checkpoint") == 0 &&
+		    member(c, "from")->valuedouble == 0 && cp == NULL &&
+		    find_line(&a, "progress", "phase", "compacting", 0) != NULL &&
+		    cJSON_GetArraySize(member(c, "append")) == 3)
+			cp = c;
+	}
+	cr_expect_not_null(cp, "no checkpoint of the compacted conversation");
+	agent_cleanup(&a);
+	fake_provider_stop(fp);
+	buf_free(&one);
+	buf_free(&two);
+	buf_free(&sum);
+	buf_free(&fin);
+}
+
+Test(agent, a_small_context_window_summarizes_the_older_turns)
+{
+	small_window_run(false);
+}
+
+Test(agent, ollama_says_the_context_window)
+{
+	small_window_run(true);
+}
+
+Test(agent, anthropic_models_api_says_the_context_window)
+{
+	struct buf ok;
+	struct fake_reply reply;
+	struct fake_provider *fp;
+	struct agent a;
+	char *log;
+
+	buf_init(&ok, 0);
+	fake_anthropic_start(&ok, 20);
+	fake_anthropic_text_block(&ok, 0, "Hello.");
+	fake_anthropic_stop(&ok, "end_turn", 2);
+	reply = (struct fake_reply){ 200, "text/event-stream", ok.data, 0, 0, NULL, 0 };
+	fp = fake_provider_start(&reply, 1);
+	fake_provider_info(fp, "/v1/models/fake-model", "{\"type\":\"model\",\"id\":"
+	    "\"fake-model\",\"display_name\":\"Fake\",\"created_at\":\"2025-05-14T00:00:00Z\","
+	    "\"max_input_tokens\":150000,\"max_tokens\":64000}");
+	agent_init(&a);
+	agent_spawn(&a, http_start(&a, "anthropic", fp, TEST_KEY));
+	cr_expect_str_eq(json_get_string(agent_finish(&a, 15000), "output"), "Hello.");
+	cr_expect_eq(fake_provider_info_count(fp), 1);
+	cr_expect_eq(fake_provider_count(fp), 1);
+	log = harness_slurp(a.err_path, NULL);
+	cr_expect(log != NULL && strstr(log, "a context window of 150000 tokens") != NULL, "%s", log);
+	free(log);
+	expect_no_key(&a);
+	agent_cleanup(&a);
+	fake_provider_stop(fp);
+	buf_free(&ok);
+}
+
+Test(agent, a_context_length_error_compacts_and_asks_again)
+{
+	struct buf one, err, sum, fin;
+	struct fake_reply replies[4];
+	struct fake_provider *fp;
+	struct agent a;
+	cJSON *finish;
+	char *text;
+
+	openai_read_call(&one, "call_a", "a.txt", 100);
+	buf_init(&err, 0);
+	fake_openai_error(&err, "invalid_request_error", "context_length_exceeded",
+	    "This model's maximum context length is 8192 tokens. However, your messages "
+	    "resulted in 9000 tokens. Please reduce the length of the messages.");
+	openai_answer(&sum, "SUMMARY: an earlier question was answered.");
+	openai_answer(&fin, "Done.");
+	replies[0] = (struct fake_reply){ 200, "text/event-stream", one.data, 0, 0, NULL, 0 };
+	replies[1] = (struct fake_reply){ 400, "application/json", err.data, 0, 0, NULL, 0 };
+	replies[2] = (struct fake_reply){ 200, "text/event-stream", sum.data, 0, 0, NULL, 0 };
+	replies[3] = (struct fake_reply){ 200, "text/event-stream", fin.data, 0, 0, NULL, 0 };
+	fp = fake_provider_start(replies, 4);
+	agent_init(&a);
+	ws_fill(&a, "a.txt", 'a', 100);
+	agent_spawn(&a, http_start(&a, "openai", fp, NULL));
+	finish = agent_finish(&a, 15000);
+	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s", finish_message(finish));
+	cr_expect_str_eq(json_get_string(finish, "output"), "Done.");
+	cr_assert_eq(fake_provider_count(fp), 4);
+	cr_expect_not_null(find_line(&a, "progress", "phase", "compacting", 0));
+	cr_expect_eq(count_lines(&a, "progress", "phase", "retrying"), 0);
+	/* The request asked again is request 1 with the history summarized. */
+	text = request_text(fp, 3);
+	cr_expect(strstr(text, "SUMMARY: an earlier question") != NULL, "%s", text);
+	cr_expect(strstr(text, "An earlier answer") == NULL, "%s", text);
+	cr_expect(strstr(text, "call_a") != NULL, "the recent turn is gone: %s", text);
+	free(text);
+	agent_cleanup(&a);
+	fake_provider_stop(fp);
+	buf_free(&one);
+	buf_free(&err);
+	buf_free(&sum);
+	buf_free(&fin);
+}
+
+/* A context-length error with nothing older to summarize fails at once, without a retry. */
+Test(agent, a_context_length_error_with_nothing_to_summarize_fails)
+{
+	struct buf err;
+	struct fake_reply reply;
+	struct fake_provider *fp;
+	struct agent a;
+	cJSON *start, *finish;
+
+	buf_init(&err, 0);
+	fake_anthropic_error(&err, "invalid_request_error",
+	    "prompt is too long: 208310 tokens > 200000 maximum");
+	reply = (struct fake_reply){ 400, "application/json", err.data, 0, 0, NULL, 0 };
+	fp = fake_provider_start(&reply, 1);
+	agent_init(&a);
+	start = http_start(&a, "anthropic", fp, NULL);
+	cJSON_ReplaceItemInObject(start, "history", cJSON_CreateArray());
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 15000);
+	cr_expect_str_eq(json_get_string(finish, "status"), "failed");
+	cr_expect_str_eq(finish_code(finish), "provider_error");
+	cr_expect(strstr(finish_message(finish), "prompt is too long") != NULL &&
+	    strstr(finish_message(finish), "nothing older to summarize") != NULL, "%s",
+	    finish_message(finish));
+	cr_expect_eq(fake_provider_count(fp), 1);
+	cr_expect_eq(count_lines(&a, "progress", "phase", "retrying"), 0);
+	agent_cleanup(&a);
+	fake_provider_stop(fp);
+	buf_free(&err);
 }
 
 /* Connectors (docs/connectors.md): MCP servers and the built-in web connector. */

@@ -118,8 +118,8 @@ start_provider(void)
 	    "\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"ready\"},"
 	    "\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":1}}";
 
-	replies[0] = (struct fake_reply){ 200, "application/json", models, 0, 0 };
-	replies[1] = (struct fake_reply){ 200, "application/json", done, 0, 0 };
+	replies[0] = (struct fake_reply){ 200, "application/json", models, 0, 0, NULL, 0 };
+	replies[1] = (struct fake_reply){ 200, "application/json", done, 0, 0, NULL, 0 };
 	return fake_provider_start(replies, 2);
 }
 
@@ -424,12 +424,12 @@ start_replies(struct buf *run_reply)
 	fake_openai_delta(run_reply, "{}", "stop");
 	fake_openai_usage(run_reply, 10, 5);
 	fake_openai_done(run_reply);
-	replies[0] = (struct fake_reply){ 200, "application/json", models, 0, 0 };
-	replies[1] = (struct fake_reply){ 200, "application/json", done, 0, 0 };
-	replies[2] = (struct fake_reply){ 200, "text/event-stream", run_reply->data, 0, 0 };
-	replies[3] = (struct fake_reply){ 200, "application/json", models, 0, 0 };
-	replies[4] = (struct fake_reply){ 200, "application/json", done, 0, 0 };
-	replies[5] = (struct fake_reply){ 200, "text/event-stream", run_reply->data, 0, 0 };
+	replies[0] = (struct fake_reply){ 200, "application/json", models, 0, 0, NULL, 0 };
+	replies[1] = (struct fake_reply){ 200, "application/json", done, 0, 0, NULL, 0 };
+	replies[2] = (struct fake_reply){ 200, "text/event-stream", run_reply->data, 0, 0, NULL, 0 };
+	replies[3] = (struct fake_reply){ 200, "application/json", models, 0, 0, NULL, 0 };
+	replies[4] = (struct fake_reply){ 200, "application/json", done, 0, 0, NULL, 0 };
+	replies[5] = (struct fake_reply){ 200, "text/event-stream", run_reply->data, 0, 0, NULL, 0 };
 }
 
 static const char *
@@ -687,5 +687,67 @@ Test(cli_setup, interactive_typed_key_with_echo_off)
 	expect_key_nowhere(KEY1);
 	fake_provider_stop(fp);
 	buf_free(&out);
+	buf_free(&run_reply);
+}
+
+/*
+ * A run rate-limited once: the agent waits as the provider asked (the
+ * provider's maxRetries reaches it), the run completes, and the wait is a
+ * run.progress "retrying" event that `runs logs` shows.
+ */
+Test(cli_setup, a_rate_limited_run_waits_and_says_so)
+{
+	static char limited[] = "{\"error\":{\"message\":\"Rate limit reached for tiny-2\","
+	    "\"type\":\"requests\",\"param\":null,\"code\":\"rate_limit_exceeded\"}}";
+	struct buf run_reply;
+	struct fake_provider *fp;
+	char settings[1024], *out = NULL;
+	cJSON *run, *events, *ev, *retry = NULL;
+
+	buf_init(&run_reply, 0);
+	fake_openai_text(&run_reply, "Hello after the wait.");
+	fake_openai_delta(&run_reply, "{}", "stop");
+	fake_openai_done(&run_reply);
+	replies[0] = (struct fake_reply){ 429, "application/json", limited, 0, 0,
+	    "Retry-After: 1\n", 0 };
+	replies[1] = (struct fake_reply){ 200, "text/event-stream", run_reply.data, 0, 0, NULL, 0 };
+	fp = fake_provider_start(replies, 2);
+	cr_assert_not_null(fp);
+	snprintf(settings, sizeof settings, "{\"providers\": {\"local\": {\"kind\": \"openai\","
+	    " \"baseUrl\": \"%s\", \"apiKeyEnv\": null, \"defaultModel\": \"tiny-2\","
+	    " \"maxRetries\": 3}}, \"defaults\": {\"provider\": \"local\"}}",
+	    fake_provider_url(fp, "/v1"));
+	svc_stop(&svc);
+	svc_write_file(&svc, "settings.json", settings);
+	svc_restart(&svc);
+	run = run_once();
+	cr_assert_str_eq(json_get_string(run, "status"), "completed", "%s",
+	    json_get_string(cJSON_GetObjectItem(run, "error"), "message"));
+	cr_expect_eq(fake_provider_count(fp), 2);
+
+	events = http_get_json(&svc, "/api/v1/runs/%s/events?limit=1000", json_get_string(run, "id"));
+	cJSON_ArrayForEach(ev, events) {
+		const cJSON *d = cJSON_GetObjectItem(ev, "data");
+
+		if (strcmp(json_get_string(ev, "type"), "run.progress") == 0 &&
+		    json_get_string(d, "phase") != NULL &&
+		    strcmp(json_get_string(d, "phase"), "retrying") == 0)
+			retry = (cJSON *)d;
+	}
+	cr_assert_not_null(retry, "no run.progress retrying among %d events",
+	    cJSON_GetArraySize(events));
+	cr_expect_eq(json_num(retry, "attempt"), 1);
+	cr_expect_eq(json_num(retry, "maxRetries"), 3);
+	cr_expect_eq(json_num(retry, "delayMs"), 1000);
+	cr_expect_str_eq(json_get_string(retry, "reason"), "rate_limited");
+	cr_expect_str_eq(json_get_string(retry, "message"), "rate limited, retrying in 1 s (retry 1 of 3)");
+	cJSON_Delete(events);
+
+	run_capture(&svc, &out, "'%s' runs logs %s 2>&1", harness_bin("taskdeck"),
+	    json_get_string(run, "id"));
+	cr_expect(out != NULL && strstr(out, "rate limited, retrying in 1 s") != NULL, "%s", out);
+	free(out);
+	cJSON_Delete(run);
+	fake_provider_stop(fp);
 	buf_free(&run_reply);
 }

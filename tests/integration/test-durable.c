@@ -448,6 +448,85 @@ Test(durable, oversized_checkpoint_fails_checkpoint_invalid)
 	cJSON_Delete(run);
 	free(db_path);
 	free(cp);
+}
+
+/*
+ * A long run: 500 steps, each a tool result of about 64 KiB (about 32 MiB of
+ * conversation), killed (-9) near step 450.  It resumes from its last step:
+ * the tool calls made after the restart are those of the steps left, not of
+ * hundreds of steps redone, and each step's output is there once.
+ */
+Test(durable, a_500_step_run_resumes_near_where_it_was_killed, .timeout = 600)
+{
+	char *project, *out;
+	cJSON *run, *r, *h, *e;
+	const char *id, *resumed_stream = NULL;
+	int64_t deadline;
+	int pages, after = 0, reads = 0;
+	char want[32], last[128] = "";
+
+	svc_stop(&svc);
+	svc_set_run_setting(&svc, "maxTurns", 1000);
+	svc_restart(&svc);
+	project = http_project_new(&svc, "long");
+	run = http_replay_run(&svc, "read long.txt 499 times", project, "longrun", "");
+	id = json_get_string(run, "id");
+	/* The history, read on from the last event seen, until step 450's output. */
+	deadline = td_mono_ms() + 400000;
+	for (bool seen = false; !seen;) {
+		char path[512];
+		cJSON *page;
+
+		snprintf(path, sizeof path, "/api/v1/runs/%s/events?limit=1000%s%s", id,
+		    last[0] ? "&after=" : "", last);
+		page = http_get_json(&svc, "%s", path);
+		cJSON_ArrayForEach(e, page) {
+			const char *delta = json_str_or_none(cJSON_GetObjectItem(e, "data"), "delta");
+
+			cr_assert(strcmp(json_str_or_none(e, "type"), "run.finished") != 0,
+			    "the run ended before step 450");
+			seen |= strcmp(json_str_or_none(e, "type"), "run.output") == 0 &&
+			    strcmp(delta, "step 450\n") == 0;
+			snprintf(last, sizeof last, "%s:%.0f", json_str_or_none(e, "streamId"),
+			    json_num(e, "seq"));
+		}
+		cJSON_Delete(page);
+		cr_assert_lt(td_mono_ms(), deadline, "the run never reached step 450");
+		if (!seen)
+			usleep(20000);
+	}
+	svc_kill(&svc);
+	svc_restart(&svc);
+	r = run_final_within(&svc, id, "completed", 400000);
+	out = (char *)json_str_or_none(r, "output");
+	for (int k = 2; k <= 500; k++) {
+		snprintf(want, sizeof want, "step %d\n", k);
+		cr_expect_eq(occurrences(out, want), 1, "%s is in the output %d times", want,
+		    occurrences(out, want));
+	}
+	cr_expect_eq(occurrences(out, "All 500 steps done."), 1);
+	cJSON_Delete(r);
+
+	/* The read_file calls made by the resumed agent (the stream after the restart). */
+	h = history_paged(id, 1000, &pages);
+	cJSON_ArrayForEach(e, h) {
+		const cJSON *d = cJSON_GetObjectItem(e, "data");
+
+		if (strcmp(json_str_or_none(e, "type"), "run.progress") == 0 &&
+		    strcmp(json_str_or_none(d, "phase"), "resumed") == 0)
+			resumed_stream = json_str_or_none(e, "streamId");
+		if (resumed_stream != NULL && strcmp(json_str_or_none(e, "type"), "run.tool") == 0 &&
+		    strcmp(json_str_or_none(e, "streamId"), resumed_stream) == 0 &&
+		    strcmp(json_str_or_none(d, "status"), "started") == 0) {
+			after++;
+			reads += strcmp(json_str_or_none(d, "name"), "read_file") == 0;
+		}
+	}
+	cr_expect_not_null(resumed_stream, "no run.progress resumed");
+	cr_expect(after >= 1 && after <= 60, "%d tool calls after the restart (%d reads): the "
+	    "run did not resume near step 450", after, reads);
+	cJSON_Delete(h);
+	cJSON_Delete(run);
 	free(project);
 }
 

@@ -72,7 +72,7 @@ Test(settings, first_start_writes_private_defaults)
 	cr_expect_str_eq(json_get_string(settings_provider(s, "ollama"), "kind"), "openai");
 	cr_expect_null(settings_provider(s, "nope"));
 	cr_expect_eq(settings_max_concurrent(s), 4);
-	cr_expect_eq(settings_max_turns(s), 50);
+	cr_expect_eq(settings_max_turns(s), 200);
 	cr_expect_eq(settings_command_timeout_ms(s), 600000);
 	settings_free(s);
 
@@ -93,9 +93,17 @@ Test(settings, a_valid_file_is_read_as_written)
 	s = settings_load(path, &err);
 	cr_assert_not_null(s, "%s", err ? err : "");
 	cr_expect_eq(settings_max_concurrent(s), 2);
-	cr_expect_eq(settings_max_turns(s), 50);
+	cr_expect_eq(settings_max_turns(s), 200);
 	cr_expect_str_eq(json_get_string(settings_provider(s, "local"), "baseUrl"),
 	    "http://127.0.0.1:8080/v1");
+	settings_free(s);
+
+	write_file("{\"providers\": {\"local\": {\"kind\": \"openai\", \"baseUrl\": "
+	    "\"http://127.0.0.1:8080/v1\", \"defaultModel\": \"qwen\", \"maxRetries\": 0,"
+	    " \"maxRetryWaitMs\": 60000, \"models\": {\"qwen\": {\"contextWindow\": 32768}}}},"
+	    " \"defaults\": {\"provider\": \"local\"}}");
+	s = settings_load(path, &err);
+	cr_assert_not_null(s, "%s", err ? err : "");
 	settings_free(s);
 }
 
@@ -149,6 +157,20 @@ Test(settings, broken_files_are_refused_with_the_reason)
 	    " \"runs\": {\"maxConcurrent\": 0}}", "maxConcurrent");
 	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\"}},"
 	    " \"colour\": true}", "unknown member colour");
+	/* The agent's retries of a model request. */
+	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\","
+	    " \"maxRetries\": 21}}}", "maxRetries must be 0 to 20");
+	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\","
+	    " \"maxRetryWaitMs\": -1}}}", "maxRetryWaitMs 0 to 3600000");
+	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\"}},"
+	    " \"runs\": {\"maxTokensPerRun\": 10}}", "maxTokensPerRun");
+	/* A model's context window. */
+	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\","
+	    " \"models\": {\"m\": {\"contextWindow\": 100}}}}}", "providers.x.models.m");
+	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\","
+	    " \"models\": {\"m\": {\"window\": 8192}}}}}", "contextWindow");
+	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\","
+	    " \"models\": []}}}", "models must be an object");
 }
 
 /* runs.commandLimits: defaults when absent, 0 for none, and the ranges. */
