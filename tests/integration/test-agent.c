@@ -3012,8 +3012,8 @@ Test(agent, a_secret_echoed_by_a_stdio_server_is_masked)
 	fake_openai_text(&two, "done");
 	fake_openai_delta(&two, "{}", "stop");
 	fake_openai_done(&two);
-	replies[0] = (struct fake_reply){ 200, "text/event-stream", one.data, 0, 0 };
-	replies[1] = (struct fake_reply){ 200, "text/event-stream", two.data, 0, 0 };
+	replies[0] = (struct fake_reply){ 200, "text/event-stream", one.data, 0, 0, NULL, 0 };
+	replies[1] = (struct fake_reply){ 200, "text/event-stream", two.data, 0, 0, NULL, 0 };
 	fp = fake_provider_start(replies, 2);
 	cr_assert_not_null(fp);
 	agent_init(&a);
@@ -3091,7 +3091,7 @@ Test(agent, a_secret_echoed_by_an_http_server_is_masked)
 	fake_openai_text(&one, "done");
 	fake_openai_delta(&one, "{}", "stop");
 	fake_openai_done(&one);
-	replies[0] = (struct fake_reply){ 200, "text/event-stream", one.data, 0, 0 };
+	replies[0] = (struct fake_reply){ 200, "text/event-stream", one.data, 0, 0, NULL, 0 };
 	fp = fake_provider_start(replies, 1);
 	cr_assert_not_null(fp);
 	agent_init(&a);

@@ -446,6 +446,7 @@ Test(durable, oversized_checkpoint_fails_checkpoint_invalid)
 	    "message"));
 	cJSON_Delete(r);
 	cJSON_Delete(run);
+	free(project);
 	free(db_path);
 	free(cp);
 }
@@ -456,7 +457,7 @@ Test(durable, oversized_checkpoint_fails_checkpoint_invalid)
  * the tool calls made after the restart are those of the steps left, not of
  * hundreds of steps redone, and each step's output is there once.
  */
-Test(durable, a_500_step_run_resumes_near_where_it_was_killed, .timeout = 600)
+Test(durable, a_500_step_run_resumes_near_where_it_was_killed)
 {
 	char *project, *out;
 	cJSON *run, *r, *h, *e;
