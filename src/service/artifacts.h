@@ -23,6 +23,7 @@
 #define ARTIFACT_NAME_MAX 255		/* characters of a name */
 
 struct service;
+struct store;
 
 /*
  * The supervisor's handler of the host request artifact.save: params is
@@ -37,6 +38,11 @@ enum td_code artifacts_save(struct service *svc, const char *run_id,
     const char *session_id, const char *workspace, const cJSON *params,
     cJSON **result, char **message);
 
+/*
+ * Makes the saves of run_id visible, once the run ended.  Only while the
+ * store is locked, inside the caller's transaction; false on a store error.
+ */
+bool artifacts_run_ended(struct store *st, const char *run_id);
 /*
  * Emits artifact.saved (events.h) for each visible save of run_id, in the
  * project project_id.  Only while the store is locked.

@@ -14,6 +14,7 @@
 #include "prompts.h"
 #include "resource.h"
 #include "routes.h"
+#include "runs.h"
 #include "service.h"
 #include "store.h"
 #include "supervisor.h"
@@ -132,12 +133,8 @@ route_permissions_answer(struct http_request *req, struct http_response *r)
 		ok = sqlite3_step(s) == SQLITE_DONE;
 		sqlite3_reset(s);
 	}
-	if (ok && strcmp(decision, "allow-run") == 0) {
-		s = store_stmt(st, "UPDATE runs SET allow_run = 1 WHERE id = ?1");
-		sqlite3_bind_text(s, 1, run_id, -1, SQLITE_STATIC);
-		ok = sqlite3_step(s) == SQLITE_DONE;
-		sqlite3_reset(s);
-	}
+	if (ok && strcmp(decision, "allow-run") == 0)
+		ok = runs_allow_all(st, run_id);
 	ok = ok ? store_commit(st) : (store_rollback(st), false);
 	if (ok) {
 		prompt_emit(svc, id);

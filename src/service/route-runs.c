@@ -410,32 +410,6 @@ session_insert(struct store *st, const char *id, const char *project, const char
 	return ok;
 }
 
-static bool
-run_insert(struct store *st, const char *id, const char *session, const char *project,
-    const cJSON *body, const char *profile, const cJSON *cfg, const char *cwd, int64_t now,
-    bool network)
-{
-	sqlite3_stmt *s = store_stmt(st, "INSERT INTO runs (id, session_id, project_id, status,"
-	    " prompt, permission_profile, turn_intent, config, cwd, created_at, updated_at,"
-	    " network) VALUES (?1, ?2, ?3, 'queued', ?4, ?5, ?6, ?7, ?8, ?9, ?9, ?10)");
-	bool ok;
-
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, session, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, project, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 4, json_get_string(body, "prompt"), -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 5, profile, -1, SQLITE_STATIC);
-	if (json_get_string(body, "turnIntent") != NULL)
-		sqlite3_bind_text(s, 6, json_get_string(body, "turnIntent"), -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 7, json_print(cfg), -1, free);
-	sqlite3_bind_text(s, 8, cwd, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 9, now);
-	sqlite3_bind_int(s, 10, network);
-	ok = sqlite3_step(s) == SQLITE_DONE;
-	sqlite3_reset(s);
-	return ok && session_touch(st, session, now);
-}
-
 /* Network for the run's commands: the request's, the project default, the application's. */
 static bool
 network_for(struct service *svc, const cJSON *body, const cJSON *project_defaults)
@@ -473,6 +447,7 @@ route_runs_create(struct http_request *req, struct http_response *r)
 	const char *cwd_in = json_get_string(body, "cwd");
 	const cJSON *req_cfg = cJSON_GetObjectItemCaseSensitive(body, "config");
 	struct admission a = { 0 };
+	struct run run = { 0 };
 	char cwd[PATH_MAX], run_id[TD_ID_MAX], session_id[TD_ID_MAX];
 	bool managed = false, made_dir = false, ok;
 	cJSON *session_cfg = NULL, *run_cfg = NULL;
@@ -528,24 +503,29 @@ route_runs_create(struct http_request *req, struct http_response *r)
 		}
 		made_dir = true;
 	}
+	snprintf(run.id, sizeof run.id, "%s", run_id);
+	snprintf(run.session_id, sizeof run.session_id, "%s", session_id);
+	snprintf(run.project_id, sizeof run.project_id, "%s", project);
+	run.prompt = xstrdup(json_get_string(body, "prompt"));
+	run.permission_profile = xstrdup(profile_for(svc, body, a.project_defaults));
+	run.turn_intent = xstrdup_or_null(json_get_string(body, "turnIntent"));
+	run.config = run_cfg;
+	run_cfg = NULL;
+	run.cwd = xstrdup(cwd);
+	run.network = network_for(svc, body, a.project_defaults);
 	ok = (session != NULL || session_insert(st, session_id, project,
 	    json_get_string(body, "prompt"), cwd, managed, session_cfg, now)) &&
-	    run_insert(st, run_id, session_id, project, body,
-	    profile_for(svc, body, a.project_defaults), run_cfg, cwd, now,
-	    network_for(svc, body, a.project_defaults)) &&
-	    store_commit(st);
+	    runs_admit(st, &run, now) && store_commit(st);
 	if (!ok) {
 		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);
 		goto refused;
 	}
-	events_emit(svc->events, "run.queued", project, session_id, run_id,
-	    run_status_data("queued"));
-	session_emit_updated(svc, session_id);
+	runs_admitted(svc, &run);
 	store_unlock(st);
 	cJSON_Delete(a.project_defaults);
 	cJSON_Delete(a.session_cfg);
 	cJSON_Delete(session_cfg);
-	cJSON_Delete(run_cfg);
+	runs_clear(&run);
 	supervisor_kick(svc->supervisor);
 
 	char *location = xasprintf("/api/v1/runs/%s", run_id);
@@ -563,56 +543,21 @@ refused:
 	cJSON_Delete(a.session_cfg);
 	cJSON_Delete(session_cfg);
 	cJSON_Delete(run_cfg);
+	runs_clear(&run);
 }
 
 void
 route_runs_cancel(struct http_request *req, struct http_response *r)
 {
 	struct service *svc = req->svc;
-	struct store *st = svc->store;
 	const char *id = req->params[0];
-	char status[16] = "";
-	sqlite3_stmt *s;
-	int64_t now = td_now_ms();
-	bool ok = true;
+	char status[16];
+	bool ok = runs_request_cancel(svc, id, status);
 
-	store_lock(st);
-	s = store_stmt(st, "SELECT status FROM runs WHERE id = ?1");
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		snprintf(status, sizeof status, "%s", resource_text(s, 0));
-	sqlite3_reset(s);
-	if (status[0] != '\0' && !run_status_final(status)) {
-		/* A queued run has no agent: it ends here. */
-		s = store_stmt(st, "UPDATE runs SET"
-		    " cancel_requested_at = COALESCE(cancel_requested_at, ?2),"
-		    " status = CASE status WHEN 'queued' THEN 'cancelled' ELSE status END,"
-		    " finished_at = CASE status WHEN 'queued' THEN ?2 ELSE finished_at END,"
-		    " output = CASE status WHEN 'queued' THEN '' ELSE output END,"
-		    " updated_at = " RESOURCE_NEXT_TIME(2) " WHERE id = ?1");
-		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 2, now);
-		ok = sqlite3_step(s) == SQLITE_DONE;
-		sqlite3_reset(s);
-		cache_drop(svc->cache, id);
-		if (ok && strcmp(status, "queued") == 0) {
-			run_emit(svc, "run.finished", id, run_status_data("cancelled"));
-			s = store_stmt(st, "SELECT session_id FROM runs WHERE id = ?1");
-			sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-			if (sqlite3_step(s) == SQLITE_ROW) {
-				char sid[TD_ID_MAX];
-				snprintf(sid, sizeof sid, "%s", resource_text(s, 0));
-				sqlite3_reset(s);
-				session_emit_updated(svc, sid);
-			}
-			sqlite3_reset(s);
-		}
-	}
-	store_unlock(st);
 	/*
-	 * Issue 17, finding 3: a running run is cancelled through its thread even
-	 * when cancelRequestedAt cannot be stored (a full disk); the thread stores
-	 * the cancelled state when it can.
+	 * A running run is cancelled through its thread even when
+	 * cancelRequestedAt cannot be stored (a full disk); the thread stores the
+	 * cancelled state when it can.
 	 */
 	if (strcmp(status, "running") == 0 && supervisor_cancel(svc->supervisor, id))
 		ok = true;

@@ -1,19 +1,125 @@
 /*
- * The run domain (runs.c): rendering of runs and sessions and their events,
- * shared by the supervisor and the route files above it; and the rules of a
- * session configuration (route-sessions.c).
+ * The run domain (runs.c): the only writer of the runs table.  A run moves
+ * queued -> running -> completed, failed or cancelled here, and each
+ * transition drops the run from the cache and publishes its run.* event
+ * beside the write.  Rendering of runs and sessions as the API shows them;
+ * and the rules of a session configuration (route-sessions.c).
  */
 #ifndef TD_SERVICE_RUNS_H
 #define TD_SERVICE_RUNS_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include <cjson/cJSON.h>
 #include <sqlite3.h>
 
+#include "ids.h"
+
 struct service;
 struct store;
 struct http_response;
+
+/* A run as the service keeps it: one row of the runs table.  Members owned. */
+struct run {
+	char id[TD_ID_MAX];
+	char session_id[TD_ID_MAX];
+	char project_id[TD_ID_MAX];
+	char status[16];
+	char *prompt;
+	char *permission_profile;
+	char *turn_intent;		/* NULL: none */
+	cJSON *config;
+	char *cwd;			/* the session's directory, where commands work */
+	bool network;
+	bool cancel_requested;
+	int resumes;			/* how often it resumed after a restart */
+	cJSON *checkpoint;		/* the agent's last checkpoint, NULL for none */
+};
+
+/* Reads run id into *run; false when there is none.  Only while the store is locked. */
+bool runs_get(struct store *st, const char *id, struct run *run);
+/* Frees the members of run (not run itself).  NULL ok. */
+void runs_clear(struct run *run);
+
+/*
+ * Admission: stores run (status queued) and touches its session, inside the
+ * caller's transaction.  runs_admitted, after the commit, publishes
+ * run.queued and session.updated.  Only while the store is locked.
+ */
+bool runs_admit(struct store *st, const struct run *run, int64_t now);
+void runs_admitted(struct service *svc, const struct run *run);
+/* The ids of up to max queued runs, oldest first; how many.  Only while locked. */
+size_t runs_queued(struct store *st, char (*ids)[TD_ID_MAX], size_t max);
+/*
+ * Start: a queued run becomes running (run.started, session.updated); false
+ * when it is no longer queued.  Only while the store is locked.
+ */
+bool runs_start(struct service *svc, const char *id, int64_t now);
+
+/* What a running run reports as it goes (runs_progress). */
+struct run_progress {
+	const char *phase;
+	long long input_tokens, output_tokens;
+	const char *output;		/* the output streamed so far */
+	size_t output_len;
+};
+/*
+ * Stores the progress of a running run.  Takes the store lock.  A failure
+ * is logged once per *warned.
+ */
+void runs_progress(struct service *svc, const char *id, const struct run_progress *p,
+    bool *warned);
+/*
+ * Checkpoint: replaces the run's last checkpoint (JSON text) and its output
+ * in one statement.  Takes the store lock.  A failure is logged once per
+ * *warned and keeps the previous checkpoint.
+ */
+void runs_checkpoint(struct service *svc, const char *id, const char *checkpoint,
+    const char *output, bool *warned);
+
+/* How a run ended (runs_finish). */
+struct run_end {
+	const char *id;
+	const char *session_id;		/* NULL: the session is not touched */
+	const char *status;		/* completed, failed or cancelled */
+	const char *output;
+	const char *code, *message;	/* a failure's, else NULL */
+	long long input_tokens, output_tokens;
+};
+/*
+ * Finish: writes the final state, makes the run's saves visible and closes
+ * its plan and prompts in one transaction, then publishes artifact.saved,
+ * run.finished and session.updated.  Takes the store lock; false (nothing
+ * changed) on a store error.
+ */
+bool runs_finish(struct service *svc, const struct run_end *end);
+/*
+ * Request cancel: notes the cancel of a run that has not ended; a queued run
+ * ends cancelled at once (run.finished, session.updated).  *status (16
+ * bytes) gets the status before, "" when there is no such run.  Takes the
+ * store lock; false on a store error.
+ */
+bool runs_request_cancel(struct service *svc, const char *id, char *status);
+/* Notes a cancel for the run's thread to carry out (a rejected plan).  Only while locked. */
+bool runs_note_cancel(struct store *st, const char *id, int64_t now);
+/* Sets (NULL clears) what a running run waits for.  Only while locked. */
+bool runs_set_attention(struct service *svc, const char *id, const cJSON *attention);
+/* Lets the run's remaining permission questions through (allow-run).  Only while locked. */
+bool runs_allow_all(struct store *st, const char *id);
+/*
+ * Recover, at start-up, inside the caller's transaction: a run left running
+ * counts one more resume (runs_resume_count) or ends (runs_end_left: its
+ * saves visible, plan and prompts closed; runs_emit_finished after the
+ * commit).  Only while locked.
+ */
+bool runs_resume_count(struct store *st, const char *id, int64_t now);
+bool runs_end_left(struct service *svc, const char *id, const char *status, const char *code,
+    const char *message, int64_t now);
+/* artifact.saved, run.finished and session.updated of an ended run.  Only while locked. */
+void runs_emit_finished(struct service *svc, const char *id, const char *status,
+    const char *code, const char *message);
 
 /* The configuration members, NULL-terminated. */
 extern const char *const config_fields[];

@@ -200,35 +200,21 @@ protocol_error(struct run_state *rs, const char *why)
 	kill(-rs->pid, SIGKILL);
 }
 
-/* Persists the phase and token counts of a running run. */
+/* Persists the phase, token counts and output so far of a running run. */
 static void
 progress_store(struct run_state *rs)
 {
-	struct service *svc = rs->ar->sv->svc;
-	struct store *st = svc->store;
-	sqlite3_stmt *s;
-	sqlite3 *db = store_lock(st);
+	struct run_progress p = {
+		.phase = rs->phase[0] ? rs->phase : "starting",
+		.input_tokens = rs->input_tokens,
+		.output_tokens = rs->output_tokens,
+		.output = rs->output.data,
+		.output_len = rs->output.len,
+	};
 
-	/* durable (issue 17, finding 10): the output streamed so far is kept too. */
-	s = store_stmt(st, "UPDATE runs SET progress_phase = ?2, progress_at = ?3,"
-	    " input_tokens = ?4, output_tokens = ?5, output = ?6,"
-	    " updated_at = " RESOURCE_NEXT_TIME(3) " WHERE id = ?1 AND status = 'running'");
-	sqlite3_bind_text(s, 1, rs->ar->id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, rs->phase[0] ? rs->phase : "starting", -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, td_now_ms());
-	sqlite3_bind_int64(s, 4, rs->input_tokens);
-	sqlite3_bind_int64(s, 5, rs->output_tokens);
-	sqlite3_bind_text(s, 6, rs->output.data ? rs->output.data : "", (int)rs->output.len,
-	    SQLITE_STATIC);
-	if (sqlite3_step(s) != SQLITE_DONE && !rs->store_warned) {
-		log_error("run %s: cannot store progress: %s", rs->ar->id, sqlite3_errmsg(db));
-		rs->store_warned = true;
-	}
-	sqlite3_reset(s);
+	runs_progress(rs->ar->sv->svc, rs->ar->id, &p, &rs->store_warned);
 	rs->output_stored_at = td_mono_ms();
 	rs->output_dirty = false;
-	cache_drop(svc->cache, rs->ar->id);
-	store_unlock(st);
 }
 
 /* A run event of this run; data consumed. */
@@ -297,11 +283,8 @@ on_output(struct run_state *rs, const cJSON *msg)
 static void
 on_checkpoint(struct run_state *rs, const cJSON *msg)
 {
-	struct service *svc = rs->ar->sv->svc;
 	const cJSON *cp = cJSON_GetObjectItemCaseSensitive(msg, "checkpoint");
 	const char *output = json_get_string(cp, "output");
-	sqlite3_stmt *s;
-	sqlite3 *db;
 	char *text;
 
 	if (!cJSON_IsObject(cp) || !json_check_int(cp, "version", 1, 1) ||
@@ -313,21 +296,7 @@ on_checkpoint(struct run_state *rs, const cJSON *msg)
 		free(text);
 		return protocol_error(rs, "a checkpoint over 768 KiB");
 	}
-	db = store_lock(svc->store);
-	s = store_stmt(svc->store, "UPDATE runs SET checkpoint = ?2, checkpoint_at = ?3,"
-	    " output = ?4, updated_at = " RESOURCE_NEXT_TIME(3)
-	    " WHERE id = ?1 AND status = 'running'");
-	sqlite3_bind_text(s, 1, rs->ar->id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, text, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, td_now_ms());
-	sqlite3_bind_text(s, 4, output, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) != SQLITE_DONE && !rs->store_warned) {
-		log_error("run %s: cannot store a checkpoint: %s", rs->ar->id, sqlite3_errmsg(db));
-		rs->store_warned = true;
-	}
-	sqlite3_reset(s);
-	cache_drop(svc->cache, rs->ar->id);
-	store_unlock(svc->store);
+	runs_checkpoint(rs->ar->sv->svc, rs->ar->id, text, output, &rs->store_warned);
 	free(text);
 }
 
@@ -1136,95 +1105,6 @@ run_outcome(struct run_state *rs, int wait_status, const char **status, const ch
 	}
 }
 
-/* A run event and session.updated for its session; only while the store is locked. */
-static void
-emit_with_session(struct service *svc, const char *type, const char *id, cJSON *data)
-{
-	sqlite3_stmt *s = store_stmt(svc->store,
-	    "SELECT project_id, session_id FROM runs WHERE id = ?1");
-	char project[TD_ID_MAX] = "", session[TD_ID_MAX] = "";
-
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) == SQLITE_ROW) {
-		snprintf(project, sizeof project, "%s", resource_text(s, 0));
-		snprintf(session, sizeof session, "%s", resource_text(s, 1));
-	}
-	sqlite3_reset(s);
-	if (session[0] == '\0') {
-		cJSON_Delete(data);
-		return;
-	}
-	if (strcmp(type, "run.finished") == 0)
-		artifacts_emit_saved(svc, id, project);
-	events_emit(svc->events, type, project, session, id, data);
-	session_emit_updated(svc, session);
-}
-
-/* artifact.saved, run.finished and session.updated; only while the store is locked. */
-static void
-emit_finished(struct service *svc, const char *id, const char *status, const char *code,
-    const char *message)
-{
-	cJSON *d = run_status_data(status);
-
-	if (code != NULL) {
-		cJSON *err = cJSON_AddObjectToObject(d, "error");
-		cJSON_AddStringToObject(err, "code", code);
-		cJSON_AddStringToObject(err, "message", message ? message : "");
-	}
-	emit_with_session(svc, "run.finished", id, d);
-}
-
-/* Writes the final state of the run and makes its saves visible, in one transaction. */
-static bool
-run_finalize_once(struct supervisor *sv, const char *id, const char *session_id,
-    const char *status, const char *output, const char *code, const char *message,
-    long long in_tokens, long long out_tokens)
-{
-	struct service *svc = sv->svc;
-	struct store *st = svc->store;
-	int64_t now = td_now_ms();
-	sqlite3_stmt *s;
-	bool ok;
-
-	store_lock(st);
-	ok = store_begin(st);
-	if (ok) {
-		s = store_stmt(st, "UPDATE runs SET status = ?2, output = ?3, error_code = ?4,"
-		    " error_message = ?5, finished_at = ?6, attention = NULL,"
-		    " input_tokens = ?7, output_tokens = ?8,"
-		    " updated_at = " RESOURCE_NEXT_TIME(6)
-		    " WHERE id = ?1 AND status IN ('queued', 'running')");
-		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 2, status, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 3, output ? output : "", -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 4, code, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 5, message, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 6, now);
-		sqlite3_bind_int64(s, 7, in_tokens);
-		sqlite3_bind_int64(s, 8, out_tokens);
-		ok = sqlite3_step(s) == SQLITE_DONE;
-		sqlite3_reset(s);
-	}
-	if (ok) {
-		s = store_stmt(st, "UPDATE artifacts SET visible = 1 WHERE run_id = ?1");
-		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-		ok = sqlite3_step(s) == SQLITE_DONE;
-		sqlite3_reset(s);
-	}
-	if (ok && session_id != NULL)
-		ok = session_touch(st, session_id, now);
-	ok = ok && plans_run_ended(svc, id, status);
-	ok = ok ? store_commit(st) : (store_rollback(st), false);
-	cache_drop(svc->cache, id);
-	if (ok)
-		emit_finished(svc, id, status, code, message);
-	store_unlock(st);
-	if (ok)
-		log_info("run %s %s%s%s", id, status, code ? ": " : "", code ? code : "");
-	return ok;
-}
-
 /*
  * Issue 17, finding 3: the final state is retried until it is stored (a full
  * disk), with a growing wait, logged once.  The run holds its slot meanwhile
@@ -1255,8 +1135,11 @@ run_finalize(struct agent_run *ar, const char *session_id, const char *status,
 			status = "cancelled";
 			code = message = NULL;
 		}
-		if (run_finalize_once(sv, ar->id, session_id, status, output, code, message,
-		    in_tokens, out_tokens)) {
+		struct run_end end = { .id = ar->id, .session_id = session_id, .status = status,
+			.output = output, .code = code, .message = message,
+			.input_tokens = in_tokens, .output_tokens = out_tokens };
+
+		if (runs_finish(sv->svc, &end)) {
 			if (logged)
 				log_info("run %s: its final state %s is stored after all", ar->id,
 				    status);
@@ -1318,7 +1201,7 @@ static bool
 cancel_asked(struct agent_run *ar)
 {
 	struct store *st = ar->sv->svc->store;
-	sqlite3_stmt *s;
+	struct run run;
 	bool cancel;
 
 	pthread_mutex_lock(&ar->sv->mu);
@@ -1327,10 +1210,8 @@ cancel_asked(struct agent_run *ar)
 	if (cancel)
 		return true;
 	store_lock(st);
-	s = store_stmt(st, "SELECT cancel_requested_at IS NOT NULL FROM runs WHERE id = ?1");
-	sqlite3_bind_text(s, 1, ar->id, -1, SQLITE_STATIC);
-	cancel = sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int(s, 0) != 0;
-	sqlite3_reset(s);
+	cancel = runs_get(st, ar->id, &run) && run.cancel_requested;
+	runs_clear(&run);
 	store_unlock(st);
 	return cancel;
 }
@@ -1473,33 +1354,16 @@ start_queued(struct supervisor *sv, int slots)
 {
 	struct store *st = sv->svc->store;
 	char ids[64][TD_ID_MAX];
-	int n = 0;
-	sqlite3_stmt *s;
 	int64_t now = td_now_ms();
-	sqlite3 *db;
+	size_t n;
 
 	if (slots > 64)
 		slots = 64;
-	db = store_lock(st);
-	s = store_stmt(st, "SELECT id FROM runs WHERE status = 'queued' ORDER BY id LIMIT ?1");
-	sqlite3_bind_int(s, 1, slots);
-	while (n < slots && sqlite3_step(s) == SQLITE_ROW)
-		snprintf(ids[n++], TD_ID_MAX, "%s", resource_text(s, 0));
-	sqlite3_reset(s);
-	for (int i = 0; i < n; i++) {
-		s = store_stmt(st, "UPDATE runs SET status = 'running', started_at = ?2,"
-		    " progress_phase = 'starting', progress_at = ?2,"
-		    " updated_at = " RESOURCE_NEXT_TIME(2) " WHERE id = ?1 AND status = 'queued'");
-		sqlite3_bind_text(s, 1, ids[i], -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 2, now);
-		if (sqlite3_step(s) != SQLITE_DONE || sqlite3_changes(db) != 1) {
-			sqlite3_reset(s);
-			continue;
-		}
-		sqlite3_reset(s);
-		cache_drop(sv->svc->cache, ids[i]);
-		emit_with_session(sv->svc, "run.started", ids[i], run_status_data("running"));
-		run_thread_start(sv, ids[i], false, false);
+	store_lock(st);
+	n = runs_queued(st, ids, (size_t)slots);
+	for (size_t i = 0; i < n; i++) {
+		if (runs_start(sv->svc, ids[i], now))
+			run_thread_start(sv, ids[i], false, false);
 	}
 	store_unlock(st);
 }
@@ -1606,32 +1470,13 @@ recover(struct service *svc, char (**resume)[TD_ID_MAX], size_t *nresume, char *
 			    l->resumes, l->resumes == 1 ? "" : "s");
 		}
 		if (l->status == NULL) {
-			s = store_stmt(st, "UPDATE runs SET resumes = resumes + 1,"
-			    " updated_at = " RESOURCE_NEXT_TIME(2) " WHERE id = ?1");
-			sqlite3_bind_text(s, 1, l->id, -1, SQLITE_STATIC);
-			sqlite3_bind_int64(s, 2, now);
-			ok = sqlite3_step(s) == SQLITE_DONE;
-			sqlite3_reset(s);
+			ok = runs_resume_count(st, l->id, now);
 			*resume = xrealloc(*resume, (*nresume + 1) * sizeof **resume);
 			snprintf((*resume)[(*nresume)++], TD_ID_MAX, "%s", l->id);
 			continue;
 		}
 		ended++;
-		s = store_stmt(st, "UPDATE artifacts SET visible = 1 WHERE run_id = ?1");
-		sqlite3_bind_text(s, 1, l->id, -1, SQLITE_STATIC);
-		ok = sqlite3_step(s) == SQLITE_DONE;
-		sqlite3_reset(s);
-		s = store_stmt(st, "UPDATE runs SET status = ?2, error_code = ?3,"
-		    " error_message = ?4, output = COALESCE(output, ''), finished_at = ?5,"
-		    " attention = NULL, updated_at = " RESOURCE_NEXT_TIME(5) " WHERE id = ?1");
-		sqlite3_bind_text(s, 1, l->id, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 2, l->status, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 3, l->code, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 4, l->message, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 5, now);
-		ok = ok && sqlite3_step(s) == SQLITE_DONE;
-		sqlite3_reset(s);
-		ok = ok && plans_run_ended(svc, l->id, l->status);
+		ok = runs_end_left(svc, l->id, l->status, l->code, l->message, now);
 	}
 	ok = ok && plans_recover(svc);
 	ok = ok ? store_commit(st) : (store_rollback(st), false);
@@ -1649,7 +1494,7 @@ recover(struct service *svc, char (**resume)[TD_ID_MAX], size_t *nresume, char *
 			events_emit(svc->events, "run.history-gap", l->project, l->session, l->id, d);
 		}
 		if (l->status != NULL)
-			emit_finished(svc, l->id, l->status, l->code, l->message);
+			runs_emit_finished(svc, l->id, l->status, l->code, l->message);
 	}
 	store_unlock(st);
 	for (size_t i = 0; i < n; i++)
