@@ -19,6 +19,7 @@
 #include "routes.h"
 #include "runs.h"
 #include "service.h"
+#include "sessions.h"
 #include "settings.h"
 #include "store.h"
 #include "supervisor.h"
@@ -26,7 +27,6 @@
 #include "xalloc.h"
 
 #define PROMPT_MAX_CHARS 100000
-#define TITLE_MAX_CHARS 80
 
 static const char *const run_request_fields[] = { "project", "prompt", "permissionProfile",
 	"turnIntent", "cwd", "sessionId", "config", "network", NULL };
@@ -250,72 +250,6 @@ run_request_valid(const cJSON *body, struct http_response *r)
 	return true;
 }
 
-/* The first line of the prompt, cut to TITLE_MAX_CHARS characters. */
-static char *
-title_of(const char *prompt)
-{
-	size_t i = 0, chars = 0;
-
-	while (prompt[i] != '\0' && prompt[i] != '\n' && prompt[i] != '\r' &&
-	    chars < TITLE_MAX_CHARS) {
-		i++;
-		while (((unsigned char)prompt[i] & 0xC0) == 0x80)
-			i++;
-		chars++;
-	}
-	return strndup(prompt, i);
-}
-
-/*
- * The configuration of a new session, member by member: the request, the
- * project defaults, the application defaults, the provider default.
- */
-static cJSON *
-config_for_new_session(struct service *svc, const cJSON *request, const cJSON *project_defaults)
-{
-	const cJSON *layers[3] = { request, project_defaults, settings_defaults(svc->settings) };
-	cJSON *cfg = cJSON_CreateObject();
-	const char *model;
-
-	for (const char *const *f = config_fields; *f; f++) {
-		for (int i = 0; i < 3; i++) {
-			const char *v = json_get_string(layers[i], *f);
-			if (v != NULL) {
-				cJSON_AddStringToObject(cfg, *f, v);
-				break;
-			}
-		}
-	}
-	if (json_get_string(cfg, "model") == NULL &&
-	    (model = config_effective_model(svc, cfg)) != NULL)
-		cJSON_AddStringToObject(cfg, "model", model);
-	if (json_get_string(cfg, "framework") == NULL)
-		cJSON_AddStringToObject(cfg, "framework", "taskdeck");
-	if (json_get_string(cfg, "effort") == NULL)
-		cJSON_AddStringToObject(cfg, "effort", "medium");
-	return cfg;
-}
-
-/* The run's configuration: the session's, with cleared members at their defaults. */
-static cJSON *
-config_for_run(struct service *svc, const cJSON *session_cfg)
-{
-	cJSON *cfg = cJSON_Duplicate(session_cfg, true);
-	const char *model = config_effective_model(svc, cfg);
-
-	for (const char *const *f = config_fields; *f; f++) {
-		if (json_get_string(cfg, *f) == NULL)
-			cJSON_DeleteItemFromObjectCaseSensitive(cfg, *f);
-	}
-	if (json_get_string(cfg, "framework") == NULL)
-		cJSON_AddStringToObject(cfg, "framework", "taskdeck");
-	if (json_get_string(cfg, "model") == NULL && model != NULL)
-		cJSON_AddStringToObject(cfg, "model", model);
-	if (json_get_string(cfg, "effort") == NULL)
-		cJSON_AddStringToObject(cfg, "effort", "medium");
-	return cfg;
-}
-
 /* Everything startRun needs from the store about a project, under the lock. */
 struct admission {
 	cJSON *project_defaults;
@@ -387,27 +321,6 @@ admission_check(const struct admission *a, const char *project, const char *sess
 		return false;
 	}
 	return true;
-}
-
-static bool
-session_insert(struct store *st, const char *id, const char *project, const char *prompt,
-    const char *cwd, bool managed, const cJSON *cfg, int64_t now)
-{
-	sqlite3_stmt *s = store_stmt(st, "INSERT INTO sessions (id, project_id, title, cwd,"
-	    " workspace, config, config_revision, config_updated_at, created_at, updated_at)"
-	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?7, ?7)");
-	bool ok;
-
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, project, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, title_of(prompt), -1, free);
-	sqlite3_bind_text(s, 4, cwd, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 5, managed ? "managed" : "external", -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 6, json_print(cfg), -1, free);
-	sqlite3_bind_int64(s, 7, now);
-	ok = sqlite3_step(s) == SQLITE_DONE;
-	sqlite3_reset(s);
-	return ok;
 }
 
 /* Network for the run's commands: the request's, the project default, the application's. */
@@ -513,7 +426,7 @@ route_runs_create(struct http_request *req, struct http_response *r)
 	run_cfg = NULL;
 	run.cwd = xstrdup(cwd);
 	run.network = network_for(svc, body, a.project_defaults);
-	ok = (session != NULL || session_insert(st, session_id, project,
+	ok = (session != NULL || sessions_create(st, session_id, project,
 	    json_get_string(body, "prompt"), cwd, managed, session_cfg, now)) &&
 	    runs_admit(st, &run, now) && store_commit(st);
 	if (!ok) {

@@ -17,6 +17,7 @@
 #include "resource.h"
 #include "runs.h"
 #include "service.h"
+#include "sessions.h"
 #include "store.h"
 #include "timeutil.h"
 #include "xalloc.h"
@@ -105,58 +106,6 @@ run_load(struct store *st, const char *id)
 }
 
 
-cJSON *
-session_from_row(sqlite3_stmt *s)
-{
-	cJSON *j = cJSON_CreateObject();
-
-	cJSON_AddStringToObject(j, "id", resource_text(s, 0));
-	cJSON_AddStringToObject(j, "projectId", resource_text(s, 1));
-	cJSON_AddStringToObject(j, "title", resource_text(s, 2));
-	cJSON_AddStringToObject(j, "cwd", resource_text(s, 3));
-	cJSON_AddStringToObject(j, "workspace", resource_text(s, 4));
-	resource_add_time(j, "createdAt", sqlite3_column_int64(s, 5));
-	resource_add_time(j, "updatedAt", sqlite3_column_int64(s, 6));
-	if (sqlite3_column_type(s, 7) == SQLITE_NULL) {
-		cJSON_AddNullToObject(j, "lastRun");
-	} else {
-		cJSON *last = cJSON_AddObjectToObject(j, "lastRun");
-		cJSON_AddStringToObject(last, "id", resource_text(s, 7));
-		cJSON_AddStringToObject(last, "status", resource_text(s, 8));
-	}
-	return j;
-}
-
-cJSON *
-session_load(struct store *st, const char *id)
-{
-	return resource_load(store_stmt(st, SESSION_SELECT " WHERE s.id = ?1"), id,
-	    session_from_row);
-}
-
-bool
-session_touch(struct store *st, const char *session_id, int64_t now)
-{
-	sqlite3_stmt *s = store_stmt(st, "UPDATE sessions SET updated_at = "
-	    RESOURCE_NEXT_TIME(2) " WHERE id = ?1");
-	bool ok;
-
-	sqlite3_bind_text(s, 1, session_id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, now);
-	ok = sqlite3_step(s) == SQLITE_DONE;
-	sqlite3_reset(s);
-	return ok;
-}
-
-void
-session_emit_updated(struct service *svc, const char *id)
-{
-	cJSON *j = session_load(svc->store, id);
-
-	if (j != NULL)
-		events_emit(svc->events, "session.updated", json_get_string(j, "projectId"),
-		    id, NULL, j);
-}
 
 bool
 runs_get(struct store *st, const char *id, struct run *run)

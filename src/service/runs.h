@@ -2,8 +2,7 @@
  * The run domain (runs.c): the only writer of the runs table.  A run moves
  * queued -> running -> completed, failed or cancelled here, and each
  * transition drops the run from the cache and publishes its run.* event
- * beside the write.  Rendering of runs and sessions as the API shows them;
- * and the rules of a session configuration (route-sessions.c).
+ * beside the write; and rendering a run as the API shows it.
  */
 #ifndef TD_SERVICE_RUNS_H
 #define TD_SERVICE_RUNS_H
@@ -19,7 +18,6 @@
 
 struct service;
 struct store;
-struct http_response;
 
 /* A run as the service keeps it: one row of the runs table.  Members owned. */
 struct run {
@@ -121,9 +119,6 @@ bool runs_end_left(struct service *svc, const char *id, const char *status, cons
 void runs_emit_finished(struct service *svc, const char *id, const char *status,
     const char *code, const char *message);
 
-/* The configuration members, NULL-terminated. */
-extern const char *const config_fields[];
-
 /* The columns run_from_row reads, in its order. */
 #define RUN_COLUMNS "id, session_id, project_id, status, prompt, permission_profile," \
 	" turn_intent, config, cwd, created_at, started_at, finished_at, cancel_requested_at," \
@@ -131,42 +126,16 @@ extern const char *const config_fields[];
 	" input_tokens, output_tokens, updated_at, network"
 /* A run row (RUN_COLUMNS) as the API shows it. */
 cJSON *run_from_row(sqlite3_stmt *s);
-/* The columns session_from_row reads, with a FROM clause. */
-#define SESSION_SELECT "SELECT s.id, s.project_id, s.title, s.cwd, s.workspace," \
-	" s.created_at, s.updated_at, r.id, r.status FROM sessions s" \
-	" LEFT JOIN runs r ON r.id = (SELECT MAX(id) FROM runs WHERE session_id = s.id)"
-/* A session row (SESSION_SELECT) as the API shows it. */
-cJSON *session_from_row(sqlite3_stmt *s);
-/* The session with id as the API shows it, or NULL.  Only while the store is locked. */
-cJSON *session_load(struct store *st, const char *id);
 /* The run with id as the API shows it, or NULL.  Only while the store is locked. */
 cJSON *run_load(struct store *st, const char *id);
 /*
- * Emit an event (events.h) about a run, with its project and session, and
- * session.updated with the session as the API shows it.  Only while the
- * store is locked.  run_emit consumes data.
+ * Emit an event (events.h) about a run, with its project and session.  Only
+ * while the store is locked.  Consumes data.
  */
 void run_emit(struct service *svc, const char *type, const char *run_id, cJSON *data);
-void session_emit_updated(struct service *svc, const char *session_id);
-/* Moves the session's updatedAt to now (RESOURCE_NEXT_TIME); false on a store error. */
-bool session_touch(struct store *st, const char *session_id, int64_t now);
 /* {"status": status}, the data of run.queued, run.started and run.finished. */
 cJSON *run_status_data(const char *status);
 /* True for completed, failed and cancelled. */
 bool run_status_final(const char *status);
-
-/*
- * Checks the member types of a configuration object (a request's config or
- * a patch): each member null or a string from the allowed values.  On a
- * problem answers 400 naming prefix.member and returns false.
- */
-bool config_types_valid(const cJSON *cfg, const char *prefix, struct http_response *r);
-/*
- * Checks that cfg forms a usable compound configuration (docs/http-api.md,
- * Sessions): on a problem answers 422 invalid_configuration and returns false.
- */
-bool config_usable(const struct service *svc, const cJSON *cfg, struct http_response *r);
-/* The model a run uses: cfg's, else its provider's defaultModel; owned by svc or cfg. */
-const char *config_effective_model(const struct service *svc, const cJSON *cfg);
 
 #endif
