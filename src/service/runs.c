@@ -159,6 +159,32 @@ runs_clear(struct run *run)
 	memset(run, 0, sizeof *run);
 }
 
+cJSON *
+runs_history(struct store *st, const char *session_id, const char *before_id, int max_runs,
+    size_t max_output)
+{
+	cJSON *hist = cJSON_CreateArray();
+	sqlite3_stmt *s = store_stmt(st, "SELECT prompt, output FROM (SELECT id, prompt, output"
+	    " FROM runs WHERE session_id = ?1 AND id < ?2"
+	    " AND status IN ('completed', 'failed', 'cancelled') ORDER BY id DESC LIMIT ?3)"
+	    " ORDER BY id");
+
+	sqlite3_bind_text(s, 1, session_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, before_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 3, max_runs);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		cJSON *h = cJSON_CreateObject();
+		char *out = strndup(resource_text(s, 1), max_output);
+
+		cJSON_AddStringToObject(h, "prompt", resource_text(s, 0));
+		cJSON_AddStringToObject(h, "output", out);
+		free(out);
+		cJSON_AddItemToArray(hist, h);
+	}
+	sqlite3_reset(s);
+	return hist;
+}
+
 bool
 runs_admit(struct store *st, const struct run *run, int64_t now)
 {

@@ -40,6 +40,13 @@ struct run {
 bool runs_get(struct store *st, const char *id, struct run *run);
 /* Frees the members of run (not run itself).  NULL ok. */
 void runs_clear(struct run *run);
+/*
+ * The prompts and outputs (each cut to max_output bytes) of the last
+ * max_runs ended runs of the session before run before_id, oldest first:
+ * [{prompt, output}].  Only while the store is locked.
+ */
+cJSON *runs_history(struct store *st, const char *session_id, const char *before_id,
+    int max_runs, size_t max_output);
 
 /*
  * Admission: stores run (status queued) and touches its session, inside the

@@ -74,8 +74,7 @@ sandbox_message(struct service *svc, cJSON *msg, const char *workspace, bool net
 	sandbox_hidden_free(hidden);
 }
 
-/* The start line's body: the run, its provider, project and session history. */
-/* keycred: wipes the provider's API key in a start message before it is freed. */
+/* Wipes the provider's API key in a start message before it is freed. */
 void
 start_message_wipe(cJSON *msg)
 {
@@ -85,115 +84,74 @@ start_message_wipe(cJSON *msg)
 		sodium_memzero(k->valuestring, strlen(k->valuestring));
 }
 
-cJSON *
-start_message_build(struct supervisor *sv, struct run_state *rs, char **why)
+/* The start line's "run": what the agent needs of the run itself. */
+static cJSON *
+start_message_run(const struct run *run)
 {
-	struct service *svc = sv->svc;
-	struct store *st = svc->store;
-	cJSON *run, *msg, *r, *cfg, *p, *proj, *hist, *limits;
-	const cJSON *provider;
-	const char *key_env, *key = NULL;
-	char *cred_key = NULL;
-	sqlite3_stmt *s;
-	bool network;
+	cJSON *r = cJSON_CreateObject();
 
-	store_lock(st);
-	run = run_load(st, rs->ar->id);
-	if (run == NULL) {
-		store_unlock(st);
-		*why = xstrdup("the run disappeared from the store");
-		return NULL;
-	}
-	network = cJSON_IsTrue(cJSON_GetObjectItem(run, "network"));
-	msg = cJSON_CreateObject();
-	cJSON_AddStringToObject(msg, "type", "start");
-	r = cJSON_AddObjectToObject(msg, "run");
-	cJSON_AddStringToObject(r, "id", rs->ar->id);
-	for (const char *const *f = (const char *const[]){ "sessionId", "projectId", "prompt",
-	    "permissionProfile", "turnIntent", NULL }; *f; f++)
-		cJSON_AddItemToObject(r, *f, cJSON_Duplicate(cJSON_GetObjectItem(run, *f), true));
-	cJSON_AddStringToObject(r, "workspace", json_get_string(run, "cwd"));
-	snprintf(rs->session_id, sizeof rs->session_id, "%s", json_get_string(run, "sessionId"));
-	snprintf(rs->project_id, sizeof rs->project_id, "%s", json_get_string(run, "projectId"));
-	rs->workspace = xstrdup(json_get_string(run, "cwd"));
-	cfg = cJSON_DetachItemFromObject(run, "config");
-	cJSON_AddItemToObject(msg, "config", cfg);
+	cJSON_AddStringToObject(r, "id", run->id);
+	cJSON_AddStringToObject(r, "sessionId", run->session_id);
+	cJSON_AddStringToObject(r, "projectId", run->project_id);
+	cJSON_AddStringToObject(r, "prompt", run->prompt);
+	cJSON_AddStringToObject(r, "permissionProfile", run->permission_profile);
+	if (run->turn_intent != NULL)
+		cJSON_AddStringToObject(r, "turnIntent", run->turn_intent);
+	else
+		cJSON_AddNullToObject(r, "turnIntent");
+	cJSON_AddStringToObject(r, "workspace", run->cwd);
+	return r;
+}
 
-	proj = cJSON_AddObjectToObject(msg, "project");
-	s = store_stmt(st, "SELECT name, context FROM projects WHERE id = ?1");
-	sqlite3_bind_text(s, 1, json_get_string(run, "projectId"), -1, SQLITE_STATIC);
+/* The start line's "project": its name and context.  Only while the store is locked. */
+static void
+start_message_project(struct store *st, cJSON *msg, const struct run *run)
+{
+	cJSON *proj = cJSON_AddObjectToObject(msg, "project");
+	sqlite3_stmt *s = store_stmt(st, "SELECT name, context FROM projects WHERE id = ?1");
+
+	sqlite3_bind_text(s, 1, run->project_id, -1, SQLITE_STATIC);
 	if (sqlite3_step(s) == SQLITE_ROW) {
 		cJSON_AddStringToObject(proj, "name", resource_text(s, 0));
 		cJSON_AddStringToObject(proj, "context", resource_text(s, 1));
 	}
 	sqlite3_reset(s);
+}
 
-	hist = cJSON_AddArrayToObject(msg, "history");
-	s = store_stmt(st, "SELECT prompt, output FROM (SELECT id, prompt, output FROM runs"
-	    " WHERE session_id = ?1 AND id < ?2 AND status IN ('completed', 'failed', 'cancelled')"
-	    " ORDER BY id DESC LIMIT ?3) ORDER BY id");
-	sqlite3_bind_text(s, 1, rs->session_id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, rs->ar->id, -1, SQLITE_STATIC);
-	sqlite3_bind_int(s, 3, HISTORY_RUNS);
-	while (sqlite3_step(s) == SQLITE_ROW) {
-		cJSON *h = cJSON_CreateObject();
-		char *out = strndup(resource_text(s, 1), HISTORY_OUTPUT_MAX);
+/*
+ * A resumed run starts from its checkpoint (which holds the history already)
+ * with request ids above those of earlier processes.  Takes run->checkpoint.
+ */
+static void
+start_message_resume(struct run_state *rs, cJSON *msg, cJSON *r, struct run *run)
+{
+	cJSON *cp = run->checkpoint;
 
-		cJSON_AddStringToObject(h, "prompt", resource_text(s, 0));
-		cJSON_AddStringToObject(h, "output", out);
-		free(out);
-		cJSON_AddItemToArray(hist, h);
+	run->checkpoint = NULL;
+	rs->resumes = run->resumes;
+	cJSON_AddNumberToObject(r, "requestIdBase", rs->resumes * REQUEST_ID_STRIDE);
+	if (cp != NULL) {
+		const char *out = json_get_string(cp, "output");
+
+		if (out != NULL)
+			buf_append(&rs->output, out, strlen(out));
+		cJSON_ReplaceItemInObject(msg, "history", cJSON_CreateArray());
+		cJSON_AddItemToObject(msg, "checkpoint", cp);
 	}
-	sqlite3_reset(s);
+}
 
-	/*
-	 * durable: a resumed run starts from its checkpoint (which holds the
-	 * history already) with request ids above those of earlier processes.
-	 */
-	if (rs->ar->resume) {
-		cJSON *cp = NULL;
+/* The start line's "provider", with its API key; false with *why set. */
+static bool
+start_message_provider(struct service *svc, cJSON *msg, const cJSON *cfg, char **why)
+{
+	const cJSON *provider = settings_provider(svc->settings, json_get_string(cfg, "provider"));
+	const char *key_env, *key = NULL;
+	char *cred_key = NULL;
+	cJSON *p;
 
-		s = store_stmt(st, "SELECT checkpoint, resumes FROM runs WHERE id = ?1");
-		sqlite3_bind_text(s, 1, rs->ar->id, -1, SQLITE_STATIC);
-		if (sqlite3_step(s) == SQLITE_ROW) {
-			if (sqlite3_column_type(s, 0) != SQLITE_NULL)
-				cp = json_parse(resource_text(s, 0), strlen(resource_text(s, 0)));
-			rs->resumes = sqlite3_column_int(s, 1);
-		}
-		sqlite3_reset(s);
-		cJSON_AddNumberToObject(r, "requestIdBase", rs->resumes * REQUEST_ID_STRIDE);
-		if (cJSON_IsObject(cp)) {
-			const char *out = json_get_string(cp, "output");
-
-			if (out != NULL)
-				buf_append(&rs->output, out, strlen(out));
-			cJSON_ReplaceItemInObject(msg, "history", cJSON_CreateArray());
-			cJSON_AddItemToObject(msg, "checkpoint", cp);
-		} else {
-			cJSON_Delete(cp);
-		}
-	}
-	store_unlock(st);
-	cJSON_Delete(run);
-
-	rs->external = frameworks_external(json_get_string(cfg, "framework"));
-	/* An external framework: the CLI taskdeck-agent drives, probed again now. */
-	if (frameworks_external(json_get_string(cfg, "framework"))) {
-		cJSON *rt = frameworks_start_runtime(svc, json_get_string(cfg, "framework"), why);
-
-		if (rt == NULL) {
-			rs->runtime_unready = true;
-			cJSON_Delete(msg);
-			return NULL;
-		}
-		cJSON_AddItemToObject(msg, "runtime", rt);
-	}
-
-	provider = settings_provider(svc->settings, json_get_string(cfg, "provider"));
 	if (provider == NULL) {
-		cJSON_Delete(msg);
 		*why = xstrdup("the provider of the run is no longer configured");
-		return NULL;
+		return false;
 	}
 	p = cJSON_AddObjectToObject(msg, "provider");
 	cJSON_AddStringToObject(p, "kind", json_get_string(provider, "kind"));
@@ -204,7 +162,7 @@ start_message_build(struct supervisor *sv, struct run_state *rs, char **why)
 	key_env = json_get_string(provider, "apiKeyEnv");
 	if (key_env != NULL)
 		key = settings_api_key(svc->settings, key_env);
-	/* keycred: or the sealed credential the provider names, opened just now. */
+	/* Or the sealed credential the provider names, opened just now. */
 	if (json_get_string(provider, "apiKeyCredential") != NULL) {
 		char *sealed_why = NULL;
 
@@ -213,8 +171,7 @@ start_message_build(struct supervisor *sv, struct run_state *rs, char **why)
 			*why = xasprintf("The API key of provider %s cannot be read: %s.",
 			    json_get_string(cfg, "provider"), sealed_why);
 			free(sealed_why);
-			cJSON_Delete(msg);
-			return NULL;
+			return false;
 		}
 		key = cred_key;
 	}
@@ -224,8 +181,54 @@ start_message_build(struct supervisor *sv, struct run_state *rs, char **why)
 		cJSON_AddNullToObject(p, "apiKey");
 	secrets_plain_free(cred_key);
 	cJSON_AddStringToObject(p, "replayDir", svc->replay_dir);
+	return true;
+}
 
-	sandbox_message(svc, msg, rs->workspace, network);
+cJSON *
+start_message_build(struct supervisor *sv, struct run_state *rs, char **why)
+{
+	struct service *svc = sv->svc;
+	struct store *st = svc->store;
+	struct run run;
+	cJSON *msg, *r, *cfg, *limits;
+
+	store_lock(st);
+	if (!runs_get(st, rs->ar->id, &run)) {
+		store_unlock(st);
+		*why = xstrdup("the run disappeared from the store");
+		return NULL;
+	}
+	msg = cJSON_CreateObject();
+	cJSON_AddStringToObject(msg, "type", "start");
+	r = start_message_run(&run);
+	cJSON_AddItemToObject(msg, "run", r);
+	snprintf(rs->session_id, sizeof rs->session_id, "%s", run.session_id);
+	snprintf(rs->project_id, sizeof rs->project_id, "%s", run.project_id);
+	rs->workspace = xstrdup(run.cwd);
+	cfg = run.config;
+	run.config = NULL;
+	cJSON_AddItemToObject(msg, "config", cfg);
+	start_message_project(st, msg, &run);
+	cJSON_AddItemToObject(msg, "history", runs_history(st, run.session_id, run.id,
+	    HISTORY_RUNS, HISTORY_OUTPUT_MAX));
+	if (rs->ar->resume)
+		start_message_resume(rs, msg, r, &run);
+	store_unlock(st);
+
+	rs->external = frameworks_external(json_get_string(cfg, "framework"));
+	/* An external framework: the CLI taskdeck-agent drives, probed again now. */
+	if (rs->external) {
+		cJSON *rt = frameworks_start_runtime(svc, json_get_string(cfg, "framework"), why);
+
+		if (rt == NULL) {
+			rs->runtime_unready = true;
+			goto fail;
+		}
+		cJSON_AddItemToObject(msg, "runtime", rt);
+	}
+	if (!start_message_provider(svc, msg, cfg, why))
+		goto fail;
+	sandbox_message(svc, msg, rs->workspace, run.network);
 
 	limits = cJSON_AddObjectToObject(msg, "limits");
 	cJSON_AddNumberToObject(limits, "maxTurns", settings_max_turns(svc->settings));
@@ -236,7 +239,14 @@ start_message_build(struct supervisor *sv, struct run_state *rs, char **why)
 	cJSON_AddNumberToObject(limits, "connectorTimeoutMs", CONNECTOR_RUN_TIMEOUT_MS);
 	rs->connectors = connectors_for_run(svc);
 	cJSON_AddItemToObject(msg, "connectors", cJSON_Duplicate(rs->connectors, true));
+	runs_clear(&run);
 	return msg;
+
+fail:
+	start_message_wipe(msg);
+	cJSON_Delete(msg);
+	runs_clear(&run);
+	return NULL;
 }
 
 /* Drops the history, then the project context, until the line fits. */
