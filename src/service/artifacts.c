@@ -720,15 +720,3 @@ artifacts_disposition(const char *name)
 	}
 	return buf_steal(&b);
 }
-
-bool
-artifacts_run_ended(struct store *st, const char *run_id)
-{
-	sqlite3_stmt *s = store_stmt(st, "UPDATE artifacts SET visible = 1 WHERE run_id = ?1");
-	bool ok;
-
-	sqlite3_bind_text(s, 1, run_id, -1, SQLITE_STATIC);
-	ok = sqlite3_step(s) == SQLITE_DONE;
-	sqlite3_reset(s);
-	return ok;
-}

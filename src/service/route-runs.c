@@ -75,8 +75,7 @@ route_runs_list(struct http_request *req, struct http_response *r)
 	const char *project = http_query(req, "project");
 	const char *status = http_query(req, "status");
 	const char *cursor = http_query(req, "cursor");
-	struct resource_page pg;
-	sqlite3_stmt *s;
+	char next[TD_ID_MAX];
 	int limit;
 	cJSON *arr;
 
@@ -98,28 +97,14 @@ route_runs_list(struct http_request *req, struct http_response *r)
 			return http_bad_parameter(r, "status", "status must be queued, running, "
 			    "completed, failed or cancelled");
 	}
-	arr = cJSON_CreateArray();
 	store_lock(st);
-	s = store_stmt(st, "SELECT " RUN_COLUMNS " FROM runs"
-	    " WHERE (?1 IS NULL OR session_id = ?1) AND (?2 IS NULL OR project_id = ?2)"
-	    " AND (?3 IS NULL OR status = ?3) AND (?4 IS NULL OR id < ?4)"
-	    " ORDER BY id DESC LIMIT ?5");
-	if (session != NULL)
-		sqlite3_bind_text(s, 1, session, -1, SQLITE_STATIC);
-	if (project != NULL)
-		sqlite3_bind_text(s, 2, project, -1, SQLITE_STATIC);
-	if (status != NULL)
-		sqlite3_bind_text(s, 3, status, -1, SQLITE_STATIC);
-	resource_page_start(&pg, s, 4, cursor, limit);
-	while (resource_page_row(&pg, s))
-		cJSON_AddItemToArray(arr, run_from_row(s));
-	sqlite3_reset(s);
+	arr = runs_list(st, session, project, status, cursor, limit, next);
 	store_unlock(st);
-	if (pg.next[0] != '\0')
+	if (next[0] != '\0')
 		http_link_next(r, "/api/v1/runs?%s%s%s%s%s%s&limit=%d&cursor=%s",
 		    session ? "session=" : "", session ? session : "",
 		    project ? (session ? "&project=" : "project=") : "", project ? project : "",
-		    status ? "&status=" : "", status ? status : "", limit, pg.next);
+		    status ? "&status=" : "", status ? status : "", limit, next);
 	http_json(r, 200, arr);
 }
 
@@ -250,45 +235,9 @@ run_request_valid(const cJSON *body, struct http_response *r)
 	return true;
 }
 
-/* Everything startRun needs from the store about a project, under the lock. */
-struct admission {
-	cJSON *project_defaults;
-	cJSON *session_cfg;		/* existing session */
-	char session_cwd[PATH_MAX];
-	bool project_known;
-	bool session_known;
-	bool session_other_project;
-	bool session_busy;
-};
-
-static void
-admission_read(struct store *st, const char *project, const char *session, struct admission *a)
-{
-	sqlite3_stmt *s = store_stmt(st, "SELECT defaults FROM project_defaults"
-	    " WHERE project_id = ?1");
-
-	sqlite3_bind_text(s, 1, project, -1, SQLITE_STATIC);
-	if ((a->project_known = sqlite3_step(s) == SQLITE_ROW))
-		a->project_defaults = resource_json_column(s, 0);
-	sqlite3_reset(s);
-	if (session == NULL)
-		return;
-	s = store_stmt(st, "SELECT project_id, cwd, config, EXISTS (SELECT 1 FROM runs"
-	    " WHERE session_id = ?1 AND status IN ('queued', 'running'))"
-	    " FROM sessions WHERE id = ?1");
-	sqlite3_bind_text(s, 1, session, -1, SQLITE_STATIC);
-	if ((a->session_known = sqlite3_step(s) == SQLITE_ROW)) {
-		a->session_other_project = strcmp(resource_text(s, 0), project) != 0;
-		snprintf(a->session_cwd, sizeof a->session_cwd, "%s", resource_text(s, 1));
-		a->session_cfg = resource_json_column(s, 2);
-		a->session_busy = sqlite3_column_int(s, 3) != 0;
-	}
-	sqlite3_reset(s);
-}
-
 /* Answers the admission problem, if any; true when the run may be admitted. */
 static bool
-admission_check(const struct admission *a, const char *project, const char *session,
+admission_check(const struct run_admission *a, const char *project, const char *session,
     const char *cwd, struct http_response *r)
 {
 	if (!a->project_known) {
@@ -359,7 +308,7 @@ route_runs_create(struct http_request *req, struct http_response *r)
 	const char *session = json_get_string(body, "sessionId");
 	const char *cwd_in = json_get_string(body, "cwd");
 	const cJSON *req_cfg = cJSON_GetObjectItemCaseSensitive(body, "config");
-	struct admission a = { 0 };
+	struct run_admission a = { 0 };
 	struct run run = { 0 };
 	char cwd[PATH_MAX], run_id[TD_ID_MAX], session_id[TD_ID_MAX];
 	bool managed = false, made_dir = false, ok;
@@ -383,7 +332,7 @@ route_runs_create(struct http_request *req, struct http_response *r)
 		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);
 		return;
 	}
-	admission_read(st, project, session, &a);
+	runs_admission_read(st, project, session, &a);
 	if (!admission_check(&a, project, session, cwd_in ? cwd : NULL, r))
 		goto refused;
 	if (session != NULL) {

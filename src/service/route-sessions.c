@@ -25,10 +25,8 @@ route_sessions_list(struct http_request *req, struct http_response *r)
 	struct store *st = req->svc->store;
 	const char *project = http_query(req, "project");
 	const char *cursor = http_query(req, "cursor");
-	struct resource_page pg;
-	sqlite3_stmt *s;
+	char next[TD_ID_MAX];
 	int limit;
-	bool known;
 	cJSON *arr;
 
 	if (!http_query_limit(req, r, &limit))
@@ -38,28 +36,16 @@ route_sessions_list(struct http_request *req, struct http_response *r)
 		return http_bad_parameter(r, project == NULL || !td_id_valid(project, "prj") ?
 		    "project" : "cursor", "project must be a project id and cursor a session id");
 	}
-	arr = cJSON_CreateArray();
 	store_lock(st);
-	s = store_stmt(st, "SELECT 1 FROM projects WHERE id = ?1");
-	sqlite3_bind_text(s, 1, project, -1, SQLITE_STATIC);
-	known = sqlite3_step(s) == SQLITE_ROW;
-	sqlite3_reset(s);
-	s = store_stmt(st, SESSION_SELECT " WHERE s.project_id = ?1"
-	    " AND (?2 IS NULL OR s.id < ?2) ORDER BY s.id DESC LIMIT ?3");
-	sqlite3_bind_text(s, 1, project, -1, SQLITE_STATIC);
-	resource_page_start(&pg, s, 2, cursor, limit);
-	while (known && resource_page_row(&pg, s))
-		cJSON_AddItemToArray(arr, session_from_row(s));
-	sqlite3_reset(s);
+	arr = sessions_list(st, project, cursor, limit, next);
 	store_unlock(st);
-	if (!known) {
-		cJSON_Delete(arr);
+	if (arr == NULL) {
 		http_not_found(r, "project", project);
 		return;
 	}
-	if (pg.next[0] != '\0')
+	if (next[0] != '\0')
 		http_link_next(r, "/api/v1/sessions?project=%s&limit=%d&cursor=%s", project,
-		    limit, pg.next);
+		    limit, next);
 	http_json(r, 200, arr);
 }
 

@@ -503,3 +503,53 @@ runs_end_left(struct service *svc, const char *id, const char *status, const cha
 	sqlite3_reset(s);
 	return ok && plans_run_ended(svc, id, status);
 }
+
+void
+runs_admission_read(struct store *st, const char *project, const char *session, struct run_admission *a)
+{
+	sqlite3_stmt *s = store_stmt(st, "SELECT defaults FROM project_defaults"
+	    " WHERE project_id = ?1");
+
+	sqlite3_bind_text(s, 1, project, -1, SQLITE_STATIC);
+	if ((a->project_known = sqlite3_step(s) == SQLITE_ROW))
+		a->project_defaults = resource_json_column(s, 0);
+	sqlite3_reset(s);
+	if (session == NULL)
+		return;
+	s = store_stmt(st, "SELECT project_id, cwd, config, EXISTS (SELECT 1 FROM runs"
+	    " WHERE session_id = ?1 AND status IN ('queued', 'running'))"
+	    " FROM sessions WHERE id = ?1");
+	sqlite3_bind_text(s, 1, session, -1, SQLITE_STATIC);
+	if ((a->session_known = sqlite3_step(s) == SQLITE_ROW)) {
+		a->session_other_project = strcmp(resource_text(s, 0), project) != 0;
+		snprintf(a->session_cwd, sizeof a->session_cwd, "%s", resource_text(s, 1));
+		a->session_cfg = resource_json_column(s, 2);
+		a->session_busy = sqlite3_column_int(s, 3) != 0;
+	}
+	sqlite3_reset(s);
+}
+
+cJSON *
+runs_list(struct store *st, const char *session, const char *project, const char *status,
+    const char *cursor, int limit, char *next)
+{
+	cJSON *arr = cJSON_CreateArray();
+	struct resource_page pg;
+	sqlite3_stmt *s = store_stmt(st, "SELECT " RUN_COLUMNS " FROM runs"
+	    " WHERE (?1 IS NULL OR session_id = ?1) AND (?2 IS NULL OR project_id = ?2)"
+	    " AND (?3 IS NULL OR status = ?3) AND (?4 IS NULL OR id < ?4)"
+	    " ORDER BY id DESC LIMIT ?5");
+
+	if (session != NULL)
+		sqlite3_bind_text(s, 1, session, -1, SQLITE_STATIC);
+	if (project != NULL)
+		sqlite3_bind_text(s, 2, project, -1, SQLITE_STATIC);
+	if (status != NULL)
+		sqlite3_bind_text(s, 3, status, -1, SQLITE_STATIC);
+	resource_page_start(&pg, s, 4, cursor, limit);
+	while (resource_page_row(&pg, s))
+		cJSON_AddItemToArray(arr, run_from_row(s));
+	sqlite3_reset(s);
+	snprintf(next, TD_ID_MAX, "%s", pg.next);
+	return arr;
+}

@@ -7,6 +7,7 @@
 #ifndef TD_SERVICE_RUNS_H
 #define TD_SERVICE_RUNS_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -55,6 +56,31 @@ cJSON *runs_history(struct store *st, const char *session_id, const char *before
  */
 bool runs_admit(struct store *st, const struct run *run, int64_t now);
 void runs_admitted(struct service *svc, const struct run *run);
+/* Everything an admission needs from the store about a project and a session. */
+struct run_admission {
+	cJSON *project_defaults;
+	cJSON *session_cfg;		/* existing session */
+	char session_cwd[PATH_MAX];
+	bool project_known;
+	bool session_known;
+	bool session_other_project;
+	bool session_busy;
+};
+/*
+ * Reads what admitting a run to project (and session, NULL for a new one)
+ * depends on into *a; the caller frees a->project_defaults and
+ * a->session_cfg.  Only while the store is locked.
+ */
+void runs_admission_read(struct store *st, const char *project, const char *session,
+    struct run_admission *a);
+/*
+ * A page of runs as the API shows them, newest first: those of session
+ * and/or project (NULL: any), with status (NULL: any), below cursor (a run
+ * id, NULL for the first page), at most limit.  next (TD_ID_MAX bytes) gets
+ * the cursor of the next page, "" at the end.  Only while locked.
+ */
+cJSON *runs_list(struct store *st, const char *session, const char *project,
+    const char *status, const char *cursor, int limit, char *next);
 /* The ids of up to max queued runs, oldest first; how many.  Only while locked. */
 size_t runs_queued(struct store *st, char (*ids)[TD_ID_MAX], size_t max);
 /*

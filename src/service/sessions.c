@@ -12,6 +12,7 @@
 #include "events.h"
 #include "frameworks.h"
 #include "http.h"
+#include "ids.h"
 #include "json.h"
 #include "resource.h"
 #include "service.h"
@@ -66,6 +67,44 @@ session_touch(struct store *st, const char *session_id, int64_t now)
 	ok = sqlite3_step(s) == SQLITE_DONE;
 	sqlite3_reset(s);
 	return ok;
+}
+
+bool
+sessions_exists(struct store *st, const char *id)
+{
+	sqlite3_stmt *s = store_stmt(st, "SELECT 1 FROM sessions WHERE id = ?1");
+	bool found;
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	found = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_reset(s);
+	return found;
+}
+
+cJSON *
+sessions_list(struct store *st, const char *project, const char *cursor, int limit, char *next)
+{
+	struct resource_page pg;
+	sqlite3_stmt *s;
+	bool known;
+	cJSON *arr;
+
+	s = store_stmt(st, "SELECT 1 FROM projects WHERE id = ?1");
+	sqlite3_bind_text(s, 1, project, -1, SQLITE_STATIC);
+	known = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_reset(s);
+	if (!known)
+		return NULL;
+	arr = cJSON_CreateArray();
+	s = store_stmt(st, SESSION_SELECT " WHERE s.project_id = ?1"
+	    " AND (?2 IS NULL OR s.id < ?2) ORDER BY s.id DESC LIMIT ?3");
+	sqlite3_bind_text(s, 1, project, -1, SQLITE_STATIC);
+	resource_page_start(&pg, s, 2, cursor, limit);
+	while (resource_page_row(&pg, s))
+		cJSON_AddItemToArray(arr, session_from_row(s));
+	sqlite3_reset(s);
+	snprintf(next, TD_ID_MAX, "%s", pg.next);
+	return arr;
 }
 
 void

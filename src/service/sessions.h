@@ -24,6 +24,16 @@ struct http_response;
 cJSON *session_from_row(sqlite3_stmt *s);
 /* The session with id as the API shows it, or NULL.  Only while the store is locked. */
 cJSON *session_load(struct store *st, const char *id);
+/* True when the session id exists.  Only while the store is locked. */
+bool sessions_exists(struct store *st, const char *id);
+/*
+ * A page of the sessions of project as the API shows them, newest first,
+ * below cursor (a session id, NULL for the first page), at most limit; next
+ * (TD_ID_MAX bytes) gets the cursor of the next page, "" at the end.  NULL
+ * when there is no such project.  Only while the store is locked.
+ */
+cJSON *sessions_list(struct store *st, const char *project, const char *cursor, int limit,
+    char *next);
 /* session.updated with the session as the API shows it.  Only while the store is locked. */
 void session_emit_updated(struct service *svc, const char *session_id);
 /* Moves the session's updatedAt to now (RESOURCE_NEXT_TIME); false on a store error. */
