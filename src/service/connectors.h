@@ -98,6 +98,14 @@ void connector_launch_free(struct connector_launch *l);
  * few MCP request timeouts: never on an HTTP thread.
  */
 cJSON *connector_test_run(const struct connector_launch *l);
+/* How many connector tests run at once at most. */
+#define CONNECTOR_TESTS_MAX 8
+/*
+ * A test starts (true) unless CONNECTOR_TESTS_MAX run already; each that
+ * started ends with connector_tests_end.
+ */
+bool connector_tests_begin(void);
+void connector_tests_end(void);
 /* Waits up to timeout_ms for the tests still running (at shutdown); false if some remain. */
 bool connector_tests_drain(int timeout_ms);
 

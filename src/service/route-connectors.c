@@ -133,10 +133,6 @@ route_connectors_remove(struct http_request *req, struct http_response *r)
  * of its own while the connection is suspended, and its answer is the body
  * of a streamed 200 response.  Every outcome of a test that ran is 200.
  */
-#define CONNECTOR_TESTS_MAX 8
-
-static atomic_int tests_running;
-
 struct test_job {
 	pthread_mutex_t mu;
 	struct connector_launch launch;
@@ -193,7 +189,7 @@ test_thread(void *arg)
 	if (job->hs != NULL && !job->gone)
 		http_stream_resume(job->hs);
 	pthread_mutex_unlock(&job->mu);
-	atomic_fetch_sub(&tests_running, 1);
+	connector_tests_end();
 	test_job_unref(job);
 	return NULL;
 }
@@ -241,8 +237,7 @@ route_connectors_test(struct http_request *req, struct http_response *r)
 		free(job);
 		return route_conn_problem(r, &p);
 	}
-	if (atomic_fetch_add(&tests_running, 1) >= CONNECTOR_TESTS_MAX) {
-		atomic_fetch_sub(&tests_running, 1);
+	if (!connector_tests_begin()) {
 		connector_launch_free(&job->launch);
 		free(job);
 		http_error(r, TD_UNAVAILABLE, NULL, "%d connector tests are running; retry in a "
@@ -256,7 +251,7 @@ route_connectors_test(struct http_request *req, struct http_response *r)
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&t, &attr, test_thread, job) != 0) {
 		pthread_attr_destroy(&attr);
-		atomic_fetch_sub(&tests_running, 1);
+		connector_tests_end();
 		connector_launch_free(&job->launch);
 		pthread_mutex_destroy(&job->mu);
 		free(job);
@@ -265,17 +260,4 @@ route_connectors_test(struct http_request *req, struct http_response *r)
 	}
 	pthread_attr_destroy(&attr);
 	http_stream(r, 200, test_read, test_free, job);
-}
-
-bool
-connector_tests_drain(int timeout_ms)
-{
-	for (int waited = 0; atomic_load(&tests_running) > 0; waited += 10) {
-		struct timespec ts = { 0, 10 * 1000000L };
-
-		if (waited >= timeout_ms)
-			return false;
-		nanosleep(&ts, NULL);
-	}
-	return true;
 }
