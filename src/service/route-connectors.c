@@ -13,21 +13,6 @@
 #include "routes.h"
 #include "xalloc.h"
 
-/* Answers a refusal from connectors.c or credentials.c. */
-void
-route_conn_problem(struct http_response *r, struct conn_problem *p)
-{
-	cJSON *details = p->details ? p->details : cJSON_CreateObject();
-
-	p->details = NULL;
-	if (p->code == TD_NOT_FOUND) {
-		cJSON_AddStringToObject(details, "resource", p->field);
-	} else if (p->field[0] != '\0') {
-		cJSON_AddStringToObject(details, "field", p->field);
-	}
-	http_error(r, p->code, details, "%s", p->message);
-}
-
 /* Parses ?cursor= for a list of prefix ids (extra: one more id allowed); false after a 400. */
 bool
 route_conn_cursor(struct http_request *req, struct http_response *r, const char *prefix,
@@ -77,11 +62,11 @@ route_connectors_get(struct http_request *req, struct http_response *r)
 void
 route_connectors_create(struct http_request *req, struct http_response *r)
 {
-	struct conn_problem p = { 0 };
+	struct problem p = { 0 };
 	cJSON *c;
 
 	if (connector_add(req->svc, req->json, &c, &p) != TD_OK)
-		return route_conn_problem(r, &p);
+		return http_problem(r, &p);
 	char *location = xasprintf("/api/v1/connectors/%s", json_get_string(c, "id"));
 	http_add_header(r, "Location", location);
 	free(location);
@@ -91,11 +76,11 @@ route_connectors_create(struct http_request *req, struct http_response *r)
 void
 route_connectors_update(struct http_request *req, struct http_response *r)
 {
-	struct conn_problem p = { 0 };
+	struct problem p = { 0 };
 	cJSON *c;
 
 	if (connector_update(req->svc, req->params[0], req->json, &c, &p) != TD_OK)
-		return route_conn_problem(r, &p);
+		return http_problem(r, &p);
 	http_json(r, 200, c);
 }
 
@@ -104,7 +89,7 @@ route_connectors_enabled(struct http_request *req, struct http_response *r)
 {
 	static const char *const fields[] = { "enabled", NULL };
 	const cJSON *enabled = cJSON_GetObjectItemCaseSensitive(req->json, "enabled");
-	struct conn_problem p = { 0 };
+	struct problem p = { 0 };
 	const char *bad = NULL;
 	cJSON *c;
 
@@ -113,17 +98,17 @@ route_connectors_enabled(struct http_request *req, struct http_response *r)
 	if (!cJSON_IsBool(enabled))
 		return http_bad_field(r, "enabled", "enabled must be true or false");
 	if (connector_set_enabled(req->svc, req->params[0], cJSON_IsTrue(enabled), &c, &p) != TD_OK)
-		return route_conn_problem(r, &p);
+		return http_problem(r, &p);
 	http_json(r, 200, c);
 }
 
 void
 route_connectors_remove(struct http_request *req, struct http_response *r)
 {
-	struct conn_problem p = { 0 };
+	struct problem p = { 0 };
 
 	if (connector_remove(req->svc, req->params[0], &p) != TD_OK)
-		return route_conn_problem(r, &p);
+		return http_problem(r, &p);
 	http_json(r, 200, cJSON_CreateObject());
 }
 
@@ -228,14 +213,14 @@ test_free(void *cls)
 void
 route_connectors_test(struct http_request *req, struct http_response *r)
 {
-	struct conn_problem p = { 0 };
+	struct problem p = { 0 };
 	struct test_job *job = xcalloc(1, sizeof *job);
 	pthread_attr_t attr;
 	pthread_t t;
 
 	if (connector_launch_prepare(req->svc, req->params[0], &job->launch, &p) != TD_OK) {
 		free(job);
-		return route_conn_problem(r, &p);
+		return http_problem(r, &p);
 	}
 	if (!connector_tests_begin()) {
 		connector_launch_free(&job->launch);

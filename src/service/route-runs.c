@@ -15,6 +15,7 @@
 #include "json.h"
 #include "log.h"
 #include "paths.h"
+#include "problem.h"
 #include "resource.h"
 #include "routes.h"
 #include "runs.h"
@@ -190,6 +191,7 @@ run_request_valid(const cJSON *body, struct http_response *r)
 {
 	const char *bad = NULL;
 	const cJSON *config = cJSON_GetObjectItemCaseSensitive(body, "config");
+	struct problem p = { 0 };
 
 	if (!json_only_keys(body, run_request_fields, &bad)) {
 		http_bad_field(r, bad, "unknown field %s", bad);
@@ -224,8 +226,10 @@ run_request_valid(const cJSON *body, struct http_response *r)
 		http_bad_field(r, "sessionId", "sessionId must be a session id");
 		return false;
 	}
-	if (config != NULL && !cJSON_IsNull(config) && !config_types_valid(config, "config", r))
+	if (config != NULL && !cJSON_IsNull(config) && !config_types_valid(config, "config", &p)) {
+		http_problem(r, &p);
 		return false;
+	}
 	if (cJSON_GetObjectItemCaseSensitive(body, "network") != NULL &&
 	    !cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(body, "network")) &&
 	    !cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(body, "network"))) {
@@ -309,6 +313,7 @@ route_runs_create(struct http_request *req, struct http_response *r)
 	const char *cwd_in = json_get_string(body, "cwd");
 	const cJSON *req_cfg = cJSON_GetObjectItemCaseSensitive(body, "config");
 	struct run_admission a = { 0 };
+	struct problem p = { 0 };
 	struct run run = { 0 };
 	char cwd[PATH_MAX], run_id[TD_ID_MAX], session_id[TD_ID_MAX];
 	bool managed = false, made_dir = false, ok;
@@ -351,10 +356,12 @@ route_runs_create(struct http_request *req, struct http_response *r)
 			}
 		}
 	}
-	if (!config_usable(svc, session_cfg, r) ||
+	if (!config_usable(svc, session_cfg, &p) ||
 	    !frameworks_run_usable(json_get_string(session_cfg, "framework"),
-	    profile_for(svc, body, a.project_defaults), json_get_string(body, "turnIntent"), r))
+	    profile_for(svc, body, a.project_defaults), json_get_string(body, "turnIntent"), &p)) {
+		http_problem(r, &p);
 		goto refused;
+	}
 	run_cfg = config_for_run(svc, session_cfg);
 	if (managed) {
 		if (!td_mkdir_p(cwd, 0700)) {

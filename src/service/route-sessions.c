@@ -10,6 +10,7 @@
 #include "http.h"
 #include "ids.h"
 #include "json.h"
+#include "problem.h"
 #include "resource.h"
 #include "routes.h"
 #include "sessions.h"
@@ -94,6 +95,7 @@ route_session_config_update(struct http_request *req, struct http_response *r)
 	const char *id = req->params[0], *bad = NULL;
 	const cJSON *patch = cJSON_GetObjectItemCaseSensitive(req->json, "patch");
 	const cJSON *expected = cJSON_GetObjectItemCaseSensitive(req->json, "expectedRevision");
+	struct problem p = { 0 };
 	cJSON *current, *cfg, *item;
 	long revision;
 	bool ok;
@@ -111,8 +113,10 @@ route_session_config_update(struct http_request *req, struct http_response *r)
 		http_bad_field(r, "patch", "patch must be an object");
 		return;
 	}
-	if (!config_types_valid(patch, "patch", r))
+	if (!config_types_valid(patch, "patch", &p)) {
+		http_problem(r, &p);
 		return;
+	}
 
 	store_lock(st);
 	if (!store_begin(st)) {
@@ -140,10 +144,11 @@ route_session_config_update(struct http_request *req, struct http_response *r)
 			cJSON_AddStringToObject(cfg, *f, item->valuestring);
 	}
 	cJSON_Delete(current);
-	if (!config_usable(svc, cfg, r)) {
+	if (!config_usable(svc, cfg, &p)) {
 		store_rollback(st);
 		store_unlock(st);
 		cJSON_Delete(cfg);
+		http_problem(r, &p);
 		return;
 	}
 	ok = sessions_config_store(st, id, cfg, td_now_ms());

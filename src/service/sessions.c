@@ -3,7 +3,6 @@
  * a session as the API shows it, and the rules of a session configuration.
  * Below the supervisor and the HTTP routes; above the store.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include "http.h"
 #include "ids.h"
 #include "json.h"
+#include "problem.h"
 #include "resource.h"
 #include "service.h"
 #include "sessions.h"
@@ -199,34 +199,34 @@ sessions_config_store(struct store *st, const char *id, const cJSON *cfg, int64_
 }
 
 bool
-config_types_valid(const cJSON *cfg, const char *prefix, struct http_response *r)
+config_types_valid(const cJSON *cfg, const char *prefix, struct problem *p)
 {
 	const char *bad = NULL;
 	char field[64];
 
 	if (!cJSON_IsObject(cfg)) {
-		http_bad_field(r, prefix, "%s must be an object", prefix);
+		problem_set(p, TD_INVALID_REQUEST, prefix, "%s must be an object", prefix);
 		return false;
 	}
 	if (!json_only_keys(cfg, config_fields, &bad)) {
 		snprintf(field, sizeof field, "%s.%.40s", prefix, bad);
-		http_bad_field(r, field, "unknown configuration member %s", bad);
+		problem_set(p, TD_INVALID_REQUEST, field, "unknown configuration member %s", bad);
 		return false;
 	}
 	if (!json_check_enum(cfg, "framework", true, resource_frameworks)) {
 		snprintf(field, sizeof field, "%s.framework", prefix);
-		http_bad_field(r, field, "framework must be taskdeck, claude-code, codex or null");
+		problem_set(p, TD_INVALID_REQUEST, field, "framework must be taskdeck, claude-code, codex or null");
 		return false;
 	}
 	if (!json_check_enum(cfg, "effort", true, resource_efforts)) {
 		snprintf(field, sizeof field, "%s.effort", prefix);
-		http_bad_field(r, field, "effort must be low, medium, high or null");
+		problem_set(p, TD_INVALID_REQUEST, field, "effort must be low, medium, high or null");
 		return false;
 	}
 	for (const char *const *f = (const char *const[]){ "provider", "model", NULL }; *f; f++) {
 		if (!json_check_string(cfg, *f, false, true, 1, NAME_MAX_CHARS)) {
 			snprintf(field, sizeof field, "%s.%s", prefix, *f);
-			http_bad_field(r, field, "%s must be a string of 1 to %d characters or null",
+			problem_set(p, TD_INVALID_REQUEST, field, "%s must be a string of 1 to %d characters or null",
 			    *f, NAME_MAX_CHARS);
 			return false;
 		}
@@ -241,24 +241,6 @@ config_effective_model(const struct service *svc, const cJSON *cfg)
 	const cJSON *provider = settings_provider(svc->settings, json_get_string(cfg, "provider"));
 
 	return model ? model : json_get_string(provider, "defaultModel");
-}
-
-static void invalid_configuration(struct http_response *, const char *, const char *, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* Answers 422 invalid_configuration naming field. */
-static void
-invalid_configuration(struct http_response *r, const char *field, const char *fmt, ...)
-{
-	cJSON *details = cJSON_CreateObject();
-	char msg[512];
-	va_list ap;
-
-	cJSON_AddStringToObject(details, "field", field);
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	http_error(r, TD_INVALID_CONFIGURATION, details, "%s", msg);
 }
 
 /* A replay model names a file: letters, digits, '.', '_' and '-', not starting with '.'. */
@@ -279,7 +261,7 @@ replay_model_installed(const struct service *svc, const char *model)
 }
 
 bool
-config_usable(const struct service *svc, const cJSON *cfg, struct http_response *r)
+config_usable(const struct service *svc, const cJSON *cfg, struct problem *pr)
 {
 	const char *framework = json_get_string(cfg, "framework");
 	const char *provider = json_get_string(cfg, "provider");
@@ -287,21 +269,21 @@ config_usable(const struct service *svc, const cJSON *cfg, struct http_response 
 	const char *model;
 
 	if (provider == NULL) {
-		invalid_configuration(r, "provider", "A provider is required.");
+		problem_set(pr, TD_INVALID_CONFIGURATION, "provider", "A provider is required.");
 		return false;
 	}
 	if ((p = settings_provider(svc->settings, provider)) == NULL) {
-		invalid_configuration(r, "provider", "The provider %s is not configured "
+		problem_set(pr, TD_INVALID_CONFIGURATION, "provider", "The provider %s is not configured "
 		    "(settings.json, providers).", provider);
 		return false;
 	}
 	/* claude-code and codex: the provider kind the CLI speaks, and a ready runtime. */
 	if (frameworks_external(framework))
-		return frameworks_config_usable(svc, cfg, json_get_string(p, "kind"), r);
+		return frameworks_config_usable(svc, cfg, json_get_string(p, "kind"), pr);
 	model = config_effective_model(svc, cfg);
 	if (strcmp(json_get_string(p, "kind"), "replay") == 0 &&
 	    !replay_model_installed(svc, model)) {
-		invalid_configuration(r, "model", "No replay transcript is installed for "
+		problem_set(pr, TD_INVALID_CONFIGURATION, "model", "No replay transcript is installed for "
 		    "the model %s.", model);
 		return false;
 	}

@@ -14,7 +14,7 @@
 
 struct service;
 struct store;
-struct http_response;
+struct problem;
 
 /* The columns session_from_row reads, with a FROM clause. */
 #define SESSION_SELECT "SELECT s.id, s.project_id, s.title, s.cwd, s.workspace," \
@@ -58,14 +58,14 @@ extern const char *const config_fields[];
 /*
  * Checks the member types of a configuration object (a request's config or
  * a patch): each member null or a string from the allowed values.  On a
- * problem answers 400 naming prefix.member and returns false.
+ * problem fills *p (invalid_request naming prefix.member) and returns false.
  */
-bool config_types_valid(const cJSON *cfg, const char *prefix, struct http_response *r);
+bool config_types_valid(const cJSON *cfg, const char *prefix, struct problem *p);
 /*
  * Checks that cfg forms a usable compound configuration (docs/http-api.md,
- * Sessions): on a problem answers 422 invalid_configuration and returns false.
+ * Sessions): on a problem fills *p (invalid_configuration) and returns false.
  */
-bool config_usable(const struct service *svc, const cJSON *cfg, struct http_response *r);
+bool config_usable(const struct service *svc, const cJSON *cfg, struct problem *p);
 /* The model a run uses: cfg's, else its provider's defaultModel; owned by svc or cfg. */
 const char *config_effective_model(const struct service *svc, const cJSON *cfg);
 /*
