@@ -141,7 +141,7 @@ on_output(struct run_state *rs, const cJSON *msg)
 }
 
 /*
- * durable: the agent's checkpoint (docs/host-protocol.md) replaces the run's
+ * The agent's checkpoint (docs/host-protocol.md) replaces the run's
  * last one, with the output so far, in one statement.  A store that fails
  * (a full disk) keeps the previous checkpoint: a resume then redoes more.
  */
@@ -223,7 +223,7 @@ on_plan_propose(struct run_state *rs, long long id, const cJSON *params)
 	char *message = NULL;
 	cJSON *answer = NULL;
 
-	/* durable: the proposal in flight at the restart is the one stored. */
+	/* The proposal in flight at the restart is the one stored. */
 	if (rs->resuming) {
 		rs->resuming = false;
 		if (plan_rebind(rs->ar->sv->svc, rs->ar->id, rs->session_id, id, params,
@@ -259,7 +259,7 @@ on_permission_ask(struct run_state *rs, long long id, const cJSON *params)
 	enum td_code code;
 	cJSON *answer = NULL;
 
-	/* durable: the question in flight at the restart is the prompt stored. */
+	/* The question in flight at the restart is the prompt stored. */
 	if (rs->resuming) {
 		rs->resuming = false;
 		if (prompt_rebind(rs->ar->sv->svc, rs->ar->id, id, params,

@@ -311,7 +311,7 @@ plans_recover(struct service *svc)
 
 	if (!prompts_recover(svc))
 		return false;
-	/* Not the plans of runs that resume (durable). */
+	/* Not the plans of runs that resume. */
 	s = store_stmt(st, "SELECT session_id, run_id, status = 'awaiting-approval' FROM plans"
 	    " WHERE status IN " PLAN_OPEN " AND run_id NOT IN"
 	    " (SELECT id FROM runs WHERE status = 'running')");

@@ -78,7 +78,7 @@ prompts_expire(struct service *svc, const char *run_id)
 	sqlite3_stmt *s;
 	bool ok;
 
-	/* At start-up (run_id NULL): not the prompts of runs that resume (durable). */
+	/* At start-up (run_id NULL): not the prompts of runs that resume. */
 	s = store_stmt(st, "SELECT id FROM permission_prompts WHERE status = 'pending'"
 	    " AND (?1 IS NULL OR run_id = ?1) AND (?1 IS NOT NULL OR run_id NOT IN"
 	    " (SELECT id FROM runs WHERE status = 'running'))");

@@ -31,7 +31,7 @@ bool prompts_run_ended(struct service *svc, const char *run_id);
 bool prompts_recover(struct service *svc);
 
 /*
- * durable: the permission.ask of a resumed run's agent, redone after a
+ * The permission.ask of a resumed run's agent, redone after a
  * restart.  When the run has a pending prompt for the same tool, summary and
  * input, it is not asked again: its request id becomes request_id.  When one
  * was answered since `since` (the resume), *answer is the answer to send at

@@ -33,10 +33,10 @@ struct left_run {
 };
 
 /*
- * DESIGN section 8, changed by issue 15 (durable): what a previous process
- * left running resumes, unless it was being cancelled (cancelled), runs an
- * external framework (failed, service_restarted) or has resumed
- * runs.resumeLimit times (failed, resume_limit).  Ended runs' saves become
+ * DESIGN section 8: what a previous process left running resumes, unless
+ * it was being cancelled (cancelled), runs an external framework (failed,
+ * service_restarted) or has resumed runs.resumeLimit times (failed,
+ * resume_limit).  Ended runs' saves become
  * visible and their plans and prompts close; those of resuming runs stay.
  * After a stop that was not clean, each run left running gets
  * run.history-gap (docs/events.md).  The ids to resume go to *resume.

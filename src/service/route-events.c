@@ -89,7 +89,7 @@ route_runs_events(struct http_request *req, struct http_response *r)
 	cJSON *arr;
 
 	/*
-	 * durable: after is a seq, or an event's id STREAM:SEQ (what the stream's
+	 * After is a seq, or an event's id STREAM:SEQ (what the stream's
 	 * id: lines and the next link carry), which pages a history that spans
 	 * several streams (a run resumed after a restart) without ambiguity.
 	 */

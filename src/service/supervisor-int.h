@@ -30,13 +30,13 @@ struct service;
 #define PROGRESS_MIN_INTERVAL_MS 1000
 /* run.progress with liveness:true, this often until the first output line. */
 #define LIVENESS_INTERVAL_MS 10000
-/* durable: the streamed output is stored at most this long after it arrived (docs/events.md). */
+/* The streamed output is stored at most this long after it arrived (docs/events.md). */
 #define OUTPUT_STORE_MS 200
-/* durable: the largest checkpoint stored (docs/host-protocol.md). */
+/* The largest checkpoint stored (docs/host-protocol.md). */
 #define CHECKPOINT_MAX_BYTES (768 * 1024)
-/* durable: each agent process of a resumed run numbers its requests above resumes * this. */
+/* Each agent process of a resumed run numbers its requests above resumes * this. */
 #define REQUEST_ID_STRIDE 1000000000.0
-/* finding 3: finalization retries, from this wait up to the next. */
+/* Finalization retries, from this wait up to the next. */
 #define FINALIZE_RETRY_MIN_MS 100
 #define FINALIZE_RETRY_MAX_MS 5000
 
@@ -53,7 +53,7 @@ struct agent_run {
 	int wake_fd;			/* eventfd: cancel, stop or a response */
 	bool cancel_requested;		/* under sv->mu */
 	bool stop_requested;		/* under sv->mu */
-	bool resume;			/* durable: resumed after a restart */
+	bool resume;			/* Resumed after a restart */
 	struct queued_response *responses;	/* under sv->mu, oldest first */
 	struct agent_run *next;
 };
@@ -67,7 +67,7 @@ struct supervisor {
 	pthread_t scheduler;
 	struct agent_run *runs;		/* every run with a thread */
 	int nactive;
-	/* durable: runs left running by an earlier process, waiting for a slot to resume */
+	/* Runs left running by an earlier process, waiting for a slot to resume */
 	char (*resume_ids)[TD_ID_MAX];
 	size_t nresume;
 };
@@ -95,7 +95,7 @@ struct run_state {
 	bool runtime_unready;		/* the framework's CLI is not ready (start_message) */
 	bool cancel_sent;
 	int64_t kill_at;		/* td_mono_ms() deadline, 0 for none */
-	/* durable */
+	/* resuming after a restart */
 	bool external;			/* an external framework: it cannot resume */
 	bool resuming;			/* the first person request may be the one in flight */
 	int resumes;			/* how often the run has resumed */

@@ -64,7 +64,7 @@ check_cancel(struct run_state *rs)
 	}
 	run_thread_responses_free(q);
 	/*
-	 * durable: a service stop ends the agent of a run that can resume at once;
+	 * A service stop ends the agent of a run that can resume at once;
 	 * the run stays running and resumes at the next start.
 	 */
 	if (stop && !cancel && !rs->external && !rs->cancel_sent && rs->pid > 0) {
@@ -109,7 +109,7 @@ agent_converse(struct run_state *rs)
 			}
 			timeout = (int)left;
 		}
-		/* durable: output that arrived is stored within OUTPUT_STORE_MS. */
+		/* Output that arrived is stored within OUTPUT_STORE_MS. */
 		if (rs->output_dirty) {
 			int64_t left = rs->output_stored_at + OUTPUT_STORE_MS - td_mono_ms();
 			if (left <= 0) {
@@ -190,7 +190,7 @@ run_outcome(struct run_state *rs, int wait_status, const char **status, const ch
 }
 
 /*
- * Issue 17, finding 3: the final state is retried until it is stored (a full
+ * The final state is retried until it is stored (a full
  * disk), with a growing wait, logged once.  The run holds its slot meanwhile
  * and stays cancellable: a cancel that arrives first makes it end cancelled.
  * A service stop gives up: the run is settled at the next start.
@@ -322,7 +322,7 @@ run_thread(void *arg)
 		free(why);
 		goto out;
 	}
-	/* durable: cancelled between a restart and its resume: no agent. */
+	/* Cancelled between a restart and its resume: no agent. */
 	if (ar->resume && cancel_asked(ar)) {
 		start_message_wipe(start);
 		cJSON_Delete(start);
@@ -368,7 +368,7 @@ run_thread(void *arg)
 	pthread_mutex_unlock(&sv->mu);
 	if (stop && !rs.external && !(rs.finished && strcmp(rs.status, "completed") == 0 &&
 	    rs.protocol_error == NULL)) {
-		/* durable: it stays running, with its output, and resumes at the next start. */
+		/* It stays running, with its output, and resumes at the next start. */
 		agent_host_store_progress(&rs);
 		goto out;
 	}

@@ -33,7 +33,7 @@ wake(struct agent_run *ar)
 		log_warn("cannot wake the thread of %s: %s", ar->id, strerror(errno));
 }
 
-/* durable: gives up to slots runs waiting to resume their thread; how many. */
+/* Gives up to slots runs waiting to resume their thread; how many. */
 static int
 start_resumes(struct supervisor *sv, int slots)
 {
@@ -134,7 +134,7 @@ supervisor_kick(struct supervisor *sv)
 	pthread_mutex_unlock(&sv->mu);
 }
 
-/* durable: takes run_id out of the runs waiting to resume; under sv->mu. */
+/* Takes run_id out of the runs waiting to resume; under sv->mu. */
 static bool
 resume_take(struct supervisor *sv, const char *run_id)
 {
@@ -162,7 +162,7 @@ supervisor_cancel(struct supervisor *sv, const char *run_id)
 			break;
 		}
 	}
-	/* durable: a run waiting to resume gets its thread now, which ends it cancelled. */
+	/* A run waiting to resume gets its thread now, which ends it cancelled. */
 	waiting = !found && !sv->stopping && resume_take(sv, run_id);
 	pthread_mutex_unlock(&sv->mu);
 	if (waiting)
@@ -190,7 +190,7 @@ supervisor_respond(struct supervisor *sv, const char *run_id, long long request_
 		break;
 	}
 	/*
-	 * durable: an answer for a run still waiting to resume is in the store; the
+	 * An answer for a run still waiting to resume is in the store; the
 	 * run moves to the front of the line, and its agent finds the answer there.
 	 */
 	if (q != NULL && resume_take(sv, run_id)) {
