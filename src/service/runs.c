@@ -212,8 +212,12 @@ runs_admit(struct store *st, const struct run *run, int64_t now)
 void
 runs_admitted(struct service *svc, const struct run *run)
 {
-	events_emit(svc->events, "run.queued", run->project_id, run->session_id, run->id,
-	    run_status_data("queued"));
+	cJSON *d = run_status_data("queued"), *shown = run_load(svc->store, run->id);
+
+	/* The run as the API shows it: a client lists it without fetching it. */
+	if (shown != NULL)
+		cJSON_AddItemToObject(d, "run", shown);
+	events_emit(svc->events, "run.queued", run->project_id, run->session_id, run->id, d);
 	session_emit_updated(svc, run->session_id);
 }
 

@@ -52,7 +52,8 @@ cJSON *runs_history(struct store *st, const char *session_id, const char *before
 /*
  * Admission: stores run (status queued) and touches its session, inside the
  * caller's transaction.  runs_admitted, after the commit, publishes
- * run.queued and session.updated.  Only while the store is locked.
+ * run.queued (with the run as the API shows it) and session.updated.  Only
+ * while the store is locked.
  */
 bool runs_admit(struct store *st, const struct run *run, int64_t now);
 void runs_admitted(struct service *svc, const struct run *run);
