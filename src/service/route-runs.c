@@ -302,6 +302,22 @@ profile_for(struct service *svc, const cJSON *body, const cJSON *project_default
 	return p ? p : "workspace-write";
 }
 
+/* The run to admit: the request's prompt and turn intent, what admission resolved; takes cfg. */
+static void
+run_fill(struct service *svc, const cJSON *body, const cJSON *project_defaults,
+    struct run *run, const char *id, const char *session_id, const char *cwd, cJSON *cfg)
+{
+	snprintf(run->id, sizeof run->id, "%s", id);
+	snprintf(run->session_id, sizeof run->session_id, "%s", session_id);
+	snprintf(run->project_id, sizeof run->project_id, "%s", json_get_string(body, "project"));
+	run->prompt = xstrdup(json_get_string(body, "prompt"));
+	run->permission_profile = xstrdup(profile_for(svc, body, project_defaults));
+	run->turn_intent = xstrdup_or_null(json_get_string(body, "turnIntent"));
+	run->config = cfg;
+	run->cwd = xstrdup(cwd);
+	run->network = network_for(svc, body, project_defaults);
+}
+
 void
 route_runs_create(struct http_request *req, struct http_response *r)
 {
@@ -372,16 +388,8 @@ route_runs_create(struct http_request *req, struct http_response *r)
 		}
 		made_dir = true;
 	}
-	snprintf(run.id, sizeof run.id, "%s", run_id);
-	snprintf(run.session_id, sizeof run.session_id, "%s", session_id);
-	snprintf(run.project_id, sizeof run.project_id, "%s", project);
-	run.prompt = xstrdup(json_get_string(body, "prompt"));
-	run.permission_profile = xstrdup(profile_for(svc, body, a.project_defaults));
-	run.turn_intent = xstrdup_or_null(json_get_string(body, "turnIntent"));
-	run.config = run_cfg;
+	run_fill(svc, body, a.project_defaults, &run, run_id, session_id, cwd, run_cfg);
 	run_cfg = NULL;
-	run.cwd = xstrdup(cwd);
-	run.network = network_for(svc, body, a.project_defaults);
 	ok = (session != NULL || sessions_create(st, session_id, project,
 	    json_get_string(body, "prompt"), cwd, managed, session_cfg, now)) &&
 	    runs_admit(st, &run, now) && store_commit(st);
