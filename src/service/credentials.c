@@ -263,7 +263,7 @@ credential_update(struct service *svc, const char *id, const cJSON *body, cJSON 
 	return credential_write_end(svc, id, rc, secret ? "rotated" : "updated", out, p);
 }
 
-/* keycred: adds the providers of one settings object that name id or name. */
+/* Adds the providers of one settings object that name id or name. */
 static void
 providers_naming_in(const cJSON *providers, const char *id, const char *name, cJSON *arr)
 {
@@ -284,7 +284,7 @@ providers_naming_in(const cJSON *providers, const char *id, const char *name, cJ
 }
 
 /*
- * keycred: the providers whose apiKeyCredential names the credential, in the
+ * The providers whose apiKeyCredential names the credential, in the
  * settings the service runs with and in settings.json as it is now (taskdeck
  * setup writes it before the service is restarted).
  */

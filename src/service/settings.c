@@ -28,7 +28,7 @@ key_zero(void *p, size_t n)
 struct settings {
 	cJSON *root;
 	int max_concurrent;
-	int resume_limit;	/* durable: runs.resumeLimit */
+	int resume_limit;	/* runs.resumeLimit */
 	int max_turns;
 	long command_timeout_ms;
 	bool allow_unconfined;	/* runs.allowUnconfinedCommands (docs/agent.md) */
@@ -62,7 +62,7 @@ static const char *const provider_keys[] = { "kind", "baseUrl", "apiKeyEnv",
 static const char *const provider_kinds[] = { "replay", "openai", "anthropic", NULL };
 static const char *const run_keys[] = { "maxConcurrent", "maxTurns", "commandTimeoutMs",
 	"allowUnconfinedCommands", "resumeLimit", NULL };
-/* readiness (issue 16): configured CLI paths and the disk thresholds of doctor */
+/* Readiness: configured CLI paths and the disk thresholds of doctor */
 static const char *const runtime_keys[] = { "claude-code", "codex", NULL };
 static const char *const runtime_entry_keys[] = { "path", NULL };
 static const char *const doctor_keys[] = { "diskWarnMiB", "diskFailMiB", NULL };
@@ -151,7 +151,7 @@ provider_valid(const char *name, const cJSON *p, char **err)
 		    name);
 		return false;
 	}
-	/* keycred: or the id or name of a stored credential (never both). */
+	/* Or the id or name of a stored credential (never both). */
 	if (!json_check_string(p, "apiKeyCredential", false, true, 1, NAME_MAX_CHARS)) {
 		*err = xasprintf("providers.%s.apiKeyCredential must be a credential's id or name "
 		    "(1 to %d characters) or null", name, NAME_MAX_CHARS);
@@ -318,7 +318,7 @@ settings_check(struct settings *s, char **err)
 	return settings_check_notify(s, err);
 }
 
-/* notify: {"command": ["program", "arg", ...]} (issue 14), or absent. */
+/* notify: {"command": ["program", "arg", ...]} or absent. */
 static bool
 settings_check_notify(struct settings *s, char **err)
 {
