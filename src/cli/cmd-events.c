@@ -499,43 +499,6 @@ cli_follow_run(struct cli *cli, struct td_events *ev, const char *run_id)
 	return rc;
 }
 
-/* One event of the durable history (an object of GET /runs/{id}/events). */
-static struct td_event *
-events_from_history(const cJSON *o)
-{
-	const cJSON *seq = cJSON_GetObjectItemCaseSensitive(o, "seq");
-	const cJSON *data = cJSON_GetObjectItemCaseSensitive(o, "data");
-	struct td_event *e;
-	char *text;
-
-	if (!cJSON_IsObject(o) || !cJSON_IsNumber(seq) || json_get_string(o, "type") == NULL)
-		return NULL;
-	e = xcalloc(1, sizeof *e);
-	e->seq = (long long)seq->valuedouble;
-	e->type = xstrdup(json_get_string(o, "type"));
-	e->time = json_get_string(o, "time") ? xstrdup(json_get_string(o, "time")) : NULL;
-	e->run_id = json_get_string(o, "runId") ? xstrdup(json_get_string(o, "runId")) : NULL;
-	text = data != NULL ? cJSON_PrintUnformatted(data) : NULL;
-	e->data_json = xstrdup(text != NULL ? text : "null");
-	cJSON_free(text);
-	text = cJSON_PrintUnformatted(o);
-	e->json = xstrdup(text != NULL ? text : "{}");
-	cJSON_free(text);
-	return e;
-}
-
-/* Frees what events_from_history made (its strings are its own). */
-static void
-events_history_free(struct td_event *e)
-{
-	free(e->type);
-	free(e->time);
-	free(e->run_id);
-	free(e->data_json);
-	free(e->json);
-	free(e);
-}
-
 /*
  * taskdeck runs logs RUN [--follow] and taskdeck runs watch RUN: the run's
  * past events from the durable history, then (follow, watch) the live ones
@@ -553,11 +516,8 @@ events_run_history(struct cli *cli, const char *run_id, bool follow, bool watch)
 	struct td_error err;
 	long long after = 0;
 	char after_id[64] = "";
-	bool at_bol = true, finished = false;
+	bool at_bol = true, finished = false, more;
 	int rc = CLI_EXIT_OK;
-	char path[256], *body;
-	cJSON *arr, *o;
-	size_t n;
 
 	if (td_get_run(cli->client, run_id, &opts, &run, &err) != TD_OK)
 		return cli_fail(&err);
@@ -568,33 +528,18 @@ events_run_history(struct cli *cli, const char *run_id, bool follow, bool watch)
 		ev = NULL;
 	}
 	do {
-		/* durable: STREAM:SEQ pages a history that spans restarts (docs/events.md). */
-		if (after_id[0] != '\0')
-			snprintf(path, sizeof path, "/api/v1/runs/%s/events?after=%s&limit=500",
-			    run->id, after_id);
-		else
-			snprintf(path, sizeof path, "/api/v1/runs/%s/events?after=%lld&limit=500",
-			    run->id, after);
-		if (td_request_json(cli->client, "GET", path, NULL, &opts, &body, &err) != TD_OK) {
+		struct td_run_event_list *page = NULL;
+
+		/* Event ids (STREAM:SEQ) page a history that spans restarts (docs/events.md). */
+		if (td_list_run_events(cli->client, run->id, after_id, 500, &opts, &page,
+		    &err) != TD_OK) {
 			td_events_close(ev);
 			td_run_free(run);
 			return cli_fail(&err);
 		}
-		arr = json_parse(body, strlen(body));
-		free(body);
-		n = 0;
-		cJSON_ArrayForEach(o, arr) {
-			struct td_event *e = events_from_history(o);
+		for (size_t i = 0; i < page->count; i++) {
+			struct td_event *e = page->items[i];
 
-			n++;
-			if (json_get_string(o, "streamId") != NULL &&
-			    strlen(json_get_string(o, "streamId")) == 32 &&
-			    cJSON_IsNumber(cJSON_GetObjectItem(o, "seq")))
-				snprintf(after_id, sizeof after_id, "%s:%.0f",
-				    json_get_string(o, "streamId"),
-				    cJSON_GetObjectItem(o, "seq")->valuedouble);
-			if (e == NULL)
-				continue;
 			after = e->seq > after ? e->seq : after;
 			if (!watch || strcmp(e->type, "run.output") != 0)
 				events_follow_print(cli, e, &at_bol);
@@ -602,10 +547,12 @@ events_run_history(struct cli *cli, const char *run_id, bool follow, bool watch)
 				finished = true;
 				rc = events_follow_end(e, run->id, at_bol);
 			}
-			events_history_free(e);
 		}
-		cJSON_Delete(arr);
-	} while (n == 500);
+		more = page->next_after != NULL;
+		if (more)
+			snprintf(after_id, sizeof after_id, "%s", page->next_after);
+		td_run_event_list_free(page);
+	} while (more);
 	if (!at_bol && !finished)
 		putchar('\n');
 	if (finished || !follow) {

@@ -170,6 +170,7 @@ events_fail_locked(struct td_events *ev, const struct td_error *e)
 }
 
 static void events_flush(struct td_events *ev);
+static void events_hub_stop(struct td_client *client);
 
 /* Ends the stream with code and a message; the worker's events before it come first. */
 static void
@@ -976,13 +977,15 @@ events_hub_get(struct td_client *client, struct events_hub **out,
 		    strerror(rc));
 	}
 	client->events_hub = hub;
+	client->events_stop = events_hub_stop;
 	pthread_mutex_unlock(&events_hub_lock);
 	*out = hub;
 	return TD_OK;
 }
 
-void
-client_events_stop(struct td_client *client)
+/* Ends the event streams' worker thread, before the client is freed. */
+static void
+events_hub_stop(struct td_client *client)
 {
 	struct events_hub *hub = client->events_hub;
 

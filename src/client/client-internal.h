@@ -29,6 +29,8 @@ struct td_client {
 	struct client_conn *idle[CLIENT_POOL_MAX];
 	size_t idle_count;
 	struct events_hub *events_hub;	/* the event streams' worker, or NULL */
+	/* Ends that worker before the client is freed; set with it (client-events.c). */
+	void (*events_stop)(struct td_client *c);
 };
 
 struct client_response {
@@ -138,8 +140,6 @@ void client_items_free(const struct client_kind *kind, void *items, size_t count
 enum td_code client_call_item(struct td_client *c, const char *method,
     const char *path, const char *body, const struct td_request_options *opts,
     const struct client_kind *kind, void **item, struct td_error *err);
-/* Ends the event streams' worker thread (client-events.c); before the client is freed. */
-void client_events_stop(struct td_client *c);
 
 /*
  * How client_stream_get hands out a 2xx answer: the header lines of the

@@ -350,3 +350,112 @@ td_wait_for_run(struct td_client *c, const char *run_id,
 			return client_fail(err, TD_CANCELLED, "the wait was cancelled");
 	}
 }
+
+/* A stored event (docs/events.md) as the stream yields it: one block, td_event_free frees it. */
+static struct td_event *
+run_event_from_json(const cJSON *o)
+{
+	const cJSON *seq = cJSON_GetObjectItemCaseSensitive(o, "seq");
+	const cJSON *data = cJSON_GetObjectItemCaseSensitive(o, "data");
+	char *data_json, *json;
+	const char *src[8];
+	char **dst[8], *at;
+	struct td_event *e;
+	size_t size = sizeof *e;
+
+	if (!cJSON_IsObject(o) || !cJSON_IsNumber(seq) || json_get_string(o, "type") == NULL)
+		return NULL;
+	data_json = data != NULL ? cJSON_PrintUnformatted(data) : NULL;
+	json = cJSON_PrintUnformatted(o);
+	src[0] = json_get_string(o, "streamId");
+	src[1] = json_get_string(o, "type");
+	src[2] = json_get_string(o, "time");
+	src[3] = json_get_string(o, "projectId");
+	src[4] = json_get_string(o, "sessionId");
+	src[5] = json_get_string(o, "runId");
+	src[6] = data_json != NULL ? data_json : "null";
+	src[7] = json != NULL ? json : "{}";
+	for (size_t i = 0; i < 8; i++)
+		size += src[i] != NULL ? strlen(src[i]) + 1 : 0;
+	e = xcalloc(1, size);
+	dst[0] = &e->stream_id;
+	dst[1] = &e->type;
+	dst[2] = &e->time;
+	dst[3] = &e->project_id;
+	dst[4] = &e->session_id;
+	dst[5] = &e->run_id;
+	dst[6] = &e->data_json;
+	dst[7] = &e->json;
+	e->seq = (long long)seq->valuedouble;
+	at = (char *)(e + 1);
+	for (size_t i = 0; i < 8; i++) {
+		if (src[i] == NULL)
+			continue;
+		*dst[i] = strcpy(at, src[i]);
+		at += strlen(src[i]) + 1;
+	}
+	cJSON_free(data_json);
+	cJSON_free(json);
+	return e;
+}
+
+enum td_code
+td_list_run_events(struct td_client *c, const char *run_id, const char *after, long limit,
+    const struct td_request_options *opts, struct td_run_event_list **out,
+    struct td_error *err)
+{
+	struct client_response resp = { 0 };
+	struct td_run_event_list *list;
+	char *path, number[32], last[64] = "";
+	const cJSON *o;
+	enum td_code rc;
+
+	*out = NULL;
+	if (run_id == NULL || *run_id == '\0')
+		return client_fail(err, TD_INVALID_ARGUMENT, "a run id is required");
+	if (after != NULL && strspn(after, "0123456789abcdef:") != strlen(after))
+		return client_fail(err, TD_INVALID_ARGUMENT, "not an event id");
+	if (limit < 0)
+		return client_fail(err, TD_INVALID_ARGUMENT, "a negative limit");
+	path = client_item_path("runs", run_id, "/events");
+	path = client_query_add(path, "after", after != NULL && after[0] != '\0' ? after : "0");
+	snprintf(number, sizeof number, "%ld", limit);
+	path = client_query_add(path, "limit", limit > 0 ? number : NULL);
+	rc = client_call(c, "GET", path, NULL, true, opts, &resp, err);
+	free(path);
+	if (rc != TD_OK) {
+		client_response_free(&resp);
+		return rc;
+	}
+	list = xcalloc(1, sizeof *list);
+	list->items = xcalloc((size_t)cJSON_GetArraySize(resp.json) + 1, sizeof *list->items);
+	cJSON_ArrayForEach(o, resp.json) {
+		struct td_event *e = run_event_from_json(o);
+		const char *stream = json_get_string(o, "streamId");
+
+		if (stream != NULL && strlen(stream) == 32 &&
+		    cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(o, "seq")))
+			snprintf(last, sizeof last, "%s:%.0f", stream,
+			    cJSON_GetObjectItemCaseSensitive(o, "seq")->valuedouble);
+		if (e != NULL)
+			list->items[list->count++] = e;
+	}
+	/* The service links the next page when events remain. */
+	if (resp.link != NULL && last[0] != '\0')
+		list->next_after = xstrdup(last);
+	client_response_free(&resp);
+	*out = list;
+	return TD_OK;
+}
+
+void
+td_run_event_list_free(struct td_run_event_list *list)
+{
+	if (list == NULL)
+		return;
+	for (size_t i = 0; i < list->count; i++)
+		td_event_free(list->items[i]);
+	free(list->items);
+	free(list->next_after);
+	free(list);
+}

@@ -411,7 +411,8 @@ td_client_free(struct td_client *c)
 {
 	if (c == NULL)
 		return;
-	client_events_stop(c);
+	if (c->events_stop != NULL)
+		c->events_stop(c);
 	for (size_t i = 0; i < c->idle_count; i++)
 		client_conn_free(c->idle[i]);
 	pthread_mutex_destroy(&c->pool_lock);

@@ -624,6 +624,27 @@ struct td_event {
 	char *json;		/* the whole event as the service sent it */
 };
 
+/* One page of a run's stored history, oldest first (td_list_run_events). */
+struct td_run_event_list {
+	struct td_event **items;	/* the list's; keep one by taking it out (its slot NULL) */
+	size_t count;
+	char *next_after;	/* the event id (STREAM:SEQ) after which the next page starts;
+				   NULL on the last page */
+};
+
+/*
+ * One page of the run's stored history (GET /api/v1/runs/{id}/events,
+ * docs/events.md), oldest first: the events after the event id after
+ * ("STREAM:SEQ", or a bare seq; NULL or "" from the start), at most limit
+ * (0: the service's 1000).  Each event is as the stream yielded it.  Caller
+ * frees *out with td_run_event_list_free (an event taken out of it with
+ * td_event_free).
+ */
+TD_API enum td_code td_list_run_events(struct td_client *client, const char *run_id,
+    const char *after, long limit, const struct td_request_options *opts,
+    struct td_run_event_list **out, struct td_error *err);
+TD_API void td_run_event_list_free(struct td_run_event_list *list);
+
 /* An event passes when it matches every member given; NULL members match all. */
 struct td_event_filter {
 	const char *project_id;

@@ -23,6 +23,7 @@
 #define ARTIFACT_NAME_MAX 255		/* characters of a name */
 
 struct service;
+struct store;
 
 /*
  * The supervisor's handler of the host request artifact.save: params is
@@ -40,10 +41,37 @@ enum td_code artifacts_save(struct service *svc, const char *run_id,
     const cJSON *params, cJSON **result, char **message);
 
 /*
+ * Makes the saves of run_id visible, once the run ended.  Only while the
+ * store is locked, inside the caller's transaction; false on a store error.
+ */
+bool artifacts_run_ended(struct store *st, const char *run_id);
+/*
  * Emits artifact.saved (events.h) for each visible save of run_id, in the
  * project project_id.  Only while the store is locked.
  */
 void artifacts_emit_saved(struct service *svc, const char *run_id, const char *project_id);
+/*
+ * A page of the visible saves of session as the API shows them, newest
+ * first (all: every save, else the newest of each path), below cursor (an
+ * artifact id, NULL for the first page), at most limit; next (TD_ID_MAX
+ * bytes) gets the cursor of the next page, "" at the end.  NULL when there
+ * is no such session.  Only while the store is locked.
+ */
+cJSON *artifacts_list(struct store *st, const char *session, bool all, const char *cursor,
+    int limit, char *next);
+/* The visible artifact id as the API shows it, or NULL.  Only while the store is locked. */
+cJSON *artifacts_load(struct store *st, const char *id);
+/* What a download needs of a visible artifact (artifacts_file_load). */
+struct artifact_file {
+	char *name;
+	char *version;
+	char *media_type;
+	uint64_t size;
+};
+/* Fills *f for the visible artifact id, or false.  Takes the store lock. */
+bool artifacts_file_load(struct store *st, const char *id, struct artifact_file *f);
+/* Frees the members of f. */
+void artifacts_file_free(struct artifact_file *f);
 /* The path of a version's content in the store; malloc'd, NULL for a bad version. */
 char *artifacts_content_path(const struct service *svc, const char *version);
 

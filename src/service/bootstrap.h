@@ -29,7 +29,7 @@ cJSON *bootstrap_runtime_json(const struct runtime_info *info);
  * name into name; a sentence into msg.  true when usable.
  */
 /*
- * keycred: true when provider p (named name) has no apiKeyCredential or the
+ * True when provider p (named name) has no apiKeyCredential or the
  * credential it names opens to a non-empty key; else a sentence with the next
  * action into msg.
  */

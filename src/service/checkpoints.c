@@ -8,6 +8,7 @@
 #include "json.h"
 #include "log.h"
 #include "resource.h"
+#include "runs.h"
 #include "store.h"
 #include "timeutil.h"
 #include "xalloc.h"
@@ -107,21 +108,9 @@ cp_write(struct checkpoint_log *cl, struct store *st, const char *run_id, const 
 		ok = sqlite3_step(s) == SQLITE_DONE;
 		sqlite3_reset(s);
 	}
-	if (ok) {
-		s = store_stmt(st, output != NULL ?
-		    "UPDATE runs SET checkpoint = ?2, checkpoint_at = ?3, output = ?4,"
-		    " updated_at = " RESOURCE_NEXT_TIME(3) " WHERE id = ?1 AND status = 'running'" :
-		    "UPDATE runs SET checkpoint = ?2, checkpoint_at = ?3,"
-		    " updated_at = " RESOURCE_NEXT_TIME(3) " WHERE id = ?1 AND status = 'running'");
-		sqlite3_bind_text(s, 1, run_id, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 2, head, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 3, td_now_ms());
-		if (output != NULL)
-			sqlite3_bind_text(s, 4, output->data ? output->data : "", (int)output->len,
-			    SQLITE_STATIC);
-		ok = sqlite3_step(s) == SQLITE_DONE;
-		sqlite3_reset(s);
-	}
+	if (ok)
+		ok = runs_checkpoint_head(st, run_id, head, output == NULL ? NULL :
+		    output->data ? output->data : "", output == NULL ? 0 : output->len);
 	if (!ok)
 		log_error("run %s: cannot store a checkpoint: %s", run_id, sqlite3_errmsg(db));
 	if (ok)

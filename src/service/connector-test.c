@@ -4,10 +4,12 @@
  * tools, close.  No tool is called; the server's process group ends with it.
  */
 #include <ftw.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "connectors.h"
@@ -117,4 +119,36 @@ connector_test_run(const struct connector_launch *l)
 	redact_str(secrets, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "message")));
 	redact_free(secrets);
 	return r;
+}
+
+/* How many connector tests run at once at most. */
+static atomic_int connector_tests_running;
+
+bool
+connector_tests_begin(void)
+{
+	if (atomic_fetch_add(&connector_tests_running, 1) >= CONNECTOR_TESTS_MAX) {
+		atomic_fetch_sub(&connector_tests_running, 1);
+		return false;
+	}
+	return true;
+}
+
+void
+connector_tests_end(void)
+{
+	atomic_fetch_sub(&connector_tests_running, 1);
+}
+
+bool
+connector_tests_drain(int timeout_ms)
+{
+	for (int waited = 0; atomic_load(&connector_tests_running) > 0; waited += 10) {
+		struct timespec ts = { 0, 10 * 1000000L };
+
+		if (waited >= timeout_ms)
+			return false;
+		nanosleep(&ts, NULL);
+	}
+	return true;
 }

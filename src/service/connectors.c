@@ -34,7 +34,7 @@ static const char *const base_env[] = { "PATH", "HOME", "LANG", "LC_ALL", "TZ", 
 	NULL };
 
 enum td_code
-conn_fail(struct conn_problem *p, enum td_code code, const char *field, const char *fmt, ...)
+conn_fail(struct problem *p, enum td_code code, const char *field, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -128,7 +128,7 @@ url_valid(const char *u)
 /* Checks a string map (env or headers) and copies it into out. */
 static enum td_code
 map_valid(const cJSON *map, const char *field, bool headers, cJSON *out,
-    struct conn_problem *p)
+    struct problem *p)
 {
 	const cJSON *e;
 	int n = 0;
@@ -164,7 +164,7 @@ map_valid(const cJSON *map, const char *field, bool headers, cJSON *out,
 
 /* Validates a transport and returns its stored form (every member present). */
 static enum td_code
-transport_valid(const cJSON *t, cJSON **out, struct conn_problem *p)
+transport_valid(const cJSON *t, cJSON **out, struct problem *p)
 {
 	static const char *const stdio_keys[] = { "type", "command", "args", "env", NULL };
 	static const char *const http_keys[] = { "type", "url", "headers", NULL };
@@ -253,7 +253,7 @@ transport_valid(const cJSON *t, cJSON **out, struct conn_problem *p)
  * inside the write's transaction.
  */
 static enum td_code
-bindings_valid(const cJSON *b, const cJSON *transport, cJSON **out, struct conn_problem *p)
+bindings_valid(const cJSON *b, const cJSON *transport, cJSON **out, struct problem *p)
 {
 	static const char *const keys[] = { "credentialId", "target", NULL };
 	bool http = strcmp(json_get_string(transport, "type"), "http") == 0;
@@ -419,7 +419,7 @@ connector_emit(struct service *svc, const cJSON *c, const char *action)
 /* Replaces the bindings of id; every credential must exist.  In a transaction. */
 static enum td_code
 bindings_store(struct store *st, const char *id, const cJSON *bindings,
-    struct conn_problem *p)
+    struct problem *p)
 {
 	sqlite3_stmt *s = store_stmt(st, "DELETE FROM connector_bindings WHERE connector_id = ?1");
 	const cJSON *b;
@@ -472,7 +472,7 @@ name_taken(struct store *st, const char *name, const char *id)
 }
 
 static enum td_code
-fields_valid(const cJSON *body, const char *const *allowed, struct conn_problem *p)
+fields_valid(const cJSON *body, const char *const *allowed, struct problem *p)
 {
 	const char *bad = NULL;
 
@@ -490,7 +490,7 @@ fields_valid(const cJSON *body, const char *const *allowed, struct conn_problem 
 }
 
 static enum td_code
-name_valid(const cJSON *body, bool required, struct conn_problem *p)
+name_valid(const cJSON *body, bool required, struct problem *p)
 {
 	const cJSON *n = cJSON_GetObjectItemCaseSensitive(body, "name");
 
@@ -505,7 +505,7 @@ name_valid(const cJSON *body, bool required, struct conn_problem *p)
 
 enum td_code
 conn_write_end(struct service *svc, const char *what, const char *id, enum td_code rc,
-    const char *action, cJSON **out, struct conn_problem *p,
+    const char *action, cJSON **out, struct problem *p,
     cJSON *(*load)(struct store *st, const char *id),
     void (*emit)(struct service *svc, const cJSON *c, const char *action))
 {
@@ -529,7 +529,7 @@ conn_write_end(struct service *svc, const char *what, const char *id, enum td_co
 /* Finishes a write: commit or roll back, load the result, emit. */
 static enum td_code
 connector_write_end(struct service *svc, const char *id, enum td_code rc, const char *action,
-    cJSON **out, struct conn_problem *p)
+    cJSON **out, struct problem *p)
 {
 	return conn_write_end(svc, "connector", id, rc, action, out, p, connector_load_locked,
 	    connector_emit);
@@ -548,7 +548,7 @@ connectors_count(struct store *st)
 }
 
 enum td_code
-connector_add(struct service *svc, const cJSON *body, cJSON **out, struct conn_problem *p)
+connector_add(struct service *svc, const cJSON *body, cJSON **out, struct problem *p)
 {
 	struct store *st = svc->store;
 	const cJSON *enabled = cJSON_GetObjectItemCaseSensitive(body, "enabled");
@@ -609,7 +609,7 @@ connector_add(struct service *svc, const cJSON *body, cJSON **out, struct conn_p
 
 /* Loads id for a write, refusing built-ins; starts the transaction.  Store locked. */
 static enum td_code
-custom_begin(struct store *st, const char *id, struct conn_problem *p)
+custom_begin(struct store *st, const char *id, struct problem *p)
 {
 	sqlite3_stmt *s;
 	enum td_code rc = TD_OK;
@@ -631,7 +631,7 @@ custom_begin(struct store *st, const char *id, struct conn_problem *p)
 
 enum td_code
 connector_update(struct service *svc, const char *id, const cJSON *body, cJSON **out,
-    struct conn_problem *p)
+    struct problem *p)
 {
 	struct store *st = svc->store;
 	const cJSON *bind = cJSON_GetObjectItemCaseSensitive(body, "credentialBindings");
@@ -695,7 +695,7 @@ connector_update(struct service *svc, const char *id, const cJSON *body, cJSON *
 
 enum td_code
 connector_set_enabled(struct service *svc, const char *id, bool enabled, cJSON **out,
-    struct conn_problem *p)
+    struct problem *p)
 {
 	struct store *st = svc->store;
 	enum td_code rc = TD_OK;
@@ -721,7 +721,7 @@ connector_set_enabled(struct service *svc, const char *id, bool enabled, cJSON *
 }
 
 enum td_code
-connector_remove(struct service *svc, const char *id, struct conn_problem *p)
+connector_remove(struct service *svc, const char *id, struct problem *p)
 {
 	struct store *st = svc->store;
 	cJSON *c;
@@ -771,7 +771,7 @@ strv_free(char **v)
 
 enum td_code
 connector_launch_prepare(struct service *svc, const char *id, struct connector_launch *l,
-    struct conn_problem *p)
+    struct problem *p)
 {
 	struct store *st = svc->store;
 	cJSON *c, *t, *bindings, *e;

@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "errors.h"
+#include "problem.h"
 #include "ids.h"
 #include "sandbox.h"
 
@@ -39,12 +40,6 @@ struct service;
 struct store;
 
 /* Why a request was refused: the code, a field (or resource for not_found) and a message. */
-struct conn_problem {
-	enum td_code code;
-	char field[64];
-	char message[256];
-	cJSON *details;		/* extra details (credential_in_use: the connectors), or NULL */
-};
 
 /* One page of connectors, newest first (con_web sorts first); *next is "" on the last page. */
 cJSON *connectors_list(struct service *svc, const char *cursor, int limit,
@@ -52,23 +47,23 @@ cJSON *connectors_list(struct service *svc, const char *cursor, int limit,
 /* The connector as the API shows it, or NULL. */
 cJSON *connector_get(struct service *svc, const char *id);
 enum td_code connector_add(struct service *svc, const cJSON *body, cJSON **out,
-    struct conn_problem *p);
+    struct problem *p);
 enum td_code connector_update(struct service *svc, const char *id, const cJSON *body,
-    cJSON **out, struct conn_problem *p);
+    cJSON **out, struct problem *p);
 enum td_code connector_set_enabled(struct service *svc, const char *id, bool enabled,
-    cJSON **out, struct conn_problem *p);
-enum td_code connector_remove(struct service *svc, const char *id, struct conn_problem *p);
+    cJSON **out, struct problem *p);
+enum td_code connector_remove(struct service *svc, const char *id, struct problem *p);
 
 cJSON *credentials_list(struct service *svc, const char *cursor, int limit,
     char next[TD_ID_MAX]);
 cJSON *credential_get(struct service *svc, const char *id);
 enum td_code credential_create(struct service *svc, const cJSON *body, cJSON **out,
-    struct conn_problem *p);
+    struct problem *p);
 enum td_code credential_update(struct service *svc, const char *id, const cJSON *body,
-    cJSON **out, struct conn_problem *p);
+    cJSON **out, struct problem *p);
 /* credential_in_use while bound, unless force, which removes the bindings too. */
 enum td_code credential_delete(struct service *svc, const char *id, bool force,
-    struct conn_problem *p);
+    struct problem *p);
 
 /*
  * How to reach one connector's server with its credentials resolved, for
@@ -91,7 +86,7 @@ struct connector_launch {
 	struct sandbox_limits limits;	/* runs.commandLimits */
 };
 enum td_code connector_launch_prepare(struct service *svc, const char *id,
-    struct connector_launch *l, struct conn_problem *p);
+    struct connector_launch *l, struct problem *p);
 void connector_launch_free(struct connector_launch *l);
 
 /*
@@ -100,6 +95,14 @@ void connector_launch_free(struct connector_launch *l);
  * few MCP request timeouts: never on an HTTP thread.
  */
 cJSON *connector_test_run(const struct connector_launch *l);
+/* How many connector tests run at once at most. */
+#define CONNECTOR_TESTS_MAX 8
+/*
+ * A test starts (true) unless CONNECTOR_TESTS_MAX run already; each that
+ * started ends with connector_tests_end.
+ */
+bool connector_tests_begin(void);
+void connector_tests_end(void);
 /* Waits up to timeout_ms for the tests still running (at shutdown); false if some remain. */
 bool connector_tests_drain(int timeout_ms);
 
@@ -116,7 +119,7 @@ enum td_code connector_secret_resolve(struct service *svc, const cJSON *run_conn
     const cJSON *params, char **value, char **message);
 
 /* Shared by connectors.c and credentials.c. */
-enum td_code conn_fail(struct conn_problem *p, enum td_code code, const char *field,
+enum td_code conn_fail(struct problem *p, enum td_code code, const char *field,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 bool conn_env_name_valid(const char *s);
 /* The connector as the API shows it, or NULL; store locked. */
@@ -131,7 +134,7 @@ bool conn_header_name_valid(const char *s);
  * unlocks the store.
  */
 enum td_code conn_write_end(struct service *svc, const char *what, const char *id,
-    enum td_code rc, const char *action, cJSON **out, struct conn_problem *p,
+    enum td_code rc, const char *action, cJSON **out, struct problem *p,
     cJSON *(*load)(struct store *st, const char *id),
     void (*emit)(struct service *svc, const cJSON *c, const char *action));
 /*

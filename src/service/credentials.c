@@ -97,7 +97,7 @@ credential_emit(struct service *svc, const cJSON *c, const char *action)
  */
 static enum td_code
 credential_fields_valid(const cJSON *body, bool creating, const char *kind,
-    struct conn_problem *p)
+    struct problem *p)
 {
 	const cJSON *secret = cJSON_GetObjectItemCaseSensitive(body, "secret");
 	const char *bad = NULL;
@@ -152,7 +152,7 @@ bind_sealed(struct service *svc, sqlite3_stmt *s, int i, const char *secret)
 
 static enum td_code
 credential_write_end(struct service *svc, const char *id, enum td_code rc,
-    const char *action, cJSON **out, struct conn_problem *p)
+    const char *action, cJSON **out, struct problem *p)
 {
 	return conn_write_end(svc, "credential", id, rc, action, out, p, credential_load,
 	    credential_emit);
@@ -160,7 +160,7 @@ credential_write_end(struct service *svc, const char *id, enum td_code rc,
 
 enum td_code
 credential_create(struct service *svc, const cJSON *body, cJSON **out,
-    struct conn_problem *p)
+    struct problem *p)
 {
 	struct store *st = svc->store;
 	const char *kind = json_get_string(body, "kind");
@@ -211,7 +211,7 @@ credential_create(struct service *svc, const cJSON *body, cJSON **out,
 
 enum td_code
 credential_update(struct service *svc, const char *id, const cJSON *body, cJSON **out,
-    struct conn_problem *p)
+    struct problem *p)
 {
 	struct store *st = svc->store;
 	const cJSON *desc = cJSON_GetObjectItemCaseSensitive(body, "description");
@@ -263,7 +263,7 @@ credential_update(struct service *svc, const char *id, const cJSON *body, cJSON 
 	return credential_write_end(svc, id, rc, secret ? "rotated" : "updated", out, p);
 }
 
-/* keycred: adds the providers of one settings object that name id or name. */
+/* Adds the providers of one settings object that name id or name. */
 static void
 providers_naming_in(const cJSON *providers, const char *id, const char *name, cJSON *arr)
 {
@@ -284,7 +284,7 @@ providers_naming_in(const cJSON *providers, const char *id, const char *name, cJ
 }
 
 /*
- * keycred: the providers whose apiKeyCredential names the credential, in the
+ * The providers whose apiKeyCredential names the credential, in the
  * settings the service runs with and in settings.json as it is now (taskdeck
  * setup writes it before the service is restarted).
  */
@@ -323,7 +323,7 @@ binders_load(struct store *st, const char *id)
 }
 
 enum td_code
-credential_delete(struct service *svc, const char *id, bool force, struct conn_problem *p)
+credential_delete(struct service *svc, const char *id, bool force, struct problem *p)
 {
 	struct store *st = svc->store;
 	enum td_code rc = TD_OK;

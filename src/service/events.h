@@ -71,4 +71,20 @@ void events_sub_free(void *sub);
 /* Lowers the replay window's byte bound (taskdeckd --events-window-bytes, for tests). */
 void events_set_window_bytes(struct events *ev, size_t bytes);
 
+/* Where a page of a run's history ended (events_history). */
+struct events_history_page {
+	bool more;			/* events remain past the page */
+	char last_stream[40];		/* the streamId and seq of its last event */
+	long long last;
+};
+/*
+ * A page of run id's stored history, oldest first, at most limit events:
+ * those after seq after, or after the event after_stream:after when
+ * after_stream is not "" (a history spanning several streams).  NULL when
+ * there is no such run.  Only while the store is locked.
+ */
+struct store;
+cJSON *events_history(struct store *st, const char *id, const char *after_stream,
+    long long after, int limit, struct events_history_page *page);
+
 #endif

@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "frameworks.h"
-#include "http.h"
 #include "json.h"
+#include "problem.h"
 #include "runtimes.h"
 #include "service.h"
 #include "xalloc.h"
@@ -35,30 +35,31 @@ frameworks_external(const char *framework)
 	return frameworks_kind(framework) != NULL;
 }
 
-static void refuse(struct http_response *, cJSON *, const char *, const char *,
+static void refuse(struct problem *, cJSON *, const char *, const char *,
     const char *, ...) __attribute__((format(printf, 5, 6)));
 
 /* 422 invalid_configuration; details (consumed, may be NULL) gets field and framework. */
 static void
-refuse(struct http_response *r, cJSON *details, const char *field, const char *framework,
+refuse(struct problem *p, cJSON *details, const char *field, const char *framework,
     const char *fmt, ...)
 {
-	char msg[768];
 	va_list ap;
 
 	if (details == NULL)
 		details = cJSON_CreateObject();
 	cJSON_AddStringToObject(details, "field", field);
 	cJSON_AddStringToObject(details, "framework", framework);
+	p->code = TD_INVALID_CONFIGURATION;
+	p->field[0] = '\0';	/* in details already, before framework */
+	p->details = details;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	vsnprintf(p->message, sizeof p->message, fmt, ap);
 	va_end(ap);
-	http_error(r, TD_INVALID_CONFIGURATION, details, "%s", msg);
 }
 
 bool
 frameworks_config_usable(const struct service *svc, const cJSON *cfg,
-    const char *provider_kind, struct http_response *r)
+    const char *provider_kind, struct problem *p)
 {
 	const char *framework = json_get_string(cfg, "framework");
 	const char *kind = frameworks_kind(framework);
@@ -77,14 +78,14 @@ frameworks_config_usable(const struct service *svc, const cJSON *cfg,
 		if (info.path[0] != '\0')
 			cJSON_AddStringToObject(details, "path", info.path);
 		cJSON_AddStringToObject(details, "reason", info.message);
-		refuse(r, details, "framework", framework, "The runtime of the framework %s is "
+		refuse(p, details, "framework", framework, "The runtime of the framework %s is "
 		    "%s%s%s%s: %s", framework, runtime_status_name(info.status),
 		    info.version[0] ? " (version " : "", info.version, info.version[0] ? ")" : "",
 		    info.message);
 		return false;
 	}
 	if (provider_kind == NULL || strcmp(provider_kind, kind) != 0) {
-		refuse(r, NULL, "provider", framework, "The framework %s needs a provider of kind "
+		refuse(p, NULL, "provider", framework, "The framework %s needs a provider of kind "
 		    "%s; %s is of kind %s.", framework, kind, json_get_string(cfg, "provider"),
 		    provider_kind ? provider_kind : "unknown");
 		return false;
@@ -94,20 +95,20 @@ frameworks_config_usable(const struct service *svc, const cJSON *cfg,
 
 bool
 frameworks_run_usable(const char *framework, const char *profile, const char *turn_intent,
-    struct http_response *r)
+    struct problem *p)
 {
 	if (!frameworks_external(framework))
 		return true;
 	/* claude-code asks through a permission prompt tool (docs/frameworks.md). */
 	if (profile != NULL && strcmp(profile, "ask") == 0 &&
 	    strcmp(framework, "claude-code") != 0) {
-		refuse(r, NULL, "permissionProfile", framework, "The framework %s cannot ask "
+		refuse(p, NULL, "permissionProfile", framework, "The framework %s cannot ask "
 		    "for permission through taskdeck: use read-only, workspace-write or "
 		    "full-access, or the taskdeck or claude-code framework for ask.", framework);
 		return false;
 	}
 	if (turn_intent != NULL && strcmp(turn_intent, "plan-first") == 0) {
-		refuse(r, NULL, "turnIntent", framework, "The framework %s cannot propose a plan "
+		refuse(p, NULL, "turnIntent", framework, "The framework %s cannot propose a plan "
 		    "through taskdeck: plan-first runs need the taskdeck framework.", framework);
 		return false;
 	}

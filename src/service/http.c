@@ -19,6 +19,7 @@
 
 #include "buf.h"
 #include "http.h"
+#include "problem.h"
 #include "httpparse.h"
 #include "idem.h"
 #include "ids.h"
@@ -1224,4 +1225,18 @@ http_stop(struct http_server *h, int grace_ms)
 		pthread_join(h->sweeper, NULL);
 	MHD_stop_daemon(h->daemon);
 	http_free(h);
+}
+
+void
+http_problem(struct http_response *r, struct problem *p)
+{
+	cJSON *details = p->details ? p->details : cJSON_CreateObject();
+
+	p->details = NULL;
+	if (p->code == TD_NOT_FOUND) {
+		cJSON_AddStringToObject(details, "resource", p->field);
+	} else if (p->field[0] != '\0') {
+		cJSON_AddStringToObject(details, "field", p->field);
+	}
+	http_error(r, p->code, details, "%s", p->message);
 }

@@ -95,6 +95,13 @@ void http_json_text(struct http_response *r, int status, char *text, size_t len)
 void http_error(struct http_response *r, enum td_code code, cJSON *details,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));	/* consumes details */
 /* 400 invalid_request naming the field. */
+/*
+ * Answers the refusal p (problem.h) of a domain module: its code, message
+ * and details, with details.field (details.resource for not_found) when p
+ * names one.  Takes p->details.
+ */
+struct problem;
+void http_problem(struct http_response *r, struct problem *p);
 void http_bad_field(struct http_response *r, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* 400 invalid_request naming the query parameter (details.parameter). */

@@ -307,7 +307,7 @@ main(int argc, char **argv)
 	svc.events = events_new(&svc);
 	if (opts.events_window_bytes > 0)
 		events_set_window_bytes(svc.events, opts.events_window_bytes);
-	svc.notify = notify_new(&svc);	/* notify.command (issue 14), or NULL */
+	svc.notify = notify_new(&svc);	/* notify.command, or NULL */
 	if (!artifacts_init(&svc, &err) ||
 	    (svc.supervisor = supervisor_start(&svc, &err)) == NULL)
 		goto failed;
@@ -357,7 +357,7 @@ out:
 	svc.notify = NULL;
 	events_free(svc.events);
 	if (rc == 0 && svc.store != NULL)
-		supervisor_clean_stop(&svc);	/* durable: every event is written */
+		supervisor_clean_stop(&svc);	/* every event is written */
 	idem_free(svc.idem);
 	cache_free(svc.cache);
 	secrets_free(svc.secrets);

@@ -79,26 +79,6 @@ plan_emit(struct service *svc, const char *session_id)
 	run_emit(svc, "plan.updated", json_get_string(plan, "runId"), plan);
 }
 
-/* Writes the run's attention (NULL clears it); false on a store error. */
-static bool
-attention_store(struct service *svc, const char *run_id, const cJSON *attention)
-{
-	sqlite3_stmt *s = store_stmt(svc->store, "UPDATE runs SET attention = ?2,"
-	    " updated_at = " RESOURCE_NEXT_TIME(3) " WHERE id = ?1 AND status = 'running'");
-	char *text = attention ? json_print(attention) : NULL;
-	bool ok;
-
-	sqlite3_bind_text(s, 1, run_id, -1, SQLITE_STATIC);
-	if (text != NULL)
-		sqlite3_bind_text(s, 2, text, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, td_now_ms());
-	ok = sqlite3_step(s) == SQLITE_DONE;
-	sqlite3_reset(s);
-	free(text);
-	cache_drop(svc->cache, run_id);
-	return ok;
-}
-
 /* run.attention {attention}; attention consumed (NULL: cleared). */
 void
 plan_attention_emit(struct service *svc, const char *run_id, cJSON *attention)
@@ -199,7 +179,7 @@ plan_propose(struct service *svc, const char *run_id, const char *session_id,
 	cJSON_AddNumberToObject(attention, "planRevision", (double)(revision + 1));
 	td_time_format(now, since);
 	cJSON_AddStringToObject(attention, "since", since);
-	ok = ok && attention_store(svc, run_id, attention);
+	ok = ok && runs_set_attention(svc, run_id, attention);
 	ok = ok ? store_commit(st) : (store_rollback(st), false);
 	if (ok) {
 		plan_emit(svc, session_id);
@@ -331,7 +311,7 @@ plans_recover(struct service *svc)
 
 	if (!prompts_recover(svc))
 		return false;
-	/* Not the plans of runs that resume (durable). */
+	/* Not the plans of runs that resume. */
 	s = store_stmt(st, "SELECT session_id, run_id, status = 'awaiting-approval' FROM plans"
 	    " WHERE status IN " PLAN_OPEN " AND run_id NOT IN"
 	    " (SELECT id FROM runs WHERE status = 'running')");
@@ -432,15 +412,9 @@ plan_decision_apply(struct service *svc, const char *session_id, const struct pe
 	sqlite3_bind_int64(s, 4, now);
 	ok = sqlite3_step(s) == SQLITE_DONE;
 	sqlite3_reset(s);
-	ok = ok && attention_store(svc, p->run_id, NULL);
-	if (ok && strcmp(decision, "reject") == 0) {
-		s = store_stmt(st, "UPDATE runs SET cancel_requested_at ="
-		    " COALESCE(cancel_requested_at, ?2) WHERE id = ?1");
-		sqlite3_bind_text(s, 1, p->run_id, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 2, now);
-		ok = sqlite3_step(s) == SQLITE_DONE;
-		sqlite3_reset(s);
-	}
+	ok = ok && runs_set_attention(svc, p->run_id, NULL);
+	if (ok && strcmp(decision, "reject") == 0)
+		ok = runs_note_cancel(st, p->run_id, now);
 	return ok;
 }
 

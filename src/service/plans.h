@@ -62,7 +62,7 @@ void plan_pending_read(struct store *st, const char *session_id, struct pending_
 bool plan_decision_apply(struct service *svc, const char *session_id,
     const struct pending_plan *p, const char *decision, const char *feedback);
 /*
- * durable: the plan.propose of a resumed run's agent, redone after a restart.
+ * The plan.propose of a resumed run's agent, redone after a restart.
  * When the session's plan is this run's with the same summary and step
  * titles, and awaiting approval, it is not proposed again: its request id
  * becomes request_id (the answer comes from a person, as before).  When it

@@ -78,7 +78,7 @@ prompts_expire(struct service *svc, const char *run_id)
 	sqlite3_stmt *s;
 	bool ok;
 
-	/* At start-up (run_id NULL): not the prompts of runs that resume (durable). */
+	/* At start-up (run_id NULL): not the prompts of runs that resume. */
 	s = store_stmt(st, "SELECT id FROM permission_prompts WHERE status = 'pending'"
 	    " AND (?1 IS NULL OR run_id = ?1) AND (?1 IS NOT NULL OR run_id NOT IN"
 	    " (SELECT id FROM runs WHERE status = 'running'))");
@@ -232,4 +232,57 @@ prompt_rebind(struct service *svc, const char *run_id, long long request_id,
 		log_info("run %s: the resumed agent asks again for prompt %s (%s)", run_id, id,
 		    status);
 	return id[0] != '\0' && ok;
+}
+
+cJSON *
+prompts_list(struct store *st, bool all, const char *run, const char *cursor, int limit,
+    char *next)
+{
+	cJSON *arr = cJSON_CreateArray();
+	struct resource_page pg;
+	sqlite3_stmt *s = store_stmt(st, "SELECT " PROMPT_COLUMNS " FROM permission_prompts"
+	    " WHERE (?1 OR status = 'pending') AND (?2 IS NULL OR run_id = ?2)"
+	    " AND (?3 IS NULL OR id < ?3) ORDER BY id DESC LIMIT ?4");
+
+	sqlite3_bind_int(s, 1, all);
+	if (run != NULL)
+		sqlite3_bind_text(s, 2, run, -1, SQLITE_STATIC);
+	resource_page_start(&pg, s, 3, cursor, limit);
+	while (resource_page_row(&pg, s))
+		cJSON_AddItemToArray(arr, prompt_from_row(s));
+	sqlite3_reset(s);
+	snprintf(next, TD_ID_MAX, "%s", pg.next);
+	return arr;
+}
+
+void
+prompts_request_read(struct store *st, const char *id, char *run_id, long long *request_id,
+    char *status)
+{
+	sqlite3_stmt *s = store_stmt(st, "SELECT run_id, request_id, status FROM permission_prompts"
+	    " WHERE id = ?1");
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		snprintf(run_id, TD_ID_MAX, "%s", resource_text(s, 0));
+		*request_id = sqlite3_column_int64(s, 1);
+		snprintf(status, 16, "%s", resource_text(s, 2));
+	}
+	sqlite3_reset(s);
+}
+
+bool
+prompts_answer(struct store *st, const char *id, bool allow, const char *decision, int64_t now)
+{
+	sqlite3_stmt *s = store_stmt(st, "UPDATE permission_prompts SET status = ?2, decision = ?3,"
+	    " answered_at = ?4 WHERE id = ?1 AND status = 'pending'");
+	bool ok;
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, allow ? "allowed" : "denied", -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, decision, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 4, now);
+	ok = sqlite3_step(s) == SQLITE_DONE;
+	sqlite3_reset(s);
+	return ok;
 }

@@ -31,7 +31,7 @@ bool prompts_run_ended(struct service *svc, const char *run_id);
 bool prompts_recover(struct service *svc);
 
 /*
- * durable: the permission.ask of a resumed run's agent, redone after a
+ * The permission.ask of a resumed run's agent, redone after a
  * restart.  When the run has a pending prompt for the same tool, summary and
  * input, it is not asked again: its request id becomes request_id.  When one
  * was answered since `since` (the resume), *answer is the answer to send at
@@ -44,6 +44,23 @@ bool prompt_rebind(struct service *svc, const char *run_id, long long request_id
 	" decision, created_at, answered_at"
 /* A permission_prompts row (PROMPT_COLUMNS) as the API shows it. */
 cJSON *prompt_from_row(sqlite3_stmt *s);
+/*
+ * A page of prompts as the API shows them, newest first: pending ones (all:
+ * every one), of run (NULL: any), below cursor (a prompt id, NULL for the
+ * first page), at most limit; next (TD_ID_MAX bytes) gets the cursor of the
+ * next page, "" at the end.  Only while the store is locked.
+ */
+cJSON *prompts_list(struct store *st, bool all, const char *run, const char *cursor, int limit,
+    char *next);
+/*
+ * The run (run_id, TD_ID_MAX bytes), agent's request id and status (16
+ * bytes; "" when there is no such prompt) of prompt id.  Only while locked.
+ */
+void prompts_request_read(struct store *st, const char *id, char *run_id,
+    long long *request_id, char *status);
+/* Answers the pending prompt id: allowed or denied, with the decision.  Only while locked. */
+bool prompts_answer(struct store *st, const char *id, bool allow, const char *decision,
+    int64_t now);
 /* run.permission with the prompt; only while the store is locked. */
 void prompt_emit(struct service *svc, const char *id);
 

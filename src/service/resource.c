@@ -1,5 +1,7 @@
+#include <stdarg.h>
 #include <stdio.h>
 
+#include "problem.h"
 #include "resource.h"
 #include "timeutil.h"
 
@@ -86,4 +88,17 @@ resource_page_row(struct resource_page *pg, sqlite3_stmt *s)
 		return false;
 	snprintf(pg->next, sizeof pg->next, "%s", resource_text(s, 0));
 	return true;
+}
+
+enum td_code
+problem_set(struct problem *p, enum td_code code, const char *field, const char *fmt, ...)
+{
+	va_list ap;
+
+	p->code = code;
+	snprintf(p->field, sizeof p->field, "%s", field ? field : "");
+	va_start(ap, fmt);
+	vsnprintf(p->message, sizeof p->message, fmt, ap);
+	va_end(ap);
+	return code;
 }

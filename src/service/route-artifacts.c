@@ -18,59 +18,6 @@
 #include "store.h"
 #include "xalloc.h"
 
-#define ARTIFACT_COLUMNS "id, name, path, version, size, media_type, session_id," \
-	" run_id, created_at"
-
-/* What the content route needs of a row. */
-struct artifact_file {
-	char *name;
-	char *version;
-	char *media_type;
-	uint64_t size;
-};
-
-static cJSON *
-artifact_from_row(sqlite3_stmt *s)
-{
-	cJSON *a = cJSON_CreateObject();
-
-	cJSON_AddStringToObject(a, "id", resource_text(s, 0));
-	cJSON_AddStringToObject(a, "name", resource_text(s, 1));
-	cJSON_AddStringToObject(a, "path", resource_text(s, 2));
-	cJSON_AddStringToObject(a, "version", resource_text(s, 3));
-	cJSON_AddNumberToObject(a, "size", (double)sqlite3_column_int64(s, 4));
-	cJSON_AddStringToObject(a, "mediaType", resource_text(s, 5));
-	cJSON_AddStringToObject(a, "sessionId", resource_text(s, 6));
-	cJSON_AddStringToObject(a, "runId", resource_text(s, 7));
-	resource_add_time(a, "createdAt", sqlite3_column_int64(s, 8));
-	return a;
-}
-
-void
-artifacts_emit_saved(struct service *svc, const char *run_id, const char *project_id)
-{
-	sqlite3_stmt *s = store_stmt(svc->store, "SELECT " ARTIFACT_COLUMNS
-	    " FROM artifacts WHERE run_id = ?1 AND visible = 1 ORDER BY id");
-
-	sqlite3_bind_text(s, 1, run_id, -1, SQLITE_STATIC);
-	while (sqlite3_step(s) == SQLITE_ROW)
-		events_emit(svc->events, "artifact.saved", project_id, resource_text(s, 6),
-		    run_id, artifact_from_row(s));
-	sqlite3_reset(s);
-}
-
-static bool
-session_exists(struct store *st, const char *id)
-{
-	sqlite3_stmt *s = store_stmt(st, "SELECT 1 FROM sessions WHERE id = ?1");
-	bool found;
-
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	found = sqlite3_step(s) == SQLITE_ROW;
-	sqlite3_reset(s);
-	return found;
-}
-
 void
 route_artifacts_list(struct http_request *req, struct http_response *r)
 {
@@ -78,9 +25,8 @@ route_artifacts_list(struct http_request *req, struct http_response *r)
 	const char *session = req->params[0];
 	const char *cursor = http_query(req, "cursor");
 	const char *all_arg = http_query(req, "all");
-	struct resource_page pg = { 0 };
-	bool all, found;
-	sqlite3_stmt *s;
+	char next[TD_ID_MAX];
+	bool all;
 	int limit;
 	cJSON *arr;
 
@@ -95,37 +41,16 @@ route_artifacts_list(struct http_request *req, struct http_response *r)
 		return;
 	}
 	all = all_arg != NULL && strcmp(all_arg, "true") == 0;
-	arr = cJSON_CreateArray();
 	store_lock(st);
-	found = session_exists(st, session);
-	if (found && all) {
-		s = store_stmt(st, "SELECT " ARTIFACT_COLUMNS " FROM artifacts"
-		    " WHERE session_id = ?1 AND visible = 1 AND (?2 IS NULL OR id < ?2)"
-		    " ORDER BY id DESC LIMIT ?3");
-	} else if (found) {
-		/* The newest visible version of each path. */
-		s = store_stmt(st, "SELECT " ARTIFACT_COLUMNS " FROM artifacts a"
-		    " WHERE session_id = ?1 AND visible = 1 AND (?2 IS NULL OR id < ?2)"
-		    " AND id = (SELECT MAX(id) FROM artifacts b WHERE b.session_id = ?1"
-		    " AND b.path = a.path AND b.visible = 1)"
-		    " ORDER BY id DESC LIMIT ?3");
-	}
-	if (found) {
-		sqlite3_bind_text(s, 1, session, -1, SQLITE_STATIC);
-		resource_page_start(&pg, s, 2, cursor, limit);
-		while (resource_page_row(&pg, s))
-			cJSON_AddItemToArray(arr, artifact_from_row(s));
-		sqlite3_reset(s);
-	}
+	arr = artifacts_list(st, session, all, cursor, limit, next);
 	store_unlock(st);
-	if (!found) {
-		cJSON_Delete(arr);
+	if (arr == NULL) {
 		http_not_found(r, "session", session);
 		return;
 	}
-	if (pg.next[0] != '\0')
+	if (next[0] != '\0')
 		http_link_next(r, "/api/v1/sessions/%s/artifacts?limit=%d&cursor=%s%s", session,
-		    limit, pg.next, all ? "&all=true" : "");
+		    limit, next, all ? "&all=true" : "");
 	http_json(r, 200, arr);
 }
 
@@ -137,41 +62,9 @@ route_artifacts_get(struct http_request *req, struct http_response *r)
 	cJSON *a;
 
 	store_lock(st);
-	a = resource_load(store_stmt(st, "SELECT " ARTIFACT_COLUMNS " FROM artifacts"
-	    " WHERE id = ?1 AND visible = 1"), id, artifact_from_row);
+	a = artifacts_load(st, id);
 	store_unlock(st);
 	http_json_found(r, a, "artifact", id);
-}
-
-/* The visible artifact id, or false. */
-static bool
-artifact_file_load(struct store *st, const char *id, struct artifact_file *f)
-{
-	sqlite3_stmt *s;
-	bool found;
-
-	store_lock(st);
-	s = store_stmt(st, "SELECT name, version, media_type, size FROM artifacts"
-	    " WHERE id = ?1 AND visible = 1");
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	found = sqlite3_step(s) == SQLITE_ROW;
-	if (found) {
-		f->name = xstrdup(resource_text(s, 0));
-		f->version = xstrdup(resource_text(s, 1));
-		f->media_type = xstrdup(resource_text(s, 2));
-		f->size = (uint64_t)sqlite3_column_int64(s, 3);
-	}
-	sqlite3_reset(s);
-	store_unlock(st);
-	return found;
-}
-
-static void
-artifact_file_free(struct artifact_file *f)
-{
-	free(f->name);
-	free(f->version);
-	free(f->media_type);
 }
 
 /* Opens the store file of f, checking its size; -1 after logging why. */
@@ -212,7 +105,7 @@ route_artifacts_content(struct http_request *req, struct http_response *r)
 	char *disposition;
 	int fd;
 
-	if (!artifact_file_load(req->svc->store, id, &f)) {
+	if (!artifacts_file_load(req->svc->store, id, &f)) {
 		http_not_found(r, "artifact", id);
 		return;
 	}
@@ -220,7 +113,7 @@ route_artifacts_content(struct http_request *req, struct http_response *r)
 	if (fd < 0) {
 		http_error(r, TD_INTERNAL_ERROR, NULL, "The content of artifact %s is "
 		    "missing from the artifact store; the service log has the details.", id);
-		artifact_file_free(&f);
+		artifacts_file_free(&f);
 		return;
 	}
 	snprintf(etag, sizeof etag, "\"%s\"", f.version);
@@ -248,7 +141,7 @@ route_artifacts_content(struct http_request *req, struct http_response *r)
 		snprintf(crange, sizeof crange, "bytes */%llu", (unsigned long long)f.size);
 		http_add_header(r, "Content-Range", crange);
 		http_add_header(r, "Accept-Ranges", "bytes");
-		artifact_file_free(&f);
+		artifacts_file_free(&f);
 		return;
 	}
 	}
@@ -259,5 +152,5 @@ route_artifacts_content(struct http_request *req, struct http_response *r)
 	http_add_header(r, "Accept-Ranges", "bytes");
 	http_add_header(r, "X-Content-Type-Options", "nosniff");
 	free(disposition);
-	artifact_file_free(&f);
+	artifacts_file_free(&f);
 }

@@ -13,21 +13,6 @@
 #include "routes.h"
 #include "xalloc.h"
 
-/* Answers a refusal from connectors.c or credentials.c. */
-void
-route_conn_problem(struct http_response *r, struct conn_problem *p)
-{
-	cJSON *details = p->details ? p->details : cJSON_CreateObject();
-
-	p->details = NULL;
-	if (p->code == TD_NOT_FOUND) {
-		cJSON_AddStringToObject(details, "resource", p->field);
-	} else if (p->field[0] != '\0') {
-		cJSON_AddStringToObject(details, "field", p->field);
-	}
-	http_error(r, p->code, details, "%s", p->message);
-}
-
 /* Parses ?cursor= for a list of prefix ids (extra: one more id allowed); false after a 400. */
 bool
 route_conn_cursor(struct http_request *req, struct http_response *r, const char *prefix,
@@ -77,11 +62,11 @@ route_connectors_get(struct http_request *req, struct http_response *r)
 void
 route_connectors_create(struct http_request *req, struct http_response *r)
 {
-	struct conn_problem p = { 0 };
+	struct problem p = { 0 };
 	cJSON *c;
 
 	if (connector_add(req->svc, req->json, &c, &p) != TD_OK)
-		return route_conn_problem(r, &p);
+		return http_problem(r, &p);
 	char *location = xasprintf("/api/v1/connectors/%s", json_get_string(c, "id"));
 	http_add_header(r, "Location", location);
 	free(location);
@@ -91,11 +76,11 @@ route_connectors_create(struct http_request *req, struct http_response *r)
 void
 route_connectors_update(struct http_request *req, struct http_response *r)
 {
-	struct conn_problem p = { 0 };
+	struct problem p = { 0 };
 	cJSON *c;
 
 	if (connector_update(req->svc, req->params[0], req->json, &c, &p) != TD_OK)
-		return route_conn_problem(r, &p);
+		return http_problem(r, &p);
 	http_json(r, 200, c);
 }
 
@@ -104,7 +89,7 @@ route_connectors_enabled(struct http_request *req, struct http_response *r)
 {
 	static const char *const fields[] = { "enabled", NULL };
 	const cJSON *enabled = cJSON_GetObjectItemCaseSensitive(req->json, "enabled");
-	struct conn_problem p = { 0 };
+	struct problem p = { 0 };
 	const char *bad = NULL;
 	cJSON *c;
 
@@ -113,17 +98,17 @@ route_connectors_enabled(struct http_request *req, struct http_response *r)
 	if (!cJSON_IsBool(enabled))
 		return http_bad_field(r, "enabled", "enabled must be true or false");
 	if (connector_set_enabled(req->svc, req->params[0], cJSON_IsTrue(enabled), &c, &p) != TD_OK)
-		return route_conn_problem(r, &p);
+		return http_problem(r, &p);
 	http_json(r, 200, c);
 }
 
 void
 route_connectors_remove(struct http_request *req, struct http_response *r)
 {
-	struct conn_problem p = { 0 };
+	struct problem p = { 0 };
 
 	if (connector_remove(req->svc, req->params[0], &p) != TD_OK)
-		return route_conn_problem(r, &p);
+		return http_problem(r, &p);
 	http_json(r, 200, cJSON_CreateObject());
 }
 
@@ -133,10 +118,6 @@ route_connectors_remove(struct http_request *req, struct http_response *r)
  * of its own while the connection is suspended, and its answer is the body
  * of a streamed 200 response.  Every outcome of a test that ran is 200.
  */
-#define CONNECTOR_TESTS_MAX 8
-
-static atomic_int tests_running;
-
 struct test_job {
 	pthread_mutex_t mu;
 	struct connector_launch launch;
@@ -179,7 +160,7 @@ test_thread(void *arg)
 	if (job->hs != NULL && !job->gone)
 		http_stream_resume(job->hs);
 	pthread_mutex_unlock(&job->mu);
-	atomic_fetch_sub(&tests_running, 1);
+	connector_tests_end();
 	test_job_unref(job);
 	return NULL;
 }
@@ -218,17 +199,16 @@ test_free(void *cls)
 void
 route_connectors_test(struct http_request *req, struct http_response *r)
 {
-	struct conn_problem p = { 0 };
+	struct problem p = { 0 };
 	struct test_job *job = xcalloc(1, sizeof *job);
 	pthread_attr_t attr;
 	pthread_t t;
 
 	if (connector_launch_prepare(req->svc, req->params[0], &job->launch, &p) != TD_OK) {
 		free(job);
-		return route_conn_problem(r, &p);
+		return http_problem(r, &p);
 	}
-	if (atomic_fetch_add(&tests_running, 1) >= CONNECTOR_TESTS_MAX) {
-		atomic_fetch_sub(&tests_running, 1);
+	if (!connector_tests_begin()) {
 		connector_launch_free(&job->launch);
 		free(job);
 		http_error(r, TD_UNAVAILABLE, NULL, "%d connector tests are running; retry in a "
@@ -242,7 +222,7 @@ route_connectors_test(struct http_request *req, struct http_response *r)
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&t, &attr, test_thread, job) != 0) {
 		pthread_attr_destroy(&attr);
-		atomic_fetch_sub(&tests_running, 1);
+		connector_tests_end();
 		connector_launch_free(&job->launch);
 		pthread_mutex_destroy(&job->mu);
 		free(job);
@@ -251,17 +231,4 @@ route_connectors_test(struct http_request *req, struct http_response *r)
 	}
 	pthread_attr_destroy(&attr);
 	http_stream(r, 200, test_read, test_free, job);
-}
-
-bool
-connector_tests_drain(int timeout_ms)
-{
-	for (int waited = 0; atomic_load(&tests_running) > 0; waited += 10) {
-		struct timespec ts = { 0, 10 * 1000000L };
-
-		if (waited >= timeout_ms)
-			return false;
-		nanosleep(&ts, NULL);
-	}
-	return true;
 }

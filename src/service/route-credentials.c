@@ -47,14 +47,14 @@ route_credentials_get(struct http_request *req, struct http_response *r)
 void
 route_credentials_create(struct http_request *req, struct http_response *r)
 {
-	struct conn_problem p = { 0 };
+	struct problem p = { 0 };
 	cJSON *c;
 
 	enum td_code rc = credential_create(req->svc, req->json, &c, &p);
 
 	wipe_secret(req->json);
 	if (rc != TD_OK)
-		return route_conn_problem(r, &p);
+		return http_problem(r, &p);
 	char *location = xasprintf("/api/v1/credentials/%s", json_get_string(c, "id"));
 	http_add_header(r, "Location", location);
 	free(location);
@@ -64,14 +64,14 @@ route_credentials_create(struct http_request *req, struct http_response *r)
 void
 route_credentials_update(struct http_request *req, struct http_response *r)
 {
-	struct conn_problem p = { 0 };
+	struct problem p = { 0 };
 	cJSON *c;
 
 	enum td_code rc = credential_update(req->svc, req->params[0], req->json, &c, &p);
 
 	wipe_secret(req->json);
 	if (rc != TD_OK)
-		return route_conn_problem(r, &p);
+		return http_problem(r, &p);
 	http_json(r, 200, c);
 }
 
@@ -79,13 +79,13 @@ void
 route_credentials_delete(struct http_request *req, struct http_response *r)
 {
 	const char *force = http_query(req, "force");
-	struct conn_problem p = { 0 };
+	struct problem p = { 0 };
 
 	if (force != NULL && strcmp(force, "true") != 0 && strcmp(force, "false") != 0) {
 		return http_bad_parameter(r, "force", "force must be true or false");
 	}
 	if (credential_delete(req->svc, req->params[0], force != NULL &&
 	    strcmp(force, "true") == 0, &p) != TD_OK)
-		return route_conn_problem(r, &p);
+		return http_problem(r, &p);
 	http_json(r, 200, cJSON_CreateObject());
 }

@@ -191,7 +191,7 @@ check_provider(struct report *rep, const struct service *svc)
 	    *settings_api_key(svc->settings, key) == '\0');
 	char cred_msg[512];
 
-	/* keycred: a named credential that is gone or cannot be opened fails too. */
+	/* A named credential that is gone or cannot be opened fails too. */
 	if (p != NULL && !bootstrap_provider_key_ok(svc, p, name, cred_msg, sizeof cred_msg))
 		key_missing = true;
 

@@ -57,30 +57,6 @@ route_events_stream(struct http_request *req, struct http_response *r)
 	http_add_header(r, "X-Accel-Buffering", "no");
 }
 
-/* One stored event as the stream showed it, plus its streamId. */
-static cJSON *
-history_row(sqlite3_stmt *s)
-{
-	cJSON *o = cJSON_CreateObject();
-	const char *data = (const char *)sqlite3_column_text(s, 7);
-	cJSON *d = data ? json_parse(data, strlen(data)) : NULL;
-	static const char *const ids[] = { "projectId", "sessionId", "runId" };
-
-	cJSON_AddNumberToObject(o, "seq", (double)sqlite3_column_int64(s, 0));
-	cJSON_AddStringToObject(o, "type", (const char *)sqlite3_column_text(s, 1));
-	cJSON_AddStringToObject(o, "time", (const char *)sqlite3_column_text(s, 2));
-	for (int i = 0; i < 3; i++) {
-		const char *v = (const char *)sqlite3_column_text(s, 3 + i);
-		if (v != NULL)
-			cJSON_AddStringToObject(o, ids[i], v);
-		else
-			cJSON_AddNullToObject(o, ids[i]);
-	}
-	cJSON_AddStringToObject(o, "streamId", (const char *)sqlite3_column_text(s, 6));
-	cJSON_AddItemToObject(o, "data", d ? d : cJSON_CreateObject());
-	return o;
-}
-
 /* Parses an optional non-negative integer query argument; false after answering 400. */
 static bool
 query_count(struct http_request *req, struct http_response *r, const char *name,
@@ -108,20 +84,17 @@ route_runs_events(struct http_request *req, struct http_response *r)
 {
 	struct store *st = req->svc->store;
 	const char *id = req->params[0];
-	long long after = 0, limit = HISTORY_LIMIT, last = 0;
-	sqlite3_stmt *s;
-	bool exists;
+	long long after = 0, limit = HISTORY_LIMIT;
+	struct events_history_page page;
 	cJSON *arr;
-	int n = 0;
 
 	/*
-	 * durable: after is a seq, or an event's id STREAM:SEQ (what the stream's
+	 * After is a seq, or an event's id STREAM:SEQ (what the stream's
 	 * id: lines and the next link carry), which pages a history that spans
 	 * several streams (a run resumed after a restart) without ambiguity.
 	 */
 	const char *after_v = http_query(req, "after");
 	char after_stream[40] = "";
-	long long after_row = -1;
 
 	if (after_v != NULL && strchr(after_v, ':') != NULL) {
 		const char *colon = strchr(after_v, ':');
@@ -143,43 +116,12 @@ route_runs_events(struct http_request *req, struct http_response *r)
 		return http_not_found(r, "run", id);
 	events_flush(req->svc->events);
 	store_lock(st);
-	s = store_stmt(st, "SELECT 1 FROM runs WHERE id = ?1");
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	exists = sqlite3_step(s) == SQLITE_ROW;
-	sqlite3_reset(s);
-	if (!exists) {
-		store_unlock(st);
-		return http_not_found(r, "run", id);
-	}
-	if (after_stream[0] != '\0') {
-		s = store_stmt(st, "SELECT id FROM run_events WHERE run_id = ?1 AND stream_id = ?2"
-		    " AND seq <= ?3 ORDER BY id DESC LIMIT 1");
-		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 2, after_stream, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 3, after);
-		after_row = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
-		sqlite3_reset(s);
-	}
-	arr = cJSON_CreateArray();
-	s = store_stmt(st, "SELECT seq, type, time, project_id, session_id, run_id, stream_id,"
-	    " data FROM run_events WHERE run_id = ?1 AND (CASE WHEN ?4 >= 0 THEN id > ?4"
-	    " ELSE seq > ?2 END) ORDER BY id LIMIT ?3");
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, after);
-	sqlite3_bind_int64(s, 3, limit + 1);
-	sqlite3_bind_int64(s, 4, after_row);
-	while (sqlite3_step(s) == SQLITE_ROW) {
-		if (++n > limit)
-			break;
-		cJSON_AddItemToArray(arr, history_row(s));
-		last = sqlite3_column_int64(s, 0);
-		snprintf(after_stream, sizeof after_stream, "%s",
-		    (const char *)sqlite3_column_text(s, 6));
-	}
-	sqlite3_reset(s);
+	arr = events_history(st, id, after_stream, after, (int)limit, &page);
 	store_unlock(st);
-	if (n > limit)
+	if (arr == NULL)
+		return http_not_found(r, "run", id);
+	if (page.more)
 		http_link_next(r, "/api/v1/runs/%s/events?after=%s:%lld&limit=%lld", id,
-		    after_stream, last, limit);
+		    page.last_stream, page.last, limit);
 	http_json(r, 200, arr);
 }

@@ -14,6 +14,7 @@
 #include "prompts.h"
 #include "resource.h"
 #include "routes.h"
+#include "runs.h"
 #include "service.h"
 #include "store.h"
 #include "supervisor.h"
@@ -30,8 +31,7 @@ route_permissions_list(struct http_request *req, struct http_response *r)
 	const char *status = http_query(req, "status");
 	const char *run = http_query(req, "run");
 	const char *cursor = http_query(req, "cursor");
-	struct resource_page pg;
-	sqlite3_stmt *s;
+	char next[TD_ID_MAX];
 	int limit;
 	cJSON *arr;
 	bool all;
@@ -45,22 +45,12 @@ route_permissions_list(struct http_request *req, struct http_response *r)
 	if (cursor != NULL && !td_id_valid(cursor, "prm"))
 		return http_bad_parameter(r, "cursor", "cursor must be a permission prompt id");
 	all = status != NULL && strcmp(status, "all") == 0;
-	arr = cJSON_CreateArray();
 	store_lock(st);
-	s = store_stmt(st, "SELECT " PROMPT_COLUMNS " FROM permission_prompts"
-	    " WHERE (?1 OR status = 'pending') AND (?2 IS NULL OR run_id = ?2)"
-	    " AND (?3 IS NULL OR id < ?3) ORDER BY id DESC LIMIT ?4");
-	sqlite3_bind_int(s, 1, all);
-	if (run != NULL)
-		sqlite3_bind_text(s, 2, run, -1, SQLITE_STATIC);
-	resource_page_start(&pg, s, 3, cursor, limit);
-	while (resource_page_row(&pg, s))
-		cJSON_AddItemToArray(arr, prompt_from_row(s));
-	sqlite3_reset(s);
+	arr = prompts_list(st, all, run, cursor, limit, next);
 	store_unlock(st);
-	if (pg.next[0] != '\0')
+	if (next[0] != '\0')
 		http_link_next(r, "/app/v1/permissions?status=%s%s%s&limit=%d&cursor=%s",
-		    all ? "all" : "pending", run ? "&run=" : "", run ? run : "", limit, pg.next);
+		    all ? "all" : "pending", run ? "&run=" : "", run ? run : "", limit, next);
 	http_json(r, 200, arr);
 }
 
@@ -87,7 +77,6 @@ route_permissions_answer(struct http_request *req, struct http_response *r)
 	long long request_id = 0;
 	bool allow, ok;
 	const char *bad;
-	sqlite3_stmt *s;
 	cJSON *prompt = NULL, *result;
 
 	if (!json_only_keys(req->json, answer_fields, &bad))
@@ -98,15 +87,7 @@ route_permissions_answer(struct http_request *req, struct http_response *r)
 	store_lock(st);
 	ok = store_begin(st);
 	if (ok) {
-		s = store_stmt(st, "SELECT run_id, request_id, status FROM permission_prompts"
-		    " WHERE id = ?1");
-		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-		if (sqlite3_step(s) == SQLITE_ROW) {
-			snprintf(run_id, sizeof run_id, "%s", resource_text(s, 0));
-			request_id = sqlite3_column_int64(s, 1);
-			snprintf(status, sizeof status, "%s", resource_text(s, 2));
-		}
-		sqlite3_reset(s);
+		prompts_request_read(st, id, run_id, &request_id, status);
 	}
 	if (ok && (status[0] == '\0' || strcmp(status, "pending") != 0)) {
 		cJSON *details = NULL;
@@ -122,22 +103,9 @@ route_permissions_answer(struct http_request *req, struct http_response *r)
 			http_error(r, TD_PERMISSION_NOT_PENDING, details, NULL);
 		return;
 	}
-	if (ok) {
-		s = store_stmt(st, "UPDATE permission_prompts SET status = ?2, decision = ?3,"
-		    " answered_at = ?4 WHERE id = ?1 AND status = 'pending'");
-		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 2, allow ? "allowed" : "denied", -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 3, decision, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 4, td_now_ms());
-		ok = sqlite3_step(s) == SQLITE_DONE;
-		sqlite3_reset(s);
-	}
-	if (ok && strcmp(decision, "allow-run") == 0) {
-		s = store_stmt(st, "UPDATE runs SET allow_run = 1 WHERE id = ?1");
-		sqlite3_bind_text(s, 1, run_id, -1, SQLITE_STATIC);
-		ok = sqlite3_step(s) == SQLITE_DONE;
-		sqlite3_reset(s);
-	}
+	ok = ok && prompts_answer(st, id, allow, decision, td_now_ms());
+	if (ok && strcmp(decision, "allow-run") == 0)
+		ok = runs_allow_all(st, run_id);
 	ok = ok ? store_commit(st) : (store_rollback(st), false);
 	if (ok) {
 		prompt_emit(svc, id);

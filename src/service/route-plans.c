@@ -13,6 +13,7 @@
 #include "plans.h"
 #include "routes.h"
 #include "service.h"
+#include "sessions.h"
 #include "store.h"
 #include "supervisor.h"
 
@@ -32,12 +33,8 @@ route_plan_get(struct http_request *req, struct http_response *r)
 
 	store_lock(st);
 	plan = plan_load(st, id);
-	if (plan == NULL) {
-		sqlite3_stmt *s = store_stmt(st, "SELECT 1 FROM sessions WHERE id = ?1");
-		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-		session = sqlite3_step(s) == SQLITE_ROW;
-		sqlite3_reset(s);
-	}
+	if (plan == NULL)
+		session = sessions_exists(st, id);
 	store_unlock(st);
 	if (plan != NULL)
 		http_json(r, 200, plan);
@@ -102,10 +99,7 @@ route_plan_respond(struct http_request *req, struct http_response *r)
 	if (ok)
 		plan_pending_read(st, session_id, &p);
 	if (ok && !p.found) {
-		sqlite3_stmt *s = store_stmt(st, "SELECT 1 FROM sessions WHERE id = ?1");
-		sqlite3_bind_text(s, 1, session_id, -1, SQLITE_STATIC);
-		session = sqlite3_step(s) == SQLITE_ROW;
-		sqlite3_reset(s);
+		session = sessions_exists(st, session_id);
 		store_rollback(st);
 		store_unlock(st);
 		if (session)

@@ -10,6 +10,7 @@
 #include "json.h"
 #include "resource.h"
 #include "routes.h"
+#include "projects.h"
 #include "service.h"
 #include "store.h"
 #include "timeutil.h"
@@ -21,34 +22,6 @@
 static const char *const project_fields[] = { "name", "description", "context",
 	"metadata", NULL };
 static const char *const readonly_fields[] = { "id", "createdAt", "updatedAt", NULL };
-
-static const char *const default_fields[] = { "framework", "provider", "model",
-	"effort", "permissionProfile", "network", NULL };
-
-#define PROJECT_COLUMNS "id, name, description, context, metadata, created_at, updated_at"
-
-static cJSON *
-project_from_row(sqlite3_stmt *s)
-{
-	cJSON *p = cJSON_CreateObject();
-
-	cJSON_AddStringToObject(p, "id", resource_text(s, 0));
-	cJSON_AddStringToObject(p, "name", resource_text(s, 1));
-	cJSON_AddStringToObject(p, "description", resource_text(s, 2));
-	cJSON_AddStringToObject(p, "context", resource_text(s, 3));
-	cJSON_AddItemToObject(p, "metadata", resource_json_column(s, 4));
-	resource_add_time(p, "createdAt", sqlite3_column_int64(s, 5));
-	resource_add_time(p, "updatedAt", sqlite3_column_int64(s, 6));
-	return p;
-}
-
-/* The project with id, or NULL.  Only while the store is locked. */
-static cJSON *
-project_load(struct store *st, const char *id)
-{
-	return resource_load(store_stmt(st, "SELECT " PROJECT_COLUMNS " FROM projects"
-	    " WHERE id = ?1"), id, project_from_row);
-}
 
 /*
  * Checks the project fields present in body (a create body or a merge
@@ -95,57 +68,24 @@ project_fields_valid(const cJSON *body, bool creating, struct http_response *r)
 	return true;
 }
 
-static const char *
-string_or_empty(const cJSON *obj, const char *key)
-{
-	const char *v = json_get_string(obj, key);
-
-	return v ? v : "";
-}
-
-static void
-bind_metadata(sqlite3_stmt *s, int i, const cJSON *meta)
-{
-	char *text = cJSON_IsObject(meta) ? json_print(meta) : xstrdup("{}");
-
-	sqlite3_bind_text(s, i, text, -1, free);
-}
-
-/* Binds name, description, context and metadata of p to ?2 to ?5. */
-static void
-bind_project_fields(sqlite3_stmt *s, const cJSON *p)
-{
-	sqlite3_bind_text(s, 2, json_get_string(p, "name"), -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, string_or_empty(p, "description"), -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 4, string_or_empty(p, "context"), -1, SQLITE_STATIC);
-	bind_metadata(s, 5, cJSON_GetObjectItemCaseSensitive(p, "metadata"));
-}
-
 void
 route_projects_list(struct http_request *req, struct http_response *r)
 {
 	struct store *st = req->svc->store;
 	const char *cursor = http_query(req, "cursor");
-	struct resource_page pg;
+	char next[TD_ID_MAX];
 	cJSON *arr;
-	sqlite3_stmt *s;
 	int limit;
 
 	if (!http_query_limit(req, r, &limit))
 		return;
 	if (cursor != NULL && !td_id_valid(cursor, "prj"))
 		return http_bad_parameter(r, "cursor", "cursor is not a project id");
-	arr = cJSON_CreateArray();
 	store_lock(st);
-	s = store_stmt(st, "SELECT " PROJECT_COLUMNS " FROM projects"
-	    " WHERE ?1 IS NULL OR id < ?1 ORDER BY id DESC LIMIT ?2");
-	resource_page_start(&pg, s, 1, cursor, limit);
-	while (resource_page_row(&pg, s))
-		cJSON_AddItemToArray(arr, project_from_row(s));
-	sqlite3_reset(s);
+	arr = projects_list(st, cursor, limit, next);
 	store_unlock(st);
-	if (pg.next[0] != '\0')
-		http_link_next(r, "/api/v1/projects?limit=%d&cursor=%s", limit, pg.next);
+	if (next[0] != '\0')
+		http_link_next(r, "/api/v1/projects?limit=%d&cursor=%s", limit, next);
 	http_json(r, 200, arr);
 }
 
@@ -156,7 +96,6 @@ route_projects_create(struct http_request *req, struct http_response *r)
 	const cJSON *body = req->json;
 	char id[TD_ID_MAX];
 	int64_t now = td_now_ms();
-	sqlite3_stmt *s;
 	cJSON *project;
 	bool ok;
 
@@ -164,26 +103,9 @@ route_projects_create(struct http_request *req, struct http_response *r)
 		return;
 	td_id_new("prj", id);
 	store_lock(st);
-	ok = store_begin(st);
-	if (ok) {
-		s = store_stmt(st, "INSERT INTO projects (" PROJECT_COLUMNS ")"
-		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)");
-		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-		bind_project_fields(s, body);
-		sqlite3_bind_int64(s, 6, now);
-		ok = sqlite3_step(s) == SQLITE_DONE;
-		sqlite3_reset(s);
-	}
-	if (ok) {
-		s = store_stmt(st, "INSERT INTO project_defaults (project_id, defaults,"
-		    " updated_at) VALUES (?1, '{}', ?2)");
-		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 2, now);
-		ok = sqlite3_step(s) == SQLITE_DONE;
-		sqlite3_reset(s);
-	}
+	ok = store_begin(st) && projects_create(st, id, body, now);
 	ok = ok ? store_commit(st) : (store_rollback(st), false);
-	project = ok ? project_load(st, id) : NULL;
+	project = ok ? projects_load(st, id) : NULL;
 	if (project != NULL)
 		events_emit(req->svc->events, "project.updated", id, NULL, NULL,
 		    cJSON_Duplicate(project, true));
@@ -212,7 +134,7 @@ route_projects_get(struct http_request *req, struct http_response *r)
 		return;
 	}
 	store_lock(st);
-	project = project_load(st, id);
+	project = projects_load(st, id);
 	if (project != NULL) {
 		text = json_print(project);
 		cache_put(req->svc->cache, id, text);
@@ -231,7 +153,6 @@ route_projects_update(struct http_request *req, struct http_response *r)
 	struct store *st = req->svc->store;
 	const char *id = req->params[0];
 	cJSON *project, *editable;
-	sqlite3_stmt *s;
 	bool ok;
 
 	if (!project_fields_valid(req->json, false, r))
@@ -242,7 +163,7 @@ route_projects_update(struct http_request *req, struct http_response *r)
 		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);
 		return;
 	}
-	project = project_load(st, id);
+	project = projects_load(st, id);
 	if (project == NULL) {
 		store_rollback(st);
 		store_unlock(st);
@@ -255,19 +176,12 @@ route_projects_update(struct http_request *req, struct http_response *r)
 		cJSON_AddItemToObject(editable, *f, cJSON_DetachItemFromObjectCaseSensitive(project, *f));
 	editable = json_merge_patch(editable, req->json);
 
-	s = store_stmt(st, "UPDATE projects SET name = ?2, description = ?3,"
-	    " context = ?4, metadata = ?5, updated_at = " RESOURCE_NEXT_TIME(6)
-	    " WHERE id = ?1");
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	bind_project_fields(s, editable);
-	sqlite3_bind_int64(s, 6, td_now_ms());
-	ok = sqlite3_step(s) == SQLITE_DONE;
-	sqlite3_reset(s);
+	ok = projects_update(st, id, editable, td_now_ms());
 	ok = ok ? store_commit(st) : (store_rollback(st), false);
 	cache_drop(req->svc->cache, id);
 	cJSON_Delete(project);
 	cJSON_Delete(editable);
-	project = ok ? project_load(st, id) : NULL;
+	project = ok ? projects_load(st, id) : NULL;
 	if (project != NULL)
 		events_emit(req->svc->events, "project.updated", id, NULL, NULL,
 		    cJSON_Duplicate(project, true));
@@ -278,38 +192,6 @@ route_projects_update(struct http_request *req, struct http_response *r)
 		http_json(r, 200, project);
 }
 
-/* The defaults resource of a project, or NULL when the project is unknown. */
-static cJSON *
-defaults_load(struct store *st, const char *project_id, int64_t *updated_at)
-{
-	sqlite3_stmt *s = store_stmt(st, "SELECT defaults, updated_at"
-	    " FROM project_defaults WHERE project_id = ?1");
-	cJSON *res = NULL;
-
-	sqlite3_bind_text(s, 1, project_id, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) == SQLITE_ROW) {
-		cJSON *stored = resource_json_column(s, 0);
-		cJSON *defaults;
-
-		*updated_at = sqlite3_column_int64(s, 1);
-		res = cJSON_CreateObject();
-		cJSON_AddStringToObject(res, "projectId", project_id);
-		resource_add_time(res, "updatedAt", *updated_at);
-		defaults = cJSON_AddObjectToObject(res, "defaults");
-		for (const char *const *f = default_fields; *f; f++) {
-			const char *v = json_get_string(stored, *f);
-			const cJSON *b = cJSON_GetObjectItemCaseSensitive(stored, *f);
-
-			/* network is the one boolean default (the sandbox, docs/agent.md) */
-			cJSON_AddItemToObject(defaults, *f, cJSON_IsBool(b) ? cJSON_Duplicate(b, false) :
-			    v ? cJSON_CreateString(v) : cJSON_CreateNull());
-		}
-		cJSON_Delete(stored);
-	}
-	sqlite3_reset(s);
-	return res;
-}
-
 void
 route_defaults_get(struct http_request *req, struct http_response *r)
 {
@@ -318,7 +200,7 @@ route_defaults_get(struct http_request *req, struct http_response *r)
 	cJSON *res;
 
 	store_lock(st);
-	res = defaults_load(st, req->params[0], &updated);
+	res = projects_defaults_load(st, req->params[0], &updated);
 	store_unlock(st);
 	http_json_found(r, res, "project", req->params[0]);
 }
@@ -328,7 +210,7 @@ defaults_patch_valid(const cJSON *patch, struct http_response *r)
 {
 	const char *bad = NULL;
 
-	if (!json_only_keys(patch, default_fields, &bad)) {
+	if (!json_only_keys(patch, projects_default_fields, &bad)) {
 		http_bad_field(r, bad, "unknown default %s", bad);
 		return false;
 	}
@@ -375,7 +257,6 @@ route_defaults_update(struct http_request *req, struct http_response *r)
 	const char *bad = NULL;
 	int64_t expected, current;
 	cJSON *res, *defaults;
-	sqlite3_stmt *s;
 	char *text;
 	bool ok;
 
@@ -401,7 +282,7 @@ route_defaults_update(struct http_request *req, struct http_response *r)
 		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);
 		return;
 	}
-	res = defaults_load(st, project_id, &current);
+	res = projects_defaults_load(st, project_id, &current);
 	if (res == NULL || current != expected) {
 		store_rollback(st);
 		store_unlock(st);
@@ -418,22 +299,16 @@ route_defaults_update(struct http_request *req, struct http_response *r)
 	defaults = cJSON_DetachItemFromObjectCaseSensitive(res, "defaults");
 	defaults = json_merge_patch(defaults, patch);
 	/* Store only the keys that are set. */
-	for (const char *const *f = default_fields; *f; f++) {
+	for (const char *const *f = projects_default_fields; *f; f++) {
 		if (cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(defaults, *f)))
 			cJSON_DeleteItemFromObjectCaseSensitive(defaults, *f);
 	}
 	text = json_print(defaults);
 	cJSON_Delete(defaults);
 	cJSON_Delete(res);
-	s = store_stmt(st, "UPDATE project_defaults SET defaults = ?2,"
-	    " updated_at = " RESOURCE_NEXT_TIME(3) " WHERE project_id = ?1");
-	sqlite3_bind_text(s, 1, project_id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, text, -1, free);
-	sqlite3_bind_int64(s, 3, td_now_ms());
-	ok = sqlite3_step(s) == SQLITE_DONE;
-	sqlite3_reset(s);
+	ok = projects_defaults_store(st, project_id, text, td_now_ms());
 	ok = ok ? store_commit(st) : (store_rollback(st), false);
-	res = ok ? defaults_load(st, project_id, &current) : NULL;
+	res = ok ? projects_defaults_load(st, project_id, &current) : NULL;
 	store_unlock(st);
 	if (res == NULL)
 		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);

@@ -15,10 +15,12 @@
 #include "json.h"
 #include "log.h"
 #include "paths.h"
+#include "problem.h"
 #include "resource.h"
 #include "routes.h"
 #include "runs.h"
 #include "service.h"
+#include "sessions.h"
 #include "settings.h"
 #include "store.h"
 #include "supervisor.h"
@@ -26,7 +28,6 @@
 #include "xalloc.h"
 
 #define PROMPT_MAX_CHARS 100000
-#define TITLE_MAX_CHARS 80
 
 static const char *const run_request_fields[] = { "project", "prompt", "permissionProfile",
 	"turnIntent", "cwd", "sessionId", "config", "network", NULL };
@@ -75,8 +76,7 @@ route_runs_list(struct http_request *req, struct http_response *r)
 	const char *project = http_query(req, "project");
 	const char *status = http_query(req, "status");
 	const char *cursor = http_query(req, "cursor");
-	struct resource_page pg;
-	sqlite3_stmt *s;
+	char next[TD_ID_MAX];
 	int limit;
 	cJSON *arr;
 
@@ -98,28 +98,14 @@ route_runs_list(struct http_request *req, struct http_response *r)
 			return http_bad_parameter(r, "status", "status must be queued, running, "
 			    "completed, failed or cancelled");
 	}
-	arr = cJSON_CreateArray();
 	store_lock(st);
-	s = store_stmt(st, "SELECT " RUN_COLUMNS " FROM runs"
-	    " WHERE (?1 IS NULL OR session_id = ?1) AND (?2 IS NULL OR project_id = ?2)"
-	    " AND (?3 IS NULL OR status = ?3) AND (?4 IS NULL OR id < ?4)"
-	    " ORDER BY id DESC LIMIT ?5");
-	if (session != NULL)
-		sqlite3_bind_text(s, 1, session, -1, SQLITE_STATIC);
-	if (project != NULL)
-		sqlite3_bind_text(s, 2, project, -1, SQLITE_STATIC);
-	if (status != NULL)
-		sqlite3_bind_text(s, 3, status, -1, SQLITE_STATIC);
-	resource_page_start(&pg, s, 4, cursor, limit);
-	while (resource_page_row(&pg, s))
-		cJSON_AddItemToArray(arr, run_from_row(s));
-	sqlite3_reset(s);
+	arr = runs_list(st, session, project, status, cursor, limit, next);
 	store_unlock(st);
-	if (pg.next[0] != '\0')
+	if (next[0] != '\0')
 		http_link_next(r, "/api/v1/runs?%s%s%s%s%s%s&limit=%d&cursor=%s",
 		    session ? "session=" : "", session ? session : "",
 		    project ? (session ? "&project=" : "project=") : "", project ? project : "",
-		    status ? "&status=" : "", status ? status : "", limit, pg.next);
+		    status ? "&status=" : "", status ? status : "", limit, next);
 	http_json(r, 200, arr);
 }
 
@@ -205,6 +191,7 @@ run_request_valid(const cJSON *body, struct http_response *r)
 {
 	const char *bad = NULL;
 	const cJSON *config = cJSON_GetObjectItemCaseSensitive(body, "config");
+	struct problem p = { 0 };
 
 	if (!json_only_keys(body, run_request_fields, &bad)) {
 		http_bad_field(r, bad, "unknown field %s", bad);
@@ -239,8 +226,10 @@ run_request_valid(const cJSON *body, struct http_response *r)
 		http_bad_field(r, "sessionId", "sessionId must be a session id");
 		return false;
 	}
-	if (config != NULL && !cJSON_IsNull(config) && !config_types_valid(config, "config", r))
+	if (config != NULL && !cJSON_IsNull(config) && !config_types_valid(config, "config", &p)) {
+		http_problem(r, &p);
 		return false;
+	}
 	if (cJSON_GetObjectItemCaseSensitive(body, "network") != NULL &&
 	    !cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(body, "network")) &&
 	    !cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(body, "network"))) {
@@ -250,111 +239,9 @@ run_request_valid(const cJSON *body, struct http_response *r)
 	return true;
 }
 
-/* The first line of the prompt, cut to TITLE_MAX_CHARS characters. */
-static char *
-title_of(const char *prompt)
-{
-	size_t i = 0, chars = 0;
-
-	while (prompt[i] != '\0' && prompt[i] != '\n' && prompt[i] != '\r' &&
-	    chars < TITLE_MAX_CHARS) {
-		i++;
-		while (((unsigned char)prompt[i] & 0xC0) == 0x80)
-			i++;
-		chars++;
-	}
-	return strndup(prompt, i);
-}
-
-/*
- * The configuration of a new session, member by member: the request, the
- * project defaults, the application defaults, the provider default.
- */
-static cJSON *
-config_for_new_session(struct service *svc, const cJSON *request, const cJSON *project_defaults)
-{
-	const cJSON *layers[3] = { request, project_defaults, settings_defaults(svc->settings) };
-	cJSON *cfg = cJSON_CreateObject();
-	const char *model;
-
-	for (const char *const *f = config_fields; *f; f++) {
-		for (int i = 0; i < 3; i++) {
-			const char *v = json_get_string(layers[i], *f);
-			if (v != NULL) {
-				cJSON_AddStringToObject(cfg, *f, v);
-				break;
-			}
-		}
-	}
-	if (json_get_string(cfg, "model") == NULL &&
-	    (model = config_effective_model(svc, cfg)) != NULL)
-		cJSON_AddStringToObject(cfg, "model", model);
-	if (json_get_string(cfg, "framework") == NULL)
-		cJSON_AddStringToObject(cfg, "framework", "taskdeck");
-	if (json_get_string(cfg, "effort") == NULL)
-		cJSON_AddStringToObject(cfg, "effort", "medium");
-	return cfg;
-}
-
-/* The run's configuration: the session's, with cleared members at their defaults. */
-static cJSON *
-config_for_run(struct service *svc, const cJSON *session_cfg)
-{
-	cJSON *cfg = cJSON_Duplicate(session_cfg, true);
-	const char *model = config_effective_model(svc, cfg);
-
-	for (const char *const *f = config_fields; *f; f++) {
-		if (json_get_string(cfg, *f) == NULL)
-			cJSON_DeleteItemFromObjectCaseSensitive(cfg, *f);
-	}
-	if (json_get_string(cfg, "framework") == NULL)
-		cJSON_AddStringToObject(cfg, "framework", "taskdeck");
-	if (json_get_string(cfg, "model") == NULL && model != NULL)
-		cJSON_AddStringToObject(cfg, "model", model);
-	if (json_get_string(cfg, "effort") == NULL)
-		cJSON_AddStringToObject(cfg, "effort", "medium");
-	return cfg;
-}
-
-/* Everything startRun needs from the store about a project, under the lock. */
-struct admission {
-	cJSON *project_defaults;
-	cJSON *session_cfg;		/* existing session */
-	char session_cwd[PATH_MAX];
-	bool project_known;
-	bool session_known;
-	bool session_other_project;
-	bool session_busy;
-};
-
-static void
-admission_read(struct store *st, const char *project, const char *session, struct admission *a)
-{
-	sqlite3_stmt *s = store_stmt(st, "SELECT defaults FROM project_defaults"
-	    " WHERE project_id = ?1");
-
-	sqlite3_bind_text(s, 1, project, -1, SQLITE_STATIC);
-	if ((a->project_known = sqlite3_step(s) == SQLITE_ROW))
-		a->project_defaults = resource_json_column(s, 0);
-	sqlite3_reset(s);
-	if (session == NULL)
-		return;
-	s = store_stmt(st, "SELECT project_id, cwd, config, EXISTS (SELECT 1 FROM runs"
-	    " WHERE session_id = ?1 AND status IN ('queued', 'running'))"
-	    " FROM sessions WHERE id = ?1");
-	sqlite3_bind_text(s, 1, session, -1, SQLITE_STATIC);
-	if ((a->session_known = sqlite3_step(s) == SQLITE_ROW)) {
-		a->session_other_project = strcmp(resource_text(s, 0), project) != 0;
-		snprintf(a->session_cwd, sizeof a->session_cwd, "%s", resource_text(s, 1));
-		a->session_cfg = resource_json_column(s, 2);
-		a->session_busy = sqlite3_column_int(s, 3) != 0;
-	}
-	sqlite3_reset(s);
-}
-
 /* Answers the admission problem, if any; true when the run may be admitted. */
 static bool
-admission_check(const struct admission *a, const char *project, const char *session,
+admission_check(const struct run_admission *a, const char *project, const char *session,
     const char *cwd, struct http_response *r)
 {
 	if (!a->project_known) {
@@ -389,53 +276,6 @@ admission_check(const struct admission *a, const char *project, const char *sess
 	return true;
 }
 
-static bool
-session_insert(struct store *st, const char *id, const char *project, const char *prompt,
-    const char *cwd, bool managed, const cJSON *cfg, int64_t now)
-{
-	sqlite3_stmt *s = store_stmt(st, "INSERT INTO sessions (id, project_id, title, cwd,"
-	    " workspace, config, config_revision, config_updated_at, created_at, updated_at)"
-	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?7, ?7)");
-	bool ok;
-
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, project, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, title_of(prompt), -1, free);
-	sqlite3_bind_text(s, 4, cwd, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 5, managed ? "managed" : "external", -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 6, json_print(cfg), -1, free);
-	sqlite3_bind_int64(s, 7, now);
-	ok = sqlite3_step(s) == SQLITE_DONE;
-	sqlite3_reset(s);
-	return ok;
-}
-
-static bool
-run_insert(struct store *st, const char *id, const char *session, const char *project,
-    const cJSON *body, const char *profile, const cJSON *cfg, const char *cwd, int64_t now,
-    bool network)
-{
-	sqlite3_stmt *s = store_stmt(st, "INSERT INTO runs (id, session_id, project_id, status,"
-	    " prompt, permission_profile, turn_intent, config, cwd, created_at, updated_at,"
-	    " network) VALUES (?1, ?2, ?3, 'queued', ?4, ?5, ?6, ?7, ?8, ?9, ?9, ?10)");
-	bool ok;
-
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, session, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, project, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 4, json_get_string(body, "prompt"), -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 5, profile, -1, SQLITE_STATIC);
-	if (json_get_string(body, "turnIntent") != NULL)
-		sqlite3_bind_text(s, 6, json_get_string(body, "turnIntent"), -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 7, json_print(cfg), -1, free);
-	sqlite3_bind_text(s, 8, cwd, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 9, now);
-	sqlite3_bind_int(s, 10, network);
-	ok = sqlite3_step(s) == SQLITE_DONE;
-	sqlite3_reset(s);
-	return ok && session_touch(st, session, now);
-}
-
 /* Network for the run's commands: the request's, the project default, the application's. */
 static bool
 network_for(struct service *svc, const cJSON *body, const cJSON *project_defaults)
@@ -462,6 +302,22 @@ profile_for(struct service *svc, const cJSON *body, const cJSON *project_default
 	return p ? p : "workspace-write";
 }
 
+/* The run to admit: the request's prompt and turn intent, what admission resolved; takes cfg. */
+static void
+run_fill(struct service *svc, const cJSON *body, const cJSON *project_defaults,
+    struct run *run, const char *id, const char *session_id, const char *cwd, cJSON *cfg)
+{
+	snprintf(run->id, sizeof run->id, "%s", id);
+	snprintf(run->session_id, sizeof run->session_id, "%s", session_id);
+	snprintf(run->project_id, sizeof run->project_id, "%s", json_get_string(body, "project"));
+	run->prompt = xstrdup(json_get_string(body, "prompt"));
+	run->permission_profile = xstrdup(profile_for(svc, body, project_defaults));
+	run->turn_intent = xstrdup_or_null(json_get_string(body, "turnIntent"));
+	run->config = cfg;
+	run->cwd = xstrdup(cwd);
+	run->network = network_for(svc, body, project_defaults);
+}
+
 void
 route_runs_create(struct http_request *req, struct http_response *r)
 {
@@ -472,7 +328,9 @@ route_runs_create(struct http_request *req, struct http_response *r)
 	const char *session = json_get_string(body, "sessionId");
 	const char *cwd_in = json_get_string(body, "cwd");
 	const cJSON *req_cfg = cJSON_GetObjectItemCaseSensitive(body, "config");
-	struct admission a = { 0 };
+	struct run_admission a = { 0 };
+	struct problem p = { 0 };
+	struct run run = { 0 };
 	char cwd[PATH_MAX], run_id[TD_ID_MAX], session_id[TD_ID_MAX];
 	bool managed = false, made_dir = false, ok;
 	cJSON *session_cfg = NULL, *run_cfg = NULL;
@@ -495,7 +353,7 @@ route_runs_create(struct http_request *req, struct http_response *r)
 		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);
 		return;
 	}
-	admission_read(st, project, session, &a);
+	runs_admission_read(st, project, session, &a);
 	if (!admission_check(&a, project, session, cwd_in ? cwd : NULL, r))
 		goto refused;
 	if (session != NULL) {
@@ -514,10 +372,12 @@ route_runs_create(struct http_request *req, struct http_response *r)
 			}
 		}
 	}
-	if (!config_usable(svc, session_cfg, r) ||
+	if (!config_usable(svc, session_cfg, &p) ||
 	    !frameworks_run_usable(json_get_string(session_cfg, "framework"),
-	    profile_for(svc, body, a.project_defaults), json_get_string(body, "turnIntent"), r))
+	    profile_for(svc, body, a.project_defaults), json_get_string(body, "turnIntent"), &p)) {
+		http_problem(r, &p);
 		goto refused;
+	}
 	run_cfg = config_for_run(svc, session_cfg);
 	if (managed) {
 		if (!td_mkdir_p(cwd, 0700)) {
@@ -528,24 +388,21 @@ route_runs_create(struct http_request *req, struct http_response *r)
 		}
 		made_dir = true;
 	}
-	ok = (session != NULL || session_insert(st, session_id, project,
+	run_fill(svc, body, a.project_defaults, &run, run_id, session_id, cwd, run_cfg);
+	run_cfg = NULL;
+	ok = (session != NULL || sessions_create(st, session_id, project,
 	    json_get_string(body, "prompt"), cwd, managed, session_cfg, now)) &&
-	    run_insert(st, run_id, session_id, project, body,
-	    profile_for(svc, body, a.project_defaults), run_cfg, cwd, now,
-	    network_for(svc, body, a.project_defaults)) &&
-	    store_commit(st);
+	    runs_admit(st, &run, now) && store_commit(st);
 	if (!ok) {
 		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);
 		goto refused;
 	}
-	events_emit(svc->events, "run.queued", project, session_id, run_id,
-	    run_status_data("queued"));
-	session_emit_updated(svc, session_id);
+	runs_admitted(svc, &run);
 	store_unlock(st);
 	cJSON_Delete(a.project_defaults);
 	cJSON_Delete(a.session_cfg);
 	cJSON_Delete(session_cfg);
-	cJSON_Delete(run_cfg);
+	runs_clear(&run);
 	supervisor_kick(svc->supervisor);
 
 	char *location = xasprintf("/api/v1/runs/%s", run_id);
@@ -563,56 +420,21 @@ refused:
 	cJSON_Delete(a.session_cfg);
 	cJSON_Delete(session_cfg);
 	cJSON_Delete(run_cfg);
+	runs_clear(&run);
 }
 
 void
 route_runs_cancel(struct http_request *req, struct http_response *r)
 {
 	struct service *svc = req->svc;
-	struct store *st = svc->store;
 	const char *id = req->params[0];
-	char status[16] = "";
-	sqlite3_stmt *s;
-	int64_t now = td_now_ms();
-	bool ok = true;
+	char status[16];
+	bool ok = runs_request_cancel(svc, id, status);
 
-	store_lock(st);
-	s = store_stmt(st, "SELECT status FROM runs WHERE id = ?1");
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		snprintf(status, sizeof status, "%s", resource_text(s, 0));
-	sqlite3_reset(s);
-	if (status[0] != '\0' && !run_status_final(status)) {
-		/* A queued run has no agent: it ends here. */
-		s = store_stmt(st, "UPDATE runs SET"
-		    " cancel_requested_at = COALESCE(cancel_requested_at, ?2),"
-		    " status = CASE status WHEN 'queued' THEN 'cancelled' ELSE status END,"
-		    " finished_at = CASE status WHEN 'queued' THEN ?2 ELSE finished_at END,"
-		    " output = CASE status WHEN 'queued' THEN '' ELSE output END,"
-		    " updated_at = " RESOURCE_NEXT_TIME(2) " WHERE id = ?1");
-		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 2, now);
-		ok = sqlite3_step(s) == SQLITE_DONE;
-		sqlite3_reset(s);
-		cache_drop(svc->cache, id);
-		if (ok && strcmp(status, "queued") == 0) {
-			run_emit(svc, "run.finished", id, run_status_data("cancelled"));
-			s = store_stmt(st, "SELECT session_id FROM runs WHERE id = ?1");
-			sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-			if (sqlite3_step(s) == SQLITE_ROW) {
-				char sid[TD_ID_MAX];
-				snprintf(sid, sizeof sid, "%s", resource_text(s, 0));
-				sqlite3_reset(s);
-				session_emit_updated(svc, sid);
-			}
-			sqlite3_reset(s);
-		}
-	}
-	store_unlock(st);
 	/*
-	 * Issue 17, finding 3: a running run is cancelled through its thread even
-	 * when cancelRequestedAt cannot be stored (a full disk); the thread stores
-	 * the cancelled state when it can.
+	 * A running run is cancelled through its thread even when
+	 * cancelRequestedAt cannot be stored (a full disk); the thread stores the
+	 * cancelled state when it can.
 	 */
 	if (strcmp(status, "running") == 0 && supervisor_cancel(svc->supervisor, id))
 		ok = true;

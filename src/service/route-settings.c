@@ -6,29 +6,13 @@
 #include "json.h"
 #include "resource.h"
 #include "routes.h"
+#include "routing.h"
 #include "service.h"
 #include "store.h"
 #include "timeutil.h"
 #include "xalloc.h"
 
 #define ROUTING_MAX_CONCURRENT 16
-
-/* The routing resource, or NULL.  Only while the store is locked. */
-static cJSON *
-routing_load(struct store *st, int64_t *updated_at)
-{
-	sqlite3_stmt *s = store_stmt(st, "SELECT value, updated_at FROM settings"
-	    " WHERE key = 'agent-routing'");
-	cJSON *res = NULL;
-
-	if (sqlite3_step(s) == SQLITE_ROW) {
-		res = resource_json_column(s, 0);
-		*updated_at = sqlite3_column_int64(s, 1);
-		resource_add_time(res, "updatedAt", *updated_at);
-	}
-	sqlite3_reset(s);
-	return res;
-}
 
 void
 route_routing_get(struct http_request *req, struct http_response *r)
@@ -146,7 +130,6 @@ route_routing_update(struct http_request *req, struct http_response *r)
 {
 	struct store *st = req->svc->store;
 	int64_t updated;
-	sqlite3_stmt *s;
 	cJSON *res;
 	bool ok;
 
@@ -163,12 +146,7 @@ route_routing_update(struct http_request *req, struct http_response *r)
 	if (ok) {
 		cJSON_DeleteItemFromObjectCaseSensitive(res, "updatedAt");
 		merge_keep_nulls(res, req->json);
-		s = store_stmt(st, "UPDATE settings SET value = ?1,"
-		    " updated_at = " RESOURCE_NEXT_TIME(2) " WHERE key = 'agent-routing'");
-		sqlite3_bind_text(s, 1, json_print(res), -1, free);
-		sqlite3_bind_int64(s, 2, td_now_ms());
-		ok = sqlite3_step(s) == SQLITE_DONE;
-		sqlite3_reset(s);
+		ok = routing_store(st, res, td_now_ms());
 		cJSON_Delete(res);
 	}
 	ok = ok ? store_commit(st) : (store_rollback(st), false);

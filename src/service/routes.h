@@ -50,7 +50,6 @@ void route_permissions_get(struct http_request *, struct http_response *);
 void route_permissions_answer(struct http_request *, struct http_response *);
 
 /* route-connectors.c (and the helpers route-credentials.c shares) */
-struct conn_problem;
 void route_connectors_list(struct http_request *, struct http_response *);
 void route_connectors_get(struct http_request *, struct http_response *);
 void route_connectors_create(struct http_request *, struct http_response *);
@@ -58,7 +57,6 @@ void route_connectors_update(struct http_request *, struct http_response *);
 void route_connectors_enabled(struct http_request *, struct http_response *);
 void route_connectors_remove(struct http_request *, struct http_response *);
 void route_connectors_test(struct http_request *, struct http_response *);
-void route_conn_problem(struct http_response *r, struct conn_problem *p);
 bool route_conn_cursor(struct http_request *req, struct http_response *r, const char *prefix,
     const char *extra, const char **cursor);
 void route_conn_page(struct http_response *r, const char *collection, int limit,

@@ -1,17 +1,25 @@
 /*
- * The run domain (runs.h): rendering a run as the API shows it and the run
- * events.  Below the supervisor and the HTTP routes; above the store.
+ * The run domain (runs.h): the only writer of the runs table, its
+ * transitions with their cache drops and run.* events, and rendering a run
+ * as the API shows it.  Below the supervisor and the HTTP routes; above the
+ * store.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "artifacts.h"
+#include "cache.h"
 #include "events.h"
 #include "json.h"
+#include "log.h"
+#include "plans.h"
 #include "resource.h"
 #include "runs.h"
 #include "service.h"
+#include "sessions.h"
 #include "store.h"
+#include "timeutil.h"
 #include "xalloc.h"
 
 void
@@ -98,55 +106,480 @@ run_load(struct store *st, const char *id)
 }
 
 
-cJSON *
-session_from_row(sqlite3_stmt *s)
-{
-	cJSON *j = cJSON_CreateObject();
 
-	cJSON_AddStringToObject(j, "id", resource_text(s, 0));
-	cJSON_AddStringToObject(j, "projectId", resource_text(s, 1));
-	cJSON_AddStringToObject(j, "title", resource_text(s, 2));
-	cJSON_AddStringToObject(j, "cwd", resource_text(s, 3));
-	cJSON_AddStringToObject(j, "workspace", resource_text(s, 4));
-	resource_add_time(j, "createdAt", sqlite3_column_int64(s, 5));
-	resource_add_time(j, "updatedAt", sqlite3_column_int64(s, 6));
-	if (sqlite3_column_type(s, 7) == SQLITE_NULL) {
-		cJSON_AddNullToObject(j, "lastRun");
-	} else {
-		cJSON *last = cJSON_AddObjectToObject(j, "lastRun");
-		cJSON_AddStringToObject(last, "id", resource_text(s, 7));
-		cJSON_AddStringToObject(last, "status", resource_text(s, 8));
+bool
+runs_get(struct store *st, const char *id, struct run *run)
+{
+	sqlite3_stmt *s = store_stmt(st, "SELECT id, session_id, project_id, status, prompt,"
+	    " permission_profile, turn_intent, config, cwd, network,"
+	    " cancel_requested_at IS NOT NULL, resumes, checkpoint, output FROM runs WHERE id = ?1");
+	bool found;
+
+	memset(run, 0, sizeof *run);
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	found = sqlite3_step(s) == SQLITE_ROW;
+	if (found) {
+		snprintf(run->id, sizeof run->id, "%s", resource_text(s, 0));
+		snprintf(run->session_id, sizeof run->session_id, "%s", resource_text(s, 1));
+		snprintf(run->project_id, sizeof run->project_id, "%s", resource_text(s, 2));
+		snprintf(run->status, sizeof run->status, "%s", resource_text(s, 3));
+		run->prompt = xstrdup(resource_text(s, 4));
+		run->permission_profile = xstrdup(resource_text(s, 5));
+		if (sqlite3_column_type(s, 6) != SQLITE_NULL)
+			run->turn_intent = xstrdup(resource_text(s, 6));
+		run->config = resource_json_column(s, 7);
+		run->cwd = xstrdup(resource_text(s, 8));
+		run->network = sqlite3_column_int(s, 9) != 0;
+		run->cancel_requested = sqlite3_column_int(s, 10) != 0;
+		run->resumes = sqlite3_column_int(s, 11);
+		/* Only objects up to RUNS_CHECKPOINT_MAX_BYTES are stored: anything else is damage. */
+		if (sqlite3_column_type(s, 12) != SQLITE_NULL) {
+			if (sqlite3_column_bytes(s, 12) <= RUNS_CHECKPOINT_MAX_BYTES)
+				run->checkpoint = json_parse(resource_text(s, 12),
+				    strlen(resource_text(s, 12)));
+			if (!cJSON_IsObject(run->checkpoint)) {
+				cJSON_Delete(run->checkpoint);
+				run->checkpoint = NULL;
+				run->checkpoint_invalid = true;
+			}
+		}
+		run->output = xstrdup(resource_text(s, 13));
 	}
-	return j;
+	sqlite3_reset(s);
+	return found;
+}
+
+void
+runs_clear(struct run *run)
+{
+	if (run == NULL)
+		return;
+	free(run->prompt);
+	free(run->permission_profile);
+	free(run->turn_intent);
+	cJSON_Delete(run->config);
+	free(run->cwd);
+	cJSON_Delete(run->checkpoint);
+	free(run->output);
+	memset(run, 0, sizeof *run);
 }
 
 cJSON *
-session_load(struct store *st, const char *id)
+runs_history(struct store *st, const char *session_id, const char *before_id, int max_runs,
+    size_t max_output)
 {
-	return resource_load(store_stmt(st, SESSION_SELECT " WHERE s.id = ?1"), id,
-	    session_from_row);
+	cJSON *hist = cJSON_CreateArray();
+	sqlite3_stmt *s = store_stmt(st, "SELECT prompt, output FROM (SELECT id, prompt, output"
+	    " FROM runs WHERE session_id = ?1 AND id < ?2"
+	    " AND status IN ('completed', 'failed', 'cancelled') ORDER BY id DESC LIMIT ?3)"
+	    " ORDER BY id");
+
+	sqlite3_bind_text(s, 1, session_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, before_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 3, max_runs);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		cJSON *h = cJSON_CreateObject();
+		char *out = strndup(resource_text(s, 1), max_output);
+
+		cJSON_AddStringToObject(h, "prompt", resource_text(s, 0));
+		cJSON_AddStringToObject(h, "output", out);
+		free(out);
+		cJSON_AddItemToArray(hist, h);
+	}
+	sqlite3_reset(s);
+	return hist;
 }
 
 bool
-session_touch(struct store *st, const char *session_id, int64_t now)
+runs_admit(struct store *st, const struct run *run, int64_t now)
 {
-	sqlite3_stmt *s = store_stmt(st, "UPDATE sessions SET updated_at = "
-	    RESOURCE_NEXT_TIME(2) " WHERE id = ?1");
+	sqlite3_stmt *s = store_stmt(st, "INSERT INTO runs (id, session_id, project_id, status,"
+	    " prompt, permission_profile, turn_intent, config, cwd, created_at, updated_at,"
+	    " network) VALUES (?1, ?2, ?3, 'queued', ?4, ?5, ?6, ?7, ?8, ?9, ?9, ?10)");
 	bool ok;
 
-	sqlite3_bind_text(s, 1, session_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 1, run->id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, run->session_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, run->project_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, run->prompt, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 5, run->permission_profile, -1, SQLITE_STATIC);
+	if (run->turn_intent != NULL)
+		sqlite3_bind_text(s, 6, run->turn_intent, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 7, json_print(run->config), -1, free);
+	sqlite3_bind_text(s, 8, run->cwd, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 9, now);
+	sqlite3_bind_int(s, 10, run->network);
+	ok = sqlite3_step(s) == SQLITE_DONE;
+	sqlite3_reset(s);
+	return ok && session_touch(st, run->session_id, now);
+}
+
+void
+runs_admitted(struct service *svc, const struct run *run)
+{
+	cJSON *d = run_status_data("queued"), *shown = run_load(svc->store, run->id);
+
+	/* The run as the API shows it: a client lists it without fetching it. */
+	if (shown != NULL)
+		cJSON_AddItemToObject(d, "run", shown);
+	events_emit(svc->events, "run.queued", run->project_id, run->session_id, run->id, d);
+	session_emit_updated(svc, run->session_id);
+}
+
+size_t
+runs_queued(struct store *st, char (*ids)[TD_ID_MAX], size_t max)
+{
+	sqlite3_stmt *s = store_stmt(st, "SELECT id FROM runs WHERE status = 'queued'"
+	    " ORDER BY id LIMIT ?1");
+	size_t n = 0;
+
+	sqlite3_bind_int64(s, 1, (sqlite3_int64)max);
+	while (n < max && sqlite3_step(s) == SQLITE_ROW)
+		snprintf(ids[n++], TD_ID_MAX, "%s", resource_text(s, 0));
+	sqlite3_reset(s);
+	return n;
+}
+
+/* A run event and session.updated for its session; only while the store is locked. */
+static void
+runs_emit_with_session(struct service *svc, const char *type, const char *id, cJSON *data)
+{
+	sqlite3_stmt *s = store_stmt(svc->store,
+	    "SELECT project_id, session_id FROM runs WHERE id = ?1");
+	char project[TD_ID_MAX] = "", session[TD_ID_MAX] = "";
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		snprintf(project, sizeof project, "%s", resource_text(s, 0));
+		snprintf(session, sizeof session, "%s", resource_text(s, 1));
+	}
+	sqlite3_reset(s);
+	if (session[0] == '\0') {
+		cJSON_Delete(data);
+		return;
+	}
+	if (strcmp(type, "run.finished") == 0)
+		artifacts_emit_saved(svc, id, project);
+	events_emit(svc->events, type, project, session, id, data);
+	session_emit_updated(svc, session);
+}
+
+bool
+runs_start(struct service *svc, const char *id, int64_t now)
+{
+	struct store *st = svc->store;
+	sqlite3_stmt *s = store_stmt(st, "UPDATE runs SET status = 'running', started_at = ?2,"
+	    " progress_phase = 'starting', progress_at = ?2,"
+	    " updated_at = " RESOURCE_NEXT_TIME(2) " WHERE id = ?1 AND status = 'queued'");
+	bool ok;
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, now);
+	ok = sqlite3_step(s) == SQLITE_DONE && sqlite3_changes(sqlite3_db_handle(s)) == 1;
+	sqlite3_reset(s);
+	if (!ok)
+		return false;
+	cache_drop(svc->cache, id);
+	runs_emit_with_session(svc, "run.started", id, run_status_data("running"));
+	return true;
+}
+
+void
+runs_progress(struct service *svc, const char *id, const struct run_progress *p, bool *warned)
+{
+	struct store *st = svc->store;
+	sqlite3 *db = store_lock(st);
+	sqlite3_stmt *s;
+
+	s = store_stmt(st, "UPDATE runs SET progress_phase = ?2, progress_at = ?3,"
+	    " input_tokens = ?4, output_tokens = ?5, output = ?6,"
+	    " updated_at = " RESOURCE_NEXT_TIME(3) " WHERE id = ?1 AND status = 'running'");
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, p->phase, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, td_now_ms());
+	sqlite3_bind_int64(s, 4, p->input_tokens);
+	sqlite3_bind_int64(s, 5, p->output_tokens);
+	sqlite3_bind_text(s, 6, p->output ? p->output : "", (int)p->output_len, SQLITE_STATIC);
+	if (sqlite3_step(s) != SQLITE_DONE && !*warned) {
+		log_error("run %s: cannot store progress: %s", id, sqlite3_errmsg(db));
+		*warned = true;
+	}
+	sqlite3_reset(s);
+	cache_drop(svc->cache, id);
+	store_unlock(st);
+}
+
+void
+runs_checkpoint(struct service *svc, const char *id, const char *checkpoint,
+    const char *output, bool *warned)
+{
+	struct store *st = svc->store;
+	sqlite3 *db = store_lock(st);
+	sqlite3_stmt *s;
+
+	s = store_stmt(st, "UPDATE runs SET checkpoint = ?2, checkpoint_at = ?3,"
+	    " output = ?4, updated_at = " RESOURCE_NEXT_TIME(3)
+	    " WHERE id = ?1 AND status = 'running'");
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, checkpoint, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, td_now_ms());
+	sqlite3_bind_text(s, 4, output, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) != SQLITE_DONE && !*warned) {
+		log_error("run %s: cannot store a checkpoint: %s", id, sqlite3_errmsg(db));
+		*warned = true;
+	}
+	sqlite3_reset(s);
+	cache_drop(svc->cache, id);
+	store_unlock(st);
+}
+
+bool
+runs_checkpoint_head(struct store *st, const char *id, const char *head, const char *output,
+    size_t output_len)
+{
+	sqlite3_stmt *s = store_stmt(st, output != NULL ?
+	    "UPDATE runs SET checkpoint = ?2, checkpoint_at = ?3, output = ?4,"
+	    " updated_at = " RESOURCE_NEXT_TIME(3) " WHERE id = ?1 AND status = 'running'" :
+	    "UPDATE runs SET checkpoint = ?2, checkpoint_at = ?3,"
+	    " updated_at = " RESOURCE_NEXT_TIME(3) " WHERE id = ?1 AND status = 'running'");
+	bool ok;
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, head, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, td_now_ms());
+	if (output != NULL)
+		sqlite3_bind_text(s, 4, output, (int)output_len, SQLITE_STATIC);
 	ok = sqlite3_step(s) == SQLITE_DONE;
 	sqlite3_reset(s);
 	return ok;
 }
 
 void
-session_emit_updated(struct service *svc, const char *id)
+runs_emit_finished(struct service *svc, const char *id, const char *status, const char *code,
+    const char *message)
 {
-	cJSON *j = session_load(svc->store, id);
+	cJSON *d = run_status_data(status);
 
-	if (j != NULL)
-		events_emit(svc->events, "session.updated", json_get_string(j, "projectId"),
-		    id, NULL, j);
+	if (code != NULL) {
+		cJSON *err = cJSON_AddObjectToObject(d, "error");
+		cJSON_AddStringToObject(err, "code", code);
+		cJSON_AddStringToObject(err, "message", message ? message : "");
+	}
+	runs_emit_with_session(svc, "run.finished", id, d);
+}
+
+bool
+runs_finish(struct service *svc, const struct run_end *e)
+{
+	struct store *st = svc->store;
+	int64_t now = td_now_ms();
+	sqlite3_stmt *s;
+	bool ok;
+
+	store_lock(st);
+	ok = store_begin(st);
+	if (ok) {
+		s = store_stmt(st, "UPDATE runs SET status = ?2, output = ?3, error_code = ?4,"
+		    " error_message = ?5, finished_at = ?6, attention = NULL,"
+		    " input_tokens = ?7, output_tokens = ?8,"
+		    " updated_at = " RESOURCE_NEXT_TIME(6)
+		    " WHERE id = ?1 AND status IN ('queued', 'running')");
+		sqlite3_bind_text(s, 1, e->id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, e->status, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 3, e->output ? e->output : "", -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 4, e->code, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 5, e->message, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 6, now);
+		sqlite3_bind_int64(s, 7, e->input_tokens);
+		sqlite3_bind_int64(s, 8, e->output_tokens);
+		ok = sqlite3_step(s) == SQLITE_DONE;
+		sqlite3_reset(s);
+	}
+	ok = ok && artifacts_run_ended(st, e->id);
+	if (ok && e->session_id != NULL)
+		ok = session_touch(st, e->session_id, now);
+	ok = ok && plans_run_ended(svc, e->id, e->status);
+	ok = ok ? store_commit(st) : (store_rollback(st), false);
+	cache_drop(svc->cache, e->id);
+	if (ok)
+		runs_emit_finished(svc, e->id, e->status, e->code, e->message);
+	store_unlock(st);
+	if (ok)
+		log_info("run %s %s%s%s", e->id, e->status, e->code ? ": " : "",
+		    e->code ? e->code : "");
+	return ok;
+}
+
+bool
+runs_request_cancel(struct service *svc, const char *id, char *status)
+{
+	struct store *st = svc->store;
+	int64_t now = td_now_ms();
+	sqlite3_stmt *s;
+	bool ok = true;
+
+	status[0] = '\0';
+	store_lock(st);
+	s = store_stmt(st, "SELECT status FROM runs WHERE id = ?1");
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		snprintf(status, 16, "%s", resource_text(s, 0));
+	sqlite3_reset(s);
+	if (status[0] != '\0' && !run_status_final(status)) {
+		/* A queued run has no agent: it ends here. */
+		s = store_stmt(st, "UPDATE runs SET"
+		    " cancel_requested_at = COALESCE(cancel_requested_at, ?2),"
+		    " status = CASE status WHEN 'queued' THEN 'cancelled' ELSE status END,"
+		    " finished_at = CASE status WHEN 'queued' THEN ?2 ELSE finished_at END,"
+		    " output = CASE status WHEN 'queued' THEN '' ELSE output END,"
+		    " updated_at = " RESOURCE_NEXT_TIME(2) " WHERE id = ?1");
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, now);
+		ok = sqlite3_step(s) == SQLITE_DONE;
+		sqlite3_reset(s);
+		cache_drop(svc->cache, id);
+		if (ok && strcmp(status, "queued") == 0) {
+			run_emit(svc, "run.finished", id, run_status_data("cancelled"));
+			s = store_stmt(st, "SELECT session_id FROM runs WHERE id = ?1");
+			sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+			if (sqlite3_step(s) == SQLITE_ROW) {
+				char sid[TD_ID_MAX];
+				snprintf(sid, sizeof sid, "%s", resource_text(s, 0));
+				sqlite3_reset(s);
+				session_emit_updated(svc, sid);
+			}
+			sqlite3_reset(s);
+		}
+	}
+	store_unlock(st);
+	return ok;
+}
+
+bool
+runs_note_cancel(struct store *st, const char *id, int64_t now)
+{
+	sqlite3_stmt *s = store_stmt(st, "UPDATE runs SET cancel_requested_at ="
+	    " COALESCE(cancel_requested_at, ?2) WHERE id = ?1");
+	bool ok;
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, now);
+	ok = sqlite3_step(s) == SQLITE_DONE;
+	sqlite3_reset(s);
+	return ok;
+}
+
+bool
+runs_set_attention(struct service *svc, const char *id, const cJSON *attention)
+{
+	sqlite3_stmt *s = store_stmt(svc->store, "UPDATE runs SET attention = ?2,"
+	    " updated_at = " RESOURCE_NEXT_TIME(3) " WHERE id = ?1 AND status = 'running'");
+	char *text = attention ? json_print(attention) : NULL;
+	bool ok;
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	if (text != NULL)
+		sqlite3_bind_text(s, 2, text, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, td_now_ms());
+	ok = sqlite3_step(s) == SQLITE_DONE;
+	sqlite3_reset(s);
+	free(text);
+	cache_drop(svc->cache, id);
+	return ok;
+}
+
+bool
+runs_allow_all(struct store *st, const char *id)
+{
+	sqlite3_stmt *s = store_stmt(st, "UPDATE runs SET allow_run = 1 WHERE id = ?1");
+	bool ok;
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	ok = sqlite3_step(s) == SQLITE_DONE;
+	sqlite3_reset(s);
+	return ok;
+}
+
+bool
+runs_resume_count(struct store *st, const char *id, int64_t now)
+{
+	sqlite3_stmt *s = store_stmt(st, "UPDATE runs SET resumes = resumes + 1,"
+	    " updated_at = " RESOURCE_NEXT_TIME(2) " WHERE id = ?1");
+	bool ok;
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, now);
+	ok = sqlite3_step(s) == SQLITE_DONE;
+	sqlite3_reset(s);
+	return ok;
+}
+
+bool
+runs_end_left(struct service *svc, const char *id, const char *status, const char *code,
+    const char *message, int64_t now)
+{
+	struct store *st = svc->store;
+	bool ok = artifacts_run_ended(st, id);
+	sqlite3_stmt *s = store_stmt(st, "UPDATE runs SET status = ?2, error_code = ?3,"
+	    " error_message = ?4, output = COALESCE(output, ''), finished_at = ?5,"
+	    " attention = NULL, updated_at = " RESOURCE_NEXT_TIME(5) " WHERE id = ?1");
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, status, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, code, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, message, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 5, now);
+	ok = ok && sqlite3_step(s) == SQLITE_DONE;
+	sqlite3_reset(s);
+	return ok && plans_run_ended(svc, id, status);
+}
+
+void
+runs_admission_read(struct store *st, const char *project, const char *session, struct run_admission *a)
+{
+	sqlite3_stmt *s = store_stmt(st, "SELECT defaults FROM project_defaults"
+	    " WHERE project_id = ?1");
+
+	sqlite3_bind_text(s, 1, project, -1, SQLITE_STATIC);
+	if ((a->project_known = sqlite3_step(s) == SQLITE_ROW))
+		a->project_defaults = resource_json_column(s, 0);
+	sqlite3_reset(s);
+	if (session == NULL)
+		return;
+	s = store_stmt(st, "SELECT project_id, cwd, config, EXISTS (SELECT 1 FROM runs"
+	    " WHERE session_id = ?1 AND status IN ('queued', 'running'))"
+	    " FROM sessions WHERE id = ?1");
+	sqlite3_bind_text(s, 1, session, -1, SQLITE_STATIC);
+	if ((a->session_known = sqlite3_step(s) == SQLITE_ROW)) {
+		a->session_other_project = strcmp(resource_text(s, 0), project) != 0;
+		snprintf(a->session_cwd, sizeof a->session_cwd, "%s", resource_text(s, 1));
+		a->session_cfg = resource_json_column(s, 2);
+		a->session_busy = sqlite3_column_int(s, 3) != 0;
+	}
+	sqlite3_reset(s);
+}
+
+cJSON *
+runs_list(struct store *st, const char *session, const char *project, const char *status,
+    const char *cursor, int limit, char *next)
+{
+	cJSON *arr = cJSON_CreateArray();
+	struct resource_page pg;
+	sqlite3_stmt *s = store_stmt(st, "SELECT " RUN_COLUMNS " FROM runs"
+	    " WHERE (?1 IS NULL OR session_id = ?1) AND (?2 IS NULL OR project_id = ?2)"
+	    " AND (?3 IS NULL OR status = ?3) AND (?4 IS NULL OR id < ?4)"
+	    " ORDER BY id DESC LIMIT ?5");
+
+	if (session != NULL)
+		sqlite3_bind_text(s, 1, session, -1, SQLITE_STATIC);
+	if (project != NULL)
+		sqlite3_bind_text(s, 2, project, -1, SQLITE_STATIC);
+	if (status != NULL)
+		sqlite3_bind_text(s, 3, status, -1, SQLITE_STATIC);
+	resource_page_start(&pg, s, 4, cursor, limit);
+	while (resource_page_row(&pg, s))
+		cJSON_AddItemToArray(arr, run_from_row(s));
+	sqlite3_reset(s);
+	snprintf(next, TD_ID_MAX, "%s", pg.next);
+	return arr;
 }

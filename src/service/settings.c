@@ -29,7 +29,7 @@ key_zero(void *p, size_t n)
 struct settings {
 	cJSON *root;
 	int max_concurrent;
-	int resume_limit;	/* durable: runs.resumeLimit */
+	int resume_limit;	/* runs.resumeLimit */
 	int max_turns;
 	long long max_tokens_per_run;	/* runs.maxTokensPerRun, 0: none */
 	long command_timeout_ms;
@@ -121,7 +121,7 @@ settings_check_limits(struct settings *s, const cJSON *runs, char **err)
 	s->command_limits.tmp_size = (long long)v[3] << 20;
 	return true;
 }
-/* readiness (issue 16): configured CLI paths and the disk thresholds of doctor */
+/* Readiness: configured CLI paths and the disk thresholds of doctor */
 static const char *const runtime_keys[] = { "claude-code", "codex", NULL };
 static const char *const runtime_entry_keys[] = { "path", NULL };
 static const char *const doctor_keys[] = { "diskWarnMiB", "diskFailMiB", NULL };
@@ -210,7 +210,7 @@ provider_valid(const char *name, const cJSON *p, char **err)
 		    name);
 		return false;
 	}
-	/* keycred: or the id or name of a stored credential (never both). */
+	/* Or the id or name of a stored credential (never both). */
 	if (!json_check_string(p, "apiKeyCredential", false, true, 1, NAME_MAX_CHARS)) {
 		*err = xasprintf("providers.%s.apiKeyCredential must be a credential's id or name "
 		    "(1 to %d characters) or null", name, NAME_MAX_CHARS);
@@ -410,7 +410,7 @@ settings_check(struct settings *s, char **err)
 	return settings_check_limits(s, runs, err) && settings_check_notify(s, err);
 }
 
-/* notify: {"command": ["program", "arg", ...]} (issue 14), or absent. */
+/* notify: {"command": ["program", "arg", ...]} or absent. */
 static bool
 settings_check_notify(struct settings *s, char **err)
 {

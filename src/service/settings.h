@@ -20,7 +20,7 @@ const cJSON *settings_defaults(const struct settings *s);
 /* The provider named name ({kind, baseUrl, apiKeyEnv or apiKeyCredential,
  * defaultModel}), or NULL.  Owned by s. */
 const cJSON *settings_provider(const struct settings *s, const char *name);
-/* keycred: the "providers" object ({name: {kind, ..., apiKeyCredential}}).  Owned by s. */
+/* The "providers" object ({name: {kind, ..., apiKeyCredential}}).  Owned by s. */
 const cJSON *settings_providers(const struct settings *s);
 int settings_max_concurrent(const struct settings *s);
 /* runs.resumeLimit: how often a run resumes after a restart before resume_limit. */

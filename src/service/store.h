@@ -39,7 +39,7 @@ bool store_commit(struct store *st);
 void store_rollback(struct store *st);
 
 /*
- * A full disk (issue 17): a write of this thread that failed with SQLITE_FULL,
+ * A full disk: a write of this thread that failed with SQLITE_FULL,
  * ENOSPC or EDQUOT is noted, so that the request's 500 becomes 507
  * insufficient_storage (http.c clears the note before each handler).  The
  * store notes its own failures (a failed statement or commit, seen when the

@@ -16,31 +16,6 @@
 #include "xalloc.h"
 
 
-const struct m_project *
-model_project(const struct model *m)
-{
-	return m->projects_cur.sel < m->project_count ? &m->projects[m->projects_cur.sel] : NULL;
-}
-
-const struct m_session *
-model_session(const struct model *m)
-{
-	return m->sessions_cur.sel < m->session_count ? &m->sessions[m->sessions_cur.sel] : NULL;
-}
-
-const struct m_run *
-model_run(const struct model *m)
-{
-	return m->runs_cur.sel < m->run_count ? &m->runs[m->runs_cur.sel] : NULL;
-}
-
-const struct m_artifact *
-model_artifact(const struct model *m)
-{
-	return m->artifacts_cur.sel < m->artifact_count ?
-	    &m->artifacts[m->artifacts_cur.sel] : NULL;
-}
-
 const char *
 sel_project_id(const struct model *m)
 {

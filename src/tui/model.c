@@ -1,4 +1,8 @@
-/* The dashboard's model: shared helpers, the items of the lists (clear, fill). */
+/*
+ * The dashboard's model, its lowest layer: shared helpers, the items of the
+ * lists (clear, fill), the selected items and events made by the model.
+ * model-events.c over model-lists.c over model-log.c over this file.
+ */
 #include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -281,4 +285,62 @@ plan_fill_json(struct m_plan *p, const cJSON *j)
 		i++;
 	}
 	p->step_count = i;
+}
+
+const struct m_project *
+model_project(const struct model *m)
+{
+	return m->projects_cur.sel < m->project_count ? &m->projects[m->projects_cur.sel] : NULL;
+}
+
+const struct m_session *
+model_session(const struct model *m)
+{
+	return m->sessions_cur.sel < m->session_count ? &m->sessions[m->sessions_cur.sel] : NULL;
+}
+
+const struct m_run *
+model_run(const struct model *m)
+{
+	return m->runs_cur.sel < m->run_count ? &m->runs[m->runs_cur.sel] : NULL;
+}
+
+const struct m_artifact *
+model_artifact(const struct model *m)
+{
+	return m->artifacts_cur.sel < m->artifact_count ?
+	    &m->artifacts[m->artifacts_cur.sel] : NULL;
+}
+
+struct td_event *
+model_event_new(long long seq, const char *stream_id, const char *type, const char *time,
+    const char *project_id, const char *session_id, const char *run_id,
+    const char *data_json, const char *json)
+{
+	const char *src[] = { stream_id, type, time, project_id, session_id, run_id,
+	    data_json ? data_json : "null", json };
+	size_t size = sizeof(struct td_event);
+	struct td_event *ev;
+	char **dst[8], *p;
+
+	for (size_t i = 0; i < 8; i++)
+		size += src[i] ? strlen(src[i]) + 1 : 0;
+	ev = xcalloc(1, size);
+	dst[0] = &ev->stream_id;
+	dst[1] = &ev->type;
+	dst[2] = &ev->time;
+	dst[3] = &ev->project_id;
+	dst[4] = &ev->session_id;
+	dst[5] = &ev->run_id;
+	dst[6] = &ev->data_json;
+	dst[7] = &ev->json;
+	ev->seq = seq;
+	p = (char *)(ev + 1);
+	for (size_t i = 0; i < 8; i++) {
+		if (src[i] == NULL)
+			continue;
+		*dst[i] = p;
+		p = stpcpy(p, src[i]) + 1;
+	}
+	return ev;
 }

@@ -189,35 +189,6 @@ id_ok(const char *id)
 
 /* --- history ---------------------------------------------------------------- */
 
-static const char *
-obj_string(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-/* One stored event (docs/events.md) as the stream would have yielded it. */
-static struct td_event *
-event_from_json(const cJSON *o)
-{
-	const cJSON *seq = cJSON_GetObjectItemCaseSensitive(o, "seq");
-	const cJSON *data = cJSON_GetObjectItemCaseSensitive(o, "data");
-	char *data_json, *json;
-	struct td_event *ev;
-
-	if (!cJSON_IsObject(o) || !cJSON_IsNumber(seq) || obj_string(o, "type") == NULL)
-		return NULL;
-	data_json = data != NULL ? cJSON_PrintUnformatted(data) : NULL;
-	json = cJSON_PrintUnformatted(o);
-	ev = model_event_new((long long)seq->valuedouble, obj_string(o, "streamId"),
-	    obj_string(o, "type"), obj_string(o, "time"), obj_string(o, "projectId"),
-	    obj_string(o, "sessionId"), obj_string(o, "runId"), data_json, json);
-	cJSON_free(data_json);
-	cJSON_free(json);
-	return ev;
-}
-
 /* A growing list of events that keeps only the newest max. */
 struct evlist {
 	struct td_event **items;
@@ -279,34 +250,21 @@ history_page(struct td_client *c, const char *run_id, const char *after,
     const struct td_request_options *opts, struct evlist *l, size_t *n,
     struct td_error *err)
 {
-	char path[256], *body = NULL;
-	cJSON *arr, *o;
+	struct td_run_event_list *page = NULL;
 	enum td_code rc;
 
 	*n = 0;
 	if (!id_ok(run_id))
 		return fail(err, TD_INVALID_ARGUMENT, "not a run id");
-	if (strspn(after, "0123456789abcdef:") != strlen(after))
-		return fail(err, TD_INVALID_ARGUMENT, "not an event id");
-	snprintf(path, sizeof path, "/api/v1/runs/%s/events?after=%s&limit=%d", run_id,
-	    after[0] != '\0' ? after : "0", WORKER_PAGE);
-	rc = td_request_json(c, "GET", path, NULL, opts, &body, err);
+	rc = td_list_run_events(c, run_id, after, WORKER_PAGE, opts, &page, err);
 	if (rc != TD_OK)
 		return rc;
-	arr = cJSON_Parse(body);
-	free(body);
-	if (!cJSON_IsArray(arr)) {
-		cJSON_Delete(arr);
-		return fail(err, TD_INVALID_RESPONSE, "the run's events are not a JSON array");
+	for (size_t i = 0; i < page->count; i++) {
+		evlist_add(l, page->items[i]);
+		page->items[i] = NULL;
 	}
-	cJSON_ArrayForEach(o, arr) {
-		struct td_event *ev = event_from_json(o);
-
-		(*n)++;
-		if (ev != NULL)
-			evlist_add(l, ev);
-	}
-	cJSON_Delete(arr);
+	*n = page->count;
+	td_run_event_list_free(page);
 	return TD_OK;
 }
 

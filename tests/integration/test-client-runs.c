@@ -265,6 +265,51 @@ Test(client_runs, get_and_list_runs_and_sessions)
 	td_client_free(c);
 }
 
+/* A run's stored history, a page at a time: what `runs logs` and the dashboard read. */
+Test(client_runs, run_events_paged)
+{
+	struct td_client *c = client_connect();
+	char *project = client_new_project(c, "History");
+	struct td_run_event_list *all, *page;
+	struct td_run *r, *done;
+	struct td_error err;
+	char after[64] = "";
+	size_t seen = 0;
+
+	r = start_replay(c, project, "quick");
+	done = wait_final(c, r->id);
+	cr_assert_eq(td_list_run_events(c, r->id, NULL, 0, NULL, &all, &err), TD_OK, "%s",
+	    err.message);
+	cr_assert_geq(all->count, 4, "%zu events", all->count);
+	cr_assert_null(all->next_after);
+	cr_assert_str_eq(all->items[0]->type, "run.queued");
+	cr_assert_str_eq(all->items[0]->run_id, r->id);
+	cr_assert_eq(strlen(all->items[0]->stream_id), 32);
+	cr_assert_str_eq(all->items[all->count - 1]->type, "run.finished");
+	/* Two at a time: the same events, in the same order, then no next page. */
+	do {
+		cr_assert_eq(td_list_run_events(c, r->id, after, 2, NULL, &page, &err), TD_OK,
+		    "%s", err.message);
+		cr_assert_leq(page->count, 2);
+		for (size_t i = 0; i < page->count; i++, seen++) {
+			cr_assert_lt(seen, all->count);
+			cr_assert_eq(page->items[i]->seq, all->items[seen]->seq);
+			cr_assert_str_eq(page->items[i]->type, all->items[seen]->type);
+		}
+		snprintf(after, sizeof after, "%s", page->next_after ? page->next_after : "");
+		td_run_event_list_free(page);
+	} while (after[0] != '\0');
+	cr_assert_eq(seen, all->count);
+	cr_assert_eq(td_list_run_events(c, "run_00000000000000000000000000", NULL, 0, NULL,
+	    &page, &err), TD_NOT_FOUND);
+	cr_assert_null(page);
+	td_run_event_list_free(all);
+	td_run_free(done);
+	td_run_free(r);
+	free(project);
+	td_client_free(c);
+}
+
 Test(client_runs, idempotent_start)
 {
 	struct td_client *c = client_connect();

@@ -362,6 +362,7 @@ assert_ordered(struct sub *s, const char *stream_id)
 Test(events, hello_first_then_a_run_in_order)
 {
 	char stream_id[40], *project, *run, *output, *deltas;
+	const cJSON *queued_run;
 	struct sub *s;
 	long queued, started, out1, finished, sess;
 
@@ -390,6 +391,15 @@ Test(events, hello_first_then_a_run_in_order)
 	cr_expect_str_eq(json_get_string(cJSON_GetObjectItem(s->recs[finished].json, "data"),
 	    "status"), "completed");
 	cr_expect_str_eq(json_get_string(s->recs[queued].json, "projectId"), project);
+	/* run.queued carries the run as GET /runs/:id showed it then: no fetch needed. */
+	queued_run = cJSON_GetObjectItem(cJSON_GetObjectItem(s->recs[queued].json, "data"), "run");
+	cr_expect_str_eq(json_get_string(queued_run, "id"), run);
+	cr_expect_str_eq(json_get_string(queued_run, "status"), "queued");
+	cr_expect_str_eq(json_get_string(queued_run, "prompt"), "go");
+	cr_expect_str_eq(json_get_string(cJSON_GetObjectItem(queued_run, "config"), "model"),
+	    "quick");
+	cr_expect_str_eq(json_get_string(queued_run, "projectId"), project);
+	cr_expect_not_null(json_get_string(queued_run, "sessionId"));
 	assert_ordered(s, stream_id);
 	deltas = deltas_of(s, run);
 	cr_expect_str_eq(deltas, output);

@@ -1,0 +1,515 @@
+/*
+ * The host protocol, service side (supervisor-int.h; docs/host-protocol.md):
+ * the table of the agent's line types and requests and their handlers, the
+ * mirror of src/agent/host.c.  Runs on the run's thread.
+ */
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "artifacts.h"
+#include "buf.h"
+#include "cache.h"
+#include "checkpoints.h"
+#include "connectors.h"
+#include "errors.h"
+#include "events.h"
+#include "json.h"
+#include "log.h"
+#include "plans.h"
+#include "prompts.h"
+#include "runs.h"
+#include "secrets.h"
+#include "service.h"
+#include "supervisor-int.h"
+#include "timeutil.h"
+#include "xalloc.h"
+
+static void
+agent_host_respond_error(struct run_state *rs, double id, const char *code, const char *message)
+{
+	cJSON *msg = cJSON_CreateObject(), *err;
+
+	cJSON_AddStringToObject(msg, "type", "response");
+	cJSON_AddNumberToObject(msg, "id", id);
+	err = cJSON_AddObjectToObject(msg, "error");
+	cJSON_AddStringToObject(err, "code", code);
+	cJSON_AddStringToObject(err, "message", message);
+	agent_proc_send(rs, msg);
+	cJSON_Delete(msg);
+}
+
+void
+agent_host_respond(struct run_state *rs, double id, cJSON *result)
+{
+	cJSON *msg = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(msg, "type", "response");
+	cJSON_AddNumberToObject(msg, "id", id);
+	cJSON_AddItemToObject(msg, "result", result);
+	agent_proc_send(rs, msg);
+	cJSON_Delete(msg);
+}
+
+void
+agent_host_protocol_error(struct run_state *rs, const char *why)
+{
+	if (rs->protocol_error != NULL)
+		return;
+	rs->protocol_error = xstrdup(why);
+	log_warn("run %s: the agent broke the host protocol (%s); stopping it", rs->ar->id, why);
+	kill(-rs->pid, SIGKILL);
+}
+
+/* Persists the phase, token counts and output so far of a running run. */
+void
+agent_host_store_progress(struct run_state *rs)
+{
+	struct run_progress p = {
+		.phase = rs->phase[0] ? rs->phase : "starting",
+		.input_tokens = rs->input_tokens,
+		.output_tokens = rs->output_tokens,
+		.output = rs->output.data,
+		.output_len = rs->output.len,
+	};
+
+	runs_progress(rs->ar->sv->svc, rs->ar->id, &p, &rs->store_warned);
+	rs->output_stored_at = td_mono_ms();
+	rs->output_dirty = false;
+}
+
+/* A run event of this run; data consumed. */
+static void
+run_state_emit(struct run_state *rs, const char *type, cJSON *data)
+{
+	events_emit(rs->ar->sv->svc->events, type, rs->project_id, rs->session_id,
+	    rs->ar->id, data);
+}
+
+/* run.progress for the current phase. */
+void
+agent_host_emit_progress(struct run_state *rs, const char *message, bool liveness)
+{
+	cJSON *d = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(d, "phase", rs->phase[0] ? rs->phase : "starting");
+	if (message != NULL)
+		cJSON_AddStringToObject(d, "message", message);
+	else
+		cJSON_AddNullToObject(d, "message");
+	cJSON_AddBoolToObject(d, "liveness", liveness);
+	run_state_emit(rs, "run.progress", d);
+}
+
+/* run.progress "retrying" (docs/events.md): what the agent says of the wait. */
+static void
+agent_host_emit_retrying(struct run_state *rs, const cJSON *msg)
+{
+	cJSON *d = cJSON_CreateObject();
+	const char *reason = json_get_string(msg, "reason");
+	const char *message = json_get_string(msg, "message");
+
+	cJSON_AddStringToObject(d, "phase", "retrying");
+	cJSON_AddItemToObject(d, "message", message ? cJSON_CreateString(message)
+	    : cJSON_CreateNull());
+	cJSON_AddBoolToObject(d, "liveness", false);
+	if (json_check_int(msg, "attempt", 1, 1000) && json_check_int(msg, "maxRetries", 0, 1000)
+	    && json_check_int(msg, "delayMs", 0, 86400000) && reason != NULL &&
+	    strlen(reason) <= 64 && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(msg,
+	    "attempt")) && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(msg, "maxRetries")) &&
+	    cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(msg, "delayMs"))) {
+		for (const char *const *k = (const char *const[]){ "attempt", "maxRetries",
+		    "delayMs", NULL }; *k; k++)
+			cJSON_AddNumberToObject(d, *k,
+			    cJSON_GetObjectItemCaseSensitive(msg, *k)->valuedouble);
+		cJSON_AddStringToObject(d, "reason", reason);
+	}
+	run_state_emit(rs, "run.progress", d);
+}
+
+static void
+on_progress(struct run_state *rs, const cJSON *msg)
+{
+	const char *phase = json_get_string(msg, "phase");
+	int64_t now = td_mono_ms();
+
+	if (phase == NULL || strlen(phase) >= sizeof rs->phase)
+		return agent_host_protocol_error(rs, "a progress line without a valid phase");
+	if (strcmp(phase, rs->phase) == 0 && now - rs->phase_at < PROGRESS_MIN_INTERVAL_MS &&
+	    strcmp(phase, "retrying") != 0)
+		return;
+	snprintf(rs->phase, sizeof rs->phase, "%s", phase);
+	rs->phase_at = now;
+	agent_host_store_progress(rs);
+	if (strcmp(phase, "retrying") == 0)
+		return agent_host_emit_retrying(rs, msg);
+	agent_host_emit_progress(rs, json_get_string(msg, "message"), false);
+}
+
+static void
+on_output(struct run_state *rs, const cJSON *msg)
+{
+	const char *delta = json_get_string(msg, "delta");
+	cJSON *d;
+
+	if (delta == NULL)
+		return agent_host_protocol_error(rs, "an output line without a delta");
+	/* Past the cap the output is cut; the finish line carries the agent's own copy. */
+	buf_append(&rs->output, delta, strlen(delta));
+	rs->had_output = true;
+	d = cJSON_CreateObject();
+	cJSON_AddStringToObject(d, "delta", delta);
+	run_state_emit(rs, "run.output", d);
+	rs->output_dirty = true;
+	if (td_mono_ms() - rs->output_stored_at >= OUTPUT_STORE_MS)
+		agent_host_store_progress(rs);
+}
+
+/* A version 2 checkpoint: its new messages appended (checkpoints.c). */
+static void
+on_checkpoint_v2(struct run_state *rs, const cJSON *cp)
+{
+	struct service *svc = rs->ar->sv->svc;
+	char *text = json_print(cp);
+	const char *why = NULL;
+	bool stored;
+
+	if (strlen(text) > RUNS_CHECKPOINT_MAX_BYTES) {
+		free(text);
+		return agent_host_protocol_error(rs, "a checkpoint over 768 KiB");
+	}
+	free(text);
+	if (!checkpoint_store(&rs->cplog, svc->store, rs->ar->id, cp,
+	    rs->output_dirty ? &rs->output : NULL, &stored, &why))
+		return agent_host_protocol_error(rs, why);
+	if (stored && rs->output_dirty) {
+		rs->output_dirty = false;
+		rs->output_stored_at = td_mono_ms();
+	}
+	cache_drop(svc->cache, rs->ar->id);
+}
+
+/*
+ * The agent's checkpoint (docs/host-protocol.md) replaces the run's
+ * last one, with the output so far, in one statement.  A store that fails
+ * (a full disk) keeps the previous checkpoint: a resume then redoes more.
+ */
+static void
+on_checkpoint(struct run_state *rs, const cJSON *msg)
+{
+	const cJSON *cp = cJSON_GetObjectItemCaseSensitive(msg, "checkpoint");
+	const char *output = json_get_string(cp, "output");
+	char *text;
+
+	if (cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(cp, "version")) == 2)
+		return on_checkpoint_v2(rs, cp);
+	if (!cJSON_IsObject(cp) || !json_check_int(cp, "version", 1, 1) ||
+	    !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(cp, "messages")) ||
+	    output == NULL || strlen(output) > OUTPUT_MAX_BYTES)
+		return agent_host_protocol_error(rs, "a malformed checkpoint");
+	text = json_print(cp);
+	if (strlen(text) > RUNS_CHECKPOINT_MAX_BYTES) {
+		free(text);
+		return agent_host_protocol_error(rs, "a checkpoint over 768 KiB");
+	}
+	runs_checkpoint(rs->ar->sv->svc, rs->ar->id, text, output, &rs->store_warned);
+	free(text);
+}
+
+static void
+on_tool(struct run_state *rs, const cJSON *msg)
+{
+	const char *name = json_get_string(msg, "name");
+	const char *status = json_get_string(msg, "status");
+	cJSON *d;
+
+	if (name == NULL || status == NULL)
+		return agent_host_protocol_error(rs, "a tool line without name or status");
+	log_debug("run %s: tool %.64s %.16s", rs->ar->id, name, status);
+	d = cJSON_CreateObject();
+	for (const char *const *k = (const char *const[]){ "callId", "name", "status",
+	    "summary", NULL }; *k; k++) {
+		const char *v = json_get_string(msg, *k);
+		if (v != NULL)
+			cJSON_AddStringToObject(d, *k, v);
+		else
+			cJSON_AddNullToObject(d, *k);
+	}
+	run_state_emit(rs, "run.tool", d);
+}
+
+static bool
+read_count(const cJSON *obj, const char *key, long long *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 1e15)
+		return false;
+	*out = (long long)v->valuedouble;
+	return true;
+}
+
+static void
+on_usage(struct run_state *rs, const cJSON *msg)
+{
+	if (!read_count(msg, "inputTokens", &rs->input_tokens) ||
+	    !read_count(msg, "outputTokens", &rs->output_tokens))
+		agent_host_protocol_error(rs, "a usage line without token counts");
+}
+
+/* Answers a request with an error, or not at all when code is TD_OK. */
+static void
+respond_code(struct run_state *rs, long long id, enum td_code code, char *message)
+{
+	if (code != TD_OK)
+		agent_host_respond_error(rs, (double)id, td_code_name(code),
+		    message ? message : td_code_default_message(code));
+	free(message);
+}
+
+/* plan.propose: stored; the answer waits for a person (supervisor_respond). */
+static void
+on_plan_propose(struct run_state *rs, long long id, const cJSON *params)
+{
+	char *message = NULL;
+	cJSON *answer = NULL;
+
+	/* The proposal in flight at the restart is the one stored. */
+	if (rs->resuming) {
+		rs->resuming = false;
+		if (plan_rebind(rs->ar->sv->svc, rs->ar->id, rs->session_id, id, params,
+		    rs->ar->sv->svc->started_at, &answer)) {
+			if (answer != NULL)
+				agent_host_respond(rs, (double)id, answer);
+			return;
+		}
+	}
+
+	respond_code(rs, id, plan_propose(rs->ar->sv->svc, rs->ar->id, rs->session_id, id,
+	    params, &message), message);
+}
+
+static void
+on_plan_step(struct run_state *rs, long long id, const cJSON *params)
+{
+	char *message = NULL;
+	enum td_code code = plan_step(rs->ar->sv->svc, rs->ar->id, rs->session_id, params,
+	    &message);
+
+	if (code == TD_OK)
+		agent_host_respond(rs, (double)id, cJSON_CreateObject());
+	respond_code(rs, id, code, message);
+}
+
+/* permission.ask: a prompt that waits for a person, unless the run was allowed. */
+static void
+on_permission_ask(struct run_state *rs, long long id, const cJSON *params)
+{
+	char *message = NULL;
+	bool allow_now;
+	enum td_code code;
+	cJSON *answer = NULL;
+
+	/* The question in flight at the restart is the prompt stored. */
+	if (rs->resuming) {
+		rs->resuming = false;
+		if (prompt_rebind(rs->ar->sv->svc, rs->ar->id, id, params,
+		    rs->ar->sv->svc->started_at, &answer)) {
+			if (answer != NULL)
+				agent_host_respond(rs, (double)id, answer);
+			return;
+		}
+	}
+	code = prompt_ask(rs->ar->sv->svc, rs->ar->id, id, params, &allow_now, &message);
+
+	if (code == TD_OK && allow_now) {
+		cJSON *res = cJSON_CreateObject();
+		cJSON_AddStringToObject(res, "decision", "allow");
+		agent_host_respond(rs, (double)id, res);
+	}
+	respond_code(rs, id, code, message);
+}
+
+/*
+ * secret.resolve: a bound credential's value for a connector of this run.
+ * The answer is the only line that carries it; every copy is wiped.
+ */
+static void
+on_secret_resolve(struct run_state *rs, long long id, const cJSON *params)
+{
+	char *value = NULL, *message = NULL;
+	enum td_code code = connector_secret_resolve(rs->ar->sv->svc, rs->connectors, params,
+	    &value, &message);
+	cJSON *msg, *res, *v;
+
+	if (code != TD_OK) {
+		log_info("run %s: secret.resolve refused: %s", rs->ar->id, message);
+		respond_code(rs, id, code, message);
+		return;
+	}
+	msg = cJSON_CreateObject();
+	cJSON_AddStringToObject(msg, "type", "response");
+	cJSON_AddNumberToObject(msg, "id", (double)id);
+	res = cJSON_AddObjectToObject(msg, "result");
+	v = cJSON_AddStringToObject(res, "value", value);
+	secrets_plain_free(value);
+	agent_proc_send(rs, msg);
+	sodium_memzero(v->valuestring, strlen(v->valuestring));
+	cJSON_Delete(msg);
+}
+
+/* Requests whose answer may come from a person. */
+static const struct {
+	const char *method;
+	void (*fn)(struct run_state *, long long, const cJSON *);
+} person_requests[] = {
+	{ "plan.propose", on_plan_propose },
+	{ "plan.step", on_plan_step },
+	{ "permission.ask", on_permission_ask },
+};
+
+static void
+on_request(struct run_state *rs, const cJSON *msg)
+{
+	struct service *svc = rs->ar->sv->svc;
+	const cJSON *idv = cJSON_GetObjectItemCaseSensitive(msg, "id");
+	const char *method = json_get_string(msg, "method");
+	const cJSON *params = cJSON_GetObjectItemCaseSensitive(msg, "params");
+	cJSON *result = NULL;
+	char *message = NULL;
+
+	if (!cJSON_IsNumber(idv) || idv->valuedouble < 1 || method == NULL ||
+	    !cJSON_IsObject(params))
+		return agent_host_protocol_error(rs, "a request without id, method or params");
+	if (strcmp(method, "artifact.save") == 0) {
+		enum td_code code = artifacts_save(svc, rs->ar->id, rs->session_id,
+		    rs->workspace, (const char *const *)rs->hidden, params, &result, &message);
+		if (code == TD_OK)
+			agent_host_respond(rs, idv->valuedouble, result);
+		else
+			agent_host_respond_error(rs, idv->valuedouble, td_code_name(code),
+			    message ? message : td_code_default_message(code));
+		free(message);
+		return;
+	}
+	if (strcmp(method, "secret.resolve") == 0) {
+		on_secret_resolve(rs, (long long)idv->valuedouble, params);
+		return;
+	}
+	if (strcmp(method, "checkpoint.read") == 0) {
+		const char *why = NULL;
+
+		if ((result = checkpoint_read(svc->store, rs->ar->id, params, &why)) != NULL)
+			agent_host_respond(rs, idv->valuedouble, result);
+		else
+			agent_host_respond_error(rs, idv->valuedouble, "not_found", why);
+		return;
+	}
+	for (size_t i = 0; i < sizeof person_requests / sizeof person_requests[0]; i++) {
+		if (strcmp(method, person_requests[i].method) == 0) {
+			person_requests[i].fn(rs, (long long)idv->valuedouble, params);
+			return;
+		}
+	}
+	agent_host_respond_error(rs, idv->valuedouble, "unknown_method",
+	    "The service does not know this request.");
+}
+
+static void
+on_finish(struct run_state *rs, const cJSON *msg)
+{
+	static const char *const statuses[] = { "completed", "failed", "cancelled", NULL };
+	const char *status = json_get_string(msg, "status");
+	const char *output = json_get_string(msg, "output");
+	const cJSON *err = cJSON_GetObjectItemCaseSensitive(msg, "error");
+	const cJSON *usage = cJSON_GetObjectItemCaseSensitive(msg, "usage");
+
+	if (rs->finished)
+		return agent_host_protocol_error(rs, "a second finish line");
+	if (!json_check_enum(msg, "status", false, statuses) || status == NULL)
+		return agent_host_protocol_error(rs, "a finish line without a valid status");
+	rs->finished = true;
+	snprintf(rs->status, sizeof rs->status, "%s", status);
+	rs->final_output = xstrdup_or_null(output);
+	if (cJSON_IsObject(err)) {
+		rs->error_code = xstrdup_or_null(json_get_string(err, "code"));
+		rs->error_message = xstrdup_or_null(json_get_string(err, "message"));
+	}
+	if (cJSON_IsObject(usage)) {
+		read_count(usage, "inputTokens", &rs->input_tokens);
+		read_count(usage, "outputTokens", &rs->output_tokens);
+	}
+}
+
+static const struct {
+	const char *type;
+	void (*fn)(struct run_state *, const cJSON *);
+} line_handlers[] = {
+	{ "progress", on_progress },
+	{ "output", on_output },
+	{ "tool", on_tool },
+	{ "usage", on_usage },
+	{ "request", on_request },
+	{ "finish", on_finish },
+	{ "checkpoint", on_checkpoint },
+};
+
+static void
+handle_line(struct run_state *rs, const char *line, size_t len)
+{
+	cJSON *msg;
+	const char *type;
+
+	if (rs->protocol_error != NULL || len == 0)
+		return;
+	msg = json_parse(line, len);
+	type = json_get_string(msg, "type");
+	if (!cJSON_IsObject(msg) || type == NULL) {
+		cJSON_Delete(msg);
+		return agent_host_protocol_error(rs, "a line that is not a JSON object with a type");
+	}
+	for (size_t i = 0; i < sizeof line_handlers / sizeof line_handlers[0]; i++) {
+		if (strcmp(type, line_handlers[i].type) == 0) {
+			line_handlers[i].fn(rs, msg);
+			cJSON_Delete(msg);
+			return;
+		}
+	}
+	cJSON_Delete(msg);
+	agent_host_protocol_error(rs, "a line of an unknown type");
+}
+
+/* Splits what arrived on stdout into lines; false at end of file. */
+bool
+agent_host_read_stdout(struct run_state *rs)
+{
+	char chunk[65536];
+	ssize_t n = read(rs->out_fd, chunk, sizeof chunk);
+	const char *p = chunk, *nl;
+
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN;
+	if (n == 0)
+		return false;
+	while (p < chunk + n) {
+		size_t rest = (size_t)(chunk + n - p);
+		nl = memchr(p, '\n', rest);
+		size_t piece = nl ? (size_t)(nl - p) : rest;
+
+		if (!buf_append(&rs->line, p, piece)) {
+			agent_host_protocol_error(rs, "a line longer than 1 MiB");
+			buf_reset(&rs->line);
+		} else if (nl != NULL) {
+			handle_line(rs, rs->line.data ? rs->line.data : "", rs->line.len);
+			buf_reset(&rs->line);
+		}
+		p += piece + (nl ? 1 : 0);
+	}
+	return true;
+}

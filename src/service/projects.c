@@ -1,0 +1,168 @@
+/*
+ * The project domain (projects.h): the only writer of the projects and
+ * project_defaults tables; a project and its defaults as the API shows them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ids.h"
+#include "json.h"
+#include "projects.h"
+#include "resource.h"
+#include "store.h"
+#include "xalloc.h"
+
+const char *const projects_default_fields[] = { "framework", "provider", "model",
+	"effort", "permissionProfile", "network", NULL };
+
+#define PROJECT_COLUMNS "id, name, description, context, metadata, created_at, updated_at"
+
+static cJSON *
+project_from_row(sqlite3_stmt *s)
+{
+	cJSON *p = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(p, "id", resource_text(s, 0));
+	cJSON_AddStringToObject(p, "name", resource_text(s, 1));
+	cJSON_AddStringToObject(p, "description", resource_text(s, 2));
+	cJSON_AddStringToObject(p, "context", resource_text(s, 3));
+	cJSON_AddItemToObject(p, "metadata", resource_json_column(s, 4));
+	resource_add_time(p, "createdAt", sqlite3_column_int64(s, 5));
+	resource_add_time(p, "updatedAt", sqlite3_column_int64(s, 6));
+	return p;
+}
+
+cJSON *
+projects_load(struct store *st, const char *id)
+{
+	return resource_load(store_stmt(st, "SELECT " PROJECT_COLUMNS " FROM projects"
+	    " WHERE id = ?1"), id, project_from_row);
+}
+
+static const char *
+string_or_empty(const cJSON *obj, const char *key)
+{
+	const char *v = json_get_string(obj, key);
+
+	return v ? v : "";
+}
+
+static void
+bind_metadata(sqlite3_stmt *s, int i, const cJSON *meta)
+{
+	char *text = cJSON_IsObject(meta) ? json_print(meta) : xstrdup("{}");
+
+	sqlite3_bind_text(s, i, text, -1, free);
+}
+
+/* Binds name, description, context and metadata of p to ?2 to ?5. */
+static void
+bind_project_fields(sqlite3_stmt *s, const cJSON *p)
+{
+	sqlite3_bind_text(s, 2, json_get_string(p, "name"), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, string_or_empty(p, "description"), -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, string_or_empty(p, "context"), -1, SQLITE_STATIC);
+	bind_metadata(s, 5, cJSON_GetObjectItemCaseSensitive(p, "metadata"));
+}
+
+cJSON *
+projects_list(struct store *st, const char *cursor, int limit, char *next)
+{
+	cJSON *arr = cJSON_CreateArray();
+	struct resource_page pg;
+	sqlite3_stmt *s = store_stmt(st, "SELECT " PROJECT_COLUMNS " FROM projects"
+	    " WHERE ?1 IS NULL OR id < ?1 ORDER BY id DESC LIMIT ?2");
+
+	resource_page_start(&pg, s, 1, cursor, limit);
+	while (resource_page_row(&pg, s))
+		cJSON_AddItemToArray(arr, project_from_row(s));
+	sqlite3_reset(s);
+	snprintf(next, TD_ID_MAX, "%s", pg.next);
+	return arr;
+}
+
+bool
+projects_create(struct store *st, const char *id, const cJSON *fields, int64_t now)
+{
+	sqlite3_stmt *s = store_stmt(st, "INSERT INTO projects (" PROJECT_COLUMNS ")"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)");
+	bool ok;
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	bind_project_fields(s, fields);
+	sqlite3_bind_int64(s, 6, now);
+	ok = sqlite3_step(s) == SQLITE_DONE;
+	sqlite3_reset(s);
+	if (ok) {
+		s = store_stmt(st, "INSERT INTO project_defaults (project_id, defaults,"
+		    " updated_at) VALUES (?1, '{}', ?2)");
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, now);
+		ok = sqlite3_step(s) == SQLITE_DONE;
+		sqlite3_reset(s);
+	}
+	return ok;
+}
+
+bool
+projects_update(struct store *st, const char *id, const cJSON *fields, int64_t now)
+{
+	sqlite3_stmt *s = store_stmt(st, "UPDATE projects SET name = ?2, description = ?3,"
+	    " context = ?4, metadata = ?5, updated_at = " RESOURCE_NEXT_TIME(6)
+	    " WHERE id = ?1");
+	bool ok;
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	bind_project_fields(s, fields);
+	sqlite3_bind_int64(s, 6, now);
+	ok = sqlite3_step(s) == SQLITE_DONE;
+	sqlite3_reset(s);
+	return ok;
+}
+
+cJSON *
+projects_defaults_load(struct store *st, const char *project_id, int64_t *updated_at)
+{
+	sqlite3_stmt *s = store_stmt(st, "SELECT defaults, updated_at"
+	    " FROM project_defaults WHERE project_id = ?1");
+	cJSON *res = NULL;
+
+	sqlite3_bind_text(s, 1, project_id, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		cJSON *stored = resource_json_column(s, 0);
+		cJSON *defaults;
+
+		*updated_at = sqlite3_column_int64(s, 1);
+		res = cJSON_CreateObject();
+		cJSON_AddStringToObject(res, "projectId", project_id);
+		resource_add_time(res, "updatedAt", *updated_at);
+		defaults = cJSON_AddObjectToObject(res, "defaults");
+		for (const char *const *f = projects_default_fields; *f; f++) {
+			const char *v = json_get_string(stored, *f);
+			const cJSON *b = cJSON_GetObjectItemCaseSensitive(stored, *f);
+
+			/* network is the one boolean default (the sandbox, docs/agent.md) */
+			cJSON_AddItemToObject(defaults, *f, cJSON_IsBool(b) ? cJSON_Duplicate(b, false) :
+			    v ? cJSON_CreateString(v) : cJSON_CreateNull());
+		}
+		cJSON_Delete(stored);
+	}
+	sqlite3_reset(s);
+	return res;
+}
+
+bool
+projects_defaults_store(struct store *st, const char *project_id, char *defaults, int64_t now)
+{
+	sqlite3_stmt *s = store_stmt(st, "UPDATE project_defaults SET defaults = ?2,"
+	    " updated_at = " RESOURCE_NEXT_TIME(3) " WHERE project_id = ?1");
+	bool ok;
+
+	sqlite3_bind_text(s, 1, project_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, defaults, -1, free);
+	sqlite3_bind_int64(s, 3, now);
+	ok = sqlite3_step(s) == SQLITE_DONE;
+	sqlite3_reset(s);
+	return ok;
+}

@@ -1,0 +1,37 @@
+/*
+ * The project domain (projects.c; docs/http-api.md, Projects): the only
+ * writer of the projects and project_defaults tables.  Every call only while
+ * the store is locked.
+ */
+#ifndef TD_SERVICE_PROJECTS_H
+#define TD_SERVICE_PROJECTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+struct store;
+
+/* The members of a project's defaults, NULL-terminated. */
+extern const char *const projects_default_fields[];
+
+/* The project with id as the API shows it, or NULL. */
+cJSON *projects_load(struct store *st, const char *id);
+/*
+ * A page of projects as the API shows them, newest first, below cursor (a
+ * project id, NULL for the first page), at most limit; next (TD_ID_MAX
+ * bytes) gets the cursor of the next page, "" at the end.
+ */
+cJSON *projects_list(struct store *st, const char *cursor, int limit, char *next);
+/* Stores project id with fields (name, description, context, metadata) and empty defaults. */
+bool projects_create(struct store *st, const char *id, const cJSON *fields, int64_t now);
+/* Replaces the name, description, context and metadata of project id. */
+bool projects_update(struct store *st, const char *id, const cJSON *fields, int64_t now);
+/* The defaults resource of a project, or NULL when the project is unknown. */
+cJSON *projects_defaults_load(struct store *st, const char *project_id, int64_t *updated_at);
+/* Replaces the stored defaults (JSON text, taken and freed). */
+bool projects_defaults_store(struct store *st, const char *project_id, char *defaults,
+    int64_t now);
+
+#endif

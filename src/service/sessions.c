@@ -1,0 +1,341 @@
+/*
+ * The session domain (sessions.h): the only writer of the sessions table,
+ * a session as the API shows it, and the rules of a session configuration.
+ * Below the supervisor and the HTTP routes; above the store.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "events.h"
+#include "frameworks.h"
+#include "http.h"
+#include "ids.h"
+#include "json.h"
+#include "problem.h"
+#include "resource.h"
+#include "service.h"
+#include "sessions.h"
+#include "settings.h"
+#include "store.h"
+#include "timeutil.h"
+#include "xalloc.h"
+
+#define TITLE_MAX_CHARS 80
+
+const char *const config_fields[] = { "framework", "provider", "model", "effort", NULL };
+
+cJSON *
+session_from_row(sqlite3_stmt *s)
+{
+	cJSON *j = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(j, "id", resource_text(s, 0));
+	cJSON_AddStringToObject(j, "projectId", resource_text(s, 1));
+	cJSON_AddStringToObject(j, "title", resource_text(s, 2));
+	cJSON_AddStringToObject(j, "cwd", resource_text(s, 3));
+	cJSON_AddStringToObject(j, "workspace", resource_text(s, 4));
+	resource_add_time(j, "createdAt", sqlite3_column_int64(s, 5));
+	resource_add_time(j, "updatedAt", sqlite3_column_int64(s, 6));
+	if (sqlite3_column_type(s, 7) == SQLITE_NULL) {
+		cJSON_AddNullToObject(j, "lastRun");
+	} else {
+		cJSON *last = cJSON_AddObjectToObject(j, "lastRun");
+		cJSON_AddStringToObject(last, "id", resource_text(s, 7));
+		cJSON_AddStringToObject(last, "status", resource_text(s, 8));
+	}
+	return j;
+}
+
+cJSON *
+session_load(struct store *st, const char *id)
+{
+	return resource_load(store_stmt(st, SESSION_SELECT " WHERE s.id = ?1"), id,
+	    session_from_row);
+}
+
+bool
+session_touch(struct store *st, const char *session_id, int64_t now)
+{
+	sqlite3_stmt *s = store_stmt(st, "UPDATE sessions SET updated_at = "
+	    RESOURCE_NEXT_TIME(2) " WHERE id = ?1");
+	bool ok;
+
+	sqlite3_bind_text(s, 1, session_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, now);
+	ok = sqlite3_step(s) == SQLITE_DONE;
+	sqlite3_reset(s);
+	return ok;
+}
+
+bool
+sessions_exists(struct store *st, const char *id)
+{
+	sqlite3_stmt *s = store_stmt(st, "SELECT 1 FROM sessions WHERE id = ?1");
+	bool found;
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	found = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_reset(s);
+	return found;
+}
+
+cJSON *
+sessions_list(struct store *st, const char *project, const char *cursor, int limit, char *next)
+{
+	struct resource_page pg;
+	sqlite3_stmt *s;
+	bool known;
+	cJSON *arr;
+
+	s = store_stmt(st, "SELECT 1 FROM projects WHERE id = ?1");
+	sqlite3_bind_text(s, 1, project, -1, SQLITE_STATIC);
+	known = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_reset(s);
+	if (!known)
+		return NULL;
+	arr = cJSON_CreateArray();
+	s = store_stmt(st, SESSION_SELECT " WHERE s.project_id = ?1"
+	    " AND (?2 IS NULL OR s.id < ?2) ORDER BY s.id DESC LIMIT ?3");
+	sqlite3_bind_text(s, 1, project, -1, SQLITE_STATIC);
+	resource_page_start(&pg, s, 2, cursor, limit);
+	while (resource_page_row(&pg, s))
+		cJSON_AddItemToArray(arr, session_from_row(s));
+	sqlite3_reset(s);
+	snprintf(next, TD_ID_MAX, "%s", pg.next);
+	return arr;
+}
+
+void
+session_emit_updated(struct service *svc, const char *id)
+{
+	cJSON *j = session_load(svc->store, id);
+
+	if (j != NULL)
+		events_emit(svc->events, "session.updated", json_get_string(j, "projectId"),
+		    id, NULL, j);
+}
+
+/* The first line of the prompt, cut to TITLE_MAX_CHARS characters. */
+static char *
+sessions_title(const char *prompt)
+{
+	size_t i = 0, chars = 0;
+
+	while (prompt[i] != '\0' && prompt[i] != '\n' && prompt[i] != '\r' &&
+	    chars < TITLE_MAX_CHARS) {
+		i++;
+		while (((unsigned char)prompt[i] & 0xC0) == 0x80)
+			i++;
+		chars++;
+	}
+	return strndup(prompt, i);
+}
+
+bool
+sessions_create(struct store *st, const char *id, const char *project, const char *prompt,
+    const char *cwd, bool managed, const cJSON *cfg, int64_t now)
+{
+	sqlite3_stmt *s = store_stmt(st, "INSERT INTO sessions (id, project_id, title, cwd,"
+	    " workspace, config, config_revision, config_updated_at, created_at, updated_at)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?7, ?7)");
+	bool ok;
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, project, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, sessions_title(prompt), -1, free);
+	sqlite3_bind_text(s, 4, cwd, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 5, managed ? "managed" : "external", -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 6, json_print(cfg), -1, free);
+	sqlite3_bind_int64(s, 7, now);
+	ok = sqlite3_step(s) == SQLITE_DONE;
+	sqlite3_reset(s);
+	return ok;
+}
+
+/* The configuration resource of a session, or NULL.  *revision gets its revision. */
+cJSON *
+sessions_config_load(struct store *st, const char *id, long *revision)
+{
+	sqlite3_stmt *s = store_stmt(st, "SELECT config, config_revision, config_updated_at"
+	    " FROM sessions WHERE id = ?1");
+	cJSON *j = NULL;
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		cJSON *stored = resource_json_column(s, 0);
+
+		*revision = (long)sqlite3_column_int64(s, 1);
+		j = cJSON_CreateObject();
+		cJSON_AddStringToObject(j, "sessionId", id);
+		cJSON_AddNumberToObject(j, "revision", (double)*revision);
+		for (const char *const *f = config_fields; *f; f++) {
+			const char *v = json_get_string(stored, *f);
+			cJSON_AddItemToObject(j, *f, v ? cJSON_CreateString(v) : cJSON_CreateNull());
+		}
+		resource_add_time(j, "updatedAt", sqlite3_column_int64(s, 2));
+		cJSON_Delete(stored);
+	}
+	sqlite3_reset(s);
+	return j;
+}
+
+bool
+sessions_config_store(struct store *st, const char *id, const cJSON *cfg, int64_t now)
+{
+	sqlite3_stmt *s = store_stmt(st, "UPDATE sessions SET config = ?2,"
+	    " config_revision = config_revision + 1,"
+	    " config_updated_at = MAX(?3, config_updated_at + 1),"
+	    " updated_at = " RESOURCE_NEXT_TIME(3) " WHERE id = ?1");
+	bool ok;
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, json_print(cfg), -1, free);
+	sqlite3_bind_int64(s, 3, now);
+	ok = sqlite3_step(s) == SQLITE_DONE;
+	sqlite3_reset(s);
+	return ok;
+}
+
+bool
+config_types_valid(const cJSON *cfg, const char *prefix, struct problem *p)
+{
+	const char *bad = NULL;
+	char field[64];
+
+	if (!cJSON_IsObject(cfg)) {
+		problem_set(p, TD_INVALID_REQUEST, prefix, "%s must be an object", prefix);
+		return false;
+	}
+	if (!json_only_keys(cfg, config_fields, &bad)) {
+		snprintf(field, sizeof field, "%s.%.40s", prefix, bad);
+		problem_set(p, TD_INVALID_REQUEST, field, "unknown configuration member %s", bad);
+		return false;
+	}
+	if (!json_check_enum(cfg, "framework", true, resource_frameworks)) {
+		snprintf(field, sizeof field, "%s.framework", prefix);
+		problem_set(p, TD_INVALID_REQUEST, field, "framework must be taskdeck, claude-code, codex or null");
+		return false;
+	}
+	if (!json_check_enum(cfg, "effort", true, resource_efforts)) {
+		snprintf(field, sizeof field, "%s.effort", prefix);
+		problem_set(p, TD_INVALID_REQUEST, field, "effort must be low, medium, high or null");
+		return false;
+	}
+	for (const char *const *f = (const char *const[]){ "provider", "model", NULL }; *f; f++) {
+		if (!json_check_string(cfg, *f, false, true, 1, NAME_MAX_CHARS)) {
+			snprintf(field, sizeof field, "%s.%s", prefix, *f);
+			problem_set(p, TD_INVALID_REQUEST, field, "%s must be a string of 1 to %d characters or null",
+			    *f, NAME_MAX_CHARS);
+			return false;
+		}
+	}
+	return true;
+}
+
+const char *
+config_effective_model(const struct service *svc, const cJSON *cfg)
+{
+	const char *model = json_get_string(cfg, "model");
+	const cJSON *provider = settings_provider(svc->settings, json_get_string(cfg, "provider"));
+
+	return model ? model : json_get_string(provider, "defaultModel");
+}
+
+/* A replay model names a file: letters, digits, '.', '_' and '-', not starting with '.'. */
+static bool
+replay_model_installed(const struct service *svc, const char *model)
+{
+	size_t n = strlen(model);
+	char *path;
+	bool ok;
+
+	if (n == 0 || model[0] == '.' || strspn(model, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789._-") != n)
+		return false;
+	path = xasprintf("%s/%s.json", svc->replay_dir, model);
+	ok = access(path, R_OK) == 0;
+	free(path);
+	return ok;
+}
+
+bool
+config_usable(const struct service *svc, const cJSON *cfg, struct problem *pr)
+{
+	const char *framework = json_get_string(cfg, "framework");
+	const char *provider = json_get_string(cfg, "provider");
+	const cJSON *p;
+	const char *model;
+
+	if (provider == NULL) {
+		problem_set(pr, TD_INVALID_CONFIGURATION, "provider", "A provider is required.");
+		return false;
+	}
+	if ((p = settings_provider(svc->settings, provider)) == NULL) {
+		problem_set(pr, TD_INVALID_CONFIGURATION, "provider", "The provider %s is not configured "
+		    "(settings.json, providers).", provider);
+		return false;
+	}
+	/* claude-code and codex: the provider kind the CLI speaks, and a ready runtime. */
+	if (frameworks_external(framework))
+		return frameworks_config_usable(svc, cfg, json_get_string(p, "kind"), pr);
+	model = config_effective_model(svc, cfg);
+	if (strcmp(json_get_string(p, "kind"), "replay") == 0 &&
+	    !replay_model_installed(svc, model)) {
+		problem_set(pr, TD_INVALID_CONFIGURATION, "model", "No replay transcript is installed for "
+		    "the model %s.", model);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The configuration of a new session, member by member: the request, the
+ * project defaults, the application defaults, the provider default.
+ */
+cJSON *
+config_for_new_session(struct service *svc, const cJSON *request, const cJSON *project_defaults)
+{
+	const cJSON *layers[3] = { request, project_defaults, settings_defaults(svc->settings) };
+	cJSON *cfg = cJSON_CreateObject();
+	const char *model;
+
+	for (const char *const *f = config_fields; *f; f++) {
+		for (int i = 0; i < 3; i++) {
+			const char *v = json_get_string(layers[i], *f);
+			if (v != NULL) {
+				cJSON_AddStringToObject(cfg, *f, v);
+				break;
+			}
+		}
+	}
+	if (json_get_string(cfg, "model") == NULL &&
+	    (model = config_effective_model(svc, cfg)) != NULL)
+		cJSON_AddStringToObject(cfg, "model", model);
+	if (json_get_string(cfg, "framework") == NULL)
+		cJSON_AddStringToObject(cfg, "framework", "taskdeck");
+	if (json_get_string(cfg, "effort") == NULL)
+		cJSON_AddStringToObject(cfg, "effort", "medium");
+	return cfg;
+}
+
+/* The run's configuration: the session's, with cleared members at their defaults. */
+cJSON *
+config_for_run(struct service *svc, const cJSON *session_cfg)
+{
+	cJSON *cfg = cJSON_Duplicate(session_cfg, true);
+	const char *model = config_effective_model(svc, cfg);
+
+	for (const char *const *f = config_fields; *f; f++) {
+		if (json_get_string(cfg, *f) == NULL)
+			cJSON_DeleteItemFromObjectCaseSensitive(cfg, *f);
+	}
+	if (json_get_string(cfg, "framework") == NULL)
+		cJSON_AddStringToObject(cfg, "framework", "taskdeck");
+	if (json_get_string(cfg, "model") == NULL && model != NULL)
+		cJSON_AddStringToObject(cfg, "model", model);
+	if (json_get_string(cfg, "effort") == NULL)
+		cJSON_AddStringToObject(cfg, "effort", "medium");
+	return cfg;
+}

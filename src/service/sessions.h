@@ -1,0 +1,80 @@
+/*
+ * The session domain (sessions.c): the only writer of the sessions table; a
+ * session as the API shows it; the rules of a session configuration
+ * (docs/http-api.md, Sessions).
+ */
+#ifndef TD_SERVICE_SESSIONS_H
+#define TD_SERVICE_SESSIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+#include <sqlite3.h>
+
+struct service;
+struct store;
+struct problem;
+
+/* The columns session_from_row reads, with a FROM clause. */
+#define SESSION_SELECT "SELECT s.id, s.project_id, s.title, s.cwd, s.workspace," \
+	" s.created_at, s.updated_at, r.id, r.status FROM sessions s" \
+	" LEFT JOIN runs r ON r.id = (SELECT MAX(id) FROM runs WHERE session_id = s.id)"
+/* A session row (SESSION_SELECT) as the API shows it. */
+cJSON *session_from_row(sqlite3_stmt *s);
+/* The session with id as the API shows it, or NULL.  Only while the store is locked. */
+cJSON *session_load(struct store *st, const char *id);
+/* True when the session id exists.  Only while the store is locked. */
+bool sessions_exists(struct store *st, const char *id);
+/*
+ * A page of the sessions of project as the API shows them, newest first,
+ * below cursor (a session id, NULL for the first page), at most limit; next
+ * (TD_ID_MAX bytes) gets the cursor of the next page, "" at the end.  NULL
+ * when there is no such project.  Only while the store is locked.
+ */
+cJSON *sessions_list(struct store *st, const char *project, const char *cursor, int limit,
+    char *next);
+/* session.updated with the session as the API shows it.  Only while the store is locked. */
+void session_emit_updated(struct service *svc, const char *session_id);
+/* Moves the session's updatedAt to now (RESOURCE_NEXT_TIME); false on a store error. */
+bool session_touch(struct store *st, const char *session_id, int64_t now);
+/*
+ * Stores a new session titled by the first line of prompt, in cwd (managed:
+ * a workspace of the service's own), with its configuration.  Only while
+ * the store is locked; false on a store error.
+ */
+bool sessions_create(struct store *st, const char *id, const char *project, const char *prompt,
+    const char *cwd, bool managed, const cJSON *cfg, int64_t now);
+/*
+ * The configuration resource of a session, or NULL.  *revision gets its
+ * revision.  Only while the store is locked.
+ */
+cJSON *sessions_config_load(struct store *st, const char *id, long *revision);
+/* Replaces the configuration, one revision up.  Only while locked; false on a store error. */
+bool sessions_config_store(struct store *st, const char *id, const cJSON *cfg, int64_t now);
+
+/* The configuration members, NULL-terminated. */
+extern const char *const config_fields[];
+/*
+ * Checks the member types of a configuration object (a request's config or
+ * a patch): each member null or a string from the allowed values.  On a
+ * problem fills *p (invalid_request naming prefix.member) and returns false.
+ */
+bool config_types_valid(const cJSON *cfg, const char *prefix, struct problem *p);
+/*
+ * Checks that cfg forms a usable compound configuration (docs/http-api.md,
+ * Sessions): on a problem fills *p (invalid_configuration) and returns false.
+ */
+bool config_usable(const struct service *svc, const cJSON *cfg, struct problem *p);
+/* The model a run uses: cfg's, else its provider's defaultModel; owned by svc or cfg. */
+const char *config_effective_model(const struct service *svc, const cJSON *cfg);
+/*
+ * The configuration of a new session, member by member: the request, the
+ * project defaults, the application defaults, the provider default.
+ */
+cJSON *config_for_new_session(struct service *svc, const cJSON *request,
+    const cJSON *project_defaults);
+/* The run's configuration: the session's, with cleared members at their defaults. */
+cJSON *config_for_run(struct service *svc, const cJSON *session_cfg);
+
+#endif

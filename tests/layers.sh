@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The service's layers as docs/service.md draws them, checked on the sources:
+# route files parse, validate and answer (no SQL of their own, no function a
+# domain module could call), no domain module includes the route header, and
+# each table has one writer.  Prints every breach; exits 1 when there is one.
+set -uo pipefail
+SRC=${TD_SRCDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}/src/service
+cd "$SRC" || exit 99
+fail=0
+
+breach() {
+	printf 'layers: %s\n' "$*" >&2
+	fail=1
+}
+
+# Route files run no SQL: they call the domain modules.
+while IFS= read -r hit; do
+	breach "SQL in a route file (move it into its domain module): $hit"
+done < <(grep -nE 'sqlite3_|store_stmt\(' route-*.c)
+
+# A route file defines route_* handlers and statics only: nothing below it calls up.
+for f in route-*.c; do
+	while IFS= read -r name; do
+		breach "$f defines $name, which is no route handler (move it into a domain module)"
+	done < <(awk '/^[a-z_][a-z0-9_]*\(/ && prev !~ /^static/ { sub(/\(.*/, ""); print }
+		{ prev = $0 }' "$f" | grep -v '^route_')
+done
+
+# Only the route table includes the route header.
+while IFS= read -r f; do
+	breach "$f includes routes.h (only routes.c and route-*.c may)"
+done < <(grep -l '#include "routes.h"' -- *.c | grep -vE '^(routes|route-[a-z-]+)\.c$')
+
+# One writer per table.
+owner() {	# TABLE FILE
+	local hits
+	hits=$(grep -nE "(INSERT( OR [A-Z]+)? INTO|REPLACE INTO|UPDATE|DELETE FROM) $1\\b" -- *.c |
+		grep -vE "^($2|store-migrations\\.c):")
+	[[ -z $hits ]] || while IFS= read -r hit; do
+		breach "the $1 table is written outside $2: $hit"
+	done <<<"$hits"
+}
+owner runs runs.c
+owner sessions sessions.c
+owner projects projects.c
+owner project_defaults projects.c
+owner permission_prompts prompts.c
+owner plans plans.c
+owner artifacts 'artifacts(-rows)?\.c'
+
+[[ $fail -eq 0 ]] && echo "layers: ok"
+exit "$fail"
