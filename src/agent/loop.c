@@ -1,3 +1,4 @@
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,10 +41,10 @@ struct loop {
 };
 
 static const char *const loop_profile_notes[] = {
-	[PROFILE_READ_ONLY] = "This run is read-only: write_file and run_command are refused.",
+	[PROFILE_READ_ONLY] = "This run is read-only: write_file, edit_file and run_command are refused.",
 	[PROFILE_WORKSPACE_WRITE] = "",
 	[PROFILE_FULL_ACCESS] = "Commands run with the user's full environment.",
-	[PROFILE_ASK] = ("Each write_file and run_command call waits for the user's "
+	[PROFILE_ASK] = ("Each write_file, edit_file and run_command call waits for the user's "
 	    "permission; a refused call returns \"denied by the user\"."),
 };
 
@@ -58,8 +59,10 @@ loop_system_prompt(const struct agent_config *cfg, const struct connectors *cons
 	    "directory on their machine.\n"
 	    "- Workspace: %s. Every path you give a tool is relative to it; paths outside "
 	    "it are refused.\n"
-	    "- Tools: list_files, read_file, write_file, run_command (/bin/sh -c in the "
-	    "workspace), save_artifact.\n"
+	    "- Tools: list_files, read_file (whole, or lines with offset and limit), grep, "
+	    "glob, edit_file (exact replacement: prefer it to rewriting a whole file), "
+	    "write_file, run_command (/bin/sh -c in the workspace), save_artifact. Reading "
+	    "calls (list_files, read_file, grep, glob) of one answer run at the same time.\n"
 	    "- The user receives only the files you save with save_artifact, after writing "
 	    "them.\n"
 	    "- When the task is done, answer with a short summary of what you did and which "
@@ -67,7 +70,7 @@ loop_system_prompt(const struct agent_config *cfg, const struct connectors *cons
 	if (loop_profile_notes[cfg->profile][0] != '\0')
 		buf_printf(&b, "- %s\n", loop_profile_notes[cfg->profile]);
 	if (cfg->plan_first)
-		buf_appends(&b, "- This run is plan-first: before any write_file, run_command or "
+		buf_appends(&b, "- This run is plan-first: before any write_file, edit_file, run_command or "
 		    "save_artifact, propose a plan with propose_plan and wait for the user's "
 		    "decision. Once it is approved, carry out the steps in order and report each "
 		    "with update_plan_step (in-progress, then completed or failed). When the user "
@@ -405,53 +408,146 @@ loop_stuck(struct loop *l, const struct tool_call *call, bool failed)
 	return l->failures >= LOOP_REPEAT_LIMIT;
 }
 
-static int
-loop_call(struct loop *l, const struct tool_call *call)
-{
-	const struct tool *t = tools_find(call->name, l->plan.plan_first);
-	const struct connector_tool *ct = t == NULL ? connectors_find(&l->cons, call->name) : NULL;
-	cJSON *args = json_parse(call->arguments, strlen(call->arguments));
+/* A tool call of the model's answer, from its "started" line to its result. */
+struct pending {
+	struct loop *l;
+	struct tool_call call;
+	const struct tool *t;
+	const struct connector_tool *ct;
+	cJSON *args;
+	char what[512];
 	struct tool_result res;
-	char what[512], *content;
 	bool denied;
 	int rc;
+};
 
-	if (t != NULL)
-		t->describe(args, what, sizeof what);
-	else if (ct != NULL)
-		connectors_describe(&l->cons, ct, args, what, sizeof what);
+/* Describes the call and sends its "started" line. */
+static void
+loop_call_start(struct loop *l, const struct tool_call *call, struct pending *p)
+{
+	p->l = l;
+	p->call = *call;
+	p->t = tools_find(call->name, l->plan.plan_first);
+	p->ct = p->t == NULL ? connectors_find(&l->cons, call->name) : NULL;
+	p->args = json_parse(call->arguments, strlen(call->arguments));
+	if (p->t != NULL)
+		p->t->describe(p->args, p->what, sizeof p->what);
+	else if (p->ct != NULL)
+		connectors_describe(&l->cons, p->ct, p->args, p->what, sizeof p->what);
 	else
-		snprintf(what, sizeof what, "%.200s", call->name);
-	what[agent_utf8_cut(what, strlen(what))] = '\0';	/* snprintf may cut a character */
-	host_progress(l->host, "tool", what);
-	host_tool(l->host, call->id, call->name, "started", what);
-	tool_result_init(&res);
-	if (ct != NULL)
-		rc = loop_exec_connector(l, ct, args, what, &res, &denied);
+		snprintf(p->what, sizeof p->what, "%.200s", call->name);
+	p->what[agent_utf8_cut(p->what, strlen(p->what))] = '\0';	/* snprintf may cut a character */
+	host_progress(l->host, "tool", p->what);
+	host_tool(l->host, call->id, call->name, "started", p->what);
+	tool_result_init(&p->res);
+}
+
+static void
+loop_call_exec(struct pending *p)
+{
+	if (p->ct != NULL)
+		p->rc = loop_exec_connector(p->l, p->ct, p->args, p->what, &p->res, &p->denied);
 	else
-		rc = loop_exec(l, call, t, args, what, &res, &denied);
-	cJSON_Delete(args);
+		p->rc = loop_exec(p->l, &p->call, p->t, p->args, p->what, &p->res, &p->denied);
+}
+
+/* Sends the call's end and gives its result to the model; AGENT_OK to go on. */
+static int
+loop_call_finish(struct loop *l, struct pending *p)
+{
+	const struct tool_call *call = &p->call;
+	char *content;
+	int rc = p->rc;
+
+	cJSON_Delete(p->args);
 	if (rc == AGENT_CANCELLED) {
 		host_tool(l->host, call->id, call->name, "failed", "cancelled");
-		tool_result_free(&res);
+		tool_result_free(&p->res);
 		return rc;
 	}
 	host_tool(l->host, call->id, call->name,
-	    denied ? "denied" : res.failed ? "failed" : "completed", res.summary);
-	content = agent_utf8_clean(res.content.data ? res.content.data : "");
-	conv_add_tool_result(&l->conv, call->id, call->name, content, res.failed);
+	    p->denied ? "denied" : p->res.failed ? "failed" : "completed", p->res.summary);
+	content = agent_utf8_clean(p->res.content.data ? p->res.content.data : "");
+	conv_add_tool_result(&l->conv, call->id, call->name, content, p->res.failed);
 	free(content);
-	if (!res.end_run)
+	if (!p->res.end_run)
 		loop_checkpoint(l);
-	if (res.end_run)
+	if (p->res.end_run)
 		rc = AGENT_CANCELLED;
-	else if (loop_stuck(l, call, res.failed)) {
+	else if (loop_stuck(l, call, p->res.failed)) {
 		agent_error_set(&l->err, "tool_loop",
 		    "the model repeated the same failing %s call %d times", call->name,
 		    LOOP_REPEAT_LIMIT);
 		rc = AGENT_FAILED;
 	}
-	tool_result_free(&res);
+	tool_result_free(&p->res);
+	return rc;
+}
+
+/* Whether the call may run beside others of its answer: a built-in tool that only reads. */
+static bool
+loop_parallel(const struct loop *l, const struct tool_call *call)
+{
+	const struct tool *t = tools_find(call->name, l->plan.plan_first);
+
+	return t != NULL && (t->flags & TOOL_PARALLEL) && !(t->flags & TOOL_SIDE_EFFECT);
+}
+
+static void *
+loop_call_thread(void *arg)
+{
+	loop_call_exec(arg);
+	return NULL;
+}
+
+/*
+ * Carries out the calls from of the assistant message at.  A run of calls that
+ * only read (TOOL_PARALLEL) executes at once, one thread each; their results
+ * go to the model in the order of the calls, as all results do.
+ */
+static int
+loop_calls(struct loop *l, size_t at, size_t from)
+{
+	int rc = AGENT_OK;
+
+	for (size_t i = from; i < l->conv.msgs[at].ncalls && rc == AGENT_OK;) {
+		size_t n = 1, ncalls = l->conv.msgs[at].ncalls;
+		struct pending *p;
+		pthread_t *th;
+		bool *started;
+
+		if (host_cancelled(l->host))
+			return AGENT_CANCELLED;
+		while (i + n < ncalls && loop_parallel(l, &l->conv.msgs[at].calls[i]) &&
+		    loop_parallel(l, &l->conv.msgs[at].calls[i + n]))
+			n++;
+		p = xcalloc(n, sizeof *p);
+		th = xcalloc(n, sizeof *th);
+		started = xcalloc(n, sizeof *started);
+		/* Results grow the conversation (and may move it): copy the calls. */
+		for (size_t k = 0; k < n; k++)
+			loop_call_start(l, &l->conv.msgs[at].calls[i + k], &p[k]);
+		for (size_t k = 0; k < n; k++)
+			started[k] = n > 1 && pthread_create(&th[k], NULL, loop_call_thread, &p[k]) == 0;
+		for (size_t k = 0; k < n; k++) {
+			if (started[k])
+				pthread_join(th[k], NULL);
+			else
+				loop_call_exec(&p[k]);
+		}
+		for (size_t k = 0; k < n; k++) {
+			if (rc == AGENT_OK)
+				rc = loop_call_finish(l, &p[k]);
+			else {
+				cJSON_Delete(p[k].args);
+				tool_result_free(&p[k].res);
+			}
+		}
+		free(started);
+		free(th);
+		free(p);
+		i += n;
+	}
 	return rc;
 }
 
@@ -485,12 +581,8 @@ loop_turn(struct loop *l, bool *done)
 	*done = ncalls == 0;
 	if (!*done)
 		loop_checkpoint(l);
-	for (size_t i = 0; i < ncalls && rc == AGENT_OK; i++) {
-		/* Results grow the conversation (and may move it): copy the call. */
-		struct tool_call call = l->conv.msgs[at].calls[i];
-
-		rc = host_cancelled(l->host) ? AGENT_CANCELLED : loop_call(l, &call);
-	}
+	if (ncalls > 0)
+		rc = loop_calls(l, at, 0);
 	return rc;
 }
 
@@ -502,19 +594,13 @@ static int
 loop_pending_calls(struct loop *l)
 {
 	size_t at = l->conv.n, answered = 0;
-	int rc = AGENT_OK;
 
 	while (at > 0 && l->conv.msgs[at - 1].role == CONV_TOOL)
 		at--, answered++;
 	if (at == 0 || l->conv.msgs[at - 1].role != CONV_ASSISTANT)
 		return AGENT_OK;
 	at--;
-	for (size_t i = answered; i < l->conv.msgs[at].ncalls && rc == AGENT_OK; i++) {
-		struct tool_call call = l->conv.msgs[at].calls[i];
-
-		rc = host_cancelled(l->host) ? AGENT_CANCELLED : loop_call(l, &call);
-	}
-	return rc;
+	return loop_calls(l, at, answered);
 }
 
 static int

@@ -7,6 +7,7 @@
 #define TD_AGENT_TOOLS_H
 
 #include <stdbool.h>
+#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 
@@ -19,6 +20,7 @@ struct wsfile_root;
 #define TOOL_SIDE_EFFECT 0x1	/* changes files or runs things: denied by read-only, asked by ask */
 #define TOOL_AFTER_PLAN 0x2	/* plan-first runs: refused until a plan is approved */
 #define TOOL_PLAN_FIRST 0x4	/* offered only in plan-first runs */
+#define TOOL_PARALLEL 0x8	/* only reads: several of one answer run at once */
 
 /* One step of the approved plan, with the id the service gave it. */
 struct plan_step {
@@ -78,6 +80,27 @@ void tool_result_fail(struct tool_result *res, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void tool_result_summary(struct tool_result *res, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/*
+ * args.path (def when absent) opened in the workspace with oflags (wsfile_open),
+ * or false with a failure in res.  *rel (malloc'd) is the path as the workspace sees it.
+ */
+bool tool_open(const struct tool_ctx *ctx, const cJSON *args, const char *def, int oflags,
+    int *fd, struct stat *st, char **rel, struct tool_result *res);
+/* The names in the directory dfd (not "." and ".."), sorted; NULL when it cannot be read. */
+char **tool_dir_names(int dfd, size_t *n);
+/* "12 B", "3.4 KB", ... */
+void tool_format_size(char *out, size_t len, long long n);
+
+/* edit_file (tool-edit.c). */
+int tool_edit_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *res);
+void tool_describe_edit(const cJSON *args, char *out, size_t len);
+
+/* grep and glob (tool-search.c). */
+int tool_grep(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *res);
+void tool_describe_grep(const cJSON *args, char *out, size_t len);
+int tool_glob(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *res);
+void tool_describe_glob(const cJSON *args, char *out, size_t len);
 
 /* run_command (tool-command.c). */
 int tool_run_command(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *res);

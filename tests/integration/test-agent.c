@@ -1549,7 +1549,7 @@ Test(agent, openai_text_tool_call_and_usage)
 	cr_expect_str_eq(json_get_string(body, "model"), "fake-model");
 	cr_expect(cJSON_IsTrue(member(body, "stream")));
 	cr_expect(cJSON_IsTrue(member(member(body, "stream_options"), "include_usage")));
-	cr_expect_eq(cJSON_GetArraySize(member(body, "tools")), 5);
+	cr_expect_eq(cJSON_GetArraySize(member(body, "tools")), 8);
 	cr_expect_str_eq(json_get_string(member(cJSON_GetArrayItem(member(body, "tools"), 0), "function"),
 	    "name"), "list_files");
 	msgs = member(body, "messages");
@@ -1698,7 +1698,7 @@ Test(agent, plan_first_offers_the_plan_tools_to_the_model)
 	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s", finish_message(finish));
 	body = request_body(fp, 0);
 	tools = member(body, "tools");
-	cr_expect_eq(cJSON_GetArraySize(tools), 7);
+	cr_expect_eq(cJSON_GetArraySize(tools), 10);
 	cJSON_ArrayForEach(t, tools) {
 		const char *name = json_get_string(member(t, "function"), "name");
 
