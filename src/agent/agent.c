@@ -307,6 +307,47 @@ config_sandbox(struct agent_config *cfg, const cJSON *sb)
 		cfg->hidden[n++] = xstrdup(h->valuestring);
 }
 
+/* start.routing (absent or null: no subagents); false when malformed. */
+static bool
+config_routing(struct agent_subagent *sa, const cJSON *routing)
+{
+	const cJSON *sub = cJSON_GetObjectItemCaseSensitive(routing, "subagent");
+	const cJSON *p = cJSON_GetObjectItemCaseSensitive(sub, "provider");
+
+	if (routing == NULL || cJSON_IsNull(routing))
+		return true;
+	if (!cJSON_IsObject(routing) || (sub != NULL && !cJSON_IsNull(sub) && !cJSON_IsObject(sub)))
+		return false;
+	if (!cJSON_IsObject(sub))
+		return true;
+	if (!json_check_bool(sub, "enabled") || !json_check_string(sub, "model", false, true, 1, 200) ||
+	    !json_check_int(sub, "maxConcurrent", 1, 16) ||
+	    (p != NULL && !cJSON_IsNull(p) && (!cJSON_IsObject(p) ||
+	    !json_check_enum(p, "kind", false, agent_provider_kinds) ||
+	    json_get_string(p, "kind") == NULL ||
+	    !json_check_string(p, "baseUrl", false, true, 1, 4096) ||
+	    !json_check_string(p, "apiKey", false, true, 0, 8192) ||
+	    !json_check_string(p, "replayDir", false, true, 1, PATH_MAX) ||
+	    (strcmp(json_get_string(p, "kind"), "replay") != 0 &&
+	    json_get_string(p, "baseUrl") == NULL))))
+		return false;
+	sa->enabled = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sub, "enabled"));
+	sa->model = config_string(sub, "model");
+	sa->max_concurrent = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(sub,
+	    "maxConcurrent")) ? cJSON_GetObjectItemCaseSensitive(sub, "maxConcurrent")->valueint : 2;
+	if (cJSON_IsObject(p)) {
+		sa->provider_kind = config_string(p, "kind");
+		sa->base_url = config_string(p, "baseUrl");
+		sa->api_key = config_string(p, "apiKey");
+		sa->replay_dir = config_string(p, "replayDir");
+		if (sa->api_key != NULL && sa->api_key[0] == '\0') {
+			free(sa->api_key);
+			sa->api_key = NULL;
+		}
+	}
+	return true;
+}
+
 bool
 agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
 {
@@ -390,6 +431,10 @@ agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
 	cfg->connectors = cJSON_IsArray(connectors) ? cJSON_Duplicate(connectors, true) : NULL;
 	cfg->connector_timeout_ms = con_timeout;
 	config_sandbox(cfg, sandbox);
+	if (!config_routing(&cfg->subagent, cJSON_GetObjectItemCaseSensitive(start, "routing"))) {
+		agent_config_free(cfg);
+		return config_fail(why, "routing.subagent is malformed");
+	}
 	if (cfg->model == NULL) {
 		agent_config_free(cfg);
 		return config_fail(why, "config.model is required");
@@ -432,5 +477,13 @@ agent_config_free(struct agent_config *cfg)
 	cJSON_Delete(cfg->history);
 	cJSON_Delete(cfg->checkpoint);
 	cJSON_Delete(cfg->connectors);
+	free(cfg->subagent.provider_kind);
+	free(cfg->subagent.base_url);
+	if (cfg->subagent.api_key != NULL) {
+		explicit_bzero(cfg->subagent.api_key, strlen(cfg->subagent.api_key));
+		free(cfg->subagent.api_key);
+	}
+	free(cfg->subagent.replay_dir);
+	free(cfg->subagent.model);
 	memset(cfg, 0, sizeof *cfg);
 }

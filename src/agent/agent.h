@@ -45,6 +45,20 @@ enum agent_profile {
 	PROFILE_ASK,
 };
 
+/*
+ * start.routing.subagent (docs/agent.md "Subagents"): what run_subagent's child
+ * loops run on.  provider_kind NULL: the run's provider; model NULL: the run's.
+ */
+struct agent_subagent {
+	bool enabled;
+	char *provider_kind;
+	char *base_url;
+	char *api_key;			/* never logged */
+	char *replay_dir;
+	char *model;
+	int max_concurrent;
+};
+
 /* Everything the start line says; owned by the struct (agent_config_free). */
 struct agent_config {
 	char *run_id;
@@ -75,6 +89,7 @@ struct agent_config {
 	size_t max_tool_output;
 	cJSON *connectors;		/* the enabled connectors (docs/connectors.md); may be NULL */
 	long connector_timeout_ms;	/* per MCP request */
+	struct agent_subagent subagent;
 };
 
 /* durable: the largest checkpoint the agent sends and accepts (printed JSON). */

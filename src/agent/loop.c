@@ -38,6 +38,8 @@ struct loop {
 	struct agent_error err;
 	struct wsfile_root *files;	/* what the file tools open (wsfile.h) */
 	char *files_why;		/* why files is NULL */
+	unsigned offer;			/* TOOL_PLAN_FIRST, TOOL_SUBAGENT: offered (tools_find) */
+	const char *subagent;		/* a run_subagent child: its id; NULL for the run */
 };
 
 static const char *const loop_profile_notes[] = {
@@ -150,9 +152,13 @@ loop_plan_restore(struct plan_state *p, const cJSON *o)
 static void
 loop_checkpoint(struct loop *l)
 {
-	cJSON *cp = cJSON_CreateObject(), *usage, *msg;
+	cJSON *cp, *usage, *msg;
 	char *text;
 	size_t len;
+
+	if (l->subagent != NULL)	/* a child's work is redone with its call */
+		return;
+	cp = cJSON_CreateObject();
 
 	cJSON_AddNumberToObject(cp, "version", 1);
 	cJSON_AddNumberToObject(cp, "turns", l->turns);
@@ -239,12 +245,17 @@ loop_text(void *ud, const char *delta, size_t len)
 	struct loop *l = ud;
 	size_t room = AGENT_MAX_OUTPUT - sizeof LOOP_TRUNCATED - l->output.len;
 
-	if (!l->writing) {
+	if (!l->writing && l->subagent == NULL) {
 		host_progress(l->host, "writing", "The model is answering.");
 		l->writing = true;
 	}
 	if (l->output_full || len == 0)
 		return;
+	if (l->subagent != NULL) {	/* a child's text is its call's result */
+		buf_append(&l->output, delta, agent_utf8_cut(delta, len < room ? len : room));
+		l->output_full = len > room;
+		return;
+	}
 	if (len > room) {
 		len = agent_utf8_cut(delta, room);
 		l->output_full = true;
@@ -310,7 +321,7 @@ loop_exec(struct loop *l, const struct tool_call *call, const struct tool *t,
     const cJSON *args, const char *what, struct tool_result *res, bool *denied)
 {
 	struct tool_ctx ctx = { .cfg = l->cfg, .host = l->host, .plan = &l->plan,
-		.files = l->files, .files_why = l->files_why };
+		.files = l->files, .files_why = l->files_why, .call_id = call->id };
 	int rc;
 
 	*denied = false;
@@ -427,7 +438,7 @@ loop_call_start(struct loop *l, const struct tool_call *call, struct pending *p)
 {
 	p->l = l;
 	p->call = *call;
-	p->t = tools_find(call->name, l->plan.plan_first);
+	p->t = tools_find(call->name, l->offer);
 	p->ct = p->t == NULL ? connectors_find(&l->cons, call->name) : NULL;
 	p->args = json_parse(call->arguments, strlen(call->arguments));
 	if (p->t != NULL)
@@ -437,7 +448,8 @@ loop_call_start(struct loop *l, const struct tool_call *call, struct pending *p)
 	else
 		snprintf(p->what, sizeof p->what, "%.200s", call->name);
 	p->what[agent_utf8_cut(p->what, strlen(p->what))] = '\0';	/* snprintf may cut a character */
-	host_progress(l->host, "tool", p->what);
+	if (l->subagent == NULL)
+		host_progress(l->host, "tool", p->what);
 	host_tool(l->host, call->id, call->name, "started", p->what);
 	tool_result_init(&p->res);
 }
@@ -467,6 +479,11 @@ loop_call_finish(struct loop *l, struct pending *p)
 	}
 	host_tool(l->host, call->id, call->name,
 	    p->denied ? "denied" : p->res.failed ? "failed" : "completed", p->res.summary);
+	if (p->res.input_tokens > 0 || p->res.output_tokens > 0) {	/* a subagent's */
+		l->in_tokens += p->res.input_tokens;
+		l->out_tokens += p->res.output_tokens;
+		host_usage(l->host, l->in_tokens, l->out_tokens);
+	}
 	content = agent_utf8_clean(p->res.content.data ? p->res.content.data : "");
 	conv_add_tool_result(&l->conv, call->id, call->name, content, p->res.failed);
 	free(content);
@@ -488,7 +505,7 @@ loop_call_finish(struct loop *l, struct pending *p)
 static bool
 loop_parallel(const struct loop *l, const struct tool_call *call)
 {
-	const struct tool *t = tools_find(call->name, l->plan.plan_first);
+	const struct tool *t = tools_find(call->name, l->offer);
 
 	return t != NULL && (t->flags & TOOL_PARALLEL) && !(t->flags & TOOL_SIDE_EFFECT);
 }
@@ -560,13 +577,14 @@ loop_turn(struct loop *l, bool *done)
 	size_t ncalls, at;
 	int rc;
 
-	host_progress(l->host, "thinking", "Waiting for the model.");
+	if (l->subagent == NULL)
+		host_progress(l->host, "thinking", "Waiting for the model.");
 	l->writing = false;
 	turn_init(&t);
 	rc = l->prov->ops->turn(l->prov, &l->conv, l->tools, &sink, &t, &l->err);
 	l->in_tokens += t.input_tokens;
 	l->out_tokens += t.output_tokens;
-	if (t.input_tokens || t.output_tokens)
+	if ((t.input_tokens || t.output_tokens) && l->subagent == NULL)
 		host_usage(l->host, l->in_tokens, l->out_tokens);
 	if (rc != AGENT_OK) {
 		turn_free(&t);
@@ -652,7 +670,9 @@ loop_run(const struct agent_config *cfg, struct host *host)
 
 	buf_init(&l.output, 0);
 	l.plan.plan_first = cfg->plan_first;
-	l.tools = tools_definitions(cfg->plan_first);
+	l.offer = (cfg->plan_first ? TOOL_PLAN_FIRST : 0) |
+	    (cfg->subagent.enabled ? TOOL_SUBAGENT : 0);
+	l.tools = tools_definitions(l.offer);
 	l.files = wsfile_root_open(cfg->workspace, (const char *const *)cfg->hidden,
 	    &l.files_why);
 	if (l.files == NULL)
@@ -675,6 +695,57 @@ loop_run(const struct agent_config *cfg, struct host *host)
 	}
 	if (rc == AGENT_FAILED)
 		log_info("run failed: %s: %s", l.err.code, l.err.message);
+	provider_free(l.prov);
+	conv_free(&l.conv);
+	cJSON_Delete(l.tools);
+	buf_free(&l.output);
+	free(l.last_failure);
+	plan_state_free(&l.plan);
+	agent_error_clear(&l.err);
+	wsfile_root_free(l.files);
+	free(l.files_why);
+	return rc;
+}
+
+int
+loop_subagent(const struct agent_config *cfg, struct host *host, const struct plan_state *plan,
+    const char *id, const char *task, struct buf *answer, long *in_tokens, long *out_tokens,
+    struct agent_error *err)
+{
+	struct agent_config child = *cfg;
+	struct loop l = { .cfg = &child, .host = host, .subagent = id };
+	int rc;
+
+	if (cfg->subagent.provider_kind != NULL) {
+		child.provider_kind = cfg->subagent.provider_kind;
+		child.base_url = cfg->subagent.base_url;
+		child.api_key = cfg->subagent.api_key;
+		child.replay_dir = cfg->subagent.replay_dir;
+	}
+	if (cfg->subagent.model != NULL)
+		child.model = cfg->subagent.model;
+	child.prompt = (char *)task;
+	child.plan_first = false;	/* its prompt: it proposes no plan ... */
+	child.history = NULL;
+	child.checkpoint = NULL;
+	child.connectors = NULL;
+	memset(&child.subagent, 0, sizeof child.subagent);
+	buf_init(&l.output, 0);
+	l.plan.plan_first = plan->plan_first;	/* ... and waits for the run's like the run */
+	l.plan.approved = plan->approved;
+	l.tools = tools_definitions(0);
+	l.files = wsfile_root_open(child.workspace, (const char *const *)child.hidden,
+	    &l.files_why);
+	host_set_subagent(id);
+	rc = loop_conversation(&l) ? loop_main(&l) : AGENT_FAILED;
+	if (host_cancelled(host))
+		rc = AGENT_CANCELLED;
+	host_set_subagent(NULL);
+	buf_append(answer, l.output.data ? l.output.data : "", l.output.len);
+	*in_tokens = l.in_tokens;
+	*out_tokens = l.out_tokens;
+	if (l.err.code != NULL)
+		agent_error_set(err, l.err.code, "%s", l.err.message ? l.err.message : "");
 	provider_free(l.prov);
 	conv_free(&l.conv);
 	cJSON_Delete(l.tools);

@@ -636,6 +636,16 @@ static const struct tool tools[] = {
 	  "\"name\":{\"type\":\"string\",\"description\":\"Name shown to the user (default: the file name)\"}},"
 	  "\"required\":[\"path\"],\"additionalProperties\":false}",
 	  TOOL_AFTER_PLAN, tool_save_artifact, describe_save },
+	{ "run_subagent",
+	  "Hand a self-contained sub-task to a subagent: another agent with the same tools "
+	  "(but this one) in the same workspace, under the same permissions. It starts "
+	  "with only the prompt you give it, and its final answer is the result. Several "
+	  "calls in one answer run at the same time.",
+	  "{\"type\":\"object\",\"properties\":{"
+	  "\"description\":{\"type\":\"string\",\"description\":\"A few words for the log\"},"
+	  "\"prompt\":{\"type\":\"string\",\"description\":\"The whole task: what to do and what to answer\"}},"
+	  "\"required\":[\"prompt\"],\"additionalProperties\":false}",
+	  TOOL_SUBAGENT | TOOL_PARALLEL, tool_run_subagent, tool_describe_subagent },
 	{ "propose_plan",
 	  "Propose a plan to the user and wait for their decision. Until a plan is approved, "
 	  "write_file, edit_file, run_command and save_artifact are refused. The result says whether "
@@ -660,30 +670,32 @@ static const struct tool tools[] = {
 };
 
 static bool
-tool_offered(const struct tool *t, bool plan_first)
+tool_offered(const struct tool *t, unsigned offer)
 {
-	return plan_first || !(t->flags & TOOL_PLAN_FIRST);
+	unsigned gated = t->flags & (TOOL_PLAN_FIRST | TOOL_SUBAGENT);
+
+	return gated == 0 || (gated & offer) != 0;
 }
 
 const struct tool *
-tools_find(const char *name, bool plan_first)
+tools_find(const char *name, unsigned offer)
 {
 	for (size_t i = 0; i < sizeof tools / sizeof *tools; i++) {
-		if (strcmp(tools[i].name, name) == 0 && tool_offered(&tools[i], plan_first))
+		if (strcmp(tools[i].name, name) == 0 && tool_offered(&tools[i], offer))
 			return &tools[i];
 	}
 	return NULL;
 }
 
 cJSON *
-tools_definitions(bool plan_first)
+tools_definitions(unsigned offer)
 {
 	cJSON *arr = cJSON_CreateArray();
 
 	for (size_t i = 0; i < sizeof tools / sizeof *tools; i++) {
 		cJSON *t;
 
-		if (!tool_offered(&tools[i], plan_first))
+		if (!tool_offered(&tools[i], offer))
 			continue;
 		t = cJSON_CreateObject();
 		cJSON_AddStringToObject(t, "name", tools[i].name);

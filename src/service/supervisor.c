@@ -28,6 +28,7 @@
 #include "connectors.h"
 #include "events.h"
 #include "frameworks.h"
+#include "routing.h"
 #include "ids.h"
 #include "json.h"
 #include "log.h"
@@ -352,6 +353,8 @@ on_tool(struct run_state *rs, const cJSON *msg)
 		else
 			cJSON_AddNullToObject(d, *k);
 	}
+	if (json_get_string(msg, "subagent") != NULL)	/* a call of a subagent's loop */
+		cJSON_AddStringToObject(d, "subagent", json_get_string(msg, "subagent"));
 	run_state_emit(rs, "run.tool", d);
 }
 
@@ -699,6 +702,7 @@ start_message_wipe(cJSON *msg)
 
 	if (cJSON_IsString(k) && k->valuestring != NULL)
 		sodium_memzero(k->valuestring, strlen(k->valuestring));
+	routing_start_wipe(msg);
 }
 
 static cJSON *
@@ -851,6 +855,16 @@ start_message(struct supervisor *sv, struct run_state *rs, char **why)
 	cJSON_AddStringToObject(p, "replayDir", svc->replay_dir);
 
 	sandbox_message(svc, msg, rs->workspace, network, &rs->hidden);
+	if (!rs->external) {
+		cJSON *routing = routing_start_message(svc, why);
+
+		if (routing == NULL) {
+			start_message_wipe(msg);
+			cJSON_Delete(msg);
+			return NULL;
+		}
+		cJSON_AddItemToObject(msg, "routing", routing);
+	}
 
 	limits = cJSON_AddObjectToObject(msg, "limits");
 	cJSON_AddNumberToObject(limits, "maxTurns", settings_max_turns(svc->settings));

@@ -359,6 +359,8 @@ text_tool(struct buf *b, const struct td_event *ev, const cJSON *d)
 	const char *status = json_get_string(d, "status");
 
 	(void)ev;
+	if (json_get_string(d, "subagent") != NULL)	/* a subagent's call, under its own */
+		buf_appends(b, "  \u21b3");
 	join_strings(b, d, keys);
 	return mdl_str_eq(status, "failed") || mdl_str_eq(status, "denied");
 }

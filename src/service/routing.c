@@ -1,0 +1,114 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "connectors.h"
+#include "json.h"
+#include "resource.h"
+#include "routing.h"
+#include "secrets.h"
+#include "service.h"
+#include "settings.h"
+#include "store.h"
+#include "xalloc.h"
+
+/* The provider name of settings.json as an agent start message carries it, key included. */
+static cJSON *
+routing_provider(struct service *svc, const char *name, char **why)
+{
+	const cJSON *provider = settings_provider(svc->settings, name);
+	const char *key_env, *key = NULL;
+	char *cred_key = NULL;
+	cJSON *p;
+
+	if (provider == NULL) {
+		*why = xasprintf("the subagent provider %s is not configured", name);
+		return NULL;
+	}
+	p = cJSON_CreateObject();
+	cJSON_AddStringToObject(p, "kind", json_get_string(provider, "kind"));
+	if (json_get_string(provider, "baseUrl") != NULL)
+		cJSON_AddStringToObject(p, "baseUrl", json_get_string(provider, "baseUrl"));
+	else
+		cJSON_AddNullToObject(p, "baseUrl");
+	key_env = json_get_string(provider, "apiKeyEnv");
+	if (key_env != NULL)
+		key = settings_api_key(svc->settings, key_env);
+	if (json_get_string(provider, "apiKeyCredential") != NULL) {
+		char *sealed_why = NULL;
+
+		if (!credential_provider_key(svc, json_get_string(provider, "apiKeyCredential"),
+		    &cred_key, &sealed_why)) {
+			*why = xasprintf("The API key of provider %s cannot be read: %s.", name,
+			    sealed_why);
+			free(sealed_why);
+			cJSON_Delete(p);
+			return NULL;
+		}
+		key = cred_key;
+	}
+	if (key != NULL)
+		cJSON_AddStringToObject(p, "apiKey", key);
+	else
+		cJSON_AddNullToObject(p, "apiKey");
+	secrets_plain_free(cred_key);
+	cJSON_AddStringToObject(p, "replayDir", svc->replay_dir);
+	return p;
+}
+
+cJSON *
+routing_start_message(struct service *svc, char **why)
+{
+	struct store *st = svc->store;
+	sqlite3_stmt *s;
+	cJSON *setting = NULL, *msg, *sub;
+	const cJSON *want;
+	const char *provider;
+
+	*why = NULL;
+	store_lock(st);
+	s = store_stmt(st, "SELECT value FROM settings WHERE key = 'agent-routing'");
+	if (sqlite3_step(s) == SQLITE_ROW)
+		setting = resource_json_column(s, 0);
+	sqlite3_reset(s);
+	store_unlock(st);
+	want = cJSON_GetObjectItemCaseSensitive(setting, "subagent");
+	msg = cJSON_CreateObject();
+	sub = cJSON_AddObjectToObject(msg, "subagent");
+	cJSON_AddBoolToObject(sub, "enabled",
+	    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(want, "enabled")));
+	provider = json_get_string(want, "provider");
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(want, "enabled")) && provider != NULL) {
+		cJSON *p = routing_provider(svc, provider, why);
+
+		if (p == NULL) {
+			cJSON_Delete(msg);
+			cJSON_Delete(setting);
+			return NULL;
+		}
+		cJSON_AddItemToObject(sub, "provider", p);
+	} else {
+		cJSON_AddNullToObject(sub, "provider");
+	}
+	if (json_get_string(want, "model") != NULL)
+		cJSON_AddStringToObject(sub, "model", json_get_string(want, "model"));
+	else
+		cJSON_AddNullToObject(sub, "model");
+	cJSON_AddNumberToObject(sub, "maxConcurrent",
+	    json_check_int(want, "maxConcurrent", 1, 16) &&
+	    cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(want, "maxConcurrent")) ?
+	    cJSON_GetObjectItemCaseSensitive(want, "maxConcurrent")->valuedouble : 2);
+	cJSON_Delete(setting);
+	return msg;
+}
+
+void
+routing_start_wipe(cJSON *msg)
+{
+	cJSON *k = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(
+	    cJSON_GetObjectItem(msg, "routing"), "subagent"), "provider"), "apiKey");
+
+	if (cJSON_IsString(k) && k->valuestring != NULL)
+		sodium_memzero(k->valuestring, strlen(k->valuestring));
+}
