@@ -3,13 +3,15 @@
  * subagent.enabled the model gets run_subagent, whose child loops run on the
  * routing's model in the run's workspace, their tool calls tagged with the
  * subagent's id, their usage added to the run's; without it the tool does not
- * exist.  The replay transcripts subagent and subagent-task play both sides.
+ * exist; maxConcurrent 1 runs two children one after the other, 2 side by side.
+ * The replay transcripts subagent and subagent-task play both sides.
  */
 #include <criterion/criterion.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "harness.h"
 #include "json.h"
@@ -119,4 +121,74 @@ Test(routing, without_subagent_enabled_there_is_no_subagent_tool)
 	cJSON_Delete(final);
 	cJSON_Delete(run);
 	free(project);
+}
+
+/* Milliseconds of an event's "time" (RFC 3339 UTC with milliseconds). */
+static long long
+event_ms(const cJSON *e)
+{
+	const char *t = json_get_string(e, "time");
+	struct tm tm = { 0 };
+	const char *rest = t ? strptime(t, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
+
+	cr_assert_not_null(rest, "%s", t ? t : "(no time)");
+	return (long long)timegm(&tm) * 1000 + (*rest == '.' ? atol(rest + 1) : 0);
+}
+
+/*
+ * From the first run_subagent start to the last run_subagent end, in ms; with
+ * *interleaved whether a child's call came between the other child's calls.
+ */
+static long long
+subagents_span(int max_concurrent, bool *interleaved)
+{
+	char *project, routing[256];
+	cJSON *run, *final, *events, *e;
+	long long first = -1, last = -1;
+	const char *prev = NULL;
+	int switches = 0;
+
+	snprintf(routing, sizeof routing, "{\"subagent\":{\"enabled\":true,\"provider\":null,"
+	    "\"model\":\"subagent-task\",\"maxConcurrent\":%d}}", max_concurrent);
+	set_routing(routing);
+	project = http_project_new(&svc, "routing");
+	run = http_replay_run(&svc, "split the work", project, "subagent", "");
+	final = run_final_within(&svc, json_str(run, "id"), "completed", 30000);
+	events = http_get_json(&svc, "/api/v1/runs/%s/events?limit=1000", json_str(run, "id"));
+	cJSON_ArrayForEach(e, events) {
+		const cJSON *d = cJSON_GetObjectItem(e, "data");
+		const char *sub = json_get_string(d, "subagent");
+
+		if (strcmp(json_get_string(e, "type"), "run.tool") != 0)
+			continue;
+		if (strcmp(json_get_string(d, "name"), "run_subagent") == 0) {
+			if (first < 0)
+				first = event_ms(e);
+			last = event_ms(e);
+		} else if (sub != NULL) {
+			if (prev != NULL && strcmp(prev, sub) != 0)
+				switches++;
+			prev = sub;
+		}
+	}
+	*interleaved = switches > 1;
+	cJSON_Delete(events);
+	cJSON_Delete(final);
+	cJSON_Delete(run);
+	free(project);
+	return last - first;
+}
+
+/* Each child waits 1 s before its first call: one at a time takes 2 s, two at once 1 s. */
+Test(routing, at_most_max_concurrent_subagents_run_at_once)
+{
+	bool interleaved;
+	long long one = subagents_span(1, &interleaved);
+
+	cr_log_info("two subagents, maxConcurrent 1: %lld ms", one);
+	cr_expect_geq(one, 1900, "two subagents ran at once under maxConcurrent 1");
+	cr_expect_not(interleaved, "the calls of two subagents interleaved under maxConcurrent 1");
+	one = subagents_span(2, &interleaved);
+	cr_log_info("two subagents, maxConcurrent 2: %lld ms", one);
+	cr_expect_lt(one, 1600, "two subagents ran one after the other under maxConcurrent 2");
 }
