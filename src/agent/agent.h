@@ -46,17 +46,18 @@ enum agent_profile {
 };
 
 /*
- * start.routing.subagent (docs/agent.md "Subagents"): what run_subagent's child
- * loops run on.  provider_kind NULL: the run's provider; model NULL: the run's.
+ * A part of start.routing (docs/agent.md "Subagents", "Review"): subagent is
+ * what run_subagent's child loops run on, reviewer what reviews the run.
+ * provider_kind NULL: the run's provider; model NULL: the run's.
  */
-struct agent_subagent {
+struct agent_route {
 	bool enabled;
 	char *provider_kind;
 	char *base_url;
 	char *api_key;			/* never logged */
 	char *replay_dir;
 	char *model;
-	int max_concurrent;
+	int max_concurrent;		/* subagent */
 };
 
 /* Everything the start line says; owned by the struct (agent_config_free). */
@@ -89,7 +90,8 @@ struct agent_config {
 	size_t max_tool_output;
 	cJSON *connectors;		/* the enabled connectors (docs/connectors.md); may be NULL */
 	long connector_timeout_ms;	/* per MCP request */
-	struct agent_subagent subagent;
+	struct agent_route subagent;
+	struct agent_route reviewer;
 };
 
 /* durable: the largest checkpoint the agent sends and accepts (printed JSON). */

@@ -11,6 +11,7 @@
 #include "log.h"
 #include "loop.h"
 #include "provider.h"
+#include "review.h"
 #include "tools.h"
 #include "wsfile.h"
 #include "xalloc.h"
@@ -18,6 +19,7 @@
 #define LOOP_REPEAT_LIMIT 3		/* identical failing calls in a row */
 #define LOOP_ASK_STRING_MAX 4096	/* per string argument shown in permission.ask */
 #define LOOP_TRUNCATED "\n[output truncated]"
+#define LOOP_REVIEWS 2			/* reviews of a run: the second after one more round */
 
 struct loop {
 	const struct agent_config *cfg;
@@ -40,6 +42,8 @@ struct loop {
 	char *files_why;		/* why files is NULL */
 	unsigned offer;			/* TOOL_PLAN_FIRST, TOOL_SUBAGENT: offered (tools_find) */
 	const char *subagent;		/* a run_subagent child: its id; NULL for the run */
+	struct ws_snapshot before;	/* the workspace at the start, for the reviewer */
+	int reviews;			/* reviews done */
 };
 
 static const char *const loop_profile_notes[] = {
@@ -621,6 +625,53 @@ loop_pending_calls(struct loop *l)
 	return loop_calls(l, at, answered);
 }
 
+/*
+ * routing.reviewer: reviews the answer that would end the run; on requested
+ * changes, gives the model their findings for one more round (*done false).
+ */
+static int
+loop_review(struct loop *l, bool *done)
+{
+	struct tool_ctx ctx = { .cfg = l->cfg, .host = l->host, .plan = &l->plan,
+		.files = l->files, .files_why = l->files_why };
+	struct review r;
+	const cJSON *f;
+	struct buf msg;
+	int rc;
+
+	if (l->subagent != NULL || !l->cfg->reviewer.enabled || l->reviews >= LOOP_REVIEWS ||
+	    l->files == NULL)
+		return AGENT_OK;
+	host_progress(l->host, "reviewing", "A reviewer reads the work.");
+	rc = review_run(&ctx, l->host, &l->before, l->output.data ? l->output.data : "", &r);
+	if (rc != AGENT_OK)
+		return rc;
+	l->reviews++;
+	if (r.input_tokens > 0 || r.output_tokens > 0) {
+		l->in_tokens += r.input_tokens;
+		l->out_tokens += r.output_tokens;
+		host_usage(l->host, l->in_tokens, l->out_tokens);
+	}
+	review_send(l->host, &r, l->reviews);
+	if (strcmp(r.verdict, "changes_requested") == 0 && l->reviews < LOOP_REVIEWS) {
+		buf_init(&msg, 0);
+		buf_appends(&msg, "A reviewer read your work and requested changes:\n");
+		cJSON_ArrayForEach(f, r.findings)
+			buf_printf(&msg, "- %s\n", f->valuestring);
+		if (cJSON_GetArraySize(r.findings) == 0)
+			buf_printf(&msg, "%s\n", r.summary ? r.summary : "");
+		buf_appends(&msg, "Address them, then answer with a short summary of what you "
+		    "changed.");
+		conv_add_user(&l->conv, msg.data);
+		buf_free(&msg);
+		loop_text(l, "\n\n", 2);
+		loop_checkpoint(l);
+		*done = false;
+	}
+	review_free(&r);
+	return AGENT_OK;
+}
+
 static int
 loop_main(struct loop *l)
 {
@@ -651,12 +702,20 @@ loop_main(struct loop *l)
 		l->turns++;
 		if ((rc = loop_turn(l, &done)) != AGENT_OK)
 			return rc;
+		if (done && (rc = loop_review(l, &done)) != AGENT_OK)
+			return rc;
 		if (done)
 			return AGENT_OK;
 	}
 	agent_error_set(&l->err, "max_turns", "the model did not finish within %d turns",
 	    l->cfg->max_turns);
 	return AGENT_FAILED;
+}
+
+static int
+loop_file_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct ws_file *)a)->rel, ((const struct ws_file *)b)->rel);
 }
 
 int
@@ -682,6 +741,13 @@ loop_run(const struct agent_config *cfg, struct host *host)
 	connectors_definitions(&l.cons, l.tools);
 	if (!loop_conversation(&l) && rc == AGENT_OK)
 		rc = AGENT_FAILED;
+	if (cfg->reviewer.enabled && l.files != NULL) {
+		struct tool_ctx ctx = { .cfg = cfg, .host = host, .files = l.files };
+
+		tool_snapshot(&ctx, &l.before);
+		if (l.before.n > 1)
+			qsort(l.before.v, l.before.n, sizeof *l.before.v, loop_file_cmp);
+	}
 	if (rc == AGENT_OK)
 		rc = loop_main(&l);
 	if (host_cancelled(host))
@@ -704,6 +770,7 @@ loop_run(const struct agent_config *cfg, struct host *host)
 	agent_error_clear(&l.err);
 	wsfile_root_free(l.files);
 	free(l.files_why);
+	tool_snapshot_free(&l.before);
 	return rc;
 }
 
@@ -730,6 +797,7 @@ loop_subagent(const struct agent_config *cfg, struct host *host, const struct pl
 	child.checkpoint = NULL;
 	child.connectors = NULL;
 	memset(&child.subagent, 0, sizeof child.subagent);
+	memset(&child.reviewer, 0, sizeof child.reviewer);
 	buf_init(&l.output, 0);
 	l.plan.plan_first = plan->plan_first;	/* ... and waits for the run's like the run */
 	l.plan.approved = plan->approved;

@@ -44,7 +44,7 @@ struct walk {
 	const char *stopped;		/* why the walk stopped early, NULL when it did not */
 	size_t base_len;		/* rel + base_len: the path below the walk's root */
 	/* every regular file not ignored; false stops the walk */
-	bool (*file)(struct walk *w, const char *rel);
+	bool (*file)(struct walk *w, const char *rel, const struct stat *st);
 	void *ud;
 };
 
@@ -126,7 +126,7 @@ walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
 				}
 			}
 		} else if (S_ISREG(st.st_mode) && !ignore_rules_match(&w->ign, rel, false)) {
-			if (!w->file(w, rel) && w->stopped == NULL)
+			if (!w->file(w, rel, &st) && w->stopped == NULL)
 				w->stopped = walk_results_full;
 		}
 		free(rel);
@@ -157,7 +157,7 @@ walk_run(struct walk *w, const struct tool_ctx *ctx, const cJSON *args,
 
 		close(fd);
 		w->base_len = name ? (size_t)(name - *root) + 1 : 0;
-		w->file(w, *root);
+		w->file(w, *root, &st);
 	} else if (S_ISDIR(st.st_mode)) {
 		char *prefix = strcmp(*root, ".") == 0 ? xstrdup("") : xasprintf("%s/", *root);
 
@@ -297,7 +297,7 @@ grep_lines(struct walk *w, struct grep *g, const char *rel, const char *data, si
 }
 
 static bool
-grep_file(struct walk *w, const char *rel)
+grep_file(struct walk *w, const char *rel, const struct stat *listed)
 {
 	struct grep *g = w->ud;
 	char *why = NULL, *opened = NULL, *data;
@@ -306,6 +306,7 @@ grep_file(struct walk *w, const char *rel)
 	bool go_on = true;
 	int fd;
 
+	(void)listed;
 	if (!glob_selects(g->glob, rel, w->base_len))
 		return true;
 	/* again through wsfile: the whole path's hidden check, hard links included */
@@ -441,10 +442,11 @@ struct glob {
 };
 
 static bool
-glob_file(struct walk *w, const char *rel)
+glob_file(struct walk *w, const char *rel, const struct stat *st)
 {
 	struct glob *g = w->ud;
 
+	(void)st;
 	if (!pathmatch_glob(g->pattern, rel + w->base_len))
 		return true;
 	if (g->count >= GLOB_MAX_RESULTS || g->out.len >= g->max_bytes) {
@@ -495,4 +497,44 @@ tool_describe_glob(const cJSON *args, char *out, size_t len)
 	const char *p = json_get_string(args, "pattern"), *path = json_get_string(args, "path");
 
 	snprintf(out, len, "find %.200s in %s", p ? p : "?", path ? path : ".");
+}
+
+static bool
+snapshot_file(struct walk *w, const char *rel, const struct stat *st)
+{
+	struct ws_snapshot *snap = w->ud;
+
+	if (snap->n == snap->cap) {
+		snap->cap = snap->cap ? snap->cap * 2 : 256;
+		snap->v = xrealloc(snap->v, snap->cap * sizeof *snap->v);
+	}
+	snap->v[snap->n++] = (struct ws_file){ .rel = xstrdup(rel), .size = st->st_size,
+		.mtime_ns = (long long)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec };
+	return true;
+}
+
+void
+tool_snapshot(const struct tool_ctx *ctx, struct ws_snapshot *snap)
+{
+	struct walk w = { .file = snapshot_file, .ud = snap };
+	struct tool_result res;
+	cJSON *args = cJSON_CreateObject();
+	char *root = NULL;
+
+	memset(snap, 0, sizeof *snap);
+	tool_result_init(&res);
+	if (walk_run(&w, ctx, args, &res, &root))
+		free(root);
+	snap->cut = w.stopped != NULL || res.failed;
+	tool_result_free(&res);
+	cJSON_Delete(args);
+}
+
+void
+tool_snapshot_free(struct ws_snapshot *snap)
+{
+	for (size_t i = 0; i < snap->n; i++)
+		free(snap->v[i].rel);
+	free(snap->v);
+	memset(snap, 0, sizeof *snap);
 }

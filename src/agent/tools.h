@@ -109,6 +109,24 @@ void tool_describe_grep(const cJSON *args, char *out, size_t len);
 int tool_glob(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *res);
 void tool_describe_glob(const cJSON *args, char *out, size_t len);
 
+/* A regular file of the workspace as a review compares it. */
+struct ws_file {
+	char *rel;
+	long long size;
+	long long mtime_ns;
+};
+
+/* The files of the workspace, in the walk's order (sorted names, depth first). */
+struct ws_snapshot {
+	struct ws_file *v;
+	size_t n, cap;
+	bool cut;		/* the walk stopped early or failed: not every file is in */
+};
+
+/* The workspace's files as grep and glob walk them (tool-search.c). */
+void tool_snapshot(const struct tool_ctx *ctx, struct ws_snapshot *snap);
+void tool_snapshot_free(struct ws_snapshot *snap);
+
 /* run_subagent (tool-subagent.c). */
 int tool_run_subagent(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *res);
 void tool_describe_subagent(const cJSON *args, char *out, size_t len);

@@ -148,6 +148,7 @@ static const struct events_summary {
 	{ "run.started", { "status" } },
 	{ "run.progress", { "phase", "message" } },
 	{ "run.tool", { "name", "status", "summary", "subagent" } },
+	{ "run.review", { "verdict", "summary" } },
 	{ "run.permission", { "tool", "status", "summary" } },
 	{ "run.attention", { "attention" } },
 	{ "run.finished", { "status", "error" } },
@@ -401,6 +402,7 @@ events_follow_print(const struct cli *cli, const struct td_event *e, bool *at_bo
 		}
 		cJSON_Delete(data);
 	} else if (strcmp(e->type, "run.tool") == 0 ||
+	    strcmp(e->type, "run.review") == 0 ||
 	    strcmp(e->type, "run.progress") == 0 ||
 	    strcmp(e->type, "run.permission") == 0 ||
 	    strcmp(e->type, "run.attention") == 0) {

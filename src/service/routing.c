@@ -57,6 +57,31 @@ routing_provider(struct service *svc, const char *name, char **why)
 	return p;
 }
 
+/* msg.name: {enabled, provider, model} of the setting's part want; false with *why. */
+static bool
+routing_part(struct service *svc, const cJSON *want, cJSON *msg, const char *name, char **why)
+{
+	cJSON *part = cJSON_AddObjectToObject(msg, name);
+	const char *provider = json_get_string(want, "provider");
+	bool enabled = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(want, "enabled"));
+
+	cJSON_AddBoolToObject(part, "enabled", enabled);
+	if (enabled && provider != NULL) {
+		cJSON *p = routing_provider(svc, provider, why);
+
+		if (p == NULL)
+			return false;
+		cJSON_AddItemToObject(part, "provider", p);
+	} else {
+		cJSON_AddNullToObject(part, "provider");
+	}
+	if (json_get_string(want, "model") != NULL)
+		cJSON_AddStringToObject(part, "model", json_get_string(want, "model"));
+	else
+		cJSON_AddNullToObject(part, "model");
+	return true;
+}
+
 cJSON *
 routing_start_message(struct service *svc, char **why)
 {
@@ -99,6 +124,12 @@ routing_start_message(struct service *svc, char **why)
 	    json_check_int(want, "maxConcurrent", 1, 16) &&
 	    cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(want, "maxConcurrent")) ?
 	    cJSON_GetObjectItemCaseSensitive(want, "maxConcurrent")->valuedouble : 2);
+	if (!routing_part(svc, cJSON_GetObjectItemCaseSensitive(setting, "reviewer"), msg,
+	    "reviewer", why)) {
+		cJSON_Delete(msg);
+		cJSON_Delete(setting);
+		return NULL;
+	}
 	cJSON_Delete(setting);
 	return msg;
 }
@@ -106,9 +137,12 @@ routing_start_message(struct service *svc, char **why)
 void
 routing_start_wipe(cJSON *msg)
 {
-	cJSON *k = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(
-	    cJSON_GetObjectItem(msg, "routing"), "subagent"), "provider"), "apiKey");
+	for (const char *const *part = (const char *const[]){ "subagent", "reviewer", NULL };
+	    *part; part++) {
+		cJSON *k = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(
+		    cJSON_GetObjectItem(msg, "routing"), *part), "provider"), "apiKey");
 
-	if (cJSON_IsString(k) && k->valuestring != NULL)
-		sodium_memzero(k->valuestring, strlen(k->valuestring));
+		if (cJSON_IsString(k) && k->valuestring != NULL)
+			sodium_memzero(k->valuestring, strlen(k->valuestring));
+	}
 }

@@ -87,6 +87,10 @@ run_from_row(sqlite3_stmt *s)
 	cJSON_AddNumberToObject(usage, "outputTokens", (double)sqlite3_column_int64(s, 20));
 	resource_add_time(j, "updatedAt", sqlite3_column_int64(s, 21));
 	cJSON_AddBoolToObject(j, "network", sqlite3_column_int(s, 22) != 0);
+	if (sqlite3_column_type(s, 23) == SQLITE_NULL)
+		cJSON_AddNullToObject(j, "review");
+	else
+		cJSON_AddItemToObject(j, "review", resource_json_column(s, 23));
 	return j;
 }
 

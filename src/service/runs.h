@@ -22,7 +22,7 @@ extern const char *const config_fields[];
 #define RUN_COLUMNS "id, session_id, project_id, status, prompt, permission_profile," \
 	" turn_intent, config, cwd, created_at, started_at, finished_at, cancel_requested_at," \
 	" progress_phase, progress_at, attention, output, error_code, error_message," \
-	" input_tokens, output_tokens, updated_at, network"
+	" input_tokens, output_tokens, updated_at, network, review"
 /* A run row (RUN_COLUMNS) as the API shows it. */
 cJSON *run_from_row(sqlite3_stmt *s);
 /* The columns session_from_row reads, with a FROM clause. */

@@ -190,6 +190,9 @@ const struct migration store_migrations[] = {
 	  "ALTER TABLE runs ADD COLUMN resumes INTEGER NOT NULL DEFAULT 0;"
 	  /* clean_stop: the last process stopped after writing all its events */
 	  "CREATE TABLE service_state (key TEXT PRIMARY KEY, value TEXT NOT NULL);" },
+	/* routing.reviewer: the verdict of the run's latest review (docs/agent.md "Review") */
+	{ 8,
+	  "ALTER TABLE runs ADD COLUMN review TEXT;" },
 };
 
 const int store_migrations_count =

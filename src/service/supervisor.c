@@ -552,10 +552,55 @@ on_finish(struct run_state *rs, const cJSON *msg)
 	}
 }
 
+/*
+ * routing.reviewer: the verdict of a review, stored on the run (its latest)
+ * and published as run.review.
+ */
+static void
+on_review(struct run_state *rs, const cJSON *msg)
+{
+	static const char *const verdicts[] = { "approved", "changes_requested", "error", NULL };
+	struct service *svc = rs->ar->sv->svc;
+	const cJSON *findings = cJSON_GetObjectItemCaseSensitive(msg, "findings"), *f;
+	cJSON *review;
+	sqlite3_stmt *s;
+	char *text;
+
+	if (!json_check_enum(msg, "verdict", false, verdicts) ||
+	    json_get_string(msg, "verdict") == NULL || !cJSON_IsArray(findings) ||
+	    cJSON_GetArraySize(findings) > 20 || !json_check_int(msg, "round", 1, 2) ||
+	    !json_check_string(msg, "summary", true, false, 0, 16384))
+		return protocol_error(rs, "a malformed review line");
+	cJSON_ArrayForEach(f, findings)
+		if (!cJSON_IsString(f) || strlen(f->valuestring) > 4096)
+			return protocol_error(rs, "a malformed review line");
+	review = cJSON_CreateObject();
+	cJSON_AddStringToObject(review, "verdict", json_get_string(msg, "verdict"));
+	cJSON_AddItemToObject(review, "findings", cJSON_Duplicate(findings, true));
+	cJSON_AddStringToObject(review, "summary", json_get_string(msg, "summary"));
+	cJSON_AddNumberToObject(review, "round",
+	    cJSON_GetObjectItemCaseSensitive(msg, "round")->valuedouble);
+	text = json_print(review);
+	store_lock(svc->store);
+	s = store_stmt(svc->store, "UPDATE runs SET review = ?2, updated_at = "
+	    RESOURCE_NEXT_TIME(3) " WHERE id = ?1");
+	sqlite3_bind_text(s, 1, rs->ar->id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, text, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, td_now_ms());
+	if (sqlite3_step(s) != SQLITE_DONE)
+		log_error("run %s: cannot store a review", rs->ar->id);
+	sqlite3_reset(s);
+	cache_drop(svc->cache, rs->ar->id);
+	store_unlock(svc->store);
+	free(text);
+	run_state_emit(rs, "run.review", review);
+}
+
 static const struct {
 	const char *type;
 	void (*fn)(struct run_state *, const cJSON *);
 } line_handlers[] = {
+	{ "review", on_review },
 	{ "progress", on_progress },
 	{ "output", on_output },
 	{ "tool", on_tool },

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "buf.h"
+#include "fake-provider.h"
 #include "harness.h"
 #include "json.h"
 
@@ -191,4 +193,165 @@ Test(routing, at_most_max_concurrent_subagents_run_at_once)
 	one = subagents_span(2, &interleaved);
 	cr_log_info("two subagents, maxConcurrent 2: %lld ms", one);
 	cr_expect_lt(one, 1600, "two subagents ran one after the other under maxConcurrent 2");
+}
+
+/* The run's run.review events, in order. */
+static cJSON *
+review_events(const char *run)
+{
+	cJSON *events = http_get_json(&svc, "/api/v1/runs/%s/events?limit=1000", run), *e;
+	cJSON *out = cJSON_CreateArray();
+
+	cJSON_ArrayForEach(e, events) {
+		if (strcmp(json_get_string(e, "type"), "run.review") == 0)
+			cJSON_AddItemToArray(out, cJSON_Duplicate(cJSON_GetObjectItem(e, "data"),
+			    true));
+	}
+	cJSON_Delete(events);
+	return out;
+}
+
+static char *
+ws_text(const cJSON *run, const char *rel)
+{
+	char path[1024];
+	char *text;
+
+	snprintf(path, sizeof path, "%s/%s", json_str(run, "cwd"), rel);
+	text = harness_slurp(path, NULL);
+	return text ? text : strdup("(missing)");
+}
+
+/*
+ * A reviewer that requests changes: the model gets the findings and one more
+ * round (it edits answer.md), the second review's verdict is the run's; the
+ * reviews' tokens count.  A reviewer that approves ends the run at once.
+ */
+Test(routing, a_reviewer_sends_the_work_back_once_and_its_verdict_is_kept)
+{
+	char *project, *text, *out = NULL;
+	cJSON *run, *final, *reviews, *r, *usage;
+
+	set_routing("{\"reviewer\":{\"enabled\":true,\"provider\":null,"
+	    "\"model\":\"review-changes\"}}");
+	project = http_project_new(&svc, "routing");
+	run = http_replay_run(&svc, "write answer.md", project, "reviewed", "");
+	final = run_final_within(&svc, json_str(run, "id"), "completed", 30000);
+	cr_expect(strstr(json_str(final, "output"), "Wrote answer.md.") != NULL, "%s",
+	    json_str(final, "output"));
+	cr_expect(strstr(json_str(final, "output"), "Fixed answer.md after the review.") != NULL,
+	    "no second round: %s", json_str(final, "output"));
+	text = ws_text(final, "answer.md");
+	cr_expect_str_eq(text, "final\n");
+	free(text);
+	reviews = review_events(json_str(run, "id"));
+	cr_assert_eq(cJSON_GetArraySize(reviews), 2, "%s", cJSON_PrintUnformatted(reviews));
+	r = cJSON_GetArrayItem(reviews, 0);
+	cr_expect_str_eq(json_get_string(r, "verdict"), "changes_requested");
+	cr_expect_eq(json_num(r, "round"), 1);
+	cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "findings"), 0)),
+	    "answer.md still says draft");
+	/* the model was given the findings: the replay played the afterReview turn */
+	r = cJSON_GetObjectItem(final, "review");
+	cr_assert(cJSON_IsObject(r), "the run has no review");
+	cr_expect_str_eq(json_get_string(r, "verdict"), "changes_requested");
+	cr_expect_eq(json_num(r, "round"), 2);
+	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(r, "findings")), 2);
+	/* four turns of the run (4,600 + 90) and two reviews (300 + 30 each) */
+	usage = cJSON_GetObjectItem(final, "usage");
+	cr_expect_eq(json_num(usage, "inputTokens"), 5200);
+	cr_expect_eq(json_num(usage, "outputTokens"), 150);
+	cr_expect_eq(run_capture(&svc, &out, "'%s' runs wait %s 2>&1", harness_bin("taskdeck"),
+	    json_str(run, "id")), 0, "%s", out);
+	cr_expect(strstr(out, "changes_requested (round 2)") != NULL, "%s", out);
+	free(out);
+	cJSON_Delete(reviews);
+	cJSON_Delete(final);
+	cJSON_Delete(run);
+
+	set_routing("{\"reviewer\":{\"model\":\"review-approve\"}}");
+	run = http_replay_run(&svc, "write answer.md", project, "reviewed", "");
+	final = run_final_within(&svc, json_str(run, "id"), "completed", 30000);
+	cr_expect(strstr(json_str(final, "output"), "Fixed") == NULL, "%s", json_str(final, "output"));
+	text = ws_text(final, "answer.md");
+	cr_expect_str_eq(text, "draft\n");
+	free(text);
+	reviews = review_events(json_str(run, "id"));
+	cr_expect_eq(cJSON_GetArraySize(reviews), 1);
+	cr_expect_str_eq(json_get_string(cJSON_GetObjectItem(final, "review"), "verdict"),
+	    "approved");
+	cJSON_Delete(reviews);
+	cJSON_Delete(final);
+	cJSON_Delete(run);
+
+	set_routing("{\"reviewer\":{\"enabled\":false}}");
+	run = http_replay_run(&svc, "write answer.md", project, "reviewed", "");
+	final = run_final_within(&svc, json_str(run, "id"), "completed", 30000);
+	cr_expect(cJSON_IsNull(cJSON_GetObjectItem(final, "review")), "a review without a reviewer");
+	cJSON_Delete(final);
+	cJSON_Delete(run);
+	free(project);
+}
+
+/*
+ * The reviewer on a provider of its own (an OpenAI-compatible fake server): it
+ * gets its model and key, and reads the task, the answer and the changed file.
+ */
+Test(routing, the_reviewer_reads_the_task_the_answer_and_the_changed_files)
+{
+	struct fake_reply reply = { .status = 200, .content_type = "text/event-stream" };
+	struct fake_provider *fp;
+	struct buf b;
+	char settings[1024], *project;
+	const struct fake_request *req;
+	cJSON *run, *final, *body, *msgs;
+	const char *user;
+
+	buf_init(&b, 0);
+	fake_openai_text(&b, "APPROVE\nanswer.md is there.");
+	fake_openai_delta(&b, "{}", "stop");
+	fake_openai_usage(&b, 400, 7);
+	fake_openai_done(&b);
+	reply.body = buf_steal(&b);
+	fp = fake_provider_start(&reply, 1);
+	setenv("TD_TEST_ROUTING_KEY", "sk-routing-reviewer", 1);
+	snprintf(settings, sizeof settings,
+	    "{\"defaults\": {\"provider\": \"replay\"},"
+	    " \"providers\": {"
+	    "  \"replay\": {\"kind\": \"replay\", \"defaultModel\": \"quick\"},"
+	    "  \"fake-openai\": {\"kind\": \"openai\", \"baseUrl\": \"%s/v1\","
+	    "   \"apiKeyEnv\": \"TD_TEST_ROUTING_KEY\", \"defaultModel\": \"gpt-test\"}}}",
+	    fake_provider_url(fp, ""));
+	svc_stop(&svc);
+	svc_write_file(&svc, "settings.json", settings);
+	svc_restart(&svc);
+	set_routing("{\"reviewer\":{\"enabled\":true,\"provider\":\"fake-openai\","
+	    "\"model\":\"reviewer-x\"}}");
+	project = http_project_new(&svc, "routing");
+	run = http_replay_run(&svc, "write answer.md for me", project, "reviewed", "");
+	final = run_final_within(&svc, json_str(run, "id"), "completed", 30000);
+	cr_expect_str_eq(json_get_string(cJSON_GetObjectItem(final, "review"), "verdict"),
+	    "approved");
+	cr_expect_eq(json_num(cJSON_GetObjectItem(final, "usage"), "inputTokens"), 2100 + 400);
+	cr_assert_eq(fake_provider_count(fp), 1);
+	req = fake_provider_request(fp, 0);
+	cr_expect_str_eq(req->authorization ? req->authorization : "(none)",
+	    "Bearer sk-routing-reviewer");
+	body = cJSON_Parse(req->body);
+	cr_expect_str_eq(json_get_string(body, "model"), "reviewer-x");
+	msgs = cJSON_GetObjectItem(body, "messages");
+	cr_expect(strstr(json_get_string(cJSON_GetArrayItem(msgs, 0), "content"),
+	    "APPROVE or REQUEST CHANGES") != NULL);
+	user = json_get_string(cJSON_GetArrayItem(msgs, 1), "content");
+	cr_assert_not_null(user);
+	cr_expect(strstr(user, "Task:\nwrite answer.md for me\n") != NULL, "%s", user);
+	cr_expect(strstr(user, "final answer:\nWrote answer.md.") != NULL, "%s", user);
+	cr_expect(strstr(user, "added answer.md\n") != NULL, "%s", user);
+	cr_expect(strstr(user, "--- answer.md\ndraft\n") != NULL, "%s", user);
+	cJSON_Delete(body);
+	cJSON_Delete(final);
+	cJSON_Delete(run);
+	free(project);
+	fake_provider_stop(fp);
+	free(reply.body);
 }
