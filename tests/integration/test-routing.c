@@ -89,6 +89,17 @@ Test(routing, subagents_run_on_the_routing_model_and_their_usage_counts)
 	}
 	cr_expect_eq(sub_ends, 2);
 	cr_expect_eq(child_writes, 2);
+	{
+		char *out = NULL;
+		int rc = run_capture(&svc, &out, "'%s' run --follow --project %s --provider replay "
+		    "--model subagent 'split' 2>&1 >/dev/null", harness_bin("taskdeck"), project);
+
+		cr_expect_eq(rc, 0, "%s", out);
+		cr_expect(strstr(out, "[tool]   \u21b3 write_file completed") != NULL,
+		    "a subagent's call is not nested in --follow: %s", out);
+		cr_expect(strstr(out, "[tool] run_subagent completed") != NULL, "%s", out);
+		free(out);
+	}
 	snprintf(path, sizeof path, "%s", json_str(final, "cwd"));
 	strncat(path, "/sub/notes.md", sizeof path - strlen(path) - 1);
 	notes = harness_slurp(path, NULL);
