@@ -47,7 +47,8 @@ struct loop {
 };
 
 static const char *const loop_profile_notes[] = {
-	[PROFILE_READ_ONLY] = "This run is read-only: write_file, edit_file and run_command are refused.",
+	[PROFILE_READ_ONLY] = ("This run is read-only: write_file, edit_file and run_command are "
+	    "refused."),
 	[PROFILE_WORKSPACE_WRITE] = "",
 	[PROFILE_FULL_ACCESS] = "Commands run with the user's full environment.",
 	[PROFILE_ASK] = ("Each write_file, edit_file and run_command call waits for the user's "
@@ -76,11 +77,16 @@ loop_system_prompt(const struct agent_config *cfg, const struct connectors *cons
 	if (loop_profile_notes[cfg->profile][0] != '\0')
 		buf_printf(&b, "- %s\n", loop_profile_notes[cfg->profile]);
 	if (cfg->plan_first)
-		buf_appends(&b, "- This run is plan-first: before any write_file, edit_file, run_command or "
-		    "save_artifact, propose a plan with propose_plan and wait for the user's "
+		buf_appends(&b, "- This run is plan-first: before any write_file, edit_file, "
+		    "run_command or save_artifact, propose a plan with propose_plan and wait for the user's "
 		    "decision. Once it is approved, carry out the steps in order and report each "
 		    "with update_plan_step (in-progress, then completed or failed). When the user "
 		    "asks for a revision, propose a revised plan.\n");
+	if (cfg->subagent.enabled)
+		buf_appends(&b, "- run_subagent hands a self-contained sub-task to a subagent (the "
+		    "same tools, workspace and permissions); its final answer is the result. Use it "
+		    "for independent parts of a larger task; several calls in one answer run at "
+		    "the same time.\n");
 	if (cons->ntools > 0)
 		buf_appends(&b, "- Tools named <connector>__<tool> come from the connectors the "
 		    "user enabled (MCP servers, or fetch_url of the web connector).\n");
