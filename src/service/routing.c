@@ -13,9 +13,12 @@
 #include "store.h"
 #include "xalloc.h"
 
-/* The provider name of settings.json as an agent start message carries it, key included. */
+/*
+ * The provider name of settings.json as an agent start message carries it, key
+ * included; part ("subagent", "reviewer") names the routing member in *why.
+ */
 static cJSON *
-routing_provider(struct service *svc, const char *name, char **why)
+routing_provider(struct service *svc, const char *part, const char *name, char **why)
 {
 	const cJSON *provider = settings_provider(svc->settings, name);
 	const char *key_env, *key = NULL;
@@ -23,7 +26,8 @@ routing_provider(struct service *svc, const char *name, char **why)
 	cJSON *p;
 
 	if (provider == NULL) {
-		*why = xasprintf("the subagent provider %s is not configured", name);
+		*why = xasprintf("the %s provider %s of the agent routing is not configured",
+		    part, name);
 		return NULL;
 	}
 	p = cJSON_CreateObject();
@@ -67,7 +71,7 @@ routing_part(struct service *svc, const cJSON *want, cJSON *msg, const char *nam
 
 	cJSON_AddBoolToObject(part, "enabled", enabled);
 	if (enabled && provider != NULL) {
-		cJSON *p = routing_provider(svc, provider, why);
+		cJSON *p = routing_provider(svc, name, provider, why);
 
 		if (p == NULL)
 			return false;
@@ -105,7 +109,7 @@ routing_start_message(struct service *svc, char **why)
 	    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(want, "enabled")));
 	provider = json_get_string(want, "provider");
 	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(want, "enabled")) && provider != NULL) {
-		cJSON *p = routing_provider(svc, provider, why);
+		cJSON *p = routing_provider(svc, "subagent", provider, why);
 
 		if (p == NULL) {
 			cJSON_Delete(msg);

@@ -366,3 +366,21 @@ Test(routing, the_reviewer_reads_the_task_the_answer_and_the_changed_files)
 	fake_provider_stop(fp);
 	free(reply.body);
 }
+
+/* A routing that names a provider settings.json does not have fails the run at its start. */
+Test(routing, a_routing_provider_that_is_not_configured_fails_the_run)
+{
+	char *project;
+	cJSON *run, *final;
+
+	set_routing("{\"reviewer\":{\"enabled\":true,\"provider\":\"nowhere\",\"model\":null}}");
+	project = http_project_new(&svc, "routing");
+	run = http_replay_run(&svc, "x", project, "quick", "");
+	final = run_final_within(&svc, json_str(run, "id"), "failed", 30000);
+	cr_expect(strstr(json_str(cJSON_GetObjectItem(final, "error"), "message"),
+	    "the reviewer provider nowhere of the agent routing is not configured") != NULL, "%s",
+	    json_str(cJSON_GetObjectItem(final, "error"), "message"));
+	cJSON_Delete(final);
+	cJSON_Delete(run);
+	free(project);
+}
