@@ -155,7 +155,18 @@ export interface Run {
   /** Present while the run is running and needs a decision. */
   attention?: Attention | null;
   usage: { inputTokens: number; outputTokens: number } | null;
+  /** The latest review (routing.reviewer); null when the run was not reviewed. */
+  review?: RunReview | null;
   [key: string]: unknown;
+}
+
+export interface RunReview {
+  verdict: 'approved' | 'changes_requested' | 'error' | (string & {});
+  findings: string[];
+  /** The reviewer's text, or why the review failed. */
+  summary: string;
+  /** 1, or 2 after the round the first review asked for. */
+  round: number;
 }
 
 export interface RunRequest {

@@ -328,6 +328,68 @@ config_sandbox(struct agent_config *cfg, const cJSON *sb)
 		cfg->hidden[n++] = xstrdup(h->valuestring);
 }
 
+/* routing.<part>: absent or null, or {enabled, provider, model[, maxConcurrent]}. */
+static bool
+config_route(struct agent_route *ra, const cJSON *routing, const char *part)
+{
+	const cJSON *sub = cJSON_GetObjectItemCaseSensitive(routing, part);
+	const cJSON *p = cJSON_GetObjectItemCaseSensitive(sub, "provider");
+
+	if (sub == NULL || cJSON_IsNull(sub))
+		return true;
+	if (!cJSON_IsObject(sub))
+		return false;
+	if (!json_check_bool(sub, "enabled") || !json_check_string(sub, "model", false, true, 1, 200) ||
+	    !json_check_int(sub, "maxConcurrent", 1, 16) ||
+	    (p != NULL && !cJSON_IsNull(p) && (!cJSON_IsObject(p) ||
+	    !json_check_enum(p, "kind", false, agent_provider_kinds) ||
+	    json_get_string(p, "kind") == NULL ||
+	    !json_check_string(p, "baseUrl", false, true, 1, 4096) ||
+	    !json_check_string(p, "apiKey", false, true, 0, 8192) ||
+	    !json_check_string(p, "replayDir", false, true, 1, PATH_MAX) ||
+	    (strcmp(json_get_string(p, "kind"), "replay") != 0 &&
+	    json_get_string(p, "baseUrl") == NULL))))
+		return false;
+	ra->enabled = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sub, "enabled"));
+	ra->model = config_string(sub, "model");
+	ra->max_concurrent = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(sub,
+	    "maxConcurrent")) ? cJSON_GetObjectItemCaseSensitive(sub, "maxConcurrent")->valueint : 2;
+	if (cJSON_IsObject(p)) {
+		ra->provider_kind = config_string(p, "kind");
+		ra->base_url = config_string(p, "baseUrl");
+		ra->api_key = config_string(p, "apiKey");
+		ra->replay_dir = config_string(p, "replayDir");
+		if (ra->api_key != NULL && ra->api_key[0] == '\0') {
+			free(ra->api_key);
+			ra->api_key = NULL;
+		}
+	}
+	return true;
+}
+
+/* start.routing (absent or null: no subagents, no review); false when malformed. */
+static bool
+config_routing(struct agent_config *cfg, const cJSON *routing)
+{
+	if (routing == NULL || cJSON_IsNull(routing))
+		return true;
+	return cJSON_IsObject(routing) && config_route(&cfg->subagent, routing, "subagent") &&
+	    config_route(&cfg->reviewer, routing, "reviewer");
+}
+
+static void
+config_route_free(struct agent_route *ra)
+{
+	free(ra->provider_kind);
+	free(ra->base_url);
+	if (ra->api_key != NULL) {
+		explicit_bzero(ra->api_key, strlen(ra->api_key));
+		free(ra->api_key);
+	}
+	free(ra->replay_dir);
+	free(ra->model);
+}
+
 bool
 agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
 {
@@ -428,6 +490,10 @@ agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
 	cfg->connectors = cJSON_IsArray(connectors) ? cJSON_Duplicate(connectors, true) : NULL;
 	cfg->connector_timeout_ms = con_timeout;
 	config_sandbox(cfg, sandbox);
+	if (!config_routing(cfg, cJSON_GetObjectItemCaseSensitive(start, "routing"))) {
+		agent_config_free(cfg);
+		return config_fail(why, "routing is malformed");
+	}
 	if (cfg->model == NULL) {
 		agent_config_free(cfg);
 		return config_fail(why, "config.model is required");
@@ -470,5 +536,7 @@ agent_config_free(struct agent_config *cfg)
 	cJSON_Delete(cfg->history);
 	cJSON_Delete(cfg->checkpoint);
 	cJSON_Delete(cfg->connectors);
+	config_route_free(&cfg->subagent);
+	config_route_free(&cfg->reviewer);
 	memset(cfg, 0, sizeof *cfg);
 }

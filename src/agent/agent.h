@@ -45,6 +45,21 @@ enum agent_profile {
 	PROFILE_ASK,
 };
 
+/*
+ * A part of start.routing (docs/agent.md "Subagents", "Review"): subagent is
+ * what run_subagent's child loops run on, reviewer what reviews the run.
+ * provider_kind NULL: the run's provider; model NULL: the run's.
+ */
+struct agent_route {
+	bool enabled;
+	char *provider_kind;
+	char *base_url;
+	char *api_key;			/* never logged */
+	char *replay_dir;
+	char *model;
+	int max_concurrent;		/* subagent */
+};
+
 /* Everything the start line says; owned by the struct (agent_config_free). */
 struct agent_config {
 	char *run_id;
@@ -80,6 +95,8 @@ struct agent_config {
 	size_t max_tool_output;
 	cJSON *connectors;		/* the enabled connectors (docs/connectors.md); may be NULL */
 	long connector_timeout_ms;	/* per MCP request */
+	struct agent_route subagent;
+	struct agent_route reviewer;
 };
 
 /* Retries of a model turn the provider failed in a way waiting may fix. */

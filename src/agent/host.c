@@ -404,6 +404,15 @@ host_output(struct host *h, const char *delta, size_t len)
 	}
 }
 
+/* The subagent whose loop runs on this thread (host_set_subagent), NULL for the run's own. */
+static _Thread_local const char *host_subagent;
+
+void
+host_set_subagent(const char *id)
+{
+	host_subagent = id;
+}
+
 void
 host_tool(struct host *h, const char *call_id, const char *name,
     const char *status, const char *summary)
@@ -417,6 +426,8 @@ host_tool(struct host *h, const char *call_id, const char *name,
 	cJSON_AddStringToObject(msg, "name", n);
 	cJSON_AddStringToObject(msg, "status", status);
 	cJSON_AddStringToObject(msg, "summary", s);
+	if (host_subagent != NULL)
+		cJSON_AddStringToObject(msg, "subagent", host_subagent);
 	free(clean);
 	free(s);
 	free(n);

@@ -1,3 +1,4 @@
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "timeutil.h"
 #include "loop.h"
 #include "provider.h"
+#include "review.h"
 #include "tools.h"
 #include "wsfile.h"
 #include "xalloc.h"
@@ -28,6 +30,7 @@
 #define LOOP_CP_LINE_BUDGET (600 * 1024)	/* the new messages of one checkpoint line */
 #define LOOP_BACKOFF_BASE_MS 1000
 #define LOOP_BACKOFF_CAP_MS 60000
+#define LOOP_REVIEWS 2			/* reviews of a run: the second after one more round */
 
 struct loop {
 	const struct agent_config *cfg;
@@ -57,13 +60,18 @@ struct loop {
 	struct wsfile_root *files;	/* what the file tools open (wsfile.h) */
 	char *files_why;		/* why files is NULL */
 	struct context cx;		/* the model's context window */
+	unsigned offer;			/* TOOL_PLAN_FIRST, TOOL_SUBAGENT: offered (tools_find) */
+	const char *subagent;		/* a run_subagent child: its id; NULL for the run */
+	struct ws_snapshot before;	/* the workspace at the start, for the reviewer */
+	int reviews;			/* reviews done */
 };
 
 static const char *const loop_profile_notes[] = {
-	[PROFILE_READ_ONLY] = "This run is read-only: write_file and run_command are refused.",
+	[PROFILE_READ_ONLY] = ("This run is read-only: write_file, edit_file and run_command are "
+	    "refused."),
 	[PROFILE_WORKSPACE_WRITE] = "",
 	[PROFILE_FULL_ACCESS] = "Commands run with the user's full environment.",
-	[PROFILE_ASK] = ("Each write_file and run_command call waits for the user's "
+	[PROFILE_ASK] = ("Each write_file, edit_file and run_command call waits for the user's "
 	    "permission; a refused call returns \"denied by the user\"."),
 };
 
@@ -78,8 +86,10 @@ loop_system_prompt(const struct agent_config *cfg, const struct connectors *cons
 	    "directory on their machine.\n"
 	    "- Workspace: %s. Every path you give a tool is relative to it; paths outside "
 	    "it are refused.\n"
-	    "- Tools: list_files, read_file, write_file, run_command (/bin/sh -c in the "
-	    "workspace), save_artifact.\n"
+	    "- Tools: list_files, read_file (whole, or lines with offset and limit), grep, "
+	    "glob, edit_file (exact replacement: prefer it to rewriting a whole file), "
+	    "write_file, run_command (/bin/sh -c in the workspace), save_artifact. Reading "
+	    "calls (list_files, read_file, grep, glob) of one answer run at the same time.\n"
 	    "- The user receives only the files you save with save_artifact, after writing "
 	    "them.\n"
 	    "- When the task is done, answer with a short summary of what you did and which "
@@ -87,11 +97,16 @@ loop_system_prompt(const struct agent_config *cfg, const struct connectors *cons
 	if (loop_profile_notes[cfg->profile][0] != '\0')
 		buf_printf(&b, "- %s\n", loop_profile_notes[cfg->profile]);
 	if (cfg->plan_first)
-		buf_appends(&b, "- This run is plan-first: before any write_file, run_command or "
-		    "save_artifact, propose a plan with propose_plan and wait for the user's "
+		buf_appends(&b, "- This run is plan-first: before any write_file, edit_file, "
+		    "run_command or save_artifact, propose a plan with propose_plan and wait for the user's "
 		    "decision. Once it is approved, carry out the steps in order and report each "
 		    "with update_plan_step (in-progress, then completed or failed). When the user "
 		    "asks for a revision, propose a revised plan.\n");
+	if (cfg->subagent.enabled)
+		buf_appends(&b, "- run_subagent hands a self-contained sub-task to a subagent (the "
+		    "same tools, workspace and permissions); its final answer is the result. Use it "
+		    "for independent parts of a larger task; several calls in one answer run at "
+		    "the same time.\n");
 	if (cons->ntools > 0)
 		buf_appends(&b, "- Tools named <connector>__<tool> come from the connectors the "
 		    "user enabled (MCP servers, or fetch_url of the web connector).\n");
@@ -222,6 +237,8 @@ loop_checkpoint(struct loop *l)
 {
 	size_t from = l->cp_sent;
 
+	if (l->subagent != NULL)	/* a child's work is redone with its call */
+		return;
 	do {
 		cJSON *cp = cJSON_CreateObject(), *usage, *append, *msg;
 		size_t used = 0, to = from;
@@ -415,7 +432,15 @@ static void
 loop_text(void *ud, const char *delta, size_t len)
 {
 	struct loop *l = ud;
+	size_t room = AGENT_MAX_OUTPUT - sizeof LOOP_TRUNCATED - l->output.len;
 
+	if (l->subagent != NULL) {	/* a child's text is its call's result */
+		if (l->output_full || len == 0)
+			return;
+		buf_append(&l->output, delta, agent_utf8_cut(delta, len < room ? len : room));
+		l->output_full = len > room;
+		return;
+	}
 	if (!l->writing) {
 		host_progress(l->host, "writing", "The model is answering.");
 		l->writing = true;
@@ -483,7 +508,7 @@ loop_exec(struct loop *l, const struct tool_call *call, const struct tool *t,
     const cJSON *args, const char *what, struct tool_result *res, bool *denied)
 {
 	struct tool_ctx ctx = { .cfg = l->cfg, .host = l->host, .plan = &l->plan,
-		.files = l->files, .files_why = l->files_why };
+		.files = l->files, .files_why = l->files_why, .call_id = call->id };
 	int rc;
 
 	*denied = false;
@@ -581,53 +606,152 @@ loop_stuck(struct loop *l, const struct tool_call *call, bool failed)
 	return l->failures >= LOOP_REPEAT_LIMIT;
 }
 
-static int
-loop_call(struct loop *l, const struct tool_call *call)
-{
-	const struct tool *t = tools_find(call->name, l->plan.plan_first);
-	const struct connector_tool *ct = t == NULL ? connectors_find(&l->cons, call->name) : NULL;
-	cJSON *args = json_parse(call->arguments, strlen(call->arguments));
+/* A tool call of the model's answer, from its "started" line to its result. */
+struct pending {
+	struct loop *l;
+	struct tool_call call;
+	const struct tool *t;
+	const struct connector_tool *ct;
+	cJSON *args;
+	char what[512];
 	struct tool_result res;
-	char what[512], *content;
 	bool denied;
 	int rc;
+};
 
-	if (t != NULL)
-		t->describe(args, what, sizeof what);
-	else if (ct != NULL)
-		connectors_describe(&l->cons, ct, args, what, sizeof what);
+/* Describes the call and sends its "started" line. */
+static void
+loop_call_start(struct loop *l, const struct tool_call *call, struct pending *p)
+{
+	p->l = l;
+	p->call = *call;
+	p->t = tools_find(call->name, l->offer);
+	p->ct = p->t == NULL ? connectors_find(&l->cons, call->name) : NULL;
+	p->args = json_parse(call->arguments, strlen(call->arguments));
+	if (p->t != NULL)
+		p->t->describe(p->args, p->what, sizeof p->what);
+	else if (p->ct != NULL)
+		connectors_describe(&l->cons, p->ct, p->args, p->what, sizeof p->what);
 	else
-		snprintf(what, sizeof what, "%.200s", call->name);
-	what[agent_utf8_cut(what, strlen(what))] = '\0';	/* snprintf may cut a character */
-	host_progress(l->host, "tool", what);
-	host_tool(l->host, call->id, call->name, "started", what);
-	tool_result_init(&res);
-	if (ct != NULL)
-		rc = loop_exec_connector(l, ct, args, what, &res, &denied);
+		snprintf(p->what, sizeof p->what, "%.200s", call->name);
+	p->what[agent_utf8_cut(p->what, strlen(p->what))] = '\0';	/* snprintf may cut a character */
+	if (l->subagent == NULL)
+		host_progress(l->host, "tool", p->what);
+	host_tool(l->host, call->id, call->name, "started", p->what);
+	tool_result_init(&p->res);
+}
+
+static void
+loop_call_exec(struct pending *p)
+{
+	if (p->ct != NULL)
+		p->rc = loop_exec_connector(p->l, p->ct, p->args, p->what, &p->res, &p->denied);
 	else
-		rc = loop_exec(l, call, t, args, what, &res, &denied);
-	cJSON_Delete(args);
+		p->rc = loop_exec(p->l, &p->call, p->t, p->args, p->what, &p->res, &p->denied);
+}
+
+/* Sends the call's end and gives its result to the model; AGENT_OK to go on. */
+static int
+loop_call_finish(struct loop *l, struct pending *p)
+{
+	const struct tool_call *call = &p->call;
+	char *content;
+	int rc = p->rc;
+
+	cJSON_Delete(p->args);
 	if (rc == AGENT_CANCELLED) {
 		host_tool(l->host, call->id, call->name, "failed", "cancelled");
-		tool_result_free(&res);
+		tool_result_free(&p->res);
 		return rc;
 	}
 	host_tool(l->host, call->id, call->name,
-	    denied ? "denied" : res.failed ? "failed" : "completed", res.summary);
-	content = agent_utf8_clean(res.content.data ? res.content.data : "");
-	conv_add_tool_result(&l->conv, call->id, call->name, content, res.failed);
+	    p->denied ? "denied" : p->res.failed ? "failed" : "completed", p->res.summary);
+	if (p->res.input_tokens > 0 || p->res.output_tokens > 0) {	/* a subagent's */
+		l->in_tokens += p->res.input_tokens;
+		l->out_tokens += p->res.output_tokens;
+		host_usage(l->host, l->in_tokens, l->out_tokens);
+	}
+	content = agent_utf8_clean(p->res.content.data ? p->res.content.data : "");
+	conv_add_tool_result(&l->conv, call->id, call->name, content, p->res.failed);
 	free(content);
-	if (!res.end_run)
+	if (!p->res.end_run)
 		loop_checkpoint(l);
-	if (res.end_run)
+	if (p->res.end_run)
 		rc = AGENT_CANCELLED;
-	else if (loop_stuck(l, call, res.failed)) {
+	else if (loop_stuck(l, call, p->res.failed)) {
 		agent_error_set(&l->err, "tool_loop",
 		    "the model repeated the same failing %s call %d times", call->name,
 		    LOOP_REPEAT_LIMIT);
 		rc = AGENT_FAILED;
 	}
-	tool_result_free(&res);
+	tool_result_free(&p->res);
+	return rc;
+}
+
+/* Whether the call may run beside others of its answer: a built-in tool that only reads. */
+static bool
+loop_parallel(const struct loop *l, const struct tool_call *call)
+{
+	const struct tool *t = tools_find(call->name, l->offer);
+
+	return t != NULL && (t->flags & TOOL_PARALLEL) && !(t->flags & TOOL_SIDE_EFFECT);
+}
+
+static void *
+loop_call_thread(void *arg)
+{
+	loop_call_exec(arg);
+	return NULL;
+}
+
+/*
+ * Carries out the calls from of the assistant message at.  A run of calls that
+ * only read (TOOL_PARALLEL) executes at once, one thread each; their results
+ * go to the model in the order of the calls, as all results do.
+ */
+static int
+loop_calls(struct loop *l, size_t at, size_t from)
+{
+	int rc = AGENT_OK;
+
+	for (size_t i = from; i < l->conv.msgs[at].ncalls && rc == AGENT_OK;) {
+		size_t n = 1, ncalls = l->conv.msgs[at].ncalls;
+		struct pending *p;
+		pthread_t *th;
+		bool *started;
+
+		if (host_cancelled(l->host))
+			return AGENT_CANCELLED;
+		while (i + n < ncalls && loop_parallel(l, &l->conv.msgs[at].calls[i]) &&
+		    loop_parallel(l, &l->conv.msgs[at].calls[i + n]))
+			n++;
+		p = xcalloc(n, sizeof *p);
+		th = xcalloc(n, sizeof *th);
+		started = xcalloc(n, sizeof *started);
+		/* Results grow the conversation (and may move it): copy the calls. */
+		for (size_t k = 0; k < n; k++)
+			loop_call_start(l, &l->conv.msgs[at].calls[i + k], &p[k]);
+		for (size_t k = 0; k < n; k++)
+			started[k] = n > 1 && pthread_create(&th[k], NULL, loop_call_thread, &p[k]) == 0;
+		for (size_t k = 0; k < n; k++) {
+			if (started[k])
+				pthread_join(th[k], NULL);
+			else
+				loop_call_exec(&p[k]);
+		}
+		for (size_t k = 0; k < n; k++) {
+			if (rc == AGENT_OK)
+				rc = loop_call_finish(l, &p[k]);
+			else {
+				cJSON_Delete(p[k].args);
+				tool_result_free(&p[k].res);
+			}
+		}
+		free(started);
+		free(th);
+		free(p);
+		i += n;
+	}
 	return rc;
 }
 
@@ -721,7 +845,7 @@ loop_answer(struct loop *l, const struct conversation *conv, const cJSON *tools,
 		rc = l->prov->ops->turn(l->prov, conv, tools, &sink, t, &l->err);
 		l->in_tokens += t->input_tokens;
 		l->out_tokens += t->output_tokens;
-		if (t->input_tokens || t->output_tokens)
+		if ((t->input_tokens || t->output_tokens) && l->subagent == NULL)
 			host_usage(l->host, l->in_tokens, l->out_tokens);
 		if (l->cfg->max_tokens > 0 && l->in_tokens + l->out_tokens >= l->cfg->max_tokens) {
 			agent_error_clear(&l->err);
@@ -762,7 +886,8 @@ loop_answer(struct loop *l, const struct conversation *conv, const cJSON *tools,
 		}
 		if ((rc = host_sleep(l->host, delay)) != AGENT_OK)
 			return rc;
-		host_progress(l->host, "thinking", "Waiting for the model.");
+		if (l->subagent == NULL)
+			host_progress(l->host, "thinking", "Waiting for the model.");
 	}
 }
 
@@ -867,7 +992,8 @@ loop_turn(struct loop *l, bool *done)
 	char why[160];
 	int rc;
 
-	host_progress(l->host, "thinking", "Waiting for the model.");
+	if (l->subagent == NULL)
+		host_progress(l->host, "thinking", "Waiting for the model.");
 	if (context_full(&l->cx, &l->conv)) {
 		snprintf(why, sizeof why, "the conversation (about %ld tokens) is near the model's "
 		    "context window", context_estimate(&l->cx, &l->conv));
@@ -911,12 +1037,8 @@ loop_turn(struct loop *l, bool *done)
 	*done = ncalls == 0;
 	if (!*done)
 		loop_checkpoint(l);
-	for (size_t i = 0; i < ncalls && rc == AGENT_OK; i++) {
-		/* Results grow the conversation (and may move it): copy the call. */
-		struct tool_call call = l->conv.msgs[at].calls[i];
-
-		rc = host_cancelled(l->host) ? AGENT_CANCELLED : loop_call(l, &call);
-	}
+	if (ncalls > 0)
+		rc = loop_calls(l, at, 0);
 	return rc;
 }
 
@@ -928,19 +1050,60 @@ static int
 loop_pending_calls(struct loop *l)
 {
 	size_t at = l->conv.n, answered = 0;
-	int rc = AGENT_OK;
 
 	while (at > 0 && l->conv.msgs[at - 1].role == CONV_TOOL)
 		at--, answered++;
 	if (at == 0 || l->conv.msgs[at - 1].role != CONV_ASSISTANT)
 		return AGENT_OK;
 	at--;
-	for (size_t i = answered; i < l->conv.msgs[at].ncalls && rc == AGENT_OK; i++) {
-		struct tool_call call = l->conv.msgs[at].calls[i];
+	return loop_calls(l, at, answered);
+}
 
-		rc = host_cancelled(l->host) ? AGENT_CANCELLED : loop_call(l, &call);
+/*
+ * routing.reviewer: reviews the answer that would end the run; on requested
+ * changes, gives the model their findings for one more round (*done false).
+ */
+static int
+loop_review(struct loop *l, bool *done)
+{
+	struct tool_ctx ctx = { .cfg = l->cfg, .host = l->host, .plan = &l->plan,
+		.files = l->files, .files_why = l->files_why };
+	struct review r;
+	const cJSON *f;
+	struct buf msg;
+	int rc;
+
+	if (l->subagent != NULL || !l->cfg->reviewer.enabled || l->reviews >= LOOP_REVIEWS ||
+	    l->files == NULL)
+		return AGENT_OK;
+	host_progress(l->host, "reviewing", "A reviewer reads the work.");
+	rc = review_run(&ctx, l->host, &l->before, l->output.data ? l->output.data : "", &r);
+	if (rc != AGENT_OK)
+		return rc;
+	l->reviews++;
+	if (r.input_tokens > 0 || r.output_tokens > 0) {
+		l->in_tokens += r.input_tokens;
+		l->out_tokens += r.output_tokens;
+		host_usage(l->host, l->in_tokens, l->out_tokens);
 	}
-	return rc;
+	review_send(l->host, &r, l->reviews);
+	if (strcmp(r.verdict, "changes_requested") == 0 && l->reviews < LOOP_REVIEWS) {
+		buf_init(&msg, 0);
+		buf_appends(&msg, "A reviewer read your work and requested changes:\n");
+		cJSON_ArrayForEach(f, r.findings)
+			buf_printf(&msg, "- %s\n", f->valuestring);
+		if (cJSON_GetArraySize(r.findings) == 0)
+			buf_printf(&msg, "%s\n", r.summary ? r.summary : "");
+		buf_appends(&msg, "Address them, then answer with a short summary of what you "
+		    "changed.");
+		conv_add_user(&l->conv, msg.data);
+		buf_free(&msg);
+		loop_text(l, "\n\n", 2);
+		loop_checkpoint(l);
+		*done = false;
+	}
+	review_free(&r);
+	return AGENT_OK;
 }
 
 static int
@@ -973,6 +1136,8 @@ loop_main(struct loop *l)
 		l->turns++;
 		if ((rc = loop_turn(l, &done)) != AGENT_OK)
 			return rc;
+		if (done && (rc = loop_review(l, &done)) != AGENT_OK)
+			return rc;
 		if (done)
 			return AGENT_OK;
 	}
@@ -981,6 +1146,24 @@ loop_main(struct loop *l)
 	    "continue it with a new run in the same session, or raise runs.maxTurns",
 	    l->cfg->max_turns);
 	return AGENT_FAILED;
+}
+
+static int
+loop_file_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct ws_file *)a)->rel, ((const struct ws_file *)b)->rel);
+}
+
+/* The model's context window, from the settings, the provider or a default. */
+static void
+loop_context(struct loop *l, bool discover)
+{
+	char *defs = json_print(l->tools);
+	long found = l->cfg->context_window == 0 && discover ?
+	    context_discover(l->host, l->cfg) : 0;
+
+	context_init(&l->cx, l->cfg, strlen(defs), found);
+	free(defs);
 }
 
 int
@@ -995,7 +1178,9 @@ loop_run(const struct agent_config *cfg, struct host *host)
 	buf_init(&l.output, 0);
 	srandom((unsigned)(td_mono_ms() ^ getpid()));
 	l.plan.plan_first = cfg->plan_first;
-	l.tools = tools_definitions(cfg->plan_first);
+	l.offer = (cfg->plan_first ? TOOL_PLAN_FIRST : 0) |
+	    (cfg->subagent.enabled ? TOOL_SUBAGENT : 0);
+	l.tools = tools_definitions(l.offer);
 	l.files = wsfile_root_open(cfg->workspace, (const char *const *)cfg->hidden,
 	    &l.files_why);
 	if (l.files == NULL)
@@ -1003,17 +1188,16 @@ loop_run(const struct agent_config *cfg, struct host *host)
 	host_progress(host, "starting", "Starting the run.");
 	rc = connectors_open(&l.cons, cfg, host);
 	connectors_definitions(&l.cons, l.tools);
-	{
-		char *defs = json_print(l.tools);
-
-		long found = cfg->context_window == 0 && rc == AGENT_OK ?
-		    context_discover(host, cfg) : 0;
-
-		context_init(&l.cx, cfg, strlen(defs), found);
-		free(defs);
-	}
+	loop_context(&l, rc == AGENT_OK);
 	if (!loop_conversation(&l) && rc == AGENT_OK)
 		rc = AGENT_FAILED;
+	if (cfg->reviewer.enabled && l.files != NULL) {
+		struct tool_ctx ctx = { .cfg = cfg, .host = host, .files = l.files };
+
+		tool_snapshot(&ctx, &l.before);
+		if (l.before.n > 1)
+			qsort(l.before.v, l.before.n, sizeof *l.before.v, loop_file_cmp);
+	}
 	if (rc == AGENT_OK)
 		rc = loop_main(&l);
 	if (host_cancelled(host))
@@ -1027,6 +1211,60 @@ loop_run(const struct agent_config *cfg, struct host *host)
 	}
 	if (rc == AGENT_FAILED)
 		log_info("run failed: %s: %s", l.err.code, l.err.message);
+	provider_free(l.prov);
+	conv_free(&l.conv);
+	cJSON_Delete(l.tools);
+	buf_free(&l.output);
+	free(l.last_failure);
+	plan_state_free(&l.plan);
+	agent_error_clear(&l.err);
+	wsfile_root_free(l.files);
+	free(l.files_why);
+	tool_snapshot_free(&l.before);
+	return rc;
+}
+
+int
+loop_subagent(const struct agent_config *cfg, struct host *host, const struct plan_state *plan,
+    const char *id, const char *task, struct buf *answer, long *in_tokens, long *out_tokens,
+    struct agent_error *err)
+{
+	struct agent_config child = *cfg;
+	struct loop l = { .cfg = &child, .host = host, .subagent = id };
+	int rc;
+
+	if (cfg->subagent.provider_kind != NULL) {
+		child.provider_kind = cfg->subagent.provider_kind;
+		child.base_url = cfg->subagent.base_url;
+		child.api_key = cfg->subagent.api_key;
+		child.replay_dir = cfg->subagent.replay_dir;
+	}
+	if (cfg->subagent.model != NULL)
+		child.model = cfg->subagent.model;
+	child.prompt = (char *)task;
+	child.plan_first = false;	/* its prompt: it proposes no plan ... */
+	child.history = NULL;
+	child.checkpoint = NULL;
+	child.connectors = NULL;
+	memset(&child.subagent, 0, sizeof child.subagent);
+	memset(&child.reviewer, 0, sizeof child.reviewer);
+	buf_init(&l.output, 0);
+	l.plan.plan_first = plan->plan_first;	/* ... and waits for the run's like the run */
+	l.plan.approved = plan->approved;
+	l.tools = tools_definitions(0);
+	l.files = wsfile_root_open(child.workspace, (const char *const *)child.hidden,
+	    &l.files_why);
+	loop_context(&l, false);
+	host_set_subagent(id);
+	rc = loop_conversation(&l) ? loop_main(&l) : AGENT_FAILED;
+	if (host_cancelled(host))
+		rc = AGENT_CANCELLED;
+	host_set_subagent(NULL);
+	buf_append(answer, l.output.data ? l.output.data : "", l.output.len);
+	*in_tokens = l.in_tokens;
+	*out_tokens = l.out_tokens;
+	if (l.err.code != NULL)
+		agent_error_set(err, l.err.code, "%s", l.err.message ? l.err.message : "");
 	provider_free(l.prov);
 	conv_free(&l.conv);
 	cJSON_Delete(l.tools);

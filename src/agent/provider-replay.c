@@ -43,7 +43,8 @@ static const char *const replay_fail_codes[] = {
 };
 
 static const char *const replay_turn_keys[] = {
-	"delayMs", "text", "toolCalls", "usage", "fail", "comment", "id", "onDecision", NULL,
+	"delayMs", "text", "toolCalls", "usage", "fail", "comment", "id", "onDecision",
+	"afterReview", NULL,
 };
 
 /* The decisions a turn may branch on; a rejected plan ends the run. */
@@ -129,6 +130,10 @@ replay_check_calls(const cJSON *calls, int t)
 	return NULL;
 }
 
+/*
+ * last: whether the run may end with this turn: the transcript's last, or one
+ * followed by an afterReview turn (played when a reviewer requests changes).
+ */
 static char *
 replay_check_turn(const cJSON *turn, int t, bool last)
 {
@@ -246,7 +251,11 @@ replay_check(const cJSON *doc, const cJSON **turns)
 	if (n < 1 || n > REPLAY_MAX_TURNS)
 		return xasprintf("the transcript needs 1 to %d turns", REPLAY_MAX_TURNS);
 	cJSON_ArrayForEach(t, *turns) {
-		char *why = replay_check_turn(t, i, i == n - 1);
+		bool next_after_review = t->next != NULL &&
+		    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t->next, "afterReview"));
+		char *why = replay_check_turn(t, i, i == n - 1 ||
+		    (next_after_review && cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(t,
+		    "toolCalls")) == 0));
 
 		if (why)
 			return why;

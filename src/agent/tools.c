@@ -72,8 +72,8 @@ tool_result_fail(struct tool_result *res, const char *fmt, ...)
 	free(m);
 }
 
-static void
-format_size(char *out, size_t len, long long n)
+void
+tool_format_size(char *out, size_t len, long long n)
 {
 	if (n < 1024)
 		snprintf(out, len, "%lld B", n);
@@ -85,11 +85,7 @@ format_size(char *out, size_t len, long long n)
 		snprintf(out, len, "%.1f GB", (double)n / (1024.0 * 1024 * 1024));
 }
 
-/*
- * args.path (def when absent) opened in the workspace with oflags (wsfile_open),
- * or a failure in res.
- */
-static bool
+bool
 tool_open(const struct tool_ctx *ctx, const cJSON *args, const char *def, int oflags,
     int *fd, struct stat *st, char **rel, struct tool_result *res)
 {
@@ -140,9 +136,8 @@ cmp_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The names in the directory dfd, sorted; NULL when it cannot be read. */
-static char **
-dir_names(int dfd, size_t *n)
+char **
+tool_dir_names(int dfd, size_t *n)
 {
 	int fd = dup(dfd);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -176,7 +171,7 @@ static void
 list_dir(struct lister *l, int dfd, const char *prefix, bool recursive, int depth)
 {
 	size_t n;
-	char **names = dir_names(dfd, &n);
+	char **names = tool_dir_names(dfd, &n);
 
 	for (size_t i = 0; i < n; i++) {
 		char *shown = xasprintf("%s%s", prefix, names[i]);
@@ -208,7 +203,7 @@ list_dir(struct lister *l, int dfd, const char *prefix, bool recursive, int dept
 			buf_printf(l->out, "%s (symbolic link)\n", shown);
 			l->count++;
 		} else {
-			format_size(size, sizeof size, (long long)st.st_size);
+			tool_format_size(size, sizeof size, (long long)st.st_size);
 			buf_printf(l->out, "%s (%s)\n", shown, size);
 			l->count++;
 		}
@@ -248,15 +243,149 @@ tool_list_files(const struct tool_ctx *ctx, const cJSON *args, struct tool_resul
 
 /* read_file */
 
+#define READ_LINE_MAX 2000		/* bytes of a line shown by a ranged read */
+#define READ_COUNT_MAX (64 * 1024 * 1024)	/* bytes read to count the lines after a range */
+
+/* args.name: absent, or a whole number from 1 to max; false with a failure in res. */
+static bool
+read_arg_line(const cJSON *args, const char *name, long max, long *out,
+    struct tool_result *res)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, name);
+
+	if (v == NULL || cJSON_IsNull(v))
+		return true;
+	if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > (double)max ||
+	    v->valuedouble != (double)(long)v->valuedouble) {
+		tool_result_fail(res, "the argument \"%s\" must be a whole number from 1 to %ld",
+		    name, max);
+		return false;
+	}
+	*out = (long)v->valuedouble;
+	return true;
+}
+
+/* A file read line by line. */
+struct lines {
+	int fd;
+	bool eof;
+	size_t at, len;
+	size_t total;		/* bytes read so far */
+	char blk[65536];
+};
+
+/*
+ * The next line: its first cap bytes copied to line, its whole length (without
+ * the newline) in *n; false at the end of the file.
+ */
+static bool
+lines_next(struct lines *r, char *line, size_t cap, size_t *n)
+{
+	bool any = false;
+
+	*n = 0;
+	for (;;) {
+		const char *nl;
+		size_t k;
+
+		if (r->at == r->len) {
+			ssize_t got;
+
+			if (r->eof)
+				return any;
+			do
+				got = read(r->fd, r->blk, sizeof r->blk);
+			while (got < 0 && errno == EINTR);
+			if (got <= 0) {
+				r->eof = true;
+				return any;
+			}
+			r->at = 0;
+			r->len = (size_t)got;
+			r->total += (size_t)got;
+		}
+		any = true;
+		nl = memchr(r->blk + r->at, '\n', r->len - r->at);
+		k = nl ? (size_t)(nl - r->blk) - r->at : r->len - r->at;
+		if (*n < cap)
+			memcpy(line + *n, r->blk + r->at, k < cap - *n ? k : cap - *n);
+		*n += k;
+		r->at += k;
+		if (nl != NULL) {
+			r->at++;
+			return true;
+		}
+	}
+}
+
+/*
+ * Lines first..last of fd, each "%6ld\t" and the line (cut at READ_LINE_MAX),
+ * within max bytes; the lines after them are counted while that stays cheap.
+ */
+static void
+read_lines(int fd, long first, long last, size_t max, struct buf *out, const char *rel,
+    struct tool_result *res)
+{
+	struct lines *r = xcalloc(1, sizeof *r);
+	/* at most half the output per line, so that the first one always fits */
+	size_t cap = max / 2 < READ_LINE_MAX ? max / 2 : READ_LINE_MAX, n;
+	char *line = xmalloc(cap);
+	long no = 0, shown_to = 0;
+	bool full = false, counted = true;
+
+	r->fd = fd;
+	while (lines_next(r, line, cap, &n)) {
+		size_t k = n < cap ? n : agent_utf8_cut(line, cap);
+
+		if (++no < first)
+			continue;
+		if (no > last)
+			break;
+		if (out->len + k + 32 > max) {
+			full = true;
+			break;
+		}
+		buf_printf(out, "%6ld\t", no);
+		agent_utf8_append(out, line, k);
+		buf_appends(out, n > k ? " [line cut]\n" : "\n");
+		shown_to = no;
+	}
+	while (!r->eof) {
+		if (r->total > READ_COUNT_MAX) {
+			counted = false;
+			break;
+		}
+		if (lines_next(r, line, 0, &n))
+			no++;
+	}
+	free(line);
+	free(r);
+	if (shown_to == 0 && !full) {
+		tool_result_fail(res, "%s: has %ld lines, none from line %ld", rel, no, first);
+		return;
+	}
+	if (full)
+		buf_printf(out, "[output limit reached: read on with offset=%ld]\n", shown_to + 1);
+	if (counted)
+		buf_printf(out, "[lines %ld-%ld of %ld]\n", first, shown_to, no);
+	else
+		buf_printf(out, "[lines %ld-%ld; more follow]\n", first, shown_to);
+	tool_result_summary(res, "read %s lines %ld-%ld", rel, first, shown_to);
+}
+
 static int
 tool_read_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
 {
 	struct stat st;
 	size_t max = ctx->cfg->max_tool_output, got;
+	long first = 0, limit = 0;
 	char *data, *rel;
 	char size[32];
 	int fd;
 
+	if (!read_arg_line(args, "offset", 1000000000L, &first, res) ||
+	    !read_arg_line(args, "limit", 100000L, &limit, res))
+		return AGENT_OK;
 	/* O_NONBLOCK: a FIFO without a writer fails instead of blocking the run. */
 	if (!tool_open(ctx, args, NULL, O_RDONLY | O_NONBLOCK, &fd, &st, &rel, res))
 		return AGENT_OK;
@@ -266,15 +395,24 @@ tool_read_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_result
 		free(rel);
 		return AGENT_OK;
 	}
+	if (first > 0 || limit > 0) {
+		if (first == 0)
+			first = 1;
+		read_lines(fd, first, limit > 0 ? first + limit - 1 : 2000000000L, max,
+		    &res->content, rel, res);
+		close(fd);
+		free(rel);
+		return AGENT_OK;
+	}
 	data = xmalloc(max);
 	got = agent_read_full(fd, data, max);
 	close(fd);
 	agent_utf8_append(&res->content, data, got);
 	free(data);
-	format_size(size, sizeof size, (long long)st.st_size);
+	tool_format_size(size, sizeof size, (long long)st.st_size);
 	if ((long long)got < (long long)st.st_size)
-		buf_printf(&res->content, "\n[truncated: showed the first %zu of %lld bytes]\n",
-		    got, (long long)st.st_size);
+		buf_printf(&res->content, "\n[truncated: showed the first %zu of %lld bytes; read "
+		    "on with offset and limit (lines)]\n", got, (long long)st.st_size);
 	tool_result_summary(res, "read %s (%s)", rel, size);
 	free(rel);
 	return AGENT_OK;
@@ -308,7 +446,7 @@ tool_write_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_resul
 		free(why);
 		return AGENT_OK;
 	}
-	format_size(size, sizeof size, (long long)len);
+	tool_format_size(size, sizeof size, (long long)len);
 	buf_printf(&res->content, "wrote %zu bytes to %s", len, rel);
 	tool_result_summary(res, "wrote %s (%s)", rel, size);
 	free(rel);
@@ -429,13 +567,41 @@ static const struct tool tools[] = {
 	  "\"path\":{\"type\":\"string\",\"description\":\"Directory, relative to the workspace\"},"
 	  "\"recursive\":{\"type\":\"boolean\",\"description\":\"Also list subdirectories\"}},"
 	  "\"additionalProperties\":false}",
-	  0, tool_list_files, describe_list },
+	  TOOL_PARALLEL, tool_list_files, describe_list },
 	{ "read_file",
-	  "Read a text file of the workspace. Long files are cut at the output limit.",
+	  "Read a text file of the workspace. Without offset and limit: the whole file, cut "
+	  "at the output limit. With them: the lines from offset (1 for the first), at most "
+	  "limit of them, each after its line number and a tab.",
 	  "{\"type\":\"object\",\"properties\":{"
-	  "\"path\":{\"type\":\"string\",\"description\":\"File, relative to the workspace\"}},"
+	  "\"path\":{\"type\":\"string\",\"description\":\"File, relative to the workspace\"},"
+	  "\"offset\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"First line to read\"},"
+	  "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100000,"
+	  "\"description\":\"How many lines to read\"}},"
 	  "\"required\":[\"path\"],\"additionalProperties\":false}",
-	  0, tool_read_file, describe_read },
+	  TOOL_PARALLEL, tool_read_file, describe_read },
+	{ "grep",
+	  "Search the files of the workspace for a POSIX extended regular expression, line "
+	  "by line (\\d, \\w, \\s, \\b work; back-references do not). Files that "
+	  ".gitignore ignores, .git, binary files and hidden paths are skipped. Each match: "
+	  "path:line:text.",
+	  "{\"type\":\"object\",\"properties\":{"
+	  "\"pattern\":{\"type\":\"string\",\"description\":\"The regular expression\"},"
+	  "\"path\":{\"type\":\"string\",\"description\":\"Directory or file to search (default: the workspace)\"},"
+	  "\"glob\":{\"type\":\"string\",\"description\":\"Only files matching this glob, e.g. *.c or src/**/*.h\"},"
+	  "\"ignore_case\":{\"type\":\"boolean\"},"
+	  "\"max_results\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000,"
+	  "\"description\":\"At most this many matching lines (default 200)\"}},"
+	  "\"required\":[\"pattern\"],\"additionalProperties\":false}",
+	  TOOL_PARALLEL, tool_grep, tool_describe_grep },
+	{ "glob",
+	  "Find the files of the workspace whose path matches a glob: * and ? within a "
+	  "name, [...] classes, ** for any number of directories (e.g. **/*.py, "
+	  "src/*.c). Files that .gitignore ignores, .git and hidden paths are skipped.",
+	  "{\"type\":\"object\",\"properties\":{"
+	  "\"pattern\":{\"type\":\"string\",\"description\":\"The glob, relative to path\"},"
+	  "\"path\":{\"type\":\"string\",\"description\":\"Directory to search (default: the workspace)\"}},"
+	  "\"required\":[\"pattern\"],\"additionalProperties\":false}",
+	  TOOL_PARALLEL, tool_glob, tool_describe_glob },
 	{ "write_file",
 	  "Create or replace a file of the workspace with the given content. "
 	  "Missing parent directories are created.",
@@ -444,6 +610,17 @@ static const struct tool tools[] = {
 	  "\"content\":{\"type\":\"string\",\"description\":\"The whole new content\"}},"
 	  "\"required\":[\"path\",\"content\"],\"additionalProperties\":false}",
 	  TOOL_SIDE_EFFECT | TOOL_AFTER_PLAN, tool_write_file, describe_write },
+	{ "edit_file",
+	  "Replace text in a file of the workspace: old_string must match the file exactly "
+	  "(whitespace and indentation included) and only once, unless replace_all is true. "
+	  "Read the file first; include enough surrounding lines to make old_string unique.",
+	  "{\"type\":\"object\",\"properties\":{"
+	  "\"path\":{\"type\":\"string\",\"description\":\"File, relative to the workspace\"},"
+	  "\"old_string\":{\"type\":\"string\",\"description\":\"The exact text to replace\"},"
+	  "\"new_string\":{\"type\":\"string\",\"description\":\"The text to put instead\"},"
+	  "\"replace_all\":{\"type\":\"boolean\",\"description\":\"Replace every occurrence (default false)\"}},"
+	  "\"required\":[\"path\",\"old_string\",\"new_string\"],\"additionalProperties\":false}",
+	  TOOL_SIDE_EFFECT | TOOL_AFTER_PLAN, tool_edit_file, tool_describe_edit },
 	{ "run_command",
 	  "Run a shell command (/bin/sh -c) in the workspace and return its exit status "
 	  "and its output (stdout and stderr together, cut at the output limit).",
@@ -459,9 +636,19 @@ static const struct tool tools[] = {
 	  "\"name\":{\"type\":\"string\",\"description\":\"Name shown to the user (default: the file name)\"}},"
 	  "\"required\":[\"path\"],\"additionalProperties\":false}",
 	  TOOL_AFTER_PLAN, tool_save_artifact, describe_save },
+	{ "run_subagent",
+	  "Hand a self-contained sub-task to a subagent: another agent with the same tools "
+	  "(but this one) in the same workspace, under the same permissions. It starts "
+	  "with only the prompt you give it, and its final answer is the result. Several "
+	  "calls in one answer run at the same time.",
+	  "{\"type\":\"object\",\"properties\":{"
+	  "\"description\":{\"type\":\"string\",\"description\":\"A few words for the log\"},"
+	  "\"prompt\":{\"type\":\"string\",\"description\":\"The whole task: what to do and what to answer\"}},"
+	  "\"required\":[\"prompt\"],\"additionalProperties\":false}",
+	  TOOL_SUBAGENT | TOOL_PARALLEL, tool_run_subagent, tool_describe_subagent },
 	{ "propose_plan",
 	  "Propose a plan to the user and wait for their decision. Until a plan is approved, "
-	  "write_file, run_command and save_artifact are refused. The result says whether "
+	  "write_file, edit_file, run_command and save_artifact are refused. The result says whether "
 	  "the user approved it (with the step ids to report), asked for a revision (with "
 	  "their feedback: propose a revised plan) or rejected it (the run ends).",
 	  "{\"type\":\"object\",\"properties\":{"
@@ -483,30 +670,32 @@ static const struct tool tools[] = {
 };
 
 static bool
-tool_offered(const struct tool *t, bool plan_first)
+tool_offered(const struct tool *t, unsigned offer)
 {
-	return plan_first || !(t->flags & TOOL_PLAN_FIRST);
+	unsigned gated = t->flags & (TOOL_PLAN_FIRST | TOOL_SUBAGENT);
+
+	return gated == 0 || (gated & offer) != 0;
 }
 
 const struct tool *
-tools_find(const char *name, bool plan_first)
+tools_find(const char *name, unsigned offer)
 {
 	for (size_t i = 0; i < sizeof tools / sizeof *tools; i++) {
-		if (strcmp(tools[i].name, name) == 0 && tool_offered(&tools[i], plan_first))
+		if (strcmp(tools[i].name, name) == 0 && tool_offered(&tools[i], offer))
 			return &tools[i];
 	}
 	return NULL;
 }
 
 cJSON *
-tools_definitions(bool plan_first)
+tools_definitions(unsigned offer)
 {
 	cJSON *arr = cJSON_CreateArray();
 
 	for (size_t i = 0; i < sizeof tools / sizeof *tools; i++) {
 		cJSON *t;
 
-		if (!tool_offered(&tools[i], plan_first))
+		if (!tool_offered(&tools[i], offer))
 			continue;
 		t = cJSON_CreateObject();
 		cJSON_AddStringToObject(t, "name", tools[i].name);

@@ -7,6 +7,7 @@
 #define TD_AGENT_TOOLS_H
 
 #include <stdbool.h>
+#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 
@@ -19,6 +20,8 @@ struct wsfile_root;
 #define TOOL_SIDE_EFFECT 0x1	/* changes files or runs things: denied by read-only, asked by ask */
 #define TOOL_AFTER_PLAN 0x2	/* plan-first runs: refused until a plan is approved */
 #define TOOL_PLAN_FIRST 0x4	/* offered only in plan-first runs */
+#define TOOL_PARALLEL 0x8	/* runs beside the other such calls of its answer (reads, subagents) */
+#define TOOL_SUBAGENT 0x10	/* offered only when routing enables subagents, never to one */
 
 /* One step of the approved plan, with the id the service gave it. */
 struct plan_step {
@@ -45,6 +48,7 @@ struct tool_ctx {
 	struct plan_state *plan;
 	struct wsfile_root *files;	/* the workspace (wsfile.h); NULL: files_why says why */
 	const char *files_why;
+	const char *call_id;		/* of the call being carried out */
 };
 
 /* What a call produced: text for the model and a summary for people. */
@@ -52,6 +56,8 @@ struct tool_result {
 	struct buf content;
 	bool failed;
 	bool end_run;		/* the run ends cancelled after this call (a rejected plan) */
+	long input_tokens;	/* spent by a subagent: added to the run's usage */
+	long output_tokens;
 	char summary[AGENT_SUMMARY_MAX + 1];
 };
 
@@ -66,10 +72,13 @@ struct tool {
 	void (*describe)(const cJSON *args, char *out, size_t len);
 };
 
-/* The tool offered under that name (plan tools only when plan_first). */
-const struct tool *tools_find(const char *name, bool plan_first);
+/*
+ * The tool offered under that name; offer holds TOOL_PLAN_FIRST and
+ * TOOL_SUBAGENT when the tools with those flags are offered.
+ */
+const struct tool *tools_find(const char *name, unsigned offer);
 /* [{name, description, parameters}] of every tool offered to the model. */
-cJSON *tools_definitions(bool plan_first);
+cJSON *tools_definitions(unsigned offer);
 
 void tool_result_init(struct tool_result *res);
 void tool_result_free(struct tool_result *res);
@@ -78,6 +87,49 @@ void tool_result_fail(struct tool_result *res, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void tool_result_summary(struct tool_result *res, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/*
+ * args.path (def when absent) opened in the workspace with oflags (wsfile_open),
+ * or false with a failure in res.  *rel (malloc'd) is the path as the workspace sees it.
+ */
+bool tool_open(const struct tool_ctx *ctx, const cJSON *args, const char *def, int oflags,
+    int *fd, struct stat *st, char **rel, struct tool_result *res);
+/* The names in the directory dfd (not "." and ".."), sorted; NULL when it cannot be read. */
+char **tool_dir_names(int dfd, size_t *n);
+/* "12 B", "3.4 KB", ... */
+void tool_format_size(char *out, size_t len, long long n);
+
+/* edit_file (tool-edit.c). */
+int tool_edit_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *res);
+void tool_describe_edit(const cJSON *args, char *out, size_t len);
+
+/* grep and glob (tool-search.c). */
+int tool_grep(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *res);
+void tool_describe_grep(const cJSON *args, char *out, size_t len);
+int tool_glob(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *res);
+void tool_describe_glob(const cJSON *args, char *out, size_t len);
+
+/* A regular file of the workspace as a review compares it. */
+struct ws_file {
+	char *rel;
+	long long size;
+	long long mtime_ns;
+};
+
+/* The files of the workspace, in the walk's order (sorted names, depth first). */
+struct ws_snapshot {
+	struct ws_file *v;
+	size_t n, cap;
+	bool cut;		/* the walk stopped early or failed: not every file is in */
+};
+
+/* The workspace's files as grep and glob walk them (tool-search.c). */
+void tool_snapshot(const struct tool_ctx *ctx, struct ws_snapshot *snap);
+void tool_snapshot_free(struct ws_snapshot *snap);
+
+/* run_subagent (tool-subagent.c). */
+int tool_run_subagent(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *res);
+void tool_describe_subagent(const cJSON *args, char *out, size_t len);
 
 /* run_command (tool-command.c). */
 int tool_run_command(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *res);

@@ -147,7 +147,8 @@ static const struct events_summary {
 	{ "run.queued", { "status" } },
 	{ "run.started", { "status" } },
 	{ "run.progress", { "phase", "message" } },
-	{ "run.tool", { "name", "status", "summary" } },
+	{ "run.tool", { "name", "status", "summary", "subagent" } },
+	{ "run.review", { "verdict", "summary" } },
 	{ "run.permission", { "tool", "status", "summary" } },
 	{ "run.attention", { "attention" } },
 	{ "run.finished", { "status", "error" } },
@@ -401,11 +402,15 @@ events_follow_print(const struct cli *cli, const struct td_event *e, bool *at_bo
 		}
 		cJSON_Delete(data);
 	} else if (strcmp(e->type, "run.tool") == 0 ||
+	    strcmp(e->type, "run.review") == 0 ||
 	    strcmp(e->type, "run.progress") == 0 ||
 	    strcmp(e->type, "run.permission") == 0 ||
 	    strcmp(e->type, "run.attention") == 0) {
+		bool sub = strcmp(e->type, "run.tool") == 0 && strstr(e->data_json, "\"subagent\"");
+
 		events_summary(&b, e);
-		fprintf(stderr, "[%s] %s\n", e->type + 4, b.data);
+		/* a subagent's call, nested under the run_subagent call that started it */
+		fprintf(stderr, "[%s] %s%s\n", e->type + 4, sub ? "  \u21b3 " : "", b.data);
 	}
 	buf_free(&b);
 }

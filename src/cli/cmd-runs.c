@@ -173,6 +173,14 @@ runs_print_result(const struct cli *cli, const struct td_run *r)
 		out_kv("error", e);
 		free(e);
 	}
+	if (r->review.verdict != NULL) {
+		char *v = xasprintf("%s (round %ld)", r->review.verdict, r->review.round);
+
+		out_kv("review", v);
+		free(v);
+		if (r->review.summary != NULL && *r->review.summary != '\0')
+			out_kv("review-findings", r->review.summary);
+	}
 	if (r->output != NULL)
 		out_kv("output", r->output);
 }

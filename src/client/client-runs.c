@@ -27,7 +27,8 @@ run_clear(struct td_run *r)
 		&r->created_at, &r->started_at, &r->finished_at,
 		&r->cancel_requested_at, &r->progress.phase, &r->progress.updated_at,
 		&r->attention.kind, &r->attention.since, &r->output, &r->error_code,
-		&r->error_message, &r->updated_at, &r->json,
+		&r->error_message, &r->updated_at, &r->json, &r->review.verdict,
+		&r->review.summary,
 	};
 
 	for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
@@ -79,6 +80,7 @@ run_from_json(struct td_run *r, const cJSON *obj, const char *raw)
 	const cJSON *attention = cJSON_GetObjectItemCaseSensitive(obj, "attention");
 	const cJSON *error = cJSON_GetObjectItemCaseSensitive(obj, "error");
 	const cJSON *usage = cJSON_GetObjectItemCaseSensitive(obj, "usage");
+	const cJSON *review = cJSON_GetObjectItemCaseSensitive(obj, "review");
 
 	if (json_get_string(obj, "id") == NULL ||
 	    json_get_string(obj, "sessionId") == NULL ||
@@ -111,6 +113,9 @@ run_from_json(struct td_run *r, const cJSON *obj, const char *raw)
 	r->error_message = client_string(error, "message");
 	r->input_tokens = run_number(usage, "inputTokens");
 	r->output_tokens = run_number(usage, "outputTokens");
+	r->review.verdict = client_string(review, "verdict");
+	r->review.summary = client_string(review, "summary");
+	r->review.round = (long)run_number(review, "round");
 	r->updated_at = client_string(obj, "updatedAt");
 	r->json = raw != NULL ? xstrdup(raw) : json_print(obj);
 	return true;

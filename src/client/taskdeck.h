@@ -343,6 +343,11 @@ struct td_run {
 	char *error_message;
 	long long input_tokens;
 	long long output_tokens;
+	struct {
+		char *verdict;	/* "approved", "changes_requested", "error"; NULL: not reviewed */
+		char *summary;	/* the reviewer's text */
+		long round;	/* 1, or 2 after one more round */
+	} review;
 	char *updated_at;
 	char *json;		/* the run as the service sent it */
 };

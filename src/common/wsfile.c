@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,7 @@ struct wsfile_root {
 	char **dirs;		/* the hidden directories, for ws_linked */
 	size_t ndirs;
 	/* the multiply linked files inside them: found once, on the first need */
+	pthread_mutex_t links_mu;	/* the agent's read-only tools run in threads */
 	enum { LINKS_UNKNOWN, LINKS_ALL, LINKS_SOME } links;
 	struct wsfile_id *linked;	/* sorted */
 	size_t nlinked;
@@ -123,6 +125,7 @@ wsfile_root_open(const char *workspace, const char *const *hidden, char **why)
 	r->path = xstrdup(workspace);
 	r->fd = fd;
 	r->id = (struct wsfile_id){ st.st_dev, st.st_ino };
+	pthread_mutex_init(&r->links_mu, NULL);
 	for (size_t i = 0; hidden != NULL && hidden[i] != NULL; i++) {
 		struct stat hs;
 
@@ -153,6 +156,7 @@ wsfile_root_free(struct wsfile_root *r)
 	free(r->dirs);
 	free(r->linked);
 	free(r->path);
+	pthread_mutex_destroy(&r->links_mu);
 	free(r);
 }
 
@@ -420,9 +424,11 @@ static bool
 ws_linked(struct wsfile_root *r, const struct stat *st)
 {
 	struct wsfile_id key = { st->st_dev, st->st_ino };
+	bool linked;
 
 	if (!S_ISREG(st->st_mode) || st->st_nlink < 2 || r->ndirs == 0)
 		return false;
+	pthread_mutex_lock(&r->links_mu);
 	if (r->links == LINKS_UNKNOWN) {
 		long budget = WSFILE_SCAN_MAX;
 		bool whole = true;
@@ -437,8 +443,10 @@ ws_linked(struct wsfile_root *r, const struct stat *st)
 			qsort(r->linked, r->nlinked, sizeof *r->linked, id_cmp);
 		r->links = whole ? LINKS_ALL : LINKS_SOME;
 	}
-	return r->links == LINKS_SOME ||
+	linked = r->links == LINKS_SOME ||
 	    (r->nlinked > 0 && bsearch(&key, r->linked, r->nlinked, sizeof key, id_cmp) != NULL);
+	pthread_mutex_unlock(&r->links_mu);
+	return linked;
 }
 
 enum wsfile_status

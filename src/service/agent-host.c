@@ -241,6 +241,8 @@ on_tool(struct run_state *rs, const cJSON *msg)
 		else
 			cJSON_AddNullToObject(d, *k);
 	}
+	if (json_get_string(msg, "subagent") != NULL)	/* a call of a subagent's loop */
+		cJSON_AddStringToObject(d, "subagent", json_get_string(msg, "subagent"));
 	run_state_emit(rs, "run.tool", d);
 }
 
@@ -447,10 +449,43 @@ on_finish(struct run_state *rs, const cJSON *msg)
 	}
 }
 
+/*
+ * routing.reviewer: the verdict of a review, stored on the run (its latest)
+ * and published as run.review.
+ */
+static void
+on_review(struct run_state *rs, const cJSON *msg)
+{
+	static const char *const verdicts[] = { "approved", "changes_requested", "error", NULL };
+	const cJSON *findings = cJSON_GetObjectItemCaseSensitive(msg, "findings"), *f;
+	cJSON *review;
+	char *text;
+
+	if (!json_check_enum(msg, "verdict", false, verdicts) ||
+	    json_get_string(msg, "verdict") == NULL || !cJSON_IsArray(findings) ||
+	    cJSON_GetArraySize(findings) > 20 || !json_check_int(msg, "round", 1, 2) ||
+	    !json_check_string(msg, "summary", true, false, 0, 16384))
+		return agent_host_protocol_error(rs, "a malformed review line");
+	cJSON_ArrayForEach(f, findings)
+		if (!cJSON_IsString(f) || strlen(f->valuestring) > 4096)
+			return agent_host_protocol_error(rs, "a malformed review line");
+	review = cJSON_CreateObject();
+	cJSON_AddStringToObject(review, "verdict", json_get_string(msg, "verdict"));
+	cJSON_AddItemToObject(review, "findings", cJSON_Duplicate(findings, true));
+	cJSON_AddStringToObject(review, "summary", json_get_string(msg, "summary"));
+	cJSON_AddNumberToObject(review, "round",
+	    cJSON_GetObjectItemCaseSensitive(msg, "round")->valuedouble);
+	text = json_print(review);
+	runs_review(rs->ar->sv->svc, rs->ar->id, text);
+	free(text);
+	run_state_emit(rs, "run.review", review);
+}
+
 static const struct {
 	const char *type;
 	void (*fn)(struct run_state *, const cJSON *);
 } line_handlers[] = {
+	{ "review", on_review },
 	{ "progress", on_progress },
 	{ "output", on_output },
 	{ "tool", on_tool },

@@ -153,5 +153,13 @@ bool credential_value(struct service *svc, const char *credential_id, const char
  */
 bool credential_provider_key(const struct service *svc, const char *ref, char **value,
     char **why);
+/*
+ * The provider name of settings.json as an agent's start line carries it
+ * ({kind, baseUrl, apiKey, replayDir}, docs/host-protocol.md), its key read
+ * from the environment or its sealed credential.  NULL with *why NULL when no
+ * such provider is configured; NULL with *why (malloc'd) when its key cannot
+ * be read.  Wipe the key (sodium_memzero) before freeing the block.
+ */
+cJSON *credential_provider_block(const struct service *svc, const char *name, char **why);
 
 #endif

@@ -503,3 +503,45 @@ credential_provider_key(const struct service *svc, const char *ref, char **value
 	*value = plain;
 	return true;
 }
+
+cJSON *
+credential_provider_block(const struct service *svc, const char *name, char **why)
+{
+	const cJSON *provider = settings_provider(svc->settings, name);
+	const char *key_env, *key = NULL;
+	char *cred_key = NULL;
+	cJSON *p;
+
+	*why = NULL;
+	if (provider == NULL)
+		return NULL;
+	key_env = json_get_string(provider, "apiKeyEnv");
+	if (key_env != NULL)
+		key = settings_api_key(svc->settings, key_env);
+	/* Or the sealed credential the provider names, opened just now. */
+	if (json_get_string(provider, "apiKeyCredential") != NULL) {
+		char *sealed_why = NULL;
+
+		if (!credential_provider_key(svc, json_get_string(provider, "apiKeyCredential"),
+		    &cred_key, &sealed_why)) {
+			*why = xasprintf("The API key of provider %s cannot be read: %s.", name,
+			    sealed_why);
+			free(sealed_why);
+			return NULL;
+		}
+		key = cred_key;
+	}
+	p = cJSON_CreateObject();
+	cJSON_AddStringToObject(p, "kind", json_get_string(provider, "kind"));
+	if (json_get_string(provider, "baseUrl") != NULL)
+		cJSON_AddStringToObject(p, "baseUrl", json_get_string(provider, "baseUrl"));
+	else
+		cJSON_AddNullToObject(p, "baseUrl");
+	if (key != NULL)
+		cJSON_AddStringToObject(p, "apiKey", key);
+	else
+		cJSON_AddNullToObject(p, "apiKey");
+	secrets_plain_free(cred_key);
+	cJSON_AddStringToObject(p, "replayDir", svc->replay_dir);
+	return p;
+}

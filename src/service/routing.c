@@ -1,14 +1,21 @@
 /*
  * Agent routing (routing.h): the only writer of its row of the settings
- * table.
+ * table, and what a run's start message carries of it.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "connectors.h"
 
 #include "json.h"
 #include "resource.h"
 #include "routing.h"
+#include "service.h"
 #include "store.h"
+#include "xalloc.h"
 
 /* The routing resource, or NULL.  Only while the store is locked. */
 cJSON *
@@ -39,4 +46,106 @@ routing_store(struct store *st, const cJSON *routing, int64_t now)
 	ok = sqlite3_step(s) == SQLITE_DONE;
 	sqlite3_reset(s);
 	return ok;
+}
+
+/*
+ * The provider name of settings.json as a start message carries it, key
+ * included; part ("subagent", "reviewer") names the routing member in *why.
+ */
+static cJSON *
+routing_provider(struct service *svc, const char *part, const char *name, char **why)
+{
+	cJSON *p = credential_provider_block(svc, name, why);
+
+	if (p == NULL && *why == NULL)
+		*why = xasprintf("the %s provider %s of the agent routing is not configured",
+		    part, name);
+	return p;
+}
+
+/* msg.name: {enabled, provider, model} of the setting's part want; false with *why. */
+static bool
+routing_part(struct service *svc, const cJSON *want, cJSON *msg, const char *name, char **why)
+{
+	cJSON *part = cJSON_AddObjectToObject(msg, name);
+	const char *provider = json_get_string(want, "provider");
+	bool enabled = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(want, "enabled"));
+
+	cJSON_AddBoolToObject(part, "enabled", enabled);
+	if (enabled && provider != NULL) {
+		cJSON *p = routing_provider(svc, name, provider, why);
+
+		if (p == NULL)
+			return false;
+		cJSON_AddItemToObject(part, "provider", p);
+	} else {
+		cJSON_AddNullToObject(part, "provider");
+	}
+	if (json_get_string(want, "model") != NULL)
+		cJSON_AddStringToObject(part, "model", json_get_string(want, "model"));
+	else
+		cJSON_AddNullToObject(part, "model");
+	return true;
+}
+
+cJSON *
+routing_start_message(struct service *svc, char **why)
+{
+	struct store *st = svc->store;
+	cJSON *setting, *msg, *sub;
+	const cJSON *want;
+	const char *provider;
+	int64_t updated_at;
+
+	*why = NULL;
+	store_lock(st);
+	setting = routing_load(st, &updated_at);
+	store_unlock(st);
+	want = cJSON_GetObjectItemCaseSensitive(setting, "subagent");
+	msg = cJSON_CreateObject();
+	sub = cJSON_AddObjectToObject(msg, "subagent");
+	cJSON_AddBoolToObject(sub, "enabled",
+	    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(want, "enabled")));
+	provider = json_get_string(want, "provider");
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(want, "enabled")) && provider != NULL) {
+		cJSON *p = routing_provider(svc, "subagent", provider, why);
+
+		if (p == NULL) {
+			cJSON_Delete(msg);
+			cJSON_Delete(setting);
+			return NULL;
+		}
+		cJSON_AddItemToObject(sub, "provider", p);
+	} else {
+		cJSON_AddNullToObject(sub, "provider");
+	}
+	if (json_get_string(want, "model") != NULL)
+		cJSON_AddStringToObject(sub, "model", json_get_string(want, "model"));
+	else
+		cJSON_AddNullToObject(sub, "model");
+	cJSON_AddNumberToObject(sub, "maxConcurrent",
+	    json_check_int(want, "maxConcurrent", 1, 16) &&
+	    cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(want, "maxConcurrent")) ?
+	    cJSON_GetObjectItemCaseSensitive(want, "maxConcurrent")->valuedouble : 2);
+	if (!routing_part(svc, cJSON_GetObjectItemCaseSensitive(setting, "reviewer"), msg,
+	    "reviewer", why)) {
+		cJSON_Delete(msg);
+		cJSON_Delete(setting);
+		return NULL;
+	}
+	cJSON_Delete(setting);
+	return msg;
+}
+
+void
+routing_start_wipe(cJSON *msg)
+{
+	for (const char *const *part = (const char *const[]){ "subagent", "reviewer", NULL };
+	    *part; part++) {
+		cJSON *k = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(
+		    cJSON_GetObjectItem(msg, "routing"), *part), "provider"), "apiKey");
+
+		if (cJSON_IsString(k) && k->valuestring != NULL)
+			sodium_memzero(k->valuestring, strlen(k->valuestring));
+	}
 }

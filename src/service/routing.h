@@ -1,6 +1,7 @@
 /*
- * Agent routing (routing.c; docs/http-api.md): the stored resource and its
- * writes.
+ * Agent routing (routing.c; docs/http-api.md): the stored setting, its
+ * writes, and the "routing" member of a run's start message
+ * (docs/host-protocol.md).
  */
 #ifndef TD_SERVICE_ROUTING_H
 #define TD_SERVICE_ROUTING_H
@@ -10,11 +11,24 @@
 
 #include <cjson/cJSON.h>
 
+struct service;
 struct store;
 
 /* The routing resource, or NULL; *updated_at gets its time.  Only while the store is locked. */
 cJSON *routing_load(struct store *st, int64_t *updated_at);
 /* Replaces the stored routing (without updatedAt).  Only while locked; false on an error. */
 bool routing_store(struct store *st, const cJSON *routing, int64_t now);
+
+/*
+ * {"subagent": {enabled, provider, model, maxConcurrent}, "reviewer":
+ * {enabled, provider, model}} for a run of the taskdeck framework: provider
+ * is the named provider of settings.json with its API key ({kind, baseUrl,
+ * apiKey, replayDir}), null for the run's.  Takes the store lock.  NULL with
+ * *why (malloc'd) when the routing names a provider that cannot be used.
+ */
+cJSON *routing_start_message(struct service *svc, char **why);
+
+/* Overwrites the API keys routing_start_message put in msg's routing. */
+void routing_start_wipe(cJSON *msg);
 
 #endif

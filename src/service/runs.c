@@ -95,6 +95,10 @@ run_from_row(sqlite3_stmt *s)
 	cJSON_AddNumberToObject(usage, "outputTokens", (double)sqlite3_column_int64(s, 20));
 	resource_add_time(j, "updatedAt", sqlite3_column_int64(s, 21));
 	cJSON_AddBoolToObject(j, "network", sqlite3_column_int(s, 22) != 0);
+	if (sqlite3_column_type(s, 23) == SQLITE_NULL)
+		cJSON_AddNullToObject(j, "review");
+	else
+		cJSON_AddItemToObject(j, "review", resource_json_column(s, 23));
 	return j;
 }
 
@@ -352,6 +356,25 @@ runs_checkpoint_head(struct store *st, const char *id, const char *head, const c
 	ok = sqlite3_step(s) == SQLITE_DONE;
 	sqlite3_reset(s);
 	return ok;
+}
+
+void
+runs_review(struct service *svc, const char *id, const char *review)
+{
+	struct store *st = svc->store;
+	sqlite3_stmt *s;
+
+	store_lock(st);
+	s = store_stmt(st, "UPDATE runs SET review = ?2, updated_at = " RESOURCE_NEXT_TIME(3)
+	    " WHERE id = ?1");
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, review, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, td_now_ms());
+	if (sqlite3_step(s) != SQLITE_DONE)
+		log_error("run %s: cannot store a review", id);
+	sqlite3_reset(s);
+	cache_drop(svc->cache, id);
+	store_unlock(st);
 }
 
 void

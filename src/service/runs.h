@@ -123,6 +123,8 @@ void runs_checkpoint(struct service *svc, const char *id, const char *checkpoint
  */
 bool runs_checkpoint_head(struct store *st, const char *id, const char *head,
     const char *output, size_t output_len);
+/* Review: stores a review's verdict (JSON text) as the run's latest.  Takes the store lock. */
+void runs_review(struct service *svc, const char *id, const char *review);
 
 /* How a run ended (runs_finish). */
 struct run_end {
@@ -170,7 +172,7 @@ void runs_emit_finished(struct service *svc, const char *id, const char *status,
 #define RUN_COLUMNS "id, session_id, project_id, status, prompt, permission_profile," \
 	" turn_intent, config, cwd, created_at, started_at, finished_at, cancel_requested_at," \
 	" progress_phase, progress_at, attention, output, error_code, error_message," \
-	" input_tokens, output_tokens, updated_at, network"
+	" input_tokens, output_tokens, updated_at, network, review"
 /* A run row (RUN_COLUMNS) as the API shows it. */
 cJSON *run_from_row(sqlite3_stmt *s);
 /* The run with id as the API shows it, or NULL.  Only while the store is locked. */

@@ -17,6 +17,7 @@
 #include "json.h"
 #include "log.h"
 #include "resource.h"
+#include "routing.h"
 #include "runs.h"
 #include "sandbox.h"
 #include "secrets.h"
@@ -103,6 +104,7 @@ start_message_wipe(cJSON *msg)
 
 	if (cJSON_IsString(k) && k->valuestring != NULL)
 		sodium_memzero(k->valuestring, strlen(k->valuestring));
+	routing_start_wipe(msg);
 }
 
 /* The start line's "run": what the agent needs of the run itself. */
@@ -191,44 +193,17 @@ start_message_provider_tuning(cJSON *p, const cJSON *provider, const char *model
 static bool
 start_message_provider(struct service *svc, cJSON *msg, const cJSON *cfg, char **why)
 {
-	const cJSON *provider = settings_provider(svc->settings, json_get_string(cfg, "provider"));
-	const char *key_env, *key = NULL;
-	char *cred_key = NULL;
-	cJSON *p;
+	const char *name = json_get_string(cfg, "provider");
+	cJSON *p = credential_provider_block(svc, name, why);
 
-	if (provider == NULL) {
-		*why = xstrdup("the provider of the run is no longer configured");
+	if (p == NULL) {
+		if (*why == NULL)
+			*why = xstrdup("the provider of the run is no longer configured");
 		return false;
 	}
-	p = cJSON_AddObjectToObject(msg, "provider");
-	cJSON_AddStringToObject(p, "kind", json_get_string(provider, "kind"));
-	if (json_get_string(provider, "baseUrl") != NULL)
-		cJSON_AddStringToObject(p, "baseUrl", json_get_string(provider, "baseUrl"));
-	else
-		cJSON_AddNullToObject(p, "baseUrl");
-	key_env = json_get_string(provider, "apiKeyEnv");
-	if (key_env != NULL)
-		key = settings_api_key(svc->settings, key_env);
-	/* Or the sealed credential the provider names, opened just now. */
-	if (json_get_string(provider, "apiKeyCredential") != NULL) {
-		char *sealed_why = NULL;
-
-		if (!credential_provider_key(svc, json_get_string(provider, "apiKeyCredential"),
-		    &cred_key, &sealed_why)) {
-			*why = xasprintf("The API key of provider %s cannot be read: %s.",
-			    json_get_string(cfg, "provider"), sealed_why);
-			free(sealed_why);
-			return false;
-		}
-		key = cred_key;
-	}
-	if (key != NULL)
-		cJSON_AddStringToObject(p, "apiKey", key);
-	else
-		cJSON_AddNullToObject(p, "apiKey");
-	secrets_plain_free(cred_key);
-	cJSON_AddStringToObject(p, "replayDir", svc->replay_dir);
-	start_message_provider_tuning(p, provider, json_get_string(cfg, "model"));
+	cJSON_AddItemToObject(msg, "provider", p);
+	start_message_provider_tuning(p, settings_provider(svc->settings, name),
+	    json_get_string(cfg, "model"));
 	return true;
 }
 
@@ -281,6 +256,13 @@ start_message_build(struct supervisor *sv, struct run_state *rs, char **why)
 	if (!start_message_provider(svc, msg, cfg, why))
 		goto fail;
 	sandbox_message(svc, msg, rs->workspace, run.network, &rs->hidden);
+	if (!rs->external) {
+		cJSON *routing = routing_start_message(svc, why);
+
+		if (routing == NULL)
+			goto fail;
+		cJSON_AddItemToObject(msg, "routing", routing);
+	}
 
 	limits = cJSON_AddObjectToObject(msg, "limits");
 	cJSON_AddNumberToObject(limits, "maxTurns", settings_max_turns(svc->settings));

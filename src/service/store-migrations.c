@@ -205,6 +205,9 @@ const struct migration store_migrations[] = {
 	  "CREATE TRIGGER run_messages_final AFTER UPDATE OF status ON runs"
 	  "  WHEN NEW.status IN ('completed', 'failed', 'cancelled')"
 	  "  BEGIN DELETE FROM run_messages WHERE run_id = NEW.id; END;" },
+	/* routing.reviewer: the verdict of the run's latest review (docs/agent.md "Review") */
+	{ 9,
+	  "ALTER TABLE runs ADD COLUMN review TEXT;" },
 };
 
 const int store_migrations_count =

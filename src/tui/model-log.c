@@ -359,6 +359,8 @@ text_tool(struct buf *b, const struct td_event *ev, const cJSON *d)
 	const char *status = json_get_string(d, "status");
 
 	(void)ev;
+	if (json_get_string(d, "subagent") != NULL)	/* a subagent's call, under its own */
+		buf_appends(b, "  \u21b3");
 	join_strings(b, d, keys);
 	return mdl_str_eq(status, "failed") || mdl_str_eq(status, "denied");
 }
@@ -404,6 +406,26 @@ text_artifact(struct buf *b, const struct td_event *ev, const cJSON *d)
 	return false;
 }
 
+/* run.review: the verdict and its findings; requested changes show as an error. */
+static bool
+text_review(struct buf *b, const struct td_event *ev, const cJSON *d)
+{
+	const char *verdict = json_get_string(d, "verdict");
+	const cJSON *f;
+	bool first = true;
+
+	(void)ev;
+	buf_printf(b, "review %s", mdl_str_eq(verdict, "approved") ? "approved" :
+	    mdl_str_eq(verdict, "changes_requested") ? "requested changes" : "failed");
+	cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(d, "findings")) {
+		if (cJSON_IsString(f)) {
+			buf_printf(b, "%s%s", first ? ": " : "; ", f->valuestring);
+			first = false;
+		}
+	}
+	return !mdl_str_eq(verdict, "approved");
+}
+
 /* The log line of each event type (run.output is assembled apart). */
 static const struct log_format {
 	const char *type;
@@ -418,6 +440,7 @@ static const struct log_format {
 	{ "run.permission", LOG_PERMISSION, text_permission },
 	{ "plan.updated", LOG_PLAN, text_plan },
 	{ "artifact.saved", LOG_ARTIFACT, text_artifact },
+	{ "run.review", LOG_PLAN, text_review },
 };
 
 /* Adds what ev shows to the log. */

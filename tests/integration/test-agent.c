@@ -834,6 +834,8 @@ Test(agent, paths_stay_inside_the_workspace)
 static const char side_effects[] = "{\"turns\": [{\"toolCalls\": ["
     "{\"name\": \"write_file\", \"arguments\": {\"path\": \"a.txt\", \"content\": \"written\"}},"
     "{\"name\": \"run_command\", \"arguments\": {\"command\": \"echo ran > made.txt\"}},"
+    "{\"name\": \"edit_file\", \"arguments\": {\"path\": \"given.txt\", \"old_string\": \"given\","
+    " \"new_string\": \"edited\"}},"
     "{\"name\": \"read_file\", \"arguments\": {\"path\": \"given.txt\"}},"
     "{\"name\": \"list_files\", \"arguments\": {}}"
     "]}, {\"text\": \"done\"}]}";
@@ -866,6 +868,9 @@ Test(agent, read_only_profile_denies_writes_and_commands)
 	cr_expect_str_eq(json_get_string(tool_end(&a, "write_file", 0), "status"), "denied");
 	cr_expect(strstr(json_get_string(tool_end(&a, "write_file", 0), "summary"), "read-only profile"));
 	cr_expect_str_eq(json_get_string(tool_end(&a, "run_command", 0), "status"), "denied");
+	cr_expect_str_eq(json_get_string(tool_end(&a, "edit_file", 0), "status"), "denied");
+	cr_expect(strstr(json_get_string(tool_end(&a, "edit_file", 0), "summary"), "read-only profile"));
+	expect_ws_file(&a, "given.txt", "given\n");
 	snprintf(path, sizeof path, "%s/a.txt", a.ws);
 	cr_expect_not(exists(path));
 	snprintf(path, sizeof path, "%s/made.txt", a.ws);
@@ -880,7 +885,7 @@ Test(agent, ask_profile_runs_what_the_user_allows)
 	cJSON *ask;
 
 	run_side_effects(&a, "ask", "allow");
-	cr_expect_eq(count_lines(&a, "request", "method", "permission.ask"), 2);
+	cr_expect_eq(count_lines(&a, "request", "method", "permission.ask"), 3);
 	ask = find_line(&a, "request", "method", "permission.ask", 0);
 	cr_assert_not_null(ask);
 	cr_expect_str_eq(json_get_string(member(ask, "params"), "tool"), "write_file");
@@ -888,6 +893,13 @@ Test(agent, ask_profile_runs_what_the_user_allows)
 	cr_expect_gt(strlen(json_get_string(member(ask, "params"), "summary")), 0);
 	ask = find_line(&a, "request", "method", "permission.ask", 1);
 	cr_expect_str_eq(json_get_string(member(ask, "params"), "tool"), "run_command");
+	ask = find_line(&a, "request", "method", "permission.ask", 2);
+	cr_expect_str_eq(json_get_string(member(ask, "params"), "tool"), "edit_file");
+	cr_expect_str_eq(json_get_string(member(member(ask, "params"), "input"), "old_string"),
+	    "given");
+	cr_expect_str_eq(json_get_string(member(ask, "params"), "summary"), "edit given.txt");
+	cr_expect_str_eq(json_get_string(tool_end(&a, "edit_file", 0), "status"), "completed");
+	expect_ws_file(&a, "given.txt", "edited\n");
 	cr_expect_str_eq(json_get_string(tool_end(&a, "write_file", 0), "status"), "completed");
 	cr_expect_str_eq(json_get_string(tool_end(&a, "run_command", 0), "status"), "completed");
 	expect_ws_file(&a, "a.txt", "written");
@@ -904,7 +916,9 @@ Test(agent, ask_profile_honours_deny_and_errors)
 		char path[512];
 
 		run_side_effects(&a, "ask", answers[i]);
-		cr_expect_eq(count_lines(&a, "request", "method", "permission.ask"), 2);
+		cr_expect_eq(count_lines(&a, "request", "method", "permission.ask"), 3);
+		cr_expect_str_eq(json_get_string(tool_end(&a, "edit_file", 0), "status"), "denied");
+		expect_ws_file(&a, "given.txt", "given\n");
 		cr_expect_str_eq(json_get_string(tool_end(&a, "write_file", 0), "status"), "denied");
 		cr_expect(strstr(json_get_string(tool_end(&a, "write_file", 0), "summary"), "denied by the user"));
 		cr_expect_str_eq(json_get_string(tool_end(&a, "run_command", 0), "status"), "denied");
@@ -1320,6 +1334,7 @@ Test(agent, side_effects_wait_for_an_approved_plan)
 	static const char head[] = "{\"turns\": [{\"toolCalls\": ["
 	    "{\"name\": \"write_file\", \"arguments\": {\"path\": \"early.txt\", \"content\": \"x\"}},"
 	    "{\"name\": \"run_command\", \"arguments\": {\"command\": \"echo x > cmd.txt\"}},"
+	    "{\"name\": \"edit_file\", \"arguments\": {\"path\": \"given.txt\", \"old_string\": \"given\", \"new_string\": \"x\"}},"
 	    "{\"name\": \"save_artifact\", \"arguments\": {\"path\": \"given.txt\"}},"
 	    "{\"name\": \"update_plan_step\", \"arguments\": {\"stepId\": \"s1\", \"status\": \"completed\"}},"
 	    "{\"name\": \"propose_plan\", \"arguments\": {\"summary\": \"none\", \"steps\": []}},"
@@ -1356,7 +1371,7 @@ Test(agent, side_effects_wait_for_an_approved_plan)
 	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s", finish_message(finish));
 
 	for (const char *const *t = (const char *const[]){ "write_file", "run_command",
-	    "save_artifact", NULL }; *t; t++) {
+	    "edit_file", "save_artifact", NULL }; *t; t++) {
 		end = tool_end(&a, *t, 0);
 		cr_expect_str_eq(json_get_string(end, "status"), "failed", "%s before approval", *t);
 		cr_expect(strstr(json_get_string(end, "summary"), "propose_plan") != NULL, "%s", json_get_string(end, "summary"));
@@ -1370,6 +1385,7 @@ Test(agent, side_effects_wait_for_an_approved_plan)
 	cr_expect_not(exists(path));
 	snprintf(path, sizeof path, "%s/cmd.txt", a.ws);
 	cr_expect_not(exists(path));
+	expect_ws_file(&a, "given.txt", "given\n");
 
 	/* One proposal reached the service; only the approved work asked and saved. */
 	cr_expect_eq(count_lines(&a, "request", "method", "plan.propose"), 1);
@@ -1585,7 +1601,7 @@ Test(agent, openai_text_tool_call_and_usage)
 	cr_expect_str_eq(json_get_string(body, "model"), "fake-model");
 	cr_expect(cJSON_IsTrue(member(body, "stream")));
 	cr_expect(cJSON_IsTrue(member(member(body, "stream_options"), "include_usage")));
-	cr_expect_eq(cJSON_GetArraySize(member(body, "tools")), 5);
+	cr_expect_eq(cJSON_GetArraySize(member(body, "tools")), 8);
 	cr_expect_str_eq(json_get_string(member(cJSON_GetArrayItem(member(body, "tools"), 0), "function"),
 	    "name"), "list_files");
 	msgs = member(body, "messages");
@@ -1746,7 +1762,7 @@ Test(agent, plan_first_offers_the_plan_tools_to_the_model)
 	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s", finish_message(finish));
 	body = request_body(fp, 0);
 	tools = member(body, "tools");
-	cr_expect_eq(cJSON_GetArraySize(tools), 7);
+	cr_expect_eq(cJSON_GetArraySize(tools), 10);
 	cJSON_ArrayForEach(t, tools) {
 		const char *name = json_get_string(member(t, "function"), "name");
 

@@ -10,6 +10,9 @@
  *   saves and writes through it: nothing leaks, nothing is written outside.
  * - chain: the token through the file tools and then the loopback API to a
  *   full-access run: no step works.
+ * - the tools models are trained for: read_file by lines, grep (.gitignore, .git,
+ *   binary files), glob, edit_file (exactly one match unless replace_all); the
+ *   reading calls of one answer run at the same time, their results in order.
  * Everything lives below the build directory, not in /tmp, which every sandbox
  * replaces with its own.
  */
@@ -346,6 +349,9 @@ expect_nothing_of(const char *secret, const char *what, const char *run, const c
 	cr_expect_not(found_below(path, secret), "an artifact holds %s", what);
 }
 
+/* What a call of hidden_calls must end with: a refusal, or completed. */
+static const char *hidden_want[48];
+
 /* The hidden paths by every spelling, for every file tool. */
 static size_t
 hidden_calls(struct call *c)
@@ -354,11 +360,16 @@ hidden_calls(struct call *c)
 		"td/token", "td/secret.key", "td/taskdeck.db", "td/settings.json", ".ssh/id_rsa",
 		"link-td/token", "hl-token", "hl-ssh", "./td/../td/token", "td",
 	};
+	static const char *const edits[] = {
+		"td/token", "td/settings.json", ".ssh/id_rsa", "link-td/token", "hl-token", "hl-ssh",
+	};
+	static const char *const dirs[] = { "td", ".ssh", "link-td", "hl-token", "hl-ssh" };
 	size_t n = 0;
 
 	for (size_t i = 0; i < sizeof reads / sizeof *reads; i++)
 		c[n++] = call("read_file", "{\"path\":\"%s\"}", reads[i]);
 	c[n++] = call("read_file", "{\"path\":\"%s/td/token\"}", home);
+	c[n++] = call("read_file", "{\"path\":\"td/token\",\"offset\":1,\"limit\":5}");
 	c[n++] = call("list_files", "{\"path\":\"td\"}");
 	c[n++] = call("list_files", "{\"path\":\".ssh\"}");
 	c[n++] = call("list_files", "{\"path\":\"link-td\"}");
@@ -371,8 +382,33 @@ hidden_calls(struct call *c)
 	c[n++] = call("write_file", "{\"path\":\".ssh/authorized_keys\",\"content\":\"x\"}");
 	c[n++] = call("write_file", "{\"path\":\"link-td/planted.txt\",\"content\":\"x\"}");
 	c[n++] = call("write_file", "{\"path\":\"hl-token\",\"content\":\"x\"}");
-	/* and what may be seen: the listing of the cwd names the hidden, enters none */
+	for (size_t i = 0; i < sizeof edits / sizeof *edits; i++)
+		c[n++] = call("edit_file", "{\"path\":\"%s\",\"old_string\":\"a\","
+		    "\"new_string\":\"b\",\"replace_all\":true}", edits[i]);
+	for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
+		c[n++] = call("grep", "{\"pattern\":\".\",\"path\":\"%s\"}", dirs[i]);
+		c[n++] = call("glob", "{\"pattern\":\"**\",\"path\":\"%s\"}", dirs[i]);
+	}
+	for (size_t i = 0; i < n; i++)
+		hidden_want[i] = "path is hidden";
+	/* outside the workspace */
+	hidden_want[n] = "escapes the workspace";
+	c[n++] = call("edit_file", "{\"path\":\"../x\",\"old_string\":\"a\",\"new_string\":\"b\"}");
+	hidden_want[n] = "escapes the workspace";
+	c[n++] = call("grep", "{\"pattern\":\".\",\"path\":\"..\"}");
+	hidden_want[n] = "escapes the workspace";
+	c[n++] = call("glob", "{\"pattern\":\"*\",\"path\":\"/etc\"}");
+	hidden_want[n] = "escapes the workspace";
+	c[n++] = call("read_file", "{\"path\":\"/etc/passwd\",\"offset\":1}");
+	/* and what may be seen: the listing of the cwd names the hidden, enters none;
+	 * every line of every file and every path, none from a hidden one */
+	hidden_want[n] = NULL;
 	c[n++] = call("list_files", "{\"recursive\":true}");
+	hidden_want[n] = NULL;
+	c[n++] = call("grep", "{\"pattern\":\".\",\"max_results\":1000}");
+	hidden_want[n] = NULL;
+	c[n++] = call("glob", "{\"pattern\":\"**\"}");
+	cr_assert_leq(n, sizeof hidden_want / sizeof *hidden_want);
 	return n;
 }
 
@@ -381,7 +417,7 @@ Test(filetools, hidden_paths_are_refused_under_every_profile)
 	static const char *const profiles[] = { "read-only", "workspace-write", "ask",
 		"full-access" };
 	const size_t nprofiles = sizeof profiles / sizeof *profiles;
-	struct call c[32];
+	struct call c[48];
 	size_t n = hidden_calls(c);
 	char *project, *tok, *saw, path[PATH_MAX];
 	struct stat st;
@@ -392,6 +428,8 @@ Test(filetools, hidden_paths_are_refused_under_every_profile)
 	}
 	start();
 	spellings();
+	snprintf(path, sizeof path, "%s/notes.txt", home);
+	write_text(path, "visible notes\n", 0600);
 	tok = token();
 	project = http_project_new(&svc, "filetools");
 	for (size_t p = 0; p < nprofiles; p++) {
@@ -411,11 +449,12 @@ Test(filetools, hidden_paths_are_refused_under_every_profile)
 
 			cr_assert_lt(i, n);
 			cr_expect_str_eq(name, c[i].name);
-			if (i == n - 1) {
+			if (hidden_want[i] == NULL) {
 				cr_expect_str_eq(json_get_string(e, "status"), "completed",
-				    "list_files of the cwd: %s", summary);
+				    "%s of the cwd: %s", name, summary);
 			} else {
-				bool denied = strcmp(c[i].name, "write_file") == 0 && p == 0;
+				bool denied = (strcmp(c[i].name, "write_file") == 0 ||
+				    strcmp(c[i].name, "edit_file") == 0) && p == 0;
 
 				cr_expect_str_eq(json_get_string(e, "status"), denied ? "denied" :
 				    "failed", "%s under %s: %s %s", c[i].name, profiles[p], c[i].args,
@@ -423,7 +462,7 @@ Test(filetools, hidden_paths_are_refused_under_every_profile)
 				if (denied)
 					cr_expect(strstr(summary, "read-only") != NULL, "%s", summary);
 				else
-					cr_expect(strstr(summary, "path is hidden") != NULL,
+					cr_expect(strstr(summary, hidden_want[i]) != NULL,
 					    "%s under %s: %s says %s", c[i].name, profiles[p], c[i].args,
 					    summary);
 			}
@@ -441,6 +480,13 @@ Test(filetools, hidden_paths_are_refused_under_every_profile)
 		cr_expect(strstr(saw, "hl-token (hidden)") != NULL, "a hard link is shown");
 		cr_expect(strstr(saw, "td/token (") == NULL, "the listing entered td/");
 		cr_expect(strstr(saw, "id_rsa (") == NULL, "the listing entered .ssh/");
+		/* grep and glob of the cwd: the listing's files, nothing below td/ or .ssh/ */
+		cr_expect(strstr(saw, "no matches") == NULL, "grep of the cwd found nothing");
+		cr_expect(strstr(saw, "td/token\\n") == NULL, "glob entered td/");
+		cr_expect(strstr(saw, "id_rsa\\n") == NULL, "glob entered .ssh/");
+		cr_expect(strstr(saw, "notes.txt:1:visible notes") != NULL, "grep missed notes.txt");
+		cr_expect(strstr(saw, "notes.txt\\n") != NULL, "glob missed notes.txt");
+		cr_expect(strstr(saw, "hidden paths skipped") != NULL, "grep said nothing");
 		free(saw);
 		cJSON_Delete(ends);
 		cJSON_Delete(final);
@@ -635,5 +681,247 @@ Test(filetools, the_token_never_reaches_a_full_access_run)
 	cJSON_Delete(final);
 	cJSON_Delete(run);
 	free(tok);
+	free(project);
+}
+
+/* The result the model got for the call id, in its request i (OpenAI's tool messages). */
+static char *
+tool_answer(size_t i, const char *id)
+{
+	cJSON *body, *m;
+	char *out = NULL;
+
+	cr_assert_lt(i, fake_provider_count(fake));
+	body = cJSON_Parse(fake_provider_request(fake, i)->body);
+	cJSON_ArrayForEach(m, cJSON_GetObjectItem(body, "messages")) {
+		const char *cid = json_get_string(m, "tool_call_id");
+
+		if (cid != NULL && strcmp(cid, id) == 0)
+			out = strdup(json_get_string(m, "content"));
+	}
+	cJSON_Delete(body);
+	cr_assert_not_null(out, "no result for %s", id);
+	return out;
+}
+
+/* Writes text to ws/rel, making its directory. */
+static void
+ws_file(const char *rel, const char *text, size_t len)
+{
+	char path[PATH_MAX], *slash;
+	int fd;
+
+	snprintf(path, sizeof path, "%s/%s", ws, rel);
+	if ((slash = strrchr(path, '/')) != NULL && slash > path + strlen(ws)) {
+		*slash = '\0';
+		mkdir(path, 0700);
+		*slash = '/';
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	cr_assert(fd >= 0, "%s: %s", path, strerror(errno));
+	cr_assert_eq(write(fd, text, len), (ssize_t)len);
+	close(fd);
+}
+
+static void
+expect_has(const char *text, const char *part, const char *what)
+{
+	cr_expect(strstr(text, part) != NULL, "%s lacks \"%s\": %s", what, part, text);
+}
+
+static void
+expect_lacks(const char *text, const char *part, const char *what)
+{
+	cr_expect(strstr(text, part) == NULL, "%s has \"%s\": %s", what, part, text);
+}
+
+Test(filetools, read_by_lines_grep_glob_and_edit_do_what_models_expect)
+{
+	struct call c[16];
+	size_t n = 0;
+	struct buf lines;
+	char *project, *a, path[PATH_MAX];
+	cJSON *run, *final, *ends;
+	static const char *const status[] = { "completed", "completed", "completed",
+		"completed", "failed", "failed", "completed", "completed", "completed" };
+
+	buf_init(&lines, 0);
+	for (int i = 1; i <= 300; i++)
+		buf_printf(&lines, "line %d\n", i);
+	ws_file("long.txt", lines.data, lines.len);
+	buf_free(&lines);
+	ws_file("src/a.c", "int one;\nint dup;\nint two;\nint dup;\nint needle42;\n", 50);
+	ws_file("src/b.h", "NEEDLE7\n", 8);
+	ws_file(".gitignore", "# generated\nbuild/\n*.log\n", 25);
+	ws_file("build/gen.c", "needle1\n", 8);
+	ws_file("x.log", "needle2\n", 8);
+	ws_file(".git/HEAD", "needle3\n", 8);
+	ws_file("bin.dat", "needle4\0\n", 9);
+	ws_file("sub/.gitignore", "!keep.log\n", 10);
+	ws_file("sub/keep.log", "needle5\n", 8);
+
+	c[n++] = call("read_file", "{\"path\":\"long.txt\",\"offset\":298,\"limit\":5}");
+	c[n++] = call("grep", "{\"pattern\":\"needle[0-9]+\"}");
+	c[n++] = call("grep", "{\"pattern\":\"NEEDLE\\\\d+\",\"glob\":\"*.h\",\"ignore_case\":true}");
+	c[n++] = call("glob", "{\"pattern\":\"**/*.c\"}");
+	c[n++] = call("edit_file", "{\"path\":\"src/a.c\",\"old_string\":\"int dup;\","
+	    "\"new_string\":\"x\"}");
+	c[n++] = call("edit_file", "{\"path\":\"src/a.c\",\"old_string\":\"absent\","
+	    "\"new_string\":\"x\"}");
+	c[n++] = call("edit_file", "{\"path\":\"src/a.c\",\"old_string\":\"int one;\","
+	    "\"new_string\":\"int uno;\"}");
+	c[n++] = call("edit_file", "{\"path\":\"src/a.c\",\"old_string\":\"int dup;\","
+	    "\"new_string\":\"long dup;\",\"replace_all\":true}");
+	c[n++] = call("read_file", "{\"path\":\"src/a.c\",\"offset\":2,\"limit\":1}");
+	reply_add(c, n, NULL);
+	calls_free(c, n);
+	reply_add(NULL, 0, "done");
+	start();
+	project = http_project_new(&svc, "filetools");
+	run = http_run_start(&svc, "{\"project\":\"%s\",\"prompt\":\"code\",\"cwd\":\"%s\","
+	    "\"permissionProfile\":\"workspace-write\"%s}", project, ws, CONFIG);
+	final = run_wait_final(&svc, json_str(run, "id"), FINAL_WAIT_MS);
+	cr_assert_not_null(final);
+	cr_expect_str_eq(json_str_or_none(final, "status"), "completed");
+	ends = tool_ends(json_str(run, "id"));
+	cr_assert_eq(cJSON_GetArraySize(ends), (int)n);
+	for (size_t i = 0; i < n; i++)
+		cr_expect_str_eq(json_get_string(cJSON_GetArrayItem(ends, (int)i), "status"),
+		    status[i], "call %zu: %s", i,
+		    json_get_string(cJSON_GetArrayItem(ends, (int)i), "summary"));
+
+	a = tool_answer(1, "call_0_0");
+	cr_expect_str_eq(a, "   298\tline 298\n   299\tline 299\n   300\tline 300\n"
+	    "[lines 298-300 of 300]\n");
+	free(a);
+	a = tool_answer(1, "call_0_1");
+	expect_has(a, "src/a.c:5:int needle42;\n", "grep");
+	expect_has(a, "sub/keep.log:1:needle5\n", "grep (un-ignored by sub/.gitignore)");
+	expect_lacks(a, "needle1", "grep (build/ is ignored)");
+	expect_lacks(a, "needle2", "grep (*.log is ignored)");
+	expect_lacks(a, "needle3", "grep (.git)");
+	expect_lacks(a, "bin.dat", "grep (a binary file)");
+	expect_lacks(a, "NEEDLE7", "grep (case)");
+	expect_has(a, "[skipped: 1 binary files", "grep");
+	free(a);
+	a = tool_answer(1, "call_0_2");
+	cr_expect_str_eq(a, "src/b.h:1:NEEDLE7\n");
+	free(a);
+	a = tool_answer(1, "call_0_3");
+	cr_expect_str_eq(a, "src/a.c\n");
+	free(a);
+	a = tool_answer(1, "call_0_4");
+	expect_has(a, "old_string matches 2 times (lines 2, 4)", "edit_file of a repeated string");
+	expect_has(a, "replace_all", "edit_file of a repeated string");
+	free(a);
+	a = tool_answer(1, "call_0_5");
+	expect_has(a, "src/a.c: old_string was not found", "edit_file of a missing string");
+	free(a);
+	a = tool_answer(1, "call_0_6");
+	expect_has(a, "edited src/a.c: replaced 1 occurrence (first at line 1)\n", "edit_file");
+	expect_has(a, "     1\tint uno;\n", "edit_file");
+	free(a);
+	a = tool_answer(1, "call_0_7");
+	expect_has(a, "replaced 2 occurrences (first at line 2)", "edit_file replace_all");
+	free(a);
+	a = tool_answer(1, "call_0_8");
+	cr_expect_str_eq(a, "     2\tlong dup;\n[lines 2-2 of 5]\n");
+	free(a);
+	snprintf(path, sizeof path, "%s/src/a.c", ws);
+	a = harness_slurp(path, NULL);
+	cr_expect_str_eq(a, "int uno;\nlong dup;\nint two;\nlong dup;\nint needle42;\n");
+	free(a);
+	cJSON_Delete(ends);
+	cJSON_Delete(final);
+	cJSON_Delete(run);
+	free(project);
+}
+
+/* Milliseconds of an event's "time" (RFC 3339 UTC with milliseconds). */
+static long long
+event_ms(const cJSON *e)
+{
+	const char *t = json_get_string(e, "time");
+	struct tm tm = { 0 };
+	const char *rest;
+
+	cr_assert_not_null(t);
+	rest = strptime(t, "%Y-%m-%dT%H:%M:%S", &tm);
+	cr_assert_not_null(rest, "%s", t);
+	return (long long)timegm(&tm) * 1000 + (*rest == '.' ? atol(rest + 1) : 0);
+}
+
+/*
+ * Three searches that each run into the 5 s limit (a pattern that costs tens of
+ * milliseconds per line, on 200 lines): side by side they take 5 s, one after the
+ * other 15 s.  Their "started" lines come first, their results in order.
+ */
+Test(filetools, the_reading_calls_of_one_answer_run_at_the_same_time)
+{
+	struct call c[3];
+	struct buf slow;
+	char line[4002], *project;
+	cJSON *run, *final, *events, *e;
+	long long first_start = -1, last_end = -1;
+	int started = 0, ended = 0, order = 0;
+
+	memset(line, 'a', 4000);
+	line[4000] = '\n';
+	buf_init(&slow, 0);
+	for (int i = 0; i < 200; i++)
+		buf_append(&slow, line, 4001);
+	ws_file("slow.txt", slow.data, slow.len);
+	buf_free(&slow);
+	for (int i = 0; i < 3; i++)
+		c[i] = call("grep", "{\"pattern\":\"(a|aa|aaa)*b\",\"path\":\"slow.txt\"}");
+	reply_add(c, 3, NULL);
+	calls_free(c, 3);
+	reply_add(NULL, 0, "done");
+	start();
+	project = http_project_new(&svc, "filetools");
+	run = http_run_start(&svc, "{\"project\":\"%s\",\"prompt\":\"search\",\"cwd\":\"%s\","
+	    "\"permissionProfile\":\"read-only\"%s}", project, ws, CONFIG);
+	final = run_wait_final(&svc, json_str(run, "id"), FINAL_WAIT_MS);
+	cr_assert_not_null(final);
+	cr_expect_str_eq(json_str_or_none(final, "status"), "completed");
+	events = run_events(json_str(run, "id"));
+	cJSON_ArrayForEach(e, events) {
+		const cJSON *data = cJSON_GetObjectItem(e, "data");
+		const char *status = json_get_string(data, "status");
+
+		if (strcmp(json_get_string(e, "type"), "run.tool") != 0)
+			continue;
+		if (strcmp(status, "started") == 0) {
+			cr_expect_eq(ended, 0, "a call started after another ended");
+			if (started++ == 0)
+				first_start = event_ms(e);
+		} else {
+			char want[32];
+
+			snprintf(want, sizeof want, "call_0_%d", order++);
+			cr_expect_str_eq(json_get_string(data, "callId"), want, "results out of order");
+			cr_expect(strstr(json_get_string(data, "summary"), "(incomplete)") != NULL,
+			    "%s", json_get_string(data, "summary"));
+			ended++;
+			last_end = event_ms(e);
+		}
+	}
+	cr_expect_eq(started, 3);
+	cr_expect_eq(ended, 3);
+	cr_log_info("three 5 s searches in one answer took %lld ms", last_end - first_start);
+	cr_expect_geq(last_end - first_start, 4900, "the searches stopped before 5 s");
+	cr_expect_lt(last_end - first_start, 10000, "the searches ran one after the other");
+	for (int i = 0; i < 3; i++) {
+		char id[32], *a;
+
+		snprintf(id, sizeof id, "call_0_%d", i);
+		a = tool_answer(1, id);
+		expect_has(a, "no matches\n", "grep");
+		expect_has(a, "[stopped early at the time limit of 5 s", "grep");
+		free(a);
+	}
+	cJSON_Delete(events);
+	cJSON_Delete(final);
+	cJSON_Delete(run);
 	free(project);
 }

@@ -234,6 +234,27 @@ Test(model, a_read_older_than_the_events_never_moves_a_run_back)
 	cr_expect_str_eq(m.runs[0].status, "completed");
 }
 
+Test(model, subagent_calls_are_nested_and_reviews_are_shown)
+{
+	select_run();
+	apply("run.tool", "run_1", "{\"callId\":\"c1\",\"name\":\"run_subagent\",\"status\":"
+	    "\"started\",\"summary\":\"subagent: notes\"}");
+	apply("run.tool", "run_1", "{\"callId\":\"c9\",\"name\":\"write_file\",\"status\":"
+	    "\"completed\",\"summary\":\"notes.md\",\"subagent\":\"c1\"}");
+	apply("run.review", "run_1", "{\"verdict\":\"changes_requested\",\"findings\":"
+	    "[\"a test fails\",\"docs\"],\"summary\":\"REQUEST CHANGES\",\"round\":1}");
+	apply("run.review", "run_1", "{\"verdict\":\"approved\",\"findings\":[],"
+	    "\"summary\":\"APPROVE\",\"round\":2}");
+
+	cr_assert_eq(model_log_visible(&m), 4);
+	cr_expect_str_eq(line(0), "run_subagent subagent: notes started");
+	cr_expect_str_eq(line(1), "  \u21b3 write_file notes.md completed");
+	cr_expect_str_eq(line(2), "review requested changes: a test fails; docs");
+	cr_expect(model_log_line(&m, 2)->error);
+	cr_expect_str_eq(line(3), "review approved");
+	cr_expect(!model_log_line(&m, 3)->error);
+}
+
 Test(model, tool_plan_artifact_and_permission_lines_read_well)
 {
 	select_run();
