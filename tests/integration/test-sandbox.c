@@ -31,6 +31,7 @@
 #include "harness.h"
 #include "../procs.h"
 #include "json.h"
+#include "sandbox.h"
 #include "timeutil.h"
 
 #define FINAL_WAIT_MS 30000
@@ -594,11 +595,15 @@ Test(sandbox, commands_are_bounded)
 	cr_expect_eq(got, 4, "%s", said);
 	cr_expect(strstr(said, "/tmp and /dev/shm hold at most 8 MiB") != NULL, "%s", said);
 
-	/* a 200 MiB buffer: the allocation fails */
+	/* a 200 MiB buffer, filled: killed at 64 MiB where a memory cgroup bounds the
+	 * sandbox, its allocation refused where RLIMIT_DATA does */
 	replay_write("bound-memory", "dd if=/dev/zero of=/dev/null bs=200M count=1 && exit 0; exit 3");
 	got = replay_command("bound-memory", "workspace-write", said, sizeof said);
 	cr_expect_eq(got, 3, "%s", said);
-	cr_expect(strstr(said, "memory limit 64 MiB per process") != NULL, "%s", said);
+	cr_expect(strstr(said, "memory limit 64 MiB") != NULL, "%s", said);
+	if (sandbox_memory_cgroup())
+		cr_expect(strstr(said, "memory limit 64 MiB reached: a process was killed") != NULL,
+		    "%s", said);
 
 	/* a fork bomb: at most 32 processes, and the summary says so */
 	snprintf(pause, sizeof pause, "9.%d", (int)getpid());
@@ -635,18 +640,49 @@ Test(sandbox, commands_are_bounded)
 	}
 
 #ifdef __SANITIZE_ADDRESS__
-	/* a sanitizer build (this one) reserves terabytes: the summary says what to set */
+	/* a sanitizer build (this one) reserves terabytes: it runs under a memory cgroup
+	 * (its usage), else RLIMIT_DATA stops it and the summary says what to set */
 	snprintf(command, sizeof command, "'%s' --no-such-option", harness_bin("taskdeck-agent"));
 	replay_write("bound-sanitizer", command);
-	replay_command("bound-sanitizer", "workspace-write", said, sizeof said);
-	cr_expect(strstr(said, "a sanitizer build needs runs.commandLimits.memoryMiB 0") != NULL,
-	    "%s", said);
+	got = replay_command("bound-sanitizer", "workspace-write", said, sizeof said);
+	if (sandbox_memory_cgroup())
+		cr_expect_eq(got, 2, "%s", said);	/* its usage message */
+	else
+		cr_expect(strstr(said, "a sanitizer build needs runs.commandLimits.memoryMiB 0") !=
+		    NULL, "%s", said);
 #endif
 
 	/* a busy loop: killed after 1 s of CPU time, long before the 20 s timeout */
 	replay_write("bound-cpu", "while :; do :; done");
 	got = replay_command("bound-cpu", "workspace-write", said, sizeof said);
 	cr_expect(strstr(said, "killed: CPU time limit 1 s") != NULL, "%s", said);
+}
+
+/*
+ * A program built with AddressSanitizer reserves terabytes of address space for
+ * its shadow memory: under the default bounds it runs where a memory cgroup
+ * charges what it uses (RLIMIT_DATA would stop it at start).
+ */
+Test(sandbox, a_sanitizer_build_runs_under_the_default_limits)
+{
+	char cmd[PATH_MAX * 2], said[256], path[PATH_MAX];
+	int got;
+
+	if (!sandbox_memory_cgroup())
+		cr_skip_test("no memory cgroup here: memory is RLIMIT_DATA, which stops ASan");
+	snprintf(path, sizeof path, "%s/asan-hello.c", ws);
+	write_text(path, "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
+	    "int main(void) { char *p = malloc(1 << 20); memset(p, 'a', 1 << 20);\n"
+	    "printf(\"asan-hello %c\\n\", p[4096]); free(p); return 0; }\n", 0644);
+	snprintf(cmd, sizeof cmd, "cd '%s' && { clang -fsanitize=address -o asan-hello "
+	    "asan-hello.c || gcc -fsanitize=address -o asan-hello asan-hello.c; } "
+	    ">/dev/null 2>&1 && ./asan-hello >/dev/null 2>&1", ws);
+	if (system(cmd) != 0)
+		cr_skip_test("no compiler here builds and runs an AddressSanitizer program");
+	replay_dir_use();
+	replay_write("asan", "./asan-hello && echo ran");
+	got = replay_command("asan", "workspace-write", said, sizeof said);
+	cr_expect_eq(got, 0, "the ASan build did not run: %s", said);
 }
 
 /* ---- nothing outlives a run --------------------------------------------------- */
