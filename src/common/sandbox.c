@@ -482,9 +482,14 @@ cgroups_sweep_stale(const char *base)
 int
 sandbox_cgroups_init(void)
 {
+	int removed;
+
 	cg_take_over = true;	/* read once, by the first of this and a spawn */
 	pthread_once(&cg_once, cgroups_find);
-	return 0;
+	removed = cgroups_sweep_stale(pids_base);
+	if (memory_base != NULL && (pids_base == NULL || strcmp(memory_base, pids_base) != 0))
+		removed += cgroups_sweep_stale(memory_base);
+	return removed;
 }
 
 bool
@@ -541,12 +546,6 @@ cgroups_make(const struct sandbox_limits *lim, struct spawn_cgroups *cs)
 	cs->pids = cs->memory = NULL;
 	cs->fd[0] = cs->fd[1] = -1;
 	pthread_once(&cg_once, cgroups_find);
-	pthread_mutex_lock(&bounded_mu);
-	if (cgroup_seq == 0) {	/* what dead processes left: once */
-		cgroups_sweep_stale(pids_base);
-		cgroups_sweep_stale(memory_base);
-	}
-	pthread_mutex_unlock(&bounded_mu);
 	if (lim->processes > 0 && pids_base != NULL && (cs->pids = cg_new(pids_base)) != NULL) {
 		snprintf(num, sizeof num, "%ld", lim->processes);
 		if (!cg_write(cs->pids, "pids.max", num)) {

@@ -80,7 +80,8 @@ void sandbox_limits_end(pid_t pid, int status, char *msg, size_t msglen);
 /*
  * At the start of a program that spawns with limits, before any spawn: finds the
  * cgroups the bounds are made in (taking over a cgroup v2 subtree delegated to
- * this process alone).  Returns 0.
+ * this process alone) and removes the empty sandbox cgroups "taskdeck-<pid>-<n>"
+ * left there by taskdeck processes that died (a kill -9).  Returns how many.
  */
 int sandbox_cgroups_init(void);
 /* true when memory is bounded by a cgroup per sandbox, false when by RLIMIT_DATA. */

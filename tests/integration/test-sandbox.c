@@ -685,6 +685,66 @@ Test(sandbox, a_sanitizer_build_runs_under_the_default_limits)
 	cr_expect_eq(got, 0, "the ASan build did not run: %s", said);
 }
 
+/* The directory of this process's cgroup in the v1 hierarchy of controller, if writable. */
+static bool
+cgroup_v1_dir(const char *controller, char *dir, size_t len)
+{
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	char line[PATH_MAX + 64], ctl[256], where[2048];
+	bool found = false;
+
+	while (!found && f != NULL && fgets(line, sizeof line, f) != NULL)
+		if (sscanf(line, "%*d:%255[^:]:%2047s", ctl, where) == 2 &&
+		    strcmp(ctl, controller) == 0) {
+			snprintf(dir, len, "/sys/fs/cgroup/%s%s", ctl,
+			    strcmp(where, "/") == 0 ? "" : where);
+			found = access(dir, W_OK) == 0;
+		}
+	if (f != NULL)
+		fclose(f);
+	return found;
+}
+
+/*
+ * A taskdeck process killed with kill -9 leaves its commands' cgroups
+ * ("taskdeck-<pid>-<n>") behind, empty: the service removes those whose
+ * process is gone when it starts, and nothing else.
+ */
+Test(sandbox, cgroups_of_dead_processes_are_removed_at_start)
+{
+	static const char *const controllers[] = { "pids", "memory" };
+	char base_dir[PATH_MAX], stale[PATH_MAX + 64], live[PATH_MAX + 64], other_name[PATH_MAX + 64];
+	pid_t dead = fork();
+	int tested = 0;
+
+	if (dead == 0)
+		_exit(0);
+	cr_assert_gt(dead, 0);
+	cr_assert_eq(waitpid(dead, NULL, 0), dead);
+	for (size_t i = 0; i < sizeof controllers / sizeof *controllers; i++) {
+		if (!cgroup_v1_dir(controllers[i], base_dir, sizeof base_dir))
+			continue;
+		tested++;
+		svc_stop(&svc);
+		snprintf(stale, sizeof stale, "%s/taskdeck-%d-1", base_dir, (int)dead);
+		snprintf(live, sizeof live, "%s/taskdeck-%d-1", base_dir, (int)getpid());
+		snprintf(other_name, sizeof other_name, "%s/taskdeck-x%d-1", base_dir, (int)dead);
+		cr_assert_eq(mkdir(stale, 0755), 0, "%s: %s", stale, strerror(errno));
+		cr_assert_eq(mkdir(live, 0755), 0, "%s: %s", live, strerror(errno));
+		cr_assert_eq(mkdir(other_name, 0755), 0, "%s: %s", other_name, strerror(errno));
+		svc_restart(&svc);
+		cr_expect_neq(access(stale, F_OK), 0, "%s is left", stale);
+		cr_expect_eq(access(live, F_OK), 0, "%s, whose process lives, is gone", live);
+		cr_expect_eq(access(other_name, F_OK), 0, "%s, not a sandbox's name, is gone",
+		    other_name);
+		rmdir(stale);
+		rmdir(live);
+		rmdir(other_name);
+	}
+	if (tested == 0)
+		cr_skip_test("no writable cgroup v1 hierarchy of pids or memory here");
+}
+
 /* ---- nothing outlives a run --------------------------------------------------- */
 
 /* Processes whose command line is "sleep <arg>". */
