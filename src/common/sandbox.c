@@ -677,10 +677,11 @@ sandbox_limits_end(pid_t pid, int status, char *msg, size_t msglen)
 			snprintf(msg, msglen, "process limit %ld reached: a fork was refused",
 			    b->processes);
 	}
-	/* Empty once bwrap is collected, or a moment after, while the last of the
-	 * sandbox's processes finish exiting; else the next sweep. */
-	for (int i = 0; i < 50 && !bounded_rmdir(b); i++)
-		usleep(2000);
+	/* Empty once bwrap is collected, or mostly some 50 to 200 us after, while the
+	 * last of the sandbox's processes finish exiting; else for the next sweep (the
+	 * next end of a spawn, or the next start of a taskdeck process). */
+	for (int i = 0; i < 4 && !bounded_rmdir(b); i++)
+		usleep(50);
 	if (b->pids_cg == NULL && b->memory_cg == NULL) {
 		free(b);
 		return;
