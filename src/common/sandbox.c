@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <linux/audit.h>
@@ -323,6 +324,25 @@ cg_key(const char *dir, const char *file, const char *key)
 }
 
 /*
+ * Whether the v2 cgroup dir is delegated to this process: systemd marks one of a
+ * unit with Delegate=yes with the extended attribute trusted.delegate (or
+ * user.delegate), and gives one of a user's unit to the user.  Root may write any
+ * cgroup: one systemd did not delegate is systemd's to manage, not ours.
+ */
+static bool
+cg_delegated(const char *dir)
+{
+	struct stat st;
+
+	if (access(dir, W_OK) != 0)
+		return false;
+	if (getxattr(dir, "trusted.delegate", NULL, 0) >= 0 ||
+	    getxattr(dir, "user.delegate", NULL, 0) >= 0)
+		return true;
+	return geteuid() != 0 && stat(dir, &st) == 0 && st.st_uid == geteuid();
+}
+
+/*
  * The v2 base: dir (this process's cgroup) when its children have the memory
  * controller, its parent when dir is the leaf CG_MAIN of one that does.  With
  * take_over, a writable dir holding this process alone becomes such a parent.
@@ -346,7 +366,7 @@ cg_v2_base(char *dir, bool take_over)
 		free(parent);
 		return NULL;
 	}
-	if (!take_over || access(dir, W_OK) != 0 || !cg_lists(dir, "cgroup.controllers", "memory"))
+	if (!take_over || !cg_delegated(dir) || !cg_lists(dir, "cgroup.controllers", "memory"))
 		return NULL;
 	leaf = xasprintf("%s/cgroup.procs", dir);
 	f = fopen(leaf, "re");
