@@ -601,9 +601,15 @@ Test(sandbox, commands_are_bounded)
 	got = replay_command("bound-memory", "workspace-write", said, sizeof said);
 	cr_expect_eq(got, 3, "%s", said);
 	cr_expect(strstr(said, "memory limit 64 MiB") != NULL, "%s", said);
-	if (sandbox_memory_cgroup())
+	if (sandbox_memory_cgroup()) {
 		cr_expect(strstr(said, "memory limit 64 MiB reached: a process was killed") != NULL,
 		    "%s", said);
+		/* a memory cgroup fails no call: such a message is not the bound's */
+		replay_write("bound-not-memory", "echo 'x: Cannot allocate memory' >&2; exit 5");
+		got = replay_command("bound-not-memory", "workspace-write", said, sizeof said);
+		cr_expect_eq(got, 5, "%s", said);
+		cr_expect(strstr(said, "memory limit") == NULL, "%s", said);
+	}
 
 	/* a fork bomb: at most 32 processes, and the summary says so */
 	snprintf(pause, sizeof pause, "9.%d", (int)getpid());
