@@ -345,7 +345,8 @@ cg_delegated(const char *dir)
 /*
  * The v2 base: dir (this process's cgroup) when its children have the memory
  * controller, its parent when dir is the leaf CG_MAIN of one that does.  With
- * take_over, a writable dir holding this process alone becomes such a parent.
+ * take_over, a dir delegated to this process and holding it alone becomes such a
+ * parent.
  */
 static char *
 cg_v2_base(char *dir, bool take_over)
