@@ -16,6 +16,7 @@
 #include "host.h"
 #include "log.h"
 #include "loop.h"
+#include "sandbox.h"
 
 #define EXIT_PROTOCOL 3
 
@@ -42,6 +43,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	sandbox_cgroups_init();	/* what dead taskdeck processes left, before a command */
 	/* No same-user process reads our memory (the API key) or environment. */
 	prctl(PR_SET_DUMPABLE, 0);
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {

@@ -187,13 +187,16 @@ static void
 command_bound_seen(const struct command_run *r, const struct sandbox_limits *lim,
     char *bound, size_t len)
 {
+	/* a memory cgroup kills instead of failing calls: sandbox_limits_end says so */
+	bool rlimit = lim->memory > 0 && !sandbox_memory_cgroup();
+
 	if (bound[0] != '\0')
 		return;
 	/* ASan, TSan and MSan reserve terabytes of shadow memory, which RLIMIT_DATA counts */
-	if (lim->memory > 0 && output_says(r, "ReserveShadowMemoryRange failed"))
+	if (rlimit && output_says(r, "ReserveShadowMemoryRange failed"))
 		snprintf(bound, len, "memory limit %lld MiB per process: a sanitizer build needs "
 		    "runs.commandLimits.memoryMiB 0", lim->memory >> 20);
-	else if (lim->memory > 0 && (output_says(r, "Cannot allocate memory") ||
+	else if (rlimit && (output_says(r, "Cannot allocate memory") ||
 	    output_says(r, "memory exhausted") || output_says(r, "out of memory") ||
 	    output_says(r, "MemoryError")))
 		snprintf(bound, len, "memory limit %lld MiB per process: an allocation failed",

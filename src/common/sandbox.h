@@ -18,7 +18,8 @@ enum sandbox_profile { SANDBOX_READ_ONLY, SANDBOX_WORKSPACE_WRITE, SANDBOX_FULL_
 
 /* Resource bounds of what a sandbox runs (docs/agent.md "Resource bounds"); 0 = none. */
 struct sandbox_limits {
-	long long memory;	/* bytes of data (heap, private mappings) per process */
+	long long memory;	/* bytes of memory the sandbox uses (a memory cgroup), else of
+				 * data (heap, private mappings) per process (RLIMIT_DATA) */
 	long processes;		/* processes and threads at once in the sandbox */
 	long cpu_seconds;	/* CPU time per process */
 	long long tmp_size;	/* bytes of the private /tmp, and of /dev/shm */
@@ -72,10 +73,19 @@ int sandbox_spawn_shell(const struct sandbox_policy *policy, const char *cwd,
 /*
  * Once the child spawned as pid is collected with status (its waitpid status): what
  * a limit of its policy did, for a person, in msg ("" when nothing): "killed: CPU
- * time limit 600 s", "process limit 512 reached (a fork was refused)".  Frees what
- * the bounds held (a pids cgroup).  Call it once per spawn, limits or not.
+ * time limit 600 s", "killed: memory limit 2048 MiB", "process limit 512 reached: a
+ * fork was refused".  Frees what the bounds held (its cgroups).  Call it once per spawn, limits or not.
  */
 void sandbox_limits_end(pid_t pid, int status, char *msg, size_t msglen);
+/*
+ * At the start of a program that spawns with limits, before any spawn: finds the
+ * cgroups the bounds are made in (taking over a cgroup v2 subtree delegated to
+ * this process alone) and removes the empty sandbox cgroups "taskdeck-<pid>-<n>"
+ * left there by taskdeck processes that died (a kill -9).  Returns how many.
+ */
+int sandbox_cgroups_init(void);
+/* true when memory is bounded by a cgroup per sandbox, false when by RLIMIT_DATA. */
+bool sandbox_memory_cgroup(void);
 /* SIGKILL everything the spawned child started (its pid namespace and process group).
  * Call it before the pid is collected (waitpid): after, the pid may be another's. */
 void sandbox_kill(pid_t pid);

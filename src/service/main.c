@@ -22,6 +22,7 @@
 #include "ids.h"
 #include "log.h"
 #include "runtimes.h"
+#include "sandbox.h"
 #include "notify.h"
 #include "service.h"
 #include "secrets.h"
@@ -297,6 +298,9 @@ main(int argc, char **argv)
 	/* No same-user process reads our memory; the API keys leave the environment. */
 	prctl(PR_SET_DUMPABLE, 0);
 	settings_take_api_keys(svc.settings);
+	/* Before any thread or command: empty cgroups that dead taskdeck processes left. */
+	if ((rc = sandbox_cgroups_init()) > 0)
+		log_info("removed %d cgroups of commands whose taskdeck process died", rc);
 	svc.agent_path = runtimes_find_agent(&svc.agent_found_by);
 	svc.replay_dir = runtimes_find_replay_dir(&svc.replay_found_by);
 	svc.idem = idem_new(opts.idem_capacity, IDEM_TTL_MS, NULL);

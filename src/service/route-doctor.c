@@ -284,8 +284,20 @@ check_sandbox(struct report *rep, const struct service *svc)
 		    xstrdup("Set runs.allowUnconfinedCommands to false in settings.json."));
 		return;
 	}
+	if (!sandbox_memory_cgroup() && settings_command_limits(svc->settings)->memory > 0) {
+		add_check(rep, "sandbox", CHECK_WARN,
+		    xasprintf("Commands run in a bubblewrap sandbox (%s), but no memory cgroup "
+		    "can be made here: runs.commandLimits.memoryMiB bounds each process's data "
+		    "(RLIMIT_DATA), which stops programs built with AddressSanitizer, "
+		    "ThreadSanitizer or MemorySanitizer at start.", sandbox_bwrap_path()),
+		    xstrdup("Run taskdeckd where it may make cgroups (a systemd service with "
+		    "Delegate=yes, or root on cgroup v1), or set runs.commandLimits.memoryMiB "
+		    "to 0 for sanitizer builds."));
+		return;
+	}
 	add_check(rep, "sandbox", CHECK_OK,
-	    xasprintf("Commands run in a bubblewrap sandbox (%s).", sandbox_bwrap_path()), NULL);
+	    xasprintf("Commands run in a bubblewrap sandbox (%s)%s.", sandbox_bwrap_path(),
+	    sandbox_memory_cgroup() ? "; a memory cgroup bounds each one" : ""), NULL);
 }
 
 void

@@ -31,6 +31,7 @@
 #include "harness.h"
 #include "../procs.h"
 #include "json.h"
+#include "sandbox.h"
 #include "timeutil.h"
 
 #define FINAL_WAIT_MS 30000
@@ -594,11 +595,21 @@ Test(sandbox, commands_are_bounded)
 	cr_expect_eq(got, 4, "%s", said);
 	cr_expect(strstr(said, "/tmp and /dev/shm hold at most 8 MiB") != NULL, "%s", said);
 
-	/* a 200 MiB buffer: the allocation fails */
+	/* a 200 MiB buffer, filled: killed at 64 MiB where a memory cgroup bounds the
+	 * sandbox, its allocation refused where RLIMIT_DATA does */
 	replay_write("bound-memory", "dd if=/dev/zero of=/dev/null bs=200M count=1 && exit 0; exit 3");
 	got = replay_command("bound-memory", "workspace-write", said, sizeof said);
 	cr_expect_eq(got, 3, "%s", said);
-	cr_expect(strstr(said, "memory limit 64 MiB per process") != NULL, "%s", said);
+	cr_expect(strstr(said, "memory limit 64 MiB") != NULL, "%s", said);
+	if (sandbox_memory_cgroup()) {
+		cr_expect(strstr(said, "memory limit 64 MiB reached: a process was killed") != NULL,
+		    "%s", said);
+		/* a memory cgroup fails no call: such a message is not the bound's */
+		replay_write("bound-not-memory", "echo 'x: Cannot allocate memory' >&2; exit 5");
+		got = replay_command("bound-not-memory", "workspace-write", said, sizeof said);
+		cr_expect_eq(got, 5, "%s", said);
+		cr_expect(strstr(said, "memory limit") == NULL, "%s", said);
+	}
 
 	/* a fork bomb: at most 32 processes, and the summary says so */
 	snprintf(pause, sizeof pause, "9.%d", (int)getpid());
@@ -635,18 +646,109 @@ Test(sandbox, commands_are_bounded)
 	}
 
 #ifdef __SANITIZE_ADDRESS__
-	/* a sanitizer build (this one) reserves terabytes: the summary says what to set */
+	/* a sanitizer build (this one) reserves terabytes: it runs under a memory cgroup
+	 * (its usage), else RLIMIT_DATA stops it and the summary says what to set */
 	snprintf(command, sizeof command, "'%s' --no-such-option", harness_bin("taskdeck-agent"));
 	replay_write("bound-sanitizer", command);
-	replay_command("bound-sanitizer", "workspace-write", said, sizeof said);
-	cr_expect(strstr(said, "a sanitizer build needs runs.commandLimits.memoryMiB 0") != NULL,
-	    "%s", said);
+	got = replay_command("bound-sanitizer", "workspace-write", said, sizeof said);
+	if (sandbox_memory_cgroup())
+		cr_expect_eq(got, 2, "%s", said);	/* its usage message */
+	else
+		cr_expect(strstr(said, "a sanitizer build needs runs.commandLimits.memoryMiB 0") !=
+		    NULL, "%s", said);
 #endif
 
 	/* a busy loop: killed after 1 s of CPU time, long before the 20 s timeout */
 	replay_write("bound-cpu", "while :; do :; done");
 	got = replay_command("bound-cpu", "workspace-write", said, sizeof said);
 	cr_expect(strstr(said, "killed: CPU time limit 1 s") != NULL, "%s", said);
+}
+
+/*
+ * A program built with AddressSanitizer reserves terabytes of address space for
+ * its shadow memory: under the default bounds it runs where a memory cgroup
+ * charges what it uses (RLIMIT_DATA would stop it at start).
+ */
+Test(sandbox, a_sanitizer_build_runs_under_the_default_limits)
+{
+	char cmd[PATH_MAX * 2], said[256], path[PATH_MAX];
+	int got;
+
+	if (!sandbox_memory_cgroup())
+		cr_skip_test("no memory cgroup here: memory is RLIMIT_DATA, which stops ASan");
+	snprintf(path, sizeof path, "%s/asan-hello.c", ws);
+	write_text(path, "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
+	    "int main(void) { char *p = malloc(1 << 20); memset(p, 'a', 1 << 20);\n"
+	    "printf(\"asan-hello %c\\n\", p[4096]); free(p); return 0; }\n", 0644);
+	snprintf(cmd, sizeof cmd, "cd '%s' && { clang -fsanitize=address -o asan-hello "
+	    "asan-hello.c || gcc -fsanitize=address -o asan-hello asan-hello.c; } "
+	    ">/dev/null 2>&1 && ./asan-hello >/dev/null 2>&1", ws);
+	if (system(cmd) != 0)
+		cr_skip_test("no compiler here builds and runs an AddressSanitizer program");
+	replay_dir_use();
+	replay_write("asan", "./asan-hello && echo ran");
+	got = replay_command("asan", "workspace-write", said, sizeof said);
+	cr_expect_eq(got, 0, "the ASan build did not run: %s", said);
+}
+
+/* The directory of this process's cgroup in the v1 hierarchy of controller, if writable. */
+static bool
+cgroup_v1_dir(const char *controller, char *dir, size_t len)
+{
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	char line[PATH_MAX + 64], ctl[256], where[2048];
+	bool found = false;
+
+	while (!found && f != NULL && fgets(line, sizeof line, f) != NULL)
+		if (sscanf(line, "%*d:%255[^:]:%2047s", ctl, where) == 2 &&
+		    strcmp(ctl, controller) == 0) {
+			snprintf(dir, len, "/sys/fs/cgroup/%s%s", ctl,
+			    strcmp(where, "/") == 0 ? "" : where);
+			found = access(dir, W_OK) == 0;
+		}
+	if (f != NULL)
+		fclose(f);
+	return found;
+}
+
+/*
+ * A taskdeck process killed with kill -9 leaves its commands' cgroups
+ * ("taskdeck-<pid>-<n>") behind, empty: the service removes those whose
+ * process is gone when it starts, and nothing else.
+ */
+Test(sandbox, cgroups_of_dead_processes_are_removed_at_start)
+{
+	static const char *const controllers[] = { "pids", "memory" };
+	char base_dir[PATH_MAX], stale[PATH_MAX + 64], live[PATH_MAX + 64], other_name[PATH_MAX + 64];
+	pid_t dead = fork();
+	int tested = 0;
+
+	if (dead == 0)
+		_exit(0);
+	cr_assert_gt(dead, 0);
+	cr_assert_eq(waitpid(dead, NULL, 0), dead);
+	for (size_t i = 0; i < sizeof controllers / sizeof *controllers; i++) {
+		if (!cgroup_v1_dir(controllers[i], base_dir, sizeof base_dir))
+			continue;
+		tested++;
+		svc_stop(&svc);
+		snprintf(stale, sizeof stale, "%s/taskdeck-%d-1", base_dir, (int)dead);
+		snprintf(live, sizeof live, "%s/taskdeck-%d-1", base_dir, (int)getpid());
+		snprintf(other_name, sizeof other_name, "%s/taskdeck-x%d-1", base_dir, (int)dead);
+		cr_assert_eq(mkdir(stale, 0755), 0, "%s: %s", stale, strerror(errno));
+		cr_assert_eq(mkdir(live, 0755), 0, "%s: %s", live, strerror(errno));
+		cr_assert_eq(mkdir(other_name, 0755), 0, "%s: %s", other_name, strerror(errno));
+		svc_restart(&svc);
+		cr_expect_neq(access(stale, F_OK), 0, "%s is left", stale);
+		cr_expect_eq(access(live, F_OK), 0, "%s, whose process lives, is gone", live);
+		cr_expect_eq(access(other_name, F_OK), 0, "%s, not a sandbox's name, is gone",
+		    other_name);
+		rmdir(stale);
+		rmdir(live);
+		rmdir(other_name);
+	}
+	if (tested == 0)
+		cr_skip_test("no writable cgroup v1 hierarchy of pids or memory here");
 }
 
 /* ---- nothing outlives a run --------------------------------------------------- */
