@@ -441,6 +441,7 @@ connector_start(struct connectors *cs, const cJSON *def, const struct agent_conf
 	if (con->mcp == NULL)
 		goto failed;
 	mcp_set_cancel_fd(con->mcp, host_cancel_fd(host));
+	mcp_set_root(con->mcp, cfg->workspace);
 	if (mcp_handshake(con->mcp, err, sizeof err) != 0 ||
 	    mcp_list_tools(con->mcp, &tools, &ntools, err, sizeof err) != 0) {
 		if (host_cancelled(host))

@@ -83,6 +83,13 @@ int mcp_call_tool(struct mcp_client *c, const char *name, const cJSON *arguments
 void mcp_tools_free(struct mcp_tool *tools, size_t n);
 
 /*
+ * The directory the server may work in (the run's workspace): offered as the
+ * roots capability and answered to roots/list as a file:// URI.  Call before
+ * the handshake.  NULL = no roots.
+ */
+void mcp_set_root(struct mcp_client *c, const char *dir);
+
+/*
  * Lets a call be interrupted: while waiting, the client also polls fd and
  * gives up ("cancelled") as soon as it is readable.  -1 = none.
  */
