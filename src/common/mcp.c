@@ -948,6 +948,7 @@ struct http_exchange {
 	long retry;		/* its last retry field, -1 when none */
 	char content_type[128];
 	char session[256];
+	char www_auth[1024];	/* WWW-Authenticate of a 401 or 403 */
 };
 
 static int http_on_event(const struct sse_event *ev, void *ud);
@@ -1007,6 +1008,7 @@ http_on_header(char *data, size_t size, size_t n, void *ud)
 
 	header_value(data, size * n, "Content-Type", x->content_type, sizeof x->content_type);
 	header_value(data, size * n, "Mcp-Session-Id", x->session, sizeof x->session);
+	header_value(data, size * n, "WWW-Authenticate", x->www_auth, sizeof x->www_auth);
 	return size * n;
 }
 
@@ -1206,6 +1208,68 @@ http_reason(const struct buf *body, char *out, size_t len)
 		o--;
 	if (len > 0)
 		out[o] = '\0';
+}
+
+/*
+ * The value of auth-param name in a WWW-Authenticate challenge (quoted or a
+ * token), printable ASCII only; "" when absent.
+ */
+static void
+challenge_param(const char *challenge, const char *name, char *out, size_t len)
+{
+	size_t nl = strlen(name), o = 0;
+
+	out[0] = '\0';
+	for (const char *p = challenge; (p = strcasestr(p, name)) != NULL; p += nl) {
+		const char *v = p + nl;
+		bool quoted;
+
+		if (p != challenge && p[-1] != ' ' && p[-1] != ',' && p[-1] != '\t')
+			continue;
+		while (*v == ' ')
+			v++;
+		if (*v++ != '=')
+			continue;
+		while (*v == ' ')
+			v++;
+		quoted = *v == '"';
+		v += quoted;
+		for (; *v && o + 1 < len; v++) {
+			if (quoted ? *v == '"' : (*v == ',' || *v == ' '))
+				break;
+			if (quoted && *v == '\\' && v[1] != '\0')
+				v++;
+			out[o++] = (unsigned char)*v >= 0x20 && (unsigned char)*v < 0x7f ? *v : '?';
+		}
+		out[o] = '\0';
+		return;
+	}
+}
+
+/*
+ * A 401 (or a 403 insufficient_scope) with a Bearer challenge: the server
+ * wants an OAuth sign-in.  The message says so, with what the challenge
+ * names (the resource metadata, the scope), and how to give a token.
+ */
+static bool
+sign_in_err(const struct http_exchange *x, long status, const char *method, char *err,
+    size_t errlen)
+{
+	char meta[512], scope[256], error[64];
+
+	if ((status != 401 && status != 403) || strncasecmp(x->www_auth, "Bearer", 6) != 0)
+		return false;
+	challenge_param(x->www_auth, "resource_metadata", meta, sizeof meta);
+	challenge_param(x->www_auth, "scope", scope, sizeof scope);
+	challenge_param(x->www_auth, "error", error, sizeof error);
+	if (status == 403 && strcmp(error, "insufficient_scope") != 0)
+		return false;
+	set_err(err, errlen, "sign-in needed: the server answered HTTP %ld to %s and asks for an "
+	    "OAuth %s%s%s%s%s%s; taskdeck does not sign in to MCP servers itself: bind a bearer "
+	    "credential to header:Authorization", status, method,
+	    status == 403 ? "token with more scope" : "sign-in", *scope ? " (scope " : "", scope,
+	    *scope ? ")" : "", *meta ? ", described at " : "", meta);
+	return true;
 }
 
 /* Waits ms (bounded by the deadline); false when cancelled. */
@@ -1436,6 +1500,8 @@ http_outcome(struct mcp_client *c, struct http_exchange *x, CURLcode cc, long st
 		char reason[400] = "";
 
 		http_reason(&x->body, reason, sizeof reason);
+		if (sign_in_err(x, status, method, err, errlen))
+			return RPC_ERROR;
 		if (status == 404 && c->session != NULL)
 			set_err(err, errlen, "the server ended the session (HTTP 404 to %s)%s%s",
 			    method, *reason ? ": " : "", reason);

@@ -9,6 +9,7 @@
 //   initializes says how many initialize requests came
 //   broken      HTTP 500 with a plain-text reason
 //   lastdelete  the MCP-Protocol-Version header of the last DELETE
+// At /needs-sign-in it answers everything with 401 and a Bearer challenge.
 'use strict';
 const http = require('http');
 const V = '2025-11-25';
@@ -34,6 +35,10 @@ http.createServer((req, res) => {
 	req.on('data', (c) => { body += c; });
 	req.on('end', async () => {
 		const session = req.headers['mcp-session-id'];
+		if (req.url === '/needs-sign-in') {	// an OAuth-protected server (RFC 9728 challenge)
+			res.writeHead(401, { 'WWW-Authenticate': `Bearer resource_metadata="http://127.0.0.1:${process.env.PORT}/.well-known/oauth-protected-resource/needs-sign-in", scope="files:read"` });
+			return res.end();
+		}
 		if (req.method === 'DELETE') {
 			lastDelete = req.headers['mcp-protocol-version'] || '(none)';
 			sessions.delete(session);

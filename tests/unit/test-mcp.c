@@ -739,3 +739,24 @@ Test(mcp, roots_over_http_name_the_workspace)
 	kill(-pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 }
+
+Test(mcp, a_server_that_needs_an_oauth_sign_in_says_so)
+{
+	int port = free_port();
+	pid_t pid = legacy_http_server(port);
+	char url[128], want[512];
+	struct mcp_client *c;
+
+	snprintf(url, sizeof url, "http://127.0.0.1:%d/needs-sign-in", port);
+	c = mcp_open_http(url, NULL, NULL, err, sizeof err);
+	cr_assert_not_null(c);
+	cr_assert_eq(mcp_handshake(c, err, sizeof err), -1);
+	snprintf(want, sizeof want, "sign-in needed: the server answered HTTP 401 to initialize "
+	    "and asks for an OAuth sign-in (scope files:read), described at http://127.0.0.1:%d/"
+	    ".well-known/oauth-protected-resource/needs-sign-in; taskdeck does not sign in to MCP "
+	    "servers itself: bind a bearer credential to header:Authorization", port);
+	cr_expect_str_eq(err, want);
+	mcp_close(c);
+	kill(-pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
