@@ -949,6 +949,7 @@ struct http_exchange {
 	char content_type[128];
 	char session[256];
 	char www_auth[1024];	/* WWW-Authenticate of a 401 or 403 */
+	bool headers_done;	/* the response's header block has ended */
 };
 
 static int http_on_event(const struct sse_event *ev, void *ud);
@@ -1009,6 +1010,8 @@ http_on_header(char *data, size_t size, size_t n, void *ud)
 	header_value(data, size * n, "Content-Type", x->content_type, sizeof x->content_type);
 	header_value(data, size * n, "Mcp-Session-Id", x->session, sizeof x->session);
 	header_value(data, size * n, "WWW-Authenticate", x->www_auth, sizeof x->www_auth);
+	if (size * n <= 2 && (data[0] == '\r' || data[0] == '\n'))
+		x->headers_done = true;
 	return size * n;
 }
 
@@ -1359,6 +1362,28 @@ get_stream_open(struct mcp_client *c)
 	curl_easy_setopt(c->get, CURLOPT_HEADERFUNCTION, http_on_header);
 	curl_easy_setopt(c->get, CURLOPT_HEADERDATA, c->getx);
 	curl_multi_add_handle(c->multi, c->get);
+	/*
+	 * Until the server has taken the stream (its headers came), or 2 s: a
+	 * server may answer on a GET that reaches it after the request it
+	 * belongs to as if it were a resumption.
+	 */
+	for (long until = now_ms() + 2000; now_ms() < until && !c->getx->headers_done;) {
+		int running, queued;
+		CURLMsg *m;
+
+		curl_multi_perform(c->multi, &running);
+		if ((m = curl_multi_info_read(c->multi, &queued)) != NULL && m->msg == CURLMSG_DONE &&
+		    m->easy_handle == c->get) {
+			long status = 0;
+
+			curl_easy_getinfo(c->get, CURLINFO_RESPONSE_CODE, &status);
+			if (status / 100 != 2)
+				c->get_refused = true;
+			get_stream_close(c);
+			return;
+		}
+		curl_multi_poll(c->multi, NULL, 0, 50, NULL);
+	}
 }
 
 /*
@@ -1374,9 +1399,9 @@ http_run(struct mcp_client *c, struct http_exchange *x, long deadline)
 
 	if (c->multi == NULL && (c->multi = curl_multi_init()) == NULL)
 		return curl_easy_perform(c->curl);
-	curl_multi_add_handle(c->multi, c->curl);
 	if (x->id > 0)
 		get_stream_open(c);
+	curl_multi_add_handle(c->multi, c->curl);
 	if (c->getx != NULL)
 		c->getx->id = x->id;
 	for (;;) {
