@@ -100,6 +100,7 @@ extern const struct cli_cmd cmd_connectors_enable_entry;
 extern const struct cli_cmd cmd_connectors_disable_entry;
 extern const struct cli_cmd cmd_connectors_remove_entry;
 extern const struct cli_cmd cmd_connectors_test_entry;
+extern const struct cli_cmd cmd_connectors_login_entry;
 extern const struct cli_cmd cmd_credentials_list_entry;
 extern const struct cli_cmd cmd_credentials_show_entry;
 extern const struct cli_cmd cmd_credentials_create_entry;

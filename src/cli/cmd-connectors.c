@@ -1,4 +1,4 @@
-/* taskdeck connectors list|show|add|update|enable|disable|remove|test */
+/* taskdeck connectors list|show|add|update|enable|disable|remove|test|login */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +16,7 @@ static int cmd_connectors_enable_exec(struct cli *, int, char **);
 static int cmd_connectors_disable_exec(struct cli *, int, char **);
 static int cmd_connectors_remove_exec(struct cli *, int, char **);
 static int cmd_connectors_test_exec(struct cli *, int, char **);
+static int cmd_connectors_login_exec(struct cli *, int, char **);
 
 /* The definition options of add and update. */
 #define DEFINITION_OPTIONS \
@@ -92,6 +93,13 @@ const struct cli_cmd cmd_connectors_test_entry = {
 	"Connect to the server, list its tools and disconnect; no tool is called.\n"
 	"Exits 0 when the server answered, 1 when it did not.",
 	cli_no_options, 1, 1, cmd_connectors_test_exec
+};
+
+const struct cli_cmd cmd_connectors_login_entry = {
+	"connectors", "login", "ID",
+	"Sign in to an http connector's server with OAuth: prints the URL to open\n"
+	"in a browser; the service receives the answer and keeps the token.",
+	cli_no_options, 1, 1, cmd_connectors_login_exec
 };
 
 /* Prints one connector. */
@@ -458,4 +466,35 @@ cmd_connectors_test_exec(struct cli *cli, int argc, char **argv)
 	rc = t->success ? CLI_EXIT_OK : CLI_EXIT_SERVICE;
 	td_connector_test_free(t);
 	return rc;
+}
+
+static int
+cmd_connectors_login_exec(struct cli *cli, int argc, char **argv)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	struct td_error err;
+	char *url;
+	int rc;
+
+	(void)argc;
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+		return rc;
+	if (td_login_connector(cli->client, argv[0], &opts, &url, &err) != TD_OK)
+		return cli_fail(&err);
+	if (cli->json) {
+		cJSON *o = cJSON_CreateObject();
+		char *text;
+
+		cJSON_AddStringToObject(o, "authorizationUrl", url);
+		text = json_print(o);
+		out_json(text);
+		free(text);
+		cJSON_Delete(o);
+	} else {
+		fprintf(stderr, "Open this URL in a browser to sign in; taskdeckd receives the "
+		    "answer:\n");
+		printf("%s\n", url);
+	}
+	free(url);
+	return CLI_EXIT_OK;
 }

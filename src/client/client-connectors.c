@@ -310,6 +310,38 @@ td_test_connector(struct td_client *c, const char *id, const struct td_request_o
 	return rc;
 }
 
+enum td_code
+td_login_connector(struct td_client *c, const char *id, const struct td_request_options *opts,
+    char **url, struct td_error *err)
+{
+	struct td_request_options own = { 0 };
+	struct client_response resp;
+	enum td_code rc;
+	char *path;
+
+	*url = NULL;
+	if (id == NULL || *id == '\0')
+		return client_fail(err, TD_INVALID_ARGUMENT, "a connector id is required");
+	/* The discovery may take several requests of up to 10 s each. */
+	if (opts == NULL || opts->timeout_ms == 0) {
+		if (opts != NULL)
+			own = *opts;
+		own.timeout_ms = TD_CONNECTOR_TEST_TIMEOUT_MS;
+		opts = &own;
+	}
+	path = client_item_path("connectors", id, "/login");
+	rc = client_call(c, "POST", path, NULL, false, opts, &resp, err);
+	free(path);
+	if (rc == TD_OK) {
+		if (json_get_string(resp.json, "authorizationUrl") == NULL)
+			rc = client_malformed(&resp, "sign-in answer", err);
+		else
+			*url = client_string(resp.json, "authorizationUrl");
+	}
+	client_response_free(&resp);
+	return rc;
+}
+
 /* --- credentials ----------------------------------------------------------- */
 
 static void

@@ -102,6 +102,7 @@ struct mcp_client {
 	struct curl_slist *get_headers;
 	bool get_refused;	/* the server does not offer it (405, or not a stream) */
 	cJSON *replies;		/* answers to the server's requests, not yet sent */
+	char *challenge;	/* the Bearer challenge of the last 401 or 403 insufficient_scope */
 };
 
 static void
@@ -174,6 +175,12 @@ client_new(const struct mcp_limits *lim)
 	c->to_fd = c->from_fd = c->err_fd = -1;
 	buf_init(&c->in, 0);
 	return c;
+}
+
+const char *
+mcp_auth_challenge(const struct mcp_client *c)
+{
+	return c != NULL ? c->challenge : NULL;
 }
 
 void
@@ -1525,8 +1532,11 @@ http_outcome(struct mcp_client *c, struct http_exchange *x, CURLcode cc, long st
 		char reason[400] = "";
 
 		http_reason(&x->body, reason, sizeof reason);
-		if (sign_in_err(x, status, method, err, errlen))
+		if (sign_in_err(x, status, method, err, errlen)) {
+			free(c->challenge);
+			c->challenge = xstrdup(x->www_auth);
 			return RPC_ERROR;
+		}
 		if (status == 404 && c->session != NULL)
 			set_err(err, errlen, "the server ended the session (HTTP 404 to %s)%s%s",
 			    method, *reason ? ": " : "", reason);
@@ -2050,6 +2060,7 @@ mcp_close(struct mcp_client *c)
 		curl_multi_cleanup(c->multi);
 	cJSON_Delete(c->replies);
 	free(c->root_uri);
+	free(c->challenge);
 	/* The headers may hold credentials. */
 	for (struct curl_slist *l = c->user_headers; l != NULL; l = l->next)
 		explicit_bzero(l->data, strlen(l->data));

@@ -95,6 +95,12 @@ void mcp_set_root(struct mcp_client *c, const char *dir);
  */
 void mcp_set_cancel_fd(struct mcp_client *c, int fd);
 
+/*
+ * The WWW-Authenticate Bearer challenge of the last request that failed
+ * with "sign-in needed" (a 401, or a 403 insufficient_scope), or NULL.
+ */
+const char *mcp_auth_challenge(const struct mcp_client *c);
+
 /* The stdio server's pid (= its process group id); -1 for HTTP. */
 int mcp_server_pid(const struct mcp_client *c);
 

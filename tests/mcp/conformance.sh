@@ -65,4 +65,12 @@ for s in "${scenarios[@]}"; do
 	fi
 done
 echo "$pass of ${#scenarios[@]} client scenarios pass"
+kill -TERM "$svc_pid"
+wait "$svc_pid"
+rc=$?
+svc_pid=
+if ((rc != 0)) || grep -E 'Sanitizer|runtime error' "$tmp/taskdeckd.err"; then
+	echo "FAIL: taskdeckd exited with status $rc or reported a sanitizer error"
+	exit 1
+fi
 ((${#failed[@]} == 0))

@@ -1,0 +1,39 @@
+/*
+ * OAuth sign-in to an HTTP connector, as the MCP authorization specification
+ * describes (docs/connectors.md, "Signing in"): the server's 401 challenge,
+ * its protected resource metadata (RFC 9728), its authorization server's
+ * metadata (RFC 8414, OpenID discovery), dynamic client registration
+ * (RFC 7591), the authorization code with PKCE S256 and the resource
+ * parameter (RFC 8707), and the token request.  Sign-ins under way live in
+ * memory, keyed by their state, for 10 minutes.  Thread safe.
+ */
+#ifndef TD_SERVICE_OAUTH_H
+#define TD_SERVICE_OAUTH_H
+
+#include <stdbool.h>
+
+/*
+ * Begins a sign-in of connector_id to the MCP server at url, which answered
+ * with the Bearer challenge (WWW-Authenticate); the redirect comes back to
+ * redirect_uri.  The authorization URL to open in a browser (malloc'd), or
+ * NULL with *why (malloc'd, for people).
+ */
+char *oauth_begin(const char *connector_id, const char *url, const char *challenge,
+    const char *redirect_uri, char **why);
+
+struct oauth_result {
+	char connector_id[64];
+	char *access_token;	/* sodium_malloc'd: secrets_plain_free */
+};
+
+/*
+ * Ends the sign-in of state with the redirect's code (or its error): the
+ * token request.  true with *out filled, or false with *why (malloc'd).
+ */
+bool oauth_finish(const char *state, const char *code, const char *error,
+    struct oauth_result *out, char **why);
+
+/* Forgets the sign-ins under way (at shutdown). */
+void oauth_reset(void);
+
+#endif

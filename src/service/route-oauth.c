@@ -1,0 +1,174 @@
+/*
+ * Signing in to an HTTP connector (docs/connectors.md, "Signing in"):
+ * POST /api/v1/connectors/:id/login begins it and answers the authorization
+ * URL; the browser comes back to GET /oauth/callback on this loopback port
+ * (no token: the state, which only the service knows, ties it to the
+ * sign-in), where the code becomes a token.  The token is stored as a
+ * bearer credential bound to the connector's header:Authorization, sealed
+ * like every credential, and never shown.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <sodium.h>
+
+#include "connectors.h"
+#include "http.h"
+#include "json.h"
+#include "log.h"
+#include "mcp.h"
+#include "oauth.h"
+#include "routes.h"
+#include "secrets.h"
+#include "service.h"
+#include "xalloc.h"
+
+void
+route_connectors_login(struct http_request *req, struct http_response *r)
+{
+	struct conn_problem p = { 0 };
+	struct connector_launch l = { 0 };
+	char *redirect, *url, *why = NULL, *challenge = NULL, err[1024];
+	cJSON *out;
+
+	if (connector_launch_prepare(req->svc, req->params[0], &l, &p) != TD_OK)
+		return route_conn_problem(r, &p);
+	if (!l.http) {
+		connector_launch_free(&l);
+		return http_error(r, TD_INVALID_REQUEST, NULL, "only an http connector signs in");
+	}
+	/* The server's challenge, as a connector test meets it (handshake, tools/list). */
+	{
+		struct mcp_limits lim = { .request_timeout_ms = CONNECTOR_TEST_TIMEOUT_MS };
+		struct mcp_client *c = mcp_open_http(l.url, (const char *const *)l.headers, &lim,
+		    err, sizeof err);
+		struct mcp_tool *tools = NULL;
+		size_t n = 0;
+
+		if (c != NULL && mcp_handshake(c, err, sizeof err) == 0 &&
+		    mcp_list_tools(c, &tools, &n, err, sizeof err) == 0)
+			snprintf(err, sizeof err, "the server does not ask for a sign-in (it lists "
+			    "%zu tools)", n);
+		if (mcp_auth_challenge(c) != NULL)
+			challenge = xstrdup(mcp_auth_challenge(c));
+		mcp_tools_free(tools, n);
+		mcp_close(c);
+	}
+	redirect = xasprintf("%s/oauth/callback", req->svc->base_url);
+	url = challenge != NULL ? oauth_begin(req->params[0], l.url, challenge, redirect, &why) :
+	    NULL;
+	free(challenge);
+	if (url == NULL) {
+		http_error(r, TD_INVALID_REQUEST, NULL, "cannot sign in to %s: %s", l.name,
+		    why != NULL ? why : err);
+		connector_launch_free(&l);
+		free(why);
+		free(redirect);
+		return;
+	}
+	connector_launch_free(&l);
+	out = cJSON_CreateObject();
+	cJSON_AddStringToObject(out, "authorizationUrl", url);
+	cJSON_AddStringToObject(out, "redirectUri", redirect);
+	free(url);
+	free(redirect);
+	http_json(r, 200, out);
+}
+
+/* The credential bound to the connector's header:Authorization, or NULL. */
+static const char *
+bound_authorization(const cJSON *connector)
+{
+	const cJSON *b;
+
+	cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(connector, "credentialBindings")) {
+		const char *target = json_get_string(b, "target");
+
+		if (target != NULL && strcasecmp(target, "header:Authorization") == 0)
+			return json_get_string(b, "credentialId");
+	}
+	return NULL;
+}
+
+/* Stores token for connector id: the bound credential rotated, or a new one bound. */
+static bool
+store_token(struct service *svc, const char *id, const char *token, char **why)
+{
+	struct conn_problem p = { 0 };
+	cJSON *con = connector_get(svc, id), *body, *cred = NULL, *updated = NULL;
+	const char *cid = con != NULL ? bound_authorization(con) : NULL;
+	bool ok;
+
+	if (con == NULL) {
+		*why = xstrdup("the connector was removed during the sign-in");
+		return false;
+	}
+	body = cJSON_CreateObject();
+	if (cid != NULL) {
+		cJSON_AddStringToObject(body, "secret", token);
+		ok = credential_update(svc, cid, body, &cred, &p) == TD_OK;
+	} else {
+		char *name = xasprintf("OAuth token of %s", json_get_string(con, "name"));
+
+		cJSON_AddStringToObject(body, "name", name);
+		cJSON_AddStringToObject(body, "kind", "bearer");
+		cJSON_AddStringToObject(body, "secret", token);
+		free(name);
+		ok = credential_create(svc, body, &cred, &p) == TD_OK;
+	}
+	sodium_memzero(cJSON_GetObjectItemCaseSensitive(body, "secret")->valuestring,
+	    strlen(token));
+	cJSON_Delete(body);
+	if (ok && cid == NULL) {
+		cJSON *bindings = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(con,
+		    "credentialBindings"), true), *b = cJSON_CreateObject();
+
+		if (!cJSON_IsArray(bindings)) {
+			cJSON_Delete(bindings);
+			bindings = cJSON_CreateArray();
+		}
+		cJSON_AddStringToObject(b, "credentialId", json_get_string(cred, "id"));
+		cJSON_AddStringToObject(b, "target", "header:Authorization");
+		cJSON_AddItemToArray(bindings, b);
+		body = cJSON_CreateObject();
+		cJSON_AddItemToObject(body, "transport", cJSON_Duplicate(
+		    cJSON_GetObjectItemCaseSensitive(con, "transport"), true));
+		cJSON_AddItemToObject(body, "credentialBindings", bindings);
+		ok = connector_update(svc, id, body, &updated, &p) == TD_OK;
+		cJSON_Delete(body);
+		cJSON_Delete(updated);
+	}
+	if (!ok)
+		*why = xasprintf("cannot store the token: %s", p.message);
+	cJSON_Delete(p.details);
+	cJSON_Delete(cred);
+	cJSON_Delete(con);
+	return ok;
+}
+
+void
+route_oauth_callback(struct http_request *req, struct http_response *r)
+{
+	struct oauth_result res;
+	char *why = NULL;
+	cJSON *out;
+
+	if (!oauth_finish(http_query(req, "state"), http_query(req, "code"),
+	    http_query(req, "error"), &res, &why) ||
+	    !store_token(req->svc, res.connector_id, res.access_token, &why)) {
+		log_warn("oauth: a sign-in of %s failed: %s",
+		    res.connector_id[0] ? res.connector_id : "(unknown)", why);
+		http_error(r, TD_INVALID_REQUEST, NULL, "taskdeck: the sign-in failed: %s", why);
+		free(why);
+		secrets_plain_free(res.access_token);
+		return;
+	}
+	secrets_plain_free(res.access_token);
+	log_info("oauth: connector %s signed in", res.connector_id);
+	out = cJSON_CreateObject();
+	cJSON_AddStringToObject(out, "connectorId", res.connector_id);
+	cJSON_AddStringToObject(out, "message", "taskdeck: signed in; you can close this window.");
+	http_json(r, 200, out);
+}
