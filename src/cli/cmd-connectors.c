@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "cli.h"
@@ -95,11 +96,19 @@ const struct cli_cmd cmd_connectors_test_entry = {
 	cli_no_options, 1, 1, cmd_connectors_test_exec
 };
 
+static const struct cli_option login_options[] = {
+	{ "client-id", true },
+	{ "client-secret-stdin", false },
+	{ NULL, false }
+};
+
 const struct cli_cmd cmd_connectors_login_entry = {
-	"connectors", "login", "ID",
+	"connectors", "login", "ID [--client-id ID [--client-secret-stdin]]",
 	"Sign in to an http connector's server with OAuth: prints the URL to open\n"
-	"in a browser; the service receives the answer and keeps the token.",
-	cli_no_options, 1, 1, cmd_connectors_login_exec
+	"in a browser; the service receives the answer and keeps the token.\n"
+	"--client-id names a client the server registered beforehand (its secret,\n"
+	"if any, read from standard input); else the service registers itself.",
+	login_options, 1, 1, cmd_connectors_login_exec
 };
 
 /* Prints one connector. */
@@ -472,15 +481,31 @@ static int
 cmd_connectors_login_exec(struct cli *cli, int argc, char **argv)
 {
 	struct td_request_options opts = cli_request_options(cli);
+	struct td_connector_login login = { .client_id = cli_get(cli, "client-id") };
 	struct td_error err;
-	char *url;
+	char *url, *secret = NULL;
 	int rc;
 
 	(void)argc;
-	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+	if (cli_has(cli, "client-secret-stdin")) {
+		const char *why = NULL;
+
+		if (login.client_id == NULL)
+			return cli_usage_error(cli, "--client-secret-stdin needs --client-id");
+		if ((secret = cli_secret_read_fd(STDIN_FILENO, &why)) == NULL)
+			return cli_usage_error(cli, "%s", why);
+		login.client_secret = secret;
+	}
+	rc = cli_connect(cli);
+	if (rc == CLI_EXIT_OK &&
+	    td_login_connector(cli->client, argv[0], &login, &opts, &url, &err) != TD_OK)
+		rc = cli_fail(&err);
+	if (secret != NULL) {
+		explicit_bzero(secret, strlen(secret));
+		free(secret);
+	}
+	if (rc != CLI_EXIT_OK)
 		return rc;
-	if (td_login_connector(cli->client, argv[0], &opts, &url, &err) != TD_OK)
-		return cli_fail(&err);
 	if (cli->json) {
 		cJSON *o = cJSON_CreateObject();
 		char *text;

@@ -311,13 +311,13 @@ td_test_connector(struct td_client *c, const char *id, const struct td_request_o
 }
 
 enum td_code
-td_login_connector(struct td_client *c, const char *id, const struct td_request_options *opts,
-    char **url, struct td_error *err)
+td_login_connector(struct td_client *c, const char *id, const struct td_connector_login *login,
+    const struct td_request_options *opts, char **url, struct td_error *err)
 {
 	struct td_request_options own = { 0 };
 	struct client_response resp;
 	enum td_code rc;
-	char *path;
+	char *path, *body = NULL;
 
 	*url = NULL;
 	if (id == NULL || *id == '\0')
@@ -329,9 +329,26 @@ td_login_connector(struct td_client *c, const char *id, const struct td_request_
 		own.timeout_ms = TD_CONNECTOR_TEST_TIMEOUT_MS;
 		opts = &own;
 	}
+	if (login != NULL && login->client_id != NULL) {
+		cJSON *b = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(b, "clientId", login->client_id);
+		if (login->client_secret != NULL)
+			cJSON_AddStringToObject(b, "clientSecret", login->client_secret);
+		body = json_print(b);
+		if (login->client_secret != NULL) {
+			cJSON *s = cJSON_GetObjectItemCaseSensitive(b, "clientSecret");
+
+			explicit_bzero(s->valuestring, strlen(s->valuestring));
+		}
+		cJSON_Delete(b);
+	}
 	path = client_item_path("connectors", id, "/login");
-	rc = client_call(c, "POST", path, NULL, false, opts, &resp, err);
+	rc = client_call(c, "POST", path, body, false, opts, &resp, err);
 	free(path);
+	if (body != NULL)
+		explicit_bzero(body, strlen(body));
+	free(body);
 	if (rc == TD_OK) {
 		if (json_get_string(resp.json, "authorizationUrl") == NULL)
 			rc = client_malformed(&resp, "sign-in answer", err);

@@ -1275,8 +1275,7 @@ sign_in_err(const struct http_exchange *x, long status, const char *method, char
 	if (status == 403 && strcmp(error, "insufficient_scope") != 0)
 		return false;
 	set_err(err, errlen, "sign-in needed: the server answered HTTP %ld to %s and asks for an "
-	    "OAuth %s%s%s%s%s%s; taskdeck does not sign in to MCP servers itself: bind a bearer "
-	    "credential to header:Authorization", status, method,
+	    "OAuth %s%s%s%s%s%s; sign in with 'taskdeck connectors login'", status, method,
 	    status == 403 ? "token with more scope" : "sign-in", *scope ? " (scope " : "", scope,
 	    *scope ? ")" : "", *meta ? ", described at " : "", meta);
 	return true;

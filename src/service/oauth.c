@@ -389,13 +389,13 @@ discover(const char *url, const char *challenge, struct discovery *d, char **why
 
 /* The token endpoint auth method to ask for: none, else basic, else post. */
 static const char *
-choose_auth_method(const cJSON *as)
+choose_auth_method(const cJSON *as, bool has_secret)
 {
 	const cJSON *m = cJSON_GetObjectItemCaseSensitive(as, "token_endpoint_auth_methods_supported");
 
 	if (!cJSON_IsArray(m))
 		return "client_secret_basic";	/* RFC 8414's default */
-	if (list_has(m, "none"))
+	if (list_has(m, "none") && !has_secret)
 		return "none";
 	if (list_has(m, "client_secret_basic"))
 		return "client_secret_basic";
@@ -429,7 +429,7 @@ register_client(const cJSON *as, struct pending *p, char **why)
 	cJSON_AddItemToArray(grants, cJSON_CreateString("refresh_token"));
 	cJSON_AddItemToArray(cJSON_AddArrayToObject(req, "response_types"),
 	    cJSON_CreateString("code"));
-	cJSON_AddStringToObject(req, "token_endpoint_auth_method", choose_auth_method(as));
+	cJSON_AddStringToObject(req, "token_endpoint_auth_method", choose_auth_method(as, false));
 	body = json_print(req);
 	cJSON_Delete(req);
 	status = fetch(endpoint, body, "application/json", NULL, &f);
@@ -459,6 +459,13 @@ char *
 oauth_begin(const char *connector_id, const char *url, const char *challenge,
     const char *redirect_uri, char **why)
 {
+	return oauth_begin_as(connector_id, url, challenge, NULL, NULL, redirect_uri, why);
+}
+
+char *
+oauth_begin_as(const char *connector_id, const char *url, const char *challenge,
+    const char *client_id, const char *client_secret, const char *redirect_uri, char **why)
+{
 	struct discovery d;
 	struct pending *p;
 	unsigned char rnd[32], hash[crypto_hash_sha256_BYTES];
@@ -477,7 +484,17 @@ oauth_begin(const char *connector_id, const char *url, const char *challenge,
 	p->redirect_uri = xstrdup(redirect_uri);
 	p->resource = d.resource;
 	p->token_endpoint = xstrdup(json_get_string(d.as, "token_endpoint"));
-	if (!register_client(d.as, p, why)) {
+	if (client_id != NULL) {
+		/* Pre-registered: as the server's metadata allows it to authenticate. */
+		p->client_id = xstrdup(client_id);
+		p->client_secret = client_secret != NULL ? xstrdup(client_secret) : NULL;
+		p->auth_method = xstrdup(client_secret != NULL ?
+		    choose_auth_method(d.as, true) : "none");
+		if (strcmp(p->auth_method, "none") == 0 && client_secret != NULL) {
+			free(p->auth_method);
+			p->auth_method = xstrdup("client_secret_basic");
+		}
+	} else if (!register_client(d.as, p, why)) {
 		free(d.scope);
 		cJSON_Delete(d.as);
 		pending_free(p);

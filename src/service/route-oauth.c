@@ -33,9 +33,35 @@ route_connectors_login(struct http_request *req, struct http_response *r)
 	char *redirect, *url, *why = NULL, *challenge = NULL, err[1024];
 	cJSON *out;
 
-	if (connector_launch_prepare(req->svc, req->params[0], &l, &p) != TD_OK)
+	static const char *const fields[] = { "clientId", "clientSecret", NULL };
+	cJSON *body = req->body != NULL && req->body_len > 0 ?
+	    json_parse(req->body, req->body_len) : NULL;
+	const char *bad = NULL, *client_id = json_get_string(body, "clientId");
+	const char *client_secret = json_get_string(body, "clientSecret");
+
+	if (req->body != NULL && req->body_len > 0 && !cJSON_IsObject(body)) {
+		cJSON_Delete(body);
+		return http_error(r, TD_INVALID_REQUEST, NULL, "the body must be a JSON object");
+	}
+	if (body != NULL && !json_only_keys(body, fields, &bad)) {
+		cJSON_Delete(body);
+		return http_bad_field(r, bad, "unknown field %.64s", bad);
+	}
+	if ((cJSON_GetObjectItemCaseSensitive(body, "clientId") != NULL &&
+	    (client_id == NULL || *client_id == '\0' || strlen(client_id) > 512)) ||
+	    (cJSON_GetObjectItemCaseSensitive(body, "clientSecret") != NULL &&
+	    (client_secret == NULL || *client_secret == '\0' || strlen(client_secret) > 16384 ||
+	    client_id == NULL))) {
+		cJSON_Delete(body);
+		return http_bad_field(r, "clientId", "clientId must be 1 to 512 bytes; "
+		    "clientSecret 1 to 16384 bytes, and only with a clientId");
+	}
+	if (connector_launch_prepare(req->svc, req->params[0], &l, &p) != TD_OK) {
+		cJSON_Delete(body);
 		return route_conn_problem(r, &p);
+	}
 	if (!l.http) {
+		cJSON_Delete(body);
 		connector_launch_free(&l);
 		return http_error(r, TD_INVALID_REQUEST, NULL, "only an http connector signs in");
 	}
@@ -57,9 +83,12 @@ route_connectors_login(struct http_request *req, struct http_response *r)
 		mcp_close(c);
 	}
 	redirect = xasprintf("%s/oauth/callback", req->svc->base_url);
-	url = challenge != NULL ? oauth_begin(req->params[0], l.url, challenge, redirect, &why) :
-	    NULL;
+	url = challenge != NULL ? oauth_begin_as(req->params[0], l.url, challenge, client_id,
+	    client_secret, redirect, &why) : NULL;
 	free(challenge);
+	if (client_secret != NULL)
+		sodium_memzero((char *)client_secret, strlen(client_secret));
+	cJSON_Delete(body);
 	if (url == NULL) {
 		http_error(r, TD_INVALID_REQUEST, NULL, "cannot sign in to %s: %s", l.name,
 		    why != NULL ? why : err);

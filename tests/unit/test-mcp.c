@@ -753,8 +753,8 @@ Test(mcp, a_server_that_needs_an_oauth_sign_in_says_so)
 	cr_assert_eq(mcp_handshake(c, err, sizeof err), -1);
 	snprintf(want, sizeof want, "sign-in needed: the server answered HTTP 401 to initialize "
 	    "and asks for an OAuth sign-in (scope files:read), described at http://127.0.0.1:%d/"
-	    ".well-known/oauth-protected-resource/needs-sign-in; taskdeck does not sign in to MCP "
-	    "servers itself: bind a bearer credential to header:Authorization", port);
+	    ".well-known/oauth-protected-resource/needs-sign-in; sign in with 'taskdeck connectors "
+	    "login'", port);
 	cr_expect_str_eq(err, want);
 	mcp_close(c);
 	kill(-pid, SIGKILL);
