@@ -99,15 +99,18 @@ const struct cli_cmd cmd_connectors_test_entry = {
 static const struct cli_option login_options[] = {
 	{ "client-id", true },
 	{ "client-secret-stdin", false },
+	{ "scope", true },
 	{ NULL, false }
 };
 
 const struct cli_cmd cmd_connectors_login_entry = {
-	"connectors", "login", "ID [--client-id ID [--client-secret-stdin]]",
+	"connectors", "login", "ID [--scope SCOPE] [--client-id ID [--client-secret-stdin]]",
 	"Sign in to an http connector's server with OAuth: prints the URL to open\n"
 	"in a browser; the service receives the answer and keeps the token.\n"
 	"--client-id names a client the server registered beforehand (its secret,\n"
-	"if any, read from standard input); else the service registers itself.",
+	"if any, read from standard input); else the service registers itself.\n"
+	"--scope asks for these scopes instead of the server's first challenge's\n"
+	"(a step-up: a run's tool line names the scope the server asked for).",
 	login_options, 1, 1, cmd_connectors_login_exec
 };
 
@@ -481,7 +484,8 @@ static int
 cmd_connectors_login_exec(struct cli *cli, int argc, char **argv)
 {
 	struct td_request_options opts = cli_request_options(cli);
-	struct td_connector_login login = { .client_id = cli_get(cli, "client-id") };
+	struct td_connector_login login = { .client_id = cli_get(cli, "client-id"),
+		.scope = cli_get(cli, "scope") };
 	struct td_error err;
 	char *url, *secret = NULL;
 	int rc;

@@ -329,10 +329,13 @@ td_login_connector(struct td_client *c, const char *id, const struct td_connecto
 		own.timeout_ms = TD_CONNECTOR_TEST_TIMEOUT_MS;
 		opts = &own;
 	}
-	if (login != NULL && login->client_id != NULL) {
+	if (login != NULL && (login->client_id != NULL || login->scope != NULL)) {
 		cJSON *b = cJSON_CreateObject();
 
-		cJSON_AddStringToObject(b, "clientId", login->client_id);
+		if (login->scope != NULL)
+			cJSON_AddStringToObject(b, "scope", login->scope);
+		if (login->client_id != NULL)
+			cJSON_AddStringToObject(b, "clientId", login->client_id);
 		if (login->client_secret != NULL)
 			cJSON_AddStringToObject(b, "clientSecret", login->client_secret);
 		body = json_print(b);

@@ -925,8 +925,9 @@ TD_API enum td_code td_test_connector(struct td_client *client, const char *id,
     struct td_error *err);
 /* A client the server's authorization server registered beforehand. */
 struct td_connector_login {
-	const char *client_id;
+	const char *client_id;		/* NULL: the service registers itself */
 	const char *client_secret;	/* NULL for a public client */
+	const char *scope;		/* NULL: what the server's challenge asks */
 };
 
 /*

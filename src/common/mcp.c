@@ -1274,10 +1274,12 @@ sign_in_err(const struct http_exchange *x, long status, const char *method, char
 	challenge_param(x->www_auth, "error", error, sizeof error);
 	if (status == 403 && strcmp(error, "insufficient_scope") != 0)
 		return false;
-	set_err(err, errlen, "sign-in needed: the server answered HTTP %ld to %s and asks for an "
-	    "OAuth %s%s%s%s%s%s; sign in with 'taskdeck connectors login'", status, method,
-	    status == 403 ? "token with more scope" : "sign-in", *scope ? " (scope " : "", scope,
-	    *scope ? ")" : "", *meta ? ", described at " : "", meta);
+	/* The scope first: a tool line's summary keeps only the start. */
+	set_err(err, errlen, "sign-in needed%s%s%s: the server answered HTTP %ld to %s and asks "
+	    "for an OAuth %s%s%s; sign in with 'taskdeck connectors login'", *scope ? " (scope " :
+	    "", scope, *scope ? ")" : "", status, method,
+	    status == 403 ? "token with more scope" : "sign-in", *meta ? ", described at " : "",
+	    meta);
 	return true;
 }
 

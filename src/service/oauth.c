@@ -323,7 +323,8 @@ resource_matches(const char *resource, const char *url)
 }
 
 static bool
-discover(const char *url, const char *challenge, struct discovery *d, char **why)
+discover(const char *url, const char *challenge, const char *scope_asked, struct discovery *d,
+    char **why)
 {
 	char meta_url[1024], scope[512], origin[512], path[1024];
 	const char *issuer = NULL;
@@ -332,6 +333,8 @@ discover(const char *url, const char *challenge, struct discovery *d, char **why
 	memset(d, 0, sizeof *d);
 	challenge_param(challenge, "resource_metadata", meta_url, sizeof meta_url);
 	challenge_param(challenge, "scope", scope, sizeof scope);
+	if (scope_asked != NULL)
+		snprintf(scope, sizeof scope, "%s", scope_asked);
 	prm = find_prm(url, meta_url);
 	if (prm != NULL) {
 		const cJSON *servers = cJSON_GetObjectItemCaseSensitive(prm, "authorization_servers");
@@ -459,12 +462,13 @@ char *
 oauth_begin(const char *connector_id, const char *url, const char *challenge,
     const char *redirect_uri, char **why)
 {
-	return oauth_begin_as(connector_id, url, challenge, NULL, NULL, redirect_uri, why);
+	return oauth_begin_as(connector_id, url, challenge, NULL, NULL, NULL, redirect_uri, why);
 }
 
 char *
 oauth_begin_as(const char *connector_id, const char *url, const char *challenge,
-    const char *client_id, const char *client_secret, const char *redirect_uri, char **why)
+    const char *client_id, const char *client_secret, const char *scope,
+    const char *redirect_uri, char **why)
 {
 	struct discovery d;
 	struct pending *p;
@@ -477,7 +481,7 @@ oauth_begin_as(const char *connector_id, const char *url, const char *challenge,
 	time_t now = time(NULL);
 
 	*why = NULL;
-	if (!discover(url, challenge, &d, why))
+	if (!discover(url, challenge, scope, &d, why))
 		return NULL;
 	p = xcalloc(1, sizeof *p);
 	snprintf(p->connector_id, sizeof p->connector_id, "%s", connector_id);

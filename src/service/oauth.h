@@ -22,10 +22,13 @@ char *oauth_begin(const char *connector_id, const char *url, const char *challen
     const char *redirect_uri, char **why);
 /*
  * oauth_begin with a client registered beforehand (client_id, and its
- * client_secret or NULL for a public client) instead of a registration.
+ * client_secret or NULL for a public client) instead of a registration, and
+ * scope (NULL: the challenge's) to ask for.  challenge may be "" when scope
+ * is given: a step-up the server asked for in an earlier answer.
  */
 char *oauth_begin_as(const char *connector_id, const char *url, const char *challenge,
-    const char *client_id, const char *client_secret, const char *redirect_uri, char **why);
+    const char *client_id, const char *client_secret, const char *scope,
+    const char *redirect_uri, char **why);
 
 struct oauth_result {
 	char connector_id[64];
