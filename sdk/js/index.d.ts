@@ -274,6 +274,12 @@ export interface ConnectorUpdate {
 
 export interface ConnectorTestResult { success: boolean; toolCount: number; message: string }
 
+/** A client registered beforehand, and the scope of a step-up; all optional. */
+export interface ConnectorLogin { clientId?: string; clientSecret?: string; scope?: string }
+
+/** Open authorizationUrl in a browser; the service receives the answer at redirectUri. */
+export interface ConnectorLoginResult { authorizationUrl: string; redirectUri: string }
+
 export type CredentialKind = 'api-key' | 'bearer' | 'basic' | 'secret' | (string & {});
 
 export interface Credential {
@@ -354,6 +360,7 @@ export declare class TaskdeckClient {
   updateConnector(connectorId: string, request: ConnectorUpdate, options?: RequestOptions): Promise<Connector>;
   removeConnector(connectorId: string, options?: RequestOptions): Promise<unknown>;
   testConnector(connectorId: string, options?: RequestOptions): Promise<ConnectorTestResult>;
+  loginConnector(connectorId: string, login?: ConnectorLogin | null, options?: RequestOptions): Promise<ConnectorLoginResult>;
   listCredentials(options?: ListOptions): Promise<Page<Credential>>;
   createCredential(request: NewCredential, options?: RequestOptions): Promise<Credential>;
   updateCredential(credentialId: string, patch: CredentialPatch, options?: RequestOptions): Promise<Credential>;
