@@ -103,6 +103,11 @@ struct mcp_client {
 	bool get_refused;	/* the server does not offer it (405, or not a stream) */
 	cJSON *replies;		/* answers to the server's requests, not yet sent */
 	char *challenge;	/* the Bearer challenge of the last 401 or 403 insufficient_scope */
+	mcp_elicit_fn elicit;	/* who answers elicitation/create, or NULL */
+	void *elicit_ud;
+	void (*elicit_ud_free)(void *);
+	long asked_ms;		/* time spent asking someone during the current request */
+	cJSON *deferred;	/* requests of the server to answer outside curl's callbacks */
 };
 
 static void
@@ -175,6 +180,18 @@ client_new(const struct mcp_limits *lim)
 	c->to_fd = c->from_fd = c->err_fd = -1;
 	buf_init(&c->in, 0);
 	return c;
+}
+
+void
+mcp_set_elicitation(struct mcp_client *c, mcp_elicit_fn fn, void *ud, void (*ud_free)(void *))
+{
+	if (c == NULL)
+		return;
+	if (c->elicit_ud_free != NULL)
+		c->elicit_ud_free(c->elicit_ud);
+	c->elicit = fn;
+	c->elicit_ud = ud;
+	c->elicit_ud_free = ud_free;
 }
 
 const char *
@@ -770,13 +787,25 @@ request_new(struct mcp_client *c, long id, const char *method, cJSON *params)
  * with an error that says why; anything else is "Method not found".
  */
 static cJSON *
-server_request_reply(const struct mcp_client *c, const cJSON *mid, const char *method)
+server_request_reply(struct mcp_client *c, const cJSON *mid, const char *method,
+    const cJSON *params)
 {
-	cJSON *r = cJSON_CreateObject(), *e = NULL;
+	cJSON *r = cJSON_CreateObject(), *e = NULL, *answer;
 
 	cJSON_AddStringToObject(r, "jsonrpc", "2.0");
 	cJSON_AddItemToObject(r, "id", cJSON_Duplicate(mid, true));
-	if (strcmp(method, "ping") == 0) {
+	if (strcmp(method, "elicitation/create") == 0 && c->elicit != NULL) {
+		long t0 = now_ms();
+
+		answer = c->elicit(c, params, c->elicit_ud);
+		c->asked_ms += now_ms() - t0;
+		if (!cJSON_IsObject(answer)) {
+			cJSON_Delete(answer);
+			answer = cJSON_CreateObject();
+			cJSON_AddStringToObject(answer, "action", "decline");
+		}
+		cJSON_AddItemToObject(r, "result", answer);
+	} else if (strcmp(method, "ping") == 0) {
 		cJSON_AddObjectToObject(r, "result");
 	} else if (strcmp(method, "roots/list") == 0 && c->root_uri != NULL) {
 		cJSON *root = cJSON_CreateObject();
@@ -808,7 +837,7 @@ server_request_reply(const struct mcp_client *c, const cJSON *mid, const char *m
  * JSON-RPC.  *reply is set when the server asked something of us.
  */
 static int
-classify(const struct mcp_client *c, cJSON *msg, long id, cJSON **out, cJSON **reply)
+classify(struct mcp_client *c, cJSON *msg, long id, cJSON **out, cJSON **reply)
 {
 	const cJSON *ver = cJSON_GetObjectItemCaseSensitive(msg, "jsonrpc");
 	const cJSON *mid = cJSON_GetObjectItemCaseSensitive(msg, "id");
@@ -819,7 +848,8 @@ classify(const struct mcp_client *c, cJSON *msg, long id, cJSON **out, cJSON **r
 		return -1;
 	if (cJSON_IsString(method)) {
 		if (mid != NULL && !cJSON_IsNull(mid))
-			*reply = server_request_reply(c, mid, method->valuestring);
+			*reply = server_request_reply(c, mid, method->valuestring,
+			    cJSON_GetObjectItemCaseSensitive(msg, "params"));
 		return 0;
 	}
 	if (!cJSON_IsNumber(mid) || (long)mid->valuedouble != id)
@@ -882,7 +912,12 @@ stdio_rpc(struct mcp_client *c, long id, const char *method, cJSON *params, cons
 		}
 		in = json_parse(line, len);
 		free(line);
-		k = in != NULL ? classify(c, in, id, &answer, &reply) : -1;
+		{
+			long asked = c->asked_ms;
+
+			k = in != NULL ? classify(c, in, id, &answer, &reply) : -1;
+			deadline += c->asked_ms - asked;
+		}
 		if (k < 0) {
 			/* A stray line (a log line, a banner): skipped, as other clients do.
 			 * Its text is not logged: it may hold anything. */
@@ -1044,7 +1079,8 @@ mcp_open_http(const char *url, const char *const *headers, const struct mcp_limi
 	c->http = true;
 	c->url = xstrdup(url);
 	c->curl = curl_easy_init();
-	if (c->curl == NULL) {
+	c->multi = curl_multi_init();
+	if (c->curl == NULL || c->multi == NULL) {
 		set_err(err, errlen, "cannot set up an HTTP client");
 		mcp_close(c);
 		return NULL;
@@ -1098,13 +1134,14 @@ http_headers(const struct mcp_client *c, const char *method, const char *accept)
 static void
 http_setup(CURL *h, const char *url, struct curl_slist *headers, long timeout_ms)
 {
+	/* 0 = no timeout of curl's own. */
 	curl_easy_reset(h);
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms > 1 ? timeout_ms : 1L);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : 0L);
 }
 
 /*
@@ -1147,6 +1184,16 @@ http_on_event(const struct sse_event *ev, void *ud)
 	if (ev->data_len == 0 || x->answer != NULL)
 		return 0;	/* a priming event, or one after the answer */
 	msg = json_parse(ev->data, ev->data_len);
+	if (msg != NULL && x->c->elicit != NULL &&
+	    cJSON_GetObjectItemCaseSensitive(msg, "id") != NULL &&
+	    strcmp(json_get_string(msg, "method") ? json_get_string(msg, "method") : "",
+	    "elicitation/create") == 0) {
+		/* Someone is asked: not from inside curl's callback. */
+		if (x->c->deferred == NULL)
+			x->c->deferred = cJSON_CreateArray();
+		cJSON_AddItemToArray(x->c->deferred, msg);
+		return 0;
+	}
 	k = msg != NULL ? classify(x->c, msg, x->id, &answer, &reply) : -1;
 	if (reply != NULL) {
 		/* Sent once the transfers are back in our hands (not from a callback). */
@@ -1324,6 +1371,13 @@ exchange_done(struct http_exchange *x)
 static void
 flush_replies(struct mcp_client *c)
 {
+	while (c->deferred != NULL && cJSON_GetArraySize(c->deferred) > 0) {
+		cJSON *q = cJSON_DetachItemFromArray(c->deferred, 0);
+
+		http_send_reply(c, server_request_reply(c, cJSON_GetObjectItemCaseSensitive(q, "id"),
+		    json_get_string(q, "method"), cJSON_GetObjectItemCaseSensitive(q, "params")));
+		cJSON_Delete(q);
+	}
 	while (c->replies != NULL && cJSON_GetArraySize(c->replies) > 0)
 		http_send_reply(c, cJSON_DetachItemFromArray(c->replies, 0));
 }
@@ -1437,7 +1491,12 @@ http_run(struct mcp_client *c, struct http_exchange *x, long deadline)
 				get_stream_close(c);
 			}
 		}
-		flush_replies(c);
+		{
+			long asked = c->asked_ms;
+
+			flush_replies(c);
+			deadline += c->asked_ms - asked;
+		}
 		if (c->getx != NULL && c->getx->answer != NULL && x->answer == NULL) {
 			x->answer = c->getx->answer;
 			c->getx->answer = NULL;
@@ -1482,7 +1541,8 @@ http_perform(struct mcp_client *c, struct http_exchange *x, const char *text,
 		h = curl_slist_append(h, line);
 	}
 	x->curl = c->curl;
-	http_setup(c->curl, c->url, h, deadline - now_ms());
+	/* http_run keeps the deadline (it moves while someone is asked). */
+	http_setup(c->curl, c->url, h, c->multi != NULL ? 0 : deadline - now_ms());
 	if (text != NULL) {
 		curl_easy_setopt(c->curl, CURLOPT_POST, 1L);
 		curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, text);
@@ -1753,6 +1813,8 @@ client_capabilities(const struct mcp_client *c)
 
 	if (c->root_uri != NULL)
 		cJSON_AddBoolToObject(cJSON_AddObjectToObject(caps, "roots"), "listChanged", false);
+	if (c->elicit != NULL)
+		cJSON_AddObjectToObject(cJSON_AddObjectToObject(caps, "elicitation"), "form");
 	return caps;
 }
 
@@ -2060,6 +2122,9 @@ mcp_close(struct mcp_client *c)
 	if (c->multi != NULL)
 		curl_multi_cleanup(c->multi);
 	cJSON_Delete(c->replies);
+	cJSON_Delete(c->deferred);
+	if (c->elicit_ud_free != NULL)
+		c->elicit_ud_free(c->elicit_ud);
 	free(c->root_uri);
 	free(c->challenge);
 	/* The headers may hold credentials. */

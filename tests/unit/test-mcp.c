@@ -515,6 +515,40 @@ Test(mcp, requests_from_the_server_over_stdio)
 	close_and_check_gone(c);
 }
 
+/* Answers every form with its message, after a pause longer than the request's time. */
+static cJSON *
+slow_accept(struct mcp_client *c, const cJSON *params, void *ud)
+{
+	cJSON *r = cJSON_CreateObject();
+
+	(void)c;
+	++*(int *)ud;
+	usleep(900 * 1000);
+	cJSON_AddStringToObject(r, "action", "accept");
+	cJSON_AddItemToObject(cJSON_AddObjectToObject(r, "content"), "params",
+	    cJSON_Duplicate(params, true));
+	return r;
+}
+
+/* With someone to ask, a form is theirs to answer; their time is not the request's. */
+Test(mcp, elicitation_goes_to_the_handler_and_its_time_does_not_count)
+{
+	struct mcp_client *c = open_fail("asks", 500);
+	cJSON *result;
+	const char *text;
+	int asked = 0;
+
+	mcp_set_elicitation(c, slow_accept, &asked, NULL);
+	cr_assert_eq(mcp_handshake(c, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(mcp_call_tool(c, "one", NULL, &result, err, sizeof err), 0, "%s", err);
+	text = first_text(result);
+	cr_expect_eq(asked, 1);
+	cr_expect_not_null(strstr(text, "elicitation/create: {\"result\":{\"action\":\"accept\","
+	    "\"content\":{\"params\":{}}}}"), "%s", text);
+	cJSON_Delete(result);
+	close_and_check_gone(c);
+}
+
 Test(mcp, an_unknown_revision_is_refused)
 {
 	struct mcp_client *c = open_fail("oldversion", 5000);
