@@ -277,8 +277,11 @@ export interface ConnectorTestResult { success: boolean; toolCount: number; mess
 /** A client registered beforehand, and the scope of a step-up; all optional. */
 export interface ConnectorLogin { clientId?: string; clientSecret?: string; scope?: string }
 
-/** Open authorizationUrl in a browser; the service receives the answer at redirectUri. */
-export interface ConnectorLoginResult { authorizationUrl: string; redirectUri: string }
+/**
+ * Open authorizationUrl in a browser; the service receives the answer at redirectUri.
+ * A machine client (client credentials) is signed in at once: signedIn, no URL.
+ */
+export interface ConnectorLoginResult { authorizationUrl?: string; redirectUri?: string; signedIn?: boolean; message?: string }
 
 export type CredentialKind = 'api-key' | 'bearer' | 'basic' | 'secret' | (string & {});
 

@@ -510,7 +510,12 @@ cmd_connectors_login_exec(struct cli *cli, int argc, char **argv)
 	}
 	if (rc != CLI_EXIT_OK)
 		return rc;
-	if (cli->json) {
+	if (url == NULL) {
+		if (cli->json)
+			out_json("{\"signedIn\":true}");
+		else
+			printf("signed in with the client's credentials (no browser needed)\n");
+	} else if (cli->json) {
 		cJSON *o = cJSON_CreateObject();
 		char *text;
 

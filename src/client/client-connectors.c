@@ -353,10 +353,11 @@ td_login_connector(struct td_client *c, const char *id, const struct td_connecto
 		explicit_bzero(body, strlen(body));
 	free(body);
 	if (rc == TD_OK) {
-		if (json_get_string(resp.json, "authorizationUrl") == NULL)
-			rc = client_malformed(&resp, "sign-in answer", err);
-		else
+		/* A machine client is signed in at once: no URL. */
+		if (json_get_string(resp.json, "authorizationUrl") != NULL)
 			*url = client_string(resp.json, "authorizationUrl");
+		else if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(resp.json, "signedIn")))
+			rc = client_malformed(&resp, "sign-in answer", err);
 	}
 	client_response_free(&resp);
 	return rc;

@@ -935,7 +935,9 @@ struct td_connector_login {
  * discovers its authorization server, registers itself (or uses login's
  * pre-registered client; login may be NULL), and answers the authorization
  * URL to open in a browser (*url, caller frees with free()).  The browser
- * comes back to the service, which stores the token.
+ * comes back to the service, which stores the token.  TD_OK with *url NULL:
+ * signed in already (a client with a secret whose authorization server
+ * grants only client credentials).
  */
 TD_API enum td_code td_login_connector(struct td_client *client, const char *id,
     const struct td_connector_login *login, const struct td_request_options *opts,

@@ -458,17 +458,21 @@ register_client(const cJSON *as, struct pending *p, char **why)
 
 /* --- the flow ------------------------------------------------------------------------ */
 
+static bool token_request(const struct pending *p, struct buf *form, struct oauth_result *out,
+    char **why);
+
 char *
 oauth_begin(const char *connector_id, const char *url, const char *challenge,
     const char *redirect_uri, char **why)
 {
-	return oauth_begin_as(connector_id, url, challenge, NULL, NULL, NULL, redirect_uri, why);
+	return oauth_begin_as(connector_id, url, challenge, NULL, NULL, NULL, redirect_uri, NULL,
+	    why);
 }
 
 char *
 oauth_begin_as(const char *connector_id, const char *url, const char *challenge,
     const char *client_id, const char *client_secret, const char *scope,
-    const char *redirect_uri, char **why)
+    const char *redirect_uri, struct oauth_result *direct, char **why)
 {
 	struct discovery d;
 	struct pending *p;
@@ -481,6 +485,8 @@ oauth_begin_as(const char *connector_id, const char *url, const char *challenge,
 	time_t now = time(NULL);
 
 	*why = NULL;
+	if (direct != NULL)
+		memset(direct, 0, sizeof *direct);
 	if (!discover(url, challenge, scope, &d, why))
 		return NULL;
 	p = xcalloc(1, sizeof *p);
@@ -488,6 +494,37 @@ oauth_begin_as(const char *connector_id, const char *url, const char *challenge,
 	p->redirect_uri = xstrdup(redirect_uri);
 	p->resource = d.resource;
 	p->token_endpoint = xstrdup(json_get_string(d.as, "token_endpoint"));
+	if (client_id != NULL && client_secret != NULL && direct != NULL &&
+	    list_has(cJSON_GetObjectItemCaseSensitive(d.as, "grant_types_supported"),
+	    "client_credentials") &&
+	    !list_has(cJSON_GetObjectItemCaseSensitive(d.as, "grant_types_supported"),
+	    "authorization_code")) {
+		/*
+		 * An authorization server for machines only (the client credentials
+		 * grant, SEP-1046): the token comes at once, no browser.
+		 */
+		struct buf form;
+
+		p->client_id = xstrdup(client_id);
+		p->client_secret = xstrdup(client_secret);
+		p->auth_method = xstrdup(choose_auth_method(d.as, true));
+		if (strcmp(p->auth_method, "none") == 0) {
+			free(p->auth_method);
+			p->auth_method = xstrdup("client_secret_basic");
+		}
+		buf_init(&form, 0);
+		add_param(&form, "grant_type", "client_credentials");
+		add_param(&form, "resource", p->resource);
+		if (d.scope != NULL)
+			add_param(&form, "scope", d.scope);
+		snprintf(direct->connector_id, sizeof direct->connector_id, "%s", connector_id);
+		token_request(p, &form, direct, why);
+		buf_free(&form);
+		free(d.scope);
+		cJSON_Delete(d.as);
+		pending_free(p);
+		return NULL;
+	}
 	if (client_id != NULL) {
 		/* Pre-registered: as the server's metadata allows it to authenticate. */
 		p->client_id = xstrdup(client_id);
@@ -575,40 +612,21 @@ take(const char *state)
 	return p;
 }
 
-bool
-oauth_finish(const char *state, const char *code, const char *error,
-    struct oauth_result *out, char **why)
+/*
+ * The token request of p with form (its grant's parameters; the client's
+ * authentication is added): *out's token, or false with *why.  form is wiped.
+ */
+static bool
+token_request(const struct pending *p, struct buf *form, struct oauth_result *out, char **why)
 {
-	struct pending *p = state != NULL ? take(state) : NULL;
 	const char *headers[2] = { NULL, NULL };
 	char *basic = NULL, *auth = NULL;
-	struct buf form;
 	struct fetch f;
 	cJSON *answer;
 	const char *token;
 	long status;
 	bool ok;
 
-	memset(out, 0, sizeof *out);
-	*why = NULL;
-	if (p == NULL) {
-		*why = xstrdup("no sign-in is waiting for this answer (it expired, or the state "
-		    "does not match)");
-		return false;
-	}
-	snprintf(out->connector_id, sizeof out->connector_id, "%s", p->connector_id);
-	if (error != NULL || code == NULL) {
-		*why = xasprintf("the authorization server did not grant access (%.100s)",
-		    error != NULL ? error : "no code");
-		pending_free(p);
-		return false;
-	}
-	buf_init(&form, 0);
-	add_param(&form, "grant_type", "authorization_code");
-	add_param(&form, "code", code);
-	add_param(&form, "redirect_uri", p->redirect_uri);
-	add_param(&form, "code_verifier", p->verifier);
-	add_param(&form, "resource", p->resource);
 	if (strcmp(p->auth_method, "client_secret_basic") == 0 && p->client_secret != NULL) {
 		/* RFC 6749 2.3.1: both form-encoded, then base64 of "id:secret". */
 		char *id = curl_easy_escape(NULL, p->client_id, 0);
@@ -626,14 +644,13 @@ oauth_finish(const char *state, const char *code, const char *error,
 		curl_free(id);
 		curl_free(secret);
 	} else {
-		add_param(&form, "client_id", p->client_id);
+		add_param(form, "client_id", p->client_id);
 		if (strcmp(p->auth_method, "client_secret_post") == 0 && p->client_secret != NULL)
-			add_param(&form, "client_secret", p->client_secret);
+			add_param(form, "client_secret", p->client_secret);
 	}
-	status = fetch(p->token_endpoint, form.data, "application/x-www-form-urlencoded", headers,
+	status = fetch(p->token_endpoint, form->data, "application/x-www-form-urlencoded", headers,
 	    &f);
-	sodium_memzero(form.data, form.len);
-	buf_free(&form);
+	sodium_memzero(form->data, form->len);
 	if (auth != NULL) {
 		sodium_memzero(auth, strlen(auth));
 		sodium_memzero(basic, strlen(basic));
@@ -662,6 +679,39 @@ oauth_finish(const char *state, const char *code, const char *error,
 			sodium_memzero(t->valuestring, strlen(t->valuestring));
 		cJSON_Delete(answer);
 	}
+	return ok;
+}
+
+bool
+oauth_finish(const char *state, const char *code, const char *error,
+    struct oauth_result *out, char **why)
+{
+	struct pending *p = state != NULL ? take(state) : NULL;
+	struct buf form;
+	bool ok;
+
+	memset(out, 0, sizeof *out);
+	*why = NULL;
+	if (p == NULL) {
+		*why = xstrdup("no sign-in is waiting for this answer (it expired, or the state "
+		    "does not match)");
+		return false;
+	}
+	snprintf(out->connector_id, sizeof out->connector_id, "%s", p->connector_id);
+	if (error != NULL || code == NULL) {
+		*why = xasprintf("the authorization server did not grant access (%.100s)",
+		    error != NULL ? error : "no code");
+		pending_free(p);
+		return false;
+	}
+	buf_init(&form, 0);
+	add_param(&form, "grant_type", "authorization_code");
+	add_param(&form, "code", code);
+	add_param(&form, "redirect_uri", p->redirect_uri);
+	add_param(&form, "code_verifier", p->verifier);
+	add_param(&form, "resource", p->resource);
+	ok = token_request(p, &form, out, why);
+	buf_free(&form);
 	pending_free(p);
 	return ok;
 }

@@ -20,20 +20,23 @@
  */
 char *oauth_begin(const char *connector_id, const char *url, const char *challenge,
     const char *redirect_uri, char **why);
-/*
- * oauth_begin with a client registered beforehand (client_id, and its
- * client_secret or NULL for a public client) instead of a registration, and
- * scope (NULL: the challenge's) to ask for.  challenge may be "" when scope
- * is given: a step-up the server asked for in an earlier answer.
- */
-char *oauth_begin_as(const char *connector_id, const char *url, const char *challenge,
-    const char *client_id, const char *client_secret, const char *scope,
-    const char *redirect_uri, char **why);
-
 struct oauth_result {
 	char connector_id[64];
 	char *access_token;	/* sodium_malloc'd: secrets_plain_free */
 };
+
+/*
+ * oauth_begin with a client registered beforehand (client_id, and its
+ * client_secret or NULL for a public client) instead of a registration, and
+ * scope (NULL: the challenge's) to ask for.  challenge may be "" when scope
+ * is given: a step-up the server asked for in an earlier answer.  When the
+ * authorization server grants only client credentials (machines, SEP-1046)
+ * and there is a secret, the token is asked for at once: NULL is returned
+ * with direct->access_token set (direct may be NULL: never at once), or *why.
+ */
+char *oauth_begin_as(const char *connector_id, const char *url, const char *challenge,
+    const char *client_id, const char *client_secret, const char *scope,
+    const char *redirect_uri, struct oauth_result *direct, char **why);
 
 /*
  * Ends the sign-in of state with the redirect's code (or its error): the

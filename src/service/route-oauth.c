@@ -25,9 +25,13 @@
 #include "service.h"
 #include "xalloc.h"
 
+static bool store_token(struct service *svc, const char *id, const char *token, char **why);
+
 void
 route_connectors_login(struct http_request *req, struct http_response *r)
 {
+	struct oauth_result direct = { .access_token = NULL };
+	bool signed_in = false;
 	struct conn_problem p = { 0 };
 	struct connector_launch l = { 0 };
 	char *redirect, *url, *why = NULL, *challenge = NULL, err[1024];
@@ -95,11 +99,27 @@ route_connectors_login(struct http_request *req, struct http_response *r)
 	if (challenge == NULL && scope != NULL)
 		challenge = xstrdup("");
 	url = challenge != NULL ? oauth_begin_as(req->params[0], l.url, challenge, client_id,
-	    client_secret, scope, redirect, &why) : NULL;
+	    client_secret, scope, redirect, &direct, &why) : NULL;
+	/* A machine client (client credentials): signed in already. */
+	if (url == NULL && direct.access_token != NULL) {
+		signed_in = store_token(req->svc, req->params[0], direct.access_token, &why);
+		secrets_plain_free(direct.access_token);
+	}
 	free(challenge);
 	if (client_secret != NULL)
 		sodium_memzero((char *)client_secret, strlen(client_secret));
 	cJSON_Delete(body);
+	if (signed_in) {
+		connector_launch_free(&l);
+		free(redirect);
+		log_info("oauth: connector %s signed in with client credentials", req->params[0]);
+		out = cJSON_CreateObject();
+		cJSON_AddBoolToObject(out, "signedIn", true);
+		cJSON_AddStringToObject(out, "message", "signed in with the client's credentials "
+		    "(no browser needed)");
+		http_json(r, 200, out);
+		return;
+	}
 	if (url == NULL) {
 		http_error(r, TD_INVALID_REQUEST, NULL, "cannot sign in to %s: %s", l.name,
 		    why != NULL ? why : err);

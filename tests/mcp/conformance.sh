@@ -77,9 +77,10 @@ if ((rc != 0)) || grep -E 'Sanitizer|runtime error' "$tmp/taskdeckd.err"; then
 	echo "FAIL: taskdeckd exited with status $rc or reported a sanitizer error"
 	exit 1
 fi
-# The suite's authorization servers hand out tokens "test-token-<time>": sealed in the
+# The suite's authorization servers hand out tokens "test-token-<time>" (and
+# "cc-token-<time>" for client credentials): sealed in the
 # store like every credential, never in its files, the log or an answer of the API.
-if grep -rl --text 'test-token-' "$TASKDECK_HOME" "$tmp/taskdeckd.err"; then
+if grep -rlE --text 'test-token-|cc-token-' "$TASKDECK_HOME" "$tmp/taskdeckd.err"; then
 	echo "FAIL: an OAuth token is in the files above"
 	exit 1
 fi
