@@ -20,6 +20,8 @@
 #include "xalloc.h"
 
 #define OAUTH_TIMEOUT_MS 10000L
+/* All the requests of one sign-in's beginning, together (it holds an HTTP thread). */
+#define OAUTH_BEGIN_MS 20000L
 #define OAUTH_MAX_BODY (1024 * 1024)
 #define OAUTH_PENDING_MAX 32
 #define OAUTH_PENDING_SECONDS 600
@@ -39,6 +41,17 @@ struct pending {
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+/* When the current thread's sign-in must be done asking (monotonic ms), 0 = none. */
+static _Thread_local long begin_deadline;
+
+static long
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 static struct pending *pending[OAUTH_PENDING_MAX];
 
 static void
@@ -120,7 +133,13 @@ fetch(const char *url, const char *body, const char *content_type,
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, OAUTH_TIMEOUT_MS);
+	{
+		long ms = OAUTH_TIMEOUT_MS;
+
+		if (begin_deadline != 0 && begin_deadline - mono_ms() < ms)
+			ms = begin_deadline - mono_ms() > 1 ? begin_deadline - mono_ms() : 1;
+		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, ms);
+	}
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, f);
@@ -460,6 +479,9 @@ register_client(const cJSON *as, struct pending *p, char **why)
 
 static bool token_request(const struct pending *p, struct buf *form, struct oauth_result *out,
     char **why);
+static char *oauth_begin_bounded(const char *connector_id, const char *url,
+    const char *challenge, const char *client_id, const char *client_secret,
+    const char *scope, const char *redirect_uri, struct oauth_result *direct, char **why);
 
 char *
 oauth_begin(const char *connector_id, const char *url, const char *challenge,
@@ -474,6 +496,23 @@ oauth_begin_as(const char *connector_id, const char *url, const char *challenge,
     const char *client_id, const char *client_secret, const char *scope,
     const char *redirect_uri, struct oauth_result *direct, char **why)
 {
+	char *out;
+
+	*why = NULL;
+	if (direct != NULL)
+		memset(direct, 0, sizeof *direct);
+	begin_deadline = mono_ms() + OAUTH_BEGIN_MS;
+	out = oauth_begin_bounded(connector_id, url, challenge, client_id, client_secret, scope,
+	    redirect_uri, direct, why);
+	begin_deadline = 0;
+	return out;
+}
+
+static char *
+oauth_begin_bounded(const char *connector_id, const char *url, const char *challenge,
+    const char *client_id, const char *client_secret, const char *scope,
+    const char *redirect_uri, struct oauth_result *direct, char **why)
+{
 	struct discovery d;
 	struct pending *p;
 	unsigned char rnd[32], hash[crypto_hash_sha256_BYTES];
@@ -484,9 +523,6 @@ oauth_begin_as(const char *connector_id, const char *url, const char *challenge,
 	size_t slot = OAUTH_PENDING_MAX;
 	time_t now = time(NULL);
 
-	*why = NULL;
-	if (direct != NULL)
-		memset(direct, 0, sizeof *direct);
 	if (!discover(url, challenge, scope, &d, why))
 		return NULL;
 	p = xcalloc(1, sizeof *p);

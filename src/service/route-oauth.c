@@ -79,7 +79,8 @@ route_connectors_login(struct http_request *req, struct http_response *r)
 	}
 	/* The server's challenge, as a connector test meets it (handshake, tools/list). */
 	{
-		struct mcp_limits lim = { .request_timeout_ms = CONNECTOR_TEST_TIMEOUT_MS };
+		/* Shorter than a test's: this holds one of the service's HTTP threads. */
+		struct mcp_limits lim = { .request_timeout_ms = 5000 };
 		struct mcp_client *c = mcp_open_http(l.url, (const char *const *)l.headers, &lim,
 		    err, sizeof err);
 		struct mcp_tool *tools = NULL;
