@@ -37,6 +37,7 @@ struct pending {
 	char *auth_method;	/* client_secret_basic, client_secret_post or none */
 	char *redirect_uri;
 	char *resource;
+	char *refresh_token;	/* only while renewing */
 	time_t expires;
 };
 
@@ -705,6 +706,30 @@ token_request(const struct pending *p, struct buf *form, struct oauth_result *ou
 		if (ok)
 			memcpy(out->access_token, token, strlen(token) + 1);
 	}
+	if (ok && (json_get_string(answer, "refresh_token") != NULL || p->refresh_token != NULL)) {
+		/* What renews it: a new refresh token, or the one that was used. */
+		const cJSON *exp = cJSON_GetObjectItemCaseSensitive(answer, "expires_in");
+		const char *rt = json_get_string(answer, "refresh_token");
+		cJSON *rec = cJSON_CreateObject();
+		char *text;
+
+		cJSON_AddStringToObject(rec, "tokenEndpoint", p->token_endpoint);
+		cJSON_AddStringToObject(rec, "clientId", p->client_id);
+		if (p->client_secret != NULL)
+			cJSON_AddStringToObject(rec, "clientSecret", p->client_secret);
+		cJSON_AddStringToObject(rec, "authMethod", p->auth_method);
+		cJSON_AddStringToObject(rec, "resource", p->resource);
+		cJSON_AddStringToObject(rec, "refreshToken", rt != NULL ? rt : p->refresh_token);
+		cJSON_AddNumberToObject(rec, "expiresAt", cJSON_IsNumber(exp) ?
+		    (double)time(NULL) + exp->valuedouble : 0);
+		text = json_print(rec);
+		out->refresh_record = sodium_malloc(strlen(text) + 1);
+		if (out->refresh_record != NULL)
+			memcpy(out->refresh_record, text, strlen(text) + 1);
+		sodium_memzero(text, strlen(text));
+		free(text);
+		cJSON_Delete(rec);	/* its copies of the secrets go with the cJSON heap */
+	}
 	if (!ok)
 		*why = xasprintf("the authorization server refused the token request (HTTP %ld)",
 		    status);
@@ -713,8 +738,56 @@ token_request(const struct pending *p, struct buf *form, struct oauth_result *ou
 
 		if (cJSON_IsString(t))
 			sodium_memzero(t->valuestring, strlen(t->valuestring));
+		t = cJSON_GetObjectItemCaseSensitive(answer, "refresh_token");
+		if (cJSON_IsString(t))
+			sodium_memzero(t->valuestring, strlen(t->valuestring));
 		cJSON_Delete(answer);
 	}
+	return ok;
+}
+
+bool
+oauth_refresh(const char *record, struct oauth_result *out, char **why)
+{
+	cJSON *rec = record != NULL ? json_parse(record, strlen(record)) : NULL;
+	const cJSON *exp = cJSON_GetObjectItemCaseSensitive(rec, "expiresAt");
+	struct pending p = { .expires = 0 };
+	struct buf form;
+	bool ok;
+
+	memset(out, 0, sizeof *out);
+	*why = NULL;
+	if (rec == NULL || json_get_string(rec, "refreshToken") == NULL ||
+	    json_get_string(rec, "tokenEndpoint") == NULL || json_get_string(rec, "clientId") == NULL) {
+		cJSON_Delete(rec);
+		*why = xstrdup("the refresh record is not readable");
+		return false;
+	}
+	/* No expiry known, or more than a minute left: nothing to do. */
+	if (!cJSON_IsNumber(exp) || exp->valuedouble == 0 ||
+	    exp->valuedouble > (double)time(NULL) + 60) {
+		cJSON_Delete(rec);
+		return false;
+	}
+	p.token_endpoint = (char *)json_get_string(rec, "tokenEndpoint");
+	p.client_id = (char *)json_get_string(rec, "clientId");
+	p.client_secret = (char *)json_get_string(rec, "clientSecret");
+	p.auth_method = (char *)(json_get_string(rec, "authMethod") ?
+	    json_get_string(rec, "authMethod") : "none");
+	p.resource = (char *)(json_get_string(rec, "resource") ?
+	    json_get_string(rec, "resource") : "");
+	p.refresh_token = (char *)json_get_string(rec, "refreshToken");
+	buf_init(&form, 0);
+	add_param(&form, "grant_type", "refresh_token");
+	add_param(&form, "refresh_token", p.refresh_token);
+	if (*p.resource != '\0')
+		add_param(&form, "resource", p.resource);
+	ok = token_request(&p, &form, out, why);
+	buf_free(&form);
+	sodium_memzero(p.refresh_token, strlen(p.refresh_token));
+	if (p.client_secret != NULL)
+		sodium_memzero(p.client_secret, strlen(p.client_secret));
+	cJSON_Delete(rec);
 	return ok;
 }
 

@@ -23,6 +23,12 @@ char *oauth_begin(const char *connector_id, const char *url, const char *challen
 struct oauth_result {
 	char connector_id[64];
 	char *access_token;	/* sodium_malloc'd: secrets_plain_free */
+	/*
+	 * With a refresh token: what renews the access token (JSON: the token
+	 * endpoint, the client, the resource, the refresh token, expiresAt),
+	 * sodium_malloc'd, else NULL.
+	 */
+	char *refresh_record;
 };
 
 /*
@@ -44,6 +50,22 @@ char *oauth_begin_as(const char *connector_id, const char *url, const char *chal
  */
 bool oauth_finish(const char *state, const char *code, const char *error,
     struct oauth_result *out, char **why);
+
+/*
+ * Renews an access token with the refresh record (oauth_result): true with
+ * out->access_token and out->refresh_record (the record to keep from now on),
+ * or false with *why.  A record whose token is still good for a minute is
+ * left alone: false with *why NULL.
+ */
+bool oauth_refresh(const char *record, struct oauth_result *out, char **why);
+
+struct service;
+/*
+ * Renews every stored OAuth token due within a minute (route-oauth.c): before
+ * a connector test and a run's start.  Each renewal is a token request of up
+ * to 10 s; a token that cannot be renewed is logged and left as it is.
+ */
+void oauth_refresh_due(struct service *svc);
 
 /* Forgets the sign-ins under way (at shutdown). */
 void oauth_reset(void);

@@ -9,7 +9,8 @@
 //   initializes says how many initialize requests came
 //   broken      HTTP 500 with a plain-text reason
 //   lastdelete  the MCP-Protocol-Version header of the last DELETE
-// At /needs-sign-in it answers everything with 401 and a Bearer challenge.
+// At /needs-sign-in it answers everything with 401 and a Bearer challenge; at
+// /oauth/mcp it wants tokens of its own authorization server (below).
 'use strict';
 const http = require('http');
 const V = '2025-11-25';
@@ -30,11 +31,59 @@ function ask(session, id, method) {
 	});
 }
 
+// At /oauth/mcp the same server wants OAuth tokens from its own authorization
+// server at /as: a first token that expires after 1 s, with a refresh token.
+const base = () => `http://127.0.0.1:${process.env.PORT}`;
+const tokens = new Map();	// access token -> expiry (ms)
+let refreshes = 0;
+function oauth(req, res, body) {
+	const url = new URL(req.url, base());
+	const form = new URLSearchParams(body);
+	if (url.pathname === '/.well-known/oauth-protected-resource/oauth/mcp')
+		return json(res, 200, { resource: `${base()}/oauth/mcp`, authorization_servers: [`${base()}/as`] }), true;
+	if (url.pathname === '/.well-known/oauth-authorization-server/as')
+		return json(res, 200, { issuer: `${base()}/as`, authorization_endpoint: `${base()}/as/authorize`,
+			token_endpoint: `${base()}/as/token`, registration_endpoint: `${base()}/as/register`,
+			response_types_supported: ['code'], grant_types_supported: ['authorization_code', 'refresh_token'],
+			token_endpoint_auth_methods_supported: ['none'], code_challenge_methods_supported: ['S256'] }), true;
+	if (url.pathname === '/as/register') return json(res, 201, { client_id: 'client-1' }), true;
+	if (url.pathname === '/as/authorize') {
+		const to = new URL(url.searchParams.get('redirect_uri'));
+		to.searchParams.set('code', 'code-1');
+		to.searchParams.set('state', url.searchParams.get('state'));
+		res.writeHead(302, { Location: to.toString() });
+		return res.end(), true;
+	}
+	if (url.pathname === '/as/token') {
+		if (form.get('grant_type') === 'authorization_code' && form.get('code') === 'code-1') {
+			tokens.set('access-1', Date.now() + 1000);
+			return json(res, 200, { access_token: 'access-1', token_type: 'Bearer', expires_in: 1, refresh_token: 'refresh-secret-1' }), true;
+		}
+		if (form.get('grant_type') === 'refresh_token' && form.get('refresh_token') === 'refresh-secret-1') {
+			refreshes++;
+			tokens.set('access-2', Date.now() + 3600000);
+			return json(res, 200, { access_token: 'access-2', token_type: 'Bearer', expires_in: 3600, refresh_token: 'refresh-secret-2' }), true;
+		}
+		return json(res, 400, { error: 'invalid_grant' }), true;
+	}
+	if (url.pathname === '/as/stats') return json(res, 200, { refreshes }), true;
+	if (url.pathname === '/oauth/mcp') {
+		const auth = req.headers.authorization || '';
+		const expiry = tokens.get(auth.replace(/^Bearer /, ''));
+		if (expiry === undefined || expiry < Date.now()) {
+			res.writeHead(401, { 'WWW-Authenticate': `Bearer resource_metadata="${base()}/.well-known/oauth-protected-resource/oauth/mcp"` });
+			return res.end(), true;
+		}
+	}
+	return false;
+}
+
 http.createServer((req, res) => {
 	let body = '';
 	req.on('data', (c) => { body += c; });
 	req.on('end', async () => {
 		const session = req.headers['mcp-session-id'];
+		if (oauth(req, res, body)) return;
 		if (req.url === '/needs-sign-in') {	// an OAuth-protected server (RFC 9728 challenge)
 			res.writeHead(401, { 'WWW-Authenticate': `Bearer resource_metadata="http://127.0.0.1:${process.env.PORT}/.well-known/oauth-protected-resource/needs-sign-in", scope="files:read"` });
 			return res.end();
