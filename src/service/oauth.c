@@ -439,8 +439,12 @@ register_client(const cJSON *as, struct pending *p, char **why)
 	long status;
 
 	if (endpoint == NULL) {
-		*why = xstrdup("the authorization server offers no dynamic client registration "
-		    "(pre-registered clients are not supported yet)");
+		*why = xstrdup(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(as,
+		    "client_id_metadata_document_supported")) ?
+		    "the authorization server offers no dynamic client registration; it takes a "
+		    "client metadata document: sign in with --client-id and the https URL of yours" :
+		    "the authorization server offers no dynamic client registration: sign in with "
+		    "--client-id (and --client-secret-stdin) of a client registered with it");
 		return false;
 	}
 	req = cJSON_CreateObject();
