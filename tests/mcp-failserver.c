@@ -5,14 +5,20 @@
  *   die        exits during the handshake after a line on stderr
  *   silent     reads and never answers
  *   huge       answers with a line longer than 4 MiB
- *   garbage    answers with a line that is not JSON
- *   notrpc     answers with JSON that is not JSON-RPC
+ *   garbage    legacy, and writes a line that is not JSON before each answer
+ *   notrpc     legacy, and writes JSON that is not JSON-RPC before each answer
+ *   hugecall   legacy; a tools/call with text "big" is answered with a line over 4 MiB
+ *   asks       legacy; a tools/call first asks the client roots/list,
+ *              elicitation/create and sampling/createMessage, and answers with
+ *              what the client said to each
+ *   oldversion legacy, but initialize answers a revision nobody knows
  *   modern     speaks only MCP 2026-07-28: server/discover, no initialize
  *   legacy     initialize only; tools/list in three pages; a server request
  *              and notifications before each answer
  *   spawner    legacy, and leaves a grandchild sleeping in its process group
  *   stubborn   legacy, and ignores SIGTERM and the end of its input
  *   slowcall   legacy, and never answers tools/call
+ * Every mode appends the notifications it gets to the file $TD_NOTICES, when set.
  *   probe-silent  legacy, and ignores server/discover (no answer at all)
  *   probe-exit    legacy, and exits on server/discover
  *   future     answers server/discover with UnsupportedProtocolVersionError
@@ -115,7 +121,7 @@ tools_call(const cJSON *id, const cJSON *params)
 	const char *text = cJSON_GetStringValue(cJSON_GetObjectItem(args, "text"));
 	cJSON *r = answer(id), *res = cJSON_AddObjectToObject(r, "result");
 	cJSON *content = cJSON_AddArrayToObject(res, "content"), *item = cJSON_CreateObject();
-	char out[512];
+	char out[1024];
 
 	if (strcmp(mode, "slowcall") == 0) {
 		cJSON_Delete(r);
@@ -135,7 +141,57 @@ tools_call(const cJSON *id, const cJSON *params)
 		fflush(stdout);
 		return;
 	}
-	if (name != NULL && strcmp(name, "env") == 0) {
+	if (strcmp(mode, "hugecall") == 0 && text != NULL && strcmp(text, "big") == 0) {
+		size_t n = 5 * 1024 * 1024;
+		char *pad = malloc(n + 1);
+
+		memset(pad, 'x', n);
+		pad[n] = '\0';
+		printf("{\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":{\"pad\":\"%s\"}}\n",
+		    (int)cJSON_GetNumberValue(id), pad);
+		fflush(stdout);
+		free(pad);
+		cJSON_Delete(r);
+		cJSON_Delete(item);
+		return;
+	}
+	if (strcmp(mode, "asks") == 0) {
+		static const char *const asks[] = { "roots/list", "elicitation/create",
+			"sampling/createMessage" };
+		size_t o = 0;
+
+		out[0] = '\0';
+		for (size_t i = 0; i < 3; i++) {
+			char *line = NULL;
+			size_t cap = 0;
+			cJSON *q = cJSON_CreateObject(), *a;
+			char *s;
+
+			cJSON_AddStringToObject(q, "jsonrpc", "2.0");
+			cJSON_AddNumberToObject(q, "id", 900 + (double)i);
+			cJSON_AddStringToObject(q, "method", asks[i]);
+			cJSON_AddObjectToObject(q, "params");
+			say(q);
+			/* The answer with our id (the answers to the chatter's ping come too). */
+			for (a = NULL; a == NULL || cJSON_GetNumberValue(cJSON_GetObjectItem(a, "id"))
+			    != 900 + (double)i;) {
+				cJSON_Delete(a);
+				if (getline(&line, &cap, stdin) <= 0)
+					exit(1);
+				a = cJSON_Parse(line);
+			}
+			free(line);
+			cJSON_DeleteItemFromObject(a, "jsonrpc");
+			cJSON_DeleteItemFromObject(a, "id");
+			s = cJSON_PrintUnformatted(a);
+			o += (size_t)snprintf(out + o, sizeof out - o, "%s%s: %s", i ? "\n" : "",
+			    asks[i], s);
+			if (o >= sizeof out)
+				o = sizeof out - 1;
+			free(s);
+			cJSON_Delete(a);
+		}
+	} else if (name != NULL && strcmp(name, "env") == 0) {
 		/* Says what it got without saying the value (it may be a secret). */
 		const char *v = getenv("TD_PROBE");
 		unsigned sum = 0;
@@ -161,6 +217,16 @@ handle(cJSON *msg)
 	const cJSON *params = cJSON_GetObjectItem(msg, "params");
 	bool modern = strcmp(mode, "modern") == 0;
 
+	if (method != NULL && id == NULL && getenv("TD_NOTICES") != NULL) {
+		FILE *f = fopen(getenv("TD_NOTICES"), "a");
+		char *text = cJSON_PrintUnformatted(msg);
+
+		if (f != NULL) {
+			fprintf(f, "%s\n", text);
+			fclose(f);
+		}
+		free(text);
+	}
 	if (method == NULL || id == NULL)
 		return;		/* a notification or an answer to our ping */
 	if (strcmp(mode, "die") == 0) {
@@ -188,12 +254,10 @@ handle(cJSON *msg)
 	if (strcmp(mode, "garbage") == 0) {
 		printf("Hello! I am not a JSON-RPC server.\n");
 		fflush(stdout);
-		return;
 	}
 	if (strcmp(mode, "notrpc") == 0) {
 		printf("{\"hello\":\"world\"}\n");
 		fflush(stdout);
-		return;
 	}
 	if (!modern) {
 		/* Chatter an MCP client must skip or answer. */
@@ -233,7 +297,8 @@ handle(cJSON *msg)
 		}
 		cJSON *r = answer(id), *res = cJSON_AddObjectToObject(r, "result");
 
-		cJSON_AddStringToObject(res, "protocolVersion", "2025-06-18");
+		cJSON_AddStringToObject(res, "protocolVersion",
+		    strcmp(mode, "oldversion") == 0 ? "1999-01-01" : "2025-06-18");
 		cJSON_AddItemToObject(res, "capabilities", cJSON_Parse("{\"tools\":{}}"));
 		cJSON_AddItemToObject(res, "serverInfo",
 		    cJSON_Parse("{\"name\":\"failserver-legacy\",\"version\":\"1\"}"));

@@ -285,6 +285,15 @@ export interface ConnectorUpdate {
 
 export interface ConnectorTestResult { success: boolean; toolCount: number; message: string }
 
+/** A client registered beforehand, and the scope of a step-up; all optional. */
+export interface ConnectorLogin { clientId?: string; clientSecret?: string; scope?: string }
+
+/**
+ * Open authorizationUrl in a browser; the service receives the answer at redirectUri.
+ * A machine client (client credentials) is signed in at once: signedIn, no URL.
+ */
+export interface ConnectorLoginResult { authorizationUrl?: string; redirectUri?: string; signedIn?: boolean; message?: string }
+
 export type CredentialKind = 'api-key' | 'bearer' | 'basic' | 'secret' | (string & {});
 
 export interface Credential {
@@ -365,6 +374,7 @@ export declare class TaskdeckClient {
   updateConnector(connectorId: string, request: ConnectorUpdate, options?: RequestOptions): Promise<Connector>;
   removeConnector(connectorId: string, options?: RequestOptions): Promise<unknown>;
   testConnector(connectorId: string, options?: RequestOptions): Promise<ConnectorTestResult>;
+  loginConnector(connectorId: string, login?: ConnectorLogin | null, options?: RequestOptions): Promise<ConnectorLoginResult>;
   listCredentials(options?: ListOptions): Promise<Page<Credential>>;
   createCredential(request: NewCredential, options?: RequestOptions): Promise<Credential>;
   updateCredential(credentialId: string, patch: CredentialPatch, options?: RequestOptions): Promise<Credential>;

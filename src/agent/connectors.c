@@ -396,6 +396,86 @@ note_unavailable(struct connectors *cs, const char *name, const char *why)
 }
 
 /* Starts one connector; AGENT_OK (on success or failure) or AGENT_CANCELLED. */
+
+/*
+ * A server's form (elicitation/create) is a question for the user: it becomes
+ * a permission prompt of the run (tool "<connector>__elicitation", the form's
+ * message as its summary, the message and the requested schema as its input,
+ * the fields' defaults included).  Allowed, the form is accepted with its
+ * defaults; denied, declined; a cancelled run cancels it.
+ */
+struct elicit_ctx {
+	struct host *host;
+	char *name;
+};
+
+static void *
+elicit_ctx_new(struct host *host, const char *name)
+{
+	struct elicit_ctx *e = xcalloc(1, sizeof *e);
+
+	e->host = host;
+	e->name = xstrdup(name);
+	return e;
+}
+
+static void
+elicit_ctx_free(void *ud)
+{
+	struct elicit_ctx *e = ud;
+
+	if (e != NULL)
+		free(e->name);
+	free(e);
+}
+
+static cJSON *
+connector_elicit(struct mcp_client *c, const cJSON *params, void *ud)
+{
+	struct elicit_ctx *e = ud;
+	const char *message = json_get_string(params, "message");
+	const cJSON *schema = cJSON_GetObjectItemCaseSensitive(params, "requestedSchema");
+	const cJSON *props = cJSON_GetObjectItemCaseSensitive(schema, "properties"), *p;
+	cJSON *ask = cJSON_CreateObject(), *input, *result = NULL, *answer = cJSON_CreateObject();
+	struct agent_error err = { 0 };
+	const char *decision;
+	char *text;
+	int rc;
+
+	(void)c;
+	text = xasprintf("%.64s__elicitation", e->name);
+	cJSON_AddStringToObject(ask, "tool", text);
+	free(text);
+	text = xasprintf("%s asks: %.500s", e->name, message != NULL ? message : "(no message)");
+	cJSON_AddStringToObject(ask, "summary", text);
+	free(text);
+	input = cJSON_AddObjectToObject(ask, "input");
+	cJSON_AddStringToObject(input, "message", message != NULL ? message : "");
+	cJSON_AddItemToObject(input, "requestedSchema", cJSON_IsObject(schema) ?
+	    cJSON_Duplicate(schema, true) : cJSON_CreateObject());
+	rc = host_request(e->host, "permission.ask", ask, &result, &err);
+	decision = rc == AGENT_OK ? json_get_string(result, "decision") : NULL;
+	if (decision != NULL && strcmp(decision, "allow") == 0) {
+		cJSON *content = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(answer, "action", "accept");
+		cJSON_ArrayForEach(p, props) {
+			const cJSON *def = cJSON_GetObjectItemCaseSensitive(p, "default");
+
+			if (def != NULL && p->string != NULL)
+				cJSON_AddItemToObject(content, p->string, cJSON_Duplicate(def, true));
+		}
+		cJSON_AddItemToObject(answer, "content", content);
+	} else {
+		cJSON_AddStringToObject(answer, "action", rc == AGENT_CANCELLED ? "cancel" :
+		    "decline");
+	}
+	log_info("connector %s: a form was %s", e->name, json_get_string(answer, "action"));
+	cJSON_Delete(result);
+	agent_error_clear(&err);
+	return answer;
+}
+
 static int
 connector_start(struct connectors *cs, const cJSON *def, const struct agent_config *cfg,
     struct host *host)
@@ -449,6 +529,9 @@ connector_start(struct connectors *cs, const cJSON *def, const struct agent_conf
 	if (con->mcp == NULL)
 		goto failed;
 	mcp_set_cancel_fd(con->mcp, host_cancel_fd(host));
+	mcp_set_root(con->mcp, cfg->workspace);
+	mcp_set_elicitation(con->mcp, connector_elicit, elicit_ctx_new(host, name),
+	    elicit_ctx_free);
 	if (mcp_handshake(con->mcp, err, sizeof err) != 0 ||
 	    mcp_list_tools(con->mcp, &tools, &ntools, err, sizeof err) != 0) {
 		if (host_cancelled(host))

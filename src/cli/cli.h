@@ -100,6 +100,12 @@ extern const struct cli_cmd cmd_connectors_enable_entry;
 extern const struct cli_cmd cmd_connectors_disable_entry;
 extern const struct cli_cmd cmd_connectors_remove_entry;
 extern const struct cli_cmd cmd_connectors_test_entry;
+extern const struct cli_cmd cmd_connectors_login_entry;
+/*
+ * A secret from fd (standard input): all of it up to 16384 bytes, without
+ * its final line break; NULL with *why.  Wipe and free it.
+ */
+char *cli_secret_read_fd(int fd, const char **why);
 extern const struct cli_cmd cmd_credentials_list_entry;
 extern const struct cli_cmd cmd_credentials_show_entry;
 extern const struct cli_cmd cmd_credentials_create_entry;

@@ -1,8 +1,9 @@
-/* taskdeck connectors list|show|add|update|enable|disable|remove|test */
+/* taskdeck connectors list|show|add|update|enable|disable|remove|test|login */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "cli.h"
@@ -16,6 +17,7 @@ static int cmd_connectors_enable_exec(struct cli *, int, char **);
 static int cmd_connectors_disable_exec(struct cli *, int, char **);
 static int cmd_connectors_remove_exec(struct cli *, int, char **);
 static int cmd_connectors_test_exec(struct cli *, int, char **);
+static int cmd_connectors_login_exec(struct cli *, int, char **);
 
 /* The definition options of add and update. */
 #define DEFINITION_OPTIONS \
@@ -92,6 +94,24 @@ const struct cli_cmd cmd_connectors_test_entry = {
 	"Connect to the server, list its tools and disconnect; no tool is called.\n"
 	"Exits 0 when the server answered, 1 when it did not.",
 	cli_no_options, 1, 1, cmd_connectors_test_exec
+};
+
+static const struct cli_option login_options[] = {
+	{ "client-id", true },
+	{ "client-secret-stdin", false },
+	{ "scope", true },
+	{ NULL, false }
+};
+
+const struct cli_cmd cmd_connectors_login_entry = {
+	"connectors", "login", "ID [--scope SCOPE] [--client-id ID [--client-secret-stdin]]",
+	"Sign in to an http connector's server with OAuth: prints the URL to open\n"
+	"in a browser; the service receives the answer and keeps the token.\n"
+	"--client-id names a client the server registered beforehand (its secret,\n"
+	"if any, read from standard input); else the service registers itself.\n"
+	"--scope asks for these scopes instead of the server's first challenge's\n"
+	"(a step-up: a run's tool line names the scope the server asked for).",
+	login_options, 1, 1, cmd_connectors_login_exec
 };
 
 /* Prints one connector. */
@@ -458,4 +478,57 @@ cmd_connectors_test_exec(struct cli *cli, int argc, char **argv)
 	rc = t->success ? CLI_EXIT_OK : CLI_EXIT_SERVICE;
 	td_connector_test_free(t);
 	return rc;
+}
+
+static int
+cmd_connectors_login_exec(struct cli *cli, int argc, char **argv)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	struct td_connector_login login = { .client_id = cli_get(cli, "client-id"),
+		.scope = cli_get(cli, "scope") };
+	struct td_error err;
+	char *url, *secret = NULL;
+	int rc;
+
+	(void)argc;
+	if (cli_has(cli, "client-secret-stdin")) {
+		const char *why = NULL;
+
+		if (login.client_id == NULL)
+			return cli_usage_error(cli, "--client-secret-stdin needs --client-id");
+		if ((secret = cli_secret_read_fd(STDIN_FILENO, &why)) == NULL)
+			return cli_usage_error(cli, "%s", why);
+		login.client_secret = secret;
+	}
+	rc = cli_connect(cli);
+	if (rc == CLI_EXIT_OK &&
+	    td_login_connector(cli->client, argv[0], &login, &opts, &url, &err) != TD_OK)
+		rc = cli_fail(&err);
+	if (secret != NULL) {
+		explicit_bzero(secret, strlen(secret));
+		free(secret);
+	}
+	if (rc != CLI_EXIT_OK)
+		return rc;
+	if (url == NULL) {
+		if (cli->json)
+			out_json("{\"signedIn\":true}");
+		else
+			printf("signed in with the client's credentials (no browser needed)\n");
+	} else if (cli->json) {
+		cJSON *o = cJSON_CreateObject();
+		char *text;
+
+		cJSON_AddStringToObject(o, "authorizationUrl", url);
+		text = json_print(o);
+		out_json(text);
+		free(text);
+		cJSON_Delete(o);
+	} else {
+		fprintf(stderr, "Open this URL in a browser to sign in; taskdeckd receives the "
+		    "answer:\n");
+		printf("%s\n", url);
+	}
+	free(url);
+	return CLI_EXIT_OK;
 }

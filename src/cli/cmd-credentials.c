@@ -107,8 +107,8 @@ secret_free(char *s)
 }
 
 /* Reads all of fd (at most SECRET_MAX bytes) without the final line break; NULL on error. */
-static char *
-secret_read_fd(int fd, const char **why)
+char *
+cli_secret_read_fd(int fd, const char **why)
 {
 	char *s = malloc(SECRET_MAX + 2);
 	size_t len = 0;
@@ -194,7 +194,7 @@ static char *
 secret_get(struct cli *cli, const char *prompt)
 {
 	const char *why = NULL;
-	char *s = cli_has(cli, "secret-stdin") ? secret_read_fd(STDIN_FILENO, &why) :
+	char *s = cli_has(cli, "secret-stdin") ? cli_secret_read_fd(STDIN_FILENO, &why) :
 	    secret_read_tty(prompt, &why);
 
 	if (s == NULL)

@@ -73,6 +73,7 @@ static const struct cli_cmd *const cli_cmds[] = {
 	&cmd_connectors_disable_entry,
 	&cmd_connectors_remove_entry,
 	&cmd_connectors_test_entry,
+	&cmd_connectors_login_entry,
 	&cmd_credentials_list_entry,
 	&cmd_credentials_show_entry,
 	&cmd_credentials_create_entry,

@@ -310,6 +310,59 @@ td_test_connector(struct td_client *c, const char *id, const struct td_request_o
 	return rc;
 }
 
+enum td_code
+td_login_connector(struct td_client *c, const char *id, const struct td_connector_login *login,
+    const struct td_request_options *opts, char **url, struct td_error *err)
+{
+	struct td_request_options own = { 0 };
+	struct client_response resp;
+	enum td_code rc;
+	char *path, *body = NULL;
+
+	*url = NULL;
+	if (id == NULL || *id == '\0')
+		return client_fail(err, TD_INVALID_ARGUMENT, "a connector id is required");
+	/* The discovery may take several requests of up to 10 s each. */
+	if (opts == NULL || opts->timeout_ms == 0) {
+		if (opts != NULL)
+			own = *opts;
+		own.timeout_ms = TD_CONNECTOR_TEST_TIMEOUT_MS;
+		opts = &own;
+	}
+	if (login != NULL && (login->client_id != NULL || login->scope != NULL)) {
+		cJSON *b = cJSON_CreateObject();
+
+		if (login->scope != NULL)
+			cJSON_AddStringToObject(b, "scope", login->scope);
+		if (login->client_id != NULL)
+			cJSON_AddStringToObject(b, "clientId", login->client_id);
+		if (login->client_secret != NULL)
+			cJSON_AddStringToObject(b, "clientSecret", login->client_secret);
+		body = json_print(b);
+		if (login->client_secret != NULL) {
+			cJSON *s = cJSON_GetObjectItemCaseSensitive(b, "clientSecret");
+
+			explicit_bzero(s->valuestring, strlen(s->valuestring));
+		}
+		cJSON_Delete(b);
+	}
+	path = client_item_path("connectors", id, "/login");
+	rc = client_call(c, "POST", path, body, false, opts, &resp, err);
+	free(path);
+	if (body != NULL)
+		explicit_bzero(body, strlen(body));
+	free(body);
+	if (rc == TD_OK) {
+		/* A machine client is signed in at once: no URL. */
+		if (json_get_string(resp.json, "authorizationUrl") != NULL)
+			*url = client_string(resp.json, "authorizationUrl");
+		else if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(resp.json, "signedIn")))
+			rc = client_malformed(&resp, "sign-in answer", err);
+	}
+	client_response_free(&resp);
+	return rc;
+}
+
 /* --- credentials ----------------------------------------------------------- */
 
 static void

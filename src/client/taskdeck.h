@@ -949,6 +949,25 @@ TD_API enum td_code td_remove_connector(struct td_client *client, const char *id
 TD_API enum td_code td_test_connector(struct td_client *client, const char *id,
     const struct td_request_options *opts, struct td_connector_test **out,
     struct td_error *err);
+/* A client the server's authorization server registered beforehand. */
+struct td_connector_login {
+	const char *client_id;		/* NULL: the service registers itself */
+	const char *client_secret;	/* NULL for a public client */
+	const char *scope;		/* NULL: what the server's challenge asks */
+};
+
+/*
+ * Begins an OAuth sign-in to an http connector's server: the service
+ * discovers its authorization server, registers itself (or uses login's
+ * pre-registered client; login may be NULL), and answers the authorization
+ * URL to open in a browser (*url, caller frees with free()).  The browser
+ * comes back to the service, which stores the token.  TD_OK with *url NULL:
+ * signed in already (a client with a secret whose authorization server
+ * grants only client credentials).
+ */
+TD_API enum td_code td_login_connector(struct td_client *client, const char *id,
+    const struct td_connector_login *login, const struct td_request_options *opts,
+    char **url, struct td_error *err);
 TD_API void td_connector_free(struct td_connector *connector);
 TD_API void td_connector_list_free(struct td_connector_list *list);
 TD_API void td_connector_test_free(struct td_connector_test *test);

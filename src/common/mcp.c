@@ -23,6 +23,7 @@
 
 #include "buf.h"
 #include "json.h"
+#include "log.h"
 #include "mcp.h"
 #include "sandbox.h"
 #include "redact.h"
@@ -33,6 +34,17 @@
 #define MCP_LEGACY_VERSION "2025-11-25"
 #define MCP_META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define MCP_CLIENT_NAME "taskdeck"
+
+/* Earlier revisions this client speaks (an initialize answer must name one). */
+static const char *const known_versions[] = { "2025-11-25", "2025-06-18", "2025-03-26",
+	"2024-11-05", NULL };
+
+/* A closed event stream is resumed (GET with Last-Event-ID) at most this often per request. */
+#define MCP_MAX_RESUMES 5
+/* The wait before resuming when the server named no retry. */
+#define MCP_DEFAULT_RETRY_MS 1000
+/* The time a notifications/cancelled gets. */
+#define MCP_CANCEL_NOTICE_MS 1000
 
 /* How long a stdio server gets to exit by itself, then after SIGTERM. */
 #define MCP_CLOSE_GRACE_MS 50
@@ -67,7 +79,9 @@ struct mcp_client {
 	bool exited;
 	int wstatus;
 	bool sandboxed;		/* started by sandbox_spawn */
-	enum { FAIL_OTHER, FAIL_TIMEOUT, FAIL_EXITED } failure;	/* of the last failed request */
+	enum { FAIL_OTHER, FAIL_TIMEOUT, FAIL_EXITED, FAIL_CANCELLED } failure;	/* of the last failed request */
+	bool discarding;	/* skipping the rest of an oversized line */
+	char *root_uri;		/* file:// URI answered to roots/list, or NULL */
 	/* What started the server, to start it again after a probe that killed it. */
 	char *program;
 	char **argv;		/* argv[0] is the command as given */
@@ -81,6 +95,20 @@ struct mcp_client {
 	char *url;
 	struct curl_slist *user_headers;
 	char *session;		/* Mcp-Session-Id */
+	CURL *aux;		/* answers to the server's requests, sent while a stream is open */
+	long last_status;	/* HTTP status of the last exchange */
+	CURLM *multi;		/* a request's transfer and the standalone stream, together */
+	CURL *get;		/* the standalone event stream (GET), NULL when not open */
+	struct http_exchange *getx;
+	struct curl_slist *get_headers;
+	bool get_refused;	/* the server does not offer it (405, or not a stream) */
+	cJSON *replies;		/* answers to the server's requests, not yet sent */
+	char *challenge;	/* the Bearer challenge of the last 401 or 403 insufficient_scope */
+	mcp_elicit_fn elicit;	/* who answers elicitation/create, or NULL */
+	void *elicit_ud;
+	void (*elicit_ud_free)(void *);
+	long asked_ms;		/* time spent asking someone during the current request */
+	cJSON *deferred;	/* requests of the server to answer outside curl's callbacks */
 };
 
 static void
@@ -153,6 +181,47 @@ client_new(const struct mcp_limits *lim)
 	c->to_fd = c->from_fd = c->err_fd = -1;
 	buf_init(&c->in, 0);
 	return c;
+}
+
+void
+mcp_set_elicitation(struct mcp_client *c, mcp_elicit_fn fn, void *ud, void (*ud_free)(void *))
+{
+	if (c == NULL)
+		return;
+	if (c->elicit_ud_free != NULL)
+		c->elicit_ud_free(c->elicit_ud);
+	c->elicit = fn;
+	c->elicit_ud = ud;
+	c->elicit_ud_free = ud_free;
+}
+
+const char *
+mcp_auth_challenge(const struct mcp_client *c)
+{
+	return c != NULL ? c->challenge : NULL;
+}
+
+void
+mcp_set_root(struct mcp_client *c, const char *dir)
+{
+	if (c == NULL)
+		return;
+	free(c->root_uri);
+	c->root_uri = NULL;
+	if (dir != NULL && dir[0] == '/') {
+		struct buf b;
+
+		/* file:// and the path, its bytes outside [A-Za-z0-9/._~-] percent-encoded. */
+		buf_init(&b, 0);
+		buf_appends(&b, "file://");
+		for (const unsigned char *p = (const unsigned char *)dir; *p; p++) {
+			if (isalnum(*p) || strchr("/._~-", *p) != NULL)
+				buf_append(&b, p, 1);
+			else
+				buf_printf(&b, "%%%02X", *p);
+		}
+		c->root_uri = buf_steal(&b);
+	}
 }
 
 void
@@ -558,6 +627,13 @@ timeout_err(struct mcp_client *c, const char *during, char *err, size_t errlen)
 }
 
 static void
+cancelled_err(struct mcp_client *c, char *err, size_t errlen)
+{
+	c->failure = FAIL_CANCELLED;
+	set_err(err, errlen, "cancelled");
+}
+
+static void
 too_big_err(const struct mcp_client *c, char *err, size_t errlen)
 {
 	char s[32];
@@ -594,7 +670,7 @@ stdio_write(struct mcp_client *c, const char *line, size_t len, long deadline,
 			drain_stderr(c);
 			if (poll(p, c->cancel_fd >= 0 ? 2 : 1, (int)(left < 100 ? left : 100)) > 0 &&
 			    (p[1].revents & POLLIN)) {
-				set_err(err, errlen, "cancelled");
+				cancelled_err(c, err, errlen);
 				return -1;
 			}
 			continue;
@@ -619,9 +695,32 @@ stdio_read_line(struct mcp_client *c, long deadline, const char *during, char **
 		char *nl = c->in.len > c->scanned ?
 		    memchr(c->in.data + c->scanned, '\n', c->in.len - c->scanned) : NULL;
 
-		if (nl != NULL) {
+		if (c->discarding) {
+			/* The rest of a line over the bound: dropped up to its end. */
+			if (nl != NULL) {
+				size_t n = (size_t)(nl - c->in.data) + 1;
+
+				memmove(c->in.data, nl + 1, c->in.len - n);
+				c->in.len -= n;
+				c->in.data[c->in.len] = '\0';
+				c->discarding = false;
+			} else {
+				buf_reset(&c->in);
+			}
+			c->scanned = 0;
+			if (!c->discarding)
+				continue;
+		} else if (nl != NULL) {
 			size_t n = (size_t)(nl - c->in.data);
 
+			if (n > c->lim.max_message_bytes) {
+				memmove(c->in.data, nl + 1, c->in.len - n - 1);
+				c->in.len -= n + 1;
+				c->in.data[c->in.len] = '\0';
+				c->scanned = 0;
+				too_big_err(c, err, errlen);
+				return -1;
+			}
 			*line = xstrndup(c->in.data, n);
 			*len = n;
 			memmove(c->in.data, nl + 1, c->in.len - n - 1);
@@ -631,7 +730,11 @@ stdio_read_line(struct mcp_client *c, long deadline, const char *during, char **
 			return 0;
 		}
 		c->scanned = c->in.len;
-		if (c->in.len > c->lim.max_message_bytes) {
+		if (!c->discarding && c->in.len > c->lim.max_message_bytes) {
+			/* This request fails; the connection goes on after the line's end. */
+			buf_reset(&c->in);
+			c->scanned = 0;
+			c->discarding = true;
 			too_big_err(c, err, errlen);
 			return -1;
 		}
@@ -656,7 +759,7 @@ stdio_read_line(struct mcp_client *c, long deadline, const char *during, char **
 			return -1;
 		}
 		if (p[2].revents & POLLIN) {
-			set_err(err, errlen, "cancelled");
+			cancelled_err(c, err, errlen);
 			return -1;
 		}
 		if (p[1].revents)
@@ -665,10 +768,7 @@ stdio_read_line(struct mcp_client *c, long deadline, const char *during, char **
 			ssize_t n = read(c->from_fd, chunk, sizeof chunk);
 
 			if (n > 0) {
-				if (!buf_append(&c->in, chunk, (size_t)n)) {
-					too_big_err(c, err, errlen);
-					return -1;
-				}
+				buf_append(&c->in, chunk, (size_t)n);
 			} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
 				close(c->from_fd);
 				c->from_fd = -1;
@@ -705,12 +805,62 @@ request_new(struct mcp_client *c, long id, const char *method, cJSON *params)
 }
 
 /*
+ * The answer to a request from the server (id mid): ping, roots/list (the
+ * workspace, when the client has one); elicitation and sampling are declined
+ * with an error that says why; anything else is "Method not found".
+ */
+static cJSON *
+server_request_reply(struct mcp_client *c, const cJSON *mid, const char *method,
+    const cJSON *params)
+{
+	cJSON *r = cJSON_CreateObject(), *e = NULL, *answer;
+
+	cJSON_AddStringToObject(r, "jsonrpc", "2.0");
+	cJSON_AddItemToObject(r, "id", cJSON_Duplicate(mid, true));
+	if (strcmp(method, "elicitation/create") == 0 && c->elicit != NULL) {
+		long t0 = now_ms();
+
+		answer = c->elicit(c, params, c->elicit_ud);
+		c->asked_ms += now_ms() - t0;
+		if (!cJSON_IsObject(answer)) {
+			cJSON_Delete(answer);
+			answer = cJSON_CreateObject();
+			cJSON_AddStringToObject(answer, "action", "decline");
+		}
+		cJSON_AddItemToObject(r, "result", answer);
+	} else if (strcmp(method, "ping") == 0) {
+		cJSON_AddObjectToObject(r, "result");
+	} else if (strcmp(method, "roots/list") == 0 && c->root_uri != NULL) {
+		cJSON *root = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(root, "uri", c->root_uri);
+		cJSON_AddStringToObject(root, "name", "workspace");
+		cJSON_AddItemToArray(cJSON_AddArrayToObject(cJSON_AddObjectToObject(r, "result"),
+		    "roots"), root);
+	} else {
+		e = cJSON_AddObjectToObject(r, "error");
+		cJSON_AddNumberToObject(e, "code", -32601);
+	}
+	if (e == NULL)
+		return r;
+	if (strcmp(method, "elicitation/create") == 0)
+		cJSON_AddStringToObject(e, "message", "Declined: taskdeck has no one to answer "
+		    "this form here (elicitation is not supported)");
+	else if (strcmp(method, "sampling/createMessage") == 0)
+		cJSON_AddStringToObject(e, "message", "Declined: taskdeck does not let MCP servers "
+		    "use the run's model (sampling is not supported)");
+	else
+		cJSON_AddStringToObject(e, "message", "Method not found");
+	return r;
+}
+
+/*
  * What one message from the server means to a request with this id:
  * 1 = it is the answer (*out set), 0 = something else (skip it), -1 = not
  * JSON-RPC.  *reply is set when the server asked something of us.
  */
 static int
-classify(cJSON *msg, long id, cJSON **out, cJSON **reply)
+classify(struct mcp_client *c, cJSON *msg, long id, cJSON **out, cJSON **reply)
 {
 	const cJSON *ver = cJSON_GetObjectItemCaseSensitive(msg, "jsonrpc");
 	const cJSON *mid = cJSON_GetObjectItemCaseSensitive(msg, "id");
@@ -720,22 +870,9 @@ classify(cJSON *msg, long id, cJSON **out, cJSON **reply)
 	if (!cJSON_IsObject(msg) || !cJSON_IsString(ver) || strcmp(ver->valuestring, "2.0") != 0)
 		return -1;
 	if (cJSON_IsString(method)) {
-		if (mid != NULL && !cJSON_IsNull(mid)) {
-			/* A request from the server: ping gets {}, anything else "not supported". */
-			cJSON *r = cJSON_CreateObject();
-
-			cJSON_AddStringToObject(r, "jsonrpc", "2.0");
-			cJSON_AddItemToObject(r, "id", cJSON_Duplicate(mid, true));
-			if (strcmp(method->valuestring, "ping") == 0) {
-				cJSON_AddObjectToObject(r, "result");
-			} else {
-				cJSON *e = cJSON_AddObjectToObject(r, "error");
-
-				cJSON_AddNumberToObject(e, "code", -32601);
-				cJSON_AddStringToObject(e, "message", "Method not found");
-			}
-			*reply = r;
-		}
+		if (mid != NULL && !cJSON_IsNull(mid))
+			*reply = server_request_reply(c, mid, method->valuestring,
+			    cJSON_GetObjectItemCaseSensitive(msg, "params"));
 		return 0;
 	}
 	if (!cJSON_IsNumber(mid) || (long)mid->valuedouble != id)
@@ -776,10 +913,9 @@ static int stdio_send_json(struct mcp_client *c, cJSON *msg, long deadline, cons
     char *err, size_t errlen);
 
 static int
-stdio_rpc(struct mcp_client *c, const char *method, cJSON *params, const char *during,
+stdio_rpc(struct mcp_client *c, long id, const char *method, cJSON *params, const char *during,
     cJSON **result, int *code, char *err, size_t errlen)
 {
-	long id = c->next_id++;
 	long deadline = now_ms() + c->lim.request_timeout_ms;
 	cJSON *msg = request_new(c, id, method, params);
 
@@ -799,17 +935,20 @@ stdio_rpc(struct mcp_client *c, const char *method, cJSON *params, const char *d
 		}
 		in = message_parse(c, line, len);
 		free(line);
-		if (in == NULL) {
-			set_err(err, errlen, "not JSON-RPC: the server wrote a line that is not JSON "
-			    "(during %s)", during);
-			return RPC_FAILED;
+		{
+			long asked = c->asked_ms;
+
+			k = in != NULL ? classify(c, in, id, &answer, &reply) : -1;
+			deadline += c->asked_ms - asked;
 		}
-		k = classify(in, id, &answer, &reply);
 		if (k < 0) {
+			/* A stray line (a log line, a banner): skipped, as other clients do.
+			 * Its text is not logged: it may hold anything. */
+			log_warn("mcp: the server (pid %d) wrote a line on stdout that is not a "
+			    "JSON-RPC 2.0 message (%zu bytes, during %s); skipped", (int)c->pid, len,
+			    during);
 			cJSON_Delete(in);
-			set_err(err, errlen, "not JSON-RPC: the server wrote a message that is not a "
-			    "JSON-RPC 2.0 message (during %s)", during);
-			return RPC_FAILED;
+			continue;
 		}
 		if (reply != NULL && stdio_send_json(c, reply, deadline, during, err, errlen) != 0) {
 			cJSON_Delete(in);
@@ -853,19 +992,59 @@ stdio_send_json(struct mcp_client *c, cJSON *msg, long deadline, const char *dur
 
 /* --- Streamable HTTP ------------------------------------------------------ */
 
+/*
+ * One HTTP exchange.  The body of a 2xx event stream that a request awaits
+ * is parsed as it arrives: the answer ends the exchange at once, requests
+ * from the server are answered while the stream stays open.  Any other body
+ * is kept (bounded), for JSON answers and for the reason of an HTTP error.
+ */
 struct http_exchange {
 	struct mcp_client *c;
+	CURL *curl;
+	bool standalone;	/* the GET stream: outlives requests, never stopped by an answer */
+	long id;		/* the request's id; 0 for a notification or a reply */
 	struct buf body;
 	bool too_big;
+	bool started;		/* the first body bytes were seen */
+	struct sse_parser *parser;	/* when the body is an event stream */
+	cJSON *answer;
+	bool garbage;
+	char last_id[256];	/* the stream's last event id */
+	long retry;		/* its last retry field, -1 when none */
 	char content_type[128];
 	char session[256];
+	char www_auth[1024];	/* WWW-Authenticate of a 401 or 403 */
+	bool headers_done;	/* the response's header block has ended */
 };
+
+static int http_on_event(const struct sse_event *ev, void *ud);
 
 static size_t
 http_on_body(char *data, size_t size, size_t n, void *ud)
 {
 	struct http_exchange *x = ud;
 
+	if (!x->started) {
+		long status = 0;
+
+		x->started = true;
+		curl_easy_getinfo(x->curl, CURLINFO_RESPONSE_CODE, &status);
+		if ((x->id > 0 || x->standalone) && status / 100 == 2 &&
+		    strncasecmp(x->content_type, "text/event-stream", 17) == 0)
+			x->parser = sse_new(x->c->lim.max_message_bytes, http_on_event, x);
+		if (x->standalone && x->parser == NULL) {
+			x->c->get_refused = true;
+			return 0;
+		}
+	}
+	if (x->parser != NULL) {
+		int rc = sse_feed(x->parser, data, size * n);
+
+		if (rc == SSE_TOO_BIG)
+			x->too_big = true;
+		/* The answer (or garbage) stops the transfer here. */
+		return rc == SSE_OK ? size * n : 0;
+	}
 	if (!buf_append(&x->body, data, size * n)) {
 		x->too_big = true;
 		return 0;
@@ -895,6 +1074,9 @@ http_on_header(char *data, size_t size, size_t n, void *ud)
 
 	header_value(data, size * n, "Content-Type", x->content_type, sizeof x->content_type);
 	header_value(data, size * n, "Mcp-Session-Id", x->session, sizeof x->session);
+	header_value(data, size * n, "WWW-Authenticate", x->www_auth, sizeof x->www_auth);
+	if (size * n <= 2 && (data[0] == '\r' || data[0] == '\n'))
+		x->headers_done = true;
 	return size * n;
 }
 
@@ -920,7 +1102,8 @@ mcp_open_http(const char *url, const char *const *headers, const struct mcp_limi
 	c->http = true;
 	c->url = xstrdup(url);
 	c->curl = curl_easy_init();
-	if (c->curl == NULL) {
+	c->multi = curl_multi_init();
+	if (c->curl == NULL || c->multi == NULL) {
 		set_err(err, errlen, "cannot set up an HTTP client");
 		mcp_close(c);
 		return NULL;
@@ -939,69 +1122,28 @@ mcp_open_http(const char *url, const char *const *headers, const struct mcp_limi
 }
 
 /*
- * POSTs one message (consumed).  For a request, finds the answer with that
- * id in the JSON or SSE body.
+ * The headers of every request: the user's, the session, the protocol
+ * version once one is known (the probe names 2026-07-28), and Mcp-Method on
+ * a modern server.  method NULL = not a JSON-RPC message (GET, DELETE).
  */
-struct sse_scan {
-	long id;
-	cJSON *answer;
-	bool garbage;
-	const struct mcp_client *c;
-};
-
-static int
-http_on_event(const struct sse_event *ev, void *ud)
+static struct curl_slist *
+http_headers(const struct mcp_client *c, const char *method, const char *accept)
 {
-	struct sse_scan *s = ud;
-	cJSON *msg, *answer = NULL, *reply = NULL;
-	int k;
-
-	if (ev->data_len == 0 || s->answer != NULL)
-		return 0;
-	msg = message_parse(s->c, ev->data, ev->data_len);
-	if (msg == NULL) {
-		s->garbage = true;
-		return 1;
-	}
-	k = classify(msg, s->id, &answer, &reply);
-	cJSON_Delete(reply);	/* server requests on a POST stream are not answered */
-	if (k < 0) {
-		s->garbage = true;
-		cJSON_Delete(msg);
-		return 1;
-	}
-	if (k == 1) {
-		s->answer = msg;
-		return 1;
-	}
-	cJSON_Delete(msg);
-	return 0;
-}
-
-static int
-http_post(struct mcp_client *c, cJSON *msg, long id, const char *method, const char *during,
-    cJSON **answer, char *err, size_t errlen)
-{
-	struct http_exchange x = { .c = c };
-	struct curl_slist *h = NULL, *l;
+	struct curl_slist *h = NULL;
 	char line[320];
-	char *text = json_print(msg);
-	CURLcode cc;
-	long status = 0;
-	int rc = RPC_FAILED;
 
-	cJSON_Delete(msg);
-	*answer = NULL;
-	buf_init(&x.body, c->lim.max_message_bytes);
-	for (l = c->user_headers; l != NULL; l = l->next)
+	for (struct curl_slist *l = c->user_headers; l != NULL; l = l->next)
 		h = curl_slist_append(h, l->data);
-	h = curl_slist_append(h, "Content-Type: application/json");
-	h = curl_slist_append(h, "Accept: application/json, text/event-stream");
-	snprintf(line, sizeof line, "MCP-Protocol-Version: %s",
-	    c->modern || c->version == NULL ? MCP_MODERN_VERSION : c->version);
-	if (c->modern || c->version != NULL)
+	if (method != NULL)
+		h = curl_slist_append(h, "Content-Type: application/json");
+	snprintf(line, sizeof line, "Accept: %s", accept);
+	h = curl_slist_append(h, line);
+	if (c->modern || c->version != NULL) {
+		snprintf(line, sizeof line, "MCP-Protocol-Version: %s",
+		    c->modern ? MCP_MODERN_VERSION : c->version);
 		h = curl_slist_append(h, line);
-	if (c->modern) {
+	}
+	if (c->modern && method != NULL) {
 		snprintf(line, sizeof line, "Mcp-Method: %s", method);
 		h = curl_slist_append(h, line);
 	}
@@ -1009,89 +1151,597 @@ http_post(struct mcp_client *c, cJSON *msg, long id, const char *method, const c
 		snprintf(line, sizeof line, "Mcp-Session-Id: %s", c->session);
 		h = curl_slist_append(h, line);
 	}
+	return h;
+}
 
-	curl_easy_reset(c->curl);
-	curl_easy_setopt(c->curl, CURLOPT_URL, c->url);
-	curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c->curl, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c->curl, CURLOPT_POST, 1L);
-	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, text);
-	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE, (long)strlen(text));
-	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, (long)c->lim.request_timeout_ms);
-	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, http_on_body);
-	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &x);
-	curl_easy_setopt(c->curl, CURLOPT_HEADERFUNCTION, http_on_header);
-	curl_easy_setopt(c->curl, CURLOPT_HEADERDATA, &x);
-	curl_easy_setopt(c->curl, CURLOPT_XFERINFOFUNCTION, http_on_progress);
-	curl_easy_setopt(c->curl, CURLOPT_XFERINFODATA, &x);
-	curl_easy_setopt(c->curl, CURLOPT_NOPROGRESS, 0L);
-	cc = curl_easy_perform(c->curl);
-	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
+static void
+http_setup(CURL *h, const char *url, struct curl_slist *headers, long timeout_ms)
+{
+	/* 0 = no timeout of curl's own. */
+	curl_easy_reset(h);
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : 0L);
+}
 
-	if (x.too_big) {
-		too_big_err(c, err, errlen);
-	} else if (cc == CURLE_OPERATION_TIMEDOUT) {
-		timeout_err(c, during, err, errlen);
-	} else if (cc == CURLE_ABORTED_BY_CALLBACK) {
-		set_err(err, errlen, "cancelled");
-	} else if (cc != CURLE_OK) {
-		set_err(err, errlen, "cannot reach the server (%s): %s", during,
-		    curl_easy_strerror(cc));
-	} else if (status >= 400) {
-		set_err(err, errlen, "the server answered HTTP %ld to %s", status, method);
-		rc = RPC_ERROR;
-		if (status == 404 && c->session != NULL)
-			set_err(err, errlen, "the server ended the session (HTTP 404 to %s)", method);
-	} else if (id <= 0) {
-		rc = status / 100 == 2 ? RPC_OK : RPC_FAILED;
-		if (rc != RPC_OK)
-			set_err(err, errlen, "the server answered HTTP %ld to %s", status, method);
-	} else if (strncasecmp(x.content_type, "text/event-stream", 17) == 0) {
-		struct sse_scan s = { .id = id, .c = c };
-		struct sse_parser *p = sse_new(c->lim.max_message_bytes, http_on_event, &s);
+/*
+ * Answers a request the server made on an open stream: POSTed on a handle
+ * of its own (the stream's is busy).  reply is consumed.
+ */
+static void
+http_send_reply(struct mcp_client *c, cJSON *reply)
+{
+	char *text = json_print(reply);
+	struct curl_slist *h;
 
-		sse_feed(p, x.body.data != NULL ? x.body.data : "", x.body.len);
-		sse_free(p);
-		if (s.answer != NULL) {
-			*answer = s.answer;
-			rc = RPC_OK;
-		} else {
-			set_err(err, errlen, s.garbage ? "not JSON-RPC: the server sent an event "
-			    "that is not a JSON-RPC 2.0 message (during %s)" :
-			    "the server's event stream ended without an answer (during %s)", during);
-		}
-	} else {
-		cJSON *in = x.body.len > 0 ? message_parse(c, x.body.data, x.body.len) : NULL;
-		cJSON *reply = NULL;
-
-		if (in != NULL && classify(in, id, answer, &reply) == 1) {
-			rc = RPC_OK;
-		} else {
-			set_err(err, errlen, "not JSON-RPC: the server's answer to %s is not a "
-			    "JSON-RPC 2.0 response (HTTP %ld)", method, status);
-			cJSON_Delete(in);
-		}
-		cJSON_Delete(reply);
+	cJSON_Delete(reply);
+	if (c->aux == NULL && (c->aux = curl_easy_init()) == NULL) {
+		free(text);
+		return;
 	}
-	if (rc != RPC_FAILED && x.session[0] != '\0' && c->session == NULL)
-		c->session = xstrdup(x.session);
+	h = http_headers(c, "response", "application/json, text/event-stream");
+	http_setup(c->aux, c->url, h, c->lim.request_timeout_ms);
+	curl_easy_setopt(c->aux, CURLOPT_POST, 1L);
+	curl_easy_setopt(c->aux, CURLOPT_POSTFIELDS, text);
+	curl_easy_setopt(c->aux, CURLOPT_POSTFIELDSIZE, (long)strlen(text));
+	if (curl_easy_perform(c->aux) != CURLE_OK)
+		log_warn("mcp: cannot answer a request of the server at its URL");
 	curl_slist_free_all(h);
-	buf_free(&x.body);
 	free(text);
-	return rc;
 }
 
 static int
-http_rpc(struct mcp_client *c, const char *method, cJSON *params, const char *during,
+http_on_event(const struct sse_event *ev, void *ud)
+{
+	struct http_exchange *x = ud;
+	cJSON *msg, *answer = NULL, *reply = NULL;
+	int k;
+
+	if (ev->id != NULL && *ev->id != '\0')
+		snprintf(x->last_id, sizeof x->last_id, "%s", ev->id);
+	if (ev->retry >= 0)
+		x->retry = ev->retry;
+	if (ev->data_len == 0 || x->answer != NULL)
+		return 0;	/* a priming event, or one after the answer */
+	msg = message_parse(x->c, ev->data, ev->data_len);
+	if (msg != NULL && x->c->elicit != NULL &&
+	    cJSON_GetObjectItemCaseSensitive(msg, "id") != NULL &&
+	    strcmp(json_get_string(msg, "method") ? json_get_string(msg, "method") : "",
+	    "elicitation/create") == 0) {
+		/* Someone is asked: not from inside curl's callback. */
+		if (x->c->deferred == NULL)
+			x->c->deferred = cJSON_CreateArray();
+		cJSON_AddItemToArray(x->c->deferred, msg);
+		return 0;
+	}
+	k = msg != NULL ? classify(x->c, msg, x->id, &answer, &reply) : -1;
+	if (reply != NULL) {
+		/* Sent once the transfers are back in our hands (not from a callback). */
+		if (x->c->replies == NULL)
+			x->c->replies = cJSON_CreateArray();
+		cJSON_AddItemToArray(x->c->replies, reply);
+	}
+	if (k < 0 && x->standalone) {
+		log_warn("mcp: the server sent an event that is not a JSON-RPC 2.0 message on its "
+		    "stream; skipped");
+		cJSON_Delete(msg);
+		return 0;
+	}
+	if (k < 0) {
+		x->garbage = true;
+		cJSON_Delete(msg);
+		return 1;
+	}
+	if (k == 1) {
+		x->answer = msg;
+		return x->standalone ? 0 : 1;
+	}
+	cJSON_Delete(msg);
+	return 0;
+}
+
+/* The server's reason in an error body: a JSON-RPC error's message, an
+ * "error" string or description, else the text itself; printable, cut. */
+static void
+http_reason(const struct buf *body, char *out, size_t len)
+{
+	cJSON *j = body->len > 0 ? json_parse(body->data, body->len) : NULL;
+	const char *text = body->data != NULL ? body->data : "";
+	size_t o = 0;
+	bool space = true;
+
+	if (j != NULL) {
+		const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
+		const char *m = cJSON_IsObject(e) ? json_get_string(e, "message") :
+		    cJSON_IsString(e) ? e->valuestring : NULL;
+		const char *d = json_get_string(j, "error_description");
+
+		if (d == NULL)
+			d = json_get_string(j, "message");
+		if (m != NULL || d != NULL) {
+			snprintf(out, len, "%.200s%s%.200s", m ? m : "", m && d ? ": " : "",
+			    d ? d : "");
+			cJSON_Delete(j);
+			for (char *p = out; *p; p++)
+				if ((unsigned char)*p < 0x20)
+					*p = ' ';
+			return;
+		}
+		cJSON_Delete(j);
+	}
+	for (size_t i = 0; text[i] != '\0' && o + 1 < len && o < 300; i++) {
+		unsigned char ch = (unsigned char)text[i];
+
+		if (isspace(ch) || ch < 0x20 || ch == 0x7f) {
+			if (!space)
+				out[o++] = ' ';
+			space = true;
+			continue;
+		}
+		out[o++] = ch < 0x80 ? (char)ch : '?';
+		space = false;
+	}
+	while (o > 0 && out[o - 1] == ' ')
+		o--;
+	if (len > 0)
+		out[o] = '\0';
+}
+
+/*
+ * The value of auth-param name in a WWW-Authenticate challenge (quoted or a
+ * token), printable ASCII only; "" when absent.
+ */
+static void
+challenge_param(const char *challenge, const char *name, char *out, size_t len)
+{
+	size_t nl = strlen(name), o = 0;
+
+	out[0] = '\0';
+	for (const char *p = challenge; (p = strcasestr(p, name)) != NULL; p += nl) {
+		const char *v = p + nl;
+		bool quoted;
+
+		if (p != challenge && p[-1] != ' ' && p[-1] != ',' && p[-1] != '\t')
+			continue;
+		while (*v == ' ')
+			v++;
+		if (*v++ != '=')
+			continue;
+		while (*v == ' ')
+			v++;
+		quoted = *v == '"';
+		v += quoted;
+		for (; *v && o + 1 < len; v++) {
+			if (quoted ? *v == '"' : (*v == ',' || *v == ' '))
+				break;
+			if (quoted && *v == '\\' && v[1] != '\0')
+				v++;
+			out[o++] = (unsigned char)*v >= 0x20 && (unsigned char)*v < 0x7f ? *v : '?';
+		}
+		out[o] = '\0';
+		return;
+	}
+}
+
+/*
+ * A 401 (or a 403 insufficient_scope) with a Bearer challenge: the server
+ * wants an OAuth sign-in.  The message says so, with what the challenge
+ * names (the resource metadata, the scope), and how to give a token.
+ */
+static bool
+sign_in_err(const struct http_exchange *x, long status, const char *method, char *err,
+    size_t errlen)
+{
+	char meta[512], scope[256], error[64];
+
+	if ((status != 401 && status != 403) || strncasecmp(x->www_auth, "Bearer", 6) != 0)
+		return false;
+	challenge_param(x->www_auth, "resource_metadata", meta, sizeof meta);
+	challenge_param(x->www_auth, "scope", scope, sizeof scope);
+	challenge_param(x->www_auth, "error", error, sizeof error);
+	if (status == 403 && strcmp(error, "insufficient_scope") != 0)
+		return false;
+	/* The scope first: a tool line's summary keeps only the start. */
+	set_err(err, errlen, "sign-in needed%s%s%s: the server answered HTTP %ld to %s and asks "
+	    "for an OAuth %s%s%s; sign in with 'taskdeck connectors login'", *scope ? " (scope " :
+	    "", scope, *scope ? ")" : "", status, method,
+	    status == 403 ? "token with more scope" : "sign-in", *meta ? ", described at " : "",
+	    meta);
+	return true;
+}
+
+/* Waits ms (bounded by the deadline); false when cancelled. */
+static bool
+pause_ms(struct mcp_client *c, long ms, long deadline)
+{
+	long until = now_ms() + ms;
+
+	if (until > deadline)
+		until = deadline;
+	while (now_ms() < until) {
+		struct pollfd p = { .fd = c->cancel_fd, .events = POLLIN };
+		long left = until - now_ms();
+
+		if (poll(&p, c->cancel_fd >= 0 ? 1 : 0, (int)(left > 0 ? left : 0)) > 0)
+			return false;
+	}
+	return true;
+}
+
+static void
+exchange_init(struct http_exchange *x, struct mcp_client *c, long id)
+{
+	memset(x, 0, sizeof *x);
+	x->c = c;
+	x->id = id;
+	x->retry = -1;
+	buf_init(&x->body, c->lim.max_message_bytes);
+}
+
+static void
+exchange_done(struct http_exchange *x)
+{
+	sse_free(x->parser);
+	x->parser = NULL;
+	cJSON_Delete(x->answer);
+	x->answer = NULL;
+	buf_free(&x->body);
+}
+
+static void
+flush_replies(struct mcp_client *c)
+{
+	while (c->deferred != NULL && cJSON_GetArraySize(c->deferred) > 0) {
+		cJSON *q = cJSON_DetachItemFromArray(c->deferred, 0);
+
+		http_send_reply(c, server_request_reply(c, cJSON_GetObjectItemCaseSensitive(q, "id"),
+		    json_get_string(q, "method"), cJSON_GetObjectItemCaseSensitive(q, "params")));
+		cJSON_Delete(q);
+	}
+	while (c->replies != NULL && cJSON_GetArraySize(c->replies) > 0)
+		http_send_reply(c, cJSON_DetachItemFromArray(c->replies, 0));
+}
+
+/* Closes the standalone stream (it is opened again by the next request). */
+static void
+get_stream_close(struct mcp_client *c)
+{
+	if (c->get == NULL)
+		return;
+	curl_multi_remove_handle(c->multi, c->get);
+	curl_easy_cleanup(c->get);
+	c->get = NULL;
+	curl_slist_free_all(c->get_headers);
+	c->get_headers = NULL;
+	exchange_done(c->getx);
+	free(c->getx);
+	c->getx = NULL;
+}
+
+/*
+ * Opens the standalone event stream (GET) once a session is set up, so that
+ * requests the server makes outside of a request of ours (elicitation,
+ * roots, sampling, ping) reach us while we wait.  A server that does not
+ * offer it (405, or no event stream) is not asked again.
+ */
+static void
+get_stream_open(struct mcp_client *c)
+{
+	if (c->get != NULL || c->get_refused || !c->ready || c->modern)
+		return;
+	if ((c->get = curl_easy_init()) == NULL)
+		return;
+	c->getx = xmalloc(sizeof *c->getx);
+	exchange_init(c->getx, c, 0);
+	c->getx->standalone = true;
+	c->getx->curl = c->get;
+	c->get_headers = http_headers(c, NULL, "text/event-stream");
+	http_setup(c->get, c->url, c->get_headers, 0);
+	curl_easy_setopt(c->get, CURLOPT_TIMEOUT_MS, 0L);
+	curl_easy_setopt(c->get, CURLOPT_HTTPGET, 1L);
+	curl_easy_setopt(c->get, CURLOPT_WRITEFUNCTION, http_on_body);
+	curl_easy_setopt(c->get, CURLOPT_WRITEDATA, c->getx);
+	curl_easy_setopt(c->get, CURLOPT_HEADERFUNCTION, http_on_header);
+	curl_easy_setopt(c->get, CURLOPT_HEADERDATA, c->getx);
+	curl_multi_add_handle(c->multi, c->get);
+	/*
+	 * Until the server has taken the stream (its headers came), or 2 s: a
+	 * server may answer on a GET that reaches it after the request it
+	 * belongs to as if it were a resumption.
+	 */
+	for (long until = now_ms() + 2000; now_ms() < until && !c->getx->headers_done;) {
+		int running, queued;
+		CURLMsg *m;
+
+		curl_multi_perform(c->multi, &running);
+		if ((m = curl_multi_info_read(c->multi, &queued)) != NULL && m->msg == CURLMSG_DONE &&
+		    m->easy_handle == c->get) {
+			long status = 0;
+
+			curl_easy_getinfo(c->get, CURLINFO_RESPONSE_CODE, &status);
+			if (status / 100 != 2)
+				c->get_refused = true;
+			get_stream_close(c);
+			return;
+		}
+		curl_multi_poll(c->multi, NULL, 0, 50, NULL);
+	}
+}
+
+/*
+ * Runs the transfer set up on c->curl (for x) next to the standalone stream,
+ * until it ends, the answer to x's request arrives on either, the deadline
+ * passes or the call is cancelled.  The curl code of x's transfer.
+ */
+static CURLcode
+http_run(struct mcp_client *c, struct http_exchange *x, long deadline)
+{
+	CURLcode cc = CURLE_OK;
+	bool done = false;
+
+	if (c->multi == NULL && (c->multi = curl_multi_init()) == NULL)
+		return curl_easy_perform(c->curl);
+	if (x->id > 0)
+		get_stream_open(c);
+	curl_multi_add_handle(c->multi, c->curl);
+	if (c->getx != NULL)
+		c->getx->id = x->id;
+	for (;;) {
+		CURLMsg *m;
+		int running, left_msgs;
+		long left;
+
+		curl_multi_perform(c->multi, &running);
+		while ((m = curl_multi_info_read(c->multi, &left_msgs)) != NULL) {
+			if (m->msg != CURLMSG_DONE)
+				continue;
+			if (m->easy_handle == c->curl) {
+				cc = m->data.result;
+				done = true;
+			} else if (m->easy_handle == c->get) {
+				long status = 0;
+
+				curl_easy_getinfo(c->get, CURLINFO_RESPONSE_CODE, &status);
+				if (status / 100 != 2)
+					c->get_refused = true;
+				if (c->getx->answer != NULL && x->answer == NULL) {
+					x->answer = c->getx->answer;
+					c->getx->answer = NULL;
+				}
+				get_stream_close(c);
+			}
+		}
+		{
+			long asked = c->asked_ms;
+
+			flush_replies(c);
+			deadline += c->asked_ms - asked;
+		}
+		if (c->getx != NULL && c->getx->answer != NULL && x->answer == NULL) {
+			x->answer = c->getx->answer;
+			c->getx->answer = NULL;
+		}
+		if (done || x->answer != NULL)
+			break;
+		left = deadline - now_ms();
+		if (left <= 0) {
+			cc = CURLE_OPERATION_TIMEDOUT;
+			break;
+		}
+		if (cancel_requested(c)) {
+			cc = CURLE_ABORTED_BY_CALLBACK;
+			break;
+		}
+		curl_multi_poll(c->multi, NULL, 0, (int)(left < 100 ? left : 100), NULL);
+	}
+	curl_multi_remove_handle(c->multi, c->curl);
+	if (c->getx != NULL)
+		c->getx->id = 0;
+	return cc;
+}
+
+/*
+ * Performs one exchange on the main handle: a POST of text (a message), or a
+ * GET of the event stream after last_event_id (text NULL).  Returns the
+ * curl code; *status the HTTP status.
+ */
+static CURLcode
+http_perform(struct mcp_client *c, struct http_exchange *x, const char *text,
+    const char *method, const char *last_event_id, long deadline, long *status)
+{
+	struct curl_slist *h;
+	CURLcode cc;
+
+	h = http_headers(c, text != NULL ? method : NULL, text != NULL ?
+	    "application/json, text/event-stream" : "text/event-stream");
+	if (last_event_id != NULL) {
+		char line[300];
+
+		snprintf(line, sizeof line, "Last-Event-ID: %s", last_event_id);
+		h = curl_slist_append(h, line);
+	}
+	x->curl = c->curl;
+	/* http_run keeps the deadline (it moves while someone is asked). */
+	http_setup(c->curl, c->url, h, c->multi != NULL ? 0 : deadline - now_ms());
+	if (text != NULL) {
+		curl_easy_setopt(c->curl, CURLOPT_POST, 1L);
+		curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, text);
+		curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE, (long)strlen(text));
+	} else {
+		curl_easy_setopt(c->curl, CURLOPT_HTTPGET, 1L);
+	}
+	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, http_on_body);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, x);
+	curl_easy_setopt(c->curl, CURLOPT_HEADERFUNCTION, http_on_header);
+	curl_easy_setopt(c->curl, CURLOPT_HEADERDATA, x);
+	curl_easy_setopt(c->curl, CURLOPT_XFERINFOFUNCTION, http_on_progress);
+	curl_easy_setopt(c->curl, CURLOPT_XFERINFODATA, x);
+	curl_easy_setopt(c->curl, CURLOPT_NOPROGRESS, 0L);
+	cc = http_run(c, x, deadline);
+	*status = 0;
+	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, status);
+	curl_slist_free_all(h);
+	return cc;
+}
+
+/*
+ * The outcome of a finished exchange that found no answer: RPC_FAILED or
+ * RPC_ERROR with err set, or 1 when an event stream ended cleanly without
+ * the answer (it may be resumed).
+ */
+static int
+http_outcome(struct mcp_client *c, struct http_exchange *x, CURLcode cc, long status,
+    long id, const char *method, const char *during, cJSON **answer, char *err,
+    size_t errlen)
+{
+	c->last_status = status;
+	if (x->answer != NULL) {
+		*answer = x->answer;
+		x->answer = NULL;
+		return RPC_OK;
+	}
+	if (x->too_big) {
+		too_big_err(c, err, errlen);
+	} else if (x->garbage) {
+		set_err(err, errlen, "not JSON-RPC: the server sent an event that is not a "
+		    "JSON-RPC 2.0 message (during %s)", during);
+	} else if (cc == CURLE_OPERATION_TIMEDOUT) {
+		timeout_err(c, during, err, errlen);
+	} else if (cc == CURLE_ABORTED_BY_CALLBACK) {
+		cancelled_err(c, err, errlen);
+	} else if (status >= 400) {
+		char reason[400] = "";
+
+		http_reason(&x->body, reason, sizeof reason);
+		redact_text(c->lim.secrets, reason, strlen(reason), REDACT_CUT_END);
+		if (sign_in_err(x, status, method, err, errlen)) {
+			free(c->challenge);
+			c->challenge = xstrdup(x->www_auth);
+			return RPC_ERROR;
+		}
+		if (status == 404 && c->session != NULL)
+			set_err(err, errlen, "the server ended the session (HTTP 404 to %s)%s%s",
+			    method, *reason ? ": " : "", reason);
+		else
+			set_err(err, errlen, "the server answered HTTP %ld to %s%s%s", status,
+			    method, *reason ? ": " : "", reason);
+		return RPC_ERROR;
+	} else if (cc != CURLE_OK) {
+		set_err(err, errlen, "cannot reach the server (%s): %s", during,
+		    curl_easy_strerror(cc));
+	} else if (id <= 0) {
+		if (status / 100 == 2)
+			return RPC_OK;
+		set_err(err, errlen, "the server answered HTTP %ld to %s", status, method);
+	} else if (x->parser != NULL) {
+		set_err(err, errlen, "the server's event stream ended without an answer "
+		    "(during %s)", during);
+		return 1;
+	} else {
+		cJSON *in = x->body.len > 0 ? message_parse(c, x->body.data, x->body.len) : NULL;
+		cJSON *reply = NULL;
+
+		if (in != NULL && classify(c, in, id, answer, &reply) == 1) {
+			cJSON_Delete(reply);
+			return RPC_OK;
+		}
+		cJSON_Delete(reply);
+		cJSON_Delete(in);
+		set_err(err, errlen, "not JSON-RPC: the server's answer to %s is not a "
+		    "JSON-RPC 2.0 response (HTTP %ld)", method, status);
+	}
+	return RPC_FAILED;
+}
+
+/*
+ * POSTs one message (consumed) and, for a request, finds the answer with its
+ * id in the JSON body or the event stream.  An event stream that ends
+ * without the answer is resumed with GET and Last-Event-ID after the
+ * server's retry time, as long as it named event ids.
+ */
+static int
+http_post(struct mcp_client *c, cJSON *msg, long id, const char *method, const char *during,
+    long deadline, cJSON **answer, char *err, size_t errlen)
+{
+	struct http_exchange x;
+	char *text = json_print(msg);
+	char last_id[256];
+	long status = 0, retry;
+	CURLcode cc;
+	int rc;
+
+	cJSON_Delete(msg);
+	*answer = NULL;
+	exchange_init(&x, c, id);
+	cc = http_perform(c, &x, text, method, NULL, deadline, &status);
+	free(text);
+	if (x.session[0] != '\0' && c->session == NULL && status / 100 == 2)
+		c->session = xstrdup(x.session);
+	rc = http_outcome(c, &x, cc, status, id, method, during, answer, err, errlen);
+	for (int resumes = 0; rc == 1 && x.last_id[0] != '\0' && resumes < MCP_MAX_RESUMES;
+	    resumes++) {
+		snprintf(last_id, sizeof last_id, "%s", x.last_id);
+		retry = x.retry >= 0 ? x.retry : MCP_DEFAULT_RETRY_MS;
+		exchange_done(&x);
+		if (now_ms() + retry >= deadline) {
+			timeout_err(c, during, err, errlen);
+			return RPC_FAILED;
+		}
+		if (!pause_ms(c, retry, deadline)) {
+			cancelled_err(c, err, errlen);
+			return RPC_FAILED;
+		}
+		exchange_init(&x, c, id);
+		cc = http_perform(c, &x, NULL, method, last_id, deadline, &status);
+		rc = http_outcome(c, &x, cc, status, id, method, during, answer, err, errlen);
+		if (rc == RPC_ERROR) {
+			set_err(err, errlen, "the server's event stream ended without an answer and "
+			    "could not be resumed (HTTP %ld, during %s)", status, during);
+			rc = RPC_FAILED;
+		}
+		if (x.last_id[0] == '\0')
+			snprintf(x.last_id, sizeof x.last_id, "%s", last_id);
+	}
+	exchange_done(&x);
+	return rc == 1 ? RPC_FAILED : rc;
+}
+
+static int initialize(struct mcp_client *c, char *err, size_t errlen);
+
+static int
+http_rpc(struct mcp_client *c, long id, const char *method, cJSON *params, const char *during,
     cJSON **result, int *code, char *err, size_t errlen)
 {
-	long id = c->next_id++;
+	long deadline = now_ms() + c->lim.request_timeout_ms;
+	bool had_session = c->session != NULL;
+	cJSON *again = c->ready && had_session ? cJSON_Duplicate(params, true) : NULL;
 	cJSON *answer = NULL;
-	int rc = http_post(c, request_new(c, id, method, params), id, method, during, &answer,
-	    err, errlen);
+	int rc = http_post(c, request_new(c, id, method, params), id, method, during, deadline,
+	    &answer, err, errlen);
 
+	/* The server forgot the session: one new initialization, then the request again. */
+	if (rc == RPC_ERROR && c->last_status == 404 && again != NULL && !c->modern) {
+		char why[512];
+
+		free(c->session);
+		c->session = NULL;
+		get_stream_close(c);
+		if (initialize(c, why, sizeof why) != 0) {
+			set_err(err, errlen, "the server ended the session and a new one could not "
+			    "be started: %s", why);
+			cJSON_Delete(again);
+			return RPC_FAILED;
+		}
+		id = c->next_id++;
+		deadline = now_ms() + c->lim.request_timeout_ms;
+		rc = http_post(c, request_new(c, id, method, again), id, method, during, deadline,
+		    &answer, err, errlen);
+		again = NULL;
+	}
+	cJSON_Delete(again);
 	if (rc != RPC_OK)
 		return rc;
 	rc = answer_take(answer, method, result, code, err, errlen);
@@ -1101,32 +1751,72 @@ http_rpc(struct mcp_client *c, const char *method, cJSON *params, const char *du
 
 /* --- requests, whatever the transport -------------------------------------- */
 
-/* params is consumed; *result is the answer's result on RPC_OK. */
+/* Sends a notification (params consumed, NULL = {}) within ms. */
 static int
-rpc(struct mcp_client *c, const char *method, cJSON *params, const char *during,
-    cJSON **result, int *code, char *err, size_t errlen)
+notify_within(struct mcp_client *c, const char *method, cJSON *params, long ms, char *err,
+    size_t errlen)
 {
-	*result = NULL;
-	c->failure = FAIL_OTHER;
-	if (c->http)
-		return http_rpc(c, method, params, during, result, code, err, errlen);
-	return stdio_rpc(c, method, params, during, result, code, err, errlen);
+	cJSON *msg = request_new(c, 0, method, params);
+
+	if (c->http) {
+		cJSON *answer = NULL;
+		int rc = http_post(c, msg, 0, method, "the handshake", now_ms() + ms, &answer, err,
+		    errlen);
+
+		cJSON_Delete(answer);
+		return rc == RPC_OK ? 0 : -1;
+	}
+	return stdio_send_json(c, msg, now_ms() + ms, "the handshake", err, errlen);
 }
 
 static int
 notify(struct mcp_client *c, const char *method, char *err, size_t errlen)
 {
-	cJSON *msg = request_new(c, 0, method, NULL);
+	return notify_within(c, method, NULL, c->lim.request_timeout_ms, err, errlen);
+}
 
-	if (c->http) {
-		cJSON *answer = NULL;
-		int rc = http_post(c, msg, 0, method, "the handshake", &answer, err, errlen);
+/*
+ * Tells the server that request id is abandoned (its time ran out, or the
+ * run was cancelled), so that it can stop working on it.  Best effort.
+ */
+static void
+notify_cancelled(struct mcp_client *c, long id, const char *reason)
+{
+	cJSON *params = cJSON_CreateObject();
+	int fd = c->cancel_fd;
+	char ignored[256];
 
-		cJSON_Delete(answer);
-		return rc == RPC_OK ? 0 : -1;
+	cJSON_AddNumberToObject(params, "requestId", (double)id);
+	cJSON_AddStringToObject(params, "reason", reason);
+	c->cancel_fd = -1;	/* the notice itself is not cancelled */
+	notify_within(c, "notifications/cancelled", params, MCP_CANCEL_NOTICE_MS, ignored,
+	    sizeof ignored);
+	c->cancel_fd = fd;
+}
+
+/* params is consumed; *result is the answer's result on RPC_OK. */
+static int
+rpc(struct mcp_client *c, const char *method, cJSON *params, const char *during,
+    cJSON **result, int *code, char *err, size_t errlen)
+{
+	long id = c->next_id++;
+	int rc;
+
+	*result = NULL;
+	c->failure = FAIL_OTHER;
+	if (c->http)
+		rc = http_rpc(c, id, method, params, during, result, code, err, errlen);
+	else
+		rc = stdio_rpc(c, id, method, params, during, result, code, err, errlen);
+	/* initialize is never cancelled (the specification says so); the probe neither. */
+	if (rc == RPC_FAILED && c->ready &&
+	    (c->failure == FAIL_TIMEOUT || c->failure == FAIL_CANCELLED)) {
+		bool timed_out = c->failure == FAIL_TIMEOUT;
+
+		notify_cancelled(c, id, timed_out ? "timed out" : "cancelled");
+		c->failure = timed_out ? FAIL_TIMEOUT : FAIL_CANCELLED;
 	}
-	return stdio_send_json(c, msg, now_ms() + c->lim.request_timeout_ms, "the handshake",
-	    err, errlen);
+	return rc;
 }
 
 static cJSON *
@@ -1137,6 +1827,19 @@ client_info(void)
 	cJSON_AddStringToObject(info, "name", MCP_CLIENT_NAME);
 	cJSON_AddStringToObject(info, "version", TD_VERSION);
 	return info;
+}
+
+/* What the client offers: roots (the workspace) when it has one. */
+static cJSON *
+client_capabilities(const struct mcp_client *c)
+{
+	cJSON *caps = cJSON_CreateObject();
+
+	if (c->root_uri != NULL)
+		cJSON_AddBoolToObject(cJSON_AddObjectToObject(caps, "roots"), "listChanged", false);
+	if (c->elicit != NULL)
+		cJSON_AddObjectToObject(cJSON_AddObjectToObject(caps, "elicitation"), "form");
+	return caps;
 }
 
 static void
@@ -1162,7 +1865,8 @@ try_discover(struct mcp_client *c, char *err, size_t errlen)
 
 	cJSON_AddStringToObject(meta, MCP_META_VERSION, MCP_MODERN_VERSION);
 	cJSON_AddItemToObject(meta, "io.modelcontextprotocol/clientInfo", client_info());
-	cJSON_AddObjectToObject(meta, "io.modelcontextprotocol/clientCapabilities");
+	cJSON_AddItemToObject(meta, "io.modelcontextprotocol/clientCapabilities",
+	    client_capabilities(c));
 	c->modern = true;	/* headers of the probe */
 	rc = rpc(c, "server/discover", params, "the handshake", &result, &code, err, errlen);
 	c->modern = false;
@@ -1207,7 +1911,7 @@ initialize(struct mcp_client *c, char *err, size_t errlen)
 	const char *version;
 
 	cJSON_AddStringToObject(params, "protocolVersion", MCP_LEGACY_VERSION);
-	cJSON_AddObjectToObject(params, "capabilities");
+	cJSON_AddItemToObject(params, "capabilities", client_capabilities(c));
 	cJSON_AddItemToObject(params, "clientInfo", client_info());
 	free(c->session);
 	c->session = NULL;
@@ -1219,6 +1923,20 @@ initialize(struct mcp_client *c, char *err, size_t errlen)
 		set_err(err, errlen, "not JSON-RPC: the server's initialize answer has no "
 		    "protocolVersion");
 		return -1;
+	}
+	{
+		bool known = false;
+
+		for (size_t i = 0; known_versions[i] != NULL; i++)
+			known = known || strcmp(version, known_versions[i]) == 0;
+		if (!known) {
+			set_err(err, errlen, "the server answered MCP revision %s, which this client "
+			    "does not know (it speaks %s to %s)", version,
+			    known_versions[sizeof known_versions / sizeof *known_versions - 2],
+			    known_versions[0]);
+			cJSON_Delete(result);
+			return -1;
+		}
 	}
 	free(c->version);
 	c->version = xstrdup(version);
@@ -1372,21 +2090,11 @@ mcp_call_tool(struct mcp_client *c, const char *name, const cJSON *arguments, cJ
 static void
 http_end_session(struct mcp_client *c)
 {
-	struct curl_slist *h = NULL;
-	char line[320];
+	struct curl_slist *h = http_headers(c, NULL, "application/json, text/event-stream");
 
-	for (struct curl_slist *l = c->user_headers; l != NULL; l = l->next)
-		h = curl_slist_append(h, l->data);
-	snprintf(line, sizeof line, "Mcp-Session-Id: %s", c->session);
-	h = curl_slist_append(h, line);
-	curl_easy_reset(c->curl);
-	curl_easy_setopt(c->curl, CURLOPT_URL, c->url);
-	curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
+	http_setup(c->curl, c->url, h, 2000L);
 	curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, "DELETE");
 	curl_easy_setopt(c->curl, CURLOPT_NOBODY, 1L);
-	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, 2000L);
 	curl_easy_perform(c->curl);
 	curl_slist_free_all(h);
 }
@@ -1433,10 +2141,21 @@ mcp_close(struct mcp_client *c)
 	if (c == NULL)
 		return;
 	stdio_stop(c);
+	get_stream_close(c);
 	if (c->curl != NULL && c->session != NULL)
 		http_end_session(c);
 	if (c->curl != NULL)
 		curl_easy_cleanup(c->curl);
+	if (c->aux != NULL)
+		curl_easy_cleanup(c->aux);
+	if (c->multi != NULL)
+		curl_multi_cleanup(c->multi);
+	cJSON_Delete(c->replies);
+	cJSON_Delete(c->deferred);
+	if (c->elicit_ud_free != NULL)
+		c->elicit_ud_free(c->elicit_ud);
+	free(c->root_uri);
+	free(c->challenge);
 	/* The headers may hold credentials. */
 	for (struct curl_slist *l = c->user_headers; l != NULL; l = l->next)
 		explicit_bzero(l->data, strlen(l->data));

@@ -92,10 +92,36 @@ int mcp_call_tool(struct mcp_client *c, const char *name, const cJSON *arguments
 void mcp_tools_free(struct mcp_tool *tools, size_t n);
 
 /*
+ * The directory the server may work in (the run's workspace): offered as the
+ * roots capability and answered to roots/list as a file:// URI.  Call before
+ * the handshake.  NULL = no roots.
+ */
+void mcp_set_root(struct mcp_client *c, const char *dir);
+
+/*
+ * Someone to ask when the server sends elicitation/create (a form for the
+ * user): fn gets the request's params and answers the ElicitResult
+ * ({"action": "accept", "content": {…}}, "decline" or "cancel"; the caller
+ * frees it), or NULL to decline.  It may block as long as a person takes:
+ * that time does not count against the request being waited for.  The
+ * client offers the elicitation capability only with a handler; ud_free
+ * (may be NULL) frees ud at mcp_close.  Call before the handshake.
+ */
+typedef cJSON *(*mcp_elicit_fn)(struct mcp_client *c, const cJSON *params, void *ud);
+void mcp_set_elicitation(struct mcp_client *c, mcp_elicit_fn fn, void *ud,
+    void (*ud_free)(void *));
+
+/*
  * Lets a call be interrupted: while waiting, the client also polls fd and
  * gives up ("cancelled") as soon as it is readable.  -1 = none.
  */
 void mcp_set_cancel_fd(struct mcp_client *c, int fd);
+
+/*
+ * The WWW-Authenticate Bearer challenge of the last request that failed
+ * with "sign-in needed" (a 401, or a 403 insufficient_scope), or NULL.
+ */
+const char *mcp_auth_challenge(const struct mcp_client *c);
 
 /* The stdio server's pid (= its process group id); -1 for HTTP. */
 int mcp_server_pid(const struct mcp_client *c);

@@ -46,6 +46,8 @@ const struct route routes[] = {
 	{ "DELETE", "/api/v1/connectors/:id", route_connectors_remove, 0 },
 	{ "PUT", "/api/v1/connectors/:id/enabled", route_connectors_enabled, ROUTE_BODY },
 	{ "POST", "/api/v1/connectors/:id/test", route_connectors_test, 0 },
+	{ "POST", "/api/v1/connectors/:id/login", route_connectors_login, 0 },
+	{ "GET", "/oauth/callback", route_oauth_callback, 0 },
 	{ "GET", "/api/v1/credentials", route_credentials_list, 0 },
 	{ "POST", "/api/v1/credentials", route_credentials_create, ROUTE_BODY },
 	{ "GET", "/api/v1/credentials/:id", route_credentials_get, 0 },

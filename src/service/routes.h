@@ -57,6 +57,9 @@ void route_connectors_update(struct http_request *, struct http_response *);
 void route_connectors_enabled(struct http_request *, struct http_response *);
 void route_connectors_remove(struct http_request *, struct http_response *);
 void route_connectors_test(struct http_request *, struct http_response *);
+/* route-oauth.c */
+void route_connectors_login(struct http_request *, struct http_response *);
+void route_oauth_callback(struct http_request *, struct http_response *);
 bool route_conn_cursor(struct http_request *req, struct http_response *r, const char *prefix,
     const char *extra, const char **cursor);
 void route_conn_page(struct http_response *r, const char *collection, int limit,

@@ -42,6 +42,8 @@ const CALLS = [
     { transport: { type: 'http', url: 'http://x/' } }, { id: 'con_2' }],
   ['removeConnector', ['con_2'], 'DELETE', '/api/v1/connectors/con_2', null, {}],
   ['testConnector', ['con_2'], 'POST', '/api/v1/connectors/con_2/test', null, { success: true, toolCount: 2, message: 'ok' }],
+  ['loginConnector', ['con_2'], 'POST', '/api/v1/connectors/con_2/login', null, { authorizationUrl: 'http://as/authorize?x', redirectUri: 'http://127.0.0.1:1/oauth/callback' }],
+  ['loginConnector', ['con_2', { scope: 'a b' }], 'POST', '/api/v1/connectors/con_2/login', { scope: 'a b' }, { authorizationUrl: 'http://as/authorize?y', redirectUri: 'http://127.0.0.1:1/oauth/callback' }],
   ['listCredentials', [], 'GET', '/api/v1/credentials', null, [{ id: 'cred_1' }]],
   ['createCredential', [{ name: 'k', kind: 'api-key', secret: 's' }], 'POST', '/api/v1/credentials',
     { name: 'k', kind: 'api-key', secret: 's' }, { id: 'cred_1' }],

