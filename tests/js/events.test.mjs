@@ -68,8 +68,22 @@ test('stream.resync-required is yielded for an id of another stream', async () =
   }
   assert.equal(first.type, 'stream.resync-required');
   assert.equal(first.data.reason, 'stream-changed');
+  for (const k of ['projectId', 'sessionId', 'runId']) assert.equal(first[k], null, `${k} of an unfiltered resync`);
   // The loop's break closed the stream.
   assert.deepEqual(await it.next(), { value: undefined, done: true });
+});
+
+test('stream.resync-required carries the ids of the filter, so a check on the run id keeps it', async () => {
+  const p = await td.createProject({ name: 'resync-ids' });
+  const run = await td.startRun({ project: p.id, prompt: 'hi', config: replay('quick') });
+  const it = td.events({ runId: run.id }, { lastEventId: `${'0'.repeat(32)}:5` });
+  const { value: e } = await it.next();
+  it.close();
+  assert.equal(e.type, 'stream.resync-required');
+  assert.equal(e.runId, run.id);
+  assert.equal(e.sessionId, null);
+  assert.equal(e.projectId, null);
+  assert.ok(Number.isSafeInteger(e.seq) && typeof e.time === 'string');
 });
 
 test('close and resume with lastEventId: no gap, no duplicate', async () => {
