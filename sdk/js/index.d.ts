@@ -248,9 +248,11 @@ export interface BootstrapResult {
   [key: string]: unknown;
 }
 
+/** How the service reaches a connector: a builtin one (con_web) is served by the service itself. */
 export type ConnectorTransport =
   | { type: 'stdio'; command: string; args?: string[]; env?: Record<string, string> }
-  | { type: 'http'; url: string; headers?: Record<string, string> };
+  | { type: 'http'; url: string; headers?: Record<string, string> }
+  | { type: 'builtin' };
 
 export interface CredentialBinding { credentialId: string; target: string }
 

@@ -53,6 +53,11 @@ export async function useEverything(signal: AbortSignal): Promise<number> {
   for await (const proj of td.paginate('listProjects', { limit: 5 })) n += proj.name.length;
   for await (const art of td.paginate('listArtifacts', run.sessionId, { allVersions: true })) n += art.size;
   const connectors = await td.listConnectors(o);
+  for (const k of connectors) {
+    // Every service lists con_web, whose transport is builtin.
+    if (k.transport.type === 'builtin') n++;
+    else if (k.transport.type === 'stdio') n += k.transport.command.length;
+  }
   const c = await td.addConnector({ name: 'm', transport: { type: 'stdio', command: 'mcp', args: [] } }, o);
   await td.getConnector(c.id, o);
   await td.setConnectorEnabled(c.id, true, o);
