@@ -40,16 +40,19 @@ export interface ConnectOptions {
   baseUrl?: string;
   /** The bearer token; else TASKDECK_TOKEN, else the token file. */
   token?: string;
-  /** Deadline of each request (default 30,000 ms). */
-  requestTimeoutMs?: number;
+  /** Deadline of each request in ms, of any size (default 30,000); Infinity or null: none. */
+  requestTimeoutMs?: number | null;
   userAgent?: string;
 }
 
 /** The last argument of every method. */
 export interface RequestOptions {
   signal?: AbortSignal;
-  /** This call's deadline in ms (default: the client's requestTimeoutMs); covers the body. */
-  timeoutMs?: number;
+  /**
+   * This call's deadline in ms, of any size (undefined or 0: the client's requestTimeoutMs);
+   * Infinity or null: none. It covers the body.
+   */
+  timeoutMs?: number | null;
 }
 
 export interface IdempotentOptions extends RequestOptions {
@@ -164,8 +167,11 @@ export interface RunRequest {
 }
 
 export interface WaitOptions {
-  /** The whole wait, polling requests and delays together; reaching it rejects with "timeout" and never cancels the run. */
-  timeoutMs?: number;
+  /**
+   * The whole wait, polling requests and delays together; reaching it rejects with "timeout"
+   * and never cancels the run. Undefined, 0, Infinity or null: no deadline.
+   */
+  timeoutMs?: number | null;
   signal?: AbortSignal;
   /** Return as soon as the run is running with an attention object (plan-approval). */
   returnOnAttention?: boolean;
@@ -211,10 +217,10 @@ export interface EventFilter { projectId?: string; sessionId?: string; runId?: s
 
 export interface EventOptions {
   signal?: AbortSignal;
-  /** Deadline of connecting, until stream.hello (default: the client's requestTimeoutMs). */
-  timeoutMs?: number;
-  /** No event or heartbeat for this long fails the iterator with "timeout" (default 30,000). */
-  idleTimeoutMs?: number;
+  /** Deadline of connecting, until stream.hello (default: the client's requestTimeoutMs; Infinity or null: none). */
+  timeoutMs?: number | null;
+  /** No event or heartbeat for this long fails the iterator with "timeout" (default 30,000; Infinity or null: never). */
+  idleTimeoutMs?: number | null;
   /** Resume after this event ("<streamId>:<seq>"), e.g. the lastEventId of an earlier iterator. */
   lastEventId?: string;
   /** Reconnect with Last-Event-ID when the connection drops (default true). */
@@ -308,7 +314,8 @@ export interface ListItems {
 }
 
 export declare class TaskdeckClient {
-  constructor(options: { baseUrl: string; token: string; requestTimeoutMs?: number; userAgent?: string });
+  constructor(options: { baseUrl: string; token: string; requestTimeoutMs?: number | null; userAgent?: string });
+  /** Where the service is; it follows a restarted service found again through the discovery file. */
   readonly baseUrl: string;
   readonly requestTimeoutMs: number;
   /** Drops the kept-alive connections (event streams are not affected). */

@@ -1,6 +1,6 @@
 // TaskdeckClient: every method of the specification, over Transport.
 import { TaskdeckError, errorFromAnswer } from './errors.js';
-import { Transport, abortError, checkTimeout, requestIdOf } from './transport.js';
+import { Transport, abortError, checkTimeout, requestIdOf, MAX_TIMER_MS } from './transport.js';
 import { resolveConnection } from './discovery.js';
 import { openEvents } from './events.js';
 
@@ -71,7 +71,7 @@ const sleep = (ms, signal) => new Promise((resolve, reject) => {
   const t = setTimeout(() => {
     signal?.removeEventListener('abort', onAbort);
     resolve();
-  }, ms);
+  }, Math.min(ms, MAX_TIMER_MS));
   signal?.addEventListener('abort', onAbort, { once: true });
 });
 
@@ -79,10 +79,11 @@ export class TaskdeckClient {
   #t;
 
   /** Use connectToTaskdeck(); this takes an already resolved {baseUrl, token}. */
-  constructor({ baseUrl, token, requestTimeoutMs, userAgent }) {
+  constructor({ baseUrl, token, requestTimeoutMs, userAgent, rediscover }) {
     const ms = checkTimeout(requestTimeoutMs, 'requestTimeoutMs') ?? DEFAULT_REQUEST_TIMEOUT_MS;
-    this.#t = new Transport(baseUrl, token, ms, userAgent ?? `@taskdeck/sdk/${VERSION}`);
-    Object.defineProperty(this, 'baseUrl', { value: this.#t.baseUrl, enumerable: true });
+    this.#t = new Transport(baseUrl, token, ms, userAgent ?? `@taskdeck/sdk/${VERSION}`,
+      typeof rediscover === 'function' ? rediscover : null);
+    Object.defineProperty(this, 'baseUrl', { get: () => this.#t.baseUrl, enumerable: true });
     Object.defineProperty(this, 'requestTimeoutMs', { value: ms, enumerable: true });
   }
 
@@ -441,6 +442,7 @@ function toResponse(p, t) {
  */
 export async function connectToTaskdeck(options) {
   const o = options === undefined || options === null ? {} : object(options, 'the options');
-  const { baseUrl, token } = await resolveConnection(o);
-  return new TaskdeckClient({ baseUrl, token, requestTimeoutMs: o.requestTimeoutMs, userAgent: o.userAgent });
+  const { baseUrl, token, rediscover } = await resolveConnection(o);
+  return new TaskdeckClient({ baseUrl, token, rediscover, requestTimeoutMs: o.requestTimeoutMs,
+    userAgent: o.userAgent });
 }

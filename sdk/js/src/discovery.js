@@ -49,8 +49,7 @@ async function readSmall(path, max) {
 }
 
 /** Reads the discovery file; rejects with service_not_found or io_error. */
-export async function discover() {
-  const paths = taskdeckPaths();
+export async function discover(paths = taskdeckPaths()) {
   if (paths === null) {
     throw new TaskdeckError('service_not_found',
       `no taskdeck home (set TASKDECK_HOME or HOME); ${START_HINT}`);
@@ -105,23 +104,31 @@ async function readToken(path) {
  * (else the home's token file).
  */
 export async function resolveConnection(options) {
-  let baseUrl = options.baseUrl ?? env('TASKDECK_URL');
-  let token = options.token ?? env('TASKDECK_TOKEN');
-  let info = null;
-  if (baseUrl === null) {
-    info = await discover();
-    baseUrl = info.baseUrl;
-  }
-  if (token === null) {
-    if (info !== null && typeof info.tokenFile === 'string') {
-      token = await readToken(info.tokenFile);
-    } else {
-      const paths = taskdeckPaths();
-      if (paths === null) {
-        throw new TaskdeckError('service_not_found', 'no token: set TASKDECK_TOKEN, TASKDECK_HOME or HOME');
-      }
-      token = await readToken(paths.token);
+  const fixedUrl = options.baseUrl ?? env('TASKDECK_URL');
+  const fixedToken = options.token ?? env('TASKDECK_TOKEN');
+  // A home is read once: a restarted service is looked for where the first one was.
+  const paths = taskdeckPaths();
+  const resolve = async () => {
+    let baseUrl = fixedUrl;
+    let token = fixedToken;
+    let info = null;
+    if (baseUrl === null) {
+      info = await discover(paths);
+      baseUrl = info.baseUrl;
     }
-  }
-  return { baseUrl, token };
+    if (token === null) {
+      if (info !== null && typeof info.tokenFile === 'string') {
+        token = await readToken(info.tokenFile);
+      } else {
+        if (paths === null) {
+          throw new TaskdeckError('service_not_found', 'no token: set TASKDECK_TOKEN, TASKDECK_HOME or HOME');
+        }
+        token = await readToken(paths.token);
+      }
+    }
+    return { baseUrl, token };
+  };
+  const first = await resolve();
+  // Found through the discovery file: a restarted service (a new port) is found again by re-reading it.
+  return { ...first, rediscover: fixedUrl === null ? resolve : null };
 }

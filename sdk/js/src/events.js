@@ -1,7 +1,7 @@
 // The event stream (docs/events.md) as an async iterable: SSE parsing, the
 // 1,024-event backlog, the idle timeout, validation, resume with Last-Event-ID.
 import { TaskdeckError, errorFromAnswer } from './errors.js';
-import { abortError, checkTimeout, requestIdOf } from './transport.js';
+import { abortError, checkTimeout, requestIdOf, MAX_TIMER_MS } from './transport.js';
 
 export const EVENT_BACKLOG = 1024;
 export const DEFAULT_IDLE_TIMEOUT_MS = 30000;
@@ -191,6 +191,7 @@ class EventStream {
   }
 
   #armIdle(ms) {
+    if (this.#idleMs === Infinity) return;
     this.#idleTimer = setTimeout(() => {
       const quiet = Date.now() - this.#lastFrameAt;
       if (quiet >= this.#idleMs) {
@@ -200,7 +201,7 @@ class EventStream {
       } else {
         this.#armIdle(this.#idleMs - quiet);
       }
-    }, ms);
+    }, Math.min(ms, MAX_TIMER_MS));
   }
 
   #connect() {
@@ -337,6 +338,8 @@ class EventStream {
         this.#lastId = eventId = id;
       }
       if (seq > this.#lastSeq) this.#lastSeq = seq;
+      // The service may have restarted: the next connection goes where the discovery file says.
+      this.#t.refresh();
     } else {
       if (!Number.isSafeInteger(seq) || seq <= this.#lastSeq) {
         this.#fail(invalidMessage(`an event whose seq is missing or not above ${this.#lastSeq}`));

@@ -18,19 +18,67 @@ export function timeoutError(ms, what) {
   return new TaskdeckError('timeout', `${what}: no complete answer within ${ms} ms`);
 }
 
-/** Checks a timeoutMs option: a positive number, or undefined/0 for the default. */
+/**
+ * Checks a deadline option: a positive number of milliseconds (any size),
+ * Infinity or null for none, undefined or 0 for the default (undefined).
+ */
 export function checkTimeout(ms, name = 'timeoutMs') {
-  if (ms === undefined || ms === null || ms === 0) return undefined;
+  if (ms === undefined || ms === 0) return undefined;
+  if (ms === null || ms === Infinity) return Infinity;
   if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
-    throw new TaskdeckError('invalid_argument', `${name} must be a positive number of milliseconds`);
+    throw new TaskdeckError('invalid_argument',
+      `${name} must be a positive number of milliseconds, or Infinity (or null) for none`);
   }
   return ms;
 }
 
+// Node's timers take at most 2^31 - 1 ms (a longer delay becomes 1 ms).
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * setTimeout for a delay of any size: a longer one is a chain of timers;
+ * Infinity arms none.  Cancel with clearLongTimeout.
+ */
+export function setLongTimeout(fn, ms) {
+  const h = { timer: null };
+  if (!(ms < Infinity)) return h;
+  const end = Date.now() + ms;
+  const arm = (left) => {
+    const step = Math.min(left, MAX_TIMER_MS);
+    h.timer = setTimeout(() => {
+      h.timer = null;
+      const rest = end - Date.now();
+      if (step === MAX_TIMER_MS && rest > 0) arm(rest);
+      else fn();
+    }, step);
+  };
+  arm(ms);
+  return h;
+}
+
+export function clearLongTimeout(h) {
+  if (h !== null && h !== undefined && h.timer !== null) clearTimeout(h.timer);
+}
+
 export class Transport {
   #auth;
+  #rediscover;
+  #refreshing = null;
 
-  constructor(baseUrl, token, timeoutMs, userAgent) {
+  /**
+   * rediscover: null, or an async function re-reading the discovery file
+   * ({baseUrl, token}); it is called when a connection is refused, and a
+   * request whose service moved is sent again to the new address.
+   */
+  constructor(baseUrl, token, timeoutMs, userAgent, rediscover = null) {
+    this.timeoutMs = timeoutMs;
+    this.userAgent = userAgent;
+    this.#rediscover = rediscover;
+    this.agent = null;
+    this.#target(baseUrl, token);
+  }
+
+  #target(baseUrl, token) {
     let url;
     try {
       url = new URL(baseUrl);
@@ -48,8 +96,7 @@ export class Transport {
     this.host = url.hostname.replace(/^\[(.*)\]$/, '$1');
     this.port = url.port !== '' ? Number(url.port) : (url.protocol === 'https:' ? 443 : 80);
     this.mod = url.protocol === 'https:' ? https : http;
-    this.timeoutMs = timeoutMs;
-    this.userAgent = userAgent;
+    this.agent?.destroy();
     this.agent = new this.mod.Agent({ keepAlive: true, maxSockets: 8 });
     this.#auth = `Bearer ${token}`;
   }
@@ -59,14 +106,36 @@ export class Transport {
   }
 
   /**
+   * Re-reads the discovery file (one read for the calls that ask at once);
+   * resolves true when the service is now elsewhere (or has a new token).
+   */
+  refresh() {
+    if (this.#rediscover === null) return Promise.resolve(false);
+    if (this.#refreshing === null) {
+      const before = [this.baseUrl, this.#auth];
+      this.#refreshing = this.#rediscover().then((c) => {
+        const url = new URL(c.baseUrl);
+        const base = url.origin + url.pathname.replace(/\/+$/, '');
+        if (base === before[0] && `Bearer ${c.token}` === before[1]) return false;
+        this.#target(c.baseUrl, c.token);
+        return true;
+      }, () => false).finally(() => {
+        this.#refreshing = null;
+      });
+    }
+    return this.#refreshing;
+  }
+
+  /**
    * Sends a request; resolves once the answer's head is in, with
    * {status, headers, res, finish}.  The deadline and the signal stay armed
    * until finish() is called (by whoever consumes the body): when they fire
    * during the body, res is destroyed with the TaskdeckError.
    */
-  send(method, path, o = {}, retried = false) {
+  send(method, path, o = {}, retried = false, moved = false) {
     return new Promise((resolve, reject) => {
       const ms = o.timeoutMs ?? this.timeoutMs;
+      const started = Date.now();
       const { signal } = o;
       if (signal?.aborted) {
         reject(abortError(signal));
@@ -96,7 +165,7 @@ export class Transport {
       const onAbort = () => fail(abortError(signal));
       const cleanup = () => {
         done = true;
-        if (timer !== null) clearTimeout(timer);
+        clearLongTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
       };
       const fail = (err) => {
@@ -109,17 +178,32 @@ export class Transport {
           res.destroy(err);
         }
       };
-      if (ms > 0) timer = setTimeout(() => fail(timeoutError(ms, `${method} ${path}`)), ms);
+      if (ms > 0) timer = setLongTimeout(() => fail(timeoutError(ms, `${method} ${path}`)), ms);
       signal?.addEventListener('abort', onAbort, { once: true });
       req.on('error', (e) => {
         if (done || res !== null) return;
         // A kept-alive connection the service closed meanwhile: try once on a fresh one.
         if (req.reusedSocket && e.code === 'ECONNRESET' && !retried) {
           cleanup();
-          this.send(method, path, o, true).then(resolve, reject);
+          this.send(method, path, o, true, moved).then(resolve, reject);
           return;
         }
         cleanup();
+        // Refused: nothing was sent.  A restarted service listens elsewhere:
+        // ask the discovery file, and send the request there.
+        if (e.code === 'ECONNREFUSED' && !moved && this.#rediscover !== null) {
+          this.refresh().then((changed) => {
+            if (!changed) {
+              reject(this.netError(e));
+              return;
+            }
+            const left = ms - (Date.now() - started);
+            if (signal?.aborted) reject(abortError(signal));
+            else if (left <= 0) reject(timeoutError(ms, `${method} ${path}`));
+            else this.send(method, path, { ...o, timeoutMs: left }, retried, true).then(resolve, reject);
+          });
+          return;
+        }
         reject(this.netError(e));
       });
       req.on('response', (r) => {
