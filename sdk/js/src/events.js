@@ -44,7 +44,7 @@ class EventStream {
   #head = 0;
   #hold = [];
   #holdIds = [];
-  #waiter = null;
+  #waiters = [];	// next() calls waiting, first first
   #failure = null;
   #closed = false;
   #res = null;
@@ -126,7 +126,7 @@ class EventStream {
     if (this.#closed) return Promise.resolve({ value: undefined, done: true });
     if (this.#failure !== null) return Promise.reject(this.#failure);
     return new Promise((resolve, reject) => {
-      this.#waiter = { resolve, reject };
+      this.#waiters.push({ resolve, reject });
     });
   }
 
@@ -146,11 +146,7 @@ class EventStream {
     this.#holdIds = [];
     this.#stop();
     this.#readyReject(new TaskdeckError('aborted', 'the event stream was closed'));
-    if (this.#waiter !== null) {
-      const w = this.#waiter;
-      this.#waiter = null;
-      w.resolve({ value: undefined, done: true });
-    }
+    for (const w of this.#waiters.splice(0)) w.resolve({ value: undefined, done: true });
   }
 
   #stop() {
@@ -183,11 +179,7 @@ class EventStream {
     this.#holdIds = [];
     this.#stop();
     this.#readyReject(err);
-    if (this.#waiter !== null && this.#head >= this.#queue.length) {
-      const w = this.#waiter;
-      this.#waiter = null;
-      w.reject(err);
-    }
+    if (this.#head >= this.#queue.length) for (const w of this.#waiters.splice(0)) w.reject(err);
   }
 
   #armIdle(ms) {
@@ -338,6 +330,16 @@ class EventStream {
         this.#lastId = eventId = id;
       }
       if (seq > this.#lastSeq) this.#lastSeq = seq;
+      if (ev.data?.reason === 'slow-consumer') {
+        // The service dropped what this consumer had not read and ends the
+        // stream: the events before the gap are yielded, then the overflow.
+        this.#queue.push(...this.#hold);
+        this.#ids.push(...this.#holdIds);
+        this.#fail(new TaskdeckError('event_stream_overflow',
+          'the consumer fell so far behind that the service dropped its backlog (slow-consumer); ' +
+          'handle backpressure and re-read the state', { details: { seq } }));
+        return false;
+      }
       // The service may have restarted: the next connection goes where the discovery file says.
       this.#t.refresh();
     } else {
@@ -357,9 +359,8 @@ class EventStream {
   }
 
   #push(ev, id) {
-    if (this.#waiter !== null) {
-      const w = this.#waiter;
-      this.#waiter = null;
+    if (this.#waiters.length > 0) {
+      const w = this.#waiters.shift();
       if (id !== null) this.#yieldedId = id;
       w.resolve({ value: ev, done: false });
       return;
