@@ -11,37 +11,116 @@ export declare const DEFAULT_IDLE_TIMEOUT_MS: number;
 /** A code of the service (docs/http-api.md), or one found on the client's side. */
 export type TaskdeckErrorCode =
   | 'invalid_request' | 'invalid_cwd' | 'unauthorized' | 'forbidden' | 'not_found'
-  | 'method_not_allowed' | 'stale_write' | 'stale_plan' | 'plan_not_pending' | 'session_busy'
-  | 'cwd_mismatch' | 'payload_too_large' | 'idempotency_conflict' | 'invalid_configuration'
-  | 'internal_error' | 'idempotency_unavailable' | 'service_unavailable'
+  | 'method_not_allowed' | 'stale_write' | 'stale_plan' | 'plan_not_pending' | 'permission_not_pending'
+  | 'session_busy' | 'cwd_mismatch' | 'credential_in_use' | 'payload_too_large' | 'uri_too_long'
+  | 'idempotency_conflict' | 'invalid_configuration' | 'rate_limited'
+  | 'internal_error' | 'idempotency_unavailable' | 'service_unavailable' | 'sandbox_unavailable'
   | 'insufficient_storage'
   | 'timeout' | 'aborted' | 'unreachable' | 'invalid_response' | 'invalid_argument'
-  | 'service_not_found' | 'io_error' | 'event_stream_overflow' | 'event_stream_invalid_message'
-  | (string & {});
+  | 'service_not_found' | 'io_error' | 'event_stream_overflow' | 'event_stream_invalid_message';
 
-/** Every failure of the SDK. Its message never holds the token. */
-export declare class TaskdeckError extends Error {
+/** Typed `details` of the documented codes (docs/http-api.md); others: a plain record. */
+export interface ErrorDetailsByCode {
+  invalid_request: { field?: string; parameter?: string };
+  invalid_cwd: { reason?: string; field?: string };
+  not_found: { resource?: string; id?: string };
+  /** details.current is the resource as it is now: re-read from it, then write again. */
+  stale_write: { current: SessionConfiguration | SessionDefaults };
+  stale_plan: { current: Plan };
+  credential_in_use: { connectors?: string[]; providers?: string[] };
+  invalid_configuration: { field?: string };
+  /** waitForRun's deadline: the run as last read (it goes on). */
+  timeout: { runId?: string; run?: Run | null; idleTimeoutMs?: number };
+  event_stream_overflow: { seq?: number };
+}
+
+export type ErrorDetails<C extends string> =
+  C extends keyof ErrorDetailsByCode ? ErrorDetailsByCode[C] : Record<string, unknown>;
+
+/**
+ * Every failure of the SDK (a subclass names its family). Its message never holds the token.
+ * `e.is('stale_write')` narrows `details`.
+ */
+export declare class TaskdeckError<C extends TaskdeckErrorCode = TaskdeckErrorCode> extends Error {
   constructor(code: string, message: string, extra?: {
     status?: number; requestId?: string | null; details?: Record<string, unknown>; cause?: unknown;
+    headers?: Headers | null; retryAfterMs?: number | null;
   });
-  readonly name: 'TaskdeckError';
+  /** The class's name: TaskdeckError, NotFoundError, ..., AbortError. */
+  readonly name: string;
   /** The service's code, or timeout, aborted, unreachable, invalid_response, ... */
-  code: TaskdeckErrorCode;
+  code: C;
   /** The HTTP status; 0 when no answer arrived. */
   status: number;
   /** X-Request-Id of the answer: quote it when reporting a problem. */
   requestId: string | null;
   /** The error's details ({} when none). */
-  details: Record<string, unknown>;
+  details: ErrorDetails<C>;
+  /** The answer's headers (null when no answer arrived). */
+  headers: Headers | null;
+  /** Retry-After of the answer in ms (null when it had none). */
+  retryAfterMs: number | null;
+  /** Whether the code is code; narrows details. */
+  is<K extends TaskdeckErrorCode>(code: K): this is TaskdeckError<K>;
 }
+/** 400, 414, 422: invalid_request, invalid_cwd, uri_too_long, idempotency_conflict, invalid_configuration. */
+export declare class BadRequestError extends TaskdeckError {}
+/** 401 unauthorized. */
+export declare class AuthenticationError extends TaskdeckError {}
+/** 403 forbidden. */
+export declare class PermissionDeniedError extends TaskdeckError {}
+/** 404 not_found. */
+export declare class NotFoundError extends TaskdeckError<'not_found'> {}
+/** 409: stale_write, stale_plan, plan_not_pending, permission_not_pending, session_busy, cwd_mismatch, credential_in_use. */
+export declare class ConflictError extends TaskdeckError {}
+/** 429: retryAfterMs says when to come back. */
+export declare class RateLimitError extends TaskdeckError {}
+/** 5xx: internal_error, service_unavailable, idempotency_unavailable, sandbox_unavailable, insufficient_storage. */
+export declare class InternalServerError extends TaskdeckError {}
+/** unreachable (no connection, or it broke) and service_not_found. */
+export declare class ConnectionError extends TaskdeckError {}
+/** timeout: a request's or a wait's deadline, or an event stream's idle timeout. */
+export declare class TimeoutError extends ConnectionError {}
+/** aborted: an AbortSignal fired or the stream was closed; name "AbortError". */
+export declare class AbortError extends TaskdeckError<'aborted'> {}
+/** event_stream_overflow and event_stream_invalid_message. */
+export declare class EventStreamError extends TaskdeckError {}
+
+/** What an answer said beside its data (withResponse()). */
+export interface ResponseInfo {
+  status: number;
+  headers: Headers;
+  /** X-Request-Id. */
+  requestId: string | null;
+  /** Idempotent-Replayed: true: the answer of an earlier request with the same Idempotency-Key; nothing new was created. */
+  idempotentReplayed: boolean;
+  /** Retry-After in ms, or null. */
+  retryAfterMs: number | null;
+  /** How many times the request was sent again before this answer. */
+  retries: number;
+}
+
+/** The promise of every request method; withResponse() adds what the answer said. */
+export declare class ApiPromise<T> extends Promise<T> {
+  withResponse(): Promise<{ data: T; response: ResponseInfo }>;
+}
+
+/** Retries of a request that may be repeated (2): see maxRetries. */
+export declare const DEFAULT_MAX_RETRIES: number;
 
 export interface ConnectOptions {
   /** http://127.0.0.1:PORT; else TASKDECK_URL, else the discovery file. */
   baseUrl?: string;
   /** The bearer token; else TASKDECK_TOKEN, else the token file. */
   token?: string;
-  /** Deadline of each request in ms, of any size (default 30,000); Infinity or null: none. */
+  /** Deadline of each request in ms, of any size (default 30,000), retries included; Infinity or null: none. */
   requestTimeoutMs?: number | null;
+  /**
+   * Retries of a request the service could not take (unreachable, 503, 429), with backoff
+   * and Retry-After honoured, where repeating is safe: a GET, a request with an
+   * Idempotency-Key, or one the service never acted on (default 2; 0 to 10).
+   */
+  maxRetries?: number;
   userAgent?: string;
 }
 
@@ -53,10 +132,15 @@ export interface RequestOptions {
    * Infinity or null: none. It covers the body.
    */
   timeoutMs?: number | null;
+  /** This call's retries (default: the client's maxRetries). */
+  maxRetries?: number;
 }
 
 export interface IdempotentOptions extends RequestOptions {
-  /** Sent as Idempotency-Key: the same key and body return the first result again. */
+  /**
+   * Sent as Idempotency-Key: the same key and body return the first result again
+   * (withResponse(): idempotentReplayed). Without one, a retry gets a key of its own.
+   */
   idempotencyKey?: string;
 }
 
@@ -314,7 +398,10 @@ export interface ListItems {
 }
 
 export declare class TaskdeckClient {
-  constructor(options: { baseUrl: string; token: string; requestTimeoutMs?: number | null; userAgent?: string });
+  constructor(options: {
+    baseUrl: string; token: string; requestTimeoutMs?: number | null; userAgent?: string; maxRetries?: number;
+  });
+  readonly maxRetries: number;
   /** Where the service is; it follows a restarted service found again through the discovery file. */
   readonly baseUrl: string;
   readonly requestTimeoutMs: number;
@@ -323,49 +410,49 @@ export declare class TaskdeckClient {
   /** Every item of a list method, page by page, following the Link header. */
   paginate<M extends keyof ListMethods>(method: M, ...args: ListMethods[M]): AsyncGenerator<ListItems[M], void, undefined>;
 
-  doctor(options?: RequestOptions): Promise<ReadinessReport>;
-  listRuntimes(options?: ListOptions): Promise<Page<Runtime>>;
-  bootstrap(request: { action: 'status' | 'runtime' }, options?: RequestOptions): Promise<BootstrapResult>;
-  installCli(options?: RequestOptions): Promise<BootstrapResult>;
+  doctor(options?: RequestOptions): ApiPromise<ReadinessReport>;
+  listRuntimes(options?: ListOptions): ApiPromise<Page<Runtime>>;
+  bootstrap(request: { action: 'status' | 'runtime' }, options?: RequestOptions): ApiPromise<BootstrapResult>;
+  installCli(options?: RequestOptions): ApiPromise<BootstrapResult>;
 
-  listProjects(options?: ListOptions): Promise<Page<Project>>;
-  getProject(projectId: string, options?: RequestOptions): Promise<Project>;
-  createProject(project: NewProject, options?: IdempotentOptions): Promise<Project>;
-  updateProject(projectId: string, patch: ProjectPatch, options?: RequestOptions): Promise<Project>;
-  getProjectSessionDefaults(projectId: string, options?: RequestOptions): Promise<SessionDefaults>;
-  updateProjectSessionDefaults(projectId: string, update: SessionDefaultsUpdate, options?: RequestOptions): Promise<SessionDefaults>;
+  listProjects(options?: ListOptions): ApiPromise<Page<Project>>;
+  getProject(projectId: string, options?: RequestOptions): ApiPromise<Project>;
+  createProject(project: NewProject, options?: IdempotentOptions): ApiPromise<Project>;
+  updateProject(projectId: string, patch: ProjectPatch, options?: RequestOptions): ApiPromise<Project>;
+  getProjectSessionDefaults(projectId: string, options?: RequestOptions): ApiPromise<SessionDefaults>;
+  updateProjectSessionDefaults(projectId: string, update: SessionDefaultsUpdate, options?: RequestOptions): ApiPromise<SessionDefaults>;
 
-  listSessions(projectId: string, options?: ListOptions): Promise<Page<Session>>;
-  getSession(sessionId: string, options?: RequestOptions): Promise<Session>;
-  getSessionConfiguration(sessionId: string, options?: RequestOptions): Promise<SessionConfiguration>;
-  updateSessionConfiguration(sessionId: string, update: SessionConfigurationUpdate, options?: RequestOptions): Promise<SessionConfiguration>;
-  getAgentRouting(options?: RequestOptions): Promise<AgentRouting>;
-  updateAgentRouting(patch: AgentRoutingPatch, options?: RequestOptions): Promise<AgentRouting>;
-  getSessionPlan(sessionId: string, options?: RequestOptions): Promise<Plan>;
-  respondSessionPlan(sessionId: string, response: PlanResponse, options?: RequestOptions): Promise<Plan>;
+  listSessions(projectId: string, options?: ListOptions): ApiPromise<Page<Session>>;
+  getSession(sessionId: string, options?: RequestOptions): ApiPromise<Session>;
+  getSessionConfiguration(sessionId: string, options?: RequestOptions): ApiPromise<SessionConfiguration>;
+  updateSessionConfiguration(sessionId: string, update: SessionConfigurationUpdate, options?: RequestOptions): ApiPromise<SessionConfiguration>;
+  getAgentRouting(options?: RequestOptions): ApiPromise<AgentRouting>;
+  updateAgentRouting(patch: AgentRoutingPatch, options?: RequestOptions): ApiPromise<AgentRouting>;
+  getSessionPlan(sessionId: string, options?: RequestOptions): ApiPromise<Plan>;
+  respondSessionPlan(sessionId: string, response: PlanResponse, options?: RequestOptions): ApiPromise<Plan>;
 
-  startRun(request: RunRequest, options?: IdempotentOptions): Promise<Run>;
-  getRun(runId: string, options?: RequestOptions): Promise<Run>;
-  cancelRun(runId: string, options?: RequestOptions): Promise<Run>;
+  startRun(request: RunRequest, options?: IdempotentOptions): ApiPromise<Run>;
+  getRun(runId: string, options?: RequestOptions): ApiPromise<Run>;
+  cancelRun(runId: string, options?: RequestOptions): ApiPromise<Run>;
   waitForRun(runId: string, options?: WaitOptions): Promise<Run>;
 
-  listArtifacts(sessionId: string, options?: ArtifactListOptions): Promise<Page<Artifact>>;
-  getArtifact(artifactId: string, options?: RequestOptions): Promise<Artifact>;
+  listArtifacts(sessionId: string, options?: ArtifactListOptions): ApiPromise<Page<Artifact>>;
+  getArtifact(artifactId: string, options?: RequestOptions): ApiPromise<Artifact>;
   /** The bytes as a Response whose body streams; the deadline covers reading it. */
   downloadArtifact(artifactId: string, options?: DownloadOptions): Promise<Response>;
 
   events(filter?: EventFilter, options?: EventOptions): EventStream;
 
-  listConnectors(options?: ListOptions): Promise<Page<Connector>>;
-  getConnector(connectorId: string, options?: RequestOptions): Promise<Connector>;
-  setConnectorEnabled(connectorId: string, enabled: boolean, options?: RequestOptions): Promise<Connector>;
-  addConnector(request: NewConnector, options?: RequestOptions): Promise<Connector>;
-  updateConnector(connectorId: string, request: ConnectorUpdate, options?: RequestOptions): Promise<Connector>;
-  removeConnector(connectorId: string, options?: RequestOptions): Promise<unknown>;
-  testConnector(connectorId: string, options?: RequestOptions): Promise<ConnectorTestResult>;
-  listCredentials(options?: ListOptions): Promise<Page<Credential>>;
-  createCredential(request: NewCredential, options?: RequestOptions): Promise<Credential>;
-  updateCredential(credentialId: string, patch: CredentialPatch, options?: RequestOptions): Promise<Credential>;
+  listConnectors(options?: ListOptions): ApiPromise<Page<Connector>>;
+  getConnector(connectorId: string, options?: RequestOptions): ApiPromise<Connector>;
+  setConnectorEnabled(connectorId: string, enabled: boolean, options?: RequestOptions): ApiPromise<Connector>;
+  addConnector(request: NewConnector, options?: RequestOptions): ApiPromise<Connector>;
+  updateConnector(connectorId: string, request: ConnectorUpdate, options?: RequestOptions): ApiPromise<Connector>;
+  removeConnector(connectorId: string, options?: RequestOptions): ApiPromise<unknown>;
+  testConnector(connectorId: string, options?: RequestOptions): ApiPromise<ConnectorTestResult>;
+  listCredentials(options?: ListOptions): ApiPromise<Page<Credential>>;
+  createCredential(request: NewCredential, options?: RequestOptions): ApiPromise<Credential>;
+  updateCredential(credentialId: string, patch: CredentialPatch, options?: RequestOptions): ApiPromise<Credential>;
 }
 
 /**

@@ -2,11 +2,15 @@
 // (tests/js/package.test.mjs); it is never run.
 import {
   connectToTaskdeck, TaskdeckError, EVENT_BACKLOG, type Run, type TaskdeckEvent, type Page, type Project,
+  NotFoundError, ConflictError, RateLimitError, ConnectionError, TimeoutError, AbortError, type ResponseInfo,
 } from '@taskdeck/sdk';
 
 export async function useEverything(signal: AbortSignal): Promise<number> {
-  const td = await connectToTaskdeck({ requestTimeoutMs: 10000 });
+  const td = await connectToTaskdeck({ requestTimeoutMs: 10000, maxRetries: 3 });
+  const forever = await connectToTaskdeck({ requestTimeoutMs: Infinity, maxRetries: 0 });
+  await forever.getRun('run_x', { timeoutMs: null, maxRetries: 1 });
   const o = { signal, timeoutMs: 5000 };
+  let n = 0;
   const doc = await td.doctor(o);
   const ready: boolean = doc.ready;
   const runtimes = await td.listRuntimes(o);
@@ -35,6 +39,11 @@ export async function useEverything(signal: AbortSignal): Promise<number> {
       revision: plan.revision, feedback: 'more' }, o);
   }
   await td.getRun(run.id, o);
+  const { data: again, response }: { data: Run; response: ResponseInfo } =
+    await td.startRun({ project: p.id, prompt: 'hi' }, { idempotencyKey: 'r' }).withResponse();
+  if (response.idempotentReplayed && again.id === run.id) n++;
+  n += (response.retryAfterMs ?? 0) + response.status + (response.requestId?.length ?? 0) + response.retries;
+  n += response.headers.get('location')?.length ?? 0;
   await td.cancelRun(run.id, o);
   const arts = await td.listArtifacts(run.sessionId, { allVersions: true, all: true });
   await td.getArtifact(arts[0].id, o);
@@ -42,7 +51,6 @@ export async function useEverything(signal: AbortSignal): Promise<number> {
   const bytes = new Uint8Array(await res.arrayBuffer());
   const events = td.events({ projectId: p.id }, { idleTimeoutMs: 30000, lastEventId: 'a:1', signal });
   await events.ready;
-  let n = 0;
   for await (const e of events) {
     const ev: TaskdeckEvent = e;
     if (ev.type === 'run.finished') break;
@@ -68,6 +76,17 @@ export async function useEverything(signal: AbortSignal): Promise<number> {
   const creds = await td.listCredentials(o);
   const cred = await td.createCredential({ name: 'k', kind: 'api-key', secret: 's' }, o);
   await td.updateCredential(cred.id, { description: 'd' }, o);
+  try {
+    await td.updateSessionConfiguration(s.id, { expectedRevision: 1, patch: {} });
+  } catch (e) {
+    if (e instanceof ConflictError && e.is('stale_write')) {
+      const current = e.details.current;
+      n += 'revision' in current ? current.revision : 0;
+    }
+    if (e instanceof NotFoundError) n += e.details.id?.length ?? 0;
+    if (e instanceof RateLimitError) n += e.retryAfterMs ?? 0;
+    if (e instanceof TimeoutError || e instanceof ConnectionError || e instanceof AbortError) n += e.name.length;
+  }
   try {
     await td.getRun('run_x');
   } catch (e) {

@@ -1,7 +1,7 @@
 // Finding the service and its token, as libtaskdeck does (docs/client.md).
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { TaskdeckError } from './errors.js';
+import { taskdeckError } from './errors.js';
 
 const START_HINT = 'start one with `taskdeck daemon start`';
 
@@ -51,7 +51,7 @@ async function readSmall(path, max) {
 /** Reads the discovery file; rejects with service_not_found or io_error. */
 export async function discover(paths = taskdeckPaths()) {
   if (paths === null) {
-    throw new TaskdeckError('service_not_found',
+    throw taskdeckError('service_not_found',
       `no taskdeck home (set TASKDECK_HOME or HOME); ${START_HINT}`);
   }
   let text;
@@ -59,10 +59,10 @@ export async function discover(paths = taskdeckPaths()) {
     text = await readSmall(paths.discovery, 64 * 1024);
   } catch (e) {
     if (e.code === 'ENOENT') {
-      throw new TaskdeckError('service_not_found',
+      throw taskdeckError('service_not_found',
         `no taskdeck service is running (no ${paths.discovery}); ${START_HINT}`);
     }
-    throw new TaskdeckError('io_error', `cannot read ${paths.discovery}: ${e.code ?? e.message}`);
+    throw taskdeckError('io_error', `cannot read ${paths.discovery}: ${e.code ?? e.message}`);
   }
   let info;
   try {
@@ -72,11 +72,11 @@ export async function discover(paths = taskdeckPaths()) {
   }
   if (info === null || typeof info !== 'object' || typeof info.baseUrl !== 'string' ||
       !Number.isInteger(info.pid) || info.pid < 1) {
-    throw new TaskdeckError('service_not_found',
+    throw taskdeckError('service_not_found',
       `the discovery file ${paths.discovery} is malformed; restart the service with \`taskdeck daemon start\``);
   }
   if (!pidAlive(info.pid)) {
-    throw new TaskdeckError('service_not_found',
+    throw taskdeckError('service_not_found',
       `the taskdeck service of ${paths.discovery} (pid ${info.pid}) is no longer running; ${START_HINT}`);
   }
   return { ...info, discoveryFile: paths.discovery };
@@ -88,13 +88,13 @@ async function readToken(path) {
     text = await readSmall(path, 256);
   } catch (e) {
     if (e.code === 'ENOENT') {
-      throw new TaskdeckError('service_not_found',
+      throw taskdeckError('service_not_found',
         `no token file at ${path}; start the service with \`taskdeck daemon start\``);
     }
-    throw new TaskdeckError('io_error', `cannot read the token file ${path}: ${e.code ?? e.message}`);
+    throw taskdeckError('io_error', `cannot read the token file ${path}: ${e.code ?? e.message}`);
   }
   const m = /^([0-9a-fA-F]{64})\n?$/.exec(text);
-  if (m === null) throw new TaskdeckError('io_error', `the token file ${path} is malformed`);
+  if (m === null) throw taskdeckError('io_error', `the token file ${path} is malformed`);
   return m[1];
 }
 
@@ -121,7 +121,7 @@ export async function resolveConnection(options) {
         token = await readToken(info.tokenFile);
       } else {
         if (paths === null) {
-          throw new TaskdeckError('service_not_found', 'no token: set TASKDECK_TOKEN, TASKDECK_HOME or HOME');
+          throw taskdeckError('service_not_found', 'no token: set TASKDECK_TOKEN, TASKDECK_HOME or HOME');
         }
         token = await readToken(paths.token);
       }

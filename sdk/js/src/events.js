@@ -1,6 +1,6 @@
 // The event stream (docs/events.md) as an async iterable: SSE parsing, the
 // 1,024-event backlog, the idle timeout, validation, resume with Last-Event-ID.
-import { TaskdeckError, errorFromAnswer } from './errors.js';
+import { taskdeckError, errorFromAnswer } from './errors.js';
 import { abortError, checkTimeout, requestIdOf, MAX_TIMER_MS } from './transport.js';
 
 export const EVENT_BACKLOG = 1024;
@@ -10,18 +10,18 @@ const MAX_FRAME = 1024 * 1024;
 const RECONNECT_MIN_MS = 100;
 const RECONNECT_MAX_MS = 2000;
 
-const invalidMessage = (why) => new TaskdeckError('event_stream_invalid_message',
+const invalidMessage = (why) => taskdeckError('event_stream_invalid_message',
   `the event stream sent a malformed frame: ${why}; stop using this stream and re-read the state`);
 
 function filterQuery(filter) {
   if (filter === null || typeof filter !== 'object' || Array.isArray(filter)) {
-    throw new TaskdeckError('invalid_argument', 'the event filter must be an object');
+    throw taskdeckError('invalid_argument', 'the event filter must be an object');
   }
   const q = new URLSearchParams();
   for (const [key, param] of [['projectId', 'project'], ['sessionId', 'session'], ['runId', 'run']]) {
     const v = filter[key] ?? filter[param];
     if (v === undefined || v === null) continue;
-    if (typeof v !== 'string' || v === '') throw new TaskdeckError('invalid_argument', `${key} must be an id`);
+    if (typeof v !== 'string' || v === '') throw taskdeckError('invalid_argument', `${key} must be an id`);
     q.set(param, v);
   }
   const s = q.toString();
@@ -74,7 +74,7 @@ class EventStream {
     this.#reconnect = o.reconnect !== false;
     if (o.lastEventId !== undefined && o.lastEventId !== null) {
       if (typeof o.lastEventId !== 'string' || !/^[\x21-\x7e]{1,200}$/.test(o.lastEventId)) {
-        throw new TaskdeckError('invalid_argument', 'lastEventId must be an event id ("<streamId>:<seq>")');
+        throw taskdeckError('invalid_argument', 'lastEventId must be an event id ("<streamId>:<seq>")');
       }
       this.#lastId = o.lastEventId;
       this.#yieldedId = o.lastEventId;
@@ -145,7 +145,7 @@ class EventStream {
     this.#hold = [];
     this.#holdIds = [];
     this.#stop();
-    this.#readyReject(new TaskdeckError('aborted', 'the event stream was closed'));
+    this.#readyReject(taskdeckError('aborted', 'the event stream was closed'));
     for (const w of this.#waiters.splice(0)) w.resolve({ value: undefined, done: true });
   }
 
@@ -187,7 +187,7 @@ class EventStream {
     this.#idleTimer = setTimeout(() => {
       const quiet = Date.now() - this.#lastFrameAt;
       if (quiet >= this.#idleMs) {
-        this.#fail(new TaskdeckError('timeout',
+        this.#fail(taskdeckError('timeout',
           `no event or heartbeat arrived for ${this.#idleMs} ms; check the connection to the service`,
           { details: { idleTimeoutMs: this.#idleMs } }));
       } else {
@@ -213,12 +213,12 @@ class EventStream {
       this.#res = p.res;
       if (p.status !== 200) {
         this.#t.readText(p, 64 * 1024).then(
-          (text) => this.#dropped(errorFromAnswer(p.status, requestIdOf(p.headers), text)),
+          (text) => this.#dropped(errorFromAnswer(p.status, requestIdOf(p.headers), text, p.headers)),
           (e) => this.#dropped(e));
         return;
       }
       if (!String(p.headers['content-type'] ?? '').startsWith('text/event-stream')) {
-        this.#fail(new TaskdeckError('invalid_response', 'the event stream is not text/event-stream',
+        this.#fail(taskdeckError('invalid_response', 'the event stream is not text/event-stream',
           { status: p.status, requestId: requestIdOf(p.headers) }));
         return;
       }
@@ -236,7 +236,7 @@ class EventStream {
     const transient = err === null || err.code === 'unreachable' || err.code === 'timeout' ||
       err.code === 'service_unavailable';
     if (!this.#everHello || !this.#reconnect || !transient) {
-      this.#fail(err ?? new TaskdeckError('unreachable', 'the event stream\'s connection ended'));
+      this.#fail(err ?? taskdeckError('unreachable', 'the event stream\'s connection ended'));
       return;
     }
     const delay = this.#backoff;
@@ -335,7 +335,7 @@ class EventStream {
         // stream: the events before the gap are yielded, then the overflow.
         this.#queue.push(...this.#hold);
         this.#ids.push(...this.#holdIds);
-        this.#fail(new TaskdeckError('event_stream_overflow',
+        this.#fail(taskdeckError('event_stream_overflow',
           'the consumer fell so far behind that the service dropped its backlog (slow-consumer); ' +
           'handle backpressure and re-read the state', { details: { seq } }));
         return false;
@@ -381,7 +381,7 @@ class EventStream {
     this.#graceTimer = setTimeout(() => {
       this.#graceTimer = null;
       if (this.#hold.length > 0) {
-        this.#fail(new TaskdeckError('event_stream_overflow',
+        this.#fail(taskdeckError('event_stream_overflow',
           `more than ${EVENT_BACKLOG} events waited to be consumed; handle backpressure and re-read the state`));
       }
     }, OVERFLOW_GRACE_MS);

@@ -2,7 +2,10 @@
 // whole exchange, body included, and the mapping of failures to TaskdeckError.
 import http from 'node:http';
 import https from 'node:https';
-import { TaskdeckError, errorFromAnswer } from './errors.js';
+import { randomUUID } from 'node:crypto';
+import {
+  TaskdeckError, taskdeckError, errorFromAnswer, retryAfterMs, webHeaders,
+} from './errors.js';
 
 export const MAX_JSON_BODY = 16 * 1024 * 1024;
 const NET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH',
@@ -11,11 +14,66 @@ const NET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUN
 export function abortError(signal) {
   const reason = signal?.reason;
   if (reason instanceof TaskdeckError) return reason;
-  return new TaskdeckError('aborted', 'the request was aborted', { cause: reason });
+  return taskdeckError('aborted', 'the request was aborted', { cause: reason });
+}
+
+/** A pause that an abort ends (rejecting with the abort's error). */
+export function sleep(ms, signal) {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(abortError(signal));
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(abortError(signal));
+    };
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, Math.min(ms, MAX_TIMER_MS));
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+export const DEFAULT_MAX_RETRIES = 2;
+const RETRY_BASE_MS = 500;
+const RETRY_MAX_MS = 8000;
+const RETRY_AFTER_MAX_MS = 60000;
+
+/** Checks a maxRetries option: an integer 0 to 10, or undefined for the default. */
+export function checkRetries(n, name = 'maxRetries') {
+  if (n === undefined || n === null) return undefined;
+  if (!Number.isInteger(n) || n < 0 || n > 10) {
+    throw taskdeckError('invalid_argument', `${name} must be an integer from 0 to 10`);
+  }
+  return n;
+}
+
+// The pause before retry number attempt + 1: Retry-After when the service gave
+// one, else exponential backoff with jitter.
+function retryDelay(attempt, err) {
+  if (err.retryAfterMs !== null && err.retryAfterMs !== undefined) {
+    return Math.min(err.retryAfterMs, RETRY_AFTER_MAX_MS);
+  }
+  const base = Math.min(RETRY_BASE_MS * 2 ** attempt, RETRY_MAX_MS);
+  return base * (0.75 + Math.random() * 0.25);
+}
+
+// Whether the service never acted on the request: a refused connection, or a
+// 503/429 answer (the service keeps no 5xx answer and does nothing for it).
+function notActedOn(err) {
+  return (err.code === 'unreachable' && err.cause?.code === 'ECONNREFUSED') ||
+    err.status === 503 || err.status === 429;
+}
+
+function retryable(err) {
+  return err instanceof TaskdeckError &&
+    (err.code === 'unreachable' || err.status === 503 || err.status === 429);
 }
 
 export function timeoutError(ms, what) {
-  return new TaskdeckError('timeout', `${what}: no complete answer within ${ms} ms`);
+  return taskdeckError('timeout', `${what}: no complete answer within ${ms} ms`);
 }
 
 /**
@@ -26,7 +84,7 @@ export function checkTimeout(ms, name = 'timeoutMs') {
   if (ms === undefined || ms === 0) return undefined;
   if (ms === null || ms === Infinity) return Infinity;
   if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
-    throw new TaskdeckError('invalid_argument',
+    throw taskdeckError('invalid_argument',
       `${name} must be a positive number of milliseconds, or Infinity (or null) for none`);
   }
   return ms;
@@ -70,8 +128,9 @@ export class Transport {
    * ({baseUrl, token}); it is called when a connection is refused, and a
    * request whose service moved is sent again to the new address.
    */
-  constructor(baseUrl, token, timeoutMs, userAgent, rediscover = null) {
+  constructor(baseUrl, token, timeoutMs, userAgent, rediscover = null, maxRetries = DEFAULT_MAX_RETRIES) {
     this.timeoutMs = timeoutMs;
+    this.maxRetries = maxRetries;
     this.userAgent = userAgent;
     this.#rediscover = rediscover;
     this.agent = null;
@@ -83,13 +142,13 @@ export class Transport {
     try {
       url = new URL(baseUrl);
     } catch {
-      throw new TaskdeckError('invalid_argument', 'the service URL is not a valid URL');
+      throw taskdeckError('invalid_argument', 'the service URL is not a valid URL');
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw new TaskdeckError('invalid_argument', 'the service URL must start with http:// or https://');
+      throw taskdeckError('invalid_argument', 'the service URL must start with http:// or https://');
     }
     if (typeof token !== 'string' || !/^[\x21-\x7e]{1,512}$/.test(token)) {
-      throw new TaskdeckError('invalid_argument', 'the token must be printable ASCII without spaces');
+      throw taskdeckError('invalid_argument', 'the token must be printable ASCII without spaces');
     }
     this.baseUrl = url.origin + url.pathname.replace(/\/+$/, '');
     this.prefix = url.pathname.replace(/\/+$/, '');
@@ -224,11 +283,11 @@ export class Transport {
     if (code !== undefined && (NET_CODES.has(code) || code.startsWith('ERR_'))) {
       const what = code === 'ECONNRESET' && e.message === 'aborted'
         ? 'the connection closed before the whole answer arrived' : code;
-      return new TaskdeckError('unreachable',
-        `cannot reach the taskdeck service at ${this.baseUrl}: ${what}`);
+      return taskdeckError('unreachable',
+        `cannot reach the taskdeck service at ${this.baseUrl}: ${what}`, { cause: e });
     }
-    return new TaskdeckError('unreachable',
-      `the connection to the taskdeck service at ${this.baseUrl} failed: ${e?.message ?? e}`);
+    return taskdeckError('unreachable',
+      `the connection to the taskdeck service at ${this.baseUrl} failed: ${e?.message ?? e}`, { cause: e });
   }
 
   /** Reads a whole body (at most max bytes) as text; the exchange's deadline covers it. */
@@ -240,7 +299,7 @@ export class Transport {
         size += c.length;
         if (size > max) {
           p.finish();
-          p.res.destroy(new TaskdeckError('invalid_response',
+          p.res.destroy(taskdeckError('invalid_response',
             `the answer's body is over ${max} bytes`, { status: p.status,
               requestId: requestIdOf(p.headers) }));
           return;
@@ -258,23 +317,67 @@ export class Transport {
     });
   }
 
-  /** A JSON request: resolves with {status, headers, data}; rejects with TaskdeckError. */
+  /**
+   * A JSON request, retried (o.maxRetries, else the client's) when the
+   * service is unreachable or answers 503 or 429, and only when that is safe:
+   * a GET, a request with an Idempotency-Key, or one the service never acted
+   * on (refused connection, 503, 429).  With o.autoKey a retry carries an
+   * Idempotency-Key of its own, so that any retry after it is safe too.  The
+   * deadline covers every attempt and pause.  Resolves with {status, headers,
+   * data, requestId, response}; rejects with TaskdeckError.
+   */
   async request(method, path, o = {}) {
+    const max = o.maxRetries ?? this.maxRetries;
+    const ms = o.timeoutMs ?? this.timeoutMs;
+    const end = Date.now() + ms;
+    let { headers } = o;
+    for (let attempt = 0; ; attempt++) {
+      const left = end - Date.now();
+      if (left <= 0) throw timeoutError(ms, `${method} ${path}`);
+      try {
+        const r = await this.#exchange(method, path, { ...o, headers, timeoutMs: left });
+        r.response.retries = attempt;
+        return r;
+      } catch (e) {
+        if (attempt >= max || !retryable(e)) throw e;
+        const keyed = headers?.['idempotency-key'] !== undefined;
+        if (method !== 'GET' && !keyed && !notActedOn(e)) throw e;
+        if (!keyed && o.autoKey) headers = { ...headers, 'idempotency-key': `sdk-retry-${randomUUID()}` };
+        const pause = retryDelay(attempt, e);
+        if (pause >= end - Date.now()) throw e;
+        await sleep(pause, o.signal);
+      }
+    }
+  }
+
+  async #exchange(method, path, o) {
     const p = await this.send(method, path, o);
     const text = await this.readText(p);
     const requestId = requestIdOf(p.headers);
-    if (p.status < 200 || p.status > 299) throw errorFromAnswer(p.status, requestId, text);
+    if (p.status < 200 || p.status > 299) throw errorFromAnswer(p.status, requestId, text, p.headers);
     let data = null;
     if (text !== '') {
       try {
         data = JSON.parse(text);
       } catch {
-        throw new TaskdeckError('invalid_response', `${method} ${path}: the answer is not JSON`,
+        throw taskdeckError('invalid_response', `${method} ${path}: the answer is not JSON`,
           { status: p.status, requestId });
       }
     }
-    return { status: p.status, headers: p.headers, data, requestId };
+    return { status: p.status, headers: p.headers, data, requestId, response: responseMeta(p) };
   }
+}
+
+/** What withResponse() gives beside the data. */
+export function responseMeta(p) {
+  return {
+    status: p.status,
+    headers: webHeaders(p.headers),
+    requestId: requestIdOf(p.headers),
+    idempotentReplayed: String(p.headers['idempotent-replayed'] ?? '').toLowerCase() === 'true',
+    retryAfterMs: retryAfterMs(p.headers),
+    retries: 0,
+  };
 }
 
 export function requestIdOf(headers) {
