@@ -1,13 +1,13 @@
-// TaskdeckClient: every method of the specification, over Transport.
-import { TaskdeckError, taskdeckError, errorFromAnswer, webHeaders } from './errors.js';
-import {
-  Transport, checkTimeout, checkRetries, requestIdOf, responseMeta, sleep, DEFAULT_MAX_RETRIES,
-} from './transport.js';
-import { resolveConnection } from './discovery.js';
-import { openEvents } from './events.js';
+'use strict';
 
-export const VERSION = '0.1.0';
-export const DEFAULT_REQUEST_TIMEOUT_MS = 30000;
+// TaskdeckClient: every method of the specification, over Transport.
+const { TaskdeckError, taskdeckError, errorFromAnswer, webHeaders } = require('./errors.cjs');
+const { Transport, checkTimeout, checkRetries, requestIdOf, responseMeta, sleep, DEFAULT_MAX_RETRIES } = require('./transport.cjs');
+const { resolveConnection } = require('./discovery.cjs');
+const { openEvents } = require('./events.cjs');
+
+const VERSION = '0.1.0';
+const DEFAULT_REQUEST_TIMEOUT_MS = 30000;
 const FINAL = new Set(['completed', 'failed', 'cancelled']);
 // How many positional arguments come before the options of each list method (paginate).
 const LISTS = {
@@ -66,7 +66,7 @@ function nextCursor(link) {
  * withResponse() resolves with {data, response} (status, headers, requestId,
  * idempotentReplayed, retryAfterMs, retries).
  */
-export class ApiPromise extends Promise {
+class ApiPromise extends Promise {
   #full;
 
   // Methods like then() make plain promises.
@@ -94,7 +94,7 @@ export class ApiPromise extends Promise {
 
 const api = (full) => new ApiPromise(full);
 
-export class TaskdeckClient {
+class TaskdeckClient {
   #t;
 
   /** Use connectToTaskdeck(); this takes an already resolved {baseUrl, token}. */
@@ -496,9 +496,13 @@ function toResponse(p, t) {
  * C client core finds them (TASKDECK_HOME, XDG), TASKDECK_URL and
  * TASKDECK_TOKEN, or explicit {baseUrl, token}.  Sends nothing.
  */
-export async function connectToTaskdeck(options) {
+async function connectToTaskdeck(options) {
   const o = options === undefined || options === null ? {} : object(options, 'the options');
   const { baseUrl, token, rediscover } = await resolveConnection(o);
   return new TaskdeckClient({ baseUrl, token, rediscover, requestTimeoutMs: o.requestTimeoutMs,
     userAgent: o.userAgent, maxRetries: o.maxRetries });
 }
+
+module.exports = {
+  VERSION, DEFAULT_REQUEST_TIMEOUT_MS, ApiPromise, TaskdeckClient, connectToTaskdeck,
+};

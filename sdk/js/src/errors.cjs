@@ -1,3 +1,5 @@
+'use strict';
+
 // TaskdeckError and its families: every failure of the SDK is one of them.
 
 const STATUS_CODES = new Map([
@@ -14,7 +16,7 @@ const STATUS_CODES = new Map([
   [507, 'insufficient_storage'],
 ]);
 
-export class TaskdeckError extends Error {
+class TaskdeckError extends Error {
   /**
    * @param {string} code the service's code, or one found on this side
    * @param {string} message for a person; never holds the token
@@ -39,27 +41,27 @@ export class TaskdeckError extends Error {
 }
 
 /** 400, 414 and 422: the request is wrong as sent (invalid_request, invalid_cwd, idempotency_conflict, ...). */
-export class BadRequestError extends TaskdeckError {}
+class BadRequestError extends TaskdeckError {}
 /** 401 unauthorized: no token or a wrong one. */
-export class AuthenticationError extends TaskdeckError {}
+class AuthenticationError extends TaskdeckError {}
 /** 403 forbidden. */
-export class PermissionDeniedError extends TaskdeckError {}
+class PermissionDeniedError extends TaskdeckError {}
 /** 404 not_found: details.resource and details.id name what is missing. */
-export class NotFoundError extends TaskdeckError {}
+class NotFoundError extends TaskdeckError {}
 /** 409: stale_write, stale_plan, plan_not_pending, session_busy, cwd_mismatch, ... */
-export class ConflictError extends TaskdeckError {}
+class ConflictError extends TaskdeckError {}
 /** 429: too many requests; retryAfterMs says when to come back. */
-export class RateLimitError extends TaskdeckError {}
+class RateLimitError extends TaskdeckError {}
 /** 5xx: internal_error, service_unavailable, idempotency_unavailable, insufficient_storage, ... */
-export class InternalServerError extends TaskdeckError {}
+class InternalServerError extends TaskdeckError {}
 /** unreachable (no connection, or it broke) and service_not_found (no service running). */
-export class ConnectionError extends TaskdeckError {}
+class ConnectionError extends TaskdeckError {}
 /** timeout: a deadline passed (a request's, a wait's, or an event stream's idle timeout). */
-export class TimeoutError extends ConnectionError {}
+class TimeoutError extends ConnectionError {}
 /** aborted: the caller's AbortSignal fired, or the stream was closed; its name is "AbortError". */
-export class AbortError extends TaskdeckError {}
+class AbortError extends TaskdeckError {}
 /** event_stream_overflow and event_stream_invalid_message. */
-export class EventStreamError extends TaskdeckError {}
+class EventStreamError extends TaskdeckError {}
 
 function classOf(code, status) {
   switch (code) {
@@ -83,13 +85,13 @@ function classOf(code, status) {
 }
 
 /** A TaskdeckError of the class its code and status call for. */
-export function taskdeckError(code, message, extra = {}) {
+function taskdeckError(code, message, extra = {}) {
   const C = classOf(code, extra.status ?? 0);
   return new C(code, message, extra);
 }
 
 /** Retry-After (seconds, or an HTTP date) in ms, or null. */
-export function retryAfterMs(headers) {
+function retryAfterMs(headers) {
   const v = headers?.['retry-after'];
   if (typeof v !== 'string' || v === '') return null;
   if (/^\d+$/.test(v.trim())) return Number(v.trim()) * 1000;
@@ -98,7 +100,7 @@ export function retryAfterMs(headers) {
 }
 
 /** Node's header object as a web Headers. */
-export function webHeaders(h) {
+function webHeaders(h) {
   const headers = new Headers();
   for (const [k, v] of Object.entries(h ?? {})) {
     if (Array.isArray(v)) for (const x of v) headers.append(k, x);
@@ -108,7 +110,7 @@ export function webHeaders(h) {
 }
 
 // The error of an answer outside 2xx, from its {"error":{...}} body when it has one.
-export function errorFromAnswer(status, requestId, bodyText, rawHeaders) {
+function errorFromAnswer(status, requestId, bodyText, rawHeaders) {
   const meta = { status, requestId, headers: webHeaders(rawHeaders), retryAfterMs: retryAfterMs(rawHeaders) };
   let err = null;
   try {
@@ -129,3 +131,7 @@ export function errorFromAnswer(status, requestId, bodyText, rawHeaders) {
   const code = STATUS_CODES.get(status) ?? 'invalid_response';
   return taskdeckError(code, `HTTP ${status} without a taskdeck error body`, meta);
 }
+
+module.exports = {
+  TaskdeckError, BadRequestError, AuthenticationError, PermissionDeniedError, NotFoundError, ConflictError, RateLimitError, InternalServerError, ConnectionError, TimeoutError, AbortError, EventStreamError, taskdeckError, retryAfterMs, webHeaders, errorFromAnswer,
+};

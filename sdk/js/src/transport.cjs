@@ -1,24 +1,24 @@
+'use strict';
+
 // One HTTP exchange with the service: bearer token, deadline and abort for the
 // whole exchange, body included, and the mapping of failures to TaskdeckError.
-import http from 'node:http';
-import https from 'node:https';
-import { randomUUID } from 'node:crypto';
-import {
-  TaskdeckError, taskdeckError, errorFromAnswer, retryAfterMs, webHeaders,
-} from './errors.js';
+const http = require('node:http');
+const https = require('node:https');
+const { randomUUID } = require('node:crypto');
+const { TaskdeckError, taskdeckError, errorFromAnswer, retryAfterMs, webHeaders } = require('./errors.cjs');
 
-export const MAX_JSON_BODY = 16 * 1024 * 1024;
+const MAX_JSON_BODY = 16 * 1024 * 1024;
 const NET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH',
   'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', 'ETIMEDOUT', 'ECONNABORTED', 'EADDRNOTAVAIL']);
 
-export function abortError(signal) {
+function abortError(signal) {
   const reason = signal?.reason;
   if (reason instanceof TaskdeckError) return reason;
   return taskdeckError('aborted', 'the request was aborted', { cause: reason });
 }
 
 /** A pause that an abort ends (rejecting with the abort's error). */
-export function sleep(ms, signal) {
+function sleep(ms, signal) {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(abortError(signal));
@@ -36,13 +36,13 @@ export function sleep(ms, signal) {
   });
 }
 
-export const DEFAULT_MAX_RETRIES = 2;
+const DEFAULT_MAX_RETRIES = 2;
 const RETRY_BASE_MS = 500;
 const RETRY_MAX_MS = 8000;
 const RETRY_AFTER_MAX_MS = 60000;
 
 /** Checks a maxRetries option: an integer 0 to 10, or undefined for the default. */
-export function checkRetries(n, name = 'maxRetries') {
+function checkRetries(n, name = 'maxRetries') {
   if (n === undefined || n === null) return undefined;
   if (!Number.isInteger(n) || n < 0 || n > 10) {
     throw taskdeckError('invalid_argument', `${name} must be an integer from 0 to 10`);
@@ -72,7 +72,7 @@ function retryable(err) {
     (err.code === 'unreachable' || err.status === 503 || err.status === 429);
 }
 
-export function timeoutError(ms, what) {
+function timeoutError(ms, what) {
   return taskdeckError('timeout', `${what}: no complete answer within ${ms} ms`);
 }
 
@@ -80,7 +80,7 @@ export function timeoutError(ms, what) {
  * Checks a deadline option: a positive number of milliseconds (any size),
  * Infinity or null for none, undefined or 0 for the default (undefined).
  */
-export function checkTimeout(ms, name = 'timeoutMs') {
+function checkTimeout(ms, name = 'timeoutMs') {
   if (ms === undefined || ms === 0) return undefined;
   if (ms === null || ms === Infinity) return Infinity;
   if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
@@ -91,13 +91,13 @@ export function checkTimeout(ms, name = 'timeoutMs') {
 }
 
 // Node's timers take at most 2^31 - 1 ms (a longer delay becomes 1 ms).
-export const MAX_TIMER_MS = 2 ** 31 - 1;
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * setTimeout for a delay of any size: a longer one is a chain of timers;
  * Infinity arms none.  Cancel with clearLongTimeout.
  */
-export function setLongTimeout(fn, ms) {
+function setLongTimeout(fn, ms) {
   const h = { timer: null };
   if (!(ms < Infinity)) return h;
   const end = Date.now() + ms;
@@ -114,11 +114,11 @@ export function setLongTimeout(fn, ms) {
   return h;
 }
 
-export function clearLongTimeout(h) {
+function clearLongTimeout(h) {
   if (h !== null && h !== undefined && h.timer !== null) clearTimeout(h.timer);
 }
 
-export class Transport {
+class Transport {
   #auth;
   #rediscover;
   #refreshing = null;
@@ -369,7 +369,7 @@ export class Transport {
 }
 
 /** What withResponse() gives beside the data. */
-export function responseMeta(p) {
+function responseMeta(p) {
   return {
     status: p.status,
     headers: webHeaders(p.headers),
@@ -380,7 +380,11 @@ export function responseMeta(p) {
   };
 }
 
-export function requestIdOf(headers) {
+function requestIdOf(headers) {
   const v = headers['x-request-id'];
   return typeof v === 'string' ? v : null;
 }
+
+module.exports = {
+  MAX_JSON_BODY, abortError, sleep, DEFAULT_MAX_RETRIES, checkRetries, timeoutError, checkTimeout, MAX_TIMER_MS, setLongTimeout, clearLongTimeout, Transport, responseMeta, requestIdOf,
+};

@@ -1,10 +1,12 @@
+'use strict';
+
 // The event stream (docs/events.md) as an async iterable: SSE parsing, the
 // 1,024-event backlog, the idle timeout, validation, resume with Last-Event-ID.
-import { taskdeckError, errorFromAnswer } from './errors.js';
-import { abortError, checkTimeout, requestIdOf, MAX_TIMER_MS } from './transport.js';
+const { taskdeckError, errorFromAnswer } = require('./errors.cjs');
+const { abortError, checkTimeout, requestIdOf, MAX_TIMER_MS } = require('./transport.cjs');
 
-export const EVENT_BACKLOG = 1024;
-export const DEFAULT_IDLE_TIMEOUT_MS = 30000;
+const EVENT_BACKLOG = 1024;
+const DEFAULT_IDLE_TIMEOUT_MS = 30000;
 const OVERFLOW_GRACE_MS = 250;
 const MAX_FRAME = 1024 * 1024;
 const RECONNECT_MIN_MS = 100;
@@ -28,7 +30,7 @@ function filterQuery(filter) {
   return s === '' ? '/api/v1/events' : `/api/v1/events?${s}`;
 }
 
-export function openEvents(transport, filter, o) {
+function openEvents(transport, filter, o) {
   return new EventStream(transport, filterQuery(filter), o);
 }
 
@@ -404,3 +406,7 @@ class EventStream {
     }
   }
 }
+
+module.exports = {
+  EVENT_BACKLOG, DEFAULT_IDLE_TIMEOUT_MS, openEvents,
+};

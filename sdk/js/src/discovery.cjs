@@ -1,7 +1,9 @@
+'use strict';
+
 // Finding the service and its token, as libtaskdeck does (docs/client.md).
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { taskdeckError } from './errors.js';
+const { readFile } = require('node:fs/promises');
+const { join } = require('node:path');
+const { taskdeckError } = require('./errors.cjs');
 
 const START_HINT = 'start one with `taskdeck daemon start`';
 
@@ -17,7 +19,7 @@ function xdgDir(name, home, fallback) {
 }
 
 /** The files of the taskdeck home, as src/common/paths.c lays them out. */
-export function taskdeckPaths() {
+function taskdeckPaths() {
   const tdhome = env('TASKDECK_HOME');
   if (tdhome !== null) {
     return { discovery: join(tdhome, 'service.json'), token: join(tdhome, 'token') };
@@ -49,7 +51,7 @@ async function readSmall(path, max) {
 }
 
 /** Reads the discovery file; rejects with service_not_found or io_error. */
-export async function discover(paths = taskdeckPaths()) {
+async function discover(paths = taskdeckPaths()) {
   if (paths === null) {
     throw taskdeckError('service_not_found',
       `no taskdeck home (set TASKDECK_HOME or HOME); ${START_HINT}`);
@@ -103,7 +105,7 @@ async function readToken(path) {
  * TASKDECK_URL / TASKDECK_TOKEN, then the discovery file and its tokenFile
  * (else the home's token file).
  */
-export async function resolveConnection(options) {
+async function resolveConnection(options) {
   const fixedUrl = options.baseUrl ?? env('TASKDECK_URL');
   const fixedToken = options.token ?? env('TASKDECK_TOKEN');
   // A home is read once: a restarted service is looked for where the first one was.
@@ -132,3 +134,7 @@ export async function resolveConnection(options) {
   // Found through the discovery file: a restarted service (a new port) is found again by re-reading it.
   return { ...first, rediscover: fixedUrl === null ? resolve : null };
 }
+
+module.exports = {
+  taskdeckPaths, discover, resolveConnection,
+};
