@@ -440,6 +440,12 @@ export declare class TaskdeckClient {
   getArtifact(artifactId: string, options?: RequestOptions): ApiPromise<Artifact>;
   /** The bytes as a Response whose body streams; the deadline covers reading it. */
   downloadArtifact(artifactId: string, options?: DownloadOptions): Promise<Response>;
+  /**
+   * GET /api/v1/artifacts/:id/content into a file (written as path + ".part", renamed once
+   * whole, removed on failure). Errors: not_found, timeout, unreachable, io_error.
+   */
+  downloadArtifactToFile(artifactId: string, path: string, options?: RequestOptions):
+    Promise<{ path: string; bytes: number; version: string }>;
 
   events(filter?: EventFilter, options?: EventOptions): EventStream;
 

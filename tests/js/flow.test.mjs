@@ -4,6 +4,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { inspect } from 'node:util';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
 import { startService, SDK } from './harness.mjs';
 
 const { connectToTaskdeck, TaskdeckError } = await import(SDK);
@@ -55,6 +58,16 @@ test('typical flow: listProjects, startRun, waitForRun, listArtifacts, downloadA
   const other = await td.downloadArtifact(report.id, { offset: 10, ifRange: 'sha256:00' });
   assert.equal(other.status, 200);
   assert.deepEqual(Buffer.from(await other.arrayBuffer()), bytes);
+
+  // Into a file: the same bytes, nothing left beside it.
+  const dir = mkdtempSync(join(process.env.TD_JS_TMP ?? tmpdir(), 'tdjs-dl-'));
+  const saved = await td.downloadArtifactToFile(report.id, join(dir, 'report.md'));
+  assert.deepEqual(saved, { path: join(dir, 'report.md'), bytes: report.size, version: report.version });
+  assert.deepEqual(readFileSync(join(dir, 'report.md')), bytes);
+  await assert.rejects(td.downloadArtifactToFile('art_000000000000000000000000', join(dir, 'x')),
+    (e) => e.code === 'not_found');
+  assert.deepEqual(readdirSync(dir), ['report.md']);
+  rmSync(dir, { recursive: true, force: true });
 
   const one = await td.getArtifact(report.id);
   assert.equal(one.version, report.version);

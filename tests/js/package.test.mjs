@@ -140,6 +140,26 @@ export async function wrong(td: import('@taskdeck/sdk').TaskdeckClient) { await 
   assert.match(bad.stdout, /TS2345/);
 });
 
+test('the README\'s TypeScript recipes type-check with Node\'s types (the download as a Node stream)', () => {
+  const readme = readFileSync(join(PKG, 'README.md'), 'utf8');
+  const blocks = [...readme.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
+  assert.ok(blocks.some((b) => b.includes('Readable.fromWeb')), 'the download recipe is a ts block');
+  const app = project('app-readme');
+  npm(['install', '--offline', PKG], app);
+  const files = blocks.map((b, i) => {
+    writeFileSync(join(app, `recipe${i}.ts`), b);
+    return `recipe${i}.ts`;
+  });
+  writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({
+    compilerOptions: { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022',
+      noEmit: true, lib: ['es2022', 'dom'], types: ['node'],
+      typeRoots: [join(process.env.TD_CACHE, 'npm/types-node/node_modules/@types')] },
+    files,
+  }));
+  const r = spawnSync(NODE, [TSC, '-p', app], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+});
+
 test('every method of the runtime is declared, and every declared method exists', () => {
   const dts = readFileSync(join(PKG, 'index.d.ts'), 'utf8');
   const body = dts.slice(dts.indexOf('export declare class TaskdeckClient'));

@@ -5,6 +5,10 @@ const { TaskdeckError, taskdeckError, errorFromAnswer, webHeaders } = require('.
 const { Transport, checkTimeout, checkRetries, requestIdOf, responseMeta, sleep, DEFAULT_MAX_RETRIES } = require('./transport.cjs');
 const { resolveConnection } = require('./discovery.cjs');
 const { openEvents } = require('./events.cjs');
+const { createWriteStream } = require('node:fs');
+const { rename, rm } = require('node:fs/promises');
+const { Readable } = require('node:stream');
+const { pipeline } = require('node:stream/promises');
 
 const VERSION = '0.1.0';
 const DEFAULT_REQUEST_TIMEOUT_MS = 30000;
@@ -381,6 +385,29 @@ class TaskdeckClient {
       throw errorFromAnswer(p.status, requestId, text, p.headers);
     }
     return toResponse(p, this.#t);
+  }
+
+  /**
+   * Downloads the artifact into the file path (written as path + ".part",
+   * renamed once whole; removed on failure); resolves with {path, bytes, version}.
+   */
+  async downloadArtifactToFile(artifactId, path, o) {
+    if (typeof path !== 'string' || path === '') throw invalid('path must be a file path');
+    o = opts(o);
+    const { offset, ifRange, ...rest } = o;
+    if (offset !== undefined || ifRange !== undefined) throw invalid('downloadArtifactToFile takes no offset');
+    const res = await this.downloadArtifact(artifactId, rest);
+    const part = `${path}.part`;
+    let bytes = 0;
+    const counted = Readable.fromWeb(res.body).on('data', (c) => { bytes += c.length; });
+    try {
+      await pipeline(counted, createWriteStream(part, { mode: 0o644 }));
+      await rename(part, path);
+    } catch (e) {
+      await rm(part, { force: true });
+      throw e instanceof TaskdeckError ? e : taskdeckError('io_error', `cannot write ${path}: ${e.code ?? e.message}`, { cause: e });
+    }
+    return { path, bytes, version: (res.headers.get('etag') ?? '').replace(/^"|"$/g, '') };
   }
 
   // --- events ---
