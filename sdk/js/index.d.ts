@@ -223,7 +223,7 @@ export type AgentRoutingPatch = {
   subagent?: Partial<AgentRouting['subagent']>;
 };
 
-export type RunStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled' | (string & {});
+export type RunStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
 
 export interface Attention {
   kind: 'plan-approval' | (string & {}); planVersion?: number; planRevision?: number; since?: string;
@@ -291,11 +291,64 @@ export interface DownloadOptions extends RequestOptions {
   ifRange?: string;
 }
 
-export interface TaskdeckEvent {
-  seq: number; type: string; time: string;
-  projectId: string | null; sessionId: string | null; runId: string | null;
-  data: any;
+/** The payload (`data`) of each event type (docs/events.md, Event types). */
+export interface EventPayloads {
+  /** A run was admitted. */
+  'run.queued': { status: RunStatus };
+  /** Its agent was started. */
+  'run.started': { status: RunStatus };
+  /** A phase change (liveness false), or every 10 s before the first output (liveness true). */
+  'run.progress': { phase: string; message: string | null; liveness: boolean };
+  /** Visible assistant text. */
+  'run.output': { delta: string };
+  /** A tool call started, completed, failed or was denied. */
+  'run.tool': { callId?: string; name: string; status: string; summary?: string };
+  /** A permission prompt. */
+  'run.permission': { promptId: string; tool?: string; summary?: string; status?: string };
+  /** The run needs (or, null, no longer needs) a decision. */
+  'run.attention': { attention: Attention | null };
+  'plan.updated': Plan;
+  /** A save became visible (when its run finalized). */
+  'artifact.saved': Artifact;
+  /** The run is final. */
+  'run.finished': { status: 'completed' | 'failed' | 'cancelled'; error?: { code: string; message: string } };
+  /** Events may be missing from this run's history (an unclean stop, or a full disk). */
+  'run.history-gap':
+    | { reason: string; maxMs: number }
+    | { reason: string; events: number; firstSeq: number; lastSeq: number };
+  'session.updated': Session;
+  'project.updated': Project;
+  /** Never the transport or a secret. */
+  'connector.updated': {
+    id: string; name: string; kind: 'builtin' | 'custom'; enabled: boolean;
+    action: 'created' | 'updated' | 'enabled' | 'disabled' | 'removed';
+  };
+  /** Never the secret. */
+  'credential.updated': {
+    id: string; name: string; kind: CredentialKind; action: 'created' | 'updated' | 'rotated' | 'deleted';
+  };
+  /**
+   * The client must re-read what it shows over HTTP. Its seq is the last one issued; its ids
+   * are those of the stream's filter. (slow-consumer never reaches you: the iterator fails
+   * with event_stream_overflow instead.)
+   */
+  'stream.resync-required': { reason: 'stream-changed' | 'expired' | 'slow-consumer' };
 }
+
+export type TaskdeckEventType = keyof EventPayloads;
+
+/** One event of one type: `seq`, `type`, `time`, the ids it concerns (else null) and its `data`. */
+export interface TaskdeckEventOf<T extends TaskdeckEventType> {
+  seq: number; type: T; time: string;
+  projectId: string | null; sessionId: string | null; runId: string | null;
+  data: EventPayloads[T];
+}
+
+/**
+ * Every event the iterator yields, discriminated by `type`:
+ * `if (e.type === 'run.finished') e.data.status`.
+ */
+export type TaskdeckEvent = { [T in TaskdeckEventType]: TaskdeckEventOf<T> }[TaskdeckEventType];
 
 export interface EventFilter { projectId?: string; sessionId?: string; runId?: string }
 

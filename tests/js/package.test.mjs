@@ -138,6 +138,20 @@ export async function wrong(td: import('@taskdeck/sdk').TaskdeckClient) { await 
   const bad = spawnSync(NODE, [TSC, '-p', app], { encoding: 'utf8' });
   assert.notEqual(bad.status, 0, 'a wrong argument type is an error');
   assert.match(bad.stdout, /TS2345/);
+  // Events are told apart by type: a member of another type's payload, or a type that
+  // does not exist, is an error.
+  for (const [wrong, code] of [
+    ["if (e.type === 'run.finished') return e.data.delta;", /TS2339/],
+    ["if (e.type === 'run.finnished') return 1;", /TS2367/],
+    ["if (e.type === 'run.output') return e.data.status;", /TS2339/],
+  ]) {
+    writeFileSync(join(app, 'use.ts'), `${readFileSync(join(SRCDIR, 'tests/js/types-use.ts'), 'utf8')}
+export function wrongEvent(e: import('@taskdeck/sdk').TaskdeckEvent) { ${wrong} return 0; }
+`);
+    const r = spawnSync(NODE, [TSC, '-p', app], { encoding: 'utf8' });
+    assert.notEqual(r.status, 0, `${wrong} is an error`);
+    assert.match(r.stdout, code, wrong);
+  }
 });
 
 test('the README\'s TypeScript recipes type-check with Node\'s types (the download as a Node stream)', () => {

@@ -53,7 +53,17 @@ export async function useEverything(signal: AbortSignal): Promise<number> {
   await events.ready;
   for await (const e of events) {
     const ev: TaskdeckEvent = e;
-    if (ev.type === 'run.finished') break;
+    if (ev.type === 'run.finished') {
+      const final: 'completed' | 'failed' | 'cancelled' = ev.data.status;
+      n += (ev.data.error?.code.length ?? 0) + final.length;
+      break;
+    }
+    if (e.type === 'run.output') n += e.data.delta.length;
+    if (e.type === 'run.progress' && !e.data.liveness) n += e.data.phase.length;
+    if (e.type === 'artifact.saved') n += e.data.size;
+    if (e.type === 'plan.updated') n += e.data.steps.length;
+    if (e.type === 'stream.resync-required' && e.data.reason === 'expired') n += e.seq;
+    if (e.type === 'connector.updated' && e.data.action === 'removed') n += e.data.id.length;
     n++;
   }
   const resume: string | null = events.lastEventId;
