@@ -15,7 +15,7 @@ export type TaskdeckErrorCode =
   | 'session_busy' | 'cwd_mismatch' | 'credential_in_use' | 'payload_too_large' | 'uri_too_long'
   | 'idempotency_conflict' | 'invalid_configuration' | 'rate_limited'
   | 'internal_error' | 'idempotency_unavailable' | 'service_unavailable' | 'sandbox_unavailable'
-  | 'insufficient_storage'
+  | 'insufficient_storage' | 'permission_denied' | 'configuration_conflict' | 'runtime_missing'
   | 'timeout' | 'aborted' | 'unreachable' | 'invalid_response' | 'invalid_argument'
   | 'service_not_found' | 'io_error' | 'event_stream_overflow' | 'event_stream_invalid_message';
 
@@ -161,7 +161,6 @@ export type Json = null | boolean | number | string | Json[] | { [key: string]: 
 export interface Project {
   id: string; name: string; description: string; context: string;
   metadata: Record<string, Json>; createdAt: string; updatedAt: string;
-  [key: string]: unknown;
 }
 
 export interface NewProject {
@@ -179,6 +178,8 @@ export type PermissionProfile = 'ask' | 'workspace-write' | 'read-only' | 'full-
 export interface SessionDefaultsValues {
   framework: Framework | null; provider: string | null; model: string | null;
   effort: Effort | null; permissionProfile: PermissionProfile | null;
+  /** Whether runs may reach the network (null: the service's default). */
+  network: boolean | null;
 }
 
 export interface SessionDefaults {
@@ -192,7 +193,6 @@ export interface SessionDefaultsUpdate {
 export interface Session {
   id: string; projectId: string; title: string; cwd: string; workspace: 'managed' | 'external';
   createdAt: string; updatedAt: string; lastRun: { id: string; status: RunStatus } | null;
-  [key: string]: unknown;
 }
 
 export interface RunConfig {
@@ -242,12 +242,16 @@ export interface Run {
   /** Present while the run is running and needs a decision. */
   attention?: Attention | null;
   usage: { inputTokens: number; outputTokens: number } | null;
-  [key: string]: unknown;
+  updatedAt: string;
+  /** Whether the run's commands may reach the network. */
+  network: boolean;
 }
 
 export interface RunRequest {
   project: string; prompt: string; permissionProfile?: PermissionProfile;
   turnIntent?: 'plan-first' | null; cwd?: string; sessionId?: string; config?: RunConfig;
+  /** Let the run's commands reach the network (default: the project's defaults, else false). */
+  network?: boolean;
 }
 
 export interface WaitOptions {
@@ -276,7 +280,6 @@ export interface PlanResponse {
 export interface Artifact {
   id: string; name: string; path: string; version: string; size: number; mediaType: string;
   sessionId: string; runId: string; createdAt: string;
-  [key: string]: unknown;
 }
 
 export interface ArtifactListOptions extends ListOptions {
@@ -378,16 +381,35 @@ export interface ReadinessReport {
   ready: boolean; version: string;
   checks: { id: string; status: 'ok' | 'warn' | 'fail'; message: string; nextAction?: string }[];
   nextActions: string[];
-  [key: string]: unknown;
 }
 
 export interface Runtime {
   framework: Framework; status: 'ready' | 'missing' | 'broken' | 'outdated' | (string & {});
   version?: string; source: 'managed' | 'external'; path?: string;
+  /** How the runtime was found (managed copy, build tree, PATH, a setting). */
+  foundBy?: string;
+  /** Whether the managed runtime's data files are all there. */
+  dataComplete?: boolean;
+  /** The oldest version taskdeck supports (external runtimes). */
+  minVersion?: string;
+  message: string;
 }
 
+/** One step of a bootstrap: its result and, by step, what it found. */
+export interface BootstrapStep { ok: boolean; message: string; path?: string; name?: string; runtime?: Runtime }
+
+/** POST /api/v1/bootstrap: every step's result; ok false with error when a step itself failed. */
 export interface BootstrapResult {
-  ok: boolean; error?: { code: string; message: string };
+  ok: boolean;
+  steps?: Record<string, BootstrapStep>;
+  nextActions?: string[];
+  error?: { code: 'runtime_missing' | 'configuration_conflict' | 'permission_denied' | (string & {}); message: string };
+}
+
+/** POST /api/v1/cli/install: where the launcher went; ok false with error when it could not. */
+export interface CliInstallResult {
+  ok: boolean;
+  error?: { code: 'configuration_conflict' | 'permission_denied' | (string & {}); message: string };
   [key: string]: unknown;
 }
 
@@ -403,18 +425,17 @@ export interface Connector {
   id: string; name: string; kind: 'builtin' | 'custom'; enabled: boolean;
   transport: ConnectorTransport; credentialBindings: CredentialBinding[];
   createdAt: string; updatedAt: string;
-  [key: string]: unknown;
 }
 
 export interface NewConnector {
   name: string; transport: ConnectorTransport; credentialBindings?: CredentialBinding[];
-  [key: string]: unknown;
+  /** Default true. */
+  enabled?: boolean;
 }
 
 export interface ConnectorUpdate {
   /** Required by the service; credential bindings omitted are kept. */
   transport: ConnectorTransport; name?: string; credentialBindings?: CredentialBinding[];
-  [key: string]: unknown;
 }
 
 export interface ConnectorTestResult { success: boolean; toolCount: number; message: string }
@@ -423,16 +444,15 @@ export type CredentialKind = 'api-key' | 'bearer' | 'basic' | 'secret' | (string
 
 export interface Credential {
   id: string; name: string; kind: CredentialKind; description: string; createdAt: string; updatedAt: string;
-  [key: string]: unknown;
 }
 
 export interface NewCredential {
-  name: string; kind: CredentialKind; secret: string; description?: string;
+  /** kind defaults to "secret". */
+  name: string; kind?: CredentialKind; secret: string; description?: string;
 }
 
 export interface CredentialPatch {
-  name?: string; description?: string; secret?: string;
-  [key: string]: unknown;
+  name?: string; kind?: CredentialKind; description?: string; secret?: string;
 }
 
 /** List methods that paginate() can follow. */
@@ -466,7 +486,7 @@ export declare class TaskdeckClient {
   doctor(options?: RequestOptions): ApiPromise<ReadinessReport>;
   listRuntimes(options?: ListOptions): ApiPromise<Page<Runtime>>;
   bootstrap(request: { action: 'status' | 'runtime' }, options?: RequestOptions): ApiPromise<BootstrapResult>;
-  installCli(options?: RequestOptions): ApiPromise<BootstrapResult>;
+  installCli(options?: RequestOptions): ApiPromise<CliInstallResult>;
 
   listProjects(options?: ListOptions): ApiPromise<Page<Project>>;
   getProject(projectId: string, options?: RequestOptions): ApiPromise<Project>;
