@@ -172,13 +172,14 @@ class Transport {
     if (this.#rediscover === null) return Promise.resolve(false);
     if (this.#refreshing === null) {
       const before = [this.baseUrl, this.#auth];
+      // Never rejects: a discovery file that is missing or wrong leaves the target as it was.
       this.#refreshing = this.#rediscover().then((c) => {
         const url = new URL(c.baseUrl);
         const base = url.origin + url.pathname.replace(/\/+$/, '');
         if (base === before[0] && `Bearer ${c.token}` === before[1]) return false;
         this.#target(c.baseUrl, c.token);
         return true;
-      }, () => false).finally(() => {
+      }).catch(() => false).finally(() => {
         this.#refreshing = null;
       });
     }
