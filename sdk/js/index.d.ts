@@ -34,8 +34,9 @@ export interface ErrorDetailsByCode {
   event_stream_overflow: { seq?: number };
 }
 
+/** The details of one documented code; of any other code, or of a code not narrowed yet, a plain record. */
 export type ErrorDetails<C extends string> =
-  C extends keyof ErrorDetailsByCode ? ErrorDetailsByCode[C] : Record<string, unknown>;
+  [C] extends [keyof ErrorDetailsByCode] ? ErrorDetailsByCode[C] : Record<string, unknown>;
 
 /**
  * Every failure of the SDK (a subclass names its family). Its message never holds the token.

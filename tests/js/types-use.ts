@@ -104,6 +104,7 @@ export async function useEverything(signal: AbortSignal): Promise<number> {
       const status: number = e.status;
       const rid: string | null = e.requestId;
       n += status + (rid?.length ?? 0) + Object.keys(e.details).length + e.code.length;
+      if (typeof e.details.field === 'string') n += e.details.field.length;
     }
   }
   td.close();
