@@ -484,33 +484,56 @@ export declare class TaskdeckClient {
   /** Every item of a list method, page by page, following the Link header. */
   paginate<M extends keyof ListMethods>(method: M, ...args: ListMethods[M]): AsyncGenerator<ListItems[M], void, undefined>;
 
+  /** Readiness report. `GET /api/v1/doctor`. Errors: ConnectionError, TimeoutError, AbortError. */
   doctor(options?: RequestOptions): ApiPromise<ReadinessReport>;
+  /** Agent runtimes. `GET /api/v1/runtimes`. Errors: ConnectionError, TimeoutError, AbortError. */
   listRuntimes(options?: ListOptions): ApiPromise<Page<Runtime>>;
+  /** A setup step. `POST /api/v1/bootstrap`. Errors: BadRequestError; ConnectionError, TimeoutError, AbortError. */
   bootstrap(request: { action: 'status' | 'runtime' }, options?: RequestOptions): ApiPromise<BootstrapResult>;
+  /** Installs the taskdeck launcher. `POST /api/v1/cli/install`. Errors: ConnectionError, TimeoutError, AbortError. */
   installCli(options?: RequestOptions): ApiPromise<CliInstallResult>;
 
+  /** Projects, newest first, paged. `GET /api/v1/projects`. Errors: BadRequestError; ConnectionError, TimeoutError, AbortError. */
   listProjects(options?: ListOptions): ApiPromise<Page<Project>>;
+  /** One project. `GET /api/v1/projects/:id`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */
   getProject(projectId: string, options?: RequestOptions): ApiPromise<Project>;
+  /** Creates a project. `POST /api/v1/projects`. Errors: BadRequestError, InternalServerError (503, retried), InternalServerError (507); ConnectionError, TimeoutError, AbortError. */
   createProject(project: NewProject, options?: IdempotentOptions): ApiPromise<Project>;
+  /** JSON merge patch. `PATCH /api/v1/projects/:id`. Errors: BadRequestError, NotFoundError, InternalServerError (507); ConnectionError, TimeoutError, AbortError. */
   updateProject(projectId: string, patch: ProjectPatch, options?: RequestOptions): ApiPromise<Project>;
+  /** Defaults of new sessions. `GET /api/v1/projects/:id/session-defaults`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */
   getProjectSessionDefaults(projectId: string, options?: RequestOptions): ApiPromise<SessionDefaults>;
+  /** Compare-and-set on updatedAt. `PATCH /api/v1/projects/:id/session-defaults`. Errors: BadRequestError, NotFoundError, ConflictError; ConnectionError, TimeoutError, AbortError. */
   updateProjectSessionDefaults(projectId: string, update: SessionDefaultsUpdate, options?: RequestOptions): ApiPromise<SessionDefaults>;
 
+  /** Sessions of a project. `GET /api/v1/sessions`. Errors: BadRequestError; ConnectionError, TimeoutError, AbortError. */
   listSessions(projectId: string, options?: ListOptions): ApiPromise<Page<Session>>;
+  /** One session. `GET /api/v1/sessions/:id`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */
   getSession(sessionId: string, options?: RequestOptions): ApiPromise<Session>;
+  /** The session's configuration. `GET /api/v1/sessions/:id/config`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */
   getSessionConfiguration(sessionId: string, options?: RequestOptions): ApiPromise<SessionConfiguration>;
+  /** Compare-and-set on revision. `PATCH /api/v1/sessions/:id/config`. Errors: BadRequestError, NotFoundError, ConflictError; ConnectionError, TimeoutError, AbortError. */
   updateSessionConfiguration(sessionId: string, update: SessionConfigurationUpdate, options?: RequestOptions): ApiPromise<SessionConfiguration>;
+  /** Agent routing. `GET /api/v1/settings/agent-routing`. Errors: ConnectionError, TimeoutError, AbortError. */
   getAgentRouting(options?: RequestOptions): ApiPromise<AgentRouting>;
+  /** JSON merge patch. `PATCH /api/v1/settings/agent-routing`. Errors: BadRequestError; ConnectionError, TimeoutError, AbortError. */
   updateAgentRouting(patch: AgentRoutingPatch, options?: RequestOptions): ApiPromise<AgentRouting>;
+  /** The session's plan. `GET /api/v1/sessions/:id/plan`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */
   getSessionPlan(sessionId: string, options?: RequestOptions): ApiPromise<Plan>;
+  /** A decision on the plan. `POST /api/v1/sessions/:id/plan/respond`. Errors: BadRequestError, NotFoundError, ConflictError; ConnectionError, TimeoutError, AbortError. */
   respondSessionPlan(sessionId: string, response: PlanResponse, options?: RequestOptions): ApiPromise<Plan>;
 
+  /** Starts a run. `POST /api/v1/runs`. Errors: BadRequestError, NotFoundError, ConflictError, InternalServerError (503, retried), InternalServerError (507); ConnectionError, TimeoutError, AbortError. */
   startRun(request: RunRequest, options?: IdempotentOptions): ApiPromise<Run>;
+  /** One run. `GET /api/v1/runs/:id`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */
   getRun(runId: string, options?: RequestOptions): ApiPromise<Run>;
+  /** Cancels a run (idempotent). `POST /api/v1/runs/:id/cancel`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */
   cancelRun(runId: string, options?: RequestOptions): ApiPromise<Run>;
   waitForRun(runId: string, options?: WaitOptions): Promise<Run>;
 
+  /** Artifacts of a session. `GET /api/v1/sessions/:id/artifacts`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */
   listArtifacts(sessionId: string, options?: ArtifactListOptions): ApiPromise<Page<Artifact>>;
+  /** One artifact. `GET /api/v1/artifacts/:id`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */
   getArtifact(artifactId: string, options?: RequestOptions): ApiPromise<Artifact>;
   /** The bytes as a Response whose body streams; the deadline covers reading it. */
   downloadArtifact(artifactId: string, options?: DownloadOptions): Promise<Response>;
@@ -521,17 +544,28 @@ export declare class TaskdeckClient {
   downloadArtifactToFile(artifactId: string, path: string, options?: RequestOptions):
     Promise<{ path: string; bytes: number; version: string }>;
 
+  /** The event stream (Server-Sent Events; each data: line is an Event). `GET /api/v1/events`. Errors: BadRequestError, InternalServerError (503, retried); ConnectionError, TimeoutError, AbortError. */
   events(filter?: EventFilter, options?: EventOptions): EventStream;
 
+  /** Connectors. `GET /api/v1/connectors`. Errors: ConnectionError, TimeoutError, AbortError. */
   listConnectors(options?: ListOptions): ApiPromise<Page<Connector>>;
+  /** One connector. `GET /api/v1/connectors/:id`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */
   getConnector(connectorId: string, options?: RequestOptions): ApiPromise<Connector>;
+  /** Enables or disables. `PUT /api/v1/connectors/:id/enabled`. Errors: BadRequestError, NotFoundError; ConnectionError, TimeoutError, AbortError. */
   setConnectorEnabled(connectorId: string, enabled: boolean, options?: RequestOptions): ApiPromise<Connector>;
+  /** Adds a connector. `POST /api/v1/connectors`. Errors: BadRequestError, NotFoundError; ConnectionError, TimeoutError, AbortError. */
   addConnector(request: NewConnector, options?: RequestOptions): ApiPromise<Connector>;
+  /** Updates a connector. `PATCH /api/v1/connectors/:id`. Errors: BadRequestError, NotFoundError; ConnectionError, TimeoutError, AbortError. */
   updateConnector(connectorId: string, request: ConnectorUpdate, options?: RequestOptions): ApiPromise<Connector>;
+  /** Removes a connector. `DELETE /api/v1/connectors/:id`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */
   removeConnector(connectorId: string, options?: RequestOptions): ApiPromise<unknown>;
+  /** Lists the connector's tools. `POST /api/v1/connectors/:id/test`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */
   testConnector(connectorId: string, options?: RequestOptions): ApiPromise<ConnectorTestResult>;
+  /** Credentials (metadata). `GET /api/v1/credentials`. Errors: ConnectionError, TimeoutError, AbortError. */
   listCredentials(options?: ListOptions): ApiPromise<Page<Credential>>;
+  /** Creates a credential. `POST /api/v1/credentials`. Errors: BadRequestError; ConnectionError, TimeoutError, AbortError. */
   createCredential(request: NewCredential, options?: RequestOptions): ApiPromise<Credential>;
+  /** Updates a credential. `PATCH /api/v1/credentials/:id`. Errors: BadRequestError, NotFoundError; ConnectionError, TimeoutError, AbortError. */
   updateCredential(credentialId: string, patch: CredentialPatch, options?: RequestOptions): ApiPromise<Credential>;
 }
 
