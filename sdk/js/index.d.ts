@@ -1,3 +1,4 @@
+/// <reference lib="esnext.disposable" />
 // Type declarations of @taskdeck/sdk (written by hand; checked by tsc --noEmit in tests/js).
 
 export declare const VERSION: string;
@@ -373,8 +374,10 @@ export interface EventStream extends AsyncIterableIterator<TaskdeckEvent> {
   readonly ready: Promise<void>;
   /** "<streamId>:<seq>" of the last event yielded. */
   readonly lastEventId: string | null;
-  /** Ends the stream; a waiting next() resolves as done. */
+  /** Ends the stream; every waiting next() resolves as done. */
   close(): void;
+  /** close(), for `await using events = td.events(...)`. */
+  [Symbol.asyncDispose](): Promise<void>;
   return(): Promise<IteratorResult<TaskdeckEvent, undefined>>;
 }
 
@@ -483,6 +486,10 @@ export declare class TaskdeckClient {
   close(): void;
   /** Every item of a list method, page by page, following the Link header. */
   paginate<M extends keyof ListMethods>(method: M, ...args: ListMethods[M]): AsyncGenerator<ListItems[M], void, undefined>;
+  /** Every page of a list method, one request each, following the Link header. */
+  pages<M extends keyof ListMethods>(method: M, ...args: ListMethods[M]): AsyncGenerator<Page<ListItems[M]>, void, undefined>;
+  /** close(), for `await using td = await connectToTaskdeck()`. */
+  [Symbol.asyncDispose](): Promise<void>;
 
   /** Readiness report. `GET /api/v1/doctor`. Errors: ConnectionError, TimeoutError, AbortError. */
   doctor(options?: RequestOptions): ApiPromise<ReadinessReport>;

@@ -174,6 +174,16 @@ test('real service: a consumer that reads steadily but too slowly is told with e
   for (const r of runs) await td.waitForRun(r.id, { timeoutMs: 60000 });
 });
 
+test('Symbol.asyncDispose (await using) closes a stream and a client', async () => {
+  const c = await connectToTaskdeck();
+  const it = c.events({});
+  await it.ready;
+  const waiting = it.next();
+  await it[Symbol.asyncDispose]();
+  assert.deepEqual(await waiting, { value: undefined, done: true });
+  await c[Symbol.asyncDispose]();
+});
+
 test('two next() calls pending at once both settle, in order; close() settles those still waiting', async () => {
   const p = await td.createProject({ name: 'two-next' });
   const it = td.events({ projectId: p.id });

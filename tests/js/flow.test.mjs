@@ -138,6 +138,11 @@ test('pagination: one page with nextCursor, {all: true}, and paginate() follow L
   const seen = [];
   for await (const p of td.paginate('listProjects', { limit: 2 })) seen.push(p.id);
   assert.deepEqual(seen, all.map((p) => p.id));
+  const pages = [];
+  for await (const page of td.pages('listProjects', { limit: 2 })) pages.push(page);
+  assert.ok(pages.length >= 4 && pages.slice(0, -1).every((pg) => pg.length === 2 && pg.nextCursor !== null));
+  assert.equal(pages.at(-1).nextCursor, null);
+  assert.deepEqual(pages.flat().map((p) => p.id), seen);
   assert.equal(new Set(seen).size, seen.length, 'no duplicate across pages');
   for (const id of ids) assert.ok(seen.includes(id));
   const single = await td.listProjects({ limit: 1000 });

@@ -7,10 +7,11 @@ import {
 
 export async function useEverything(signal: AbortSignal): Promise<number> {
   const td = await connectToTaskdeck({ requestTimeoutMs: 10000, maxRetries: 3 });
-  const forever = await connectToTaskdeck({ requestTimeoutMs: Infinity, maxRetries: 0 });
+  await using forever = await connectToTaskdeck({ requestTimeoutMs: Infinity, maxRetries: 0 });
   await forever.getRun('run_x', { timeoutMs: null, maxRetries: 1 });
   const o = { signal, timeoutMs: 5000 };
   let n = 0;
+  for await (const page of forever.pages('listSessions', 'prj_x', { limit: 10 })) n += page.length + (page.nextCursor?.length ?? 0);
   const doc = await td.doctor(o);
   const ready: boolean = doc.ready;
   const runtimes = await td.listRuntimes(o);

@@ -183,6 +183,14 @@ class TaskdeckClient {
    * `for await (const p of td.paginate('listProjects', {limit: 50}))`.
    */
   async *paginate(method, ...args) {
+    for await (const page of this.pages(method, ...args)) yield* page;
+  }
+
+  /**
+   * Every page of a list method, one request each, following the Link header:
+   * `for await (const page of td.pages('listProjects', {limit: 50}))`.
+   */
+  async *pages(method, ...args) {
     const n = LISTS[method];
     if (n === undefined) throw invalid(`${method} is not a list method`);
     const positional = args.slice(0, n);
@@ -190,10 +198,15 @@ class TaskdeckClient {
     let cursor = o.cursor ?? null;
     for (let pages = 0; pages < MAX_PAGES; pages++) {
       const page = await this[method](...positional, { ...o, all: false, cursor: cursor ?? undefined });
-      yield* page;
+      yield page;
       cursor = page.nextCursor;
       if (cursor === null) return;
     }
+  }
+
+  /** Drops the kept-alive connections: `await using td = await connectToTaskdeck()`. */
+  async [Symbol.asyncDispose]() {
+    this.close();
   }
 
   // --- readiness and setup ---

@@ -137,6 +137,11 @@ class EventStream {
     return Promise.resolve({ value: undefined, done: true });
   }
 
+  /** close(): `await using events = td.events(...)`. */
+  async [Symbol.asyncDispose]() {
+    this.close();
+  }
+
   /** Ends the stream at once; a pending next() resolves as done. */
   close() {
     if (this.#closed) return;
