@@ -184,9 +184,22 @@ control_frame(const struct events *ev, bool with_id, const char *type, cJSON *da
 	return control_frame_at(ev, with_id, ev->seq, type, data);
 }
 
-/* stream.resync-required for reason, with the last seq issued. */
+/* An id member: the filter's id, or null when the stream is not filtered on it. */
+static void
+add_filter_id(cJSON *o, const char *name, const char *id)
+{
+	if (id[0] != '\0')
+		cJSON_AddStringToObject(o, name, id);
+	else
+		cJSON_AddNullToObject(o, name);
+}
+
+/*
+ * stream.resync-required for reason, with the last seq issued; its ids are
+ * those the subscriber's filter names (the events it misses all have them).
+ */
 static struct frame *
-resync_frame(const struct events *ev, const char *reason)
+resync_frame(const struct events *ev, const struct events_filter *f, const char *reason)
 {
 	cJSON *o = cJSON_CreateObject();
 	char now[TD_TIME_LEN];
@@ -195,6 +208,9 @@ resync_frame(const struct events *ev, const char *reason)
 	cJSON_AddStringToObject(o, "type", "stream.resync-required");
 	cJSON_AddNumberToObject(o, "seq", (double)ev->seq);
 	cJSON_AddStringToObject(o, "time", now);
+	add_filter_id(o, "projectId", f->project);
+	add_filter_id(o, "sessionId", f->session);
+	add_filter_id(o, "runId", f->run);
 	cJSON_AddStringToObject(cJSON_AddObjectToObject(o, "data"), "reason", reason);
 	return control_frame(ev, true, "stream.resync-required", o);
 }
@@ -261,7 +277,7 @@ sub_offer(struct events *ev, struct events_sub *s, struct frame *fr)
 	if (s->closing)
 		return;
 	if (s->qlen >= EVENTS_SUB_MAX_EVENTS || s->qbytes + fr->len > EVENTS_SUB_MAX_BYTES) {
-		struct frame *rs = resync_frame(ev, "slow-consumer");
+		struct frame *rs = resync_frame(ev, &s->f, "slow-consumer");
 		struct frame *partial = NULL;
 		size_t behind = s->qlen;
 
@@ -716,7 +732,7 @@ sub_replay(struct events *ev, struct events_sub *s, enum resume how, uint64_t af
 	struct frame *fr;
 
 	if (how == RESUME_CHANGED || how == RESUME_EXPIRED) {
-		fr = resync_frame(ev, how == RESUME_CHANGED ? "stream-changed" : "expired");
+		fr = resync_frame(ev, &s->f, how == RESUME_CHANGED ? "stream-changed" : "expired");
 		sub_push(s, fr);
 		frame_unref(fr);
 		return;

@@ -3,6 +3,7 @@
 
 const struct route routes[] = {
 	{ "GET", "/api/v1/doctor", route_doctor, 0 },
+	{ "GET", "/api/v1/openapi.json", route_openapi, 0 },
 
 	{ "GET", "/api/v1/projects", route_projects_list, 0 },
 	{ "POST", "/api/v1/projects", route_projects_create, ROUTE_BODY | ROUTE_IDEMPOTENT },

@@ -18,6 +18,7 @@ void route_routing_update(struct http_request *, struct http_response *);
 
 /* route-doctor.c */
 void route_doctor(struct http_request *, struct http_response *);
+void route_openapi(struct http_request *, struct http_response *);
 
 /* route-runs.c */
 void route_runs_create(struct http_request *, struct http_response *);

@@ -68,8 +68,22 @@ test('stream.resync-required is yielded for an id of another stream', async () =
   }
   assert.equal(first.type, 'stream.resync-required');
   assert.equal(first.data.reason, 'stream-changed');
+  for (const k of ['projectId', 'sessionId', 'runId']) assert.equal(first[k], null, `${k} of an unfiltered resync`);
   // The loop's break closed the stream.
   assert.deepEqual(await it.next(), { value: undefined, done: true });
+});
+
+test('stream.resync-required carries the ids of the filter, so a check on the run id keeps it', async () => {
+  const p = await td.createProject({ name: 'resync-ids' });
+  const run = await td.startRun({ project: p.id, prompt: 'hi', config: replay('quick') });
+  const it = td.events({ runId: run.id }, { lastEventId: `${'0'.repeat(32)}:5` });
+  const { value: e } = await it.next();
+  it.close();
+  assert.equal(e.type, 'stream.resync-required');
+  assert.equal(e.runId, run.id);
+  assert.equal(e.sessionId, null);
+  assert.equal(e.projectId, null);
+  assert.ok(Number.isSafeInteger(e.seq) && typeof e.time === 'string');
 });
 
 test('close and resume with lastEventId: no gap, no duplicate', async () => {
@@ -132,7 +146,63 @@ test('real service: a consumer that stops reading during a burst gets event_stre
     }
   })().then(() => null, (e) => e);
   assert.equal(err?.code, 'event_stream_overflow', `after ${n} events: ${err}`);
-  assert.equal(n, EVENT_BACKLOG);
+  assert.equal(n, EVENT_BACKLOG, err.message);
+});
+
+test('real service: a consumer that reads steadily but too slowly is told with event_stream_overflow', async () => {
+  const p = await td.createProject({ name: 'slow-steady' });
+  const it = td.events({ projectId: p.id });
+  await it.ready;
+  // 20,000 deltas at once: more than the service queues for one subscriber.
+  const runs = await Promise.all([1, 2].map(() =>
+    td.startRun({ project: p.id, prompt: 'burst', config: replay('burst') })));
+  let n = 0;
+  let last = 0;
+  let finished = 0;
+  const t0 = Date.now();
+  const err = await (async () => {
+    for await (const e of it) {
+      assert.ok(e.seq > last, 'in order');
+      last = e.seq;
+      assert.notEqual(e.type, 'stream.resync-required', `the gap was yielded as an event after ${n}`);
+      if (e.type === 'run.finished' && ++finished === 2) break;
+      // Steady but slow for 3 s (about 2,000 events/s, never still for 250 ms), then fast.
+      if (++n % 20 === 0 && Date.now() - t0 < 3000) await sleep(10);
+    }
+  })().then(() => null, (e) => e);
+  assert.equal(err?.code, 'event_stream_overflow', `after ${n} events, ${finished} runs finished: ${err}`);
+  for (const r of runs) await td.waitForRun(r.id, { timeoutMs: 60000 });
+});
+
+test('Symbol.asyncDispose (await using) closes a stream and a client', async () => {
+  const c = await connectToTaskdeck();
+  const it = c.events({});
+  await it.ready;
+  const waiting = it.next();
+  await it[Symbol.asyncDispose]();
+  assert.deepEqual(await waiting, { value: undefined, done: true });
+  await c[Symbol.asyncDispose]();
+});
+
+test('two next() calls pending at once both settle, in order; close() settles those still waiting', async () => {
+  const p = await td.createProject({ name: 'two-next' });
+  const it = td.events({ projectId: p.id });
+  await it.ready;
+  const a = it.next();
+  const b = it.next();
+  const c = it.next();
+  const run = await td.startRun({ project: p.id, prompt: 'hi', config: replay('quick') });
+  const [ea, eb] = await Promise.all([a, b]);
+  assert.equal(ea.value.type, 'run.queued');
+  assert.ok(eb.value.seq > ea.value.seq);
+  assert.equal((await c).done, false);
+  const d = it.next();
+  const e = it.next();
+  it.close();
+  const settled = await Promise.race([Promise.all([d, e]), sleep(2000).then(() => 'pending')]);
+  assert.notEqual(settled, 'pending', 'close() settled both waiting next() calls');
+  for (const r of settled) assert.ok(r.done === true || r.value.projectId === p.id);
+  await td.waitForRun(run.id, { timeoutMs: 30000 });
 });
 
 test('real service: a service that stops sending fails the stream with the idle timeout', async () => {

@@ -4,6 +4,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { inspect } from 'node:util';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
 import { startService, SDK } from './harness.mjs';
 
 const { connectToTaskdeck, TaskdeckError } = await import(SDK);
@@ -55,6 +58,16 @@ test('typical flow: listProjects, startRun, waitForRun, listArtifacts, downloadA
   const other = await td.downloadArtifact(report.id, { offset: 10, ifRange: 'sha256:00' });
   assert.equal(other.status, 200);
   assert.deepEqual(Buffer.from(await other.arrayBuffer()), bytes);
+
+  // Into a file: the same bytes, nothing left beside it.
+  const dir = mkdtempSync(join(process.env.TD_JS_TMP ?? tmpdir(), 'tdjs-dl-'));
+  const saved = await td.downloadArtifactToFile(report.id, join(dir, 'report.md'));
+  assert.deepEqual(saved, { path: join(dir, 'report.md'), bytes: report.size, version: report.version });
+  assert.deepEqual(readFileSync(join(dir, 'report.md')), bytes);
+  await assert.rejects(td.downloadArtifactToFile('art_000000000000000000000000', join(dir, 'x')),
+    (e) => e.code === 'not_found');
+  assert.deepEqual(readdirSync(dir), ['report.md']);
+  rmSync(dir, { recursive: true, force: true });
 
   const one = await td.getArtifact(report.id);
   assert.equal(one.version, report.version);
@@ -125,6 +138,11 @@ test('pagination: one page with nextCursor, {all: true}, and paginate() follow L
   const seen = [];
   for await (const p of td.paginate('listProjects', { limit: 2 })) seen.push(p.id);
   assert.deepEqual(seen, all.map((p) => p.id));
+  const pages = [];
+  for await (const page of td.pages('listProjects', { limit: 2 })) pages.push(page);
+  assert.ok(pages.length >= 4 && pages.slice(0, -1).every((pg) => pg.length === 2 && pg.nextCursor !== null));
+  assert.equal(pages.at(-1).nextCursor, null);
+  assert.deepEqual(pages.flat().map((p) => p.id), seen);
   assert.equal(new Set(seen).size, seen.length, 'no duplicate across pages');
   for (const id of ids) assert.ok(seen.includes(id));
   const single = await td.listProjects({ limit: 1000 });

@@ -8,6 +8,9 @@ import { join } from 'node:path';
 import net from 'node:net';
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { after } from 'node:test';
+import assert from 'node:assert/strict';
+import { checkAnswer } from './schema.mjs';
 
 export const BUILDDIR = process.env.TD_BUILDDIR ?? '.';
 export const SRCDIR = process.env.TD_SRCDIR ?? '.';
@@ -25,6 +28,42 @@ process.on('exit', () => {
 for (const sig of ['SIGTERM', 'SIGINT']) {
   process.once(sig, () => process.exit(128 + (sig === 'SIGTERM' ? 15 : 2)));
 }
+
+// Every JSON answer a real service of these tests gives the SDK is checked
+// against docs/openapi.json; a test file whose answers do not match fails.
+export const schemaProblems = [];
+const request = http.request;
+http.request = function checkedRequest(...args) {
+  const req = request.apply(this, args);
+  const o = args[0] !== null && typeof args[0] === 'object' && !(args[0] instanceof URL) ? args[0] : null;
+  if (o === null || o.port === undefined) return req;
+  req.on('response', (res) => {
+    const port = Number(o.port);
+    if (![...live].some((svc) => svc.port === port)) return;
+    if (!String(res.headers['content-type'] ?? '').startsWith('application/json')) return;
+    // Watch the body go by without a listener of our own (which would change its flow).
+    const chunks = [];
+    const emit = res.emit;
+    res.emit = function watched(ev, ...a) {
+      if (ev === 'data') chunks.push(Buffer.from(a[0]));
+      else if (ev === 'end') {
+        let body;
+        try {
+          body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        } catch {
+          body = undefined;
+        }
+        if (body === undefined) schemaProblems.push(`${o.method} ${o.path}: not JSON`);
+        else schemaProblems.push(...checkAnswer(o.method ?? 'GET', o.path, res.statusCode, body));
+      }
+      return emit.call(this, ev, ...a);
+    };
+  });
+  return req;
+};
+after(() => {
+  assert.deepEqual(schemaProblems, [], 'every answer of the service matches docs/openapi.json');
+});
 
 function readJson(path) {
   try {
@@ -56,6 +95,7 @@ export class Service {
       const d = readJson(join(this.home, 'service.json'));
       if (d !== null && d.pid === this.child.pid && typeof d.baseUrl === 'string') {
         this.url = d.baseUrl;
+        this.port = Number(new URL(d.baseUrl).port);
         this.discovery = d;
         this.token = readFileSync(join(this.home, 'token'), 'utf8').trim();
         return this;

@@ -67,17 +67,41 @@ test('package.json: name, ESM, engines, exports with types, MIT, no dependencies
   // Every import of the sources is node: or relative.
   for (const f of readdirSync(join(PKG, 'src'))) {
     const text = readFileSync(join(PKG, 'src', f), 'utf8');
-    for (const m of text.matchAll(/\bfrom\s+'([^']+)'/g)) {
+    for (const m of text.matchAll(/\b(?:from\s+|require\()'([^']+)'/g)) {
       assert.ok(m[1].startsWith('node:') || m[1].startsWith('./'), `${f} imports ${m[1]}`);
     }
   }
+});
+
+// require() without require(esm), as on Node 22.5 to 22.11 (engines allows them).
+const PROBE_CJS = `
+const sdk = require('@taskdeck/sdk');
+(async () => {
+  const td = await sdk.connectToTaskdeck();
+  const doc = await td.doctor();
+  const err = await td.getRun('run_000000000000000000000000').catch((e) => e);
+  const esm = await import('@taskdeck/sdk');
+  console.log(JSON.stringify({ ready: typeof doc.ready, err: err instanceof sdk.NotFoundError ? err.code : String(err),
+    same: esm.TaskdeckError === sdk.TaskdeckError }));
+  td.close();
+})();
+`;
+
+test('require() works on a Node without require(esm) (22.5 to 22.11), with the same classes as import', () => {
+  const app = project('app-require');
+  npm(['install', '--offline', PKG], app);
+  writeFileSync(join(app, 'probe.cjs'), PROBE_CJS);
+  const r = spawnSync(NODE, ['--no-experimental-require-module', join(app, 'probe.cjs')],
+    { cwd: app, encoding: 'utf8', env: { ...process.env, TASKDECK_HOME: svc.home } });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), { ready: 'boolean', err: 'not_found', same: true });
 });
 
 test('npm pack makes a tarball that installs and imports', () => {
   const out = npm(['pack', PKG, '--pack-destination', work, '--json'], work);
   const info = JSON.parse(out)[0];
   const files = info.files.map((f) => f.path).sort();
-  for (const f of ['LICENSE', 'README.md', 'index.d.ts', 'package.json', 'src/index.js', 'src/events.js']) {
+  for (const f of ['LICENSE', 'README.md', 'index.d.ts', 'package.json', 'src/index.js', 'src/index.cjs', 'src/events.cjs']) {
     assert.ok(files.includes(f), `${f} is in the tarball`);
   }
   assert.ok(!files.some((f) => f.includes('test')), 'no tests in the tarball');
@@ -114,13 +138,49 @@ export async function wrong(td: import('@taskdeck/sdk').TaskdeckClient) { await 
   const bad = spawnSync(NODE, [TSC, '-p', app], { encoding: 'utf8' });
   assert.notEqual(bad.status, 0, 'a wrong argument type is an error');
   assert.match(bad.stdout, /TS2345/);
+  // Events are told apart by type: a member of another type's payload, or a type that
+  // does not exist, is an error.
+  for (const [wrong, code] of [
+    ["if (e.type === 'run.finished') return e.data.delta;", /TS2339/],
+    ["if (e.type === 'run.finnished') return 1;", /TS2367/],
+    ["if (e.type === 'run.output') return e.data.status;", /TS2339/],
+  ]) {
+    writeFileSync(join(app, 'use.ts'), `${readFileSync(join(SRCDIR, 'tests/js/types-use.ts'), 'utf8')}
+export function wrongEvent(e: import('@taskdeck/sdk').TaskdeckEvent) { ${wrong} return 0; }
+`);
+    const r = spawnSync(NODE, [TSC, '-p', app], { encoding: 'utf8' });
+    assert.notEqual(r.status, 0, `${wrong} is an error`);
+    assert.match(r.stdout, code, wrong);
+  }
+});
+
+test('the README\'s TypeScript recipes type-check with Node\'s types (the download as a Node stream)', () => {
+  const readme = readFileSync(join(PKG, 'README.md'), 'utf8');
+  const blocks = [...readme.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
+  assert.ok(blocks.some((b) => b.includes('Readable.fromWeb')), 'the download recipe is a ts block');
+  const app = project('app-readme');
+  npm(['install', '--offline', PKG], app);
+  const files = blocks.map((b, i) => {
+    writeFileSync(join(app, `recipe${i}.ts`), b);
+    return `recipe${i}.ts`;
+  });
+  writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({
+    compilerOptions: { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022',
+      noEmit: true, lib: ['es2022', 'dom'], types: ['node'],
+      typeRoots: [join(process.env.TD_CACHE, 'npm/types-node/node_modules/@types')] },
+    files,
+  }));
+  const r = spawnSync(NODE, [TSC, '-p', app], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stdout + r.stderr);
 });
 
 test('every method of the runtime is declared, and every declared method exists', () => {
   const dts = readFileSync(join(PKG, 'index.d.ts'), 'utf8');
   const body = dts.slice(dts.indexOf('export declare class TaskdeckClient'));
   const declared = new Set([...body.matchAll(/^ {2}([a-zA-Z]+)(?:<[^>]*>)?\(/gm)].map((m) => m[1]));
-  const src = readFileSync(join(PKG, 'src/client.js'), 'utf8');
+  const whole = readFileSync(join(PKG, 'src/client.cjs'), 'utf8');
+  const from = whole.indexOf('\nclass TaskdeckClient');
+  const src = whole.slice(from, whole.indexOf('\n}\n', from));
   const defined = new Set([...src.matchAll(/^ {2}(?:async \*?|\*)?([a-zA-Z]+)\(/gm)].map((m) => m[1])
     .filter((n) => n !== 'constructor'));
   declared.delete('constructor');

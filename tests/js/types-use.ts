@@ -2,11 +2,16 @@
 // (tests/js/package.test.mjs); it is never run.
 import {
   connectToTaskdeck, TaskdeckError, EVENT_BACKLOG, type Run, type TaskdeckEvent, type Page, type Project,
+  NotFoundError, ConflictError, RateLimitError, ConnectionError, TimeoutError, AbortError, type ResponseInfo,
 } from '@taskdeck/sdk';
 
 export async function useEverything(signal: AbortSignal): Promise<number> {
-  const td = await connectToTaskdeck({ requestTimeoutMs: 10000 });
+  const td = await connectToTaskdeck({ requestTimeoutMs: 10000, maxRetries: 3 });
+  await using forever = await connectToTaskdeck({ requestTimeoutMs: Infinity, maxRetries: 0 });
+  await forever.getRun('run_x', { timeoutMs: null, maxRetries: 1 });
   const o = { signal, timeoutMs: 5000 };
+  let n = 0;
+  for await (const page of forever.pages('listSessions', 'prj_x', { limit: 10 })) n += page.length + (page.nextCursor?.length ?? 0);
   const doc = await td.doctor(o);
   const ready: boolean = doc.ready;
   const runtimes = await td.listRuntimes(o);
@@ -35,6 +40,11 @@ export async function useEverything(signal: AbortSignal): Promise<number> {
       revision: plan.revision, feedback: 'more' }, o);
   }
   await td.getRun(run.id, o);
+  const { data: again, response }: { data: Run; response: ResponseInfo } =
+    await td.startRun({ project: p.id, prompt: 'hi' }, { idempotencyKey: 'r' }).withResponse();
+  if (response.idempotentReplayed && again.id === run.id) n++;
+  n += (response.retryAfterMs ?? 0) + response.status + (response.requestId?.length ?? 0) + response.retries;
+  n += response.headers.get('location')?.length ?? 0;
   await td.cancelRun(run.id, o);
   const arts = await td.listArtifacts(run.sessionId, { allVersions: true, all: true });
   await td.getArtifact(arts[0].id, o);
@@ -42,10 +52,19 @@ export async function useEverything(signal: AbortSignal): Promise<number> {
   const bytes = new Uint8Array(await res.arrayBuffer());
   const events = td.events({ projectId: p.id }, { idleTimeoutMs: 30000, lastEventId: 'a:1', signal });
   await events.ready;
-  let n = 0;
   for await (const e of events) {
     const ev: TaskdeckEvent = e;
-    if (ev.type === 'run.finished') break;
+    if (ev.type === 'run.finished') {
+      const final: 'completed' | 'failed' | 'cancelled' = ev.data.status;
+      n += (ev.data.error?.code.length ?? 0) + final.length;
+      break;
+    }
+    if (e.type === 'run.output') n += e.data.delta.length;
+    if (e.type === 'run.progress' && !e.data.liveness) n += e.data.phase.length;
+    if (e.type === 'artifact.saved') n += e.data.size;
+    if (e.type === 'plan.updated') n += e.data.steps.length;
+    if (e.type === 'stream.resync-required' && e.data.reason === 'expired') n += e.seq;
+    if (e.type === 'connector.updated' && e.data.action === 'removed') n += e.data.id.length;
     n++;
   }
   const resume: string | null = events.lastEventId;
@@ -53,6 +72,11 @@ export async function useEverything(signal: AbortSignal): Promise<number> {
   for await (const proj of td.paginate('listProjects', { limit: 5 })) n += proj.name.length;
   for await (const art of td.paginate('listArtifacts', run.sessionId, { allVersions: true })) n += art.size;
   const connectors = await td.listConnectors(o);
+  for (const k of connectors) {
+    // Every service lists con_web, whose transport is builtin.
+    if (k.transport.type === 'builtin') n++;
+    else if (k.transport.type === 'stdio') n += k.transport.command.length;
+  }
   const c = await td.addConnector({ name: 'm', transport: { type: 'stdio', command: 'mcp', args: [] } }, o);
   await td.getConnector(c.id, o);
   await td.setConnectorEnabled(c.id, true, o);
@@ -64,12 +88,24 @@ export async function useEverything(signal: AbortSignal): Promise<number> {
   const cred = await td.createCredential({ name: 'k', kind: 'api-key', secret: 's' }, o);
   await td.updateCredential(cred.id, { description: 'd' }, o);
   try {
+    await td.updateSessionConfiguration(s.id, { expectedRevision: 1, patch: {} });
+  } catch (e) {
+    if (e instanceof ConflictError && e.is('stale_write')) {
+      const current = e.details.current;
+      n += 'revision' in current ? current.revision : 0;
+    }
+    if (e instanceof NotFoundError) n += e.details.id?.length ?? 0;
+    if (e instanceof RateLimitError) n += e.retryAfterMs ?? 0;
+    if (e instanceof TimeoutError || e instanceof ConnectionError || e instanceof AbortError) n += e.name.length;
+  }
+  try {
     await td.getRun('run_x');
   } catch (e) {
     if (e instanceof TaskdeckError) {
       const status: number = e.status;
       const rid: string | null = e.requestId;
       n += status + (rid?.length ?? 0) + Object.keys(e.details).length + e.code.length;
+      if (typeof e.details.field === 'string') n += e.details.field.length;
     }
   }
   td.close();

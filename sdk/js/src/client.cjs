@@ -1,11 +1,17 @@
-// TaskdeckClient: every method of the specification, over Transport.
-import { TaskdeckError, errorFromAnswer } from './errors.js';
-import { Transport, abortError, checkTimeout, requestIdOf } from './transport.js';
-import { resolveConnection } from './discovery.js';
-import { openEvents } from './events.js';
+'use strict';
 
-export const VERSION = '0.1.0';
-export const DEFAULT_REQUEST_TIMEOUT_MS = 30000;
+// TaskdeckClient: every method of the specification, over Transport.
+const { TaskdeckError, taskdeckError, errorFromAnswer, webHeaders } = require('./errors.cjs');
+const { Transport, checkTimeout, checkRetries, requestIdOf, responseMeta, sleep, DEFAULT_MAX_RETRIES } = require('./transport.cjs');
+const { resolveConnection } = require('./discovery.cjs');
+const { openEvents } = require('./events.cjs');
+const { createWriteStream } = require('node:fs');
+const { rename, rm } = require('node:fs/promises');
+const { Readable } = require('node:stream');
+const { pipeline } = require('node:stream/promises');
+
+const VERSION = '0.1.0';
+const DEFAULT_REQUEST_TIMEOUT_MS = 30000;
 const FINAL = new Set(['completed', 'failed', 'cancelled']);
 // How many positional arguments come before the options of each list method (paginate).
 const LISTS = {
@@ -15,7 +21,7 @@ const LISTS = {
 const MAX_PAGES = 100000;
 
 function invalid(message) {
-  return new TaskdeckError('invalid_argument', message);
+  return taskdeckError('invalid_argument', message);
 }
 
 // An id for a path segment.
@@ -59,30 +65,50 @@ function nextCursor(link) {
   return null;
 }
 
-const sleep = (ms, signal) => new Promise((resolve, reject) => {
-  if (signal?.aborted) {
-    reject(abortError(signal));
-    return;
-  }
-  const onAbort = () => {
-    clearTimeout(t);
-    reject(abortError(signal));
-  };
-  const t = setTimeout(() => {
-    signal?.removeEventListener('abort', onAbort);
-    resolve();
-  }, ms);
-  signal?.addEventListener('abort', onAbort, { once: true });
-});
+/**
+ * The promise of every request method: it resolves with the data, and
+ * withResponse() resolves with {data, response} (status, headers, requestId,
+ * idempotentReplayed, retryAfterMs, retries).
+ */
+class ApiPromise extends Promise {
+  #full;
 
-export class TaskdeckClient {
+  // Methods like then() make plain promises.
+  static get [Symbol.species]() {
+    return Promise;
+  }
+
+  constructor(full) {
+    let ok;
+    let ko;
+    super((resolve, reject) => {
+      ok = resolve;
+      ko = reject;
+    });
+    this.#full = full;
+    full.then((r) => ok(r.data), ko);
+  }
+
+  /** The data and what the answer said beside it. */
+  withResponse() {
+    this.catch(() => {});	// the failure is this call's to report
+    return this.#full.then((r) => ({ data: r.data, response: r.response }));
+  }
+}
+
+const api = (full) => new ApiPromise(full);
+
+class TaskdeckClient {
   #t;
 
   /** Use connectToTaskdeck(); this takes an already resolved {baseUrl, token}. */
-  constructor({ baseUrl, token, requestTimeoutMs, userAgent }) {
+  constructor({ baseUrl, token, requestTimeoutMs, userAgent, rediscover, maxRetries }) {
     const ms = checkTimeout(requestTimeoutMs, 'requestTimeoutMs') ?? DEFAULT_REQUEST_TIMEOUT_MS;
-    this.#t = new Transport(baseUrl, token, ms, userAgent ?? `@taskdeck/sdk/${VERSION}`);
-    Object.defineProperty(this, 'baseUrl', { value: this.#t.baseUrl, enumerable: true });
+    const retries = checkRetries(maxRetries) ?? DEFAULT_MAX_RETRIES;
+    this.#t = new Transport(baseUrl, token, ms, userAgent ?? `@taskdeck/sdk/${VERSION}`,
+      typeof rediscover === 'function' ? rediscover : null, retries);
+    Object.defineProperty(this, 'maxRetries', { value: retries, enumerable: true });
+    Object.defineProperty(this, 'baseUrl', { get: () => this.#t.baseUrl, enumerable: true });
     Object.defineProperty(this, 'requestTimeoutMs', { value: ms, enumerable: true });
   }
 
@@ -91,18 +117,34 @@ export class TaskdeckClient {
     this.#t.close();
   }
 
-  async #call(method, path, o, extra = {}) {
+  #call(method, path, o, extra = {}) {
     const timeoutMs = checkTimeout(o.timeoutMs);
-    const r = await this.#t.request(method, path, { signal: o.signal, timeoutMs, ...extra });
-    return r;
+    const maxRetries = checkRetries(o.maxRetries);
+    return this.#t.request(method, path, { signal: o.signal, timeoutMs, maxRetries, ...extra });
   }
 
-  async #json(method, path, o, extra) {
-    return (await this.#call(method, path, opts(o), extra)).data;
+  #json(method, path, o, extra) {
+    let full;
+    try {
+      full = this.#call(method, path, opts(o), extra);
+    } catch (e) {
+      full = Promise.reject(e);
+    }
+    return api(full);
+  }
+
+  #list(path, query, o) {
+    let full;
+    try {
+      full = this.#pages(path, query, o);
+    } catch (e) {
+      full = Promise.reject(e);
+    }
+    return api(full);
   }
 
   // One page, or every page with {all: true} (one deadline for all of them).
-  async #list(path, query, o) {
+  async #pages(path, query, o) {
     o = opts(o);
     const q = new URLSearchParams();
     for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null) q.set(k, String(v));
@@ -112,17 +154,20 @@ export class TaskdeckClient {
     }
     const timeoutMs = checkTimeout(o.timeoutMs) ?? this.#t.timeoutMs;
     const end = Date.now() + timeoutMs;
+    const maxRetries = checkRetries(o.maxRetries);
     let cursor = o.cursor ?? null;
+    let response = null;
     const items = [];
     for (let pages = 0; pages < MAX_PAGES; pages++) {
       if (cursor !== null) q.set('cursor', cursor);
       const left = end - Date.now();
-      if (left <= 0) throw new TaskdeckError('timeout', `GET ${path}: the pages did not arrive within ${timeoutMs} ms`);
+      if (left <= 0) throw taskdeckError('timeout', `GET ${path}: the pages did not arrive within ${timeoutMs} ms`);
       const qs = q.toString();
       const r = await this.#t.request('GET', qs === '' ? path : `${path}?${qs}`,
-        { signal: o.signal, timeoutMs: left });
+        { signal: o.signal, timeoutMs: left, maxRetries });
+      ({ response } = r);
       if (!Array.isArray(r.data)) {
-        throw new TaskdeckError('invalid_response', `GET ${path}: the answer is not an array`,
+        throw taskdeckError('invalid_response', `GET ${path}: the answer is not an array`,
           { status: r.status, requestId: r.requestId });
       }
       for (const item of r.data) items.push(item);
@@ -130,7 +175,7 @@ export class TaskdeckClient {
       if (!o.all || cursor === null) break;
     }
     Object.defineProperty(items, 'nextCursor', { value: o.all ? null : cursor, enumerable: false });
-    return items;
+    return { data: items, response };
   }
 
   /**
@@ -138,6 +183,14 @@ export class TaskdeckClient {
    * `for await (const p of td.paginate('listProjects', {limit: 50}))`.
    */
   async *paginate(method, ...args) {
+    for await (const page of this.pages(method, ...args)) yield* page;
+  }
+
+  /**
+   * Every page of a list method, one request each, following the Link header:
+   * `for await (const page of td.pages('listProjects', {limit: 50}))`.
+   */
+  async *pages(method, ...args) {
     const n = LISTS[method];
     if (n === undefined) throw invalid(`${method} is not a list method`);
     const positional = args.slice(0, n);
@@ -145,10 +198,15 @@ export class TaskdeckClient {
     let cursor = o.cursor ?? null;
     for (let pages = 0; pages < MAX_PAGES; pages++) {
       const page = await this[method](...positional, { ...o, all: false, cursor: cursor ?? undefined });
-      yield* page;
+      yield page;
       cursor = page.nextCursor;
       if (cursor === null) return;
     }
+  }
+
+  /** Drops the kept-alive connections: `await using td = await connectToTaskdeck()`. */
+  async [Symbol.asyncDispose]() {
+    this.close();
   }
 
   // --- readiness and setup ---
@@ -156,7 +214,7 @@ export class TaskdeckClient {
 
   listRuntimes(o) { return this.#list('/api/v1/runtimes', {}, o); }
 
-  async bootstrap(request, o) {
+  bootstrap(request, o) {
     object(request, 'the bootstrap request');
     if (typeof request.action !== 'string' || request.action === '') throw invalid('action must be "status" or "runtime"');
     return this.#json('POST', '/api/v1/bootstrap', o, { body: request });
@@ -167,28 +225,28 @@ export class TaskdeckClient {
   // --- projects ---
   listProjects(o) { return this.#list('/api/v1/projects', {}, o); }
 
-  async getProject(projectId, o) {
+  getProject(projectId, o) {
     return this.#json('GET', `/api/v1/projects/${seg(projectId, 'projectId')}`, o);
   }
 
-  async createProject(request, o) {
+  createProject(request, o) {
     o = opts(o);
     object(request, 'the project');
     const key = idemKey(o.idempotencyKey);
     return this.#json('POST', '/api/v1/projects', o,
-      { body: request, headers: key === undefined ? undefined : { 'idempotency-key': key } });
+      { body: request, headers: key === undefined ? undefined : { 'idempotency-key': key }, autoKey: true });
   }
 
-  async updateProject(projectId, patch, o) {
+  updateProject(projectId, patch, o) {
     return this.#json('PATCH', `/api/v1/projects/${seg(projectId, 'projectId')}`, o,
       { body: object(patch, 'the patch') });
   }
 
-  async getProjectSessionDefaults(projectId, o) {
+  getProjectSessionDefaults(projectId, o) {
     return this.#json('GET', `/api/v1/projects/${seg(projectId, 'projectId')}/session-defaults`, o);
   }
 
-  async updateProjectSessionDefaults(projectId, request, o) {
+  updateProjectSessionDefaults(projectId, request, o) {
     object(request, 'the request');
     if (typeof request.expectedUpdatedAt !== 'string') throw invalid('expectedUpdatedAt must be the updatedAt last read');
     object(request.patch, 'patch');
@@ -197,20 +255,20 @@ export class TaskdeckClient {
   }
 
   // --- sessions ---
-  async listSessions(projectId, o) {
+  listSessions(projectId, o) {
     seg(projectId, 'projectId');
     return this.#list('/api/v1/sessions', { project: projectId }, o);
   }
 
-  async getSession(sessionId, o) {
+  getSession(sessionId, o) {
     return this.#json('GET', `/api/v1/sessions/${seg(sessionId, 'sessionId')}`, o);
   }
 
-  async getSessionConfiguration(sessionId, o) {
+  getSessionConfiguration(sessionId, o) {
     return this.#json('GET', `/api/v1/sessions/${seg(sessionId, 'sessionId')}/config`, o);
   }
 
-  async updateSessionConfiguration(sessionId, request, o) {
+  updateSessionConfiguration(sessionId, request, o) {
     object(request, 'the request');
     if (!Number.isInteger(request.expectedRevision)) throw invalid('expectedRevision must be the revision last read');
     object(request.patch, 'patch');
@@ -220,16 +278,16 @@ export class TaskdeckClient {
 
   getAgentRouting(o) { return this.#json('GET', '/api/v1/settings/agent-routing', o); }
 
-  async updateAgentRouting(patch, o) {
+  updateAgentRouting(patch, o) {
     return this.#json('PATCH', '/api/v1/settings/agent-routing', o, { body: object(patch, 'the patch') });
   }
 
   // --- plans ---
-  async getSessionPlan(sessionId, o) {
+  getSessionPlan(sessionId, o) {
     return this.#json('GET', `/api/v1/sessions/${seg(sessionId, 'sessionId')}/plan`, o);
   }
 
-  async respondSessionPlan(sessionId, response, o) {
+  respondSessionPlan(sessionId, response, o) {
     object(response, 'the response');
     const { decision, version, revision, feedback } = response;
     if (decision !== 'approve' && decision !== 'revise' && decision !== 'reject') {
@@ -247,21 +305,21 @@ export class TaskdeckClient {
   }
 
   // --- runs ---
-  async startRun(request, o) {
+  startRun(request, o) {
     o = opts(o);
     object(request, 'the run request');
     if (typeof request.project !== 'string' || request.project === '') throw invalid('project must be a project id');
     if (typeof request.prompt !== 'string' || request.prompt === '') throw invalid('prompt must be a non-empty string');
     const key = idemKey(o.idempotencyKey);
     return this.#json('POST', '/api/v1/runs', o,
-      { body: request, headers: key === undefined ? undefined : { 'idempotency-key': key } });
+      { body: request, headers: key === undefined ? undefined : { 'idempotency-key': key }, autoKey: true });
   }
 
-  async getRun(runId, o) {
+  getRun(runId, o) {
     return this.#json('GET', `/api/v1/runs/${seg(runId, 'runId')}`, o);
   }
 
-  async cancelRun(runId, o) {
+  cancelRun(runId, o) {
     return this.#json('POST', `/api/v1/runs/${seg(runId, 'runId')}/cancel`, o);
   }
 
@@ -278,7 +336,7 @@ export class TaskdeckClient {
     const { signal } = o;
     let delay = 100;
     let last = null;
-    const timedOut = () => new TaskdeckError('timeout',
+    const timedOut = () => taskdeckError('timeout',
       `run ${runId} is still ${last?.status ?? 'unfinished'} after ${total} ms; the wait stopped, the run goes on`,
       { details: { runId, run: last } });
     for (;;) {
@@ -286,7 +344,7 @@ export class TaskdeckClient {
       if (left <= 0) throw timedOut();
       try {
         last = await this.getRun(runId, {
-          signal, timeoutMs: Math.max(1, Math.min(this.#t.timeoutMs, left)),
+          signal, timeoutMs: Math.max(1, Math.min(this.#t.timeoutMs, left)), maxRetries: 0,
         });
         if (FINAL.has(last.status)) return last;
         if (o.returnOnAttention && last.status === 'running' && last.attention &&
@@ -305,13 +363,13 @@ export class TaskdeckClient {
   }
 
   // --- artifacts ---
-  async listArtifacts(sessionId, o) {
+  listArtifacts(sessionId, o) {
     o = opts(o);
     return this.#list(`/api/v1/sessions/${seg(sessionId, 'sessionId')}/artifacts`,
       { all: o.allVersions ? 'true' : undefined }, o);
   }
 
-  async getArtifact(artifactId, o) {
+  getArtifact(artifactId, o) {
     return this.#json('GET', `/api/v1/artifacts/${seg(artifactId, 'artifactId')}`, o);
   }
 
@@ -337,9 +395,32 @@ export class TaskdeckClient {
     const requestId = requestIdOf(p.headers);
     if (p.status < 200 || p.status > 299) {
       const text = await this.#t.readText(p, 1024 * 1024);
-      throw errorFromAnswer(p.status, requestId, text);
+      throw errorFromAnswer(p.status, requestId, text, p.headers);
     }
     return toResponse(p, this.#t);
+  }
+
+  /**
+   * Downloads the artifact into the file path (written as path + ".part",
+   * renamed once whole; removed on failure); resolves with {path, bytes, version}.
+   */
+  async downloadArtifactToFile(artifactId, path, o) {
+    if (typeof path !== 'string' || path === '') throw invalid('path must be a file path');
+    o = opts(o);
+    const { offset, ifRange, ...rest } = o;
+    if (offset !== undefined || ifRange !== undefined) throw invalid('downloadArtifactToFile takes no offset');
+    const res = await this.downloadArtifact(artifactId, rest);
+    const part = `${path}.part`;
+    let bytes = 0;
+    const counted = Readable.fromWeb(res.body).on('data', (c) => { bytes += c.length; });
+    try {
+      await pipeline(counted, createWriteStream(part, { mode: 0o644 }));
+      await rename(part, path);
+    } catch (e) {
+      await rm(part, { force: true });
+      throw e instanceof TaskdeckError ? e : taskdeckError('io_error', `cannot write ${path}: ${e.code ?? e.message}`, { cause: e });
+    }
+    return { path, bytes, version: (res.headers.get('etag') ?? '').replace(/^"|"$/g, '') };
   }
 
   // --- events ---
@@ -351,31 +432,31 @@ export class TaskdeckClient {
   // --- connectors and credentials ---
   listConnectors(o) { return this.#list('/api/v1/connectors', {}, o); }
 
-  async getConnector(connectorId, o) {
+  getConnector(connectorId, o) {
     return this.#json('GET', `/api/v1/connectors/${seg(connectorId, 'connectorId')}`, o);
   }
 
-  async setConnectorEnabled(connectorId, enabled, o) {
+  setConnectorEnabled(connectorId, enabled, o) {
     if (typeof enabled !== 'boolean') throw invalid('enabled must be a boolean');
     return this.#json('PUT', `/api/v1/connectors/${seg(connectorId, 'connectorId')}/enabled`, o,
       { body: { enabled } });
   }
 
-  async addConnector(request, o) {
+  addConnector(request, o) {
     return this.#json('POST', '/api/v1/connectors', o, { body: object(request, 'the connector') });
   }
 
-  async updateConnector(connectorId, request, o) {
+  updateConnector(connectorId, request, o) {
     object(request, 'the connector update');
     if (request.transport === undefined) throw invalid('a connector update must include the transport');
     return this.#json('PATCH', `/api/v1/connectors/${seg(connectorId, 'connectorId')}`, o, { body: request });
   }
 
-  async removeConnector(connectorId, o) {
+  removeConnector(connectorId, o) {
     return this.#json('DELETE', `/api/v1/connectors/${seg(connectorId, 'connectorId')}`, o);
   }
 
-  async testConnector(connectorId, o) {
+  testConnector(connectorId, o) {
     return this.#json('POST', `/api/v1/connectors/${seg(connectorId, 'connectorId')}/test`, o);
   }
 
@@ -389,14 +470,30 @@ export class TaskdeckClient {
 
   listCredentials(o) { return this.#list('/api/v1/credentials', {}, o); }
 
-  async createCredential(request, o) {
+  createCredential(request, o) {
     return this.#json('POST', '/api/v1/credentials', o, { body: object(request, 'the credential') });
   }
 
-  async updateCredential(credentialId, patch, o) {
+  updateCredential(credentialId, patch, o) {
     return this.#json('PATCH', `/api/v1/credentials/${seg(credentialId, 'credentialId')}`, o,
       { body: object(patch, 'the patch') });
   }
+}
+
+// A request method's invalid argument rejects its promise, as a failure of the service would.
+for (const name of Object.getOwnPropertyNames(TaskdeckClient.prototype)) {
+  const f = TaskdeckClient.prototype[name];
+  if (name === 'constructor' || name === 'close' || name === 'events' || typeof f !== 'function' || f.constructor.name !== 'Function') continue;
+  Object.defineProperty(TaskdeckClient.prototype, name, {
+    value: { [name](...args) {
+      try {
+        return f.apply(this, args);
+      } catch (e) {
+        return api(Promise.reject(e));
+      }
+    } }[name],
+    writable: true, configurable: true,
+  });
 }
 
 // A web Response over the streaming body; errors of the exchange (deadline,
@@ -415,7 +512,7 @@ function toResponse(p, t) {
       res.on('end', () => {
         p.finish();
         if (expected !== null && received !== expected) {
-          controller.error(new TaskdeckError('unreachable',
+          controller.error(taskdeckError('unreachable',
             `the download ended after ${received} of ${expected} bytes`, { status: p.status }));
           return;
         }
@@ -447,8 +544,13 @@ function toResponse(p, t) {
  * C client core finds them (TASKDECK_HOME, XDG), TASKDECK_URL and
  * TASKDECK_TOKEN, or explicit {baseUrl, token}.  Sends nothing.
  */
-export async function connectToTaskdeck(options) {
+async function connectToTaskdeck(options) {
   const o = options === undefined || options === null ? {} : object(options, 'the options');
-  const { baseUrl, token } = await resolveConnection(o);
-  return new TaskdeckClient({ baseUrl, token, requestTimeoutMs: o.requestTimeoutMs, userAgent: o.userAgent });
+  const { baseUrl, token, rediscover } = await resolveConnection(o);
+  return new TaskdeckClient({ baseUrl, token, rediscover, requestTimeoutMs: o.requestTimeoutMs,
+    userAgent: o.userAgent, maxRetries: o.maxRetries });
 }
+
+module.exports = {
+  VERSION, DEFAULT_REQUEST_TIMEOUT_MS, ApiPromise, TaskdeckClient, connectToTaskdeck,
+};

@@ -1,34 +1,36 @@
+'use strict';
+
 // The event stream (docs/events.md) as an async iterable: SSE parsing, the
 // 1,024-event backlog, the idle timeout, validation, resume with Last-Event-ID.
-import { TaskdeckError, errorFromAnswer } from './errors.js';
-import { abortError, checkTimeout, requestIdOf } from './transport.js';
+const { taskdeckError, errorFromAnswer } = require('./errors.cjs');
+const { abortError, checkTimeout, requestIdOf, MAX_TIMER_MS } = require('./transport.cjs');
 
-export const EVENT_BACKLOG = 1024;
-export const DEFAULT_IDLE_TIMEOUT_MS = 30000;
+const EVENT_BACKLOG = 1024;
+const DEFAULT_IDLE_TIMEOUT_MS = 30000;
 const OVERFLOW_GRACE_MS = 250;
 const MAX_FRAME = 1024 * 1024;
 const RECONNECT_MIN_MS = 100;
 const RECONNECT_MAX_MS = 2000;
 
-const invalidMessage = (why) => new TaskdeckError('event_stream_invalid_message',
+const invalidMessage = (why) => taskdeckError('event_stream_invalid_message',
   `the event stream sent a malformed frame: ${why}; stop using this stream and re-read the state`);
 
 function filterQuery(filter) {
   if (filter === null || typeof filter !== 'object' || Array.isArray(filter)) {
-    throw new TaskdeckError('invalid_argument', 'the event filter must be an object');
+    throw taskdeckError('invalid_argument', 'the event filter must be an object');
   }
   const q = new URLSearchParams();
   for (const [key, param] of [['projectId', 'project'], ['sessionId', 'session'], ['runId', 'run']]) {
     const v = filter[key] ?? filter[param];
     if (v === undefined || v === null) continue;
-    if (typeof v !== 'string' || v === '') throw new TaskdeckError('invalid_argument', `${key} must be an id`);
+    if (typeof v !== 'string' || v === '') throw taskdeckError('invalid_argument', `${key} must be an id`);
     q.set(param, v);
   }
   const s = q.toString();
   return s === '' ? '/api/v1/events' : `/api/v1/events?${s}`;
 }
 
-export function openEvents(transport, filter, o) {
+function openEvents(transport, filter, o) {
   return new EventStream(transport, filterQuery(filter), o);
 }
 
@@ -44,7 +46,7 @@ class EventStream {
   #head = 0;
   #hold = [];
   #holdIds = [];
-  #waiter = null;
+  #waiters = [];	// next() calls waiting, first first
   #failure = null;
   #closed = false;
   #res = null;
@@ -74,7 +76,7 @@ class EventStream {
     this.#reconnect = o.reconnect !== false;
     if (o.lastEventId !== undefined && o.lastEventId !== null) {
       if (typeof o.lastEventId !== 'string' || !/^[\x21-\x7e]{1,200}$/.test(o.lastEventId)) {
-        throw new TaskdeckError('invalid_argument', 'lastEventId must be an event id ("<streamId>:<seq>")');
+        throw taskdeckError('invalid_argument', 'lastEventId must be an event id ("<streamId>:<seq>")');
       }
       this.#lastId = o.lastEventId;
       this.#yieldedId = o.lastEventId;
@@ -126,13 +128,18 @@ class EventStream {
     if (this.#closed) return Promise.resolve({ value: undefined, done: true });
     if (this.#failure !== null) return Promise.reject(this.#failure);
     return new Promise((resolve, reject) => {
-      this.#waiter = { resolve, reject };
+      this.#waiters.push({ resolve, reject });
     });
   }
 
   return() {
     this.close();
     return Promise.resolve({ value: undefined, done: true });
+  }
+
+  /** close(): `await using events = td.events(...)`. */
+  async [Symbol.asyncDispose]() {
+    this.close();
   }
 
   /** Ends the stream at once; a pending next() resolves as done. */
@@ -145,12 +152,8 @@ class EventStream {
     this.#hold = [];
     this.#holdIds = [];
     this.#stop();
-    this.#readyReject(new TaskdeckError('aborted', 'the event stream was closed'));
-    if (this.#waiter !== null) {
-      const w = this.#waiter;
-      this.#waiter = null;
-      w.resolve({ value: undefined, done: true });
-    }
+    this.#readyReject(taskdeckError('aborted', 'the event stream was closed'));
+    for (const w of this.#waiters.splice(0)) w.resolve({ value: undefined, done: true });
   }
 
   #stop() {
@@ -183,24 +186,21 @@ class EventStream {
     this.#holdIds = [];
     this.#stop();
     this.#readyReject(err);
-    if (this.#waiter !== null && this.#head >= this.#queue.length) {
-      const w = this.#waiter;
-      this.#waiter = null;
-      w.reject(err);
-    }
+    if (this.#head >= this.#queue.length) for (const w of this.#waiters.splice(0)) w.reject(err);
   }
 
   #armIdle(ms) {
+    if (this.#idleMs === Infinity) return;
     this.#idleTimer = setTimeout(() => {
       const quiet = Date.now() - this.#lastFrameAt;
       if (quiet >= this.#idleMs) {
-        this.#fail(new TaskdeckError('timeout',
+        this.#fail(taskdeckError('timeout',
           `no event or heartbeat arrived for ${this.#idleMs} ms; check the connection to the service`,
           { details: { idleTimeoutMs: this.#idleMs } }));
       } else {
         this.#armIdle(this.#idleMs - quiet);
       }
-    }, ms);
+    }, Math.min(ms, MAX_TIMER_MS));
   }
 
   #connect() {
@@ -220,12 +220,12 @@ class EventStream {
       this.#res = p.res;
       if (p.status !== 200) {
         this.#t.readText(p, 64 * 1024).then(
-          (text) => this.#dropped(errorFromAnswer(p.status, requestIdOf(p.headers), text)),
+          (text) => this.#dropped(errorFromAnswer(p.status, requestIdOf(p.headers), text, p.headers)),
           (e) => this.#dropped(e));
         return;
       }
       if (!String(p.headers['content-type'] ?? '').startsWith('text/event-stream')) {
-        this.#fail(new TaskdeckError('invalid_response', 'the event stream is not text/event-stream',
+        this.#fail(taskdeckError('invalid_response', 'the event stream is not text/event-stream',
           { status: p.status, requestId: requestIdOf(p.headers) }));
         return;
       }
@@ -243,7 +243,7 @@ class EventStream {
     const transient = err === null || err.code === 'unreachable' || err.code === 'timeout' ||
       err.code === 'service_unavailable';
     if (!this.#everHello || !this.#reconnect || !transient) {
-      this.#fail(err ?? new TaskdeckError('unreachable', 'the event stream\'s connection ended'));
+      this.#fail(err ?? taskdeckError('unreachable', 'the event stream\'s connection ended'));
       return;
     }
     const delay = this.#backoff;
@@ -337,6 +337,18 @@ class EventStream {
         this.#lastId = eventId = id;
       }
       if (seq > this.#lastSeq) this.#lastSeq = seq;
+      if (ev.data?.reason === 'slow-consumer') {
+        // The service dropped what this consumer had not read and ends the
+        // stream: the events before the gap are yielded, then the overflow.
+        this.#queue.push(...this.#hold);
+        this.#ids.push(...this.#holdIds);
+        this.#fail(taskdeckError('event_stream_overflow',
+          'the consumer fell so far behind that the service dropped its backlog (slow-consumer); ' +
+          'handle backpressure and re-read the state', { details: { seq } }));
+        return false;
+      }
+      // The service may have restarted: the next connection goes where the discovery file says.
+      this.#t.refresh();
     } else {
       if (!Number.isSafeInteger(seq) || seq <= this.#lastSeq) {
         this.#fail(invalidMessage(`an event whose seq is missing or not above ${this.#lastSeq}`));
@@ -354,9 +366,8 @@ class EventStream {
   }
 
   #push(ev, id) {
-    if (this.#waiter !== null) {
-      const w = this.#waiter;
-      this.#waiter = null;
+    if (this.#waiters.length > 0) {
+      const w = this.#waiters.shift();
       if (id !== null) this.#yieldedId = id;
       w.resolve({ value: ev, done: false });
       return;
@@ -377,7 +388,7 @@ class EventStream {
     this.#graceTimer = setTimeout(() => {
       this.#graceTimer = null;
       if (this.#hold.length > 0) {
-        this.#fail(new TaskdeckError('event_stream_overflow',
+        this.#fail(taskdeckError('event_stream_overflow',
           `more than ${EVENT_BACKLOG} events waited to be consumed; handle backpressure and re-read the state`));
       }
     }, OVERFLOW_GRACE_MS);
@@ -400,3 +411,7 @@ class EventStream {
     }
   }
 }
+
+module.exports = {
+  EVENT_BACKLOG, DEFAULT_IDLE_TIMEOUT_MS, openEvents,
+};

@@ -1,7 +1,9 @@
+'use strict';
+
 // Finding the service and its token, as libtaskdeck does (docs/client.md).
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { TaskdeckError } from './errors.js';
+const { readFile } = require('node:fs/promises');
+const { join } = require('node:path');
+const { taskdeckError } = require('./errors.cjs');
 
 const START_HINT = 'start one with `taskdeck daemon start`';
 
@@ -17,7 +19,7 @@ function xdgDir(name, home, fallback) {
 }
 
 /** The files of the taskdeck home, as src/common/paths.c lays them out. */
-export function taskdeckPaths() {
+function taskdeckPaths() {
   const tdhome = env('TASKDECK_HOME');
   if (tdhome !== null) {
     return { discovery: join(tdhome, 'service.json'), token: join(tdhome, 'token') };
@@ -49,10 +51,9 @@ async function readSmall(path, max) {
 }
 
 /** Reads the discovery file; rejects with service_not_found or io_error. */
-export async function discover() {
-  const paths = taskdeckPaths();
+async function discover(paths = taskdeckPaths()) {
   if (paths === null) {
-    throw new TaskdeckError('service_not_found',
+    throw taskdeckError('service_not_found',
       `no taskdeck home (set TASKDECK_HOME or HOME); ${START_HINT}`);
   }
   let text;
@@ -60,10 +61,10 @@ export async function discover() {
     text = await readSmall(paths.discovery, 64 * 1024);
   } catch (e) {
     if (e.code === 'ENOENT') {
-      throw new TaskdeckError('service_not_found',
+      throw taskdeckError('service_not_found',
         `no taskdeck service is running (no ${paths.discovery}); ${START_HINT}`);
     }
-    throw new TaskdeckError('io_error', `cannot read ${paths.discovery}: ${e.code ?? e.message}`);
+    throw taskdeckError('io_error', `cannot read ${paths.discovery}: ${e.code ?? e.message}`);
   }
   let info;
   try {
@@ -73,11 +74,11 @@ export async function discover() {
   }
   if (info === null || typeof info !== 'object' || typeof info.baseUrl !== 'string' ||
       !Number.isInteger(info.pid) || info.pid < 1) {
-    throw new TaskdeckError('service_not_found',
+    throw taskdeckError('service_not_found',
       `the discovery file ${paths.discovery} is malformed; restart the service with \`taskdeck daemon start\``);
   }
   if (!pidAlive(info.pid)) {
-    throw new TaskdeckError('service_not_found',
+    throw taskdeckError('service_not_found',
       `the taskdeck service of ${paths.discovery} (pid ${info.pid}) is no longer running; ${START_HINT}`);
   }
   return { ...info, discoveryFile: paths.discovery };
@@ -89,13 +90,13 @@ async function readToken(path) {
     text = await readSmall(path, 256);
   } catch (e) {
     if (e.code === 'ENOENT') {
-      throw new TaskdeckError('service_not_found',
+      throw taskdeckError('service_not_found',
         `no token file at ${path}; start the service with \`taskdeck daemon start\``);
     }
-    throw new TaskdeckError('io_error', `cannot read the token file ${path}: ${e.code ?? e.message}`);
+    throw taskdeckError('io_error', `cannot read the token file ${path}: ${e.code ?? e.message}`);
   }
   const m = /^([0-9a-fA-F]{64})\n?$/.exec(text);
-  if (m === null) throw new TaskdeckError('io_error', `the token file ${path} is malformed`);
+  if (m === null) throw taskdeckError('io_error', `the token file ${path} is malformed`);
   return m[1];
 }
 
@@ -104,24 +105,36 @@ async function readToken(path) {
  * TASKDECK_URL / TASKDECK_TOKEN, then the discovery file and its tokenFile
  * (else the home's token file).
  */
-export async function resolveConnection(options) {
-  let baseUrl = options.baseUrl ?? env('TASKDECK_URL');
-  let token = options.token ?? env('TASKDECK_TOKEN');
-  let info = null;
-  if (baseUrl === null) {
-    info = await discover();
-    baseUrl = info.baseUrl;
-  }
-  if (token === null) {
-    if (info !== null && typeof info.tokenFile === 'string') {
-      token = await readToken(info.tokenFile);
-    } else {
-      const paths = taskdeckPaths();
-      if (paths === null) {
-        throw new TaskdeckError('service_not_found', 'no token: set TASKDECK_TOKEN, TASKDECK_HOME or HOME');
-      }
-      token = await readToken(paths.token);
+async function resolveConnection(options) {
+  const fixedUrl = options.baseUrl ?? env('TASKDECK_URL');
+  const fixedToken = options.token ?? env('TASKDECK_TOKEN');
+  // A home is read once: a restarted service is looked for where the first one was.
+  const paths = taskdeckPaths();
+  const resolve = async () => {
+    let baseUrl = fixedUrl;
+    let token = fixedToken;
+    let info = null;
+    if (baseUrl === null) {
+      info = await discover(paths);
+      baseUrl = info.baseUrl;
     }
-  }
-  return { baseUrl, token };
+    if (token === null) {
+      if (info !== null && typeof info.tokenFile === 'string') {
+        token = await readToken(info.tokenFile);
+      } else {
+        if (paths === null) {
+          throw taskdeckError('service_not_found', 'no token: set TASKDECK_TOKEN, TASKDECK_HOME or HOME');
+        }
+        token = await readToken(paths.token);
+      }
+    }
+    return { baseUrl, token };
+  };
+  const first = await resolve();
+  // Found through the discovery file: a restarted service (a new port) is found again by re-reading it.
+  return { ...first, rediscover: fixedUrl === null ? resolve : null };
 }
+
+module.exports = {
+  taskdeckPaths, discover, resolveConnection,
+};
