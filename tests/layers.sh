@@ -48,5 +48,21 @@ owner permission_prompts prompts.c
 owner plans plans.c
 owner artifacts 'artifacts(-rows)?\.c'
 
+# Lower modules call nothing above them, so no two files call each other.
+defined() {	# FILE: the functions it defines for other files
+	awk '/^[a-z_][a-z0-9_]*\(/ && prev !~ /^static/ { sub(/\(.*/, ""); print }
+		{ prev = $0 }' "$1"
+}
+below() {	# LOWER UPPER: LOWER calls no function UPPER defines
+	local hits
+	hits=$(grep -nwF -f <(defined "$2") -- "$1")
+	[[ -z $hits ]] || while IFS= read -r hit; do
+		breach "$1 calls up into $2: $hit"
+	done <<<"$hits"
+}
+below connector-rows.c connectors.c
+below connector-rows.c credentials.c
+below credentials.c connectors.c
+
 [[ $fail -eq 0 ]] && echo "layers: ok"
 exit "$fail"

@@ -21,8 +21,6 @@
 #include "timeutil.h"
 #include "xalloc.h"
 
-#define CONNECTOR_COLUMNS "id, name, kind, enabled, transport, created_at, updated_at"
-
 static const char *const add_fields[] = { "name", "transport", "credentialBindings",
 	"enabled", NULL };
 static const char *const update_fields[] = { "name", "transport", "credentialBindings",
@@ -33,19 +31,6 @@ static const char *const readonly_fields[] = { "id", "kind", "createdAt", "updat
 /* The environment a tested stdio server starts with, before its own env. */
 static const char *const base_env[] = { "PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR",
 	NULL };
-
-enum td_code
-conn_fail(struct problem *p, enum td_code code, const char *field, const char *fmt, ...)
-{
-	va_list ap;
-
-	p->code = code;
-	snprintf(p->field, sizeof p->field, "%s", field ? field : "");
-	va_start(ap, fmt);
-	vsnprintf(p->message, sizeof p->message, fmt, ap);
-	va_end(ap);
-	return code;
-}
 
 /* Letters, digits, '-' and '_', starting with a letter or digit, no "__" (the tool separator). */
 static bool
@@ -324,55 +309,6 @@ bindings_valid(const cJSON *b, const cJSON *transport, cJSON **out, struct probl
 	return TD_OK;
 }
 
-/* The bindings of a connector, in their order.  Store locked. */
-static cJSON *
-bindings_load(struct store *st, const char *id)
-{
-	sqlite3_stmt *s = store_stmt(st, "SELECT credential_id, target FROM connector_bindings"
-	    " WHERE connector_id = ?1 ORDER BY position");
-	cJSON *arr = cJSON_CreateArray();
-
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	while (sqlite3_step(s) == SQLITE_ROW) {
-		cJSON *b = cJSON_CreateObject();
-		cJSON_AddStringToObject(b, "credentialId", resource_text(s, 0));
-		cJSON_AddStringToObject(b, "target", resource_text(s, 1));
-		cJSON_AddItemToArray(arr, b);
-	}
-	sqlite3_reset(s);
-	return arr;
-}
-
-static cJSON *
-connector_from_row(struct store *st, sqlite3_stmt *s)
-{
-	cJSON *c = cJSON_CreateObject();
-
-	cJSON_AddStringToObject(c, "id", resource_text(s, 0));
-	cJSON_AddStringToObject(c, "name", resource_text(s, 1));
-	cJSON_AddStringToObject(c, "kind", resource_text(s, 2));
-	cJSON_AddBoolToObject(c, "enabled", sqlite3_column_int(s, 3) != 0);
-	cJSON_AddItemToObject(c, "transport", resource_json_column(s, 4));
-	cJSON_AddItemToObject(c, "credentialBindings", bindings_load(st, resource_text(s, 0)));
-	resource_add_time(c, "createdAt", sqlite3_column_int64(s, 5));
-	resource_add_time(c, "updatedAt", sqlite3_column_int64(s, 6));
-	return c;
-}
-
-cJSON *
-connector_load_locked(struct store *st, const char *id)
-{
-	sqlite3_stmt *s = store_stmt(st,
-	    "SELECT " CONNECTOR_COLUMNS " FROM connectors WHERE id = ?1");
-	cJSON *c = NULL;
-
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		c = connector_from_row(st, s);
-	sqlite3_reset(s);
-	return c;
-}
-
 cJSON *
 connectors_list(struct service *svc, const char *cursor, int limit, char next[TD_ID_MAX])
 {
@@ -402,19 +338,6 @@ connector_get(struct service *svc, const char *id)
 	c = connector_load_locked(svc->store, id);
 	store_unlock(svc->store);
 	return c;
-}
-
-void
-connector_emit(struct service *svc, const cJSON *c, const char *action)
-{
-	cJSON *d = cJSON_CreateObject();
-
-	for (const char *const *f = (const char *const[]){ "id", "name", "kind", NULL }; *f; f++)
-		cJSON_AddStringToObject(d, *f, json_get_string(c, *f));
-	cJSON_AddBoolToObject(d, "enabled",
-	    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "enabled")));
-	cJSON_AddStringToObject(d, "action", action);
-	events_emit(svc->events, "connector.updated", NULL, NULL, NULL, d);
 }
 
 /* Replaces the bindings of id; every credential must exist.  In a transaction. */
@@ -502,29 +425,6 @@ name_valid(const cJSON *body, bool required, struct problem *p)
 		    "digits, - or _, starting with a letter or digit, without __",
 		    CONNECTOR_NAME_MAX);
 	return TD_OK;
-}
-
-enum td_code
-conn_write_end(struct service *svc, const char *what, const char *id, enum td_code rc,
-    const char *action, cJSON **out, struct problem *p,
-    cJSON *(*load)(struct store *st, const char *id),
-    void (*emit)(struct service *svc, const cJSON *c, const char *action))
-{
-	struct store *st = svc->store;
-
-	if (rc == TD_OK && !store_commit(st))
-		rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot store the %s", what);
-	else if (rc != TD_OK)
-		store_rollback(st);
-	if (rc == TD_OK) {
-		*out = load(st, id);
-		if (*out == NULL)
-			rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "the %s vanished", what);
-		else
-			emit(svc, *out, action);
-	}
-	store_unlock(st);
-	return rc;
 }
 
 /* Finishes a write: commit or roll back, load the result, emit. */
@@ -666,7 +566,7 @@ connector_update(struct service *svc, const char *id, const cJSON *body, cJSON *
 	}
 	if (bindings == NULL) {
 		/* Omitted: kept, but they must still fit the new transport. */
-		kept = bindings_load(st, id);
+		kept = connector_bindings_load(st, id);
 		rc = bindings_valid(kept, transport, &bindings, p);
 		if (rc != TD_OK)
 			snprintf(p->message, sizeof p->message, "the kept credentialBindings do "

@@ -16,6 +16,7 @@
 #include "problem.h"
 #include "ids.h"
 #include "sandbox.h"
+#include "connector-rows.h"
 
 #define CONNECTOR_WEB_ID "con_web"
 #define CONNECTOR_NAME_MAX 32
@@ -38,8 +39,6 @@
 
 struct service;
 struct store;
-
-/* Why a request was refused: the code, a field (or resource for not_found) and a message. */
 
 /* One page of connectors, newest first (con_web sorts first); *next is "" on the last page. */
 cJSON *connectors_list(struct service *svc, const char *cursor, int limit,
@@ -106,6 +105,10 @@ void connector_tests_end(void);
 /* Waits up to timeout_ms for the tests still running (at shutdown); false if some remain. */
 bool connector_tests_drain(int timeout_ms);
 
+/* Name checks of an env variable and a header. */
+bool conn_env_name_valid(const char *s);
+bool conn_header_name_valid(const char *s);
+
 /* The enabled connectors for a run's start message, without any secret. */
 cJSON *connectors_for_run(struct service *svc);
 /*
@@ -118,25 +121,6 @@ cJSON *connectors_for_run(struct service *svc);
 enum td_code connector_secret_resolve(struct service *svc, const cJSON *run_connectors,
     const cJSON *params, char **value, char **message);
 
-/* Shared by connectors.c and credentials.c. */
-enum td_code conn_fail(struct problem *p, enum td_code code, const char *field,
-    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-bool conn_env_name_valid(const char *s);
-/* The connector as the API shows it, or NULL; store locked. */
-cJSON *connector_load_locked(struct store *st, const char *id);
-/* connector.updated with the connector's metadata and action ("created", "updated", ...). */
-void connector_emit(struct service *svc, const cJSON *c, const char *action);
-bool conn_header_name_valid(const char *s);
-/*
- * Ends a write of the what ("connector", "credential") id, begun with the
- * store locked and store_begin: commits (rc TD_OK) or rolls back, then loads
- * the result into *out with load and emits it with emit(svc, *out, action);
- * unlocks the store.
- */
-enum td_code conn_write_end(struct service *svc, const char *what, const char *id,
-    enum td_code rc, const char *action, cJSON **out, struct problem *p,
-    cJSON *(*load)(struct store *st, const char *id),
-    void (*emit)(struct service *svc, const cJSON *c, const char *action));
 /*
  * Store locked: the value of credential_id for target ("env:NAME" gets the
  * secret, "header:NAME" the secret with its kind's scheme: "Bearer <secret>"

@@ -6,6 +6,7 @@
 
 #include <sodium.h>
 
+#include "connector-rows.h"
 #include "connectors.h"
 #include "events.h"
 #include "json.h"
