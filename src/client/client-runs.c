@@ -123,6 +123,29 @@ run_from_json(struct td_run *r, const cJSON *obj, const char *raw)
 
 CLIENT_KIND(run, "run");
 
+struct td_run *
+td_event_run(const struct td_event *ev)
+{
+	cJSON *data;
+	const cJSON *obj;
+	struct td_run *r = NULL;
+
+	if (ev == NULL || ev->type == NULL || strcmp(ev->type, "run.queued") != 0 ||
+	    ev->data_json == NULL)
+		return NULL;
+	data = cJSON_Parse(ev->data_json);
+	obj = cJSON_GetObjectItemCaseSensitive(data, "run");
+	if (cJSON_IsObject(obj)) {
+		r = xcalloc(1, sizeof *r);
+		if (!run_from_json(r, obj, NULL)) {
+			td_run_free(r);
+			r = NULL;
+		}
+	}
+	cJSON_Delete(data);
+	return r;
+}
+
 void
 td_run_list_free(struct td_run_list *list)
 {

@@ -717,6 +717,12 @@ TD_API char *td_events_last_id(const struct td_events *ev);
  */
 TD_API void td_events_close(struct td_events *ev);
 TD_API void td_event_free(struct td_event *event);
+/*
+ * The run a run.queued event carries (its data's run, as td_get_run would
+ * have read it then), so a client lists a new run without fetching it; NULL
+ * for any other event.  Caller frees it with td_run_free.
+ */
+TD_API struct td_run *td_event_run(const struct td_event *event);
 
 /* --- Plans and permission prompts ---------------------------------------- */
 

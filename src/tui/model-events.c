@@ -50,6 +50,23 @@ ev_runs(struct ev_ctx *c, bool insert)
 	}
 }
 
+/* run.queued carries the run as GET /runs/:id shows it: the lists take it without a read. */
+static void
+ev_run_queued(struct ev_ctx *c)
+{
+	struct td_run *t = td_event_run(c->ev);
+
+	if (t == NULL)
+		return;
+	for (int k = 0; k < 2; k++) {
+		if (c->runs[k] != NULL)
+			run_fill(c->runs[k], t);
+	}
+	if (c->runs[0] != NULL && c->runs[0]->prompt != NULL)
+		c->need &= ~(unsigned)NEED_NEW_RUNS;
+	td_run_free(t);
+}
+
 /* run.queued, run.started, run.finished: the status, the session's last one. */
 static void
 ev_run_status(struct ev_ctx *c)
@@ -62,6 +79,8 @@ ev_run_status(struct ev_ctx *c)
 	if (c->ev->run_id == NULL || status == NULL)
 		return;
 	ev_runs(c, true);
+	if (strcmp(c->ev->type, "run.queued") == 0)
+		ev_run_queued(c);
 	for (int k = 0; k < 2; k++) {
 		struct m_run *r = c->runs[k];
 

@@ -214,6 +214,30 @@ Test(model, a_new_run_of_the_session_is_inserted_and_fetched)
 	cr_expect_eq(model_log_visible(&m), 0);
 }
 
+Test(model, a_queued_run_is_listed_from_its_event_without_a_read)
+{
+	unsigned need;
+
+	select_run();
+	need = apply("run.queued", "run_2", "{\"status\":\"queued\",\"run\":{"
+	    "\"id\":\"run_2\",\"sessionId\":\"ses_1\",\"projectId\":\"prj_1\","
+	    "\"status\":\"queued\",\"prompt\":\"Summarise the logs\","
+	    "\"createdAt\":\"2026-11-21T06:39:59.000Z\"}}");
+	cr_expect(!(need & NEED_NEW_RUNS), "the run is not read again over HTTP");
+	cr_assert_eq(m.run_count, 2);
+	cr_expect_str_eq(m.runs[0].id, "run_2");
+	cr_expect_str_eq(m.runs[0].prompt, "Summarise the logs");
+	cr_expect_str_eq(m.runs[0].status, "queued");
+	cr_expect_str_eq(m.runs[0].created_at, "2026-11-21T06:39:59.000Z");
+	cr_assert_eq(m.project_run_count, 2);
+	for (size_t i = 0; i < m.project_run_count; i++) {
+		if (strcmp(m.project_runs[i].id, "run_2") == 0)
+			cr_expect_str_eq(m.project_runs[i].prompt, "Summarise the logs");
+		else
+			cr_expect_str_eq(m.project_runs[i].id, "run_1");
+	}
+}
+
 Test(model, a_read_older_than_the_events_never_moves_a_run_back)
 {
 	struct td_run late = {
