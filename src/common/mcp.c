@@ -56,8 +56,33 @@ enum rpc_status {
 	RPC_ERROR = -2,		/* the server answered with a JSON-RPC error (or HTTP 4xx) */
 };
 
+struct mcp_client;
+
+/*
+ * What differs between the transports; mcp.c keeps the protocol (ids,
+ * classification of messages, the handshake, tools) above them.
+ */
+struct mcp_transport_ops {
+	/* Request id with method (params consumed): RPC_OK with *result, RPC_ERROR, RPC_FAILED. */
+	int (*rpc)(struct mcp_client *c, long id, const char *method, cJSON *params,
+	    const char *during, cJSON **result, int *code, char *err, size_t errlen);
+	/* Sends the notification msg (consumed) before deadline; 0 or -1. */
+	int (*notify)(struct mcp_client *c, cJSON *msg, const char *method, long deadline,
+	    char *err, size_t errlen);
+	/* After a server/discover that failed: 0 falls back to initialize, -1 gives up. */
+	int (*probe_failed)(struct mcp_client *c, char *err, size_t errlen);
+	/* What a timeout message adds after "no answer within ... (during)". */
+	void (*timeout_detail)(const struct mcp_client *c, char *out, size_t len);
+	/* The server's process id, or -1. */
+	int (*pid)(const struct mcp_client *c);
+	/* Ends the connection and frees what the transport holds (not c). */
+	void (*close)(struct mcp_client *c);
+};
+
+static const struct mcp_transport_ops stdio_ops, http_ops;
+
 struct mcp_client {
-	bool http;
+	const struct mcp_transport_ops *ops;
 	struct mcp_limits lim;
 	int cancel_fd;
 	long next_id;
@@ -170,10 +195,11 @@ limits_fill(struct mcp_limits *dst, const struct mcp_limits *src)
 }
 
 static struct mcp_client *
-client_new(const struct mcp_limits *lim)
+client_new(const struct mcp_transport_ops *ops, const struct mcp_limits *lim)
 {
 	struct mcp_client *c = xcalloc(1, sizeof *c);
 
+	c->ops = ops;
 	limits_fill(&c->lim, lim);
 	c->cancel_fd = -1;
 	c->next_id = 1;
@@ -240,7 +266,7 @@ mcp_protocol_version(const struct mcp_client *c)
 int
 mcp_server_pid(const struct mcp_client *c)
 {
-	return c != NULL && !c->http ? (int)c->pid : -1;
+	return c != NULL ? c->ops->pid(c) : -1;
 }
 
 const char *
@@ -461,7 +487,7 @@ mcp_open_stdio_sandboxed(const struct sandbox_policy *policy, const char *comman
 		set_err(err, errlen, "cannot start the server: %s: command not found", command);
 		return NULL;
 	}
-	c = client_new(lim);
+	c = client_new(&stdio_ops, lim);
 	c->program = program;
 	c->argv = strv_copy(args, 1);
 	c->argv[0] = xstrdup(command);
@@ -613,17 +639,22 @@ exited_err(struct mcp_client *c, const char *during, char *err, size_t errlen)
 static void
 timeout_err(struct mcp_client *c, const char *during, char *err, size_t errlen)
 {
-	char d[32], tail[512];
+	char d[32], detail[600];
 
 	fmt_duration(c->lim.request_timeout_ms, d, sizeof d);
 	c->failure = FAIL_TIMEOUT;
-	if (c->http) {
-		set_err(err, errlen, "no answer within %s (%s)", d, during);
-		return;
-	}
+	c->ops->timeout_detail(c, detail, sizeof detail);
+	set_err(err, errlen, "no answer within %s (%s)%s", d, during, detail);
+}
+
+/* "; stderr: <its last bytes>", or nothing when it wrote none. */
+static void
+stdio_timeout_detail(const struct mcp_client *c, char *out, size_t len)
+{
+	char tail[512];
+
 	tail_text(c, tail, sizeof tail);
-	set_err(err, errlen, "no answer within %s (%s)%s%s", d, during, *tail ? "; stderr: " : "",
-	    tail);
+	snprintf(out, len, "%s%s", *tail ? "; stderr: " : "", tail);
 }
 
 static void
@@ -1098,8 +1129,7 @@ mcp_open_http(const char *url, const char *const *headers, const struct mcp_limi
 		set_err(err, errlen, "the URL must start with http:// or https://");
 		return NULL;
 	}
-	c = client_new(lim);
-	c->http = true;
+	c = client_new(&http_ops, lim);
 	c->url = xstrdup(url);
 	c->curl = curl_easy_init();
 	c->multi = curl_multi_init();
@@ -1758,15 +1788,7 @@ notify_within(struct mcp_client *c, const char *method, cJSON *params, long ms, 
 {
 	cJSON *msg = request_new(c, 0, method, params);
 
-	if (c->http) {
-		cJSON *answer = NULL;
-		int rc = http_post(c, msg, 0, method, "the handshake", now_ms() + ms, &answer, err,
-		    errlen);
-
-		cJSON_Delete(answer);
-		return rc == RPC_OK ? 0 : -1;
-	}
-	return stdio_send_json(c, msg, now_ms() + ms, "the handshake", err, errlen);
+	return c->ops->notify(c, msg, method, now_ms() + ms, err, errlen);
 }
 
 static int
@@ -1804,10 +1826,7 @@ rpc(struct mcp_client *c, const char *method, cJSON *params, const char *during,
 
 	*result = NULL;
 	c->failure = FAIL_OTHER;
-	if (c->http)
-		rc = http_rpc(c, id, method, params, during, result, code, err, errlen);
-	else
-		rc = stdio_rpc(c, id, method, params, during, result, code, err, errlen);
+	rc = c->ops->rpc(c, id, method, params, during, result, code, err, errlen);
 	/* initialize is never cancelled (the specification says so); the probe neither. */
 	if (rc == RPC_FAILED && c->ready &&
 	    (c->failure == FAIL_TIMEOUT || c->failure == FAIL_CANCELLED)) {
@@ -1878,18 +1897,8 @@ try_discover(struct mcp_client *c, char *err, size_t errlen)
 	}
 	if (rc == RPC_ERROR)
 		return 0;
-	/*
-	 * On stdio a server of an earlier revision may also ignore the probe, or
-	 * exit on it: fall back to initialize, on a fresh process in the second case.
-	 */
-	if (rc == RPC_FAILED && !c->http && c->failure == FAIL_TIMEOUT)
-		return 0;
-	if (rc == RPC_FAILED && !c->http && c->failure == FAIL_EXITED && c->program != NULL) {
-		stdio_stop(c);
-		return stdio_start(c, err, errlen) == 0 ? 0 : -1;
-	}
 	if (rc == RPC_FAILED)
-		return -1;
+		return c->ops->probe_failed(c, err, errlen);
 	versions = cJSON_GetObjectItemCaseSensitive(result, "supportedVersions");
 	for (const cJSON *v = cJSON_IsArray(versions) ? versions->child : NULL; v; v = v->next)
 		if (cJSON_IsString(v) && strcmp(v->valuestring, MCP_MODERN_VERSION) == 0)
@@ -2140,7 +2149,105 @@ mcp_close(struct mcp_client *c)
 {
 	if (c == NULL)
 		return;
+	c->ops->close(c);
+	if (c->elicit_ud_free != NULL)
+		c->elicit_ud_free(c->elicit_ud);
+	free(c->root_uri);
+	free(c->version);
+	free(c->server_name);
+	free(c);
+}
+
+/* --- the transports --------------------------------------------------------- */
+
+/*
+ * On stdio a server of an earlier revision may also ignore the probe, or
+ * exit on it: fall back to initialize, on a fresh process in the second case.
+ */
+static int
+stdio_probe_failed(struct mcp_client *c, char *err, size_t errlen)
+{
+	if (c->failure == FAIL_TIMEOUT)
+		return 0;
+	if (c->failure == FAIL_EXITED && c->program != NULL) {
+		stdio_stop(c);
+		return stdio_start(c, err, errlen) == 0 ? 0 : -1;
+	}
+	return -1;
+}
+
+static int
+stdio_notify(struct mcp_client *c, cJSON *msg, const char *method, long deadline, char *err,
+    size_t errlen)
+{
+	(void)method;
+	return stdio_send_json(c, msg, deadline, "the handshake", err, errlen);
+}
+
+static int
+stdio_pid(const struct mcp_client *c)
+{
+	return (int)c->pid;
+}
+
+static void
+stdio_close(struct mcp_client *c)
+{
 	stdio_stop(c);
+	buf_free(&c->in);
+	free(c->tail);
+	free(c->program);
+	strv_wipe_free(c->argv);
+	strv_wipe_free(c->envp);
+	free(c->cwd);
+}
+
+static const struct mcp_transport_ops stdio_ops = {
+	.rpc = stdio_rpc,
+	.notify = stdio_notify,
+	.probe_failed = stdio_probe_failed,
+	.timeout_detail = stdio_timeout_detail,
+	.pid = stdio_pid,
+	.close = stdio_close,
+};
+
+static int
+http_probe_failed(struct mcp_client *c, char *err, size_t errlen)
+{
+	(void)c;
+	(void)err;
+	(void)errlen;
+	return -1;
+}
+
+static int
+http_notify(struct mcp_client *c, cJSON *msg, const char *method, long deadline, char *err,
+    size_t errlen)
+{
+	cJSON *answer = NULL;
+	int rc = http_post(c, msg, 0, method, "the handshake", deadline, &answer, err, errlen);
+
+	cJSON_Delete(answer);
+	return rc == RPC_OK ? 0 : -1;
+}
+
+static void
+http_timeout_detail(const struct mcp_client *c, char *out, size_t len)
+{
+	(void)c;
+	snprintf(out, len, "%s", "");
+}
+
+static int
+http_pid(const struct mcp_client *c)
+{
+	(void)c;
+	return -1;
+}
+
+static void
+http_close(struct mcp_client *c)
+{
 	get_stream_close(c);
 	if (c->curl != NULL && c->session != NULL)
 		http_end_session(c);
@@ -2152,23 +2259,20 @@ mcp_close(struct mcp_client *c)
 		curl_multi_cleanup(c->multi);
 	cJSON_Delete(c->replies);
 	cJSON_Delete(c->deferred);
-	if (c->elicit_ud_free != NULL)
-		c->elicit_ud_free(c->elicit_ud);
-	free(c->root_uri);
 	free(c->challenge);
 	/* The headers may hold credentials. */
 	for (struct curl_slist *l = c->user_headers; l != NULL; l = l->next)
 		explicit_bzero(l->data, strlen(l->data));
 	curl_slist_free_all(c->user_headers);
-	buf_free(&c->in);
-	free(c->tail);
-	free(c->program);
-	strv_wipe_free(c->argv);
-	strv_wipe_free(c->envp);
-	free(c->cwd);
 	free(c->url);
 	free(c->session);
-	free(c->version);
-	free(c->server_name);
-	free(c);
 }
+
+static const struct mcp_transport_ops http_ops = {
+	.rpc = http_rpc,
+	.notify = http_notify,
+	.probe_failed = http_probe_failed,
+	.timeout_detail = http_timeout_detail,
+	.pid = http_pid,
+	.close = http_close,
+};
