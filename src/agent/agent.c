@@ -453,7 +453,7 @@ agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
 		    "out of range");
 	if (connectors != NULL && !cJSON_IsNull(connectors) && !cJSON_IsArray(connectors))
 		return config_fail(why, "connectors must be an array");
-	/* durable: a resumed run's checkpoint, checked in full by the loop. */
+	/* A resumed run's checkpoint, checked in full by the loop. */
 	if (checkpoint != NULL && !cJSON_IsNull(checkpoint) && !cJSON_IsObject(checkpoint))
 		return config_fail(why, "checkpoint must be an object");
 	if (cJSON_GetObjectItemCaseSensitive(run, "requestIdBase") != NULL &&

@@ -79,8 +79,8 @@ struct agent_config {
 	char *project_name;
 	char *project_context;
 	cJSON *history;			/* array of {prompt, output}; may be NULL */
-	cJSON *checkpoint;		/* durable: start.checkpoint of a resumed run, or NULL */
-	long long request_id_base;	/* durable: run.requestIdBase, the ids of requests start above */
+	cJSON *checkpoint;		/* start.checkpoint of a resumed run, or NULL */
+	long long request_id_base;	/* run.requestIdBase, the ids of requests start above */
 	int max_turns;
 	long long max_tokens;		/* limits.maxTokensPerRun; 0 when unbounded */
 	int max_retries;		/* provider.maxRetries: retries of one model turn */
@@ -104,7 +104,7 @@ struct agent_config {
 #define AGENT_DEFAULT_RETRIES 6
 #define AGENT_DEFAULT_RETRY_WAIT_MS (5 * 60 * 1000)
 
-/* durable: the largest checkpoint the agent sends and accepts (printed JSON). */
+/* The largest checkpoint the agent sends and accepts (printed JSON). */
 #define AGENT_CHECKPOINT_MAX (768 * 1024)
 
 /* Fills cfg from a start message; false with *why (malloc'd) when it is malformed. */

@@ -111,7 +111,7 @@ conv_free(struct conversation *c)
 	memset(c, 0, sizeof *c);
 }
 
-/* durable: the conversation in a checkpoint (docs/host-protocol.md, checkpoint). */
+/* The conversation in a checkpoint (docs/host-protocol.md, checkpoint). */
 static const char *const conv_roles[] = { [CONV_USER] = "user",
 	[CONV_ASSISTANT] = "assistant", [CONV_TOOL] = "tool" };
 

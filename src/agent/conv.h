@@ -50,7 +50,7 @@ void conv_add_copy(struct conversation *c, const struct conv_message *m);
 
 void tool_calls_free(struct tool_call *calls, size_t n);
 
-/* durable: the bounds of a conversation read from a checkpoint. */
+/* The bounds of a conversation read from a checkpoint. */
 #define CONV_MAX_MESSAGES 100000
 #define CONV_MAX_CALLS 128
 /* The messages (not the system prompt) as a checkpoint holds them. */

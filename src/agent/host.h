@@ -24,7 +24,7 @@ void host_close(struct host *h);
 /* Waits for the start line; NULL (protocol error or end of input) means exit 3. */
 const cJSON *host_wait_start(struct host *h);
 
-/* durable: the next request gets id base + 1 (a resumed run's ids never repeat). */
+/* The next request gets id base + 1 (a resumed run's ids never repeat). */
 void host_set_request_base(struct host *h, long long base);
 
 bool host_cancelled(struct host *h);

@@ -53,7 +53,7 @@ struct loop {
 	long in_tokens;
 	long out_tokens;
 	int turns;			/* model turns begun (a checkpoint keeps it) */
-	size_t cp_sent;			/* durable: messages the service has in checkpoints */
+	size_t cp_sent;			/* messages the service has in checkpoints */
 	char *last_failure;		/* name and arguments of the last failing call */
 	int failures;
 	struct agent_error err;
@@ -120,7 +120,7 @@ loop_system_prompt(const struct agent_config *cfg, const struct connectors *cons
 	return buf_steal(&b);
 }
 
-/* durable: the plan state in a checkpoint. */
+/* The plan state in a checkpoint. */
 static cJSON *
 loop_plan_json(const struct plan_state *p)
 {
@@ -185,7 +185,7 @@ loop_print_owned(cJSON *o)
 }
 
 /*
- * durable: a message as a checkpoint keeps it (printed JSON).  One over
+ * A message as a checkpoint keeps it (printed JSON).  One over
  * LOOP_CP_MESSAGE_MAX (a host line must hold it) has its text cut, then, if
  * that is not enough, its calls' arguments emptied; the log says so.
  */
@@ -226,7 +226,7 @@ loop_cp_message(const struct conv_message *m)
 }
 
 /*
- * durable: sends a checkpoint (docs/host-protocol.md) once a step is complete:
+ * Sends a checkpoint (docs/host-protocol.md) once a step is complete:
  * the model's answer, or a tool call's result.  It carries the loop's state
  * and only the messages added since the last one ("append", from "from"), so
  * its size does not grow with the run; the service keeps the messages.  When
@@ -279,7 +279,7 @@ loop_checkpoint(struct loop *l)
 }
 
 /*
- * durable: the messages of a version 2 checkpoint, read from the service
+ * The messages of a version 2 checkpoint, read from the service
  * (checkpoint.read) a page at a time; NULL with l->err set when that fails.
  */
 static cJSON *
@@ -318,7 +318,7 @@ loop_cp_messages(struct loop *l, size_t count)
 	return all;
 }
 
-/* durable: what a resumed run takes from its checkpoint; false when malformed. */
+/* What a resumed run takes from its checkpoint; false when malformed. */
 static bool
 loop_restore(struct loop *l, const cJSON *cp)
 {
@@ -974,7 +974,7 @@ loop_compact(struct loop *l, const char *why, bool *done)
 		conv_add_copy(&nc, &l->conv.msgs[i]);
 	conv_free(&l->conv);
 	l->conv = nc;
-	/* durable: the next checkpoint replaces the stored messages from the first. */
+	/* The next checkpoint replaces the stored messages from the first. */
 	l->cp_sent = 0;
 	loop_checkpoint(l);
 	host_progress(l->host, "thinking", "Waiting for the model.");
@@ -1043,7 +1043,7 @@ loop_turn(struct loop *l, bool *done)
 }
 
 /*
- * durable: a resumed run whose checkpoint ends inside a step carries out the
+ * A resumed run whose checkpoint ends inside a step carries out the
  * tool calls of the model's last answer that have no result yet.
  */
 static int

@@ -510,7 +510,7 @@ replay_close(struct provider *p)
 	p->state = NULL;
 }
 
-/* durable: where the transcript is, for a checkpoint. */
+/* Where the transcript is, for a checkpoint. */
 static cJSON *
 replay_save(struct provider *p)
 {

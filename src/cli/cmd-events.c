@@ -152,7 +152,7 @@ static const struct events_summary {
 	{ "run.permission", { "tool", "status", "summary" } },
 	{ "run.attention", { "attention" } },
 	{ "run.finished", { "status", "error" } },
-	{ "run.history-gap", { "reason" } },	/* durable: after a crash (docs/events.md) */
+	{ "run.history-gap", { "reason" } },	/* after a crash (docs/events.md) */
 	{ "stream.resync-required", { "reason" } },
 	{ "session.updated", { "id", "title" } },
 	{ "project.updated", { "id", "name" } },

@@ -46,7 +46,7 @@
 	TD_ERROR(EVENT_STREAM_INVALID_MESSAGE, "event_stream_invalid_message", 0, "The event stream sent a malformed frame.") \
 	TD_ERROR(EVENT_STREAM_IDLE_TIMEOUT, "event_stream_idle_timeout", 0, "No event or heartbeat arrived in time.") \
 	TD_ERROR(UNKNOWN, "unknown_error", 0, "The service returned an unknown error code.") \
-	/* issue 17: a write failed for want of space (SQLITE_FULL, ENOSPC, EDQUOT) */ \
+	/* a write failed for want of space (SQLITE_FULL, ENOSPC, EDQUOT) */ \
 	TD_ERROR(INSUFFICIENT_STORAGE, "insufficient_storage", 507, "The disk under taskdeck's data directory is full; nothing was changed. Free space and retry.")
 
 enum td_code {

@@ -520,7 +520,7 @@ row_insert(struct store *st, const char *id, const char *run_id,
 }
 
 /*
- * durable: the artifact a resumed run already saved from path with this
+ * The artifact a resumed run already saved from path with this
  * content (version), whose id goes to id; false when there is none.
  */
 static bool
@@ -578,7 +578,7 @@ artifacts_save(struct service *svc, const char *run_id,
 	}
 	if (media == NULL)
 		media = artifacts_media_type(name);
-	/* durable: a resumed run redoing a save it made before the restart. */
+	/* A resumed run redoing a save it made before the restart. */
 	again = resumed_duplicate(svc->store, run_id, norm, version, id);
 	if (again)
 		log_info("run %s: the resumed agent saves %s again: the same artifact %s", run_id,

@@ -1,4 +1,4 @@
-/* durable: checkpoints of version 2, stored as a head and appended messages. */
+/* Checkpoints of version 2, stored as a head and appended messages. */
 #include <stdlib.h>
 #include <string.h>
 

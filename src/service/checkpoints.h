@@ -1,5 +1,5 @@
 /*
- * durable: checkpoints of version 2 (docs/host-protocol.md, Checkpoints).
+ * Checkpoints of version 2 (docs/host-protocol.md, Checkpoints).
  * The loop's state (the "head": turns, usage, plan, provider position, the
  * output's length) replaces runs.checkpoint; the conversation's messages are
  * rows of run_messages, appended as the run goes, so that the work of a

@@ -283,7 +283,7 @@ http_verror(struct http_response *r, enum td_code code, cJSON *details,
 	cJSON *err = cJSON_AddObjectToObject(root, "error");
 	char *msg = NULL;
 
-	/* A handler's 500 after a write failed for want of space: say so (issue 17). */
+	/* A handler's 500 after a write failed for want of space: say so. */
 	if (code == TD_INTERNAL_ERROR && store_disk_full_seen()) {
 		code = TD_INSUFFICIENT_STORAGE;
 		fmt = NULL;

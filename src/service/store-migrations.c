@@ -179,7 +179,7 @@ const struct migration store_migrations[] = {
 	  "  CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER),"
 	  "  CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER));" },
 	/*
-	 * durable (issue 15): runs that survive a restart.  checkpoint is the
+	 * Runs that survive a restart.  checkpoint is the
 	 * agent's last checkpoint (docs/host-protocol.md), resumes how often the
 	 * run has been resumed after a restart (runs.resumeLimit); service_state
 	 * records a clean stop (docs/events.md, the history after a crash).
@@ -191,7 +191,7 @@ const struct migration store_migrations[] = {
 	  /* clean_stop: the last process stopped after writing all its events */
 	  "CREATE TABLE service_state (key TEXT PRIMARY KEY, value TEXT NOT NULL);" },
 	/*
-	 * durable: the messages of version 2 checkpoints (checkpoints.c), one
+	 * The messages of version 2 checkpoints (checkpoints.c), one
 	 * row each, appended as a run goes; runs.checkpoint holds the rest.
 	 * They go when the run is final.
 	 */
