@@ -86,7 +86,7 @@ agent_host_store_progress(struct run_state *rs)
 
 /* A run event of this run; data consumed. */
 static void
-run_state_emit(struct run_state *rs, const char *type, cJSON *data)
+agent_host_state_emit(struct run_state *rs, const char *type, cJSON *data)
 {
 	events_emit(rs->ar->sv->svc->events, type, rs->project_id, rs->session_id,
 	    rs->ar->id, data);
@@ -104,7 +104,7 @@ agent_host_emit_progress(struct run_state *rs, const char *message, bool livenes
 	else
 		cJSON_AddNullToObject(d, "message");
 	cJSON_AddBoolToObject(d, "liveness", liveness);
-	run_state_emit(rs, "run.progress", d);
+	agent_host_state_emit(rs, "run.progress", d);
 }
 
 /* run.progress "retrying" (docs/events.md): what the agent says of the wait. */
@@ -130,11 +130,11 @@ agent_host_emit_retrying(struct run_state *rs, const cJSON *msg)
 			    cJSON_GetObjectItemCaseSensitive(msg, *k)->valuedouble);
 		cJSON_AddStringToObject(d, "reason", reason);
 	}
-	run_state_emit(rs, "run.progress", d);
+	agent_host_state_emit(rs, "run.progress", d);
 }
 
 static void
-on_progress(struct run_state *rs, const cJSON *msg)
+agent_host_on_progress(struct run_state *rs, const cJSON *msg)
 {
 	const char *phase = json_get_string(msg, "phase");
 	int64_t now = td_mono_ms();
@@ -153,7 +153,7 @@ on_progress(struct run_state *rs, const cJSON *msg)
 }
 
 static void
-on_output(struct run_state *rs, const cJSON *msg)
+agent_host_on_output(struct run_state *rs, const cJSON *msg)
 {
 	const char *delta = json_get_string(msg, "delta");
 	cJSON *d;
@@ -165,7 +165,7 @@ on_output(struct run_state *rs, const cJSON *msg)
 	rs->had_output = true;
 	d = cJSON_CreateObject();
 	cJSON_AddStringToObject(d, "delta", delta);
-	run_state_emit(rs, "run.output", d);
+	agent_host_state_emit(rs, "run.output", d);
 	rs->output_dirty = true;
 	if (td_mono_ms() - rs->output_stored_at >= OUTPUT_STORE_MS)
 		agent_host_store_progress(rs);
@@ -173,7 +173,7 @@ on_output(struct run_state *rs, const cJSON *msg)
 
 /* A version 2 checkpoint: its new messages appended (checkpoints.c). */
 static void
-on_checkpoint_v2(struct run_state *rs, const cJSON *cp)
+agent_host_on_checkpoint_v2(struct run_state *rs, const cJSON *cp)
 {
 	struct service *svc = rs->ar->sv->svc;
 	char *text = json_print(cp);
@@ -201,14 +201,14 @@ on_checkpoint_v2(struct run_state *rs, const cJSON *cp)
  * (a full disk) keeps the previous checkpoint: a resume then redoes more.
  */
 static void
-on_checkpoint(struct run_state *rs, const cJSON *msg)
+agent_host_on_checkpoint(struct run_state *rs, const cJSON *msg)
 {
 	const cJSON *cp = cJSON_GetObjectItemCaseSensitive(msg, "checkpoint");
 	const char *output = json_get_string(cp, "output");
 	char *text;
 
 	if (cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(cp, "version")) == 2)
-		return on_checkpoint_v2(rs, cp);
+		return agent_host_on_checkpoint_v2(rs, cp);
 	if (!cJSON_IsObject(cp) || !json_check_int(cp, "version", 1, 1) ||
 	    !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(cp, "messages")) ||
 	    output == NULL || strlen(output) > OUTPUT_MAX_BYTES)
@@ -223,7 +223,7 @@ on_checkpoint(struct run_state *rs, const cJSON *msg)
 }
 
 static void
-on_tool(struct run_state *rs, const cJSON *msg)
+agent_host_on_tool(struct run_state *rs, const cJSON *msg)
 {
 	const char *name = json_get_string(msg, "name");
 	const char *status = json_get_string(msg, "status");
@@ -243,11 +243,11 @@ on_tool(struct run_state *rs, const cJSON *msg)
 	}
 	if (json_get_string(msg, "subagent") != NULL)	/* a call of a subagent's loop */
 		cJSON_AddStringToObject(d, "subagent", json_get_string(msg, "subagent"));
-	run_state_emit(rs, "run.tool", d);
+	agent_host_state_emit(rs, "run.tool", d);
 }
 
 static bool
-read_count(const cJSON *obj, const char *key, long long *out)
+agent_host_read_count(const cJSON *obj, const char *key, long long *out)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
 
@@ -258,16 +258,16 @@ read_count(const cJSON *obj, const char *key, long long *out)
 }
 
 static void
-on_usage(struct run_state *rs, const cJSON *msg)
+agent_host_on_usage(struct run_state *rs, const cJSON *msg)
 {
-	if (!read_count(msg, "inputTokens", &rs->input_tokens) ||
-	    !read_count(msg, "outputTokens", &rs->output_tokens))
+	if (!agent_host_read_count(msg, "inputTokens", &rs->input_tokens) ||
+	    !agent_host_read_count(msg, "outputTokens", &rs->output_tokens))
 		agent_host_protocol_error(rs, "a usage line without token counts");
 }
 
 /* Answers a request with an error, or not at all when code is TD_OK. */
 static void
-respond_code(struct run_state *rs, long long id, enum td_code code, char *message)
+agent_host_respond_code(struct run_state *rs, long long id, enum td_code code, char *message)
 {
 	if (code != TD_OK)
 		agent_host_respond_error(rs, (double)id, td_code_name(code),
@@ -277,7 +277,7 @@ respond_code(struct run_state *rs, long long id, enum td_code code, char *messag
 
 /* plan.propose: stored; the answer waits for a person (supervisor_respond). */
 static void
-on_plan_propose(struct run_state *rs, long long id, const cJSON *params)
+agent_host_on_plan_propose(struct run_state *rs, long long id, const cJSON *params)
 {
 	char *message = NULL;
 	cJSON *answer = NULL;
@@ -293,12 +293,12 @@ on_plan_propose(struct run_state *rs, long long id, const cJSON *params)
 		}
 	}
 
-	respond_code(rs, id, plan_propose(rs->ar->sv->svc, rs->ar->id, rs->session_id, id,
+	agent_host_respond_code(rs, id, plan_propose(rs->ar->sv->svc, rs->ar->id, rs->session_id, id,
 	    params, &message), message);
 }
 
 static void
-on_plan_step(struct run_state *rs, long long id, const cJSON *params)
+agent_host_on_plan_step(struct run_state *rs, long long id, const cJSON *params)
 {
 	char *message = NULL;
 	enum td_code code = plan_step(rs->ar->sv->svc, rs->ar->id, rs->session_id, params,
@@ -306,12 +306,12 @@ on_plan_step(struct run_state *rs, long long id, const cJSON *params)
 
 	if (code == TD_OK)
 		agent_host_respond(rs, (double)id, cJSON_CreateObject());
-	respond_code(rs, id, code, message);
+	agent_host_respond_code(rs, id, code, message);
 }
 
 /* permission.ask: a prompt that waits for a person, unless the run was allowed. */
 static void
-on_permission_ask(struct run_state *rs, long long id, const cJSON *params)
+agent_host_on_permission_ask(struct run_state *rs, long long id, const cJSON *params)
 {
 	char *message = NULL;
 	bool allow_now;
@@ -335,7 +335,7 @@ on_permission_ask(struct run_state *rs, long long id, const cJSON *params)
 		cJSON_AddStringToObject(res, "decision", "allow");
 		agent_host_respond(rs, (double)id, res);
 	}
-	respond_code(rs, id, code, message);
+	agent_host_respond_code(rs, id, code, message);
 }
 
 /*
@@ -343,7 +343,7 @@ on_permission_ask(struct run_state *rs, long long id, const cJSON *params)
  * The answer is the only line that carries it; every copy is wiped.
  */
 static void
-on_secret_resolve(struct run_state *rs, long long id, const cJSON *params)
+agent_host_on_secret_resolve(struct run_state *rs, long long id, const cJSON *params)
 {
 	char *value = NULL, *message = NULL;
 	enum td_code code = connector_secret_resolve(rs->ar->sv->svc, rs->connectors, params,
@@ -352,7 +352,7 @@ on_secret_resolve(struct run_state *rs, long long id, const cJSON *params)
 
 	if (code != TD_OK) {
 		log_info("run %s: secret.resolve refused: %s", rs->ar->id, message);
-		respond_code(rs, id, code, message);
+		agent_host_respond_code(rs, id, code, message);
 		return;
 	}
 	msg = cJSON_CreateObject();
@@ -371,13 +371,13 @@ static const struct {
 	const char *method;
 	void (*fn)(struct run_state *, long long, const cJSON *);
 } person_requests[] = {
-	{ "plan.propose", on_plan_propose },
-	{ "plan.step", on_plan_step },
-	{ "permission.ask", on_permission_ask },
+	{ "plan.propose", agent_host_on_plan_propose },
+	{ "plan.step", agent_host_on_plan_step },
+	{ "permission.ask", agent_host_on_permission_ask },
 };
 
 static void
-on_request(struct run_state *rs, const cJSON *msg)
+agent_host_on_request(struct run_state *rs, const cJSON *msg)
 {
 	struct service *svc = rs->ar->sv->svc;
 	const cJSON *idv = cJSON_GetObjectItemCaseSensitive(msg, "id");
@@ -401,7 +401,7 @@ on_request(struct run_state *rs, const cJSON *msg)
 		return;
 	}
 	if (strcmp(method, "secret.resolve") == 0) {
-		on_secret_resolve(rs, (long long)idv->valuedouble, params);
+		agent_host_on_secret_resolve(rs, (long long)idv->valuedouble, params);
 		return;
 	}
 	if (strcmp(method, "checkpoint.read") == 0) {
@@ -424,7 +424,7 @@ on_request(struct run_state *rs, const cJSON *msg)
 }
 
 static void
-on_finish(struct run_state *rs, const cJSON *msg)
+agent_host_on_finish(struct run_state *rs, const cJSON *msg)
 {
 	static const char *const statuses[] = { "completed", "failed", "cancelled", NULL };
 	const char *status = json_get_string(msg, "status");
@@ -444,8 +444,8 @@ on_finish(struct run_state *rs, const cJSON *msg)
 		rs->error_message = xstrdup_or_null(json_get_string(err, "message"));
 	}
 	if (cJSON_IsObject(usage)) {
-		read_count(usage, "inputTokens", &rs->input_tokens);
-		read_count(usage, "outputTokens", &rs->output_tokens);
+		agent_host_read_count(usage, "inputTokens", &rs->input_tokens);
+		agent_host_read_count(usage, "outputTokens", &rs->output_tokens);
 	}
 }
 
@@ -454,7 +454,7 @@ on_finish(struct run_state *rs, const cJSON *msg)
  * and published as run.review.
  */
 static void
-on_review(struct run_state *rs, const cJSON *msg)
+agent_host_on_review(struct run_state *rs, const cJSON *msg)
 {
 	static const char *const verdicts[] = { "approved", "changes_requested", "error", NULL };
 	const cJSON *findings = cJSON_GetObjectItemCaseSensitive(msg, "findings"), *f;
@@ -478,25 +478,25 @@ on_review(struct run_state *rs, const cJSON *msg)
 	text = json_print(review);
 	runs_review(rs->ar->sv->svc, rs->ar->id, text);
 	free(text);
-	run_state_emit(rs, "run.review", review);
+	agent_host_state_emit(rs, "run.review", review);
 }
 
 static const struct {
 	const char *type;
 	void (*fn)(struct run_state *, const cJSON *);
 } line_handlers[] = {
-	{ "review", on_review },
-	{ "progress", on_progress },
-	{ "output", on_output },
-	{ "tool", on_tool },
-	{ "usage", on_usage },
-	{ "request", on_request },
-	{ "finish", on_finish },
-	{ "checkpoint", on_checkpoint },
+	{ "review", agent_host_on_review },
+	{ "progress", agent_host_on_progress },
+	{ "output", agent_host_on_output },
+	{ "tool", agent_host_on_tool },
+	{ "usage", agent_host_on_usage },
+	{ "request", agent_host_on_request },
+	{ "finish", agent_host_on_finish },
+	{ "checkpoint", agent_host_on_checkpoint },
 };
 
 static void
-handle_line(struct run_state *rs, const char *line, size_t len)
+agent_host_handle_line(struct run_state *rs, const char *line, size_t len)
 {
 	cJSON *msg;
 	const char *type;
@@ -541,7 +541,7 @@ agent_host_read_stdout(struct run_state *rs)
 			agent_host_protocol_error(rs, "a line longer than 1 MiB");
 			buf_reset(&rs->line);
 		} else if (nl != NULL) {
-			handle_line(rs, rs->line.data ? rs->line.data : "", rs->line.len);
+			agent_host_handle_line(rs, rs->line.data ? rs->line.data : "", rs->line.len);
 			buf_reset(&rs->line);
 		}
 		p += piece + (nl ? 1 : 0);

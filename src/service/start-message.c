@@ -38,7 +38,7 @@
 
 /* The start line's "sandbox": its resource bounds (runs.commandLimits). */
 static void
-sandbox_message_limits(struct service *svc, cJSON *sb)
+start_message_sandbox_limits(struct service *svc, cJSON *sb)
 {
 	const struct sandbox_limits *lim = settings_command_limits(svc->settings);
 	cJSON *l = cJSON_AddObjectToObject(sb, "limits");
@@ -51,7 +51,7 @@ sandbox_message_limits(struct service *svc, cJSON *sb)
 
 /* ... and *sent, the hidden set sent, which the run's artifact saves obey too. */
 static void
-sandbox_message(struct service *svc, cJSON *msg, const char *workspace, bool network,
+start_message_sandbox(struct service *svc, cJSON *msg, const char *workspace, bool network,
     char ***sent)
 {
 	cJSON *sb = cJSON_AddObjectToObject(msg, "sandbox"), *arr;
@@ -78,7 +78,7 @@ sandbox_message(struct service *svc, cJSON *msg, const char *workspace, bool net
 	store_unlock(svc->store);
 	cJSON_AddBoolToObject(sb, "network", network);
 	cJSON_AddBoolToObject(sb, "allowUnconfined", settings_allow_unconfined(svc->settings));
-	sandbox_message_limits(svc, sb);
+	start_message_sandbox_limits(svc, sb);
 	arr = cJSON_AddArrayToObject(sb, "hidden");
 	/* A hidden directory holding the workspace stays hidden but for the workspace. */
 	for (char **h = hidden; *h != NULL; h++) {
@@ -255,7 +255,7 @@ start_message_build(struct supervisor *sv, struct run_state *rs, char **why)
 	}
 	if (!start_message_provider(svc, msg, cfg, why))
 		goto fail;
-	sandbox_message(svc, msg, rs->workspace, run.network, &rs->hidden);
+	start_message_sandbox(svc, msg, rs->workspace, run.network, &rs->hidden);
 	if (!rs->external) {
 		cJSON *routing = routing_start_message(svc, why);
 

@@ -45,7 +45,7 @@ run_thread_responses_free(struct queued_response *q)
  * once the grace period is over.
  */
 static void
-check_cancel(struct run_state *rs)
+run_thread_check_cancel(struct run_state *rs)
 {
 	struct supervisor *sv = rs->ar->sv;
 	struct queued_response *q;
@@ -89,7 +89,7 @@ check_cancel(struct run_state *rs)
 
 /* Talks to the agent until its stdout closes. */
 static void
-agent_converse(struct run_state *rs)
+run_thread_converse(struct run_state *rs)
 {
 	struct pollfd fds[3] = {
 		{ .fd = rs->out_fd, .events = POLLIN },
@@ -98,7 +98,7 @@ agent_converse(struct run_state *rs)
 	};
 	int64_t next_liveness = td_mono_ms() + LIVENESS_INTERVAL_MS;
 
-	check_cancel(rs);
+	run_thread_check_cancel(rs);
 	while (fds[0].fd >= 0) {
 		int timeout = -1;
 
@@ -136,7 +136,7 @@ agent_converse(struct run_state *rs)
 		if (poll(fds, 3, timeout) < 0 && errno != EINTR)
 			break;
 		if (fds[2].revents & POLLIN)
-			check_cancel(rs);
+			run_thread_check_cancel(rs);
 		if ((fds[1].revents & (POLLIN | POLLHUP)) && !agent_proc_read_stderr(rs))
 			fds[1].fd = -1;
 		if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) && !agent_host_read_stdout(rs))
@@ -148,7 +148,7 @@ agent_converse(struct run_state *rs)
 
 /* The outcome of a run once its agent is gone. */
 static void
-run_outcome(struct run_state *rs, int wait_status, const char **status, const char **code,
+run_thread_outcome(struct run_state *rs, int wait_status, const char **status, const char **code,
     char **message)
 {
 	struct supervisor *sv = rs->ar->sv;
@@ -198,7 +198,7 @@ run_outcome(struct run_state *rs, int wait_status, const char **status, const ch
  * A service stop gives up: the run is settled at the next start.
  */
 static void
-run_finalize(struct agent_run *ar, const char *session_id, const char *status,
+run_thread_finalize(struct agent_run *ar, const char *session_id, const char *status,
     const char *output, const char *code, const char *message, long long in_tokens,
     long long out_tokens)
 {
@@ -248,7 +248,7 @@ run_finalize(struct agent_run *ar, const char *session_id, const char *status,
 }
 
 static void
-run_state_free(struct run_state *rs)
+run_thread_state_free(struct run_state *rs)
 {
 	buf_free(&rs->line);
 	buf_free(&rs->output);
@@ -286,7 +286,7 @@ run_thread_done(struct agent_run *ar)
 
 /* A cancel asked of this run: through the supervisor or stored before a restart. */
 static bool
-cancel_asked(struct agent_run *ar)
+run_thread_cancel_asked(struct agent_run *ar)
 {
 	struct store *st = ar->sv->svc->store;
 	struct run run;
@@ -321,16 +321,16 @@ run_thread(void *arg)
 	rs.resuming = ar->resume;
 	start = start_message_build(sv, &rs, &why);
 	if (start == NULL) {
-		run_finalize(ar, NULL, "failed", "", rs.runtime_unready ? "runtime_missing" :
+		run_thread_finalize(ar, NULL, "failed", "", rs.runtime_unready ? "runtime_missing" :
 		    rs.checkpoint_invalid ? "checkpoint_invalid" : "runtime_error", why, 0, 0);
 		free(why);
 		goto out;
 	}
 	/* Cancelled between a restart and its resume: no agent. */
-	if (ar->resume && cancel_asked(ar)) {
+	if (ar->resume && run_thread_cancel_asked(ar)) {
 		start_message_wipe(start);
 		cJSON_Delete(start);
-		run_finalize(ar, rs.session_id, "cancelled", rs.output.data, NULL, NULL, 0, 0);
+		run_thread_finalize(ar, rs.session_id, "cancelled", rs.output.data, NULL, NULL, 0, 0);
 		goto out;
 	}
 	start_message_fit(start);
@@ -339,7 +339,7 @@ run_thread(void *arg)
 		cJSON_Delete(start);
 		log_error("run %s: cannot start the agent runtime %s: %s", ar->id,
 		    sv->svc->agent_path, strerror(errno));
-		run_finalize(ar, rs.session_id, "failed", "", "runtime_missing",
+		run_thread_finalize(ar, rs.session_id, "failed", "", "runtime_missing",
 		    "The agent runtime taskdeck-agent could not be started; run "
 		    "`taskdeck doctor`.", 0, 0);
 		goto out;
@@ -361,7 +361,7 @@ run_thread(void *arg)
 	agent_proc_send(&rs, start);
 	start_message_wipe(start);
 	cJSON_Delete(start);
-	agent_converse(&rs);
+	run_thread_converse(&rs);
 	close(rs.out_fd);
 	close(rs.err_fd);
 	close(rs.in_fd);
@@ -376,13 +376,13 @@ run_thread(void *arg)
 		agent_host_store_progress(&rs);
 		goto out;
 	}
-	run_outcome(&rs, wait_status, &status, &code, &message);
-	run_finalize(ar, rs.session_id, status,
+	run_thread_outcome(&rs, wait_status, &status, &code, &message);
+	run_thread_finalize(ar, rs.session_id, status,
 	    rs.final_output ? rs.final_output : rs.output.data, code, message,
 	    rs.input_tokens, rs.output_tokens);
 	free(message);
 out:
-	run_state_free(&rs);
+	run_thread_state_free(&rs);
 	run_thread_done(ar);
 	return NULL;
 }

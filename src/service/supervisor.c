@@ -25,7 +25,7 @@
 #include "xalloc.h"
 
 static void
-wake(struct agent_run *ar)
+supervisor_wake(struct agent_run *ar)
 {
 	uint64_t one = 1;
 
@@ -35,7 +35,7 @@ wake(struct agent_run *ar)
 
 /* Gives up to slots runs waiting to resume their thread; how many. */
 static int
-start_resumes(struct supervisor *sv, int slots)
+supervisor_start_resumes(struct supervisor *sv, int slots)
 {
 	char id[TD_ID_MAX];
 	int n = 0;
@@ -57,7 +57,7 @@ start_resumes(struct supervisor *sv, int slots)
 
 /* Moves up to slots queued runs to running and starts their threads. */
 static void
-start_queued(struct supervisor *sv, int slots)
+supervisor_start_queued(struct supervisor *sv, int slots)
 {
 	struct store *st = sv->svc->store;
 	char ids[64][TD_ID_MAX];
@@ -76,7 +76,7 @@ start_queued(struct supervisor *sv, int slots)
 }
 
 static void *
-scheduler_thread(void *arg)
+supervisor_scheduler_thread(void *arg)
 {
 	struct supervisor *sv = arg;
 	int max = settings_max_concurrent(sv->svc->settings);
@@ -91,9 +91,9 @@ scheduler_thread(void *arg)
 		int slots = max - sv->nactive;
 		pthread_mutex_unlock(&sv->mu);
 		if (slots > 0)
-			slots -= start_resumes(sv, slots);
+			slots -= supervisor_start_resumes(sv, slots);
 		if (slots > 0)
-			start_queued(sv, slots);
+			supervisor_start_queued(sv, slots);
 		pthread_mutex_lock(&sv->mu);
 	}
 	pthread_mutex_unlock(&sv->mu);
@@ -116,7 +116,7 @@ supervisor_start(struct service *svc, char **err)
 	sv->nresume = nresume;
 	pthread_mutex_init(&sv->mu, NULL);
 	pthread_cond_init(&sv->cond, NULL);
-	if (pthread_create(&sv->scheduler, NULL, scheduler_thread, sv) != 0) {
+	if (pthread_create(&sv->scheduler, NULL, supervisor_scheduler_thread, sv) != 0) {
 		*err = xstrdup("cannot start the run scheduler");
 		free(sv->resume_ids);
 		free(sv);
@@ -136,7 +136,7 @@ supervisor_kick(struct supervisor *sv)
 
 /* Takes run_id out of the runs waiting to resume; under sv->mu. */
 static bool
-resume_take(struct supervisor *sv, const char *run_id)
+supervisor_resume_take(struct supervisor *sv, const char *run_id)
 {
 	for (size_t i = 0; i < sv->nresume; i++) {
 		if (strcmp(sv->resume_ids[i], run_id) == 0) {
@@ -157,13 +157,13 @@ supervisor_cancel(struct supervisor *sv, const char *run_id)
 	for (struct agent_run *ar = sv->runs; ar; ar = ar->next) {
 		if (strcmp(ar->id, run_id) == 0) {
 			ar->cancel_requested = true;
-			wake(ar);
+			supervisor_wake(ar);
 			found = true;
 			break;
 		}
 	}
 	/* A run waiting to resume gets its thread now, which ends it cancelled. */
-	waiting = !found && !sv->stopping && resume_take(sv, run_id);
+	waiting = !found && !sv->stopping && supervisor_resume_take(sv, run_id);
 	pthread_mutex_unlock(&sv->mu);
 	if (waiting)
 		run_thread_start(sv, run_id, true, true);
@@ -186,15 +186,15 @@ supervisor_respond(struct supervisor *sv, const char *run_id, long long request_
 			;
 		*pp = q;
 		q = NULL;
-		wake(ar);
+		supervisor_wake(ar);
 		break;
 	}
 	/*
 	 * An answer for a run still waiting to resume is in the store; the
 	 * run moves to the front of the line, and its agent finds the answer there.
 	 */
-	if (q != NULL && resume_take(sv, run_id)) {
-		/* resume_take left room for one. */
+	if (q != NULL && supervisor_resume_take(sv, run_id)) {
+		/* supervisor_resume_take left room for one. */
 		memmove(sv->resume_ids + 1, sv->resume_ids, sv->nresume * sizeof *sv->resume_ids);
 		snprintf(sv->resume_ids[0], TD_ID_MAX, "%s", run_id);
 		sv->nresume++;
@@ -231,7 +231,7 @@ supervisor_stop(struct supervisor *sv)
 	pthread_mutex_lock(&sv->mu);
 	for (struct agent_run *ar = sv->runs; ar; ar = ar->next) {
 		ar->stop_requested = true;
-		wake(ar);
+		supervisor_wake(ar);
 	}
 	while (sv->nactive > 0)
 		pthread_cond_wait(&sv->cond, &sv->mu);
