@@ -82,7 +82,7 @@ conn_header_name_valid(const char *s)
 
 /* No control character but tab; at most max bytes. */
 static bool
-text_valid(const char *s, size_t min, size_t max)
+connector_text_valid(const char *s, size_t min, size_t max)
 {
 	size_t n = strlen(s);
 
@@ -96,11 +96,11 @@ text_valid(const char *s, size_t min, size_t max)
 }
 
 static bool
-url_valid(const char *u)
+connector_url_valid(const char *u)
 {
 	const char *host;
 
-	if (!text_valid(u, 1, CONNECTOR_URL_MAX) || strpbrk(u, " \t") != NULL)
+	if (!connector_text_valid(u, 1, CONNECTOR_URL_MAX) || strpbrk(u, " \t") != NULL)
 		return false;
 	if (strncasecmp(u, "http://", 7) == 0)
 		host = u + 7;
@@ -113,7 +113,7 @@ url_valid(const char *u)
 
 /* Checks a string map (env or headers) and copies it into out. */
 static enum td_code
-map_valid(const cJSON *map, const char *field, bool headers, cJSON *out,
+connector_map_valid(const cJSON *map, const char *field, bool headers, cJSON *out,
     struct problem *p)
 {
 	const cJSON *e;
@@ -133,7 +133,7 @@ map_valid(const cJSON *map, const char *field, bool headers, cJSON *out,
 			    "%s: a header name is a token of at most %d characters" :
 			    "%s: a variable name is letters, digits and _ (at most %d), "
 			    "not starting with a digit", field, CONNECTOR_VAR_NAME_MAX);
-		if (!cJSON_IsString(e) || !text_valid(e->valuestring, 0, CONNECTOR_VALUE_MAX))
+		if (!cJSON_IsString(e) || !connector_text_valid(e->valuestring, 0, CONNECTOR_VALUE_MAX))
 			return conn_fail(p, TD_INVALID_REQUEST, field,
 			    "%s: each value is a string of at most %d bytes without control "
 			    "characters", field, CONNECTOR_VALUE_MAX);
@@ -150,7 +150,7 @@ map_valid(const cJSON *map, const char *field, bool headers, cJSON *out,
 
 /* Validates a transport and returns its stored form (every member present). */
 static enum td_code
-transport_valid(const cJSON *t, cJSON **out, struct problem *p)
+connector_transport_valid(const cJSON *t, cJSON **out, struct problem *p)
 {
 	static const char *const stdio_keys[] = { "type", "command", "args", "env", NULL };
 	static const char *const http_keys[] = { "type", "url", "headers", NULL };
@@ -178,7 +178,7 @@ transport_valid(const cJSON *t, cJSON **out, struct problem *p)
 			return conn_fail(p, TD_INVALID_REQUEST, "transport",
 			    "%s is not a member of a stdio transport", bad);
 		}
-		if (command == NULL || !text_valid(command, 1, CONNECTOR_COMMAND_MAX)) {
+		if (command == NULL || !connector_text_valid(command, 1, CONNECTOR_COMMAND_MAX)) {
 			cJSON_Delete(norm);
 			return conn_fail(p, TD_INVALID_REQUEST, "transport.command",
 			    "transport.command must be a string of 1 to %d bytes without control "
@@ -194,7 +194,7 @@ transport_valid(const cJSON *t, cJSON **out, struct problem *p)
 			    CONNECTOR_ARGS_MAX);
 		}
 		cJSON_ArrayForEach(a, (cJSON_IsArray(args) ? args : NULL)) {
-			if (!cJSON_IsString(a) || !text_valid(a->valuestring, 0, CONNECTOR_ARG_MAX)) {
+			if (!cJSON_IsString(a) || !connector_text_valid(a->valuestring, 0, CONNECTOR_ARG_MAX)) {
 				cJSON_Delete(norm);
 				return conn_fail(p, TD_INVALID_REQUEST, "transport.args",
 				    "each argument is a string of at most %d bytes without control "
@@ -203,7 +203,7 @@ transport_valid(const cJSON *t, cJSON **out, struct problem *p)
 			cJSON_AddItemToArray(nargs, cJSON_CreateString(a->valuestring));
 		}
 		env = cJSON_AddObjectToObject(norm, "env");
-		rc = map_valid(cJSON_GetObjectItemCaseSensitive(t, "env"), "transport.env", false,
+		rc = connector_map_valid(cJSON_GetObjectItemCaseSensitive(t, "env"), "transport.env", false,
 		    env, p);
 	} else {
 		const char *url = json_get_string(t, "url");
@@ -214,7 +214,7 @@ transport_valid(const cJSON *t, cJSON **out, struct problem *p)
 			return conn_fail(p, TD_INVALID_REQUEST, "transport",
 			    "%s is not a member of an http transport", bad);
 		}
-		if (url == NULL || !url_valid(url)) {
+		if (url == NULL || !connector_url_valid(url)) {
 			cJSON_Delete(norm);
 			return conn_fail(p, TD_INVALID_REQUEST, "transport.url",
 			    "transport.url must be an http:// or https:// URL of at most %d bytes",
@@ -222,7 +222,7 @@ transport_valid(const cJSON *t, cJSON **out, struct problem *p)
 		}
 		cJSON_AddStringToObject(norm, "url", url);
 		headers = cJSON_AddObjectToObject(norm, "headers");
-		rc = map_valid(cJSON_GetObjectItemCaseSensitive(t, "headers"), "transport.headers",
+		rc = connector_map_valid(cJSON_GetObjectItemCaseSensitive(t, "headers"), "transport.headers",
 		    true, headers, p);
 	}
 	if (rc != TD_OK) {
@@ -239,7 +239,7 @@ transport_valid(const cJSON *t, cJSON **out, struct problem *p)
  * inside the write's transaction.
  */
 static enum td_code
-bindings_valid(const cJSON *b, const cJSON *transport, cJSON **out, struct problem *p)
+connector_bindings_valid(const cJSON *b, const cJSON *transport, cJSON **out, struct problem *p)
 {
 	static const char *const keys[] = { "credentialId", "target", NULL };
 	bool http = strcmp(json_get_string(transport, "type"), "http") == 0;
@@ -342,7 +342,7 @@ connector_get(struct service *svc, const char *id)
 
 /* Replaces the bindings of id; every credential must exist.  In a transaction. */
 static enum td_code
-bindings_store(struct store *st, const char *id, const cJSON *bindings,
+connector_bindings_store(struct store *st, const char *id, const cJSON *bindings,
     struct problem *p)
 {
 	sqlite3_stmt *s = store_stmt(st, "DELETE FROM connector_bindings WHERE connector_id = ?1");
@@ -382,7 +382,7 @@ bindings_store(struct store *st, const char *id, const cJSON *bindings,
 
 /* True when another connector than id is called name.  Store locked. */
 static bool
-name_taken(struct store *st, const char *name, const char *id)
+connector_name_taken(struct store *st, const char *name, const char *id)
 {
 	sqlite3_stmt *s = store_stmt(st, "SELECT 1 FROM connectors"
 	    " WHERE name = ?1 COLLATE NOCASE AND id != ?2");
@@ -396,7 +396,7 @@ name_taken(struct store *st, const char *name, const char *id)
 }
 
 static enum td_code
-fields_valid(const cJSON *body, const char *const *allowed, struct problem *p)
+connector_fields_valid(const cJSON *body, const char *const *allowed, struct problem *p)
 {
 	const char *bad = NULL;
 
@@ -414,7 +414,7 @@ fields_valid(const cJSON *body, const char *const *allowed, struct problem *p)
 }
 
 static enum td_code
-name_valid(const cJSON *body, bool required, struct problem *p)
+connector_body_name_valid(const cJSON *body, bool required, struct problem *p)
 {
 	const cJSON *n = cJSON_GetObjectItemCaseSensitive(body, "name");
 
@@ -462,17 +462,17 @@ connector_add(struct service *svc, const cJSON *body, cJSON **out, struct proble
 	int64_t now = td_now_ms();
 
 	*out = NULL;
-	if ((rc = fields_valid(body, add_fields, p)) != TD_OK ||
-	    (rc = name_valid(body, true, p)) != TD_OK)
+	if ((rc = connector_fields_valid(body, add_fields, p)) != TD_OK ||
+	    (rc = connector_body_name_valid(body, true, p)) != TD_OK)
 		return rc;
 	if (enabled != NULL && !cJSON_IsBool(enabled))
 		return conn_fail(p, TD_INVALID_REQUEST, "enabled", "enabled must be a boolean");
-	if ((rc = transport_valid(cJSON_GetObjectItemCaseSensitive(body, "transport"),
+	if ((rc = connector_transport_valid(cJSON_GetObjectItemCaseSensitive(body, "transport"),
 	    &transport, p)) != TD_OK)
 		return rc;
 	if (bind == NULL || cJSON_IsNull(bind))
 		bindings = cJSON_CreateArray();
-	else if ((rc = bindings_valid(bind, transport, &bindings, p)) != TD_OK) {
+	else if ((rc = connector_bindings_valid(bind, transport, &bindings, p)) != TD_OK) {
 		cJSON_Delete(transport);
 		return rc;
 	}
@@ -484,7 +484,7 @@ connector_add(struct service *svc, const cJSON *body, cJSON **out, struct proble
 		cJSON_Delete(bindings);
 		return conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot store the connector");
 	}
-	if (name_taken(st, name, id))
+	if (connector_name_taken(st, name, id))
 		rc = conn_fail(p, TD_INVALID_REQUEST, "name", "a connector named %s exists", name);
 	else if (connectors_count(st) >= CONNECTORS_MAX)
 		rc = conn_fail(p, TD_INVALID_REQUEST, NULL, "there are %d connectors already; "
@@ -502,7 +502,7 @@ connector_add(struct service *svc, const cJSON *body, cJSON **out, struct proble
 		sqlite3_reset(s);
 	}
 	if (rc == TD_OK)
-		rc = bindings_store(st, id, bindings, p);
+		rc = connector_bindings_store(st, id, bindings, p);
 	cJSON_Delete(transport);
 	cJSON_Delete(bindings);
 	return connector_write_end(svc, id, rc, "created", out, p);
@@ -510,7 +510,7 @@ connector_add(struct service *svc, const cJSON *body, cJSON **out, struct proble
 
 /* Loads id for a write, refusing built-ins; starts the transaction.  Store locked. */
 static enum td_code
-custom_begin(struct store *st, const char *id, struct problem *p)
+connector_custom_begin(struct store *st, const char *id, struct problem *p)
 {
 	sqlite3_stmt *s;
 	enum td_code rc = TD_OK;
@@ -542,23 +542,23 @@ connector_update(struct service *svc, const char *id, const cJSON *body, cJSON *
 	sqlite3_stmt *s;
 
 	*out = NULL;
-	if ((rc = fields_valid(body, update_fields, p)) != TD_OK ||
-	    (rc = name_valid(body, false, p)) != TD_OK)
+	if ((rc = connector_fields_valid(body, update_fields, p)) != TD_OK ||
+	    (rc = connector_body_name_valid(body, false, p)) != TD_OK)
 		return rc;
 	if (cJSON_GetObjectItemCaseSensitive(body, "transport") == NULL)
 		return conn_fail(p, TD_INVALID_REQUEST, "transport",
 		    "an update must include the transport");
-	if ((rc = transport_valid(cJSON_GetObjectItemCaseSensitive(body, "transport"),
+	if ((rc = connector_transport_valid(cJSON_GetObjectItemCaseSensitive(body, "transport"),
 	    &transport, p)) != TD_OK)
 		return rc;
 	if (cJSON_IsNull(bind))
 		bindings = cJSON_CreateArray();
-	else if (bind != NULL && (rc = bindings_valid(bind, transport, &bindings, p)) != TD_OK) {
+	else if (bind != NULL && (rc = connector_bindings_valid(bind, transport, &bindings, p)) != TD_OK) {
 		cJSON_Delete(transport);
 		return rc;
 	}
 	store_lock(st);
-	if ((rc = custom_begin(st, id, p)) != TD_OK) {
+	if ((rc = connector_custom_begin(st, id, p)) != TD_OK) {
 		store_unlock(st);
 		cJSON_Delete(transport);
 		cJSON_Delete(bindings);
@@ -567,13 +567,13 @@ connector_update(struct service *svc, const char *id, const cJSON *body, cJSON *
 	if (bindings == NULL) {
 		/* Omitted: kept, but they must still fit the new transport. */
 		kept = connector_bindings_load(st, id);
-		rc = bindings_valid(kept, transport, &bindings, p);
+		rc = connector_bindings_valid(kept, transport, &bindings, p);
 		if (rc != TD_OK)
 			snprintf(p->message, sizeof p->message, "the kept credentialBindings do "
 			    "not fit the new transport; send new ones or null");
 		cJSON_Delete(kept);
 	}
-	if (rc == TD_OK && name != NULL && name_taken(st, name, id))
+	if (rc == TD_OK && name != NULL && connector_name_taken(st, name, id))
 		rc = conn_fail(p, TD_INVALID_REQUEST, "name", "a connector named %s exists", name);
 	if (rc == TD_OK) {
 		s = store_stmt(st, "UPDATE connectors SET name = coalesce(?2, name),"
@@ -588,7 +588,7 @@ connector_update(struct service *svc, const char *id, const cJSON *body, cJSON *
 		sqlite3_reset(s);
 	}
 	if (rc == TD_OK)
-		rc = bindings_store(st, id, bindings, p);
+		rc = connector_bindings_store(st, id, bindings, p);
 	cJSON_Delete(transport);
 	cJSON_Delete(bindings);
 	return connector_write_end(svc, id, rc, "updated", out, p);
@@ -630,7 +630,7 @@ connector_remove(struct service *svc, const char *id, struct problem *p)
 	sqlite3_stmt *s;
 
 	store_lock(st);
-	if ((rc = custom_begin(st, id, p)) != TD_OK) {
+	if ((rc = connector_custom_begin(st, id, p)) != TD_OK) {
 		store_unlock(st);
 		return rc;
 	}
@@ -652,14 +652,14 @@ connector_remove(struct service *svc, const char *id, struct problem *p)
 }
 
 static char **
-strv_new(size_t n)
+connector_strv_new(size_t n)
 {
 	return xcalloc(n + 1, sizeof(char *));
 }
 
 /* Wipes and frees a NULL-terminated vector. */
 static void
-strv_free(char **v)
+connector_strv_free(char **v)
 {
 	if (v == NULL)
 		return;
@@ -690,7 +690,7 @@ connector_launch_prepare(struct service *svc, const char *id, struct connector_l
 	t = cJSON_GetObjectItemCaseSensitive(c, "transport");
 	bindings = cJSON_GetObjectItemCaseSensitive(c, "credentialBindings");
 	nb = (size_t)cJSON_GetArraySize(bindings);
-	l->secrets = strv_new(nb);
+	l->secrets = connector_strv_new(nb);
 	if (strcmp(json_get_string(c, "kind"), "builtin") == 0) {
 		l->builtin = true;
 	} else if (strcmp(json_get_string(t, "type"), "http") == 0) {
@@ -698,7 +698,7 @@ connector_launch_prepare(struct service *svc, const char *id, struct connector_l
 
 		l->http = true;
 		l->url = xstrdup(json_get_string(t, "url"));
-		l->headers = strv_new((size_t)cJSON_GetArraySize(headers) + nb);
+		l->headers = connector_strv_new((size_t)cJSON_GetArraySize(headers) + nb);
 		cJSON_ArrayForEach(e, headers)
 			l->headers[n++] = xasprintf("%s: %s", e->string, e->valuestring);
 	} else {
@@ -711,10 +711,10 @@ connector_launch_prepare(struct service *svc, const char *id, struct connector_l
 		l->allow_unconfined = settings_allow_unconfined(svc->settings);
 		l->limits = *settings_command_limits(svc->settings);
 		l->command = xstrdup(json_get_string(t, "command"));
-		l->args = strv_new((size_t)cJSON_GetArraySize(args));
+		l->args = connector_strv_new((size_t)cJSON_GetArraySize(args));
 		cJSON_ArrayForEach(e, args)
 			l->args[na++] = xstrdup(e->valuestring);
-		l->envp = strv_new(sizeof base_env / sizeof base_env[0] +
+		l->envp = connector_strv_new(sizeof base_env / sizeof base_env[0] +
 		    (size_t)cJSON_GetArraySize(env) + nb);
 		for (const char *const *k = base_env; *k; k++) {
 			const char *v = getenv(*k);
@@ -752,11 +752,11 @@ void
 connector_launch_free(struct connector_launch *l)
 {
 	free(l->command);
-	strv_free(l->args);
-	strv_free(l->envp);
+	connector_strv_free(l->args);
+	connector_strv_free(l->envp);
 	free(l->url);
-	strv_free(l->headers);
-	strv_free(l->secrets);
+	connector_strv_free(l->headers);
+	connector_strv_free(l->secrets);
 	sandbox_hidden_free(l->hidden);
 	memset(l, 0, sizeof *l);
 }
@@ -787,7 +787,7 @@ connectors_for_run(struct service *svc)
 
 /* The target of credential_id in connector_id's bindings of a run's start message, or NULL. */
 static const char *
-run_binding_target(const cJSON *run_connectors, const char *connector_id,
+connector_run_binding_target(const cJSON *run_connectors, const char *connector_id,
     const char *credential_id)
 {
 	const cJSON *c, *b;
@@ -822,7 +822,7 @@ connector_secret_resolve(struct service *svc, const cJSON *run_connectors,
 		*message = xstrdup("secret.resolve needs connectorId and credentialId");
 		return TD_INVALID_REQUEST;
 	}
-	target = run_binding_target(run_connectors, con, cred);
+	target = connector_run_binding_target(run_connectors, con, cred);
 	if (target == NULL) {
 		*message = xstrdup("that credential is not bound to a connector of this run");
 		return TD_FORBIDDEN;

@@ -138,7 +138,7 @@ credential_fields_valid(const cJSON *body, bool creating, const char *kind,
 
 /* Binds the sealed secret of body as parameter i; false when it cannot be sealed. */
 static bool
-bind_sealed(struct service *svc, sqlite3_stmt *s, int i, const char *secret)
+credential_bind_sealed(struct service *svc, sqlite3_stmt *s, int i, const char *secret)
 {
 	unsigned char *sealed;
 	size_t len;
@@ -199,7 +199,7 @@ credential_create(struct service *svc, const cJSON *body, cJSON **out,
 		sqlite3_bind_text(s, 3, kind, -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, 4, desc ? desc : "", -1, SQLITE_STATIC);
 		sqlite3_bind_int64(s, 5, now);
-		if (!bind_sealed(svc, s, 6, json_get_string(body, "secret")))
+		if (!credential_bind_sealed(svc, s, 6, json_get_string(body, "secret")))
 			rc = conn_fail(p, TD_INTERNAL_ERROR, NULL,
 			    "the secrets key cannot be read or made (see the service log)");
 		else if (sqlite3_step(s) != SQLITE_DONE)
@@ -253,7 +253,7 @@ credential_update(struct service *svc, const char *id, const cJSON *body, cJSON 
 			sqlite3_bind_text(s, 4, cJSON_IsString(desc) ? desc->valuestring : "", -1,
 			    SQLITE_STATIC);
 		sqlite3_bind_int64(s, 6, td_now_ms());
-		if (secret != NULL && !bind_sealed(svc, s, 5, secret))
+		if (secret != NULL && !credential_bind_sealed(svc, s, 5, secret))
 			rc = conn_fail(p, TD_INTERNAL_ERROR, NULL,
 			    "the secrets key cannot be read or made (see the service log)");
 		else if (sqlite3_step(s) != SQLITE_DONE)
@@ -266,7 +266,7 @@ credential_update(struct service *svc, const char *id, const cJSON *body, cJSON 
 
 /* Adds the providers of one settings object that name id or name. */
 static void
-providers_naming_in(const cJSON *providers, const char *id, const char *name, cJSON *arr)
+credential_providers_naming_in(const cJSON *providers, const char *id, const char *name, cJSON *arr)
 {
 	const cJSON *pr, *have;
 	const char *ref;
@@ -290,19 +290,19 @@ providers_naming_in(const cJSON *providers, const char *id, const char *name, cJ
  * setup writes it before the service is restarted).
  */
 static cJSON *
-providers_naming(struct service *svc, const char *id, const char *name)
+credential_providers_naming(struct service *svc, const char *id, const char *name)
 {
 	cJSON *arr = cJSON_CreateArray();
 	struct settings *fresh = NULL;
 	char *err = NULL;
 
 	if (svc->settings != NULL)
-		providers_naming_in(settings_providers(svc->settings), id, name, arr);
+		credential_providers_naming_in(settings_providers(svc->settings), id, name, arr);
 	/* Read-only: settings_load would write the defaults for a missing file. */
 	if (svc->paths.settings != NULL && access(svc->paths.settings, F_OK) == 0)
 		fresh = settings_load(svc->paths.settings, &err);
 	if (fresh != NULL)
-		providers_naming_in(settings_providers(fresh), id, name, arr);
+		credential_providers_naming_in(settings_providers(fresh), id, name, arr);
 	settings_free(fresh);
 	free(err);
 	return arr;
@@ -310,7 +310,7 @@ providers_naming(struct service *svc, const char *id, const char *name)
 
 /* The connectors that bind id, as a JSON array of ids.  Store locked. */
 static cJSON *
-binders_load(struct store *st, const char *id)
+credential_binders_load(struct store *st, const char *id)
 {
 	sqlite3_stmt *s = store_stmt(st, "SELECT DISTINCT connector_id FROM connector_bindings"
 	    " WHERE credential_id = ?1 ORDER BY connector_id");
@@ -343,8 +343,8 @@ credential_delete(struct service *svc, const char *id, bool force, struct proble
 		store_unlock(st);
 		return conn_fail(p, TD_NOT_FOUND, "credential", "No credential with that id.");
 	}
-	binders = binders_load(st, id);
-	providers = providers_naming(svc, id, json_get_string(cred, "name"));
+	binders = credential_binders_load(st, id);
+	providers = credential_providers_naming(svc, id, json_get_string(cred, "name"));
 	if ((cJSON_GetArraySize(binders) > 0 || cJSON_GetArraySize(providers) > 0) && !force) {
 		if (cJSON_GetArraySize(providers) > 0)
 			rc = conn_fail(p, TD_CREDENTIAL_IN_USE, NULL, "provider %s takes its API "
