@@ -1148,6 +1148,22 @@ loop_main(struct loop *l)
 	return AGENT_FAILED;
 }
 
+/* Frees what a loop holds (not the loop itself). */
+static void
+loop_free(struct loop *l)
+{
+	provider_free(l->prov);
+	conv_free(&l->conv);
+	cJSON_Delete(l->tools);
+	buf_free(&l->output);
+	free(l->last_failure);
+	plan_state_free(&l->plan);
+	agent_error_clear(&l->err);
+	wsfile_root_free(l->files);
+	free(l->files_why);
+	tool_snapshot_free(&l->before);
+}
+
 static int
 loop_file_cmp(const void *a, const void *b)
 {
@@ -1211,16 +1227,7 @@ loop_run(const struct agent_config *cfg, struct host *host)
 	}
 	if (rc == AGENT_FAILED)
 		log_info("run failed: %s: %s", l.err.code, l.err.message);
-	provider_free(l.prov);
-	conv_free(&l.conv);
-	cJSON_Delete(l.tools);
-	buf_free(&l.output);
-	free(l.last_failure);
-	plan_state_free(&l.plan);
-	agent_error_clear(&l.err);
-	wsfile_root_free(l.files);
-	free(l.files_why);
-	tool_snapshot_free(&l.before);
+	loop_free(&l);
 	return rc;
 }
 
@@ -1265,14 +1272,6 @@ loop_subagent(const struct agent_config *cfg, struct host *host, const struct pl
 	*out_tokens = l.out_tokens;
 	if (l.err.code != NULL)
 		agent_error_set(err, l.err.code, "%s", l.err.message ? l.err.message : "");
-	provider_free(l.prov);
-	conv_free(&l.conv);
-	cJSON_Delete(l.tools);
-	buf_free(&l.output);
-	free(l.last_failure);
-	plan_state_free(&l.plan);
-	agent_error_clear(&l.err);
-	wsfile_root_free(l.files);
-	free(l.files_why);
+	loop_free(&l);
 	return rc;
 }
