@@ -120,8 +120,6 @@ key_new_run(struct tui *t, int key)
 	snprintf(t->modal_id, sizeof t->modal_id, "%s", p->id);
 	snprintf(t->modal_name, sizeof t->modal_name, "%s", p->name);
 	snprintf(t->modal_session, sizeof t->modal_session, "%s", key == 'N' ? s->id : "");
-	t->plan_first = false;
-	t->profile = 0;
 	modal_open(t, MODAL_PROMPT);
 	return TUI_HANDLED | TUI_REDRAW;
 }

@@ -46,16 +46,36 @@ modal_close(struct tui *t)
 	t->dirty = true;
 }
 
+/* The prompt editor with the defaults, or, after a start in this project
+ * failed, with all of that start: its text, profile, plan-first, provider
+ * and model (the text never comes back without what it was chosen with). */
+static void
+prompt_open(struct tui *t)
+{
+	const struct job *d = &t->draft;
+	bool again = t->has_draft && d->id != NULL && strcmp(d->id, t->modal_id) == 0;
+
+	t->plan_first = again && d->plan_first;
+	t->profile = 0;
+	t->provider[0] = t->model[0] = '\0';
+	if (again) {
+		for (size_t i = 1; i < tui_profile_count; i++) {
+			if (d->profile != NULL && strcmp(d->profile, tui_profiles[i]) == 0)
+				t->profile = i;
+		}
+		snprintf(t->provider, sizeof t->provider, "%s", d->provider != NULL ? d->provider : "");
+		snprintf(t->model, sizeof t->model, "%s", d->model != NULL ? d->model : "");
+	}
+	editor_init(&t->ed, MODAL_PROMPT_MAX, true, again ? d->text : NULL);
+}
+
 void
 modal_open(struct tui *t, enum modal_kind kind)
 {
 	modal_free(t);
 	switch (kind) {
 	case MODAL_PROMPT:
-		/* The prompt of a start that failed in this project comes back. */
-		editor_init(&t->ed, MODAL_PROMPT_MAX, true,
-		    t->prompt_draft != NULL && strcmp(t->prompt_draft_project, t->modal_id) == 0 ?
-		    t->prompt_draft : NULL);
+		prompt_open(t);
 		break;
 	case MODAL_HELP:
 		t->help_top = 0;
@@ -342,6 +362,8 @@ prompt_key(struct tui *t, int key)
 		job.text = t->ed.text;
 		job.profile = (char *)tui_profiles[t->profile];
 		job.plan_first = t->plan_first;
+		job.provider = t->provider[0] != '\0' ? t->provider : NULL;
+		job.model = t->model[0] != '\0' ? t->model : NULL;
 		tui_submit(t, &job);
 		model_message(&t->m, t->now_ms, false, "starting a run...");
 		modal_close(t);

@@ -171,9 +171,10 @@ struct tui {
 	size_t help_top;
 	bool help_all;
 	unsigned help_where;
-	/* The prompt of a start that failed, offered again by n / N there. */
-	char *prompt_draft;
-	char prompt_draft_project[128];
+	/* A start that failed (draft.id its project): n / N there offers its
+	 * prompt again with every choice it was made with, never the text alone. */
+	struct job draft;
+	bool has_draft;
 
 	/* Layout of the last draw, for mouse clicks. */
 	int rows, cols;
@@ -187,8 +188,11 @@ struct tui {
 	struct job confirm_job;	/* owned strings */
 	bool confirm_has_job;
 	struct editor ed;
+	/* The prompt editor's choices besides the text ("" : the defaults). */
 	bool plan_first;
 	size_t profile;		/* index into tui_profiles */
+	char provider[64];
+	char model[128];
 	char download_dir[4096];
 	/* Destinations of the downloads queued or running (a second Enter on
 	 * one says so instead of queueing a copy that would fail). */
