@@ -826,6 +826,7 @@ static const struct {
 	{ "Ctrl-T", "prompt editor", "plan-first on/off" },
 	{ "Ctrl-P", "prompt editor", "next permission profile" },
 	{ "Ctrl-O", "prompt editor", "write the prompt in $EDITOR (vi)" },
+	{ "Tab", "prompt editor", "edit the provider, then the model, then the text again" },
 	{ "Ctrl-U", "editor", "erase up to the cursor" },
 	{ "<- -> Home End", "editor", "move the cursor (Ctrl-A, Ctrl-E: start, end)" },
 	{ "Bksp Del", "editor", "erase a character" },

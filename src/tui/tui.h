@@ -193,6 +193,10 @@ struct tui {
 	size_t profile;		/* index into tui_profiles */
 	char provider[64];
 	char model[128];
+	/* Tab in the prompt editor: the field edited in fed (1 provider,
+	 * 2 model), 0 the text. */
+	int field;
+	struct editor fed;
 	char download_dir[4096];
 	/* Destinations of the downloads queued or running (a second Enter on
 	 * one says so instead of queueing a copy that would fail). */
