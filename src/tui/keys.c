@@ -264,11 +264,20 @@ key_pager(struct tui *t, int key)
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
-/* 'h' / 'l': the pane to the left / right (as Shift-Tab / Tab). */
+/* 'h' / 'l', Left / Right: the pane to the left / right (as Shift-Tab / Tab). */
 static unsigned
-key_side(struct tui *t, int key)
+key_pane_left(struct tui *t, int key)
 {
-	model_focus_next(&t->m, key == 'h' ? -1 : 1);
+	(void)key;
+	model_focus_next(&t->m, -1);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+static unsigned
+key_pane_right(struct tui *t, int key)
+{
+	(void)key;
+	model_focus_next(&t->m, 1);
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
@@ -590,8 +599,11 @@ static const struct keys_binding {
 	    "permission" },
 	{ '@', W_ANY, "@", "anywhere",
 	    "jump to the next run that needs you (any project)", key_attention, "attention" },
-	{ 'h', W_ANY, "h l", "anywhere", "pane to the left / right", key_side, "pane-left" },
-	{ 'l', W_ANY, NULL, NULL, NULL, key_side, "pane-right" },
+	{ 'h', W_ANY, "h l Left Right", "anywhere", "pane to the left / right", key_pane_left,
+	    "pane-left" },
+	{ TUI_KEY(KEY_LEFT), W_ANY, NULL, NULL, NULL, key_pane_left, "pane-left" },
+	{ 'l', W_ANY, NULL, NULL, NULL, key_pane_right, "pane-right" },
+	{ TUI_KEY(KEY_RIGHT), W_ANY, NULL, NULL, NULL, key_pane_right, "pane-right" },
 	{ 'y', W_ANY, "y", "anywhere", "copy the selected id (OSC 52)", key_copy, "copy-id" },
 	{ 'Y', W_ANY, "Y", "anywhere", "copy a taskdeck command for it", key_copy, "copy-command" },
 	{ ':', W_ANY, ":", "anywhere",

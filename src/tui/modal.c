@@ -38,6 +38,7 @@ modal_free(struct tui *t)
 	editor_free(&t->ed);
 	editor_free(&t->fed);
 	t->field = 0;
+	t->ask_drop = false;
 }
 
 void
@@ -316,6 +317,8 @@ prompt_draw(struct tui *t)
 		snprintf(where, sizeof where, "provider: %s   model: %s   (Tab edits)",
 		    t->provider[0] != '\0' ? t->provider : "default",
 		    t->model[0] != '\0' ? t->model : "default");
+	if (t->ask_drop)
+		footer[2] = "Drop the typed prompt? [y/N]";
 	r = editor_box_draw(t, title, footer, 3);
 	if (t->field == 0 || r.w <= 12 || r.h < 5)
 		return;
@@ -341,6 +344,7 @@ prompt_field_end(struct tui *t, bool keep)
 		snprintf(t->model, sizeof t->model, "%s", t->fed.text);
 	editor_free(&t->fed);
 	t->field = 0;
+	t->ask_drop = false;
 }
 
 /*
@@ -408,6 +412,13 @@ prompt_key(struct tui *t, int key)
 	struct job job = { .kind = JOB_START_RUN };
 	unsigned f;
 
+	if (t->ask_drop) {
+		/* Only y drops the text; any other key goes back to it. */
+		t->ask_drop = false;
+		if (key == 'y')
+			modal_close(t);
+		return TUI_HANDLED | TUI_REDRAW;
+	}
 	if (t->field != 0 || (key == '\t' && t->modal_session[0] == '\0')) {
 		f = prompt_field_key(t, key);
 		if (!(f & EDITOR_DONE))
@@ -423,7 +434,9 @@ prompt_key(struct tui *t, int key)
 		return TUI_HANDLED | TUI_REDRAW;
 	} else
 		f = editor_key(&t->ed, key);
-	if (f & EDITOR_CANCEL)
+	if ((f & EDITOR_CANCEL) && t->ed.len > 0)
+		t->ask_drop = true;
+	else if (f & EDITOR_CANCEL)
 		modal_close(t);
 	else if (f & EDITOR_DONE) {
 		if (t->ed.len == 0)

@@ -197,6 +197,8 @@ struct tui {
 	 * 2 model), 0 the text. */
 	int field;
 	struct editor fed;
+	/* Esc on a typed prompt: "Drop it? [y/N]" waits for the next key. */
+	bool ask_drop;
 	char download_dir[4096];
 	/* Destinations of the downloads queued or running (a second Enter on
 	 * one says so instead of queueing a copy that would fail). */

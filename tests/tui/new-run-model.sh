@@ -61,5 +61,8 @@ wait_for "Write it down"
 wait_for "provider: default   model: plan"
 pass "Esc leaves a field unchanged; a failed start keeps the model"
 keys Escape
+wait_for "Drop the typed prompt? [y/N]"
+keys y
+wait_gone "Drop the typed prompt?"
 dash_quit
 pass "q exits cleanly"

@@ -71,5 +71,8 @@ wait_for "profile: read-only"
 wait_for "plan-first: off"
 pass "a busy session: N brings back the prompt and the profile"
 keys Escape
+wait_for "Drop the typed prompt? [y/N]"
+keys y
+wait_gone "Drop the typed prompt?"
 dash_quit
 pass "q exits cleanly"
