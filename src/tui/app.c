@@ -826,6 +826,12 @@ tui_main(struct td_client *client, const struct tui_options *o)
 	keys_init();
 	app_screen(t);
 	t->now_ms = td_mono_ms();
+	/* Said where it is seen; stderr (shown after q) has every line. */
+	if (o->config_problems == 1)
+		model_message(&t->m, t->now_ms, true, "%s", o->config_problem);
+	else if (o->config_problems > 1)
+		model_message(&t->m, t->now_ms, true, "%d lines wrong (all on stderr after q): %s",
+		    o->config_problems, o->config_problem);
 	a.doctor_ms = t->now_ms + APP_DOCTOR_MS;
 	tui_reread(t);
 	app_stream_open(&a);

@@ -21,6 +21,9 @@ struct tui_options {
 	long timeout_ms;	/* request deadline of a client made on reconnect; 0: default */
 	bool bell;		/* ring the terminal's bell when a run starts needing the user */
 	bool title;		/* "taskdeck: N need you" as the terminal's window title */
+	/* What was wrong in the configuration file: how many lines, the first. */
+	int config_problems;
+	char config_problem[320];
 };
 
 /* Reads the configuration file (config.c) into o; see taskdeck(1). */
