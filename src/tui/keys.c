@@ -154,6 +154,12 @@ static unsigned
 key_reread(struct tui *t, int key)
 {
 	(void)key;
+	if (t->m.conn == CONN_RECONNECTING) {
+		/* Unreachable: try the service now, not when the backoff ends. */
+		model_conn(&t->m, CONN_RECONNECTING, t->now_ms);
+		model_message(&t->m, t->now_ms, false, "reconnecting now");
+		return TUI_HANDLED | TUI_REDRAW;
+	}
 	tui_reread(t);
 	model_message(&t->m, t->now_ms, false, "re-reading everything");
 	return TUI_HANDLED | TUI_REDRAW;
@@ -594,7 +600,8 @@ static const struct keys_binding {
 	{ 'N', W_ANY & ~W_LOG, "N", "not the Log",
 	    "new run continuing the selected session (:continue)", key_new_run, "continue" },
 	{ 'c', W_RUNS | W_LOG, "c", "Runs, Log", "cancel the selected run", key_cancel, "cancel" },
-	{ 'r', W_ANY, "r", "anywhere", "re-read everything", key_reread, "reread" },
+	{ 'r', W_ANY, "r", "anywhere", "re-read everything (unreachable: reconnect now)",
+	    key_reread, "reread" },
 	{ '!', W_ANY, "!", "anywhere", "show the pending permission prompt", key_permission,
 	    "permission" },
 	{ '@', W_ANY, "@", "anywhere",
