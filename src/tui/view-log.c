@@ -209,6 +209,17 @@ log_draw(struct tui *t, const struct rect *r)
 		y += rows - skip;
 		skip = 0;
 	}
+	/* Not following: what is below the pane is said on its last row. */
+	if (!l->follow && i < count) {
+		char below[96];
+		int w;
+
+		snprintf(below, sizeof below, " %zu more line%s below (f follows) ", count - i,
+		    count - i == 1 ? "" : "s");
+		w = draw_width(below);
+		if (w < r->w)
+			draw_text(r->y + r->h - 1, r->x + r->w - w, w, below, draw_attr(t, ST_TITLE));
+	}
 }
 
 const struct view_ops view_log = {
