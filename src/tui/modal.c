@@ -344,7 +344,6 @@ prompt_field_end(struct tui *t, bool keep)
 		snprintf(t->model, sizeof t->model, "%s", t->fed.text);
 	editor_free(&t->fed);
 	t->field = 0;
-	t->ask_drop = false;
 }
 
 /*
@@ -446,8 +445,11 @@ prompt_key(struct tui *t, int key)
 		job.text = t->ed.text;
 		job.profile = (char *)tui_profiles[t->profile];
 		job.plan_first = t->plan_first;
-		job.provider = t->provider[0] != '\0' ? t->provider : NULL;
-		job.model = t->model[0] != '\0' ? t->model : NULL;
+		/* A continued session runs with its own configuration. */
+		if (job.session == NULL) {
+			job.provider = t->provider[0] != '\0' ? t->provider : NULL;
+			job.model = t->model[0] != '\0' ? t->model : NULL;
+		}
 		tui_submit(t, &job);
 		model_message(&t->m, t->now_ms, false, "starting a run...");
 		modal_close(t);

@@ -64,5 +64,20 @@ keys Escape
 wait_for "Drop the typed prompt? [y/N]"
 keys y
 wait_gone "Drop the typed prompt?"
+
+# N offers the same draft in a session, which keeps its own provider and
+# model: the start is not refused for carrying them.
+td plan reject "$(run_field "$run" sessionId)" --yes >/dev/null
+wait_run_field "$run" status cancelled
+keys N
+wait_for "Continue session"
+wait_for "Write it down"
+wait_for "provider, model: the session's"
+keys Enter
+wait_for "started run_"
+second=$(newest_run)
+[[ $(run_field "$second" prompt) == "Write it down" ]] || fail "N started '$(run_field "$second" prompt)'"
+[[ $(run_field "$second" config.model) == plan ]] || fail "the session's run plays $(run_field "$second" config.model)"
+pass "N with the draft continues the session with the session's provider and model"
 dash_quit
 pass "q exits cleanly"
