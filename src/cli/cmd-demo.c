@@ -344,10 +344,10 @@ cmd_demo_exec(struct cli *cli, int argc, char **argv)
 	}
 	demo_print(cli, project, runs);
 	if (rc == CLI_EXIT_OK && !cli->json) {
-		char open[3 * PATH_MAX];
+		char command[3 * PATH_MAX];
 
-		demo_open_command(open, sizeof open);
-		printf("\nOpen the dashboard from your shell to watch them:\n\n  %s\n", open);
+		demo_open_command(command, sizeof command);
+		printf("\nOpen the dashboard from your shell to watch them:\n\n  %s\n", command);
 		if (getenv("TASKDECK_TOKEN") != NULL && getenv("TASKDECK_TOKEN")[0] != '\0')
 			printf("\n(with the same TASKDECK_TOKEN exported)\n");
 	}
