@@ -539,3 +539,21 @@ Test(cli_runs, help_and_short_options)
 	run_free(&r);
 	free(project);
 }
+
+/* In a pipe, a table's last column is whole (a terminal gets it cut to its width). */
+Test(cli_runs, doctor_messages_whole_in_a_pipe)
+{
+	struct run r = cli("doctor");
+	const char *line = r.out;
+
+	cr_assert_not_null(strstr(r.out, "CHECK"), "%s", r.out);
+	while (line != NULL && *line != '\0') {
+		const char *end = strchr(line, '\n');
+		size_t n = end != NULL ? (size_t)(end - line) : strlen(line);
+
+		cr_expect(n < 3 || strncmp(line + n - 3, "...", 3) != 0, "a cut line: %.*s", (int)n,
+		    line);
+		line = end != NULL ? end + 1 : NULL;
+	}
+	run_free(&r);
+}
