@@ -29,6 +29,11 @@
 
 extern char **environ;
 
+/* What a stdio server's state directory is to it: NAME, then the place under it. */
+static const char *const state_env[] = { "HOME", "", "XDG_CONFIG_HOME", "/.config",
+	"XDG_DATA_HOME", "/.local/share", "XDG_STATE_HOME", "/.local/state",
+	"XDG_CACHE_HOME", "/.cache" };
+
 /* The variables a stdio server inherits from the agent (as run_command does); TMPDIR is /tmp. */
 static const char *const server_env_keep[] = {
 	"PATH", "HOME", "LANG", "LC_ALL", "TZ",
@@ -240,7 +245,7 @@ strings_of(const cJSON *arr, struct strv *out)
 static struct mcp_client *
 open_stdio(const cJSON *def, const char *id, const cJSON *transport,
     const struct agent_config *cfg, struct host *host, struct redact *secrets, int *rc,
-    char **why)
+    char **why, char **keep[2])
 {
 	const char *command = json_get_string(transport, "command");
 	const cJSON *args = cJSON_GetObjectItemCaseSensitive(transport, "args");
@@ -256,7 +261,8 @@ open_stdio(const cJSON *def, const char *id, const cJSON *transport,
 		.allow_unconfined = cfg->allow_unconfined,
 		.limits = &cfg->limits,
 	};
-	struct strv argv = { 0 }, envp = { 0 };
+	const char *state = json_get_string(def, "stateDirectory");
+	struct strv argv = { 0 }, envp = { 0 }, rw = { 0 }, ro = { 0 };
 	struct mcp_client *c = NULL;
 	char err[1024];
 	const cJSON *e;
@@ -281,12 +287,39 @@ open_stdio(const cJSON *def, const char *id, const cJSON *transport,
 		if (v != NULL)
 			env_set(&envp, server_env_keep[i], v);
 	}
+	/* Its private state (docs/connectors.md): HOME and the XDG directories. */
+	if (state != NULL && state[0] == '/') {
+		for (size_t i = 0; i < sizeof state_env / sizeof *state_env; i += 2) {
+			char *dir = xasprintf("%s%s", state, state_env[i + 1]);
+
+			env_set(&envp, state_env[i], dir);
+			free(dir);
+		}
+		strv_add(&rw, xstrdup(state));
+	}
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(transport, "paths")) {
+		const char *path = json_get_string(e, "path");
+
+		if (path != NULL && path[0] == '/')
+			strv_add(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "write")) ? &rw :
+			    &ro, xstrdup(path));
+	}
+	policy.rw_paths = (const char *const *)rw.v;
+	policy.ro_paths = (const char *const *)ro.v;
 	cJSON_ArrayForEach(e, env) {
 		if (!cJSON_IsString(e) || !env_name_ok(e->string) || envp.n >= CONNECTOR_ARGS_MAX) {
 			*why = xstrdup("the env of the stdio transport must map names to strings");
 			goto out;
 		}
-		env_set(&envp, e->string, e->valuestring);
+		if (state != NULL && state[0] == '/' && strncmp(e->valuestring, "${HOME}", 7) == 0) {
+			/* ${HOME} at the start names its state directory. */
+			char *v = xasprintf("%s%s", state, e->valuestring + 7);
+
+			env_set(&envp, e->string, v);
+			free(v);
+		} else {
+			env_set(&envp, e->string, e->valuestring);
+		}
 	}
 	/* The credentials, now that the server is about to start. */
 	if ((*rc = bindings_apply(def, id, "env:", host, &envp, secrets, why)) != 0) {
@@ -303,6 +336,9 @@ open_stdio(const cJSON *def, const char *id, const cJSON *transport,
 out:
 	strv_wipe(&argv);
 	strv_wipe(&envp);
+	/* The policy's strings live until mcp_close: the connector keeps them. */
+	keep[0] = rw.v;
+	keep[1] = ro.v;
 	return c;
 }
 
@@ -502,6 +538,7 @@ connector_start(struct connectors *cs, const cJSON *def, const struct agent_conf
 	con->id = xstrdup(id);
 	con->name = xstrdup(name);
 	con->mcp = NULL;
+	con->paths[0] = con->paths[1] = NULL;
 
 	if (kind != NULL && strcmp(kind, "builtin") == 0) {
 		if (strcmp(id, WEB_ID) != 0) {
@@ -517,7 +554,8 @@ connector_start(struct connectors *cs, const cJSON *def, const struct agent_conf
 		return AGENT_OK;
 	}
 	if (type != NULL && strcmp(type, "stdio") == 0)
-		con->mcp = open_stdio(def, id, transport, cfg, host, cs->secrets, &rc, &why);
+		con->mcp = open_stdio(def, id, transport, cfg, host, cs->secrets, &rc, &why,
+		    con->paths);
 	else if (type != NULL && strcmp(type, "http") == 0)
 		con->mcp = open_http(def, id, transport, cfg, host, cs->secrets, &rc, &why);
 	else
@@ -587,6 +625,11 @@ connectors_close(struct connectors *cs)
 {
 	for (size_t i = 0; i < cs->n; i++) {
 		mcp_close(cs->list[i].mcp);
+		for (int k = 0; k < 2; k++) {
+			for (char **p = cs->list[i].paths[k]; p != NULL && *p != NULL; p++)
+				free(*p);
+			free(cs->list[i].paths[k]);
+		}
 		free(cs->list[i].id);
 		free(cs->list[i].name);
 	}

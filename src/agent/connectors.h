@@ -24,6 +24,7 @@ struct connector {
 	char *id;
 	char *name;			/* as the start message gave it */
 	struct mcp_client *mcp;		/* NULL for a built-in */
+	char **paths[2];		/* stdio: its sandbox's read-write, read-only paths */
 };
 
 struct connector_tool {
