@@ -383,6 +383,29 @@ out:
 	return c;
 }
 
+struct connector_progress {
+	struct host *host;
+	const struct redact *secrets;
+	char name[65];
+};
+
+/* notifications/progress of a call: a progress line (run.progress). */
+static void
+connector_progress(void *ud, double progress, double total, const char *message)
+{
+	const struct connector_progress *p = ud;
+	char line[600];
+
+	if (total > 0)
+		snprintf(line, sizeof line, "%s: %.400s (%g of %g)", p->name,
+		    message != NULL ? message : "working", progress, total);
+	else
+		snprintf(line, sizeof line, "%s: %.400s (%g)", p->name,
+		    message != NULL ? message : "working", progress);
+	redact_str(p->secrets, line);
+	host_progress(p->host, "tool", line);
+}
+
 static void
 add_tool(struct connectors *cs, size_t con, const char *remote, const char *description,
     const cJSON *schema, bool read_only, bool web)
@@ -539,6 +562,7 @@ connector_start(struct connectors *cs, const cJSON *def, const struct agent_conf
 	con->name = xstrdup(name);
 	con->mcp = NULL;
 	con->paths[0] = con->paths[1] = NULL;
+	con->progress = NULL;
 
 	if (kind != NULL && strcmp(kind, "builtin") == 0) {
 		if (strcmp(id, WEB_ID) != 0) {
@@ -570,6 +594,11 @@ connector_start(struct connectors *cs, const cJSON *def, const struct agent_conf
 	mcp_set_root(con->mcp, cfg->workspace);
 	mcp_set_elicitation(con->mcp, connector_elicit, elicit_ctx_new(host, name),
 	    elicit_ctx_free);
+	con->progress = xcalloc(1, sizeof *con->progress);
+	con->progress->host = host;
+	con->progress->secrets = cs->secrets;
+	snprintf(con->progress->name, sizeof con->progress->name, "%s", name);
+	mcp_set_progress(con->mcp, connector_progress, con->progress);
 	if (mcp_handshake(con->mcp, err, sizeof err) != 0 ||
 	    mcp_list_tools(con->mcp, &tools, &ntools, err, sizeof err) != 0) {
 		if (host_cancelled(host))
@@ -625,6 +654,7 @@ connectors_close(struct connectors *cs)
 {
 	for (size_t i = 0; i < cs->n; i++) {
 		mcp_close(cs->list[i].mcp);
+		free(cs->list[i].progress);
 		for (int k = 0; k < 2; k++) {
 			for (char **p = cs->list[i].paths[k]; p != NULL && *p != NULL; p++)
 				free(*p);
@@ -684,21 +714,110 @@ connectors_describe(const struct connectors *cs, const struct connector_tool *t,
 		snprintf(out, len, "%.100s on connector %.64s", t->remote, cs->list[t->con].name);
 }
 
+/* --- what servers say meanwhile ---------------------------------------------- */
+
+bool
+connectors_refresh(struct connectors *cs)
+{
+	bool any = false;
+
+	for (size_t c = 0; c < cs->n; c++) {
+		struct mcp_tool *tools = NULL;
+		size_t ntools = 0, k = 0;
+		char err[1024];
+
+		if (cs->list[c].mcp == NULL || !mcp_tools_changed(cs->list[c].mcp))
+			continue;
+		if (mcp_list_tools(cs->list[c].mcp, &tools, &ntools, err, sizeof err) != 0) {
+			log_warn("connector %s: its tools changed but could not be listed again: %s",
+			    cs->list[c].id, err);
+			continue;
+		}
+		/* Its old tools out, the new ones in. */
+		for (size_t i = 0; i < cs->ntools; i++) {
+			struct connector_tool *t = &cs->tools[i];
+
+			if (t->con != c) {
+				cs->tools[k++] = *t;
+				continue;
+			}
+			free(t->name);
+			free(t->remote);
+			free(t->description);
+			cJSON_Delete(t->schema);
+		}
+		cs->ntools = k;
+		for (size_t i = 0; i < ntools; i++)
+			add_tool(cs, c, tools[i].name, tools[i].description, tools[i].input_schema,
+			    tools[i].read_only_hint, false);
+		log_info("connector %s: its tools changed, %zu now", cs->list[c].id, ntools);
+		mcp_tools_free(tools, ntools);
+		any = true;
+	}
+	return any;
+}
+
 /* --- calls ------------------------------------------------------------------- */
 
-/* The CallToolResult as text for the model. */
-static void
-result_text(const cJSON *result, struct buf *out)
+/* Bounds of the images and audio of one result that reach the model. */
+#define MEDIA_MAX_ITEMS 8
+#define MEDIA_MAX_ITEM (5u * 1024 * 1024)	/* base64 bytes of one (Anthropic's limit) */
+#define MEDIA_MAX_TOTAL (10u * 1024 * 1024)	/* base64 bytes of all */
+
+/* Bytes that base64 text of len bytes decodes to. */
+static size_t
+b64_size(const char *data)
 {
+	size_t len = data != NULL ? strlen(data) : 0, pad = 0;
+
+	while (pad < 2 && len > pad && data[len - 1 - pad] == '=')
+		pad++;
+	return len / 4 * 3 + (len % 4 ? len % 4 - 1 : 0) - (len % 4 ? 0 : pad);
+}
+
+/* true when some text item of the result is the JSON of structured. */
+static bool
+structured_in_text(const cJSON *items, const cJSON *structured)
+{
+	const cJSON *item;
+
+	cJSON_ArrayForEach(item, items) {
+		const char *text = json_get_string(item, "text");
+		cJSON *j;
+		bool same;
+
+		if (text == NULL || (j = cJSON_Parse(text)) == NULL)
+			continue;
+		same = cJSON_Compare(j, structured, true);
+		cJSON_Delete(j);
+		if (same)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The CallToolResult for the model: its text, embedded resources (text inline,
+ * blobs described), resource links and structuredContent (as JSON) in res->content;
+ * its images and audio in res->media too (bounded), which providers that take them
+ * send as such (docs/connectors.md, "Results").
+ */
+static void
+result_text(const cJSON *result, struct tool_result *res)
+{
+	struct buf *out = &res->content;
 	const cJSON *content = cJSON_GetObjectItemCaseSensitive(result, "content");
 	const cJSON *structured = cJSON_GetObjectItemCaseSensitive(result, "structuredContent");
 	const cJSON *items = cJSON_IsArray(content) ? content : NULL;
 	const cJSON *item;
+	size_t media_total = 0;
 	bool any = false;
 
 	cJSON_ArrayForEach(item, items) {
 		const char *type = json_get_string(item, "type");
 		const char *text = json_get_string(item, "text");
+		const char *mime = json_get_string(item, "mimeType");
+		const char *data = json_get_string(item, "data");
 
 		if (any)
 			buf_appends(out, "\n");
@@ -706,33 +825,68 @@ result_text(const cJSON *result, struct buf *out)
 		if (type != NULL && strcmp(type, "text") == 0 && text != NULL) {
 			agent_utf8_append(out, text, strlen(text));
 		} else if (type != NULL && strcmp(type, "resource") == 0) {
-			const cJSON *res = cJSON_GetObjectItemCaseSensitive(item, "resource");
-			const char *uri = json_get_string(res, "uri");
-			const char *rtext = json_get_string(res, "text");
+			const cJSON *r = cJSON_GetObjectItemCaseSensitive(item, "resource");
+			const char *uri = json_get_string(r, "uri");
+			const char *rtext = json_get_string(r, "text");
+			const char *rmime = json_get_string(r, "mimeType");
+			const char *blob = json_get_string(r, "blob");
 
-			buf_printf(out, "[resource %.500s]\n", uri ? uri : "");
-			if (rtext != NULL)
+			buf_printf(out, "[resource %.500s%s%.100s", uri ? uri : "",
+			    rmime ? ", " : "", rmime ? rmime : "");
+			if (rtext != NULL) {
+				buf_appends(out, "]\n");
 				agent_utf8_append(out, rtext, strlen(rtext));
+			} else {
+				buf_printf(out, ", %zu bytes of binary data, not shown]",
+				    b64_size(blob));
+			}
 		} else if (type != NULL && strcmp(type, "resource_link") == 0) {
 			const char *uri = json_get_string(item, "uri");
+			const char *name = json_get_string(item, "name");
+			const char *desc = json_get_string(item, "description");
 
-			buf_printf(out, "[resource link %.500s]", uri ? uri : "");
+			buf_printf(out, "[resource link %.500s%s%.200s%s%s%.100s", uri ? uri : "",
+			    name ? " \"" : "", name ? name : "", name ? "\"" : "", mime ? ", " : "",
+			    mime ? mime : "");
+			if (desc != NULL) {
+				buf_appends(out, ": ");
+				agent_utf8_append(out, desc, strlen(desc) > 500 ? 500 : strlen(desc));
+			}
+			buf_appends(out, "]");
+		} else if (type != NULL && (strcmp(type, "image") == 0 ||
+		    strcmp(type, "audio") == 0) && mime != NULL && data != NULL) {
+			size_t len = strlen(data);
+			bool attach = len <= MEDIA_MAX_ITEM && media_total + len <= MEDIA_MAX_TOTAL &&
+			    cJSON_GetArraySize(res->media) < MEDIA_MAX_ITEMS;
+
+			buf_printf(out, "[%s %.100s, %zu bytes%s]", type, mime, b64_size(data),
+			    attach ? "" : ", too large to show");
+			if (attach) {
+				cJSON *m = cJSON_CreateObject();
+
+				if (res->media == NULL)
+					res->media = cJSON_CreateArray();
+				cJSON_AddStringToObject(m, "mimeType", mime);
+				cJSON_AddStringToObject(m, "data", data);
+				cJSON_AddItemToArray(res->media, m);
+				media_total += len;
+			}
 		} else {
-			const char *mime = json_get_string(item, "mimeType");
-			const char *data = json_get_string(item, "data");
-
-			buf_printf(out, "[%.32s content%s%.100s, %zu bytes of base64, not shown]",
+			buf_printf(out, "[%.32s content%s%.100s, %zu bytes, not shown]",
 			    type ? type : "unknown", mime ? " " : "", mime ? mime : "",
-			    data ? strlen(data) : 0);
+			    b64_size(data));
 		}
 	}
-	if (!any && structured != NULL) {
-		char *s = json_print(structured);
+	if (structured != NULL && !structured_in_text(items, structured)) {
+		char *j = cJSON_PrintUnformatted(structured);
 
-		buf_appends(out, s);
-		free(s);
+		if (any)
+			buf_appends(out, "\n");
+		buf_appends(out, j != NULL ? j : "null");
+		free(j);
+		any = true;
 	}
-	if (!any && structured == NULL)
+	if (!any)
 		buf_appends(out, "(the tool returned no content)");
 }
 
@@ -879,7 +1033,7 @@ connectors_call(struct connectors *cs, const struct connector_tool *t, const cJS
 		redact_str(cs->secrets, res->summary);
 		return AGENT_OK;
 	}
-	result_text(result, &res->content);
+	result_text(result, res);
 	/* Strings are masked already; a number or a printed structure is not. */
 	redact_text(cs->secrets, res->content.data, res->content.len, 0);
 	res->failed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(result, "isError"));
