@@ -2730,6 +2730,58 @@ Test(agent, an_embedded_blob_is_described_and_structured_content_given_once)
 	cJSON_Delete(body);
 }
 
+Test(agent, server_filesystem_writes_into_the_workspace_in_a_run)
+{
+	char fs[1024], call[512];
+	const char *cache = getenv("TD_CACHE");
+	struct buf one, two;
+	struct fake_reply replies[2];
+	struct fake_provider *fp;
+	struct agent a;
+	cJSON *start, *finish, *body;
+	const char *text;
+	struct stat st;
+
+	mcp_everything();	/* skips without the test cache */
+	snprintf(fs, sizeof fs, "%s/npm/server-filesystem/node_modules/@modelcontextprotocol/"
+	    "server-filesystem/dist/index.js", cache);
+	cr_assert_eq(stat(fs, &st), 0, "%s is missing: run scripts/test-deps", fs);
+	agent_init(&a);
+	snprintf(call, sizeof call, "{\"path\": \"%s/fs-note.txt\", \"content\": "
+	    "\"from server-filesystem\\n\"}", a.ws);
+	buf_init(&one, 0);
+	buf_init(&two, 0);
+	fake_openai_tool_call(&one, 0, "call_fs", "filesystem__write_file", call, 7);
+	fake_openai_delta(&one, "{}", "tool_calls");
+	fake_openai_done(&one);
+	fake_openai_text(&two, "Written.");
+	fake_openai_delta(&two, "{}", "stop");
+	fake_openai_done(&two);
+	replies[0] = (struct fake_reply){ 200, "text/event-stream", one.data, 0, 0, NULL, 0 };
+	replies[1] = (struct fake_reply){ 200, "text/event-stream", two.data, 0, 0, NULL, 0 };
+	fp = fake_provider_start(replies, 2);
+	cr_assert_not_null(fp);
+	start = http_start(&a, "openai", fp, TEST_KEY);
+	add_stdio_connector(&a, start, "con_fs", "filesystem", "node",
+	    (const char *const[]){ fs, a.ws, NULL });
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 45000);
+	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s",
+	    finish_message(finish));
+	cr_expect_str_eq(json_get_string(tool_end(&a, "filesystem__write_file", 0), "status"),
+	    "completed");
+	expect_ws_file(&a, "fs-note.txt", "from server-filesystem\n");
+	body = request_body(fp, 1);
+	text = openai_tool_text(body);
+	cr_expect_not_null(strstr(text, "Successfully wrote to"), "%s", text);
+	cJSON_Delete(body);
+	fake_provider_stop(fp);
+	cr_expect_eq(marked_processes(&a), 0, "a connector server outlived the run");
+	agent_cleanup(&a);
+	buf_free(&one);
+	buf_free(&two);
+}
+
 Test(agent, connector_tools_reach_a_real_mcp_server)
 {
 	const char *const args[] = { mcp_everything(), "stdio", NULL };
