@@ -2730,6 +2730,64 @@ Test(agent, an_embedded_blob_is_described_and_structured_content_given_once)
 	cJSON_Delete(body);
 }
 
+/* true when the request body offers the tool name. */
+static bool
+offers_tool(cJSON *body, const char *name)
+{
+	cJSON *t;
+
+	cJSON_ArrayForEach(t, member(body, "tools"))
+		if (strcmp(json_get_string(member(t, "function"), "name"), name) == 0)
+			return true;
+	return false;
+}
+
+Test(agent, a_server_s_changed_tool_list_reaches_the_model_on_the_next_turn)
+{
+	char js[1024];
+	struct buf one, two;
+	struct fake_reply replies[2];
+	struct fake_provider *fp;
+	struct agent a;
+	cJSON *start, *finish, *body;
+
+	mcp_everything();	/* node comes with the test dependencies */
+	snprintf(js, sizeof js, "%s/tests/integration/mcp-changing-tools.mjs",
+	    getenv("TD_SRCDIR") ? getenv("TD_SRCDIR") : "..");
+	buf_init(&one, 0);
+	buf_init(&two, 0);
+	fake_openai_tool_call(&one, 0, "call_first", "changing__first", "{}", 2);
+	fake_openai_delta(&one, "{}", "tool_calls");
+	fake_openai_done(&one);
+	fake_openai_text(&two, "Done.");
+	fake_openai_delta(&two, "{}", "stop");
+	fake_openai_done(&two);
+	replies[0] = (struct fake_reply){ 200, "text/event-stream", one.data, 0, 0, NULL, 0 };
+	replies[1] = (struct fake_reply){ 200, "text/event-stream", two.data, 0, 0, NULL, 0 };
+	fp = fake_provider_start(replies, 2);
+	cr_assert_not_null(fp);
+	agent_init(&a);
+	start = http_start(&a, "openai", fp, TEST_KEY);
+	add_stdio_connector(&a, start, "con_changing", "changing", "node",
+	    (const char *const[]){ js, NULL });
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 30000);
+	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s",
+	    finish_message(finish));
+	body = request_body(fp, 0);
+	cr_expect(offers_tool(body, "changing__first"));
+	cr_expect(!offers_tool(body, "changing__second"));
+	cJSON_Delete(body);
+	body = request_body(fp, 1);
+	cr_expect(offers_tool(body, "changing__first"));
+	cr_expect(offers_tool(body, "changing__second"), "the new tool is not offered");
+	cJSON_Delete(body);
+	fake_provider_stop(fp);
+	agent_cleanup(&a);
+	buf_free(&one);
+	buf_free(&two);
+}
+
 Test(agent, server_filesystem_writes_into_the_workspace_in_a_run)
 {
 	char fs[1024], call[512];
