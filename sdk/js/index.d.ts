@@ -470,7 +470,14 @@ export interface CliInstallResult {
 
 /** How the service reaches a connector: a builtin one (con_web) is served by the service itself. */
 export type ConnectorTransport =
-  | { type: 'stdio'; command: string; args?: string[]; env?: Record<string, string> }
+  | {
+      type: 'stdio';
+      command: string;
+      args?: string[];
+      env?: Record<string, string>;
+      /** Extra paths the server may read (or write, with write: true) in its sandbox. */
+      paths?: { path: string; write?: boolean }[];
+    }
   | { type: 'http'; url: string; headers?: Record<string, string> }
   | { type: 'builtin' };
 

@@ -673,6 +673,8 @@ loop_call_finish(struct loop *l, struct pending *p)
 	}
 	content = agent_utf8_clean(p->res.content.data ? p->res.content.data : "");
 	conv_add_tool_result(&l->conv, call->id, call->name, content, p->res.failed);
+	conv_set_media(&l->conv, p->res.media);
+	p->res.media = NULL;
 	free(content);
 	if (!p->res.end_run)
 		loop_checkpoint(l);
@@ -994,6 +996,12 @@ loop_turn(struct loop *l, bool *done)
 
 	if (l->subagent == NULL)
 		host_progress(l->host, "thinking", "Waiting for the model.");
+	if (connectors_refresh(&l->cons)) {
+		/* A server's tools changed: the model sees the new list this turn. */
+		cJSON_Delete(l->tools);
+		l->tools = tools_definitions(l->offer);
+		connectors_definitions(&l->cons, l->tools);
+	}
 	if (context_full(&l->cx, &l->conv)) {
 		snprintf(why, sizeof why, "the conversation (about %ld tokens) is near the model's "
 		    "context window", context_estimate(&l->cx, &l->conv));

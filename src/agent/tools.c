@@ -30,6 +30,8 @@ void
 tool_result_free(struct tool_result *res)
 {
 	buf_free(&res->content);
+	cJSON_Delete(res->media);
+	res->media = NULL;
 }
 
 static void __attribute__((format(printf, 2, 0)))

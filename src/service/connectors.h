@@ -84,6 +84,9 @@ struct connector_launch {
 	bool network;		/* defaults.network: what a run of the application default gets */
 	bool allow_unconfined;	/* runs.allowUnconfinedCommands */
 	struct sandbox_limits limits;	/* runs.commandLimits */
+	char *state_dir;	/* stdio: its state directory (HOME), or NULL */
+	char **rw_paths;	/* stdio: bound read-write (the state directory first) */
+	char **ro_paths;	/* stdio: bound read-only */
 };
 enum td_code connector_launch_prepare(struct service *svc, const char *id,
     struct connector_launch *l, struct problem *p);
@@ -106,7 +109,14 @@ void connector_tests_end(void);
 /* Waits up to timeout_ms for the tests still running (at shutdown); false if some remain. */
 bool connector_tests_drain(int timeout_ms);
 
-/* The enabled connectors for a run's start message, without any secret. */
+/*
+ * A stdio connector's private state directory, <data dir>/connector-state/<id>
+ * (docs/connectors.md), made (mode 0700) when make and missing; NULL when it
+ * cannot be.  Hidden from runs and other connectors with the data directory.
+ */
+char *connector_state_dir(const struct service *svc, const char *id, bool make);
+/* The enabled connectors for a run's start message, without any secret; a custom
+ * stdio one carries its "stateDirectory". */
 cJSON *connectors_for_run(struct service *svc);
 /*
  * The agent's secret.resolve {connectorId, credentialId}: the value for the

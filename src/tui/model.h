@@ -99,6 +99,7 @@ struct m_connector {
 	char *name;
 	char *kind;		/* "builtin" or "custom" */
 	char *transport;	/* "stdio", "http", "builtin" */
+	size_t paths;		/* stdio: the extra paths it may read or write */
 	bool enabled;
 	char *test;		/* the last test's result here, or NULL */
 };
