@@ -240,19 +240,30 @@ export interface Run {
   /** Present once the run is final. */
   output?: string | null;
   /** Present on a failed run. */
-  error?: { code: string; message: string } | null;
+  error?: { code: RunErrorCode; message: string } | null;
   /** Present while the run is running and needs a decision. */
   attention?: Attention | null;
   usage: { inputTokens: number; outputTokens: number } | null;
   /** The latest review (routing.reviewer); null when the run was not reviewed. */
-  review?: RunReview | null;
+  review: RunReview | null;
   updatedAt: string;
   /** Whether the run's commands may reach the network. */
   network: boolean;
 }
 
+/**
+ * Why a run failed (docs/http-api.md, Runs): from the agent runtime (the first ones) or the
+ * service (runtime_*, service_*, resume_limit, checkpoint_invalid). The agent may report others.
+ */
+export type RunErrorCode =
+  | 'replay_failed' | 'provider_error' | 'provider_unreachable' | 'invalid_provider_response'
+  | 'replay_not_found' | 'max_turns' | 'tool_loop' | 'budget_exceeded' | 'runtime_crashed'
+  | 'runtime_protocol_error' | 'runtime_missing' | 'service_stopped' | 'service_restarted'
+  | 'resume_limit' | 'checkpoint_invalid' | (string & {});
+
+/** A reviewer's verdict on the run's answer (routing.reviewer); also the data of run.review. */
 export interface RunReview {
-  verdict: 'approved' | 'changes_requested' | 'error' | (string & {});
+  verdict: 'approved' | 'changes_requested' | 'error';
   findings: string[];
   /** The reviewer's text, or why the review failed. */
   summary: string;
@@ -307,18 +318,47 @@ export interface DownloadOptions extends RequestOptions {
   ifRange?: string;
 }
 
+/** A run's phase: what its agent is doing (docs/host-protocol.md). */
+export type RunPhase =
+  | 'starting' | 'thinking' | 'tool' | 'writing' | 'reviewing' | 'retrying' | 'compacting'
+  | 'finishing' | 'resumed' | (string & {});
+
+/** Why the model is asked again (phase retrying). */
+export type RetryReason = 'rate_limited' | 'overloaded' | 'server_error' | 'timeout' | 'conflict' | 'connection';
+
+/** The data of run.progress. */
+export interface RunProgress {
+  phase: RunPhase; message: string | null; liveness: boolean;
+  /** retrying: 1 for the first retry (attempt, maxRetries, reason and delayMs come together). */
+  attempt?: number;
+  /** retrying: the most retries of a turn. */
+  maxRetries?: number;
+  /** retrying: what failed. */
+  reason?: RetryReason;
+  /** retrying: the wait before the model is asked again. */
+  delayMs?: number;
+}
+
 /** The payload (`data`) of each event type (docs/events.md, Event types). */
 export interface EventPayloads {
-  /** A run was admitted. */
-  'run.queued': { status: RunStatus };
+  /** A run was admitted: the run as getRun shows it then (absent only when the store could not read it). */
+  'run.queued': { status: 'queued'; run?: Run };
   /** Its agent was started. */
   'run.started': { status: RunStatus };
-  /** A phase change (liveness false), or every 10 s before the first output (liveness true). */
-  'run.progress': { phase: string; message: string | null; liveness: boolean };
+  /**
+   * A phase change (liveness false), or every 10 s before the first output (liveness true);
+   * each wait before a retry (phase retrying, with attempt, maxRetries, reason, delayMs).
+   */
+  'run.progress': RunProgress;
   /** Visible assistant text. */
   'run.output': { delta: string };
-  /** A tool call started, completed, failed or was denied. */
-  'run.tool': { callId?: string; name: string; status: string; summary?: string };
+  /**
+   * A tool call started, completed, failed or was denied; subagent: the callId of the
+   * run_subagent call whose child loop made it.
+   */
+  'run.tool': { callId: string | null; name: string; status: string; summary: string | null; subagent?: string };
+  /** A reviewer's verdict on the run's answer; the run's review is the latest. */
+  'run.review': RunReview;
   /** A permission prompt. */
   'run.permission': { promptId: string; tool?: string; summary?: string; status?: string };
   /** The run needs (or, null, no longer needs) a decision. */
@@ -430,7 +470,14 @@ export interface CliInstallResult {
 
 /** How the service reaches a connector: a builtin one (con_web) is served by the service itself. */
 export type ConnectorTransport =
-  | { type: 'stdio'; command: string; args?: string[]; env?: Record<string, string> }
+  | {
+      type: 'stdio';
+      command: string;
+      args?: string[];
+      env?: Record<string, string>;
+      /** Extra paths the server may read (or write, with write: true) in its sandbox. */
+      paths?: { path: string; write?: boolean }[];
+    }
   | { type: 'http'; url: string; headers?: Record<string, string> }
   | { type: 'builtin' };
 
@@ -462,7 +509,9 @@ export interface ConnectorLogin { clientId?: string; clientSecret?: string; scop
  * Open authorizationUrl in a browser; the service receives the answer at redirectUri.
  * A machine client (client credentials) is signed in at once: signedIn, no URL.
  */
-export interface ConnectorLoginResult { authorizationUrl?: string; redirectUri?: string; signedIn?: boolean; message?: string }
+export type ConnectorLoginResult =
+  | { authorizationUrl: string; redirectUri: string; signedIn?: never; message?: never }
+  | { signedIn: true; message: string; authorizationUrl?: never; redirectUri?: never };
 
 export type CredentialKind = 'api-key' | 'bearer' | 'basic' | 'secret' | (string & {});
 

@@ -29,6 +29,11 @@
 
 extern char **environ;
 
+/* What a stdio server's state directory is to it: NAME, then the place under it. */
+static const char *const state_env[] = { "HOME", "", "XDG_CONFIG_HOME", "/.config",
+	"XDG_DATA_HOME", "/.local/share", "XDG_STATE_HOME", "/.local/state",
+	"XDG_CACHE_HOME", "/.cache" };
+
 /* The variables a stdio server inherits from the agent (as run_command does); TMPDIR is /tmp. */
 static const char *const server_env_keep[] = {
 	"PATH", "HOME", "LANG", "LC_ALL", "TZ",
@@ -240,7 +245,7 @@ strings_of(const cJSON *arr, struct strv *out)
 static struct mcp_client *
 open_stdio(const cJSON *def, const char *id, const cJSON *transport,
     const struct agent_config *cfg, struct host *host, struct redact *secrets, int *rc,
-    char **why)
+    char **why, char **keep[2])
 {
 	const char *command = json_get_string(transport, "command");
 	const cJSON *args = cJSON_GetObjectItemCaseSensitive(transport, "args");
@@ -256,7 +261,8 @@ open_stdio(const cJSON *def, const char *id, const cJSON *transport,
 		.allow_unconfined = cfg->allow_unconfined,
 		.limits = &cfg->limits,
 	};
-	struct strv argv = { 0 }, envp = { 0 };
+	const char *state = json_get_string(def, "stateDirectory");
+	struct strv argv = { 0 }, envp = { 0 }, rw = { 0 }, ro = { 0 };
 	struct mcp_client *c = NULL;
 	char err[1024];
 	const cJSON *e;
@@ -281,12 +287,39 @@ open_stdio(const cJSON *def, const char *id, const cJSON *transport,
 		if (v != NULL)
 			env_set(&envp, server_env_keep[i], v);
 	}
+	/* Its private state (docs/connectors.md): HOME and the XDG directories. */
+	if (state != NULL && state[0] == '/') {
+		for (size_t i = 0; i < sizeof state_env / sizeof *state_env; i += 2) {
+			char *dir = xasprintf("%s%s", state, state_env[i + 1]);
+
+			env_set(&envp, state_env[i], dir);
+			free(dir);
+		}
+		strv_add(&rw, xstrdup(state));
+	}
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(transport, "paths")) {
+		const char *path = json_get_string(e, "path");
+
+		if (path != NULL && path[0] == '/')
+			strv_add(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "write")) ? &rw :
+			    &ro, xstrdup(path));
+	}
+	policy.rw_paths = (const char *const *)rw.v;
+	policy.ro_paths = (const char *const *)ro.v;
 	cJSON_ArrayForEach(e, env) {
 		if (!cJSON_IsString(e) || !env_name_ok(e->string) || envp.n >= CONNECTOR_ARGS_MAX) {
 			*why = xstrdup("the env of the stdio transport must map names to strings");
 			goto out;
 		}
-		env_set(&envp, e->string, e->valuestring);
+		if (state != NULL && state[0] == '/' && strncmp(e->valuestring, "${HOME}", 7) == 0) {
+			/* ${HOME} at the start names its state directory. */
+			char *v = xasprintf("%s%s", state, e->valuestring + 7);
+
+			env_set(&envp, e->string, v);
+			free(v);
+		} else {
+			env_set(&envp, e->string, e->valuestring);
+		}
 	}
 	/* The credentials, now that the server is about to start. */
 	if ((*rc = bindings_apply(def, id, "env:", host, &envp, secrets, why)) != 0) {
@@ -303,6 +336,9 @@ open_stdio(const cJSON *def, const char *id, const cJSON *transport,
 out:
 	strv_wipe(&argv);
 	strv_wipe(&envp);
+	/* The policy's strings live until mcp_close: the connector keeps them. */
+	keep[0] = rw.v;
+	keep[1] = ro.v;
 	return c;
 }
 
@@ -345,6 +381,29 @@ open_http(const cJSON *def, const char *id, const cJSON *transport,
 out:
 	strv_wipe(&lines);
 	return c;
+}
+
+struct connector_progress {
+	struct host *host;
+	const struct redact *secrets;
+	char name[65];
+};
+
+/* notifications/progress of a call: a progress line (run.progress). */
+static void
+connector_progress(void *ud, double progress, double total, const char *message)
+{
+	const struct connector_progress *p = ud;
+	char line[600];
+
+	if (total > 0)
+		snprintf(line, sizeof line, "%s: %.400s (%g of %g)", p->name,
+		    message != NULL ? message : "working", progress, total);
+	else
+		snprintf(line, sizeof line, "%s: %.400s (%g)", p->name,
+		    message != NULL ? message : "working", progress);
+	redact_str(p->secrets, line);
+	host_progress(p->host, "tool", line);
 }
 
 static void
@@ -502,6 +561,8 @@ connector_start(struct connectors *cs, const cJSON *def, const struct agent_conf
 	con->id = xstrdup(id);
 	con->name = xstrdup(name);
 	con->mcp = NULL;
+	con->paths[0] = con->paths[1] = NULL;
+	con->progress = NULL;
 
 	if (kind != NULL && strcmp(kind, "builtin") == 0) {
 		if (strcmp(id, WEB_ID) != 0) {
@@ -517,7 +578,8 @@ connector_start(struct connectors *cs, const cJSON *def, const struct agent_conf
 		return AGENT_OK;
 	}
 	if (type != NULL && strcmp(type, "stdio") == 0)
-		con->mcp = open_stdio(def, id, transport, cfg, host, cs->secrets, &rc, &why);
+		con->mcp = open_stdio(def, id, transport, cfg, host, cs->secrets, &rc, &why,
+		    con->paths);
 	else if (type != NULL && strcmp(type, "http") == 0)
 		con->mcp = open_http(def, id, transport, cfg, host, cs->secrets, &rc, &why);
 	else
@@ -532,6 +594,11 @@ connector_start(struct connectors *cs, const cJSON *def, const struct agent_conf
 	mcp_set_root(con->mcp, cfg->workspace);
 	mcp_set_elicitation(con->mcp, connector_elicit, elicit_ctx_new(host, name),
 	    elicit_ctx_free);
+	con->progress = xcalloc(1, sizeof *con->progress);
+	con->progress->host = host;
+	con->progress->secrets = cs->secrets;
+	snprintf(con->progress->name, sizeof con->progress->name, "%s", name);
+	mcp_set_progress(con->mcp, connector_progress, con->progress);
 	if (mcp_handshake(con->mcp, err, sizeof err) != 0 ||
 	    mcp_list_tools(con->mcp, &tools, &ntools, err, sizeof err) != 0) {
 		if (host_cancelled(host))
@@ -587,6 +654,12 @@ connectors_close(struct connectors *cs)
 {
 	for (size_t i = 0; i < cs->n; i++) {
 		mcp_close(cs->list[i].mcp);
+		free(cs->list[i].progress);
+		for (int k = 0; k < 2; k++) {
+			for (char **p = cs->list[i].paths[k]; p != NULL && *p != NULL; p++)
+				free(*p);
+			free(cs->list[i].paths[k]);
+		}
 		free(cs->list[i].id);
 		free(cs->list[i].name);
 	}
@@ -641,21 +714,110 @@ connectors_describe(const struct connectors *cs, const struct connector_tool *t,
 		snprintf(out, len, "%.100s on connector %.64s", t->remote, cs->list[t->con].name);
 }
 
+/* --- what servers say meanwhile ---------------------------------------------- */
+
+bool
+connectors_refresh(struct connectors *cs)
+{
+	bool any = false;
+
+	for (size_t c = 0; c < cs->n; c++) {
+		struct mcp_tool *tools = NULL;
+		size_t ntools = 0, k = 0;
+		char err[1024];
+
+		if (cs->list[c].mcp == NULL || !mcp_tools_changed(cs->list[c].mcp))
+			continue;
+		if (mcp_list_tools(cs->list[c].mcp, &tools, &ntools, err, sizeof err) != 0) {
+			log_warn("connector %s: its tools changed but could not be listed again: %s",
+			    cs->list[c].id, err);
+			continue;
+		}
+		/* Its old tools out, the new ones in. */
+		for (size_t i = 0; i < cs->ntools; i++) {
+			struct connector_tool *t = &cs->tools[i];
+
+			if (t->con != c) {
+				cs->tools[k++] = *t;
+				continue;
+			}
+			free(t->name);
+			free(t->remote);
+			free(t->description);
+			cJSON_Delete(t->schema);
+		}
+		cs->ntools = k;
+		for (size_t i = 0; i < ntools; i++)
+			add_tool(cs, c, tools[i].name, tools[i].description, tools[i].input_schema,
+			    tools[i].read_only_hint, false);
+		log_info("connector %s: its tools changed, %zu now", cs->list[c].id, ntools);
+		mcp_tools_free(tools, ntools);
+		any = true;
+	}
+	return any;
+}
+
 /* --- calls ------------------------------------------------------------------- */
 
-/* The CallToolResult as text for the model. */
-static void
-result_text(const cJSON *result, struct buf *out)
+/* Bounds of the images and audio of one result that reach the model. */
+#define MEDIA_MAX_ITEMS 8
+#define MEDIA_MAX_ITEM (5u * 1024 * 1024)	/* base64 bytes of one (Anthropic's limit) */
+#define MEDIA_MAX_TOTAL (10u * 1024 * 1024)	/* base64 bytes of all */
+
+/* Bytes that base64 text of len bytes decodes to. */
+static size_t
+b64_size(const char *data)
 {
+	size_t len = data != NULL ? strlen(data) : 0, pad = 0;
+
+	while (pad < 2 && len > pad && data[len - 1 - pad] == '=')
+		pad++;
+	return len / 4 * 3 + (len % 4 ? len % 4 - 1 : 0) - (len % 4 ? 0 : pad);
+}
+
+/* true when some text item of the result is the JSON of structured. */
+static bool
+structured_in_text(const cJSON *items, const cJSON *structured)
+{
+	const cJSON *item;
+
+	cJSON_ArrayForEach(item, items) {
+		const char *text = json_get_string(item, "text");
+		cJSON *j;
+		bool same;
+
+		if (text == NULL || (j = cJSON_Parse(text)) == NULL)
+			continue;
+		same = cJSON_Compare(j, structured, true);
+		cJSON_Delete(j);
+		if (same)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The CallToolResult for the model: its text, embedded resources (text inline,
+ * blobs described), resource links and structuredContent (as JSON) in res->content;
+ * its images and audio in res->media too (bounded), which providers that take them
+ * send as such (docs/connectors.md, "Results").
+ */
+static void
+result_text(const cJSON *result, struct tool_result *res)
+{
+	struct buf *out = &res->content;
 	const cJSON *content = cJSON_GetObjectItemCaseSensitive(result, "content");
 	const cJSON *structured = cJSON_GetObjectItemCaseSensitive(result, "structuredContent");
 	const cJSON *items = cJSON_IsArray(content) ? content : NULL;
 	const cJSON *item;
+	size_t media_total = 0;
 	bool any = false;
 
 	cJSON_ArrayForEach(item, items) {
 		const char *type = json_get_string(item, "type");
 		const char *text = json_get_string(item, "text");
+		const char *mime = json_get_string(item, "mimeType");
+		const char *data = json_get_string(item, "data");
 
 		if (any)
 			buf_appends(out, "\n");
@@ -663,33 +825,68 @@ result_text(const cJSON *result, struct buf *out)
 		if (type != NULL && strcmp(type, "text") == 0 && text != NULL) {
 			agent_utf8_append(out, text, strlen(text));
 		} else if (type != NULL && strcmp(type, "resource") == 0) {
-			const cJSON *res = cJSON_GetObjectItemCaseSensitive(item, "resource");
-			const char *uri = json_get_string(res, "uri");
-			const char *rtext = json_get_string(res, "text");
+			const cJSON *r = cJSON_GetObjectItemCaseSensitive(item, "resource");
+			const char *uri = json_get_string(r, "uri");
+			const char *rtext = json_get_string(r, "text");
+			const char *rmime = json_get_string(r, "mimeType");
+			const char *blob = json_get_string(r, "blob");
 
-			buf_printf(out, "[resource %.500s]\n", uri ? uri : "");
-			if (rtext != NULL)
+			buf_printf(out, "[resource %.500s%s%.100s", uri ? uri : "",
+			    rmime ? ", " : "", rmime ? rmime : "");
+			if (rtext != NULL) {
+				buf_appends(out, "]\n");
 				agent_utf8_append(out, rtext, strlen(rtext));
+			} else {
+				buf_printf(out, ", %zu bytes of binary data, not shown]",
+				    b64_size(blob));
+			}
 		} else if (type != NULL && strcmp(type, "resource_link") == 0) {
 			const char *uri = json_get_string(item, "uri");
+			const char *name = json_get_string(item, "name");
+			const char *desc = json_get_string(item, "description");
 
-			buf_printf(out, "[resource link %.500s]", uri ? uri : "");
+			buf_printf(out, "[resource link %.500s%s%.200s%s%s%.100s", uri ? uri : "",
+			    name ? " \"" : "", name ? name : "", name ? "\"" : "", mime ? ", " : "",
+			    mime ? mime : "");
+			if (desc != NULL) {
+				buf_appends(out, ": ");
+				agent_utf8_append(out, desc, strlen(desc) > 500 ? 500 : strlen(desc));
+			}
+			buf_appends(out, "]");
+		} else if (type != NULL && (strcmp(type, "image") == 0 ||
+		    strcmp(type, "audio") == 0) && mime != NULL && data != NULL) {
+			size_t len = strlen(data);
+			bool attach = len <= MEDIA_MAX_ITEM && media_total + len <= MEDIA_MAX_TOTAL &&
+			    cJSON_GetArraySize(res->media) < MEDIA_MAX_ITEMS;
+
+			buf_printf(out, "[%s %.100s, %zu bytes%s]", type, mime, b64_size(data),
+			    attach ? "" : ", too large to show");
+			if (attach) {
+				cJSON *m = cJSON_CreateObject();
+
+				if (res->media == NULL)
+					res->media = cJSON_CreateArray();
+				cJSON_AddStringToObject(m, "mimeType", mime);
+				cJSON_AddStringToObject(m, "data", data);
+				cJSON_AddItemToArray(res->media, m);
+				media_total += len;
+			}
 		} else {
-			const char *mime = json_get_string(item, "mimeType");
-			const char *data = json_get_string(item, "data");
-
-			buf_printf(out, "[%.32s content%s%.100s, %zu bytes of base64, not shown]",
+			buf_printf(out, "[%.32s content%s%.100s, %zu bytes, not shown]",
 			    type ? type : "unknown", mime ? " " : "", mime ? mime : "",
-			    data ? strlen(data) : 0);
+			    b64_size(data));
 		}
 	}
-	if (!any && structured != NULL) {
-		char *s = json_print(structured);
+	if (structured != NULL && !structured_in_text(items, structured)) {
+		char *j = cJSON_PrintUnformatted(structured);
 
-		buf_appends(out, s);
-		free(s);
+		if (any)
+			buf_appends(out, "\n");
+		buf_appends(out, j != NULL ? j : "null");
+		free(j);
+		any = true;
 	}
-	if (!any && structured == NULL)
+	if (!any)
 		buf_appends(out, "(the tool returned no content)");
 }
 
@@ -836,7 +1033,7 @@ connectors_call(struct connectors *cs, const struct connector_tool *t, const cJS
 		redact_str(cs->secrets, res->summary);
 		return AGENT_OK;
 	}
-	result_text(result, &res->content);
+	result_text(result, res);
 	/* Strings are masked already; a number or a printed structure is not. */
 	redact_text(cs->secrets, res->content.data, res->content.len, 0);
 	res->failed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(result, "isError"));

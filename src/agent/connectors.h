@@ -16,6 +16,7 @@
 #include "tools.h"
 
 struct host;
+struct connector_progress;
 
 /* Longest tool name every provider accepts (OpenAI and Anthropic: ^[a-zA-Z0-9_-]{1,64}$). */
 #define CONNECTOR_TOOL_NAME_MAX 64
@@ -24,6 +25,8 @@ struct connector {
 	char *id;
 	char *name;			/* as the start message gave it */
 	struct mcp_client *mcp;		/* NULL for a built-in */
+	char **paths[2];		/* stdio: its sandbox's read-write, read-only paths */
+	struct connector_progress *progress;	/* who tells of its calls' progress */
 };
 
 struct connector_tool {
@@ -53,6 +56,12 @@ struct connectors {
  * cancelled meanwhile, else AGENT_OK.
  */
 int connectors_open(struct connectors *cs, const struct agent_config *cfg, struct host *host);
+/*
+ * Lists again the tools of every server that said they changed
+ * (notifications/tools/list_changed); true when some did (the model's tool
+ * definitions are then to be made again).  Before each turn.
+ */
+bool connectors_refresh(struct connectors *cs);
 /* Stops every server (their process groups are killed and reaped). */
 void connectors_close(struct connectors *cs);
 

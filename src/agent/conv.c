@@ -68,6 +68,8 @@ conv_add_copy(struct conversation *c, const struct conv_message *m)
 		break;
 	case CONV_TOOL:
 		conv_add_tool_result(c, m->call_id, m->tool_name, m->text, m->is_error);
+		if (m->media != NULL)
+			conv_set_media(c, cJSON_Duplicate(m->media, true));
 		break;
 	}
 }
@@ -82,6 +84,25 @@ conv_add_tool_result(struct conversation *c, const char *call_id,
 	m->tool_name = xstrdup(name);
 	m->is_error = is_error;
 	c->bytes += strlen(call_id) + strlen(name);
+}
+
+void
+conv_set_media(struct conversation *c, cJSON *media)
+{
+	struct conv_message *m = c->n > 0 ? &c->msgs[c->n - 1] : NULL;
+	const cJSON *e;
+
+	if (m == NULL || m->role != CONV_TOOL || !cJSON_IsArray(media)) {
+		cJSON_Delete(media);
+		return;
+	}
+	cJSON_Delete(m->media);
+	m->media = media;
+	cJSON_ArrayForEach(e, media) {
+		const char *data = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "data"));
+
+		c->bytes += data != NULL ? strlen(data) : 0;
+	}
 }
 
 void
@@ -105,6 +126,7 @@ conv_free(struct conversation *c)
 		tool_calls_free(m->calls, m->ncalls);
 		free(m->call_id);
 		free(m->tool_name);
+		cJSON_Delete(m->media);
 	}
 	free(c->msgs);
 	free(c->system);
@@ -138,6 +160,8 @@ conv_message_json(const struct conv_message *m)
 		cJSON_AddStringToObject(o, "callId", m->call_id);
 		cJSON_AddStringToObject(o, "toolName", m->tool_name);
 		cJSON_AddBoolToObject(o, "isError", m->is_error);
+		if (m->media != NULL)
+			cJSON_AddItemToObject(o, "media", cJSON_Duplicate(m->media, true));
 	}
 	return o;
 }
@@ -201,11 +225,19 @@ conv_from_json(struct conversation *c, const cJSON *arr)
 			conv_add_assistant(c, text, tc, n);
 		} else if (strcmp(role, "tool") == 0) {
 			const char *call_id = conv_str(o, "callId"), *name = conv_str(o, "toolName");
+			const cJSON *media = cJSON_GetObjectItemCaseSensitive(o, "media"), *e;
 
 			if (call_id == NULL || name == NULL)
 				return false;
+			cJSON_ArrayForEach(e, media)
+				if (conv_str(e, "mimeType") == NULL || conv_str(e, "data") == NULL)
+					return false;
+			if (media != NULL && !cJSON_IsArray(media))
+				return false;
 			conv_add_tool_result(c, call_id, name, text,
 			    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "isError")));
+			if (media != NULL)
+				conv_set_media(c, cJSON_Duplicate(media, true));
 		} else {
 			return false;
 		}

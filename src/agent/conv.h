@@ -27,6 +27,9 @@ struct conv_message {
 	char *call_id;			/* tool result: the call it answers */
 	char *tool_name;
 	bool is_error;
+	/* tool result: images and audio it returned, [{"mimeType", "data" (base64)}], or
+	 * NULL; each provider sends what it accepts (docs/connectors.md, "Results") */
+	cJSON *media;
 };
 
 struct conversation {
@@ -44,6 +47,8 @@ void conv_add_assistant(struct conversation *c, const char *text,
     struct tool_call *calls, size_t ncalls);
 void conv_add_tool_result(struct conversation *c, const char *call_id,
     const char *name, const char *content, bool is_error);
+/* Gives media (owned, an array of {"mimeType", "data"}) to the last message, a tool result. */
+void conv_set_media(struct conversation *c, cJSON *media);
 void conv_free(struct conversation *c);
 /* Appends a copy of m (its calls and strings copied). */
 void conv_add_copy(struct conversation *c, const struct conv_message *m);

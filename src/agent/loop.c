@@ -673,6 +673,8 @@ loop_call_finish(struct loop *l, struct pending *p)
 	}
 	content = agent_utf8_clean(p->res.content.data ? p->res.content.data : "");
 	conv_add_tool_result(&l->conv, call->id, call->name, content, p->res.failed);
+	conv_set_media(&l->conv, p->res.media);
+	p->res.media = NULL;
 	free(content);
 	if (!p->res.end_run)
 		loop_checkpoint(l);
@@ -994,6 +996,12 @@ loop_turn(struct loop *l, bool *done)
 
 	if (l->subagent == NULL)
 		host_progress(l->host, "thinking", "Waiting for the model.");
+	if (connectors_refresh(&l->cons)) {
+		/* A server's tools changed: the model sees the new list this turn. */
+		cJSON_Delete(l->tools);
+		l->tools = tools_definitions(l->offer);
+		connectors_definitions(&l->cons, l->tools);
+	}
 	if (context_full(&l->cx, &l->conv)) {
 		snprintf(why, sizeof why, "the conversation (about %ld tokens) is near the model's "
 		    "context window", context_estimate(&l->cx, &l->conv));
@@ -1148,6 +1156,22 @@ loop_main(struct loop *l)
 	return AGENT_FAILED;
 }
 
+/* Frees what a loop holds (not the loop itself). */
+static void
+loop_free(struct loop *l)
+{
+	provider_free(l->prov);
+	conv_free(&l->conv);
+	cJSON_Delete(l->tools);
+	buf_free(&l->output);
+	free(l->last_failure);
+	plan_state_free(&l->plan);
+	agent_error_clear(&l->err);
+	wsfile_root_free(l->files);
+	free(l->files_why);
+	tool_snapshot_free(&l->before);
+}
+
 static int
 loop_file_cmp(const void *a, const void *b)
 {
@@ -1211,16 +1235,7 @@ loop_run(const struct agent_config *cfg, struct host *host)
 	}
 	if (rc == AGENT_FAILED)
 		log_info("run failed: %s: %s", l.err.code, l.err.message);
-	provider_free(l.prov);
-	conv_free(&l.conv);
-	cJSON_Delete(l.tools);
-	buf_free(&l.output);
-	free(l.last_failure);
-	plan_state_free(&l.plan);
-	agent_error_clear(&l.err);
-	wsfile_root_free(l.files);
-	free(l.files_why);
-	tool_snapshot_free(&l.before);
+	loop_free(&l);
 	return rc;
 }
 
@@ -1265,14 +1280,6 @@ loop_subagent(const struct agent_config *cfg, struct host *host, const struct pl
 	*out_tokens = l.out_tokens;
 	if (l.err.code != NULL)
 		agent_error_set(err, l.err.code, "%s", l.err.message ? l.err.message : "");
-	provider_free(l.prov);
-	conv_free(&l.conv);
-	cJSON_Delete(l.tools);
-	buf_free(&l.output);
-	free(l.last_failure);
-	plan_state_free(&l.plan);
-	agent_error_clear(&l.err);
-	wsfile_root_free(l.files);
-	free(l.files_why);
+	loop_free(&l);
 	return rc;
 }

@@ -124,6 +124,55 @@ an_cache_last(cJSON *msgs)
 		an_cache(cJSON_GetArrayItem(content, cJSON_GetArraySize(content) - 1));
 }
 
+/* The image types Messages takes in a tool result; audio it does not take. */
+static bool
+an_image_type(const char *mime)
+{
+	static const char *const ok[] = { "image/jpeg", "image/png", "image/gif", "image/webp",
+		NULL };
+
+	for (const char *const *k = ok; mime != NULL && *k != NULL; k++)
+		if (strcmp(mime, *k) == 0)
+			return true;
+	return false;
+}
+
+static bool
+an_has_image(const cJSON *media)
+{
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, media)
+		if (an_image_type(json_get_string(e, "mimeType")))
+			return true;
+	return false;
+}
+
+/* A tool result's content as blocks: its text, then its images. */
+static cJSON *
+an_result_blocks(const struct conv_message *m)
+{
+	cJSON *blocks = cJSON_CreateArray();
+	const cJSON *e;
+
+	cJSON_AddItemToArray(blocks, an_text_block(m->text[0] ? m->text : "(image)"));
+	cJSON_ArrayForEach(e, m->media) {
+		const char *mime = json_get_string(e, "mimeType");
+		cJSON *img, *src;
+
+		if (!an_image_type(mime))
+			continue;
+		img = cJSON_CreateObject();
+		cJSON_AddStringToObject(img, "type", "image");
+		src = cJSON_AddObjectToObject(img, "source");
+		cJSON_AddStringToObject(src, "type", "base64");
+		cJSON_AddStringToObject(src, "media_type", mime);
+		cJSON_AddStringToObject(src, "data", json_get_string(e, "data"));
+		cJSON_AddItemToArray(blocks, img);
+	}
+	return blocks;
+}
+
 static char *
 an_request(const struct provider *p, const struct conversation *conv, const cJSON *tools)
 {
@@ -163,7 +212,10 @@ an_request(const struct provider *p, const struct conversation *conv, const cJSO
 		b = cJSON_CreateObject();
 		cJSON_AddStringToObject(b, "type", "tool_result");
 		cJSON_AddStringToObject(b, "tool_use_id", m->call_id);
-		cJSON_AddStringToObject(b, "content", m->text);
+		if (an_has_image(m->media))
+			cJSON_AddItemToObject(b, "content", an_result_blocks(m));
+		else
+			cJSON_AddStringToObject(b, "content", m->text);
 		if (m->is_error)
 			cJSON_AddTrueToObject(b, "is_error");
 		cJSON_AddItemToArray(results, b);

@@ -40,6 +40,83 @@ oa_message(const char *role, const char *content)
 	return m;
 }
 
+/* The input_audio format of a MIME type Chat Completions takes, or NULL. */
+static const char *
+oa_audio_format(const char *mime)
+{
+	if (strcmp(mime, "audio/wav") == 0 || strcmp(mime, "audio/x-wav") == 0)
+		return "wav";
+	if (strcmp(mime, "audio/mpeg") == 0 || strcmp(mime, "audio/mp3") == 0)
+		return "mp3";
+	return NULL;
+}
+
+/*
+ * Tool messages take text only: the images (image_url data URLs) and audio
+ * (input_audio) of the tool results that end at msgs[last] follow them in one
+ * user message, each introduced by the call it came from.
+ */
+static void
+oa_media_message(const struct conversation *conv, size_t last, cJSON *msgs)
+{
+	size_t first = last;
+	cJSON *parts = NULL, *msg;
+
+	while (first > 0 && conv->msgs[first - 1].role == CONV_TOOL)
+		first--;
+	for (size_t i = first; i <= last; i++) {
+		const struct conv_message *m = &conv->msgs[i];
+		const cJSON *e;
+		bool said = false;
+
+		cJSON_ArrayForEach(e, m->media) {
+			const char *mime = json_get_string(e, "mimeType");
+			const char *data = json_get_string(e, "data");
+			cJSON *part;
+
+			if (mime == NULL || data == NULL ||
+			    (strncmp(mime, "image/", 6) != 0 && oa_audio_format(mime) == NULL))
+				continue;
+			if (parts == NULL)
+				parts = cJSON_CreateArray();
+			if (!said) {
+				char *intro = xasprintf("What %s returned (call %s):", m->tool_name,
+				    m->call_id);
+
+				part = cJSON_CreateObject();
+				cJSON_AddStringToObject(part, "type", "text");
+				cJSON_AddStringToObject(part, "text", intro);
+				cJSON_AddItemToArray(parts, part);
+				free(intro);
+				said = true;
+			}
+			part = cJSON_CreateObject();
+			if (strncmp(mime, "image/", 6) == 0) {
+				char *url = xasprintf("data:%s;base64,%s", mime, data);
+
+				cJSON_AddStringToObject(part, "type", "image_url");
+				cJSON_AddStringToObject(cJSON_AddObjectToObject(part, "image_url"), "url",
+				    url);
+				free(url);
+			} else {
+				cJSON *audio;
+
+				cJSON_AddStringToObject(part, "type", "input_audio");
+				audio = cJSON_AddObjectToObject(part, "input_audio");
+				cJSON_AddStringToObject(audio, "data", data);
+				cJSON_AddStringToObject(audio, "format", oa_audio_format(mime));
+			}
+			cJSON_AddItemToArray(parts, part);
+		}
+	}
+	if (parts == NULL)
+		return;
+	msg = cJSON_CreateObject();
+	cJSON_AddStringToObject(msg, "role", "user");
+	cJSON_AddItemToObject(msg, "content", parts);
+	cJSON_AddItemToArray(msgs, msg);
+}
+
 static cJSON *
 oa_assistant(const struct conv_message *m)
 {
@@ -91,6 +168,9 @@ oa_request(const struct provider *p, const struct conversation *conv, const cJSO
 			cJSON_AddStringToObject(msg, "tool_call_id", m->call_id);
 		}
 		cJSON_AddItemToArray(msgs, msg);
+		/* After the last of consecutive tool results: their media, as a user message. */
+		if (m->role == CONV_TOOL && (i + 1 == conv->n || conv->msgs[i + 1].role != CONV_TOOL))
+			oa_media_message(conv, i, msgs);
 	}
 	/* A request without tools (a summary) has no "tools": some servers refuse []. */
 	defs = cJSON_GetArraySize(tools) > 0 ? cJSON_AddArrayToObject(req, "tools") : NULL;

@@ -30,6 +30,8 @@ void
 tool_result_free(struct tool_result *res)
 {
 	buf_free(&res->content);
+	cJSON_Delete(res->media);
+	res->media = NULL;
 }
 
 static void __attribute__((format(printf, 2, 0)))
@@ -78,11 +80,11 @@ tool_format_size(char *out, size_t len, long long n)
 	if (n < 1024)
 		snprintf(out, len, "%lld B", n);
 	else if (n < 1024 * 1024)
-		snprintf(out, len, "%.1f KB", (double)n / 1024);
+		snprintf(out, len, "%.1f KiB", (double)n / 1024);
 	else if (n < 1024LL * 1024 * 1024)
-		snprintf(out, len, "%.1f MB", (double)n / (1024 * 1024));
+		snprintf(out, len, "%.1f MiB", (double)n / (1024 * 1024));
 	else
-		snprintf(out, len, "%.1f GB", (double)n / (1024.0 * 1024 * 1024));
+		snprintf(out, len, "%.1f GiB", (double)n / (1024.0 * 1024 * 1024));
 }
 
 bool

@@ -59,6 +59,7 @@ struct tool_result {
 	long input_tokens;	/* spent by a subagent: added to the run's usage */
 	long output_tokens;
 	char summary[AGENT_SUMMARY_MAX + 1];
+	cJSON *media;		/* images, audio for the model: [{"mimeType", "data"}], or NULL */
 };
 
 struct tool {

@@ -258,6 +258,54 @@ demo_self_command(char *out, size_t size)
 	snprintf(out, size, "%s", exe);
 }
 
+/* Appends s to out (of size, used *n) quoted for sh when it needs it. */
+static void
+demo_sh_quote(char *out, size_t size, size_t *n, const char *s)
+{
+	bool plain = s[0] != '\0' &&
+	    strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_/.,:@%+=-") ==
+	    strlen(s);
+
+	if (plain) {
+		*n += (size_t)snprintf(out + *n, *n < size ? size - *n : 0, "%s", s);
+		return;
+	}
+	*n += (size_t)snprintf(out + *n, *n < size ? size - *n : 0, "'");
+	for (const char *p = s; *p != '\0'; p++)
+		*n += (size_t)snprintf(out + *n, *n < size ? size - *n : 0, *p == '\'' ? "'\\''" : "%c",
+		    *p);
+	*n += (size_t)snprintf(out + *n, *n < size ? size - *n : 0, "'");
+}
+
+/*
+ * The command that opens the dashboard on this service from the user's
+ * shell: the program, and before it the TASKDECK_HOME and TASKDECK_URL this
+ * command found the service with (absolute, quoted), since a shell without
+ * them finds another service or none.
+ */
+static void
+demo_open_command(char *out, size_t size)
+{
+	static const char *const vars[] = { "TASKDECK_HOME", "TASKDECK_URL" };
+	char self[PATH_MAX], abs[PATH_MAX];
+	size_t n = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+		const char *v = getenv(vars[i]);
+
+		if (v == NULL || v[0] == '\0')
+			continue;
+		if (i == 0 && realpath(v, abs) != NULL)
+			v = abs;
+		n += (size_t)snprintf(out + n, n < size ? size - n : 0, "%s=", vars[i]);
+		demo_sh_quote(out, size, &n, v);
+		n += (size_t)snprintf(out + n, n < size ? size - n : 0, " ");
+	}
+	demo_self_command(self, sizeof self);
+	demo_sh_quote(out, size, &n, self);
+}
+
 static int
 cmd_demo_exec(struct cli *cli, int argc, char **argv)
 {
@@ -296,10 +344,12 @@ cmd_demo_exec(struct cli *cli, int argc, char **argv)
 	}
 	demo_print(cli, project, runs);
 	if (rc == CLI_EXIT_OK && !cli->json) {
-		char self[PATH_MAX];
+		char command[3 * PATH_MAX];
 
-		demo_self_command(self, sizeof self);
-		printf("\nOpen the dashboard with `%s` to watch them.\n", self);
+		demo_open_command(command, sizeof command);
+		printf("\nOpen the dashboard from your shell to watch them:\n\n  %s\n", command);
+		if (getenv("TASKDECK_TOKEN") != NULL && getenv("TASKDECK_TOKEN")[0] != '\0')
+			printf("\n(with the same TASKDECK_TOKEN exported)\n");
 	}
 	for (size_t i = 0; i < DEMO_RUN_COUNT; i++)
 		td_run_free(runs[i]);

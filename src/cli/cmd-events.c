@@ -415,6 +415,42 @@ events_follow_print(const struct cli *cli, const struct td_event *e, bool *at_bo
 	buf_free(&b);
 }
 
+/* The id and tool of a run.permission event that asks (status pending); false else. */
+static bool
+events_pending_prompt(const struct td_event *e, char *id, size_t id_len, char *tool,
+    size_t tool_len)
+{
+	cJSON *data;
+	const char *status;
+	bool pending;
+
+	if (strcmp(e->type, "run.permission") != 0)
+		return false;
+	data = json_parse(e->data_json, strlen(e->data_json));
+	status = json_get_string(data, "status");
+	pending = status != NULL && strcmp(status, "pending") == 0 &&
+	    json_get_string(data, "promptId") != NULL;
+	if (pending) {
+		snprintf(id, id_len, "%s", json_get_string(data, "promptId"));
+		snprintf(tool, tool_len, "%s", json_get_string(data, "tool") != NULL ?
+		    json_get_string(data, "tool") : "the tool");
+	}
+	cJSON_Delete(data);
+	return pending;
+}
+
+/* Under a prompt that asks: its id and the commands that answer it. */
+static void
+events_prompt_hint(const struct td_event *e)
+{
+	char id[128], tool[128];
+
+	if (events_pending_prompt(e, id, sizeof id, tool, sizeof tool))
+		fprintf(stderr, "taskdeck: the run waits for prompt %s: answer with "
+		    "`taskdeck permissions allow %s` or `taskdeck permissions deny %s`\n",
+		    id, id, id);
+}
+
 /* The exit code for run.finished, and its message on stderr. */
 static int
 events_follow_end(const struct td_event *e, const char *run_id, bool at_bol)
@@ -445,6 +481,58 @@ events_follow_end(const struct td_event *e, const char *run_id, bool at_bol)
 	}
 	cJSON_Delete(data);
 	return rc;
+}
+
+/*
+ * On a terminal: asks "Allow TOOL? [y/N]" for the prompt that e asks and
+ * answers it (y allows, any other line denies; end of input leaves it for
+ * another answer).  False on Ctrl-C.
+ */
+static bool
+events_ask(struct cli *cli, const struct td_event *e)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	char id[128], tool[128], line[64];
+	struct pollfd pfd[2] = {
+		{ .fd = events_sigpipe[0], .events = POLLIN },
+		{ .fd = STDIN_FILENO, .events = POLLIN },
+	};
+	struct td_permission *p;
+	struct td_error err;
+	const char *decision;
+	ssize_t n;
+
+	if (cli->json || !isatty(STDIN_FILENO) || !isatty(STDERR_FILENO) ||
+	    !events_pending_prompt(e, id, sizeof id, tool, sizeof tool))
+		return true;
+	fprintf(stderr, "Allow %s (prompt %s)? [y/N] ", tool, id);
+	fflush(stderr);
+	for (;;) {
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			return true;
+		if (pfd[0].revents & POLLIN) {
+			fputc('\n', stderr);
+			return false;
+		}
+		if (pfd[1].revents & (POLLIN | POLLHUP))
+			break;
+	}
+	n = read(STDIN_FILENO, line, sizeof line - 1);
+	if (n <= 0) {
+		fprintf(stderr, "\ntaskdeck: no answer; the prompt stays pending\n");
+		return true;
+	}
+	line[n] = '\0';
+	decision = line[0] == 'y' || line[0] == 'Y' ? "allow" : "deny";
+	if (td_answer_permission(cli->client, id, decision, &opts, &p, &err) != TD_OK) {
+		fprintf(stderr, "taskdeck: prompt %s not answered: %s: %s\n", id, err.code_name,
+		    err.message);
+		return true;
+	}
+	fprintf(stderr, "taskdeck: %s %s\n", strcmp(decision, "allow") == 0 ? "allowed" :
+	    "denied", tool);
+	td_permission_free(p);
+	return true;
 }
 
 /* What cli_follow_run_from prints (runs logs: all; runs watch: no output). */
@@ -490,6 +578,15 @@ cli_follow_run(struct cli *cli, struct td_events *ev, const char *run_id)
 		    e->seq > events_after_seq) {
 			if (!events_no_output || strcmp(e->type, "run.output") != 0)
 				events_follow_print(cli, e, &at_bol);
+			if (!cli->json)
+				events_prompt_hint(e);
+			if (!events_ask(cli, e)) {
+				fprintf(stderr, "taskdeck: stopped following; run %s goes on "
+				    "(`taskdeck runs cancel %s` cancels it)\n", run_id, run_id);
+				rc = CLI_EXIT_INTERRUPTED;
+				td_event_free(e);
+				break;
+			}
 			if (strcmp(e->type, "run.finished") == 0) {
 				rc = cli->json ? events_follow_end(e, run_id, true) :
 				    events_follow_end(e, run_id, at_bol);

@@ -78,7 +78,7 @@ cmd_runs_watch_exec(struct cli *cli, int argc, char **argv)
 }
 
 const struct cli_cmd cmd_runs_logs_entry = {
-	"runs", "logs", "RUN [--follow]",
+	"runs", "logs", "RUN [-f|--follow]",
 	"Print a run's output (stdout) and its tools, progress and prompts\n"
 	"(stderr) from the service's durable history; with --follow, then the\n"
 	"live events until the run ends (exit codes as for run --wait).",
@@ -96,9 +96,9 @@ const struct cli_cmd cmd_runs_watch_entry = {
 const struct cli_cmd cmd_run_entry = {
 	"run", NULL,
 	"--project P [--session S] [--cwd DIR] [--permission PROFILE] [--plan-first]\n"
-	"    [--network | --no-network]\n"
+	"    [--network | --no-network] [--framework F]\n"
 	"    [--provider X] [--model M] [--effort E] [--idempotency-key K]\n"
-	"    [--wait [--wait-timeout SECONDS] | --follow] PROMPT",
+	"    [--wait [--wait-timeout SECONDS] | -f|--follow] PROMPT",
 	"Start a run and print its id and session.  With --wait, wait until it ends\n"
 	"and print its status and output (exit 1 when it failed or was cancelled,\n"
 	"3 when --wait-timeout SECONDS passed first: the run goes on).  With\n"
@@ -130,9 +130,31 @@ const struct cli_cmd cmd_runs_wait_entry = {
 
 const struct cli_cmd cmd_runs_cancel_entry = {
 	"runs", "cancel", "RUN",
-	"Ask the service to cancel a run; it ends \"cancelled\" shortly after.",
+	"Ask the service to cancel a run; it ends \"cancelled\" shortly after.  A run\n"
+	"that has already ended is left as it is: said on stderr, exit 5.",
 	cli_no_options, 1, 1, cmd_runs_cancel_exec
 };
+
+/* True for a permission profile the service knows. */
+static bool
+runs_profile_known(const char *profile)
+{
+	static const char *const known[] = { "ask", "workspace-write", "read-only", "full-access" };
+
+	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+		if (strcmp(profile, known[i]) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* True for a status a run ends with. */
+static bool
+runs_final(const char *status)
+{
+	return status != NULL && (strcmp(status, "completed") == 0 ||
+	    strcmp(status, "failed") == 0 || strcmp(status, "cancelled") == 0);
+}
 
 /* Triggered by SIGINT during a wait. */
 static struct td_cancel *runs_interrupt;
@@ -302,6 +324,9 @@ cmd_run_exec(struct cli *cli, int argc, char **argv)
 		return cli_usage_error(cli, "--wait-timeout takes a positive number of seconds");
 	if (follow && wait)
 		return cli_usage_error(cli, "--follow and --wait do not go together");
+	if (rq.permission_profile != NULL && !runs_profile_known(rq.permission_profile))
+		return cli_usage_error(cli, "--permission takes ask, workspace-write, read-only "
+		    "or full-access, not '%s'", rq.permission_profile);
 	opts.idempotency_key = cli_get(cli, "idempotency-key");
 	cwd = runs_absolute_cwd(cli_get(cli, "cwd"));
 	if (cli_get(cli, "cwd") != NULL && cwd == NULL) {
@@ -431,12 +456,28 @@ cmd_runs_cancel_exec(struct cli *cli, int argc, char **argv)
 	struct td_request_options opts = cli_request_options(cli);
 	struct td_error err;
 	struct td_run *r;
+	bool ended;
 	int rc;
 
 	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
 		return rc;
-	if (td_cancel_run(cli->client, argv[0], &opts, &r, &err) != TD_OK)
+	/* A run that has ended has nothing to cancel: said, exit 5 (a conflict). */
+	if (td_get_run(cli->client, argv[0], &opts, &r, &err) != TD_OK)
 		return cli_fail(&err);
+	ended = runs_final(r->status);
+	if (!ended) {
+		td_run_free(r);
+		if (td_cancel_run(cli->client, argv[0], &opts, &r, &err) != TD_OK)
+			return cli_fail(&err);
+		/* It ended by itself before the cancel arrived. */
+		ended = runs_final(r->status) && strcmp(r->status, "cancelled") != 0;
+	}
+	if (ended) {
+		fprintf(stderr, "taskdeck: run %s already ended (%s); nothing to cancel\n", r->id,
+		    r->status);
+		td_run_free(r);
+		return CLI_EXIT_CONFLICT;
+	}
 	if (cli->json)
 		out_json(r->json);
 	else {

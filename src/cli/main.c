@@ -107,6 +107,15 @@ cli_print_cmd(FILE *fp, const struct cli_cmd *cmd)
 	    cmd->name ? cmd->name : "", *cmd->usage ? " " : "", cmd->usage);
 }
 
+/* The help of one command's usage and summary. */
+static void
+cli_print_cmd_help(const struct cli_cmd *cmd)
+{
+	printf("usage: taskdeck ");
+	cli_print_cmd(stdout, cmd);
+	printf("\n\n%s\n", cmd->summary);
+}
+
 /* The overall help, or that of one group when group is not NULL. */
 static void
 cli_print_help(FILE *fp, const char *group)
@@ -129,7 +138,7 @@ cli_print_help(FILE *fp, const char *group)
 	fprintf(fp, "\nGlobal options:\n"
 	    "  --json        print the JSON the service returned\n"
 	    "  --timeout MS  deadline of each request (default %d)\n"
-	    "  --help        show help (also after a command)\n"
+	    "  -h, --help    show help (also after a command; or: taskdeck help COMMAND)\n"
 	    "  --version     show the version\n\n"
 	    "Without a command taskdeck opens the dashboard.  See taskdeck(1)\n"
 	    "for exit codes and environment.\n",
@@ -331,11 +340,8 @@ cli_global(struct cli *cli, int ch, char **argv)
 	case CLI_GLOBAL_HELP:
 		if (cli->cmd == NULL)
 			cli_print_help(stdout, NULL);
-		else {
-			printf("usage: taskdeck ");
-			cli_print_cmd(stdout, cli->cmd);
-			printf("\n\n%s\n", cli->cmd->summary);
-		}
+		else
+			cli_print_cmd_help(cli->cmd);
 		return CLI_EXIT_OK;
 	case CLI_GLOBAL_VERSION:
 		printf("taskdeck %s\n", td_version());
@@ -345,6 +351,22 @@ cli_global(struct cli *cli, int ch, char **argv)
 	default:
 		return cli_usage_error(cli, "unknown option %s", argv[optind - 1]);
 	}
+}
+
+/* The short form of a command's option of this name (-f for --follow), or 0. */
+static char
+cli_short(const char *name)
+{
+	static const struct {
+		const char *name;
+		char letter;
+	} shorts[] = { { "follow", 'f' } };
+
+	for (size_t i = 0; i < sizeof shorts / sizeof shorts[0]; i++) {
+		if (strcmp(name, shorts[i].name) == 0)
+			return shorts[i].letter;
+	}
+	return 0;
 }
 
 /*
@@ -358,6 +380,7 @@ cli_parse(struct cli *cli, int argc, char **argv, int *first)
 {
 	const struct cli_option *o;
 	struct option *longopts;
+	char *shorts;
 	size_t n = 0;
 	int ch, rc = -1;
 
@@ -371,19 +394,59 @@ cli_parse(struct cli *cli, int argc, char **argv, int *first)
 			cli->cmd->options[i].has_value ? required_argument : no_argument,
 			NULL, CLI_OPTION_BASE + (int)i };
 	}
+	/* ":h" then the short forms of the command's options ("x:" with a value). */
+	shorts = xcalloc(2 * n + 3, 1);
+	memcpy(shorts, ":h", 2);
+	for (size_t i = 0, k = 2; i < n; i++) {
+		if (cli_short(cli->cmd->options[i].name) == 0)
+			continue;
+		shorts[k++] = cli_short(cli->cmd->options[i].name);
+		if (cli->cmd->options[i].has_value)
+			shorts[k++] = ':';
+	}
 	cli->values = xcalloc(argc, sizeof *cli->values);
 	opterr = 0;
 	optind = 0;
-	while (rc == -1 && (ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+	while (rc == -1 && (ch = getopt_long(argc, argv, shorts, longopts, NULL)) != -1) {
+		for (size_t i = 0; i < n && ch > 0 && ch < 128; i++) {
+			if (cli_short(cli->cmd->options[i].name) == ch)
+				ch = CLI_OPTION_BASE + (int)i;
+		}
+		if (ch == 'h')
+			ch = CLI_GLOBAL_HELP;
 		if (ch >= CLI_OPTION_BASE) {
 			cli->values[cli->value_count++] = (struct cli_value){
 				cli->cmd->options[ch - CLI_OPTION_BASE].name, optarg };
 		} else
 			rc = cli_global(cli, ch, argv);
 	}
+	free(shorts);
 	free(longopts);
 	*first = optind;
 	return rc;
+}
+
+/* taskdeck help [COMMAND...]: the help of everything, a group or a command. */
+static int
+cli_help_cmd(int argc, char **argv)
+{
+	const struct cli_cmd *cmd;
+	int words;
+
+	if (argc == 0) {
+		cli_print_help(stdout, NULL);
+		return CLI_EXIT_OK;
+	}
+	cmd = cli_find(argc, argv, &words);
+	if (cmd != NULL && words == argc) {
+		cli_print_cmd_help(cmd);
+		return CLI_EXIT_OK;
+	}
+	if (cmd == NULL && argc == 1 && cli_is_group(argv[0])) {
+		cli_print_help(stdout, argv[0]);
+		return CLI_EXIT_OK;
+	}
+	return cli_usage_error(NULL, "no command '%s' to help with", argv[0]);
 }
 
 /* Finds, parses and runs the command of argv. */
@@ -392,9 +455,11 @@ cli_run(struct cli *cli, int argc, char **argv)
 {
 	int words, first, argn, rc;
 
+	if (strcmp(argv[0], "help") == 0)
+		return cli_help_cmd(argc - 1, argv + 1);
 	cli->cmd = cli_find(argc, argv, &words);
 	if (cli->cmd == NULL && cli_is_group(argv[0])) {
-		if (argc > 1 && strcmp(argv[1], "--help") == 0) {
+		if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 			cli_print_help(stdout, argv[0]);
 			return CLI_EXIT_OK;
 		}
@@ -451,8 +516,8 @@ main(int argc, char **argv)
 	int ch, rc = -1;
 
 	opterr = 0;
-	while (rc == -1 && (ch = getopt_long(argc, argv, "+:", cli_globals, NULL)) != -1)
-		rc = cli_global(&cli, ch, argv);
+	while (rc == -1 && (ch = getopt_long(argc, argv, "+:h", cli_globals, NULL)) != -1)
+		rc = cli_global(&cli, ch == 'h' ? CLI_GLOBAL_HELP : ch, argv);
 	if (rc == -1 && optind == argc) {
 		cli.cmd = &cmd_dashboard_entry;
 		rc = cli_dashboard(&cli, 0, argv);

@@ -2,15 +2,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "cli.h"
 #include "json.h"
 #include "xalloc.h"
 
-/* Longest table cell, in characters; the last column may be longer. */
+/* Longest table cell, in characters, but in the last column. */
 #define OUT_CELL_MAX 48
-#define OUT_LAST_CELL_MAX 100
+/* The last column keeps at least this much on a narrow terminal. */
+#define OUT_LAST_CELL_MIN 20
 
 /*
  * A copy of s that is safe on a terminal: C0 and C1 control characters
@@ -87,16 +90,32 @@ out_table_add(struct out_table *t, const char *const *row)
 	t->cells = xrealloc(t->cells, (at + t->columns) * sizeof *t->cells);
 	for (size_t i = 0; i < t->columns; i++) {
 		t->cells[at + i] = out_clean(row[i] != NULL ? row[i] : "-", true);
-		out_shorten(t->cells[at + i],
-		    i + 1 < t->columns ? OUT_CELL_MAX : OUT_LAST_CELL_MAX);
+		if (i + 1 < t->columns)
+			out_shorten(t->cells[at + i], OUT_CELL_MAX);
 	}
 	t->rows++;
 }
 
+/* The terminal's width when stdout is one; 0 for a pipe or a file. */
+static size_t
+out_terminal_columns(void)
+{
+	struct winsize ws;
+
+	if (!isatty(STDOUT_FILENO) || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) != 0)
+		return 0;
+	return ws.ws_col;
+}
+
+/*
+ * The last column is cut to the terminal's width on a terminal (never below
+ * OUT_LAST_CELL_MIN), and never in a pipe or a file, where it is read whole.
+ */
 void
 out_table_print(const struct out_table *t)
 {
 	size_t *widths = xcalloc(t->columns, sizeof *widths);
+	size_t term = out_terminal_columns(), before = 0, room = 0;
 
 	for (size_t r = 0; r <= t->rows; r++) {
 		for (size_t c = 0; c < t->columns; c++) {
@@ -106,12 +125,19 @@ out_table_print(const struct out_table *t)
 				widths[c] = w;
 		}
 	}
+	for (size_t c = 0; c + 1 < t->columns; c++)
+		before += widths[c] + 2;
+	if (term > 0)
+		room = term > before + OUT_LAST_CELL_MIN ? term - before : OUT_LAST_CELL_MIN;
 	for (size_t r = 0; r <= t->rows; r++) {
 		for (size_t c = 0; c < t->columns; c++) {
-			const char *cell = t->cells[r * t->columns + c];
+			char *cell = t->cells[r * t->columns + c];
 
-			if (c + 1 == t->columns)
+			if (c + 1 == t->columns) {
+				if (room > 0)
+					out_shorten(cell, room);
 				printf("%s\n", cell);
+			}
 			else {
 				printf("%s%*s", cell,
 				    (int)(widths[c] - out_width(cell) + 2), "");

@@ -104,6 +104,9 @@ struct mcp_client {
 	void (*elicit_ud_free)(void *);
 	long asked_ms;		/* time spent asking someone during the current request */
 	cJSON *deferred;	/* requests of the server to answer outside curl's callbacks */
+	bool tools_changed;	/* notifications/tools/list_changed came */
+	mcp_progress_fn progress;	/* who hears notifications/progress, or NULL */
+	void *progress_ud;
 };
 
 void mcp_set_err(char *err, size_t errlen, const char *fmt, ...)

@@ -301,6 +301,22 @@ mcp_server_request_reply(struct mcp_client *c, const cJSON *mid, const char *met
 	return r;
 }
 
+/* A notification from the server: tools/list_changed noted, progress told. */
+static void
+notification_note(struct mcp_client *c, const char *method, const cJSON *params)
+{
+	const cJSON *progress = cJSON_GetObjectItemCaseSensitive(params, "progress");
+	const cJSON *total = cJSON_GetObjectItemCaseSensitive(params, "total");
+
+	if (strcmp(method, "notifications/tools/list_changed") == 0)
+		c->tools_changed = true;
+	else if (strcmp(method, "notifications/progress") == 0 && c->progress != NULL &&
+	    cJSON_IsNumber(progress))
+		c->progress(c->progress_ud, progress->valuedouble,
+		    cJSON_IsNumber(total) ? total->valuedouble : -1,
+		    json_get_string(params, "message"));
+}
+
 /*
  * What one message from the server means to a request with this id:
  * 1 = it is the answer (*out set), 0 = something else (skip it), -1 = not
@@ -319,6 +335,9 @@ mcp_classify(struct mcp_client *c, cJSON *msg, long id, cJSON **out, cJSON **rep
 	if (cJSON_IsString(method)) {
 		if (mid != NULL && !cJSON_IsNull(mid))
 			*reply = mcp_server_request_reply(c, mid, method->valuestring,
+			    cJSON_GetObjectItemCaseSensitive(msg, "params"));
+		else
+			notification_note(c, method->valuestring,
 			    cJSON_GetObjectItemCaseSensitive(msg, "params"));
 		return 0;
 	}
@@ -665,9 +684,28 @@ mcp_call_tool(struct mcp_client *c, const char *name, const cJSON *arguments, cJ
 	cJSON_AddStringToObject(params, "name", name);
 	cJSON_AddItemToObject(params, "arguments", arguments != NULL ?
 	    cJSON_Duplicate(arguments, true) : cJSON_CreateObject());
+	if (c->progress != NULL)	/* one call at a time: one token is enough */
+		cJSON_AddStringToObject(cJSON_AddObjectToObject(params, "_meta"), "progressToken",
+		    "taskdeck-call");
 	snprintf(during, sizeof during, "the call of %.200s", name);
 	rc = rpc(c, "tools/call", params, during, result, NULL, err, errlen);
 	return rc == RPC_OK ? 0 : -1;
+}
+
+bool
+mcp_tools_changed(struct mcp_client *c)
+{
+	bool changed = c->tools_changed;
+
+	c->tools_changed = false;
+	return changed;
+}
+
+void
+mcp_set_progress(struct mcp_client *c, mcp_progress_fn fn, void *ud)
+{
+	c->progress = fn;
+	c->progress_ud = ud;
 }
 
 /* --- closing ---------------------------------------------------------------- */

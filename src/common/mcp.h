@@ -123,6 +123,22 @@ void mcp_set_cancel_fd(struct mcp_client *c, int fd);
  */
 const char *mcp_auth_challenge(const struct mcp_client *c);
 
+/*
+ * Whether notifications/tools/list_changed came since the last time this was
+ * asked (the flag is cleared): the caller lists the tools again.
+ */
+bool mcp_tools_changed(struct mcp_client *c);
+
+/*
+ * Someone to tell of notifications/progress during a tool call: calls then
+ * carry a progressToken.  total is -1 when the server gave none; message may
+ * be NULL (what the server says: mask it).  Called while the call waits,
+ * possibly from inside a transfer: fn must not use the client.
+ */
+typedef void (*mcp_progress_fn)(void *ud, double progress, double total,
+    const char *message);
+void mcp_set_progress(struct mcp_client *c, mcp_progress_fn fn, void *ud);
+
 /* The stdio server's pid (= its process group id); -1 for HTTP. */
 int mcp_server_pid(const struct mcp_client *c);
 

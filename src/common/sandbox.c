@@ -958,6 +958,20 @@ bwrap_args(struct argv_buf *a, const char *bwrap, const struct sandbox_policy *p
 				if (hidden_inside(pol, pol->hidden[i]) && !covered[i])
 					hide(a, pol->hidden[i]);
 		}
+		/* Paths of the policy's own, then what is hidden inside them. */
+		for (int w = 0; w < 2; w++) {
+			const char *const *list = w == 0 ? pol->rw_paths : pol->ro_paths;
+
+			for (size_t i = 0; list != NULL && list[i] != NULL; i++) {
+				arg(a, w == 0 ? "--bind" : "--ro-bind");
+				arg(a, list[i]);
+				arg(a, list[i]);
+				for (size_t k = 0; k < nhidden; k++)
+					if (path_within(pol->hidden[k], list[i]) &&
+					    strcmp(pol->hidden[k], list[i]) != 0)
+						hide(a, pol->hidden[k]);
+			}
+		}
 		/* Not recursive: a workspace bound below a hidden directory stays as bound. */
 		for (size_t i = 0; i < nhidden; i++) {
 			struct stat st;

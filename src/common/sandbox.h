@@ -39,6 +39,12 @@ struct sandbox_policy {
 	                             * sandbox; under /tmp (its private tmpfs) to be writable */
 	const char *const *ro_binds; /* NULL-terminated pairs {outside path, inside path, ...}:
 	                             * bound read-only after the dirs; a missing source is left out */
+	/* NULL-terminated directories or files bound at their own place after what is
+	 * hidden (a hidden path strictly inside one is hidden again): a stdio
+	 * connector's state directory and the extra paths its definition names
+	 * (docs/connectors.md).  Non-full-access profiles only, NULL for none. */
+	const char *const *rw_paths;	/* read-write */
+	const char *const *ro_paths;	/* read-only */
 	/* NULL-terminated paths the user or the service configured (a connector's command
 	 * and arguments, a notify command, a framework CLI), never text a model wrote: the
 	 * entry right under the host's /tmp that holds one (a checkout, a build or an npm

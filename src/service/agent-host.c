@@ -171,15 +171,25 @@ agent_host_on_output(struct run_state *rs, const cJSON *msg)
 		agent_host_store_progress(rs);
 }
 
-/* A version 2 checkpoint: its new messages appended (checkpoints.c). */
+/*
+ * The agent's checkpoint (version 2, docs/host-protocol.md): its new messages
+ * appended and the loop's state replaced, with the output so far, in one
+ * transaction (checkpoints.c).  A store that fails (a full disk) keeps the
+ * previous checkpoint, and the next one stores what it missed.
+ */
 static void
-agent_host_on_checkpoint_v2(struct run_state *rs, const cJSON *cp)
+agent_host_on_checkpoint(struct run_state *rs, const cJSON *msg)
 {
 	struct service *svc = rs->ar->sv->svc;
-	char *text = json_print(cp);
+	const cJSON *cp = cJSON_GetObjectItemCaseSensitive(msg, "checkpoint");
 	const char *why = NULL;
+	char *text;
 	bool stored;
 
+	if (!cJSON_IsObject(cp) || !json_check_int(cp, "version", 2, 2) ||
+	    !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(cp, "version")))
+		return agent_host_protocol_error(rs, "a malformed checkpoint");
+	text = json_print(cp);
 	if (strlen(text) > RUNS_CHECKPOINT_MAX_BYTES) {
 		free(text);
 		return agent_host_protocol_error(rs, "a checkpoint over 768 KiB");
@@ -193,33 +203,6 @@ agent_host_on_checkpoint_v2(struct run_state *rs, const cJSON *cp)
 		rs->output_stored_at = td_mono_ms();
 	}
 	cache_drop(svc->cache, rs->ar->id);
-}
-
-/*
- * The agent's checkpoint (docs/host-protocol.md) replaces the run's
- * last one, with the output so far, in one statement.  A store that fails
- * (a full disk) keeps the previous checkpoint: a resume then redoes more.
- */
-static void
-agent_host_on_checkpoint(struct run_state *rs, const cJSON *msg)
-{
-	const cJSON *cp = cJSON_GetObjectItemCaseSensitive(msg, "checkpoint");
-	const char *output = json_get_string(cp, "output");
-	char *text;
-
-	if (cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(cp, "version")) == 2)
-		return agent_host_on_checkpoint_v2(rs, cp);
-	if (!cJSON_IsObject(cp) || !json_check_int(cp, "version", 1, 1) ||
-	    !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(cp, "messages")) ||
-	    output == NULL || strlen(output) > OUTPUT_MAX_BYTES)
-		return agent_host_protocol_error(rs, "a malformed checkpoint");
-	text = json_print(cp);
-	if (strlen(text) > RUNS_CHECKPOINT_MAX_BYTES) {
-		free(text);
-		return agent_host_protocol_error(rs, "a checkpoint over 768 KiB");
-	}
-	runs_checkpoint(rs->ar->sv->svc, rs->ar->id, text, output, &rs->store_warned);
-	free(text);
 }
 
 static void

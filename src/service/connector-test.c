@@ -91,6 +91,8 @@ connector_test_run(const struct connector_launch *l)
 			.hidden = (const char *const *)l->hidden,
 			.allow_unconfined = l->allow_unconfined,
 			.limits = &l->limits,
+			.rw_paths = (const char *const *)l->rw_paths,
+			.ro_paths = (const char *const *)l->ro_paths,
 		};
 		c = mcp_open_stdio_sandboxed(&policy, l->command, l->args, l->envp, cwd, &lim,
 		    err, sizeof err);

@@ -1,9 +1,13 @@
 /* Connector definitions: validation, storage, tests' launch data and runs' list (connectors.h). */
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include <sodium.h>
 
@@ -27,6 +31,11 @@ static const char *const update_fields[] = { "name", "transport", "credentialBin
 	NULL };
 static const char *const readonly_fields[] = { "id", "kind", "createdAt", "updatedAt",
 	NULL };
+
+/* What a stdio server's state directory is to it: NAME, then the place under it. */
+static const char *const state_env[] = { "HOME", "", "XDG_CONFIG_HOME", "/.config",
+	"XDG_DATA_HOME", "/.local/share", "XDG_STATE_HOME", "/.local/state",
+	"XDG_CACHE_HOME", "/.cache" };
 
 /* The environment a tested stdio server starts with, before its own env. */
 static const char *const base_env[] = { "PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR",
@@ -148,11 +157,73 @@ connector_map_valid(const cJSON *map, const char *field, bool headers, cJSON *ou
 	return TD_OK;
 }
 
+#define CONNECTOR_PATHS_MAX 32
+
+/* true when a and b are the same path or one holds the other. */
+static bool
+connector_paths_overlap(const char *a, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b), n = na < nb ? na : nb;
+
+	return strncmp(a, b, n) == 0 && (a[n] == '\0' || a[n] == '/' || b[n] == '\0' ||
+	    b[n] == '/');
+}
+
+/*
+ * transport.paths of a stdio transport: [{"path": absolute, existing, "write": bool}],
+ * stored as real paths.  None may hold or lie inside taskdeck's own directories.
+ */
+static enum td_code
+connector_paths_valid(const cJSON *in, const struct td_paths *tp, cJSON *out, struct problem *p)
+{
+	static const char *const keys[] = { "path", "write", NULL };
+	const char *const mine[] = { tp->config_dir, tp->data_dir, tp->runtime_dir };
+	const cJSON *e;
+	const char *bad;
+
+	if (in == NULL || cJSON_IsNull(in))
+		return TD_OK;
+	if (!cJSON_IsArray(in) || cJSON_GetArraySize(in) > CONNECTOR_PATHS_MAX)
+		return conn_fail(p, TD_INVALID_REQUEST, "transport.paths", "transport.paths must "
+		    "be an array of at most %d {\"path\", \"write\"} objects", CONNECTOR_PATHS_MAX);
+	cJSON_ArrayForEach(e, in) {
+		const char *path = json_get_string(e, "path");
+		const cJSON *w = cJSON_GetObjectItemCaseSensitive(e, "write");
+		char real[PATH_MAX], mreal[PATH_MAX];
+		cJSON *o;
+
+		if (!cJSON_IsObject(e) || !json_only_keys(e, keys, &bad) || path == NULL ||
+		    (w != NULL && !cJSON_IsBool(w)))
+			return conn_fail(p, TD_INVALID_REQUEST, "transport.paths", "each of "
+			    "transport.paths is {\"path\": an absolute path, \"write\": true or false}");
+		if (path[0] != '/' || !connector_text_valid(path, 1, PATH_MAX - 1))
+			return conn_fail(p, TD_INVALID_REQUEST, "transport.paths",
+			    "%s is not an absolute path", path);
+		if (realpath(path, real) == NULL)
+			return conn_fail(p, TD_INVALID_REQUEST, "transport.paths", "%s: %s", path,
+			    strerror(errno));
+		if (strcmp(real, "/") == 0)
+			return conn_fail(p, TD_INVALID_REQUEST, "transport.paths",
+			    "/ cannot be given to a connector");
+		for (size_t i = 0; i < sizeof mine / sizeof *mine; i++)
+			if (mine[i] != NULL && (connector_paths_overlap(real, mine[i]) ||
+			    (realpath(mine[i], mreal) != NULL && connector_paths_overlap(real, mreal))))
+				return conn_fail(p, TD_INVALID_REQUEST, "transport.paths",
+				    "%s overlaps taskdeck's own directory %s", path, mine[i]);
+		o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "path", real);
+		cJSON_AddBoolToObject(o, "write", cJSON_IsTrue(w));
+		cJSON_AddItemToArray(out, o);
+	}
+	return TD_OK;
+}
+
 /* Validates a transport and returns its stored form (every member present). */
 static enum td_code
-connector_transport_valid(const cJSON *t, cJSON **out, struct problem *p)
+connector_transport_valid(const cJSON *t, const struct td_paths *tp, cJSON **out, struct problem *p)
 {
-	static const char *const stdio_keys[] = { "type", "command", "args", "env", NULL };
+	static const char *const stdio_keys[] = { "type", "command", "args", "env", "paths",
+		NULL };
 	static const char *const http_keys[] = { "type", "url", "headers", NULL };
 	const char *type = json_get_string(t, "type"), *bad = NULL;
 	cJSON *norm;
@@ -205,6 +276,12 @@ connector_transport_valid(const cJSON *t, cJSON **out, struct problem *p)
 		env = cJSON_AddObjectToObject(norm, "env");
 		rc = connector_map_valid(cJSON_GetObjectItemCaseSensitive(t, "env"), "transport.env", false,
 		    env, p);
+		/* Kept out of the stored form when not given. */
+		if (rc == TD_OK && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(t, "paths")))
+			rc = connector_paths_valid(cJSON_GetObjectItemCaseSensitive(t, "paths"), tp,
+			    cJSON_AddArrayToObject(norm, "paths"), p);
+		else if (rc == TD_OK)
+			rc = connector_paths_valid(cJSON_GetObjectItemCaseSensitive(t, "paths"), tp, NULL, p);
 	} else {
 		const char *url = json_get_string(t, "url");
 		cJSON *headers;
@@ -468,7 +545,7 @@ connector_add(struct service *svc, const cJSON *body, cJSON **out, struct proble
 	if (enabled != NULL && !cJSON_IsBool(enabled))
 		return conn_fail(p, TD_INVALID_REQUEST, "enabled", "enabled must be a boolean");
 	if ((rc = connector_transport_valid(cJSON_GetObjectItemCaseSensitive(body, "transport"),
-	    &transport, p)) != TD_OK)
+	    &svc->paths, &transport, p)) != TD_OK)
 		return rc;
 	if (bind == NULL || cJSON_IsNull(bind))
 		bindings = cJSON_CreateArray();
@@ -549,7 +626,7 @@ connector_update(struct service *svc, const char *id, const cJSON *body, cJSON *
 		return conn_fail(p, TD_INVALID_REQUEST, "transport",
 		    "an update must include the transport");
 	if ((rc = connector_transport_valid(cJSON_GetObjectItemCaseSensitive(body, "transport"),
-	    &transport, p)) != TD_OK)
+	    &svc->paths, &transport, p)) != TD_OK)
 		return rc;
 	if (cJSON_IsNull(bind))
 		bindings = cJSON_CreateArray();
@@ -621,6 +698,50 @@ connector_set_enabled(struct service *svc, const char *id, bool enabled, cJSON *
 	return connector_write_end(svc, id, rc, enabled ? "enabled" : "disabled", out, p);
 }
 
+/* nftw: removes one entry of a state directory. */
+static int
+connector_state_remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	if (remove(path) != 0 && errno != ENOENT)
+		log_warn("cannot remove %s: %s", path, strerror(errno));
+	return 0;
+}
+
+char *
+connector_state_dir(const struct service *svc, const char *id, bool make)
+{
+	char *dir;
+
+	if (svc->paths.data_dir == NULL || id == NULL || strchr(id, '/') != NULL ||
+	    id[0] == '.')
+		return NULL;
+	dir = xasprintf("%s/connector-state/%s", svc->paths.data_dir, id);
+	if (make && !td_mkdir_p(dir, 0700)) {
+		log_warn("cannot make the state directory %s: %s", dir, strerror(errno));
+		free(dir);
+		return NULL;
+	}
+	return dir;
+}
+
+/* Adds a custom stdio connector's state directory (made when missing) to c. */
+static void
+connector_state_dir_add(const struct service *svc, cJSON *c)
+{
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(c, "transport");
+	const char *type = json_get_string(t, "type");
+	char *dir;
+
+	if (type == NULL || strcmp(type, "stdio") != 0)
+		return;
+	if ((dir = connector_state_dir(svc, json_get_string(c, "id"), true)) != NULL)
+		cJSON_AddStringToObject(c, "stateDirectory", dir);
+	free(dir);
+}
+
 enum td_code
 connector_remove(struct service *svc, const char *id, struct problem *p)
 {
@@ -648,6 +769,14 @@ connector_remove(struct service *svc, const char *id, struct problem *p)
 		connector_emit(svc, c, "removed");
 	store_unlock(st);
 	cJSON_Delete(c);
+	if (rc == TD_OK) {
+		/* Its state goes with it. */
+		char *dir = connector_state_dir(svc, id, false);
+
+		if (dir != NULL)
+			nftw(dir, state_remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+		free(dir);
+	}
 	return rc;
 }
 
@@ -706,7 +835,23 @@ connector_launch_prepare(struct service *svc, const char *id, struct connector_l
 		const cJSON *env = cJSON_GetObjectItemCaseSensitive(t, "env");
 		size_t na = 0;
 
+		const cJSON *pe;
+		size_t nrw = 0, nro = 0;
+
 		l->hidden = sandbox_hidden_paths(&svc->paths, NULL);
+		l->state_dir = connector_state_dir(svc, id, true);
+		l->rw_paths = connector_strv_new((size_t)cJSON_GetArraySize(
+		    cJSON_GetObjectItemCaseSensitive(t, "paths")) + 1);
+		l->ro_paths = connector_strv_new((size_t)cJSON_GetArraySize(
+		    cJSON_GetObjectItemCaseSensitive(t, "paths")));
+		if (l->state_dir != NULL)
+			l->rw_paths[nrw++] = xstrdup(l->state_dir);
+		cJSON_ArrayForEach(pe, cJSON_GetObjectItemCaseSensitive(t, "paths")) {
+			if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pe, "write")))
+				l->rw_paths[nrw++] = xstrdup(json_get_string(pe, "path"));
+			else
+				l->ro_paths[nro++] = xstrdup(json_get_string(pe, "path"));
+		}
 		l->network = settings_network(svc->settings);
 		l->allow_unconfined = settings_allow_unconfined(svc->settings);
 		l->limits = *settings_command_limits(svc->settings);
@@ -715,14 +860,28 @@ connector_launch_prepare(struct service *svc, const char *id, struct connector_l
 		cJSON_ArrayForEach(e, args)
 			l->args[na++] = xstrdup(e->valuestring);
 		l->envp = connector_strv_new(sizeof base_env / sizeof base_env[0] +
-		    (size_t)cJSON_GetArraySize(env) + nb);
+		    sizeof state_env / sizeof state_env[0] + (size_t)cJSON_GetArraySize(env) + nb);
 		for (const char *const *k = base_env; *k; k++) {
 			const char *v = getenv(*k);
+			if (strcmp(*k, "HOME") == 0 && l->state_dir != NULL)
+				continue;
 			if (v != NULL && cJSON_GetObjectItemCaseSensitive(env, *k) == NULL)
 				l->envp[n++] = xasprintf("%s=%s", *k, v);
 		}
-		cJSON_ArrayForEach(e, env)
-			l->envp[n++] = xasprintf("%s=%s", e->string, e->valuestring);
+		/* HOME and the XDG directories in its state directory, as in a run. */
+		for (size_t k = 0; l->state_dir != NULL &&
+		    k < sizeof state_env / sizeof state_env[0]; k += 2)
+			if (cJSON_GetObjectItemCaseSensitive(env, state_env[k]) == NULL)
+				l->envp[n++] = xasprintf("%s=%s%s", state_env[k], l->state_dir,
+				    state_env[k + 1]);
+		cJSON_ArrayForEach(e, env) {
+			bool home = l->state_dir != NULL &&
+			    strncmp(e->valuestring, "${HOME}", 7) == 0;
+
+			/* ${HOME} at the start names its state directory, as in a run. */
+			l->envp[n++] = xasprintf("%s=%s%s", e->string, home ? l->state_dir : "",
+			    e->valuestring + (home ? 7 : 0));
+		}
 	}
 	cJSON_ArrayForEach(e, (l->builtin ? NULL : bindings)) {
 		const char *target = json_get_string(e, "target");
@@ -758,6 +917,9 @@ connector_launch_free(struct connector_launch *l)
 	connector_strv_free(l->headers);
 	connector_strv_free(l->secrets);
 	sandbox_hidden_free(l->hidden);
+	free(l->state_dir);
+	connector_strv_free(l->rw_paths);
+	connector_strv_free(l->ro_paths);
 	memset(l, 0, sizeof *l);
 }
 
@@ -778,6 +940,7 @@ connectors_for_run(struct service *svc)
 		cJSON_DeleteItemFromObjectCaseSensitive(c, "enabled");
 		cJSON_DeleteItemFromObjectCaseSensitive(c, "createdAt");
 		cJSON_DeleteItemFromObjectCaseSensitive(c, "updatedAt");
+		connector_state_dir_add(svc, c);
 		cJSON_AddItemToArray(arr, c);
 	}
 	sqlite3_reset(s);

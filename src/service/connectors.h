@@ -83,6 +83,9 @@ struct connector_launch {
 	bool network;		/* defaults.network: what a run of the application default gets */
 	bool allow_unconfined;	/* runs.allowUnconfinedCommands */
 	struct sandbox_limits limits;	/* runs.commandLimits */
+	char *state_dir;	/* stdio: its state directory (HOME), or NULL */
+	char **rw_paths;	/* stdio: bound read-write (the state directory first) */
+	char **ro_paths;	/* stdio: bound read-only */
 };
 enum td_code connector_launch_prepare(struct service *svc, const char *id,
     struct connector_launch *l, struct problem *p);
@@ -109,7 +112,14 @@ bool connector_tests_drain(int timeout_ms);
 bool conn_env_name_valid(const char *s);
 bool conn_header_name_valid(const char *s);
 
-/* The enabled connectors for a run's start message, without any secret. */
+/*
+ * A stdio connector's private state directory, <data dir>/connector-state/<id>
+ * (docs/connectors.md), made (mode 0700) when make and missing; NULL when it
+ * cannot be.  Hidden from runs and other connectors with the data directory.
+ */
+char *connector_state_dir(const struct service *svc, const char *id, bool make);
+/* The enabled connectors for a run's start message, without any secret; a custom
+ * stdio one carries its "stateDirectory". */
 cJSON *connectors_for_run(struct service *svc);
 /*
  * The agent's secret.resolve {connectorId, credentialId}: the value for the

@@ -313,30 +313,6 @@ runs_progress(struct service *svc, const char *id, const struct run_progress *p,
 	store_unlock(st);
 }
 
-void
-runs_checkpoint(struct service *svc, const char *id, const char *checkpoint,
-    const char *output, bool *warned)
-{
-	struct store *st = svc->store;
-	sqlite3 *db = store_lock(st);
-	sqlite3_stmt *s;
-
-	s = store_stmt(st, "UPDATE runs SET checkpoint = ?2, checkpoint_at = ?3,"
-	    " output = ?4, updated_at = " RESOURCE_NEXT_TIME(3)
-	    " WHERE id = ?1 AND status = 'running'");
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, checkpoint, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, td_now_ms());
-	sqlite3_bind_text(s, 4, output, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) != SQLITE_DONE && !*warned) {
-		log_error("run %s: cannot store a checkpoint: %s", id, sqlite3_errmsg(db));
-		*warned = true;
-	}
-	sqlite3_reset(s);
-	cache_drop(svc->cache, id);
-	store_unlock(st);
-}
-
 bool
 runs_checkpoint_head(struct store *st, const char *id, const char *head, const char *output,
     size_t output_len)

@@ -110,13 +110,6 @@ struct run_progress {
 void runs_progress(struct service *svc, const char *id, const struct run_progress *p,
     bool *warned);
 /*
- * Checkpoint: replaces the run's last checkpoint (JSON text) and its output
- * in one statement.  Takes the store lock.  A failure is logged once per
- * *warned and keeps the previous checkpoint.
- */
-void runs_checkpoint(struct service *svc, const char *id, const char *checkpoint,
-    const char *output, bool *warned);
-/*
  * Checkpoint of version 2: the head (JSON text, no messages) and, unless
  * output is NULL, the output, inside the caller's transaction that appends
  * the messages (checkpoints.c).  Only while the store is locked.

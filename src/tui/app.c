@@ -234,17 +234,16 @@ static unsigned
 res_start_run(struct tui *t, const struct job_result *r)
 {
 	if (r->code != TD_OK) {
-		/* The typed prompt is kept: n (or N) in that project offers it again. */
-		free(t->prompt_draft);
-		t->prompt_draft = r->job.text != NULL ? xstrdup(r->job.text) : NULL;
-		snprintf(t->prompt_draft_project, sizeof t->prompt_draft_project, "%s",
-		    r->job.id != NULL ? r->job.id : "");
+		/* The whole start is kept: n (or N) in that project offers it again. */
+		job_clear(&t->draft);
+		job_copy(&t->draft, &r->job);
+		t->has_draft = true;
 		model_message(&t->m, t->now_ms, true, "start failed (%s reopens your prompt): %s: %s",
 		    r->job.session != NULL ? "N" : "n", r->err.code_name, r->err.message);
 		return NEED_NONE;
 	}
-	free(t->prompt_draft);
-	t->prompt_draft = NULL;
+	job_clear(&t->draft);
+	t->has_draft = false;
 	model_message(&t->m, t->now_ms, false, "started %s", r->run->id);
 	snprintf(t->want_session, sizeof t->want_session, "%s",
 	    r->run->session_id != NULL ? r->run->session_id : "");
@@ -827,6 +826,12 @@ tui_main(struct td_client *client, const struct tui_options *o)
 	keys_init();
 	app_screen(t);
 	t->now_ms = td_mono_ms();
+	/* Said where it is seen; stderr (shown after q) has every line. */
+	if (o->config_problems == 1)
+		model_message(&t->m, t->now_ms, true, "%s", o->config_problem);
+	else if (o->config_problems > 1)
+		model_message(&t->m, t->now_ms, true, "%d lines wrong (all on stderr after q): %s",
+		    o->config_problems, o->config_problem);
 	a.doctor_ms = t->now_ms + APP_DOCTOR_MS;
 	tui_reread(t);
 	app_stream_open(&a);
@@ -838,7 +843,7 @@ tui_main(struct td_client *client, const struct tui_options *o)
 	td_events_close(a.ev);
 	worker_free(t->w);
 	modal_free(t);
-	free(t->prompt_draft);
+	job_clear(&t->draft);
 	for (size_t i = 0; i < sizeof t->downloading / sizeof t->downloading[0]; i++)
 		free(t->downloading[i]);
 	model_free(&t->m);

@@ -3,8 +3,10 @@
  * (else ~/.config/taskdeck/dashboard.conf), lines "name = value", '#'
  * comments: on/off settings, key.ACTION = KEY (keys.c) and
  * color.ELEMENT = FG[,BG] (draw.c).  Unknown names and bad values are
- * reported once on stderr (before the screen starts) and ignored.
+ * ignored and reported on stderr, and the first of them (with how many)
+ * on the dashboard's status line, where they are seen.
  */
+#include <stdarg.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +43,23 @@ config_trim(char *s)
 	return s;
 }
 
+/* One problem of line n: on stderr, and the first one kept for the screen. */
+static void __attribute__((format(printf, 4, 5)))
+config_problem(struct tui_options *o, const char *path, int n, const char *fmt, ...)
+{
+	const char *base = strrchr(path, '/');
+	char text[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof text, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "taskdeck: %s:%d: %s\n", path, n, text);
+	if (o->config_problems++ == 0)
+		snprintf(o->config_problem, sizeof o->config_problem, "%s:%d: %s",
+		    base != NULL ? base + 1 : path, n, text);
+}
+
 void
 tui_config_load(struct tui_options *o)
 {
@@ -67,7 +86,7 @@ tui_config_load(struct tui_options *o)
 		if (*name == '\0')
 			continue;
 		if ((eq = strchr(name, '=')) == NULL) {
-			fprintf(stderr, "taskdeck: %s:%d: expected name = value\n", path, n);
+			config_problem(o, path, n, "expected name = value");
 			continue;
 		}
 		*eq = '\0';
@@ -77,16 +96,15 @@ tui_config_load(struct tui_options *o)
 			int key = keys_parse(value);
 
 			if (key < 0)
-				fprintf(stderr, "taskdeck: %s:%d: %s: '%s' is not a key (a character, "
-				    "Ctrl-X, F1-F12, Space, Tab, Enter, Up, PgUp, ...)\n", path, n, name,
-				    value);
+				config_problem(o, path, n, "%s: '%s' is not a key (a character, "
+				    "Ctrl-X, F1-F12, Space, Tab, Enter, Up, PgUp, ...)", name, value);
 			else if (!keys_bind(name + 4, key, why, sizeof why) || why[0] != '\0')
-				fprintf(stderr, "taskdeck: %s:%d: %s: %s\n", path, n, name, why);
+				config_problem(o, path, n, "%s: %s", name, why);
 			continue;
 		}
 		if (strncmp(name, "color.", 6) == 0 || strncmp(name, "colour.", 7) == 0) {
 			if (!draw_color_set(strchr(name, '.') + 1, value, why, sizeof why))
-				fprintf(stderr, "taskdeck: %s:%d: %s: %s\n", path, n, name, why);
+				config_problem(o, path, n, "%s: %s", name, why);
 			continue;
 		}
 		if (strcmp(name, "bell") == 0)
@@ -99,14 +117,14 @@ tui_config_load(struct tui_options *o)
 			if (config_bool(value, &on))
 				o->no_mouse = o->no_mouse || !on;
 			else
-				fprintf(stderr, "taskdeck: %s:%d: mouse: on or off\n", path, n);
+				config_problem(o, path, n, "mouse: on or off");
 			continue;
 		} else {
-			fprintf(stderr, "taskdeck: %s:%d: unknown setting '%s'\n", path, n, name);
+			config_problem(o, path, n, "unknown setting '%s'", name);
 			continue;
 		}
 		if (!config_bool(value, target))
-			fprintf(stderr, "taskdeck: %s:%d: %s: on or off\n", path, n, name);
+			config_problem(o, path, n, "%s: on or off", name);
 	}
 	fclose(fp);
 }

@@ -15,7 +15,7 @@
 static const struct tui_glyphs draw_utf8 = {
 	.ellipsis = "…",
 	.crumb = " › ",
-	.status = { "…", "●", "✔", "✘", "⊘" },
+	.status = { "◌", "●", "✔", "✘", "⊘" },
 	.log = { " ", "⚙", "·", "▶", "?", "☰", "✔", "!" },
 	.log_error = "✘",
 	.conn_live = "●",

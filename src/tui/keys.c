@@ -120,8 +120,6 @@ key_new_run(struct tui *t, int key)
 	snprintf(t->modal_id, sizeof t->modal_id, "%s", p->id);
 	snprintf(t->modal_name, sizeof t->modal_name, "%s", p->name);
 	snprintf(t->modal_session, sizeof t->modal_session, "%s", key == 'N' ? s->id : "");
-	t->plan_first = false;
-	t->profile = 0;
 	modal_open(t, MODAL_PROMPT);
 	return TUI_HANDLED | TUI_REDRAW;
 }
@@ -156,6 +154,12 @@ static unsigned
 key_reread(struct tui *t, int key)
 {
 	(void)key;
+	if (t->m.conn == CONN_RECONNECTING) {
+		/* Unreachable: try the service now, not when the backoff ends. */
+		model_conn(&t->m, CONN_RECONNECTING, t->now_ms);
+		model_message(&t->m, t->now_ms, false, "reconnecting now");
+		return TUI_HANDLED | TUI_REDRAW;
+	}
 	tui_reread(t);
 	model_message(&t->m, t->now_ms, false, "re-reading everything");
 	return TUI_HANDLED | TUI_REDRAW;
@@ -266,11 +270,20 @@ key_pager(struct tui *t, int key)
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
-/* 'h' / 'l': the pane to the left / right (as Shift-Tab / Tab). */
+/* 'h' / 'l', Left / Right: the pane to the left / right (as Shift-Tab / Tab). */
 static unsigned
-key_side(struct tui *t, int key)
+key_pane_left(struct tui *t, int key)
 {
-	model_focus_next(&t->m, key == 'h' ? -1 : 1);
+	(void)key;
+	model_focus_next(&t->m, -1);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+static unsigned
+key_pane_right(struct tui *t, int key)
+{
+	(void)key;
+	model_focus_next(&t->m, 1);
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
@@ -587,13 +600,17 @@ static const struct keys_binding {
 	{ 'N', W_ANY & ~W_LOG, "N", "not the Log",
 	    "new run continuing the selected session (:continue)", key_new_run, "continue" },
 	{ 'c', W_RUNS | W_LOG, "c", "Runs, Log", "cancel the selected run", key_cancel, "cancel" },
-	{ 'r', W_ANY, "r", "anywhere", "re-read everything", key_reread, "reread" },
+	{ 'r', W_ANY, "r", "anywhere", "re-read everything (unreachable: reconnect now)",
+	    key_reread, "reread" },
 	{ '!', W_ANY, "!", "anywhere", "show the pending permission prompt", key_permission,
 	    "permission" },
 	{ '@', W_ANY, "@", "anywhere",
 	    "jump to the next run that needs you (any project)", key_attention, "attention" },
-	{ 'h', W_ANY, "h l", "anywhere", "pane to the left / right", key_side, "pane-left" },
-	{ 'l', W_ANY, NULL, NULL, NULL, key_side, "pane-right" },
+	{ 'h', W_ANY, "h l Left Right", "anywhere", "pane to the left / right", key_pane_left,
+	    "pane-left" },
+	{ TUI_KEY(KEY_LEFT), W_ANY, NULL, NULL, NULL, key_pane_left, "pane-left" },
+	{ 'l', W_ANY, NULL, NULL, NULL, key_pane_right, "pane-right" },
+	{ TUI_KEY(KEY_RIGHT), W_ANY, NULL, NULL, NULL, key_pane_right, "pane-right" },
 	{ 'y', W_ANY, "y", "anywhere", "copy the selected id (OSC 52)", key_copy, "copy-id" },
 	{ 'Y', W_ANY, "Y", "anywhere", "copy a taskdeck command for it", key_copy, "copy-command" },
 	{ ':', W_ANY, ":", "anywhere",
@@ -828,6 +845,7 @@ static const struct {
 	{ "Ctrl-T", "prompt editor", "plan-first on/off" },
 	{ "Ctrl-P", "prompt editor", "next permission profile" },
 	{ "Ctrl-O", "prompt editor", "write the prompt in $EDITOR (vi)" },
+	{ "Tab", "prompt editor", "edit the provider, then the model, then the text again" },
 	{ "Ctrl-U", "editor", "erase up to the cursor" },
 	{ "<- -> Home End", "editor", "move the cursor (Ctrl-A, Ctrl-E: start, end)" },
 	{ "Bksp Del", "editor", "erase a character" },

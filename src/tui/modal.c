@@ -36,6 +36,9 @@ modal_free(struct tui *t)
 		job_clear(&t->confirm_job);
 	t->confirm_has_job = false;
 	editor_free(&t->ed);
+	editor_free(&t->fed);
+	t->field = 0;
+	t->ask_drop = false;
 }
 
 void
@@ -46,16 +49,36 @@ modal_close(struct tui *t)
 	t->dirty = true;
 }
 
+/* The prompt editor with the defaults, or, after a start in this project
+ * failed, with all of that start: its text, profile, plan-first, provider
+ * and model (the text never comes back without what it was chosen with). */
+static void
+prompt_open(struct tui *t)
+{
+	const struct job *d = &t->draft;
+	bool again = t->has_draft && d->id != NULL && strcmp(d->id, t->modal_id) == 0;
+
+	t->plan_first = again && d->plan_first;
+	t->profile = 0;
+	t->provider[0] = t->model[0] = '\0';
+	if (again) {
+		for (size_t i = 1; i < tui_profile_count; i++) {
+			if (d->profile != NULL && strcmp(d->profile, tui_profiles[i]) == 0)
+				t->profile = i;
+		}
+		snprintf(t->provider, sizeof t->provider, "%s", d->provider != NULL ? d->provider : "");
+		snprintf(t->model, sizeof t->model, "%s", d->model != NULL ? d->model : "");
+	}
+	editor_init(&t->ed, MODAL_PROMPT_MAX, true, again ? d->text : NULL);
+}
+
 void
 modal_open(struct tui *t, enum modal_kind kind)
 {
 	modal_free(t);
 	switch (kind) {
 	case MODAL_PROMPT:
-		/* The prompt of a start that failed in this project comes back. */
-		editor_init(&t->ed, MODAL_PROMPT_MAX, true,
-		    t->prompt_draft != NULL && strcmp(t->prompt_draft_project, t->modal_id) == 0 ?
-		    t->prompt_draft : NULL);
+		prompt_open(t);
 		break;
 	case MODAL_HELP:
 		t->help_top = 0;
@@ -253,25 +276,33 @@ permission_key(struct tui *t, int key)
 	return 0;
 }
 
-/* The editor box with a title and a footer of lines below the text. */
-static void
+/* The editor box with a title and a footer of lines below the text; the inside. */
+static struct rect
 editor_box_draw(struct tui *t, const char *title, const char *const *footer, size_t nf)
 {
 	int h = t->rows - 6 < 14 ? t->rows - 6 : 14;
 	struct rect r = modal_box(t, t->cols - 8 < 90 ? t->cols - 8 : 90, h, title);
-	struct rect tr = { r.y, r.x, r.h - (int)nf - 1, r.w };
+	struct rect tr;
+
+	/* A short screen keeps a row of text; the footer gives way. */
+	while (nf > 0 && r.h - (int)nf - 1 < 1)
+		nf--;
+	tr = (struct rect){ r.y, r.x, r.h - (int)nf - 1 > 0 ? r.h - (int)nf - 1 : 1, r.w };
 
 	editor_draw(&t->ed, &tr, A_NORMAL, &t->cur_y, &t->cur_x);
 	mvhline(r.y + tr.h, r.x, ' ', r.w);
 	for (size_t i = 0; i < nf; i++)
 		draw_text(r.y + tr.h + 1 + (int)i, r.x, r.w, footer[i], draw_attr(t, ST_DIM));
+	return r;
 }
 
 static void
 prompt_draw(struct tui *t)
 {
-	char title[400], opts[256];
-	const char *footer[2] = { opts, "Enter start  Ctrl-J newline  Ctrl-O $EDITOR  Esc cancel" };
+	char title[400], opts[256], where[300];
+	const char *footer[3] = { opts, where,
+		"Enter start  Ctrl-J newline  Ctrl-O $EDITOR  Esc cancel" };
+	struct rect r, fr;
 
 	if (t->modal_session[0] != '\0')
 		snprintf(title, sizeof title, "Continue session %s", t->modal_session);
@@ -280,7 +311,68 @@ prompt_draw(struct tui *t)
 	snprintf(opts, sizeof opts, "plan-first: %s (Ctrl-T)   profile: %s (Ctrl-P)",
 	    t->plan_first ? "on" : "off",
 	    tui_profiles[t->profile] != NULL ? tui_profiles[t->profile] : "default");
-	editor_box_draw(t, title, footer, 2);
+	if (t->modal_session[0] != '\0')
+		snprintf(where, sizeof where, "provider, model: the session's");
+	else
+		snprintf(where, sizeof where, "provider: %s   model: %s   (Tab edits)",
+		    t->provider[0] != '\0' ? t->provider : "default",
+		    t->model[0] != '\0' ? t->model : "default");
+	if (t->ask_drop)
+		footer[2] = "Drop the typed prompt? [y/N]";
+	r = editor_box_draw(t, title, footer, 3);
+	if (t->field == 0 || r.w <= 12 || r.h < 5)
+		return;
+	/* The field edited, on its line, with the cursor; its keys below. */
+	fr = (struct rect){ r.y + r.h - 2, r.x + 10, 1, r.w - 10 };
+	mvhline(fr.y, r.x, ' ', r.w);
+	mvhline(fr.y + 1, r.x, ' ', r.w);
+	draw_text(fr.y, r.x, 10, t->field == 1 ? "provider:" : "model:", draw_attr(t, ST_DIM));
+	editor_draw(&t->fed, &fr, A_UNDERLINE, &t->cur_y, &t->cur_x);
+	draw_text(fr.y + 1, r.x, r.w, t->field == 1 ?
+	    "Tab model  Enter start  Esc back to the text  (empty: the default)" :
+	    "Tab back to the text  Enter start  Esc back  (empty: the default)",
+	    draw_attr(t, ST_DIM));
+}
+
+/* Ends editing the provider or model field: its text kept (keep) or not. */
+static void
+prompt_field_end(struct tui *t, bool keep)
+{
+	if (keep && t->field == 1)
+		snprintf(t->provider, sizeof t->provider, "%s", t->fed.text);
+	else if (keep && t->field == 2)
+		snprintf(t->model, sizeof t->model, "%s", t->fed.text);
+	editor_free(&t->fed);
+	t->field = 0;
+}
+
+/*
+ * Tab moves from the text to the provider, the model and back; Enter keeps
+ * the field and starts (EDITOR_DONE); Esc leaves the field as it was.
+ */
+static unsigned
+prompt_field_key(struct tui *t, int key)
+{
+	unsigned f;
+
+	if (key == '\t') {
+		int next = t->field == 2 ? 0 : t->field + 1;
+
+		prompt_field_end(t, true);
+		t->field = next;
+		if (next != 0)
+			editor_init(&t->fed, next == 1 ? sizeof t->provider : sizeof t->model, false,
+			    next == 1 ? t->provider : t->model);
+		return 0;
+	}
+	f = editor_key(&t->fed, key);
+	if (f & EDITOR_CANCEL)
+		prompt_field_end(t, false);
+	else if (f & EDITOR_DONE) {
+		prompt_field_end(t, true);
+		return EDITOR_DONE;
+	}
+	return 0;
 }
 
 /* Ctrl-O: the text in $EDITOR (vi when unset), then back in the editor. */
@@ -319,20 +411,31 @@ prompt_key(struct tui *t, int key)
 	struct job job = { .kind = JOB_START_RUN };
 	unsigned f;
 
-	if (key == TUI_CTRL('t')) {
+	if (t->ask_drop) {
+		/* Only y drops the text; any other key goes back to it. */
+		t->ask_drop = false;
+		if (key == 'y')
+			modal_close(t);
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	if (t->field != 0 || (key == '\t' && t->modal_session[0] == '\0')) {
+		f = prompt_field_key(t, key);
+		if (!(f & EDITOR_DONE))
+			return TUI_HANDLED | TUI_REDRAW;
+	} else if (key == TUI_CTRL('t')) {
 		t->plan_first = !t->plan_first;
 		return TUI_HANDLED | TUI_REDRAW;
-	}
-	if (key == TUI_CTRL('p')) {
+	} else if (key == TUI_CTRL('p')) {
 		t->profile = (t->profile + 1) % tui_profile_count;
 		return TUI_HANDLED | TUI_REDRAW;
-	}
-	if (key == TUI_CTRL('o')) {
+	} else if (key == TUI_CTRL('o')) {
 		modal_external_edit(t);
 		return TUI_HANDLED | TUI_REDRAW;
-	}
-	f = editor_key(&t->ed, key);
-	if (f & EDITOR_CANCEL)
+	} else
+		f = editor_key(&t->ed, key);
+	if ((f & EDITOR_CANCEL) && t->ed.len > 0)
+		t->ask_drop = true;
+	else if (f & EDITOR_CANCEL)
 		modal_close(t);
 	else if (f & EDITOR_DONE) {
 		if (t->ed.len == 0)
@@ -342,6 +445,11 @@ prompt_key(struct tui *t, int key)
 		job.text = t->ed.text;
 		job.profile = (char *)tui_profiles[t->profile];
 		job.plan_first = t->plan_first;
+		/* A continued session runs with its own configuration. */
+		if (job.session == NULL) {
+			job.provider = t->provider[0] != '\0' ? t->provider : NULL;
+			job.model = t->model[0] != '\0' ? t->model : NULL;
+		}
 		tui_submit(t, &job);
 		model_message(&t->m, t->now_ms, false, "starting a run...");
 		modal_close(t);

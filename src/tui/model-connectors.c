@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "model-internal.h"
 #include "xalloc.h"
 
@@ -36,6 +38,13 @@ connector_fill(struct m_connector *d, const struct td_connector *c)
 	mdl_set_str(&d->kind, c->kind);
 	mdl_set_str(&d->transport, c->transport_type);
 	d->enabled = c->enabled;
+	d->paths = 0;
+	if (c->transport_json != NULL) {
+		cJSON *t = cJSON_Parse(c->transport_json);
+
+		d->paths = (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(t, "paths"));
+		cJSON_Delete(t);
+	}
 }
 
 void

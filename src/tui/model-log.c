@@ -481,24 +481,40 @@ log_notice(struct model *m, const char *time, const char *text)
 }
 
 /* True when the log already holds ev: the same stream, a seq not above the last applied. */
+static struct m_seen *
+log_stream(const struct m_log *l, const char *stream_id)
+{
+	for (size_t i = 0; i < l->seen_count; i++) {
+		if (strcmp(l->seen[i].stream, stream_id) == 0)
+			return &l->seen[i];
+	}
+	return NULL;
+}
+
 static bool
 log_seen(const struct m_log *l, const struct td_event *ev)
 {
-	return ev->stream_id != NULL && mdl_str_eq(l->history_stream, ev->stream_id) &&
-	    ev->seq <= l->history_max_seq;
+	const struct m_seen *s = ev->stream_id != NULL ? log_stream(l, ev->stream_id) : NULL;
+
+	return s != NULL && ev->seq <= s->max_seq;
 }
 
-/* Remembers ev as the last one applied. */
+/* Remembers ev as applied: the highest seq of its stream. */
 static void
 log_mark(struct m_log *l, const struct td_event *ev)
 {
+	struct m_seen *s;
+
 	if (ev->stream_id == NULL)
 		return;
-	if (!mdl_str_eq(l->history_stream, ev->stream_id)) {
-		mdl_set_str(&l->history_stream, ev->stream_id);
-		l->history_max_seq = ev->seq;
-	} else if (ev->seq > l->history_max_seq)
-		l->history_max_seq = ev->seq;
+	s = log_stream(l, ev->stream_id);
+	if (s == NULL) {
+		l->seen = xrealloc(l->seen, (l->seen_count + 1) * sizeof *l->seen);
+		s = &l->seen[l->seen_count++];
+		s->stream = xstrdup(ev->stream_id);
+		s->max_seq = ev->seq;
+	} else if (ev->seq > s->max_seq)
+		s->max_seq = ev->seq;
 }
 
 /* Applies ev to the log unless it is there already. */
@@ -555,9 +571,11 @@ log_reset(struct m_log *l)
 	log_pending_clear(l);
 	free(l->scope_id);
 	l->scope_id = NULL;
-	free(l->history_stream);
-	l->history_stream = NULL;
-	l->history_max_seq = 0;
+	for (size_t i = 0; i < l->seen_count; i++)
+		free(l->seen[i].stream);
+	free(l->seen);
+	l->seen = NULL;
+	l->seen_count = 0;
 	l->loading = false;
 	l->follow = true;
 }

@@ -99,6 +99,7 @@ struct m_connector {
 	char *name;
 	char *kind;		/* "builtin" or "custom" */
 	char *transport;	/* "stdio", "http", "builtin" */
+	size_t paths;		/* stdio: the extra paths it may read or write */
 	bool enabled;
 	char *test;		/* the last test's result here, or NULL */
 };
@@ -168,8 +169,13 @@ struct m_log {
 	bool run_scope;		/* true: the selected run; false: the whole session */
 	char *scope_id;		/* the run or session shown, NULL: nothing */
 	bool loading;		/* history requested, not arrived */
-	long long history_max_seq;	/* highest seq of the history applied */
-	char *history_stream;	/* its stream id */
+	/* The highest seq applied of each stream the scope's events came
+	 * from (one per service start): a reload skips what is shown. */
+	struct m_seen {
+		char *stream;
+		long long max_seq;
+	} *seen;
+	size_t seen_count;
 	struct td_event **pending;	/* live events held while loading */
 	size_t pending_count;
 	/* What the view shows. */

@@ -21,6 +21,9 @@ struct tui_options {
 	long timeout_ms;	/* request deadline of a client made on reconnect; 0: default */
 	bool bell;		/* ring the terminal's bell when a run starts needing the user */
 	bool title;		/* "taskdeck: N need you" as the terminal's window title */
+	/* What was wrong in the configuration file: how many lines, the first. */
+	int config_problems;
+	char config_problem[320];
 };
 
 /* Reads the configuration file (config.c) into o; see taskdeck(1). */
@@ -171,9 +174,10 @@ struct tui {
 	size_t help_top;
 	bool help_all;
 	unsigned help_where;
-	/* The prompt of a start that failed, offered again by n / N there. */
-	char *prompt_draft;
-	char prompt_draft_project[128];
+	/* A start that failed (draft.id its project): n / N there offers its
+	 * prompt again with every choice it was made with, never the text alone. */
+	struct job draft;
+	bool has_draft;
 
 	/* Layout of the last draw, for mouse clicks. */
 	int rows, cols;
@@ -187,8 +191,17 @@ struct tui {
 	struct job confirm_job;	/* owned strings */
 	bool confirm_has_job;
 	struct editor ed;
+	/* The prompt editor's choices besides the text ("" : the defaults). */
 	bool plan_first;
 	size_t profile;		/* index into tui_profiles */
+	char provider[64];
+	char model[128];
+	/* Tab in the prompt editor: the field edited in fed (1 provider,
+	 * 2 model), 0 the text. */
+	int field;
+	struct editor fed;
+	/* Esc on a typed prompt: "Drop it? [y/N]" waits for the next key. */
+	bool ask_drop;
 	char download_dir[4096];
 	/* Destinations of the downloads queued or running (a second Enter on
 	 * one says so instead of queueing a copy that would fail). */

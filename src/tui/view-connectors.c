@@ -22,7 +22,7 @@ connectors_draw(struct tui *t, const struct rect *r)
 {
 	struct model *m = &t->m;
 	bool focused = m->focus == PANE_RIGHT;
-	int cs = 10, cn = r->w / 4 > 12 ? r->w / 4 : 12, ck = 18, x;
+	int cs = 10, cn = r->w / 4 > 12 ? r->w / 4 : 12, ck = 23, x;
 	size_t shown, *rows;
 
 	if (m->connector_count == 0) {
@@ -63,8 +63,14 @@ connectors_draw(struct tui *t, const struct rect *r)
 		draw_text(y, x, cs - 1, c->enabled ? "enabled" : "disabled",
 		    draw_attr(t, c->enabled ? ST_OK : ST_DIM) | bits);
 		draw_text(y, x + cs, cn - 1, c->name != NULL ? c->name : c->id, attr);
-		snprintf(kind, sizeof kind, "%s %s", c->kind != NULL ? c->kind : "-",
-		    c->transport != NULL ? c->transport : "");
+		/* The extra paths a stdio server may use (connectors show lists them). */
+		if (c->paths > 0)
+			snprintf(kind, sizeof kind, "%s %s +%zu path%s", c->kind != NULL ? c->kind :
+			    "-", c->transport != NULL ? c->transport : "", c->paths,
+			    c->paths == 1 ? "" : "s");
+		else
+			snprintf(kind, sizeof kind, "%s %s", c->kind != NULL ? c->kind : "-",
+			    c->transport != NULL ? c->transport : "");
 		draw_text(y, x + cs + cn, ck - 1, kind, attr);
 		draw_text(y, x + cs + cn + ck, r->w - (x - r->x) - cs - cn - ck,
 		    c->test != NULL ? c->test : "-", attr);

@@ -152,9 +152,12 @@ log_line(struct tui *t, const struct log_line *ln, const struct rect *r, int y,
 		return 1;
 	}
 	do {
-		n = draw_fit(ln->text + at, len - at, r->w - pw, &used);
-		if (n == 0 && at < len)
-			n = 1;
+		size_t next;
+
+		/* At a space when a word would be cut (draw_wrap), else where it fits. */
+		n = draw_wrap(ln->text + at, len - at, r->w - pw, &next);
+		if (next == 0)
+			next = n = 1;
 		if (draw && rows >= skip && y < r->y + r->h) {
 			if (rows == 0)
 				log_draw_prefix(t, meta, glyph, attr, y, r->x, pw);
@@ -162,7 +165,7 @@ log_line(struct tui *t, const struct log_line *ln, const struct rect *r, int y,
 			    mk != NULL ? mk + at : NULL, base, hl);
 			y++;
 		}
-		at += n;
+		at += next;
 		rows++;
 	} while (at < len);
 	return rows;
@@ -208,6 +211,17 @@ log_draw(struct tui *t, const struct rect *r)
 		    model_log_search_current(&t->m, i));
 		y += rows - skip;
 		skip = 0;
+	}
+	/* Not following: what is below the pane is said on its last row. */
+	if (!l->follow && i < count) {
+		char below[96];
+		int w;
+
+		snprintf(below, sizeof below, " %zu more line%s below (f follows) ", count - i,
+		    count - i == 1 ? "" : "s");
+		w = draw_width(below);
+		if (w < r->w)
+			draw_text(r->y + r->h - 1, r->x + r->w - w, w, below, draw_attr(t, ST_TITLE));
 	}
 }
 

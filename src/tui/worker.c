@@ -88,6 +88,8 @@ job_copy(struct job *dst, const struct job *src)
 	dst->path = xstrdup_or_null(src->path);
 	dst->label = xstrdup_or_null(src->label);
 	dst->run_id = xstrdup_or_null(src->run_id);
+	dst->provider = xstrdup_or_null(src->provider);
+	dst->model = xstrdup_or_null(src->model);
 }
 
 void
@@ -101,6 +103,8 @@ job_clear(struct job *j)
 	free(j->path);
 	free(j->label);
 	free(j->run_id);
+	free(j->provider);
+	free(j->model);
 	memset(j, 0, sizeof *j);
 }
 
@@ -463,6 +467,8 @@ do_start_run(struct worker *w, struct job_result *r, const struct td_request_opt
 		.permission_profile = r->job.profile,
 		.turn_intent = r->job.plan_first ? "plan-first" : NULL,
 		.session_id = r->job.session,
+		.provider = r->job.provider,
+		.model = r->job.model,
 	};
 
 	return td_start_run(w->client, &req, opts, &r->run, &r->err);

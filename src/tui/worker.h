@@ -26,7 +26,7 @@ enum job_kind {
 				   histories, oldest run first, at most MODEL_LOG_MAX
 				   events) -> events */
 	JOB_START_RUN,		/* id: project, session (NULL: new), text: prompt,
-				   profile, plan_first -> run */
+				   profile, plan_first, provider, model -> run */
 	JOB_CANCEL_RUN,		/* id: run -> run */
 	JOB_RUN,		/* id: run -> run */
 	JOB_PLAN_RESPOND,	/* id: session, decision, version, revision, text: feedback -> plan */
@@ -49,6 +49,8 @@ struct job {
 	char *path;		/* JOB_DOWNLOAD: destination file */
 	char *label;		/* JOB_DOWNLOAD: what the progress bar names */
 	char *run_id;		/* JOB_DOWNLOAD: the artifact's run, for the error text */
+	char *provider;		/* JOB_START_RUN: provider and model, NULL: the defaults */
+	char *model;
 	bool plan_first;
 	bool overwrite;
 	bool run_scope;		/* JOB_HISTORY: id is a run (else a session) */

@@ -2563,6 +2563,283 @@ marked_processes(const struct agent *a)
 	return n;
 }
 
+/*
+ * A run of provider kind whose model calls tool with arguments (a tool of
+ * server-everything over stdio), against a fake provider; the body of its second
+ * request, parsed.  said (NULL: not wanted) gets the messages of its progress lines.
+ */
+static cJSON *
+connector_call_request(const char *kind, const char *tool, const char *arguments,
+    char *said, size_t saidlen)
+{
+	const char *const args[] = { mcp_everything(), "stdio", NULL };
+	struct buf one, two;
+	struct fake_reply replies[2];
+	struct fake_provider *fp;
+	struct agent a;
+	cJSON *start, *finish, *body;
+
+	buf_init(&one, 0);
+	buf_init(&two, 0);
+	if (strcmp(kind, "anthropic") == 0) {
+		fake_anthropic_start(&one, 100);
+		fake_anthropic_tool_block(&one, 0, "toolu_img", tool, arguments, 2);
+		fake_anthropic_stop(&one, "tool_use", 10);
+		fake_anthropic_start(&two, 100);
+		fake_anthropic_text_block(&two, 0, "A tiny logo.");
+		fake_anthropic_stop(&two, "end_turn", 4);
+	} else {
+		fake_openai_tool_call(&one, 0, "call_img", tool, arguments, 2);
+		fake_openai_delta(&one, "{}", "tool_calls");
+		fake_openai_done(&one);
+		fake_openai_text(&two, "A tiny logo.");
+		fake_openai_delta(&two, "{}", "stop");
+		fake_openai_done(&two);
+	}
+	replies[0] = (struct fake_reply){ 200, "text/event-stream", one.data, 0, 0, NULL, 0 };
+	replies[1] = (struct fake_reply){ 200, "text/event-stream", two.data, 0, 0, NULL, 0 };
+	fp = fake_provider_start(replies, 2);
+	cr_assert_not_null(fp);
+	agent_init(&a);
+	start = http_start(&a, kind, fp, TEST_KEY);
+	add_stdio_connector(&a, start, "con_everything", "everything", "node", args);
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 45000);
+	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s",
+	    finish_message(finish));
+	cr_assert_eq(fake_provider_count(fp), 2);
+	body = request_body(fp, 1);
+	cr_assert_not_null(body);
+	fake_provider_stop(fp);
+	/* What the progress lines said, one a line. */
+	if (said != NULL) {
+		cJSON *l;
+		size_t n = 0;
+
+		said[0] = '\0';
+		for (int i = 0; (l = find_line(&a, "progress", NULL, NULL, i)) != NULL; i++)
+			n += (size_t)snprintf(said + n, n < saidlen ? saidlen - n : 0, "%s\n",
+			    json_get_string(l, "message") ? json_get_string(l, "message") : "");
+	}
+	agent_cleanup(&a);
+	buf_free(&one);
+	buf_free(&two);
+	return body;
+}
+
+Test(agent, an_image_a_connector_returns_reaches_anthropic_as_an_image_block)
+{
+	cJSON *body = connector_call_request("anthropic", "everything__get-tiny-image", "{}",
+	    NULL, 0), *msgs, *m, *b, *res = NULL, *img = NULL;
+	char *text;
+
+	msgs = member(body, "messages");
+	cJSON_ArrayForEach(m, msgs)
+		cJSON_ArrayForEach(b, member(m, "content"))
+			if (cJSON_IsObject(b) && strcmp(json_get_string(b, "type"), "tool_result") == 0)
+				res = b;
+	text = cJSON_PrintUnformatted(body);
+	cr_assert_not_null(res, "no tool_result: %.2000s", text);
+	cr_assert(cJSON_IsArray(member(res, "content")), "the result is text only: %.2000s", text);
+	cJSON_ArrayForEach(b, member(res, "content"))
+		if (strcmp(json_get_string(b, "type"), "image") == 0)
+			img = b;
+	cr_assert_not_null(img, "no image block: %.2000s", text);
+	cr_expect_str_eq(json_get_string(member(img, "source"), "type"), "base64");
+	cr_expect_str_eq(json_get_string(member(img, "source"), "media_type"), "image/png");
+	cr_expect(strncmp(json_get_string(member(img, "source"), "data"), "iVBORw0KGgo", 11) == 0);
+	/* The text says what came, for a reader of the transcript. */
+	cr_expect_not_null(strstr(json_get_string(cJSON_GetArrayItem(member(res, "content"), 0),
+	    "text"), "[image image/png, "), "%.2000s", text);
+	free(text);
+	cJSON_Delete(body);
+}
+
+Test(agent, an_image_a_connector_returns_reaches_openai_in_a_user_message_after_the_result)
+{
+	cJSON *body = connector_call_request("openai", "everything__get-tiny-image", "{}",
+	    NULL, 0), *msgs, *m, *tool = NULL, *after = NULL, *p;
+	bool url = false;
+	char *text = cJSON_PrintUnformatted(body);
+	int i = 0, at = -1;
+
+	msgs = member(body, "messages");
+	cJSON_ArrayForEach(m, msgs) {
+		if (strcmp(json_get_string(m, "role"), "tool") == 0) {
+			tool = m;
+			at = i;
+		} else if (at >= 0 && i == at + 1) {
+			after = m;
+		}
+		i++;
+	}
+	cr_assert_not_null(tool, "no tool message: %.2000s", text);
+	cr_expect(cJSON_IsString(member(tool, "content")), "%.2000s", text);
+	cr_expect_not_null(strstr(json_get_string(tool, "content"), "[image image/png, "));
+	cr_assert_not_null(after, "nothing follows the tool message: %.2000s", text);
+	cr_expect_str_eq(json_get_string(after, "role"), "user");
+	cJSON_ArrayForEach(p, member(after, "content"))
+		if (strcmp(json_get_string(p, "type"), "image_url") == 0 &&
+		    strncmp(json_get_string(member(p, "image_url"), "url"),
+		    "data:image/png;base64,iVBORw0KGgo", 33) == 0)
+			url = true;
+	cr_expect(url, "no image_url part: %.2000s", text);
+	free(text);
+	cJSON_Delete(body);
+}
+
+Test(agent, a_connector_s_progress_notifications_become_progress_lines)
+{
+	char said[8192];
+	cJSON *body = connector_call_request("openai", "everything__trigger-long-running-operation",
+	    "{\"duration\": 1, \"steps\": 3}", said, sizeof said);
+
+	cr_expect_not_null(strstr(said, "everything: working (1 of 3)"), "%s", said);
+	cr_expect_not_null(strstr(said, "everything: working (3 of 3)"), "%s", said);
+	cJSON_Delete(body);
+}
+
+/* The content of the tool message in an OpenAI request body. */
+static const char *
+openai_tool_text(cJSON *body)
+{
+	cJSON *m;
+
+	cJSON_ArrayForEach(m, member(body, "messages"))
+		if (strcmp(json_get_string(m, "role"), "tool") == 0)
+			return json_get_string(m, "content");
+	return "";
+}
+
+Test(agent, an_embedded_blob_is_described_and_structured_content_given_once)
+{
+	cJSON *body = connector_call_request("openai", "everything__get-resource-reference",
+	    "{\"resourceType\": \"Blob\", \"resourceId\": 2}", NULL, 0);
+	const char *text = openai_tool_text(body);
+
+	cr_expect_not_null(strstr(text, "[resource demo://resource/dynamic/blob/2, text/plain, "
+	    "55 bytes of binary data, not shown]"), "%s", text);
+	cJSON_Delete(body);
+	/* Its text already holds the JSON of structuredContent: not given twice. */
+	body = connector_call_request("openai", "everything__get-structured-content",
+	    "{\"location\": \"New York\"}", NULL, 0);
+	text = openai_tool_text(body);
+	cr_expect_not_null(strstr(text, "temperature"), "%s", text);
+	cr_expect_null(strstr(strstr(text, "temperature") + 1, "temperature"), "given twice: %s",
+	    text);
+	cJSON_Delete(body);
+}
+
+/* true when the request body offers the tool name. */
+static bool
+offers_tool(cJSON *body, const char *name)
+{
+	cJSON *t;
+
+	cJSON_ArrayForEach(t, member(body, "tools"))
+		if (strcmp(json_get_string(member(t, "function"), "name"), name) == 0)
+			return true;
+	return false;
+}
+
+Test(agent, a_server_s_changed_tool_list_reaches_the_model_on_the_next_turn)
+{
+	char js[1024];
+	struct buf one, two;
+	struct fake_reply replies[2];
+	struct fake_provider *fp;
+	struct agent a;
+	cJSON *start, *finish, *body;
+
+	mcp_everything();	/* node comes with the test dependencies */
+	snprintf(js, sizeof js, "%s/tests/integration/mcp-changing-tools.mjs",
+	    getenv("TD_SRCDIR") ? getenv("TD_SRCDIR") : "..");
+	buf_init(&one, 0);
+	buf_init(&two, 0);
+	fake_openai_tool_call(&one, 0, "call_first", "changing__first", "{}", 2);
+	fake_openai_delta(&one, "{}", "tool_calls");
+	fake_openai_done(&one);
+	fake_openai_text(&two, "Done.");
+	fake_openai_delta(&two, "{}", "stop");
+	fake_openai_done(&two);
+	replies[0] = (struct fake_reply){ 200, "text/event-stream", one.data, 0, 0, NULL, 0 };
+	replies[1] = (struct fake_reply){ 200, "text/event-stream", two.data, 0, 0, NULL, 0 };
+	fp = fake_provider_start(replies, 2);
+	cr_assert_not_null(fp);
+	agent_init(&a);
+	start = http_start(&a, "openai", fp, TEST_KEY);
+	add_stdio_connector(&a, start, "con_changing", "changing", "node",
+	    (const char *const[]){ js, NULL });
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 30000);
+	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s",
+	    finish_message(finish));
+	body = request_body(fp, 0);
+	cr_expect(offers_tool(body, "changing__first"));
+	cr_expect(!offers_tool(body, "changing__second"));
+	cJSON_Delete(body);
+	body = request_body(fp, 1);
+	cr_expect(offers_tool(body, "changing__first"));
+	cr_expect(offers_tool(body, "changing__second"), "the new tool is not offered");
+	cJSON_Delete(body);
+	fake_provider_stop(fp);
+	agent_cleanup(&a);
+	buf_free(&one);
+	buf_free(&two);
+}
+
+Test(agent, server_filesystem_writes_into_the_workspace_in_a_run)
+{
+	char fs[1024], call[512];
+	const char *cache = getenv("TD_CACHE");
+	struct buf one, two;
+	struct fake_reply replies[2];
+	struct fake_provider *fp;
+	struct agent a;
+	cJSON *start, *finish, *body;
+	const char *text;
+	struct stat st;
+
+	mcp_everything();	/* skips without the test cache */
+	snprintf(fs, sizeof fs, "%s/npm/server-filesystem/node_modules/@modelcontextprotocol/"
+	    "server-filesystem/dist/index.js", cache);
+	cr_assert_eq(stat(fs, &st), 0, "%s is missing: run scripts/test-deps", fs);
+	agent_init(&a);
+	snprintf(call, sizeof call, "{\"path\": \"%s/fs-note.txt\", \"content\": "
+	    "\"from server-filesystem\\n\"}", a.ws);
+	buf_init(&one, 0);
+	buf_init(&two, 0);
+	fake_openai_tool_call(&one, 0, "call_fs", "filesystem__write_file", call, 7);
+	fake_openai_delta(&one, "{}", "tool_calls");
+	fake_openai_done(&one);
+	fake_openai_text(&two, "Written.");
+	fake_openai_delta(&two, "{}", "stop");
+	fake_openai_done(&two);
+	replies[0] = (struct fake_reply){ 200, "text/event-stream", one.data, 0, 0, NULL, 0 };
+	replies[1] = (struct fake_reply){ 200, "text/event-stream", two.data, 0, 0, NULL, 0 };
+	fp = fake_provider_start(replies, 2);
+	cr_assert_not_null(fp);
+	start = http_start(&a, "openai", fp, TEST_KEY);
+	add_stdio_connector(&a, start, "con_fs", "filesystem", "node",
+	    (const char *const[]){ fs, a.ws, NULL });
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 45000);
+	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s",
+	    finish_message(finish));
+	cr_expect_str_eq(json_get_string(tool_end(&a, "filesystem__write_file", 0), "status"),
+	    "completed");
+	expect_ws_file(&a, "fs-note.txt", "from server-filesystem\n");
+	body = request_body(fp, 1);
+	text = openai_tool_text(body);
+	cr_expect_not_null(strstr(text, "Successfully wrote to"), "%s", text);
+	cJSON_Delete(body);
+	fake_provider_stop(fp);
+	cr_expect_eq(marked_processes(&a), 0, "a connector server outlived the run");
+	agent_cleanup(&a);
+	buf_free(&one);
+	buf_free(&two);
+}
+
 Test(agent, connector_tools_reach_a_real_mcp_server)
 {
 	const char *const args[] = { mcp_everything(), "stdio", NULL };

@@ -459,3 +459,101 @@ Test(cli_runs, usage_errors)
 	cr_assert_eq(r.status, 4, "%s", r.err);
 	run_free(&r);
 }
+
+/* runs cancel of a run that has ended: said on stderr, exit 5, the run unchanged. */
+Test(cli_runs, cancel_of_an_ended_run)
+{
+	char *project = create_project("Ended");
+	struct run r = cli("run --project %s --provider replay --model quick --wait 'done soon'",
+	    project);
+	char *run_id;
+
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	run_id = text_kv(r.out, "run");
+	cr_assert_not_null(run_id, "%s", r.out);
+	run_free(&r);
+	r = cli("runs cancel %s", run_id);
+	cr_assert_eq(r.status, 5, "exit %d: %s", r.status, r.err);
+	cr_assert_not_null(strstr(r.err, "already ended (completed)"), "%s", r.err);
+	cr_assert_not_null(strstr(r.err, "nothing to cancel"), "%s", r.err);
+	run_free(&r);
+	r = cli("runs show %s", run_id);
+	assert_text_kv(r.out, "status", "completed");
+	assert_text_kv(r.out, "cancelRequestedAt", "-");
+	run_free(&r);
+	free(run_id);
+	free(project);
+}
+
+/* A profile the service does not know is a usage error (2), before any request. */
+Test(cli_runs, unknown_permission_is_usage)
+{
+	char *project = create_project("Yolo");
+	struct run r = cli("run --project %s --permission yolo 'anything goes'", project);
+
+	cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+	cr_assert_not_null(strstr(r.err, "workspace-write"), "%s", r.err);
+	run_free(&r);
+	r = cli("runs list --project %s", project);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_null(strstr(r.out, "run_"), "a run started: %s", r.out);
+	run_free(&r);
+	free(project);
+}
+
+/* -h, help COMMAND, run's usage naming --framework, -f for --follow. */
+Test(cli_runs, help_and_short_options)
+{
+	char *project = create_project("Helped");
+	struct run r = cli("help run");
+
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.out, "usage: taskdeck run --project P"), "%s", r.out);
+	cr_assert_not_null(strstr(r.out, "--framework F"), "%s", r.out);
+	cr_assert_not_null(strstr(r.out, "-f|--follow"), "%s", r.out);
+	run_free(&r);
+	r = cli("run -h");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.out, "usage: taskdeck run --project P"), "%s", r.out);
+	run_free(&r);
+	r = cli("help runs cancel");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.out, "usage: taskdeck runs cancel RUN"), "%s", r.out);
+	run_free(&r);
+	r = cli("help runs");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.out, "runs watch"), "%s", r.out);
+	cr_assert_null(strstr(r.out, "projects list"), "%s", r.out);
+	run_free(&r);
+	r = cli("-h");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.out, "Commands:"), "%s", r.out);
+	run_free(&r);
+	r = cli("help no-such-command");
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	run_free(&r);
+	r = cli("run --project %s --provider replay --model quick -f 'Say hello'", project);
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	cr_assert_not_null(strstr(r.out, "Hello from taskdeck"), "%s", r.out);
+	cr_assert_not_null(strstr(r.err, "completed"), "%s", r.err);
+	run_free(&r);
+	free(project);
+}
+
+/* In a pipe, a table's last column is whole (a terminal gets it cut to its width). */
+Test(cli_runs, doctor_messages_whole_in_a_pipe)
+{
+	struct run r = cli("doctor");
+	const char *line = r.out;
+
+	cr_assert_not_null(strstr(r.out, "CHECK"), "%s", r.out);
+	while (line != NULL && *line != '\0') {
+		const char *end = strchr(line, '\n');
+		size_t n = end != NULL ? (size_t)(end - line) : strlen(line);
+
+		cr_expect(n < 3 || strncmp(line + n - 3, "...", 3) != 0, "a cut line: %.*s", (int)n,
+		    line);
+		line = end != NULL ? end + 1 : NULL;
+	}
+	run_free(&r);
+}

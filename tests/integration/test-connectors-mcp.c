@@ -595,6 +595,145 @@ Test(connector_test, a_secret_a_run_connector_prints_is_masked)
 	free(run);
 }
 
+/* The summary of the run.tool event that ended run_command in events, or "". */
+static const char *
+command_summary(const cJSON *events)
+{
+	const cJSON *d = tool_end(events, "run_command");
+	const char *s = d != NULL ? cJSON_GetStringValue(cJSON_GetObjectItem(d, "summary")) : NULL;
+
+	return s != NULL ? s : "";
+}
+
+/* Starts a run of the replay transcript model in project prj; its events once final. */
+static cJSON *
+run_replay(const char *prj, const char *model)
+{
+	char body[512], path[256], *run, *text;
+	cJSON *j, *events;
+
+	snprintf(body, sizeof body, "{\"project\":\"%s\",\"prompt\":\"use the memory\","
+	    "\"config\":{\"provider\":\"replay\",\"model\":\"%s\"}}", prj, model);
+	run = id_of(api("POST", "/api/v1/runs", body, 201));
+	j = run_wait_final(&svc, run, 90000);
+	cr_assert_not_null(j, "the run did not finish");
+	text = cJSON_PrintUnformatted(j);
+	cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(j, "status")), "completed",
+	    "%s", text);
+	free(text);
+	cJSON_Delete(j);
+	snprintf(path, sizeof path, "/api/v1/runs/%s/events", run);
+	events = api("GET", path, NULL, 200);
+	free(run);
+	return events;
+}
+
+Test(connector_test, server_memory_keeps_its_graph_in_its_state_directory_across_runs)
+{
+	const char *cache = getenv("TD_CACHE");
+	char memory[1024], body[2048], path[256], file[1024], data[4096] = "", *con, *prj, *text;
+	const cJSON *d;
+	cJSON *events;
+	struct stat st;
+	FILE *fp;
+	size_t n;
+
+	snprintf(memory, sizeof memory, "%s/npm/server-memory/node_modules/@modelcontextprotocol/"
+	    "server-memory/dist/index.js", cache);
+	cr_assert_eq(stat(memory, &st), 0, "%s is missing: run scripts/test-deps", memory);
+	/* Its graph file in its state directory, named through ${HOME}. */
+	snprintf(body, sizeof body, "{\"name\":\"memory\",\"transport\":{\"type\":\"stdio\","
+	    "\"command\":\"node\",\"args\":[\"%s\"],\"env\":{\"MEMORY_FILE_PATH\":"
+	    "\"${HOME}/memory.jsonl\"}}}", memory);
+	con = id_of(api("POST", "/api/v1/connectors", body, 201));
+	snprintf(path, sizeof path, "/api/v1/connectors/%s/enabled", con);
+	cJSON_Delete(api("PUT", path, "{\"enabled\":true}", 200));
+	prj = id_of(api("POST", "/api/v1/projects", "{\"name\":\"memory\"}", 201));
+
+	events = run_replay(prj, "memory-save");
+	text = cJSON_PrintUnformatted(events);
+	d = tool_end(events, "memory__create_entities");
+	cr_assert_not_null(d, "%s", text);
+	cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(d, "status")), "completed",
+	    "%s", text);
+	free(text);
+	cJSON_Delete(events);
+	snprintf(file, sizeof file, "%s/connector-state/%s/memory.jsonl", svc.home, con);
+	fp = fopen(file, "r");
+	cr_assert_not_null(fp, "the graph was not saved in %s", file);
+	n = fread(data, 1, sizeof data - 1, fp);
+	data[n] = '\0';
+	fclose(fp);
+	cr_assert_not_null(strstr(data, "Ada Lovelace"), "%s", data);
+
+	/* A second run (a new server process) reads it back; its commands cannot. */
+	events = run_replay(prj, "memory-read");
+	text = cJSON_PrintUnformatted(events);
+	/* The server fails add_observations for an entity its graph does not hold. */
+	d = tool_end(events, "memory__add_observations");
+	cr_assert_not_null(d, "%s", text);
+	cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(d, "status")), "completed",
+	    "%s", text);
+	cr_assert_not_null(tool_end(events, "run_command"), "%s", text);
+	cr_assert_null(strstr(command_summary(events), "exit status 0"),
+	    "run_command read the connector's state: %s", text);
+	free(text);
+	cJSON_Delete(events);
+	snprintf(file, sizeof file, "%s/connector-state/%s/memory.jsonl", svc.home, con);
+	fp = fopen(file, "r");
+	cr_assert_not_null(fp);
+	n = fread(data, 1, sizeof data - 1, fp);
+	data[n] = '\0';
+	fclose(fp);
+	cr_assert_not_null(strstr(data, "read back in a second run"), "%s", data);
+
+	/* Removed with the connector. */
+	snprintf(path, sizeof path, "/api/v1/connectors/%s", con);
+	{
+		struct http_resp r = http_req(&svc, "DELETE", path, NULL, NULL, true);
+
+		cr_assert(r.status == 204 || r.status == 200, "%ld %s", r.status, r.body);
+		http_resp_free(&r);
+	}
+	snprintf(file, sizeof file, "%s/connector-state/%s", svc.home, con);
+	cr_assert_neq(stat(file, &st), 0, "%s is left after the connector was removed", file);
+	free(con);
+	free(prj);
+}
+
+Test(connector_test, desktop_commander_starts_with_its_config_in_its_state_directory)
+{
+	const char *cache = getenv("TD_CACHE");
+	char dc[1024], body[2048], dir[1024], *con;
+	struct td_connector_test *t;
+	struct stat st;
+	DIR *d;
+	struct dirent *e;
+	int entries = 0;
+
+	snprintf(dc, sizeof dc, "%s/npm/desktop-commander/node_modules/@wonderwhy-er/"
+	    "desktop-commander/dist/index.js", cache);
+	cr_assert_eq(stat(dc, &st), 0, "%s is missing: run scripts/test-deps", dc);
+	snprintf(body, sizeof body, "{\"type\":\"stdio\",\"command\":\"node\",\"args\":[\"%s\"]}",
+	    dc);
+	con = add("commander", body, NULL);
+	t = test(con);
+	cr_assert(t->success, "desktop-commander did not start: %s", t->message);
+	cr_assert_gt(t->tool_count, 10, "%s", t->message);
+	td_connector_test_free(t);
+	/* What it wrote under $HOME is in its state directory. */
+	snprintf(dir, sizeof dir, "%s/connector-state/%s", svc.home, con);
+	d = opendir(dir);
+	cr_assert_not_null(d, "no state directory %s", dir);
+	while ((e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			entries++;
+	closedir(d);
+	cr_assert_gt(entries, 0, "desktop-commander wrote nothing in %s", dir);
+	assert_nothing_left(dc);
+	free(con);
+}
+
 int
 main(int argc, char **argv)
 {

@@ -228,6 +228,55 @@ Test(connectors, create_get_list_and_remove)
 	free(id);
 }
 
+Test(connectors, extra_paths_are_checked_and_stored_as_real_paths)
+{
+	char body[2048], dir[512], link[512], parent[512], *before, *after, *id, *gp;
+	const char *bad[] = { "relative/dir", "/no/such/taskdeck/path", "/", svc.home, parent,
+		dir };
+	cJSON *c, *p;
+
+	snprintf(dir, sizeof dir, "%s/connector-state", svc.home);
+	cr_assert_eq(mkdir(dir, 0700) == 0 || access(dir, F_OK) == 0, true);
+	snprintf(parent, sizeof parent, "%s", svc.home);
+	*strrchr(parent, '/') = '\0';	/* holds taskdeck's directories */
+	before = get_text("/api/v1/connectors");
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		snprintf(body, sizeof body, "{\"name\":\"p\",\"transport\":{\"type\":\"stdio\","
+		    "\"command\":\"x\",\"paths\":[{\"path\":\"%s\"}]}}", bad[i]);
+		req_fail("POST", "/api/v1/connectors", body, 400, "invalid_request",
+		    "transport.paths");
+	}
+	req_fail("POST", "/api/v1/connectors", "{\"name\":\"p\",\"transport\":{\"type\":\"stdio\","
+	    "\"command\":\"x\",\"paths\":[{\"path\":\"/usr\",\"write\":\"yes\"}]}}", 400,
+	    "invalid_request", "transport.paths");
+	req_fail("POST", "/api/v1/connectors", "{\"name\":\"p\",\"transport\":{\"type\":\"http\","
+	    "\"url\":\"http://x/\",\"paths\":[]}}", 400, "invalid_request", "transport");
+	after = get_text("/api/v1/connectors");
+	cr_assert_str_eq(before, after, "a refused definition was stored");
+	/* A link is stored as where it leads. */
+	snprintf(link, sizeof link, "/tmp/td-paths-%d", (int)getpid());
+	unlink(link);
+	cr_assert_eq(symlink("/usr/share", link), 0);
+	snprintf(body, sizeof body, "{\"name\":\"p\",\"transport\":{\"type\":\"stdio\","
+	    "\"command\":\"x\",\"paths\":[{\"path\":\"%s\",\"write\":true},{\"path\":\"/etc\"}]}}",
+	    link);
+	id = new_connector(body);
+	unlink(link);
+	gp = path_of("connectors", id, "");
+	c = req_ok("GET", gp, NULL, 200);
+	free(gp);
+	p = cJSON_GetObjectItem(cJSON_GetObjectItem(c, "transport"), "paths");
+	cr_assert_eq(cJSON_GetArraySize(p), 2);
+	cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(p, 0),
+	    "path")), "/usr/share");
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(p, 0), "write")));
+	cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetArrayItem(p, 1), "write")));
+	cJSON_Delete(c);
+	free(before);
+	free(after);
+	free(id);
+}
+
 Test(connectors, bad_definitions_are_refused_and_nothing_is_stored)
 {
 	static const struct { const char *body, *field; } cases[] = {

@@ -58,3 +58,13 @@ wait "$follower" || rc=$?
 	fail "runs logs --follow: the last line is '$(tail -n 1 "$TUI_TMP/err")'"
 [[ $(wc -l <"$TUI_TMP/out") -gt 2 ]] || fail "no live output after the approval"
 pass "runs logs --follow: history, then live until the end, nothing twice"
+
+# Sizes in one unit: the tools' summaries say KiB, as the dashboard and
+# artifacts list do, never KB.
+read -r sized_run _ < <(start_run "$project" research "Sizes")
+wait_run_field "$sized_run" status completed
+td runs logs "$sized_run" >/dev/null 2>"$TUI_TMP/err" || fail "runs logs exited $?"
+grep -qE "wrote report\.md \([0-9.]+ KiB\)" "$TUI_TMP/err" ||
+	fail "the write's summary has no KiB size: $(grep write_file "$TUI_TMP/err")"
+! grep -qE "[0-9] [KMG]B\)" "$TUI_TMP/err" || fail "a summary says KB/MB/GB: $(grep -E "[0-9] [KMG]B\)" "$TUI_TMP/err")"
+pass "tool summaries give sizes in KiB"

@@ -3,7 +3,7 @@
 # key.ACTION = KEY gives an action another key (the old one no longer does
 # it; the help shows the new one), color.ELEMENT = FG,BG colours a part of
 # the screen (seen in the screen's escapes), and each bad line is reported
-# once on stderr and ignored.  Mouse on, default settings otherwise.
+# once on stderr (the first, with how many, on the screen) and ignored.  Mouse on, default settings otherwise.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 tui_start_with_run cfg quick "Configured keys" status completed
@@ -21,6 +21,9 @@ color.no-such-part = red
 color.title = purple
 CONF
 dash_start 120x36 XDG_CONFIG_HOME="$TUI_TMP/xdg"
+# The first bad line and how many more, on the screen (not only behind it).
+wait_for "4 lines wrong (all on stderr after q): dashboard.conf:6: key.no-such-action: no action"
+pass "the screen says what is wrong in dashboard.conf"
 wait_live
 wait_for "Configured keys"
 

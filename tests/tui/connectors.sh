@@ -14,6 +14,10 @@ con=$(sed -n 's/^id: //p' <<<"$out")
 state() { td connectors show "$con" | sed -n 's/^enabled: //p'; }
 [[ $(state) == no ]] || fail "a new connector is enabled: $(state)"
 
+td connectors add withpaths --transport \
+	'{"type":"stdio","command":"/nonexistent/x","paths":[{"path":"/usr/share"}]}' >/dev/null ||
+	fail "connectors add with paths failed"
+
 dash_start 120x36
 wait_live
 keys 4
@@ -29,6 +33,10 @@ for _ in 1 2 3 4 5 6; do
 done
 screen | grep -E "> .*brokentool" >/dev/null || fail "could not select brokentool"
 pass "4 lists the connectors with their state"
+wait_for "withpaths"
+screen_line withpaths | grep -qF "custom stdio +1 path" ||
+	fail "the extra paths of withpaths are not shown: $(screen_line withpaths)"
+pass "4 shows how many extra paths a connector has"
 
 keys Space
 wait_for "brokentool enabled"

@@ -29,6 +29,15 @@ session=$(run_field "${run[research]}" sessionId)
 td artifacts list "$session" | grep -q report.md || fail "the research run saved no report.md"
 pass "one project, four runs in four sessions: streaming, waiting for a plan, completed, failed"
 
+# The closing hint works from a shell that has none of this test's settings.
+hint=$(awk '/^Open the dashboard/ { getline; getline; print; exit }' <<<"$out")
+[[ $hint == *TASKDECK_HOME=* ]] || fail "the closing hint does not name TASKDECK_HOME: '$hint'"
+mkdir "$TUI_TMP/elsewhere"
+listed=$(cd "$TUI_TMP/elsewhere" && env -u TASKDECK_HOME HOME="$TUI_TMP/elsewhere" \
+	sh -c "$hint projects list") || fail "'$hint projects list' failed from another shell"
+grep -q "demo" <<<"$listed" || fail "'$hint' reaches another service: $listed"
+pass "the closing hint ($hint) reaches the demo service from another shell"
+
 # Again: nothing new without --again; four more with it.
 out=$(td demo 2>"$TUI_TMP/demo.err")
 grep -q "already has runs" "$TUI_TMP/demo.err" || fail "a second taskdeck demo did not say it starts nothing"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A live run: new lines appear as they come; scrolling up stops follow.
+# A live run: new lines appear as they come; scrolling up stops follow and the
+# pane says how many lines are below it.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 tui_start
@@ -63,11 +64,23 @@ now=$(max_item)
 ((now <= frozen)) || fail "the log moved on to item $now after scrolling up (was at $frozen)"
 pass "scrolling up stops follow (still at item $frozen while the run went on)"
 
+# Not following, the pane says how many lines are below it, counting up.
+wait_for_re "[0-9]+ more lines? below \(f follows\)"
+below() { screen | grep -oE "[0-9]+ more lines? below" | grep -oE "^[0-9]+"; }
+first_below=$(below)
+for ((i = 0; i < TUI_WAIT_TENTHS; i++)); do
+	(($(below) > first_below)) && break
+	tick
+done
+(($(below) > first_below)) || fail "the lines below stayed at $first_below while the run went on"
+pass "N more lines below, growing while the run writes"
+
 # G: follow again, and the newest lines show.
 keys G
 wait_item_above "$frozen"
 wait_item_above "$((frozen + 2))"
 [[ $(screen_line "Log:") == *follow* ]] || fail "G did not turn follow on"
+wait_gone "more line"
 pass "G turns follow on again"
 
 dash_quit

@@ -69,8 +69,20 @@ wait_for "reopens your prompt"
 keys N
 wait_for "Continue session"
 wait_for "My long prompt to keep"
-keys Escape
 pass "a failed start keeps the prompt; N offers it again"
+
+# Esc on a typed prompt asks first; only y drops it.
+keys Escape
+wait_for "Drop the typed prompt? [y/N]"
+keys n
+wait_gone "Drop the typed prompt?"
+assert_screen "Continue session"
+assert_screen "My long prompt to keep"
+keys Escape
+wait_for "Drop the typed prompt? [y/N]"
+keys y
+wait_gone "Continue session"
+pass "Esc on a typed prompt asks [y/N]; n keeps it, y drops it"
 dash_quit
 
 # At 60x16 the hints keep at least "? help".

@@ -42,9 +42,10 @@ wait_for "look at the workspace first"
 wait_for "report.md"
 pass "alpha's run and its output in the log"
 
-# Back to the projects (Shift-Tab three times), to beta, into its runs.
-keys BTab BTab BTab
-if [[ $first == alpha ]]; then keys j; else keys k; fi
+# Back to the projects (Left three times, as Shift-Tab), to beta with the
+# arrows, into its runs.
+keys Left Left Left
+if [[ $first == alpha ]]; then keys Down; else keys Up; fi
 wait_for "Beta says hello"
 keys Enter Enter
 # beta's session has two runs, newest first: the failed one, then the completed one.
@@ -57,6 +58,11 @@ wait_for "Hello from taskdeck. This is the quick replay answer."
 keys k
 wait_gone "Hello from taskdeck. This is the quick replay answer."
 pass "beta's runs: the log follows the selected run"
+
+# Right goes on to the next pane (as Tab): from Runs to the Log.
+keys Right
+wait_for "f follow"
+pass "Left and Right move between the panes, Up and Down in a list"
 
 dash_quit
 pass "q exits cleanly"

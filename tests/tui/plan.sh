@@ -14,6 +14,9 @@ keys 2
 wait_for "Look at the workspace, write a short markdown report"
 wait_for "Write report.md"
 wait_for "awaiting-approval"
+# A pending step's glyph is not the ellipsis that marks cut text.
+wait_for_re "◌ [0-9]+\. Write report\.md"
+assert_not_screen "… 1."
 
 # a asks; n, Enter and Esc all answer No.
 for no in n Enter Escape; do

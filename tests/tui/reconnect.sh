@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # kill -9 of the service under the dashboard, then a restart on the same port:
-# "reconnecting", then "live (resynced)", and runs started after it appear.
+# "reconnecting", then "live (resynced)", and runs started after it appear;
+# r while it is unreachable tries at once.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 tui_start_with_run restarts quick "Before the crash" status completed
@@ -32,5 +33,13 @@ pass "runs started after the restart appear"
 # The "(resynced)" note goes after 5 s; the connection stays live.
 wait_gone "(resynced)"
 wait_live
+
+# Down long enough for the backoff to grow: r tries again at once.
+svc_kill9
+wait_for_re "reconnecting in (8|9|10) s" 400
+svc_restart
+keys r
+wait_for "live" 30
+pass "r while unreachable reconnects now, not when the backoff ends"
 dash_quit
 pass "q exits cleanly"

@@ -26,6 +26,9 @@ sample(struct conversation *c)
 	conv_add_user(c, "write a.md");
 	conv_add_assistant(c, "Writing.", calls, 2);
 	conv_add_tool_result(c, "call_1_0", "write_file", "wrote 3 bytes", false);
+	/* An image a connector returned stays with its result. */
+	conv_add_tool_result(c, "call_1_1", "img__get", "[image image/png, 3 bytes]", false);
+	conv_set_media(c, cJSON_Parse("[{\"mimeType\":\"image/png\",\"data\":\"iVBO\"}]"));
 }
 
 Test(checkpoint, a_conversation_comes_back_the_same)
@@ -51,6 +54,8 @@ Test(checkpoint, a_conversation_comes_back_the_same)
 			cr_expect_str_eq(b.msgs[i].call_id, a.msgs[i].call_id);
 			cr_expect_str_eq(b.msgs[i].tool_name, a.msgs[i].tool_name);
 			cr_expect_eq(b.msgs[i].is_error, a.msgs[i].is_error);
+			cr_expect(a.msgs[i].media == NULL ? b.msgs[i].media == NULL :
+			    cJSON_Compare(a.msgs[i].media, b.msgs[i].media, true));
 		}
 	}
 	cJSON_Delete(j);

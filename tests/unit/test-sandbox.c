@@ -575,6 +575,51 @@ Test(sandbox, private_dirs_and_read_only_binds)
 	}
 }
 
+/*
+ * A connector's own paths: its state directory inside a hidden data directory is
+ * writable, a sibling's is not readable; a read-only path holding a hidden one
+ * shows the rest but not what is hidden in it.
+ */
+Test(sandbox, own_paths_are_bound_after_what_is_hidden)
+{
+	char data[800], mine[900], other[900], given[800], key[900], file[900], script[8192];
+	char out[4096], path[1000];
+	const char *hidden[] = { data, key, NULL };
+	const char *rw[] = { mine, NULL }, *ro[] = { given, NULL };
+	struct sandbox_policy pol = { .profile = SANDBOX_READ_ONLY, .workspace = ws,
+		.hidden = hidden, .rw_paths = rw, .ro_paths = ro };
+	int rc;
+
+	snprintf(data, sizeof data, "%s/data", root);
+	snprintf(mine, sizeof mine, "%s/connector-state/con_a", data);
+	snprintf(other, sizeof other, "%s/connector-state/con_b", data);
+	snprintf(given, sizeof given, "%s/given", root);
+	snprintf(key, sizeof key, "%s/.ssh", given);
+	cr_assert(td_mkdir_p(mine, 0700) && td_mkdir_p(other, 0700) && td_mkdir_p(key, 0700));
+	snprintf(path, sizeof path, "%s/graph", other);
+	write_file(path, "OTHER-STATE-7\n");
+	snprintf(path, sizeof path, "%s/id", key);
+	write_file(path, "KEY-SECRET-8\n");
+	snprintf(file, sizeof file, "%s/notes", given);
+	write_file(file, "GIVEN-NOTES-9\n");
+	snprintf(script, sizeof script, "echo state > '%s/graph' && cat '%s' && "
+	    "{ cat '%s/graph' 2>/dev/null; cat '%s/id' 2>/dev/null; "
+	    "echo x 2>/dev/null > '%s/new'; echo end; }", mine, file, other, key, given);
+	rc = run(&pol, script, out, sizeof out);
+	cr_expect_eq(rc, 0, "%s", out);
+	cr_expect_str_eq(out, "GIVEN-NOTES-9\nend\n");
+	snprintf(path, sizeof path, "%s/graph", mine);
+	cr_expect_eq(access(path, F_OK), 0, "the state directory was not writable");
+	snprintf(path, sizeof path, "%s/new", given);
+	cr_expect_neq(access(path, F_OK), 0, "a read-only path was written");
+	/* Without them, the state directory is hidden with the data directory. */
+	pol.rw_paths = NULL;
+	pol.ro_paths = NULL;
+	snprintf(script, sizeof script, "cat '%s/graph' 2>/dev/null || echo hidden", mine);
+	run(&pol, script, out, sizeof out);
+	cr_expect_str_eq(out, "hidden\n");
+}
+
 /* The logins of the framework CLIs are hidden like the other credentials. */
 Test(sandbox, hidden_paths_cover_the_cli_logins)
 {
