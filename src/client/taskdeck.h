@@ -954,6 +954,15 @@ struct td_connector_login {
 	const char *client_id;		/* NULL: the service registers itself */
 	const char *client_secret;	/* NULL for a public client */
 	const char *scope;		/* NULL: what the server's challenge asks */
+	const char *client_key;		/* or the client's PEM private key (ES256, private_key_jwt) */
+	/*
+	 * Enterprise-managed authorization: the user's ID token from the identity
+	 * provider, exchanged at its token endpoint (as idp_client_id, may be NULL)
+	 * for an identity assertion; signed in at once, no browser.
+	 */
+	const char *id_token;
+	const char *idp_token_endpoint;
+	const char *idp_client_id;
 };
 
 /*
@@ -962,8 +971,8 @@ struct td_connector_login {
  * pre-registered client; login may be NULL), and answers the authorization
  * URL to open in a browser (*url, caller frees with free()).  The browser
  * comes back to the service, which stores the token.  TD_OK with *url NULL:
- * signed in already (a client with a secret whose authorization server
- * grants only client credentials).
+ * signed in already (a client with a secret or key whose authorization
+ * server grants only client credentials, or an identity assertion).
  */
 TD_API enum td_code td_login_connector(struct td_client *client, const char *id,
     const struct td_connector_login *login, const struct td_request_options *opts,
