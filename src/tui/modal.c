@@ -36,6 +36,8 @@ modal_free(struct tui *t)
 		job_clear(&t->confirm_job);
 	t->confirm_has_job = false;
 	editor_free(&t->ed);
+	free(t->modal_url);
+	t->modal_url = NULL;
 }
 
 void
@@ -179,6 +181,38 @@ confirm_key(struct tui *t, int key)
 		tui_submit(t, &t->confirm_job);
 	else if (key != 'y')
 		model_message(&t->m, t->now_ms, false, "not confirmed: nothing done");
+	modal_close(t);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+/*
+ * The sign-in of t->modal_name: its authorization URL, whole (wrapped), for
+ * the user to open in a browser; nothing is copied or opened for them.
+ */
+static void
+signin_draw(struct tui *t)
+{
+	char line[400];
+	int w = t->cols - 4 > 100 ? 100 : t->cols - 4, row = 0;
+	int uw = t->modal_url != NULL ? draw_width(t->modal_url) : 0;
+	struct rect r;
+
+	if (w < 20)
+		w = 20;
+	r = modal_box(t, w, 8 + (uw + w - 5) / (w - 4), "Sign in");
+	snprintf(line, sizeof line, "Open this URL in a browser to sign in to %s; taskdeckd "
+	    "receives the answer:", t->modal_name);
+	modal_text(&r, &row, line, A_BOLD);
+	row++;
+	modal_text(&r, &row, t->modal_url != NULL ? t->modal_url : "", A_NORMAL);
+	row++;
+	modal_text(&r, &row, "Then t tests the connector. Any key closes this.", A_DIM);
+}
+
+static unsigned
+signin_key(struct tui *t, int key)
+{
+	(void)key;
 	modal_close(t);
 	return TUI_HANDLED | TUI_REDRAW;
 }
@@ -554,6 +588,7 @@ static struct {
 	[MODAL_FILTER] = { filter_draw, filter_key },
 	[MODAL_LIST_FILTER] = { filter_draw, list_filter_key },
 	[MODAL_SEARCH] = { filter_draw, search_key },
+	[MODAL_SIGNIN] = { signin_draw, signin_key },
 };
 
 void
