@@ -815,6 +815,17 @@ TD_API enum td_code td_answer_permission(struct td_client *client,
     const char *permission_id, const char *decision,
     const struct td_request_options *opts, struct td_permission **out,
     struct td_error *err);
+/*
+ * td_answer_permission for a server's form (a prompt whose tool ends in
+ * "__elicitation"): values_json, a JSON object of field names (values typed,
+ * or strings the service parses for number, integer and boolean fields), is
+ * given over the form's defaults; NULL: the defaults.  TD_INVALID_REQUEST
+ * when a value does not fit the form's schema (err says which field).
+ */
+TD_API enum td_code td_answer_permission_form(struct td_client *client,
+    const char *permission_id, const char *decision, const char *values_json,
+    const struct td_request_options *opts, struct td_permission **out,
+    struct td_error *err);
 TD_API void td_permission_free(struct td_permission *permission);
 TD_API void td_permission_list_free(struct td_permission_list *list);
 

@@ -227,14 +227,25 @@ permission_draw(struct tui *t)
 
 	if (p == NULL)
 		return;
-	r = modal_box(t, 70, 7 + (t->m.permission_count > 1) +
-	    (p->summary != NULL ? draw_width(p->summary) / 64 : 0), "Permission requested");
+	int form_rows = 0;
+
+	for (const char *f = p->form; f != NULL; f = strchr(f + 1, '\n'))
+		form_rows++;
+	r = modal_box(t, 70, 7 + (t->m.permission_count > 1) + (form_rows ? form_rows + 2 : 0) +
+	    (p->summary != NULL ? draw_width(p->summary) / 64 : 0),
+	    p->form != NULL ? "A server's form" : "Permission requested");
 	snprintf(line, sizeof line, "run:  %s", p->run_id != NULL ? p->run_id : "-");
 	modal_text(&r, &row, line, A_NORMAL);
 	snprintf(line, sizeof line, "tool: %s", p->tool != NULL ? p->tool : "-");
 	modal_text(&r, &row, line, A_BOLD);
 	sr = (struct rect){ r.y, r.x, r.h - 2, r.w };
 	modal_text(&sr, &row, p->summary != NULL ? p->summary : "", A_NORMAL);
+	if (p->form != NULL) {
+		/* a accepts the defaults; other values: taskdeck permissions allow --field. */
+		modal_text(&sr, &row, "fields (a: the defaults; other values: taskdeck "
+		    "permissions allow ID --field NAME=VALUE):", A_BOLD);
+		modal_text(&sr, &row, p->form, A_NORMAL);
+	}
 	if (t->m.permission_count > 1) {
 		snprintf(line, sizeof line, "(%zu prompts pending)", t->m.permission_count);
 		draw_text(r.y + r.h - 2, r.x, r.w, line, draw_attr(t, ST_DIM));
