@@ -502,8 +502,15 @@ export interface ConnectorUpdate {
 
 export interface ConnectorTestResult { success: boolean; toolCount: number; message: string }
 
-/** A client registered beforehand, and the scope of a step-up; all optional. */
-export interface ConnectorLogin { clientId?: string; clientSecret?: string; scope?: string }
+/**
+ * A client registered beforehand (its secret, or its PEM private key for ES256-signed
+ * assertions), the scope of a step-up, and for enterprise-managed authorization the
+ * user's ID token and the identity provider's token endpoint; all optional.
+ */
+export interface ConnectorLogin {
+  clientId?: string; clientSecret?: string; clientKey?: string; scope?: string;
+  idToken?: string; idpTokenEndpoint?: string; idpClientId?: string;
+}
 
 /**
  * Open authorizationUrl in a browser; the service receives the answer at redirectUri.

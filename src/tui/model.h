@@ -91,7 +91,16 @@ struct m_permission {
 	char *project_id;
 	char *tool;
 	char *summary;
+	/* A server's form: its fields, one line each ("name (type): description
+	 * [default: X]"), or NULL. */
+	char *form;
 };
+
+/*
+ * The fields of a server's form (input_json's requestedSchema), one line each,
+ * or NULL when it is none (malloc'd).
+ */
+char *model_form_fields(const char *input_json);
 
 /* A connector (MCP server) the agents may use (model-connectors.c). */
 struct m_connector {
