@@ -243,12 +243,24 @@ export interface Run {
   error?: { code: string; message: string } | null;
   /** Present while the run is running and needs a decision. */
   attention?: Attention | null;
-  usage: { inputTokens: number; outputTokens: number } | null;
+  /** inputTokens includes the cache reads and writes. */
+  usage: { inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number } | null;
+  /** USD at the price of settings.json's pricing; null (or absent) without one. */
+  cost?: number | null;
   /** The latest review (routing.reviewer); null when the run was not reviewed. */
   review?: RunReview | null;
   updatedAt: string;
   /** Whether the run's commands may reach the network. */
   network: boolean;
+}
+
+/** The usage of the runs of a session or a project, added up and by provider and model. */
+export interface Usage {
+  runs: number; inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number;
+  /** USD; null unless every part with tokens has a price. */
+  cost: number | null;
+  byModel: Array<{ provider: string | null; model: string | null; runs: number; inputTokens: number;
+    outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number; cost: number | null }>;
 }
 
 export interface RunReview {
@@ -532,6 +544,8 @@ export declare class TaskdeckClient {
   getProjectSessionDefaults(projectId: string, options?: RequestOptions): ApiPromise<SessionDefaults>;
   /** Compare-and-set on updatedAt. `PATCH /api/v1/projects/:id/session-defaults`. Errors: BadRequestError, NotFoundError, ConflictError; ConnectionError, TimeoutError, AbortError. */
   updateProjectSessionDefaults(projectId: string, update: SessionDefaultsUpdate, options?: RequestOptions): ApiPromise<SessionDefaults>;
+  /** The usage and cost of the project's runs. `GET /api/v1/projects/:id/usage`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */
+  getProjectUsage(projectId: string, options?: RequestOptions): ApiPromise<Usage>;
 
   /** Sessions of a project. `GET /api/v1/sessions`. Errors: BadRequestError; ConnectionError, TimeoutError, AbortError. */
   listSessions(projectId: string, options?: ListOptions): ApiPromise<Page<Session>>;
@@ -539,6 +553,8 @@ export declare class TaskdeckClient {
   getSession(sessionId: string, options?: RequestOptions): ApiPromise<Session>;
   /** The session's configuration. `GET /api/v1/sessions/:id/config`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */
   getSessionConfiguration(sessionId: string, options?: RequestOptions): ApiPromise<SessionConfiguration>;
+  /** The usage and cost of the session's runs. `GET /api/v1/sessions/:id/usage`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */
+  getSessionUsage(sessionId: string, options?: RequestOptions): ApiPromise<Usage>;
   /** Compare-and-set on revision. `PATCH /api/v1/sessions/:id/config`. Errors: BadRequestError, NotFoundError, ConflictError; ConnectionError, TimeoutError, AbortError. */
   updateSessionConfiguration(sessionId: string, update: SessionConfigurationUpdate, options?: RequestOptions): ApiPromise<SessionConfiguration>;
   /** Agent routing. `GET /api/v1/settings/agent-routing`. Errors: ConnectionError, TimeoutError, AbortError. */

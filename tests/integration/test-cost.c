@@ -68,6 +68,20 @@ anthropic_answer(bool call)
 	return buf_steal(&b);
 }
 
+/* The line of text holding needle (malloc'd), or NULL. */
+static char *
+line_with(const char *text, const char *needle)
+{
+	const char *at = strstr(text, needle), *from, *to;
+
+	if (at == NULL)
+		return NULL;
+	for (from = at; from > text && from[-1] != '\n'; from--)
+		;
+	to = strchr(at, '\n');
+	return strndup(from, to ? (size_t)(to - from) : strlen(from));
+}
+
 static void
 expect_usage(const cJSON *u, double in, double out, double cread, double cwrite)
 {
@@ -98,7 +112,7 @@ Test(cost, cache_tokens_and_cost_of_runs_sessions_and_projects)
 		{ .status = 200, .content_type = "text/event-stream" },
 	};
 	struct fake_provider *fp;
-	char *project;
+	char *project, *out = NULL, *line;
 	cJSON *run, *final, *list, *usage, *replay, *by;
 	char *session;
 
@@ -157,6 +171,18 @@ Test(cost, cache_tokens_and_cost_of_runs_sessions_and_projects)
 	expect_cost(cJSON_GetArrayItem(list, 1), 0.0021);
 	cJSON_Delete(list);
 
+	/* The CLI: a COST column, and the cost and cache counts of one run. */
+	cr_assert_eq(run_capture(&svc, &out, "%s runs list --project %s", harness_bin("taskdeck"),
+	    project), 0);
+	cr_expect(strstr(out, "COST") != NULL && strstr(out, "$0.0021") != NULL &&
+	    strstr(out, "$0.0005") != NULL, "%s", out);
+	free(out);
+	cr_assert_eq(run_capture(&svc, &out, "%s runs show %s", harness_bin("taskdeck"),
+	    json_str(run, "id")), 0);
+	cr_expect(strstr(out, "usage.cacheReadTokens: 400\n") != NULL, "%s", out);
+	cr_expect(strstr(out, "cost: 0.00048\n") != NULL, "%s", out);
+	free(out);
+
 	/* A replay run has no price: no cost for it, nor for the project it is in. */
 	replay = http_replay_run(&svc, "hello", project, "quick", "");
 	final = run_final_within(&svc, json_str(replay, "id"), "completed", 30000);
@@ -164,6 +190,13 @@ Test(cost, cache_tokens_and_cost_of_runs_sessions_and_projects)
 	cr_expect(cJSON_IsNull(cJSON_GetObjectItem(final, "cost")), "%s",
 	    cJSON_PrintUnformatted(final));
 	cJSON_Delete(final);
+	cr_assert_eq(run_capture(&svc, &out, "%s runs list --project %s", harness_bin("taskdeck"),
+	    project), 0);
+	line = line_with(out, json_str(replay, "id"));
+	cr_expect(line != NULL && strstr(line, " - ") != NULL && strchr(line, '$') == NULL,
+	    "the replay run's row has a cost: %s", out);
+	free(line);
+	free(out);
 	usage = http_get_json(&svc, "/api/v1/projects/%s/usage", project);
 	cr_expect_eq(json_num(usage, "runs"), 3);
 	cr_expect_eq(json_num(usage, "cacheReadTokens"), 1400);
