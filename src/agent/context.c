@@ -97,83 +97,13 @@ context_ollama(const cJSON *doc)
 	return n > CONTEXT_OLLAMA_NUM_CTX ? CONTEXT_OLLAMA_NUM_CTX : n;
 }
 
-/* vLLM's GET /v1/models: max_model_len of the entry of model. */
-static long
-context_vllm(const cJSON *doc, const char *model)
-{
-	const cJSON *m;
-
-	cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(doc, "data")) {
-		const char *id = json_get_string(m, "id");
-
-		if (id != NULL && strcmp(id, model) == 0)
-			return context_positive(cJSON_GetObjectItemCaseSensitive(m, "max_model_len"));
-	}
-	return 0;
-}
-
-/* llama.cpp's GET /props: the context of a slot (default_generation_settings.n_ctx). */
-static long
-context_llamacpp(const cJSON *doc)
-{
-	const cJSON *gen = cJSON_GetObjectItemCaseSensitive(doc, "default_generation_settings");
-	long n = context_positive(cJSON_GetObjectItemCaseSensitive(gen, "n_ctx"));
-
-	return n > 0 ? n : context_positive(cJSON_GetObjectItemCaseSensitive(doc, "n_ctx"));
-}
-
-/*
- * An OpenAI-compatible server at base (without its /v1, len n): Ollama's
- * POST /api/show, else vLLM's GET /v1/models, else llama.cpp's GET /props.
- */
-static long
-context_openai_server(struct host *h, const struct agent_config *cfg, size_t n)
-{
-	const char *headers[] = { "Content-Type: application/json", NULL, NULL };
-	char *url, *text, *auth = NULL;
-	cJSON *body, *doc;
-	long window;
-
-	url = xasprintf("%.*s/api/show", (int)n, cfg->base_url);
-	body = cJSON_CreateObject();
-	cJSON_AddStringToObject(body, "model", cfg->model);
-	text = json_print(body);
-	cJSON_Delete(body);
-	doc = context_ask(h, NULL, url, headers, text);
-	free(text);
-	free(url);
-	window = doc ? context_ollama(doc) : 0;
-	cJSON_Delete(doc);
-	if (window > 0)
-		return window;
-	if (cfg->api_key != NULL)
-		headers[1] = auth = xasprintf("Authorization: Bearer %s", cfg->api_key);
-	url = xasprintf("%.*s/v1/models", (int)n, cfg->base_url);
-	doc = context_ask(h, "GET", url, headers + 1, NULL);
-	free(url);
-	window = doc ? context_vllm(doc, cfg->model) : 0;
-	cJSON_Delete(doc);
-	if (window == 0) {
-		url = xasprintf("%.*s/props", (int)n, cfg->base_url);
-		doc = context_ask(h, "GET", url, headers + 1, NULL);
-		free(url);
-		window = doc ? context_llamacpp(doc) : 0;
-		cJSON_Delete(doc);
-	}
-	if (auth != NULL) {
-		explicit_bzero(auth, strlen(auth));
-		free(auth);
-	}
-	return window;
-}
-
 long
 context_discover(struct host *h, const struct agent_config *cfg)
 {
 	size_t n = cfg->base_url ? strlen(cfg->base_url) : 0;
-	cJSON *doc = NULL;
+	cJSON *doc = NULL, *body;
 	long window = 0;
-	char *url, *key = NULL;
+	char *url, *key = NULL, *text;
 
 	while (n > 0 && cfg->base_url[n - 1] == '/')
 		n--;
@@ -189,8 +119,16 @@ context_discover(struct host *h, const struct agent_config *cfg)
 		curl_free(esc);
 	} else if (strcmp(cfg->provider_kind, "openai") == 0 && n >= 3 &&
 	    strncmp(cfg->base_url + n - 3, "/v1", 3) == 0) {
-		url = NULL;
-		window = context_openai_server(h, cfg, n - 3);
+		const char *headers[] = { "Content-Type: application/json", NULL };
+
+		url = xasprintf("%.*s/api/show", (int)n - 3, cfg->base_url);
+		body = cJSON_CreateObject();
+		cJSON_AddStringToObject(body, "model", cfg->model);
+		text = json_print(body);
+		cJSON_Delete(body);
+		doc = context_ask(h, NULL, url, headers, text);
+		free(text);
+		window = doc ? context_ollama(doc) : 0;
 	} else {
 		return 0;
 	}

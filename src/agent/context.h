@@ -30,8 +30,7 @@ struct host;
  * The window the provider reports for cfg->model, or 0: Anthropic's models
  * API (max_input_tokens); for an OpenAI-compatible base URL ending in /v1,
  * Ollama's /api/show (num_ctx when the model sets it, else its context_length
- * but at most Ollama's default num_ctx), else vLLM's /v1/models (the model's
- * max_model_len), else llama.cpp's /props (n_ctx).  A few seconds each at most.
+ * but at most Ollama's default num_ctx).  A few seconds at most.
  */
 long context_discover(struct host *h, const struct agent_config *cfg);
 /* The estimated tokens of a request with conv. */

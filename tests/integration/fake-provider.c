@@ -32,8 +32,7 @@ static bool
 fake_is_info(const char *url, const char *method)
 {
 	return strcmp(url, "/api/show") == 0 ||
-	    (strcmp(method, "GET") == 0 && (strncmp(url, "/v1/models/", 11) == 0 ||
-	    strcmp(url, "/v1/models") == 0 || strcmp(url, "/props") == 0));
+	    (strcmp(method, "GET") == 0 && strncmp(url, "/v1/models/", 11) == 0);
 }
 
 /* A model-info request: its answer, outside the script. */

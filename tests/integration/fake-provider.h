@@ -44,8 +44,7 @@ const struct fake_request *fake_provider_request(struct fake_provider *fp, size_
 void fake_provider_stop(struct fake_provider *fp);
 /*
  * What a provider says about its models (Ollama's POST /api/show, Anthropic's
- * GET /v1/models/ID, vLLM's GET /v1/models, llama.cpp's GET /props): answered
- * 404 unless set here, never from the script nor
+ * GET /v1/models/ID): answered 404 unless set here, never from the script nor
  * counted with the requests above.
  */
 void fake_provider_info(struct fake_provider *fp, const char *path, const char *json);
