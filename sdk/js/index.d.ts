@@ -400,8 +400,10 @@ export interface Run {
   error?: { code: RunErrorCode; message: string } | null;
   /** Present while the run is running and needs a decision. */
   attention?: Attention | null;
-  /** Tokens the run used so far (its subagents' and reviews' included); null when the service has no count. */
-  usage: { inputTokens: number; outputTokens: number } | null;
+  /** Tokens the run used so far (its subagents' and reviews' included; inputTokens includes the cache reads and writes); null when the service has no count. */
+  usage: { inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number } | null;
+  /** USD at the price of settings.json's pricing; null (or absent) without one. */
+  cost?: number | null;
   /** The latest review (routing.reviewer); null when the run was not reviewed. */
   review: RunReview | null;
   /** RFC 3339 UTC with milliseconds; strictly increases on each change. */
@@ -419,6 +421,25 @@ export type RunErrorCode =
   | 'replay_not_found' | 'max_turns' | 'tool_loop' | 'budget_exceeded' | 'runtime_crashed'
   | 'runtime_protocol_error' | 'runtime_missing' | 'service_stopped' | 'service_restarted'
   | 'resume_limit' | 'checkpoint_invalid' | (string & {});
+
+/** The usage of the runs of a session or a project, added up and by provider and model. */
+export interface Usage {
+  /** How many runs are added up. */
+  runs: number;
+  /** Input tokens, the cache reads and writes included. */
+  inputTokens: number;
+  /** Output tokens. */
+  outputTokens: number;
+  /** Input tokens read from the provider's prompt cache. */
+  cacheReadTokens: number;
+  /** Input tokens written to the provider's prompt cache. */
+  cacheWriteTokens: number;
+  /** USD; null unless every part with tokens has a price. */
+  cost: number | null;
+  /** The same counts for each provider and model the runs used (provider or model null: not recorded). */
+  byModel: Array<{ provider: string | null; model: string | null; runs: number; inputTokens: number;
+    outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number; cost: number | null }>;
+}
 
 /** A reviewer's verdict on the run's answer (routing.reviewer); also the data of run.review. */
 export interface RunReview {
@@ -989,6 +1010,8 @@ export declare class TaskdeckClient {
   getProjectSessionDefaults(projectId: string, options?: RequestOptions): ApiPromise<SessionDefaults>;
   /** Compare-and-set on updatedAt. `PATCH /api/v1/projects/:id/session-defaults`. Errors: BadRequestError, NotFoundError, ConflictError; ConnectionError, TimeoutError, AbortError. */
   updateProjectSessionDefaults(projectId: string, update: SessionDefaultsUpdate, options?: RequestOptions): ApiPromise<SessionDefaults>;
+  /** The usage and cost of the project's runs. `GET /api/v1/projects/:id/usage`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */
+  getProjectUsage(projectId: string, options?: RequestOptions): ApiPromise<Usage>;
 
   /** Sessions of a project. `GET /api/v1/sessions`. Errors: BadRequestError; ConnectionError, TimeoutError, AbortError. */
   listSessions(projectId: string, options?: ListOptions): ApiPromise<Page<Session>>;
@@ -996,6 +1019,8 @@ export declare class TaskdeckClient {
   getSession(sessionId: string, options?: RequestOptions): ApiPromise<Session>;
   /** The session's configuration. `GET /api/v1/sessions/:id/config`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */
   getSessionConfiguration(sessionId: string, options?: RequestOptions): ApiPromise<SessionConfiguration>;
+  /** The usage and cost of the session's runs. `GET /api/v1/sessions/:id/usage`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */
+  getSessionUsage(sessionId: string, options?: RequestOptions): ApiPromise<Usage>;
   /** Compare-and-set on revision. `PATCH /api/v1/sessions/:id/config`. Errors: BadRequestError, NotFoundError, ConflictError; ConnectionError, TimeoutError, AbortError. */
   updateSessionConfiguration(sessionId: string, update: SessionConfigurationUpdate, options?: RequestOptions): ApiPromise<SessionConfiguration>;
   /** Agent routing. `GET /api/v1/settings/agent-routing`. Errors: ConnectionError, TimeoutError, AbortError. */

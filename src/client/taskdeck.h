@@ -341,8 +341,12 @@ struct td_run {
 	char *output;		/* NULL until the run is final */
 	char *error_code;	/* NULL unless the run failed */
 	char *error_message;
-	long long input_tokens;
+	long long input_tokens;		/* cache reads and writes included */
 	long long output_tokens;
+	long long cache_read_tokens;	/* of input_tokens, read from the provider's cache */
+	long long cache_write_tokens;	/* of input_tokens, written to it */
+	bool has_cost;			/* false: settings.json's pricing has no price */
+	double cost;			/* USD at the model's price */
 	struct {
 		char *verdict;	/* "approved", "changes_requested", "error"; NULL: not reviewed */
 		char *summary;	/* the reviewer's text */

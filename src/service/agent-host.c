@@ -73,8 +73,7 @@ agent_host_store_progress(struct run_state *rs)
 {
 	struct run_progress p = {
 		.phase = rs->phase[0] ? rs->phase : "starting",
-		.input_tokens = rs->input_tokens,
-		.output_tokens = rs->output_tokens,
+		.usage = rs->usage,
 		.output = rs->output.data,
 		.output_len = rs->output.len,
 	};
@@ -240,12 +239,25 @@ read_count(const cJSON *obj, const char *key, long long *out)
 	return true;
 }
 
+/* The optional cache counts of a usage line or a finish line's usage (agents before them send none). */
+static void
+read_usage_cache(struct run_state *rs, const cJSON *usage)
+{
+	if (cJSON_GetObjectItemCaseSensitive(usage, "cacheReadTokens") != NULL &&
+	    !read_count(usage, "cacheReadTokens", &rs->usage.cache_read))
+		agent_host_protocol_error(rs, "a usage with a cacheReadTokens that is no count");
+	if (cJSON_GetObjectItemCaseSensitive(usage, "cacheWriteTokens") != NULL &&
+	    !read_count(usage, "cacheWriteTokens", &rs->usage.cache_write))
+		agent_host_protocol_error(rs, "a usage with a cacheWriteTokens that is no count");
+}
+
 static void
 on_usage(struct run_state *rs, const cJSON *msg)
 {
-	if (!read_count(msg, "inputTokens", &rs->input_tokens) ||
-	    !read_count(msg, "outputTokens", &rs->output_tokens))
+	if (!read_count(msg, "inputTokens", &rs->usage.input) ||
+	    !read_count(msg, "outputTokens", &rs->usage.output))
 		agent_host_protocol_error(rs, "a usage line without token counts");
+	read_usage_cache(rs, msg);
 }
 
 /* Answers a request with an error, or not at all when code is TD_OK. */
@@ -427,8 +439,9 @@ on_finish(struct run_state *rs, const cJSON *msg)
 		rs->error_message = xstrdup_or_null(json_get_string(err, "message"));
 	}
 	if (cJSON_IsObject(usage)) {
-		read_count(usage, "inputTokens", &rs->input_tokens);
-		read_count(usage, "outputTokens", &rs->output_tokens);
+		read_count(usage, "inputTokens", &rs->usage.input);
+		read_count(usage, "outputTokens", &rs->usage.output);
+		read_usage_cache(rs, usage);
 	}
 }
 

@@ -265,6 +265,8 @@ run_fill(struct m_run *r, const struct td_run *t)
 	mdl_set_str(&r->started_at, t->started_at);
 	mdl_set_str(&r->finished_at, t->finished_at);
 	r->tokens = t->input_tokens + t->output_tokens;
+	r->has_cost = t->has_cost;
+	r->cost = t->cost;
 }
 
 void

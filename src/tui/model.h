@@ -72,6 +72,8 @@ struct m_run {
 	char *started_at;	/* NULL until it started */
 	char *finished_at;	/* NULL until final */
 	long long tokens;	/* input + output, as last read; -1: read it again */
+	bool has_cost;		/* false: no price in settings.json's pricing */
+	double cost;		/* USD, as last read */
 };
 
 struct m_artifact {
