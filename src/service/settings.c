@@ -43,7 +43,7 @@ struct settings {
 
 static const char default_settings[] =
     "{\n"
-    "  \"defaults\": {\"framework\": \"taskdeck\", \"provider\": \"replay\", \"model\": null,\n"
+    "  \"defaults\": {\"framework\": null, \"provider\": \"replay\", \"model\": null,\n"
     "               \"effort\": \"medium\", \"permissionProfile\": \"workspace-write\"},\n"
     "  \"providers\": {\n"
     "    \"replay\": {\"kind\": \"replay\", \"defaultModel\": \"research\"},\n"
