@@ -8,6 +8,8 @@
  *   garbage    legacy, and writes a line that is not JSON before each answer
  *   notrpc     legacy, and writes JSON that is not JSON-RPC before each answer
  *   hugecall   legacy; a tools/call with text "big" is answered with a line over 4 MiB
+ *   form       legacy; a tools/call first sends a form (elicitation/create:
+ *              name, age, subscribe, color) and answers with what the client said
  *   asks       legacy; a tools/call first asks the client roots/list,
  *              elicitation/create and sampling/createMessage, and answers with
  *              what the client said to each
@@ -155,7 +157,35 @@ tools_call(const cJSON *id, const cJSON *params)
 		cJSON_Delete(item);
 		return;
 	}
-	if (strcmp(mode, "asks") == 0) {
+	if (strcmp(mode, "form") == 0) {
+		static const char q[] = "{\"jsonrpc\":\"2.0\",\"id\":950,\"method\":"
+		    "\"elicitation/create\",\"params\":{\"message\":\"Who is asking?\","
+		    "\"requestedSchema\":{\"type\":\"object\",\"properties\":{"
+		    "\"name\":{\"type\":\"string\",\"description\":\"Your name\","
+		    "\"default\":\"anon\"},"
+		    "\"age\":{\"type\":\"integer\",\"description\":\"Your age\","
+		    "\"minimum\":0},"
+		    "\"subscribe\":{\"type\":\"boolean\",\"default\":false},"
+		    "\"color\":{\"type\":\"string\",\"enum\":[\"red\",\"green\"],"
+		    "\"default\":\"red\"}},\"required\":[\"age\"]}}}";
+		cJSON *a = NULL;
+		char *line = NULL, *got;
+		size_t cap = 0;
+
+		printf("%s\n", q);
+		fflush(stdout);
+		while (a == NULL || cJSON_GetNumberValue(cJSON_GetObjectItem(a, "id")) != 950) {
+			cJSON_Delete(a);
+			if (getline(&line, &cap, stdin) <= 0)
+				exit(1);
+			a = cJSON_Parse(line);
+		}
+		free(line);
+		got = cJSON_PrintUnformatted(cJSON_GetObjectItem(a, "result"));
+		snprintf(out, sizeof out, "form: %s", got != NULL ? got : "(no result)");
+		free(got);
+		cJSON_Delete(a);
+	} else if (strcmp(mode, "asks") == 0) {
 		static const char *const asks[] = { "roots/list", "elicitation/create",
 			"sampling/createMessage" };
 		size_t o = 0;

@@ -1,6 +1,7 @@
 /// <reference lib="esnext.disposable" />
 // Type declarations of @taskdeck/sdk (written by hand; checked by tsc --noEmit in tests/js).
 
+/** The SDK's version ("0.1.0"); the default User-Agent is "@taskdeck/sdk/" + VERSION. */
 export declare const VERSION: string;
 /** The default deadline of every request, in milliseconds (30,000). */
 export declare const DEFAULT_REQUEST_TIMEOUT_MS: number;
@@ -22,16 +23,23 @@ export type TaskdeckErrorCode =
 
 /** Typed `details` of the documented codes (docs/http-api.md); others: a plain record. */
 export interface ErrorDetailsByCode {
+  /** field: the path of the bad body member (e.g. "patch.model"); parameter: the bad query parameter. */
   invalid_request: { field?: string; parameter?: string };
+  /** reason: not-absolute, not-found, not-a-directory, not-readable, not-writable, too-long, filesystem-root, taskdeck-directory or session-workspace. */
   invalid_cwd: { reason?: string; field?: string };
+  /** resource: the kind of the unknown thing (e.g. "connector", "plan"); id: its id. */
   not_found: { resource?: string; id?: string };
   /** details.current is the resource as it is now: re-read from it, then write again. */
   stale_write: { current: SessionConfiguration | SessionDefaults };
+  /** details.current is the session's plan as it is now: decide again on its version and revision. */
   stale_plan: { current: Plan };
+  /** The ids of the connectors (or names of the providers) that still use the credential. */
   credential_in_use: { connectors?: string[]; providers?: string[] };
+  /** field: the configuration member that is not valid (e.g. "model"). */
   invalid_configuration: { field?: string };
   /** waitForRun's deadline: the run as last read (it goes on). */
   timeout: { runId?: string; run?: Run | null; idleTimeoutMs?: number };
+  /** seq: the last seq the service had issued when it cut a slow consumer; absent when the iterator's own backlog overflowed. */
   event_stream_overflow: { seq?: number };
 }
 
@@ -44,6 +52,7 @@ export type ErrorDetails<C extends string> =
  * `e.is('stale_write')` narrows `details`.
  */
 export declare class TaskdeckError<C extends TaskdeckErrorCode = TaskdeckErrorCode> extends Error {
+  /** Made by the SDK; code is the service's or the client's code, message a sentence without the token. */
   constructor(code: string, message: string, extra?: {
     status?: number; requestId?: string | null; details?: Record<string, unknown>; cause?: unknown;
     headers?: Headers | null; retryAfterMs?: number | null;
@@ -90,7 +99,9 @@ export declare class EventStreamError extends TaskdeckError {}
 
 /** What an answer said beside its data (withResponse()). */
 export interface ResponseInfo {
+  /** The HTTP status (200, 201, 206, ...). */
   status: number;
+  /** The answer's headers. */
   headers: Headers;
   /** X-Request-Id. */
   requestId: string | null;
@@ -104,12 +115,14 @@ export interface ResponseInfo {
 
 /** The promise of every request method; withResponse() adds what the answer said. */
 export declare class ApiPromise<T> extends Promise<T> {
+  /** The same answer: its data and what the answer said (status, headers, request id, replay, retries). */
   withResponse(): Promise<{ data: T; response: ResponseInfo }>;
 }
 
 /** Retries of a request that may be repeated (2): see maxRetries. */
 export declare const DEFAULT_MAX_RETRIES: number;
 
+/** Options of connectToTaskdeck(); every one may be omitted. */
 export interface ConnectOptions {
   /** http://127.0.0.1:PORT; else TASKDECK_URL, else the discovery file. */
   baseUrl?: string;
@@ -123,11 +136,13 @@ export interface ConnectOptions {
    * Idempotency-Key, or one the service never acted on (default 2; 0 to 10).
    */
   maxRetries?: number;
+  /** The User-Agent header of every request (default "@taskdeck/sdk/" + VERSION). */
   userAgent?: string;
 }
 
 /** The last argument of every method. */
 export interface RequestOptions {
+  /** Aborting it ends the call with an AbortError (code "aborted"); an aborted signal sends nothing. */
   signal?: AbortSignal;
   /**
    * This call's deadline in ms, of any size (undefined or 0: the client's requestTimeoutMs);
@@ -138,6 +153,7 @@ export interface RequestOptions {
   maxRetries?: number;
 }
 
+/** The options of startRun and createProject, which may carry an Idempotency-Key. */
 export interface IdempotentOptions extends RequestOptions {
   /**
    * Sent as Idempotency-Key: the same key and body return the first result again
@@ -146,6 +162,7 @@ export interface IdempotentOptions extends RequestOptions {
   idempotencyKey?: string;
 }
 
+/** The options of a list method: a page's size and start, or every page. */
 export interface ListOptions extends RequestOptions {
   /** Page size, 1 to 1000 (the service's default is 100). */
   limit?: number;
@@ -158,94 +175,238 @@ export interface ListOptions extends RequestOptions {
 /** A list answer: the items, and the cursor of the next page (null on the last one). */
 export type Page<T> = T[] & { readonly nextCursor: string | null };
 
+/** A JSON value (a project's metadata). */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
+/** A project (GET /api/v1/projects/:id): it groups sessions and holds their shared context. */
 export interface Project {
-  id: string; name: string; description: string; context: string;
-  metadata: Record<string, Json>; createdAt: string; updatedAt: string;
+  /** "prj_" and 24 hex digits. */
+  id: string;
+  /** 1 to 200 characters. */
+  name: string;
+  /** Up to 10,000 characters ("" when none). */
+  description: string;
+  /** Up to 100,000 characters given to the project's runs ("" when none). */
+  context: string;
+  /** Free-form members, merged by a patch ({} when none). */
+  metadata: Record<string, Json>;
+  /** RFC 3339 UTC with milliseconds. */
+  createdAt: string;
+  /** RFC 3339 UTC with milliseconds; strictly increases on each write. */
+  updatedAt: string;
 }
 
+/** The body of createProject (POST /api/v1/projects). */
 export interface NewProject {
-  name: string; description?: string; context?: string; metadata?: Record<string, Json>;
+  /** 1 to 200 characters, without control or bidirectional characters. */
+  name: string;
+  /** Up to 10,000 characters (default ""). */
+  description?: string;
+  /** Up to 100,000 characters (default ""). */
+  context?: string;
+  /** An object of at most 1,000 members (default {}). */
+  metadata?: Record<string, Json>;
 }
 
+/** A JSON merge patch of a project (PATCH /api/v1/projects/:id): an omitted member is kept. */
 export type ProjectPatch = {
-  name?: string; description?: string | null; context?: string | null; metadata?: Record<string, Json> | null;
+  /** 1 to 200 characters; never null. */
+  name?: string;
+  /** null clears it to "". */
+  description?: string | null;
+  /** null clears it to "". */
+  context?: string | null;
+  /** Merged into the metadata; null resets it to {}. */
+  metadata?: Record<string, Json> | null;
 };
 
+/** The agent that runs a session: taskdeck (the built-in loop), claude-code or codex. */
 export type Framework = 'taskdeck' | 'claude-code' | 'codex' | (string & {});
+/** How hard the model thinks (a cleared effort is medium). */
 export type Effort = 'low' | 'medium' | 'high';
+/** What a run's commands may do: ask (a prompt per action), workspace-write (the default), read-only or full-access. */
 export type PermissionProfile = 'ask' | 'workspace-write' | 'read-only' | 'full-access' | (string & {});
 
+/** A project's defaults; null: not set (the application settings decide). */
 export interface SessionDefaultsValues {
-  framework: Framework | null; provider: string | null; model: string | null;
-  effort: Effort | null; permissionProfile: PermissionProfile | null;
+  /** The framework of new sessions. */
+  framework: Framework | null;
+  /** A provider name of the application settings (1 to 200 characters). */
+  provider: string | null;
+  /** A model name (1 to 200 characters). */
+  model: string | null;
+  /** The effort of new sessions. */
+  effort: Effort | null;
+  /** The permission profile of new runs. */
+  permissionProfile: PermissionProfile | null;
   /** Whether runs may reach the network (null: the service's default). */
   network: boolean | null;
 }
 
+/** A project's session defaults (GET /api/v1/projects/:id/session-defaults). */
 export interface SessionDefaults {
-  projectId: string; updatedAt: string; defaults: SessionDefaultsValues;
+  /** The project's id. */
+  projectId: string;
+  /** The compare-and-set token of updateProjectSessionDefaults (at first the project's createdAt). */
+  updatedAt: string;
+  /** network applies to new runs; the others to new sessions only. */
+  defaults: SessionDefaultsValues;
 }
 
+/** The body of updateProjectSessionDefaults. */
 export interface SessionDefaultsUpdate {
-  expectedUpdatedAt: string; patch: Partial<SessionDefaultsValues>;
+  /** The updatedAt last read; another one fails with stale_write (details.current). */
+  expectedUpdatedAt: string;
+  /** A merge patch of defaults: an omitted key is kept, null clears it. */
+  patch: Partial<SessionDefaultsValues>;
 }
 
+/** A session (GET /api/v1/sessions/:id): a conversation of runs in one working directory. */
 export interface Session {
-  id: string; projectId: string; title: string; cwd: string; workspace: 'managed' | 'external';
-  createdAt: string; updatedAt: string; lastRun: { id: string; status: RunStatus } | null;
+  /** "ses_" and 24 hex digits. */
+  id: string;
+  /** The project's id. */
+  projectId: string;
+  /** The first 80 characters of the first prompt. */
+  title: string;
+  /** The absolute, canonical working directory of its runs. */
+  cwd: string;
+  /** managed: a directory taskdeck made for it; external: the run's cwd (never deleted). */
+  workspace: 'managed' | 'external';
+  /** RFC 3339 UTC with milliseconds. */
+  createdAt: string;
+  /** RFC 3339 UTC with milliseconds. */
+  updatedAt: string;
+  /** Its newest run, or null. */
+  lastRun: { id: string; status: RunStatus } | null;
 }
 
+/** A run's configuration: omitted or null, the session's or the defaults' value. */
 export interface RunConfig {
-  framework?: Framework | null; provider?: string | null; model?: string | null; effort?: Effort | null;
+  /** taskdeck, claude-code or codex. */
+  framework?: Framework | null;
+  /** A provider name of the application settings. */
+  provider?: string | null;
+  /** 1 to 200 characters; with the replay provider, an installed transcript. */
+  model?: string | null;
+  /** low, medium or high. */
+  effort?: Effort | null;
 }
 
+/** A session's configuration (GET /api/v1/sessions/:id/config); it applies to its next run. */
 export interface SessionConfiguration {
-  sessionId: string; revision: number; framework: Framework | null; provider: string | null;
-  model: string | null; effort: Effort | null; updatedAt: string;
+  /** The session's id. */
+  sessionId: string;
+  /** 1 for a new session, one more at each change: the compare-and-set token. */
+  revision: number;
+  /** null: the defaults' framework. */
+  framework: Framework | null;
+  /** null: the default provider. */
+  provider: string | null;
+  /** null: the provider's defaultModel. */
+  model: string | null;
+  /** null: medium. */
+  effort: Effort | null;
+  /** RFC 3339 UTC with milliseconds. */
+  updatedAt: string;
 }
 
+/** The body of updateSessionConfiguration. */
 export interface SessionConfigurationUpdate {
+  /** The revision last read; another one fails with stale_write (details.current). */
   expectedRevision: number;
   /** An omitted key is kept; null clears it. */
   patch: RunConfig;
 }
 
+/** Agent routing (GET /api/v1/settings/agent-routing); it applies to taskdeck runs started after a change. */
 export interface AgentRouting {
+  /** The default framework of new sessions; never null. */
   framework: Framework;
+  /**
+   * enabled: an answer that would complete a run is reviewed first, on provider and model
+   * (null: the run's); framework is not used.
+   */
   reviewer: { enabled: boolean; framework: Framework | null; provider: string | null; model: string | null };
+  /**
+   * enabled: the model gets the run_subagent tool, whose sub-tasks run on provider and model
+   * (null: the run's), at most maxConcurrent (1 to 16) at once.
+   */
   subagent: { enabled: boolean; provider: string | null; model: string | null; maxConcurrent: number };
+  /** RFC 3339 UTC with milliseconds. */
   updatedAt: string;
 }
 
+/** A JSON merge patch of agent routing (PATCH /api/v1/settings/agent-routing): an omitted member is kept. */
 export type AgentRoutingPatch = {
+  /** The default framework of new sessions. */
   framework?: Framework;
+  /** The members of reviewer to change. */
   reviewer?: Partial<AgentRouting['reviewer']>;
+  /** The members of subagent to change. */
   subagent?: Partial<AgentRouting['subagent']>;
 };
 
+/** queued, running, then one of the final ones: completed, failed, cancelled. */
 export type RunStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
 
+/** What a running run waits for. */
 export interface Attention {
-  kind: 'plan-approval' | (string & {}); planVersion?: number; planRevision?: number; since?: string;
+  /** plan-approval: the session's plan awaits a decision (respondSessionPlan). */
+  kind: 'plan-approval' | (string & {});
+  /** plan-approval: the version of the plan to decide on. */
+  planVersion?: number;
+  /** plan-approval: the revision of the plan to decide on. */
+  planRevision?: number;
+  /** When the run began to wait (RFC 3339 UTC). */
+  since?: string;
+  /** Members of other kinds. */
   [key: string]: unknown;
 }
 
+/** A run (GET /api/v1/runs/:id): one prompt answered by an agent in a session. */
 export interface Run {
-  id: string; sessionId: string; projectId: string; status: RunStatus; prompt: string;
-  permissionProfile: PermissionProfile; turnIntent: 'plan-first' | null; config: RunConfig;
-  cwd: string; createdAt: string; startedAt: string | null; finishedAt: string | null;
-  cancelRequestedAt: string | null; progress: { phase: string; updatedAt: string } | null;
+  /** "run_" and 24 hex digits. */
+  id: string;
+  /** Its session's id. */
+  sessionId: string;
+  /** Its project's id. */
+  projectId: string;
+  /** completed, failed and cancelled are final. */
+  status: RunStatus;
+  /** The prompt (1 to 100,000 characters). */
+  prompt: string;
+  /** What its commands may do. */
+  permissionProfile: PermissionProfile;
+  /** plan-first: a plan is proposed and approved before anything changes. */
+  turnIntent: 'plan-first' | null;
+  /** The configuration it runs with. */
+  config: RunConfig;
+  /** The absolute working directory of its commands. */
+  cwd: string;
+  /** RFC 3339 UTC with milliseconds. */
+  createdAt: string;
+  /** When its agent started; null while queued. */
+  startedAt: string | null;
+  /** When it became final; null before. */
+  finishedAt: string | null;
+  /** When a cancel was asked for; null when none was. */
+  cancelRequestedAt: string | null;
+  /** The latest phase (RunPhase) and when it began; null before the first. */
+  progress: { phase: string; updatedAt: string } | null;
   /** Present once the run is final. */
   output?: string | null;
   /** Present on a failed run. */
   error?: { code: RunErrorCode; message: string } | null;
   /** Present while the run is running and needs a decision. */
   attention?: Attention | null;
-  usage: { inputTokens: number; outputTokens: number } | null;
+  /** Tokens the run used so far (its subagents' and reviews' included; inputTokens includes the cache reads and writes); null when the service has no count. */
+  usage: { inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number } | null;
+  /** USD at the price of settings.json's pricing; null (or absent) without one. */
+  cost?: number | null;
   /** The latest review (routing.reviewer); null when the run was not reviewed. */
   review: RunReview | null;
+  /** RFC 3339 UTC with milliseconds; strictly increases on each change. */
   updatedAt: string;
   /** Whether the run's commands may reach the network. */
   network: boolean;
@@ -261,9 +422,30 @@ export type RunErrorCode =
   | 'runtime_protocol_error' | 'runtime_missing' | 'service_stopped' | 'service_restarted'
   | 'resume_limit' | 'checkpoint_invalid' | (string & {});
 
+/** The usage of the runs of a session or a project, added up and by provider and model. */
+export interface Usage {
+  /** How many runs are added up. */
+  runs: number;
+  /** Input tokens, the cache reads and writes included. */
+  inputTokens: number;
+  /** Output tokens. */
+  outputTokens: number;
+  /** Input tokens read from the provider's prompt cache. */
+  cacheReadTokens: number;
+  /** Input tokens written to the provider's prompt cache. */
+  cacheWriteTokens: number;
+  /** USD; null unless every part with tokens has a price. */
+  cost: number | null;
+  /** The same counts for each provider and model the runs used (provider or model null: not recorded). */
+  byModel: Array<{ provider: string | null; model: string | null; runs: number; inputTokens: number;
+    outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number; cost: number | null }>;
+}
+
 /** A reviewer's verdict on the run's answer (routing.reviewer); also the data of run.review. */
 export interface RunReview {
+  /** approved, changes_requested (the run is sent back once) or error (the review failed). */
   verdict: 'approved' | 'changes_requested' | 'error';
+  /** What the reviewer asks to change ([] when none). */
   findings: string[];
   /** The reviewer's text, or why the review failed. */
   summary: string;
@@ -271,46 +453,120 @@ export interface RunReview {
   round: number;
 }
 
+/** The body of startRun (POST /api/v1/runs). */
 export interface RunRequest {
-  project: string; prompt: string; permissionProfile?: PermissionProfile;
-  turnIntent?: 'plan-first' | null; cwd?: string; sessionId?: string; config?: RunConfig;
+  /** A project id (not_found when unknown). */
+  project: string;
+  /** 1 to 100,000 characters. */
+  prompt: string;
+  /** Default: the project's default, else workspace-write. */
+  permissionProfile?: PermissionProfile;
+  /** plan-first: propose a plan and wait for a decision before changing anything. */
+  turnIntent?: 'plan-first' | null;
+  /**
+   * An absolute directory the service can read and write (else invalid_cwd); with sessionId
+   * it must be the session's (else cwd_mismatch). Omitted: a new managed workspace.
+   */
+  cwd?: string;
+  /** Continue this session (session_busy while it has a queued or running run). */
+  sessionId?: string;
+  /** A new session's configuration; not allowed with sessionId. */
+  config?: RunConfig;
   /** Let the run's commands reach the network (default: the project's defaults, else false). */
   network?: boolean;
 }
 
+/** The options of waitForRun. */
 export interface WaitOptions {
   /**
    * The whole wait, polling requests and delays together; reaching it rejects with "timeout"
    * and never cancels the run. Undefined, 0, Infinity or null: no deadline.
    */
   timeoutMs?: number | null;
+  /** Aborting it ends the wait with an AbortError (the run goes on). */
   signal?: AbortSignal;
   /** Return as soon as the run is running with an attention object (plan-approval). */
   returnOnAttention?: boolean;
 }
 
-export interface PlanStep { id: string; title: string; status: string }
+/** One step of a plan. */
+export interface PlanStep {
+  /** The step's id within the plan (e.g. "s1"). */
+  id: string;
+  /** What the step does. */
+  title: string;
+  /** pending, in-progress, completed or failed. */
+  status: string;
+}
 
+/** A session's plan (GET /api/v1/sessions/:id/plan), proposed by a plan-first run. */
 export interface Plan {
-  sessionId: string; runId: string; version: number; revision: number;
+  /** The session's id. */
+  sessionId: string;
+  /** The id of the run that proposed it. */
+  runId: string;
+  /** Counts proposals in the session (1, 2, ...). */
+  version: number;
+  /** Counts every change of the session's plan state; never goes back. */
+  revision: number;
+  /**
+   * awaiting-approval (a decision is pending), approved (the run executes it), superseded
+   * (revised; a new version follows), rejected, completed, abandoned (the run ended otherwise).
+   */
   status: 'awaiting-approval' | 'approved' | 'superseded' | 'rejected' | 'completed' | 'abandoned' | (string & {});
-  summary: string; feedback: string | null; steps: PlanStep[]; createdAt: string; updatedAt: string;
+  /** The agent's summary of the plan. */
+  summary: string;
+  /** The last revise feedback, or null. */
+  feedback: string | null;
+  /** The steps, in order. */
+  steps: PlanStep[];
+  /** RFC 3339 UTC with milliseconds. */
+  createdAt: string;
+  /** RFC 3339 UTC with milliseconds. */
+  updatedAt: string;
 }
 
+/** The body of respondSessionPlan (POST /api/v1/sessions/:id/plan/respond). */
 export interface PlanResponse {
-  decision: 'approve' | 'revise' | 'reject'; version: number; revision: number; feedback?: string;
+  /** approve: the run executes it; revise: the agent proposes a new version; reject. */
+  decision: 'approve' | 'revise' | 'reject';
+  /** The plan's current version (else stale_plan). */
+  version: number;
+  /** The plan's current revision (else stale_plan). */
+  revision: number;
+  /** Required by revise: 1 to 10,000 characters. */
+  feedback?: string;
 }
 
+/** A file a run saved (GET /api/v1/artifacts/:id); its bytes are downloadArtifact's. */
 export interface Artifact {
-  id: string; name: string; path: string; version: string; size: number; mediaType: string;
-  sessionId: string; runId: string; createdAt: string;
+  /** "art_" and 24 hex digits. */
+  id: string;
+  /** The file's name (e.g. "report.md"). */
+  name: string;
+  /** Its path relative to the workspace (e.g. "out/report.md"). */
+  path: string;
+  /** "sha256:" and the content's hash; also the content's ETag. */
+  version: string;
+  /** In bytes. */
+  size: number;
+  /** The Content-Type of the content (e.g. "text/markdown"). */
+  mediaType: string;
+  /** The session's id. */
+  sessionId: string;
+  /** The id of the run that saved it. */
+  runId: string;
+  /** RFC 3339 UTC with milliseconds. */
+  createdAt: string;
 }
 
+/** The options of listArtifacts. */
 export interface ArtifactListOptions extends ListOptions {
   /** Every version of each path, not only the newest. */
   allVersions?: boolean;
 }
 
+/** The options of downloadArtifact. */
 export interface DownloadOptions extends RequestOptions {
   /** Resume: sends Range: bytes=OFFSET- (the answer is 206, or 200 with the whole body). */
   offset?: number;
@@ -328,7 +584,12 @@ export type RetryReason = 'rate_limited' | 'overloaded' | 'server_error' | 'time
 
 /** The data of run.progress. */
 export interface RunProgress {
-  phase: RunPhase; message: string | null; liveness: boolean;
+  /** What the agent is doing now. */
+  phase: RunPhase;
+  /** The agent's words on it, or null. */
+  message: string | null;
+  /** true: a keep-alive every 10 s before the first output; false: a phase change. */
+  liveness: boolean;
   /** retrying: 1 for the first retry (attempt, maxRetries, reason and delayMs come together). */
   attempt?: number;
   /** retrying: the most retries of a turn. */
@@ -363,6 +624,7 @@ export interface EventPayloads {
   'run.permission': { promptId: string; tool?: string; summary?: string; status?: string };
   /** The run needs (or, null, no longer needs) a decision. */
   'run.attention': { attention: Attention | null };
+  /** The session's plan was proposed, decided on or a step changed: the plan as it is now. */
   'plan.updated': Plan;
   /** A save became visible (when its run finalized). */
   'artifact.saved': Artifact;
@@ -372,7 +634,9 @@ export interface EventPayloads {
   'run.history-gap':
     | { reason: string; maxMs: number }
     | { reason: string; events: number; firstSeq: number; lastSeq: number };
+  /** A session was created or changed: the session as it is now. */
   'session.updated': Session;
+  /** A project was created or changed: the project as it is now. */
   'project.updated': Project;
   /** Never the transport or a secret. */
   'connector.updated': {
@@ -391,12 +655,24 @@ export interface EventPayloads {
   'stream.resync-required': { reason: 'stream-changed' | 'expired' | 'slow-consumer' };
 }
 
+/** The type of an event yielded to users (run.*, plan.updated, ..., stream.resync-required). */
 export type TaskdeckEventType = keyof EventPayloads;
 
 /** One event of one type: `seq`, `type`, `time`, the ids it concerns (else null) and its `data`. */
 export interface TaskdeckEventOf<T extends TaskdeckEventType> {
-  seq: number; type: T; time: string;
-  projectId: string | null; sessionId: string | null; runId: string | null;
+  /** One counter of the service process, strictly increasing from 1 (a filtered stream has gaps). */
+  seq: number;
+  /** The event's type. */
+  type: T;
+  /** When it was sent: RFC 3339 UTC with milliseconds. */
+  time: string;
+  /** The project it concerns, or null. */
+  projectId: string | null;
+  /** The session it concerns, or null. */
+  sessionId: string | null;
+  /** The run it concerns, or null. */
+  runId: string | null;
+  /** The payload of its type. */
   data: EventPayloads[T];
 }
 
@@ -406,9 +682,19 @@ export interface TaskdeckEventOf<T extends TaskdeckEventType> {
  */
 export type TaskdeckEvent = { [T in TaskdeckEventType]: TaskdeckEventOf<T> }[TaskdeckEventType];
 
-export interface EventFilter { projectId?: string; sessionId?: string; runId?: string }
+/** Which events the stream keeps: those of these ids (all given must match); none: every event. */
+export interface EventFilter {
+  /** Only events of this project. */
+  projectId?: string;
+  /** Only events of this session. */
+  sessionId?: string;
+  /** Only events of this run. */
+  runId?: string;
+}
 
+/** The options of events(). */
 export interface EventOptions {
+  /** Aborting it ends the stream: a waiting next() rejects with an AbortError. */
   signal?: AbortSignal;
   /** Deadline of connecting, until stream.hello (default: the client's requestTimeoutMs; Infinity or null: none). */
   timeoutMs?: number | null;
@@ -420,6 +706,7 @@ export interface EventOptions {
   reconnect?: boolean;
 }
 
+/** The iterator of events(): `for await (const e of stream)`; breaking out of the loop closes it. */
 export interface EventStream extends AsyncIterableIterator<TaskdeckEvent> {
   /** Resolves on stream.hello; rejects when the connection fails before it. */
   readonly ready: Promise<void>;
@@ -429,42 +716,77 @@ export interface EventStream extends AsyncIterableIterator<TaskdeckEvent> {
   close(): void;
   /** close(), for `await using events = td.events(...)`. */
   [Symbol.asyncDispose](): Promise<void>;
+  /** close(); what `break` in a `for await` calls. Resolves as done. */
   return(): Promise<IteratorResult<TaskdeckEvent, undefined>>;
 }
 
+/** The doctor's report (GET /api/v1/doctor); it never holds the token. */
 export interface ReadinessReport {
-  ready: boolean; version: string;
+  /** false when any check fails. */
+  ready: boolean;
+  /** The service's version. */
+  version: string;
+  /** Each check (data-directory, database, token-file, sandbox, runtime-*, provider, disk-space, ...); a warn or fail one has nextAction. */
   checks: { id: string; status: 'ok' | 'warn' | 'fail'; message: string; nextAction?: string }[];
+  /** The nextAction of every check that warns or fails. */
   nextActions: string[];
 }
 
+/** A framework's runtime (GET /api/v1/runtimes lists taskdeck, claude-code, codex in that order). */
 export interface Runtime {
-  framework: Framework; status: 'ready' | 'missing' | 'broken' | 'outdated' | (string & {});
-  version?: string; source: 'managed' | 'external'; path?: string;
+  /** The framework it runs. */
+  framework: Framework;
+  /** ready; missing (not found, no path); broken (not executable, or no version); outdated (below minVersion). */
+  status: 'ready' | 'missing' | 'broken' | 'outdated' | (string & {});
+  /** The first dotted number its --version prints; absent when none was read. */
+  version?: string;
+  /** managed: the taskdeck-agent the service runs; external: a CLI (claude, codex). */
+  source: 'managed' | 'external';
+  /** Where it was found; absent when missing. */
+  path?: string;
   /** How the runtime was found (managed copy, build tree, PATH, a setting). */
   foundBy?: string;
   /** Whether the managed runtime's data files are all there. */
   dataComplete?: boolean;
   /** The oldest version taskdeck supports (external runtimes). */
   minVersion?: string;
+  /** A sentence on its state. */
   message: string;
 }
 
 /** One step of a bootstrap: its result and, by step, what it found. */
-export interface BootstrapStep { ok: boolean; message: string; path?: string; name?: string; runtime?: Runtime }
+export interface BootstrapStep {
+  /** Whether the step is done. */
+  ok: boolean;
+  /** A sentence on it. */
+  message: string;
+  /** settings: the file's path. */
+  path?: string;
+  /** provider: the default provider's name. */
+  name?: string;
+  /** runtime: the managed runtime, as listRuntimes shows it. */
+  runtime?: Runtime;
+}
 
 /** POST /api/v1/bootstrap: every step's result; ok false with error when a step itself failed. */
 export interface BootstrapResult {
+  /** true when every step is (status) or the repair succeeded (runtime). */
   ok: boolean;
+  /** status: token, settings, dataDirectories, runtime and provider. */
   steps?: Record<string, BootstrapStep>;
+  /** status: what to do next. */
   nextActions?: string[];
+  /** When ok is false because a step could not be done. */
   error?: { code: 'runtime_missing' | 'configuration_conflict' | 'permission_denied' | (string & {}); message: string };
 }
 
 /** POST /api/v1/cli/install: where the launcher went; ok false with error when it could not. */
 export interface CliInstallResult {
+  /** Whether the launcher is in place. */
   ok: boolean;
+  /** When ok is false: configuration_conflict (another file is there, left alone) or permission_denied. */
   error?: { code: 'configuration_conflict' | 'permission_denied' | (string & {}); message: string };
+  /** path, directory, target, changed, onPath and nextAction (docs/http-api.md). */
   [key: string]: unknown;
 }
 
@@ -481,29 +803,87 @@ export type ConnectorTransport =
   | { type: 'http'; url: string; headers?: Record<string, string> }
   | { type: 'builtin' };
 
-export interface CredentialBinding { credentialId: string; target: string }
-
-export interface Connector {
-  id: string; name: string; kind: 'builtin' | 'custom'; enabled: boolean;
-  transport: ConnectorTransport; credentialBindings: CredentialBinding[];
-  createdAt: string; updatedAt: string;
+/** Puts a credential's secret into a connector's environment variable or header when it starts. */
+export interface CredentialBinding {
+  /** An existing credential's id. */
+  credentialId: string;
+  /** env:NAME (stdio) or header:NAME (http). */
+  target: string;
 }
 
+/** An MCP server the agent can use (GET /api/v1/connectors/:id); never holds a secret. */
+export interface Connector {
+  /** "con_" and 24 hex digits; the built-in web connector is con_web. */
+  id: string;
+  /** Its name. */
+  name: string;
+  /** builtin: ships with taskdeck; custom: the user's own. */
+  kind: 'builtin' | 'custom';
+  /** Whether runs get its tools (setConnectorEnabled). */
+  enabled: boolean;
+  /** How it is reached; every member present (args [], env {}, headers {} when none). */
+  transport: ConnectorTransport;
+  /** The credentials put into it ([] when none). */
+  credentialBindings: CredentialBinding[];
+  /** RFC 3339 UTC with milliseconds. */
+  createdAt: string;
+  /** RFC 3339 UTC with milliseconds. */
+  updatedAt: string;
+}
+
+/** The body of addConnector (POST /api/v1/connectors). */
 export interface NewConnector {
-  name: string; transport: ConnectorTransport; credentialBindings?: CredentialBinding[];
-  /** Default true. */
+  /** Its name. */
+  name: string;
+  /** stdio or http. */
+  transport: ConnectorTransport;
+  /** At most 16; env: targets for stdio, header: for http. */
+  credentialBindings?: CredentialBinding[];
+  /** Default false: a new connector is disabled until enabled. */
   enabled?: boolean;
 }
 
+/** The body of updateConnector (PATCH /api/v1/connectors/:id). */
 export interface ConnectorUpdate {
   /** Required by the service; credential bindings omitted are kept. */
-  transport: ConnectorTransport; name?: string; credentialBindings?: CredentialBinding[];
+  transport: ConnectorTransport;
+  /** A new name; omitted: kept. */
+  name?: string;
+  /** Replace the bindings; omitted: kept (they must fit the new transport). */
+  credentialBindings?: CredentialBinding[];
 }
 
-export interface ConnectorTestResult { success: boolean; toolCount: number; message: string }
+/** What testConnector found. */
+export interface ConnectorTestResult {
+  /** Whether the server answered and listed its tools. */
+  success: boolean;
+  /** How many tools it lists (0 when it failed). */
+  toolCount: number;
+  /** A sentence on the result, or why it failed. */
+  message: string;
+}
 
-/** A client registered beforehand, and the scope of a step-up; all optional. */
-export interface ConnectorLogin { clientId?: string; clientSecret?: string; scope?: string }
+/**
+ * A client registered beforehand (its secret, or its PEM private key for ES256-signed
+ * assertions), the scope of a step-up, and for enterprise-managed authorization the
+ * user's ID token and the identity provider's token endpoint; all optional.
+ */
+export interface ConnectorLogin {
+  /** The OAuth client id of a client registered beforehand. */
+  clientId?: string;
+  /** Its secret (a confidential or machine client). */
+  clientSecret?: string;
+  /** Its PEM P-256 private key: token requests carry an ES256-signed client assertion (private_key_jwt). */
+  clientKey?: string;
+  /** The scope to ask for (a step-up). */
+  scope?: string;
+  /** Enterprise-managed authorization: the user's ID token, exchanged at the identity provider. */
+  idToken?: string;
+  /** The identity provider's token endpoint, where the ID token is exchanged (RFC 8693). */
+  idpTokenEndpoint?: string;
+  /** The client id at the identity provider, when it differs from clientId. */
+  idpClientId?: string;
+}
 
 /**
  * Open authorizationUrl in a browser; the service receives the answer at redirectUri.
@@ -513,43 +893,92 @@ export type ConnectorLoginResult =
   | { authorizationUrl: string; redirectUri: string; signedIn?: never; message?: never }
   | { signedIn: true; message: string; authorizationUrl?: never; redirectUri?: never };
 
+/** What a header: binding sends: bearer "Bearer <secret>", basic "Basic <base64>", api-key and secret the secret as it is. */
 export type CredentialKind = 'api-key' | 'bearer' | 'basic' | 'secret' | (string & {});
 
+/** A stored secret's metadata (GET /api/v1/credentials/:id); the secret is never returned. */
 export interface Credential {
-  id: string; name: string; kind: CredentialKind; description: string; createdAt: string; updatedAt: string;
+  /** "cred_" and 24 hex digits. */
+  id: string;
+  /** 1 to 200 characters. */
+  name: string;
+  /** How bindings send it. */
+  kind: CredentialKind;
+  /** Up to 2,000 characters ("" when none). */
+  description: string;
+  /** RFC 3339 UTC with milliseconds. */
+  createdAt: string;
+  /** RFC 3339 UTC with milliseconds. */
+  updatedAt: string;
 }
 
+/** The body of createCredential (POST /api/v1/credentials). */
 export interface NewCredential {
-  /** kind defaults to "secret". */
-  name: string; kind?: CredentialKind; secret: string; description?: string;
+  /** 1 to 200 characters. */
+  name: string;
+  /** Default "secret". */
+  kind?: CredentialKind;
+  /** 1 to 16,384 bytes; one line, except for kind secret (basic: "user:password"). */
+  secret: string;
+  /** Up to 2,000 characters. */
+  description?: string;
 }
 
+/** The body of updateCredential (PATCH /api/v1/credentials/:id): an omitted member is kept. */
 export interface CredentialPatch {
-  name?: string; kind?: CredentialKind; description?: string; secret?: string;
+  /** 1 to 200 characters. */
+  name?: string;
+  /** How bindings send it. */
+  kind?: CredentialKind;
+  /** Up to 2,000 characters. */
+  description?: string;
+  /** A new value (a rotation): runs started later get it. */
+  secret?: string;
 }
 
 /** List methods that paginate() can follow. */
 export interface ListMethods {
+  /** paginate('listProjects', options?). */
   listProjects: [options?: ListOptions];
+  /** paginate('listSessions', projectId, options?). */
   listSessions: [projectId: string, options?: ListOptions];
+  /** paginate('listArtifacts', sessionId, options?). */
   listArtifacts: [sessionId: string, options?: ArtifactListOptions];
+  /** paginate('listRuntimes', options?). */
   listRuntimes: [options?: ListOptions];
+  /** paginate('listConnectors', options?). */
   listConnectors: [options?: ListOptions];
+  /** paginate('listCredentials', options?). */
   listCredentials: [options?: ListOptions];
 }
 
+/** The item type of each list method. */
 export interface ListItems {
-  listProjects: Project; listSessions: Session; listArtifacts: Artifact;
-  listRuntimes: Runtime; listConnectors: Connector; listCredentials: Credential;
+  /** A project. */
+  listProjects: Project;
+  /** A session. */
+  listSessions: Session;
+  /** An artifact. */
+  listArtifacts: Artifact;
+  /** A runtime. */
+  listRuntimes: Runtime;
+  /** A connector. */
+  listConnectors: Connector;
+  /** A credential. */
+  listCredentials: Credential;
 }
 
+/** A client of one taskdeck service: every method sends the bearer token; get one from connectToTaskdeck(). */
 export declare class TaskdeckClient {
+  /** Use connectToTaskdeck(); this takes an already resolved baseUrl and token (see ConnectOptions). */
   constructor(options: {
     baseUrl: string; token: string; requestTimeoutMs?: number | null; userAgent?: string; maxRetries?: number;
   });
+  /** Retries of a request that may be repeated (0 to 10; default 2). */
   readonly maxRetries: number;
   /** Where the service is; it follows a restarted service found again through the discovery file. */
   readonly baseUrl: string;
+  /** Deadline of each request in ms (Infinity: none). */
   readonly requestTimeoutMs: number;
   /** Drops the kept-alive connections (event streams are not affected). */
   close(): void;
@@ -581,6 +1010,8 @@ export declare class TaskdeckClient {
   getProjectSessionDefaults(projectId: string, options?: RequestOptions): ApiPromise<SessionDefaults>;
   /** Compare-and-set on updatedAt. `PATCH /api/v1/projects/:id/session-defaults`. Errors: BadRequestError, NotFoundError, ConflictError; ConnectionError, TimeoutError, AbortError. */
   updateProjectSessionDefaults(projectId: string, update: SessionDefaultsUpdate, options?: RequestOptions): ApiPromise<SessionDefaults>;
+  /** The usage and cost of the project's runs. `GET /api/v1/projects/:id/usage`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */
+  getProjectUsage(projectId: string, options?: RequestOptions): ApiPromise<Usage>;
 
   /** Sessions of a project. `GET /api/v1/sessions`. Errors: BadRequestError; ConnectionError, TimeoutError, AbortError. */
   listSessions(projectId: string, options?: ListOptions): ApiPromise<Page<Session>>;
@@ -588,6 +1019,8 @@ export declare class TaskdeckClient {
   getSession(sessionId: string, options?: RequestOptions): ApiPromise<Session>;
   /** The session's configuration. `GET /api/v1/sessions/:id/config`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */
   getSessionConfiguration(sessionId: string, options?: RequestOptions): ApiPromise<SessionConfiguration>;
+  /** The usage and cost of the session's runs. `GET /api/v1/sessions/:id/usage`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */
+  getSessionUsage(sessionId: string, options?: RequestOptions): ApiPromise<Usage>;
   /** Compare-and-set on revision. `PATCH /api/v1/sessions/:id/config`. Errors: BadRequestError, NotFoundError, ConflictError; ConnectionError, TimeoutError, AbortError. */
   updateSessionConfiguration(sessionId: string, update: SessionConfigurationUpdate, options?: RequestOptions): ApiPromise<SessionConfiguration>;
   /** Agent routing. `GET /api/v1/settings/agent-routing`. Errors: ConnectionError, TimeoutError, AbortError. */
@@ -605,6 +1038,11 @@ export declare class TaskdeckClient {
   getRun(runId: string, options?: RequestOptions): ApiPromise<Run>;
   /** Cancels a run (idempotent). `POST /api/v1/runs/:id/cancel`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */
   cancelRun(runId: string, options?: RequestOptions): ApiPromise<Run>;
+  /**
+   * Polls `GET /api/v1/runs/:id` (100 ms growing to 1 s) until the run is final (or, with
+   * returnOnAttention, needs a decision). Errors: NotFoundError; TimeoutError (timeoutMs,
+   * details.run), AbortError; ConnectionError.
+   */
   waitForRun(runId: string, options?: WaitOptions): Promise<Run>;
 
   /** Artifacts of a session. `GET /api/v1/sessions/:id/artifacts`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */

@@ -48,6 +48,24 @@ agent_error_clear(struct agent_error *err)
 	err->code = NULL;
 }
 
+void
+usage_add(struct usage *to, const struct usage *u)
+{
+	to->input += u->input;
+	to->output += u->output;
+	to->cache_read += u->cache_read;
+	to->cache_write += u->cache_write;
+}
+
+double
+usage_cost(const struct usage *u, const struct price *p)
+{
+	long plain = u->input - u->cache_read - u->cache_write;
+
+	return ((double)(plain > 0 ? plain : 0) * p->input + (double)u->output * p->output +
+	    (double)u->cache_read * p->cache_read + (double)u->cache_write * p->cache_write) / 1e6;
+}
+
 const char *
 agent_profile_name(enum agent_profile p)
 {
@@ -186,6 +204,28 @@ config_string(const cJSON *obj, const char *key)
 }
 
 /* obj[key] as an integer in [min, max], def when absent; false when bad. */
+/* provider.price (absent or null: none); false when malformed. */
+static bool
+config_price(const cJSON *price, struct price *p)
+{
+	static const char *const keys[] = { "input", "output", "cacheRead", "cacheWrite" };
+	double *to[] = { &p->input, &p->output, &p->cache_read, &p->cache_write };
+
+	if (price == NULL || cJSON_IsNull(price))
+		return true;
+	if (!cJSON_IsObject(price))
+		return false;
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(price, keys[i]);
+
+		if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 1e6)
+			return false;
+		*to[i] = v->valuedouble;
+	}
+	p->set = true;
+	return true;
+}
+
 static bool
 config_int(const cJSON *obj, const char *key, long min, long max, long def, long *out)
 {
@@ -404,6 +444,7 @@ agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
 	const cJSON *checkpoint = cJSON_GetObjectItemCaseSensitive(start, "checkpoint");
 	long turns, timeout, out_max, con_timeout, retries, retry_wait, window;
 	const cJSON *max_tokens = cJSON_GetObjectItemCaseSensitive(limits, "maxTokensPerRun");
+	const cJSON *max_cost = cJSON_GetObjectItemCaseSensitive(limits, "maxCostPerRun");
 
 	memset(cfg, 0, sizeof *cfg);
 	*why = NULL;
@@ -445,6 +486,13 @@ agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
 	if (max_tokens != NULL && !cJSON_IsNull(max_tokens) &&
 	    !json_check_int(limits, "maxTokensPerRun", 1, 1e15))
 		return config_fail(why, "limits.maxTokensPerRun must be a positive integer or null");
+	if (max_cost != NULL && !cJSON_IsNull(max_cost) &&
+	    (!cJSON_IsNumber(max_cost) || !(max_cost->valuedouble > 0) ||
+	    max_cost->valuedouble > 1e9))
+		return config_fail(why, "limits.maxCostPerRun must be a positive number or null");
+	if (!config_price(cJSON_GetObjectItemCaseSensitive(provider, "price"), &cfg->price))
+		return config_fail(why, "provider.price must be null or an object of input, output, "
+		    "cacheRead and cacheWrite, USD per million tokens from 0 to 10^6");
 	if (!config_int(provider, "maxRetries", 0, AGENT_MAX_RETRIES, AGENT_DEFAULT_RETRIES,
 	    &retries) || !config_int(provider, "maxRetryWaitMs", 0, 3600000L,
 	    AGENT_DEFAULT_RETRY_WAIT_MS, &retry_wait) ||
@@ -482,6 +530,7 @@ agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
 		    "requestIdBase")->valuedouble;
 	cfg->max_turns = (int)turns;
 	cfg->max_tokens = cJSON_IsNumber(max_tokens) ? (long long)max_tokens->valuedouble : 0;
+	cfg->max_cost = cJSON_IsNumber(max_cost) ? max_cost->valuedouble : 0;
 	cfg->max_retries = (int)retries;
 	cfg->max_retry_wait_ms = retry_wait;
 	cfg->context_window = window;

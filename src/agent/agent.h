@@ -28,6 +28,24 @@ enum agent_status {
 #define AGENT_RESPONSE_MAX (16 * 1024 * 1024)	/* one provider response */
 #define AGENT_SUMMARY_MAX 200			/* a tool line summary, in bytes */
 
+/* A run's token counts; input includes the tokens read from and written to a cache. */
+struct usage {
+	long input;
+	long output;
+	long cache_read;
+	long cache_write;
+};
+
+/* provider.price: USD per million tokens of each kind (set false: no price known). */
+struct price {
+	bool set;
+	double input, output, cache_read, cache_write;
+};
+
+void usage_add(struct usage *to, const struct usage *u);
+/* What u costs in USD at price p (input counted without its cache reads and writes). */
+double usage_cost(const struct usage *u, const struct price *p);
+
 /* A run failure as sent in finish.error; code is one of host-protocol.md. */
 struct agent_error {
 	const char *code;	/* static string; NULL when no error */
@@ -83,6 +101,8 @@ struct agent_config {
 	long long request_id_base;	/* run.requestIdBase, the ids of requests start above */
 	int max_turns;
 	long long max_tokens;		/* limits.maxTokensPerRun; 0 when unbounded */
+	double max_cost;		/* limits.maxCostPerRun (USD); 0 when unbounded */
+	struct price price;		/* provider.price, of the run's model */
 	int max_retries;		/* provider.maxRetries: retries of one model turn */
 	long max_retry_wait_ms;		/* provider.maxRetryWaitMs: all waits of one turn */
 	long context_window;		/* provider.contextWindow (tokens), 0 when not set */

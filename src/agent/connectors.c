@@ -460,8 +460,9 @@ note_unavailable(struct connectors *cs, const char *name, const char *why)
  * A server's form (elicitation/create) is a question for the user: it becomes
  * a permission prompt of the run (tool "<connector>__elicitation", the form's
  * message as its summary, the message and the requested schema as its input,
- * the fields' defaults included).  Allowed, the form is accepted with its
- * defaults; denied, declined; a cancelled run cancels it.
+ * the fields' defaults included).  Allowed, the form is accepted with the
+ * content the service sends (the user's values over the defaults), else
+ * its defaults; denied, declined; a cancelled run cancels it.
  */
 struct elicit_ctx {
 	struct host *host;
@@ -514,7 +515,13 @@ connector_elicit(struct mcp_client *c, const cJSON *params, void *ud)
 	    cJSON_Duplicate(schema, true) : cJSON_CreateObject());
 	rc = host_request(e->host, "permission.ask", ask, &result, &err);
 	decision = rc == AGENT_OK ? json_get_string(result, "decision") : NULL;
-	if (decision != NULL && strcmp(decision, "allow") == 0) {
+	if (decision != NULL && strcmp(decision, "allow") == 0 &&
+	    cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(result, "content"))) {
+		/* The user's values over the defaults, checked by the service. */
+		cJSON_AddStringToObject(answer, "action", "accept");
+		cJSON_AddItemToObject(answer, "content",
+		    cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(result, "content"), true));
+	} else if (decision != NULL && strcmp(decision, "allow") == 0) {
 		cJSON *content = cJSON_CreateObject();
 
 		cJSON_AddStringToObject(answer, "action", "accept");

@@ -122,7 +122,7 @@ fw_usage(struct fw_run *r, long in_tokens, long out_tokens)
 		return;
 	r->in_tokens = in_tokens;
 	r->out_tokens = out_tokens;
-	host_usage(r->host, in_tokens, out_tokens);
+	host_usage(r->host, &(struct usage){ .input = in_tokens, .output = out_tokens });
 }
 
 void
@@ -688,7 +688,7 @@ framework_run(const struct framework_ops *ops, const struct agent_config *cfg,
 	if (!host_protocol_error(host)) {
 		host_progress(host, "finishing", "Finishing the run.");
 		host_finish(host, statuses[-rc], r.output.data ? r.output.data : "", &r.err,
-		    r.in_tokens, r.out_tokens);
+		    &(struct usage){ .input = r.in_tokens, .output = r.out_tokens });
 	}
 	if (rc == AGENT_FAILED)
 		log_info("run failed: %s: %s", r.err.code, r.err.message);

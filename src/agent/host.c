@@ -434,29 +434,27 @@ host_tool(struct host *h, const char *call_id, const char *name,
 	host_send(h, msg);
 }
 
-static cJSON *
-host_usage_object(long input_tokens, long output_tokens)
+static void
+host_usage_add(cJSON *to, const struct usage *u)
 {
-	cJSON *u = cJSON_CreateObject();
-
-	cJSON_AddNumberToObject(u, "inputTokens", (double)input_tokens);
-	cJSON_AddNumberToObject(u, "outputTokens", (double)output_tokens);
-	return u;
+	cJSON_AddNumberToObject(to, "inputTokens", (double)u->input);
+	cJSON_AddNumberToObject(to, "outputTokens", (double)u->output);
+	cJSON_AddNumberToObject(to, "cacheReadTokens", (double)u->cache_read);
+	cJSON_AddNumberToObject(to, "cacheWriteTokens", (double)u->cache_write);
 }
 
 void
-host_usage(struct host *h, long input_tokens, long output_tokens)
+host_usage(struct host *h, const struct usage *u)
 {
 	cJSON *msg = host_msg("usage");
 
-	cJSON_AddNumberToObject(msg, "inputTokens", (double)input_tokens);
-	cJSON_AddNumberToObject(msg, "outputTokens", (double)output_tokens);
+	host_usage_add(msg, u);
 	host_send(h, msg);
 }
 
 void
 host_finish(struct host *h, const char *status, const char *output,
-    const struct agent_error *err, long input_tokens, long output_tokens)
+    const struct agent_error *err, const struct usage *u)
 {
 	cJSON *msg = host_msg("finish");
 
@@ -474,7 +472,7 @@ host_finish(struct host *h, const char *status, const char *output,
 		cJSON_AddStringToObject(e, "message", m);
 		free(m);
 	}
-	cJSON_AddItemToObject(msg, "usage", host_usage_object(input_tokens, output_tokens));
+	host_usage_add(cJSON_AddObjectToObject(msg, "usage"), u);
 	host_send(h, msg);
 }
 

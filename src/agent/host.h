@@ -44,7 +44,7 @@ void host_progress_retry(struct host *h, const char *message, int attempt, int m
 void host_output(struct host *h, const char *delta, size_t len);
 void host_tool(struct host *h, const char *call_id, const char *name,
     const char *status, const char *summary);
-void host_usage(struct host *h, long input_tokens, long output_tokens);
+void host_usage(struct host *h, const struct usage *u);
 /*
  * The tool lines sent from this thread carry "subagent": id (the call id of the
  * run_subagent call whose child loop runs here); NULL stops it.
@@ -52,7 +52,7 @@ void host_usage(struct host *h, long input_tokens, long output_tokens);
 void host_set_subagent(const char *id);
 /* The last line.  err is used only with "failed". */
 void host_finish(struct host *h, const char *status, const char *output,
-    const struct agent_error *err, long input_tokens, long output_tokens);
+    const struct agent_error *err, const struct usage *u);
 
 /*
  * Sends a request (params consumed) and waits for its response.  AGENT_OK

@@ -50,8 +50,7 @@ struct loop {
 	 */
 	size_t answer_at;		/* where this attempt's text begins in output */
 	size_t echo_at, echo_to;
-	long in_tokens;
-	long out_tokens;
+	struct usage used;
 	int turns;			/* model turns begun (a checkpoint keeps it) */
 	size_t cp_sent;			/* messages the service has in checkpoints */
 	char *last_failure;		/* name and arguments of the last failing call */
@@ -264,8 +263,10 @@ loop_checkpoint(struct loop *l)
 		cJSON_AddNumberToObject(cp, "outputLen", (double)l->output.len);
 		cJSON_AddBoolToObject(cp, "outputFull", l->output_full);
 		usage = cJSON_AddObjectToObject(cp, "usage");
-		cJSON_AddNumberToObject(usage, "inputTokens", (double)l->in_tokens);
-		cJSON_AddNumberToObject(usage, "outputTokens", (double)l->out_tokens);
+		cJSON_AddNumberToObject(usage, "inputTokens", (double)l->used.input);
+		cJSON_AddNumberToObject(usage, "outputTokens", (double)l->used.output);
+		cJSON_AddNumberToObject(usage, "cacheReadTokens", (double)l->used.cache_read);
+		cJSON_AddNumberToObject(usage, "cacheWriteTokens", (double)l->used.cache_write);
 		cJSON_AddItemToObject(cp, "plan", loop_plan_json(&l->plan));
 		if (l->prov != NULL && l->prov->ops->save != NULL && l->prov->state != NULL)
 			cJSON_AddItemToObject(cp, "provider", l->prov->ops->save(l->prov));
@@ -334,6 +335,8 @@ loop_restore(struct loop *l, const cJSON *cp)
 	    !json_check_string(cp, "output", true, false, 0, AGENT_MAX_OUTPUT) ||
 	    !cJSON_IsObject(usage) || !json_check_int(usage, "inputTokens", 0, 1e15) ||
 	    !json_check_int(usage, "outputTokens", 0, 1e15) ||
+	    !json_check_int(usage, "cacheReadTokens", 0, 1e15) ||
+	    !json_check_int(usage, "cacheWriteTokens", 0, 1e15) ||
 	    (v2 && (!json_check_int(cp, "messageCount", 1, CONV_MAX_MESSAGES) ||
 	    cJSON_GetObjectItemCaseSensitive(cp, "messageCount") == NULL)))
 		return false;
@@ -355,8 +358,15 @@ loop_restore(struct loop *l, const cJSON *cp)
 	l->turns = (int)cJSON_GetObjectItemCaseSensitive(cp, "turns")->valuedouble;
 	buf_appends(&l->output, output);
 	l->output_full = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cp, "outputFull"));
-	l->in_tokens = (long)cJSON_GetObjectItemCaseSensitive(usage, "inputTokens")->valuedouble;
-	l->out_tokens = (long)cJSON_GetObjectItemCaseSensitive(usage, "outputTokens")->valuedouble;
+	l->used.input = (long)cJSON_GetObjectItemCaseSensitive(usage, "inputTokens")->valuedouble;
+	l->used.output = (long)cJSON_GetObjectItemCaseSensitive(usage, "outputTokens")->valuedouble;
+	/* Checkpoints of older agents have no cache counts. */
+	l->used.cache_read = (long)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(usage,
+	    "cacheReadTokens"));
+	l->used.cache_write = (long)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(usage,
+	    "cacheWriteTokens"));
+	if (l->used.cache_read < 0 || l->used.cache_write < 0)	/* NaN when absent */
+		l->used.cache_read = l->used.cache_write = 0;
 	return true;
 }
 
@@ -666,10 +676,9 @@ loop_call_finish(struct loop *l, struct pending *p)
 	}
 	host_tool(l->host, call->id, call->name,
 	    p->denied ? "denied" : p->res.failed ? "failed" : "completed", p->res.summary);
-	if (p->res.input_tokens > 0 || p->res.output_tokens > 0) {	/* a subagent's */
-		l->in_tokens += p->res.input_tokens;
-		l->out_tokens += p->res.output_tokens;
-		host_usage(l->host, l->in_tokens, l->out_tokens);
+	if (p->res.used.input > 0 || p->res.used.output > 0) {	/* a subagent's */
+		usage_add(&l->used, &p->res.used);
+		host_usage(l->host, &l->used);
 	}
 	content = agent_utf8_clean(p->res.content.data ? p->res.content.data : "");
 	conv_add_tool_result(&l->conv, call->id, call->name, content, p->res.failed);
@@ -845,15 +854,24 @@ loop_answer(struct loop *l, const struct conversation *conv, const cJSON *tools,
 		l->writing = false;
 		turn_init(t);
 		rc = l->prov->ops->turn(l->prov, conv, tools, &sink, t, &l->err);
-		l->in_tokens += t->input_tokens;
-		l->out_tokens += t->output_tokens;
+		usage_add(&l->used, &(struct usage){ .input = t->input_tokens,
+		    .output = t->output_tokens, .cache_read = t->cache_read_tokens,
+		    .cache_write = t->cache_write_tokens });
 		if ((t->input_tokens || t->output_tokens) && l->subagent == NULL)
-			host_usage(l->host, l->in_tokens, l->out_tokens);
-		if (l->cfg->max_tokens > 0 && l->in_tokens + l->out_tokens >= l->cfg->max_tokens) {
+			host_usage(l->host, &l->used);
+		if (l->cfg->max_tokens > 0 && l->used.input + l->used.output >= l->cfg->max_tokens) {
 			agent_error_clear(&l->err);
 			agent_error_set(&l->err, "budget_exceeded", "the run used %ld tokens, its "
 			    "limit is %lld (runs.maxTokensPerRun); the work so far is in the "
-			    "workspace", l->in_tokens + l->out_tokens, l->cfg->max_tokens);
+			    "workspace", l->used.input + l->used.output, l->cfg->max_tokens);
+			return AGENT_FAILED;
+		}
+		if (l->cfg->max_cost > 0 && l->cfg->price.set &&
+		    usage_cost(&l->used, &l->cfg->price) >= l->cfg->max_cost) {
+			agent_error_clear(&l->err);
+			agent_error_set(&l->err, "budget_exceeded", "the run cost %.4f USD, its "
+			    "limit is %.4f USD (runs.maxCostPerRun); the work so far is in the "
+			    "workspace", usage_cost(&l->used, &l->cfg->price), l->cfg->max_cost);
 			return AGENT_FAILED;
 		}
 		if (rc == AGENT_OK && l->echo_at < l->echo_to)
@@ -1089,10 +1107,9 @@ loop_review(struct loop *l, bool *done)
 	if (rc != AGENT_OK)
 		return rc;
 	l->reviews++;
-	if (r.input_tokens > 0 || r.output_tokens > 0) {
-		l->in_tokens += r.input_tokens;
-		l->out_tokens += r.output_tokens;
-		host_usage(l->host, l->in_tokens, l->out_tokens);
+	if (r.used.input > 0 || r.used.output > 0) {
+		usage_add(&l->used, &r.used);
+		host_usage(l->host, &l->used);
 	}
 	review_send(l->host, &r, l->reviews);
 	if (strcmp(r.verdict, "changes_requested") == 0 && l->reviews < LOOP_REVIEWS) {
@@ -1231,7 +1248,7 @@ loop_run(const struct agent_config *cfg, struct host *host)
 	if (!host_protocol_error(host)) {
 		host_progress(host, "finishing", "Finishing the run.");
 		host_finish(host, statuses[-rc], l.output.data ? l.output.data : "", &l.err,
-		    l.in_tokens, l.out_tokens);
+		    &l.used);
 	}
 	if (rc == AGENT_FAILED)
 		log_info("run failed: %s: %s", l.err.code, l.err.message);
@@ -1241,7 +1258,7 @@ loop_run(const struct agent_config *cfg, struct host *host)
 
 int
 loop_subagent(const struct agent_config *cfg, struct host *host, const struct plan_state *plan,
-    const char *id, const char *task, struct buf *answer, long *in_tokens, long *out_tokens,
+    const char *id, const char *task, struct buf *answer, struct usage *used,
     struct agent_error *err)
 {
 	struct agent_config child = *cfg;
@@ -1276,8 +1293,7 @@ loop_subagent(const struct agent_config *cfg, struct host *host, const struct pl
 		rc = AGENT_CANCELLED;
 	host_set_subagent(NULL);
 	buf_append(answer, l.output.data ? l.output.data : "", l.output.len);
-	*in_tokens = l.in_tokens;
-	*out_tokens = l.out_tokens;
+	*used = l.used;
 	if (l.err.code != NULL)
 		agent_error_set(err, l.err.code, "%s", l.err.message ? l.err.message : "");
 	loop_free(&l);

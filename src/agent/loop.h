@@ -21,10 +21,10 @@ int loop_run(const struct agent_config *cfg, struct host *host);
  * same workspace, profile and hidden set; plan-first gating as the run's plan
  * stands; no plan tools, no subagents, no connectors, no checkpoints.  Its tool
  * lines carry "subagent": id.  Its final text goes to answer, its usage to
- * *in_tokens and *out_tokens; err says why it failed.
+ * *used (the child's token counts); err says why it failed.
  */
 int loop_subagent(const struct agent_config *cfg, struct host *host, const struct plan_state *plan,
-    const char *id, const char *task, struct buf *answer, long *in_tokens, long *out_tokens,
+    const char *id, const char *task, struct buf *answer, struct usage *used,
     struct agent_error *err);
 
 #endif

@@ -277,6 +277,8 @@ an_message_start(struct an_stream *s, const cJSON *ev)
 	log_debug("input tokens: %ld, of which read from the cache %ld, written to it %ld",
 	    s->out->input_tokens, an_tokens(usage, "cache_read_input_tokens"),
 	    an_tokens(usage, "cache_creation_input_tokens"));
+	s->out->cache_read_tokens = an_tokens(usage, "cache_read_input_tokens");
+	s->out->cache_write_tokens = an_tokens(usage, "cache_creation_input_tokens");
 	s->out->output_tokens = an_tokens(usage, "output_tokens");
 	return 0;
 }

@@ -277,7 +277,11 @@ oa_usage(struct oa_stream *s, const cJSON *usage)
 {
 	const cJSON *in = cJSON_GetObjectItemCaseSensitive(usage, "prompt_tokens");
 	const cJSON *out = cJSON_GetObjectItemCaseSensitive(usage, "completion_tokens");
+	const cJSON *cached = cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(usage, "prompt_tokens_details"), "cached_tokens");
 
+	if (cJSON_IsNumber(cached) && cached->valuedouble >= 0)
+		s->out->cache_read_tokens = (long)cached->valuedouble;
 	if (cJSON_IsNumber(in))
 		s->out->input_tokens = (long)in->valuedouble;
 	if (cJSON_IsNumber(out))

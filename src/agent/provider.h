@@ -30,8 +30,10 @@ struct turn {
 	struct buf text;
 	struct tool_call *calls;
 	size_t ncalls;
-	long input_tokens;
+	long input_tokens;	/* cache reads and writes included */
 	long output_tokens;
+	long cache_read_tokens;
+	long cache_write_tokens;
 };
 
 struct provider;

@@ -202,8 +202,8 @@ review_run(const struct tool_ctx *ctx, struct host *host, const struct ws_snapsh
 	rc = prov->ops->open != NULL ? prov->ops->open(prov, &err) : AGENT_OK;
 	if (rc == AGENT_OK)
 		rc = prov->ops->turn(prov, &conv, tools, &sink, &t, &err);
-	out->input_tokens = t.input_tokens;
-	out->output_tokens = t.output_tokens;
+	out->used = (struct usage){ .input = t.input_tokens, .output = t.output_tokens,
+	    .cache_read = t.cache_read_tokens, .cache_write = t.cache_write_tokens };
 	if (rc == AGENT_OK) {
 		review_parse(text.data ? text.data : "", out);
 		out->summary = agent_utf8_clean(text.data ? text.data : "");

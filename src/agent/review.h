@@ -16,8 +16,7 @@ struct review {
 	const char *verdict;	/* static: "approved", "changes_requested", "error" */
 	char *summary;		/* the reviewer's text, or why the review failed */
 	cJSON *findings;	/* array of strings */
-	long input_tokens;
-	long output_tokens;
+	struct usage used;
 };
 
 /*

@@ -25,7 +25,7 @@ tool_run_subagent(const struct tool_ctx *ctx, const cJSON *args, struct tool_res
 	const char *desc = json_get_string(args, "description");
 	struct agent_error err = { 0 };
 	struct buf answer;
-	long in = 0, out = 0;
+	struct usage used = { 0 };
 	int rc;
 
 	if (prompt == NULL || prompt[0] == '\0' || strlen(prompt) > SUBAGENT_PROMPT_MAX) {
@@ -40,16 +40,15 @@ tool_run_subagent(const struct tool_ctx *ctx, const cJSON *args, struct tool_res
 	pthread_mutex_unlock(&slots_mu);
 
 	buf_init(&answer, 0);
-	rc = loop_subagent(ctx->cfg, ctx->host, ctx->plan, ctx->call_id, prompt, &answer, &in,
-	    &out, &err);
+	rc = loop_subagent(ctx->cfg, ctx->host, ctx->plan, ctx->call_id, prompt, &answer, &used,
+	    &err);
 
 	pthread_mutex_lock(&slots_mu);
 	slots_busy--;
 	pthread_cond_signal(&slots_cond);
 	pthread_mutex_unlock(&slots_mu);
 
-	res->input_tokens = in;
-	res->output_tokens = out;
+	res->used = used;
 	if (rc == AGENT_OK) {
 		agent_utf8_append(&res->content, answer.data ? answer.data : "", answer.len);
 		if (answer.len == 0)

@@ -20,10 +20,8 @@
 void
 tool_result_init(struct tool_result *res)
 {
+	memset(res, 0, sizeof *res);
 	buf_init(&res->content, 0);
-	res->failed = false;
-	res->end_run = false;
-	res->summary[0] = '\0';
 }
 
 void

@@ -56,8 +56,7 @@ struct tool_result {
 	struct buf content;
 	bool failed;
 	bool end_run;		/* the run ends cancelled after this call (a rejected plan) */
-	long input_tokens;	/* spent by a subagent: added to the run's usage */
-	long output_tokens;
+	struct usage used;	/* spent by a subagent: added to the run's usage */
 	char summary[AGENT_SUMMARY_MAX + 1];
 	cJSON *media;		/* images, audio for the model: [{"mimeType", "data"}], or NULL */
 };

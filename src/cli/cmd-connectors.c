@@ -99,16 +99,26 @@ const struct cli_cmd cmd_connectors_test_entry = {
 static const struct cli_option login_options[] = {
 	{ "client-id", true },
 	{ "client-secret-stdin", false },
+	{ "client-key-stdin", false },
+	{ "id-token-stdin", false },
+	{ "idp-token-endpoint", true },
+	{ "idp-client-id", true },
 	{ "scope", true },
 	{ NULL, false }
 };
 
 const struct cli_cmd cmd_connectors_login_entry = {
-	"connectors", "login", "ID [--scope SCOPE] [--client-id ID [--client-secret-stdin]]",
+	"connectors", "login", "ID [--scope SCOPE] [--client-id ID [--client-secret-stdin | "
+	"--client-key-stdin]] [--id-token-stdin --idp-token-endpoint URL [--idp-client-id ID]]",
 	"Sign in to an http connector's server with OAuth: prints the URL to open\n"
 	"in a browser; the service receives the answer and keeps the token.\n"
 	"--client-id names a client the server registered beforehand (its secret,\n"
-	"if any, read from standard input); else the service registers itself.\n"
+	"or with --client-key-stdin its PEM private key for signed assertions\n"
+	"(ES256), read from standard input); else the service registers itself.\n"
+	"--id-token-stdin signs in through your enterprise identity provider: your\n"
+	"ID token (standard input; after the client secret's line when both are\n"
+	"given) is exchanged at --idp-token-endpoint for an identity assertion\n"
+	"the server's authorization server takes; no browser.\n"
 	"--scope asks for these scopes instead of the server's first challenge's\n"
 	"(a step-up: a run's tool line names the scope the server asked for).",
 	login_options, 1, 1, cmd_connectors_login_exec
@@ -485,26 +495,61 @@ cmd_connectors_login_exec(struct cli *cli, int argc, char **argv)
 {
 	struct td_request_options opts = cli_request_options(cli);
 	struct td_connector_login login = { .client_id = cli_get(cli, "client-id"),
-		.scope = cli_get(cli, "scope") };
+		.scope = cli_get(cli, "scope"),
+		.idp_token_endpoint = cli_get(cli, "idp-token-endpoint"),
+		.idp_client_id = cli_get(cli, "idp-client-id") };
+	bool want_secret = cli_has(cli, "client-secret-stdin");
+	bool want_key = cli_has(cli, "client-key-stdin");
+	bool want_token = cli_has(cli, "id-token-stdin");
 	struct td_error err;
 	char *url, *secret = NULL;
 	int rc;
 
 	(void)argc;
-	if (cli_has(cli, "client-secret-stdin")) {
+	if ((want_secret || want_key || want_token) && login.client_id == NULL)
+		return cli_usage_error(cli, "--client-secret-stdin, --client-key-stdin and "
+		    "--id-token-stdin need --client-id");
+	if (want_key && (want_secret || want_token))
+		return cli_usage_error(cli, "--client-key-stdin reads all of standard input: not "
+		    "with --client-secret-stdin or --id-token-stdin");
+	if (want_token != (login.idp_token_endpoint != NULL) ||
+	    (login.idp_client_id != NULL && !want_token))
+		return cli_usage_error(cli, "--id-token-stdin and --idp-token-endpoint go together "
+		    "(--idp-client-id with them)");
+	if (want_secret || want_key || want_token) {
 		const char *why = NULL;
+		char *nl;
 
-		if (login.client_id == NULL)
-			return cli_usage_error(cli, "--client-secret-stdin needs --client-id");
 		if ((secret = cli_secret_read_fd(STDIN_FILENO, &why)) == NULL)
 			return cli_usage_error(cli, "%s", why);
-		login.client_secret = secret;
+		if (want_key) {
+			login.client_key = secret;
+		} else if (want_secret && want_token) {
+			/* The secret's line, then the ID token's. */
+			if ((nl = strchr(secret, '\n')) == NULL || nl[1] == '\0') {
+				explicit_bzero(secret, strlen(secret));
+				free(secret);
+				return cli_usage_error(cli, "standard input must hold the client "
+				    "secret's line, then the ID token's");
+			}
+			*nl = '\0';
+			if (nl > secret && nl[-1] == '\r')
+				nl[-1] = '\0';
+			login.client_secret = secret;
+			login.id_token = nl + 1;
+		} else if (want_secret) {
+			login.client_secret = secret;
+		} else {
+			login.id_token = secret;
+		}
 	}
 	rc = cli_connect(cli);
 	if (rc == CLI_EXIT_OK &&
 	    td_login_connector(cli->client, argv[0], &login, &opts, &url, &err) != TD_OK)
 		rc = cli_fail(&err);
 	if (secret != NULL) {
+		if (login.id_token != NULL && login.id_token != secret)
+			explicit_bzero((char *)login.id_token, strlen(login.id_token));
 		explicit_bzero(secret, strlen(secret));
 		free(secret);
 	}

@@ -6,6 +6,7 @@
 #include "buf.h"
 #include "cli.h"
 #include "json.h"
+#include "xalloc.h"
 
 static int cmd_permissions_list_exec(struct cli *, int, char **);
 static int cmd_permissions_show_exec(struct cli *, int, char **);
@@ -20,6 +21,7 @@ static const struct cli_option permissions_list_options[] = {
 
 static const struct cli_option permissions_allow_options[] = {
 	{ "run", false },
+	{ "field", true },
 	{ NULL, false }
 };
 
@@ -37,9 +39,11 @@ const struct cli_cmd cmd_permissions_show_entry = {
 };
 
 const struct cli_cmd cmd_permissions_allow_entry = {
-	"permissions", "allow", "PROMPT [--run]",
+	"permissions", "allow", "PROMPT [--run] [--field NAME=VALUE]...",
 	"Allow the action of a pending prompt; with --run, also every later\n"
-	"action of the same run, without asking.",
+	"action of the same run, without asking.  A server's form (tool\n"
+	"CONNECTOR__elicitation) is accepted with the values of --field (one per\n"
+	"field, checked against the form) and the defaults of the others.",
 	permissions_allow_options, 1, 1, cmd_permissions_allow_exec
 };
 
@@ -48,6 +52,53 @@ const struct cli_cmd cmd_permissions_deny_entry = {
 	"Deny the action of a pending prompt; the agent is told and carries on.",
 	cli_no_options, 1, 1, cmd_permissions_deny_exec
 };
+
+/*
+ * The fields of a server's form (input_json's requestedSchema), for people:
+ * one line each, "name (type, required): description [default: X]", or with
+ * one_line "name type=X, ..." (NULL when it is no form).  Caller frees.
+ */
+static char *
+form_fields(const char *input_json, bool one_line)
+{
+	cJSON *in = input_json != NULL ? json_parse(input_json, strlen(input_json)) : NULL;
+	const cJSON *schema = cJSON_GetObjectItemCaseSensitive(in, "requestedSchema");
+	const cJSON *props = cJSON_GetObjectItemCaseSensitive(schema, "properties"), *p, *r;
+	const cJSON *req = cJSON_GetObjectItemCaseSensitive(schema, "required");
+	struct buf b;
+
+	if (!cJSON_IsObject(props) || cJSON_GetArraySize(props) == 0) {
+		cJSON_Delete(in);
+		return NULL;
+	}
+	buf_init(&b, 0);
+	cJSON_ArrayForEach(p, props) {
+		const char *type = json_get_string(p, "type"), *desc = json_get_string(p, "description");
+		const cJSON *def = cJSON_GetObjectItemCaseSensitive(p, "default");
+		const cJSON *en = cJSON_GetObjectItemCaseSensitive(p, "enum");
+		char *deftext = def != NULL ? json_print(def) : NULL;
+		char *entext = cJSON_IsArray(en) ? json_print(en) : NULL;
+		bool required = false;
+
+		cJSON_ArrayForEach(r, req)
+			required = required || (cJSON_IsString(r) && p->string != NULL &&
+			    strcmp(r->valuestring, p->string) == 0);
+		if (one_line)
+			buf_printf(&b, "%s%s %s%s%s", b.len ? ", " : "", p->string,
+			    type != NULL ? type : "string", deftext ? "=" : required ? "!" : "",
+			    deftext ? deftext : "");
+		else
+			buf_printf(&b, "%s  %s (%s%s%s%s): %s%s%s%s", b.len ? "\n" : "", p->string,
+			    type != NULL ? type : "string", required ? ", required" : "",
+			    entext ? ", one of " : "", entext ? entext : "",
+			    desc != NULL ? desc : "-", deftext ? " [default: " : "",
+			    deftext ? deftext : "", deftext ? "]" : "");
+		free(deftext);
+		free(entext);
+	}
+	cJSON_Delete(in);
+	return buf_steal(&b);
+}
 
 /* taskdeck permissions list [--all] [--run RUN]: every page. */
 static int
@@ -74,10 +125,15 @@ cmd_permissions_list_exec(struct cli *cli, int argc, char **argv)
 		}
 		for (size_t i = 0; i < page->count; i++) {
 			const struct td_permission *p = &page->items[i];
+			char *fields = form_fields(p->input_json, true);
+			char *summary = fields != NULL ? xasprintf("%s (fields: %s)", p->summary,
+			    fields) : NULL;
 			const char *row[] = { p->id, p->status, p->tool, p->run_id,
-			    p->summary };
+			    summary != NULL ? summary : p->summary };
 
 			cli_list_add(&l, p->json, row);
+			free(summary);
+			free(fields);
 		}
 		more = cli_list_next(&l, &page->next_cursor);
 		td_permission_list_free(page);
@@ -100,6 +156,15 @@ cmd_permissions_show_exec(struct cli *cli, int argc, char **argv)
 	if (td_get_permission(cli->client, argv[0], &opts, &p, &err) != TD_OK)
 		return cli_fail(&err);
 	out_doc(cli, p->json);
+	if (!cli->json) {
+		/* A server's form: what each field asks (permissions allow --field). */
+		char *fields = form_fields(p->input_json, false);
+
+		if (fields != NULL)
+			printf("form fields (permissions allow %s --field NAME=VALUE):\n%s\n", p->id,
+			    fields);
+		free(fields);
+	}
 	td_permission_free(p);
 	return CLI_EXIT_OK;
 }
@@ -111,11 +176,45 @@ permissions_answer(struct cli *cli, const char *id, const char *decision)
 	struct td_request_options opts = cli_request_options(cli);
 	struct td_permission *p;
 	struct td_error err;
+	cJSON *values = NULL;
+	char *values_json = NULL;
 	int rc;
 
-	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+	/* --field NAME=VALUE, each as a string: the service types it by the form. */
+	for (size_t i = 0; i < cli->value_count; i++) {
+		const char *v = cli->values[i].value, *eq;
+
+		if (strcmp(cli->values[i].name, "field") != 0)
+			continue;
+		if (strcmp(decision, "allow") != 0) {
+			cJSON_Delete(values);
+			return cli_usage_error(cli, "--field goes with allow, not with --run");
+		}
+		if (v == NULL || (eq = strchr(v, '=')) == NULL || eq == v) {
+			cJSON_Delete(values);
+			return cli_usage_error(cli, "--field takes NAME=VALUE");
+		}
+		if (values == NULL)
+			values = cJSON_CreateObject();
+		{
+			char *name = strndup(v, (size_t)(eq - v));
+
+			cJSON_DeleteItemFromObjectCaseSensitive(values, name);
+			cJSON_AddStringToObject(values, name, eq + 1);
+			free(name);
+		}
+	}
+	if (values != NULL) {
+		values_json = json_print(values);
+		cJSON_Delete(values);
+	}
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK) {
+		free(values_json);
 		return rc;
-	if (td_answer_permission(cli->client, id, decision, &opts, &p, &err) != TD_OK) {
+	}
+	rc = td_answer_permission_form(cli->client, id, decision, values_json, &opts, &p, &err);
+	free(values_json);
+	if (rc != TD_OK) {
 		rc = cli_fail(&err);
 		if (err.code == TD_PERMISSION_NOT_PENDING &&
 		    td_get_permission(cli->client, id, &opts, &p, &err) == TD_OK) {

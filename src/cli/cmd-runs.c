@@ -179,15 +179,35 @@ runs_parse_seconds(const char *text)
 	return (long)(s * 1000 + 0.999);
 }
 
+/* The run's cost as shown ("$0.0123"), or "-" without a price (malloc'd). */
+static char *
+runs_cost_text(const struct td_run *r)
+{
+	return r->has_cost ? xasprintf("$%.4f", r->cost) : xstrdup("-");
+}
+
 /* Prints a final (or waited-for) run. */
 static void
 runs_print_result(const struct cli *cli, const struct td_run *r)
 {
+	char *usage;
+
 	if (cli->json) {
 		out_json(r->json);
 		return;
 	}
 	out_kv("status", r->status);
+	usage = xasprintf("%lld input tokens (%lld read from the cache, %lld written to it), "
+	    "%lld output tokens", r->input_tokens, r->cache_read_tokens, r->cache_write_tokens,
+	    r->output_tokens);
+	out_kv("usage", usage);
+	free(usage);
+	if (r->has_cost) {
+		char *cost = runs_cost_text(r);
+
+		out_kv("cost", cost);
+		free(cost);
+	}
 	if (r->error_code != NULL) {
 		char *e = xasprintf("%s: %s", r->error_code,
 		    r->error_message != NULL ? r->error_message : "");
@@ -381,7 +401,8 @@ cmd_run_exec(struct cli *cli, int argc, char **argv)
 static int
 cmd_runs_list_exec(struct cli *cli, int argc, char **argv)
 {
-	static const char *const header[] = { "ID", "STATUS", "SESSION", "CREATED", "PROMPT" };
+	static const char *const header[] = { "ID", "STATUS", "SESSION", "CREATED", "COST",
+		"PROMPT" };
 	struct td_run_filter filter = {
 		.session_id = cli_get(cli, "session"),
 		.project_id = cli_get(cli, "project"),
@@ -395,7 +416,7 @@ cmd_runs_list_exec(struct cli *cli, int argc, char **argv)
 
 	if (filter.session_id == NULL && filter.project_id == NULL)
 		return cli_usage_error(cli, "give --session or --project");
-	if ((rc = cli_list_start(cli, &l, 5, header)) != CLI_EXIT_OK)
+	if ((rc = cli_list_start(cli, &l, 6, header)) != CLI_EXIT_OK)
 		return rc;
 	do {
 		if (td_list_runs(cli->client, &filter, l.limit, cli_list_cursor(&l),
@@ -405,10 +426,12 @@ cmd_runs_list_exec(struct cli *cli, int argc, char **argv)
 		}
 		for (size_t i = 0; i < page->count; i++) {
 			const struct td_run *r = &page->items[i];
+			char *cost = runs_cost_text(r);
 			const char *row[] = { r->id, r->status, r->session_id,
-			    r->created_at, r->prompt };
+			    r->created_at, cost, r->prompt };
 
 			cli_list_add(&l, r->json, row);
+			free(cost);
 		}
 		more = cli_list_next(&l, &page->next_cursor);
 		td_run_list_free(page);

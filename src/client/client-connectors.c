@@ -329,7 +329,8 @@ td_login_connector(struct td_client *c, const char *id, const struct td_connecto
 		own.timeout_ms = TD_CONNECTOR_TEST_TIMEOUT_MS;
 		opts = &own;
 	}
-	if (login != NULL && (login->client_id != NULL || login->scope != NULL)) {
+	if (login != NULL && (login->client_id != NULL || login->scope != NULL ||
+	    login->id_token != NULL)) {
 		cJSON *b = cJSON_CreateObject();
 
 		if (login->scope != NULL)
@@ -338,11 +339,24 @@ td_login_connector(struct td_client *c, const char *id, const struct td_connecto
 			cJSON_AddStringToObject(b, "clientId", login->client_id);
 		if (login->client_secret != NULL)
 			cJSON_AddStringToObject(b, "clientSecret", login->client_secret);
+		if (login->client_key != NULL)
+			cJSON_AddStringToObject(b, "clientKey", login->client_key);
+		if (login->id_token != NULL)
+			cJSON_AddStringToObject(b, "idToken", login->id_token);
+		if (login->idp_token_endpoint != NULL)
+			cJSON_AddStringToObject(b, "idpTokenEndpoint", login->idp_token_endpoint);
+		if (login->idp_client_id != NULL)
+			cJSON_AddStringToObject(b, "idpClientId", login->idp_client_id);
 		body = json_print(b);
-		if (login->client_secret != NULL) {
-			cJSON *s = cJSON_GetObjectItemCaseSensitive(b, "clientSecret");
+		{
+			static const char *const secret[] = { "clientSecret", "clientKey", "idToken" };
 
-			explicit_bzero(s->valuestring, strlen(s->valuestring));
+			for (size_t i = 0; i < sizeof secret / sizeof secret[0]; i++) {
+				cJSON *s = cJSON_GetObjectItemCaseSensitive(b, secret[i]);
+
+				if (s != NULL)
+					explicit_bzero(s->valuestring, strlen(s->valuestring));
+			}
 		}
 		cJSON_Delete(b);
 	}

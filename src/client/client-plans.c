@@ -290,9 +290,17 @@ td_answer_permission(struct td_client *c, const char *permission_id,
     const char *decision, const struct td_request_options *opts,
     struct td_permission **out, struct td_error *err)
 {
+	return td_answer_permission_form(c, permission_id, decision, NULL, opts, out, err);
+}
+
+enum td_code
+td_answer_permission_form(struct td_client *c, const char *permission_id,
+    const char *decision, const char *values_json, const struct td_request_options *opts,
+    struct td_permission **out, struct td_error *err)
+{
 	struct td_permission *p = NULL;
 	enum td_code rc;
-	cJSON *body;
+	cJSON *body, *values = NULL;
 	char *text;
 
 	if (out != NULL)
@@ -303,8 +311,15 @@ td_answer_permission(struct td_client *c, const char *permission_id,
 		return client_fail(err, TD_INVALID_ARGUMENT,
 		    "the decision must be allow, deny or allow-run");
 	}
+	if (values_json != NULL &&
+	    !cJSON_IsObject(values = json_parse(values_json, strlen(values_json)))) {
+		cJSON_Delete(values);
+		return client_fail(err, TD_INVALID_ARGUMENT, "the values must be a JSON object");
+	}
 	body = cJSON_CreateObject();
 	cJSON_AddStringToObject(body, "decision", decision);
+	if (values != NULL)
+		cJSON_AddItemToObject(body, "values", values);
 	text = json_print(body);
 	cJSON_Delete(body);
 	rc = permission_call(c, "POST", permission_id, text, opts, &p, err);

@@ -113,6 +113,10 @@ run_from_json(struct td_run *r, const cJSON *obj, const char *raw)
 	r->error_message = client_string(error, "message");
 	r->input_tokens = run_number(usage, "inputTokens");
 	r->output_tokens = run_number(usage, "outputTokens");
+	r->cache_read_tokens = run_number(usage, "cacheReadTokens");
+	r->cache_write_tokens = run_number(usage, "cacheWriteTokens");
+	r->has_cost = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(obj, "cost"));
+	r->cost = r->has_cost ? cJSON_GetObjectItemCaseSensitive(obj, "cost")->valuedouble : 0;
 	r->review.verdict = client_string(review, "verdict");
 	r->review.summary = client_string(review, "summary");
 	r->review.round = (long)run_number(review, "round");

@@ -341,8 +341,12 @@ struct td_run {
 	char *output;		/* NULL until the run is final */
 	char *error_code;	/* NULL unless the run failed */
 	char *error_message;
-	long long input_tokens;
+	long long input_tokens;		/* cache reads and writes included */
 	long long output_tokens;
+	long long cache_read_tokens;	/* of input_tokens, read from the provider's cache */
+	long long cache_write_tokens;	/* of input_tokens, written to it */
+	bool has_cost;			/* false: settings.json's pricing has no price */
+	double cost;			/* USD at the model's price */
 	struct {
 		char *verdict;	/* "approved", "changes_requested", "error"; NULL: not reviewed */
 		char *summary;	/* the reviewer's text */
@@ -821,6 +825,17 @@ TD_API enum td_code td_answer_permission(struct td_client *client,
     const char *permission_id, const char *decision,
     const struct td_request_options *opts, struct td_permission **out,
     struct td_error *err);
+/*
+ * td_answer_permission for a server's form (a prompt whose tool ends in
+ * "__elicitation"): values_json, a JSON object of field names (values typed,
+ * or strings the service parses for number, integer and boolean fields), is
+ * given over the form's defaults; NULL: the defaults.  TD_INVALID_REQUEST
+ * when a value does not fit the form's schema (err says which field).
+ */
+TD_API enum td_code td_answer_permission_form(struct td_client *client,
+    const char *permission_id, const char *decision, const char *values_json,
+    const struct td_request_options *opts, struct td_permission **out,
+    struct td_error *err);
 TD_API void td_permission_free(struct td_permission *permission);
 TD_API void td_permission_list_free(struct td_permission_list *list);
 
@@ -960,6 +975,15 @@ struct td_connector_login {
 	const char *client_id;		/* NULL: the service registers itself */
 	const char *client_secret;	/* NULL for a public client */
 	const char *scope;		/* NULL: what the server's challenge asks */
+	const char *client_key;		/* or the client's PEM private key (ES256, private_key_jwt) */
+	/*
+	 * Enterprise-managed authorization: the user's ID token from the identity
+	 * provider, exchanged at its token endpoint (as idp_client_id, may be NULL)
+	 * for an identity assertion; signed in at once, no browser.
+	 */
+	const char *id_token;
+	const char *idp_token_endpoint;
+	const char *idp_client_id;
 };
 
 /*
@@ -968,8 +992,8 @@ struct td_connector_login {
  * pre-registered client; login may be NULL), and answers the authorization
  * URL to open in a browser (*url, caller frees with free()).  The browser
  * comes back to the service, which stores the token.  TD_OK with *url NULL:
- * signed in already (a client with a secret whose authorization server
- * grants only client credentials).
+ * signed in already (a client with a secret or key whose authorization
+ * server grants only client credentials, or an identity assertion).
  */
 TD_API enum td_code td_login_connector(struct td_client *client, const char *id,
     const struct td_connector_login *login, const struct td_request_options *opts,

@@ -73,8 +73,7 @@ agent_host_store_progress(struct run_state *rs)
 {
 	struct run_progress p = {
 		.phase = rs->phase[0] ? rs->phase : "starting",
-		.input_tokens = rs->input_tokens,
-		.output_tokens = rs->output_tokens,
+		.usage = rs->usage,
 		.output = rs->output.data,
 		.output_len = rs->output.len,
 	};
@@ -240,12 +239,25 @@ agent_host_read_count(const cJSON *obj, const char *key, long long *out)
 	return true;
 }
 
+/* The optional cache counts of a usage line or a finish line's usage (agents before them send none). */
+static void
+agent_host_read_usage_cache(struct run_state *rs, const cJSON *usage)
+{
+	if (cJSON_GetObjectItemCaseSensitive(usage, "cacheReadTokens") != NULL &&
+	    !agent_host_read_count(usage, "cacheReadTokens", &rs->usage.cache_read))
+		agent_host_protocol_error(rs, "a usage with a cacheReadTokens that is no count");
+	if (cJSON_GetObjectItemCaseSensitive(usage, "cacheWriteTokens") != NULL &&
+	    !agent_host_read_count(usage, "cacheWriteTokens", &rs->usage.cache_write))
+		agent_host_protocol_error(rs, "a usage with a cacheWriteTokens that is no count");
+}
+
 static void
 agent_host_on_usage(struct run_state *rs, const cJSON *msg)
 {
-	if (!agent_host_read_count(msg, "inputTokens", &rs->input_tokens) ||
-	    !agent_host_read_count(msg, "outputTokens", &rs->output_tokens))
+	if (!agent_host_read_count(msg, "inputTokens", &rs->usage.input) ||
+	    !agent_host_read_count(msg, "outputTokens", &rs->usage.output))
 		agent_host_protocol_error(rs, "a usage line without token counts");
+	agent_host_read_usage_cache(rs, msg);
 }
 
 /* Answers a request with an error, or not at all when code is TD_OK. */
@@ -427,8 +439,9 @@ agent_host_on_finish(struct run_state *rs, const cJSON *msg)
 		rs->error_message = xstrdup_or_null(json_get_string(err, "message"));
 	}
 	if (cJSON_IsObject(usage)) {
-		agent_host_read_count(usage, "inputTokens", &rs->input_tokens);
-		agent_host_read_count(usage, "outputTokens", &rs->output_tokens);
+		agent_host_read_count(usage, "inputTokens", &rs->usage.input);
+		agent_host_read_count(usage, "outputTokens", &rs->usage.output);
+		agent_host_read_usage_cache(rs, usage);
 	}
 }
 

@@ -774,7 +774,7 @@ connector_remove(struct service *svc, const char *id, struct problem *p)
 		char *dir = connector_state_dir(svc, id, false);
 
 		if (dir != NULL)
-			nftw(dir, state_remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+			nftw(dir, connector_state_remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 		free(dir);
 	}
 	return rc;

@@ -14,6 +14,7 @@
 
 #include "buf.h"
 #include "json.h"
+#include "jwt.h"
 #include "log.h"
 #include "oauth.h"
 #include "secrets.h"
@@ -34,7 +35,9 @@ struct pending {
 	char *token_endpoint;
 	char *client_id;
 	char *client_secret;	/* NULL for a public client */
-	char *auth_method;	/* client_secret_basic, client_secret_post or none */
+	char *client_key;	/* PEM private key (ES256) of private_key_jwt, or NULL */
+	char *audience;		/* of its client assertions: the server's issuer */
+	char *auth_method;	/* client_secret_basic, client_secret_post, private_key_jwt or none */
 	char *redirect_uri;
 	char *resource;
 	char *refresh_token;	/* only while renewing */
@@ -65,6 +68,10 @@ pending_free(struct pending *p)
 	if (p->client_secret != NULL)
 		sodium_memzero(p->client_secret, strlen(p->client_secret));
 	free(p->client_secret);
+	if (p->client_key != NULL)
+		sodium_memzero(p->client_key, strlen(p->client_key));
+	free(p->client_key);
+	free(p->audience);
 	free(p->auth_method);
 	free(p->redirect_uri);
 	free(p->resource);
@@ -485,8 +492,8 @@ register_client(const cJSON *as, struct pending *p, char **why)
 static bool token_request(const struct pending *p, struct buf *form, struct oauth_result *out,
     char **why);
 static char *oauth_begin_bounded(const char *connector_id, const char *url,
-    const char *challenge, const char *client_id, const char *client_secret,
-    const char *scope, const char *redirect_uri, struct oauth_result *direct, char **why);
+    const char *challenge, const struct oauth_login *login, const char *redirect_uri,
+    struct oauth_result *direct, char **why);
 
 char *
 oauth_begin(const char *connector_id, const char *url, const char *challenge,
@@ -501,23 +508,92 @@ oauth_begin_as(const char *connector_id, const char *url, const char *challenge,
     const char *client_id, const char *client_secret, const char *scope,
     const char *redirect_uri, struct oauth_result *direct, char **why)
 {
+	struct oauth_login login = { .client_id = client_id, .client_secret = client_secret,
+		.scope = scope };
+
+	return oauth_begin_login(connector_id, url, challenge, &login, redirect_uri, direct, why);
+}
+
+char *
+oauth_begin_login(const char *connector_id, const char *url, const char *challenge,
+    const struct oauth_login *login, const char *redirect_uri, struct oauth_result *direct,
+    char **why)
+{
 	char *out;
 
 	*why = NULL;
 	if (direct != NULL)
 		memset(direct, 0, sizeof *direct);
 	begin_deadline = mono_ms() + OAUTH_BEGIN_MS;
-	out = oauth_begin_bounded(connector_id, url, challenge, client_id, client_secret, scope,
-	    redirect_uri, direct, why);
+	out = oauth_begin_bounded(connector_id, url, challenge, login, redirect_uri, direct, why);
 	begin_deadline = 0;
 	return out;
 }
 
+/*
+ * The identity assertion grant of the enterprise-managed authorization
+ * extension (SEP-990): the user's ID token from the enterprise identity
+ * provider is exchanged there (RFC 8693) for an identity assertion JWT
+ * authorization grant (ID-JAG) for this authorization server and resource,
+ * and the ID-JAG here (RFC 7523 jwt-bearer) for the access token.
+ */
+static bool
+identity_assertion_grant(const struct pending *p, const struct oauth_login *login,
+    const cJSON *as, const char *scope, struct oauth_result *out, char **why)
+{
+	const char *issuer = json_get_string(as, "issuer");
+	struct buf form;
+	struct fetch f;
+	cJSON *answer;
+	const char *jag;
+	long status;
+	bool ok;
+
+	buf_init(&form, 0);
+	add_param(&form, "grant_type", "urn:ietf:params:oauth:grant-type:token-exchange");
+	add_param(&form, "requested_token_type", "urn:ietf:params:oauth:token-type:id-jag");
+	add_param(&form, "audience", issuer != NULL ? issuer : p->token_endpoint);
+	add_param(&form, "resource", p->resource);
+	if (scope != NULL)
+		add_param(&form, "scope", scope);
+	add_param(&form, "subject_token", login->id_token);
+	add_param(&form, "subject_token_type", "urn:ietf:params:oauth:token-type:id_token");
+	if (login->idp_client_id != NULL)
+		add_param(&form, "client_id", login->idp_client_id);
+	status = fetch(login->idp_token_endpoint, form.data, "application/x-www-form-urlencoded",
+	    NULL, &f);
+	sodium_memzero(form.data, form.len);
+	buf_free(&form);
+	answer = status == 200 && f.body.len > 0 ? json_parse(f.body.data, f.body.len) : NULL;
+	if (f.body.data != NULL)
+		sodium_memzero(f.body.data, f.body.len);
+	buf_free(&f.body);
+	jag = json_get_string(answer, "access_token");
+	if (jag == NULL || *jag == '\0' || strlen(jag) > 16384) {
+		*why = xasprintf("the identity provider refused the token exchange for an "
+		    "identity assertion (HTTP %ld)", status);
+		cJSON_Delete(answer);
+		return false;
+	}
+	buf_init(&form, 0);
+	add_param(&form, "grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer");
+	add_param(&form, "assertion", jag);
+	if (scope != NULL)
+		add_param(&form, "scope", scope);
+	ok = token_request(p, &form, out, why);
+	buf_free(&form);
+	sodium_memzero((char *)jag, strlen(jag));
+	cJSON_Delete(answer);
+	return ok;
+}
+
 static char *
 oauth_begin_bounded(const char *connector_id, const char *url, const char *challenge,
-    const char *client_id, const char *client_secret, const char *scope,
-    const char *redirect_uri, struct oauth_result *direct, char **why)
+    const struct oauth_login *login, const char *redirect_uri, struct oauth_result *direct,
+    char **why)
 {
+	const char *client_id = login->client_id, *client_secret = login->client_secret;
+	const char *client_key = login->client_key, *scope = login->scope;
 	struct discovery d;
 	struct pending *p;
 	unsigned char rnd[32], hash[crypto_hash_sha256_BYTES];
@@ -535,7 +611,29 @@ oauth_begin_bounded(const char *connector_id, const char *url, const char *chall
 	p->redirect_uri = xstrdup(redirect_uri);
 	p->resource = d.resource;
 	p->token_endpoint = xstrdup(json_get_string(d.as, "token_endpoint"));
-	if (client_id != NULL && client_secret != NULL && direct != NULL &&
+	/* A client assertion's audience: the issuer (RFC 7523 3, RFC 8414 2). */
+	p->audience = xstrdup(json_get_string(d.as, "issuer") != NULL ?
+	    json_get_string(d.as, "issuer") : p->token_endpoint);
+	if (client_key != NULL)
+		p->client_key = xstrdup(client_key);
+	if (login->id_token != NULL && direct != NULL && client_id != NULL) {
+		/* Enterprise-managed: no browser, the identity provider vouches. */
+		p->client_id = xstrdup(client_id);
+		p->client_secret = client_secret != NULL ? xstrdup(client_secret) : NULL;
+		p->auth_method = xstrdup(client_key != NULL ? "private_key_jwt" :
+		    client_secret != NULL ? choose_auth_method(d.as, true) : "none");
+		if (strcmp(p->auth_method, "none") == 0 && client_secret != NULL) {
+			free(p->auth_method);
+			p->auth_method = xstrdup("client_secret_basic");
+		}
+		snprintf(direct->connector_id, sizeof direct->connector_id, "%s", connector_id);
+		identity_assertion_grant(p, login, d.as, d.scope, direct, why);
+		free(d.scope);
+		cJSON_Delete(d.as);
+		pending_free(p);
+		return NULL;
+	}
+	if (client_id != NULL && (client_secret != NULL || client_key != NULL) && direct != NULL &&
 	    list_has(cJSON_GetObjectItemCaseSensitive(d.as, "grant_types_supported"),
 	    "client_credentials") &&
 	    !list_has(cJSON_GetObjectItemCaseSensitive(d.as, "grant_types_supported"),
@@ -547,8 +645,9 @@ oauth_begin_bounded(const char *connector_id, const char *url, const char *chall
 		struct buf form;
 
 		p->client_id = xstrdup(client_id);
-		p->client_secret = xstrdup(client_secret);
-		p->auth_method = xstrdup(choose_auth_method(d.as, true));
+		p->client_secret = client_secret != NULL ? xstrdup(client_secret) : NULL;
+		p->auth_method = xstrdup(client_key != NULL ? "private_key_jwt" :
+		    choose_auth_method(d.as, true));
 		if (strcmp(p->auth_method, "none") == 0) {
 			free(p->auth_method);
 			p->auth_method = xstrdup("client_secret_basic");
@@ -570,8 +669,8 @@ oauth_begin_bounded(const char *connector_id, const char *url, const char *chall
 		/* Pre-registered: as the server's metadata allows it to authenticate. */
 		p->client_id = xstrdup(client_id);
 		p->client_secret = client_secret != NULL ? xstrdup(client_secret) : NULL;
-		p->auth_method = xstrdup(client_secret != NULL ?
-		    choose_auth_method(d.as, true) : "none");
+		p->auth_method = xstrdup(client_key != NULL ? "private_key_jwt" :
+		    client_secret != NULL ? choose_auth_method(d.as, true) : "none");
 		if (strcmp(p->auth_method, "none") == 0 && client_secret != NULL) {
 			free(p->auth_method);
 			p->auth_method = xstrdup("client_secret_basic");
@@ -684,6 +783,22 @@ token_request(const struct pending *p, struct buf *form, struct oauth_result *ou
 		free(pair);
 		curl_free(id);
 		curl_free(secret);
+	} else if (strcmp(p->auth_method, "private_key_jwt") == 0 && p->client_key != NULL) {
+		/* RFC 7523 2.2: a fresh assertion signed with the client's key. */
+		const char *bad = NULL;
+		char *jwt = jwt_client_assertion(p->client_key, p->client_id, p->audience, &bad);
+
+		if (jwt == NULL) {
+			sodium_memzero(form->data, form->len);
+			*why = xasprintf("cannot authenticate to the authorization server: %s", bad);
+			return false;
+		}
+		add_param(form, "client_id", p->client_id);
+		add_param(form, "client_assertion_type",
+		    "urn:ietf:params:oauth:client-assertion-type:jwt-bearer");
+		add_param(form, "client_assertion", jwt);
+		sodium_memzero(jwt, strlen(jwt));
+		free(jwt);
 	} else {
 		add_param(form, "client_id", p->client_id);
 		if (strcmp(p->auth_method, "client_secret_post") == 0 && p->client_secret != NULL)
@@ -721,6 +836,10 @@ token_request(const struct pending *p, struct buf *form, struct oauth_result *ou
 		cJSON_AddStringToObject(rec, "clientId", p->client_id);
 		if (p->client_secret != NULL)
 			cJSON_AddStringToObject(rec, "clientSecret", p->client_secret);
+		if (p->client_key != NULL) {
+			cJSON_AddStringToObject(rec, "clientKey", p->client_key);
+			cJSON_AddStringToObject(rec, "audience", p->audience);
+		}
 		cJSON_AddStringToObject(rec, "authMethod", p->auth_method);
 		cJSON_AddStringToObject(rec, "resource", p->resource);
 		cJSON_AddStringToObject(rec, "refreshToken", rt != NULL ? rt : p->refresh_token);
@@ -776,6 +895,8 @@ oauth_refresh(const char *record, struct oauth_result *out, char **why)
 	p.token_endpoint = (char *)json_get_string(rec, "tokenEndpoint");
 	p.client_id = (char *)json_get_string(rec, "clientId");
 	p.client_secret = (char *)json_get_string(rec, "clientSecret");
+	p.client_key = (char *)json_get_string(rec, "clientKey");
+	p.audience = (char *)json_get_string(rec, "audience");
 	p.auth_method = (char *)(json_get_string(rec, "authMethod") ?
 	    json_get_string(rec, "authMethod") : "none");
 	p.resource = (char *)(json_get_string(rec, "resource") ?
@@ -791,6 +912,8 @@ oauth_refresh(const char *record, struct oauth_result *out, char **why)
 	sodium_memzero(p.refresh_token, strlen(p.refresh_token));
 	if (p.client_secret != NULL)
 		sodium_memzero(p.client_secret, strlen(p.client_secret));
+	if (p.client_key != NULL)
+		sodium_memzero(p.client_key, strlen(p.client_key));
 	cJSON_Delete(rec);
 	return ok;
 }

@@ -44,6 +44,31 @@ char *oauth_begin_as(const char *connector_id, const char *url, const char *chal
     const char *client_id, const char *client_secret, const char *scope,
     const char *redirect_uri, struct oauth_result *direct, char **why);
 
+/* What the user brings to a sign-in (every field may be NULL). */
+struct oauth_login {
+	const char *client_id;		/* a client registered beforehand */
+	const char *client_secret;	/* its secret */
+	const char *client_key;		/* or its PEM private key (ES256): private_key_jwt */
+	const char *scope;		/* NULL: the challenge's */
+	/*
+	 * Enterprise-managed authorization (SEP-990): the user's ID token from the
+	 * identity provider, exchanged at its token endpoint (as idp_client_id)
+	 * for an identity assertion the authorization server takes (jwt-bearer).
+	 */
+	const char *id_token;
+	const char *idp_token_endpoint;
+	const char *idp_client_id;
+};
+
+/*
+ * oauth_begin_as with all of login.  With login->id_token (and a client id)
+ * the token comes at once, like client credentials (direct), with no browser.
+ * With login->client_key the client authenticates with signed assertions.
+ */
+char *oauth_begin_login(const char *connector_id, const char *url, const char *challenge,
+    const struct oauth_login *login, const char *redirect_uri, struct oauth_result *direct,
+    char **why);
+
 /*
  * Ends the sign-in of state with the redirect's code (or its error): the
  * token request.  true with *out filled, or false with *why (malloc'd).

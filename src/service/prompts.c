@@ -286,3 +286,112 @@ prompts_answer(struct store *st, const char *id, bool allow, const char *decisio
 	sqlite3_reset(s);
 	return ok;
 }
+
+/* A value the user gave for a form field of schema prop: typed (strings parsed), or NULL with *why. */
+static cJSON *
+form_value(const char *name, const cJSON *prop, const cJSON *v, char **why)
+{
+	const char *type = json_get_string(prop, "type");
+	const cJSON *en = cJSON_GetObjectItemCaseSensitive(prop, "enum"), *e;
+	cJSON *out = NULL;
+
+	if (type == NULL)
+		type = "string";
+	if (strcmp(type, "boolean") == 0) {
+		if (cJSON_IsBool(v))
+			out = cJSON_CreateBool(cJSON_IsTrue(v));
+		else if (cJSON_IsString(v) && (strcmp(v->valuestring, "true") == 0 ||
+		    strcmp(v->valuestring, "false") == 0))
+			out = cJSON_CreateBool(strcmp(v->valuestring, "true") == 0);
+	} else if (strcmp(type, "number") == 0 || strcmp(type, "integer") == 0) {
+		double d = 0;
+		bool ok = cJSON_IsNumber(v);
+		char *end = NULL;
+
+		if (ok)
+			d = v->valuedouble;
+		else if (cJSON_IsString(v) && v->valuestring[0] != '\0') {
+			d = strtod(v->valuestring, &end);
+			ok = *end == '\0';
+		}
+		if (ok && strcmp(type, "integer") == 0 && d != (double)(long long)d)
+			ok = false;
+		if (ok && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(prop, "minimum")) &&
+		    d < cJSON_GetObjectItemCaseSensitive(prop, "minimum")->valuedouble)
+			ok = false;
+		if (ok && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(prop, "maximum")) &&
+		    d > cJSON_GetObjectItemCaseSensitive(prop, "maximum")->valuedouble)
+			ok = false;
+		if (ok)
+			out = cJSON_CreateNumber(d);
+	} else if (cJSON_IsString(v)) {
+		const cJSON *min = cJSON_GetObjectItemCaseSensitive(prop, "minLength");
+		const cJSON *max = cJSON_GetObjectItemCaseSensitive(prop, "maxLength");
+		size_t n = strlen(v->valuestring);
+		bool ok = !(cJSON_IsNumber(min) && (double)n < min->valuedouble) &&
+		    !(cJSON_IsNumber(max) && (double)n > max->valuedouble);
+
+		if (ok && cJSON_IsArray(en)) {
+			ok = false;
+			cJSON_ArrayForEach(e, en)
+				ok = ok || (cJSON_IsString(e) && strcmp(e->valuestring, v->valuestring) == 0);
+		}
+		if (ok)
+			out = cJSON_CreateString(v->valuestring);
+	}
+	if (out == NULL)
+		*why = xasprintf("%.64s must be %s%s", name,
+		    cJSON_IsArray(en) ? "one of the form's choices" : strcmp(type, "boolean") == 0 ?
+		    "true or false" : strcmp(type, "integer") == 0 ? "an integer" :
+		    strcmp(type, "number") == 0 ? "a number" : "a string",
+		    cJSON_GetObjectItemCaseSensitive(prop, "minimum") != NULL ||
+		    cJSON_GetObjectItemCaseSensitive(prop, "maximum") != NULL ||
+		    cJSON_GetObjectItemCaseSensitive(prop, "minLength") != NULL ||
+		    cJSON_GetObjectItemCaseSensitive(prop, "maxLength") != NULL ?
+		    " within the form's bounds" : "");
+	return out;
+}
+
+cJSON *
+prompt_form_content(const cJSON *input, const cJSON *values, char **why)
+{
+	const cJSON *schema = cJSON_GetObjectItemCaseSensitive(input, "requestedSchema");
+	const cJSON *props = cJSON_GetObjectItemCaseSensitive(schema, "properties"), *p, *v;
+	const cJSON *req = cJSON_GetObjectItemCaseSensitive(schema, "required");
+	cJSON *content = cJSON_CreateObject();
+
+	*why = NULL;
+	cJSON_ArrayForEach(v, values) {
+		if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(props, v->string))) {
+			*why = xasprintf("the form has no field %.64s", v->string);
+			cJSON_Delete(content);
+			return NULL;
+		}
+	}
+	cJSON_ArrayForEach(p, props) {
+		const cJSON *def = cJSON_GetObjectItemCaseSensitive(p, "default");
+		cJSON *item;
+
+		if (p->string == NULL)
+			continue;
+		v = cJSON_GetObjectItemCaseSensitive(values, p->string);
+		if (v != NULL) {
+			if ((item = form_value(p->string, p, v, why)) == NULL) {
+				cJSON_Delete(content);
+				return NULL;
+			}
+			cJSON_AddItemToObject(content, p->string, item);
+		} else if (def != NULL) {
+			cJSON_AddItemToObject(content, p->string, cJSON_Duplicate(def, true));
+		}
+	}
+	cJSON_ArrayForEach(v, req) {
+		if (cJSON_IsString(v) && !cJSON_HasObjectItem(content, v->valuestring)) {
+			*why = xasprintf("the form needs a value for %.64s (it has no default)",
+			    v->valuestring);
+			cJSON_Delete(content);
+			return NULL;
+		}
+	}
+	return content;
+}

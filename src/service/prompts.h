@@ -61,6 +61,14 @@ void prompts_request_read(struct store *st, const char *id, char *run_id,
 /* Answers the pending prompt id: allowed or denied, with the decision.  Only while locked. */
 bool prompts_answer(struct store *st, const char *id, bool allow, const char *decision,
     int64_t now);
+/*
+ * The answer to a server's form (an elicitation prompt, whose input holds the
+ * requestedSchema): the fields' defaults, replaced by values (an object of
+ * field names; strings are parsed for number, integer and boolean fields),
+ * each checked against its field's type, enum and bounds, and every required
+ * field present.  The content object, or NULL with *why (malloc'd).
+ */
+cJSON *prompt_form_content(const cJSON *input, const cJSON *values, char **why);
 /* run.permission with the prompt; only while the store is locked. */
 void prompt_emit(struct service *svc, const char *id);
 

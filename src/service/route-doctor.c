@@ -13,6 +13,7 @@
 #include "http.h"
 #include "json.h"
 #include "routes.h"
+#include "routing.h"
 #include "sandbox.h"
 #include "runtimes.h"
 #include "service.h"
@@ -157,7 +158,17 @@ check_runtimes(struct report *rep, const struct service *svc)
 {
 	const char *def = json_get_string(settings_defaults(svc->settings), "framework");
 	struct runtime_info info;
+	cJSON *routing = NULL;
+	int64_t at;
 	char id[64];
+
+	/* No default in settings.json: the agent routing's framework is the default. */
+	if (def == NULL) {
+		store_lock(svc->store);
+		routing = routing_load(svc->store, &at);
+		store_unlock(svc->store);
+		def = json_get_string(routing, "framework");
+	}
 
 	for (int i = 0; runtimes_frameworks[i] != NULL; i++) {
 		bool is_default = def != NULL && strcmp(def, runtimes_frameworks[i]) == 0;
@@ -177,6 +188,7 @@ check_runtimes(struct report *rep, const struct service *svc)
 		    "runtimes.%s.path in settings.json.", info.framework,
 		    runtimes_min_version(info.framework), info.framework));
 	}
+	cJSON_Delete(routing);
 }
 
 /* readiness: the default provider has its key and answers on its base URL. */

@@ -17,6 +17,7 @@
 #include "connectors.h"
 #include "http.h"
 #include "json.h"
+#include "jwt.h"
 #include "log.h"
 #include "mcp.h"
 #include "oauth.h"
@@ -27,6 +28,18 @@
 #include "store.h"
 #include "xalloc.h"
 
+/* Wipes the secrets a sign-in's body carried, and frees it. */
+static void
+wipe_login(struct oauth_login *login, cJSON *body)
+{
+	const char *secrets[] = { login->client_secret, login->client_key, login->id_token };
+
+	for (size_t i = 0; i < sizeof secrets / sizeof secrets[0]; i++)
+		if (secrets[i] != NULL)
+			sodium_memzero((char *)secrets[i], strlen(secrets[i]));
+	cJSON_Delete(body);
+}
+
 void
 route_connectors_login(struct http_request *req, struct http_response *r)
 {
@@ -36,20 +49,28 @@ route_connectors_login(struct http_request *req, struct http_response *r)
 	struct connector_launch l = { 0 };
 	char *redirect, *url, *why = NULL, *challenge = NULL, err[1024];
 	cJSON *out;
+	bool identity;
 
-	static const char *const fields[] = { "clientId", "clientSecret", "scope", NULL };
+	static const char *const fields[] = { "clientId", "clientSecret", "clientKey", "scope",
+		"idToken", "idpTokenEndpoint", "idpClientId", NULL };
 	cJSON *body = req->body != NULL && req->body_len > 0 ?
 	    json_parse(req->body, req->body_len) : NULL;
 	const char *bad = NULL, *client_id = json_get_string(body, "clientId");
 	const char *client_secret = json_get_string(body, "clientSecret");
 	const char *scope = json_get_string(body, "scope");
+	struct oauth_login login = { .client_id = client_id, .client_secret = client_secret,
+		.client_key = json_get_string(body, "clientKey"), .scope = scope,
+		.id_token = json_get_string(body, "idToken"),
+		.idp_token_endpoint = json_get_string(body, "idpTokenEndpoint"),
+		.idp_client_id = json_get_string(body, "idpClientId") };
+	const char *key_why = NULL;
 
 	if (req->body != NULL && req->body_len > 0 && !cJSON_IsObject(body)) {
-		cJSON_Delete(body);
+		wipe_login(&login, body);
 		return http_error(r, TD_INVALID_REQUEST, NULL, "the body must be a JSON object");
 	}
 	if (body != NULL && !json_only_keys(body, fields, &bad)) {
-		cJSON_Delete(body);
+		wipe_login(&login, body);
 		return http_bad_field(r, bad, "unknown field %.64s", bad);
 	}
 	if ((cJSON_GetObjectItemCaseSensitive(body, "clientId") != NULL &&
@@ -57,23 +78,47 @@ route_connectors_login(struct http_request *req, struct http_response *r)
 	    (cJSON_GetObjectItemCaseSensitive(body, "clientSecret") != NULL &&
 	    (client_secret == NULL || *client_secret == '\0' || strlen(client_secret) > 16384 ||
 	    client_id == NULL))) {
-		cJSON_Delete(body);
+		wipe_login(&login, body);
 		return http_bad_field(r, "clientId", "clientId must be 1 to 512 bytes; "
 		    "clientSecret 1 to 16384 bytes, and only with a clientId");
+	}
+	if (cJSON_GetObjectItemCaseSensitive(body, "clientKey") != NULL &&
+	    (login.client_key == NULL || strlen(login.client_key) > 16384 || client_id == NULL ||
+	    !jwt_key_usable(login.client_key, &key_why))) {
+		wipe_login(&login, body);
+		return http_bad_field(r, "clientKey", "clientKey must be the PEM private key (P-256, "
+		    "ES256) of the client named by clientId%s%s", key_why != NULL ? ": " : "",
+		    key_why != NULL ? key_why : "");
+	}
+	if ((cJSON_GetObjectItemCaseSensitive(body, "idToken") != NULL ||
+	    cJSON_GetObjectItemCaseSensitive(body, "idpTokenEndpoint") != NULL ||
+	    cJSON_GetObjectItemCaseSensitive(body, "idpClientId") != NULL) &&
+	    (login.id_token == NULL || *login.id_token == '\0' || strlen(login.id_token) > 16384 ||
+	    client_id == NULL || login.idp_token_endpoint == NULL ||
+	    (strncmp(login.idp_token_endpoint, "https://", 8) != 0 &&
+	    strncmp(login.idp_token_endpoint, "http://", 7) != 0) ||
+	    strlen(login.idp_token_endpoint) > 2048 ||
+	    (cJSON_GetObjectItemCaseSensitive(body, "idpClientId") != NULL &&
+	    (login.idp_client_id == NULL || *login.idp_client_id == '\0' ||
+	    strlen(login.idp_client_id) > 512)))) {
+		wipe_login(&login, body);
+		return http_bad_field(r, "idToken", "an identity assertion sign-in needs idToken (1 to "
+		    "16384 bytes), clientId, idpTokenEndpoint (an http or https URL) and optionally "
+		    "idpClientId (1 to 512 bytes)");
 	}
 	if (cJSON_GetObjectItemCaseSensitive(body, "scope") != NULL &&
 	    (scope == NULL || *scope == '\0' || strlen(scope) > 1024 ||
 	    strpbrk(scope, "\"\\\r\n") != NULL)) {
-		cJSON_Delete(body);
+		wipe_login(&login, body);
 		return http_bad_field(r, "scope", "scope must be 1 to 1024 bytes of scope tokens "
 		    "separated by spaces");
 	}
 	if (connector_launch_prepare(req->svc, req->params[0], &l, &p) != TD_OK) {
-		cJSON_Delete(body);
+		wipe_login(&login, body);
 		return http_problem(r, &p);
 	}
 	if (!l.http) {
-		cJSON_Delete(body);
+		wipe_login(&login, body);
 		connector_launch_free(&l);
 		return http_error(r, TD_INVALID_REQUEST, NULL, "only an http connector signs in");
 	}
@@ -99,8 +144,9 @@ route_connectors_login(struct http_request *req, struct http_response *r)
 	/* A step-up asked for in a run's answer: the token works for the test, not for all. */
 	if (challenge == NULL && scope != NULL)
 		challenge = xstrdup("");
-	url = challenge != NULL ? oauth_begin_as(req->params[0], l.url, challenge, client_id,
-	    client_secret, scope, redirect, &direct, &why) : NULL;
+	identity = login.id_token != NULL;
+	url = challenge != NULL ? oauth_begin_login(req->params[0], l.url, challenge, &login,
+	    redirect, &direct, &why) : NULL;
 	/* A machine client (client credentials): signed in already. */
 	if (url == NULL && direct.access_token != NULL) {
 		signed_in = oauth_store_token(req->svc, req->params[0], direct.access_token,
@@ -109,17 +155,17 @@ route_connectors_login(struct http_request *req, struct http_response *r)
 		secrets_plain_free(direct.refresh_record);
 	}
 	free(challenge);
-	if (client_secret != NULL)
-		sodium_memzero((char *)client_secret, strlen(client_secret));
-	cJSON_Delete(body);
+	wipe_login(&login, body);
 	if (signed_in) {
 		connector_launch_free(&l);
 		free(redirect);
-		log_info("oauth: connector %s signed in with client credentials", req->params[0]);
+		log_info("oauth: connector %s signed in with %s", req->params[0],
+		    identity ? "an identity assertion" : "client credentials");
 		out = cJSON_CreateObject();
 		cJSON_AddBoolToObject(out, "signedIn", true);
-		cJSON_AddStringToObject(out, "message", "signed in with the client's credentials "
-		    "(no browser needed)");
+		cJSON_AddStringToObject(out, "message", identity ?
+		    "signed in with the identity provider's assertion (no browser needed)" :
+		    "signed in with the client's credentials (no browser needed)");
 		http_json(r, 200, out);
 		return;
 	}

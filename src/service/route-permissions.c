@@ -22,7 +22,7 @@
 #include "xalloc.h"
 
 static const char *const answers[] = { "allow", "deny", "allow-run", NULL };
-static const char *const answer_fields[] = { "decision", NULL };
+static const char *const answer_fields[] = { "decision", "values", NULL };
 
 void
 route_permissions_list(struct http_request *req, struct http_response *r)
@@ -77,13 +77,17 @@ route_permissions_answer(struct http_request *req, struct http_response *r)
 	long long request_id = 0;
 	bool allow, ok;
 	const char *bad;
-	cJSON *prompt = NULL, *result;
+	const cJSON *values = cJSON_GetObjectItemCaseSensitive(req->json, "values");
+	cJSON *prompt = NULL, *result, *content = NULL;
 
 	if (!json_only_keys(req->json, answer_fields, &bad))
 		return http_bad_field(r, bad, "%s is not a member of a permission answer", bad);
 	if (decision == NULL || !json_check_enum(req->json, "decision", false, answers))
 		return http_bad_field(r, "decision", "decision must be allow, deny or allow-run");
 	allow = strcmp(decision, "deny") != 0;
+	if (values != NULL && (!cJSON_IsObject(values) || strcmp(decision, "allow") != 0))
+		return http_bad_field(r, "values", "values is an object of a form's fields, with "
+		    "decision allow");
 	store_lock(st);
 	ok = store_begin(st);
 	if (ok) {
@@ -103,6 +107,27 @@ route_permissions_answer(struct http_request *req, struct http_response *r)
 			http_error(r, TD_PERMISSION_NOT_PENDING, details, NULL);
 		return;
 	}
+	if (ok && allow) {
+		/* A server's form: its content, the user's values over its defaults. */
+		cJSON *asked = prompt_load(st, id);
+		const cJSON *input = cJSON_GetObjectItemCaseSensitive(asked, "input");
+		char *why = NULL;
+
+		if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(input, "requestedSchema")) &&
+		    json_get_string(asked, "tool") != NULL &&
+		    strstr(json_get_string(asked, "tool"), "__elicitation") != NULL)
+			content = prompt_form_content(input, values, &why);
+		else if (values != NULL)
+			why = xstrdup("only a server's form (an elicitation prompt) takes values");
+		cJSON_Delete(asked);
+		if (why != NULL) {
+			store_rollback(st);
+			store_unlock(st);
+			http_bad_field(r, "values", "%s", why);
+			free(why);
+			return;
+		}
+	}
 	ok = ok && prompts_answer(st, id, allow, decision, td_now_ms());
 	if (ok && strcmp(decision, "allow-run") == 0)
 		ok = runs_allow_all(st, run_id);
@@ -113,9 +138,14 @@ route_permissions_answer(struct http_request *req, struct http_response *r)
 		/* The agent knows only allow and deny. */
 		result = cJSON_CreateObject();
 		cJSON_AddStringToObject(result, "decision", allow ? "allow" : "deny");
+		if (content != NULL) {
+			cJSON_AddItemToObject(result, "content", content);
+			content = NULL;
+		}
 		supervisor_respond(svc->supervisor, run_id, request_id, result);
 	}
 	store_unlock(st);
+	cJSON_Delete(content);
 	if (!ok || prompt == NULL) {
 		cJSON_Delete(prompt);
 		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);

@@ -16,6 +16,7 @@
 #include "log.h"
 #include "paths.h"
 #include "problem.h"
+#include "projects.h"
 #include "resource.h"
 #include "routes.h"
 #include "runs.h"
@@ -51,6 +52,7 @@ run_answer(struct service *svc, const char *id, int status, struct http_response
 	store_lock(svc->store);
 	run = run_load(svc->store, id);
 	if (run != NULL) {
+		run_add_cost(svc->settings, run);	/* settings do not change while it is cached */
 		text = json_print(run);
 		cache_put(svc->cache, id, text);
 	}
@@ -101,6 +103,8 @@ route_runs_list(struct http_request *req, struct http_response *r)
 	store_lock(st);
 	arr = runs_list(st, session, project, status, cursor, limit, next);
 	store_unlock(st);
+	for (cJSON *run = arr->child; run != NULL; run = run->next)
+		run_add_cost(req->svc->settings, run);
 	if (next[0] != '\0')
 		http_link_next(r, "/api/v1/runs?%s%s%s%s%s%s&limit=%d&cursor=%s",
 		    session ? "session=" : "", session ? session : "",
@@ -443,4 +447,33 @@ route_runs_cancel(struct http_request *req, struct http_response *r)
 		return;
 	}
 	run_answer(svc, id, 200, r);
+}
+
+/* GET /sessions/:id/usage and /projects/:id/usage: the usage of their runs. */
+static void
+usage_answer(struct http_request *req, struct http_response *r, bool session)
+{
+	struct store *st = req->svc->store;
+	const char *id = req->params[0];
+	cJSON *j = NULL, *owner;
+
+	store_lock(st);
+	owner = session ? session_load(st, id) : projects_load(st, id);
+	if (owner != NULL)
+		j = runs_usage(st, req->svc->settings, session ? id : NULL, session ? NULL : id);
+	store_unlock(st);
+	cJSON_Delete(owner);
+	http_json_found(r, j, session ? "session" : "project", id);
+}
+
+void
+route_sessions_usage(struct http_request *req, struct http_response *r)
+{
+	usage_answer(req, r, true);
+}
+
+void
+route_projects_usage(struct http_request *req, struct http_response *r)
+{
+	usage_answer(req, r, false);
 }

@@ -60,9 +60,12 @@ routing_part_valid(const cJSON *patch, const char *part, bool has_framework,
 		http_bad_field(r, field, "%s must be true or false", field);
 		return false;
 	}
-	if (has_framework && !json_check_enum(p, "framework", true, resource_frameworks)) {
+	/* A reviewer is a loop of the built-in agent: no CLI reviews another run. */
+	if (has_framework && !json_check_enum(p, "framework", true,
+	    (const char *const[]){ "taskdeck", NULL })) {
 		snprintf(field, sizeof field, "%s.framework", part);
-		http_bad_field(r, field, "%s must be taskdeck, claude-code, codex or null", field);
+		http_bad_field(r, field, "%s must be taskdeck or null: reviews run on taskdeck's "
+		    "own agent loop (claude-code and codex cannot review)", field);
 		return false;
 	}
 	for (const char *const *k = (const char *const[]){ "provider", "model", NULL }; *k; k++) {

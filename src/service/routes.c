@@ -10,6 +10,7 @@ const struct route routes[] = {
 	{ "GET", "/api/v1/projects/:id", route_projects_get, 0 },
 	{ "PATCH", "/api/v1/projects/:id", route_projects_update, ROUTE_BODY },
 	{ "GET", "/api/v1/projects/:id/session-defaults", route_defaults_get, 0 },
+	{ "GET", "/api/v1/projects/:id/usage", route_projects_usage, 0 },
 	{ "PATCH", "/api/v1/projects/:id/session-defaults", route_defaults_update, ROUTE_BODY },
 
 	{ "GET", "/api/v1/settings/agent-routing", route_routing_get, 0 },
@@ -26,6 +27,7 @@ const struct route routes[] = {
 	{ "GET", "/api/v1/sessions", route_sessions_list, 0 },
 	{ "GET", "/api/v1/sessions/:id", route_sessions_get, 0 },
 	{ "GET", "/api/v1/sessions/:id/config", route_session_config_get, 0 },
+	{ "GET", "/api/v1/sessions/:id/usage", route_sessions_usage, 0 },
 	{ "PATCH", "/api/v1/sessions/:id/config", route_session_config_update, ROUTE_BODY },
 
 	{ "GET", "/api/v1/sessions/:id/artifacts", route_artifacts_list, 0 },

@@ -24,6 +24,8 @@ void route_openapi(struct http_request *, struct http_response *);
 void route_runs_create(struct http_request *, struct http_response *);
 void route_runs_list(struct http_request *, struct http_response *);
 void route_runs_get(struct http_request *, struct http_response *);
+void route_sessions_usage(struct http_request *, struct http_response *);
+void route_projects_usage(struct http_request *, struct http_response *);
 void route_runs_cancel(struct http_request *, struct http_response *);
 
 /* route-sessions.c */

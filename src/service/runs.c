@@ -18,6 +18,7 @@
 #include "runs.h"
 #include "service.h"
 #include "sessions.h"
+#include "settings.h"
 #include "store.h"
 #include "timeutil.h"
 #include "xalloc.h"
@@ -93,6 +94,8 @@ run_from_row(sqlite3_stmt *s)
 	usage = cJSON_AddObjectToObject(j, "usage");
 	cJSON_AddNumberToObject(usage, "inputTokens", (double)sqlite3_column_int64(s, 19));
 	cJSON_AddNumberToObject(usage, "outputTokens", (double)sqlite3_column_int64(s, 20));
+	cJSON_AddNumberToObject(usage, "cacheReadTokens", (double)sqlite3_column_int64(s, 24));
+	cJSON_AddNumberToObject(usage, "cacheWriteTokens", (double)sqlite3_column_int64(s, 25));
 	resource_add_time(j, "updatedAt", sqlite3_column_int64(s, 21));
 	cJSON_AddBoolToObject(j, "network", sqlite3_column_int(s, 22) != 0);
 	if (sqlite3_column_type(s, 23) == SQLITE_NULL)
@@ -296,14 +299,17 @@ runs_progress(struct service *svc, const char *id, const struct run_progress *p,
 	sqlite3_stmt *s;
 
 	s = store_stmt(st, "UPDATE runs SET progress_phase = ?2, progress_at = ?3,"
-	    " input_tokens = ?4, output_tokens = ?5, output = ?6,"
+	    " input_tokens = ?4, output_tokens = ?5, output = ?6, cache_read_tokens = ?7,"
+	    " cache_write_tokens = ?8,"
 	    " updated_at = " RESOURCE_NEXT_TIME(3) " WHERE id = ?1 AND status = 'running'");
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, p->phase, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 3, td_now_ms());
-	sqlite3_bind_int64(s, 4, p->input_tokens);
-	sqlite3_bind_int64(s, 5, p->output_tokens);
+	sqlite3_bind_int64(s, 4, p->usage.input);
+	sqlite3_bind_int64(s, 5, p->usage.output);
 	sqlite3_bind_text(s, 6, p->output ? p->output : "", (int)p->output_len, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 7, p->usage.cache_read);
+	sqlite3_bind_int64(s, 8, p->usage.cache_write);
 	if (sqlite3_step(s) != SQLITE_DONE && !*warned) {
 		log_error("run %s: cannot store progress: %s", id, sqlite3_errmsg(db));
 		*warned = true;
@@ -380,7 +386,8 @@ runs_finish(struct service *svc, const struct run_end *e)
 	if (ok) {
 		s = store_stmt(st, "UPDATE runs SET status = ?2, output = ?3, error_code = ?4,"
 		    " error_message = ?5, finished_at = ?6, attention = NULL,"
-		    " input_tokens = ?7, output_tokens = ?8,"
+		    " input_tokens = ?7, output_tokens = ?8, cache_read_tokens = ?9,"
+		    " cache_write_tokens = ?10,"
 		    " updated_at = " RESOURCE_NEXT_TIME(6)
 		    " WHERE id = ?1 AND status IN ('queued', 'running')");
 		sqlite3_bind_text(s, 1, e->id, -1, SQLITE_STATIC);
@@ -389,8 +396,10 @@ runs_finish(struct service *svc, const struct run_end *e)
 		sqlite3_bind_text(s, 4, e->code, -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, 5, e->message, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(s, 6, now);
-		sqlite3_bind_int64(s, 7, e->input_tokens);
-		sqlite3_bind_int64(s, 8, e->output_tokens);
+		sqlite3_bind_int64(s, 7, e->usage.input);
+		sqlite3_bind_int64(s, 8, e->usage.output);
+		sqlite3_bind_int64(s, 9, e->usage.cache_read);
+		sqlite3_bind_int64(s, 10, e->usage.cache_write);
 		ok = sqlite3_step(s) == SQLITE_DONE;
 		sqlite3_reset(s);
 	}
@@ -581,4 +590,111 @@ runs_list(struct store *st, const char *session, const char *project, const char
 	sqlite3_reset(s);
 	snprintf(next, TD_ID_MAX, "%s", pg.next);
 	return arr;
+}
+
+double
+run_usage_cost(const struct run_usage *u, const struct price *p)
+{
+	long long plain = u->input - u->cache_read - u->cache_write;
+
+	return ((double)(plain > 0 ? plain : 0) * p->input + (double)u->output * p->output +
+	    (double)u->cache_read * p->cache_read + (double)u->cache_write * p->cache_write) / 1e6;
+}
+
+/* The count named key of a usage object. */
+static long long
+run_usage_count(const cJSON *usage, const char *key)
+{
+	double v = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(usage, key));
+
+	return v >= 0 ? (long long)v : 0;	/* NaN when absent */
+}
+
+void
+run_add_cost(const struct settings *set, cJSON *run)
+{
+	const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(run, "config");
+	const cJSON *usage = cJSON_GetObjectItemCaseSensitive(run, "usage");
+	struct price p;
+	struct run_usage u = {
+		.input = run_usage_count(usage, "inputTokens"),
+		.output = run_usage_count(usage, "outputTokens"),
+		.cache_read = run_usage_count(usage, "cacheReadTokens"),
+		.cache_write = run_usage_count(usage, "cacheWriteTokens"),
+	};
+
+	if (settings_price(set, json_get_string(cfg, "provider"), json_get_string(cfg, "model"), &p))
+		cJSON_AddNumberToObject(run, "cost", run_usage_cost(&u, &p));
+	else
+		cJSON_AddNullToObject(run, "cost");
+}
+
+static void
+usage_sum(struct run_usage *to, const struct run_usage *u)
+{
+	to->input += u->input;
+	to->output += u->output;
+	to->cache_read += u->cache_read;
+	to->cache_write += u->cache_write;
+}
+
+static void
+runs_usage_add(cJSON *to, const struct run_usage *u, long long runs)
+{
+	cJSON_AddNumberToObject(to, "runs", (double)runs);
+	cJSON_AddNumberToObject(to, "inputTokens", (double)u->input);
+	cJSON_AddNumberToObject(to, "outputTokens", (double)u->output);
+	cJSON_AddNumberToObject(to, "cacheReadTokens", (double)u->cache_read);
+	cJSON_AddNumberToObject(to, "cacheWriteTokens", (double)u->cache_write);
+}
+
+cJSON *
+runs_usage(struct store *st, const struct settings *set, const char *session,
+    const char *project)
+{
+	sqlite3_stmt *s = store_stmt(st, "SELECT json_extract(config, '$.provider'),"
+	    " json_extract(config, '$.model'), COUNT(*), SUM(input_tokens), SUM(output_tokens),"
+	    " SUM(cache_read_tokens), SUM(cache_write_tokens) FROM runs"
+	    " WHERE (?1 IS NULL OR session_id = ?1) AND (?2 IS NULL OR project_id = ?2)"
+	    " GROUP BY 1, 2 ORDER BY 1, 2");
+	cJSON *j = cJSON_CreateObject(), *by = cJSON_CreateArray();
+	struct run_usage all = { 0 };
+	long long runs = 0;
+	double cost = 0;
+	bool priced = true;
+
+	if (session != NULL)
+		sqlite3_bind_text(s, 1, session, -1, SQLITE_STATIC);
+	if (project != NULL)
+		sqlite3_bind_text(s, 2, project, -1, SQLITE_STATIC);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		const char *prov = (const char *)sqlite3_column_text(s, 0);
+		const char *model = (const char *)sqlite3_column_text(s, 1);
+		struct run_usage u = { sqlite3_column_int64(s, 3), sqlite3_column_int64(s, 4),
+			sqlite3_column_int64(s, 5), sqlite3_column_int64(s, 6) };
+		cJSON *g = cJSON_CreateObject();
+		struct price p;
+
+		resource_add_text_or_null(g, "provider", s, 0);
+		resource_add_text_or_null(g, "model", s, 1);
+		runs_usage_add(g, &u, sqlite3_column_int64(s, 2));
+		if (settings_price(set, prov, model, &p)) {
+			cJSON_AddNumberToObject(g, "cost", run_usage_cost(&u, &p));
+			cost += run_usage_cost(&u, &p);
+		} else {
+			cJSON_AddNullToObject(g, "cost");
+			priced = priced && u.input + u.output == 0;
+		}
+		cJSON_AddItemToArray(by, g);
+		usage_sum(&all, &u);
+		runs += sqlite3_column_int64(s, 2);
+	}
+	sqlite3_reset(s);
+	runs_usage_add(j, &all, runs);
+	if (priced)
+		cJSON_AddNumberToObject(j, "cost", cost);
+	else
+		cJSON_AddNullToObject(j, "cost");
+	cJSON_AddItemToObject(j, "byModel", by);
+	return j;
 }

@@ -96,10 +96,15 @@ size_t runs_queued(struct store *st, char (*ids)[TD_ID_MAX], size_t max);
  */
 bool runs_start(struct service *svc, const char *id, int64_t now);
 
+/* A run's token counts; input includes the tokens read from and written to a cache. */
+struct run_usage {
+	long long input, output, cache_read, cache_write;
+};
+
 /* What a running run reports as it goes (runs_progress). */
 struct run_progress {
 	const char *phase;
-	long long input_tokens, output_tokens;
+	struct run_usage usage;
 	const char *output;		/* the output streamed so far */
 	size_t output_len;
 };
@@ -126,7 +131,7 @@ struct run_end {
 	const char *status;		/* completed, failed or cancelled */
 	const char *output;
 	const char *code, *message;	/* a failure's, else NULL */
-	long long input_tokens, output_tokens;
+	struct run_usage usage;
 };
 /*
  * Finish: writes the final state, makes the run's saves visible and closes
@@ -165,7 +170,21 @@ void runs_emit_finished(struct service *svc, const char *id, const char *status,
 #define RUN_COLUMNS "id, session_id, project_id, status, prompt, permission_profile," \
 	" turn_intent, config, cwd, created_at, started_at, finished_at, cancel_requested_at," \
 	" progress_phase, progress_at, attention, output, error_code, error_message," \
-	" input_tokens, output_tokens, updated_at, network, review"
+	" input_tokens, output_tokens, updated_at, network, review, cache_read_tokens," \
+	" cache_write_tokens"
+struct settings;
+struct price;
+/* What u costs in USD at price p (input counted without its cache reads and writes). */
+double run_usage_cost(const struct run_usage *u, const struct price *p);
+/* Adds "cost" to run (as the API shows it): USD at its model's price, null without one. */
+void run_add_cost(const struct settings *set, cJSON *run);
+/*
+ * The usage of the runs of a session or a project (NULL: any), added up, and by
+ * provider and model, with their cost where pricing has them (docs/http-api.md).
+ * Only while the store is locked.
+ */
+cJSON *runs_usage(struct store *st, const struct settings *set, const char *session,
+    const char *project);
 /* A run row (RUN_COLUMNS) as the API shows it. */
 cJSON *run_from_row(sqlite3_stmt *s);
 /* The run with id as the API shows it, or NULL.  Only while the store is locked. */

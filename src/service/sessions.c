@@ -15,6 +15,7 @@
 #include "json.h"
 #include "problem.h"
 #include "resource.h"
+#include "routing.h"
 #include "service.h"
 #include "sessions.h"
 #include "settings.h"
@@ -291,6 +292,22 @@ config_usable(const struct service *svc, const cJSON *cfg, struct problem *pr)
 }
 
 /*
+ * A configuration without a framework gets the global default, the agent
+ * routing's framework (taskdeck when it has none).  Only while the store is
+ * locked.
+ */
+static void
+sessions_default_framework(struct service *svc, cJSON *cfg)
+{
+	int64_t at;
+	cJSON *routing = routing_load(svc->store, &at);
+	const char *f = json_get_string(routing, "framework");
+
+	cJSON_AddStringToObject(cfg, "framework", f != NULL ? f : "taskdeck");
+	cJSON_Delete(routing);
+}
+
+/*
  * The configuration of a new session, member by member: the request, the
  * project defaults, the application defaults, the provider default.
  */
@@ -314,7 +331,7 @@ config_for_new_session(struct service *svc, const cJSON *request, const cJSON *p
 	    (model = config_effective_model(svc, cfg)) != NULL)
 		cJSON_AddStringToObject(cfg, "model", model);
 	if (json_get_string(cfg, "framework") == NULL)
-		cJSON_AddStringToObject(cfg, "framework", "taskdeck");
+		sessions_default_framework(svc, cfg);
 	if (json_get_string(cfg, "effort") == NULL)
 		cJSON_AddStringToObject(cfg, "effort", "medium");
 	return cfg;
@@ -332,7 +349,7 @@ config_for_run(struct service *svc, const cJSON *session_cfg)
 			cJSON_DeleteItemFromObjectCaseSensitive(cfg, *f);
 	}
 	if (json_get_string(cfg, "framework") == NULL)
-		cJSON_AddStringToObject(cfg, "framework", "taskdeck");
+		sessions_default_framework(svc, cfg);
 	if (json_get_string(cfg, "model") == NULL && model != NULL)
 		cJSON_AddStringToObject(cfg, "model", model);
 	if (json_get_string(cfg, "effort") == NULL)

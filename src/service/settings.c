@@ -32,6 +32,7 @@ struct settings {
 	int resume_limit;	/* runs.resumeLimit */
 	int max_turns;
 	long long max_tokens_per_run;	/* runs.maxTokensPerRun, 0: none */
+	double max_cost_per_run;	/* runs.maxCostPerRun (USD), 0: none */
 	long command_timeout_ms;
 	bool allow_unconfined;	/* runs.allowUnconfinedCommands (docs/agent.md) */
 	cJSON *keys;		/* apiKeyEnv name -> value, taken from the environment */
@@ -42,7 +43,7 @@ struct settings {
 
 static const char default_settings[] =
     "{\n"
-    "  \"defaults\": {\"framework\": \"taskdeck\", \"provider\": \"replay\", \"model\": null,\n"
+    "  \"defaults\": {\"framework\": null, \"provider\": \"replay\", \"model\": null,\n"
     "               \"effort\": \"medium\", \"permissionProfile\": \"workspace-write\"},\n"
     "  \"providers\": {\n"
     "    \"replay\": {\"kind\": \"replay\", \"defaultModel\": \"research\"},\n"
@@ -57,14 +58,16 @@ static const char default_settings[] =
     "}\n";
 
 static const char *const top_keys[] = { "defaults", "providers", "runs", "runtimes",
-	"doctor", "notify", NULL };
+	"doctor", "notify", "pricing", NULL };
+static const char *const price_keys[] = { "input", "output", "cacheRead", "cacheWrite", NULL };
 static const char *const default_keys[] = { "framework", "provider", "model", "effort",
 	"permissionProfile", "network", NULL };
 static const char *const provider_keys[] = { "kind", "baseUrl", "apiKeyEnv",
 	"defaultModel", "apiKeyCredential", "maxRetries", "maxRetryWaitMs", "models", NULL };
 static const char *const provider_kinds[] = { "replay", "openai", "anthropic", NULL };
 static const char *const run_keys[] = { "maxConcurrent", "maxTurns", "commandTimeoutMs",
-	"allowUnconfinedCommands", "resumeLimit", "commandLimits", "maxTokensPerRun", NULL };
+	"allowUnconfinedCommands", "resumeLimit", "commandLimits", "maxTokensPerRun",
+	"maxCostPerRun", NULL };
 
 /* runs.commandLimits: the resource bounds of commands and connector servers; 0 = none. */
 static const struct {
@@ -310,6 +313,48 @@ doctor_check(struct settings *s, char **err)
 }
 static bool settings_check_notify(struct settings *s, char **err);
 
+/*
+ * pricing: {provider: {model: {input, output, cacheRead?, cacheWrite?}}}, USD
+ * per million tokens; false with *err set.
+ */
+static bool
+pricing_check(const cJSON *pricing, char **err)
+{
+	const char *bad = NULL;
+
+	if (pricing == NULL)
+		return true;
+	if (!cJSON_IsObject(pricing)) {
+		*err = xstrdup("pricing must be an object of providers");
+		return false;
+	}
+	for (const cJSON *prov = pricing->child; prov != NULL; prov = prov->next) {
+		if (!cJSON_IsObject(prov)) {
+			*err = xasprintf("pricing.%s must be an object of models", prov->string);
+			return false;
+		}
+		for (const cJSON *m = prov->child; m != NULL; m = m->next) {
+			bool ok = cJSON_IsObject(m) && json_only_keys(m, price_keys, &bad);
+
+			for (const char *const *k = price_keys; ok && *k; k++) {
+				const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, *k);
+
+				if (v == NULL && (k - price_keys) >= 2)	/* cacheRead, cacheWrite */
+					continue;
+				ok = cJSON_IsNumber(v) && v->valuedouble >= 0 &&
+				    v->valuedouble <= 1e6;
+			}
+			if (!ok) {
+				*err = xasprintf("pricing.%s.%s must be an object of input and output "
+				    "(and optionally cacheRead and cacheWrite): USD per million tokens, "
+				    "0 to 10^6", prov->string, m->string);
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
 /* Applies the file's rules to s->root; false with *err set. */
 static bool
 settings_check(struct settings *s, char **err)
@@ -362,7 +407,8 @@ settings_check(struct settings *s, char **err)
 		*err = xasprintf("defaults.provider names %s, which is not in providers", prov);
 		return false;
 	}
-	if (!runtimes_check(root, err) || !doctor_check(s, err))
+	if (!runtimes_check(root, err) || !doctor_check(s, err) ||
+	    !pricing_check(cJSON_GetObjectItemCaseSensitive(root, "pricing"), err))
 		return false;
 	s->max_concurrent = 4;
 	s->max_turns = 200;
@@ -393,6 +439,14 @@ settings_check(struct settings *s, char **err)
 		return false;
 	}
 	s->max_tokens_per_run = cJSON_IsNumber(p) ? (long long)p->valuedouble : 0;
+	p = cJSON_GetObjectItemCaseSensitive(runs, "maxCostPerRun");
+	if (p != NULL && !cJSON_IsNull(p) && (!cJSON_IsNumber(p) || !(p->valuedouble > 0) ||
+	    p->valuedouble > 1e6)) {
+		*err = xstrdup("runs.maxCostPerRun must be a number of USD above 0 and at most "
+		    "10^6, or null");
+		return false;
+	}
+	s->max_cost_per_run = cJSON_IsNumber(p) ? p->valuedouble : 0;
 	if ((p = cJSON_GetObjectItemCaseSensitive(runs, "resumeLimit")) != NULL)
 		s->resume_limit = p->valueint;
 	p = cJSON_GetObjectItemCaseSensitive(runs, "allowUnconfinedCommands");
@@ -549,6 +603,34 @@ int
 settings_max_turns(const struct settings *s)
 {
 	return s->max_turns;
+}
+
+double
+settings_max_cost_per_run(const struct settings *s)
+{
+	return s->max_cost_per_run;
+}
+
+bool
+settings_price(const struct settings *s, const char *provider, const char *model,
+    struct price *out)
+{
+	const cJSON *prov = cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(s->root, "pricing"), provider ? provider : "");
+	const cJSON *m;
+
+	if (model == NULL)
+		model = json_get_string(settings_provider(s, provider), "defaultModel");
+	m = cJSON_GetObjectItemCaseSensitive(prov, model ? model : "");
+	if (!cJSON_IsObject(m))
+		return false;
+	out->input = cJSON_GetObjectItemCaseSensitive(m, "input")->valuedouble;
+	out->output = cJSON_GetObjectItemCaseSensitive(m, "output")->valuedouble;
+	out->cache_read = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(m, "cacheRead")) ?
+	    cJSON_GetObjectItemCaseSensitive(m, "cacheRead")->valuedouble : out->input;
+	out->cache_write = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(m, "cacheWrite")) ?
+	    cJSON_GetObjectItemCaseSensitive(m, "cacheWrite")->valuedouble : out->input;
+	return true;
 }
 
 long long

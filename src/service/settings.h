@@ -28,6 +28,19 @@ int settings_resume_limit(const struct settings *s);
 int settings_max_turns(const struct settings *s);
 /* runs.maxTokensPerRun: tokens (input and output) a run may use; 0 when unbounded. */
 long long settings_max_tokens_per_run(const struct settings *s);
+/* runs.maxCostPerRun: USD a run may cost at its model's price; 0 when unbounded. */
+double settings_max_cost_per_run(const struct settings *s);
+
+/* A price of pricing (docs/settings.md): USD per million tokens of each kind. */
+struct price {
+	double input, output, cache_read, cache_write;
+};
+/*
+ * The price of model (NULL: the provider's defaultModel) of provider in
+ * pricing; false when the table has none.
+ */
+bool settings_price(const struct settings *s, const char *provider, const char *model,
+    struct price *out);
 long settings_command_timeout_ms(const struct settings *s);
 /* runs.allowUnconfinedCommands: commands run unconfined when no sandbox works. */
 bool settings_allow_unconfined(const struct settings *s);

@@ -195,6 +195,7 @@ start_message_provider(struct service *svc, cJSON *msg, const cJSON *cfg, char *
 {
 	const char *name = json_get_string(cfg, "provider");
 	cJSON *p = credential_provider_block(svc, name, why);
+	struct price price;
 
 	if (p == NULL) {
 		if (*why == NULL)
@@ -204,6 +205,14 @@ start_message_provider(struct service *svc, cJSON *msg, const cJSON *cfg, char *
 	cJSON_AddItemToObject(msg, "provider", p);
 	start_message_provider_tuning(p, settings_provider(svc->settings, name),
 	    json_get_string(cfg, "model"));
+	if (settings_price(svc->settings, name, json_get_string(cfg, "model"), &price)) {
+		cJSON *pj = cJSON_AddObjectToObject(p, "price");
+
+		cJSON_AddNumberToObject(pj, "input", price.input);
+		cJSON_AddNumberToObject(pj, "output", price.output);
+		cJSON_AddNumberToObject(pj, "cacheRead", price.cache_read);
+		cJSON_AddNumberToObject(pj, "cacheWrite", price.cache_write);
+	}
 	return true;
 }
 
@@ -269,6 +278,9 @@ start_message_build(struct supervisor *sv, struct run_state *rs, char **why)
 	if (settings_max_tokens_per_run(svc->settings) > 0)
 		cJSON_AddNumberToObject(limits, "maxTokensPerRun",
 		    (double)settings_max_tokens_per_run(svc->settings));
+	if (settings_max_cost_per_run(svc->settings) > 0)
+		cJSON_AddNumberToObject(limits, "maxCostPerRun",
+		    settings_max_cost_per_run(svc->settings));
 	cJSON_AddNumberToObject(limits, "commandTimeoutMs",
 	    (double)settings_command_timeout_ms(svc->settings));
 	cJSON_AddNumberToObject(limits, "maxToolOutputBytes", 65536);

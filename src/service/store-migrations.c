@@ -208,6 +208,10 @@ const struct migration store_migrations[] = {
 	/* routing.reviewer: the verdict of the run's latest review (docs/agent.md "Review") */
 	{ 9,
 	  "ALTER TABLE runs ADD COLUMN review TEXT;" },
+	/* Cost: the tokens of input_tokens read from a provider's prompt cache, and written to it */
+	{ 10,
+	  "ALTER TABLE runs ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0;"
+	  "ALTER TABLE runs ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;" },
 };
 
 const int store_migrations_count =

@@ -17,6 +17,7 @@
 
 #include "buf.h"
 #include "ids.h"
+#include "runs.h"
 
 struct service;
 
@@ -83,7 +84,7 @@ struct run_state {
 	struct buf output;		/* the output deltas so far */
 	char phase[32];
 	int64_t phase_at;
-	long long input_tokens, output_tokens;
+	struct run_usage usage;
 	bool finished;			/* a finish line arrived */
 	bool had_output;		/* an output line arrived */
 	char status[16];

@@ -199,8 +199,7 @@ run_thread_outcome(struct run_state *rs, int wait_status, const char **status, c
  */
 static void
 run_thread_finalize(struct agent_run *ar, const char *session_id, const char *status,
-    const char *output, const char *code, const char *message, long long in_tokens,
-    long long out_tokens)
+    const char *output, const char *code, const char *message, const struct run_usage *usage)
 {
 	struct supervisor *sv = ar->sv;
 	int wait_ms = FINALIZE_RETRY_MIN_MS;
@@ -223,7 +222,7 @@ run_thread_finalize(struct agent_run *ar, const char *session_id, const char *st
 		}
 		struct run_end end = { .id = ar->id, .session_id = session_id, .status = status,
 			.output = output, .code = code, .message = message,
-			.input_tokens = in_tokens, .output_tokens = out_tokens };
+			.usage = *usage };
 
 		if (runs_finish(sv->svc, &end)) {
 			if (logged)
@@ -322,7 +321,8 @@ run_thread(void *arg)
 	start = start_message_build(sv, &rs, &why);
 	if (start == NULL) {
 		run_thread_finalize(ar, NULL, "failed", "", rs.runtime_unready ? "runtime_missing" :
-		    rs.checkpoint_invalid ? "checkpoint_invalid" : "runtime_error", why, 0, 0);
+		    rs.checkpoint_invalid ? "checkpoint_invalid" : "runtime_error", why,
+		    &(struct run_usage){ 0 });
 		free(why);
 		goto out;
 	}
@@ -330,7 +330,8 @@ run_thread(void *arg)
 	if (ar->resume && run_thread_cancel_asked(ar)) {
 		start_message_wipe(start);
 		cJSON_Delete(start);
-		run_thread_finalize(ar, rs.session_id, "cancelled", rs.output.data, NULL, NULL, 0, 0);
+		run_thread_finalize(ar, rs.session_id, "cancelled", rs.output.data, NULL, NULL,
+		    &(struct run_usage){ 0 });
 		goto out;
 	}
 	start_message_fit(start);
@@ -341,7 +342,7 @@ run_thread(void *arg)
 		    sv->svc->agent_path, strerror(errno));
 		run_thread_finalize(ar, rs.session_id, "failed", "", "runtime_missing",
 		    "The agent runtime taskdeck-agent could not be started; run "
-		    "`taskdeck doctor`.", 0, 0);
+		    "`taskdeck doctor`.", &(struct run_usage){ 0 });
 		goto out;
 	}
 	log_info("run %s %s (agent pid %ld)", ar->id, ar->resume ? "resumed" : "started",
@@ -379,7 +380,7 @@ run_thread(void *arg)
 	run_thread_outcome(&rs, wait_status, &status, &code, &message);
 	run_thread_finalize(ar, rs.session_id, status,
 	    rs.final_output ? rs.final_output : rs.output.data, code, message,
-	    rs.input_tokens, rs.output_tokens);
+	    &rs.usage);
 	free(message);
 out:
 	run_thread_state_free(&rs);

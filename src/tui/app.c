@@ -190,6 +190,34 @@ res_connector_test(struct tui *t, const struct job_result *r)
 }
 
 static unsigned
+res_connector_login(struct tui *t, const struct job_result *r)
+{
+	const struct m_connector *c = NULL;
+	char text[600];
+
+	for (size_t i = 0; i < t->m.connector_count; i++)
+		if (strcmp(t->m.connectors[i].id, r->job.id) == 0)
+			c = &t->m.connectors[i];
+	if (r->code != TD_OK) {
+		app_fail(t, "sign-in failed", r);
+		snprintf(text, sizeof text, "sign-in failed: %s", r->err.message[0] != '\0' ?
+		    r->err.message : r->err.code_name);
+	} else if (r->login_url == NULL) {
+		snprintf(text, sizeof text, "signed in");
+		model_message(&t->m, t->now_ms, false, "%s: signed in with the client's "
+		    "credentials", r->job.id);
+	} else {
+		snprintf(text, sizeof text, "sign-in begun: open the URL");
+		modal_open(t, MODAL_SIGNIN);
+		t->modal_url = xstrdup(r->login_url);
+		snprintf(t->modal_name, sizeof t->modal_name, "%s",
+		    c != NULL && c->name != NULL ? c->name : r->job.id);
+	}
+	model_connector_tested(&t->m, r->job.id, text);
+	return NEED_NONE;
+}
+
+static unsigned
 res_artifacts(struct tui *t, const struct job_result *r)
 {
 	model_set_artifacts(&t->m, r->job.id, r->artifacts);
@@ -344,6 +372,7 @@ static const struct {
 	[JOB_CONNECTORS] = { res_connectors, true },
 	[JOB_CONNECTOR_ENABLE] = { res_connector_enable, false },
 	[JOB_CONNECTOR_TEST] = { res_connector_test, false },
+	[JOB_CONNECTOR_LOGIN] = { res_connector_login, false },
 };
 
 static void

@@ -520,23 +520,32 @@ key_plan(struct tui *t, int key)
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
-/* Space: enable or disable the selected connector; t: test it. */
+/* Space: enable or disable the selected connector; t: test it; L: sign in to it. */
 static unsigned
 key_connector(struct tui *t, int key)
 {
 	const struct m_connector *c = model_connector(&t->m);
-	struct job job = { .kind = key == 't' ? JOB_CONNECTOR_TEST : JOB_CONNECTOR_ENABLE };
+	struct job job = { .kind = key == 't' ? JOB_CONNECTOR_TEST :
+		key == 'L' ? JOB_CONNECTOR_LOGIN : JOB_CONNECTOR_ENABLE };
 
 	if (c == NULL) {
 		model_message(&t->m, t->now_ms, true, "no connector selected");
 		return TUI_HANDLED | TUI_REDRAW;
 	}
+	if (key == 'L' && (c->transport == NULL || strcmp(c->transport, "http") != 0)) {
+		model_message(&t->m, t->now_ms, true, "only an http connector signs in");
+		return TUI_HANDLED | TUI_REDRAW;
+	}
 	job.id = c->id;
-	job.decision = key == 't' ? NULL : c->enabled ? "disable" : "enable";
+	job.decision = key != ' ' ? NULL : c->enabled ? "disable" : "enable";
 	tui_submit(t, &job);
 	if (key == 't') {
 		model_connector_tested(&t->m, c->id, "testing...");
 		model_message(&t->m, t->now_ms, false, "testing %s (up to a minute)",
+		    c->name != NULL ? c->name : c->id);
+	} else if (key == 'L') {
+		model_connector_tested(&t->m, c->id, "signing in...");
+		model_message(&t->m, t->now_ms, false, "signing in to %s: asking its server",
 		    c->name != NULL ? c->name : c->id);
 	}
 	return TUI_HANDLED | TUI_REDRAW;
@@ -635,6 +644,8 @@ static const struct keys_binding {
 	    key_connector, "toggle" },
 	{ 't', W_CONNECTORS, "t", "Connectors", "test it: connect and list its tools",
 	    key_connector, "test" },
+	{ 'L', W_CONNECTORS, "L", "Connectors", "sign in (OAuth, http): shows the URL to open",
+	    key_connector, "login" },
 	{ 'a', W_PLAN, "a", "Plan", "approve", key_plan, "approve" },
 	{ 'e', W_PLAN, "e", "Plan", "revise: write feedback", key_plan, "revise" },
 	{ 'x', W_PLAN, "x", "Plan", "reject (the run is cancelled)", key_plan, "reject" },

@@ -39,6 +39,8 @@ modal_free(struct tui *t)
 	editor_free(&t->fed);
 	t->field = 0;
 	t->ask_drop = false;
+	free(t->modal_url);
+	t->modal_url = NULL;
 }
 
 void
@@ -206,6 +208,38 @@ confirm_key(struct tui *t, int key)
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
+/*
+ * The sign-in of t->modal_name: its authorization URL, whole (wrapped), for
+ * the user to open in a browser; nothing is copied or opened for them.
+ */
+static void
+signin_draw(struct tui *t)
+{
+	char line[400];
+	int w = t->cols - 4 > 100 ? 100 : t->cols - 4, row = 0;
+	int uw = t->modal_url != NULL ? draw_width(t->modal_url) : 0;
+	struct rect r;
+
+	if (w < 20)
+		w = 20;
+	r = modal_box(t, w, 8 + (uw + w - 5) / (w - 4), "Sign in");
+	snprintf(line, sizeof line, "Open this URL in a browser to sign in to %s; taskdeckd "
+	    "receives the answer:", t->modal_name);
+	modal_text(&r, &row, line, A_BOLD);
+	row++;
+	modal_text(&r, &row, t->modal_url != NULL ? t->modal_url : "", A_NORMAL);
+	row++;
+	modal_text(&r, &row, "Then t tests the connector. Any key closes this.", A_DIM);
+}
+
+static unsigned
+signin_key(struct tui *t, int key)
+{
+	(void)key;
+	modal_close(t);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
 static void
 permission_draw(struct tui *t)
 {
@@ -216,14 +250,25 @@ permission_draw(struct tui *t)
 
 	if (p == NULL)
 		return;
-	r = modal_box(t, 70, 7 + (t->m.permission_count > 1) +
-	    (p->summary != NULL ? draw_width(p->summary) / 64 : 0), "Permission requested");
+	int form_rows = 0;
+
+	for (const char *f = p->form; f != NULL; f = strchr(f + 1, '\n'))
+		form_rows++;
+	r = modal_box(t, 70, 7 + (t->m.permission_count > 1) + (form_rows ? form_rows + 2 : 0) +
+	    (p->summary != NULL ? draw_width(p->summary) / 64 : 0),
+	    p->form != NULL ? "A server's form" : "Permission requested");
 	snprintf(line, sizeof line, "run:  %s", p->run_id != NULL ? p->run_id : "-");
 	modal_text(&r, &row, line, A_NORMAL);
 	snprintf(line, sizeof line, "tool: %s", p->tool != NULL ? p->tool : "-");
 	modal_text(&r, &row, line, A_BOLD);
 	sr = (struct rect){ r.y, r.x, r.h - 2, r.w };
 	modal_text(&sr, &row, p->summary != NULL ? p->summary : "", A_NORMAL);
+	if (p->form != NULL) {
+		/* a accepts the defaults; other values: taskdeck permissions allow --field. */
+		modal_text(&sr, &row, "fields (a: the defaults; other values: taskdeck "
+		    "permissions allow ID --field NAME=VALUE):", A_BOLD);
+		modal_text(&sr, &row, p->form, A_NORMAL);
+	}
 	if (t->m.permission_count > 1) {
 		snprintf(line, sizeof line, "(%zu prompts pending)", t->m.permission_count);
 		draw_text(r.y + r.h - 2, r.x, r.w, line, draw_attr(t, ST_DIM));
@@ -662,6 +707,7 @@ static struct {
 	[MODAL_FILTER] = { filter_draw, filter_key },
 	[MODAL_LIST_FILTER] = { filter_draw, list_filter_key },
 	[MODAL_SEARCH] = { filter_draw, search_key },
+	[MODAL_SIGNIN] = { signin_draw, signin_key },
 };
 
 void

@@ -170,6 +170,10 @@ ev_permission(struct ev_ctx *c)
 		p->project_id = xstrdup_or_null(c->ev->project_id);
 		p->tool = xstrdup_or_null(json_get_string(c->data, "tool"));
 		p->summary = xstrdup_or_null(json_get_string(c->data, "summary"));
+		p->form = NULL;
+		/* The event does not carry a form's fields: the prompt's input does. */
+		if (p->tool != NULL && strstr(p->tool, "__elicitation") != NULL)
+			c->need |= NEED_PERMISSIONS;
 		m->permission_hidden = false;
 		m->attention_seen++;
 	} else if (i != SIZE_MAX) {

@@ -131,6 +131,40 @@ permission_clear(struct m_permission *p)
 	free(p->project_id);
 	free(p->tool);
 	free(p->summary);
+	free(p->form);
+}
+
+char *
+model_form_fields(const char *input_json)
+{
+	cJSON *in = input_json != NULL ? json_parse(input_json, strlen(input_json)) : NULL;
+	const cJSON *schema = cJSON_GetObjectItemCaseSensitive(in, "requestedSchema");
+	const cJSON *props = cJSON_GetObjectItemCaseSensitive(schema, "properties"), *p, *r;
+	const cJSON *req = cJSON_GetObjectItemCaseSensitive(schema, "required");
+	struct buf b;
+
+	if (!cJSON_IsObject(props) || cJSON_GetArraySize(props) == 0) {
+		cJSON_Delete(in);
+		return NULL;
+	}
+	buf_init(&b, 0);
+	cJSON_ArrayForEach(p, props) {
+		const char *type = json_get_string(p, "type"), *desc = json_get_string(p, "description");
+		const cJSON *def = cJSON_GetObjectItemCaseSensitive(p, "default");
+		char *deftext = def != NULL ? json_print(def) : NULL;
+		bool required = false;
+
+		cJSON_ArrayForEach(r, req)
+			required = required || (cJSON_IsString(r) && p->string != NULL &&
+			    strcmp(r->valuestring, p->string) == 0);
+		buf_printf(&b, "%s%s (%s%s): %s%s%s%s", b.len ? "\n" : "", p->string,
+		    type != NULL ? type : "string", required ? ", required" : "",
+		    desc != NULL ? desc : "-", deftext ? " [default: " : "",
+		    deftext ? deftext : "", deftext ? "]" : "");
+		free(deftext);
+	}
+	cJSON_Delete(in);
+	return buf_steal(&b);
 }
 
 void
@@ -231,6 +265,8 @@ run_fill(struct m_run *r, const struct td_run *t)
 	mdl_set_str(&r->started_at, t->started_at);
 	mdl_set_str(&r->finished_at, t->finished_at);
 	r->tokens = t->input_tokens + t->output_tokens;
+	r->has_cost = t->has_cost;
+	r->cost = t->cost;
 }
 
 void

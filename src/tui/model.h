@@ -72,6 +72,8 @@ struct m_run {
 	char *started_at;	/* NULL until it started */
 	char *finished_at;	/* NULL until final */
 	long long tokens;	/* input + output, as last read; -1: read it again */
+	bool has_cost;		/* false: no price in settings.json's pricing */
+	double cost;		/* USD, as last read */
 };
 
 struct m_artifact {
@@ -91,7 +93,16 @@ struct m_permission {
 	char *project_id;
 	char *tool;
 	char *summary;
+	/* A server's form: its fields, one line each ("name (type): description
+	 * [default: X]"), or NULL. */
+	char *form;
 };
+
+/*
+ * The fields of a server's form (input_json's requestedSchema), one line each,
+ * or NULL when it is none (malloc'd).
+ */
+char *model_form_fields(const char *input_json);
 
 /* A connector (MCP server) the agents may use (model-connectors.c). */
 struct m_connector {

@@ -113,6 +113,7 @@ enum modal_kind {
 	MODAL_COMMAND,		/* ':' (keys.c registers it) */
 	MODAL_LIST_FILTER,	/* '/' in Projects, Sessions, Runs: applied as typed */
 	MODAL_SEARCH,		/* the log's '/': n / N go from match to match */
+	MODAL_SIGNIN,		/* a connector's authorization URL, to open in a browser */
 	MODAL__COUNT
 };
 
@@ -188,6 +189,7 @@ struct tui {
 	/* The modal shown, and what it is about. */
 	enum modal_kind modal;
 	char modal_text[768];	/* confirm question, download label */
+	char *modal_url;	/* the sign-in's authorization URL (MODAL_SIGNIN) */
 	struct job confirm_job;	/* owned strings */
 	bool confirm_has_job;
 	struct editor ed;

@@ -14,9 +14,10 @@ static void runs_age(const char *at, long long now_ms, char *out, size_t len);
 static long long runs_ms(const char *from, const char *to, long long now_ms);
 static void runs_duration_text(long long ms, char *out, size_t len);
 static void runs_tokens(long long n, char *out, size_t len);
+static void runs_cost(bool known, double usd, char *out, size_t len);
 
-/* Columns at the right of a wide list row: age, duration, tokens. */
-#define RUNS_COLS 30
+/* Columns at the right of a wide list row: age, duration, tokens, cost. */
+#define RUNS_COLS 39
 
 /* Draws one row of a list at y (marker already drawn) with attr as the base. */
 typedef void (*list_row_fn)(struct tui *t, size_t i, int y, int x, int w, unsigned attr);
@@ -151,7 +152,9 @@ sessions_row(struct tui *t, size_t i, int y, int x, int w, unsigned attr)
 		unsigned bits = attr & (A_REVERSE | A_BOLD);
 		int si = draw_status_index(s->last_run_status), used = (int)n;
 		long long now = td_now_ms(), ms = -1, tokens = 0;
-		char badge[64], age[32], dur[32], tok[32], cols[96];
+		char badge[64], age[32], dur[32], tok[32], usd[32], cols[128];
+		bool priced = true;
+		double cost = 0;
 
 		for (size_t k = 0; k < t->m.project_run_count; k++) {
 			const struct m_run *r = &t->m.project_runs[k];
@@ -163,6 +166,8 @@ sessions_row(struct tui *t, size_t i, int y, int x, int w, unsigned attr)
 			if (d >= 0)
 				ms = (ms < 0 ? 0 : ms) + d;
 			tokens += r->tokens > 0 ? r->tokens : 0;
+			cost += r->has_cost ? r->cost : 0;
+			priced = priced && (r->has_cost || r->tokens == 0);
 		}
 		snprintf(badge, sizeof badge, "%s %-9s ", si >= 0 ? t->g->status[si] : " ",
 		    s->last_run_status != NULL ? s->last_run_status : "-");
@@ -171,7 +176,8 @@ sessions_row(struct tui *t, size_t i, int y, int x, int w, unsigned attr)
 		runs_age(s->updated_at, now, age, sizeof age);
 		runs_duration_text(ms, dur, sizeof dur);
 		runs_tokens(tokens, tok, sizeof tok);
-		snprintf(cols, sizeof cols, "%8s %7s %10s", age, dur, tok);
+		runs_cost(priced && tokens > 0, cost, usd, sizeof usd);
+		snprintf(cols, sizeof cols, "%8s %7s %10s %8s", age, dur, tok, usd);
 		draw_text(y, x + w - RUNS_COLS + 2, RUNS_COLS - 2, cols, draw_attr(t, ST_DIM) | bits);
 		draw_text(y, x + used, w - used - RUNS_COLS, line, attr);
 		t->ages_shown = true;
@@ -263,6 +269,18 @@ runs_duration_text(long long ms, char *out, size_t len)
 		snprintf(out, len, "%lldh%02lldm", s / 3600, s % 3600 / 60);
 }
 
+/* "$0.0123", "$12.34", or nothing without a price (never a guess). */
+static void
+runs_cost(bool known, double usd, char *out, size_t len)
+{
+	if (!known)
+		snprintf(out, len, "%s", "");
+	else if (usd < 10)
+		snprintf(out, len, "$%.4f", usd);
+	else
+		snprintf(out, len, "$%.2f", usd);
+}
+
 /* "-", "350 tok", "1.2k tok", "12k tok". */
 static void
 runs_tokens(long long n, char *out, size_t len)
@@ -301,13 +319,14 @@ runs_row(struct tui *t, size_t i, int y, int x, int w, unsigned attr)
 	line[n] = '\0';
 	/* A wide pane: age, duration and tokens at the right. */
 	if (w - used >= RUNS_COLS + 16) {
-		char age[32], dur[32], tok[32], cols[96];
+		char age[32], dur[32], tok[32], usd[32], cols[128];
 		long long now = td_now_ms();
 
 		runs_age(r->created_at, now, age, sizeof age);
 		runs_duration_text(runs_ms(r->started_at, r->finished_at, now), dur, sizeof dur);
 		runs_tokens(r->tokens, tok, sizeof tok);
-		snprintf(cols, sizeof cols, "%8s %7s %10s", age, dur, tok);
+		runs_cost(r->has_cost, r->cost, usd, sizeof usd);
+		snprintf(cols, sizeof cols, "%8s %7s %10s %8s", age, dur, tok, usd);
 		draw_text(y, x + w - RUNS_COLS + 2, RUNS_COLS - 2, cols, draw_attr(t, ST_DIM) |
 		    (attr & (A_REVERSE | A_BOLD)));
 		draw_text(y, x + used, w - used - RUNS_COLS, line, attr);

@@ -11,7 +11,7 @@ static void
 log_title(const struct tui *t, char *buf, size_t len)
 {
 	const struct m_log *l = &t->m.log;
-	char id[64], count[48] = "", search[MODEL_QUERY_MAX + 48] = "";
+	char id[64], count[48] = "", search[MODEL_QUERY_MAX + 48] = "", cost[40] = "";
 	size_t index, total;
 
 	if (l->scope_id == NULL) {
@@ -29,8 +29,13 @@ log_title(const struct tui *t, char *buf, size_t len)
 		else
 			snprintf(search, sizeof search, " /%s (%zu)", l->search, total);
 	}
-	snprintf(buf, len, "Log: %s (%s)%s%s%s%s%s%s%s", id, l->run_scope ? "run" : "session",
-	    l->follow ? " follow" : "", l->wrap ? " wrap" : "",
+	/* A run's cost, where settings.json's pricing gives one. */
+	for (size_t i = 0; l->run_scope && i < t->m.run_count; i++)
+		if (t->m.runs[i].id != NULL && strcmp(t->m.runs[i].id, l->scope_id) == 0 &&
+		    t->m.runs[i].has_cost)
+			snprintf(cost, sizeof cost, " $%.4f", t->m.runs[i].cost);
+	snprintf(buf, len, "Log: %s (%s%s)%s%s%s%s%s%s%s", id, l->run_scope ? "run" : "session",
+	    cost, l->follow ? " follow" : "", l->wrap ? " wrap" : "",
 	    l->loading ? " loading" : "", l->filter[0] != '\0' ? " &" : "", l->filter, count,
 	    search);
 }

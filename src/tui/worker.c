@@ -126,6 +126,7 @@ job_result_free(struct job_result *r)
 	td_connector_list_free(r->connectors);
 	td_connector_free(r->connector);
 	td_connector_test_free(r->connector_test);
+	free(r->login_url);
 	for (size_t i = 0; i < r->event_count; i++)
 		td_event_free(r->events[i]);
 	free(r->events);
@@ -522,6 +523,17 @@ do_connector_test(struct worker *w, struct job_result *r,
 	return td_test_connector(w->client, r->job.id, &o, &r->connector_test, &r->err);
 }
 
+/* A sign-in discovers the server's authorization server: the client core's deadline too. */
+static enum td_code
+do_connector_login(struct worker *w, struct job_result *r,
+    const struct td_request_options *opts)
+{
+	struct td_request_options o = *opts;
+
+	o.timeout_ms = 0;
+	return td_login_connector(w->client, r->job.id, NULL, &o, &r->login_url, &r->err);
+}
+
 /* What each request job calls; JOB_DOWNLOAD has its own thread. */
 static enum td_code (*const request_fns[])(struct worker *, struct job_result *,
     const struct td_request_options *) = {
@@ -534,6 +546,7 @@ static enum td_code (*const request_fns[])(struct worker *, struct job_result *,
 	[JOB_CONNECTORS] = do_connectors,
 	[JOB_CONNECTOR_ENABLE] = do_connector_enable,
 	[JOB_CONNECTOR_TEST] = do_connector_test,
+	[JOB_CONNECTOR_LOGIN] = do_connector_login,
 	[JOB_ARTIFACTS] = do_artifacts,
 	[JOB_PLAN] = do_plan,
 	[JOB_PERMISSIONS] = do_permissions,

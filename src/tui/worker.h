@@ -37,6 +37,7 @@ enum job_kind {
 	JOB_CONNECTORS,		/* -> connectors */
 	JOB_CONNECTOR_ENABLE,	/* id: connector, decision "enable"/"disable" -> connector */
 	JOB_CONNECTOR_TEST,	/* id: connector -> connector_test */
+	JOB_CONNECTOR_LOGIN,	/* id: connector -> login_url (NULL: signed in at once) */
 };
 
 struct job {
@@ -78,6 +79,7 @@ struct job_result {
 	struct td_connector_list *connectors;
 	struct td_connector *connector;
 	struct td_connector_test *connector_test;
+	char *login_url;		/* JOB_CONNECTOR_LOGIN: the authorization URL */
 	struct td_event **events;	/* JOB_HISTORY: oldest first */
 	size_t event_count;
 	bool more;			/* JOB_HISTORY: another page follows */

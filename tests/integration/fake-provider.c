@@ -350,10 +350,19 @@ fake_openai_tool_call(struct buf *b, int index, const char *id, const char *name
 void
 fake_openai_usage(struct buf *b, int prompt_tokens, int completion_tokens)
 {
+	fake_openai_usage_cached(b, prompt_tokens, completion_tokens, 0);
+}
+
+void
+fake_openai_usage_cached(struct buf *b, int prompt_tokens, int completion_tokens, int cached)
+{
 	buf_printf(b, "data: {\"id\":\"chatcmpl-fake\",\"object\":\"chat.completion.chunk\","
 	    "\"created\":1700000000,\"model\":\"fake-model\",\"choices\":[],\"usage\":{"
-	    "\"prompt_tokens\":%d,\"completion_tokens\":%d,\"total_tokens\":%d}}\n\n",
-	    prompt_tokens, completion_tokens, prompt_tokens + completion_tokens);
+	    "\"prompt_tokens\":%d,\"completion_tokens\":%d,\"total_tokens\":%d,"
+	    "\"prompt_tokens_details\":{\"cached_tokens\":%d,\"audio_tokens\":0},"
+	    "\"completion_tokens_details\":{\"reasoning_tokens\":0,\"audio_tokens\":0,"
+	    "\"accepted_prediction_tokens\":0,\"rejected_prediction_tokens\":0}}}\n\n",
+	    prompt_tokens, completion_tokens, prompt_tokens + completion_tokens, cached);
 }
 
 void
@@ -410,12 +419,21 @@ fake_anthropic_event(struct buf *b, const char *type, const char *json)
 void
 fake_anthropic_start(struct buf *b, int input_tokens)
 {
-	char json[512];
+	fake_anthropic_start_cached(b, input_tokens, 0, 0);
+}
+
+void
+fake_anthropic_start_cached(struct buf *b, int input_tokens, int cache_read, int cache_write)
+{
+	char json[768];
 
 	snprintf(json, sizeof json, "{\"type\":\"message_start\",\"message\":{\"id\":\"msg_fake\","
 	    "\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"fake\","
 	    "\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":%d,"
-	    "\"output_tokens\":1}}}", input_tokens);
+	    "\"cache_creation_input_tokens\":%d,\"cache_read_input_tokens\":%d,"
+	    "\"cache_creation\":{\"ephemeral_5m_input_tokens\":%d,\"ephemeral_1h_input_tokens\":0},"
+	    "\"output_tokens\":1,\"service_tier\":\"standard\"}}}", input_tokens, cache_write,
+	    cache_read, cache_write);
 	fake_anthropic_event(b, "message_start", json);
 }
 

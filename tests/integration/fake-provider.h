@@ -58,6 +58,8 @@ void fake_openai_text(struct buf *b, const char *text);
 void fake_openai_tool_call(struct buf *b, int index, const char *id, const char *name,
     const char *args, size_t piece);
 void fake_openai_usage(struct buf *b, int prompt_tokens, int completion_tokens);
+/* The usage chunk with cached of prompt_tokens read from the prompt cache. */
+void fake_openai_usage_cached(struct buf *b, int prompt_tokens, int completion_tokens, int cached);
 void fake_openai_done(struct buf *b);
 
 /* OpenAI's error body: {"error":{"message","type","param":null,"code"}}. */
@@ -68,6 +70,8 @@ void fake_anthropic_error(struct buf *b, const char *type, const char *message);
 /* Anthropic: one event, "event: type" and "data: json". */
 void fake_anthropic_event(struct buf *b, const char *type, const char *json);
 void fake_anthropic_start(struct buf *b, int input_tokens);
+/* message_start with input_tokens not cached, cache_read read from and cache_write written to the cache. */
+void fake_anthropic_start_cached(struct buf *b, int input_tokens, int cache_read, int cache_write);
 void fake_anthropic_text_block(struct buf *b, int index, const char *text);
 void fake_anthropic_tool_block(struct buf *b, int index, const char *id, const char *name,
     const char *args, size_t piece);

@@ -1577,7 +1577,7 @@ Test(agent, openai_text_tool_call_and_usage)
 	buf_init(&two, 0);
 	fake_openai_text(&two, "Wrote notes/out.txt.");
 	fake_openai_delta(&two, "{}", "stop");
-	fake_openai_usage(&two, 150, 5);
+	fake_openai_usage_cached(&two, 150, 5, 100);
 	fake_openai_done(&two);
 	/* Odd chunk sizes split frames, lines and UTF-8 characters. */
 	replies[0] = (struct fake_reply){ 200, "text/event-stream", one.data, 7, 200, NULL, 0 };
@@ -1586,6 +1586,8 @@ Test(agent, openai_text_tool_call_and_usage)
 	    "Let me write h\xc3\xa9llo w\xc3\xb6rld.Wrote notes/out.txt.");
 	cr_expect_eq(usage_of(finish, "inputTokens"), 250);
 	cr_expect_eq(usage_of(finish, "outputTokens"), 25);
+	cr_expect_eq(usage_of(finish, "cacheReadTokens"), 100);	/* prompt_tokens_details */
+	cr_expect_eq(usage_of(finish, "cacheWriteTokens"), 0);
 	usage = find_line(&a, "usage", NULL, NULL, 0);
 	cr_expect_eq(usage_of(usage, "inputTokens"), 100);
 	expect_ws_file(&a, "notes/out.txt", "h\xc3\xa9llo w\xc3\xb6rld\n");
@@ -1857,7 +1859,8 @@ Test(agent, anthropic_text_tool_use_and_usage)
 	const struct fake_request *req;
 
 	buf_init(&one, 0);
-	fake_anthropic_start(&one, 200);
+	/* 150 new input tokens, 50 written to the cache: 200 in all. */
+	fake_anthropic_start_cached(&one, 150, 0, 50);
 	fake_anthropic_text_block(&one, 0, "I'll write the fil\xc3\xa9.");
 	fake_anthropic_tool_block(&one, 1, "toolu_01", "write_file",
 	    "{\"path\": \"a.md\", \"content\": \"# A\\n\"}", 4);
@@ -1877,6 +1880,11 @@ Test(agent, anthropic_text_tool_use_and_usage)
 	    "I'll write the fil\xc3\xa9.Done: a.md.");
 	cr_expect_eq(usage_of(finish, "inputTokens"), 500);
 	cr_expect_eq(usage_of(finish, "outputTokens"), 38);
+	cr_expect_eq(usage_of(finish, "cacheReadTokens"), 200);
+	cr_expect_eq(usage_of(finish, "cacheWriteTokens"), 50);
+	/* The checkpoint after the first turn keeps its cache counts for a resume. */
+	cr_expect_eq(usage_of(member(find_line(&a, "checkpoint", NULL, NULL, 0), "checkpoint"),
+	    "cacheWriteTokens"), 50);
 	expect_ws_file(&a, "a.md", "# A\n");
 
 	cr_assert_eq(fake_provider_count(fp), 2);

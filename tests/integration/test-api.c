@@ -410,6 +410,7 @@ Test(api, agent_routing_read_and_patch)
 		"{\"subagent\":{\"maxConcurrent\":0}}", "{\"subagent\":{\"maxConcurrent\":2.5}}",
 		"{\"reviewer\":{\"enabled\":\"yes\"}}", "{\"reviewer\":null}",
 		"{\"reviewer\":{\"colour\":1}}", "{\"updatedAt\":\"x\"}", "{\"extra\":1}",
+		"{\"reviewer\":{\"framework\":\"codex\"}}",
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		r = http_req(&svc, "PATCH", "/api/v1/settings/agent-routing", bad[i], NULL, true);

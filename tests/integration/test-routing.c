@@ -384,3 +384,27 @@ Test(routing, a_routing_provider_that_is_not_configured_fails_the_run)
 	cJSON_Delete(run);
 	free(project);
 }
+
+/*
+ * The routing's framework is the default of a new session that names none
+ * (request, project defaults, settings): with codex there, a run asked of
+ * the replay provider is refused as codex's, where taskdeck would take it.
+ */
+Test(routing, the_routing_framework_is_the_default_of_new_sessions)
+{
+	char *project = http_project_new(&svc, "routing"), body[512];
+	struct http_resp r;
+
+	snprintf(body, sizeof body, "{\"project\":\"%s\",\"prompt\":\"hi\","
+	    "\"config\":{\"provider\":\"replay\",\"model\":\"quick\"}}", project);
+	set_routing("{\"framework\":\"codex\"}");
+	r = http_api(&svc, "POST", "/api/v1/runs", body);
+	cr_expect_eq(r.status, 422, "a new session did not take codex: %d %s", r.status, r.body);
+	cr_expect(strstr(r.body, "codex") != NULL, "%s", r.body);
+	http_resp_free(&r);
+	set_routing("{\"framework\":\"taskdeck\"}");
+	r = http_api(&svc, "POST", "/api/v1/runs", body);
+	cr_expect_eq(r.status, 201, "%s", r.body);
+	http_resp_free(&r);
+	free(project);
+}

@@ -196,3 +196,22 @@ test('a download that ends early is an error, not a short file', async () => {
     await server.close();
   }
 });
+
+test('usage of a session and a project: counted, cache tokens too, no cost without a price', async () => {
+  const p = (await td.createProject({ name: 'usage' })).id;
+  const run = await td.startRun({ project: p, prompt: 'hello', config: replay('quick') });
+  const done = await td.waitForRun(run.id, { timeoutMs: 60000 });
+  assert.equal(done.status, 'completed');
+  assert.ok(done.usage.inputTokens > 0);
+  assert.equal(done.usage.cacheReadTokens, 0);
+  assert.equal(done.cost, null);
+  const s = await td.getSessionUsage(run.sessionId);
+  assert.equal(s.runs, 1);
+  assert.equal(s.inputTokens, done.usage.inputTokens);
+  assert.equal(s.outputTokens, done.usage.outputTokens);
+  assert.equal(s.cost, null);
+  assert.deepEqual(s.byModel.map((m) => [m.provider, m.model, m.runs]), [['replay', 'quick', 1]]);
+  const whole = await td.getProjectUsage(p);
+  assert.equal(whole.inputTokens, s.inputTokens);
+  await assert.rejects(td.getSessionUsage('ses_nothere'), { code: 'not_found' });
+});

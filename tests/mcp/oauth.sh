@@ -52,6 +52,15 @@ out=$(td connectors test "$id" --json)
 [[ $(field success <<<"$out") == true ]] || fail "the test after the sign-in: $out"
 echo "PASS: signed in; the test lists the tools"
 
+# A client key for signed assertions must be P-256 (ES256): another is refused
+# before any request to the server, and the answer does not repeat it.
+key=$(node -e 'const {generateKeyPairSync}=require("crypto");process.stdout.write(generateKeyPairSync("ec",{namedCurve:"P-384"}).privateKey.export({type:"pkcs8",format:"pem"}))')
+out=$(printf '%s\n' "$key" | td connectors login "$id" --client-id machine --client-key-stdin 2>&1) &&
+	fail "a P-384 client key was taken: $out"
+[[ $out == *"not an elliptic curve P-256 key (ES256)"* && $out != *PRIVATE* ]] ||
+	fail "the refusal of a P-384 key: $out"
+echo "PASS: a client key that is not P-256 is refused, and not repeated"
+
 sleep 2	# the first token has expired
 out=$(td connectors test "$id" --json)
 [[ $(field success <<<"$out") == true ]] || fail "the test after the token expired: $out"

@@ -125,8 +125,8 @@ event_types(const char *id, char *out, size_t size)
 
 Test(runs, admit_start_finish)
 {
-	struct run_end end = { .status = "completed", .output = "hello", .input_tokens = 3,
-		.output_tokens = 5 };
+	struct run_end end = { .status = "completed", .output = "hello", .usage = { .input = 3,
+		.output = 5 } };
 	struct run run;
 	char id[TD_ID_MAX], types[256];
 

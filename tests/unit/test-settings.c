@@ -214,3 +214,38 @@ Test(settings, command_limits)
 	snprintf(text, sizeof text, "%s, \"runs\": {\"commandLimits\": []}}", base);
 	expect_refused(text, "runs.commandLimits must be an object");
 }
+
+/* pricing: a price per provider and model; cache prices default to the input price. */
+Test(settings, pricing)
+{
+	char *err = NULL;
+	struct settings *s;
+	struct price p;
+
+	write_file("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\"}},"
+	    " \"runs\": {\"maxCostPerRun\": 2.5},"
+	    " \"pricing\": {\"x\": {\"m\": {\"input\": 3, \"output\": 15, \"cacheRead\": 0.3},"
+	    " \"n\": {\"input\": 1, \"output\": 2, \"cacheRead\": 0.1, \"cacheWrite\": 1.25}}}}");
+	s = settings_load(path, &err);
+	cr_assert_not_null(s, "%s", err);
+	cr_expect(settings_max_cost_per_run(s) == 2.5);
+	cr_assert(settings_price(s, "x", NULL, &p), "the default model's price");
+	cr_expect(p.input == 3 && p.output == 15 && p.cache_read == 0.3 && p.cache_write == 3);
+	cr_assert(settings_price(s, "x", "n", &p));
+	cr_expect(p.cache_write == 1.25);
+	cr_expect_not(settings_price(s, "x", "other", &p));
+	cr_expect_not(settings_price(s, "y", "m", &p));
+	settings_free(s);
+
+	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\"}},"
+	    " \"pricing\": {\"x\": {\"m\": {\"input\": 3}}}}", "pricing.x.m");
+	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\"}},"
+	    " \"pricing\": {\"x\": {\"m\": {\"input\": 3, \"output\": -1}}}}", "pricing.x.m");
+	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\"}},"
+	    " \"pricing\": {\"x\": {\"m\": {\"input\": 3, \"output\": 1, \"perRequest\": 1}}}}",
+	    "pricing.x.m");
+	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\"}},"
+	    " \"pricing\": {\"x\": 5}}", "pricing.x");
+	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\"}},"
+	    " \"runs\": {\"maxCostPerRun\": 0}}", "maxCostPerRun");
+}

