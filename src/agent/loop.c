@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "buf.h"
-#include "connectors.h"
+#include "agent-connectors.h"
 #include "context.h"
 #include "conv.h"
 #include "host.h"

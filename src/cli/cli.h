@@ -24,7 +24,7 @@ struct cli_option {
 	bool has_value;
 };
 
-/* main.c: the options of a command that takes none, and of a paged listing. */
+/* taskdeck.c: the options of a command that takes none, and of a paged listing. */
 extern const struct cli_option cli_no_options[];
 extern const struct cli_option cli_page_options[];	/* --limit N, --cursor C */
 
@@ -116,7 +116,7 @@ extern const struct cli_cmd cmd_runtimes_entry;
 extern const struct cli_cmd cmd_install_cli_entry;
 extern const struct cli_cmd cmd_setup_entry;
 
-/* main.c */
+/* taskdeck.c */
 /* The last value of an option, or NULL when not given. */
 const char *cli_get(const struct cli *cli, const char *name);
 /* True when an option (a flag or one with a value) was given. */

@@ -7,7 +7,7 @@
 
 #include <curl/curl.h>
 
-#include "connectors.h"
+#include "agent-connectors.h"
 #include "host.h"
 #include "json.h"
 #include "log.h"
