@@ -648,14 +648,18 @@ Test(sandbox, commands_are_bounded)
 #ifdef __SANITIZE_ADDRESS__
 	/* a sanitizer build (this one) reserves terabytes: it runs under a memory cgroup
 	 * (its usage), else RLIMIT_DATA stops it and the summary says what to set */
-	snprintf(command, sizeof command, "'%s' --no-such-option", harness_bin("taskdeck-agent"));
-	replay_write("bound-sanitizer", command);
-	got = replay_command("bound-sanitizer", "workspace-write", said, sizeof said);
-	if (sandbox_memory_cgroup())
-		cr_expect_eq(got, 2, "%s", said);	/* its usage message */
-	else
-		cr_expect(strstr(said, "a sanitizer build needs runs.commandLimits.memoryMiB 0") !=
-		    NULL, "%s", said);
+	/* (a build under the host's /tmp is out of a command's sight: its private /tmp) */
+	if (strncmp(harness_bin("taskdeck-agent"), "/tmp/", 5) != 0) {
+		snprintf(command, sizeof command, "'%s' --no-such-option",
+		    harness_bin("taskdeck-agent"));
+		replay_write("bound-sanitizer", command);
+		got = replay_command("bound-sanitizer", "workspace-write", said, sizeof said);
+		if (sandbox_memory_cgroup())
+			cr_expect_eq(got, 2, "%s", said);	/* its usage message */
+		else
+			cr_expect(strstr(said, "a sanitizer build needs runs.commandLimits."
+			    "memoryMiB 0") != NULL, "%s", said);
+	}
 #endif
 
 	/* a busy loop: killed after 1 s of CPU time, long before the 20 s timeout */
