@@ -297,8 +297,6 @@ http_reason(const struct buf *body, char *out, size_t len)
 {
 	cJSON *j = body->len > 0 ? json_parse(body->data, body->len) : NULL;
 	const char *text = body->data != NULL ? body->data : "";
-	size_t o = 0;
-	bool space = true;
 
 	if (j != NULL) {
 		const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
@@ -319,59 +317,10 @@ http_reason(const struct buf *body, char *out, size_t len)
 		}
 		cJSON_Delete(j);
 	}
-	for (size_t i = 0; text[i] != '\0' && o + 1 < len && o < 300; i++) {
-		unsigned char ch = (unsigned char)text[i];
-
-		if (isspace(ch) || ch < 0x20 || ch == 0x7f) {
-			if (!space)
-				out[o++] = ' ';
-			space = true;
-			continue;
-		}
-		out[o++] = ch < 0x80 ? (char)ch : '?';
-		space = false;
-	}
-	while (o > 0 && out[o - 1] == ' ')
-		o--;
 	if (len > 0)
-		out[o] = '\0';
+		mcp_printable_line(text, strlen(text), out, len < 301 ? len : 301);
 }
 
-/*
- * The value of auth-param name in a WWW-Authenticate challenge (quoted or a
- * token), printable ASCII only; "" when absent.
- */
-static void
-challenge_param(const char *challenge, const char *name, char *out, size_t len)
-{
-	size_t nl = strlen(name), o = 0;
-
-	out[0] = '\0';
-	for (const char *p = challenge; (p = strcasestr(p, name)) != NULL; p += nl) {
-		const char *v = p + nl;
-		bool quoted;
-
-		if (p != challenge && p[-1] != ' ' && p[-1] != ',' && p[-1] != '\t')
-			continue;
-		while (*v == ' ')
-			v++;
-		if (*v++ != '=')
-			continue;
-		while (*v == ' ')
-			v++;
-		quoted = *v == '"';
-		v += quoted;
-		for (; *v && o + 1 < len; v++) {
-			if (quoted ? *v == '"' : (*v == ',' || *v == ' '))
-				break;
-			if (quoted && *v == '\\' && v[1] != '\0')
-				v++;
-			out[o++] = (unsigned char)*v >= 0x20 && (unsigned char)*v < 0x7f ? *v : '?';
-		}
-		out[o] = '\0';
-		return;
-	}
-}
 
 /*
  * A 401 (or a 403 insufficient_scope) with a Bearer challenge: the server
@@ -386,9 +335,9 @@ sign_in_err(const struct http_exchange *x, long status, const char *method, char
 
 	if ((status != 401 && status != 403) || strncasecmp(x->www_auth, "Bearer", 6) != 0)
 		return false;
-	challenge_param(x->www_auth, "resource_metadata", meta, sizeof meta);
-	challenge_param(x->www_auth, "scope", scope, sizeof scope);
-	challenge_param(x->www_auth, "error", error, sizeof error);
+	mcp_challenge_param(x->www_auth, "resource_metadata", meta, sizeof meta);
+	mcp_challenge_param(x->www_auth, "scope", scope, sizeof scope);
+	mcp_challenge_param(x->www_auth, "error", error, sizeof error);
 	if (status == 403 && strcmp(error, "insufficient_scope") != 0)
 		return false;
 	/* The scope first: a tool line's summary keeps only the start. */

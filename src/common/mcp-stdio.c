@@ -303,8 +303,7 @@ drain_stderr(struct mcp_client *c)
 static void
 tail_text(const struct mcp_client *c, char *out, size_t len)
 {
-	size_t cap = c->lim.stderr_tail_bytes, start, o = 0;
-	bool space = true;
+	size_t cap = c->lim.stderr_tail_bytes, start;
 	char *raw;
 
 	if (len == 0)
@@ -316,21 +315,7 @@ tail_text(const struct mcp_client *c, char *out, size_t len)
 		raw[i] = c->tail[(start + i) % cap];
 	redact_text(c->lim.secrets, raw, c->tail_len, REDACT_CUT_END |
 	    (c->tail_len == cap ? REDACT_CUT_START : 0));
-	for (size_t i = 0; i < c->tail_len && o + 1 < len; i++) {
-		unsigned char ch = (unsigned char)raw[i];
-
-		if (isspace(ch) || ch < 0x20 || ch == 0x7f) {
-			if (!space)
-				out[o++] = ' ';
-			space = true;
-			continue;
-		}
-		out[o++] = ch < 0x80 ? (char)ch : '?';
-		space = false;
-	}
-	while (o > 0 && out[o - 1] == ' ')
-		o--;
-	out[o] = '\0';
+	mcp_printable_line(raw, c->tail_len, out, len);
 	explicit_bzero(raw, c->tail_len);
 	free(raw);
 }

@@ -723,3 +723,62 @@ mcp_close(struct mcp_client *c)
 	free(c->server_name);
 	free(c);
 }
+
+/*
+ * The value of auth-param name in a WWW-Authenticate challenge (quoted or a
+ * token), printable ASCII only; "" when absent.
+ */
+void
+mcp_challenge_param(const char *challenge, const char *name, char *out, size_t len)
+{
+	size_t nl = strlen(name), o = 0;
+
+	out[0] = '\0';
+	for (const char *p = challenge; (p = strcasestr(p, name)) != NULL; p += nl) {
+		const char *v = p + nl;
+		bool quoted;
+
+		if (p != challenge && p[-1] != ' ' && p[-1] != ',' && p[-1] != '\t')
+			continue;
+		while (*v == ' ')
+			v++;
+		if (*v++ != '=')
+			continue;
+		while (*v == ' ')
+			v++;
+		quoted = *v == '"';
+		v += quoted;
+		for (; *v && o + 1 < len; v++) {
+			if (quoted ? *v == '"' : (*v == ',' || *v == ' '))
+				break;
+			if (quoted && *v == '\\' && v[1] != '\0')
+				v++;
+			out[o++] = (unsigned char)*v >= 0x20 && (unsigned char)*v < 0x7f ? *v : '?';
+		}
+		out[o] = '\0';
+		return;
+	}
+}
+
+void
+mcp_printable_line(const char *in, size_t n, char *out, size_t len)
+{
+	size_t o = 0;
+	bool space = true;
+
+	for (size_t i = 0; i < n && in[i] != '\0' && o + 1 < len; i++) {
+		unsigned char ch = (unsigned char)in[i];
+
+		if (isspace(ch) || ch < 0x20 || ch == 0x7f) {
+			if (!space)
+				out[o++] = ' ';
+			space = true;
+			continue;
+		}
+		out[o++] = ch < 0x80 ? (char)ch : '?';
+		space = false;
+	}
+	while (o > 0 && out[o - 1] == ' ')
+		o--;
+	out[o] = '\0';
+}

@@ -145,4 +145,15 @@ int mcp_server_pid(const struct mcp_client *c);
 /* Closes (NULL is fine); a stdio server's whole process group is killed and reaped. */
 void mcp_close(struct mcp_client *c);
 
+/*
+ * The value of auth-param name in a WWW-Authenticate challenge (quoted or a
+ * token), printable ASCII only; "" when absent.  len > 0.
+ */
+void mcp_challenge_param(const char *challenge, const char *name, char *out, size_t len);
+/*
+ * in[0, n) as one printable line into out (len > 0): blanks and control
+ * characters folded into single spaces, bytes outside ASCII '?', trimmed.
+ */
+void mcp_printable_line(const char *in, size_t n, char *out, size_t len);
+
 #endif

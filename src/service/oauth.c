@@ -16,6 +16,7 @@
 #include "json.h"
 #include "jwt.h"
 #include "log.h"
+#include "mcp.h"
 #include "oauth.h"
 #include "secrets.h"
 #include "xalloc.h"
@@ -193,36 +194,6 @@ split_url(const char *url, char *origin, size_t olen, char *path, size_t plen)
 	return true;
 }
 
-/* The value of auth-param name in a challenge, "" when absent. */
-static void
-challenge_param(const char *challenge, const char *name, char *out, size_t len)
-{
-	size_t nl = strlen(name), o = 0;
-
-	out[0] = '\0';
-	for (const char *p = challenge; (p = strcasestr(p, name)) != NULL; p += nl) {
-		const char *v = p + nl;
-		bool quoted;
-
-		if (p != challenge && p[-1] != ' ' && p[-1] != ',')
-			continue;
-		while (*v == ' ')
-			v++;
-		if (*v++ != '=')
-			continue;
-		while (*v == ' ')
-			v++;
-		quoted = *v == '"';
-		v += quoted;
-		for (; *v && o + 1 < len; v++) {
-			if (quoted ? *v == '"' : (*v == ',' || *v == ' '))
-				break;
-			out[o++] = *v;
-		}
-		out[o] = '\0';
-		return;
-	}
-}
 
 static bool
 list_has(const cJSON *arr, const char *s)
@@ -358,8 +329,8 @@ discover(const char *url, const char *challenge, const char *scope_asked, struct
 	cJSON *prm;
 
 	memset(d, 0, sizeof *d);
-	challenge_param(challenge, "resource_metadata", meta_url, sizeof meta_url);
-	challenge_param(challenge, "scope", scope, sizeof scope);
+	mcp_challenge_param(challenge, "resource_metadata", meta_url, sizeof meta_url);
+	mcp_challenge_param(challenge, "scope", scope, sizeof scope);
 	if (scope_asked != NULL)
 		snprintf(scope, sizeof scope, "%s", scope_asked);
 	prm = find_prm(url, meta_url);
