@@ -53,6 +53,10 @@ struct cli {
 	struct cli_value *values;	/* options given to cmd, in order */
 	size_t value_count;
 	struct td_client *client;	/* made by cli_connect */
+	char **owned;		/* ids resolved from names, freed at exit */
+	size_t owned_count;
+	char **args;		/* the arguments with the current project put first, or NULL */
+	bool current_project;	/* --project came from the current project */
 };
 
 extern const struct cli_cmd cmd_doctor_entry;
@@ -115,13 +119,25 @@ extern const struct cli_cmd cmd_credentials_delete_entry;
 extern const struct cli_cmd cmd_runtimes_entry;
 extern const struct cli_cmd cmd_install_cli_entry;
 extern const struct cli_cmd cmd_setup_entry;
+/* the current project: cmd-use.c */
+extern const struct cli_cmd cmd_use_entry;
+
+/* cmd-use.c */
+/* Where the current project came from. */
+enum cli_context_source { CLI_CONTEXT_NONE, CLI_CONTEXT_ENV, CLI_CONTEXT_STORED };
+/*
+ * The current project of this service: TASKDECK_PROJECT (a name or an id,
+ * resolved), else the one stored by `taskdeck use`.  *id is NULL with
+ * CLI_CONTEXT_NONE; an exit code other than CLI_EXIT_OK was printed.
+ */
+int cli_current_project(struct cli *cli, char **id, enum cli_context_source *source);
 
 /* taskdeck.c */
 /* The last value of an option, or NULL when not given. */
 const char *cli_get(const struct cli *cli, const char *name);
 /* True when an option (a flag or one with a value) was given. */
 bool cli_has(const struct cli *cli, const char *name);
-/* Connects cli->client; returns an exit code (CLI_EXIT_OK on success). */
+/* Connects cli->client (once); returns an exit code (CLI_EXIT_OK on success). */
 int cli_connect(struct cli *cli);
 /* Per-call options with --timeout applied. */
 struct td_request_options cli_request_options(const struct cli *cli);
@@ -165,9 +181,17 @@ struct out_table {
 	size_t columns;
 	size_t rows;		/* not counting the header */
 	char **cells;		/* header first, row by row */
+	size_t free_text;	/* bit c: column c is text that may be cut */
 };
 
+/* --wide: tables print every column uncut, also on a terminal. */
+void out_set_wide(bool wide);
+/* The width to fit on a terminal (COLUMNS, else the tty's); 0 in a pipe or a file. */
+size_t out_terminal_columns(void);
+/* A table whose last column is its free text (out_table_free_text adds others). */
 void out_table_init(struct out_table *t, size_t columns, const char *const *header);
+/* Marks a column as free text, cut first (the widest first) to fit a terminal. */
+void out_table_free_text(struct out_table *t, size_t column);
 /* Adds one row of t->columns cells (NULL prints as "-"). */
 void out_table_add(struct out_table *t, const char *const *row);
 void out_table_print(const struct out_table *t);
@@ -221,6 +245,8 @@ bool cli_list_next(struct cli_list *l, char **next_cursor);
  * Frees l; returns l->rc.
  */
 int cli_list_end(struct cli *cli, struct cli_list *l, const char *noun);
+/* The age of an RFC 3339 time, as kubectl shows it ("5s", "3m", "2h", "4d"); "-" when unknown. */
+void out_age(const char *time, char out[16]);
 /* "key: value", control characters made harmless; NULL prints as "-". */
 void out_kv(const char *key, const char *value);
 /* One "key: value" line per scalar of obj, nested keys joined with dots. */

@@ -37,7 +37,7 @@ const struct cli_cmd cmd_projects_list_entry = {
 };
 
 const struct cli_cmd cmd_projects_show_entry = {
-	"projects", "show", "ID",
+	"projects", "show", "PROJECT",
 	"Show one project.",
 	cli_no_options, 1, 1, cmd_projects_show_exec
 };
@@ -78,7 +78,7 @@ projects_print(const struct cli *cli, const struct td_project *p)
 static int
 cmd_projects_list_exec(struct cli *cli, int argc, char **argv)
 {
-	static const char *const header[] = { "ID", "NAME", "UPDATED", "DESCRIPTION" };
+	static const char *const header[] = { "ID", "NAME", "AGE", "DESCRIPTION" };
 	struct td_project_list *page;
 	struct cli_list l;
 	struct td_error err;
@@ -95,8 +95,10 @@ cmd_projects_list_exec(struct cli *cli, int argc, char **argv)
 		}
 		for (size_t i = 0; i < page->count; i++) {
 			const struct td_project *p = &page->items[i];
-			const char *row[] = { p->id, p->name, p->updated_at, p->description };
+			char age[16];
+			const char *row[] = { p->id, p->name, age, p->description };
 
+			out_age(p->created_at, age);
 			cli_list_add(&l, p->json, row);
 		}
 		more = cli_list_next(&l, &page->next_cursor);

@@ -42,6 +42,7 @@ static const struct cli_option runs_list_options[] = {
 	{ "status", true },
 	{ "limit", true },
 	{ "cursor", true },
+	{ "all-projects", false },
 	{ NULL, false }
 };
 
@@ -110,8 +111,11 @@ const struct cli_cmd cmd_run_entry = {
 };
 
 const struct cli_cmd cmd_runs_list_entry = {
-	"runs", "list", "--session S | --project P [--status S] [--limit N] [--cursor C]",
-	"List the runs of a session or a project, newest first.",
+	"runs", "list",
+	"[--session S | --project P | --all-projects] [--status S] [--limit N] [--cursor C]",
+	"List runs, newest first: a session's, a project's (--project, else the\n"
+	"current one), or those of every project when there is no current project\n"
+	"or with --all-projects (then with a PROJECT column; --cursor does not apply).",
 	runs_list_options, 0, 0, cmd_runs_list_exec
 };
 
@@ -397,11 +401,115 @@ cmd_run_exec(struct cli *cli, int argc, char **argv)
 	return rc;
 }
 
+/* A run of runs list across projects, and its project's name. */
+struct runs_row {
+	const struct td_run *run;
+	const char *project;
+};
+
+/* Newest first, by createdAt (RFC 3339 UTC compares as text). */
+static int
+runs_newest_first(const void *a, const void *b)
+{
+	const struct td_run *x = ((const struct runs_row *)a)->run;
+	const struct td_run *y = ((const struct runs_row *)b)->run;
+
+	return strcmp(y->created_at != NULL ? y->created_at : "",
+	    x->created_at != NULL ? x->created_at : "");
+}
+
+/*
+ * runs list of every project: each project's runs (up to --limit of each),
+ * newest first together, then the first --limit of them, with the
+ * project's name in a PROJECT column.
+ */
+static int
+runs_list_all_projects(struct cli *cli, const char *status)
+{
+	static const char *const header[] = { "ID", "PROJECT", "STATUS", "SESSION", "AGE",
+		"COST", "PROMPT" };
+	struct td_project_list **projects = NULL;
+	struct td_run_list **lists = NULL;
+	struct runs_row *rows = NULL;
+	size_t nprojects = 0, nlists = 0, nruns = 0;
+	char *cursor = NULL;
+	struct cli_list l;
+	struct td_error err;
+	int rc;
+
+	if (cli_get(cli, "cursor") != NULL)
+		return cli_usage_error(cli, "--cursor pages one project's runs; give --project");
+	if ((rc = cli_list_start(cli, &l, 7, header)) != CLI_EXIT_OK)
+		return rc;
+	do {
+		struct td_project_list *page;
+
+		if (td_list_projects(cli->client, 1000, cursor, &l.opts, &page, &err) != TD_OK) {
+			l.rc = cli_fail(&err);
+			break;
+		}
+		free(cursor);
+		cursor = page->next_cursor;
+		page->next_cursor = NULL;
+		projects = xrealloc(projects, (nprojects + 1) * sizeof *projects);
+		projects[nprojects++] = page;
+		for (size_t i = 0; i < page->count && l.rc == CLI_EXIT_OK; i++) {
+			struct td_run_filter filter = { .project_id = page->items[i].id,
+			    .status = status };
+			char *more = NULL;
+
+			do {
+				struct td_run_list *runs_page;
+
+				if (td_list_runs(cli->client, &filter, l.limit, more, &l.opts,
+				    &runs_page, &err) != TD_OK) {
+					l.rc = cli_fail(&err);
+					break;
+				}
+				free(more);
+				more = l.limit == 0 ? runs_page->next_cursor : NULL;
+				runs_page->next_cursor = NULL;
+				lists = xrealloc(lists, (nlists + 1) * sizeof *lists);
+				lists[nlists++] = runs_page;
+				rows = xrealloc(rows, (nruns + runs_page->count + 1) * sizeof *rows);
+				for (size_t k = 0; k < runs_page->count; k++) {
+					rows[nruns++] = (struct runs_row){ &runs_page->items[k],
+					    page->items[i].name };
+				}
+			} while (more != NULL);
+			free(more);
+		}
+	} while (l.rc == CLI_EXIT_OK && cursor != NULL);
+	free(cursor);
+	if (l.rc == CLI_EXIT_OK && nruns > 0)
+		qsort(rows, nruns, sizeof *rows, runs_newest_first);
+	for (size_t i = 0; l.rc == CLI_EXIT_OK && i < nruns &&
+	    (l.limit == 0 || (long)i < l.limit); i++) {
+		const struct td_run *r = rows[i].run;
+		char *cost = runs_cost_text(r), age[16];
+		const char *row[] = { r->id, rows[i].project, r->status, r->session_id,
+		    age, cost, r->prompt };
+
+		out_age(r->created_at, age);
+		cli_list_add(&l, r->json, row);
+		free(cost);
+	}
+	rc = cli_list_end(cli, &l, "runs");
+	for (size_t i = 0; i < nlists; i++)
+		td_run_list_free(lists[i]);
+	for (size_t i = 0; i < nprojects; i++)
+		td_project_list_free(projects[i]);
+	free(lists);
+	free(projects);
+	free(rows);
+	return rc;
+}
+
 /* taskdeck runs list: every page, or one page with --limit. */
 static int
 cmd_runs_list_exec(struct cli *cli, int argc, char **argv)
 {
-	static const char *const header[] = { "ID", "STATUS", "SESSION", "CREATED", "COST",
+	static const char *const header[] = { "ID", "STATUS", "SESSION", "AGE", "COST",
 		"PROMPT" };
 	struct td_run_filter filter = {
 		.session_id = cli_get(cli, "session"),
@@ -414,8 +522,14 @@ cmd_runs_list_exec(struct cli *cli, int argc, char **argv)
 	bool more;
 	int rc;
 
+	if (cli_has(cli, "all-projects")) {
+		if (filter.session_id != NULL || filter.project_id != NULL)
+			return cli_usage_error(cli, "--all-projects goes without --project "
+			    "and --session");
+		return runs_list_all_projects(cli, filter.status);
+	}
 	if (filter.session_id == NULL && filter.project_id == NULL)
-		return cli_usage_error(cli, "give --session or --project");
+		return runs_list_all_projects(cli, filter.status);
 	if ((rc = cli_list_start(cli, &l, 6, header)) != CLI_EXIT_OK)
 		return rc;
 	do {
@@ -426,10 +540,11 @@ cmd_runs_list_exec(struct cli *cli, int argc, char **argv)
 		}
 		for (size_t i = 0; i < page->count; i++) {
 			const struct td_run *r = &page->items[i];
-			char *cost = runs_cost_text(r);
+			char *cost = runs_cost_text(r), age[16];
 			const char *row[] = { r->id, r->status, r->session_id,
-			    r->created_at, cost, r->prompt };
+			    age, cost, r->prompt };
 
+			out_age(r->created_at, age);
 			cli_list_add(&l, r->json, row);
 			free(cost);
 		}

@@ -27,9 +27,10 @@ static const struct cli_option sessions_config_set_options[] = {
 };
 
 const struct cli_cmd cmd_sessions_list_entry = {
-	"sessions", "list", "--project P [--limit N] [--cursor C]",
-	"List the sessions of a project, newest first.",
-	sessions_list_options, 0, 0, cmd_sessions_list_exec
+	"sessions", "list", "[PROJECT | --project P] [--limit N] [--cursor C]",
+	"List the sessions of a project (a name or an id; else the current\n"
+	"project), newest first.",
+	sessions_list_options, 0, 1, cmd_sessions_list_exec
 };
 
 const struct cli_cmd cmd_sessions_show_entry = {
@@ -52,13 +53,13 @@ const struct cli_cmd cmd_sessions_config_set_entry = {
 	sessions_config_set_options, 2, -1, cmd_sessions_config_set_exec
 };
 
-/* taskdeck sessions list --project P */
+/* taskdeck sessions list [PROJECT | --project P] */
 static int
 cmd_sessions_list_exec(struct cli *cli, int argc, char **argv)
 {
 	static const char *const header[] = {
-		"ID", "WORKSPACE", "LAST RUN", "STATUS", "UPDATED", "TITLE" };
-	const char *project = cli_get(cli, "project");
+		"ID", "WORKSPACE", "LAST RUN", "STATUS", "AGE", "TITLE" };
+	const char *project = argc > 0 ? argv[0] : cli_get(cli, "project");
 	struct td_session_list *page;
 	struct cli_list l;
 	struct td_error err;
@@ -66,7 +67,10 @@ cmd_sessions_list_exec(struct cli *cli, int argc, char **argv)
 	int rc;
 
 	if (project == NULL)
-		return cli_usage_error(cli, "--project is required");
+		return cli_usage_error(cli, "give a project, or make one current with "
+		    "`taskdeck use PROJECT`");
+	if (argc > 0 && cli_get(cli, "project") != NULL)
+		return cli_usage_error(cli, "give the project once");
 	if ((rc = cli_list_start(cli, &l, 6, header)) != CLI_EXIT_OK)
 		return rc;
 	do {
@@ -77,9 +81,11 @@ cmd_sessions_list_exec(struct cli *cli, int argc, char **argv)
 		}
 		for (size_t i = 0; i < page->count; i++) {
 			const struct td_session *s = &page->items[i];
+			char age[16];
 			const char *row[] = { s->id, s->workspace, s->last_run.id,
-			    s->last_run.status, s->updated_at, s->title };
+			    s->last_run.status, age, s->title };
 
+			out_age(s->created_at, age);
 			cli_list_add(&l, s->json, row);
 		}
 		more = cli_list_next(&l, &page->next_cursor);

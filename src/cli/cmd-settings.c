@@ -25,18 +25,18 @@ static const struct cli_option routing_set_options[] = {
 };
 
 const struct cli_cmd cmd_defaults_get_entry = {
-	"defaults", "get", "PROJECT",
+	"defaults", "get", "[PROJECT]",
 	"Show the defaults that new sessions of a project start with.",
-	cli_no_options, 1, 1, cmd_defaults_get_exec
+	cli_no_options, 0, 1, cmd_defaults_get_exec
 };
 
 const struct cli_cmd cmd_defaults_set_entry = {
 	"defaults", "set",
-	"PROJECT [KEY=VALUE...] [--clear KEY]... [--expected-updated-at TIME]",
+	"[PROJECT] [KEY=VALUE...] [--clear KEY]... [--expected-updated-at TIME]",
 	"Change session defaults (framework, provider, model, effort,\n"
 	"permissionProfile).  The write is refused (exit 5) when the defaults changed\n"
 	"since they were read, or since TIME with --expected-updated-at.",
-	defaults_set_options, 1, -1, cmd_defaults_set_exec
+	defaults_set_options, 0, -1, cmd_defaults_set_exec
 };
 
 const struct cli_cmd cmd_routing_get_entry = {

@@ -8,12 +8,20 @@
 #include "buf.h"
 #include "cli.h"
 #include "json.h"
+#include "timeutil.h"
 #include "xalloc.h"
 
-/* Longest table cell, in characters, but in the last column. */
-#define OUT_CELL_MAX 48
-/* The last column keeps at least this much on a narrow terminal. */
-#define OUT_LAST_CELL_MIN 20
+/* A cut free-text column keeps at least this many characters. */
+#define OUT_FREE_TEXT_MIN 10
+
+/* --wide (-o wide): tables are never cut. */
+static bool out_wide;
+
+void
+out_set_wide(bool wide)
+{
+	out_wide = wide;
+}
 
 /*
  * A copy of s that is safe on a terminal: C0 and C1 control characters
@@ -56,20 +64,20 @@ out_width(const char *s)
 	return n;
 }
 
-/* Cuts s to max characters, marking the cut with "...". */
+/* Cuts s (room for 2 more bytes) to max characters, the last one "…". */
 static void
 out_shorten(char *s, size_t max)
 {
 	size_t chars = 0;
 	char *p;
 
-	if (out_width(s) <= max)
+	if (max == 0 || out_width(s) <= max)
 		return;
 	for (p = s; *p != '\0'; p++) {
-		if (((unsigned char)*p & 0xc0) != 0x80 && chars++ == max - 3)
+		if (((unsigned char)*p & 0xc0) != 0x80 && chars++ == max - 1)
 			break;
 	}
-	strcpy(p, "...");
+	strcpy(p, "\u2026");
 }
 
 void
@@ -77,9 +85,16 @@ out_table_init(struct out_table *t, size_t columns, const char *const *header)
 {
 	t->columns = columns;
 	t->rows = 0;
+	t->free_text = (size_t)1 << (columns - 1);
 	t->cells = xcalloc(columns, sizeof *t->cells);
 	for (size_t i = 0; i < columns; i++)
 		t->cells[i] = xstrdup(header[i]);
+}
+
+void
+out_table_free_text(struct out_table *t, size_t column)
+{
+	t->free_text |= (size_t)1 << column;
 }
 
 void
@@ -89,33 +104,45 @@ out_table_add(struct out_table *t, const char *const *row)
 
 	t->cells = xrealloc(t->cells, (at + t->columns) * sizeof *t->cells);
 	for (size_t i = 0; i < t->columns; i++) {
-		t->cells[at + i] = out_clean(row[i] != NULL ? row[i] : "-", true);
-		if (i + 1 < t->columns)
-			out_shorten(t->cells[at + i], OUT_CELL_MAX);
+		char *cell = out_clean(row[i] != NULL ? row[i] : "-", true);
+
+		/* room for out_shorten's "…" (3 bytes) over the 2 it replaces at least */
+		t->cells[at + i] = xrealloc(cell, strlen(cell) + 3);
 	}
 	t->rows++;
 }
 
-/* The terminal's width when stdout is one; 0 for a pipe or a file. */
-static size_t
+size_t
 out_terminal_columns(void)
 {
+	const char *env = getenv("COLUMNS");
 	struct winsize ws;
+	char *end;
+	long n;
 
-	if (!isatty(STDOUT_FILENO) || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) != 0)
+	if (!isatty(STDOUT_FILENO))
+		return 0;
+	if (env != NULL && *env != '\0') {
+		n = strtol(env, &end, 10);
+		if (*end == '\0' && n > 0 && n < 100000)
+			return (size_t)n;
+	}
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) != 0)
 		return 0;
 	return ws.ws_col;
 }
 
 /*
- * The last column is cut to the terminal's width on a terminal (never below
- * OUT_LAST_CELL_MIN), and never in a pipe or a file, where it is read whole.
+ * On a terminal, the widest free-text column is narrowed (cut with "…",
+ * never below OUT_FREE_TEXT_MIN) until the rows fit its width; ids and the
+ * other columns are never cut.  In a pipe or a file, and with --wide,
+ * nothing is cut.
  */
 void
 out_table_print(const struct out_table *t)
 {
 	size_t *widths = xcalloc(t->columns, sizeof *widths);
-	size_t term = out_terminal_columns(), before = 0, room = 0;
+	size_t term = out_wide ? 0 : out_terminal_columns(), total = 0;
 
 	for (size_t r = 0; r <= t->rows; r++) {
 		for (size_t c = 0; c < t->columns; c++) {
@@ -125,19 +152,29 @@ out_table_print(const struct out_table *t)
 				widths[c] = w;
 		}
 	}
-	for (size_t c = 0; c + 1 < t->columns; c++)
-		before += widths[c] + 2;
-	if (term > 0)
-		room = term > before + OUT_LAST_CELL_MIN ? term - before : OUT_LAST_CELL_MIN;
+	for (size_t c = 0; c < t->columns; c++)
+		total += widths[c] + (c + 1 < t->columns ? 2 : 0);
+	while (term > 0 && total > term) {
+		size_t widest = t->columns;
+
+		for (size_t c = 0; c < t->columns; c++) {
+			if ((t->free_text & ((size_t)1 << c)) && widths[c] > OUT_FREE_TEXT_MIN &&
+			    (widest == t->columns || widths[c] > widths[widest]))
+				widest = c;
+		}
+		if (widest == t->columns)
+			break;
+		widths[widest]--;
+		total--;
+	}
 	for (size_t r = 0; r <= t->rows; r++) {
 		for (size_t c = 0; c < t->columns; c++) {
 			char *cell = t->cells[r * t->columns + c];
 
-			if (c + 1 == t->columns) {
-				if (room > 0)
-					out_shorten(cell, room);
+			if (term > 0 && (t->free_text & ((size_t)1 << c)))
+				out_shorten(cell, widths[c]);
+			if (c + 1 == t->columns)
 				printf("%s\n", cell);
-			}
 			else {
 				printf("%s%*s", cell,
 				    (int)(widths[c] - out_width(cell) + 2), "");
@@ -154,6 +191,28 @@ out_table_free(struct out_table *t)
 		free(t->cells[i]);
 	free(t->cells);
 	t->cells = NULL;
+}
+
+void
+out_age(const char *time, char out[16])
+{
+	int64_t at, s;
+
+	if (time == NULL || !td_time_parse(time, &at)) {
+		snprintf(out, 16, "-");
+		return;
+	}
+	s = (td_now_ms() - at) / 1000;
+	if (s < 0)
+		s = 0;
+	if (s < 60)
+		snprintf(out, 16, "%llds", (long long)s);
+	else if (s < 3600)
+		snprintf(out, 16, "%lldm", (long long)(s / 60));
+	else if (s < 86400)
+		snprintf(out, 16, "%lldh", (long long)(s / 3600));
+	else
+		snprintf(out, 16, "%lldd", (long long)(s / 86400));
 }
 
 void

@@ -1,4 +1,5 @@
 /* taskdeck: the command line of the taskdeck service. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include "xalloc.h"
 
 static int cli_dashboard(struct cli *cli, int argc, char **argv);
+static int cli_unknown(const char *what, int argc, char **argv);
 
 static const struct cli_option cli_dashboard_options[] = {
 	{ "no-mouse", false },
@@ -83,10 +85,51 @@ static const struct cli_cmd *const cli_cmds[] = {
 	&cmd_runtimes_entry,
 	&cmd_setup_entry,
 	&cmd_install_cli_entry,
+	/* the current project */
+	&cmd_use_entry,
 	NULL
 };
 
-enum { CLI_GLOBAL_JSON = 1000, CLI_GLOBAL_TIMEOUT, CLI_GLOBAL_HELP, CLI_GLOBAL_VERSION };
+/* What an option's value or a command's first argument names. */
+enum cli_ref {
+	CLI_REF_NONE,
+	CLI_REF_PROJECT,	/* a project id or name: the id is passed on */
+	CLI_REF_SESSION,	/* a session id or title */
+};
+
+/*
+ * The commands that name a project or a session by their first argument,
+ * and those that take the current project (`taskdeck use`,
+ * TASKDECK_PROJECT) when given none: as their --project when they have one
+ * and got neither --project nor --session, else as their first argument when
+ * it is missing or KEY=VALUE.  Every --project and --session option names
+ * one too.
+ */
+static const struct cli_names {
+	const struct cli_cmd *cmd;
+	enum cli_ref arg;
+	bool current_project;
+} cli_names[] = {
+	{ &cmd_use_entry, CLI_REF_PROJECT, false },
+	{ &cmd_projects_show_entry, CLI_REF_PROJECT, false },
+	{ &cmd_projects_update_entry, CLI_REF_PROJECT, false },
+	{ &cmd_defaults_get_entry, CLI_REF_PROJECT, true },
+	{ &cmd_defaults_set_entry, CLI_REF_PROJECT, true },
+	{ &cmd_run_entry, CLI_REF_NONE, true },
+	{ &cmd_runs_list_entry, CLI_REF_NONE, true },
+	{ &cmd_sessions_list_entry, CLI_REF_PROJECT, true },
+	{ &cmd_sessions_show_entry, CLI_REF_SESSION, false },
+	{ &cmd_sessions_config_get_entry, CLI_REF_SESSION, false },
+	{ &cmd_sessions_config_set_entry, CLI_REF_SESSION, false },
+	{ &cmd_artifacts_list_entry, CLI_REF_SESSION, false },
+	{ &cmd_plan_show_entry, CLI_REF_SESSION, false },
+	{ &cmd_plan_approve_entry, CLI_REF_SESSION, false },
+	{ &cmd_plan_revise_entry, CLI_REF_SESSION, false },
+	{ &cmd_plan_reject_entry, CLI_REF_SESSION, false },
+};
+
+enum { CLI_GLOBAL_JSON = 1000, CLI_GLOBAL_TIMEOUT, CLI_GLOBAL_HELP, CLI_GLOBAL_VERSION,
+	CLI_GLOBAL_WIDE, CLI_GLOBAL_OUTPUT };
 /* getopt_long value of a command's own option i. */
 #define CLI_OPTION_BASE 2000
 
@@ -95,6 +138,8 @@ static const struct option cli_globals[] = {
 	{ "timeout", required_argument, NULL, CLI_GLOBAL_TIMEOUT },
 	{ "help", no_argument, NULL, CLI_GLOBAL_HELP },
 	{ "version", no_argument, NULL, CLI_GLOBAL_VERSION },
+	{ "wide", no_argument, NULL, CLI_GLOBAL_WIDE },
+	{ "output", required_argument, NULL, CLI_GLOBAL_OUTPUT },
 	{ NULL, 0, NULL, 0 }
 };
 #define CLI_GLOBAL_COUNT (sizeof cli_globals / sizeof cli_globals[0] - 1)
@@ -107,20 +152,49 @@ cli_print_cmd(FILE *fp, const struct cli_cmd *cmd)
 	    cmd->name ? cmd->name : "", *cmd->usage ? " " : "", cmd->usage);
 }
 
-/* The help of one command's usage and summary. */
+/* The short form of a command's option of this name (-f for --follow), or 0. */
+static char
+cli_short(const char *name)
+{
+	static const struct {
+		const char *name;
+		char letter;
+	} shorts[] = { { "follow", 'f' } };
+
+	for (size_t i = 0; i < sizeof shorts / sizeof shorts[0]; i++) {
+		if (strcmp(name, shorts[i].name) == 0)
+			return shorts[i].letter;
+	}
+	return 0;
+}
+
+/*
+ * The help of one command: usage, summary, and its options as the command
+ * table has them (so that none is left out of the help).
+ */
 static void
 cli_print_cmd_help(const struct cli_cmd *cmd)
 {
 	printf("usage: taskdeck ");
 	cli_print_cmd(stdout, cmd);
 	printf("\n\n%s\n", cmd->summary);
+	if (cmd->options[0].name != NULL) {
+		printf("\noptions:");
+		for (const struct cli_option *o = cmd->options; o->name != NULL; o++) {
+			if (cli_short(o->name) != 0)
+				printf(" -%c,", cli_short(o->name));
+			printf(" --%s%s", o->name, o->has_value ? " VALUE" : "");
+		}
+		putchar('\n');
+	}
+	printf("\nglobal options: --json, --timeout MS, -h/--help (taskdeck --help)\n");
 }
 
 /* The overall help, or that of one group when group is not NULL. */
 static void
 cli_print_help(FILE *fp, const char *group)
 {
-	fprintf(fp, "usage: taskdeck [--json] [--timeout MS] COMMAND [ARGS]\n\n"
+	fprintf(fp, "usage: taskdeck [--json | -o wide] [--timeout MS] COMMAND [ARGS]\n\n"
 	    "Commands:\n");
 	for (const struct cli_cmd *const *c = cli_cmds; *c != NULL; c++) {
 		if (group != NULL && strcmp((*c)->group, group) != 0)
@@ -136,7 +210,8 @@ cli_print_help(FILE *fp, const char *group)
 		fputc('\n', fp);
 	}
 	fprintf(fp, "\nGlobal options:\n"
-	    "  --json        print the JSON the service returned\n"
+	    "  --json        print the JSON the service returned (also -o json)\n"
+	    "  --wide        tables with every column uncut (also -o wide)\n"
 	    "  --timeout MS  deadline of each request (default %d)\n"
 	    "  -h, --help    show help (also after a command; or: taskdeck help COMMAND)\n"
 	    "  --version     show the version\n\n"
@@ -245,6 +320,8 @@ cli_connect(struct cli *cli)
 	struct td_connect_options opts = { .request_timeout_ms = cli->timeout_ms };
 	struct td_error err;
 
+	if (cli->client != NULL)
+		return CLI_EXIT_OK;
 	if (td_connect(&cli->client, &opts, &err) != TD_OK)
 		return cli_fail(&err);
 	return CLI_EXIT_OK;
@@ -343,6 +420,17 @@ cli_global(struct cli *cli, int ch, char **argv)
 		else
 			cli_print_cmd_help(cli->cmd);
 		return CLI_EXIT_OK;
+	case CLI_GLOBAL_WIDE:
+		out_set_wide(true);
+		return -1;
+	case CLI_GLOBAL_OUTPUT:
+		if (strcmp(optarg, "wide") == 0)
+			out_set_wide(true);
+		else if (strcmp(optarg, "json") == 0)
+			cli->json = true;
+		else
+			return cli_usage_error(cli, "-o takes wide or json, not '%s'", optarg);
+		return -1;
 	case CLI_GLOBAL_VERSION:
 		printf("taskdeck %s\n", td_version());
 		return CLI_EXIT_OK;
@@ -351,22 +439,6 @@ cli_global(struct cli *cli, int ch, char **argv)
 	default:
 		return cli_usage_error(cli, "unknown option %s", argv[optind - 1]);
 	}
-}
-
-/* The short form of a command's option of this name (-f for --follow), or 0. */
-static char
-cli_short(const char *name)
-{
-	static const struct {
-		const char *name;
-		char letter;
-	} shorts[] = { { "follow", 'f' } };
-
-	for (size_t i = 0; i < sizeof shorts / sizeof shorts[0]; i++) {
-		if (strcmp(name, shorts[i].name) == 0)
-			return shorts[i].letter;
-	}
-	return 0;
 }
 
 /*
@@ -395,9 +467,9 @@ cli_parse(struct cli *cli, int argc, char **argv, int *first)
 			NULL, CLI_OPTION_BASE + (int)i };
 	}
 	/* ":h" then the short forms of the command's options ("x:" with a value). */
-	shorts = xcalloc(2 * n + 3, 1);
-	memcpy(shorts, ":h", 2);
-	for (size_t i = 0, k = 2; i < n; i++) {
+	shorts = xcalloc(2 * n + 5, 1);
+	memcpy(shorts, ":ho:", 4);
+	for (size_t i = 0, k = 4; i < n; i++) {
 		if (cli_short(cli->cmd->options[i].name) == 0)
 			continue;
 		shorts[k++] = cli_short(cli->cmd->options[i].name);
@@ -414,6 +486,8 @@ cli_parse(struct cli *cli, int argc, char **argv, int *first)
 		}
 		if (ch == 'h')
 			ch = CLI_GLOBAL_HELP;
+		else if (ch == 'o')
+			ch = CLI_GLOBAL_OUTPUT;
 		if (ch >= CLI_OPTION_BASE) {
 			cli->values[cli->value_count++] = (struct cli_value){
 				cli->cmd->options[ch - CLI_OPTION_BASE].name, optarg };
@@ -446,7 +520,237 @@ cli_help_cmd(int argc, char **argv)
 		cli_print_help(stdout, argv[0]);
 		return CLI_EXIT_OK;
 	}
-	return cli_usage_error(NULL, "no command '%s' to help with", argv[0]);
+	return cli_unknown("no command to help with:", argc, argv);
+}
+
+/* Keeps s (malloc'd) until the end of main; returns it. */
+static char *
+cli_keep(struct cli *cli, char *s)
+{
+	cli->owned = xrealloc(cli->owned, (cli->owned_count + 1) * sizeof *cli->owned);
+	cli->owned[cli->owned_count++] = s;
+	return s;
+}
+
+/*
+ * The id of a project or session named by text (an id, a name, or the
+ * unique beginning of one); a session among those of project_id when it is
+ * not NULL.  Returns an exit code: 2 when the name is ambiguous (the
+ * candidates are listed), 4 when nothing matches.
+ */
+static int
+cli_resolve_one(struct cli *cli, enum cli_ref ref, const char *text,
+    const char *project_id, const char **id)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	struct td_error err;
+	enum td_code rc;
+	char *found;
+	int exit;
+
+	if ((exit = cli_connect(cli)) != CLI_EXIT_OK)
+		return exit;
+	if (ref == CLI_REF_PROJECT)
+		rc = td_find_project(cli->client, text, &opts, &found, &err);
+	else
+		rc = td_find_session(cli->client, project_id, text, &opts, &found, &err);
+	if (rc != TD_OK)
+		return cli_fail(&err);
+	*id = cli_keep(cli, found);
+	return CLI_EXIT_OK;
+}
+
+/* True when cli->cmd has an option of this name. */
+static bool
+cli_takes(const struct cli *cli, const char *name)
+{
+	for (const struct cli_option *o = cli->cmd->options; o->name != NULL; o++) {
+		if (strcmp(o->name, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* What an option names: --project a project, --session a session. */
+static enum cli_ref
+cli_option_ref(const char *name)
+{
+	return strcmp(name, "project") == 0 ? CLI_REF_PROJECT :
+	    strcmp(name, "session") == 0 ? CLI_REF_SESSION : CLI_REF_NONE;
+}
+
+/*
+ * The current project for a command given none; says on stderr which one
+ * when it comes from `taskdeck use` (TASKDECK_PROJECT is set in the very
+ * shell).  *id NULL when there is none.  Returns an exit code.
+ */
+static int
+cli_use_current(struct cli *cli, const char **id)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	enum cli_context_source source;
+	struct td_project *p;
+	struct td_error err;
+	char *current;
+	int rc;
+
+	*id = NULL;
+	if ((rc = cli_current_project(cli, &current, &source)) != CLI_EXIT_OK ||
+	    current == NULL)
+		return rc;
+	*id = cli_keep(cli, current);
+	cli->current_project = true;
+	if (source != CLI_CONTEXT_STORED)
+		return CLI_EXIT_OK;
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+		return rc;
+	if (td_get_project(cli->client, current, &opts, &p, &err) != TD_OK) {
+		fprintf(stderr, "taskdeck: the current project %s (`taskdeck use`): ", current);
+		return cli_fail(&err);
+	}
+	fprintf(stderr, "taskdeck: in project %s, the current one (`taskdeck use` to change)\n",
+	    p->name);
+	td_project_free(p);
+	return CLI_EXIT_OK;
+}
+
+/*
+ * Turns the names among the command's options and first argument into ids,
+ * and puts in the current project where the command needs one and got none.
+ * Returns -1 to go on, else an exit code.
+ */
+static int
+cli_resolve(struct cli *cli, int *argc, char ***argv)
+{
+	struct cli_names names = { cli->cmd, CLI_REF_NONE, false };
+	const char *project = NULL, *current;
+	bool session = false;
+	int rc;
+
+	for (size_t i = 0; i < sizeof cli_names / sizeof cli_names[0]; i++) {
+		if (cli_names[i].cmd == cli->cmd)
+			names = cli_names[i];
+	}
+	for (int pass = CLI_REF_PROJECT; pass <= CLI_REF_SESSION; pass++) {
+		for (size_t i = 0; i < cli->value_count; i++) {
+			enum cli_ref ref = cli_option_ref(cli->values[i].name);
+
+			if ((int)ref != pass || cli->values[i].value == NULL)
+				continue;
+			if ((rc = cli_resolve_one(cli, ref, cli->values[i].value, project,
+			    &cli->values[i].value)) != CLI_EXIT_OK)
+				return rc;
+			if (ref == CLI_REF_PROJECT)
+				project = cli->values[i].value;
+			else
+				session = true;
+		}
+	}
+	if (names.current_project && names.arg == CLI_REF_PROJECT && project == NULL &&
+	    (*argc == 0 || strchr((*argv)[0], '=') != NULL)) {
+		if ((rc = cli_use_current(cli, &current)) != CLI_EXIT_OK)
+			return rc;
+		if (current == NULL)
+			return cli_usage_error(cli, "give a project, or make one current with "
+			    "`taskdeck use PROJECT`");
+		cli->args = xcalloc(*argc + 2, sizeof *cli->args);
+		cli->args[0] = (char *)current;
+		memcpy(cli->args + 1, *argv, *argc * sizeof **argv);
+		*argv = cli->args;
+		(*argc)++;
+		return -1;
+	}
+	if (names.current_project && project == NULL && !session &&
+	    cli_takes(cli, "project") && !cli_has(cli, "all-projects")) {
+		if ((rc = cli_use_current(cli, &current)) != CLI_EXIT_OK)
+			return rc;
+		if (current != NULL) {
+			cli->values = xrealloc(cli->values,
+			    (cli->value_count + 1) * sizeof *cli->values);
+			cli->values[cli->value_count++] = (struct cli_value){ "project", current };
+			project = current;
+		}
+	}
+	if (names.arg != CLI_REF_NONE && *argc > 0 &&
+	    (rc = cli_resolve_one(cli, names.arg, (*argv)[0], project,
+	    (const char **)&(*argv)[0])) != CLI_EXIT_OK)
+		return rc;
+	return -1;
+}
+
+/* Edit distance of a and b, ignoring case (both short). */
+static size_t
+cli_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), row[64], diag, up;
+
+	if (la >= 63 || lb >= 63)
+		return (size_t)-1;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t best = diag + (tolower((unsigned char)a[i - 1]) !=
+			    tolower((unsigned char)b[j - 1]));
+
+			up = row[j];
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[lb];
+}
+
+/*
+ * The command nearest to what argv names ("runs list" for "rusn lsit"), when
+ * near enough to be a typing slip; into out, false when none is.
+ */
+static bool
+cli_nearest(int argc, char **argv, char *out, size_t len)
+{
+	size_t best = (size_t)-1, d;
+	char typed[128], full[128];
+
+	snprintf(typed, sizeof typed, "%s%s%s", argv[0], argc > 1 ? " " : "",
+	    argc > 1 ? argv[1] : "");
+	for (const struct cli_cmd *const *c = cli_cmds; *c != NULL; c++) {
+		snprintf(full, sizeof full, "%s%s%s", (*c)->group, (*c)->name ? " " : "",
+		    (*c)->name ? (*c)->name : "");
+		/* "runs lst" against "runs list", "dotcor" against "doctor" */
+		d = (*c)->name != NULL && argc > 1 ? cli_distance(typed, full) :
+		    cli_distance(argv[0], (*c)->group);
+		if ((*c)->name != NULL && argc > 1 && cli_distance(argv[0], (*c)->group) <= 2 &&
+		    strchr((*c)->name, ' ') == NULL && d > cli_distance(argv[1], (*c)->name) +
+		    cli_distance(argv[0], (*c)->group))
+			d = cli_distance(argv[1], (*c)->name) + cli_distance(argv[0], (*c)->group);
+		if (d < best) {
+			best = d;
+			snprintf(out, len, "%s", full);
+		}
+	}
+	return best > 0 && best <= 2 + strlen(argv[0]) / 4;
+}
+
+/* "taskdeck: unknown command 'X'", and the nearest one when there is one; exit 2. */
+static int
+cli_unknown(const char *what, int argc, char **argv)
+{
+	char near[128];
+
+	if (cli_nearest(argc, argv, near, sizeof near))
+		fprintf(stderr, "taskdeck: %s '%s'; did you mean '%s'?\n", what,
+		    argc > 1 && cli_is_group(argv[0]) ? argv[1] : argv[0], near);
+	else
+		fprintf(stderr, "taskdeck: %s '%s'\n", what,
+		    argc > 1 && cli_is_group(argv[0]) ? argv[1] : argv[0]);
+	fputs("Try 'taskdeck help'.\n", stderr);
+	return CLI_EXIT_USAGE;
 }
 
 /* Finds, parses and runs the command of argv. */
@@ -463,22 +767,27 @@ cli_run(struct cli *cli, int argc, char **argv)
 			cli_print_help(stdout, argv[0]);
 			return CLI_EXIT_OK;
 		}
+		if (argc > 1 && argv[1][0] != '-')
+			return cli_unknown("unknown command", argc, argv);
 		cli_print_help(stderr, argv[0]);
 		return CLI_EXIT_USAGE;
 	}
 	if (cli->cmd == NULL)
-		return cli_usage_error(NULL, "unknown command '%s'", argv[0]);
+		return cli_unknown("unknown command", argc, argv);
 	argc -= words - 1;
 	argv += words - 1;
 	rc = cli_parse(cli, argc, argv, &first);
 	if (rc != -1)
 		return rc;
 	argn = argc - first;
+	argv += first;
+	if ((rc = cli_resolve(cli, &argn, &argv)) != -1)
+		return rc;
 	if (argn < cli->cmd->min_args)
 		return cli_usage_error(cli, "missing arguments");
 	if (cli->cmd->max_args >= 0 && argn > cli->cmd->max_args)
 		return cli_usage_error(cli, "too many arguments");
-	return cli->cmd->exec(cli, argn, argv + first);
+	return cli->cmd->exec(cli, argn, argv);
 }
 
 /* Opens the dashboard once the service answers; not without a terminal. */
@@ -516,8 +825,9 @@ main(int argc, char **argv)
 	int ch, rc = -1;
 
 	opterr = 0;
-	while (rc == -1 && (ch = getopt_long(argc, argv, "+:h", cli_globals, NULL)) != -1)
-		rc = cli_global(&cli, ch == 'h' ? CLI_GLOBAL_HELP : ch, argv);
+	while (rc == -1 && (ch = getopt_long(argc, argv, "+:ho:", cli_globals, NULL)) != -1)
+		rc = cli_global(&cli, ch == 'h' ? CLI_GLOBAL_HELP : ch == 'o' ? CLI_GLOBAL_OUTPUT :
+		    ch, argv);
 	if (rc == -1 && optind == argc) {
 		cli.cmd = &cmd_dashboard_entry;
 		rc = cli_dashboard(&cli, 0, argv);
@@ -526,5 +836,9 @@ main(int argc, char **argv)
 		rc = cli_run(&cli, argc - optind, argv + optind);
 	td_client_free(cli.client);
 	free(cli.values);
+	free(cli.args);
+	for (size_t i = 0; i < cli.owned_count; i++)
+		free(cli.owned[i]);
+	free(cli.owned);
 	return rc;
 }

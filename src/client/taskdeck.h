@@ -437,6 +437,23 @@ TD_API bool td_run_is_final(const struct td_run *run);
 TD_API void td_run_free(struct td_run *run);
 TD_API void td_run_list_free(struct td_run_list *list);
 
+/*
+ * A project by id or name: text that is a project id is taken as it is (not
+ * checked); else the project named text exactly, else the one whose name
+ * begins with text, ignoring case.  TD_INVALID_ARGUMENT (naming the
+ * candidates) when several match, TD_NOT_FOUND when none does.  Caller frees
+ * *id.
+ */
+TD_API enum td_code td_find_project(struct td_client *client, const char *text,
+    const struct td_request_options *opts, char **id, struct td_error *err);
+/*
+ * A session by id or title, as td_find_project: among the sessions of
+ * project_id, or of every project when it is NULL.  Caller frees *id.
+ */
+TD_API enum td_code td_find_session(struct td_client *client, const char *project_id,
+    const char *text, const struct td_request_options *opts, char **id,
+    struct td_error *err);
+
 /* --- Sessions ------------------------------------------------------------ */
 
 struct td_session {
