@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <cjson/cJSON.h>
 
@@ -171,8 +172,17 @@ struct td_events *cli_events_for_run(struct cli *cli, const char *project_id,
  * run --wait, CLI_EXIT_INTERRUPTED on Ctrl-C, or CLI_FOLLOW_LOST.
  */
 int cli_follow_run(struct cli *cli, struct td_events *ev, const char *run_id);
+/* What runs logs prints. */
+struct cli_logs {
+	bool follow;		/* -f: then the live events until the run ends */
+	long tail;		/* --tail N: the last N lines of the history; -1 all */
+	long long since_ms;	/* --since: the history from then on; 0 all */
+	bool timestamps;	/* --timestamps: each line begins with its time (UTC) */
+};
+/* --since: a duration back from now ("10m", "2h", "30s", "1d") or an RFC 3339 time, in ms. */
+bool cli_logs_since(const char *text, int64_t *ms);
 /* runs logs RUN [--follow]: the durable history, then the live events. */
-int cli_runs_logs(struct cli *cli, const char *run_id, bool follow);
+int cli_runs_logs(struct cli *cli, const char *run_id, const struct cli_logs *o);
 /* runs watch RUN: status, progress, tools and prompts until the run ends. */
 int cli_runs_watch(struct cli *cli, const char *run_id);
 

@@ -6,11 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
 #include "cli.h"
 #include "json.h"
+#include "timeutil.h"
 #include "xalloc.h"
 
 /* Longest data summary on a readable line, in bytes. */
@@ -378,12 +380,61 @@ fail:
 	return NULL;
 }
 
-/* Prints one event of the followed run: output to stdout, the rest to stderr. */
-static void
-events_follow_print(const struct cli *cli, const struct td_event *e, bool *at_bol)
+/* runs logs --timestamps: each line begins with its event's time (UTC). */
+static bool events_timestamps;
+
+/* True for the events printed as one line on stderr ([tool] ...). */
+static bool
+events_is_line(const struct td_event *e)
+{
+	return strcmp(e->type, "run.tool") == 0 || strcmp(e->type, "run.review") == 0 ||
+	    strcmp(e->type, "run.progress") == 0 || strcmp(e->type, "run.permission") == 0 ||
+	    strcmp(e->type, "run.attention") == 0;
+}
+
+/* The delta of a run.output event (malloc'd), or NULL when it has none. */
+static char *
+events_delta(const struct td_event *e)
 {
 	cJSON *data;
 	const char *delta;
+	char *copy = NULL;
+
+	if (strcmp(e->type, "run.output") != 0)
+		return NULL;
+	data = json_parse(e->data_json, strlen(e->data_json));
+	if ((delta = json_get_string(data, "delta")) != NULL && *delta != '\0')
+		copy = xstrdup(delta);
+	cJSON_Delete(data);
+	return copy;
+}
+
+/* The "TIME " prefix of a line with --timestamps ("" without). */
+static const char *
+events_stamp(const struct td_event *e)
+{
+	static char stamp[TD_TIME_LEN + 1];
+	int64_t ms;
+
+	if (!events_timestamps)
+		return "";
+	if (e->time != NULL && td_time_parse(e->time, &ms)) {
+		td_time_format(ms, stamp);
+		strcat(stamp, " ");
+	} else
+		snprintf(stamp, sizeof stamp, "%-24s ", "-");
+	return stamp;
+}
+
+/*
+ * Prints an event for people: the output (from byte from of its delta) on
+ * stdout, tools, progress and prompts as one line on stderr; with --json the
+ * event as it came.
+ */
+static void
+events_print_from(const struct cli *cli, const struct td_event *e, size_t from, bool *at_bol)
+{
+	char *delta;
 	struct buf b;
 
 	if (cli->json) {
@@ -392,27 +443,38 @@ events_follow_print(const struct cli *cli, const struct td_event *e, bool *at_bo
 		return;
 	}
 	buf_init(&b, 0);
-	if (strcmp(e->type, "run.output") == 0) {
-		data = json_parse(e->data_json, strlen(e->data_json));
-		if ((delta = json_get_string(data, "delta")) != NULL && *delta != '\0') {
-			events_clean(&b, delta, true);
+	if ((delta = events_delta(e)) != NULL && from < strlen(delta)) {
+		events_clean(&b, delta + from, true);
+		if (events_timestamps) {
+			/* the time at the start of each line */
+			for (const char *p = b.data; *p != '\0'; p++) {
+				if (*at_bol)
+					fputs(events_stamp(e), stdout);
+				putchar(*p);
+				*at_bol = *p == '\n';
+			}
+		} else {
 			fputs(b.data, stdout);
-			fflush(stdout);
 			*at_bol = b.data[b.len - 1] == '\n';
 		}
-		cJSON_Delete(data);
-	} else if (strcmp(e->type, "run.tool") == 0 ||
-	    strcmp(e->type, "run.review") == 0 ||
-	    strcmp(e->type, "run.progress") == 0 ||
-	    strcmp(e->type, "run.permission") == 0 ||
-	    strcmp(e->type, "run.attention") == 0) {
+		fflush(stdout);
+	} else if (events_is_line(e)) {
 		bool sub = strcmp(e->type, "run.tool") == 0 && strstr(e->data_json, "\"subagent\"");
 
 		events_summary(&b, e);
 		/* a subagent's call, nested under the run_subagent call that started it */
-		fprintf(stderr, "[%s] %s%s\n", e->type + 4, sub ? "  \u21b3 " : "", b.data);
+		fprintf(stderr, "%s[%s] %s%s\n", events_stamp(e), e->type + 4,
+		    sub ? "  \u21b3 " : "", b.data);
 	}
+	free(delta);
 	buf_free(&b);
+}
+
+/* Prints one event of the followed run: output to stdout, the rest to stderr. */
+static void
+events_follow_print(const struct cli *cli, const struct td_event *e, bool *at_bol)
+{
+	events_print_from(cli, e, 0, at_bol);
 }
 
 /* The id and tool of a run.permission event that asks (status pending); false else. */
@@ -602,25 +664,145 @@ cli_follow_run(struct cli *cli, struct td_events *ev, const char *run_id)
 }
 
 /*
+ * Where the lines of a run's history begin: per event, how many lines begin
+ * in it (an output delta may begin several, or none when it goes on with a
+ * line) and the byte of its delta after which the last `keep` lines begin.
+ */
+struct events_lines {
+	size_t *starts;		/* per event: lines that begin in it */
+	size_t total;
+};
+
+/*
+ * Counts the lines beginning in each event, the output's as they are
+ * printed; with --json each event is one line.
+ */
+static void
+events_count_lines(const struct cli *cli, struct td_event *const *ev, size_t n,
+    struct events_lines *lines)
+{
+	bool at_bol = true;
+
+	lines->starts = xcalloc(n + 1, sizeof *lines->starts);
+	lines->total = 0;
+	for (size_t i = 0; i < n; i++) {
+		char *delta = cli->json ? NULL : events_delta(ev[i]);
+
+		if (cli->json)
+			lines->starts[i] = 1;
+		else if (delta != NULL) {
+			for (const char *p = delta; *p != '\0'; p++) {
+				if (at_bol)
+					lines->starts[i]++;
+				at_bol = *p == '\n';
+			}
+		} else if (events_is_line(ev[i]))
+			lines->starts[i] = 1;
+		free(delta);
+		lines->total += lines->starts[i];
+	}
+}
+
+/* The byte of an output event's delta where its line number `skip` (from 0) begins. */
+static size_t
+events_line_offset(const struct td_event *e, size_t skip, bool at_bol)
+{
+	char *delta = events_delta(e);
+	size_t at = 0, seen = 0;
+
+	for (const char *p = delta; p != NULL && *p != '\0'; p++) {
+		if (at_bol && seen++ == skip)
+			break;
+		at_bol = *p == '\n';
+		at++;
+	}
+	free(delta);
+	return at;
+}
+
+/* An RFC 3339 time ("2026-11-26T02:45:00Z", "...+01:00", fractions) in ms; false when not one. */
+static bool
+events_parse_time(const char *s, int64_t *ms)
+{
+	struct tm tm = { 0 };
+	const char *p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	long frac_ms = 0, scale = 100, offset_min = 0;
+	time_t t;
+
+	if (p == NULL)
+		return false;
+	if (*p == '.') {
+		for (p++; *p >= '0' && *p <= '9'; p++, scale /= 10)
+			frac_ms += (*p - '0') * scale;
+	}
+	if (*p == 'Z' || *p == 'z')
+		p++;
+	else if ((*p == '+' || *p == '-') && strlen(p) == 6 && p[3] == ':') {
+		offset_min = ((p[1] - '0') * 10 + (p[2] - '0')) * 60 + (p[4] - '0') * 10 +
+		    (p[5] - '0');
+		if (*p == '-')
+			offset_min = -offset_min;
+		p += 6;
+	} else
+		return false;
+	if (*p != '\0' || (t = timegm(&tm)) == (time_t)-1)
+		return false;
+	*ms = ((int64_t)t - offset_min * 60) * 1000 + frac_ms;
+	return true;
+}
+
+bool
+cli_logs_since(const char *text, int64_t *ms)
+{
+	static const struct {
+		char unit;
+		long long ms;
+	} units[] = { { 's', 1000 }, { 'm', 60000 }, { 'h', 3600000 }, { 'd', 86400000 } };
+	char *end;
+	double n;
+
+	if (events_parse_time(text, ms))
+		return true;
+	n = strtod(text, &end);
+	if (end == text || !(n >= 0) || end[0] == '\0' || end[1] != '\0')
+		return false;
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+		if (*end == units[i].unit) {
+			*ms = td_now_ms() - (int64_t)(n * (double)units[i].ms);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
  * taskdeck runs logs RUN [--follow] and taskdeck runs watch RUN: the run's
  * past events from the durable history, then (follow, watch) the live ones
  * until it ends.  The live subscription opens first, so nothing falls
  * between; what the history printed is not printed again.  watch leaves the
- * output out: status, progress, tools, prompts, then how it ended.
+ * output out: status, progress, tools, prompts, then how it ended.  Of the
+ * history, logs prints the events since o->since_ms, and of their lines the
+ * last o->tail.
  */
 static int
-events_run_history(struct cli *cli, const char *run_id, bool follow, bool watch)
+events_run_history(struct cli *cli, const char *run_id, const struct cli_logs *o, bool watch)
 {
 	struct td_request_options opts = cli_request_options(cli);
 	struct td_event_filter filter = { .run_id = run_id };
+	struct td_event **kept = NULL;
+	struct events_lines lines = { 0 };
 	struct td_events *ev = NULL;
 	struct td_run *run = NULL;
 	struct td_error err;
+	size_t nkept = 0, skip = 0;
 	long long after = 0;
 	char after_id[64] = "";
-	bool at_bol = true, finished = false, more;
+	bool at_bol = true, finished = false, more, follow = o->follow;
+	bool dropping = false;	/* the output's line so far is before the tail */
+	bool stream_bol = true;	/* the output so far ends a line, printed or not */
 	int rc = CLI_EXIT_OK;
 
+	events_timestamps = o->timestamps;
 	if (td_get_run(cli->client, run_id, &opts, &run, &err) != TD_OK)
 		return cli_fail(&err);
 	if (follow && td_events_open(cli->client, &filter, NULL, &ev, &err) == TD_OK &&
@@ -635,26 +817,68 @@ events_run_history(struct cli *cli, const char *run_id, bool follow, bool watch)
 		/* Event ids (STREAM:SEQ) page a history that spans restarts (docs/events.md). */
 		if (td_list_run_events(cli->client, run->id, after_id, 500, &opts, &page,
 		    &err) != TD_OK) {
+			for (size_t i = 0; i < nkept; i++)
+				td_event_free(kept[i]);
+			free(kept);
 			td_events_close(ev);
 			td_run_free(run);
 			return cli_fail(&err);
 		}
+		kept = xrealloc(kept, (nkept + page->count + 1) * sizeof *kept);
 		for (size_t i = 0; i < page->count; i++) {
 			struct td_event *e = page->items[i];
+			int64_t at;
 
 			after = e->seq > after ? e->seq : after;
-			if (!watch || strcmp(e->type, "run.output") != 0)
-				events_follow_print(cli, e, &at_bol);
-			if (strcmp(e->type, "run.finished") == 0) {
-				finished = true;
-				rc = events_follow_end(e, run->id, at_bol);
-			}
+			if (watch && strcmp(e->type, "run.output") == 0)
+				continue;
+			if (o->since_ms > 0 && strcmp(e->type, "run.finished") != 0 &&
+			    (e->time == NULL || !td_time_parse(e->time, &at) || at < o->since_ms))
+				continue;
+			kept[nkept++] = e;
+			page->items[i] = NULL;
 		}
 		more = page->next_after != NULL;
 		if (more)
 			snprintf(after_id, sizeof after_id, "%s", page->next_after);
 		td_run_event_list_free(page);
 	} while (more);
+	events_count_lines(cli, kept, nkept, &lines);
+	if (o->tail >= 0 && lines.total > (size_t)o->tail)
+		skip = lines.total - (size_t)o->tail;
+	for (size_t i = 0; i < nkept; i++) {
+		struct td_event *e = kept[i];
+
+		if ((skip > 0 && skip >= lines.starts[i]) || (dropping && lines.starts[i] == 0)) {
+			/* before the tail: only how the output's lines stood */
+			char *delta = cli->json ? NULL : events_delta(e);
+
+			skip -= lines.starts[i];
+			if (delta != NULL) {
+				stream_bol = delta[strlen(delta) - 1] == '\n';
+				dropping = !stream_bol;
+			}
+			free(delta);
+		} else if (skip > 0 || dropping) {
+			/* the tail begins inside this output */
+			size_t from = events_line_offset(e, skip, stream_bol);
+
+			skip = 0;
+			dropping = false;
+			events_print_from(cli, e, from, &at_bol);
+			stream_bol = at_bol;
+		} else {
+			events_follow_print(cli, e, &at_bol);
+			stream_bol = at_bol;
+		}
+		if (strcmp(e->type, "run.finished") == 0) {
+			finished = true;
+			rc = events_follow_end(e, run->id, at_bol);
+		}
+		td_event_free(e);
+	}
+	free(kept);
+	free(lines.starts);
 	if (!at_bol && !finished)
 		putchar('\n');
 	if (finished || !follow) {
@@ -676,13 +900,15 @@ events_run_history(struct cli *cli, const char *run_id, bool follow, bool watch)
 }
 
 int
-cli_runs_logs(struct cli *cli, const char *run_id, bool follow)
+cli_runs_logs(struct cli *cli, const char *run_id, const struct cli_logs *o)
 {
-	return events_run_history(cli, run_id, follow, false);
+	return events_run_history(cli, run_id, o, false);
 }
 
 int
 cli_runs_watch(struct cli *cli, const char *run_id)
 {
-	return events_run_history(cli, run_id, true, true);
+	struct cli_logs o = { .follow = true, .tail = -1 };
+
+	return events_run_history(cli, run_id, &o, true);
 }

@@ -53,18 +53,39 @@ static const struct cli_option runs_wait_options[] = {
 
 static const struct cli_option runs_logs_options[] = {
 	{ "follow", false },
+	{ "tail", true },
+	{ "since", true },
+	{ "timestamps", false },
 	{ NULL, false }
 };
 
+/* taskdeck runs logs RUN [-f] [--tail N] [--since DURATION|TIME] [--timestamps] */
 static int
 cmd_runs_logs_exec(struct cli *cli, int argc, char **argv)
 {
+	struct cli_logs o = { .follow = cli_has(cli, "follow"), .tail = -1,
+	    .timestamps = cli_has(cli, "timestamps") };
+	const char *tail = cli_get(cli, "tail"), *since = cli_get(cli, "since");
+	int64_t since_ms;
+	char *end;
 	int rc;
 
 	(void)argc;
+	if (tail != NULL) {
+		errno = 0;
+		o.tail = strtol(tail, &end, 10);
+		if (errno != 0 || end == tail || *end != '\0' || o.tail < 0)
+			return cli_usage_error(cli, "--tail takes a number of lines (0 or more)");
+	}
+	if (since != NULL) {
+		if (!cli_logs_since(since, &since_ms))
+			return cli_usage_error(cli, "--since takes a duration (10m, 2h, 30s, 1d) "
+			    "or an RFC 3339 time, not '%s'", since);
+		o.since_ms = since_ms > 0 ? since_ms : 1;
+	}
 	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
 		return rc;
-	return cli_runs_logs(cli, argv[0], cli_has(cli, "follow"));
+	return cli_runs_logs(cli, argv[0], &o);
 }
 
 static int
@@ -79,10 +100,13 @@ cmd_runs_watch_exec(struct cli *cli, int argc, char **argv)
 }
 
 const struct cli_cmd cmd_runs_logs_entry = {
-	"runs", "logs", "RUN [-f|--follow]",
+	"runs", "logs", "RUN [-f|--follow] [--tail N] [--since DURATION|TIME] [--timestamps]",
 	"Print a run's output (stdout) and its tools, progress and prompts\n"
 	"(stderr) from the service's durable history; with --follow, then the\n"
-	"live events until the run ends (exit codes as for run --wait).",
+	"live events until the run ends (exit codes as for run --wait).  --tail N:\n"
+	"the last N lines of the history; --since 10m (s, m, h, d) or an RFC 3339\n"
+	"time: its events from then on; --timestamps: each line begins with its\n"
+	"time (ISO 8601, UTC).",
 	runs_logs_options, 1, 1, cmd_runs_logs_exec
 };
 
