@@ -709,32 +709,35 @@ cli_distance(const char *a, const char *b)
 
 /*
  * The command nearest to what argv names ("runs list" for "rusn lsit"), when
- * near enough to be a typing slip; into out, false when none is.
+ * near enough to be a typing slip; into out, false when none is.  Within a
+ * group when argv[0] is one.
  */
 static bool
 cli_nearest(int argc, char **argv, char *out, size_t len)
 {
+	bool in_group = cli_is_group(argv[0]);
 	size_t best = (size_t)-1, d;
-	char typed[128], full[128];
+	char word[64];
 
-	snprintf(typed, sizeof typed, "%s%s%s", argv[0], argc > 1 ? " " : "",
-	    argc > 1 ? argv[1] : "");
 	for (const struct cli_cmd *const *c = cli_cmds; *c != NULL; c++) {
-		snprintf(full, sizeof full, "%s%s%s", (*c)->group, (*c)->name ? " " : "",
-		    (*c)->name ? (*c)->name : "");
-		/* "runs lst" against "runs list", "dotcor" against "doctor" */
-		d = (*c)->name != NULL && argc > 1 ? cli_distance(typed, full) :
-		    cli_distance(argv[0], (*c)->group);
-		if ((*c)->name != NULL && argc > 1 && cli_distance(argv[0], (*c)->group) <= 2 &&
-		    strchr((*c)->name, ' ') == NULL && d > cli_distance(argv[1], (*c)->name) +
-		    cli_distance(argv[0], (*c)->group))
-			d = cli_distance(argv[1], (*c)->name) + cli_distance(argv[0], (*c)->group);
+		if (in_group && strcmp((*c)->group, argv[0]) != 0)
+			continue;
+		/* in half steps: a one-word command loses ties when two words were typed */
+		d = 2 * cli_distance(argv[0], (*c)->group);
+		if ((*c)->name != NULL && argc > 1) {
+			snprintf(word, sizeof word, "%.*s", (int)strcspn((*c)->name, " "),
+			    (*c)->name);
+			d += 2 * cli_distance(argv[1], word);
+		} else if (argc > 1)
+			d += 1;
 		if (d < best) {
 			best = d;
-			snprintf(out, len, "%s", full);
+			snprintf(out, len, "%s%s%s", (*c)->group,
+			    (*c)->name != NULL && argc > 1 ? " " : "",
+			    (*c)->name != NULL && argc > 1 ? (*c)->name : "");
 		}
 	}
-	return best > 0 && best <= 2 + strlen(argv[0]) / 4;
+	return best > 0 && best / 2 <= 1 + strlen(argc > 1 ? argv[1] : argv[0]) / 3;
 }
 
 /* "taskdeck: unknown command 'X'", and the nearest one when there is one; exit 2. */
