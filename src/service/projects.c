@@ -121,6 +121,19 @@ projects_update(struct store *st, const char *id, const cJSON *fields, int64_t n
 	return ok;
 }
 
+bool
+projects_framework_used(struct store *st, const char *framework)
+{
+	sqlite3_stmt *s = store_stmt(st, "SELECT 1 FROM project_defaults"
+	    " WHERE json_extract(defaults, '$.framework') = ?1 LIMIT 1");
+	bool used;
+
+	sqlite3_bind_text(s, 1, framework, -1, SQLITE_STATIC);
+	used = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_reset(s);
+	return used;
+}
+
 cJSON *
 projects_defaults_load(struct store *st, const char *project_id, int64_t *updated_at)
 {

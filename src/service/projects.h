@@ -30,6 +30,8 @@ bool projects_create(struct store *st, const char *id, const cJSON *fields, int6
 bool projects_update(struct store *st, const char *id, const cJSON *fields, int64_t now);
 /* The defaults resource of a project, or NULL when the project is unknown. */
 cJSON *projects_defaults_load(struct store *st, const char *project_id, int64_t *updated_at);
+/* True when the session defaults of some project name this framework. */
+bool projects_framework_used(struct store *st, const char *framework);
 /* Replaces the stored defaults (JSON text, taken and freed). */
 bool projects_defaults_store(struct store *st, const char *project_id, char *defaults,
     int64_t now);

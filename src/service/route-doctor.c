@@ -11,6 +11,7 @@
 #include "bootstrap.h"
 #include "files.h"
 #include "http.h"
+#include "projects.h"
 #include "json.h"
 #include "routes.h"
 #include "routing.h"
@@ -21,7 +22,7 @@
 #include "store.h"
 #include "xalloc.h"
 
-enum check_status { CHECK_OK, CHECK_WARN, CHECK_FAIL };
+enum check_status { CHECK_OK, CHECK_WARN, CHECK_FAIL, CHECK_INFO };
 
 struct report {
 	cJSON *checks;
@@ -34,7 +35,7 @@ static void
 add_check(struct report *rep, const char *id, enum check_status status,
     char *message, char *action)
 {
-	static const char *names[] = { "ok", "warn", "fail" };
+	static const char *names[] = { "ok", "warn", "fail", "info" };
 	cJSON *c = cJSON_CreateObject();
 
 	cJSON_AddStringToObject(c, "id", id);
@@ -152,13 +153,18 @@ check_replay(struct report *rep, const struct service *svc)
 	    svc->replay_found_by ? svc->replay_found_by : "configured"), NULL);
 }
 
-/* readiness: every framework's runtime; a missing one fails only when it is the default. */
+/*
+ * readiness: every framework's runtime; a missing one fails only when it is
+ * the default, warns when a project's defaults name it, and is only said
+ * (info) when nothing uses it.
+ */
 static void
 check_runtimes(struct report *rep, const struct service *svc)
 {
 	const char *def = json_get_string(settings_defaults(svc->settings), "framework");
 	struct runtime_info info;
 	cJSON *routing = NULL;
+	bool used;
 	int64_t at;
 	char id[64];
 
@@ -177,6 +183,17 @@ check_runtimes(struct report *rep, const struct service *svc)
 		if (info.status == RUNTIME_READY) {
 			add_check(rep, id, CHECK_OK, xasprintf("%s: %s (found: %s)",
 			    info.framework, info.message, info.found_by), NULL);
+			continue;
+		}
+		store_lock(svc->store);
+		used = projects_framework_used(svc->store, info.framework);
+		store_unlock(svc->store);
+		if (!is_default && !used && info.status == RUNTIME_MISSING &&
+		    strcmp(info.source, "managed") != 0) {
+			add_check(rep, id, CHECK_INFO, xasprintf("%s is not installed (optional: "
+			    "only runs with this framework need it; install %s or set "
+			    "runtimes.%s.path in settings.json to use it).", info.framework,
+			    info.framework, info.framework), NULL);
 			continue;
 		}
 		add_check(rep, id, is_default ? CHECK_FAIL : CHECK_WARN,
