@@ -3,7 +3,7 @@
 # The commands are those of `taskdeck --help`; tests/completions.sh checks that.
 
 _taskdeck_commands="artifacts connectors credentials daemon dashboard defaults demo doctor
-events install-cli permissions plan projects routing run runs runtimes sessions setup"
+events install-cli permissions plan projects routing run runs runtimes sessions setup use"
 
 _taskdeck_subcommands() {
 	case $1 in

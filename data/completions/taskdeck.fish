@@ -1,6 +1,6 @@
 # fish completion for taskdeck (installed by `make install` into
 # $(datadir)/fish/vendor_completions.d/taskdeck.fish).
-set -l cmds artifacts connectors credentials daemon dashboard defaults demo doctor events install-cli permissions plan projects routing run runs runtimes sessions setup
+set -l cmds artifacts connectors credentials daemon dashboard defaults demo doctor events install-cli permissions plan projects routing run runs runtimes sessions setup use
 complete -c taskdeck -f
 complete -c taskdeck -n "not __fish_seen_subcommand_from $cmds" -a "$cmds"
 complete -c taskdeck -n "__fish_seen_subcommand_from artifacts" -a "list show download"

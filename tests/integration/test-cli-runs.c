@@ -551,7 +551,7 @@ Test(cli_runs, doctor_messages_whole_in_a_pipe)
 		const char *end = strchr(line, '\n');
 		size_t n = end != NULL ? (size_t)(end - line) : strlen(line);
 
-		cr_expect(n < 3 || strncmp(line + n - 3, "...", 3) != 0, "a cut line: %.*s", (int)n,
+		cr_expect(n < 3 || strncmp(line + n - 3, "\u2026", 3) != 0, "a cut line: %.*s", (int)n,
 		    line);
 		line = end != NULL ? end + 1 : NULL;
 	}
