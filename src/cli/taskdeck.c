@@ -548,6 +548,11 @@ cli_resolve_one(struct cli *cli, enum cli_ref ref, const char *text,
 	char *found;
 	int exit;
 
+	/* an id needs no service (and a usage error is found before it is asked) */
+	if (strncmp(text, ref == CLI_REF_PROJECT ? "prj_" : "ses_", 4) == 0) {
+		*id = text;
+		return CLI_EXIT_OK;
+	}
 	if ((exit = cli_connect(cli)) != CLI_EXIT_OK)
 		return exit;
 	if (ref == CLI_REF_PROJECT)
@@ -784,12 +789,12 @@ cli_run(struct cli *cli, int argc, char **argv)
 		return rc;
 	argn = argc - first;
 	argv += first;
-	if ((rc = cli_resolve(cli, &argn, &argv)) != -1)
-		return rc;
 	if (argn < cli->cmd->min_args)
 		return cli_usage_error(cli, "missing arguments");
 	if (cli->cmd->max_args >= 0 && argn > cli->cmd->max_args)
 		return cli_usage_error(cli, "too many arguments");
+	if ((rc = cli_resolve(cli, &argn, &argv)) != -1)
+		return rc;
 	return cli->cmd->exec(cli, argn, argv);
 }
 

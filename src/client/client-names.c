@@ -6,7 +6,6 @@
 
 #include "buf.h"
 #include "client-internal.h"
-#include "ids.h"
 #include "xalloc.h"
 
 /* How many candidates an ambiguity message names before "...". */
@@ -102,7 +101,7 @@ td_find_project(struct td_client *client, const char *text,
 	*id = NULL;
 	if (text == NULL || *text == '\0')
 		return client_fail(err, TD_INVALID_ARGUMENT, "the project name is empty");
-	if (td_id_valid(text, "prj")) {
+	if (strncmp(text, "prj_", 4) == 0) {
 		*id = xstrdup(text);
 		return TD_OK;
 	}
@@ -161,7 +160,7 @@ td_find_session(struct td_client *client, const char *project_id, const char *te
 	*id = NULL;
 	if (text == NULL || *text == '\0')
 		return client_fail(err, TD_INVALID_ARGUMENT, "the session title is empty");
-	if (td_id_valid(text, "ses")) {
+	if (strncmp(text, "ses_", 4) == 0) {
 		*id = xstrdup(text);
 		return TD_OK;
 	}

@@ -438,8 +438,8 @@ TD_API void td_run_free(struct td_run *run);
 TD_API void td_run_list_free(struct td_run_list *list);
 
 /*
- * A project by id or name: text that is a project id is taken as it is (not
- * checked); else the project named text exactly, else the one whose name
+ * A project by id or name: text that begins as a project id does ("prj_")
+ * is taken as it is (not checked: the call that uses it answers); else the project named text exactly, else the one whose name
  * begins with text, ignoring case.  TD_INVALID_ARGUMENT (naming the
  * candidates) when several match, TD_NOT_FOUND when none does.  Caller frees
  * *id.

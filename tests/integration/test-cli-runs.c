@@ -449,7 +449,7 @@ Test(cli_runs, usage_errors)
 	r = cli("artifacts download");
 	cr_assert_eq(r.status, 2, "%s", r.err);
 	run_free(&r);
-	r = cli("runs list");
+	r = cli("runs list --all-projects --project prj_000000000000000000000000");
 	cr_assert_eq(r.status, 2, "%s", r.err);
 	run_free(&r);
 	r = cli("runs show run_000000000000000000000000");
