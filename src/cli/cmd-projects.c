@@ -51,7 +51,7 @@ const struct cli_cmd cmd_projects_create_entry = {
 
 const struct cli_cmd cmd_projects_update_entry = {
 	"projects", "update",
-	"ID [--name NAME] [--description TEXT] [--context TEXT] [--metadata JSON | --patch JSON]",
+	"PROJECT [--name NAME] [--description TEXT] [--context TEXT] [--metadata JSON | --patch JSON]",
 	"Change a project.  --metadata merges into the metadata (null removes a key);\n"
 	"--patch sends a whole JSON merge patch.",
 	projects_update_options, 1, 1, cmd_projects_update_exec

@@ -149,8 +149,9 @@ cli_current_project(struct cli *cli, char **id, enum cli_context_source *source)
 		if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
 			return rc;
 		if (td_find_project(cli->client, env, &opts, id, &err) != TD_OK) {
-			fprintf(stderr, "taskdeck: TASKDECK_PROJECT=%s: ", env);
-			return cli_fail(&err);
+			rc = cli_fail(&err);
+			fprintf(stderr, "taskdeck: (the project of TASKDECK_PROJECT=%s)\n", env);
+			return rc;
 		}
 		*source = CLI_CONTEXT_ENV;
 		return CLI_EXIT_OK;
@@ -192,8 +193,9 @@ use_show(struct cli *cli)
 	}
 	if ((rc = cli_connect(cli)) == CLI_EXIT_OK &&
 	    td_get_project(cli->client, id, &opts, &p, &err) != TD_OK) {
-		fprintf(stderr, "taskdeck: the current project %s: ", id);
 		rc = cli_fail(&err);
+		fprintf(stderr, "taskdeck: (the current project %s; `taskdeck use --clear` "
+		    "forgets it)\n", id);
 	}
 	if (rc == CLI_EXIT_OK && cli->json) {
 		char *json = xasprintf("{\"project\":%s,\"source\":\"%s\"}", p->json,

@@ -610,8 +610,10 @@ cli_use_current(struct cli *cli, const char **id)
 	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
 		return rc;
 	if (td_get_project(cli->client, current, &opts, &p, &err) != TD_OK) {
-		fprintf(stderr, "taskdeck: the current project %s (`taskdeck use`): ", current);
-		return cli_fail(&err);
+		rc = cli_fail(&err);
+		fprintf(stderr, "taskdeck: (the current project %s; `taskdeck use --clear` "
+		    "forgets it)\n", current);
+		return rc;
 	}
 	fprintf(stderr, "taskdeck: in project %s, the current one (`taskdeck use` to change)\n",
 	    p->name);
