@@ -57,7 +57,6 @@ struct cli {
 	char **owned;		/* ids resolved from names, freed at exit */
 	size_t owned_count;
 	char **args;		/* the arguments with the current project put first, or NULL */
-	bool current_project;	/* --project came from the current project */
 };
 
 extern const struct cli_cmd cmd_doctor_entry;

@@ -604,7 +604,6 @@ cli_use_current(struct cli *cli, const char **id)
 	    current == NULL)
 		return rc;
 	*id = cli_keep(cli, current);
-	cli->current_project = true;
 	if (source != CLI_CONTEXT_STORED)
 		return CLI_EXIT_OK;
 	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
@@ -630,7 +629,7 @@ static int
 cli_resolve(struct cli *cli, int *argc, char ***argv)
 {
 	struct cli_names names = { cli->cmd, CLI_REF_NONE, false };
-	const char *project = NULL, *current;
+	const char *project = NULL, *current, *id;
 	bool session = false;
 	int rc;
 
@@ -678,10 +677,12 @@ cli_resolve(struct cli *cli, int *argc, char ***argv)
 			project = current;
 		}
 	}
-	if (names.arg != CLI_REF_NONE && *argc > 0 &&
-	    (rc = cli_resolve_one(cli, names.arg, (*argv)[0], project,
-	    (const char **)&(*argv)[0])) != CLI_EXIT_OK)
-		return rc;
+	if (names.arg != CLI_REF_NONE && *argc > 0) {
+		if ((rc = cli_resolve_one(cli, names.arg, (*argv)[0], project, &id)) !=
+		    CLI_EXIT_OK)
+			return rc;
+		(*argv)[0] = (char *)id;
+	}
 	return -1;
 }
 
