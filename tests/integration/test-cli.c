@@ -364,7 +364,7 @@ Test(cli, help_and_version)
 	run_free(&r);
 	r = cli(&svc, "projects update --help");
 	cr_assert_eq(r.status, 0);
-	cr_assert_eq(strncmp(r.out, "usage: taskdeck projects update ID", 34), 0, "%s", r.out);
+	cr_assert_eq(strncmp(r.out, "usage: taskdeck projects update PROJECT", 39), 0, "%s", r.out);
 	run_free(&r);
 	r = cli(&svc, "--version");
 	cr_assert_eq(r.status, 0);
