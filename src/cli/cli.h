@@ -190,17 +190,12 @@ struct out_table {
 	size_t columns;
 	size_t rows;		/* not counting the header */
 	char **cells;		/* header first, row by row */
-	size_t free_text;	/* bit c: column c is text that may be cut */
 };
 
 /* --wide: tables print every column uncut, also on a terminal. */
 void out_set_wide(bool wide);
-/* The width to fit on a terminal (COLUMNS, else the tty's); 0 in a pipe or a file. */
-size_t out_terminal_columns(void);
-/* A table whose last column is its free text (out_table_free_text adds others). */
+/* A table whose last column is its free text (a prompt, a title, a message). */
 void out_table_init(struct out_table *t, size_t columns, const char *const *header);
-/* Marks a column as free text, cut first (the widest first) to fit a terminal. */
-void out_table_free_text(struct out_table *t, size_t column);
 /* Adds one row of t->columns cells (NULL prints as "-"). */
 void out_table_add(struct out_table *t, const char *const *row);
 void out_table_print(const struct out_table *t);

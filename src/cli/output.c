@@ -85,16 +85,9 @@ out_table_init(struct out_table *t, size_t columns, const char *const *header)
 {
 	t->columns = columns;
 	t->rows = 0;
-	t->free_text = (size_t)1 << (columns - 1);
 	t->cells = xcalloc(columns, sizeof *t->cells);
 	for (size_t i = 0; i < columns; i++)
 		t->cells[i] = xstrdup(header[i]);
-}
-
-void
-out_table_free_text(struct out_table *t, size_t column)
-{
-	t->free_text |= (size_t)1 << column;
 }
 
 void
@@ -112,7 +105,8 @@ out_table_add(struct out_table *t, const char *const *row)
 	t->rows++;
 }
 
-size_t
+/* The width to fit on a terminal (COLUMNS, else the tty's); 0 in a pipe or a file. */
+static size_t
 out_terminal_columns(void)
 {
 	const char *env = getenv("COLUMNS");
@@ -133,7 +127,7 @@ out_terminal_columns(void)
 }
 
 /*
- * On a terminal, the widest free-text column is narrowed (cut with "…",
+ * On a terminal, the free-text (last) column is narrowed (cut with "…",
  * never below OUT_FREE_TEXT_MIN) until the rows fit its width; ids and the
  * other columns are never cut.  In a pipe or a file, and with --wide,
  * nothing is cut.
@@ -154,24 +148,17 @@ out_table_print(const struct out_table *t)
 	}
 	for (size_t c = 0; c < t->columns; c++)
 		total += widths[c] + (c + 1 < t->columns ? 2 : 0);
-	while (term > 0 && total > term) {
-		size_t widest = t->columns;
+	if (term > 0 && total > term) {
+		size_t over = total - term, *last = &widths[t->columns - 1];
 
-		for (size_t c = 0; c < t->columns; c++) {
-			if ((t->free_text & ((size_t)1 << c)) && widths[c] > OUT_FREE_TEXT_MIN &&
-			    (widest == t->columns || widths[c] > widths[widest]))
-				widest = c;
-		}
-		if (widest == t->columns)
-			break;
-		widths[widest]--;
-		total--;
+		*last = *last > OUT_FREE_TEXT_MIN + over ? *last - over :
+		    *last < OUT_FREE_TEXT_MIN ? *last : OUT_FREE_TEXT_MIN;
 	}
 	for (size_t r = 0; r <= t->rows; r++) {
 		for (size_t c = 0; c < t->columns; c++) {
 			char *cell = t->cells[r * t->columns + c];
 
-			if (term > 0 && (t->free_text & ((size_t)1 << c)))
+			if (term > 0 && c + 1 == t->columns)
 				out_shorten(cell, widths[c]);
 			if (c + 1 == t->columns)
 				printf("%s\n", cell);
