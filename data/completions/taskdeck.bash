@@ -16,7 +16,7 @@ _taskdeck_subcommands() {
 	plan) echo "show approve revise reject" ;;
 	projects) echo "list show create update" ;;
 	routing) echo "get set" ;;
-	runs) echo "list show wait cancel logs watch" ;;
+	runs) echo "list show wait cancel logs watch rerun" ;;
 	sessions) echo "list show config" ;;
 	esac
 }
