@@ -3,7 +3,7 @@
 set -l cmds artifacts connectors credentials daemon dashboard defaults demo doctor events install-cli permissions plan projects routing run runs runtimes sessions setup
 complete -c taskdeck -f
 complete -c taskdeck -n "not __fish_seen_subcommand_from $cmds" -a "$cmds"
-complete -c taskdeck -n "__fish_seen_subcommand_from artifacts" -a "list show download"
+complete -c taskdeck -n "__fish_seen_subcommand_from artifacts" -a "list show download view"
 complete -c taskdeck -n "__fish_seen_subcommand_from connectors" -a "list show add update enable disable remove test login"
 complete -c taskdeck -n "__fish_seen_subcommand_from credentials" -a "list show create update delete"
 complete -c taskdeck -n "__fish_seen_subcommand_from daemon" -a "start stop status"

@@ -82,6 +82,7 @@ extern const struct cli_cmd cmd_sessions_config_set_entry;
 extern const struct cli_cmd cmd_artifacts_list_entry;
 extern const struct cli_cmd cmd_artifacts_show_entry;
 extern const struct cli_cmd cmd_artifacts_download_entry;
+extern const struct cli_cmd cmd_artifacts_view_entry;
 extern const struct cli_cmd cmd_events_entry;
 extern const struct cli_cmd cmd_plan_show_entry;
 extern const struct cli_cmd cmd_plan_approve_entry;

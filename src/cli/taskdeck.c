@@ -55,6 +55,7 @@ static const struct cli_cmd *const cli_cmds[] = {
 	&cmd_artifacts_list_entry,
 	&cmd_artifacts_show_entry,
 	&cmd_artifacts_download_entry,
+	&cmd_artifacts_view_entry,
 	&cmd_events_entry,
 	&cmd_plan_show_entry,
 	&cmd_plan_approve_entry,

@@ -704,3 +704,58 @@ Test(cli_runs, show_says_tokens_duration_artifacts)
 	free(run_id);
 	free(project);
 }
+
+/* artifacts view: the bytes in $PAGER from a private file that is gone after, nothing saved. */
+Test(cli_runs, artifacts_view_in_pager)
+{
+	char *project = create_project("Viewed");
+	cJSON *run = run_replay(project, "research", 0), *arts, *item;
+	char *session = strdup(json_str(run, "sessionId")), *want, *seen, *mode;
+	const char *art = NULL, *path = NULL;
+	char tmp[512], rec[512], pager[2048];
+	size_t want_len, seen_len;
+	struct run r;
+
+	r = cli("--json artifacts list %s", session);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	arts = json_doc(r.out);
+	cJSON_ArrayForEach(item, arts) {
+		if (strcmp(json_str(item, "name"), "report.md") == 0) {
+			art = json_str(item, "id");
+			path = json_str(item, "path");
+		}
+	}
+	cr_assert_not_null(art, "no report.md in %s", r.out);
+	run_free(&r);
+	want = workspace_bytes(session, path, &want_len);
+	snprintf(tmp, sizeof tmp, "%s/viewtmp", svc.home);
+	snprintf(rec, sizeof rec, "%s/viewed", svc.home);
+	cr_assert_eq(mkdir(tmp, 0700), 0);
+	cr_assert_eq(mkdir(rec, 0700), 0);
+	/* The "pager" records the bytes and the mode of the file it is given. */
+	snprintf(pager, sizeof pager, "cp \\\"\\$1\\\" %s/bytes; stat -c %%a \\\"\\$1\\\" >%s/mode; :",
+	    rec, rec);
+	r.status = run_capture(&svc, &r.out, "cd %s && TMPDIR=%s PAGER=\"%s\" %s artifacts view "
+	    "%s 2>&1", svc.home, tmp, pager, harness_bin("taskdeck"), art);
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.out);
+	free(r.out);
+	snprintf(pager, sizeof pager, "%s/bytes", rec);
+	seen = harness_slurp(pager, &seen_len);
+	cr_assert_not_null(seen, "the pager got no file");
+	cr_expect(seen_len == want_len && memcmp(seen, want, want_len) == 0,
+	    "the pager got other bytes");
+	snprintf(pager, sizeof pager, "%s/mode", rec);
+	mode = harness_slurp(pager, &seen_len);
+	cr_assert_not_null(mode);
+	cr_expect_str_eq(mode, "600\n");
+	cr_expect_eq(rmdir(tmp), 0, "the temporary file is still in %s", tmp);
+	snprintf(pager, sizeof pager, "%s/report.md", svc.home);
+	cr_expect_neq(access(pager, F_OK), 0, "view saved the artifact");
+	free(seen);
+	free(mode);
+	free(want);
+	cJSON_Delete(arts);
+	cJSON_Delete(run);
+	free(session);
+	free(project);
+}

@@ -103,3 +103,27 @@ row=$(screen | grep -F "completed Research with a report" | head -n 1)
 grep -qF -- " $row_tokens " <<<"$row" || fail "the run row does not say '$row_tokens': $row"
 pass "the detail and taskdeck runs show agree ($tokens)"
 dash_quit
+
+# The action is detail: key.detail gives it another key, which the hints and the help show.
+mkdir -p "$TUI_TMP/xdg/taskdeck"
+printf 'key.detail = D\nkey.rerun = Ctrl-R\n' >"$TUI_TMP/xdg/taskdeck/dashboard.conf"
+dash_start 200x40 XDG_CONFIG_HOME="$TUI_TMP/xdg"
+wait_live
+wait_for "Research with a report"
+keys Tab Tab
+wait_for_re "Research with a report › run_"
+wait_for "D detail"
+wait_for "Ctrl-R rerun"
+keys i
+sleep 0.5
+assert_not_screen " config.provider "
+keys D
+wait_for " config.provider "
+keys Escape
+keys '?'
+wait_for "Keys:"
+screen | grep -qE "│ ?D +Runs, Log +the run's detail" || fail "the help does not show D for the detail"
+keys Escape
+wait_gone "Keys:"
+pass "key.detail = D: D opens the detail, i does not; hints and help say D"
+dash_quit
