@@ -3,7 +3,8 @@
 # counts them and a column shows them; c cancels every marked run after one
 # [y/N] that says how many and which; . runs them again (same prompt and
 # settings, same sessions); * marks every run shown; a failure is listed with
-# the count of those that succeeded; u and Esc clear the marks.
+# the count of those that succeeded; u and Esc clear the marks; a approves the
+# plans the marked runs wait for.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 tui_start
@@ -91,4 +92,34 @@ keys Escape
 wait_gone "1 marked"
 pass "u and Esc clear the marks"
 td runs cancel "$new_one" >/dev/null
+dash_quit
+
+# a on marked runs approves the plan each waits for, after one [y/N].
+read -r p1 ps1 < <(start_run "$project" plan "Plan the first" --plan-first)
+read -r p2 ps2 < <(start_run "$project" plan "Plan the second" --plan-first)
+wait_run_field "$p1" attention.kind plan-approval
+wait_run_field "$p2" attention.kind plan-approval
+dash_start 160x40
+wait_live
+keys Tab Tab
+wait_for_re "Plan the second › run_"
+keys Space
+wait_for "1 marked"
+keys BTab j Tab
+wait_for_re "Plan the first › run_"
+keys Space
+wait_for "2 marked"
+keys a
+wait_for_re "Approve the plan of 2 marked runs: run_…[0-9a-z]+ \\(Plan the second\\)"
+keys y
+wait_for "approve: 2 of 2 succeeded"
+for s in "$ps1" "$ps2"; do
+	for ((i = 0; i < TUI_WAIT_TENTHS; i++)); do
+		[[ $(td plan show "$s" | sed -n 's/^status: //p') != awaiting-approval ]] && break
+		tick
+	done
+	[[ $(td plan show "$s" | sed -n 's/^status: //p') != awaiting-approval ]] ||
+		fail "the plan of session $s still awaits approval"
+done
+pass "a: the plans of both marked runs approved after one [y/N]"
 dash_quit
