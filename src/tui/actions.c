@@ -162,7 +162,7 @@ tui_bulk_result(struct tui *t, const struct job_result *r)
 	return NEED_RUNS | NEED_PROJECT_RUNS | NEED_SESSIONS | NEED_PLAN;
 }
 
-/* 'v' (pager) and 'o' ($EDITOR) on an artifact: its bytes into a private file first. */
+/* 'v' (pager) and 'E' ($EDITOR) on an artifact: its bytes into a private file first. */
 unsigned
 action_open_artifact(struct tui *t, int key)
 {

@@ -660,7 +660,7 @@ static const struct keys_binding {
 	{ 'v', W_LOG, "v", "Log", "the lines shown in $PAGER (less)", key_pager, "pager" },
 	{ 'v', W_ARTIFACTS, "v", "Artifacts", "view it in $PAGER (less), nothing saved",
 	    action_open_artifact, "view" },
-	{ 'o', W_ARTIFACTS, "o", "Artifacts", "open it in $EDITOR (vi), nothing saved",
+	{ 'E', W_ARTIFACTS, "E", "Artifacts", "open it in $EDITOR (vi), nothing saved",
 	    action_open_artifact, "edit" },
 	{ ' ', W_CONNECTORS, "Space", "Connectors", "enable / disable the selected connector",
 	    key_connector, "toggle" },

@@ -164,8 +164,8 @@ draw_hints(const struct model *m, char *buf, size_t len)
 	static const struct hint sessions[] = { { "open", "Enter", "open" },
 	    { "continue", "N", "continue" }, { "help", "?", "help" }, { NULL, NULL, NULL } };
 	static const struct hint runs[] = { { "open", "Enter", "log" },
-	    { "detail", "i", "detail" }, { "mark", "Space", "mark" },
-	    { "cancel", "c", "cancel" }, { "rerun", ".", "rerun" }, { "help", "?", "help" },
+	    { "cancel", "c", "cancel" }, { "detail", "i", "detail" },
+	    { "mark", "Space", "mark" }, { "rerun", ".", "rerun" }, { "help", "?", "help" },
 	    { NULL, NULL, NULL } };
 	static const struct hint log[] = { { "search", "/", "search" },
 	    { "log-filter", "&", "filter" }, { "follow", "f", "follow" },

@@ -358,7 +358,7 @@ unsigned action_unmark(struct tui *t, int key);
 unsigned action_bulk(struct tui *t, const char *verb);
 unsigned action_rerun(struct tui *t, int key);
 unsigned action_approve(struct tui *t, int key);
-/* 'v' $PAGER, 'o' $EDITOR on the selected artifact. */
+/* 'v' $PAGER, 'E' $EDITOR on the selected artifact. */
 unsigned action_open_artifact(struct tui *t, int key);
 unsigned action_shell(struct tui *t, int key);
 /* Results of JOB_BULK and JOB_OPEN_ARTIFACT (app.c's table); NEED_* */

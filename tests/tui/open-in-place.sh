@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Open in place: v on an artifact hands its bytes to $PAGER and o to $EDITOR
+# Open in place: v on an artifact hands its bytes to $PAGER and E to $EDITOR
 # from a private temporary file (0600) that is gone afterwards, nothing saved
 # in the download directory; $ opens $SHELL in the session's workspace with
 # TASKDECK_SESSION and TASKDECK_PROJECT set.  The dashboard comes back live.
@@ -45,13 +45,13 @@ wait_for "report.md"
 [[ -z $(ls -A "$TUI_TMP/cwd") ]] || fail "something was saved in the download directory: $(ls "$TUI_TMP/cwd")"
 pass "v: the artifact's bytes in \$PAGER from a 0600 file, removed after, nothing saved"
 
-keys o
+keys E
 for ((i = 0; i < TUI_WAIT_TENTHS; i++)); do [[ -s $TUI_TMP/seen/editor.mode ]] && break; tick; done
 [[ -s $TUI_TMP/seen/editor.mode ]] || fail "EDITOR got no file"
 cmp -s "$TUI_TMP/seen/editor.bytes" "$TUI_TMP/want/report.md" || fail "EDITOR got other bytes"
 wait_live
 [[ ! -e $(cat "$TUI_TMP/seen/editor.path") ]] || fail "the editor's temporary file is still there"
-pass "o: the same in \$EDITOR"
+pass "E: the same in \$EDITOR"
 
 keys '$'
 for ((i = 0; i < TUI_WAIT_TENTHS; i++)); do [[ -s $TUI_TMP/seen/shell ]] && break; tick; done
