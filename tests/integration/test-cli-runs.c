@@ -618,6 +618,14 @@ Test(cli_runs, rerun_same_prompt_and_settings)
 	cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
 	run_free(&r);
 
+	/* --follow: the new run's output as it comes, and how it ended (exit as run --wait). */
+	r = cli("runs rerun %s --follow", old_id);
+	cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+	cr_assert_not_null(strstr(r.out, "Let me start on that."), "%s", r.out);
+	cr_assert_not_null(strstr(r.err, "in session "), "%s", r.err);
+	cr_assert_not_null(strstr(r.err, "failed: replay_failed"), "%s", r.err);
+	run_free(&r);
+
 	/* A session whose model changed since would not run it the same: exit 5, said. */
 	r = cli("sessions config set %s model=quick", session);
 	cr_assert_eq(r.status, 0, "%s", r.err);
