@@ -206,9 +206,7 @@ tui_open_artifact_result(struct tui *t, const struct job_result *r)
 		    r->err.message);
 	else if (r->job.path != NULL && chmod(r->job.path, 0600) == 0)
 		tui_external(t, pager ? "PAGER" : "EDITOR", pager ? "less" : "vi", r->job.path);
-	/* Nothing is kept: the copy was only for the pager or editor. */
-	if (r->job.path != NULL)
-		unlink(r->job.path);
+	/* Nothing is kept: the file goes with the job's result (worker.c). */
 	return NEED_NONE;
 }
 

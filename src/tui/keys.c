@@ -139,7 +139,7 @@ key_cancel(struct tui *t, int key)
 	struct job job = { .kind = JOB_CANCEL_RUN };
 
 	(void)key;
-	if (t->m.mark_count > 0 && tui_where(t) == W_RUNS)
+	if (t->m.mark_count > 0)
 		return action_bulk(t, "cancel");
 	if (r == NULL)
 		model_message(&t->m, t->now_ms, true, "no run selected");

@@ -109,11 +109,21 @@ job_clear(struct job *j)
 	memset(j, 0, sizeof *j);
 }
 
+/* The private file of JOB_OPEN_ARTIFACT: removed with the job's result, or with
+ * the job when it never ran. */
+static void
+job_remove_private(const struct job *j)
+{
+	if (j->kind == JOB_OPEN_ARTIFACT && j->path != NULL)
+		unlink(j->path);
+}
+
 void
 job_result_free(struct job_result *r)
 {
 	if (r == NULL)
 		return;
+	job_remove_private(&r->job);
 	job_clear(&r->job);
 	td_doctor_report_free(r->doctor);
 	td_project_list_free(r->projects);
@@ -756,8 +766,10 @@ lane_stop(struct wlane *lane)
 
 	if (lane->started)
 		pthread_join(lane->thread, NULL);
-	while ((n = wqueue_pop(&lane->jobs)) != NULL)
+	while ((n = wqueue_pop(&lane->jobs)) != NULL) {
+		job_remove_private(&n->job);
 		wnode_free(n);
+	}
 }
 
 struct worker *

@@ -40,7 +40,8 @@ enum job_kind {
 	JOB_CONNECTOR_LOGIN,	/* id: connector -> login_url (NULL: signed in at once) */
 	JOB_BULK,		/* decision "cancel", "approve" or "rerun", text: run ids
 				   separated by spaces, each in turn -> summary, failed */
-	JOB_OPEN_ARTIFACT,	/* id: artifact, path: a private file to fill, decision
+	JOB_OPEN_ARTIFACT,	/* id: artifact, path: a private file to fill (removed
+				   with the result, or the job never run), decision
 				   "pager" or "editor" (what opens it after) */
 };
 
