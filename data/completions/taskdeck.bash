@@ -7,7 +7,7 @@ events install-cli permissions plan projects routing run runs runtimes sessions 
 
 _taskdeck_subcommands() {
 	case $1 in
-	artifacts) echo "list show download" ;;
+	artifacts) echo "list show download view" ;;
 	connectors) echo "list show add update enable disable remove test login" ;;
 	credentials) echo "list show create update delete" ;;
 	daemon) echo "start stop status" ;;
@@ -16,7 +16,7 @@ _taskdeck_subcommands() {
 	plan) echo "show approve revise reject" ;;
 	projects) echo "list show create update" ;;
 	routing) echo "get set" ;;
-	runs) echo "list show wait cancel logs watch" ;;
+	runs) echo "list show wait cancel logs watch rerun" ;;
 	sessions) echo "list show config" ;;
 	esac
 }

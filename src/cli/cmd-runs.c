@@ -9,6 +9,8 @@
 #include "buf.h"
 #include "cli.h"
 #include "json.h"
+#include "timeutil.h"
+#include "tui/run-detail.h"
 #include "xalloc.h"
 
 static int cmd_run_exec(struct cli *, int, char **);
@@ -16,6 +18,7 @@ static int cmd_runs_list_exec(struct cli *, int, char **);
 static int cmd_runs_show_exec(struct cli *, int, char **);
 static int cmd_runs_wait_exec(struct cli *, int, char **);
 static int cmd_runs_cancel_exec(struct cli *, int, char **);
+static int cmd_runs_rerun_exec(struct cli *, int, char **);
 
 static const struct cli_option run_options[] = {
 	{ "project", true },
@@ -48,6 +51,12 @@ static const struct cli_option runs_list_options[] = {
 
 static const struct cli_option runs_wait_options[] = {
 	{ "wait-timeout", true },
+	{ NULL, false }
+};
+
+static const struct cli_option runs_rerun_options[] = {
+	{ "follow", false },
+	{ "idempotency-key", true },
 	{ NULL, false }
 };
 
@@ -161,6 +170,17 @@ const struct cli_cmd cmd_runs_cancel_entry = {
 	"Ask the service to cancel a run; it ends \"cancelled\" shortly after.  A run\n"
 	"that has already ended is left as it is: said on stderr, exit 5.",
 	cli_no_options, 1, 1, cmd_runs_cancel_exec
+};
+
+const struct cli_cmd cmd_runs_rerun_entry = {
+	"runs", "rerun", "RUN [-f|--follow] [--idempotency-key K]",
+	"Start RUN again: a new run in the same session with the same prompt,\n"
+	"permission profile, plan-first, config (framework, provider, model,\n"
+	"effort) and network; print its id.  RUN must have ended (completed,\n"
+	"failed or cancelled): an active one exits 5, and so does a session whose\n"
+	"configuration changed since.  With --follow, print the new run's output\n"
+	"until it ends (exit codes as for run --wait).",
+	runs_rerun_options, 1, 1, cmd_runs_rerun_exec
 };
 
 /* True for a permission profile the service knows. */
@@ -578,6 +598,42 @@ cmd_runs_list_exec(struct cli *cli, int argc, char **argv)
 	return cli_list_end(cli, &l, "runs");
 }
 
+static void
+runs_show_line(void *ctx, const char *key, const char *value)
+{
+	(void)ctx;
+	out_kv(key, value);
+}
+
+/*
+ * What the dashboard's detail view adds to the run's members, in its words:
+ * tokens, duration, and the artifacts the run saved (the newest page of its
+ * session's versions).
+ */
+static void
+runs_show_derived(struct cli *cli, const struct td_run *r)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	struct run_detail_artifact *arts = NULL;
+	struct td_artifact_list *list = NULL;
+	struct td_error err;
+	size_t n = 0;
+
+	if (td_list_artifacts(cli->client, r->session_id, true, 0, NULL, &opts, &list,
+	    &err) == TD_OK) {
+		arts = xcalloc(list->count + 1, sizeof *arts);
+		for (size_t i = list->count; i-- > 0;) {
+			const struct td_artifact *a = &list->items[i];
+
+			if (a->run_id != NULL && strcmp(a->run_id, r->id) == 0)
+				arts[n++] = (struct run_detail_artifact){ a->path, a->size };
+		}
+	}
+	run_detail_derived(r, arts, n, td_now_ms(), runs_show_line, NULL);
+	free(arts);
+	td_artifact_list_free(list);
+}
+
 /* taskdeck runs show RUN */
 static int
 cmd_runs_show_exec(struct cli *cli, int argc, char **argv)
@@ -592,6 +648,8 @@ cmd_runs_show_exec(struct cli *cli, int argc, char **argv)
 	if (td_get_run(cli->client, argv[0], &opts, &r, &err) != TD_OK)
 		return cli_fail(&err);
 	out_doc(cli, r->json);
+	if (!cli->json)
+		runs_show_derived(cli, r);
 	td_run_free(r);
 	return CLI_EXIT_OK;
 }
@@ -649,4 +707,46 @@ cmd_runs_cancel_exec(struct cli *cli, int argc, char **argv)
 	}
 	td_run_free(r);
 	return CLI_EXIT_OK;
+}
+
+/* taskdeck runs rerun RUN [--follow]: the same run again, in the same session. */
+static int
+cmd_runs_rerun_exec(struct cli *cli, int argc, char **argv)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	struct td_events *events = NULL;
+	struct td_run *old, *r;
+	struct td_error err;
+	int rc;
+
+	(void)argc;
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+		return rc;
+	/* Subscribed before the new run starts, so that none of its events is missed. */
+	if (cli_has(cli, "follow")) {
+		if (td_get_run(cli->client, argv[0], &opts, &old, &err) != TD_OK)
+			return cli_fail(&err);
+		if (runs_final(old->status))
+			events = cli_events_for_run(cli, old->project_id, old->session_id);
+		td_run_free(old);
+	}
+	opts.idempotency_key = cli_get(cli, "idempotency-key");
+	if (td_rerun_run(cli->client, argv[0], &opts, &r, &err) != TD_OK) {
+		td_events_close(events);
+		return cli_fail(&err);
+	}
+	if (cli_has(cli, "follow")) {
+		fprintf(stderr, "taskdeck: run %s in session %s\n", r->id, r->session_id);
+		rc = events != NULL ? cli_follow_run(cli, events, r->id) : CLI_FOLLOW_LOST;
+		if (rc == CLI_FOLLOW_LOST)
+			rc = runs_wait_and_print(cli, r->id, 0);
+	} else if (cli->json)
+		out_json(r->json);
+	else {
+		out_kv("run", r->id);
+		out_kv("session", r->session_id);
+		out_kv("status", r->status);
+	}
+	td_run_free(r);
+	return rc;
 }

@@ -49,6 +49,7 @@ static const struct cli_cmd *const cli_cmds[] = {
 	&cmd_runs_logs_entry,
 	&cmd_runs_watch_entry,
 	&cmd_runs_cancel_entry,
+	&cmd_runs_rerun_entry,
 	&cmd_sessions_list_entry,
 	&cmd_sessions_show_entry,
 	&cmd_sessions_config_get_entry,
@@ -56,6 +57,7 @@ static const struct cli_cmd *const cli_cmds[] = {
 	&cmd_artifacts_list_entry,
 	&cmd_artifacts_show_entry,
 	&cmd_artifacts_download_entry,
+	&cmd_artifacts_view_entry,
 	&cmd_events_entry,
 	&cmd_plan_show_entry,
 	&cmd_plan_approve_entry,
@@ -307,6 +309,9 @@ cli_exit_code(const struct td_error *err)
 	case TD_CONNECTION_FAILED:
 	case TD_TIMEOUT:
 		return CLI_EXIT_UNREACHABLE;
+	case TD_SESSION_BUSY:
+	case TD_CONFIGURATION_CONFLICT:
+		return CLI_EXIT_CONFLICT;
 	default:
 		if (err->http_status == 409 || err->http_status == 422)
 			return CLI_EXIT_CONFLICT;

@@ -240,6 +240,100 @@ td_start_run(struct td_client *c, const struct td_run_request *rq,
 	return rc;
 }
 
+/*
+ * The creation body of a run that starts again what run did: its project,
+ * session, prompt, profile, turn intent and network.  No config: a run in an
+ * existing session takes the session's (run_rerun_config checks it is the
+ * run's), and the session keeps its directory.
+ */
+static char *
+run_rerun_body(const struct td_run *run)
+{
+	cJSON *old = cJSON_Parse(run->json), *body = cJSON_CreateObject();
+	const cJSON *network = cJSON_GetObjectItemCaseSensitive(old, "network");
+	char *text;
+
+	run_set_string(body, "project", run->project_id);
+	run_set_string(body, "sessionId", run->session_id);
+	run_set_string(body, "prompt", run->prompt);
+	run_set_string(body, "permissionProfile", run->permission_profile);
+	run_set_string(body, "turnIntent", run->turn_intent);
+	if (cJSON_IsBool(network))
+		cJSON_AddBoolToObject(body, "network", cJSON_IsTrue(network));
+	text = json_print(body);
+	cJSON_Delete(body);
+	cJSON_Delete(old);
+	return text;
+}
+
+/*
+ * TD_OK when the session's configuration still gives run's framework,
+ * provider, model and effort; else TD_CONFIGURATION_CONFLICT naming the first
+ * member that changed (a member the session cleared takes its default).
+ */
+static enum td_code
+run_rerun_config(struct td_client *c, const struct td_run *run,
+    const struct td_request_options *opts, struct td_error *err)
+{
+	struct td_session_config *cfg;
+	enum td_code rc;
+
+	if ((rc = td_get_session_config(c, run->session_id, opts, &cfg, err)) != TD_OK)
+		return rc;
+	const struct {
+		const char *name, *now, *then;
+	} members[] = {
+		{ "framework", cfg->framework, run->config.framework },
+		{ "provider", cfg->provider, run->config.provider },
+		{ "model", cfg->model, run->config.model },
+		{ "effort", cfg->effort, run->config.effort },
+	};
+	for (size_t i = 0; rc == TD_OK && i < sizeof members / sizeof members[0]; i++) {
+		if (members[i].now == NULL || members[i].then == NULL ||
+		    strcmp(members[i].now, members[i].then) == 0)
+			continue;
+		rc = client_fail(err, TD_CONFIGURATION_CONFLICT, "session %s now has %s %s, "
+		    "run %s had %s: set it back (taskdeck sessions config set %s %s=%s) to "
+		    "run it again", run->session_id, members[i].name, members[i].now, run->id,
+		    members[i].then, run->session_id, members[i].name, members[i].then);
+	}
+	td_session_config_free(cfg);
+	return rc;
+}
+
+enum td_code
+td_rerun_run(struct td_client *c, const char *run_id,
+    const struct td_request_options *opts, struct td_run **out,
+    struct td_error *err)
+{
+	struct td_request_options read = { 0 };
+	struct td_run *old;
+	enum td_code rc;
+	char *body;
+
+	*out = NULL;
+	/* The reads carry no idempotency key: it belongs to the start alone. */
+	if (opts != NULL) {
+		read.timeout_ms = opts->timeout_ms;
+		read.cancel = opts->cancel;
+	}
+	if ((rc = td_get_run(c, run_id, &read, &old, err)) != TD_OK)
+		return rc;
+	if (!td_run_is_final(old)) {
+		rc = client_fail(err, TD_SESSION_BUSY, "run %s is still %s: it can run again "
+		    "once it has ended (cancel it first)", old->id, old->status);
+	} else if (old->prompt == NULL || old->project_id == NULL) {
+		rc = client_fail(err, TD_INVALID_RESPONSE, "run %s came without its prompt "
+		    "or project", old->id);
+	} else if ((rc = run_rerun_config(c, old, &read, err)) == TD_OK) {
+		body = run_rerun_body(old);
+		rc = run_call(c, "POST", "/api/v1/runs", body, opts, out, err);
+		free(body);
+	}
+	td_run_free(old);
+	return rc;
+}
+
 enum td_code
 td_get_run(struct td_client *c, const char *run_id,
     const struct td_request_options *opts, struct td_run **out,

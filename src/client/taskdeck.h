@@ -401,6 +401,18 @@ struct td_wait_options {
 TD_API enum td_code td_start_run(struct td_client *client,
     const struct td_run_request *request, const struct td_request_options *opts,
     struct td_run **out, struct td_error *err);
+/*
+ * Starts run_id again: a new run in the same session with the same prompt,
+ * permission profile, turn intent, config (framework, provider, model,
+ * effort) and network.  The run must have ended (completed, failed or
+ * cancelled); one still queued or running is TD_SESSION_BUSY, and a session
+ * whose configuration changed since is TD_CONFIGURATION_CONFLICT (the
+ * message names the member): then nothing starts.  opts->idempotency_key makes a retry safe.  Caller frees *out
+ * (the new run) with td_run_free.
+ */
+TD_API enum td_code td_rerun_run(struct td_client *client, const char *run_id,
+    const struct td_request_options *opts, struct td_run **out,
+    struct td_error *err);
 /* Caller frees *out with td_run_free. */
 TD_API enum td_code td_get_run(struct td_client *client, const char *run_id,
     const struct td_request_options *opts, struct td_run **out,

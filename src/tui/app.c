@@ -373,6 +373,8 @@ static const struct {
 	[JOB_CONNECTOR_ENABLE] = { res_connector_enable, false },
 	[JOB_CONNECTOR_TEST] = { res_connector_test, false },
 	[JOB_CONNECTOR_LOGIN] = { res_connector_login, false },
+	[JOB_BULK] = { tui_bulk_result, false },
+	[JOB_OPEN_ARTIFACT] = { tui_open_artifact_result, false },
 };
 
 static void
@@ -461,6 +463,7 @@ app_results_read(struct tui *t)
 
 	for (int i = 0; i < APP_RESULT_BATCH && (r = worker_take(t->w)) != NULL; i++) {
 		app_result(t, r);
+		tui_detail_result(t, r);
 		job_result_free(r);
 	}
 }
@@ -589,6 +592,7 @@ app_events_read(struct app *a)
 		if (t->m.conn == CONN_CONNECTING)
 			app_stream_live(a);
 		tui_need(t, model_apply_event(&t->m, e));
+		tui_detail_event(t, e);
 		if (e->type != NULL && strcmp(e->type, "stream.resync-required") == 0) {
 			model_resynced(&t->m, t->now_ms);
 			tui_need(t, NEED_EVERYTHING);
@@ -872,6 +876,7 @@ tui_main(struct td_client *client, const struct tui_options *o)
 	td_events_close(a.ev);
 	worker_free(t->w);
 	modal_free(t);
+	tui_detail_free(t);
 	job_clear(&t->draft);
 	for (size_t i = 0; i < sizeof t->downloading / sizeof t->downloading[0]; i++)
 		free(t->downloading[i]);

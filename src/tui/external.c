@@ -17,20 +17,20 @@
 
 #include "tui/tui.h"
 
-int
-tui_external(struct tui *t, const char *var, const char *fallback, const char *path)
+/*
+ * Runs "sh -c line sh arg" on the terminal, in cwd (NULL: here) with env
+ * ("NAME=value" strings, NULL-ended; NULL: none) added, and takes the screen
+ * back after.  what names it in the message of a failure.  0 when it exited 0.
+ */
+static int
+external_run(struct tui *t, const char *what, const char *line, const char *arg,
+    const char *cwd, char *const *env)
 {
-	const char *cmd = getenv(var);
 	struct timespec zero = { 0, 0 };
-	char line[4200];
 	sigset_t set;
 	int status = -1;
 	pid_t pid;
 
-	if (cmd == NULL || *cmd == '\0')
-		cmd = fallback;
-	/* The command as the shell reads it (it may hold options), the file as $1. */
-	snprintf(line, sizeof line, "%s \"$1\"", cmd);
 	def_prog_mode();
 	endwin();
 	pid = fork();
@@ -39,7 +39,13 @@ tui_external(struct tui *t, const char *var, const char *fallback, const char *p
 
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		execl("/bin/sh", "sh", "-c", line, "sh", path, (char *)NULL);
+		for (size_t i = 0; env != NULL && env[i] != NULL; i++)
+			putenv(env[i]);
+		if (cwd != NULL && chdir(cwd) != 0) {
+			fprintf(stderr, "taskdeck: cannot enter %s: %s\n", cwd, strerror(errno));
+			_exit(126);
+		}
+		execl("/bin/sh", "sh", "-c", line, "sh", arg, (char *)NULL);
 		_exit(127);
 	}
 	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
@@ -53,11 +59,41 @@ tui_external(struct tui *t, const char *var, const char *fallback, const char *p
 	clearok(curscr, TRUE);
 	t->dirty = true;
 	if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		model_message(&t->m, t->now_ms, true, "%s (%s) did not succeed%s", var, cmd,
+		model_message(&t->m, t->now_ms, true, "%s did not succeed%s", what,
 		    pid < 0 ? ": cannot start it" : "");
 		return -1;
 	}
 	return 0;
+}
+
+int
+tui_external(struct tui *t, const char *var, const char *fallback, const char *path)
+{
+	const char *cmd = getenv(var);
+	char line[4200], what[4200];
+
+	if (cmd == NULL || *cmd == '\0')
+		cmd = fallback;
+	/* The command as the shell reads it (it may hold options), the file as $1. */
+	snprintf(line, sizeof line, "%s \"$1\"", cmd);
+	snprintf(what, sizeof what, "%s (%s)", var, cmd);
+	return external_run(t, what, line, path, NULL, NULL);
+}
+
+int
+tui_shell(struct tui *t, const char *cwd, const char *session_id, const char *project_id)
+{
+	const char *shell = getenv("SHELL");
+	char session[200], project[200], what[4200];
+	char *env[] = { session, project, NULL };
+
+	if (shell == NULL || *shell == '\0')
+		shell = "/bin/sh";
+	snprintf(session, sizeof session, "TASKDECK_SESSION=%s", session_id);
+	snprintf(project, sizeof project, "TASKDECK_PROJECT=%s", project_id);
+	snprintf(what, sizeof what, "$SHELL (%s)", shell);
+	/* The shell itself, not through sh -c's words: "$1" is its path. */
+	return external_run(t, what, "exec \"$1\"", shell, cwd, env);
 }
 
 /* A private temporary file (0600); its path into path; the open FILE, or NULL. */

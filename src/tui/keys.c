@@ -139,6 +139,8 @@ key_cancel(struct tui *t, int key)
 	struct job job = { .kind = JOB_CANCEL_RUN };
 
 	(void)key;
+	if (t->m.mark_count > 0)
+		return action_bulk(t, "cancel");
 	if (r == NULL)
 		model_message(&t->m, t->now_ms, true, "no run selected");
 	else if (keys_run_final(r))
@@ -608,7 +610,23 @@ static const struct keys_binding {
 	    key_new_run, "new-run" },
 	{ 'N', W_ANY & ~W_LOG, "N", "not the Log",
 	    "new run continuing the selected session (:continue)", key_new_run, "continue" },
-	{ 'c', W_RUNS | W_LOG, "c", "Runs, Log", "cancel the selected run", key_cancel, "cancel" },
+	{ 'c', W_RUNS | W_LOG, "c", "Runs, Log", "cancel the selected run (the marked ones)",
+	    key_cancel, "cancel" },
+	{ 'i', W_RUNS | W_LOG, "i", "Runs, Log", "the run's detail: settings, tokens, result",
+	    action_detail, "detail" },
+	{ ' ', W_RUNS, "Space", "Runs", "mark / unmark the run (then c, a, . act on the marked)",
+	    action_mark, "mark" },
+	{ '*', W_RUNS, "*", "Runs", "mark every run shown (the / filter applied)",
+	    action_mark_all, "mark-all" },
+	{ 'u', W_RUNS, "u Esc", "Runs", "clear the marks", action_unmark, "unmark-all" },
+	{ TUI_ESC, W_RUNS, NULL, NULL, NULL, action_unmark, NULL },
+	{ '.', W_RUNS | W_LOG, ".", "Runs, Log",
+	    "run again: same prompt and settings, same session (the marked ones)",
+	    action_rerun, "rerun" },
+	{ 'a', W_RUNS, "a", "Runs", "approve the plan the run waits for (the marked ones)",
+	    action_approve, "approve-runs" },
+	{ '$', W_ANY, "$", "anywhere", "a shell ($SHELL) in the session's workspace",
+	    action_shell, "shell" },
 	{ 'r', W_ANY, "r", "anywhere", "re-read everything (unreachable: reconnect now)",
 	    key_reread, "reread" },
 	{ '!', W_ANY, "!", "anywhere", "show the pending permission prompt", key_permission,
@@ -640,6 +658,10 @@ static const struct keys_binding {
 	{ 't', W_LOG, "t", "Log", "timestamps on/off", key_timestamps, "timestamps" },
 	{ 's', W_LOG, "s", "Log", "scope: the run or the whole session", key_scope, "scope" },
 	{ 'v', W_LOG, "v", "Log", "the lines shown in $PAGER (less)", key_pager, "pager" },
+	{ 'v', W_ARTIFACTS, "v", "Artifacts", "view it in $PAGER (less), nothing saved",
+	    action_open_artifact, "view" },
+	{ 'E', W_ARTIFACTS, "E", "Artifacts", "open it in $EDITOR (vi), nothing saved",
+	    action_open_artifact, "edit" },
 	{ ' ', W_CONNECTORS, "Space", "Connectors", "enable / disable the selected connector",
 	    key_connector, "toggle" },
 	{ 't', W_CONNECTORS, "t", "Connectors", "test it: connect and list its tools",
@@ -982,6 +1004,7 @@ keys_init(void)
 {
 	modal_register(MODAL_HELP, help_draw, help_key);
 	modal_register(MODAL_COMMAND, command_draw, command_key);
+	detail_init();
 	screen_register_keys(keys_action_key);
 }
 

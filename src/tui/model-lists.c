@@ -456,6 +456,7 @@ model_set_sessions(struct model *m, const char *for_project, const struct td_ses
 			d->title = xstrdup_or_null(t->title);
 			d->last_run_status = xstrdup_or_null(t->last_run.status);
 			d->updated_at = xstrdup_or_null(t->updated_at);
+			d->cwd = xstrdup_or_null(t->cwd);
 		}
 		m->session_count = l->count;
 	}

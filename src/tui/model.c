@@ -92,6 +92,7 @@ session_clear(struct m_session *s)
 	free(s->title);
 	free(s->last_run_status);
 	free(s->updated_at);
+	free(s->cwd);
 }
 
 static void

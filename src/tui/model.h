@@ -55,6 +55,7 @@ struct m_session {
 	char *title;
 	char *last_run_status;	/* NULL when none */
 	char *updated_at;
+	char *cwd;		/* its working directory (the workspace) */
 };
 
 struct m_run {
@@ -276,6 +277,14 @@ struct model {
 
 	struct m_log log;
 
+	/* Runs marked for a bulk action (model-marks.c), in the order marked. */
+	struct m_mark {
+		char *id;
+		char *session_id;
+		char *prompt;
+	} *marks;
+	size_t mark_count;
+
 	/* The message line: text and when it stops showing. */
 	char message[512];
 	bool message_error;
@@ -470,5 +479,14 @@ void model_counts(const struct model *m, size_t *running, size_t *waiting);
 const struct m_permission *model_modal_permission(const struct model *m);
 void model_permission_hide(struct model *m);
 void model_permission_show(struct model *m);
+
+/* Marks (model-marks.c): runs chosen for a bulk action, kept by id across
+ * reads and sessions.  Each returns true when the marks changed. */
+bool model_marked(const struct model *m, const char *run_id);
+/* Marks the selected run, or unmarks it when marked. */
+bool model_mark_toggle(struct model *m);
+/* Marks every run the Runs list shows (its '/' filter applied). */
+bool model_mark_visible(struct model *m);
+bool model_marks_clear(struct model *m);
 
 #endif

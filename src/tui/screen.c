@@ -164,7 +164,9 @@ draw_hints(const struct model *m, char *buf, size_t len)
 	static const struct hint sessions[] = { { "open", "Enter", "open" },
 	    { "continue", "N", "continue" }, { "help", "?", "help" }, { NULL, NULL, NULL } };
 	static const struct hint runs[] = { { "open", "Enter", "log" },
-	    { "cancel", "c", "cancel" }, { "help", "?", "help" }, { NULL, NULL, NULL } };
+	    { "cancel", "c", "cancel" }, { "detail", "i", "detail" },
+	    { "mark", "Space", "mark" }, { "rerun", ".", "rerun" }, { "help", "?", "help" },
+	    { NULL, NULL, NULL } };
 	static const struct hint log[] = { { "search", "/", "search" },
 	    { "log-filter", "&", "filter" }, { "follow", "f", "follow" },
 	    { "scope", "s", "scope" }, { "help", "?", "help" }, { NULL, NULL, NULL } };
@@ -177,6 +179,7 @@ draw_hints(const struct model *m, char *buf, size_t len)
 	static const struct hint idle_plan[] = { { "log", "1", "log" },
 	    { "artifacts", "3", "artifacts" }, { "help", "?", "help" }, { NULL, NULL, NULL } };
 	static const struct hint artifacts[] = { { "download", "Enter", "download" },
+	    { "view", "v", "view" },
 	    { "help", "?", "help" }, { NULL, NULL, NULL } };
 	static const struct hint connectors[] = { { "toggle", "Space", "enable/disable" },
 	    { "test", "t", "test" }, { "help", "?", "help" }, { NULL, NULL, NULL } };
@@ -269,6 +272,10 @@ draw_status(struct tui *t, int y)
 		snprintf(att, sizeof att, "%zu need you (@)", need);
 		aw = draw_text(y, x, t->cols - x - 1, att, draw_attr(t, ST_ATTENTION));
 		x += aw + 2;
+	}
+	if (m->mark_count > 0 && x < t->cols - 1) {
+		snprintf(att, sizeof att, "%zu marked", m->mark_count);
+		x += draw_text(y, x, t->cols - x - 1, att, draw_attr(t, ST_ATTENTION)) + 2;
 	}
 	room = t->cols - 1 - x;
 	for (size_t i = 0; i < sizeof tries / sizeof tries[0]; i++) {

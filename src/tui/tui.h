@@ -114,6 +114,7 @@ enum modal_kind {
 	MODAL_LIST_FILTER,	/* '/' in Projects, Sessions, Runs: applied as typed */
 	MODAL_SEARCH,		/* the log's '/': n / N go from match to match */
 	MODAL_SIGNIN,		/* a connector's authorization URL, to open in a browser */
+	MODAL_DETAIL,		/* a run's detail (view-detail.c registers it) */
 	MODAL__COUNT
 };
 
@@ -216,6 +217,11 @@ struct tui {
 	char modal_name[256];
 	char modal_run[128];
 	long modal_version, modal_revision;
+	/* The run detail ('i'): the run shown, as last read (NULL until it
+	 * arrives), and the first row shown. */
+	char detail_id[128];
+	struct td_run *detail;
+	size_t detail_top;
 };
 
 /* Permission profiles Ctrl-P cycles through. */
@@ -325,8 +331,39 @@ void draw_separator(const struct tui *t, int y, int x, int w);
 /* external.c */
 /* Runs "$var path" (fallback when var is unset) on the terminal; 0 when it exited 0. */
 int tui_external(struct tui *t, const char *var, const char *fallback, const char *path);
+/* Runs $SHELL (/bin/sh when unset) in cwd with TASKDECK_SESSION and
+ * TASKDECK_PROJECT set; the dashboard waits and comes back.  0 when it exited 0. */
+int tui_shell(struct tui *t, const char *cwd, const char *session_id, const char *project_id);
 /* A private temporary file, path filled (suffix kept); NULL on failure. */
 FILE *tui_temp_file(char *path, size_t len, const char *suffix);
+
+/* view-detail.c: the run detail, a modal read again as the run's events come */
+void detail_init(void);
+/* Opens the detail of run_id and reads it. */
+void tui_detail_open(struct tui *t, const char *run_id);
+/* Takes the run of a JOB_RUN result when it is the one shown (r->run becomes NULL). */
+void tui_detail_result(struct tui *t, struct job_result *r);
+/* Reads the run shown again when one of its events (not output) arrives. */
+void tui_detail_event(struct tui *t, const struct td_event *e);
+/* Frees what the detail holds (at quit). */
+void tui_detail_free(struct tui *t);
+
+/* actions.c: marks and bulk actions, the run detail's key, open in place */
+unsigned action_detail(struct tui *t, int key);
+unsigned action_mark(struct tui *t, int key);
+unsigned action_mark_all(struct tui *t, int key);
+/* u, and Esc in Runs: clears the marks. */
+unsigned action_unmark(struct tui *t, int key);
+/* verb "cancel", "approve" or "rerun" on the marked runs (else the selected one), after [y/N]. */
+unsigned action_bulk(struct tui *t, const char *verb);
+unsigned action_rerun(struct tui *t, int key);
+unsigned action_approve(struct tui *t, int key);
+/* 'v' $PAGER, 'E' $EDITOR on the selected artifact. */
+unsigned action_open_artifact(struct tui *t, int key);
+unsigned action_shell(struct tui *t, int key);
+/* Results of JOB_BULK and JOB_OPEN_ARTIFACT (app.c's table); NEED_* */
+unsigned tui_bulk_result(struct tui *t, const struct job_result *r);
+unsigned tui_open_artifact_result(struct tui *t, const struct job_result *r);
 
 /* modal.c */
 /* The modal drawn and given the keys: t->modal, else the permission prompt. */

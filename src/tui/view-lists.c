@@ -307,7 +307,11 @@ runs_row(struct tui *t, size_t i, int y, int x, int w, unsigned attr)
 
 	snprintf(badge, sizeof badge, "%s %-9s ", si >= 0 ? t->g->status[si] : "?",
 	    r->status != NULL ? r->status : "?");
-	used = draw_text(y, x, w, badge, draw_attr(t, draw_status_style(r->status)) | sel_bits);
+	/* While runs are marked, a column says which. */
+	used = t->m.mark_count == 0 ? 0 : draw_text(y, x, w, model_marked(&t->m, r->id) ?
+	    (t->ascii ? "* " : "\u2713 ") : "  ", draw_attr(t, ST_ATTENTION) | sel_bits);
+	used += draw_text(y, x + used, w - used, badge,
+	    draw_attr(t, draw_status_style(r->status)) | sel_bits);
 	if (r->attention != NULL || r->permission_pending) {
 		used += draw_text(y, x + used, w - used,
 		    r->permission_pending ? "!perm " : "!plan ",

@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "buf.h"
 #include "model.h"
 #include "timeutil.h"
 #include "worker.h"
@@ -108,11 +109,21 @@ job_clear(struct job *j)
 	memset(j, 0, sizeof *j);
 }
 
+/* The private file of JOB_OPEN_ARTIFACT: removed with the job's result, or with
+ * the job when it never ran. */
+static void
+job_remove_private(const struct job *j)
+{
+	if (j->kind == JOB_OPEN_ARTIFACT && j->path != NULL)
+		unlink(j->path);
+}
+
 void
 job_result_free(struct job_result *r)
 {
 	if (r == NULL)
 		return;
+	job_remove_private(&r->job);
 	job_clear(&r->job);
 	td_doctor_report_free(r->doctor);
 	td_project_list_free(r->projects);
@@ -127,6 +138,7 @@ job_result_free(struct job_result *r)
 	td_connector_free(r->connector);
 	td_connector_test_free(r->connector_test);
 	free(r->login_url);
+	free(r->summary);
 	for (size_t i = 0; i < r->event_count; i++)
 		td_event_free(r->events[i]);
 	free(r->events);
@@ -534,6 +546,94 @@ do_connector_login(struct worker *w, struct job_result *r,
 	return td_login_connector(w->client, r->job.id, NULL, &o, &r->login_url, &r->err);
 }
 
+/* One run of a bulk action; TD_OK or why not, with *new_run for a rerun. */
+static enum td_code
+bulk_one(struct worker *w, const char *verb, const char *run_id,
+    const struct td_request_options *opts, char **new_run, struct td_error *err)
+{
+	struct td_run *run = NULL;
+	struct td_plan *plan = NULL;
+	enum td_code rc;
+
+	if (strcmp(verb, "rerun") == 0) {
+		if ((rc = td_rerun_run(w->client, run_id, opts, &run, err)) == TD_OK)
+			*new_run = xstrdup(run->id);
+		td_run_free(run);
+		return rc;
+	}
+	if ((rc = td_get_run(w->client, run_id, opts, &run, err)) != TD_OK)
+		return rc;
+	if (td_run_is_final(run))
+		rc = fail(err, TD_INVALID_ARGUMENT, strcmp(run->status, "cancelled") == 0 ?
+		    "already cancelled" : strcmp(run->status, "failed") == 0 ?
+		    "already failed" : "already completed");
+	else if (strcmp(verb, "cancel") == 0)
+		rc = td_cancel_run(w->client, run_id, opts, NULL, err);
+	else if (run->attention.kind == NULL || strcmp(run->attention.kind, "plan-approval") != 0)
+		rc = fail(err, TD_PLAN_NOT_PENDING, "no plan awaits approval");
+	else if ((rc = td_get_session_plan(w->client, run->session_id, opts, &plan, err)) == TD_OK)
+		rc = td_respond_session_plan(w->client, run->session_id, "approve", plan->version,
+		    plan->revision, NULL, opts, NULL, err);
+	td_plan_free(plan);
+	td_run_free(run);
+	return rc;
+}
+
+/* cancel, approve or rerun each run of job.text; every failure is said. */
+static enum td_code
+do_bulk(struct worker *w, struct job_result *r, const struct td_request_options *opts)
+{
+	const char *verb = r->job.decision != NULL ? r->job.decision : "";
+	char *ids = xstrdup(r->job.text != NULL ? r->job.text : ""), *save = NULL, *id;
+	struct buf done, failed;
+
+	buf_init(&done, 4096);
+	buf_init(&failed, 4096);
+	for (id = strtok_r(ids, " ", &save); id != NULL; id = strtok_r(NULL, " ", &save)) {
+		struct td_error err = { 0 };
+		char *new_run = NULL;
+
+		if (bulk_one(w, verb, id, opts, &new_run, &err) == TD_OK) {
+			r->done_count++;
+			if (new_run != NULL)
+				buf_printf(&done, "%s%s", done.len > 0 ? ", " : "", new_run);
+		} else {
+			r->failed_count++;
+			buf_printf(&failed, "%s%s: %s", failed.len > 0 ? "; " : "", id, err.message);
+		}
+		free(new_run);
+	}
+	r->summary = xasprintf("%s%s%s%s", done.len > 0 ? "started " : "",
+	    done.len > 0 ? done.data : "", done.len > 0 && failed.len > 0 ? "; " : "",
+	    failed.len > 0 ? failed.data : "");
+	buf_free(&done);
+	buf_free(&failed);
+	free(ids);
+	return TD_OK;
+}
+
+/* Writes downloaded bytes to the open file of do_open_artifact. */
+static enum td_code
+open_write(void *ud, const void *data, size_t len)
+{
+	return fwrite(data, 1, len, ud) == len ? TD_OK : TD_IO_ERROR;
+}
+
+/* The artifact's bytes into the private file job.path (made by the loop, 0600). */
+static enum td_code
+do_open_artifact(struct worker *w, struct job_result *r, const struct td_request_options *opts)
+{
+	FILE *fp = r->job.path != NULL ? fopen(r->job.path, "we") : NULL;
+	enum td_code rc;
+
+	if (fp == NULL)
+		return fail(&r->err, TD_IO_ERROR, "cannot write the temporary file");
+	rc = td_download_artifact(w->client, r->job.id, 0, open_write, fp, opts, NULL, &r->err);
+	if (fclose(fp) != 0 && rc == TD_OK)
+		rc = fail(&r->err, TD_IO_ERROR, "cannot write the temporary file");
+	return rc;
+}
+
 /* What each request job calls; JOB_DOWNLOAD has its own thread. */
 static enum td_code (*const request_fns[])(struct worker *, struct job_result *,
     const struct td_request_options *) = {
@@ -556,6 +656,8 @@ static enum td_code (*const request_fns[])(struct worker *, struct job_result *,
 	[JOB_RUN] = do_run,
 	[JOB_PLAN_RESPOND] = do_plan_respond,
 	[JOB_PERMISSION_ANSWER] = do_permission_answer,
+	[JOB_BULK] = do_bulk,
+	[JOB_OPEN_ARTIFACT] = do_open_artifact,
 };
 
 /* Runs one request job and posts its result. */
@@ -664,8 +766,10 @@ lane_stop(struct wlane *lane)
 
 	if (lane->started)
 		pthread_join(lane->thread, NULL);
-	while ((n = wqueue_pop(&lane->jobs)) != NULL)
+	while ((n = wqueue_pop(&lane->jobs)) != NULL) {
+		job_remove_private(&n->job);
 		wnode_free(n);
+	}
 }
 
 struct worker *

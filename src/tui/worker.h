@@ -38,6 +38,11 @@ enum job_kind {
 	JOB_CONNECTOR_ENABLE,	/* id: connector, decision "enable"/"disable" -> connector */
 	JOB_CONNECTOR_TEST,	/* id: connector -> connector_test */
 	JOB_CONNECTOR_LOGIN,	/* id: connector -> login_url (NULL: signed in at once) */
+	JOB_BULK,		/* decision "cancel", "approve" or "rerun", text: run ids
+				   separated by spaces, each in turn -> summary, failed */
+	JOB_OPEN_ARTIFACT,	/* id: artifact, path: a private file to fill (removed
+				   with the result, or the job never run), decision
+				   "pager" or "editor" (what opens it after) */
 };
 
 struct job {
@@ -80,6 +85,8 @@ struct job_result {
 	struct td_connector *connector;
 	struct td_connector_test *connector_test;
 	char *login_url;		/* JOB_CONNECTOR_LOGIN: the authorization URL */
+	char *summary;			/* JOB_BULK: what was done, and each failure */
+	size_t done_count, failed_count;	/* JOB_BULK */
 	struct td_event **events;	/* JOB_HISTORY: oldest first */
 	size_t event_count;
 	bool more;			/* JOB_HISTORY: another page follows */

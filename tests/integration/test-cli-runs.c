@@ -557,3 +557,213 @@ Test(cli_runs, doctor_messages_whole_in_a_pipe)
 	}
 	run_free(&r);
 }
+
+/* The members of a run that say how it was started, as runs show --json gives them. */
+static cJSON *
+run_settings(const char *run_id)
+{
+	static const char *const keep[] = { "sessionId", "projectId", "prompt",
+		"permissionProfile", "turnIntent", "config", "network", "cwd", NULL };
+	struct run r = cli("--json runs show %s", run_id);
+	cJSON *doc, *out = cJSON_CreateObject();
+
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	doc = json_doc(r.out);
+	for (size_t i = 0; keep[i] != NULL; i++) {
+		cJSON *v = cJSON_GetObjectItem(doc, keep[i]);
+
+		cr_assert_not_null(v, "no %s in %s", keep[i], r.out);
+		cJSON_AddItemToObject(out, keep[i], cJSON_Duplicate(v, true));
+	}
+	cJSON_Delete(doc);
+	run_free(&r);
+	return out;
+}
+
+/* runs rerun: a new run in the same session with the same prompt and settings. */
+Test(cli_runs, rerun_same_prompt_and_settings)
+{
+	char *project = create_project("Again");
+	struct run r = cli("run --project %s --provider replay --model fail --permission "
+	    "read-only --network --wait 'Fail, then again'", project);
+	char *old_id, *new_id, *session, *a, *b;
+	cJSON *then, *now;
+
+	cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+	old_id = text_kv(r.out, "run");
+	session = text_kv(r.out, "session");
+	run_free(&r);
+
+	r = cli("runs rerun %s", old_id);
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	new_id = text_kv(r.out, "run");
+	cr_assert_not_null(new_id, "%s", r.out);
+	cr_assert_str_neq(new_id, old_id);
+	assert_text_kv(r.out, "session", session);
+	run_free(&r);
+
+	then = run_settings(old_id);
+	now = run_settings(new_id);
+	a = cJSON_PrintUnformatted(then);
+	b = cJSON_PrintUnformatted(now);
+	cr_expect_str_eq(b, a, "the rerun was started otherwise");
+	cr_expect(strstr(a, "\"permissionProfile\":\"read-only\"") != NULL &&
+	    strstr(a, "\"model\":\"fail\"") != NULL && strstr(a, "\"network\":true") != NULL,
+	    "%s", a);
+	free(a);
+	free(b);
+	cJSON_Delete(then);
+	cJSON_Delete(now);
+	r = cli("runs wait %s --wait-timeout 60", new_id);
+	cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+	run_free(&r);
+
+	/* --follow: the new run's output as it comes, and how it ended (exit as run --wait). */
+	r = cli("runs rerun %s --follow", old_id);
+	cr_assert_eq(r.status, 1, "exit %d: %s", r.status, r.err);
+	cr_assert_not_null(strstr(r.out, "Let me start on that."), "%s", r.out);
+	cr_assert_not_null(strstr(r.err, "in session "), "%s", r.err);
+	cr_assert_not_null(strstr(r.err, "failed: replay_failed"), "%s", r.err);
+	run_free(&r);
+
+	/* A session whose model changed since would not run it the same: exit 5, said. */
+	r = cli("sessions config set %s model=quick", session);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	r = cli("runs rerun %s", old_id);
+	cr_assert_eq(r.status, 5, "exit %d: %s", r.status, r.err);
+	cr_assert_not_null(strstr(r.err, "model quick"), "%s", r.err);
+	cr_assert_not_null(strstr(r.err, "model=fail"), "%s", r.err);
+	run_free(&r);
+	free(old_id);
+	free(new_id);
+	free(session);
+	free(project);
+}
+
+/* A plan-first run still waiting cannot run again (exit 5); once cancelled it can, plan-first. */
+Test(cli_runs, rerun_of_an_active_run_then_cancelled)
+{
+	char *project = create_project("Plans");
+	struct run r = cli("run --project %s --provider replay --model plan --plan-first "
+	    "'Plan, then write'", project);
+	char *run_id, *new_id;
+	cJSON *doc;
+
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	run_id = text_kv(r.out, "run");
+	run_free(&r);
+
+	r = cli("runs rerun %s", run_id);
+	cr_assert_eq(r.status, 5, "exit %d: %s", r.status, r.err);
+	cr_assert_not_null(strstr(r.err, run_id), "%s", r.err);
+	cr_assert_not_null(strstr(r.err, "cancel it first"), "%s", r.err);
+	run_free(&r);
+
+	r = cli("runs cancel %s", run_id);
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	run_free(&r);
+	r = cli("runs wait %s --wait-timeout 30", run_id);
+	run_free(&r);
+	r = cli("--json runs rerun %s", run_id);
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	doc = json_doc(r.out);
+	new_id = strdup(json_str(doc, "id"));
+	cr_expect_str_eq(json_str(doc, "turnIntent"), "plan-first");
+	cr_expect_str_eq(json_str(doc, "prompt"), "Plan, then write");
+	cJSON_Delete(doc);
+	run_free(&r);
+	r = cli("runs cancel %s", new_id);
+	run_free(&r);
+	free(new_id);
+	free(run_id);
+	free(project);
+}
+
+/* runs show: the members, then what the dashboard's detail view adds, in its words. */
+Test(cli_runs, show_says_tokens_duration_artifacts)
+{
+	char *project = create_project("Shown");
+	struct run r = cli("run --project %s --provider replay --model research --wait "
+	    "'Write a short report.'", project);
+	char *run_id, *line;
+
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	run_id = text_kv(r.out, "run");
+	run_free(&r);
+	r = cli("runs show %s", run_id);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	assert_text_kv(r.out, "status", "completed");
+	assert_text_kv(r.out, "config.model", "research");
+	line = text_kv(r.out, "tokens");
+	cr_assert_not_null(line, "%s", r.out);
+	cr_expect(strstr(line, " tok (in ") != NULL && strstr(line, ", cached ") != NULL,
+	    "tokens: %s", line);
+	free(line);
+	line = text_kv(r.out, "duration");
+	cr_assert_not_null(line, "%s", r.out);
+	cr_expect(line[strlen(line) - 1] == 's' || line[strlen(line) - 1] == 'm', "%s", line);
+	free(line);
+	line = text_kv(r.out, "artifacts");
+	cr_assert_not_null(line, "%s", r.out);
+	cr_expect(strstr(line, "report.md (") != NULL, "artifacts: %s", line);
+	free(line);
+	run_free(&r);
+	free(run_id);
+	free(project);
+}
+
+/* artifacts view: the bytes in $PAGER from a private file that is gone after, nothing saved. */
+Test(cli_runs, artifacts_view_in_pager)
+{
+	char *project = create_project("Viewed");
+	cJSON *run = run_replay(project, "research", 0), *arts, *item;
+	char *session = strdup(json_str(run, "sessionId")), *want, *seen, *mode;
+	const char *art = NULL, *path = NULL;
+	char tmp[512], rec[512], pager[2048];
+	size_t want_len, seen_len;
+	struct run r;
+
+	r = cli("--json artifacts list %s", session);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	arts = json_doc(r.out);
+	cJSON_ArrayForEach(item, arts) {
+		if (strcmp(json_str(item, "name"), "report.md") == 0) {
+			art = json_str(item, "id");
+			path = json_str(item, "path");
+		}
+	}
+	cr_assert_not_null(art, "no report.md in %s", r.out);
+	run_free(&r);
+	want = workspace_bytes(session, path, &want_len);
+	snprintf(tmp, sizeof tmp, "%s/viewtmp", svc.home);
+	snprintf(rec, sizeof rec, "%s/viewed", svc.home);
+	cr_assert_eq(mkdir(tmp, 0700), 0);
+	cr_assert_eq(mkdir(rec, 0700), 0);
+	/* The "pager" records the bytes and the mode of the file it is given. */
+	snprintf(pager, sizeof pager, "cp \\\"\\$1\\\" %s/bytes; stat -c %%a \\\"\\$1\\\" >%s/mode; :",
+	    rec, rec);
+	r.status = run_capture(&svc, &r.out, "cd %s && TMPDIR=%s PAGER=\"%s\" %s artifacts view "
+	    "%s 2>&1", svc.home, tmp, pager, harness_bin("taskdeck"), art);
+	cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.out);
+	free(r.out);
+	snprintf(pager, sizeof pager, "%s/bytes", rec);
+	seen = harness_slurp(pager, &seen_len);
+	cr_assert_not_null(seen, "the pager got no file");
+	cr_expect(seen_len == want_len && memcmp(seen, want, want_len) == 0,
+	    "the pager got other bytes");
+	snprintf(pager, sizeof pager, "%s/mode", rec);
+	mode = harness_slurp(pager, &seen_len);
+	cr_assert_not_null(mode);
+	cr_expect_str_eq(mode, "600\n");
+	cr_expect_eq(rmdir(tmp), 0, "the temporary file is still in %s", tmp);
+	snprintf(pager, sizeof pager, "%s/report.md", svc.home);
+	cr_expect_neq(access(pager, F_OK), 0, "view saved the artifact");
+	free(seen);
+	free(mode);
+	free(want);
+	cJSON_Delete(arts);
+	cJSON_Delete(run);
+	free(session);
+	free(project);
+}

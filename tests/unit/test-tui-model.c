@@ -950,3 +950,53 @@ Test(model, s_sorts_runs_by_status_and_keeps_the_selection)
 		cr_expect_eq(m.runs[i].id[4], '5' - (int)i, "newest first again");
 	cr_expect_str_eq(model_run(&m)->id, "run_4");
 }
+
+/* Marks are kept by run id across a new read of the list and across sessions. */
+Test(model, marks_survive_reads_and_sessions)
+{
+	select_run();
+	give_runs("ses_1", (const char *const[]){ "run_2:running", "run_1:completed", NULL },
+	    true);
+	m.focus = PANE_RUNS;
+	cr_assert(model_mark_toggle(&m));
+	cr_assert(model_marked(&m, m.runs[m.runs_cur.sel].id));
+	cr_assert_eq(m.mark_count, 1);
+	/* The list read again, reordered: the same run stays marked. */
+	give_runs("ses_1", (const char *const[]){ "run_3:queued", "run_2:running",
+	    "run_1:completed", NULL }, true);
+	cr_assert_eq(m.mark_count, 1);
+	cr_assert(model_marked(&m, m.marks[0].id));
+	/* Another session: its run joins the marks, with its session. */
+	give_sessions("prj_1", (const char *const[]){ "ses_1", "ses_0", NULL });
+	m.sessions_cur.sel = 1;
+	give_runs("ses_0", (const char *const[]){ "run_0:running", NULL }, false);
+	cr_assert(model_mark_toggle(&m));
+	cr_assert_eq(m.mark_count, 2);
+	cr_assert_str_eq(m.marks[1].id, "run_0");
+	cr_assert_str_eq(m.marks[1].session_id, "ses_0");
+	/* Space again unmarks it. */
+	cr_assert(model_mark_toggle(&m));
+	cr_assert_eq(m.mark_count, 1);
+	cr_assert(!model_marked(&m, "run_0"));
+	cr_assert(model_marks_clear(&m));
+	cr_assert_eq(m.mark_count, 0);
+	cr_assert(!model_marks_clear(&m));
+}
+
+/* '*' marks the runs the list shows: its filter applied, each once. */
+Test(model, mark_visible_follows_the_filter)
+{
+	select_run();
+	give_runs("ses_1", (const char *const[]){ "run_3:failed", "run_2:running",
+	    "run_1:completed", NULL }, true);
+	m.focus = PANE_RUNS;
+	model_list_filter(&m, PANE_RUNS, "fail");
+	cr_assert(model_mark_visible(&m));
+	cr_assert_eq(m.mark_count, 1);
+	cr_assert(model_marked(&m, "run_3"));
+	model_list_filter(&m, PANE_RUNS, "");
+	cr_assert(model_mark_visible(&m));
+	cr_assert_eq(m.mark_count, 3);
+	cr_assert(!model_mark_visible(&m), "marked twice");
+	cr_assert_eq(m.mark_count, 3);
+}
