@@ -815,6 +815,7 @@ app_loop(struct app *a)
 			app_events_read(a);
 		app_timers(a);
 		app_flush_need(t);
+		palette_tick(t);
 		app_draw(a);
 	}
 }
@@ -853,6 +854,7 @@ tui_main(struct td_client *client, const struct tui_options *o)
 		return 1;
 	}
 	keys_init();
+	palette_init(t);
 	app_screen(t);
 	t->now_ms = td_mono_ms();
 	/* Said where it is seen; stderr (shown after q) has every line. */
@@ -872,6 +874,7 @@ tui_main(struct td_client *client, const struct tui_options *o)
 	td_events_close(a.ev);
 	worker_free(t->w);
 	modal_free(t);
+	palette_free(t);
 	job_clear(&t->draft);
 	for (size_t i = 0; i < sizeof t->downloading / sizeof t->downloading[0]; i++)
 		free(t->downloading[i]);
