@@ -854,9 +854,9 @@ tui_main(struct td_client *client, const struct tui_options *o)
 		return 1;
 	}
 	keys_init();
-	palette_init(t);
 	app_screen(t);
 	t->now_ms = td_mono_ms();
+	palette_init(t);
 	/* Said where it is seen; stderr (shown after q) has every line. */
 	if (o->config_problems == 1)
 		model_message(&t->m, t->now_ms, true, "%s", o->config_problem);
