@@ -796,7 +796,11 @@ palette_tick(struct tui *t)
 		keys_action(t, "approve");
 		t->dirty = true;
 	}
-	tui_state_save(t);
+	/* What the file keeps changes with keys: looked at a few times a second. */
+	if (t->now_ms >= t->state_check_ms) {
+		t->state_check_ms = t->now_ms + 250;
+		tui_state_save(t);
+	}
 }
 
 void

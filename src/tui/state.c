@@ -80,11 +80,10 @@ state_field_ok(const char *s)
 	return n < 4096;
 }
 
-void
-tui_history_add(struct tui *t, const char *line)
+/* Adds line[0..n), spaces around dropped; bounded, the same line moved to the end. */
+static void
+history_add(struct tui *t, const char *line, size_t n)
 {
-	size_t n = strlen(line);
-
 	while (n > 0 && line[n - 1] == ' ')
 		n--;
 	while (*line == ' ' && n > 0) {
@@ -112,6 +111,16 @@ tui_history_add(struct tui *t, const char *line)
 	t->hist[t->hist_count] = xmalloc(n + 1);
 	memcpy(t->hist[t->hist_count], line, n);
 	t->hist[t->hist_count++][n] = '\0';
+}
+
+void
+tui_history_add(struct tui *t, const char *line)
+{
+	size_t n = strlen(line);
+
+	history_add(t, line, n);
+	/* The next Up starts from the newest line. */
+	t->hist_at = t->hist_count;
 }
 
 /* The state as the file holds it (malloc'd). */

@@ -185,6 +185,7 @@ struct tui {
 	char comp_verb[16];		/* the verb the candidates are for, "" verbs */
 	char want_approve[128];		/* ':approve RUN': confirmed once its plan shows */
 	char *state_text;		/* the state file as last read or written */
+	long long state_check_ms;	/* when the state is next compared with the file's */
 	size_t messages_top;		/* the message history's first row shown */
 	unsigned long bell_seen;	/* m.attention_seen when last rung */
 	bool ages_shown;		/* the last draw showed ages (redrawn each second) */

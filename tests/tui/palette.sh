@@ -93,6 +93,10 @@ type_text "project alpha"
 keys Enter
 wait_for "Alpha says hello"
 keys :
+keys Up
+wait_palette " :project alpha"
+keys Escape
+keys :
 type_text "filter sk-live-0123456789abcdef"
 keys Enter
 keys Escape
