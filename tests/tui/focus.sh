@@ -54,6 +54,19 @@ keys Down
 wait_selected "Alpha one"
 pass "Left and Right move between panes"
 
+# While a list's filter is typed, Up and Down move among its matches.
+keys P /
+type_text "a"
+wait_for "Projects /a (2 of 2)"
+wait_selected alpha
+keys Up
+wait_selected beta
+keys Down
+wait_selected alpha
+keys Escape
+wait_gone "Projects /a"
+pass "Up and Down move the selection while a filter is typed"
+
 # The prompt editor: Up and Down move between its lines.
 keys n
 wait_for "New run in alpha"
