@@ -849,6 +849,9 @@ static const struct {
 	{ "Ctrl-U", "editor", "erase up to the cursor" },
 	{ "<- -> Home End", "editor", "move the cursor (Ctrl-A, Ctrl-E: start, end)" },
 	{ "Bksp Del", "editor", "erase a character" },
+	{ "Tab S-Tab", ": palette", "complete the verb or its argument; again: the next / previous" },
+	{ "Up Down", ": palette", "the lines run before (Ctrl-P, Ctrl-N)" },
+	{ "Up Down", "editor, / list", "the line above / below; in a list's filter: the matches" },
 	{ "y / other", "[y/N]", "only y confirms; anything else is No" },
 };
 
