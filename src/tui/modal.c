@@ -587,6 +587,7 @@ download_key(struct tui *t, int key)
 		return TUI_HANDLED | TUI_REDRAW;
 	}
 	snprintf(t->download_dir, sizeof t->download_dir, "%s", dir);
+	t->download_dir_chosen = true;
 	path = xasprintf("%s/%s", dir, t->modal_name);
 	job.id = t->modal_id;
 	job.path = path;

@@ -131,7 +131,7 @@ state_text(const struct tui *t)
 
 	buf_init(&b, 0);
 	buf_printf(&b, "%s\n", STATE_HEADER);
-	if (state_field_ok(t->download_dir))
+	if (t->download_dir_chosen && state_field_ok(t->download_dir))
 		buf_printf(&b, "download-dir\t%s\n", t->download_dir);
 	for (size_t i = 0; i < 3; i++)
 		buf_printf(&b, "sort\t%s\t%s\n", state_lists[i], model_sort_name(t->m.sort[i]));
@@ -177,6 +177,7 @@ state_line(struct tui *t, char *line)
 		return false;
 	if (strcmp(f[0], "download-dir") == 0 && f[2] == NULL && f[1][0] == '/') {
 		snprintf(t->download_dir, sizeof t->download_dir, "%s", f[1]);
+		t->download_dir_chosen = true;
 		return true;
 	}
 	if (strcmp(f[0], "history") == 0) {
@@ -210,6 +211,7 @@ tui_state_load(struct tui *t)
 	char path[4096], dir[4096], *text, *line, *next;
 	struct state_saved {
 		char download_dir[sizeof t->download_dir];
+		bool download_dir_chosen;
 		int sort[3];
 		char list_filter[5][64];
 		char last_filter[MODEL_QUERY_MAX];
@@ -227,6 +229,7 @@ tui_state_load(struct tui *t)
 	text[n > STATE_MAX ? STATE_MAX : n] = '\0';
 	/* What a bad line would leave half applied. */
 	memcpy(saved->download_dir, t->download_dir, sizeof saved->download_dir);
+	saved->download_dir_chosen = t->download_dir_chosen;
 	memcpy(saved->sort, t->m.sort, sizeof saved->sort);
 	memcpy(saved->list_filter, t->m.list_filter, sizeof saved->list_filter);
 	memcpy(saved->last_filter, t->m.log.last_filter, sizeof saved->last_filter);
@@ -238,6 +241,7 @@ tui_state_load(struct tui *t)
 		if (lineno == 1 ? strcmp(line, STATE_HEADER) == 0 : state_line(t, line))
 			continue;
 		memcpy(t->download_dir, saved->download_dir, sizeof saved->download_dir);
+		t->download_dir_chosen = saved->download_dir_chosen;
 		memcpy(t->m.sort, saved->sort, sizeof saved->sort);
 		memcpy(t->m.list_filter, saved->list_filter, sizeof saved->list_filter);
 		memcpy(t->m.log.last_filter, saved->last_filter, sizeof saved->last_filter);

@@ -224,6 +224,7 @@ struct tui {
 	/* Esc on a typed prompt: "Drop it? [y/N]" waits for the next key. */
 	bool ask_drop;
 	char download_dir[4096];
+	bool download_dir_chosen;	/* typed in a download, or kept: the state file keeps it */
 	/* Destinations of the downloads queued or running (a second Enter on
 	 * one says so instead of queueing a copy that would fail). */
 	char *downloading[8];

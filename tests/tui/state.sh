@@ -14,6 +14,12 @@ mkdir "$TUI_TMP/reports"
 dash_start 120x36
 wait_live
 wait_for "Beta says hello"
+dash_quit
+[[ ! -f $state ]] || ! grep -q download-dir "$state" ||
+	fail "the directory the dashboard started in was kept as if chosen: $(cat "$state")"
+dash_start 120x36
+wait_live
+wait_for "Beta says hello"
 # Projects by name, filtered to those holding "al"; Runs by status.
 keys s s
 wait_for "Projects ↓name"
