@@ -318,13 +318,16 @@ static unsigned
 key_run_jump(struct tui *t, int key)
 {
 	size_t index, total;
-	const char *run = model_log_run_jump(&t->m, key == ']' ? 1 : -1, &index, &total);
+	const char *run;
 	char id[64];
 
-	if (t->m.log.run_scope)
+	if (t->m.log.run_scope) {
 		model_message(&t->m, t->now_ms, true, "the Log shows one run: s shows its session's "
 		    "runs, then ] and [ jump between them");
-	else if (run == NULL)
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	run = model_log_run_jump(&t->m, key == ']' ? 1 : -1, &index, &total);
+	if (run == NULL)
 		model_message(&t->m, t->now_ms, false, "no %s run in this log (%zu run%s)",
 		    key == ']' ? "later" : "earlier", total, total == 1 ? "" : "s");
 	else {
