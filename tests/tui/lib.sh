@@ -276,6 +276,12 @@ dash_quit() {
 	assert_no_sanitizer_report
 	[[ $(cat "$TUI_TMP/dash.rc") == 0 ]] || fail "the dashboard exited with $(cat "$TUI_TMP/dash.rc")"
 	tui_tmux kill-session -t dash 2>/dev/null || true
+	# The server exits with its last session: a dashboard started again
+	# before its socket is gone may reach a server on its way out.
+	for ((i = 0; i < TUI_WAIT_TENTHS; i++)); do
+		[[ $(tui_tmux list-sessions 2>&1) == @(no server running|error connecting)* ]] && break
+		tick
+	done
 	DASH_SIZE=
 }
 
