@@ -7,7 +7,7 @@ set -euo pipefail
 tui_start_with_run alpha quick "Alpha one" status completed
 read -r run2 _ < <(start_run "$project" quick "Alpha two")
 wait_run_field "$run2" status completed
-beta=$(new_project beta)
+new_project beta >/dev/null
 
 # The row of the list selection ("> ") that holds TEXT, or fails.
 selected() { screen | grep -qE "^│> .*$1" || fail "'$1' is not the selection"; }

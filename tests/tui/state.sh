@@ -41,8 +41,9 @@ keys Enter
 wait_for "download complete: $TUI_TMP/reports/report.md"
 dash_quit
 [[ -f $state ]] || fail "no state file at $state"
-ls "$XDG_STATE_HOME/taskdeck" | grep -qv '^dashboard.state$' &&
-	fail "files besides the state file were left: $(ls "$XDG_STATE_HOME/taskdeck")"
+for f in "$XDG_STATE_HOME"/taskdeck/*; do
+	[[ $f == "$state" ]] || fail "a file besides the state file was left: $f"
+done
 pass "the state is written to $state"
 
 # The service restarts on another port; then the dashboard.
