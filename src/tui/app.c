@@ -819,6 +819,7 @@ app_loop(struct app *a)
 			app_events_read(a);
 		app_timers(a);
 		app_flush_need(t);
+		palette_tick(t);
 		app_draw(a);
 	}
 }
@@ -859,6 +860,7 @@ tui_main(struct td_client *client, const struct tui_options *o)
 	keys_init();
 	app_screen(t);
 	t->now_ms = td_mono_ms();
+	palette_init(t);
 	/* Said where it is seen; stderr (shown after q) has every line. */
 	if (o->config_problems == 1)
 		model_message(&t->m, t->now_ms, true, "%s", o->config_problem);
@@ -877,6 +879,7 @@ tui_main(struct td_client *client, const struct tui_options *o)
 	worker_free(t->w);
 	modal_free(t);
 	tui_detail_free(t);
+	palette_free(t);
 	job_clear(&t->draft);
 	for (size_t i = 0; i < sizeof t->downloading / sizeof t->downloading[0]; i++)
 		free(t->downloading[i]);

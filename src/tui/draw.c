@@ -496,6 +496,28 @@ editor_layout(const struct editor *e, const struct rect *r, unsigned attr, int f
 		while (i + n < e->len && ((unsigned char)e->text[i + n] & 0xc0) == 0x80)
 			n++;
 		draw_fit(e->text + i, n, INT_MAX, &used);
+		/* A word that does not fit the row's rest starts the next row (one
+		 * longer than a row is cut where the row ends). */
+		if (col > 0 && e->text[i] != ' ' && (i == 0 || e->text[i - 1] == ' ')) {
+			size_t w = strcspn(e->text + i, " \n");
+			int ww;
+
+			draw_fit(e->text + i, w, INT_MAX, &ww);
+			if (col + ww > r->w && ww <= r->w) {
+				row++;
+				col = 0;
+			}
+		}
+		if (col + used > r->w && e->text[i] == ' ' && col == r->w) {
+			/* A space after a full row hangs at its end, not at the next row's start. */
+			if (i == e->cur) {
+				*cy = row;
+				*cx = r->w - 1;
+			}
+			col += used;
+			i += n;
+			continue;
+		}
 		if (col + used > r->w) {
 			row++;
 			col = 0;

@@ -142,6 +142,57 @@ editor_end(struct editor *e)
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
+/* The start of the line holding off. */
+static size_t
+editor_line_start(const struct editor *e, size_t off)
+{
+	while (off > 0 && e->text[off - 1] != '\n')
+		off--;
+	return off;
+}
+
+/* From off, n characters on, stopping at the line's end. */
+static size_t
+editor_column(const struct editor *e, size_t off, size_t n)
+{
+	while (n-- > 0 && off < e->len && e->text[off] != '\n')
+		off = editor_next(e, off);
+	return off;
+}
+
+/* Up and Down in a box: the same column of the line above / below (its
+ * end when shorter); on the first / last line, its start / end. */
+static unsigned
+editor_vertical(struct editor *e, int dir)
+{
+	size_t start = editor_line_start(e, e->cur), col = 0, end;
+
+	if (!e->multiline)
+		return 0;
+	for (size_t k = start; k < e->cur; k = editor_next(e, k))
+		col++;
+	if (dir < 0) {
+		e->cur = start == 0 ? 0 : editor_column(e, editor_line_start(e, start - 1), col);
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	for (end = e->cur; end < e->len && e->text[end] != '\n'; end++)
+		;
+	e->cur = end == e->len ? e->len : editor_column(e, end + 1, col);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+static unsigned
+editor_up(struct editor *e)
+{
+	return editor_vertical(e, -1);
+}
+
+static unsigned
+editor_down(struct editor *e)
+{
+	return editor_vertical(e, 1);
+}
+
 static unsigned
 editor_backspace(struct editor *e)
 {
@@ -176,6 +227,8 @@ static const struct {
 	{ '\n', editor_newline },
 	{ TUI_KEY(KEY_LEFT), editor_left },
 	{ TUI_KEY(KEY_RIGHT), editor_right },
+	{ TUI_KEY(KEY_UP), editor_up },
+	{ TUI_KEY(KEY_DOWN), editor_down },
 	{ TUI_KEY(KEY_HOME), editor_home },
 	{ TUI_CTRL('a'), editor_home },
 	{ TUI_KEY(KEY_END), editor_end },

@@ -289,79 +289,53 @@ key_pane_right(struct tui *t, int key)
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
-/* ':' commands: quit, project NAME, run ID, help. */
-static void
-command_draw(struct tui *t)
-{
-	struct rect r = { t->rows - 2, 2, 1, t->cols - 3 };
-
-	draw_fill(r.y, 0, t->cols, A_NORMAL);
-	mvaddstr(r.y, 1, ":");
-	editor_draw(&t->ed, &r, A_NORMAL, &t->cur_y, &t->cur_x);
-}
-
-static void
-command_run(struct tui *t, const char *line)
-{
-	char verb[32] = "", arg[200] = "";
-	struct job job = { .kind = JOB_RUN };
-
-	if (sscanf(line, " %31s %199[^\n]", verb, arg) < 1)
-		return;
-	if (strcmp(verb, "q") == 0 || strcmp(verb, "quit") == 0) {
-		t->quit = true;
-	} else if (strcmp(verb, "help") == 0) {
-		modal_open(t, MODAL_HELP);
-	} else if (strcmp(verb, "new") == 0 || strcmp(verb, "continue") == 0) {
-		key_new_run(t, verb[0] == 'n' ? 'n' : 'N');
-	} else if (strcmp(verb, "project") == 0 || strcmp(verb, "p") == 0) {
-		for (size_t i = 0; i < t->m.project_count; i++) {
-			const struct m_project *p = &t->m.projects[i];
-
-			if ((p->name != NULL && strcmp(p->name, arg) == 0) ||
-			    (p->id != NULL && strcmp(p->id, arg) == 0)) {
-				tui_jump(t, p->id, NULL, NULL);
-				model_focus(&t->m, PANE_PROJECTS);
-				return;
-			}
-		}
-		model_message(&t->m, t->now_ms, true, "no project named '%s'", arg);
-	} else if (strcmp(verb, "run") == 0 || strcmp(verb, "r") == 0) {
-		if (arg[0] == '\0') {
-			model_message(&t->m, t->now_ms, true, "usage: :run RUN_ID");
-			return;
-		}
-		snprintf(t->jump_run, sizeof t->jump_run, "%s", arg);
-		job.id = arg;
-		tui_submit(t, &job);
-	} else
-		model_message(&t->m, t->now_ms, true,
-		    "unknown command ':%s' (:project NAME, :run ID, :new, :continue, :help, "
-		    ":quit)", verb);
-}
-
-static unsigned
-command_key(struct tui *t, int key)
-{
-	unsigned f = editor_key(&t->ed, key);
-	char *line;
-
-	if (f & EDITOR_CANCEL)
-		modal_close(t);
-	else if (f & EDITOR_DONE) {
-		line = xstrdup(t->ed.text);
-		modal_close(t);
-		command_run(t, line);
-		free(line);
-	}
-	return TUI_HANDLED | TUI_REDRAW;
-}
-
 static unsigned
 key_command(struct tui *t, int key)
 {
 	(void)key;
 	modal_open(t, MODAL_COMMAND);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+/* P, S, U: focus Projects, Sessions, Runs (1-4 the right pane). */
+static unsigned
+key_focus(struct tui *t, int key)
+{
+	model_focus(&t->m, key == 'P' ? PANE_PROJECTS : key == 'S' ? PANE_SESSIONS : PANE_RUNS);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+/* H: every message of the message line, newest last. */
+static unsigned
+key_messages(struct tui *t, int key)
+{
+	(void)key;
+	t->messages_top = SIZE_MAX;
+	modal_open(t, MODAL_MESSAGES);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+/* ] / [ in a session's Log: the first line of the next / previous run. */
+static unsigned
+key_run_jump(struct tui *t, int key)
+{
+	size_t index, total;
+	const char *run;
+	char id[64];
+
+	if (t->m.log.run_scope) {
+		model_message(&t->m, t->now_ms, true, "the Log shows one run: s shows its session's "
+		    "runs, then ] and [ jump between them");
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	run = model_log_run_jump(&t->m, key == ']' ? 1 : -1, &index, &total);
+	if (run == NULL)
+		model_message(&t->m, t->now_ms, false, "no %s run in this log (%zu run%s)",
+		    key == ']' ? "later" : "earlier", total, total == 1 ? "" : "s");
+	else {
+		draw_short_id(t, run, id, sizeof id);
+		model_message(&t->m, t->now_ms, false, "run %zu of %zu: %s", index, total, id);
+	}
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
@@ -641,8 +615,14 @@ static const struct keys_binding {
 	{ 'y', W_ANY, "y", "anywhere", "copy the selected id (OSC 52)", key_copy, "copy-id" },
 	{ 'Y', W_ANY, "Y", "anywhere", "copy a taskdeck command for it", key_copy, "copy-command" },
 	{ ':', W_ANY, ":", "anywhere",
-	    "command: :project NAME, :run ID, :new, :continue, :help, :quit",
-	    key_command, "command" },
+	    "command: :project :session :run :cancel :approve :sort :filter :new :messages "
+	    ":help :q (Tab completes, Up/Down history)", key_command, "command" },
+	{ 'P', W_ANY, "P S U", "anywhere", "focus Projects, Sessions, Runs (1-4: the right pane)",
+	    key_focus, "focus-projects" },
+	{ 'S', W_ANY, NULL, NULL, NULL, key_focus, "focus-sessions" },
+	{ 'U', W_ANY, NULL, NULL, NULL, key_focus, "focus-runs" },
+	{ 'H', W_ANY, "H", "anywhere", "message history: every message, newest last (:messages)",
+	    key_messages, "messages" },
 	{ '?', W_ANY, "?", "anywhere", "this help", key_help, "help" },
 	{ 'q', W_ANY, "q Ctrl-C", "anywhere", "quit", key_quit, "quit" },
 	{ '/', W_LISTS, "/", "lists",
@@ -655,8 +635,12 @@ static const struct keys_binding {
 	    "sort: newest, by status (needs you first), by name", key_sort, "sort" },
 	{ 'f', W_LOG, "f", "Log", "follow on/off", key_follow, "follow" },
 	{ 'w', W_LOG, "w", "Log", "wrap long lines on/off", key_wrap, "wrap" },
-	{ 't', W_LOG, "t", "Log", "timestamps on/off", key_timestamps, "timestamps" },
+	{ 't', W_LOG, "t", "Log", "timestamps: clock, since the run started, none",
+	    key_timestamps, "timestamps" },
 	{ 's', W_LOG, "s", "Log", "scope: the run or the whole session", key_scope, "scope" },
+	{ ']', W_LOG, "] [", "Log", "session scope: the next / previous run's first line",
+	    key_run_jump, "next-run" },
+	{ '[', W_LOG, NULL, NULL, NULL, key_run_jump, "previous-run" },
 	{ 'v', W_LOG, "v", "Log", "the lines shown in $PAGER (less)", key_pager, "pager" },
 	{ 'v', W_ARTIFACTS, "v", "Artifacts", "view it in $PAGER (less), nothing saved",
 	    action_open_artifact, "view" },
@@ -811,6 +795,14 @@ keys_action_key(const char *action, char *buf, size_t len)
 	return buf;
 }
 
+unsigned
+keys_action(struct tui *t, const char *action)
+{
+	size_t row = keys_action_row(action);
+
+	return row == KEYS_COUNT ? 0 : keys_table[row].fn(t, keys_table[row].key);
+}
+
 bool
 keys_bind(const char *action, int key, char *why, size_t len)
 {
@@ -882,6 +874,9 @@ static const struct {
 	{ "Ctrl-U", "editor", "erase up to the cursor" },
 	{ "<- -> Home End", "editor", "move the cursor (Ctrl-A, Ctrl-E: start, end)" },
 	{ "Bksp Del", "editor", "erase a character" },
+	{ "Tab S-Tab", ": palette", "complete the verb or its argument; again: the next / previous" },
+	{ "Up Down", ": palette", "the lines run before (Ctrl-P, Ctrl-N)" },
+	{ "Up Down", "editor, / list", "the line above / below; in a list's filter: the matches" },
 	{ "y / other", "[y/N]", "only y confirms; anything else is No" },
 };
 
@@ -1003,7 +998,6 @@ void
 keys_init(void)
 {
 	modal_register(MODAL_HELP, help_draw, help_key);
-	modal_register(MODAL_COMMAND, command_draw, command_key);
 	detail_init();
 	screen_register_keys(keys_action_key);
 }

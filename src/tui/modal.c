@@ -587,6 +587,7 @@ download_key(struct tui *t, int key)
 		return TUI_HANDLED | TUI_REDRAW;
 	}
 	snprintf(t->download_dir, sizeof t->download_dir, "%s", dir);
+	t->download_dir_chosen = true;
 	path = xasprintf("%s/%s", dir, t->modal_name);
 	job.id = t->modal_id;
 	job.path = path;
@@ -678,11 +679,18 @@ modal_search_next(struct tui *t, int dir)
 	search_say(t, model_log_search_next(&t->m, dir));
 }
 
-/* '/' in a list: every key applies the filter; Enter keeps it, Esc clears it. */
+/* '/' in a list: every key applies the filter; Enter keeps it, Esc clears it;
+ * Up and Down move the selection among the matches meanwhile. */
 static unsigned
 list_filter_key(struct tui *t, int key)
 {
-	unsigned f = editor_key(&t->ed, key);
+	unsigned f;
+
+	if (key == TUI_KEY(KEY_UP) || key == TUI_KEY(KEY_DOWN)) {
+		tui_need(t, model_move(&t->m, key == TUI_KEY(KEY_UP) ? -1 : 1, tui_page_rows(t)));
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	f = editor_key(&t->ed, key);
 
 	if (f & EDITOR_CANCEL) {
 		tui_need(t, model_list_filter(&t->m, t->m.focus, ""));

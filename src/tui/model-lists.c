@@ -414,6 +414,18 @@ runs_mark_prompts(struct model *m)
 		m->project_runs[i].permission_pending = run_has_prompt(m, m->project_runs[i].id);
 }
 
+/* A selection its list's filter hides moves to the first match (a filter
+ * kept from the last time, set before the list came). */
+static void
+list_filter_fit(struct model *m, enum pane p)
+{
+	size_t count = model_list_count(m, p);
+
+	if (count > 0 && model_list_query(m, p)[0] != '\0' &&
+	    !model_list_match(m, p, list_cursor(m, p)->sel))
+		cursor_move_filtered(m, p, list_cursor(m, p), count, LONG_MIN);
+}
+
 unsigned
 model_set_projects(struct model *m, const struct td_project_list *l)
 {
@@ -432,6 +444,7 @@ model_set_projects(struct model *m, const struct td_project_list *l)
 	cursor_keep(&m->projects_cur, mdl_index_of(m->projects, m->project_count,
 	    sizeof *m->projects, s.project), m->project_count);
 	lists_sort(m);
+	list_filter_fit(m, PANE_PROJECTS);
 	m->dirty = true;
 	return sel_changes(m, &s);
 }
@@ -463,6 +476,7 @@ model_set_sessions(struct model *m, const char *for_project, const struct td_ses
 	cursor_keep(&m->sessions_cur, mdl_index_of(m->sessions, m->session_count,
 	    sizeof *m->sessions, s.session), m->session_count);
 	lists_sort(m);
+	list_filter_fit(m, PANE_SESSIONS);
 	m->dirty = true;
 	return sel_changes(m, &s);
 }
@@ -493,6 +507,7 @@ model_set_runs(struct model *m, const char *for_session, const struct td_run_lis
 	    m->run_count);
 	runs_mark_prompts(m);
 	lists_sort(m);
+	list_filter_fit(m, PANE_RUNS);
 	m->dirty = true;
 	return sel_changes(m, &s);
 }

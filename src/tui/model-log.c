@@ -42,6 +42,9 @@ model_log_line(const struct model *m, size_t i)
 	return log_at(l, l->filter[0] != '\0' ? log_match_at(l, i) : i);
 }
 
+static unsigned long long log_vis_serial(const struct m_log *l, size_t i);
+static bool log_serial_vis(const struct m_log *l, unsigned long long serial, size_t *out);
+
 /* With follow on, top shows the last page. */
 static void
 log_track_end(struct model *m)
@@ -125,6 +128,7 @@ log_push(struct model *m, enum log_kind kind, const char *hms, const char *run_i
 	line->kind = kind;
 	line->error = false;
 	snprintf(line->time, sizeof line->time, "%s", hms);
+	line->ms = l->event_ms;
 	line->run_id = xstrdup_or_null(run_id);
 	line->text = NULL;
 	m->dirty = true;
@@ -159,6 +163,15 @@ event_hms(const char *time, char out[9])
 	t = (time_t)(ms / 1000);
 	if (localtime_r(&t, &tm) == NULL || strftime(out, 9, "%H:%M:%S", &tm) == 0)
 		out[0] = '\0';
+}
+
+/* The time of the event being added, for the lines it makes. */
+static void
+log_event_ms(struct m_log *l, const char *time)
+{
+	int64_t ms;
+
+	l->event_ms = time != NULL && td_time_parse(time, &ms) ? (long long)ms : 0;
 }
 
 /* A byte as a line shows it: tab or newline a space, other controls '?', '\r' nothing (0). */
@@ -477,6 +490,7 @@ log_notice(struct model *m, const char *time, const char *text)
 	char hms[9];
 
 	event_hms(time, hms);
+	log_event_ms(&m->log, time);
 	log_add_line(m, LOG_NOTICE, false, hms, NULL, text);
 }
 
@@ -529,6 +543,7 @@ log_apply(struct model *m, const struct td_event *ev, const cJSON *data)
 		parsed = mdl_data_parse(ev->data_json);
 		data = parsed;
 	}
+	log_event_ms(&m->log, ev->time);
 	log_add_event(m, ev, data);
 	log_mark(&m->log, ev);
 	cJSON_Delete(parsed);
@@ -578,6 +593,7 @@ log_reset(struct m_log *l)
 	l->seen_count = 0;
 	l->loading = false;
 	l->follow = true;
+	l->jump_serial = ULLONG_MAX;
 }
 
 /* True when ev belongs in the log's run or session. */
@@ -711,6 +727,7 @@ void
 model_log_follow(struct model *m, bool on)
 {
 	m->log.follow = on;
+	m->log.jump_serial = ULLONG_MAX;
 	log_track_end(m);
 	m->dirty = true;
 }
@@ -725,8 +742,88 @@ model_log_toggle_wrap(struct model *m)
 void
 model_log_toggle_timestamps(struct model *m)
 {
-	m->log.timestamps = !m->log.timestamps;
+	struct m_log *l = &m->log;
+
+	if (l->timestamps && !l->relative)
+		l->relative = true;
+	else if (l->timestamps)
+		l->timestamps = l->relative = false;
+	else
+		l->timestamps = true;
 	m->dirty = true;
+}
+
+size_t
+model_log_unseen(struct model *m, size_t end)
+{
+	struct m_log *l = &m->log;
+	size_t vis = model_log_visible(m), n = 0;
+	unsigned long long next = l->line_base + l->count;
+
+	if (l->follow || end >= vis) {
+		l->seen_serial = next;
+		return 0;
+	}
+	if (end > 0 && log_vis_serial(l, end - 1) + 1 > l->seen_serial)
+		l->seen_serial = log_vis_serial(l, end - 1) + 1;
+	while (n < vis - end && log_vis_serial(l, vis - 1 - n) >= l->seen_serial)
+		n++;
+	return n;
+}
+
+/* True when line i shown is a run's first: its run differs from the last
+ * line before it that names one. */
+static bool
+log_run_start(const struct model *m, size_t i)
+{
+	const struct log_line *ln = model_log_line(m, i), *prev;
+
+	if (ln == NULL || ln->run_id == NULL)
+		return false;
+	while (i-- > 0) {
+		prev = model_log_line(m, i);
+		if (prev->run_id != NULL)
+			return strcmp(prev->run_id, ln->run_id) != 0;
+	}
+	return true;
+}
+
+const char *
+model_log_run_jump(struct model *m, int dir, size_t *index, size_t *total)
+{
+	struct m_log *l = &m->log;
+	size_t vis = model_log_visible(m), target = SIZE_MAX, i, at;
+
+	*index = *total = 0;
+	for (i = 0; i < vis; i++)
+		*total += log_run_start(m, i);
+	if (l->follow)
+		l->top = vis > l->rows ? vis - l->rows : 0;
+	/* From the run jumped to last (the last page may show it lower down). */
+	at = l->top;
+	if (l->jump_serial != ULLONG_MAX && !log_serial_vis(l, l->jump_serial, &at))
+		at = l->top;
+	if (dir > 0) {
+		for (i = at + 1; i < vis && target == SIZE_MAX; i++) {
+			if (log_run_start(m, i))
+				target = i;
+		}
+	} else {
+		for (i = at; i-- > 0 && target == SIZE_MAX;) {
+			if (log_run_start(m, i))
+				target = i;
+		}
+	}
+	if (target == SIZE_MAX)
+		return NULL;
+	for (i = 0; i <= target; i++)
+		*index += log_run_start(m, i);
+	l->follow = false;
+	l->top = target;
+	l->jump_serial = log_vis_serial(l, target);
+	l->gen++;
+	m->dirty = true;
+	return model_log_line(m, target)->run_id;
 }
 
 void
@@ -759,6 +856,7 @@ log_scroll(struct model *m, long delta, size_t rows)
 
 	if (rows > 0)
 		l->rows = rows;
+	l->jump_serial = ULLONG_MAX;
 	last_top = vis > l->rows ? vis - l->rows : 0;
 	if (delta == LONG_MAX) {
 		l->follow = true;

@@ -26,6 +26,7 @@ model_init(struct model *m)
 	m->log.run_scope = true;
 	m->log.follow = true;
 	m->log.search_at = ULLONG_MAX;
+	m->log.jump_serial = ULLONG_MAX;
 	m->log.timestamps = true;
 	m->log.rows = 1;
 	m->download_total = -1;
@@ -51,6 +52,9 @@ model_free(struct model *m)
 		log_reset(&m->log);
 	free(m->log.lines);
 	free(m->log.matches);
+	for (size_t i = 0; i < m->messages_count; i++)
+		free(m->messages[(m->messages_head + i) % MODEL_MESSAGES_MAX].text);
+	free(m->messages);
 	free(m->service_version);
 	free(m->stream_id);
 	memset(m, 0, sizeof *m);
@@ -80,6 +84,45 @@ model_resynced(struct model *m, long long now_ms)
 	m->dirty = true;
 }
 
+/* The message just set, kept in the history (the same again counts). */
+static void
+message_keep(struct model *m, bool error)
+{
+	struct m_message *last = m->messages_count > 0 ? &m->messages[(m->messages_head +
+	    m->messages_count - 1) % MODEL_MESSAGES_MAX] : NULL;
+	struct m_message *e;
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (m->messages == NULL)
+		m->messages = xcalloc(MODEL_MESSAGES_MAX, sizeof *m->messages);
+	if (last != NULL && last->error == error && strcmp(last->text, m->message) == 0) {
+		last->repeat++;
+	} else {
+		if (m->messages_count == MODEL_MESSAGES_MAX) {
+			free(m->messages[m->messages_head].text);
+			m->messages_head = (m->messages_head + 1) % MODEL_MESSAGES_MAX;
+			m->messages_count--;
+		}
+		e = &m->messages[(m->messages_head + m->messages_count++) % MODEL_MESSAGES_MAX];
+		e->text = xstrdup(m->message);
+		e->error = error;
+		e->repeat = 0;
+		last = e;
+	}
+	if (localtime_r(&now, &tm) == NULL || strftime(last->time, sizeof last->time,
+	    "%H:%M:%S", &tm) == 0)
+		last->time[0] = '\0';
+}
+
+const struct m_message *
+model_message_at(const struct model *m, size_t i)
+{
+	if (i >= m->messages_count)
+		return NULL;
+	return &m->messages[(m->messages_head + i) % MODEL_MESSAGES_MAX];
+}
+
 void
 model_message(struct model *m, long long now_ms, bool error, const char *fmt, ...)
 {
@@ -88,6 +131,7 @@ model_message(struct model *m, long long now_ms, bool error, const char *fmt, ..
 	va_start(ap, fmt);
 	vsnprintf(m->message, sizeof m->message, fmt, ap);
 	va_end(ap);
+	message_keep(m, error);
 	m->message_error = error;
 	m->message_until_ms = now_ms + MESSAGE_MS;
 	m->dirty = true;

@@ -157,10 +157,20 @@ enum log_kind {
 	LOG_NOTICE,	/* the dashboard's own remarks: resync, history truncated */
 };
 
+/* A message of the message line, kept for the message history. */
+#define MODEL_MESSAGES_MAX 200
+struct m_message {
+	char time[9];		/* "HH:MM:SS", local */
+	bool error;
+	unsigned repeat;	/* said again this many times in a row */
+	char *text;
+};
+
 struct log_line {
 	enum log_kind kind;
 	bool error;	/* failed tool, failed run: shown as an error */
 	char time[9];	/* "HH:MM:SS" local time of the event, "" when unknown */
+	long long ms;	/* the event's time, ms since the epoch; 0 when unknown */
 	char *run_id;	/* which run (session scope shows several) */
 	char *text;	/* one line, no '\n', at most MODEL_LINE_MAX bytes */
 };
@@ -194,6 +204,12 @@ struct m_log {
 	bool follow;		/* stick to the newest line */
 	bool wrap;
 	bool timestamps;
+	bool relative;		/* timestamps since the run started, not the clock */
+	long long event_ms;	/* the time of the event being added */
+	/* Lines from this serial on arrived after the view last showed the
+	 * end (follow off): "N new lines below". */
+	unsigned long long seen_serial;
+	unsigned long long jump_serial;	/* the line ']' / '[' went to; ULLONG_MAX none */
 	size_t top;		/* first shown line (index into the filtered lines) */
 	char filter[MODEL_QUERY_MAX];	/* applied query, "" for none */
 	char last_filter[MODEL_QUERY_MAX];	/* recalled by '&' */
@@ -289,6 +305,10 @@ struct model {
 	char message[512];
 	bool message_error;
 	long long message_until_ms;
+	/* Every message shown, oldest first: a ring of MODEL_MESSAGES_MAX
+	 * (model_message_at reads it). */
+	struct m_message *messages;
+	size_t messages_head, messages_count;
 	/* A download in progress: shown as a progress bar. */
 	bool download_active;
 	char download_name[256];
@@ -384,7 +404,15 @@ struct td_event *model_event_new(long long seq, const char *stream_id,
 /* Log view settings. */
 void model_log_follow(struct model *m, bool on);
 void model_log_toggle_wrap(struct model *m);
+/* 't': the clock, then the time since the run started, then none. */
 void model_log_toggle_timestamps(struct model *m);
+/* The view showed lines up to end (exclusive; all with follow on): those
+ * are seen.  Returns how many lines below end arrived since last seen. */
+size_t model_log_unseen(struct model *m, size_t end);
+/* ']' (dir 1) / '[' (-1) in a session's log: scrolls to the first line of
+ * the next / previous run (follow off); returns that run's id (NULL: none),
+ * *index its place (1-based) among the *total runs the log shows. */
+const char *model_log_run_jump(struct model *m, int dir, size_t *index, size_t *total);
 /* Applies query ("" clears); remembers a non-empty one as last_filter. */
 void model_log_filter(struct model *m, const char *query);
 /* '/' in the Log: searches query ("" clears) forward from the first line
@@ -469,6 +497,8 @@ void model_resynced(struct model *m, long long now_ms);
 /* The message line; printf-style, shown until now_ms + 5 s. */
 void model_message(struct model *m, long long now_ms, bool error, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* The i-th message kept (0: the oldest), NULL past the last. */
+const struct m_message *model_message_at(const struct model *m, size_t i);
 void model_download_progress(struct model *m, const char *name, long long done,
     long long total);
 void model_download_end(struct model *m);

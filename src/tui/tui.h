@@ -115,6 +115,7 @@ enum modal_kind {
 	MODAL_SEARCH,		/* the log's '/': n / N go from match to match */
 	MODAL_SIGNIN,		/* a connector's authorization URL, to open in a browser */
 	MODAL_DETAIL,		/* a run's detail (view-detail.c registers it) */
+	MODAL_MESSAGES,		/* the message history (palette.c registers it) */
 	MODAL__COUNT
 };
 
@@ -149,6 +150,9 @@ struct tui_glyphs {
 	const char *bar_empty;
 };
 
+/* Lines of the ':' history kept. */
+#define TUI_HISTORY_MAX 100
+
 struct tui {
 	struct model m;
 	struct worker *w;
@@ -169,6 +173,21 @@ struct tui {
 	char want_run[128];
 	char attention_last[128];	/* the run '@' jumped to last */
 	char jump_run[128];		/* ':run ID' read over HTTP, then jumped to */
+	/* The ':' palette (palette.c): its history, oldest first (kept in the
+	 * state file, state.c), Up/Down browse it (hist_at == hist_count: the
+	 * line being typed, kept in hist_draft); Tab completes, and Tab again
+	 * cycles through comp while the line is still comp_line. */
+	char *hist[TUI_HISTORY_MAX];
+	size_t hist_count, hist_at;
+	char *hist_draft;
+	char **comp;
+	size_t comp_count, comp_at;
+	char *comp_line;
+	char comp_verb[16];		/* the verb the candidates are for, "" verbs */
+	char want_approve[128];		/* ':approve RUN': confirmed once its plan shows */
+	char *state_text;		/* the state file as last read or written */
+	long long state_check_ms;	/* when the state is next compared with the file's */
+	size_t messages_top;		/* the message history's first row shown */
 	unsigned long bell_seen;	/* m.attention_seen when last rung */
 	bool ages_shown;		/* the last draw showed ages (redrawn each second) */
 	long title_count;		/* the count in the window title; -1 none set */
@@ -206,6 +225,7 @@ struct tui {
 	/* Esc on a typed prompt: "Drop it? [y/N]" waits for the next key. */
 	bool ask_drop;
 	char download_dir[4096];
+	bool download_dir_chosen;	/* typed in a download, or kept: the state file keeps it */
 	/* Destinations of the downloads queued or running (a second Enter on
 	 * one says so instead of queueing a copy that would fail). */
 	char *downloading[8];
@@ -269,7 +289,20 @@ void tui_select_wanted(struct tui *t);
 /* Asks for everything shown and the service's report again ('r', reconnects). */
 void tui_reread(struct tui *t);
 
+/* state.c */
+/* Reads the state file (history, sorts, list filters, the Log's last '&',
+ * the download directory); one that is not one is ignored, with a message. */
+void tui_state_load(struct tui *t);
+/* Writes the state when it changed since read or written (atomically). */
+void tui_state_save(struct tui *t);
+void tui_state_free(struct tui *t);
+/* A ':' line into the history (bounded; a line like a secret is not kept). */
+void tui_history_add(struct tui *t, const char *line);
+
 /* keys.c */
+/* Runs what action (a name of the table: "cancel", "help", ...) does, as
+ * its key would; 0 for an unknown action. */
+unsigned keys_action(struct tui *t, const char *action);
 /* Registers what keys.c adds to the modals (the help); once, at start. */
 void keys_init(void);
 /* One key (TUI_KEY() for curses codes): returns TUI_* flags. */
@@ -284,6 +317,15 @@ int keys_parse(const char *text);
 bool keys_bind(const char *action, int key, char *why, size_t len);
 /* The mouse event curses has waiting. */
 unsigned keys_mouse(struct tui *t);
+
+/* palette.c (above keys.c) */
+/* The ':' palette and the message history: registers their modals and reads
+ * the state file; once, at start. */
+void palette_init(struct tui *t);
+/* Once a pass: what waits for a list to load (':approve RUN'), the state file. */
+void palette_tick(struct tui *t);
+/* At the end: writes the state, frees the palette's. */
+void palette_free(struct tui *t);
 
 /* draw.c */
 void draw_init(struct tui *t);

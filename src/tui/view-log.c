@@ -1,10 +1,12 @@
 /* The live log of the selected run or session: follow, wrap, timestamps, filter. */
 #define NCURSES_WIDECHAR 1
 #include <curses.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
+#include "timeutil.h"
 #include "tui/tui.h"
 
 static void
@@ -34,8 +36,9 @@ log_title(const struct tui *t, char *buf, size_t len)
 		if (t->m.runs[i].id != NULL && strcmp(t->m.runs[i].id, l->scope_id) == 0 &&
 		    t->m.runs[i].has_cost)
 			snprintf(cost, sizeof cost, " $%.4f", t->m.runs[i].cost);
-	snprintf(buf, len, "Log: %s (%s%s)%s%s%s%s%s%s%s", id, l->run_scope ? "run" : "session",
+	snprintf(buf, len, "Log: %s (%s%s)%s%s%s%s%s%s%s%s", id, l->run_scope ? "run" : "session",
 	    cost, l->follow ? " follow" : "", l->wrap ? " wrap" : "",
+	    l->timestamps && l->relative ? " +time" : "",
 	    l->loading ? " loading" : "", l->filter[0] != '\0' ? " &" : "", l->filter, count,
 	    search);
 }
@@ -56,15 +59,55 @@ log_mask(const char *text, size_t len, const char *query, unsigned char *mask)
 	}
 }
 
+/* When the run of a line started (ms since the epoch), 0 when unknown. */
+static long long
+log_run_start_ms(const struct tui *t, const char *run_id)
+{
+	int64_t ms;
+
+	for (size_t i = 0; run_id != NULL && i < t->m.run_count; i++) {
+		const struct m_run *r = &t->m.runs[i];
+
+		if (r->id == NULL || strcmp(r->id, run_id) != 0)
+			continue;
+		if ((r->started_at != NULL && td_time_parse(r->started_at, &ms)) ||
+		    (r->created_at != NULL && td_time_parse(r->created_at, &ms)))
+			return (long long)ms;
+	}
+	return 0;
+}
+
+/* "+12.4s", "+3m05s", "+1h02m" (before the start "-0.3s"), 7 columns. */
+static void
+log_relative(long long d, char *out, size_t len)
+{
+	const char *sign = d < 0 ? "-" : "+";
+	long long a = d < 0 ? -d : d, s = a / 1000;
+	char v[24];
+
+	if (a < 60000)
+		snprintf(v, sizeof v, "%s%lld.%llds", sign, s, a % 1000 / 100);
+	else if (s < 3600)
+		snprintf(v, sizeof v, "%s%lldm%02llds", sign, s / 60, s % 60);
+	else
+		snprintf(v, sizeof v, "%s%lldh%02lldm", sign, s / 3600, s / 60 % 60);
+	snprintf(out, len, "%7s", v);
+}
+
 /* The meta part of a line's prefix: time and, in session scope, the run. */
 static void
 log_meta(const struct tui *t, const struct log_line *ln, char *out, size_t len)
 {
-	char id[64] = "";
+	char id[64] = "", rel[24];
+	long long start;
 	int n = 0;
 
 	out[0] = '\0';
-	if (t->m.log.timestamps && ln->time[0] != '\0')
+	if (t->m.log.timestamps && t->m.log.relative && ln->ms > 0 &&
+	    (start = log_run_start_ms(t, ln->run_id)) > 0) {
+		log_relative(ln->ms - start, rel, sizeof rel);
+		n = snprintf(out, len, "%s ", rel);
+	} else if (t->m.log.timestamps && ln->time[0] != '\0')
 		n = snprintf(out, len, "%s ", ln->time);
 	if (!t->m.log.run_scope && ln->run_id != NULL && n >= 0 && (size_t)n < len) {
 		draw_tail_id(t, ln->run_id, id, sizeof id);
@@ -176,11 +219,26 @@ log_line(struct tui *t, const struct log_line *ln, const struct rect *r, int y,
 	return rows;
 }
 
+/* "4,000". */
+static void
+log_thousands(size_t n, char *out, size_t len)
+{
+	char d[32];
+	size_t k = (size_t)snprintf(d, sizeof d, "%zu", n), o = 0;
+
+	for (size_t j = 0; j < k && o + 2 < len; j++) {
+		if (j > 0 && (k - j) % 3 == 0)
+			out[o++] = ',';
+		out[o++] = d[j];
+	}
+	out[o] = '\0';
+}
+
 static void
 log_draw(struct tui *t, const struct rect *r)
 {
 	struct m_log *l = &t->m.log;
-	size_t count = model_log_visible(&t->m), top, i;
+	size_t count = model_log_visible(&t->m), top, i, unseen;
 	int y = r->y, rows, skip = 0, need;
 
 	if (l->scope_id == NULL) {
@@ -217,16 +275,34 @@ log_draw(struct tui *t, const struct rect *r)
 		y += rows - skip;
 		skip = 0;
 	}
-	/* Not following: what is below the pane is said on its last row. */
+	/* Not following: what is below the pane is said on its last row, the
+	 * lines that arrived since the end was last shown first. */
+	unseen = model_log_unseen(&t->m, i);
 	if (!l->follow && i < count) {
 		char below[96];
 		int w;
 
-		snprintf(below, sizeof below, " %zu more line%s below (f follows) ", count - i,
-		    count - i == 1 ? "" : "s");
+		if (unseen > 0)
+			snprintf(below, sizeof below, " %zu new line%s below (f follows) ", unseen,
+			    unseen == 1 ? "" : "s");
+		else
+			snprintf(below, sizeof below, " %zu more line%s below (f follows) ",
+			    count - i, count - i == 1 ? "" : "s");
 		w = draw_width(below);
 		if (w < r->w)
 			draw_text(r->y + r->h - 1, r->x + r->w - w, w, below, draw_attr(t, ST_TITLE));
+	}
+	/* Where the view is, on the box's bottom edge (as less's and vim's ruler). */
+	if (i < count || top > 0) {
+		char ruler[96], a[32], b[32];
+		int w;
+
+		log_thousands(i, a, sizeof a);
+		log_thousands(count, b, sizeof b);
+		snprintf(ruler, sizeof ruler, " line %s/%s %zu%% ", a, b, i * 100 / count);
+		w = draw_width(ruler);
+		if (w + 2 < r->w)
+			draw_text(r->y + r->h, r->x + r->w - w - 1, w, ruler, draw_attr(t, ST_DIM));
 	}
 }
 

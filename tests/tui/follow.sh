@@ -65,8 +65,8 @@ now=$(max_item)
 pass "scrolling up stops follow (still at item $frozen while the run went on)"
 
 # Not following, the pane says how many lines are below it, counting up.
-wait_for_re "[0-9]+ more lines? below \(f follows\)"
-below() { screen | grep -oE "[0-9]+ more lines? below" | grep -oE "^[0-9]+"; }
+wait_for_re "[0-9]+ (more|new) lines? below \(f follows\)"
+below() { screen | grep -oE "[0-9]+ (more|new) lines? below" | grep -oE "^[0-9]+"; }
 first_below=$(below)
 for ((i = 0; i < TUI_WAIT_TENTHS; i++)); do
 	(($(below) > first_below)) && break

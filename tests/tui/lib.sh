@@ -68,6 +68,8 @@ tui_setup() {
 	mkdir "$TUI_TMP/cwd"
 	export TASKDECK_HOME=$TUI_TMP/home
 	export TASKDECK_REPLAY_DIR=$TD_SRCDIR/data/replay
+	# The dashboard's state file (history, sorts, filters) is the test's own.
+	export XDG_STATE_HOME=$TUI_TMP/state
 	unset TASKDECK_URL TASKDECK_TOKEN NO_COLOR
 	export LANG=C.UTF-8 LC_ALL=C.UTF-8
 	export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
@@ -178,7 +180,7 @@ dash_start() {
 	DASH_SIZE=$size
 	rm -f "$TUI_TMP/dash.rc" "$TUI_TMP/dash.err"
 	cmd="cd $(printf %q "$TUI_TMP/cwd") && exec env"
-	for arg in TASKDECK_HOME TASKDECK_REPLAY_DIR LANG LC_ALL ASAN_OPTIONS; do
+	for arg in TASKDECK_HOME TASKDECK_REPLAY_DIR XDG_STATE_HOME LANG LC_ALL ASAN_OPTIONS; do
 		cmd+=" $arg=$(printf %q "${!arg}")"
 	done
 	while [[ $# -gt 0 && $1 == *=* ]]; do
@@ -274,6 +276,12 @@ dash_quit() {
 	assert_no_sanitizer_report
 	[[ $(cat "$TUI_TMP/dash.rc") == 0 ]] || fail "the dashboard exited with $(cat "$TUI_TMP/dash.rc")"
 	tui_tmux kill-session -t dash 2>/dev/null || true
+	# The server exits with its last session: a dashboard started again
+	# before its socket is gone may reach a server on its way out.
+	for ((i = 0; i < TUI_WAIT_TENTHS; i++)); do
+		[[ $(tui_tmux list-sessions 2>&1) == @(no server running|error connecting)* ]] && break
+		tick
+	done
 	DASH_SIZE=
 }
 

@@ -113,7 +113,7 @@ Test(tui_editor, other_keys_are_left_to_the_caller)
 	cr_assert_eq(editor_key(&e, TUI_CTRL('t')), 0u);
 	cr_assert_eq(editor_key(&e, TUI_CTRL('p')), 0u);
 	cr_assert_eq(editor_key(&e, TUI_KEY(KEY_F(5))), 0u);
-	cr_assert_eq(editor_key(&e, TUI_KEY(KEY_UP)), 0u);
+	cr_assert_eq(editor_key(&e, TUI_KEY(KEY_PPAGE)), 0u);
 	cr_assert_str_eq(e.text, "abc");
 	editor_free(&e);
 }
@@ -134,5 +134,45 @@ Test(tui_editor, bounded_and_never_cuts_a_character)
 	cr_assert(editor_key(&e, 'd') & TUI_HANDLED);
 	cr_assert_eq(e.len, 7);
 	cr_assert_str_eq(e.text, "aaaaabc");
+	editor_free(&e);
+}
+
+Test(tui_editor, up_and_down_move_between_lines_of_a_box)
+{
+	struct editor e;
+
+	editor_init(&e, 64, true, "first line\nab\nthird 日本 line");
+	/* At the end of the third line (column 13). */
+	cr_assert(editor_key(&e, TUI_KEY(KEY_UP)) & TUI_HANDLED);
+	cr_assert_eq(e.cur, 13, "up from column 14 ends at the end of 'ab', at %zu", e.cur);
+	cr_assert(editor_key(&e, TUI_KEY(KEY_UP)) & TUI_HANDLED);
+	cr_assert_eq(e.cur, 2, "up keeps column 2 on the first line, at %zu", e.cur);
+	editor_key(&e, TUI_KEY(KEY_UP));
+	cr_assert_eq(e.cur, 0, "up on the first line goes to its start");
+	editor_key(&e, TUI_KEY(KEY_RIGHT));
+	editor_key(&e, TUI_KEY(KEY_RIGHT));
+	editor_key(&e, TUI_KEY(KEY_DOWN));
+	editor_key(&e, TUI_KEY(KEY_DOWN));
+	cr_assert_eq(e.cur, 16, "down twice from column 2 is column 2 of the third line, at %zu",
+	    e.cur);
+	type(&e, L"X");
+	cr_assert_str_eq(e.text, "first line\nab\nthXird 日本 line");
+	editor_key(&e, TUI_KEY(KEY_DOWN));
+	cr_assert_eq(e.cur, e.len, "down on the last line goes to its end");
+	editor_free(&e);
+
+	/* Columns count characters, not bytes. */
+	editor_init(&e, 64, true, "日本語 text\nabcdef");
+	editor_key(&e, TUI_KEY(KEY_LEFT));
+	editor_key(&e, TUI_KEY(KEY_LEFT));
+	editor_key(&e, TUI_KEY(KEY_UP));
+	cr_assert_eq(e.cur, strlen("日本語 "), "column 4 above is after '日本語 ', at %zu", e.cur);
+	editor_key(&e, TUI_KEY(KEY_DOWN));
+	cr_assert_eq(e.cur, strlen("日本語 text\nabcd"), "at %zu", e.cur);
+	editor_free(&e);
+
+	editor_init(&e, 64, false, "one line");
+	cr_assert_eq(editor_key(&e, TUI_KEY(KEY_UP)) & TUI_HANDLED, 0,
+	    "a one-line editor leaves Up to its owner (the palette's history)");
 	editor_free(&e);
 }

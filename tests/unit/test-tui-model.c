@@ -1000,3 +1000,94 @@ Test(model, mark_visible_follows_the_filter)
 	cr_assert(!model_mark_visible(&m), "marked twice");
 	cr_assert_eq(m.mark_count, 3);
 }
+
+Test(model, messages_are_kept_bounded_and_repeats_counted)
+{
+	char text[32];
+
+	model_message(&m, 0, false, "first");
+	model_message(&m, 0, false, "first");
+	model_message(&m, 0, true, "an error");
+	cr_assert_eq(m.messages_count, 2);
+	cr_expect_str_eq(model_message_at(&m, 0)->text, "first");
+	cr_expect_eq(model_message_at(&m, 0)->repeat, 1, "the same again is counted");
+	cr_expect(model_message_at(&m, 1)->error);
+	cr_expect_eq(strlen(model_message_at(&m, 1)->time), 8, "HH:MM:SS");
+	cr_expect_null(model_message_at(&m, 2));
+	for (int i = 0; i < MODEL_MESSAGES_MAX + 50; i++) {
+		snprintf(text, sizeof text, "message %d", i);
+		model_message(&m, 0, false, "%s", text);
+	}
+	cr_assert_eq(m.messages_count, MODEL_MESSAGES_MAX);
+	cr_expect_str_eq(model_message_at(&m, 0)->text, "message 50", "the oldest are dropped");
+	snprintf(text, sizeof text, "message %d", MODEL_MESSAGES_MAX + 49);
+	cr_expect_str_eq(model_message_at(&m, MODEL_MESSAGES_MAX - 1)->text, text);
+}
+
+Test(model, timestamps_cycle_clock_relative_none)
+{
+	select_run();
+	apply("run.started", "run_1", "{}");
+	cr_assert_eq(model_log_line(&m, 0)->ms, 1795243200123LL, "a line keeps its event's time");
+	cr_expect(m.log.timestamps && !m.log.relative);
+	model_log_toggle_timestamps(&m);
+	cr_expect(m.log.timestamps && m.log.relative);
+	model_log_toggle_timestamps(&m);
+	cr_expect(!m.log.timestamps);
+	model_log_toggle_timestamps(&m);
+	cr_expect(m.log.timestamps && !m.log.relative);
+}
+
+Test(model, new_lines_below_count_what_arrived_since_the_end_was_shown)
+{
+	char text[32];
+
+	select_run();
+	model_show_right(&m, RIGHT_LOG);
+	for (int i = 0; i < 30; i++) {
+		snprintf(text, sizeof text, "line %d\n", i);
+		output("run_1", text);
+	}
+	model_log_fit(&m, 10);
+	cr_expect_eq(model_log_unseen(&m, 30), 0, "following: nothing is new");
+	model_move(&m, -5, 10);
+	cr_expect_eq(model_log_unseen(&m, 25), 0, "lines shown before are not new");
+	output("run_1", "line 30\nline 31\nline 32\n");
+	cr_expect_eq(model_log_unseen(&m, 25), 3);
+	model_move(&m, LONG_MAX, 10);
+	cr_expect_eq(model_log_unseen(&m, 33), 0, "the end shown: seen");
+}
+
+Test(model, run_jumps_go_to_each_runs_first_line)
+{
+	const char *run;
+	size_t index, total;
+
+	select_run();
+	model_show_right(&m, RIGHT_LOG);
+	cr_expect_eq(model_log_scope(&m, false), NEED_HISTORY);
+	model_log_history(&m, "ses_1", NULL, 0, true);
+	for (int r = 1; r <= 3; r++) {
+		char id[16];
+
+		snprintf(id, sizeof id, "run_%d", r);
+		apply("run.started", id, "{}");
+		output(id, "one\ntwo\nthree\nfour\n");
+		apply("run.finished", id, "{\"status\":\"completed\"}");
+	}
+	cr_assert_eq(model_log_visible(&m), 18);
+	model_log_fit(&m, 4);
+	model_move(&m, LONG_MIN, 4);
+	run = model_log_run_jump(&m, 1, &index, &total);
+	cr_assert_str_eq(run, "run_2");
+	cr_expect_eq(index, 2);
+	cr_expect_eq(total, 3);
+	cr_expect_eq(m.log.top, 6);
+	cr_expect(!m.log.follow);
+	cr_expect_str_eq(model_log_run_jump(&m, 1, &index, &total), "run_3");
+	cr_expect_null(model_log_run_jump(&m, 1, &index, &total), "no run after the last");
+	cr_expect_str_eq(model_log_run_jump(&m, -1, &index, &total), "run_2");
+	cr_expect_str_eq(model_log_run_jump(&m, -1, &index, &total), "run_1");
+	cr_expect_eq(m.log.top, 0);
+	cr_expect_null(model_log_run_jump(&m, -1, &index, &total));
+}
