@@ -2,6 +2,7 @@
 #ifndef TD_CLI_H
 #define TD_CLI_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -134,7 +135,21 @@ enum cli_context_source { CLI_CONTEXT_NONE, CLI_CONTEXT_ENV, CLI_CONTEXT_STORED 
  */
 int cli_current_project(struct cli *cli, char **id, enum cli_context_source *source);
 
+extern const struct cli_cmd cmd_completion_entry;
+
+/* Words that options take (NULL-terminated), checked and completed from here. */
+extern const char *const cli_permission_profiles[];	/* cmd-runs.c: --permission */
+extern const char *const cli_shells[];	/* cmd-completion.c: completion SHELL */
+
 /* taskdeck.c */
+/* Every command, in the order of taskdeck --help; ends with NULL. */
+extern const struct cli_cmd *const cli_cmds[];
+/* The global options (getopt_long's table; ends with a NULL name). */
+extern const struct option cli_globals[];
+/* The short form of a command's option of this name (-f for --follow), or 0. */
+char cli_short(const char *name);
+/* True when value is one of values (NULL-terminated). */
+bool cli_value_in(const char *const *values, const char *value);
 /* The last value of an option, or NULL when not given. */
 const char *cli_get(const struct cli *cli, const char *name);
 /* True when an option (a flag or one with a value) was given. */
@@ -186,6 +201,9 @@ bool cli_logs_since(const char *text, int64_t *ms);
 int cli_runs_logs(struct cli *cli, const char *run_id, const struct cli_logs *o);
 /* runs watch RUN: status, progress, tools and prompts until the run ends. */
 int cli_runs_watch(struct cli *cli, const char *run_id);
+
+/* complete.c: taskdeck __complete WORD... (the last word is the one completed). */
+int cli_complete(int argc, char **argv);
 
 /* output.c */
 struct out_table {

@@ -20,6 +20,9 @@ static int cmd_runs_wait_exec(struct cli *, int, char **);
 static int cmd_runs_cancel_exec(struct cli *, int, char **);
 static int cmd_runs_rerun_exec(struct cli *, int, char **);
 
+const char *const cli_permission_profiles[] = { "ask", "workspace-write", "read-only",
+	"full-access", NULL };
+
 static const struct cli_option run_options[] = {
 	{ "project", true },
 	{ "session", true },
@@ -182,19 +185,6 @@ const struct cli_cmd cmd_runs_rerun_entry = {
 	"until it ends (exit codes as for run --wait).",
 	runs_rerun_options, 1, 1, cmd_runs_rerun_exec
 };
-
-/* True for a permission profile the service knows. */
-static bool
-runs_profile_known(const char *profile)
-{
-	static const char *const known[] = { "ask", "workspace-write", "read-only", "full-access" };
-
-	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
-		if (strcmp(profile, known[i]) == 0)
-			return true;
-	}
-	return false;
-}
 
 /* True for a status a run ends with. */
 static bool
@@ -392,7 +382,8 @@ cmd_run_exec(struct cli *cli, int argc, char **argv)
 		return cli_usage_error(cli, "--wait-timeout takes a positive number of seconds");
 	if (follow && wait)
 		return cli_usage_error(cli, "--follow and --wait do not go together");
-	if (rq.permission_profile != NULL && !runs_profile_known(rq.permission_profile))
+	if (rq.permission_profile != NULL &&
+	    !cli_value_in(cli_permission_profiles, rq.permission_profile))
 		return cli_usage_error(cli, "--permission takes ask, workspace-write, read-only "
 		    "or full-access, not '%s'", rq.permission_profile);
 	opts.idempotency_key = cli_get(cli, "idempotency-key");

@@ -28,7 +28,7 @@ static const struct cli_cmd cmd_dashboard_entry = {
 	cli_dashboard_options, 0, 0, cli_dashboard
 };
 
-static const struct cli_cmd *const cli_cmds[] = {
+const struct cli_cmd *const cli_cmds[] = {
 	&cmd_dashboard_entry,
 	&cmd_doctor_entry,
 	&cmd_projects_list_entry,
@@ -89,6 +89,7 @@ static const struct cli_cmd *const cli_cmds[] = {
 	&cmd_install_cli_entry,
 	/* the current project */
 	&cmd_use_entry,
+	&cmd_completion_entry,
 	NULL
 };
 
@@ -135,7 +136,7 @@ enum { CLI_GLOBAL_JSON = 1000, CLI_GLOBAL_TIMEOUT, CLI_GLOBAL_HELP, CLI_GLOBAL_V
 /* getopt_long value of a command's own option i. */
 #define CLI_OPTION_BASE 2000
 
-static const struct option cli_globals[] = {
+const struct option cli_globals[] = {
 	{ "json", no_argument, NULL, CLI_GLOBAL_JSON },
 	{ "timeout", required_argument, NULL, CLI_GLOBAL_TIMEOUT },
 	{ "help", no_argument, NULL, CLI_GLOBAL_HELP },
@@ -154,8 +155,7 @@ cli_print_cmd(FILE *fp, const struct cli_cmd *cmd)
 	    cmd->name ? cmd->name : "", *cmd->usage ? " " : "", cmd->usage);
 }
 
-/* The short form of a command's option of this name (-f for --follow), or 0. */
-static char
+char
 cli_short(const char *name)
 {
 	static const struct {
@@ -249,6 +249,16 @@ cli_has(const struct cli *cli, const char *name)
 {
 	for (size_t i = 0; i < cli->value_count; i++) {
 		if (strcmp(cli->values[i].name, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+bool
+cli_value_in(const char *const *values, const char *value)
+{
+	for (; *values != NULL; values++) {
+		if (strcmp(*values, value) == 0)
 			return true;
 	}
 	return false;
@@ -777,6 +787,8 @@ cli_run(struct cli *cli, int argc, char **argv)
 
 	if (strcmp(argv[0], "help") == 0)
 		return cli_help_cmd(argc - 1, argv + 1);
+	if (strcmp(argv[0], "__complete") == 0)
+		return cli_complete(argc - 1, argv + 1);
 	cli->cmd = cli_find(argc, argv, &words);
 	if (cli->cmd == NULL && cli_is_group(argv[0])) {
 		if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {

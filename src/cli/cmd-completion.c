@@ -1,0 +1,122 @@
+/*
+ * taskdeck completion bash|zsh|fish: the shell's completion script.  Each
+ * script only asks taskdeck __complete (complete.c) for the candidates.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static int cmd_completion_exec(struct cli *, int, char **);
+
+const char *const cli_shells[] = { "bash", "zsh", "fish", NULL };
+
+const struct cli_cmd cmd_completion_entry = {
+	"completion", NULL, "SHELL",
+	"Print the completion script of SHELL (bash, zsh or fish): commands,\n"
+	"options and their values, and ids and names from the running service.\n"
+	"bash: source <(taskdeck completion bash); zsh and fish: see taskdeck(1).",
+	cli_no_options, 1, 1, cmd_completion_exec
+};
+
+static const char completion_bash[] =
+"# bash completion for taskdeck: source <(taskdeck completion bash)\n"
+"# The candidates come from 'taskdeck __complete WORD...'.\n"
+"_taskdeck() {\n"
+"	local cur words cword line\n"
+"	local -a lines\n"
+"	COMPREPLY=()\n"
+"	if declare -F _get_comp_words_by_ref >/dev/null; then\n"
+"		_get_comp_words_by_ref -n =: cur words cword\n"
+"	else\n"
+"		cur=${COMP_WORDS[COMP_CWORD]} cword=$COMP_CWORD\n"
+"		words=(\"${COMP_WORDS[@]}\")\n"
+"	fi\n"
+"	mapfile -t lines < <(\"${words[0]}\" __complete \"${words[@]:1:cword}\" 2>/dev/null)\n"
+"	case ${lines[0]-} in\n"
+"	:file | :dir)\n"
+"		compopt -o filenames 2>/dev/null\n"
+"		local IFS=$'\\n'\n"
+"		# shellcheck disable=SC2207\n"
+"		COMPREPLY=($(compgen \"$([[ ${lines[0]} == :dir ]] && echo -d || echo -f)\" -- \"${cur#--*=}\"))\n"
+"		return\n"
+"		;;\n"
+"	esac\n"
+"	for line in \"${lines[@]}\"; do\n"
+"		line=${line%%$'\\t'*}\n"
+"		[[ $cur == --*=* && $COMP_WORDBREAKS == *=* ]] && line=${line#*=}\n"
+"		[[ -n $line ]] && COMPREPLY+=(\"$line\")\n"
+"	done\n"
+"	if declare -F __ltrim_colon_completions >/dev/null; then\n"
+"		__ltrim_colon_completions \"$cur\"\n"
+"	fi\n"
+"}\n"
+"complete -F _taskdeck taskdeck\n";
+
+static const char completion_zsh[] =
+"#compdef taskdeck\n"
+"# zsh completion for taskdeck: save it as _taskdeck in a directory of $fpath\n"
+"#   taskdeck completion zsh > \"${fpath[1]}/_taskdeck\"\n"
+"# or load it into this shell (after compinit): source <(taskdeck completion zsh)\n"
+"# The candidates come from 'taskdeck __complete WORD...'.\n"
+"_taskdeck() {\n"
+"	local -a lines cands descs\n"
+"	local line\n"
+"	lines=(\"${(@f)$(${(Q)words[1]} __complete \"${(@Q)words[2,CURRENT]}\" 2>/dev/null)}\")\n"
+"	case ${lines[1]-} in\n"
+"	(:file) _files; return ;;\n"
+"	(:dir) _files -/; return ;;\n"
+"	esac\n"
+"	for line in $lines; do\n"
+"		[[ -n $line ]] || continue\n"
+"		cands+=(\"${line%%$'\\t'*}\")\n"
+"		if [[ $line == *$'\\t'* ]]; then\n"
+"			descs+=(\"${line%%$'\\t'*}  -- ${line#*$'\\t'}\")\n"
+"		else\n"
+"			descs+=(\"${line}\")\n"
+"		fi\n"
+"	done\n"
+"	(( ${#cands} )) || return 1\n"
+"	compadd -U -V taskdeck -l -d descs -a cands\n"
+"}\n"
+"if [[ ${zsh_eval_context[-1]-} == loadautofunc ]]; then\n"
+"	_taskdeck \"$@\"\n"
+"else\n"
+"	compdef _taskdeck taskdeck\n"
+"fi\n";
+
+static const char completion_fish[] =
+"# fish completion for taskdeck:\n"
+"#   taskdeck completion fish > ~/.config/fish/completions/taskdeck.fish\n"
+"# The candidates come from 'taskdeck __complete WORD...'.\n"
+"function __taskdeck_complete\n"
+"    set -l tokens (commandline -opc)\n"
+"    set -l cur (commandline -ct)\n"
+"    set -l out ($tokens[1] __complete $tokens[2..-1] \"$cur\" 2>/dev/null)\n"
+"    switch \"$out[1]\"\n"
+"        case :file\n"
+"            __fish_complete_path \"$cur\"\n"
+"        case :dir\n"
+"            __fish_complete_directories \"$cur\"\n"
+"        case '*'\n"
+"            printf '%s\\n' $out\n"
+"    end\n"
+"end\n"
+"complete -c taskdeck -f -a '(__taskdeck_complete)'\n";
+
+/* taskdeck completion SHELL */
+static int
+cmd_completion_exec(struct cli *cli, int argc, char **argv)
+{
+	static const char *const scripts[] = { completion_bash, completion_zsh, completion_fish };
+
+	(void)argc;
+	for (size_t i = 0; cli_shells[i] != NULL; i++) {
+		if (strcmp(argv[0], cli_shells[i]) == 0) {
+			fputs(scripts[i], stdout);
+			return CLI_EXIT_OK;
+		}
+	}
+	return cli_usage_error(cli, "no completion for the shell '%s' (bash, zsh or fish)",
+	    argv[0]);
+}

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# The scripts of `taskdeck completion bash|zsh|fish` in the real shells, against
+# a real taskdeckd with the demo project and its runs: `taskdeck ru<TAB>` offers
+# run and runs, `runs show <TAB>` the run ids, `--project d<TAB>` demo.  bash
+# runs its function as bash-completion does, fish answers `complete -C`, zsh is
+# typed into in tmux.  Then: ids and names of credentials without their
+# secrets, and nothing (quickly, silently) from a service that does not answer.
+set -euo pipefail
+. "$(dirname "$0")/tui/lib.sh"
+TUI_NAME=completion-shells
+BASH_COMPLETION=/usr/share/bash-completion/bash_completion
+for shell in zsh fish; do
+	command -v "$shell" >/dev/null || fail "$shell is not installed (./quickstart installs it)"
+done
+[[ -r $BASH_COMPLETION ]] || fail "bash-completion is not installed (./quickstart installs it)"
+tui_start
+export PATH=$TD_BUILDDIR:$PATH HOME=$TUI_TMP/cwd XDG_CONFIG_HOME=$TUI_TMP/cwd/.config
+
+out=$(td demo)
+project=$(awk '$1 == "project" && $3 == "demo" { print $2 }' <<<"$out")
+run=$(awk '$1 == "run" && $3 == "research" { print $2 }' <<<"$out")
+[[ $project == prj_* && $run == run_* ]] || fail "taskdeck demo printed no project or run: $out"
+
+# bash: COMP_WORDS, COMP_CWORD, COMP_LINE and COMP_POINT as readline sets them
+# (COMP_WORDBREAKS splits --project=d), with bash-completion loaded.
+bash_complete() {
+	bash --norc --noprofile -c '
+		. "$1"
+		source <(taskdeck completion bash)
+		line=$2
+		COMP_LINE=$line COMP_POINT=${#line}
+		read -r -a COMP_WORDS <<<"${line//=/ = }"
+		[[ $line == *" " ]] && COMP_WORDS+=("")
+		COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+		_taskdeck
+		printf "%s\n" "${COMPREPLY[@]}"' bash "$BASH_COMPLETION" "$1"
+}
+expect_bash() {
+	local line=$1 got
+	got=$(bash_complete "$line")
+	shift
+	for want; do
+		grep -x -- "$want" >/dev/null <<<"$got" || fail "bash: '$line<TAB>' offers no '$want': $got"
+	done
+}
+expect_bash "taskdeck ru" run runs
+expect_bash "taskdeck runs show " "$run"
+expect_bash "taskdeck run --project d" demo
+expect_bash "taskdeck run --project=d" demo
+expect_bash "taskdeck runs logs " "$run"
+expect_bash "taskdeck run --permission r" read-only
+mkdir -p "$TUI_TMP/cwd/reports"
+got=$(cd "$TUI_TMP/cwd" && bash_complete "taskdeck artifacts download ART --out rep")
+[[ $got == reports ]] || fail "bash: '--out rep<TAB>' does not complete the directory: $got"
+pass "bash (bash-completion): commands, run ids, project names, --opt=value, enums, directories"
+
+# fish: complete -C asks the completions of a command line.
+fish_complete() {
+	fish --no-config -c 'taskdeck completion fish | source; complete -C"$argv[1]"' "$1" | cut -f1
+}
+expect_fish() {
+	local line=$1 got
+	got=$(fish_complete "$line")
+	shift
+	for want; do
+		grep -x -- "$want" >/dev/null <<<"$got" || fail "fish: '$line<TAB>' offers no '$want': $got"
+	done
+}
+expect_fish "taskdeck ru" run runs
+expect_fish "taskdeck runs show " "$run"
+expect_fish "taskdeck run --project d" demo
+expect_fish "taskdeck run --project=d" --project=demo
+expect_fish "taskdeck completion " bash zsh fish
+pass "fish: commands, run ids, project names, --opt=value, enums"
+
+# zsh: typed into an interactive zsh in tmux, with compinit, loaded as
+# `source <(taskdeck completion zsh)`.
+tui_tmux new-session -d -s dash -x 120 -y 30 \
+	"env PATH='$PATH' HOME='$HOME' TASKDECK_HOME='$TASKDECK_HOME' PS1='%% ' zsh -f"
+DASH_SIZE=120x30
+keys 'autoload -Uz compinit && compinit -u && source <(taskdeck completion zsh) && echo loaded-$((6 * 7))' Enter
+wait_for loaded-42
+# A clean screen, once the text of the last completion is gone.
+zsh_clear() {
+	keys C-c
+	sleep 0.3
+	type_text clear
+	keys Enter
+	wait_gone "$1"
+}
+zsh_clear loaded-42
+type_text 'taskdeck ru'
+keys Tab
+wait_for '% taskdeck run'
+keys Tab
+wait_for 'runs  -- list, show'
+assert_screen 'run  -- Start a run'
+zsh_clear 'runs  -- list'
+type_text 'taskdeck runs show run_'
+keys Tab Tab
+wait_for "$run  -- "
+zsh_clear "$run  -- "
+type_text 'taskdeck run --project d'
+keys Tab
+wait_for '% taskdeck run --project demo'
+pass "zsh: commands, run ids, project names"
+
+# Credentials complete by id and name; no secret and no token is ever printed.
+secret=completion-secret-$$
+printf '%s' "$secret" | td credentials create gh-token --kind bearer --secret-stdin >/dev/null
+cred=$(td credentials list | awk '$2 == "gh-token" { print $1 }')
+[[ $cred == cred_* ]] || fail "no credential gh-token"
+got=$(td __complete credentials show "")
+grep -x -- "$cred	gh-token" >/dev/null <<<"$got" || fail "'credentials show <TAB>' offers no $cred (gh-token): $got"
+got=$(td __complete credentials delete gh)
+[[ $(cut -f1 <<<"$got") == "$cred" ]] || fail "'credentials delete gh<TAB>' does not find $cred by its name: $got"
+token=$(cat "$TASKDECK_HOME/token")
+for words in "credentials show" "credentials delete" "run --project" "runs show" "sessions show"; do
+	# shellcheck disable=SC2086 # words are split on purpose
+	got=$(td __complete $words "" 2>&1)
+	[[ $got != *"$secret"* && $got != *"$token"* ]] || fail "'$words <TAB>' printed a secret or the token"
+done
+pass "credentials complete by id and name, without their secrets or the token"
+
+# A service that does not answer (stopped): nothing, no error text, and soon.
+# The best of three runs, so that a loaded machine does not decide; the program
+# itself, without the shell script libtool puts before an uninstalled one.
+program=$TD_BUILDDIR/taskdeck
+if [[ -x $TD_BUILDDIR/.libs/taskdeck ]]; then
+	program=$TD_BUILDDIR/.libs/taskdeck
+	export LD_LIBRARY_PATH=$TD_BUILDDIR/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
+[[ -n $("$program" __complete runs show "") ]] || fail "$program completes no run id"
+kill -STOP "$SVC_PID"
+best=
+for _ in 1 2 3; do
+	start=$(date +%s%N)
+	got=$("$program" __complete runs show "" 2>&1)
+	ms=$((($(date +%s%N) - start) / 1000000))
+	[[ -z $got ]] || { kill -CONT "$SVC_PID"; fail "with the service stopped, 'runs show <TAB>' printed: $got"; }
+	if [[ -z $best ]] || ((ms < best)); then
+		best=$ms
+	fi
+done
+kill -CONT "$SVC_PID"
+((best < 300)) || fail "with the service stopped, 'runs show <TAB>' took $best ms (want < 300)"
+pass "a stopped service: nothing printed, in $best ms"
