@@ -6,7 +6,9 @@
 # typed into in tmux.  Then: ids and names of credentials without their
 # secrets, and nothing (quickly, silently) from a service that does not answer.
 set -euo pipefail
+# shellcheck source=tests/tui/lib.sh
 . "$(dirname "$0")/tui/lib.sh"
+# shellcheck disable=SC2034 # for lib.sh's fail and pass
 TUI_NAME=completion-shells
 BASH_COMPLETION=/usr/share/bash-completion/bash_completion
 for shell in zsh fish; do
@@ -56,6 +58,7 @@ pass "bash (bash-completion): commands, run ids, project names, --opt=value, enu
 
 # fish: complete -C asks the completions of a command line.
 fish_complete() {
+	# shellcheck disable=SC2016 # fish expands $argv
 	fish --no-config -c 'taskdeck completion fish | source; complete -C"$argv[1]"' "$1" | cut -f1
 }
 expect_fish() {
@@ -77,7 +80,9 @@ pass "fish: commands, run ids, project names, --opt=value, enums"
 # `source <(taskdeck completion zsh)`.
 tui_tmux new-session -d -s dash -x 120 -y 30 \
 	"env PATH='$PATH' HOME='$HOME' TASKDECK_HOME='$TASKDECK_HOME' PS1='%% ' zsh -f"
+# shellcheck disable=SC2034 # fail shows the screen
 DASH_SIZE=120x30
+# shellcheck disable=SC2016 # zsh expands it
 keys 'autoload -Uz compinit && compinit -u && source <(taskdeck completion zsh) && echo loaded-$((6 * 7))' Enter
 wait_for loaded-42
 # A clean screen, once the text of the last completion is gone.

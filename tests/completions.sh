@@ -16,7 +16,8 @@ offers() {
 	td __complete "${@:1:$#-1}" 2>&1 | cut -f1 | grep -x -- "$want" >/dev/null
 }
 
-export TASKDECK_HOME=$(mktemp -d /tmp/tdcomp-XXXXXX)	# no service: nothing dynamic
+TASKDECK_HOME=$(mktemp -d /tmp/tdcomp-XXXXXX)	# no service: nothing dynamic
+export TASKDECK_HOME
 trap 'rm -rf "$TASKDECK_HOME"' EXIT
 help=$(td --help)
 mapfile -t lines < <(sed -n 's/^  \([a-z][a-z-]*\( [a-z][a-z-]*\)*\)\( .*\)\{0,1\}$/\1/p' <<<"$help")
@@ -24,7 +25,7 @@ mapfile -t lines < <(sed -n 's/^  \([a-z][a-z-]*\( [a-z][a-z-]*\)*\)\( .*\)\{0,1
 mapfile -t globals < <(sed -n '/^Global options:/,/^$/p' <<<"$help" | grep -oE -- '(^| )--?[a-z][a-z-]*' | tr -d ' ')
 ((${#globals[@]} >= 4)) || fail "could not read the global options from taskdeck --help"
 
-top=$(td __complete "" | cut -f1)
+top=$(td __complete "" | cut -f1) || fail "taskdeck __complete failed"
 commands=0 options=0 values=0
 declare -A seen=()
 for line in "${lines[@]}"; do
