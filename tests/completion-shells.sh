@@ -76,15 +76,22 @@ expect_fish "taskdeck run --project=d" --project=demo
 expect_fish "taskdeck completion " bash zsh fish
 pass "fish: commands, run ids, project names, --opt=value, enums"
 
-# zsh: typed into an interactive zsh in tmux, with compinit, loaded as
-# `source <(taskdeck completion zsh)`.
-tui_tmux new-session -d -s dash -x 120 -y 30 \
-	"env PATH='$PATH' HOME='$HOME' TASKDECK_HOME='$TASKDECK_HOME' PS1='%% ' zsh -f"
-# shellcheck disable=SC2034 # fail shows the screen
-DASH_SIZE=120x30
-# shellcheck disable=SC2016 # zsh expands it
-keys 'autoload -Uz compinit && compinit -u && source <(taskdeck completion zsh) && echo loaded-$((6 * 7))' Enter
-wait_for loaded-42
+# zsh: typed into an interactive zsh in tmux, with compinit: the script saved
+# as _taskdeck in a directory of $fpath (as make install does), then loaded
+# with source <(taskdeck completion zsh).
+mkdir "$TUI_TMP/zfunc"
+td completion zsh >"$TUI_TMP/zfunc/_taskdeck"
+# zsh_start SETUP: an interactive zsh that has run SETUP.
+zsh_start() {
+	tui_tmux kill-session -t dash 2>/dev/null || true
+	tui_tmux new-session -d -s dash -x 120 -y 30 \
+		"env PATH='$PATH' HOME='$HOME' TASKDECK_HOME='$TASKDECK_HOME' PS1='%% ' zsh -f"
+	# shellcheck disable=SC2016 # zsh expands it
+	type_text "$1 && echo ready-\$((6 * 7))"
+	keys Enter
+	wait_for ready-42
+	zsh_clear ready-42
+}
 # A clean screen, once the text of the last completion is gone.
 zsh_clear() {
 	keys C-c
@@ -93,7 +100,9 @@ zsh_clear() {
 	keys Enter
 	wait_gone "$1"
 }
-zsh_clear loaded-42
+# shellcheck disable=SC2034 # fail shows the screen
+DASH_SIZE=120x30
+zsh_start "fpath=($TUI_TMP/zfunc \$fpath); autoload -Uz compinit && compinit -u"
 type_text 'taskdeck ru'
 keys Tab
 wait_for '% taskdeck run'
@@ -108,7 +117,11 @@ zsh_clear "$run  -- "
 type_text 'taskdeck run --project d'
 keys Tab
 wait_for '% taskdeck run --project demo'
-pass "zsh: commands, run ids, project names"
+zsh_start 'autoload -Uz compinit && compinit -u && source <(taskdeck completion zsh)'
+type_text 'taskdeck events --project=d'
+keys Tab
+wait_for '% taskdeck events --project=demo'
+pass "zsh (from \$fpath, and sourced): commands, run ids, project names"
 
 # Credentials complete by id and name; no secret and no token is ever printed.
 secret=completion-secret-$$

@@ -74,6 +74,15 @@ offers runs logs - -f || fail "'taskdeck runs logs -<TAB>' does not offer -f"
 offers run --permission "" workspace-write || fail "'run --permission <TAB>' does not offer workspace-write"
 offers completion "" fish || fail "'completion <TAB>' does not offer fish"
 [[ $(td __complete run --cwd "") == :dir ]] || fail "'run --cwd <TAB>' does not complete directories"
+# An option the command does not take has no values to offer.
+[[ -z $(td __complete runs logs --project "") ]] || fail "'runs logs --project <TAB>' offers values"
+# The scripts: one per shell, another shell is a usage error.
+for shell in bash zsh fish; do
+	[[ $(td completion "$shell") == *"__complete"* ]] || fail "'taskdeck completion $shell' printed no script"
+done
+if out=$(td completion tcsh 2>/dev/null) || (($? != 2)) || [[ -n $out ]]; then
+	fail "'taskdeck completion tcsh' is not a usage error (exit 2, nothing on stdout)"
+fi
 # Without a service, ids complete to nothing, silently.
 out=$(td __complete runs show "" 2>&1)
 [[ -z $out ]] || fail "'runs show <TAB>' without a service printed: $out"

@@ -596,9 +596,13 @@ static void
 complete_option_value(struct complete *c, const char *name, size_t len)
 {
 	struct complete_usage u;
-	char *option = xasprintf("%.*s", (int)len, name);
+	char *option;
 
-	if (c->cmd == NULL || complete_scan_usage(c, c->cmd, &u, option) == 0) {
+	if (c->cmd == NULL || (complete_option(c->cmd, name, len) == NULL &&
+	    complete_global(name, len) == NULL))
+		return;
+	option = xasprintf("%.*s", (int)len, name);
+	if (complete_scan_usage(c, c->cmd, &u, option) == 0) {
 		for (size_t i = 0; i < sizeof complete_options / sizeof complete_options[0]; i++) {
 			if (strcmp(complete_options[i].option, option) == 0 &&
 			    (complete_options[i].group == NULL || (c->group != NULL &&
