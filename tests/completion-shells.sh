@@ -124,6 +124,18 @@ wait_for '% taskdeck events --project=demo'
 pass "zsh (from \$fpath, and sourced): commands, run ids, project names"
 
 # Credentials complete by id and name; no secret and no token is ever printed.
+# Every kind of id is there: the research run's artifact and a pending prompt.
+wait_run_field "$run" status completed
+start_run "$project" ask "Write with care" --permission ask >/dev/null
+prompt=
+for ((i = 0; i < TUI_WAIT_TENTHS; i++)); do
+	prompt=$(td permissions list | awk '$1 ~ /^prm_/ { print $1; exit }')
+	[[ -z $prompt ]] || break
+	tick
+done
+[[ -n $prompt ]] || fail "the ask run asked nothing"
+[[ $(td __complete permissions allow "" | cut -f1) == *"$prompt"* ]] ||
+	fail "'permissions allow <TAB>' does not offer $prompt"
 secret=completion-secret-$$
 printf '%s' "$secret" | td credentials create gh-token --kind bearer --secret-stdin >/dev/null
 cred=$(td credentials list | awk '$2 == "gh-token" { print $1 }')
@@ -133,12 +145,15 @@ grep -x -- "$cred	gh-token" >/dev/null <<<"$got" || fail "'credentials show <TAB
 got=$(td __complete credentials delete gh)
 [[ $(cut -f1 <<<"$got") == "$cred" ]] || fail "'credentials delete gh<TAB>' does not find $cred by its name: $got"
 token=$(cat "$TASKDECK_HOME/token")
-for words in "credentials show" "credentials delete" "run --project" "runs show" "sessions show"; do
+for words in "credentials show" "credentials delete" "run --project" "runs show" "sessions show" \
+	"permissions allow" "connectors show" "artifacts show" "plan show"; do
 	# shellcheck disable=SC2086 # words are split on purpose
-	got=$(td __complete $words "" 2>&1)
+	got=$(td __complete $words "" 2>"$TUI_TMP/complete.err")
+	[[ -n $got ]] || fail "'$words <TAB>' offers nothing"
+	[[ ! -s $TUI_TMP/complete.err ]] || fail "'$words <TAB>' wrote on stderr: $(cat "$TUI_TMP/complete.err")"
 	[[ $got != *"$secret"* && $got != *"$token"* ]] || fail "'$words <TAB>' printed a secret or the token"
 done
-pass "credentials complete by id and name, without their secrets or the token"
+pass "every kind of id (a pending prompt, an artifact, connectors, credentials by id and name), no secret, no token, nothing on stderr"
 
 # A service that does not answer (stopped): nothing, no error text, and soon.
 # The best of three runs, so that a loaded machine does not decide; the program
