@@ -81,11 +81,16 @@ pass "fish: commands, run ids, project names, --opt=value, enums"
 # with source <(taskdeck completion zsh).
 mkdir "$TUI_TMP/zfunc"
 td completion zsh >"$TUI_TMP/zfunc/_taskdeck"
-# zsh_start SETUP: an interactive zsh that has run SETUP.
+# zsh_start SETUP: an interactive zsh (a new one in the same pane after the
+# first) that has run SETUP.
 zsh_start() {
-	tui_tmux kill-session -t dash 2>/dev/null || true
-	tui_tmux new-session -d -s dash -x 120 -y 30 \
-		"env PATH='$PATH' HOME='$HOME' TASKDECK_HOME='$TASKDECK_HOME' PS1='%% ' zsh -f"
+	if tui_tmux has-session -t dash 2>/dev/null; then
+		type_text 'exec zsh -f'
+		keys Enter
+	else
+		tui_tmux new-session -d -s dash -x 120 -y 30 \
+			"env PATH='$PATH' HOME='$HOME' TASKDECK_HOME='$TASKDECK_HOME' PS1='%% ' zsh -f"
+	fi
 	# shellcheck disable=SC2016 # zsh expands it
 	type_text "$1 && echo ready-\$((6 * 7))"
 	keys Enter
