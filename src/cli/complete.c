@@ -121,14 +121,20 @@ struct complete {
 	struct timespec deadline;
 };
 
-/* Prints one candidate when it starts with c->cur; desc may be NULL. */
+/*
+ * Prints one candidate and its description (desc may be NULL; control
+ * characters shown as spaces, cut at COMPLETE_DESC_MAX); not a word with a
+ * control character, which would break the one-a-line answer.
+ */
 static void
-complete_emit(const struct complete *c, const char *word, const char *desc)
+complete_print(const struct complete *c, const char *word, const char *desc)
 {
 	size_t n = 0;
 
-	if (word == NULL || *word == '\0' || strncmp(word, c->cur, strlen(c->cur)) != 0)
-		return;
+	for (const unsigned char *s = (const unsigned char *)word; *s != '\0'; s++) {
+		if (*s < 0x20 || *s == 0x7f)
+			return;
+	}
 	printf("%s%s", c->prefix, word);
 	if (desc != NULL && *desc != '\0') {
 		putchar('\t');
@@ -139,6 +145,14 @@ complete_emit(const struct complete *c, const char *word, const char *desc)
 			fputs("...", stdout);
 	}
 	putchar('\n');
+}
+
+/* complete_print when word starts with c->cur. */
+static void
+complete_emit(const struct complete *c, const char *word, const char *desc)
+{
+	if (word != NULL && *word != '\0' && strncmp(word, c->cur, strlen(c->cur)) == 0)
+		complete_print(c, word, desc);
 }
 
 static void
@@ -377,7 +391,7 @@ complete_item(const struct complete *c, const char *id, const char *label, bool 
 	if (strncmp(id, c->cur, n) == 0)
 		complete_emit(c, id, label);
 	else if (by_name && n > 0 && label != NULL && strncasecmp(label, c->cur, n) == 0)
-		printf("%s%s\t%s\n", c->prefix, id, label);
+		complete_print(c, id, label);
 }
 
 static void
