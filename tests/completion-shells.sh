@@ -24,10 +24,11 @@ run=$(awk '$1 == "run" && $3 == "research" { print $2 }' <<<"$out")
 [[ $project == prj_* && $run == run_* ]] || fail "taskdeck demo printed no project or run: $out"
 
 # bash: COMP_WORDS, COMP_CWORD, COMP_LINE and COMP_POINT as readline sets them
-# (COMP_WORDBREAKS splits --project=d), with bash-completion loaded.
+# (COMP_WORDBREAKS splits --project=d), with bash-completion loaded (or not,
+# with BARE set).
 bash_complete() {
 	bash --norc --noprofile -c '
-		. "$1"
+		[[ -n ${BARE-} ]] || . "$1"
 		source <(taskdeck completion bash)
 		line=$2
 		COMP_LINE=$line COMP_POINT=${#line}
@@ -51,10 +52,14 @@ expect_bash "taskdeck run --project d" demo
 expect_bash "taskdeck run --project=d" demo
 expect_bash "taskdeck runs logs " "$run"
 expect_bash "taskdeck run --permission r" read-only
+got=$(BARE=1 bash_complete "taskdeck run --project=d")
+[[ $got == demo ]] || fail "bash without bash-completion: '--project=d<TAB>' gives '$got', not demo"
+got=$(BARE=1 bash_complete "taskdeck runs show ")
+[[ $got == *"$run"* ]] || fail "bash without bash-completion: 'runs show <TAB>' offers no $run: $got"
 mkdir -p "$TUI_TMP/cwd/reports"
 got=$(cd "$TUI_TMP/cwd" && bash_complete "taskdeck artifacts download ART --out rep")
 [[ $got == reports ]] || fail "bash: '--out rep<TAB>' does not complete the directory: $got"
-pass "bash (bash-completion): commands, run ids, project names, --opt=value, enums, directories"
+pass "bash (with and without bash-completion): commands, run ids, project names, --opt=value, enums, directories"
 
 # fish: complete -C asks the completions of a command line.
 fish_complete() {
