@@ -43,7 +43,7 @@ expect_bash() {
 	got=$(bash_complete "$line")
 	shift
 	for want; do
-		grep -x -- "$want" >/dev/null <<<"$got" || fail "bash: '$line<TAB>' offers no '$want': $got"
+		grep -xF -- "$want" >/dev/null <<<"$got" || fail "bash: '$line<TAB>' offers no '$want': $got"
 	done
 }
 expect_bash "taskdeck ru" run runs
@@ -52,6 +52,8 @@ expect_bash "taskdeck run --project d" demo
 expect_bash "taskdeck run --project=d" demo
 expect_bash "taskdeck runs logs " "$run"
 expect_bash "taskdeck run --permission r" read-only
+expect_bash "taskdeck sessions show res" 'Research\ SQLite\ WAL\ mode'
+expect_bash "taskdeck runs list --project D" demo
 got=$(BARE=1 bash_complete "taskdeck run --project=d")
 [[ $got == demo ]] || fail "bash without bash-completion: '--project=d<TAB>' gives '$got', not demo"
 got=$(BARE=1 bash_complete "taskdeck runs show ")
@@ -59,7 +61,7 @@ got=$(BARE=1 bash_complete "taskdeck runs show ")
 mkdir -p "$TUI_TMP/cwd/reports"
 got=$(cd "$TUI_TMP/cwd" && bash_complete "taskdeck artifacts download ART --out rep")
 [[ $got == reports ]] || fail "bash: '--out rep<TAB>' does not complete the directory: $got"
-pass "bash (with and without bash-completion): commands, run ids, project names, --opt=value, enums, directories"
+pass "bash (with and without bash-completion): commands, run ids, project names, session titles, --opt=value, enums, directories"
 
 # fish: complete -C asks the completions of a command line.
 fish_complete() {
@@ -71,7 +73,7 @@ expect_fish() {
 	got=$(fish_complete "$line")
 	shift
 	for want; do
-		grep -x -- "$want" >/dev/null <<<"$got" || fail "fish: '$line<TAB>' offers no '$want': $got"
+		grep -xF -- "$want" >/dev/null <<<"$got" || fail "fish: '$line<TAB>' offers no '$want': $got"
 	done
 }
 expect_fish "taskdeck ru" run runs
@@ -79,7 +81,8 @@ expect_fish "taskdeck runs show " "$run"
 expect_fish "taskdeck run --project d" demo
 expect_fish "taskdeck run --project=d" --project=demo
 expect_fish "taskdeck completion " bash zsh fish
-pass "fish: commands, run ids, project names, --opt=value, enums"
+expect_fish "taskdeck sessions show Res" "Research SQLite WAL mode"
+pass "fish: commands, run ids, project names, session titles, --opt=value, enums"
 
 # zsh: typed into an interactive zsh in tmux, with compinit: the script saved
 # as _taskdeck in a directory of $fpath (as make install does), then loaded

@@ -69,6 +69,9 @@ for line in "${lines[@]}"; do
 done
 offers run --pro --project || fail "'taskdeck run --pro<TAB>' does not offer --project"
 offers runs logs - -f || fail "'taskdeck runs logs -<TAB>' does not offer -f"
+offers -o "" wide || fail "'taskdeck -o <TAB>' does not offer wide"
+offers runs list -o "" json || fail "'taskdeck runs list -o <TAB>' does not offer json"
+offers -o wide ru runs || fail "'taskdeck -o wide ru<TAB>' does not offer runs"
 
 # Values the usages name by a placeholder come from the same lists the commands check.
 offers run --permission "" workspace-write || fail "'run --permission <TAB>' does not offer workspace-write"

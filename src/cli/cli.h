@@ -146,7 +146,7 @@ extern const char *const cli_shells[];	/* cmd-completion.c: completion SHELL */
 extern const struct cli_cmd *const cli_cmds[];
 /* The global options (getopt_long's table; ends with a NULL name). */
 extern const struct option cli_globals[];
-/* The short form of a command's option of this name (-f for --follow), or 0. */
+/* The short form of an option of this name (-f for --follow, -h, -o), or 0. */
 char cli_short(const char *name);
 /* True when value is one of values (NULL-terminated). */
 bool cli_value_in(const char *const *values, const char *value);

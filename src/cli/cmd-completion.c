@@ -55,6 +55,8 @@ static const char completion_bash[] =
 "	for line in \"${lines[@]}\"; do\n"
 "		line=${line%%$'\\t'*}\n"
 "		[[ $cur == --*=* && $COMP_WORDBREAKS == *=* ]] && line=${line#*=}\n"
+"		# a title with spaces (a session's) goes in as one word\n"
+"		[[ $line == *[^A-Za-z0-9_./:@%+,=-]* ]] && printf -v line %q \"$line\"\n"
 "		[[ -n $line ]] && COMPREPLY+=(\"$line\")\n"
 "	done\n"
 "	if declare -F __ltrim_colon_completions >/dev/null; then\n"

@@ -46,6 +46,7 @@ static const char *const complete_run_statuses[] = { "queued", "running", "compl
 static const char *const complete_log_levels[] = { "debug", "info", "warn", "error", NULL };
 static const char *const complete_credential_kinds[] = { "api-key", "bearer", "basic",
 	"secret", NULL };
+static const char *const complete_outputs[] = { "json", "wide", NULL };
 
 /*
  * What an argument's usage placeholder names: placeholder in any command, or
@@ -94,6 +95,7 @@ static const struct {
 	{ "status", "runs", COMPLETE_WORDS, complete_run_statuses },
 	{ "log-level", NULL, COMPLETE_WORDS, complete_log_levels },
 	{ "kind", "credentials", COMPLETE_WORDS, complete_credential_kinds },
+	{ "output", NULL, COMPLETE_WORDS, complete_outputs },
 };
 
 /* A word of a usage string: [start, start + len). */
@@ -197,15 +199,17 @@ complete_global(const char *name, size_t len)
 	return NULL;
 }
 
-/* The long name of a short option letter of cmd (-f: "follow"), or NULL. */
+/* The long name of a short option letter of cmd or a global one (-f: "follow"), or NULL. */
 static const char *
 complete_short(const struct cli_cmd *cmd, char letter)
 {
-	if (cmd == NULL)
-		return NULL;
-	for (const struct cli_option *o = cmd->options; o->name != NULL; o++) {
+	for (const struct cli_option *o = cmd ? cmd->options : cli_no_options; o->name; o++) {
 		if (cli_short(o->name) == letter)
 			return o->name;
+	}
+	for (const struct option *g = cli_globals; g->name != NULL; g++) {
+		if (cli_short(g->name) == letter)
+			return g->name;
 	}
 	return NULL;
 }
@@ -382,16 +386,32 @@ complete_sessions(struct complete *c, const char *project_id)
 	return list;
 }
 
-/* Prints an id (label as its description) and, for a connector or credential, finds it by its name. */
+/* What the label of an item (a name, a title) does beside describing its id. */
+enum complete_label {
+	COMPLETE_LABEL_ONLY,	/* describes the id */
+	COMPLETE_LABEL_FINDS_ID,	/* its start also finds the id (bash, zsh) */
+	COMPLETE_LABEL_TAKEN,	/* a candidate too: the command takes names */
+	COMPLETE_LABEL_TAKEN_TYPED,	/* a candidate once a word is typed (long titles) */
+};
+
+/*
+ * Prints an item: its id when it starts with c->cur (the label as its
+ * description), and per how, its label (the id as its description); a
+ * label matches ignoring case, as the commands match names.
+ */
 static void
-complete_item(const struct complete *c, const char *id, const char *label, bool by_name)
+complete_item(const struct complete *c, const char *id, const char *label,
+    enum complete_label how)
 {
 	size_t n = strlen(c->cur);
+	bool by_id = strncmp(id, c->cur, n) == 0;
+	bool by_label = label != NULL && *label != '\0' && strncasecmp(label, c->cur, n) == 0;
 
-	if (strncmp(id, c->cur, n) == 0)
-		complete_emit(c, id, label);
-	else if (by_name && n > 0 && label != NULL && strncasecmp(label, c->cur, n) == 0)
+	if (by_id || (how == COMPLETE_LABEL_FINDS_ID && n > 0 && by_label))
 		complete_print(c, id, label);
+	if (by_label && (how == COMPLETE_LABEL_TAKEN ||
+	    (how == COMPLETE_LABEL_TAKEN_TYPED && n > 0 && !by_id)))
+		complete_print(c, label, id);
 }
 
 static void
@@ -400,8 +420,7 @@ complete_project_items(struct complete *c)
 	struct td_project_list *list = complete_projects(c);
 
 	for (size_t i = 0; list != NULL && i < list->count; i++) {
-		complete_emit(c, list->items[i].id, list->items[i].name);
-		complete_emit(c, list->items[i].name, list->items[i].id);
+		complete_item(c, list->items[i].id, list->items[i].name, COMPLETE_LABEL_TAKEN);
 	}
 	td_project_list_free(list);
 }
@@ -436,7 +455,7 @@ complete_each_session(struct complete *c, void (*fn)(struct complete *,
 static void
 complete_session_item(struct complete *c, const struct td_session *s)
 {
-	complete_item(c, s->id, s->title, false);
+	complete_item(c, s->id, s->title, COMPLETE_LABEL_TAKEN_TYPED);
 }
 
 static void
@@ -455,7 +474,8 @@ complete_artifact_items(struct complete *c, const struct td_session *s)
 		return;
 	}
 	for (size_t i = 0; i < list->count; i++)
-		complete_item(c, list->items[i].id, list->items[i].path, false);
+		complete_item(c, list->items[i].id, list->items[i].path,
+		    COMPLETE_LABEL_FINDS_ID);
 	td_artifact_list_free(list);
 }
 
@@ -477,7 +497,7 @@ complete_run_list(struct complete *c, const struct td_run_filter *filter)
 		const struct td_run *r = &list->items[i];
 		char *desc = xasprintf("%s: %s", r->status, r->prompt ? r->prompt : "");
 
-		complete_item(c, r->id, desc, false);
+		complete_item(c, r->id, desc, COMPLETE_LABEL_ONLY);
 		free(desc);
 	}
 	td_run_list_free(list);
@@ -520,7 +540,7 @@ complete_prompt_items(struct complete *c)
 		const struct td_permission *p = &list->items[i];
 		char *desc = xasprintf("%s: %s", p->tool, p->summary ? p->summary : "");
 
-		complete_item(c, p->id, desc, false);
+		complete_item(c, p->id, desc, COMPLETE_LABEL_ONLY);
 		free(desc);
 	}
 	td_permission_list_free(list);
@@ -541,7 +561,8 @@ complete_connector_items(struct complete *c)
 		return;
 	}
 	for (size_t i = 0; i < list->count; i++)
-		complete_item(c, list->items[i].id, list->items[i].name, true);
+		complete_item(c, list->items[i].id, list->items[i].name,
+		    COMPLETE_LABEL_FINDS_ID);
 	td_connector_list_free(list);
 }
 
@@ -561,7 +582,8 @@ complete_credential_items(struct complete *c)
 		return;
 	}
 	for (size_t i = 0; i < list->count; i++)
-		complete_item(c, list->items[i].id, list->items[i].name, true);
+		complete_item(c, list->items[i].id, list->items[i].name,
+		    COMPLETE_LABEL_FINDS_ID);
 	td_credential_list_free(list);
 }
 
@@ -612,11 +634,10 @@ complete_option_value(struct complete *c, const char *name, size_t len)
 	struct complete_usage u;
 	char *option;
 
-	if (c->cmd == NULL || (complete_option(c->cmd, name, len) == NULL &&
-	    complete_global(name, len) == NULL))
+	if (complete_option(c->cmd, name, len) == NULL && complete_global(name, len) == NULL)
 		return;
 	option = xasprintf("%.*s", (int)len, name);
-	if (complete_scan_usage(c, c->cmd, &u, option) == 0) {
+	if (c->cmd == NULL || complete_scan_usage(c, c->cmd, &u, option) == 0) {
 		for (size_t i = 0; i < sizeof complete_options / sizeof complete_options[0]; i++) {
 			if (strcmp(complete_options[i].option, option) == 0 &&
 			    (complete_options[i].group == NULL || (c->group != NULL &&
@@ -673,13 +694,19 @@ complete_options_of(const struct complete *c)
 		}
 	}
 	for (const struct option *g = cli_globals; g->name != NULL; g++) {
+		char letter = cli_short(g->name);
+
 		if (complete_option(c->cmd, g->name, strlen(g->name)) != NULL)
 			continue;
 		word = xasprintf("--%s", g->name);
 		complete_emit(c, word, NULL);
 		free(word);
+		if (letter != 0) {
+			word = xasprintf("-%c", letter);
+			complete_emit(c, word, g->name);
+			free(word);
+		}
 	}
-	complete_emit(c, "-h", "help");
 }
 
 /* Number of words of a command's name. */
@@ -869,8 +896,7 @@ cli_complete(int argc, char **argv)
 	}
 
 	if (pending != NULL) {
-		if (c.cmd != NULL || complete_global(pending, strlen(pending)) == NULL)
-			complete_option_value(&c, pending, strlen(pending));
+		complete_option_value(&c, pending, strlen(pending));
 	} else if (!dashdash && strncmp(c.cur, "--", 2) == 0 && strchr(c.cur, '=') != NULL) {
 		const char *eq = strchr(c.cur, '=');
 		char *prefix = xasprintf("%.*s", (int)(eq + 1 - c.cur), c.cur);

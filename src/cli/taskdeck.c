@@ -161,7 +161,7 @@ cli_short(const char *name)
 	static const struct {
 		const char *name;
 		char letter;
-	} shorts[] = { { "follow", 'f' } };
+	} shorts[] = { { "follow", 'f' }, { "help", 'h' }, { "output", 'o' } };
 
 	for (size_t i = 0; i < sizeof shorts / sizeof shorts[0]; i++) {
 		if (strcmp(name, shorts[i].name) == 0)
