@@ -534,3 +534,67 @@ Test(changes, the_changes_survive_a_kill_9_mid_run)
 	free(run);
 	free(project);
 }
+
+/* POST body to path, asserting 201; the id created (until the next call). */
+static const char *
+id_of_created(const char *path, const char *body)
+{
+	struct http_resp r = http_api(&svc, "POST", path, body);
+	static char id[64];
+
+	cr_assert_eq(r.status, 201, "POST %s %s: %d %s", path, body, (int)r.status, r.body);
+	snprintf(id, sizeof id, "%s", json_str(r.json, "id"));
+	http_resp_free(&r);
+	return id;
+}
+
+Test(changes, a_connector_server_writing_into_the_workspace_is_seen)
+{
+	char ws[WS_MAX], fs[PATH_MAX], body[3 * PATH_MAX], turns[2 * PATH_MAX], url[128];
+	const char *cache = getenv("TD_CACHE");
+	char *project, *run;
+	struct http_resp r, d;
+	struct stat st;
+	cJSON *c;
+
+	if (cache == NULL || *cache == '\0')
+		cr_skip_test("TD_CACHE is not set: run ./quickstart check for the MCP servers");
+	snprintf(fs, sizeof fs, "%s/npm/server-filesystem/node_modules/@modelcontextprotocol/"
+	    "server-filesystem/dist/index.js", cache);
+	cr_assert_eq(stat(fs, &st), 0, "%s is missing: run scripts/test-deps", fs);
+	project = http_project_new(&svc, "changes");
+	workspace("ws-connector", ws);
+	ws_write(ws, "kept.txt", "kept\n", 0644);
+	snprintf(body, sizeof body, "{\"name\":\"fs\",\"transport\":{\"type\":\"stdio\","
+	    "\"command\":\"node\",\"args\":[\"%s\",\"%s\"]}}", fs, ws);
+	snprintf(url, sizeof url, "/api/v1/connectors/%s/enabled",
+	    id_of_created("/api/v1/connectors", body));
+	r = http_api(&svc, "PUT", url, "{\"enabled\":true}");
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	http_resp_free(&r);
+	snprintf(turns, sizeof turns, "[{\"toolCalls\":[{\"name\":\"fs__write_file\",\"arguments\":"
+	    "{\"path\":\"%s/from-server.txt\",\"content\":\"written by the server\\n\"}}]},"
+	    "{\"text\":\"Done.\"}]", ws);
+	transcript("changes-connector", turns);
+	run = run_in(project, ws, NULL, "changes-connector");
+	cJSON_Delete(run_done(run));
+	/* Other runs of this suite must not start the server. */
+	r = http_api(&svc, "PUT", url, "{\"enabled\":false}");
+	http_resp_free(&r);
+
+	c = changes_of(run, NULL);
+	expect_file(c, "from-server.txt", "added", 1, 0, NULL, "100644");
+	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(c, "files")), 1);
+	cJSON_Delete(c);
+	d = diff_of(run, "from-server.txt");
+	cr_expect_eq(d.status, 200, "%s", d.body);
+	cr_expect_not_null(strstr(d.body, "+written by the server\n"), "%s", d.body);
+	http_resp_free(&d);
+	d = revert(run, NULL);
+	cr_expect_eq(d.status, 200, "%s", d.body);
+	http_resp_free(&d);
+	expect_ws_absent(ws, "from-server.txt");
+	expect_ws_file(ws, "kept.txt", "kept\n", 0644);
+	free(run);
+	free(project);
+}
