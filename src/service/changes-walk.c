@@ -12,6 +12,7 @@
  * granularity of its caching is read again the next time.  A directory's
  * tree is hashed here and written only when it differs from the last one.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -64,6 +65,8 @@ struct changes_walker {
 	size_t nslots, count;
 	unsigned gen;
 	long long stored;
+	git_oid *loose;		/* objects written loose, not packed yet */
+	size_t nloose, caploose;
 	/* one walk */
 	struct wsfile_root *root;
 	const struct changes_limits *lim;
@@ -161,6 +164,8 @@ walk_cache_sweep(struct changes_walker *w)
 	}
 }
 
+static void walk_loose_scan(struct changes_walker *w);
+
 struct changes_walker *
 changes_walker_new(git_repository *repo, long long stored_bytes)
 {
@@ -174,6 +179,7 @@ changes_walker_new(git_repository *repo, long long stored_bytes)
 	w->nslots = 1024;
 	w->slots = xcalloc(w->nslots, sizeof *w->slots);
 	w->stored = stored_bytes;
+	walk_loose_scan(w);
 	return w;
 }
 
@@ -185,6 +191,7 @@ changes_walker_free(struct changes_walker *w)
 	w->gen++;
 	walk_cache_sweep(w);
 	free(w->slots);
+	free(w->loose);
 	git_odb_free(w->odb);
 	free(w);
 }
@@ -195,6 +202,89 @@ changes_walker_stored(const struct changes_walker *w)
 	return w->stored;
 }
 
+static void
+walk_loose_add(struct changes_walker *w, const git_oid *oid)
+{
+	if (w->nloose == w->caploose) {
+		w->caploose = w->caploose ? w->caploose * 2 : 1024;
+		w->loose = xrealloc(w->loose, w->caploose * sizeof *w->loose);
+	}
+	w->loose[w->nloose++] = *oid;
+}
+
+/* The loose objects an earlier process left in the store (objects/xx/...). */
+static void
+walk_loose_scan(struct changes_walker *w)
+{
+	char *objects = xasprintf("%sobjects", git_repository_path(w->repo));
+	DIR *d = opendir(objects), *sub;
+	struct dirent *de, *e;
+
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		char *dir;
+
+		if (strlen(de->d_name) != 2 || !isxdigit((unsigned char)de->d_name[0]) ||
+		    !isxdigit((unsigned char)de->d_name[1]))
+			continue;
+		dir = xasprintf("%s/%s", objects, de->d_name);
+		if ((sub = opendir(dir)) != NULL) {
+			while ((e = readdir(sub)) != NULL) {
+				char hex[GIT_OID_HEXSZ + 1];
+				git_oid oid;
+
+				if (strlen(e->d_name) != GIT_OID_HEXSZ - 2)
+					continue;
+				snprintf(hex, sizeof hex, "%s%s", de->d_name, e->d_name);
+				if (git_oid_fromstr(&oid, hex) == 0)
+					walk_loose_add(w, &oid);
+			}
+			closedir(sub);
+		}
+		free(dir);
+	}
+	if (d != NULL)
+		closedir(d);
+	free(objects);
+}
+
+size_t
+changes_walker_loose(const struct changes_walker *w)
+{
+	return w->nloose;
+}
+
+bool
+changes_walker_pack(struct changes_walker *w)
+{
+	const char *gitdir = git_repository_path(w->repo);
+	git_packbuilder *pb;
+	bool ok;
+
+	if (w->nloose == 0)
+		return true;
+	if (git_packbuilder_new(&pb, w->repo) != 0)
+		return false;
+	git_packbuilder_set_threads(pb, 1);
+	ok = true;
+	for (size_t i = 0; ok && i < w->nloose; i++)
+		ok = git_packbuilder_insert(pb, &w->loose[i], NULL) == 0;
+	ok = ok && git_packbuilder_write(pb, NULL, 0, NULL, NULL) == 0;
+	git_packbuilder_free(pb);
+	if (!ok || git_odb_refresh(w->odb) != 0)
+		return false;
+	/* Every object is in the new pack (written and renamed into place): the loose copies go. */
+	for (size_t i = 0; i < w->nloose; i++) {
+		char hex[GIT_OID_HEXSZ + 1], *path;
+
+		git_oid_tostr(hex, sizeof hex, &w->loose[i]);
+		path = xasprintf("%sobjects/%.2s/%s", gitdir, hex, hex + 2);
+		unlink(path);
+		free(path);
+	}
+	w->nloose = 0;
+	return true;
+}
+
 /* Writes an object unless the store has it; counts its bytes. */
 static bool
 walk_write(struct changes_walker *w, git_oid *oid, const void *data, size_t len,
@@ -202,11 +292,12 @@ walk_write(struct changes_walker *w, git_oid *oid, const void *data, size_t len,
 {
 	if (git_odb_hash(oid, data, len, type) != 0)
 		return false;
-	if (git_odb_exists(w->odb, oid))
+	if (git_odb_exists_ext(w->odb, oid, GIT_ODB_LOOKUP_NO_REFRESH))
 		return true;
 	if (git_odb_write(oid, w->odb, data, len, type) != 0)
 		return false;
 	w->stored += (long long)len;
+	walk_loose_add(w, oid);
 	return true;
 }
 

@@ -424,6 +424,7 @@ changes_take(struct changes *c, struct changes_session *s, const char *workspace
 		free(why);
 		return false;
 	}
+
 	log_debug("changes: snapshot of %s: %ld files, %ld read, %ld by size and hash, "
 	    "%ld left out, %lldms", workspace, stats.files, stats.hashed, stats.pointers,
 	    stats.skipped, (long long)(td_mono_ms() - t0));
@@ -808,6 +809,27 @@ changes_job_free(struct changes_job *job)
 	free(job);
 }
 
+/* Packs the stores with CHANGES_PACK_LOOSE loose objects or more, when no job waits. */
+static void
+changes_pack_idle(struct changes *c)
+{
+	for (struct changes_session *s = c->sessions; s != NULL; s = s->next) {
+		int64_t t0 = td_mono_ms();
+		size_t n = changes_walker_loose(s->walker);
+
+		if (n < CHANGES_PACK_LOOSE)
+			continue;
+		if (changes_walker_pack(s->walker)) {
+			log_debug("changes: packed %zu objects of session %s in %lldms", n, s->id,
+			    (long long)(td_mono_ms() - t0));
+		} else {
+			const git_error *e = git_error_last();
+			log_warn("changes: cannot pack the store of session %s: %s", s->id,
+			    e ? e->message : "?");
+		}
+	}
+}
+
 static void *
 changes_thread(void *arg)
 {
@@ -837,6 +859,11 @@ changes_thread(void *arg)
 			pthread_cond_broadcast(&c->cond);
 		} else {
 			changes_job_free(job);
+		}
+		if (c->head == NULL) {
+			pthread_mutex_unlock(&c->mu);
+			changes_pack_idle(c);
+			pthread_mutex_lock(&c->mu);
 		}
 	}
 	pthread_mutex_unlock(&c->mu);

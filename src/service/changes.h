@@ -45,6 +45,12 @@ struct changes_walker;
 /* A walker writing into repo (borrowed); stored_bytes: what the store holds already. */
 struct changes_walker *changes_walker_new(git_repository *repo, long long stored_bytes);
 void changes_walker_free(struct changes_walker *w);
+/* The objects written loose since the last pack (or found loose at the start). */
+size_t changes_walker_loose(const struct changes_walker *w);
+/* Loose objects that make the snapshot thread pack them (each takes a disk block of its own). */
+#define CHANGES_PACK_LOOSE 256
+/* Packs the loose objects into one pack and removes them; false when it cannot. */
+bool changes_walker_pack(struct changes_walker *w);
 /* The bytes the store holds, as counted by the walker. */
 long long changes_walker_stored(const struct changes_walker *w);
 /*

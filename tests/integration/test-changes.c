@@ -598,3 +598,59 @@ Test(changes, a_connector_server_writing_into_the_workspace_is_seen)
 	free(run);
 	free(project);
 }
+
+/* Files under the session's store matching a find(1) -path pattern. */
+static int
+store_files(const char *session, const char *pattern)
+{
+	char cmd[PATH_MAX + 256], out[32] = "";
+	FILE *p;
+
+	snprintf(cmd, sizeof cmd, "find '%s/changes/%s.git/objects' -path '%s' -type f | wc -l",
+	    svc.home, session, pattern);
+	p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	cr_assert_not_null(fgets(out, sizeof out, p));
+	pclose(p);
+	return atoi(out);
+}
+
+Test(changes, a_store_is_packed_and_still_reads)
+{
+	char ws[WS_MAX], *project = http_project_new(&svc, "changes"), *run, *session;
+	long until;
+	struct http_resp d;
+	cJSON *r, *c;
+
+	workspace("ws-pack", ws);
+	transcript("changes-many", "[{\"toolCalls\":[{\"name\":\"run_command\",\"arguments\":"
+	    "{\"command\":\"for i in $(seq 1 300); do echo line $i > f$i.txt; done\"}}]},"
+	    "{\"text\":\"Done.\"}]");
+	run = run_in(project, ws, NULL, "changes-many");
+	r = run_done(run);
+	session = strdup(json_str(r, "sessionId"));
+	cJSON_Delete(r);
+	/* The snapshot thread packs once it has nothing else to do. */
+	until = mono_ms() + 20000;
+	while (store_files(session, "*/objects/pack/*.pack") == 0) {
+		cr_assert_lt(mono_ms(), until, "the store was never packed");
+		usleep(100 * 1000);
+	}
+	cr_expect_eq(store_files(session, "*/objects/[0-9a-f][0-9a-f]/*"), 0,
+	    "objects are still loose after the pack");
+	c = changes_of(run, NULL);
+	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(c, "files")), 300);
+	expect_file(c, "f123.txt", "added", 1, 0, NULL, "100644");
+	cJSON_Delete(c);
+	d = diff_of(run, "f123.txt");
+	cr_expect_eq(d.status, 200, "%s", d.body);
+	cr_expect_not_null(strstr(d.body, "+line 123\n"), "%s", d.body);
+	http_resp_free(&d);
+	d = revert(run, NULL);
+	cr_expect_eq(d.status, 200, "%s", d.body);
+	http_resp_free(&d);
+	expect_ws_absent(ws, "f123.txt");
+	free(session);
+	free(run);
+	free(project);
+}
