@@ -603,7 +603,7 @@ out:
 	return ok;
 }
 
-/* Removes the directories above path that the start tree does not have, while empty. */
+/* Removes the directories above path that the start tree has not as directories, while empty. */
 static void
 changes_prune(struct wsfile_root *r, int rootfd, git_tree *start, const char *path)
 {
@@ -618,8 +618,11 @@ changes_prune(struct wsfile_root *r, int rootfd, git_tree *start, const char *pa
 
 		*slash = '\0';
 		if (git_tree_entry_bypath(&e, start, p) == 0) {
+			bool is_dir = git_tree_entry_type(e) == GIT_OBJECT_TREE;
+
 			git_tree_entry_free(e);
-			break;
+			if (is_dir)
+				break;
 		}
 		fd = changes_open_parent(r, rootfd, p, false, &dir, &name);
 		removed = fd >= 0 && unlinkat(fd, name, AT_REMOVEDIR) == 0;
@@ -742,20 +745,24 @@ changes_do_revert(struct changes *c, struct changes_job *job)
 	}
 	if (row.reverted_at != 0 && !job->force)
 		goto done;
+	/* What the run added goes first: a directory it put where a file was is then empty. */
 	failed = cJSON_CreateArray();
-	for (size_t i = 0; i < git_diff_num_deltas(diff); i++) {
-		const git_diff_delta *d = git_diff_get_delta(diff, i);
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < git_diff_num_deltas(diff); i++) {
+			const git_diff_delta *d = git_diff_get_delta(diff, i);
 
-		if (d->old_file.mode != 0 && changes_is_pointer(s->repo, &d->old_file.id))
-			continue;
-		if (changes_put_back(s->repo, r, rootfd, start, d->new_file.path)) {
-			cJSON_AddItemToArray(reverted, cJSON_CreateString(d->new_file.path));
-			if (d->old_file.mode == 0)
-				changes_prune(r, rootfd, start, d->new_file.path);
-		} else {
-			log_warn("run %s: revert: cannot put back %s: %s", job->run_id,
-			    d->new_file.path, strerror(errno));
-			cJSON_AddItemToArray(failed, cJSON_CreateString(d->new_file.path));
+			if ((d->old_file.mode == 0) != (pass == 0) ||
+			    (d->old_file.mode != 0 && changes_is_pointer(s->repo, &d->old_file.id)))
+				continue;
+			if (changes_put_back(s->repo, r, rootfd, start, d->new_file.path)) {
+				cJSON_AddItemToArray(reverted, cJSON_CreateString(d->new_file.path));
+				if (pass == 0)
+					changes_prune(r, rootfd, start, d->new_file.path);
+			} else {
+				log_warn("run %s: revert: cannot put back %s: %s", job->run_id,
+				    d->new_file.path, strerror(errno));
+				cJSON_AddItemToArray(failed, cJSON_CreateString(d->new_file.path));
+			}
 		}
 	}
 	at = td_now_ms();

@@ -258,23 +258,26 @@ Test(changes, write_file_and_commands_are_listed_diffed_and_reverted)
 	ws_write(ws, "gone.sh", "#!/bin/sh\necho gone\n", 0755);
 	ws_write(ws, "old.txt", "moved text\n", 0644);
 	ws_write(ws, "script.sh", "#!/bin/sh\necho hi\n", 0644);
+	ws_write(ws, "swap.txt", "a file, then a link\n", 0644);
+	ws_write(ws, "nest", "a file, then a directory\n", 0644);
 	transcript("changes-main", "["
 	    "{\"text\":\"Writing.\",\"toolCalls\":[{\"name\":\"write_file\",\"arguments\":"
 	    "{\"path\":\"docs/new.md\",\"content\":\"# New\\nline two\\n\"}}]},"
 	    "{\"text\":\"Editing.\",\"toolCalls\":[{\"name\":\"run_command\",\"arguments\":"
 	    "{\"command\":\"sed -i 's/two/TWO/' edit.txt && rm gone.sh && mv old.txt moved.txt"
-	    " && chmod +x script.sh && printf 'a\\\\000b' > blob.bin\"}}]},"
+	    " && chmod +x script.sh && printf 'a\\\\000b' > blob.bin && rm swap.txt"
+	    " && ln -s keep.txt swap.txt && rm nest && mkdir nest && echo in > nest/inner\"}}]},"
 	    "{\"text\":\"Done.\"}]");
 	run = run_in(project, ws, NULL, "changes-main");
 	r = run_done(run);
 	c = cJSON_GetObjectItem(r, "changes");
 	cr_assert(cJSON_IsObject(c), "the run has no changes: %s", cJSON_PrintUnformatted(r));
-	cr_expect_eq(json_num(c, "files"), 7);
+	cr_expect_eq(json_num(c, "files"), 10);
 	cJSON_Delete(r);
 
 	c = changes_of(run, NULL);
 	cr_expect_eq(cJSON_IsFalse(cJSON_GetObjectItem(c, "live")), 1);
-	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(c, "files")), 7);
+	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(c, "files")), 10);
 	expect_file(c, "docs/new.md", "added", 2, 0, NULL, "100644");
 	expect_file(c, "edit.txt", "modified", 1, 1, "100644", "100644");
 	expect_file(c, "gone.sh", "deleted", 0, 2, "100755", NULL);
@@ -282,13 +285,16 @@ Test(changes, write_file_and_commands_are_listed_diffed_and_reverted)
 	expect_file(c, "moved.txt", "added", 1, 0, NULL, "100644");
 	expect_file(c, "script.sh", "modified", 0, 0, "100644", "100755");
 	expect_file(c, "blob.bin", "added", 0, 0, NULL, "100644");
+	expect_file(c, "swap.txt", "type-changed", 0, 0, "100644", "120000");
+	expect_file(c, "nest", "deleted", 0, 1, "100644", NULL);
+	expect_file(c, "nest/inner", "added", 1, 0, NULL, "100644");
 	cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(file_of(c, "blob.bin"), "binary")));
 	cr_expect_null(file_of(c, "keep.txt"), "an untouched file is listed");
 	/* sorted by path */
 	cr_expect_str_eq(json_str_or_none(cJSON_GetArrayItem(cJSON_GetObjectItem(c, "files"), 0),
 	    "path"), "blob.bin");
-	cr_expect_eq(json_num(cJSON_GetObjectItem(c, "totals"), "additions"), 4);
-	cr_expect_eq(json_num(cJSON_GetObjectItem(c, "totals"), "deletions"), 4);
+	cr_expect_eq(json_num(cJSON_GetObjectItem(c, "totals"), "additions"), 5);
+	cr_expect_eq(json_num(cJSON_GetObjectItem(c, "totals"), "deletions"), 5);
 	cJSON_Delete(c);
 
 	d = diff_of(run, "edit.txt");
@@ -307,14 +313,15 @@ Test(changes, write_file_and_commands_are_listed_diffed_and_reverted)
 	    d.body);
 	cr_expect_not_null(strstr(d.body, "old mode 100644\nnew mode 100755"), "%s", d.body);
 	cr_expect_not_null(strstr(d.body, "+++ b/docs/new.md"), "%s", d.body);
-	cr_expect_null(strstr(d.body, "keep.txt"), "%s", d.body);
+	cr_expect_not_null(strstr(d.body, "diff --git a/swap.txt b/swap.txt\n"), "%s", d.body);
+	cr_expect_null(strstr(d.body, "untouched"), "%s", d.body);
 	http_resp_free(&d);
 	d = diff_of(run, "keep.txt");
 	cr_expect_eq(d.status, 404, "%s", d.body);
 	http_resp_free(&d);
 
 	cr_expect_geq(changes_events(run, &last), 1, "no run.changes event");
-	cr_expect_eq(json_num(last, "files"), 7);
+	cr_expect_eq(json_num(last, "files"), 10);
 	cr_expect_str_eq(json_str_or_none(last, "runId"), run);
 	cr_expect(cJSON_IsArray(cJSON_GetObjectItem(last, "paths")));
 	cJSON_Delete(last);
@@ -323,7 +330,7 @@ Test(changes, write_file_and_commands_are_listed_diffed_and_reverted)
 	ws_write(ws, "keep.txt", "the user's edit\n", 0644);
 	d = revert(run, "{}");
 	cr_assert_eq(d.status, 200, "%s", d.body);
-	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d.json, "reverted")), 7, "%s", d.body);
+	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d.json, "reverted")), 10, "%s", d.body);
 	cr_expect_not_null(json_get_string(d.json, "revertedAt"), "%s", d.body);
 	http_resp_free(&d);
 	expect_ws_file(ws, "edit.txt", "one\ntwo\nthree\n", 0644);
@@ -335,6 +342,8 @@ Test(changes, write_file_and_commands_are_listed_diffed_and_reverted)
 	expect_ws_absent(ws, "blob.bin");
 	expect_ws_absent(ws, "docs/new.md");
 	expect_ws_absent(ws, "docs");
+	expect_ws_file(ws, "swap.txt", "a file, then a link\n", 0644);
+	expect_ws_file(ws, "nest", "a file, then a directory\n", 0644);
 	c = changes_of(run, NULL);
 	cr_expect_not_null(json_get_string(c, "revertedAt"));
 	cJSON_Delete(c);
