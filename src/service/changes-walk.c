@@ -401,27 +401,40 @@ walk_ignored(const struct changes_walker *w, const char *rel, const char *name, 
 
 /* ---- files ---------------------------------------------------------------------- */
 
-/* A pointer blob: the size and SHA-256 of the file, read through fd. */
+/*
+ * A pointer blob: the size and SHA-256 of the file, read through fd.  Of a
+ * file over CHANGES_POINTER_HASH_MAX only that much is hashed, and its
+ * modification time stands for the rest: a snapshot never reads without end.
+ */
 static bool
 walk_pointer(struct changes_walker *w, int fd, const struct stat *st, git_oid *oid)
 {
 	crypto_hash_sha256_state h;
 	unsigned char digest[crypto_hash_sha256_BYTES], *chunk = xmalloc(1 << 20);
 	char hex[crypto_hash_sha256_BYTES * 2 + 1], text[256];
-	ssize_t n;
+	long long left = CHANGES_POINTER_HASH_MAX;
+	ssize_t n = 0;
 	int len;
 
 	crypto_hash_sha256_init(&h);
-	while ((n = read(fd, chunk, 1 << 20)) > 0)
+	while (left > 0 && (n = read(fd, chunk, left < (1 << 20) ? (size_t)left : 1 << 20)) > 0) {
 		crypto_hash_sha256_update(&h, chunk, (unsigned long long)n);
+		left -= n;
+	}
 	free(chunk);
 	if (n < 0)
 		return false;
 	crypto_hash_sha256_final(&h, digest);
 	sodium_bin2hex(hex, sizeof hex, digest, sizeof digest);
 	memcpy(text, CHANGES_POINTER_MAGIC, CHANGES_POINTER_MAGIC_LEN);
-	len = snprintf(text + CHANGES_POINTER_MAGIC_LEN, sizeof text - CHANGES_POINTER_MAGIC_LEN,
-	    "size %lld\nsha256 %s\n", (long long)st->st_size, hex);
+	if (st->st_size <= CHANGES_POINTER_HASH_MAX)
+		len = snprintf(text + CHANGES_POINTER_MAGIC_LEN, sizeof text -
+		    CHANGES_POINTER_MAGIC_LEN, "size %lld\nsha256 %s\n", (long long)st->st_size, hex);
+	else
+		len = snprintf(text + CHANGES_POINTER_MAGIC_LEN, sizeof text -
+		    CHANGES_POINTER_MAGIC_LEN, "size %lld\nsha256 of the first %lld bytes %s\n"
+		    "mtime %lld\n", (long long)st->st_size, CHANGES_POINTER_HASH_MAX, hex,
+		    walk_ns(st->st_mtim));
 	w->stats->pointers++;
 	return walk_write(w, oid, text, CHANGES_POINTER_MAGIC_LEN + (size_t)len,
 	    GIT_OBJECT_BLOB);

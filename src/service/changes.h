@@ -64,6 +64,8 @@ bool changes_walk(struct changes_walker *w, struct wsfile_root *root,
 /* The first bytes of a blob that stands for a file not stored (its size and hash). */
 #define CHANGES_POINTER_MAGIC "\0taskdeck: not stored\n"
 #define CHANGES_POINTER_MAGIC_LEN (sizeof CHANGES_POINTER_MAGIC - 1)
+/* The bytes of a file not stored that are hashed; its mtime stands for the rest. */
+#define CHANGES_POINTER_HASH_MAX (256LL * 1024 * 1024)
 
 /* ---- changes.c: the stores, snapshots, lists, diffs, reverts -------------------- */
 

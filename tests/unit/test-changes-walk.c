@@ -246,3 +246,24 @@ Test(walk, loose_objects_go_into_a_pack_and_stay_readable)
 	blob_at(&two, "f007.txt", text);
 	cr_expect_str_eq(text, "changed\n");
 }
+
+/* A huge file is hashed up to CHANGES_POINTER_HASH_MAX: its pointer says so. */
+Test(walk, a_huge_file_is_read_only_so_far)
+{
+	char path[2 * PATH_MAX], text[256];
+	struct changes_walk_stats st;
+	git_oid tree;
+	int fd;
+
+	snprintf(path, sizeof path, "%s/huge.img", ws);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, CHANGES_POINTER_HASH_MAX * 4), 0);	/* sparse */
+	close(fd);
+	walk(NULL, &tree, &st);
+	cr_expect_eq(st.pointers, 1);
+	blob_at(&tree, "huge.img", text);
+	cr_expect_not_null(strstr(text + CHANGES_POINTER_MAGIC_LEN, "size 1073741824\n"
+	    "sha256 of the first 268435456 bytes "), "%s", text + CHANGES_POINTER_MAGIC_LEN);
+	cr_expect_not_null(strstr(text + CHANGES_POINTER_MAGIC_LEN, "\nmtime "));
+}
