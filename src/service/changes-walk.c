@@ -13,6 +13,7 @@
  * tree is hashed here and written only when it differs from the last one.
  */
 #include <ctype.h>
+#include <stdint.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -283,6 +284,97 @@ changes_walker_pack(struct changes_walker *w)
 	}
 	w->nloose = 0;
 	return true;
+}
+
+/* One entry of a saved stat cache, then its path. */
+struct walk_saved {
+	uint64_t dev, ino;
+	int64_t size, mtime_ns, ctime_ns;
+	uint32_t mode, path_len;
+	uint8_t pointer, racy;
+	unsigned char oid[GIT_OID_RAWSZ];
+};
+
+#define WALK_SAVED_MAGIC "taskdeck stat cache 1\n"
+
+bool
+changes_walker_save(const struct changes_walker *w, const char *path)
+{
+	char *tmp = xasprintf("%s.tmp", path);
+	FILE *f = fopen(tmp, "we");
+	bool ok = f != NULL && fputs(WALK_SAVED_MAGIC, f) >= 0;
+
+	for (size_t i = 0; ok && i < w->nslots; i++) {
+		for (const struct walk_cached *e = w->slots[i]; ok && e; e = e->next) {
+			struct walk_saved r = { .dev = e->dev, .ino = e->ino, .size = e->size,
+				.mtime_ns = e->mtime_ns, .ctime_ns = e->ctime_ns, .mode = e->mode,
+				.path_len = (uint32_t)strlen(e->path), .pointer = e->pointer,
+				.racy = e->racy };
+
+			memcpy(r.oid, e->oid.id, GIT_OID_RAWSZ);
+			ok = fwrite(&r, sizeof r, 1, f) == 1 &&
+			    fwrite(e->path, 1, r.path_len, f) == r.path_len;
+		}
+	}
+	if (f != NULL && fclose(f) != 0)
+		ok = false;
+	if (ok && rename(tmp, path) != 0)
+		ok = false;
+	if (!ok)
+		unlink(tmp);
+	free(tmp);
+	return ok;
+}
+
+bool
+changes_walker_load(struct changes_walker *w, const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char magic[sizeof WALK_SAVED_MAGIC];
+	struct walk_saved r;
+	bool ok;
+
+	if (f == NULL)
+		return false;
+	ok = fgets(magic, sizeof magic, f) != NULL && strcmp(magic, WALK_SAVED_MAGIC) == 0;
+	while (ok) {
+		size_t got = fread(&r, 1, sizeof r, f);
+		char *p;
+		git_oid oid;
+		struct walk_cached *e;
+
+		if (got == 0 && feof(f))
+			break;
+		if (got != sizeof r || r.path_len == 0 || r.path_len > 65536) {
+			ok = false;
+			break;
+		}
+		p = xmalloc(r.path_len + 1);
+		if (fread(p, 1, r.path_len, f) != r.path_len) {
+			free(p);
+			ok = false;
+			break;
+		}
+		p[r.path_len] = '\0';
+		memcpy(oid.id, r.oid, GIT_OID_RAWSZ);
+		/* Only what the store holds: a power cut may have lost objects, not this file. */
+		if (git_odb_exists_ext(w->odb, &oid, GIT_ODB_LOOKUP_NO_REFRESH)) {
+			e = walk_cache_put(w, p);
+			e->dev = (dev_t)r.dev;
+			e->ino = (ino_t)r.ino;
+			e->size = (off_t)r.size;
+			e->mtime_ns = r.mtime_ns;
+			e->ctime_ns = r.ctime_ns;
+			e->mode = (mode_t)r.mode;
+			e->pointer = r.pointer != 0;
+			e->racy = r.racy != 0;
+			e->oid = oid;
+			e->gen = w->gen;
+		}
+		free(p);
+	}
+	fclose(f);
+	return ok;
 }
 
 /* Writes an object unless the store has it; counts its bytes. */

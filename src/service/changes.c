@@ -35,6 +35,8 @@
 
 /* Sessions whose store and stat cache stay open on the snapshot thread. */
 #define CHANGES_OPEN_SESSIONS 16
+/* The stat cache's file in a store. */
+#define CHANGES_STAT_CACHE "taskdeck-stat-cache"
 /* The paths a run.changes event names. */
 #define CHANGES_EVENT_PATHS 20
 
@@ -210,6 +212,26 @@ changes_dir_bytes(const char *dir, int depth)
 	return total;
 }
 
+/* Saves the stat cache of s into its store, for the next process. */
+static void
+changes_session_save(struct changes *c, const struct changes_session *s)
+{
+	char *path = xasprintf("%s/%s.git/%s", c->dir, s->id, CHANGES_STAT_CACHE);
+
+	if (!changes_walker_save(s->walker, path))
+		log_warn("changes: cannot save the stat cache %s: %s", path, strerror(errno));
+	free(path);
+}
+
+static void
+changes_session_close(struct changes *c, struct changes_session *s)
+{
+	changes_session_save(c, s);
+	changes_walker_free(s->walker);
+	git_repository_free(s->repo);
+	free(s);
+}
+
 /* The snapshot thread's state of session id: its store opened or made. */
 static struct changes_session *
 changes_session_get(struct changes *c, const char *id)
@@ -230,9 +252,7 @@ changes_session_get(struct changes *c, const char *id)
 	if (n >= CHANGES_OPEN_SESSIONS) {
 		s = *oldest;
 		*oldest = s->next;
-		changes_walker_free(s->walker);
-		git_repository_free(s->repo);
-		free(s);
+		changes_session_close(c, s);
 	}
 	s = xcalloc(1, sizeof *s);
 	snprintf(s->id, sizeof s->id, "%s", id);
@@ -250,12 +270,16 @@ changes_session_get(struct changes *c, const char *id)
 	objects = xasprintf("%s/objects", path);
 	s->walker = changes_walker_new(s->repo, changes_dir_bytes(objects, 1));
 	free(objects);
-	free(path);
 	if (s->walker == NULL) {
+		free(path);
 		git_repository_free(s->repo);
 		free(s);
 		return NULL;
 	}
+	objects = xasprintf("%s/%s", path, CHANGES_STAT_CACHE);
+	changes_walker_load(s->walker, objects);
+	free(objects);
+	free(path);
 	s->used = td_mono_ms();
 	s->next = c->sessions;
 	c->sessions = s;
@@ -447,6 +471,8 @@ changes_do_snapshot(struct changes *c, struct changes_job *job)
 		log_warn("run %s: no snapshot of its workspace; the run goes on", job->run_id);
 		return;
 	}
+	if (job->when == CHANGES_END)
+		changes_session_save(c, s);
 	store_lock(st);
 	found = changes_row_get(st, job->run_id, &row);
 	if (!found && !changes_row_insert(st, job->run_id, job->session_id, &tree))
@@ -917,9 +943,7 @@ changes_stop(struct changes *c)
 	while (c->sessions != NULL) {
 		struct changes_session *s = c->sessions;
 		c->sessions = s->next;
-		changes_walker_free(s->walker);
-		git_repository_free(s->repo);
-		free(s);
+		changes_session_close(c, s);
 	}
 	pthread_mutex_destroy(&c->mu);
 	pthread_cond_destroy(&c->cond);

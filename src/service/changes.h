@@ -51,6 +51,13 @@ size_t changes_walker_loose(const struct changes_walker *w);
 #define CHANGES_PACK_LOOSE 256
 /* Packs the loose objects into one pack and removes them; false when it cannot. */
 bool changes_walker_pack(struct changes_walker *w);
+/*
+ * The stat cache saved to path (a temporary file renamed over it), and read
+ * back by the walker of a later process (entries whose object the store
+ * lacks are left out); false when it cannot be written or read whole.
+ */
+bool changes_walker_save(const struct changes_walker *w, const char *path);
+bool changes_walker_load(struct changes_walker *w, const char *path);
 /* The bytes the store holds, as counted by the walker. */
 long long changes_walker_stored(const struct changes_walker *w);
 /*

@@ -267,3 +267,32 @@ Test(walk, a_huge_file_is_read_only_so_far)
 	    "sha256 of the first 268435456 bytes "), "%s", text + CHANGES_POINTER_MAGIC_LEN);
 	cr_expect_not_null(strstr(text + CHANGES_POINTER_MAGIC_LEN, "\nmtime "));
 }
+
+/* A later process reads the stat cache back: its first walk reads nothing unchanged. */
+Test(walk, the_stat_cache_outlives_the_walker)
+{
+	char name[64], path[2 * PATH_MAX], cache[PATH_MAX + 32];
+	struct changes_walk_stats st;
+	git_oid one, two;
+
+	for (int f = 0; f < 50; f++) {
+		snprintf(name, sizeof name, "f%02d.txt", f);
+		put(name, name);
+	}
+	usleep(200 * 1000);
+	walk(NULL, &one, &st);
+	snprintf(cache, sizeof cache, "%s/store.git/stat-cache", dir);
+	cr_assert(changes_walker_save(walker, cache));
+	changes_walker_free(walker);
+	walker = changes_walker_new(repo, 0);
+	cr_assert(changes_walker_load(walker, cache));
+	put("f10.txt", "changed\n");
+	walk(NULL, &two, &st);
+	cr_expect_eq(st.hashed, 1, "%ld files read after the reload", st.hashed);
+	/* A damaged file is refused, not trusted. */
+	snprintf(path, sizeof path, "truncate -s 30 '%s'", cache);
+	cr_assert_eq(system(path), 0);
+	changes_walker_free(walker);
+	walker = changes_walker_new(repo, 0);
+	cr_expect_not(changes_walker_load(walker, cache));
+}
