@@ -663,3 +663,38 @@ Test(changes, a_store_is_packed_and_still_reads)
 	free(run);
 	free(project);
 }
+
+Test(changes, run_changes_arrives_on_the_event_stream)
+{
+	char ws[WS_MAX], *project = http_project_new(&svc, "changes"), *run, *text;
+	char out[PATH_MAX + 32], cmd[3 * PATH_MAX], needle[128];
+	long until;
+	bool seen;
+
+	workspace("ws-stream", ws);
+	snprintf(out, sizeof out, "%s/stream.txt", base);
+	/* The global stream, read by curl for 15 s at most; it ends when the test does. */
+	snprintf(cmd, sizeof cmd, "curl -sN --max-time 15 -H 'Authorization: Bearer %s' "
+	    "'%s/api/v1/events' > '%s' 2>/dev/null &", svc.token, svc.url, out);
+	cr_assert_eq(system(cmd), 0);
+	usleep(300 * 1000);
+	transcript("changes-stream", "[{\"toolCalls\":[{\"name\":\"write_file\",\"arguments\":"
+	    "{\"path\":\"streamed.txt\",\"content\":\"s\\n\"}}]},{\"text\":\"Done.\"}]");
+	run = run_in(project, ws, NULL, "changes-stream");
+	cJSON_Delete(run_done(run));
+	snprintf(needle, sizeof needle, "\"runId\":\"%s\"", run);
+	until = mono_ms() + 10000;
+	for (;;) {
+		text = harness_slurp(out, NULL);
+		seen = text != NULL && strstr(text, "event: run.changes") != NULL &&
+		    strstr(text, "\"paths\":[\"streamed.txt\"]") != NULL && strstr(text, needle);
+		if (seen || mono_ms() > until)
+			break;
+		free(text);
+		usleep(100 * 1000);
+	}
+	cr_expect(seen, "no run.changes of the run on the stream: %s", text ? text : "(nothing)");
+	free(text);
+	free(run);
+	free(project);
+}
