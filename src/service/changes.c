@@ -81,6 +81,7 @@ struct changes_row {
 	char session_id[TD_ID_MAX];
 	git_oid start, end;
 	long steps;
+	long additions, deletions;	/* of the changes between start and end */
 	int64_t reverted_at;		/* 0: never */
 };
 
@@ -90,7 +91,7 @@ static bool
 changes_row_get(struct store *st, const char *run_id, struct changes_row *row)
 {
 	sqlite3_stmt *s = store_stmt(st, "SELECT session_id, start_tree, end_tree, steps,"
-	    " reverted_at FROM run_changes WHERE run_id = ?1");
+	    " reverted_at, additions, deletions FROM run_changes WHERE run_id = ?1");
 	bool found = false;
 
 	sqlite3_bind_text(s, 1, run_id, -1, SQLITE_STATIC);
@@ -100,6 +101,8 @@ changes_row_get(struct store *st, const char *run_id, struct changes_row *row)
 		    git_oid_fromstr(&row->end, resource_text(s, 2)) == 0;
 		row->steps = sqlite3_column_int(s, 3);
 		row->reverted_at = sqlite3_column_int64(s, 4);
+		row->additions = sqlite3_column_int(s, 5);
+		row->deletions = sqlite3_column_int(s, 6);
 	}
 	sqlite3_reset(s);
 	return found;
@@ -389,24 +392,40 @@ changes_file_read(git_repository *repo, git_diff *diff, size_t i, struct changes
 	f->binary = (git_patch_get_delta(f->patch)->flags & GIT_DIFF_FLAG_BINARY) != 0;
 }
 
-/* files, additions and deletions of a diff; paths (may be NULL) gets up to max paths. */
-static void
-changes_totals(git_repository *repo, git_diff *diff, long *files, long *additions,
-    long *deletions, cJSON *paths, int max)
+static int
+changes_path_cmp(const void *a, const void *b)
 {
-	size_t n = git_diff_num_deltas(diff);
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
 
-	*files = (long)n;
+/* The paths of a diff's deltas, sorted (borrowed from the diff; free the array). */
+static const char **
+changes_paths(git_diff *diff, size_t *n)
+{
+	const char **paths;
+
+	*n = git_diff_num_deltas(diff);
+	paths = xcalloc(*n ? *n : 1, sizeof *paths);
+	for (size_t i = 0; i < *n; i++)
+		paths[i] = git_diff_get_delta(diff, i)->new_file.path;
+	if (*n > 1)
+		qsort(paths, *n, sizeof *paths, changes_path_cmp);
+	return paths;
+}
+
+/* The added and deleted lines of the deltas of diff whose path is among paths (sorted). */
+static void
+changes_lines_of(git_repository *repo, git_diff *diff, const char **paths, size_t npaths,
+    long *additions, long *deletions)
+{
 	*additions = *deletions = 0;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < git_diff_num_deltas(diff); i++) {
+		const char *path = git_diff_get_delta(diff, i)->new_file.path;
 		struct changes_file f;
 
-		if (paths != NULL) {
-			if (cJSON_GetArraySize(paths) < max)
-				cJSON_AddItemToArray(paths, cJSON_CreateString(
-				    git_diff_get_delta(diff, i)->new_file.path));
+		if (npaths == 0 || bsearch(&path, paths, npaths, sizeof *paths,
+		    changes_path_cmp) == NULL)
 			continue;
-		}
 		changes_file_read(repo, diff, i, &f);
 		*additions += (long)f.additions;
 		*deletions += (long)f.deletions;
@@ -462,9 +481,11 @@ changes_do_snapshot(struct changes *c, struct changes_job *job)
 	struct changes_session *s = changes_session_get(c, job->session_id);
 	struct changes_row row;
 	git_oid tree;
-	git_diff *total = NULL, *step = NULL;
-	long files = 0, adds = 0, dels = 0, stepn;
-	cJSON *data, *paths;
+	git_diff *total = NULL, *step = NULL, *before = NULL;
+	long files, adds, dels, old_adds, old_dels, new_adds, new_dels;
+	const char **paths = NULL;
+	size_t npaths;
+	cJSON *data, *names;
 	bool found;
 
 	if (s == NULL || !changes_take(c, s, job->workspace, job->hidden, &tree)) {
@@ -482,20 +503,32 @@ changes_do_snapshot(struct changes *c, struct changes_job *job)
 	store_unlock(st);
 	if (!found || git_oid_equal(&row.end, &tree))
 		return;
+	/*
+	 * The counts change only for the paths this step changed: their lines
+	 * from the start to the last snapshot go, from the start to this one
+	 * come, so a step reads what it changed, not everything the run did.
+	 */
 	total = changes_tree_diff(s->repo, &row.start, &tree, NULL);
 	step = changes_tree_diff(s->repo, &row.end, &tree, NULL);
-	if (total == NULL || step == NULL)
+	before = changes_tree_diff(s->repo, &row.start, &row.end, NULL);
+	if (total == NULL || step == NULL || before == NULL)
 		goto out;
-	changes_totals(s->repo, total, &files, &adds, &dels, NULL, 0);
+	paths = changes_paths(step, &npaths);
+	changes_lines_of(s->repo, before, paths, npaths, &old_adds, &old_dels);
+	changes_lines_of(s->repo, total, paths, npaths, &new_adds, &new_dels);
+	files = (long)git_diff_num_deltas(total);
+	adds = row.additions - old_adds + new_adds;
+	dels = row.deletions - old_dels + new_dels;
 	data = cJSON_CreateObject();
 	cJSON_AddStringToObject(data, "runId", job->run_id);
 	cJSON_AddNumberToObject(data, "seq", (double)row.steps + 1);
 	cJSON_AddNumberToObject(data, "files", (double)files);
 	cJSON_AddNumberToObject(data, "additions", (double)adds);
 	cJSON_AddNumberToObject(data, "deletions", (double)dels);
-	paths = cJSON_AddArrayToObject(data, "paths");
-	changes_totals(s->repo, step, &stepn, &(long){ 0 }, &(long){ 0 }, paths,
-	    CHANGES_EVENT_PATHS);
+	names = cJSON_AddArrayToObject(data, "paths");
+	for (size_t i = 0; i < git_diff_num_deltas(step) && i < CHANGES_EVENT_PATHS; i++)
+		cJSON_AddItemToArray(names, cJSON_CreateString(
+		    git_diff_get_delta(step, i)->new_file.path));
 	store_lock(st);
 	if (changes_row_update(st, job->run_id, &tree, files, adds, dels)) {
 		cache_drop(c->svc->cache, job->run_id);
@@ -506,8 +539,10 @@ changes_do_snapshot(struct changes *c, struct changes_job *job)
 	}
 	store_unlock(st);
 out:
+	free(paths);
 	git_diff_free(total);
 	git_diff_free(step);
+	git_diff_free(before);
 }
 
 /* ---- revert ---------------------------------------------------------------------- */

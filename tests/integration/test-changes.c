@@ -273,6 +273,9 @@ Test(changes, write_file_and_commands_are_listed_diffed_and_reverted)
 	c = cJSON_GetObjectItem(r, "changes");
 	cr_assert(cJSON_IsObject(c), "the run has no changes: %s", cJSON_PrintUnformatted(r));
 	cr_expect_eq(json_num(c, "files"), 10);
+	/* the counts kept step by step are those of the whole comparison */
+	cr_expect_eq(json_num(c, "additions"), 5);
+	cr_expect_eq(json_num(c, "deletions"), 5);
 	cJSON_Delete(r);
 
 	c = changes_of(run, NULL);
