@@ -16,7 +16,7 @@ _taskdeck_subcommands() {
 	plan) echo "show approve revise reject" ;;
 	projects) echo "list show create update" ;;
 	routing) echo "get set" ;;
-	runs) echo "list show wait cancel logs watch" ;;
+	runs) echo "list show wait cancel logs watch changes diff revert" ;;
 	sessions) echo "list show config" ;;
 	esac
 }
@@ -33,6 +33,7 @@ _taskdeck() {
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W "--json --timeout --help --version --project --session
 			--wait --wait-timeout --follow --plan-first --permission --model --out --force
+			--from --stat --yes
 			--no-mouse --monochrome" -- "$cur"))
 	elif [[ -z $cmd ]]; then
 		COMPREPLY=($(compgen -W "$_taskdeck_commands" -- "$cur"))

@@ -11,7 +11,7 @@ complete -c taskdeck -n "__fish_seen_subcommand_from defaults routing" -a "get s
 complete -c taskdeck -n "__fish_seen_subcommand_from permissions" -a "list show allow deny"
 complete -c taskdeck -n "__fish_seen_subcommand_from plan" -a "show approve revise reject"
 complete -c taskdeck -n "__fish_seen_subcommand_from projects" -a "list show create update"
-complete -c taskdeck -n "__fish_seen_subcommand_from runs" -a "list show wait cancel logs watch"
+complete -c taskdeck -n "__fish_seen_subcommand_from runs" -a "list show wait cancel logs watch changes diff revert"
 complete -c taskdeck -n "__fish_seen_subcommand_from sessions" -a "list show config"
 complete -c taskdeck -l json -d "print the service's JSON"
 complete -c taskdeck -l timeout -r -d "deadline of each request (ms)"
