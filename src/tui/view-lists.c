@@ -313,6 +313,15 @@ runs_row(struct tui *t, size_t i, int y, int x, int w, unsigned attr)
 		    r->permission_pending ? "!perm " : "!plan ",
 		    draw_attr(t, ST_ATTENTION) | sel_bits);
 	}
+	/* What it changed in its workspace so far. */
+	if (r->has_changes) {
+		char counts[48];
+
+		snprintf(counts, sizeof counts, "+%ld ", r->additions);
+		used += draw_text(y, x + used, w - used, counts, draw_attr(t, ST_OK) | sel_bits);
+		snprintf(counts, sizeof counts, "-%ld ", r->deletions);
+		used += draw_text(y, x + used, w - used, counts, draw_attr(t, ST_FAIL) | sel_bits);
+	}
 	for (const char *p = r->prompt != NULL ? r->prompt : ""; *p != '\0' &&
 	    n + 1 < sizeof line; p++)
 		line[n++] = *p == '\n' || *p == '\r' ? ' ' : *p;
