@@ -16,6 +16,7 @@
 #include "artifacts.h"
 #include "buf.h"
 #include "cache.h"
+#include "changes.h"
 #include "checkpoints.h"
 #include "connectors.h"
 #include "errors.h"
@@ -204,6 +205,19 @@ agent_host_on_checkpoint(struct run_state *rs, const cJSON *msg)
 	cache_drop(svc->cache, rs->ar->id);
 }
 
+/*
+ * Whether a tool may have written in the workspace: the file tools,
+ * run_command, a connector's tool (<connector>__<tool>), any tool of an
+ * external framework's CLI.
+ */
+static bool
+agent_host_tool_writes(const struct run_state *rs, const char *name)
+{
+	return rs->external || strcmp(name, "write_file") == 0 ||
+	    strcmp(name, "edit_file") == 0 || strcmp(name, "run_command") == 0 ||
+	    strstr(name, "__") != NULL;
+}
+
 static void
 agent_host_on_tool(struct run_state *rs, const cJSON *msg)
 {
@@ -226,6 +240,9 @@ agent_host_on_tool(struct run_state *rs, const cJSON *msg)
 	if (json_get_string(msg, "subagent") != NULL)	/* a call of a subagent's loop */
 		cJSON_AddStringToObject(d, "subagent", json_get_string(msg, "subagent"));
 	agent_host_state_emit(rs, "run.tool", d);
+	if (strcmp(status, "started") != 0 && agent_host_tool_writes(rs, name))
+		changes_snapshot(rs->ar->sv->svc->changes, CHANGES_STEP, rs->ar->id,
+		    rs->session_id, rs->workspace, rs->hidden, false);
 }
 
 static bool

@@ -21,6 +21,9 @@ const struct route routes[] = {
 	{ "GET", "/api/v1/runs/:id", route_runs_get, 0 },
 	{ "POST", "/api/v1/runs/:id/cancel", route_runs_cancel, 0 },
 	{ "GET", "/api/v1/runs/:id/events", route_runs_events, 0 },
+	{ "GET", "/api/v1/runs/:id/changes", route_changes_list, 0 },
+	{ "GET", "/api/v1/runs/:id/changes/diff", route_changes_diff, 0 },
+	{ "POST", "/api/v1/runs/:id/revert", route_changes_revert, 0 },
 
 	{ "GET", "/api/v1/events", route_events_stream, 0 },
 

@@ -43,6 +43,11 @@ void route_artifacts_content(struct http_request *, struct http_response *);
 void route_events_stream(struct http_request *, struct http_response *);
 void route_runs_events(struct http_request *, struct http_response *);
 
+/* route-changes.c */
+void route_changes_list(struct http_request *, struct http_response *);
+void route_changes_diff(struct http_request *, struct http_response *);
+void route_changes_revert(struct http_request *, struct http_response *);
+
 /* route-plans.c */
 void route_plan_get(struct http_request *, struct http_response *);
 void route_plan_respond(struct http_request *, struct http_response *);

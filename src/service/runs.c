@@ -102,6 +102,10 @@ run_from_row(sqlite3_stmt *s)
 		cJSON_AddNullToObject(j, "review");
 	else
 		cJSON_AddItemToObject(j, "review", resource_json_column(s, 23));
+	if (sqlite3_column_type(s, 26) == SQLITE_NULL)
+		cJSON_AddNullToObject(j, "changes");
+	else
+		cJSON_AddItemToObject(j, "changes", resource_json_column(s, 26));
 	return j;
 }
 

@@ -171,7 +171,8 @@ void runs_emit_finished(struct service *svc, const char *id, const char *status,
 	" turn_intent, config, cwd, created_at, started_at, finished_at, cancel_requested_at," \
 	" progress_phase, progress_at, attention, output, error_code, error_message," \
 	" input_tokens, output_tokens, updated_at, network, review, cache_read_tokens," \
-	" cache_write_tokens"
+	" cache_write_tokens, (SELECT json_object('files', files, 'additions', additions," \
+	" 'deletions', deletions) FROM run_changes WHERE run_changes.run_id = runs.id)"
 struct settings;
 struct price;
 /* What u costs in USD at price p (input counted without its cache reads and writes). */

@@ -29,6 +29,7 @@ struct service {
 	struct supervisor *supervisor;	/* the agent processes of runs (supervisor.h) */
 	struct events *events;		/* the event stream (events.h) */
 	struct secrets *secrets;	/* the key of sealed credentials (secrets.h) */
+	struct changes *changes;	/* workspace snapshots (changes.h) */
 	struct notify *notify;		/* notify.command, or NULL (notify.h) */
 	char *agent_path;		/* the taskdeck-agent binary */
 	char *replay_dir;		/* replay transcripts */

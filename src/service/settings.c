@@ -37,6 +37,7 @@ struct settings {
 	bool allow_unconfined;	/* runs.allowUnconfinedCommands (docs/agent.md) */
 	cJSON *keys;		/* apiKeyEnv name -> value, taken from the environment */
 	long disk_warn_mib, disk_fail_mib;
+	long long changes_max_file_bytes, changes_quota_bytes;	/* changes (docs/settings.md) */
 	const cJSON *notify_command;	/* notify.command, or NULL */
 	struct sandbox_limits command_limits;	/* runs.commandLimits (docs/agent.md) */
 };
@@ -58,7 +59,7 @@ static const char default_settings[] =
     "}\n";
 
 static const char *const top_keys[] = { "defaults", "providers", "runs", "runtimes",
-	"doctor", "notify", "pricing", NULL };
+	"doctor", "notify", "pricing", "changes", NULL };
 static const char *const price_keys[] = { "input", "output", "cacheRead", "cacheWrite", NULL };
 static const char *const default_keys[] = { "framework", "provider", "model", "effort",
 	"permissionProfile", "network", NULL };
@@ -313,6 +314,32 @@ doctor_check(struct settings *s, char **err)
 }
 static bool settings_check_notify(struct settings *s, char **err);
 
+/* changes: {"maxFileBytes": 8 MiB, "quotaBytes": 1 GiB}. */
+static bool
+changes_check(struct settings *s, char **err)
+{
+	static const char *const keys[] = { "maxFileBytes", "quotaBytes", NULL };
+	const cJSON *d = cJSON_GetObjectItemCaseSensitive(s->root, "changes"), *p;
+	const char *bad = NULL;
+
+	s->changes_max_file_bytes = 8LL * 1024 * 1024;
+	s->changes_quota_bytes = 1024LL * 1024 * 1024;
+	if (d == NULL)
+		return true;
+	if (!cJSON_IsObject(d) || !json_only_keys(d, keys, &bad) ||
+	    !json_check_int(d, "maxFileBytes", 0, 1e12) ||
+	    !json_check_int(d, "quotaBytes", 0, 1e15)) {
+		*err = bad ? xasprintf("changes: unknown member %s", bad)
+		    : xstrdup("changes: maxFileBytes must be 0 to 10^12 and quotaBytes 0 to 10^15");
+		return false;
+	}
+	if ((p = cJSON_GetObjectItemCaseSensitive(d, "maxFileBytes")) != NULL)
+		s->changes_max_file_bytes = (long long)p->valuedouble;
+	if ((p = cJSON_GetObjectItemCaseSensitive(d, "quotaBytes")) != NULL)
+		s->changes_quota_bytes = (long long)p->valuedouble;
+	return true;
+}
+
 /*
  * pricing: {provider: {model: {input, output, cacheRead?, cacheWrite?}}}, USD
  * per million tokens; false with *err set.
@@ -407,7 +434,7 @@ settings_check(struct settings *s, char **err)
 		*err = xasprintf("defaults.provider names %s, which is not in providers", prov);
 		return false;
 	}
-	if (!runtimes_check(root, err) || !doctor_check(s, err) ||
+	if (!runtimes_check(root, err) || !doctor_check(s, err) || !changes_check(s, err) ||
 	    !pricing_check(cJSON_GetObjectItemCaseSensitive(root, "pricing"), err))
 		return false;
 	s->max_concurrent = 4;
@@ -711,4 +738,11 @@ settings_disk_thresholds(const struct settings *s, long *warn_mib, long *fail_mi
 {
 	*warn_mib = s->disk_warn_mib;
 	*fail_mib = s->disk_fail_mib;
+}
+
+void
+settings_changes_limits(const struct settings *s, long long *max_file_bytes, long long *quota_bytes)
+{
+	*max_file_bytes = s->changes_max_file_bytes;
+	*quota_bytes = s->changes_quota_bytes;
 }

@@ -212,6 +212,25 @@ const struct migration store_migrations[] = {
 	{ 10,
 	  "ALTER TABLE runs ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0;"
 	  "ALTER TABLE runs ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;" },
+	/*
+	 * A run's workspace changes (changes.c): its first and latest snapshot
+	 * (git tree ids in the session's store), the counts of the changes
+	 * between them, and when it was reverted.
+	 */
+	{ 11,
+	  "CREATE TABLE run_changes ("
+	  "  run_id TEXT PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,"
+	  "  session_id TEXT NOT NULL,"
+	  "  start_tree TEXT NOT NULL,"
+	  "  end_tree TEXT NOT NULL,"
+	  "  steps INTEGER NOT NULL DEFAULT 0,"
+	  "  files INTEGER NOT NULL DEFAULT 0,"
+	  "  additions INTEGER NOT NULL DEFAULT 0,"
+	  "  deletions INTEGER NOT NULL DEFAULT 0,"
+	  "  reverted_at INTEGER,"
+	  "  updated_at INTEGER NOT NULL"
+	  ");"
+	  "CREATE INDEX run_changes_by_session ON run_changes (session_id, run_id);" },
 };
 
 const int store_migrations_count =

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "changes.h"
 #include "checkpoints.h"
 #include "json.h"
 #include "log.h"
@@ -335,6 +336,9 @@ run_thread(void *arg)
 		goto out;
 	}
 	start_message_fit(start);
+	/* The workspace before the agent touches it (a resumed run keeps its first). */
+	changes_snapshot(sv->svc->changes, CHANGES_START, ar->id, rs.session_id, rs.workspace,
+	    rs.hidden, true);
 	if (access(sv->svc->agent_path, X_OK) != 0 || !agent_proc_spawn(&rs, sv->svc->agent_path)) {
 		start_message_wipe(start);
 		cJSON_Delete(start);
@@ -378,6 +382,8 @@ run_thread(void *arg)
 		goto out;
 	}
 	run_thread_outcome(&rs, wait_status, &status, &code, &message);
+	changes_snapshot(sv->svc->changes, CHANGES_END, ar->id, rs.session_id, rs.workspace,
+	    rs.hidden, true);
 	run_thread_finalize(ar, rs.session_id, status,
 	    rs.final_output ? rs.final_output : rs.output.data, code, message,
 	    &rs.usage);

@@ -14,6 +14,7 @@
 
 #include "artifacts.h"
 #include "cache.h"
+#include "changes.h"
 #include "connectors.h"
 #include "events.h"
 #include "files.h"
@@ -313,6 +314,7 @@ main(int argc, char **argv)
 		events_set_window_bytes(svc.events, opts.events_window_bytes);
 	svc.notify = notify_new(&svc);	/* notify.command, or NULL */
 	if (!artifacts_init(&svc, &err) ||
+	    (svc.changes = changes_start(&svc, &err)) == NULL ||
 	    (svc.supervisor = supervisor_start(&svc, &err)) == NULL)
 		goto failed;
 	svc.http = http_start(&svc, opts.addr, opts.port, &err);
@@ -346,6 +348,7 @@ main(int argc, char **argv)
 	if (!connector_tests_drain(CONNECTOR_TEST_TIMEOUT_MS * 3))
 		log_warn("connector tests still running at exit");
 	supervisor_stop(svc.supervisor);
+	changes_stop(svc.changes);
 	rc = 0;
 	goto out;
 
@@ -356,6 +359,7 @@ failed:
 	if (svc.http != NULL)
 		http_stop(svc.http, 0);
 	supervisor_stop(svc.supervisor);
+	changes_stop(svc.changes);
 out:
 	notify_free(svc.notify);
 	svc.notify = NULL;

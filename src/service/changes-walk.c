@@ -1,0 +1,591 @@
+/*
+ * A workspace as a git tree (changes.h).  The walk goes from a descriptor of
+ * the workspace one name at a time: a directory is opened with
+ * wsfile_open_subdir (no symbolic link followed), a file with O_NOFOLLOW and
+ * O_NONBLOCK after an lstat said it is a regular file (a fifo swapped in
+ * meanwhile neither blocks nor is read), a symbolic link is recorded as a
+ * link (its target text).  What the run cannot see, .git directories, fifos,
+ * sockets and devices are left out.
+ *
+ * A stat cache (path -> device, inode, size, times, mode -> blob id) spares
+ * reading the files that did not change; a file changed within the clock's
+ * granularity of its caching is read again the next time.  A directory's
+ * tree is hashed here and written only when it differs from the last one.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "changes.h"
+#include "log.h"
+#include "wsfile.h"
+#include "xalloc.h"
+
+#define WALK_MAX_DEPTH 128
+#define WALK_MAX_ENTRIES 500000
+#define WALK_IGNORE_MAX_BYTES (64 * 1024)
+#define WALK_LINK_MAX 4096
+/* A file whose times are this close to its caching is read again next time. */
+#define WALK_RACY_NS (50LL * 1000 * 1000)
+
+struct walk_cached {
+	char *path;		/* relative to the workspace; a directory ends with '/' */
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	long long mtime_ns, ctime_ns;
+	mode_t mode;
+	bool pointer;		/* recorded by size and hash */
+	bool racy;		/* changed too close to its caching: read it again */
+	git_oid oid;
+	unsigned gen;		/* the walk that last saw it */
+	struct walk_cached *next;
+};
+
+struct walk_pattern {
+	char *pat;
+	char *base;		/* the directory of its .gitignore, "" for the root */
+	bool negate, dir_only, anchored, deep;
+};
+
+struct changes_walker {
+	git_repository *repo;
+	git_odb *odb;
+	struct walk_cached **slots;
+	size_t nslots, count;
+	unsigned gen;
+	long long stored;
+	/* one walk */
+	struct wsfile_root *root;
+	const struct changes_limits *lim;
+	struct changes_walk_stats *stats;
+	long entries_left;
+	long long now_ns;
+	struct walk_pattern *pats;
+	size_t npats, cappats;
+	bool warned_depth, warned_entries, warned_quota;
+};
+
+struct walk_entry {
+	char *name;
+	unsigned mode;		/* 040000, 0100644, 0100755, 0120000 */
+	git_oid oid;
+};
+
+static uint64_t
+walk_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+static struct walk_cached *
+walk_cache_find(struct changes_walker *w, const char *path)
+{
+	for (struct walk_cached *e = w->slots[walk_hash(path) % w->nslots]; e; e = e->next)
+		if (strcmp(e->path, path) == 0)
+			return e;
+	return NULL;
+}
+
+static void
+walk_cache_grow(struct changes_walker *w)
+{
+	size_t n = w->nslots * 2;
+	struct walk_cached **slots = xcalloc(n, sizeof *slots);
+
+	for (size_t i = 0; i < w->nslots; i++) {
+		struct walk_cached *e = w->slots[i], *next;
+
+		for (; e; e = next) {
+			size_t k = walk_hash(e->path) % n;
+			next = e->next;
+			e->next = slots[k];
+			slots[k] = e;
+		}
+	}
+	free(w->slots);
+	w->slots = slots;
+	w->nslots = n;
+}
+
+static struct walk_cached *
+walk_cache_put(struct changes_walker *w, const char *path)
+{
+	struct walk_cached *e = walk_cache_find(w, path);
+	size_t k;
+
+	if (e != NULL)
+		return e;
+	if (w->count >= w->nslots)
+		walk_cache_grow(w);
+	e = xcalloc(1, sizeof *e);
+	e->path = xstrdup(path);
+	k = walk_hash(path) % w->nslots;
+	e->next = w->slots[k];
+	w->slots[k] = e;
+	w->count++;
+	return e;
+}
+
+/* Drops the entries the last walk did not see. */
+static void
+walk_cache_sweep(struct changes_walker *w)
+{
+	for (size_t i = 0; i < w->nslots; i++) {
+		struct walk_cached **pp = &w->slots[i];
+
+		while (*pp != NULL) {
+			struct walk_cached *e = *pp;
+			if (e->gen == w->gen) {
+				pp = &e->next;
+				continue;
+			}
+			*pp = e->next;
+			free(e->path);
+			free(e);
+			w->count--;
+		}
+	}
+}
+
+struct changes_walker *
+changes_walker_new(git_repository *repo, long long stored_bytes)
+{
+	struct changes_walker *w = xcalloc(1, sizeof *w);
+
+	w->repo = repo;
+	if (git_repository_odb(&w->odb, repo) != 0) {
+		free(w);
+		return NULL;
+	}
+	w->nslots = 1024;
+	w->slots = xcalloc(w->nslots, sizeof *w->slots);
+	w->stored = stored_bytes;
+	return w;
+}
+
+void
+changes_walker_free(struct changes_walker *w)
+{
+	if (w == NULL)
+		return;
+	w->gen++;
+	walk_cache_sweep(w);
+	free(w->slots);
+	git_odb_free(w->odb);
+	free(w);
+}
+
+long long
+changes_walker_stored(const struct changes_walker *w)
+{
+	return w->stored;
+}
+
+/* Writes an object unless the store has it; counts its bytes. */
+static bool
+walk_write(struct changes_walker *w, git_oid *oid, const void *data, size_t len,
+    git_object_t type)
+{
+	if (git_odb_hash(oid, data, len, type) != 0)
+		return false;
+	if (git_odb_exists(w->odb, oid))
+		return true;
+	if (git_odb_write(oid, w->odb, data, len, type) != 0)
+		return false;
+	w->stored += (long long)len;
+	return true;
+}
+
+static long long
+walk_ns(struct timespec ts)
+{
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* ---- .gitignore: the common subset (globs, !, dir/, anchored, leading **) ------ */
+
+static void
+walk_ignore_load(struct changes_walker *w, int dirfd, const char *base)
+{
+	int fd = openat(dirfd, ".gitignore", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	char *text, *line, *save = NULL;
+	struct stat st;
+	ssize_t n;
+
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > WALK_IGNORE_MAX_BYTES ||
+	    wsfile_is_hidden(w->root, &st)) {
+		close(fd);
+		return;
+	}
+	text = xmalloc((size_t)st.st_size + 1);
+	n = read(fd, text, (size_t)st.st_size);
+	close(fd);
+	text[n > 0 ? n : 0] = '\0';
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		struct walk_pattern p = { 0 };
+		size_t len = strlen(line);
+
+		while (len > 0 && (line[len - 1] == '\r' || (line[len - 1] == ' ' &&
+		    (len < 2 || line[len - 2] != '\\'))))
+			line[--len] = '\0';
+		if (len == 0 || line[0] == '#')
+			continue;
+		if (line[0] == '!') {
+			p.negate = true;
+			line++;
+			len--;
+		}
+		if (len > 0 && line[len - 1] == '/') {
+			p.dir_only = true;
+			line[--len] = '\0';
+		}
+		if (strncmp(line, "**/", 3) == 0) {
+			line += 3;
+			len -= 3;
+		}
+		if (len == 0)
+			continue;
+		p.anchored = strchr(line, '/') != NULL;
+		if (line[0] == '/')
+			line++;
+		p.deep = strstr(line, "**") != NULL;
+		p.pat = xstrdup(line);
+		p.base = xstrdup(base);
+		if (w->npats == w->cappats) {
+			w->cappats = w->cappats ? w->cappats * 2 : 16;
+			w->pats = xrealloc(w->pats, w->cappats * sizeof *w->pats);
+		}
+		w->pats[w->npats++] = p;
+	}
+	free(text);
+}
+
+static void
+walk_ignore_pop(struct changes_walker *w, size_t keep)
+{
+	while (w->npats > keep) {
+		w->npats--;
+		free(w->pats[w->npats].pat);
+		free(w->pats[w->npats].base);
+	}
+}
+
+/* Whether rel (name its last component) is ignored by the patterns in force. */
+static bool
+walk_ignored(const struct changes_walker *w, const char *rel, const char *name, bool dir)
+{
+	bool ignored = false;
+
+	for (size_t i = 0; i < w->npats; i++) {
+		const struct walk_pattern *p = &w->pats[i];
+		const char *sub = rel;
+		size_t bl = strlen(p->base);
+
+		if (p->dir_only && !dir)
+			continue;
+		if (bl > 0)
+			sub = rel + bl + 1;
+		if (p->anchored ? fnmatch(p->pat, sub, p->deep ? 0 : FNM_PATHNAME) == 0 :
+		    fnmatch(p->pat, name, 0) == 0)
+			ignored = !p->negate;
+	}
+	return ignored;
+}
+
+/* ---- files ---------------------------------------------------------------------- */
+
+/* A pointer blob: the size and SHA-256 of the file, read through fd. */
+static bool
+walk_pointer(struct changes_walker *w, int fd, const struct stat *st, git_oid *oid)
+{
+	crypto_hash_sha256_state h;
+	unsigned char digest[crypto_hash_sha256_BYTES], *chunk = xmalloc(1 << 20);
+	char hex[crypto_hash_sha256_BYTES * 2 + 1], text[256];
+	ssize_t n;
+	int len;
+
+	crypto_hash_sha256_init(&h);
+	while ((n = read(fd, chunk, 1 << 20)) > 0)
+		crypto_hash_sha256_update(&h, chunk, (unsigned long long)n);
+	free(chunk);
+	if (n < 0)
+		return false;
+	crypto_hash_sha256_final(&h, digest);
+	sodium_bin2hex(hex, sizeof hex, digest, sizeof digest);
+	memcpy(text, CHANGES_POINTER_MAGIC, CHANGES_POINTER_MAGIC_LEN);
+	len = snprintf(text + CHANGES_POINTER_MAGIC_LEN, sizeof text - CHANGES_POINTER_MAGIC_LEN,
+	    "size %lld\nsha256 %s\n", (long long)st->st_size, hex);
+	w->stats->pointers++;
+	return walk_write(w, oid, text, CHANGES_POINTER_MAGIC_LEN + (size_t)len,
+	    GIT_OBJECT_BLOB);
+}
+
+/* The blob of the regular file name in dirfd (lst from its lstat). */
+static bool
+walk_file(struct changes_walker *w, int dirfd, const char *name, const char *rel,
+    const struct stat *lst, bool ignored, git_oid *oid)
+{
+	struct walk_cached *c = walk_cache_find(w, rel);
+	bool pointer = ignored || lst->st_size > w->lim->max_file_bytes;
+	struct stat st;
+	char *data;
+	ssize_t got = 0;
+	bool ok;
+	int fd;
+
+	if (c != NULL && !c->racy && c->dev == lst->st_dev && c->ino == lst->st_ino &&
+	    c->size == lst->st_size && c->mtime_ns == walk_ns(lst->st_mtim) &&
+	    c->ctime_ns == walk_ns(lst->st_ctim) && c->mode == lst->st_mode &&
+	    (c->pointer == pointer || (c->pointer && !pointer))) {
+		c->gen = w->gen;
+		if (c->pointer)
+			w->stats->pointers++;
+		*oid = c->oid;
+		return true;
+	}
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != lst->st_dev ||
+	    st.st_ino != lst->st_ino || wsfile_is_hidden(w->root, &st)) {
+		close(fd);
+		return false;
+	}
+	w->stats->hashed++;
+	pointer = ignored || st.st_size > w->lim->max_file_bytes ||
+	    w->stored + st.st_size > w->lim->quota_bytes;
+	if (pointer && !ignored && st.st_size <= w->lim->max_file_bytes && !w->warned_quota) {
+		log_warn("changes: the store of a workspace reached changes.quotaBytes (%lld); "
+		    "files are recorded by size and hash from now on", w->lim->quota_bytes);
+		w->warned_quota = true;
+	}
+	if (pointer) {
+		ok = walk_pointer(w, fd, &st, oid);
+	} else {
+		data = xmalloc((size_t)st.st_size + 1);
+		while ((size_t)got < (size_t)st.st_size) {
+			ssize_t n = read(fd, data + got, (size_t)st.st_size - (size_t)got);
+			if (n <= 0)
+				break;
+			got += n;
+		}
+		ok = walk_write(w, oid, data, (size_t)got, GIT_OBJECT_BLOB);
+		free(data);
+	}
+	close(fd);
+	if (!ok)
+		return false;
+	c = walk_cache_put(w, rel);
+	c->dev = st.st_dev;
+	c->ino = st.st_ino;
+	c->size = st.st_size;
+	c->mtime_ns = walk_ns(st.st_mtim);
+	c->ctime_ns = walk_ns(st.st_ctim);
+	c->mode = st.st_mode;
+	c->pointer = pointer;
+	c->racy = c->mtime_ns >= w->now_ns - WALK_RACY_NS || c->ctime_ns >= w->now_ns - WALK_RACY_NS;
+	c->oid = *oid;
+	c->gen = w->gen;
+	return true;
+}
+
+/* The blob of the symbolic link name in dirfd: its target text. */
+static bool
+walk_link(struct changes_walker *w, int dirfd, const char *name, git_oid *oid)
+{
+	char target[WALK_LINK_MAX];
+	ssize_t n = readlinkat(dirfd, name, target, sizeof target);
+
+	if (n < 0 || n == (ssize_t)sizeof target)
+		return false;
+	return walk_write(w, oid, target, (size_t)n, GIT_OBJECT_BLOB);
+}
+
+/* ---- directories -------------------------------------------------------------- */
+
+/* git's order: names compared bytewise, a directory as if it ended with '/'. */
+static int
+walk_entry_cmp(const void *a, const void *b)
+{
+	const struct walk_entry *x = a, *y = b;
+	size_t lx = strlen(x->name), ly = strlen(y->name), n = lx < ly ? lx : ly;
+	int c = memcmp(x->name, y->name, n);
+	unsigned char cx, cy;
+
+	if (c != 0)
+		return c;
+	cx = lx > n ? (unsigned char)x->name[n] : x->mode == 040000 ? '/' : 0;
+	cy = ly > n ? (unsigned char)y->name[n] : y->mode == 040000 ? '/' : 0;
+	return (int)cx - (int)cy;
+}
+
+static bool walk_dir(struct changes_walker *w, int dirfd, const char *rel, int depth,
+    bool ignored, git_oid *tree, bool *empty);
+
+/* One entry of a directory into *e; false when it is left out. */
+static bool
+walk_one(struct changes_walker *w, int dirfd, const char *dirrel, const char *name, int depth,
+    bool ignored, struct walk_entry *e)
+{
+	char *rel = dirrel[0] ? xasprintf("%s/%s", dirrel, name) : xstrdup(name);
+	struct stat st;
+	bool ok = false, empty;
+	int fd;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || wsfile_is_hidden(w->root, &st))
+		goto out;
+	if (S_ISDIR(st.st_mode)) {
+		if (strcmp(name, ".git") == 0)
+			goto out;
+		if (depth + 1 >= WALK_MAX_DEPTH) {
+			if (!w->warned_depth)
+				log_warn("changes: directories deeper than %d levels are left out",
+				    WALK_MAX_DEPTH);
+			w->warned_depth = true;
+			goto out;
+		}
+		if ((fd = wsfile_open_subdir(w->root, dirfd, name)) < 0)
+			goto out;
+		ok = walk_dir(w, fd, rel, depth + 1, ignored || walk_ignored(w, rel, name, true),
+		    &e->oid, &empty) && !empty;
+		close(fd);
+		e->mode = 040000;
+	} else if (S_ISLNK(st.st_mode)) {
+		ok = walk_link(w, dirfd, name, &e->oid);
+		e->mode = 0120000;
+	} else if (S_ISREG(st.st_mode)) {
+		ok = walk_file(w, dirfd, name, rel, &st, ignored ||
+		    walk_ignored(w, rel, name, false), &e->oid);
+		e->mode = (st.st_mode & 0111) ? 0100755 : 0100644;
+	}
+	if (ok && e->mode != 040000)
+		w->stats->files++;
+out:
+	if (!ok)
+		w->stats->skipped++;
+	free(rel);
+	return ok;
+}
+
+static bool
+walk_dir(struct changes_walker *w, int dirfd, const char *rel, int depth, bool ignored,
+    git_oid *tree, bool *empty)
+{
+	struct walk_entry *ents = NULL;
+	size_t n = 0, cap = 0, keep = w->npats;
+	struct buf b;
+	struct walk_cached *c;
+	char *key;
+	DIR *d;
+	struct dirent *de;
+	int fd = dup(dirfd);
+	bool ok;
+
+	*empty = true;
+	if (fd < 0 || (d = fdopendir(fd)) == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	if (!ignored)
+		walk_ignore_load(w, dirfd, rel);
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (w->entries_left <= 0) {
+			if (!w->warned_entries)
+				log_warn("changes: a workspace of more than %d entries: the rest is "
+				    "left out", WALK_MAX_ENTRIES);
+			w->warned_entries = true;
+			w->stats->skipped++;
+			continue;
+		}
+		w->entries_left--;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			ents = xrealloc(ents, cap * sizeof *ents);
+		}
+		if (walk_one(w, dirfd, rel, de->d_name, depth, ignored, &ents[n])) {
+			ents[n].name = xstrdup(de->d_name);
+			n++;
+		}
+	}
+	closedir(d);
+	walk_ignore_pop(w, keep);
+	if (n > 1)
+		qsort(ents, n, sizeof *ents, walk_entry_cmp);
+	buf_init(&b, 0);
+	for (size_t i = 0; i < n; i++) {
+		buf_printf(&b, "%o %s", ents[i].mode, ents[i].name);
+		buf_append(&b, "", 1);
+		buf_append(&b, ents[i].oid.id, GIT_OID_RAWSZ);
+		free(ents[i].name);
+	}
+	free(ents);
+	*empty = n == 0;
+	/* The tree of this directory last time: hashed, not written again. */
+	key = xasprintf("%s/", rel);
+	ok = git_odb_hash(tree, b.data ? b.data : "", b.len, GIT_OBJECT_TREE) == 0;
+	c = walk_cache_find(w, key);
+	if (ok && (c == NULL || !git_oid_equal(&c->oid, tree)))
+		ok = walk_write(w, tree, b.data ? b.data : "", b.len, GIT_OBJECT_TREE);
+	if (ok) {
+		c = walk_cache_put(w, key);
+		c->oid = *tree;
+		c->gen = w->gen;
+	}
+	free(key);
+	buf_free(&b);
+	return ok;
+}
+
+bool
+changes_walk(struct changes_walker *w, struct wsfile_root *root,
+    const struct changes_limits *lim, git_oid *tree, struct changes_walk_stats *stats,
+    char **why)
+{
+	struct stat st;
+	struct timespec now;
+	char *rel = NULL;
+	bool empty, ok;
+	int fd;
+
+	memset(stats, 0, sizeof *stats);
+	if (wsfile_open(root, ".", O_RDONLY | O_DIRECTORY, &fd, &st, &rel, why) != WSFILE_OK)
+		return false;
+	free(rel);
+	clock_gettime(CLOCK_REALTIME, &now);
+	w->root = root;
+	w->lim = lim;
+	w->stats = stats;
+	w->entries_left = WALK_MAX_ENTRIES;
+	w->now_ns = walk_ns(now);
+	w->gen++;
+	ok = walk_dir(w, fd, "", 0, false, tree, &empty);
+	close(fd);
+	walk_ignore_pop(w, 0);
+	free(w->pats);
+	w->pats = NULL;
+	w->cappats = 0;
+	walk_cache_sweep(w);
+	w->root = NULL;
+	if (!ok)
+		*why = xstrdup("the workspace could not be read");
+	return ok;
+}

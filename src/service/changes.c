@@ -1,0 +1,1134 @@
+/*
+ * A run's workspace changes (changes.h): one bare git repository per session
+ * under <data>/changes/, used as an object store only (no refs, no index);
+ * the run_changes table (this file is its only writer) holds each run's start
+ * and latest tree.  Snapshots and reverts run on one thread of their own, in
+ * the order they were asked, so the snapshots of a session never interleave;
+ * lists and diffs read the store on the caller's thread with a repository
+ * handle of their own.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "cache.h"
+#include "changes.h"
+#include "ids.h"
+#include "log.h"
+#include "resource.h"
+#include "runs.h"
+#include "sandbox.h"
+#include "service.h"
+#include "settings.h"
+#include "store.h"
+#include "timeutil.h"
+#include "wsfile.h"
+#include "xalloc.h"
+
+/* Sessions whose store and stat cache stay open on the snapshot thread. */
+#define CHANGES_OPEN_SESSIONS 16
+/* The paths a run.changes event names. */
+#define CHANGES_EVENT_PATHS 20
+
+enum changes_job_kind { JOB_SNAPSHOT, JOB_REVERT };
+
+struct changes_job {
+	enum changes_job_kind kind;
+	enum changes_when when;
+	char run_id[TD_ID_MAX];
+	char session_id[TD_ID_MAX];
+	char *workspace;
+	char **hidden;
+	bool force;
+	bool wait;			/* the asker frees it after done */
+	bool done;
+	cJSON *answer;			/* a revert's answer, or NULL with problem */
+	struct problem problem;
+	struct changes_job *next;
+};
+
+struct changes_session {
+	char id[TD_ID_MAX];
+	git_repository *repo;
+	struct changes_walker *walker;
+	int64_t used;
+	struct changes_session *next;
+};
+
+struct changes {
+	struct service *svc;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	struct changes_job *head, *tail;
+	bool stopping;
+	struct changes_session *sessions;	/* the thread's own */
+	char *dir;				/* <data>/changes */
+};
+
+/* One row of run_changes. */
+struct changes_row {
+	char session_id[TD_ID_MAX];
+	git_oid start, end;
+	long steps;
+	int64_t reverted_at;		/* 0: never */
+};
+
+/* ---- the table ------------------------------------------------------------------ */
+
+static bool
+changes_row_get(struct store *st, const char *run_id, struct changes_row *row)
+{
+	sqlite3_stmt *s = store_stmt(st, "SELECT session_id, start_tree, end_tree, steps,"
+	    " reverted_at FROM run_changes WHERE run_id = ?1");
+	bool found = false;
+
+	sqlite3_bind_text(s, 1, run_id, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		snprintf(row->session_id, sizeof row->session_id, "%s", resource_text(s, 0));
+		found = git_oid_fromstr(&row->start, resource_text(s, 1)) == 0 &&
+		    git_oid_fromstr(&row->end, resource_text(s, 2)) == 0;
+		row->steps = sqlite3_column_int(s, 3);
+		row->reverted_at = sqlite3_column_int64(s, 4);
+	}
+	sqlite3_reset(s);
+	return found;
+}
+
+static bool
+changes_row_insert(struct store *st, const char *run_id, const char *session_id,
+    const git_oid *tree)
+{
+	sqlite3_stmt *s = store_stmt(st, "INSERT INTO run_changes (run_id, session_id,"
+	    " start_tree, end_tree, updated_at) VALUES (?1, ?2, ?3, ?3, ?4)");
+	char hex[GIT_OID_HEXSZ + 1];
+	int rc;
+
+	git_oid_tostr(hex, sizeof hex, tree);
+	sqlite3_bind_text(s, 1, run_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, session_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, hex, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(s, 4, td_now_ms());
+	rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	return rc == SQLITE_DONE;
+}
+
+static bool
+changes_row_update(struct store *st, const char *run_id, const git_oid *tree, long files,
+    long additions, long deletions)
+{
+	sqlite3_stmt *s = store_stmt(st, "UPDATE run_changes SET end_tree = ?2,"
+	    " steps = steps + 1, files = ?3, additions = ?4, deletions = ?5, updated_at = ?6"
+	    " WHERE run_id = ?1");
+	char hex[GIT_OID_HEXSZ + 1];
+	int rc;
+
+	git_oid_tostr(hex, sizeof hex, tree);
+	sqlite3_bind_text(s, 1, run_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, hex, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(s, 3, files);
+	sqlite3_bind_int64(s, 4, additions);
+	sqlite3_bind_int64(s, 5, deletions);
+	sqlite3_bind_int64(s, 6, td_now_ms());
+	rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	return rc == SQLITE_DONE;
+}
+
+static bool
+changes_row_reverted(struct store *st, const char *run_id, int64_t at)
+{
+	sqlite3_stmt *s = store_stmt(st, "UPDATE run_changes SET reverted_at = ?2,"
+	    " updated_at = ?2 WHERE run_id = ?1");
+	int rc;
+
+	sqlite3_bind_text(s, 1, run_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, at);
+	rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	return rc == SQLITE_DONE;
+}
+
+/* The session's first snapshot: the start of its oldest run with one. */
+static bool
+changes_session_start(struct store *st, const char *session_id, git_oid *tree)
+{
+	sqlite3_stmt *s = store_stmt(st, "SELECT start_tree FROM run_changes"
+	    " WHERE session_id = ?1 ORDER BY run_id LIMIT 1");
+	bool found = false;
+
+	sqlite3_bind_text(s, 1, session_id, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		found = git_oid_fromstr(tree, resource_text(s, 0)) == 0;
+	sqlite3_reset(s);
+	return found;
+}
+
+/* ---- the stores ----------------------------------------------------------------- */
+
+static char *
+changes_repo_path(const struct service *svc, const char *session_id)
+{
+	return xasprintf("%s/changes/%s.git", svc->paths.data_dir, session_id);
+}
+
+/* The bytes under dir (the objects of a store), two levels deep. */
+static long long
+changes_dir_bytes(const char *dir, int depth)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	long long total = 0;
+
+	if (d == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		char *p;
+		struct stat st;
+
+		if (de->d_name[0] == '.')
+			continue;
+		p = xasprintf("%s/%s", dir, de->d_name);
+		if (lstat(p, &st) == 0) {
+			if (S_ISDIR(st.st_mode) && depth > 0)
+				total += changes_dir_bytes(p, depth - 1);
+			else if (S_ISREG(st.st_mode))
+				total += st.st_size;
+		}
+		free(p);
+	}
+	closedir(d);
+	return total;
+}
+
+/* The snapshot thread's state of session id: its store opened or made. */
+static struct changes_session *
+changes_session_get(struct changes *c, const char *id)
+{
+	struct changes_session *s, **pp, **oldest = NULL;
+	char *path, *objects;
+	int n = 0;
+
+	for (pp = &c->sessions; (s = *pp) != NULL; pp = &s->next) {
+		if (strcmp(s->id, id) == 0) {
+			s->used = td_mono_ms();
+			return s;
+		}
+		if (oldest == NULL || s->used < (*oldest)->used)
+			oldest = pp;
+		n++;
+	}
+	if (n >= CHANGES_OPEN_SESSIONS) {
+		s = *oldest;
+		*oldest = s->next;
+		changes_walker_free(s->walker);
+		git_repository_free(s->repo);
+		free(s);
+	}
+	s = xcalloc(1, sizeof *s);
+	snprintf(s->id, sizeof s->id, "%s", id);
+	path = changes_repo_path(c->svc, id);
+	if (mkdir(c->dir, 0700) != 0 && errno != EEXIST)
+		log_warn("changes: cannot make %s: %s", c->dir, strerror(errno));
+	if (git_repository_open_bare(&s->repo, path) != 0 &&
+	    git_repository_init(&s->repo, path, 1) != 0) {
+		const git_error *e = git_error_last();
+		log_error("changes: cannot open the store %s: %s", path, e ? e->message : "?");
+		free(path);
+		free(s);
+		return NULL;
+	}
+	objects = xasprintf("%s/objects", path);
+	s->walker = changes_walker_new(s->repo, changes_dir_bytes(objects, 1));
+	free(objects);
+	free(path);
+	if (s->walker == NULL) {
+		git_repository_free(s->repo);
+		free(s);
+		return NULL;
+	}
+	s->used = td_mono_ms();
+	s->next = c->sessions;
+	c->sessions = s;
+	return s;
+}
+
+/* ---- comparing two trees -------------------------------------------------------- */
+
+/* Whether blob oid stands for a file that was not stored. */
+static bool
+changes_is_pointer(git_repository *repo, const git_oid *oid)
+{
+	git_odb *odb;
+	git_odb_object *obj;
+	size_t len;
+	git_object_t type;
+	bool pointer = false;
+
+	if (git_oid_is_zero(oid) || git_repository_odb(&odb, repo) != 0)
+		return false;
+	if (git_odb_read_header(&len, &type, odb, oid) == 0 && type == GIT_OBJECT_BLOB &&
+	    len < 256 && len >= CHANGES_POINTER_MAGIC_LEN &&
+	    git_odb_read(&obj, odb, oid) == 0) {
+		pointer = memcmp(git_odb_object_data(obj), CHANGES_POINTER_MAGIC,
+		    CHANGES_POINTER_MAGIC_LEN) == 0;
+		git_odb_object_free(obj);
+	}
+	git_odb_free(odb);
+	return pointer;
+}
+
+/* The diff of two trees (a NULL oid: empty), restricted to path when not NULL. */
+static git_diff *
+changes_tree_diff(git_repository *repo, const git_oid *from, const git_oid *to,
+    const char *path)
+{
+	git_diff_options opts;
+	git_tree *a = NULL, *b = NULL;
+	git_diff *diff = NULL;
+	char *spec[1] = { (char *)path };
+
+	git_diff_options_init(&opts, GIT_DIFF_OPTIONS_VERSION);
+	opts.flags = GIT_DIFF_INCLUDE_TYPECHANGE | GIT_DIFF_DISABLE_PATHSPEC_MATCH;
+	opts.context_lines = 3;
+	if (path != NULL) {
+		opts.pathspec.strings = spec;
+		opts.pathspec.count = 1;
+	}
+	if ((from != NULL && git_tree_lookup(&a, repo, from) != 0) ||
+	    (to != NULL && git_tree_lookup(&b, repo, to) != 0) ||
+	    git_diff_tree_to_tree(&diff, repo, a, b, &opts) != 0) {
+		const git_error *e = git_error_last();
+		log_error("changes: cannot compare two snapshots: %s", e ? e->message : "?");
+		diff = NULL;
+	}
+	git_tree_free(a);
+	git_tree_free(b);
+	return diff;
+}
+
+static const char *
+changes_status(git_delta_t s)
+{
+	switch (s) {
+	case GIT_DELTA_ADDED:
+		return "added";
+	case GIT_DELTA_DELETED:
+		return "deleted";
+	case GIT_DELTA_TYPECHANGE:
+		return "type-changed";
+	default:
+		return "modified";
+	}
+}
+
+static void
+changes_add_mode(cJSON *obj, const char *key, uint32_t mode)
+{
+	char text[16];
+
+	if (mode == 0) {
+		cJSON_AddNullToObject(obj, key);
+		return;
+	}
+	snprintf(text, sizeof text, "%o", mode);
+	cJSON_AddStringToObject(obj, key, text);
+}
+
+/* One changed file: its line counts, whether it is binary or not stored. */
+struct changes_file {
+	const git_diff_delta *delta;
+	size_t additions, deletions;
+	bool binary, too_large;
+	git_patch *patch;		/* NULL when too_large */
+};
+
+static void
+changes_file_read(git_repository *repo, git_diff *diff, size_t i, struct changes_file *f)
+{
+	memset(f, 0, sizeof *f);
+	f->delta = git_diff_get_delta(diff, i);
+	f->too_large = changes_is_pointer(repo, &f->delta->old_file.id) ||
+	    changes_is_pointer(repo, &f->delta->new_file.id);
+	if (f->too_large || git_patch_from_diff(&f->patch, diff, i) != 0)
+		return;
+	git_patch_line_stats(NULL, &f->additions, &f->deletions, f->patch);
+	f->binary = (git_patch_get_delta(f->patch)->flags & GIT_DIFF_FLAG_BINARY) != 0;
+}
+
+/* files, additions and deletions of a diff; paths (may be NULL) gets up to max paths. */
+static void
+changes_totals(git_repository *repo, git_diff *diff, long *files, long *additions,
+    long *deletions, cJSON *paths, int max)
+{
+	size_t n = git_diff_num_deltas(diff);
+
+	*files = (long)n;
+	*additions = *deletions = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct changes_file f;
+
+		if (paths != NULL) {
+			if (cJSON_GetArraySize(paths) < max)
+				cJSON_AddItemToArray(paths, cJSON_CreateString(
+				    git_diff_get_delta(diff, i)->new_file.path));
+			continue;
+		}
+		changes_file_read(repo, diff, i, &f);
+		*additions += (long)f.additions;
+		*deletions += (long)f.deletions;
+		git_patch_free(f.patch);
+	}
+}
+
+/* ---- snapshots ------------------------------------------------------------------- */
+
+static void
+changes_limits_read(const struct service *svc, struct changes_limits *lim)
+{
+	settings_changes_limits(svc->settings, &lim->max_file_bytes, &lim->quota_bytes);
+}
+
+/* The tree of the workspace now, on the snapshot thread. */
+static bool
+changes_take(struct changes *c, struct changes_session *s, const char *workspace,
+    char *const *hidden, git_oid *tree)
+{
+	struct changes_limits lim;
+	struct changes_walk_stats stats;
+	struct wsfile_root *root;
+	char *why = NULL;
+	bool ok;
+	int64_t t0 = td_mono_ms();
+
+	changes_limits_read(c->svc, &lim);
+	root = wsfile_root_open(workspace, (const char *const *)hidden, &why);
+	if (root == NULL) {
+		log_warn("changes: cannot open the workspace %s: %s", workspace, why);
+		free(why);
+		return false;
+	}
+	ok = changes_walk(s->walker, root, &lim, tree, &stats, &why);
+	wsfile_root_free(root);
+	if (!ok) {
+		log_warn("changes: no snapshot of %s: %s", workspace, why);
+		free(why);
+		return false;
+	}
+	log_debug("changes: snapshot of %s: %ld files, %ld read, %ld by size and hash, "
+	    "%ld left out, %lldms", workspace, stats.files, stats.hashed, stats.pointers,
+	    stats.skipped, (long long)(td_mono_ms() - t0));
+	return true;
+}
+
+static void
+changes_do_snapshot(struct changes *c, struct changes_job *job)
+{
+	struct store *st = c->svc->store;
+	struct changes_session *s = changes_session_get(c, job->session_id);
+	struct changes_row row;
+	git_oid tree;
+	git_diff *total = NULL, *step = NULL;
+	long files = 0, adds = 0, dels = 0, stepn;
+	cJSON *data, *paths;
+	bool found;
+
+	if (s == NULL || !changes_take(c, s, job->workspace, job->hidden, &tree)) {
+		log_warn("run %s: no snapshot of its workspace; the run goes on", job->run_id);
+		return;
+	}
+	store_lock(st);
+	found = changes_row_get(st, job->run_id, &row);
+	if (!found && !changes_row_insert(st, job->run_id, job->session_id, &tree))
+		log_error("run %s: cannot record its first snapshot", job->run_id);
+	if (!found)
+		cache_drop(c->svc->cache, job->run_id);
+	store_unlock(st);
+	if (!found || git_oid_equal(&row.end, &tree))
+		return;
+	total = changes_tree_diff(s->repo, &row.start, &tree, NULL);
+	step = changes_tree_diff(s->repo, &row.end, &tree, NULL);
+	if (total == NULL || step == NULL)
+		goto out;
+	changes_totals(s->repo, total, &files, &adds, &dels, NULL, 0);
+	data = cJSON_CreateObject();
+	cJSON_AddStringToObject(data, "runId", job->run_id);
+	cJSON_AddNumberToObject(data, "seq", (double)row.steps + 1);
+	cJSON_AddNumberToObject(data, "files", (double)files);
+	cJSON_AddNumberToObject(data, "additions", (double)adds);
+	cJSON_AddNumberToObject(data, "deletions", (double)dels);
+	paths = cJSON_AddArrayToObject(data, "paths");
+	changes_totals(s->repo, step, &stepn, &(long){ 0 }, &(long){ 0 }, paths,
+	    CHANGES_EVENT_PATHS);
+	store_lock(st);
+	if (changes_row_update(st, job->run_id, &tree, files, adds, dels)) {
+		cache_drop(c->svc->cache, job->run_id);
+		run_emit(c->svc, "run.changes", job->run_id, data);
+	} else {
+		log_error("run %s: cannot record a snapshot", job->run_id);
+		cJSON_Delete(data);
+	}
+	store_unlock(st);
+out:
+	git_diff_free(total);
+	git_diff_free(step);
+}
+
+/* ---- revert ---------------------------------------------------------------------- */
+
+/*
+ * The directory holding path, opened from rootfd one component at a time
+ * without following a link (made where missing with create); *name its last
+ * component.  -1 with errno.
+ */
+static int
+changes_open_parent(struct wsfile_root *r, int rootfd, const char *path, bool create,
+    char **dir_copy, const char **name)
+{
+	char *p = xstrdup(path), *slash, *comp = p;
+	int fd = dup(rootfd);
+
+	*dir_copy = p;
+	while (fd >= 0 && (slash = strchr(comp, '/')) != NULL) {
+		int next;
+
+		*slash = '\0';
+		next = wsfile_open_subdir(r, fd, comp);
+		if (next < 0 && errno == ENOENT && create && mkdirat(fd, comp, 0755) == 0)
+			next = wsfile_open_subdir(r, fd, comp);
+		close(fd);
+		fd = next;
+		comp = slash + 1;
+	}
+	*name = comp;
+	return fd;
+}
+
+/* Puts the blob of entry (a file or a link) at name in dirfd: a new file, then rename. */
+static bool
+changes_restore(git_repository *repo, int dirfd, const char *name, const git_tree_entry *e)
+{
+	git_blob *blob;
+	char tmp[64], rnd[17];
+	const void *data;
+	size_t len;
+	bool ok = false;
+	int fd;
+
+	if (git_blob_lookup(&blob, repo, git_tree_entry_id(e)) != 0)
+		return false;
+	data = git_blob_rawcontent(blob);
+	len = (size_t)git_blob_rawsize(blob);
+	td_random_hex(rnd, 8);
+	snprintf(tmp, sizeof tmp, ".taskdeck-revert-%s", rnd);
+	if (git_tree_entry_filemode(e) == GIT_FILEMODE_LINK) {
+		char *target = xstrndup(data, len);
+		ok = symlinkat(target, dirfd, tmp) == 0;
+		free(target);
+	} else {
+		mode_t mode = git_tree_entry_filemode(e) == GIT_FILEMODE_BLOB_EXECUTABLE ?
+		    0755 : 0644;
+
+		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+		if (fd >= 0) {
+			size_t off = 0;
+
+			while (off < len) {
+				ssize_t n = write(fd, (const char *)data + off, len - off);
+				if (n <= 0)
+					break;
+				off += (size_t)n;
+			}
+			ok = off == len && fchmod(fd, mode) == 0;
+			ok = close(fd) == 0 && ok;
+		}
+	}
+	git_blob_free(blob);
+	if (ok && renameat(dirfd, tmp, dirfd, name) != 0)
+		ok = false;
+	if (!ok)
+		unlinkat(dirfd, tmp, 0);
+	return ok;
+}
+
+/* Puts path back as it was in the start tree (absent: removed). */
+static bool
+changes_put_back(git_repository *repo, struct wsfile_root *r, int rootfd, git_tree *start,
+    const char *path)
+{
+	git_tree_entry *e = NULL;
+	char *dir;
+	const char *name;
+	struct stat st;
+	bool ok = false;
+	int fd;
+
+	if (git_tree_entry_bypath(&e, start, path) != 0)
+		e = NULL;
+	fd = changes_open_parent(r, rootfd, path, e != NULL, &dir, &name);
+	if (fd < 0) {
+		/* Gone with its directory, and absent at the start: nothing to do. */
+		ok = e == NULL && errno == ENOENT;
+		goto out;
+	}
+	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISDIR(st.st_mode) || wsfile_is_hidden(r, &st))
+			goto out;
+		if (e == NULL) {
+			ok = unlinkat(fd, name, 0) == 0;
+			goto out;
+		}
+	} else if (errno != ENOENT) {
+		goto out;
+	} else if (e == NULL) {
+		ok = true;
+		goto out;
+	}
+	ok = changes_restore(repo, fd, name, e);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(dir);
+	git_tree_entry_free(e);
+	return ok;
+}
+
+/* Removes the directories above path that the start tree does not have, while empty. */
+static void
+changes_prune(struct wsfile_root *r, int rootfd, git_tree *start, const char *path)
+{
+	char *p = xstrdup(path), *slash;
+
+	while ((slash = strrchr(p, '/')) != NULL) {
+		git_tree_entry *e;
+		char *dir;
+		const char *name;
+		bool removed;
+		int fd;
+
+		*slash = '\0';
+		if (git_tree_entry_bypath(&e, start, p) == 0) {
+			git_tree_entry_free(e);
+			break;
+		}
+		fd = changes_open_parent(r, rootfd, p, false, &dir, &name);
+		removed = fd >= 0 && unlinkat(fd, name, AT_REMOVEDIR) == 0;
+		if (fd >= 0)
+			close(fd);
+		free(dir);
+		if (!removed)
+			break;
+	}
+	free(p);
+}
+
+/* Whether path is the same in trees a and b (absent in both counts as the same). */
+static bool
+changes_same(git_tree *a, git_tree *b, const char *path)
+{
+	git_tree_entry *x = NULL, *y = NULL;
+	bool same;
+
+	if (git_tree_entry_bypath(&x, a, path) != 0)
+		x = NULL;
+	if (git_tree_entry_bypath(&y, b, path) != 0)
+		y = NULL;
+	same = (x == NULL && y == NULL) || (x != NULL && y != NULL &&
+	    git_tree_entry_filemode(x) == git_tree_entry_filemode(y) &&
+	    git_oid_equal(git_tree_entry_id(x), git_tree_entry_id(y)));
+	git_tree_entry_free(x);
+	git_tree_entry_free(y);
+	return same;
+}
+
+static void
+changes_do_revert(struct changes *c, struct changes_job *job)
+{
+	struct service *svc = c->svc;
+	struct store *st = svc->store;
+	struct changes_session *s;
+	struct changes_row row;
+	struct run run;
+	git_oid now;
+	git_tree *start = NULL, *end = NULL, *cur = NULL;
+	git_diff *diff = NULL;
+	cJSON *conflicts = NULL, *reverted = NULL, *failed = NULL;
+	struct wsfile_root *r = NULL;
+	char **hidden = NULL, *why = NULL, *rel = NULL, when[TD_TIME_LEN];
+	bool known, found, final;
+	int64_t at;
+	struct stat rst;
+	int rootfd = -1;
+
+	store_lock(st);
+	known = runs_get(st, job->run_id, &run);
+	final = known && run_status_final(run.status);
+	found = known && changes_row_get(st, job->run_id, &row);
+	if (known) {
+		snprintf(job->session_id, sizeof job->session_id, "%s", run.session_id);
+		job->workspace = xstrdup(run.cwd);
+	}
+	runs_clear(&run);
+	store_unlock(st);
+	if (!known) {
+		problem_set(&job->problem, TD_NOT_FOUND, "run", "No run with that id.");
+		return;
+	}
+	if (!final) {
+		problem_set(&job->problem, TD_RUN_ACTIVE, NULL, "The run is still going: "
+		    "revert it once it has ended.");
+		return;
+	}
+	job->answer = cJSON_CreateObject();
+	cJSON_AddStringToObject(job->answer, "runId", job->run_id);
+	reverted = cJSON_AddArrayToObject(job->answer, "reverted");
+	if (!found) {
+		cJSON_AddNullToObject(job->answer, "revertedAt");
+		return;
+	}
+	s = changes_session_get(c, job->session_id);
+	hidden = sandbox_hidden_paths(&svc->paths, NULL);
+	if (s == NULL || !changes_take(c, s, job->workspace, hidden, &now) ||
+	    git_tree_lookup(&start, s->repo, &row.start) != 0 ||
+	    git_tree_lookup(&end, s->repo, &row.end) != 0 ||
+	    git_tree_lookup(&cur, s->repo, &now) != 0 ||
+	    (diff = changes_tree_diff(s->repo, &row.start, &row.end, NULL)) == NULL ||
+	    (r = wsfile_root_open(job->workspace, (const char *const *)hidden, &why)) == NULL ||
+	    wsfile_open(r, ".", O_RDONLY | O_DIRECTORY, &rootfd, &rst, &rel, &why) != WSFILE_OK) {
+		problem_set(&job->problem, TD_INTERNAL_ERROR, NULL, "The workspace could not be "
+		    "compared with the run's snapshots.");
+		if (why != NULL)
+			log_warn("run %s: revert: %s", job->run_id, why);
+		goto fail;
+	}
+	/* What the workspace must hold for a clean revert: the run's end, or its start
+	 * once reverted (reverting twice changes nothing then). */
+	conflicts = cJSON_CreateArray();
+	for (size_t i = 0; i < git_diff_num_deltas(diff); i++) {
+		const git_diff_delta *d = git_diff_get_delta(diff, i);
+		const char *path = d->new_file.path, *reason = NULL;
+
+		if (!changes_same(row.reverted_at ? start : end, cur, path))
+			reason = row.reverted_at ? "changed since the run was reverted" :
+			    "changed since the run";
+		else if (d->old_file.mode != 0 && changes_is_pointer(s->repo, &d->old_file.id))
+			reason = "not stored (too large or ignored): it cannot be put back";
+		if (reason != NULL) {
+			cJSON *one = cJSON_CreateObject();
+			cJSON_AddStringToObject(one, "path", path);
+			cJSON_AddStringToObject(one, "reason", reason);
+			cJSON_AddItemToArray(conflicts, one);
+		}
+	}
+	if (cJSON_GetArraySize(conflicts) > 0 && !job->force) {
+		cJSON *details = cJSON_CreateObject();
+
+		cJSON_AddItemToObject(details, "conflicts", conflicts);
+		conflicts = NULL;
+		problem_set(&job->problem, TD_REVERT_CONFLICT, NULL, "Files the run changed "
+		    "differ now from its end: revert with force to put them back anyway.");
+		job->problem.details = details;
+		goto fail;
+	}
+	if (row.reverted_at != 0 && !job->force)
+		goto done;
+	failed = cJSON_CreateArray();
+	for (size_t i = 0; i < git_diff_num_deltas(diff); i++) {
+		const git_diff_delta *d = git_diff_get_delta(diff, i);
+
+		if (d->old_file.mode != 0 && changes_is_pointer(s->repo, &d->old_file.id))
+			continue;
+		if (changes_put_back(s->repo, r, rootfd, start, d->new_file.path)) {
+			cJSON_AddItemToArray(reverted, cJSON_CreateString(d->new_file.path));
+			if (d->old_file.mode == 0)
+				changes_prune(r, rootfd, start, d->new_file.path);
+		} else {
+			log_warn("run %s: revert: cannot put back %s: %s", job->run_id,
+			    d->new_file.path, strerror(errno));
+			cJSON_AddItemToArray(failed, cJSON_CreateString(d->new_file.path));
+		}
+	}
+	at = td_now_ms();
+	store_lock(st);
+	if (changes_row_reverted(st, job->run_id, at)) {
+		row.reverted_at = at;
+		cache_drop(svc->cache, job->run_id);
+	}
+	store_unlock(st);
+	if (cJSON_GetArraySize(failed) > 0) {
+		problem_set(&job->problem, TD_INTERNAL_ERROR, NULL, "Some files could not be put "
+		    "back; the others were.");
+		job->problem.details = cJSON_CreateObject();
+		cJSON_AddItemToObject(job->problem.details, "failed", failed);
+		cJSON_AddItemToObject(job->problem.details, "reverted",
+		    cJSON_DetachItemFromObject(job->answer, "reverted"));
+		failed = NULL;
+		goto fail;
+	}
+done:
+	td_time_format(row.reverted_at, when);
+	cJSON_AddStringToObject(job->answer, "revertedAt", when);
+	goto out;
+fail:
+	cJSON_Delete(job->answer);
+	job->answer = NULL;
+out:
+	cJSON_Delete(conflicts);
+	cJSON_Delete(failed);
+	if (rootfd >= 0)
+		close(rootfd);
+	free(rel);
+	free(why);
+	wsfile_root_free(r);
+	sandbox_hidden_free(hidden);
+	git_diff_free(diff);
+	git_tree_free(start);
+	git_tree_free(end);
+	git_tree_free(cur);
+}
+
+/* ---- the thread ----------------------------------------------------------------- */
+
+static void
+changes_job_free(struct changes_job *job)
+{
+	free(job->workspace);
+	sandbox_hidden_free(job->hidden);
+	cJSON_Delete(job->answer);
+	cJSON_Delete(job->problem.details);
+	free(job);
+}
+
+static void *
+changes_thread(void *arg)
+{
+	struct changes *c = arg;
+
+	pthread_mutex_lock(&c->mu);
+	for (;;) {
+		struct changes_job *job = c->head;
+
+		if (job == NULL) {
+			if (c->stopping)
+				break;
+			pthread_cond_wait(&c->cond, &c->mu);
+			continue;
+		}
+		c->head = job->next;
+		if (c->head == NULL)
+			c->tail = NULL;
+		pthread_mutex_unlock(&c->mu);
+		if (job->kind == JOB_SNAPSHOT)
+			changes_do_snapshot(c, job);
+		else
+			changes_do_revert(c, job);
+		pthread_mutex_lock(&c->mu);
+		if (job->wait) {
+			job->done = true;
+			pthread_cond_broadcast(&c->cond);
+		} else {
+			changes_job_free(job);
+		}
+	}
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
+struct changes *
+changes_start(struct service *svc, char **err)
+{
+	struct changes *c = xcalloc(1, sizeof *c);
+
+	if (git_libgit2_init() < 0) {
+		*err = xstrdup("libgit2 could not be initialised");
+		free(c);
+		return NULL;
+	}
+	/* The stores are the service's own: no user or system git configuration. */
+	for (int level = GIT_CONFIG_LEVEL_SYSTEM; level <= GIT_CONFIG_LEVEL_GLOBAL; level++)
+		git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, level, "");
+	c->svc = svc;
+	c->dir = xasprintf("%s/changes", svc->paths.data_dir);
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_cond_init(&c->cond, NULL);
+	if (pthread_create(&c->thread, NULL, changes_thread, c) != 0) {
+		*err = xstrdup("the snapshot thread could not start");
+		free(c->dir);
+		free(c);
+		git_libgit2_shutdown();
+		return NULL;
+	}
+	return c;
+}
+
+void
+changes_stop(struct changes *c)
+{
+	if (c == NULL)
+		return;
+	pthread_mutex_lock(&c->mu);
+	c->stopping = true;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->mu);
+	pthread_join(c->thread, NULL);
+	while (c->sessions != NULL) {
+		struct changes_session *s = c->sessions;
+		c->sessions = s->next;
+		changes_walker_free(s->walker);
+		git_repository_free(s->repo);
+		free(s);
+	}
+	pthread_mutex_destroy(&c->mu);
+	pthread_cond_destroy(&c->cond);
+	free(c->dir);
+	free(c);
+	git_libgit2_shutdown();
+}
+
+/* Queues job; with job->wait, returns once it is done (the caller frees it). */
+static void
+changes_queue(struct changes *c, struct changes_job *job)
+{
+	pthread_mutex_lock(&c->mu);
+	if (job->kind == JOB_SNAPSHOT && job->when == CHANGES_STEP && !job->wait) {
+		for (struct changes_job *q = c->head; q != NULL; q = q->next) {
+			if (q->kind == JOB_SNAPSHOT && q->when == CHANGES_STEP &&
+			    strcmp(q->run_id, job->run_id) == 0) {
+				pthread_mutex_unlock(&c->mu);
+				changes_job_free(job);
+				return;
+			}
+		}
+	}
+	if (c->tail != NULL)
+		c->tail->next = job;
+	else
+		c->head = job;
+	c->tail = job;
+	pthread_cond_broadcast(&c->cond);
+	while (job->wait && !job->done)
+		pthread_cond_wait(&c->cond, &c->mu);
+	pthread_mutex_unlock(&c->mu);
+}
+
+void
+changes_snapshot(struct changes *c, enum changes_when when, const char *run_id,
+    const char *session_id, const char *workspace, char *const *hidden, bool wait)
+{
+	struct changes_job *job;
+	char **copy = NULL;
+
+	if (c == NULL || workspace == NULL)
+		return;
+	job = xcalloc(1, sizeof *job);
+	job->kind = JOB_SNAPSHOT;
+	job->when = when;
+	job->wait = wait;
+	snprintf(job->run_id, sizeof job->run_id, "%s", run_id);
+	snprintf(job->session_id, sizeof job->session_id, "%s", session_id);
+	job->workspace = xstrdup(workspace);
+	for (size_t i = 0; hidden != NULL && hidden[i] != NULL; i++)
+		copy = sandbox_hidden_add(copy, hidden[i]);
+	job->hidden = copy;
+	changes_queue(c, job);
+	if (wait)
+		changes_job_free(job);
+}
+
+cJSON *
+changes_revert(struct service *svc, const char *run_id, bool force, struct problem *p)
+{
+	struct changes_job *job = xcalloc(1, sizeof *job);
+	cJSON *answer;
+
+	job->kind = JOB_REVERT;
+	job->wait = true;
+	job->force = force;
+	snprintf(job->run_id, sizeof job->run_id, "%s", run_id);
+	changes_queue(svc->changes, job);
+	answer = job->answer;
+	job->answer = NULL;
+	if (answer == NULL) {
+		*p = job->problem;
+		job->problem.details = NULL;
+	}
+	changes_job_free(job);
+	return answer;
+}
+
+/* ---- lists and diffs ------------------------------------------------------------- */
+
+/* What a list or a diff compares: the run's row and the tree to compare from. */
+struct changes_view {
+	bool found;			/* the run has a snapshot */
+	bool live;
+	struct changes_row row;
+	git_oid from;
+	char from_run[TD_ID_MAX];	/* "" unless from names a run */
+	git_repository *repo;
+};
+
+static bool
+changes_view_open(struct service *svc, const char *run_id, const char *from,
+    struct changes_view *v, struct problem *p)
+{
+	struct store *st = svc->store;
+	struct run run;
+	bool known;
+	char *path;
+
+	memset(v, 0, sizeof *v);
+	store_lock(st);
+	known = runs_get(st, run_id, &run);
+	if (!known) {
+		store_unlock(st);
+		problem_set(p, TD_NOT_FOUND, "run", "No run with that id.");
+		return false;
+	}
+	v->live = !run_status_final(run.status);
+	v->found = changes_row_get(st, run_id, &v->row);
+	v->from = v->row.start;
+	if (from != NULL && strcmp(from, "start") == 0) {
+		if (v->found)
+			changes_session_start(st, run.session_id, &v->from);
+	} else if (from != NULL) {
+		struct changes_row other;
+		struct run orun;
+		bool same = td_id_valid(from, "run") && runs_get(st, from, &orun);
+
+		if (same) {
+			same = strcmp(orun.session_id, run.session_id) == 0;
+			runs_clear(&orun);
+		}
+		if (!same || !changes_row_get(st, from, &other)) {
+			store_unlock(st);
+			runs_clear(&run);
+			problem_set(p, TD_INVALID_REQUEST, "from", "from must be start or the id "
+			    "of a run of the same session with a snapshot.");
+			return false;
+		}
+		v->from = other.end;
+		snprintf(v->from_run, sizeof v->from_run, "%s", from);
+	}
+	store_unlock(st);
+	if (v->found) {
+		path = changes_repo_path(svc, run.session_id);
+		if (git_repository_open_bare(&v->repo, path) != 0) {
+			log_error("changes: cannot open the store %s", path);
+			v->found = false;
+		}
+		free(path);
+	}
+	runs_clear(&run);
+	return true;
+}
+
+cJSON *
+changes_list(struct service *svc, const char *run_id, const char *from, struct problem *p)
+{
+	struct changes_view v;
+	cJSON *out, *files, *totals;
+	git_diff *diff = NULL;
+	long nfiles = 0, adds = 0, dels = 0;
+	char when[TD_TIME_LEN];
+
+	if (!changes_view_open(svc, run_id, from, &v, p))
+		return NULL;
+	out = cJSON_CreateObject();
+	cJSON_AddStringToObject(out, "runId", run_id);
+	if (v.from_run[0] != '\0')
+		cJSON_AddStringToObject(cJSON_AddObjectToObject(out, "from"), "runId", v.from_run);
+	else
+		cJSON_AddNullToObject(cJSON_AddObjectToObject(out, "from"), "runId");
+	cJSON_AddBoolToObject(out, "live", v.live);
+	if (v.found && v.row.reverted_at != 0) {
+		td_time_format(v.row.reverted_at, when);
+		cJSON_AddStringToObject(out, "revertedAt", when);
+	} else {
+		cJSON_AddNullToObject(out, "revertedAt");
+	}
+	files = cJSON_AddArrayToObject(out, "files");
+	if (v.found && (diff = changes_tree_diff(v.repo, &v.from, &v.row.end, NULL)) != NULL) {
+		for (size_t i = 0; i < git_diff_num_deltas(diff); i++) {
+			struct changes_file f;
+			cJSON *one = cJSON_CreateObject();
+
+			changes_file_read(v.repo, diff, i, &f);
+			cJSON_AddStringToObject(one, "path", f.delta->new_file.path);
+			cJSON_AddStringToObject(one, "status", changes_status(f.delta->status));
+			cJSON_AddNumberToObject(one, "additions", (double)f.additions);
+			cJSON_AddNumberToObject(one, "deletions", (double)f.deletions);
+			cJSON_AddBoolToObject(one, "binary", f.binary);
+			cJSON_AddBoolToObject(one, "tooLarge", f.too_large);
+			changes_add_mode(one, "oldMode", f.delta->old_file.mode);
+			changes_add_mode(one, "newMode", f.delta->new_file.mode);
+			cJSON_AddItemToArray(files, one);
+			nfiles++;
+			adds += (long)f.additions;
+			dels += (long)f.deletions;
+			git_patch_free(f.patch);
+		}
+	}
+	totals = cJSON_AddObjectToObject(out, "totals");
+	cJSON_AddNumberToObject(totals, "files", (double)nfiles);
+	cJSON_AddNumberToObject(totals, "additions", (double)adds);
+	cJSON_AddNumberToObject(totals, "deletions", (double)dels);
+	git_diff_free(diff);
+	git_repository_free(v.repo);
+	return out;
+}
+
+bool
+changes_diff(struct service *svc, const char *run_id, const char *from, const char *path,
+    struct buf *out, bool *truncated, struct problem *p)
+{
+	struct changes_view v;
+	git_diff *diff = NULL;
+	size_t n = 0;
+
+	*truncated = false;
+	if (!changes_view_open(svc, run_id, from, &v, p))
+		return false;
+	if (v.found)
+		diff = changes_tree_diff(v.repo, &v.from, &v.row.end, path);
+	if (diff != NULL)
+		n = git_diff_num_deltas(diff);
+	if (path != NULL && n == 0) {
+		git_diff_free(diff);
+		git_repository_free(v.repo);
+		problem_set(p, TD_NOT_FOUND, "path", "The run did not change that path.");
+		return false;
+	}
+	for (size_t i = 0; i < n && !*truncated; i++) {
+		struct changes_file f;
+		git_buf text = { 0 };
+		bool fits;
+
+		changes_file_read(v.repo, diff, i, &f);
+		if (f.too_large) {
+			fits = buf_printf(out, "diff --git a/%s b/%s\nFiles a/%s and b/%s are not "
+			    "stored (too large or ignored): only their size and hash are known\n",
+			    f.delta->old_file.path, f.delta->new_file.path, f.delta->old_file.path,
+			    f.delta->new_file.path);
+		} else {
+			fits = f.patch != NULL && git_patch_to_buf(&text, f.patch) == 0 &&
+			    buf_append(out, text.ptr, text.size);
+			git_buf_dispose(&text);
+		}
+		if (!fits)
+			*truncated = true;
+		git_patch_free(f.patch);
+	}
+	git_diff_free(diff);
+	git_repository_free(v.repo);
+	return true;
+}

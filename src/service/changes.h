@@ -1,0 +1,109 @@
+/*
+ * A run's workspace changes (docs/service.md "Workspace changes"): snapshots
+ * of the workspace in a shadow git object store per session, the run's
+ * changes and their diff, and reverting a run.
+ *
+ * changes-walk.c turns a workspace into a git tree (its own walk, never
+ * libgit2's index); changes.c keeps the stores, the run_changes table (its
+ * only writer) and the snapshot thread; route-changes.c serves them.
+ */
+#ifndef TD_SERVICE_CHANGES_H
+#define TD_SERVICE_CHANGES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+#include <git2.h>
+
+#include "buf.h"
+#include "problem.h"
+
+struct service;
+struct wsfile_root;
+
+/* ---- changes-walk.c: a workspace as a tree ------------------------------------- */
+
+/* What a snapshot stores of a file (settings.md, changes). */
+struct changes_limits {
+	long long max_file_bytes;	/* changes.maxFileBytes: larger files by size and hash */
+	long long quota_bytes;		/* changes.quotaBytes: the store of one session */
+};
+
+/* What one walk did. */
+struct changes_walk_stats {
+	long files;		/* files and links in the tree */
+	long hashed;		/* files read and hashed (not found in the stat cache) */
+	long pointers;		/* files recorded by size and hash only */
+	long skipped;		/* fifos, sockets, devices, hidden, too deep, over the entry cap */
+};
+
+/* The stat cache of one workspace and the bytes its store holds. */
+struct changes_walker;
+
+/* A walker writing into repo (borrowed); stored_bytes: what the store holds already. */
+struct changes_walker *changes_walker_new(git_repository *repo, long long stored_bytes);
+void changes_walker_free(struct changes_walker *w);
+/* The bytes the store holds, as counted by the walker. */
+long long changes_walker_stored(const struct changes_walker *w);
+/*
+ * Writes the tree of the workspace below root into the store: *tree.  False
+ * with *why (malloc'd) when the workspace cannot be read at all.
+ */
+bool changes_walk(struct changes_walker *w, struct wsfile_root *root,
+    const struct changes_limits *lim, git_oid *tree, struct changes_walk_stats *stats,
+    char **why);
+
+/* The first bytes of a blob that stands for a file not stored (its size and hash). */
+#define CHANGES_POINTER_MAGIC "\0taskdeck: not stored\n"
+#define CHANGES_POINTER_MAGIC_LEN (sizeof CHANGES_POINTER_MAGIC - 1)
+
+/* ---- changes.c: the stores, snapshots, lists, diffs, reverts -------------------- */
+
+struct changes;
+
+/* When a snapshot is taken. */
+enum changes_when {
+	CHANGES_START,		/* before the run's agent starts (a resumed run keeps its start) */
+	CHANGES_STEP,		/* after a tool that may write */
+	CHANGES_END,		/* the run ends, whatever its status */
+};
+
+/* The snapshot thread; NULL with *err when it cannot start. */
+struct changes *changes_start(struct service *svc, char **err);
+/* Takes the queued snapshots, then stops the thread.  NULL ok. */
+void changes_stop(struct changes *c);
+
+/*
+ * Queues a snapshot of the run's workspace (hidden: what the run may not see,
+ * NULL-terminated, copied).  With wait, returns once it is taken; without, a
+ * step already queued for the run stands for this one too.
+ */
+void changes_snapshot(struct changes *c, enum changes_when when, const char *run_id,
+    const char *session_id, const char *workspace, char *const *hidden, bool wait);
+
+/* The largest diff answered whole (X-Taskdeck-Truncated beyond). */
+#define CHANGES_DIFF_MAX (8 * 1024 * 1024)
+
+/*
+ * GET /runs/:id/changes: the run's changes from its start, the session's
+ * start (from "start") or another run's end (from a run id).  The answer, or
+ * NULL with *p.  Takes the store lock itself.
+ */
+cJSON *changes_list(struct service *svc, const char *run_id, const char *from,
+    struct problem *p);
+/*
+ * GET /runs/:id/changes/diff: the unified diff of the changes (of path only,
+ * when not NULL) into out (capped at CHANGES_DIFF_MAX: *truncated).  False
+ * with *p.
+ */
+bool changes_diff(struct service *svc, const char *run_id, const char *from, const char *path,
+    struct buf *out, bool *truncated, struct problem *p);
+/*
+ * POST /runs/:id/revert: on the snapshot thread, waited for.  The answer, or
+ * NULL with *p (run_active, revert_conflict with details.conflicts).
+ */
+cJSON *changes_revert(struct service *svc, const char *run_id, bool force, struct problem *p);
+
+#endif
