@@ -142,6 +142,18 @@ changes_diff_header(void *arg, const char *line, size_t len)
 }
 
 static enum td_code
+changes_diff_start(void *arg, long status)
+{
+	struct changes_diff *d = arg;
+
+	if (status != 200) {
+		return client_fail(d->err, TD_INVALID_RESPONSE,
+		    "the service answered a diff with HTTP %ld", status);
+	}
+	return TD_OK;
+}
+
+static enum td_code
 changes_diff_data(void *arg, const char *data, size_t len)
 {
 	struct changes_diff *d = arg;
@@ -160,7 +172,8 @@ td_get_run_diff(struct td_client *c, const char *run_id, const char *path,
 {
 	struct changes_diff d = { .err = err };
 	struct client_stream stream = {
-		.on_header = changes_diff_header, .on_data = changes_diff_data, .arg = &d,
+		.on_header = changes_diff_header, .on_start = changes_diff_start,
+		.on_data = changes_diff_data, .arg = &d,
 	};
 	struct client_response resp;
 	enum td_code rc;
