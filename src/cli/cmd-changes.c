@@ -211,6 +211,7 @@ static int
 changes_print_stat(struct cli *cli, const char *run_id, const char *only)
 {
 	long most = 0, files = 0, adds = 0, dels = 0;
+	bool bin = false;
 	struct changes_out o;
 	struct td_changes *ch;
 	int rc, pw = 0, cw = 1;
@@ -230,6 +231,7 @@ changes_print_stat(struct cli *cli, const char *run_id, const char *only)
 			cw = w;
 		if (sum > most)
 			most = sum;
+		bin = bin || f->binary || f->too_large;
 		files++;
 		adds += f->additions;
 		dels += f->deletions;
@@ -239,7 +241,7 @@ changes_print_stat(struct cli *cli, const char *run_id, const char *only)
 		td_changes_free(ch);
 		return CLI_EXIT_NOT_FOUND;
 	}
-	if (cw < 3 && files > 0)
+	if (cw < 3 && bin)
 		cw = 3;		/* "Bin" */
 	changes_out_open(&o);
 	for (size_t i = 0; i < ch->file_count; i++) {
