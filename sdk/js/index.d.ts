@@ -19,6 +19,7 @@ export type TaskdeckErrorCode =
   | 'idempotency_conflict' | 'invalid_configuration' | 'rate_limited'
   | 'internal_error' | 'idempotency_unavailable' | 'service_unavailable' | 'sandbox_unavailable'
   | 'insufficient_storage' | 'permission_denied' | 'configuration_conflict' | 'runtime_missing'
+  | 'run_active' | 'revert_conflict'
   | 'timeout' | 'aborted' | 'unreachable' | 'invalid_response' | 'invalid_argument'
   | 'service_not_found' | 'io_error' | 'event_stream_overflow' | 'event_stream_invalid_message';
 
@@ -44,6 +45,8 @@ export interface ErrorDetailsByCode {
   timeout: { runId?: string; run?: Run | null; idleTimeoutMs?: number };
   /** seq: the last seq the service had issued when it cut a slow consumer; absent when the iterator's own backlog overflowed. */
   event_stream_overflow: { seq?: number };
+  /** The files the run changed that differ now from its end (or from its start once reverted), and why. */
+  revert_conflict: { conflicts: { path: string; reason: string }[] };
 }
 
 /** The details of one documented code; of any other code, or of a code not narrowed yet, a plain record. */
@@ -415,6 +418,28 @@ export interface Run {
   updatedAt: string;
   /** Whether the run's commands may reach the network. */
   network: boolean;
+  /** Its workspace changes so far (its start snapshot against its latest); null until its first snapshot (an extension beyond the spec). */
+  changes: ChangeCounts | null;
+}
+
+/** How many files a run changed, and the lines added and deleted in them. */
+export interface ChangeCounts {
+  /** Files added, modified, deleted or changed in type. */
+  files: number;
+  /** Lines added (0 for binary files and files not stored). */
+  additions: number;
+  /** Lines deleted. */
+  deletions: number;
+}
+
+/** The data of run.changes: a snapshot of the run's workspace differed from the one before. */
+export interface RunChangesEvent extends ChangeCounts {
+  /** The run. */
+  runId: string;
+  /** The run's snapshot that differed (1 for the first change). */
+  seq: number;
+  /** Paths this step changed (at most 20). */
+  paths: string[];
 }
 
 /**
@@ -713,6 +738,8 @@ export interface EventPayloads {
    * run_subagent call whose child loop made it.
    */
   'run.tool': { callId: string | null; name: string; status: string; summary: string | null; subagent?: string };
+  /** A snapshot of the run's workspace differed from the one before: the run's changes so far. */
+  'run.changes': RunChangesEvent;
   /** A reviewer's verdict on the run's answer; the run's review is the latest. */
   'run.review': RunReview;
   /** A permission prompt. */

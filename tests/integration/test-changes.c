@@ -1,0 +1,600 @@
+/*
+ * A run's workspace changes through a real taskdeckd: replay transcripts
+ * written by the test change files through write_file, run_command and a
+ * connector server; the changes are listed, diffed, reverted, and survive a
+ * kill -9 of the service.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "harness.h"
+
+#define FINAL_WAIT_MS 60000
+/* a workspace path: base and a short name */
+#define WS_MAX (PATH_MAX + 64)
+
+static char base[PATH_MAX];	/* the test's directory, under the build directory */
+
+static void
+write_bytes(const char *path, const char *data, size_t len, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+
+	cr_assert_geq(fd, 0, "%s: %s", path, strerror(errno));
+	cr_assert_eq(write(fd, data, len), (ssize_t)len);
+	cr_assert_eq(fchmod(fd, mode), 0);
+	close(fd);
+}
+
+static void
+write_text(const char *path, const char *text, mode_t mode)
+{
+	write_bytes(path, text, strlen(text), mode);
+}
+
+static void
+setup(void)
+{
+	char tmpl[] = "changes-it-XXXXXX", dir[PATH_MAX + 16];
+
+	cr_assert_not_null(mkdtemp(tmpl));
+	cr_assert_not_null(realpath(tmpl, base));
+	snprintf(dir, sizeof dir, "%s/replay", base);
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	setenv("TD_TEST_NO_REPLAY_DIR", "1", 1);
+	setenv("TASKDECK_REPLAY_DIR", dir, 1);
+	svc_setup();
+}
+
+static void
+teardown(void)
+{
+	char cmd[PATH_MAX + 16];
+
+	svc_teardown();
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", base);
+}
+
+TestSuite(changes, .init = setup, .fini = teardown, .timeout = 180);
+
+/* A fresh workspace base/name (0700); its path into ws. */
+static void
+workspace(const char *name, char ws[WS_MAX])
+{
+	snprintf(ws, WS_MAX, "%s/%s", base, name);
+	cr_assert_eq(mkdir(ws, 0700), 0, "%s: %s", ws, strerror(errno));
+}
+
+static void
+ws_write(const char *ws, const char *name, const char *text, mode_t mode)
+{
+	char path[WS_MAX + PATH_MAX];
+
+	snprintf(path, sizeof path, "%s/%s", ws, name);
+	write_text(path, text, mode);
+}
+
+/* The transcript model: turns is the JSON array of its turns. */
+static void
+transcript(const char *model, const char *turns)
+{
+	char path[PATH_MAX + 64], *text = NULL;
+	cJSON *doc;
+
+	cr_assert_geq(asprintf(&text, "{\"turns\":%s}", turns), 0);
+	doc = cJSON_Parse(text);
+	cr_assert_not_null(doc, "a malformed transcript: %s", text);
+	cJSON_Delete(doc);
+	snprintf(path, sizeof path, "%s/replay/%s.json", base, model);
+	write_text(path, text, 0644);
+	free(text);
+}
+
+/* A run of model in ws, or in session (with its model); its id (malloc'd). */
+static char *
+run_in(const char *project, const char *ws, const char *session, const char *model)
+{
+	char extra[128] = "";
+	cJSON *run;
+	char *id;
+
+	if (session != NULL)
+		snprintf(extra, sizeof extra, ",\"sessionId\":\"%s\"", session);
+	else
+		snprintf(extra, sizeof extra, ",\"config\":{\"provider\":\"replay\",\"model\":\"%s\"}",
+		    model);
+	run = http_run_start(&svc, "{\"project\":\"%s\",\"prompt\":\"change files\",\"cwd\":\"%s\""
+	    "%s}", project, ws, extra);
+	id = strdup(json_str(run, "id"));
+	cJSON_Delete(run);
+	return id;
+}
+
+/* The run, final and completed. */
+static cJSON *
+run_done(const char *id)
+{
+	return run_final_within(&svc, id, "completed", FINAL_WAIT_MS);
+}
+
+static cJSON *
+changes_of(const char *id, const char *query)
+{
+	return http_get_json(&svc, "/api/v1/runs/%s/changes%s", id, query ? query : "");
+}
+
+/* The entry of path in a changes answer, or NULL. */
+static const cJSON *
+file_of(const cJSON *changes, const char *path)
+{
+	const cJSON *f;
+
+	cJSON_ArrayForEach(f, cJSON_GetObjectItem(changes, "files"))
+		if (strcmp(json_str_or_none(f, "path"), path) == 0)
+			return f;
+	return NULL;
+}
+
+/* Asserts path is listed with status, line counts and modes (NULL: null). */
+static void
+expect_file(const cJSON *changes, const char *path, const char *status, int adds, int dels,
+    const char *old_mode, const char *new_mode)
+{
+	const cJSON *f = file_of(changes, path);
+	char *text = cJSON_PrintUnformatted(changes);
+
+	cr_assert_not_null(f, "%s is not listed: %s", path, text);
+	cr_expect_str_eq(json_str_or_none(f, "status"), status, "%s: %s", path, text);
+	cr_expect_eq(json_num(f, "additions"), adds, "%s: %s", path, text);
+	cr_expect_eq(json_num(f, "deletions"), dels, "%s: %s", path, text);
+	if (old_mode == NULL)
+		cr_expect(cJSON_IsNull(cJSON_GetObjectItem(f, "oldMode")), "%s: %s", path, text);
+	else
+		cr_expect_str_eq(json_str_or_none(f, "oldMode"), old_mode, "%s: %s", path, text);
+	if (new_mode == NULL)
+		cr_expect(cJSON_IsNull(cJSON_GetObjectItem(f, "newMode")), "%s: %s", path, text);
+	else
+		cr_expect_str_eq(json_str_or_none(f, "newMode"), new_mode, "%s: %s", path, text);
+	free(text);
+}
+
+/* GET the diff (path may be NULL); the response (free it). */
+static struct http_resp
+diff_of(const char *id, const char *path)
+{
+	char url[PATH_MAX];
+
+	if (path != NULL)
+		snprintf(url, sizeof url, "/api/v1/runs/%s/changes/diff?path=%s", id, path);
+	else
+		snprintf(url, sizeof url, "/api/v1/runs/%s/changes/diff", id);
+	return http_api(&svc, "GET", url, NULL);
+}
+
+static struct http_resp
+revert(const char *id, const char *body)
+{
+	char url[256];
+
+	snprintf(url, sizeof url, "/api/v1/runs/%s/revert", id);
+	return http_api(&svc, "POST", url, body);
+}
+
+/* The file's bytes, or NULL when it does not exist; *mode its permission bits. */
+static char *
+ws_read(const char *ws, const char *name, mode_t *mode)
+{
+	char path[WS_MAX + PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof path, "%s/%s", ws, name);
+	if (lstat(path, &st) != 0)
+		return NULL;
+	if (mode != NULL)
+		*mode = st.st_mode & 07777;
+	return harness_slurp(path, NULL);
+}
+
+static void
+expect_ws_file(const char *ws, const char *name, const char *text, mode_t mode)
+{
+	mode_t got = 0;
+	char *data = ws_read(ws, name, &got);
+
+	cr_assert_not_null(data, "%s is missing", name);
+	cr_expect_str_eq(data, text, "%s holds other bytes", name);
+	cr_expect_eq(got, mode, "%s has mode %o, not %o", name, got, mode);
+	free(data);
+}
+
+static void
+expect_ws_absent(const char *ws, const char *name)
+{
+	char *data = ws_read(ws, name, NULL);
+
+	cr_expect_null(data, "%s is still there", name);
+	free(data);
+}
+
+/* The run's stored run.changes events. */
+static int
+changes_events(const char *id, cJSON **last)
+{
+	cJSON *events = http_get_json(&svc, "/api/v1/runs/%s/events", id), *e;
+	int n = 0;
+
+	*last = NULL;
+	cJSON_ArrayForEach(e, events) {
+		if (strcmp(json_str_or_none(e, "type"), "run.changes") == 0) {
+			n++;
+			cJSON_Delete(*last);
+			*last = cJSON_Duplicate(cJSON_GetObjectItem(e, "data"), 1);
+		}
+	}
+	cJSON_Delete(events);
+	return n;
+}
+
+Test(changes, write_file_and_commands_are_listed_diffed_and_reverted)
+{
+	char ws[WS_MAX], *project = http_project_new(&svc, "changes"), *run;
+	cJSON *r, *c, *last;
+	struct http_resp d;
+	char *ct;
+
+	workspace("ws-main", ws);
+	ws_write(ws, "keep.txt", "untouched\n", 0644);
+	ws_write(ws, "edit.txt", "one\ntwo\nthree\n", 0644);
+	ws_write(ws, "gone.sh", "#!/bin/sh\necho gone\n", 0755);
+	ws_write(ws, "old.txt", "moved text\n", 0644);
+	ws_write(ws, "script.sh", "#!/bin/sh\necho hi\n", 0644);
+	transcript("changes-main", "["
+	    "{\"text\":\"Writing.\",\"toolCalls\":[{\"name\":\"write_file\",\"arguments\":"
+	    "{\"path\":\"docs/new.md\",\"content\":\"# New\\nline two\\n\"}}]},"
+	    "{\"text\":\"Editing.\",\"toolCalls\":[{\"name\":\"run_command\",\"arguments\":"
+	    "{\"command\":\"sed -i 's/two/TWO/' edit.txt && rm gone.sh && mv old.txt moved.txt"
+	    " && chmod +x script.sh && printf 'a\\\\000b' > blob.bin\"}}]},"
+	    "{\"text\":\"Done.\"}]");
+	run = run_in(project, ws, NULL, "changes-main");
+	r = run_done(run);
+	c = cJSON_GetObjectItem(r, "changes");
+	cr_assert(cJSON_IsObject(c), "the run has no changes: %s", cJSON_PrintUnformatted(r));
+	cr_expect_eq(json_num(c, "files"), 7);
+	cJSON_Delete(r);
+
+	c = changes_of(run, NULL);
+	cr_expect_eq(cJSON_IsFalse(cJSON_GetObjectItem(c, "live")), 1);
+	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(c, "files")), 7);
+	expect_file(c, "docs/new.md", "added", 2, 0, NULL, "100644");
+	expect_file(c, "edit.txt", "modified", 1, 1, "100644", "100644");
+	expect_file(c, "gone.sh", "deleted", 0, 2, "100755", NULL);
+	expect_file(c, "old.txt", "deleted", 0, 1, "100644", NULL);
+	expect_file(c, "moved.txt", "added", 1, 0, NULL, "100644");
+	expect_file(c, "script.sh", "modified", 0, 0, "100644", "100755");
+	expect_file(c, "blob.bin", "added", 0, 0, NULL, "100644");
+	cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(file_of(c, "blob.bin"), "binary")));
+	cr_expect_null(file_of(c, "keep.txt"), "an untouched file is listed");
+	/* sorted by path */
+	cr_expect_str_eq(json_str_or_none(cJSON_GetArrayItem(cJSON_GetObjectItem(c, "files"), 0),
+	    "path"), "blob.bin");
+	cr_expect_eq(json_num(cJSON_GetObjectItem(c, "totals"), "additions"), 4);
+	cr_expect_eq(json_num(cJSON_GetObjectItem(c, "totals"), "deletions"), 4);
+	cJSON_Delete(c);
+
+	d = diff_of(run, "edit.txt");
+	cr_assert_eq(d.status, 200, "%s", d.body);
+	ct = http_header(&d, "Content-Type");
+	cr_expect_str_eq(ct, "text/x-diff; charset=utf-8");
+	free(ct);
+	cr_expect_not_null(strstr(d.body, "diff --git a/edit.txt b/edit.txt\n"), "%s", d.body);
+	cr_expect_not_null(strstr(d.body, "--- a/edit.txt\n+++ b/edit.txt\n"), "%s", d.body);
+	cr_expect_not_null(strstr(d.body, "@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n"), "%s",
+	    d.body);
+	http_resp_free(&d);
+	d = diff_of(run, NULL);
+	cr_assert_eq(d.status, 200, "%s", d.body);
+	cr_expect_not_null(strstr(d.body, "Binary files /dev/null and b/blob.bin differ"), "%s",
+	    d.body);
+	cr_expect_not_null(strstr(d.body, "old mode 100644\nnew mode 100755"), "%s", d.body);
+	cr_expect_not_null(strstr(d.body, "+++ b/docs/new.md"), "%s", d.body);
+	cr_expect_null(strstr(d.body, "keep.txt"), "%s", d.body);
+	http_resp_free(&d);
+	d = diff_of(run, "keep.txt");
+	cr_expect_eq(d.status, 404, "%s", d.body);
+	http_resp_free(&d);
+
+	cr_expect_geq(changes_events(run, &last), 1, "no run.changes event");
+	cr_expect_eq(json_num(last, "files"), 7);
+	cr_expect_str_eq(json_str_or_none(last, "runId"), run);
+	cr_expect(cJSON_IsArray(cJSON_GetObjectItem(last, "paths")));
+	cJSON_Delete(last);
+
+	/* The user changes a file the run did not touch: the revert leaves it alone. */
+	ws_write(ws, "keep.txt", "the user's edit\n", 0644);
+	d = revert(run, "{}");
+	cr_assert_eq(d.status, 200, "%s", d.body);
+	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d.json, "reverted")), 7, "%s", d.body);
+	cr_expect_not_null(json_get_string(d.json, "revertedAt"), "%s", d.body);
+	http_resp_free(&d);
+	expect_ws_file(ws, "edit.txt", "one\ntwo\nthree\n", 0644);
+	expect_ws_file(ws, "gone.sh", "#!/bin/sh\necho gone\n", 0755);
+	expect_ws_file(ws, "old.txt", "moved text\n", 0644);
+	expect_ws_file(ws, "script.sh", "#!/bin/sh\necho hi\n", 0644);
+	expect_ws_file(ws, "keep.txt", "the user's edit\n", 0644);
+	expect_ws_absent(ws, "moved.txt");
+	expect_ws_absent(ws, "blob.bin");
+	expect_ws_absent(ws, "docs/new.md");
+	expect_ws_absent(ws, "docs");
+	c = changes_of(run, NULL);
+	cr_expect_not_null(json_get_string(c, "revertedAt"));
+	cJSON_Delete(c);
+	free(run);
+	free(project);
+}
+
+Test(changes, a_later_edit_refuses_the_revert_until_it_is_forced)
+{
+	char ws[WS_MAX], *project = http_project_new(&svc, "changes"), *run;
+	struct http_resp d;
+	const cJSON *conflict;
+
+	workspace("ws-conflict", ws);
+	ws_write(ws, "notes.txt", "first\n", 0644);
+	transcript("changes-conflict", "["
+	    "{\"toolCalls\":[{\"name\":\"write_file\",\"arguments\":"
+	    "{\"path\":\"notes.txt\",\"content\":\"first\\nby the run\\n\"}}]},"
+	    "{\"text\":\"Done.\"}]");
+	run = run_in(project, ws, NULL, "changes-conflict");
+	cJSON_Delete(run_done(run));
+
+	ws_write(ws, "notes.txt", "first\nby the run\nby the user\n", 0644);
+	d = revert(run, NULL);
+	cr_assert_eq(d.status, 409, "%s", d.body);
+	cr_expect_str_eq(http_error_code(&d), "revert_conflict");
+	conflict = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(
+	    cJSON_GetObjectItem(d.json, "error"), "details"), "conflicts"), 0);
+	cr_expect_str_eq(json_str_or_none(conflict, "path"), "notes.txt", "%s", d.body);
+	cr_expect_not_null(json_get_string(conflict, "reason"), "%s", d.body);
+	http_resp_free(&d);
+	expect_ws_file(ws, "notes.txt", "first\nby the run\nby the user\n", 0644);
+
+	d = revert(run, "{\"force\":true}");
+	cr_assert_eq(d.status, 200, "%s", d.body);
+	http_resp_free(&d);
+	expect_ws_file(ws, "notes.txt", "first\n", 0644);
+	/* Nothing changed since: the same answer; then a change makes it a conflict. */
+	d = revert(run, NULL);
+	cr_expect_eq(d.status, 200, "%s", d.body);
+	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d.json, "reverted")), 0, "%s", d.body);
+	http_resp_free(&d);
+	ws_write(ws, "notes.txt", "again\n", 0644);
+	d = revert(run, NULL);
+	cr_expect_eq(d.status, 409, "%s", d.body);
+	cr_expect_str_eq(http_error_code(&d), "revert_conflict");
+	http_resp_free(&d);
+	free(run);
+	free(project);
+}
+
+Test(changes, runs_of_a_session_compare_with_each_other_and_the_start)
+{
+	char ws[WS_MAX], *project = http_project_new(&svc, "changes"), *one, *two, *other;
+	char q[128];
+	cJSON *r, *c;
+	struct http_resp d;
+	char *session;
+
+	workspace("ws-session", ws);
+	/* Each run of it adds f<N>.txt, N the number of files there before. */
+	transcript("changes-count", "[{\"toolCalls\":[{\"name\":\"run_command\",\"arguments\":"
+	    "{\"command\":\"echo one > f$(ls | wc -l).txt\"}}]},{\"text\":\"Done.\"}]");
+	one = run_in(project, ws, NULL, "changes-count");
+	r = run_done(one);
+	session = strdup(json_str(r, "sessionId"));
+	cJSON_Delete(r);
+	two = run_in(project, ws, session, NULL);
+	cJSON_Delete(run_done(two));
+
+	c = changes_of(two, NULL);
+	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(c, "files")), 1);
+	expect_file(c, "f1.txt", "added", 1, 0, NULL, "100644");
+	cr_expect(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(c, "from"), "runId")));
+	cJSON_Delete(c);
+	c = changes_of(two, "?from=start");
+	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(c, "files")), 2);
+	expect_file(c, "f0.txt", "added", 1, 0, NULL, "100644");
+	expect_file(c, "f1.txt", "added", 1, 0, NULL, "100644");
+	cJSON_Delete(c);
+	snprintf(q, sizeof q, "?from=%s", one);
+	c = changes_of(two, q);
+	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(c, "files")), 1);
+	cr_expect_str_eq(json_str_or_none(cJSON_GetObjectItem(c, "from"), "runId"), one);
+	cJSON_Delete(c);
+
+	/* A run of another session is no base; an unknown run is a 404. */
+	other = run_in(project, ws, NULL, "changes-count");
+	cJSON_Delete(run_done(other));
+	snprintf(q, sizeof q, "/api/v1/runs/%s/changes?from=%s", two, other);
+	d = http_api(&svc, "GET", q, NULL);
+	cr_expect_eq(d.status, 400, "%s", d.body);
+	cr_expect_str_eq(http_error_code(&d), "invalid_request");
+	http_resp_free(&d);
+	d = http_api(&svc, "GET", "/api/v1/runs/run_0000000000000000000000ff/changes", NULL);
+	cr_expect_eq(d.status, 404, "%s", d.body);
+	http_resp_free(&d);
+	free(session);
+	free(one);
+	free(two);
+	free(other);
+	free(project);
+}
+
+Test(changes, a_link_to_the_token_is_a_link_and_its_bytes_never_show)
+{
+	char ws[WS_MAX], turns[2 * PATH_MAX], tokfile[PATH_MAX + 16], *project, *run, *token;
+	struct http_resp d;
+	cJSON *c;
+
+	project = http_project_new(&svc, "changes");
+	workspace("ws-link", ws);
+	snprintf(tokfile, sizeof tokfile, "%s/token", svc.home);
+	token = harness_slurp(tokfile, NULL);
+	cr_assert_not_null(token);
+	snprintf(turns, sizeof turns, "[{\"toolCalls\":[{\"name\":\"run_command\",\"arguments\":"
+	    "{\"command\":\"ln -s %s tok && ln tok hard 2>/dev/null; echo ok > plain.txt\"}}]},"
+	    "{\"text\":\"Done.\"}]", tokfile);
+	transcript("changes-link", turns);
+	run = run_in(project, ws, NULL, "changes-link");
+	cJSON_Delete(run_done(run));
+
+	c = changes_of(run, NULL);
+	expect_file(c, "tok", "added", 1, 0, NULL, "120000");
+	expect_file(c, "plain.txt", "added", 1, 0, NULL, "100644");
+	cJSON_Delete(c);
+	d = diff_of(run, NULL);
+	cr_assert_eq(d.status, 200, "%s", d.body);
+	cr_expect_not_null(strstr(d.body, tokfile), "the link's target is not shown: %s", d.body);
+	cr_expect_null(strstr(d.body, token), "the token's bytes are in the diff");
+	http_resp_free(&d);
+	free(token);
+	free(run);
+	free(project);
+}
+
+Test(changes, a_revert_waits_for_the_end_of_the_run)
+{
+	char ws[WS_MAX], *project = http_project_new(&svc, "changes"), *run;
+	struct http_resp d;
+
+	workspace("ws-active", ws);
+	transcript("changes-slow", "[{\"toolCalls\":[{\"name\":\"write_file\",\"arguments\":"
+	    "{\"path\":\"a.txt\",\"content\":\"a\\n\"}}]},{\"delayMs\":4000,\"text\":\"Done.\"}]");
+	run = run_in(project, ws, NULL, "changes-slow");
+	d = revert(run, NULL);
+	cr_expect_eq(d.status, 409, "%s", d.body);
+	cr_expect_str_eq(http_error_code(&d), "run_active");
+	http_resp_free(&d);
+	cJSON_Delete(run_done(run));
+	d = revert(run, NULL);
+	cr_expect_eq(d.status, 200, "%s", d.body);
+	http_resp_free(&d);
+	expect_ws_absent(ws, "a.txt");
+	free(run);
+	free(project);
+}
+
+/* Polls the run's changes until it lists path; asserts it does within timeout_ms. */
+static void
+changes_wait(const char *run, const char *path, int timeout_ms)
+{
+	long until = mono_ms() + timeout_ms;
+
+	for (;;) {
+		cJSON *c = changes_of(run, NULL);
+		bool listed = file_of(c, path) != NULL;
+
+		cJSON_Delete(c);
+		if (listed)
+			return;
+		cr_assert_lt(mono_ms(), until, "%s was never listed", path);
+		usleep(100 * 1000);
+	}
+}
+
+Test(changes, the_changes_survive_a_kill_9_mid_run)
+{
+	char ws[WS_MAX], *project = http_project_new(&svc, "changes"), *run;
+	cJSON *c;
+
+	workspace("ws-kill", ws);
+	transcript("changes-kill", "[{\"toolCalls\":[{\"name\":\"write_file\",\"arguments\":"
+	    "{\"path\":\"before-kill.txt\",\"content\":\"1\\n2\\n\"}}]},"
+	    "{\"delayMs\":3000,\"text\":\"Done.\"}]");
+	run = run_in(project, ws, NULL, "changes-kill");
+	changes_wait(run, "before-kill.txt", 20000);
+	svc_kill(&svc);
+	svc_restart(&svc);
+	c = changes_of(run, NULL);
+	expect_file(c, "before-kill.txt", "added", 2, 0, NULL, "100644");
+	cJSON_Delete(c);
+	cJSON_Delete(run_final_within(&svc, run, NULL, FINAL_WAIT_MS));
+	c = changes_of(run, NULL);
+	expect_file(c, "before-kill.txt", "added", 2, 0, NULL, "100644");
+	cJSON_Delete(c);
+	free(run);
+	free(project);
+}
+
+/* POST body to path, asserting 201; the id created (until the next call). */
+static const char *
+id_of_created(const char *path, const char *body)
+{
+	struct http_resp r = http_api(&svc, "POST", path, body);
+	static char id[64];
+
+	cr_assert_eq(r.status, 201, "POST %s %s: %d %s", path, body, (int)r.status, r.body);
+	snprintf(id, sizeof id, "%s", json_str(r.json, "id"));
+	http_resp_free(&r);
+	return id;
+}
+
+Test(changes, a_connector_server_writing_into_the_workspace_is_seen)
+{
+	char ws[WS_MAX], fs[PATH_MAX], body[3 * PATH_MAX], turns[2 * PATH_MAX], url[128];
+	const char *cache = getenv("TD_CACHE");
+	char *project, *run;
+	struct http_resp r, d;
+	struct stat st;
+	cJSON *c;
+
+	if (cache == NULL || *cache == '\0')
+		cr_skip_test("TD_CACHE is not set: run ./quickstart check for the MCP servers");
+	snprintf(fs, sizeof fs, "%s/npm/server-filesystem/node_modules/@modelcontextprotocol/"
+	    "server-filesystem/dist/index.js", cache);
+	cr_assert_eq(stat(fs, &st), 0, "%s is missing: run scripts/test-deps", fs);
+	project = http_project_new(&svc, "changes");
+	workspace("ws-connector", ws);
+	ws_write(ws, "kept.txt", "kept\n", 0644);
+	snprintf(body, sizeof body, "{\"name\":\"fs\",\"transport\":{\"type\":\"stdio\","
+	    "\"command\":\"node\",\"args\":[\"%s\",\"%s\"]}}", fs, ws);
+	snprintf(url, sizeof url, "/api/v1/connectors/%s/enabled",
+	    id_of_created("/api/v1/connectors", body));
+	r = http_api(&svc, "PUT", url, "{\"enabled\":true}");
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	http_resp_free(&r);
+	snprintf(turns, sizeof turns, "[{\"toolCalls\":[{\"name\":\"fs__write_file\",\"arguments\":"
+	    "{\"path\":\"%s/from-server.txt\",\"content\":\"written by the server\\n\"}}]},"
+	    "{\"text\":\"Done.\"}]", ws);
+	transcript("changes-connector", turns);
+	run = run_in(project, ws, NULL, "changes-connector");
+	cJSON_Delete(run_done(run));
+	/* Other runs of this suite must not start the server. */
+	r = http_api(&svc, "PUT", url, "{\"enabled\":false}");
+	http_resp_free(&r);
+
+	c = changes_of(run, NULL);
+	expect_file(c, "from-server.txt", "added", 1, 0, NULL, "100644");
+	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(c, "files")), 1);
+	cJSON_Delete(c);
+	d = diff_of(run, "from-server.txt");
+	cr_expect_eq(d.status, 200, "%s", d.body);
+	cr_expect_not_null(strstr(d.body, "+written by the server\n"), "%s", d.body);
+	http_resp_free(&d);
+	d = revert(run, NULL);
+	cr_expect_eq(d.status, 200, "%s", d.body);
+	http_resp_free(&d);
+	expect_ws_absent(ws, "from-server.txt");
+	expect_ws_file(ws, "kept.txt", "kept\n", 0644);
+	free(run);
+	free(project);
+}
