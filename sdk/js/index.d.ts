@@ -14,8 +14,7 @@ export declare const DEFAULT_IDLE_TIMEOUT_MS: number;
 export type TaskdeckErrorCode =
   | 'invalid_request' | 'invalid_cwd' | 'unauthorized' | 'forbidden' | 'not_found'
   | 'method_not_allowed' | 'stale_write' | 'stale_plan' | 'plan_not_pending' | 'permission_not_pending'
-  | 'session_busy' | 'cwd_mismatch' | 'credential_in_use' | 'run_active' | 'revert_conflict'
-  | 'payload_too_large' | 'uri_too_long'
+  | 'session_busy' | 'cwd_mismatch' | 'credential_in_use' | 'payload_too_large' | 'uri_too_long'
   | 'idempotency_conflict' | 'invalid_configuration' | 'rate_limited'
   | 'internal_error' | 'idempotency_unavailable' | 'service_unavailable' | 'sandbox_unavailable'
   | 'insufficient_storage' | 'permission_denied' | 'configuration_conflict' | 'runtime_missing'
@@ -37,8 +36,6 @@ export interface ErrorDetailsByCode {
   stale_plan: { current: Plan };
   /** The ids of the connectors (or names of the providers) that still use the credential. */
   credential_in_use: { connectors?: string[]; providers?: string[] };
-  /** The files the run changed that differ now from its end (revertRun without force). */
-  revert_conflict: { conflicts: RevertConflict[] };
   /** field: the configuration member that is not valid (e.g. "model"). */
   invalid_configuration: { field?: string };
   /** waitForRun's deadline: the run as last read (it goes on). */
@@ -412,8 +409,6 @@ export interface Run {
   cost?: number | null;
   /** The latest review (routing.reviewer); null when the run was not reviewed. */
   review: RunReview | null;
-  /** The run's changes to its workspace so far (an extension beyond the spec); null before its first snapshot. */
-  changes?: RunChangesTotals | null;
   /** RFC 3339 UTC with milliseconds; strictly increases on each change. */
   updatedAt: string;
   /** Whether the run's commands may reach the network. */
@@ -471,16 +466,6 @@ export interface Usage {
     outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number; cost: number | null }>;
 }
 
-/** A run's changes to its workspace, counted (an extension beyond the spec). */
-export interface RunChangesTotals {
-  /** Files added, modified, deleted or changed in type. */
-  files: number;
-  /** Lines added. */
-  additions: number;
-  /** Lines removed. */
-  deletions: number;
-}
-
 /** One file a run changed (an extension beyond the spec). */
 export interface RunChangedFile {
   /** Relative to the workspace. */
@@ -514,7 +499,7 @@ export interface RunChanges {
   /** The changed files, sorted by path. */
   files: RunChangedFile[];
   /** Their counts. */
-  totals: RunChangesTotals;
+  totals: ChangeCounts;
 }
 
 /** Which changes getRunChanges and getRunDiff compare (an extension beyond the spec). */
@@ -541,14 +526,6 @@ export interface RunDiff {
 export interface RevertOptions extends RequestOptions {
   /** Overwrite files changed since the run (default false: ConflictError revert_conflict). */
   force?: boolean;
-}
-
-/** A file a revert did not put back, and why. */
-export interface RevertConflict {
-  /** Relative to the workspace. */
-  path: string;
-  /** Why, for a person. */
-  reason: string;
 }
 
 /** What revertRun answers. */
@@ -750,11 +727,6 @@ export interface EventPayloads {
   'plan.updated': Plan;
   /** A save became visible (when its run finalized). */
   'artifact.saved': Artifact;
-  /**
-   * A snapshot of the run's workspace differed from the one before (an extension beyond the
-   * spec): the run's changes so far, and up to 20 paths this step changed.
-   */
-  'run.changes': { runId: string; seq: number; files: number; additions: number; deletions: number; paths: string[] };
   /** The run is final. */
   'run.finished': { status: 'completed' | 'failed' | 'cancelled'; error?: { code: string; message: string } };
   /** Events may be missing from this run's history (an unclean stop, or a full disk). */
