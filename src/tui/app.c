@@ -351,7 +351,9 @@ res_download(struct tui *t, const struct job_result *r)
 static unsigned
 res_changes(struct tui *t, const struct job_result *r)
 {
-	model_set_changes(&t->m, r->job.id, r->changes);
+	if (r->code != TD_OK)
+		app_read_failed(t, r);
+	model_set_changes(&t->m, r->job.id, r->code == TD_OK ? r->changes : NULL);
 	return NEED_NONE;
 }
 
@@ -425,7 +427,7 @@ static const struct {
 	[JOB_CONNECTOR_ENABLE] = { res_connector_enable, false },
 	[JOB_CONNECTOR_TEST] = { res_connector_test, false },
 	[JOB_CONNECTOR_LOGIN] = { res_connector_login, false },
-	[JOB_CHANGES] = { res_changes, true },
+	[JOB_CHANGES] = { res_changes, false },
 	[JOB_DIFF] = { res_diff, false },
 	[JOB_REVERT] = { res_revert, false },
 };

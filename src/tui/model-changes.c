@@ -93,11 +93,17 @@ model_set_changes(struct model *m, const char *run_id, const struct td_changes *
 	char *keep = sel != NULL ? xstrdup(sel->path) : NULL;
 
 	if (!mdl_str_eq(c->run_id, run_id) || ch == NULL) {
+		if (mdl_str_eq(c->run_id, run_id)) {
+			c->loading = false;
+			c->failed = true;
+			m->dirty = true;
+		}
 		free(keep);
 		return;
 	}
 	changes_files_clear(c);
 	c->loading = false;
+	c->failed = false;
 	c->live = ch->live;
 	mdl_set_str(&c->reverted_at, ch->reverted_at);
 	c->additions = ch->total_additions;

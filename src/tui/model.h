@@ -239,6 +239,7 @@ struct m_log {
 struct m_changes {
 	char *run_id;		/* whose changes are shown (or asked for); NULL none */
 	bool loading;		/* asked, not arrived */
+	bool failed;		/* the last read failed (said in the message line) */
 	bool live;		/* the run goes on */
 	char *reverted_at;	/* NULL unless reverted */
 	struct m_change *files;
@@ -471,7 +472,8 @@ unsigned model_list_filter(struct model *m, enum pane p, const char *query);
 const char *model_changes_want(const struct model *m);
 /* Starts showing run_id's changes (asked for now): the list empties when it is another run. */
 void model_changes_ask(struct model *m, const char *run_id);
-/* The list as read for run_id (ignored for another run); the selection stays on its path. */
+/* The list as read for run_id (ignored for another run); the selection stays on its path.
+ * ch NULL: the read failed (the view says so until a read succeeds). */
 void model_set_changes(struct model *m, const char *run_id, const struct td_changes *ch);
 /* The file whose diff should be shown now and was not asked for, or NULL; marks it asked. */
 const char *model_changes_diff_due(struct model *m);

@@ -1020,6 +1020,12 @@ Test(model, the_changes_view_follows_the_selected_run_and_keeps_the_file)
 	/* A list of another run (late) is ignored. */
 	give_changes("run_0", (const char *const[]){ "z:added:1:0", NULL }, false);
 	cr_expect_eq(m.changes.file_count, 4);
+	/* A failed read is said; the next good one clears it. */
+	model_set_changes(&m, "run_1", NULL);
+	cr_expect(m.changes.failed);
+	cr_expect_eq(m.changes.file_count, 4, "what was read stays");
+	give_changes("run_1", (const char *const[]){ "a.txt:added:3:0", NULL }, false);
+	cr_expect(!m.changes.failed);
 	/* Another run: the view empties until its list comes. */
 	model_changes_ask(&m, "run_0");
 	cr_expect_eq(m.changes.file_count, 0);
