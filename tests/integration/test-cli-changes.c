@@ -154,6 +154,31 @@ Test(cli_changes, list_diff_and_stat)
 	cr_expect_not_null(strstr(r.out, "+++ b/report.md\n"), "%s", r.out);
 	run_free(&r);
 
+	/* On a terminal (script(1) gives it one): coloured as git colours, unless NO_COLOR. */
+	r.status = run_capture(&svc, &r.out, "PAGER=cat script -qec '%s runs diff %s notes.txt' "
+	    "/dev/null </dev/null", harness_bin("taskdeck"), id);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_expect_not_null(strstr(r.out, "\033[31m-beta\033[m"), "%s", r.out);
+	cr_expect_not_null(strstr(r.out, "\033[32m+BETA\033[m"), "%s", r.out);
+	cr_expect_not_null(strstr(r.out, "\033[36m@@ -1,3 +1,3 @@\033[m"), "%s", r.out);
+	free(r.out);
+	r.status = run_capture(&svc, &r.out, "NO_COLOR=1 PAGER=cat script -qec '%s runs diff %s "
+	    "notes.txt' /dev/null </dev/null", harness_bin("taskdeck"), id);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_expect_null(strchr(r.out, '\033'), "NO_COLOR: %s", r.out);
+	cr_expect_not_null(strstr(r.out, "+BETA"), "%s", r.out);
+	free(r.out);
+
+	r = cli("runs changes %s --from start", id);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect_not_null(strstr(r.out, "A  +3 -0  report.md\n"), "the session's start is the run's: %s",
+	    r.out);
+	run_free(&r);
+	r = cli("runs changes %s --from run_00000000000000000000000000", id);
+	cr_expect_eq(r.status, 1, "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "invalid_request"), "%s", r.err);
+	run_free(&r);
+
 	r = cli("runs diff %s missing.txt", id);
 	cr_expect_eq(r.status, 4, "%s", r.err);
 	cr_expect_not_null(strstr(r.err, "not_found"), "%s", r.err);
