@@ -307,6 +307,30 @@ script_codex(const char *tool, const char *args_json, const char *final_text)
 	fake = fake_provider_start(replies, 2);
 }
 
+/* The run's workspace changes list path as added, and a run.changes event said so. */
+static void
+expect_added(const char *run_id, const char *path)
+{
+	cJSON *c = http_get_json(&svc, "/api/v1/runs/%s/changes", run_id), *events;
+	const cJSON *f, *e;
+	bool listed = false, told = false;
+
+	cJSON_ArrayForEach(f, cJSON_GetObjectItem(c, "files"))
+		listed |= strcmp(json_str_or_none(f, "path"), path) == 0 &&
+		    strcmp(json_str_or_none(f, "status"), "added") == 0;
+	cr_expect(listed, "%s is not among the run's changes: %s", path,
+	    cJSON_PrintUnformatted(c));
+	cJSON_Delete(c);
+	events = run_events(run_id, "run.changes");
+	cJSON_ArrayForEach(e, events) {
+		const cJSON *p;
+		cJSON_ArrayForEach(p, cJSON_GetObjectItem(cJSON_GetObjectItem(e, "data"), "paths"))
+			told |= strcmp(cJSON_GetStringValue(p), path) == 0;
+	}
+	cr_expect(told, "no run.changes names %s: %s", path, cJSON_PrintUnformatted(events));
+	cJSON_Delete(events);
+}
+
 /* The real claude writes a file with its Write tool; output, tool events and usage. */
 Test(frameworks, claude_code_run_completes)
 {
@@ -349,6 +373,7 @@ Test(frameworks, claude_code_run_completes)
 	cr_assert_str_eq(json_get_string(t, "callId"), "toolu_01");
 	cr_assert_not_null(find_tool(tools, "Write", "completed"));
 	cJSON_Delete(tools);
+	expect_added(json_get_string(run, "id"), "notes/claude.md");
 
 	/* The key reached the model endpoint through claude's environment. */
 	cr_assert_geq(fake_provider_count(fake), 2);
@@ -396,6 +421,7 @@ Test(frameworks, codex_run_completes)
 	cr_assert(strstr(json_get_string(t, "summary"), "codex.txt") != NULL);
 	cr_assert_not_null(find_tool(tools, "command", "completed"));
 	cJSON_Delete(tools);
+	expect_added(json_get_string(run, "id"), "codex.txt");
 
 	cr_assert_geq(fake_provider_count(fake), 2);
 	cr_assert_str_eq(fake_provider_request(fake, 0)->path, "/v1/responses");
