@@ -240,3 +240,36 @@ Test(cli_changes, revert_refuses_a_later_edit_then_force_puts_back_the_bytes)
 	free(id);
 	workspace_free(dir);
 }
+
+Test(cli_changes, on_a_terminal_revert_asks_naming_the_files)
+{
+	char *dir = user_workspace(), *id = edit_run(dir), *text, path[600];
+	struct run r;
+
+	/* script(1) gives taskdeck a terminal; the answer comes on it. */
+	r.status = run_capture(&svc, &r.out, "printf 'n\\n' | script -qec '%s runs revert %s' "
+	    "/dev/null", harness_bin("taskdeck"), id);
+	cr_expect_neq(r.status, 0, "%s", r.out);
+	cr_expect_not_null(strstr(r.out, "Revert run "), "%s", r.out);
+	cr_expect_not_null(strstr(r.out, "  M notes.txt"), "the question names the files: %s", r.out);
+	cr_expect_not_null(strstr(r.out, "  A report.md"), "%s", r.out);
+	cr_expect_not_null(strstr(r.out, "[y/N]"), "%s", r.out);
+	cr_expect_not_null(strstr(r.out, "nothing was reverted"), "%s", r.out);
+	free(r.out);
+	text = file_text(dir, "notes.txt");
+	cr_expect_str_eq(text, "alpha\nBETA\ngamma\n", "no means no");
+	free(text);
+
+	r.status = run_capture(&svc, &r.out, "printf 'y\\n' | script -qec '%s runs revert %s' "
+	    "/dev/null", harness_bin("taskdeck"), id);
+	cr_expect_eq(r.status, 0, "%s", r.out);
+	cr_expect_not_null(strstr(r.out, "reverted: 2 files"), "%s", r.out);
+	free(r.out);
+	text = file_text(dir, "notes.txt");
+	cr_expect_str_eq(text, NOTES);
+	free(text);
+	snprintf(path, sizeof path, "%s/report.md", dir);
+	cr_expect_neq(access(path, F_OK), 0);
+	free(id);
+	workspace_free(dir);
+}
