@@ -307,10 +307,10 @@ changes_confirm(const char *run_id, const struct td_changes *ch, bool force)
 	char answer[16];
 	size_t n;
 
-	fprintf(stderr, "Revert run %s? %s %zu file%s to what %s before the run%s:\n", run_id,
-	    "This puts", ch->file_count, ch->file_count == 1 ? "" : "s",
+	fprintf(stderr, "Revert run %s? It puts back %zu file%s as %s before the run%s:\n",
+	    run_id, ch->file_count, ch->file_count == 1 ? "" : "s",
 	    ch->file_count == 1 ? "it was" : "they were",
-	    force ? ", overwriting later changes to them" : "");
+	    force ? ", over any later change" : "");
 	for (size_t i = 0; i < ch->file_count; i++)
 		fprintf(stderr, "  %c %s\n", changes_letter(ch->files[i].status),
 		    ch->files[i].path);
