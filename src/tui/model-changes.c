@@ -193,11 +193,13 @@ model_diff_scroll(struct model *m, long delta, size_t rows)
 
 /* Sets the changes totals of run id in a list of runs. */
 static void
-changes_put_row(struct m_run *runs, size_t count, const char *id, long adds, long dels)
+changes_put_row(struct m_run *runs, size_t count, const char *id, long files, long adds,
+    long dels)
 {
 	for (size_t i = 0; i < count; i++) {
 		if (mdl_str_eq(runs[i].id, id)) {
 			runs[i].has_changes = true;
+			runs[i].files = files;
 			runs[i].additions = adds;
 			runs[i].deletions = dels;
 		}
@@ -214,10 +216,11 @@ model_changes_event(struct model *m, const char *run_id, const char *data_json)
 	if (id == NULL)
 		id = run_id;
 	if (id != NULL && cJSON_IsObject(data)) {
-		long adds = mdl_json_long(data, "additions"), dels = mdl_json_long(data, "deletions");
+		long files = mdl_json_long(data, "files"), adds = mdl_json_long(data, "additions");
+		long dels = mdl_json_long(data, "deletions");
 
-		changes_put_row(m->runs, m->run_count, id, adds, dels);
-		changes_put_row(m->project_runs, m->project_run_count, id, adds, dels);
+		changes_put_row(m->runs, m->run_count, id, files, adds, dels);
+		changes_put_row(m->project_runs, m->project_run_count, id, files, adds, dels);
 		m->dirty = true;
 	}
 	need = id != NULL && mdl_str_eq(id, m->changes.run_id) ? NEED_CHANGES : NEED_NONE;

@@ -75,6 +75,7 @@ struct m_run {
 	bool has_cost;		/* false: no price in settings.json's pricing */
 	double cost;		/* USD, as last read */
 	bool has_changes;	/* false: no snapshot of its workspace yet */
+	long files;		/* files its changes touch so far */
 	long additions;		/* lines its changes add and remove so far */
 	long deletions;
 };

@@ -1040,6 +1040,7 @@ Test(model, a_run_changes_event_updates_the_row_and_asks_for_the_shown_list)
 	    "\"additions\":7,\"deletions\":3,\"paths\":[\"a\"]}") & NEED_CHANGES, 0,
 	    "no Changes view shows run_1: nothing to read");
 	cr_expect(m.runs[0].has_changes);
+	cr_expect_eq(m.runs[0].files, 2);
 	cr_expect_eq(m.runs[0].additions, 7);
 	cr_expect_eq(m.runs[0].deletions, 3);
 	cr_expect_eq(m.project_runs[0].additions, 7);
