@@ -169,6 +169,18 @@ Test(cli_changes, list_diff_and_stat)
 	cr_expect_not_null(strstr(r.out, "+BETA"), "%s", r.out);
 	free(r.out);
 
+	/* Through $PAGER on a terminal, as git does; never when piped. */
+	r.status = run_capture(&svc, &r.out, "NO_COLOR=1 PAGER='sed s/^/paged:/' script -qec "
+	    "'%s runs diff %s notes.txt' /dev/null </dev/null", harness_bin("taskdeck"), id);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_expect_not_null(strstr(r.out, "paged:+BETA"), "%s", r.out);
+	free(r.out);
+	r.status = run_capture(&svc, &r.out, "PAGER='sed s/^/paged:/' %s runs diff %s notes.txt "
+	    "</dev/null", harness_bin("taskdeck"), id);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_expect_null(strstr(r.out, "paged:"), "%s", r.out);
+	free(r.out);
+
 	r = cli("runs changes %s --from start", id);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_expect_not_null(strstr(r.out, "A  +3 -0  report.md\n"), "the session's start is the run's: %s",
