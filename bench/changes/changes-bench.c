@@ -7,6 +7,7 @@
  *   first OURS_MS GIT_MS
  *   step OURS_MEDIAN OURS_P90 GIT_MEDIAN GIT_P90
  *   hashed AVERAGE_FILES_READ_PER_STEP
+ *   pack FIRST_PACK_MS STEP_PACKS STEP_PACKS_MS
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -43,6 +44,9 @@ pct(double *v, int n, double p)
 	return v[(int)((n - 1) * p + 0.5)];
 }
 
+static double pack_ms, first_pack_ms;
+static int packs;
+
 static double
 ours(struct changes_walker *w, const char *ws, long *hashed)
 {
@@ -58,6 +62,17 @@ ours(struct changes_walker *w, const char *ws, long *hashed)
 		exit(1);
 	}
 	wsfile_root_free(root);
+	/* as the snapshot thread does once no other job waits (changes.c) */
+	if (changes_walker_loose(w) >= CHANGES_PACK_LOOSE) {
+		double p0 = now_ms();
+
+		if (!changes_walker_pack(w)) {
+			fprintf(stderr, "changes-bench: cannot pack the store\n");
+			exit(1);
+		}
+		pack_ms += now_ms() - p0;
+		packs++;
+	}
 	*hashed = st.hashed;
 	return now_ms() - t0;
 }
@@ -102,6 +117,9 @@ main(int argc, char **argv)
 	{
 		double first = ours(w, argv[1], &hashed);
 		printf("first %.2f %.2f\n", first, git(cmd));
+		first_pack_ms = pack_ms;
+		pack_ms = 0;
+		packs = 0;
 	}
 	srand(1);
 	for (int i = 0; i < steps; i++) {
@@ -128,6 +146,7 @@ main(int argc, char **argv)
 	printf("step %.2f %.2f %.2f %.2f\n", pct(a, steps, 0.5), pct(a, steps, 0.9),
 	    pct(b, steps, 0.5), pct(b, steps, 0.9));
 	printf("hashed %.2f\n", (double)total / steps);
+	printf("pack %.2f %d %.2f\n", first_pack_ms, packs, pack_ms);
 	changes_walker_free(w);
 	git_repository_free(repo);
 	git_libgit2_shutdown();

@@ -12,6 +12,8 @@
  * granularity of its caching is read again the next time.  A directory's
  * tree is hashed here and written only when it differs from the last one.
  */
+#include <ctype.h>
+#include <stdint.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -64,6 +66,8 @@ struct changes_walker {
 	size_t nslots, count;
 	unsigned gen;
 	long long stored;
+	git_oid *loose;		/* objects written loose, not packed yet */
+	size_t nloose, caploose;
 	/* one walk */
 	struct wsfile_root *root;
 	const struct changes_limits *lim;
@@ -161,6 +165,8 @@ walk_cache_sweep(struct changes_walker *w)
 	}
 }
 
+static void walk_loose_scan(struct changes_walker *w);
+
 struct changes_walker *
 changes_walker_new(git_repository *repo, long long stored_bytes)
 {
@@ -174,6 +180,7 @@ changes_walker_new(git_repository *repo, long long stored_bytes)
 	w->nslots = 1024;
 	w->slots = xcalloc(w->nslots, sizeof *w->slots);
 	w->stored = stored_bytes;
+	walk_loose_scan(w);
 	return w;
 }
 
@@ -185,6 +192,7 @@ changes_walker_free(struct changes_walker *w)
 	w->gen++;
 	walk_cache_sweep(w);
 	free(w->slots);
+	free(w->loose);
 	git_odb_free(w->odb);
 	free(w);
 }
@@ -195,6 +203,180 @@ changes_walker_stored(const struct changes_walker *w)
 	return w->stored;
 }
 
+static void
+walk_loose_add(struct changes_walker *w, const git_oid *oid)
+{
+	if (w->nloose == w->caploose) {
+		w->caploose = w->caploose ? w->caploose * 2 : 1024;
+		w->loose = xrealloc(w->loose, w->caploose * sizeof *w->loose);
+	}
+	w->loose[w->nloose++] = *oid;
+}
+
+/* The loose objects an earlier process left in the store (objects/xx/...). */
+static void
+walk_loose_scan(struct changes_walker *w)
+{
+	char *objects = xasprintf("%sobjects", git_repository_path(w->repo));
+	DIR *d = opendir(objects), *sub;
+	struct dirent *de, *e;
+
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		char *dir;
+
+		if (strlen(de->d_name) != 2 || !isxdigit((unsigned char)de->d_name[0]) ||
+		    !isxdigit((unsigned char)de->d_name[1]))
+			continue;
+		dir = xasprintf("%s/%s", objects, de->d_name);
+		if ((sub = opendir(dir)) != NULL) {
+			while ((e = readdir(sub)) != NULL) {
+				char hex[GIT_OID_HEXSZ + 1];
+				git_oid oid;
+
+				if (strlen(e->d_name) != GIT_OID_HEXSZ - 2)
+					continue;
+				snprintf(hex, sizeof hex, "%s%s", de->d_name, e->d_name);
+				if (git_oid_fromstr(&oid, hex) == 0)
+					walk_loose_add(w, &oid);
+			}
+			closedir(sub);
+		}
+		free(dir);
+	}
+	if (d != NULL)
+		closedir(d);
+	free(objects);
+}
+
+size_t
+changes_walker_loose(const struct changes_walker *w)
+{
+	return w->nloose;
+}
+
+bool
+changes_walker_pack(struct changes_walker *w)
+{
+	const char *gitdir = git_repository_path(w->repo);
+	git_packbuilder *pb;
+	bool ok;
+
+	if (w->nloose == 0)
+		return true;
+	if (git_packbuilder_new(&pb, w->repo) != 0)
+		return false;
+	git_packbuilder_set_threads(pb, 1);
+	ok = true;
+	for (size_t i = 0; ok && i < w->nloose; i++)
+		ok = git_packbuilder_insert(pb, &w->loose[i], NULL) == 0;
+	ok = ok && git_packbuilder_write(pb, NULL, 0, NULL, NULL) == 0;
+	git_packbuilder_free(pb);
+	if (!ok || git_odb_refresh(w->odb) != 0)
+		return false;
+	/* Every object is in the new pack (written and renamed into place): the loose copies go. */
+	for (size_t i = 0; i < w->nloose; i++) {
+		char hex[GIT_OID_HEXSZ + 1], *path;
+
+		git_oid_tostr(hex, sizeof hex, &w->loose[i]);
+		path = xasprintf("%sobjects/%.2s/%s", gitdir, hex, hex + 2);
+		unlink(path);
+		free(path);
+	}
+	w->nloose = 0;
+	return true;
+}
+
+/* One entry of a saved stat cache, then its path. */
+struct walk_saved {
+	uint64_t dev, ino;
+	int64_t size, mtime_ns, ctime_ns;
+	uint32_t mode, path_len;
+	uint8_t pointer, racy;
+	unsigned char oid[GIT_OID_RAWSZ];
+};
+
+#define WALK_SAVED_MAGIC "taskdeck stat cache 1\n"
+
+bool
+changes_walker_save(const struct changes_walker *w, const char *path)
+{
+	char *tmp = xasprintf("%s.tmp", path);
+	FILE *f = fopen(tmp, "we");
+	bool ok = f != NULL && fputs(WALK_SAVED_MAGIC, f) >= 0;
+
+	for (size_t i = 0; ok && i < w->nslots; i++) {
+		for (const struct walk_cached *e = w->slots[i]; ok && e; e = e->next) {
+			struct walk_saved r = { .dev = e->dev, .ino = e->ino, .size = e->size,
+				.mtime_ns = e->mtime_ns, .ctime_ns = e->ctime_ns, .mode = e->mode,
+				.path_len = (uint32_t)strlen(e->path), .pointer = e->pointer,
+				.racy = e->racy };
+
+			memcpy(r.oid, e->oid.id, GIT_OID_RAWSZ);
+			ok = fwrite(&r, sizeof r, 1, f) == 1 &&
+			    fwrite(e->path, 1, r.path_len, f) == r.path_len;
+		}
+	}
+	if (f != NULL && fclose(f) != 0)
+		ok = false;
+	if (ok && rename(tmp, path) != 0)
+		ok = false;
+	if (!ok)
+		unlink(tmp);
+	free(tmp);
+	return ok;
+}
+
+bool
+changes_walker_load(struct changes_walker *w, const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char magic[sizeof WALK_SAVED_MAGIC];
+	struct walk_saved r;
+	bool ok;
+
+	if (f == NULL)
+		return false;
+	ok = fgets(magic, sizeof magic, f) != NULL && strcmp(magic, WALK_SAVED_MAGIC) == 0;
+	while (ok) {
+		size_t got = fread(&r, 1, sizeof r, f);
+		char *p;
+		git_oid oid;
+		struct walk_cached *e;
+
+		if (got == 0 && feof(f))
+			break;
+		if (got != sizeof r || r.path_len == 0 || r.path_len > 65536) {
+			ok = false;
+			break;
+		}
+		p = xmalloc(r.path_len + 1);
+		if (fread(p, 1, r.path_len, f) != r.path_len) {
+			free(p);
+			ok = false;
+			break;
+		}
+		p[r.path_len] = '\0';
+		memcpy(oid.id, r.oid, GIT_OID_RAWSZ);
+		/* Only what the store holds: a power cut may have lost objects, not this file. */
+		if (git_odb_exists_ext(w->odb, &oid, GIT_ODB_LOOKUP_NO_REFRESH)) {
+			e = walk_cache_put(w, p);
+			e->dev = (dev_t)r.dev;
+			e->ino = (ino_t)r.ino;
+			e->size = (off_t)r.size;
+			e->mtime_ns = r.mtime_ns;
+			e->ctime_ns = r.ctime_ns;
+			e->mode = (mode_t)r.mode;
+			e->pointer = r.pointer != 0;
+			e->racy = r.racy != 0;
+			e->oid = oid;
+			e->gen = w->gen;
+		}
+		free(p);
+	}
+	fclose(f);
+	return ok;
+}
+
 /* Writes an object unless the store has it; counts its bytes. */
 static bool
 walk_write(struct changes_walker *w, git_oid *oid, const void *data, size_t len,
@@ -202,11 +384,12 @@ walk_write(struct changes_walker *w, git_oid *oid, const void *data, size_t len,
 {
 	if (git_odb_hash(oid, data, len, type) != 0)
 		return false;
-	if (git_odb_exists(w->odb, oid))
+	if (git_odb_exists_ext(w->odb, oid, GIT_ODB_LOOKUP_NO_REFRESH))
 		return true;
 	if (git_odb_write(oid, w->odb, data, len, type) != 0)
 		return false;
 	w->stored += (long long)len;
+	walk_loose_add(w, oid);
 	return true;
 }
 
@@ -310,27 +493,40 @@ walk_ignored(const struct changes_walker *w, const char *rel, const char *name, 
 
 /* ---- files ---------------------------------------------------------------------- */
 
-/* A pointer blob: the size and SHA-256 of the file, read through fd. */
+/*
+ * A pointer blob: the size and SHA-256 of the file, read through fd.  Of a
+ * file over CHANGES_POINTER_HASH_MAX only that much is hashed, and its
+ * modification time stands for the rest: a snapshot never reads without end.
+ */
 static bool
 walk_pointer(struct changes_walker *w, int fd, const struct stat *st, git_oid *oid)
 {
 	crypto_hash_sha256_state h;
 	unsigned char digest[crypto_hash_sha256_BYTES], *chunk = xmalloc(1 << 20);
 	char hex[crypto_hash_sha256_BYTES * 2 + 1], text[256];
-	ssize_t n;
+	long long left = CHANGES_POINTER_HASH_MAX;
+	ssize_t n = 0;
 	int len;
 
 	crypto_hash_sha256_init(&h);
-	while ((n = read(fd, chunk, 1 << 20)) > 0)
+	while (left > 0 && (n = read(fd, chunk, left < (1 << 20) ? (size_t)left : 1 << 20)) > 0) {
 		crypto_hash_sha256_update(&h, chunk, (unsigned long long)n);
+		left -= n;
+	}
 	free(chunk);
 	if (n < 0)
 		return false;
 	crypto_hash_sha256_final(&h, digest);
 	sodium_bin2hex(hex, sizeof hex, digest, sizeof digest);
 	memcpy(text, CHANGES_POINTER_MAGIC, CHANGES_POINTER_MAGIC_LEN);
-	len = snprintf(text + CHANGES_POINTER_MAGIC_LEN, sizeof text - CHANGES_POINTER_MAGIC_LEN,
-	    "size %lld\nsha256 %s\n", (long long)st->st_size, hex);
+	if (st->st_size <= CHANGES_POINTER_HASH_MAX)
+		len = snprintf(text + CHANGES_POINTER_MAGIC_LEN, sizeof text -
+		    CHANGES_POINTER_MAGIC_LEN, "size %lld\nsha256 %s\n", (long long)st->st_size, hex);
+	else
+		len = snprintf(text + CHANGES_POINTER_MAGIC_LEN, sizeof text -
+		    CHANGES_POINTER_MAGIC_LEN, "size %lld\nsha256 of the first %lld bytes %s\n"
+		    "mtime %lld\n", (long long)st->st_size, CHANGES_POINTER_HASH_MAX, hex,
+		    walk_ns(st->st_mtim));
 	w->stats->pointers++;
 	return walk_write(w, oid, text, CHANGES_POINTER_MAGIC_LEN + (size_t)len,
 	    GIT_OBJECT_BLOB);

@@ -35,6 +35,8 @@
 
 /* Sessions whose store and stat cache stay open on the snapshot thread. */
 #define CHANGES_OPEN_SESSIONS 16
+/* The stat cache's file in a store. */
+#define CHANGES_STAT_CACHE "taskdeck-stat-cache"
 /* The paths a run.changes event names. */
 #define CHANGES_EVENT_PATHS 20
 
@@ -79,6 +81,7 @@ struct changes_row {
 	char session_id[TD_ID_MAX];
 	git_oid start, end;
 	long steps;
+	long additions, deletions;	/* of the changes between start and end */
 	int64_t reverted_at;		/* 0: never */
 };
 
@@ -88,7 +91,7 @@ static bool
 changes_row_get(struct store *st, const char *run_id, struct changes_row *row)
 {
 	sqlite3_stmt *s = store_stmt(st, "SELECT session_id, start_tree, end_tree, steps,"
-	    " reverted_at FROM run_changes WHERE run_id = ?1");
+	    " reverted_at, additions, deletions FROM run_changes WHERE run_id = ?1");
 	bool found = false;
 
 	sqlite3_bind_text(s, 1, run_id, -1, SQLITE_STATIC);
@@ -98,6 +101,8 @@ changes_row_get(struct store *st, const char *run_id, struct changes_row *row)
 		    git_oid_fromstr(&row->end, resource_text(s, 2)) == 0;
 		row->steps = sqlite3_column_int(s, 3);
 		row->reverted_at = sqlite3_column_int64(s, 4);
+		row->additions = sqlite3_column_int(s, 5);
+		row->deletions = sqlite3_column_int(s, 6);
 	}
 	sqlite3_reset(s);
 	return found;
@@ -210,6 +215,26 @@ changes_dir_bytes(const char *dir, int depth)
 	return total;
 }
 
+/* Saves the stat cache of s into its store, for the next process. */
+static void
+changes_session_save(struct changes *c, const struct changes_session *s)
+{
+	char *path = xasprintf("%s/%s.git/%s", c->dir, s->id, CHANGES_STAT_CACHE);
+
+	if (!changes_walker_save(s->walker, path))
+		log_warn("changes: cannot save the stat cache %s: %s", path, strerror(errno));
+	free(path);
+}
+
+static void
+changes_session_close(struct changes *c, struct changes_session *s)
+{
+	changes_session_save(c, s);
+	changes_walker_free(s->walker);
+	git_repository_free(s->repo);
+	free(s);
+}
+
 /* The snapshot thread's state of session id: its store opened or made. */
 static struct changes_session *
 changes_session_get(struct changes *c, const char *id)
@@ -230,9 +255,7 @@ changes_session_get(struct changes *c, const char *id)
 	if (n >= CHANGES_OPEN_SESSIONS) {
 		s = *oldest;
 		*oldest = s->next;
-		changes_walker_free(s->walker);
-		git_repository_free(s->repo);
-		free(s);
+		changes_session_close(c, s);
 	}
 	s = xcalloc(1, sizeof *s);
 	snprintf(s->id, sizeof s->id, "%s", id);
@@ -250,12 +273,16 @@ changes_session_get(struct changes *c, const char *id)
 	objects = xasprintf("%s/objects", path);
 	s->walker = changes_walker_new(s->repo, changes_dir_bytes(objects, 1));
 	free(objects);
-	free(path);
 	if (s->walker == NULL) {
+		free(path);
 		git_repository_free(s->repo);
 		free(s);
 		return NULL;
 	}
+	objects = xasprintf("%s/%s", path, CHANGES_STAT_CACHE);
+	changes_walker_load(s->walker, objects);
+	free(objects);
+	free(path);
 	s->used = td_mono_ms();
 	s->next = c->sessions;
 	c->sessions = s;
@@ -365,24 +392,40 @@ changes_file_read(git_repository *repo, git_diff *diff, size_t i, struct changes
 	f->binary = (git_patch_get_delta(f->patch)->flags & GIT_DIFF_FLAG_BINARY) != 0;
 }
 
-/* files, additions and deletions of a diff; paths (may be NULL) gets up to max paths. */
-static void
-changes_totals(git_repository *repo, git_diff *diff, long *files, long *additions,
-    long *deletions, cJSON *paths, int max)
+static int
+changes_path_cmp(const void *a, const void *b)
 {
-	size_t n = git_diff_num_deltas(diff);
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
 
-	*files = (long)n;
+/* The paths of a diff's deltas, sorted (borrowed from the diff; free the array). */
+static const char **
+changes_paths(git_diff *diff, size_t *n)
+{
+	const char **paths;
+
+	*n = git_diff_num_deltas(diff);
+	paths = xcalloc(*n ? *n : 1, sizeof *paths);
+	for (size_t i = 0; i < *n; i++)
+		paths[i] = git_diff_get_delta(diff, i)->new_file.path;
+	if (*n > 1)
+		qsort(paths, *n, sizeof *paths, changes_path_cmp);
+	return paths;
+}
+
+/* The added and deleted lines of the deltas of diff whose path is among paths (sorted). */
+static void
+changes_lines_of(git_repository *repo, git_diff *diff, const char **paths, size_t npaths,
+    long *additions, long *deletions)
+{
 	*additions = *deletions = 0;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < git_diff_num_deltas(diff); i++) {
+		const char *path = git_diff_get_delta(diff, i)->new_file.path;
 		struct changes_file f;
 
-		if (paths != NULL) {
-			if (cJSON_GetArraySize(paths) < max)
-				cJSON_AddItemToArray(paths, cJSON_CreateString(
-				    git_diff_get_delta(diff, i)->new_file.path));
+		if (npaths == 0 || bsearch(&path, paths, npaths, sizeof *paths,
+		    changes_path_cmp) == NULL)
 			continue;
-		}
 		changes_file_read(repo, diff, i, &f);
 		*additions += (long)f.additions;
 		*deletions += (long)f.deletions;
@@ -424,6 +467,7 @@ changes_take(struct changes *c, struct changes_session *s, const char *workspace
 		free(why);
 		return false;
 	}
+
 	log_debug("changes: snapshot of %s: %ld files, %ld read, %ld by size and hash, "
 	    "%ld left out, %lldms", workspace, stats.files, stats.hashed, stats.pointers,
 	    stats.skipped, (long long)(td_mono_ms() - t0));
@@ -437,15 +481,19 @@ changes_do_snapshot(struct changes *c, struct changes_job *job)
 	struct changes_session *s = changes_session_get(c, job->session_id);
 	struct changes_row row;
 	git_oid tree;
-	git_diff *total = NULL, *step = NULL;
-	long files = 0, adds = 0, dels = 0, stepn;
-	cJSON *data, *paths;
+	git_diff *total = NULL, *step = NULL, *before = NULL;
+	long files, adds, dels, old_adds, old_dels, new_adds, new_dels;
+	const char **paths = NULL;
+	size_t npaths;
+	cJSON *data, *names;
 	bool found;
 
 	if (s == NULL || !changes_take(c, s, job->workspace, job->hidden, &tree)) {
 		log_warn("run %s: no snapshot of its workspace; the run goes on", job->run_id);
 		return;
 	}
+	if (job->when == CHANGES_END)
+		changes_session_save(c, s);
 	store_lock(st);
 	found = changes_row_get(st, job->run_id, &row);
 	if (!found && !changes_row_insert(st, job->run_id, job->session_id, &tree))
@@ -455,20 +503,32 @@ changes_do_snapshot(struct changes *c, struct changes_job *job)
 	store_unlock(st);
 	if (!found || git_oid_equal(&row.end, &tree))
 		return;
+	/*
+	 * The counts change only for the paths this step changed: their lines
+	 * from the start to the last snapshot go, from the start to this one
+	 * come, so a step reads what it changed, not everything the run did.
+	 */
 	total = changes_tree_diff(s->repo, &row.start, &tree, NULL);
 	step = changes_tree_diff(s->repo, &row.end, &tree, NULL);
-	if (total == NULL || step == NULL)
+	before = changes_tree_diff(s->repo, &row.start, &row.end, NULL);
+	if (total == NULL || step == NULL || before == NULL)
 		goto out;
-	changes_totals(s->repo, total, &files, &adds, &dels, NULL, 0);
+	paths = changes_paths(step, &npaths);
+	changes_lines_of(s->repo, before, paths, npaths, &old_adds, &old_dels);
+	changes_lines_of(s->repo, total, paths, npaths, &new_adds, &new_dels);
+	files = (long)git_diff_num_deltas(total);
+	adds = row.additions - old_adds + new_adds;
+	dels = row.deletions - old_dels + new_dels;
 	data = cJSON_CreateObject();
 	cJSON_AddStringToObject(data, "runId", job->run_id);
 	cJSON_AddNumberToObject(data, "seq", (double)row.steps + 1);
 	cJSON_AddNumberToObject(data, "files", (double)files);
 	cJSON_AddNumberToObject(data, "additions", (double)adds);
 	cJSON_AddNumberToObject(data, "deletions", (double)dels);
-	paths = cJSON_AddArrayToObject(data, "paths");
-	changes_totals(s->repo, step, &stepn, &(long){ 0 }, &(long){ 0 }, paths,
-	    CHANGES_EVENT_PATHS);
+	names = cJSON_AddArrayToObject(data, "paths");
+	for (size_t i = 0; i < git_diff_num_deltas(step) && i < CHANGES_EVENT_PATHS; i++)
+		cJSON_AddItemToArray(names, cJSON_CreateString(
+		    git_diff_get_delta(step, i)->new_file.path));
 	store_lock(st);
 	if (changes_row_update(st, job->run_id, &tree, files, adds, dels)) {
 		cache_drop(c->svc->cache, job->run_id);
@@ -479,8 +539,10 @@ changes_do_snapshot(struct changes *c, struct changes_job *job)
 	}
 	store_unlock(st);
 out:
+	free(paths);
 	git_diff_free(total);
 	git_diff_free(step);
+	git_diff_free(before);
 }
 
 /* ---- revert ---------------------------------------------------------------------- */
@@ -602,7 +664,7 @@ out:
 	return ok;
 }
 
-/* Removes the directories above path that the start tree does not have, while empty. */
+/* Removes the directories above path that the start tree has not as directories, while empty. */
 static void
 changes_prune(struct wsfile_root *r, int rootfd, git_tree *start, const char *path)
 {
@@ -617,8 +679,11 @@ changes_prune(struct wsfile_root *r, int rootfd, git_tree *start, const char *pa
 
 		*slash = '\0';
 		if (git_tree_entry_bypath(&e, start, p) == 0) {
+			bool is_dir = git_tree_entry_type(e) == GIT_OBJECT_TREE;
+
 			git_tree_entry_free(e);
-			break;
+			if (is_dir)
+				break;
 		}
 		fd = changes_open_parent(r, rootfd, p, false, &dir, &name);
 		removed = fd >= 0 && unlinkat(fd, name, AT_REMOVEDIR) == 0;
@@ -741,20 +806,24 @@ changes_do_revert(struct changes *c, struct changes_job *job)
 	}
 	if (row.reverted_at != 0 && !job->force)
 		goto done;
+	/* What the run added goes first: a directory it put where a file was is then empty. */
 	failed = cJSON_CreateArray();
-	for (size_t i = 0; i < git_diff_num_deltas(diff); i++) {
-		const git_diff_delta *d = git_diff_get_delta(diff, i);
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < git_diff_num_deltas(diff); i++) {
+			const git_diff_delta *d = git_diff_get_delta(diff, i);
 
-		if (d->old_file.mode != 0 && changes_is_pointer(s->repo, &d->old_file.id))
-			continue;
-		if (changes_put_back(s->repo, r, rootfd, start, d->new_file.path)) {
-			cJSON_AddItemToArray(reverted, cJSON_CreateString(d->new_file.path));
-			if (d->old_file.mode == 0)
-				changes_prune(r, rootfd, start, d->new_file.path);
-		} else {
-			log_warn("run %s: revert: cannot put back %s: %s", job->run_id,
-			    d->new_file.path, strerror(errno));
-			cJSON_AddItemToArray(failed, cJSON_CreateString(d->new_file.path));
+			if ((d->old_file.mode == 0) != (pass == 0) ||
+			    (d->old_file.mode != 0 && changes_is_pointer(s->repo, &d->old_file.id)))
+				continue;
+			if (changes_put_back(s->repo, r, rootfd, start, d->new_file.path)) {
+				cJSON_AddItemToArray(reverted, cJSON_CreateString(d->new_file.path));
+				if (pass == 0)
+					changes_prune(r, rootfd, start, d->new_file.path);
+			} else {
+				log_warn("run %s: revert: cannot put back %s: %s", job->run_id,
+				    d->new_file.path, strerror(errno));
+				cJSON_AddItemToArray(failed, cJSON_CreateString(d->new_file.path));
+			}
 		}
 	}
 	at = td_now_ms();
@@ -808,6 +877,27 @@ changes_job_free(struct changes_job *job)
 	free(job);
 }
 
+/* Packs the stores with CHANGES_PACK_LOOSE loose objects or more, when no job waits. */
+static void
+changes_pack_idle(struct changes *c)
+{
+	for (struct changes_session *s = c->sessions; s != NULL; s = s->next) {
+		int64_t t0 = td_mono_ms();
+		size_t n = changes_walker_loose(s->walker);
+
+		if (n < CHANGES_PACK_LOOSE)
+			continue;
+		if (changes_walker_pack(s->walker)) {
+			log_debug("changes: packed %zu objects of session %s in %lldms", n, s->id,
+			    (long long)(td_mono_ms() - t0));
+		} else {
+			const git_error *e = git_error_last();
+			log_warn("changes: cannot pack the store of session %s: %s", s->id,
+			    e ? e->message : "?");
+		}
+	}
+}
+
 static void *
 changes_thread(void *arg)
 {
@@ -837,6 +927,11 @@ changes_thread(void *arg)
 			pthread_cond_broadcast(&c->cond);
 		} else {
 			changes_job_free(job);
+		}
+		if (c->head == NULL) {
+			pthread_mutex_unlock(&c->mu);
+			changes_pack_idle(c);
+			pthread_mutex_lock(&c->mu);
 		}
 	}
 	pthread_mutex_unlock(&c->mu);
@@ -883,9 +978,7 @@ changes_stop(struct changes *c)
 	while (c->sessions != NULL) {
 		struct changes_session *s = c->sessions;
 		c->sessions = s->next;
-		changes_walker_free(s->walker);
-		git_repository_free(s->repo);
-		free(s);
+		changes_session_close(c, s);
 	}
 	pthread_mutex_destroy(&c->mu);
 	pthread_cond_destroy(&c->cond);

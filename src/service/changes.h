@@ -45,6 +45,19 @@ struct changes_walker;
 /* A walker writing into repo (borrowed); stored_bytes: what the store holds already. */
 struct changes_walker *changes_walker_new(git_repository *repo, long long stored_bytes);
 void changes_walker_free(struct changes_walker *w);
+/* The objects written loose since the last pack (or found loose at the start). */
+size_t changes_walker_loose(const struct changes_walker *w);
+/* Loose objects that make the snapshot thread pack them (each takes a disk block of its own). */
+#define CHANGES_PACK_LOOSE 256
+/* Packs the loose objects into one pack and removes them; false when it cannot. */
+bool changes_walker_pack(struct changes_walker *w);
+/*
+ * The stat cache saved to path (a temporary file renamed over it), and read
+ * back by the walker of a later process (entries whose object the store
+ * lacks are left out); false when it cannot be written or read whole.
+ */
+bool changes_walker_save(const struct changes_walker *w, const char *path);
+bool changes_walker_load(struct changes_walker *w, const char *path);
 /* The bytes the store holds, as counted by the walker. */
 long long changes_walker_stored(const struct changes_walker *w);
 /*
@@ -58,6 +71,8 @@ bool changes_walk(struct changes_walker *w, struct wsfile_root *root,
 /* The first bytes of a blob that stands for a file not stored (its size and hash). */
 #define CHANGES_POINTER_MAGIC "\0taskdeck: not stored\n"
 #define CHANGES_POINTER_MAGIC_LEN (sizeof CHANGES_POINTER_MAGIC - 1)
+/* The bytes of a file not stored that are hashed; its mtime stands for the rest. */
+#define CHANGES_POINTER_HASH_MAX (256LL * 1024 * 1024)
 
 /* ---- changes.c: the stores, snapshots, lists, diffs, reverts -------------------- */
 

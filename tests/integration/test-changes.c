@@ -258,23 +258,29 @@ Test(changes, write_file_and_commands_are_listed_diffed_and_reverted)
 	ws_write(ws, "gone.sh", "#!/bin/sh\necho gone\n", 0755);
 	ws_write(ws, "old.txt", "moved text\n", 0644);
 	ws_write(ws, "script.sh", "#!/bin/sh\necho hi\n", 0644);
+	ws_write(ws, "swap.txt", "a file, then a link\n", 0644);
+	ws_write(ws, "nest", "a file, then a directory\n", 0644);
 	transcript("changes-main", "["
 	    "{\"text\":\"Writing.\",\"toolCalls\":[{\"name\":\"write_file\",\"arguments\":"
 	    "{\"path\":\"docs/new.md\",\"content\":\"# New\\nline two\\n\"}}]},"
 	    "{\"text\":\"Editing.\",\"toolCalls\":[{\"name\":\"run_command\",\"arguments\":"
 	    "{\"command\":\"sed -i 's/two/TWO/' edit.txt && rm gone.sh && mv old.txt moved.txt"
-	    " && chmod +x script.sh && printf 'a\\\\000b' > blob.bin\"}}]},"
+	    " && chmod +x script.sh && printf 'a\\\\000b' > blob.bin && rm swap.txt"
+	    " && ln -s keep.txt swap.txt && rm nest && mkdir nest && echo in > nest/inner\"}}]},"
 	    "{\"text\":\"Done.\"}]");
 	run = run_in(project, ws, NULL, "changes-main");
 	r = run_done(run);
 	c = cJSON_GetObjectItem(r, "changes");
 	cr_assert(cJSON_IsObject(c), "the run has no changes: %s", cJSON_PrintUnformatted(r));
-	cr_expect_eq(json_num(c, "files"), 7);
+	cr_expect_eq(json_num(c, "files"), 10);
+	/* the counts kept step by step are those of the whole comparison */
+	cr_expect_eq(json_num(c, "additions"), 5);
+	cr_expect_eq(json_num(c, "deletions"), 5);
 	cJSON_Delete(r);
 
 	c = changes_of(run, NULL);
 	cr_expect_eq(cJSON_IsFalse(cJSON_GetObjectItem(c, "live")), 1);
-	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(c, "files")), 7);
+	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(c, "files")), 10);
 	expect_file(c, "docs/new.md", "added", 2, 0, NULL, "100644");
 	expect_file(c, "edit.txt", "modified", 1, 1, "100644", "100644");
 	expect_file(c, "gone.sh", "deleted", 0, 2, "100755", NULL);
@@ -282,13 +288,16 @@ Test(changes, write_file_and_commands_are_listed_diffed_and_reverted)
 	expect_file(c, "moved.txt", "added", 1, 0, NULL, "100644");
 	expect_file(c, "script.sh", "modified", 0, 0, "100644", "100755");
 	expect_file(c, "blob.bin", "added", 0, 0, NULL, "100644");
+	expect_file(c, "swap.txt", "type-changed", 0, 0, "100644", "120000");
+	expect_file(c, "nest", "deleted", 0, 1, "100644", NULL);
+	expect_file(c, "nest/inner", "added", 1, 0, NULL, "100644");
 	cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(file_of(c, "blob.bin"), "binary")));
 	cr_expect_null(file_of(c, "keep.txt"), "an untouched file is listed");
 	/* sorted by path */
 	cr_expect_str_eq(json_str_or_none(cJSON_GetArrayItem(cJSON_GetObjectItem(c, "files"), 0),
 	    "path"), "blob.bin");
-	cr_expect_eq(json_num(cJSON_GetObjectItem(c, "totals"), "additions"), 4);
-	cr_expect_eq(json_num(cJSON_GetObjectItem(c, "totals"), "deletions"), 4);
+	cr_expect_eq(json_num(cJSON_GetObjectItem(c, "totals"), "additions"), 5);
+	cr_expect_eq(json_num(cJSON_GetObjectItem(c, "totals"), "deletions"), 5);
 	cJSON_Delete(c);
 
 	d = diff_of(run, "edit.txt");
@@ -307,14 +316,15 @@ Test(changes, write_file_and_commands_are_listed_diffed_and_reverted)
 	    d.body);
 	cr_expect_not_null(strstr(d.body, "old mode 100644\nnew mode 100755"), "%s", d.body);
 	cr_expect_not_null(strstr(d.body, "+++ b/docs/new.md"), "%s", d.body);
-	cr_expect_null(strstr(d.body, "keep.txt"), "%s", d.body);
+	cr_expect_not_null(strstr(d.body, "diff --git a/swap.txt b/swap.txt\n"), "%s", d.body);
+	cr_expect_null(strstr(d.body, "untouched"), "%s", d.body);
 	http_resp_free(&d);
 	d = diff_of(run, "keep.txt");
 	cr_expect_eq(d.status, 404, "%s", d.body);
 	http_resp_free(&d);
 
 	cr_expect_geq(changes_events(run, &last), 1, "no run.changes event");
-	cr_expect_eq(json_num(last, "files"), 7);
+	cr_expect_eq(json_num(last, "files"), 10);
 	cr_expect_str_eq(json_str_or_none(last, "runId"), run);
 	cr_expect(cJSON_IsArray(cJSON_GetObjectItem(last, "paths")));
 	cJSON_Delete(last);
@@ -323,7 +333,7 @@ Test(changes, write_file_and_commands_are_listed_diffed_and_reverted)
 	ws_write(ws, "keep.txt", "the user's edit\n", 0644);
 	d = revert(run, "{}");
 	cr_assert_eq(d.status, 200, "%s", d.body);
-	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d.json, "reverted")), 7, "%s", d.body);
+	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d.json, "reverted")), 10, "%s", d.body);
 	cr_expect_not_null(json_get_string(d.json, "revertedAt"), "%s", d.body);
 	http_resp_free(&d);
 	expect_ws_file(ws, "edit.txt", "one\ntwo\nthree\n", 0644);
@@ -335,6 +345,8 @@ Test(changes, write_file_and_commands_are_listed_diffed_and_reverted)
 	expect_ws_absent(ws, "blob.bin");
 	expect_ws_absent(ws, "docs/new.md");
 	expect_ws_absent(ws, "docs");
+	expect_ws_file(ws, "swap.txt", "a file, then a link\n", 0644);
+	expect_ws_file(ws, "nest", "a file, then a directory\n", 0644);
 	c = changes_of(run, NULL);
 	cr_expect_not_null(json_get_string(c, "revertedAt"));
 	cJSON_Delete(c);
@@ -595,6 +607,97 @@ Test(changes, a_connector_server_writing_into_the_workspace_is_seen)
 	http_resp_free(&d);
 	expect_ws_absent(ws, "from-server.txt");
 	expect_ws_file(ws, "kept.txt", "kept\n", 0644);
+	free(run);
+	free(project);
+}
+
+/* Files under the session's store matching a find(1) -path pattern. */
+static int
+store_files(const char *session, const char *pattern)
+{
+	char cmd[PATH_MAX + 256], out[32] = "";
+	FILE *p;
+
+	snprintf(cmd, sizeof cmd, "find '%s/changes/%s.git/objects' -path '%s' -type f | wc -l",
+	    svc.home, session, pattern);
+	p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	cr_assert_not_null(fgets(out, sizeof out, p));
+	pclose(p);
+	return atoi(out);
+}
+
+Test(changes, a_store_is_packed_and_still_reads)
+{
+	char ws[WS_MAX], *project = http_project_new(&svc, "changes"), *run, *session;
+	long until;
+	struct http_resp d;
+	cJSON *r, *c;
+
+	workspace("ws-pack", ws);
+	transcript("changes-many", "[{\"toolCalls\":[{\"name\":\"run_command\",\"arguments\":"
+	    "{\"command\":\"for i in $(seq 1 300); do echo line $i > f$i.txt; done\"}}]},"
+	    "{\"text\":\"Done.\"}]");
+	run = run_in(project, ws, NULL, "changes-many");
+	r = run_done(run);
+	session = strdup(json_str(r, "sessionId"));
+	cJSON_Delete(r);
+	/* The snapshot thread packs once it has nothing else to do. */
+	until = mono_ms() + 20000;
+	while (store_files(session, "*/objects/pack/*.pack") == 0) {
+		cr_assert_lt(mono_ms(), until, "the store was never packed");
+		usleep(100 * 1000);
+	}
+	cr_expect_eq(store_files(session, "*/objects/[0-9a-f][0-9a-f]/*"), 0,
+	    "objects are still loose after the pack");
+	c = changes_of(run, NULL);
+	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(c, "files")), 300);
+	expect_file(c, "f123.txt", "added", 1, 0, NULL, "100644");
+	cJSON_Delete(c);
+	d = diff_of(run, "f123.txt");
+	cr_expect_eq(d.status, 200, "%s", d.body);
+	cr_expect_not_null(strstr(d.body, "+line 123\n"), "%s", d.body);
+	http_resp_free(&d);
+	d = revert(run, NULL);
+	cr_expect_eq(d.status, 200, "%s", d.body);
+	http_resp_free(&d);
+	expect_ws_absent(ws, "f123.txt");
+	free(session);
+	free(run);
+	free(project);
+}
+
+Test(changes, run_changes_arrives_on_the_event_stream)
+{
+	char ws[WS_MAX], *project = http_project_new(&svc, "changes"), *run, *text;
+	char out[PATH_MAX + 32], cmd[3 * PATH_MAX], needle[128];
+	long until;
+	bool seen;
+
+	workspace("ws-stream", ws);
+	snprintf(out, sizeof out, "%s/stream.txt", base);
+	/* The global stream, read by curl for 15 s at most; it ends when the test does. */
+	snprintf(cmd, sizeof cmd, "curl -sN --max-time 15 -H 'Authorization: Bearer %s' "
+	    "'%s/api/v1/events' > '%s' 2>/dev/null &", svc.token, svc.url, out);
+	cr_assert_eq(system(cmd), 0);
+	usleep(300 * 1000);
+	transcript("changes-stream", "[{\"toolCalls\":[{\"name\":\"write_file\",\"arguments\":"
+	    "{\"path\":\"streamed.txt\",\"content\":\"s\\n\"}}]},{\"text\":\"Done.\"}]");
+	run = run_in(project, ws, NULL, "changes-stream");
+	cJSON_Delete(run_done(run));
+	snprintf(needle, sizeof needle, "\"runId\":\"%s\"", run);
+	until = mono_ms() + 10000;
+	for (;;) {
+		text = harness_slurp(out, NULL);
+		seen = text != NULL && strstr(text, "event: run.changes") != NULL &&
+		    strstr(text, "\"paths\":[\"streamed.txt\"]") != NULL && strstr(text, needle);
+		if (seen || mono_ms() > until)
+			break;
+		free(text);
+		usleep(100 * 1000);
+	}
+	cr_expect(seen, "no run.changes of the run on the stream: %s", text ? text : "(nothing)");
+	free(text);
 	free(run);
 	free(project);
 }

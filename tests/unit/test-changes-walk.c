@@ -194,3 +194,105 @@ Test(walk, large_and_ignored_files_are_recorded_by_size_and_hash)
 	blob_at(&tree, "small.txt", text);
 	cr_expect_str_eq(text, "small\n");
 }
+
+/* The number of loose objects in the store (objects/xx/...). */
+static int
+loose_count(void)
+{
+	char cmd[PATH_MAX + 128], out[32] = "";
+	FILE *p;
+
+	snprintf(cmd, sizeof cmd, "find '%s/store.git/objects' -path '*/objects/[0-9a-f][0-9a-f]/*' -type f | wc -l",
+	    dir);
+	p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	cr_assert_not_null(fgets(out, sizeof out, p));
+	pclose(p);
+	return atoi(out);
+}
+
+Test(walk, loose_objects_go_into_a_pack_and_stay_readable)
+{
+	char name[64], text[256];
+	struct changes_walk_stats st;
+	struct changes_walker *again;
+	git_oid one, two;
+
+	for (int f = 0; f < 300; f++) {
+		snprintf(name, sizeof name, "f%03d.txt", f);
+		put(name, name);
+	}
+	walk(NULL, &one, &st);
+	cr_expect_eq(changes_walker_loose(walker), 301);	/* 300 blobs, 1 tree */
+	cr_expect_eq(loose_count(), 301);
+	cr_assert(changes_walker_pack(walker));
+	cr_expect_eq(changes_walker_loose(walker), 0);
+	cr_expect_eq(loose_count(), 0, "the packed objects are still loose");
+	blob_at(&one, "f123.txt", text);
+	cr_expect_str_eq(text, "f123.txt");
+	put("f007.txt", "changed\n");
+	walk(NULL, &two, &st);
+	cr_expect_eq(changes_walker_loose(walker), 2);	/* the blob and the tree */
+	blob_at(&two, "f007.txt", text);
+	cr_expect_str_eq(text, "changed\n");
+	blob_at(&two, "f008.txt", text);
+	cr_expect_str_eq(text, "f008.txt");
+	/* A later process finds what is still loose, and packs it. */
+	again = changes_walker_new(repo, 0);
+	cr_expect_eq(changes_walker_loose(again), 2);
+	cr_assert(changes_walker_pack(again));
+	cr_expect_eq(loose_count(), 0);
+	changes_walker_free(again);
+	blob_at(&two, "f007.txt", text);
+	cr_expect_str_eq(text, "changed\n");
+}
+
+/* A huge file is hashed up to CHANGES_POINTER_HASH_MAX: its pointer says so. */
+Test(walk, a_huge_file_is_read_only_so_far)
+{
+	char path[2 * PATH_MAX], text[256];
+	struct changes_walk_stats st;
+	git_oid tree;
+	int fd;
+
+	snprintf(path, sizeof path, "%s/huge.img", ws);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, CHANGES_POINTER_HASH_MAX * 4), 0);	/* sparse */
+	close(fd);
+	walk(NULL, &tree, &st);
+	cr_expect_eq(st.pointers, 1);
+	blob_at(&tree, "huge.img", text);
+	cr_expect_not_null(strstr(text + CHANGES_POINTER_MAGIC_LEN, "size 1073741824\n"
+	    "sha256 of the first 268435456 bytes "), "%s", text + CHANGES_POINTER_MAGIC_LEN);
+	cr_expect_not_null(strstr(text + CHANGES_POINTER_MAGIC_LEN, "\nmtime "));
+}
+
+/* A later process reads the stat cache back: its first walk reads nothing unchanged. */
+Test(walk, the_stat_cache_outlives_the_walker)
+{
+	char name[64], path[2 * PATH_MAX], cache[PATH_MAX + 32];
+	struct changes_walk_stats st;
+	git_oid one, two;
+
+	for (int f = 0; f < 50; f++) {
+		snprintf(name, sizeof name, "f%02d.txt", f);
+		put(name, name);
+	}
+	usleep(200 * 1000);
+	walk(NULL, &one, &st);
+	snprintf(cache, sizeof cache, "%s/store.git/stat-cache", dir);
+	cr_assert(changes_walker_save(walker, cache));
+	changes_walker_free(walker);
+	walker = changes_walker_new(repo, 0);
+	cr_assert(changes_walker_load(walker, cache));
+	put("f10.txt", "changed\n");
+	walk(NULL, &two, &st);
+	cr_expect_eq(st.hashed, 1, "%ld files read after the reload", st.hashed);
+	/* A damaged file is refused, not trusted. */
+	snprintf(path, sizeof path, "truncate -s 30 '%s'", cache);
+	cr_assert_eq(system(path), 0);
+	changes_walker_free(walker);
+	walker = changes_walker_new(repo, 0);
+	cr_expect_not(changes_walker_load(walker, cache));
+}
