@@ -85,7 +85,7 @@ export declare class AuthenticationError extends TaskdeckError {}
 export declare class PermissionDeniedError extends TaskdeckError {}
 /** 404 not_found. */
 export declare class NotFoundError extends TaskdeckError<'not_found'> {}
-/** 409: stale_write, stale_plan, plan_not_pending, permission_not_pending, session_busy, cwd_mismatch, credential_in_use. */
+/** 409: stale_write, stale_plan, plan_not_pending, permission_not_pending, session_busy, cwd_mismatch, credential_in_use, run_active, revert_conflict. */
 export declare class ConflictError extends TaskdeckError {}
 /** 429: retryAfterMs says when to come back. */
 export declare class RateLimitError extends TaskdeckError {}
@@ -464,6 +464,78 @@ export interface Usage {
   /** The same counts for each provider and model the runs used (provider or model null: not recorded). */
   byModel: Array<{ provider: string | null; model: string | null; runs: number; inputTokens: number;
     outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number; cost: number | null }>;
+}
+
+/** One file a run changed (an extension beyond the spec). */
+export interface RunChangedFile {
+  /** Relative to the workspace. */
+  path: string;
+  /** What happened to it. */
+  status: 'added' | 'modified' | 'deleted' | 'type-changed';
+  /** Lines added (0 for binary and too large files). */
+  additions: number;
+  /** Lines removed. */
+  deletions: number;
+  /** A binary file: its diff only says that it differs. */
+  binary: boolean;
+  /** Over the snapshot's size limit: recorded by size and hash only. */
+  tooLarge: boolean;
+  /** "100644", "100755" or "120000" (a link); null when the file did not exist. */
+  oldMode: string | null;
+  /** The mode after the run; null when the file is gone. */
+  newMode: string | null;
+}
+
+/** What getRunChanges answers (an extension beyond the spec). */
+export interface RunChanges {
+  /** The run. */
+  runId: string;
+  /** What it is compared with: runId null for a start (the run's or, with from "start", the session's). */
+  from: { runId: string | null };
+  /** The run has not ended: more changes may come. */
+  live: boolean;
+  /** When the run was reverted; null when it was not. */
+  revertedAt: string | null;
+  /** The changed files, sorted by path. */
+  files: RunChangedFile[];
+  /** Their counts. */
+  totals: ChangeCounts;
+}
+
+/** Which changes getRunChanges and getRunDiff compare (an extension beyond the spec). */
+export interface RunChangesOptions extends RequestOptions {
+  /** "start": since the session's start; a run id: since the end of that run of the session. Default: the run's own start. */
+  from?: string;
+}
+
+/** Which diff getRunDiff reads. */
+export interface RunDiffOptions extends RunChangesOptions {
+  /** One file (relative to the workspace); default: every file the run changed. */
+  path?: string;
+}
+
+/** What getRunDiff resolves with. */
+export interface RunDiff {
+  /** A git-style unified diff. */
+  text: string;
+  /** The service cut the diff of every file at 8 MiB. */
+  truncated: boolean;
+}
+
+/** revertRun's options. */
+export interface RevertOptions extends RequestOptions {
+  /** Overwrite files changed since the run (default false: ConflictError revert_conflict). */
+  force?: boolean;
+}
+
+/** What revertRun answers. */
+export interface RevertResult {
+  /** The run. */
+  runId: string;
+  /** The files put back as they were before the run. */
+  reverted: string[];
+  /** When. */
+  revertedAt: string;
 }
 
 /** A reviewer's verdict on the run's answer (routing.reviewer); also the data of run.review. */
@@ -1071,6 +1143,12 @@ export declare class TaskdeckClient {
    * details.run), AbortError; ConnectionError.
    */
   waitForRun(runId: string, options?: WaitOptions): Promise<Run>;
+  /** The files a run changed in its workspace (an extension beyond the spec). `GET /api/v1/runs/:id/changes`. Errors: BadRequestError (from), NotFoundError; ConnectionError, TimeoutError, AbortError. */
+  getRunChanges(runId: string, options?: RunChangesOptions): ApiPromise<RunChanges>;
+  /** The unified diff of a run's changes, of one path or all (an extension beyond the spec). `GET /api/v1/runs/:id/changes/diff`. Errors: BadRequestError, NotFoundError (a path it did not change); ConnectionError, TimeoutError, AbortError. */
+  getRunDiff(runId: string, options?: RunDiffOptions): Promise<RunDiff>;
+  /** Puts back the files a run changed (an extension beyond the spec). `POST /api/v1/runs/:id/revert`. Errors: NotFoundError, ConflictError (run_active; revert_conflict with details.conflicts unless force); ConnectionError, TimeoutError, AbortError. */
+  revertRun(runId: string, options?: RevertOptions): ApiPromise<RevertResult>;
 
   /** Artifacts of a session. `GET /api/v1/sessions/:id/artifacts`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */
   listArtifacts(sessionId: string, options?: ArtifactListOptions): ApiPromise<Page<Artifact>>;

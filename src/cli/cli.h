@@ -80,6 +80,10 @@ extern const struct cli_cmd cmd_runs_logs_entry;
 extern const struct cli_cmd cmd_runs_watch_entry;
 extern const struct cli_cmd cmd_runs_cancel_entry;
 extern const struct cli_cmd cmd_runs_rerun_entry;
+/* a run's workspace changes: cmd-changes.c */
+extern const struct cli_cmd cmd_runs_changes_entry;
+extern const struct cli_cmd cmd_runs_diff_entry;
+extern const struct cli_cmd cmd_runs_revert_entry;
 extern const struct cli_cmd cmd_sessions_list_entry;
 extern const struct cli_cmd cmd_sessions_show_entry;
 extern const struct cli_cmd cmd_sessions_config_get_entry;

@@ -81,6 +81,7 @@ run_from_json(struct td_run *r, const cJSON *obj, const char *raw)
 	const cJSON *error = cJSON_GetObjectItemCaseSensitive(obj, "error");
 	const cJSON *usage = cJSON_GetObjectItemCaseSensitive(obj, "usage");
 	const cJSON *review = cJSON_GetObjectItemCaseSensitive(obj, "review");
+	const cJSON *changes = cJSON_GetObjectItemCaseSensitive(obj, "changes");
 
 	if (json_get_string(obj, "id") == NULL ||
 	    json_get_string(obj, "sessionId") == NULL ||
@@ -117,6 +118,10 @@ run_from_json(struct td_run *r, const cJSON *obj, const char *raw)
 	r->cache_write_tokens = run_number(usage, "cacheWriteTokens");
 	r->has_cost = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(obj, "cost"));
 	r->cost = r->has_cost ? cJSON_GetObjectItemCaseSensitive(obj, "cost")->valuedouble : 0;
+	r->changes.known = cJSON_IsObject(changes);
+	r->changes.files = (long)run_number(changes, "files");
+	r->changes.additions = (long)run_number(changes, "additions");
+	r->changes.deletions = (long)run_number(changes, "deletions");
 	r->review.verdict = client_string(review, "verdict");
 	r->review.summary = client_string(review, "summary");
 	r->review.round = (long)run_number(review, "round");

@@ -348,6 +348,12 @@ struct td_run {
 	bool has_cost;			/* false: settings.json's pricing has no price */
 	double cost;			/* USD at the model's price */
 	struct {
+		bool known;	/* false: no snapshot of the workspace yet (changes null) */
+		long files;	/* the run's changes so far: its start against its latest snapshot */
+		long additions;
+		long deletions;
+	} changes;
+	struct {
 		char *verdict;	/* "approved", "changes_requested", "error"; NULL: not reviewed */
 		char *summary;	/* the reviewer's text */
 		long round;	/* 1, or 2 after one more round */
@@ -465,6 +471,83 @@ TD_API enum td_code td_find_project(struct td_client *client, const char *text,
 TD_API enum td_code td_find_session(struct td_client *client, const char *project_id,
     const char *text, const struct td_request_options *opts, char **id,
     struct td_error *err);
+/* --- Workspace changes of a run (an extension beyond the spec) ----------- */
+
+/* One file a run changed (docs/http-api.md, Run changes). */
+struct td_change_file {
+	char *path;		/* relative to the workspace */
+	char *status;		/* "added", "modified", "deleted", "type-changed" */
+	long additions;		/* lines; 0 for binary and too large files */
+	long deletions;
+	bool binary;
+	bool too_large;		/* over the snapshot's size limit: no diff kept */
+	char *old_mode;		/* "100644", "100755", "120000"; NULL when absent */
+	char *new_mode;
+};
+
+/* A run's changes: the files, sorted by path, and their totals. */
+struct td_changes {
+	char *run_id;
+	char *from_run_id;	/* compared with the end of this run; NULL: a start */
+	bool live;		/* the run has not ended: more changes may come */
+	char *reverted_at;	/* NULL unless the run was reverted */
+	struct td_change_file *files;
+	size_t file_count;
+	long total_files;
+	long total_additions;
+	long total_deletions;
+	char *json;
+};
+
+/* A file a revert did not restore, and why. */
+struct td_revert_conflict {
+	char *path;
+	char *reason;
+};
+
+/* The answer of td_revert_run. */
+struct td_revert {
+	char *run_id;
+	char **reverted;	/* the paths restored */
+	size_t reverted_count;
+	char *reverted_at;
+	/* TD_REVERT_CONFLICT: the files changed since the run (nothing reverted). */
+	struct td_revert_conflict *conflicts;
+	size_t conflict_count;
+	char *json;		/* the answer, or the problem's body on a conflict */
+};
+
+/*
+ * What run_id changed in its workspace.  from NULL: against the run's own
+ * start; "start": against the session's start; a run id: against the end of
+ * that run of the same session (TD_INVALID_REQUEST otherwise).  A run with
+ * no snapshot yet has no files.  Caller frees *out with td_changes_free.
+ */
+TD_API enum td_code td_get_run_changes(struct td_client *client, const char *run_id,
+    const char *from, const struct td_request_options *opts, struct td_changes **out,
+    struct td_error *err);
+TD_API void td_changes_free(struct td_changes *changes);
+/*
+ * The unified diff (git style) of what run_id changed: of path, or with path
+ * NULL of every file (the service cuts it at 8 MiB: *truncated true then;
+ * truncated may be NULL).  from as for td_get_run_changes.  TD_NOT_FOUND
+ * when path is not among the changes.  Caller frees *out with free().
+ */
+TD_API enum td_code td_get_run_diff(struct td_client *client, const char *run_id,
+    const char *path, const char *from, const struct td_request_options *opts,
+    char **out, bool *truncated, struct td_error *err);
+/*
+ * Puts back the files run_id changed as they were before it; files it did
+ * not touch are never touched.  TD_RUN_ACTIVE while the run goes on.  When a
+ * file it changed was changed again since (by a later run or by hand):
+ * TD_REVERT_CONFLICT, nothing reverted, and *out is set too, its conflicts
+ * naming the files (force overwrites them).  Caller frees *out with
+ * td_revert_free.
+ */
+TD_API enum td_code td_revert_run(struct td_client *client, const char *run_id,
+    bool force, const struct td_request_options *opts, struct td_revert **out,
+    struct td_error *err);
+TD_API void td_revert_free(struct td_revert *revert);
 
 /* --- Sessions ------------------------------------------------------------ */
 

@@ -348,6 +348,60 @@ res_download(struct tui *t, const struct job_result *r)
 	return NEED_NONE;
 }
 
+static unsigned
+res_changes(struct tui *t, const struct job_result *r)
+{
+	if (r->code != TD_OK)
+		app_read_failed(t, r);
+	model_set_changes(&t->m, r->job.id, r->code == TD_OK ? r->changes : NULL);
+	return NEED_NONE;
+}
+
+static unsigned
+res_diff(struct tui *t, const struct job_result *r)
+{
+	model_set_diff(&t->m, r->job.id, r->job.path, r->code == TD_OK ? r->diff : NULL);
+	return NEED_NONE;
+}
+
+/* Files of a revert's conflicts, "a (reason), b (reason)", into buf. */
+static void
+app_conflicts_text(const struct td_revert *rv, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; rv != NULL && i < rv->conflict_count && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s (%s)", i > 0 ? ", " : "",
+		    rv->conflicts[i].path, rv->conflicts[i].reason != NULL ?
+		    rv->conflicts[i].reason : "changed since");
+}
+
+static unsigned
+res_revert(struct tui *t, const struct job_result *r)
+{
+	struct job force = { .kind = JOB_REVERT, .id = r->job.id, .force = true };
+	char files[512];
+
+	if (r->code == TD_REVERT_CONFLICT && !r->job.force) {
+		app_conflicts_text(r->revert, files, sizeof files);
+		modal_confirm(t, &force, "Nothing was reverted: %zu file%s changed since the run: "
+		    "%s. Overwrite %s with what %s before the run (force)? [y/N]",
+		    r->revert != NULL ? r->revert->conflict_count : 0,
+		    r->revert != NULL && r->revert->conflict_count == 1 ? "" : "s", files,
+		    r->revert != NULL && r->revert->conflict_count == 1 ? "it" : "them",
+		    r->revert != NULL && r->revert->conflict_count == 1 ? "it was" : "they were");
+		return NEED_NONE;
+	}
+	if (r->code != TD_OK) {
+		app_fail(t, "revert failed", r);
+		return NEED_CHANGES;
+	}
+	model_message(&t->m, t->now_ms, false, "reverted %s: %zu file%s put back", r->job.id,
+	    r->revert->reverted_count, r->revert->reverted_count == 1 ? "" : "s");
+	return NEED_CHANGES;
+}
+
 /* What each finished job does to the model; reads need TD_OK. */
 static const struct {
 	unsigned (*fn)(struct tui *t, const struct job_result *r);
@@ -375,6 +429,9 @@ static const struct {
 	[JOB_CONNECTOR_LOGIN] = { res_connector_login, false },
 	[JOB_BULK] = { tui_bulk_result, false },
 	[JOB_OPEN_ARTIFACT] = { tui_open_artifact_result, false },
+	[JOB_CHANGES] = { res_changes, false },
+	[JOB_DIFF] = { res_diff, false },
+	[JOB_REVERT] = { res_revert, false },
 };
 
 static void
@@ -415,6 +472,28 @@ app_job(struct tui *t, enum job_kind kind, const char *id)
 	tui_submit(t, &job);
 }
 
+/* The Changes view: the selected run's list when it is another run or changed, then
+ * the selected file's diff. */
+static void
+app_flush_changes(struct tui *t, unsigned need)
+{
+	const char *want = model_changes_want(&t->m), *path;
+	struct job job = { .kind = JOB_DIFF };
+
+	if (want == NULL)
+		return;
+	if ((need & (NEED_CHANGES | NEED_RUNS)) || t->m.changes.run_id == NULL ||
+	    strcmp(want, t->m.changes.run_id) != 0) {
+		model_changes_ask(&t->m, want);
+		app_job(t, JOB_CHANGES, want);
+	}
+	if ((path = model_changes_diff_due(&t->m)) != NULL) {
+		job.id = t->m.changes.run_id;
+		job.path = (char *)path;
+		tui_submit(t, &job);
+	}
+}
+
 /* Turns the NEED_* bits collected in this pass into jobs. */
 static void
 app_flush_need(struct tui *t)
@@ -449,6 +528,7 @@ app_flush_need(struct tui *t)
 		app_job(t, JOB_ARTIFACTS, s != NULL ? s->id : NULL);
 	if (need & NEED_PLAN)
 		app_job(t, JOB_PLAN, s != NULL ? s->id : NULL);
+	app_flush_changes(t, need);
 	if ((need & NEED_HISTORY) && t->m.log.scope_id != NULL) {
 		job.id = t->m.log.scope_id;
 		job.run_scope = t->m.log.run_scope;

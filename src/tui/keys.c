@@ -527,6 +527,43 @@ key_connector(struct tui *t, int key)
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
+/* 'R': revert the selected run's changes, after a [y/N] naming the files. */
+static unsigned
+key_revert(struct tui *t, int key)
+{
+	const struct m_run *r = model_run(&t->m);
+	const struct m_changes *c = &t->m.changes;
+	struct job job = { .kind = JOB_REVERT };
+	char files[600];
+	size_t n = 0, i;
+
+	(void)key;
+	if (r == NULL) {
+		model_message(&t->m, t->now_ms, true, "no run selected");
+	} else if (!keys_run_final(r)) {
+		model_message(&t->m, t->now_ms, true, "%s is still %s: revert it once it has ended",
+		    r->id, r->status);
+	} else if (c->run_id == NULL || strcmp(c->run_id, r->id) != 0) {
+		model_show_right(&t->m, RIGHT_CHANGES);
+		model_message(&t->m, t->now_ms, false, "the changes of %s: R again reverts them",
+		    r->id);
+	} else if (c->file_count == 0) {
+		model_message(&t->m, t->now_ms, true, c->loading ? "reading the changes of %s" :
+		    "%s changed no file: nothing to revert", r->id);
+	} else {
+		files[0] = '\0';
+		for (i = 0; i < c->file_count && n + 64 < sizeof files; i++)
+			n += (size_t)snprintf(files + n, sizeof files - n, "%s%s",
+			    i > 0 ? ", " : "", c->files[i].path);
+		if (i < c->file_count)
+			snprintf(files + n, sizeof files - n, " and %zu more", c->file_count - i);
+		job.id = r->id;
+		modal_confirm(t, &job, "Revert %s? It puts back %zu file%s as before the run: "
+		    "%s [y/N]", r->id, c->file_count, c->file_count == 1 ? "" : "s", files);
+	}
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
 static unsigned
 key_nothing(struct tui *t, int key)
 {
@@ -570,11 +607,12 @@ static const struct keys_binding {
 	{ '\r', W_ARTIFACTS, "Enter", "Artifacts", "download the selected artifact",
 	    key_download, "download" },
 	{ TUI_KEY(KEY_ENTER), W_ARTIFACTS, NULL, NULL, NULL, key_download, "download" },
-	{ '1', W_ANY, "1 2 3 4", "anywhere", "show Log, Plan, Artifacts, Connectors",
+	{ '1', W_ANY, "1 2 3 4 5", "anywhere", "show Log, Plan, Artifacts, Connectors, Changes",
 	    key_right, "log" },
 	{ '2', W_ANY, NULL, NULL, NULL, key_right, "plan" },
 	{ '3', W_ANY, NULL, NULL, NULL, key_right, "artifacts" },
 	{ '4', W_ANY, NULL, NULL, NULL, key_right, "connectors" },
+	{ '5', W_ANY, NULL, NULL, NULL, key_right, "changes" },
 	/* In the Log n / N move between search matches (less, vim); a new
 	 * run is n / N in every other pane, and :new anywhere. */
 	{ 'n', W_LOG, "n N", "Log", "next / previous search match (match 3/17)",
@@ -652,6 +690,9 @@ static const struct keys_binding {
 	    key_connector, "test" },
 	{ 'L', W_CONNECTORS, "L", "Connectors", "sign in (OAuth, http): shows the URL to open",
 	    key_connector, "login" },
+	{ 'R', W_RUNS | W_CHANGES, "R", "Runs, Changes",
+	    "revert the selected run's changes to its files ([y/N] names them)", key_revert,
+	    "revert" },
 	{ 'a', W_PLAN, "a", "Plan", "approve", key_plan, "approve" },
 	{ 'e', W_PLAN, "e", "Plan", "revise: write feedback", key_plan, "revise" },
 	{ 'x', W_PLAN, "x", "Plan", "reject (the run is cancelled)", key_plan, "reject" },
@@ -1090,7 +1131,7 @@ keys_mouse(struct tui *t)
 	if (getmouse(&me) != OK || t->too_small || modal_current(t) != MODAL_NONE)
 		return 0;
 	if (me.y == 0 && (me.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED))) {
-		for (int i = 0; i < 4; i++) {
+		for (int i = 0; i < 5; i++) {
 			if (me.x >= t->tab_x[i] && me.x < t->tab_x[i + 1])
 				return key_right(t, '1' + i);
 		}

@@ -256,6 +256,12 @@ ev_project(struct ev_ctx *c)
 	mdl_set_str(&m->projects[i].name, json_get_string(c->data, "name"));
 }
 
+static void
+ev_changes(struct ev_ctx *c)
+{
+	c->need |= model_changes_event(c->m, c->ev->run_id, c->ev->data_json);
+}
+
 static const struct ev_handler {
 	const char *type;
 	void (*apply)(struct ev_ctx *);
@@ -270,6 +276,7 @@ static const struct ev_handler {
 	{ "artifact.saved", ev_artifact },
 	{ "session.updated", ev_session },
 	{ "project.updated", ev_project },
+	{ "run.changes", ev_changes },
 };
 
 unsigned
@@ -320,6 +327,10 @@ model_apply_event(struct model *m, const struct td_event *ev)
 		c.need |= sel_changes(m, &s);
 		m->dirty = true;
 	}
+	/* The run shown in Changes ended: no longer live, its last changes read. */
+	if (strcmp(ev->type, "run.finished") == 0 && ev->run_id != NULL &&
+	    mdl_str_eq(ev->run_id, m->changes.run_id))
+		c.need |= NEED_CHANGES;
 	if (in_scope)
 		c.need |= log_live(m, ev, data);
 	cJSON_Delete(data);

@@ -333,7 +333,13 @@ model_move(struct model *m, long delta, size_t page_rows)
 		cursor_move(&m->artifacts_cur, m->artifact_count, delta, page_rows);
 	else if (m->right == RIGHT_CONNECTORS)
 		cursor_move(&m->connectors_cur, m->connector_count, delta, page_rows);
-	else if (delta == LONG_MIN)
+	else if (m->right == RIGHT_CHANGES) {
+		/* One row: the next file; a page: the diff scrolls. */
+		if (delta == 1 || delta == -1)
+			cursor_move(&m->changes.cur, m->changes.file_count, delta, page_rows);
+		else
+			model_diff_scroll(m, delta, page_rows);
+	} else if (delta == LONG_MIN)
 		m->plan_top = 0;
 	else if (delta == LONG_MAX || (delta > 0 && m->plan_top + (size_t)delta > m->plan.step_count))
 		m->plan_top = m->plan.step_count;
@@ -357,6 +363,8 @@ model_select(struct model *m, enum pane pane, size_t row)
 			m->artifacts_cur.sel = row;
 		if (m->right == RIGHT_CONNECTORS && row < m->connector_count)
 			m->connectors_cur.sel = row;
+		if (m->right == RIGHT_CHANGES && row < m->changes.file_count)
+			m->changes.cur.sel = row;
 		return NEED_NONE;
 	}
 	if ((unsigned)pane >= sizeof counts / sizeof counts[0])

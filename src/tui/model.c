@@ -268,6 +268,10 @@ run_fill(struct m_run *r, const struct td_run *t)
 	r->tokens = t->input_tokens + t->output_tokens;
 	r->has_cost = t->has_cost;
 	r->cost = t->cost;
+	r->has_changes = t->changes.known;
+	r->files = t->changes.files;
+	r->additions = t->changes.additions;
+	r->deletions = t->changes.deletions;
 }
 
 void

@@ -29,7 +29,7 @@ enum pane {
 	PANE__COUNT
 };
 
-enum right_view { RIGHT_LOG, RIGHT_PLAN, RIGHT_ARTIFACTS, RIGHT_CONNECTORS };
+enum right_view { RIGHT_LOG, RIGHT_PLAN, RIGHT_ARTIFACTS, RIGHT_CONNECTORS, RIGHT_CHANGES };
 
 enum conn_state {
 	CONN_CONNECTING,	/* stream opened, no hello yet */
@@ -75,6 +75,10 @@ struct m_run {
 	long long tokens;	/* input + output, as last read; -1: read it again */
 	bool has_cost;		/* false: no price in settings.json's pricing */
 	double cost;		/* USD, as last read */
+	bool has_changes;	/* false: no snapshot of its workspace yet */
+	long files;		/* files its changes touch so far */
+	long additions;		/* lines its changes add and remove so far */
+	long deletions;
 };
 
 struct m_artifact {
@@ -115,6 +119,22 @@ struct m_connector {
 	bool enabled;
 	char *test;		/* the last test's result here, or NULL */
 };
+
+/* One file of the Changes view. */
+struct m_change {
+	char *path;
+	char status;		/* 'A', 'M', 'D', 'T' */
+	long additions;
+	long deletions;
+	bool binary;
+	bool too_large;
+};
+
+/* What a diff line is, for its colour. */
+enum diff_kind { DIFF_CONTEXT, DIFF_HEADER, DIFF_HUNK, DIFF_ADD, DIFF_DEL };
+
+/* Bounds of the diff shown: its lines and each line's bytes. */
+#define MODEL_DIFF_LINES 20000
 
 /* A run waiting for a plan decision, in any project. */
 struct m_attention {
@@ -233,6 +253,25 @@ struct m_log {
 	size_t rows;		/* rows of the view, last told (model_log_fit, model_move) */
 };
 
+/* The Changes view: the files a run changed and the diff of the selected one. */
+struct m_changes {
+	char *run_id;		/* whose changes are shown (or asked for); NULL none */
+	bool loading;		/* asked, not arrived */
+	bool failed;		/* the last read failed (said in the message line) */
+	bool live;		/* the run goes on */
+	char *reverted_at;	/* NULL unless reverted */
+	struct m_change *files;
+	size_t file_count;
+	struct m_cursor cur;
+	long additions, deletions;
+	char *diff_path;	/* the file whose diff is shown (or asked for) */
+	char **diff;		/* its lines, without '\n' */
+	size_t diff_count;
+	size_t diff_top;	/* first line shown */
+	unsigned long long gen;	/* grows with each list read: the diff is read again */
+	unsigned long long diff_gen;	/* gen the diff was asked at */
+};
+
 struct model {
 	bool dirty;
 	enum pane focus;
@@ -300,6 +339,7 @@ struct model {
 		char *prompt;
 	} *marks;
 	size_t mark_count;
+	struct m_changes changes;	/* of the selected run (the Changes view) */
 
 	/* The message line: text and when it stops showing. */
 	char message[512];
@@ -332,6 +372,8 @@ enum model_need {
 	 * unknown; read each run whose prompt is NULL (model_put_run).  Cheaper
 	 * than the whole list, whose finished runs carry their whole output. */
 	NEED_NEW_RUNS = 1 << 8,
+	/* The Changes view's list (and then the selected file's diff). */
+	NEED_CHANGES = 1 << 9,
 };
 
 void model_init(struct model *m);
@@ -461,6 +503,29 @@ bool model_list_match(const struct model *m, enum pane p, size_t i);
 /* Sets a list pane's filter (case-insensitive; "" clears); a selection that no
  * longer matches moves to the first match.  Returns NEED_*. */
 unsigned model_list_filter(struct model *m, enum pane p, const char *query);
+
+/* --- Changes of a run (model-changes.c) --- */
+/* The run whose changes the view should show: the selected one, or NULL. */
+const char *model_changes_want(const struct model *m);
+/* Starts showing run_id's changes (asked for now): the list empties when it is another run. */
+void model_changes_ask(struct model *m, const char *run_id);
+/* The list as read for run_id (ignored for another run); the selection stays on its path.
+ * ch NULL: the read failed (the view says so until a read succeeds). */
+void model_set_changes(struct model *m, const char *run_id, const struct td_changes *ch);
+/* The file whose diff should be shown now and was not asked for, or NULL; marks it asked. */
+const char *model_changes_diff_due(struct model *m);
+/* The diff of path as read (text NULL: could not be read, said in the view). */
+void model_set_diff(struct model *m, const char *run_id, const char *path, const char *text);
+/* The selected file of the Changes view, or NULL. */
+const struct m_change *model_change(const struct model *m);
+/* Scrolls the diff by delta lines (LONG_MIN / LONG_MAX: first / last page of rows). */
+void model_diff_scroll(struct model *m, long delta, size_t rows);
+/* A run.changes event: the run's totals on its row; NEED_CHANGES when it is the one shown. */
+unsigned model_changes_event(struct model *m, const char *run_id, const char *data_json);
+/* What a diff line is; *header says whether the lines before were a file's header
+ * (it is kept up from line to line, false before the first). */
+enum diff_kind model_diff_kind(const char *line, bool *header);
+void model_changes_free(struct model *m);
 
 /* --- Connectors (model-connectors.c) --- */
 /* The list as read; the selection stays on the same id. */

@@ -15,7 +15,7 @@ const struct view_ops *
 tui_view(const struct tui *t, enum pane p)
 {
 	static const struct view_ops *const right[] = { &view_log, &view_plan, &view_artifacts,
-	    &view_connectors };
+	    &view_connectors, &view_changes };
 	static const struct view_ops *const left[] = { &view_projects, &view_sessions, &view_runs };
 
 	if (p == PANE_RIGHT)
@@ -44,7 +44,8 @@ tui_page_rows(const struct tui *t)
 static void
 draw_title_line(struct tui *t)
 {
-	static const char *const tabs[] = { "1 Log", "2 Plan", "3 Artifacts", "4 Connectors" };
+	static const char *const tabs[] = { "1 Log", "2 Plan", "3 Artifacts", "4 Connectors",
+	    "5 Changes" };
 	const struct m_project *p = model_project(&t->m);
 	const struct m_session *s = model_session(&t->m);
 	const struct m_run *r = model_run(&t->m);
@@ -65,7 +66,7 @@ draw_title_line(struct tui *t)
 		snprintf(crumb + n, sizeof crumb - n, "%s%s", t->g->crumb, id);
 	}
 	n = 0;
-	for (size_t i = 0; i < 4; i++) {
+	for (size_t i = 0; i < 5; i++) {
 		bool on = (size_t)t->m.right == i;
 
 		n += (size_t)snprintf(tab + n, sizeof tab - n, "%s%s%s%s", i ? " " : "",
@@ -78,11 +79,11 @@ draw_title_line(struct tui *t)
 	if (t->cols - tw - 1 > x)
 		draw_text(0, t->cols - tw - 1, tw, tab, draw_attr(t, ST_BAR));
 	x = t->cols - tw - 1;
-	for (size_t i = 0; i < 4; i++) {
+	for (size_t i = 0; i < 5; i++) {
 		t->tab_x[i] = x;
 		x += (int)strlen(tabs[i]) + 1 + ((size_t)t->m.right == i ? 2 : 0);
 	}
-	t->tab_x[4] = x;
+	t->tab_x[5] = x;
 }
 
 /* The message line: a download's progress bar, else the last message. */
@@ -183,12 +184,15 @@ draw_hints(const struct model *m, char *buf, size_t len)
 	    { "help", "?", "help" }, { NULL, NULL, NULL } };
 	static const struct hint connectors[] = { { "toggle", "Space", "enable/disable" },
 	    { "test", "t", "test" }, { "help", "?", "help" }, { NULL, NULL, NULL } };
+	static const struct hint changes[] = { { "down", "j", "file" },
+	    { "page-down", "PgDn", "diff" }, { "revert", "R", "revert" }, { "help", "?", "help" },
+	    { NULL, NULL, NULL } };
 	static const struct hint *const left[] = {
 		[PANE_PROJECTS] = projects, [PANE_SESSIONS] = sessions, [PANE_RUNS] = runs,
 	};
 	static const struct hint *const right[] = {
 		[RIGHT_LOG] = log, [RIGHT_PLAN] = plan, [RIGHT_ARTIFACTS] = artifacts,
-		[RIGHT_CONNECTORS] = connectors,
+		[RIGHT_CONNECTORS] = connectors, [RIGHT_CHANGES] = changes,
 	};
 	char where[48];
 

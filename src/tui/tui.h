@@ -51,8 +51,9 @@ int tui_main(struct td_client *client, const struct tui_options *o);
 #define W_PLAN 0x10
 #define W_ARTIFACTS 0x20
 #define W_CONNECTORS 0x40
+#define W_CHANGES 0x80
 #define W_LISTS (W_PROJECTS | W_SESSIONS | W_RUNS | W_ARTIFACTS | W_CONNECTORS)
-#define W_ANY 0x7f
+#define W_ANY 0xff
 
 struct rect {
 	int y, x, h, w;
@@ -80,6 +81,7 @@ extern const struct view_ops view_log;
 extern const struct view_ops view_plan;
 extern const struct view_ops view_artifacts;
 extern const struct view_ops view_connectors;
+extern const struct view_ops view_changes;
 
 /* A UTF-8 text being edited; cur is a byte offset at a character boundary. */
 struct editor {
@@ -204,7 +206,7 @@ struct tui {
 	int rows, cols;
 	bool too_small;
 	struct rect box[PANE__COUNT];	/* inside the borders */
-	int tab_x[5];			/* the title line's tabs: tab i is [tab_x[i], tab_x[i + 1]) */
+	int tab_x[6];			/* the title line's tabs: tab i is [tab_x[i], tab_x[i + 1]) */
 
 	/* The modal shown, and what it is about. */
 	enum modal_kind modal;

@@ -296,6 +296,25 @@ runs_tokens(long long n, char *out, size_t len)
 }
 
 
+/*
+ * " +12 -3" (green, red) right-aligned before column end of a run row whose
+ * text takes used columns; the columns it took (0: no room for it).
+ */
+static int
+runs_changes(struct tui *t, const struct m_run *r, int y, int x, int end, int used,
+    unsigned bits)
+{
+	char add[24], del[24];
+	int aw = snprintf(add, sizeof add, " +%ld", r->additions);
+	int dw = snprintf(del, sizeof del, " -%ld", r->deletions);
+
+	if (end - used < aw + dw + 8)
+		return 0;
+	draw_text(y, x + end - aw - dw, aw, add, draw_attr(t, ST_OK) | bits);
+	draw_text(y, x + end - dw, dw, del, draw_attr(t, ST_FAIL) | bits);
+	return aw + dw;
+}
+
 static void
 runs_row(struct tui *t, size_t i, int y, int x, int w, unsigned attr)
 {
@@ -304,6 +323,8 @@ runs_row(struct tui *t, size_t i, int y, int x, int w, unsigned attr)
 	unsigned sel_bits = attr & (A_REVERSE | A_BOLD);
 	char badge[64], line[1024];
 	size_t n = 0;
+	bool wide;
+	int end;
 
 	snprintf(badge, sizeof badge, "%s %-9s ", si >= 0 ? t->g->status[si] : "?",
 	    r->status != NULL ? r->status : "?");
@@ -321,8 +342,14 @@ runs_row(struct tui *t, size_t i, int y, int x, int w, unsigned attr)
 	    n + 1 < sizeof line; p++)
 		line[n++] = *p == '\n' || *p == '\r' ? ' ' : *p;
 	line[n] = '\0';
+	wide = w - used >= RUNS_COLS + 16;
+	end = wide ? w - RUNS_COLS : w;
+	/* What it changed in its workspace so far, at the end of the prompt's room. */
+	if (r->has_changes && r->files > 0)
+		end -= runs_changes(t, r, y, x, end, used, sel_bits);
+	draw_text(y, x + used, end - used, line, attr);
 	/* A wide pane: age, duration and tokens at the right. */
-	if (w - used >= RUNS_COLS + 16) {
+	if (wide) {
 		char age[32], dur[32], tok[32], usd[32], cols[128];
 		long long now = td_now_ms();
 
@@ -333,11 +360,8 @@ runs_row(struct tui *t, size_t i, int y, int x, int w, unsigned attr)
 		snprintf(cols, sizeof cols, "%8s %7s %10s %8s", age, dur, tok, usd);
 		draw_text(y, x + w - RUNS_COLS + 2, RUNS_COLS - 2, cols, draw_attr(t, ST_DIM) |
 		    (attr & (A_REVERSE | A_BOLD)));
-		draw_text(y, x + used, w - used - RUNS_COLS, line, attr);
 		t->ages_shown = true;
-		return;
 	}
-	draw_text(y, x + used, w - used, line, attr);
 }
 
 static void

@@ -139,6 +139,9 @@ job_result_free(struct job_result *r)
 	td_connector_test_free(r->connector_test);
 	free(r->login_url);
 	free(r->summary);
+	td_changes_free(r->changes);
+	free(r->diff);
+	td_revert_free(r->revert);
 	for (size_t i = 0; i < r->event_count; i++)
 		td_event_free(r->events[i]);
 	free(r->events);
@@ -634,6 +637,25 @@ do_open_artifact(struct worker *w, struct job_result *r, const struct td_request
 	return rc;
 }
 
+static enum td_code
+do_changes(struct worker *w, struct job_result *r, const struct td_request_options *opts)
+{
+	return td_get_run_changes(w->client, r->job.id, NULL, opts, &r->changes, &r->err);
+}
+
+static enum td_code
+do_diff(struct worker *w, struct job_result *r, const struct td_request_options *opts)
+{
+	return td_get_run_diff(w->client, r->job.id, r->job.path, NULL, opts, &r->diff, NULL,
+	    &r->err);
+}
+
+static enum td_code
+do_revert(struct worker *w, struct job_result *r, const struct td_request_options *opts)
+{
+	return td_revert_run(w->client, r->job.id, r->job.force, opts, &r->revert, &r->err);
+}
+
 /* What each request job calls; JOB_DOWNLOAD has its own thread. */
 static enum td_code (*const request_fns[])(struct worker *, struct job_result *,
     const struct td_request_options *) = {
@@ -647,6 +669,9 @@ static enum td_code (*const request_fns[])(struct worker *, struct job_result *,
 	[JOB_CONNECTOR_ENABLE] = do_connector_enable,
 	[JOB_CONNECTOR_TEST] = do_connector_test,
 	[JOB_CONNECTOR_LOGIN] = do_connector_login,
+	[JOB_CHANGES] = do_changes,
+	[JOB_DIFF] = do_diff,
+	[JOB_REVERT] = do_revert,
 	[JOB_ARTIFACTS] = do_artifacts,
 	[JOB_PLAN] = do_plan,
 	[JOB_PERMISSIONS] = do_permissions,

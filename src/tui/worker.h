@@ -43,6 +43,9 @@ enum job_kind {
 	JOB_OPEN_ARTIFACT,	/* id: artifact, path: a private file to fill (removed
 				   with the result, or the job never run), decision
 				   "pager" or "editor" (what opens it after) */
+	JOB_CHANGES,		/* id: run -> changes */
+	JOB_DIFF,		/* id: run, path: a file it changed -> diff */
+	JOB_REVERT,		/* id: run, force -> revert (also on TD_REVERT_CONFLICT) */
 };
 
 struct job {
@@ -52,13 +55,14 @@ struct job {
 	char *text;		/* prompt or feedback */
 	char *decision;		/* "approve", "revise", "reject"; "allow", "deny", "allow-run" */
 	char *profile;		/* JOB_START_RUN permission profile, or NULL */
-	char *path;		/* JOB_DOWNLOAD: destination file */
+	char *path;		/* JOB_DOWNLOAD: destination file; JOB_DIFF: the file */
 	char *label;		/* JOB_DOWNLOAD: what the progress bar names */
 	char *run_id;		/* JOB_DOWNLOAD: the artifact's run, for the error text */
 	char *provider;		/* JOB_START_RUN: provider and model, NULL: the defaults */
 	char *model;
 	bool plan_first;
 	bool overwrite;
+	bool force;		/* JOB_REVERT: over later changes of its files */
 	bool run_scope;		/* JOB_HISTORY: id is a run (else a session) */
 	long version;
 	long revision;
@@ -87,6 +91,9 @@ struct job_result {
 	char *login_url;		/* JOB_CONNECTOR_LOGIN: the authorization URL */
 	char *summary;			/* JOB_BULK: what was done, and each failure */
 	size_t done_count, failed_count;	/* JOB_BULK */
+	struct td_changes *changes;
+	char *diff;			/* JOB_DIFF: the unified diff */
+	struct td_revert *revert;
 	struct td_event **events;	/* JOB_HISTORY: oldest first */
 	size_t event_count;
 	bool more;			/* JOB_HISTORY: another page follows */

@@ -108,6 +108,17 @@ export async function useEverything(signal: AbortSignal): Promise<number> {
       if (typeof e.details.field === 'string') n += e.details.field.length;
     }
   }
+  const changes = await td.getRunChanges('run_x', { from: 'start' });
+  const first = changes.files[0];
+  n += changes.totals.additions + (first?.status === 'added' ? 1 : 0) + (first?.oldMode?.length ?? 0);
+  const diff = await td.getRunDiff('run_x', { path: 'a.txt' });
+  n += diff.text.length + (diff.truncated ? 1 : 0);
+  try {
+    const done = await td.revertRun('run_x', { force: false });
+    n += done.reverted.length + done.revertedAt.length;
+  } catch (e) {
+    if (e instanceof ConflictError && e.is('revert_conflict')) n += e.details.conflicts[0].path.length;
+  }
   td.close();
   return n + bytes.length + runtimes.length + connectors.length + creds.length + tools + EVENT_BACKLOG +
     (ready ? 1 : 0) + (ok ? 1 : 0) + (next?.length ?? 0) + (resume?.length ?? 0);

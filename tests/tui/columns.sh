@@ -30,7 +30,8 @@ dash_quit
 dash_start 120x36
 wait_live
 wait_for "Research in columns"
-row=$(screen | grep -F "completed Research in columns" | head -n 1)
+# (the row ends in the lines the run changed, +N -M, which cuts the prompt)
+row=$(screen | grep -F "completed Research in col" | head -n 1)
 [[ ! $row =~ " ago" ]] || fail "ages at 120 columns: $row"
 screen | grep -q "ago" && fail "ages at 120 columns"
 pass "120 columns: status and prompt only, session titles only"

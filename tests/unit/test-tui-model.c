@@ -1091,3 +1091,124 @@ Test(model, run_jumps_go_to_each_runs_first_line)
 	cr_expect_eq(m.log.top, 0);
 	cr_expect_null(model_log_run_jump(&m, -1, &index, &total));
 }
+
+/* The changes of run_1 as GET /runs/run_1/changes gives them: "path:status:+:-". */
+static void
+give_changes(const char *run, const char *const *files, bool live)
+{
+	struct td_change_file items[8] = { { 0 } };
+	struct td_changes ch = { .run_id = (char *)run, .files = items, .live = live };
+	char buf[8][128];
+
+	for (; files[ch.file_count] != NULL; ch.file_count++) {
+		struct td_change_file *f = &items[ch.file_count];
+		char *st, *add, *del;
+
+		snprintf(buf[ch.file_count], sizeof buf[ch.file_count], "%s", files[ch.file_count]);
+		st = strchr(buf[ch.file_count], ':');
+		*st++ = '\0';
+		add = strchr(st, ':');
+		*add++ = '\0';
+		del = strchr(add, ':');
+		*del++ = '\0';
+		f->path = buf[ch.file_count];
+		f->status = st;
+		f->additions = atol(add);
+		f->deletions = atol(del);
+		ch.total_additions += f->additions;
+		ch.total_deletions += f->deletions;
+	}
+	ch.total_files = (long)ch.file_count;
+	model_set_changes(&m, run, &ch);
+}
+
+Test(model, the_changes_view_follows_the_selected_run_and_keeps_the_file)
+{
+	const char *path;
+
+	select_run();
+	cr_expect_null(model_changes_want(&m), "no Changes view, nothing to read");
+	model_show_right(&m, RIGHT_CHANGES);
+	cr_assert_str_eq(model_changes_want(&m), "run_1");
+	model_changes_ask(&m, "run_1");
+	give_changes("run_1", (const char *const[]){ "a.txt:added:3:0", "b.txt:modified:1:1",
+	    "c.txt:type-changed:0:0", NULL }, true);
+	cr_assert_eq(m.changes.file_count, 3);
+	cr_expect_eq(m.changes.files[0].status, 'A');
+	cr_expect_eq(m.changes.files[2].status, 'T');
+	cr_expect_eq(m.changes.additions, 4);
+	cr_expect(m.changes.live);
+	/* One row down is the next file; its diff is due once, until the list is read again. */
+	model_move(&m, 1, 10);
+	cr_expect_str_eq(model_change(&m)->path, "b.txt");
+	path = model_changes_diff_due(&m);
+	cr_assert_not_null(path);
+	cr_expect_str_eq(path, "b.txt");
+	cr_expect_null(model_changes_diff_due(&m));
+	model_set_diff(&m, "run_1", "b.txt", "diff --git a/b.txt b/b.txt\n--- a/b.txt\n"
+	    "+++ b/b.txt\n@@ -1 +1 @@\n-old\n+new\n");
+	cr_expect_eq(m.changes.diff_count, 6);
+	cr_expect_str_eq(m.changes.diff[5], "+new");
+	/* A diff of another file (an answer too late) is not shown. */
+	model_set_diff(&m, "run_1", "a.txt", "diff --git a/a.txt b/a.txt\n");
+	cr_expect_eq(m.changes.diff_count, 6);
+	/* Read again with a new file before it: the selection stays on b.txt, the diff is due. */
+	give_changes("run_1", (const char *const[]){ "0.txt:added:1:0", "a.txt:added:3:0",
+	    "b.txt:modified:2:1", "c.txt:type-changed:0:0", NULL }, false);
+	cr_expect_str_eq(model_change(&m)->path, "b.txt");
+	cr_expect(!m.changes.live);
+	cr_expect_str_eq(model_changes_diff_due(&m), "b.txt");
+	/* A list of another run (late) is ignored. */
+	give_changes("run_0", (const char *const[]){ "z:added:1:0", NULL }, false);
+	cr_expect_eq(m.changes.file_count, 4);
+	/* A failed read is said; the next good one clears it. */
+	model_set_changes(&m, "run_1", NULL);
+	cr_expect(m.changes.failed);
+	cr_expect_eq(m.changes.file_count, 4, "what was read stays");
+	give_changes("run_1", (const char *const[]){ "a.txt:added:3:0", NULL }, false);
+	cr_expect(!m.changes.failed);
+	/* Another run: the view empties until its list comes. */
+	model_changes_ask(&m, "run_0");
+	cr_expect_eq(m.changes.file_count, 0);
+	cr_expect(m.changes.loading);
+}
+
+Test(model, a_run_changes_event_updates_the_row_and_asks_for_the_shown_list)
+{
+	select_run();
+	cr_expect(!m.runs[0].has_changes);
+	cr_expect_eq(apply("run.changes", "run_1", "{\"runId\":\"run_1\",\"seq\":2,\"files\":2,"
+	    "\"additions\":7,\"deletions\":3,\"paths\":[\"a\"]}") & NEED_CHANGES, 0,
+	    "no Changes view shows run_1: nothing to read");
+	cr_expect(m.runs[0].has_changes);
+	cr_expect_eq(m.runs[0].files, 2);
+	cr_expect_eq(m.runs[0].additions, 7);
+	cr_expect_eq(m.runs[0].deletions, 3);
+	cr_expect_eq(m.project_runs[0].additions, 7);
+	model_show_right(&m, RIGHT_CHANGES);
+	model_changes_ask(&m, "run_1");
+	cr_expect(apply("run.changes", "run_1", "{\"runId\":\"run_1\",\"seq\":3,\"files\":3,"
+	    "\"additions\":9,\"deletions\":3,\"paths\":[\"b\"]}") & NEED_CHANGES);
+	cr_expect(apply("run.finished", "run_1", "{\"status\":\"completed\"}") & NEED_CHANGES,
+	    "its end is read: no longer live");
+}
+
+Test(model, diff_lines_are_told_apart_for_their_colours)
+{
+	static const struct {
+		const char *line;
+		enum diff_kind kind;
+	} lines[] = {
+		{ "diff --git a/x b/x", DIFF_HEADER }, { "new file mode 100644", DIFF_HEADER },
+		{ "--- /dev/null", DIFF_HEADER }, { "+++ b/x", DIFF_HEADER },
+		{ "@@ -0,0 +1,2 @@", DIFF_HUNK }, { "+--- a line of dashes", DIFF_ADD },
+		{ "--- removed dashes", DIFF_DEL }, { " kept", DIFF_CONTEXT },
+		{ "-gone", DIFF_DEL }, { "diff --git a/y b/y", DIFF_HEADER },
+		{ "Binary files a/y and b/y differ", DIFF_HEADER },
+	};
+	bool header = false;
+
+	for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+		cr_expect_eq(model_diff_kind(lines[i].line, &header), lines[i].kind, "%s",
+		    lines[i].line);
+}

@@ -37,6 +37,24 @@ function object(v, what) {
   return v;
 }
 
+/** The largest diff read: the service's 8 MiB cut of a whole diff, and room for its last file. */
+const DIFF_MAX_BYTES = 16 * 1024 * 1024;
+
+/** "?path=...&from=..." of a changes request ("" without them). */
+function changesQuery(o) {
+  const q = new URLSearchParams();
+  if (o.path !== undefined) {
+    if (typeof o.path !== 'string' || o.path === '') throw invalid('path must be a path in the workspace');
+    q.set('path', o.path);
+  }
+  if (o.from !== undefined) {
+    if (typeof o.from !== 'string' || o.from === '') throw invalid('from must be "start" or a run id');
+    q.set('from', o.from);
+  }
+  const text = q.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
 function opts(o) {
   if (o === undefined || o === null) return {};
   return object(o, 'the options');
@@ -329,6 +347,40 @@ class TaskdeckClient {
 
   cancelRun(runId, o) {
     return this.#json('POST', `/api/v1/runs/${seg(runId, 'runId')}/cancel`, o);
+  }
+
+  // --- a run's workspace changes (an extension beyond the spec) ---
+  /** What the run changed in its workspace; {from: "start" | runId} compares with another start. */
+  getRunChanges(runId, o) {
+    o = opts(o);
+    return this.#json('GET', `/api/v1/runs/${seg(runId, 'runId')}/changes${changesQuery(o)}`, o);
+  }
+
+  /**
+   * The unified diff of what the run changed, {path} of one file; resolves
+   * with {text, truncated} (the service cuts a diff of every file at 8 MiB).
+   */
+  async getRunDiff(runId, o) {
+    o = opts(o);
+    const path = `/api/v1/runs/${seg(runId, 'runId')}/changes/diff${changesQuery(o)}`;
+    const timeoutMs = checkTimeout(o.timeoutMs);
+    const p = await this.#t.send('GET', path, { signal: o.signal, timeoutMs, accept: 'text/x-diff' });
+    const requestId = requestIdOf(p.headers);
+    const text = await this.#t.readText(p, DIFF_MAX_BYTES);
+    if (p.status < 200 || p.status > 299) throw errorFromAnswer(p.status, requestId, text, p.headers);
+    return { text, truncated: p.headers['x-taskdeck-truncated'] === 'true' };
+  }
+
+  /**
+   * Puts back the files the run changed as they were before it.  A file
+   * changed since: ConflictError "revert_conflict", details.conflicts naming
+   * them, unless {force: true}.
+   */
+  revertRun(runId, o) {
+    o = opts(o);
+    if (o.force !== undefined && typeof o.force !== 'boolean') throw invalid('force must be a boolean');
+    return this.#json('POST', `/api/v1/runs/${seg(runId, 'runId')}/revert`, o,
+      { body: o.force ? { force: true } : {} });
   }
 
   /**

@@ -1,0 +1,424 @@
+/* taskdeck runs changes|diff|revert: what a run changed in its workspace, and undoing it */
+#include <ctype.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "xalloc.h"
+
+/* Width of --stat's bar of + and -, as git's default on an 80-column terminal. */
+#define CHANGES_STAT_BAR 50
+
+static const struct cli_option changes_options[] = {
+	{ "from", true },
+	{ NULL, false }
+};
+
+static const struct cli_option diff_options[] = {
+	{ "from", true },
+	{ "stat", false },
+	{ NULL, false }
+};
+
+static const struct cli_option revert_options[] = {
+	{ "force", false },
+	{ "yes", false },
+	{ NULL, false }
+};
+
+/* The letter of a change's status: A, M, D, T. */
+static char
+changes_letter(const char *status)
+{
+	if (status == NULL)
+		return '?';
+	if (strcmp(status, "type-changed") == 0)
+		return 'T';
+	return (char)toupper((unsigned char)status[0]);
+}
+
+/* "N files changed, A insertions(+), D deletions(-)", as git says it. */
+static void
+changes_totals(FILE *fp, long files, long additions, long deletions)
+{
+	fprintf(fp, " %ld file%s changed", files, files == 1 ? "" : "s");
+	if (additions > 0 || deletions == 0)
+		fprintf(fp, ", %ld insertion%s(+)", additions, additions == 1 ? "" : "s");
+	if (deletions > 0)
+		fprintf(fp, ", %ld deletion%s(-)", deletions, deletions == 1 ? "" : "s");
+	fputc('\n', fp);
+}
+
+/* Reads the changes of run_id (--from applied); an exit code. */
+static int
+changes_fetch(struct cli *cli, const char *run_id, struct td_changes **out)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	struct td_error err;
+	int rc;
+
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+		return rc;
+	if (td_get_run_changes(cli->client, run_id, cli_get(cli, "from"), &opts, out,
+	    &err) != TD_OK)
+		return cli_fail(&err);
+	return CLI_EXIT_OK;
+}
+
+/* taskdeck runs changes RUN [--from start|RUN] */
+static int
+cmd_runs_changes_exec(struct cli *cli, int argc, char **argv)
+{
+	struct td_changes *ch;
+	int rc, width = 0;
+
+	(void)argc;
+	if ((rc = changes_fetch(cli, argv[0], &ch)) != CLI_EXIT_OK)
+		return rc;
+	if (cli->json) {
+		out_json(ch->json);
+		td_changes_free(ch);
+		return CLI_EXIT_OK;
+	}
+	for (size_t i = 0; i < ch->file_count; i++) {
+		const struct td_change_file *f = &ch->files[i];
+		int n = snprintf(NULL, 0, "+%ld -%ld", f->additions, f->deletions);
+
+		if (n > width)
+			width = n;
+	}
+	for (size_t i = 0; i < ch->file_count; i++) {
+		const struct td_change_file *f = &ch->files[i];
+		char counts[64];
+
+		if (f->binary || f->too_large)
+			snprintf(counts, sizeof counts, "%s", f->binary ? "binary" : "too large");
+		else
+			snprintf(counts, sizeof counts, "+%ld -%ld", f->additions, f->deletions);
+		printf("%c  %-*s  %s\n", changes_letter(f->status), width, counts, f->path);
+	}
+	if (ch->file_count == 0)
+		printf("no changes%s\n", ch->live ? " yet (the run goes on)" : "");
+	else
+		changes_totals(stdout, ch->total_files, ch->total_additions, ch->total_deletions);
+	if (ch->reverted_at != NULL)
+		printf("reverted at %s\n", ch->reverted_at);
+	td_changes_free(ch);
+	return CLI_EXIT_OK;
+}
+
+/* Where diff output goes: stdout, or a pager on a terminal. */
+struct changes_out {
+	FILE *fp;
+	bool pager;
+	bool color;
+};
+
+/* Opens $PAGER (default "less -R") when stdout is a terminal, as git does. */
+static void
+changes_out_open(struct changes_out *o)
+{
+	const char *pager = getenv("PAGER");
+	const char *no_color = getenv("NO_COLOR"), *term = getenv("TERM");
+	bool tty = isatty(STDOUT_FILENO);
+
+	o->fp = stdout;
+	o->pager = false;
+	o->color = tty && (no_color == NULL || no_color[0] == '\0') &&
+	    (term == NULL || strcmp(term, "dumb") != 0);
+	if (!tty)
+		return;
+	if (pager == NULL || pager[0] == '\0')
+		pager = "less -R";
+	if (strcmp(pager, "cat") == 0)
+		return;
+	/* less quits at once when the diff fits on the screen, and keeps colours. */
+	setenv("LESS", "FRX", 0);
+	fflush(stdout);
+	signal(SIGPIPE, SIG_IGN);
+	if ((o->fp = popen(pager, "w")) == NULL)
+		o->fp = stdout;
+	else
+		o->pager = true;
+}
+
+static void
+changes_out_close(struct changes_out *o)
+{
+	if (o->pager)
+		pclose(o->fp);
+	else
+		fflush(o->fp);
+}
+
+/* Writes a unified diff, coloured as git colours it when o->color. */
+static void
+changes_print_diff(const struct changes_out *o, const char *text)
+{
+	bool header = false;
+
+	while (*text != '\0') {
+		size_t n = strcspn(text, "\n");
+		const char *color = NULL;
+
+		if (strncmp(text, "diff --git ", 11) == 0)
+			header = true;
+		else if (strncmp(text, "@@", 2) == 0)
+			header = false;
+		if (o->color) {
+			if (header || strncmp(text, "Binary files ", 13) == 0)
+				color = "\033[1m";
+			else if (text[0] == '@')
+				color = "\033[36m";
+			else if (text[0] == '+')
+				color = "\033[32m";
+			else if (text[0] == '-')
+				color = "\033[31m";
+		}
+		fprintf(o->fp, "%s%.*s%s\n", color != NULL ? color : "", (int)n, text,
+		    color != NULL ? "\033[m" : "");
+		text += n;
+		if (*text == '\n')
+			text++;
+	}
+}
+
+/* The bar of --stat: additions + then deletions -, scaled to CHANGES_STAT_BAR. */
+static void
+changes_stat_bar(const struct changes_out *o, long add, long del, long most)
+{
+	long plus = add, minus = del;
+
+	if (most > CHANGES_STAT_BAR) {
+		plus = add * CHANGES_STAT_BAR / most + (add > 0 && add * CHANGES_STAT_BAR < most);
+		minus = del * CHANGES_STAT_BAR / most + (del > 0 && del * CHANGES_STAT_BAR < most);
+	}
+	fputs(o->color && plus > 0 ? "\033[32m" : "", o->fp);
+	for (long i = 0; i < plus; i++)
+		fputc('+', o->fp);
+	fputs(o->color && plus > 0 ? "\033[m" : "", o->fp);
+	fputs(o->color && minus > 0 ? "\033[31m" : "", o->fp);
+	for (long i = 0; i < minus; i++)
+		fputc('-', o->fp);
+	fputs(o->color && minus > 0 ? "\033[m" : "", o->fp);
+}
+
+/* --stat: one line per file (path, count, bar) and the totals, like git diff --stat. */
+static int
+changes_print_stat(struct cli *cli, const char *run_id, const char *only)
+{
+	long most = 0, files = 0, adds = 0, dels = 0;
+	bool bin = false;
+	struct changes_out o;
+	struct td_changes *ch;
+	int rc, pw = 0, cw = 1;
+
+	if ((rc = changes_fetch(cli, run_id, &ch)) != CLI_EXIT_OK)
+		return rc;
+	for (size_t i = 0; i < ch->file_count; i++) {
+		const struct td_change_file *f = &ch->files[i];
+		long sum = f->additions + f->deletions;
+		int w = snprintf(NULL, 0, "%ld", sum);
+
+		if (only != NULL && strcmp(f->path, only) != 0)
+			continue;
+		if ((int)strlen(f->path) > pw)
+			pw = (int)strlen(f->path);
+		if (w > cw)
+			cw = w;
+		if (sum > most)
+			most = sum;
+		bin = bin || f->binary || f->too_large;
+		files++;
+		adds += f->additions;
+		dels += f->deletions;
+	}
+	if (only != NULL && files == 0) {
+		fprintf(stderr, "taskdeck: run %s did not change %s\n", run_id, only);
+		td_changes_free(ch);
+		return CLI_EXIT_NOT_FOUND;
+	}
+	if (cw < 3 && bin)
+		cw = 3;		/* "Bin" */
+	changes_out_open(&o);
+	for (size_t i = 0; i < ch->file_count; i++) {
+		const struct td_change_file *f = &ch->files[i];
+
+		if (only != NULL && strcmp(f->path, only) != 0)
+			continue;
+		fprintf(o.fp, " %-*s | ", pw, f->path);
+		if (f->binary || f->too_large)
+			fprintf(o.fp, "%*s%s", cw, "Bin", f->too_large ? " (too large)" : "");
+		else {
+			fprintf(o.fp, "%*ld ", cw, f->additions + f->deletions);
+			changes_stat_bar(&o, f->additions, f->deletions, most);
+		}
+		fputc('\n', o.fp);
+	}
+	if (files == 0)
+		fprintf(o.fp, "no changes\n");
+	else
+		changes_totals(o.fp, files, adds, dels);
+	changes_out_close(&o);
+	td_changes_free(ch);
+	return CLI_EXIT_OK;
+}
+
+/* taskdeck runs diff RUN [PATH] [--stat] [--from start|RUN] */
+static int
+cmd_runs_diff_exec(struct cli *cli, int argc, char **argv)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	const char *path = argc > 1 ? argv[1] : NULL;
+	struct changes_out o;
+	struct td_error err;
+	bool truncated;
+	char *text;
+	int rc;
+
+	if (cli_has(cli, "stat"))
+		return changes_print_stat(cli, argv[0], path);
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+		return rc;
+	if (td_get_run_diff(cli->client, argv[0], path, cli_get(cli, "from"), &opts, &text,
+	    &truncated, &err) != TD_OK) {
+		rc = cli_fail(&err);
+		if (err.code == TD_NOT_FOUND && path != NULL)
+			fprintf(stderr, "taskdeck: `taskdeck runs changes %s` lists the files "
+			    "it changed\n", argv[0]);
+		return rc;
+	}
+	changes_out_open(&o);
+	changes_print_diff(&o, text);
+	changes_out_close(&o);
+	if (truncated)
+		fprintf(stderr, "taskdeck: the diff was cut at 8 MiB; give a PATH for the rest\n");
+	free(text);
+	return CLI_EXIT_OK;
+}
+
+/* Asks on the terminal whether to revert the files listed; true for y or yes. */
+static bool
+changes_confirm(const char *run_id, const struct td_changes *ch, bool force)
+{
+	char answer[16];
+	size_t n;
+
+	fprintf(stderr, "Revert run %s? It puts back %zu file%s as %s before the run%s:\n",
+	    run_id, ch->file_count, ch->file_count == 1 ? "" : "s",
+	    ch->file_count == 1 ? "it was" : "they were",
+	    force ? ", over any later change" : "");
+	for (size_t i = 0; i < ch->file_count; i++)
+		fprintf(stderr, "  %c %s\n", changes_letter(ch->files[i].status),
+		    ch->files[i].path);
+	fprintf(stderr, "[y/N] ");
+	fflush(stderr);
+	if (fgets(answer, sizeof answer, stdin) == NULL)
+		return false;
+	n = strcspn(answer, "\r\n");
+	answer[n] = '\0';
+	for (size_t i = 0; i < n; i++)
+		answer[i] = (char)tolower((unsigned char)answer[i]);
+	return strcmp(answer, "y") == 0 || strcmp(answer, "yes") == 0;
+}
+
+/* A revert refused for conflicts: names them and says --force; exit 5. */
+static int
+changes_conflicted(const char *run_id, const struct td_error *err, const struct td_revert *rv)
+{
+	int rc = cli_fail(err);
+
+	for (size_t i = 0; rv != NULL && i < rv->conflict_count; i++)
+		fprintf(stderr, "  %s: %s\n", rv->conflicts[i].path,
+		    rv->conflicts[i].reason != NULL ? rv->conflicts[i].reason : "changed");
+	fprintf(stderr, "taskdeck: nothing was reverted; `taskdeck runs revert %s --force` "
+	    "overwrites %s\n", run_id, rv != NULL && rv->conflict_count == 1 ? "it" : "them");
+	return rc;
+}
+
+/* taskdeck runs revert RUN [--force] [--yes] */
+static int
+cmd_runs_revert_exec(struct cli *cli, int argc, char **argv)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	bool force = cli_has(cli, "force"), confirm = !cli_has(cli, "yes");
+	struct td_revert *rv = NULL;
+	struct td_changes *ch;
+	struct td_error err;
+	enum td_code code;
+	int rc;
+
+	(void)argc;
+	if (confirm && !isatty(STDIN_FILENO))
+		return cli_usage_error(cli, "revert rewrites files: confirm with --yes "
+		    "(stdin is not a terminal)");
+	if (confirm) {
+		if ((rc = changes_fetch(cli, argv[0], &ch)) != CLI_EXIT_OK)
+			return rc;
+		if (ch->file_count == 0) {
+			fprintf(stderr, "taskdeck: run %s changed no file; nothing to revert\n",
+			    argv[0]);
+			td_changes_free(ch);
+			return CLI_EXIT_OK;
+		}
+		if (!changes_confirm(argv[0], ch, force)) {
+			fprintf(stderr, "taskdeck: nothing was reverted\n");
+			td_changes_free(ch);
+			return CLI_EXIT_SERVICE;
+		}
+		td_changes_free(ch);
+	} else if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+		return rc;
+	code = td_revert_run(cli->client, argv[0], force, &opts, &rv, &err);
+	if (code == TD_REVERT_CONFLICT) {
+		rc = changes_conflicted(argv[0], &err, rv);
+		td_revert_free(rv);
+		return rc;
+	}
+	if (code != TD_OK) {
+		rc = cli_fail(&err);
+		if (code == TD_RUN_ACTIVE)
+			fprintf(stderr, "taskdeck: wait for it to end (`taskdeck runs wait %s`) "
+			    "or cancel it first\n", argv[0]);
+		return rc;
+	}
+	if (cli->json)
+		out_json(rv->json);
+	else {
+		for (size_t i = 0; i < rv->reverted_count; i++)
+			printf("reverted %s\n", rv->reverted[i]);
+		printf("run %s reverted: %zu file%s\n", rv->run_id, rv->reverted_count,
+		    rv->reverted_count == 1 ? "" : "s");
+	}
+	td_revert_free(rv);
+	return CLI_EXIT_OK;
+}
+
+const struct cli_cmd cmd_runs_changes_entry = {
+	"runs", "changes", "RUN [--from start|RUN]",
+	"List the files a run changed in its workspace: A added, M modified,\n"
+	"D deleted, T type changed, with lines added and removed, and the totals.\n"
+	"--from start compares with the session's start, --from RUN with the end\n"
+	"of another run of the session.",
+	changes_options, 1, 1, cmd_runs_changes_exec
+};
+
+const struct cli_cmd cmd_runs_diff_entry = {
+	"runs", "diff", "RUN [PATH] [--stat] [--from start|RUN]",
+	"Show what a run changed as a unified diff (of PATH, or of every file),\n"
+	"coloured and through $PAGER (less -R) on a terminal unless NO_COLOR;\n"
+	"plain when piped.  --stat: one line per file, like git diff --stat.",
+	diff_options, 1, 2, cmd_runs_diff_exec
+};
+
+const struct cli_cmd cmd_runs_revert_entry = {
+	"runs", "revert", "RUN [--force] [--yes]",
+	"Put the files a run changed back as they were before it (files it did\n"
+	"not touch stay as they are).  On a terminal it asks [y/N] naming them;\n"
+	"--yes does not ask.  When a file was changed again since, nothing is\n"
+	"reverted: the files are listed, exit 5; --force overwrites them.",
+	revert_options, 1, 1, cmd_runs_revert_exec
+};

@@ -1,0 +1,166 @@
+/* The files the selected run changed (status, +N -M, path) and the coloured diff of one. */
+#define NCURSES_WIDECHAR 1
+#include <curses.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tui/tui.h"
+
+/* Files beside the diff from this inner width on; else above it. */
+#define CHANGES_SIDE_BY_SIDE 110
+
+static void
+changes_title(const struct tui *t, char *buf, size_t len)
+{
+	const struct m_changes *c = &t->m.changes;
+	char id[64];
+
+	if (c->run_id == NULL) {
+		snprintf(buf, len, "Changes");
+		return;
+	}
+	draw_short_id(t, c->run_id, id, sizeof id);
+	snprintf(buf, len, "Changes: %s (%zu file%s +%ld -%ld)%s%s", id, c->file_count,
+	    c->file_count == 1 ? "" : "s", c->additions, c->deletions,
+	    c->live ? " live" : "", c->reverted_at != NULL ? " reverted" : "");
+}
+
+/* Where the list and the diff go in r: beside each other when wide, else one above. */
+static void
+changes_layout(const struct tui *t, const struct rect *r, struct rect *list, struct rect *diff)
+{
+	size_t files = t->m.changes.file_count;
+	int h;
+
+	if (r->w >= CHANGES_SIDE_BY_SIDE) {
+		int lw = r->w * 2 / 5 > 60 ? 60 : r->w * 2 / 5;
+
+		*list = (struct rect){ r->y, r->x, r->h, lw };
+		*diff = (struct rect){ r->y, r->x + lw + 1, r->h, r->w - lw - 1 };
+		return;
+	}
+	h = (int)files < r->h / 3 ? (int)files : r->h / 3;
+	if (h < 1)
+		h = 1;
+	*list = (struct rect){ r->y, r->x, h, r->w };
+	*diff = (struct rect){ r->y + h + 1, r->x, r->h - h - 1, r->w };
+}
+
+static void
+changes_draw_list(struct tui *t, const struct rect *r)
+{
+	struct m_changes *c = &t->m.changes;
+	bool focused = t->m.focus == PANE_RIGHT;
+	char counts[48];
+
+	model_cursor_fit(&c->cur, c->file_count, (size_t)r->h);
+	for (int i = 0; i < r->h && c->cur.top + (size_t)i < c->file_count; i++) {
+		size_t k = c->cur.top + (size_t)i;
+		const struct m_change *f = &c->files[k];
+		bool sel = k == c->cur.sel;
+		unsigned attr = !sel ? draw_attr(t, ST_NORMAL) :
+		    draw_attr(t, focused ? ST_SELECTED : ST_SELECTED_DIM);
+		unsigned bits = attr & (A_REVERSE | A_BOLD);
+		int y = r->y + i, x = r->x;
+		char letter[2] = { f->status, '\0' };
+
+		if (sel)
+			draw_fill(y, r->x, r->w, attr);
+		x += draw_text(y, x, 2, sel ? "> " : "  ", attr);
+		x += draw_text(y, x, 2, letter, draw_attr(t, f->status == 'A' ? ST_OK :
+		    f->status == 'D' ? ST_FAIL : ST_RUNNING) | bits) + 1;
+		if (f->binary || f->too_large) {
+			snprintf(counts, sizeof counts, "%-11s", f->binary ? "binary" : "too large");
+			x += draw_text(y, x, r->w - (x - r->x), counts, draw_attr(t, ST_DIM) | bits);
+		} else {
+			snprintf(counts, sizeof counts, "+%ld", f->additions);
+			draw_text(y, x, 6, counts, draw_attr(t, ST_OK) | bits);
+			snprintf(counts, sizeof counts, "-%ld", f->deletions);
+			draw_text(y, x + 6, 6, counts, draw_attr(t, ST_FAIL) | bits);
+			x += 12;
+		}
+		draw_text(y, x, r->w - (x - r->x), f->path, attr);
+	}
+}
+
+static void
+changes_draw_diff(struct tui *t, const struct rect *r)
+{
+	struct m_changes *c = &t->m.changes;
+	static const enum tui_style styles[] = {
+		[DIFF_CONTEXT] = ST_NORMAL, [DIFF_HEADER] = ST_TITLE, [DIFF_HUNK] = ST_RUNNING,
+		[DIFF_ADD] = ST_OK, [DIFF_DEL] = ST_FAIL,
+	};
+	bool header = false;
+
+	if (r->h < 1)
+		return;
+	if (c->diff_count == 0) {
+		draw_text(r->y, r->x + 1, r->w - 1, c->diff_path != NULL ? "reading the diff" : "",
+		    draw_attr(t, ST_DIM));
+		return;
+	}
+	if (c->diff_top >= c->diff_count)
+		c->diff_top = c->diff_count - 1;
+	/* The header state of the first line shown comes from the lines above it. */
+	for (size_t i = 0; i < c->diff_top; i++)
+		model_diff_kind(c->diff[i], &header);
+	for (int i = 0; i < r->h && c->diff_top + (size_t)i < c->diff_count; i++) {
+		const char *line = c->diff[c->diff_top + (size_t)i];
+		enum diff_kind k = model_diff_kind(line, &header);
+
+		draw_text(r->y + i, r->x, r->w, line, draw_attr(t, styles[k]));
+	}
+}
+
+static void
+changes_draw(struct tui *t, const struct rect *r)
+{
+	const struct m_changes *c = &t->m.changes;
+	struct rect list, diff;
+
+	if (model_run(&t->m) == NULL) {
+		draw_text(r->y, r->x + 1, r->w - 1, "no run selected", draw_attr(t, ST_DIM));
+		return;
+	}
+	if (c->file_count == 0) {
+		draw_text(r->y, r->x + 1, r->w - 1, c->failed ? "its changes could not be read "
+		    "(r reads them again)" : c->loading && c->files == NULL ? "reading the changes" :
+		    c->live ? "no changes yet (the run goes on)" : "the run changed no file",
+		    draw_attr(t, ST_DIM));
+		return;
+	}
+	changes_layout(t, r, &list, &diff);
+	changes_draw_list(t, &list);
+	if (diff.x > list.x) {
+		for (int y = r->y; y < r->y + r->h; y++)
+			draw_text(y, diff.x - 1, 1, t->utf8 && !t->ascii ? "\u2502" : "|",
+			    draw_attr(t, ST_DIM));
+	} else
+		draw_separator(t, diff.y - 1, r->x - 1, r->w + 2);
+	changes_draw_diff(t, &diff);
+}
+
+static unsigned
+changes_click(struct tui *t, int row)
+{
+	struct rect list, diff;
+	size_t k;
+
+	changes_layout(t, &t->box[PANE_RIGHT], &list, &diff);
+	if (row < 0 || row >= list.h)
+		return TUI_HANDLED;
+	k = t->m.changes.cur.top + (size_t)row;
+	tui_need(t, model_select(&t->m, PANE_RIGHT, k));
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+const struct view_ops view_changes = {
+	.name = "Changes",
+	.where = W_CHANGES,
+	.title = changes_title,
+	.draw = changes_draw,
+	.click = changes_click,
+};

@@ -1,0 +1,287 @@
+/* taskdeck runs changes, diff and revert, run as a user would against a real taskdeckd. */
+#include <criterion/criterion.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+TestSuite(cli_changes, .init = svc_setup, .fini = svc_teardown, .timeout = 120);
+
+#define NOTES "alpha\nbeta\ngamma\n"
+
+struct run {
+	int status;
+	char *out;
+	char *err;
+};
+
+/* Runs "taskdeck ARGS" (stdin from /dev/null) with the home of svc; stdout and stderr kept. */
+static struct run
+cli(const char *fmt, ...)
+{
+	char args[4096], errpath[512];
+	struct run r;
+	va_list ap;
+	size_t len;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof args, fmt, ap);
+	va_end(ap);
+	snprintf(errpath, sizeof errpath, "%s/cli.stderr", svc.home);
+	r.status = run_capture(&svc, &r.out, "%s %s </dev/null 2>%s", harness_bin("taskdeck"),
+	    args, errpath);
+	r.err = harness_slurp(errpath, &len);
+	cr_assert_not_null(r.err);
+	return r;
+}
+
+static void
+run_free(struct run *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+/* A workspace of the user's (outside taskdeck's home) with notes.txt (mode 0755); its
+ * path, free() it with workspace_free. */
+static char *
+user_workspace(void)
+{
+	char *dir = strdup("/tmp/tdchanges-XXXXXX"), file[600];
+	FILE *fp;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(file, sizeof file, "%s/notes.txt", dir);
+	fp = fopen(file, "w");
+	cr_assert_not_null(fp);
+	fputs(NOTES, fp);
+	fclose(fp);
+	cr_assert_eq(chmod(file, 0755), 0);
+	return dir;
+}
+
+static void
+workspace_free(char *dir)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	cr_expect_eq(system(cmd), 0);
+	free(dir);
+}
+
+/* Runs workspace-edits in dir until it ends; the run's id (free it). */
+static char *
+edit_run(const char *dir)
+{
+	struct run r = cli("--json projects create Edits");
+	char *project, *id;
+	cJSON *doc;
+
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	doc = json_doc(r.out);
+	project = strdup(json_str(doc, "id"));
+	cJSON_Delete(doc);
+	run_free(&r);
+	r = cli("--json run --project %s --cwd %s --provider replay --model workspace-edits "
+	    "--permission workspace-write --wait --wait-timeout 60 'Fix the notes.'", project, dir);
+	cr_assert_eq(r.status, 0, "run: %s", r.err);
+	doc = json_doc(r.out);
+	cr_assert_str_eq(json_str(doc, "status"), "completed");
+	id = strdup(json_str(doc, "id"));
+	cJSON_Delete(doc);
+	run_free(&r);
+	free(project);
+	return id;
+}
+
+static char *
+file_text(const char *dir, const char *name)
+{
+	char path[600];
+	size_t len;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	return harness_slurp(path, &len);
+}
+
+Test(cli_changes, list_diff_and_stat)
+{
+	char *dir = user_workspace(), *id = edit_run(dir);
+	struct run r;
+	cJSON *doc, *files;
+
+	r = cli("runs changes %s", id);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect_not_null(strstr(r.out, "M  +1 -1  notes.txt\n"), "%s", r.out);
+	cr_expect_not_null(strstr(r.out, "A  +3 -0  report.md\n"), "%s", r.out);
+	cr_expect_not_null(strstr(r.out, " 2 files changed, 4 insertions(+), 1 deletion(-)\n"),
+	    "%s", r.out);
+	run_free(&r);
+
+	r = cli("--json runs changes %s", id);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	doc = json_doc(r.out);
+	files = cJSON_GetObjectItemCaseSensitive(doc, "files");
+	cr_assert_eq(cJSON_GetArraySize(files), 2);
+	cr_expect_str_eq(json_str(cJSON_GetArrayItem(files, 0), "path"), "notes.txt");
+	cr_expect_str_eq(json_str(cJSON_GetArrayItem(files, 1), "status"), "added");
+	cJSON_Delete(doc);
+	run_free(&r);
+
+	r = cli("runs diff %s --stat", id);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect_str_eq(r.out, " notes.txt | 2 +-\n report.md | 3 +++\n"
+	    " 2 files changed, 4 insertions(+), 1 deletion(-)\n");
+	run_free(&r);
+
+	/* One file, piped: plain text (no colour, no pager), only that file. */
+	r = cli("runs diff %s notes.txt", id);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect_not_null(strstr(r.out, "diff --git a/notes.txt b/notes.txt\n"), "%s", r.out);
+	cr_expect_not_null(strstr(r.out, "@@ -1,3 +1,3 @@\n alpha\n-beta\n+BETA\n gamma\n"),
+	    "%s", r.out);
+	cr_expect_null(strstr(r.out, "report.md"), "%s", r.out);
+	cr_expect_null(strchr(r.out, '\033'), "colour in a pipe: %s", r.out);
+	run_free(&r);
+
+	r = cli("runs diff %s", id);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect_not_null(strstr(r.out, "+++ b/report.md\n"), "%s", r.out);
+	run_free(&r);
+
+	/* On a terminal (script(1) gives it one): coloured as git colours, unless NO_COLOR. */
+	r.status = run_capture(&svc, &r.out, "PAGER=cat script -qec '%s runs diff %s notes.txt' "
+	    "/dev/null </dev/null", harness_bin("taskdeck"), id);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_expect_not_null(strstr(r.out, "\033[31m-beta\033[m"), "%s", r.out);
+	cr_expect_not_null(strstr(r.out, "\033[32m+BETA\033[m"), "%s", r.out);
+	cr_expect_not_null(strstr(r.out, "\033[36m@@ -1,3 +1,3 @@\033[m"), "%s", r.out);
+	free(r.out);
+	r.status = run_capture(&svc, &r.out, "NO_COLOR=1 PAGER=cat script -qec '%s runs diff %s "
+	    "notes.txt' /dev/null </dev/null", harness_bin("taskdeck"), id);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_expect_null(strchr(r.out, '\033'), "NO_COLOR: %s", r.out);
+	cr_expect_not_null(strstr(r.out, "+BETA"), "%s", r.out);
+	free(r.out);
+
+	/* Through $PAGER on a terminal, as git does; never when piped. */
+	r.status = run_capture(&svc, &r.out, "NO_COLOR=1 PAGER='sed s/^/paged:/' script -qec "
+	    "'%s runs diff %s notes.txt' /dev/null </dev/null", harness_bin("taskdeck"), id);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_expect_not_null(strstr(r.out, "paged:+BETA"), "%s", r.out);
+	free(r.out);
+	r.status = run_capture(&svc, &r.out, "PAGER='sed s/^/paged:/' %s runs diff %s notes.txt "
+	    "</dev/null", harness_bin("taskdeck"), id);
+	cr_assert_eq(r.status, 0, "%s", r.out);
+	cr_expect_null(strstr(r.out, "paged:"), "%s", r.out);
+	free(r.out);
+
+	r = cli("runs changes %s --from start", id);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect_not_null(strstr(r.out, "A  +3 -0  report.md\n"), "the session's start is the run's: %s",
+	    r.out);
+	run_free(&r);
+	r = cli("runs changes %s --from run_00000000000000000000000000", id);
+	cr_expect_eq(r.status, 1, "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "invalid_request"), "%s", r.err);
+	run_free(&r);
+
+	r = cli("runs diff %s missing.txt", id);
+	cr_expect_eq(r.status, 4, "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "not_found"), "%s", r.err);
+	run_free(&r);
+	free(id);
+	workspace_free(dir);
+}
+
+Test(cli_changes, revert_refuses_a_later_edit_then_force_puts_back_the_bytes)
+{
+	char *dir = user_workspace(), *id = edit_run(dir), path[600], *text;
+	struct stat st;
+	struct run r;
+	FILE *fp;
+
+	/* Off a terminal, a revert is only done when confirmed with --yes. */
+	r = cli("runs revert %s", id);
+	cr_expect_eq(r.status, 2, "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "--yes"), "%s", r.err);
+	run_free(&r);
+
+	/* The user edits a file the run changed: the revert refuses and names it. */
+	snprintf(path, sizeof path, "%s/notes.txt", dir);
+	fp = fopen(path, "a");
+	cr_assert_not_null(fp);
+	fputs("delta\n", fp);
+	fclose(fp);
+	r = cli("runs revert %s --yes", id);
+	cr_expect_eq(r.status, 5, "a conflict exits 5: %s", r.err);
+	cr_expect_not_null(strstr(r.err, "revert_conflict"), "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "  notes.txt: "), "the file is named: %s", r.err);
+	cr_expect_not_null(strstr(r.err, "--force"), "%s", r.err);
+	cr_expect_null(strstr(r.err, "report.md"), "%s", r.err);
+	run_free(&r);
+	text = file_text(dir, "notes.txt");
+	cr_expect_str_eq(text, "alpha\nBETA\ngamma\ndelta\n", "nothing was reverted");
+	free(text);
+	text = file_text(dir, "report.md");
+	cr_expect_not_null(text, "nothing was reverted");
+	free(text);
+
+	r = cli("runs revert %s --yes --force", id);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect_not_null(strstr(r.out, "reverted notes.txt\n"), "%s", r.out);
+	cr_expect_not_null(strstr(r.out, "reverted report.md\n"), "%s", r.out);
+	run_free(&r);
+	text = file_text(dir, "notes.txt");
+	cr_expect_str_eq(text, NOTES, "the bytes from before the run");
+	free(text);
+	cr_assert_eq(stat(path, &st), 0);
+	cr_expect_eq(st.st_mode & 07777, 0755, "the mode from before the run");
+	snprintf(path, sizeof path, "%s/report.md", dir);
+	cr_expect_neq(access(path, F_OK), 0, "the file the run added is gone");
+
+	r = cli("runs changes %s", id);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect_not_null(strstr(r.out, "reverted at "), "%s", r.out);
+	run_free(&r);
+	free(id);
+	workspace_free(dir);
+}
+
+Test(cli_changes, on_a_terminal_revert_asks_naming_the_files)
+{
+	char *dir = user_workspace(), *id = edit_run(dir), *text, path[600];
+	struct run r;
+
+	/* script(1) gives taskdeck a terminal; the answer comes on it. */
+	r.status = run_capture(&svc, &r.out, "printf 'n\\n' | script -qec '%s runs revert %s' "
+	    "/dev/null", harness_bin("taskdeck"), id);
+	cr_expect_neq(r.status, 0, "%s", r.out);
+	cr_expect_not_null(strstr(r.out, "Revert run "), "%s", r.out);
+	cr_expect_not_null(strstr(r.out, "  M notes.txt"), "the question names the files: %s", r.out);
+	cr_expect_not_null(strstr(r.out, "  A report.md"), "%s", r.out);
+	cr_expect_not_null(strstr(r.out, "[y/N]"), "%s", r.out);
+	cr_expect_not_null(strstr(r.out, "nothing was reverted"), "%s", r.out);
+	free(r.out);
+	text = file_text(dir, "notes.txt");
+	cr_expect_str_eq(text, "alpha\nBETA\ngamma\n", "no means no");
+	free(text);
+
+	r.status = run_capture(&svc, &r.out, "printf 'y\\n' | script -qec '%s runs revert %s' "
+	    "/dev/null", harness_bin("taskdeck"), id);
+	cr_expect_eq(r.status, 0, "%s", r.out);
+	cr_expect_not_null(strstr(r.out, "reverted: 2 files"), "%s", r.out);
+	free(r.out);
+	text = file_text(dir, "notes.txt");
+	cr_expect_str_eq(text, NOTES);
+	free(text);
+	snprintf(path, sizeof path, "%s/report.md", dir);
+	cr_expect_neq(access(path, F_OK), 0);
+	free(id);
+	workspace_free(dir);
+}
