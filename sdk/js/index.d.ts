@@ -825,8 +825,8 @@ export interface ReadinessReport {
   ready: boolean;
   /** The service's version. */
   version: string;
-  /** Each check (data-directory, database, token-file, sandbox, runtime-*, provider, disk-space, ...); a warn or fail one has nextAction. */
-  checks: { id: string; status: 'ok' | 'warn' | 'fail'; message: string; nextAction?: string }[];
+  /** Each check (data-directory, database, token-file, sandbox, runtime-*, provider, disk-space, ...); info is a fact (an optional CLI that is absent), a warn or fail one has nextAction. */
+  checks: { id: string; status: 'ok' | 'info' | 'warn' | 'fail'; message: string; nextAction?: string }[];
   /** The nextAction of every check that warns or fails. */
   nextActions: string[];
 }

@@ -126,7 +126,7 @@ struct td_agent_routing {
 
 struct td_doctor_check {
 	char *id;
-	char *status;		/* "ok", "warn" or "fail" */
+	char *status;		/* "ok", "info", "warn" or "fail" */
 	char *message;
 	char *next_action;	/* NULL when none */
 };
