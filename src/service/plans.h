@@ -34,6 +34,7 @@ enum td_code plan_step(struct service *svc, const char *run_id, const char *sess
 /*
  * Inside the transaction that finalizes run_id: its open plan becomes
  * completed (status "completed") or abandoned, its pending prompts expired.
+ * runs.c calls it as svc->run_ended, which start-up sets.
  */
 bool plans_run_ended(struct service *svc, const char *run_id, const char *status);
 /*

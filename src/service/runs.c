@@ -13,7 +13,6 @@
 #include "events.h"
 #include "json.h"
 #include "log.h"
-#include "plans.h"
 #include "resource.h"
 #include "runs.h"
 #include "service.h"
@@ -363,6 +362,13 @@ runs_review(struct service *svc, const char *id, const char *review)
 	store_unlock(st);
 }
 
+/* What closes with the run (its plan and prompts), in the transaction ending it. */
+static bool
+runs_ended_hook(struct service *svc, const char *id, const char *status)
+{
+	return svc->run_ended == NULL || svc->run_ended(svc, id, status);
+}
+
 void
 runs_emit_finished(struct service *svc, const char *id, const char *status, const char *code,
     const char *message)
@@ -410,7 +416,7 @@ runs_finish(struct service *svc, const struct run_end *e)
 	ok = ok && artifacts_run_ended(st, e->id);
 	if (ok && e->session_id != NULL)
 		ok = session_touch(st, e->session_id, now);
-	ok = ok && plans_run_ended(svc, e->id, e->status);
+	ok = ok && runs_ended_hook(svc, e->id, e->status);
 	ok = ok ? store_commit(st) : (store_rollback(st), false);
 	cache_drop(svc->cache, e->id);
 	if (ok)
@@ -543,7 +549,7 @@ runs_end_left(struct service *svc, const char *id, const char *status, const cha
 	sqlite3_bind_int64(s, 5, now);
 	ok = ok && sqlite3_step(s) == SQLITE_DONE;
 	sqlite3_reset(s);
-	return ok && plans_run_ended(svc, id, status);
+	return ok && runs_ended_hook(svc, id, status);
 }
 
 void

@@ -31,6 +31,9 @@ struct service {
 	struct secrets *secrets;	/* the key of sealed credentials (secrets.h) */
 	struct changes *changes;	/* workspace snapshots (changes.h) */
 	struct notify *notify;		/* notify.command, or NULL (notify.h) */
+	/* What closes with a run, inside the transaction that ends it (runs.c calls
+	 * it; start-up sets plans_run_ended), or NULL. */
+	bool (*run_ended)(struct service *svc, const char *run_id, const char *status);
 	char *agent_path;		/* the taskdeck-agent binary */
 	char *replay_dir;		/* replay transcripts */
 	const char *agent_found_by;	/* where agent_path came from (runtimes.h) */

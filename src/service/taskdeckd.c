@@ -25,6 +25,7 @@
 #include "runtimes.h"
 #include "sandbox.h"
 #include "notify.h"
+#include "plans.h"
 #include "service.h"
 #include "secrets.h"
 #include "settings.h"
@@ -313,6 +314,7 @@ main(int argc, char **argv)
 	if (opts.events_window_bytes > 0)
 		events_set_window_bytes(svc.events, opts.events_window_bytes);
 	svc.notify = notify_new(&svc);	/* notify.command, or NULL */
+	svc.run_ended = plans_run_ended;	/* a run's end closes its plan and prompts */
 	if (!artifacts_init(&svc, &err) ||
 	    (svc.changes = changes_start(&svc, &err)) == NULL ||
 	    (svc.supervisor = supervisor_start(&svc, &err)) == NULL)
