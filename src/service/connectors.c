@@ -15,7 +15,6 @@
 #include "events.h"
 #include "json.h"
 #include "log.h"
-#include "oauth.h"
 #include "resource.h"
 #include "sandbox.h"
 #include "secrets.h"
@@ -930,7 +929,7 @@ connectors_for_run(struct service *svc)
 	cJSON *arr = cJSON_CreateArray();
 	sqlite3_stmt *s;
 
-	oauth_refresh_due(svc);	/* the run's agent gets tokens that still work */
+	connectors_refresh_oauth(svc);	/* the run's agent gets tokens that still work */
 	store_lock(st);
 	s = store_stmt(st, "SELECT " CONNECTOR_COLUMNS " FROM connectors WHERE enabled != 0"
 	    " ORDER BY id");

@@ -52,6 +52,20 @@ enum td_code connector_update(struct service *svc, const char *id, const cJSON *
 enum td_code connector_set_enabled(struct service *svc, const char *id, bool enabled,
     cJSON **out, struct problem *p);
 enum td_code connector_remove(struct service *svc, const char *id, struct problem *p);
+/*
+ * Stores a sign-in's token (oauth.h) for connector id: a sealed bearer
+ * credential bound to its header:Authorization, and record (the refresh
+ * record, may be NULL) beside it (connector-oauth.c).  False with *why
+ * (malloc'd).
+ */
+bool connector_store_oauth_token(struct service *svc, const char *id, const char *token,
+    const char *record, char **why);
+/*
+ * Renews every stored OAuth token due within a minute (connector-oauth.c):
+ * before a connector test and a run's start.  Each renewal is a token request
+ * of up to 10 s; a token that cannot be renewed is logged and left as it is.
+ */
+void connectors_refresh_oauth(struct service *svc);
 
 cJSON *credentials_list(struct service *svc, const char *cursor, int limit,
     char next[TD_ID_MAX]);

@@ -84,22 +84,6 @@ bool oauth_finish(const char *state, const char *code, const char *error,
  */
 bool oauth_refresh(const char *record, struct oauth_result *out, char **why);
 
-struct service;
-/*
- * Stores a sign-in's token for connector id: a sealed bearer credential bound
- * to its header:Authorization, and record (the refresh record, may be NULL)
- * beside it.  False with *why (malloc'd).
- */
-bool oauth_store_token(struct service *svc, const char *id, const char *token,
-    const char *record, char **why);
-
-/*
- * Renews every stored OAuth token due within a minute (oauth-tokens.c): before
- * a connector test and a run's start.  Each renewal is a token request of up
- * to 10 s; a token that cannot be renewed is logged and left as it is.
- */
-void oauth_refresh_due(struct service *svc);
-
 /* Forgets the sign-ins under way (at shutdown). */
 void oauth_reset(void);
 

@@ -10,7 +10,6 @@
 #include "http.h"
 #include "ids.h"
 #include "json.h"
-#include "oauth.h"
 #include "routes.h"
 #include "xalloc.h"
 
@@ -205,7 +204,7 @@ route_connectors_test(struct http_request *req, struct http_response *r)
 	pthread_attr_t attr;
 	pthread_t t;
 
-	oauth_refresh_due(req->svc);	/* the test uses a token that still works */
+	connectors_refresh_oauth(req->svc);	/* the test uses a token that still works */
 	if (connector_launch_prepare(req->svc, req->params[0], &job->launch, &p) != TD_OK) {
 		free(job);
 		return http_problem(r, &p);

@@ -149,7 +149,7 @@ route_connectors_login(struct http_request *req, struct http_response *r)
 	    redirect, &direct, &why) : NULL;
 	/* A machine client (client credentials): signed in already. */
 	if (url == NULL && direct.access_token != NULL) {
-		signed_in = oauth_store_token(req->svc, req->params[0], direct.access_token,
+		signed_in = connector_store_oauth_token(req->svc, req->params[0], direct.access_token,
 		    direct.refresh_record, &why);
 		secrets_plain_free(direct.access_token);
 		secrets_plain_free(direct.refresh_record);
@@ -195,7 +195,7 @@ route_oauth_callback(struct http_request *req, struct http_response *r)
 
 	if (!oauth_finish(http_query(req, "state"), http_query(req, "code"),
 	    http_query(req, "error"), &res, &why) ||
-	    !oauth_store_token(req->svc, res.connector_id, res.access_token, res.refresh_record, &why)) {
+	    !connector_store_oauth_token(req->svc, res.connector_id, res.access_token, res.refresh_record, &why)) {
 		log_warn("oauth: a sign-in of %s failed: %s",
 		    res.connector_id[0] ? res.connector_id : "(unknown)", why);
 		http_error(r, TD_INVALID_REQUEST, NULL, "taskdeck: the sign-in failed: %s", why);

@@ -1,5 +1,5 @@
 /*
- * Signed-in connectors' tokens (oauth.h): stored as sealed bearer credentials
+ * Signed-in connectors' tokens (connectors.h; the sign-in itself is oauth.c): stored as sealed bearer credentials
  * bound to the connector's header:Authorization, with a sealed refresh record
  * beside each, and renewed before they are due.
  */
@@ -22,7 +22,7 @@
 
 /* The credential bound to the connector's header:Authorization, or NULL. */
 static const char *
-bound_authorization(const cJSON *connector)
+connector_oauth_bound(const cJSON *connector)
 {
 	const cJSON *b;
 
@@ -38,7 +38,7 @@ bound_authorization(const cJSON *connector)
 /* Stores token for connector id: the bound credential rotated, or a new one bound. */
 /* The id of the credential named name (one page of up to 200 at a time), or NULL. */
 static char *
-credential_named(struct service *svc, const char *name)
+connector_oauth_credential(struct service *svc, const char *name)
 {
 	char cursor[TD_ID_MAX] = "", next[TD_ID_MAX];
 	char *found = NULL;
@@ -64,7 +64,7 @@ credential_named(struct service *svc, const char *name)
  * other, made or rotated.
  */
 static bool
-store_record(struct service *svc, const char *id, const char *bearer_id, const char *record,
+connector_oauth_store_record(struct service *svc, const char *id, const char *bearer_id, const char *record,
     char **why)
 {
 	struct problem p = { 0 };
@@ -80,7 +80,7 @@ store_record(struct service *svc, const char *id, const char *bearer_id, const c
 	cJSON_AddStringToObject(rec, "credentialId", bearer_id);
 	text = json_print(rec);
 	cJSON_Delete(rec);
-	rid = credential_named(svc, name);
+	rid = connector_oauth_credential(svc, name);
 	body = cJSON_CreateObject();
 	cJSON_AddStringToObject(body, "secret", text);
 	if (rid != NULL) {
@@ -105,12 +105,12 @@ store_record(struct service *svc, const char *id, const char *bearer_id, const c
 }
 
 bool
-oauth_store_token(struct service *svc, const char *id, const char *token, const char *record,
+connector_store_oauth_token(struct service *svc, const char *id, const char *token, const char *record,
     char **why)
 {
 	struct problem p = { 0 };
 	cJSON *con = connector_get(svc, id), *body, *cred = NULL, *updated = NULL;
-	const char *cid = con != NULL ? bound_authorization(con) : NULL;
+	const char *cid = con != NULL ? connector_oauth_bound(con) : NULL;
 	bool ok;
 
 	if (con == NULL) {
@@ -155,7 +155,7 @@ oauth_store_token(struct service *svc, const char *id, const char *token, const 
 	if (!ok)
 		*why = xasprintf("cannot store the token: %s", p.message);
 	if (ok && record != NULL)
-		ok = store_record(svc, id, json_get_string(cred, "id"), record, why);
+		ok = connector_oauth_store_record(svc, id, json_get_string(cred, "id"), record, why);
 	cJSON_Delete(p.details);
 	cJSON_Delete(cred);
 	cJSON_Delete(con);
@@ -163,7 +163,7 @@ oauth_store_token(struct service *svc, const char *id, const char *token, const 
 }
 
 void
-oauth_refresh_due(struct service *svc)
+connectors_refresh_oauth(struct service *svc)
 {
 	static const char prefix[] = "OAuth refresh of ";
 	char cursor[TD_ID_MAX] = "", next[TD_ID_MAX];
@@ -198,7 +198,7 @@ oauth_refresh_due(struct service *svc)
 				cJSON_AddStringToObject(body, "secret", res.access_token);
 				if (credential_update(svc, cid, body, &cred, &p) == TD_OK &&
 				    res.refresh_record != NULL)
-					store_record(svc, n + sizeof prefix - 1, cid, res.refresh_record, &why);
+					connector_oauth_store_record(svc, n + sizeof prefix - 1, cid, res.refresh_record, &why);
 				sodium_memzero(cJSON_GetObjectItemCaseSensitive(body, "secret")->valuestring,
 				    strlen(res.access_token));
 				cJSON_Delete(body);
