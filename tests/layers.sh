@@ -65,5 +65,30 @@ below connector-rows.c connectors.c
 below connector-rows.c credentials.c
 below credentials.c connectors.c
 
+# Headers point one way: no module includes, even round a loop, a header whose
+# module includes its own.  A module is a header (x-int.h counts as x.h) with
+# the files that define what it declares; a file without one is its own.
+module_of() {	# FILE
+	local base=${1%.[ch]}
+	if [[ $1 == *.c && ! -f $base.h ]]; then
+		base=$(grep -owF -f <(defined "$1") -- *.h |
+			awk -F: '{ n[$1]++ } END { for (h in n) print n[h], h }' |
+			sort -k1,1nr -k2 | awk 'NR == 1 { sub(/\.h$/, "", $2); print $2 }')
+		base=${base:-${1%.c}}
+	fi
+	echo "${base%-int}"
+}
+while IFS= read -r loop; do
+	breach "headers include each other round a loop (move the call that closes it to one side, or pass a callback): $loop"
+done < <(for f in *.c *.h; do
+		m=$(module_of "$f")
+		sed -n 's/^#include "\([a-z0-9-]*\)\.h"$/\1/p' "$f" | while IFS= read -r h; do
+			[[ -f $h.h && ${h%-int} != "$m" ]] && echo "$m ${h%-int}"
+		done
+	done | sort -u | tsort 2>&1 >/dev/null |
+	awk '/input contains a loop/ { if (l != "") print l; l = ""; next }
+		{ sub(/^tsort: /, ""); l = l (l == "" ? "" : " -> ") $0 }
+		END { if (l != "") print l }')
+
 [[ $fail -eq 0 ]] && echo "layers: ok"
 exit "$fail"
