@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
 #include "cli.h"
 #include "json.h"
 #include "xalloc.h"
@@ -53,51 +52,18 @@ const struct cli_cmd cmd_permissions_deny_entry = {
 	cli_no_options, 1, 1, cmd_permissions_deny_exec
 };
 
-/*
- * The fields of a server's form (input_json's requestedSchema), for people:
- * one line each, "name (type, required): description [default: X]", or with
- * one_line "name type=X, ..." (NULL when it is no form).  Caller frees.
- */
+/* The fields of a server's form (input_json's requestedSchema) in style, or NULL when it is no form. */
 static char *
-form_fields(const char *input_json, bool one_line)
+permissions_form_text(const char *input_json, enum td_form_style style)
 {
-	cJSON *in = input_json != NULL ? json_parse(input_json, strlen(input_json)) : NULL;
-	const cJSON *schema = cJSON_GetObjectItemCaseSensitive(in, "requestedSchema");
-	const cJSON *props = cJSON_GetObjectItemCaseSensitive(schema, "properties"), *p, *r;
-	const cJSON *req = cJSON_GetObjectItemCaseSensitive(schema, "required");
-	struct buf b;
+	struct td_form *form;
+	char *text;
 
-	if (!cJSON_IsObject(props) || cJSON_GetArraySize(props) == 0) {
-		cJSON_Delete(in);
+	if (td_form_parse(input_json, &form, NULL) != TD_OK)
 		return NULL;
-	}
-	buf_init(&b, 0);
-	cJSON_ArrayForEach(p, props) {
-		const char *type = json_get_string(p, "type"), *desc = json_get_string(p, "description");
-		const cJSON *def = cJSON_GetObjectItemCaseSensitive(p, "default");
-		const cJSON *en = cJSON_GetObjectItemCaseSensitive(p, "enum");
-		char *deftext = def != NULL ? json_print(def) : NULL;
-		char *entext = cJSON_IsArray(en) ? json_print(en) : NULL;
-		bool required = false;
-
-		cJSON_ArrayForEach(r, req)
-			required = required || (cJSON_IsString(r) && p->string != NULL &&
-			    strcmp(r->valuestring, p->string) == 0);
-		if (one_line)
-			buf_printf(&b, "%s%s %s%s%s", b.len ? ", " : "", p->string,
-			    type != NULL ? type : "string", deftext ? "=" : required ? "!" : "",
-			    deftext ? deftext : "");
-		else
-			buf_printf(&b, "%s  %s (%s%s%s%s): %s%s%s%s", b.len ? "\n" : "", p->string,
-			    type != NULL ? type : "string", required ? ", required" : "",
-			    entext ? ", one of " : "", entext ? entext : "",
-			    desc != NULL ? desc : "-", deftext ? " [default: " : "",
-			    deftext ? deftext : "", deftext ? "]" : "");
-		free(deftext);
-		free(entext);
-	}
-	cJSON_Delete(in);
-	return buf_steal(&b);
+	text = td_form_text(form, style, "  ");
+	td_form_free(form);
+	return text;
 }
 
 /* taskdeck permissions list [--all] [--run RUN]: every page. */
@@ -125,7 +91,7 @@ cmd_permissions_list_exec(struct cli *cli, int argc, char **argv)
 		}
 		for (size_t i = 0; i < page->count; i++) {
 			const struct td_permission *p = &page->items[i];
-			char *fields = form_fields(p->input_json, true);
+			char *fields = permissions_form_text(p->input_json, TD_FORM_ONE_LINE);
 			char *summary = fields != NULL ? xasprintf("%s (fields: %s)", p->summary,
 			    fields) : NULL;
 			const char *row[] = { p->id, p->status, p->tool, p->run_id,
@@ -158,7 +124,7 @@ cmd_permissions_show_exec(struct cli *cli, int argc, char **argv)
 	out_doc(cli, p->json);
 	if (!cli->json) {
 		/* A server's form: what each field asks (permissions allow --field). */
-		char *fields = form_fields(p->input_json, false);
+		char *fields = permissions_form_text(p->input_json, TD_FORM_LINES);
 
 		if (fields != NULL)
 			printf("form fields (permissions allow %s --field NAME=VALUE):\n%s\n", p->id,

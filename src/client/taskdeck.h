@@ -951,6 +951,77 @@ TD_API enum td_code td_answer_permission_form(struct td_client *client,
 TD_API void td_permission_free(struct td_permission *permission);
 TD_API void td_permission_list_free(struct td_permission_list *list);
 
+/*
+ * A server's form: the requestedSchema of a prompt's input (tool
+ * "<connector>__elicitation"), the flat object of fields the MCP specification
+ * allows.  td_form_parse reads it, td_form_text renders it for people.
+ */
+#define TD_FORM_MAX_BYTES (256 * 1024)	/* of input_json */
+#define TD_FORM_MAX_FIELDS 100
+#define TD_FORM_MAX_CHOICES 1000
+
+/* What a field takes. */
+enum td_form_kind {
+	TD_FORM_STRING,		/* "string": format, min_length and max_length may bound it */
+	TD_FORM_NUMBER,		/* "number": minimum and maximum may bound it */
+	TD_FORM_INTEGER,	/* "integer": likewise */
+	TD_FORM_BOOLEAN,	/* "boolean" */
+	TD_FORM_CHOICE,		/* a string among choices: "enum" (with "enumNames"), or "oneOf" */
+	TD_FORM_OTHER,		/* a type a form may not have: shown as the schema says it */
+};
+
+/* One of a choice field's values. */
+struct td_form_choice {
+	char *value;		/* what the field takes */
+	char *title;		/* for people ("enumNames", oneOf's "title"), or NULL */
+};
+
+struct td_form_field {
+	char *name;
+	enum td_form_kind kind;
+	char *type;		/* as the schema says ("string" when it says none) */
+	char *title;		/* or NULL */
+	char *description;	/* or NULL */
+	char *format;		/* a string's "email", "uri", "date", "date-time", or NULL */
+	char *default_json;	/* the default as JSON text, or NULL */
+	bool required;
+	bool has_minimum, has_maximum;	/* minimum/maximum, or a string's minLength/maxLength */
+	double minimum, maximum;
+	struct td_form_choice *choices;	/* TD_FORM_CHOICE: the values, in the schema's order */
+	size_t choice_count;
+};
+
+struct td_form {
+	char *message;		/* what the server asks (input's "message"), or NULL */
+	struct td_form_field *fields;	/* in the schema's order */
+	size_t field_count;
+};
+
+/*
+ * Reads the form of a prompt's input_json (td_permission's): its
+ * requestedSchema's properties (a property that is no object is no field).
+ * TD_INVALID_ARGUMENT when input_json holds no form with a field, is no JSON
+ * object, or is over TD_FORM_MAX_BYTES, TD_FORM_MAX_FIELDS or
+ * TD_FORM_MAX_CHOICES (err says which).  Caller frees *out with td_form_free.
+ */
+TD_API enum td_code td_form_parse(const char *input_json, struct td_form **out,
+    struct td_error *err);
+TD_API void td_form_free(struct td_form *form);
+
+enum td_form_style {
+	/* "name type=DEFAULT, name type!, ...": ! marks a required field without a default */
+	TD_FORM_ONE_LINE,
+	/* a line a field: "name (type, required, one of [...]): description [default: X]" */
+	TD_FORM_LINES,
+};
+/*
+ * The form's fields for people, each TD_FORM_LINES line after indent (NULL:
+ * none); control characters of the server's text become spaces.  Caller
+ * frees the string (never NULL).
+ */
+TD_API char *td_form_text(const struct td_form *form, enum td_form_style style,
+    const char *indent);
+
 /* --- Connectors and credentials ------------------------------------------ */
 
 /* Default deadline of td_test_connector, in milliseconds. */

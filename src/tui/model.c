@@ -11,7 +11,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "buf.h"
 #include "json.h"
 #include "model-internal.h"
 #include "timeutil.h"
@@ -138,34 +137,14 @@ permission_clear(struct m_permission *p)
 char *
 model_form_fields(const char *input_json)
 {
-	cJSON *in = input_json != NULL ? json_parse(input_json, strlen(input_json)) : NULL;
-	const cJSON *schema = cJSON_GetObjectItemCaseSensitive(in, "requestedSchema");
-	const cJSON *props = cJSON_GetObjectItemCaseSensitive(schema, "properties"), *p, *r;
-	const cJSON *req = cJSON_GetObjectItemCaseSensitive(schema, "required");
-	struct buf b;
+	struct td_form *form;
+	char *text;
 
-	if (!cJSON_IsObject(props) || cJSON_GetArraySize(props) == 0) {
-		cJSON_Delete(in);
+	if (td_form_parse(input_json, &form, NULL) != TD_OK)
 		return NULL;
-	}
-	buf_init(&b, 0);
-	cJSON_ArrayForEach(p, props) {
-		const char *type = json_get_string(p, "type"), *desc = json_get_string(p, "description");
-		const cJSON *def = cJSON_GetObjectItemCaseSensitive(p, "default");
-		char *deftext = def != NULL ? json_print(def) : NULL;
-		bool required = false;
-
-		cJSON_ArrayForEach(r, req)
-			required = required || (cJSON_IsString(r) && p->string != NULL &&
-			    strcmp(r->valuestring, p->string) == 0);
-		buf_printf(&b, "%s%s (%s%s): %s%s%s%s", b.len ? "\n" : "", p->string,
-		    type != NULL ? type : "string", required ? ", required" : "",
-		    desc != NULL ? desc : "-", deftext ? " [default: " : "",
-		    deftext ? deftext : "", deftext ? "]" : "");
-		free(deftext);
-	}
-	cJSON_Delete(in);
-	return buf_steal(&b);
+	text = td_form_text(form, TD_FORM_LINES, NULL);
+	td_form_free(form);
+	return text;
 }
 
 void

@@ -98,14 +98,14 @@ struct m_permission {
 	char *project_id;
 	char *tool;
 	char *summary;
-	/* A server's form: its fields, one line each ("name (type): description
-	 * [default: X]"), or NULL. */
+	/* A server's form: its fields, one line each (td_form_text's
+	 * TD_FORM_LINES), or NULL. */
 	char *form;
 };
 
 /*
- * The fields of a server's form (input_json's requestedSchema), one line each,
- * or NULL when it is none (malloc'd).
+ * The fields of a server's form (input_json's requestedSchema), one line each
+ * (td_form_text), or NULL when it is none (malloc'd).
  */
 char *model_form_fields(const char *input_json);
 
