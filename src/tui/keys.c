@@ -1006,32 +1006,14 @@ help_draw(struct tui *t)
 static unsigned
 help_key(struct tui *t, int key)
 {
-	long step = 0, page = t->rows > 10 ? t->rows - 10 : 1;
-
-	if (key == 'j' || key == TUI_KEY(KEY_DOWN))
-		step = 1;
-	else if (key == 'k' || key == TUI_KEY(KEY_UP))
-		step = -1;
-	else if (key == TUI_KEY(KEY_NPAGE) || key == ' ')
-		step = page;
-	else if (key == TUI_KEY(KEY_PPAGE))
-		step = -page;
-	else if (key == 'g' || key == TUI_KEY(KEY_HOME))
-		step = -100000;
-	else if (key == 'G' || key == TUI_KEY(KEY_END))
-		step = 100000;
-	else if (key == '\t') {
+	if (modal_scroll(key, t->rows > 10 ? t->rows - 10 : 1, &t->help_top))
+		return TUI_HANDLED | TUI_REDRAW;
+	if (key == '\t') {
 		t->help_all = !t->help_all;
 		t->help_top = 0;
-		return TUI_HANDLED | TUI_REDRAW;
 	} else {
 		modal_close(t);
-		return TUI_HANDLED | TUI_REDRAW;
 	}
-	if (step < 0 && (size_t)-step > t->help_top)
-		t->help_top = 0;
-	else
-		t->help_top = (size_t)((long)t->help_top + step);
 	return TUI_HANDLED | TUI_REDRAW;
 }
 

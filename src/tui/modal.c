@@ -51,6 +51,32 @@ modal_close(struct tui *t)
 	t->dirty = true;
 }
 
+bool
+modal_scroll(int key, long page, size_t *top)
+{
+	long step;
+
+	if (key == 'j' || key == TUI_KEY(KEY_DOWN))
+		step = 1;
+	else if (key == 'k' || key == TUI_KEY(KEY_UP))
+		step = -1;
+	else if (key == TUI_KEY(KEY_NPAGE) || key == ' ')
+		step = page;
+	else if (key == TUI_KEY(KEY_PPAGE))
+		step = -page;
+	else if (key == 'g' || key == TUI_KEY(KEY_HOME))
+		step = -1000000;
+	else if (key == 'G' || key == TUI_KEY(KEY_END))
+		step = 1000000;
+	else
+		return false;
+	if (step < 0 && (size_t)-step > *top)
+		*top = 0;
+	else
+		*top = (size_t)((long)*top + step);
+	return true;
+}
+
 /* The prompt editor with the defaults, or, after a start in this project
  * failed, with all of that start: its text, profile, plan-first, provider
  * and model (the text never comes back without what it was chosen with). */

@@ -746,30 +746,10 @@ messages_draw(struct tui *t)
 static unsigned
 messages_key(struct tui *t, int key)
 {
-	long step, page = t->rows > 8 ? t->rows - 8 : 1;
-
 	if (t->messages_top == SIZE_MAX)
 		t->messages_top = 100000;
-	if (key == 'j' || key == TUI_KEY(KEY_DOWN))
-		step = 1;
-	else if (key == 'k' || key == TUI_KEY(KEY_UP))
-		step = -1;
-	else if (key == TUI_KEY(KEY_NPAGE) || key == ' ')
-		step = page;
-	else if (key == TUI_KEY(KEY_PPAGE))
-		step = -page;
-	else if (key == 'g' || key == TUI_KEY(KEY_HOME))
-		step = -1000000;
-	else if (key == 'G' || key == TUI_KEY(KEY_END))
-		step = 1000000;
-	else {
+	if (!modal_scroll(key, t->rows > 8 ? t->rows - 8 : 1, &t->messages_top))
 		modal_close(t);
-		return TUI_HANDLED | TUI_REDRAW;
-	}
-	if (step < 0 && (size_t)-step > t->messages_top)
-		t->messages_top = 0;
-	else
-		t->messages_top = (size_t)((long)t->messages_top + step);
 	return TUI_HANDLED | TUI_REDRAW;
 }
 

@@ -424,6 +424,12 @@ void modal_register(enum modal_kind kind, void (*draw)(struct tui *t),
 /* A box of w x h centred on the screen, cleared; returns the inside. */
 struct rect modal_box(struct tui *t, int w, int h, const char *title);
 void modal_close(struct tui *t);
+/*
+ * Moves *top, a scrolled modal's first line, by key: j/k and the arrows a
+ * line, Space/PgDn and PgUp a page of page lines, g/Home and G/End to either
+ * end (the drawing clamps the end).  False, *top unchanged, for another key.
+ */
+bool modal_scroll(int key, long page, size_t *top);
 /* Frees the copies a confirm holds. */
 void modal_free(struct tui *t);
 /* n / N in the log: the next / previous search match, said in the message line. */

@@ -130,30 +130,13 @@ detail_draw(struct tui *t)
 static unsigned
 detail_key(struct tui *t, int key)
 {
-	long step = 0, page = t->rows > 6 ? t->rows - 6 : 1;
-
-	if (key == 'j' || key == TUI_KEY(KEY_DOWN))
-		step = 1;
-	else if (key == 'k' || key == TUI_KEY(KEY_UP))
-		step = -1;
-	else if (key == TUI_KEY(KEY_NPAGE) || key == ' ')
-		step = page;
-	else if (key == TUI_KEY(KEY_PPAGE))
-		step = -page;
-	else if (key == 'g' || key == TUI_KEY(KEY_HOME))
-		step = -1000000;
-	else if (key == 'G' || key == TUI_KEY(KEY_END))
-		step = 1000000;
-	else if (key == TUI_ESC || key == 'q' || key == 'i') {
+	if (modal_scroll(key, t->rows > 6 ? t->rows - 6 : 1, &t->detail_top))
+		return TUI_HANDLED | TUI_REDRAW;
+	if (key == TUI_ESC || key == 'q' || key == 'i') {
 		modal_close(t);
 		return TUI_HANDLED | TUI_REDRAW;
-	} else
-		return TUI_HANDLED;
-	if (step < 0 && (size_t)-step > t->detail_top)
-		t->detail_top = 0;
-	else
-		t->detail_top = (size_t)((long)t->detail_top + step);
-	return TUI_HANDLED | TUI_REDRAW;
+	}
+	return TUI_HANDLED;
 }
 
 void
