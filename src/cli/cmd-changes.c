@@ -29,17 +29,6 @@ static const struct cli_option revert_options[] = {
 	{ NULL, false }
 };
 
-/* The letter of a change's status: A, M, D, T. */
-static char
-changes_letter(const char *status)
-{
-	if (status == NULL)
-		return '?';
-	if (strcmp(status, "type-changed") == 0)
-		return 'T';
-	return (char)toupper((unsigned char)status[0]);
-}
-
 /* "N files changed, A insertions(+), D deletions(-)", as git says it. */
 static void
 changes_totals(FILE *fp, long files, long additions, long deletions)
@@ -98,7 +87,7 @@ cmd_runs_changes_exec(struct cli *cli, int argc, char **argv)
 			snprintf(counts, sizeof counts, "%s", f->binary ? "binary" : "too large");
 		else
 			snprintf(counts, sizeof counts, "+%ld -%ld", f->additions, f->deletions);
-		printf("%c  %-*s  %s\n", changes_letter(f->status), width, counts, f->path);
+		printf("%c  %-*s  %s\n", td_change_letter(f->status), width, counts, f->path);
 	}
 	if (ch->file_count == 0)
 		printf("no changes%s\n", ch->live ? " yet (the run goes on)" : "");
@@ -312,7 +301,7 @@ changes_confirm(const char *run_id, const struct td_changes *ch, bool force)
 	    ch->file_count == 1 ? "it was" : "they were",
 	    force ? ", over any later change" : "");
 	for (size_t i = 0; i < ch->file_count; i++)
-		fprintf(stderr, "  %c %s\n", changes_letter(ch->files[i].status),
+		fprintf(stderr, "  %c %s\n", td_change_letter(ch->files[i].status),
 		    ch->files[i].path);
 	fprintf(stderr, "[y/N] ");
 	fflush(stderr);

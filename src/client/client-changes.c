@@ -1,4 +1,5 @@
 /* A run's workspace changes: the list, the diff and the revert (an extension beyond the spec). */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +9,16 @@
 
 /* Largest diff accepted: the service cuts the whole diff at 8 MiB. */
 #define CHANGES_MAX_DIFF (CLIENT_MAX_BODY)
+
+char
+td_change_letter(const char *status)
+{
+	if (status == NULL)
+		return '?';
+	if (strcmp(status, "type-changed") == 0)
+		return 'T';
+	return (char)toupper((unsigned char)status[0]);
+}
 
 static void
 changes_file_clear(struct td_change_file *f)

@@ -484,6 +484,8 @@ struct td_change_file {
 	char *old_mode;		/* "100644", "100755", "120000"; NULL when absent */
 	char *new_mode;
 };
+/* A change's status as the letter git shows: 'A', 'M', 'D', 'T'; '?' for NULL. */
+TD_API char td_change_letter(const char *status);
 
 /* A run's changes: the files, sorted by path, and their totals. */
 struct td_changes {

@@ -1,5 +1,4 @@
 /* The model's Changes view: the files the selected run changed and the diff of one. */
-#include <ctype.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -74,17 +73,6 @@ model_change(const struct model *m)
 	return c->cur.sel < c->file_count ? &c->files[c->cur.sel] : NULL;
 }
 
-/* The letter of a status: A, M, D, T. */
-static char
-changes_letter(const char *status)
-{
-	if (status == NULL)
-		return '?';
-	if (strcmp(status, "type-changed") == 0)
-		return 'T';
-	return (char)toupper((unsigned char)status[0]);
-}
-
 void
 model_set_changes(struct model *m, const char *run_id, const struct td_changes *ch)
 {
@@ -115,7 +103,7 @@ model_set_changes(struct model *m, const char *run_id, const struct td_changes *
 		struct m_change *d = &c->files[c->file_count];
 
 		d->path = xstrdup(f->path);
-		d->status = changes_letter(f->status);
+		d->status = td_change_letter(f->status);
 		d->additions = f->additions;
 		d->deletions = f->deletions;
 		d->binary = f->binary;
