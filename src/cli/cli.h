@@ -216,6 +216,8 @@ struct out_table {
 	char **cells;		/* header first, row by row */
 };
 
+/* "[y/N] " on stderr after a question, then the answer: true for y or yes (any case). */
+bool cli_confirmed(void);
 /* --wide: tables print every column uncut, also on a terminal. */
 void out_set_wide(bool wide);
 /* A table whose last column is its free text (a prompt, a title, a message). */

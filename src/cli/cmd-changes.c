@@ -1,5 +1,4 @@
 /* taskdeck runs changes|diff|revert: what a run changed in its workspace, and undoing it */
-#include <ctype.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -293,9 +292,6 @@ cmd_runs_diff_exec(struct cli *cli, int argc, char **argv)
 static bool
 changes_confirm(const char *run_id, const struct td_changes *ch, bool force)
 {
-	char answer[16];
-	size_t n;
-
 	fprintf(stderr, "Revert run %s? It puts back %zu file%s as %s before the run%s:\n",
 	    run_id, ch->file_count, ch->file_count == 1 ? "" : "s",
 	    ch->file_count == 1 ? "it was" : "they were",
@@ -303,15 +299,7 @@ changes_confirm(const char *run_id, const struct td_changes *ch, bool force)
 	for (size_t i = 0; i < ch->file_count; i++)
 		fprintf(stderr, "  %c %s\n", td_change_letter(ch->files[i].status),
 		    ch->files[i].path);
-	fprintf(stderr, "[y/N] ");
-	fflush(stderr);
-	if (fgets(answer, sizeof answer, stdin) == NULL)
-		return false;
-	n = strcspn(answer, "\r\n");
-	answer[n] = '\0';
-	for (size_t i = 0; i < n; i++)
-		answer[i] = (char)tolower((unsigned char)answer[i]);
-	return strcmp(answer, "y") == 0 || strcmp(answer, "yes") == 0;
+	return cli_confirmed();
 }
 
 /* A revert refused for conflicts: names them and says --force; exit 5. */

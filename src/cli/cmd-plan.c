@@ -1,5 +1,4 @@
 /* taskdeck plan show|approve|revise|reject */
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,20 +151,10 @@ static bool
 plan_confirm_reject(const char *session_id, long version, long revision,
     const char *run_id)
 {
-	char answer[16];
-	size_t n;
-
 	fprintf(stderr, "Reject plan version %ld (revision %ld) of session %s? "
-	    "Run %s ends cancelled. [y/N] ", version, revision, session_id,
+	    "Run %s ends cancelled. ", version, revision, session_id,
 	    run_id != NULL ? run_id : "of the plan");
-	fflush(stderr);
-	if (fgets(answer, sizeof answer, stdin) == NULL)
-		return false;
-	n = strcspn(answer, "\r\n");
-	answer[n] = '\0';
-	for (size_t i = 0; i < n; i++)
-		answer[i] = (char)tolower((unsigned char)answer[i]);
-	return strcmp(answer, "y") == 0 || strcmp(answer, "yes") == 0;
+	return cli_confirmed();
 }
 
 /* Says what to do after a decision that was refused; returns the exit code. */

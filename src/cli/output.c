@@ -1,3 +1,4 @@
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -327,4 +328,21 @@ cli_list_end(struct cli *cli, struct cli_list *l, const char *noun)
 	free(l->next);
 	l->next = NULL;
 	return l->rc;
+}
+
+bool
+cli_confirmed(void)
+{
+	char answer[16];
+	size_t n;
+
+	fprintf(stderr, "[y/N] ");
+	fflush(stderr);
+	if (fgets(answer, sizeof answer, stdin) == NULL)
+		return false;
+	n = strcspn(answer, "\r\n");
+	answer[n] = '\0';
+	for (size_t i = 0; i < n; i++)
+		answer[i] = (char)tolower((unsigned char)answer[i]);
+	return strcmp(answer, "y") == 0 || strcmp(answer, "yes") == 0;
 }
