@@ -269,6 +269,18 @@ td_connector_test_free(struct td_connector_test *t)
 	free(t);
 }
 
+/* opts, or a copy in *own with TD_CONNECTOR_TEST_TIMEOUT_MS when it sets no deadline. */
+static const struct td_request_options *
+connectors_slow_options(const struct td_request_options *opts, struct td_request_options *own)
+{
+	if (opts != NULL && opts->timeout_ms != 0)
+		return opts;
+	if (opts != NULL)
+		*own = *opts;
+	own->timeout_ms = TD_CONNECTOR_TEST_TIMEOUT_MS;
+	return own;
+}
+
 enum td_code
 td_test_connector(struct td_client *c, const char *id, const struct td_request_options *opts,
     struct td_connector_test **out, struct td_error *err)
@@ -283,12 +295,7 @@ td_test_connector(struct td_client *c, const char *id, const struct td_request_o
 	if (id == NULL || *id == '\0')
 		return client_fail(err, TD_INVALID_ARGUMENT, "a connector id is required");
 	/* A test may take several MCP requests of up to 10 s each. */
-	if (opts == NULL || opts->timeout_ms == 0) {
-		if (opts != NULL)
-			own = *opts;
-		own.timeout_ms = TD_CONNECTOR_TEST_TIMEOUT_MS;
-		opts = &own;
-	}
+	opts = connectors_slow_options(opts, &own);
 	path = client_item_path("connectors", id, "/test");
 	rc = client_call(c, "POST", path, NULL, false, opts, &resp, err);
 	free(path);
@@ -323,12 +330,7 @@ td_login_connector(struct td_client *c, const char *id, const struct td_connecto
 	if (id == NULL || *id == '\0')
 		return client_fail(err, TD_INVALID_ARGUMENT, "a connector id is required");
 	/* The discovery may take several requests of up to 10 s each. */
-	if (opts == NULL || opts->timeout_ms == 0) {
-		if (opts != NULL)
-			own = *opts;
-		own.timeout_ms = TD_CONNECTOR_TEST_TIMEOUT_MS;
-		opts = &own;
-	}
+	opts = connectors_slow_options(opts, &own);
 	if (login != NULL && (login->client_id != NULL || login->scope != NULL ||
 	    login->id_token != NULL)) {
 		cJSON *b = cJSON_CreateObject();
