@@ -1,6 +1,4 @@
 /* The rows and helpers both connectors.c and credentials.c stand on (connector-rows.h). */
-#include <stdarg.h>
-#include <stdio.h>
 
 #include "connector-rows.h"
 #include "events.h"
@@ -8,19 +6,6 @@
 #include "resource.h"
 #include "service.h"
 #include "store.h"
-
-enum td_code
-conn_fail(struct problem *p, enum td_code code, const char *field, const char *fmt, ...)
-{
-	va_list ap;
-
-	p->code = code;
-	snprintf(p->field, sizeof p->field, "%s", field ? field : "");
-	va_start(ap, fmt);
-	vsnprintf(p->message, sizeof p->message, fmt, ap);
-	va_end(ap);
-	return code;
-}
 
 /* The bindings of a connector, in their order.  Store locked. */
 cJSON *
@@ -94,13 +79,13 @@ conn_write_end(struct service *svc, const char *what, const char *id, enum td_co
 	struct store *st = svc->store;
 
 	if (rc == TD_OK && !store_commit(st))
-		rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot store the %s", what);
+		rc = problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot store the %s", what);
 	else if (rc != TD_OK)
 		store_rollback(st);
 	if (rc == TD_OK) {
 		*out = load(st, id);
 		if (*out == NULL)
-			rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "the %s vanished", what);
+			rc = problem_set(p, TD_INTERNAL_ERROR, NULL, "the %s vanished", what);
 		else
 			emit(svc, *out, action);
 	}

@@ -18,9 +18,6 @@
 struct service;
 struct store;
 
-/* Fills *p (code, field, message) and returns code. */
-enum td_code conn_fail(struct problem *p, enum td_code code, const char *field,
-    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* The bindings of a connector, in their order; store locked. */
 cJSON *connector_bindings_load(struct store *st, const char *id);
 /* The connector of a row selected with CONNECTOR_COLUMNS, its bindings loaded; store locked. */

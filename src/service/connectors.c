@@ -130,25 +130,25 @@ connector_map_valid(const cJSON *map, const char *field, bool headers, cJSON *ou
 	if (map == NULL || cJSON_IsNull(map))
 		return TD_OK;
 	if (!cJSON_IsObject(map))
-		return conn_fail(p, TD_INVALID_REQUEST, field, "%s must be an object of strings",
+		return problem_set(p, TD_INVALID_REQUEST, field, "%s must be an object of strings",
 		    field);
 	cJSON_ArrayForEach(e, map) {
 		if (++n > (headers ? CONNECTOR_HEADERS_MAX : CONNECTOR_ENV_MAX))
-			return conn_fail(p, TD_INVALID_REQUEST, field, "%s has more than %d entries",
+			return problem_set(p, TD_INVALID_REQUEST, field, "%s has more than %d entries",
 			    field, headers ? CONNECTOR_HEADERS_MAX : CONNECTOR_ENV_MAX);
 		if (headers ? !conn_header_name_valid(e->string) : !conn_env_name_valid(e->string))
-			return conn_fail(p, TD_INVALID_REQUEST, field, headers ?
+			return problem_set(p, TD_INVALID_REQUEST, field, headers ?
 			    "%s: a header name is a token of at most %d characters" :
 			    "%s: a variable name is letters, digits and _ (at most %d), "
 			    "not starting with a digit", field, CONNECTOR_VAR_NAME_MAX);
 		if (!cJSON_IsString(e) || !connector_text_valid(e->valuestring, 0, CONNECTOR_VALUE_MAX))
-			return conn_fail(p, TD_INVALID_REQUEST, field,
+			return problem_set(p, TD_INVALID_REQUEST, field,
 			    "%s: each value is a string of at most %d bytes without control "
 			    "characters", field, CONNECTOR_VALUE_MAX);
 		for (const cJSON *o = out->child; o != NULL; o = o->next) {
 			if (headers ? strcasecmp(o->string, e->string) == 0 :
 			    strcmp(o->string, e->string) == 0)
-				return conn_fail(p, TD_INVALID_REQUEST, field, "%s names %s twice",
+				return problem_set(p, TD_INVALID_REQUEST, field, "%s names %s twice",
 				    field, e->string);
 		}
 		cJSON_AddStringToObject(out, e->string, e->valuestring);
@@ -183,7 +183,7 @@ connector_paths_valid(const cJSON *in, const struct td_paths *tp, cJSON *out, st
 	if (in == NULL || cJSON_IsNull(in))
 		return TD_OK;
 	if (!cJSON_IsArray(in) || cJSON_GetArraySize(in) > CONNECTOR_PATHS_MAX)
-		return conn_fail(p, TD_INVALID_REQUEST, "transport.paths", "transport.paths must "
+		return problem_set(p, TD_INVALID_REQUEST, "transport.paths", "transport.paths must "
 		    "be an array of at most %d {\"path\", \"write\"} objects", CONNECTOR_PATHS_MAX);
 	cJSON_ArrayForEach(e, in) {
 		const char *path = json_get_string(e, "path");
@@ -193,21 +193,21 @@ connector_paths_valid(const cJSON *in, const struct td_paths *tp, cJSON *out, st
 
 		if (!cJSON_IsObject(e) || !json_only_keys(e, keys, &bad) || path == NULL ||
 		    (w != NULL && !cJSON_IsBool(w)))
-			return conn_fail(p, TD_INVALID_REQUEST, "transport.paths", "each of "
+			return problem_set(p, TD_INVALID_REQUEST, "transport.paths", "each of "
 			    "transport.paths is {\"path\": an absolute path, \"write\": true or false}");
 		if (path[0] != '/' || !connector_text_valid(path, 1, PATH_MAX - 1))
-			return conn_fail(p, TD_INVALID_REQUEST, "transport.paths",
+			return problem_set(p, TD_INVALID_REQUEST, "transport.paths",
 			    "%s is not an absolute path", path);
 		if (realpath(path, real) == NULL)
-			return conn_fail(p, TD_INVALID_REQUEST, "transport.paths", "%s: %s", path,
+			return problem_set(p, TD_INVALID_REQUEST, "transport.paths", "%s: %s", path,
 			    strerror(errno));
 		if (strcmp(real, "/") == 0)
-			return conn_fail(p, TD_INVALID_REQUEST, "transport.paths",
+			return problem_set(p, TD_INVALID_REQUEST, "transport.paths",
 			    "/ cannot be given to a connector");
 		for (size_t i = 0; i < sizeof mine / sizeof *mine; i++)
 			if (mine[i] != NULL && (connector_paths_overlap(real, mine[i]) ||
 			    (realpath(mine[i], mreal) != NULL && connector_paths_overlap(real, mreal))))
-				return conn_fail(p, TD_INVALID_REQUEST, "transport.paths",
+				return problem_set(p, TD_INVALID_REQUEST, "transport.paths",
 				    "%s overlaps taskdeck's own directory %s", path, mine[i]);
 		o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "path", real);
@@ -230,11 +230,11 @@ connector_transport_valid(const cJSON *t, const struct td_paths *tp, cJSON **out
 
 	*out = NULL;
 	if (t == NULL)
-		return conn_fail(p, TD_INVALID_REQUEST, "transport", "transport is required");
+		return problem_set(p, TD_INVALID_REQUEST, "transport", "transport is required");
 	if (!cJSON_IsObject(t))
-		return conn_fail(p, TD_INVALID_REQUEST, "transport", "transport must be an object");
+		return problem_set(p, TD_INVALID_REQUEST, "transport", "transport must be an object");
 	if (type == NULL || (strcmp(type, "stdio") != 0 && strcmp(type, "http") != 0))
-		return conn_fail(p, TD_INVALID_REQUEST, "transport.type",
+		return problem_set(p, TD_INVALID_REQUEST, "transport.type",
 		    "transport.type must be stdio or http");
 	norm = cJSON_CreateObject();
 	cJSON_AddStringToObject(norm, "type", type);
@@ -245,12 +245,12 @@ connector_transport_valid(const cJSON *t, const struct td_paths *tp, cJSON **out
 
 		if (!json_only_keys(t, stdio_keys, &bad)) {
 			cJSON_Delete(norm);
-			return conn_fail(p, TD_INVALID_REQUEST, "transport",
+			return problem_set(p, TD_INVALID_REQUEST, "transport",
 			    "%s is not a member of a stdio transport", bad);
 		}
 		if (command == NULL || !connector_text_valid(command, 1, CONNECTOR_COMMAND_MAX)) {
 			cJSON_Delete(norm);
-			return conn_fail(p, TD_INVALID_REQUEST, "transport.command",
+			return problem_set(p, TD_INVALID_REQUEST, "transport.command",
 			    "transport.command must be a string of 1 to %d bytes without control "
 			    "characters", CONNECTOR_COMMAND_MAX);
 		}
@@ -259,14 +259,14 @@ connector_transport_valid(const cJSON *t, const struct td_paths *tp, cJSON **out
 		if (args != NULL && !cJSON_IsNull(args) && (!cJSON_IsArray(args) ||
 		    cJSON_GetArraySize(args) > CONNECTOR_ARGS_MAX)) {
 			cJSON_Delete(norm);
-			return conn_fail(p, TD_INVALID_REQUEST, "transport.args",
+			return problem_set(p, TD_INVALID_REQUEST, "transport.args",
 			    "transport.args must be an array of at most %d strings",
 			    CONNECTOR_ARGS_MAX);
 		}
 		cJSON_ArrayForEach(a, (cJSON_IsArray(args) ? args : NULL)) {
 			if (!cJSON_IsString(a) || !connector_text_valid(a->valuestring, 0, CONNECTOR_ARG_MAX)) {
 				cJSON_Delete(norm);
-				return conn_fail(p, TD_INVALID_REQUEST, "transport.args",
+				return problem_set(p, TD_INVALID_REQUEST, "transport.args",
 				    "each argument is a string of at most %d bytes without control "
 				    "characters", CONNECTOR_ARG_MAX);
 			}
@@ -287,12 +287,12 @@ connector_transport_valid(const cJSON *t, const struct td_paths *tp, cJSON **out
 
 		if (!json_only_keys(t, http_keys, &bad)) {
 			cJSON_Delete(norm);
-			return conn_fail(p, TD_INVALID_REQUEST, "transport",
+			return problem_set(p, TD_INVALID_REQUEST, "transport",
 			    "%s is not a member of an http transport", bad);
 		}
 		if (url == NULL || !connector_url_valid(url)) {
 			cJSON_Delete(norm);
-			return conn_fail(p, TD_INVALID_REQUEST, "transport.url",
+			return problem_set(p, TD_INVALID_REQUEST, "transport.url",
 			    "transport.url must be an http:// or https:// URL of at most %d bytes",
 			    CONNECTOR_URL_MAX);
 		}
@@ -326,7 +326,7 @@ connector_bindings_valid(const cJSON *b, const cJSON *transport, cJSON **out, st
 
 	*out = NULL;
 	if (!cJSON_IsArray(b) || cJSON_GetArraySize(b) > CONNECTOR_BINDINGS_MAX)
-		return conn_fail(p, TD_INVALID_REQUEST, f,
+		return problem_set(p, TD_INVALID_REQUEST, f,
 		    "credentialBindings must be an array of at most %d bindings or null",
 		    CONNECTOR_BINDINGS_MAX);
 	norm = cJSON_CreateArray();
@@ -339,40 +339,40 @@ connector_bindings_valid(const cJSON *b, const cJSON *transport, cJSON **out, st
 		if (!cJSON_IsObject(e) || !json_only_keys(e, keys, &bad) || cred == NULL ||
 		    target == NULL || !td_id_valid(cred, "cred")) {
 			cJSON_Delete(norm);
-			return conn_fail(p, TD_INVALID_REQUEST, f, "each binding is "
+			return problem_set(p, TD_INVALID_REQUEST, f, "each binding is "
 			    "{\"credentialId\": \"cred_...\", \"target\": \"env:NAME\" or "
 			    "\"header:NAME\"}");
 		}
 		env = strncmp(target, "env:", 4) == 0;
 		if (!env && strncmp(target, "header:", 7) != 0) {
 			cJSON_Delete(norm);
-			return conn_fail(p, TD_INVALID_REQUEST, f,
+			return problem_set(p, TD_INVALID_REQUEST, f,
 			    "a target is env:NAME or header:NAME, not %.64s", target);
 		}
 		name = target + (env ? 4 : 7);
 		if (env == http) {
 			cJSON_Delete(norm);
-			return conn_fail(p, TD_INVALID_REQUEST, f, http ?
+			return problem_set(p, TD_INVALID_REQUEST, f, http ?
 			    "an http connector takes header: targets" :
 			    "a stdio connector takes env: targets");
 		}
 		if (env ? !conn_env_name_valid(name) : !conn_header_name_valid(name)) {
 			cJSON_Delete(norm);
-			return conn_fail(p, TD_INVALID_REQUEST, f, "%.64s is not a valid %s name",
+			return problem_set(p, TD_INVALID_REQUEST, f, "%.64s is not a valid %s name",
 			    name, env ? "variable" : "header");
 		}
 		for (const cJSON *o = norm->child; o != NULL; o = o->next) {
 			const char *other = json_get_string(o, "target") + (env ? 4 : 7);
 			if (env ? strcmp(other, name) == 0 : strcasecmp(other, name) == 0) {
 				cJSON_Delete(norm);
-				return conn_fail(p, TD_INVALID_REQUEST, f, "two bindings target %.64s",
+				return problem_set(p, TD_INVALID_REQUEST, f, "two bindings target %.64s",
 				    target);
 			}
 		}
 		for (const cJSON *o = plain ? plain->child : NULL; o != NULL; o = o->next) {
 			if (env ? strcmp(o->string, name) == 0 : strcasecmp(o->string, name) == 0) {
 				cJSON_Delete(norm);
-				return conn_fail(p, TD_INVALID_REQUEST, f, "%.64s is set in the "
+				return problem_set(p, TD_INVALID_REQUEST, f, "%.64s is set in the "
 				    "transport too; set it in one place", target);
 			}
 		}
@@ -430,7 +430,7 @@ connector_bindings_store(struct store *st, const char *id, const cJSON *bindings
 	ok = sqlite3_step(s) == SQLITE_DONE;
 	sqlite3_reset(s);
 	if (!ok)
-		return conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot write the bindings");
+		return problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot write the bindings");
 	cJSON_ArrayForEach(b, bindings) {
 		const char *cred = json_get_string(b, "credentialId");
 		bool exists;
@@ -440,7 +440,7 @@ connector_bindings_store(struct store *st, const char *id, const cJSON *bindings
 		exists = sqlite3_step(s) == SQLITE_ROW;
 		sqlite3_reset(s);
 		if (!exists)
-			return conn_fail(p, TD_INVALID_REQUEST, "credentialBindings",
+			return problem_set(p, TD_INVALID_REQUEST, "credentialBindings",
 			    "there is no credential %s", cred);
 		s = store_stmt(st, "INSERT INTO connector_bindings (connector_id, position,"
 		    " credential_id, target) VALUES (?1, ?2, ?3, ?4)");
@@ -451,7 +451,7 @@ connector_bindings_store(struct store *st, const char *id, const cJSON *bindings
 		ok = sqlite3_step(s) == SQLITE_DONE;
 		sqlite3_reset(s);
 		if (!ok)
-			return conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot write the bindings");
+			return problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot write the bindings");
 	}
 	return TD_OK;
 }
@@ -478,13 +478,13 @@ connector_fields_valid(const cJSON *body, const char *const *allowed, struct pro
 
 	for (const char *const *f = readonly_fields; *f; f++) {
 		if (cJSON_GetObjectItemCaseSensitive(body, *f) != NULL)
-			return conn_fail(p, TD_INVALID_REQUEST, *f, "%s is read-only", *f);
+			return problem_set(p, TD_INVALID_REQUEST, *f, "%s is read-only", *f);
 	}
 	if (!json_only_keys(body, allowed, &bad)) {
 		if (strcmp(bad, "enabled") == 0)
-			return conn_fail(p, TD_INVALID_REQUEST, bad, "enable or disable a "
+			return problem_set(p, TD_INVALID_REQUEST, bad, "enable or disable a "
 			    "connector with PUT /api/v1/connectors/:id/enabled");
-		return conn_fail(p, TD_INVALID_REQUEST, bad, "unknown field %.64s", bad);
+		return problem_set(p, TD_INVALID_REQUEST, bad, "unknown field %.64s", bad);
 	}
 	return TD_OK;
 }
@@ -497,7 +497,7 @@ connector_body_name_valid(const cJSON *body, bool required, struct problem *p)
 	if (n == NULL && !required)
 		return TD_OK;
 	if (!cJSON_IsString(n) || !connector_name_valid(n->valuestring))
-		return conn_fail(p, TD_INVALID_REQUEST, "name", "name must be 1 to %d letters, "
+		return problem_set(p, TD_INVALID_REQUEST, "name", "name must be 1 to %d letters, "
 		    "digits, - or _, starting with a letter or digit, without __",
 		    CONNECTOR_NAME_MAX);
 	return TD_OK;
@@ -542,7 +542,7 @@ connector_add(struct service *svc, const cJSON *body, cJSON **out, struct proble
 	    (rc = connector_body_name_valid(body, true, p)) != TD_OK)
 		return rc;
 	if (enabled != NULL && !cJSON_IsBool(enabled))
-		return conn_fail(p, TD_INVALID_REQUEST, "enabled", "enabled must be a boolean");
+		return problem_set(p, TD_INVALID_REQUEST, "enabled", "enabled must be a boolean");
 	if ((rc = connector_transport_valid(cJSON_GetObjectItemCaseSensitive(body, "transport"),
 	    &svc->paths, &transport, p)) != TD_OK)
 		return rc;
@@ -558,12 +558,12 @@ connector_add(struct service *svc, const cJSON *body, cJSON **out, struct proble
 		store_unlock(st);
 		cJSON_Delete(transport);
 		cJSON_Delete(bindings);
-		return conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot store the connector");
+		return problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot store the connector");
 	}
 	if (connector_name_taken(st, name, id))
-		rc = conn_fail(p, TD_INVALID_REQUEST, "name", "a connector named %s exists", name);
+		rc = problem_set(p, TD_INVALID_REQUEST, "name", "a connector named %s exists", name);
 	else if (connectors_count(st) >= CONNECTORS_MAX)
-		rc = conn_fail(p, TD_INVALID_REQUEST, NULL, "there are %d connectors already; "
+		rc = problem_set(p, TD_INVALID_REQUEST, NULL, "there are %d connectors already; "
 		    "remove one first", CONNECTORS_MAX);
 	if (rc == TD_OK) {
 		s = store_stmt(st, "INSERT INTO connectors (" CONNECTOR_COLUMNS ")"
@@ -574,7 +574,7 @@ connector_add(struct service *svc, const cJSON *body, cJSON **out, struct proble
 		sqlite3_bind_text(s, 4, json_print(transport), -1, free);
 		sqlite3_bind_int64(s, 5, now);
 		if (sqlite3_step(s) != SQLITE_DONE)
-			rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot store the connector");
+			rc = problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot store the connector");
 		sqlite3_reset(s);
 	}
 	if (rc == TD_OK)
@@ -592,13 +592,13 @@ connector_custom_begin(struct store *st, const char *id, struct problem *p)
 	enum td_code rc = TD_OK;
 
 	if (!store_begin(st))
-		return conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot begin a write");
+		return problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot begin a write");
 	s = store_stmt(st, "SELECT kind FROM connectors WHERE id = ?1");
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 	if (sqlite3_step(s) != SQLITE_ROW)
-		rc = conn_fail(p, TD_NOT_FOUND, "connector", "No connector with that id.");
+		rc = problem_set(p, TD_NOT_FOUND, "connector", "No connector with that id.");
 	else if (strcmp(resource_text(s, 0), "builtin") == 0)
-		rc = conn_fail(p, TD_FORBIDDEN, NULL, "A built-in connector can be enabled or "
+		rc = problem_set(p, TD_FORBIDDEN, NULL, "A built-in connector can be enabled or "
 		    "disabled, not edited or removed.");
 	sqlite3_reset(s);
 	if (rc != TD_OK)
@@ -622,7 +622,7 @@ connector_update(struct service *svc, const char *id, const cJSON *body, cJSON *
 	    (rc = connector_body_name_valid(body, false, p)) != TD_OK)
 		return rc;
 	if (cJSON_GetObjectItemCaseSensitive(body, "transport") == NULL)
-		return conn_fail(p, TD_INVALID_REQUEST, "transport",
+		return problem_set(p, TD_INVALID_REQUEST, "transport",
 		    "an update must include the transport");
 	if ((rc = connector_transport_valid(cJSON_GetObjectItemCaseSensitive(body, "transport"),
 	    &svc->paths, &transport, p)) != TD_OK)
@@ -650,7 +650,7 @@ connector_update(struct service *svc, const char *id, const cJSON *body, cJSON *
 		cJSON_Delete(kept);
 	}
 	if (rc == TD_OK && name != NULL && connector_name_taken(st, name, id))
-		rc = conn_fail(p, TD_INVALID_REQUEST, "name", "a connector named %s exists", name);
+		rc = problem_set(p, TD_INVALID_REQUEST, "name", "a connector named %s exists", name);
 	if (rc == TD_OK) {
 		s = store_stmt(st, "UPDATE connectors SET name = coalesce(?2, name),"
 		    " transport = ?3, updated_at = " RESOURCE_NEXT_TIME(4) " WHERE id = ?1");
@@ -660,7 +660,7 @@ connector_update(struct service *svc, const char *id, const cJSON *body, cJSON *
 		sqlite3_bind_text(s, 3, json_print(transport), -1, free);
 		sqlite3_bind_int64(s, 4, td_now_ms());
 		if (sqlite3_step(s) != SQLITE_DONE)
-			rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot store the connector");
+			rc = problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot store the connector");
 		sqlite3_reset(s);
 	}
 	if (rc == TD_OK)
@@ -682,7 +682,7 @@ connector_set_enabled(struct service *svc, const char *id, bool enabled, cJSON *
 	store_lock(st);
 	if (!store_begin(st)) {
 		store_unlock(st);
-		return conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot begin a write");
+		return problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot begin a write");
 	}
 	s = store_stmt(st, "UPDATE connectors SET enabled = ?2,"
 	    " updated_at = " RESOURCE_NEXT_TIME(3) " WHERE id = ?1");
@@ -690,9 +690,9 @@ connector_set_enabled(struct service *svc, const char *id, bool enabled, cJSON *
 	sqlite3_bind_int(s, 2, enabled);
 	sqlite3_bind_int64(s, 3, td_now_ms());
 	if (sqlite3_step(s) != SQLITE_DONE)
-		rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot store the connector");
+		rc = problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot store the connector");
 	else if (sqlite3_changes(sqlite3_db_handle(s)) == 0)
-		rc = conn_fail(p, TD_NOT_FOUND, "connector", "No connector with that id.");
+		rc = problem_set(p, TD_NOT_FOUND, "connector", "No connector with that id.");
 	sqlite3_reset(s);
 	return connector_write_end(svc, id, rc, enabled ? "enabled" : "disabled", out, p);
 }
@@ -758,10 +758,10 @@ connector_remove(struct service *svc, const char *id, struct problem *p)
 	s = store_stmt(st, "DELETE FROM connectors WHERE id = ?1");
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 	if (sqlite3_step(s) != SQLITE_DONE)
-		rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot remove the connector");
+		rc = problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot remove the connector");
 	sqlite3_reset(s);
 	if (rc == TD_OK && !store_commit(st))
-		rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot remove the connector");
+		rc = problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot remove the connector");
 	else if (rc != TD_OK)
 		store_rollback(st);
 	if (rc == TD_OK && c != NULL)
@@ -812,7 +812,7 @@ connector_launch_prepare(struct service *svc, const char *id, struct connector_l
 	c = connector_load_locked(st, id);
 	if (c == NULL) {
 		store_unlock(st);
-		return conn_fail(p, TD_NOT_FOUND, "connector", "No connector with that id.");
+		return problem_set(p, TD_NOT_FOUND, "connector", "No connector with that id.");
 	}
 	snprintf(l->name, sizeof l->name, "%s", json_get_string(c, "name"));
 	t = cJSON_GetObjectItemCaseSensitive(c, "transport");
@@ -888,7 +888,7 @@ connector_launch_prepare(struct service *svc, const char *id, struct connector_l
 
 		if (!credential_value(svc, json_get_string(e, "credentialId"), target, &value,
 		    &why)) {
-			rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "%s", why);
+			rc = problem_set(p, TD_INTERNAL_ERROR, NULL, "%s", why);
 			free(why);
 			break;
 		}

@@ -105,33 +105,33 @@ credential_fields_valid(const cJSON *body, bool creating, const char *kind,
 
 	for (const char *const *f = readonly_fields; *f; f++) {
 		if (cJSON_GetObjectItemCaseSensitive(body, *f) != NULL)
-			return conn_fail(p, TD_INVALID_REQUEST, *f, "%s is read-only", *f);
+			return problem_set(p, TD_INVALID_REQUEST, *f, "%s is read-only", *f);
 	}
 	if (!json_only_keys(body, credential_fields, &bad))
-		return conn_fail(p, TD_INVALID_REQUEST, bad, "unknown field %.64s", bad);
+		return problem_set(p, TD_INVALID_REQUEST, bad, "unknown field %.64s", bad);
 	if (!json_check_string(body, "name", creating, false, 1, NAME_MAX_CHARS))
-		return conn_fail(p, TD_INVALID_REQUEST, "name",
+		return problem_set(p, TD_INVALID_REQUEST, "name",
 		    "name must be a string of 1 to %d characters", NAME_MAX_CHARS);
 	if (!json_check_enum(body, "kind", false, credential_kinds))
-		return conn_fail(p, TD_INVALID_REQUEST, "kind",
+		return problem_set(p, TD_INVALID_REQUEST, "kind",
 		    "kind must be api-key, bearer, basic or secret");
 	if (!json_check_string(body, "description", false, true, 0, CREDENTIAL_DESCRIPTION_MAX))
-		return conn_fail(p, TD_INVALID_REQUEST, "description",
+		return problem_set(p, TD_INVALID_REQUEST, "description",
 		    "description must be a string of at most %d characters",
 		    CREDENTIAL_DESCRIPTION_MAX);
 	if (secret == NULL && !creating)
 		return TD_OK;
 	if (!cJSON_IsString(secret) || secret->valuestring[0] == '\0' ||
 	    strlen(secret->valuestring) > CREDENTIAL_SECRET_MAX)
-		return conn_fail(p, TD_INVALID_REQUEST, "secret",
+		return problem_set(p, TD_INVALID_REQUEST, "secret",
 		    "secret must be a string of 1 to %d bytes", CREDENTIAL_SECRET_MAX);
 	/* Tokens go into headers: one line.  Only kind "secret" may span lines. */
 	if (kind != NULL && strcmp(kind, "secret") != 0 &&
 	    strpbrk(secret->valuestring, "\r\n") != NULL)
-		return conn_fail(p, TD_INVALID_REQUEST, "secret",
+		return problem_set(p, TD_INVALID_REQUEST, "secret",
 		    "a %s secret is one line (kind secret may have several)", kind);
 	if (kind != NULL && strcmp(kind, "basic") == 0 && strchr(secret->valuestring, ':') == NULL)
-		return conn_fail(p, TD_INVALID_REQUEST, "secret",
+		return problem_set(p, TD_INVALID_REQUEST, "secret",
 		    "a basic secret is user:password");
 	return TD_OK;
 }
@@ -180,14 +180,14 @@ credential_create(struct service *svc, const cJSON *body, cJSON **out,
 	store_lock(st);
 	if (!store_begin(st)) {
 		store_unlock(st);
-		return conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot store the credential");
+		return problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot store the credential");
 	}
 	s = store_stmt(st, "SELECT count(*) FROM credentials");
 	if (sqlite3_step(s) == SQLITE_ROW)
 		n = sqlite3_column_int(s, 0);
 	sqlite3_reset(s);
 	if (n >= CREDENTIALS_MAX)
-		rc = conn_fail(p, TD_INVALID_REQUEST, NULL, "there are %d credentials already; "
+		rc = problem_set(p, TD_INVALID_REQUEST, NULL, "there are %d credentials already; "
 		    "delete one first", CREDENTIALS_MAX);
 	if (rc == TD_OK) {
 		int64_t now = td_now_ms();
@@ -200,10 +200,10 @@ credential_create(struct service *svc, const cJSON *body, cJSON **out,
 		sqlite3_bind_text(s, 4, desc ? desc : "", -1, SQLITE_STATIC);
 		sqlite3_bind_int64(s, 5, now);
 		if (!credential_bind_sealed(svc, s, 6, json_get_string(body, "secret")))
-			rc = conn_fail(p, TD_INTERNAL_ERROR, NULL,
+			rc = problem_set(p, TD_INTERNAL_ERROR, NULL,
 			    "the secrets key cannot be read or made (see the service log)");
 		else if (sqlite3_step(s) != SQLITE_DONE)
-			rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot store the credential");
+			rc = problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot store the credential");
 		sqlite3_reset(s);
 		sqlite3_clear_bindings(s);
 	}
@@ -228,11 +228,11 @@ credential_update(struct service *svc, const char *id, const cJSON *body, cJSON 
 	store_lock(st);
 	if (!store_begin(st)) {
 		store_unlock(st);
-		return conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot store the credential");
+		return problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot store the credential");
 	}
 	old = credential_load(st, id);
 	if (old == NULL) {
-		rc = conn_fail(p, TD_NOT_FOUND, "credential", "No credential with that id.");
+		rc = problem_set(p, TD_NOT_FOUND, "credential", "No credential with that id.");
 	} else {
 		/* The secret's rules for the kind it will have. */
 		rc = credential_fields_valid(body, false, kind ? kind : json_get_string(old, "kind"),
@@ -254,10 +254,10 @@ credential_update(struct service *svc, const char *id, const cJSON *body, cJSON 
 			    SQLITE_STATIC);
 		sqlite3_bind_int64(s, 6, td_now_ms());
 		if (secret != NULL && !credential_bind_sealed(svc, s, 5, secret))
-			rc = conn_fail(p, TD_INTERNAL_ERROR, NULL,
+			rc = problem_set(p, TD_INTERNAL_ERROR, NULL,
 			    "the secrets key cannot be read or made (see the service log)");
 		else if (sqlite3_step(s) != SQLITE_DONE)
-			rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot store the credential");
+			rc = problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot store the credential");
 		sqlite3_reset(s);
 		sqlite3_clear_bindings(s);
 	}
@@ -335,24 +335,24 @@ credential_delete(struct service *svc, const char *id, bool force, struct proble
 	store_lock(st);
 	if (!store_begin(st)) {
 		store_unlock(st);
-		return conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot delete the credential");
+		return problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot delete the credential");
 	}
 	cred = credential_load(st, id);
 	if (cred == NULL) {
 		store_rollback(st);
 		store_unlock(st);
-		return conn_fail(p, TD_NOT_FOUND, "credential", "No credential with that id.");
+		return problem_set(p, TD_NOT_FOUND, "credential", "No credential with that id.");
 	}
 	binders = credential_binders_load(st, id);
 	providers = credential_providers_naming(svc, id, json_get_string(cred, "name"));
 	if ((cJSON_GetArraySize(binders) > 0 || cJSON_GetArraySize(providers) > 0) && !force) {
 		if (cJSON_GetArraySize(providers) > 0)
-			rc = conn_fail(p, TD_CREDENTIAL_IN_USE, NULL, "provider %s takes its API "
+			rc = problem_set(p, TD_CREDENTIAL_IN_USE, NULL, "provider %s takes its API "
 			    "key from this credential (apiKeyCredential in settings.json); run "
 			    "`taskdeck setup` to change it, or delete with ?force=true",
 			    cJSON_GetArrayItem(providers, 0)->valuestring);
 		else
-			rc = conn_fail(p, TD_CREDENTIAL_IN_USE, NULL, "%d connector(s) bind this "
+			rc = problem_set(p, TD_CREDENTIAL_IN_USE, NULL, "%d connector(s) bind this "
 			    "credential; unbind it or delete with ?force=true",
 			    cJSON_GetArraySize(binders));
 		p->details = cJSON_CreateObject();
@@ -367,25 +367,25 @@ credential_delete(struct service *svc, const char *id, bool force, struct proble
 		sqlite3_bind_text(s, 1, b->valuestring, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(s, 2, now);
 		if (sqlite3_step(s) != SQLITE_DONE)
-			rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot unbind the credential");
+			rc = problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot unbind the credential");
 		sqlite3_reset(s);
 	}
 	if (rc == TD_OK) {
 		s = store_stmt(st, "DELETE FROM connector_bindings WHERE credential_id = ?1");
 		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 		if (sqlite3_step(s) != SQLITE_DONE)
-			rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot unbind the credential");
+			rc = problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot unbind the credential");
 		sqlite3_reset(s);
 	}
 	if (rc == TD_OK) {
 		s = store_stmt(st, "DELETE FROM credentials WHERE id = ?1");
 		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 		if (sqlite3_step(s) != SQLITE_DONE)
-			rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot delete the credential");
+			rc = problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot delete the credential");
 		sqlite3_reset(s);
 	}
 	if (rc == TD_OK && !store_commit(st))
-		rc = conn_fail(p, TD_INTERNAL_ERROR, NULL, "cannot delete the credential");
+		rc = problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot delete the credential");
 	else if (rc != TD_OK)
 		store_rollback(st);
 	if (rc == TD_OK) {
