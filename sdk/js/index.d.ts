@@ -197,6 +197,14 @@ export interface Project {
   createdAt: string;
   /** RFC 3339 UTC with milliseconds; strictly increases on each write. */
   updatedAt: string;
+  /** When it was archived (RFC 3339), or null: an archived project is left out of listProjects unless asked for. */
+  archivedAt: string | null;
+}
+
+/** The options of listProjects and listSessions: which items, archived or not. */
+export interface ArchivedListOptions extends ListOptions {
+  /** false (the default): those not archived; true: only the archived ones; 'all': both. */
+  archived?: boolean | 'all';
 }
 
 /** The body of createProject (POST /api/v1/projects). */
@@ -221,7 +229,15 @@ export type ProjectPatch = {
   context?: string | null;
   /** Merged into the metadata; null resets it to {}. */
   metadata?: Record<string, Json> | null;
+  /** true archives the project (its sessions and runs still work), false brings it back. */
+  archived?: boolean;
 };
+
+/** The body of updateSession (PATCH /api/v1/sessions/:id). */
+export interface SessionPatch {
+  /** true archives the session (runs started in it still work), false brings it back. */
+  archived: boolean;
+}
 
 /** The agent that runs a session: taskdeck (the built-in loop), claude-code or codex. */
 export type Framework = 'taskdeck' | 'claude-code' | 'codex' | (string & {});
@@ -282,6 +298,8 @@ export interface Session {
   updatedAt: string;
   /** Its newest run, or null. */
   lastRun: { id: string; status: RunStatus } | null;
+  /** When it was archived (RFC 3339), or null: an archived session is left out of listSessions unless asked for. */
+  archivedAt: string | null;
 }
 
 /** A run's configuration: omitted or null, the session's or the defaults' value. */
@@ -1038,9 +1056,9 @@ export interface CredentialPatch {
 /** List methods that paginate() can follow. */
 export interface ListMethods {
   /** paginate('listProjects', options?). */
-  listProjects: [options?: ListOptions];
+  listProjects: [options?: ArchivedListOptions];
   /** paginate('listSessions', projectId, options?). */
-  listSessions: [projectId: string, options?: ListOptions];
+  listSessions: [projectId: string, options?: ArchivedListOptions];
   /** paginate('listArtifacts', sessionId, options?). */
   listArtifacts: [sessionId: string, options?: ArtifactListOptions];
   /** paginate('listRuntimes', options?). */
@@ -1098,7 +1116,7 @@ export declare class TaskdeckClient {
   installCli(options?: RequestOptions): ApiPromise<CliInstallResult>;
 
   /** Projects, newest first, paged. `GET /api/v1/projects`. Errors: BadRequestError; ConnectionError, TimeoutError, AbortError. */
-  listProjects(options?: ListOptions): ApiPromise<Page<Project>>;
+  listProjects(options?: ArchivedListOptions): ApiPromise<Page<Project>>;
   /** One project. `GET /api/v1/projects/:id`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */
   getProject(projectId: string, options?: RequestOptions): ApiPromise<Project>;
   /** Creates a project. `POST /api/v1/projects`. Errors: BadRequestError, InternalServerError (503, retried), InternalServerError (507); ConnectionError, TimeoutError, AbortError. */
@@ -1113,9 +1131,11 @@ export declare class TaskdeckClient {
   getProjectUsage(projectId: string, options?: RequestOptions): ApiPromise<Usage>;
 
   /** Sessions of a project. `GET /api/v1/sessions`. Errors: BadRequestError; ConnectionError, TimeoutError, AbortError. */
-  listSessions(projectId: string, options?: ListOptions): ApiPromise<Page<Session>>;
+  listSessions(projectId: string, options?: ArchivedListOptions): ApiPromise<Page<Session>>;
   /** One session. `GET /api/v1/sessions/:id`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */
   getSession(sessionId: string, options?: RequestOptions): ApiPromise<Session>;
+  /** Archives the session or brings it back. `PATCH /api/v1/sessions/:id`. Errors: BadRequestError, NotFoundError, InternalServerError (507); ConnectionError, TimeoutError, AbortError. */
+  updateSession(sessionId: string, patch: SessionPatch, options?: RequestOptions): ApiPromise<Session>;
   /** The session's configuration. `GET /api/v1/sessions/:id/config`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */
   getSessionConfiguration(sessionId: string, options?: RequestOptions): ApiPromise<SessionConfiguration>;
   /** The usage and cost of the session's runs. `GET /api/v1/sessions/:id/usage`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */

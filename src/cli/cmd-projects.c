@@ -1,4 +1,4 @@
-/* taskdeck projects list|show|create|update */
+/* taskdeck projects list|show|create|update|archive|unarchive */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +12,14 @@ static int cmd_projects_list_exec(struct cli *, int, char **);
 static int cmd_projects_show_exec(struct cli *, int, char **);
 static int cmd_projects_create_exec(struct cli *, int, char **);
 static int cmd_projects_update_exec(struct cli *, int, char **);
+static int cmd_projects_archive_exec(struct cli *, int, char **);
+
+static const struct cli_option projects_list_options[] = {
+	{ "limit", true },
+	{ "cursor", true },
+	{ "archived", false },
+	{ NULL, false }
+};
 
 static const struct cli_option projects_create_options[] = {
 	{ "description", true },
@@ -31,9 +39,23 @@ static const struct cli_option projects_update_options[] = {
 };
 
 const struct cli_cmd cmd_projects_list_entry = {
-	"projects", "list", "[--limit N] [--cursor CURSOR]",
-	"List projects, newest first: all of them, or one page of N.",
-	cli_page_options, 0, 0, cmd_projects_list_exec
+	"projects", "list", "[--archived] [--limit N] [--cursor CURSOR]",
+	"List projects, newest first: all of them, or one page of N.  Archived\n"
+	"projects are left out; --archived lists only them.",
+	projects_list_options, 0, 0, cmd_projects_list_exec
+};
+
+const struct cli_cmd cmd_projects_archive_entry = {
+	"projects", "archive", "PROJECT",
+	"Archive a project: hidden from lists (and the dashboard); its sessions and\n"
+	"runs still work.",
+	cli_no_options, 1, 1, cmd_projects_archive_exec
+};
+
+const struct cli_cmd cmd_projects_unarchive_entry = {
+	"projects", "unarchive", "PROJECT",
+	"Bring an archived project back into the lists.",
+	cli_no_options, 1, 1, cmd_projects_archive_exec
 };
 
 const struct cli_cmd cmd_projects_show_entry = {
@@ -72,6 +94,7 @@ projects_print(const struct cli *cli, const struct td_project *p)
 	out_kv("metadata", p->metadata_json);
 	out_kv("createdAt", p->created_at);
 	out_kv("updatedAt", p->updated_at);
+	out_kv("archivedAt", p->archived_at);
 }
 
 /* Prints every project of a list (all pages), or one page with --limit. */
@@ -88,7 +111,8 @@ cmd_projects_list_exec(struct cli *cli, int argc, char **argv)
 	if ((rc = cli_list_start(cli, &l, 4, header)) != CLI_EXIT_OK)
 		return rc;
 	do {
-		if (td_list_projects(cli->client, l.limit, cli_list_cursor(&l),
+		if (td_list_projects_archived(cli->client, cli_has(cli, "archived") ?
+		    TD_ARCHIVED_ONLY : TD_ARCHIVED_HIDE, l.limit, cli_list_cursor(&l),
 		    &l.opts, &page, &err) != TD_OK) {
 			l.rc = cli_fail(&err);
 			break;
@@ -221,4 +245,24 @@ cmd_projects_update_exec(struct cli *cli, int argc, char **argv)
 	}
 	free(text);
 	return rc;
+}
+
+/* taskdeck projects archive|unarchive PROJECT */
+static int
+cmd_projects_archive_exec(struct cli *cli, int argc, char **argv)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	bool archive = strcmp(cli->cmd->name, "archive") == 0;
+	struct td_project *p;
+	struct td_error err;
+	int rc;
+
+	(void)argc;
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+		return rc;
+	if (td_archive_project(cli->client, argv[0], archive, &opts, &p, &err) != TD_OK)
+		return cli_fail(&err);
+	projects_print(cli, p);
+	td_project_free(p);
+	return CLI_EXIT_OK;
 }

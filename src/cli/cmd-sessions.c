@@ -1,4 +1,4 @@
-/* taskdeck sessions list|show|config get|config set */
+/* taskdeck sessions list|show|archive|unarchive|config get|config set */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +11,7 @@
 
 static int cmd_sessions_list_exec(struct cli *, int, char **);
 static int cmd_sessions_show_exec(struct cli *, int, char **);
+static int cmd_sessions_archive_exec(struct cli *, int, char **);
 static int cmd_sessions_config_get_exec(struct cli *, int, char **);
 static int cmd_sessions_config_set_exec(struct cli *, int, char **);
 
@@ -18,6 +19,7 @@ static const struct cli_option sessions_list_options[] = {
 	{ "project", true },
 	{ "limit", true },
 	{ "cursor", true },
+	{ "archived", false },
 	{ NULL, false }
 };
 
@@ -27,10 +29,24 @@ static const struct cli_option sessions_config_set_options[] = {
 };
 
 const struct cli_cmd cmd_sessions_list_entry = {
-	"sessions", "list", "[PROJECT | --project P] [--limit N] [--cursor C]",
+	"sessions", "list", "[PROJECT | --project P] [--archived] [--limit N] [--cursor C]",
 	"List the sessions of a project (a name or an id; else the current\n"
-	"project), newest first.",
+	"project), newest first.  Archived sessions are left out; --archived lists\n"
+	"only them.",
 	sessions_list_options, 0, 1, cmd_sessions_list_exec
+};
+
+const struct cli_cmd cmd_sessions_archive_entry = {
+	"sessions", "archive", "SESSION",
+	"Archive a session: hidden from its project's list (and the dashboard);\n"
+	"runs started in it still work.",
+	cli_no_options, 1, 1, cmd_sessions_archive_exec
+};
+
+const struct cli_cmd cmd_sessions_unarchive_entry = {
+	"sessions", "unarchive", "SESSION",
+	"Bring an archived session back into its project's list.",
+	cli_no_options, 1, 1, cmd_sessions_archive_exec
 };
 
 const struct cli_cmd cmd_sessions_show_entry = {
@@ -74,7 +90,8 @@ cmd_sessions_list_exec(struct cli *cli, int argc, char **argv)
 	if ((rc = cli_list_start(cli, &l, 6, header)) != CLI_EXIT_OK)
 		return rc;
 	do {
-		if (td_list_sessions(cli->client, project, l.limit, cli_list_cursor(&l),
+		if (td_list_sessions_archived(cli->client, project, cli_has(cli, "archived") ?
+		    TD_ARCHIVED_ONLY : TD_ARCHIVED_HIDE, l.limit, cli_list_cursor(&l),
 		    &l.opts, &page, &err) != TD_OK) {
 			l.rc = cli_fail(&err);
 			break;
@@ -94,19 +111,10 @@ cmd_sessions_list_exec(struct cli *cli, int argc, char **argv)
 	return cli_list_end(cli, &l, "sessions");
 }
 
-/* taskdeck sessions show SESSION */
-static int
-cmd_sessions_show_exec(struct cli *cli, int argc, char **argv)
+/* Prints one session. */
+static void
+sessions_print(const struct cli *cli, const struct td_session *s)
 {
-	struct td_request_options opts = cli_request_options(cli);
-	struct td_session *s;
-	struct td_error err;
-	int rc;
-
-	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
-		return rc;
-	if (td_get_session(cli->client, argv[0], &opts, &s, &err) != TD_OK)
-		return cli_fail(&err);
 	if (cli->json)
 		out_json(s->json);
 	else {
@@ -119,7 +127,44 @@ cmd_sessions_show_exec(struct cli *cli, int argc, char **argv)
 		out_kv("updatedAt", s->updated_at);
 		out_kv("lastRun.id", s->last_run.id);
 		out_kv("lastRun.status", s->last_run.status);
+		out_kv("archivedAt", s->archived_at);
 	}
+}
+
+/* taskdeck sessions show SESSION, archive SESSION, unarchive SESSION */
+static int
+cmd_sessions_show_exec(struct cli *cli, int argc, char **argv)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	struct td_session *s;
+	struct td_error err;
+	int rc;
+
+	(void)argc;
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+		return rc;
+	if (td_get_session(cli->client, argv[0], &opts, &s, &err) != TD_OK)
+		return cli_fail(&err);
+	sessions_print(cli, s);
+	td_session_free(s);
+	return CLI_EXIT_OK;
+}
+
+static int
+cmd_sessions_archive_exec(struct cli *cli, int argc, char **argv)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	bool archive = strcmp(cli->cmd->name, "archive") == 0;
+	struct td_session *s;
+	struct td_error err;
+	int rc;
+
+	(void)argc;
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+		return rc;
+	if (td_archive_session(cli->client, argv[0], archive, &opts, &s, &err) != TD_OK)
+		return cli_fail(&err);
+	sessions_print(cli, s);
 	td_session_free(s);
 	return CLI_EXIT_OK;
 }

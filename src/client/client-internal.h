@@ -176,6 +176,8 @@ enum td_code client_malformed(const struct client_response *resp,
 
 /* "/api/v1/<collection>/<escaped id><suffix>"; free() it. */
 char *client_item_path(const char *collection, const char *id, const char *suffix);
+/* The query pair (NULL-terminated) of a list of which items, NULL for the default. */
+const char *const *client_archived_query(enum td_archived which);
 /* path with ?limit= (when > 0) and &cursor= (when not NULL); free() it. */
 char *client_query_path(const char *path, long limit, const char *cursor);
 /* path (consumed) with &name=value (or ?name=value) when value is not NULL; free() it. */

@@ -90,3 +90,12 @@ client_call_item(struct td_client *c, const char *method, const char *path,
 	client_response_free(&resp);
 	return rc;
 }
+
+const char *const *
+client_archived_query(enum td_archived which)
+{
+	static const char *const only[] = { "archived", "true", NULL };
+	static const char *const all[] = { "archived", "all", NULL };
+
+	return which == TD_ARCHIVED_ONLY ? only : which == TD_ARCHIVED_ALL ? all : NULL;
+}

@@ -17,6 +17,7 @@ project_clear(struct td_project *p)
 	free(p->created_at);
 	free(p->updated_at);
 	free(p->json);
+	free(p->archived_at);
 	memset(p, 0, sizeof *p);
 }
 
@@ -44,6 +45,7 @@ project_from_json(struct td_project *p, const cJSON *obj, const char *raw)
 	p->metadata_json = cJSON_IsObject(meta) ? json_print(meta) : xstrdup("{}");
 	p->created_at = client_string(obj, "createdAt");
 	p->updated_at = client_string(obj, "updatedAt");
+	p->archived_at = client_string(obj, "archivedAt");
 	p->json = raw != NULL ? xstrdup(raw) : json_print(obj);
 	return true;
 }
@@ -75,14 +77,31 @@ td_list_projects(struct td_client *c, long limit, const char *cursor,
     const struct td_request_options *opts, struct td_project_list **out,
     struct td_error *err)
 {
+	return td_list_projects_archived(c, TD_ARCHIVED_HIDE, limit, cursor, opts, out, err);
+}
+
+enum td_code
+td_list_projects_archived(struct td_client *c, enum td_archived which, long limit,
+    const char *cursor, const struct td_request_options *opts,
+    struct td_project_list **out, struct td_error *err)
+{
 	struct client_page page;
 	enum td_code rc;
 
 	*out = NULL;
-	rc = client_list(c, "/api/v1/projects", limit, cursor, NULL, opts, &project_kind, &page, err);
+	rc = client_list(c, "/api/v1/projects", limit, cursor, client_archived_query(which),
+	    opts, &project_kind, &page, err);
 	if (rc == TD_OK)
 		CLIENT_LIST_NEW(out, page);
 	return rc;
+}
+
+enum td_code
+td_archive_project(struct td_client *c, const char *id, bool archived,
+    const struct td_request_options *opts, struct td_project **out, struct td_error *err)
+{
+	return td_update_project(c, id, archived ? "{\"archived\":true}" : "{\"archived\":false}",
+	    opts, out, err);
 }
 
 enum td_code

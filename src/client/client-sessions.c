@@ -19,6 +19,7 @@ session_clear(struct td_session *s)
 	free(s->last_run.id);
 	free(s->last_run.status);
 	free(s->json);
+	free(s->archived_at);
 	memset(s, 0, sizeof *s);
 }
 
@@ -48,6 +49,7 @@ session_from_json(struct td_session *s, const cJSON *obj, const char *raw)
 	s->updated_at = client_string(obj, "updatedAt");
 	s->last_run.id = client_string(last, "id");
 	s->last_run.status = client_string(last, "status");
+	s->archived_at = client_string(obj, "archivedAt");
 	s->json = raw != NULL ? xstrdup(raw) : json_print(obj);
 	return true;
 }
@@ -65,6 +67,36 @@ td_list_sessions(struct td_client *c, const char *project_id, long limit,
     const char *cursor, const struct td_request_options *opts,
     struct td_session_list **out, struct td_error *err)
 {
+	return td_list_sessions_archived(c, project_id, TD_ARCHIVED_HIDE, limit, cursor, opts,
+	    out, err);
+}
+
+enum td_code
+td_archive_session(struct td_client *c, const char *session_id, bool archived,
+    const struct td_request_options *opts, struct td_session **out, struct td_error *err)
+{
+	enum td_code rc;
+	char *path;
+	void *s;
+
+	*out = NULL;
+	if (session_id == NULL || *session_id == '\0')
+		return client_fail(err, TD_INVALID_ARGUMENT, "a session id is required");
+	path = client_item_path("sessions", session_id, "");
+	rc = client_call_item(c, "PATCH", path, archived ? "{\"archived\":true}" :
+	    "{\"archived\":false}", opts, &session_kind, &s, err);
+	free(path);
+	*out = s;
+	return rc;
+}
+
+enum td_code
+td_list_sessions_archived(struct td_client *c, const char *project_id,
+    enum td_archived which, long limit, const char *cursor,
+    const struct td_request_options *opts, struct td_session_list **out,
+    struct td_error *err)
+{
+	const char *const *archived = client_archived_query(which);
 	struct client_page page;
 	enum td_code rc;
 
@@ -72,8 +104,9 @@ td_list_sessions(struct td_client *c, const char *project_id, long limit,
 	if (project_id == NULL || *project_id == '\0')
 		return client_fail(err, TD_INVALID_ARGUMENT, "a project id is required");
 	rc = client_list(c, "/api/v1/sessions", limit, cursor,
-	    (const char *const[]){ "project", project_id, NULL }, opts, &session_kind,
-	    &page, err);
+	    (const char *const[]){ "project", project_id,
+	    archived != NULL ? archived[0] : NULL, archived != NULL ? archived[1] : NULL,
+	    NULL }, opts, &session_kind, &page, err);
 	if (rc == TD_OK)
 		CLIENT_LIST_NEW(out, page);
 	return rc;

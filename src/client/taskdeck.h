@@ -77,6 +77,14 @@ struct td_project {
 	char *created_at;	/* RFC 3339, or NULL when the service sent none */
 	char *updated_at;
 	char *json;		/* the project as the service sent it */
+	char *archived_at;	/* RFC 3339 when archived, else NULL */
+};
+
+/* Which items a list of projects or sessions returns (?archived=). */
+enum td_archived {
+	TD_ARCHIVED_HIDE,	/* those not archived: the service's default */
+	TD_ARCHIVED_ONLY,	/* only the archived ones */
+	TD_ARCHIVED_ALL,	/* both */
 };
 
 struct td_project_list {
@@ -197,6 +205,18 @@ TD_API enum td_code td_request_json(struct td_client *client, const char *method
 TD_API enum td_code td_list_projects(struct td_client *client, long limit,
     const char *cursor, const struct td_request_options *opts,
     struct td_project_list **out, struct td_error *err);
+/* td_list_projects of the projects which selects (archived or not). */
+TD_API enum td_code td_list_projects_archived(struct td_client *client,
+    enum td_archived which, long limit, const char *cursor,
+    const struct td_request_options *opts, struct td_project_list **out,
+    struct td_error *err);
+/*
+ * Archives project id (hidden from lists; its sessions and runs still work)
+ * or brings it back.  Caller frees *out with td_project_free.
+ */
+TD_API enum td_code td_archive_project(struct td_client *client, const char *id,
+    bool archived, const struct td_request_options *opts, struct td_project **out,
+    struct td_error *err);
 /* Caller frees *out with td_project_free. */
 TD_API enum td_code td_get_project(struct td_client *client, const char *id,
     const struct td_request_options *opts, struct td_project **out,
@@ -566,6 +586,7 @@ struct td_session {
 		char *status;
 	} last_run;
 	char *json;
+	char *archived_at;	/* RFC 3339 when archived, else NULL */
 };
 
 struct td_session_list {
@@ -591,6 +612,18 @@ struct td_session_config {
 TD_API enum td_code td_list_sessions(struct td_client *client,
     const char *project_id, long limit, const char *cursor,
     const struct td_request_options *opts, struct td_session_list **out,
+    struct td_error *err);
+/* td_list_sessions of the sessions which selects (archived or not). */
+TD_API enum td_code td_list_sessions_archived(struct td_client *client,
+    const char *project_id, enum td_archived which, long limit, const char *cursor,
+    const struct td_request_options *opts, struct td_session_list **out,
+    struct td_error *err);
+/*
+ * Archives session id (hidden from its project's list; runs started in it
+ * still work) or brings it back.  Caller frees *out with td_session_free.
+ */
+TD_API enum td_code td_archive_session(struct td_client *client, const char *session_id,
+    bool archived, const struct td_request_options *opts, struct td_session **out,
     struct td_error *err);
 /* Caller frees *out with td_session_free. */
 TD_API enum td_code td_get_session(struct td_client *client,

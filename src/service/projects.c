@@ -17,6 +17,8 @@ const char *const projects_default_fields[] = { "framework", "provider", "model"
 	"effort", "permissionProfile", "network", NULL };
 
 #define PROJECT_COLUMNS "id, name, description, context, metadata, created_at, updated_at"
+/* The columns project_from_row reads. */
+#define PROJECT_SELECT "SELECT " PROJECT_COLUMNS ", archived_at FROM projects"
 
 static cJSON *
 project_from_row(sqlite3_stmt *s)
@@ -30,14 +32,15 @@ project_from_row(sqlite3_stmt *s)
 	cJSON_AddItemToObject(p, "metadata", resource_json_column(s, 4));
 	resource_add_time(p, "createdAt", sqlite3_column_int64(s, 5));
 	resource_add_time(p, "updatedAt", sqlite3_column_int64(s, 6));
+	resource_add_time_or_null(p, "archivedAt", s, 7);
 	return p;
 }
 
 cJSON *
 projects_load(struct store *st, const char *id)
 {
-	return resource_load(store_stmt(st, "SELECT " PROJECT_COLUMNS " FROM projects"
-	    " WHERE id = ?1"), id, project_from_row);
+	return resource_load(store_stmt(st, PROJECT_SELECT " WHERE id = ?1"), id,
+	    project_from_row);
 }
 
 static const char *
@@ -67,13 +70,15 @@ bind_project_fields(sqlite3_stmt *s, const cJSON *p)
 }
 
 cJSON *
-projects_list(struct store *st, const char *cursor, int limit, char *next)
+projects_list(struct store *st, const char *cursor, int limit, enum resource_archived which,
+    char *next)
 {
 	cJSON *arr = cJSON_CreateArray();
 	struct resource_page pg;
-	sqlite3_stmt *s = store_stmt(st, "SELECT " PROJECT_COLUMNS " FROM projects"
-	    " WHERE ?1 IS NULL OR id < ?1 ORDER BY id DESC LIMIT ?2");
+	sqlite3_stmt *s = store_stmt(st, PROJECT_SELECT " WHERE (?1 IS NULL OR id < ?1)"
+	    " AND " RESOURCE_ARCHIVED_WHERE("archived_at", 3) " ORDER BY id DESC LIMIT ?2");
 
+	sqlite3_bind_int(s, 3, (int)which);
 	resource_page_start(&pg, s, 1, cursor, limit);
 	while (resource_page_row(&pg, s))
 		cJSON_AddItemToArray(arr, project_from_row(s));
@@ -175,6 +180,22 @@ projects_defaults_store(struct store *st, const char *project_id, char *defaults
 	sqlite3_bind_text(s, 1, project_id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, defaults, -1, free);
 	sqlite3_bind_int64(s, 3, now);
+	ok = sqlite3_step(s) == SQLITE_DONE;
+	sqlite3_reset(s);
+	return ok;
+}
+
+bool
+projects_archive(struct store *st, const char *id, bool archived, int64_t now)
+{
+	sqlite3_stmt *s = store_stmt(st, "UPDATE projects SET archived_at = CASE WHEN ?3"
+	    " THEN COALESCE(archived_at, ?2) END, updated_at = " RESOURCE_NEXT_TIME(2)
+	    " WHERE id = ?1");
+	bool ok;
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, now);
+	sqlite3_bind_int(s, 3, archived);
 	ok = sqlite3_step(s) == SQLITE_DONE;
 	sqlite3_reset(s);
 	return ok;

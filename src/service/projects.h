@@ -11,6 +11,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "resource.h"
+
 struct store;
 
 /* The members of a project's defaults, NULL-terminated. */
@@ -20,14 +22,21 @@ extern const char *const projects_default_fields[];
 cJSON *projects_load(struct store *st, const char *id);
 /*
  * A page of projects as the API shows them, newest first, below cursor (a
- * project id, NULL for the first page), at most limit; next (TD_ID_MAX
+ * project id, NULL for the first page), at most limit, archived or not as
+ * which says; next (TD_ID_MAX
  * bytes) gets the cursor of the next page, "" at the end.
  */
-cJSON *projects_list(struct store *st, const char *cursor, int limit, char *next);
+cJSON *projects_list(struct store *st, const char *cursor, int limit,
+    enum resource_archived which, char *next);
 /* Stores project id with fields (name, description, context, metadata) and empty defaults. */
 bool projects_create(struct store *st, const char *id, const cJSON *fields, int64_t now);
 /* Replaces the name, description, context and metadata of project id. */
 bool projects_update(struct store *st, const char *id, const cJSON *fields, int64_t now);
+/*
+ * Archives project id (archivedAt: the first archiving's time, kept by a
+ * second one) or brings it back (archivedAt null).
+ */
+bool projects_archive(struct store *st, const char *id, bool archived, int64_t now);
 /* The defaults resource of a project, or NULL when the project is unknown. */
 cJSON *projects_defaults_load(struct store *st, const char *project_id, int64_t *updated_at);
 /* True when the session defaults of some project name this framework. */

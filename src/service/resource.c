@@ -1,5 +1,6 @@
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "problem.h"
 #include "resource.h"
@@ -43,6 +44,23 @@ resource_add_time_or_null(cJSON *obj, const char *key, sqlite3_stmt *s, int i)
 		cJSON_AddNullToObject(obj, key);
 	else
 		resource_add_time(obj, key, sqlite3_column_int64(s, i));
+}
+
+bool
+resource_archived_parse(const char *text, enum resource_archived *which)
+{
+	static const char *const words[] = { "false", "true", "all" };
+
+	*which = RESOURCE_ARCHIVED_HIDE;
+	if (text == NULL)
+		return true;
+	for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+		if (strcmp(text, words[i]) == 0) {
+			*which = (enum resource_archived)i;
+			return true;
+		}
+	}
+	return false;
 }
 
 cJSON *

@@ -24,6 +24,17 @@ extern const char *const resource_profiles[];
  * on, so that updatedAt strictly increases on each write.
  */
 #define RESOURCE_NEXT_TIME(n) "MAX(?" #n ", updated_at + 1)"
+/* Which rows of an archivable list (?archived=false|true|all, docs/http-api.md). */
+enum resource_archived {
+	RESOURCE_ARCHIVED_HIDE,	/* those not archived (the default) */
+	RESOURCE_ARCHIVED_ONLY,	/* the archived ones */
+	RESOURCE_ARCHIVED_ALL,
+};
+/* SQL true for a row that parameter ?N (an enum resource_archived) keeps. */
+#define RESOURCE_ARCHIVED_WHERE(col, n) \
+	"(?" #n " = 2 OR (" col " IS NOT NULL) = (?" #n " = 1))"
+/* Parses the archived query parameter (NULL: hide); false when it is no such word. */
+bool resource_archived_parse(const char *text, enum resource_archived *which);
 /* Adds key: RFC 3339 time of ms. */
 void resource_add_time(cJSON *obj, const char *key, int64_t ms);
 /* Text column i, "" for NULL. */

@@ -21,7 +21,11 @@
 
 static const char *const project_fields[] = { "name", "description", "context",
 	"metadata", NULL };
-static const char *const readonly_fields[] = { "id", "createdAt", "updatedAt", NULL };
+/* What a PATCH may carry: the fields and archived (true or false). */
+static const char *const patch_fields[] = { "name", "description", "context",
+	"metadata", "archived", NULL };
+static const char *const readonly_fields[] = { "id", "createdAt", "updatedAt",
+	"archivedAt", NULL };
 
 /*
  * Checks the project fields present in body (a create body or a merge
@@ -39,8 +43,13 @@ project_fields_valid(const cJSON *body, bool creating, struct http_response *r)
 			return false;
 		}
 	}
-	if (!json_only_keys(body, project_fields, &bad)) {
+	if (!json_only_keys(body, creating ? project_fields : patch_fields, &bad)) {
 		http_bad_field(r, bad, "unknown field %s", bad);
+		return false;
+	}
+	if (cJSON_GetObjectItemCaseSensitive(body, "archived") != NULL &&
+	    !cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(body, "archived"))) {
+		http_bad_field(r, "archived", "archived must be true or false");
 		return false;
 	}
 	if (!json_check_string(body, "name", creating, false, 1, NAME_MAX_CHARS) ||
@@ -73,6 +82,8 @@ route_projects_list(struct http_request *req, struct http_response *r)
 {
 	struct store *st = req->svc->store;
 	const char *cursor = http_query(req, "cursor");
+	const char *archived = http_query(req, "archived");
+	enum resource_archived which;
 	char next[TD_ID_MAX];
 	cJSON *arr;
 	int limit;
@@ -81,11 +92,14 @@ route_projects_list(struct http_request *req, struct http_response *r)
 		return;
 	if (cursor != NULL && !td_id_valid(cursor, "prj"))
 		return http_bad_parameter(r, "cursor", "cursor is not a project id");
+	if (!resource_archived_parse(archived, &which))
+		return http_bad_parameter(r, "archived", "archived must be false, true or all");
 	store_lock(st);
-	arr = projects_list(st, cursor, limit, next);
+	arr = projects_list(st, cursor, limit, which, next);
 	store_unlock(st);
 	if (next[0] != '\0')
-		http_link_next(r, "/api/v1/projects?limit=%d&cursor=%s", limit, next);
+		http_link_next(r, "/api/v1/projects?limit=%d&cursor=%s%s%s", limit, next,
+		    archived != NULL ? "&archived=" : "", archived != NULL ? archived : "");
 	http_json(r, 200, arr);
 }
 
@@ -152,6 +166,7 @@ route_projects_update(struct http_request *req, struct http_response *r)
 {
 	struct store *st = req->svc->store;
 	const char *id = req->params[0];
+	const cJSON *archived = cJSON_GetObjectItemCaseSensitive(req->json, "archived");
 	cJSON *project, *editable;
 	bool ok;
 
@@ -177,6 +192,8 @@ route_projects_update(struct http_request *req, struct http_response *r)
 	editable = json_merge_patch(editable, req->json);
 
 	ok = projects_update(st, id, editable, td_now_ms());
+	if (ok && archived != NULL)
+		ok = projects_archive(st, id, cJSON_IsTrue(archived), td_now_ms());
 	ok = ok ? store_commit(st) : (store_rollback(st), false);
 	cache_drop(req->svc->cache, id);
 	cJSON_Delete(project);

@@ -26,6 +26,8 @@ route_sessions_list(struct http_request *req, struct http_response *r)
 	struct store *st = req->svc->store;
 	const char *project = http_query(req, "project");
 	const char *cursor = http_query(req, "cursor");
+	const char *archived = http_query(req, "archived");
+	enum resource_archived which;
 	char next[TD_ID_MAX];
 	int limit;
 	cJSON *arr;
@@ -37,16 +39,19 @@ route_sessions_list(struct http_request *req, struct http_response *r)
 		return http_bad_parameter(r, project == NULL || !td_id_valid(project, "prj") ?
 		    "project" : "cursor", "project must be a project id and cursor a session id");
 	}
+	if (!resource_archived_parse(archived, &which))
+		return http_bad_parameter(r, "archived", "archived must be false, true or all");
 	store_lock(st);
-	arr = sessions_list(st, project, cursor, limit, next);
+	arr = sessions_list(st, project, cursor, limit, which, next);
 	store_unlock(st);
 	if (arr == NULL) {
 		http_not_found(r, "project", project);
 		return;
 	}
 	if (next[0] != '\0')
-		http_link_next(r, "/api/v1/sessions?project=%s&limit=%d&cursor=%s", project,
-		    limit, next);
+		http_link_next(r, "/api/v1/sessions?project=%s&limit=%d&cursor=%s%s%s", project,
+		    limit, next, archived != NULL ? "&archived=" : "",
+		    archived != NULL ? archived : "");
 	http_json(r, 200, arr);
 }
 
@@ -60,6 +65,44 @@ route_sessions_get(struct http_request *req, struct http_response *r)
 	j = session_load(st, req->params[0]);
 	store_unlock(st);
 	http_json_found(r, j, "session", req->params[0]);
+}
+
+void
+route_sessions_update(struct http_request *req, struct http_response *r)
+{
+	static const char *const body_fields[] = { "archived", NULL };
+	struct store *st = req->svc->store;
+	const cJSON *archived = cJSON_GetObjectItemCaseSensitive(req->json, "archived");
+	const char *bad = NULL;
+	cJSON *j = NULL;
+	bool ok;
+
+	if (!json_only_keys(req->json, body_fields, &bad)) {
+		http_bad_field(r, bad, "unknown field %s", bad);
+		return;
+	}
+	if (!cJSON_IsBool(archived)) {
+		http_bad_field(r, "archived", "archived must be true or false");
+		return;
+	}
+	store_lock(st);
+	if (!sessions_exists(st, req->params[0])) {
+		store_unlock(st);
+		http_not_found(r, "session", req->params[0]);
+		return;
+	}
+	ok = store_begin(st) && sessions_archive(st, req->params[0], cJSON_IsTrue(archived),
+	    td_now_ms());
+	ok = ok ? store_commit(st) : (store_rollback(st), false);
+	if (ok) {
+		session_emit_updated(req->svc, req->params[0]);
+		j = session_load(st, req->params[0]);
+	}
+	store_unlock(st);
+	if (j == NULL)
+		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);
+	else
+		http_json(r, 200, j);
 }
 
 void

@@ -46,6 +46,7 @@ session_from_row(sqlite3_stmt *s)
 		cJSON_AddStringToObject(last, "id", resource_text(s, 7));
 		cJSON_AddStringToObject(last, "status", resource_text(s, 8));
 	}
+	resource_add_time_or_null(j, "archivedAt", s, 9);
 	return j;
 }
 
@@ -83,7 +84,8 @@ sessions_exists(struct store *st, const char *id)
 }
 
 cJSON *
-sessions_list(struct store *st, const char *project, const char *cursor, int limit, char *next)
+sessions_list(struct store *st, const char *project, const char *cursor, int limit,
+    enum resource_archived which, char *next)
 {
 	struct resource_page pg;
 	sqlite3_stmt *s;
@@ -98,14 +100,32 @@ sessions_list(struct store *st, const char *project, const char *cursor, int lim
 		return NULL;
 	arr = cJSON_CreateArray();
 	s = store_stmt(st, SESSION_SELECT " WHERE s.project_id = ?1"
-	    " AND (?2 IS NULL OR s.id < ?2) ORDER BY s.id DESC LIMIT ?3");
+	    " AND (?2 IS NULL OR s.id < ?2) AND " RESOURCE_ARCHIVED_WHERE("s.archived_at", 4)
+	    " ORDER BY s.id DESC LIMIT ?3");
 	sqlite3_bind_text(s, 1, project, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 4, (int)which);
 	resource_page_start(&pg, s, 2, cursor, limit);
 	while (resource_page_row(&pg, s))
 		cJSON_AddItemToArray(arr, session_from_row(s));
 	sqlite3_reset(s);
 	snprintf(next, TD_ID_MAX, "%s", pg.next);
 	return arr;
+}
+
+bool
+sessions_archive(struct store *st, const char *id, bool archived, int64_t now)
+{
+	sqlite3_stmt *s = store_stmt(st, "UPDATE sessions SET archived_at = CASE WHEN ?3"
+	    " THEN COALESCE(archived_at, ?2) END, updated_at = " RESOURCE_NEXT_TIME(2)
+	    " WHERE id = ?1");
+	bool ok;
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, now);
+	sqlite3_bind_int(s, 3, archived);
+	ok = sqlite3_step(s) == SQLITE_DONE;
+	sqlite3_reset(s);
+	return ok;
 }
 
 void

@@ -12,13 +12,15 @@
 #include <cjson/cJSON.h>
 #include <sqlite3.h>
 
+#include "resource.h"
+
 struct service;
 struct store;
 struct problem;
 
 /* The columns session_from_row reads, with a FROM clause. */
 #define SESSION_SELECT "SELECT s.id, s.project_id, s.title, s.cwd, s.workspace," \
-	" s.created_at, s.updated_at, r.id, r.status FROM sessions s" \
+	" s.created_at, s.updated_at, r.id, r.status, s.archived_at FROM sessions s" \
 	" LEFT JOIN runs r ON r.id = (SELECT MAX(id) FROM runs WHERE session_id = s.id)"
 /* A session row (SESSION_SELECT) as the API shows it. */
 cJSON *session_from_row(sqlite3_stmt *s);
@@ -28,12 +30,18 @@ cJSON *session_load(struct store *st, const char *id);
 bool sessions_exists(struct store *st, const char *id);
 /*
  * A page of the sessions of project as the API shows them, newest first,
- * below cursor (a session id, NULL for the first page), at most limit; next
+ * below cursor (a session id, NULL for the first page), at most limit,
+ * archived or not as which says; next
  * (TD_ID_MAX bytes) gets the cursor of the next page, "" at the end.  NULL
  * when there is no such project.  Only while the store is locked.
  */
 cJSON *sessions_list(struct store *st, const char *project, const char *cursor, int limit,
-    char *next);
+    enum resource_archived which, char *next);
+/*
+ * Archives session id (archivedAt: the first archiving's time) or brings it
+ * back (null).  Only while the store is locked; false on a store error.
+ */
+bool sessions_archive(struct store *st, const char *id, bool archived, int64_t now);
 /* session.updated with the session as the API shows it.  Only while the store is locked. */
 void session_emit_updated(struct service *svc, const char *session_id);
 /* Moves the session's updatedAt to now (RESOURCE_NEXT_TIME); false on a store error. */

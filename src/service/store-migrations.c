@@ -231,6 +231,10 @@ const struct migration store_migrations[] = {
 	  "  updated_at INTEGER NOT NULL"
 	  ");"
 	  "CREATE INDEX run_changes_by_session ON run_changes (session_id, run_id);" },
+	/* Archived projects and sessions: hidden from their lists (docs/http-api.md, Archiving) */
+	{ 12,
+	  "ALTER TABLE projects ADD COLUMN archived_at INTEGER;"
+	  "ALTER TABLE sessions ADD COLUMN archived_at INTEGER;" },
 };
 
 const int store_migrations_count =

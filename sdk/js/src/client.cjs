@@ -60,6 +60,15 @@ function opts(o) {
   return object(o, 'the options');
 }
 
+// The archived query of listProjects and listSessions: undefined (the service's
+// default, not archived), 'true' or 'all'.
+function archivedQuery(o) {
+  const a = o === undefined || o === null ? undefined : o.archived;
+  if (a === undefined || a === false) return undefined;
+  if (a === true || a === 'all') return String(a);
+  throw invalid("archived must be true, false or 'all'");
+}
+
 function idemKey(key) {
   if (key === undefined || key === null) return undefined;
   if (typeof key !== 'string' || !/^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/.test(key)) {
@@ -241,7 +250,7 @@ class TaskdeckClient {
   installCli(o) { return this.#json('POST', '/api/v1/cli/install', o); }
 
   // --- projects ---
-  listProjects(o) { return this.#list('/api/v1/projects', {}, o); }
+  listProjects(o) { return this.#list('/api/v1/projects', { archived: archivedQuery(o) }, o); }
 
   getProject(projectId, o) {
     return this.#json('GET', `/api/v1/projects/${seg(projectId, 'projectId')}`, o);
@@ -279,11 +288,18 @@ class TaskdeckClient {
   // --- sessions ---
   listSessions(projectId, o) {
     seg(projectId, 'projectId');
-    return this.#list('/api/v1/sessions', { project: projectId }, o);
+    return this.#list('/api/v1/sessions', { project: projectId, archived: archivedQuery(o) }, o);
   }
 
   getSession(sessionId, o) {
     return this.#json('GET', `/api/v1/sessions/${seg(sessionId, 'sessionId')}`, o);
+  }
+
+  updateSession(sessionId, patch, o) {
+    object(patch, 'the patch');
+    if (typeof patch.archived !== 'boolean') throw invalid('archived must be true or false');
+    return this.#json('PATCH', `/api/v1/sessions/${seg(sessionId, 'sessionId')}`, o,
+      { body: { archived: patch.archived } });
   }
 
   getSessionConfiguration(sessionId, o) {
