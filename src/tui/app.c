@@ -291,6 +291,27 @@ res_cancel_run(struct tui *t, const struct job_result *r)
 }
 
 static unsigned
+res_archive(struct tui *t, const struct job_result *r)
+{
+	bool archive = r->job.decision != NULL && strcmp(r->job.decision, "archive") == 0;
+	const char *k;
+	char key[32];
+
+	if (r->code != TD_OK) {
+		app_fail(t, archive ? "archive failed" : "unarchive failed", r);
+		return NEED_NONE;
+	}
+	k = keys_action_key("show-archived", key, sizeof key);
+	if (archive && !t->m.show_archived && k != NULL)
+		model_message(&t->m, t->now_ms, false, "archived %s (%s shows the archived ones)",
+		    r->job.text != NULL ? r->job.text : r->job.id, k);
+	else
+		model_message(&t->m, t->now_ms, false, "%s %s", archive ? "archived" : "unarchived",
+		    r->job.text != NULL ? r->job.text : r->job.id);
+	return r->job.run_scope ? NEED_SESSIONS : NEED_PROJECTS;
+}
+
+static unsigned
 res_plan_respond(struct tui *t, const struct job_result *r)
 {
 	static const struct {
@@ -432,6 +453,7 @@ static const struct {
 	[JOB_CHANGES] = { res_changes, false },
 	[JOB_DIFF] = { res_diff, false },
 	[JOB_REVERT] = { res_revert, false },
+	[JOB_ARCHIVE] = { res_archive, false },
 };
 
 static void
@@ -469,6 +491,7 @@ app_job(struct tui *t, enum job_kind kind, const char *id)
 	    kind != JOB_ATTENTION && kind != JOB_CONNECTORS)
 		return;
 	job.id = (char *)id;
+	job.archived = t->m.show_archived;
 	tui_submit(t, &job);
 }
 

@@ -152,6 +152,51 @@ key_cancel(struct tui *t, int key)
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
+/* Archives (or brings back) the selected project or session, after [y/N]. */
+static unsigned
+key_archive(struct tui *t, int key)
+{
+	const struct m_project *p = model_project(&t->m);
+	const struct m_session *s = model_session(&t->m);
+	bool session = t->m.focus == PANE_SESSIONS, archived;
+	struct job job = { .kind = JOB_ARCHIVE, .run_scope = session };
+	const char *name, *kind = session ? "session" : "project";
+	char other[32];
+
+	(void)key;
+	if (session ? s == NULL : p == NULL) {
+		model_message(&t->m, t->now_ms, true, "no %s selected", kind);
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	job.id = session ? s->id : p->id;
+	name = session ? (s->title != NULL && s->title[0] != '\0' ? s->title : s->id) : p->name;
+	archived = session ? s->archived : p->archived;
+	job.decision = (char *)(archived ? "unarchive" : "archive");
+	job.text = (char *)name;
+	if (keys_action_key("show-archived", other, sizeof other) == NULL)
+		other[0] = '\0';
+	if (archived)
+		modal_confirm(t, &job, "Unarchive %s \"%s\"? It comes back into the list. [y/N]",
+		    kind, name);
+	else
+		modal_confirm(t, &job, "Archive %s \"%s\"? It leaves the list%s%s%s; nothing is "
+		    "deleted. [y/N]", kind, name, other[0] != '\0' ? " (" : "", other,
+		    other[0] != '\0' ? " shows archived ones)" : "");
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+/* Lists the archived projects and sessions too (dimmed), or leaves them out. */
+static unsigned
+key_show_archived(struct tui *t, int key)
+{
+	(void)key;
+	t->m.show_archived = !t->m.show_archived;
+	model_message(&t->m, t->now_ms, false, "archived projects and sessions %s",
+	    t->m.show_archived ? "shown (dimmed, [archived])" : "hidden");
+	tui_need(t, NEED_PROJECTS | NEED_SESSIONS);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
 static unsigned
 key_reread(struct tui *t, int key)
 {
@@ -671,6 +716,12 @@ static const struct keys_binding {
 	    key_filter, "log-filter" },
 	{ 's', W_PROJECTS | W_SESSIONS | W_RUNS, "s", "left panes",
 	    "sort: newest, by status (needs you first), by name", key_sort, "sort" },
+	{ 'z', W_PROJECTS | W_SESSIONS, "z", "Projects, Sessions",
+	    "archive the selected project or session (unarchive an archived one)", key_archive,
+	    "archive" },
+	{ 'Z', W_PROJECTS | W_SESSIONS, "Z", "Projects, Sessions",
+	    "show the archived ones too (dimmed) / hide them", key_show_archived,
+	    "show-archived" },
 	{ 'f', W_LOG, "f", "Log", "follow on/off", key_follow, "follow" },
 	{ 'w', W_LOG, "w", "Log", "wrap long lines on/off", key_wrap, "wrap" },
 	{ 't', W_LOG, "t", "Log", "timestamps: clock, since the run started, none",
@@ -823,8 +874,7 @@ keys_action_row(const char *action)
 	return row;
 }
 
-/* The name of an action's key now, for the status bar's hints; NULL: none. */
-static const char *
+const char *
 keys_action_key(const char *action, char *buf, size_t len)
 {
 	size_t row = keys_action_row(action);

@@ -227,6 +227,12 @@ ev_session(struct ev_ctx *c)
 	if (id == NULL || !mdl_str_eq(pid ? pid : c->ev->project_id, sel_project_id(m)))
 		return;
 	i = mdl_index_of(m->sessions, m->session_count, sizeof *m->sessions, id);
+	/* Archived and not shown: the list read again leaves it out. */
+	if (json_get_string(c->data, "archivedAt") != NULL && !m->show_archived) {
+		if (i != SIZE_MAX)
+			c->need |= NEED_SESSIONS;
+		return;
+	}
 	if (i == SIZE_MAX) {
 		m->sessions = mdl_insert_front(m->sessions, m->session_count, sizeof *m->sessions);
 		if (m->session_count++ > 0)
@@ -246,6 +252,11 @@ ev_project(struct ev_ctx *c)
 	if (id == NULL)
 		return;
 	i = mdl_index_of(m->projects, m->project_count, sizeof *m->projects, id);
+	if (json_get_string(c->data, "archivedAt") != NULL && !m->show_archived) {
+		if (i != SIZE_MAX)
+			c->need |= NEED_PROJECTS;
+		return;
+	}
 	if (i == SIZE_MAX) {
 		m->projects = mdl_insert_front(m->projects, m->project_count, sizeof *m->projects);
 		if (m->project_count++ > 0)
@@ -254,6 +265,7 @@ ev_project(struct ev_ctx *c)
 		m->projects[0].id = xstrdup(id);
 	}
 	mdl_set_str(&m->projects[i].name, json_get_string(c->data, "name"));
+	m->projects[i].archived = json_get_string(c->data, "archivedAt") != NULL;
 }
 
 static void

@@ -446,6 +446,7 @@ model_set_projects(struct model *m, const struct td_project_list *l)
 		for (size_t i = 0; i < l->count; i++) {
 			m->projects[i].id = xstrdup_or_null(l->items[i].id);
 			m->projects[i].name = xstrdup_or_null(l->items[i].name);
+			m->projects[i].archived = l->items[i].archived_at != NULL;
 		}
 		m->project_count = l->count;
 	}
@@ -478,6 +479,7 @@ model_set_sessions(struct model *m, const char *for_project, const struct td_ses
 			d->last_run_status = xstrdup_or_null(t->last_run.status);
 			d->updated_at = xstrdup_or_null(t->updated_at);
 			d->cwd = xstrdup_or_null(t->cwd);
+			d->archived = t->archived_at != NULL;
 		}
 		m->session_count = l->count;
 	}

@@ -263,6 +263,7 @@ session_fill_json(struct m_session *s, const cJSON *j)
 	mdl_set_str(&s->title, json_get_string(j, "title"));
 	mdl_set_str(&s->last_run_status, json_get_string(last, "status"));
 	mdl_set_str(&s->updated_at, json_get_string(j, "updatedAt"));
+	s->archived = json_get_string(j, "archivedAt") != NULL;
 }
 
 void

@@ -47,6 +47,7 @@ enum conn_problem {
 struct m_project {
 	char *id;
 	char *name;
+	bool archived;		/* listed only while show_archived */
 };
 
 struct m_session {
@@ -56,6 +57,7 @@ struct m_session {
 	char *last_run_status;	/* NULL when none */
 	char *updated_at;
 	char *cwd;		/* its working directory (the workspace) */
+	bool archived;
 };
 
 struct m_run {
@@ -300,6 +302,9 @@ struct model {
 
 	/* 's' in Projects, Sessions, Runs: the order of each (enum list_sort). */
 	int sort[3];
+
+	/* Archived projects and sessions listed too (dimmed); else left out. */
+	bool show_archived;
 
 	struct m_run *runs;		/* of the selected session, newest first */
 	size_t run_count;

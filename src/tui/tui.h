@@ -317,6 +317,9 @@ int keys_parse(const char *text);
  * leaves what it did in the same panes.  False, with why, for an unknown
  * action; why also says what the key no longer does. */
 bool keys_bind(const char *action, int key, char *why, size_t len);
+/* The name of an action's key now (a key.ACTION line may have changed it), in
+ * buf; NULL when the action has no key. */
+const char *keys_action_key(const char *action, char *buf, size_t len);
 /* The mouse event curses has waiting. */
 unsigned keys_mouse(struct tui *t);
 

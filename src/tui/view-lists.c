@@ -75,8 +75,19 @@ list_title(const struct tui *t, enum pane pane, const char *name, size_t count, 
 	draw_list_title(t, pane, name, buf, len);
 	n = strlen(buf);
 	if (n < len)
-		snprintf(buf + n, len - n, " %s%s", t->ascii ? "sort:" : "↓",
-		    model_sort_name(t->m.sort[pane]));
+		snprintf(buf + n, len - n, " %s%s%s", t->ascii ? "sort:" : "↓",
+		    model_sort_name(t->m.sort[pane]), t->m.show_archived &&
+		    (pane == PANE_PROJECTS || pane == PANE_SESSIONS) ? " +archived" : "");
+}
+
+/* An archived row: dim (keeping the selection's reverse), after "[archived] ". */
+static int
+list_archived(struct tui *t, bool archived, int y, int x, int w, unsigned *attr)
+{
+	if (!archived)
+		return 0;
+	*attr = draw_attr(t, ST_DIM) | (*attr & (A_REVERSE | A_BOLD));
+	return draw_text(y, x, w, "[archived] ", *attr);
 }
 
 static void
@@ -100,6 +111,7 @@ projects_row(struct tui *t, size_t i, int y, int x, int w, unsigned attr)
 	int used = list_badge(t, model_attention_in(&t->m, t->m.projects[i].id, NULL), y, x, w,
 	    attr);
 
+	used += list_archived(t, t->m.projects[i].archived, y, x + used, w - used, &attr);
 	draw_text(y, x + used, w - used, t->m.projects[i].name, attr);
 }
 
@@ -145,6 +157,7 @@ sessions_row(struct tui *t, size_t i, int y, int x, int w, unsigned attr)
 		line[n++] = *p == '\n' || *p == '\r' ? ' ' : *p;
 	line[n] = '\0';
 	n = (size_t)list_badge(t, model_attention_in(&t->m, s->project_id, s->id), y, x, w, attr);
+	n += (size_t)list_archived(t, s->archived, y, x + (int)n, w - (int)n, &attr);
 	/* A wide pane: the last run's status first, then age (of the last
 	 * change), duration and tokens (its runs among the project's last
 	 * ones read) at the right, as the runs show them. */

@@ -389,14 +389,33 @@ do_doctor(struct worker *w, struct job_result *r, const struct td_request_option
 static enum td_code
 do_projects(struct worker *w, struct job_result *r, const struct td_request_options *opts)
 {
-	return td_list_projects(w->client, WORKER_LIST_LIMIT, NULL, opts, &r->projects, &r->err);
+	return td_list_projects_archived(w->client, r->job.archived ? TD_ARCHIVED_ALL :
+	    TD_ARCHIVED_HIDE, WORKER_LIST_LIMIT, NULL, opts, &r->projects, &r->err);
 }
 
 static enum td_code
 do_sessions(struct worker *w, struct job_result *r, const struct td_request_options *opts)
 {
-	return td_list_sessions(w->client, r->job.id, WORKER_LIST_LIMIT, NULL, opts,
-	    &r->sessions, &r->err);
+	return td_list_sessions_archived(w->client, r->job.id, r->job.archived ?
+	    TD_ARCHIVED_ALL : TD_ARCHIVED_HIDE, WORKER_LIST_LIMIT, NULL, opts, &r->sessions,
+	    &r->err);
+}
+
+static enum td_code
+do_archive(struct worker *w, struct job_result *r, const struct td_request_options *opts)
+{
+	bool archive = r->job.decision != NULL && strcmp(r->job.decision, "archive") == 0;
+	struct td_project *p = NULL;
+	struct td_session *s = NULL;
+	enum td_code rc;
+
+	if (r->job.run_scope)
+		rc = td_archive_session(w->client, r->job.id, archive, opts, &s, &r->err);
+	else
+		rc = td_archive_project(w->client, r->job.id, archive, opts, &p, &r->err);
+	td_project_free(p);
+	td_session_free(s);
+	return rc;
 }
 
 static enum td_code
@@ -421,7 +440,7 @@ do_project_runs(struct worker *w, struct job_result *r, const struct td_request_
 	return td_list_runs(w->client, &f, WORKER_LIST_LIMIT, NULL, opts, &r->runs, &r->err);
 }
 
-/* The running runs of every project, in one list (for attention everywhere). */
+/* The running runs of every project (archived ones too), in one list (for attention everywhere). */
 static enum td_code
 do_attention(struct worker *w, struct job_result *r, const struct td_request_options *opts)
 {
@@ -429,7 +448,8 @@ do_attention(struct worker *w, struct job_result *r, const struct td_request_opt
 	struct td_run_list *all, *some;
 	enum td_code rc;
 
-	rc = td_list_projects(w->client, WORKER_LIST_LIMIT, NULL, opts, &projects, &r->err);
+	rc = td_list_projects_archived(w->client, TD_ARCHIVED_ALL, WORKER_LIST_LIMIT, NULL, opts,
+	    &projects, &r->err);
 	if (rc != TD_OK)
 		return rc;
 	all = xcalloc(1, sizeof *all);
@@ -672,6 +692,7 @@ static enum td_code (*const request_fns[])(struct worker *, struct job_result *,
 	[JOB_CHANGES] = do_changes,
 	[JOB_DIFF] = do_diff,
 	[JOB_REVERT] = do_revert,
+	[JOB_ARCHIVE] = do_archive,
 	[JOB_ARTIFACTS] = do_artifacts,
 	[JOB_PLAN] = do_plan,
 	[JOB_PERMISSIONS] = do_permissions,

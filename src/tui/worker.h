@@ -46,6 +46,8 @@ enum job_kind {
 	JOB_CHANGES,		/* id: run -> changes */
 	JOB_DIFF,		/* id: run, path: a file it changed -> diff */
 	JOB_REVERT,		/* id: run, force -> revert (also on TD_REVERT_CONFLICT) */
+	JOB_ARCHIVE,		/* id: project or session (run_scope: a session), decision
+				 * "archive"/"unarchive", text: its name for the message */
 };
 
 struct job {
@@ -63,7 +65,8 @@ struct job {
 	bool plan_first;
 	bool overwrite;
 	bool force;		/* JOB_REVERT: over later changes of its files */
-	bool run_scope;		/* JOB_HISTORY: id is a run (else a session) */
+	bool run_scope;		/* JOB_HISTORY: id is a run (else a session); JOB_ARCHIVE: a session */
+	bool archived;		/* JOB_PROJECTS, JOB_SESSIONS: the archived ones too */
 	long version;
 	long revision;
 	char after[64];		/* JOB_HISTORY: event id STREAM:SEQ to read after, "" from the start */
