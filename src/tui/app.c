@@ -261,13 +261,18 @@ res_history(struct tui *t, const struct job_result *r)
 static unsigned
 res_start_run(struct tui *t, const struct job_result *r)
 {
+	char key[32];
+
 	if (r->code != TD_OK) {
 		/* The whole start is kept: n (or N) in that project offers it again. */
 		job_clear(&t->draft);
 		job_copy(&t->draft, &r->job);
 		t->has_draft = true;
+		if (keys_action_key(r->job.session != NULL ? "continue" : "new-run", key,
+		    sizeof key) == NULL)
+			snprintf(key, sizeof key, "%s", r->job.session != NULL ? ":continue" : ":new");
 		model_message(&t->m, t->now_ms, true, "start failed (%s reopens your prompt): %s: %s",
-		    r->job.session != NULL ? "N" : "n", r->err.code_name, r->err.message);
+		    key, r->err.code_name, r->err.message);
 		return NEED_NONE;
 	}
 	job_clear(&t->draft);

@@ -85,6 +85,9 @@ static const struct tui_glyphs *draw_g = &draw_ascii;
 /* Colours the configuration file gives a style ("color.bar = white,blue"):
  * pair DRAW_CUSTOM_PAIR + style; -1 is the terminal's default. */
 #define DRAW_CUSTOM_PAIR 16
+/* A style drawn on the bars when color.bar is set: its colour on the bar's
+ * background (pair DRAW_BAR_PAIR + style). */
+#define DRAW_BAR_PAIR (DRAW_CUSTOM_PAIR + ST__COUNT)
 static const char *const draw_style_names[ST__COUNT] = {
 	[ST_NORMAL] = "normal", [ST_SELECTED] = "selected",
 	[ST_SELECTED_DIM] = "selected-dim", [ST_TITLE] = "title", [ST_DIM] = "dim",
@@ -196,6 +199,15 @@ draw_init(struct tui *t)
 			    draw_custom[st].fg < COLORS ? draw_custom[st].fg : -1,
 			    draw_custom[st].bg < COLORS ? draw_custom[st].bg : -1);
 	}
+	if (!draw_custom[ST_BAR].set)
+		return;
+	for (int st = 0; st < ST__COUNT; st++) {
+		short fg = draw_custom[st].set ? draw_custom[st].fg : draw_styles[st].pair > 0 ?
+		    draw_pairs[draw_styles[st].pair].fg : draw_custom[ST_BAR].fg;
+
+		init_pair((short)(DRAW_BAR_PAIR + st), fg < COLORS ? fg : -1,
+		    draw_custom[ST_BAR].bg < COLORS ? draw_custom[ST_BAR].bg : -1);
+	}
 }
 
 unsigned
@@ -208,6 +220,15 @@ draw_attr(const struct tui *t, enum tui_style s)
 		return (draw_styles[s].color & ~(unsigned)A_REVERSE) |
 		    (unsigned)COLOR_PAIR(DRAW_CUSTOM_PAIR + (int)s);
 	return draw_styles[s].color | (unsigned)COLOR_PAIR(draw_styles[s].pair);
+}
+
+unsigned
+draw_attr_bar(const struct tui *t, enum tui_style s)
+{
+	if (!t->color || !draw_custom[ST_BAR].set)
+		return draw_attr(t, s);
+	return (draw_styles[s].color & ~(unsigned)A_REVERSE) |
+	    (unsigned)COLOR_PAIR(DRAW_BAR_PAIR + (int)s);
 }
 
 /* Decodes one character of s[0..len); its byte count, *wc and *w its columns. */

@@ -438,10 +438,13 @@ key_filter(struct tui *t, int key)
 static unsigned
 key_sort(struct tui *t, int key)
 {
+	char k[32];
+
 	(void)key;
 	model_list_sort_next(&t->m, t->m.focus);
-	model_message(&t->m, t->now_ms, false, "%s by %s (s: the next order)",
-	    tui_view(t, t->m.focus)->name, model_sort_name(t->m.sort[t->m.focus]));
+	model_message(&t->m, t->now_ms, false, "%s by %s (%s: the next order)",
+	    tui_view(t, t->m.focus)->name, model_sort_name(t->m.sort[t->m.focus]),
+	    keys_action_key("sort", k, sizeof k) != NULL ? k : "s");
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
@@ -453,6 +456,8 @@ key_search(struct tui *t, int key)
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
+/* n / N in the Log while a search is active (keys_dispatch passes them on
+ * to the new run's rows without one). */
 static unsigned
 key_search_next(struct tui *t, int key)
 {
@@ -658,14 +663,14 @@ static const struct keys_binding {
 	{ '3', W_ANY, NULL, NULL, NULL, key_right, "artifacts" },
 	{ '4', W_ANY, NULL, NULL, NULL, key_right, "connectors" },
 	{ '5', W_ANY, NULL, NULL, NULL, key_right, "changes" },
-	/* In the Log n / N move between search matches (less, vim); a new
-	 * run is n / N in every other pane, and :new anywhere. */
-	{ 'n', W_LOG, "n N", "Log", "next / previous search match (match 3/17)",
-	    key_search_next, "search-next" },
+	/* n / N: a new run everywhere; in the Log, while a search is active,
+	 * the next / previous match (less, vim). */
+	{ 'n', W_LOG, "n N", "Log, searching", "next / previous search match (no search: "
+	    "new run)", key_search_next, "search-next" },
 	{ 'N', W_LOG, NULL, NULL, NULL, key_search_next, "search-previous" },
-	{ 'n', W_ANY & ~W_LOG, "n", "not the Log", "new run in the selected project (:new)",
+	{ 'n', W_ANY, "n", "anywhere", "new run in the selected project (:new)",
 	    key_new_run, "new-run" },
-	{ 'N', W_ANY & ~W_LOG, "N", "not the Log",
+	{ 'N', W_ANY, "N", "anywhere",
 	    "new run continuing the selected session (:continue)", key_new_run, "continue" },
 	{ 'c', W_RUNS | W_LOG, "c", "Runs, Log", "cancel the selected run (the marked ones)",
 	    key_cancel, "cancel" },
@@ -759,6 +764,15 @@ static int
 keys_current(size_t i)
 {
 	return keys_now[i] == 0 ? keys_table[i].key : keys_now[i];
+}
+
+/* The help text of a row, or of the labelled row of its group. */
+static const char *
+keys_row_help(size_t i)
+{
+	while (i > 0 && keys_table[i].label == NULL)
+		i--;
+	return keys_table[i].help;
 }
 
 /* Names of the keys that are not one character. */
@@ -1114,12 +1128,27 @@ keys_dispatch(struct tui *t, int key)
 	}
 	where = tui_where(t);
 	for (size_t i = 0; i < KEYS_COUNT; i++) {
+		/* The search's n / N only while there is one (less, vim): else a new run. */
+		if (keys_table[i].fn == key_search_next && t->m.log.search[0] == '\0')
+			continue;
 		if (keys_current(i) == key && (keys_table[i].where & where))
 			return keys_table[i].fn(t, keys_table[i].key);
 	}
 	v = tui_view(t, t->m.focus);
 	if (v->key != NULL && ((f = v->key(t, key)) & TUI_HANDLED))
 		return f;
+	/* A key dashboard.conf moved to another: say which one does it now. */
+	for (size_t i = 0; i < KEYS_COUNT; i++) {
+		char now[32];
+
+		if (keys_table[i].key != key || keys_now[i] <= 0 || !(keys_table[i].where & where))
+			continue;
+		keys_name(keys_now[i], now, sizeof now);
+		keys_name(key, label, sizeof label);
+		model_message(&t->m, t->now_ms, false, "%s is now %s (key.%s in dashboard.conf): %s",
+		    label, now, keys_table[i].action, keys_row_help(i));
+		return TUI_HANDLED | TUI_REDRAW;
+	}
 	/* A key of another pane: say where it works rather than nothing. */
 	for (size_t i = 0; i < KEYS_COUNT; i++) {
 		const struct keys_binding *b = &keys_table[i];

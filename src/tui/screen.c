@@ -269,12 +269,12 @@ draw_status(struct tui *t, int y)
 	}
 	draw_fill(y, 0, t->cols, draw_attr(t, ST_BAR));
 	x = 1 + draw_text(y, 1, t->cols - 2, conn,
-	    draw_attr(t, m->conn == CONN_LIVE ? ST_OK : ST_RUNNING));
+	    draw_attr_bar(t, m->conn == CONN_LIVE ? ST_OK : ST_RUNNING));
 	x += 2;
 	/* Every project's runs that wait for the user, first after the connection. */
 	if (need > 0 && x < t->cols - 1) {
 		snprintf(att, sizeof att, "%zu need you (@)", need);
-		aw = draw_text(y, x, t->cols - x - 1, att, draw_attr(t, ST_ATTENTION));
+		aw = draw_text(y, x, t->cols - x - 1, att, draw_attr_bar(t, ST_ATTENTION));
 		x += aw + 2;
 	}
 	if (m->mark_count > 0 && x < t->cols - 1) {

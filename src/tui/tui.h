@@ -339,6 +339,8 @@ void draw_init(struct tui *t);
  * with why, for an unknown element or colour. */
 bool draw_color_set(const char *element, const char *value, char *why, size_t len);
 unsigned draw_attr(const struct tui *t, enum tui_style s);
+/* draw_attr of a style drawn on a bar: with color.bar, on the bar's background. */
+unsigned draw_attr_bar(const struct tui *t, enum tui_style s);
 /* Columns of a UTF-8 string (invalid bytes and controls count as one '?'). */
 int draw_width(const char *s);
 /* Bytes of s[0..len) that fit in cols columns; *used gets the columns. */

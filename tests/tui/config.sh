@@ -46,13 +46,13 @@ wait_for "New run in cfg"
 keys Escape
 wait_gone "New run in cfg"
 keys n
-wait_for "works in the Log"
+wait_for "n is now o (key.new-run in dashboard.conf): new run in the selected project"
 assert_not_screen "New run in cfg"
 pass "key.new-run = o: o opens the prompt editor, n does not"
 
 keys '?'
 wait_for "Keys:"
-screen | grep -qE "│ ?o +not the Log +new run in the selected project" ||
+screen | grep -qE "│ ?o +anywhere +new run in the selected project" ||
 	fail "the help does not show o for a new run"
 screen | grep -qE "│ ?Q +anywhere +quit" || fail "the help does not show Q to quit"
 keys Escape

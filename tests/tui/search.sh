@@ -51,9 +51,12 @@ pass "& filters the log; Esc clears it"
 keys /
 keys Escape
 wait_gone "match "
+assert_not_screen "n next"
 keys n
-wait_for "no search: / searches the log"
-pass "without a search n says how to search and how to start a run"
+wait_for "New run in searching"
+keys Escape
+wait_gone "New run in"
+pass "without a search n in the Log is a new run, as in every pane (no n next hint)"
 
 # n still starts a run from the lists, and :new from anywhere.
 keys BTab
