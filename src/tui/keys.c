@@ -137,6 +137,7 @@ key_cancel(struct tui *t, int key)
 {
 	const struct m_run *r = model_run(&t->m);
 	struct job job = { .kind = JOB_CANCEL_RUN };
+	char what[512];
 
 	(void)key;
 	if (t->m.mark_count > 0)
@@ -147,7 +148,8 @@ key_cancel(struct tui *t, int key)
 		model_message(&t->m, t->now_ms, true, "%s is already %s", r->id, r->status);
 	else {
 		job.id = r->id;
-		modal_confirm(t, &job, "Cancel %s? [y/N]", r->id);
+		model_describe(&t->m, NULL, NULL, r->id, what, sizeof what);
+		modal_confirm(t, &job, "Cancel %s? [y/N]\n%s", what, r->id);
 	}
 	return TUI_HANDLED | TUI_REDRAW;
 }
@@ -524,19 +526,22 @@ key_plan(struct tui *t, int key)
 {
 	const struct m_plan *p = keys_pending_plan(t);
 	struct job job = { .kind = JOB_PLAN_RESPOND };
+	char what[512];
 
 	if (p == NULL)
 		return TUI_HANDLED | TUI_REDRAW;
 	job.id = p->session_id;
 	job.version = p->version;
 	job.revision = p->revision;
+	model_describe(&t->m, NULL, p->session_id, p->run_id, what, sizeof what);
 	if (key == 'a') {
 		job.decision = "approve";
-		modal_confirm(t, &job, "Approve plan v%ld r%ld? [y/N]", p->version, p->revision);
+		modal_confirm(t, &job, "Approve plan v%ld r%ld of %s? [y/N]\n%s", p->version,
+		    p->revision, what, p->session_id);
 	} else if (key == 'x') {
 		job.decision = "reject";
-		modal_confirm(t, &job, "Reject plan v%ld r%ld? The run will be cancelled. [y/N]",
-		    p->version, p->revision);
+		modal_confirm(t, &job, "Reject plan v%ld r%ld of %s? The run will be cancelled. "
+		    "[y/N]\n%s", p->version, p->revision, what, p->session_id);
 	} else {
 		snprintf(t->modal_id, sizeof t->modal_id, "%s", p->session_id);
 		t->modal_version = p->version;

@@ -207,20 +207,56 @@ modal_text(const struct rect *r, int *row, const char *text, unsigned attr)
 		(*row)++;
 }
 
+/* The rows text takes wrapped at cols (as modal_text draws it). */
+static int
+modal_text_rows(const char *text, int cols)
+{
+	size_t len = strlen(text), at = 0, nl, next;
+	int rows = 0;
+
+	while (at < len) {
+		nl = strcspn(text + at, "\n");
+		(void)draw_wrap(text + at, nl, cols, &next);
+		rows++;
+		at += next;
+		if (next == nl && at < len && text[at] == '\n')
+			at++;
+	}
+	return rows > 0 ? rows : 1;
+}
+
+/* The question in bold; what follows its last newline (the ids) dim. */
 static void
 confirm_draw(struct tui *t)
 {
-	int tw = draw_width(t->modal_text), w = tw + 4, row = 0;
+	char *ids = strrchr(t->modal_text, '\n');
+	int tw = 0, w, row = 0, lw;
 	struct rect r;
 
+	/* As wide as the widest line, within 30 to 72 columns. */
+	for (const char *s = t->modal_text, *e; *s != '\0'; s = *e != '\0' ? e + 1 : e) {
+		char line[sizeof t->modal_text];
+
+		e = s + strcspn(s, "\n");
+		snprintf(line, sizeof line, "%.*s", (int)(e - s), s);
+		lw = draw_width(line);
+		tw = lw > tw ? lw : tw;
+	}
+	w = tw + 4;
 	if (w < 30)
 		w = 30;
 	if (w > 72)
 		w = 72;
 	if (w > t->cols - 2)
 		w = t->cols - 2;
-	r = modal_box(t, w, 2 + (tw + w - 5) / (w - 4), "Confirm");
+	r = modal_box(t, w, 2 + modal_text_rows(t->modal_text, w - 4), "Confirm");
+	if (ids != NULL)
+		*ids = '\0';
 	modal_text(&r, &row, t->modal_text, A_BOLD);
+	if (ids != NULL) {
+		*ids = '\n';
+		modal_text(&r, &row, ids + 1, draw_attr(t, ST_DIM));
+	}
 }
 
 static unsigned
@@ -320,6 +356,7 @@ permission_key(struct tui *t, int key)
 {
 	const struct m_permission *p = model_modal_permission(&t->m);
 	struct job job = { .kind = JOB_PERMISSION_ANSWER };
+	char what[512];
 
 	if (p == NULL)
 		return 0;
@@ -332,16 +369,21 @@ permission_key(struct tui *t, int key)
 			continue;
 		job.id = p->id;
 		job.decision = (char *)permission_answers[i].decision;
+		if (p->run_id != NULL)
+			model_describe(&t->m, p->project_id, p->session_id, p->run_id, what,
+			    sizeof what);
+		else
+			snprintf(what, sizeof what, "the run");
 		if (key == 'A') {
 			modal_confirm(t, &job, "Allow EVERY tool, not only %s, for the rest of %s? "
-			    "No further prompt will be asked for this run. [y/N]",
-			    p->tool != NULL ? p->tool : "this one",
-			    p->run_id != NULL ? p->run_id : "the run");
+			    "No further prompt will be asked for this run. [y/N]\n%s",
+			    p->tool != NULL ? p->tool : "this one", what,
+			    p->run_id != NULL ? p->run_id : "");
 			return TUI_HANDLED | TUI_REDRAW;
 		}
-		modal_confirm(t, &job, "%s %s %s %s? [y/N]", permission_answers[i].verb,
-		    p->tool != NULL ? p->tool : "the tool", permission_answers[i].scope,
-		    p->run_id != NULL ? p->run_id : "the run");
+		modal_confirm(t, &job, "%s %s %s %s? [y/N]\n%s", permission_answers[i].verb,
+		    p->tool != NULL ? p->tool : "the tool", permission_answers[i].scope, what,
+		    p->run_id != NULL ? p->run_id : "");
 		return TUI_HANDLED | TUI_REDRAW;
 	}
 	return 0;
@@ -375,8 +417,10 @@ prompt_draw(struct tui *t)
 		"Enter start  Ctrl-J newline  Ctrl-O $EDITOR  Esc cancel" };
 	struct rect r, fr;
 
-	if (t->modal_session[0] != '\0')
-		snprintf(title, sizeof title, "Continue session %s", t->modal_session);
+	if (t->modal_session[0] != '\0') {
+		model_describe(&t->m, t->modal_id, t->modal_session, NULL, where, sizeof where);
+		snprintf(title, sizeof title, "Continue session: %s", where);
+	}
 	else
 		snprintf(title, sizeof title, "New run in %s", t->modal_name);
 	snprintf(opts, sizeof opts, "plan-first: %s (Ctrl-T)   profile: %s (Ctrl-P)",

@@ -326,6 +326,63 @@ model_run(const struct model *m)
 	return m->runs_cur.sel < m->run_count ? &m->runs[m->runs_cur.sel] : NULL;
 }
 
+/* Copies at most max characters of s's first line into out, "…" when cut. */
+static void
+describe_label(const char *s, size_t max, char *out, size_t len)
+{
+	size_t n = 0, chars = 0, i = 0;
+
+	while (s[i] != '\0' && s[i] != '\n' && s[i] != '\r' && n + 8 < len) {
+		if (((unsigned char)s[i] & 0xc0) != 0x80 && chars++ == max) {
+			n += (size_t)snprintf(out + n, len - n, "\u2026");
+			out[n] = '\0';
+			return;
+		}
+		out[n++] = s[i++];
+	}
+	out[n] = '\0';
+}
+
+void
+model_describe(const struct model *m, const char *project_id, const char *session_id,
+    const char *run_id, char *out, size_t len)
+{
+	const char *project = project_id, *session = session_id, *prompt = NULL;
+	char label[160] = "", title[160] = "";
+	const struct m_run *lists[2] = { m->runs, m->project_runs };
+	size_t counts[2] = { m->run_count, m->project_run_count };
+
+	for (size_t l = 0; run_id != NULL && l < 2; l++) {
+		for (size_t i = 0; i < counts[l]; i++) {
+			const struct m_run *r = &lists[l][i];
+
+			if (r->id == NULL || strcmp(r->id, run_id) != 0)
+				continue;
+			prompt = prompt != NULL ? prompt : r->prompt;
+			session = session != NULL ? session : r->session_id;
+			project = project != NULL ? project : r->project_id;
+		}
+	}
+	for (size_t i = 0; project != NULL && i < m->project_count; i++) {
+		if (m->projects[i].id != NULL && strcmp(m->projects[i].id, project) == 0)
+			project = m->projects[i].name;
+	}
+	for (size_t i = 0; session != NULL && i < m->session_count; i++) {
+		if (m->sessions[i].id != NULL && strcmp(m->sessions[i].id, session) == 0 &&
+		    m->sessions[i].title != NULL && m->sessions[i].title[0] != '\0')
+			session = m->sessions[i].title;
+	}
+	if (prompt != NULL && prompt[0] != '\0')
+		describe_label(prompt, 32, label, sizeof label);
+	if (session != NULL)
+		describe_label(session, 40, title, sizeof title);
+	snprintf(out, len, "%s%s%s%s%s%s%s%s", run_id != NULL ? "run \"" : "",
+	    run_id == NULL ? "" : label[0] != '\0' ? label : run_id, run_id != NULL ? "\"" : "",
+	    run_id != NULL && (project != NULL || session != NULL) ? " in " : "",
+	    project != NULL ? project : "", project != NULL && session != NULL ? " \u203a " : "",
+	    session != NULL ? title : "", "");
+}
+
 const struct m_artifact *
 model_artifact(const struct model *m)
 {

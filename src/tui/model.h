@@ -389,6 +389,14 @@ const struct m_project *model_project(const struct model *m);	/* NULL: none */
 const struct m_session *model_session(const struct model *m);
 const struct m_run *model_run(const struct model *m);
 const struct m_artifact *model_artifact(const struct model *m);
+/*
+ * Names what a question is about, for a person: 'run "Write a short report…"
+ * in demo › Research SQLite', from the ids given (NULL: not part of it; a
+ * run's session and project come from the run when NULL), with names from
+ * the lists read, else the ids.
+ */
+void model_describe(const struct model *m, const char *project_id, const char *session_id,
+    const char *run_id, char *out, size_t len);
 /* Moves the focused pane's selection (lists) or scroll (log, plan) by delta
  * rows; delta may be +-1, +-page, or LONG_MIN/LONG_MAX for first/last. */
 unsigned model_move(struct model *m, long delta, size_t page_rows);

@@ -66,6 +66,12 @@ grep -qE $'\e\\[[0-9;]*44[;m]' <<<"$bar" || fail "the status bar is not blue: $(
 screen_escapes | grep -F "> cfg" | grep -qE $'\e\\[[0-9;]*42[;m]' ||
 	fail "the selected project is not green"
 pass "color.bar and color.selected apply"
+# No hole in the bar: the connection badge keeps the bar's blue background.
+pre=${bar%%live*}
+after=${pre##*44m}
+[[ $pre == *44m* && $after != *$'\e[49m'* && $after != *$'\e[0m'* && $after != *$'\e[m'* ]] ||
+	fail "the bar's background breaks at the connection badge: $(cat -v <<<"$pre")"
+pass "color.bar: the live badge is drawn on the bar's background"
 
 # q no longer quits; Q does.
 keys q

@@ -42,6 +42,8 @@ wait_for "allowed.md"
 
 keys d
 wait_for "[y/N]"
+# It names the run by its prompt, with its project and session; the id follows.
+assert_screen 'Deny write_file for run "Ask before writing" in asking › Ask before'
 keys n
 wait_gone "[y/N]"
 [[ $(prompt_status "$first") == pending ]] || fail "n after d answered the prompt: $(prompt_status "$first")"

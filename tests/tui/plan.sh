@@ -21,7 +21,7 @@ assert_not_screen "… 1."
 # a asks; n, Enter and Esc all answer No.
 for no in n Enter Escape; do
 	keys a
-	wait_for_re "Approve plan v1 r[0-9]+\? \[y/N\]"
+	wait_for_re "Approve plan v1 r[0-9]+ of run \"Plan the report\" in planning"
 	keys "$no"
 	wait_gone "Approve plan v1"
 	[[ $(plan_status) == awaiting-approval ]] || fail "'$no' at the confirmation changed the plan to $(plan_status)"

@@ -44,7 +44,7 @@ pass "the feedback makes version 2, awaiting approval again"
 
 # And it can be approved from there.
 keys a
-wait_for_re "Approve plan v2 r[0-9]+\? \[y/N\]"
+wait_for_re "Approve plan v2 r[0-9]+ of run \""
 keys y
 wait_run_field "$run" status completed
 pass "version 2 approved; the run completes"

@@ -37,22 +37,24 @@ keys Tab Tab
 wait_for "Enter log  c cancel"
 for no in n Escape; do
 	keys c
-	wait_for "Cancel $run? [y/N]"
+	# The question names the run, its project and session; the id follows.
+	wait_for 'Cancel run "Count the files" in starting › Count the files? [y/N]'
+	assert_screen "$run"
 	keys "$no"
-	wait_gone "Cancel $run?"
+	wait_gone 'Cancel run "Count the files"'
 	[[ $(run_field "$run" status) == running ]] || fail "'$no' at the confirmation cancelled the run"
 	[[ $(run_field "$run" cancelRequestedAt) == - ]] || fail "'$no' asked for a cancel"
 done
 keys c
-wait_for "Cancel $run? [y/N]"
+wait_for 'Cancel run "Count the files" in starting › Count the files? [y/N]'
 keys y
 wait_run_field "$run" status cancelled
 wait_for "cancelled"
-pass "c asks; only y cancels the run"
+pass "c asks, naming the run, project and session; only y cancels the run"
 
 # Continue the session with the toggles and wide characters.
 keys N
-wait_for "Continue session"
+wait_for "Continue session: starting › Count the files"
 keys C-t C-p
 wait_for "plan-first: on"
 wait_for "profile: workspace-write"
@@ -73,7 +75,7 @@ done
 pass "N continues the session with plan-first, the chosen profile and a UTF-8 prompt"
 
 keys c
-wait_for "Cancel $second? [y/N]"
+wait_for 'Cancel run "Résumé 日本語 ✓" in starting › Count the files? [y/N]'
 keys y
 wait_run_field "$second" status cancelled
 dash_quit
