@@ -552,6 +552,16 @@ app_flush_need(struct tui *t)
 				app_job(t, JOB_RUN, t->m.runs[i].id);
 		}
 	}
+	/* A run of another session that ended: its tokens count in its session's row. */
+	if (need & NEED_NEW_RUNS) {
+		for (size_t i = 0; i < t->m.project_run_count; i++) {
+			const struct m_run *r = &t->m.project_runs[i];
+
+			if (r->tokens < 0 && r->id != NULL && (s == NULL || r->session_id == NULL ||
+			    strcmp(r->session_id, s->id) != 0))
+				app_job(t, JOB_RUN, r->id);
+		}
+	}
 	if (need & NEED_ARTIFACTS)
 		app_job(t, JOB_ARTIFACTS, s != NULL ? s->id : NULL);
 	if (need & NEED_PLAN)

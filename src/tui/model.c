@@ -244,7 +244,9 @@ run_fill(struct m_run *r, const struct td_run *t)
 	mdl_set_str(&r->error_message, t->error_message);
 	mdl_set_str(&r->started_at, t->started_at);
 	mdl_set_str(&r->finished_at, t->finished_at);
+	/* The one count shown everywhere: input (cache reads included) + output. */
 	r->tokens = t->input_tokens + t->output_tokens;
+	r->cached = t->cache_read_tokens;
 	r->has_cost = t->has_cost;
 	r->cost = t->cost;
 	r->has_changes = t->changes.known;

@@ -75,6 +75,7 @@ struct m_run {
 	char *started_at;	/* NULL until it started */
 	char *finished_at;	/* NULL until final */
 	long long tokens;	/* input + output, as last read; -1: read it again */
+	long long cached;	/* of the input, read from the provider's cache */
 	bool has_cost;		/* false: no price in settings.json's pricing */
 	double cost;		/* USD, as last read */
 	bool has_changes;	/* false: no snapshot of its workspace yet */

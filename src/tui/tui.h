@@ -341,6 +341,9 @@ bool draw_color_set(const char *element, const char *value, char *why, size_t le
 unsigned draw_attr(const struct tui *t, enum tui_style s);
 /* draw_attr of a style drawn on a bar: with color.bar, on the bar's background. */
 unsigned draw_attr_bar(const struct tui *t, enum tui_style s);
+/* A run's tokens (input + output, m_run.tokens) as every row shows them:
+ * "-", "350 tok", "1.2k tok", "12k tok". */
+void draw_tokens(long long n, char *out, size_t len);
 /* Columns of a UTF-8 string (invalid bytes and controls count as one '?'). */
 int draw_width(const char *s);
 /* Bytes of s[0..len) that fit in cols columns; *used gets the columns. */

@@ -294,18 +294,10 @@ runs_cost(bool known, double usd, char *out, size_t len)
 		snprintf(out, len, "$%.2f", usd);
 }
 
-/* "-", "350 tok", "1.2k tok", "12k tok". */
 static void
 runs_tokens(long long n, char *out, size_t len)
 {
-	if (n <= 0)
-		snprintf(out, len, "-");
-	else if (n < 1000)
-		snprintf(out, len, "%lld tok", n);
-	else if (n < 10000)
-		snprintf(out, len, "%lld.%lldk tok", n / 1000, n % 1000 / 100);
-	else
-		snprintf(out, len, "%lldk tok", n / 1000);
+	draw_tokens(n, out, len);
 }
 
 

@@ -13,7 +13,8 @@ static void
 log_title(const struct tui *t, char *buf, size_t len)
 {
 	const struct m_log *l = &t->m.log;
-	char id[64], count[48] = "", search[MODEL_QUERY_MAX + 48] = "", cost[40] = "";
+	char id[64], count[48] = "", search[MODEL_QUERY_MAX + 48] = "", cost[96] = "";
+	char tok[32], cached[32];
 	size_t index, total;
 
 	if (l->scope_id == NULL) {
@@ -31,11 +32,24 @@ log_title(const struct tui *t, char *buf, size_t len)
 		else
 			snprintf(search, sizeof search, " /%s (%zu)", l->search, total);
 	}
-	/* A run's cost, where settings.json's pricing gives one. */
-	for (size_t i = 0; l->run_scope && i < t->m.run_count; i++)
-		if (t->m.runs[i].id != NULL && strcmp(t->m.runs[i].id, l->scope_id) == 0 &&
-		    t->m.runs[i].has_cost)
-			snprintf(cost, sizeof cost, " $%.4f", t->m.runs[i].cost);
+	/* A run's tokens as its row shows them, the cached part apart, and its
+	 * cost where settings.json's pricing gives one. */
+	for (size_t i = 0; l->run_scope && i < t->m.run_count; i++) {
+		const struct m_run *r = &t->m.runs[i];
+		size_t n = 0;
+
+		if (r->id == NULL || strcmp(r->id, l->scope_id) != 0)
+			continue;
+		if (r->tokens > 0) {
+			draw_tokens(r->tokens, tok, sizeof tok);
+			draw_tokens(r->cached, cached, sizeof cached);
+			n = (size_t)snprintf(cost, sizeof cost, " %s%s%.*s%s", tok,
+			    r->cached > 0 ? ", " : "", r->cached > 0 ? (int)strlen(cached) - 4 : 0,
+			    cached, r->cached > 0 ? " cached" : "");
+		}
+		if (r->has_cost && n < sizeof cost)
+			snprintf(cost + n, sizeof cost - n, " $%.4f", r->cost);
+	}
 	snprintf(buf, len, "Log: %s (%s%s)%s%s%s%s%s%s%s%s", id, l->run_scope ? "run" : "session",
 	    cost, l->follow ? " follow" : "", l->wrap ? " wrap" : "",
 	    l->timestamps && l->relative ? " +time" : "",
