@@ -481,11 +481,14 @@ artifact_file_verify(struct artifact_file *f, const char *artifact_id,
 	unsigned char digest[crypto_hash_sha256_BYTES], buf[65536];
 	char hex[crypto_hash_sha256_BYTES * 2 + 1];
 	crypto_hash_sha256_state hs;
-	off_t at = 0;
+	struct stat st;
+	off_t at = 0, size = fstat(f->fd, &st) == 0 ? st.st_size : -1;
 	ssize_t n;
 
 	if (strncmp(version, "sha256:", 7) != 0)
 		return TD_OK;
+	if (f->dl != NULL && f->dl->verify_progress != NULL)
+		f->dl->verify_progress(f->dl->progress_ud, 0, (long long)size);
 	crypto_hash_sha256_init(&hs);
 	while ((n = pread(f->fd, buf, sizeof buf, at)) != 0) {
 		if (n < 0 && errno == EINTR)
@@ -496,6 +499,8 @@ artifact_file_verify(struct artifact_file *f, const char *artifact_id,
 		}
 		crypto_hash_sha256_update(&hs, buf, (unsigned long long)n);
 		at += n;
+		if (f->dl != NULL && f->dl->verify_progress != NULL)
+			f->dl->verify_progress(f->dl->progress_ud, (long long)at, (long long)size);
 	}
 	crypto_hash_sha256_final(&hs, digest);
 	sodium_bin2hex(hex, sizeof hex, digest, sizeof digest);

@@ -698,6 +698,10 @@ struct td_download_options {
 	unsigned flags;
 	td_progress_fn progress;	/* NULL: none */
 	void *progress_ud;
+	/* The check of the whole file against its version (sha256) after the
+	 * last byte: bytes read so far and the file's size, with progress_ud;
+	 * NULL: none.  A 1 GiB file takes seconds. */
+	td_progress_fn verify_progress;
 };
 
 /*

@@ -23,8 +23,9 @@
 #include "tui/tui.h"
 #include "xalloc.h"
 
-/* Events taken from the stream per pass, and results from the worker. */
-#define APP_EVENT_BATCH 5000
+/* Events taken from the stream per pass (a few ms of work, so that a key
+ * waits for no more), and results from the worker. */
+#define APP_EVENT_BATCH 1000
 #define APP_RESULT_BATCH 512
 #define APP_CONNECT_CHECK_MS 250
 #define APP_DOCTOR_MS 30000
@@ -358,7 +359,7 @@ static unsigned
 res_download(struct tui *t, const struct job_result *r)
 {
 	if (r->progress) {
-		model_download_progress(&t->m, r->job.label, r->done, r->total);
+		model_download_progress(&t->m, r->job.label, r->verifying, r->done, r->total);
 		return NEED_NONE;
 	}
 	model_download_end(&t->m);
@@ -885,13 +886,13 @@ app_notify(struct tui *t)
 		t->opt.title = false;
 }
 
-/* One pass's draw, at most one per APP_FRAME_MS. */
+/* One pass's draw, at most one per APP_FRAME_MS unless now (a key's answer). */
 static void
-app_draw(struct app *a)
+app_draw(struct app *a, bool now)
 {
 	struct tui *t = a->t;
 
-	if (!(t->dirty || t->m.dirty) || t->now_ms < a->last_draw_ms + APP_FRAME_MS)
+	if (!(t->dirty || t->m.dirty) || (!now && t->now_ms < a->last_draw_ms + APP_FRAME_MS))
 		return;
 	t->dirty = t->m.dirty = false;
 	draw_screen(t);
@@ -927,8 +928,14 @@ app_loop(struct app *a)
 		t->now_ms = td_mono_ms();
 		if (fds[2].revents & POLLIN)
 			app_signals(a);
-		if (fds[0].revents & (POLLIN | POLLHUP | POLLERR))
+		/* A key's answer is drawn at once, before a batch of events and
+		 * whatever the frame limit says: keys and clicks stay quick while a
+		 * run streams. */
+		if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 			app_keys_read(t);
+			app_flush_need(t);
+			app_draw(a, true);
+		}
 		if (fds[0].revents & (POLLHUP | POLLERR))
 			t->quit = true;
 		if (fds[1].revents & POLLIN)
@@ -938,7 +945,7 @@ app_loop(struct app *a)
 		app_timers(a);
 		app_flush_need(t);
 		palette_tick(t);
-		app_draw(a);
+		app_draw(a, false);
 	}
 }
 
@@ -990,7 +997,7 @@ tui_main(struct td_client *client, const struct tui_options *o)
 	app_stream_open(&a);
 	app_flush_need(t);
 	t->dirty = true;
-	app_draw(&a);
+	app_draw(&a, true);
 	app_loop(&a);
 	endwin();
 	td_events_close(a.ev);

@@ -139,9 +139,11 @@ model_message(struct model *m, long long now_ms, bool error, const char *fmt, ..
 }
 
 void
-model_download_progress(struct model *m, const char *name, long long done, long long total)
+model_download_progress(struct model *m, const char *name, bool verifying, long long done,
+    long long total)
 {
 	m->download_active = true;
+	m->download_verifying = verifying;
 	snprintf(m->download_name, sizeof m->download_name, "%s", name ? name : "");
 	m->download_done = done;
 	m->download_total = total;

@@ -360,6 +360,7 @@ struct model {
 	char download_name[256];
 	long long download_done;
 	long long download_total;	/* -1: unknown */
+	bool download_verifying;	/* the bytes are in: checking their sha256 */
 };
 
 /* What a change means for the loop: fetch again over HTTP. */
@@ -578,7 +579,8 @@ void model_message(struct model *m, long long now_ms, bool error, const char *fm
     __attribute__((format(printf, 4, 5)));
 /* The i-th message kept (0: the oldest), NULL past the last. */
 const struct m_message *model_message_at(const struct model *m, size_t i);
-void model_download_progress(struct model *m, const char *name, long long done,
+/* A download's progress (verifying: of the check of its sha256). */
+void model_download_progress(struct model *m, const char *name, bool verifying, long long done,
     long long total);
 void model_download_end(struct model *m);
 

@@ -95,7 +95,8 @@ draw_message(struct tui *t, int y)
 	int x = 1, bw = 20, filled;
 
 	if (m->download_active) {
-		x += draw_text(y, x, t->cols - 2, "download ", A_NORMAL);
+		x += draw_text(y, x, t->cols - 2, m->download_verifying ?
+		    "verifying (sha256) " : "download ", A_NORMAL);
 		x += draw_text(y, x, t->cols / 3, m->download_name, A_BOLD) + 1;
 		filled = m->download_total > 0 ?
 		    (int)(bw * (double)m->download_done / (double)m->download_total) : 0;

@@ -730,22 +730,35 @@ struct dl_progress {
 	int64_t last_ms;
 };
 
-/* Reports progress at most every WORKER_PROGRESS_MS. */
+/* Reports progress at most every WORKER_PROGRESS_MS (and the start of the check). */
 static void
-dl_progress(void *ud, long long done, long long total)
+dl_report(struct dl_progress *p, bool verifying, long long done, long long total)
 {
-	struct dl_progress *p = ud;
 	int64_t now = td_mono_ms();
 	struct job_result *r;
 
-	if (p->last_ms != 0 && now - p->last_ms < WORKER_PROGRESS_MS)
+	if (p->last_ms != 0 && now - p->last_ms < WORKER_PROGRESS_MS &&
+	    !(verifying && done == 0))
 		return;
 	p->last_ms = now;
 	r = result_new(p->job);
 	r->progress = true;
+	r->verifying = verifying;
 	r->done = done;
 	r->total = total;
 	worker_post(p->w, r);
+}
+
+static void
+dl_progress(void *ud, long long done, long long total)
+{
+	dl_report(ud, false, done, total);
+}
+
+static void
+dl_verify(void *ud, long long done, long long total)
+{
+	dl_report(ud, true, done, total);
 }
 
 /* Downloads an artifact into job.path, reporting progress. */
@@ -757,6 +770,7 @@ run_download(struct wlane *lane, struct wnode *n)
 		.flags = n->job.overwrite ? TD_DOWNLOAD_OVERWRITE : 0,
 		.progress = dl_progress,
 		.progress_ud = &p,
+		.verify_progress = dl_verify,
 	};
 	struct td_request_options opts = { .timeout_ms = WORKER_DOWNLOAD_MS,
 	    .cancel = lane->cancel };

@@ -773,7 +773,7 @@ Test(model, focus_message_and_download)
 	model_message(&m, 1000, true, "download failed: %s", "boom");
 	cr_expect_str_eq(m.message, "download failed: boom");
 	cr_expect_eq(m.message_until_ms, 6000);
-	model_download_progress(&m, "report.md", 10, 100);
+	model_download_progress(&m, "report.md", false, 10, 100);
 	cr_expect(m.download_active);
 	model_download_end(&m);
 	cr_expect(!m.download_active);
