@@ -11,6 +11,8 @@
 #include <unistd.h>
 #include <wchar.h>
 
+#include "buf.h"
+
 #include "tui/tui.h"
 #include "xalloc.h"
 
@@ -151,6 +153,62 @@ key_cancel(struct tui *t, int key)
 		model_describe(&t->m, NULL, NULL, r->id, what, sizeof what);
 		modal_confirm(t, &job, "Cancel %s? [y/N]\n%s", what, r->id);
 	}
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+/* Appends "label: text" to b when text is set. */
+static void
+keys_detail(struct buf *b, const char *label, const char *text)
+{
+	if (text != NULL && *text != '\0')
+		buf_printf(b, "%s%s: %s", b->len > 0 ? "\n\n" : "", label, text);
+}
+
+/* The last message and the focused item's texts, whole, in a box: what the
+ * message line and the rows cut to fit. */
+static unsigned
+key_details(struct tui *t, int key)
+{
+	const struct m_run *r = model_run(&t->m);
+	const struct m_plan *p = &t->m.plan;
+	const struct m_artifact *a = model_artifact(&t->m);
+	const struct m_session *s = model_session(&t->m);
+	const struct m_project *pr = model_project(&t->m);
+	struct buf b;
+
+	(void)key;
+	buf_init(&b, 1 << 20);
+	keys_detail(&b, "Last message", t->m.message);
+	switch (t->m.focus) {
+	case PANE_PROJECTS:
+		keys_detail(&b, "Project", pr != NULL ? pr->name : NULL);
+		break;
+	case PANE_SESSIONS:
+		keys_detail(&b, "Session", s != NULL ? s->title : NULL);
+		break;
+	default:
+		if (t->m.focus == PANE_RIGHT && t->m.right == RIGHT_PLAN && p->present) {
+			keys_detail(&b, "Plan", p->summary);
+			for (size_t i = 0; i < p->step_count; i++) {
+				buf_printf(&b, "%s%zu. [%s] %s", i == 0 ? "\n\nSteps:\n" : "\n", i + 1,
+				    p->steps[i].status != NULL ? p->steps[i].status : "?",
+				    p->steps[i].title != NULL ? p->steps[i].title : "");
+			}
+			keys_detail(&b, "Feedback", p->feedback);
+		} else if (t->m.focus == PANE_RIGHT && t->m.right == RIGHT_ARTIFACTS && a != NULL) {
+			keys_detail(&b, "Artifact", a->name);
+			keys_detail(&b, "Path", a->path);
+		} else if (r != NULL) {
+			keys_detail(&b, "Prompt", r->prompt);
+			keys_detail(&b, "Status", r->status);
+			keys_detail(&b, "Error", r->error_code);
+			keys_detail(&b, "Error message", r->error_message);
+		}
+		break;
+	}
+	if (b.len == 0)
+		buf_printf(&b, "Nothing to show: no message yet and nothing selected.");
+	modal_show_text(t, "Details", buf_steal(&b));
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
@@ -726,6 +784,8 @@ static const struct keys_binding {
 	    key_filter, "log-filter" },
 	{ 's', W_PROJECTS | W_SESSIONS | W_RUNS, "s", "left panes",
 	    "sort: newest, by status (needs you first), by name", key_sort, "sort" },
+	{ 'M', W_ANY, "M", "anywhere", "the last message and the selected item's texts, whole",
+	    key_details, "details" },
 	{ 'z', W_PROJECTS | W_SESSIONS, "z", "Projects, Sessions",
 	    "archive the selected project or session (unarchive an archived one)", key_archive,
 	    "archive" },

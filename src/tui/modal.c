@@ -294,6 +294,59 @@ signin_draw(struct tui *t)
 	modal_text(&r, &row, "Then t tests the connector. Any key closes this.", A_DIM);
 }
 
+void
+modal_show_text(struct tui *t, const char *title, char *text)
+{
+	modal_free(t);
+	snprintf(t->modal_name, sizeof t->modal_name, "%s", title);
+	t->modal_url = text;
+	t->modal_top = 0;
+	t->modal = MODAL_TEXT;
+	t->dirty = true;
+}
+
+/* The text from its line modal_top on, wrapped; how to go on below. */
+static void
+text_draw(struct tui *t)
+{
+	const char *text = t->modal_url != NULL ? t->modal_url : "";
+	int w = t->cols - 4 > 100 ? 100 : t->cols - 4, rows, h, row = 0;
+	size_t at = 0, len = strlen(text), nl, next;
+	struct rect r;
+
+	if (w < 20)
+		w = 20;
+	rows = modal_text_rows(text, w - 4);
+	h = rows + 4 > t->rows - 2 ? t->rows - 2 : rows + 4;
+	if (t->modal_top > rows - (h - 4))
+		t->modal_top = rows - (h - 4) > 0 ? rows - (h - 4) : 0;
+	/* Skip the rows above modal_top, as modal_text wraps them. */
+	for (int skip = t->modal_top; skip > 0 && at < len; skip--) {
+		nl = strcspn(text + at, "\n");
+		(void)draw_wrap(text + at, nl, w - 4, &next);
+		at += next;
+		if (next == nl && at < len && text[at] == '\n')
+			at++;
+	}
+	r = modal_box(t, w, h, t->modal_name);
+	r.h -= 2;
+	modal_text(&r, &row, text + at, A_NORMAL);
+	draw_text(r.y + r.h + 1, r.x, r.w, rows > h - 4 ?
+	    "j k scroll  any other key closes" : "any key closes", draw_attr(t, ST_DIM));
+}
+
+static unsigned
+text_key(struct tui *t, int key)
+{
+	if (key == 'j' || key == TUI_KEY(KEY_DOWN))
+		t->modal_top++;
+	else if ((key == 'k' || key == TUI_KEY(KEY_UP)) && t->modal_top > 0)
+		t->modal_top--;
+	else
+		modal_close(t);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
 static unsigned
 signin_key(struct tui *t, int key)
 {
@@ -786,6 +839,7 @@ static struct {
 	[MODAL_LIST_FILTER] = { filter_draw, list_filter_key },
 	[MODAL_SEARCH] = { filter_draw, search_key },
 	[MODAL_SIGNIN] = { signin_draw, signin_key },
+	[MODAL_TEXT] = { text_draw, text_key },
 };
 
 void

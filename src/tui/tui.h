@@ -118,6 +118,7 @@ enum modal_kind {
 	MODAL_SIGNIN,		/* a connector's authorization URL, to open in a browser */
 	MODAL_DETAIL,		/* a run's detail (view-detail.c registers it) */
 	MODAL_MESSAGES,		/* the message history (palette.c registers it) */
+	MODAL_TEXT,		/* a text whole, wrapped (modal_show_text) */
 	MODAL__COUNT
 };
 
@@ -211,7 +212,7 @@ struct tui {
 	/* The modal shown, and what it is about. */
 	enum modal_kind modal;
 	char modal_text[768];	/* confirm question, download label */
-	char *modal_url;	/* the sign-in's authorization URL (MODAL_SIGNIN) */
+	char *modal_url;	/* the sign-in's authorization URL (MODAL_SIGNIN), the text of MODAL_TEXT */
 	struct job confirm_job;	/* owned strings */
 	bool confirm_has_job;
 	struct editor ed;
@@ -244,6 +245,7 @@ struct tui {
 	char detail_id[128];
 	struct td_run *detail;
 	size_t detail_top;
+	int modal_top;		/* MODAL_TEXT: the first row shown */
 };
 
 /* Permission profiles Ctrl-P cycles through. */
@@ -444,6 +446,9 @@ void modal_free(struct tui *t);
 void modal_search_next(struct tui *t, int dir);
 /* Opens the download prompt for the selected artifact. */
 void modal_download(struct tui *t);
+/* Shows text (taken; freed by the modal) whole in a box titled title, wrapped;
+ * j/k scroll, any other key closes. */
+void modal_show_text(struct tui *t, const char *title, char *text);
 
 
 #endif
