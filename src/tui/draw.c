@@ -235,6 +235,22 @@ draw_tokens(long long n, char *out, size_t len)
 		snprintf(out, len, "%lldk tok", n / 1000);
 }
 
+static const char *(*draw_keys)(const char *action, char *buf, size_t len);
+
+void
+draw_register_keys(const char *(*key)(const char *action, char *buf, size_t len))
+{
+	draw_keys = key;
+}
+
+const char *
+draw_key(const char *action, const char *dflt, char *buf, size_t len)
+{
+	const char *k = draw_keys != NULL ? draw_keys(action, buf, len) : NULL;
+
+	return k != NULL ? k : dflt;
+}
+
 unsigned
 draw_attr_bar(const struct tui *t, enum tui_style s)
 {

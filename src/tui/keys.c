@@ -1152,6 +1152,7 @@ keys_init(void)
 	modal_register(MODAL_HELP, help_draw, help_key);
 	detail_init();
 	screen_register_keys(keys_action_key);
+	draw_register_keys(keys_action_key);
 }
 
 /* The name of a pane set, for "works in ..." messages. */

@@ -343,6 +343,10 @@ bool draw_color_set(const char *element, const char *value, char *why, size_t le
 unsigned draw_attr(const struct tui *t, enum tui_style s);
 /* draw_attr of a style drawn on a bar: with color.bar, on the bar's background. */
 unsigned draw_attr_bar(const struct tui *t, enum tui_style s);
+/* The views' in-pane hints ask key(action) for an action's key now; keys.c
+ * registers it.  draw_key: that key's name, else dflt. */
+void draw_register_keys(const char *(*key)(const char *action, char *buf, size_t len));
+const char *draw_key(const char *action, const char *dflt, char *buf, size_t len);
 /* A run's tokens (input + output, m_run.tokens) as every row shows them:
  * "-", "350 tok", "1.2k tok", "12k tok". */
 void draw_tokens(long long n, char *out, size_t len);

@@ -120,8 +120,13 @@ plan_draw(struct tui *t, const struct rect *r)
 		plan_emit(&o, p->feedback, A_NORMAL, 3);
 	}
 	if (pending) {
+		char a[32], e[32], x[32];
+
+		snprintf(line, sizeof line, "%s approve  %s revise  %s reject",
+		    draw_key("approve", "a", a, sizeof a), draw_key("revise", "e", e, sizeof e),
+		    draw_key("reject", "x", x, sizeof x));
 		plan_emit(&o, "", A_NORMAL, 1);
-		plan_emit(&o, "a approve  e revise  x reject", draw_attr(t, ST_ATTENTION), 1);
+		plan_emit(&o, line, draw_attr(t, ST_ATTENTION), 1);
 	}
 	if (t->m.plan_top > 0 && t->m.plan_top + (size_t)r->h > o.row)
 		t->m.plan_top = o.row > (size_t)r->h ? o.row - (size_t)r->h : 0;
