@@ -999,6 +999,37 @@ Test(model, mark_visible_follows_the_filter)
 	cr_assert_eq(m.mark_count, 3);
 	cr_assert(!model_mark_visible(&m), "marked twice");
 	cr_assert_eq(m.mark_count, 3);
+Test(model, describe_names_the_run_project_and_session)
+{
+	char out[256];
+
+	select_run();
+	model_describe(&m, NULL, NULL, "run_1", out, sizeof out);
+	cr_expect_str_eq(out, "run \"a prompt\" in prj_1 \u203a title");
+	model_describe(&m, "prj_1", "ses_0", NULL, out, sizeof out);
+	cr_expect_str_eq(out, "prj_1 \u203a title");
+	/* Unknown: the ids themselves. */
+	model_describe(&m, NULL, NULL, "run_9", out, sizeof out);
+	cr_expect_str_eq(out, "run \"run_9\"");
+}
+
+Test(model, an_archived_item_leaves_the_lists_unless_shown)
+{
+	unsigned need;
+
+	give_projects((const char *const[]){ "prj_1", NULL });
+	give_sessions("prj_1", (const char *const[]){ "ses_1", "ses_2", NULL });
+	need = apply("session.updated", NULL, "{\"id\":\"ses_2\",\"projectId\":\"prj_1\","
+	    "\"title\":\"t\",\"archivedAt\":\"2026-11-26T02:00:00.000Z\"}");
+	cr_expect(need & NEED_SESSIONS, "the list is read again (the service leaves it out)");
+	need = apply("session.updated", NULL, "{\"id\":\"ses_3\",\"projectId\":\"prj_1\","
+	    "\"title\":\"t\",\"archivedAt\":\"2026-11-26T02:00:00.000Z\"}");
+	cr_expect_eq(m.session_count, 2, "an archived session not listed is not added");
+	m.show_archived = true;
+	apply("project.updated", NULL, "{\"id\":\"prj_1\",\"name\":\"p\","
+	    "\"archivedAt\":\"2026-11-26T02:00:00.000Z\"}");
+	cr_expect(m.projects[0].archived, "shown, it is marked archived");
+	(void)need;
 }
 
 Test(model, messages_are_kept_bounded_and_repeats_counted)
