@@ -107,7 +107,9 @@ td_find_project(struct td_client *client, const char *text,
 	}
 	names_match_init(&m);
 	do {
-		rc = td_list_projects(client, 1000, cursor, opts, &page, err);
+		/* Archived ones too: an archived project is still named (and unarchived). */
+		rc = td_list_projects_archived(client, TD_ARCHIVED_ALL, 1000, cursor, opts, &page,
+		    err);
 		free(cursor);
 		cursor = NULL;
 		if (rc != TD_OK)
@@ -134,7 +136,8 @@ names_sessions_of(struct td_client *client, const char *project_id, const char *
 	enum td_code rc;
 
 	do {
-		rc = td_list_sessions(client, project_id, 1000, cursor, opts, &page, err);
+		rc = td_list_sessions_archived(client, project_id, TD_ARCHIVED_ALL, 1000, cursor,
+		    opts, &page, err);
 		free(cursor);
 		cursor = NULL;
 		if (rc != TD_OK)
@@ -169,7 +172,8 @@ td_find_session(struct td_client *client, const char *project_id, const char *te
 		rc = names_sessions_of(client, project_id, text, opts, &m, err);
 	else {
 		do {
-			rc = td_list_projects(client, 1000, cursor, opts, &projects, err);
+			rc = td_list_projects_archived(client, TD_ARCHIVED_ALL, 1000, cursor, opts,
+			    &projects, err);
 			free(cursor);
 			cursor = NULL;
 			if (rc != TD_OK)

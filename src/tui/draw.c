@@ -222,19 +222,6 @@ draw_attr(const struct tui *t, enum tui_style s)
 	return draw_styles[s].color | (unsigned)COLOR_PAIR(draw_styles[s].pair);
 }
 
-void
-draw_tokens(long long n, char *out, size_t len)
-{
-	if (n <= 0)
-		snprintf(out, len, "-");
-	else if (n < 1000)
-		snprintf(out, len, "%lld tok", n);
-	else if (n < 10000)
-		snprintf(out, len, "%lld.%lldk tok", n / 1000, n % 1000 / 100);
-	else
-		snprintf(out, len, "%lldk tok", n / 1000);
-}
-
 static const char *(*draw_keys)(const char *action, char *buf, size_t len);
 
 void

@@ -347,9 +347,6 @@ unsigned draw_attr_bar(const struct tui *t, enum tui_style s);
  * registers it.  draw_key: that key's name, else dflt. */
 void draw_register_keys(const char *(*key)(const char *action, char *buf, size_t len));
 const char *draw_key(const char *action, const char *dflt, char *buf, size_t len);
-/* A run's tokens (input + output, m_run.tokens) as every row shows them:
- * "-", "350 tok", "1.2k tok", "12k tok". */
-void draw_tokens(long long n, char *out, size_t len);
 /* Columns of a UTF-8 string (invalid bytes and controls count as one '?'). */
 int draw_width(const char *s);
 /* Bytes of s[0..len) that fit in cols columns; *used gets the columns. */

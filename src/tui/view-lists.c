@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "timeutil.h"
+#include "tui/run-detail.h"
 #include "tui/tui.h"
 #include "xalloc.h"
 
@@ -294,10 +295,11 @@ runs_cost(bool known, double usd, char *out, size_t len)
 		snprintf(out, len, "$%.2f", usd);
 }
 
+/* Tokens as every row, the Log's title, the run detail and `runs show` say them. */
 static void
 runs_tokens(long long n, char *out, size_t len)
 {
-	draw_tokens(n, out, len);
+	run_detail_tokens(n, true, out, len);
 }
 
 

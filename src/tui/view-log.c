@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "timeutil.h"
+#include "tui/run-detail.h"
 #include "tui/tui.h"
 
 static void
@@ -41,11 +42,11 @@ log_title(const struct tui *t, char *buf, size_t len)
 		if (r->id == NULL || strcmp(r->id, l->scope_id) != 0)
 			continue;
 		if (r->tokens > 0) {
-			draw_tokens(r->tokens, tok, sizeof tok);
-			draw_tokens(r->cached, cached, sizeof cached);
-			n = (size_t)snprintf(cost, sizeof cost, " %s%s%.*s%s", tok,
-			    r->cached > 0 ? ", " : "", r->cached > 0 ? (int)strlen(cached) - 4 : 0,
-			    cached, r->cached > 0 ? " cached" : "");
+			run_detail_tokens(r->tokens, true, tok, sizeof tok);
+			run_detail_tokens(r->cached, false, cached, sizeof cached);
+			n = (size_t)snprintf(cost, sizeof cost, " %s%s%s%s", tok,
+			    r->cached > 0 ? ", " : "", r->cached > 0 ? cached : "",
+			    r->cached > 0 ? " cached" : "");
 		}
 		if (r->has_cost && n < sizeof cost)
 			snprintf(cost + n, sizeof cost - n, " $%.4f", r->cost);

@@ -999,6 +999,8 @@ Test(model, mark_visible_follows_the_filter)
 	cr_assert_eq(m.mark_count, 3);
 	cr_assert(!model_mark_visible(&m), "marked twice");
 	cr_assert_eq(m.mark_count, 3);
+}
+
 Test(model, describe_names_the_run_project_and_session)
 {
 	char out[256];
