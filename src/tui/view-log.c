@@ -51,11 +51,12 @@ log_title(const struct tui *t, char *buf, size_t len)
 		if (r->has_cost && n < sizeof cost)
 			snprintf(cost + n, sizeof cost - n, " $%.4f", r->cost);
 	}
-	snprintf(buf, len, "Log: %s (%s%s)%s%s%s%s%s%s%s%s", id, l->run_scope ? "run" : "session",
-	    cost, l->follow ? " follow" : "", l->wrap ? " wrap" : "",
+	/* Tokens and cost last: a narrow title cuts them before the filter and search. */
+	snprintf(buf, len, "Log: %s (%s)%s%s%s%s%s%s%s%s%s", id, l->run_scope ? "run" : "session",
+	    l->follow ? " follow" : "", l->wrap ? " wrap" : "",
 	    l->timestamps && l->relative ? " +time" : "",
 	    l->loading ? " loading" : "", l->filter[0] != '\0' ? " &" : "", l->filter, count,
-	    search);
+	    search, cost);
 }
 
 /* Marks in mask the bytes of text inside a match of query (ASCII case folded). */

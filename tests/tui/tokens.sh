@@ -47,7 +47,7 @@ row=$(screen | grep -F "completed First session" | tail -n 1)
 grep -qF " $want1 " <<<"$row" || fail "the run row does not say '$want1': $row"
 keys Enter
 wait_for "Log: "
-screen | grep -F "Log: " | grep -qF "(run $want1" ||
+screen | grep -F "Log: " | grep -qF " $want1" ||
 	fail "the Log's title does not say '$want1': $(screen | grep -F 'Log: ')"
 pass "the run's row, its session's row and its Log's title say $want1"
 
