@@ -296,15 +296,16 @@ log_draw(struct tui *t, const struct rect *r)
 	unseen = model_log_unseen(&t->m, i);
 	if (!l->follow && i < count) {
 		char below[128], f[32];
+		const char *fk;
 		int w;
 
-		draw_key("follow", "f", f, sizeof f);
+		fk = draw_key("follow", "f", f, sizeof f);
 		if (unseen > 0)
 			snprintf(below, sizeof below, " %zu new line%s below (%s follows) ", unseen,
-			    unseen == 1 ? "" : "s", f);
+			    unseen == 1 ? "" : "s", fk);
 		else
 			snprintf(below, sizeof below, " %zu more line%s below (%s follows) ",
-			    count - i, count - i == 1 ? "" : "s", f);
+			    count - i, count - i == 1 ? "" : "s", fk);
 		w = draw_width(below);
 		if (w < r->w)
 			draw_text(r->y + r->h - 1, r->x + r->w - w, w, below, draw_attr(t, ST_TITLE));
