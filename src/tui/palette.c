@@ -206,6 +206,7 @@ verb_cancel(struct tui *t, const char *arg)
 {
 	struct job job = { .kind = JOB_CANCEL_RUN };
 	const struct m_run *r;
+	char what[512];
 
 	if (arg[0] == '\0') {
 		keys_action(t, "cancel");
@@ -218,7 +219,8 @@ verb_cancel(struct tui *t, const char *arg)
 		return;
 	}
 	job.id = r->id;
-	modal_confirm(t, &job, "Cancel %s? [y/N]", r->id);
+	model_describe(&t->m, NULL, NULL, r->id, what, sizeof what);
+	modal_confirm(t, &job, "Cancel %s? [y/N]\n%s", what, r->id);
 }
 
 static void

@@ -52,7 +52,8 @@ pass ":filter filters the focused list, :filter alone clears"
 keys :
 type_text "cancel ${slow_run: -6}"
 keys Enter
-wait_for "Cancel $slow_run? [y/N]"
+wait_for 'Cancel run "'
+wait_for "$slow_run"
 keys y
 wait_run_field "$slow_run" status cancelled
 keys :
@@ -64,7 +65,7 @@ pass ":cancel RUN asks, then cancels; a finished run is said"
 keys :
 type_text "approve $plan_run"
 keys Enter
-wait_for_re "Approve plan v1 r[0-9]+\? \[y/N\]"
+wait_for_re "Approve plan v1 r[0-9]+ of run \""
 keys y
 wait_run_field "$plan_run" status completed
 pass ":approve RUN reads its plan, then asks"
