@@ -318,10 +318,11 @@ text_draw(struct tui *t)
 		w = 20;
 	rows = modal_text_rows(text, w - 4);
 	h = rows + 4 > t->rows - 2 ? t->rows - 2 : rows + 4;
-	if (t->modal_top > rows - (h - 4))
-		t->modal_top = rows - (h - 4) > 0 ? rows - (h - 4) : 0;
+	/* Scrolled no further than the last row at the bottom. */
+	if (t->modal_top > (size_t)(rows > h - 4 ? rows - (h - 4) : 0))
+		t->modal_top = (size_t)(rows > h - 4 ? rows - (h - 4) : 0);
 	/* Skip the rows above modal_top, as modal_text wraps them. */
-	for (int skip = t->modal_top; skip > 0 && at < len; skip--) {
+	for (size_t skip = t->modal_top; skip > 0 && at < len; skip--) {
 		nl = strcspn(text + at, "\n");
 		(void)draw_wrap(text + at, nl, w - 4, &next);
 		at += next;
@@ -332,17 +333,14 @@ text_draw(struct tui *t)
 	r.h -= 2;
 	modal_text(&r, &row, text + at, A_NORMAL);
 	draw_text(r.y + r.h + 1, r.x, r.w, rows > h - 4 ?
-	    "j k scroll  any other key closes" : "any key closes", draw_attr(t, ST_DIM));
+	    "j k PgUp PgDn g G scroll  any other key closes" : "any key closes",
+	    draw_attr(t, ST_DIM));
 }
 
 static unsigned
 text_key(struct tui *t, int key)
 {
-	if (key == 'j' || key == TUI_KEY(KEY_DOWN))
-		t->modal_top++;
-	else if ((key == 'k' || key == TUI_KEY(KEY_UP)) && t->modal_top > 0)
-		t->modal_top--;
-	else
+	if (!modal_scroll(key, t->rows > 8 ? t->rows - 8 : 1, &t->modal_top))
 		modal_close(t);
 	return TUI_HANDLED | TUI_REDRAW;
 }

@@ -245,7 +245,7 @@ struct tui {
 	char detail_id[128];
 	struct td_run *detail;
 	size_t detail_top;
-	int modal_top;		/* MODAL_TEXT: the first row shown */
+	size_t modal_top;	/* MODAL_TEXT: the first row shown */
 };
 
 /* Permission profiles Ctrl-P cycles through. */
