@@ -7,10 +7,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -698,6 +702,283 @@ Test(changes, run_changes_arrives_on_the_event_stream)
 	}
 	cr_expect(seen, "no run.changes of the run on the stream: %s", text ? text : "(nothing)");
 	free(text);
+	free(run);
+	free(project);
+}
+
+/* ---- an attacker: a racing process, links, hard links ---------------------------- */
+
+#define MARKER "OUTSIDE-MARKER-5d2c41"
+#define MARKER_HOME "HOME-MARKER-93be07"
+
+/* Whether any object of any store of the service holds needle. */
+static bool
+stores_hold(const char *needle)
+{
+	char cmd[2 * PATH_MAX];
+	char *out;
+	size_t len;
+	bool found;
+
+	snprintf(cmd, sizeof cmd, "for g in '%s'/changes/*.git; do git --git-dir=\"$g\" "
+	    "cat-file --batch-all-objects --batch; done > '%s/objects.txt' 2>/dev/null",
+	    svc.home, base);
+	cr_assert_eq(system(cmd), 0);
+	snprintf(cmd, sizeof cmd, "%s/objects.txt", base);
+	out = harness_slurp(cmd, &len);
+	cr_assert_not_null(out);
+	cr_assert_gt(len, 0, "the stores hold no object at all");
+	found = memmem(out, len, needle, strlen(needle)) != NULL;
+	free(out);
+	return found;
+}
+
+/* Files below dir whose name matches pattern (find -name). */
+static int
+files_named(const char *dir, const char *pattern)
+{
+	char cmd[2 * PATH_MAX], out[32] = "";
+	FILE *p;
+
+	snprintf(cmd, sizeof cmd, "find '%s' -name '%s' | wc -l", dir, pattern);
+	p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	cr_assert_not_null(fgets(out, sizeof out, p));
+	pclose(p);
+	return atoi(out);
+}
+
+/* A process swapping ws/a with ws/b and ws/c with ws/d (RENAME_EXCHANGE) until killed. */
+static pid_t
+swapper_start(const char *ws, const char *a, const char *b, const char *c, const char *d)
+{
+	char pa[WS_MAX + 8], pb[WS_MAX + 8], pc[WS_MAX + 8], pd[WS_MAX + 8];
+	pid_t pid;
+
+	snprintf(pa, sizeof pa, "%s/%s", ws, a);
+	snprintf(pb, sizeof pb, "%s/%s", ws, b);
+	snprintf(pc, sizeof pc, "%s/%s", ws, c);
+	snprintf(pd, sizeof pd, "%s/%s", ws, d);
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		time_t end = time(NULL) + 170;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		/* A revert may remove a directory the start saw as a link: go on. */
+		while (time(NULL) < end) {
+			renameat2(AT_FDCWD, pa, AT_FDCWD, pb, RENAME_EXCHANGE);
+			renameat2(AT_FDCWD, pc, AT_FDCWD, pd, RENAME_EXCHANGE);
+		}
+		_exit(0);
+	}
+	return pid;
+}
+
+/* Puts ws/name back as the directory when the swapper left it the link. */
+static void
+swapped_back(const char *ws, const char *name, const char *link)
+{
+	char p[WS_MAX + 8], l[WS_MAX + 8];
+	struct stat st;
+
+	snprintf(p, sizeof p, "%s/%s", ws, name);
+	snprintf(l, sizeof l, "%s/%s", ws, link);
+	if (lstat(p, &st) == 0 && S_ISLNK(st.st_mode))
+		cr_assert_eq(renameat2(AT_FDCWD, p, AT_FDCWD, l, RENAME_EXCHANGE), 0);
+}
+
+static void
+swapper_stop(pid_t pid)
+{
+	int status;
+
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+}
+
+/* The service's token file (a static buffer). */
+static const char *
+token_path(void)
+{
+	static char path[PATH_MAX];
+
+	snprintf(path, sizeof path, "%s/token", svc.home);
+	return path;
+}
+
+Test(changes, a_swapped_directory_racing_snapshots_and_reverts_leaks_and_writes_nothing_outside,
+    .timeout = 400)
+{
+	char ws[WS_MAX], outside[WS_MAX], path[WS_MAX + 64], turns[16384], *project, *run;
+	char *tok, *data;
+	size_t off = 0;
+	pid_t swapper;
+	struct http_resp d;
+	int reverts_ok = 0;
+
+	project = http_project_new(&svc, "changes");
+	workspace("ws-race", ws);
+	/* outside: what a link of the workspace points at, with the names the run writes */
+	snprintf(outside, sizeof outside, "%s/outside", base);
+	cr_assert_eq(mkdir(outside, 0700), 0);
+	for (int i = 0; i < 8; i++) {
+		snprintf(path, sizeof path, "%s/w-%d", outside, i);
+		write_text(path, MARKER "\n", 0644);
+	}
+	snprintf(path, sizeof path, "%s/b.txt", outside);
+	write_text(path, MARKER "\n", 0644);
+	snprintf(path, sizeof path, "%s/c.txt", svc.home);
+	write_text(path, MARKER_HOME "\n", 0600);
+	snprintf(path, sizeof path, "%s/d", ws);
+	cr_assert_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof path, "%s/e", ws);
+	cr_assert_eq(mkdir(path, 0755), 0);
+	ws_write(ws, "d/b.txt", "before\n", 0644);
+	ws_write(ws, "e/c.txt", "before\n", 0644);
+	snprintf(path, sizeof path, "%s/s", ws);
+	cr_assert_eq(symlink(outside, path), 0);
+	snprintf(path, sizeof path, "%s/h", ws);
+	cr_assert_eq(symlink(svc.home, path), 0);
+	off += (size_t)snprintf(turns + off, sizeof turns - off, "[");
+	for (int i = 0; i < 8; i++)
+		off += (size_t)snprintf(turns + off, sizeof turns - off, "{\"toolCalls\":["
+		    "{\"name\":\"write_file\",\"arguments\":{\"path\":\"d/w-%d\",\"content\":\"new\\n\"}},"
+		    "{\"name\":\"write_file\",\"arguments\":{\"path\":\"e/n-%d\",\"content\":\"new\\n\"}},"
+		    "{\"name\":\"write_file\",\"arguments\":{\"path\":\"d/b.txt\",\"content\":\"%d\\n\"}},"
+		    "{\"name\":\"write_file\",\"arguments\":{\"path\":\"e/c.txt\",\"content\":\"%d\\n\"}}"
+		    "]},", i, i, i, i);
+	snprintf(turns + off, sizeof turns - off, "{\"text\":\"Done.\"}]");
+	transcript("changes-race", turns);
+
+	swapper = swapper_start(ws, "d", "s", "e", "h");
+	run = run_in(project, ws, NULL, "changes-race");
+	cJSON_Delete(run_done(run));
+	for (int i = 0; i < 30; i++) {
+		d = revert(run, "{\"force\":true}");
+		cr_expect(d.status == 200 || d.status == 500, "%d %s", (int)d.status, d.body);
+		reverts_ok += d.status == 200;
+		http_resp_free(&d);
+	}
+	swapper_stop(swapper);
+	swapped_back(ws, "d", "s");
+	swapped_back(ws, "e", "h");
+
+	/* Outside and in the service's home: every file as it was, nothing added. */
+	for (int i = 0; i < 8; i++) {
+		snprintf(path, sizeof path, "%s/w-%d", outside, i);
+		data = harness_slurp(path, NULL);
+		cr_expect_str_eq(data ? data : "(deleted)", MARKER "\n", "%s was changed", path);
+		free(data);
+	}
+	snprintf(path, sizeof path, "%s/b.txt", outside);
+	data = harness_slurp(path, NULL);
+	cr_expect_str_eq(data ? data : "(deleted)", MARKER "\n", "%s was changed", path);
+	free(data);
+	snprintf(path, sizeof path, "%s/c.txt", svc.home);
+	data = harness_slurp(path, NULL);
+	cr_expect_str_eq(data ? data : "(deleted)", MARKER_HOME "\n", "%s was changed", path);
+	free(data);
+	cr_expect_eq(files_named(outside, "*"), 1 + 9, "files were added outside");
+	cr_expect_eq(files_named(svc.home, "n-*"), 0, "files were written in the service's home");
+	cr_expect_eq(files_named(svc.home, ".taskdeck-revert-*"), 0);
+	cr_expect_eq(files_named(outside, ".taskdeck-revert-*"), 0);
+	/* Nothing of outside or of the service's home in a store or a diff. */
+	tok = harness_slurp(token_path(), NULL);
+	cr_assert_not_null(tok);
+	cr_expect(!stores_hold(MARKER), "a file outside the workspace is in a store");
+	cr_expect(!stores_hold(MARKER_HOME), "a file of the service's home is in a store");
+	cr_expect(!stores_hold(tok), "the token is in a store");
+	d = diff_of(run, NULL);
+	cr_expect_eq(d.status, 200, "%s", d.body);
+	cr_expect_null(strstr(d.body, MARKER), "%s", d.body);
+	cr_expect_null(strstr(d.body, MARKER_HOME), "%s", d.body);
+	http_resp_free(&d);
+	cr_log_info("%d of 30 reverts under the race put every file back", reverts_ok);
+	free(tok);
+	free(run);
+	free(project);
+}
+
+Test(changes, a_link_put_where_the_run_added_a_file_goes_and_its_target_stays)
+{
+	char ws[WS_MAX], outside[WS_MAX], path[WS_MAX + 64], *project, *run, *data;
+	struct http_resp d;
+
+	project = http_project_new(&svc, "changes");
+	workspace("ws-unlink", ws);
+	snprintf(outside, sizeof outside, "%s/outside-unlink", base);
+	cr_assert_eq(mkdir(outside, 0700), 0);
+	snprintf(path, sizeof path, "%s/target.txt", outside);
+	write_text(path, MARKER "\n", 0644);
+	snprintf(path, sizeof path, "%s/x.txt", outside);
+	write_text(path, MARKER "\n", 0644);
+	transcript("changes-unlink", "[{\"toolCalls\":["
+	    "{\"name\":\"write_file\",\"arguments\":{\"path\":\"added.txt\",\"content\":\"a\\n\"}},"
+	    "{\"name\":\"write_file\",\"arguments\":{\"path\":\"newdir/x.txt\",\"content\":\"x\\n\"}}"
+	    "]},{\"text\":\"Done.\"}]");
+	run = run_in(project, ws, NULL, "changes-unlink");
+	cJSON_Delete(run_done(run));
+	/* After the run, the file it added becomes a link to a file outside, its directory a
+	 * link to a directory outside holding a file of the same name. */
+	snprintf(path, sizeof path, "%s/added.txt", ws);
+	cr_assert_eq(unlink(path), 0);
+	snprintf(outside + strlen(outside), sizeof outside - strlen(outside), "/target.txt");
+	cr_assert_eq(symlink(outside, path), 0);
+	*strrchr(outside, '/') = '\0';
+	snprintf(path, sizeof path, "%s/newdir/x.txt", ws);
+	cr_assert_eq(unlink(path), 0);
+	snprintf(path, sizeof path, "%s/newdir", ws);
+	cr_assert_eq(rmdir(path), 0);
+	cr_assert_eq(symlink(outside, path), 0);
+
+	d = revert(run, NULL);
+	cr_expect_eq(d.status, 409, "%s", d.body);
+	http_resp_free(&d);
+	d = revert(run, "{\"force\":true}");
+	http_resp_free(&d);
+	snprintf(path, sizeof path, "%s/target.txt", outside);
+	data = harness_slurp(path, NULL);
+	cr_expect_str_eq(data ? data : "(deleted)", MARKER "\n", "the link's target went");
+	free(data);
+	snprintf(path, sizeof path, "%s/x.txt", outside);
+	data = harness_slurp(path, NULL);
+	cr_expect_str_eq(data ? data : "(deleted)", MARKER "\n", "a file outside went");
+	free(data);
+	expect_ws_absent(ws, "added.txt");
+	free(run);
+	free(project);
+}
+
+Test(changes, a_hard_link_to_a_hidden_file_is_never_read)
+{
+	char ws[WS_MAX], path[WS_MAX + 64], key[PATH_MAX], *project, *run, *tok, *secret;
+	size_t len;
+	cJSON *c;
+
+	project = http_project_new(&svc, "changes");
+	workspace("ws-hard", ws);
+	snprintf(path, sizeof path, "%s/token-copy", ws);
+	cr_assert_eq(link(token_path(), path), 0, "%s", strerror(errno));
+	snprintf(key, sizeof key, "%s/secret.key", svc.home);
+	secret = harness_slurp(key, &len);
+	snprintf(path, sizeof path, "%s/key-copy", ws);
+	if (secret != NULL)
+		cr_assert_eq(link(key, path), 0, "%s", strerror(errno));
+	transcript("changes-hard", "[{\"toolCalls\":[{\"name\":\"run_command\",\"arguments\":"
+	    "{\"command\":\"echo done > plain.txt\"}}]},"
+	    "{\"text\":\"Done.\"}]");
+	run = run_in(project, ws, NULL, "changes-hard");
+	cJSON_Delete(run_done(run));
+	c = changes_of(run, NULL);
+	expect_file(c, "plain.txt", "added", 1, 0, NULL, "100644");
+	cr_expect_null(file_of(c, "token-copy"));
+	cJSON_Delete(c);
+	tok = harness_slurp(token_path(), NULL);
+	cr_assert_not_null(tok);
+	cr_expect(!stores_hold(tok), "the token is in a store");
+	free(tok);
+	free(secret);
 	free(run);
 	free(project);
 }
