@@ -28,6 +28,7 @@
 #include <sodium.h>
 
 #include "changes.h"
+#include "json.h"
 #include "log.h"
 #include "wsfile.h"
 #include "xalloc.h"
@@ -559,8 +560,14 @@ walk_file(struct changes_walker *w, int dirfd, const char *name, const char *rel
 	if (fd < 0)
 		return false;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != lst->st_dev ||
-	    st.st_ino != lst->st_ino || wsfile_is_hidden(w->root, &st)) {
+	    st.st_ino != lst->st_ino) {
 		close(fd);
+		errno = EAGAIN;		/* swapped since its lstat */
+		return false;
+	}
+	if (wsfile_is_hidden(w->root, &st)) {
+		close(fd);
+		errno = ENOENT;		/* what the run cannot see is no loss */
 		return false;
 	}
 	w->stats->hashed++;
@@ -644,8 +651,19 @@ walk_one(struct changes_walker *w, int dirfd, const char *dirrel, const char *na
 	bool ok = false, empty;
 	int fd;
 
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || wsfile_is_hidden(w->root, &st))
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+		/* Gone since the directory was read is no loss; anything else is. */
+		if (errno != ENOENT)
+			w->stats->unreadable++;
 		goto out;
+	}
+	if (wsfile_is_hidden(w->root, &st))
+		goto out;
+	if (!json_utf8_valid(name, strlen(name))) {
+		/* Not UTF-8: no JSON answer could name it. */
+		w->stats->bad_names++;
+		goto out;
+	}
 	if (S_ISDIR(st.st_mode)) {
 		if (strcmp(name, ".git") == 0)
 			goto out;
@@ -654,12 +672,19 @@ walk_one(struct changes_walker *w, int dirfd, const char *dirrel, const char *na
 				log_warn("changes: directories deeper than %d levels are left out",
 				    WALK_MAX_DEPTH);
 			w->warned_depth = true;
+			w->stats->too_deep++;
 			goto out;
 		}
-		if ((fd = wsfile_open_subdir(w->root, dirfd, name)) < 0)
+		if ((fd = wsfile_open_subdir(w->root, dirfd, name)) < 0) {
+			if (errno != ENOENT)
+				w->stats->unreadable++;
 			goto out;
+		}
 		ok = walk_dir(w, fd, rel, depth + 1, ignored || walk_ignored(w, rel, name, true),
-		    &e->oid, &empty) && !empty;
+		    &e->oid, &empty);
+		if (!ok)
+			w->stats->unreadable++;
+		ok = ok && !empty;
 		close(fd);
 		e->mode = 040000;
 	} else if (S_ISLNK(st.st_mode)) {
@@ -669,6 +694,8 @@ walk_one(struct changes_walker *w, int dirfd, const char *dirrel, const char *na
 		ok = walk_file(w, dirfd, name, rel, &st, ignored ||
 		    walk_ignored(w, rel, name, false), &e->oid);
 		e->mode = (st.st_mode & 0111) ? 0100755 : 0100644;
+		if (!ok && errno != ENOENT)
+			w->stats->unreadable++;
 	}
 	if (ok && e->mode != 040000)
 		w->stats->files++;
@@ -710,6 +737,7 @@ walk_dir(struct changes_walker *w, int dirfd, const char *rel, int depth, bool i
 				    "left out", WALK_MAX_ENTRIES);
 			w->warned_entries = true;
 			w->stats->skipped++;
+			w->stats->over_cap++;
 			continue;
 		}
 		w->entries_left--;
@@ -784,4 +812,29 @@ changes_walk(struct changes_walker *w, struct wsfile_root *root,
 	if (!ok)
 		*why = xstrdup("the workspace could not be read");
 	return ok;
+}
+
+char *
+changes_walk_incomplete(const struct changes_walk_stats *stats)
+{
+	struct buf b;
+
+	buf_init(&b, 0);
+	if (stats->over_cap > 0)
+		buf_printf(&b, "%s%ld entries beyond the first %d were left out",
+		    b.len ? "; " : "", stats->over_cap, WALK_MAX_ENTRIES);
+	if (stats->too_deep > 0)
+		buf_printf(&b, "%s%ld directories deeper than %d levels were left out",
+		    b.len ? "; " : "", stats->too_deep, WALK_MAX_DEPTH - 1);
+	if (stats->bad_names > 0)
+		buf_printf(&b, "%s%ld names that are not UTF-8 were left out", b.len ? "; " : "",
+		    stats->bad_names);
+	if (stats->unreadable > 0)
+		buf_printf(&b, "%s%ld entries could not be read", b.len ? "; " : "",
+		    stats->unreadable);
+	if (b.len == 0) {
+		buf_free(&b);
+		return NULL;
+	}
+	return b.data;
 }

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sodium.h>
@@ -39,6 +40,10 @@
 #define CHANGES_STAT_CACHE "taskdeck-stat-cache"
 /* The paths a run.changes event names. */
 #define CHANGES_EVENT_PATHS 20
+/* How long a run waits for its start snapshot before its agent starts anyway. */
+#define CHANGES_START_WAIT_MS 2000
+/* The longest reason kept of an incomplete snapshot. */
+#define CHANGES_WHY_MAX 512
 
 enum changes_job_kind { JOB_SNAPSHOT, JOB_REVERT };
 
@@ -52,6 +57,8 @@ struct changes_job {
 	bool force;
 	bool wait;			/* the asker frees it after done */
 	bool done;
+	bool walked;			/* the workspace is read: what happens now is not in it */
+	bool late;			/* the asker stopped waiting before it was read */
 	cJSON *answer;			/* a revert's answer, or NULL with problem */
 	struct problem problem;
 	struct changes_job *next;
@@ -83,6 +90,8 @@ struct changes_row {
 	long steps;
 	long additions, deletions;	/* of the changes between start and end */
 	int64_t reverted_at;		/* 0: never */
+	char start_why[CHANGES_WHY_MAX];	/* why the start lacks part of the workspace; "" */
+	char end_why[CHANGES_WHY_MAX];		/* the same of the latest snapshot */
 };
 
 /* ---- the table ------------------------------------------------------------------ */
@@ -91,7 +100,8 @@ static bool
 changes_row_get(struct store *st, const char *run_id, struct changes_row *row)
 {
 	sqlite3_stmt *s = store_stmt(st, "SELECT session_id, start_tree, end_tree, steps,"
-	    " reverted_at, additions, deletions FROM run_changes WHERE run_id = ?1");
+	    " reverted_at, additions, deletions, start_incomplete, end_incomplete"
+	    " FROM run_changes WHERE run_id = ?1");
 	bool found = false;
 
 	sqlite3_bind_text(s, 1, run_id, -1, SQLITE_STATIC);
@@ -103,6 +113,8 @@ changes_row_get(struct store *st, const char *run_id, struct changes_row *row)
 		row->reverted_at = sqlite3_column_int64(s, 4);
 		row->additions = sqlite3_column_int(s, 5);
 		row->deletions = sqlite3_column_int(s, 6);
+		snprintf(row->start_why, sizeof row->start_why, "%s", resource_text(s, 7));
+		snprintf(row->end_why, sizeof row->end_why, "%s", resource_text(s, 8));
 	}
 	sqlite3_reset(s);
 	return found;
@@ -110,10 +122,11 @@ changes_row_get(struct store *st, const char *run_id, struct changes_row *row)
 
 static bool
 changes_row_insert(struct store *st, const char *run_id, const char *session_id,
-    const git_oid *tree)
+    const git_oid *tree, const char *why)
 {
 	sqlite3_stmt *s = store_stmt(st, "INSERT INTO run_changes (run_id, session_id,"
-	    " start_tree, end_tree, updated_at) VALUES (?1, ?2, ?3, ?3, ?4)");
+	    " start_tree, end_tree, updated_at, start_incomplete, end_incomplete)"
+	    " VALUES (?1, ?2, ?3, ?3, ?4, ?5, ?5)");
 	char hex[GIT_OID_HEXSZ + 1];
 	int rc;
 
@@ -122,6 +135,7 @@ changes_row_insert(struct store *st, const char *run_id, const char *session_id,
 	sqlite3_bind_text(s, 2, session_id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 3, hex, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(s, 4, td_now_ms());
+	sqlite3_bind_text(s, 5, why, -1, SQLITE_STATIC);
 	rc = sqlite3_step(s);
 	sqlite3_reset(s);
 	return rc == SQLITE_DONE;
@@ -129,11 +143,11 @@ changes_row_insert(struct store *st, const char *run_id, const char *session_id,
 
 static bool
 changes_row_update(struct store *st, const char *run_id, const git_oid *tree, long files,
-    long additions, long deletions)
+    long additions, long deletions, const char *why)
 {
 	sqlite3_stmt *s = store_stmt(st, "UPDATE run_changes SET end_tree = ?2,"
-	    " steps = steps + 1, files = ?3, additions = ?4, deletions = ?5, updated_at = ?6"
-	    " WHERE run_id = ?1");
+	    " steps = steps + 1, files = ?3, additions = ?4, deletions = ?5, updated_at = ?6,"
+	    " end_incomplete = ?7 WHERE run_id = ?1");
 	char hex[GIT_OID_HEXSZ + 1];
 	int rc;
 
@@ -144,6 +158,22 @@ changes_row_update(struct store *st, const char *run_id, const git_oid *tree, lo
 	sqlite3_bind_int64(s, 4, additions);
 	sqlite3_bind_int64(s, 5, deletions);
 	sqlite3_bind_int64(s, 6, td_now_ms());
+	sqlite3_bind_text(s, 7, why, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	return rc == SQLITE_DONE;
+}
+
+/* Why the latest snapshot, the same tree as the one before, lacks part of the workspace. */
+static bool
+changes_row_end_why(struct store *st, const char *run_id, const char *why)
+{
+	sqlite3_stmt *s = store_stmt(st, "UPDATE run_changes SET end_incomplete = ?2"
+	    " WHERE run_id = ?1");
+	int rc;
+
+	sqlite3_bind_text(s, 1, run_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, why, -1, SQLITE_STATIC);
 	rc = sqlite3_step(s);
 	sqlite3_reset(s);
 	return rc == SQLITE_DONE;
@@ -163,17 +193,20 @@ changes_row_reverted(struct store *st, const char *run_id, int64_t at)
 	return rc == SQLITE_DONE;
 }
 
-/* The session's first snapshot: the start of its oldest run with one. */
+/* The session's first snapshot: the start of its oldest run with one (why: as in a row). */
 static bool
-changes_session_start(struct store *st, const char *session_id, git_oid *tree)
+changes_session_start(struct store *st, const char *session_id, git_oid *tree,
+    char why[CHANGES_WHY_MAX])
 {
-	sqlite3_stmt *s = store_stmt(st, "SELECT start_tree FROM run_changes"
+	sqlite3_stmt *s = store_stmt(st, "SELECT start_tree, start_incomplete FROM run_changes"
 	    " WHERE session_id = ?1 ORDER BY run_id LIMIT 1");
 	bool found = false;
 
 	sqlite3_bind_text(s, 1, session_id, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) == SQLITE_ROW)
+	if (sqlite3_step(s) == SQLITE_ROW) {
 		found = git_oid_fromstr(tree, resource_text(s, 0)) == 0;
+		snprintf(why, CHANGES_WHY_MAX, "%s", resource_text(s, 1));
+	}
 	sqlite3_reset(s);
 	return found;
 }
@@ -441,10 +474,13 @@ changes_limits_read(const struct service *svc, struct changes_limits *lim)
 	settings_changes_limits(svc->settings, &lim->max_file_bytes, &lim->quota_bytes);
 }
 
-/* The tree of the workspace now, on the snapshot thread. */
+/*
+ * The tree of the workspace now, on the snapshot thread; *incomplete
+ * (malloc'd, may be NULL) why it lacks part of the workspace.
+ */
 static bool
 changes_take(struct changes *c, struct changes_session *s, const char *workspace,
-    char *const *hidden, git_oid *tree)
+    char *const *hidden, git_oid *tree, char **incomplete)
 {
 	struct changes_limits lim;
 	struct changes_walk_stats stats;
@@ -453,6 +489,7 @@ changes_take(struct changes *c, struct changes_session *s, const char *workspace
 	bool ok;
 	int64_t t0 = td_mono_ms();
 
+	*incomplete = NULL;
 	changes_limits_read(c->svc, &lim);
 	root = wsfile_root_open(workspace, (const char *const *)hidden, &why);
 	if (root == NULL) {
@@ -468,9 +505,11 @@ changes_take(struct changes *c, struct changes_session *s, const char *workspace
 		return false;
 	}
 
+	*incomplete = changes_walk_incomplete(&stats);
 	log_debug("changes: snapshot of %s: %ld files, %ld read, %ld by size and hash, "
-	    "%ld left out, %lldms", workspace, stats.files, stats.hashed, stats.pointers,
-	    stats.skipped, (long long)(td_mono_ms() - t0));
+	    "%ld left out, %lldms%s%s", workspace, stats.files, stats.hashed, stats.pointers,
+	    stats.skipped, (long long)(td_mono_ms() - t0), *incomplete ? ": " : "",
+	    *incomplete ? *incomplete : "");
 	return true;
 }
 
@@ -486,23 +525,50 @@ changes_do_snapshot(struct changes *c, struct changes_job *job)
 	const char **paths = NULL;
 	size_t npaths;
 	cJSON *data, *names;
-	bool found;
+	char *why = NULL;
+	bool found, late;
 
-	if (s == NULL || !changes_take(c, s, job->workspace, job->hidden, &tree)) {
+	if (s == NULL || !changes_take(c, s, job->workspace, job->hidden, &tree, &why)) {
 		log_warn("run %s: no snapshot of its workspace; the run goes on", job->run_id);
+		/* The changes stay those of the snapshot before, and say so. */
+		store_lock(st);
+		if (changes_row_get(st, job->run_id, &row))
+			changes_row_end_why(st, job->run_id, "the latest snapshot could not be "
+			    "taken (the workspace could not be read or the store written): the "
+			    "changes are those of the one before");
+		store_unlock(st);
 		return;
 	}
+	pthread_mutex_lock(&c->mu);
+	job->walked = true;
+	late = job->late;
+	pthread_mutex_unlock(&c->mu);
+	if (late) {
+		char *both = xasprintf("the agent started before the start snapshot was "
+		    "complete (after %d ms): what it changed meanwhile may be missing%s%s",
+		    CHANGES_START_WAIT_MS, why ? "; " : "", why ? why : "");
+		free(why);
+		why = both;
+	}
+	if (why != NULL && strlen(why) >= CHANGES_WHY_MAX)
+		why[CHANGES_WHY_MAX - 1] = '\0';
 	if (job->when == CHANGES_END)
 		changes_session_save(c, s);
 	store_lock(st);
 	found = changes_row_get(st, job->run_id, &row);
-	if (!found && !changes_row_insert(st, job->run_id, job->session_id, &tree))
+	if (!found && !changes_row_insert(st, job->run_id, job->session_id, &tree, why))
 		log_error("run %s: cannot record its first snapshot", job->run_id);
-	if (!found)
+	if (!found) {
 		cache_drop(c->svc->cache, job->run_id);
+	} else if (git_oid_equal(&row.end, &tree) && strcmp(row.end_why, why ? why : "") != 0 &&
+	    !changes_row_end_why(st, job->run_id, why)) {
+		log_error("run %s: cannot record a snapshot", job->run_id);
+	}
 	store_unlock(st);
-	if (!found || git_oid_equal(&row.end, &tree))
+	if (!found || git_oid_equal(&row.end, &tree)) {
+		free(why);
 		return;
+	}
 	/*
 	 * The counts change only for the paths this step changed: their lines
 	 * from the start to the last snapshot go, from the start to this one
@@ -530,7 +596,7 @@ changes_do_snapshot(struct changes *c, struct changes_job *job)
 		cJSON_AddItemToArray(names, cJSON_CreateString(
 		    git_diff_get_delta(step, i)->new_file.path));
 	store_lock(st);
-	if (changes_row_update(st, job->run_id, &tree, files, adds, dels)) {
+	if (changes_row_update(st, job->run_id, &tree, files, adds, dels, why)) {
 		cache_drop(c->svc->cache, job->run_id);
 		run_emit(c->svc, "run.changes", job->run_id, data);
 	} else {
@@ -539,6 +605,7 @@ changes_do_snapshot(struct changes *c, struct changes_job *job)
 	}
 	store_unlock(st);
 out:
+	free(why);
 	free(paths);
 	git_diff_free(total);
 	git_diff_free(step);
@@ -728,7 +795,7 @@ changes_do_revert(struct changes *c, struct changes_job *job)
 	git_diff *diff = NULL;
 	cJSON *conflicts = NULL, *reverted = NULL, *failed = NULL;
 	struct wsfile_root *r = NULL;
-	char **hidden = NULL, *why = NULL, *rel = NULL, when[TD_TIME_LEN];
+	char **hidden = NULL, *why = NULL, *rel = NULL, *incomplete = NULL, when[TD_TIME_LEN];
 	bool known, found, final;
 	int64_t at;
 	struct stat rst;
@@ -762,7 +829,7 @@ changes_do_revert(struct changes *c, struct changes_job *job)
 	}
 	s = changes_session_get(c, job->session_id);
 	hidden = sandbox_hidden_paths(&svc->paths, NULL);
-	if (s == NULL || !changes_take(c, s, job->workspace, hidden, &now) ||
+	if (s == NULL || !changes_take(c, s, job->workspace, hidden, &now, &incomplete) ||
 	    git_tree_lookup(&start, s->repo, &row.start) != 0 ||
 	    git_tree_lookup(&end, s->repo, &row.end) != 0 ||
 	    git_tree_lookup(&cur, s->repo, &now) != 0 ||
@@ -857,6 +924,7 @@ out:
 		close(rootfd);
 	free(rel);
 	free(why);
+	free(incomplete);
 	wsfile_root_free(r);
 	sandbox_hidden_free(hidden);
 	git_diff_free(diff);
@@ -987,10 +1055,17 @@ changes_stop(struct changes *c)
 	git_libgit2_shutdown();
 }
 
-/* Queues job; with job->wait, returns once it is done (the caller frees it). */
-static void
-changes_queue(struct changes *c, struct changes_job *job)
+/*
+ * Queues job; with job->wait, returns once it is done (the caller frees it),
+ * or, with wait_ms > 0, once the workspace is not read wait_ms after: then
+ * the job is late and the thread frees it.  True when it is done.
+ */
+static bool
+changes_queue(struct changes *c, struct changes_job *job, int wait_ms)
 {
+	struct timespec until;
+	bool done;
+
 	pthread_mutex_lock(&c->mu);
 	if (job->kind == JOB_SNAPSHOT && job->when == CHANGES_STEP && !job->wait) {
 		for (struct changes_job *q = c->head; q != NULL; q = q->next) {
@@ -998,7 +1073,7 @@ changes_queue(struct changes *c, struct changes_job *job)
 			    strcmp(q->run_id, job->run_id) == 0) {
 				pthread_mutex_unlock(&c->mu);
 				changes_job_free(job);
-				return;
+				return false;
 			}
 		}
 	}
@@ -1008,9 +1083,25 @@ changes_queue(struct changes *c, struct changes_job *job)
 		c->head = job;
 	c->tail = job;
 	pthread_cond_broadcast(&c->cond);
-	while (job->wait && !job->done)
-		pthread_cond_wait(&c->cond, &c->mu);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += wait_ms / 1000;
+	until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	while (job->wait && !job->done) {
+		if (wait_ms <= 0 || job->walked) {
+			pthread_cond_wait(&c->cond, &c->mu);
+		} else if (pthread_cond_timedwait(&c->cond, &c->mu, &until) == ETIMEDOUT &&
+		    !job->walked && !job->done) {
+			job->late = true;
+			job->wait = false;
+		}
+	}
+	done = job->done;
 	pthread_mutex_unlock(&c->mu);
+	return done;
 }
 
 void
@@ -1032,9 +1123,12 @@ changes_snapshot(struct changes *c, enum changes_when when, const char *run_id,
 	for (size_t i = 0; hidden != NULL && hidden[i] != NULL; i++)
 		copy = sandbox_hidden_add(copy, hidden[i]);
 	job->hidden = copy;
-	changes_queue(c, job);
-	if (wait)
+	/* A run starts once its start is read, or after CHANGES_START_WAIT_MS: said then. */
+	if (changes_queue(c, job, when == CHANGES_START ? CHANGES_START_WAIT_MS : 0))
 		changes_job_free(job);
+	else if (wait)
+		log_warn("run %s: its start snapshot takes more than %d ms: the agent starts, "
+		    "the run's changes will say they are incomplete", run_id, CHANGES_START_WAIT_MS);
 }
 
 cJSON *
@@ -1047,7 +1141,7 @@ changes_revert(struct service *svc, const char *run_id, bool force, struct probl
 	job->wait = true;
 	job->force = force;
 	snprintf(job->run_id, sizeof job->run_id, "%s", run_id);
-	changes_queue(svc->changes, job);
+	changes_queue(svc->changes, job, 0);
 	answer = job->answer;
 	job->answer = NULL;
 	if (answer == NULL) {
@@ -1066,6 +1160,7 @@ struct changes_view {
 	bool live;
 	struct changes_row row;
 	git_oid from;
+	char from_why[CHANGES_WHY_MAX];	/* why the from tree lacks part of the workspace; "" */
 	char from_run[TD_ID_MAX];	/* "" unless from names a run */
 	git_repository *repo;
 };
@@ -1090,9 +1185,10 @@ changes_view_open(struct service *svc, const char *run_id, const char *from,
 	v->live = !run_status_final(run.status);
 	v->found = changes_row_get(st, run_id, &v->row);
 	v->from = v->row.start;
+	snprintf(v->from_why, sizeof v->from_why, "%s", v->row.start_why);
 	if (from != NULL && strcmp(from, "start") == 0) {
 		if (v->found)
-			changes_session_start(st, run.session_id, &v->from);
+			changes_session_start(st, run.session_id, &v->from, v->from_why);
 	} else if (from != NULL) {
 		struct changes_row other;
 		struct run orun;
@@ -1110,6 +1206,7 @@ changes_view_open(struct service *svc, const char *run_id, const char *from,
 			return false;
 		}
 		v->from = other.end;
+		snprintf(v->from_why, sizeof v->from_why, "%s", other.end_why);
 		snprintf(v->from_run, sizeof v->from_run, "%s", from);
 	}
 	store_unlock(st);
@@ -1148,6 +1245,23 @@ changes_list(struct service *svc, const char *run_id, const char *from, struct p
 		cJSON_AddStringToObject(out, "revertedAt", when);
 	} else {
 		cJSON_AddNullToObject(out, "revertedAt");
+	}
+	/* Said, never silent: what a snapshot could not record may have changed too. */
+	if (!v.found) {
+		cJSON_AddTrueToObject(out, "incomplete");
+		cJSON_AddStringToObject(out, "incompleteReason", v.live ? "the start snapshot of "
+		    "the run is not taken yet" : "no snapshot of the run's workspace was taken");
+	} else if (v.from_why[0] != '\0' || v.row.end_why[0] != '\0') {
+		char *why = xasprintf("%s%s%s", v.from_why, v.from_why[0] && v.row.end_why[0] &&
+		    strcmp(v.from_why, v.row.end_why) != 0 ? "; " : "",
+		    strcmp(v.from_why, v.row.end_why) != 0 ? v.row.end_why : "");
+
+		cJSON_AddTrueToObject(out, "incomplete");
+		cJSON_AddStringToObject(out, "incompleteReason", why);
+		free(why);
+	} else {
+		cJSON_AddFalseToObject(out, "incomplete");
+		cJSON_AddNullToObject(out, "incompleteReason");
 	}
 	files = cJSON_AddArrayToObject(out, "files");
 	if (v.found && (diff = changes_tree_diff(v.repo, &v.from, &v.row.end, NULL)) != NULL) {

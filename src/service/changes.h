@@ -37,7 +37,15 @@ struct changes_walk_stats {
 	long hashed;		/* files read and hashed (not found in the stat cache) */
 	long pointers;		/* files recorded by size and hash only */
 	long skipped;		/* fifos, sockets, devices, hidden, too deep, over the entry cap */
+	/* What the run may see that the tree lacks (the snapshot is incomplete): */
+	long too_deep;		/* directories below WALK_MAX_DEPTH levels */
+	long over_cap;		/* entries beyond WALK_MAX_ENTRIES */
+	long bad_names;		/* names that are not UTF-8 */
+	long unreadable;	/* files or directories that could not be read */
 };
+
+/* Why a walk's tree lacks what it lacks (malloc'd), or NULL when it is whole. */
+char *changes_walk_incomplete(const struct changes_walk_stats *stats);
 
 /* The stat cache of one workspace and the bytes its store holds. */
 struct changes_walker;

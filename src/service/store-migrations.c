@@ -231,6 +231,10 @@ const struct migration store_migrations[] = {
 	  "  updated_at INTEGER NOT NULL"
 	  ");"
 	  "CREATE INDEX run_changes_by_session ON run_changes (session_id, run_id);" },
+	/* Why a run's first or latest snapshot lacks part of the workspace (changes.c) */
+	{ 12,
+	  "ALTER TABLE run_changes ADD COLUMN start_incomplete TEXT;"
+	  "ALTER TABLE run_changes ADD COLUMN end_incomplete TEXT;" },
 };
 
 const int store_migrations_count =

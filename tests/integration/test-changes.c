@@ -284,6 +284,8 @@ Test(changes, write_file_and_commands_are_listed_diffed_and_reverted)
 
 	c = changes_of(run, NULL);
 	cr_expect_eq(cJSON_IsFalse(cJSON_GetObjectItem(c, "live")), 1);
+	cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(c, "incomplete")));
+	cr_expect(cJSON_IsNull(cJSON_GetObjectItem(c, "incompleteReason")));
 	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(c, "files")), 10);
 	expect_file(c, "docs/new.md", "added", 2, 0, NULL, "100644");
 	expect_file(c, "edit.txt", "modified", 1, 1, "100644", "100644");
@@ -775,19 +777,6 @@ swapper_start(const char *ws, const char *a, const char *b, const char *c, const
 	return pid;
 }
 
-/* Puts ws/name back as the directory when the swapper left it the link. */
-static void
-swapped_back(const char *ws, const char *name, const char *link)
-{
-	char p[WS_MAX + 8], l[WS_MAX + 8];
-	struct stat st;
-
-	snprintf(p, sizeof p, "%s/%s", ws, name);
-	snprintf(l, sizeof l, "%s/%s", ws, link);
-	if (lstat(p, &st) == 0 && S_ISLNK(st.st_mode))
-		cr_assert_eq(renameat2(AT_FDCWD, p, AT_FDCWD, l, RENAME_EXCHANGE), 0);
-}
-
 static void
 swapper_stop(pid_t pid)
 {
@@ -807,8 +796,7 @@ token_path(void)
 	return path;
 }
 
-Test(changes, a_swapped_directory_racing_snapshots_and_reverts_leaks_and_writes_nothing_outside,
-    .timeout = 400)
+Test(changes, a_swapped_directory_racing_snapshots_and_reverts_leaks_and_writes_nothing_outside)
 {
 	char ws[WS_MAX], outside[WS_MAX], path[WS_MAX + 64], turns[16384], *project, *run;
 	char *tok, *data;
@@ -861,8 +849,6 @@ Test(changes, a_swapped_directory_racing_snapshots_and_reverts_leaks_and_writes_
 		http_resp_free(&d);
 	}
 	swapper_stop(swapper);
-	swapped_back(ws, "d", "s");
-	swapped_back(ws, "e", "h");
 
 	/* Outside and in the service's home: every file as it was, nothing added. */
 	for (int i = 0; i < 8; i++) {
@@ -979,6 +965,103 @@ Test(changes, a_hard_link_to_a_hidden_file_is_never_read)
 	cr_expect(!stores_hold(tok), "the token is in a store");
 	free(tok);
 	free(secret);
+	free(run);
+	free(project);
+}
+
+/* ---- what a snapshot cannot record is said ------------------------------------- */
+
+/* The changes' incompleteReason, asserting they are incomplete (a static copy). */
+static const char *
+incomplete_reason(const char *run)
+{
+	static char why[1024];
+	cJSON *c = changes_of(run, NULL);
+	char *text = cJSON_PrintUnformatted(c);
+
+	cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(c, "incomplete")), "not incomplete: %s", text);
+	snprintf(why, sizeof why, "%s", json_str_or_none(c, "incompleteReason"));
+	free(text);
+	cJSON_Delete(c);
+	return why;
+}
+
+Test(changes, a_tree_too_deep_and_names_not_utf8_make_the_changes_incomplete)
+{
+	char ws[WS_MAX], path[WS_MAX + 512], *project = http_project_new(&svc, "changes"), *run;
+	const char *why;
+	cJSON *c;
+	size_t n;
+
+	workspace("ws-deep", ws);
+	n = (size_t)snprintf(path, sizeof path, "%s", ws);
+	for (int i = 0; i < 130; i++) {
+		n += (size_t)snprintf(path + n, sizeof path - n, "/x");
+		cr_assert_eq(mkdir(path, 0755), 0, "%s", strerror(errno));
+	}
+	snprintf(path + n, sizeof path - n, "/deep.txt");
+	write_text(path, "deep\n", 0644);
+	transcript("changes-deep", "[{\"toolCalls\":[{\"name\":\"run_command\",\"arguments\":"
+	    "{\"command\":\"echo more >> $(find x -name deep.txt) && printf b > \\\"$(printf "
+	    "'bad\\\\377name')\\\" && echo ok > ok.txt\"}}]},{\"text\":\"Done.\"}]");
+	run = run_in(project, ws, NULL, "changes-deep");
+	cJSON_Delete(run_done(run));
+	c = changes_of(run, NULL);
+	expect_file(c, "ok.txt", "added", 1, 0, NULL, "100644");
+	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(c, "files")), 1);
+	cJSON_Delete(c);
+	why = incomplete_reason(run);
+	cr_expect_not_null(strstr(why, "deeper than 127 levels"), "%s", why);
+	cr_expect_not_null(strstr(why, "1 names that are not UTF-8"), "%s", why);
+	snprintf(path, sizeof path, "%s/bad\377name", ws);
+	cr_expect_eq(access(path, F_OK), 0, "the run did not make the name");
+	free(run);
+	free(project);
+}
+
+Test(changes, a_run_in_a_big_cwd_starts_within_seconds_and_says_its_changes_are_incomplete)
+{
+	char ws[WS_MAX], path[WS_MAX + 64], *project = http_project_new(&svc, "changes"), *run;
+	const char *why;
+	long t0, started = -1, slowest = 0;
+	int fd;
+
+	/* Sparse files over changes.maxFileBytes: 256 MiB of each hashed, a few seconds. */
+	workspace("ws-big", ws);
+	for (int i = 0; i < 10; i++) {
+		snprintf(path, sizeof path, "%s/sparse-%02d.img", ws, i);
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		cr_assert_geq(fd, 0);
+		cr_assert_eq(ftruncate(fd, i == 0 ? 100LL << 30 : 1LL << 30), 0);
+		close(fd);
+	}
+	transcript("changes-big", "[{\"toolCalls\":[{\"name\":\"write_file\",\"arguments\":"
+	    "{\"path\":\"first.txt\",\"content\":\"1\\n\"}}]},{\"text\":\"Done.\"}]");
+	t0 = mono_ms();
+	run = run_in(project, ws, NULL, "changes-big");
+	snprintf(path, sizeof path, "%s/first.txt", ws);
+	while (mono_ms() - t0 < 120000) {
+		long a = mono_ms();
+		struct http_resp r = http_api(&svc, "GET", "/api/v1/projects", NULL);
+
+		cr_expect_eq(r.status, 200);
+		http_resp_free(&r);
+		if (mono_ms() - a > slowest)
+			slowest = mono_ms() - a;
+		if (access(path, F_OK) == 0) {
+			started = mono_ms() - t0;
+			break;
+		}
+		usleep(50 * 1000);
+	}
+	cr_log_info("the agent wrote its first file %ld ms after POST /runs; the slowest "
+	    "GET /projects took %ld ms", started, slowest);
+	cr_expect_geq(started, 0, "the agent never wrote");
+	cr_expect_lt(started, 6000, "the agent wrote %ld ms after POST /runs", started);
+	cr_expect_lt(slowest, 1000, "a GET took %ld ms during the snapshot", slowest);
+	cJSON_Delete(run_done(run));
+	why = incomplete_reason(run);
+	cr_expect_not_null(strstr(why, "before the start snapshot was complete"), "%s", why);
 	free(run);
 	free(project);
 }
