@@ -571,16 +571,9 @@ walk_file(struct changes_walker *w, int dirfd, const char *name, const char *rel
 		return false;
 	}
 	w->stats->hashed++;
-	pointer = ignored || st.st_size > w->lim->max_file_bytes ||
-	    w->stored + st.st_size > w->lim->quota_bytes;
-	if (pointer && !ignored && st.st_size <= w->lim->max_file_bytes && !w->warned_quota) {
-		log_warn("changes: the store of a workspace reached changes.quotaBytes (%lld); "
-		    "files are recorded by size and hash from now on", w->lim->quota_bytes);
-		w->warned_quota = true;
-	}
-	if (pointer) {
-		ok = walk_pointer(w, fd, &st, oid);
-	} else {
+	pointer = ignored || st.st_size > w->lim->max_file_bytes;
+	ok = false;
+	if (!pointer) {
 		data = xmalloc((size_t)st.st_size + 1);
 		while ((size_t)got < (size_t)st.st_size) {
 			ssize_t n = read(fd, data + got, (size_t)st.st_size - (size_t)got);
@@ -588,9 +581,26 @@ walk_file(struct changes_walker *w, int dirfd, const char *name, const char *rel
 				break;
 			got += n;
 		}
-		ok = walk_write(w, oid, data, (size_t)got, GIT_OBJECT_BLOB);
+		/* Over the quota only what the store lacks: a file read again costs nothing. */
+		if (w->stored + got > w->lim->quota_bytes &&
+		    (git_odb_hash(oid, data, (size_t)got, GIT_OBJECT_BLOB) != 0 ||
+		    !git_odb_exists_ext(w->odb, oid, GIT_ODB_LOOKUP_NO_REFRESH))) {
+			pointer = true;
+			if (!w->warned_quota)
+				log_warn("changes: the store of a workspace reached "
+				    "changes.quotaBytes, or all the stores changes.totalQuotaBytes "
+				    "(%lld bytes for this one); files are recorded by size and hash "
+				    "from now on", w->lim->quota_bytes);
+			w->warned_quota = true;
+		} else {
+			ok = walk_write(w, oid, data, (size_t)got, GIT_OBJECT_BLOB);
+		}
 		free(data);
+		if (pointer && lseek(fd, 0, SEEK_SET) != 0)
+			pointer = false;	/* ok stays false */
 	}
+	if (pointer)
+		ok = walk_pointer(w, fd, &st, oid);
 	close(fd);
 	if (!ok)
 		return false;

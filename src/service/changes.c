@@ -81,6 +81,7 @@ struct changes {
 	bool stopping;
 	struct changes_session *sessions;	/* the thread's own */
 	char *dir;				/* <data>/changes */
+	long long total;			/* the bytes of every store; -1: not counted yet */
 };
 
 /* One row of run_changes. */
@@ -468,10 +469,48 @@ changes_lines_of(git_repository *repo, git_diff *diff, const char **paths, size_
 
 /* ---- snapshots ------------------------------------------------------------------- */
 
-static void
-changes_limits_read(const struct service *svc, struct changes_limits *lim)
+/* The bytes of the objects of every store under dir. */
+static long long
+changes_all_bytes(const char *dir)
 {
-	settings_changes_limits(svc->settings, &lim->max_file_bytes, &lim->quota_bytes);
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	long long total = 0;
+
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		size_t len = strlen(de->d_name);
+		char *objects;
+
+		if (de->d_name[0] == '.' || len < 5 || strcmp(de->d_name + len - 4, ".git") != 0)
+			continue;
+		objects = xasprintf("%s/%s/objects", dir, de->d_name);
+		total += changes_dir_bytes(objects, 1);
+		free(objects);
+	}
+	if (d != NULL)
+		closedir(d);
+	return total;
+}
+
+/*
+ * The limits of a snapshot of s: changes.quotaBytes for its store, lowered to
+ * what changes.totalQuotaBytes leaves of every store.
+ */
+static void
+changes_limits_read(struct changes *c, const struct changes_session *s,
+    struct changes_limits *lim)
+{
+	long long total_quota, room;
+
+	settings_changes_limits(c->svc->settings, &lim->max_file_bytes, &lim->quota_bytes,
+	    &total_quota);
+	if (c->total < 0)
+		c->total = changes_all_bytes(c->dir);
+	room = total_quota - c->total;
+	if (room < 0)
+		room = 0;
+	if (changes_walker_stored(s->walker) + room < lim->quota_bytes)
+		lim->quota_bytes = changes_walker_stored(s->walker) + room;
 }
 
 /*
@@ -487,10 +526,12 @@ changes_take(struct changes *c, struct changes_session *s, const char *workspace
 	struct wsfile_root *root;
 	char *why = NULL;
 	bool ok;
+	long long stored;
 	int64_t t0 = td_mono_ms();
 
 	*incomplete = NULL;
-	changes_limits_read(c->svc, &lim);
+	changes_limits_read(c, s, &lim);
+	stored = changes_walker_stored(s->walker);
 	root = wsfile_root_open(workspace, (const char *const *)hidden, &why);
 	if (root == NULL) {
 		log_warn("changes: cannot open the workspace %s: %s", workspace, why);
@@ -498,6 +539,7 @@ changes_take(struct changes *c, struct changes_session *s, const char *workspace
 		return false;
 	}
 	ok = changes_walk(s->walker, root, &lim, tree, &stats, &why);
+	c->total += changes_walker_stored(s->walker) - stored;
 	wsfile_root_free(root);
 	if (!ok) {
 		log_warn("changes: no snapshot of %s: %s", workspace, why);
@@ -1021,6 +1063,7 @@ changes_start(struct service *svc, char **err)
 		git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, level, "");
 	c->svc = svc;
 	c->dir = xasprintf("%s/changes", svc->paths.data_dir);
+	c->total = -1;
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->cond, NULL);
 	if (pthread_create(&c->thread, NULL, changes_thread, c) != 0) {

@@ -28,7 +28,8 @@ struct wsfile_root;
 /* What a snapshot stores of a file (settings.md, changes). */
 struct changes_limits {
 	long long max_file_bytes;	/* changes.maxFileBytes: larger files by size and hash */
-	long long quota_bytes;		/* changes.quotaBytes: the store of one session */
+	long long quota_bytes;		/* changes.quotaBytes of the store, lowered to what
+				   changes.totalQuotaBytes leaves of all the stores */
 };
 
 /* What one walk did. */

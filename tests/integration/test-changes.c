@@ -1065,3 +1065,62 @@ Test(changes, a_run_in_a_big_cwd_starts_within_seconds_and_says_its_changes_are_
 	free(run);
 	free(project);
 }
+
+/* A run in a fresh workspace ws-name writing name.txt of n bytes; its changes. */
+static cJSON *
+run_writing(const char *project, const char *name, size_t n)
+{
+	char ws[WS_MAX], dir[64], file[64], model[64], *turns = malloc(n + 512), *text = malloc(n + 1);
+	char *run;
+	cJSON *c;
+
+	cr_assert(turns != NULL && text != NULL);
+	memset(text, 'q', n);
+	text[n] = '\0';
+	snprintf(dir, sizeof dir, "ws-%s", name);
+	workspace(dir, ws);
+	snprintf(file, sizeof file, "%s.txt", name);
+	snprintf(model, sizeof model, "changes-%s", name);
+	snprintf(turns, n + 512, "[{\"toolCalls\":[{\"name\":\"write_file\",\"arguments\":"
+	    "{\"path\":\"%s\",\"content\":\"%s\"}}]},{\"text\":\"Done.\"}]", file, text);
+	transcript(model, turns);
+	run = run_in(project, ws, NULL, model);
+	cJSON_Delete(run_done(run));
+	c = changes_of(run, NULL);
+	free(run);
+	free(turns);
+	free(text);
+	return c;
+}
+
+Test(changes, the_stores_of_all_sessions_are_bounded_by_total_quota_bytes)
+{
+	char path[PATH_MAX], *text, *project;
+	cJSON *settings, *c;
+
+	snprintf(path, sizeof path, "%s/settings.json", svc.home);
+	text = harness_slurp(path, NULL);
+	settings = text ? cJSON_Parse(text) : cJSON_CreateObject();
+	free(text);
+	cJSON_DeleteItemFromObject(settings, "changes");
+	cJSON_AddNumberToObject(cJSON_AddObjectToObject(settings, "changes"), "totalQuotaBytes",
+	    3000);
+	text = cJSON_Print(settings);
+	svc_stop(&svc);
+	write_text(path, text, 0600);
+	free(text);
+	cJSON_Delete(settings);
+	svc_restart(&svc);
+	project = http_project_new(&svc, "changes");
+
+	/* Each run its own session and store: the first fills the room of all of them. */
+	c = run_writing(project, "first", 2500);
+	cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(file_of(c, "first.txt"), "tooLarge")), "%s",
+	    cJSON_PrintUnformatted(c));
+	cJSON_Delete(c);
+	c = run_writing(project, "second", 2500);
+	cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(file_of(c, "second.txt"), "tooLarge")),
+	    "a second session's store went past changes.totalQuotaBytes");
+	cJSON_Delete(c);
+	free(project);
+}
