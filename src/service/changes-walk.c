@@ -840,7 +840,7 @@ changes_walk_incomplete(const struct changes_walk_stats *stats)
 		buf_printf(&b, "%s%ld names that are not UTF-8 were left out", b.len ? "; " : "",
 		    stats->bad_names);
 	if (stats->unreadable > 0)
-		buf_printf(&b, "%s%ld entries could not be read", b.len ? "; " : "",
+		buf_printf(&b, "%s%ld entries could not be read or stored", b.len ? "; " : "",
 		    stats->unreadable);
 	if (b.len == 0) {
 		buf_free(&b);

@@ -44,6 +44,12 @@
 #define CHANGES_START_WAIT_MS 2000
 /* The longest reason kept of an incomplete snapshot. */
 #define CHANGES_WHY_MAX 512
+/* Why a run's latest snapshot is missing, kept in memory too: the disk may be full. */
+#define CHANGES_FAILED_WHY "the latest snapshot could not be taken (the workspace could " \
+	"not be read or the store written, the disk may be full): the changes are those of " \
+	"the one before"
+/* The runs whose latest snapshot failed that are kept in memory. */
+#define CHANGES_FAILED_MAX 1024
 
 enum changes_job_kind { JOB_SNAPSHOT, JOB_REVERT };
 
@@ -72,6 +78,12 @@ struct changes_session {
 	struct changes_session *next;
 };
 
+/* A run whose latest snapshot failed. */
+struct changes_failed {
+	char run_id[TD_ID_MAX];
+	struct changes_failed *next;
+};
+
 struct changes {
 	struct service *svc;
 	pthread_t thread;
@@ -82,6 +94,8 @@ struct changes {
 	struct changes_session *sessions;	/* the thread's own */
 	char *dir;				/* <data>/changes */
 	long long total;			/* the bytes of every store; -1: not counted yet */
+	struct changes_failed *failed;		/* under mu */
+	size_t nfailed;
 };
 
 /* One row of run_changes. */
@@ -469,6 +483,50 @@ changes_lines_of(git_repository *repo, git_diff *diff, const char **paths, size_
 
 /* ---- snapshots ------------------------------------------------------------------- */
 
+/* Marks or clears run_id as a run whose latest snapshot failed; whether it was marked. */
+static bool
+changes_failed_mark(struct changes *c, const char *run_id, bool failed)
+{
+	struct changes_failed **pp, *f;
+	bool was = false;
+
+	pthread_mutex_lock(&c->mu);
+	for (pp = &c->failed; (f = *pp) != NULL; pp = &f->next) {
+		if (strcmp(f->run_id, run_id) == 0) {
+			was = true;
+			if (!failed) {
+				*pp = f->next;
+				free(f);
+				c->nfailed--;
+			}
+			break;
+		}
+	}
+	if (failed && !was && c->nfailed < CHANGES_FAILED_MAX) {
+		f = xcalloc(1, sizeof *f);
+		snprintf(f->run_id, sizeof f->run_id, "%s", run_id);
+		f->next = c->failed;
+		c->failed = f;
+		c->nfailed++;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return was;
+}
+
+static bool
+changes_failed_has(struct changes *c, const char *run_id)
+{
+	bool has = false;
+
+	if (c == NULL)
+		return false;
+	pthread_mutex_lock(&c->mu);
+	for (const struct changes_failed *f = c->failed; f != NULL && !has; f = f->next)
+		has = strcmp(f->run_id, run_id) == 0;
+	pthread_mutex_unlock(&c->mu);
+	return has;
+}
+
 /* The bytes of the objects of every store under dir. */
 static long long
 changes_all_bytes(const char *dir)
@@ -573,11 +631,10 @@ changes_do_snapshot(struct changes *c, struct changes_job *job)
 	if (s == NULL || !changes_take(c, s, job->workspace, job->hidden, &tree, &why)) {
 		log_warn("run %s: no snapshot of its workspace; the run goes on", job->run_id);
 		/* The changes stay those of the snapshot before, and say so. */
+		changes_failed_mark(c, job->run_id, true);
 		store_lock(st);
 		if (changes_row_get(st, job->run_id, &row))
-			changes_row_end_why(st, job->run_id, "the latest snapshot could not be "
-			    "taken (the workspace could not be read or the store written): the "
-			    "changes are those of the one before");
+			changes_row_end_why(st, job->run_id, CHANGES_FAILED_WHY);
 		store_unlock(st);
 		return;
 	}
@@ -602,9 +659,14 @@ changes_do_snapshot(struct changes *c, struct changes_job *job)
 		log_error("run %s: cannot record its first snapshot", job->run_id);
 	if (!found) {
 		cache_drop(c->svc->cache, job->run_id);
-	} else if (git_oid_equal(&row.end, &tree) && strcmp(row.end_why, why ? why : "") != 0 &&
-	    !changes_row_end_why(st, job->run_id, why)) {
-		log_error("run %s: cannot record a snapshot", job->run_id);
+	} else if (git_oid_equal(&row.end, &tree) && strcmp(row.end_why, why ? why : "") != 0) {
+		bool recorded = changes_row_end_why(st, job->run_id, why);
+
+		changes_failed_mark(c, job->run_id, !recorded);
+		if (!recorded)
+			log_error("run %s: cannot record a snapshot", job->run_id);
+	} else if (git_oid_equal(&row.end, &tree)) {
+		changes_failed_mark(c, job->run_id, false);
 	}
 	store_unlock(st);
 	if (!found || git_oid_equal(&row.end, &tree)) {
@@ -639,10 +701,12 @@ changes_do_snapshot(struct changes *c, struct changes_job *job)
 		    git_diff_get_delta(step, i)->new_file.path));
 	store_lock(st);
 	if (changes_row_update(st, job->run_id, &tree, files, adds, dels, why)) {
+		changes_failed_mark(c, job->run_id, false);
 		cache_drop(c->svc->cache, job->run_id);
 		run_emit(c->svc, "run.changes", job->run_id, data);
 	} else {
 		log_error("run %s: cannot record a snapshot", job->run_id);
+		changes_failed_mark(c, job->run_id, true);
 		cJSON_Delete(data);
 	}
 	store_unlock(st);
@@ -1091,6 +1155,11 @@ changes_stop(struct changes *c)
 		c->sessions = s->next;
 		changes_session_close(c, s);
 	}
+	while (c->failed != NULL) {
+		struct changes_failed *f = c->failed;
+		c->failed = f->next;
+		free(f);
+	}
 	pthread_mutex_destroy(&c->mu);
 	pthread_cond_destroy(&c->cond);
 	free(c->dir);
@@ -1294,6 +1363,9 @@ changes_list(struct service *svc, const char *run_id, const char *from, struct p
 		cJSON_AddTrueToObject(out, "incomplete");
 		cJSON_AddStringToObject(out, "incompleteReason", v.live ? "the start snapshot of "
 		    "the run is not taken yet" : "no snapshot of the run's workspace was taken");
+	} else if (changes_failed_has(svc->changes, run_id)) {
+		cJSON_AddTrueToObject(out, "incomplete");
+		cJSON_AddStringToObject(out, "incompleteReason", CHANGES_FAILED_WHY);
 	} else if (v.from_why[0] != '\0' || v.row.end_why[0] != '\0') {
 		char *why = xasprintf("%s%s%s", v.from_why, v.from_why[0] && v.row.end_why[0] &&
 		    strcmp(v.from_why, v.row.end_why) != 0 ? "; " : "",

@@ -42,7 +42,7 @@ struct changes_walk_stats {
 	long too_deep;		/* directories below WALK_MAX_DEPTH levels */
 	long over_cap;		/* entries beyond WALK_MAX_ENTRIES */
 	long bad_names;		/* names that are not UTF-8 */
-	long unreadable;	/* files or directories that could not be read */
+	long unreadable;	/* files or directories that could not be read or stored */
 };
 
 /* Why a walk's tree lacks what it lacks (malloc'd), or NULL when it is whole. */
