@@ -259,23 +259,24 @@ bool
 changes_walker_pack(struct changes_walker *w)
 {
 	const char *gitdir = git_repository_path(w->repo);
+	size_t n = w->nloose < CHANGES_PACK_BATCH ? w->nloose : CHANGES_PACK_BATCH;
 	git_packbuilder *pb;
 	bool ok;
 
-	if (w->nloose == 0)
+	if (n == 0)
 		return true;
 	if (git_packbuilder_new(&pb, w->repo) != 0)
 		return false;
 	git_packbuilder_set_threads(pb, 1);
 	ok = true;
-	for (size_t i = 0; ok && i < w->nloose; i++)
+	for (size_t i = 0; ok && i < n; i++)
 		ok = git_packbuilder_insert(pb, &w->loose[i], NULL) == 0;
 	ok = ok && git_packbuilder_write(pb, NULL, 0, NULL, NULL) == 0;
 	git_packbuilder_free(pb);
 	if (!ok || git_odb_refresh(w->odb) != 0)
 		return false;
 	/* Every object is in the new pack (written and renamed into place): the loose copies go. */
-	for (size_t i = 0; i < w->nloose; i++) {
+	for (size_t i = 0; i < n; i++) {
 		char hex[GIT_OID_HEXSZ + 1], *path;
 
 		git_oid_tostr(hex, sizeof hex, &w->loose[i]);
@@ -283,7 +284,8 @@ changes_walker_pack(struct changes_walker *w)
 		unlink(path);
 		free(path);
 	}
-	w->nloose = 0;
+	w->nloose -= n;
+	memmove(w->loose, w->loose + n, w->nloose * sizeof *w->loose);
 	return true;
 }
 

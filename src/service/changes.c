@@ -1051,10 +1051,15 @@ changes_job_free(struct changes_job *job)
 	free(job);
 }
 
-/* Packs the stores with CHANGES_PACK_LOOSE loose objects or more, when no job waits. */
-static void
+/*
+ * Packs a batch of each store with CHANGES_PACK_LOOSE loose objects or more,
+ * when no job waits; whether a store has more to pack.
+ */
+static bool
 changes_pack_idle(struct changes *c)
 {
+	bool more = false;
+
 	for (struct changes_session *s = c->sessions; s != NULL; s = s->next) {
 		int64_t t0 = td_mono_ms();
 		size_t n = changes_walker_loose(s->walker);
@@ -1062,14 +1067,18 @@ changes_pack_idle(struct changes *c)
 		if (n < CHANGES_PACK_LOOSE)
 			continue;
 		if (changes_walker_pack(s->walker)) {
-			log_debug("changes: packed %zu objects of session %s in %lldms", n, s->id,
+			log_debug("changes: packed %zu objects of session %s in %lldms",
+			    n - changes_walker_loose(s->walker), s->id,
 			    (long long)(td_mono_ms() - t0));
 		} else {
 			const git_error *e = git_error_last();
 			log_warn("changes: cannot pack the store of session %s: %s", s->id,
 			    e ? e->message : "?");
+			continue;
 		}
+		more = more || changes_walker_loose(s->walker) >= CHANGES_PACK_LOOSE;
 	}
+	return more;
 }
 
 static void *
@@ -1102,9 +1111,10 @@ changes_thread(void *arg)
 		} else {
 			changes_job_free(job);
 		}
-		if (c->head == NULL) {
+		/* A batch at a time, so a job that comes meanwhile waits for one batch only. */
+		for (bool more = true; more && c->head == NULL && !c->stopping;) {
 			pthread_mutex_unlock(&c->mu);
-			changes_pack_idle(c);
+			more = changes_pack_idle(c);
 			pthread_mutex_lock(&c->mu);
 		}
 	}

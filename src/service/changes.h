@@ -58,7 +58,12 @@ void changes_walker_free(struct changes_walker *w);
 size_t changes_walker_loose(const struct changes_walker *w);
 /* Loose objects that make the snapshot thread pack them (each takes a disk block of its own). */
 #define CHANGES_PACK_LOOSE 256
-/* Packs the loose objects into one pack and removes them; false when it cannot. */
+/* The most objects one pack takes: a run's start waits for no longer pack than that. */
+#define CHANGES_PACK_BATCH 4096
+/*
+ * Packs the oldest loose objects (CHANGES_PACK_BATCH at most) into one pack
+ * and removes them; false when it cannot.
+ */
 bool changes_walker_pack(struct changes_walker *w);
 /*
  * The stat cache saved to path (a temporary file renamed over it), and read
