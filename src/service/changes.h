@@ -59,7 +59,7 @@ size_t changes_walker_loose(const struct changes_walker *w);
 /* Loose objects that make the snapshot thread pack them (each takes a disk block of its own). */
 #define CHANGES_PACK_LOOSE 256
 /* The most objects one pack takes: a run's start waits for no longer pack than that. */
-#define CHANGES_PACK_BATCH 4096
+#define CHANGES_PACK_BATCH 1024
 /*
  * Packs the oldest loose objects (CHANGES_PACK_BATCH at most) into one pack
  * and removes them; false when it cannot.
