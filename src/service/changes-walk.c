@@ -833,8 +833,8 @@ changes_walk_incomplete(const struct changes_walk_stats *stats)
 
 	buf_init(&b, 0);
 	if (stats->over_cap > 0)
-		buf_printf(&b, "%s%ld entries beyond the first %d were left out",
-		    b.len ? "; " : "", stats->over_cap, WALK_MAX_ENTRIES);
+		buf_printf(&b, "%sthe walk stopped at %d entries: %ld more names were left out, "
+		    "with what they hold", b.len ? "; " : "", WALK_MAX_ENTRIES, stats->over_cap);
 	if (stats->too_deep > 0)
 		buf_printf(&b, "%s%ld directories deeper than %d levels were left out",
 		    b.len ? "; " : "", stats->too_deep, WALK_MAX_DEPTH - 1);

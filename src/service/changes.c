@@ -1377,9 +1377,10 @@ changes_list(struct service *svc, const char *run_id, const char *from, struct p
 		cJSON_AddTrueToObject(out, "incomplete");
 		cJSON_AddStringToObject(out, "incompleteReason", CHANGES_FAILED_WHY);
 	} else if (v.from_why[0] != '\0' || v.row.end_why[0] != '\0') {
-		char *why = xasprintf("%s%s%s", v.from_why, v.from_why[0] && v.row.end_why[0] &&
-		    strcmp(v.from_why, v.row.end_why) != 0 ? "; " : "",
-		    strcmp(v.from_why, v.row.end_why) != 0 ? v.row.end_why : "");
+		bool both = v.from_why[0] != '\0' && v.row.end_why[0] != '\0' &&
+		    strcmp(v.from_why, v.row.end_why) != 0;
+		char *why = both ? xasprintf("the first snapshot: %s; the latest: %s", v.from_why,
+		    v.row.end_why) : xstrdup(v.from_why[0] ? v.from_why : v.row.end_why);
 
 		cJSON_AddTrueToObject(out, "incomplete");
 		cJSON_AddStringToObject(out, "incompleteReason", why);
