@@ -545,6 +545,10 @@ export interface RevertResult {
   reverted: string[];
   /** When. */
   revertedAt: string;
+  /** The run's snapshots lack part of the workspace: files the run changed there were neither compared nor put back. */
+  incomplete: boolean;
+  /** Why incomplete is true, a sentence; null when it is false. */
+  incompleteReason: string | null;
 }
 
 /** A reviewer's verdict on the run's answer (routing.reviewer); also the data of run.review. */

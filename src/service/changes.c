@@ -718,6 +718,17 @@ out:
 	git_diff_free(before);
 }
 
+/* Says in obj whether files may be missing (incomplete, incompleteReason: why, or NULL). */
+static void
+changes_add_incomplete(cJSON *obj, const char *why)
+{
+	cJSON_AddBoolToObject(obj, "incomplete", why != NULL);
+	if (why != NULL)
+		cJSON_AddStringToObject(obj, "incompleteReason", why);
+	else
+		cJSON_AddNullToObject(obj, "incompleteReason");
+}
+
 /* ---- revert ---------------------------------------------------------------------- */
 
 /*
@@ -931,6 +942,8 @@ changes_do_revert(struct changes *c, struct changes_job *job)
 	reverted = cJSON_AddArrayToObject(job->answer, "reverted");
 	if (!found) {
 		cJSON_AddNullToObject(job->answer, "revertedAt");
+		changes_add_incomplete(job->answer, "no snapshot of the run's workspace was taken: "
+		    "nothing could be put back");
 		return;
 	}
 	s = changes_session_get(c, job->session_id);
@@ -1019,6 +1032,10 @@ changes_do_revert(struct changes *c, struct changes_job *job)
 done:
 	td_time_format(row.reverted_at, when);
 	cJSON_AddStringToObject(job->answer, "revertedAt", when);
+	/* What the snapshots lack the revert could neither compare nor put back. */
+	changes_add_incomplete(job->answer, row.start_why[0] ? row.start_why :
+	    changes_failed_has(c, job->run_id) ? CHANGES_FAILED_WHY :
+	    row.end_why[0] ? row.end_why : incomplete);
 	goto out;
 fail:
 	cJSON_Delete(job->answer);
@@ -1370,24 +1387,20 @@ changes_list(struct service *svc, const char *run_id, const char *from, struct p
 	}
 	/* Said, never silent: what a snapshot could not record may have changed too. */
 	if (!v.found) {
-		cJSON_AddTrueToObject(out, "incomplete");
-		cJSON_AddStringToObject(out, "incompleteReason", v.live ? "the start snapshot of "
-		    "the run is not taken yet" : "no snapshot of the run's workspace was taken");
+		changes_add_incomplete(out, v.live ? "the start snapshot of the run is not taken "
+		    "yet" : "no snapshot of the run's workspace was taken");
 	} else if (changes_failed_has(svc->changes, run_id)) {
-		cJSON_AddTrueToObject(out, "incomplete");
-		cJSON_AddStringToObject(out, "incompleteReason", CHANGES_FAILED_WHY);
+		changes_add_incomplete(out, CHANGES_FAILED_WHY);
 	} else if (v.from_why[0] != '\0' || v.row.end_why[0] != '\0') {
 		bool both = v.from_why[0] != '\0' && v.row.end_why[0] != '\0' &&
 		    strcmp(v.from_why, v.row.end_why) != 0;
 		char *why = both ? xasprintf("the first snapshot: %s; the latest: %s", v.from_why,
 		    v.row.end_why) : xstrdup(v.from_why[0] ? v.from_why : v.row.end_why);
 
-		cJSON_AddTrueToObject(out, "incomplete");
-		cJSON_AddStringToObject(out, "incompleteReason", why);
+		changes_add_incomplete(out, why);
 		free(why);
 	} else {
-		cJSON_AddFalseToObject(out, "incomplete");
-		cJSON_AddNullToObject(out, "incompleteReason");
+		changes_add_incomplete(out, NULL);
 	}
 	files = cJSON_AddArrayToObject(out, "files");
 	if (v.found && (diff = changes_tree_diff(v.repo, &v.from, &v.row.end, NULL)) != NULL) {

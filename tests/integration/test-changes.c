@@ -340,6 +340,7 @@ Test(changes, write_file_and_commands_are_listed_diffed_and_reverted)
 	d = revert(run, "{}");
 	cr_assert_eq(d.status, 200, "%s", d.body);
 	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d.json, "reverted")), 10, "%s", d.body);
+	cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(d.json, "incomplete")), "%s", d.body);
 	cr_expect_not_null(json_get_string(d.json, "revertedAt"), "%s", d.body);
 	http_resp_free(&d);
 	expect_ws_file(ws, "edit.txt", "one\ntwo\nthree\n", 0644);
@@ -990,6 +991,7 @@ Test(changes, a_tree_too_deep_and_names_not_utf8_make_the_changes_incomplete)
 {
 	char ws[WS_MAX], path[WS_MAX + 512], *project = http_project_new(&svc, "changes"), *run;
 	const char *why;
+	struct http_resp d;
 	cJSON *c;
 	size_t n;
 
@@ -1015,6 +1017,14 @@ Test(changes, a_tree_too_deep_and_names_not_utf8_make_the_changes_incomplete)
 	cr_expect_not_null(strstr(why, "1 names that are not UTF-8"), "%s", why);
 	snprintf(path, sizeof path, "%s/bad\377name", ws);
 	cr_expect_eq(access(path, F_OK), 0, "the run did not make the name");
+	/* The revert puts back what it knows and says what it could not see. */
+	d = revert(run, NULL);
+	cr_expect_eq(d.status, 200, "%s", d.body);
+	cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(d.json, "incomplete")), "%s", d.body);
+	cr_expect_not_null(strstr(json_str_or_none(d.json, "incompleteReason"), "deeper than"), "%s",
+	    d.body);
+	http_resp_free(&d);
+	expect_ws_absent(ws, "ok.txt");
 	free(run);
 	free(project);
 }
