@@ -1134,3 +1134,67 @@ Test(changes, the_stores_of_all_sessions_are_bounded_by_total_quota_bytes)
 	cJSON_Delete(c);
 	free(project);
 }
+
+/* Opens (made with create) 20 nested directories of 250-byte names below ws; -1 when missing. */
+static int
+long_dirs(const char *ws, bool create)
+{
+	char name[251];
+	int fd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC), next;
+
+	memset(name, 'n', 250);
+	name[250] = '\0';
+	for (int i = 0; i < 20 && fd >= 0; i++) {
+		if (create)
+			cr_assert_eq(mkdirat(fd, name, 0755), 0, "%s", strerror(errno));
+		next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		close(fd);
+		fd = next;
+	}
+	return fd;
+}
+
+Test(changes, a_path_longer_than_path_max_is_listed_and_reverted)
+{
+	char ws[WS_MAX], *project = http_project_new(&svc, "changes"), *run, *text, got[16] = "";
+	struct http_resp d;
+	cJSON *c;
+	int dir, fd;
+
+	/* A file 5,000 bytes below the workspace, which the run deletes. */
+	workspace("ws-long", ws);
+	dir = long_dirs(ws, true);
+	cr_assert_geq(dir, 0);
+	fd = openat(dir, "f.txt", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	cr_assert_eq(write(fd, "deep\n", 5), 5);
+	close(fd);
+	close(dir);
+	transcript("changes-long", "[{\"toolCalls\":[{\"name\":\"run_command\",\"arguments\":"
+	    "{\"command\":\"find . -name f.txt -delete\"}}]},{\"text\":\"Done.\"}]");
+	run = run_in(project, ws, NULL, "changes-long");
+	cJSON_Delete(run_done(run));
+	c = changes_of(run, NULL);
+	text = cJSON_PrintUnformatted(c);
+	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(c, "files")), 1, "%s", text);
+	cr_expect_gt(strlen(json_str_or_none(cJSON_GetArrayItem(cJSON_GetObjectItem(c, "files"),
+	    0), "path")), 5000, "%s", text);
+	cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(c, "incomplete")), "%s", text);
+	free(text);
+	cJSON_Delete(c);
+	d = revert(run, NULL);
+	cr_expect_eq(d.status, 200, "%s", d.body);
+	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d.json, "reverted")), 1, "%s", d.body);
+	http_resp_free(&d);
+	dir = long_dirs(ws, false);
+	cr_assert_geq(dir, 0);
+	fd = openat(dir, "f.txt", O_RDONLY | O_CLOEXEC);
+	cr_expect_geq(fd, 0, "f.txt was not put back");
+	if (fd >= 0) {
+		cr_expect_eq(read(fd, got, sizeof got - 1), 5);
+		close(fd);
+	}
+	cr_expect_str_eq(got, "deep\n");
+	close(dir);
+	free(run);
+	free(project);
+}
