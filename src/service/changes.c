@@ -48,8 +48,12 @@
 #define CHANGES_FAILED_WHY "the latest snapshot could not be taken (the workspace could " \
 	"not be read or the store written, the disk may be full): the changes are those of " \
 	"the one before"
-/* The runs whose latest snapshot failed that are kept in memory. */
+/* The runs kept in each of the thread's lists in memory. */
 #define CHANGES_FAILED_MAX 1024
+/* How long a run's end waits for its end snapshot before it is final anyway. */
+#define CHANGES_END_WAIT_MS 5000
+#define CHANGES_ENDING_WHY "the run's end snapshot is still being taken: the changes are " \
+	"those of the snapshot before"
 
 enum changes_job_kind { JOB_SNAPSHOT, JOB_REVERT };
 
@@ -78,10 +82,16 @@ struct changes_session {
 	struct changes_session *next;
 };
 
-/* A run whose latest snapshot failed. */
-struct changes_failed {
+/* A run in one of the thread's lists (its latest snapshot failed; its end is pending). */
+struct changes_mark {
 	char run_id[TD_ID_MAX];
-	struct changes_failed *next;
+	struct changes_mark *next;
+};
+
+/* A list of runs (CHANGES_FAILED_MAX at most), under the thread's mutex. */
+struct changes_marks {
+	struct changes_mark *head;
+	size_t n;
 };
 
 struct changes {
@@ -94,8 +104,8 @@ struct changes {
 	struct changes_session *sessions;	/* the thread's own */
 	char *dir;				/* <data>/changes */
 	long long total;			/* the bytes of every store; -1: not counted yet */
-	struct changes_failed *failed;		/* under mu */
-	size_t nfailed;
+	struct changes_marks failed;		/* latest snapshot failed; under mu */
+	struct changes_marks ending;		/* end snapshot not taken yet; under mu */
 };
 
 /* One row of run_changes. */
@@ -483,48 +493,68 @@ changes_lines_of(git_repository *repo, git_diff *diff, const char **paths, size_
 
 /* ---- snapshots ------------------------------------------------------------------- */
 
-/* Marks or clears run_id as a run whose latest snapshot failed; whether it was marked. */
-static bool
-changes_failed_mark(struct changes *c, const char *run_id, bool failed)
+/* Puts run_id in the list m, or takes it out; the caller holds c->mu. */
+static void
+changes_marks_set(struct changes_marks *m, const char *run_id, bool on)
 {
-	struct changes_failed **pp, *f;
-	bool was = false;
+	struct changes_mark **pp, *f;
 
-	pthread_mutex_lock(&c->mu);
-	for (pp = &c->failed; (f = *pp) != NULL; pp = &f->next) {
+	for (pp = &m->head; (f = *pp) != NULL; pp = &f->next) {
 		if (strcmp(f->run_id, run_id) == 0) {
-			was = true;
-			if (!failed) {
+			if (!on) {
 				*pp = f->next;
 				free(f);
-				c->nfailed--;
+				m->n--;
 			}
-			break;
+			return;
 		}
 	}
-	if (failed && !was && c->nfailed < CHANGES_FAILED_MAX) {
+	if (on && m->n < CHANGES_FAILED_MAX) {
 		f = xcalloc(1, sizeof *f);
 		snprintf(f->run_id, sizeof f->run_id, "%s", run_id);
-		f->next = c->failed;
-		c->failed = f;
-		c->nfailed++;
+		f->next = m->head;
+		m->head = f;
+		m->n++;
 	}
-	pthread_mutex_unlock(&c->mu);
-	return was;
 }
 
-static bool
-changes_failed_has(struct changes *c, const char *run_id)
+static void
+changes_marks_clear(struct changes_marks *m)
 {
-	bool has = false;
+	while (m->head != NULL) {
+		struct changes_mark *f = m->head;
+		m->head = f->next;
+		free(f);
+	}
+	m->n = 0;
+}
+
+/* Marks or clears run_id as a run whose latest snapshot failed. */
+static void
+changes_failed_mark(struct changes *c, const char *run_id, bool failed)
+{
+	pthread_mutex_lock(&c->mu);
+	changes_marks_set(&c->failed, run_id, failed);
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* Why the changes of run_id lack its latest state, from the thread's lists, or NULL. */
+static const char *
+changes_marked(struct changes *c, const char *run_id)
+{
+	const char *why = NULL;
 
 	if (c == NULL)
-		return false;
+		return NULL;
 	pthread_mutex_lock(&c->mu);
-	for (const struct changes_failed *f = c->failed; f != NULL && !has; f = f->next)
-		has = strcmp(f->run_id, run_id) == 0;
+	for (const struct changes_mark *f = c->ending.head; f != NULL && !why; f = f->next)
+		if (strcmp(f->run_id, run_id) == 0)
+			why = CHANGES_ENDING_WHY;
+	for (const struct changes_mark *f = c->failed.head; f != NULL && !why; f = f->next)
+		if (strcmp(f->run_id, run_id) == 0)
+			why = CHANGES_FAILED_WHY;
 	pthread_mutex_unlock(&c->mu);
-	return has;
+	return why;
 }
 
 /* The bytes of the objects of every store under dir. */
@@ -1034,7 +1064,7 @@ done:
 	cJSON_AddStringToObject(job->answer, "revertedAt", when);
 	/* What the snapshots lack the revert could neither compare nor put back. */
 	changes_add_incomplete(job->answer, row.start_why[0] ? row.start_why :
-	    changes_failed_has(c, job->run_id) ? CHANGES_FAILED_WHY :
+	    changes_marked(c, job->run_id) ? changes_marked(c, job->run_id) :
 	    row.end_why[0] ? row.end_why : incomplete);
 	goto out;
 fail:
@@ -1122,6 +1152,8 @@ changes_thread(void *arg)
 		else
 			changes_do_revert(c, job);
 		pthread_mutex_lock(&c->mu);
+		if (job->late && job->when == CHANGES_END)
+			changes_marks_set(&c->ending, job->run_id, false);
 		if (job->wait) {
 			job->done = true;
 			pthread_cond_broadcast(&c->cond);
@@ -1182,11 +1214,8 @@ changes_stop(struct changes *c)
 		c->sessions = s->next;
 		changes_session_close(c, s);
 	}
-	while (c->failed != NULL) {
-		struct changes_failed *f = c->failed;
-		c->failed = f->next;
-		free(f);
-	}
+	changes_marks_clear(&c->failed);
+	changes_marks_clear(&c->ending);
 	pthread_mutex_destroy(&c->mu);
 	pthread_cond_destroy(&c->cond);
 	free(c->dir);
@@ -1236,6 +1265,8 @@ changes_queue(struct changes *c, struct changes_job *job, int wait_ms)
 		    !job->walked && !job->done) {
 			job->late = true;
 			job->wait = false;
+			if (job->kind == JOB_SNAPSHOT && job->when == CHANGES_END)
+				changes_marks_set(&c->ending, job->run_id, true);
 		}
 	}
 	done = job->done;
@@ -1262,12 +1293,18 @@ changes_snapshot(struct changes *c, enum changes_when when, const char *run_id,
 	for (size_t i = 0; hidden != NULL && hidden[i] != NULL; i++)
 		copy = sandbox_hidden_add(copy, hidden[i]);
 	job->hidden = copy;
-	/* A run starts once its start is read, or after CHANGES_START_WAIT_MS: said then. */
-	if (changes_queue(c, job, when == CHANGES_START ? CHANGES_START_WAIT_MS : 0))
+	/*
+	 * A run starts once its start is read, or after CHANGES_START_WAIT_MS;
+	 * it is final once its end is read, or after CHANGES_END_WAIT_MS: said then.
+	 */
+	if (changes_queue(c, job, when == CHANGES_START ? CHANGES_START_WAIT_MS :
+	    when == CHANGES_END ? CHANGES_END_WAIT_MS : 0))
 		changes_job_free(job);
 	else if (wait)
-		log_warn("run %s: its start snapshot takes more than %d ms: the agent starts, "
-		    "the run's changes will say they are incomplete", run_id, CHANGES_START_WAIT_MS);
+		log_warn("run %s: its %s snapshot takes more than %d ms: the run goes on, its "
+		    "changes say they are incomplete meanwhile", run_id,
+		    when == CHANGES_START ? "start" : "end",
+		    when == CHANGES_START ? CHANGES_START_WAIT_MS : CHANGES_END_WAIT_MS);
 }
 
 cJSON *
@@ -1386,11 +1423,11 @@ changes_list(struct service *svc, const char *run_id, const char *from, struct p
 		cJSON_AddNullToObject(out, "revertedAt");
 	}
 	/* Said, never silent: what a snapshot could not record may have changed too. */
-	if (!v.found) {
+	if (changes_marked(svc->changes, run_id) != NULL) {
+		changes_add_incomplete(out, changes_marked(svc->changes, run_id));
+	} else if (!v.found) {
 		changes_add_incomplete(out, v.live ? "the start snapshot of the run is not taken "
 		    "yet" : "no snapshot of the run's workspace was taken");
-	} else if (changes_failed_has(svc->changes, run_id)) {
-		changes_add_incomplete(out, CHANGES_FAILED_WHY);
 	} else if (v.from_why[0] != '\0' || v.row.end_why[0] != '\0') {
 		bool both = v.from_why[0] != '\0' && v.row.end_why[0] != '\0' &&
 		    strcmp(v.from_why, v.row.end_why) != 0;
