@@ -232,7 +232,7 @@ const struct migration store_migrations[] = {
 	  ");"
 	  "CREATE INDEX run_changes_by_session ON run_changes (session_id, run_id);" },
 	/* Why a run's first or latest snapshot lacks part of the workspace (changes.c) */
-	{ 12,
+	{ 13,
 	  "ALTER TABLE run_changes ADD COLUMN start_incomplete TEXT;"
 	  "ALTER TABLE run_changes ADD COLUMN end_incomplete TEXT;" },
 };
