@@ -62,8 +62,8 @@ ours(struct changes_walker *w, const char *ws, long *hashed)
 		exit(1);
 	}
 	wsfile_root_free(root);
-	/* as the snapshot thread does once no other job waits (changes.c) */
-	if (changes_walker_loose(w) >= CHANGES_PACK_LOOSE) {
+	/* as the snapshot thread does once no other job waits (changes.c), a batch at a time */
+	while (changes_walker_loose(w) >= CHANGES_PACK_LOOSE) {
 		double p0 = now_ms();
 
 		if (!changes_walker_pack(w)) {

@@ -514,6 +514,15 @@ export interface RunChanges {
   live: boolean;
   /** When the run was reverted; null when it was not. */
   revertedAt: string | null;
+  /**
+   * Files the run changed may be missing from files: a snapshot left part of the
+   * workspace out (over 500,000 entries, deeper than 127 levels, names not UTF-8,
+   * unreadable entries), none was taken, the latest failed, or the agent started
+   * before its start snapshot was read.
+   */
+  incomplete: boolean;
+  /** Why incomplete is true, a sentence; null when it is false. */
+  incompleteReason: string | null;
   /** The changed files, sorted by path. */
   files: RunChangedFile[];
   /** Their counts. */
@@ -554,6 +563,10 @@ export interface RevertResult {
   reverted: string[];
   /** When. */
   revertedAt: string;
+  /** The run's snapshots lack part of the workspace: files the run changed there were neither compared nor put back. */
+  incomplete: boolean;
+  /** Why incomplete is true, a sentence; null when it is false. */
+  incompleteReason: string | null;
 }
 
 /** A reviewer's verdict on the run's answer (routing.reviewer); also the data of run.review. */

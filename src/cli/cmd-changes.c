@@ -94,6 +94,8 @@ cmd_runs_changes_exec(struct cli *cli, int argc, char **argv)
 		changes_totals(stdout, ch->total_files, ch->total_additions, ch->total_deletions);
 	if (ch->reverted_at != NULL)
 		printf("reverted at %s\n", ch->reverted_at);
+	if (ch->incomplete_reason != NULL)
+		printf("incomplete: files may be missing: %s\n", ch->incomplete_reason);
 	td_changes_free(ch);
 	return CLI_EXIT_OK;
 }

@@ -41,6 +41,7 @@ td_changes_free(struct td_changes *ch)
 	free(ch->run_id);
 	free(ch->from_run_id);
 	free(ch->reverted_at);
+	free(ch->incomplete_reason);
 	free(ch->json);
 	free(ch);
 }
@@ -75,6 +76,9 @@ changes_from_json(struct td_changes *ch, const cJSON *obj, const char *raw)
 	ch->from_run_id = client_string(from, "runId");
 	ch->live = changes_flag(obj, "live");
 	ch->reverted_at = client_string(obj, "revertedAt");
+	if (changes_flag(obj, "incomplete"))
+		ch->incomplete_reason = json_get_string(obj, "incompleteReason") ?
+		    client_string(obj, "incompleteReason") : xstrdup("no reason given");
 	ch->files = xcalloc((size_t)cJSON_GetArraySize(files) + 1, sizeof *ch->files);
 	cJSON_ArrayForEach(item, files) {
 		struct td_change_file *f = &ch->files[ch->file_count];

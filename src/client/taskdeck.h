@@ -513,6 +513,9 @@ struct td_changes {
 	char *from_run_id;	/* compared with the end of this run; NULL: a start */
 	bool live;		/* the run has not ended: more changes may come */
 	char *reverted_at;	/* NULL unless the run was reverted */
+	/* Why files the run changed may be missing from files (a snapshot left part of the
+	 * workspace out or failed); NULL when the list is whole. */
+	char *incomplete_reason;
 	struct td_change_file *files;
 	size_t file_count;
 	long total_files;

@@ -28,6 +28,7 @@
 #include <sodium.h>
 
 #include "changes.h"
+#include "json.h"
 #include "log.h"
 #include "wsfile.h"
 #include "xalloc.h"
@@ -258,23 +259,24 @@ bool
 changes_walker_pack(struct changes_walker *w)
 {
 	const char *gitdir = git_repository_path(w->repo);
+	size_t n = w->nloose < CHANGES_PACK_BATCH ? w->nloose : CHANGES_PACK_BATCH;
 	git_packbuilder *pb;
 	bool ok;
 
-	if (w->nloose == 0)
+	if (n == 0)
 		return true;
 	if (git_packbuilder_new(&pb, w->repo) != 0)
 		return false;
 	git_packbuilder_set_threads(pb, 1);
 	ok = true;
-	for (size_t i = 0; ok && i < w->nloose; i++)
+	for (size_t i = 0; ok && i < n; i++)
 		ok = git_packbuilder_insert(pb, &w->loose[i], NULL) == 0;
 	ok = ok && git_packbuilder_write(pb, NULL, 0, NULL, NULL) == 0;
 	git_packbuilder_free(pb);
 	if (!ok || git_odb_refresh(w->odb) != 0)
 		return false;
 	/* Every object is in the new pack (written and renamed into place): the loose copies go. */
-	for (size_t i = 0; i < w->nloose; i++) {
+	for (size_t i = 0; i < n; i++) {
 		char hex[GIT_OID_HEXSZ + 1], *path;
 
 		git_oid_tostr(hex, sizeof hex, &w->loose[i]);
@@ -282,7 +284,8 @@ changes_walker_pack(struct changes_walker *w)
 		unlink(path);
 		free(path);
 	}
-	w->nloose = 0;
+	w->nloose -= n;
+	memmove(w->loose, w->loose + n, w->nloose * sizeof *w->loose);
 	return true;
 }
 
@@ -559,21 +562,20 @@ walk_file(struct changes_walker *w, int dirfd, const char *name, const char *rel
 	if (fd < 0)
 		return false;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != lst->st_dev ||
-	    st.st_ino != lst->st_ino || wsfile_is_hidden(w->root, &st)) {
+	    st.st_ino != lst->st_ino) {
 		close(fd);
+		errno = EAGAIN;		/* swapped since its lstat */
+		return false;
+	}
+	if (wsfile_is_hidden(w->root, &st)) {
+		close(fd);
+		errno = ENOENT;		/* what the run cannot see is no loss */
 		return false;
 	}
 	w->stats->hashed++;
-	pointer = ignored || st.st_size > w->lim->max_file_bytes ||
-	    w->stored + st.st_size > w->lim->quota_bytes;
-	if (pointer && !ignored && st.st_size <= w->lim->max_file_bytes && !w->warned_quota) {
-		log_warn("changes: the store of a workspace reached changes.quotaBytes (%lld); "
-		    "files are recorded by size and hash from now on", w->lim->quota_bytes);
-		w->warned_quota = true;
-	}
-	if (pointer) {
-		ok = walk_pointer(w, fd, &st, oid);
-	} else {
+	pointer = ignored || st.st_size > w->lim->max_file_bytes;
+	ok = false;
+	if (!pointer) {
 		data = xmalloc((size_t)st.st_size + 1);
 		while ((size_t)got < (size_t)st.st_size) {
 			ssize_t n = read(fd, data + got, (size_t)st.st_size - (size_t)got);
@@ -581,9 +583,26 @@ walk_file(struct changes_walker *w, int dirfd, const char *name, const char *rel
 				break;
 			got += n;
 		}
-		ok = walk_write(w, oid, data, (size_t)got, GIT_OBJECT_BLOB);
+		/* Over the quota only what the store lacks: a file read again costs nothing. */
+		if (w->stored + got > w->lim->quota_bytes &&
+		    (git_odb_hash(oid, data, (size_t)got, GIT_OBJECT_BLOB) != 0 ||
+		    !git_odb_exists_ext(w->odb, oid, GIT_ODB_LOOKUP_NO_REFRESH))) {
+			pointer = true;
+			if (!w->warned_quota)
+				log_warn("changes: the store of a workspace reached "
+				    "changes.quotaBytes, or all the stores changes.totalQuotaBytes "
+				    "(%lld bytes for this one); files are recorded by size and hash "
+				    "from now on", w->lim->quota_bytes);
+			w->warned_quota = true;
+		} else {
+			ok = walk_write(w, oid, data, (size_t)got, GIT_OBJECT_BLOB);
+		}
 		free(data);
+		if (pointer && lseek(fd, 0, SEEK_SET) != 0)
+			pointer = false;	/* ok stays false */
 	}
+	if (pointer)
+		ok = walk_pointer(w, fd, &st, oid);
 	close(fd);
 	if (!ok)
 		return false;
@@ -644,8 +663,19 @@ walk_one(struct changes_walker *w, int dirfd, const char *dirrel, const char *na
 	bool ok = false, empty;
 	int fd;
 
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || wsfile_is_hidden(w->root, &st))
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+		/* Gone since the directory was read is no loss; anything else is. */
+		if (errno != ENOENT)
+			w->stats->unreadable++;
 		goto out;
+	}
+	if (wsfile_is_hidden(w->root, &st))
+		goto out;
+	if (!json_utf8_valid(name, strlen(name))) {
+		/* Not UTF-8: no JSON answer could name it. */
+		w->stats->bad_names++;
+		goto out;
+	}
 	if (S_ISDIR(st.st_mode)) {
 		if (strcmp(name, ".git") == 0)
 			goto out;
@@ -654,12 +684,19 @@ walk_one(struct changes_walker *w, int dirfd, const char *dirrel, const char *na
 				log_warn("changes: directories deeper than %d levels are left out",
 				    WALK_MAX_DEPTH);
 			w->warned_depth = true;
+			w->stats->too_deep++;
 			goto out;
 		}
-		if ((fd = wsfile_open_subdir(w->root, dirfd, name)) < 0)
+		if ((fd = wsfile_open_subdir(w->root, dirfd, name)) < 0) {
+			if (errno != ENOENT)
+				w->stats->unreadable++;
 			goto out;
+		}
 		ok = walk_dir(w, fd, rel, depth + 1, ignored || walk_ignored(w, rel, name, true),
-		    &e->oid, &empty) && !empty;
+		    &e->oid, &empty);
+		if (!ok)
+			w->stats->unreadable++;
+		ok = ok && !empty;
 		close(fd);
 		e->mode = 040000;
 	} else if (S_ISLNK(st.st_mode)) {
@@ -669,6 +706,8 @@ walk_one(struct changes_walker *w, int dirfd, const char *dirrel, const char *na
 		ok = walk_file(w, dirfd, name, rel, &st, ignored ||
 		    walk_ignored(w, rel, name, false), &e->oid);
 		e->mode = (st.st_mode & 0111) ? 0100755 : 0100644;
+		if (!ok && errno != ENOENT)
+			w->stats->unreadable++;
 	}
 	if (ok && e->mode != 040000)
 		w->stats->files++;
@@ -710,6 +749,7 @@ walk_dir(struct changes_walker *w, int dirfd, const char *rel, int depth, bool i
 				    "left out", WALK_MAX_ENTRIES);
 			w->warned_entries = true;
 			w->stats->skipped++;
+			w->stats->over_cap++;
 			continue;
 		}
 		w->entries_left--;
@@ -784,4 +824,29 @@ changes_walk(struct changes_walker *w, struct wsfile_root *root,
 	if (!ok)
 		*why = xstrdup("the workspace could not be read");
 	return ok;
+}
+
+char *
+changes_walk_incomplete(const struct changes_walk_stats *stats)
+{
+	struct buf b;
+
+	buf_init(&b, 0);
+	if (stats->over_cap > 0)
+		buf_printf(&b, "%sthe walk stopped at %d entries: %ld more names were left out, "
+		    "with what they hold", b.len ? "; " : "", WALK_MAX_ENTRIES, stats->over_cap);
+	if (stats->too_deep > 0)
+		buf_printf(&b, "%s%ld directories deeper than %d levels were left out",
+		    b.len ? "; " : "", stats->too_deep, WALK_MAX_DEPTH - 1);
+	if (stats->bad_names > 0)
+		buf_printf(&b, "%s%ld names that are not UTF-8 were left out", b.len ? "; " : "",
+		    stats->bad_names);
+	if (stats->unreadable > 0)
+		buf_printf(&b, "%s%ld entries could not be read or stored", b.len ? "; " : "",
+		    stats->unreadable);
+	if (b.len == 0) {
+		buf_free(&b);
+		return NULL;
+	}
+	return b.data;
 }

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sodium.h>
@@ -39,6 +40,20 @@
 #define CHANGES_STAT_CACHE "taskdeck-stat-cache"
 /* The paths a run.changes event names. */
 #define CHANGES_EVENT_PATHS 20
+/* How long a run waits for its start snapshot before its agent starts anyway. */
+#define CHANGES_START_WAIT_MS 2000
+/* The longest reason kept of an incomplete snapshot. */
+#define CHANGES_WHY_MAX 512
+/* Why a run's latest snapshot is missing, kept in memory too: the disk may be full. */
+#define CHANGES_FAILED_WHY "the latest snapshot could not be taken (the workspace could " \
+	"not be read or the store written, the disk may be full): the changes are those of " \
+	"the one before"
+/* The runs kept in each of the thread's lists in memory. */
+#define CHANGES_FAILED_MAX 1024
+/* How long a run's end waits for its end snapshot before it is final anyway. */
+#define CHANGES_END_WAIT_MS 5000
+#define CHANGES_ENDING_WHY "the run's end snapshot is still being taken: the changes are " \
+	"those of the snapshot before"
 
 enum changes_job_kind { JOB_SNAPSHOT, JOB_REVERT };
 
@@ -52,6 +67,8 @@ struct changes_job {
 	bool force;
 	bool wait;			/* the asker frees it after done */
 	bool done;
+	bool walked;			/* the workspace is read: what happens now is not in it */
+	bool late;			/* the asker stopped waiting before it was read */
 	cJSON *answer;			/* a revert's answer, or NULL with problem */
 	struct problem problem;
 	struct changes_job *next;
@@ -65,6 +82,18 @@ struct changes_session {
 	struct changes_session *next;
 };
 
+/* A run in one of the thread's lists (its latest snapshot failed; its end is pending). */
+struct changes_mark {
+	char run_id[TD_ID_MAX];
+	struct changes_mark *next;
+};
+
+/* A list of runs (CHANGES_FAILED_MAX at most), under the thread's mutex. */
+struct changes_marks {
+	struct changes_mark *head;
+	size_t n;
+};
+
 struct changes {
 	struct service *svc;
 	pthread_t thread;
@@ -74,6 +103,9 @@ struct changes {
 	bool stopping;
 	struct changes_session *sessions;	/* the thread's own */
 	char *dir;				/* <data>/changes */
+	long long total;			/* the bytes of every store; -1: not counted yet */
+	struct changes_marks failed;		/* latest snapshot failed; under mu */
+	struct changes_marks ending;		/* end snapshot not taken yet; under mu */
 };
 
 /* One row of run_changes. */
@@ -83,6 +115,8 @@ struct changes_row {
 	long steps;
 	long additions, deletions;	/* of the changes between start and end */
 	int64_t reverted_at;		/* 0: never */
+	char start_why[CHANGES_WHY_MAX];	/* why the start lacks part of the workspace; "" */
+	char end_why[CHANGES_WHY_MAX];		/* the same of the latest snapshot */
 };
 
 /* ---- the table ------------------------------------------------------------------ */
@@ -91,7 +125,8 @@ static bool
 changes_row_get(struct store *st, const char *run_id, struct changes_row *row)
 {
 	sqlite3_stmt *s = store_stmt(st, "SELECT session_id, start_tree, end_tree, steps,"
-	    " reverted_at, additions, deletions FROM run_changes WHERE run_id = ?1");
+	    " reverted_at, additions, deletions, start_incomplete, end_incomplete"
+	    " FROM run_changes WHERE run_id = ?1");
 	bool found = false;
 
 	sqlite3_bind_text(s, 1, run_id, -1, SQLITE_STATIC);
@@ -103,6 +138,8 @@ changes_row_get(struct store *st, const char *run_id, struct changes_row *row)
 		row->reverted_at = sqlite3_column_int64(s, 4);
 		row->additions = sqlite3_column_int(s, 5);
 		row->deletions = sqlite3_column_int(s, 6);
+		snprintf(row->start_why, sizeof row->start_why, "%s", resource_text(s, 7));
+		snprintf(row->end_why, sizeof row->end_why, "%s", resource_text(s, 8));
 	}
 	sqlite3_reset(s);
 	return found;
@@ -110,10 +147,11 @@ changes_row_get(struct store *st, const char *run_id, struct changes_row *row)
 
 static bool
 changes_row_insert(struct store *st, const char *run_id, const char *session_id,
-    const git_oid *tree)
+    const git_oid *tree, const char *why)
 {
 	sqlite3_stmt *s = store_stmt(st, "INSERT INTO run_changes (run_id, session_id,"
-	    " start_tree, end_tree, updated_at) VALUES (?1, ?2, ?3, ?3, ?4)");
+	    " start_tree, end_tree, updated_at, start_incomplete, end_incomplete)"
+	    " VALUES (?1, ?2, ?3, ?3, ?4, ?5, ?5)");
 	char hex[GIT_OID_HEXSZ + 1];
 	int rc;
 
@@ -122,6 +160,7 @@ changes_row_insert(struct store *st, const char *run_id, const char *session_id,
 	sqlite3_bind_text(s, 2, session_id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 3, hex, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(s, 4, td_now_ms());
+	sqlite3_bind_text(s, 5, why, -1, SQLITE_STATIC);
 	rc = sqlite3_step(s);
 	sqlite3_reset(s);
 	return rc == SQLITE_DONE;
@@ -129,11 +168,11 @@ changes_row_insert(struct store *st, const char *run_id, const char *session_id,
 
 static bool
 changes_row_update(struct store *st, const char *run_id, const git_oid *tree, long files,
-    long additions, long deletions)
+    long additions, long deletions, const char *why)
 {
 	sqlite3_stmt *s = store_stmt(st, "UPDATE run_changes SET end_tree = ?2,"
-	    " steps = steps + 1, files = ?3, additions = ?4, deletions = ?5, updated_at = ?6"
-	    " WHERE run_id = ?1");
+	    " steps = steps + 1, files = ?3, additions = ?4, deletions = ?5, updated_at = ?6,"
+	    " end_incomplete = ?7 WHERE run_id = ?1");
 	char hex[GIT_OID_HEXSZ + 1];
 	int rc;
 
@@ -144,6 +183,22 @@ changes_row_update(struct store *st, const char *run_id, const git_oid *tree, lo
 	sqlite3_bind_int64(s, 4, additions);
 	sqlite3_bind_int64(s, 5, deletions);
 	sqlite3_bind_int64(s, 6, td_now_ms());
+	sqlite3_bind_text(s, 7, why, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	return rc == SQLITE_DONE;
+}
+
+/* Why the latest snapshot, the same tree as the one before, lacks part of the workspace. */
+static bool
+changes_row_end_why(struct store *st, const char *run_id, const char *why)
+{
+	sqlite3_stmt *s = store_stmt(st, "UPDATE run_changes SET end_incomplete = ?2"
+	    " WHERE run_id = ?1");
+	int rc;
+
+	sqlite3_bind_text(s, 1, run_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, why, -1, SQLITE_STATIC);
 	rc = sqlite3_step(s);
 	sqlite3_reset(s);
 	return rc == SQLITE_DONE;
@@ -163,17 +218,20 @@ changes_row_reverted(struct store *st, const char *run_id, int64_t at)
 	return rc == SQLITE_DONE;
 }
 
-/* The session's first snapshot: the start of its oldest run with one. */
+/* The session's first snapshot: the start of its oldest run with one (why: as in a row). */
 static bool
-changes_session_start(struct store *st, const char *session_id, git_oid *tree)
+changes_session_start(struct store *st, const char *session_id, git_oid *tree,
+    char why[CHANGES_WHY_MAX])
 {
-	sqlite3_stmt *s = store_stmt(st, "SELECT start_tree FROM run_changes"
+	sqlite3_stmt *s = store_stmt(st, "SELECT start_tree, start_incomplete FROM run_changes"
 	    " WHERE session_id = ?1 ORDER BY run_id LIMIT 1");
 	bool found = false;
 
 	sqlite3_bind_text(s, 1, session_id, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) == SQLITE_ROW)
+	if (sqlite3_step(s) == SQLITE_ROW) {
 		found = git_oid_fromstr(tree, resource_text(s, 0)) == 0;
+		snprintf(why, CHANGES_WHY_MAX, "%s", resource_text(s, 1));
+	}
 	sqlite3_reset(s);
 	return found;
 }
@@ -435,25 +493,133 @@ changes_lines_of(git_repository *repo, git_diff *diff, const char **paths, size_
 
 /* ---- snapshots ------------------------------------------------------------------- */
 
+/* Puts run_id in the list m, or takes it out; the caller holds c->mu. */
 static void
-changes_limits_read(const struct service *svc, struct changes_limits *lim)
+changes_marks_set(struct changes_marks *m, const char *run_id, bool on)
 {
-	settings_changes_limits(svc->settings, &lim->max_file_bytes, &lim->quota_bytes);
+	struct changes_mark **pp, *f;
+
+	for (pp = &m->head; (f = *pp) != NULL; pp = &f->next) {
+		if (strcmp(f->run_id, run_id) == 0) {
+			if (!on) {
+				*pp = f->next;
+				free(f);
+				m->n--;
+			}
+			return;
+		}
+	}
+	if (on && m->n < CHANGES_FAILED_MAX) {
+		f = xcalloc(1, sizeof *f);
+		snprintf(f->run_id, sizeof f->run_id, "%s", run_id);
+		f->next = m->head;
+		m->head = f;
+		m->n++;
+	}
 }
 
-/* The tree of the workspace now, on the snapshot thread. */
+static void
+changes_marks_clear(struct changes_marks *m)
+{
+	while (m->head != NULL) {
+		struct changes_mark *f = m->head;
+		m->head = f->next;
+		free(f);
+	}
+	m->n = 0;
+}
+
+/* Marks or clears run_id as a run whose latest snapshot failed. */
+static void
+changes_failed_mark(struct changes *c, const char *run_id, bool failed)
+{
+	pthread_mutex_lock(&c->mu);
+	changes_marks_set(&c->failed, run_id, failed);
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* Why the changes of run_id lack its latest state, from the thread's lists, or NULL. */
+static const char *
+changes_marked(struct changes *c, const char *run_id)
+{
+	const char *why = NULL;
+
+	if (c == NULL)
+		return NULL;
+	pthread_mutex_lock(&c->mu);
+	for (const struct changes_mark *f = c->ending.head; f != NULL && !why; f = f->next)
+		if (strcmp(f->run_id, run_id) == 0)
+			why = CHANGES_ENDING_WHY;
+	for (const struct changes_mark *f = c->failed.head; f != NULL && !why; f = f->next)
+		if (strcmp(f->run_id, run_id) == 0)
+			why = CHANGES_FAILED_WHY;
+	pthread_mutex_unlock(&c->mu);
+	return why;
+}
+
+/* The bytes of the objects of every store under dir. */
+static long long
+changes_all_bytes(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	long long total = 0;
+
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		size_t len = strlen(de->d_name);
+		char *objects;
+
+		if (de->d_name[0] == '.' || len < 5 || strcmp(de->d_name + len - 4, ".git") != 0)
+			continue;
+		objects = xasprintf("%s/%s/objects", dir, de->d_name);
+		total += changes_dir_bytes(objects, 1);
+		free(objects);
+	}
+	if (d != NULL)
+		closedir(d);
+	return total;
+}
+
+/*
+ * The limits of a snapshot of s: changes.quotaBytes for its store, lowered to
+ * what changes.totalQuotaBytes leaves of every store.
+ */
+static void
+changes_limits_read(struct changes *c, const struct changes_session *s,
+    struct changes_limits *lim)
+{
+	long long total_quota, room;
+
+	settings_changes_limits(c->svc->settings, &lim->max_file_bytes, &lim->quota_bytes,
+	    &total_quota);
+	if (c->total < 0)
+		c->total = changes_all_bytes(c->dir);
+	room = total_quota - c->total;
+	if (room < 0)
+		room = 0;
+	if (changes_walker_stored(s->walker) + room < lim->quota_bytes)
+		lim->quota_bytes = changes_walker_stored(s->walker) + room;
+}
+
+/*
+ * The tree of the workspace now, on the snapshot thread; *incomplete
+ * (malloc'd, may be NULL) why it lacks part of the workspace.
+ */
 static bool
 changes_take(struct changes *c, struct changes_session *s, const char *workspace,
-    char *const *hidden, git_oid *tree)
+    char *const *hidden, git_oid *tree, char **incomplete)
 {
 	struct changes_limits lim;
 	struct changes_walk_stats stats;
 	struct wsfile_root *root;
 	char *why = NULL;
 	bool ok;
+	long long stored;
 	int64_t t0 = td_mono_ms();
 
-	changes_limits_read(c->svc, &lim);
+	*incomplete = NULL;
+	changes_limits_read(c, s, &lim);
+	stored = changes_walker_stored(s->walker);
 	root = wsfile_root_open(workspace, (const char *const *)hidden, &why);
 	if (root == NULL) {
 		log_warn("changes: cannot open the workspace %s: %s", workspace, why);
@@ -461,6 +627,7 @@ changes_take(struct changes *c, struct changes_session *s, const char *workspace
 		return false;
 	}
 	ok = changes_walk(s->walker, root, &lim, tree, &stats, &why);
+	c->total += changes_walker_stored(s->walker) - stored;
 	wsfile_root_free(root);
 	if (!ok) {
 		log_warn("changes: no snapshot of %s: %s", workspace, why);
@@ -468,9 +635,11 @@ changes_take(struct changes *c, struct changes_session *s, const char *workspace
 		return false;
 	}
 
+	*incomplete = changes_walk_incomplete(&stats);
 	log_debug("changes: snapshot of %s: %ld files, %ld read, %ld by size and hash, "
-	    "%ld left out, %lldms", workspace, stats.files, stats.hashed, stats.pointers,
-	    stats.skipped, (long long)(td_mono_ms() - t0));
+	    "%ld left out, %lldms%s%s", workspace, stats.files, stats.hashed, stats.pointers,
+	    stats.skipped, (long long)(td_mono_ms() - t0), *incomplete ? ": " : "",
+	    *incomplete ? *incomplete : "");
 	return true;
 }
 
@@ -486,23 +655,54 @@ changes_do_snapshot(struct changes *c, struct changes_job *job)
 	const char **paths = NULL;
 	size_t npaths;
 	cJSON *data, *names;
-	bool found;
+	char *why = NULL;
+	bool found, late;
 
-	if (s == NULL || !changes_take(c, s, job->workspace, job->hidden, &tree)) {
+	if (s == NULL || !changes_take(c, s, job->workspace, job->hidden, &tree, &why)) {
 		log_warn("run %s: no snapshot of its workspace; the run goes on", job->run_id);
+		/* The changes stay those of the snapshot before, and say so. */
+		changes_failed_mark(c, job->run_id, true);
+		store_lock(st);
+		if (changes_row_get(st, job->run_id, &row))
+			changes_row_end_why(st, job->run_id, CHANGES_FAILED_WHY);
+		store_unlock(st);
 		return;
 	}
+	pthread_mutex_lock(&c->mu);
+	job->walked = true;
+	late = job->late;
+	pthread_mutex_unlock(&c->mu);
+	if (late) {
+		char *both = xasprintf("the agent started before the start snapshot was "
+		    "complete (after %d ms): what it changed meanwhile may be missing%s%s",
+		    CHANGES_START_WAIT_MS, why ? "; " : "", why ? why : "");
+		free(why);
+		why = both;
+	}
+	if (why != NULL && strlen(why) >= CHANGES_WHY_MAX)
+		why[CHANGES_WHY_MAX - 1] = '\0';
 	if (job->when == CHANGES_END)
 		changes_session_save(c, s);
 	store_lock(st);
 	found = changes_row_get(st, job->run_id, &row);
-	if (!found && !changes_row_insert(st, job->run_id, job->session_id, &tree))
+	if (!found && !changes_row_insert(st, job->run_id, job->session_id, &tree, why))
 		log_error("run %s: cannot record its first snapshot", job->run_id);
-	if (!found)
+	if (!found) {
 		cache_drop(c->svc->cache, job->run_id);
+	} else if (git_oid_equal(&row.end, &tree) && strcmp(row.end_why, why ? why : "") != 0) {
+		bool recorded = changes_row_end_why(st, job->run_id, why);
+
+		changes_failed_mark(c, job->run_id, !recorded);
+		if (!recorded)
+			log_error("run %s: cannot record a snapshot", job->run_id);
+	} else if (git_oid_equal(&row.end, &tree)) {
+		changes_failed_mark(c, job->run_id, false);
+	}
 	store_unlock(st);
-	if (!found || git_oid_equal(&row.end, &tree))
+	if (!found || git_oid_equal(&row.end, &tree)) {
+		free(why);
 		return;
+	}
 	/*
 	 * The counts change only for the paths this step changed: their lines
 	 * from the start to the last snapshot go, from the start to this one
@@ -530,19 +730,33 @@ changes_do_snapshot(struct changes *c, struct changes_job *job)
 		cJSON_AddItemToArray(names, cJSON_CreateString(
 		    git_diff_get_delta(step, i)->new_file.path));
 	store_lock(st);
-	if (changes_row_update(st, job->run_id, &tree, files, adds, dels)) {
+	if (changes_row_update(st, job->run_id, &tree, files, adds, dels, why)) {
+		changes_failed_mark(c, job->run_id, false);
 		cache_drop(c->svc->cache, job->run_id);
 		run_emit(c->svc, "run.changes", job->run_id, data);
 	} else {
 		log_error("run %s: cannot record a snapshot", job->run_id);
+		changes_failed_mark(c, job->run_id, true);
 		cJSON_Delete(data);
 	}
 	store_unlock(st);
 out:
+	free(why);
 	free(paths);
 	git_diff_free(total);
 	git_diff_free(step);
 	git_diff_free(before);
+}
+
+/* Says in obj whether files may be missing (incomplete, incompleteReason: why, or NULL). */
+static void
+changes_add_incomplete(cJSON *obj, const char *why)
+{
+	cJSON_AddBoolToObject(obj, "incomplete", why != NULL);
+	if (why != NULL)
+		cJSON_AddStringToObject(obj, "incompleteReason", why);
+	else
+		cJSON_AddNullToObject(obj, "incompleteReason");
 }
 
 /* ---- revert ---------------------------------------------------------------------- */
@@ -728,7 +942,7 @@ changes_do_revert(struct changes *c, struct changes_job *job)
 	git_diff *diff = NULL;
 	cJSON *conflicts = NULL, *reverted = NULL, *failed = NULL;
 	struct wsfile_root *r = NULL;
-	char **hidden = NULL, *why = NULL, *rel = NULL, when[TD_TIME_LEN];
+	char **hidden = NULL, *why = NULL, *rel = NULL, *incomplete = NULL, when[TD_TIME_LEN];
 	bool known, found, final;
 	int64_t at;
 	struct stat rst;
@@ -758,11 +972,13 @@ changes_do_revert(struct changes *c, struct changes_job *job)
 	reverted = cJSON_AddArrayToObject(job->answer, "reverted");
 	if (!found) {
 		cJSON_AddNullToObject(job->answer, "revertedAt");
+		changes_add_incomplete(job->answer, "no snapshot of the run's workspace was taken: "
+		    "nothing could be put back");
 		return;
 	}
 	s = changes_session_get(c, job->session_id);
 	hidden = sandbox_hidden_paths(&svc->paths, NULL);
-	if (s == NULL || !changes_take(c, s, job->workspace, hidden, &now) ||
+	if (s == NULL || !changes_take(c, s, job->workspace, hidden, &now, &incomplete) ||
 	    git_tree_lookup(&start, s->repo, &row.start) != 0 ||
 	    git_tree_lookup(&end, s->repo, &row.end) != 0 ||
 	    git_tree_lookup(&cur, s->repo, &now) != 0 ||
@@ -846,6 +1062,10 @@ changes_do_revert(struct changes *c, struct changes_job *job)
 done:
 	td_time_format(row.reverted_at, when);
 	cJSON_AddStringToObject(job->answer, "revertedAt", when);
+	/* What the snapshots lack the revert could neither compare nor put back. */
+	changes_add_incomplete(job->answer, row.start_why[0] ? row.start_why :
+	    changes_marked(c, job->run_id) ? changes_marked(c, job->run_id) :
+	    row.end_why[0] ? row.end_why : incomplete);
 	goto out;
 fail:
 	cJSON_Delete(job->answer);
@@ -857,6 +1077,7 @@ out:
 		close(rootfd);
 	free(rel);
 	free(why);
+	free(incomplete);
 	wsfile_root_free(r);
 	sandbox_hidden_free(hidden);
 	git_diff_free(diff);
@@ -877,10 +1098,15 @@ changes_job_free(struct changes_job *job)
 	free(job);
 }
 
-/* Packs the stores with CHANGES_PACK_LOOSE loose objects or more, when no job waits. */
-static void
+/*
+ * Packs a batch of each store with CHANGES_PACK_LOOSE loose objects or more,
+ * when no job waits; whether a store has more to pack.
+ */
+static bool
 changes_pack_idle(struct changes *c)
 {
+	bool more = false;
+
 	for (struct changes_session *s = c->sessions; s != NULL; s = s->next) {
 		int64_t t0 = td_mono_ms();
 		size_t n = changes_walker_loose(s->walker);
@@ -888,14 +1114,18 @@ changes_pack_idle(struct changes *c)
 		if (n < CHANGES_PACK_LOOSE)
 			continue;
 		if (changes_walker_pack(s->walker)) {
-			log_debug("changes: packed %zu objects of session %s in %lldms", n, s->id,
+			log_debug("changes: packed %zu objects of session %s in %lldms",
+			    n - changes_walker_loose(s->walker), s->id,
 			    (long long)(td_mono_ms() - t0));
 		} else {
 			const git_error *e = git_error_last();
 			log_warn("changes: cannot pack the store of session %s: %s", s->id,
 			    e ? e->message : "?");
+			continue;
 		}
+		more = more || changes_walker_loose(s->walker) >= CHANGES_PACK_LOOSE;
 	}
+	return more;
 }
 
 static void *
@@ -922,15 +1152,18 @@ changes_thread(void *arg)
 		else
 			changes_do_revert(c, job);
 		pthread_mutex_lock(&c->mu);
+		if (job->late && job->when == CHANGES_END)
+			changes_marks_set(&c->ending, job->run_id, false);
 		if (job->wait) {
 			job->done = true;
 			pthread_cond_broadcast(&c->cond);
 		} else {
 			changes_job_free(job);
 		}
-		if (c->head == NULL) {
+		/* A batch at a time, so a job that comes meanwhile waits for one batch only. */
+		for (bool more = true; more && c->head == NULL && !c->stopping;) {
 			pthread_mutex_unlock(&c->mu);
-			changes_pack_idle(c);
+			more = changes_pack_idle(c);
 			pthread_mutex_lock(&c->mu);
 		}
 	}
@@ -953,6 +1186,7 @@ changes_start(struct service *svc, char **err)
 		git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, level, "");
 	c->svc = svc;
 	c->dir = xasprintf("%s/changes", svc->paths.data_dir);
+	c->total = -1;
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->cond, NULL);
 	if (pthread_create(&c->thread, NULL, changes_thread, c) != 0) {
@@ -980,6 +1214,8 @@ changes_stop(struct changes *c)
 		c->sessions = s->next;
 		changes_session_close(c, s);
 	}
+	changes_marks_clear(&c->failed);
+	changes_marks_clear(&c->ending);
 	pthread_mutex_destroy(&c->mu);
 	pthread_cond_destroy(&c->cond);
 	free(c->dir);
@@ -987,10 +1223,17 @@ changes_stop(struct changes *c)
 	git_libgit2_shutdown();
 }
 
-/* Queues job; with job->wait, returns once it is done (the caller frees it). */
-static void
-changes_queue(struct changes *c, struct changes_job *job)
+/*
+ * Queues job; with job->wait, returns once it is done (the caller frees it),
+ * or, with wait_ms > 0, once the workspace is not read wait_ms after: then
+ * the job is late and the thread frees it.  True when it is done.
+ */
+static bool
+changes_queue(struct changes *c, struct changes_job *job, int wait_ms)
 {
+	struct timespec until;
+	bool done;
+
 	pthread_mutex_lock(&c->mu);
 	if (job->kind == JOB_SNAPSHOT && job->when == CHANGES_STEP && !job->wait) {
 		for (struct changes_job *q = c->head; q != NULL; q = q->next) {
@@ -998,7 +1241,7 @@ changes_queue(struct changes *c, struct changes_job *job)
 			    strcmp(q->run_id, job->run_id) == 0) {
 				pthread_mutex_unlock(&c->mu);
 				changes_job_free(job);
-				return;
+				return false;
 			}
 		}
 	}
@@ -1008,9 +1251,27 @@ changes_queue(struct changes *c, struct changes_job *job)
 		c->head = job;
 	c->tail = job;
 	pthread_cond_broadcast(&c->cond);
-	while (job->wait && !job->done)
-		pthread_cond_wait(&c->cond, &c->mu);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += wait_ms / 1000;
+	until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	while (job->wait && !job->done) {
+		if (wait_ms <= 0 || job->walked) {
+			pthread_cond_wait(&c->cond, &c->mu);
+		} else if (pthread_cond_timedwait(&c->cond, &c->mu, &until) == ETIMEDOUT &&
+		    !job->walked && !job->done) {
+			job->late = true;
+			job->wait = false;
+			if (job->kind == JOB_SNAPSHOT && job->when == CHANGES_END)
+				changes_marks_set(&c->ending, job->run_id, true);
+		}
+	}
+	done = job->done;
 	pthread_mutex_unlock(&c->mu);
+	return done;
 }
 
 void
@@ -1032,9 +1293,18 @@ changes_snapshot(struct changes *c, enum changes_when when, const char *run_id,
 	for (size_t i = 0; hidden != NULL && hidden[i] != NULL; i++)
 		copy = sandbox_hidden_add(copy, hidden[i]);
 	job->hidden = copy;
-	changes_queue(c, job);
-	if (wait)
+	/*
+	 * A run starts once its start is read, or after CHANGES_START_WAIT_MS;
+	 * it is final once its end is read, or after CHANGES_END_WAIT_MS: said then.
+	 */
+	if (changes_queue(c, job, when == CHANGES_START ? CHANGES_START_WAIT_MS :
+	    when == CHANGES_END ? CHANGES_END_WAIT_MS : 0))
 		changes_job_free(job);
+	else if (wait)
+		log_warn("run %s: its %s snapshot takes more than %d ms: the run goes on, its "
+		    "changes say they are incomplete meanwhile", run_id,
+		    when == CHANGES_START ? "start" : "end",
+		    when == CHANGES_START ? CHANGES_START_WAIT_MS : CHANGES_END_WAIT_MS);
 }
 
 cJSON *
@@ -1047,7 +1317,7 @@ changes_revert(struct service *svc, const char *run_id, bool force, struct probl
 	job->wait = true;
 	job->force = force;
 	snprintf(job->run_id, sizeof job->run_id, "%s", run_id);
-	changes_queue(svc->changes, job);
+	changes_queue(svc->changes, job, 0);
 	answer = job->answer;
 	job->answer = NULL;
 	if (answer == NULL) {
@@ -1066,6 +1336,7 @@ struct changes_view {
 	bool live;
 	struct changes_row row;
 	git_oid from;
+	char from_why[CHANGES_WHY_MAX];	/* why the from tree lacks part of the workspace; "" */
 	char from_run[TD_ID_MAX];	/* "" unless from names a run */
 	git_repository *repo;
 };
@@ -1090,9 +1361,10 @@ changes_view_open(struct service *svc, const char *run_id, const char *from,
 	v->live = !run_status_final(run.status);
 	v->found = changes_row_get(st, run_id, &v->row);
 	v->from = v->row.start;
+	snprintf(v->from_why, sizeof v->from_why, "%s", v->row.start_why);
 	if (from != NULL && strcmp(from, "start") == 0) {
 		if (v->found)
-			changes_session_start(st, run.session_id, &v->from);
+			changes_session_start(st, run.session_id, &v->from, v->from_why);
 	} else if (from != NULL) {
 		struct changes_row other;
 		struct run orun;
@@ -1110,6 +1382,7 @@ changes_view_open(struct service *svc, const char *run_id, const char *from,
 			return false;
 		}
 		v->from = other.end;
+		snprintf(v->from_why, sizeof v->from_why, "%s", other.end_why);
 		snprintf(v->from_run, sizeof v->from_run, "%s", from);
 	}
 	store_unlock(st);
@@ -1148,6 +1421,23 @@ changes_list(struct service *svc, const char *run_id, const char *from, struct p
 		cJSON_AddStringToObject(out, "revertedAt", when);
 	} else {
 		cJSON_AddNullToObject(out, "revertedAt");
+	}
+	/* Said, never silent: what a snapshot could not record may have changed too. */
+	if (changes_marked(svc->changes, run_id) != NULL) {
+		changes_add_incomplete(out, changes_marked(svc->changes, run_id));
+	} else if (!v.found) {
+		changes_add_incomplete(out, v.live ? "the start snapshot of the run is not taken "
+		    "yet" : "no snapshot of the run's workspace was taken");
+	} else if (v.from_why[0] != '\0' || v.row.end_why[0] != '\0') {
+		bool both = v.from_why[0] != '\0' && v.row.end_why[0] != '\0' &&
+		    strcmp(v.from_why, v.row.end_why) != 0;
+		char *why = both ? xasprintf("the first snapshot: %s; the latest: %s", v.from_why,
+		    v.row.end_why) : xstrdup(v.from_why[0] ? v.from_why : v.row.end_why);
+
+		changes_add_incomplete(out, why);
+		free(why);
+	} else {
+		changes_add_incomplete(out, NULL);
 	}
 	files = cJSON_AddArrayToObject(out, "files");
 	if (v.found && (diff = changes_tree_diff(v.repo, &v.from, &v.row.end, NULL)) != NULL) {

@@ -28,7 +28,8 @@ struct wsfile_root;
 /* What a snapshot stores of a file (settings.md, changes). */
 struct changes_limits {
 	long long max_file_bytes;	/* changes.maxFileBytes: larger files by size and hash */
-	long long quota_bytes;		/* changes.quotaBytes: the store of one session */
+	long long quota_bytes;		/* changes.quotaBytes of the store, lowered to what
+				   changes.totalQuotaBytes leaves of all the stores */
 };
 
 /* What one walk did. */
@@ -37,7 +38,15 @@ struct changes_walk_stats {
 	long hashed;		/* files read and hashed (not found in the stat cache) */
 	long pointers;		/* files recorded by size and hash only */
 	long skipped;		/* fifos, sockets, devices, hidden, too deep, over the entry cap */
+	/* What the run may see that the tree lacks (the snapshot is incomplete): */
+	long too_deep;		/* directories below WALK_MAX_DEPTH levels */
+	long over_cap;		/* entries beyond WALK_MAX_ENTRIES */
+	long bad_names;		/* names that are not UTF-8 */
+	long unreadable;	/* files or directories that could not be read or stored */
 };
+
+/* Why a walk's tree lacks what it lacks (malloc'd), or NULL when it is whole. */
+char *changes_walk_incomplete(const struct changes_walk_stats *stats);
 
 /* The stat cache of one workspace and the bytes its store holds. */
 struct changes_walker;
@@ -49,7 +58,12 @@ void changes_walker_free(struct changes_walker *w);
 size_t changes_walker_loose(const struct changes_walker *w);
 /* Loose objects that make the snapshot thread pack them (each takes a disk block of its own). */
 #define CHANGES_PACK_LOOSE 256
-/* Packs the loose objects into one pack and removes them; false when it cannot. */
+/* The most objects one pack takes: a run's start waits for no longer pack than that. */
+#define CHANGES_PACK_BATCH 1024
+/*
+ * Packs the oldest loose objects (CHANGES_PACK_BATCH at most) into one pack
+ * and removes them; false when it cannot.
+ */
 bool changes_walker_pack(struct changes_walker *w);
 /*
  * The stat cache saved to path (a temporary file renamed over it), and read

@@ -38,6 +38,7 @@ struct settings {
 	cJSON *keys;		/* apiKeyEnv name -> value, taken from the environment */
 	long disk_warn_mib, disk_fail_mib;
 	long long changes_max_file_bytes, changes_quota_bytes;	/* changes (docs/settings.md) */
+	long long changes_total_quota_bytes;
 	const cJSON *notify_command;	/* notify.command, or NULL */
 	struct sandbox_limits command_limits;	/* runs.commandLimits (docs/agent.md) */
 };
@@ -314,29 +315,35 @@ doctor_check(struct settings *s, char **err)
 }
 static bool settings_check_notify(struct settings *s, char **err);
 
-/* changes: {"maxFileBytes": 8 MiB, "quotaBytes": 1 GiB}. */
+/* changes: {"maxFileBytes": 8 MiB, "quotaBytes": 1 GiB, "totalQuotaBytes": 10 GiB}. */
 static bool
 changes_check(struct settings *s, char **err)
 {
-	static const char *const keys[] = { "maxFileBytes", "quotaBytes", NULL };
+	static const char *const keys[] = { "maxFileBytes", "quotaBytes", "totalQuotaBytes",
+		NULL };
 	const cJSON *d = cJSON_GetObjectItemCaseSensitive(s->root, "changes"), *p;
 	const char *bad = NULL;
 
 	s->changes_max_file_bytes = 8LL * 1024 * 1024;
 	s->changes_quota_bytes = 1024LL * 1024 * 1024;
+	s->changes_total_quota_bytes = 10LL * 1024 * 1024 * 1024;
 	if (d == NULL)
 		return true;
 	if (!cJSON_IsObject(d) || !json_only_keys(d, keys, &bad) ||
 	    !json_check_int(d, "maxFileBytes", 0, 1e12) ||
-	    !json_check_int(d, "quotaBytes", 0, 1e15)) {
+	    !json_check_int(d, "quotaBytes", 0, 1e15) ||
+	    !json_check_int(d, "totalQuotaBytes", 0, 1e15)) {
 		*err = bad ? xasprintf("changes: unknown member %s", bad)
-		    : xstrdup("changes: maxFileBytes must be 0 to 10^12 and quotaBytes 0 to 10^15");
+		    : xstrdup("changes: maxFileBytes must be 0 to 10^12, quotaBytes and "
+		    "totalQuotaBytes 0 to 10^15");
 		return false;
 	}
 	if ((p = cJSON_GetObjectItemCaseSensitive(d, "maxFileBytes")) != NULL)
 		s->changes_max_file_bytes = (long long)p->valuedouble;
 	if ((p = cJSON_GetObjectItemCaseSensitive(d, "quotaBytes")) != NULL)
 		s->changes_quota_bytes = (long long)p->valuedouble;
+	if ((p = cJSON_GetObjectItemCaseSensitive(d, "totalQuotaBytes")) != NULL)
+		s->changes_total_quota_bytes = (long long)p->valuedouble;
 	return true;
 }
 
@@ -741,8 +748,10 @@ settings_disk_thresholds(const struct settings *s, long *warn_mib, long *fail_mi
 }
 
 void
-settings_changes_limits(const struct settings *s, long long *max_file_bytes, long long *quota_bytes)
+settings_changes_limits(const struct settings *s, long long *max_file_bytes, long long *quota_bytes,
+    long long *total_quota_bytes)
 {
 	*max_file_bytes = s->changes_max_file_bytes;
 	*quota_bytes = s->changes_quota_bytes;
+	*total_quota_bytes = s->changes_total_quota_bytes;
 }

@@ -59,8 +59,8 @@ const char *settings_runtime_path(const struct settings *s, const char *framewor
 void settings_disk_thresholds(const struct settings *s, long *warn_mib, long *fail_mib);
 /* notify.command: an array of strings (program, arguments), or NULL. */
 const cJSON *settings_notify_command(const struct settings *s);
-/* changes.maxFileBytes and changes.quotaBytes (docs/settings.md). */
+/* changes.maxFileBytes, changes.quotaBytes and changes.totalQuotaBytes (docs/settings.md). */
 void settings_changes_limits(const struct settings *s, long long *max_file_bytes,
-    long long *quota_bytes);
+    long long *quota_bytes, long long *total_quota_bytes);
 
 #endif

@@ -235,6 +235,10 @@ const struct migration store_migrations[] = {
 	{ 12,
 	  "ALTER TABLE projects ADD COLUMN archived_at INTEGER;"
 	  "ALTER TABLE sessions ADD COLUMN archived_at INTEGER;" },
+	/* Why a run's first or latest snapshot lacks part of the workspace (changes.c) */
+	{ 13,
+	  "ALTER TABLE run_changes ADD COLUMN start_incomplete TEXT;"
+	  "ALTER TABLE run_changes ADD COLUMN end_incomplete TEXT;" },
 };
 
 const int store_migrations_count =

@@ -7,10 +7,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -280,6 +284,8 @@ Test(changes, write_file_and_commands_are_listed_diffed_and_reverted)
 
 	c = changes_of(run, NULL);
 	cr_expect_eq(cJSON_IsFalse(cJSON_GetObjectItem(c, "live")), 1);
+	cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(c, "incomplete")));
+	cr_expect(cJSON_IsNull(cJSON_GetObjectItem(c, "incompleteReason")));
 	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(c, "files")), 10);
 	expect_file(c, "docs/new.md", "added", 2, 0, NULL, "100644");
 	expect_file(c, "edit.txt", "modified", 1, 1, "100644", "100644");
@@ -334,6 +340,7 @@ Test(changes, write_file_and_commands_are_listed_diffed_and_reverted)
 	d = revert(run, "{}");
 	cr_assert_eq(d.status, 200, "%s", d.body);
 	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d.json, "reverted")), 10, "%s", d.body);
+	cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(d.json, "incomplete")), "%s", d.body);
 	cr_expect_not_null(json_get_string(d.json, "revertedAt"), "%s", d.body);
 	http_resp_free(&d);
 	expect_ws_file(ws, "edit.txt", "one\ntwo\nthree\n", 0644);
@@ -698,6 +705,503 @@ Test(changes, run_changes_arrives_on_the_event_stream)
 	}
 	cr_expect(seen, "no run.changes of the run on the stream: %s", text ? text : "(nothing)");
 	free(text);
+	free(run);
+	free(project);
+}
+
+/* ---- an attacker: a racing process, links, hard links ---------------------------- */
+
+#define MARKER "OUTSIDE-MARKER-5d2c41"
+#define MARKER_HOME "HOME-MARKER-93be07"
+
+/* Whether any object of any store of the service holds needle. */
+static bool
+stores_hold(const char *needle)
+{
+	char cmd[2 * PATH_MAX];
+	char *out;
+	size_t len;
+	bool found;
+
+	snprintf(cmd, sizeof cmd, "for g in '%s'/changes/*.git; do git --git-dir=\"$g\" "
+	    "cat-file --batch-all-objects --batch; done > '%s/objects.txt' 2>/dev/null",
+	    svc.home, base);
+	cr_assert_eq(system(cmd), 0);
+	snprintf(cmd, sizeof cmd, "%s/objects.txt", base);
+	out = harness_slurp(cmd, &len);
+	cr_assert_not_null(out);
+	cr_assert_gt(len, 0, "the stores hold no object at all");
+	found = memmem(out, len, needle, strlen(needle)) != NULL;
+	free(out);
+	return found;
+}
+
+/* Files below dir whose name matches pattern (find -name). */
+static int
+files_named(const char *dir, const char *pattern)
+{
+	char cmd[2 * PATH_MAX], out[32] = "";
+	FILE *p;
+
+	snprintf(cmd, sizeof cmd, "find '%s' -name '%s' | wc -l", dir, pattern);
+	p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	cr_assert_not_null(fgets(out, sizeof out, p));
+	pclose(p);
+	return atoi(out);
+}
+
+/* A process swapping ws/a with ws/b and ws/c with ws/d (RENAME_EXCHANGE) until killed. */
+static pid_t
+swapper_start(const char *ws, const char *a, const char *b, const char *c, const char *d)
+{
+	char pa[WS_MAX + 8], pb[WS_MAX + 8], pc[WS_MAX + 8], pd[WS_MAX + 8];
+	pid_t pid;
+
+	snprintf(pa, sizeof pa, "%s/%s", ws, a);
+	snprintf(pb, sizeof pb, "%s/%s", ws, b);
+	snprintf(pc, sizeof pc, "%s/%s", ws, c);
+	snprintf(pd, sizeof pd, "%s/%s", ws, d);
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		time_t end = time(NULL) + 170;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		/* A revert may remove a directory the start saw as a link: go on. */
+		while (time(NULL) < end) {
+			renameat2(AT_FDCWD, pa, AT_FDCWD, pb, RENAME_EXCHANGE);
+			renameat2(AT_FDCWD, pc, AT_FDCWD, pd, RENAME_EXCHANGE);
+		}
+		_exit(0);
+	}
+	return pid;
+}
+
+static void
+swapper_stop(pid_t pid)
+{
+	int status;
+
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+}
+
+/* The service's token file (a static buffer). */
+static const char *
+token_path(void)
+{
+	static char path[PATH_MAX];
+
+	snprintf(path, sizeof path, "%s/token", svc.home);
+	return path;
+}
+
+Test(changes, a_swapped_directory_racing_snapshots_and_reverts_leaks_and_writes_nothing_outside)
+{
+	char ws[WS_MAX], outside[WS_MAX], path[WS_MAX + 64], turns[16384], *project, *run;
+	char *tok, *data;
+	size_t off = 0;
+	pid_t swapper;
+	struct http_resp d;
+	int reverts_ok = 0;
+
+	project = http_project_new(&svc, "changes");
+	workspace("ws-race", ws);
+	/* outside: what a link of the workspace points at, with the names the run writes */
+	snprintf(outside, sizeof outside, "%s/outside", base);
+	cr_assert_eq(mkdir(outside, 0700), 0);
+	for (int i = 0; i < 8; i++) {
+		snprintf(path, sizeof path, "%s/w-%d", outside, i);
+		write_text(path, MARKER "\n", 0644);
+	}
+	snprintf(path, sizeof path, "%s/b.txt", outside);
+	write_text(path, MARKER "\n", 0644);
+	snprintf(path, sizeof path, "%s/c.txt", svc.home);
+	write_text(path, MARKER_HOME "\n", 0600);
+	snprintf(path, sizeof path, "%s/d", ws);
+	cr_assert_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof path, "%s/e", ws);
+	cr_assert_eq(mkdir(path, 0755), 0);
+	ws_write(ws, "d/b.txt", "before\n", 0644);
+	ws_write(ws, "e/c.txt", "before\n", 0644);
+	snprintf(path, sizeof path, "%s/s", ws);
+	cr_assert_eq(symlink(outside, path), 0);
+	snprintf(path, sizeof path, "%s/h", ws);
+	cr_assert_eq(symlink(svc.home, path), 0);
+	off += (size_t)snprintf(turns + off, sizeof turns - off, "[");
+	for (int i = 0; i < 8; i++)
+		off += (size_t)snprintf(turns + off, sizeof turns - off, "{\"toolCalls\":["
+		    "{\"name\":\"write_file\",\"arguments\":{\"path\":\"d/w-%d\",\"content\":\"new\\n\"}},"
+		    "{\"name\":\"write_file\",\"arguments\":{\"path\":\"e/n-%d\",\"content\":\"new\\n\"}},"
+		    "{\"name\":\"write_file\",\"arguments\":{\"path\":\"d/b.txt\",\"content\":\"%d\\n\"}},"
+		    "{\"name\":\"write_file\",\"arguments\":{\"path\":\"e/c.txt\",\"content\":\"%d\\n\"}}"
+		    "]},", i, i, i, i);
+	snprintf(turns + off, sizeof turns - off, "{\"text\":\"Done.\"}]");
+	transcript("changes-race", turns);
+
+	swapper = swapper_start(ws, "d", "s", "e", "h");
+	run = run_in(project, ws, NULL, "changes-race");
+	cJSON_Delete(run_done(run));
+	for (int i = 0; i < 30; i++) {
+		d = revert(run, "{\"force\":true}");
+		cr_expect(d.status == 200 || d.status == 500, "%d %s", (int)d.status, d.body);
+		reverts_ok += d.status == 200;
+		http_resp_free(&d);
+	}
+	swapper_stop(swapper);
+
+	/* Outside and in the service's home: every file as it was, nothing added. */
+	for (int i = 0; i < 8; i++) {
+		snprintf(path, sizeof path, "%s/w-%d", outside, i);
+		data = harness_slurp(path, NULL);
+		cr_expect_str_eq(data ? data : "(deleted)", MARKER "\n", "%s was changed", path);
+		free(data);
+	}
+	snprintf(path, sizeof path, "%s/b.txt", outside);
+	data = harness_slurp(path, NULL);
+	cr_expect_str_eq(data ? data : "(deleted)", MARKER "\n", "%s was changed", path);
+	free(data);
+	snprintf(path, sizeof path, "%s/c.txt", svc.home);
+	data = harness_slurp(path, NULL);
+	cr_expect_str_eq(data ? data : "(deleted)", MARKER_HOME "\n", "%s was changed", path);
+	free(data);
+	cr_expect_eq(files_named(outside, "*"), 1 + 9, "files were added outside");
+	cr_expect_eq(files_named(svc.home, "n-*"), 0, "files were written in the service's home");
+	cr_expect_eq(files_named(svc.home, ".taskdeck-revert-*"), 0);
+	cr_expect_eq(files_named(outside, ".taskdeck-revert-*"), 0);
+	/* Nothing of outside or of the service's home in a store or a diff. */
+	tok = harness_slurp(token_path(), NULL);
+	cr_assert_not_null(tok);
+	cr_expect(!stores_hold(MARKER), "a file outside the workspace is in a store");
+	cr_expect(!stores_hold(MARKER_HOME), "a file of the service's home is in a store");
+	cr_expect(!stores_hold(tok), "the token is in a store");
+	d = diff_of(run, NULL);
+	cr_expect_eq(d.status, 200, "%s", d.body);
+	cr_expect_null(strstr(d.body, MARKER), "%s", d.body);
+	cr_expect_null(strstr(d.body, MARKER_HOME), "%s", d.body);
+	http_resp_free(&d);
+	cr_log_info("%d of 30 reverts under the race put every file back", reverts_ok);
+	free(tok);
+	free(run);
+	free(project);
+}
+
+Test(changes, a_link_put_where_the_run_added_a_file_goes_and_its_target_stays)
+{
+	char ws[WS_MAX], outside[WS_MAX], path[WS_MAX + 64], *project, *run, *data;
+	struct http_resp d;
+
+	project = http_project_new(&svc, "changes");
+	workspace("ws-unlink", ws);
+	snprintf(outside, sizeof outside, "%s/outside-unlink", base);
+	cr_assert_eq(mkdir(outside, 0700), 0);
+	snprintf(path, sizeof path, "%s/target.txt", outside);
+	write_text(path, MARKER "\n", 0644);
+	snprintf(path, sizeof path, "%s/x.txt", outside);
+	write_text(path, MARKER "\n", 0644);
+	transcript("changes-unlink", "[{\"toolCalls\":["
+	    "{\"name\":\"write_file\",\"arguments\":{\"path\":\"added.txt\",\"content\":\"a\\n\"}},"
+	    "{\"name\":\"write_file\",\"arguments\":{\"path\":\"newdir/x.txt\",\"content\":\"x\\n\"}}"
+	    "]},{\"text\":\"Done.\"}]");
+	run = run_in(project, ws, NULL, "changes-unlink");
+	cJSON_Delete(run_done(run));
+	/* After the run, the file it added becomes a link to a file outside, its directory a
+	 * link to a directory outside holding a file of the same name. */
+	snprintf(path, sizeof path, "%s/added.txt", ws);
+	cr_assert_eq(unlink(path), 0);
+	snprintf(outside + strlen(outside), sizeof outside - strlen(outside), "/target.txt");
+	cr_assert_eq(symlink(outside, path), 0);
+	*strrchr(outside, '/') = '\0';
+	snprintf(path, sizeof path, "%s/newdir/x.txt", ws);
+	cr_assert_eq(unlink(path), 0);
+	snprintf(path, sizeof path, "%s/newdir", ws);
+	cr_assert_eq(rmdir(path), 0);
+	cr_assert_eq(symlink(outside, path), 0);
+
+	d = revert(run, NULL);
+	cr_expect_eq(d.status, 409, "%s", d.body);
+	http_resp_free(&d);
+	d = revert(run, "{\"force\":true}");
+	http_resp_free(&d);
+	snprintf(path, sizeof path, "%s/target.txt", outside);
+	data = harness_slurp(path, NULL);
+	cr_expect_str_eq(data ? data : "(deleted)", MARKER "\n", "the link's target went");
+	free(data);
+	snprintf(path, sizeof path, "%s/x.txt", outside);
+	data = harness_slurp(path, NULL);
+	cr_expect_str_eq(data ? data : "(deleted)", MARKER "\n", "a file outside went");
+	free(data);
+	expect_ws_absent(ws, "added.txt");
+	free(run);
+	free(project);
+}
+
+Test(changes, a_hard_link_to_a_hidden_file_is_never_read)
+{
+	char ws[WS_MAX], path[WS_MAX + 64], key[PATH_MAX], *project, *run, *tok, *secret;
+	size_t len;
+	cJSON *c;
+
+	project = http_project_new(&svc, "changes");
+	workspace("ws-hard", ws);
+	snprintf(path, sizeof path, "%s/token-copy", ws);
+	cr_assert_eq(link(token_path(), path), 0, "%s", strerror(errno));
+	snprintf(key, sizeof key, "%s/secret.key", svc.home);
+	secret = harness_slurp(key, &len);
+	snprintf(path, sizeof path, "%s/key-copy", ws);
+	if (secret != NULL)
+		cr_assert_eq(link(key, path), 0, "%s", strerror(errno));
+	transcript("changes-hard", "[{\"toolCalls\":[{\"name\":\"run_command\",\"arguments\":"
+	    "{\"command\":\"echo done > plain.txt\"}}]},"
+	    "{\"text\":\"Done.\"}]");
+	run = run_in(project, ws, NULL, "changes-hard");
+	cJSON_Delete(run_done(run));
+	c = changes_of(run, NULL);
+	expect_file(c, "plain.txt", "added", 1, 0, NULL, "100644");
+	cr_expect_null(file_of(c, "token-copy"));
+	cJSON_Delete(c);
+	tok = harness_slurp(token_path(), NULL);
+	cr_assert_not_null(tok);
+	cr_expect(!stores_hold(tok), "the token is in a store");
+	free(tok);
+	free(secret);
+	free(run);
+	free(project);
+}
+
+/* ---- what a snapshot cannot record is said ------------------------------------- */
+
+/* The changes' incompleteReason, asserting they are incomplete (a static copy). */
+static const char *
+incomplete_reason(const char *run)
+{
+	static char why[1024];
+	cJSON *c = changes_of(run, NULL);
+	char *text = cJSON_PrintUnformatted(c);
+
+	cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(c, "incomplete")), "not incomplete: %s", text);
+	snprintf(why, sizeof why, "%s", json_str_or_none(c, "incompleteReason"));
+	free(text);
+	cJSON_Delete(c);
+	return why;
+}
+
+Test(changes, a_tree_too_deep_and_names_not_utf8_make_the_changes_incomplete)
+{
+	char ws[WS_MAX], path[WS_MAX + 512], *project = http_project_new(&svc, "changes"), *run;
+	const char *why;
+	struct http_resp d;
+	cJSON *c;
+	size_t n;
+
+	workspace("ws-deep", ws);
+	n = (size_t)snprintf(path, sizeof path, "%s", ws);
+	for (int i = 0; i < 130; i++) {
+		n += (size_t)snprintf(path + n, sizeof path - n, "/x");
+		cr_assert_eq(mkdir(path, 0755), 0, "%s", strerror(errno));
+	}
+	snprintf(path + n, sizeof path - n, "/deep.txt");
+	write_text(path, "deep\n", 0644);
+	transcript("changes-deep", "[{\"toolCalls\":[{\"name\":\"run_command\",\"arguments\":"
+	    "{\"command\":\"echo more >> $(find x -name deep.txt) && printf b > \\\"$(printf "
+	    "'bad\\\\377name')\\\" && echo ok > ok.txt\"}}]},{\"text\":\"Done.\"}]");
+	run = run_in(project, ws, NULL, "changes-deep");
+	cJSON_Delete(run_done(run));
+	c = changes_of(run, NULL);
+	expect_file(c, "ok.txt", "added", 1, 0, NULL, "100644");
+	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(c, "files")), 1);
+	cJSON_Delete(c);
+	why = incomplete_reason(run);
+	cr_expect_not_null(strstr(why, "deeper than 127 levels"), "%s", why);
+	cr_expect_not_null(strstr(why, "1 names that are not UTF-8"), "%s", why);
+	snprintf(path, sizeof path, "%s/bad\377name", ws);
+	cr_expect_eq(access(path, F_OK), 0, "the run did not make the name");
+	/* The revert puts back what it knows and says what it could not see. */
+	d = revert(run, NULL);
+	cr_expect_eq(d.status, 200, "%s", d.body);
+	cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(d.json, "incomplete")), "%s", d.body);
+	cr_expect_not_null(strstr(json_str_or_none(d.json, "incompleteReason"), "deeper than"), "%s",
+	    d.body);
+	http_resp_free(&d);
+	expect_ws_absent(ws, "ok.txt");
+	free(run);
+	free(project);
+}
+
+Test(changes, a_run_in_a_big_cwd_starts_within_seconds_and_says_its_changes_are_incomplete)
+{
+	char ws[WS_MAX], path[WS_MAX + 64], *project = http_project_new(&svc, "changes"), *run;
+	const char *why;
+	long t0, started = -1, slowest = 0, final;
+	int fd;
+
+	/* Sparse files over changes.maxFileBytes: 256 MiB of each hashed, a few seconds. */
+	workspace("ws-big", ws);
+	for (int i = 0; i < 10; i++) {
+		snprintf(path, sizeof path, "%s/sparse-%02d.img", ws, i);
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		cr_assert_geq(fd, 0);
+		cr_assert_eq(ftruncate(fd, i == 0 ? 100LL << 30 : 1LL << 30), 0);
+		close(fd);
+	}
+	transcript("changes-big", "[{\"toolCalls\":[{\"name\":\"write_file\",\"arguments\":"
+	    "{\"path\":\"first.txt\",\"content\":\"1\\n\"}}]},{\"text\":\"Done.\"}]");
+	t0 = mono_ms();
+	run = run_in(project, ws, NULL, "changes-big");
+	snprintf(path, sizeof path, "%s/first.txt", ws);
+	while (mono_ms() - t0 < 120000) {
+		long a = mono_ms();
+		struct http_resp r = http_api(&svc, "GET", "/api/v1/projects", NULL);
+
+		cr_expect_eq(r.status, 200);
+		http_resp_free(&r);
+		if (mono_ms() - a > slowest)
+			slowest = mono_ms() - a;
+		if (access(path, F_OK) == 0) {
+			started = mono_ms() - t0;
+			break;
+		}
+		usleep(50 * 1000);
+	}
+	cr_log_info("the agent wrote its first file %ld ms after POST /runs; the slowest "
+	    "GET /projects took %ld ms", started, slowest);
+	cr_expect_geq(started, 0, "the agent never wrote");
+	cr_expect_lt(started, 6000, "the agent wrote %ld ms after POST /runs", started);
+	cr_expect_lt(slowest, 1000, "a GET took %ld ms during the snapshot", slowest);
+	/* Final within the end snapshot's 5 s of waiting, the snapshot then still going. */
+	cJSON_Delete(run_done(run));
+	final = mono_ms() - t0;
+	cr_log_info("the run was final %ld ms after POST /runs", final);
+	cr_expect_lt(final, 16000, "the run was final %ld ms after POST /runs", final);
+	for (long until = mono_ms() + 120000; mono_ms() < until; usleep(200 * 1000))
+		if (strstr(incomplete_reason(run), "still being taken") == NULL)
+			break;
+	why = incomplete_reason(run);
+	cr_expect_not_null(strstr(why, "before the start snapshot was complete"), "%s", why);
+	free(run);
+	free(project);
+}
+
+/* A run in a fresh workspace ws-name writing name.txt of n bytes; its changes. */
+static cJSON *
+run_writing(const char *project, const char *name, size_t n)
+{
+	char ws[WS_MAX], dir[64], file[64], model[64], *turns = malloc(n + 512), *text = malloc(n + 1);
+	char *run;
+	cJSON *c;
+
+	cr_assert(turns != NULL && text != NULL);
+	memset(text, 'q', n);
+	text[n] = '\0';
+	snprintf(dir, sizeof dir, "ws-%s", name);
+	workspace(dir, ws);
+	snprintf(file, sizeof file, "%s.txt", name);
+	snprintf(model, sizeof model, "changes-%s", name);
+	snprintf(turns, n + 512, "[{\"toolCalls\":[{\"name\":\"write_file\",\"arguments\":"
+	    "{\"path\":\"%s\",\"content\":\"%s\"}}]},{\"text\":\"Done.\"}]", file, text);
+	transcript(model, turns);
+	run = run_in(project, ws, NULL, model);
+	cJSON_Delete(run_done(run));
+	c = changes_of(run, NULL);
+	free(run);
+	free(turns);
+	free(text);
+	return c;
+}
+
+Test(changes, the_stores_of_all_sessions_are_bounded_by_total_quota_bytes)
+{
+	char path[PATH_MAX], *text, *project;
+	cJSON *settings, *c;
+
+	snprintf(path, sizeof path, "%s/settings.json", svc.home);
+	text = harness_slurp(path, NULL);
+	settings = text ? cJSON_Parse(text) : cJSON_CreateObject();
+	free(text);
+	cJSON_DeleteItemFromObject(settings, "changes");
+	cJSON_AddNumberToObject(cJSON_AddObjectToObject(settings, "changes"), "totalQuotaBytes",
+	    3000);
+	text = cJSON_Print(settings);
+	svc_stop(&svc);
+	write_text(path, text, 0600);
+	free(text);
+	cJSON_Delete(settings);
+	svc_restart(&svc);
+	project = http_project_new(&svc, "changes");
+
+	/* Each run its own session and store: the first fills the room of all of them. */
+	c = run_writing(project, "first", 2500);
+	cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(file_of(c, "first.txt"), "tooLarge")), "%s",
+	    cJSON_PrintUnformatted(c));
+	cJSON_Delete(c);
+	c = run_writing(project, "second", 2500);
+	cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(file_of(c, "second.txt"), "tooLarge")),
+	    "a second session's store went past changes.totalQuotaBytes");
+	cJSON_Delete(c);
+	free(project);
+}
+
+/* Opens (made with create) 20 nested directories of 250-byte names below ws; -1 when missing. */
+static int
+long_dirs(const char *ws, bool create)
+{
+	char name[251];
+	int fd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC), next;
+
+	memset(name, 'n', 250);
+	name[250] = '\0';
+	for (int i = 0; i < 20 && fd >= 0; i++) {
+		if (create)
+			cr_assert_eq(mkdirat(fd, name, 0755), 0, "%s", strerror(errno));
+		next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		close(fd);
+		fd = next;
+	}
+	return fd;
+}
+
+Test(changes, a_path_longer_than_path_max_is_listed_and_reverted)
+{
+	char ws[WS_MAX], *project = http_project_new(&svc, "changes"), *run, *text, got[16] = "";
+	struct http_resp d;
+	cJSON *c;
+	int dir, fd;
+
+	/* A file 5,000 bytes below the workspace, which the run deletes. */
+	workspace("ws-long", ws);
+	dir = long_dirs(ws, true);
+	cr_assert_geq(dir, 0);
+	fd = openat(dir, "f.txt", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	cr_assert_eq(write(fd, "deep\n", 5), 5);
+	close(fd);
+	close(dir);
+	transcript("changes-long", "[{\"toolCalls\":[{\"name\":\"run_command\",\"arguments\":"
+	    "{\"command\":\"find . -name f.txt -delete\"}}]},{\"text\":\"Done.\"}]");
+	run = run_in(project, ws, NULL, "changes-long");
+	cJSON_Delete(run_done(run));
+	c = changes_of(run, NULL);
+	text = cJSON_PrintUnformatted(c);
+	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(c, "files")), 1, "%s", text);
+	cr_expect_gt(strlen(json_str_or_none(cJSON_GetArrayItem(cJSON_GetObjectItem(c, "files"),
+	    0), "path")), 5000, "%s", text);
+	cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(c, "incomplete")), "%s", text);
+	free(text);
+	cJSON_Delete(c);
+	d = revert(run, NULL);
+	cr_expect_eq(d.status, 200, "%s", d.body);
+	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d.json, "reverted")), 1, "%s", d.body);
+	http_resp_free(&d);
+	dir = long_dirs(ws, false);
+	cr_assert_geq(dir, 0);
+	fd = openat(dir, "f.txt", O_RDONLY | O_CLOEXEC);
+	cr_expect_geq(fd, 0, "f.txt was not put back");
+	if (fd >= 0) {
+		cr_expect_eq(read(fd, got, sizeof got - 1), 5);
+		close(fd);
+	}
+	cr_expect_str_eq(got, "deep\n");
+	close(dir);
 	free(run);
 	free(project);
 }

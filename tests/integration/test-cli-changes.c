@@ -285,3 +285,25 @@ Test(cli_changes, on_a_terminal_revert_asks_naming_the_files)
 	free(id);
 	workspace_free(dir);
 }
+
+Test(cli_changes, changes_that_left_a_name_out_say_they_are_incomplete)
+{
+	char *dir = user_workspace(), *id, path[600];
+	struct run r;
+	FILE *fp;
+
+	/* A name that is not UTF-8 is left out of every snapshot. */
+	snprintf(path, sizeof path, "%s/bad\377name", dir);
+	fp = fopen(path, "w");
+	cr_assert_not_null(fp);
+	fclose(fp);
+	id = edit_run(dir);
+	r = cli("runs changes %s", id);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect_not_null(strstr(r.out, "M  +1 -1  notes.txt\n"), "%s", r.out);
+	cr_expect_not_null(strstr(r.out, "incomplete: files may be missing: 1 names that are "
+	    "not UTF-8 were left out\n"), "%s", r.out);
+	run_free(&r);
+	free(id);
+	workspace_free(dir);
+}

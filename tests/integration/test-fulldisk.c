@@ -11,6 +11,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -369,4 +370,98 @@ Test(fulldisk, runs_finishing_on_a_full_disk)
 	cJSON_Delete(a);
 	cJSON_Delete(b);
 	free(project);
+}
+
+/* The changes of run id, asserting GET answers 200 within a second. */
+static cJSON *
+changes_within_a_second(const struct svc *s, const char *id)
+{
+	char path[128];
+	long t0 = mono_ms();
+	struct http_resp r;
+	cJSON *c;
+
+	snprintf(path, sizeof path, "/api/v1/runs/%s/changes", id);
+	r = http_req(s, "GET", path, NULL, NULL, true);
+	cr_assert_eq(r.status, 200, "changes on a full disk: %ld %s", r.status, r.body);
+	cr_expect_lt(mono_ms() - t0, 1000, "changes took %ld ms", mono_ms() - t0);
+	c = cJSON_Duplicate(r.json, 1);
+	http_resp_free(&r);
+	return c;
+}
+
+Test(fulldisk, a_snapshot_failing_on_a_full_disk_makes_the_changes_incomplete)
+{
+	const char *dir = rig_dir(), *build = getenv("TD_BUILDDIR");
+	char base[PATH_MAX], replay[PATH_MAX + 16], ws[PATH_MAX + 16], path[PATH_MAX + 64];
+	char *project, *fill, *text;
+	const char *why;
+	cJSON *run, *c;
+	struct svc s;
+	long until;
+	FILE *f;
+
+	/* The workspace and the transcript on the real disk; the service's home on the rig. */
+	cr_assert_not_null(build);
+	snprintf(base, sizeof base, "%s/fulldisk-changes-XXXXXX", build);
+	cr_assert_not_null(mkdtemp(base));
+	snprintf(replay, sizeof replay, "%s/replay", base);
+	snprintf(ws, sizeof ws, "%s/ws", base);
+	cr_assert_eq(mkdir(replay, 0700), 0);
+	cr_assert_eq(mkdir(ws, 0700), 0);
+	snprintf(path, sizeof path, "%s/fulldisk-changes.json", replay);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs("{\"turns\":[{\"toolCalls\":[{\"name\":\"write_file\",\"arguments\":"
+	    "{\"path\":\"a.txt\",\"content\":\"a\\n\"}}]},{\"delayMs\":3000,\"toolCalls\":"
+	    "[{\"name\":\"write_file\",\"arguments\":{\"path\":\"b.txt\",\"content\":\"b\\n\"}}]},"
+	    "{\"delayMs\":3000,\"text\":\"Done.\"}]}", f);
+	fclose(f);
+	setenv("TD_TEST_NO_REPLAY_DIR", "1", 1);
+	setenv("TASKDECK_REPLAY_DIR", replay, 1);
+	svc_start(&s);
+	project = http_project_new(&s, "changes");
+	run = http_run_start(&s, "{\"project\":\"%s\",\"prompt\":\"write\",\"cwd\":\"%s\","
+	    "\"config\":{\"provider\":\"replay\",\"model\":\"fulldisk-changes\"}}", project, ws);
+	until = mono_ms() + 20000;
+	for (;;) {
+		c = changes_within_a_second(&s, json_str(run, "id"));
+		text = cJSON_PrintUnformatted(c);
+		cJSON_Delete(c);
+		if (strstr(text, "\"a.txt\"") != NULL)
+			break;
+		cr_assert_lt(mono_ms(), until, "a.txt never listed: %s", text);
+		free(text);
+		usleep(100 * 1000);
+	}
+	free(text);
+
+	/* The disk fills; the agent writes b.txt, the snapshot after it cannot be stored. */
+	fill = harness_fill_disk(dir);
+	snprintf(path, sizeof path, "%s/b.txt", ws);
+	until = mono_ms() + 20000;
+	while (access(path, F_OK) != 0) {
+		cr_assert_lt(mono_ms(), until, "the agent never wrote b.txt");
+		usleep(100 * 1000);
+	}
+	sleep(2);
+	c = changes_within_a_second(&s, json_str(run, "id"));
+	text = cJSON_PrintUnformatted(c);
+	cr_log_info("the changes on a full disk: %s", text);
+	if (strstr(text, "\"b.txt\"") == NULL) {
+		cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(c, "incomplete")),
+		    "b.txt is missing and the changes say they are whole: %s", text);
+		why = json_str_or_none(c, "incompleteReason");
+		cr_expect_not_null(strstr(why, "could not be"), "%s", text);
+	}
+	free(text);
+	cJSON_Delete(c);
+	harness_free_disk(fill);
+	cJSON_Delete(run_final_within(&s, json_str(run, "id"), NULL, 60000));
+	svc_stop(&s);
+	svc_destroy(&s);
+	cJSON_Delete(run);
+	free(project);
+	snprintf(path, sizeof path, "rm -rf '%s'", base);
+	cr_expect_eq(system(path), 0);
 }

@@ -111,6 +111,7 @@ export async function useEverything(signal: AbortSignal): Promise<number> {
   const changes = await td.getRunChanges('run_x', { from: 'start' });
   const first = changes.files[0];
   n += changes.totals.additions + (first?.status === 'added' ? 1 : 0) + (first?.oldMode?.length ?? 0);
+  if (changes.incomplete) n += changes.incompleteReason?.length ?? 0;
   const diff = await td.getRunDiff('run_x', { path: 'a.txt' });
   n += diff.text.length + (diff.truncated ? 1 : 0);
   try {
