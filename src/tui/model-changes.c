@@ -40,6 +40,7 @@ model_changes_free(struct model *m)
 	changes_diff_clear(c);
 	free(c->run_id);
 	free(c->reverted_at);
+	free(c->incomplete);
 	free(c->diff_path);
 	memset(c, 0, sizeof *c);
 }
@@ -94,6 +95,7 @@ model_set_changes(struct model *m, const char *run_id, const struct td_changes *
 	c->failed = false;
 	c->live = ch->live;
 	mdl_set_str(&c->reverted_at, ch->reverted_at);
+	mdl_set_str(&c->incomplete, ch->incomplete_reason);
 	c->additions = ch->total_additions;
 	c->deletions = ch->total_deletions;
 	c->files = xcalloc(ch->file_count + 1, sizeof *c->files);

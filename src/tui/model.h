@@ -263,6 +263,8 @@ struct m_changes {
 	bool failed;		/* the last read failed (said in the message line) */
 	bool live;		/* the run goes on */
 	char *reverted_at;	/* NULL unless reverted */
+	char *incomplete;	/* why files may be missing (the service's incompleteReason);
+				   NULL when the changes are whole */
 	struct m_change *files;
 	size_t file_count;
 	struct m_cursor cur;

@@ -10,6 +10,8 @@
 
 /* Files beside the diff from this inner width on; else above it. */
 #define CHANGES_SIDE_BY_SIDE 110
+/* Incomplete changes take the first row to say so when the pane has this many rows. */
+#define CHANGES_NOTICE_MIN_H 3
 
 static void
 changes_title(const struct tui *t, char *buf, size_t len)
@@ -22,9 +24,10 @@ changes_title(const struct tui *t, char *buf, size_t len)
 		return;
 	}
 	draw_short_id(t, c->run_id, id, sizeof id);
-	snprintf(buf, len, "Changes: %s (%zu file%s +%ld -%ld)%s%s", id, c->file_count,
+	snprintf(buf, len, "Changes: %s (%zu file%s +%ld -%ld)%s%s%s", id, c->file_count,
 	    c->file_count == 1 ? "" : "s", c->additions, c->deletions,
-	    c->live ? " live" : "", c->reverted_at != NULL ? " reverted" : "");
+	    c->live ? " live" : "", c->reverted_at != NULL ? " reverted" : "",
+	    c->incomplete != NULL ? " incomplete" : "");
 }
 
 /* Where the list and the diff go in r: beside each other when wide, else one above. */
@@ -119,11 +122,22 @@ static void
 changes_draw(struct tui *t, const struct rect *r)
 {
 	const struct m_changes *c = &t->m.changes;
-	struct rect list, diff;
+	struct rect list, diff, body;
 
 	if (model_run(&t->m) == NULL) {
 		draw_text(r->y, r->x + 1, r->w - 1, "no run selected", draw_attr(t, ST_DIM));
 		return;
+	}
+	if (c->incomplete != NULL) {
+		char why[512];
+
+		/* Files may be missing from the list: said above it, never "changed no file". */
+		snprintf(why, sizeof why, "incomplete, files may be missing: %s", c->incomplete);
+		draw_text(r->y, r->x + 1, r->w - 1, why, draw_attr(t, ST_FAIL));
+		if (r->h < CHANGES_NOTICE_MIN_H)
+			return;
+		body = (struct rect){ r->y + 1, r->x, r->h - 1, r->w };
+		r = &body;
 	}
 	if (c->file_count == 0) {
 		draw_text(r->y, r->x + 1, r->w - 1, c->failed ? "its changes could not be read "
@@ -146,10 +160,17 @@ changes_draw(struct tui *t, const struct rect *r)
 static unsigned
 changes_click(struct tui *t, int row)
 {
-	struct rect list, diff;
+	const struct rect *box = &t->box[PANE_RIGHT];
+	struct rect list, diff, below;
 	size_t k;
 
-	changes_layout(t, &t->box[PANE_RIGHT], &list, &diff);
+	if (t->m.changes.incomplete != NULL && box->h >= CHANGES_NOTICE_MIN_H) {
+		/* The first row is the notice that files may be missing. */
+		below = (struct rect){ box->y + 1, box->x, box->h - 1, box->w };
+		box = &below;
+		row--;
+	}
+	changes_layout(t, box, &list, &diff);
 	if (row < 0 || row >= list.h)
 		return TUI_HANDLED;
 	k = t->m.changes.cur.top + (size_t)row;

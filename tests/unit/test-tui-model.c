@@ -1206,6 +1206,23 @@ Test(model, the_changes_view_follows_the_selected_run_and_keeps_the_file)
 	cr_expect(m.changes.loading);
 }
 
+/* Changes the service says are incomplete keep its reason until a whole read. */
+Test(model, incomplete_changes_keep_the_reason_until_a_whole_read)
+{
+	struct td_changes ch = { .run_id = "run_1", .live = false,
+	    .incomplete_reason = "the run started before its first snapshot was complete" };
+
+	select_run();
+	model_show_right(&m, RIGHT_CHANGES);
+	model_changes_ask(&m, "run_1");
+	model_set_changes(&m, "run_1", &ch);
+	cr_assert_eq(m.changes.file_count, 0);
+	cr_assert_not_null(m.changes.incomplete, "no files, but not \"changed no file\"");
+	cr_expect_str_eq(m.changes.incomplete, ch.incomplete_reason);
+	give_changes("run_1", (const char *const[]){ "a.txt:added:1:0", NULL }, false);
+	cr_expect_null(m.changes.incomplete);
+}
+
 Test(model, a_run_changes_event_updates_the_row_and_asks_for_the_shown_list)
 {
 	select_run();
