@@ -255,30 +255,122 @@ changes_print_stat(struct cli *cli, const char *run_id, const char *only)
 	return CLI_EXIT_OK;
 }
 
+/* Appends the parts of rel to the absolute path abs ('.' dropped, '..' goes up). */
+static void
+changes_path_join(char *abs, size_t size, const char *rel)
+{
+	while (*rel != '\0') {
+		size_t n = strcspn(rel, "/"), len = strlen(abs);
+
+		if (n == 2 && strncmp(rel, "..", 2) == 0) {
+			char *slash = strrchr(abs, '/');
+
+			if (slash != NULL)
+				*(slash == abs ? slash + 1 : slash) = '\0';
+		} else if (n > 0 && !(n == 1 && rel[0] == '.')) {
+			snprintf(abs + len, size - len, "%s%.*s",
+			    len > 0 && abs[len - 1] == '/' ? "" : "/", (int)n, rel);
+		}
+		rel += n;
+		rel += *rel == '/';
+	}
+}
+
+/* The rest of path after the directory dir, or NULL when it is not inside dir. */
+static const char *
+changes_path_under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	if (strncmp(path, dir, n) != 0 || path[n] != '/' || path[n + 1] == '\0')
+		return NULL;
+	return path + n + 1;
+}
+
+/*
+ * PATH as the service takes it, relative to the run's workspace, from PATH as
+ * the user gives it: like git, relative to where they stand when that is
+ * inside the workspace (./notes.txt, ../notes.txt from a subdirectory), or
+ * absolute; any other path is the workspace's, as it is.  A new string in *out.
+ */
+static int
+changes_workspace_path(struct cli *cli, const char *run_id, const char *path, char **out)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	char abs[8192] = "", here[4096], *real = NULL;
+	const char *rest = NULL;
+	struct td_run *run;
+	struct td_error err;
+	int rc;
+
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+		return rc;
+	if (td_get_run(cli->client, run_id, &opts, &run, &err) != TD_OK)
+		return cli_fail(&err);
+	if (run->cwd != NULL)
+		real = realpath(run->cwd, NULL);
+	if (path[0] == '/')
+		changes_path_join(abs, sizeof abs, path);
+	else if (getcwd(here, sizeof here) != NULL && run->cwd != NULL &&
+	    (strcmp(here, run->cwd) == 0 || (real != NULL && strcmp(here, real) == 0) ||
+	    changes_path_under(here, run->cwd) != NULL ||
+	    (real != NULL && changes_path_under(here, real) != NULL))) {
+		snprintf(abs, sizeof abs, "%s", here);
+		changes_path_join(abs, sizeof abs, path);
+	}
+	if (abs[0] != '\0' && run->cwd != NULL) {
+		rest = changes_path_under(abs, run->cwd);
+		if (rest == NULL && real != NULL)
+			rest = changes_path_under(abs, real);
+	}
+	if (rest != NULL)
+		*out = xstrdup(rest);
+	else if (path[0] != '/' && strncmp(path, "./", 2) == 0) {
+		abs[0] = '\0';
+		changes_path_join(abs, sizeof abs, path);
+		*out = xstrdup(abs[0] == '/' ? abs + 1 : abs);
+	} else
+		*out = xstrdup(path);
+	free(real);
+	td_run_free(run);
+	return CLI_EXIT_OK;
+}
+
 /* taskdeck runs diff RUN [PATH] [--stat] [--from start|RUN] */
 static int
 cmd_runs_diff_exec(struct cli *cli, int argc, char **argv)
 {
 	struct td_request_options opts = cli_request_options(cli);
-	const char *path = argc > 1 ? argv[1] : NULL;
 	struct changes_out o;
 	struct td_error err;
+	char *text, *path = NULL;
 	bool truncated;
-	char *text;
 	int rc;
 
-	if (cli_has(cli, "stat"))
-		return changes_print_stat(cli, argv[0], path);
-	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+	if (argc > 1 &&
+	    (rc = changes_workspace_path(cli, argv[0], argv[1], &path)) != CLI_EXIT_OK)
 		return rc;
+	if (cli_has(cli, "stat")) {
+		rc = changes_print_stat(cli, argv[0], path);
+		free(path);
+		return rc;
+	}
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK) {
+		free(path);
+		return rc;
+	}
 	if (td_get_run_diff(cli->client, argv[0], path, cli_get(cli, "from"), &opts, &text,
 	    &truncated, &err) != TD_OK) {
 		rc = cli_fail(&err);
 		if (err.code == TD_NOT_FOUND && path != NULL)
 			fprintf(stderr, "taskdeck: `taskdeck runs changes %s` lists the files "
 			    "it changed\n", argv[0]);
+		free(path);
 		return rc;
 	}
+	free(path);
 	changes_out_open(&o);
 	changes_print_diff(&o, text);
 	changes_out_close(&o);

@@ -285,3 +285,67 @@ Test(cli_changes, on_a_terminal_revert_asks_naming_the_files)
 	free(id);
 	workspace_free(dir);
 }
+
+/* "taskdeck runs diff RUN PATH" in the user's shell: PATH as git takes it, from where they stand. */
+static struct run
+cli_in(const char *dir, const char *fmt, ...)
+{
+	char args[4096], errpath[512];
+	struct run r;
+	va_list ap;
+	size_t len;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof args, fmt, ap);
+	va_end(ap);
+	snprintf(errpath, sizeof errpath, "%s/cli.stderr", svc.home);
+	r.status = run_capture(&svc, &r.out, "cd '%s' && %s %s </dev/null 2>%s", dir,
+	    harness_bin("taskdeck"), args, errpath);
+	r.err = harness_slurp(errpath, &len);
+	cr_assert_not_null(r.err);
+	return r;
+}
+
+Test(cli_changes, a_path_is_taken_from_where_the_user_stands)
+{
+	char *dir = user_workspace(), *id = edit_run(dir), sub[600];
+	struct run r;
+
+	snprintf(sub, sizeof sub, "%s/sub", dir);
+	cr_assert_eq(mkdir(sub, 0755), 0);
+
+	/* In the workspace, what the shell completes: ./notes.txt */
+	r = cli_in(dir, "runs diff %s ./notes.txt", id);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_not_null(strstr(r.out, "diff --git a/notes.txt b/notes.txt\n"), "%s", r.out);
+	cr_expect_null(strstr(r.out, "report.md"), "only that file: %s", r.out);
+	run_free(&r);
+	r = cli_in(dir, "runs diff %s ./notes.txt --stat", id);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_str_eq(r.out, " notes.txt | 2 +-\n"
+	    " 1 file changed, 1 insertion(+), 1 deletion(-)\n");
+	run_free(&r);
+
+	/* From a directory inside it, relative to that directory. */
+	r = cli_in(sub, "runs diff %s ../report.md", id);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_not_null(strstr(r.out, "+++ b/report.md\n"), "%s", r.out);
+	run_free(&r);
+	r = cli_in(sub, "runs diff %s notes.txt", id);
+	cr_expect_eq(r.status, 4, "sub/notes.txt was not changed: %s", r.out);
+	run_free(&r);
+
+	/* An absolute path inside the workspace, from anywhere. */
+	r = cli_in("/", "runs diff %s '%s/notes.txt'", id, dir);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_not_null(strstr(r.out, "+BETA\n"), "%s", r.out);
+	run_free(&r);
+
+	/* Outside the workspace a relative path is the workspace's, as before. */
+	r = cli_in("/", "runs diff %s notes.txt", id);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_not_null(strstr(r.out, "+BETA\n"), "%s", r.out);
+	run_free(&r);
+	free(id);
+	workspace_free(dir);
+}
