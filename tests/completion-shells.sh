@@ -51,6 +51,7 @@ expect_bash "taskdeck runs show " "$run"
 expect_bash "taskdeck run --project d" demo
 expect_bash "taskdeck run --project=d" demo
 expect_bash "taskdeck runs logs " "$run"
+expect_bash "taskdeck runs diff $run " report.md
 expect_bash "taskdeck run --permission r" read-only
 expect_bash "taskdeck sessions show res" 'Research\ SQLite\ WAL\ mode'
 expect_bash "taskdeck runs list --project D" demo
@@ -61,7 +62,7 @@ got=$(BARE=1 bash_complete "taskdeck runs show ")
 mkdir -p "$TUI_TMP/cwd/reports"
 got=$(cd "$TUI_TMP/cwd" && bash_complete "taskdeck artifacts download ART --out rep")
 [[ $got == reports ]] || fail "bash: '--out rep<TAB>' does not complete the directory: $got"
-pass "bash (with and without bash-completion): commands, run ids, project names, session titles, --opt=value, enums, directories"
+pass "bash (with and without bash-completion): commands, run ids, project names, session titles, the paths a run changed, --opt=value, enums, directories"
 
 # fish: complete -C asks the completions of a command line.
 fish_complete() {
@@ -78,11 +79,12 @@ expect_fish() {
 }
 expect_fish "taskdeck ru" run runs
 expect_fish "taskdeck runs show " "$run"
+expect_fish "taskdeck runs diff $run r" report.md
 expect_fish "taskdeck run --project d" demo
 expect_fish "taskdeck run --project=d" --project=demo
 expect_fish "taskdeck completion " bash zsh fish
 expect_fish "taskdeck sessions show Res" "Research SQLite WAL mode"
-pass "fish: commands, run ids, project names, session titles, --opt=value, enums"
+pass "fish: commands, run ids, project names, session titles, the paths a run changed, --opt=value, enums"
 
 # zsh: typed into an interactive zsh in tmux, with compinit: the script saved
 # as _taskdeck in a directory of $fpath (as make install does), then loaded

@@ -32,6 +32,7 @@ enum complete_kind {
 	COMPLETE_PROMPT,
 	COMPLETE_CONNECTOR,
 	COMPLETE_CREDENTIAL,
+	COMPLETE_CHANGED_PATH,
 	COMPLETE_FILE,
 	COMPLETE_DIR,
 	COMPLETE_WORDS,
@@ -66,6 +67,7 @@ static const struct {
 	{ NULL, "permissions", "PROMPT", COMPLETE_PROMPT, NULL },
 	{ "CONNECTOR", "connectors", "ID", COMPLETE_CONNECTOR, NULL },
 	{ "CREDENTIAL", "credentials", "ID", COMPLETE_CREDENTIAL, NULL },
+	{ NULL, "runs", "PATH", COMPLETE_CHANGED_PATH, NULL },
 	{ "FILE", NULL, NULL, COMPLETE_FILE, NULL },
 	{ "DIR", NULL, NULL, COMPLETE_DIR, NULL },
 	{ "SHELL", NULL, NULL, COMPLETE_WORDS, cli_shells },
@@ -118,6 +120,8 @@ struct complete {
 	const char *group;
 	/* options given on the line, to narrow what the service is asked */
 	const char *project, *session, *run;
+	const char *from;	/* --from of runs changes|diff */
+	const char *first;	/* the command's first argument (the RUN of runs diff RUN PATH) */
 	struct td_client *client;
 	bool offline;		/* no service, or the budget is spent */
 	struct timespec deadline;
@@ -587,6 +591,32 @@ complete_credential_items(struct complete *c)
 	td_credential_list_free(list);
 }
 
+/* The files the run of the first argument changed, by their paths in its workspace. */
+static void
+complete_changed_path_items(struct complete *c)
+{
+	struct td_request_options opts = { 0 };
+	struct td_client *client = complete_client(c, &opts);
+	struct td_changes *ch = NULL;
+	struct td_error err;
+
+	if (client == NULL || c->first == NULL)
+		return;
+	if (td_get_run_changes(client, c->first, c->from, &opts, &ch, &err) != TD_OK) {
+		complete_failed(c);
+		return;
+	}
+	for (size_t i = 0; i < ch->file_count; i++) {
+		const struct td_change_file *f = &ch->files[i];
+		char *desc = xasprintf("%c +%ld -%ld", td_change_letter(f->status), f->additions,
+		    f->deletions);
+
+		complete_emit(c, f->path, desc);
+		free(desc);
+	}
+	td_changes_free(ch);
+}
+
 /* Prints the candidates of one kind of value. */
 static void
 complete_kind(struct complete *c, enum complete_kind kind, const char *const *words)
@@ -614,6 +644,9 @@ complete_kind(struct complete *c, enum complete_kind kind, const char *const *wo
 		break;
 	case COMPLETE_CREDENTIAL:
 		complete_credential_items(c);
+		break;
+	case COMPLETE_CHANGED_PATH:
+		complete_changed_path_items(c);
 		break;
 	case COMPLETE_FILE:
 		puts(":file");
@@ -839,6 +872,8 @@ complete_note(struct complete *c, const char *name, const char *value)
 		c->session = value;
 	else if (strcmp(name, "run") == 0)
 		c->run = value;
+	else if (strcmp(name, "from") == 0)
+		c->from = value;
 }
 
 int
@@ -891,8 +926,8 @@ cli_complete(int argc, char **argv)
 		} else if (c.cmd == NULL) {
 			sub[nsub++] = argv[i];
 			c.cmd = complete_find(c.group, sub, nsub);
-		} else
-			args++;
+		} else if (args++ == 0)
+			c.first = w;
 	}
 
 	if (pending != NULL) {
