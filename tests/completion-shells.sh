@@ -22,6 +22,7 @@ out=$(td demo)
 project=$(awk '$1 == "project" && $3 == "demo" { print $2 }' <<<"$out")
 run=$(awk '$1 == "run" && $3 == "research" { print $2 }' <<<"$out")
 [[ $project == prj_* && $run == run_* ]] || fail "taskdeck demo printed no project or run: $out"
+td runs wait "$run" >/dev/null || fail "the research run of the demo did not complete"
 
 # bash: COMP_WORDS, COMP_CWORD, COMP_LINE and COMP_POINT as readline sets them
 # (COMP_WORDBREAKS splits --project=d), with bash-completion loaded (or not,
