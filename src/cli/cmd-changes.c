@@ -194,6 +194,17 @@ changes_stat_bar(const struct changes_out *o, long add, long del, long most)
 	fputs(o->color && minus > 0 ? "\033[m" : "", o->fp);
 }
 
+/* Columns a UTF-8 path takes: its characters, not its bytes. */
+static int
+changes_width(const char *s)
+{
+	int n = 0;
+
+	for (; *s != '\0'; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
 /* --stat: one line per file (path, count, bar) and the totals, like git diff --stat. */
 static int
 changes_print_stat(struct cli *cli, const char *run_id, const char *only)
@@ -213,8 +224,8 @@ changes_print_stat(struct cli *cli, const char *run_id, const char *only)
 
 		if (only != NULL && strcmp(f->path, only) != 0)
 			continue;
-		if ((int)strlen(f->path) > pw)
-			pw = (int)strlen(f->path);
+		if (changes_width(f->path) > pw)
+			pw = changes_width(f->path);
 		if (w > cw)
 			cw = w;
 		if (sum > most)
@@ -237,7 +248,7 @@ changes_print_stat(struct cli *cli, const char *run_id, const char *only)
 
 		if (only != NULL && strcmp(f->path, only) != 0)
 			continue;
-		fprintf(o.fp, " %-*s | ", pw, f->path);
+		fprintf(o.fp, " %s%*s | ", f->path, pw - changes_width(f->path), "");
 		if (f->binary || f->too_large)
 			fprintf(o.fp, "%*s%s", cw, "Bin", f->too_large ? " (too large)" : "");
 		else {

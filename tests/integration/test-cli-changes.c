@@ -349,3 +349,41 @@ Test(cli_changes, a_path_is_taken_from_where_the_user_stands)
 	free(id);
 	workspace_free(dir);
 }
+
+Test(cli_changes, stat_lines_up_a_path_that_is_not_ascii)
+{
+	char *dir = user_workspace(), *project, script[600], *id;
+	struct run r;
+	cJSON *doc;
+	FILE *fp;
+
+	/* The command the transcript runs writes a file whose name is not ASCII. */
+	snprintf(script, sizeof script, "%s/approve.sh", dir);
+	fp = fopen(script, "w");
+	cr_assert_not_null(fp);
+	fputs("printf 'one\\ntwo\\nthree\\n' > \"\303\274n\303\257code.txt\"\n", fp);
+	fclose(fp);
+	r = cli("--json projects create Unicode");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	doc = json_doc(r.out);
+	project = strdup(json_str(doc, "id"));
+	cJSON_Delete(doc);
+	run_free(&r);
+	r = cli("--json run --project %s --cwd %s --provider replay --model sandbox-approve "
+	    "--permission workspace-write --wait --wait-timeout 60 'Write them.'", project, dir);
+	cr_assert_eq(r.status, 0, "run: %s %s", r.out, r.err);
+	doc = json_doc(r.out);
+	id = strdup(json_str(doc, "id"));
+	cJSON_Delete(doc);
+	run_free(&r);
+
+	r = cli("runs diff %s --stat", id);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect_str_eq(r.out, " later.md    | 1 +\n"
+	    " \303\274n\303\257code.txt | 3 +++\n"
+	    " 2 files changed, 4 insertions(+)\n", "the bars line up:\n%s", r.out);
+	run_free(&r);
+	free(id);
+	free(project);
+	workspace_free(dir);
+}
