@@ -10,10 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 #include "cli.h"
+#include "fold.h"
 #include "xalloc.h"
 
 /* The time dynamic completion may spend on the service, all requests together. */
@@ -409,7 +409,7 @@ complete_item(const struct complete *c, const char *id, const char *label,
 {
 	size_t n = strlen(c->cur);
 	bool by_id = strncmp(id, c->cur, n) == 0;
-	bool by_label = label != NULL && *label != '\0' && strncasecmp(label, c->cur, n) == 0;
+	bool by_label = label != NULL && *label != '\0' && fold_has_prefix(label, c->cur);
 
 	if (by_id || (how == COMPLETE_LABEL_FINDS_ID && n > 0 && by_label))
 		complete_print(c, id, label);
