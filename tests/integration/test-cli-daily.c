@@ -568,6 +568,25 @@ Test(cli_daily, help_overview_and_the_nearest_command)
 	cr_expect_eq(r.status, 2, "%s", r.err);
 	cr_expect_null(strstr(r.err, "did you mean"), "nothing is near: %s", r.err);
 	run_free(&r);
+	/* a command of a group typed without it, as kubectl logs and git diff are */
+	r = cli("diff run_01a215f179a60001454c577c");
+	cr_expect_eq(r.status, 2, "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "did you mean 'runs diff'?"), "%s", r.err);
+	run_free(&r);
+	r = cli("revert run_01a215f179a60001454c577c --yes");
+	cr_expect_eq(r.status, 2, "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "did you mean 'runs revert'?"), "%s", r.err);
+	run_free(&r);
+	r = cli("logs");
+	cr_expect_not_null(strstr(r.err, "did you mean 'runs logs'?"), "%s", r.err);
+	run_free(&r);
+	r = cli("approve ses_01a215f179a60002101734d5");
+	cr_expect_not_null(strstr(r.err, "did you mean 'plan approve'?"), "%s", r.err);
+	run_free(&r);
+	r = cli("archive demo");
+	cr_expect_not_null(strstr(r.err, "did you mean 'projects archive' or 'sessions archive'?"),
+	    "%s", r.err);
+	run_free(&r);
 }
 
 /*
