@@ -5,7 +5,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "cli.h"
+#include "json.h"
 #include "xalloc.h"
 
 /* Width of --stat's bar of + and -, as git's default on an 80-column terminal. */
@@ -349,6 +352,48 @@ changes_workspace_path(struct cli *cli, const char *run_id, const char *path, ch
 	return CLI_EXIT_OK;
 }
 
+/* Prints doc as one JSON line and deletes it. */
+static void
+changes_print_json(cJSON *doc)
+{
+	char *text = json_print(doc);
+
+	out_json(text);
+	free(text);
+	cJSON_Delete(doc);
+}
+
+/* --stat --json: the changes as runs changes --json prints them, of PATH only when given. */
+static int
+changes_print_stat_json(struct cli *cli, const char *run_id, const char *only)
+{
+	struct td_changes *ch;
+	cJSON *doc, *files, *f, *next;
+	int rc;
+
+	if ((rc = changes_fetch(cli, run_id, &ch)) != CLI_EXIT_OK)
+		return rc;
+	doc = json_parse(ch->json, strlen(ch->json));
+	td_changes_free(ch);
+	if (doc == NULL)
+		abort();	/* libtaskdeck parsed it already */
+	files = cJSON_GetObjectItemCaseSensitive(doc, "files");
+	for (f = files != NULL && only != NULL ? files->child : NULL; f != NULL; f = next) {
+		const cJSON *path = cJSON_GetObjectItemCaseSensitive(f, "path");
+
+		next = f->next;
+		if (!cJSON_IsString(path) || strcmp(path->valuestring, only) != 0)
+			cJSON_Delete(cJSON_DetachItemViaPointer(files, f));
+	}
+	if (only != NULL && cJSON_GetArraySize(files) == 0) {
+		fprintf(stderr, "taskdeck: run %s did not change %s\n", run_id, only);
+		cJSON_Delete(doc);
+		return CLI_EXIT_NOT_FOUND;
+	}
+	changes_print_json(doc);
+	return CLI_EXIT_OK;
+}
+
 /* taskdeck runs diff RUN [PATH] [--stat] [--from start|RUN] */
 static int
 cmd_runs_diff_exec(struct cli *cli, int argc, char **argv)
@@ -364,7 +409,8 @@ cmd_runs_diff_exec(struct cli *cli, int argc, char **argv)
 	    (rc = changes_workspace_path(cli, argv[0], argv[1], &path)) != CLI_EXIT_OK)
 		return rc;
 	if (cli_has(cli, "stat")) {
-		rc = changes_print_stat(cli, argv[0], path);
+		rc = cli->json ? changes_print_stat_json(cli, argv[0], path) :
+		    changes_print_stat(cli, argv[0], path);
 		free(path);
 		return rc;
 	}
@@ -382,6 +428,16 @@ cmd_runs_diff_exec(struct cli *cli, int argc, char **argv)
 		return rc;
 	}
 	free(path);
+	if (cli->json) {
+		cJSON *doc = cJSON_CreateObject();
+
+		if (doc == NULL || cJSON_AddStringToObject(doc, "text", text) == NULL ||
+		    cJSON_AddBoolToObject(doc, "truncated", truncated) == NULL)
+			abort();
+		free(text);
+		changes_print_json(doc);
+		return CLI_EXIT_OK;
+	}
 	changes_out_open(&o);
 	changes_print_diff(&o, text);
 	changes_out_close(&o);

@@ -387,3 +387,41 @@ Test(cli_changes, stat_lines_up_a_path_that_is_not_ascii)
 	free(project);
 	workspace_free(dir);
 }
+
+Test(cli_changes, diff_json_is_json)
+{
+	char *dir = user_workspace(), *id = edit_run(dir);
+	cJSON *doc, *files;
+	struct run r;
+
+	/* The diff in a JSON document, as the SDK's getRunDiff gives it: {text, truncated}. */
+	r = cli("--json runs diff %s notes.txt", id);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	doc = json_doc(r.out);
+	cr_assert_not_null(doc, "not JSON: %s", r.out);
+	cr_expect_not_null(strstr(json_str(doc, "text"), "+BETA\n"), "%s", r.out);
+	cr_expect(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(doc, "truncated")), "%s", r.out);
+	cJSON_Delete(doc);
+	run_free(&r);
+
+	/* --stat: the changes of runs changes --json, of PATH when given. */
+	r = cli("runs diff %s --stat --json", id);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	doc = json_doc(r.out);
+	cr_assert_not_null(doc, "not JSON: %s", r.out);
+	files = cJSON_GetObjectItemCaseSensitive(doc, "files");
+	cr_expect_eq(cJSON_GetArraySize(files), 2, "%s", r.out);
+	cJSON_Delete(doc);
+	run_free(&r);
+	r = cli("runs diff %s report.md --stat --json", id);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	doc = json_doc(r.out);
+	cr_assert_not_null(doc, "not JSON: %s", r.out);
+	files = cJSON_GetObjectItemCaseSensitive(doc, "files");
+	cr_expect_eq(cJSON_GetArraySize(files), 1, "%s", r.out);
+	cr_expect_str_eq(json_str(cJSON_GetArrayItem(files, 0), "path"), "report.md");
+	cJSON_Delete(doc);
+	run_free(&r);
+	free(id);
+	workspace_free(dir);
+}
