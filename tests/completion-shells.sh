@@ -53,6 +53,7 @@ expect_bash "taskdeck run --project d" demo
 expect_bash "taskdeck run --project=d" demo
 expect_bash "taskdeck runs logs " "$run"
 expect_bash "taskdeck runs diff $run " report.md
+expect_bash "taskdeck runs changes $run --from " start "$run"
 expect_bash "taskdeck run --permission r" read-only
 expect_bash "taskdeck sessions show res" 'Research\ SQLite\ WAL\ mode'
 # typed in quotes: readline closes the quote, so the title goes in as it is

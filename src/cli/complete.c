@@ -617,6 +617,25 @@ complete_changed_path_items(struct complete *c)
 	td_changes_free(ch);
 }
 
+/* The runs of the session of the first argument's run, for --from RUN. */
+static void
+complete_session_runs(struct complete *c)
+{
+	struct td_request_options opts = { 0 };
+	struct td_client *client = complete_client(c, &opts);
+	struct td_run *run;
+	struct td_error err;
+
+	if (client == NULL || c->first == NULL)
+		return;
+	if (td_get_run(client, c->first, &opts, &run, &err) != TD_OK) {
+		complete_failed(c);
+		return;
+	}
+	complete_run_list(c, &(struct td_run_filter){ .session_id = run->session_id });
+	td_run_free(run);
+}
+
 /* Prints the candidates of one kind of value. */
 static void
 complete_kind(struct complete *c, enum complete_kind kind, const char *const *words)
@@ -680,6 +699,9 @@ complete_option_value(struct complete *c, const char *name, size_t len)
 			}
 		}
 	}
+	/* --from start|RUN of runs changes|diff: RUN among the runs of RUN's session */
+	if (c->group != NULL && strcmp(c->group, "runs") == 0 && strcmp(option, "from") == 0)
+		complete_session_runs(c);
 	free(option);
 }
 
