@@ -54,6 +54,13 @@ expect_bash "taskdeck run --project=d" demo
 expect_bash "taskdeck runs logs " "$run"
 expect_bash "taskdeck runs diff $run " report.md
 expect_bash "taskdeck runs changes $run --from " start "$run"
+# from a directory inside the run's workspace, relative to it, as runs diff takes them
+ws=$(td runs show "$run" | awk '$1 == "cwd:" { print $2 }')
+mkdir -p "$ws/sub"
+got=$(cd "$ws/sub" && bash_complete "taskdeck runs diff $run ")
+[[ $got == ../report.md ]] || fail "bash: in $ws/sub, 'runs diff RUN <TAB>' gives '$got', not ../report.md"
+got=$(cd "$ws/sub" && td runs diff "$run" ../report.md | sed -n 1p)
+[[ $got == "diff --git a/report.md b/report.md" ]] || fail "runs diff RUN ../report.md in sub/: $got"
 expect_bash "taskdeck run --permission r" read-only
 expect_bash "taskdeck sessions show res" 'Research\ SQLite\ WAL\ mode'
 # typed in quotes: readline closes the quote, so the title goes in as it is

@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "buf.h"
 #include "cli.h"
 #include "fold.h"
 #include "xalloc.h"
@@ -591,29 +593,78 @@ complete_credential_items(struct complete *c)
 	td_credential_list_free(list);
 }
 
-/* The files the run of the first argument changed, by their paths in its workspace. */
+/*
+ * Where the current directory is inside the workspace dir ("sub/dir"), or
+ * NULL when it is the workspace itself or outside it; free() it.
+ */
+static char *
+complete_dir_in(const char *dir)
+{
+	char here[4096], *real = realpath(dir, NULL), *rest = NULL;
+	size_t n;
+
+	if (real == NULL || getcwd(here, sizeof here) == NULL) {
+		free(real);
+		return NULL;
+	}
+	n = strlen(real);
+	if (strncmp(here, real, n) == 0 && here[n] == '/' && here[n + 1] != '\0')
+		rest = xstrdup(here + n + 1);
+	free(real);
+	return rest;
+}
+
+/*
+ * The files the run of the first argument changed, by their paths as runs
+ * diff takes them: relative to the current directory when it is inside the
+ * run's workspace, else to the workspace.
+ */
 static void
 complete_changed_path_items(struct complete *c)
 {
 	struct td_request_options opts = { 0 };
 	struct td_client *client = complete_client(c, &opts);
 	struct td_changes *ch = NULL;
+	struct td_run *run = NULL;
 	struct td_error err;
+	char *in = NULL;
+	size_t depth = 0, inlen = 0;
 
 	if (client == NULL || c->first == NULL)
 		return;
-	if (td_get_run_changes(client, c->first, c->from, &opts, &ch, &err) != TD_OK) {
+	if (td_get_run(client, c->first, &opts, &run, &err) != TD_OK ||
+	    (client = complete_client(c, &opts)) == NULL ||
+	    td_get_run_changes(client, c->first, c->from, &opts, &ch, &err) != TD_OK) {
+		td_run_free(run);
 		complete_failed(c);
 		return;
+	}
+	if (run->cwd != NULL && (in = complete_dir_in(run->cwd)) != NULL) {
+		inlen = strlen(in);
+		depth = 1;
+		for (const char *p = in; *p != '\0'; p++)
+			depth += *p == '/';
 	}
 	for (size_t i = 0; i < ch->file_count; i++) {
 		const struct td_change_file *f = &ch->files[i];
 		char *desc = xasprintf("%c +%ld -%ld", td_change_letter(f->status), f->additions,
 		    f->deletions);
+		struct buf path;
 
-		complete_emit(c, f->path, desc);
+		buf_init(&path, 0);
+		if (in != NULL && strncmp(f->path, in, inlen) == 0 && f->path[inlen] == '/')
+			buf_appends(&path, f->path + inlen + 1);
+		else {
+			for (size_t d = 0; d < depth; d++)
+				buf_appends(&path, "../");
+			buf_appends(&path, f->path);
+		}
+		complete_emit(c, path.data, desc);
+		buf_free(&path);
 		free(desc);
 	}
+	free(in);
+	td_run_free(run);
 	td_changes_free(ch);
 }
 
