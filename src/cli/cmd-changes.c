@@ -461,18 +461,60 @@ changes_confirm(const char *run_id, const struct td_changes *ch, bool force)
 	return cli_confirmed();
 }
 
-/* A revert refused for conflicts: names them and says --force; exit 5. */
+/* True for a conflict of a file kept by its hash only, which no revert can put back. */
+static bool
+changes_not_stored(const struct td_revert_conflict *c)
+{
+	return c->reason != NULL && strncmp(c->reason, "not stored", 10) == 0;
+}
+
+/*
+ * A revert refused for conflicts: names them and says what --force does: it
+ * overwrites the files changed since, and leaves those not stored as they
+ * are; exit 5.
+ */
 static int
 changes_conflicted(const char *run_id, const struct td_error *err, const struct td_revert *rv)
 {
+	size_t stored = 0, lost = 0;
 	int rc = cli_fail(err);
 
-	for (size_t i = 0; rv != NULL && i < rv->conflict_count; i++)
+	for (size_t i = 0; rv != NULL && i < rv->conflict_count; i++) {
 		fprintf(stderr, "  %s: %s\n", rv->conflicts[i].path,
 		    rv->conflicts[i].reason != NULL ? rv->conflicts[i].reason : "changed");
-	fprintf(stderr, "taskdeck: nothing was reverted; `taskdeck runs revert %s --force` "
-	    "overwrites %s\n", run_id, rv != NULL && rv->conflict_count == 1 ? "it" : "them");
+		if (changes_not_stored(&rv->conflicts[i]))
+			lost++;
+		else
+			stored++;
+	}
+	fprintf(stderr, "taskdeck: nothing was reverted; `taskdeck runs revert %s --force`", run_id);
+	if (stored > 0)
+		fprintf(stderr, " overwrites %s", lost > 0 ? "the files changed since" :
+		    stored == 1 ? "it" : "them");
+	if (lost > 0)
+		fprintf(stderr, "%s leaves %s as %s, and puts back the others", stored > 0 ?
+		    "," : "", lost == 1 ? "the file not stored" : "the files not stored",
+		    lost == 1 ? "it is" : "they are");
+	fputc('\n', stderr);
 	return rc;
+}
+
+/*
+ * After a revert: the files of ch it did not put back (kept by their hash
+ * only, so the run's version stays), on stderr.
+ */
+static void
+changes_left(const struct td_changes *ch, const struct td_revert *rv)
+{
+	for (size_t i = 0; i < ch->file_count; i++) {
+		bool done = false;
+
+		for (size_t j = 0; j < rv->reverted_count && !done; j++)
+			done = strcmp(rv->reverted[j], ch->files[i].path) == 0;
+		if (!done)
+			fprintf(stderr, "taskdeck: not put back: %s (kept by its size and hash "
+			    "only: too large or ignored)\n", ch->files[i].path);
+	}
 }
 
 /* taskdeck runs revert RUN [--force] [--yes] */
@@ -491,9 +533,9 @@ cmd_runs_revert_exec(struct cli *cli, int argc, char **argv)
 	if (confirm && !isatty(STDIN_FILENO))
 		return cli_usage_error(cli, "revert rewrites files: confirm with --yes "
 		    "(stdin is not a terminal)");
+	if ((rc = changes_fetch(cli, argv[0], &ch)) != CLI_EXIT_OK)
+		return rc;
 	if (confirm) {
-		if ((rc = changes_fetch(cli, argv[0], &ch)) != CLI_EXIT_OK)
-			return rc;
 		if (ch->file_count == 0) {
 			fprintf(stderr, "taskdeck: run %s changed no file; nothing to revert\n",
 			    argv[0]);
@@ -505,16 +547,16 @@ cmd_runs_revert_exec(struct cli *cli, int argc, char **argv)
 			td_changes_free(ch);
 			return CLI_EXIT_SERVICE;
 		}
-		td_changes_free(ch);
-	} else if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
-		return rc;
+	}
 	code = td_revert_run(cli->client, argv[0], force, &opts, &rv, &err);
 	if (code == TD_REVERT_CONFLICT) {
 		rc = changes_conflicted(argv[0], &err, rv);
 		td_revert_free(rv);
+		td_changes_free(ch);
 		return rc;
 	}
 	if (code != TD_OK) {
+		td_changes_free(ch);
 		rc = cli_fail(&err);
 		if (code == TD_RUN_ACTIVE)
 			fprintf(stderr, "taskdeck: wait for it to end (`taskdeck runs wait %s`) "
@@ -529,6 +571,10 @@ cmd_runs_revert_exec(struct cli *cli, int argc, char **argv)
 		printf("run %s reverted: %zu file%s\n", rv->run_id, rv->reverted_count,
 		    rv->reverted_count == 1 ? "" : "s");
 	}
+	/* a run reverted before: nothing was to be put back this time */
+	if (ch->reverted_at == NULL)
+		changes_left(ch, rv);
+	td_changes_free(ch);
 	td_revert_free(rv);
 	return CLI_EXIT_OK;
 }

@@ -425,3 +425,66 @@ Test(cli_changes, diff_json_is_json)
 	free(id);
 	workspace_free(dir);
 }
+
+/* A file the store keeps by its hash only (here a .gitignore'd one) cannot be put back: said. */
+Test(cli_changes, revert_names_the_files_it_cannot_put_back)
+{
+	char *dir = user_workspace(), *project, path[600], *id, *text;
+	struct run r;
+	cJSON *doc;
+	FILE *fp;
+
+	snprintf(path, sizeof path, "%s/.gitignore", dir);
+	fp = fopen(path, "w");
+	cr_assert_not_null(fp);
+	fputs("*.log\n", fp);
+	fclose(fp);
+	snprintf(path, sizeof path, "%s/secret.log", dir);
+	fp = fopen(path, "w");
+	cr_assert_not_null(fp);
+	fputs("keep me\n", fp);
+	fclose(fp);
+	snprintf(path, sizeof path, "%s/approve.sh", dir);
+	fp = fopen(path, "w");
+	cr_assert_not_null(fp);
+	fputs("echo more >> secret.log\necho delta >> notes.txt\n", fp);
+	fclose(fp);
+	r = cli("--json projects create Ignored");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	doc = json_doc(r.out);
+	project = strdup(json_str(doc, "id"));
+	cJSON_Delete(doc);
+	run_free(&r);
+	r = cli("--json run --project %s --cwd %s --provider replay --model sandbox-approve "
+	    "--permission workspace-write --wait --wait-timeout 60 'Log it.'", project, dir);
+	cr_assert_eq(r.status, 0, "run: %s %s", r.out, r.err);
+	doc = json_doc(r.out);
+	id = strdup(json_str(doc, "id"));
+	cJSON_Delete(doc);
+	run_free(&r);
+
+	/* Refused: the ignored file is named, and --force is not said to overwrite it. */
+	r = cli("runs revert %s --yes", id);
+	cr_expect_eq(r.status, 5, "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "  secret.log: not stored"), "%s", r.err);
+	cr_expect_null(strstr(r.err, "--force` overwrites it\n"), "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "leaves"), "what --force does with it: %s", r.err);
+	run_free(&r);
+
+	/* Forced: the others are put back, and the one left as it is is named. */
+	r = cli("runs revert %s --yes --force", id);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_not_null(strstr(r.out, "reverted notes.txt\n"), "%s", r.out);
+	cr_expect_not_null(strstr(r.err, "secret.log"), "the file left as the run made it: %s",
+	    r.err);
+	run_free(&r);
+	text = file_text(dir, "notes.txt");
+	cr_expect_str_eq(text, NOTES);
+	free(text);
+	text = file_text(dir, "secret.log");
+	cr_expect_str_eq(text, "keep me\nmore\n", "left as it is");
+	free(text);
+	free(id);
+	free(project);
+	workspace_free(dir);
+}
