@@ -22,6 +22,7 @@ out=$(td demo)
 project=$(awk '$1 == "project" && $3 == "demo" { print $2 }' <<<"$out")
 run=$(awk '$1 == "run" && $3 == "research" { print $2 }' <<<"$out")
 [[ $project == prj_* && $run == run_* ]] || fail "taskdeck demo printed no project or run: $out"
+td runs wait "$run" >/dev/null || fail "the research run of the demo did not complete"
 
 # bash: COMP_WORDS, COMP_CWORD, COMP_LINE and COMP_POINT as readline sets them
 # (COMP_WORDBREAKS splits --project=d), with bash-completion loaded (or not,
@@ -51,8 +52,20 @@ expect_bash "taskdeck runs show " "$run"
 expect_bash "taskdeck run --project d" demo
 expect_bash "taskdeck run --project=d" demo
 expect_bash "taskdeck runs logs " "$run"
+expect_bash "taskdeck runs diff $run " report.md
+expect_bash "taskdeck runs changes $run --from " start "$run"
+# from a directory inside the run's workspace, relative to it, as runs diff takes them
+ws=$(td runs show "$run" | awk '$1 == "cwd:" { print $2 }')
+mkdir -p "$ws/sub"
+got=$(cd "$ws/sub" && bash_complete "taskdeck runs diff $run ")
+[[ $got == ../report.md ]] || fail "bash: in $ws/sub, 'runs diff RUN <TAB>' gives '$got', not ../report.md"
+got=$(cd "$ws/sub" && td runs diff "$run" ../report.md | sed -n 1p)
+[[ $got == "diff --git a/report.md b/report.md" ]] || fail "runs diff RUN ../report.md in sub/: $got"
 expect_bash "taskdeck run --permission r" read-only
 expect_bash "taskdeck sessions show res" 'Research\ SQLite\ WAL\ mode'
+# typed in quotes: readline closes the quote, so the title goes in as it is
+expect_bash 'taskdeck sessions show "Res' 'Research SQLite WAL mode'
+expect_bash "taskdeck sessions show 'res" 'Research SQLite WAL mode'
 expect_bash "taskdeck runs list --project D" demo
 got=$(BARE=1 bash_complete "taskdeck run --project=d")
 [[ $got == demo ]] || fail "bash without bash-completion: '--project=d<TAB>' gives '$got', not demo"
@@ -61,7 +74,7 @@ got=$(BARE=1 bash_complete "taskdeck runs show ")
 mkdir -p "$TUI_TMP/cwd/reports"
 got=$(cd "$TUI_TMP/cwd" && bash_complete "taskdeck artifacts download ART --out rep")
 [[ $got == reports ]] || fail "bash: '--out rep<TAB>' does not complete the directory: $got"
-pass "bash (with and without bash-completion): commands, run ids, project names, session titles, --opt=value, enums, directories"
+pass "bash (with and without bash-completion): commands, run ids, project names, session titles (in quotes too), the paths a run changed, --opt=value, enums, directories"
 
 # fish: complete -C asks the completions of a command line.
 fish_complete() {
@@ -78,11 +91,13 @@ expect_fish() {
 }
 expect_fish "taskdeck ru" run runs
 expect_fish "taskdeck runs show " "$run"
+expect_fish "taskdeck runs diff $run r" report.md
 expect_fish "taskdeck run --project d" demo
 expect_fish "taskdeck run --project=d" --project=demo
 expect_fish "taskdeck completion " bash zsh fish
 expect_fish "taskdeck sessions show Res" "Research SQLite WAL mode"
-pass "fish: commands, run ids, project names, session titles, --opt=value, enums"
+expect_fish 'taskdeck sessions show "Res' "Research SQLite WAL mode"
+pass "fish: commands, run ids, project names, session titles (in quotes too), the paths a run changed, --opt=value, enums"
 
 # zsh: typed into an interactive zsh in tmux, with compinit: the script saved
 # as _taskdeck in a directory of $fpath (as make install does), then loaded
@@ -130,11 +145,15 @@ zsh_clear "$run  -- "
 type_text 'taskdeck run --project d'
 keys Tab
 wait_for '% taskdeck run --project demo'
+zsh_clear '% taskdeck run --project demo'
+type_text 'taskdeck sessions show "Res'
+keys Tab
+wait_for '% taskdeck sessions show "Research SQLite WAL mode"'
 zsh_start 'autoload -Uz compinit && compinit -u && source <(taskdeck completion zsh)'
 type_text 'taskdeck events --project=d'
 keys Tab
 wait_for '% taskdeck events --project=demo'
-pass "zsh (from \$fpath, and sourced): commands, run ids, project names"
+pass "zsh (from \$fpath, and sourced): commands, run ids, project names, a title typed in quotes"
 
 # Credentials complete by id and name; no secret and no token is ever printed.
 # Every kind of id is there: the research run's artifact and a pending prompt.

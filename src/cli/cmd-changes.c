@@ -5,7 +5,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "cli.h"
+#include "json.h"
 #include "xalloc.h"
 
 /* Width of --stat's bar of + and -, as git's default on an 80-column terminal. */
@@ -196,6 +199,17 @@ changes_stat_bar(const struct changes_out *o, long add, long del, long most)
 	fputs(o->color && minus > 0 ? "\033[m" : "", o->fp);
 }
 
+/* Columns a UTF-8 path takes: its characters, not its bytes. */
+static int
+changes_width(const char *s)
+{
+	int n = 0;
+
+	for (; *s != '\0'; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
 /* --stat: one line per file (path, count, bar) and the totals, like git diff --stat. */
 static int
 changes_print_stat(struct cli *cli, const char *run_id, const char *only)
@@ -215,8 +229,8 @@ changes_print_stat(struct cli *cli, const char *run_id, const char *only)
 
 		if (only != NULL && strcmp(f->path, only) != 0)
 			continue;
-		if ((int)strlen(f->path) > pw)
-			pw = (int)strlen(f->path);
+		if (changes_width(f->path) > pw)
+			pw = changes_width(f->path);
 		if (w > cw)
 			cw = w;
 		if (sum > most)
@@ -239,7 +253,7 @@ changes_print_stat(struct cli *cli, const char *run_id, const char *only)
 
 		if (only != NULL && strcmp(f->path, only) != 0)
 			continue;
-		fprintf(o.fp, " %-*s | ", pw, f->path);
+		fprintf(o.fp, " %s%*s | ", f->path, pw - changes_width(f->path), "");
 		if (f->binary || f->too_large)
 			fprintf(o.fp, "%*s%s", cw, "Bin", f->too_large ? " (too large)" : "");
 		else {
@@ -257,29 +271,174 @@ changes_print_stat(struct cli *cli, const char *run_id, const char *only)
 	return CLI_EXIT_OK;
 }
 
+/* Appends the parts of rel to the absolute path abs ('.' dropped, '..' goes up). */
+static void
+changes_path_join(char *abs, size_t size, const char *rel)
+{
+	while (*rel != '\0') {
+		size_t n = strcspn(rel, "/"), len = strlen(abs);
+
+		if (n == 2 && strncmp(rel, "..", 2) == 0) {
+			char *slash = strrchr(abs, '/');
+
+			if (slash != NULL)
+				*(slash == abs ? slash + 1 : slash) = '\0';
+		} else if (n > 0 && !(n == 1 && rel[0] == '.')) {
+			snprintf(abs + len, size - len, "%s%.*s",
+			    len > 0 && abs[len - 1] == '/' ? "" : "/", (int)n, rel);
+		}
+		rel += n;
+		rel += *rel == '/';
+	}
+}
+
+/* The rest of path after the directory dir, or NULL when it is not inside dir. */
+static const char *
+changes_path_under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	if (strncmp(path, dir, n) != 0 || path[n] != '/' || path[n + 1] == '\0')
+		return NULL;
+	return path + n + 1;
+}
+
+/*
+ * PATH as the service takes it, relative to the run's workspace, from PATH as
+ * the user gives it: like git, relative to where they stand when that is
+ * inside the workspace (./notes.txt, ../notes.txt from a subdirectory), or
+ * absolute; any other path is the workspace's, as it is.  A new string in *out.
+ */
+static int
+changes_workspace_path(struct cli *cli, const char *run_id, const char *path, char **out)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	char abs[8192] = "", here[4096], *real = NULL;
+	const char *rest = NULL;
+	struct td_run *run;
+	struct td_error err;
+	int rc;
+
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+		return rc;
+	if (td_get_run(cli->client, run_id, &opts, &run, &err) != TD_OK)
+		return cli_fail(&err);
+	if (run->cwd != NULL)
+		real = realpath(run->cwd, NULL);
+	if (path[0] == '/')
+		changes_path_join(abs, sizeof abs, path);
+	else if (getcwd(here, sizeof here) != NULL && run->cwd != NULL &&
+	    (strcmp(here, run->cwd) == 0 || (real != NULL && strcmp(here, real) == 0) ||
+	    changes_path_under(here, run->cwd) != NULL ||
+	    (real != NULL && changes_path_under(here, real) != NULL))) {
+		snprintf(abs, sizeof abs, "%s", here);
+		changes_path_join(abs, sizeof abs, path);
+	}
+	if (abs[0] != '\0' && run->cwd != NULL) {
+		rest = changes_path_under(abs, run->cwd);
+		if (rest == NULL && real != NULL)
+			rest = changes_path_under(abs, real);
+	}
+	if (rest != NULL)
+		*out = xstrdup(rest);
+	else if (path[0] != '/' && strncmp(path, "./", 2) == 0) {
+		abs[0] = '\0';
+		changes_path_join(abs, sizeof abs, path);
+		*out = xstrdup(abs[0] == '/' ? abs + 1 : abs);
+	} else
+		*out = xstrdup(path);
+	free(real);
+	td_run_free(run);
+	return CLI_EXIT_OK;
+}
+
+/* Prints doc as one JSON line and deletes it. */
+static void
+changes_print_json(cJSON *doc)
+{
+	char *text = json_print(doc);
+
+	out_json(text);
+	free(text);
+	cJSON_Delete(doc);
+}
+
+/* --stat --json: the changes as runs changes --json prints them, of PATH only when given. */
+static int
+changes_print_stat_json(struct cli *cli, const char *run_id, const char *only)
+{
+	struct td_changes *ch;
+	cJSON *doc, *files, *f, *next;
+	int rc;
+
+	if ((rc = changes_fetch(cli, run_id, &ch)) != CLI_EXIT_OK)
+		return rc;
+	doc = json_parse(ch->json, strlen(ch->json));
+	td_changes_free(ch);
+	if (doc == NULL)
+		abort();	/* libtaskdeck parsed it already */
+	files = cJSON_GetObjectItemCaseSensitive(doc, "files");
+	for (f = files != NULL && only != NULL ? files->child : NULL; f != NULL; f = next) {
+		const cJSON *path = cJSON_GetObjectItemCaseSensitive(f, "path");
+
+		next = f->next;
+		if (!cJSON_IsString(path) || strcmp(path->valuestring, only) != 0)
+			cJSON_Delete(cJSON_DetachItemViaPointer(files, f));
+	}
+	if (only != NULL && cJSON_GetArraySize(files) == 0) {
+		fprintf(stderr, "taskdeck: run %s did not change %s\n", run_id, only);
+		cJSON_Delete(doc);
+		return CLI_EXIT_NOT_FOUND;
+	}
+	changes_print_json(doc);
+	return CLI_EXIT_OK;
+}
+
 /* taskdeck runs diff RUN [PATH] [--stat] [--from start|RUN] */
 static int
 cmd_runs_diff_exec(struct cli *cli, int argc, char **argv)
 {
 	struct td_request_options opts = cli_request_options(cli);
-	const char *path = argc > 1 ? argv[1] : NULL;
 	struct changes_out o;
 	struct td_error err;
+	char *text, *path = NULL;
 	bool truncated;
-	char *text;
 	int rc;
 
-	if (cli_has(cli, "stat"))
-		return changes_print_stat(cli, argv[0], path);
-	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+	if (argc > 1 &&
+	    (rc = changes_workspace_path(cli, argv[0], argv[1], &path)) != CLI_EXIT_OK)
 		return rc;
+	if (cli_has(cli, "stat")) {
+		rc = cli->json ? changes_print_stat_json(cli, argv[0], path) :
+		    changes_print_stat(cli, argv[0], path);
+		free(path);
+		return rc;
+	}
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK) {
+		free(path);
+		return rc;
+	}
 	if (td_get_run_diff(cli->client, argv[0], path, cli_get(cli, "from"), &opts, &text,
 	    &truncated, &err) != TD_OK) {
 		rc = cli_fail(&err);
 		if (err.code == TD_NOT_FOUND && path != NULL)
 			fprintf(stderr, "taskdeck: `taskdeck runs changes %s` lists the files "
 			    "it changed\n", argv[0]);
+		free(path);
 		return rc;
+	}
+	free(path);
+	if (cli->json) {
+		cJSON *doc = cJSON_CreateObject();
+
+		if (doc == NULL || cJSON_AddStringToObject(doc, "text", text) == NULL ||
+		    cJSON_AddBoolToObject(doc, "truncated", truncated) == NULL)
+			abort();
+		free(text);
+		changes_print_json(doc);
+		return CLI_EXIT_OK;
 	}
 	changes_out_open(&o);
 	changes_print_diff(&o, text);
@@ -304,18 +463,60 @@ changes_confirm(const char *run_id, const struct td_changes *ch, bool force)
 	return cli_confirmed();
 }
 
-/* A revert refused for conflicts: names them and says --force; exit 5. */
+/* True for a conflict of a file kept by its hash only, which no revert can put back. */
+static bool
+changes_not_stored(const struct td_revert_conflict *c)
+{
+	return c->reason != NULL && strncmp(c->reason, "not stored", 10) == 0;
+}
+
+/*
+ * A revert refused for conflicts: names them and says what --force does: it
+ * overwrites the files changed since, and leaves those not stored as they
+ * are; exit 5.
+ */
 static int
 changes_conflicted(const char *run_id, const struct td_error *err, const struct td_revert *rv)
 {
+	size_t stored = 0, lost = 0;
 	int rc = cli_fail(err);
 
-	for (size_t i = 0; rv != NULL && i < rv->conflict_count; i++)
+	for (size_t i = 0; rv != NULL && i < rv->conflict_count; i++) {
 		fprintf(stderr, "  %s: %s\n", rv->conflicts[i].path,
 		    rv->conflicts[i].reason != NULL ? rv->conflicts[i].reason : "changed");
-	fprintf(stderr, "taskdeck: nothing was reverted; `taskdeck runs revert %s --force` "
-	    "overwrites %s\n", run_id, rv != NULL && rv->conflict_count == 1 ? "it" : "them");
+		if (changes_not_stored(&rv->conflicts[i]))
+			lost++;
+		else
+			stored++;
+	}
+	fprintf(stderr, "taskdeck: nothing was reverted; `taskdeck runs revert %s --force`", run_id);
+	if (stored > 0)
+		fprintf(stderr, " overwrites %s", lost > 0 ? "the files changed since" :
+		    stored == 1 ? "it" : "them");
+	if (lost > 0)
+		fprintf(stderr, "%s leaves %s as %s, and puts back the others", stored > 0 ?
+		    "," : "", lost == 1 ? "the file not stored" : "the files not stored",
+		    lost == 1 ? "it is" : "they are");
+	fputc('\n', stderr);
 	return rc;
+}
+
+/*
+ * After a revert: the files of ch it did not put back (kept by their hash
+ * only, so the run's version stays), on stderr.
+ */
+static void
+changes_left(const struct td_changes *ch, const struct td_revert *rv)
+{
+	for (size_t i = 0; i < ch->file_count; i++) {
+		bool done = false;
+
+		for (size_t j = 0; j < rv->reverted_count && !done; j++)
+			done = strcmp(rv->reverted[j], ch->files[i].path) == 0;
+		if (!done)
+			fprintf(stderr, "taskdeck: not put back: %s (kept by its size and hash "
+			    "only: too large or ignored)\n", ch->files[i].path);
+	}
 }
 
 /* taskdeck runs revert RUN [--force] [--yes] */
@@ -334,9 +535,9 @@ cmd_runs_revert_exec(struct cli *cli, int argc, char **argv)
 	if (confirm && !isatty(STDIN_FILENO))
 		return cli_usage_error(cli, "revert rewrites files: confirm with --yes "
 		    "(stdin is not a terminal)");
+	if ((rc = changes_fetch(cli, argv[0], &ch)) != CLI_EXIT_OK)
+		return rc;
 	if (confirm) {
-		if ((rc = changes_fetch(cli, argv[0], &ch)) != CLI_EXIT_OK)
-			return rc;
 		if (ch->file_count == 0) {
 			fprintf(stderr, "taskdeck: run %s changed no file; nothing to revert\n",
 			    argv[0]);
@@ -348,16 +549,16 @@ cmd_runs_revert_exec(struct cli *cli, int argc, char **argv)
 			td_changes_free(ch);
 			return CLI_EXIT_SERVICE;
 		}
-		td_changes_free(ch);
-	} else if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
-		return rc;
+	}
 	code = td_revert_run(cli->client, argv[0], force, &opts, &rv, &err);
 	if (code == TD_REVERT_CONFLICT) {
 		rc = changes_conflicted(argv[0], &err, rv);
 		td_revert_free(rv);
+		td_changes_free(ch);
 		return rc;
 	}
 	if (code != TD_OK) {
+		td_changes_free(ch);
 		rc = cli_fail(&err);
 		if (code == TD_RUN_ACTIVE)
 			fprintf(stderr, "taskdeck: wait for it to end (`taskdeck runs wait %s`) "
@@ -372,6 +573,10 @@ cmd_runs_revert_exec(struct cli *cli, int argc, char **argv)
 		printf("run %s reverted: %zu file%s\n", rv->run_id, rv->reverted_count,
 		    rv->reverted_count == 1 ? "" : "s");
 	}
+	/* a run reverted before: nothing was to be put back this time */
+	if (ch->reverted_at == NULL)
+		changes_left(ch, rv);
+	td_changes_free(ch);
 	td_revert_free(rv);
 	return CLI_EXIT_OK;
 }

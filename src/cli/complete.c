@@ -10,10 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "buf.h"
 #include "cli.h"
+#include "fold.h"
 #include "xalloc.h"
 
 /* The time dynamic completion may spend on the service, all requests together. */
@@ -32,6 +34,7 @@ enum complete_kind {
 	COMPLETE_PROMPT,
 	COMPLETE_CONNECTOR,
 	COMPLETE_CREDENTIAL,
+	COMPLETE_CHANGED_PATH,
 	COMPLETE_FILE,
 	COMPLETE_DIR,
 	COMPLETE_WORDS,
@@ -66,6 +69,7 @@ static const struct {
 	{ NULL, "permissions", "PROMPT", COMPLETE_PROMPT, NULL },
 	{ "CONNECTOR", "connectors", "ID", COMPLETE_CONNECTOR, NULL },
 	{ "CREDENTIAL", "credentials", "ID", COMPLETE_CREDENTIAL, NULL },
+	{ NULL, "runs", "PATH", COMPLETE_CHANGED_PATH, NULL },
 	{ "FILE", NULL, NULL, COMPLETE_FILE, NULL },
 	{ "DIR", NULL, NULL, COMPLETE_DIR, NULL },
 	{ "SHELL", NULL, NULL, COMPLETE_WORDS, cli_shells },
@@ -118,6 +122,8 @@ struct complete {
 	const char *group;
 	/* options given on the line, to narrow what the service is asked */
 	const char *project, *session, *run;
+	const char *from;	/* --from of runs changes|diff */
+	const char *first;	/* the command's first argument (the RUN of runs diff RUN PATH) */
 	struct td_client *client;
 	bool offline;		/* no service, or the budget is spent */
 	struct timespec deadline;
@@ -405,7 +411,7 @@ complete_item(const struct complete *c, const char *id, const char *label,
 {
 	size_t n = strlen(c->cur);
 	bool by_id = strncmp(id, c->cur, n) == 0;
-	bool by_label = label != NULL && *label != '\0' && strncasecmp(label, c->cur, n) == 0;
+	bool by_label = label != NULL && *label != '\0' && fold_has_prefix(label, c->cur);
 
 	if (by_id || (how == COMPLETE_LABEL_FINDS_ID && n > 0 && by_label))
 		complete_print(c, id, label);
@@ -587,6 +593,100 @@ complete_credential_items(struct complete *c)
 	td_credential_list_free(list);
 }
 
+/*
+ * Where the current directory is inside the workspace dir ("sub/dir"), or
+ * NULL when it is the workspace itself or outside it; free() it.
+ */
+static char *
+complete_dir_in(const char *dir)
+{
+	char here[4096], *real = realpath(dir, NULL), *rest = NULL;
+	size_t n;
+
+	if (real == NULL || getcwd(here, sizeof here) == NULL) {
+		free(real);
+		return NULL;
+	}
+	n = strlen(real);
+	if (strncmp(here, real, n) == 0 && here[n] == '/' && here[n + 1] != '\0')
+		rest = xstrdup(here + n + 1);
+	free(real);
+	return rest;
+}
+
+/*
+ * The files the run of the first argument changed, by their paths as runs
+ * diff takes them: relative to the current directory when it is inside the
+ * run's workspace, else to the workspace.
+ */
+static void
+complete_changed_path_items(struct complete *c)
+{
+	struct td_request_options opts = { 0 };
+	struct td_client *client = complete_client(c, &opts);
+	struct td_changes *ch = NULL;
+	struct td_run *run = NULL;
+	struct td_error err;
+	char *in = NULL;
+	size_t depth = 0, inlen = 0;
+
+	if (client == NULL || c->first == NULL)
+		return;
+	if (td_get_run(client, c->first, &opts, &run, &err) != TD_OK ||
+	    (client = complete_client(c, &opts)) == NULL ||
+	    td_get_run_changes(client, c->first, c->from, &opts, &ch, &err) != TD_OK) {
+		td_run_free(run);
+		complete_failed(c);
+		return;
+	}
+	if (run->cwd != NULL && (in = complete_dir_in(run->cwd)) != NULL) {
+		inlen = strlen(in);
+		depth = 1;
+		for (const char *p = in; *p != '\0'; p++)
+			depth += *p == '/';
+	}
+	for (size_t i = 0; i < ch->file_count; i++) {
+		const struct td_change_file *f = &ch->files[i];
+		char *desc = xasprintf("%c +%ld -%ld", td_change_letter(f->status), f->additions,
+		    f->deletions);
+		struct buf path;
+
+		buf_init(&path, 0);
+		if (in != NULL && strncmp(f->path, in, inlen) == 0 && f->path[inlen] == '/')
+			buf_appends(&path, f->path + inlen + 1);
+		else {
+			for (size_t d = 0; d < depth; d++)
+				buf_appends(&path, "../");
+			buf_appends(&path, f->path);
+		}
+		complete_emit(c, path.data, desc);
+		buf_free(&path);
+		free(desc);
+	}
+	free(in);
+	td_run_free(run);
+	td_changes_free(ch);
+}
+
+/* The runs of the session of the first argument's run, for --from RUN. */
+static void
+complete_session_runs(struct complete *c)
+{
+	struct td_request_options opts = { 0 };
+	struct td_client *client = complete_client(c, &opts);
+	struct td_run *run;
+	struct td_error err;
+
+	if (client == NULL || c->first == NULL)
+		return;
+	if (td_get_run(client, c->first, &opts, &run, &err) != TD_OK) {
+		complete_failed(c);
+		return;
+	}
+	complete_run_list(c, &(struct td_run_filter){ .session_id = run->session_id });
+	td_run_free(run);
+}
+
 /* Prints the candidates of one kind of value. */
 static void
 complete_kind(struct complete *c, enum complete_kind kind, const char *const *words)
@@ -614,6 +714,9 @@ complete_kind(struct complete *c, enum complete_kind kind, const char *const *wo
 		break;
 	case COMPLETE_CREDENTIAL:
 		complete_credential_items(c);
+		break;
+	case COMPLETE_CHANGED_PATH:
+		complete_changed_path_items(c);
 		break;
 	case COMPLETE_FILE:
 		puts(":file");
@@ -647,6 +750,9 @@ complete_option_value(struct complete *c, const char *name, size_t len)
 			}
 		}
 	}
+	/* --from start|RUN of runs changes|diff: RUN among the runs of RUN's session */
+	if (c->group != NULL && strcmp(c->group, "runs") == 0 && strcmp(option, "from") == 0)
+		complete_session_runs(c);
 	free(option);
 }
 
@@ -839,6 +945,8 @@ complete_note(struct complete *c, const char *name, const char *value)
 		c->session = value;
 	else if (strcmp(name, "run") == 0)
 		c->run = value;
+	else if (strcmp(name, "from") == 0)
+		c->from = value;
 }
 
 int
@@ -891,8 +999,8 @@ cli_complete(int argc, char **argv)
 		} else if (c.cmd == NULL) {
 			sub[nsub++] = argv[i];
 			c.cmd = complete_find(c.group, sub, nsub);
-		} else
-			args++;
+		} else if (args++ == 0)
+			c.first = w;
 	}
 
 	if (pending != NULL) {

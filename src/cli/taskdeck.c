@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -774,13 +775,44 @@ cli_nearest(int argc, char **argv, char *out, size_t len)
 	return best > 0 && best / 2 <= 1 + strlen(argc > 1 ? argv[1] : argv[0]) / 3;
 }
 
+/*
+ * The commands whose name begins with word, in their groups ("runs diff" for
+ * "diff", "projects archive' or 'sessions archive" for "archive"), as the
+ * quoted list of cli_unknown; false when there is none.
+ */
+static bool
+cli_grouped(const char *word, char *out, size_t len)
+{
+	const struct cli_cmd *found[16];
+	size_t n = 0, used = 0, wlen = strlen(word);
+
+	for (const struct cli_cmd *const *c = cli_cmds; *c != NULL && n < 16; c++) {
+		const char *name = (*c)->name;
+
+		if (name == NULL || strncasecmp(name, word, wlen) != 0 ||
+		    (name[wlen] != '\0' && name[wlen] != ' '))
+			continue;
+		/* "sessions config" once, for "config get" and "config set" */
+		if (n == 0 || strcmp(found[n - 1]->group, (*c)->group) != 0)
+			found[n++] = *c;
+	}
+	out[0] = '\0';
+	for (size_t i = 0; i < n && used < len; i++) {
+		used += (size_t)snprintf(out + used, len - used, "%s%s %.*s",
+		    i == 0 ? "" : i + 1 == n ? "' or '" : "', '", found[i]->group,
+		    (int)strcspn(found[i]->name, " "), found[i]->name);
+	}
+	return n > 0;
+}
+
 /* "taskdeck: unknown command 'X'", and the nearest one when there is one; exit 2. */
 static int
 cli_unknown(const char *what, int argc, char **argv)
 {
-	char near[128];
+	char near[512];
 
-	if (cli_nearest(argc, argv, near, sizeof near))
+	if ((!cli_is_group(argv[0]) && cli_grouped(argv[0], near, sizeof near)) ||
+	    cli_nearest(argc, argv, near, sizeof near))
 		fprintf(stderr, "taskdeck: %s '%s'; did you mean '%s'?\n", what,
 		    argc > 1 && cli_is_group(argv[0]) ? argv[1] : argv[0], near);
 	else

@@ -2,10 +2,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "buf.h"
 #include "client-internal.h"
+#include "fold.h"
 #include "xalloc.h"
 
 /* How many candidates an ambiguity message names before "...". */
@@ -41,8 +41,6 @@ names_match_free(struct names_match *m)
 static void
 names_match_add(struct names_match *m, const char *text, const char *id, const char *name)
 {
-	size_t n = strlen(text);
-
 	if (name == NULL)
 		return;
 	if (strcmp(name, text) == 0) {
@@ -51,7 +49,7 @@ names_match_add(struct names_match *m, const char *text, const char *id, const c
 			m->exact_name = xstrdup(name);
 		}
 	}
-	if (strncasecmp(name, text, n) != 0)
+	if (!fold_has_prefix(name, text))
 		return;
 	if (m->prefix_count++ == 0)
 		m->prefix = xstrdup(id);

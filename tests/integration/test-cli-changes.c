@@ -307,3 +307,206 @@ Test(cli_changes, changes_that_left_a_name_out_say_they_are_incomplete)
 	free(id);
 	workspace_free(dir);
 }
+
+/* "taskdeck runs diff RUN PATH" in the user's shell: PATH as git takes it, from where they stand. */
+static struct run
+cli_in(const char *dir, const char *fmt, ...)
+{
+	char args[4096], errpath[512];
+	struct run r;
+	va_list ap;
+	size_t len;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof args, fmt, ap);
+	va_end(ap);
+	snprintf(errpath, sizeof errpath, "%s/cli.stderr", svc.home);
+	r.status = run_capture(&svc, &r.out, "cd '%s' && %s %s </dev/null 2>%s", dir,
+	    harness_bin("taskdeck"), args, errpath);
+	r.err = harness_slurp(errpath, &len);
+	cr_assert_not_null(r.err);
+	return r;
+}
+
+Test(cli_changes, a_path_is_taken_from_where_the_user_stands)
+{
+	char *dir = user_workspace(), *id = edit_run(dir), sub[600];
+	struct run r;
+
+	snprintf(sub, sizeof sub, "%s/sub", dir);
+	cr_assert_eq(mkdir(sub, 0755), 0);
+
+	/* In the workspace, what the shell completes: ./notes.txt */
+	r = cli_in(dir, "runs diff %s ./notes.txt", id);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_not_null(strstr(r.out, "diff --git a/notes.txt b/notes.txt\n"), "%s", r.out);
+	cr_expect_null(strstr(r.out, "report.md"), "only that file: %s", r.out);
+	run_free(&r);
+	r = cli_in(dir, "runs diff %s ./notes.txt --stat", id);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_str_eq(r.out, " notes.txt | 2 +-\n"
+	    " 1 file changed, 1 insertion(+), 1 deletion(-)\n");
+	run_free(&r);
+
+	/* From a directory inside it, relative to that directory. */
+	r = cli_in(sub, "runs diff %s ../report.md", id);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_not_null(strstr(r.out, "+++ b/report.md\n"), "%s", r.out);
+	run_free(&r);
+	r = cli_in(sub, "runs diff %s notes.txt", id);
+	cr_expect_eq(r.status, 4, "sub/notes.txt was not changed: %s", r.out);
+	run_free(&r);
+
+	/* An absolute path inside the workspace, from anywhere. */
+	r = cli_in("/", "runs diff %s '%s/notes.txt'", id, dir);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_not_null(strstr(r.out, "+BETA\n"), "%s", r.out);
+	run_free(&r);
+
+	/* Outside the workspace a relative path is the workspace's, as before. */
+	r = cli_in("/", "runs diff %s notes.txt", id);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_not_null(strstr(r.out, "+BETA\n"), "%s", r.out);
+	run_free(&r);
+	free(id);
+	workspace_free(dir);
+}
+
+Test(cli_changes, stat_lines_up_a_path_that_is_not_ascii)
+{
+	char *dir = user_workspace(), *project, script[600], *id;
+	struct run r;
+	cJSON *doc;
+	FILE *fp;
+
+	/* The command the transcript runs writes a file whose name is not ASCII. */
+	snprintf(script, sizeof script, "%s/approve.sh", dir);
+	fp = fopen(script, "w");
+	cr_assert_not_null(fp);
+	fputs("printf 'one\\ntwo\\nthree\\n' > \"\303\274n\303\257code.txt\"\n", fp);
+	fclose(fp);
+	r = cli("--json projects create Unicode");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	doc = json_doc(r.out);
+	project = strdup(json_str(doc, "id"));
+	cJSON_Delete(doc);
+	run_free(&r);
+	r = cli("--json run --project %s --cwd %s --provider replay --model sandbox-approve "
+	    "--permission workspace-write --wait --wait-timeout 60 'Write them.'", project, dir);
+	cr_assert_eq(r.status, 0, "run: %s %s", r.out, r.err);
+	doc = json_doc(r.out);
+	id = strdup(json_str(doc, "id"));
+	cJSON_Delete(doc);
+	run_free(&r);
+
+	r = cli("runs diff %s --stat", id);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect_str_eq(r.out, " later.md    | 1 +\n"
+	    " \303\274n\303\257code.txt | 3 +++\n"
+	    " 2 files changed, 4 insertions(+)\n", "the bars line up:\n%s", r.out);
+	run_free(&r);
+	free(id);
+	free(project);
+	workspace_free(dir);
+}
+
+Test(cli_changes, diff_json_is_json)
+{
+	char *dir = user_workspace(), *id = edit_run(dir);
+	cJSON *doc, *files;
+	struct run r;
+
+	/* The diff in a JSON document, as the SDK's getRunDiff gives it: {text, truncated}. */
+	r = cli("--json runs diff %s notes.txt", id);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	doc = json_doc(r.out);
+	cr_assert_not_null(doc, "not JSON: %s", r.out);
+	cr_expect_not_null(strstr(json_str(doc, "text"), "+BETA\n"), "%s", r.out);
+	cr_expect(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(doc, "truncated")), "%s", r.out);
+	cJSON_Delete(doc);
+	run_free(&r);
+
+	/* --stat: the changes of runs changes --json, of PATH when given. */
+	r = cli("runs diff %s --stat --json", id);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	doc = json_doc(r.out);
+	cr_assert_not_null(doc, "not JSON: %s", r.out);
+	files = cJSON_GetObjectItemCaseSensitive(doc, "files");
+	cr_expect_eq(cJSON_GetArraySize(files), 2, "%s", r.out);
+	cJSON_Delete(doc);
+	run_free(&r);
+	r = cli("runs diff %s report.md --stat --json", id);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	doc = json_doc(r.out);
+	cr_assert_not_null(doc, "not JSON: %s", r.out);
+	files = cJSON_GetObjectItemCaseSensitive(doc, "files");
+	cr_expect_eq(cJSON_GetArraySize(files), 1, "%s", r.out);
+	cr_expect_str_eq(json_str(cJSON_GetArrayItem(files, 0), "path"), "report.md");
+	cJSON_Delete(doc);
+	run_free(&r);
+	free(id);
+	workspace_free(dir);
+}
+
+/* A file the store keeps by its hash only (here a .gitignore'd one) cannot be put back: said. */
+Test(cli_changes, revert_names_the_files_it_cannot_put_back)
+{
+	char *dir = user_workspace(), *project, path[600], *id, *text;
+	struct run r;
+	cJSON *doc;
+	FILE *fp;
+
+	snprintf(path, sizeof path, "%s/.gitignore", dir);
+	fp = fopen(path, "w");
+	cr_assert_not_null(fp);
+	fputs("*.log\n", fp);
+	fclose(fp);
+	snprintf(path, sizeof path, "%s/secret.log", dir);
+	fp = fopen(path, "w");
+	cr_assert_not_null(fp);
+	fputs("keep me\n", fp);
+	fclose(fp);
+	snprintf(path, sizeof path, "%s/approve.sh", dir);
+	fp = fopen(path, "w");
+	cr_assert_not_null(fp);
+	fputs("echo more >> secret.log\necho delta >> notes.txt\n", fp);
+	fclose(fp);
+	r = cli("--json projects create Ignored");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	doc = json_doc(r.out);
+	project = strdup(json_str(doc, "id"));
+	cJSON_Delete(doc);
+	run_free(&r);
+	r = cli("--json run --project %s --cwd %s --provider replay --model sandbox-approve "
+	    "--permission workspace-write --wait --wait-timeout 60 'Log it.'", project, dir);
+	cr_assert_eq(r.status, 0, "run: %s %s", r.out, r.err);
+	doc = json_doc(r.out);
+	id = strdup(json_str(doc, "id"));
+	cJSON_Delete(doc);
+	run_free(&r);
+
+	/* Refused: the ignored file is named, and --force is not said to overwrite it. */
+	r = cli("runs revert %s --yes", id);
+	cr_expect_eq(r.status, 5, "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "  secret.log: not stored"), "%s", r.err);
+	cr_expect_null(strstr(r.err, "--force` overwrites it\n"), "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "leaves"), "what --force does with it: %s", r.err);
+	run_free(&r);
+
+	/* Forced: the others are put back, and the one left as it is is named. */
+	r = cli("runs revert %s --yes --force", id);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_not_null(strstr(r.out, "reverted notes.txt\n"), "%s", r.out);
+	cr_expect_not_null(strstr(r.err, "secret.log"), "the file left as the run made it: %s",
+	    r.err);
+	run_free(&r);
+	text = file_text(dir, "notes.txt");
+	cr_expect_str_eq(text, NOTES);
+	free(text);
+	text = file_text(dir, "secret.log");
+	cr_expect_str_eq(text, "keep me\nmore\n", "left as it is");
+	free(text);
+	free(id);
+	free(project);
+	workspace_free(dir);
+}

@@ -203,6 +203,34 @@ Test(cli_daily, names_prefixes_and_their_exit_codes)
 	free(beta);
 }
 
+/* Names in any case, as docs/cli.md says, for letters beyond ASCII too. */
+Test(cli_daily, names_ignore_case_beyond_ascii)
+{
+	char *unicode = project_new("\303\234n\303\257code Pr\303\266ject");	/* Ünïcode Pröject */
+	char *greek = project_new("\316\224\316\255\316\273\317\204\316\261");	/* Δέλτα */
+	struct run r;
+
+	r = cli("--json projects show '\303\274n\303\257'");			/* ünï */
+	cr_expect_eq(r.status, 0, "a lower-case prefix: %s", r.err);
+	cr_expect_not_null(strstr(r.out, unicode), "%s", r.out);
+	run_free(&r);
+	r = cli("--json projects show '\303\234N\303\217CODE PR\303\226'");	/* ÜNÏCODE PRÖ */
+	cr_expect_eq(r.status, 0, "an upper-case prefix: %s", r.err);
+	cr_expect_not_null(strstr(r.out, unicode), "%s", r.out);
+	run_free(&r);
+	r = cli("use '\316\264\316\255\316\273'");				/* δέλ */
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_not_null(strstr(r.out, greek), "%s", r.out);
+	run_free(&r);
+	r = cli("__complete use '\303\274n'");					/* ün<TAB> */
+	cr_expect_eq(r.status, 0);
+	cr_expect_not_null(strstr(r.out, "\303\234n\303\257code Pr\303\266ject\t"),
+	    "completed ignoring case: %s", r.out);
+	run_free(&r);
+	free(unicode);
+	free(greek);
+}
+
 Test(cli_daily, use_persists_per_service)
 {
 	char *gamma = project_new("gamma"), *delta = project_new("delta"), *run;
@@ -539,6 +567,25 @@ Test(cli_daily, help_overview_and_the_nearest_command)
 	r = cli("xyzzy");
 	cr_expect_eq(r.status, 2, "%s", r.err);
 	cr_expect_null(strstr(r.err, "did you mean"), "nothing is near: %s", r.err);
+	run_free(&r);
+	/* a command of a group typed without it, as kubectl logs and git diff are */
+	r = cli("diff run_01a215f179a60001454c577c");
+	cr_expect_eq(r.status, 2, "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "did you mean 'runs diff'?"), "%s", r.err);
+	run_free(&r);
+	r = cli("revert run_01a215f179a60001454c577c --yes");
+	cr_expect_eq(r.status, 2, "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "did you mean 'runs revert'?"), "%s", r.err);
+	run_free(&r);
+	r = cli("logs");
+	cr_expect_not_null(strstr(r.err, "did you mean 'runs logs'?"), "%s", r.err);
+	run_free(&r);
+	r = cli("approve ses_01a215f179a60002101734d5");
+	cr_expect_not_null(strstr(r.err, "did you mean 'plan approve'?"), "%s", r.err);
+	run_free(&r);
+	r = cli("archive demo");
+	cr_expect_not_null(strstr(r.err, "did you mean 'projects archive' or 'sessions archive'?"),
+	    "%s", r.err);
 	run_free(&r);
 }
 
