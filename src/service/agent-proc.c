@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -97,7 +98,7 @@ agent_proc_environment_free(char **env)
 
 /* Starts the agent in its own process group; false with errno set. */
 bool
-agent_proc_spawn(struct run_state *rs, const char *path)
+agent_proc_spawn(struct run_state *rs, const char *path, mode_t user_umask)
 {
 	int in[2], out[2], err[2];
 	char *argv[] = { (char *)"taskdeck-agent", NULL };
@@ -131,6 +132,8 @@ agent_proc_spawn(struct run_state *rs, const char *path)
 			_exit(125);
 		sigaction(SIGPIPE, &dfl, NULL);
 		sigprocmask(SIG_SETMASK, &none, NULL);
+		/* What the run writes in the workspace is the user's, with the user's modes. */
+		umask(user_umask);
 		if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0 ||
 		    chdir(rs->workspace) != 0)
 			_exit(126);

@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "paths.h"
 
@@ -30,6 +31,7 @@ struct service {
 	struct events *events;		/* the event stream (events.h) */
 	struct secrets *secrets;	/* the key of sealed credentials (secrets.h) */
 	struct changes *changes;	/* workspace snapshots (changes.h) */
+	mode_t user_umask;		/* the umask taskdeckd started with: its runs' (its own is 077) */
 	struct notify *notify;		/* notify.command, or NULL (notify.h) */
 	/* What closes with a run, inside the transaction that ends it (runs.c calls
 	 * it; start-up sets plans_run_ended), or NULL. */

@@ -110,7 +110,7 @@ struct run_state {
 /* Writes one line to the agent's stdin; false once the agent is gone. */
 bool agent_proc_send(struct run_state *rs, const cJSON *msg);
 /* Starts the agent in its own process group; false with errno set. */
-bool agent_proc_spawn(struct run_state *rs, const char *path);
+bool agent_proc_spawn(struct run_state *rs, const char *path, mode_t user_umask);
 /* Reaps the agent, killing its group when it lingers; the wait status. */
 int agent_proc_reap(struct run_state *rs);
 /* Copies the agent's stderr into the log, a chunk at a time; false at end of file. */

@@ -339,7 +339,7 @@ run_thread(void *arg)
 	/* The workspace before the agent touches it (a resumed run keeps its first). */
 	changes_snapshot(sv->svc->changes, CHANGES_START, ar->id, rs.session_id, rs.workspace,
 	    rs.hidden, true);
-	if (access(sv->svc->agent_path, X_OK) != 0 || !agent_proc_spawn(&rs, sv->svc->agent_path)) {
+	if (access(sv->svc->agent_path, X_OK) != 0 || !agent_proc_spawn(&rs, sv->svc->agent_path, sv->svc->user_umask)) {
 		start_message_wipe(start);
 		cJSON_Delete(start);
 		log_error("run %s: cannot start the agent runtime %s: %s", ar->id,

@@ -256,7 +256,7 @@ main(int argc, char **argv)
 
 	if ((rc = parse_options(argc, argv, &opts)) >= 0)
 		return rc;
-	umask(077);
+	svc.user_umask = umask(077);
 	if (sodium_init() < 0) {
 		fprintf(stderr, "taskdeckd: libsodium failed to initialise\n");
 		return 1;

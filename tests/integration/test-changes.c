@@ -221,6 +221,28 @@ expect_ws_file(const char *ws, const char *name, const char *text, mode_t mode)
 	free(data);
 }
 
+/* The umask this test (and so the service it starts) runs with. */
+static mode_t
+test_umask(void)
+{
+	mode_t mask = umask(0);
+
+	umask(mask);
+	return mask;
+}
+
+static void
+expect_ws_mode(const char *ws, const char *name, mode_t mode)
+{
+	char path[WS_MAX + PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof path, "%s/%s", ws, name);
+	cr_assert_eq(lstat(path, &st), 0, "%s is missing", name);
+	cr_expect_eq(st.st_mode & 07777, mode, "%s has mode %o, not %o", name,
+	    st.st_mode & 07777, mode);
+}
+
 static void
 expect_ws_absent(const char *ws, const char *name)
 {
@@ -281,6 +303,13 @@ Test(changes, write_file_and_commands_are_listed_diffed_and_reverted)
 	cr_expect_eq(json_num(c, "additions"), 5);
 	cr_expect_eq(json_num(c, "deletions"), 5);
 	cJSON_Delete(r);
+
+	/* What the run made is the user's, with the user's umask (the service's own is 077). */
+	expect_ws_mode(ws, "docs", 0755 & ~test_umask());
+	expect_ws_mode(ws, "docs/new.md", 0644 & ~test_umask());
+	expect_ws_mode(ws, "nest", 0777 & ~test_umask());
+	expect_ws_mode(ws, "moved.txt", 0644);	/* mv keeps the mode */
+	expect_ws_mode(ws, "blob.bin", 0666 & ~test_umask());
 
 	c = changes_of(run, NULL);
 	cr_expect_eq(cJSON_IsFalse(cJSON_GetObjectItem(c, "live")), 1);
