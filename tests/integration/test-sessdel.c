@@ -355,3 +355,51 @@ Test(sessdel, kill9_after_the_commit_next_start_sweeps_the_files)
 	cr_expect_eq(artifact_contents(), 3, "%d", artifact_contents());
 	free(project);
 }
+
+Test(sessdel, cli_delete_exit_codes)
+{
+	char *project = http_project_new(&svc, "cli");
+	struct session_run done = run_done(project, "multi-file", NULL);
+	cJSON *run = http_replay_run(&svc, "write the report", project, "plan",
+	    ",\"turnIntent\":\"plan-first\"");
+	const char *td = harness_bin("taskdeck");
+	char busy[64], busy_run[64];
+	char *out;
+	int status;
+
+	snprintf(busy, sizeof busy, "%s", json_str(run, "sessionId"));
+	snprintf(busy_run, sizeof busy_run, "%s", json_str(run, "id"));
+	cJSON_Delete(run);
+	cJSON_Delete(plan_wait_pending(&svc, busy, 1, 30000));
+
+	/* Off a terminal, --yes is required: nothing is deleted without it. */
+	status = run_capture(&svc, &out, "%s sessions delete %s 2>&1 </dev/null", td, done.session);
+	cr_expect_eq(status, 2, "%s", out);
+	cr_expect_not_null(strstr(out, "--yes"), "%s", out);
+	free(out);
+	cr_expect_eq(status_of("/api/v1/sessions/%s", done.session), 200);
+
+	status = run_capture(&svc, &out, "%s sessions delete %s --yes 2>&1", td, busy);
+	cr_expect_eq(status, 5, "%s", out);
+	cr_expect_not_null(strstr(out, "--force"), "%s", out);
+	free(out);
+	cr_expect_eq(status_of("/api/v1/runs/%s", busy_run), 200);
+
+	status = run_capture(&svc, &out, "%s sessions delete %s --yes 2>&1", td, done.session);
+	cr_expect_eq(status, 0, "%s", out);
+	cr_expect_not_null(strstr(out, done.session), "%s", out);
+	free(out);
+	cr_expect_eq(status_of("/api/v1/sessions/%s", done.session), 404);
+
+	status = run_capture(&svc, &out, "%s --json sessions delete %s --force --yes 2>&1", td,
+	    busy);
+	cr_expect_eq(status, 0, "%s", out);
+	cr_expect_not_null(strstr(out, "\"runs\":1") ? out : strstr(out, "\"runs\": 1"), "%s", out);
+	free(out);
+	cr_expect_eq(status_of("/api/v1/runs/%s", busy_run), 404);
+
+	status = run_capture(&svc, &out, "%s sessions delete %s --yes 2>&1", td, busy);
+	cr_expect_eq(status, 4, "%s", out);
+	free(out);
+	free(project);
+}
