@@ -2,14 +2,15 @@
 # Deleting a session from the dashboard: D in Sessions asks [y/N] naming the
 # session and what goes with it; anything but y keeps it; y deletes it (it
 # leaves the list, the service no longer knows it).  The action is
-# rebindable (key.delete) and the help shows the key given.
+# rebindable (key.delete) and the help shows the key given.  A session
+# deleted elsewhere (the CLI) leaves the list too.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 tui_start
 
 keep=$(new_project "Keep me")
 read -r run1 session < <(start_run "$keep" quick "Session to delete")
-read -r run2 _ < <(start_run "$keep" quick "Session that stays")
+read -r run2 session2 < <(start_run "$keep" quick "Session that stays")
 wait_run_field "$run1" status completed
 wait_run_field "$run2" status completed
 
@@ -44,6 +45,10 @@ rc=0
 td sessions show "$session" >/dev/null 2>&1 || rc=$?
 [[ $rc -eq 4 ]] || fail "the service still has the session (taskdeck sessions show: exit $rc)"
 pass "y deletes it: it leaves the list, the service answers 404"
+
+td sessions delete "$session2" --yes >/dev/null
+wait_gone "Session that stays"
+pass "a session deleted with the CLI leaves the list (session.deleted)"
 
 keys '?'
 wait_for "delete the selected session with its runs"
