@@ -403,3 +403,42 @@ Test(sessdel, cli_delete_exit_codes)
 	free(out);
 	free(project);
 }
+
+/* POST /runs with an Idempotency-Key; the answer (free it). */
+static struct http_resp
+start_keyed(const char *project, const char *key)
+{
+	char body[256], header[128];
+	const char *extra[] = { header, NULL };
+
+	snprintf(header, sizeof header, "Idempotency-Key: %s", key);
+	snprintf(body, sizeof body, "{\"project\":\"%s\",\"prompt\":\"keyed\","
+	    "\"config\":{\"provider\":\"replay\",\"model\":\"quick\"}}", project);
+	return http_req(&svc, "POST", "/api/v1/runs", body, extra, true);
+}
+
+Test(sessdel, a_retry_after_the_delete_makes_a_new_run_not_a_dead_one)
+{
+	char *project = http_project_new(&svc, "idem");
+	struct http_resp r = start_keyed(project, "sessdel-retry-1");
+	char run[64], session[64];
+
+	cr_assert_eq(r.status, 201, "%ld %s", r.status, r.body);
+	snprintf(run, sizeof run, "%s", json_str(r.json, "id"));
+	snprintf(session, sizeof session, "%s", json_str(r.json, "sessionId"));
+	http_resp_free(&r);
+	cJSON_Delete(run_final_within(&svc, run, "completed", FINAL_WAIT_MS));
+	r = start_keyed(project, "sessdel-retry-1");
+	cr_assert_str_eq(json_str(r.json, "id"), run, "the key replays while the run exists");
+	http_resp_free(&r);
+
+	r = delete_session(session, NULL);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	http_resp_free(&r);
+	r = start_keyed(project, "sessdel-retry-1");
+	cr_assert_eq(r.status, 201, "%ld %s", r.status, r.body);
+	cr_expect_str_neq(json_str(r.json, "id"), run, "the retry replayed a deleted run");
+	cr_expect_eq(status_of("/api/v1/runs/%s", json_str(r.json, "id")), 200);
+	http_resp_free(&r);
+	free(project);
+}
