@@ -549,6 +549,24 @@ export interface RunDiff {
   truncated: boolean;
 }
 
+/** deleteSession's options. */
+export interface DeleteSessionOptions extends RequestOptions {
+  /** Cancel the session's queued and running runs first, and wait for them to end (default false: ConflictError session_busy). */
+  force?: boolean;
+}
+
+/** What deleteSession answers (an extension beyond the spec). */
+export interface SessionDeleted {
+  /** The session deleted. */
+  id: string;
+  /** The runs deleted with it. */
+  runs: number;
+  /** The directories removed: the session's changes store, its managed workspace. */
+  removed: string[];
+  /** The external workspace (a cwd the caller gave), never removed. */
+  kept: string[];
+}
+
 /** revertRun's options. */
 export interface RevertOptions extends RequestOptions {
   /** Overwrite files changed since the run (default false: ConflictError revert_conflict). */
@@ -773,6 +791,8 @@ export interface EventPayloads {
     id: string; name: string; kind: 'builtin' | 'custom'; enabled: boolean;
     action: 'created' | 'updated' | 'enabled' | 'disabled' | 'removed';
   };
+  /** The session was deleted with its runs (an extension beyond the spec); a stream filtered to it ends after this event. */
+  'session.deleted': { id: string; projectId: string };
   /** Never the secret. */
   'credential.updated': {
     id: string; name: string; kind: CredentialKind; action: 'created' | 'updated' | 'rotated' | 'deleted';
@@ -1149,6 +1169,8 @@ export declare class TaskdeckClient {
   getSession(sessionId: string, options?: RequestOptions): ApiPromise<Session>;
   /** Archives the session or brings it back. `PATCH /api/v1/sessions/:id`. Errors: BadRequestError, NotFoundError, InternalServerError (507); ConnectionError, TimeoutError, AbortError. */
   updateSession(sessionId: string, patch: SessionPatch, options?: RequestOptions): ApiPromise<Session>;
+  /** Deletes the session with its runs, their events, plans, prompts, artifacts and workspace changes, and its managed workspace; an external workspace is kept (an extension beyond the spec). `DELETE /api/v1/sessions/:id`. Errors: NotFoundError, ConflictError (session_busy while a run of it is queued or running, unless force); ConnectionError, TimeoutError, AbortError. */
+  deleteSession(sessionId: string, options?: DeleteSessionOptions): ApiPromise<SessionDeleted>;
   /** The session's configuration. `GET /api/v1/sessions/:id/config`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */
   getSessionConfiguration(sessionId: string, options?: RequestOptions): ApiPromise<SessionConfiguration>;
   /** The usage and cost of the session's runs. `GET /api/v1/sessions/:id/usage`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */

@@ -90,6 +90,7 @@ extern const struct cli_cmd cmd_sessions_list_entry;
 extern const struct cli_cmd cmd_sessions_show_entry;
 extern const struct cli_cmd cmd_sessions_archive_entry;
 extern const struct cli_cmd cmd_sessions_unarchive_entry;
+extern const struct cli_cmd cmd_sessions_delete_entry;
 extern const struct cli_cmd cmd_sessions_config_get_entry;
 extern const struct cli_cmd cmd_sessions_config_set_entry;
 extern const struct cli_cmd cmd_artifacts_list_entry;

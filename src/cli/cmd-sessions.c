@@ -1,8 +1,9 @@
-/* taskdeck sessions list|show|archive|unarchive|config get|config set */
+/* taskdeck sessions list|show|archive|unarchive|delete|config get|config set */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "cli.h"
@@ -12,6 +13,7 @@
 static int cmd_sessions_list_exec(struct cli *, int, char **);
 static int cmd_sessions_show_exec(struct cli *, int, char **);
 static int cmd_sessions_archive_exec(struct cli *, int, char **);
+static int cmd_sessions_delete_exec(struct cli *, int, char **);
 static int cmd_sessions_config_get_exec(struct cli *, int, char **);
 static int cmd_sessions_config_set_exec(struct cli *, int, char **);
 
@@ -41,6 +43,22 @@ const struct cli_cmd cmd_sessions_archive_entry = {
 	"Archive a session: hidden from its project's list (and the dashboard);\n"
 	"runs started in it still work.",
 	cli_no_options, 1, 1, cmd_sessions_archive_exec
+};
+
+static const struct cli_option sessions_delete_options[] = {
+	{ "force", false },
+	{ "yes", false },
+	{ NULL, false }
+};
+
+const struct cli_cmd cmd_sessions_delete_entry = {
+	"sessions", "delete", "SESSION [--force] [--yes]",
+	"Delete a session with its runs, their events, plans, prompts, artifacts\n"
+	"and workspace changes, and its managed workspace; a directory you gave\n"
+	"as --cwd is kept with its files.  Asks first on a terminal (--yes off\n"
+	"one).  Refused (exit 5) while a run of it is queued or running; --force\n"
+	"cancels them first.",
+	sessions_delete_options, 1, 1, cmd_sessions_delete_exec
 };
 
 const struct cli_cmd cmd_sessions_unarchive_entry = {
@@ -274,4 +292,113 @@ cmd_sessions_config_set_exec(struct cli *cli, int argc, char **argv)
 	}
 	free(patch);
 	return rc;
+}
+
+/* The runs of session id (counted over every page); -1 when they cannot be listed. */
+static long
+sessions_run_count(struct cli *cli, const char *id)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	struct td_run_filter f = { .session_id = id };
+	struct td_run_list *page;
+	struct td_error err;
+	char *cursor = NULL;
+	long n = 0;
+
+	do {
+		if (td_list_runs(cli->client, &f, 1000, cursor, &opts, &page, &err) != TD_OK) {
+			free(cursor);
+			return -1;
+		}
+		n += (long)page->count;
+		free(cursor);
+		cursor = page->next_cursor != NULL ? xstrdup(page->next_cursor) : NULL;
+		td_run_list_free(page);
+	} while (cursor != NULL);
+	return n;
+}
+
+/* Asks on the terminal whether to delete session s, naming what goes and what stays. */
+static bool
+sessions_delete_confirm(struct cli *cli, const struct td_session *s, bool force)
+{
+	bool managed = s->workspace != NULL && strcmp(s->workspace, "managed") == 0;
+	long runs = sessions_run_count(cli, s->id);
+
+	fprintf(stderr, "Delete session %s \"%s\"", s->id, s->title);
+	if (runs >= 0)
+		fprintf(stderr, " and its %ld run%s", runs, runs == 1 ? "" : "s");
+	fprintf(stderr, "%s?\n", force ? " (cancelling any still queued or running)" : "");
+	fprintf(stderr, "  removed: the runs' events, plans, prompts, artifacts and workspace "
+	    "changes%s%s\n", managed ? ", and the managed workspace " : "",
+	    managed ? s->cwd : "");
+	if (!managed)
+		fprintf(stderr, "  kept: the workspace %s and its files\n", s->cwd);
+	return cli_confirmed();
+}
+
+/* taskdeck sessions delete SESSION [--force] [--yes] */
+static int
+cmd_sessions_delete_exec(struct cli *cli, int argc, char **argv)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	bool force = cli_has(cli, "force"), confirm = !cli_has(cli, "yes");
+	struct td_session_deleted *d;
+	struct td_session *s;
+	struct td_error err;
+	enum td_code code;
+	int rc;
+
+	(void)argc;
+	if (confirm && !isatty(STDIN_FILENO))
+		return cli_usage_error(cli, "delete removes the session for good: confirm with "
+		    "--yes (stdin is not a terminal)");
+	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
+		return rc;
+	if (confirm) {
+		if (td_get_session(cli->client, argv[0], &opts, &s, &err) != TD_OK)
+			return cli_fail(&err);
+		if (!sessions_delete_confirm(cli, s, force)) {
+			fprintf(stderr, "taskdeck: nothing was deleted\n");
+			td_session_free(s);
+			return CLI_EXIT_SERVICE;
+		}
+		td_session_free(s);
+	}
+	code = td_delete_session(cli->client, argv[0], force, &opts, &d, &err);
+	if (code != TD_OK) {
+		rc = cli_fail(&err);
+		if (code == TD_SESSION_BUSY)
+			fprintf(stderr, "taskdeck: `taskdeck sessions delete %s --force` cancels its "
+			    "runs first\n", argv[0]);
+		return rc;
+	}
+	if (cli->json) {
+		cJSON *j = cJSON_CreateObject(), *arr;
+
+		cJSON_AddStringToObject(j, "id", d->id);
+		cJSON_AddNumberToObject(j, "runs", (double)d->runs);
+		arr = cJSON_AddArrayToObject(j, "removed");
+		for (size_t i = 0; d->removed[i] != NULL; i++)
+			cJSON_AddItemToArray(arr, cJSON_CreateString(d->removed[i]));
+		arr = cJSON_AddArrayToObject(j, "kept");
+		for (size_t i = 0; d->kept[i] != NULL; i++)
+			cJSON_AddItemToArray(arr, cJSON_CreateString(d->kept[i]));
+		char *text = json_print(j);
+		out_json(text);
+		free(text);
+		cJSON_Delete(j);
+	} else {
+		char runs[32];
+
+		snprintf(runs, sizeof runs, "%ld", d->runs);
+		out_kv("deleted", d->id);
+		out_kv("runs", runs);
+		for (size_t i = 0; d->removed[i] != NULL; i++)
+			out_kv("removed", d->removed[i]);
+		for (size_t i = 0; d->kept[i] != NULL; i++)
+			out_kv("kept", d->kept[i]);
+	}
+	td_session_deleted_free(d);
+	return CLI_EXIT_OK;
 }

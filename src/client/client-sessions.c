@@ -220,3 +220,68 @@ td_update_session_config(struct td_client *c, const char *session_id,
 	free(text);
 	return rc;
 }
+
+/* The strings of the array member key of obj, NULL-terminated. */
+static char **
+string_array(const cJSON *obj, const char *key)
+{
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(obj, key), *item;
+	char **v = xcalloc((size_t)cJSON_GetArraySize(arr) + 1, sizeof *v);
+	size_t n = 0;
+
+	cJSON_ArrayForEach(item, arr) {
+		if (cJSON_IsString(item))
+			v[n++] = xstrdup(item->valuestring);
+	}
+	return v;
+}
+
+static void
+strv_free(char **v)
+{
+	for (size_t i = 0; v != NULL && v[i] != NULL; i++)
+		free(v[i]);
+	free(v);
+}
+
+void
+td_session_deleted_free(struct td_session_deleted *d)
+{
+	if (d == NULL)
+		return;
+	free(d->id);
+	strv_free(d->removed);
+	strv_free(d->kept);
+	free(d);
+}
+
+enum td_code
+td_delete_session(struct td_client *c, const char *session_id, bool force,
+    const struct td_request_options *opts, struct td_session_deleted **out,
+    struct td_error *err)
+{
+	struct client_response resp;
+	struct td_session_deleted *d;
+	enum td_code rc;
+	char *path;
+
+	if (out != NULL)
+		*out = NULL;
+	if (session_id == NULL || *session_id == '\0')
+		return client_fail(err, TD_INVALID_ARGUMENT, "a session id is required");
+	path = client_item_path("sessions", session_id, force ? "?force=true" : "");
+	rc = client_call(c, "DELETE", path, NULL, false, opts, &resp, err);
+	free(path);
+	if (rc == TD_OK && out != NULL) {
+		const cJSON *runs = cJSON_GetObjectItemCaseSensitive(resp.json, "runs");
+
+		d = xcalloc(1, sizeof *d);
+		d->id = xstrdup(session_id);
+		d->runs = cJSON_IsNumber(runs) ? (long)runs->valuedouble : 0;
+		d->removed = string_array(resp.json, "removed");
+		d->kept = string_array(resp.json, "kept");
+		*out = d;
+	}
+	client_response_free(&resp);
+	return rc;
+}

@@ -628,6 +628,24 @@ TD_API enum td_code td_list_sessions_archived(struct td_client *client,
 TD_API enum td_code td_archive_session(struct td_client *client, const char *session_id,
     bool archived, const struct td_request_options *opts, struct td_session **out,
     struct td_error *err);
+/* What td_delete_session removed and kept. */
+struct td_session_deleted {
+	char *id;
+	long runs;		/* the runs deleted with it */
+	char **removed;		/* the directories removed (changes store, managed workspace); NULL-terminated */
+	char **kept;		/* the external workspace, never removed; NULL-terminated */
+};
+/*
+ * Deletes session id with its runs, their events, plans, prompts, artifacts
+ * and workspace changes, and its managed workspace (an extension beyond the
+ * spec).  TD_SESSION_BUSY while a run of it is queued or running, unless
+ * force: its runs are cancelled first.  Caller frees *out (may be NULL: not
+ * wanted) with td_session_deleted_free.
+ */
+TD_API enum td_code td_delete_session(struct td_client *client, const char *session_id,
+    bool force, const struct td_request_options *opts, struct td_session_deleted **out,
+    struct td_error *err);
+TD_API void td_session_deleted_free(struct td_session_deleted *deleted);
 /* Caller frees *out with td_session_free. */
 TD_API enum td_code td_get_session(struct td_client *client,
     const char *session_id, const struct td_request_options *opts,

@@ -1,4 +1,6 @@
 #include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -84,4 +86,34 @@ td_mkdir_p(const char *path, unsigned mode)
 	}
 	free(tmp);
 	return ok;
+}
+
+static _Thread_local int remove_failed;	/* of the running td_remove_tree */
+
+static int
+remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	if (remove(path) != 0 && errno != ENOENT)
+		remove_failed = errno;
+	return 0;
+}
+
+bool
+td_remove_tree(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT;
+	remove_failed = 0;
+	if (nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
+		return false;
+	if (remove_failed != 0) {
+		errno = remove_failed;
+		return false;
+	}
+	return true;
 }

@@ -27,5 +27,11 @@ bool td_paths_init(struct td_paths *p);
 void td_paths_free(struct td_paths *p);
 /* mkdir -p with mode for every missing component; false with errno set. */
 bool td_mkdir_p(const char *path, unsigned mode);
+/*
+ * rm -rf path, never following a symbolic link out of it; false when
+ * something could not be removed (errno of the last failure).  A path that
+ * does not exist is removed already.
+ */
+bool td_remove_tree(const char *path);
 
 #endif

@@ -133,3 +133,16 @@ artifacts_file_free(struct artifact_file *f)
 	free(f->version);
 	free(f->media_type);
 }
+
+bool
+artifacts_delete_session(struct store *st, const char *session_id)
+{
+	sqlite3_stmt *s = store_stmt(st, "DELETE FROM artifacts WHERE session_id = ?1"
+	    " OR run_id IN (SELECT id FROM runs WHERE session_id = ?1)");
+	bool ok;
+
+	sqlite3_bind_text(s, 1, session_id, -1, SQLITE_STATIC);
+	ok = sqlite3_step(s) == SQLITE_DONE;
+	sqlite3_reset(s);
+	return ok;
+}

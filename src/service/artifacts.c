@@ -1,4 +1,5 @@
 /* The artifact store and the saves runs make (artifacts.h). */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -711,4 +712,74 @@ artifacts_disposition(const char *name)
 		}
 	}
 	return buf_steal(&b);
+}
+
+static int
+version_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+long
+artifacts_sweep(struct service *svc)
+{
+	struct store *st = svc->store;
+	char **versions = NULL, *key;
+	size_t n = 0, cap = 0;
+	long removed = 0;
+	sqlite3_stmt *s;
+	struct dirent *e;
+	DIR *top;
+
+	store_lock(st);
+	s = store_stmt(st, "SELECT DISTINCT version FROM artifacts");
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		const char *v = (const char *)sqlite3_column_text(s, 0);
+
+		if (v == NULL || strncmp(v, "sha256:", 7) != 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			versions = xrealloc(versions, cap * sizeof *versions);
+		}
+		versions[n++] = xstrdup(v + 7);
+	}
+	sqlite3_reset(s);
+	if (n > 1)
+		qsort(versions, n, sizeof *versions, version_cmp);
+	top = opendir(svc->paths.artifacts);
+	while (top != NULL && (e = readdir(top)) != NULL) {
+		char *sub;
+		DIR *d;
+		struct dirent *f;
+
+		if (strlen(e->d_name) != 2 || !isxdigit((unsigned char)e->d_name[0]) ||
+		    !isxdigit((unsigned char)e->d_name[1]))
+			continue;
+		sub = xasprintf("%s/%s", svc->paths.artifacts, e->d_name);
+		d = opendir(sub);
+		while (d != NULL && (f = readdir(d)) != NULL) {
+			if (strlen(f->d_name) != HASH_HEX ||
+			    strncmp(f->d_name, e->d_name, 2) != 0)
+				continue;
+			key = f->d_name;
+			if (n > 0 && bsearch(&key, versions, n, sizeof *versions, version_cmp))
+				continue;
+			if (unlinkat(dirfd(d), f->d_name, 0) == 0)
+				removed++;
+			else
+				log_warn("cannot remove the artifact content %s/%s: %s", sub,
+				    f->d_name, strerror(errno));
+		}
+		if (d != NULL)
+			closedir(d);
+		free(sub);
+	}
+	if (top != NULL)
+		closedir(top);
+	store_unlock(st);
+	for (size_t i = 0; i < n; i++)
+		free(versions[i]);
+	free(versions);
+	return removed;
 }

@@ -46,6 +46,17 @@ enum td_code artifacts_save(struct service *svc, const char *run_id,
  */
 bool artifacts_run_ended(struct store *st, const char *run_id);
 /*
+ * Deletes the artifact rows of session_id; false on error.  In the caller's
+ * transaction.  Their contents stay until artifacts_sweep.
+ */
+bool artifacts_delete_session(struct store *st, const char *session_id);
+/*
+ * Removes the contents of the store that no artifact row names (those of
+ * deleted sessions); how many.  Under the store lock, so no save of the same
+ * content slips between the check and the unlink.
+ */
+long artifacts_sweep(struct service *svc);
+/*
  * Emits artifact.saved (events.h) for each visible save of run_id, in the
  * project project_id.  Only while the store is locked.
  */

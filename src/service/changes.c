@@ -24,6 +24,7 @@
 #include "changes.h"
 #include "ids.h"
 #include "log.h"
+#include "paths.h"
 #include "resource.h"
 #include "runs.h"
 #include "sandbox.h"
@@ -55,7 +56,7 @@
 #define CHANGES_ENDING_WHY "the run's end snapshot is still being taken: the changes are " \
 	"those of the snapshot before"
 
-enum changes_job_kind { JOB_SNAPSHOT, JOB_REVERT };
+enum changes_job_kind { JOB_SNAPSHOT, JOB_REVERT, JOB_FORGET };
 
 struct changes_job {
 	enum changes_job_kind kind;
@@ -1086,6 +1087,104 @@ out:
 	git_tree_free(cur);
 }
 
+/* ---- deleting a session ---------------------------------------------------------- */
+
+static void changes_queue(struct changes *c, struct changes_job *job);
+static void changes_job_free(struct changes_job *job);
+
+bool
+changes_delete_session(struct store *st, const char *session_id)
+{
+	sqlite3_stmt *s = store_stmt(st, "DELETE FROM run_changes WHERE session_id = ?1"
+	    " OR run_id IN (SELECT id FROM runs WHERE session_id = ?1)");
+	bool ok;
+
+	sqlite3_bind_text(s, 1, session_id, -1, SQLITE_STATIC);
+	ok = sqlite3_step(s) == SQLITE_DONE;
+	sqlite3_reset(s);
+	return ok;
+}
+
+/* Closes the store of a deleted session without saving its stat cache, and removes it. */
+static void
+changes_do_forget(struct changes *c, struct changes_job *job)
+{
+	struct changes_session *s, **pp;
+	char *path;
+
+	for (pp = &c->sessions; (s = *pp) != NULL; pp = &s->next) {
+		if (strcmp(s->id, job->session_id) == 0) {
+			*pp = s->next;
+			changes_walker_free(s->walker);
+			git_repository_free(s->repo);
+			free(s);
+			break;
+		}
+	}
+	path = changes_repo_path(c->svc, job->session_id);
+	if (!td_remove_tree(path)) {
+		job->answer = NULL;
+		log_warn("changes: cannot remove %s: %s", path, strerror(errno));
+	} else {
+		job->answer = cJSON_CreateTrue();
+	}
+	free(path);
+}
+
+bool
+changes_forget(struct changes *c, const char *session_id)
+{
+	struct changes_job *job;
+	bool ok;
+
+	if (c == NULL)
+		return true;
+	job = xcalloc(1, sizeof *job);
+	job->kind = JOB_FORGET;
+	job->wait = true;
+	snprintf(job->session_id, sizeof job->session_id, "%s", session_id);
+	changes_queue(c, job);
+	ok = job->answer != NULL;
+	changes_job_free(job);
+	return ok;
+}
+
+long
+changes_sweep(struct service *svc)
+{
+	char *dir = xasprintf("%s/changes", svc->paths.data_dir);
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	long removed = 0;
+
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		size_t len = strlen(e->d_name);
+		char id[TD_ID_MAX];
+		sqlite3_stmt *s;
+		bool found;
+
+		if (len <= 4 || len - 4 >= sizeof id || strcmp(e->d_name + len - 4, ".git") != 0)
+			continue;
+		snprintf(id, sizeof id, "%.*s", (int)(len - 4), e->d_name);
+		if (!td_id_valid(id, "ses"))
+			continue;
+		store_lock(svc->store);
+		s = store_stmt(svc->store, "SELECT 1 FROM sessions WHERE id = ?1");
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		found = sqlite3_step(s) == SQLITE_ROW;
+		sqlite3_reset(s);
+		store_unlock(svc->store);
+		if (found)
+			continue;
+		if (changes_forget(svc->changes, id))
+			removed++;
+	}
+	if (d != NULL)
+		closedir(d);
+	free(dir);
+	return removed;
+}
+
 /* ---- the thread ----------------------------------------------------------------- */
 
 static void
@@ -1149,6 +1248,8 @@ changes_thread(void *arg)
 		pthread_mutex_unlock(&c->mu);
 		if (job->kind == JOB_SNAPSHOT)
 			changes_do_snapshot(c, job);
+		else if (job->kind == JOB_FORGET)
+			changes_do_forget(c, job);
 		else
 			changes_do_revert(c, job);
 		pthread_mutex_lock(&c->mu);

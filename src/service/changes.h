@@ -135,4 +135,16 @@ bool changes_diff(struct service *svc, const char *run_id, const char *from, con
  */
 cJSON *changes_revert(struct service *svc, const char *run_id, bool force, struct problem *p);
 
+struct store;
+/* Deletes the run_changes rows of session_id; false on error.  In the caller's transaction. */
+bool changes_delete_session(struct store *st, const char *session_id);
+/*
+ * On the snapshot thread, after the snapshots queued before it: closes the
+ * store of session_id (deleted) and removes its directory; false when it
+ * could not be removed whole.  c NULL is ignored.
+ */
+bool changes_forget(struct changes *c, const char *session_id);
+/* Removes the stores of sessions that no longer exist (a crash after a delete); how many. */
+long changes_sweep(struct service *svc);
+
 #endif

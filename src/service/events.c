@@ -850,3 +850,18 @@ events_sub_free(void *cls)
 		sub_pop(s);
 	free(s);
 }
+
+void
+events_end_session(struct events *ev, const char *session_id)
+{
+	if (ev == NULL)
+		return;
+	pthread_mutex_lock(&ev->mu);
+	for (struct events_sub *s = ev->subs; s; s = s->next) {
+		if (strcmp(s->f.session, session_id) == 0) {
+			s->closing = true;
+			sub_wake(s);
+		}
+	}
+	pthread_mutex_unlock(&ev->mu);
+}

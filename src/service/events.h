@@ -55,6 +55,11 @@ void events_emit(struct events *ev, const char *type, const char *project_id,
     const char *session_id, const char *run_id, cJSON *data);
 /* Writes the pending history now (takes the store lock: call without it). */
 void events_flush(struct events *ev);
+/*
+ * The streams filtered to session_id (deleted) send what they hold, then
+ * end.  ev NULL is ignored.
+ */
+void events_end_session(struct events *ev, const char *session_id);
 
 /*
  * A new subscriber, its hello frame and the replay after last_event_id
@@ -86,5 +91,7 @@ struct events_history_page {
 struct store;
 cJSON *events_history(struct store *st, const char *id, const char *after_stream,
     long long after, int limit, struct events_history_page *page);
+/* Deletes the stored history of session_id's runs; false on error.  In the caller's transaction. */
+bool events_delete_session(struct store *st, const char *session_id);
 
 #endif

@@ -241,3 +241,23 @@ idem_count(struct idem *ix)
 	pthread_mutex_unlock(&ix->lock);
 	return n;
 }
+
+void
+idem_forget_matching(struct idem *ix, const char *needle)
+{
+	pthread_mutex_lock(&ix->lock);
+	for (size_t b = 0; b < ix->nbuckets; b++) {
+		struct idem_entry **pp = &ix->buckets[b], *e;
+
+		while ((e = *pp) != NULL) {
+			if (e->done && ((e->body != NULL && strstr(e->body, needle) != NULL) ||
+			    (e->location != NULL && strstr(e->location, needle) != NULL))) {
+				*pp = e->next;
+				entry_drop(ix, e);
+			} else {
+				pp = &e->next;
+			}
+		}
+	}
+	pthread_mutex_unlock(&ix->lock);
+}

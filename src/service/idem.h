@@ -49,6 +49,8 @@ void idem_complete(struct idem *ix, const char *key, int status,
     const char *body, const char *location);
 /* Forgets a request that got IDEM_PROCEED (it failed; a retry may run). */
 void idem_abandon(struct idem *ix, const char *key);
+/* Forgets the answered requests whose answer or location holds needle (a deleted id). */
+void idem_forget_matching(struct idem *ix, const char *needle);
 /* Number of entries held (live or expired but not yet swept). */
 size_t idem_count(struct idem *ix);
 

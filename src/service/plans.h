@@ -37,6 +37,8 @@ enum td_code plan_step(struct service *svc, const char *run_id, const char *sess
  * runs.c calls it as svc->run_ended, which start-up sets.
  */
 bool plans_run_ended(struct service *svc, const char *run_id, const char *status);
+/* Deletes the plan of session_id; false on error.  In the caller's transaction. */
+bool plans_delete_session(struct store *st, const char *session_id);
 /*
  * Inside the start-up transaction, after the runs that do not resume have
  * ended: the open plans and pending prompts of runs not running (any left)

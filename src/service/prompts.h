@@ -28,6 +28,8 @@ enum td_code prompt_ask(struct service *svc, const char *run_id, long long reque
     const cJSON *params, bool *allow_now, char **message);
 /* The pending prompts of run_id, or of every run, become expired (plans_run_ended, plans_recover). */
 bool prompts_run_ended(struct service *svc, const char *run_id);
+/* Deletes the prompts of session_id's runs; false on error.  In the caller's transaction. */
+bool prompts_delete_session(struct store *st, const char *session_id);
 bool prompts_recover(struct service *svc);
 
 /*

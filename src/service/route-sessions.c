@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "events.h"
@@ -13,10 +14,13 @@
 #include "problem.h"
 #include "resource.h"
 #include "routes.h"
+#include "runs.h"
+#include "session-delete.h"
 #include "sessions.h"
 #include "service.h"
 #include "settings.h"
 #include "store.h"
+#include "supervisor.h"
 #include "timeutil.h"
 #include "xalloc.h"
 
@@ -103,6 +107,45 @@ route_sessions_update(struct http_request *req, struct http_response *r)
 		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);
 	else
 		http_json(r, 200, j);
+}
+
+/* How long DELETE ?force=true waits for the cancelled runs to end. */
+#define DELETE_FORCE_WAIT_MS 15000
+/* The runs of a session cancelled at most by one DELETE (more: 409 until they end). */
+#define DELETE_FORCE_MAX 64
+
+void
+route_sessions_delete(struct http_request *req, struct http_response *r)
+{
+	struct service *svc = req->svc;
+	const char *id = req->params[0], *force = http_query(req, "force");
+	char ids[DELETE_FORCE_MAX][TD_ID_MAX], status[16];
+	struct problem p = { 0 };
+	long n;
+	cJSON *j;
+
+	if (force != NULL && strcmp(force, "true") != 0 && strcmp(force, "false") != 0)
+		return http_bad_parameter(r, "force", "force must be true or false");
+	n = session_delete_active(svc, id, ids, DELETE_FORCE_MAX);
+	if (n < 0)
+		return http_not_found(r, "session", id);
+	if (n > 0 && force != NULL && strcmp(force, "true") == 0) {
+		struct timespec tick = { 0, 50 * 1000 * 1000 };
+
+		for (long i = 0; i < n && i < DELETE_FORCE_MAX; i++) {
+			if (runs_request_cancel(svc, ids[i], status) &&
+			    strcmp(status, "running") == 0)
+				supervisor_cancel(svc->supervisor, ids[i]);
+		}
+		for (int waited = 0; waited < DELETE_FORCE_WAIT_MS && n > 0; waited += 50) {
+			nanosleep(&tick, NULL);
+			n = session_delete_active(svc, id, ids, DELETE_FORCE_MAX);
+		}
+	}
+	j = session_delete(svc, id, &p);
+	if (j == NULL)
+		return http_problem(r, &p);
+	http_json(r, 200, j);
 }
 
 void

@@ -30,6 +30,7 @@ const struct route routes[] = {
 	{ "GET", "/api/v1/sessions", route_sessions_list, 0 },
 	{ "GET", "/api/v1/sessions/:id", route_sessions_get, 0 },
 	{ "PATCH", "/api/v1/sessions/:id", route_sessions_update, ROUTE_BODY },
+	{ "DELETE", "/api/v1/sessions/:id", route_sessions_delete, 0 },
 	{ "GET", "/api/v1/sessions/:id/config", route_session_config_get, 0 },
 	{ "GET", "/api/v1/sessions/:id/usage", route_sessions_usage, 0 },
 	{ "PATCH", "/api/v1/sessions/:id/config", route_session_config_update, ROUTE_BODY },

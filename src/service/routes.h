@@ -32,6 +32,7 @@ void route_runs_cancel(struct http_request *, struct http_response *);
 void route_sessions_list(struct http_request *, struct http_response *);
 void route_sessions_get(struct http_request *, struct http_response *);
 void route_sessions_update(struct http_request *, struct http_response *);
+void route_sessions_delete(struct http_request *, struct http_response *);
 void route_session_config_get(struct http_request *, struct http_response *);
 void route_session_config_update(struct http_request *, struct http_response *);
 

@@ -708,3 +708,41 @@ runs_usage(struct store *st, const struct settings *set, const char *session,
 	cJSON_AddItemToObject(j, "byModel", by);
 	return j;
 }
+
+size_t
+runs_session_active(struct store *st, const char *session_id, char (*ids)[TD_ID_MAX],
+    size_t max)
+{
+	sqlite3_stmt *s = store_stmt(st, "SELECT id FROM runs WHERE session_id = ?1"
+	    " AND status IN ('queued', 'running') ORDER BY id");
+	size_t n = 0;
+
+	sqlite3_bind_text(s, 1, session_id, -1, SQLITE_STATIC);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		if (n < max)
+			snprintf(ids[n], TD_ID_MAX, "%s", resource_text(s, 0));
+		n++;
+	}
+	sqlite3_reset(s);
+	return n;
+}
+
+long
+runs_delete_session(struct service *svc, const char *session_id)
+{
+	struct store *st = svc->store;
+	sqlite3_stmt *s = store_stmt(st, "SELECT id FROM runs WHERE session_id = ?1");
+	long n;
+	bool ok;
+
+	sqlite3_bind_text(s, 1, session_id, -1, SQLITE_STATIC);
+	while (sqlite3_step(s) == SQLITE_ROW)
+		cache_drop(svc->cache, resource_text(s, 0));
+	sqlite3_reset(s);
+	s = store_stmt(st, "DELETE FROM runs WHERE session_id = ?1");
+	sqlite3_bind_text(s, 1, session_id, -1, SQLITE_STATIC);
+	ok = sqlite3_step(s) == SQLITE_DONE;
+	n = ok ? (long)sqlite3_changes(sqlite3_db_handle(s)) : -1;
+	sqlite3_reset(s);
+	return n;
+}

@@ -91,6 +91,18 @@ cJSON *runs_list(struct store *st, const char *session, const char *project,
 /* The ids of up to max queued runs, oldest first; how many.  Only while locked. */
 size_t runs_queued(struct store *st, char (*ids)[TD_ID_MAX], size_t max);
 /*
+ * The ids of up to max runs of session_id that are queued or running (a run
+ * waiting on a plan or a prompt is running); how many there are in all.
+ * Only while locked.
+ */
+size_t runs_session_active(struct store *st, const char *session_id, char (*ids)[TD_ID_MAX],
+    size_t max);
+/*
+ * Deletes the runs of session_id (their run_messages go with them) and drops
+ * them from the cache; how many, or -1.  In the caller's transaction.
+ */
+long runs_delete_session(struct service *svc, const char *session_id);
+/*
  * Start: a queued run becomes running (run.started, session.updated); false
  * when it is no longer queued.  Only while the store is locked.
  */

@@ -42,6 +42,11 @@ cJSON *sessions_list(struct store *st, const char *project, const char *cursor, 
  * back (null).  Only while the store is locked; false on a store error.
  */
 bool sessions_archive(struct store *st, const char *id, bool archived, int64_t now);
+/*
+ * Deletes the session's row (its runs and what hangs on them must be gone);
+ * false when it cannot.  In the caller's transaction.
+ */
+bool sessions_delete(struct store *st, const char *id);
 /* session.updated with the session as the API shows it.  Only while the store is locked. */
 void session_emit_updated(struct service *svc, const char *session_id);
 /* Moves the session's updatedAt to now (RESOURCE_NEXT_TIME); false on a store error. */

@@ -28,6 +28,7 @@
 #include "plans.h"
 #include "service.h"
 #include "secrets.h"
+#include "session-delete.h"
 #include "settings.h"
 #include "store.h"
 #include "supervisor.h"
@@ -316,8 +317,10 @@ main(int argc, char **argv)
 	svc.notify = notify_new(&svc);	/* notify.command, or NULL */
 	svc.run_ended = plans_run_ended;	/* a run's end closes its plan and prompts */
 	if (!artifacts_init(&svc, &err) ||
-	    (svc.changes = changes_start(&svc, &err)) == NULL ||
-	    (svc.supervisor = supervisor_start(&svc, &err)) == NULL)
+	    (svc.changes = changes_start(&svc, &err)) == NULL)
+		goto failed;
+	session_delete_sweep(&svc);	/* what a crash after a delete left */
+	if ((svc.supervisor = supervisor_start(&svc, &err)) == NULL)
 		goto failed;
 	svc.http = http_start(&svc, opts.addr, opts.port, &err);
 	if (svc.http == NULL)

@@ -318,6 +318,18 @@ res_archive(struct tui *t, const struct job_result *r)
 }
 
 static unsigned
+res_delete_session(struct tui *t, const struct job_result *r)
+{
+	if (r->code != TD_OK) {
+		app_fail(t, "delete failed", r);
+		return NEED_NONE;
+	}
+	model_message(&t->m, t->now_ms, false, "deleted session %s",
+	    r->job.text != NULL ? r->job.text : r->job.id);
+	return NEED_SESSIONS;
+}
+
+static unsigned
 res_plan_respond(struct tui *t, const struct job_result *r)
 {
 	static const struct {
@@ -460,6 +472,7 @@ static const struct {
 	[JOB_DIFF] = { res_diff, false },
 	[JOB_REVERT] = { res_revert, false },
 	[JOB_ARCHIVE] = { res_archive, false },
+	[JOB_DELETE_SESSION] = { res_delete_session, false },
 };
 
 static void

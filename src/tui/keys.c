@@ -245,6 +245,40 @@ key_archive(struct tui *t, int key)
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
+/*
+ * Deletes the selected session after a [y/N] that names it, what goes and
+ * what stays (an external workspace); a run of it still going is cancelled.
+ */
+static unsigned
+key_delete_session(struct tui *t, int key)
+{
+	const struct m_session *s = model_session(&t->m);
+	struct job job = { .kind = JOB_DELETE_SESSION, .force = true };
+	const char *name, *st;
+	bool going, managed;
+
+	(void)key;
+	if (s == NULL) {
+		model_message(&t->m, t->now_ms, true, "no session selected");
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	name = s->title != NULL && s->title[0] != '\0' ? s->title : s->id;
+	st = s->last_run_status;
+	going = st != NULL && (strcmp(st, "queued") == 0 || strcmp(st, "running") == 0);
+	/* A managed workspace is <data>/workspaces/<session id>. */
+	managed = s->cwd != NULL && strlen(s->cwd) > strlen(s->id) &&
+	    strcmp(s->cwd + strlen(s->cwd) - strlen(s->id), s->id) == 0 &&
+	    strstr(s->cwd, "/workspaces/") != NULL;
+	job.id = s->id;
+	job.text = (char *)name;
+	modal_confirm(t, &job, "Delete session \"%s\" with its runs%s? Their logs, plans, "
+	    "artifacts and changes go%s%s. [y/N]", name,
+	    going ? " (its run still going is cancelled)" : "",
+	    managed ? ", and its workspace; " : "; its workspace ",
+	    managed ? "nothing else" : "stays");
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
 /* Lists the archived projects and sessions too (dimmed), or leaves them out. */
 static unsigned
 key_show_archived(struct tui *t, int key)
@@ -792,6 +826,9 @@ static const struct keys_binding {
 	{ 'Z', W_PROJECTS | W_SESSIONS, "Z", "Projects, Sessions",
 	    "show the archived ones too (dimmed) / hide them", key_show_archived,
 	    "show-archived" },
+	{ 'D', W_SESSIONS, "D", "Sessions",
+	    "delete the selected session with its runs ([y/N] names it)", key_delete_session,
+	    "delete" },
 	{ 'f', W_LOG, "f", "Log", "follow on/off", key_follow, "follow" },
 	{ 'w', W_LOG, "w", "Log", "wrap long lines on/off", key_wrap, "wrap" },
 	{ 't', W_LOG, "t", "Log", "timestamps: clock, since the run started, none",

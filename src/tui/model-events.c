@@ -242,6 +242,18 @@ ev_session(struct ev_ctx *c)
 	session_fill_json(&m->sessions[i], c->data);
 }
 
+/* A session deleted (elsewhere too): the list read again leaves it out. */
+static void
+ev_session_deleted(struct ev_ctx *c)
+{
+	struct model *m = c->m;
+	const char *id = json_get_string(c->data, "id");
+
+	if (id != NULL &&
+	    mdl_index_of(m->sessions, m->session_count, sizeof *m->sessions, id) != SIZE_MAX)
+		c->need |= NEED_SESSIONS;
+}
+
 static void
 ev_project(struct ev_ctx *c)
 {
@@ -287,6 +299,7 @@ static const struct ev_handler {
 	{ "plan.updated", ev_plan },
 	{ "artifact.saved", ev_artifact },
 	{ "session.updated", ev_session },
+	{ "session.deleted", ev_session_deleted },
 	{ "project.updated", ev_project },
 	{ "run.changes", ev_changes },
 };

@@ -419,6 +419,13 @@ do_archive(struct worker *w, struct job_result *r, const struct td_request_optio
 }
 
 static enum td_code
+do_delete_session(struct worker *w, struct job_result *r,
+    const struct td_request_options *opts)
+{
+	return td_delete_session(w->client, r->job.id, r->job.force, opts, NULL, &r->err);
+}
+
+static enum td_code
 do_runs(struct worker *w, struct job_result *r, const struct td_request_options *opts)
 {
 	struct td_run_filter f = { .session_id = r->job.id };
@@ -693,6 +700,7 @@ static enum td_code (*const request_fns[])(struct worker *, struct job_result *,
 	[JOB_DIFF] = do_diff,
 	[JOB_REVERT] = do_revert,
 	[JOB_ARCHIVE] = do_archive,
+	[JOB_DELETE_SESSION] = do_delete_session,
 	[JOB_ARTIFACTS] = do_artifacts,
 	[JOB_PLAN] = do_plan,
 	[JOB_PERMISSIONS] = do_permissions,

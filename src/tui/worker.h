@@ -48,6 +48,8 @@ enum job_kind {
 	JOB_REVERT,		/* id: run, force -> revert (also on TD_REVERT_CONFLICT) */
 	JOB_ARCHIVE,		/* id: project or session (run_scope: a session), decision
 				 * "archive"/"unarchive", text: its name for the message */
+	JOB_DELETE_SESSION,	/* id: session, force (cancel its runs first), text: its
+				 * name for the message */
 };
 
 struct job {
@@ -64,7 +66,8 @@ struct job {
 	char *model;
 	bool plan_first;
 	bool overwrite;
-	bool force;		/* JOB_REVERT: over later changes of its files */
+	bool force;		/* JOB_REVERT: over later changes of its files; JOB_DELETE_SESSION:
+				 * cancel its runs first */
 	bool run_scope;		/* JOB_HISTORY: id is a run (else a session); JOB_ARCHIVE: a session */
 	bool archived;		/* JOB_PROJECTS, JOB_SESSIONS: the archived ones too */
 	long version;

@@ -62,6 +62,7 @@ export async function useEverything(signal: AbortSignal): Promise<number> {
     if (e.type === 'run.output') n += e.data.delta.length;
     if (e.type === 'run.progress' && !e.data.liveness) n += e.data.phase.length;
     if (e.type === 'artifact.saved') n += e.data.size;
+    if (e.type === 'session.deleted') n += e.data.id.length + e.data.projectId.length;
     if (e.type === 'plan.updated') n += e.data.steps.length;
     if (e.type === 'stream.resync-required' && e.data.reason === 'expired') n += e.seq;
     if (e.type === 'connector.updated' && e.data.action === 'removed') n += e.data.id.length;
@@ -119,6 +120,12 @@ export async function useEverything(signal: AbortSignal): Promise<number> {
     n += done.reverted.length + done.revertedAt.length;
   } catch (e) {
     if (e instanceof ConflictError && e.is('revert_conflict')) n += e.details.conflicts[0].path.length;
+  }
+  try {
+    const gone = await td.deleteSession('ses_x', { force: true });
+    n += gone.runs + gone.removed.length + gone.kept.length + gone.id.length;
+  } catch (e) {
+    if (e instanceof ConflictError && e.is('session_busy')) n += e.status;
   }
   td.close();
   return n + bytes.length + runtimes.length + connectors.length + creds.length + tools + EVENT_BACKLOG +

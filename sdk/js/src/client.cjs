@@ -302,6 +302,12 @@ class TaskdeckClient {
       { body: { archived: patch.archived } });
   }
 
+  deleteSession(sessionId, o) {
+    o = opts(o);
+    if (o.force !== undefined && typeof o.force !== 'boolean') throw invalid('force must be a boolean');
+    return this.#json('DELETE', `/api/v1/sessions/${seg(sessionId, 'sessionId')}${o.force ? '?force=true' : ''}`, o);
+  }
+
   getSessionConfiguration(sessionId, o) {
     return this.#json('GET', `/api/v1/sessions/${seg(sessionId, 'sessionId')}/config`, o);
   }

@@ -1,0 +1,185 @@
+/* Deleting a session and sweeping what a crash left of one (session-delete.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "artifacts.h"
+#include "cache.h"
+#include "changes.h"
+#include "events.h"
+#include "idem.h"
+#include "log.h"
+#include "paths.h"
+#include "plans.h"
+#include "problem.h"
+#include "prompts.h"
+#include "runs.h"
+#include "service.h"
+#include "session-delete.h"
+#include "sessions.h"
+#include "store.h"
+#include "xalloc.h"
+
+long
+session_delete_active(struct service *svc, const char *id, char (*ids)[TD_ID_MAX],
+    size_t max)
+{
+	struct store *st = svc->store;
+	long n = -1;
+
+	store_lock(st);
+	if (sessions_exists(st, id))
+		n = (long)runs_session_active(st, id, ids, max);
+	store_unlock(st);
+	return n;
+}
+
+/* The managed workspace of session id: <workspaces>/<id>, or NULL when cwd is not it. */
+static char *
+managed_workspace(const struct service *svc, const char *id, const char *cwd)
+{
+	char *want = xasprintf("%s/%s", svc->paths.workspaces, id);
+
+	if (strcmp(want, cwd) != 0) {
+		free(want);
+		return NULL;
+	}
+	return want;
+}
+
+/* Deletes the rows of session id, children first (the foreign keys). */
+static bool
+rows_delete(struct service *svc, const char *id, long *runs)
+{
+	struct store *st = svc->store;
+
+	return events_delete_session(st, id) && prompts_delete_session(st, id) &&
+	    plans_delete_session(st, id) && artifacts_delete_session(st, id) &&
+	    changes_delete_session(st, id) && (*runs = runs_delete_session(svc, id)) >= 0 &&
+	    sessions_delete(st, id);
+}
+
+cJSON *
+session_delete(struct service *svc, const char *id, struct problem *p)
+{
+	struct store *st = svc->store;
+	char *project = NULL, *cwd = NULL, *managed = NULL, *store_dir;
+	cJSON *session, *answer, *removed, *kept, *data;
+	long runs = 0;
+	bool ok;
+
+	/* The history still queued goes in first, so that none outlives the rows. */
+	events_flush(svc->events);
+	store_lock(st);
+	session = session_load(st, id);
+	if (session == NULL) {
+		store_unlock(st);
+		problem_set(p, TD_NOT_FOUND, "session", "No session with that id.");
+		return NULL;
+	}
+	if (runs_session_active(st, id, NULL, 0) > 0) {
+		store_unlock(st);
+		cJSON_Delete(session);
+		problem_set(p, TD_SESSION_BUSY, NULL, "A run of the session is queued or running; "
+		    "wait for it, cancel it or delete with force=true.");
+		return NULL;
+	}
+	project = xstrdup(cJSON_GetObjectItemCaseSensitive(session, "projectId")->valuestring);
+	cwd = xstrdup(cJSON_GetObjectItemCaseSensitive(session, "cwd")->valuestring);
+	if (strcmp(cJSON_GetObjectItemCaseSensitive(session, "workspace")->valuestring,
+	    "managed") == 0)
+		managed = managed_workspace(svc, id, cwd);
+	cJSON_Delete(session);
+	ok = store_begin(st) && rows_delete(svc, id, &runs);
+	ok = ok ? store_commit(st) : (store_rollback(st), false);
+	if (!ok) {
+		store_unlock(st);
+		free(project);
+		free(cwd);
+		free(managed);
+		problem_set(p, TD_INTERNAL_ERROR, NULL, "The session could not be deleted.");
+		return NULL;
+	}
+	cache_drop(svc->cache, id);
+	data = cJSON_CreateObject();
+	cJSON_AddStringToObject(data, "id", id);
+	cJSON_AddStringToObject(data, "projectId", project);
+	events_emit(svc->events, "session.deleted", project, id, NULL, data);
+	store_unlock(st);
+	events_end_session(svc->events, id);
+	idem_forget_matching(svc->idem, id);
+	log_info("session %s deleted with %ld runs", id, runs);
+
+	/* A test stands for a crash here: the rows are gone, the files not yet. */
+	if (getenv("TASKDECK_TEST_DIE_AFTER_DELETE_COMMIT") != NULL)
+		raise(SIGKILL);
+
+	answer = cJSON_CreateObject();
+	cJSON_AddStringToObject(answer, "id", id);
+	cJSON_AddNumberToObject(answer, "runs", (double)runs);
+	removed = cJSON_AddArrayToObject(answer, "removed");
+	kept = cJSON_AddArrayToObject(answer, "kept");
+	store_dir = xasprintf("%s/changes/%s.git", svc->paths.data_dir, id);
+	if (changes_forget(svc->changes, id))
+		cJSON_AddItemToArray(removed, cJSON_CreateString(store_dir));
+	free(store_dir);
+	if (managed != NULL) {
+		if (td_remove_tree(managed))
+			cJSON_AddItemToArray(removed, cJSON_CreateString(managed));
+		else
+			log_warn("cannot remove the workspace %s: %s", managed, strerror(errno));
+	} else {
+		cJSON_AddItemToArray(kept, cJSON_CreateString(cwd));
+	}
+	artifacts_sweep(svc);
+	free(project);
+	free(cwd);
+	free(managed);
+	return answer;
+}
+
+/* Removes the managed workspaces of sessions that no longer exist; how many. */
+static long
+workspaces_sweep(struct service *svc)
+{
+	DIR *d = opendir(svc->paths.workspaces);
+	struct dirent *e;
+	long removed = 0;
+
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		char *path;
+		bool found;
+
+		if (!td_id_valid(e->d_name, "ses"))
+			continue;
+		store_lock(svc->store);
+		found = sessions_exists(svc->store, e->d_name);
+		store_unlock(svc->store);
+		if (found)
+			continue;
+		path = xasprintf("%s/%s", svc->paths.workspaces, e->d_name);
+		if (td_remove_tree(path))
+			removed++;
+		else
+			log_warn("cannot remove the workspace %s: %s", path, strerror(errno));
+		free(path);
+	}
+	if (d != NULL)
+		closedir(d);
+	return removed;
+}
+
+void
+session_delete_sweep(struct service *svc)
+{
+	long stores = changes_sweep(svc);
+	long workspaces = workspaces_sweep(svc);
+	long contents = artifacts_sweep(svc);
+
+	if (stores + workspaces + contents > 0)
+		log_info("removed what deleted sessions left: %ld changes stores, %ld "
+		    "workspaces, %ld artifact contents", stores, workspaces, contents);
+}
