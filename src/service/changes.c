@@ -1089,7 +1089,7 @@ out:
 
 /* ---- deleting a session ---------------------------------------------------------- */
 
-static void changes_queue(struct changes *c, struct changes_job *job);
+static bool changes_queue(struct changes *c, struct changes_job *job, int wait_ms);
 static void changes_job_free(struct changes_job *job);
 
 bool
@@ -1143,7 +1143,7 @@ changes_forget(struct changes *c, const char *session_id)
 	job->kind = JOB_FORGET;
 	job->wait = true;
 	snprintf(job->session_id, sizeof job->session_id, "%s", session_id);
-	changes_queue(c, job);
+	changes_queue(c, job, 0);
 	ok = job->answer != NULL;
 	changes_job_free(job);
 	return ok;
