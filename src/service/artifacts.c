@@ -366,19 +366,78 @@ store_failed(const char *what, const char *path, char **message)
 }
 
 /*
+ * The contents placed by saves whose rows are not written yet (hex digests):
+ * artifacts_sweep, which removes the contents no row names, leaves them.
+ * Only under the store lock, as the sweep runs.
+ */
+static struct {
+	char (*hex)[HASH_HEX + 1];
+	size_t count, cap;
+} placing;
+
+static bool
+placing_has(const char *hex)
+{
+	for (size_t i = 0; i < placing.count; i++)
+		if (strcmp(placing.hex[i], hex) == 0)
+			return true;
+	return false;
+}
+
+static void
+placing_add(const char *hex)
+{
+	if (placing.count == placing.cap) {
+		placing.cap = placing.cap ? placing.cap * 2 : 8;
+		placing.hex = xrealloc(placing.hex, placing.cap * sizeof *placing.hex);
+	}
+	snprintf(placing.hex[placing.count++], sizeof placing.hex[0], "%s", hex);
+}
+
+static void
+placing_remove(const char *hex)
+{
+	for (size_t i = 0; i < placing.count; i++) {
+		if (strcmp(placing.hex[i], hex) == 0) {
+			memcpy(placing.hex[i], placing.hex[--placing.count], sizeof placing.hex[i]);
+			break;
+		}
+	}
+	if (placing.count == 0) {
+		free(placing.hex);
+		placing.hex = NULL;
+		placing.cap = 0;
+	}
+}
+
+/* The save of hex has its row, or failed: the sweep may take its content again. */
+static void
+placing_done(struct store *store, const char *hex)
+{
+	store_lock(store);
+	placing_remove(hex);
+	store_unlock(store);
+}
+
+/*
  * Moves the finished temporary file tmp to <root>/<hh>/<hex>.  A file of the
- * same size already there is the same content: tmp is dropped.
+ * same size already there is the same content: tmp is dropped.  Under the
+ * store lock, the content marked as placing (placing_done once its row is in),
+ * so that artifacts_sweep cannot remove it between here and the row.
  */
 static enum td_code
-store_place(const char *root, const char *tmp, const char *hex, uint64_t size,
-    char **message)
+store_place(struct store *store, const char *root, const char *tmp, const char *hex,
+    uint64_t size, char **message)
 {
 	char *dir = xasprintf("%s/%.2s", root, hex);
 	char *final = xasprintf("%s/%s", dir, hex);
 	enum td_code code = TD_OK;
-	bool made = mkdir(dir, 0700) == 0;
+	bool made;
 	struct stat st;
 
+	store_lock(store);
+	placing_add(hex);
+	made = mkdir(dir, 0700) == 0;
 	if (!made && errno != EEXIST) {
 		code = store_failed("create", dir, message);
 		goto out;
@@ -401,6 +460,9 @@ store_place(const char *root, const char *tmp, const char *hex, uint64_t size,
 	if (!fsync_dir(dir) || (made && !fsync_dir(root)))
 		code = store_failed("sync", dir, message);
 out:
+	if (code != TD_OK)
+		placing_remove(hex);
+	store_unlock(store);
 	free(dir);
 	free(final);
 	return code;
@@ -411,7 +473,7 @@ out:
  * fills version and size.  shown names the source in messages.
  */
 static enum td_code
-store_copy(const char *root, int src, const char *shown,
+store_copy(struct store *store, const char *root, int src, const char *shown,
     char version[ARTIFACT_VERSION_LEN], uint64_t *size, char **message)
 {
 	unsigned char digest[crypto_hash_sha256_BYTES];
@@ -474,7 +536,7 @@ store_copy(const char *root, int src, const char *shown,
 	out = -1;
 	crypto_hash_sha256_final(&hs, digest);
 	sodium_bin2hex(hex, sizeof hex, digest, sizeof digest);
-	code = store_place(root, tmp, hex, total, message);
+	code = store_place(store, root, tmp, hex, total, message);
 	if (code == TD_OK) {
 		snprintf(version, ARTIFACT_VERSION_LEN, "sha256:%s", hex);
 		*size = total;
@@ -566,7 +628,8 @@ artifacts_save(struct service *svc, const char *run_id,
 	if (code == TD_OK)
 		code = source_open(svc, workspace, hidden, norm, &fd, message);
 	if (code == TD_OK)
-		code = store_copy(svc->paths.artifacts, fd, norm, version, &size, message);
+		code = store_copy(svc->store, svc->paths.artifacts, fd, norm, version, &size,
+		    message);
 	if (fd >= 0)
 		close(fd);
 	if (code != TD_OK) {
@@ -589,6 +652,7 @@ artifacts_save(struct service *svc, const char *run_id,
 	store_disk_full_clear();
 	if (!again && !row_insert(svc->store, id, run_id, session_id, name, norm, version,
 	    size, media)) {
+		placing_done(svc->store, version + 7);
 		free(norm);
 		if (store_disk_full_seen()) {
 			*message = xstrdup("the disk is full "
@@ -598,6 +662,7 @@ artifacts_save(struct service *svc, const char *run_id,
 		*message = xstrdup("the artifact could not be recorded");
 		return TD_INTERNAL_ERROR;
 	}
+	placing_done(svc->store, version + 7);
 	log_debug("run %s saved %s as %s (%s, %llu bytes)", run_id, norm, id, version,
 	    (unsigned long long)size);
 	*result = cJSON_CreateObject();
@@ -764,6 +829,9 @@ artifacts_sweep(struct service *svc)
 				continue;
 			key = f->d_name;
 			if (n > 0 && bsearch(&key, versions, n, sizeof *versions, version_cmp))
+				continue;
+			/* A save placed it and has yet to write the row that names it. */
+			if (placing_has(f->d_name))
 				continue;
 			if (unlinkat(dirfd(d), f->d_name, 0) == 0)
 				removed++;

@@ -52,8 +52,8 @@ bool artifacts_run_ended(struct store *st, const char *run_id);
 bool artifacts_delete_session(struct store *st, const char *session_id);
 /*
  * Removes the contents of the store that no artifact row names (those of
- * deleted sessions); how many.  Under the store lock, so no save of the same
- * content slips between the check and the unlink.
+ * deleted sessions); how many.  Under the store lock; a content a save has
+ * placed but not yet named by its row stays.
  */
 long artifacts_sweep(struct service *svc);
 /*

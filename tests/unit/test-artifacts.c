@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -590,4 +591,60 @@ Test(artifacts, hidden_paths_are_never_saved)
 	}
 	free(svc.paths.token);
 	svc.paths.token = NULL;
+}
+
+/* Deletes every artifact row and sweeps, again and again, until *stop. */
+static void *
+sweeper_main(void *arg)
+{
+	const atomic_bool *stop = arg;
+
+	while (!atomic_load(stop)) {
+		cr_assert_eq(sqlite3_exec(store_lock(svc.store), "DELETE FROM artifacts", NULL, NULL,
+		    NULL), SQLITE_OK);
+		store_unlock(svc.store);
+		artifacts_sweep(&svc);
+	}
+	return NULL;
+}
+
+/*
+ * A sweep (a session deleted) while saves go on never takes a content whose
+ * row a save is about to write: a row, once there, names bytes that are there.
+ */
+Test(artifacts, a_sweep_never_removes_the_content_of_a_save_in_progress)
+{
+	atomic_bool stop = false;
+	char path[512];
+	pthread_t sweeper;
+	int lost = 0;
+
+	ws_write("same.txt", "the same bytes every time\n", 26);
+	cr_assert_eq(pthread_create(&sweeper, NULL, sweeper_main, &stop), 0);
+	for (int i = 0; i < 300; i++) {
+		cJSON *params = cJSON_Parse("{\"path\":\"same.txt\"}"), *res = NULL;
+		char *msg = NULL;
+		sqlite3_stmt *s;
+		bool row;
+
+		cr_assert_eq(artifacts_save(&svc, RUN_ID, SESSION_ID, ws, NULL, params, &res, &msg),
+		    TD_OK, "%s", msg ? msg : "");
+		/* Under the lock, as the sweep: the row still there means its content is. */
+		cr_assert_eq(sqlite3_prepare_v2(store_lock(svc.store),
+		    "SELECT 1 FROM artifacts WHERE id = ?1", -1, &s, NULL), SQLITE_OK);
+		sqlite3_bind_text(s, 1, member(res, "id"), -1, SQLITE_STATIC);
+		row = sqlite3_step(s) == SQLITE_ROW;
+		sqlite3_finalize(s);
+		snprintf(path, sizeof path, "%s/%.2s/%s", svc.paths.artifacts,
+		    member(res, "version") + 7, member(res, "version") + 7);
+		if (row && access(path, F_OK) != 0)
+			lost++;
+		store_unlock(svc.store);
+		free(msg);
+		cJSON_Delete(res);
+		cJSON_Delete(params);
+	}
+	atomic_store(&stop, true);
+	pthread_join(sweeper, NULL);
+	cr_expect_eq(lost, 0, "%d of 300 saves have a row whose content the sweep removed", lost);
 }
