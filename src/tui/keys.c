@@ -1080,25 +1080,38 @@ keys_help_row(size_t i, unsigned *mask, const char **keys, const char **where,
 	return false;
 }
 
-/* The help's rows: those of the pane it was opened from (and anywhere,
- * modals, editors), or every row with help_all; returns how many, and the
- * row i of them when asked. */
+/* The keys' and where's columns of the help; its descriptions wrap beside them. */
+#define HELP_TEXT_X 32
+
+/*
+ * The help's lines: the rows of the pane it was opened from (and anywhere,
+ * modals, editors), or every row with help_all, each description wrapped at
+ * tw columns (keys and where on its first line only); returns how many, and
+ * line want's parts when asked.
+ */
 static size_t
-help_rows(const struct tui *t, size_t want, const char **keys, const char **where,
-    const char **text)
+help_lines(const struct tui *t, int tw, size_t want, const char **keys, const char **where,
+    const char **text, size_t *text_len)
 {
 	const char *k, *w, *x;
 	unsigned mask;
 	size_t n = 0;
 
 	for (size_t i = 0; keys_help_row(i, &mask, &k, &w, &x); i++) {
+		size_t len = strlen(x), off = 0, next, part;
+
 		if (!t->help_all && !(mask & t->help_where))
 			continue;
-		if (n++ == want && keys != NULL) {
-			*keys = k;
-			*where = w;
-			*text = x;
-		}
+		do {
+			part = draw_wrap(x + off, len - off, tw, &next);
+			if (n++ == want && keys != NULL) {
+				*keys = off == 0 ? k : "";
+				*where = off == 0 ? w : "";
+				*text = x + off;
+				*text_len = part;
+			}
+			off += next;
+		} while (off < len && next > 0);
 	}
 	return n;
 }
@@ -1108,23 +1121,30 @@ help_draw(struct tui *t)
 {
 	const char *keys, *where, *text;
 	char line[256], title[160];
-	size_t n = help_rows(t, SIZE_MAX, NULL, NULL, NULL), body;
-	int h = (int)n + 3;
+	size_t n, body, len;
+	int h, tw, x;
 	struct rect r;
 
-	if (h > t->rows - 4)
-		h = t->rows - 4;
 	snprintf(title, sizeof title, "Keys: %s (Tab %s, j/k scroll, Esc closes)",
 	    t->help_all ? "all" : tui_view(t, t->m.focus)->name,
 	    t->help_all ? "this pane" : "all keys");
+	/* The box's width first (80 at most, as modal_box gives it), then its lines. */
+	tw = (t->cols - 2 < 80 ? t->cols - 2 : 80) - 4 - HELP_TEXT_X;
+	n = help_lines(t, tw > 8 ? tw : 8, SIZE_MAX, NULL, NULL, NULL, NULL);
+	h = (int)n + 3;
+	if (h > t->rows - 4)
+		h = t->rows - 4;
 	r = modal_box(t, 80, h, title);
+	tw = r.w - HELP_TEXT_X;
+	n = help_lines(t, tw > 8 ? tw : 8, SIZE_MAX, NULL, NULL, NULL, NULL);
 	body = r.h > 2 ? (size_t)r.h - 2 : 1;
 	if (t->help_top + body > n)
 		t->help_top = n > body ? n - body : 0;
 	for (size_t i = 0; i < body && t->help_top + i < n; i++) {
-		help_rows(t, t->help_top + i, &keys, &where, &text);
-		snprintf(line, sizeof line, "%-16s %-14s %s", keys, where, text);
-		draw_text(r.y + (int)i, r.x, r.w, line, A_NORMAL);
+		help_lines(t, tw > 8 ? tw : 8, t->help_top + i, &keys, &where, &text, &len);
+		snprintf(line, sizeof line, "%-16s %-14s ", keys, where);
+		x = draw_text(r.y + (int)i, r.x, r.w, line, A_NORMAL);
+		draw_span(r.y + (int)i, r.x + x, r.w - x, text, len, NULL, A_NORMAL, A_NORMAL);
 	}
 	snprintf(line, sizeof line, "%zu-%zu of %zu   Mouse: a click selects, the wheel scrolls",
 	    n > 0 ? t->help_top + 1 : 0, t->help_top + body < n ? t->help_top + body : n, n);
