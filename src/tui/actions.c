@@ -47,10 +47,13 @@ action_mark(struct tui *t, int key)
 unsigned
 action_mark_all(struct tui *t, int key)
 {
+	char buf[32];
+	const char *clear = draw_key("unmark-all", NULL, buf, sizeof buf);
+
 	(void)key;
 	model_mark_visible(&t->m);
-	model_message(&t->m, t->now_ms, false, "%zu marked (u or Esc clears)",
-	    t->m.mark_count);
+	model_message(&t->m, t->now_ms, false, "%zu marked (%s%sEsc clears)", t->m.mark_count,
+	    clear != NULL ? clear : "", clear != NULL ? " or " : "");
 	return TUI_HANDLED | TUI_REDRAW;
 }
 

@@ -739,7 +739,7 @@ static const struct keys_binding {
 	    key_cancel, "cancel" },
 	{ 'i', W_RUNS | W_LOG, "i", "Runs, Log", "the run's detail: settings, tokens, result",
 	    action_detail, "detail" },
-	{ ' ', W_RUNS, "Space", "Runs", "mark / unmark the run (then c, a, . act on the marked)",
+	{ ' ', W_RUNS, "Space", "Runs", "mark / unmark the run (cancel, approve, rerun then act on the marked)",
 	    action_mark, "mark" },
 	{ '*', W_RUNS, "*", "Runs", "mark every run shown (the / filter applied)",
 	    action_mark_all, "mark-all" },
