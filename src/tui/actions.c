@@ -110,10 +110,8 @@ action_bulk(struct tui *t, const char *verb)
 	}
 	buf_init(&ids, 0);
 	buf_init(&names, 0);
-	if (n == 0) {
+	if (n == 0)
 		buf_printf(&ids, "%s", sel->id);
-		action_name(t, &names, sel->id, sel->prompt);
-	}
 	for (size_t i = 0; i < n; i++) {
 		buf_printf(&ids, "%s%s", i > 0 ? " " : "", t->m.marks[i].id);
 		if (i < ACTION_NAMED_MAX)
@@ -122,9 +120,13 @@ action_bulk(struct tui *t, const char *verb)
 	if (n > ACTION_NAMED_MAX)
 		buf_printf(&names, " and %zu more", n - ACTION_NAMED_MAX);
 	job.text = ids.data;
-	if (n == 0)
-		modal_confirm(t, &job, "%s %s? [y/N]", ask, names.data);
-	else
+	if (n == 0) {
+		/* One run: by its names, as c asks, its id below. */
+		char what[512];
+
+		model_describe(&t->m, NULL, NULL, sel->id, what, sizeof what);
+		modal_confirm(t, &job, "%s %s? [y/N]\n%s", ask, what, sel->id);
+	} else
 		modal_confirm(t, &job, "%s %zu marked run%s: %s? [y/N]", ask, n, n == 1 ? "" : "s",
 		    names.data);
 	buf_free(&ids);
