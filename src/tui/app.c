@@ -110,7 +110,9 @@ res_projects(struct tui *t, const struct job_result *r)
 static unsigned
 res_sessions(struct tui *t, const struct job_result *r)
 {
-	return model_set_sessions(&t->m, r->job.id, r->sessions);
+	unsigned need = model_set_sessions(&t->m, r->job.id, r->sessions);
+
+	return r->job.archived ? need | palette_sessions_read(t, r->job.id) : need;
 }
 
 static unsigned

@@ -135,21 +135,43 @@ verb_project(struct tui *t, const char *arg)
 	model_focus(&t->m, PANE_PROJECTS);
 }
 
-static void
-verb_session(struct tui *t, const char *arg)
+/* The session of the selected project arg names (SIZE_MAX: none, or *many). */
+static size_t
+session_pick(struct tui *t, const char *arg, bool *many)
 {
 	const char **names = xcalloc(t->m.session_count + 1, sizeof *names);
 	const char **ids = xcalloc(t->m.session_count + 1, sizeof *ids);
 	size_t i;
-	bool many;
 
 	for (i = 0; i < t->m.session_count; i++) {
 		names[i] = t->m.sessions[i].title;
 		ids[i] = t->m.sessions[i].id;
 	}
-	i = palette_pick(names, ids, t->m.session_count, arg, &many);
+	i = palette_pick(names, ids, t->m.session_count, arg, many);
 	free(names);
 	free(ids);
+	return i;
+}
+
+static void
+verb_session(struct tui *t, const char *arg)
+{
+	const struct m_project *p = model_project(&t->m);
+	size_t i;
+	bool many;
+
+	t->want_session_title[0] = '\0';
+	i = session_pick(t, arg, &many);
+	if (i == SIZE_MAX && !many && !t->m.show_archived && p != NULL && p->id != NULL) {
+		/* Perhaps an archived one: the list is read with them, then searched again. */
+		snprintf(t->want_session_title, sizeof t->want_session_title, "%s", arg);
+		snprintf(t->want_session_project, sizeof t->want_session_project, "%s", p->id);
+		t->m.show_archived = true;
+		tui_need(t, NEED_PROJECTS | NEED_SESSIONS);
+		model_message(&t->m, t->now_ms, false, "looking for '%s' among the archived "
+		    "sessions too", arg);
+		return;
+	}
 	if (i == SIZE_MAX) {
 		model_message(&t->m, t->now_ms, true, many ? "several sessions match '%s' "
 		    "(Tab lists them)" : "no session '%s' in this project", arg);
@@ -157,6 +179,35 @@ verb_session(struct tui *t, const char *arg)
 	}
 	tui_need(t, model_select(&t->m, PANE_SESSIONS, i));
 	model_focus(&t->m, PANE_SESSIONS);
+}
+
+unsigned
+palette_sessions_read(struct tui *t, const char *project_id)
+{
+	char key[32];
+	const char *k;
+	size_t i;
+	bool many;
+
+	if (t->want_session_title[0] == '\0' || project_id == NULL ||
+	    strcmp(project_id, t->want_session_project) != 0)
+		return NEED_NONE;
+	i = session_pick(t, t->want_session_title, &many);
+	if (i == SIZE_MAX) {
+		model_message(&t->m, t->now_ms, true, many ? "several sessions match '%s' "
+		    "(Tab lists them)" : "no session '%s' in this project, archived ones included",
+		    t->want_session_title);
+		t->want_session_title[0] = '\0';
+		return NEED_NONE;
+	}
+	t->want_session_title[0] = '\0';
+	k = keys_action_key("show-archived", key, sizeof key);
+	if (t->m.sessions[i].archived)
+		model_message(&t->m, t->now_ms, false, "%s is archived: shown with the archived "
+		    "ones%s%s%s", t->m.sessions[i].title != NULL ? t->m.sessions[i].title : "",
+		    k != NULL ? " (" : "", k != NULL ? k : "", k != NULL ? " hides them)" : "");
+	model_focus(&t->m, PANE_SESSIONS);
+	return model_select(&t->m, PANE_SESSIONS, i);
 }
 
 /* The run an argument names (a message when none); NULL without one. */
