@@ -660,6 +660,9 @@ key_revert(struct tui *t, int key)
 		model_show_right(&t->m, RIGHT_CHANGES);
 		model_message(&t->m, t->now_ms, false, "the changes of %s: R again reverts them",
 		    r->id);
+	} else if (c->reverted_at != NULL) {
+		model_message(&t->m, t->now_ms, true, "%s is already reverted (at %s): nothing to "
+		    "revert", r->id, c->reverted_at);
 	} else if (c->file_count == 0) {
 		model_message(&t->m, t->now_ms, true, c->loading ? "reading the changes of %s" :
 		    "%s changed no file: nothing to revert", r->id);

@@ -58,6 +58,12 @@ wait_for_re "reverted run_.*2 files put back"
 wait_for_re "Changes: .*reverted"
 pass "R, y, then y to force: the files are as before the run"
 
+# A run already reverted is not offered again as if its files were to come back.
+keys R
+wait_for_re "run_[0-9a-z]+ is already reverted \\(at [0-9-]+T[0-9:.]+Z\\): nothing to revert"
+assert_not_screen "[y/N]"
+pass "R on a reverted run says so instead of asking"
+
 keys '?'
 wait_for "revert the selected run's changes"
 keys Escape
