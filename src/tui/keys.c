@@ -1178,25 +1178,32 @@ keys_init(void)
 	draw_register_keys(keys_action_key);
 }
 
-/* The name of a pane set, for "works in ..." messages. */
+/* The names of a pane set, for "works in ..." messages: "Runs and the Log (1)". */
 static const char *
-keys_where_name(unsigned where)
+keys_where_name(unsigned where, char *buf, size_t len)
 {
 	static const struct {
 		unsigned w;
 		const char *name;
 	} names[] = {
+		{ W_PROJECTS, "Projects" }, { W_SESSIONS, "Sessions" }, { W_RUNS, "Runs" },
 		{ W_LOG, "the Log (1)" }, { W_PLAN, "the Plan (2)" },
-		{ W_CONNECTORS, "the Connectors (4)" },
-		{ W_ARTIFACTS, "the Artifacts (3)" }, { W_RUNS, "Runs" },
-		{ W_SESSIONS, "Sessions" }, { W_PROJECTS, "Projects" },
+		{ W_ARTIFACTS, "the Artifacts (3)" }, { W_CONNECTORS, "the Connectors (4)" },
+		{ W_CHANGES, "the Changes (5)" },
 	};
+	size_t count = 0, seen = 0, n = 0;
 
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-		if (where & names[i].w)
-			return names[i].name;
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		count += (where & names[i].w) != 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof names / sizeof names[0] && n < len; i++) {
+		if (!(where & names[i].w))
+			continue;
+		seen++;
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", seen == 1 ? "" : seen == count ?
+		    " and " : ", ", names[i].name);
 	}
-	return "another pane";
+	return count > 0 ? buf : "another pane";
 }
 
 /* One key: the modal first, then the table, then the focused view. */
@@ -1206,7 +1213,7 @@ keys_dispatch(struct tui *t, int key)
 	enum modal_kind k = modal_current(t);
 	const struct view_ops *v;
 	unsigned where, f;
-	char label[64];
+	char label[64], panes[160];
 
 	if (t->too_small)
 		return key == 'q' ? key_quit(t, key) : 0;
@@ -1250,7 +1257,8 @@ keys_dispatch(struct tui *t, int key)
 			l--;
 		b = &keys_table[l];
 		model_message(&t->m, t->now_ms, false, "%s (%s) works in %s; ? lists the keys",
-		    keys_label(l, label, sizeof label), b->help, keys_where_name(b->where));
+		    keys_label(l, label, sizeof label), b->help,
+		    keys_where_name(b->where, panes, sizeof panes));
 		return TUI_HANDLED | TUI_REDRAW;
 	}
 	return 0;
