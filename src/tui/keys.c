@@ -195,6 +195,16 @@ key_details(struct tui *t, int key)
 				    p->steps[i].title != NULL ? p->steps[i].title : "");
 			}
 			keys_detail(&b, "Feedback", p->feedback);
+		} else if (t->m.focus == PANE_RIGHT && t->m.right == RIGHT_CHANGES &&
+		    model_change(&t->m) != NULL) {
+			const struct m_change *f = model_change(&t->m);
+
+			keys_detail(&b, "File", f->path);
+			buf_printf(&b, "\n\nChange: %c %s", f->status, f->binary ? "binary" :
+			    f->too_large ? "too large" : "");
+			if (!f->binary && !f->too_large)
+				buf_printf(&b, "+%ld -%ld", f->additions, f->deletions);
+			keys_detail(&b, "Run", t->m.changes.run_id);
 		} else if (t->m.focus == PANE_RIGHT && t->m.right == RIGHT_ARTIFACTS && a != NULL) {
 			keys_detail(&b, "Artifact", a->name);
 			keys_detail(&b, "Path", a->path);
