@@ -104,7 +104,9 @@ res_doctor(struct tui *t, const struct job_result *r)
 static unsigned
 res_projects(struct tui *t, const struct job_result *r)
 {
-	return model_set_projects(&t->m, r->projects);
+	unsigned need = model_set_projects(&t->m, r->projects);
+
+	return r->job.archived ? need | palette_projects_read(t) : need;
 }
 
 static unsigned

@@ -192,6 +192,7 @@ struct tui {
 	 * project's list is read with the archived ones. */
 	char want_session_title[128];
 	char want_session_project[128];
+	char want_project_name[128];	/* the same for ':project NAME' */
 	char *state_text;		/* the state file as last read or written */
 	long long state_check_ms;	/* when the state is next compared with the file's */
 	size_t messages_top;		/* the message history's first row shown */
@@ -340,6 +341,8 @@ void palette_free(struct tui *t);
 /* The sessions of project_id were read with the archived ones: a ':session'
  * waiting for them is looked for again (NEED_* of its selection). */
 unsigned palette_sessions_read(struct tui *t, const char *project_id);
+/* The projects were read with the archived ones: the same for ':project'. */
+unsigned palette_projects_read(struct tui *t);
 
 /* draw.c */
 void draw_init(struct tui *t);
