@@ -439,8 +439,14 @@ key_run_jump(struct tui *t, int key)
 	char id[64];
 
 	if (t->m.log.run_scope) {
-		model_message(&t->m, t->now_ms, true, "the Log shows one run: s shows its session's "
-		    "runs, then ] and [ jump between them");
+		char sk[32], nk[32], pk[32];
+		const char *s = keys_action_key("scope", sk, sizeof sk);
+		const char *n = keys_action_key("next-run", nk, sizeof nk);
+		const char *p = keys_action_key("previous-run", pk, sizeof pk);
+
+		model_message(&t->m, t->now_ms, true, "the Log shows one run: %s shows its session's "
+		    "runs, then %s and %s jump between them", s != NULL ? s : "(no key)",
+		    n != NULL ? n : "(no key)", p != NULL ? p : "(no key)");
 		return TUI_HANDLED | TUI_REDRAW;
 	}
 	run = model_log_run_jump(&t->m, key == ']' ? 1 : -1, &index, &total);
@@ -667,9 +673,11 @@ key_revert(struct tui *t, int key)
 		model_message(&t->m, t->now_ms, true, "%s is still %s: revert it once it has ended",
 		    r->id, r->status);
 	} else if (c->run_id == NULL || strcmp(c->run_id, r->id) != 0) {
+		const char *k = keys_action_key("revert", files, sizeof files);
+
 		model_show_right(&t->m, RIGHT_CHANGES);
-		model_message(&t->m, t->now_ms, false, "the changes of %s: R again reverts them",
-		    r->id);
+		model_message(&t->m, t->now_ms, false, "the changes of %s: %s again reverts them",
+		    r->id, k != NULL ? k : "revert");
 	} else if (c->reverted_at != NULL) {
 		model_message(&t->m, t->now_ms, true, "%s is already reverted (at %s): nothing to "
 		    "revert", r->id, c->reverted_at);

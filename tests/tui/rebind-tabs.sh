@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Keys given in dashboard.conf are the keys every text names: the title
-# line's tabs (a click on a tab still shows its pane), the message of '*'
-# and the help of Space.
+# line's tabs (a click on a tab still shows its pane), the messages of '*',
+# of the revert key from Runs and of a run jump in a run's Log, and the help
+# of Space.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 tui_start_with_run rebind quick "Rebound keys" status completed
@@ -12,6 +13,9 @@ key.changes = 6
 key.plan = F2
 key.unmark-all = x
 key.rerun = Ctrl-R
+key.revert = X
+key.scope = F3
+key.next-run = >
 CONF
 dash_start 90x30 XDG_CONFIG_HOME="$TUI_TMP/xdg"
 wait_live
@@ -19,6 +23,12 @@ wait_for "Rebound keys"
 wait_for "[1 Log] F2 Plan 3 Artifacts 4 Connectors 6 Changes"
 assert_not_screen "5 Changes"
 pass "the tabs name the keys given (6 Changes, F2 Plan)"
+
+keys U
+wait_for "Runs ↓newest"
+keys X
+wait_for_re "the changes of run_[0-9a-z]+: X again reverts them"
+pass "the revert key from Runs names itself (X)"
 
 keys 6
 wait_for "[6 Changes]"
@@ -39,6 +49,14 @@ keys x
 wait_for "marks cleared"
 pass "'*' names the key that clears the marks (x)"
 
+keys 1
+wait_for "[1 Log]"
+keys '>'
+wait_for "the Log shows one run: F3 shows its session's runs, then > and [ jump between them"
+pass "a run jump in a run's Log names the keys given (F3, >)"
+
+keys U
+wait_for "Runs ↓newest"
 keys '?'
 wait_for "┌ Keys: Runs"
 wait_for "mark / unmark the run"
