@@ -154,8 +154,6 @@ verb_project(struct tui *t, const char *arg)
 		snprintf(t->want_project_name, sizeof t->want_project_name, "%s", arg);
 		t->m.show_archived = true;
 		tui_need(t, NEED_PROJECTS | NEED_SESSIONS);
-		model_message(&t->m, t->now_ms, false, "looking for '%s' among the archived "
-		    "projects too", arg);
 		return;
 	}
 	if (i == SIZE_MAX) {
@@ -181,7 +179,9 @@ palette_projects_read(struct tui *t)
 		    "(Tab lists them)" : "no project named '%s', archived ones included",
 		    t->want_project_name);
 		t->want_project_name[0] = '\0';
-		return NEED_NONE;
+		/* Hidden again, as before the search. */
+		t->m.show_archived = false;
+		return NEED_PROJECTS | NEED_SESSIONS;
 	}
 	t->want_project_name[0] = '\0';
 	if (t->m.projects[i].archived)
@@ -224,8 +224,6 @@ verb_session(struct tui *t, const char *arg)
 		snprintf(t->want_session_project, sizeof t->want_session_project, "%s", p->id);
 		t->m.show_archived = true;
 		tui_need(t, NEED_PROJECTS | NEED_SESSIONS);
-		model_message(&t->m, t->now_ms, false, "looking for '%s' among the archived "
-		    "sessions too", arg);
 		return;
 	}
 	if (i == SIZE_MAX) {
@@ -252,7 +250,8 @@ palette_sessions_read(struct tui *t, const char *project_id)
 		    "(Tab lists them)" : "no session '%s' in this project, archived ones included",
 		    t->want_session_title);
 		t->want_session_title[0] = '\0';
-		return NEED_NONE;
+		t->m.show_archived = false;
+		return NEED_PROJECTS | NEED_SESSIONS;
 	}
 	t->want_session_title[0] = '\0';
 	if (t->m.sessions[i].archived)

@@ -43,6 +43,13 @@ keys Z
 wait_for "archived projects and sessions hidden"
 wait_gone "[archived]"
 keys :
+type_text "project Nowhere"
+keys Enter
+wait_for "no project named 'Nowhere', archived ones included"
+wait_gone "[archived]"
+assert_not_screen "+archived"
+pass "a name found nowhere leaves the archived ones hidden, as before"
+keys :
 type_text "project attic"
 keys Enter
 wait_for "attic is archived: shown with the archived ones (Z hides them)"
