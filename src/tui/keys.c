@@ -1143,19 +1143,25 @@ help_draw(struct tui *t)
 	const char *keys, *where, *text;
 	char line[256], title[160];
 	size_t n, body, len;
-	int h, tw, x;
+	int h, tw, x, bw = 0;
+	unsigned mask;
 	struct rect r;
 
 	snprintf(title, sizeof title, "Keys: %s (Tab %s, j/k scroll, Esc closes)",
 	    t->help_all ? "all" : tui_view(t, t->m.focus)->name,
 	    t->help_all ? "this pane" : "all keys");
-	/* The box's width first (80 at most, as modal_box gives it), then its lines. */
-	tw = (t->cols - 2 < 80 ? t->cols - 2 : 80) - 4 - HELP_TEXT_X;
+	/* The box's width first: the longest description's, else the screen's
+	 * (modal_box keeps a column each side); then its lines. */
+	for (size_t i = 0; keys_help_row(i, &mask, &keys, &where, &text); i++)
+		if (draw_width(text) > bw)
+			bw = draw_width(text);
+	bw += 4 + HELP_TEXT_X;
+	tw = (t->cols - 2 < bw ? t->cols - 2 : bw) - 4 - HELP_TEXT_X;
 	n = help_lines(t, tw > 8 ? tw : 8, SIZE_MAX, NULL, NULL, NULL, NULL);
 	h = (int)n + 3;
 	if (h > t->rows - 4)
 		h = t->rows - 4;
-	r = modal_box(t, 80, h, title);
+	r = modal_box(t, bw, h, title);
 	tw = r.w - HELP_TEXT_X;
 	n = help_lines(t, tw > 8 ? tw : 8, SIZE_MAX, NULL, NULL, NULL, NULL);
 	body = r.h > 2 ? (size_t)r.h - 2 : 1;

@@ -84,9 +84,6 @@ wait_gone "Keep me"
 pass "a project archived with the CLI leaves the list"
 
 keys '?'
-wait_for "Keys: Projects"
-# The descriptions wrap: z's row is a page down.
-keys NPage
 wait_for "archive the selected project or session"
 wait_for "show the archived ones too"
 screen | grep -F "show the archived ones too" | grep -q " V " ||
