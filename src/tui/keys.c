@@ -691,9 +691,13 @@ key_revert(struct tui *t, int key)
 			    i > 0 ? ", " : "", c->files[i].path);
 		if (i < c->file_count)
 			snprintf(files + n, sizeof files - n, " and %zu more", c->file_count - i);
+		char what[512];
+
 		job.id = r->id;
+		model_describe(&t->m, NULL, NULL, r->id, what, sizeof what);
 		modal_confirm(t, &job, "Revert %s? It puts back %zu file%s as before the run: "
-		    "%s [y/N]", r->id, c->file_count, c->file_count == 1 ? "" : "s", files);
+		    "%s [y/N]\n%s", what, c->file_count, c->file_count == 1 ? "" : "s", files,
+		    r->id);
 	}
 	return TUI_HANDLED | TUI_REDRAW;
 }

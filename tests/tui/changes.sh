@@ -46,7 +46,8 @@ pass "the run's row shows +4 -1"
 printf 'delta\n' >>"$ws/notes.txt"
 keys R
 wait_for "[y/N]"
-assert_screen "Revert run_"
+assert_screen 'Revert run "Fix the notes" in edits'
+assert_screen "$run"
 screen | grep -qF "notes.txt, report.md" || fail "the question does not name the files"
 keys y
 wait_for "changed since the run"
