@@ -89,6 +89,12 @@ tui_shell(struct tui *t, const char *cwd, const char *session_id, const char *pr
 
 	if (shell == NULL || *shell == '\0')
 		shell = "/bin/sh";
+	/* Said here: the child's stderr would be behind the screen taken back at once. */
+	if (access(cwd, X_OK) != 0) {
+		model_message(&t->m, t->now_ms, true, "cannot open a shell in %s: %s", cwd,
+		    strerror(errno));
+		return -1;
+	}
 	snprintf(session, sizeof session, "TASKDECK_SESSION=%s", session_id);
 	snprintf(project, sizeof project, "TASKDECK_PROJECT=%s", project_id);
 	snprintf(what, sizeof what, "$SHELL (%s)", shell);
