@@ -663,7 +663,7 @@ key_revert(struct tui *t, int key)
 	const struct m_run *r = model_run(&t->m);
 	const struct m_changes *c = &t->m.changes;
 	struct job job = { .kind = JOB_REVERT };
-	char files[600];
+	char files[600], what[512];
 	size_t n = 0, i;
 
 	(void)key;
@@ -691,8 +691,6 @@ key_revert(struct tui *t, int key)
 			    i > 0 ? ", " : "", c->files[i].path);
 		if (i < c->file_count)
 			snprintf(files + n, sizeof files - n, " and %zu more", c->file_count - i);
-		char what[512];
-
 		job.id = r->id;
 		model_describe(&t->m, NULL, NULL, r->id, what, sizeof what);
 		modal_confirm(t, &job, "Revert %s? It puts back %zu file%s as before the run: "
@@ -764,7 +762,8 @@ static const struct keys_binding {
 	    key_cancel, "cancel" },
 	{ 'i', W_RUNS | W_LOG, "i", "Runs, Log", "the run's detail: settings, tokens, result",
 	    action_detail, "detail" },
-	{ ' ', W_RUNS, "Space", "Runs", "mark / unmark the run (cancel, approve, rerun then act on the marked)",
+	{ ' ', W_RUNS, "Space", "Runs",
+	    "mark / unmark the run (cancel, approve, rerun then act on the marked)",
 	    action_mark, "mark" },
 	{ '*', W_RUNS, "*", "Runs", "mark every run shown (the / filter applied)",
 	    action_mark_all, "mark-all" },
