@@ -164,6 +164,15 @@ tui_bulk_result(struct tui *t, const struct job_result *r)
 	    r->summary != NULL ? r->summary : "",
 	    r->summary != NULL && *r->summary != '\0' ? ")" : "");
 	model_marks_clear(&t->m);
+	/* One run run again: the new one is selected once listed (its Log, its Changes). */
+	if (strcmp(verb, "rerun") == 0 && r->done_count == 1 && r->failed_count == 0 &&
+	    r->summary != NULL && strncmp(r->summary, "started ", 8) == 0 &&
+	    r->job.text != NULL && strchr(r->job.text, ' ') == NULL) {
+		char id[128];
+
+		snprintf(id, sizeof id, "%.*s", (int)strcspn(r->summary + 8, ",; "), r->summary + 8);
+		tui_jump(t, NULL, NULL, id);
+	}
 	return NEED_RUNS | NEED_PROJECT_RUNS | NEED_SESSIONS | NEED_PLAN;
 }
 
