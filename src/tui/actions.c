@@ -47,10 +47,13 @@ action_mark(struct tui *t, int key)
 unsigned
 action_mark_all(struct tui *t, int key)
 {
+	char buf[32];
+	const char *clear = draw_key("unmark-all", NULL, buf, sizeof buf);
+
 	(void)key;
 	model_mark_visible(&t->m);
-	model_message(&t->m, t->now_ms, false, "%zu marked (u or Esc clears)",
-	    t->m.mark_count);
+	model_message(&t->m, t->now_ms, false, "%zu marked (%s%sEsc clears)", t->m.mark_count,
+	    clear != NULL ? clear : "", clear != NULL ? " or " : "");
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
@@ -107,10 +110,8 @@ action_bulk(struct tui *t, const char *verb)
 	}
 	buf_init(&ids, 0);
 	buf_init(&names, 0);
-	if (n == 0) {
+	if (n == 0)
 		buf_printf(&ids, "%s", sel->id);
-		action_name(t, &names, sel->id, sel->prompt);
-	}
 	for (size_t i = 0; i < n; i++) {
 		buf_printf(&ids, "%s%s", i > 0 ? " " : "", t->m.marks[i].id);
 		if (i < ACTION_NAMED_MAX)
@@ -119,9 +120,13 @@ action_bulk(struct tui *t, const char *verb)
 	if (n > ACTION_NAMED_MAX)
 		buf_printf(&names, " and %zu more", n - ACTION_NAMED_MAX);
 	job.text = ids.data;
-	if (n == 0)
-		modal_confirm(t, &job, "%s %s? [y/N]", ask, names.data);
-	else
+	if (n == 0) {
+		/* One run: by its names, as c asks, its id below. */
+		char what[512];
+
+		model_describe(&t->m, NULL, NULL, sel->id, what, sizeof what);
+		modal_confirm(t, &job, "%s %s? [y/N]\n%s", ask, what, sel->id);
+	} else
 		modal_confirm(t, &job, "%s %zu marked run%s: %s? [y/N]", ask, n, n == 1 ? "" : "s",
 		    names.data);
 	buf_free(&ids);
@@ -159,6 +164,15 @@ tui_bulk_result(struct tui *t, const struct job_result *r)
 	    r->summary != NULL ? r->summary : "",
 	    r->summary != NULL && *r->summary != '\0' ? ")" : "");
 	model_marks_clear(&t->m);
+	/* One run run again: the new one is selected once listed (its Log, its Changes). */
+	if (strcmp(verb, "rerun") == 0 && r->done_count == 1 && r->failed_count == 0 &&
+	    r->summary != NULL && strncmp(r->summary, "started ", 8) == 0 &&
+	    r->job.text != NULL && strchr(r->job.text, ' ') == NULL) {
+		char id[128];
+
+		snprintf(id, sizeof id, "%.*s", (int)strcspn(r->summary + 8, ",; "), r->summary + 8);
+		tui_jump(t, NULL, NULL, id);
+	}
 	return NEED_RUNS | NEED_PROJECT_RUNS | NEED_SESSIONS | NEED_PLAN;
 }
 

@@ -104,13 +104,17 @@ res_doctor(struct tui *t, const struct job_result *r)
 static unsigned
 res_projects(struct tui *t, const struct job_result *r)
 {
-	return model_set_projects(&t->m, r->projects);
+	unsigned need = model_set_projects(&t->m, r->projects);
+
+	return r->job.archived ? need | palette_projects_read(t) : need;
 }
 
 static unsigned
 res_sessions(struct tui *t, const struct job_result *r)
 {
-	return model_set_sessions(&t->m, r->job.id, r->sessions);
+	unsigned need = model_set_sessions(&t->m, r->job.id, r->sessions);
+
+	return r->job.archived ? need | palette_sessions_read(t, r->job.id) : need;
 }
 
 static unsigned

@@ -8,6 +8,7 @@
 #include <curses.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,11 +21,12 @@
 /*
  * Runs "sh -c line sh arg" on the terminal, in cwd (NULL: here) with env
  * ("NAME=value" strings, NULL-ended; NULL: none) added, and takes the screen
- * back after.  what names it in the message of a failure.  0 when it exited 0.
+ * back after.  what names it in the message of a failure.  0 when it exited 0
+ * (any_status: with any status but the shell's 126 and 127, could not run it).
  */
 static int
 external_run(struct tui *t, const char *what, const char *line, const char *arg,
-    const char *cwd, char *const *env)
+    const char *cwd, char *const *env, bool any_status)
 {
 	struct timespec zero = { 0, 0 };
 	sigset_t set;
@@ -58,7 +60,8 @@ external_run(struct tui *t, const char *what, const char *line, const char *arg,
 	reset_prog_mode();
 	clearok(curscr, TRUE);
 	t->dirty = true;
-	if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+	if (pid < 0 || !WIFEXITED(status) || (WEXITSTATUS(status) != 0 && (!any_status ||
+	    WEXITSTATUS(status) == 126 || WEXITSTATUS(status) == 127))) {
 		model_message(&t->m, t->now_ms, true, "%s did not succeed%s", what,
 		    pid < 0 ? ": cannot start it" : "");
 		return -1;
@@ -77,7 +80,7 @@ tui_external(struct tui *t, const char *var, const char *fallback, const char *p
 	/* The command as the shell reads it (it may hold options), the file as $1. */
 	snprintf(line, sizeof line, "%s \"$1\"", cmd);
 	snprintf(what, sizeof what, "%s (%s)", var, cmd);
-	return external_run(t, what, line, path, NULL, NULL);
+	return external_run(t, what, line, path, NULL, NULL, false);
 }
 
 int
@@ -89,11 +92,18 @@ tui_shell(struct tui *t, const char *cwd, const char *session_id, const char *pr
 
 	if (shell == NULL || *shell == '\0')
 		shell = "/bin/sh";
+	/* Said here: the child's stderr would be behind the screen taken back at once. */
+	if (access(cwd, X_OK) != 0) {
+		model_message(&t->m, t->now_ms, true, "cannot open a shell in %s: %s", cwd,
+		    strerror(errno));
+		return -1;
+	}
 	snprintf(session, sizeof session, "TASKDECK_SESSION=%s", session_id);
 	snprintf(project, sizeof project, "TASKDECK_PROJECT=%s", project_id);
 	snprintf(what, sizeof what, "$SHELL (%s)", shell);
-	/* The shell itself, not through sh -c's words: "$1" is its path. */
-	return external_run(t, what, "exec \"$1\"", shell, cwd, env);
+	/* The shell itself, not through sh -c's words: "$1" is its path.  It exits
+	 * with its last command's status, which is no failure of the shell's. */
+	return external_run(t, what, "exec \"$1\"", shell, cwd, env, true);
 }
 
 /* A private temporary file (0600); its path into path; the open FILE, or NULL. */

@@ -195,6 +195,16 @@ key_details(struct tui *t, int key)
 				    p->steps[i].title != NULL ? p->steps[i].title : "");
 			}
 			keys_detail(&b, "Feedback", p->feedback);
+		} else if (t->m.focus == PANE_RIGHT && t->m.right == RIGHT_CHANGES &&
+		    model_change(&t->m) != NULL) {
+			const struct m_change *f = model_change(&t->m);
+
+			keys_detail(&b, "File", f->path);
+			buf_printf(&b, "\n\nChange: %c %s", f->status, f->binary ? "binary" :
+			    f->too_large ? "too large" : "");
+			if (!f->binary && !f->too_large)
+				buf_printf(&b, "+%ld -%ld", f->additions, f->deletions);
+			keys_detail(&b, "Run", t->m.changes.run_id);
 		} else if (t->m.focus == PANE_RIGHT && t->m.right == RIGHT_ARTIFACTS && a != NULL) {
 			keys_detail(&b, "Artifact", a->name);
 			keys_detail(&b, "Path", a->path);
@@ -463,8 +473,14 @@ key_run_jump(struct tui *t, int key)
 	char id[64];
 
 	if (t->m.log.run_scope) {
-		model_message(&t->m, t->now_ms, true, "the Log shows one run: s shows its session's "
-		    "runs, then ] and [ jump between them");
+		char sk[32], nk[32], pk[32];
+		const char *s = keys_action_key("scope", sk, sizeof sk);
+		const char *n = keys_action_key("next-run", nk, sizeof nk);
+		const char *p = keys_action_key("previous-run", pk, sizeof pk);
+
+		model_message(&t->m, t->now_ms, true, "the Log shows one run: %s shows its session's "
+		    "runs, then %s and %s jump between them", s != NULL ? s : "(no key)",
+		    n != NULL ? n : "(no key)", p != NULL ? p : "(no key)");
 		return TUI_HANDLED | TUI_REDRAW;
 	}
 	run = model_log_run_jump(&t->m, key == ']' ? 1 : -1, &index, &total);
@@ -681,7 +697,7 @@ key_revert(struct tui *t, int key)
 	const struct m_run *r = model_run(&t->m);
 	const struct m_changes *c = &t->m.changes;
 	struct job job = { .kind = JOB_REVERT };
-	char files[600];
+	char files[600], what[512];
 	size_t n = 0, i;
 
 	(void)key;
@@ -691,9 +707,14 @@ key_revert(struct tui *t, int key)
 		model_message(&t->m, t->now_ms, true, "%s is still %s: revert it once it has ended",
 		    r->id, r->status);
 	} else if (c->run_id == NULL || strcmp(c->run_id, r->id) != 0) {
+		const char *k = keys_action_key("revert", files, sizeof files);
+
 		model_show_right(&t->m, RIGHT_CHANGES);
-		model_message(&t->m, t->now_ms, false, "the changes of %s: R again reverts them",
-		    r->id);
+		model_message(&t->m, t->now_ms, false, "the changes of %s: %s again reverts them",
+		    r->id, k != NULL ? k : "revert");
+	} else if (c->reverted_at != NULL) {
+		model_message(&t->m, t->now_ms, true, "%s is already reverted (at %s): nothing to "
+		    "revert", r->id, c->reverted_at);
 	} else if (c->file_count == 0) {
 		model_message(&t->m, t->now_ms, true, c->loading ? "reading the changes of %s" :
 		    "%s changed no file: nothing to revert", r->id);
@@ -705,8 +726,10 @@ key_revert(struct tui *t, int key)
 		if (i < c->file_count)
 			snprintf(files + n, sizeof files - n, " and %zu more", c->file_count - i);
 		job.id = r->id;
+		model_describe(&t->m, NULL, NULL, r->id, what, sizeof what);
 		modal_confirm(t, &job, "Revert %s? It puts back %zu file%s as before the run: "
-		    "%s [y/N]", r->id, c->file_count, c->file_count == 1 ? "" : "s", files);
+		    "%s [y/N]\n%s", what, c->file_count, c->file_count == 1 ? "" : "s", files,
+		    r->id);
 	}
 	return TUI_HANDLED | TUI_REDRAW;
 }
@@ -773,7 +796,8 @@ static const struct keys_binding {
 	    key_cancel, "cancel" },
 	{ 'i', W_RUNS | W_LOG, "i", "Runs, Log", "the run's detail: settings, tokens, result",
 	    action_detail, "detail" },
-	{ ' ', W_RUNS, "Space", "Runs", "mark / unmark the run (then c, a, . act on the marked)",
+	{ ' ', W_RUNS, "Space", "Runs",
+	    "mark / unmark the run (cancel, approve, rerun then act on the marked)",
 	    action_mark, "mark" },
 	{ '*', W_RUNS, "*", "Runs", "mark every run shown (the / filter applied)",
 	    action_mark_all, "mark-all" },
@@ -1117,25 +1141,38 @@ keys_help_row(size_t i, unsigned *mask, const char **keys, const char **where,
 	return false;
 }
 
-/* The help's rows: those of the pane it was opened from (and anywhere,
- * modals, editors), or every row with help_all; returns how many, and the
- * row i of them when asked. */
+/* The keys' and where's columns of the help; its descriptions wrap beside them. */
+#define HELP_TEXT_X 32
+
+/*
+ * The help's lines: the rows of the pane it was opened from (and anywhere,
+ * modals, editors), or every row with help_all, each description wrapped at
+ * tw columns (keys and where on its first line only); returns how many, and
+ * line want's parts when asked.
+ */
 static size_t
-help_rows(const struct tui *t, size_t want, const char **keys, const char **where,
-    const char **text)
+help_lines(const struct tui *t, int tw, size_t want, const char **keys, const char **where,
+    const char **text, size_t *text_len)
 {
 	const char *k, *w, *x;
 	unsigned mask;
 	size_t n = 0;
 
 	for (size_t i = 0; keys_help_row(i, &mask, &k, &w, &x); i++) {
+		size_t len = strlen(x), off = 0, next, part;
+
 		if (!t->help_all && !(mask & t->help_where))
 			continue;
-		if (n++ == want && keys != NULL) {
-			*keys = k;
-			*where = w;
-			*text = x;
-		}
+		do {
+			part = draw_wrap(x + off, len - off, tw, &next);
+			if (n++ == want && keys != NULL) {
+				*keys = off == 0 ? k : "";
+				*where = off == 0 ? w : "";
+				*text = x + off;
+				*text_len = part;
+			}
+			off += next;
+		} while (off < len && next > 0);
 	}
 	return n;
 }
@@ -1145,23 +1182,36 @@ help_draw(struct tui *t)
 {
 	const char *keys, *where, *text;
 	char line[256], title[160];
-	size_t n = help_rows(t, SIZE_MAX, NULL, NULL, NULL), body;
-	int h = (int)n + 3;
+	size_t n, body, len;
+	int h, tw, x, bw = 0;
+	unsigned mask;
 	struct rect r;
 
-	if (h > t->rows - 4)
-		h = t->rows - 4;
 	snprintf(title, sizeof title, "Keys: %s (Tab %s, j/k scroll, Esc closes)",
 	    t->help_all ? "all" : tui_view(t, t->m.focus)->name,
 	    t->help_all ? "this pane" : "all keys");
-	r = modal_box(t, 80, h, title);
+	/* The box's width first: the longest description's, else the screen's
+	 * (modal_box keeps a column each side); then its lines. */
+	for (size_t i = 0; keys_help_row(i, &mask, &keys, &where, &text); i++)
+		if (draw_width(text) > bw)
+			bw = draw_width(text);
+	bw += 4 + HELP_TEXT_X;
+	tw = (t->cols - 2 < bw ? t->cols - 2 : bw) - 4 - HELP_TEXT_X;
+	n = help_lines(t, tw > 8 ? tw : 8, SIZE_MAX, NULL, NULL, NULL, NULL);
+	h = (int)n + 3;
+	if (h > t->rows - 4)
+		h = t->rows - 4;
+	r = modal_box(t, bw, h, title);
+	tw = r.w - HELP_TEXT_X;
+	n = help_lines(t, tw > 8 ? tw : 8, SIZE_MAX, NULL, NULL, NULL, NULL);
 	body = r.h > 2 ? (size_t)r.h - 2 : 1;
 	if (t->help_top + body > n)
 		t->help_top = n > body ? n - body : 0;
 	for (size_t i = 0; i < body && t->help_top + i < n; i++) {
-		help_rows(t, t->help_top + i, &keys, &where, &text);
-		snprintf(line, sizeof line, "%-16s %-14s %s", keys, where, text);
-		draw_text(r.y + (int)i, r.x, r.w, line, A_NORMAL);
+		help_lines(t, tw > 8 ? tw : 8, t->help_top + i, &keys, &where, &text, &len);
+		snprintf(line, sizeof line, "%-16s %-14s ", keys, where);
+		x = draw_text(r.y + (int)i, r.x, r.w, line, A_NORMAL);
+		draw_span(r.y + (int)i, r.x + x, r.w - x, text, len, NULL, A_NORMAL, A_NORMAL);
 	}
 	snprintf(line, sizeof line, "%zu-%zu of %zu   Mouse: a click selects, the wheel scrolls",
 	    n > 0 ? t->help_top + 1 : 0, t->help_top + body < n ? t->help_top + body : n, n);
@@ -1192,25 +1242,32 @@ keys_init(void)
 	draw_register_keys(keys_action_key);
 }
 
-/* The name of a pane set, for "works in ..." messages. */
+/* The names of a pane set, for "works in ..." messages: "Runs and the Log (1)". */
 static const char *
-keys_where_name(unsigned where)
+keys_where_name(unsigned where, char *buf, size_t len)
 {
 	static const struct {
 		unsigned w;
 		const char *name;
 	} names[] = {
+		{ W_PROJECTS, "Projects" }, { W_SESSIONS, "Sessions" }, { W_RUNS, "Runs" },
 		{ W_LOG, "the Log (1)" }, { W_PLAN, "the Plan (2)" },
-		{ W_CONNECTORS, "the Connectors (4)" },
-		{ W_ARTIFACTS, "the Artifacts (3)" }, { W_RUNS, "Runs" },
-		{ W_SESSIONS, "Sessions" }, { W_PROJECTS, "Projects" },
+		{ W_ARTIFACTS, "the Artifacts (3)" }, { W_CONNECTORS, "the Connectors (4)" },
+		{ W_CHANGES, "the Changes (5)" },
 	};
+	size_t count = 0, seen = 0, n = 0;
 
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-		if (where & names[i].w)
-			return names[i].name;
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		count += (where & names[i].w) != 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof names / sizeof names[0] && n < len; i++) {
+		if (!(where & names[i].w))
+			continue;
+		seen++;
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", seen == 1 ? "" : seen == count ?
+		    " and " : ", ", names[i].name);
 	}
-	return "another pane";
+	return count > 0 ? buf : "another pane";
 }
 
 /* One key: the modal first, then the table, then the focused view. */
@@ -1220,7 +1277,7 @@ keys_dispatch(struct tui *t, int key)
 	enum modal_kind k = modal_current(t);
 	const struct view_ops *v;
 	unsigned where, f;
-	char label[64];
+	char label[64], panes[160];
 
 	if (t->too_small)
 		return key == 'q' ? key_quit(t, key) : 0;
@@ -1264,7 +1321,8 @@ keys_dispatch(struct tui *t, int key)
 			l--;
 		b = &keys_table[l];
 		model_message(&t->m, t->now_ms, false, "%s (%s) works in %s; ? lists the keys",
-		    keys_label(l, label, sizeof label), b->help, keys_where_name(b->where));
+		    keys_label(l, label, sizeof label), b->help,
+		    keys_where_name(b->where, panes, sizeof panes));
 		return TUI_HANDLED | TUI_REDRAW;
 	}
 	return 0;

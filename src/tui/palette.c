@@ -111,21 +111,51 @@ palette_run(struct tui *t, const char *typed, bool *many)
 
 /* --- The verbs --------------------------------------------------------------- */
 
-static void
-verb_project(struct tui *t, const char *arg)
+/* The project arg names (SIZE_MAX: none, or *many). */
+static size_t
+project_pick(struct tui *t, const char *arg, bool *many)
 {
 	const char **names = xcalloc(t->m.project_count + 1, sizeof *names);
 	const char **ids = xcalloc(t->m.project_count + 1, sizeof *ids);
 	size_t i;
-	bool many;
 
 	for (i = 0; i < t->m.project_count; i++) {
 		names[i] = t->m.projects[i].name;
 		ids[i] = t->m.projects[i].id;
 	}
-	i = palette_pick(names, ids, t->m.project_count, arg, &many);
+	i = palette_pick(names, ids, t->m.project_count, arg, many);
 	free(names);
 	free(ids);
+	return i;
+}
+
+/* The message of a project or session found among the archived ones. */
+static void
+palette_archived_found(struct tui *t, const char *name)
+{
+	char key[32];
+	const char *k = keys_action_key("show-archived", key, sizeof key);
+
+	model_message(&t->m, t->now_ms, false, "%s is archived: shown with the archived ones%s%s%s",
+	    name != NULL ? name : "", k != NULL ? " (" : "", k != NULL ? k : "",
+	    k != NULL ? " hides them)" : "");
+}
+
+static void
+verb_project(struct tui *t, const char *arg)
+{
+	size_t i;
+	bool many;
+
+	t->want_project_name[0] = '\0';
+	i = project_pick(t, arg, &many);
+	if (i == SIZE_MAX && !many && !t->m.show_archived) {
+		/* Perhaps an archived one: the list is read with them, then searched again. */
+		snprintf(t->want_project_name, sizeof t->want_project_name, "%s", arg);
+		t->m.show_archived = true;
+		tui_need(t, NEED_PROJECTS | NEED_SESSIONS);
+		return;
+	}
 	if (i == SIZE_MAX) {
 		model_message(&t->m, t->now_ms, true, many ? "several projects match '%s' "
 		    "(Tab lists them)" : "no project named '%s'", arg);
@@ -135,21 +165,67 @@ verb_project(struct tui *t, const char *arg)
 	model_focus(&t->m, PANE_PROJECTS);
 }
 
-static void
-verb_session(struct tui *t, const char *arg)
+unsigned
+palette_projects_read(struct tui *t)
+{
+	size_t i;
+	bool many;
+
+	if (t->want_project_name[0] == '\0')
+		return NEED_NONE;
+	i = project_pick(t, t->want_project_name, &many);
+	if (i == SIZE_MAX) {
+		model_message(&t->m, t->now_ms, true, many ? "several projects match '%s' "
+		    "(Tab lists them)" : "no project named '%s', archived ones included",
+		    t->want_project_name);
+		t->want_project_name[0] = '\0';
+		/* Hidden again, as before the search. */
+		t->m.show_archived = false;
+		return NEED_PROJECTS | NEED_SESSIONS;
+	}
+	t->want_project_name[0] = '\0';
+	if (t->m.projects[i].archived)
+		palette_archived_found(t, t->m.projects[i].name);
+	tui_jump(t, t->m.projects[i].id, NULL, NULL);
+	model_focus(&t->m, PANE_PROJECTS);
+	return NEED_NONE;
+}
+
+/* The session of the selected project arg names (SIZE_MAX: none, or *many). */
+static size_t
+session_pick(struct tui *t, const char *arg, bool *many)
 {
 	const char **names = xcalloc(t->m.session_count + 1, sizeof *names);
 	const char **ids = xcalloc(t->m.session_count + 1, sizeof *ids);
 	size_t i;
-	bool many;
 
 	for (i = 0; i < t->m.session_count; i++) {
 		names[i] = t->m.sessions[i].title;
 		ids[i] = t->m.sessions[i].id;
 	}
-	i = palette_pick(names, ids, t->m.session_count, arg, &many);
+	i = palette_pick(names, ids, t->m.session_count, arg, many);
 	free(names);
 	free(ids);
+	return i;
+}
+
+static void
+verb_session(struct tui *t, const char *arg)
+{
+	const struct m_project *p = model_project(&t->m);
+	size_t i;
+	bool many;
+
+	t->want_session_title[0] = '\0';
+	i = session_pick(t, arg, &many);
+	if (i == SIZE_MAX && !many && !t->m.show_archived && p != NULL && p->id != NULL) {
+		/* Perhaps an archived one: the list is read with them, then searched again. */
+		snprintf(t->want_session_title, sizeof t->want_session_title, "%s", arg);
+		snprintf(t->want_session_project, sizeof t->want_session_project, "%s", p->id);
+		t->m.show_archived = true;
+		tui_need(t, NEED_PROJECTS | NEED_SESSIONS);
+		return;
+	}
 	if (i == SIZE_MAX) {
 		model_message(&t->m, t->now_ms, true, many ? "several sessions match '%s' "
 		    "(Tab lists them)" : "no session '%s' in this project", arg);
@@ -157,6 +233,31 @@ verb_session(struct tui *t, const char *arg)
 	}
 	tui_need(t, model_select(&t->m, PANE_SESSIONS, i));
 	model_focus(&t->m, PANE_SESSIONS);
+}
+
+unsigned
+palette_sessions_read(struct tui *t, const char *project_id)
+{
+	size_t i;
+	bool many;
+
+	if (t->want_session_title[0] == '\0' || project_id == NULL ||
+	    strcmp(project_id, t->want_session_project) != 0)
+		return NEED_NONE;
+	i = session_pick(t, t->want_session_title, &many);
+	if (i == SIZE_MAX) {
+		model_message(&t->m, t->now_ms, true, many ? "several sessions match '%s' "
+		    "(Tab lists them)" : "no session '%s' in this project, archived ones included",
+		    t->want_session_title);
+		t->want_session_title[0] = '\0';
+		t->m.show_archived = false;
+		return NEED_PROJECTS | NEED_SESSIONS;
+	}
+	t->want_session_title[0] = '\0';
+	if (t->m.sessions[i].archived)
+		palette_archived_found(t, t->m.sessions[i].title);
+	model_focus(&t->m, PANE_SESSIONS);
+	return model_select(&t->m, PANE_SESSIONS, i);
 }
 
 /* The run an argument names (a message when none); NULL without one. */

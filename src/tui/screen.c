@@ -40,16 +40,27 @@ tui_page_rows(const struct tui *t)
 	return h > 1 ? (size_t)h : 1;
 }
 
+/* The key of an action now (keys.c registers it; the configuration may change keys). */
+static const char *(*screen_key)(const char *action, char *buf, size_t len);
+
+void
+screen_register_keys(const char *(*key)(const char *action, char *buf, size_t len))
+{
+	screen_key = key;
+}
+
 /* Line 0: " taskdeck  project › session › run" and the right pane's tabs. */
 static void
 draw_title_line(struct tui *t)
 {
-	static const char *const tabs[] = { "1 Log", "2 Plan", "3 Artifacts", "4 Connectors",
-	    "5 Changes" };
+	static const char *const names[] = { "Log", "Plan", "Artifacts", "Connectors",
+	    "Changes" };
+	static const char *const actions[] = { "log", "plan", "artifacts", "connectors",
+	    "changes" };
 	const struct m_project *p = model_project(&t->m);
 	const struct m_session *s = model_session(&t->m);
 	const struct m_run *r = model_run(&t->m);
-	char crumb[512], id[64], tab[256];
+	char crumb[512], id[64], tab[256], tabs[5][64], key[32];
 	size_t n = 0;
 	int x, tw;
 
@@ -64,6 +75,17 @@ draw_title_line(struct tui *t)
 	if (r != NULL && n < sizeof crumb) {
 		draw_short_id(t, r->id, id, sizeof id);
 		snprintf(crumb + n, sizeof crumb - n, "%s%s", t->g->crumb, id);
+	}
+	/* Each tab by the key that shows it now (dashboard.conf may give another). */
+	for (size_t i = 0; i < 5; i++) {
+		const char *k = screen_key != NULL ? screen_key(actions[i], key, sizeof key) : NULL;
+
+		if (screen_key == NULL) {
+			snprintf(key, sizeof key, "%zu", i + 1);
+			k = key;
+		}
+		snprintf(tabs[i], sizeof tabs[i], "%s%s%s", k != NULL ? k : "", k != NULL ? " " : "",
+		    names[i]);
 	}
 	n = 0;
 	for (size_t i = 0; i < 5; i++) {
@@ -81,7 +103,7 @@ draw_title_line(struct tui *t)
 	x = t->cols - tw - 1;
 	for (size_t i = 0; i < 5; i++) {
 		t->tab_x[i] = x;
-		x += (int)strlen(tabs[i]) + 1 + ((size_t)t->m.right == i ? 2 : 0);
+		x += draw_width(tabs[i]) + 1 + ((size_t)t->m.right == i ? 2 : 0);
 	}
 	t->tab_x[5] = x;
 }
@@ -122,15 +144,6 @@ draw_message(struct tui *t, int y)
 	if (m->message[0] != '\0' && t->now_ms < m->message_until_ms)
 		draw_text(y, 1, t->cols - 2, m->message,
 		    draw_attr(t, m->message_error ? ST_ERROR : ST_NORMAL));
-}
-
-/* The key of an action now (keys.c registers it; the configuration may change keys). */
-static const char *(*screen_key)(const char *action, char *buf, size_t len);
-
-void
-screen_register_keys(const char *(*key)(const char *action, char *buf, size_t len))
-{
-	screen_key = key;
 }
 
 struct hint {

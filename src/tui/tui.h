@@ -188,6 +188,11 @@ struct tui {
 	char *comp_line;
 	char comp_verb[16];		/* the verb the candidates are for, "" verbs */
 	char want_approve[128];		/* ':approve RUN': confirmed once its plan shows */
+	/* ':session TITLE' not among those shown: looked for again once the
+	 * project's list is read with the archived ones. */
+	char want_session_title[128];
+	char want_session_project[128];
+	char want_project_name[128];	/* the same for ':project NAME' */
 	char *state_text;		/* the state file as last read or written */
 	long long state_check_ms;	/* when the state is next compared with the file's */
 	size_t messages_top;		/* the message history's first row shown */
@@ -333,6 +338,11 @@ void palette_init(struct tui *t);
 void palette_tick(struct tui *t);
 /* At the end: writes the state, frees the palette's. */
 void palette_free(struct tui *t);
+/* The sessions of project_id were read with the archived ones: a ':session'
+ * waiting for them is looked for again (NEED_* of its selection). */
+unsigned palette_sessions_read(struct tui *t, const char *project_id);
+/* The projects were read with the archived ones: the same for ':project'. */
+unsigned palette_projects_read(struct tui *t);
 
 /* draw.c */
 void draw_init(struct tui *t);

@@ -140,8 +140,11 @@ changes_draw(struct tui *t, const struct rect *r)
 		r = &body;
 	}
 	if (c->file_count == 0) {
-		draw_text(r->y, r->x + 1, r->w - 1, c->failed ? "its changes could not be read "
-		    "(r reads them again)" : c->loading && c->files == NULL ? "reading the changes" :
+		char again[96], key[32];
+
+		snprintf(again, sizeof again, "its changes could not be read (%s reads them again)",
+		    draw_key("reread", "r", key, sizeof key));
+		draw_text(r->y, r->x + 1, r->w - 1, c->failed ? again : c->loading && c->files == NULL ? "reading the changes" :
 		    c->live ? "no changes yet (the run goes on)" : "the run changed no file",
 		    draw_attr(t, ST_DIM));
 		return;

@@ -46,7 +46,8 @@ pass "the run's row shows +4 -1"
 printf 'delta\n' >>"$ws/notes.txt"
 keys R
 wait_for "[y/N]"
-assert_screen "Revert run_"
+assert_screen 'Revert run "Fix the notes" in edits'
+assert_screen "$run"
 screen | grep -qF "notes.txt, report.md" || fail "the question does not name the files"
 keys y
 wait_for "changed since the run"
@@ -57,6 +58,12 @@ wait_for_re "reverted run_.*2 files put back"
 [[ ! -e $ws/report.md ]] || fail "report.md, which the run added, is still there"
 wait_for_re "Changes: .*reverted"
 pass "R, y, then y to force: the files are as before the run"
+
+# A run already reverted is not offered again as if its files were to come back.
+keys R
+wait_for_re "run_[0-9a-z]+ is already reverted \\(at [0-9-]+T[0-9:.]+Z\\): nothing to revert"
+assert_not_screen "[y/N]"
+pass "R on a reverted run says so instead of asking"
 
 keys '?'
 wait_for "revert the selected run's changes"

@@ -17,9 +17,11 @@ wait_for "Keys:"
 wait_for_re "1-[0-9]+ of [0-9]+"
 assert_not_screen "allow EVERY tool"
 keys G
-wait_for "allow EVERY tool for the rest of the run"
 wait_for "Ctrl-J"
 wait_for "Ctrl-T"
+# Descriptions wrap at 80 columns: the permission keys are a page above.
+keys PPage
+wait_for "allow EVERY tool for the rest of the run"
 keys g
 wait_gone "Ctrl-J"
 keys Escape
