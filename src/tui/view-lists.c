@@ -337,7 +337,7 @@ runs_row(struct tui *t, size_t i, int y, int x, int w, unsigned attr)
 	    r->status != NULL ? r->status : "?");
 	/* While runs are marked, a column says which. */
 	used = t->m.mark_count == 0 ? 0 : draw_text(y, x, w, model_marked(&t->m, r->id) ?
-	    (t->ascii ? "* " : "\u2713 ") : "  ", draw_attr(t, ST_ATTENTION) | sel_bits);
+	    (t->ascii ? "v " : "\u2713 ") : "  ", draw_attr(t, ST_ATTENTION) | sel_bits);
 	used += draw_text(y, x + used, w - used, badge,
 	    draw_attr(t, draw_status_style(r->status)) | sel_bits);
 	if (r->attention != NULL || r->permission_pending) {

@@ -23,7 +23,7 @@ keys Tab Tab
 wait_for_re "Second long stream › run_"
 keys Space
 wait_for "1 marked"
-screen | grep -E "[✓*] ● running" | grep -qF "Second long stream" || fail "no mark on the marked row"
+screen | grep -E "[✓v] ● running" | grep -qF "Second long stream" || fail "no mark on the marked row"
 keys BTab j Tab
 wait_for_re "First long stream › run_"
 keys Space

@@ -41,8 +41,12 @@ assert_not_screen "✘"
 assert_not_screen "✔"
 # Selection is still visible: reverse video.
 screen_escapes | grep -qE $'\e\\[([0-9;]*;)?7(;[0-9;]*)?m' || fail "NO_COLOR=1: no reverse video for the selection"
+# A mark is not a status glyph ('*' is "running" in ASCII).
+keys Space
+wait_for "1 marked"
+assert_screen "v x failed"
 dash_quit
-pass "NO_COLOR=1: no colour, ASCII badges, reverse-video selection"
+pass "NO_COLOR=1: no colour, ASCII badges, reverse-video selection, a mark apart from them"
 
 show --monochrome
 codes=$(colour_codes)
