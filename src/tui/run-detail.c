@@ -183,6 +183,22 @@ run_detail_artifacts_line(const struct run_detail_artifact *arts, size_t art_cou
 	buf_free(&b);
 }
 
+/* changes: "2 files +4 -1" in its workspace, "none", or "-" before its first snapshot. */
+static void
+run_detail_changes_line(const struct td_run *r, run_detail_fn fn, void *ctx)
+{
+	char line[96];
+
+	if (!r->changes.known)
+		snprintf(line, sizeof line, "-");
+	else if (r->changes.files == 0)
+		snprintf(line, sizeof line, "none");
+	else
+		snprintf(line, sizeof line, "%ld file%s +%ld -%ld", r->changes.files,
+		    r->changes.files == 1 ? "" : "s", r->changes.additions, r->changes.deletions);
+	fn(ctx, "changes", line);
+}
+
 void
 run_detail_derived(const struct td_run *r, const struct run_detail_artifact *arts,
     size_t art_count, long long now_ms, run_detail_fn fn, void *ctx)
@@ -190,6 +206,7 @@ run_detail_derived(const struct td_run *r, const struct run_detail_artifact *art
 	run_detail_tokens_line(r, fn, ctx);
 	run_detail_duration_line(r, now_ms, fn, ctx);
 	run_detail_artifacts_line(arts, art_count, fn, ctx);
+	run_detail_changes_line(r, fn, ctx);
 }
 
 void
@@ -207,6 +224,7 @@ run_detail_lines(const struct td_run *r, const struct run_detail_artifact *arts,
 	run_detail_duration_line(r, now_ms, fn, ctx);
 	run_detail_each(run, run_detail_after, fn, ctx);
 	run_detail_artifacts_line(arts, art_count, fn, ctx);
+	run_detail_changes_line(r, fn, ctx);
 	run_detail_each(run, run_detail_end, fn, ctx);
 	cJSON_Delete(run);
 }

@@ -123,6 +123,12 @@ Test(cli_changes, list_diff_and_stat)
 	    "%s", r.out);
 	run_free(&r);
 
+	/* runs show (and the dashboard's detail, the same lines) sums them up. */
+	r = cli("runs show %s", id);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect_not_null(strstr(r.out, "\nchanges: 2 files +4 -1\n"), "%s", r.out);
+	run_free(&r);
+
 	r = cli("--json runs changes %s", id);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	doc = json_doc(r.out);
