@@ -11,6 +11,7 @@
 #include "host.h"
 #include "json.h"
 #include "tools.h"
+#include "units.h"
 #include "wsfile.h"
 #include "xalloc.h"
 
@@ -70,19 +71,6 @@ tool_result_fail(struct tool_result *res, const char *fmt, ...)
 	buf_appends(&res->content, m);
 	tool_result_summary(res, "%s", m);
 	free(m);
-}
-
-void
-tool_format_size(char *out, size_t len, long long n)
-{
-	if (n < 1024)
-		snprintf(out, len, "%lld B", n);
-	else if (n < 1024 * 1024)
-		snprintf(out, len, "%.1f KiB", (double)n / 1024);
-	else if (n < 1024LL * 1024 * 1024)
-		snprintf(out, len, "%.1f MiB", (double)n / (1024 * 1024));
-	else
-		snprintf(out, len, "%.1f GiB", (double)n / (1024.0 * 1024 * 1024));
 }
 
 bool
@@ -203,7 +191,7 @@ list_dir(struct lister *l, int dfd, const char *prefix, bool recursive, int dept
 			buf_printf(l->out, "%s (symbolic link)\n", shown);
 			l->count++;
 		} else {
-			tool_format_size(size, sizeof size, (long long)st.st_size);
+			td_format_size((long long)st.st_size, size, sizeof size);
 			buf_printf(l->out, "%s (%s)\n", shown, size);
 			l->count++;
 		}
@@ -409,7 +397,7 @@ tool_read_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_result
 	close(fd);
 	agent_utf8_append(&res->content, data, got);
 	free(data);
-	tool_format_size(size, sizeof size, (long long)st.st_size);
+	td_format_size((long long)st.st_size, size, sizeof size);
 	if ((long long)got < (long long)st.st_size)
 		buf_printf(&res->content, "\n[truncated: showed the first %zu of %lld bytes; read "
 		    "on with offset and limit (lines)]\n", got, (long long)st.st_size);
@@ -446,7 +434,7 @@ tool_write_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_resul
 		free(why);
 		return AGENT_OK;
 	}
-	tool_format_size(size, sizeof size, (long long)len);
+	td_format_size((long long)len, size, sizeof size);
 	buf_printf(&res->content, "wrote %zu bytes to %s", len, rel);
 	tool_result_summary(res, "wrote %s (%s)", rel, size);
 	free(rel);

@@ -96,8 +96,6 @@ bool tool_open(const struct tool_ctx *ctx, const cJSON *args, const char *def, i
     int *fd, struct stat *st, char **rel, struct tool_result *res);
 /* The names in the directory dfd (not "." and ".."), sorted; NULL when it cannot be read. */
 char **tool_dir_names(int dfd, size_t *n);
-/* "12 B", "3.4 KiB", ... */
-void tool_format_size(char *out, size_t len, long long n);
 
 /* edit_file (tool-edit.c). */
 int tool_edit_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *res);

@@ -11,6 +11,7 @@
 #include "json.h"
 #include "paths.h"
 #include "timeutil.h"
+#include "units.h"
 #include "xalloc.h"
 
 /* Least time between two progress lines, in milliseconds. */
@@ -62,26 +63,6 @@ struct artifacts_progress {
 	bool shown;
 };
 
-/* "1.5 MiB" into out. */
-static void
-artifacts_size(long long n, char *out, size_t size)
-{
-	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
-	double v = (double)n;
-	size_t u = 0;
-
-	if (n < 1024) {
-		snprintf(out, size, "%lld B", n);
-		return;
-	}
-	v /= 1024;
-	while (v >= 1024 && u + 1 < sizeof units / sizeof units[0]) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(out, size, "%.1f %s", v, units[u]);
-}
-
 /* td_progress_fn: one line on stderr, redrawn in place. */
 static void
 artifacts_on_progress(void *ud, long long done, long long total)
@@ -94,9 +75,9 @@ artifacts_on_progress(void *ud, long long done, long long total)
 		return;
 	p->last_ms = now;
 	p->shown = true;
-	artifacts_size(done, a, sizeof a);
+	td_format_size(done, a, sizeof a);
 	if (total > 0) {
-		artifacts_size(total, b, sizeof b);
+		td_format_size(total, b, sizeof b);
 		fprintf(stderr, "\r%s  %s / %s  %3lld%%\033[K", p->label, a, b,
 		    done * 100 / total);
 	} else
@@ -315,7 +296,7 @@ artifacts_fetch(struct cli *cli, const struct td_artifact *a, const char *dest,
 	} else {
 		char size[32], *line;
 
-		artifacts_size(info.offset + info.received, size, sizeof size);
+		td_format_size(info.offset + info.received, size, sizeof size);
 		line = xasprintf("%s (%s, artifact %s%s)", dest, size, a->id,
 		    info.http_status == 206 ? ", resumed" : "");
 		out_kv("saved", line);

@@ -462,29 +462,6 @@ draw_tail_id(const struct tui *t, const char *id, char *out, size_t len)
 		snprintf(out, len, "%s%s", t->g->ellipsis, id + n - 6);
 }
 
-void
-draw_size(long long bytes, char *out, size_t len)
-{
-	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
-	double v = (double)bytes;
-	size_t u = 0;
-
-	if (bytes < 0) {
-		snprintf(out, len, "-");
-		return;
-	}
-	if (bytes < 1024) {
-		snprintf(out, len, "%lld B", bytes);
-		return;
-	}
-	v /= 1024;
-	while (v >= 1024 && u + 1 < sizeof units / sizeof units[0]) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(out, len, "%.1f %s", v, units[u]);
-}
-
 int
 draw_status_index(const char *status)
 {

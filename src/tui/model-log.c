@@ -11,6 +11,7 @@
 #include "json.h"
 #include "model-internal.h"
 #include "timeutil.h"
+#include "units.h"
 #include "xalloc.h"
 
 
@@ -293,26 +294,6 @@ log_add_line(struct model *m, enum log_kind kind, bool error, const char *hms,
 	log_track_end(m);
 }
 
-/* "2.1 KiB". */
-static void
-human_size(struct buf *b, long long size)
-{
-	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
-	double v = (double)size;
-	size_t u = 0;
-
-	if (size < 1024) {
-		buf_printf(b, "%lld B", size);
-		return;
-	}
-	v /= 1024;
-	while (v >= 1024 && u + 1 < sizeof units / sizeof units[0]) {
-		v /= 1024;
-		u++;
-	}
-	buf_printf(b, "%.1f %s", v, units[u]);
-}
-
 /* Appends the non-null strings of keys, separated by spaces. */
 static void
 join_strings(struct buf *b, const cJSON *d, const char *const *keys)
@@ -413,7 +394,12 @@ text_artifact(struct buf *b, const struct td_event *ev, const cJSON *d)
 	buf_printf(b, "artifact %s", name ? name : "?");
 	if (cJSON_IsNumber(size)) {
 		buf_appends(b, " (");
-		human_size(b, (long long)size->valuedouble);
+		{
+			char text[32];
+
+			td_format_size((long long)size->valuedouble, text, sizeof text);
+			buf_appends(b, text);
+		}
 		buf_appends(b, ")");
 	}
 	return false;

@@ -9,6 +9,7 @@
 #include "json.h"
 #include "timeutil.h"
 #include "tui/run-detail.h"
+#include "units.h"
 #include "xalloc.h"
 
 /* The members shown, by their dotted keys in runs show, in the view's order. */
@@ -42,26 +43,6 @@ run_detail_tokens(long long n, bool unit, char *out, size_t len)
 		snprintf(out, len, "%lldk%s", n / 1000, u);
 }
 
-void
-run_detail_duration(long long ms, char *out, size_t len)
-{
-	long long s;
-
-	if (ms < 0) {
-		snprintf(out, len, "-");
-		return;
-	}
-	s = ms / 1000;
-	if (s < 10)
-		snprintf(out, len, "%lld.%llds", s, ms % 1000 / 100);
-	else if (s < 60)
-		snprintf(out, len, "%llds", s);
-	else if (s < 3600)
-		snprintf(out, len, "%lldm%02llds", s / 60, s % 60);
-	else
-		snprintf(out, len, "%lldh%02lldm", s / 3600, s % 3600 / 60);
-}
-
 long long
 run_detail_ms(const struct td_run *r, long long now_ms)
 {
@@ -71,30 +52,6 @@ run_detail_ms(const struct td_run *r, long long now_ms)
 	    (r->finished_at != NULL && !td_time_parse(r->finished_at, &b)))
 		return -1;
 	return b - a > 0 ? b - a : 0;
-}
-
-/* "2.1 KiB", "300 B". */
-static void
-run_detail_size(long long bytes, char *out, size_t len)
-{
-	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
-	double v = (double)bytes;
-	size_t u = 0;
-
-	if (bytes < 0) {
-		snprintf(out, len, "-");
-		return;
-	}
-	if (bytes < 1024) {
-		snprintf(out, len, "%lld B", bytes);
-		return;
-	}
-	v /= 1024;
-	while (v >= 1024 && u + 1 < sizeof units / sizeof units[0]) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(out, len, "%.1f %s", v, units[u]);
 }
 
 /* A member as runs show prints it: a string as it is, null "-", else JSON (malloc'd). */
@@ -161,7 +118,7 @@ run_detail_duration_line(const struct td_run *r, long long now_ms, run_detail_fn
 {
 	char dur[32];
 
-	run_detail_duration(run_detail_ms(r, now_ms), dur, sizeof dur);
+	td_format_duration(run_detail_ms(r, now_ms), dur, sizeof dur);
 	fn(ctx, "duration", dur);
 }
 
@@ -176,7 +133,7 @@ run_detail_artifacts_line(const struct run_detail_artifact *arts, size_t art_cou
 	for (size_t i = 0; i < art_count; i++) {
 		char size[32];
 
-		run_detail_size(arts[i].size, size, sizeof size);
+		td_format_size(arts[i].size, size, sizeof size);
 		buf_printf(&b, "%s%s (%s)", i > 0 ? ", " : "", arts[i].name, size);
 	}
 	fn(ctx, "artifacts", b.len > 0 ? b.data : "-");

@@ -37,8 +37,6 @@ void run_detail_derived(const struct td_run *r, const struct run_detail_artifact
 
 /* "-", "350 tok", "1.2k tok", "12k tok" (n <= 0: "-"); unit false drops " tok". */
 void run_detail_tokens(long long n, bool unit, char *out, size_t len);
-/* "0.8s", "42s", "3m05s", "2h03m"; "-" for ms < 0. */
-void run_detail_duration(long long ms, char *out, size_t len);
 /* Milliseconds from started_at to finished_at (or now_ms); -1 before the start. */
 long long run_detail_ms(const struct td_run *r, long long now_ms);
 

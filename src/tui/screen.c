@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "tui/tui.h"
+#include "units.h"
 
 const struct view_ops *
 tui_view(const struct tui *t, enum pane p)
@@ -130,9 +131,9 @@ draw_message(struct tui *t, int y)
 		for (int i = 0; i < bw; i++)
 			mvaddstr(y, x++, i < filled ? t->g->bar_full : t->g->bar_empty);
 		mvaddstr(y, x++, "]");
-		draw_size(m->download_done, size, sizeof size);
+		td_format_size(m->download_done, size, sizeof size);
 		if (m->download_total >= 0) {
-			draw_size(m->download_total, total, sizeof total);
+			td_format_size(m->download_total, total, sizeof total);
 			snprintf(line, sizeof line, " %3d%%  %s / %s", m->download_total > 0 ?
 			    (int)(100.0 * (double)m->download_done / (double)m->download_total) :
 			    100, size, total);

@@ -386,7 +386,6 @@ void draw_short_id(const struct tui *t, const char *id, char *out, size_t len);
 /* "…c1edd3": the last chars of an id, which tell runs of one session apart. */
 void draw_tail_id(const struct tui *t, const char *id, char *out, size_t len);
 /* "2.1 KiB". */
-void draw_size(long long bytes, char *out, size_t len);
 /* Index of a run status in g->status, or -1. */
 int draw_status_index(const char *status);
 enum tui_style draw_status_style(const char *status);

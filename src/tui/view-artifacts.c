@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tui/tui.h"
+#include "units.h"
 
 /* Column widths for an inner width w; path 0 when it does not fit. */
 static void
@@ -110,7 +111,7 @@ artifacts_draw(struct tui *t, const struct rect *r)
 			draw_text(y, x, cp - 1, a->path != NULL ? a->path : "-", attr);
 			x += cp;
 		}
-		draw_size(a->size, size, sizeof size);
+		td_format_size(a->size, size, sizeof size);
 		draw_text(y, x, cs - 1, size, attr);
 		artifacts_version(a->version, version, sizeof version);
 		draw_text(y, x + cs, cv - 1, version, attr);

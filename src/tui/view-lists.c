@@ -9,11 +9,11 @@
 #include "timeutil.h"
 #include "tui/run-detail.h"
 #include "tui/tui.h"
+#include "units.h"
 #include "xalloc.h"
 
 static void runs_age(const char *at, long long now_ms, char *out, size_t len);
 static long long runs_ms(const char *from, const char *to, long long now_ms);
-static void runs_duration_text(long long ms, char *out, size_t len);
 static void runs_tokens(long long n, char *out, size_t len);
 static void runs_cost(bool known, double usd, char *out, size_t len);
 
@@ -188,7 +188,7 @@ sessions_row(struct tui *t, size_t i, int y, int x, int w, unsigned attr)
 		used += draw_text(y, x + used, w - used, badge,
 		    draw_attr(t, draw_status_style(s->last_run_status)) | bits);
 		runs_age(s->updated_at, now, age, sizeof age);
-		runs_duration_text(ms, dur, sizeof dur);
+		td_format_duration(ms, dur, sizeof dur);
 		runs_tokens(tokens, tok, sizeof tok);
 		runs_cost(priced && tokens > 0, cost, usd, sizeof usd);
 		snprintf(cols, sizeof cols, "%8s %7s %10s %8s", age, dur, tok, usd);
@@ -260,27 +260,6 @@ runs_ms(const char *from, const char *to, long long now_ms)
 	if (from == NULL || !td_time_parse(from, &a) || (to != NULL && !td_time_parse(to, &b)))
 		return -1;
 	return b - a > 0 ? b - a : 0;
-}
-
-/* "0.8s", "42s", "3m05s", "2h03m"; "-" for ms < 0. */
-static void
-runs_duration_text(long long ms, char *out, size_t len)
-{
-	long long s;
-
-	if (ms < 0) {
-		snprintf(out, len, "-");
-		return;
-	}
-	s = ms / 1000;
-	if (s < 10)
-		snprintf(out, len, "%lld.%llds", s, ms % 1000 / 100);
-	else if (s < 60)
-		snprintf(out, len, "%llds", s);
-	else if (s < 3600)
-		snprintf(out, len, "%lldm%02llds", s / 60, s % 60);
-	else
-		snprintf(out, len, "%lldh%02lldm", s / 3600, s % 3600 / 60);
 }
 
 /* "$0.0123", "$12.34", or nothing without a price (never a guess). */
@@ -361,7 +340,7 @@ runs_row(struct tui *t, size_t i, int y, int x, int w, unsigned attr)
 		long long now = td_now_ms();
 
 		runs_age(r->created_at, now, age, sizeof age);
-		runs_duration_text(runs_ms(r->started_at, r->finished_at, now), dur, sizeof dur);
+		td_format_duration(runs_ms(r->started_at, r->finished_at, now), dur, sizeof dur);
 		runs_tokens(r->tokens, tok, sizeof tok);
 		runs_cost(r->has_cost, r->cost, usd, sizeof usd);
 		snprintf(cols, sizeof cols, "%8s %7s %10s %8s", age, dur, tok, usd);
