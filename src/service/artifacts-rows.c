@@ -51,13 +51,7 @@ artifacts_emit_saved(struct service *svc, const char *run_id, const char *projec
 bool
 artifacts_run_ended(struct store *st, const char *run_id)
 {
-	sqlite3_stmt *s = store_stmt(st, "UPDATE artifacts SET visible = 1 WHERE run_id = ?1");
-	bool ok;
-
-	sqlite3_bind_text(s, 1, run_id, -1, SQLITE_STATIC);
-	ok = sqlite3_step(s) == SQLITE_DONE;
-	sqlite3_reset(s);
-	return ok;
+	return store_exec_text(st, "UPDATE artifacts SET visible = 1 WHERE run_id = ?1", run_id);
 }
 
 cJSON *
@@ -137,12 +131,6 @@ artifacts_file_free(struct artifact_file *f)
 bool
 artifacts_delete_session(struct store *st, const char *session_id)
 {
-	sqlite3_stmt *s = store_stmt(st, "DELETE FROM artifacts WHERE session_id = ?1"
-	    " OR run_id IN (SELECT id FROM runs WHERE session_id = ?1)");
-	bool ok;
-
-	sqlite3_bind_text(s, 1, session_id, -1, SQLITE_STATIC);
-	ok = sqlite3_step(s) == SQLITE_DONE;
-	sqlite3_reset(s);
-	return ok;
+	return store_exec_text(st, "DELETE FROM artifacts WHERE session_id = ?1"
+	    " OR run_id IN (SELECT id FROM runs WHERE session_id = ?1)", session_id);
 }

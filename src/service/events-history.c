@@ -85,12 +85,6 @@ events_history(struct store *st, const char *id, const char *after_stream, long 
 bool
 events_delete_session(struct store *st, const char *session_id)
 {
-	sqlite3_stmt *s = store_stmt(st, "DELETE FROM run_events WHERE session_id = ?1"
-	    " OR run_id IN (SELECT id FROM runs WHERE session_id = ?1)");
-	bool ok;
-
-	sqlite3_bind_text(s, 1, session_id, -1, SQLITE_STATIC);
-	ok = sqlite3_step(s) == SQLITE_DONE;
-	sqlite3_reset(s);
-	return ok;
+	return store_exec_text(st, "DELETE FROM run_events WHERE session_id = ?1"
+	    " OR run_id IN (SELECT id FROM runs WHERE session_id = ?1)", session_id);
 }

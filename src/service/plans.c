@@ -488,11 +488,5 @@ plan_rebind(struct service *svc, const char *run_id, const char *session_id,
 bool
 plans_delete_session(struct store *st, const char *session_id)
 {
-	sqlite3_stmt *s = store_stmt(st, "DELETE FROM plans WHERE session_id = ?1");
-	bool ok;
-
-	sqlite3_bind_text(s, 1, session_id, -1, SQLITE_STATIC);
-	ok = sqlite3_step(s) == SQLITE_DONE;
-	sqlite3_reset(s);
-	return ok;
+	return store_exec_text(st, "DELETE FROM plans WHERE session_id = ?1", session_id);
 }

@@ -399,12 +399,6 @@ prompt_form_content(const cJSON *input, const cJSON *values, char **why)
 bool
 prompts_delete_session(struct store *st, const char *session_id)
 {
-	sqlite3_stmt *s = store_stmt(st, "DELETE FROM permission_prompts WHERE session_id = ?1"
-	    " OR run_id IN (SELECT id FROM runs WHERE session_id = ?1)");
-	bool ok;
-
-	sqlite3_bind_text(s, 1, session_id, -1, SQLITE_STATIC);
-	ok = sqlite3_step(s) == SQLITE_DONE;
-	sqlite3_reset(s);
-	return ok;
+	return store_exec_text(st, "DELETE FROM permission_prompts WHERE session_id = ?1"
+	    " OR run_id IN (SELECT id FROM runs WHERE session_id = ?1)", session_id);
 }

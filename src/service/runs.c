@@ -509,13 +509,7 @@ runs_set_attention(struct service *svc, const char *id, const cJSON *attention)
 bool
 runs_allow_all(struct store *st, const char *id)
 {
-	sqlite3_stmt *s = store_stmt(st, "UPDATE runs SET allow_run = 1 WHERE id = ?1");
-	bool ok;
-
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	ok = sqlite3_step(s) == SQLITE_DONE;
-	sqlite3_reset(s);
-	return ok;
+	return store_exec_text(st, "UPDATE runs SET allow_run = 1 WHERE id = ?1", id);
 }
 
 bool

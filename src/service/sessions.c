@@ -380,11 +380,5 @@ config_for_run(struct service *svc, const cJSON *session_cfg)
 bool
 sessions_delete(struct store *st, const char *id)
 {
-	sqlite3_stmt *s = store_stmt(st, "DELETE FROM sessions WHERE id = ?1");
-	bool ok;
-
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	ok = sqlite3_step(s) == SQLITE_DONE;
-	sqlite3_reset(s);
-	return ok;
+	return store_exec_text(st, "DELETE FROM sessions WHERE id = ?1", id);
 }

@@ -233,6 +233,18 @@ store_stmt(struct store *st, const char *sql)
 }
 
 bool
+store_exec_text(struct store *st, const char *sql, const char *text)
+{
+	sqlite3_stmt *s = store_stmt(st, sql);
+	bool ok;
+
+	sqlite3_bind_text(s, 1, text, -1, SQLITE_STATIC);
+	ok = sqlite3_step(s) == SQLITE_DONE;
+	sqlite3_reset(s);
+	return ok;
+}
+
+bool
 store_begin(struct store *st)
 {
 	char *err = NULL;

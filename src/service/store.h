@@ -32,6 +32,11 @@ void store_unlock(struct store *st);
  * back reset with its bindings cleared.
  */
 sqlite3_stmt *store_stmt(struct store *st, const char *sql);
+/*
+ * Runs sql (a string literal, as for store_stmt, whose one parameter is ?1)
+ * with text bound; true when it is done.  Only while locked.
+ */
+bool store_exec_text(struct store *st, const char *sql, const char *text);
 
 /* Transactions, while locked.  begin is BEGIN IMMEDIATE. */
 bool store_begin(struct store *st);
