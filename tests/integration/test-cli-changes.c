@@ -19,9 +19,12 @@ struct run {
 	char *err;
 };
 
-/* Runs "taskdeck ARGS" (stdin from /dev/null) with the home of svc; stdout and stderr kept. */
+/*
+ * Runs "taskdeck ARGS" (stdin from /dev/null) with the home of svc, from dir
+ * (NULL: where the test runs); stdout and stderr kept.
+ */
 static struct run
-cli(const char *fmt, ...)
+cli_in(const char *dir, const char *fmt, ...)
 {
 	char args[4096], errpath[512];
 	struct run r;
@@ -32,12 +35,14 @@ cli(const char *fmt, ...)
 	vsnprintf(args, sizeof args, fmt, ap);
 	va_end(ap);
 	snprintf(errpath, sizeof errpath, "%s/cli.stderr", svc.home);
-	r.status = run_capture(&svc, &r.out, "%s %s </dev/null 2>%s", harness_bin("taskdeck"),
-	    args, errpath);
+	r.status = run_capture(&svc, &r.out, "cd '%s' && %s %s </dev/null 2>%s",
+	    dir != NULL ? dir : ".", harness_bin("taskdeck"), args, errpath);
 	r.err = harness_slurp(errpath, &len);
 	cr_assert_not_null(r.err);
 	return r;
 }
+
+#define cli(...) cli_in(NULL, __VA_ARGS__)
 
 static void
 run_free(struct run *r)
@@ -74,11 +79,14 @@ workspace_free(char *dir)
 	free(dir);
 }
 
-/* Runs workspace-edits in dir until it ends; the run's id (free it). */
+/*
+ * In a new project named name, runs the replayed transcript model in dir
+ * until it completes; the run's id (free it).
+ */
 static char *
-edit_run(const char *dir)
+replay_run(const char *name, const char *model, const char *dir, const char *prompt)
 {
-	struct run r = cli("--json projects create Edits");
+	struct run r = cli("--json projects create %s", name);
 	char *project, *id;
 	cJSON *doc;
 
@@ -87,9 +95,10 @@ edit_run(const char *dir)
 	project = strdup(json_str(doc, "id"));
 	cJSON_Delete(doc);
 	run_free(&r);
-	r = cli("--json run --project %s --cwd %s --provider replay --model workspace-edits "
-	    "--permission workspace-write --wait --wait-timeout 60 'Fix the notes.'", project, dir);
-	cr_assert_eq(r.status, 0, "run: %s", r.err);
+	r = cli("--json run --project %s --cwd %s --provider replay --model %s "
+	    "--permission workspace-write --wait --wait-timeout 60 '%s'", project, dir, model,
+	    prompt);
+	cr_assert_eq(r.status, 0, "run: %s %s", r.out, r.err);
 	doc = json_doc(r.out);
 	cr_assert_str_eq(json_str(doc, "status"), "completed");
 	id = strdup(json_str(doc, "id"));
@@ -97,6 +106,13 @@ edit_run(const char *dir)
 	run_free(&r);
 	free(project);
 	return id;
+}
+
+/* Runs workspace-edits in dir until it ends; the run's id (free it). */
+static char *
+edit_run(const char *dir)
+{
+	return replay_run("Edits", "workspace-edits", dir, "Fix the notes.");
 }
 
 static char *
@@ -314,26 +330,6 @@ Test(cli_changes, changes_that_left_a_name_out_say_they_are_incomplete)
 	workspace_free(dir);
 }
 
-/* "taskdeck runs diff RUN PATH" in the user's shell: PATH as git takes it, from where they stand. */
-static struct run
-cli_in(const char *dir, const char *fmt, ...)
-{
-	char args[4096], errpath[512];
-	struct run r;
-	va_list ap;
-	size_t len;
-
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof args, fmt, ap);
-	va_end(ap);
-	snprintf(errpath, sizeof errpath, "%s/cli.stderr", svc.home);
-	r.status = run_capture(&svc, &r.out, "cd '%s' && %s %s </dev/null 2>%s", dir,
-	    harness_bin("taskdeck"), args, errpath);
-	r.err = harness_slurp(errpath, &len);
-	cr_assert_not_null(r.err);
-	return r;
-}
-
 Test(cli_changes, a_path_is_taken_from_where_the_user_stands)
 {
 	char *dir = user_workspace(), *id = edit_run(dir), sub[600];
@@ -380,9 +376,8 @@ Test(cli_changes, a_path_is_taken_from_where_the_user_stands)
 
 Test(cli_changes, stat_lines_up_a_path_that_is_not_ascii)
 {
-	char *dir = user_workspace(), *project, script[600], *id;
+	char *dir = user_workspace(), script[600], *id;
 	struct run r;
-	cJSON *doc;
 	FILE *fp;
 
 	/* The command the transcript runs writes a file whose name is not ASCII. */
@@ -391,19 +386,7 @@ Test(cli_changes, stat_lines_up_a_path_that_is_not_ascii)
 	cr_assert_not_null(fp);
 	fputs("printf 'one\\ntwo\\nthree\\n' > \"\303\274n\303\257code.txt\"\n", fp);
 	fclose(fp);
-	r = cli("--json projects create Unicode");
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	doc = json_doc(r.out);
-	project = strdup(json_str(doc, "id"));
-	cJSON_Delete(doc);
-	run_free(&r);
-	r = cli("--json run --project %s --cwd %s --provider replay --model sandbox-approve "
-	    "--permission workspace-write --wait --wait-timeout 60 'Write them.'", project, dir);
-	cr_assert_eq(r.status, 0, "run: %s %s", r.out, r.err);
-	doc = json_doc(r.out);
-	id = strdup(json_str(doc, "id"));
-	cJSON_Delete(doc);
-	run_free(&r);
+	id = replay_run("Unicode", "sandbox-approve", dir, "Write them.");
 
 	r = cli("runs diff %s --stat", id);
 	cr_assert_eq(r.status, 0, "%s", r.err);
@@ -412,7 +395,6 @@ Test(cli_changes, stat_lines_up_a_path_that_is_not_ascii)
 	    " 2 files changed, 4 insertions(+)\n", "the bars line up:\n%s", r.out);
 	run_free(&r);
 	free(id);
-	free(project);
 	workspace_free(dir);
 }
 
@@ -457,9 +439,8 @@ Test(cli_changes, diff_json_is_json)
 /* A file the store keeps by its hash only (here a .gitignore'd one) cannot be put back: said. */
 Test(cli_changes, revert_names_the_files_it_cannot_put_back)
 {
-	char *dir = user_workspace(), *project, path[600], *id, *text;
+	char *dir = user_workspace(), path[600], *id, *text;
 	struct run r;
-	cJSON *doc;
 	FILE *fp;
 
 	snprintf(path, sizeof path, "%s/.gitignore", dir);
@@ -477,19 +458,7 @@ Test(cli_changes, revert_names_the_files_it_cannot_put_back)
 	cr_assert_not_null(fp);
 	fputs("echo more >> secret.log\necho delta >> notes.txt\n", fp);
 	fclose(fp);
-	r = cli("--json projects create Ignored");
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	doc = json_doc(r.out);
-	project = strdup(json_str(doc, "id"));
-	cJSON_Delete(doc);
-	run_free(&r);
-	r = cli("--json run --project %s --cwd %s --provider replay --model sandbox-approve "
-	    "--permission workspace-write --wait --wait-timeout 60 'Log it.'", project, dir);
-	cr_assert_eq(r.status, 0, "run: %s %s", r.out, r.err);
-	doc = json_doc(r.out);
-	id = strdup(json_str(doc, "id"));
-	cJSON_Delete(doc);
-	run_free(&r);
+	id = replay_run("Ignored", "sandbox-approve", dir, "Log it.");
 
 	/* Refused: the ignored file is named, and --force is not said to overwrite it. */
 	r = cli("runs revert %s --yes", id);
@@ -513,6 +482,5 @@ Test(cli_changes, revert_names_the_files_it_cannot_put_back)
 	cr_expect_str_eq(text, "keep me\nmore\n", "left as it is");
 	free(text);
 	free(id);
-	free(project);
 	workspace_free(dir);
 }
