@@ -421,9 +421,9 @@ placing_done(struct store *store, const char *hex)
 
 /*
  * Moves the finished temporary file tmp to <root>/<hh>/<hex>.  A file of the
- * same size already there is the same content: tmp is dropped.  Under the
- * store lock, the content marked as placing (placing_done once its row is in),
- * so that artifacts_sweep cannot remove it between here and the row.
+ * same size already there is the same content: tmp is dropped.  The rename
+ * is under the store lock and marks the content as placing (placing_done once
+ * its row is in), so that artifacts_sweep cannot remove it before the row.
  */
 static enum td_code
 store_place(struct store *store, const char *root, const char *tmp, const char *hex,
@@ -457,11 +457,17 @@ store_place(struct store *store, const char *root, const char *tmp, const char *
 			goto out;
 		}
 	}
-	if (!fsync_dir(dir) || (made && !fsync_dir(root)))
+	store_unlock(store);
+	/* The name is durable before the row that names it; no lock held meanwhile. */
+	if (!fsync_dir(dir) || (made && !fsync_dir(root))) {
 		code = store_failed("sync", dir, message);
+		placing_done(store, hex);
+	}
+	free(dir);
+	free(final);
+	return code;
 out:
-	if (code != TD_OK)
-		placing_remove(hex);
+	placing_remove(hex);
 	store_unlock(store);
 	free(dir);
 	free(final);
