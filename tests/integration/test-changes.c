@@ -981,6 +981,10 @@ Test(changes, a_hard_link_to_a_hidden_file_is_never_read)
 	snprintf(path, sizeof path, "%s/key-copy", ws);
 	if (secret != NULL)
 		cr_assert_eq(link(key, path), 0, "%s", strerror(errno));
+	/* The database's WAL, in the service's home as the key: read_file refuses both. */
+	snprintf(key, sizeof key, "%s/taskdeck.db-wal", svc.home);
+	snprintf(path, sizeof path, "%s/wal-copy", ws);
+	cr_assert_eq(link(key, path), 0, "%s: %s", key, strerror(errno));
 	transcript("changes-hard", "[{\"toolCalls\":[{\"name\":\"run_command\",\"arguments\":"
 	    "{\"command\":\"echo done > plain.txt\"}}]},"
 	    "{\"text\":\"Done.\"}]");
@@ -989,6 +993,8 @@ Test(changes, a_hard_link_to_a_hidden_file_is_never_read)
 	c = changes_of(run, NULL);
 	expect_file(c, "plain.txt", "added", 1, 0, NULL, "100644");
 	cr_expect_null(file_of(c, "token-copy"));
+	cr_expect_null(file_of(c, "key-copy"), "a hard link to the key is in the changes");
+	cr_expect_null(file_of(c, "wal-copy"), "a hard link to the database's WAL is in the changes");
 	cJSON_Delete(c);
 	tok = harness_slurp(token_path(), NULL);
 	cr_assert_not_null(tok);
