@@ -9,7 +9,8 @@
  *   notrpc     legacy, and writes JSON that is not JSON-RPC before each answer
  *   hugecall   legacy; a tools/call with text "big" is answered with a line over 4 MiB
  *   form       legacy; a tools/call first sends a form (elicitation/create:
- *              name, age, subscribe, color) and answers with what the client said
+ *              name, age, subscribe, color) and answers with what the client said;
+ *              it also lists a tool named "elicitation", an ordinary tool
  *   bigform    as form, but the form's message is 1.5 MiB
  *   cutform    as form, but the form's message and a progress message before it
  *              are 601 bytes of "x" and "\u00e9"s, cut anywhere inside a character
@@ -109,6 +110,8 @@ tools_list(const cJSON *id, const cJSON *params)
 	} else if (cursor == NULL) {
 		add_tool(arr, "one", true);
 		add_tool(arr, "two", false);
+		if (strcmp(mode, "form") == 0)
+			add_tool(arr, "elicitation", false);
 		cJSON_AddStringToObject(res, "nextCursor", "p2");
 	} else if (strcmp(cursor, "p2") == 0) {
 		cJSON_AddStringToObject(res, "nextCursor", "p3");
@@ -160,8 +163,8 @@ tools_call(const cJSON *id, const cJSON *params)
 		cJSON_Delete(item);
 		return;
 	}
-	if (strcmp(mode, "form") == 0 || strcmp(mode, "bigform") == 0 ||
-	    strcmp(mode, "cutform") == 0) {
+	if ((strcmp(mode, "form") == 0 || strcmp(mode, "bigform") == 0 ||
+	    strcmp(mode, "cutform") == 0) && (name == NULL || strcmp(name, "elicitation") != 0)) {
 		static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":950,\"method\":"
 		    "\"elicitation/create\",\"params\":{\"message\":\"";
 		static const char q[] = "\","

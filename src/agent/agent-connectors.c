@@ -522,6 +522,8 @@ connector_elicit(struct mcp_client *c, const cJSON *params, void *ud, char **ref
 	text = xasprintf("%.64s__elicitation", e->name);
 	cJSON_AddStringToObject(ask, "tool", text);
 	free(text);
+	/* What makes it a form for the service: this message, not the tool's name. */
+	cJSON_AddBoolToObject(ask, "form", true);
 	said = agent_utf8_prefix(message != NULL ? message : "(no message)", CONNECTOR_NOTE_MAX);
 	text = xasprintf("%s asks: %s", e->name, said);
 	free(said);
