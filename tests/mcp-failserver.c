@@ -9,7 +9,11 @@
  *   notrpc     legacy, and writes JSON that is not JSON-RPC before each answer
  *   hugecall   legacy; a tools/call with text "big" is answered with a line over 4 MiB
  *   form       legacy; a tools/call first sends a form (elicitation/create:
- *              name, age, subscribe, color) and answers with what the client said
+ *              name, age, subscribe, color) and answers with what the client said;
+ *              it also lists a tool named "elicitation", an ordinary tool
+ *   bigform    as form, but the form's message is 1.5 MiB
+ *   cutform    as form, but the form's message and a progress message before it
+ *              are 601 bytes of "x" and "\u00e9"s, cut anywhere inside a character
  *   asks       legacy; a tools/call first asks the client roots/list,
  *              elicitation/create and sampling/createMessage, and answers with
  *              what the client said to each
@@ -106,6 +110,8 @@ tools_list(const cJSON *id, const cJSON *params)
 	} else if (cursor == NULL) {
 		add_tool(arr, "one", true);
 		add_tool(arr, "two", false);
+		if (strcmp(mode, "form") == 0)
+			add_tool(arr, "elicitation", false);
 		cJSON_AddStringToObject(res, "nextCursor", "p2");
 	} else if (strcmp(cursor, "p2") == 0) {
 		cJSON_AddStringToObject(res, "nextCursor", "p3");
@@ -157,9 +163,11 @@ tools_call(const cJSON *id, const cJSON *params)
 		cJSON_Delete(item);
 		return;
 	}
-	if (strcmp(mode, "form") == 0) {
-		static const char q[] = "{\"jsonrpc\":\"2.0\",\"id\":950,\"method\":"
-		    "\"elicitation/create\",\"params\":{\"message\":\"Who is asking?\","
+	if ((strcmp(mode, "form") == 0 || strcmp(mode, "bigform") == 0 ||
+	    strcmp(mode, "cutform") == 0) && (name == NULL || strcmp(name, "elicitation") != 0)) {
+		static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":950,\"method\":"
+		    "\"elicitation/create\",\"params\":{\"message\":\"";
+		static const char q[] = "\","
 		    "\"requestedSchema\":{\"type\":\"object\",\"properties\":{"
 		    "\"name\":{\"type\":\"string\",\"description\":\"Your name\","
 		    "\"default\":\"anon\"},"
@@ -169,11 +177,28 @@ tools_call(const cJSON *id, const cJSON *params)
 		    "\"color\":{\"type\":\"string\",\"enum\":[\"red\",\"green\"],"
 		    "\"default\":\"red\"}},\"required\":[\"age\"]}}}";
 		cJSON *a = NULL;
-		char *line = NULL, *got;
+		char *line = NULL, *got, *message = NULL;
 		size_t cap = 0;
 
-		printf("%s\n", q);
+		if (strcmp(mode, "bigform") == 0) {
+			size_t n = 1536 * 1024;
+
+			message = malloc(n + 1);
+			memset(message, 'x', n);
+			message[n] = '\0';
+		} else if (strcmp(mode, "cutform") == 0) {
+			message = malloc(602);
+			message[0] = 'x';
+			for (size_t i = 0; i < 300; i++)
+				memcpy(message + 1 + 2 * i, "\303\251", 2);
+			message[601] = '\0';
+			printf("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":"
+			    "{\"progressToken\":\"taskdeck-call\",\"progress\":1,\"total\":2,"
+			    "\"message\":\"%s\"}}\n", message);
+		}
+		printf("%s%s%s\n", head, message != NULL ? message : "Who is asking?", q);
 		fflush(stdout);
+		free(message);
 		while (a == NULL || cJSON_GetNumberValue(cJSON_GetObjectItem(a, "id")) != 950) {
 			cJSON_Delete(a);
 			if (getline(&line, &cap, stdin) <= 0)
@@ -181,7 +206,8 @@ tools_call(const cJSON *id, const cJSON *params)
 			a = cJSON_Parse(line);
 		}
 		free(line);
-		got = cJSON_PrintUnformatted(cJSON_GetObjectItem(a, "result"));
+		got = cJSON_PrintUnformatted(cJSON_GetObjectItem(a, "result") != NULL ?
+		    cJSON_GetObjectItem(a, "result") : cJSON_GetObjectItem(a, "error"));
 		snprintf(out, sizeof out, "form: %s", got != NULL ? got : "(no result)");
 		free(got);
 		cJSON_Delete(a);

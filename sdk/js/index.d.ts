@@ -201,6 +201,22 @@ export interface Project {
   archivedAt: string | null;
 }
 
+/** The options of listRuns: a session or a project (at least one), and a status. */
+export interface RunListOptions extends ListOptions {
+  /** The runs of this session ("ses_…"). */
+  session?: string;
+  /** The runs of this project ("prj_…"). */
+  project?: string;
+  /** Only the runs in this status. */
+  status?: 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
+}
+
+/** The options of getRunEvents: where to start and how many a page. */
+export interface RunEventsOptions extends ListOptions {
+  /** The events after this one: a seq, or an event id STREAM:SEQ (the page's nextCursor is one). */
+  after?: string;
+}
+
 /** The options of listProjects and listSessions: which items, archived or not. */
 export interface ArchivedListOptions extends ListOptions {
   /** false (the default): those not archived; true: only the archived ones; 'all': both. */
@@ -832,6 +848,9 @@ export interface TaskdeckEventOf<T extends TaskdeckEventType> {
  */
 export type TaskdeckEvent = { [T in TaskdeckEventType]: TaskdeckEventOf<T> }[TaskdeckEventType];
 
+/** An event of a run's durable history (getRunEvents): an event and the stream it was published in. */
+export type RunHistoryEvent = TaskdeckEvent & { streamId?: string };
+
 /** Which events the stream keeps: those of these ids (all given must match); none: every event. */
 export interface EventFilter {
   /** Only events of this project. */
@@ -926,6 +945,12 @@ export interface BootstrapResult {
   steps?: Record<string, BootstrapStep>;
   /** status: what to do next. */
   nextActions?: string[];
+  /** runtime: whether the repair changed anything. */
+  changed?: boolean;
+  /** runtime: what the repair did (`wrote-default-settings`, `made-executable`, `restored-agent`, `restored-transcripts`), also when it failed. */
+  actions?: string[];
+  /** runtime: the managed runtime after the repair. */
+  runtime?: Runtime;
   /** When ok is false because a step could not be done. */
   error?: { code: 'runtime_missing' | 'configuration_conflict' | 'permission_denied' | (string & {}); message: string };
 }
@@ -1100,6 +1125,10 @@ export interface ListMethods {
   listConnectors: [options?: ListOptions];
   /** paginate('listCredentials', options?). */
   listCredentials: [options?: ListOptions];
+  /** paginate('listRuns', options). */
+  listRuns: [options: RunListOptions];
+  /** paginate('getRunEvents', runId, options?). */
+  getRunEvents: [runId: string, options?: RunEventsOptions];
 }
 
 /** The item type of each list method. */
@@ -1116,6 +1145,10 @@ export interface ListItems {
   listConnectors: Connector;
   /** A credential. */
   listCredentials: Credential;
+  /** A run. */
+  listRuns: Run;
+  /** An event of a run's history. */
+  getRunEvents: RunHistoryEvent;
 }
 
 /** A client of one taskdeck service: every method sends the bearer token; get one from connectToTaskdeck(). */
@@ -1192,6 +1225,10 @@ export declare class TaskdeckClient {
   getRun(runId: string, options?: RequestOptions): ApiPromise<Run>;
   /** Cancels a run (idempotent). `POST /api/v1/runs/:id/cancel`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */
   cancelRun(runId: string, options?: RequestOptions): ApiPromise<Run>;
+  /** Runs of a session or a project, newest first, paged. `GET /api/v1/runs`. Errors: BadRequestError; ConnectionError, TimeoutError, AbortError. */
+  listRuns(options: RunListOptions): ApiPromise<Page<Run>>;
+  /** A run's durable history, oldest first, paged (nextCursor is the `after` of the next page). `GET /api/v1/runs/:id/events`. Errors: BadRequestError, NotFoundError; ConnectionError, TimeoutError, AbortError. */
+  getRunEvents(runId: string, options?: RunEventsOptions): ApiPromise<Page<RunHistoryEvent>>;
   /**
    * Polls `GET /api/v1/runs/:id` (100 ms growing to 1 s) until the run is final (or, with
    * returnOnAttention, needs a decision). Errors: NotFoundError; TimeoutError (timeoutMs,
@@ -1243,6 +1280,10 @@ export declare class TaskdeckClient {
   createCredential(request: NewCredential, options?: RequestOptions): ApiPromise<Credential>;
   /** Updates a credential. `PATCH /api/v1/credentials/:id`. Errors: BadRequestError, NotFoundError; ConnectionError, TimeoutError, AbortError. */
   updateCredential(credentialId: string, patch: CredentialPatch, options?: RequestOptions): ApiPromise<Credential>;
+  /** One credential (metadata, never its secret). `GET /api/v1/credentials/:id`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */
+  getCredential(credentialId: string, options?: RequestOptions): ApiPromise<Credential>;
+  /** Deletes a credential; force: also one a connector binds or a provider names (the bindings go too). `DELETE /api/v1/credentials/:id`. Errors: BadRequestError, NotFoundError, ConflictError (credential_in_use); ConnectionError, TimeoutError, AbortError. */
+  deleteCredential(credentialId: string, options?: RequestOptions & { force?: boolean }): ApiPromise<Record<string, never>>;
 }
 
 /**

@@ -22,6 +22,8 @@
 #define CONNECTOR_DESC_MAX 2048		/* a tool description shown to the model */
 #define CONNECTOR_SCHEMA_MAX 65536	/* a tool's JSON schema, printed */
 #define CONNECTOR_TOOLS_MAX 1000	/* tools of all connectors together */
+#define CONNECTOR_FORM_MAX (256 * 1024)	/* a server's form (its params), printed */
+#define CONNECTOR_NOTE_MAX 400		/* a form's or a progress message in a summary line */
 #define WEB_ID "con_web"
 #define WEB_MAX_BYTES (1024 * 1024)	/* fetch_url reads at most this much */
 #define WEB_TIMEOUT_MAX_MS 30000
@@ -394,14 +396,15 @@ static void
 connector_progress(void *ud, double progress, double total, const char *message)
 {
 	const struct connector_progress *p = ud;
+	char *said = agent_utf8_prefix(message != NULL ? message : "working", CONNECTOR_NOTE_MAX);
 	char line[600];
 
+	/* The name (64 bytes) and the numbers fit: the message is never cut again. */
 	if (total > 0)
-		snprintf(line, sizeof line, "%s: %.400s (%g of %g)", p->name,
-		    message != NULL ? message : "working", progress, total);
+		snprintf(line, sizeof line, "%s: %s (%g of %g)", p->name, said, progress, total);
 	else
-		snprintf(line, sizeof line, "%s: %.400s (%g)", p->name,
-		    message != NULL ? message : "working", progress);
+		snprintf(line, sizeof line, "%s: %s (%g)", p->name, said, progress);
+	free(said);
 	redact_str(p->secrets, line);
 	host_progress(p->host, "tool", line);
 }
@@ -490,23 +493,40 @@ elicit_ctx_free(void *ud)
 }
 
 static cJSON *
-connector_elicit(struct mcp_client *c, const cJSON *params, void *ud)
+connector_elicit(struct mcp_client *c, const cJSON *params, void *ud, char **refused)
 {
 	struct elicit_ctx *e = ud;
 	const char *message = json_get_string(params, "message");
 	const cJSON *schema = cJSON_GetObjectItemCaseSensitive(params, "requestedSchema");
 	const cJSON *props = cJSON_GetObjectItemCaseSensitive(schema, "properties"), *p;
-	cJSON *ask = cJSON_CreateObject(), *input, *result = NULL, *answer = cJSON_CreateObject();
+	cJSON *ask, *input, *result = NULL, *answer;
 	struct agent_error err = { 0 };
 	const char *decision;
-	char *text;
+	char *text, *said;
+	size_t size;
 	int rc;
 
 	(void)c;
+	/* A form too large for a person (or for the line to the service) is refused. */
+	text = json_print(params);
+	size = strlen(text);
+	free(text);
+	if (size > CONNECTOR_FORM_MAX) {
+		log_info("connector %s: a form of %zu bytes was refused", e->name, size);
+		*refused = xasprintf("Refused: the form is %zu bytes, over taskdeck's bound of %d "
+		    "bytes for a form", size, CONNECTOR_FORM_MAX);
+		return NULL;
+	}
+	ask = cJSON_CreateObject();
+	answer = cJSON_CreateObject();
 	text = xasprintf("%.64s__elicitation", e->name);
 	cJSON_AddStringToObject(ask, "tool", text);
 	free(text);
-	text = xasprintf("%s asks: %.500s", e->name, message != NULL ? message : "(no message)");
+	/* What makes it a form for the service: this message, not the tool's name. */
+	cJSON_AddBoolToObject(ask, "form", true);
+	said = agent_utf8_prefix(message != NULL ? message : "(no message)", CONNECTOR_NOTE_MAX);
+	text = xasprintf("%s asks: %s", e->name, said);
+	free(said);
 	cJSON_AddStringToObject(ask, "summary", text);
 	free(text);
 	input = cJSON_AddObjectToObject(ask, "input");

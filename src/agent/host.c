@@ -330,7 +330,7 @@ host_write_all(struct host *h, const char *s, size_t len)
 	}
 }
 
-void
+bool
 host_send(struct host *h, cJSON *msg)
 {
 	char *text = json_print(msg);
@@ -341,13 +341,14 @@ host_send(struct host *h, cJSON *msg)
 		/* Callers bound what they send; this is a bug, not input. */
 		log_error("dropped an outgoing line of %zu bytes", len);
 		free(text);
-		return;
+		return false;
 	}
 	text[len] = '\n';
 	pthread_mutex_lock(&h->out_mu);
 	host_write_all(h, text, len + 1);
 	pthread_mutex_unlock(&h->out_mu);
 	free(text);
+	return true;
 }
 
 static cJSON *
@@ -510,7 +511,12 @@ host_request(struct host *h, const char *method, cJSON *params,
 	cJSON_AddNumberToObject(msg, "id", (double)id);
 	cJSON_AddStringToObject(msg, "method", method);
 	cJSON_AddItemToObject(msg, "params", params);
-	host_send(h, msg);
+	if (!host_send(h, msg)) {
+		/* No answer can come to a request that was not sent. */
+		agent_error_set(err, "request_failed", "%s: the request is too large to send",
+		    method);
+		return AGENT_FAILED;
+	}
 
 	pthread_mutex_lock(&h->mu);
 	while ((resp = host_take_response(h, id)) == NULL && !atomic_load(&h->cancelled))

@@ -35,8 +35,8 @@ bool host_protocol_error(struct host *h);
 /* Sleeps ms milliseconds; AGENT_CANCELLED when cancel came first. */
 int host_sleep(struct host *h, long ms);
 
-/* Writes msg as one line (msg is consumed). */
-void host_send(struct host *h, cJSON *msg);
+/* Writes msg as one line (msg is consumed); false when it is over the line bound (dropped). */
+bool host_send(struct host *h, cJSON *msg);
 void host_progress(struct host *h, const char *phase, const char *message);
 /* progress "retrying": the wait before retry attempt (1-based) of a model turn. */
 void host_progress_retry(struct host *h, const char *message, int attempt, int max_retries,

@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "json.h"
+#include "termtext.h"
 #include "xalloc.h"
 
 /* Width of --stat's bar of + and -, as git's default on an 80-column terminal. */
@@ -89,7 +90,10 @@ cmd_runs_changes_exec(struct cli *cli, int argc, char **argv)
 			snprintf(counts, sizeof counts, "%s", f->binary ? "binary" : "too large");
 		else
 			snprintf(counts, sizeof counts, "+%ld -%ld", f->additions, f->deletions);
-		printf("%c  %-*s  %s\n", td_change_letter(f->status), width, counts, f->path);
+		char *name = termtext_line(f->path);
+
+		printf("%c  %-*s  %s\n", td_change_letter(f->status), width, counts, name);
+		free(name);
 	}
 	if (ch->file_count == 0)
 		printf("no changes%s\n", ch->live ? " yet (the run goes on)" : "");
@@ -97,8 +101,12 @@ cmd_runs_changes_exec(struct cli *cli, int argc, char **argv)
 		changes_totals(stdout, ch->total_files, ch->total_additions, ch->total_deletions);
 	if (ch->reverted_at != NULL)
 		printf("reverted at %s\n", ch->reverted_at);
-	if (ch->incomplete_reason != NULL)
-		printf("incomplete: files may be missing: %s\n", ch->incomplete_reason);
+	if (ch->incomplete_reason != NULL) {
+		char *why = termtext_line(ch->incomplete_reason);
+
+		printf("incomplete: files may be missing: %s\n", why);
+		free(why);
+	}
 	td_changes_free(ch);
 	return CLI_EXIT_OK;
 }
@@ -229,8 +237,11 @@ changes_print_stat(struct cli *cli, const char *run_id, const char *only)
 
 		if (only != NULL && strcmp(f->path, only) != 0)
 			continue;
-		if (changes_width(f->path) > pw)
-			pw = changes_width(f->path);
+		char *name = termtext_line(f->path);
+
+		if (changes_width(name) > pw)
+			pw = changes_width(name);
+		free(name);
 		if (w > cw)
 			cw = w;
 		if (sum > most)
@@ -250,10 +261,13 @@ changes_print_stat(struct cli *cli, const char *run_id, const char *only)
 	changes_out_open(&o);
 	for (size_t i = 0; i < ch->file_count; i++) {
 		const struct td_change_file *f = &ch->files[i];
+		char *name;
 
 		if (only != NULL && strcmp(f->path, only) != 0)
 			continue;
-		fprintf(o.fp, " %s%*s | ", f->path, pw - changes_width(f->path), "");
+		name = termtext_line(f->path);
+		fprintf(o.fp, " %s%*s | ", name, pw - changes_width(name), "");
+		free(name);
 		if (f->binary || f->too_large)
 			fprintf(o.fp, "%*s%s", cw, "Bin", f->too_large ? " (too large)" : "");
 		else {
@@ -457,9 +471,12 @@ changes_confirm(const char *run_id, const struct td_changes *ch, bool force)
 	    run_id, ch->file_count, ch->file_count == 1 ? "" : "s",
 	    ch->file_count == 1 ? "it was" : "they were",
 	    force ? ", over any later change" : "");
-	for (size_t i = 0; i < ch->file_count; i++)
-		fprintf(stderr, "  %c %s\n", td_change_letter(ch->files[i].status),
-		    ch->files[i].path);
+	for (size_t i = 0; i < ch->file_count; i++) {
+		char *name = termtext_line(ch->files[i].path);
+
+		fprintf(stderr, "  %c %s\n", td_change_letter(ch->files[i].status), name);
+		free(name);
+	}
 	return cli_confirmed();
 }
 
@@ -482,8 +499,13 @@ changes_conflicted(const char *run_id, const struct td_error *err, const struct 
 	int rc = cli_fail(err);
 
 	for (size_t i = 0; rv != NULL && i < rv->conflict_count; i++) {
-		fprintf(stderr, "  %s: %s\n", rv->conflicts[i].path,
-		    rv->conflicts[i].reason != NULL ? rv->conflicts[i].reason : "changed");
+		char *name = termtext_line(rv->conflicts[i].path);
+		char *why = termtext_line(rv->conflicts[i].reason != NULL ?
+		    rv->conflicts[i].reason : "changed");
+
+		fprintf(stderr, "  %s: %s\n", name, why);
+		free(why);
+		free(name);
 		if (changes_not_stored(&rv->conflicts[i]))
 			lost++;
 		else
@@ -513,9 +535,13 @@ changes_left(const struct td_changes *ch, const struct td_revert *rv)
 
 		for (size_t j = 0; j < rv->reverted_count && !done; j++)
 			done = strcmp(rv->reverted[j], ch->files[i].path) == 0;
-		if (!done)
+		if (!done) {
+			char *name = termtext_line(ch->files[i].path);
+
 			fprintf(stderr, "taskdeck: not put back: %s (kept by its size and hash "
-			    "only: too large or ignored)\n", ch->files[i].path);
+			    "only: too large or ignored)\n", name);
+			free(name);
+		}
 	}
 }
 
@@ -568,8 +594,12 @@ cmd_runs_revert_exec(struct cli *cli, int argc, char **argv)
 	if (cli->json)
 		out_json(rv->json);
 	else {
-		for (size_t i = 0; i < rv->reverted_count; i++)
-			printf("reverted %s\n", rv->reverted[i]);
+		for (size_t i = 0; i < rv->reverted_count; i++) {
+			char *name = termtext_line(rv->reverted[i]);
+
+			printf("reverted %s\n", name);
+			free(name);
+		}
 		printf("run %s reverted: %zu file%s\n", rv->run_id, rv->reverted_count,
 		    rv->reverted_count == 1 ? "" : "s");
 	}

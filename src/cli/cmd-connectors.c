@@ -8,6 +8,7 @@
 #include "buf.h"
 #include "cli.h"
 #include "json.h"
+#include "termtext.h"
 
 static int cmd_connectors_list_exec(struct cli *, int, char **);
 static int cmd_connectors_show_exec(struct cli *, int, char **);
@@ -570,9 +571,12 @@ cmd_connectors_login_exec(struct cli *cli, int argc, char **argv)
 		free(text);
 		cJSON_Delete(o);
 	} else {
+		char *shown = termtext_line(url);
+
 		fprintf(stderr, "Open this URL in a browser to sign in; taskdeckd receives the "
 		    "answer:\n");
-		printf("%s\n", url);
+		printf("%s\n", shown);
+		free(shown);
 	}
 	free(url);
 	return CLI_EXIT_OK;

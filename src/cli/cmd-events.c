@@ -12,6 +12,7 @@
 #include "buf.h"
 #include "cli.h"
 #include "json.h"
+#include "termtext.h"
 #include "timeutil.h"
 #include "xalloc.h"
 
@@ -91,28 +92,13 @@ events_poll(const struct td_events *ev, long timeout_ms)
 	return (pfd[0].revents & POLLIN) == 0;
 }
 
-/*
- * Appends s made safe for a terminal: control characters become '?', except
- * newlines (kept when keep_newlines, else a space) and tabs.
- */
+/* Appends s made safe for a terminal (termtext), newlines kept when keep_newlines. */
 static void
 events_clean(struct buf *b, const char *s, bool keep_newlines)
 {
-	const unsigned char *p = (const unsigned char *)s;
+	const struct termtext_style style = { keep_newlines ? "\n" : " ", "\t" };
 
-	for (; *p != '\0'; p++) {
-		if (*p == '\n')
-			buf_appends(b, keep_newlines ? "\n" : " ");
-		else if (*p == '\t')
-			buf_appends(b, "\t");
-		else if (*p < 0x20 || *p == 0x7f)
-			buf_appends(b, "?");
-		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
-			buf_appends(b, "?");
-			p++;
-		} else
-			buf_append(b, p, 1);
-	}
+	termtext_append(b, s, &style);
 }
 
 /* Members of data named by a space-separated list, joined by sep. */

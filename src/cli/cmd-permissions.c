@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "json.h"
+#include "termtext.h"
 #include "xalloc.h"
 
 static int cmd_permissions_list_exec(struct cli *, int, char **);
@@ -126,9 +127,16 @@ cmd_permissions_show_exec(struct cli *cli, int argc, char **argv)
 		/* A server's form: what each field asks (permissions allow --field). */
 		char *fields = permissions_form_text(p->input_json, TD_FORM_LINES);
 
-		if (fields != NULL)
+		if (fields != NULL) {
+			static const struct termtext_style lines = { "\n", " " };
+			struct buf shown;
+
+			buf_init(&shown, 0);
+			termtext_append(&shown, fields, &lines);
 			printf("form fields (permissions allow %s --field NAME=VALUE):\n%s\n", p->id,
-			    fields);
+			    shown.data != NULL ? shown.data : "");
+			buf_free(&shown);
+		}
 		free(fields);
 	}
 	td_permission_free(p);

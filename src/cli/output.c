@@ -9,6 +9,7 @@
 #include "buf.h"
 #include "cli.h"
 #include "json.h"
+#include "termtext.h"
 #include "timeutil.h"
 #include "xalloc.h"
 
@@ -25,30 +26,17 @@ out_set_wide(bool wide)
 }
 
 /*
- * A copy of s that is safe on a terminal: C0 and C1 control characters
- * become '?'.  A newline becomes a space when one_line, else a newline and
- * an indent.
+ * A copy of s that is safe on a terminal (termtext: controls become '?'); a
+ * newline becomes a space when one_line, else a newline and an indent.
  */
 static char *
 out_clean(const char *s, bool one_line)
 {
-	const unsigned char *p = (const unsigned char *)s;
+	const struct termtext_style style = { one_line ? " " : "\n  ", " " };
 	struct buf b;
 
 	buf_init(&b, 0);
-	for (; *p != '\0'; p++) {
-		if (*p == '\n')
-			buf_appends(&b, one_line ? " " : "\n  ");
-		else if (*p == '\t')
-			buf_appends(&b, " ");
-		else if (*p < 0x20 || *p == 0x7f)
-			buf_appends(&b, "?");
-		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
-			buf_appends(&b, "?");
-			p++;
-		} else
-			buf_append(&b, p, 1);
-	}
+	termtext_append(&b, s, &style);
 	return buf_steal(&b);
 }
 
@@ -206,9 +194,10 @@ out_age(const char *time, char out[16])
 void
 out_kv(const char *key, const char *value)
 {
-	char *clean = out_clean(value != NULL ? value : "-", false);
+	char *clean = out_clean(value != NULL ? value : "-", false), *k = termtext_line(key);
 
-	printf("%s: %s\n", key, clean);
+	printf("%s: %s\n", k, clean);
+	free(k);
 	free(clean);
 }
 

@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "json.h"
+#include "termtext.h"
 #include "tui/tui.h"
 #include "xalloc.h"
 
@@ -312,7 +313,10 @@ cli_usage_error(const struct cli *cli, const char *fmt, ...)
 int
 cli_fail(const struct td_error *err)
 {
-	fprintf(stderr, "taskdeck: %s: %s", err->code_name, err->message);
+	char *message = termtext_line(err->message);
+
+	fprintf(stderr, "taskdeck: %s: %s", err->code_name, message);
+	free(message);
 	if (err->request_id[0] != '\0')
 		fprintf(stderr, " (request %s)", err->request_id);
 	fputc('\n', stderr);

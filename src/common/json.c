@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "termtext.h"
 #include "xalloc.h"
 
 bool
@@ -50,28 +51,7 @@ json_utf8_valid(const char *s, size_t len)
 bool
 json_text_displayable(const char *s)
 {
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		unsigned cp;
-
-		if (*p < 0x20 || *p == 0x7f)
-			return false;
-		if (*p < 0x80)
-			continue;
-		/* Only the code points that matter here are decoded; s is valid UTF-8. */
-		if ((*p & 0xe0) == 0xc0 && p[1] != 0) {
-			cp = ((p[0] & 0x1fu) << 6) | (p[1] & 0x3fu);
-			if (cp >= 0x80 && cp <= 0x9f)
-				return false;
-			if (cp == 0x61c)
-				return false;
-		} else if ((*p & 0xf0) == 0xe0 && p[1] != 0 && p[2] != 0) {
-			cp = ((p[0] & 0x0fu) << 12) | ((p[1] & 0x3fu) << 6) | (p[2] & 0x3fu);
-			if (cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
-			    (cp >= 0x2066 && cp <= 0x2069))
-				return false;
-		}
-	}
-	return true;
+	return termtext_safe(s);
 }
 
 int

@@ -261,14 +261,23 @@ mcp_server_request_reply(struct mcp_client *c, const cJSON *mid, const char *met
     const cJSON *params)
 {
 	cJSON *r = cJSON_CreateObject(), *e = NULL, *answer;
+	char *refused = NULL;
 
 	cJSON_AddStringToObject(r, "jsonrpc", "2.0");
 	cJSON_AddItemToObject(r, "id", cJSON_Duplicate(mid, true));
 	if (strcmp(method, "elicitation/create") == 0 && c->elicit != NULL) {
 		long t0 = mcp_now_ms();
 
-		answer = c->elicit(c, params, c->elicit_ud);
+		answer = c->elicit(c, params, c->elicit_ud, &refused);
 		c->asked_ms += mcp_now_ms() - t0;
+		if (answer == NULL && refused != NULL) {
+			e = cJSON_AddObjectToObject(r, "error");
+			cJSON_AddNumberToObject(e, "code", -32602);
+			cJSON_AddStringToObject(e, "message", refused);
+			free(refused);
+			return r;
+		}
+		free(refused);
 		if (!cJSON_IsObject(answer)) {
 			cJSON_Delete(answer);
 			answer = cJSON_CreateObject();

@@ -102,12 +102,15 @@ void mcp_set_root(struct mcp_client *c, const char *dir);
  * Someone to ask when the server sends elicitation/create (a form for the
  * user): fn gets the request's params and answers the ElicitResult
  * ({"action": "accept", "content": {…}}, "decline" or "cancel"; the caller
- * frees it), or NULL to decline.  It may block as long as a person takes:
+ * frees it), or NULL to decline; NULL with *refused (malloc'd) set refuses the
+ * request itself, with that message as a JSON-RPC error (Invalid params) the
+ * server sees.  It may block as long as a person takes:
  * that time does not count against the request being waited for.  The
  * client offers the elicitation capability only with a handler; ud_free
  * (may be NULL) frees ud at mcp_close.  Call before the handshake.
  */
-typedef cJSON *(*mcp_elicit_fn)(struct mcp_client *c, const cJSON *params, void *ud);
+typedef cJSON *(*mcp_elicit_fn)(struct mcp_client *c, const cJSON *params, void *ud,
+    char **refused);
 void mcp_set_elicitation(struct mcp_client *c, mcp_elicit_fn fn, void *ud,
     void (*ud_free)(void *));
 

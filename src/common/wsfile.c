@@ -449,6 +449,12 @@ ws_linked(struct wsfile_root *r, const struct stat *st)
 	return linked;
 }
 
+bool
+wsfile_is_linked(struct wsfile_root *r, const struct stat *st)
+{
+	return ws_linked(r, st);
+}
+
 enum wsfile_status
 wsfile_open(struct wsfile_root *r, const char *path, int oflags, int *fd, struct stat *st,
     char **rel, char **why)

@@ -60,6 +60,12 @@ enum wsfile_status wsfile_write(struct wsfile_root *r, const char *path, const c
 
 /* Whether an object (st from fstat/fstatat) is in the hidden set itself. */
 bool wsfile_is_hidden(const struct wsfile_root *r, const struct stat *st);
+/*
+ * Whether a regular file with more than one link may be a hard link to a file
+ * inside a hidden directory (what wsfile_open refuses as hidden): one found
+ * there, or any such file when the search of those directories was cut short.
+ */
+bool wsfile_is_linked(struct wsfile_root *r, const struct stat *st);
 
 /*
  * Opens the entry name of the directory dirfd (itself opened through this

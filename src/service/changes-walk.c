@@ -567,7 +567,7 @@ walk_file(struct changes_walker *w, int dirfd, const char *name, const char *rel
 		errno = EAGAIN;		/* swapped since its lstat */
 		return false;
 	}
-	if (wsfile_is_hidden(w->root, &st)) {
+	if (wsfile_is_hidden(w->root, &st) || wsfile_is_linked(w->root, &st)) {
 		close(fd);
 		errno = ENOENT;		/* what the run cannot see is no loss */
 		return false;

@@ -1565,6 +1565,38 @@ changes_list(struct service *svc, const char *run_id, const char *from, struct p
 	return out;
 }
 
+/*
+ * prefix and path as git writes a name in a diff: as they are, or in double
+ * quotes when the path holds a control character, a quote, a backslash or a
+ * byte past 0x7e, those written as C escapes (\n, \t, \", \\) or in octal.
+ */
+static void
+changes_diff_name(struct buf *out, const char *prefix, const char *path)
+{
+	static const char named[] = "\a\b\t\n\v\f\r\"\\", letters[] = "abtnvfr\"\\";
+	const unsigned char *c;
+
+	for (c = (const unsigned char *)path; *c != '\0'; c++)
+		if (*c < 0x20 || *c > 0x7e || *c == '"' || *c == '\\')
+			break;
+	if (*c == '\0') {
+		buf_printf(out, "%s%s", prefix, path);
+		return;
+	}
+	buf_printf(out, "\"%s", prefix);
+	for (c = (const unsigned char *)path; *c != '\0'; c++) {
+		const char *at = strchr(named, *c);
+
+		if (at != NULL)
+			buf_printf(out, "\\%c", letters[at - named]);
+		else if (*c < 0x20 || *c > 0x7e)
+			buf_printf(out, "\\%03o", *c);
+		else
+			buf_append(out, c, 1);
+	}
+	buf_appends(out, "\"");
+}
+
 bool
 changes_diff(struct service *svc, const char *run_id, const char *from, const char *path,
     struct buf *out, bool *truncated, struct problem *p)
@@ -1593,10 +1625,22 @@ changes_diff(struct service *svc, const char *run_id, const char *from, const ch
 
 		changes_file_read(v.repo, diff, i, &f);
 		if (f.too_large) {
-			fits = buf_printf(out, "diff --git a/%s b/%s\nFiles a/%s and b/%s are not "
-			    "stored (too large or ignored): only their size and hash are known\n",
-			    f.delta->old_file.path, f.delta->new_file.path, f.delta->old_file.path,
-			    f.delta->new_file.path);
+			struct buf line;
+
+			/* Names quoted as git quotes them: a newline in one adds no line. */
+			buf_init(&line, 0);
+			buf_appends(&line, "diff --git ");
+			changes_diff_name(&line, "a/", f.delta->old_file.path);
+			buf_appends(&line, " ");
+			changes_diff_name(&line, "b/", f.delta->new_file.path);
+			buf_appends(&line, "\nFiles ");
+			changes_diff_name(&line, "a/", f.delta->old_file.path);
+			buf_appends(&line, " and ");
+			changes_diff_name(&line, "b/", f.delta->new_file.path);
+			buf_appends(&line, " are not stored (too large or ignored): only their size "
+			    "and hash are known\n");
+			fits = buf_append(out, line.data, line.len);
+			buf_free(&line);
 		} else {
 			fits = f.patch != NULL && git_patch_to_buf(&text, f.patch) == 0 &&
 			    buf_append(out, text.ptr, text.size);

@@ -59,49 +59,122 @@ connector_oauth_credential(struct service *svc, const char *name)
 }
 
 /*
+ * Keeps value in the credential of kind secret named name (sealed like every
+ * other, never shown; description for people), made or rotated; its id
+ * (malloc'd), or NULL with *why saying which thing (what) could not be kept.
+ */
+static char *
+connector_oauth_keep(struct service *svc, const char *name, const char *description,
+    const char *what, const char *value, char **why)
+{
+	struct problem p = { 0 };
+	cJSON *body = cJSON_CreateObject(), *cred = NULL;
+	char *id = connector_oauth_credential(svc, name);
+	bool ok;
+
+	cJSON_AddStringToObject(body, "secret", value);
+	if (id != NULL) {
+		ok = credential_update(svc, id, body, &cred, &p) == TD_OK;
+	} else {
+		cJSON_AddStringToObject(body, "name", name);
+		cJSON_AddStringToObject(body, "kind", "secret");
+		cJSON_AddStringToObject(body, "description", description);
+		ok = credential_create(svc, body, &cred, &p) == TD_OK;
+		if (ok)
+			id = xstrdup(json_get_string(cred, "id"));
+	}
+	sodium_memzero(cJSON_GetObjectItemCaseSensitive(body, "secret")->valuestring,
+	    strlen(value));
+	cJSON_Delete(body);
+	if (!ok) {
+		*why = xasprintf("cannot keep the %s: %s", what, p.message);
+		free(id);
+		id = NULL;
+	}
+	cJSON_Delete(p.details);
+	cJSON_Delete(cred);
+	return id;
+}
+
+/*
  * Keeps the refresh record of connector id (the bearer credential it renews
- * added): a credential of kind secret "OAuth refresh of ID", sealed like every
- * other, made or rotated.
+ * added): a credential of kind secret "OAuth refresh of ID", made or rotated.
+ * A client secret is not kept in it: it goes to its own credential "OAuth
+ * client secret of ID", which the record names (clientSecretCredential) and a
+ * renewal reads.
  */
 static bool
 connector_oauth_store_record(struct service *svc, const char *id, const char *bearer_id, const char *record,
     char **why)
 {
-	struct problem p = { 0 };
-	cJSON *rec = json_parse(record, strlen(record)), *body, *cred = NULL;
-	char *name = xasprintf("OAuth refresh of %s", id), *rid, *text;
-	bool ok;
+	cJSON *rec = json_parse(record, strlen(record)), *secret;
+	char *name, *rid, *text;
 
 	if (rec == NULL) {
-		free(name);
 		*why = xstrdup("cannot keep the refresh token");
 		return false;
+	}
+	secret = cJSON_GetObjectItemCaseSensitive(rec, "clientSecret");
+	if (cJSON_IsString(secret)) {
+		name = xasprintf("OAuth client secret of %s", id);
+		rid = connector_oauth_keep(svc, name, "the client secret the renewals of the "
+		    "connector's OAuth token use", "client secret", secret->valuestring, why);
+		free(name);
+		sodium_memzero(secret->valuestring, strlen(secret->valuestring));
+		cJSON_DeleteItemFromObjectCaseSensitive(rec, "clientSecret");
+		if (rid == NULL) {
+			cJSON_Delete(rec);
+			return false;
+		}
+		cJSON_AddStringToObject(rec, "clientSecretCredential", rid);
+		free(rid);
 	}
 	cJSON_AddStringToObject(rec, "credentialId", bearer_id);
 	text = json_print(rec);
 	cJSON_Delete(rec);
-	rid = connector_oauth_credential(svc, name);
-	body = cJSON_CreateObject();
-	cJSON_AddStringToObject(body, "secret", text);
-	if (rid != NULL) {
-		ok = credential_update(svc, rid, body, &cred, &p) == TD_OK;
-	} else {
-		cJSON_AddStringToObject(body, "name", name);
-		cJSON_AddStringToObject(body, "kind", "secret");
-		cJSON_AddStringToObject(body, "description", "renews the OAuth token of the connector");
-		ok = credential_create(svc, body, &cred, &p) == TD_OK;
-	}
-	sodium_memzero(cJSON_GetObjectItemCaseSensitive(body, "secret")->valuestring, strlen(text));
+	name = xasprintf("OAuth refresh of %s", id);
+	rid = connector_oauth_keep(svc, name, "renews the OAuth token of the connector",
+	    "refresh token", text, why);
 	sodium_memzero(text, strlen(text));
 	free(text);
-	cJSON_Delete(body);
-	if (!ok)
-		*why = xasprintf("cannot keep the refresh token: %s", p.message);
-	cJSON_Delete(p.details);
-	cJSON_Delete(cred);
-	free(rid);
 	free(name);
-	return ok;
+	if (rid == NULL)
+		return false;
+	free(rid);
+	return true;
+}
+
+/*
+ * The record a renewal sends: record with the client secret read from the
+ * credential it names (malloc'd, wipe it), or record itself copied; NULL with
+ * *why when that credential is gone.
+ */
+static char *
+connector_oauth_with_secret(struct service *svc, const char *record, char **why)
+{
+	cJSON *rec = json_parse(record, strlen(record));
+	const char *sid = json_get_string(rec, "clientSecretCredential");
+	char *secret = NULL, *text;
+	bool got;
+
+	if (sid == NULL) {
+		cJSON_Delete(rec);
+		return xstrdup(record);
+	}
+	store_lock(svc->store);
+	got = credential_value(svc, sid, "env:OAUTH", &secret, why);
+	store_unlock(svc->store);
+	if (!got) {
+		cJSON_Delete(rec);
+		return NULL;
+	}
+	cJSON_AddStringToObject(rec, "clientSecret", secret);
+	secrets_plain_free(secret);
+	text = json_print(rec);
+	secret = (char *)json_get_string(rec, "clientSecret");
+	sodium_memzero(secret, strlen(secret));
+	cJSON_Delete(rec);
+	return text;
 }
 
 bool
@@ -174,7 +247,7 @@ connectors_refresh_oauth(struct service *svc)
 		cJSON_ArrayForEach(c, page) {
 			const char *n = json_get_string(c, "name"), *rid = json_get_string(c, "id");
 			struct oauth_result res = { .access_token = NULL };
-			char *record = NULL, *why = NULL;
+			char *record = NULL, *why = NULL, *full;
 			const char *cid;
 			cJSON *rec, *bearer = NULL;
 			bool got;
@@ -191,7 +264,8 @@ connectors_refresh_oauth(struct service *svc)
 				cid = NULL;
 			cJSON_Delete(bearer);
 			bearer = NULL;
-			if (cid != NULL && oauth_refresh(record, &res, &why)) {
+			full = cid != NULL ? connector_oauth_with_secret(svc, record, &why) : NULL;
+			if (full != NULL && oauth_refresh(full, &res, &why)) {
 				struct problem p = { 0 };
 				cJSON *body = cJSON_CreateObject(), *cred = NULL;
 
@@ -208,6 +282,10 @@ connectors_refresh_oauth(struct service *svc)
 			} else if (why != NULL) {
 				log_warn("oauth: the token of connector %s cannot be renewed: %s",
 				    n + sizeof prefix - 1, why);
+			}
+			if (full != NULL) {
+				sodium_memzero(full, strlen(full));
+				free(full);
 			}
 			if (got)
 				secrets_plain_free(record);

@@ -151,7 +151,8 @@ prompt_ask(struct service *svc, const char *run_id, long long request_id,
 	if (ok) {
 		s = store_stmt(st, "INSERT INTO permission_prompts (id, run_id, session_id,"
 		    " project_id, request_id, tool, summary, input, status, decision, created_at,"
-		    " answered_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+		    " answered_at, form) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,"
+		    " ?13)");
 		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, 2, run_id, -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, 3, session, -1, SQLITE_STATIC);
@@ -166,6 +167,8 @@ prompt_ask(struct service *svc, const char *run_id, long long request_id,
 		sqlite3_bind_int64(s, 11, td_now_ms());
 		if (*allow_now)
 			sqlite3_bind_int64(s, 12, td_now_ms());
+		sqlite3_bind_int(s, 13, cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(params,
+		    "form")));
 		ok = sqlite3_step(s) == SQLITE_DONE;
 		sqlite3_reset(s);
 	}
@@ -182,6 +185,18 @@ prompt_ask(struct service *svc, const char *run_id, long long request_id,
 		return TD_INTERNAL_ERROR;
 	}
 	return TD_OK;
+}
+
+bool
+prompt_is_form(struct store *st, const char *id)
+{
+	sqlite3_stmt *s = store_stmt(st, "SELECT form FROM permission_prompts WHERE id = ?1");
+	bool form;
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	form = sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int(s, 0) != 0;
+	sqlite3_reset(s);
+	return form;
 }
 
 bool

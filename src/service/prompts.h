@@ -71,6 +71,12 @@ bool prompts_answer(struct store *st, const char *id, bool allow, const char *de
  * field present.  The content object, or NULL with *why (malloc'd).
  */
 cJSON *prompt_form_content(const cJSON *input, const cJSON *values, char **why);
+/*
+ * Whether prompt id is a server's form: its permission.ask said so ("form":
+ * true, sent for elicitation/create only), whatever its tool is named.  Only
+ * while the store is locked.
+ */
+bool prompt_is_form(struct store *st, const char *id);
 /* run.permission with the prompt; only while the store is locked. */
 void prompt_emit(struct service *svc, const char *id);
 

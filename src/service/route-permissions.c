@@ -113,9 +113,7 @@ route_permissions_answer(struct http_request *req, struct http_response *r)
 		const cJSON *input = cJSON_GetObjectItemCaseSensitive(asked, "input");
 		char *why = NULL;
 
-		if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(input, "requestedSchema")) &&
-		    json_get_string(asked, "tool") != NULL &&
-		    strstr(json_get_string(asked, "tool"), "__elicitation") != NULL)
+		if (prompt_is_form(st, id))
 			content = prompt_form_content(input, values, &why);
 		else if (values != NULL)
 			why = xstrdup("only a server's form (an elicitation prompt) takes values");

@@ -9,16 +9,35 @@
 #include "runtimes.h"
 #include "service.h"
 
+/* Paged as the other lists: limit, and a cursor that is the framework the last page ended with. */
 void
 route_runtimes_list(struct http_request *req, struct http_response *r)
 {
-	cJSON *list = cJSON_CreateArray();
+	const char *cursor = http_query(req, "cursor");
 	struct runtime_info info;
+	cJSON *list;
+	int limit, from = 0, n = 0, i;
 
-	for (int i = 0; runtimes_frameworks[i] != NULL; i++) {
+	if (!http_query_limit(req, r, &limit))
+		return;
+	if (cursor != NULL) {
+		for (from = 0; runtimes_frameworks[from] != NULL &&
+		    strcmp(runtimes_frameworks[from], cursor) != 0; from++)
+			;
+		if (runtimes_frameworks[from] == NULL) {
+			http_bad_parameter(r, "cursor", "cursor is not a runtime's framework");
+			return;
+		}
+		from++;
+	}
+	list = cJSON_CreateArray();
+	for (i = from; runtimes_frameworks[i] != NULL && n < limit; i++, n++) {
 		runtimes_probe(req->svc, runtimes_frameworks[i], &info);
 		cJSON_AddItemToArray(list, bootstrap_runtime_json(&info));
 	}
+	if (runtimes_frameworks[i] != NULL)
+		http_link_next(r, "/api/v1/runtimes?limit=%d&cursor=%s", limit,
+		    runtimes_frameworks[i - 1]);
 	http_json(r, 200, list);
 }
 

@@ -239,6 +239,9 @@ const struct migration store_migrations[] = {
 	{ 13,
 	  "ALTER TABLE run_changes ADD COLUMN start_incomplete TEXT;"
 	  "ALTER TABLE run_changes ADD COLUMN end_incomplete TEXT;" },
+	/* A server's form, as the agent's permission.ask says, not as a tool's name reads */
+	{ 14,
+	  "ALTER TABLE permission_prompts ADD COLUMN form INTEGER NOT NULL DEFAULT 0;" },
 };
 
 const int store_migrations_count =

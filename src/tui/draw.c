@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <wchar.h>
 
+#include "termtext.h"
 #include "tui/tui.h"
 #include "xalloc.h"
 
@@ -265,6 +266,11 @@ draw_decode(const char *s, size_t len, wchar_t *wc, int *w)
 	}
 	if (*wc == L'\t')
 		*wc = L' ';
+	else if (termtext_unsafe(s, len) != 0) {
+		*wc = L'?';
+		*w = 1;
+		return n;
+	}
 	*w = wcwidth(*wc);
 	if (*w < 0) {
 		*wc = L'?';

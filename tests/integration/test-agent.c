@@ -2725,8 +2725,22 @@ Test(agent, an_embedded_blob_is_described_and_structured_content_given_once)
 	    "{\"resourceType\": \"Blob\", \"resourceId\": 2}", NULL, 0);
 	const char *text = openai_tool_text(body);
 
-	cr_expect_not_null(strstr(text, "[resource demo://resource/dynamic/blob/2, text/plain, "
-	    "55 bytes of binary data, not shown]"), "%s", text);
+	const char *said = strstr(text, "[resource demo://resource/dynamic/blob/2, text/plain, ");
+	size_t bytes = 0;
+	int used = 0;
+
+	/*
+	 * The blob is "Resource 2: This is a base64 blob created at " (45 bytes) and the
+	 * server's toLocaleTimeString(), whose length follows the hour and the locale: the
+	 * size is checked against that, not against one time of day.
+	 */
+	cr_assert_not_null(said, "%s", text);
+	said += strlen("[resource demo://resource/dynamic/blob/2, text/plain, ");
+	cr_assert_eq(sscanf(said, "%zu bytes of binary data, not shown]%n", &bytes, &used), 1,
+	    "%s", text);
+	cr_expect(used > 0, "%s", text);
+	cr_expect(bytes > 45 && bytes <= 45 + 32, "%zu bytes: %s", bytes, text);
+	cr_expect_null(strstr(text, "base64 blob created"), "the blob is shown: %s", text);
 	cJSON_Delete(body);
 	/* Its text already holds the JSON of structuredContent: not given twice. */
 	body = connector_call_request("openai", "everything__get-structured-content",
@@ -3456,5 +3470,68 @@ Test(agent, connector_tool_names_are_sanitized)
 	cr_expect_str_eq(json_get_string(tool_end(&a, hashed, 0), "status"), "completed");
 	cr_expect_str_eq(json_get_string(tool_end(&a, hashed, 0), "summary"),
 	    "three on a-connector-with-a-name-far-too-long-for-any-provider-x1234567: three:l");
+	agent_cleanup(&a);
+}
+
+/* A run whose model calls forms__one of tests/mcp-failserver in mode; the permission asked allowed. */
+static void
+run_form_mode(struct agent *a, const char *mode)
+{
+	static const char transcript[] = "{\"turns\": [{\"toolCalls\": ["
+	    "{\"name\": \"forms__one\", \"arguments\": {\"text\": \"a\"}}]}, {\"text\": \"done\"}]}";
+	const char *const args[] = { mode, NULL };
+	cJSON *start, *finish;
+
+	agent_init(a);
+	a->permission = "allow";
+	start = start_line(a, "replay", "x", "workspace-write");
+	use_transcript(a, start, "forms", transcript);
+	add_stdio_connector(a, start, "con_forms", "forms", mcp_failserver(), args);
+	agent_spawn(a, start);
+	finish = agent_finish(a, 30000);
+	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s", finish_message(finish));
+}
+
+Test(agent, a_form_too_large_is_refused_to_its_server_and_the_run_goes_on)
+{
+	struct agent a;
+	const char *summary;
+
+	run_form_mode(&a, "bigform");
+	cr_expect_eq(count_lines(&a, "request", "method", "permission.ask"), 0,
+	    "nobody is asked a 1.5 MiB form");
+	summary = json_get_string(tool_end(&a, "forms__one", 0), "summary");
+	cr_assert_not_null(summary);
+	cr_expect_not_null(strstr(summary, "form: {\"code\":-32602,\"message\":\"Refused: the form is"),
+	    "the server hears why: %s", summary);
+	agent_cleanup(&a);
+}
+
+Test(agent, a_form_and_a_progress_message_cut_inside_a_character_stay_utf8)
+{
+	struct agent a;
+	cJSON *ask, *line;
+	const char *summary, *said;
+
+	run_form_mode(&a, "cutform");
+	cr_expect(json_utf8_valid(a.raw.data, a.raw.len), "a line of the agent is not UTF-8");
+	ask = find_line(&a, "request", "method", "permission.ask", 0);
+	cr_assert_not_null(ask);
+	summary = json_get_string(member(ask, "params"), "summary");
+	cr_assert_not_null(summary);
+	cr_expect(json_utf8_valid(summary, strlen(summary)));
+	cr_expect(strncmp(summary, "forms asks: x\303\251\303\251", 16) == 0, "%s", summary);
+	said = NULL;
+	for (int i = 0; (line = find_line(&a, "progress", NULL, NULL, i)) != NULL; i++) {
+		const char *m = json_get_string(line, "message");
+
+		if (m != NULL && strncmp(m, "forms: x", 8) == 0)
+			said = m;
+	}
+	cr_assert_not_null(said, "no progress line of the server");
+	cr_expect(json_utf8_valid(said, strlen(said)), "%s", said);
+	cr_expect_not_null(strstr(said, "(1 of 2)"), "%s", said);
+	cr_expect_not_null(strstr(json_get_string(tool_end(&a, "forms__one", 0), "summary"),
+	    "form: {\"action\":\"accept\""));
 	agent_cleanup(&a);
 }

@@ -981,6 +981,10 @@ Test(changes, a_hard_link_to_a_hidden_file_is_never_read)
 	snprintf(path, sizeof path, "%s/key-copy", ws);
 	if (secret != NULL)
 		cr_assert_eq(link(key, path), 0, "%s", strerror(errno));
+	/* The database's WAL, in the service's home as the key: read_file refuses both. */
+	snprintf(key, sizeof key, "%s/taskdeck.db-wal", svc.home);
+	snprintf(path, sizeof path, "%s/wal-copy", ws);
+	cr_assert_eq(link(key, path), 0, "%s: %s", key, strerror(errno));
 	transcript("changes-hard", "[{\"toolCalls\":[{\"name\":\"run_command\",\"arguments\":"
 	    "{\"command\":\"echo done > plain.txt\"}}]},"
 	    "{\"text\":\"Done.\"}]");
@@ -989,6 +993,8 @@ Test(changes, a_hard_link_to_a_hidden_file_is_never_read)
 	c = changes_of(run, NULL);
 	expect_file(c, "plain.txt", "added", 1, 0, NULL, "100644");
 	cr_expect_null(file_of(c, "token-copy"));
+	cr_expect_null(file_of(c, "key-copy"), "a hard link to the key is in the changes");
+	cr_expect_null(file_of(c, "wal-copy"), "a hard link to the database's WAL is in the changes");
 	cJSON_Delete(c);
 	tok = harness_slurp(token_path(), NULL);
 	cr_assert_not_null(tok);
@@ -1231,6 +1237,32 @@ Test(changes, a_path_longer_than_path_max_is_listed_and_reverted)
 	}
 	cr_expect_str_eq(got, "deep\n");
 	close(dir);
+	free(run);
+	free(project);
+}
+
+Test(changes, a_name_with_a_newline_adds_no_line_to_the_diff_of_a_file_not_stored)
+{
+	char ws[WS_MAX], path[WS_MAX + 64], *project, *run;
+	struct http_resp d;
+
+	project = http_project_new(&svc, "changes");
+	workspace("ws-quoted", ws);
+	/* An ignored file is kept by its size and hash, as one too large. */
+	snprintf(path, sizeof path, "%s/.gitignore", ws);
+	write_text(path, "*.bin\n", 0644);
+	transcript("changes-quoted", "[{\"toolCalls\":[{\"name\":\"write_file\",\"arguments\":"
+	    "{\"path\":\"big\\n+++ b/forged\\\\\\\"\\u00e9.bin\",\"content\":\"x\"}}]},"
+	    "{\"text\":\"Done.\"}]");
+	run = run_in(project, ws, NULL, "changes-quoted");
+	cJSON_Delete(run_done(run));
+	d = diff_of(run, NULL);
+	cr_assert_eq(d.status, 200, "%s", d.body);
+	/* Quoted as git quotes it: \n, \\, \" and the bytes past ASCII in octal. */
+	cr_expect_not_null(strstr(d.body, "diff --git \"a/big\\n+++ b/forged\\\\\\\"\\303\\251.bin\" "
+	    "\"b/big\\n+++ b/forged\\\\\\\"\\303\\251.bin\"\nFiles \"a/big"), "%s", d.body);
+	cr_expect_null(strstr(d.body, "\n+++ b/forged"), "a line was injected: %s", d.body);
+	http_resp_free(&d);
 	free(run);
 	free(project);
 }

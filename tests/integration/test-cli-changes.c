@@ -484,3 +484,41 @@ Test(cli_changes, revert_names_the_files_it_cannot_put_back)
 	free(id);
 	workspace_free(dir);
 }
+
+Test(cli_changes, a_file_name_s_escapes_never_reach_the_terminal)
+{
+	char *dir = user_workspace(), script[600], *id;
+	struct run r;
+	FILE *fp;
+
+	/* The command the transcript runs names a file with a title and a clear-screen escape. */
+	snprintf(script, sizeof script, "%s/approve.sh", dir);
+	fp = fopen(script, "w");
+	cr_assert_not_null(fp);
+	fputs("printf 'x\\n' > \"$(printf 'a\\033]2;owned\\007\\033[2J\\302\\233b.txt')\"\n", fp);
+	fclose(fp);
+	id = replay_run("Escapes", "sandbox-approve", dir, "Write them.");
+
+	r = cli("runs changes %s", id);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect_null(strchr(r.out, '\033'), "an escape reached the terminal: %s", r.out);
+	cr_expect_null(strstr(r.out, "\302\233"), "%s", r.out);
+	cr_expect_not_null(strstr(r.out, "a?]2;owned??[2J?b.txt"), "%s", r.out);
+	run_free(&r);
+
+	r = cli("runs diff %s --stat", id);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect_null(strchr(r.out, '\033'), "an escape reached the terminal: %s", r.out);
+	cr_expect_not_null(strstr(r.out, " a?]2;owned??[2J?b.txt | 1 +"), "%s", r.out);
+	run_free(&r);
+
+	/* The question before [y/N] shows the name, not what it does to the screen. */
+	r.status = run_capture(&svc, &r.out, "printf 'n\\n' | script -qec '%s runs revert %s' "
+	    "/dev/null", harness_bin("taskdeck"), id);
+	cr_expect_neq(r.status, 0, "%s", r.out);
+	cr_expect_null(strchr(r.out, '\033'), "an escape reached the terminal: %s", r.out);
+	cr_expect_not_null(strstr(r.out, "  A a?]2;owned??[2J?b.txt"), "%s", r.out);
+	free(r.out);
+	free(id);
+	workspace_free(dir);
+}

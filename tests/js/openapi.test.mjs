@@ -71,6 +71,36 @@ test('events of real runs (a plan, tools, an artifact) and their history match t
   }
 });
 
+test('the event discriminator maps each type to its schema, so generated clients see the right one', () => {
+  const ev = DOC.components.schemas.Event;
+  const named = Object.fromEntries(ev.oneOf.map((r) => {
+    const name = r.$ref.split('/').pop();
+    return [DOC.components.schemas[name].properties.type.const, r.$ref];
+  }));
+  assert.equal(ev.discriminator.propertyName, 'type');
+  assert.deepEqual(ev.discriminator.mapping, named);
+  assert.equal(ev.discriminator.mapping['run.output'], '#/components/schemas/Event_run_output');
+});
+
+test('every operation that reads a query parameter documents the 400 a bad one gets', () => {
+  const missing = [];
+  for (const [p, ops] of Object.entries(DOC.paths)) {
+    for (const [m, op] of Object.entries(ops)) {
+      const query = (op.parameters ?? []).map((x) => (x.$ref ? DOC.components.parameters[x.$ref.split('/').pop()] : x))
+        .filter((x) => x.in === 'query');
+      if (query.length > 0 && op.responses['400'] === undefined) missing.push(`${m.toUpperCase()} ${p}`);
+    }
+  }
+  assert.deepEqual(missing, []);
+});
+
+test('an undocumented status is a finding, an error status too', () => {
+  assert.deepEqual(checkAnswer('GET', '/api/v1/connectors', 400,
+    { error: { code: 'invalid_request', message: 'x', details: { parameter: 'limit' } } }), []);
+  assert.match(checkAnswer('GET', '/api/v1/connectors', 418,
+    { error: { code: 'invalid_request', message: 'x' } }).join(), /status 418 is not documented/);
+});
+
 test('an answer that does not match the document is caught', async () => {
   const p = await td.createProject({ name: 'caught' });
   assert.deepEqual(checkAnswer('GET', `/api/v1/projects/${p.id}`, 200, p), []);

@@ -191,7 +191,8 @@ test('every method of the runtime is declared, and every declared method exists'
     'updateAgentRouting', 'getSessionPlan', 'respondSessionPlan', 'startRun', 'getRun', 'cancelRun',
     'waitForRun', 'listArtifacts', 'downloadArtifact', 'events', 'listConnectors', 'getConnector',
     'setConnectorEnabled', 'addConnector', 'updateConnector', 'removeConnector', 'testConnector',
-    'listCredentials', 'createCredential', 'updateCredential']) {
+    'listCredentials', 'createCredential', 'updateCredential', 'getCredential', 'deleteCredential',
+    'listRuns', 'getRunEvents']) {
     assert.ok(defined.has(m), `the spec's ${m} exists`);
   }
 });

@@ -48,6 +48,13 @@ const CALLS = [
   ['createCredential', [{ name: 'k', kind: 'api-key', secret: 's' }], 'POST', '/api/v1/credentials',
     { name: 'k', kind: 'api-key', secret: 's' }, { id: 'cred_1' }],
   ['updateCredential', ['cred_1', { description: 'd' }], 'PATCH', '/api/v1/credentials/cred_1', { description: 'd' }, { id: 'cred_1' }],
+  ['getCredential', ['cred_1'], 'GET', '/api/v1/credentials/cred_1', null, { id: 'cred_1' }],
+  ['deleteCredential', ['cred_1'], 'DELETE', '/api/v1/credentials/cred_1', null, {}],
+  ['deleteCredential', ['cred_1', { force: true }], 'DELETE', '/api/v1/credentials/cred_1?force=true', null, {}],
+  ['listRuns', [{ session: 'ses_1', status: 'running', limit: 5 }], 'GET', '/api/v1/runs?session=ses_1&status=running&limit=5', null, [{ id: 'run_1' }]],
+  ['listRuns', [{ project: 'prj_1' }], 'GET', '/api/v1/runs?project=prj_1', null, []],
+  ['getRunEvents', ['run_1'], 'GET', '/api/v1/runs/run_1/events', null, [{ seq: 1 }]],
+  ['getRunEvents', ['run_1', { after: 'ab:7', limit: 2 }], 'GET', '/api/v1/runs/run_1/events?limit=2&after=ab%3A7', null, [{ seq: 8 }]],
 ];
 
 test('each method sends its method, path and body, and returns the answer', async () => {
@@ -72,6 +79,9 @@ test('each method sends its method, path and body, and returns the answer', asyn
     }
     await assert.rejects(c.setConnectorEnabled('con_1', 'yes'), { code: 'invalid_argument' });
     await assert.rejects(c.updateConnector('con_1', { name: 'no transport' }), { code: 'invalid_argument' });
+    await assert.rejects(c.listRuns({}), { code: 'invalid_argument' });
+    await assert.rejects(c.deleteCredential('cred_1', { force: 'yes' }), { code: 'invalid_argument' });
+    await assert.rejects(c.getRunEvents('run_1', { after: 7 }), { code: 'invalid_argument' });
     c.close();
   } finally {
     await fake.close();
@@ -178,4 +188,50 @@ test('real service: credentials, whose secret never comes back', async (t) => {
     assert.ok(all.some((x) => x.id === c.id));
     assert.ok(!JSON.stringify(all).includes(secret));
   }, 'POST /api/v1/credentials');
+});
+
+test('real service: getCredential and deleteCredential, force for one in use', async (t) => {
+  ctx = t;
+  const secret = 'sk-test-delete-me-7';
+  const c = await td.createCredential({ name: 'to-delete', kind: 'api-key', secret });
+  const got = await td.getCredential(c.id);
+  assert.equal(got.id, c.id);
+  assert.ok(!JSON.stringify(got).includes(secret));
+  const con = await td.addConnector({ name: 'binds', transport: { type: 'stdio', command: '/bin/false', args: [] },
+    credentialBindings: [{ credentialId: c.id, target: 'env:TOKEN' }] });
+  await assert.rejects(td.deleteCredential(c.id), { code: 'credential_in_use', status: 409 });
+  assert.deepEqual(await td.deleteCredential(c.id, { force: true }), {});
+  await assert.rejects(td.getCredential(c.id), { code: 'not_found', status: 404 });
+  await assert.rejects(td.deleteCredential(c.id), { code: 'not_found', status: 404 });
+  await td.removeConnector(con.id);
+});
+
+test('real service: listRuns and getRunEvents page as the Link header says', async (t) => {
+  ctx = t;
+  const p = await td.createProject({ name: 'runs-and-events' });
+  const runs = [];
+  for (let i = 0; i < 3; i++) {
+    const run = await td.startRun({ project: p.id, prompt: `quick ${i}`, config: { provider: 'replay', model: 'quick' } });
+    runs.push(await td.waitForRun(run.id, { timeoutMs: 60000 }));
+  }
+  const page = await td.listRuns({ project: p.id, limit: 2 });
+  assert.equal(page.length, 2);
+  assert.notEqual(page.nextCursor, null);
+  const all = await td.listRuns({ project: p.id, all: true });
+  assert.deepEqual(all.map((r) => r.id).sort(), runs.map((r) => r.id).sort());
+  const paged = [];
+  for await (const r of td.paginate('listRuns', { project: p.id, limit: 1 })) paged.push(r.id);
+  assert.deepEqual(paged, all.map((r) => r.id));
+  assert.deepEqual((await td.listRuns({ project: p.id, status: 'failed' })), []);
+
+  const history = await td.getRunEvents(runs[0].id, { all: true });
+  assert.ok(history.length >= 3, `${history.length} events`);
+  assert.equal(history[0].type, 'run.queued');
+  assert.equal(history.at(-1).type, 'run.finished');
+  const first = await td.getRunEvents(runs[0].id, { limit: 1 });
+  assert.equal(first.length, 1);
+  assert.match(first.nextCursor, /^[0-9a-f]{32}:\d+$/);
+  const rest = await td.getRunEvents(runs[0].id, { after: first.nextCursor, all: true });
+  assert.deepEqual([...first, ...rest].map((e) => e.seq), history.map((e) => e.seq));
+  await assert.rejects(td.getRunEvents(runs[0].id, { after: 'nonsense' }), { code: 'invalid_request', status: 400 });
 });

@@ -74,7 +74,7 @@ test('a wait timeout rejects with timeout and leaves the run running', async () 
   setTimeout(() => ac.abort(), 300);
   const t1 = Date.now();
   await assert.rejects(td.waitForRun(run.id, { timeoutMs: 60000, signal: ac.signal }), { code: 'aborted' });
-  assert.ok(Date.now() - t1 < 3000);
+  assert.ok(Date.now() - t1 < 30000);
   assert.equal((await td.getRun(run.id)).cancelRequestedAt, null);
   await td.cancelRun(run.id);
   assert.equal((await td.waitForRun(run.id, { timeoutMs: 60000 })).status, 'cancelled');
@@ -98,10 +98,13 @@ test('request deadline: per call, per client, and an abort signal', async () => 
     const c = await connectToTaskdeck({ baseUrl: silent.url, token: FAKE_TOKEN, requestTimeoutMs: 400 });
     let t0 = Date.now();
     await assert.rejects(c.getRun('run_x'), { code: 'timeout' });
-    assert.ok(Date.now() - t0 < 3000);
+    assert.ok(Date.now() - t0 >= 350, 'the client deadline was kept');
+    // Against a client deadline far away, so that no machine is too slow for it.
+    const far = await connectToTaskdeck({ baseUrl: silent.url, token: FAKE_TOKEN, requestTimeoutMs: 60000 });
     t0 = Date.now();
-    await assert.rejects(c.getRun('run_x', { timeoutMs: 150 }), { code: 'timeout' });
-    assert.ok(Date.now() - t0 < 350, 'the per-call deadline wins');
+    await assert.rejects(far.getRun('run_x', { timeoutMs: 150 }), { code: 'timeout' });
+    assert.ok(Date.now() - t0 < 30000, 'the per-call deadline wins');
+    far.close();
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 100);
     await assert.rejects(c.listProjects({ signal: ac.signal, timeoutMs: 10000 }),
@@ -159,13 +162,12 @@ test('the deadline covers a streamed download\'s body; an abort ends it too', as
     const c = await connectToTaskdeck({ baseUrl: fake.url, token: FAKE_TOKEN });
     const t0 = Date.now();
     const res = await c.downloadArtifact('art_x', { timeoutMs: 700 });
-    assert.equal(res.status, 200);
-    assert.ok(Date.now() - t0 < 700, 'the head came first');
+    assert.equal(res.status, 200, 'the head came before the deadline');
     const err = await res.arrayBuffer().catch((e) => e);
     const took = Date.now() - t0;
     assert.ok(err instanceof TaskdeckError, `got ${err}`);
     assert.equal(err.code, 'timeout');
-    assert.ok(took >= 600 && took < 3000, `failed after ${took} ms`);
+    assert.ok(took >= 600 && took < 30000, `failed after ${took} ms`);
 
     const ac = new AbortController();
     const res2 = await c.downloadArtifact('art_x', { signal: ac.signal, timeoutMs: 60000 });

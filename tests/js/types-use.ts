@@ -3,6 +3,7 @@
 import {
   connectToTaskdeck, TaskdeckError, EVENT_BACKLOG, type Run, type TaskdeckEvent, type Page, type Project,
   NotFoundError, ConflictError, RateLimitError, ConnectionError, TimeoutError, AbortError, type ResponseInfo,
+  type Credential,
 } from '@taskdeck/sdk';
 
 export async function useEverything(signal: AbortSignal): Promise<number> {
@@ -46,6 +47,10 @@ export async function useEverything(signal: AbortSignal): Promise<number> {
   n += (response.retryAfterMs ?? 0) + response.status + (response.requestId?.length ?? 0) + response.retries;
   n += response.headers.get('location')?.length ?? 0;
   await td.cancelRun(run.id, o);
+  const runs: Run[] = await td.listRuns({ project: p.id, status: 'completed', all: true });
+  const history = await td.getRunEvents(runs[0].id, { after: '0', limit: 10 });
+  for (const e of history) if (e.type === 'run.output') n += e.data.delta.length + (e.streamId?.length ?? 0);
+  n += history.nextCursor?.length ?? 0;
   const arts = await td.listArtifacts(run.sessionId, { allVersions: true, all: true });
   await td.getArtifact(arts[0].id, o);
   const res: Response = await td.downloadArtifact(arts[0].id, { ...o, offset: 10, ifRange: arts[0].version });
@@ -88,6 +93,8 @@ export async function useEverything(signal: AbortSignal): Promise<number> {
   const creds = await td.listCredentials(o);
   const cred = await td.createCredential({ name: 'k', kind: 'api-key', secret: 's' }, o);
   await td.updateCredential(cred.id, { description: 'd' }, o);
+  const one: Credential = await td.getCredential(cred.id, o);
+  await td.deleteCredential(one.id, { ...o, force: true });
   try {
     await td.updateSessionConfiguration(s.id, { expectedRevision: 1, patch: {} });
   } catch (e) {

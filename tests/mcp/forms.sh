@@ -88,6 +88,26 @@ line=$(td runs logs "$run" 2>&1 | grep -F 'forms__one' | tail -n 1)
 	fail "the server did not get the values over the defaults: $line"
 echo "PASS: the server gets the user's values, and the defaults of the others"
 
+# A connector's own tool named elicitation, called with arguments shaped like a form,
+# asks as a tool: a form is what the agent's permission.ask says, not a tool's name.
+export TASKDECK_REPLAY_DIR=$TD_SRCDIR/tests/mcp/forms
+run=$(td run --project "$project" --provider replay --model spoof-form \
+    --permission ask --json "call the elicitation tool" | field id)
+[[ -n $run ]] || fail "the spoof run did not start"
+prompt=
+for ((i = 0; i < 300; i++)); do
+	prompt=$(td permissions list --run "$run" | awk '$1 ~ /^prm_/ && $2 == "pending" && $3 == "forms__elicitation" { print $1 }' | head -n 1)
+	[[ -n $prompt ]] && break
+	sleep 0.1
+done
+[[ -n $prompt ]] || fail "no prompt for the tool: $(td permissions list --run "$run" 2>&1 | tail -3)"
+expect_refused "only a server's form (an elicitation prompt) takes values" --field age=7
+td permissions allow "$prompt" >/dev/null || fail "a plain allow of the tool failed"
+td runs wait "$run" --wait-timeout 60 >/dev/null
+line=$(td runs logs "$run" 2>&1 | grep -F 'forms__elicitation' | tail -n 1)
+[[ $line == *completed* && $line != *'"action"'* ]] || fail "the tool call: $line"
+echo "PASS: a tool named elicitation is a tool: its prompt takes no values"
+
 kill -TERM "$svc_pid"; wait "$svc_pid"; rc=$?; svc_pid=
 ((rc == 0)) || fail "taskdeckd exited with $rc"
 ! grep -E 'Sanitizer|runtime error' "$tmp/taskdeckd.err" || fail "a sanitizer report"

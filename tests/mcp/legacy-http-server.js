@@ -35,7 +35,7 @@ function ask(session, id, method) {
 // server at /as: a first token that expires after 1 s, with a refresh token.
 const base = () => `http://127.0.0.1:${process.env.PORT}`;
 const tokens = new Map();	// access token -> expiry (ms)
-let refreshes = 0;
+let refreshes = 0, refreshClient = null;
 function oauth(req, res, body) {
 	const url = new URL(req.url, base());
 	const form = new URLSearchParams(body);
@@ -61,12 +61,15 @@ function oauth(req, res, body) {
 		}
 		if (form.get('grant_type') === 'refresh_token' && form.get('refresh_token') === 'refresh-secret-1') {
 			refreshes++;
+			// The client of the renewal as HTTP Basic said it ("" for a public client).
+			const basic = /^Basic (.+)$/.exec(req.headers.authorization || '');
+			refreshClient = basic ? Buffer.from(basic[1], 'base64').toString('utf8') : '';
 			tokens.set('access-2', Date.now() + 3600000);
 			return json(res, 200, { access_token: 'access-2', token_type: 'Bearer', expires_in: 3600, refresh_token: 'refresh-secret-2' }), true;
 		}
 		return json(res, 400, { error: 'invalid_grant' }), true;
 	}
-	if (url.pathname === '/as/stats') return json(res, 200, { refreshes }), true;
+	if (url.pathname === '/as/stats') return json(res, 200, { refreshes, refreshClient }), true;
 	if (url.pathname === '/oauth/mcp') {
 		const auth = req.headers.authorization || '';
 		const expiry = tokens.get(auth.replace(/^Bearer /, ''));

@@ -90,6 +90,25 @@ echo "PASS: a run's start renewed the expired token; its tool call worked"
 
 creds=$(td credentials list)
 [[ $creds == *"OAuth token of notes"* && $creds == *"OAuth refresh of $id"* ]] || fail "credentials: $creds"
+
+# A client registered beforehand with a secret: the refresh record does not keep
+# the secret; its own credential does, and a renewal reads it there (rotated
+# here, so the renewal can only have it from the credential).
+cred_id() { td credentials list --json | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const a=JSON.parse(s);process.stdout.write((a.find(c=>c.name===process.argv[1])||{}).id||"")})' "$1"; }
+td credentials delete "$(cred_id 'OAuth token of notes')" --force >/dev/null || fail "cannot sign out"
+url=$(printf 'client-secret-A\n' | td connectors login "$id" --client-id client-9 --client-secret-stdin --json | field authorizationUrl)
+[[ -n $url ]] || fail "no sign-in with a client secret"
+curl -sS -L --max-redirs 3 "$url" >/dev/null
+secret_cred=$(cred_id "OAuth client secret of $id")
+[[ -n $secret_cred ]] || fail "the client secret has no credential of its own: $(td credentials list)"
+printf 'client-secret-B\n' | td credentials update "$secret_cred" --secret-stdin >/dev/null ||
+	fail "cannot rotate the client secret's credential"
+sleep 2	# the token has expired
+out=$(td connectors test "$id" --json)
+[[ $(field success <<<"$out") == true ]] || fail "the test after the token expired: $out"
+[[ $(curl -s "http://127.0.0.1:$port/as/stats" | field refreshClient) == client-9:client-secret-B ]] ||
+	fail "the renewal's client: $(curl -s "http://127.0.0.1:$port/as/stats")"
+echo "PASS: a renewal takes the client secret from its sealed credential, not from the record"
 kill -TERM "$svc_pid"; wait "$svc_pid"; rc=$?; svc_pid=
 ((rc == 0)) || fail "taskdeckd exited with $rc"
 ! grep -E 'Sanitizer|runtime error' "$tmp/taskdeckd.err" || fail "a sanitizer report"

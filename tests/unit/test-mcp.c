@@ -517,11 +517,12 @@ Test(mcp, requests_from_the_server_over_stdio)
 
 /* Answers every form with its message, after a pause longer than the request's time. */
 static cJSON *
-slow_accept(struct mcp_client *c, const cJSON *params, void *ud)
+slow_accept(struct mcp_client *c, const cJSON *params, void *ud, char **refused)
 {
 	cJSON *r = cJSON_CreateObject();
 
 	(void)c;
+	(void)refused;
 	++*(int *)ud;
 	usleep(900 * 1000);
 	cJSON_AddStringToObject(r, "action", "accept");

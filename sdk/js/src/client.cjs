@@ -16,7 +16,7 @@ const FINAL = new Set(['completed', 'failed', 'cancelled']);
 // How many positional arguments come before the options of each list method (paginate).
 const LISTS = {
   listProjects: 0, listSessions: 1, listArtifacts: 1, listRuntimes: 0,
-  listConnectors: 0, listCredentials: 0,
+  listConnectors: 0, listCredentials: 0, listRuns: 0, getRunEvents: 1,
 };
 const MAX_PAGES = 100000;
 
@@ -77,14 +77,14 @@ function idemKey(key) {
   return key;
 }
 
-// The cursor of the Link header's rel="next", or null.
-function nextCursor(link) {
+// The cursor (its query parameter key) of the Link header's rel="next", or null.
+function nextCursor(link, key = 'cursor') {
   if (typeof link !== 'string') return null;
   for (const part of link.split(',')) {
     const m = /^\s*<([^>]*)>\s*;(.*)$/.exec(part);
     if (m === null || !/\brel\s*=\s*"?next"?/.test(m[2])) continue;
     try {
-      return new URL(m[1], 'http://x').searchParams.get('cursor');
+      return new URL(m[1], 'http://x').searchParams.get(key);
     } catch {
       return null;
     }
@@ -160,18 +160,19 @@ class TaskdeckClient {
     return api(full);
   }
 
-  #list(path, query, o) {
+  #list(path, query, o, key = 'cursor') {
     let full;
     try {
-      full = this.#pages(path, query, o);
+      full = this.#pages(path, query, o, key);
     } catch (e) {
       full = Promise.reject(e);
     }
     return api(full);
   }
 
-  // One page, or every page with {all: true} (one deadline for all of them).
-  async #pages(path, query, o) {
+  // One page, or every page with {all: true} (one deadline for all of them); key names
+  // the query parameter that carries the cursor (a run's history pages by 'after').
+  async #pages(path, query, o, key) {
     o = opts(o);
     const q = new URLSearchParams();
     for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null) q.set(k, String(v));
@@ -186,7 +187,7 @@ class TaskdeckClient {
     let response = null;
     const items = [];
     for (let pages = 0; pages < MAX_PAGES; pages++) {
-      if (cursor !== null) q.set('cursor', cursor);
+      if (cursor !== null) q.set(key, cursor);
       const left = end - Date.now();
       if (left <= 0) throw taskdeckError('timeout', `GET ${path}: the pages did not arrive within ${timeoutMs} ms`);
       const qs = q.toString();
@@ -198,7 +199,7 @@ class TaskdeckClient {
           { status: r.status, requestId: r.requestId });
       }
       for (const item of r.data) items.push(item);
-      cursor = nextCursor(r.headers.link);
+      cursor = nextCursor(r.headers.link, key);
       if (!o.all || cursor === null) break;
     }
     Object.defineProperty(items, 'nextCursor', { value: o.all ? null : cursor, enumerable: false });
@@ -369,6 +370,26 @@ class TaskdeckClient {
 
   cancelRun(runId, o) {
     return this.#json('POST', `/api/v1/runs/${seg(runId, 'runId')}/cancel`, o);
+  }
+
+  /** Runs of a session or a project (at least one), newest first; {status} keeps one status. */
+  listRuns(o) {
+    const f = opts(o);
+    if (f.session === undefined && f.project === undefined) throw invalid('listRuns needs a session or a project');
+    if (f.session !== undefined) seg(f.session, 'session');
+    if (f.project !== undefined) seg(f.project, 'project');
+    if (f.status !== undefined && typeof f.status !== 'string') throw invalid('status must be a run status');
+    return this.#list('/api/v1/runs', { session: f.session, project: f.project, status: f.status }, f);
+  }
+
+  /** A run's durable history, oldest first, paged by the id of the last event (cursor or after). */
+  getRunEvents(runId, o) {
+    const f = opts(o);
+    if (f.after !== undefined && (typeof f.after !== 'string' || f.after === '')) {
+      throw invalid('after must be a seq or an event id STREAM:SEQ');
+    }
+    const path = `/api/v1/runs/${seg(runId, 'runId')}/events`;
+    return this.#list(path, {}, { ...f, cursor: f.cursor ?? f.after }, 'after');
   }
 
   // --- a run's workspace changes (an extension beyond the spec) ---
@@ -551,6 +572,18 @@ class TaskdeckClient {
   }
 
   listCredentials(o) { return this.#list('/api/v1/credentials', {}, o); }
+
+  getCredential(credentialId, o) {
+    return this.#json('GET', `/api/v1/credentials/${seg(credentialId, 'credentialId')}`, o);
+  }
+
+  /** Deletes a credential; {force: true} also when a connector binds it or a provider names it. */
+  deleteCredential(credentialId, o) {
+    const f = opts(o);
+    if (f.force !== undefined && typeof f.force !== 'boolean') throw invalid('force must be true or false');
+    const path = `/api/v1/credentials/${seg(credentialId, 'credentialId')}`;
+    return this.#json('DELETE', f.force === undefined ? path : `${path}?force=${f.force}`, f);
+  }
 
   createCredential(request, o) {
     return this.#json('POST', '/api/v1/credentials', o, { body: object(request, 'the credential') });
