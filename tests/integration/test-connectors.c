@@ -976,3 +976,38 @@ Test(connectors_run, start_lists_enabled_connectors_and_resolves_only_their_bind
 	free(prj);
 	free(run);
 }
+
+/*
+ * A sign-in body with a member the route does not know (a camel-case typo) is
+ * refused with that member named, in the field and the message, every time.
+ */
+Test(connectors, login_names_an_unknown_member)
+{
+	static const char *const members[] = { "clientID", "client_id", "scopes",
+		"aMemberNameLongEnoughToLeaveTheSmallAllocationsOfTheAllocator" };
+	char *id = new_connector("{\"name\":\"remote\",\"transport\":{\"type\":\"http\","
+	    "\"url\":\"http://127.0.0.1:9/mcp\"}}");
+	char *path = path_of("connectors", id, "/login");
+
+	for (int round = 0; round < 3; round++)
+		for (size_t i = 0; i < sizeof members / sizeof members[0]; i++) {
+			char body[256];
+			struct http_resp r;
+
+			snprintf(body, sizeof body, "{\"%s\":\"my-client\",\"scope\":\"read\"}",
+			    members[i]);
+			r = req("POST", path, body);
+			cr_assert_eq(r.status, 400, "%s: %ld %s", body, r.status, r.body);
+			cr_assert_str_eq(http_error_code(&r), "invalid_request", "%s", r.body);
+			cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(
+			    cJSON_GetObjectItem(r.json, "error"), "details"), "field")), members[i],
+			    "%s", r.body);
+			cr_assert_not_null(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(
+			    cJSON_GetObjectItem(r.json, "error"), "message")), members[i]), "%s", r.body);
+			http_resp_free(&r);
+		}
+	/* The service is still there. */
+	free(get_text("/api/v1/connectors"));
+	free(path);
+	free(id);
+}
