@@ -931,7 +931,7 @@ conn_headers_in(struct http_server *h, struct MHD_Connection *conn)
 	pthread_mutex_unlock(&h->mu);
 }
 
-/* The request is answered (or streams): the connection no longer waits. */
+/* The request is whole, answered or streaming: the connection no longer waits. */
 static void
 conn_answered(struct http_server *h, struct MHD_Connection *conn)
 {
@@ -1085,6 +1085,8 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url,
 	}
 	if (ctx->early != TD_OK)
 		return queue_error(conn, ctx, method, url);
+	/* The request is whole: however long its handler takes, it no longer waits. */
+	conn_answered(h, conn);
 	req.svc = h->svc;
 	req.conn = conn;
 	req.method = method;
