@@ -18,7 +18,7 @@ export type TaskdeckErrorCode =
   | 'idempotency_conflict' | 'invalid_configuration' | 'rate_limited'
   | 'internal_error' | 'idempotency_unavailable' | 'service_unavailable' | 'sandbox_unavailable'
   | 'insufficient_storage' | 'permission_denied' | 'configuration_conflict' | 'runtime_missing'
-  | 'run_active' | 'revert_conflict'
+  | 'run_active' | 'revert_conflict' | 'workspace_replaced'
   | 'timeout' | 'aborted' | 'unreachable' | 'invalid_response' | 'invalid_argument'
   | 'service_not_found' | 'io_error' | 'event_stream_overflow' | 'event_stream_invalid_message';
 
@@ -85,7 +85,7 @@ export declare class AuthenticationError extends TaskdeckError {}
 export declare class PermissionDeniedError extends TaskdeckError {}
 /** 404 not_found. */
 export declare class NotFoundError extends TaskdeckError<'not_found'> {}
-/** 409: stale_write, stale_plan, plan_not_pending, permission_not_pending, session_busy, cwd_mismatch, credential_in_use, run_active, revert_conflict. */
+/** 409: stale_write, stale_plan, plan_not_pending, permission_not_pending, session_busy, cwd_mismatch, credential_in_use, run_active, revert_conflict, workspace_replaced. */
 export declare class ConflictError extends TaskdeckError {}
 /** 429: retryAfterMs says when to come back. */
 export declare class RateLimitError extends TaskdeckError {}

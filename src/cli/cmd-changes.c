@@ -12,6 +12,9 @@
 #include "termtext.h"
 #include "xalloc.h"
 
+/* How long runs revert waits for the service's answer without --timeout. */
+#define CHANGES_REVERT_WAIT_MS (10L * 60 * 1000)
+
 /* Width of --stat's bar of + and -, as git's default on an 80-column terminal. */
 #define CHANGES_STAT_BAR 50
 
@@ -576,6 +579,9 @@ cmd_runs_revert_exec(struct cli *cli, int argc, char **argv)
 			return CLI_EXIT_SERVICE;
 		}
 	}
+	/* The revert happens once asked, however long it takes: wait for its answer. */
+	if (cli->timeout_ms == 0)
+		opts.timeout_ms = CHANGES_REVERT_WAIT_MS;
 	code = td_revert_run(cli->client, argv[0], force, &opts, &rv, &err);
 	if (code == TD_REVERT_CONFLICT) {
 		rc = changes_conflicted(argv[0], &err, rv);
@@ -589,6 +595,9 @@ cmd_runs_revert_exec(struct cli *cli, int argc, char **argv)
 		if (code == TD_RUN_ACTIVE)
 			fprintf(stderr, "taskdeck: wait for it to end (`taskdeck runs wait %s`) "
 			    "or cancel it first\n", argv[0]);
+		if (code == TD_TIMEOUT)
+			fprintf(stderr, "taskdeck: the revert may still happen: `taskdeck runs "
+			    "changes %s` shows revertedAt once it did\n", argv[0]);
 		return rc;
 	}
 	if (cli->json)

@@ -1,9 +1,12 @@
 #include <errno.h>
 #include <ftw.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "paths.h"
 #include "xalloc.h"
@@ -116,4 +119,67 @@ td_remove_tree(const char *path)
 		return false;
 	}
 	return true;
+}
+
+/* Whether a user other than uid may belong to gid (its members, or it is not uid's own group). */
+static bool
+paths_group_shared(gid_t gid, uid_t uid)
+{
+	struct passwd pw, *pwp = NULL;
+	struct group gr, *grp = NULL;
+	char buf[16384];
+	bool shared = true;
+
+	if (getpwuid_r(uid, &pw, buf, sizeof buf, &pwp) != 0 || pwp == NULL ||
+	    pw.pw_gid != gid)
+		return true;
+	if (getgrgid_r(gid, &gr, buf, sizeof buf, &grp) != 0 || grp == NULL)
+		return true;
+	shared = false;
+	for (char **m = gr.gr_mem; m != NULL && *m != NULL && !shared; m++) {
+		struct passwd opw, *other = NULL;
+		char obuf[4096];
+
+		shared = getpwnam_r(*m, &opw, obuf, sizeof obuf, &other) != 0 || other == NULL ||
+		    other->pw_uid != uid;
+	}
+	return shared;
+}
+
+char *
+td_path_renamable(const char *path)
+{
+	uid_t uid = geteuid();
+	char *x = xstrdup(path), *slash, *why = NULL;
+	struct stat xs, ps;
+
+	if (lstat(x, &xs) == 0 && xs.st_uid != uid && xs.st_uid != 0)
+		why = xasprintf("%s is owned by another user (uid %u)", x, (unsigned)xs.st_uid);
+	while (why == NULL && (slash = strrchr(x, '/')) != NULL && slash[1] != '\0') {
+		const char *parent = slash == x ? "/" : x;
+		char name[4096];
+
+		snprintf(name, sizeof name, "%s", x);
+		if (lstat(name, &xs) != 0)
+			break;
+		if (slash == x)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+		if (lstat(parent, &ps) != 0)
+			break;
+		if (ps.st_uid != uid && ps.st_uid != 0)
+			why = xasprintf("%s is owned by another user (uid %u), who can rename %s",
+			    parent, (unsigned)ps.st_uid, name);
+		else if (((ps.st_mode & S_IWOTH) || ((ps.st_mode & S_IWGRP) &&
+		    paths_group_shared(ps.st_gid, uid))) &&
+		    (!(ps.st_mode & S_ISVTX) || (xs.st_uid != uid && xs.st_uid != 0)))
+			why = xasprintf("%s is writable by other users%s, who can rename %s",
+			    parent, ps.st_mode & S_ISVTX ? " (sticky, but the entry is another "
+			    "user's)" : "", name);
+		if (slash == x)
+			break;
+	}
+	free(x);
+	return why;
 }

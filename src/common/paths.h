@@ -33,5 +33,14 @@ bool td_mkdir_p(const char *path, unsigned mode);
  * does not exist is removed already.
  */
 bool td_remove_tree(const char *path);
+/*
+ * Why a user other than this process's (and root) can rename the directory
+ * path or one above it, so that another directory or a link takes its place
+ * (malloc'd), or NULL: a directory above owned by another user, or one that
+ * others may write into without a sticky bit that protects the entry (a
+ * sticky directory such as /tmp protects only an entry this user or root
+ * owns).  path is absolute and canonical.
+ */
+char *td_path_renamable(const char *path);
 
 #endif

@@ -145,6 +145,13 @@ wsfile_root_open(const char *workspace, const char *const *hidden, char **why)
 }
 
 void
+wsfile_root_ident(const struct wsfile_root *r, dev_t *dev, ino_t *ino)
+{
+	*dev = r->id.dev;
+	*ino = r->id.ino;
+}
+
+void
 wsfile_root_free(struct wsfile_root *r)
 {
 	if (r == NULL)

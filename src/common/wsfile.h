@@ -37,6 +37,8 @@ struct wsfile_root;
 struct wsfile_root *wsfile_root_open(const char *workspace, const char *const *hidden,
     char **why);
 void wsfile_root_free(struct wsfile_root *r);
+/* The device and inode of the workspace directory as it was opened. */
+void wsfile_root_ident(const struct wsfile_root *r, dev_t *dev, ino_t *ino);
 
 /*
  * Opens path (relative to the workspace, or absolute inside it) with oflags

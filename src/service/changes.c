@@ -39,6 +39,10 @@
 #define CHANGES_OPEN_SESSIONS 16
 /* The stat cache's file in a store. */
 #define CHANGES_STAT_CACHE "taskdeck-stat-cache"
+/* The file of a store that pins its workspace: the directory its first snapshot read. */
+#define CHANGES_ROOT_PIN "taskdeck-workspace"
+#define CHANGES_REPLACED_WHY "the session's directory was replaced since its first snapshot " \
+	"(moved, or a link or another directory is at its path): it is no longer read"
 /* The paths a run.changes event names. */
 #define CHANGES_EVENT_PATHS 20
 /* How long a run waits for its start snapshot before its agent starts anyway. */
@@ -348,6 +352,78 @@ changes_session_get(struct changes *c, const char *id)
 	return s;
 }
 
+/* ---- the workspace's identity ---------------------------------------------------- */
+
+/*
+ * Whether the directory (dev, ino) is the workspace whose snapshots the store
+ * of session_id holds.  A store that pins none yet takes this one when pin is
+ * true (its first snapshot), and accepts any when false.
+ */
+static bool
+changes_root_pinned(const char *changes_dir, const char *session_id, dev_t dev, ino_t ino,
+    bool pin)
+{
+	char *path = xasprintf("%s/%s.git/%s", changes_dir, session_id, CHANGES_ROOT_PIN);
+	char text[64], *tmp;
+	uintmax_t want_dev, want_ino;
+	bool ok = true;
+	FILE *f = fopen(path, "re");
+
+	if (f != NULL) {
+		ok = fgets(text, sizeof text, f) != NULL &&
+		    sscanf(text, "%ju %ju", &want_dev, &want_ino) == 2 &&
+		    want_dev == (uintmax_t)dev && want_ino == (uintmax_t)ino;
+		fclose(f);
+	} else if (errno == ENOENT && pin) {
+		tmp = xasprintf("%s.tmp", path);
+		f = fopen(tmp, "we");
+		if (f == NULL || fprintf(f, "%ju %ju\n", (uintmax_t)dev, (uintmax_t)ino) < 0 ||
+		    fflush(f) != 0 || fsync(fileno(f)) != 0 || fclose(f) != 0 ||
+		    rename(tmp, path) != 0) {
+			log_warn("changes: cannot pin the workspace of %s: %s", session_id,
+			    strerror(errno));
+			unlink(tmp);
+		}
+		free(tmp);
+	} else if (errno != ENOENT) {
+		ok = false;
+	}
+	free(path);
+	return ok;
+}
+
+/* The refusal of a workspace that is not the pinned one. */
+static enum td_code
+changes_replaced_problem(struct problem *p, const char *workspace)
+{
+	problem_set(p, TD_WORKSPACE_REPLACED, "cwd", "The session's directory %s is not the "
+	    "one its first snapshot read (it was moved, or a link or another directory is at "
+	    "its path): no run starts there and no revert writes there.", workspace);
+	p->details = cJSON_CreateObject();
+	cJSON_AddStringToObject(p->details, "cwd", workspace);
+	return TD_WORKSPACE_REPLACED;
+}
+
+enum td_code
+changes_check_workspace(struct service *svc, const char *session_id, const char *workspace,
+    struct problem *p)
+{
+	char *dir = xasprintf("%s/changes", svc->paths.data_dir);
+	struct stat st;
+	int fd = open(workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	bool same = fd >= 0 && fstat(fd, &st) == 0 &&
+	    changes_root_pinned(dir, session_id, st.st_dev, st.st_ino, false);
+
+	if (fd >= 0)
+		close(fd);
+	free(dir);
+	if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
+		return TD_OK;	/* gone: the run fails in its own way */
+	if (same)
+		return TD_OK;
+	return changes_replaced_problem(p, workspace);
+}
+
 /* ---- comparing two trees -------------------------------------------------------- */
 
 /* Whether blob oid stands for a file that was not stored. */
@@ -604,11 +680,14 @@ changes_limits_read(struct changes *c, const struct changes_session *s,
 
 /*
  * The tree of the workspace now, on the snapshot thread; *incomplete
- * (malloc'd, may be NULL) why it lacks part of the workspace.
+ * (malloc'd, may be NULL) why it lacks part of the workspace.  False with
+ * *replaced when the directory is not the one the store pinned: not read.
+ * A store with no pin yet takes this directory's with pin (a snapshot of a
+ * run, never a revert's look).
  */
 static bool
 changes_take(struct changes *c, struct changes_session *s, const char *workspace,
-    char *const *hidden, git_oid *tree, char **incomplete)
+    char *const *hidden, git_oid *tree, char **incomplete, bool pin, bool *replaced)
 {
 	struct changes_limits lim;
 	struct changes_walk_stats stats;
@@ -619,6 +698,7 @@ changes_take(struct changes *c, struct changes_session *s, const char *workspace
 	int64_t t0 = td_mono_ms();
 
 	*incomplete = NULL;
+	*replaced = false;
 	changes_limits_read(c, s, &lim);
 	stored = changes_walker_stored(s->walker);
 	root = wsfile_root_open(workspace, (const char *const *)hidden, &why);
@@ -626,6 +706,19 @@ changes_take(struct changes *c, struct changes_session *s, const char *workspace
 		log_warn("changes: cannot open the workspace %s: %s", workspace, why);
 		free(why);
 		return false;
+	}
+	{
+		dev_t dev;
+		ino_t ino;
+
+		wsfile_root_ident(root, &dev, &ino);
+		if (!changes_root_pinned(c->dir, s->id, dev, ino, pin)) {
+			log_warn("changes: %s is not the directory the first snapshot of %s read: "
+			    "not read", workspace, s->id);
+			wsfile_root_free(root);
+			*replaced = true;
+			return false;
+		}
 	}
 	ok = changes_walk(s->walker, root, &lim, tree, &stats, &why);
 	c->total += changes_walker_stored(s->walker) - stored;
@@ -657,10 +750,18 @@ changes_do_snapshot(struct changes *c, struct changes_job *job)
 	size_t npaths;
 	cJSON *data, *names;
 	char *why = NULL;
-	bool found, late;
+	bool found, late, replaced = false;
 
-	if (s == NULL || !changes_take(c, s, job->workspace, job->hidden, &tree, &why)) {
+	if (s == NULL || !changes_take(c, s, job->workspace, job->hidden, &tree, &why, true,
+	    &replaced)) {
 		log_warn("run %s: no snapshot of its workspace; the run goes on", job->run_id);
+		if (replaced) {
+			store_lock(st);
+			if (changes_row_get(st, job->run_id, &row))
+				changes_row_end_why(st, job->run_id, CHANGES_REPLACED_WHY);
+			store_unlock(st);
+			return;
+		}
 		/* The changes stay those of the snapshot before, and say so. */
 		changes_failed_mark(c, job->run_id, true);
 		store_lock(st);
@@ -944,10 +1045,12 @@ changes_do_revert(struct changes *c, struct changes_job *job)
 	cJSON *conflicts = NULL, *reverted = NULL, *failed = NULL;
 	struct wsfile_root *r = NULL;
 	char **hidden = NULL, *why = NULL, *rel = NULL, *incomplete = NULL, when[TD_TIME_LEN];
-	bool known, found, final;
+	bool known, found, final, replaced = false, ok;
 	int64_t at;
 	struct stat rst;
 	int rootfd = -1;
+	dev_t dev;
+	ino_t ino;
 
 	store_lock(st);
 	known = runs_get(st, job->run_id, &run);
@@ -979,12 +1082,26 @@ changes_do_revert(struct changes *c, struct changes_job *job)
 	}
 	s = changes_session_get(c, job->session_id);
 	hidden = sandbox_hidden_paths(&svc->paths, NULL);
-	if (s == NULL || !changes_take(c, s, job->workspace, hidden, &now, &incomplete) ||
+	/* Each opening of the workspace is checked against the store's pin: what
+	 * is compared and what is written is the directory the run changed. */
+	ok = s != NULL && changes_take(c, s, job->workspace, hidden, &now, &incomplete, false,
+	    &replaced);
+	if (ok && (r = wsfile_root_open(job->workspace, (const char *const *)hidden,
+	    &why)) != NULL) {
+		wsfile_root_ident(r, &dev, &ino);
+		replaced = !changes_root_pinned(c->dir, job->session_id, dev, ino, false);
+	}
+	if (replaced) {
+		log_warn("run %s: revert refused: %s is not the directory the run changed",
+		    job->run_id, job->workspace);
+		changes_replaced_problem(&job->problem, job->workspace);
+		goto fail;
+	}
+	if (!ok || r == NULL ||
 	    git_tree_lookup(&start, s->repo, &row.start) != 0 ||
 	    git_tree_lookup(&end, s->repo, &row.end) != 0 ||
 	    git_tree_lookup(&cur, s->repo, &now) != 0 ||
 	    (diff = changes_tree_diff(s->repo, &row.start, &row.end, NULL)) == NULL ||
-	    (r = wsfile_root_open(job->workspace, (const char *const *)hidden, &why)) == NULL ||
 	    wsfile_open(r, ".", O_RDONLY | O_DIRECTORY, &rootfd, &rst, &rel, &why) != WSFILE_OK) {
 		problem_set(&job->problem, TD_INTERNAL_ERROR, NULL, "The workspace could not be "
 		    "compared with the run's snapshots.");

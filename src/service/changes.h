@@ -135,6 +135,15 @@ bool changes_diff(struct service *svc, const char *run_id, const char *from, con
  */
 cJSON *changes_revert(struct service *svc, const char *run_id, bool force, struct problem *p);
 
+/*
+ * Whether workspace is still the directory whose snapshots the store of
+ * session_id holds (its device and inode, pinned by the first snapshot):
+ * TD_OK, or TD_WORKSPACE_REPLACED with *p.  A store with no pin yet, or a
+ * directory gone, is TD_OK.
+ */
+enum td_code changes_check_workspace(struct service *svc, const char *session_id,
+    const char *workspace, struct problem *p);
+
 struct store;
 /* Deletes the run_changes rows of session_id; false on error.  In the caller's transaction. */
 bool changes_delete_session(struct store *st, const char *session_id);

@@ -67,6 +67,8 @@
 
 /* The mark uri_seen leaves on a request whose query it emptied. */
 static char uri_refused;
+/* The marker of a request whose URL encodes a NUL byte (%00): it gets 400. */
+static char uri_nul;
 /* The largest part of a streamed body handed to libmicrohttpd at once. */
 #define HTTP_STREAM_BLOCK (64 * 1024)
 /*
@@ -123,6 +125,7 @@ struct http_ctx {
 	struct buf body;
 	int64_t start_ms;
 	enum td_code early;	/* an error found before the handler runs */
+	bool url_nul;		/* early is for a %00 in the URL */
 	size_t discarded;	/* body bytes dropped after an early error */
 	bool answered;		/* a response is queued */
 	char request_id[32];
@@ -748,7 +751,8 @@ queue_error(struct MHD_Connection *conn, struct http_ctx *ctx, const char *metho
 {
 	struct http_response r = { 0 };
 
-	http_error(&r, ctx->early, NULL, "%s", early_message(ctx->early));
+	http_error(&r, ctx->early, NULL, "%s", ctx->url_nul ? "The URL encodes a NUL byte "
+	    "(%00), which no path or parameter may hold." : early_message(ctx->early));
 	if (ctx->early == TD_UNAUTHORIZED)
 		http_add_header(&r, "WWW-Authenticate", "Bearer realm=\"taskdeck\"");
 	return queue(conn, ctx, method, url, &r);
@@ -766,6 +770,9 @@ uri_seen(void *cls, const char *uri, struct MHD_Connection *conn)
 {
 	(void)cls;
 	(void)conn;
+	/* Decoded, a NUL would end the path or a value early: another route would answer. */
+	if (http_uri_has_nul(uri))
+		return &uri_nul;
 	if (http_query_arg_count(uri) <= HTTP_MAX_QUERY_ARGS)
 		return NULL;
 	strchr(uri, '?')[1] = '\0';
@@ -924,7 +931,7 @@ conn_headers_in(struct http_server *h, struct MHD_Connection *conn)
 	pthread_mutex_unlock(&h->mu);
 }
 
-/* The request is answered (or streams): the connection no longer waits. */
+/* The request is whole, answered or streaming: the connection no longer waits. */
 static void
 conn_answered(struct http_server *h, struct MHD_Connection *conn)
 {
@@ -1031,8 +1038,9 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url,
 	struct http_response r = { 0 };
 	struct http_request req = { 0 };
 
-	if (ctx == NULL || (void *)ctx == (void *)&uri_refused) {
+	if (ctx == NULL || (void *)ctx == (void *)&uri_refused || (void *)ctx == (void *)&uri_nul) {
 		bool refused = (void *)ctx == (void *)&uri_refused;
+		bool nul = (void *)ctx == (void *)&uri_nul;
 
 		/*
 		 * Answer on a later call, never the first: queueing a response on
@@ -1047,6 +1055,10 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url,
 		ctx->early = early_checks(h, conn, url);
 		if (ctx->early == TD_OK && refused)
 			ctx->early = TD_URI_TOO_LONG;
+		if (ctx->early == TD_OK && nul) {
+			ctx->early = TD_INVALID_REQUEST;
+			ctx->url_nul = true;
+		}
 		atomic_fetch_add(&h->in_flight, 1);
 		*con_cls = ctx;
 		/* Except for a body we will refuse that the client has not sent yet. */
@@ -1073,6 +1085,8 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url,
 	}
 	if (ctx->early != TD_OK)
 		return queue_error(conn, ctx, method, url);
+	/* The request is whole: however long its handler takes, it no longer waits. */
+	conn_answered(h, conn);
 	req.svc = h->svc;
 	req.conn = conn;
 	req.method = method;
@@ -1093,7 +1107,7 @@ request_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 
 	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
 		conn_request_ended(h, conn);
-	if (ctx == NULL || (void *)ctx == (void *)&uri_refused) {
+	if (ctx == NULL || (void *)ctx == (void *)&uri_refused || (void *)ctx == (void *)&uri_nul) {
 		*con_cls = NULL;
 		return;
 	}

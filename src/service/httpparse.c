@@ -21,6 +21,15 @@ http_query_arg_count(const char *uri)
 }
 
 bool
+http_uri_has_nul(const char *uri)
+{
+	for (const char *p = strchr(uri, '%'); p != NULL; p = strchr(p + 1, '%'))
+		if (p[1] == '0' && p[2] == '0')
+			return true;
+	return false;
+}
+
+bool
 http_loopback_authority(const char *value, int port)
 {
 	static const char *hosts[] = { "127.0.0.1", "localhost", "[::1]" };

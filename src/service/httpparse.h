@@ -14,6 +14,9 @@
 /* The number of query arguments of a request line's URI (0 without a query). */
 size_t http_query_arg_count(const char *uri);
 
+/* True when a request line's URI encodes a NUL byte (%00) in its path or query. */
+bool http_uri_has_nul(const char *uri);
+
 /* True when value is "127.0.0.1:PORT", "localhost:PORT" or "[::1]:PORT" (any case). */
 bool http_loopback_authority(const char *value, int port);
 

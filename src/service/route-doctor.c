@@ -10,6 +10,7 @@
 
 #include "bootstrap.h"
 #include "files.h"
+#include "paths.h"
 #include "http.h"
 #include "projects.h"
 #include "json.h"
@@ -17,10 +18,14 @@
 #include "routing.h"
 #include "sandbox.h"
 #include "runtimes.h"
+#include "sessions.h"
 #include "service.h"
 #include "settings.h"
 #include "store.h"
 #include "xalloc.h"
+
+/* The sessions whose directories the workspaces check looks at. */
+#define DOCTOR_WORKSPACES_MAX 200
 
 enum check_status { CHECK_OK, CHECK_WARN, CHECK_FAIL, CHECK_INFO };
 
@@ -329,6 +334,42 @@ check_sandbox(struct report *rep, const struct service *svc)
 	    sandbox_memory_cgroup() ? "; a memory cgroup bounds each one" : ""), NULL);
 }
 
+/* The sessions' directories that another user can rename (a revert would follow them). */
+static void
+check_workspaces(struct report *rep, struct service *svc)
+{
+	cJSON *cwds, *one;
+	char *first = NULL;
+	int n = 0, open_to_others = 0;
+
+	store_lock(svc->store);
+	cwds = sessions_external_cwds(svc->store, DOCTOR_WORKSPACES_MAX);
+	store_unlock(svc->store);
+	cJSON_ArrayForEach(one, cwds) {
+		char *why = td_path_renamable(json_get_string(one, "cwd"));
+
+		n++;
+		if (why == NULL)
+			continue;
+		if (open_to_others++ == 0)
+			first = xasprintf("session %s: %s", json_get_string(one, "id"), why);
+		free(why);
+	}
+	cJSON_Delete(cwds);
+	if (open_to_others > 0) {
+		add_check(rep, "workspaces", CHECK_WARN, xasprintf("%d session director%s can be "
+		    "renamed by another user, who could put a link or a directory of theirs in "
+		    "its place (%s); taskdeck refuses a run or a revert there once it is "
+		    "replaced.", open_to_others, open_to_others == 1 ? "y" : "ies", first),
+		    xstrdup("Keep projects in directories only you can write (not directly "
+		    "under /tmp or another user's directory)."));
+		free(first);
+		return;
+	}
+	add_check(rep, "workspaces", CHECK_OK, xasprintf("No other user can rename the "
+	    "directories of the %d latest sessions.", n), NULL);
+}
+
 void
 route_doctor(struct http_request *req, struct http_response *r)
 {
@@ -345,6 +386,7 @@ route_doctor(struct http_request *req, struct http_response *r)
 	check_runtimes(&rep, req->svc);
 	check_provider(&rep, req->svc);
 	check_disk(&rep, req->svc);
+	check_workspaces(&rep, req->svc);
 	cJSON_AddBoolToObject(res, "ready", rep.ready);
 	cJSON_AddStringToObject(res, "version", TD_VERSION);
 	cJSON_AddItemToObject(res, "checks", rep.checks);

@@ -70,8 +70,10 @@ route_connectors_login(struct http_request *req, struct http_response *r)
 		return http_error(r, TD_INVALID_REQUEST, NULL, "the body must be a JSON object");
 	}
 	if (body != NULL && !json_only_keys(body, fields, &bad)) {
+		/* bad is the member's own name: answer before the body goes. */
+		http_bad_field(r, bad, "unknown field %.64s", bad);
 		wipe_login(&login, body);
-		return http_bad_field(r, bad, "unknown field %.64s", bad);
+		return;
 	}
 	if ((cJSON_GetObjectItemCaseSensitive(body, "clientId") != NULL &&
 	    (client_id == NULL || *client_id == '\0' || strlen(client_id) > 512)) ||

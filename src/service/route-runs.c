@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "changes.h"
 #include "events.h"
 #include "frameworks.h"
 #include "http.h"
@@ -363,6 +364,10 @@ route_runs_create(struct http_request *req, struct http_response *r)
 	if (session != NULL) {
 		snprintf(session_id, sizeof session_id, "%s", session);
 		snprintf(cwd, sizeof cwd, "%s", a.session_cwd);
+		if (changes_check_workspace(svc, session_id, cwd, &p) != TD_OK) {
+			http_problem(r, &p);
+			goto refused;
+		}
 		session_cfg = cJSON_Duplicate(a.session_cfg, true);
 	} else {
 		td_id_new("ses", session_id);
@@ -403,6 +408,14 @@ route_runs_create(struct http_request *req, struct http_response *r)
 	}
 	runs_admitted(svc, &run);
 	store_unlock(st);
+	if (!managed) {
+		char *open_to = td_path_renamable(cwd);
+
+		if (open_to != NULL)
+			log_warn("run %s: its directory can be replaced by another user (%s); a "
+			    "revert or a run is refused once it is", run_id, open_to);
+		free(open_to);
+	}
 	cJSON_Delete(a.project_defaults);
 	cJSON_Delete(a.session_cfg);
 	cJSON_Delete(session_cfg);

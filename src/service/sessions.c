@@ -84,6 +84,25 @@ sessions_exists(struct store *st, const char *id)
 }
 
 cJSON *
+sessions_external_cwds(struct store *st, int max)
+{
+	sqlite3_stmt *s = store_stmt(st, "SELECT id, cwd FROM sessions WHERE"
+	    " workspace = 'external' AND archived_at IS NULL ORDER BY id DESC LIMIT ?1");
+	cJSON *out = cJSON_CreateArray();
+
+	sqlite3_bind_int(s, 1, max);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		cJSON *one = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(one, "id", resource_text(s, 0));
+		cJSON_AddStringToObject(one, "cwd", resource_text(s, 1));
+		cJSON_AddItemToArray(out, one);
+	}
+	sqlite3_reset(s);
+	return out;
+}
+
+cJSON *
 sessions_list(struct store *st, const char *project, const char *cursor, int limit,
     enum resource_archived which, char *next)
 {

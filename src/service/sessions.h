@@ -26,6 +26,12 @@ struct problem;
 cJSON *session_from_row(sqlite3_stmt *s);
 /* The session with id as the API shows it, or NULL.  Only while the store is locked. */
 cJSON *session_load(struct store *st, const char *id);
+/*
+ * The directories of the sessions not archived that work in a directory of
+ * the user's (not a managed workspace), newest first, at most max:
+ * [{"id", "cwd"}].  Only while the store is locked.
+ */
+cJSON *sessions_external_cwds(struct store *st, int max);
 /* True when the session id exists.  Only while the store is locked. */
 bool sessions_exists(struct store *st, const char *id);
 /*

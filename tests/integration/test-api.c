@@ -769,3 +769,39 @@ Test(api, many_query_arguments_get_414_at_once)
 	expect_answer(&r, 200, NULL, "64 arguments are fine");
 	http_resp_free(&r);
 }
+
+/*
+ * A %00 decoded would end the path early and another route would answer
+ * (the project for .../usage, a patch of it for .../session-defaults): the
+ * request is refused, whatever route or parameter holds it.
+ */
+Test(api, an_encoded_nul_in_the_url_is_refused)
+{
+	char *id = http_project_new(&svc, "nul");
+	char path[256];
+	struct http_resp r;
+	cJSON *p;
+
+	snprintf(path, sizeof path, "/api/v1/projects/%s%%00/usage", id);
+	r = http_api(&svc, "GET", path, NULL);
+	expect_answer(&r, 400, "invalid_request", path);
+	cr_expect_null(json_get_string(r.json, "name"), "another route answered: %s", r.body);
+	http_resp_free(&r);
+	snprintf(path, sizeof path, "/api/v1/projects/%s%%00/session-defaults", id);
+	r = http_api(&svc, "PATCH", path, "{\"name\":\"renamed\"}");
+	expect_answer(&r, 400, "invalid_request", path);
+	http_resp_free(&r);
+	snprintf(path, sizeof path, "/api/v1/projects/%s", id);
+	p = http_get_json(&svc, "%s", path);
+	cr_expect_str_eq(json_get_string(p, "name"), "nul", "the project was patched");
+	cJSON_Delete(p);
+	r = http_api(&svc, "GET", "/api/v1/projects?limit=1%00x", NULL);
+	expect_answer(&r, 400, "invalid_request", "a NUL in a query value");
+	http_resp_free(&r);
+	/* Without the NUL, the same routes answer as ever. */
+	snprintf(path, sizeof path, "/api/v1/projects/%s/usage", id);
+	r = http_api(&svc, "GET", path, NULL);
+	expect_answer(&r, 200, NULL, path);
+	http_resp_free(&r);
+	free(id);
+}

@@ -1263,6 +1263,137 @@ Test(changes, a_name_with_a_newline_adds_no_line_to_the_diff_of_a_file_not_store
 	    "\"b/big\\n+++ b/forged\\\\\\\"\\303\\251.bin\"\nFiles \"a/big"), "%s", d.body);
 	cr_expect_null(strstr(d.body, "\n+++ b/forged"), "a line was injected: %s", d.body);
 	http_resp_free(&d);
+/* The uid and gid of the other local user of the tests below. */
+#define OTHER_UID 4242
+
+/* Runs the shell command line cmd as OTHER_UID (setpriv); its exit status. */
+static int
+as_other_user(const char *cmd)
+{
+	char *line = NULL;
+	int rc;
+
+	cr_assert_geq(asprintf(&line, "setpriv --reuid=%d --regid=%d --clear-groups sh -c '%s'",
+	    OTHER_UID, OTHER_UID, cmd), 0);
+	rc = system(line);
+	free(line);
+	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/* The status of doctor's check id ("" when it has none). */
+static char *
+doctor_check(const char *id, char **message)
+{
+	cJSON *d = http_get_json(&svc, "/api/v1/doctor"), *c;
+	char *status = strdup("");
+
+	*message = strdup("");
+	cJSON_ArrayForEach(c, cJSON_GetObjectItem(d, "checks"))
+		if (strcmp(json_str_or_none(c, "id"), id) == 0) {
+			free(status);
+			free(*message);
+			status = strdup(json_str_or_none(c, "status"));
+			*message = strdup(json_str_or_none(c, "message"));
+		}
+	cJSON_Delete(d);
+	return status;
+}
+
+/*
+ * Another user renames the directory of a session (it is in a directory of
+ * theirs) and puts a link to the user's ~/.ssh in its place after the run:
+ * the revert, forced or not, refuses it and writes, deletes and reads
+ * nothing there; a new run in the session is refused too; doctor warned
+ * about the directory from the start.
+ */
+Test(changes, a_workspace_swapped_for_a_link_by_another_user_is_never_reverted_into)
+{
+	char home[WS_MAX], ws[WS_MAX + 8], ssh[WS_MAX], cmd[5 * WS_MAX], *project, *run, *session;
+	char *status, *message, *data;
+	struct http_resp d;
+	cJSON *r;
+
+	if (geteuid() != 0)
+		cr_skip_test("the other user's swap needs root (setpriv to uid %d); skipped",
+		    OTHER_UID);
+	/* base: the other user may pass through it, as through /home. */
+	cr_assert_eq(chmod(base, 0711), 0);
+	workspace("other-home", home);
+	cr_assert_eq(chown(home, OTHER_UID, OTHER_UID), 0);
+	cr_assert_eq(chmod(home, 0755), 0);
+	snprintf(ws, sizeof ws, "%s/proj", home);
+	cr_assert_eq(mkdir(ws, 0755), 0);
+	ws_write(ws, "authorized_keys", "the user's own key\n", 0600);
+	workspace("dot-ssh", ssh);
+	ws_write(ssh, "id_rsa", "the user's private key\n", 0600);
+
+	project = http_project_new(&svc, "changes");
+	transcript("changes-swapped", "["
+	    "{\"toolCalls\":[{\"name\":\"run_command\",\"arguments\":"
+	    "{\"command\":\"rm authorized_keys && echo made by the run > id_rsa\"}}]},"
+	    "{\"text\":\"Done.\"}]");
+	run = run_in(project, ws, NULL, "changes-swapped");
+	r = run_done(run);
+	session = strdup(json_str(r, "sessionId"));
+	cJSON_Delete(r);
+	status = doctor_check("workspaces", &message);
+	cr_expect_str_eq(status, "warn", "doctor: %s", message);
+	cr_expect_not_null(strstr(message, home), "doctor names no directory: %s", message);
+	free(status);
+	free(message);
+
+	snprintf(cmd, sizeof cmd, "mv %s %s.old && ln -s %s %s", ws, ws, ssh, ws);
+	cr_assert_eq(as_other_user(cmd), 0, "the other user could not swap %s", ws);
+	for (int forced = 0; forced < 2; forced++) {
+		d = revert(run, forced ? "{\"force\":true}" : NULL);
+		cr_expect_eq(d.status, 409, "%s", d.body);
+		cr_expect_str_eq(http_error_code(&d) ? http_error_code(&d) : "(none)",
+		    "workspace_replaced", "%s", d.body);
+		http_resp_free(&d);
+	}
+	expect_ws_file(ssh, "id_rsa", "the user's private key\n", 0600);
+	expect_ws_absent(ssh, "authorized_keys");
+	/* The link's target was not read into the store either. */
+	cr_expect(!stores_hold("the user's private key"), "the store holds a file of the target");
+
+	snprintf(cmd, sizeof cmd, "{\"project\":\"%s\",\"prompt\":\"again\",\"sessionId\":\"%s\"}",
+	    project, session);
+	d = http_api(&svc, "POST", "/api/v1/runs", cmd);
+	cr_expect_eq(d.status, 409, "%s", d.body);
+	cr_expect_str_eq(http_error_code(&d) ? http_error_code(&d) : "(none)",
+	    "workspace_replaced", "%s", d.body);
+	http_resp_free(&d);
+
+	/* The directory back where it was: the revert goes through. */
+	snprintf(cmd, sizeof cmd, "rm %s && mv %s.old %s", ws, ws, ws);
+	cr_assert_eq(as_other_user(cmd), 0);
+	d = revert(run, NULL);
+	cr_expect_eq(d.status, 200, "%s", d.body);
+	http_resp_free(&d);
+	data = ws_read(ws, "authorized_keys", NULL);
+	cr_expect_str_eq(data ? data : "(none)", "the user's own key\n");
+	free(data);
+	expect_ws_file(ssh, "id_rsa", "the user's private key\n", 0600);
+	free(session);
+	free(run);
+	free(project);
+}
+
+/* A directory only the user can rename gives no warning. */
+Test(changes, doctor_does_not_warn_about_a_private_workspace)
+{
+	char ws[WS_MAX], *project, *run, *status, *message;
+
+	workspace("ws-private", ws);
+	ws_write(ws, "a.txt", "a\n", 0644);
+	project = http_project_new(&svc, "changes");
+	transcript("changes-private", "[{\"text\":\"Done.\"}]");
+	run = run_in(project, ws, NULL, "changes-private");
+	cJSON_Delete(run_done(run));
+	status = doctor_check("workspaces", &message);
+	cr_expect_str_eq(status, "ok", "doctor: %s", message);
+	free(status);
+	free(message);
 	free(run);
 	free(project);
 }

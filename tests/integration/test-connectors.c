@@ -9,8 +9,14 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -975,4 +981,134 @@ Test(connectors_run, start_lists_enabled_connectors_and_resolves_only_their_bind
 	free(off);
 	free(prj);
 	free(run);
+}
+
+/*
+ * A sign-in body with a member the route does not know (a camel-case typo) is
+ * refused with that member named, in the field and the message, every time.
+ */
+Test(connectors, login_names_an_unknown_member)
+{
+	static const char *const members[] = { "clientID", "client_id", "scopes",
+		"aMemberNameLongEnoughToLeaveTheSmallAllocationsOfTheAllocator" };
+	char *id = new_connector("{\"name\":\"remote\",\"transport\":{\"type\":\"http\","
+	    "\"url\":\"http://127.0.0.1:9/mcp\"}}");
+	char *path = path_of("connectors", id, "/login");
+
+	for (int round = 0; round < 3; round++)
+		for (size_t i = 0; i < sizeof members / sizeof members[0]; i++) {
+			char body[256];
+			struct http_resp r;
+
+			snprintf(body, sizeof body, "{\"%s\":\"my-client\",\"scope\":\"read\"}",
+			    members[i]);
+			r = req("POST", path, body);
+			cr_assert_eq(r.status, 400, "%s: %ld %s", body, r.status, r.body);
+			cr_assert_str_eq(http_error_code(&r), "invalid_request", "%s", r.body);
+			cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(
+			    cJSON_GetObjectItem(r.json, "error"), "details"), "field")), members[i],
+			    "%s", r.body);
+			cr_assert_not_null(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(
+			    cJSON_GetObjectItem(r.json, "error"), "message")), members[i]), "%s", r.body);
+			http_resp_free(&r);
+		}
+	/* The service is still there. */
+	free(get_text("/api/v1/connectors"));
+	free(path);
+	free(id);
+}
+
+/*
+ * A slow MCP server and authorization server on one loopback port, in a
+ * child process: every request is answered after delay_s[i] seconds (the
+ * last delay for the later ones), the first (the MCP handshake) with 401 and
+ * a Bearer challenge, the others with 404.  Its port into *port.
+ */
+static pid_t
+slow_server_start(const int *delay_s, int ndelays, int *port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof a;
+	int ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	pid_t pid;
+
+	cr_assert_geq(ls, 0);
+	cr_assert_eq(bind(ls, (struct sockaddr *)&a, sizeof a), 0);
+	cr_assert_eq(listen(ls, 16), 0);
+	cr_assert_eq(getsockname(ls, (struct sockaddr *)&a, &alen), 0);
+	*port = ntohs(a.sin_port);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid > 0) {
+		close(ls);
+		return pid;
+	}
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	for (int n = 0;; n++) {
+		char req[16384], answer[512];
+		size_t got = 0;
+		ssize_t r;
+		int c = accept(ls, NULL, NULL);
+
+		if (c < 0)
+			_exit(1);
+		/* The head, and the body its Content-Length announces. */
+		while (got < sizeof req - 1 && (r = read(c, req + got, sizeof req - 1 - got)) > 0) {
+			char *end, *cl;
+
+			got += (size_t)r;
+			req[got] = '\0';
+			if ((end = strstr(req, "\r\n\r\n")) == NULL)
+				continue;
+			cl = strcasestr(req, "content-length:");
+			if (cl == NULL || cl > end || got >= (size_t)(end + 4 - req) +
+			    strtoul(cl + 15, NULL, 10))
+				break;
+		}
+		sleep((unsigned)delay_s[n < ndelays ? n : ndelays - 1]);
+		if (n == 0)
+			snprintf(answer, sizeof answer, "HTTP/1.1 401 Unauthorized\r\n"
+			    "WWW-Authenticate: Bearer resource_metadata=\"http://127.0.0.1:%d/"
+			    ".well-known/oauth-protected-resource\"\r\nContent-Length: 0\r\n"
+			    "Connection: close\r\n\r\n", *port);
+		else
+			snprintf(answer, sizeof answer, "HTTP/1.1 404 Not Found\r\n"
+			    "Content-Type: text/plain\r\nContent-Length: 10\r\n"
+			    "Connection: close\r\n\r\nnot found\n");
+		if (write(c, answer, strlen(answer)) < 0)
+			_exit(1);
+		close(c);
+	}
+}
+
+/*
+ * A sign-in whose servers answer slowly (the beginning takes over 10 s in
+ * all) is answered, not closed unanswered after 10 s, and the CLI says what
+ * the service said (exit 2 for its 400), never a transport failure (3).
+ */
+Test(connectors, a_slow_sign_in_is_answered_after_ten_seconds, .timeout = 180)
+{
+	static const int delays[] = { 4, 7 };
+	char body[256], *id, *path, *out = NULL;
+	struct http_resp r;
+	int port, status, rc;
+	pid_t server = slow_server_start(delays, 2, &port);
+
+	snprintf(body, sizeof body, "{\"name\":\"slow\",\"transport\":{\"type\":\"http\","
+	    "\"url\":\"http://127.0.0.1:%d/mcp\"}}", port);
+	id = new_connector(body);
+	path = path_of("connectors", id, "/login");
+	r = req("POST", path, "{}");
+	cr_expect_eq(r.status, 400, "the sign-in was not answered: %ld %s", r.status, r.body);
+	cr_expect_str_eq(http_error_code(&r) ? http_error_code(&r) : "(none)", "invalid_request",
+	    "%s", r.body);
+	http_resp_free(&r);
+	rc = run_capture(&svc, &out, "%s connectors login %s 2>&1", harness_bin("taskdeck"), id);
+	cr_expect_neq(rc, 3, "the CLI reported a transport failure: %s", out);
+	cr_expect_neq(rc, 0, "%s", out);
+	free(out);
+	kill(server, SIGKILL);
+	waitpid(server, &status, 0);
+	free(path);
+	free(id);
 }
