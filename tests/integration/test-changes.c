@@ -1263,6 +1263,10 @@ Test(changes, a_name_with_a_newline_adds_no_line_to_the_diff_of_a_file_not_store
 	    "\"b/big\\n+++ b/forged\\\\\\\"\\303\\251.bin\"\nFiles \"a/big"), "%s", d.body);
 	cr_expect_null(strstr(d.body, "\n+++ b/forged"), "a line was injected: %s", d.body);
 	http_resp_free(&d);
+	free(run);
+	free(project);
+}
+
 /* The uid and gid of the other local user of the tests below. */
 #define OTHER_UID 4242
 
