@@ -79,6 +79,8 @@ struct agent_route {
 };
 
 /* Everything the start line says; owned by the struct (agent_config_free). */
+struct run_spend;
+
 struct agent_config {
 	char *run_id;
 	char *prompt;
@@ -102,6 +104,7 @@ struct agent_config {
 	int max_turns;
 	long long max_tokens;		/* limits.maxTokensPerRun; 0 when unbounded */
 	double max_cost;		/* limits.maxCostPerRun (USD); 0 when unbounded */
+	struct run_spend *spend;	/* what the run and its subagents used (loop.c) */
 	struct price price;		/* provider.price, of the run's model */
 	int max_retries;		/* provider.maxRetries: retries of one model turn */
 	long max_retry_wait_ms;		/* provider.maxRetryWaitMs: all waits of one turn */

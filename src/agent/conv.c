@@ -65,6 +65,8 @@ conv_add_copy(struct conversation *c, const struct conv_message *m)
 			calls[i].arguments = xstrdup(m->calls[i].arguments);
 		}
 		conv_add_assistant(c, m->text, calls, m->ncalls);
+		if (m->reasoning != NULL)
+			conv_set_reasoning(c, cJSON_Duplicate(m->reasoning, true));
 		break;
 	case CONV_TOOL:
 		conv_add_tool_result(c, m->call_id, m->tool_name, m->text, m->is_error);
@@ -106,6 +108,24 @@ conv_set_media(struct conversation *c, cJSON *media)
 }
 
 void
+conv_set_reasoning(struct conversation *c, cJSON *reasoning)
+{
+	struct conv_message *m = c->n > 0 ? &c->msgs[c->n - 1] : NULL;
+	char *text;
+
+	if (m == NULL || m->role != CONV_ASSISTANT || !cJSON_IsObject(reasoning) ||
+	    !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(reasoning, "kind"))) {
+		cJSON_Delete(reasoning);
+		return;
+	}
+	cJSON_Delete(m->reasoning);
+	m->reasoning = reasoning;
+	text = cJSON_PrintUnformatted(reasoning);
+	c->bytes += text != NULL ? strlen(text) : 0;
+	free(text);
+}
+
+void
 tool_calls_free(struct tool_call *calls, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -127,6 +147,7 @@ conv_free(struct conversation *c)
 		free(m->call_id);
 		free(m->tool_name);
 		cJSON_Delete(m->media);
+		cJSON_Delete(m->reasoning);
 	}
 	free(c->msgs);
 	free(c->system);
@@ -156,6 +177,8 @@ conv_message_json(const struct conv_message *m)
 			cJSON_AddItemToArray(calls, call);
 		}
 	}
+	if (m->role == CONV_ASSISTANT && m->reasoning != NULL)
+		cJSON_AddItemToObject(o, "reasoning", cJSON_Duplicate(m->reasoning, true));
 	if (m->role == CONV_TOOL) {
 		cJSON_AddStringToObject(o, "callId", m->call_id);
 		cJSON_AddStringToObject(o, "toolName", m->tool_name);
@@ -193,6 +216,7 @@ conv_from_json(struct conversation *c, const cJSON *arr)
 		return false;
 	cJSON_ArrayForEach(o, arr) {
 		const char *role = conv_str(o, "role"), *text = conv_str(o, "text");
+		const cJSON *reasoning;
 
 		if (!cJSON_IsObject(o) || role == NULL || text == NULL)
 			return false;
@@ -223,6 +247,12 @@ conv_from_json(struct conversation *c, const cJSON *arr)
 				i++;
 			}
 			conv_add_assistant(c, text, tc, n);
+			reasoning = cJSON_GetObjectItemCaseSensitive(o, "reasoning");
+			if (reasoning != NULL && (!cJSON_IsObject(reasoning) ||
+			    !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(reasoning, "kind"))))
+				return false;
+			if (reasoning != NULL)
+				conv_set_reasoning(c, cJSON_Duplicate(reasoning, true));
 		} else if (strcmp(role, "tool") == 0) {
 			const char *call_id = conv_str(o, "callId"), *name = conv_str(o, "toolName");
 			const cJSON *media = cJSON_GetObjectItemCaseSensitive(o, "media"), *e;

@@ -30,6 +30,12 @@ struct conv_message {
 	/* tool result: images and audio it returned, [{"mimeType", "data" (base64)}], or
 	 * NULL; each provider sends what it accepts (docs/connectors.md, "Results") */
 	cJSON *media;
+	/*
+	 * assistant: what the server sent beside the answer and wants back with it
+	 * (reasoning, thinking blocks), or NULL: {"kind": the provider kind that
+	 * sent it, ...}; only that kind sends it back (provider-*.c).
+	 */
+	cJSON *reasoning;
 };
 
 struct conversation {
@@ -49,6 +55,8 @@ void conv_add_tool_result(struct conversation *c, const char *call_id,
     const char *name, const char *content, bool is_error);
 /* Gives media (owned, an array of {"mimeType", "data"}) to the last message, a tool result. */
 void conv_set_media(struct conversation *c, cJSON *media);
+/* Gives reasoning (owned, an object with "kind", or NULL) to the last message, an answer. */
+void conv_set_reasoning(struct conversation *c, cJSON *reasoning);
 void conv_free(struct conversation *c);
 /* Appends a copy of m (its calls and strings copied). */
 void conv_add_copy(struct conversation *c, const struct conv_message *m);

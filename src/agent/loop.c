@@ -32,6 +32,15 @@
 #define LOOP_BACKOFF_CAP_MS 60000
 #define LOOP_REVIEWS 2			/* reviews of a run: the second after one more round */
 
+/*
+ * The tokens a run used, its subagents' included, as they are used: the
+ * budgets (runs.maxTokensPerRun, runs.maxCostPerRun) are the run's.
+ */
+struct run_spend {
+	pthread_mutex_t mu;
+	struct usage used;
+};
+
 struct loop {
 	const struct agent_config *cfg;
 	struct host *host;
@@ -198,6 +207,7 @@ loop_cp_message(const struct conv_message *m)
 	if (len <= LOOP_CP_MESSAGE_MAX)
 		return text;
 	cut = *m;
+	cut.reasoning = NULL;	/* the first to go: the answer stands without it */
 	for (int round = 0; round < 4 && len > LOOP_CP_MESSAGE_MAX; round++) {
 		size_t tlen = strlen(m->text);
 		size_t keep = round < 3 ? (size_t)((double)tlen * LOOP_CP_MESSAGE_MAX / (double)len *
@@ -836,6 +846,48 @@ loop_silent(void *ud, const char *delta, size_t len)
 {
 }
 
+/* Adds u to what the run spent. */
+static void
+loop_spend(struct loop *l, const struct usage *u)
+{
+	struct run_spend *s = l->cfg->spend;
+
+	if (s == NULL)
+		return;
+	pthread_mutex_lock(&s->mu);
+	usage_add(&s->used, u);
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* Whether the run, its subagents included, reached a budget: l->err says which. */
+static bool
+loop_over_budget(struct loop *l)
+{
+	struct usage used = l->used;
+
+	if (l->cfg->spend != NULL) {
+		pthread_mutex_lock(&l->cfg->spend->mu);
+		used = l->cfg->spend->used;
+		pthread_mutex_unlock(&l->cfg->spend->mu);
+	}
+	if (l->cfg->max_tokens > 0 && used.input + used.output >= l->cfg->max_tokens) {
+		agent_error_clear(&l->err);
+		agent_error_set(&l->err, "budget_exceeded", "the run used %ld tokens, its "
+		    "limit is %lld (runs.maxTokensPerRun, its subagents' included); the work so "
+		    "far is in the workspace", used.input + used.output, l->cfg->max_tokens);
+		return true;
+	}
+	if (l->cfg->max_cost > 0 && l->cfg->price.set &&
+	    usage_cost(&used, &l->cfg->price) >= l->cfg->max_cost) {
+		agent_error_clear(&l->err);
+		agent_error_set(&l->err, "budget_exceeded", "the run cost %.4f USD, its "
+		    "limit is %.4f USD (runs.maxCostPerRun, its subagents' included); the work so "
+		    "far is in the workspace", usage_cost(&used, &l->cfg->price), l->cfg->max_cost);
+		return true;
+	}
+	return false;
+}
+
 static int
 loop_answer(struct loop *l, const struct conversation *conv, const cJSON *tools, bool visible,
     struct turn *t)
@@ -849,31 +901,23 @@ loop_answer(struct loop *l, const struct conversation *conv, const cJSON *tools,
 	for (int attempt = 1;; attempt++) {
 		const char *reason;
 		char msg[256];
+		struct usage u;
 		long delay;
 
 		l->writing = false;
 		turn_init(t);
+		/* No paid request once the run's budget is spent (a subagent's spending too). */
+		if (loop_over_budget(l))
+			return AGENT_FAILED;
 		rc = l->prov->ops->turn(l->prov, conv, tools, &sink, t, &l->err);
-		usage_add(&l->used, &(struct usage){ .input = t->input_tokens,
-		    .output = t->output_tokens, .cache_read = t->cache_read_tokens,
-		    .cache_write = t->cache_write_tokens });
+		u = (struct usage){ .input = t->input_tokens, .output = t->output_tokens,
+		    .cache_read = t->cache_read_tokens, .cache_write = t->cache_write_tokens };
+		usage_add(&l->used, &u);
+		loop_spend(l, &u);
 		if ((t->input_tokens || t->output_tokens) && l->subagent == NULL)
 			host_usage(l->host, &l->used);
-		if (l->cfg->max_tokens > 0 && l->used.input + l->used.output >= l->cfg->max_tokens) {
-			agent_error_clear(&l->err);
-			agent_error_set(&l->err, "budget_exceeded", "the run used %ld tokens, its "
-			    "limit is %lld (runs.maxTokensPerRun); the work so far is in the "
-			    "workspace", l->used.input + l->used.output, l->cfg->max_tokens);
+		if (loop_over_budget(l))
 			return AGENT_FAILED;
-		}
-		if (l->cfg->max_cost > 0 && l->cfg->price.set &&
-		    usage_cost(&l->used, &l->cfg->price) >= l->cfg->max_cost) {
-			agent_error_clear(&l->err);
-			agent_error_set(&l->err, "budget_exceeded", "the run cost %.4f USD, its "
-			    "limit is %.4f USD (runs.maxCostPerRun); the work so far is in the "
-			    "workspace", usage_cost(&l->used, &l->cfg->price), l->cfg->max_cost);
-			return AGENT_FAILED;
-		}
 		if (rc == AGENT_OK && l->echo_at < l->echo_to)
 			loop_echo_diverge(l);	/* shorter than the broken attempt */
 		l->echo_at = l->echo_to = 0;
@@ -900,7 +944,12 @@ loop_answer(struct loop *l, const struct conversation *conv, const cJSON *tools,
 		host_progress_retry(l->host, msg, attempt, l->cfg->max_retries, reason, delay);
 		agent_error_clear(&l->err);
 		/* What the broken attempt showed is not shown twice. */
-		if (visible) {
+		if (visible && l->subagent != NULL) {
+			l->output.len = l->answer_at;	/* a child's text went nowhere yet */
+			if (l->output.data != NULL)
+				l->output.data[l->output.len] = '\0';
+			l->output_full = false;
+		} else if (visible) {
 			l->echo_at = l->answer_at;
 			l->echo_to = l->output.len;
 		}
@@ -1002,6 +1051,28 @@ loop_compact(struct loop *l, const char *why, bool *done)
 	return AGENT_OK;
 }
 
+/*
+ * What the model is told after an answer the output limit cut (NULL when
+ * none was): a call it cut did not run; it goes on, writing less at once.
+ */
+static char *
+loop_cut_note(const struct turn *t)
+{
+	if (!t->cut)
+		return NULL;
+	log_info("the model's answer reached its output limit%s%s", t->cut_call[0] ?
+	    " inside a call of " : "", t->cut_call);
+	if (t->cut_call[0] != '\0')
+		return xasprintf("[Your last answer was cut off: it reached the model's output "
+		    "limit while writing the arguments of a %s call (%zu bytes of them had come), "
+		    "so that call was not carried out. Go on from there, writing less in one "
+		    "answer: split a large file over several calls (write_file with the first "
+		    "part, then write_file with append true for each next part), or make smaller "
+		    "edits.]", t->cut_call, t->cut_bytes);
+	return xstrdup("[Your last answer was cut off: it reached the model's output limit. "
+	    "Go on from where it stopped; keep each answer shorter.]");
+}
+
 /* One model turn and its tool calls.  AGENT_OK with *done when the model finished. */
 static int
 loop_turn(struct loop *l, bool *done)
@@ -1009,7 +1080,7 @@ loop_turn(struct loop *l, bool *done)
 	struct turn t;
 	size_t ncalls, at;
 	bool compacted = false;
-	char why[160];
+	char why[160], *cut;
 	int rc;
 
 	if (l->subagent == NULL)
@@ -1056,15 +1127,23 @@ loop_turn(struct loop *l, bool *done)
 	context_learn(&l->cx, &l->conv, t.input_tokens);
 	ncalls = t.ncalls;
 	conv_add_assistant(&l->conv, t.text.data ? t.text.data : "", t.calls, t.ncalls);
+	conv_set_reasoning(&l->conv, t.reasoning);
+	t.reasoning = NULL;
 	at = l->conv.n - 1;
 	t.calls = NULL;
 	t.ncalls = 0;
+	cut = loop_cut_note(&t);
 	turn_free(&t);
-	*done = ncalls == 0;
-	if (!*done)
+	*done = ncalls == 0 && cut == NULL;
+	if (!*done && ncalls > 0)
 		loop_checkpoint(l);
 	if (ncalls > 0)
 		rc = loop_calls(l, at, 0);
+	if (cut != NULL && rc == AGENT_OK) {
+		conv_add_user(&l->conv, cut);
+		loop_checkpoint(l);
+	}
+	free(cut);
 	return rc;
 }
 
@@ -1109,6 +1188,7 @@ loop_review(struct loop *l, bool *done)
 	l->reviews++;
 	if (r.used.input > 0 || r.used.output > 0) {
 		usage_add(&l->used, &r.used);
+		loop_spend(l, &r.used);
 		host_usage(l->host, &l->used);
 	}
 	review_send(l->host, &r, l->reviews);
@@ -1208,8 +1288,11 @@ loop_context(struct loop *l, bool discover)
 }
 
 int
-loop_run(const struct agent_config *cfg, struct host *host)
+loop_run(const struct agent_config *run_cfg, struct host *host)
 {
+	struct run_spend spend = { .mu = PTHREAD_MUTEX_INITIALIZER };
+	struct agent_config run = *run_cfg;
+	const struct agent_config *cfg = &run;
 	struct loop l = { .cfg = cfg, .host = host };
 	static const char *const statuses[] = {
 		[-AGENT_OK] = "completed", [-AGENT_FAILED] = "failed", [-AGENT_CANCELLED] = "cancelled",
@@ -1232,6 +1315,8 @@ loop_run(const struct agent_config *cfg, struct host *host)
 	loop_context(&l, rc == AGENT_OK);
 	if (!loop_conversation(&l) && rc == AGENT_OK)
 		rc = AGENT_FAILED;
+	spend.used = l.used;	/* a resumed run's so far */
+	run.spend = &spend;
 	if (cfg->reviewer.enabled && l.files != NULL) {
 		struct tool_ctx ctx = { .cfg = cfg, .host = host, .files = l.files };
 

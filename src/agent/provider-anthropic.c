@@ -11,13 +11,16 @@
 #define AN_MAX_BLOCKS 256
 #define AN_VERSION "2023-06-01"
 
+enum an_kind { AN_TEXT, AN_TOOL, AN_THINKING, AN_REDACTED, AN_OTHER };
+
 /* A content block of the answer being streamed. */
 struct an_block {
-	bool is_tool;
+	enum an_kind kind;
 	bool open;
 	char *id;
 	char *name;
-	struct buf input;	/* partial_json pieces */
+	struct buf input;	/* partial_json pieces; a thinking block's thinking */
+	struct buf signature;	/* a thinking block's; a redacted block's data */
 };
 
 struct an_stream {
@@ -27,9 +30,15 @@ struct an_stream {
 	struct an_block blocks[AN_MAX_BLOCKS];
 	bool started;
 	bool stopped;		/* message_stop */
+	bool cut;		/* stop_reason "max_tokens" */
+	char *bad_call;		/* a tool_use whose input is not an object: cut, or an error */
+	size_t bad_bytes;
+	cJSON *thinking;	/* the thinking blocks, in order, as they go back */
 	long input_tokens;
 	const char *retry;	/* an error event worth a retry (overloaded_error, ...) */
 };
+
+#define AN_THINKING_MAX (4 * 1024 * 1024)
 
 /* Output budget by effort; the API requires one. */
 static const struct {
@@ -38,6 +47,53 @@ static const struct {
 } an_budgets[] = {
 	{ "low", 4096 }, { "medium", 8192 }, { "high", 16384 },
 };
+
+/*
+ * The output tokens of known models (Anthropic's models overview), by the
+ * longest matching name prefix, and whether they think (extended thinking).
+ */
+static const struct {
+	const char *prefix;
+	int max_output;
+	bool thinks;
+} an_models[] = {
+	{ "claude-3-", 4096, false },
+	{ "claude-3-5-", 8192, false },
+	{ "claude-3-7-sonnet", 64000, true },
+	{ "claude-haiku-4", 64000, true },
+	{ "claude-sonnet-4", 64000, true },
+	{ "claude-opus-4", 32000, true },
+	{ "claude-opus-4-5", 64000, true },
+	{ "claude-opus-4-6", 128000, true },
+};
+
+#define AN_OUTPUT_UNKNOWN 16384	/* what any current model allows */
+#define AN_THINKING_BUDGET 16384	/* at effort high */
+
+static int
+an_model(const char *model)
+{
+	int best = -1;
+	size_t len = 0;
+
+	for (size_t i = 0; model != NULL && i < sizeof an_models / sizeof *an_models; i++) {
+		size_t n = strlen(an_models[i].prefix);
+
+		if (n > len && strncmp(model, an_models[i].prefix, n) == 0) {
+			best = (int)i;
+			len = n;
+		}
+	}
+	return best;
+}
+
+int
+an_output_limit(const char *model)
+{
+	int i = an_model(model);
+
+	return i < 0 ? AN_OUTPUT_UNKNOWN : an_models[i].max_output;
+}
 
 int
 an_max_tokens(const char *effort)
@@ -67,6 +123,13 @@ an_assistant(const struct conv_message *m)
 
 	cJSON_AddStringToObject(msg, "role", "assistant");
 	content = cJSON_AddArrayToObject(msg, "content");
+	/* Thinking blocks go back first, as they came, signatures included. */
+	if (m->reasoning != NULL && strcmp(json_get_string(m->reasoning, "kind"), "anthropic") == 0) {
+		const cJSON *b;
+
+		cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(m->reasoning, "blocks"))
+			cJSON_AddItemToArray(content, cJSON_Duplicate(b, true));
+	}
 	/* The API refuses empty text blocks. */
 	if (m->text[0] != '\0' || m->ncalls == 0)
 		cJSON_AddItemToArray(content, an_text_block(m->text[0] ? m->text : "(no answer)"));
@@ -181,8 +244,16 @@ an_request(const struct provider *p, const struct conversation *conv, const cJSO
 	char *body;
 
 	cJSON_AddStringToObject(req, "model", p->cfg->model);
-	cJSON_AddNumberToObject(req, "max_tokens", an_max_tokens(p->cfg->effort));
+	cJSON_AddNumberToObject(req, "max_tokens", an_output_limit(p->cfg->model));
 	cJSON_AddTrueToObject(req, "stream");
+	/* Extended thinking at effort high, on the models that think. */
+	if (p->cfg->effort != NULL && strcmp(p->cfg->effort, "high") == 0 &&
+	    an_model(p->cfg->model) >= 0 && an_models[an_model(p->cfg->model)].thinks) {
+		cJSON *th = cJSON_AddObjectToObject(req, "thinking");
+
+		cJSON_AddStringToObject(th, "type", "enabled");
+		cJSON_AddNumberToObject(th, "budget_tokens", AN_THINKING_BUDGET);
+	}
 	/* Prompt caching: the system prompt, the tools and the conversation so far. */
 	{
 		cJSON *sys = cJSON_AddArrayToObject(req, "system"), *b = an_text_block(conv->system);
@@ -195,6 +266,12 @@ an_request(const struct provider *p, const struct conversation *conv, const cJSO
 		const struct conv_message *m = &conv->msgs[i];
 		cJSON *b;
 
+		/* A note after tool results travels with them: roles must alternate. */
+		if (m->role == CONV_USER && results != NULL) {
+			cJSON_AddItemToArray(results, an_text_block(m->text[0] ? m->text : "(empty)"));
+			results = NULL;
+			continue;
+		}
 		if (m->role != CONV_TOOL) {
 			results = NULL;
 			cJSON_AddItemToArray(msgs, m->role == CONV_USER ? an_user(m->text) :
@@ -264,13 +341,10 @@ an_tokens(const cJSON *usage, const char *key)
 	return cJSON_IsNumber(v) ? (long)v->valuedouble : 0;
 }
 
-static int
-an_message_start(struct an_stream *s, const cJSON *ev)
+/* The input counts of usage (message_start's, or message_delta's from proxies). */
+static void
+an_input_usage(struct an_stream *s, const cJSON *usage)
 {
-	const cJSON *usage = cJSON_GetObjectItemCaseSensitive(
-	    cJSON_GetObjectItemCaseSensitive(ev, "message"), "usage");
-
-	s->started = true;
 	s->out->input_tokens = an_tokens(usage, "input_tokens") +
 	    an_tokens(usage, "cache_creation_input_tokens") +
 	    an_tokens(usage, "cache_read_input_tokens");
@@ -279,6 +353,16 @@ an_message_start(struct an_stream *s, const cJSON *ev)
 	    an_tokens(usage, "cache_creation_input_tokens"));
 	s->out->cache_read_tokens = an_tokens(usage, "cache_read_input_tokens");
 	s->out->cache_write_tokens = an_tokens(usage, "cache_creation_input_tokens");
+}
+
+static int
+an_message_start(struct an_stream *s, const cJSON *ev)
+{
+	const cJSON *usage = cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(ev, "message"), "usage");
+
+	s->started = true;
+	an_input_usage(s, usage);
 	s->out->output_tokens = an_tokens(usage, "output_tokens");
 	return 0;
 }
@@ -294,7 +378,20 @@ an_block_start(struct an_stream *s, const cJSON *ev)
 		return an_fail(s, "the provider sent a malformed content_block_start");
 	b->open = true;
 	buf_init(&b->input, AGENT_ARGS_MAX);
-	if (strcmp(type, "text") == 0) {
+	buf_init(&b->signature, AN_THINKING_MAX);
+	b->kind = AN_OTHER;
+	if (strcmp(type, "thinking") == 0) {
+		b->kind = AN_THINKING;
+		buf_appends(&b->input, json_get_string(cb, "thinking") ?
+		    json_get_string(cb, "thinking") : "");
+		buf_appends(&b->signature, json_get_string(cb, "signature") ?
+		    json_get_string(cb, "signature") : "");
+	} else if (strcmp(type, "redacted_thinking") == 0) {
+		b->kind = AN_REDACTED;
+		buf_appends(&b->signature, json_get_string(cb, "data") ?
+		    json_get_string(cb, "data") : "");
+	} else if (strcmp(type, "text") == 0) {
+		b->kind = AN_TEXT;
 		const char *text = json_get_string(cb, "text");
 
 		if (text != NULL && text[0] != '\0') {
@@ -307,7 +404,7 @@ an_block_start(struct an_stream *s, const cJSON *ev)
 
 		if (id == NULL || name == NULL || name[0] == '\0')
 			return an_fail(s, "a tool_use block has no id or name");
-		b->is_tool = true;
+		b->kind = AN_TOOL;
 		b->id = agent_utf8_prefix(id, 256);
 		b->name = agent_utf8_prefix(name, 256);
 	}
@@ -327,9 +424,17 @@ an_block_delta(struct an_stream *s, const cJSON *ev)
 	if (strcmp(type, "text_delta") == 0 && (text = json_get_string(d, "text")) != NULL) {
 		buf_appends(&s->out->text, text);
 		s->sink->text(s->sink->ud, text, strlen(text));
+	} else if (strcmp(type, "thinking_delta") == 0 &&
+	    (text = json_get_string(d, "thinking")) != NULL && b->kind == AN_THINKING) {
+		if (!buf_appends(&b->input, text))
+			return an_fail(s, "a thinking block is larger than 1 MiB");
+	} else if (strcmp(type, "signature_delta") == 0 &&
+	    (text = json_get_string(d, "signature")) != NULL && b->kind == AN_THINKING) {
+		if (!buf_appends(&b->signature, text))
+			return an_fail(s, "a thinking block's signature is too large");
 	} else if (strcmp(type, "input_json_delta") == 0) {
 		text = json_get_string(d, "partial_json");
-		if (!b->is_tool || text == NULL)
+		if (b->kind != AN_TOOL || text == NULL)
 			return an_fail(s, "an input_json_delta outside a tool_use block");
 		if (!buf_appends(&b->input, text))
 			return an_fail(s, "the arguments of a tool call are larger than 1 MiB");
@@ -346,15 +451,35 @@ an_block_stop(struct an_stream *s, const cJSON *ev)
 	if (b == NULL || !b->open)
 		return an_fail(s, "the provider sent a content_block_stop for no open block");
 	b->open = false;
-	if (!b->is_tool)
+	if (b->kind == AN_THINKING || b->kind == AN_REDACTED) {
+		cJSON *o = cJSON_CreateObject();
+
+		if (s->thinking == NULL)
+			s->thinking = cJSON_CreateArray();
+		if (b->kind == AN_THINKING) {
+			cJSON_AddStringToObject(o, "type", "thinking");
+			cJSON_AddStringToObject(o, "thinking", b->input.data ? b->input.data : "");
+			cJSON_AddStringToObject(o, "signature", b->signature.data ?
+			    b->signature.data : "");
+		} else {
+			cJSON_AddStringToObject(o, "type", "redacted_thinking");
+			cJSON_AddStringToObject(o, "data", b->signature.data ? b->signature.data : "");
+		}
+		cJSON_AddItemToArray(s->thinking, o);
+		return 0;
+	}
+	if (b->kind != AN_TOOL)
 		return 0;
 	if (s->out->ncalls >= TURN_MAX_CALLS)
 		return an_fail(s, "the model made too many tool calls in one turn");
 	args = provider_call_args(b->input.data ? b->input.data : "", b->input.len);
 	if (args == NULL) {
-		agent_error_set(s->err, "invalid_provider_response",
-		    "the arguments of the %s call are not a JSON object", b->name);
-		return 1;
+		/* Cut by the output limit (message_delta says so next), or a bad answer. */
+		if (s->bad_call == NULL) {
+			s->bad_call = xstrdup(b->name);
+			s->bad_bytes = b->input.len;
+		}
+		return 0;
 	}
 	turn_add_call(s->out, b->id, b->name, args);
 	free(args);
@@ -365,9 +490,18 @@ static int
 an_message_delta(struct an_stream *s, const cJSON *ev)
 {
 	const cJSON *usage = cJSON_GetObjectItemCaseSensitive(ev, "usage");
+	const char *stop = json_get_string(cJSON_GetObjectItemCaseSensitive(ev, "delta"),
+	    "stop_reason");
 
+	if (stop != NULL && strcmp(stop, "max_tokens") == 0)
+		s->cut = true;
 	if (cJSON_IsObject(usage) && cJSON_GetObjectItemCaseSensitive(usage, "output_tokens"))
 		s->out->output_tokens = an_tokens(usage, "output_tokens");
+	/* Proxies (LiteLLM, Bedrock's, Open WebUI) send the input counts here only. */
+	if (cJSON_IsObject(usage) && an_tokens(usage, "input_tokens") +
+	    an_tokens(usage, "cache_read_input_tokens") +
+	    an_tokens(usage, "cache_creation_input_tokens") > 0)
+		an_input_usage(s, usage);
 	return 0;
 }
 
@@ -461,15 +595,40 @@ an_turn(struct provider *p, const struct conversation *conv, const cJSON *tools,
 	if (rc == AGENT_FAILED && s->retry != NULL)
 		provider_retry_set(p, s->retry, -1);
 	if (rc == AGENT_OK && !s->stopped) {
+		/* A server that closes cleanly mid-answer (no chunked end to miss) broke off. */
 		agent_error_set(err, "invalid_provider_response",
 		    "the provider's stream ended before message_stop");
+		provider_retry_set(p, "connection", -1);
 		rc = AGENT_FAILED;
+	}
+	if (rc == AGENT_OK && s->cut) {
+		out->cut = true;
+		for (int i = 0; i < AN_MAX_BLOCKS && s->bad_call == NULL; i++)
+			if (s->blocks[i].open && s->blocks[i].kind == AN_TOOL) {
+				s->bad_call = xstrdup(s->blocks[i].name);
+				s->bad_bytes = s->blocks[i].input.len;
+			}
+		if (s->bad_call != NULL)
+			provider_cut_call(out, s->bad_call, s->bad_bytes);
+	} else if (rc == AGENT_OK && s->bad_call != NULL) {
+		agent_error_set(err, "invalid_provider_response",
+		    "the arguments of the %s call are not a JSON object", s->bad_call);
+		rc = AGENT_FAILED;
+	}
+	if (rc == AGENT_OK && s->thinking != NULL) {
+		out->reasoning = cJSON_CreateObject();
+		cJSON_AddStringToObject(out->reasoning, "kind", "anthropic");
+		cJSON_AddItemToObject(out->reasoning, "blocks", s->thinking);
+		s->thinking = NULL;
 	}
 	for (int i = 0; i < AN_MAX_BLOCKS; i++) {
 		free(s->blocks[i].id);
 		free(s->blocks[i].name);
 		buf_free(&s->blocks[i].input);
+		buf_free(&s->blocks[i].signature);
 	}
+	cJSON_Delete(s->thinking);
+	free(s->bad_call);
 	free(s);
 	if (key != NULL) {
 		explicit_bzero(key, strlen(key));

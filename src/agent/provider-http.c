@@ -150,6 +150,20 @@ provider_context_exceeded(long status, const struct httpc_response *resp)
 	return false;
 }
 
+/* OpenAI's 429 insufficient_quota: the account, not the rate. */
+static bool
+provider_no_quota(const struct httpc_response *resp)
+{
+	cJSON *doc = json_parse(resp->body.data ? resp->body.data : "", resp->body.len);
+	const cJSON *e = cJSON_GetObjectItemCaseSensitive(doc, "error");
+	const char *type = json_get_string(e, "type"), *code = json_get_string(e, "code");
+	bool none = (type != NULL && strcmp(type, "insufficient_quota") == 0) ||
+	    (code != NULL && strcmp(code, "insufficient_quota") == 0);
+
+	cJSON_Delete(doc);
+	return none;
+}
+
 int
 provider_post(struct provider *p, const char *url, const char *const *headers,
     const char *body, sse_event_fn on_event, void *ud, struct agent_error *err)
@@ -193,7 +207,13 @@ provider_post(struct provider *p, const char *url, const char *const *headers,
 			text = provider_error_text(&resp);
 			agent_error_set(err, "provider_error", "the provider answered HTTP %ld: %s",
 			    resp.status, text);
-			if (provider_status_reason(resp.status) != NULL)
+			/* No wait brings quota back (OpenAI, DeepSeek's 402 alike): say so at once. */
+			if (provider_no_quota(&resp))
+				agent_error_set(err, "provider_error", "the provider's account has no "
+				    "quota or credit left (HTTP %ld, insufficient_quota), so the run "
+				    "stops without retrying; add credit or choose another provider: %s",
+				    resp.status, text);
+			else if (provider_status_reason(resp.status) != NULL)
 				provider_retry_set(p, provider_status_reason(resp.status),
 				    resp.retry_after_ms);
 			else if (strstr(resp.body.data ? resp.body.data : "", "overloaded_error"))

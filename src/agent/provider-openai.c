@@ -23,11 +23,17 @@ struct oa_stream {
 	struct turn *out;
 	struct agent_error *err;
 	struct oa_call calls[TURN_MAX_CALLS];
-	int ncalls;		/* highest index used + 1 */
+	int ncalls;		/* calls begun, in the order they began */
+	int slot[TURN_MAX_CALLS];	/* the server's index: the call it continues, + 1 (0: none) */
 	bool done;		/* [DONE] */
 	bool finished;		/* a finish_reason */
+	bool cut;		/* finish_reason "length": the output limit */
+	struct buf reasoning;	/* reasoning_content (DeepSeek, llama.cpp, vLLM) or reasoning */
+	const char *reasoning_field;
 	const char *retry;	/* an error frame worth a retry (overloaded, rate limit, ...) */
 };
+
+#define OA_REASONING_MAX (4 * 1024 * 1024)
 
 static cJSON *
 oa_message(const char *role, const char *content)
@@ -117,8 +123,39 @@ oa_media_message(const struct conversation *conv, size_t last, cJSON *msgs)
 	cJSON_AddItemToArray(msgs, msg);
 }
 
+/*
+ * The reasoning a server sent with an answer goes back in the field it came
+ * in (DeepSeek refuses a conversation whose answers with calls lack their
+ * reasoning_content).  Once a server reasons, an answer of its without any
+ * (a call made without thinking) gets the field empty.
+ */
+static void
+oa_reasoning(cJSON *msg, const struct conv_message *m, const char *field)
+{
+	const cJSON *r = m->reasoning;
+
+	if (r != NULL && strcmp(json_get_string(r, "kind"), "openai") == 0 &&
+	    json_get_string(r, "field") != NULL && json_get_string(r, "text") != NULL)
+		cJSON_AddStringToObject(msg, json_get_string(r, "field"), json_get_string(r, "text"));
+	else if (field != NULL && m->ncalls > 0)
+		cJSON_AddStringToObject(msg, field, "");
+}
+
+/* The field the server sends its reasoning in, if it sent any in this conversation. */
+static const char *
+oa_reasoning_field(const struct conversation *conv)
+{
+	for (size_t i = 0; i < conv->n; i++) {
+		const cJSON *r = conv->msgs[i].reasoning;
+
+		if (r != NULL && strcmp(json_get_string(r, "kind"), "openai") == 0)
+			return json_get_string(r, "field");
+	}
+	return NULL;
+}
+
 static cJSON *
-oa_assistant(const struct conv_message *m)
+oa_assistant(const struct conv_message *m, const char *reasoning_field)
 {
 	cJSON *msg = oa_message("assistant", NULL);
 	cJSON *calls;
@@ -127,6 +164,7 @@ oa_assistant(const struct conv_message *m)
 		cJSON_AddStringToObject(msg, "content", m->text);
 	else
 		cJSON_AddNullToObject(msg, "content");
+	oa_reasoning(msg, m, reasoning_field);
 	if (m->ncalls == 0)
 		return msg;
 	calls = cJSON_AddArrayToObject(msg, "tool_calls");
@@ -148,6 +186,7 @@ oa_request(const struct provider *p, const struct conversation *conv, const cJSO
 {
 	cJSON *req = cJSON_CreateObject();
 	cJSON *msgs, *defs, *t;
+	const char *field = oa_reasoning_field(conv);
 	char *body;
 
 	cJSON_AddStringToObject(req, "model", p->cfg->model);
@@ -162,7 +201,7 @@ oa_request(const struct provider *p, const struct conversation *conv, const cJSO
 		if (m->role == CONV_USER)
 			msg = oa_message("user", m->text);
 		else if (m->role == CONV_ASSISTANT)
-			msg = oa_assistant(m);
+			msg = oa_assistant(m, field);
 		else {
 			msg = oa_message("tool", m->text);
 			cJSON_AddStringToObject(msg, "tool_call_id", m->call_id);
@@ -217,52 +256,80 @@ oa_set(struct buf *b, const cJSON *v)
 	return buf_appends(b, v->valuestring);
 }
 
+/* Starts a new call in the next free place; -1 when there are too many. */
+static int
+oa_new_call(struct oa_stream *s)
+{
+	struct oa_call *c;
+
+	if (s->ncalls >= TURN_MAX_CALLS)
+		return -1;
+	c = &s->calls[s->ncalls];
+	c->used = true;
+	buf_init(&c->id, 256);
+	buf_init(&c->name, 256);
+	buf_init(&c->args, AGENT_ARGS_MAX);
+	return s->ncalls++;
+}
+
+static bool
+oa_other_id(const struct oa_call *c, const char *id)
+{
+	return id != NULL && id[0] != '\0' && c->id.data != NULL && c->id.len > 0 &&
+	    strcmp(c->id.data, id) != 0;
+}
+
 /*
- * Some servers (older Ollama) send whole calls without an index: a new id
- * starts a new call, anything else continues the last one.
+ * The call a fragment belongs to.  A fragment names it by index, but
+ * Ollama gives every call of a turn index 0 with a new id: a different id
+ * at an index already taken starts a new call.  Some servers send whole
+ * calls without an index: a new id, or a name without an id once the last
+ * call has one, starts a new call; anything else continues the last one.
  */
 static int
-oa_guess_index(struct oa_stream *s, const cJSON *tc)
+oa_call_of(struct oa_stream *s, const cJSON *tc)
 {
+	const cJSON *idx = cJSON_GetObjectItemCaseSensitive(tc, "index");
 	const char *id = json_get_string(tc, "id");
+	const char *name = json_get_string(cJSON_GetObjectItemCaseSensitive(tc, "function"),
+	    "name");
 	const struct oa_call *last = s->ncalls > 0 ? &s->calls[s->ncalls - 1] : NULL;
+	int i;
 
-	if (last == NULL)
-		return 0;
-	if (id != NULL && id[0] != '\0' && (last->id.data == NULL || strcmp(last->id.data, id) != 0))
-		return s->ncalls;
-	return s->ncalls - 1;
+	if (idx == NULL) {
+		if (last == NULL || oa_other_id(last, id) ||
+		    ((id == NULL || id[0] == '\0') && name != NULL && name[0] != '\0' &&
+		    last->name.len > 0))
+			return oa_new_call(s);
+		return s->ncalls - 1;
+	}
+	if (!cJSON_IsNumber(idx) || idx->valuedouble < 0 || idx->valuedouble >= TURN_MAX_CALLS)
+		return -2;
+	i = (int)idx->valuedouble;
+	if (s->slot[i] == 0 || oa_other_id(&s->calls[s->slot[i] - 1], id)) {
+		int at = oa_new_call(s);
+
+		if (at < 0)
+			return -1;
+		s->slot[i] = at + 1;
+	}
+	return s->slot[i] - 1;
 }
 
 static int
 oa_tool_delta(struct oa_stream *s, const cJSON *tc)
 {
-	const cJSON *idx = cJSON_GetObjectItemCaseSensitive(tc, "index");
 	const cJSON *fn = cJSON_GetObjectItemCaseSensitive(tc, "function");
 	struct oa_call *c;
-	int i;
+	int i = oa_call_of(s, tc);
 
-	if (idx == NULL)
-		i = oa_guess_index(s, tc);
-	else if (!cJSON_IsNumber(idx) || idx->valuedouble < 0)
-		i = -1;
-	else
-		i = idx->valuedouble < TURN_MAX_CALLS ? (int)idx->valuedouble : TURN_MAX_CALLS;
-	if (i < 0)
+	if (i == -2)
 		return oa_fail(s, "invalid_provider_response",
 		    "a tool call fragment has no valid index");
-	if (i >= TURN_MAX_CALLS)
+	if (i < 0)
 		return oa_fail(s, "invalid_provider_response",
 		    "the model made too many tool calls in one turn");
 	c = &s->calls[i];
-	if (!c->used) {
-		c->used = true;
-		buf_init(&c->id, 256);
-		buf_init(&c->name, 256);
-		buf_init(&c->args, AGENT_ARGS_MAX);
-		if (i + 1 > s->ncalls)
-			s->ncalls = i + 1;
-	}
 	if (!oa_set(&c->id, cJSON_GetObjectItemCaseSensitive(tc, "id")) ||
 	    !oa_set(&c->name, cJSON_GetObjectItemCaseSensitive(fn, "name")))
 		return oa_fail(s, "invalid_provider_response", "a tool call id or name is too long");
@@ -327,14 +394,26 @@ oa_event(const struct sse_event *ev, void *ud)
 		buf_appends(&s->out->text, content->valuestring);
 		s->sink->text(s->sink->ud, content->valuestring, strlen(content->valuestring));
 	}
+	for (const char *const *f = (const char *const[]){ "reasoning_content", "reasoning",
+	    NULL }; *f != NULL; f++) {
+		const char *r = json_get_string(delta, *f);
+
+		if (r == NULL || (s->reasoning_field != NULL && strcmp(s->reasoning_field, *f) != 0))
+			continue;
+		s->reasoning_field = *f;
+		if (s->reasoning.len + strlen(r) <= OA_REASONING_MAX)
+			buf_appends(&s->reasoning, r);
+	}
 	tcs = cJSON_GetObjectItemCaseSensitive(delta, "tool_calls");
 	cJSON_ArrayForEach(tc, tcs) {
 		if ((rc = oa_tool_delta(s, tc)) != 0)
 			break;
 	}
 	reason = cJSON_GetObjectItemCaseSensitive(choice, "finish_reason");
-	if (cJSON_IsString(reason))
+	if (cJSON_IsString(reason)) {
 		s->finished = true;
+		s->cut = s->cut || strcmp(reason->valuestring, "length") == 0;
+	}
 	cJSON_Delete(chunk);
 	return rc;
 }
@@ -345,22 +424,29 @@ oa_finish_calls(struct oa_stream *s, struct turn *out, struct agent_error *err)
 {
 	for (int i = 0; i < s->ncalls; i++) {
 		struct oa_call *c = &s->calls[i];
-		char id[32], *args;
+		char id[48], *args;
 
 		if (!c->used)
 			continue;
+		args = c->name.len == 0 ? NULL : provider_call_args(c->args.data ? c->args.data : "",
+		    c->args.len);
+		/* The output limit cut this call: the model is told (loop.c), nothing runs. */
+		if (args == NULL && s->cut) {
+			provider_cut_call(out, c->name.data ? c->name.data : "", c->args.len);
+			continue;
+		}
 		if (c->name.len == 0) {
 			agent_error_set(err, "invalid_provider_response",
 			    "tool call %d has no function name", i);
 			return AGENT_FAILED;
 		}
-		args = provider_call_args(c->args.data ? c->args.data : "", c->args.len);
 		if (args == NULL) {
 			agent_error_set(err, "invalid_provider_response",
 			    "the arguments of the %s call are not a JSON object", c->name.data);
 			return AGENT_FAILED;
 		}
-		snprintf(id, sizeof id, "call_%d", i);
+		if (c->id.len == 0)
+			provider_made_up_id(id, sizeof id, i);
 		turn_add_call(out, c->id.len ? c->id.data : id, c->name.data, args);
 		free(args);
 	}
@@ -379,16 +465,29 @@ oa_turn(struct provider *p, const struct conversation *conv, const cJSON *tools,
 	    auth, NULL };
 	int rc;
 
+	buf_init(&s.reasoning, 0);
 	rc = provider_post(p, url, headers, body, oa_event, &s, err);
 	if (rc == AGENT_FAILED && s.retry != NULL)
 		provider_retry_set(p, s.retry, -1);
 	if (rc == AGENT_OK && !s.done && !s.finished) {
+		/* A server that closes cleanly mid-answer (no chunked end to miss) broke off. */
 		agent_error_set(err, "invalid_provider_response",
 		    "the provider's stream ended before the answer was complete");
+		provider_retry_set(p, "connection", -1);
 		rc = AGENT_FAILED;
 	}
 	if (rc == AGENT_OK)
 		rc = oa_finish_calls(&s, out, err);
+	if (rc == AGENT_OK && s.reasoning_field != NULL) {
+		out->reasoning = cJSON_CreateObject();
+		cJSON_AddStringToObject(out->reasoning, "kind", "openai");
+		cJSON_AddStringToObject(out->reasoning, "field", s.reasoning_field);
+		cJSON_AddStringToObject(out->reasoning, "text", s.reasoning.data ? s.reasoning.data :
+		    "");
+	}
+	if (rc == AGENT_OK && s.cut)
+		out->cut = true;
+	buf_free(&s.reasoning);
 	for (int i = 0; i < s.ncalls; i++) {
 		buf_free(&s.calls[i].id);
 		buf_free(&s.calls[i].name);

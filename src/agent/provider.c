@@ -1,3 +1,5 @@
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +50,8 @@ void
 turn_free(struct turn *t)
 {
 	buf_free(&t->text);
+	cJSON_Delete(t->reasoning);
+	t->reasoning = NULL;
 	tool_calls_free(t->calls, t->ncalls);
 	t->calls = NULL;
 	t->ncalls = 0;
@@ -63,6 +67,30 @@ turn_add_call(struct turn *t, const char *id, const char *name, const char *args
 	c->id = xstrdup(id);
 	c->name = xstrdup(name);
 	c->arguments = xstrdup(args);
+}
+
+void
+provider_cut_call(struct turn *out, const char *name, size_t bytes)
+{
+	out->cut = true;
+	snprintf(out->cut_call, sizeof out->cut_call, "%s", name[0] ? name : "a tool");
+	out->cut_call[agent_utf8_cut(out->cut_call, strlen(out->cut_call))] = '\0';
+	out->cut_bytes = bytes;
+}
+
+void
+provider_made_up_id(char *id, size_t len, int index)
+{
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	static unsigned long seq;
+	unsigned long n;
+
+	pthread_mutex_lock(&mu);
+	n = ++seq;
+	pthread_mutex_unlock(&mu);
+	/* random() is seeded per process; seq tells the calls of one process apart. */
+	snprintf(id, len, "call_%08lx%04lx_%d", (unsigned long)random() & 0xffffffffUL, n & 0xffff,
+	    index);
 }
 
 void

@@ -34,6 +34,16 @@ struct turn {
 	long output_tokens;
 	long cache_read_tokens;
 	long cache_write_tokens;
+	/* What the server sent beside the answer and wants back (conv_message.reasoning), or NULL. */
+	cJSON *reasoning;
+	/*
+	 * The answer was cut at the output limit (finish_reason "length",
+	 * stop_reason "max_tokens"); a call whose arguments it cut is left out
+	 * of calls: its name in cut_call, the bytes of its arguments that came.
+	 */
+	bool cut;
+	char cut_call[64];
+	size_t cut_bytes;
 };
 
 struct provider;
@@ -86,8 +96,10 @@ void turn_free(struct turn *t);
 #define TURN_MAX_CALLS 64
 void turn_add_call(struct turn *t, const char *id, const char *name, const char *args);
 
-/* The max_tokens the Anthropic provider asks for at effort (the answer's room). */
+/* The room an Anthropic answer usually takes at effort (what the context keeps free). */
 int an_max_tokens(const char *effort);
+/* The output tokens model allows (max_tokens asked of Anthropic). */
+int an_output_limit(const char *model);
 
 /* Replaces every occurrence of secret in s (in place, same length) with '*'. */
 void provider_redact(char *s, const char *secret);
@@ -109,6 +121,10 @@ const char *provider_retry_reason(const char *type, const char *message);
 char *provider_url(const char *base_url, const char *path);
 /* Parses a finished tool call's arguments: "" is {}; else must be a JSON object. */
 char *provider_call_args(const char *text, size_t len);
+/* Records in out the call the output limit cut (its arguments not a whole object). */
+void provider_cut_call(struct turn *out, const char *name, size_t bytes);
+/* A tool-call id for a server that sent none: unique in the run ("call_" and hex). */
+void provider_made_up_id(char *id, size_t len, int index);
 
 extern const struct provider_ops provider_replay_ops;
 extern const struct provider_ops provider_openai_ops;

@@ -408,6 +408,69 @@ tool_read_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_result
 
 /* write_file */
 
+#define TOOL_APPEND_MAX (64L * 1024 * 1024)	/* of a file write_file appends to */
+
+/*
+ * write_file with append: the file's content (none when it does not exist)
+ * and then content, written as a whole file is (wsfile_write).
+ */
+static int
+tool_append_file(const struct tool_ctx *ctx, const char *path, const char *content, size_t len,
+    struct tool_result *res)
+{
+	struct buf all;
+	struct stat st;
+	char *rel = NULL, *why = NULL, size[32], chunk[65536];
+	int fd;
+	ssize_t n;
+
+	buf_init(&all, 0);
+	switch (wsfile_open(ctx->files, path, O_RDONLY, &fd, &st, &rel, &why)) {
+	case WSFILE_OK:
+		free(rel);
+		rel = NULL;
+		if (!S_ISREG(st.st_mode) || st.st_size + (off_t)len > TOOL_APPEND_MAX) {
+			close(fd);
+			tool_result_fail(res, "%s: cannot append: %s", path, S_ISREG(st.st_mode) ?
+			    "the file would pass 64 MiB" : "not a regular file");
+			buf_free(&all);
+			return AGENT_OK;
+		}
+		while ((n = read(fd, chunk, sizeof chunk)) > 0 &&
+		    all.len + (size_t)n <= (size_t)TOOL_APPEND_MAX)
+			buf_append(&all, chunk, (size_t)n);
+		close(fd);
+		if (n != 0) {
+			tool_result_fail(res, "%s: cannot read it to append", path);
+			buf_free(&all);
+			return AGENT_OK;
+		}
+		break;
+	case WSFILE_MISSING:
+		free(why);
+		why = NULL;
+		break;
+	default:
+		tool_result_fail(res, "%s", why);
+		free(why);
+		buf_free(&all);
+		return AGENT_OK;
+	}
+	buf_append(&all, content, len);
+	if (wsfile_write(ctx->files, path, all.data, all.len, &rel, &why) != WSFILE_OK) {
+		tool_result_fail(res, "%s", why);
+		free(why);
+		buf_free(&all);
+		return AGENT_OK;
+	}
+	td_format_size((long long)all.len, size, sizeof size);
+	buf_printf(&res->content, "appended %zu bytes to %s (%zu bytes now)", len, rel, all.len);
+	tool_result_summary(res, "appended to %s (%s)", rel, size);
+	free(rel);
+	buf_free(&all);
+	return AGENT_OK;
+}
+
 static int
 tool_write_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
 {
@@ -429,6 +492,8 @@ tool_write_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_resul
 		return AGENT_OK;
 	}
 	len = strlen(content->valuestring);
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(args, "append")))
+		return tool_append_file(ctx, path, content->valuestring, len, res);
 	if (wsfile_write(ctx->files, path, content->valuestring, len, &rel, &why) != WSFILE_OK) {
 		tool_result_fail(res, "%s", why);
 		free(why);
@@ -595,7 +660,9 @@ static const struct tool tools[] = {
 	  "Missing parent directories are created.",
 	  "{\"type\":\"object\",\"properties\":{"
 	  "\"path\":{\"type\":\"string\",\"description\":\"File, relative to the workspace\"},"
-	  "\"content\":{\"type\":\"string\",\"description\":\"The whole new content\"}},"
+	  "\"content\":{\"type\":\"string\",\"description\":\"The whole new content\"},"
+	  "\"append\":{\"type\":\"boolean\",\"description\":\"Add content at the end of the file "
+	  "instead (default false): a large file is written in parts\"}},"
 	  "\"required\":[\"path\",\"content\"],\"additionalProperties\":false}",
 	  TOOL_SIDE_EFFECT | TOOL_AFTER_PLAN, tool_write_file, describe_write },
 	{ "edit_file",

@@ -194,7 +194,7 @@ ws_fail_errno(char **why, const char *shown, int err)
 	case ELOOP:
 		return ws_fail(why, shown, WSFILE_FAILED, "too many symbolic links");
 	case ENOENT:
-		return ws_fail(why, shown, WSFILE_FAILED, "no such file or directory");
+		return ws_fail(why, shown, WSFILE_MISSING, "no such file or directory");
 	case ENOTDIR:
 		return ws_fail(why, shown, WSFILE_FAILED, "a component is not a directory");
 	default:

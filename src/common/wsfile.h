@@ -23,7 +23,8 @@ enum wsfile_status {
 	WSFILE_HIDDEN,		/* the path or a directory on the way is hidden */
 	WSFILE_ESCAPES,		/* the path leads outside the workspace */
 	WSFILE_INVALID,		/* empty, too long, the root where a file is needed */
-	WSFILE_FAILED,		/* the system said no (missing, not a regular file, ...) */
+	WSFILE_FAILED,		/* the system said no (not a regular file, ...) */
+	WSFILE_MISSING,		/* no such file or directory */
 };
 
 struct wsfile_root;

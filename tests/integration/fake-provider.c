@@ -26,7 +26,25 @@ struct fake_provider {
 	size_t nrequests;
 	char *info_path, *info_json;	/* fake_provider_info */
 	size_t ninfo;
+	size_t nrefused;	/* requests a check refused */
+	struct {
+		const char *must_have, *refusal;
+		int status;
+	} checks[FAKE_MAX_REQUESTS];	/* fake_provider_check */
 };
+
+void
+fake_provider_check(struct fake_provider *fp, size_t i, const char *must_have, int status,
+    const char *refusal)
+{
+	if (i >= FAKE_MAX_REQUESTS)
+		return;
+	pthread_mutex_lock(&fp->mu);
+	fp->checks[i].must_have = must_have;
+	fp->checks[i].status = status;
+	fp->checks[i].refusal = refusal;
+	pthread_mutex_unlock(&fp->mu);
+}
 
 static bool
 fake_is_info(const char *url, const char *method)
@@ -152,6 +170,21 @@ fake_handle(void *cls, struct MHD_Connection *conn, const char *url, const char 
 	if (fake_is_info(url, method))
 		return fake_info(fp, conn, url);
 	pthread_mutex_lock(&fp->mu);
+	if (fp->nrequests < FAKE_MAX_REQUESTS && fp->checks[fp->nrequests].must_have != NULL &&
+	    (c->body.data == NULL || strstr(c->body.data, fp->checks[fp->nrequests].must_have) ==
+	    NULL)) {
+		const char *refusal = fp->checks[fp->nrequests].refusal;
+		int status = fp->checks[fp->nrequests].status;
+
+		fp->nrefused++;
+		pthread_mutex_unlock(&fp->mu);
+		resp = MHD_create_response_from_buffer(strlen(refusal), (void *)refusal,
+		    MHD_RESPMEM_PERSISTENT);
+		MHD_add_response_header(resp, "Content-Type", "application/json");
+		ret = MHD_queue_response(conn, (unsigned)status, resp);
+		MHD_destroy_response(resp);
+		return ret;
+	}
 	if (fp->nrequests < FAKE_MAX_REQUESTS) {
 		struct fake_request *r = &fp->requests[fp->nrequests];
 
@@ -672,4 +705,283 @@ fake_responses_completed(struct buf *b, const char *id, int input_tokens, int ou
 	cJSON_AddNumberToObject(d, "reasoning_tokens", 0);
 	cJSON_AddNumberToObject(u, "total_tokens", input_tokens + output_tokens);
 	fake_responses_event(b, ev);
+}
+
+/* The servers' dialects (fake_dialect_answer). */
+
+static const struct fake_style {
+	const char *name;
+	const char *model;
+	const char *fingerprint;	/* system_fingerprint, or NULL: none sent */
+	const char *reasoning;		/* the delta field of reasoning */
+	const char *id_head, *id_tail;	/* a call's id: head, its number, tail */
+	bool whole_calls;		/* each call whole in one chunk, all with index 0 */
+	bool name_without_args;		/* the head of a call has no "arguments" */
+	bool usage_with_finish;		/* usage in the chunk of finish_reason */
+	bool keep_alive;		/* ": keep-alive" comments while the answer is queued */
+	bool timings;			/* llama.cpp's timings beside usage */
+} fake_styles[] = {
+	[FAKE_OPENAI] = { "openai", "gpt-test", "fp_f33640a400", "reasoning_content",
+		"call_Ab", "XyZ", false, false, false, false, false },
+	[FAKE_DEEPSEEK] = { "deepseek", "deepseek-v4-flash", "fp_8802369eaa_prod0623_fp8_kvcache",
+		"reasoning_content", "call_00_", "Mx9dZp2qRv4Sx0Tz", false, false, true, true, false },
+	[FAKE_OLLAMA] = { "ollama", "qwen3:8b", "fp_ollama", "reasoning", "call_k", "8m2xq1",
+		true, false, false, false, false },
+	[FAKE_LLAMACPP] = { "llama.cpp", "gpt-3.5-turbo", "b6123-2b6c3f2e",
+		"reasoning_content", "Qx7Lm2Vt9Rb4Yk", "Wp8Nc3Hs6Jd1Fg5Z", false, false, false, false,
+		true },
+	[FAKE_VLLM] = { "vllm", "Qwen/Qwen3-8B", NULL, "reasoning",
+		"chatcmpl-tool-5b1e0c9a7f", "4d3e8b2a6c", false, true, false, false, false },
+	[FAKE_LMSTUDIO] = { "lmstudio", "qwen/qwen3-8b", "qwen/qwen3-8b", "reasoning_content",
+		"36517448", "", false, false, false, false, false },
+	[FAKE_ANTHROPIC] = { "anthropic", "claude-sonnet-4-5", NULL, NULL, "toolu_01Fk", "Hq2",
+		false, false, false, false, false },
+};
+
+const char *
+fake_dialect_name(enum fake_dialect d)
+{
+	return fake_styles[d].name;
+}
+
+/* One chat.completion.chunk of style st: choices[0] with delta (consumed) and finish. */
+static void
+fake_style_chunk(struct buf *b, const struct fake_style *st, cJSON *delta, const char *finish,
+    cJSON *usage)
+{
+	cJSON *c = cJSON_CreateObject(), *choices, *ch;
+	char *json;
+
+	cJSON_AddStringToObject(c, "id", "chatcmpl-7f3a9c");
+	cJSON_AddStringToObject(c, "object", "chat.completion.chunk");
+	cJSON_AddNumberToObject(c, "created", 1700000000);
+	cJSON_AddStringToObject(c, "model", st->model);
+	if (st->fingerprint != NULL)
+		cJSON_AddStringToObject(c, "system_fingerprint", st->fingerprint);
+	choices = cJSON_AddArrayToObject(c, "choices");
+	if (delta != NULL) {
+		ch = cJSON_CreateObject();
+		cJSON_AddNumberToObject(ch, "index", 0);
+		cJSON_AddItemToObject(ch, "delta", delta);
+		cJSON_AddNullToObject(ch, "logprobs");
+		if (finish != NULL)
+			cJSON_AddStringToObject(ch, "finish_reason", finish);
+		else
+			cJSON_AddNullToObject(ch, "finish_reason");
+		cJSON_AddItemToArray(choices, ch);
+	}
+	if (usage != NULL)
+		cJSON_AddItemToObject(c, "usage", usage);
+	if (usage != NULL && st->timings) {
+		cJSON *t = cJSON_AddObjectToObject(c, "timings");
+
+		cJSON_AddNumberToObject(t, "prompt_n", 120);
+		cJSON_AddNumberToObject(t, "prompt_ms", 85.2);
+		cJSON_AddNumberToObject(t, "predicted_n", 40);
+		cJSON_AddNumberToObject(t, "predicted_ms", 610.4);
+	}
+	json = cJSON_PrintUnformatted(c);
+	buf_printf(b, "data: %s\n\n", json);
+	free(json);
+	cJSON_Delete(c);
+}
+
+static cJSON *
+fake_style_usage(enum fake_dialect d, int in, int out)
+{
+	cJSON *u = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(u, "prompt_tokens", in);
+	cJSON_AddNumberToObject(u, "completion_tokens", out);
+	cJSON_AddNumberToObject(u, "total_tokens", in + out);
+	if (d == FAKE_DEEPSEEK) {
+		cJSON_AddNumberToObject(cJSON_AddObjectToObject(u, "prompt_tokens_details"),
+		    "cached_tokens", 0);
+		cJSON_AddNumberToObject(cJSON_AddObjectToObject(u, "completion_tokens_details"),
+		    "reasoning_tokens", out / 2);
+		cJSON_AddNumberToObject(u, "prompt_cache_hit_tokens", 0);
+		cJSON_AddNumberToObject(u, "prompt_cache_miss_tokens", in);
+	}
+	return u;
+}
+
+static cJSON *
+fake_style_call(int index, const char *id, const char *name, const char *args)
+{
+	cJSON *d = cJSON_CreateObject();
+	cJSON *c = cJSON_CreateObject(), *fn;
+
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(d, "tool_calls"), c);
+	if (id != NULL)
+		cJSON_AddStringToObject(c, "id", id);
+	if (id != NULL)
+		cJSON_AddStringToObject(c, "type", "function");
+	cJSON_AddNumberToObject(c, "index", index);
+	fn = cJSON_AddObjectToObject(c, "function");
+	if (name != NULL)
+		cJSON_AddStringToObject(fn, "name", name);
+	if (args != NULL)
+		cJSON_AddStringToObject(fn, "arguments", args);
+	return d;
+}
+
+static char *
+fake_openai_style_answer(enum fake_dialect d, const char *reasoning, const char *text,
+    const struct fake_call *calls, size_t ncalls, bool cut, int in, int out)
+{
+	const struct fake_style *st = &fake_styles[d];
+	struct buf b;
+	cJSON *delta;
+	const char *finish = cut ? "length" : ncalls > 0 ? "tool_calls" : "stop";
+
+	buf_init(&b, 0);
+	if (st->keep_alive)
+		buf_appends(&b, ": keep-alive\n\n: keep-alive\n\n");
+	delta = cJSON_CreateObject();
+	cJSON_AddStringToObject(delta, "role", "assistant");
+	if (d == FAKE_DEEPSEEK)
+		cJSON_AddNullToObject(delta, "content");
+	else
+		cJSON_AddStringToObject(delta, "content", "");
+	fake_style_chunk(&b, st, delta, NULL, NULL);
+	for (size_t off = 0; reasoning != NULL && off < strlen(reasoning); off += 16) {
+		char *part = xstrndup(reasoning + off, strnlen(reasoning + off, 16));
+
+		delta = cJSON_CreateObject();
+		if (d == FAKE_DEEPSEEK)
+			cJSON_AddNullToObject(delta, "content");
+		cJSON_AddStringToObject(delta, st->reasoning, part);
+		fake_style_chunk(&b, st, delta, NULL, NULL);
+		free(part);
+	}
+	for (size_t off = 0; text != NULL && off < strlen(text); off += 16) {
+		char *part = xstrndup(text + off, strnlen(text + off, 16));
+
+		delta = cJSON_CreateObject();
+		cJSON_AddStringToObject(delta, "content", part);
+		if (d == FAKE_DEEPSEEK)
+			cJSON_AddNullToObject(delta, "reasoning_content");
+		fake_style_chunk(&b, st, delta, NULL, NULL);
+		free(part);
+	}
+	for (size_t i = 0; i < ncalls; i++) {
+		char made[96];
+		const char *id = calls[i].id;
+		size_t len = strlen(calls[i].args);
+		size_t piece = len / 3 + 1;
+		int index = st->whole_calls ? 0 : (int)i;
+
+		if (calls[i].cut_at > 0 && calls[i].cut_at < len)
+			len = calls[i].cut_at;
+		if (id == NULL) {
+			snprintf(made, sizeof made, "%s%d%s", st->id_head, (int)i + 1, st->id_tail);
+			id = made;
+		} else if (id[0] == '\0') {
+			id = NULL;	/* a server that sends none */
+		}
+		if (st->whole_calls || d == FAKE_LMSTUDIO) {
+			/* Ollama: each call whole; LM Studio: the head, then the arguments whole. */
+			char *args = xstrndup(calls[i].args, len);
+
+			if (d == FAKE_LMSTUDIO) {
+				fake_style_chunk(&b, st, fake_style_call(index, id, calls[i].name, ""),
+				    NULL, NULL);
+				fake_style_chunk(&b, st, fake_style_call(index, NULL, NULL, args), NULL,
+				    NULL);
+			} else {
+				delta = fake_style_call(index, id, calls[i].name, args);
+				cJSON_AddStringToObject(delta, "role", "assistant");
+				cJSON_AddStringToObject(delta, "content", "");
+				fake_style_chunk(&b, st, delta, NULL, NULL);
+			}
+			free(args);
+			continue;
+		}
+		fake_style_chunk(&b, st, fake_style_call(index, id, calls[i].name,
+		    st->name_without_args ? NULL : ""), NULL, NULL);
+		for (size_t off = 0; off < len; off += piece) {
+			char *part = xstrndup(calls[i].args + off, len - off < piece ? len - off :
+			    piece);
+
+			fake_style_chunk(&b, st, fake_style_call(index, NULL, NULL, part), NULL, NULL);
+			free(part);
+		}
+	}
+	delta = cJSON_CreateObject();
+	if (d == FAKE_DEEPSEEK) {
+		cJSON_AddStringToObject(delta, "content", "");
+		cJSON_AddNullToObject(delta, "reasoning_content");
+	} else if (d == FAKE_OLLAMA) {
+		cJSON_AddStringToObject(delta, "role", "assistant");
+		cJSON_AddStringToObject(delta, "content", "");
+	}
+	fake_style_chunk(&b, st, delta, finish, st->usage_with_finish ?
+	    fake_style_usage(d, in, out) : NULL);
+	if (!st->usage_with_finish)
+		fake_style_chunk(&b, st, NULL, NULL, fake_style_usage(d, in, out));
+	buf_appends(&b, "data: [DONE]\n\n");
+	return buf_steal(&b);
+}
+
+static char *
+fake_anthropic_style_answer(const char *reasoning, const char *text,
+    const struct fake_call *calls, size_t ncalls, bool cut, int in, int out)
+{
+	struct buf b;
+	int index = 0;
+
+	buf_init(&b, 0);
+	fake_anthropic_start(&b, in);
+	if (reasoning != NULL) {
+		char json[512];
+
+		snprintf(json, sizeof json, "{\"type\":\"content_block_start\",\"index\":%d,"
+		    "\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\",\"signature\":\"\"}}",
+		    index);
+		fake_anthropic_event(&b, "content_block_start", json);
+		fake_anthropic_delta(&b, index, "thinking_delta", "thinking", reasoning);
+		fake_anthropic_delta(&b, index, "signature_delta", "signature",
+		    "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds2lOvbEZCnYz1HOa");
+		fake_anthropic_block_stop(&b, index++);
+	}
+	if (text != NULL)
+		fake_anthropic_text_block(&b, index++, text);
+	for (size_t i = 0; i < ncalls; i++) {
+		char made[64], *args;
+		size_t len = strlen(calls[i].args);
+
+		if (calls[i].cut_at > 0 && calls[i].cut_at < len)
+			len = calls[i].cut_at;
+		snprintf(made, sizeof made, "%s%d%s", fake_styles[FAKE_ANTHROPIC].id_head, (int)i + 1,
+		    fake_styles[FAKE_ANTHROPIC].id_tail);
+		args = xstrndup(calls[i].args, len);
+		fake_anthropic_tool_block(&b, index++, calls[i].id ? calls[i].id : made,
+		    calls[i].name, args, len / 3 + 1);
+		free(args);
+	}
+	fake_anthropic_stop(&b, cut ? "max_tokens" : ncalls > 0 ? "tool_use" : "end_turn", out);
+	return buf_steal(&b);
+}
+
+char *
+fake_dialect_answer(enum fake_dialect d, const char *reasoning, const char *text,
+    const struct fake_call *calls, size_t ncalls, bool cut, int prompt_tokens,
+    int output_tokens)
+{
+	if (d == FAKE_ANTHROPIC)
+		return fake_anthropic_style_answer(reasoning, text, calls, ncalls, cut,
+		    prompt_tokens, output_tokens);
+	return fake_openai_style_answer(d, reasoning, text, calls, ncalls, cut, prompt_tokens,
+	    output_tokens);
+}
+
+void
+fake_dialect_check(enum fake_dialect d, struct fake_provider *fp, size_t i)
+{
+	if (d != FAKE_DEEPSEEK)
+		return;
+	/* DeepSeek's answer to a conversation whose answers lost their reasoning_content. */
+	fake_provider_check(fp, i, "\"reasoning_content\":", 400, "{\"error\":{\"message\":\"The `reasoning_content` in the thinking mode must "
+	    "be passed back to the API.\",\"type\":\"invalid_request_error\",\"param\":null,"
+	    "\"code\":\"invalid_request_error\"}}");
 }

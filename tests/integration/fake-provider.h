@@ -8,6 +8,7 @@
 #ifndef TD_TEST_FAKE_PROVIDER_H
 #define TD_TEST_FAKE_PROVIDER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <cjson/cJSON.h>
@@ -51,6 +52,14 @@ void fake_provider_info(struct fake_provider *fp, const char *path, const char *
 /* How many such requests came, and the api key (x-api-key) of the last. */
 size_t fake_provider_info_count(struct fake_provider *fp);
 
+/*
+ * A check the real server makes of request i: when its body lacks
+ * must_have, the server answers status with refusal (a JSON body, static)
+ * instead of the scripted reply (which is then not used up).
+ */
+void fake_provider_check(struct fake_provider *fp, size_t i, const char *must_have, int status,
+    const char *refusal);
+
 /* OpenAI: one chat.completion.chunk whose choices[0].delta is delta_json. */
 void fake_openai_delta(struct buf *b, const char *delta_json, const char *finish_reason);
 void fake_openai_text(struct buf *b, const char *text);
@@ -76,6 +85,45 @@ void fake_anthropic_text_block(struct buf *b, int index, const char *text);
 void fake_anthropic_tool_block(struct buf *b, int index, const char *id, const char *name,
     const char *args, size_t piece);
 void fake_anthropic_stop(struct buf *b, const char *stop_reason, int output_tokens);
+
+/*
+ * The servers people point the agent at, each with its own bytes: what its
+ * streamed answers look like (fake_dialect_answer) and the checks it makes
+ * (fake_dialect_check).
+ */
+enum fake_dialect {
+	FAKE_OPENAI,	/* api.openai.com: deltas of a call after its head, usage apart */
+	FAKE_DEEPSEEK,	/* reasoning_content; usage with the finish; keep-alive comments */
+	FAKE_OLLAMA,	/* whole calls, each with index 0 and its own id; "reasoning" */
+	FAKE_LLAMACPP,	/* reasoning_content; long random ids; timings beside usage */
+	FAKE_VLLM,	/* "reasoning"; chatcmpl-tool- ids; the name apart from arguments */
+	FAKE_LMSTUDIO,	/* numeric string ids; whole arguments in one delta */
+	FAKE_ANTHROPIC,	/* Messages events; thinking blocks with signatures */
+};
+
+struct fake_call {
+	const char *id;		/* as the dialect makes them when NULL; "": none sent */
+	const char *name;
+	const char *args;	/* JSON text; cut to cut_at bytes when cut_at > 0 */
+	size_t cut_at;
+};
+
+/* The dialect's name ("deepseek", ...). */
+const char *fake_dialect_name(enum fake_dialect d);
+/*
+ * One streamed answer in dialect d: its reasoning (NULL: none), text (NULL:
+ * none) and calls; cut: the answer reached max_tokens (finish_reason
+ * "length", stop_reason "max_tokens") instead of ending.  malloc'd.
+ */
+char *fake_dialect_answer(enum fake_dialect d, const char *reasoning, const char *text,
+    const struct fake_call *calls, size_t ncalls, bool cut, int prompt_tokens,
+    int output_tokens);
+/*
+ * Sets the check the dialect's server makes of request i, one that follows
+ * an answer with reasoning (DeepSeek: reasoning_content passed back, else its
+ * 400); nothing for the others.
+ */
+void fake_dialect_check(enum fake_dialect d, struct fake_provider *fp, size_t i);
 
 /*
  * OpenAI Responses API stream (POST /responses, what codex calls with

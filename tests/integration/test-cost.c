@@ -242,7 +242,7 @@ Test(cost, max_cost_per_run_ends_the_run_budget_exceeded)
 	final = run_final_within(&svc, json_str(run, "id"), "failed", 30000);
 	err = cJSON_GetObjectItem(final, "error");
 	cr_expect_str_eq(json_str(err, "code"), "budget_exceeded");
-	cr_expect(strstr(json_str(err, "message"), "(runs.maxCostPerRun)") != NULL, "%s",
+	cr_expect(strstr(json_str(err, "message"), "(runs.maxCostPerRun") != NULL, "%s",
 	    json_str(err, "message"));
 	cr_expect_eq(fake_provider_count(fp), 1, "the answer was acted on");
 	cr_expect(cJSON_GetObjectItem(final, "cwd") != NULL);

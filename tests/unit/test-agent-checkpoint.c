@@ -25,6 +25,9 @@ sample(struct conversation *c)
 	conv_add_assistant(c, "earlier output", NULL, 0);
 	conv_add_user(c, "write a.md");
 	conv_add_assistant(c, "Writing.", calls, 2);
+	/* What the server reasoned goes back to it: it stays with the answer. */
+	conv_set_reasoning(c, cJSON_Parse("{\"kind\":\"openai\",\"field\":"
+	    "\"reasoning_content\",\"text\":\"The user wants a.md.\"}"));
 	conv_add_tool_result(c, "call_1_0", "write_file", "wrote 3 bytes", false);
 	/* An image a connector returned stays with its result. */
 	conv_add_tool_result(c, "call_1_1", "img__get", "[image image/png, 3 bytes]", false);
@@ -45,6 +48,8 @@ Test(checkpoint, a_conversation_comes_back_the_same)
 		cr_expect_eq(b.msgs[i].role, a.msgs[i].role);
 		cr_expect_str_eq(b.msgs[i].text, a.msgs[i].text);
 		cr_expect_eq(b.msgs[i].ncalls, a.msgs[i].ncalls);
+		cr_expect(a.msgs[i].reasoning == NULL ? b.msgs[i].reasoning == NULL :
+		    cJSON_Compare(a.msgs[i].reasoning, b.msgs[i].reasoning, true));
 		for (size_t k = 0; k < a.msgs[i].ncalls; k++) {
 			cr_expect_str_eq(b.msgs[i].calls[k].id, a.msgs[i].calls[k].id);
 			cr_expect_str_eq(b.msgs[i].calls[k].name, a.msgs[i].calls[k].name);
@@ -89,6 +94,10 @@ Test(checkpoint, a_malformed_conversation_is_refused)
 	    "\"name\":\"x\"}]}]"), "a call without arguments");
 	cr_expect_not(reads("[{\"role\":\"assistant\",\"text\":\"\",\"calls\":{}}]"),
 	    "calls not an array");
+	cr_expect_not(reads("[{\"role\":\"assistant\",\"text\":\"\",\"reasoning\":\"x\"}]"),
+	    "reasoning not an object");
+	cr_expect_not(reads("[{\"role\":\"assistant\",\"text\":\"\",\"reasoning\":{}}]"),
+	    "reasoning without the kind that sent it");
 }
 
 Test(checkpoint, a_conversation_over_the_bounds_is_refused)

@@ -163,7 +163,7 @@ Test(wsfile, symbolic_links_are_followed_only_inside)
 	at(path, sizeof path, "loop");
 	cr_assert_eq(symlink("loop", path), 0);
 	expect_refused("loop", WSFILE_FAILED, "symbolic links");
-	expect_refused("missing.txt", WSFILE_FAILED, "no such file");
+	expect_refused("missing.txt", WSFILE_MISSING, "no such file");
 	expect_refused("", WSFILE_INVALID, "empty");
 }
 
