@@ -20,6 +20,8 @@
 #define MCP_MODERN_VERSION "2026-07-28"
 #define MCP_LEGACY_VERSION "2025-11-25"
 #define MCP_META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define MCP_META_CAPABILITIES "io.modelcontextprotocol/clientCapabilities"
+#define MCP_META_CLIENT_INFO "io.modelcontextprotocol/clientInfo"
 #define MCP_CLIENT_NAME "taskdeck"
 
 enum rpc_status {
@@ -58,6 +60,7 @@ struct mcp_client {
 	long next_id;
 	bool ready;		/* handshake done */
 	bool modern;		/* server/discover worked: every request carries _meta */
+	bool modern_proven;	/* a request of the draft revision was answered */
 	char *version;
 	char *server_name;
 

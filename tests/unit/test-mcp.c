@@ -338,6 +338,23 @@ Test(mcp, http_server_that_is_not_there)
 	cr_assert(strstr(err, "http://") != NULL, "%s", err);
 }
 
+Test(mcp, draft_refused_after_discover_falls_back_to_initialize)
+{
+	struct mcp_client *c = open_fail("halfmodern", 5000);
+	struct mcp_tool *tools;
+	size_t n;
+
+	cr_assert_eq(mcp_handshake(c, err, sizeof err), 0, "%s", err);
+	cr_assert_str_eq(mcp_protocol_version(c), "2026-07-28");
+	/* tools/list of the draft refused: initialize, and the list again. */
+	cr_assert_eq(mcp_list_tools(c, &tools, &n, err, sizeof err), 0, "%s", err);
+	cr_assert_str_eq(mcp_protocol_version(c), "2025-06-18");
+	cr_assert_str_eq(mcp_server_name(c), "failserver-legacy");
+	cr_assert_gt(n, 0);
+	mcp_tools_free(tools, n);
+	close_and_check_gone(c);
+}
+
 Test(mcp, modern_server_without_initialize)
 {
 	struct mcp_client *c = open_fail("modern", 5000);
