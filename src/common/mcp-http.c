@@ -823,3 +823,29 @@ static const struct mcp_transport_ops http_ops = {
 	.close = http_close,
 };
 
+
+int
+mcp_http_status(const struct mcp_client *c)
+{
+	return c != NULL && c->ops == &http_ops ? (int)c->last_status : 0;
+}
+
+void
+mcp_set_header(struct mcp_client *c, const char *line)
+{
+	const char *colon = line != NULL ? strchr(line, ':') : NULL;
+	struct curl_slist *kept = NULL;
+	size_t n;
+
+	if (c == NULL || c->ops != &http_ops || colon == NULL)
+		return;
+	n = (size_t)(colon - line) + 1;
+	for (struct curl_slist *l = c->user_headers; l != NULL; l = l->next)
+		if (strncasecmp(l->data, line, n) != 0)
+			kept = curl_slist_append(kept, l->data);
+	kept = curl_slist_append(kept, line);
+	for (struct curl_slist *l = c->user_headers; l != NULL; l = l->next)
+		explicit_bzero(l->data, strlen(l->data));
+	curl_slist_free_all(c->user_headers);
+	c->user_headers = kept;
+}

@@ -460,6 +460,43 @@ register_client(const cJSON *as, struct pending *p, char **why)
 
 /* --- the flow ------------------------------------------------------------------------ */
 
+/* Whether the space-separated list has word. */
+static bool
+words_have(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = list; p != NULL && *p != '\0'; p += strcspn(p, " "), p += *p == ' ') {
+		if (strncmp(p, word, n) == 0 && (p[n] == ' ' || p[n] == '\0'))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * An authorization server that offers the offline_access scope (OpenID
+ * Connect 11) may issue a refresh token only for it, and only with
+ * prompt=consent: *scope gets it added when the server lists it (and does not
+ * say it lacks the refresh_token grant).  True when it was asked for.
+ */
+static bool
+offline_access_asked(const cJSON *as, char **scope)
+{
+	const cJSON *grants = cJSON_GetObjectItemCaseSensitive(as, "grant_types_supported");
+	char *s;
+
+	if (!list_has(cJSON_GetObjectItemCaseSensitive(as, "scopes_supported"), "offline_access") ||
+	    (cJSON_IsArray(grants) && !list_has(grants, "refresh_token")))
+		return false;
+	if (*scope != NULL && words_have(*scope, "offline_access"))
+		return true;
+	s = *scope != NULL && **scope != '\0' ? xasprintf("%s offline_access", *scope) :
+	    xstrdup("offline_access");
+	free(*scope);
+	*scope = s;
+	return true;
+}
+
 static bool token_request(const struct pending *p, struct buf *form, struct oauth_result *out,
     char **why);
 static char *oauth_begin_bounded(const char *connector_id, const char *url,
@@ -670,6 +707,8 @@ oauth_begin_bounded(const char *connector_id, const char *url, const char *chall
 	add_param(&q, "code_challenge_method", "S256");
 	add_param(&q, "state", p->state);
 	add_param(&q, "resource", p->resource);
+	if (offline_access_asked(d.as, &d.scope))
+		add_param(&q, "prompt", "consent");
 	if (d.scope != NULL)
 		add_param(&q, "scope", d.scope);
 	out = xasprintf("%s%s%s", endpoint, strchr(endpoint, '?') != NULL ? "&" : "?", q.data);
@@ -841,7 +880,7 @@ token_request(const struct pending *p, struct buf *form, struct oauth_result *ou
 }
 
 bool
-oauth_refresh(const char *record, struct oauth_result *out, char **why)
+oauth_refresh(const char *record, bool force, struct oauth_result *out, char **why)
 {
 	cJSON *rec = record != NULL ? json_parse(record, strlen(record)) : NULL;
 	const cJSON *exp = cJSON_GetObjectItemCaseSensitive(rec, "expiresAt");
@@ -858,8 +897,8 @@ oauth_refresh(const char *record, struct oauth_result *out, char **why)
 		return false;
 	}
 	/* No expiry known, or more than a minute left: nothing to do. */
-	if (!cJSON_IsNumber(exp) || exp->valuedouble == 0 ||
-	    exp->valuedouble > (double)time(NULL) + 60) {
+	if (!force && (!cJSON_IsNumber(exp) || exp->valuedouble == 0 ||
+	    exp->valuedouble > (double)time(NULL) + 60)) {
 		cJSON_Delete(rec);
 		return false;
 	}

@@ -79,10 +79,11 @@ bool oauth_finish(const char *state, const char *code, const char *error,
 /*
  * Renews an access token with the refresh record (oauth_result): true with
  * out->access_token and out->refresh_record (the record to keep from now on),
- * or false with *why.  A record whose token is still good for a minute is
- * left alone: false with *why NULL.
+ * or false with *why.  Unless forced (the server refused the token), a
+ * record whose token is still good for a minute is left alone: false with
+ * *why NULL.
  */
-bool oauth_refresh(const char *record, struct oauth_result *out, char **why);
+bool oauth_refresh(const char *record, bool force, struct oauth_result *out, char **why);
 
 /* Forgets the sign-ins under way (at shutdown). */
 void oauth_reset(void);
