@@ -274,3 +274,30 @@ connectors_refresh_oauth(struct service *svc)
 		snprintf(cursor, sizeof cursor, "%s", next);
 	} while (*cursor != '\0');
 }
+
+void
+connector_oauth_forget(struct service *svc, const cJSON *connector)
+{
+	const char *id = json_get_string(connector, "id"), *bound = connector_oauth_bound(connector);
+	char *name = xasprintf("OAuth refresh of %s", id != NULL ? id : "");
+	char *rid = connector_oauth_credential(svc, name), *token_name;
+	struct problem p = { 0 };
+	cJSON *bearer;
+
+	if (rid != NULL && credential_delete(svc, rid, true, &p) == TD_OK)
+		log_info("oauth: the refresh token of removed connector %s was deleted", id);
+	cJSON_Delete(p.details);
+	p = (struct problem){ 0 };
+	/* Its token, when the sign-in made it (another bound credential is the user's). */
+	token_name = xasprintf("OAuth token of %s", json_get_string(connector, "name"));
+	bearer = bound != NULL ? credential_get(svc, bound) : NULL;
+	if (bearer != NULL && json_get_string(bearer, "name") != NULL &&
+	    strcmp(json_get_string(bearer, "name"), token_name) == 0 &&
+	    credential_delete(svc, bound, true, &p) == TD_OK)
+		log_info("oauth: the token of removed connector %s was deleted", id);
+	cJSON_Delete(p.details);
+	cJSON_Delete(bearer);
+	free(token_name);
+	free(rid);
+	free(name);
+}

@@ -767,6 +767,8 @@ connector_remove(struct service *svc, const char *id, struct problem *p)
 	if (rc == TD_OK && c != NULL)
 		connector_emit(svc, c, "removed");
 	store_unlock(st);
+	if (rc == TD_OK && c != NULL)
+		connector_oauth_forget(svc, c);	/* and its tokens: nothing renews them */
 	cJSON_Delete(c);
 	if (rc == TD_OK) {
 		/* Its state goes with it. */

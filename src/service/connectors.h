@@ -76,6 +76,12 @@ void connectors_refresh_oauth(struct service *svc);
  */
 bool connector_oauth_renew(struct service *svc, const char *connector_id, const char *rejected,
     double *expires_at);
+/*
+ * Deletes what a sign-in stored for connector (as it was before its removal):
+ * its refresh record and the "OAuth token of NAME" credential bound to its
+ * header:Authorization.
+ */
+void connector_oauth_forget(struct service *svc, const cJSON *connector);
 
 cJSON *credentials_list(struct service *svc, const char *cursor, int limit,
     char next[TD_ID_MAX]);

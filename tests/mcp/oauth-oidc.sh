@@ -8,7 +8,8 @@
 #   - a token that expires in the middle of a run (2 s) is renewed by the run
 #     before it is used again: every call of the run works;
 #   - a token the server refuses during a run (revoked) is renewed once, and
-#     the call works.
+#     the call works;
+#   - a removed connector's tokens are deleted, and not renewed.
 # Skips without Node 22.
 set -uo pipefail
 : "${TD_BUILDDIR:?}" "${TD_SRCDIR:?}"
@@ -88,6 +89,19 @@ run_calls oidc-revoked 3
 [[ $(stat refused) == $((refused + 1)) ]] || fail "the revoked token was not refused once: $(stat refused) after $refused"
 [[ $(stat refreshes) == $((before + 1)) ]] || fail "the refused token was not renewed once: $(stat refreshes) after $before"
 echo "PASS: a token the server refused during a run was renewed once; the call worked"
+
+# Removed, the connector takes its tokens with it: nothing left to renew before the next
+# test or run (the 2-s token of the next one would be due at once).
+curl -s -X POST "http://127.0.0.1:$mport/ttl?s=2" >/dev/null
+td connectors remove "$id" >/dev/null || fail "cannot remove the connector"
+creds=$(td credentials list)
+[[ $creds != *"OAuth refresh of $id"* && $creds != *"OAuth token of notes"* ]] ||
+	fail "the removed connector's tokens stayed: $creds"
+before=$(stat refreshes)
+other=$(td connectors add other --command "$TD_BUILDDIR/tests/mcp-failserver" --arg modern --json | field id)
+td connectors test "$other" --json >/dev/null
+[[ $(stat refreshes) == "$before" ]] || fail "a removed connector's token was renewed"
+echo "PASS: a removed connector's tokens are deleted, and not renewed"
 
 kill -TERM "$svc_pid"; wait "$svc_pid"; rc=$?; svc_pid=
 ((rc == 0)) || fail "taskdeckd exited with $rc"
