@@ -42,6 +42,8 @@ struct pending {
 	char *redirect_uri;
 	char *resource;
 	char *refresh_token;	/* only while renewing */
+	char *issuer;		/* the authorization server's issuer identifier */
+	bool iss_required;	/* it sends iss with its redirects (RFC 9207) */
 	time_t expires;
 };
 
@@ -76,6 +78,7 @@ pending_free(struct pending *p)
 	free(p->auth_method);
 	free(p->redirect_uri);
 	free(p->resource);
+	free(p->issuer);
 	sodium_memzero(p->verifier, sizeof p->verifier);
 	free(p);
 }
@@ -207,6 +210,73 @@ list_has(const cJSON *arr, const char *s)
 }
 
 /* base64url without padding of n bytes. */
+/*
+ * Whether url may carry codes, secrets and tokens: https, or http to this
+ * machine (a loopback address or localhost).
+ */
+static bool
+url_secure(const char *url)
+{
+	static const char *const loopback[] = { "127.", "localhost", "[::1]", NULL };
+	const char *host;
+
+	if (url == NULL)
+		return false;
+	if (strncasecmp(url, "https://", 8) == 0)
+		return true;
+	if (strncasecmp(url, "http://", 7) != 0)
+		return false;
+	host = url + 7;
+	for (size_t i = 0; loopback[i] != NULL; i++) {
+		size_t n = strlen(loopback[i]);
+
+		if (strncasecmp(host, loopback[i], n) == 0 &&
+		    (loopback[i][n - 1] == '.' || host[n] == ':' || host[n] == '/' || host[n] == '\0'))
+			return true;
+	}
+	return false;
+}
+
+/* Two issuer identifiers the same (RFC 8414 3.3), a trailing slash aside. */
+static bool
+issuer_same(const char *a, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b);
+
+	na -= na > 0 && a[na - 1] == '/';
+	nb -= nb > 0 && b[nb - 1] == '/';
+	return na == nb && strncmp(a, b, na) == 0;
+}
+
+/*
+ * The authorization server's metadata fit to sign in with: its issuer the
+ * one asked for (RFC 8414 3.3: else anyone's metadata could send the code and
+ * the client's secret elsewhere), its endpoints https or on this machine.
+ */
+static bool
+as_metadata_valid(const cJSON *as, const char *issuer, bool fetched, char **why)
+{
+	static const char *const endpoints[] = { "authorization_endpoint", "token_endpoint",
+		"registration_endpoint", NULL };
+	const char *named = json_get_string(as, "issuer");
+
+	if (fetched && (named == NULL || !issuer_same(named, issuer))) {
+		*why = xasprintf("the authorization server's metadata names the issuer %.300s, not "
+		    "%.300s (RFC 8414): no sign-in", named != NULL ? named : "(none)", issuer);
+		return false;
+	}
+	for (size_t i = 0; endpoints[i] != NULL; i++) {
+		const char *e = json_get_string(as, endpoints[i]);
+
+		if (e != NULL && !url_secure(e)) {
+			*why = xasprintf("the authorization server's %s %.300s is not https: no "
+			    "sign-in", endpoints[i], e);
+			return false;
+		}
+	}
+	return true;
+}
+
 static void
 b64url(const unsigned char *bin, size_t n, char *out, size_t len)
 {
@@ -229,6 +299,7 @@ struct discovery {
 	char *resource;		/* the resource parameter: the PRM's resource, else the URL */
 	char *scope;		/* NULL: none asked */
 	cJSON *as;		/* the authorization server's metadata */
+	char *issuer;		/* its issuer identifier */
 };
 
 /* The protected resource metadata: the challenge's URL, path-based, root. */
@@ -326,6 +397,7 @@ discover(const char *url, const char *challenge, const char *scope_asked, struct
 {
 	char meta_url[1024], scope[512], origin[512], path[1024];
 	const char *issuer = NULL;
+	bool fetched = false;
 	cJSON *prm;
 
 	memset(d, 0, sizeof *d);
@@ -366,20 +438,40 @@ discover(const char *url, const char *challenge, const char *scope_asked, struct
 	}
 	if (*scope != '\0')
 		d->scope = xstrdup(scope);
+	if (issuer != NULL && !url_secure(issuer)) {
+		*why = xasprintf("the authorization server %.300s is not https (only one on this "
+		    "machine may use plain http): no sign-in", issuer);
+		cJSON_Delete(prm);
+		free(d->resource);
+		free(d->scope);
+		return false;
+	}
 	if (issuer != NULL) {
 		d->as = find_as_metadata(issuer);
+		d->issuer = xstrdup(issuer);
+		fetched = true;
 	} else if (split_url(url, origin, sizeof origin, path, sizeof path)) {
 		/* No resource metadata: the 2025-03-26 rules, the server's origin is the issuer. */
 		d->as = find_as_metadata(origin);
+		fetched = d->as != NULL;
 		if (d->as == NULL)
 			d->as = default_endpoints(origin);
+		d->issuer = xstrdup(origin);
 	}
 	cJSON_Delete(prm);
+	if (d->as != NULL && d->issuer != NULL && !as_metadata_valid(d->as, d->issuer, fetched, why)) {
+		free(d->resource);
+		free(d->scope);
+		free(d->issuer);
+		cJSON_Delete(d->as);
+		return false;
+	}
 	if (d->as == NULL || json_get_string(d->as, "authorization_endpoint") == NULL ||
 	    json_get_string(d->as, "token_endpoint") == NULL) {
 		*why = xstrdup("the server's authorization server publishes no usable metadata");
 		free(d->resource);
 		free(d->scope);
+		free(d->issuer);
 		cJSON_Delete(d->as);
 		return false;
 	}
@@ -618,6 +710,9 @@ oauth_begin_bounded(const char *connector_id, const char *url, const char *chall
 	snprintf(p->connector_id, sizeof p->connector_id, "%s", connector_id);
 	p->redirect_uri = xstrdup(redirect_uri);
 	p->resource = d.resource;
+	p->issuer = d.issuer;
+	p->iss_required = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(d.as,
+	    "authorization_response_iss_parameter_supported"));
 	p->token_endpoint = xstrdup(json_get_string(d.as, "token_endpoint"));
 	/* A client assertion's audience: the issuer (RFC 7523 3, RFC 8414 2). */
 	p->audience = xstrdup(json_get_string(d.as, "issuer") != NULL ?
@@ -929,7 +1024,7 @@ oauth_refresh(const char *record, bool force, struct oauth_result *out, char **w
 }
 
 bool
-oauth_finish(const char *state, const char *code, const char *error,
+oauth_finish(const char *state, const char *code, const char *error, const char *iss,
     struct oauth_result *out, char **why)
 {
 	struct pending *p = state != NULL ? take(state) : NULL;
@@ -944,6 +1039,14 @@ oauth_finish(const char *state, const char *code, const char *error,
 		return false;
 	}
 	snprintf(out->connector_id, sizeof out->connector_id, "%s", p->connector_id);
+	/* RFC 9207: the answer must come from the server the sign-in went to. */
+	if (iss != NULL ? !issuer_same(iss, p->issuer) : p->iss_required) {
+		*why = xasprintf("the answer names %s%.300s%s as its authorization server, not %.300s "
+		    "(RFC 9207): its code is not used", iss != NULL ? "" : "no issuer (",
+		    iss != NULL ? iss : "iss", iss != NULL ? "" : ")", p->issuer);
+		pending_free(p);
+		return false;
+	}
 	if (error != NULL || code == NULL) {
 		*why = xasprintf("the authorization server did not grant access (%.100s)",
 		    error != NULL ? error : "no code");

@@ -71,9 +71,10 @@ char *oauth_begin_login(const char *connector_id, const char *url, const char *c
 
 /*
  * Ends the sign-in of state with the redirect's code (or its error): the
- * token request.  true with *out filled, or false with *why (malloc'd).
+ * token request.  iss (RFC 9207; may be NULL) must name the issuer the
+ * sign-in went to, and is required when its metadata said it sends one.  true with *out filled, or false with *why (malloc'd).
  */
-bool oauth_finish(const char *state, const char *code, const char *error,
+bool oauth_finish(const char *state, const char *code, const char *error, const char *iss,
     struct oauth_result *out, char **why);
 
 /*

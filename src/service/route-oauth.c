@@ -194,7 +194,7 @@ route_oauth_callback(struct http_request *req, struct http_response *r)
 	cJSON *out;
 
 	if (!oauth_finish(http_query(req, "state"), http_query(req, "code"),
-	    http_query(req, "error"), &res, &why) ||
+	    http_query(req, "error"), http_query(req, "iss"), &res, &why) ||
 	    !connector_store_oauth_token(req->svc, res.connector_id, res.access_token, res.refresh_record, &why)) {
 		log_warn("oauth: a sign-in of %s failed: %s",
 		    res.connector_id[0] ? res.connector_id : "(unknown)", why);

@@ -3,6 +3,9 @@
 # tests/mcp/oidc-server.mjs, panva's oidc-provider (pinned in scripts/test-deps)
 # in front of an MCP server made with the TypeScript SDK.  A real taskdeckd,
 # the CLI and runs:
+#   - an authorization answer naming another issuer, or none, is refused
+#     (RFC 9207), and so is metadata naming another issuer (RFC 8414), and an
+#     authorization server elsewhere over plain http;
 #   - the sign-in asks for offline_access with prompt=consent, which this
 #     server wants before it issues a refresh token;
 #   - a token that expires in the middle of a run (2 s) is renewed by the run
@@ -56,6 +59,42 @@ id=$(td connectors add notes --url "http://127.0.0.1:$mport/mcp" --json | field 
 [[ -n $id ]] || fail "cannot add the connector"
 out=$(td connectors test "$id" --json)
 [[ $(field message <<<"$out") == *"sign-in needed"* ]] || fail "the test does not say a sign-in is needed: $out"
+# The redirect that comes back to taskdeck (the browser's steps before it, with cookies).
+to_taskdeck() {
+	local next=$1 i svc_url
+	svc_url=$(node -e 'process.stdout.write(new URL(process.argv[1]).searchParams.get("redirect_uri"))' "$1")
+	for ((i = 0; i < 10; i++)); do
+		next=$(curl -sS -o /dev/null -w '%{redirect_url}' -c "$tmp/jar" -b "$tmp/jar" "$next")
+		[[ $next == "$svc_url"* ]] && { printf '%s' "$next"; return; }
+		[[ -n $next ]] || return
+	done
+}
+# RFC 9207: an answer that names another issuer, or none, is refused; its code is not used.
+url=$(td connectors login "$id" --json | field authorizationUrl)
+back=$(to_taskdeck "$url")
+[[ $back == *"iss=http%3A%2F%2F127.0.0.1%3A$aport"* ]] || fail "oidc-provider's answer has no iss: $back"
+page=$(curl -sS "${back//iss=http%3A%2F%2F127.0.0.1/iss=http%3A%2F%2Fevil.example}")
+[[ $page == *"RFC 9207"* ]] || fail "an answer from another issuer was taken: $page"
+url=$(td connectors login "$id" --json | field authorizationUrl)
+back=$(to_taskdeck "$url")
+page=$(curl -sS "$(sed -E 's/[?&]iss=[^&]*//' <<<"$back")")
+[[ $page == *"RFC 9207"* ]] || fail "an answer without iss was taken: $page"
+[[ $(td connectors test "$id" --json | field message) == *"sign-in needed"* ]] || fail "a refused answer signed in"
+echo "PASS: an answer naming another issuer, or none, is refused (RFC 9207)"
+
+# RFC 8414: metadata that names another issuer is not used.
+bad=$(td connectors add wrongissuer --url "http://127.0.0.1:$mport/wrong-issuer" --json | field id)
+out=$(td connectors login "$bad" --json 2>&1)
+[[ $out == *"names the issuer http://127.0.0.1:$aport, not http://localhost:$aport"* ]] ||
+	fail "metadata of another issuer was used: $out"
+td connectors remove "$bad" >/dev/null
+echo "PASS: metadata that names another issuer is refused (RFC 8414)"
+bad=$(td connectors add plainhttp --url "http://127.0.0.1:$mport/plain-http" --json | field id)
+out=$(td connectors login "$bad" --json 2>&1)
+[[ $out == *"http://as.example.com is not https"* ]] || fail "a plain-http authorization server elsewhere was used: $out"
+td connectors remove "$bad" >/dev/null
+echo "PASS: an authorization server elsewhere must use https"
+
 url=$(td connectors login "$id" --json | field authorizationUrl)
 [[ $url == *scope=*offline_access* && $url == *prompt=consent* ]] ||
 	fail "the sign-in does not ask for offline_access with prompt=consent: $url"

@@ -12,6 +12,8 @@
 // it; its tools: note (answers "noted"), wait {ms} (answers after ms) and
 // revoke (revokes the access token of its own call, as an administrator
 // would, then answers).
+// At /wrong-issuer a resource names the authorization server by another name; at
+// /plain-http one names an authorization server elsewhere over plain http.
 //   GET /stats           {refreshes, refused}: refresh grants, tokens refused
 //   POST /ttl?s=n        access tokens issued from now on live n s
 const { AS_PORT, MCP_PORT, OIDC_MODULES, SDK_MODULES } = process.env;
@@ -105,6 +107,20 @@ http.createServer(async (req, res) => {
 	if (url.pathname === '/ttl') { ttl = Number(url.searchParams.get('s')); return json(res, 200, { ttl }); }
 	if (url.pathname === '/.well-known/oauth-protected-resource/mcp')
 		return json(res, 200, { resource, authorization_servers: [issuer], scopes_supported: ['notes'] });
+	// A resource whose metadata names this authorization server under another name
+	// (localhost): its metadata then names an issuer that is not the one asked for.
+	if (url.pathname === '/.well-known/oauth-protected-resource/wrong-issuer')
+		return json(res, 200, { resource: `http://127.0.0.1:${MCP_PORT}/wrong-issuer`,
+			authorization_servers: [`http://localhost:${AS_PORT}`] });
+	// One whose authorization server is elsewhere, over plain http.
+	if (url.pathname === '/.well-known/oauth-protected-resource/plain-http')
+		return json(res, 200, { resource: `http://127.0.0.1:${MCP_PORT}/plain-http`,
+			authorization_servers: ['http://as.example.com'] });
+	if (url.pathname === '/wrong-issuer' || url.pathname === '/plain-http') {
+		res.writeHead(401, { 'WWW-Authenticate':
+			`Bearer resource_metadata="http://127.0.0.1:${MCP_PORT}/.well-known/oauth-protected-resource${url.pathname}"` });
+		return res.end();
+	}
 	if (url.pathname !== '/mcp') return json(res, 404, {});
 	const auth = req.headers.authorization || '';
 	const value = auth.startsWith('Bearer ') ? auth.slice(7) : '';
