@@ -223,6 +223,13 @@ tools_call(const cJSON *id, const cJSON *params)
 			free(s);
 			cJSON_Delete(a);
 		}
+	} else if (name != NULL && strcmp(name, "progress-token") == 0) {
+		/* The call's progress token, as it came. */
+		char *tok = cJSON_PrintUnformatted(cJSON_GetObjectItem(cJSON_GetObjectItem(params,
+		    "_meta"), "progressToken"));
+
+		snprintf(out, sizeof out, "%s", tok != NULL ? tok : "(none)");
+		free(tok);
 	} else if (name != NULL && strcmp(name, "env") == 0) {
 		/* Says what it got without saying the value (it may be a secret). */
 		const char *v = getenv("TD_PROBE");

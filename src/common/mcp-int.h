@@ -61,6 +61,7 @@ struct mcp_client {
 	bool ready;		/* handshake done */
 	bool modern;		/* server/discover worked: every request carries _meta */
 	bool modern_proven;	/* a request of the draft revision was answered */
+	char progress_token[32];	/* of the call under way */
 	char *version;
 	char *server_name;
 

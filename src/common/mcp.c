@@ -319,7 +319,8 @@ notification_note(struct mcp_client *c, const char *method, const cJSON *params)
 	if (strcmp(method, "notifications/tools/list_changed") == 0)
 		c->tools_changed = true;
 	else if (strcmp(method, "notifications/progress") == 0 && c->progress != NULL &&
-	    cJSON_IsNumber(progress))
+	    cJSON_IsNumber(progress) && json_get_string(params, "progressToken") != NULL &&
+	    strcmp(json_get_string(params, "progressToken"), c->progress_token) == 0)
 		c->progress(c->progress_ud, progress->valuedouble,
 		    cJSON_IsNumber(total) ? total->valuedouble : -1,
 		    json_get_string(params, "message"));
@@ -722,9 +723,12 @@ mcp_call_tool(struct mcp_client *c, const char *name, const cJSON *arguments, cJ
 	cJSON_AddStringToObject(params, "name", name);
 	cJSON_AddItemToObject(params, "arguments", arguments != NULL ?
 	    cJSON_Duplicate(arguments, true) : cJSON_CreateObject());
-	if (c->progress != NULL)	/* one call at a time: one token is enough */
+	if (c->progress != NULL) {
+		/* Its own token (the id it is about to get): a late notice of another is not its. */
+		snprintf(c->progress_token, sizeof c->progress_token, "taskdeck-%ld", c->next_id);
 		cJSON_AddStringToObject(cJSON_AddObjectToObject(params, "_meta"), "progressToken",
-		    "taskdeck-call");
+		    c->progress_token);
+	}
 	snprintf(during, sizeof during, "the call of %.200s", name);
 	rc = rpc(c, "tools/call", params, during, result, NULL, err, errlen);
 	return rc == RPC_OK ? 0 : -1;

@@ -519,6 +519,8 @@ register_client(const cJSON *as, struct pending *p, char **why)
 	}
 	req = cJSON_CreateObject();
 	cJSON_AddStringToObject(req, "client_name", "taskdeck");
+	/* A client on the user's machine, its redirect to a loopback port (OpenID DCR 2). */
+	cJSON_AddStringToObject(req, "application_type", "native");
 	uris = cJSON_AddArrayToObject(req, "redirect_uris");
 	cJSON_AddItemToArray(uris, cJSON_CreateString(p->redirect_uri));
 	grants = cJSON_AddArrayToObject(req, "grant_types");

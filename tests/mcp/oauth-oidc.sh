@@ -101,7 +101,8 @@ url=$(td connectors login "$id" --json | field authorizationUrl)
 page=$(curl -sS -L --max-redirs 10 -c "$tmp/jar" -b "$tmp/jar" "$url")
 [[ $(field message <<<"$page") == *"signed in"* ]] || fail "the callback answered: $page $(cat "$tmp/oidc.err")"
 td credentials list | grep -q "OAuth refresh of $id" || fail "oidc-provider issued no refresh token"
-echo "PASS: signed in at oidc-provider with offline_access and prompt=consent: a refresh token"
+[[ $(stat applicationType) == native ]] || fail "the registration's application_type: $(stat applicationType)"
+echo "PASS: signed in at oidc-provider (registered as a native application) with offline_access and prompt=consent: a refresh token"
 
 td connectors enable "$id" >/dev/null || fail "cannot enable the connector"
 project=$(td projects create oidc | sed -n 's/^id: //p')

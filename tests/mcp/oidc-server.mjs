@@ -14,7 +14,8 @@
 // would, then answers).
 // At /wrong-issuer a resource names the authorization server by another name; at
 // /plain-http one names an authorization server elsewhere over plain http.
-//   GET /stats           {refreshes, refused}: refresh grants, tokens refused
+//   GET /stats           {refreshes, refused, applicationType}: refresh grants,
+//                        tokens refused, the application_type a client registered with
 //   POST /ttl?s=n        access tokens issued from now on live n s
 const { AS_PORT, MCP_PORT, OIDC_MODULES, SDK_MODULES } = process.env;
 const { default: Provider } = await import(`${OIDC_MODULES}/oidc-provider/lib/index.js`);
@@ -50,6 +51,10 @@ const provider = new Provider(issuer, {
 			},
 		},
 	},
+});
+let applicationType = '(none)';
+provider.on('registration_create.success', (ctx, client) => {
+	applicationType = ctx.oidc.body?.application_type ?? '(none)';
 });
 provider.on('grant.success', (ctx) => {
 	if (ctx.oidc.params.grant_type === 'refresh_token') refreshes++;
@@ -103,7 +108,7 @@ const json = (res, status, body) => {
 
 http.createServer(async (req, res) => {
 	const url = new URL(req.url, `http://127.0.0.1:${MCP_PORT}`);
-	if (url.pathname === '/stats') return json(res, 200, { refreshes, refused });
+	if (url.pathname === '/stats') return json(res, 200, { refreshes, refused, applicationType });
 	if (url.pathname === '/ttl') { ttl = Number(url.searchParams.get('s')); return json(res, 200, { ttl }); }
 	if (url.pathname === '/.well-known/oauth-protected-resource/mcp')
 		return json(res, 200, { resource, authorization_servers: [issuer], scopes_supported: ['notes'] });

@@ -338,6 +338,29 @@ Test(mcp, http_server_that_is_not_there)
 	cr_assert(strstr(err, "http://") != NULL, "%s", err);
 }
 
+static void
+progress_ignored(void *ud, double progress, double total, const char *message)
+{
+	(void)ud, (void)progress, (void)total, (void)message;
+}
+
+Test(mcp, each_call_has_its_own_progress_token)
+{
+	struct mcp_client *c = open_fail("modern", 5000);
+	cJSON *r1, *r2;
+
+	mcp_set_progress(c, progress_ignored, NULL);
+	cr_assert_eq(mcp_handshake(c, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(mcp_call_tool(c, "progress-token", NULL, &r1, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(mcp_call_tool(c, "progress-token", NULL, &r2, err, sizeof err), 0, "%s", err);
+	cr_assert_str_neq(first_text(r1), "(none)");
+	cr_assert_str_neq(first_text(r1), first_text(r2), "one token for two calls: %s",
+	    first_text(r1));
+	cJSON_Delete(r1);
+	cJSON_Delete(r2);
+	close_and_check_gone(c);
+}
+
 Test(mcp, draft_refused_after_discover_falls_back_to_initialize)
 {
 	struct mcp_client *c = open_fail("halfmodern", 5000);
