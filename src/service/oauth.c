@@ -453,10 +453,11 @@ discover(const char *url, const char *challenge, const char *scope_asked, struct
 	} else if (split_url(url, origin, sizeof origin, path, sizeof path)) {
 		/* No resource metadata: the 2025-03-26 rules, the server's origin is the issuer. */
 		d->as = find_as_metadata(origin);
-		fetched = d->as != NULL;
 		if (d->as == NULL)
 			d->as = default_endpoints(origin);
-		d->issuer = xstrdup(origin);
+		/* No issuer was named to check it against: the metadata's own stands. */
+		d->issuer = xstrdup(json_get_string(d->as, "issuer") != NULL ?
+		    json_get_string(d->as, "issuer") : origin);
 	}
 	cJSON_Delete(prm);
 	if (d->as != NULL && d->issuer != NULL && !as_metadata_valid(d->as, d->issuer, fetched, why)) {
