@@ -78,7 +78,8 @@ struct mcp_client {
 	bool exited;
 	int wstatus;
 	bool sandboxed;		/* started by sandbox_spawn */
-	enum { FAIL_OTHER, FAIL_TIMEOUT, FAIL_EXITED, FAIL_CANCELLED } failure;	/* of the last failed request */
+	/* of the last failed request */
+	enum { FAIL_OTHER, FAIL_TIMEOUT, FAIL_EXITED, FAIL_CANCELLED, FAIL_SIGN_IN } failure;
 	bool discarding;	/* skipping the rest of an oversized line */
 	char *root_uri;		/* file:// URI answered to roots/list, or NULL */
 	/* What started the server, to start it again after a probe that killed it. */

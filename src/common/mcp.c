@@ -481,23 +481,46 @@ keep_server_name(struct mcp_client *c, const cJSON *result)
 	c->server_name = name != NULL ? xstrndup(name, strnlen(name, 200)) : NULL;
 }
 
+/* The params of server/discover: the version, the client and what it offers. */
+static cJSON *
+discover_params(const struct mcp_client *c)
+{
+	cJSON *params = cJSON_CreateObject();
+	cJSON *meta = cJSON_AddObjectToObject(params, "_meta");
+
+	cJSON_AddStringToObject(meta, MCP_META_VERSION, MCP_MODERN_VERSION);
+	cJSON_AddItemToObject(meta, MCP_META_CLIENT_INFO, client_info());
+	cJSON_AddItemToObject(meta, MCP_META_CAPABILITIES, client_capabilities(c));
+	return params;
+}
+
 /* server/discover: 1 = a modern server, 0 = fall back, -1 = failed. */
 static int
 try_discover(struct mcp_client *c, char *err, size_t errlen)
 {
-	cJSON *params = cJSON_CreateObject();
-	cJSON *meta = cJSON_AddObjectToObject(params, "_meta");
 	cJSON *result = NULL;
 	const cJSON *versions;
 	int rc, code = 0;
 	bool ours = false;
 
-	cJSON_AddStringToObject(meta, MCP_META_VERSION, MCP_MODERN_VERSION);
-	cJSON_AddItemToObject(meta, MCP_META_CLIENT_INFO, client_info());
-	cJSON_AddItemToObject(meta, MCP_META_CAPABILITIES, client_capabilities(c));
 	c->modern = true;	/* headers of the probe */
-	rc = rpc(c, "server/discover", params, "the handshake", &result, &code, err, errlen);
+	rc = rpc(c, "server/discover", discover_params(c), "the handshake", &result, &code, err,
+	    errlen);
+	if (rc == RPC_ERROR && code == -32022) {
+		/*
+		 * UnsupportedProtocolVersionError lists what the server speaks: a
+		 * server that refused the first request whatever it named may take
+		 * the same version asked again, once.
+		 */
+		cJSON_Delete(result);
+		code = 0;
+		rc = rpc(c, "server/discover", discover_params(c), "the handshake", &result, &code,
+		    err, errlen);
+	}
 	c->modern = false;
+	/* A server behind OAuth: a sign-in is needed whatever the revision. */
+	if (rc == RPC_ERROR && c->failure == FAIL_SIGN_IN)
+		return -1;
 	if (rc == RPC_ERROR && code == -32022) {
 		/* UnsupportedProtocolVersionError: a server of a later revision only. */
 		mcp_set_err(err, errlen, "the server speaks only MCP revisions this client does not "

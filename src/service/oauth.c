@@ -713,6 +713,11 @@ oauth_begin_bounded(const char *connector_id, const char *url, const char *chall
 	snprintf(p->connector_id, sizeof p->connector_id, "%s", connector_id);
 	p->redirect_uri = xstrdup(redirect_uri);
 	p->resource = d.resource;
+	/* What the server calls itself (it matched the issuer asked for): iss must be it exactly. */
+	if (json_get_string(d.as, "issuer") != NULL) {
+		free(d.issuer);
+		d.issuer = xstrdup(json_get_string(d.as, "issuer"));
+	}
 	p->issuer = d.issuer;
 	p->iss_required = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(d.as,
 	    "authorization_response_iss_parameter_supported"));
@@ -1043,7 +1048,7 @@ oauth_finish(const char *state, const char *code, const char *error, const char 
 	}
 	snprintf(out->connector_id, sizeof out->connector_id, "%s", p->connector_id);
 	/* RFC 9207: the answer must come from the server the sign-in went to. */
-	if (iss != NULL ? !issuer_same(iss, p->issuer) : p->iss_required) {
+	if (iss != NULL ? strcmp(iss, p->issuer) != 0 : p->iss_required) {
 		*why = xasprintf("the answer names %s%.300s%s as its authorization server, not %.300s "
 		    "(RFC 9207): its code is not used", iss != NULL ? "" : "no issuer (",
 		    iss != NULL ? iss : "iss", iss != NULL ? "" : ")", p->issuer);

@@ -825,8 +825,9 @@ Test(mcp, a_server_that_needs_an_oauth_sign_in_says_so)
 	c = mcp_open_http(url, NULL, NULL, err, sizeof err);
 	cr_assert_not_null(c);
 	cr_assert_eq(mcp_handshake(c, err, sizeof err), -1);
+	/* At the probe already: a server of any revision behind OAuth needs the sign-in. */
 	snprintf(want, sizeof want, "sign-in needed (scope files:read): the server answered HTTP "
-	    "401 to initialize and asks for an OAuth sign-in, described at http://127.0.0.1:%d/"
+	    "401 to server/discover and asks for an OAuth sign-in, described at http://127.0.0.1:%d/"
 	    ".well-known/oauth-protected-resource/needs-sign-in; sign in with 'taskdeck connectors "
 	    "login'", port);
 	cr_expect_str_eq(err, want);
