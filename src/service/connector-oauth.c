@@ -21,6 +21,9 @@
 #include "store.h"
 #include "xalloc.h"
 
+/* How a token credential's description names its scope. */
+#define OAUTH_SCOPE_PREFIX "granted scope: "
+
 /* The credential bound to the connector's header:Authorization, or NULL. */
 static const char *
 connector_oauth_bound(const cJSON *connector)
@@ -107,7 +110,7 @@ connector_oauth_store_record(struct service *svc, const char *id, const char *be
 
 bool
 connector_store_oauth_token(struct service *svc, const char *id, const char *token, const char *record,
-    char **why)
+    const char *scope, char **why)
 {
 	struct problem p = { 0 };
 	cJSON *con = connector_get(svc, id), *body, *cred = NULL, *updated = NULL;
@@ -119,6 +122,13 @@ connector_store_oauth_token(struct service *svc, const char *id, const char *tok
 		return false;
 	}
 	body = cJSON_CreateObject();
+	/* What it was granted, for a later step-up to keep (and for the user to see). */
+	if (scope != NULL && *scope != '\0') {
+		char *d = xasprintf("%s%.900s", OAUTH_SCOPE_PREFIX, scope);
+
+		cJSON_AddStringToObject(body, "description", d);
+		free(d);
+	}
 	if (cid != NULL) {
 		cJSON_AddStringToObject(body, "secret", token);
 		ok = credential_update(svc, cid, body, &cred, &p) == TD_OK;
@@ -300,4 +310,20 @@ connector_oauth_forget(struct service *svc, const cJSON *connector)
 	free(token_name);
 	free(rid);
 	free(name);
+}
+
+char *
+connector_oauth_scope(struct service *svc, const char *id)
+{
+	cJSON *con = connector_get(svc, id), *cred;
+	const char *cid = con != NULL ? connector_oauth_bound(con) : NULL, *d;
+	char *out = NULL;
+
+	cred = cid != NULL ? credential_get(svc, cid) : NULL;
+	d = json_get_string(cred, "description");
+	if (d != NULL && strncmp(d, OAUTH_SCOPE_PREFIX, strlen(OAUTH_SCOPE_PREFIX)) == 0)
+		out = xstrdup(d + strlen(OAUTH_SCOPE_PREFIX));
+	cJSON_Delete(cred);
+	cJSON_Delete(con);
+	return out;
 }

@@ -59,7 +59,9 @@ enum td_code connector_remove(struct service *svc, const char *id, struct proble
  * (malloc'd).
  */
 bool connector_store_oauth_token(struct service *svc, const char *id, const char *token,
-    const char *record, char **why);
+    const char *record, const char *scope, char **why);
+/* The scope the token of connector id was granted (malloc'd), or NULL when unknown. */
+char *connector_oauth_scope(struct service *svc, const char *id);
 /*
  * Renews every stored OAuth token due within a minute (connector-oauth.c):
  * before a connector test and a run's start.  Each renewal is a token request

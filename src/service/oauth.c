@@ -43,6 +43,7 @@ struct pending {
 	char *resource;
 	char *refresh_token;	/* only while renewing */
 	char *issuer;		/* the authorization server's issuer identifier */
+	char *scope;		/* the scope asked for, or NULL */
 	bool iss_required;	/* it sends iss with its redirects (RFC 9207) */
 	time_t expires;
 };
@@ -79,6 +80,7 @@ pending_free(struct pending *p)
 	free(p->redirect_uri);
 	free(p->resource);
 	free(p->issuer);
+	free(p->scope);
 	sodium_memzero(p->verifier, sizeof p->verifier);
 	free(p);
 }
@@ -574,6 +576,29 @@ words_have(const char *list, const char *word)
  * prompt=consent: *scope gets it added when the server lists it (and does not
  * say it lacks the refresh_token grant).  True when it was asked for.
  */
+/* *scope with the words of more it lacks added (more may be NULL). */
+static void
+scope_add(char **scope, const char *more)
+{
+	struct buf b;
+
+	if (more == NULL || *more == '\0')
+		return;
+	buf_init(&b, 4096);
+	buf_appends(&b, *scope != NULL ? *scope : "");
+	for (const char *p = more; *p != '\0';) {
+		size_t n = strcspn(p, " ");
+		char *w = xstrndup(p, n);
+
+		if (*w != '\0' && !words_have(b.data != NULL ? b.data : "", w))
+			buf_printf(&b, "%s%s", b.len > 0 ? " " : "", w);
+		free(w);
+		p += n + (p[n] == ' ');
+	}
+	free(*scope);
+	*scope = buf_steal(&b);
+}
+
 static bool
 offline_access_asked(const cJSON *as, char **scope)
 {
@@ -709,6 +734,9 @@ oauth_begin_bounded(const char *connector_id, const char *url, const char *chall
 
 	if (!discover(url, challenge, scope, &d, why))
 		return NULL;
+	/* A step-up: what the token has, and what it lacks. */
+	if (scope != NULL)
+		scope_add(&d.scope, login->granted);
 	p = xcalloc(1, sizeof *p);
 	snprintf(p->connector_id, sizeof p->connector_id, "%s", connector_id);
 	p->redirect_uri = xstrdup(redirect_uri);
@@ -812,8 +840,10 @@ oauth_begin_bounded(const char *connector_id, const char *url, const char *chall
 	add_param(&q, "resource", p->resource);
 	if (offline_access_asked(d.as, &d.scope))
 		add_param(&q, "prompt", "consent");
-	if (d.scope != NULL)
+	if (d.scope != NULL) {
 		add_param(&q, "scope", d.scope);
+		p->scope = xstrdup(d.scope);
+	}
 	out = xasprintf("%s%s%s", endpoint, strchr(endpoint, '?') != NULL ? "&" : "?", q.data);
 	buf_free(&q);
 	free(d.scope);
@@ -932,6 +962,8 @@ token_request(const struct pending *p, struct buf *form, struct oauth_result *ou
 	buf_free(&f.body);
 	token = json_get_string(answer, "access_token");
 	ok = token != NULL && *token != '\0' && strlen(token) < 16384;
+	snprintf(out->scope, sizeof out->scope, "%s", json_get_string(answer, "scope") != NULL ?
+	    json_get_string(answer, "scope") : p->scope != NULL ? p->scope : "");
 	if (ok) {
 		out->access_token = sodium_malloc(strlen(token) + 1);
 		ok = out->access_token != NULL;

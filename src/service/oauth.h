@@ -29,6 +29,8 @@ struct oauth_result {
 	 * sodium_malloc'd, else NULL.
 	 */
 	char *refresh_record;
+	/* The scope granted: the token answer's, else the one asked ("" = none known). */
+	char scope[1024];
 };
 
 /*
@@ -50,6 +52,11 @@ struct oauth_login {
 	const char *client_secret;	/* its secret */
 	const char *client_key;		/* or its PEM private key (ES256): private_key_jwt */
 	const char *scope;		/* NULL: the challenge's */
+	/*
+	 * The scope the connector's token has now (NULL = none): a step-up (scope
+	 * set) asks for it and scope together, so that nothing granted is lost.
+	 */
+	const char *granted;
 	/*
 	 * Enterprise-managed authorization (SEP-990): the user's ID token from the
 	 * identity provider, exchanged at its token endpoint (as idp_client_id)
