@@ -28,6 +28,8 @@
  *   probe-silent  legacy, and ignores server/discover (no answer at all)
  *   probe-exit    legacy, and exits on server/discover
  *   future     answers server/discover with UnsupportedProtocolVersionError
+ *   halfmodern offers only 2026-07-28 in server/discover, then refuses every
+ *              request of that revision with -32602; speaks initialize
  *   env        legacy; its tool "env" says the length and a hash of $TD_PROBE
  *   loud       prints $TD_PROBE on stderr and exits during the handshake
  *   leak       legacy; its tool "env" answers with $TD_PROBE itself, plainly
@@ -247,6 +249,13 @@ tools_call(const cJSON *id, const cJSON *params)
 			free(s);
 			cJSON_Delete(a);
 		}
+	} else if (name != NULL && strcmp(name, "progress-token") == 0) {
+		/* The call's progress token, as it came. */
+		char *tok = cJSON_PrintUnformatted(cJSON_GetObjectItem(cJSON_GetObjectItem(params,
+		    "_meta"), "progressToken"));
+
+		snprintf(out, sizeof out, "%s", tok != NULL ? tok : "(none)");
+		free(tok);
 	} else if (name != NULL && strcmp(name, "env") == 0) {
 		/* Says what it got without saying the value (it may be a secret). */
 		const char *v = getenv("TD_PROBE");
@@ -331,8 +340,14 @@ handle(cJSON *msg)
 		error(id, -32022, "Unsupported protocol version");
 		return;
 	}
+	if (strcmp(mode, "halfmodern") == 0 && strcmp(method, "server/discover") != 0 &&
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(params, "_meta"),
+	    "io.modelcontextprotocol/protocolVersion") != NULL) {
+		error(id, -32602, "Invalid params: per-request metadata is not taken here");
+		return;
+	}
 	if (strcmp(method, "server/discover") == 0) {
-		if (!modern) {
+		if (!modern && strcmp(mode, "halfmodern") != 0) {
 			error(id, -32601, "Method not found");
 			return;
 		}
@@ -369,6 +384,12 @@ handle(cJSON *msg)
 
 		if (v == NULL || strcmp(v, "2026-07-28") != 0) {
 			error(id, -32022, "Unsupported protocol version");
+			return;
+		}
+		/* and what the client offers, the revision being without sessions */
+		if (!cJSON_IsObject(cJSON_GetObjectItem(meta,
+		    "io.modelcontextprotocol/clientCapabilities"))) {
+			error(id, -32602, "Invalid params: _meta lacks clientCapabilities");
 			return;
 		}
 	}

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <time.h>
 
 #include <curl/curl.h>
 
@@ -19,6 +21,7 @@
 #define CONNECTORS_MAX 32		/* connectors of one run */
 #define CONNECTOR_ARGS_MAX 256		/* args, env entries, headers, bindings */
 #define CONNECTOR_SECRET_MAX 16384	/* a resolved credential value */
+#define CONNECTOR_RENEW_AHEAD 60	/* s before a token's expiry it is asked for again */
 #define CONNECTOR_DESC_MAX 2048		/* a tool description shown to the model */
 #define CONNECTOR_SCHEMA_MAX 65536	/* a tool's JSON schema, printed */
 #define CONNECTOR_TOOLS_MAX 1000	/* tools of all connectors together */
@@ -149,7 +152,7 @@ header_value_ok(const char *s)
  */
 static char *
 secret_resolve(struct host *host, const char *connector_id, const char *credential_id,
-    int *rc, char **why)
+    const char *rejected, struct connector *auth, int *rc, char **why)
 {
 	cJSON *params = cJSON_CreateObject(), *result = NULL;
 	struct agent_error err = { 0 };
@@ -158,13 +161,25 @@ secret_resolve(struct host *host, const char *connector_id, const char *credenti
 
 	cJSON_AddStringToObject(params, "connectorId", connector_id);
 	cJSON_AddStringToObject(params, "credentialId", credential_id);
+	/* The server refused this version of it: the service renews it (once). */
+	if (rejected != NULL)
+		cJSON_AddStringToObject(params, "rejected", rejected);
 	*rc = host_request(host, "secret.resolve", params, &result, &err);
 	if (*rc == AGENT_OK) {
+		const cJSON *exp = cJSON_GetObjectItemCaseSensitive(result, "expiresAt");
+		const char *version = json_get_string(result, "version");
+
 		v = json_get_string(result, "value");
 		if (v == NULL || strlen(v) > CONNECTOR_SECRET_MAX)
 			*why = xasprintf("the credential %s has no usable value", credential_id);
 		else
 			value = xstrdup(v);
+		if (auth != NULL) {
+			free(auth->auth_version);
+			auth->auth_version = version != NULL && strlen(version) < 64 ?
+			    xstrdup(version) : NULL;
+			auth->auth_expires = cJSON_IsNumber(exp) ? exp->valuedouble : 0;
+		}
 		if (v != NULL)
 			explicit_bzero((char *)v, strlen(v));
 	} else if (*rc == AGENT_FAILED) {
@@ -183,7 +198,7 @@ secret_resolve(struct host *host, const char *connector_id, const char *credenti
  */
 static int
 bindings_apply(const cJSON *def, const char *id, const char *prefix, struct host *host,
-    struct strv *out, struct redact *secrets, char **why)
+    struct strv *out, struct redact *secrets, struct connector *con, char **why)
 {
 	const cJSON *bindings = cJSON_GetObjectItemCaseSensitive(def, "credentialBindings");
 	const cJSON *list = cJSON_IsArray(bindings) ? bindings : NULL;
@@ -193,6 +208,7 @@ bindings_apply(const cJSON *def, const char *id, const char *prefix, struct host
 	cJSON_ArrayForEach(b, list) {
 		const char *cred = json_get_string(b, "credentialId");
 		const char *target = json_get_string(b, "target");
+		struct connector *auth;
 		char *value;
 		int rc;
 
@@ -206,7 +222,12 @@ bindings_apply(const cJSON *def, const char *id, const char *prefix, struct host
 			*why = xasprintf("the binding target %.140s is not a valid name", target);
 			return -1;
 		}
-		value = secret_resolve(host, id, cred, &rc, why);
+		auth = con != NULL && strcasecmp(target, "header:Authorization") == 0 ? con : NULL;
+		if (auth != NULL) {
+			free(con->auth_cred);
+			con->auth_cred = xstrdup(cred);
+		}
+		value = secret_resolve(host, id, cred, NULL, auth, &rc, why);
 		if (rc == AGENT_CANCELLED)
 			return AGENT_CANCELLED;
 		if (value == NULL)
@@ -324,7 +345,7 @@ open_stdio(const cJSON *def, const char *id, const cJSON *transport,
 		}
 	}
 	/* The credentials, now that the server is about to start. */
-	if ((*rc = bindings_apply(def, id, "env:", host, &envp, secrets, why)) != 0) {
+	if ((*rc = bindings_apply(def, id, "env:", host, &envp, secrets, NULL, why)) != 0) {
 		if (*rc != AGENT_CANCELLED)
 			*rc = AGENT_OK;
 		goto out;
@@ -347,7 +368,7 @@ out:
 static struct mcp_client *
 open_http(const cJSON *def, const char *id, const cJSON *transport,
     const struct agent_config *cfg, struct host *host, struct redact *secrets, int *rc,
-    char **why)
+    struct connector *con, char **why)
 {
 	const char *url = json_get_string(transport, "url");
 	const cJSON *headers = cJSON_GetObjectItemCaseSensitive(transport, "headers");
@@ -372,7 +393,7 @@ open_http(const cJSON *def, const char *id, const cJSON *transport,
 		}
 		strv_add(&lines, xasprintf("%s: %s", h->string, h->valuestring));
 	}
-	if ((*rc = bindings_apply(def, id, "header:", host, &lines, secrets, why)) != 0) {
+	if ((*rc = bindings_apply(def, id, "header:", host, &lines, secrets, con, why)) != 0) {
 		if (*rc != AGENT_CANCELLED)
 			*rc = AGENT_OK;
 		goto out;
@@ -590,6 +611,8 @@ connector_start(struct connectors *cs, const cJSON *def, const struct agent_conf
 	con->mcp = NULL;
 	con->paths[0] = con->paths[1] = NULL;
 	con->progress = NULL;
+	con->auth_cred = con->auth_version = NULL;
+	con->auth_expires = 0;
 
 	if (kind != NULL && strcmp(kind, "builtin") == 0) {
 		if (strcmp(id, WEB_ID) != 0) {
@@ -608,7 +631,7 @@ connector_start(struct connectors *cs, const cJSON *def, const struct agent_conf
 		con->mcp = open_stdio(def, id, transport, cfg, host, cs->secrets, &rc, &why,
 		    con->paths);
 	else if (type != NULL && strcmp(type, "http") == 0)
-		con->mcp = open_http(def, id, transport, cfg, host, cs->secrets, &rc, &why);
+		con->mcp = open_http(def, id, transport, cfg, host, cs->secrets, &rc, con, &why);
 	else
 		why = xstrdup("the transport type must be stdio or http");
 	if (rc == AGENT_CANCELLED) {
@@ -689,6 +712,8 @@ connectors_close(struct connectors *cs)
 		}
 		free(cs->list[i].id);
 		free(cs->list[i].name);
+		free(cs->list[i].auth_cred);
+		free(cs->list[i].auth_version);
 	}
 	for (size_t i = 0; i < cs->ntools; i++) {
 		free(cs->tools[i].name);
@@ -1038,6 +1063,48 @@ web_fetch_url(const cJSON *args, const struct agent_config *cfg, struct host *ho
 	return AGENT_OK;
 }
 
+/*
+ * Asks the service for the connector's token again (renewed when due, or,
+ * refused, renewed unless someone did it already) and sends it from now on.
+ * AGENT_OK, AGENT_CANCELLED, or -1 when there is no new one.
+ */
+static int
+connector_auth_renew(struct connectors *cs, struct connector *con, struct host *host,
+    bool refused)
+{
+	char *rejected = refused && con->auth_version != NULL ? xstrdup(con->auth_version) : NULL;
+	char *why = NULL, *value, *line;
+	int rc;
+
+	value = secret_resolve(host, con->id, con->auth_cred, rejected, con, &rc, &why);
+	free(rejected);
+	if (rc == AGENT_CANCELLED) {
+		free(why);
+		return AGENT_CANCELLED;
+	}
+	if (value == NULL || !header_value_ok(value)) {
+		redact_str(cs->secrets, why);
+		log_info("connector %s: no renewed token: %s", con->id, why != NULL ? why :
+		    "it holds a line break");
+		free(why);
+		if (value != NULL) {
+			explicit_bzero(value, strlen(value));
+			free(value);
+		}
+		return -1;
+	}
+	redact_add(cs->secrets, value);
+	line = xasprintf("Authorization: %s", value);
+	mcp_set_header(con->mcp, line);
+	explicit_bzero(line, strlen(line));
+	explicit_bzero(value, strlen(value));
+	free(line);
+	free(value);
+	log_info("connector %s: the token was asked for again%s", con->id,
+	    refused ? " (the server refused it)" : " (it is about to expire)");
+	return AGENT_OK;
+}
+
 int
 connectors_call(struct connectors *cs, const struct connector_tool *t, const cJSON *args,
     const struct agent_config *cfg, struct host *host, struct tool_result *res)
@@ -1045,6 +1112,7 @@ connectors_call(struct connectors *cs, const struct connector_tool *t, const cJS
 	struct connector *con = &cs->list[t->con];
 	cJSON *result = NULL;
 	char err[1024], *first;
+	int rc;
 
 	if (t->web)
 		return web_fetch_url(args, cfg, host, res);
@@ -1052,7 +1120,22 @@ connectors_call(struct connectors *cs, const struct connector_tool *t, const cJS
 		tool_result_fail(res, "the connector %s is not running", con->name);
 		return AGENT_OK;
 	}
-	if (mcp_call_tool(con->mcp, t->remote, args, &result, err, sizeof err) != 0) {
+	/* A token about to expire is renewed first; one the server refused, once. */
+	if (con->auth_cred != NULL && con->auth_expires > 0 &&
+	    (double)time(NULL) + CONNECTOR_RENEW_AHEAD >= con->auth_expires &&
+	    connector_auth_renew(cs, con, host, false) == AGENT_CANCELLED)
+		return AGENT_CANCELLED;
+	rc = mcp_call_tool(con->mcp, t->remote, args, &result, err, sizeof err);
+	if (rc != 0 && con->auth_cred != NULL && mcp_http_status(con->mcp) == 401 &&
+	    !host_cancelled(host)) {
+		int r = connector_auth_renew(cs, con, host, true);
+
+		if (r == AGENT_CANCELLED)
+			return AGENT_CANCELLED;
+		if (r == AGENT_OK)
+			rc = mcp_call_tool(con->mcp, t->remote, args, &result, err, sizeof err);
+	}
+	if (rc != 0) {
 		if (host_cancelled(host))
 			return AGENT_CANCELLED;
 		tool_result_fail(res, "%s (connector %s): %s", t->remote, con->name, err);

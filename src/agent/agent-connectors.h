@@ -27,6 +27,10 @@ struct connector {
 	struct mcp_client *mcp;		/* NULL for a built-in */
 	char **paths[2];		/* stdio: its sandbox's read-write, read-only paths */
 	struct connector_progress *progress;	/* who tells of its calls' progress */
+	/* http: the credential bound to header:Authorization (NULL = none), for renewals */
+	char *auth_cred;
+	char *auth_version;		/* its version the service gave with its value */
+	double auth_expires;		/* its expiry (Unix seconds), 0 = unknown */
 };
 
 struct connector_tool {

@@ -588,6 +588,9 @@ http_perform(struct mcp_client *c, struct http_exchange *x, const char *text,
  * RPC_ERROR with err set, or 1 when an event stream ended cleanly without
  * the answer (it may be resumed).
  */
+static bool version_refused(struct mcp_client *c, struct http_exchange *x, long id,
+    cJSON **answer);
+
 static int
 http_outcome(struct mcp_client *c, struct http_exchange *x, CURLcode cc, long status,
     long id, const char *method, const char *during, cJSON **answer, char *err,
@@ -616,8 +619,11 @@ http_outcome(struct mcp_client *c, struct http_exchange *x, CURLcode cc, long st
 		if (sign_in_err(x, status, method, err, errlen)) {
 			free(c->challenge);
 			c->challenge = xstrdup(x->www_auth);
+			c->failure = FAIL_SIGN_IN;
 			return RPC_ERROR;
 		}
+		if (status == 400 && version_refused(c, x, id, answer))
+			return RPC_OK;	/* its error, UnsupportedProtocolVersionError, is the answer */
 		if (status == 404 && c->session != NULL)
 			mcp_set_err(err, errlen, "the server ended the session (HTTP 404 to %s)%s%s",
 			    method, *reason ? ": " : "", reason);
@@ -650,6 +656,28 @@ http_outcome(struct mcp_client *c, struct http_exchange *x, CURLcode cc, long st
 		    "JSON-RPC 2.0 response (HTTP %ld)", method, status);
 	}
 	return RPC_FAILED;
+}
+
+/*
+ * Whether a 400's body is the JSON-RPC answer UnsupportedProtocolVersionError
+ * (-32022) to request id (then in *answer): the draft revision's refusal of a
+ * version, which the handshake reads.
+ */
+static bool
+version_refused(struct mcp_client *c, struct http_exchange *x, long id, cJSON **answer)
+{
+	cJSON *in = x->body.len > 0 ? mcp_message_parse(c, x->body.data, x->body.len) : NULL;
+	const cJSON *e = cJSON_GetObjectItemCaseSensitive(in, "error");
+	const cJSON *code = cJSON_GetObjectItemCaseSensitive(e, "code");
+	const cJSON *mid = cJSON_GetObjectItemCaseSensitive(in, "id");
+
+	if (cJSON_IsNumber(code) && code->valueint == -32022 && cJSON_IsNumber(mid) &&
+	    (long)mid->valuedouble == id) {
+		*answer = in;
+		return true;
+	}
+	cJSON_Delete(in);
+	return false;
 }
 
 /*
@@ -823,3 +851,29 @@ static const struct mcp_transport_ops http_ops = {
 	.close = http_close,
 };
 
+
+int
+mcp_http_status(const struct mcp_client *c)
+{
+	return c != NULL && c->ops == &http_ops ? (int)c->last_status : 0;
+}
+
+void
+mcp_set_header(struct mcp_client *c, const char *line)
+{
+	const char *colon = line != NULL ? strchr(line, ':') : NULL;
+	struct curl_slist *kept = NULL;
+	size_t n;
+
+	if (c == NULL || c->ops != &http_ops || colon == NULL)
+		return;
+	n = (size_t)(colon - line) + 1;
+	for (struct curl_slist *l = c->user_headers; l != NULL; l = l->next)
+		if (strncasecmp(l->data, line, n) != 0)
+			kept = curl_slist_append(kept, l->data);
+	kept = curl_slist_append(kept, line);
+	for (struct curl_slist *l = c->user_headers; l != NULL; l = l->next)
+		explicit_bzero(l->data, strlen(l->data));
+	curl_slist_free_all(c->user_headers);
+	c->user_headers = kept;
+}

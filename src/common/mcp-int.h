@@ -20,6 +20,8 @@
 #define MCP_MODERN_VERSION "2026-07-28"
 #define MCP_LEGACY_VERSION "2025-11-25"
 #define MCP_META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define MCP_META_CAPABILITIES "io.modelcontextprotocol/clientCapabilities"
+#define MCP_META_CLIENT_INFO "io.modelcontextprotocol/clientInfo"
 #define MCP_CLIENT_NAME "taskdeck"
 
 enum rpc_status {
@@ -58,6 +60,8 @@ struct mcp_client {
 	long next_id;
 	bool ready;		/* handshake done */
 	bool modern;		/* server/discover worked: every request carries _meta */
+	bool modern_proven;	/* a request of the draft revision was answered */
+	char progress_token[32];	/* of the call under way */
 	char *version;
 	char *server_name;
 
@@ -74,7 +78,8 @@ struct mcp_client {
 	bool exited;
 	int wstatus;
 	bool sandboxed;		/* started by sandbox_spawn */
-	enum { FAIL_OTHER, FAIL_TIMEOUT, FAIL_EXITED, FAIL_CANCELLED } failure;	/* of the last failed request */
+	/* of the last failed request */
+	enum { FAIL_OTHER, FAIL_TIMEOUT, FAIL_EXITED, FAIL_CANCELLED, FAIL_SIGN_IN } failure;
 	bool discarding;	/* skipping the rest of an oversized line */
 	char *root_uri;		/* file:// URI answered to roots/list, or NULL */
 	/* What started the server, to start it again after a probe that killed it. */

@@ -226,6 +226,9 @@ mcp_too_big_err(const struct mcp_client *c, char *err, size_t errlen)
 
 /* --- messages ------------------------------------------------------------- */
 
+static cJSON *client_info(void);
+static cJSON *client_capabilities(const struct mcp_client *c);
+
 cJSON *
 mcp_request_new(struct mcp_client *c, long id, const char *method, cJSON *params)
 {
@@ -244,8 +247,13 @@ mcp_request_new(struct mcp_client *c, long id, const char *method, cJSON *params
 			cJSON_DeleteItemFromObjectCaseSensitive(params, "_meta");
 			meta = cJSON_AddObjectToObject(params, "_meta");
 		}
+		/* The draft revision is stateless: each request says who asks and what it offers. */
 		if (cJSON_GetObjectItemCaseSensitive(meta, MCP_META_VERSION) == NULL)
 			cJSON_AddStringToObject(meta, MCP_META_VERSION, MCP_MODERN_VERSION);
+		if (cJSON_GetObjectItemCaseSensitive(meta, MCP_META_CAPABILITIES) == NULL)
+			cJSON_AddItemToObject(meta, MCP_META_CAPABILITIES, client_capabilities(c));
+		if (cJSON_GetObjectItemCaseSensitive(meta, MCP_META_CLIENT_INFO) == NULL)
+			cJSON_AddItemToObject(meta, MCP_META_CLIENT_INFO, client_info());
 	}
 	cJSON_AddItemToObject(msg, "params", params);
 	return msg;
@@ -320,7 +328,8 @@ notification_note(struct mcp_client *c, const char *method, const cJSON *params)
 	if (strcmp(method, "notifications/tools/list_changed") == 0)
 		c->tools_changed = true;
 	else if (strcmp(method, "notifications/progress") == 0 && c->progress != NULL &&
-	    cJSON_IsNumber(progress))
+	    cJSON_IsNumber(progress) && json_get_string(params, "progressToken") != NULL &&
+	    strcmp(json_get_string(params, "progressToken"), c->progress_token) == 0)
 		c->progress(c->progress_ud, progress->valuedouble,
 		    cJSON_IsNumber(total) ? total->valuedouble : -1,
 		    json_get_string(params, "message"));
@@ -470,30 +479,57 @@ static void
 keep_server_name(struct mcp_client *c, const cJSON *result)
 {
 	const cJSON *info = cJSON_GetObjectItemCaseSensitive(result, "serverInfo");
-	const char *name = json_get_string(info, "name");
+	const char *name;
+
+	if (info == NULL)	/* the draft revision's place for it */
+		info = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(result,
+		    "_meta"), "io.modelcontextprotocol/serverInfo");
+	name = json_get_string(info, "name");
 
 	free(c->server_name);
 	c->server_name = name != NULL ? xstrndup(name, strnlen(name, 200)) : NULL;
+}
+
+/* The params of server/discover: the version, the client and what it offers. */
+static cJSON *
+discover_params(const struct mcp_client *c)
+{
+	cJSON *params = cJSON_CreateObject();
+	cJSON *meta = cJSON_AddObjectToObject(params, "_meta");
+
+	cJSON_AddStringToObject(meta, MCP_META_VERSION, MCP_MODERN_VERSION);
+	cJSON_AddItemToObject(meta, MCP_META_CLIENT_INFO, client_info());
+	cJSON_AddItemToObject(meta, MCP_META_CAPABILITIES, client_capabilities(c));
+	return params;
 }
 
 /* server/discover: 1 = a modern server, 0 = fall back, -1 = failed. */
 static int
 try_discover(struct mcp_client *c, char *err, size_t errlen)
 {
-	cJSON *params = cJSON_CreateObject();
-	cJSON *meta = cJSON_AddObjectToObject(params, "_meta");
 	cJSON *result = NULL;
 	const cJSON *versions;
 	int rc, code = 0;
 	bool ours = false;
 
-	cJSON_AddStringToObject(meta, MCP_META_VERSION, MCP_MODERN_VERSION);
-	cJSON_AddItemToObject(meta, "io.modelcontextprotocol/clientInfo", client_info());
-	cJSON_AddItemToObject(meta, "io.modelcontextprotocol/clientCapabilities",
-	    client_capabilities(c));
 	c->modern = true;	/* headers of the probe */
-	rc = rpc(c, "server/discover", params, "the handshake", &result, &code, err, errlen);
+	rc = rpc(c, "server/discover", discover_params(c), "the handshake", &result, &code, err,
+	    errlen);
+	if (rc == RPC_ERROR && code == -32022) {
+		/*
+		 * UnsupportedProtocolVersionError lists what the server speaks: a
+		 * server that refused the first request whatever it named may take
+		 * the same version asked again, once.
+		 */
+		cJSON_Delete(result);
+		code = 0;
+		rc = rpc(c, "server/discover", discover_params(c), "the handshake", &result, &code,
+		    err, errlen);
+	}
 	c->modern = false;
+	/* A server behind OAuth: a sign-in is needed whatever the revision. */
+	if (rc == RPC_ERROR && c->failure == FAIL_SIGN_IN)
+		return -1;
 	if (rc == RPC_ERROR && code == -32022) {
 		/* UnsupportedProtocolVersionError: a server of a later revision only. */
 		mcp_set_err(err, errlen, "the server speaks only MCP revisions this client does not "
@@ -577,6 +613,13 @@ mcp_handshake(struct mcp_client *c, char *err, size_t errlen)
 
 /* --- tools ------------------------------------------------------------------ */
 
+/* An error that says the server does not take a request of the draft revision as sent. */
+static bool
+draft_refused(int code)
+{
+	return code == -32600 || code == -32601 || code == -32602 || code == -32022;
+}
+
 void
 mcp_tools_free(struct mcp_tool *tools, size_t n)
 {
@@ -617,7 +660,7 @@ mcp_list_tools(struct mcp_client *c, struct mcp_tool **tools, size_t *n, char *e
 	struct mcp_tool *list = NULL;
 	size_t count = 0, cap = 0;
 	char *cursor = NULL;
-	int pages = 0;
+	int pages = 0, rc, code = 0;
 
 	*tools = NULL;
 	*n = 0;
@@ -633,8 +676,27 @@ mcp_list_tools(struct mcp_client *c, struct mcp_tool **tools, size_t *n, char *e
 			cJSON_AddStringToObject(params, "cursor", cursor);
 		free(cursor);
 		cursor = NULL;
-		if (rpc(c, "tools/list", params, "tools/list", &result, NULL, err, errlen) != RPC_OK)
+		rc = rpc(c, "tools/list", params, "tools/list", &result, &code, err, errlen);
+		if (rc == RPC_ERROR && pages == 0 && c->modern && !c->modern_proven &&
+		    draft_refused(code)) {
+			/*
+			 * The server's discover offered the draft revision, yet it refuses
+			 * the draft's first request: it speaks initialize as well, the
+			 * revision of a session.
+			 */
+			log_info("mcp: the server refused the draft revision's tools/list (code %d): "
+			    "initialize instead", code);
+			c->modern = false;
+			free(c->version);
+			c->version = NULL;
+			if (mcp_initialize(c, err, errlen) != 0)
+				goto fail;
+			rc = rpc(c, "tools/list", cJSON_CreateObject(), "tools/list", &result, &code,
+			    err, errlen);
+		}
+		if (rc != RPC_OK)
 			goto fail;
+		c->modern_proven = true;
 		arr = cJSON_GetObjectItemCaseSensitive(result, "tools");
 		if (!cJSON_IsArray(arr)) {
 			cJSON_Delete(result);
@@ -693,9 +755,12 @@ mcp_call_tool(struct mcp_client *c, const char *name, const cJSON *arguments, cJ
 	cJSON_AddStringToObject(params, "name", name);
 	cJSON_AddItemToObject(params, "arguments", arguments != NULL ?
 	    cJSON_Duplicate(arguments, true) : cJSON_CreateObject());
-	if (c->progress != NULL)	/* one call at a time: one token is enough */
+	if (c->progress != NULL) {
+		/* Its own token (the id it is about to get): a late notice of another is not its. */
+		snprintf(c->progress_token, sizeof c->progress_token, "taskdeck-%ld", c->next_id);
 		cJSON_AddStringToObject(cJSON_AddObjectToObject(params, "_meta"), "progressToken",
-		    "taskdeck-call");
+		    c->progress_token);
+	}
 	snprintf(during, sizeof during, "the call of %.200s", name);
 	rc = rpc(c, "tools/call", params, during, result, NULL, err, errlen);
 	return rc == RPC_OK ? 0 : -1;

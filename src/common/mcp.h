@@ -142,6 +142,14 @@ typedef void (*mcp_progress_fn)(void *ud, double progress, double total,
     const char *message);
 void mcp_set_progress(struct mcp_client *c, mcp_progress_fn fn, void *ud);
 
+/* The HTTP status of the last exchange with an HTTP server; 0 for stdio. */
+int mcp_http_status(const struct mcp_client *c);
+/*
+ * Sends the header line "Name: value" from now on instead of the one of that
+ * name (a renewed token).  Nothing for stdio.
+ */
+void mcp_set_header(struct mcp_client *c, const char *line);
+
 /* The stdio server's pid (= its process group id); -1 for HTTP. */
 int mcp_server_pid(const struct mcp_client *c);
 

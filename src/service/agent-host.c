@@ -358,19 +358,21 @@ static void
 agent_host_on_secret_resolve(struct run_state *rs, long long id, const cJSON *params)
 {
 	char *value = NULL, *message = NULL;
+	cJSON *meta = cJSON_CreateObject(), *msg, *res, *v;
 	enum td_code code = connector_secret_resolve(rs->ar->sv->svc, rs->connectors, params,
-	    &value, &message);
-	cJSON *msg, *res, *v;
+	    &value, meta, &message);
 
 	if (code != TD_OK) {
 		log_info("run %s: secret.resolve refused: %s", rs->ar->id, message);
 		agent_host_respond_code(rs, id, code, message);
+		cJSON_Delete(meta);
 		return;
 	}
 	msg = cJSON_CreateObject();
 	cJSON_AddStringToObject(msg, "type", "response");
 	cJSON_AddNumberToObject(msg, "id", (double)id);
-	res = cJSON_AddObjectToObject(msg, "result");
+	cJSON_AddItemToObject(msg, "result", meta);
+	res = meta;
 	v = cJSON_AddStringToObject(res, "value", value);
 	secrets_plain_free(value);
 	agent_proc_send(rs, msg);

@@ -3,6 +3,7 @@
  * bound to the connector's header:Authorization, with a sealed refresh record
  * beside each, and renewed before they are due.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,9 @@
 #include "service.h"
 #include "store.h"
 #include "xalloc.h"
+
+/* How a token credential's description names its scope. */
+#define OAUTH_SCOPE_PREFIX "granted scope: "
 
 /* The credential bound to the connector's header:Authorization, or NULL. */
 static const char *
@@ -179,7 +183,7 @@ connector_oauth_with_secret(struct service *svc, const char *record, char **why)
 
 bool
 connector_store_oauth_token(struct service *svc, const char *id, const char *token, const char *record,
-    char **why)
+    const char *scope, char **why)
 {
 	struct problem p = { 0 };
 	cJSON *con = connector_get(svc, id), *body, *cred = NULL, *updated = NULL;
@@ -191,6 +195,13 @@ connector_store_oauth_token(struct service *svc, const char *id, const char *tok
 		return false;
 	}
 	body = cJSON_CreateObject();
+	/* What it was granted, for a later step-up to keep (and for the user to see). */
+	if (scope != NULL && *scope != '\0') {
+		char *d = xasprintf("%s%.900s", OAUTH_SCOPE_PREFIX, scope);
+
+		cJSON_AddStringToObject(body, "description", d);
+		free(d);
+	}
 	if (cid != NULL) {
 		cJSON_AddStringToObject(body, "secret", token);
 		ok = credential_update(svc, cid, body, &cred, &p) == TD_OK;
@@ -235,6 +246,97 @@ connector_store_oauth_token(struct service *svc, const char *id, const char *tok
 	return ok;
 }
 
+/* Renewals one at a time: two callers that find the same token refused renew it once. */
+static pthread_mutex_t renew_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/*
+ * Renews the token of the connector whose refresh record is the credential
+ * rid (named "OAuth refresh of ID"): when due, or when the server refused
+ * the token of version rejected (the token credential's updatedAt then) and
+ * nobody has renewed it since.  *expires_at (may be NULL) gets the token's
+ * expiry (Unix seconds, 0 = unknown) afterwards.
+ */
+static void
+connector_oauth_renew_record(struct service *svc, const char *rid, const char *id,
+    const char *rejected, double *expires_at)
+{
+	struct oauth_result res = { .access_token = NULL };
+	char *record = NULL, *why = NULL, *full;
+	const char *cid, *version;
+	const cJSON *exp;
+	cJSON *rec, *bearer = NULL;
+	bool got, force;
+
+	pthread_mutex_lock(&renew_mu);
+	store_lock(svc->store);
+	got = credential_value(svc, rid, "env:OAUTH", &record, &why);
+	store_unlock(svc->store);
+	rec = got ? json_parse(record, strlen(record)) : NULL;
+	cid = json_get_string(rec, "credentialId");
+	/* The token's credential deleted (signed out): nothing to renew. */
+	if (cid != NULL && (bearer = credential_get(svc, cid)) == NULL)
+		cid = NULL;
+	version = json_get_string(bearer, "updatedAt");
+	force = rejected != NULL && version != NULL && strcmp(version, rejected) == 0;
+	exp = cJSON_GetObjectItemCaseSensitive(rec, "expiresAt");
+	if (expires_at != NULL)
+		*expires_at = cJSON_IsNumber(exp) ? exp->valuedouble : 0;
+	full = cid != NULL ? connector_oauth_with_secret(svc, record, &why) : NULL;
+	if (full != NULL && oauth_refresh(full, force, &res, &why)) {
+		struct problem p = { 0 };
+		cJSON *body = cJSON_CreateObject(), *cred = NULL, *now_rec;
+
+		cJSON_AddStringToObject(body, "secret", res.access_token);
+		if (credential_update(svc, cid, body, &cred, &p) == TD_OK &&
+		    res.refresh_record != NULL)
+			connector_oauth_store_record(svc, id, cid, res.refresh_record, &why);
+		now_rec = res.refresh_record != NULL ?
+		    json_parse(res.refresh_record, strlen(res.refresh_record)) : NULL;
+		exp = cJSON_GetObjectItemCaseSensitive(now_rec, "expiresAt");
+		if (expires_at != NULL && cJSON_IsNumber(exp))
+			*expires_at = exp->valuedouble;
+		cJSON_Delete(now_rec);
+		sodium_memzero(cJSON_GetObjectItemCaseSensitive(body, "secret")->valuestring,
+		    strlen(res.access_token));
+		cJSON_Delete(body);
+		cJSON_Delete(cred);
+		cJSON_Delete(p.details);
+		log_info("oauth: the token of connector %s was renewed%s", id,
+		    force ? " (the server refused it)" : "");
+	} else if (why != NULL) {
+		log_warn("oauth: the token of connector %s cannot be renewed: %s", id, why);
+	}
+	pthread_mutex_unlock(&renew_mu);
+	if (full != NULL) {
+		sodium_memzero(full, strlen(full));
+		free(full);
+	}
+	cJSON_Delete(bearer);
+	if (got)
+		secrets_plain_free(record);
+	secrets_plain_free(res.access_token);
+	secrets_plain_free(res.refresh_record);
+	cJSON_Delete(rec);
+	free(why);
+}
+
+bool
+connector_oauth_renew(struct service *svc, const char *connector_id, const char *rejected,
+    double *expires_at)
+{
+	char *name = xasprintf("OAuth refresh of %s", connector_id);
+	char *rid = connector_oauth_credential(svc, name);
+
+	free(name);
+	if (expires_at != NULL)
+		*expires_at = 0;
+	if (rid == NULL)
+		return false;
+	connector_oauth_renew_record(svc, rid, connector_id, rejected, expires_at);
+	free(rid);
+	return true;
+}
+
 void
 connectors_refresh_oauth(struct service *svc)
 {
@@ -246,56 +348,60 @@ connectors_refresh_oauth(struct service *svc)
 
 		cJSON_ArrayForEach(c, page) {
 			const char *n = json_get_string(c, "name"), *rid = json_get_string(c, "id");
-			struct oauth_result res = { .access_token = NULL };
-			char *record = NULL, *why = NULL, *full;
-			const char *cid;
-			cJSON *rec, *bearer = NULL;
-			bool got;
+			cJSON *con;
 
 			if (n == NULL || rid == NULL || strncmp(n, prefix, sizeof prefix - 1) != 0)
 				continue;
-			store_lock(svc->store);
-			got = credential_value(svc, rid, "env:OAUTH", &record, &why);
-			store_unlock(svc->store);
-			rec = got ? json_parse(record, strlen(record)) : NULL;
-			cid = json_get_string(rec, "credentialId");
-			/* The token's credential deleted (signed out): nothing to renew. */
-			if (cid != NULL && (bearer = credential_get(svc, cid)) == NULL)
-				cid = NULL;
-			cJSON_Delete(bearer);
-			bearer = NULL;
-			full = cid != NULL ? connector_oauth_with_secret(svc, record, &why) : NULL;
-			if (full != NULL && oauth_refresh(full, &res, &why)) {
-				struct problem p = { 0 };
-				cJSON *body = cJSON_CreateObject(), *cred = NULL;
-
-				cJSON_AddStringToObject(body, "secret", res.access_token);
-				if (credential_update(svc, cid, body, &cred, &p) == TD_OK &&
-				    res.refresh_record != NULL)
-					connector_oauth_store_record(svc, n + sizeof prefix - 1, cid, res.refresh_record, &why);
-				sodium_memzero(cJSON_GetObjectItemCaseSensitive(body, "secret")->valuestring,
-				    strlen(res.access_token));
-				cJSON_Delete(body);
-				cJSON_Delete(cred);
-				cJSON_Delete(p.details);
-				log_info("oauth: the token of connector %s was renewed", n + sizeof prefix - 1);
-			} else if (why != NULL) {
-				log_warn("oauth: the token of connector %s cannot be renewed: %s",
-				    n + sizeof prefix - 1, why);
-			}
-			if (full != NULL) {
-				sodium_memzero(full, strlen(full));
-				free(full);
-			}
-			if (got)
-				secrets_plain_free(record);
-			secrets_plain_free(res.access_token);
-			secrets_plain_free(res.refresh_record);
-			cJSON_Delete(rec);
-			free(why);
+			/* A removed connector's record: nothing to renew it for. */
+			if ((con = connector_get(svc, n + sizeof prefix - 1)) == NULL)
+				continue;
+			cJSON_Delete(con);
+			connector_oauth_renew_record(svc, rid, n + sizeof prefix - 1, NULL, NULL);
 		}
 		cJSON_Delete(page);
 		snprintf(cursor, sizeof cursor, "%s", next);
 	} while (*cursor != '\0');
 }
 
+void
+connector_oauth_forget(struct service *svc, const cJSON *connector)
+{
+	const char *id = json_get_string(connector, "id"), *bound = connector_oauth_bound(connector);
+	char *name = xasprintf("OAuth refresh of %s", id != NULL ? id : "");
+	char *rid = connector_oauth_credential(svc, name), *token_name;
+	struct problem p = { 0 };
+	cJSON *bearer;
+
+	if (rid != NULL && credential_delete(svc, rid, true, &p) == TD_OK)
+		log_info("oauth: the refresh token of removed connector %s was deleted", id);
+	cJSON_Delete(p.details);
+	p = (struct problem){ 0 };
+	/* Its token, when the sign-in made it (another bound credential is the user's). */
+	token_name = xasprintf("OAuth token of %s", json_get_string(connector, "name"));
+	bearer = bound != NULL ? credential_get(svc, bound) : NULL;
+	if (bearer != NULL && json_get_string(bearer, "name") != NULL &&
+	    strcmp(json_get_string(bearer, "name"), token_name) == 0 &&
+	    credential_delete(svc, bound, true, &p) == TD_OK)
+		log_info("oauth: the token of removed connector %s was deleted", id);
+	cJSON_Delete(p.details);
+	cJSON_Delete(bearer);
+	free(token_name);
+	free(rid);
+	free(name);
+}
+
+char *
+connector_oauth_scope(struct service *svc, const char *id)
+{
+	cJSON *con = connector_get(svc, id), *cred;
+	const char *cid = con != NULL ? connector_oauth_bound(con) : NULL, *d;
+	char *out = NULL;
+
+	cred = cid != NULL ? credential_get(svc, cid) : NULL;
+	d = json_get_string(cred, "description");
+	if (d != NULL && strncmp(d, OAUTH_SCOPE_PREFIX, strlen(OAUTH_SCOPE_PREFIX)) == 0)
+		out = xstrdup(d + strlen(OAUTH_SCOPE_PREFIX));
+	cJSON_Delete(cred);
+	cJSON_Delete(con);
+	return out;
+}

@@ -767,6 +767,8 @@ connector_remove(struct service *svc, const char *id, struct problem *p)
 	if (rc == TD_OK && c != NULL)
 		connector_emit(svc, c, "removed");
 	store_unlock(st);
+	if (rc == TD_OK && c != NULL)
+		connector_oauth_forget(svc, c);	/* and its tokens: nothing renews them */
 	cJSON_Delete(c);
 	if (rc == TD_OK) {
 		/* Its state goes with it. */
@@ -969,7 +971,7 @@ connector_run_binding_target(const cJSON *run_connectors, const char *connector_
 
 enum td_code
 connector_secret_resolve(struct service *svc, const cJSON *run_connectors,
-    const cJSON *params, char **value, char **message)
+    const cJSON *params, char **value, cJSON *meta, char **message)
 {
 	const char *con = json_get_string(params, "connectorId");
 	const char *cred = json_get_string(params, "credentialId");
@@ -978,6 +980,8 @@ connector_secret_resolve(struct service *svc, const cJSON *run_connectors,
 	sqlite3_stmt *s;
 	bool bound;
 	char *why = NULL;
+	double expires_at = 0;
+	cJSON *c;
 
 	*value = NULL;
 	if (con == NULL || cred == NULL) {
@@ -1004,11 +1008,24 @@ connector_secret_resolve(struct service *svc, const cJSON *run_connectors,
 		    "the run started");
 		return TD_FORBIDDEN;
 	}
+	store_unlock(st);
+	if (strcasecmp(target, "header:Authorization") == 0 &&
+	    connector_oauth_renew(svc, con, json_get_string(params, "rejected"), &expires_at) &&
+	    meta != NULL && expires_at > 0)
+		cJSON_AddNumberToObject(meta, "expiresAt", expires_at);
+	store_lock(st);
 	if (!credential_value(svc, cred, target, value, &why)) {
 		store_unlock(st);
 		*message = why;
 		return TD_INTERNAL_ERROR;
 	}
 	store_unlock(st);
+	if (meta != NULL && (c = credential_get(svc, cred)) != NULL) {
+		const char *version = json_get_string(c, "updatedAt");
+
+		if (version != NULL)
+			cJSON_AddStringToObject(meta, "version", version);
+		cJSON_Delete(c);
+	}
 	return TD_OK;
 }

@@ -59,13 +59,31 @@ enum td_code connector_remove(struct service *svc, const char *id, struct proble
  * (malloc'd).
  */
 bool connector_store_oauth_token(struct service *svc, const char *id, const char *token,
-    const char *record, char **why);
+    const char *record, const char *scope, char **why);
+/* The scope the token of connector id was granted (malloc'd), or NULL when unknown. */
+char *connector_oauth_scope(struct service *svc, const char *id);
 /*
  * Renews every stored OAuth token due within a minute (connector-oauth.c):
  * before a connector test and a run's start.  Each renewal is a token request
  * of up to 10 s; a token that cannot be renewed is logged and left as it is.
  */
 void connectors_refresh_oauth(struct service *svc);
+/*
+ * Renews the OAuth token of connector_id when due, or when its server refused
+ * the token of version rejected (the token credential's updatedAt the caller
+ * got it with; NULL = only when due) and nobody has renewed it since: the
+ * second of two callers refused the same token finds it renewed already.
+ * false when the connector holds no renewable token.  *expires_at (may be
+ * NULL): the token's expiry afterwards, Unix seconds, 0 = unknown.
+ */
+bool connector_oauth_renew(struct service *svc, const char *connector_id, const char *rejected,
+    double *expires_at);
+/*
+ * Deletes what a sign-in stored for connector (as it was before its removal):
+ * its refresh record and the "OAuth token of NAME" credential bound to its
+ * header:Authorization.
+ */
+void connector_oauth_forget(struct service *svc, const cJSON *connector);
 
 cJSON *credentials_list(struct service *svc, const char *cursor, int limit,
     char next[TD_ID_MAX]);
@@ -140,10 +158,13 @@ cJSON *connectors_for_run(struct service *svc);
  * binding's target (raw for env:, with the Bearer/Basic scheme for header:),
  * only when run_connectors (what the start message held) has that binding
  * and the store still has it.  *value is sodium_malloc'd (secrets_plain_free);
- * on a refusal *message says why, without the value.
+ * on a refusal *message says why, without the value.  An OAuth token bound to
+ * header:Authorization is renewed first when due, or when params' "rejected"
+ * names the version the server refused; meta (may be NULL) gets the value's
+ * "version" (the credential's updatedAt) and, for such a token, "expiresAt".
  */
 enum td_code connector_secret_resolve(struct service *svc, const cJSON *run_connectors,
-    const cJSON *params, char **value, char **message);
+    const cJSON *params, char **value, cJSON *meta, char **message);
 
 /*
  * Store locked: the value of credential_id for target ("env:NAME" gets the

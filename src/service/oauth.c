@@ -42,6 +42,9 @@ struct pending {
 	char *redirect_uri;
 	char *resource;
 	char *refresh_token;	/* only while renewing */
+	char *issuer;		/* the authorization server's issuer identifier */
+	char *scope;		/* the scope asked for, or NULL */
+	bool iss_required;	/* it sends iss with its redirects (RFC 9207) */
 	time_t expires;
 };
 
@@ -76,6 +79,8 @@ pending_free(struct pending *p)
 	free(p->auth_method);
 	free(p->redirect_uri);
 	free(p->resource);
+	free(p->issuer);
+	free(p->scope);
 	sodium_memzero(p->verifier, sizeof p->verifier);
 	free(p);
 }
@@ -207,6 +212,73 @@ list_has(const cJSON *arr, const char *s)
 }
 
 /* base64url without padding of n bytes. */
+/*
+ * Whether url may carry codes, secrets and tokens: https, or http to this
+ * machine (a loopback address or localhost).
+ */
+static bool
+url_secure(const char *url)
+{
+	static const char *const loopback[] = { "127.", "localhost", "[::1]", NULL };
+	const char *host;
+
+	if (url == NULL)
+		return false;
+	if (strncasecmp(url, "https://", 8) == 0)
+		return true;
+	if (strncasecmp(url, "http://", 7) != 0)
+		return false;
+	host = url + 7;
+	for (size_t i = 0; loopback[i] != NULL; i++) {
+		size_t n = strlen(loopback[i]);
+
+		if (strncasecmp(host, loopback[i], n) == 0 &&
+		    (loopback[i][n - 1] == '.' || host[n] == ':' || host[n] == '/' || host[n] == '\0'))
+			return true;
+	}
+	return false;
+}
+
+/* Two issuer identifiers the same (RFC 8414 3.3), a trailing slash aside. */
+static bool
+issuer_same(const char *a, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b);
+
+	na -= na > 0 && a[na - 1] == '/';
+	nb -= nb > 0 && b[nb - 1] == '/';
+	return na == nb && strncmp(a, b, na) == 0;
+}
+
+/*
+ * The authorization server's metadata fit to sign in with: its issuer the
+ * one asked for (RFC 8414 3.3: else anyone's metadata could send the code and
+ * the client's secret elsewhere), its endpoints https or on this machine.
+ */
+static bool
+as_metadata_valid(const cJSON *as, const char *issuer, bool fetched, char **why)
+{
+	static const char *const endpoints[] = { "authorization_endpoint", "token_endpoint",
+		"registration_endpoint", NULL };
+	const char *named = json_get_string(as, "issuer");
+
+	if (fetched && (named == NULL || !issuer_same(named, issuer))) {
+		*why = xasprintf("the authorization server's metadata names the issuer %.300s, not "
+		    "%.300s (RFC 8414): no sign-in", named != NULL ? named : "(none)", issuer);
+		return false;
+	}
+	for (size_t i = 0; endpoints[i] != NULL; i++) {
+		const char *e = json_get_string(as, endpoints[i]);
+
+		if (e != NULL && !url_secure(e)) {
+			*why = xasprintf("the authorization server's %s %.300s is not https: no "
+			    "sign-in", endpoints[i], e);
+			return false;
+		}
+	}
+	return true;
+}
+
 static void
 b64url(const unsigned char *bin, size_t n, char *out, size_t len)
 {
@@ -229,6 +301,7 @@ struct discovery {
 	char *resource;		/* the resource parameter: the PRM's resource, else the URL */
 	char *scope;		/* NULL: none asked */
 	cJSON *as;		/* the authorization server's metadata */
+	char *issuer;		/* its issuer identifier */
 };
 
 /* The protected resource metadata: the challenge's URL, path-based, root. */
@@ -326,6 +399,7 @@ discover(const char *url, const char *challenge, const char *scope_asked, struct
 {
 	char meta_url[1024], scope[512], origin[512], path[1024];
 	const char *issuer = NULL;
+	bool fetched = false;
 	cJSON *prm;
 
 	memset(d, 0, sizeof *d);
@@ -366,20 +440,41 @@ discover(const char *url, const char *challenge, const char *scope_asked, struct
 	}
 	if (*scope != '\0')
 		d->scope = xstrdup(scope);
+	if (issuer != NULL && !url_secure(issuer)) {
+		*why = xasprintf("the authorization server %.300s is not https (only one on this "
+		    "machine may use plain http): no sign-in", issuer);
+		cJSON_Delete(prm);
+		free(d->resource);
+		free(d->scope);
+		return false;
+	}
 	if (issuer != NULL) {
 		d->as = find_as_metadata(issuer);
+		d->issuer = xstrdup(issuer);
+		fetched = true;
 	} else if (split_url(url, origin, sizeof origin, path, sizeof path)) {
 		/* No resource metadata: the 2025-03-26 rules, the server's origin is the issuer. */
 		d->as = find_as_metadata(origin);
 		if (d->as == NULL)
 			d->as = default_endpoints(origin);
+		/* No issuer was named to check it against: the metadata's own stands. */
+		d->issuer = xstrdup(json_get_string(d->as, "issuer") != NULL ?
+		    json_get_string(d->as, "issuer") : origin);
 	}
 	cJSON_Delete(prm);
+	if (d->as != NULL && d->issuer != NULL && !as_metadata_valid(d->as, d->issuer, fetched, why)) {
+		free(d->resource);
+		free(d->scope);
+		free(d->issuer);
+		cJSON_Delete(d->as);
+		return false;
+	}
 	if (d->as == NULL || json_get_string(d->as, "authorization_endpoint") == NULL ||
 	    json_get_string(d->as, "token_endpoint") == NULL) {
 		*why = xstrdup("the server's authorization server publishes no usable metadata");
 		free(d->resource);
 		free(d->scope);
+		free(d->issuer);
 		cJSON_Delete(d->as);
 		return false;
 	}
@@ -427,6 +522,8 @@ register_client(const cJSON *as, struct pending *p, char **why)
 	}
 	req = cJSON_CreateObject();
 	cJSON_AddStringToObject(req, "client_name", "taskdeck");
+	/* A client on the user's machine, its redirect to a loopback port (OpenID DCR 2). */
+	cJSON_AddStringToObject(req, "application_type", "native");
 	uris = cJSON_AddArrayToObject(req, "redirect_uris");
 	cJSON_AddItemToArray(uris, cJSON_CreateString(p->redirect_uri));
 	grants = cJSON_AddArrayToObject(req, "grant_types");
@@ -459,6 +556,66 @@ register_client(const cJSON *as, struct pending *p, char **why)
 }
 
 /* --- the flow ------------------------------------------------------------------------ */
+
+/* Whether the space-separated list has word. */
+static bool
+words_have(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = list; p != NULL && *p != '\0'; p += strcspn(p, " "), p += *p == ' ') {
+		if (strncmp(p, word, n) == 0 && (p[n] == ' ' || p[n] == '\0'))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * An authorization server that offers the offline_access scope (OpenID
+ * Connect 11) may issue a refresh token only for it, and only with
+ * prompt=consent: *scope gets it added when the server lists it (and does not
+ * say it lacks the refresh_token grant).  True when it was asked for.
+ */
+/* *scope with the words of more it lacks added (more may be NULL). */
+static void
+scope_add(char **scope, const char *more)
+{
+	struct buf b;
+
+	if (more == NULL || *more == '\0')
+		return;
+	buf_init(&b, 4096);
+	buf_appends(&b, *scope != NULL ? *scope : "");
+	for (const char *p = more; *p != '\0';) {
+		size_t n = strcspn(p, " ");
+		char *w = xstrndup(p, n);
+
+		if (*w != '\0' && !words_have(b.data != NULL ? b.data : "", w))
+			buf_printf(&b, "%s%s", b.len > 0 ? " " : "", w);
+		free(w);
+		p += n + (p[n] == ' ');
+	}
+	free(*scope);
+	*scope = buf_steal(&b);
+}
+
+static bool
+offline_access_asked(const cJSON *as, char **scope)
+{
+	const cJSON *grants = cJSON_GetObjectItemCaseSensitive(as, "grant_types_supported");
+	char *s;
+
+	if (!list_has(cJSON_GetObjectItemCaseSensitive(as, "scopes_supported"), "offline_access") ||
+	    (cJSON_IsArray(grants) && !list_has(grants, "refresh_token")))
+		return false;
+	if (*scope != NULL && words_have(*scope, "offline_access"))
+		return true;
+	s = *scope != NULL && **scope != '\0' ? xasprintf("%s offline_access", *scope) :
+	    xstrdup("offline_access");
+	free(*scope);
+	*scope = s;
+	return true;
+}
 
 static bool token_request(const struct pending *p, struct buf *form, struct oauth_result *out,
     char **why);
@@ -577,10 +734,21 @@ oauth_begin_bounded(const char *connector_id, const char *url, const char *chall
 
 	if (!discover(url, challenge, scope, &d, why))
 		return NULL;
+	/* A step-up: what the token has, and what it lacks. */
+	if (scope != NULL)
+		scope_add(&d.scope, login->granted);
 	p = xcalloc(1, sizeof *p);
 	snprintf(p->connector_id, sizeof p->connector_id, "%s", connector_id);
 	p->redirect_uri = xstrdup(redirect_uri);
 	p->resource = d.resource;
+	/* What the server calls itself (it matched the issuer asked for): iss must be it exactly. */
+	if (json_get_string(d.as, "issuer") != NULL) {
+		free(d.issuer);
+		d.issuer = xstrdup(json_get_string(d.as, "issuer"));
+	}
+	p->issuer = d.issuer;
+	p->iss_required = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(d.as,
+	    "authorization_response_iss_parameter_supported"));
 	p->token_endpoint = xstrdup(json_get_string(d.as, "token_endpoint"));
 	/* A client assertion's audience: the issuer (RFC 7523 3, RFC 8414 2). */
 	p->audience = xstrdup(json_get_string(d.as, "issuer") != NULL ?
@@ -670,8 +838,12 @@ oauth_begin_bounded(const char *connector_id, const char *url, const char *chall
 	add_param(&q, "code_challenge_method", "S256");
 	add_param(&q, "state", p->state);
 	add_param(&q, "resource", p->resource);
-	if (d.scope != NULL)
+	if (offline_access_asked(d.as, &d.scope))
+		add_param(&q, "prompt", "consent");
+	if (d.scope != NULL) {
 		add_param(&q, "scope", d.scope);
+		p->scope = xstrdup(d.scope);
+	}
 	out = xasprintf("%s%s%s", endpoint, strchr(endpoint, '?') != NULL ? "&" : "?", q.data);
 	buf_free(&q);
 	free(d.scope);
@@ -790,6 +962,8 @@ token_request(const struct pending *p, struct buf *form, struct oauth_result *ou
 	buf_free(&f.body);
 	token = json_get_string(answer, "access_token");
 	ok = token != NULL && *token != '\0' && strlen(token) < 16384;
+	snprintf(out->scope, sizeof out->scope, "%s", json_get_string(answer, "scope") != NULL ?
+	    json_get_string(answer, "scope") : p->scope != NULL ? p->scope : "");
 	if (ok) {
 		out->access_token = sodium_malloc(strlen(token) + 1);
 		ok = out->access_token != NULL;
@@ -841,7 +1015,7 @@ token_request(const struct pending *p, struct buf *form, struct oauth_result *ou
 }
 
 bool
-oauth_refresh(const char *record, struct oauth_result *out, char **why)
+oauth_refresh(const char *record, bool force, struct oauth_result *out, char **why)
 {
 	cJSON *rec = record != NULL ? json_parse(record, strlen(record)) : NULL;
 	const cJSON *exp = cJSON_GetObjectItemCaseSensitive(rec, "expiresAt");
@@ -858,8 +1032,8 @@ oauth_refresh(const char *record, struct oauth_result *out, char **why)
 		return false;
 	}
 	/* No expiry known, or more than a minute left: nothing to do. */
-	if (!cJSON_IsNumber(exp) || exp->valuedouble == 0 ||
-	    exp->valuedouble > (double)time(NULL) + 60) {
+	if (!force && (!cJSON_IsNumber(exp) || exp->valuedouble == 0 ||
+	    exp->valuedouble > (double)time(NULL) + 60)) {
 		cJSON_Delete(rec);
 		return false;
 	}
@@ -890,7 +1064,7 @@ oauth_refresh(const char *record, struct oauth_result *out, char **why)
 }
 
 bool
-oauth_finish(const char *state, const char *code, const char *error,
+oauth_finish(const char *state, const char *code, const char *error, const char *iss,
     struct oauth_result *out, char **why)
 {
 	struct pending *p = state != NULL ? take(state) : NULL;
@@ -905,6 +1079,14 @@ oauth_finish(const char *state, const char *code, const char *error,
 		return false;
 	}
 	snprintf(out->connector_id, sizeof out->connector_id, "%s", p->connector_id);
+	/* RFC 9207: the answer must come from the server the sign-in went to. */
+	if (iss != NULL ? strcmp(iss, p->issuer) != 0 : p->iss_required) {
+		*why = xasprintf("the answer names %s%.300s%s as its authorization server, not %.300s "
+		    "(RFC 9207): its code is not used", iss != NULL ? "" : "no issuer (",
+		    iss != NULL ? iss : "iss", iss != NULL ? "" : ")", p->issuer);
+		pending_free(p);
+		return false;
+	}
 	if (error != NULL || code == NULL) {
 		*why = xasprintf("the authorization server did not grant access (%.100s)",
 		    error != NULL ? error : "no code");

@@ -29,6 +29,8 @@ struct oauth_result {
 	 * sodium_malloc'd, else NULL.
 	 */
 	char *refresh_record;
+	/* The scope granted: the token answer's, else the one asked ("" = none known). */
+	char scope[1024];
 };
 
 /*
@@ -51,6 +53,11 @@ struct oauth_login {
 	const char *client_key;		/* or its PEM private key (ES256): private_key_jwt */
 	const char *scope;		/* NULL: the challenge's */
 	/*
+	 * The scope the connector's token has now (NULL = none): a step-up (scope
+	 * set) asks for it and scope together, so that nothing granted is lost.
+	 */
+	const char *granted;
+	/*
 	 * Enterprise-managed authorization (SEP-990): the user's ID token from the
 	 * identity provider, exchanged at its token endpoint (as idp_client_id)
 	 * for an identity assertion the authorization server takes (jwt-bearer).
@@ -71,18 +78,20 @@ char *oauth_begin_login(const char *connector_id, const char *url, const char *c
 
 /*
  * Ends the sign-in of state with the redirect's code (or its error): the
- * token request.  true with *out filled, or false with *why (malloc'd).
+ * token request.  iss (RFC 9207; may be NULL) must name the issuer the
+ * sign-in went to, and is required when its metadata said it sends one.  true with *out filled, or false with *why (malloc'd).
  */
-bool oauth_finish(const char *state, const char *code, const char *error,
+bool oauth_finish(const char *state, const char *code, const char *error, const char *iss,
     struct oauth_result *out, char **why);
 
 /*
  * Renews an access token with the refresh record (oauth_result): true with
  * out->access_token and out->refresh_record (the record to keep from now on),
- * or false with *why.  A record whose token is still good for a minute is
- * left alone: false with *why NULL.
+ * or false with *why.  Unless forced (the server refused the token), a
+ * record whose token is still good for a minute is left alone: false with
+ * *why NULL.
  */
-bool oauth_refresh(const char *record, struct oauth_result *out, char **why);
+bool oauth_refresh(const char *record, bool force, struct oauth_result *out, char **why);
 
 /* Forgets the sign-ins under way (at shutdown). */
 void oauth_reset(void);

@@ -4,6 +4,7 @@
  * supervisor's run threads); answers come from route-permissions.c.  allow-run
  * is a flag of the run, read at each ask.  Below the supervisor and the routes.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -302,16 +303,164 @@ prompts_answer(struct store *st, const char *id, bool allow, const char *decisio
 	return ok;
 }
 
+/* Whether s is one of the choices of a form field: enum, or the const of a oneOf/anyOf titled choice. */
+static bool
+form_choice_ok(const cJSON *prop, const char *s)
+{
+	const cJSON *en = cJSON_GetObjectItemCaseSensitive(prop, "enum"), *e;
+	const cJSON *titled = cJSON_GetObjectItemCaseSensitive(prop, "oneOf");
+	bool any = false;
+
+	if (titled == NULL)
+		titled = cJSON_GetObjectItemCaseSensitive(prop, "anyOf");
+	if (!cJSON_IsArray(en))
+		en = NULL;
+	if (!cJSON_IsArray(titled))
+		titled = NULL;
+	cJSON_ArrayForEach(e, en) {
+		any = true;
+		if (cJSON_IsString(e) && strcmp(e->valuestring, s) == 0)
+			return true;
+	}
+	cJSON_ArrayForEach(e, titled) {
+		const char *c = json_get_string(e, "const");
+
+		any = true;
+		if (c != NULL && strcmp(c, s) == 0)
+			return true;
+	}
+	return !any;
+}
+
+/* Whether the form field prop offers choices (enum, oneOf or anyOf). */
+static bool
+form_has_choices(const cJSON *prop)
+{
+	return cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(prop, "enum")) ||
+	    cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(prop, "oneOf")) ||
+	    cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(prop, "anyOf"));
+}
+
+/* A date YYYY-MM-DD that exists (RFC 3339 full-date). */
+static bool
+form_date_ok(const char *s)
+{
+	static const int days[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	int y, m, d, n = 0;
+
+	if (strlen(s) != 10 || sscanf(s, "%4d-%2d-%2d%n", &y, &m, &d, &n) != 3 || n != 10 ||
+	    s[4] != '-' || s[7] != '-' || m < 1 || m > 12 || d < 1 || d > days[m - 1])
+		return false;
+	for (int i = 0; i < 10; i++)
+		if (i != 4 && i != 7 && (s[i] < '0' || s[i] > '9'))
+			return false;
+	return m != 2 || d < 29 || (y % 4 == 0 && (y % 100 != 0 || y % 400 == 0));
+}
+
+/*
+ * Whether s fits the format of a form's string field (the formats MCP forms
+ * name: email, uri, date, date-time); any other format is not checked.
+ */
+static bool
+form_format_ok(const char *format, const char *s)
+{
+	if (format == NULL)
+		return true;
+	if (strcmp(format, "email") == 0) {
+		const char *at = strchr(s, '@');
+
+		return at != NULL && at != s && strchr(at + 1, '@') == NULL &&
+		    strchr(at + 1, '.') != NULL && at[1] != '.' && s[strlen(s) - 1] != '.' &&
+		    strpbrk(s, " \t\r\n<>()[],;:\\\"") == NULL;
+	}
+	if (strcmp(format, "uri") == 0) {
+		size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		    "0123456789+.-");
+
+		return n > 0 && isalpha((unsigned char)s[0]) && s[n] == ':' && s[n + 1] != '\0' &&
+		    strpbrk(s, " \t\r\n<>\"") == NULL;
+	}
+	if (strcmp(format, "date") == 0)
+		return form_date_ok(s);
+	if (strcmp(format, "date-time") == 0) {
+		char date[11];
+		int h, mi, sec, n = 0;
+
+		if (strlen(s) < 20)
+			return false;
+		memcpy(date, s, 10);
+		date[10] = '\0';
+		return form_date_ok(date) && (s[10] == 'T' || s[10] == 't') &&
+		    sscanf(s + 11, "%2d:%2d:%2d%n", &h, &mi, &sec, &n) == 3 && n == 8 &&
+		    h < 24 && mi < 60 && sec < 61 && strpbrk(s + 19, "Zz+-") == s + 19 + strspn(s +
+		    19, ".0123456789");
+	}
+	return true;
+}
+
+/*
+ * The values of a multi-select field (type array, its items' enum or anyOf):
+ * a JSON array of strings, or a string of them separated by commas; NULL when
+ * one is not a choice or their count is outside minItems..maxItems.
+ */
+static cJSON *
+form_array(const cJSON *prop, const cJSON *v)
+{
+	const cJSON *items = cJSON_GetObjectItemCaseSensitive(prop, "items"), *e;
+	const cJSON *min = cJSON_GetObjectItemCaseSensitive(prop, "minItems");
+	const cJSON *max = cJSON_GetObjectItemCaseSensitive(prop, "maxItems");
+	cJSON *out = cJSON_CreateArray();
+
+	if (cJSON_IsArray(v)) {
+		cJSON_ArrayForEach(e, v) {
+			if (!cJSON_IsString(e) || !form_choice_ok(items, e->valuestring))
+				goto bad;
+			cJSON_AddItemToArray(out, cJSON_CreateString(e->valuestring));
+		}
+	} else if (cJSON_IsString(v)) {
+		for (const char *p = v->valuestring; *p != '\0';) {
+			size_t n = strcspn(p, ",");
+			char *one = xstrndup(p, n);
+			bool ok = *one != '\0' && form_choice_ok(items, one);
+
+			if (ok)
+				cJSON_AddItemToArray(out, cJSON_CreateString(one));
+			free(one);
+			if (!ok)
+				goto bad;
+			p += n + (p[n] == ',');
+		}
+	} else {
+		goto bad;
+	}
+	if ((cJSON_IsNumber(min) && cJSON_GetArraySize(out) < min->valueint) ||
+	    (cJSON_IsNumber(max) && cJSON_GetArraySize(out) > max->valueint))
+		goto bad;
+	return out;
+bad:
+	cJSON_Delete(out);
+	return NULL;
+}
+
 /* A value the user gave for a form field of schema prop: typed (strings parsed), or NULL with *why. */
 static cJSON *
 form_value(const char *name, const cJSON *prop, const cJSON *v, char **why)
 {
 	const char *type = json_get_string(prop, "type");
-	const cJSON *en = cJSON_GetObjectItemCaseSensitive(prop, "enum"), *e;
 	cJSON *out = NULL;
 
 	if (type == NULL)
 		type = "string";
+	if (strcmp(type, "array") == 0) {
+		out = form_array(prop, v);
+		if (out == NULL)
+			*why = xasprintf("%.64s must be a list of the form's choices (a JSON array, or "
+			    "separated by commas)%s", name,
+			    cJSON_GetObjectItemCaseSensitive(prop, "minItems") != NULL ||
+			    cJSON_GetObjectItemCaseSensitive(prop, "maxItems") != NULL ?
+			    ", as many as the form allows" : "");
+		return out;
+	}
 	if (strcmp(type, "boolean") == 0) {
 		if (cJSON_IsBool(v))
 			out = cJSON_CreateBool(cJSON_IsTrue(v));
@@ -346,17 +495,20 @@ form_value(const char *name, const cJSON *prop, const cJSON *v, char **why)
 		bool ok = !(cJSON_IsNumber(min) && (double)n < min->valuedouble) &&
 		    !(cJSON_IsNumber(max) && (double)n > max->valuedouble);
 
-		if (ok && cJSON_IsArray(en)) {
+		if (ok && !form_choice_ok(prop, v->valuestring))
 			ok = false;
-			cJSON_ArrayForEach(e, en)
-				ok = ok || (cJSON_IsString(e) && strcmp(e->valuestring, v->valuestring) == 0);
+		if (ok && !form_format_ok(json_get_string(prop, "format"), v->valuestring)) {
+			*why = xasprintf("%.64s must be %s %.16s", name,
+			    strcmp(json_get_string(prop, "format"), "email") == 0 ? "an" : "a",
+			    json_get_string(prop, "format"));
+			return NULL;
 		}
 		if (ok)
 			out = cJSON_CreateString(v->valuestring);
 	}
 	if (out == NULL)
 		*why = xasprintf("%.64s must be %s%s", name,
-		    cJSON_IsArray(en) ? "one of the form's choices" : strcmp(type, "boolean") == 0 ?
+		    form_has_choices(prop) ? "one of the form's choices" : strcmp(type, "boolean") == 0 ?
 		    "true or false" : strcmp(type, "integer") == 0 ? "an integer" :
 		    strcmp(type, "number") == 0 ? "a number" : "a string",
 		    cJSON_GetObjectItemCaseSensitive(prop, "minimum") != NULL ||

