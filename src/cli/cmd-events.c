@@ -532,116 +532,256 @@ events_follow_end(const struct td_event *e, const char *run_id, bool at_bol)
 }
 
 /*
- * On a terminal: asks "Allow TOOL? [y/N]" for the prompt that e asks and
- * answers it (y allows, any other line denies; end of input leaves it for
- * another answer).  False on Ctrl-C.
+ * What following a run keeps: the last of its events handled (a live event
+ * of that stream at or before it was printed already, from the history or
+ * live; an event of another stream is of a later service start, since the
+ * live stream is always the newest) and the question asked on the terminal.
  */
+struct events_follow {
+	const char *run_id;
+	char stream[64];	/* "" before the first event */
+	long long seq;
+	bool at_bol;
+	bool no_output;		/* runs watch: no run.output */
+	char ask_id[128];	/* the prompt asked "[y/N]" about, "" none */
+	char ask_tool[128];
+};
+
+/* What cli_follow_run starts from (runs logs and watch set it, run -f clears it). */
+static struct events_follow events_start = { .at_bol = true };
+
+/* True when e was handled already (same stream, not after the last handled). */
 static bool
-events_ask(struct cli *cli, const struct td_event *e)
+events_seen(const struct events_follow *f, const struct td_event *e)
+{
+	return f->stream[0] != '\0' && e->stream_id != NULL &&
+	    strcmp(e->stream_id, f->stream) == 0 && e->seq <= f->seq;
+}
+
+static void
+events_mark(struct events_follow *f, const struct td_event *e)
+{
+	if (e->stream_id == NULL)
+		return;
+	snprintf(f->stream, sizeof f->stream, "%s", e->stream_id);
+	f->seq = e->seq;
+}
+
+/* The question on the terminal, when one can be asked there. */
+static bool
+events_can_ask(const struct cli *cli)
+{
+	return !cli->json && isatty(STDIN_FILENO) && isatty(STDERR_FILENO);
+}
+
+/*
+ * Keeps the question in step with e: a prompt that asks is asked "[y/N]"
+ * (one at a time; another one gets the commands that answer it), and the
+ * prompt asked about that was answered elsewhere (or expired) takes its
+ * question away, so that the next line typed is not taken as an answer.
+ */
+static void
+events_question(struct cli *cli, struct events_follow *f, const struct td_event *e)
+{
+	char id[128], tool[128];
+	cJSON *data;
+	const char *pid, *status;
+
+	if (strcmp(e->type, "run.permission") != 0)
+		return;
+	if (events_pending_prompt(e, id, sizeof id, tool, sizeof tool)) {
+		if (!cli->json)
+			events_prompt_hint(e);
+		if (!events_can_ask(cli) || f->ask_id[0] != '\0')
+			return;
+		snprintf(f->ask_id, sizeof f->ask_id, "%s", id);
+		snprintf(f->ask_tool, sizeof f->ask_tool, "%s", tool);
+		fprintf(stderr, "Allow %s (prompt %s)? [y/N] ", tool, id);
+		fflush(stderr);
+		return;
+	}
+	data = json_parse(e->data_json, strlen(e->data_json));
+	pid = json_get_string(data, "promptId");
+	status = json_get_string(data, "status");
+	if (f->ask_id[0] != '\0' && pid != NULL && strcmp(pid, f->ask_id) == 0) {
+		fprintf(stderr, "\ntaskdeck: prompt %s was answered elsewhere (%s); no answer "
+		    "is needed here\n", pid, status != NULL ? status : "answered");
+		f->ask_id[0] = '\0';
+	}
+	cJSON_Delete(data);
+}
+
+/* The line typed for the question: y allows, anything else denies. */
+static void
+events_answer(struct cli *cli, struct events_follow *f)
 {
 	struct td_request_options opts = cli_request_options(cli);
-	char id[128], tool[128], line[64];
-	struct pollfd pfd[2] = {
-		{ .fd = events_sigpipe[0], .events = POLLIN },
-		{ .fd = STDIN_FILENO, .events = POLLIN },
-	};
 	struct td_permission *p;
 	struct td_error err;
+	char line[64];
+	ssize_t n = read(STDIN_FILENO, line, sizeof line - 1);
 	const char *decision;
-	ssize_t n;
 
-	if (cli->json || !isatty(STDIN_FILENO) || !isatty(STDERR_FILENO) ||
-	    !events_pending_prompt(e, id, sizeof id, tool, sizeof tool))
-		return true;
-	fprintf(stderr, "Allow %s (prompt %s)? [y/N] ", tool, id);
-	fflush(stderr);
-	for (;;) {
-		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
-			return true;
-		if (pfd[0].revents & POLLIN) {
-			fputc('\n', stderr);
-			return false;
-		}
-		if (pfd[1].revents & (POLLIN | POLLHUP))
-			break;
-	}
-	n = read(STDIN_FILENO, line, sizeof line - 1);
 	if (n <= 0) {
-		fprintf(stderr, "\ntaskdeck: no answer; the prompt stays pending\n");
-		return true;
+		fprintf(stderr, "\ntaskdeck: no answer; prompt %s stays pending\n", f->ask_id);
+		f->ask_id[0] = '\0';
+		return;
 	}
 	line[n] = '\0';
 	decision = line[0] == 'y' || line[0] == 'Y' ? "allow" : "deny";
-	if (td_answer_permission(cli->client, id, decision, &opts, &p, &err) != TD_OK) {
-		fprintf(stderr, "taskdeck: prompt %s not answered: %s: %s\n", id, err.code_name,
-		    err.message);
-		return true;
+	if (td_answer_permission(cli->client, f->ask_id, decision, &opts, &p, &err) != TD_OK)
+		fprintf(stderr, "taskdeck: prompt %s not answered: %s: %s\n", f->ask_id,
+		    err.code_name, err.message);
+	else {
+		fprintf(stderr, "taskdeck: %s %s\n", strcmp(decision, "allow") == 0 ?
+		    "allowed" : "denied", f->ask_tool);
+		td_permission_free(p);
 	}
-	fprintf(stderr, "taskdeck: %s %s\n", strcmp(decision, "allow") == 0 ? "allowed" :
-	    "denied", tool);
-	td_permission_free(p);
+	f->ask_id[0] = '\0';
+}
+
+/*
+ * A prompt of the run that waits since before the live events: asked (or
+ * its commands shown) as one that arrives live would be.
+ */
+static void
+events_pending_now(struct cli *cli, struct events_follow *f)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	struct td_permission_list *list;
+	struct td_error err;
+
+	if (td_list_permissions(cli->client, "pending", f->run_id, 1, NULL, &opts, &list,
+	    &err) != TD_OK)
+		return;
+	if (list->count > 0) {
+		const struct td_permission *p = &list->items[0];
+
+		if (!cli->json)
+			fprintf(stderr, "taskdeck: the run waits for prompt %s: answer with "
+			    "`taskdeck permissions allow %s` or `taskdeck permissions deny %s`\n",
+			    p->id, p->id, p->id);
+		if (events_can_ask(cli)) {
+			snprintf(f->ask_id, sizeof f->ask_id, "%s", p->id);
+			snprintf(f->ask_tool, sizeof f->ask_tool, "%s", p->tool);
+			fprintf(stderr, "Allow %s (prompt %s)? [y/N] ", p->tool, p->id);
+			fflush(stderr);
+		}
+	}
+	td_permission_list_free(list);
+}
+
+/* Handles one event of the run; true (and *rc) when it ended the run. */
+static bool
+events_follow_one(struct cli *cli, struct events_follow *f, const struct td_event *e, int *rc)
+{
+	if (e->run_id == NULL || strcmp(e->run_id, f->run_id) != 0 || events_seen(f, e))
+		return false;
+	events_mark(f, e);
+	if (!f->no_output || strcmp(e->type, "run.output") != 0)
+		events_follow_print(cli, e, &f->at_bol);
+	events_question(cli, f, e);
+	if (strcmp(e->type, "run.finished") != 0)
+		return false;
+	*rc = events_follow_end(e, f->run_id, cli->json || f->at_bol);
 	return true;
 }
 
-/* What cli_follow_run_from prints (runs logs: all; runs watch: no output). */
-static bool events_no_output;
-/* Events at or before this seq were printed from the history already. */
-static long long events_after_seq;
+/*
+ * After a resync (the service restarted, or events were lost): the run's
+ * events stored after the last one handled, in order across the streams;
+ * true (and *rc) when they hold its end.  False with *rc unchanged when the
+ * history cannot be read (the live events go on).
+ */
+static bool
+events_catch_up(struct cli *cli, struct events_follow *f, int *rc)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	struct td_run_event_list *page;
+	struct td_error err;
+	char after[96];
+	bool more, done = false;
+
+	if (f->stream[0] != '\0')
+		snprintf(after, sizeof after, "%s:%lld", f->stream, f->seq);
+	else
+		after[0] = '\0';
+	do {
+		if (td_list_run_events(cli->client, f->run_id, after, 500, &opts, &page,
+		    &err) != TD_OK) {
+			fprintf(stderr, "%staskdeck: cannot read the run's history (%s: %s); "
+			    "events may be missing\n", f->at_bol ? "" : "\n", err.code_name,
+			    err.message);
+			return false;
+		}
+		for (size_t i = 0; i < page->count && !done; i++)
+			done = events_follow_one(cli, f, page->items[i], rc);
+		more = !done && page->next_after != NULL;
+		if (more)
+			snprintf(after, sizeof after, "%s", page->next_after);
+		td_run_event_list_free(page);
+	} while (more);
+	return done;
+}
 
 int
 cli_follow_run(struct cli *cli, struct td_events *ev, const char *run_id)
 {
+	struct events_follow f = events_start;
 	struct sigaction old;
-	bool at_bol = true;
 	struct td_event *e;
 	struct td_error err;
 	int rc = CLI_FOLLOW_LOST;
+	bool done = false;
 
+	events_start = (struct events_follow){ .at_bol = true };
+	f.run_id = run_id;
+	f.ask_id[0] = '\0';
 	if (!events_catch_sigint(&old)) {
 		td_events_close(ev);
 		return CLI_FOLLOW_LOST;
 	}
-	for (;;) {
-		if (!events_poll(ev, -1)) {
+	/* After the history: what waits for an answer already. */
+	if (f.stream[0] != '\0')
+		events_pending_now(cli, &f);
+	while (!done) {
+		struct pollfd pfd[3] = {
+			{ .fd = events_sigpipe[0], .events = POLLIN },
+			{ .fd = td_events_fd(ev), .events = POLLIN },
+			{ .fd = f.ask_id[0] != '\0' ? STDIN_FILENO : -1, .events = POLLIN },
+		};
+
+		if (poll(pfd, 3, -1) < 0 && errno != EINTR)
+			continue;
+		if (pfd[0].revents & POLLIN) {
 			fprintf(stderr, "\ntaskdeck: stopped following; run %s goes on "
 			    "(`taskdeck runs cancel %s` cancels it)\n", run_id, run_id);
 			rc = CLI_EXIT_INTERRUPTED;
 			break;
 		}
+		if (pfd[2].revents & (POLLIN | POLLHUP)) {
+			events_answer(cli, &f);
+			continue;
+		}
 		if (td_events_next(ev, 0, &e, &err) != TD_OK) {
 			if (err.code == TD_TIMEOUT)
 				continue;
-			fprintf(stderr, "%staskdeck: event stream lost (%s: %s); waiting "
-			    "for the end of the run instead\n", at_bol ? "" : "\n",
-			    err.code_name, err.message);
-			break;
-		}
-		if (strcmp(e->type, "stream.resync-required") == 0) {
-			fprintf(stderr, "%staskdeck: events were missed; waiting for the "
-			    "end of the run instead\n", at_bol ? "" : "\n");
-			td_event_free(e);
-			break;
-		}
-		if (e->run_id != NULL && strcmp(e->run_id, run_id) == 0 &&
-		    e->seq > events_after_seq) {
-			if (!events_no_output || strcmp(e->type, "run.output") != 0)
-				events_follow_print(cli, e, &at_bol);
-			if (!cli->json)
-				events_prompt_hint(e);
-			if (!events_ask(cli, e)) {
-				fprintf(stderr, "taskdeck: stopped following; run %s goes on "
-				    "(`taskdeck runs cancel %s` cancels it)\n", run_id, run_id);
-				rc = CLI_EXIT_INTERRUPTED;
-				td_event_free(e);
+			if (!f.at_bol)
+				fputc('\n', stdout);
+			f.at_bol = true;
+			fflush(stdout);
+			/* A restarted service resumes the run: follow it there. */
+			if (!events_reconnect(cli, &ev, &err, &rc)) {
+				if (rc == CLI_FOLLOW_LOST)
+					rc = CLI_EXIT_INTERRUPTED;
 				break;
 			}
-			if (strcmp(e->type, "run.finished") == 0) {
-				rc = cli->json ? events_follow_end(e, run_id, true) :
-				    events_follow_end(e, run_id, at_bol);
-				td_event_free(e);
-				break;
-			}
+			continue;
 		}
+		if (strcmp(e->type, "stream.resync-required") == 0)
+			done = events_catch_up(cli, &f, &rc);
+		else
+			done = events_follow_one(cli, &f, e, &rc);
 		td_event_free(e);
 	}
 	td_events_close(ev);
@@ -781,14 +921,14 @@ events_run_history(struct cli *cli, const char *run_id, const struct cli_logs *o
 	struct td_run *run = NULL;
 	struct td_error err;
 	size_t nkept = 0, skip = 0;
-	long long after = 0;
-	char after_id[64] = "";
+	char after_id[96] = "";
 	bool at_bol = true, finished = false, more, follow = o->follow;
 	bool dropping = false;	/* the output's line so far is before the tail */
 	bool stream_bol = true;	/* the output so far ends a line, printed or not */
 	int rc = CLI_EXIT_OK;
 
 	events_timestamps = o->timestamps;
+	events_start = (struct events_follow){ .at_bol = true };
 	if (td_get_run(cli->client, run_id, &opts, &run, &err) != TD_OK)
 		return cli_fail(&err);
 	if (follow && td_events_open(cli->client, &filter, NULL, &ev, &err) == TD_OK &&
@@ -815,7 +955,8 @@ events_run_history(struct cli *cli, const char *run_id, const struct cli_logs *o
 			struct td_event *e = page->items[i];
 			int64_t at;
 
-			after = e->seq > after ? e->seq : after;
+			/* The live stream starts after the last one read here. */
+			events_mark(&events_start, e);
 			if (watch && strcmp(e->type, "run.output") == 0)
 				continue;
 			if (o->since_ms > 0 && strcmp(e->type, "run.finished") != 0 &&
@@ -878,8 +1019,7 @@ events_run_history(struct cli *cli, const char *run_id, const struct cli_logs *o
 		td_run_free(run);
 		return CLI_EXIT_UNREACHABLE;
 	}
-	events_after_seq = after;
-	events_no_output = watch;
+	events_start.no_output = watch;
 	rc = cli_follow_run(cli, ev, run->id);
 	td_run_free(run);
 	return rc == CLI_FOLLOW_LOST ? CLI_EXIT_UNREACHABLE : rc;

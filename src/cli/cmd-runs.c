@@ -49,6 +49,7 @@ static const struct cli_option runs_list_options[] = {
 	{ "limit", true },
 	{ "cursor", true },
 	{ "all-projects", false },
+	{ "attention", false },
 	{ NULL, false }
 };
 
@@ -59,6 +60,8 @@ static const struct cli_option runs_wait_options[] = {
 
 static const struct cli_option runs_rerun_options[] = {
 	{ "follow", false },
+	{ "wait", false },
+	{ "wait-timeout", true },
 	{ "idempotency-key", true },
 	{ NULL, false }
 };
@@ -148,10 +151,14 @@ const struct cli_cmd cmd_run_entry = {
 
 const struct cli_cmd cmd_runs_list_entry = {
 	"runs", "list",
-	"[--session S | --project P | --all-projects] [--status S] [--limit N] [--cursor C]",
+	"[--session S | --project P | --all-projects | --attention] [--status S] [--limit N]\n"
+	"    [--cursor C]",
 	"List runs, newest first: a session's, a project's (--project, else the\n"
 	"current one), or those of every project when there is no current project\n"
-	"or with --all-projects (then with a PROJECT column; --cursor does not apply).",
+	"or with --all-projects (then with a PROJECT column; --cursor does not apply).\n"
+	"--attention: the runs of every project that wait for you, with what they\n"
+	"wait for (a plan to approve, a permission prompt) and the command that\n"
+	"answers it, as the dashboard's @.",
 	runs_list_options, 0, 0, cmd_runs_list_exec
 };
 
@@ -176,13 +183,14 @@ const struct cli_cmd cmd_runs_cancel_entry = {
 };
 
 const struct cli_cmd cmd_runs_rerun_entry = {
-	"runs", "rerun", "RUN [-f|--follow] [--idempotency-key K]",
+	"runs", "rerun", "RUN [--wait [--wait-timeout SECONDS] | -f|--follow] [--idempotency-key K]",
 	"Start RUN again: a new run in the same session with the same prompt,\n"
 	"permission profile, plan-first, config (framework, provider, model,\n"
 	"effort) and network; print its id.  RUN must have ended (completed,\n"
 	"failed or cancelled): an active one exits 5, and so does a session whose\n"
 	"configuration changed since.  With --follow, print the new run's output\n"
-	"until it ends (exit codes as for run --wait).",
+	"until it ends; with --wait, wait for it and print its status and output\n"
+	"(exit codes as for run --wait).",
 	runs_rerun_options, 1, 1, cmd_runs_rerun_exec
 };
 
@@ -540,6 +548,114 @@ runs_list_all_projects(struct cli *cli, const char *status)
 	return rc;
 }
 
+/* What a running run waits for from a person, and the command that answers it; false: nothing. */
+static bool
+runs_waits_for(const struct td_run *r, const struct td_permission_list *prompts, char *what,
+    size_t what_len, char *answer, size_t answer_len, const char **prompt_id)
+{
+	*prompt_id = NULL;
+	if (r->attention.kind != NULL && strcmp(r->attention.kind, "plan-approval") == 0) {
+		snprintf(what, what_len, "plan v%ld r%ld", r->attention.plan_version,
+		    r->attention.plan_revision);
+		snprintf(answer, answer_len, "taskdeck plan approve|revise|reject %s", r->id);
+		return true;
+	}
+	for (size_t i = 0; prompts != NULL && i < prompts->count; i++) {
+		const struct td_permission *p = &prompts->items[i];
+
+		if (p->run_id == NULL || strcmp(p->run_id, r->id) != 0)
+			continue;
+		snprintf(what, what_len, "permission: %s %s", p->tool != NULL ? p->tool : "",
+		    p->summary != NULL ? p->summary : "");
+		snprintf(answer, answer_len, "taskdeck permissions allow|deny %s", p->id);
+		*prompt_id = p->id;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * taskdeck runs list --attention: the running runs of every project
+ * (archived ones too) that wait for a person, newest first.
+ */
+static int
+runs_list_attention(struct cli *cli)
+{
+	static const char *const header[] = { "ID", "PROJECT", "WAITS FOR", "ANSWER", "AGE",
+		"PROMPT" };
+	struct td_permission_list *prompts = NULL;
+	struct td_project_list *projects = NULL;
+	struct td_run_list **lists = NULL;
+	struct runs_row *rows = NULL;
+	size_t nlists = 0, nruns = 0;
+	struct cli_list l;
+	struct td_error err;
+	int rc;
+
+	if (cli_get(cli, "cursor") != NULL || cli_get(cli, "status") != NULL ||
+	    cli_get(cli, "session") != NULL || cli_get(cli, "project") != NULL ||
+	    cli_has(cli, "all-projects"))
+		return cli_usage_error(cli, "--attention lists every project's runs that wait "
+		    "for you; it goes alone (or with --limit)");
+	if ((rc = cli_list_start(cli, &l, 6, header)) != CLI_EXIT_OK)
+		return rc;
+	if (td_list_permissions(cli->client, "pending", NULL, 1000, NULL, &l.opts, &prompts,
+	    &err) != TD_OK ||
+	    td_list_projects_archived(cli->client, TD_ARCHIVED_ALL, 1000, NULL, &l.opts,
+	    &projects, &err) != TD_OK)
+		l.rc = cli_fail(&err);
+	for (size_t i = 0; l.rc == CLI_EXIT_OK && i < projects->count; i++) {
+		struct td_run_filter filter = { .project_id = projects->items[i].id,
+		    .status = "running" };
+		struct td_run_list *page;
+
+		if (td_list_runs(cli->client, &filter, 1000, NULL, &l.opts, &page, &err) != TD_OK) {
+			l.rc = cli_fail(&err);
+			break;
+		}
+		lists = xrealloc(lists, (nlists + 1) * sizeof *lists);
+		lists[nlists++] = page;
+		rows = xrealloc(rows, (nruns + page->count + 1) * sizeof *rows);
+		for (size_t k = 0; k < page->count; k++)
+			rows[nruns++] = (struct runs_row){ &page->items[k], projects->items[i].name };
+	}
+	if (l.rc == CLI_EXIT_OK && nruns > 0)
+		qsort(rows, nruns, sizeof *rows, runs_newest_first);
+	for (size_t i = 0, shown = 0; l.rc == CLI_EXIT_OK && i < nruns &&
+	    (l.limit == 0 || (long)shown < l.limit); i++) {
+		const struct td_run *r = rows[i].run;
+		char what[512], answer[256], age[16];
+		const char *prompt_id, *row[] = { r->id, rows[i].project, what, answer, age,
+		    r->prompt };
+		cJSON *j;
+		char *json;
+
+		if (!runs_waits_for(r, prompts, what, sizeof what, answer, sizeof answer,
+		    &prompt_id))
+			continue;
+		out_age(r->created_at, age);
+		j = cJSON_CreateObject();
+		cJSON_AddItemToObject(j, "run", json_parse(r->json, strlen(r->json)));
+		cJSON_AddStringToObject(j, "project", rows[i].project);
+		cJSON_AddStringToObject(j, "waitsFor", prompt_id != NULL ? "permission" :
+		    "plan-approval");
+		if (prompt_id != NULL)
+			cJSON_AddStringToObject(j, "promptId", prompt_id);
+		json = cJSON_PrintUnformatted(j);
+		cli_list_add(&l, json, row);
+		cJSON_free(json);
+		cJSON_Delete(j);
+		shown++;
+	}
+	for (size_t i = 0; i < nlists; i++)
+		td_run_list_free(lists[i]);
+	free(lists);
+	free(rows);
+	td_project_list_free(projects);
+	td_permission_list_free(prompts);
+	return cli_list_end(cli, &l, "runs waiting for you");
+}
+
 /* taskdeck runs list: every page, or one page with --limit. */
 static int
 cmd_runs_list_exec(struct cli *cli, int argc, char **argv)
@@ -557,6 +673,8 @@ cmd_runs_list_exec(struct cli *cli, int argc, char **argv)
 	bool more;
 	int rc;
 
+	if (cli_has(cli, "attention"))
+		return runs_list_attention(cli);
 	if (cli_has(cli, "all-projects")) {
 		if (filter.session_id != NULL || filter.project_id != NULL)
 			return cli_usage_error(cli, "--all-projects goes without --project "
@@ -710,7 +828,17 @@ cmd_runs_rerun_exec(struct cli *cli, int argc, char **argv)
 	struct td_error err;
 	int rc;
 
+	long timeout_ms = 0;
+	const char *timeout_text = cli_get(cli, "wait-timeout");
+	bool wait = cli_has(cli, "wait");
+
 	(void)argc;
+	if (timeout_text != NULL && !wait)
+		return cli_usage_error(cli, "--wait-timeout SECONDS goes with --wait");
+	if (timeout_text != NULL && (timeout_ms = runs_parse_seconds(timeout_text)) < 0)
+		return cli_usage_error(cli, "--wait-timeout takes a positive number of seconds");
+	if (wait && cli_has(cli, "follow"))
+		return cli_usage_error(cli, "--follow and --wait do not go together");
 	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
 		return rc;
 	/* Subscribed before the new run starts, so that none of its events is missed. */
@@ -731,13 +859,17 @@ cmd_runs_rerun_exec(struct cli *cli, int argc, char **argv)
 		rc = events != NULL ? cli_follow_run(cli, events, r->id) : CLI_FOLLOW_LOST;
 		if (rc == CLI_FOLLOW_LOST)
 			rc = runs_wait_and_print(cli, r->id, 0);
-	} else if (cli->json)
+	} else if (cli->json && !wait)
 		out_json(r->json);
-	else {
+	else if (!cli->json) {
 		out_kv("run", r->id);
 		out_kv("session", r->session_id);
-		out_kv("status", r->status);
+		if (!wait)
+			out_kv("status", r->status);
+		fflush(stdout);
 	}
+	if (wait)
+		rc = runs_wait_and_print(cli, r->id, timeout_ms);
 	td_run_free(r);
 	return rc;
 }

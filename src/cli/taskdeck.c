@@ -108,6 +108,9 @@ enum cli_ref {
 	CLI_REF_NONE,
 	CLI_REF_PROJECT,	/* a project id or name: the id is passed on */
 	CLI_REF_SESSION,	/* a session id or title */
+	CLI_REF_RUN,		/* a run id, its tail or a unique beginning */
+	CLI_REF_CONNECTOR,	/* a connector id or name */
+	CLI_REF_PLAN,		/* a session id or title, or a run: its session */
 };
 
 /*
@@ -140,10 +143,26 @@ static const struct cli_names {
 	{ &cmd_sessions_config_get_entry, CLI_REF_SESSION, false },
 	{ &cmd_sessions_config_set_entry, CLI_REF_SESSION, false },
 	{ &cmd_artifacts_list_entry, CLI_REF_SESSION, false },
-	{ &cmd_plan_show_entry, CLI_REF_SESSION, false },
-	{ &cmd_plan_approve_entry, CLI_REF_SESSION, false },
-	{ &cmd_plan_revise_entry, CLI_REF_SESSION, false },
-	{ &cmd_plan_reject_entry, CLI_REF_SESSION, false },
+	{ &cmd_plan_show_entry, CLI_REF_PLAN, false },
+	{ &cmd_plan_approve_entry, CLI_REF_PLAN, false },
+	{ &cmd_plan_revise_entry, CLI_REF_PLAN, false },
+	{ &cmd_plan_reject_entry, CLI_REF_PLAN, false },
+	{ &cmd_runs_show_entry, CLI_REF_RUN, false },
+	{ &cmd_runs_wait_entry, CLI_REF_RUN, false },
+	{ &cmd_runs_logs_entry, CLI_REF_RUN, false },
+	{ &cmd_runs_watch_entry, CLI_REF_RUN, false },
+	{ &cmd_runs_cancel_entry, CLI_REF_RUN, false },
+	{ &cmd_runs_rerun_entry, CLI_REF_RUN, false },
+	{ &cmd_runs_changes_entry, CLI_REF_RUN, false },
+	{ &cmd_runs_diff_entry, CLI_REF_RUN, false },
+	{ &cmd_runs_revert_entry, CLI_REF_RUN, false },
+	{ &cmd_connectors_show_entry, CLI_REF_CONNECTOR, false },
+	{ &cmd_connectors_update_entry, CLI_REF_CONNECTOR, false },
+	{ &cmd_connectors_enable_entry, CLI_REF_CONNECTOR, false },
+	{ &cmd_connectors_disable_entry, CLI_REF_CONNECTOR, false },
+	{ &cmd_connectors_remove_entry, CLI_REF_CONNECTOR, false },
+	{ &cmd_connectors_test_entry, CLI_REF_CONNECTOR, false },
+	{ &cmd_connectors_login_entry, CLI_REF_CONNECTOR, false },
 };
 
 enum { CLI_GLOBAL_JSON = 1000, CLI_GLOBAL_TIMEOUT, CLI_GLOBAL_HELP, CLI_GLOBAL_VERSION,
@@ -566,6 +585,41 @@ cli_keep(struct cli *cli, char *s)
 }
 
 /*
+ * The session of a plan command: a run (its id, or a piece of it) names its
+ * own session, a session its id or title.  A title no session has is tried
+ * as a piece of a run id.  Returns an exit code.
+ */
+static int
+cli_resolve_plan(struct cli *cli, const char *text, const char **id)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	struct td_error err, serr;
+	struct td_run *run;
+	char *found = NULL;
+	enum td_code rc = TD_NOT_FOUND;
+
+	if (strncmp(text, "run_", 4) != 0) {
+		rc = td_find_session(cli->client, NULL, text, &opts, &found, &serr);
+		if (rc == TD_OK) {
+			*id = cli_keep(cli, found);
+			return CLI_EXIT_OK;
+		}
+		if (rc != TD_NOT_FOUND)
+			return cli_fail(&serr);
+	}
+	if (td_find_run(cli->client, text, &opts, &found, &err) != TD_OK)
+		return cli_fail(rc == TD_NOT_FOUND && err.code == TD_NOT_FOUND &&
+		    strncmp(text, "run_", 4) != 0 ? &serr : &err);
+	rc = td_get_run(cli->client, found, &opts, &run, &err);
+	free(found);
+	if (rc != TD_OK)
+		return cli_fail(&err);
+	*id = cli_keep(cli, xstrdup(run->session_id));
+	td_run_free(run);
+	return CLI_EXIT_OK;
+}
+
+/*
  * The id of a project or session named by text (an id, a name, or the
  * unique beginning of one); a session among those of project_id when it is
  * not NULL.  Returns an exit code: 2 when the name is ambiguous (the
@@ -581,17 +635,35 @@ cli_resolve_one(struct cli *cli, enum cli_ref ref, const char *text,
 	char *found;
 	int exit;
 
+	static const char *const prefixes[] = {
+		[CLI_REF_PROJECT] = "prj_", [CLI_REF_SESSION] = "ses_", [CLI_REF_PLAN] = "ses_",
+		[CLI_REF_RUN] = "run_", [CLI_REF_CONNECTOR] = "con_",
+	};
+
 	/* an id needs no service (and a usage error is found before it is asked) */
-	if (strncmp(text, ref == CLI_REF_PROJECT ? "prj_" : "ses_", 4) == 0) {
+	if (strncmp(text, prefixes[ref], 4) == 0 &&
+	    (ref != CLI_REF_RUN || strlen(text) >= 28)) {
 		*id = text;
 		return CLI_EXIT_OK;
 	}
 	if ((exit = cli_connect(cli)) != CLI_EXIT_OK)
 		return exit;
-	if (ref == CLI_REF_PROJECT)
+	switch (ref) {
+	case CLI_REF_PROJECT:
 		rc = td_find_project(cli->client, text, &opts, &found, &err);
-	else
+		break;
+	case CLI_REF_RUN:
+		rc = td_find_run(cli->client, text, &opts, &found, &err);
+		break;
+	case CLI_REF_CONNECTOR:
+		rc = td_find_connector(cli->client, text, &opts, &found, &err);
+		break;
+	case CLI_REF_PLAN:
+		return cli_resolve_plan(cli, text, id);
+	default:
 		rc = td_find_session(cli->client, project_id, text, &opts, &found, &err);
+		break;
+	}
 	if (rc != TD_OK)
 		return cli_fail(&err);
 	*id = cli_keep(cli, found);
@@ -614,7 +686,8 @@ static enum cli_ref
 cli_option_ref(const char *name)
 {
 	return strcmp(name, "project") == 0 ? CLI_REF_PROJECT :
-	    strcmp(name, "session") == 0 ? CLI_REF_SESSION : CLI_REF_NONE;
+	    strcmp(name, "session") == 0 ? CLI_REF_SESSION :
+	    strcmp(name, "run") == 0 ? CLI_REF_RUN : CLI_REF_NONE;
 }
 
 /*
@@ -670,7 +743,7 @@ cli_resolve(struct cli *cli, int *argc, char ***argv)
 		if (cli_names[i].cmd == cli->cmd)
 			names = cli_names[i];
 	}
-	for (int pass = CLI_REF_PROJECT; pass <= CLI_REF_SESSION; pass++) {
+	for (int pass = CLI_REF_PROJECT; pass <= CLI_REF_RUN; pass++) {
 		for (size_t i = 0; i < cli->value_count; i++) {
 			enum cli_ref ref = cli_option_ref(cli->values[i].name);
 
@@ -681,7 +754,7 @@ cli_resolve(struct cli *cli, int *argc, char ***argv)
 				return rc;
 			if (ref == CLI_REF_PROJECT)
 				project = cli->values[i].value;
-			else
+			else if (ref == CLI_REF_SESSION)
 				session = true;
 		}
 	}
@@ -700,7 +773,8 @@ cli_resolve(struct cli *cli, int *argc, char ***argv)
 		return -1;
 	}
 	if (names.current_project && project == NULL && !session &&
-	    cli_takes(cli, "project") && !cli_has(cli, "all-projects")) {
+	    cli_takes(cli, "project") && !cli_has(cli, "all-projects") &&
+	    !cli_has(cli, "attention")) {
 		if ((rc = cli_use_current(cli, &current)) != CLI_EXIT_OK)
 			return rc;
 		if (current != NULL) {

@@ -1,7 +1,9 @@
-/* Projects and sessions by name: td_find_project, td_find_session. */
+/* Projects, sessions and connectors by name, runs by a piece of their id:
+ * td_find_project, td_find_session, td_find_connector, td_find_run. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "buf.h"
 #include "client-internal.h"
@@ -187,6 +189,146 @@ td_find_session(struct td_client *client, const char *project_id, const char *te
 	}
 	if (rc == TD_OK)
 		rc = names_match_end(&m, "session", text, id, err);
+	names_match_free(&m);
+	return rc;
+}
+
+enum td_code
+td_find_connector(struct td_client *client, const char *text,
+    const struct td_request_options *opts, char **id, struct td_error *err)
+{
+	struct td_connector_list *page;
+	struct names_match m;
+	char *cursor = NULL;
+	enum td_code rc = TD_OK;
+
+	*id = NULL;
+	if (text == NULL || *text == '\0')
+		return client_fail(err, TD_INVALID_ARGUMENT, "the connector name is empty");
+	if (strncmp(text, "con_", 4) == 0) {
+		*id = xstrdup(text);
+		return TD_OK;
+	}
+	names_match_init(&m);
+	do {
+		rc = td_list_connectors(client, 1000, cursor, opts, &page, err);
+		free(cursor);
+		cursor = NULL;
+		if (rc != TD_OK)
+			break;
+		for (size_t i = 0; i < page->count; i++)
+			names_match_add(&m, text, page->items[i].id, page->items[i].name);
+		cursor = page->next_cursor;
+		page->next_cursor = NULL;
+		td_connector_list_free(page);
+	} while (cursor != NULL);
+	free(cursor);
+	if (rc == TD_OK)
+		rc = names_match_end(&m, "connector", text, id, err);
+	names_match_free(&m);
+	return rc;
+}
+
+/* True for text that may be a piece of a run id: letters, digits, '_'. */
+static bool
+names_id_piece(const char *text)
+{
+	size_t n = strlen(text);
+
+	if (n < 4 || n > 64)
+		return false;
+	for (const char *p = text; *p != '\0'; p++) {
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
+		    (*p >= 'A' && *p <= 'Z') || *p == '_'))
+			return false;
+	}
+	return true;
+}
+
+/* Weighs a run id against text: its beginning (with or without "run_") or its end. */
+static void
+names_run_add(struct names_match *m, const char *text, const char *id)
+{
+	size_t n = strlen(text), len = strlen(id);
+	const char *bare = strncmp(id, "run_", 4) == 0 ? id + 4 : id;
+
+	if (strcmp(id, text) == 0) {
+		if (m->exact_count++ == 0)
+			m->exact = xstrdup(id);
+		return;
+	}
+	if (!(strncasecmp(id, text, n) == 0 || strncasecmp(bare, text, n) == 0 ||
+	    (n <= len && strcasecmp(id + len - n, text) == 0)))
+		return;
+	if (m->prefix_count++ == 0)
+		m->prefix = xstrdup(id);
+	if (m->prefix_count <= NAMES_LISTED_MAX)
+		buf_printf(&m->listed, "%s%s", m->prefix_count > 1 ? ", " : "", id);
+	else if (m->prefix_count == NAMES_LISTED_MAX + 1)
+		buf_appends(&m->listed, ", ...");
+}
+
+enum td_code
+td_find_run(struct td_client *client, const char *text, const struct td_request_options *opts,
+    char **id, struct td_error *err)
+{
+	struct td_project_list *projects;
+	struct td_run_list *runs;
+	struct names_match m;
+	char *cursor = NULL, *rcursor;
+	enum td_code rc = TD_OK;
+
+	*id = NULL;
+	/* The tail as the dashboard shows it: "…e5c12c" (or "...e5c12c"). */
+	if (text != NULL && strncmp(text, "\xe2\x80\xa6", 3) == 0)
+		text += 3;
+	else if (text != NULL && strncmp(text, "...", 3) == 0)
+		text += 3;
+	if (text == NULL || *text == '\0')
+		return client_fail(err, TD_INVALID_ARGUMENT, "the run id is empty");
+	/* A whole id is taken as it is; so is anything that cannot be a piece of one. */
+	if ((strncmp(text, "run_", 4) == 0 && strlen(text) >= 28) || !names_id_piece(text)) {
+		*id = xstrdup(text);
+		return TD_OK;
+	}
+	names_match_init(&m);
+	do {
+		rc = td_list_projects_archived(client, TD_ARCHIVED_ALL, 1000, cursor, opts,
+		    &projects, err);
+		free(cursor);
+		cursor = NULL;
+		if (rc != TD_OK)
+			break;
+		for (size_t i = 0; i < projects->count && rc == TD_OK; i++) {
+			struct td_run_filter f = { .project_id = projects->items[i].id };
+
+			rcursor = NULL;
+			do {
+				rc = td_list_runs(client, &f, 1000, rcursor, opts, &runs, err);
+				free(rcursor);
+				rcursor = NULL;
+				if (rc != TD_OK)
+					break;
+				for (size_t k = 0; k < runs->count; k++)
+					names_run_add(&m, text, runs->items[k].id);
+				rcursor = runs->next_cursor;
+				runs->next_cursor = NULL;
+				td_run_list_free(runs);
+			} while (rcursor != NULL);
+			free(rcursor);
+		}
+		cursor = projects->next_cursor;
+		projects->next_cursor = NULL;
+		td_project_list_free(projects);
+	} while (rc == TD_OK && cursor != NULL);
+	free(cursor);
+	if (rc == TD_OK && m.exact_count == 0 && m.prefix_count > 1)
+		rc = client_fail(err, TD_INVALID_ARGUMENT, "'%s' matches %zu runs: %s", text,
+		    m.prefix_count, m.listed.data);
+	else if (rc == TD_OK && m.exact_count == 0 && m.prefix_count == 0)
+		rc = client_fail(err, TD_NOT_FOUND, "no run id begins or ends with '%s'", text);
+	else if (rc == TD_OK)
+		rc = names_match_end(&m, "run", text, id, err);
 	names_match_free(&m);
 	return rc;
 }

@@ -491,6 +491,23 @@ TD_API enum td_code td_find_project(struct td_client *client, const char *text,
 TD_API enum td_code td_find_session(struct td_client *client, const char *project_id,
     const char *text, const struct td_request_options *opts, char **id,
     struct td_error *err);
+/*
+ * A connector by id or name, as td_find_project ("con_" ids as they are).
+ * Caller frees *id.
+ */
+TD_API enum td_code td_find_connector(struct td_client *client, const char *text,
+    const struct td_request_options *opts, char **id, struct td_error *err);
+/*
+ * A run by a piece of its id, as git and docker take them: a whole id as it
+ * is; else the one run, of any project, whose id begins with text (with or
+ * without "run_") or ends with it (the tail the dashboard shows after "…"),
+ * ignoring case.  Text that cannot be a piece of an id (under 4 characters,
+ * or other than letters, digits and '_') is taken as it is, for the call
+ * that uses it to answer.  TD_INVALID_ARGUMENT (naming the candidates) when
+ * several runs match, TD_NOT_FOUND when none does.  Caller frees *id.
+ */
+TD_API enum td_code td_find_run(struct td_client *client, const char *text,
+    const struct td_request_options *opts, char **id, struct td_error *err);
 /* --- Workspace changes of a run (an extension beyond the spec) ----------- */
 
 /* One file a run changed (docs/http-api.md, Run changes). */

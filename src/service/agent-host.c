@@ -429,6 +429,9 @@ agent_host_on_request(struct run_state *rs, const cJSON *msg)
 	}
 	for (size_t i = 0; i < sizeof person_requests / sizeof person_requests[0]; i++) {
 		if (strcmp(method, person_requests[i].method) == 0) {
+			/* The model has answered (a resumed run may not stream
+			 * again first): what waits now is a person, not the provider. */
+			rs->had_output = true;
 			person_requests[i].fn(rs, (long long)idv->valuedouble, params);
 			return;
 		}

@@ -86,7 +86,7 @@ struct run_state {
 	int64_t phase_at;
 	struct run_usage usage;
 	bool finished;			/* a finish line arrived */
-	bool had_output;		/* an output line arrived */
+	bool had_output;		/* an output line or a request for a person arrived */
 	char status[16];
 	char *final_output;
 	char *error_code, *error_message;

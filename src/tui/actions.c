@@ -105,7 +105,7 @@ action_bulk(struct tui *t, const char *verb)
 			ask = asks[i].ask;
 	}
 	if (n == 0 && (sel == NULL || sel->id == NULL)) {
-		model_message(&t->m, t->now_ms, true, "no run selected");
+		modal_notice(t, "No run selected (and none marked): nothing to %s.", verb);
 		return TUI_HANDLED | TUI_REDRAW;
 	}
 	buf_init(&ids, 0);

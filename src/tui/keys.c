@@ -145,10 +145,12 @@ key_cancel(struct tui *t, int key)
 	if (t->m.mark_count > 0)
 		return action_bulk(t, "cancel");
 	if (r == NULL)
-		model_message(&t->m, t->now_ms, true, "no run selected");
-	else if (keys_run_final(r))
-		model_message(&t->m, t->now_ms, true, "%s is already %s", r->id, r->status);
-	else {
+		modal_notice(t, "No run selected: nothing to cancel.");
+	else if (keys_run_final(r)) {
+		model_describe(&t->m, NULL, NULL, r->id, what, sizeof what);
+		modal_notice(t, "Nothing to cancel: %s has already %s.", what,
+		    strcmp(r->status, "cancelled") == 0 ? "been cancelled" : r->status);
+	} else {
 		job.id = r->id;
 		model_describe(&t->m, NULL, NULL, r->id, what, sizeof what);
 		modal_confirm(t, &job, "Cancel %s? [y/N]\n%s", what, r->id);
@@ -702,10 +704,10 @@ key_revert(struct tui *t, int key)
 
 	(void)key;
 	if (r == NULL) {
-		model_message(&t->m, t->now_ms, true, "no run selected");
+		modal_notice(t, "No run selected: nothing to revert.");
 	} else if (!keys_run_final(r)) {
-		model_message(&t->m, t->now_ms, true, "%s is still %s: revert it once it has ended",
-		    r->id, r->status);
+		model_describe(&t->m, NULL, NULL, r->id, what, sizeof what);
+		modal_notice(t, "%s is still %s: revert it once it has ended.", what, r->status);
 	} else if (c->run_id == NULL || strcmp(c->run_id, r->id) != 0) {
 		const char *k = keys_action_key("revert", files, sizeof files);
 
@@ -713,23 +715,34 @@ key_revert(struct tui *t, int key)
 		model_message(&t->m, t->now_ms, false, "the changes of %s: %s again reverts them",
 		    r->id, k != NULL ? k : "revert");
 	} else if (c->reverted_at != NULL) {
-		model_message(&t->m, t->now_ms, true, "%s is already reverted (at %s): nothing to "
-		    "revert", r->id, c->reverted_at);
+		modal_notice(t, "%s is already reverted (at %s): nothing to revert.", r->id,
+		    c->reverted_at);
 	} else if (c->file_count == 0) {
 		model_message(&t->m, t->now_ms, true, c->loading ? "reading the changes of %s" :
 		    "%s changed no file: nothing to revert", r->id);
 	} else {
+		size_t added = 0;
+
 		files[0] = '\0';
+		for (i = 0; i < c->file_count; i++)
+			added += c->files[i].status == 'A';
 		for (i = 0; i < c->file_count && n + 64 < sizeof files; i++)
-			n += (size_t)snprintf(files + n, sizeof files - n, "%s%s",
-			    i > 0 ? ", " : "", c->files[i].path);
+			n += (size_t)snprintf(files + n, sizeof files - n, "%s%s%s",
+			    i > 0 ? ", " : "", c->files[i].path,
+			    c->files[i].status == 'A' ? " (deleted)" : "");
 		if (i < c->file_count)
 			snprintf(files + n, sizeof files - n, " and %zu more", c->file_count - i);
 		job.id = r->id;
 		model_describe(&t->m, NULL, NULL, r->id, what, sizeof what);
-		modal_confirm(t, &job, "Revert %s? It puts back %zu file%s as before the run: "
-		    "%s [y/N]\n%s", what, c->file_count, c->file_count == 1 ? "" : "s", files,
-		    r->id);
+		if (added > 0)
+			modal_confirm(t, &job, "Revert %s? It puts back %zu file%s as before the run "
+			    "and deletes the %zu the run added: %s [y/N]\n%s", what,
+			    c->file_count - added, c->file_count - added == 1 ? "" : "s", added, files,
+			    r->id);
+		else
+			modal_confirm(t, &job, "Revert %s? It puts back %zu file%s as before the run: "
+			    "%s [y/N]\n%s", what, c->file_count, c->file_count == 1 ? "" : "s", files,
+			    r->id);
 	}
 	return TUI_HANDLED | TUI_REDRAW;
 }

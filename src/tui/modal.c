@@ -39,6 +39,8 @@ modal_free(struct tui *t)
 	editor_free(&t->fed);
 	t->field = 0;
 	t->ask_drop = false;
+	t->ask_start = false;
+	t->notice = false;
 	free(t->modal_url);
 	t->modal_url = NULL;
 }
@@ -80,11 +82,22 @@ modal_scroll(int key, long page, size_t *top)
 /* The prompt editor with the defaults, or, after a start in this project
  * failed, with all of that start: its text, profile, plan-first, provider
  * and model (the text never comes back without what it was chosen with). */
+/* True when the failed start kept is of the editor's project and session
+ * (none for a new one). */
+static bool
+prompt_is_draft(const struct tui *t)
+{
+	const struct job *d = &t->draft;
+
+	return t->has_draft && d->id != NULL && strcmp(d->id, t->modal_id) == 0 &&
+	    strcmp(d->session != NULL ? d->session : "", t->modal_session) == 0;
+}
+
 static void
 prompt_open(struct tui *t)
 {
 	const struct job *d = &t->draft;
-	bool again = t->has_draft && d->id != NULL && strcmp(d->id, t->modal_id) == 0;
+	bool again = prompt_is_draft(t);
 
 	t->plan_first = again && d->plan_first;
 	t->profile = 0;
@@ -152,6 +165,23 @@ modal_confirm(struct tui *t, const struct job *job, const char *fmt, ...)
 		job_copy(&t->confirm_job, job);
 		t->confirm_has_job = true;
 	}
+	t->modal = MODAL_CONFIRM;
+	t->dirty = true;
+}
+
+void
+modal_notice(struct tui *t, const char *fmt, ...)
+{
+	va_list ap;
+	size_t n;
+
+	modal_free(t);
+	va_start(ap, fmt);
+	vsnprintf(t->modal_text, sizeof t->modal_text, fmt, ap);
+	va_end(ap);
+	n = strlen(t->modal_text);
+	snprintf(t->modal_text + n, sizeof t->modal_text - n, "\nAny key closes this.");
+	t->notice = true;
 	t->modal = MODAL_CONFIRM;
 	t->dirty = true;
 }
@@ -249,7 +279,8 @@ confirm_draw(struct tui *t)
 		w = 72;
 	if (w > t->cols - 2)
 		w = t->cols - 2;
-	r = modal_box(t, w, 2 + modal_text_rows(t->modal_text, w - 4), "Confirm");
+	r = modal_box(t, w, 2 + modal_text_rows(t->modal_text, w - 4),
+	    t->notice ? "Nothing to do" : "Confirm");
 	if (ids != NULL)
 		*ids = '\0';
 	modal_text(&r, &row, t->modal_text, A_BOLD);
@@ -262,7 +293,9 @@ confirm_draw(struct tui *t)
 static unsigned
 confirm_key(struct tui *t, int key)
 {
-	if (key == 'y' && t->confirm_has_job)
+	if (t->notice)
+		;	/* the key only closes it */
+	else if (key == 'y' && t->confirm_has_job)
 		tui_submit(t, &t->confirm_job);
 	else if (key != 'y')
 		model_message(&t->m, t->now_ms, false, "not confirmed: nothing done");
@@ -463,7 +496,7 @@ editor_box_draw(struct tui *t, const char *title, const char *const *footer, siz
 static void
 prompt_draw(struct tui *t)
 {
-	char title[400], opts[256], where[300];
+	char title[400], opts[256], where[300], ask[160];
 	const char *footer[3] = { opts, where,
 		"Enter start  Ctrl-J newline  Ctrl-O $EDITOR  Esc cancel" };
 	struct rect r, fr;
@@ -485,6 +518,13 @@ prompt_draw(struct tui *t)
 		    t->model[0] != '\0' ? t->model : "default");
 	if (t->ask_drop)
 		footer[2] = "Drop the typed prompt? [y/N]";
+	if (t->ask_start) {
+		snprintf(ask, sizeof ask, "Start this run%s%s%s? [y/N]  (any other key: back to the text)",
+		    tui_profiles[t->profile] != NULL ? " with " : "",
+		    tui_profiles[t->profile] != NULL ? tui_profiles[t->profile] : "",
+		    t->plan_first ? ", plan first" : "");
+		footer[2] = ask;
+	}
 	r = editor_box_draw(t, title, footer, 3);
 	if (t->field == 0 || r.w <= 12 || r.h < 5)
 		return;
@@ -571,17 +611,57 @@ modal_external_edit(struct tui *t)
 	unlink(path);
 }
 
+/* Starts the run the editor holds and closes it. */
+static void
+prompt_start(struct tui *t)
+{
+	struct job job = { .kind = JOB_START_RUN };
+
+	job.id = t->modal_id;
+	job.session = t->modal_session[0] != '\0' ? t->modal_session : NULL;
+	job.text = t->ed.text;
+	job.profile = (char *)tui_profiles[t->profile];
+	job.plan_first = t->plan_first;
+	/* A continued session runs with its own configuration. */
+	if (job.session == NULL) {
+		job.provider = t->provider[0] != '\0' ? t->provider : NULL;
+		job.model = t->model[0] != '\0' ? t->model : NULL;
+	}
+	tui_submit(t, &job);
+	model_message(&t->m, t->now_ms, false, "starting a run...");
+	modal_close(t);
+}
+
+/* Forgets the failed start the editor offered again: dropped is dropped. */
+static void
+prompt_drop_draft(struct tui *t)
+{
+	if (prompt_is_draft(t)) {
+		job_clear(&t->draft);
+		t->has_draft = false;
+	}
+}
+
 static unsigned
 prompt_key(struct tui *t, int key)
 {
-	struct job job = { .kind = JOB_START_RUN };
 	unsigned f;
 
 	if (t->ask_drop) {
-		/* Only y drops the text; any other key goes back to it. */
+		/* Only y drops the text (and a failed start's draft); any
+		 * other key goes back to it. */
 		t->ask_drop = false;
-		if (key == 'y')
+		if (key == 'y') {
+			prompt_drop_draft(t);
 			modal_close(t);
+		}
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	if (t->ask_start) {
+		/* As every question: only y acts, any other key goes back. */
+		t->ask_start = false;
+		if (key == 'y')
+			prompt_start(t);
 		return TUI_HANDLED | TUI_REDRAW;
 	}
 	if (t->field != 0 || (key == '\t' && t->modal_session[0] == '\0')) {
@@ -603,23 +683,8 @@ prompt_key(struct tui *t, int key)
 		t->ask_drop = true;
 	else if (f & EDITOR_CANCEL)
 		modal_close(t);
-	else if (f & EDITOR_DONE) {
-		if (t->ed.len == 0)
-			return TUI_HANDLED;
-		job.id = t->modal_id;
-		job.session = t->modal_session[0] != '\0' ? t->modal_session : NULL;
-		job.text = t->ed.text;
-		job.profile = (char *)tui_profiles[t->profile];
-		job.plan_first = t->plan_first;
-		/* A continued session runs with its own configuration. */
-		if (job.session == NULL) {
-			job.provider = t->provider[0] != '\0' ? t->provider : NULL;
-			job.model = t->model[0] != '\0' ? t->model : NULL;
-		}
-		tui_submit(t, &job);
-		model_message(&t->m, t->now_ms, false, "starting a run...");
-		modal_close(t);
-	}
+	else if ((f & EDITOR_DONE) && t->ed.len > 0)
+		t->ask_start = true;
 	return TUI_HANDLED | TUI_REDRAW;
 }
 

@@ -316,7 +316,9 @@ verb_cancel(struct tui *t, const char *arg)
 	if ((r = verb_run_arg(t, arg)) == NULL)
 		return;
 	if (verb_final(r)) {
-		model_message(&t->m, t->now_ms, true, "%s is already %s", r->id, r->status);
+		model_describe(&t->m, NULL, NULL, r->id, what, sizeof what);
+		modal_notice(t, "Nothing to cancel: %s has already %s.", what,
+		    strcmp(r->status, "cancelled") == 0 ? "been cancelled" : r->status);
 		return;
 	}
 	job.id = r->id;

@@ -170,6 +170,16 @@ hints_text(const struct hint *h, const char *prefix, char *buf, size_t len)
 	return buf;
 }
 
+/* True when the selected run has ended (c has nothing to cancel). */
+static bool
+screen_run_ended(const struct model *m)
+{
+	const struct m_run *r = model_run(m);
+
+	return r != NULL && r->status != NULL && (strcmp(r->status, "completed") == 0 ||
+	    strcmp(r->status, "failed") == 0 || strcmp(r->status, "cancelled") == 0);
+}
+
 /* The keys of the focused pane, for the status bar; in the Log with a
  * search, where it stands ("match 3/17") first. */
 static const char *
@@ -183,6 +193,9 @@ draw_hints(const struct model *m, char *buf, size_t len)
 	    { "cancel", "c", "cancel" }, { "detail", "i", "detail" },
 	    { "mark", "Space", "mark" }, { "rerun", ".", "rerun" }, { "help", "?", "help" },
 	    { NULL, NULL, NULL } };
+	static const struct hint ended[] = { { "open", "Enter", "log" },
+	    { "detail", "i", "detail" }, { "mark", "Space", "mark" }, { "rerun", ".", "rerun" },
+	    { "help", "?", "help" }, { NULL, NULL, NULL } };
 	static const struct hint log[] = { { "search", "/", "search" },
 	    { "log-filter", "&", "filter" }, { "follow", "f", "follow" },
 	    { "scope", "s", "scope" }, { "help", "?", "help" }, { NULL, NULL, NULL } };
@@ -225,6 +238,8 @@ draw_hints(const struct model *m, char *buf, size_t len)
 			snprintf(where, sizeof where, "%zu match%s", total, total == 1 ? "" : "es");
 		return hints_text(found, where, buf, len);
 	}
+	if (m->focus == PANE_RUNS && m->mark_count == 0 && screen_run_ended(m))
+		return hints_text(ended, "", buf, len);	/* nothing to cancel */
 	return hints_text(m->focus == PANE_RIGHT ? right[m->right] : left[m->focus], "", buf,
 	    len);
 }

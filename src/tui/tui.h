@@ -220,6 +220,7 @@ struct tui {
 	char *modal_url;	/* the sign-in's authorization URL (MODAL_SIGNIN), the text of MODAL_TEXT */
 	struct job confirm_job;	/* owned strings */
 	bool confirm_has_job;
+	bool notice;		/* MODAL_CONFIRM only says why nothing was asked */
 	struct editor ed;
 	/* The prompt editor's choices besides the text ("" : the defaults). */
 	bool plan_first;
@@ -230,8 +231,10 @@ struct tui {
 	 * 2 model), 0 the text. */
 	int field;
 	struct editor fed;
-	/* Esc on a typed prompt: "Drop it? [y/N]" waits for the next key. */
+	/* Esc on a typed prompt: "Drop it? [y/N]" waits for the next key;
+	 * Enter: "Start this run? [y/N]" does (only y starts a run). */
 	bool ask_drop;
+	bool ask_start;
 	char download_dir[4096];
 	bool download_dir_chosen;	/* typed in a download, or kept: the state file keeps it */
 	/* Destinations of the downloads queued or running (a second Enter on
@@ -437,6 +440,9 @@ void modal_draw(struct tui *t);
 /* Asks a [y/N] question; y submits job (copied). */
 void modal_confirm(struct tui *t, const struct job *job, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Says why a key that asks a question has nothing to ask; the next key,
+ * whatever it is, only closes it (an answer typed ahead does nothing). */
+void modal_notice(struct tui *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void modal_open(struct tui *t, enum modal_kind kind);
 /* Sets the drawing and keys of one modal (for the layers above modal.c). */
 void modal_register(enum modal_kind kind, void (*draw)(struct tui *t),

@@ -48,7 +48,11 @@ keys R
 wait_for "[y/N]"
 assert_screen 'Revert run "Fix the notes" in edits'
 assert_screen "$run"
-screen | grep -qF "notes.txt, report.md" || fail "the question does not name the files"
+# The question as one line (its box's borders and line ends taken out).
+question=$(screen | tr -d '│\n' | tr -s ' ')
+grep -qF "notes.txt, report.md" <<<"$question" || fail "the question does not name the files"
+grep -qF "puts back 1 file as before the run and deletes the 1 the run added" <<<"$question" ||
+	fail "the question does not say that the file the run added is deleted"
 keys y
 wait_for "changed since the run"
 wait_for "(force)? [y/N]"
@@ -61,8 +65,12 @@ pass "R, y, then y to force: the files are as before the run"
 
 # A run already reverted is not offered again as if its files were to come back.
 keys R
-wait_for_re "run_[0-9a-z]+ is already reverted \\(at [0-9-]+T[0-9:.]+Z\\): nothing to revert"
+wait_for_re "run_[0-9a-z]+ is already reverted \\(at"
+wait_for "nothing to revert."
 assert_not_screen "[y/N]"
+# The box takes the next key, whatever it is: y closes it and reverts nothing.
+keys y
+wait_gone "nothing to revert"
 pass "R on a reverted run says so instead of asking"
 
 keys '?'

@@ -39,11 +39,11 @@ keys Enter
 wait_for "unknown command ':nonsense'"
 
 # h / l: from Runs (focused after :run) l goes to the log, h back.
-wait_for "Enter log  c cancel"
+wait_for "Enter log  i detail"
 keys l
 wait_for "/ search  & filter  f follow"
 keys h
-wait_for "Enter log  c cancel"
+wait_for "Enter log  i detail"
 pass "h and l move between panes"
 
 # y: the run's id on the clipboard; Y: a command about it.

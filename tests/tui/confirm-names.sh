@@ -43,7 +43,7 @@ keys R
 wait_for "R again reverts them"
 wait_for "report.md"
 keys R
-wait_for 'Revert run "Fix the notes" in names › Fix the notes? It puts back 2'
+wait_for 'Revert run "Fix the notes" in names › Fix the notes? It puts back 1'
 wait_for "$edit"
 pass "R asks by the run's names, the id below"
 keys n

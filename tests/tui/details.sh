@@ -12,7 +12,7 @@ wait_live
 wait_for "Write a long report"
 assert_not_screen "THE-VERY-END"
 keys Tab Tab
-wait_for "Enter log  c cancel"
+wait_for "Enter log  i detail"
 keys s
 wait_for "Runs by status"
 keys M

@@ -31,7 +31,7 @@ wait_for "New run in outside"
 type_text "my long prompt"
 keys C-o
 wait_for "edited-my long prompt"
-keys Enter
+keys Enter y
 wait_for "edited-my long prompt"
 for ((i = 0; i < TUI_WAIT_TENTHS; i++)); do
 	td runs list --project "$project" | grep -q "edited-my long prompt" && break

@@ -36,7 +36,7 @@ wait_selected "Alpha one"
 selected alpha
 # U: Runs; P: Projects again, Up moves the project.
 keys U
-wait_for "Enter log  c cancel"
+wait_for "Enter log  i detail"
 keys P
 wait_for "Enter open"
 keys Up
@@ -48,7 +48,7 @@ keys Down
 wait_selected alpha
 wait_selected "Alpha two"
 keys Right Right
-wait_for "Enter log  c cancel"
+wait_for "Enter log  i detail"
 keys Left
 keys Down
 wait_selected "Alpha one"

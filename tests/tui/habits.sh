@@ -65,7 +65,7 @@ keys BTab BTab
 keys N
 wait_for "Continue session"
 type_text "My long prompt to keep"
-keys Enter
+keys Enter y
 wait_for "start failed"
 wait_for "reopens your prompt"
 keys N

@@ -27,7 +27,7 @@ wait_for "Tab back to the text"
 type_text "plan"
 keys Tab
 wait_for "provider: replay   model: plan"
-keys Enter
+keys Enter y
 for ((i = 0; i < TUI_WAIT_TENTHS; i++)); do
 	run=$(newest_run) || true
 	[[ -n ${run:-} ]] && break
@@ -52,7 +52,7 @@ type_text "not kept"
 keys Escape
 wait_for "provider: default   model: plan"
 type_text "Write it down"
-keys Enter
+keys Enter y
 wait_for "start failed"
 svc_restart
 wait_live
@@ -64,20 +64,28 @@ keys Escape
 wait_for "Drop the typed prompt? [y/N]"
 keys y
 wait_gone "Drop the typed prompt?"
+# Dropped is dropped: n opens empty again.
+keys n
+wait_for "New run in choosing"
+assert_not_screen "Write it down"
+wait_for "provider: default   model: default"
+keys Escape
+wait_gone "New run in choosing"
 
-# N offers the same draft in a session, which keeps its own provider and
-# model: the start is not refused for carrying them.
+# A draft of n never comes back under N (a new session is not a
+# continuation); N continues with the session's provider and model.
 td plan reject "$(run_field "$run" sessionId)" --yes >/dev/null
 wait_run_field "$run" status cancelled
 keys N
 wait_for "Continue session"
-wait_for "Write it down"
 wait_for "provider, model: the session's"
-keys Enter
+assert_not_screen "Write it down"
+type_text "Write it down"
+keys Enter y
 wait_for "started run_"
 second=$(newest_run)
 [[ $(run_field "$second" prompt) == "Write it down" ]] || fail "N started '$(run_field "$second" prompt)'"
 [[ $(run_field "$second" config.model) == plan ]] || fail "the session's run plays $(run_field "$second" config.model)"
-pass "N with the draft continues the session with the session's provider and model"
+pass "a dropped draft stays dropped; N continues the session with its provider and model"
 dash_quit
 pass "q exits cleanly"

@@ -59,7 +59,11 @@ wait_run_field "$slow_run" status cancelled
 keys :
 type_text "cancel $quick_run"
 keys Enter
-wait_for "$quick_run is already completed"
+wait_for 'Nothing to cancel: run "'
+wait_for "has already completed."
+keys n
+wait_gone "Nothing to cancel"
+assert_not_screen "New run in"
 pass ":cancel RUN asks, then cancels; a finished run is said"
 
 keys :

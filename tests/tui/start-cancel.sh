@@ -19,7 +19,7 @@ keys n
 wait_for "New run in starting"
 wait_for "profile: default"
 type_text "Count the files"
-keys Enter
+keys Enter y
 wait_for "Count the files"
 for ((i = 0; i < TUI_WAIT_TENTHS; i++)); do
 	read -r run status < <(newest_run) || true
@@ -59,7 +59,7 @@ keys C-t C-p
 wait_for "plan-first: on"
 wait_for "profile: workspace-write"
 type_text "Résumé 日本語 ✓"
-keys Enter
+keys Enter y
 wait_for "Résumé 日本語 ✓"
 for ((i = 0; i < TUI_WAIT_TENTHS; i++)); do
 	read -r second _ < <(newest_run) || true

@@ -25,7 +25,7 @@ keys C-p C-p C-t
 wait_for "plan-first: on"
 wait_for "profile: ask"
 type_text "Careful with the files"
-keys Enter
+keys Enter y
 wait_for "start failed"
 wait_gone "New run in failing"
 
@@ -37,7 +37,7 @@ wait_for "Careful with the files"
 wait_for "plan-first: on"
 wait_for "profile: ask"
 pass "after a failed start n brings back the prompt, plan-first and the profile"
-keys Enter
+keys Enter y
 for ((i = 0; i < TUI_WAIT_TENTHS; i++)); do
 	run=$(newest_run) || true
 	[[ -n ${run:-} ]] && break
@@ -62,7 +62,7 @@ wait_for "Continue session"
 keys C-p C-p C-p
 wait_for "profile: read-only"
 type_text "Second thoughts"
-keys Enter
+keys Enter y
 wait_for "start failed"
 keys N
 wait_for "Continue session"
