@@ -22,7 +22,8 @@
 
 #define ACPF_TERMINALS 16		/* terminals held at once */
 #define ACPF_TOOLS_KEPT 1024		/* tool calls whose titles are kept */
-#define ACPF_WRITE_MAX (16 * 1024 * 1024)	/* one fs/write_text_file */
+#define ACPF_WRITE_MAX (8 * 1024 * 1024)	/* one fs/write_text_file (a line is at most 8 MiB) */
+#define ACPF_ASK_INPUT_MAX (64 * 1024)	/* the rawInput shown in a permission prompt */
 
 /* A terminal: its command ran to its end when it was created. */
 struct acpf_term {
@@ -229,7 +230,7 @@ acpf_write(struct fw_run *r, const cJSON *id, const cJSON *p)
 
 	if (path == NULL || content == NULL || strlen(content) > ACPF_WRITE_MAX) {
 		acpf_error(r, id, ACP_INVALID_PARAMS, "fs/write_text_file needs path and content "
-		    "(at most 16 MiB)");
+		    "(at most 8 MiB)");
 		return;
 	}
 	snprintf(call, sizeof call, "acp_fs_%ld", ++st->calls);
@@ -462,6 +463,25 @@ acpf_term(struct fw_run *r, const char *method, const cJSON *id, const cJSON *p)
 	acpf_send(r, acp_result(id, out));
 }
 
+/* The tool call's rawInput for a prompt: an object of at most ACPF_ASK_INPUT_MAX printed. */
+static cJSON *
+acpf_ask_input(const cJSON *raw)
+{
+	char *text = cJSON_IsObject(raw) ? cJSON_PrintUnformatted(raw) : NULL;
+	cJSON *input;
+
+	if (text != NULL && strlen(text) <= ACPF_ASK_INPUT_MAX)
+		input = cJSON_Duplicate(raw, true);
+	else {
+		input = cJSON_CreateObject();
+		if (text != NULL)
+			cJSON_AddStringToObject(input, "note", "the agent's input is over 64 KiB: "
+			    "not shown");
+	}
+	free(text);
+	return input;
+}
+
 /* The option of a kind among the question's options, or NULL. */
 static const char *
 acpf_option(const cJSON *options, const char *kind)
@@ -511,8 +531,7 @@ acpf_permission(struct fw_run *r, const cJSON *id, const cJSON *p)
 		params = cJSON_CreateObject();
 		cJSON_AddStringToObject(params, "tool", tool);
 		cJSON_AddStringToObject(params, "summary", summary);
-		cJSON_AddItemToObject(params, "input", cJSON_IsObject(raw) ?
-		    cJSON_Duplicate(raw, true) : cJSON_CreateObject());
+		cJSON_AddItemToObject(params, "input", acpf_ask_input(raw));
 		host_progress(r->host, "tool", summary);
 		rc = host_request(r->host, "permission.ask", params, &result, &err);
 		yes = rc == AGENT_OK && json_get_string(result, "decision") != NULL &&

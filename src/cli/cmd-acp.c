@@ -587,6 +587,37 @@ acp_event(struct acp_agent *a, struct acp_session *s, const struct td_event *e, 
 	cJSON_Delete(d);
 }
 
+/*
+ * After a resync (events were lost): a turn whose run ended meanwhile is
+ * answered from the run as the service has it.
+ */
+static void
+acp_resync(struct acp_agent *a)
+{
+	for (size_t i = 0; i < a->nsessions; i++) {
+		struct acp_session *s = a->sessions[i];
+		struct td_run *run = NULL;
+		struct td_error err;
+		cJSON *d, *e;
+
+		if (s->run_id == NULL || td_get_run(a->c, s->run_id, &a->ro, &run, &err) != TD_OK)
+			continue;
+		if (td_run_is_final(run)) {
+			d = cJSON_CreateObject();
+			cJSON_AddStringToObject(d, "status", run->status);
+			if (run->error_code != NULL) {
+				e = cJSON_AddObjectToObject(d, "error");
+				cJSON_AddStringToObject(e, "code", run->error_code);
+				cJSON_AddStringToObject(e, "message", run->error_message ?
+				    run->error_message : "");
+			}
+			acp_finished_event(a, s, d);
+			cJSON_Delete(d);
+		}
+		td_run_free(run);
+	}
+}
+
 /* Takes what the stream holds; reopens it after a failure. */
 static void
 acp_events_drain(struct acp_agent *a)
@@ -613,7 +644,9 @@ acp_events_drain(struct acp_agent *a)
 			a->ev = again;
 			return;
 		}
-		if ((s = acp_session_of_run(a, e->run_id)) != NULL)
+		if (strcmp(e->type, "stream.resync-required") == 0)
+			acp_resync(a);
+		else if ((s = acp_session_of_run(a, e->run_id)) != NULL)
 			acp_event(a, s, e, true);
 		else if (strcmp(e->type, "plan.updated") == 0 && e->session_id != NULL) {
 			/* A plan names its session; its run is the session's turn. */
