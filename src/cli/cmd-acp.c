@@ -79,7 +79,10 @@ struct acp_agent {
 	size_t nasks;
 	long next_id;
 	bool initialized;
+	char *last_event;		/* where a broken stream stopped, to resume after */
 };
+
+static void acp_events_drain(struct acp_agent *a);
 
 static void
 acp_out(const cJSON *msg)
@@ -618,11 +621,40 @@ acp_resync(struct acp_agent *a)
 	}
 }
 
+/*
+ * A new connection and stream after the stream broke: the service is found
+ * again (a restart comes back on another port), the stream resumes after the
+ * last event (a new service: a resync, answered by acp_resync).  a->ev stays
+ * NULL when the service is not back yet; the loop tries again.
+ */
+static void
+acp_reconnect(struct acp_agent *a)
+{
+	struct td_events_options o = { .last_event_id = a->last_event };
+	struct td_connect_options co = { .request_timeout_ms = a->cli->timeout_ms };
+	struct td_error err;
+
+	td_client_free(a->cli->client);
+	a->cli->client = NULL;
+	a->c = NULL;
+	if (td_connect(&a->cli->client, &co, &err) != TD_OK)
+		return;	/* quietly: tried again in a moment */
+	a->c = a->cli->client;
+	if (td_events_open(a->c, NULL, &o, &a->ev, &err) != TD_OK ||
+	    td_events_ready(a->ev, 5000, &err) != TD_OK) {
+		td_events_close(a->ev);
+		a->ev = NULL;
+		return;
+	}
+	fprintf(stderr, "taskdeck acp: connected again to %s\n", td_client_base_url(a->c));
+	acp_events_drain(a);
+}
+
 /* Takes what the stream holds; reopens it after a failure. */
 static void
 acp_events_drain(struct acp_agent *a)
 {
-	for (;;) {
+	while (a->ev != NULL) {
 		struct td_event *e = NULL;
 		struct td_error err;
 		struct acp_session *s;
@@ -631,17 +663,13 @@ acp_events_drain(struct acp_agent *a)
 		if (rc == TD_TIMEOUT)
 			return;
 		if (rc != TD_OK) {
-			struct td_events *again = NULL;
-
 			fprintf(stderr, "taskdeck acp: the event stream broke (%s); resuming\n",
 			    err.message);
-			if (td_events_reopen(a->c, a->ev, &again, &err) != TD_OK) {
-				fprintf(stderr, "taskdeck acp: %s\n", err.message);
-				sleep(1);
-				return;
-			}
+			free(a->last_event);
+			a->last_event = td_events_last_id(a->ev);
 			td_events_close(a->ev);
-			a->ev = again;
+			a->ev = NULL;
+			acp_reconnect(a);
 			return;
 		}
 		if (strcmp(e->type, "stream.resync-required") == 0)
@@ -1044,6 +1072,13 @@ acp_dispatch(struct acp_agent *a, const cJSON *msg)
 	const char *method = json_get_string(msg, "method");
 	const cJSON *params = cJSON_GetObjectItemCaseSensitive(msg, "params");
 
+	if (a->c == NULL && (method == NULL || strcmp(method, "initialize") != 0)) {
+		/* The service went away; acp_reconnect is at it. */
+		if (method != NULL && id != NULL)
+			acp_fail(id, ACP_INTERNAL_ERROR, "taskdeckd cannot be reached at the "
+			    "moment; try again");
+		return;
+	}
 	if (method == NULL) {
 		if (id != NULL)
 			acp_answer(a, msg);
@@ -1112,6 +1147,7 @@ acp_free(struct acp_agent *a)
 	td_events_close(a->ev);
 	acp_reader_free(&a->in);
 	free(a->project);
+	free(a->last_event);
 }
 
 static int
@@ -1134,14 +1170,16 @@ cmd_acp_exec(struct cli *cli, int argc, char **argv)
 	while (!a.in.eof) {
 		struct pollfd fds[2] = {
 			{ .fd = STDIN_FILENO, .events = POLLIN },
-			{ .fd = td_events_fd(a.ev), .events = POLLIN },
+			{ .fd = a.ev ? td_events_fd(a.ev) : -1, .events = POLLIN },
 		};
 		cJSON *msg;
 		bool bad;
 
-		if (poll(fds, 2, 1000) < 0 && errno != EINTR)
+		if (poll(fds, 2, a.ev ? 1000 : 250) < 0 && errno != EINTR)
 			break;
-		if (fds[1].revents & (POLLIN | POLLHUP | POLLERR))
+		if (a.ev == NULL)
+			acp_reconnect(&a);
+		else if (fds[1].revents & (POLLIN | POLLHUP | POLLERR))
 			acp_events_drain(&a);
 		if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR)))
 			continue;
@@ -1157,7 +1195,7 @@ cmd_acp_exec(struct cli *cli, int argc, char **argv)
 	for (size_t i = 0; i < a.nsessions; i++) {
 		struct td_error err;
 
-		if (a.sessions[i]->run_id != NULL)
+		if (a.c != NULL && a.sessions[i]->run_id != NULL)
 			td_cancel_run(a.c, a.sessions[i]->run_id, &a.ro, NULL, &err);
 	}
 	acp_free(&a);

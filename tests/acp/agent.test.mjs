@@ -229,3 +229,29 @@ test('bad input: image content is refused, an unknown method is method-not-found
     await c.close();
   }
 });
+
+test('a restart of the service mid-turn: the run resumes and the turn still ends end_turn', async () => {
+  const cwd = mkdtempSync(join(process.env.TD_JS_TMP, 'ws-'));
+  const c = connect(['--model', 'steady']);
+  try {
+    const sessionId = await start(c, cwd);
+    const turn = c.agent.request(acp.methods.agent.session.prompt, {
+      sessionId, prompt: [{ type: 'text', text: 'Keep going.' }],
+    });
+    // Wait for the first deltas, then stop the service and start it again (another port).
+    const deadline = Date.now() + 30000;
+    while (!text(c.updates).includes('tick 1') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(text(c.updates).length > 0, 'output before the restart');
+    const oldUrl = svc.url;
+    await svc.stop();
+    await svc.start();
+    assert.notEqual(svc.url, oldUrl);
+    const r = await turn;
+    assert.equal(r.stopReason, 'end_turn');
+    const run = (await svc.raw('GET', `/api/v1/runs/${r._meta.taskdeck.runId}`)).body;
+    assert.equal(run.status, 'completed');
+    assert.ok(run.output.endsWith(text(c.updates).slice(-20)), 'the chunks went on to the end of the output');
+  } finally {
+    await c.close();
+  }
+});
