@@ -14,11 +14,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "acp.h"
 #include "cli.h"
 #include "json.h"
+#include "paths.h"
+#include "sandbox.h"
+#include "wsfile.h"
 #include "xalloc.h"
 
 #define ACP_MAX_SESSIONS 64
@@ -300,17 +304,36 @@ acp_option(cJSON *options, const char *id, const char *name, const char *kind)
 	cJSON_AddItemToArray(options, o);
 }
 
-/* The file a write would replace, for a diff; NULL when there is none (or it is too big). */
+/*
+ * The file a write would replace, for a diff: opened as the agent's file tools
+ * open it (beneath the workspace, never a hidden path: the path is the model's);
+ * NULL when there is none, it cannot be shown, or it is too big.
+ */
 static char *
 acp_read_old(const char *cwd, const char *path)
 {
-	char *full = path[0] == '/' ? xstrdup(path) : xasprintf("%s/%s", cwd, path);
+	struct td_paths paths;
+	struct wsfile_root *root;
+	struct stat st;
 	struct buf b;
-	char chunk[8192];
+	char chunk[8192], *rel = NULL, *why = NULL, **hidden;
 	ssize_t n;
-	int fd = open(full, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = -1;
 
-	free(full);
+	if (!td_paths_init(&paths))
+		return NULL;
+	hidden = sandbox_hidden_paths(&paths, NULL);
+	root = wsfile_root_open(cwd, (const char *const *)hidden, &why);
+	if (root != NULL && wsfile_open(root, path, O_RDONLY | O_NONBLOCK, &fd, &st, &rel,
+	    &why) == WSFILE_OK && !S_ISREG(st.st_mode)) {
+		close(fd);
+		fd = -1;
+	}
+	wsfile_root_free(root);
+	sandbox_hidden_free(hidden);
+	td_paths_free(&paths);
+	free(rel);
+	free(why);
 	if (fd < 0)
 		return NULL;
 	buf_init(&b, ACP_PROMPT_MAX);
@@ -326,7 +349,11 @@ acp_read_old(const char *cwd, const char *path)
 		buf_free(&b);
 		return NULL;
 	}
-	return b.data ? buf_steal(&b) : (buf_free(&b), xstrdup(""));
+	if (b.data == NULL) {
+		buf_free(&b);
+		return xstrdup("");
+	}
+	return buf_steal(&b);
 }
 
 static struct acp_ask *
