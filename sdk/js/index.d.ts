@@ -256,7 +256,7 @@ export interface SessionPatch {
 }
 
 /** The agent that runs a session: taskdeck (the built-in loop), claude-code or codex. */
-export type Framework = 'taskdeck' | 'claude-code' | 'codex' | (string & {});
+export type Framework = 'taskdeck' | 'claude-code' | 'codex' | 'acp' | (string & {});
 /** How hard the model thinks (a cleared effort is medium). */
 export type Effort = 'low' | 'medium' | 'high';
 /** What a run's commands may do: ask (a prompt per action), workspace-write (the default), read-only or full-access. */
@@ -901,7 +901,7 @@ export interface ReadinessReport {
   nextActions: string[];
 }
 
-/** A framework's runtime (GET /api/v1/runtimes lists taskdeck, claude-code, codex in that order). */
+/** A framework's runtime (GET /api/v1/runtimes lists taskdeck, claude-code, codex, acp in that order). */
 export interface Runtime {
   /** The framework it runs. */
   framework: Framework;

@@ -23,7 +23,10 @@ static const char *const agent_profiles[] = {
 
 static const char *const agent_provider_kinds[] = { "replay", "openai", "anthropic", NULL };
 static const char *const agent_turn_intents[] = { "plan-first", NULL };
-static const char *const agent_frameworks[] = { "taskdeck", "claude-code", "codex", NULL };
+static const char *const agent_frameworks[] = { "taskdeck", "claude-code", "codex", "acp",
+	NULL };
+
+#define AGENT_RUNTIME_ARGS_MAX 64	/* runtime.args of the acp framework */
 
 void
 agent_error_set(struct agent_error *err, const char *code, const char *fmt, ...)
@@ -265,6 +268,26 @@ config_fail(char **why, const char *what)
 	return false;
 }
 
+/* runtime.args: at most AGENT_RUNTIME_ARGS_MAX strings without a NUL; absent or null: none. */
+static bool
+config_runtime_args(struct agent_config *cfg, const cJSON *args, char **why)
+{
+	const cJSON *a;
+	int n = 0;
+
+	if (args == NULL || cJSON_IsNull(args))
+		return true;
+	if (!cJSON_IsArray(args) || cJSON_GetArraySize(args) > AGENT_RUNTIME_ARGS_MAX)
+		return config_fail(why, "runtime.args must be an array of at most 64 strings");
+	cfg->runtime_args = xcalloc((size_t)cJSON_GetArraySize(args) + 1, sizeof(char *));
+	cJSON_ArrayForEach(a, args) {
+		if (!cJSON_IsString(a) || strlen(a->valuestring) > 4096)
+			return config_fail(why, "runtime.args must be strings of at most 4096 bytes");
+		cfg->runtime_args[n++] = xstrdup(a->valuestring);
+	}
+	return true;
+}
+
 /* config.framework and, for an external one, start.runtime (an absolute path). */
 static bool
 config_framework(struct agent_config *cfg, const cJSON *config, const cJSON *runtime,
@@ -274,7 +297,7 @@ config_framework(struct agent_config *cfg, const cJSON *config, const cJSON *run
 	const char *path;
 
 	if (!json_check_enum(config, "framework", true, agent_frameworks))
-		return config_fail(why, "config.framework must be taskdeck, claude-code or codex");
+		return config_fail(why, "config.framework must be taskdeck, claude-code, codex or acp");
 	cfg->framework = xstrdup(fw ? fw : "taskdeck");
 	if (strcmp(cfg->framework, "taskdeck") == 0)
 		return true;
@@ -287,7 +310,7 @@ config_framework(struct agent_config *cfg, const cJSON *config, const cJSON *run
 		return config_fail(why, "runtime.framework differs from config.framework");
 	cfg->runtime_path = xstrdup(path);
 	cfg->runtime_version = config_string(runtime, "version");
-	return true;
+	return config_runtime_args(cfg, cJSON_GetObjectItemCaseSensitive(runtime, "args"), why);
 }
 
 static bool
@@ -568,6 +591,9 @@ agent_config_free(struct agent_config *cfg)
 	free(cfg->framework);
 	free(cfg->runtime_path);
 	free(cfg->runtime_version);
+	for (size_t i = 0; cfg->runtime_args != NULL && cfg->runtime_args[i] != NULL; i++)
+		free(cfg->runtime_args[i]);
+	free(cfg->runtime_args);
 	free(cfg->provider_kind);
 	free(cfg->base_url);
 	if (cfg->api_key != NULL) {

@@ -90,6 +90,7 @@ struct agent_config {
 	char *framework;		/* "taskdeck", "claude-code", "codex" */
 	char *runtime_path;		/* the external CLI (start.runtime.path); NULL for taskdeck */
 	char *runtime_version;		/* its version as the service found it; may be NULL */
+	char **runtime_args;		/* acp: the configured arguments (NULL-terminated), or NULL */
 	char *provider_kind;		/* "replay", "openai", "anthropic" */
 	char *base_url;			/* NULL for replay */
 	char *api_key;			/* NULL when none; never logged */

@@ -29,7 +29,7 @@
 #define FW_TRUNCATED "\n[output truncated]"
 
 static const struct framework_ops *const framework_table[] = {
-	&framework_claude, &framework_codex,
+	&framework_claude, &framework_codex, &framework_acp,
 };
 
 /* The variables the CLI keeps from the agent's own environment. */
@@ -147,7 +147,7 @@ fw_fail(struct fw_run *r, const char *code, const char *message)
  * The text the CLI gets on stdin: the project and the earlier runs of the
  * session (the CLI starts a fresh conversation each run), then the prompt.
  */
-static char *
+char *
 fw_prompt(const struct agent_config *cfg)
 {
 	const cJSON *h;
@@ -209,6 +209,7 @@ fw_prompt_fd(const struct agent_config *cfg)
 
 struct fw_proc {
 	pid_t pid;
+	int in_fd;			/* duplex: our end of the CLI's stdin */
 	int out_fd, err_fd;
 	struct buf line;
 	bool skipping;			/* inside a line over FW_LINE_MAX */
@@ -361,8 +362,16 @@ fw_spawn(const struct framework_ops *ops, const struct agent_config *cfg, bool c
 		policy.ro_binds = binds.n > 0 ? (const char *const *)binds.v : NULL;
 	}
 	ops->env(cfg, &env);
-	if ((in = fw_prompt_fd(cfg)) < 0 || pipe2(out, O_CLOEXEC) != 0 ||
-	    pipe2(err, O_CLOEXEC) != 0) {
+	if (ops->duplex) {
+		int to[2];
+
+		if (pipe2(to, O_CLOEXEC) == 0) {
+			in = to[0];
+			p->in_fd = to[1];
+		}
+	} else
+		in = fw_prompt_fd(cfg);
+	if (in < 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
 		agent_error_set(aerr, "framework_unavailable", "%s could not be started: %s",
 		    ops->program, strerror(errno));
 		rc = -1;
@@ -569,8 +578,10 @@ fw_converse(const struct framework_ops *ops, struct fw_run *r, struct fw_proc *p
 		{ .fd = ask_fd, .events = POLLIN },	/* -1: not the profile ask */
 	};
 	int64_t kill_at = 0, eof_at = 0;	/* the SIGKILL deadline; when stdout closed */
-	bool cancelled = false;
+	bool cancelled = false, stopping = false;
 
+	if (ops->start != NULL)
+		ops->start(r);
 	while (fds[1].fd >= 0 || fds[2].fd >= 0 || !p->exited) {
 		int64_t now = td_mono_ms();
 
@@ -578,9 +589,21 @@ fw_converse(const struct framework_ops *ops, struct fw_run *r, struct fw_proc *p
 			cancelled = true;
 			log_info("cancel: stopping %s (process group %ld)", ops->program,
 			    (long)p->pid);
+			if (ops->cancel != NULL)
+				ops->cancel(r);
 			killpg(p->pid, SIGTERM);
 			kill_at = now + FW_TERM_GRACE_MS;
 			fds[0].fd = -1;
+		}
+		/* A duplex CLI serves on after the turn: its end is ours to make. */
+		if (r->done && !stopping && !cancelled) {
+			stopping = true;
+			if (r->to_cli >= 0)
+				close(r->to_cli);
+			r->to_cli = -1;
+			killpg(p->pid, SIGTERM);
+			if (kill_at == 0)
+				kill_at = now + FW_TERM_GRACE_MS;
 		}
 		if (!p->exited && waitpid(p->pid, &p->status, WNOHANG) == p->pid) {
 			p->exited = true;
@@ -642,8 +665,8 @@ framework_run(const struct framework_ops *ops, const struct agent_config *cfg,
 	static const char *const statuses[] = {
 		[-AGENT_OK] = "completed", [-AGENT_FAILED] = "failed", [-AGENT_CANCELLED] = "cancelled",
 	};
-	struct fw_run r = { .cfg = cfg, .host = host };
-	struct fw_proc p = { .pid = -1, .out_fd = -1, .err_fd = -1 };
+	struct fw_run r = { .cfg = cfg, .host = host, .to_cli = -1 };
+	struct fw_proc p = { .pid = -1, .in_fd = -1, .out_fd = -1, .err_fd = -1 };
 	struct agent_error nobox = { 0 };
 	char warning[256], ask_path[PATH_MAX];
 	bool confined, boxed, ask = cfg->profile == PROFILE_ASK && ops->describe != NULL;
@@ -674,7 +697,11 @@ framework_run(const struct framework_ops *ops, const struct agent_config *cfg,
 		    ops->program, cfg->runtime_version ? cfg->runtime_version : "",
 		    (long)p.pid);
 		host_progress(host, "thinking", "Waiting for the model.");
+		r.to_cli = p.in_fd;
 		rc = fw_converse(ops, &r, &p, ask_fd);
+		if (r.to_cli >= 0)
+			close(r.to_cli);
+		r.to_cli = -1;
 		if (p.out_fd >= 0)
 			close(p.out_fd);
 		if (p.err_fd >= 0)

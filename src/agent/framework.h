@@ -42,6 +42,8 @@ struct fw_run {
 	struct agent_error err;
 	char last_stderr[512];		/* the CLI's last stderr line, masked */
 	void *state;			/* the CLI's own (framework_ops.state_size bytes) */
+	int to_cli;			/* duplex: the CLI's stdin, -1 otherwise */
+	bool done;			/* duplex: the turn is over, the CLI is stopped */
 };
 
 /* How the CLI is started. */
@@ -73,10 +75,22 @@ struct framework_ops {
 	void (*describe)(const struct fw_run *r, const char *name, const cJSON *input,
 	    char *out, size_t len);
 	void (*state_free)(void *state);
+	/*
+	 * duplex: the CLI's stdin is a pipe kept open (r->to_cli), not the prompt; start
+	 * sends the first messages, cancel is called when the run is cancelled (before
+	 * the CLI is stopped), and the CLI is stopped once r->done is set.
+	 */
+	bool duplex;
+	void (*start)(struct fw_run *r);
+	void (*cancel)(struct fw_run *r);
 };
 
 extern const struct framework_ops framework_claude;
 extern const struct framework_ops framework_codex;
+extern const struct framework_ops framework_acp;
+
+/* The text of the run's prompt as a CLI gets it: the project, the earlier runs, the task. */
+char *fw_prompt(const struct agent_config *cfg);
 
 /* The ops of an external framework, NULL for taskdeck (the built-in loop). */
 const struct framework_ops *framework_find(const char *name);

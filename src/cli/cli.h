@@ -146,6 +146,11 @@ int cli_current_project(struct cli *cli, char **id, enum cli_context_source *sou
 
 extern const struct cli_cmd cmd_completion_entry;
 
+/* taskdeck as an ACP agent: cmd-acp.c */
+extern const struct cli_cmd cmd_acp_entry;
+/* cmd-daemon.c: starts taskdeckd (quietly) when none runs; an exit code. */
+int cli_daemon_ensure(const struct cli *cli);
+
 /* Words that options take (NULL-terminated), checked and completed from here. */
 extern const char *const cli_permission_profiles[];	/* cmd-runs.c: --permission */
 extern const char *const cli_shells[];	/* cmd-completion.c: completion SHELL */

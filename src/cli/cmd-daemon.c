@@ -191,6 +191,29 @@ daemon_report(const struct cli *cli, const struct td_service_info *info,
 		printf("%s at %s (pid %ld)\n", what, info->base_url, info->pid);
 }
 
+int
+cli_daemon_ensure(const struct cli *cli)
+{
+	struct td_service_info *info;
+	struct td_error err;
+	int status;
+	const char *url = getenv("TASKDECK_URL");
+
+	if (url != NULL && url[0] != '\0')
+		return CLI_EXIT_OK;	/* a service named by URL: not ours to start */
+	if (daemon_find(&info, &err) == TD_OK) {
+		td_service_info_free(info);
+		return CLI_EXIT_OK;
+	}
+	if (err.code != TD_SERVICE_NOT_FOUND)
+		return cli_fail(&err);
+	if ((status = daemon_spawn(cli)) != 0) {
+		fprintf(stderr, "taskdeck: taskdeckd did not start (exit status %d)\n", status);
+		return CLI_EXIT_SERVICE;
+	}
+	return CLI_EXIT_OK;
+}
+
 /* taskdeck daemon start: spawns taskdeckd --detach unless one runs. */
 static int
 cmd_daemon_start_exec(struct cli *cli, int argc, char **argv)

@@ -10,7 +10,7 @@ static int cmd_install_cli_exec(struct cli *, int, char **);
 const struct cli_cmd cmd_runtimes_entry = {
 	"runtimes", NULL, "",
 	"The agent frameworks and their runtimes: taskdeck (managed), claude-code and codex\n"
-	"(external CLIs): status, version, where each was found.",
+	"(external CLIs), acp (the configured ACP agent): status, version, where each was found.",
 	cli_no_options, 0, 0, cmd_runtimes_exec
 };
 

@@ -40,7 +40,8 @@ enum complete_kind {
 	COMPLETE_WORDS,
 };
 
-static const char *const complete_frameworks[] = { "taskdeck", "claude-code", "codex", NULL };
+static const char *const complete_frameworks[] = { "taskdeck", "claude-code", "codex", "acp",
+	NULL };
 static const char *const complete_efforts[] = { "low", "medium", "high", NULL };
 static const char *const complete_providers[] = { "replay", "ollama", "openai", "anthropic",
 	NULL };

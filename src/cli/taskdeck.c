@@ -100,6 +100,7 @@ const struct cli_cmd *const cli_cmds[] = {
 	/* the current project */
 	&cmd_use_entry,
 	&cmd_completion_entry,
+	&cmd_acp_entry,
 	NULL
 };
 

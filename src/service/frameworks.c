@@ -8,6 +8,7 @@
 #include "problem.h"
 #include "runtimes.h"
 #include "service.h"
+#include "settings.h"
 #include "xalloc.h"
 
 /* The provider kind each CLI speaks. */
@@ -17,6 +18,7 @@ static const struct {
 } frameworks_table[] = {
 	{ "claude-code", "anthropic" },
 	{ "codex", "openai" },
+	{ "acp", "*" },	/* the agent brings its own model: any provider */
 };
 
 static const char *
@@ -84,7 +86,7 @@ frameworks_config_usable(const struct service *svc, const cJSON *cfg,
 		    info.message);
 		return false;
 	}
-	if (provider_kind == NULL || strcmp(provider_kind, kind) != 0) {
+	if (strcmp(kind, "*") != 0 && (provider_kind == NULL || strcmp(provider_kind, kind) != 0)) {
 		refuse(p, NULL, "provider", framework, "The framework %s needs a provider of kind "
 		    "%s; %s is of kind %s.", framework, kind, json_get_string(cfg, "provider"),
 		    provider_kind ? provider_kind : "unknown");
@@ -101,10 +103,10 @@ frameworks_run_usable(const char *framework, const char *profile, const char *tu
 		return true;
 	/* claude-code asks through a permission prompt tool (docs/frameworks.md). */
 	if (profile != NULL && strcmp(profile, "ask") == 0 &&
-	    strcmp(framework, "claude-code") != 0) {
+	    strcmp(framework, "claude-code") != 0 && strcmp(framework, "acp") != 0) {
 		refuse(p, NULL, "permissionProfile", framework, "The framework %s cannot ask "
 		    "for permission through taskdeck: use read-only, workspace-write or "
-		    "full-access, or the taskdeck or claude-code framework for ask.", framework);
+		    "full-access, or the taskdeck, claude-code or acp framework for ask.", framework);
 		return false;
 	}
 	if (turn_intent != NULL && strcmp(turn_intent, "plan-first") == 0) {
@@ -131,5 +133,8 @@ frameworks_start_runtime(const struct service *svc, const char *framework, char 
 	cJSON_AddStringToObject(rt, "framework", framework);
 	cJSON_AddStringToObject(rt, "path", info.path);
 	cJSON_AddStringToObject(rt, "version", info.version);
+	if (settings_runtime_args(svc->settings, framework) != NULL)
+		cJSON_AddItemToObject(rt, "args", cJSON_Duplicate(settings_runtime_args(svc->settings,
+		    framework), true));
 	return rt;
 }

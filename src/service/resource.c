@@ -6,7 +6,7 @@
 #include "resource.h"
 #include "timeutil.h"
 
-const char *const resource_frameworks[] = { "taskdeck", "claude-code", "codex", NULL };
+const char *const resource_frameworks[] = { "taskdeck", "claude-code", "codex", "acp", NULL };
 const char *const resource_efforts[] = { "low", "medium", "high", NULL };
 const char *const resource_profiles[] = { "ask", "workspace-write", "read-only",
 	"full-access", NULL };

@@ -194,6 +194,15 @@ check_runtimes(struct report *rep, const struct service *svc)
 		used = projects_framework_used(svc->store, info.framework);
 		store_unlock(svc->store);
 		if (!is_default && !used && info.status == RUNTIME_MISSING &&
+		    strcmp(info.framework, "acp") == 0) {
+			/* acp: no agent configured; there is nothing to install. */
+			add_check(rep, id, CHECK_INFO, xasprintf("%s: no ACP agent is configured "
+			    "(optional: set runtimes.%s.path and runtimes.%s.args in settings.json "
+			    "to an agent's command, such as gemini --experimental-acp).",
+			    info.framework, info.framework, info.framework), NULL);
+			continue;
+		}
+		if (!is_default && !used && info.status == RUNTIME_MISSING &&
 		    strcmp(info.source, "managed") != 0) {
 			add_check(rep, id, CHECK_INFO, xasprintf("%s is not installed (optional: "
 			    "only runs with this framework need it; install %s or set "
@@ -206,7 +215,9 @@ check_runtimes(struct report *rep, const struct service *svc)
 		    info.message, is_default ? " It is the default framework." :
 		    " Only runs with this framework need it."),
 		    strcmp(info.source, "managed") == 0 ? xstrdup("taskdeck setup --repair") :
-		    xasprintf("Install or update %s (at least version %s), or set "
+		    runtimes_min_version(info.framework) == NULL ? xasprintf("Set runtimes.%s.path "
+		    "(and runtimes.%s.args) in settings.json to the ACP agent's command.",
+		    info.framework, info.framework) : xasprintf("Install or update %s (at least version %s), or set "
 		    "runtimes.%s.path in settings.json.", info.framework,
 		    runtimes_min_version(info.framework), info.framework));
 	}

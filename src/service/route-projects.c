@@ -232,7 +232,7 @@ defaults_patch_valid(const cJSON *patch, struct http_response *r)
 		return false;
 	}
 	if (!json_check_enum(patch, "framework", true, resource_frameworks)) {
-		http_bad_field(r, "framework", "framework must be taskdeck, claude-code, codex or null");
+		http_bad_field(r, "framework", "framework must be taskdeck, claude-code, codex, acp or null");
 		return false;
 	}
 	if (!json_check_enum(patch, "effort", true, resource_efforts)) {

@@ -105,7 +105,7 @@ routing_patch_valid(const cJSON *patch, struct http_response *r)
 		return false;
 	}
 	if (!json_check_enum(patch, "framework", false, resource_frameworks)) {
-		http_bad_field(r, "framework", "framework must be taskdeck, claude-code or codex");
+		http_bad_field(r, "framework", "framework must be taskdeck, claude-code, codex or acp");
 		return false;
 	}
 	return routing_part_valid(patch, "reviewer", true, false, r) &&

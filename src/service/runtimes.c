@@ -36,7 +36,7 @@ msgf(char *dst, size_t size, const char *fmt, ...)
 	va_end(ap);
 }
 
-const char *const runtimes_frameworks[] = { "taskdeck", "claude-code", "codex", NULL };
+const char *const runtimes_frameworks[] = { "taskdeck", "claude-code", "codex", "acp", NULL };
 
 /* The external CLIs: command name on PATH and the oldest version known to work. */
 static const struct external {
@@ -46,6 +46,7 @@ static const struct external {
 } externals[] = {
 	{ "claude-code", "claude", "2.0.0" },
 	{ "codex", "codex", "0.50.0" },
+	{ "acp", NULL, NULL },	/* any ACP agent: runtimes.acp.path, never PATH */
 };
 
 /* One cached probe, valid while the binary's identity is unchanged. */
@@ -61,7 +62,7 @@ struct cached {
 };
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct cached cache[3];
+static struct cached cache[4];
 
 const char *
 runtime_status_name(enum runtime_status s)
@@ -475,6 +476,12 @@ probe_external(const struct service *svc, const struct external *e, struct runti
 	if (configured != NULL) {
 		copy(out->path, sizeof out->path, configured);
 		copy(out->found_by, sizeof out->found_by, "settings");
+	} else if (e->command == NULL) {
+		out->status = RUNTIME_MISSING;
+		msgf(out->message, sizeof out->message, "runtimes.%s.path is not set (the command "
+		    "of an ACP agent, with its arguments in runtimes.%s.args).", e->framework,
+		    e->framework);
+		return;
 	} else if (search_path(e->command, out->path, sizeof out->path)) {
 		copy(out->found_by, sizeof out->found_by, "PATH");
 	} else {

@@ -255,7 +255,7 @@ config_types_valid(const cJSON *cfg, const char *prefix, struct problem *p)
 	}
 	if (!json_check_enum(cfg, "framework", true, resource_frameworks)) {
 		snprintf(field, sizeof field, "%s.framework", prefix);
-		problem_set(p, TD_INVALID_REQUEST, field, "framework must be taskdeck, claude-code, codex or null");
+		problem_set(p, TD_INVALID_REQUEST, field, "framework must be taskdeck, claude-code, codex, acp or null");
 		return false;
 	}
 	if (!json_check_enum(cfg, "effort", true, resource_efforts)) {

@@ -127,8 +127,9 @@ settings_check_limits(struct settings *s, const cJSON *runs, char **err)
 	return true;
 }
 /* Readiness: configured CLI paths and the disk thresholds of doctor */
-static const char *const runtime_keys[] = { "claude-code", "codex", NULL };
-static const char *const runtime_entry_keys[] = { "path", NULL };
+static const char *const runtime_keys[] = { "claude-code", "codex", "acp", NULL };
+static const char *const runtime_entry_keys[] = { "path", "args", NULL };
+#define RUNTIME_ARGS_MAX 64	/* runtimes.acp.args */
 static const char *const doctor_keys[] = { "diskWarnMiB", "diskFailMiB", NULL };
 
 /* Writes the default file atomically (0600); false with *err set. */
@@ -255,7 +256,32 @@ provider_valid(const char *name, const cJSON *p, char **err)
 	return true;
 }
 
-/* runtimes: {"claude-code": {"path": "/abs/claude"}, "codex": {...}}. */
+/* runtimes.acp.args: the arguments of the ACP agent's command; no other runtime takes any. */
+static bool
+runtime_args_check(const cJSON *e, char **err)
+{
+	const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args"), *a;
+
+	if (args == NULL || cJSON_IsNull(args))
+		return true;
+	if (strcmp(e->string, "acp") != 0) {
+		*err = xasprintf("runtimes.%s.args: only runtimes.acp takes arguments", e->string);
+		return false;
+	}
+	if (!cJSON_IsArray(args) || cJSON_GetArraySize(args) > RUNTIME_ARGS_MAX) {
+		*err = xstrdup("runtimes.acp.args must be an array of at most 64 strings");
+		return false;
+	}
+	cJSON_ArrayForEach(a, args) {
+		if (!cJSON_IsString(a) || strlen(a->valuestring) > 4096) {
+			*err = xstrdup("runtimes.acp.args must hold strings of at most 4096 bytes");
+			return false;
+		}
+	}
+	return true;
+}
+
+/* runtimes: {"claude-code": {"path": "/abs/claude"}, "codex": {...}, "acp": {"path", "args"}}. */
 static bool
 runtimes_check(const cJSON *root, char **err)
 {
@@ -265,7 +291,7 @@ runtimes_check(const cJSON *root, char **err)
 	if (rt == NULL || cJSON_IsNull(rt))
 		return true;
 	if (!cJSON_IsObject(rt) || !json_only_keys(rt, runtime_keys, &bad)) {
-		*err = bad ? xasprintf("runtimes: unknown member %s (claude-code or codex)", bad)
+		*err = bad ? xasprintf("runtimes: unknown member %s (claude-code, codex or acp)", bad)
 		    : xstrdup("runtimes must be an object");
 		return false;
 	}
@@ -285,6 +311,8 @@ runtimes_check(const cJSON *root, char **err)
 			    e->string);
 			return false;
 		}
+		if (!runtime_args_check(e, err))
+			return false;
 	}
 	return true;
 }
@@ -738,6 +766,16 @@ settings_runtime_path(const struct settings *s, const char *framework)
 	const cJSON *rt = cJSON_GetObjectItemCaseSensitive(s->root, "runtimes");
 
 	return json_get_string(cJSON_GetObjectItemCaseSensitive(rt, framework), "path");
+}
+
+const cJSON *
+settings_runtime_args(const struct settings *s, const char *framework)
+{
+	const cJSON *rt = cJSON_GetObjectItemCaseSensitive(s->root, "runtimes");
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rt,
+	    framework), "args");
+
+	return cJSON_IsArray(a) ? a : NULL;
 }
 
 void

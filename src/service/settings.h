@@ -55,6 +55,8 @@ void settings_take_api_keys(struct settings *s);
 const char *settings_api_key(const struct settings *s, const char *env_name);
 /* readiness: the configured path of an external CLI (runtimes.<framework>.path), or NULL. */
 const char *settings_runtime_path(const struct settings *s, const char *framework);
+/* runtimes.acp.args: the ACP agent's arguments (an array of strings), or NULL. */
+const cJSON *settings_runtime_args(const struct settings *s, const char *framework);
 /* readiness: doctor's free-space thresholds under the data directory, in MiB. */
 void settings_disk_thresholds(const struct settings *s, long *warn_mib, long *fail_mib);
 /* notify.command: an array of strings (program, arguments), or NULL. */

@@ -434,15 +434,16 @@ Test(api, doctor_reports_ready_without_the_token)
 	cJSON_ArrayForEach(c, cJSON_GetObjectItem(r.json, "checks")) {
 		/* readiness: an external CLI that is not installed is a warning */
 		if (strcmp(json_get_string(c, "id"), "runtime-claude-code") == 0 ||
-		    strcmp(json_get_string(c, "id"), "runtime-codex") == 0)
+		    strcmp(json_get_string(c, "id"), "runtime-codex") == 0 ||
+		    strcmp(json_get_string(c, "id"), "runtime-acp") == 0)
 			cr_expect_neq(strcmp(json_get_string(c, "status"), "fail"), 0, "%s", json_get_string(c, "id"));
 		else
 			cr_expect_str_eq(json_get_string(c, "status"), "ok", "%s", json_get_string(c, "id"));
 		n++;
 	}
 	/* data directory, database, token file, agent runtime, replay transcripts, sandbox,
-	 * runtime-{taskdeck,claude-code,codex}, provider, disk-space (readiness) */
-	cr_expect_geq(n, 11);
+	 * runtime-{taskdeck,claude-code,codex,acp}, provider, disk-space (readiness) */
+	cr_expect_geq(n, 12);
 	cr_expect_null(strstr(r.body, svc.token), "the doctor report holds the token");
 	http_resp_free(&r);
 }

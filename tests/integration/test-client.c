@@ -312,7 +312,8 @@ Test(client, routing_and_doctor)
 	for (size_t i = 0; i < d->check_count; i++) {
 		/* readiness: an external CLI that is not installed is a warning */
 		if (strcmp(d->checks[i].id, "runtime-claude-code") == 0 ||
-		    strcmp(d->checks[i].id, "runtime-codex") == 0)
+		    strcmp(d->checks[i].id, "runtime-codex") == 0 ||
+		    strcmp(d->checks[i].id, "runtime-acp") == 0)
 			cr_assert_str_neq(d->checks[i].status, "fail", "%s", d->checks[i].id);
 		else
 			cr_assert_str_eq(d->checks[i].status, "ok", "%s", d->checks[i].id);

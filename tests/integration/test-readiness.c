@@ -81,7 +81,7 @@ runtime_of(const char *framework)
 
 	cr_assert_eq(r.status, 200, "runtimes: %s", r.body);
 	cr_assert(cJSON_IsArray(r.json));
-	cr_assert_eq(cJSON_GetArraySize(r.json), 3, "three frameworks: %s", r.body);
+	cr_assert_eq(cJSON_GetArraySize(r.json), 4, "four frameworks: %s", r.body);
 	cJSON_ArrayForEach(e, r.json) {
 		if (json_get_string(e, "framework") && strcmp(json_get_string(e, "framework"), framework) == 0)
 			found = cJSON_Duplicate(e, true);
