@@ -194,9 +194,13 @@ tools_call(const cJSON *id, const cJSON *params)
 			for (size_t i = 0; i < 300; i++)
 				memcpy(message + 1 + 2 * i, "\303\251", 2);
 			message[601] = '\0';
+			/* The call's own token: a notice naming another is skipped. */
+			const char *token = cJSON_GetStringValue(cJSON_GetObjectItem(
+			    cJSON_GetObjectItem(params, "_meta"), "progressToken"));
+
 			printf("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":"
-			    "{\"progressToken\":\"taskdeck-call\",\"progress\":1,\"total\":2,"
-			    "\"message\":\"%s\"}}\n", message);
+			    "{\"progressToken\":\"%s\",\"progress\":1,\"total\":2,"
+			    "\"message\":\"%s\"}}\n", token != NULL ? token : "none", message);
 		}
 		printf("%s%s%s\n", head, message != NULL ? message : "Who is asking?", q);
 		fflush(stdout);

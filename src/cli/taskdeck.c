@@ -641,9 +641,9 @@ cli_resolve_one(struct cli *cli, enum cli_ref ref, const char *text,
 		[CLI_REF_RUN] = "run_", [CLI_REF_CONNECTOR] = "con_",
 	};
 
-	/* an id needs no service (and a usage error is found before it is asked) */
-	if (strncmp(text, prefixes[ref], 4) == 0 &&
-	    (ref != CLI_REF_RUN || strlen(text) >= 28)) {
+	/* an id, or nothing (the command's usage error), needs no service */
+	if (*text == '\0' || (strncmp(text, prefixes[ref], 4) == 0 &&
+	    (ref != CLI_REF_RUN || strlen(text) >= 28))) {
 		*id = text;
 		return CLI_EXIT_OK;
 	}

@@ -68,7 +68,7 @@ Test(cli_setup, runtimes_status_repair_install_json)
 
 	doc = cli_json(0, "runtimes --json");
 	cr_expect(cJSON_IsArray(doc));
-	cr_expect_eq(cJSON_GetArraySize(doc), 3);
+	cr_expect_eq(cJSON_GetArraySize(doc), 4);
 	cr_expect_str_eq(json_get_string(cJSON_GetArrayItem(doc, 0), "framework"), "taskdeck");
 	cr_expect_str_eq(json_get_string(cJSON_GetArrayItem(doc, 0), "status"), "ready");
 	cJSON_Delete(doc);
@@ -315,7 +315,7 @@ Test(cli_setup, client_core_calls)
 	char *json = NULL;
 
 	cr_assert_eq(td_list_runtimes(c, NULL, &l, &err), TD_OK, "%s", err.message);
-	cr_expect_eq(l->count, 3);
+	cr_expect_eq(l->count, 4);
 	cr_expect_str_eq(l->items[0].framework, "taskdeck");
 	cr_expect_str_eq(l->items[0].source, "managed");
 	cr_expect(l->items[0].data_complete);
