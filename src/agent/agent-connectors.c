@@ -22,6 +22,7 @@
 #define CONNECTOR_ARGS_MAX 256		/* args, env entries, headers, bindings */
 #define CONNECTOR_SECRET_MAX 16384	/* a resolved credential value */
 #define CONNECTOR_RENEW_AHEAD 60	/* s before a token's expiry it is asked for again */
+#define CONNECTOR_INSTRUCTIONS_MAX 8192	/* the servers' instructions, all of them */
 #define CONNECTOR_DESC_MAX 2048		/* a tool description shown to the model */
 #define CONNECTOR_SCHEMA_MAX 65536	/* a tool's JSON schema, printed */
 #define CONNECTOR_TOOLS_MAX 1000	/* tools of all connectors together */
@@ -478,6 +479,27 @@ note_unavailable(struct connectors *cs, const char *name, const char *why)
 	cs->unavailable = line;
 }
 
+/*
+ * Keeps what a server said about using it (its instructions) for the model's
+ * system prompt: a line per server, all of them within CONNECTOR_INSTRUCTIONS_MAX.
+ */
+static void
+note_instructions(struct connectors *cs, const char *name, const char *text)
+{
+	size_t have = cs->instructions != NULL ? strlen(cs->instructions) : 0;
+	char *line;
+
+	if (text == NULL || have + strlen(name) + strlen(text) + 4 > CONNECTOR_INSTRUCTIONS_MAX) {
+		if (text != NULL)
+			log_info("connector %s: its instructions are left out (over %d bytes in all)",
+			    name, CONNECTOR_INSTRUCTIONS_MAX);
+		return;
+	}
+	line = xasprintf("%s%s: %s\n", cs->instructions ? cs->instructions : "", name, text);
+	free(cs->instructions);
+	cs->instructions = line;
+}
+
 /* Starts one connector; AGENT_OK (on success or failure) or AGENT_CANCELLED. */
 
 /*
@@ -592,6 +614,7 @@ connector_start(struct connectors *cs, const cJSON *def, const struct agent_conf
 	const char *kind = json_get_string(def, "kind");
 	const cJSON *transport = cJSON_GetObjectItemCaseSensitive(def, "transport");
 	const char *type = json_get_string(transport, "type");
+	const cJSON *p;
 	struct connector *con;
 	struct mcp_tool *tools = NULL;
 	size_t ntools = 0, at;
@@ -642,6 +665,14 @@ connector_start(struct connectors *cs, const cJSON *def, const struct agent_conf
 		goto failed;
 	mcp_set_cancel_fd(con->mcp, host_cancel_fd(host));
 	mcp_set_root(con->mcp, cfg->workspace);
+	/*
+	 * The directories the connector's settings give its server (transport
+	 * paths) stay its roots too: a server that takes roots as its allowed
+	 * directories (server-filesystem) keeps the ones it was configured with.
+	 */
+	cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(transport, "paths"))
+		if (json_get_string(p, "path") != NULL)
+			mcp_add_root(con->mcp, json_get_string(p, "path"), "configured");
 	mcp_set_elicitation(con->mcp, connector_elicit, elicit_ctx_new(host, name),
 	    elicit_ctx_free);
 	con->progress = xcalloc(1, sizeof *con->progress);
@@ -663,6 +694,7 @@ connector_start(struct connectors *cs, const cJSON *def, const struct agent_conf
 		    tools[i].read_only_hint, false);
 	log_info("connector %s: %s over %s, %zu tools", id,
 	    mcp_protocol_version(con->mcp), type, ntools);
+	note_instructions(cs, name, mcp_server_instructions(con->mcp));
 	mcp_tools_free(tools, ntools);
 	return AGENT_OK;
 
@@ -724,6 +756,7 @@ connectors_close(struct connectors *cs)
 	free(cs->list);
 	free(cs->tools);
 	free(cs->unavailable);
+	free(cs->instructions);
 	redact_free(cs->secrets);
 	memset(cs, 0, sizeof *cs);
 }

@@ -49,6 +49,7 @@ struct connectors {
 	struct connector_tool *tools;
 	size_t ntools;
 	char *unavailable;		/* "name: why" lines of the connectors that did not start */
+	char *instructions;		/* "name: what it says" lines of the servers that said */
 	/* Every credential value resolved for the run, masked in all a server says. */
 	struct redact *secrets;
 };

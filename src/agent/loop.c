@@ -121,6 +121,9 @@ loop_system_prompt(const struct agent_config *cfg, const struct connectors *cons
 	if (cons->unavailable != NULL)
 		buf_printf(&b, "- These connectors did not start, so their tools are missing:\n%s",
 		    cons->unavailable);
+	if (cons->instructions != NULL)
+		buf_printf(&b, "- What the connectors' servers say about using their tools:\n%s",
+		    cons->instructions);
 	if (cfg->project_name != NULL)
 		buf_printf(&b, "\nProject: %s\n", cfg->project_name);
 	if (cfg->project_context != NULL && cfg->project_context[0] != '\0')

@@ -198,6 +198,9 @@ http_headers(const struct mcp_client *c, const char *method, const char *accept)
 		snprintf(line, sizeof line, "Mcp-Session-Id: %s", c->session);
 		h = curl_slist_append(h, line);
 	}
+	if (c->modern && method != NULL)
+		for (struct curl_slist *l = c->call_headers; l != NULL; l = l->next)
+			h = curl_slist_append(h, l->data);
 	return h;
 }
 

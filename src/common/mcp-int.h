@@ -62,6 +62,14 @@ struct mcp_client {
 	bool modern;		/* server/discover worked: every request carries _meta */
 	bool modern_proven;	/* a request of the draft revision was answered */
 	char progress_token[32];	/* of the call under way */
+	char *instructions;	/* what the server's handshake said about using it, or NULL */
+	/*
+	 * Tools whose arguments go in headers too (SEP-2243): tool name ->
+	 * {argument: header name}, from their inputSchema's x-mcp-header.
+	 */
+	cJSON *param_headers;
+	/* The header lines of the tools/call under way: Mcp-Name, Mcp-Param-* (NULL = none). */
+	struct curl_slist *call_headers;
 	char *version;
 	char *server_name;
 
@@ -81,7 +89,7 @@ struct mcp_client {
 	/* of the last failed request */
 	enum { FAIL_OTHER, FAIL_TIMEOUT, FAIL_EXITED, FAIL_CANCELLED, FAIL_SIGN_IN } failure;
 	bool discarding;	/* skipping the rest of an oversized line */
-	char *root_uri;		/* file:// URI answered to roots/list, or NULL */
+	cJSON *roots;		/* the roots answered to roots/list ({uri, name}), or NULL */
 	/* What started the server, to start it again after a probe that killed it. */
 	char *program;
 	char **argv;		/* argv[0] is the command as given */

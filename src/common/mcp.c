@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -132,26 +133,39 @@ mcp_auth_challenge(const struct mcp_client *c)
 }
 
 void
+mcp_add_root(struct mcp_client *c, const char *dir, const char *name)
+{
+	struct buf b;
+	cJSON *root;
+
+	if (c == NULL || dir == NULL || dir[0] != '/' || cJSON_GetArraySize(c->roots) >= 64)
+		return;
+	/* file:// and the path, its bytes outside [A-Za-z0-9/._~-] percent-encoded. */
+	buf_init(&b, 0);
+	buf_appends(&b, "file://");
+	for (const unsigned char *p = (const unsigned char *)dir; *p; p++) {
+		if (isalnum(*p) || strchr("/._~-", *p) != NULL)
+			buf_append(&b, p, 1);
+		else
+			buf_printf(&b, "%%%02X", *p);
+	}
+	if (c->roots == NULL)
+		c->roots = cJSON_CreateArray();
+	root = cJSON_CreateObject();
+	cJSON_AddStringToObject(root, "uri", b.data);
+	cJSON_AddStringToObject(root, "name", name);
+	cJSON_AddItemToArray(c->roots, root);
+	buf_free(&b);
+}
+
+void
 mcp_set_root(struct mcp_client *c, const char *dir)
 {
 	if (c == NULL)
 		return;
-	free(c->root_uri);
-	c->root_uri = NULL;
-	if (dir != NULL && dir[0] == '/') {
-		struct buf b;
-
-		/* file:// and the path, its bytes outside [A-Za-z0-9/._~-] percent-encoded. */
-		buf_init(&b, 0);
-		buf_appends(&b, "file://");
-		for (const unsigned char *p = (const unsigned char *)dir; *p; p++) {
-			if (isalnum(*p) || strchr("/._~-", *p) != NULL)
-				buf_append(&b, p, 1);
-			else
-				buf_printf(&b, "%%%02X", *p);
-		}
-		c->root_uri = buf_steal(&b);
-	}
+	cJSON_Delete(c->roots);
+	c->roots = NULL;
+	mcp_add_root(c, dir, "workspace");
 }
 
 void
@@ -177,6 +191,12 @@ const char *
 mcp_server_name(const struct mcp_client *c)
 {
 	return c != NULL ? c->server_name : NULL;
+}
+
+const char *
+mcp_server_instructions(const struct mcp_client *c)
+{
+	return c != NULL ? c->instructions : NULL;
 }
 
 bool
@@ -294,13 +314,9 @@ mcp_server_request_reply(struct mcp_client *c, const cJSON *mid, const char *met
 		cJSON_AddItemToObject(r, "result", answer);
 	} else if (strcmp(method, "ping") == 0) {
 		cJSON_AddObjectToObject(r, "result");
-	} else if (strcmp(method, "roots/list") == 0 && c->root_uri != NULL) {
-		cJSON *root = cJSON_CreateObject();
-
-		cJSON_AddStringToObject(root, "uri", c->root_uri);
-		cJSON_AddStringToObject(root, "name", "workspace");
-		cJSON_AddItemToArray(cJSON_AddArrayToObject(cJSON_AddObjectToObject(r, "result"),
-		    "roots"), root);
+	} else if (strcmp(method, "roots/list") == 0 && c->roots != NULL) {
+		cJSON_AddItemToObject(cJSON_AddObjectToObject(r, "result"), "roots",
+		    cJSON_Duplicate(c->roots, true));
 	} else {
 		e = cJSON_AddObjectToObject(r, "error");
 		cJSON_AddNumberToObject(e, "code", -32601);
@@ -468,7 +484,7 @@ client_capabilities(const struct mcp_client *c)
 {
 	cJSON *caps = cJSON_CreateObject();
 
-	if (c->root_uri != NULL)
+	if (c->roots != NULL)
 		cJSON_AddBoolToObject(cJSON_AddObjectToObject(caps, "roots"), "listChanged", false);
 	if (c->elicit != NULL)
 		cJSON_AddObjectToObject(cJSON_AddObjectToObject(caps, "elicitation"), "form");
@@ -488,6 +504,17 @@ keep_server_name(struct mcp_client *c, const cJSON *result)
 
 	free(c->server_name);
 	c->server_name = name != NULL ? xstrndup(name, strnlen(name, 200)) : NULL;
+	/* What it says about using it, for the model: one printable line, bounded. */
+	free(c->instructions);
+	c->instructions = NULL;
+	if (json_get_string(result, "instructions") != NULL) {
+		const char *text = json_get_string(result, "instructions");
+		char line[MCP_INSTRUCTIONS_MAX + 1];
+
+		mcp_printable_line(text, strlen(text), line, sizeof line);
+		if (*line != '\0')
+			c->instructions = xstrdup(line);
+	}
 }
 
 /* The params of server/discover: the version, the client and what it offers. */
@@ -631,6 +658,62 @@ mcp_tools_free(struct mcp_tool *tools, size_t n)
 	free(tools);
 }
 
+/* An HTTP field name (RFC 9110 token) of 1 to 64 characters. */
+static bool
+header_token_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 64)
+		return false;
+	for (; *s != '\0'; s++)
+		if (!isalnum((unsigned char)*s) || (unsigned char)*s > 0x7e)
+			if (strchr("!#$%&'*+-.^_`|~", *s) == NULL)
+				return false;
+	return true;
+}
+
+/*
+ * The arguments of a tool's inputSchema that its server wants in headers too
+ * (x-mcp-header, SEP-2243): {argument: header name}, NULL when none; *bad is
+ * set when one is malformed (not a token, not unique, on an argument that is
+ * not a string, number, integer or boolean): such a tool is left out.
+ */
+static cJSON *
+param_headers_of(const cJSON *schema, bool *bad)
+{
+	const cJSON *props = cJSON_GetObjectItemCaseSensitive(schema, "properties"), *p;
+	cJSON *out = NULL;
+
+	*bad = false;
+	if (!cJSON_IsObject(props))
+		return NULL;
+	cJSON_ArrayForEach(p, props) {
+		const cJSON *h = cJSON_GetObjectItemCaseSensitive(p, "x-mcp-header"), *o;
+		const char *type = json_get_string(p, "type");
+
+		if (h == NULL)
+			continue;
+		if (!cJSON_IsString(h) || !header_token_ok(h->valuestring) || type == NULL ||
+		    (strcmp(type, "string") != 0 && strcmp(type, "number") != 0 &&
+		    strcmp(type, "integer") != 0 && strcmp(type, "boolean") != 0))
+			*bad = true;
+		cJSON_ArrayForEach(o, out)
+			if (!*bad && strcasecmp(o->valuestring, h->valuestring) == 0)
+				*bad = true;
+		if (*bad)
+			break;
+		if (out == NULL)
+			out = cJSON_CreateObject();
+		cJSON_AddStringToObject(out, p->string, h->valuestring);
+	}
+	if (*bad) {
+		cJSON_Delete(out);
+		out = NULL;
+	}
+	return out;
+}
+
 static bool
 tool_from_json(const cJSON *t, struct mcp_tool *out)
 {
@@ -650,6 +733,29 @@ tool_from_json(const cJSON *t, struct mcp_tool *out)
 		cJSON_AddStringToObject(out->input_schema, "type", "object");
 	}
 	out->read_only_hint = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ann, "readOnlyHint"));
+	return true;
+}
+
+/*
+ * Notes the tool's header arguments; false when they are malformed (the tool
+ * is then left out: its server could not be called as it says).
+ */
+static bool
+tool_headers_keep(struct mcp_client *c, const struct mcp_tool *t)
+{
+	bool bad;
+	cJSON *h = param_headers_of(t->input_schema, &bad);
+
+	if (bad) {
+		log_info("mcp: the tool %.100s is left out: its x-mcp-header is malformed", t->name);
+		return false;
+	}
+	if (h != NULL) {
+		if (c->param_headers == NULL)
+			c->param_headers = cJSON_CreateObject();
+		cJSON_DeleteItemFromObjectCaseSensitive(c->param_headers, t->name);
+		cJSON_AddItemToObject(c->param_headers, t->name, h);
+	}
 	return true;
 }
 
@@ -715,8 +821,16 @@ mcp_list_tools(struct mcp_client *c, struct mcp_tool **tools, size_t *n, char *e
 				list = xrealloc(list, cap * sizeof *list);
 			}
 			memset(&list[count], 0, sizeof list[count]);
-			if (tool_from_json(t, &list[count]))
-				count++;
+			if (!tool_from_json(t, &list[count]))
+				continue;
+			if (!tool_headers_keep(c, &list[count])) {
+				free(list[count].name);
+				free(list[count].description);
+				cJSON_Delete(list[count].input_schema);
+				memset(&list[count], 0, sizeof list[count]);
+				continue;
+			}
+			count++;
 		}
 		next = cJSON_GetObjectItemCaseSensitive(result, "nextCursor");
 		if (cJSON_IsString(next) && *next->valuestring != '\0')
@@ -736,6 +850,76 @@ fail:
 	free(cursor);
 	mcp_tools_free(list, count);
 	return -1;
+}
+
+/* Standard base64 (RFC 4648 4) of s[0, n), into b. */
+static void
+base64_append(struct buf *b, const unsigned char *s, size_t n)
+{
+	static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned)s[i] << 16 | (i + 1 < n ? (unsigned)s[i + 1] << 8 : 0) |
+		    (i + 2 < n ? s[i + 2] : 0);
+		char q[4] = { a[v >> 18 & 63], a[v >> 12 & 63], i + 1 < n ? a[v >> 6 & 63] : '=',
+			i + 2 < n ? a[v & 63] : '=' };
+
+		buf_append(b, q, 4);
+	}
+}
+
+/*
+ * The header lines of a tools/call on a modern server over HTTP: Mcp-Name
+ * (the tool) and Mcp-Param-<name> for each argument the tool's schema names
+ * with x-mcp-header (SEP-2243): its value as text, base64 in =?base64?…?= when
+ * it holds anything but printable ASCII or starts or ends with a blank; an
+ * absent or null argument has none.
+ */
+static void
+call_headers_set(struct mcp_client *c, const char *name, const cJSON *arguments)
+{
+	const cJSON *map = cJSON_GetObjectItemCaseSensitive(c->param_headers, name), *m;
+	struct buf b;
+
+	curl_slist_free_all(c->call_headers);
+	c->call_headers = NULL;
+	if (!c->modern || c->ops->pid(c) != -1)
+		return;
+	buf_init(&b, 8192);
+	buf_printf(&b, "Mcp-Name: %s", name);
+	c->call_headers = curl_slist_append(c->call_headers, b.data);
+	cJSON_ArrayForEach(m, map) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(arguments, m->string);
+		char *text = NULL;
+		bool plain = true;
+		size_t n;
+
+		if (cJSON_IsString(v))
+			text = xstrdup(v->valuestring);
+		else if (cJSON_IsNumber(v) || cJSON_IsBool(v))
+			text = cJSON_PrintUnformatted(v);
+		if (text == NULL)
+			continue;
+		n = strlen(text);
+		for (size_t i = 0; i < n; i++)
+			plain = plain && (unsigned char)text[i] >= 0x20 && (unsigned char)text[i] < 0x7f;
+		if (n > 0 && (isspace((unsigned char)text[0]) || isspace((unsigned char)text[n - 1])))
+			plain = false;
+		buf_reset(&b);
+		/* libcurl sends "Name;" as a header with no value ("Name:" it leaves out). */
+		buf_printf(&b, "Mcp-Param-%s%s", m->valuestring, n == 0 ? ";" : ": ");
+		if (plain) {
+			buf_appends(&b, text);
+		} else {
+			buf_appends(&b, "=?base64?");
+			base64_append(&b, (const unsigned char *)text, n);
+			buf_appends(&b, "?=");
+		}
+		if (b.data != NULL)
+			c->call_headers = curl_slist_append(c->call_headers, b.data);
+		free(text);
+	}
+	buf_free(&b);
 }
 
 int
@@ -762,7 +946,10 @@ mcp_call_tool(struct mcp_client *c, const char *name, const cJSON *arguments, cJ
 		    c->progress_token);
 	}
 	snprintf(during, sizeof during, "the call of %.200s", name);
+	call_headers_set(c, name, arguments);
 	rc = rpc(c, "tools/call", params, during, result, NULL, err, errlen);
+	curl_slist_free_all(c->call_headers);
+	c->call_headers = NULL;
 	return rc == RPC_OK ? 0 : -1;
 }
 
@@ -792,9 +979,12 @@ mcp_close(struct mcp_client *c)
 	c->ops->close(c);
 	if (c->elicit_ud_free != NULL)
 		c->elicit_ud_free(c->elicit_ud);
-	free(c->root_uri);
+	cJSON_Delete(c->roots);
 	free(c->version);
 	free(c->server_name);
+	free(c->instructions);
+	cJSON_Delete(c->param_headers);
+	curl_slist_free_all(c->call_headers);
 	free(c);
 }
 

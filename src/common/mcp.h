@@ -79,6 +79,13 @@ int mcp_handshake(struct mcp_client *c, char *err, size_t errlen);
 const char *mcp_protocol_version(const struct mcp_client *c);
 /* The server's name from its handshake answer, or NULL. */
 const char *mcp_server_name(const struct mcp_client *c);
+/*
+ * The server's instructions from its handshake answer (how to use its tools,
+ * meant for the model): one printable line of at most MCP_INSTRUCTIONS_MAX
+ * bytes (secrets masked), or NULL.
+ */
+#define MCP_INSTRUCTIONS_MAX 2000
+const char *mcp_server_instructions(const struct mcp_client *c);
 
 /* Every tool, following nextCursor; *tools is freed with mcp_tools_free. */
 int mcp_list_tools(struct mcp_client *c, struct mcp_tool **tools, size_t *n,
@@ -97,6 +104,11 @@ void mcp_tools_free(struct mcp_tool *tools, size_t n);
  * the handshake.  NULL = no roots.
  */
 void mcp_set_root(struct mcp_client *c, const char *dir);
+/*
+ * One more root after mcp_set_root's (a directory the connector's settings
+ * give the server, offered beside the workspace), named name.  At most 64.
+ */
+void mcp_add_root(struct mcp_client *c, const char *dir, const char *name);
 
 /*
  * Someone to ask when the server sends elicitation/create (a form for the

@@ -405,3 +405,18 @@ connector_oauth_scope(struct service *svc, const char *id)
 	cJSON_Delete(con);
 	return out;
 }
+
+char *
+connector_oauth_token_version(struct service *svc, const char *id)
+{
+	cJSON *con = connector_get(svc, id), *cred;
+	const char *cid = con != NULL ? connector_oauth_bound(con) : NULL;
+	char *out = NULL;
+
+	cred = cid != NULL ? credential_get(svc, cid) : NULL;
+	if (json_get_string(cred, "updatedAt") != NULL)
+		out = xstrdup(json_get_string(cred, "updatedAt"));
+	cJSON_Delete(cred);
+	cJSON_Delete(con);
+	return out;
+}

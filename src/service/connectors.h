@@ -60,6 +60,12 @@ enum td_code connector_remove(struct service *svc, const char *id, struct proble
  */
 bool connector_store_oauth_token(struct service *svc, const char *id, const char *token,
     const char *record, const char *scope, char **why);
+/*
+ * The version (updatedAt) of the credential bound to connector id's
+ * header:Authorization (malloc'd), or NULL: what connector_oauth_renew's
+ * rejected names.
+ */
+char *connector_oauth_token_version(struct service *svc, const char *id);
 /* The scope the token of connector id was granted (malloc'd), or NULL when unknown. */
 char *connector_oauth_scope(struct service *svc, const char *id);
 /*

@@ -120,6 +120,9 @@ route_connectors_remove(struct http_request *req, struct http_response *r)
  */
 struct test_job {
 	pthread_mutex_t mu;
+	struct service *svc;
+	char id[TD_ID_MAX];
+	char *token_version;	/* the version of its OAuth token the test sends, or NULL */
 	struct connector_launch launch;
 	char *text;		/* the answer once done */
 	size_t len, off;
@@ -141,6 +144,7 @@ test_job_unref(struct test_job *job)
 		return;
 	connector_launch_free(&job->launch);
 	free(job->text);
+	free(job->token_version);
 	pthread_mutex_destroy(&job->mu);
 	free(job);
 }
@@ -150,7 +154,28 @@ test_thread(void *arg)
 {
 	struct test_job *job = arg;
 	cJSON *result = connector_test_run(&job->launch);
-	char *text = json_print(result);
+	const char *message = json_get_string(result, "message");
+	char *text;
+
+	/*
+	 * Its server refused the token before it was due (revoked): renewed, once
+	 * (unless someone renewed it meanwhile), and the test again with the new one.
+	 */
+	if (job->token_version != NULL && message != NULL &&
+	    strstr(message, "sign-in needed") != NULL &&
+	    connector_oauth_renew(job->svc, job->id, job->token_version, NULL)) {
+		struct connector_launch again;
+		struct problem p = { 0 };
+
+		if (connector_launch_prepare(job->svc, job->id, &again, &p) == TD_OK) {
+			connector_launch_free(&job->launch);
+			job->launch = again;
+			cJSON_Delete(result);
+			result = connector_test_run(&job->launch);
+		}
+		cJSON_Delete(p.details);
+	}
+	text = json_print(result);
 
 	cJSON_Delete(result);
 	pthread_mutex_lock(&job->mu);
@@ -209,6 +234,9 @@ route_connectors_test(struct http_request *req, struct http_response *r)
 		free(job);
 		return http_problem(r, &p);
 	}
+	job->svc = req->svc;
+	snprintf(job->id, sizeof job->id, "%s", req->params[0]);
+	job->token_version = connector_oauth_token_version(req->svc, req->params[0]);
 	if (!connector_tests_begin()) {
 		connector_launch_free(&job->launch);
 		free(job);

@@ -2711,6 +2711,25 @@ openai_tool_text(cJSON *body)
 	return "";
 }
 
+Test(agent, a_servers_instructions_reach_the_model)
+{
+	cJSON *body = connector_call_request("openai", "everything__echo",
+	    "{\"message\": \"hi\"}", NULL, 0);
+	const cJSON *m;
+	const char *system = "";
+
+	cJSON_ArrayForEach(m, member(body, "messages"))
+		if (strcmp(json_get_string(m, "role"), "system") == 0)
+			system = json_get_string(m, "content");
+	/* server-everything's instructions, on one line, under the server's name. */
+	cr_expect_not_null(strstr(system, "What the connectors' servers say about using their "
+	    "tools:\neverything: # Everything Server"), "%s", system);
+	cr_expect_not_null(strstr(system, "Use `get-roots-list` to see client workspace roots"),
+	    "%s", system);
+	cr_expect_lt(strlen(system), 12000);
+	cJSON_Delete(body);
+}
+
 Test(agent, an_embedded_blob_is_described_and_structured_content_given_once)
 {
 	cJSON *body = connector_call_request("openai", "everything__get-resource-reference",
@@ -2852,6 +2871,77 @@ Test(agent, server_filesystem_writes_into_the_workspace_in_a_run)
 	agent_cleanup(&a);
 	buf_free(&one);
 	buf_free(&two);
+}
+
+Test(agent, server_filesystem_keeps_its_configured_directories_in_a_run)
+{
+	char fs[1024], other[1200], call[1400];
+	const char *cache = getenv("TD_CACHE");
+	struct buf one, two, three;
+	struct fake_reply replies[3];
+	struct fake_provider *fp;
+	struct agent a;
+	cJSON *start, *finish, *body, *con, *paths, *p, *m;
+	const char *text;
+	struct stat st;
+
+	mcp_everything();	/* skips without the test cache */
+	snprintf(fs, sizeof fs, "%s/npm/server-filesystem/node_modules/@modelcontextprotocol/"
+	    "server-filesystem/dist/index.js", cache);
+	cr_assert_eq(stat(fs, &st), 0, "%s is missing: run scripts/test-deps", fs);
+	agent_init(&a);
+	snprintf(other, sizeof other, "%s/notes", a.dir);
+	cr_assert_eq(mkdir(other, 0700), 0);
+	/*
+	 * A write into the workspace first: it works once the server has taken the
+	 * roots (it asks for them after the handshake, on its own time); then the list.
+	 */
+	snprintf(call, sizeof call, "{\"path\": \"%s/fs-note.txt\", \"content\": \"x\"}", a.ws);
+	buf_init(&one, 0);
+	buf_init(&two, 0);
+	buf_init(&three, 0);
+	fake_openai_tool_call(&one, 0, "call_w", "filesystem__write_file", call, 7);
+	fake_openai_delta(&one, "{}", "tool_calls");
+	fake_openai_done(&one);
+	fake_openai_tool_call(&two, 0, "call_fs", "filesystem__list_allowed_directories", "{}", 7);
+	fake_openai_delta(&two, "{}", "tool_calls");
+	fake_openai_done(&two);
+	fake_openai_text(&three, "Listed.");
+	fake_openai_delta(&three, "{}", "stop");
+	fake_openai_done(&three);
+	replies[0] = (struct fake_reply){ 200, "text/event-stream", one.data, 0, 0, NULL, 0 };
+	replies[1] = (struct fake_reply){ 200, "text/event-stream", two.data, 0, 0, NULL, 0 };
+	replies[2] = (struct fake_reply){ 200, "text/event-stream", three.data, 0, 0, NULL, 0 };
+	fp = fake_provider_start(replies, 3);
+	cr_assert_not_null(fp);
+	start = http_start(&a, "openai", fp, TEST_KEY);
+	/* Configured with a directory of the user's, which its settings give it. */
+	con = add_stdio_connector(&a, start, "con_fs", "filesystem", "node",
+	    (const char *const[]){ fs, other, NULL });
+	paths = cJSON_AddArrayToObject(member(con, "transport"), "paths");
+	p = cJSON_CreateObject();
+	cJSON_AddStringToObject(p, "path", other);
+	cJSON_AddBoolToObject(p, "write", false);
+	cJSON_AddItemToArray(paths, p);
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 45000);
+	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s",
+	    finish_message(finish));
+	expect_ws_file(&a, "fs-note.txt", "x");
+	body = request_body(fp, 2);
+	text = "";
+	cJSON_ArrayForEach(m, member(body, "messages"))	/* the last tool message: the list */
+		if (strcmp(json_get_string(m, "role"), "tool") == 0)
+			text = json_get_string(m, "content");
+	/* The workspace (a root) and the configured directory both. */
+	cr_expect_not_null(strstr(text, other), "%s", text);
+	cr_expect_not_null(strstr(text, a.ws), "%s", text);
+	cJSON_Delete(body);
+	fake_provider_stop(fp);
+	agent_cleanup(&a);
+	buf_free(&one);
+	buf_free(&two);
+	buf_free(&three);
 }
 
 Test(agent, connector_tools_reach_a_real_mcp_server)

@@ -59,6 +59,18 @@ export CONFORMANCE_PROJECT=$project
 KNOWN_FAILURES_mcp_conformance=()
 # 0.2.0-alpha.12 (the draft revision 2026-07-28 and its extensions):
 KNOWN_FAILURES_mcp_conformance_next=(
+	# DPoP (RFC 9449) proofs and their nonces: not built (an extension of the draft).
+	auth/dpop
+	auth/dpop-nonce
+	# Workload identity federation (a jwt-bearer grant from a platform's token): no
+	# source of workload tokens in taskdeck yet (an extension).
+	auth/wif-jwt-bearer
+	# Multi-round-trip requests (SEP-2322: InputRequiredResult, requestState echoed on
+	# the retry): the client does not read a result's resultType yet.
+	sep-2322-client-request-state
+	# The model must echo a tool's inputSchema back as an argument: the replay model
+	# plays fixed transcripts; the schema does reach the model unchanged.
+	json-schema-2020-12-preservation
 )
 known() { # known SUITE SCENARIO
 	local -n list=KNOWN_FAILURES_${1//-/_}

@@ -11,7 +11,7 @@
 #   - a token that expires in the middle of a run (2 s) is renewed by the run
 #     before it is used again: every call of the run works;
 #   - a token the server refuses during a run (revoked) is renewed once, and
-#     the call works;
+#     the call works; so is one refused in a connector test;
 #   - a removed connector's tokens are deleted, and not renewed.
 # Skips without Node 22.
 set -uo pipefail
@@ -129,6 +129,14 @@ run_calls oidc-revoked 3
 [[ $(stat refused) == $((refused + 1)) ]] || fail "the revoked token was not refused once: $(stat refused) after $refused"
 [[ $(stat refreshes) == $((before + 1)) ]] || fail "the refused token was not renewed once: $(stat refreshes) after $before"
 echo "PASS: a token the server refused during a run was renewed once; the call worked"
+
+# The service's own test: a token refused before it is due is renewed once, and the test works.
+curl -s -X POST "http://127.0.0.1:$mport/revoke-last" >/dev/null
+before=$(stat refreshes)
+out=$(td connectors test "$id" --json)
+[[ $(field success <<<"$out") == true ]] || fail "the test after a revocation: $out"
+[[ $(stat refreshes) == $((before + 1)) ]] || fail "the test did not renew the refused token once: $(stat refreshes) after $before"
+echo "PASS: a connector test whose token was refused renewed it once and worked"
 
 # Removed, the connector takes its tokens with it: nothing left to renew before the next
 # test or run (the 2-s token of the next one would be due at once).

@@ -17,6 +17,7 @@
 //   GET /stats           {refreshes, refused, applicationType}: refresh grants,
 //                        tokens refused, the application_type a client registered with
 //   POST /ttl?s=n        access tokens issued from now on live n s
+//   POST /revoke-last    revokes the last access token it took
 const { AS_PORT, MCP_PORT, OIDC_MODULES, SDK_MODULES } = process.env;
 const { default: Provider } = await import(`${OIDC_MODULES}/oidc-provider/lib/index.js`);
 const { McpServer } = await import(`${SDK_MODULES}/@modelcontextprotocol/sdk/dist/esm/server/mcp.js`);
@@ -27,7 +28,7 @@ import http from 'node:http';
 
 const issuer = `http://127.0.0.1:${AS_PORT}`;
 const resource = `http://127.0.0.1:${MCP_PORT}/mcp`;
-let ttl = 3600, refreshes = 0, refused = 0;
+let ttl = 3600, refreshes = 0, refused = 0, lastToken;
 
 const provider = new Provider(issuer, {
 	clients: [],
@@ -109,6 +110,7 @@ const json = (res, status, body) => {
 http.createServer(async (req, res) => {
 	const url = new URL(req.url, `http://127.0.0.1:${MCP_PORT}`);
 	if (url.pathname === '/stats') return json(res, 200, { refreshes, refused, applicationType });
+	if (url.pathname === '/revoke-last') { await lastToken?.destroy(); return json(res, 200, {}); }
 	if (url.pathname === '/ttl') { ttl = Number(url.searchParams.get('s')); return json(res, 200, { ttl }); }
 	if (url.pathname === '/.well-known/oauth-protected-resource/mcp')
 		return json(res, 200, { resource, authorization_servers: [issuer], scopes_supported: ['notes'] });
@@ -136,6 +138,7 @@ http.createServer(async (req, res) => {
 			`Bearer resource_metadata="http://127.0.0.1:${MCP_PORT}/.well-known/oauth-protected-resource/mcp"` });
 		return res.end();
 	}
+	lastToken = token;
 	const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined,
 		enableJsonResponse: true });
 	const server = mcpServer(token);
