@@ -148,6 +148,12 @@ extern const struct cli_cmd cmd_completion_entry;
 
 /* taskdeck as an ACP agent: cmd-acp.c */
 extern const struct cli_cmd cmd_acp_entry;
+/*
+ * acp-diff.c: the text a file had before a run changed it, from its text now and
+ * the run's unified diff of it (malloc'd); NULL when the diff does not fit the
+ * text (changed since), or is binary or a deletion.  *added: the run created it.
+ */
+char *acp_diff_old_text(const char *new_text, const char *diff, bool *added);
 /* cmd-daemon.c: starts taskdeckd (quietly) when none runs; an exit code. */
 int cli_daemon_ensure(const struct cli *cli);
 

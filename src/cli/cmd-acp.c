@@ -29,6 +29,7 @@
 #define ACP_MAX_ASKS 64
 #define ACP_PROMPT_MAX (1024 * 1024)	/* the text of one prompt turn */
 #define ACP_TOOLS_SEEN 512		/* tool call ids remembered per turn */
+#define ACP_DIFFS_MAX 5			/* diffs in one update of a step's changes */
 
 static int cmd_acp_exec(struct cli *, int, char **);
 
@@ -239,12 +240,47 @@ acp_tool_event(struct acp_session *s, const cJSON *d)
 	acp_update(s, u);
 }
 
-/* run.changes: the files a step changed, as locations of the last edit of the turn. */
+static char *acp_read_ws(const char *cwd, const char *path);
+
+/*
+ * A diff content {type: diff, path, oldText, newText} of a file the run changed
+ * (its start against now), or NULL when it cannot be shown.
+ */
+static cJSON *
+acp_file_diff(struct acp_agent *a, const struct acp_session *s, const char *path,
+    const char *full)
+{
+	char *now = acp_read_ws(s->cwd, path), *diff = NULL, *old = NULL;
+	struct td_error err;
+	bool truncated = false, added;
+	cJSON *c = NULL;
+
+	if (now != NULL && td_get_run_diff(a->c, s->run_id, path, NULL, &a->ro, &diff,
+	    &truncated, &err) == TD_OK && !truncated &&
+	    ((old = acp_diff_old_text(now, diff, &added)) != NULL)) {
+		c = cJSON_CreateObject();
+		cJSON_AddStringToObject(c, "type", "diff");
+		cJSON_AddStringToObject(c, "path", full);
+		cJSON_AddItemToObject(c, "oldText", added ? cJSON_CreateNull() :
+		    cJSON_CreateString(old));
+		cJSON_AddStringToObject(c, "newText", now);
+	}
+	free(now);
+	free(diff);
+	free(old);
+	return c;
+}
+
+/*
+ * run.changes: the files a step changed, as locations of the last edit of the
+ * turn, with their diffs (the first ACP_DIFFS_MAX).
+ */
 static void
-acp_changes_event(struct acp_session *s, const cJSON *d)
+acp_changes_event(struct acp_agent *a, struct acp_session *s, const cJSON *d)
 {
 	const cJSON *p;
-	cJSON *u, *locs;
+	cJSON *u, *locs, *content;
+	int diffs = 0;
 
 	if (s->last_edit[0] == '\0' || s->cwd == NULL)
 		return;
@@ -252,18 +288,25 @@ acp_changes_event(struct acp_session *s, const cJSON *d)
 	cJSON_AddStringToObject(u, "sessionUpdate", "tool_call_update");
 	cJSON_AddStringToObject(u, "toolCallId", s->last_edit);
 	locs = cJSON_AddArrayToObject(u, "locations");
+	content = cJSON_AddArrayToObject(u, "content");
 	cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(d, "paths")) {
-		cJSON *l;
+		cJSON *l, *c;
+		char *full;
 
 		if (!cJSON_IsString(p))
 			continue;
-		char *full = xasprintf("%s/%s", s->cwd, p->valuestring);
-
+		full = xasprintf("%s/%s", s->cwd, p->valuestring);
 		l = cJSON_CreateObject();
 		cJSON_AddStringToObject(l, "path", full);
 		cJSON_AddItemToArray(locs, l);
+		if (diffs < ACP_DIFFS_MAX && (c = acp_file_diff(a, s, p->valuestring, full)) != NULL) {
+			cJSON_AddItemToArray(content, c);
+			diffs++;
+		}
 		free(full);
 	}
+	if (diffs == 0)
+		cJSON_DeleteItemFromObject(u, "content");
 	acp_update(s, u);
 }
 
@@ -310,7 +353,7 @@ acp_option(cJSON *options, const char *id, const char *name, const char *kind)
  * NULL when there is none, it cannot be shown, or it is too big.
  */
 static char *
-acp_read_old(const char *cwd, const char *path)
+acp_read_ws(const char *cwd, const char *path)
 {
 	struct td_paths paths;
 	struct wsfile_root *root;
@@ -431,7 +474,7 @@ acp_permission_event(struct acp_agent *a, struct acp_session *s, const cJSON *d)
 		cJSON_AddItemToArray(locs, l);
 		if (content != NULL && strcmp(perm->tool, "write_file") == 0) {
 			cJSON *cs = cJSON_AddArrayToObject(tc, "content"), *dd = cJSON_CreateObject();
-			char *old = acp_read_old(s->cwd, path);
+			char *old = acp_read_ws(s->cwd, path);
 
 			cJSON_AddStringToObject(dd, "type", "diff");
 			cJSON_AddStringToObject(dd, "path", full);
@@ -601,8 +644,8 @@ acp_event(struct acp_agent *a, struct acp_session *s, const struct td_event *e, 
 			acp_chunk(s, "agent_message_chunk", delta);
 	} else if (strcmp(e->type, "run.tool") == 0) {
 		acp_tool_event(s, d);
-	} else if (strcmp(e->type, "run.changes") == 0) {
-		acp_changes_event(s, d);
+	} else if (live && strcmp(e->type, "run.changes") == 0) {
+		acp_changes_event(a, s, d);
 	} else if (strcmp(e->type, "plan.updated") == 0) {
 		const char *st = json_get_string(d, "status");
 

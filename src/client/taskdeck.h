@@ -270,7 +270,7 @@ TD_API void td_doctor_report_free(struct td_doctor_report *report);
 /* --- Readiness and setup (docs/http-api.md) ------------------------------ */
 
 struct td_runtime {
-	char *framework;	/* "taskdeck", "claude-code", "codex" */
+	char *framework;	/* "taskdeck", "claude-code", "codex", "acp" */
 	char *status;		/* "ready", "missing", "broken", "outdated" */
 	char *version;		/* NULL when unknown */
 	char *source;		/* "managed" or "external" */

@@ -5,7 +5,7 @@
 import test, { after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, existsSync, readFileSync } from 'node:fs';
+import { mkdtempSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
@@ -113,6 +113,30 @@ test('a whole turn: the run streams as agent_message_chunk, ends end_turn, and s
     } finally {
       await d.close();
     }
+  } finally {
+    await c.close();
+  }
+});
+
+test('file changes: each step\'s files are diffs of the turn\'s edit calls (an added file, an edited one)', async () => {
+  const cwd = mkdtempSync(join(process.env.TD_JS_TMP, 'ws-'));
+  writeFileSync(join(cwd, 'notes.txt'), 'alpha\nbeta\ngamma\n');
+  const c = connect(['--model', 'workspace-edits', '--permission', 'workspace-write']);
+  try {
+    const sessionId = await start(c, cwd);
+    const r = await c.agent.request(acp.methods.agent.session.prompt, {
+      sessionId, prompt: [{ type: 'text', text: 'Edit.' }],
+    });
+    assert.equal(r.stopReason, 'end_turn');
+    const diffs = new Map();
+    for (const u of c.updates) {
+      if (u.update.sessionUpdate !== 'tool_call_update') continue;
+      for (const x of u.update.content ?? []) if (x.type === 'diff') diffs.set(x.path, x);
+    }
+    assert.deepEqual(diffs.get(join(cwd, 'report.md')), { type: 'diff', path: join(cwd, 'report.md'),
+      oldText: null, newText: '# Report\n\nAll three trials passed.\n' });
+    assert.deepEqual(diffs.get(join(cwd, 'notes.txt')), { type: 'diff', path: join(cwd, 'notes.txt'),
+      oldText: 'alpha\nbeta\ngamma\n', newText: 'alpha\nBETA\ngamma\n' });
   } finally {
     await c.close();
   }

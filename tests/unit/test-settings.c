@@ -9,6 +9,7 @@
 #include "json.h"
 #include "sandbox.h"
 #include "settings.h"
+#include "xalloc.h"
 
 static char dir[64];
 static char path[128];
@@ -248,4 +249,49 @@ Test(settings, pricing)
 	    " \"pricing\": {\"x\": 5}}", "pricing.x");
 	expect_refused("{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\"}},"
 	    " \"runs\": {\"maxCostPerRun\": 0}}", "maxCostPerRun");
+}
+
+/* runtimes.acp: its command's path and arguments; no other runtime takes arguments. */
+Test(settings, the_acp_runtime_takes_arguments)
+{
+	const char *p = "{\"providers\": {\"x\": {\"kind\": \"replay\", \"defaultModel\": \"m\"}}, ";
+	char text[4096], *err = NULL, big[5000], *long_arg;
+	struct settings *s;
+	const cJSON *args;
+
+	snprintf(text, sizeof text, "%s\"runtimes\": {\"acp\": {\"path\": \"/usr/bin/gemini\", "
+	    "\"args\": [\"--experimental-acp\"]}}}", p);
+	write_file(text);
+	s = settings_load(path, &err);
+	cr_assert_not_null(s, "%s", err ? err : "");
+	cr_expect_str_eq(settings_runtime_path(s, "acp"), "/usr/bin/gemini");
+	args = settings_runtime_args(s, "acp");
+	cr_assert(cJSON_IsArray(args));
+	cr_expect_str_eq(cJSON_GetArrayItem(args, 0)->valuestring, "--experimental-acp");
+	cr_expect_null(settings_runtime_args(s, "codex"));
+	settings_free(s);
+
+	snprintf(text, sizeof text, "%s\"runtimes\": {\"codex\": {\"path\": \"/usr/bin/codex\", "
+	    "\"args\": [\"exec\"]}}}", p);
+	expect_refused(text, "only runtimes.acp takes arguments");
+	snprintf(text, sizeof text, "%s\"runtimes\": {\"acp\": {\"path\": \"/a\", \"args\": \"acp\"}}}", p);
+	expect_refused(text, "runtimes.acp.args must be an array");
+	snprintf(text, sizeof text, "%s\"runtimes\": {\"acp\": {\"path\": \"/a\", \"args\": [1]}}}", p);
+	expect_refused(text, "runtimes.acp.args must hold strings");
+	snprintf(text, sizeof text, "%s\"runtimes\": {\"acp\": {\"path\": \"acp\"}}}", p);
+	expect_refused(text, "runtimes.acp.path must be an absolute path");
+	snprintf(text, sizeof text, "%s\"runtimes\": {\"acp\": {\"path\": \"/a\", \"args\": [%s]}}}", p,
+	    "\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\","
+	    "\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\","
+	    "\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\","
+	    "\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\"");
+	expect_refused(text, "at most 64 strings");
+	memset(big, 'x', 4097);
+	big[4097] = '\0';
+	long_arg = xasprintf("%s\"runtimes\": {\"acp\": {\"path\": \"/a\", \"args\": [\"%s\"]}}}",
+	    p, big);
+	expect_refused(long_arg, "at most 4096 bytes");
+	free(long_arg);
+	snprintf(text, sizeof text, "%s\"runtimes\": {\"gemini\": {\"path\": \"/a\"}}}", p);
+	expect_refused(text, "unknown member gemini (claude-code, codex or acp)");
 }
