@@ -166,8 +166,9 @@ let svc;
 const sanitizerDir = () => join(svc.home, 'sanitizer');
 before(async () => {
   svc = await startService((home) => (mkdirSync(join(home, 'sanitizer')), {
-    // HOME too: no operation (cli/install) may reach the user's files.
+    // HOME and XDG_BIN_HOME too: no operation (cli/install) may reach the user's files.
     HOME: home,
+    XDG_BIN_HOME: join(home, 'bin'),
     ASAN_OPTIONS: `${process.env.ASAN_OPTIONS ?? ''}:log_path=${join(home, 'sanitizer', 'asan')}`,
     UBSAN_OPTIONS: `print_stacktrace=1:log_path=${join(home, 'sanitizer', 'ubsan')}`,
   }));
