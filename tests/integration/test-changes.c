@@ -1005,6 +1005,32 @@ Test(changes, a_hard_link_to_a_hidden_file_is_never_read)
 	free(project);
 }
 
+Test(changes, a_name_with_a_newline_adds_no_line_to_the_diff_of_a_file_not_stored)
+{
+	char ws[WS_MAX], path[WS_MAX + 64], *project, *run;
+	struct http_resp d;
+
+	project = http_project_new(&svc, "changes");
+	workspace("ws-quoted", ws);
+	/* An ignored file is kept by its size and hash, as one too large. */
+	snprintf(path, sizeof path, "%s/.gitignore", ws);
+	write_text(path, "*.bin\n", 0644);
+	transcript("changes-quoted", "[{\"toolCalls\":[{\"name\":\"write_file\",\"arguments\":"
+	    "{\"path\":\"big\\n+++ b/forged\\\\\\\"\\u00e9.bin\",\"content\":\"x\"}}]},"
+	    "{\"text\":\"Done.\"}]");
+	run = run_in(project, ws, NULL, "changes-quoted");
+	cJSON_Delete(run_done(run));
+	d = diff_of(run, NULL);
+	cr_assert_eq(d.status, 200, "%s", d.body);
+	/* Quoted as git quotes it: \n, \\, \" and the bytes past ASCII in octal. */
+	cr_expect_not_null(strstr(d.body, "diff --git \"a/big\\n+++ b/forged\\\\\\\"\\303\\251.bin\" "
+	    "\"b/big\\n+++ b/forged\\\\\\\"\\303\\251.bin\"\nFiles \"a/big"), "%s", d.body);
+	cr_expect_null(strstr(d.body, "\n+++ b/forged"), "a line was injected: %s", d.body);
+	http_resp_free(&d);
+	free(run);
+	free(project);
+}
+
 /* ---- what a snapshot cannot record is said ------------------------------------- */
 
 /* The changes' incompleteReason, asserting they are incomplete (a static copy). */
@@ -1237,32 +1263,6 @@ Test(changes, a_path_longer_than_path_max_is_listed_and_reverted)
 	}
 	cr_expect_str_eq(got, "deep\n");
 	close(dir);
-	free(run);
-	free(project);
-}
-
-Test(changes, a_name_with_a_newline_adds_no_line_to_the_diff_of_a_file_not_stored)
-{
-	char ws[WS_MAX], path[WS_MAX + 64], *project, *run;
-	struct http_resp d;
-
-	project = http_project_new(&svc, "changes");
-	workspace("ws-quoted", ws);
-	/* An ignored file is kept by its size and hash, as one too large. */
-	snprintf(path, sizeof path, "%s/.gitignore", ws);
-	write_text(path, "*.bin\n", 0644);
-	transcript("changes-quoted", "[{\"toolCalls\":[{\"name\":\"write_file\",\"arguments\":"
-	    "{\"path\":\"big\\n+++ b/forged\\\\\\\"\\u00e9.bin\",\"content\":\"x\"}}]},"
-	    "{\"text\":\"Done.\"}]");
-	run = run_in(project, ws, NULL, "changes-quoted");
-	cJSON_Delete(run_done(run));
-	d = diff_of(run, NULL);
-	cr_assert_eq(d.status, 200, "%s", d.body);
-	/* Quoted as git quotes it: \n, \\, \" and the bytes past ASCII in octal. */
-	cr_expect_not_null(strstr(d.body, "diff --git \"a/big\\n+++ b/forged\\\\\\\"\\303\\251.bin\" "
-	    "\"b/big\\n+++ b/forged\\\\\\\"\\303\\251.bin\"\nFiles \"a/big"), "%s", d.body);
-	cr_expect_null(strstr(d.body, "\n+++ b/forged"), "a line was injected: %s", d.body);
-	http_resp_free(&d);
 	free(run);
 	free(project);
 }
