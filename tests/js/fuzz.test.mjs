@@ -181,7 +181,7 @@ before(async () => {
     ids.run.push(r.body.id);
     ids.ses.push(r.body.sessionId);
   }
-  const c = await svc.raw('POST', '/api/v1/credentials', { name: 'fuzz', value: 'fz-secret' });
+  const c = await svc.raw('POST', '/api/v1/credentials', { name: 'fuzz', kind: 'api-key', secret: 'fz-secret' });
   if (c.status === 201) ids.cred.push(c.body.id);
 });
 after(async () => {
