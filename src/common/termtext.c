@@ -42,47 +42,55 @@ termtext_decode(const unsigned char *p, size_t len, unsigned long *cp)
 	return n;
 }
 
+/* The length of the character at s[0..len) (len > 0); *unsafe whether it is one termtext_unsafe names. */
+static size_t
+termtext_next(const char *s, size_t len, bool *unsafe)
+{
+	unsigned long cp;
+	size_t n = termtext_decode((const unsigned char *)s, len, &cp);
+
+	if (n == 0) {
+		*unsafe = true;
+		return 1;
+	}
+	*unsafe = cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x61c || cp == 0x200e ||
+	    cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+	return n;
+}
+
 size_t
 termtext_unsafe(const char *s, size_t len)
 {
-	unsigned long cp;
+	bool unsafe;
 	size_t n;
 
 	if (len == 0)
 		return 0;
-	n = termtext_decode((const unsigned char *)s, len, &cp);
-	if (n == 0)
-		return 1;
-	if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x61c || cp == 0x200e ||
-	    cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069))
-		return n;
-	return 0;
+	n = termtext_next(s, len, &unsafe);
+	return unsafe ? n : 0;
 }
 
 void
 termtext_append(struct buf *b, const char *s, const struct termtext_style *style)
 {
-	size_t len = strlen(s), i = 0, n, safe;
+	size_t len = strlen(s), i = 0, from = 0, n;
+	bool unsafe;
 
 	while (i < len) {
-		for (safe = i; safe < len && termtext_unsafe(s + safe, len - safe) == 0; ) {
-			unsigned long cp;
-			size_t k = termtext_decode((const unsigned char *)s + safe, len - safe, &cp);
-
-			safe += k;
+		n = termtext_next(s + i, len - i, &unsafe);
+		if (unsafe) {
+			buf_append(b, s + from, i - from);
+			if (s[i] == '\n' && style != NULL && style->newline != NULL)
+				buf_appends(b, style->newline);
+			else if (s[i] == '\t' && style != NULL && style->tab != NULL)
+				buf_appends(b, style->tab);
+			else
+				buf_appends(b, "?");
+			from = i + n;
 		}
-		buf_append(b, s + i, safe - i);
-		if (safe == len)
-			break;
-		n = termtext_unsafe(s + safe, len - safe);
-		if (s[safe] == '\n' && style != NULL && style->newline != NULL)
-			buf_appends(b, style->newline);
-		else if (s[safe] == '\t' && style != NULL && style->tab != NULL)
-			buf_appends(b, style->tab);
-		else
-			buf_appends(b, "?");
-		i = safe + n;
+		i += n;
 	}
+	buf_append(b, s + from, len - from);
 }
 
 char *
@@ -100,15 +108,12 @@ bool
 termtext_safe(const char *s)
 {
 	size_t len = strlen(s);
+	bool unsafe;
 
 	for (size_t i = 0; i < len; ) {
-		unsigned long cp;
-		size_t n;
-
-		if (termtext_unsafe(s + i, len - i) != 0)
+		i += termtext_next(s + i, len - i, &unsafe);
+		if (unsafe)
 			return false;
-		n = termtext_decode((const unsigned char *)s + i, len - i, &cp);
-		i += n;
 	}
 	return true;
 }

@@ -12,6 +12,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -734,4 +737,22 @@ svc_set_run_setting(const struct svc *s, const char *key, int value)
 	svc_write_file(s, "settings.json", text);
 	free(text);
 	cJSON_Delete(settings);
+}
+
+int
+harness_closed_port(void)
+{
+	static int fd = -1, port;
+	struct sockaddr_in addr = { .sin_family = AF_INET };
+	socklen_t len = sizeof addr;
+
+	if (fd >= 0)
+		return port;
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert_geq(fd, 0, "socket: %s", strerror(errno));
+	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&addr, sizeof addr), 0, "bind: %s", strerror(errno));
+	cr_assert_eq(getsockname(fd, (struct sockaddr *)&addr, &len), 0);
+	port = ntohs(addr.sin_port);
+	return port;
 }

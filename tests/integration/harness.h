@@ -72,6 +72,12 @@ void http_resp_free(struct http_resp *r);
 
 /* The whole of a file, NUL-terminated ("" when empty), *len its size (len may be NULL); NULL when it cannot be opened. */
 char *harness_slurp(const char *path, size_t *len);
+/*
+ * A loopback port where a connection is refused, whatever the machine runs:
+ * bound here and never listened on, and held for the test process's life so
+ * that nothing else takes it (no well-known port assumed closed).
+ */
+int harness_closed_port(void);
 
 /* Runs a command line with the environment of s exported; captures stdout. */
 int run_capture(const struct svc *s, char **out, const char *fmt, ...)

@@ -512,6 +512,14 @@ Test(cli_changes, a_file_name_s_escapes_never_reach_the_terminal)
 	cr_expect_not_null(strstr(r.out, " a?]2;owned??[2J?b.txt | 1 +"), "%s", r.out);
 	run_free(&r);
 
+	/* The diff names it as git does: quoted, its controls in octal. */
+	r = cli("runs diff %s", id);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect_null(strchr(r.out, '\033'), "an escape reached the terminal: %s", r.out);
+	cr_expect_not_null(strstr(r.out, "\"b/a\\033]2;owned\\a\\033[2J\\302\\233b.txt\""),
+	    "%s", r.out);
+	run_free(&r);
+
 	/* The question before [y/N] shows the name, not what it does to the screen. */
 	r.status = run_capture(&svc, &r.out, "printf 'n\\n' | script -qec '%s runs revert %s' "
 	    "/dev/null", harness_bin("taskdeck"), id);

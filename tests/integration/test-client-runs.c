@@ -727,8 +727,9 @@ Test(client_runs, session_config_revisions)
 /* Connection failures during a wait are retried until the deadline. */
 Test(client_runs_offline, wait_retries_until_deadline)
 {
+	char url[64];
 	struct td_connect_options copts = {
-		.base_url = "http://127.0.0.1:9",
+		.base_url = url,
 		.token = "0000000000000000000000000000000000000000000000000000000000000000",
 	};
 	struct td_wait_options w = { .timeout_ms = 800 };
@@ -737,6 +738,7 @@ Test(client_runs_offline, wait_retries_until_deadline)
 	struct td_error err;
 	long t0, took;
 
+	snprintf(url, sizeof url, "http://127.0.0.1:%d", harness_closed_port());
 	cr_assert_eq(td_connect(&c, &copts, &err), TD_OK, "%s", err.message);
 	t0 = mono_ms();
 	cr_assert_eq(td_wait_for_run(c, "run_000000000000000000000000", &w, &r, &err),

@@ -277,12 +277,16 @@ Test(connector_test, failures_answer_success_false_and_leave_nothing)
 		  "\"echo this is not json; exec sleep 3011\"]}", "sleep 3011" },
 		{ "silent", "{\"type\":\"stdio\",\"command\":\"/bin/sh\",\"args\":[\"-c\","
 		  "\"exec sleep 3012\"]}", "sleep 3012" },
-		{ "unreachable", "{\"type\":\"http\",\"url\":\"http://127.0.0.1:9/mcp\"}",
-		  "td-none" },
+		{ "unreachable", NULL, "td-none" },
 	};
+	char unreachable[128];
 
+	/* A port where a connection is refused, whatever this machine runs. */
+	snprintf(unreachable, sizeof unreachable, "{\"type\":\"http\",\"url\":"
+	    "\"http://127.0.0.1:%d/mcp\"}", harness_closed_port());
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		char *id = add(cases[i].name, cases[i].transport, NULL);
+		char *id = add(cases[i].name, cases[i].transport != NULL ? cases[i].transport :
+		    unreachable, NULL);
 		long t0 = mono_ms();
 		struct td_connector_test *t = test(id);
 

@@ -471,12 +471,14 @@ static void
 start_with_settings(const char *extra)
 {
 	char settings[1024];
+	int port = harness_closed_port();
 
 	svc_prepare_home(&svc);
 	snprintf(settings, sizeof settings, "{\"providers\":{\"replay\":{\"kind\":\"replay\",\"defaultModel\":\"quick\"},"
-	    "\"closed\":{\"kind\":\"openai\",\"baseUrl\":\"http://127.0.0.1:9/v1\",\"defaultModel\":\"m\"},"
-	    "\"keyed\":{\"kind\":\"openai\",\"baseUrl\":\"http://127.0.0.1:9/v1\","
-	    "\"apiKeyEnv\":\"TD_READINESS_UNSET_KEY\",\"defaultModel\":\"m\"}}%s}", extra);
+	    "\"closed\":{\"kind\":\"openai\",\"baseUrl\":\"http://127.0.0.1:%d/v1\",\"defaultModel\":\"m\"},"
+	    "\"keyed\":{\"kind\":\"openai\",\"baseUrl\":\"http://127.0.0.1:%d/v1\","
+	    "\"apiKeyEnv\":\"TD_READINESS_UNSET_KEY\",\"defaultModel\":\"m\"}}%s}", port, port,
+	    extra);
 	svc_write_file(&svc, "settings.json", settings);
 	svc_restart(&svc);
 }

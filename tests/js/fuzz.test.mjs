@@ -166,8 +166,9 @@ let svc;
 const sanitizerDir = () => join(svc.home, 'sanitizer');
 before(async () => {
   svc = await startService((home) => (mkdirSync(join(home, 'sanitizer')), {
-    // HOME too: no operation (cli/install) may reach the user's files.
+    // HOME and XDG_BIN_HOME too: no operation (cli/install) may reach the user's files.
     HOME: home,
+    XDG_BIN_HOME: join(home, 'bin'),
     ASAN_OPTIONS: `${process.env.ASAN_OPTIONS ?? ''}:log_path=${join(home, 'sanitizer', 'asan')}`,
     UBSAN_OPTIONS: `print_stacktrace=1:log_path=${join(home, 'sanitizer', 'ubsan')}`,
   }));
@@ -180,7 +181,7 @@ before(async () => {
     ids.run.push(r.body.id);
     ids.ses.push(r.body.sessionId);
   }
-  const c = await svc.raw('POST', '/api/v1/credentials', { name: 'fuzz', value: 'fz-secret' });
+  const c = await svc.raw('POST', '/api/v1/credentials', { name: 'fuzz', kind: 'api-key', secret: 'fz-secret' });
   if (c.status === 201) ids.cred.push(c.body.id);
 });
 after(async () => {

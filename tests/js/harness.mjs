@@ -142,7 +142,12 @@ export class Service {
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await r.text();
-    return { status: r.status, headers: r.headers, body: text === '' ? null : JSON.parse(text) };
+    const parsed = text === '' ? null : JSON.parse(text);
+    // Checked against the document as every answer the SDK gets is.
+    if (String(r.headers.get('content-type') ?? '').startsWith('application/json')) {
+      schemaProblems.push(...checkAnswer(method, path, r.status, parsed));
+    }
+    return { status: r.status, headers: r.headers, body: parsed };
   }
 }
 
