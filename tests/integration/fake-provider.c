@@ -15,6 +15,7 @@
 #include "xalloc.h"
 
 #define FAKE_MAX_REQUESTS 32
+#define FAKE_MAX_INFO 8
 
 struct fake_provider {
 	struct MHD_Daemon *daemon;
@@ -24,8 +25,11 @@ struct fake_provider {
 	pthread_mutex_t mu;
 	struct fake_request requests[FAKE_MAX_REQUESTS];
 	size_t nrequests;
-	char *info_path, *info_json;	/* fake_provider_info */
+	struct {
+		char *path, *json;
+	} info[FAKE_MAX_INFO];		/* fake_provider_info */
 	size_t ninfo;
+	char *info_asked[FAKE_MAX_REQUESTS];	/* the paths of the first ones */
 	size_t nrefused;	/* requests a check refused */
 	struct {
 		const char *must_have, *refusal;
@@ -49,7 +53,7 @@ fake_provider_check(struct fake_provider *fp, size_t i, const char *must_have, i
 static bool
 fake_is_info(const char *url, const char *method)
 {
-	return strcmp(url, "/api/show") == 0 ||
+	return strcmp(url, "/api/show") == 0 || strcmp(url, "/api/version") == 0 ||
 	    (strcmp(method, "GET") == 0 && strncmp(url, "/v1/models/", 11) == 0);
 }
 
@@ -63,13 +67,18 @@ fake_info(struct fake_provider *fp, struct MHD_Connection *conn, const char *url
 	unsigned status = 404;
 
 	pthread_mutex_lock(&fp->mu);
+	if (fp->ninfo < FAKE_MAX_REQUESTS)
+		fp->info_asked[fp->ninfo] = xstrdup(url);
 	fp->ninfo++;
-	if (fp->info_path != NULL && strcmp(fp->info_path, url) == 0) {
-		body = xstrdup(fp->info_json);
-		status = 200;
-	} else {
-		body = xstrdup("{\"error\":\"model not found\"}");
-	}
+	body = NULL;
+	for (size_t i = 0; i < FAKE_MAX_INFO && body == NULL; i++)
+		if (fp->info[i].path != NULL && strcmp(fp->info[i].path, url) == 0) {
+			body = xstrdup(fp->info[i].json);
+			status = 200;
+		}
+	if (body == NULL)
+		body = xstrdup(strcmp(url, "/api/version") == 0 ? "404 page not found" :
+		    "{\"error\":\"model not found\"}");
 	pthread_mutex_unlock(&fp->mu);
 	resp = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
 	MHD_add_response_header(resp, "Content-Type", "application/json");
@@ -81,12 +90,29 @@ fake_info(struct fake_provider *fp, struct MHD_Connection *conn, const char *url
 void
 fake_provider_info(struct fake_provider *fp, const char *path, const char *json)
 {
+	size_t i = 0;
+
 	pthread_mutex_lock(&fp->mu);
-	free(fp->info_path);
-	free(fp->info_json);
-	fp->info_path = xstrdup(path);
-	fp->info_json = xstrdup(json);
+	while (i + 1 < FAKE_MAX_INFO && fp->info[i].path != NULL && strcmp(fp->info[i].path,
+	    path) != 0)
+		i++;
+	free(fp->info[i].path);
+	free(fp->info[i].json);
+	fp->info[i].path = xstrdup(path);
+	fp->info[i].json = xstrdup(json);
 	pthread_mutex_unlock(&fp->mu);
+}
+
+size_t
+fake_provider_info_asked(struct fake_provider *fp, const char *path)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&fp->mu);
+	for (size_t i = 0; i < fp->ninfo && i < FAKE_MAX_REQUESTS; i++)
+		n += strcmp(fp->info_asked[i], path) == 0;
+	pthread_mutex_unlock(&fp->mu);
+	return n;
 }
 
 size_t
@@ -310,8 +336,12 @@ fake_provider_stop(struct fake_provider *fp)
 		free(fp->requests[i].body);
 	}
 	pthread_mutex_destroy(&fp->mu);
-	free(fp->info_path);
-	free(fp->info_json);
+	for (size_t i = 0; i < FAKE_MAX_INFO; i++) {
+		free(fp->info[i].path);
+		free(fp->info[i].json);
+	}
+	for (size_t i = 0; i < fp->ninfo && i < FAKE_MAX_REQUESTS; i++)
+		free(fp->info_asked[i]);
 	free(fp);
 }
 

@@ -44,13 +44,16 @@ size_t fake_provider_count(struct fake_provider *fp);
 const struct fake_request *fake_provider_request(struct fake_provider *fp, size_t i);
 void fake_provider_stop(struct fake_provider *fp);
 /*
- * What a provider says about its models (Ollama's POST /api/show, Anthropic's
- * GET /v1/models/ID): answered 404 unless set here, never from the script nor
- * counted with the requests above.
+ * What a provider says about itself and its models (Ollama's GET /api/version
+ * and POST /api/show, Anthropic's GET /v1/models/ID): answered 404 unless set
+ * here (a few paths), never from the script nor counted with the requests
+ * above.
  */
 void fake_provider_info(struct fake_provider *fp, const char *path, const char *json);
 /* How many such requests came, and the api key (x-api-key) of the last. */
 size_t fake_provider_info_count(struct fake_provider *fp);
+/* How many of them asked for path. */
+size_t fake_provider_info_asked(struct fake_provider *fp, const char *path);
 
 /*
  * A check the real server makes of request i: when its body lacks

@@ -189,6 +189,13 @@ two_step_run(const struct dialect_case *c)
 		    "out." : NULL, "Writing out.txt.", &write, 1, false, 1100, 60);
 	}
 	fp = fake_provider_start(replies, 3);
+	if (c->d == FAKE_OLLAMA) {
+		fake_provider_info(fp, "/api/version", "{\"version\":\"0.20.0\"}");
+		fake_provider_info(fp, "/api/show", "{\"parameters\":\"num_ctx 16384\","
+		    "\"model_info\":{\"general.architecture\":\"qwen3\","
+		    "\"qwen3.context_length\":40960},\"capabilities\":[\"completion\",\"tools\","
+		    "\"thinking\"]}");
+	}
 	fake_dialect_check(c->d, fp, 1);
 	fake_dialect_check(c->d, fp, 2);
 	configure(fp, kind, c->model, "");
@@ -204,6 +211,9 @@ two_step_run(const struct dialect_case *c)
 	    "%s: %s", name, json_str(final, "output"));
 	cr_expect(json_num(cJSON_GetObjectItem(final, "usage"), "inputTokens") == 3300, "%s: %s",
 	    name, cJSON_PrintUnformatted(cJSON_GetObjectItem(final, "usage")));
+
+	/* Ollama's questions go to Ollama only, not to any server behind a /v1 URL. */
+	cr_expect_eq(fake_provider_info_asked(fp, "/api/show"), c->d == FAKE_OLLAMA, "%s", name);
 
 	/* The second request: each read's own result, under its own id. */
 	b2 = request_json(fp, 1);
