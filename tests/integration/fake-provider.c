@@ -31,23 +31,41 @@ struct fake_provider {
 	size_t ninfo;
 	char *info_asked[FAKE_MAX_REQUESTS];	/* the paths of the first ones */
 	size_t nrefused;	/* requests a check refused */
-	struct {
-		const char *must_have, *refusal;
+	struct fake_check {
+		const char *when, *must_have, *refusal;
 		int status;
-	} checks[FAKE_MAX_REQUESTS];	/* fake_provider_check */
+	} checks[FAKE_MAX_REQUESTS], every;	/* fake_provider_check */
 };
 
 void
-fake_provider_check(struct fake_provider *fp, size_t i, const char *must_have, int status,
-    const char *refusal)
+fake_provider_check(struct fake_provider *fp, size_t i, const char *when,
+    const char *must_have, int status, const char *refusal)
 {
-	if (i >= FAKE_MAX_REQUESTS)
+	struct fake_check c = { when, must_have, refusal, status };
+
+	if (i >= FAKE_MAX_REQUESTS && i != FAKE_EVERY)
 		return;
 	pthread_mutex_lock(&fp->mu);
-	fp->checks[i].must_have = must_have;
-	fp->checks[i].status = status;
-	fp->checks[i].refusal = refusal;
+	if (i == FAKE_EVERY)
+		fp->every = c;
+	else
+		fp->checks[i] = c;
 	pthread_mutex_unlock(&fp->mu);
+}
+
+/* The check of fp's next request that body fails, or NULL (fp->mu held). */
+static const struct fake_check *
+fake_failed_check(const struct fake_provider *fp, const char *body)
+{
+	const struct fake_check *c[2] = { &fp->every,
+		fp->nrequests < FAKE_MAX_REQUESTS ? &fp->checks[fp->nrequests] : NULL };
+
+	for (int i = 0; i < 2; i++)
+		if (c[i] != NULL && c[i]->must_have != NULL &&
+		    (c[i]->when == NULL || strstr(body, c[i]->when) != NULL) &&
+		    strstr(body, c[i]->must_have) == NULL)
+			return c[i];
+	return NULL;
 }
 
 static bool
@@ -196,11 +214,11 @@ fake_handle(void *cls, struct MHD_Connection *conn, const char *url, const char 
 	if (fake_is_info(url, method))
 		return fake_info(fp, conn, url);
 	pthread_mutex_lock(&fp->mu);
-	if (fp->nrequests < FAKE_MAX_REQUESTS && fp->checks[fp->nrequests].must_have != NULL &&
-	    (c->body.data == NULL || strstr(c->body.data, fp->checks[fp->nrequests].must_have) ==
-	    NULL)) {
-		const char *refusal = fp->checks[fp->nrequests].refusal;
-		int status = fp->checks[fp->nrequests].status;
+	if (fake_failed_check(fp, c->body.data ? c->body.data : "") != NULL) {
+		const struct fake_check *failed = fake_failed_check(fp, c->body.data ?
+		    c->body.data : "");
+		const char *refusal = failed->refusal;
+		int status = failed->status;
 
 		fp->nrefused++;
 		pthread_mutex_unlock(&fp->mu);
@@ -1006,12 +1024,13 @@ fake_dialect_answer(enum fake_dialect d, const char *reasoning, const char *text
 }
 
 void
-fake_dialect_check(enum fake_dialect d, struct fake_provider *fp, size_t i)
+fake_dialect_check(enum fake_dialect d, struct fake_provider *fp)
 {
 	if (d != FAKE_DEEPSEEK)
 		return;
-	/* DeepSeek's answer to a conversation whose answers lost their reasoning_content. */
-	fake_provider_check(fp, i, "\"reasoning_content\":", 400, "{\"error\":{\"message\":\"The `reasoning_content` in the thinking mode must "
+	/* DeepSeek's answer to a conversation whose answers with calls lost their reasoning. */
+	fake_provider_check(fp, FAKE_EVERY, "\"tool_calls\":", "\"reasoning_content\":", 400,
+	    "{\"error\":{\"message\":\"The `reasoning_content` in the thinking mode must "
 	    "be passed back to the API.\",\"type\":\"invalid_request_error\",\"param\":null,"
 	    "\"code\":\"invalid_request_error\"}}");
 }
