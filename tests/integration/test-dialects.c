@@ -596,3 +596,37 @@ Test(dialects, reasoning_comes_back_after_a_resume)
 		free(replies[i].body);
 	free(dir);
 }
+
+/* Whole calls without ids, each with index 0 (or none): each is a call of its own. */
+Test(dialects, whole_calls_without_ids_are_calls_of_their_own)
+{
+	struct fake_call reads[2] = {
+		{ "", "read_file", "{\"path\": \"a.txt\"}", 0 },
+		{ "", "read_file", "{\"path\": \"b.txt\"}", 0 },
+	};
+	struct fake_reply replies[2];
+	struct fake_provider *fp;
+	char *dir = workdir();
+	cJSON *final, *body;
+
+	put(dir, "a.txt", "alpha\n");
+	put(dir, "b.txt", "beta\n");
+	replies[0] = (struct fake_reply){ .status = 200, .content_type = "text/event-stream",
+	    .body = fake_dialect_answer(FAKE_OLLAMA, NULL, NULL, reads, 2, false, 100, 5) };
+	replies[1] = (struct fake_reply){ .status = 200, .content_type = "text/event-stream",
+	    .body = fake_dialect_answer(FAKE_OLLAMA, NULL, "Read both.", NULL, 0, false, 100, 5) };
+	fp = fake_provider_start(replies, 2);
+	configure(fp, "openai", "qwen3:8b", "");
+	final = run_in(dir, "qwen3:8b", "medium", "completed");
+	body = request_json(fp, 1);
+	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(messages_of(body, "assistant", 0),
+	    "tool_calls")), 2);
+	cr_expect(strstr(json_get_string(messages_of(body, "tool", 0), "content"), "alpha") != NULL);
+	cr_expect(strstr(json_get_string(messages_of(body, "tool", 1), "content"), "beta") != NULL);
+	cJSON_Delete(body);
+	cJSON_Delete(final);
+	fake_provider_stop(fp);
+	for (int i = 0; i < 2; i++)
+		free(replies[i].body);
+	free(dir);
+}
