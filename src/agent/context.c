@@ -97,6 +97,23 @@ context_ollama(const cJSON *doc)
 	return n > CONTEXT_OLLAMA_NUM_CTX ? CONTEXT_OLLAMA_NUM_CTX : n;
 }
 
+/*
+ * Whether the server at root (len bytes of it) is Ollama: its GET /api/version
+ * answers {"version": "0.x.y"}; other servers behind a /v1 URL are not sent
+ * Ollama's questions.
+ */
+static bool
+context_is_ollama(struct host *h, const char *root, size_t len)
+{
+	char *url = xasprintf("%.*s/api/version", (int)len, root);
+	cJSON *doc = context_ask(h, "GET", url, NULL, NULL);
+	bool yes = json_get_string(doc, "version") != NULL;
+
+	cJSON_Delete(doc);
+	free(url);
+	return yes;
+}
+
 long
 context_discover(struct host *h, const struct agent_config *cfg)
 {
@@ -118,7 +135,8 @@ context_discover(struct host *h, const struct agent_config *cfg)
 		window = context_positive(cJSON_GetObjectItemCaseSensitive(doc, "max_input_tokens"));
 		curl_free(esc);
 	} else if (strcmp(cfg->provider_kind, "openai") == 0 && n >= 3 &&
-	    strncmp(cfg->base_url + n - 3, "/v1", 3) == 0) {
+	    strncmp(cfg->base_url + n - 3, "/v1", 3) == 0 &&
+	    context_is_ollama(h, cfg->base_url, n - 3)) {
 		const char *headers[] = { "Content-Type: application/json", NULL };
 
 		url = xasprintf("%.*s/api/show", (int)n - 3, cfg->base_url);

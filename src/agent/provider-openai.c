@@ -280,11 +280,31 @@ oa_other_id(const struct oa_call *c, const char *id)
 }
 
 /*
+ * A fragment that starts another call where c is: a different id, or no id
+ * but a name while c already has its name and whole arguments (servers that
+ * send each call whole, without ids).
+ */
+static bool
+oa_starts_another(const struct oa_call *c, const char *id, const char *name)
+{
+	char *args;
+
+	if (oa_other_id(c, id))
+		return true;
+	if ((id != NULL && id[0] != '\0') || name == NULL || name[0] == '\0' || c->name.len == 0 ||
+	    c->args.len == 0)
+		return false;
+	args = provider_call_args(c->args.data, c->args.len);
+	free(args);
+	return args != NULL;
+}
+
+/*
  * The call a fragment belongs to.  A fragment names it by index, but
- * Ollama gives every call of a turn index 0 with a new id: a different id
- * at an index already taken starts a new call.  Some servers send whole
- * calls without an index: a new id, or a name without an id once the last
- * call has one, starts a new call; anything else continues the last one.
+ * Ollama gives every call of a turn index 0 with a new id: another call's
+ * fragment (oa_starts_another) at an index already taken starts a new call.
+ * Some servers send whole calls without an index: another call's fragment
+ * starts a new call; anything else continues the last one.
  */
 static int
 oa_call_of(struct oa_stream *s, const cJSON *tc)
@@ -297,16 +317,14 @@ oa_call_of(struct oa_stream *s, const cJSON *tc)
 	int i;
 
 	if (idx == NULL) {
-		if (last == NULL || oa_other_id(last, id) ||
-		    ((id == NULL || id[0] == '\0') && name != NULL && name[0] != '\0' &&
-		    last->name.len > 0))
+		if (last == NULL || oa_starts_another(last, id, name))
 			return oa_new_call(s);
 		return s->ncalls - 1;
 	}
 	if (!cJSON_IsNumber(idx) || idx->valuedouble < 0 || idx->valuedouble >= TURN_MAX_CALLS)
 		return -2;
 	i = (int)idx->valuedouble;
-	if (s->slot[i] == 0 || oa_other_id(&s->calls[s->slot[i] - 1], id)) {
+	if (s->slot[i] == 0 || oa_starts_another(&s->calls[s->slot[i] - 1], id, name)) {
 		int at = oa_new_call(s);
 
 		if (at < 0)

@@ -15,6 +15,7 @@
 #include "xalloc.h"
 
 #define FAKE_MAX_REQUESTS 32
+#define FAKE_MAX_INFO 8
 
 struct fake_provider {
 	struct MHD_Daemon *daemon;
@@ -24,32 +25,53 @@ struct fake_provider {
 	pthread_mutex_t mu;
 	struct fake_request requests[FAKE_MAX_REQUESTS];
 	size_t nrequests;
-	char *info_path, *info_json;	/* fake_provider_info */
-	size_t ninfo;
-	size_t nrefused;	/* requests a check refused */
 	struct {
-		const char *must_have, *refusal;
+		char *path, *json;
+	} info[FAKE_MAX_INFO];		/* fake_provider_info */
+	size_t ninfo;
+	char *info_asked[FAKE_MAX_REQUESTS];	/* the paths of the first ones */
+	size_t nrefused;	/* requests a check refused */
+	struct fake_check {
+		const char *when, *must_have, *refusal;
 		int status;
-	} checks[FAKE_MAX_REQUESTS];	/* fake_provider_check */
+	} checks[FAKE_MAX_REQUESTS], every;	/* fake_provider_check */
 };
 
 void
-fake_provider_check(struct fake_provider *fp, size_t i, const char *must_have, int status,
-    const char *refusal)
+fake_provider_check(struct fake_provider *fp, size_t i, const char *when,
+    const char *must_have, int status, const char *refusal)
 {
-	if (i >= FAKE_MAX_REQUESTS)
+	struct fake_check c = { when, must_have, refusal, status };
+
+	if (i >= FAKE_MAX_REQUESTS && i != FAKE_EVERY)
 		return;
 	pthread_mutex_lock(&fp->mu);
-	fp->checks[i].must_have = must_have;
-	fp->checks[i].status = status;
-	fp->checks[i].refusal = refusal;
+	if (i == FAKE_EVERY)
+		fp->every = c;
+	else
+		fp->checks[i] = c;
 	pthread_mutex_unlock(&fp->mu);
+}
+
+/* The check of fp's next request that body fails, or NULL (fp->mu held). */
+static const struct fake_check *
+fake_failed_check(const struct fake_provider *fp, const char *body)
+{
+	const struct fake_check *c[2] = { &fp->every,
+		fp->nrequests < FAKE_MAX_REQUESTS ? &fp->checks[fp->nrequests] : NULL };
+
+	for (int i = 0; i < 2; i++)
+		if (c[i] != NULL && c[i]->must_have != NULL &&
+		    (c[i]->when == NULL || strstr(body, c[i]->when) != NULL) &&
+		    strstr(body, c[i]->must_have) == NULL)
+			return c[i];
+	return NULL;
 }
 
 static bool
 fake_is_info(const char *url, const char *method)
 {
-	return strcmp(url, "/api/show") == 0 ||
+	return strcmp(url, "/api/show") == 0 || strcmp(url, "/api/version") == 0 ||
 	    (strcmp(method, "GET") == 0 && strncmp(url, "/v1/models/", 11) == 0);
 }
 
@@ -63,13 +85,18 @@ fake_info(struct fake_provider *fp, struct MHD_Connection *conn, const char *url
 	unsigned status = 404;
 
 	pthread_mutex_lock(&fp->mu);
+	if (fp->ninfo < FAKE_MAX_REQUESTS)
+		fp->info_asked[fp->ninfo] = xstrdup(url);
 	fp->ninfo++;
-	if (fp->info_path != NULL && strcmp(fp->info_path, url) == 0) {
-		body = xstrdup(fp->info_json);
-		status = 200;
-	} else {
-		body = xstrdup("{\"error\":\"model not found\"}");
-	}
+	body = NULL;
+	for (size_t i = 0; i < FAKE_MAX_INFO && body == NULL; i++)
+		if (fp->info[i].path != NULL && strcmp(fp->info[i].path, url) == 0) {
+			body = xstrdup(fp->info[i].json);
+			status = 200;
+		}
+	if (body == NULL)
+		body = xstrdup(strcmp(url, "/api/version") == 0 ? "404 page not found" :
+		    "{\"error\":\"model not found\"}");
 	pthread_mutex_unlock(&fp->mu);
 	resp = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
 	MHD_add_response_header(resp, "Content-Type", "application/json");
@@ -81,12 +108,29 @@ fake_info(struct fake_provider *fp, struct MHD_Connection *conn, const char *url
 void
 fake_provider_info(struct fake_provider *fp, const char *path, const char *json)
 {
+	size_t i = 0;
+
 	pthread_mutex_lock(&fp->mu);
-	free(fp->info_path);
-	free(fp->info_json);
-	fp->info_path = xstrdup(path);
-	fp->info_json = xstrdup(json);
+	while (i + 1 < FAKE_MAX_INFO && fp->info[i].path != NULL && strcmp(fp->info[i].path,
+	    path) != 0)
+		i++;
+	free(fp->info[i].path);
+	free(fp->info[i].json);
+	fp->info[i].path = xstrdup(path);
+	fp->info[i].json = xstrdup(json);
 	pthread_mutex_unlock(&fp->mu);
+}
+
+size_t
+fake_provider_info_asked(struct fake_provider *fp, const char *path)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&fp->mu);
+	for (size_t i = 0; i < fp->ninfo && i < FAKE_MAX_REQUESTS; i++)
+		n += strcmp(fp->info_asked[i], path) == 0;
+	pthread_mutex_unlock(&fp->mu);
+	return n;
 }
 
 size_t
@@ -170,11 +214,11 @@ fake_handle(void *cls, struct MHD_Connection *conn, const char *url, const char 
 	if (fake_is_info(url, method))
 		return fake_info(fp, conn, url);
 	pthread_mutex_lock(&fp->mu);
-	if (fp->nrequests < FAKE_MAX_REQUESTS && fp->checks[fp->nrequests].must_have != NULL &&
-	    (c->body.data == NULL || strstr(c->body.data, fp->checks[fp->nrequests].must_have) ==
-	    NULL)) {
-		const char *refusal = fp->checks[fp->nrequests].refusal;
-		int status = fp->checks[fp->nrequests].status;
+	if (fake_failed_check(fp, c->body.data ? c->body.data : "") != NULL) {
+		const struct fake_check *failed = fake_failed_check(fp, c->body.data ?
+		    c->body.data : "");
+		const char *refusal = failed->refusal;
+		int status = failed->status;
 
 		fp->nrefused++;
 		pthread_mutex_unlock(&fp->mu);
@@ -310,8 +354,12 @@ fake_provider_stop(struct fake_provider *fp)
 		free(fp->requests[i].body);
 	}
 	pthread_mutex_destroy(&fp->mu);
-	free(fp->info_path);
-	free(fp->info_json);
+	for (size_t i = 0; i < FAKE_MAX_INFO; i++) {
+		free(fp->info[i].path);
+		free(fp->info[i].json);
+	}
+	for (size_t i = 0; i < fp->ninfo && i < FAKE_MAX_REQUESTS; i++)
+		free(fp->info_asked[i]);
 	free(fp);
 }
 
@@ -976,12 +1024,13 @@ fake_dialect_answer(enum fake_dialect d, const char *reasoning, const char *text
 }
 
 void
-fake_dialect_check(enum fake_dialect d, struct fake_provider *fp, size_t i)
+fake_dialect_check(enum fake_dialect d, struct fake_provider *fp)
 {
 	if (d != FAKE_DEEPSEEK)
 		return;
-	/* DeepSeek's answer to a conversation whose answers lost their reasoning_content. */
-	fake_provider_check(fp, i, "\"reasoning_content\":", 400, "{\"error\":{\"message\":\"The `reasoning_content` in the thinking mode must "
+	/* DeepSeek's answer to a conversation whose answers with calls lost their reasoning. */
+	fake_provider_check(fp, FAKE_EVERY, "\"tool_calls\":", "\"reasoning_content\":", 400,
+	    "{\"error\":{\"message\":\"The `reasoning_content` in the thinking mode must "
 	    "be passed back to the API.\",\"type\":\"invalid_request_error\",\"param\":null,"
 	    "\"code\":\"invalid_request_error\"}}");
 }

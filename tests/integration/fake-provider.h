@@ -44,21 +44,26 @@ size_t fake_provider_count(struct fake_provider *fp);
 const struct fake_request *fake_provider_request(struct fake_provider *fp, size_t i);
 void fake_provider_stop(struct fake_provider *fp);
 /*
- * What a provider says about its models (Ollama's POST /api/show, Anthropic's
- * GET /v1/models/ID): answered 404 unless set here, never from the script nor
- * counted with the requests above.
+ * What a provider says about itself and its models (Ollama's GET /api/version
+ * and POST /api/show, Anthropic's GET /v1/models/ID): answered 404 unless set
+ * here (a few paths), never from the script nor counted with the requests
+ * above.
  */
 void fake_provider_info(struct fake_provider *fp, const char *path, const char *json);
 /* How many such requests came, and the api key (x-api-key) of the last. */
 size_t fake_provider_info_count(struct fake_provider *fp);
+/* How many of them asked for path. */
+size_t fake_provider_info_asked(struct fake_provider *fp, const char *path);
 
 /*
- * A check the real server makes of request i: when its body lacks
- * must_have, the server answers status with refusal (a JSON body, static)
- * instead of the scripted reply (which is then not used up).
+ * A check the real server makes of request i (FAKE_EVERY: of every request):
+ * when its body holds when (NULL: always) but lacks must_have, the server
+ * answers status with refusal (a JSON body, static) instead of the scripted
+ * reply (which is then not used up, nor the request counted).
  */
-void fake_provider_check(struct fake_provider *fp, size_t i, const char *must_have, int status,
-    const char *refusal);
+#define FAKE_EVERY ((size_t)-1)
+void fake_provider_check(struct fake_provider *fp, size_t i, const char *when,
+    const char *must_have, int status, const char *refusal);
 
 /* OpenAI: one chat.completion.chunk whose choices[0].delta is delta_json. */
 void fake_openai_delta(struct buf *b, const char *delta_json, const char *finish_reason);
@@ -119,11 +124,11 @@ char *fake_dialect_answer(enum fake_dialect d, const char *reasoning, const char
     const struct fake_call *calls, size_t ncalls, bool cut, int prompt_tokens,
     int output_tokens);
 /*
- * Sets the check the dialect's server makes of request i, one that follows
- * an answer with reasoning (DeepSeek: reasoning_content passed back, else its
- * 400); nothing for the others.
+ * Sets the checks the dialect's server makes of every request (DeepSeek: an
+ * answer with calls comes back with its reasoning_content, else its 400);
+ * nothing for the others.
  */
-void fake_dialect_check(enum fake_dialect d, struct fake_provider *fp, size_t i);
+void fake_dialect_check(enum fake_dialect d, struct fake_provider *fp);
 
 /*
  * OpenAI Responses API stream (POST /responses, what codex calls with

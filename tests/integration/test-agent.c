@@ -2299,6 +2299,8 @@ small_window_run(bool from_provider)
 	ws_fill(&a, "b.txt", 'b', 6000);
 	start = http_start(&a, "openai", fp, NULL);
 	if (from_provider)
+		fake_provider_info(fp, "/api/version", "{\"version\":\"0.20.0\"}");
+	if (from_provider)
 		fake_provider_info(fp, "/api/show", "{\"license\":\"…\",\"parameters\":"
 		    "\"num_ctx                        4000\\nstop \\\"<|eot_id|>\\\"\","
 		    "\"model_info\":{\"general.architecture\":\"llama\","
@@ -2315,7 +2317,7 @@ small_window_run(bool from_provider)
 	cr_assert_not_null(l, "no compacting progress line");
 	cr_expect(strstr(json_get_string(l, "message"), from_provider ? "4000 tokens, provider" :
 	    "4000 tokens, settings") != NULL, "%s", json_get_string(l, "message"));
-	cr_expect_eq(fake_provider_info_count(fp), from_provider ? 1 : 0);
+	cr_expect_eq(fake_provider_info_asked(fp, "/api/show"), from_provider ? 1 : 0);
 
 	/* Request 2 asks for the summary: no tools, the older turns as text. */
 	body = request_body(fp, 2);

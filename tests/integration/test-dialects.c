@@ -189,8 +189,14 @@ two_step_run(const struct dialect_case *c)
 		    "out." : NULL, "Writing out.txt.", &write, 1, false, 1100, 60);
 	}
 	fp = fake_provider_start(replies, 3);
-	fake_dialect_check(c->d, fp, 1);
-	fake_dialect_check(c->d, fp, 2);
+	if (c->d == FAKE_OLLAMA) {
+		fake_provider_info(fp, "/api/version", "{\"version\":\"0.20.0\"}");
+		fake_provider_info(fp, "/api/show", "{\"parameters\":\"num_ctx 16384\","
+		    "\"model_info\":{\"general.architecture\":\"qwen3\","
+		    "\"qwen3.context_length\":40960},\"capabilities\":[\"completion\",\"tools\","
+		    "\"thinking\"]}");
+	}
+	fake_dialect_check(c->d, fp);
 	configure(fp, kind, c->model, "");
 	final = run_in(dir, c->model, c->effort, NULL);
 	cr_expect_str_eq(json_str(final, "status"), "completed", "%s: %s", name,
@@ -204,6 +210,9 @@ two_step_run(const struct dialect_case *c)
 	    "%s: %s", name, json_str(final, "output"));
 	cr_expect(json_num(cJSON_GetObjectItem(final, "usage"), "inputTokens") == 3300, "%s: %s",
 	    name, cJSON_PrintUnformatted(cJSON_GetObjectItem(final, "usage")));
+
+	/* Ollama's questions go to Ollama only, not to any server behind a /v1 URL. */
+	cr_expect_eq(fake_provider_info_asked(fp, "/api/show"), c->d == FAKE_OLLAMA, "%s", name);
 
 	/* The second request: each read's own result, under its own id. */
 	b2 = request_json(fp, 1);
@@ -307,7 +316,7 @@ cut_write_run(enum fake_dialect d, const char *model)
 	replies[3].body = fake_dialect_answer(d, NULL, "Wrote big.txt in two parts.", NULL, 0,
 	    false, 900, 10);
 	fp = fake_provider_start(replies, 4);
-	fake_provider_check(fp, 1, "output limit", 400, "{\"error\":{\"message\":\"the model "
+	fake_provider_check(fp, 1, NULL, "output limit", 400, "{\"error\":{\"message\":\"the model "
 	    "was not told that its answer was cut\",\"type\":\"invalid_request_error\"}}");
 	configure(fp, kind, model, "");
 	final = run_in(dir, model, "medium", NULL);
@@ -526,6 +535,98 @@ Test(dialects, the_cost_limit_holds_across_subagents)
 	cJSON_Delete(final);
 	fake_provider_stop(fp);
 	for (int i = 0; i < 5; i++)
+		free(replies[i].body);
+	free(dir);
+}
+
+/*
+ * The reasoning of an answer survives a kill -9 of the service: the resumed
+ * run sends DeepSeek the first answer's reasoning_content from the checkpoint.
+ */
+Test(dialects, reasoning_comes_back_after_a_resume)
+{
+	struct fake_call read = { NULL, "read_file", "{\"path\": \"a.txt\"}", 0 };
+	struct fake_call write = { NULL, "write_file",
+		"{\"path\": \"out.txt\", \"content\": \"alpha notes\\n\"}", 0 };
+	struct fake_reply replies[4];
+	struct fake_provider *fp;
+	char *dir = workdir(), *project, *out, *body;
+	cJSON *run, *final;
+
+	put(dir, "a.txt", "alpha notes\n");
+	for (int i = 0; i < 4; i++)
+		replies[i] = (struct fake_reply){ .status = 200, .content_type = "text/event-stream",
+		    .chunk = 64 };
+	replies[0].body = fake_dialect_answer(FAKE_DEEPSEEK, "Read the notes first.", NULL, &read,
+	    1, false, 900, 40);
+	/* the answer the kill interrupts: slow; its text is out after the checkpoint before it */
+	replies[1].body = fake_dialect_answer(FAKE_DEEPSEEK, "Now write them out.",
+	    "Writing out.txt.", &write, 1, false, 1100, 60);
+	replies[1].chunk_delay_us = 200000;
+	replies[2].body = fake_dialect_answer(FAKE_DEEPSEEK, "Now write them out.", NULL, &write,
+	    1, false, 1100, 60);
+	replies[3].body = fake_dialect_answer(FAKE_DEEPSEEK, NULL, "Done.", NULL, 0, false, 1300,
+	    5);
+	fp = fake_provider_start(replies, 4);
+	fake_dialect_check(FAKE_DEEPSEEK, fp);
+	configure(fp, "openai", "deepseek-v4-flash", "");
+	project = http_project_new(&svc, "dialects");
+	run = http_run_start(&svc, "{\"project\":\"%s\",\"prompt\":\"Copy the notes into "
+	    "out.txt.\",\"cwd\":\"%s\",\"config\":{\"provider\":\"fake\",\"model\":"
+	    "\"deepseek-v4-flash\"}}", project, dir);
+	run_output_wait(&svc, json_str(run, "id"), 30000, "Writing");
+	cr_assert_eq(fake_provider_count(fp), 2);
+	svc_kill(&svc);
+	svc_restart(&svc);
+	final = run_final_within(&svc, json_str(run, "id"), "completed", 60000);
+	cr_expect_eq(fake_provider_count(fp), 4, "%zu requests", fake_provider_count(fp));
+	body = fake_provider_count(fp) > 2 ? strdup(fake_provider_request(fp, 2)->body) : NULL;
+	cr_expect(body != NULL && strstr(body, "\"reasoning_content\":\"Read the notes first.\"") !=
+	    NULL, "the resumed request: %s", body ? body : "(none)");
+	out = get(dir, "out.txt");
+	cr_expect(out != NULL && strcmp(out, "alpha notes\n") == 0, "out.txt: %s", out ? out :
+	    "(none)");
+	free(out);
+	free(body);
+	cJSON_Delete(final);
+	cJSON_Delete(run);
+	free(project);
+	fake_provider_stop(fp);
+	for (int i = 0; i < 4; i++)
+		free(replies[i].body);
+	free(dir);
+}
+
+/* Whole calls without ids, each with index 0 (or none): each is a call of its own. */
+Test(dialects, whole_calls_without_ids_are_calls_of_their_own)
+{
+	struct fake_call reads[2] = {
+		{ "", "read_file", "{\"path\": \"a.txt\"}", 0 },
+		{ "", "read_file", "{\"path\": \"b.txt\"}", 0 },
+	};
+	struct fake_reply replies[2];
+	struct fake_provider *fp;
+	char *dir = workdir();
+	cJSON *final, *body;
+
+	put(dir, "a.txt", "alpha\n");
+	put(dir, "b.txt", "beta\n");
+	replies[0] = (struct fake_reply){ .status = 200, .content_type = "text/event-stream",
+	    .body = fake_dialect_answer(FAKE_OLLAMA, NULL, NULL, reads, 2, false, 100, 5) };
+	replies[1] = (struct fake_reply){ .status = 200, .content_type = "text/event-stream",
+	    .body = fake_dialect_answer(FAKE_OLLAMA, NULL, "Read both.", NULL, 0, false, 100, 5) };
+	fp = fake_provider_start(replies, 2);
+	configure(fp, "openai", "qwen3:8b", "");
+	final = run_in(dir, "qwen3:8b", "medium", "completed");
+	body = request_json(fp, 1);
+	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(messages_of(body, "assistant", 0),
+	    "tool_calls")), 2);
+	cr_expect(strstr(json_get_string(messages_of(body, "tool", 0), "content"), "alpha") != NULL);
+	cr_expect(strstr(json_get_string(messages_of(body, "tool", 1), "content"), "beta") != NULL);
+	cJSON_Delete(body);
+	cJSON_Delete(final);
+	fake_provider_stop(fp);
+	for (int i = 0; i < 2; i++)
 		free(replies[i].body);
 	free(dir);
 }
