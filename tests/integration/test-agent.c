@@ -2886,8 +2886,8 @@ Test(agent, server_filesystem_keeps_its_configured_directories_in_a_run)
 {
 	char fs[1024], other[1200], call[1400];
 	const char *cache = getenv("TD_CACHE");
-	struct buf one, two, three;
-	struct fake_reply replies[3];
+	struct buf zero, one, two, three;
+	struct fake_reply replies[4];
 	struct fake_provider *fp;
 	struct agent a;
 	cJSON *start, *finish, *body, *con, *paths, *p, *m;
@@ -2902,13 +2902,18 @@ Test(agent, server_filesystem_keeps_its_configured_directories_in_a_run)
 	snprintf(other, sizeof other, "%s/notes", a.dir);
 	cr_assert_eq(mkdir(other, 0700), 0);
 	/*
-	 * A write into the workspace first: it works once the server has taken the
-	 * roots (it asks for them after the handshake, on its own time); then the list.
+	 * The server asks for the roots after the handshake and takes them on its
+	 * own time (a realpath of each): a first call gives it a model's turn to;
+	 * then a write into the workspace, then the list.
 	 */
 	snprintf(call, sizeof call, "{\"path\": \"%s/fs-note.txt\", \"content\": \"x\"}", a.ws);
+	buf_init(&zero, 0);
 	buf_init(&one, 0);
 	buf_init(&two, 0);
 	buf_init(&three, 0);
+	fake_openai_tool_call(&zero, 0, "call_0", "filesystem__list_allowed_directories", "{}", 7);
+	fake_openai_delta(&zero, "{}", "tool_calls");
+	fake_openai_done(&zero);
 	fake_openai_tool_call(&one, 0, "call_w", "filesystem__write_file", call, 7);
 	fake_openai_delta(&one, "{}", "tool_calls");
 	fake_openai_done(&one);
@@ -2918,10 +2923,11 @@ Test(agent, server_filesystem_keeps_its_configured_directories_in_a_run)
 	fake_openai_text(&three, "Listed.");
 	fake_openai_delta(&three, "{}", "stop");
 	fake_openai_done(&three);
-	replies[0] = (struct fake_reply){ 200, "text/event-stream", one.data, 0, 0, NULL, 0 };
-	replies[1] = (struct fake_reply){ 200, "text/event-stream", two.data, 0, 0, NULL, 0 };
-	replies[2] = (struct fake_reply){ 200, "text/event-stream", three.data, 0, 0, NULL, 0 };
-	fp = fake_provider_start(replies, 3);
+	replies[0] = (struct fake_reply){ 200, "text/event-stream", zero.data, 0, 0, NULL, 0 };
+	replies[1] = (struct fake_reply){ 200, "text/event-stream", one.data, 0, 0, NULL, 0 };
+	replies[2] = (struct fake_reply){ 200, "text/event-stream", two.data, 0, 0, NULL, 0 };
+	replies[3] = (struct fake_reply){ 200, "text/event-stream", three.data, 0, 0, NULL, 0 };
+	fp = fake_provider_start(replies, 4);
 	cr_assert_not_null(fp);
 	start = http_start(&a, "openai", fp, TEST_KEY);
 	/* Configured with a directory of the user's, which its settings give it. */
@@ -2937,7 +2943,7 @@ Test(agent, server_filesystem_keeps_its_configured_directories_in_a_run)
 	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s",
 	    finish_message(finish));
 	expect_ws_file(&a, "fs-note.txt", "x");
-	body = request_body(fp, 2);
+	body = request_body(fp, 3);
 	text = "";
 	cJSON_ArrayForEach(m, member(body, "messages"))	/* the last tool message: the list */
 		if (strcmp(json_get_string(m, "role"), "tool") == 0)
@@ -2948,6 +2954,7 @@ Test(agent, server_filesystem_keeps_its_configured_directories_in_a_run)
 	cJSON_Delete(body);
 	fake_provider_stop(fp);
 	agent_cleanup(&a);
+	buf_free(&zero);
 	buf_free(&one);
 	buf_free(&two);
 	buf_free(&three);
