@@ -1369,3 +1369,148 @@ Test(changes, doctor_does_not_warn_about_a_private_workspace)
 	free(run);
 	free(project);
 }
+
+/* The largest stat cache the service's log reports after a snapshot, in bytes. */
+static long long
+stat_cache_bytes_logged(void)
+{
+	char path[PATH_MAX], *log, *p;
+	long long most = -1, n;
+
+	snprintf(path, sizeof path, "%s/taskdeckd.log", svc.home);
+	log = harness_slurp(path, NULL);
+	cr_assert_not_null(log);
+	for (p = log; (p = strstr(p, "stat cache ")) != NULL; p++)
+		if (sscanf(p, "stat cache %lld bytes", &n) == 1 && n > most)
+			most = n;
+	free(log);
+	return most;
+}
+
+/*
+ * 2,000 files under 40 nested directories of 240-byte names (paths of up to
+ * 9,700 bytes), all deleted by the run: the stat cache keeps names, not
+ * paths (well under 4 MiB, where whole paths took 10 MB), and the changes
+ * come in pages of at most 1 MiB of paths that the client reads through.
+ */
+Test(changes, deep_long_names_keep_the_stat_cache_small_and_the_changes_paged, .timeout = 600)
+{
+	char ws[WS_MAX], name[241], *project, *run, *out = NULL, url[256], at[32];
+	const char *cursor;
+	char *prev = strdup("");
+	long seen = 0, pages = 0;
+	long long cache;
+	struct http_resp d;
+	cJSON *c, *f, *doc;
+	int fd, next;
+
+	svc_stop(&svc);
+	svc.args[0] = "--log-level";
+	svc.args[1] = "debug";
+	svc_restart(&svc);
+	project = http_project_new(&svc, "changes");
+	workspace("ws-deep", ws);
+	memset(name, 'd', 240);
+	name[240] = '\0';
+	fd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (int level = 0; level < 40; level++) {
+		cr_assert_eq(mkdirat(fd, name, 0755), 0, "%s", strerror(errno));
+		next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		close(fd);
+		fd = next;
+		cr_assert_geq(fd, 0);
+		for (int i = 0; i < 50; i++) {
+			char file[16];
+			int one;
+
+			snprintf(file, sizeof file, "f%02d", i);
+			one = openat(fd, file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+			cr_assert_eq(write(one, "x\n", 2), 2);
+			close(one);
+		}
+	}
+	close(fd);
+	transcript("changes-deep", "[{\"toolCalls\":[{\"name\":\"run_command\",\"arguments\":"
+	    "{\"command\":\"rm -rf d*\"}}]},{\"text\":\"Done.\"}]");
+	run = run_in(project, ws, NULL, "changes-deep");
+	cJSON_Delete(run_done(run));
+	/* The end snapshot of so long paths may take longer than a run waits for it. */
+	for (long until = mono_ms() + 120000;; usleep(500 * 1000)) {
+		bool ending;
+
+		c = changes_of(run, "?limit=1");
+		ending = strstr(json_str_or_none(c, "incompleteReason"), "still being taken") != NULL;
+		cJSON_Delete(c);
+		if (!ending)
+			break;
+		cr_assert_lt(mono_ms(), until, "the end snapshot was never taken");
+	}
+
+	cache = stat_cache_bytes_logged();
+	cr_expect_gt(cache, 0, "no snapshot logged its stat cache");
+	cr_expect_lt(cache, 4LL << 20, "the stat cache took %lld bytes for 2,040 entries", cache);
+
+	for (cursor = NULL;; pages++) {
+		long page_bytes = 0, last = 0;
+
+		if (cursor == NULL)
+			snprintf(url, sizeof url, "/api/v1/runs/%s/changes", run);
+		else
+			snprintf(url, sizeof url, "/api/v1/runs/%s/changes?cursor=%s", run, cursor);
+		d = http_api(&svc, "GET", url, NULL);
+		cr_assert_eq(d.status, 200, "%s: %.300s", url, d.body);
+		cr_expect_eq(json_num(cJSON_GetObjectItem(d.json, "totals"), "files"), 2000, "%.300s",
+		    d.body);
+		cJSON_ArrayForEach(f, cJSON_GetObjectItem(d.json, "files")) {
+			const char *path = json_str_or_none(f, "path");
+
+			cr_expect_gt(strcmp(path, prev), 0, "not in path order across pages");
+			free(prev);
+			prev = strdup(path);
+			last = (long)strlen(path);
+			page_bytes += last;
+			seen++;
+		}
+		cr_expect_leq(page_bytes - last, 1L << 20, "a page of %ld bytes of paths", page_bytes);
+		cursor = json_get_string(d.json, "nextCursor");
+		if (cursor == NULL) {
+			cr_expect(cJSON_IsNull(cJSON_GetObjectItem(d.json, "nextCursor")), "%.300s",
+			    d.body);
+			http_resp_free(&d);
+			break;
+		}
+		cursor = strcpy(at, cursor);
+		http_resp_free(&d);
+		cr_assert_lt(pages, 100, "the pages do not end");
+	}
+	cr_expect_eq(seen, 2000);
+	cr_expect_geq(pages, 8, "%ld pages: not cut by bytes", pages + 1);
+	free(prev);
+
+	/* A small limit, and what is not a cursor or a limit. */
+	c = changes_of(run, "?limit=7");
+	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(c, "files")), 7);
+	cr_expect_str_eq(json_str_or_none(c, "nextCursor"), "7");
+	cJSON_Delete(c);
+	for (int i = 0; i < 5; i++) {
+		static const char *const bad[] = { "?limit=0", "?limit=1001", "?cursor=",
+			"?cursor=abc", "?limit=" };
+
+		snprintf(url, sizeof url, "/api/v1/runs/%s/changes%s", run, bad[i]);
+		d = http_api(&svc, "GET", url, NULL);
+		cr_expect_eq(d.status, 400, "%s: %s", url, d.body);
+		http_resp_free(&d);
+	}
+
+	/* The client core (through the CLI) reads every page into one list. */
+	cr_expect_eq(run_capture(&svc, &out, "%s --json runs changes %s", harness_bin("taskdeck"),
+	    run), 0);
+	doc = cJSON_Parse(out);
+	cr_assert_not_null(doc, "the CLI printed no JSON");
+	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "files")), 2000);
+	cr_expect(cJSON_IsNull(cJSON_GetObjectItem(doc, "nextCursor")));
+	cJSON_Delete(doc);
+	free(out);
+	free(run);
+	free(project);
+}
