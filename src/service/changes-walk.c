@@ -38,6 +38,8 @@
 #define WALK_MAX_ENTRIES 500000
 #define WALK_IGNORE_MAX_BYTES (64 * 1024)
 #define WALK_LINK_MAX 4096
+/* 1/8 of a store's quota is kept for trees, links and pointers; files' contents take the rest. */
+#define WALK_QUOTA_META_SHARE 8
 /* The stat cache's bytes (entries and names): past them, files are read every time. */
 #define WALK_CACHE_MAX_BYTES (64LL * 1024 * 1024)
 /* The longest path a saved stat cache holds (WALK_MAX_DEPTH names of 255 bytes fit). */
@@ -459,7 +461,21 @@ changes_walker_load(struct changes_walker *w, const char *path)
 	return ok;
 }
 
-/* Writes an object unless the store has it; counts its bytes. */
+/*
+ * The bytes of the quota that files' contents may take: the rest is kept for
+ * what no quota can turn into a pointer (trees, links, pointers).
+ */
+static long long
+walk_content_quota(const struct changes_walker *w)
+{
+	return w->lim->quota_bytes - w->lim->quota_bytes / WALK_QUOTA_META_SHARE;
+}
+
+/*
+ * Writes an object unless the store has it; counts its bytes.  An object
+ * that would take the store past its quota is not written (ENOSPC, counted
+ * in stats->over_quota): the quota holds whatever the workspace holds.
+ */
 static bool
 walk_write(struct changes_walker *w, git_oid *oid, const void *data, size_t len,
     git_object_t type)
@@ -468,6 +484,11 @@ walk_write(struct changes_walker *w, git_oid *oid, const void *data, size_t len,
 		return false;
 	if (git_odb_exists_ext(w->odb, oid, GIT_ODB_LOOKUP_NO_REFRESH))
 		return true;
+	if (w->stored + (long long)len > w->lim->quota_bytes) {
+		w->stats->over_quota++;
+		errno = ENOSPC;
+		return false;
+	}
 	if (git_odb_write(oid, w->odb, data, len, type) != 0)
 		return false;
 	w->stored += (long long)len;
@@ -663,7 +684,7 @@ walk_file(struct changes_walker *w, struct walk_cached *dir, int dirfd, const ch
 			got += n;
 		}
 		/* Over the quota only what the store lacks: a file read again costs nothing. */
-		if (w->stored + got > w->lim->quota_bytes &&
+		if (w->stored + got > walk_content_quota(w) &&
 		    (git_odb_hash(oid, data, (size_t)got, GIT_OBJECT_BLOB) != 0 ||
 		    !git_odb_exists_ext(w->odb, oid, GIT_ODB_LOOKUP_NO_REFRESH))) {
 			pointer = true;
@@ -918,9 +939,13 @@ changes_walk_incomplete(const struct changes_walk_stats *stats)
 	if (stats->bad_names > 0)
 		buf_printf(&b, "%s%ld names that are not UTF-8 were left out", b.len ? "; " : "",
 		    stats->bad_names);
-	if (stats->unreadable > 0)
+	if (stats->over_quota > 0)
+		buf_printf(&b, "%sthe store reached changes.quotaBytes (or all the stores "
+		    "changes.totalQuotaBytes): %ld entries could not be stored and were left out",
+		    b.len ? "; " : "", stats->over_quota);
+	if (stats->unreadable > stats->over_quota)
 		buf_printf(&b, "%s%ld entries could not be read or stored", b.len ? "; " : "",
-		    stats->unreadable);
+		    stats->unreadable - stats->over_quota);
 	if (b.len == 0) {
 		buf_free(&b);
 		return NULL;

@@ -43,6 +43,7 @@ struct changes_walk_stats {
 	long over_cap;		/* entries beyond WALK_MAX_ENTRIES */
 	long bad_names;		/* names that are not UTF-8 */
 	long unreadable;	/* files or directories that could not be read or stored */
+	long over_quota;	/* of them, objects not stored: the store reached its quota */
 };
 
 /* Why a walk's tree lacks what it lacks (malloc'd), or NULL when it is whole. */

@@ -1514,3 +1514,71 @@ Test(changes, deep_long_names_keep_the_stat_cache_small_and_the_changes_paged, .
 	free(run);
 	free(project);
 }
+
+/* The bytes of the objects of every store (what du --apparent-size counts of them). */
+static long long
+stores_bytes(void)
+{
+	char cmd[2 * PATH_MAX], *out = NULL;
+	long long n;
+
+	snprintf(cmd, sizeof cmd, "find '%s'/changes -path '*.git/objects/*' -type f "
+	    "-printf '%%s\\n' | awk '{ n += $1 } END { print n + 0 }'", svc.home);
+	cr_assert_eq(run_capture(NULL, &out, "%s", cmd), 0);
+	n = atoll(out);
+	free(out);
+	return n;
+}
+
+/*
+ * changes.quotaBytes holds a store, whatever the workspace holds: 1,600
+ * links whose targets (1,200 random characters each) no quota can turn into
+ * a pointer, in 4 steps, and 160 files of 4 KB that do not compress.  The store
+ * stays within its 1 MiB (and some room for what a loose object adds); the
+ * changes say what was left out.
+ */
+Test(changes, quota_bytes_holds_a_store, .timeout = 300)
+{
+	char path[PATH_MAX], ws[WS_MAX], *text, *project, *run, turns[4096];
+	cJSON *settings, *c;
+	long long bytes;
+	size_t n = 0;
+
+	snprintf(path, sizeof path, "%s/settings.json", svc.home);
+	text = harness_slurp(path, NULL);
+	settings = text ? cJSON_Parse(text) : cJSON_CreateObject();
+	free(text);
+	cJSON_DeleteItemFromObject(settings, "changes");
+	cJSON_AddNumberToObject(cJSON_AddObjectToObject(settings, "changes"), "quotaBytes",
+	    1048576);
+	text = cJSON_Print(settings);
+	svc_stop(&svc);
+	write_text(path, text, 0600);
+	free(text);
+	cJSON_Delete(settings);
+	svc_restart(&svc);
+	project = http_project_new(&svc, "changes");
+	workspace("ws-quota", ws);
+	n += (size_t)snprintf(turns + n, sizeof turns - n, "[");
+	for (int step = 0; step < 4; step++)
+		n += (size_t)snprintf(turns + n, sizeof turns - n, "{\"toolCalls\":[{\"name\":"
+		    "\"run_command\",\"arguments\":{\"command\":\"mkdir -p d%d && for i in $(seq 400);"
+		    " do ln -s $(head -c 900 /dev/urandom | base64 -w0) d%d/l$i; done; "
+		    "for i in $(seq 40); do head -c 4000 /dev/urandom > d%d/f$i; done\"}}]},",
+		    step, step, step);
+	snprintf(turns + n, sizeof turns - n, "{\"text\":\"Done.\"}]");
+	transcript("changes-quota", turns);
+	run = run_in(project, ws, NULL, "changes-quota");
+	cJSON_Delete(run_done(run));
+	bytes = stores_bytes();
+	c = changes_of(run, NULL);
+	cr_expect_gt(cJSON_GetArraySize(cJSON_GetObjectItem(c, "files")), 100);
+	cr_expect_leq(bytes, 1048576 + 64 * 1024, "the store holds %lld bytes for a quota of "
+	    "1 MiB", bytes);
+	cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(c, "incomplete")), "nothing was left out");
+	cr_expect_not_null(strstr(json_str_or_none(c, "incompleteReason"), "quotaBytes"), "%s",
+	    json_str_or_none(c, "incompleteReason"));
+	cJSON_Delete(c);
+	free(run);
+	free(project);
+}
