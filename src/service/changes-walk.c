@@ -40,6 +40,12 @@
 #define WALK_LINK_MAX 4096
 /* 1/8 of a store's quota is kept for trees, links and pointers; files' contents take the rest. */
 #define WALK_QUOTA_META_SHARE 8
+/*
+ * The bytes one walk reads to hash the files it records by size and hash:
+ * past them, such a file is recorded by its size, times and inode, so that
+ * no run's big files hold the one snapshot thread that every session shares.
+ */
+#define WALK_POINTER_BUDGET (1024LL * 1024 * 1024)
 /* The stat cache's bytes (entries and names): past them, files are read every time. */
 #define WALK_CACHE_MAX_BYTES (64LL * 1024 * 1024)
 /* The longest path a saved stat cache holds (WALK_MAX_DEPTH names of 255 bytes fit). */
@@ -84,6 +90,7 @@ struct changes_walker {
 	const struct changes_limits *lim;
 	struct changes_walk_stats *stats;
 	long entries_left;
+	long long pointer_left;	/* of WALK_POINTER_BUDGET */
 	long long now_ns;
 	struct walk_pattern *pats;
 	size_t npats, cappats;
@@ -596,33 +603,92 @@ walk_ignored(const struct changes_walker *w, const char *rel, const char *name, 
 
 /* ---- files ---------------------------------------------------------------------- */
 
+/* Hashes the bytes of fd from off, at most n of them, into h; what it read, -1 on error. */
+static long long
+walk_hash_range(struct changes_walker *w, int fd, off_t off, long long n,
+    crypto_hash_sha256_state *h, unsigned char *chunk)
+{
+	long long done = 0;
+	ssize_t got = 0;
+
+	if (lseek(fd, off, SEEK_SET) != off)
+		return -1;
+	while (done < n && (got = read(fd, chunk, n - done < (1 << 20) ? (size_t)(n - done) :
+	    1 << 20)) > 0) {
+		crypto_hash_sha256_update(h, chunk, (unsigned long long)got);
+		done += got;
+	}
+	w->stats->pointer_bytes += done;
+	w->pointer_left -= done;
+	return got < 0 ? -1 : done;
+}
+
 /*
  * A pointer blob: the size and SHA-256 of the file, read through fd.  Of a
  * file over CHANGES_POINTER_HASH_MAX only that much is hashed, and its
  * modification time stands for the rest: a snapshot never reads without end.
+ * Of a sparse file only its data is read (SEEK_DATA, SEEK_HOLE), each extent
+ * hashed with its place: a hole of any size costs nothing.
  */
 static bool
 walk_pointer(struct changes_walker *w, int fd, const struct stat *st, git_oid *oid)
 {
 	crypto_hash_sha256_state h;
 	unsigned char digest[crypto_hash_sha256_BYTES], *chunk = xmalloc(1 << 20);
-	char hex[crypto_hash_sha256_BYTES * 2 + 1], text[256];
-	long long left = CHANGES_POINTER_HASH_MAX;
-	ssize_t n = 0;
+	char hex[crypto_hash_sha256_BYTES * 2 + 1], text[320];
+	long long left = CHANGES_POINTER_HASH_MAX, got = 0;
+	off_t hole = lseek(fd, 0, SEEK_HOLE);
+	bool sparse = hole >= 0 && hole < st->st_size;
 	int len;
 
+	if (w->pointer_left < (st->st_size < left ? st->st_size : left)) {
+		free(chunk);
+		memcpy(text, CHANGES_POINTER_MAGIC, CHANGES_POINTER_MAGIC_LEN);
+		len = snprintf(text + CHANGES_POINTER_MAGIC_LEN, sizeof text -
+		    CHANGES_POINTER_MAGIC_LEN, "size %lld\nnot hashed (the snapshot had read "
+		    "its 1 GiB for such files)\nmtime %lld\nctime %lld\ninode %llu\n",
+		    (long long)st->st_size, walk_ns(st->st_mtim), walk_ns(st->st_ctim),
+		    (unsigned long long)st->st_ino);
+		w->stats->pointers++;
+		return walk_write(w, oid, text, CHANGES_POINTER_MAGIC_LEN + (size_t)len,
+		    GIT_OBJECT_BLOB);
+	}
 	crypto_hash_sha256_init(&h);
-	while (left > 0 && (n = read(fd, chunk, left < (1 << 20) ? (size_t)left : 1 << 20)) > 0) {
-		crypto_hash_sha256_update(&h, chunk, (unsigned long long)n);
-		left -= n;
+	if (!sparse) {
+		got = walk_hash_range(w, fd, 0, left, &h, chunk);
+	} else {
+		off_t pos = 0, data;
+
+		while (left > 0 && pos < st->st_size && (data = lseek(fd, pos, SEEK_DATA)) >= 0) {
+			char place[64];
+
+			if ((hole = lseek(fd, data, SEEK_HOLE)) < 0)
+				hole = st->st_size;
+			len = snprintf(place, sizeof place, "%lld+%lld\n", (long long)data,
+			    (long long)(hole - data));
+			crypto_hash_sha256_update(&h, (unsigned char *)place, (unsigned long long)len);
+			got = walk_hash_range(w, fd, data, hole - data < left ? hole - data : left,
+			    &h, chunk);
+			if (got < 0)
+				break;
+			left -= got;
+			pos = hole;
+		}
+		if (got >= 0 && left > 0 && pos < st->st_size && errno != ENXIO)
+			got = -1;
 	}
 	free(chunk);
-	if (n < 0)
+	if (got < 0)
 		return false;
 	crypto_hash_sha256_final(&h, digest);
 	sodium_bin2hex(hex, sizeof hex, digest, sizeof digest);
 	memcpy(text, CHANGES_POINTER_MAGIC, CHANGES_POINTER_MAGIC_LEN);
-	if (st->st_size <= CHANGES_POINTER_HASH_MAX)
+	if (sparse)
+		len = snprintf(text + CHANGES_POINTER_MAGIC_LEN, sizeof text -
+		    CHANGES_POINTER_MAGIC_LEN, "size %lld\nsha256 of the data extents and their "
+		    "places (holes skipped)%s %s\nmtime %lld\n", (long long)st->st_size,
+		    left > 0 ? "" : ", the first 256 MiB of data", hex, walk_ns(st->st_mtim));
+	else if (st->st_size <= CHANGES_POINTER_HASH_MAX)
 		len = snprintf(text + CHANGES_POINTER_MAGIC_LEN, sizeof text -
 		    CHANGES_POINTER_MAGIC_LEN, "size %lld\nsha256 %s\n", (long long)st->st_size, hex);
 	else
@@ -909,6 +975,7 @@ changes_walk(struct changes_walker *w, struct wsfile_root *root,
 	w->lim = lim;
 	w->stats = stats;
 	w->entries_left = WALK_MAX_ENTRIES;
+	w->pointer_left = WALK_POINTER_BUDGET;
 	w->now_ns = walk_ns(now);
 	w->gen++;
 	ok = walk_dir(w, walk_cache_put(w, NULL, "", true), fd, "", 0, false, tree, &empty);

@@ -730,9 +730,10 @@ changes_take(struct changes *c, struct changes_session *s, const char *workspace
 	}
 
 	*incomplete = changes_walk_incomplete(&stats);
-	log_debug("changes: snapshot of %s: %ld files, %ld read, %ld by size and hash, "
-	    "%ld left out, stat cache %lld bytes, %lldms%s%s", workspace, stats.files,
-	    stats.hashed, stats.pointers, stats.skipped, changes_walker_cache_bytes(s->walker),
+	log_debug("changes: snapshot of %s: %ld files, %ld read, %ld by size and hash "
+	    "(%lld bytes hashed for them), %ld left out, stat cache %lld bytes, %lldms%s%s",
+	    workspace, stats.files, stats.hashed, stats.pointers, stats.pointer_bytes,
+	    stats.skipped, changes_walker_cache_bytes(s->walker),
 	    (long long)(td_mono_ms() - t0), *incomplete ? ": " : "",
 	    *incomplete ? *incomplete : "");
 	return true;

@@ -44,6 +44,7 @@ struct changes_walk_stats {
 	long bad_names;		/* names that are not UTF-8 */
 	long unreadable;	/* files or directories that could not be read or stored */
 	long over_quota;	/* of them, objects not stored: the store reached its quota */
+	long long pointer_bytes;	/* bytes read to hash the files recorded by size and hash */
 };
 
 /* Why a walk's tree lacks what it lacks (malloc'd), or NULL when it is whole. */
