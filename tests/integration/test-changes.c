@@ -1065,14 +1065,26 @@ Test(changes, a_run_in_a_big_cwd_starts_within_seconds_and_says_its_changes_are_
 	long t0, started = -1, slowest = 0, final;
 	int fd;
 
-	/* Sparse files over changes.maxFileBytes: 256 MiB of each hashed, a few seconds. */
+	/* 80,000 files, each its own blob to write: the first snapshot takes seconds. */
 	workspace("ws-big", ws);
-	for (int i = 0; i < 10; i++) {
-		snprintf(path, sizeof path, "%s/sparse-%02d.img", ws, i);
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		cr_assert_geq(fd, 0);
-		cr_assert_eq(ftruncate(fd, i == 0 ? 100LL << 30 : 1LL << 30), 0);
-		close(fd);
+	for (int d = 0; d < 80; d++) {
+		int dir;
+
+		snprintf(path, sizeof path, "%s/d%02d", ws, d);
+		cr_assert_eq(mkdir(path, 0755), 0);
+		dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		cr_assert_geq(dir, 0);
+		for (int i = 0; i < 1000; i++) {
+			char name[16], text[32];
+			int n = snprintf(text, sizeof text, "file %d of %d\n", i, d);
+
+			snprintf(name, sizeof name, "f%03d", i);
+			fd = openat(dir, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+			cr_assert_geq(fd, 0);
+			cr_assert_eq(write(fd, text, (size_t)n), n);
+			close(fd);
+		}
+		close(dir);
 	}
 	transcript("changes-big", "[{\"toolCalls\":[{\"name\":\"write_file\",\"arguments\":"
 	    "{\"path\":\"first.txt\",\"content\":\"1\\n\"}}]},{\"text\":\"Done.\"}]");
