@@ -539,16 +539,26 @@ export interface RunChanges {
   incomplete: boolean;
   /** Why incomplete is true, a sentence; null when it is false. */
   incompleteReason: string | null;
-  /** The changed files, sorted by path. */
+  /** The page's changed files, sorted by path (limit at most, and at most 1 MiB of paths). */
   files: RunChangedFile[];
-  /** Their counts. */
+  /** The counts of every file, not of the page only. */
   totals: ChangeCounts;
+  /** The cursor of the next page of files (getRunChanges' cursor option); null on the last. */
+  nextCursor: string | null;
 }
 
 /** Which changes getRunChanges and getRunDiff compare (an extension beyond the spec). */
 export interface RunChangesOptions extends RequestOptions {
   /** "start": since the session's start; a run id: since the end of that run of the session. Default: the run's own start. */
   from?: string;
+}
+
+/** Which page of the changed files getRunChanges reads. */
+export interface RunChangesPageOptions extends RunChangesOptions {
+  /** The nextCursor of the page before; default the first page. */
+  cursor?: string;
+  /** The most files of the page, 1 to 1000 (default 1000). */
+  limit?: number;
 }
 
 /** Which diff getRunDiff reads. */
@@ -1236,7 +1246,7 @@ export declare class TaskdeckClient {
    */
   waitForRun(runId: string, options?: WaitOptions): Promise<Run>;
   /** The files a run changed in its workspace (an extension beyond the spec). `GET /api/v1/runs/:id/changes`. Errors: BadRequestError (from), NotFoundError; ConnectionError, TimeoutError, AbortError. */
-  getRunChanges(runId: string, options?: RunChangesOptions): ApiPromise<RunChanges>;
+  getRunChanges(runId: string, options?: RunChangesPageOptions): ApiPromise<RunChanges>;
   /** The unified diff of a run's changes, of one path or all (an extension beyond the spec). `GET /api/v1/runs/:id/changes/diff`. Errors: BadRequestError, NotFoundError (a path it did not change); ConnectionError, TimeoutError, AbortError. */
   getRunDiff(runId: string, options?: RunDiffOptions): Promise<RunDiff>;
   /** Puts back the files a run changed (an extension beyond the spec). `POST /api/v1/runs/:id/revert`. Errors: NotFoundError, ConflictError (run_active; revert_conflict with details.conflicts unless force); ConnectionError, TimeoutError, AbortError. */

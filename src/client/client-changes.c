@@ -110,6 +110,9 @@ changes_path(const char *run_id, const char *suffix, const char *from)
 	return client_query_add(client_item_path("runs", run_id, suffix), "from", from);
 }
 
+/* The most pages td_get_run_changes reads (the service's 500,000 entries fit). */
+#define CHANGES_MAX_PAGES 1000
+
 enum td_code
 td_get_run_changes(struct td_client *c, const char *run_id, const char *from,
     const struct td_request_options *opts, struct td_changes **out, struct td_error *err)
@@ -117,24 +120,64 @@ td_get_run_changes(struct td_client *c, const char *run_id, const char *from,
 	struct client_response resp;
 	struct td_changes *ch;
 	enum td_code rc;
-	char *path;
+	cJSON *whole = NULL;
+	char *path, *cursor = NULL, *text;
 
 	*out = NULL;
 	if (run_id == NULL || *run_id == '\0')
 		return client_fail(err, TD_INVALID_ARGUMENT, "a run id is required");
-	path = changes_path(run_id, "/changes", from);
-	rc = client_call(c, "GET", path, NULL, false, opts, &resp, err);
-	if (rc == TD_OK) {
-		ch = xcalloc(1, sizeof *ch);
-		if (changes_from_json(ch, resp.json, resp.body.data))
-			*out = ch;
-		else {
-			td_changes_free(ch);
+	/* Page by page (nextCursor), into one answer whose files are all of them. */
+	for (int page = 0;; page++) {
+		const cJSON *next;
+
+		path = client_query_add(changes_path(run_id, "/changes", from), "cursor", cursor);
+		rc = client_call(c, "GET", path, NULL, false, opts, &resp, err);
+		free(path);
+		free(cursor);
+		cursor = NULL;
+		if (rc != TD_OK)
+			break;
+		if (!cJSON_IsObject(resp.json) ||
+		    !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(resp.json, "files"))) {
 			rc = client_malformed(&resp, "changes list", err);
+			break;
 		}
+		next = cJSON_GetObjectItemCaseSensitive(resp.json, "nextCursor");
+		if (cJSON_IsString(next) && page + 1 < CHANGES_MAX_PAGES)
+			cursor = xstrdup(next->valuestring);
+		if (whole == NULL) {
+			whole = resp.json;
+			resp.json = NULL;
+		} else {
+			cJSON *files = cJSON_GetObjectItemCaseSensitive(resp.json, "files");
+			cJSON *all = cJSON_GetObjectItemCaseSensitive(whole, "files");
+
+			while (files->child != NULL)
+				cJSON_AddItemToArray(all, cJSON_DetachItemViaPointer(files,
+				    files->child));
+		}
+		client_response_free(&resp);
+		if (cursor == NULL)
+			break;
 	}
-	client_response_free(&resp);
-	free(path);
+	if (rc != TD_OK) {
+		client_response_free(&resp);
+		cJSON_Delete(whole);
+		return rc;
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(whole, "nextCursor");
+	cJSON_AddNullToObject(whole, "nextCursor");
+	text = cJSON_PrintUnformatted(whole);
+	ch = xcalloc(1, sizeof *ch);
+	if (text != NULL && changes_from_json(ch, whole, text)) {
+		*out = ch;
+	} else {
+		td_changes_free(ch);
+		rc = client_fail(err, TD_INVALID_RESPONSE, "the service sent a malformed changes "
+		    "list");
+	}
+	free(text);
+	cJSON_Delete(whole);
 	return rc;
 }
 

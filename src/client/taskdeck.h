@@ -563,7 +563,9 @@ struct td_revert {
  * What run_id changed in its workspace.  from NULL: against the run's own
  * start; "start": against the session's start; a run id: against the end of
  * that run of the same session (TD_INVALID_REQUEST otherwise).  A run with
- * no snapshot yet has no files.  Caller frees *out with td_changes_free.
+ * no snapshot yet has no files.  Every page of the list is read (nextCursor),
+ * json holding them all as one answer.  Caller frees *out with
+ * td_changes_free.
  */
 TD_API enum td_code td_get_run_changes(struct td_client *client, const char *run_id,
     const char *from, const struct td_request_options *opts, struct td_changes **out,

@@ -8,7 +8,8 @@
  * sockets and devices are left out.
  *
  * A stat cache (path -> device, inode, size, times, mode -> blob id) spares
- * reading the files that did not change; a file changed within the clock's
+ * reading the files that did not change; an entry holds its name and its
+ * directory's entry, never its whole path, and the cache's bytes are capped; a file changed within the clock's
  * granularity of its caching is read again the next time.  A directory's
  * tree is hashed here and written only when it differs from the last one.
  */
@@ -37,11 +38,25 @@
 #define WALK_MAX_ENTRIES 500000
 #define WALK_IGNORE_MAX_BYTES (64 * 1024)
 #define WALK_LINK_MAX 4096
+/* 1/8 of a store's quota is kept for trees, links and pointers; files' contents take the rest. */
+#define WALK_QUOTA_META_SHARE 8
+/*
+ * The bytes one walk reads to hash the files it records by size and hash:
+ * past them, such a file is recorded by its size, times and inode, so that
+ * no run's big files hold the one snapshot thread that every session shares.
+ */
+#define WALK_POINTER_BUDGET (1024LL * 1024 * 1024)
+/* The stat cache's bytes (entries and names): past them, files are read every time. */
+#define WALK_CACHE_MAX_BYTES (64LL * 1024 * 1024)
+/* The longest path a saved stat cache holds (WALK_MAX_DEPTH names of 255 bytes fit). */
+#define WALK_SAVED_PATH_MAX 65536
 /* A file whose times are this close to its caching is read again next time. */
 #define WALK_RACY_NS (50LL * 1000 * 1000)
 
 struct walk_cached {
-	char *path;		/* relative to the workspace; a directory ends with '/' */
+	struct walk_cached *dir;	/* the directory's entry; NULL for the root */
+	char *name;		/* "" for the root */
+	bool is_dir;
 	dev_t dev;
 	ino_t ino;
 	off_t size;
@@ -65,6 +80,7 @@ struct changes_walker {
 	git_odb *odb;
 	struct walk_cached **slots;
 	size_t nslots, count;
+	long long cache_bytes;	/* of the entries and their names */
 	unsigned gen;
 	long long stored;
 	git_oid *loose;		/* objects written loose, not packed yet */
@@ -74,6 +90,7 @@ struct changes_walker {
 	const struct changes_limits *lim;
 	struct changes_walk_stats *stats;
 	long entries_left;
+	long long pointer_left;	/* of WALK_POINTER_BUDGET */
 	long long now_ns;
 	struct walk_pattern *pats;
 	size_t npats, cappats;
@@ -96,11 +113,21 @@ walk_hash(const char *s)
 	return h;
 }
 
-static struct walk_cached *
-walk_cache_find(struct changes_walker *w, const char *path)
+static uint64_t
+walk_key(const struct walk_cached *dir, const char *name, bool is_dir)
 {
-	for (struct walk_cached *e = w->slots[walk_hash(path) % w->nslots]; e; e = e->next)
-		if (strcmp(e->path, path) == 0)
+	return (walk_hash(name) ^ ((uint64_t)(uintptr_t)dir * 0x9e3779b97f4a7c15ULL)) +
+	    (is_dir ? 1 : 0);
+}
+
+/* The entry of name (a directory or not) in the directory entry dir (NULL: the root). */
+static struct walk_cached *
+walk_cache_find(struct changes_walker *w, const struct walk_cached *dir, const char *name,
+    bool is_dir)
+{
+	for (struct walk_cached *e = w->slots[walk_key(dir, name, is_dir) % w->nslots]; e;
+	    e = e->next)
+		if (e->dir == dir && e->is_dir == is_dir && strcmp(e->name, name) == 0)
 			return e;
 	return NULL;
 }
@@ -115,7 +142,7 @@ walk_cache_grow(struct changes_walker *w)
 		struct walk_cached *e = w->slots[i], *next;
 
 		for (; e; e = next) {
-			size_t k = walk_hash(e->path) % n;
+			size_t k = walk_key(e->dir, e->name, e->is_dir) % n;
 			next = e->next;
 			e->next = slots[k];
 			slots[k] = e;
@@ -126,23 +153,36 @@ walk_cache_grow(struct changes_walker *w)
 	w->nslots = n;
 }
 
+/* The entry of name in dir, made when missing; NULL when the cache is full. */
 static struct walk_cached *
-walk_cache_put(struct changes_walker *w, const char *path)
+walk_cache_put(struct changes_walker *w, struct walk_cached *dir, const char *name,
+    bool is_dir)
 {
-	struct walk_cached *e = walk_cache_find(w, path);
-	size_t k;
+	struct walk_cached *e = walk_cache_find(w, dir, name, is_dir);
+	size_t k, len = strlen(name);
 
 	if (e != NULL)
 		return e;
+	if (w->cache_bytes + (long long)(sizeof *e + len + 1) > WALK_CACHE_MAX_BYTES)
+		return NULL;
 	if (w->count >= w->nslots)
 		walk_cache_grow(w);
 	e = xcalloc(1, sizeof *e);
-	e->path = xstrdup(path);
-	k = walk_hash(path) % w->nslots;
+	e->dir = dir;
+	e->name = xstrndup(name, len);
+	e->is_dir = is_dir;
+	k = walk_key(dir, name, is_dir) % w->nslots;
 	e->next = w->slots[k];
 	w->slots[k] = e;
 	w->count++;
+	w->cache_bytes += (long long)(sizeof *e + len + 1);
 	return e;
+}
+
+long long
+changes_walker_cache_bytes(const struct changes_walker *w)
+{
+	return w->cache_bytes;
 }
 
 /* Drops the entries the last walk did not see. */
@@ -159,7 +199,8 @@ walk_cache_sweep(struct changes_walker *w)
 				continue;
 			}
 			*pp = e->next;
-			free(e->path);
+			w->cache_bytes -= (long long)(sizeof *e + strlen(e->name) + 1);
+			free(e->name);
 			free(e);
 			w->count--;
 		}
@@ -300,6 +341,19 @@ struct walk_saved {
 
 #define WALK_SAVED_MAGIC "taskdeck stat cache 1\n"
 
+/* The path of e as a saved cache names it (a directory ends with '/', the root is "/"). */
+static bool
+walk_cache_path(const struct walk_cached *e, struct buf *b)
+{
+	if (e->dir == NULL)
+		return buf_append(b, "", 0);
+	if (!walk_cache_path(e->dir, b))
+		return false;
+	if (e->dir->dir != NULL && !buf_append(b, "/", 1))
+		return false;
+	return buf_append(b, e->name, strlen(e->name));
+}
+
 bool
 changes_walker_save(const struct changes_walker *w, const char *path)
 {
@@ -311,12 +365,19 @@ changes_walker_save(const struct changes_walker *w, const char *path)
 		for (const struct walk_cached *e = w->slots[i]; ok && e; e = e->next) {
 			struct walk_saved r = { .dev = e->dev, .ino = e->ino, .size = e->size,
 				.mtime_ns = e->mtime_ns, .ctime_ns = e->ctime_ns, .mode = e->mode,
-				.path_len = (uint32_t)strlen(e->path), .pointer = e->pointer,
-				.racy = e->racy };
+				.pointer = e->pointer, .racy = e->racy };
+			struct buf saved;
 
+			buf_init(&saved, WALK_SAVED_PATH_MAX);
+			if (!walk_cache_path(e, &saved) || (e->is_dir && !buf_append(&saved, "/", 1))) {
+				buf_free(&saved);
+				continue;	/* too long to save: read again next time */
+			}
+			r.path_len = (uint32_t)saved.len;
 			memcpy(r.oid, e->oid.id, GIT_OID_RAWSZ);
 			ok = fwrite(&r, sizeof r, 1, f) == 1 &&
-			    fwrite(e->path, 1, r.path_len, f) == r.path_len;
+			    fwrite(saved.data, 1, r.path_len, f) == r.path_len;
+			buf_free(&saved);
 		}
 	}
 	if (f != NULL && fclose(f) != 0)
@@ -327,6 +388,33 @@ changes_walker_save(const struct changes_walker *w, const char *path)
 		unlink(tmp);
 	free(tmp);
 	return ok;
+}
+
+/*
+ * The entry of a saved path ("/" the root, "a/b/" a directory, "a/b" a
+ * file), with the entries of the directories above it made where missing;
+ * NULL when the cache is full.
+ */
+static struct walk_cached *
+walk_cache_put_path(struct changes_walker *w, char *path)
+{
+	size_t len = strlen(path);
+	bool is_dir = path[len - 1] == '/';
+	struct walk_cached *dir = walk_cache_put(w, NULL, "", true);
+	char *comp = path, *slash;
+
+	if (strcmp(path, "/") == 0 || dir == NULL)
+		return dir;
+	if (is_dir)
+		path[--len] = '\0';
+	while (dir != NULL && (slash = strchr(comp, '/')) != NULL) {
+		*slash = '\0';
+		dir = walk_cache_put(w, dir, comp, true);
+		if (dir != NULL)
+			dir->gen = w->gen;
+		comp = slash + 1;
+	}
+	return dir != NULL ? walk_cache_put(w, dir, comp, is_dir) : NULL;
 }
 
 bool
@@ -348,7 +436,7 @@ changes_walker_load(struct changes_walker *w, const char *path)
 
 		if (got == 0 && feof(f))
 			break;
-		if (got != sizeof r || r.path_len == 0 || r.path_len > 65536) {
+		if (got != sizeof r || r.path_len == 0 || r.path_len > WALK_SAVED_PATH_MAX) {
 			ok = false;
 			break;
 		}
@@ -361,8 +449,8 @@ changes_walker_load(struct changes_walker *w, const char *path)
 		p[r.path_len] = '\0';
 		memcpy(oid.id, r.oid, GIT_OID_RAWSZ);
 		/* Only what the store holds: a power cut may have lost objects, not this file. */
-		if (git_odb_exists_ext(w->odb, &oid, GIT_ODB_LOOKUP_NO_REFRESH)) {
-			e = walk_cache_put(w, p);
+		if (git_odb_exists_ext(w->odb, &oid, GIT_ODB_LOOKUP_NO_REFRESH) &&
+		    (e = walk_cache_put_path(w, p)) != NULL) {
 			e->dev = (dev_t)r.dev;
 			e->ino = (ino_t)r.ino;
 			e->size = (off_t)r.size;
@@ -380,7 +468,21 @@ changes_walker_load(struct changes_walker *w, const char *path)
 	return ok;
 }
 
-/* Writes an object unless the store has it; counts its bytes. */
+/*
+ * The bytes of the quota that files' contents may take: the rest is kept for
+ * what no quota can turn into a pointer (trees, links, pointers).
+ */
+static long long
+walk_content_quota(const struct changes_walker *w)
+{
+	return w->lim->quota_bytes - w->lim->quota_bytes / WALK_QUOTA_META_SHARE;
+}
+
+/*
+ * Writes an object unless the store has it; counts its bytes.  An object
+ * that would take the store past its quota is not written (ENOSPC, counted
+ * in stats->over_quota): the quota holds whatever the workspace holds.
+ */
 static bool
 walk_write(struct changes_walker *w, git_oid *oid, const void *data, size_t len,
     git_object_t type)
@@ -389,6 +491,11 @@ walk_write(struct changes_walker *w, git_oid *oid, const void *data, size_t len,
 		return false;
 	if (git_odb_exists_ext(w->odb, oid, GIT_ODB_LOOKUP_NO_REFRESH))
 		return true;
+	if (w->stored + (long long)len > w->lim->quota_bytes) {
+		w->stats->over_quota++;
+		errno = ENOSPC;
+		return false;
+	}
 	if (git_odb_write(oid, w->odb, data, len, type) != 0)
 		return false;
 	w->stored += (long long)len;
@@ -496,33 +603,92 @@ walk_ignored(const struct changes_walker *w, const char *rel, const char *name, 
 
 /* ---- files ---------------------------------------------------------------------- */
 
+/* Hashes the bytes of fd from off, at most n of them, into h; what it read, -1 on error. */
+static long long
+walk_hash_range(struct changes_walker *w, int fd, off_t off, long long n,
+    crypto_hash_sha256_state *h, unsigned char *chunk)
+{
+	long long done = 0;
+	ssize_t got = 0;
+
+	if (lseek(fd, off, SEEK_SET) != off)
+		return -1;
+	while (done < n && (got = read(fd, chunk, n - done < (1 << 20) ? (size_t)(n - done) :
+	    1 << 20)) > 0) {
+		crypto_hash_sha256_update(h, chunk, (unsigned long long)got);
+		done += got;
+	}
+	w->stats->pointer_bytes += done;
+	w->pointer_left -= done;
+	return got < 0 ? -1 : done;
+}
+
 /*
  * A pointer blob: the size and SHA-256 of the file, read through fd.  Of a
  * file over CHANGES_POINTER_HASH_MAX only that much is hashed, and its
  * modification time stands for the rest: a snapshot never reads without end.
+ * Of a sparse file only its data is read (SEEK_DATA, SEEK_HOLE), each extent
+ * hashed with its place: a hole of any size costs nothing.
  */
 static bool
 walk_pointer(struct changes_walker *w, int fd, const struct stat *st, git_oid *oid)
 {
 	crypto_hash_sha256_state h;
 	unsigned char digest[crypto_hash_sha256_BYTES], *chunk = xmalloc(1 << 20);
-	char hex[crypto_hash_sha256_BYTES * 2 + 1], text[256];
-	long long left = CHANGES_POINTER_HASH_MAX;
-	ssize_t n = 0;
+	char hex[crypto_hash_sha256_BYTES * 2 + 1], text[320];
+	long long left = CHANGES_POINTER_HASH_MAX, got = 0;
+	off_t hole = lseek(fd, 0, SEEK_HOLE);
+	bool sparse = hole >= 0 && hole < st->st_size;
 	int len;
 
+	if (w->pointer_left < (st->st_size < left ? st->st_size : left)) {
+		free(chunk);
+		memcpy(text, CHANGES_POINTER_MAGIC, CHANGES_POINTER_MAGIC_LEN);
+		len = snprintf(text + CHANGES_POINTER_MAGIC_LEN, sizeof text -
+		    CHANGES_POINTER_MAGIC_LEN, "size %lld\nnot hashed (the snapshot had read "
+		    "its 1 GiB for such files)\nmtime %lld\nctime %lld\ninode %llu\n",
+		    (long long)st->st_size, walk_ns(st->st_mtim), walk_ns(st->st_ctim),
+		    (unsigned long long)st->st_ino);
+		w->stats->pointers++;
+		return walk_write(w, oid, text, CHANGES_POINTER_MAGIC_LEN + (size_t)len,
+		    GIT_OBJECT_BLOB);
+	}
 	crypto_hash_sha256_init(&h);
-	while (left > 0 && (n = read(fd, chunk, left < (1 << 20) ? (size_t)left : 1 << 20)) > 0) {
-		crypto_hash_sha256_update(&h, chunk, (unsigned long long)n);
-		left -= n;
+	if (!sparse) {
+		got = walk_hash_range(w, fd, 0, left, &h, chunk);
+	} else {
+		off_t pos = 0, data;
+
+		while (left > 0 && pos < st->st_size && (data = lseek(fd, pos, SEEK_DATA)) >= 0) {
+			char place[64];
+
+			if ((hole = lseek(fd, data, SEEK_HOLE)) < 0)
+				hole = st->st_size;
+			len = snprintf(place, sizeof place, "%lld+%lld\n", (long long)data,
+			    (long long)(hole - data));
+			crypto_hash_sha256_update(&h, (unsigned char *)place, (unsigned long long)len);
+			got = walk_hash_range(w, fd, data, hole - data < left ? hole - data : left,
+			    &h, chunk);
+			if (got < 0)
+				break;
+			left -= got;
+			pos = hole;
+		}
+		if (got >= 0 && left > 0 && pos < st->st_size && errno != ENXIO)
+			got = -1;
 	}
 	free(chunk);
-	if (n < 0)
+	if (got < 0)
 		return false;
 	crypto_hash_sha256_final(&h, digest);
 	sodium_bin2hex(hex, sizeof hex, digest, sizeof digest);
 	memcpy(text, CHANGES_POINTER_MAGIC, CHANGES_POINTER_MAGIC_LEN);
-	if (st->st_size <= CHANGES_POINTER_HASH_MAX)
+	if (sparse)
+		len = snprintf(text + CHANGES_POINTER_MAGIC_LEN, sizeof text -
+		    CHANGES_POINTER_MAGIC_LEN, "size %lld\nsha256 of the data extents and their "
+		    "places (holes skipped)%s %s\nmtime %lld\n", (long long)st->st_size,
+		    left > 0 ? "" : ", the first 256 MiB of data", hex, walk_ns(st->st_mtim));
+	else if (st->st_size <= CHANGES_POINTER_HASH_MAX)
 		len = snprintf(text + CHANGES_POINTER_MAGIC_LEN, sizeof text -
 		    CHANGES_POINTER_MAGIC_LEN, "size %lld\nsha256 %s\n", (long long)st->st_size, hex);
 	else
@@ -537,10 +703,10 @@ walk_pointer(struct changes_walker *w, int fd, const struct stat *st, git_oid *o
 
 /* The blob of the regular file name in dirfd (lst from its lstat). */
 static bool
-walk_file(struct changes_walker *w, int dirfd, const char *name, const char *rel,
+walk_file(struct changes_walker *w, struct walk_cached *dir, int dirfd, const char *name,
     const struct stat *lst, bool ignored, git_oid *oid)
 {
-	struct walk_cached *c = walk_cache_find(w, rel);
+	struct walk_cached *c = dir != NULL ? walk_cache_find(w, dir, name, false) : NULL;
 	bool pointer = ignored || lst->st_size > w->lim->max_file_bytes;
 	struct stat st;
 	char *data;
@@ -584,7 +750,7 @@ walk_file(struct changes_walker *w, int dirfd, const char *name, const char *rel
 			got += n;
 		}
 		/* Over the quota only what the store lacks: a file read again costs nothing. */
-		if (w->stored + got > w->lim->quota_bytes &&
+		if (w->stored + got > walk_content_quota(w) &&
 		    (git_odb_hash(oid, data, (size_t)got, GIT_OBJECT_BLOB) != 0 ||
 		    !git_odb_exists_ext(w->odb, oid, GIT_ODB_LOOKUP_NO_REFRESH))) {
 			pointer = true;
@@ -606,7 +772,9 @@ walk_file(struct changes_walker *w, int dirfd, const char *name, const char *rel
 	close(fd);
 	if (!ok)
 		return false;
-	c = walk_cache_put(w, rel);
+	c = dir != NULL ? walk_cache_put(w, dir, name, false) : NULL;
+	if (c == NULL)
+		return true;	/* the cache is full: read again next time */
 	c->dev = st.st_dev;
 	c->ino = st.st_ino;
 	c->size = st.st_size;
@@ -650,13 +818,13 @@ walk_entry_cmp(const void *a, const void *b)
 	return (int)cx - (int)cy;
 }
 
-static bool walk_dir(struct changes_walker *w, int dirfd, const char *rel, int depth,
-    bool ignored, git_oid *tree, bool *empty);
+static bool walk_dir(struct changes_walker *w, struct walk_cached *self, int dirfd,
+    const char *rel, int depth, bool ignored, git_oid *tree, bool *empty);
 
-/* One entry of a directory into *e; false when it is left out. */
+/* One entry of a directory (dir its cache entry, NULL when not cached) into *e; false when it is left out. */
 static bool
-walk_one(struct changes_walker *w, int dirfd, const char *dirrel, const char *name, int depth,
-    bool ignored, struct walk_entry *e)
+walk_one(struct changes_walker *w, struct walk_cached *dir, int dirfd, const char *dirrel,
+    const char *name, int depth, bool ignored, struct walk_entry *e)
 {
 	char *rel = dirrel[0] ? xasprintf("%s/%s", dirrel, name) : xstrdup(name);
 	struct stat st;
@@ -692,8 +860,8 @@ walk_one(struct changes_walker *w, int dirfd, const char *dirrel, const char *na
 				w->stats->unreadable++;
 			goto out;
 		}
-		ok = walk_dir(w, fd, rel, depth + 1, ignored || walk_ignored(w, rel, name, true),
-		    &e->oid, &empty);
+		ok = walk_dir(w, dir != NULL ? walk_cache_put(w, dir, name, true) : NULL, fd, rel,
+		    depth + 1, ignored || walk_ignored(w, rel, name, true), &e->oid, &empty);
 		if (!ok)
 			w->stats->unreadable++;
 		ok = ok && !empty;
@@ -703,7 +871,7 @@ walk_one(struct changes_walker *w, int dirfd, const char *dirrel, const char *na
 		ok = walk_link(w, dirfd, name, &e->oid);
 		e->mode = 0120000;
 	} else if (S_ISREG(st.st_mode)) {
-		ok = walk_file(w, dirfd, name, rel, &st, ignored ||
+		ok = walk_file(w, dir, dirfd, name, &st, ignored ||
 		    walk_ignored(w, rel, name, false), &e->oid);
 		e->mode = (st.st_mode & 0111) ? 0100755 : 0100644;
 		if (!ok && errno != ENOENT)
@@ -718,21 +886,23 @@ out:
 	return ok;
 }
 
+/* The tree of a directory; self its cache entry (seen by this walk), NULL when not cached. */
 static bool
-walk_dir(struct changes_walker *w, int dirfd, const char *rel, int depth, bool ignored,
-    git_oid *tree, bool *empty)
+walk_dir(struct changes_walker *w, struct walk_cached *self, int dirfd, const char *rel,
+    int depth, bool ignored, git_oid *tree, bool *empty)
 {
 	struct walk_entry *ents = NULL;
 	size_t n = 0, cap = 0, keep = w->npats;
 	struct buf b;
-	struct walk_cached *c;
-	char *key;
 	DIR *d;
 	struct dirent *de;
 	int fd = dup(dirfd);
 	bool ok;
 
 	*empty = true;
+	/* Seen before its entries, which the sweep keeps only below a kept directory. */
+	if (self != NULL)
+		self->gen = w->gen;
 	if (fd < 0 || (d = fdopendir(fd)) == NULL) {
 		if (fd >= 0)
 			close(fd);
@@ -757,7 +927,7 @@ walk_dir(struct changes_walker *w, int dirfd, const char *rel, int depth, bool i
 			cap = cap ? cap * 2 : 16;
 			ents = xrealloc(ents, cap * sizeof *ents);
 		}
-		if (walk_one(w, dirfd, rel, de->d_name, depth, ignored, &ents[n])) {
+		if (walk_one(w, self, dirfd, rel, de->d_name, depth, ignored, &ents[n])) {
 			ents[n].name = xstrdup(de->d_name);
 			n++;
 		}
@@ -776,17 +946,11 @@ walk_dir(struct changes_walker *w, int dirfd, const char *rel, int depth, bool i
 	free(ents);
 	*empty = n == 0;
 	/* The tree of this directory last time: hashed, not written again. */
-	key = xasprintf("%s/", rel);
 	ok = git_odb_hash(tree, b.data ? b.data : "", b.len, GIT_OBJECT_TREE) == 0;
-	c = walk_cache_find(w, key);
-	if (ok && (c == NULL || !git_oid_equal(&c->oid, tree)))
+	if (ok && (self == NULL || !git_oid_equal(&self->oid, tree)))
 		ok = walk_write(w, tree, b.data ? b.data : "", b.len, GIT_OBJECT_TREE);
-	if (ok) {
-		c = walk_cache_put(w, key);
-		c->oid = *tree;
-		c->gen = w->gen;
-	}
-	free(key);
+	if (ok && self != NULL)
+		self->oid = *tree;
 	buf_free(&b);
 	return ok;
 }
@@ -811,9 +975,10 @@ changes_walk(struct changes_walker *w, struct wsfile_root *root,
 	w->lim = lim;
 	w->stats = stats;
 	w->entries_left = WALK_MAX_ENTRIES;
+	w->pointer_left = WALK_POINTER_BUDGET;
 	w->now_ns = walk_ns(now);
 	w->gen++;
-	ok = walk_dir(w, fd, "", 0, false, tree, &empty);
+	ok = walk_dir(w, walk_cache_put(w, NULL, "", true), fd, "", 0, false, tree, &empty);
 	close(fd);
 	walk_ignore_pop(w, 0);
 	free(w->pats);
@@ -841,9 +1006,13 @@ changes_walk_incomplete(const struct changes_walk_stats *stats)
 	if (stats->bad_names > 0)
 		buf_printf(&b, "%s%ld names that are not UTF-8 were left out", b.len ? "; " : "",
 		    stats->bad_names);
-	if (stats->unreadable > 0)
+	if (stats->over_quota > 0)
+		buf_printf(&b, "%sthe store reached changes.quotaBytes (or all the stores "
+		    "changes.totalQuotaBytes): %ld entries could not be stored and were left out",
+		    b.len ? "; " : "", stats->over_quota);
+	if (stats->unreadable > stats->over_quota)
 		buf_printf(&b, "%s%ld entries could not be read or stored", b.len ? "; " : "",
-		    stats->unreadable);
+		    stats->unreadable - stats->over_quota);
 	if (b.len == 0) {
 		buf_free(&b);
 		return NULL;

@@ -730,9 +730,11 @@ changes_take(struct changes *c, struct changes_session *s, const char *workspace
 	}
 
 	*incomplete = changes_walk_incomplete(&stats);
-	log_debug("changes: snapshot of %s: %ld files, %ld read, %ld by size and hash, "
-	    "%ld left out, %lldms%s%s", workspace, stats.files, stats.hashed, stats.pointers,
-	    stats.skipped, (long long)(td_mono_ms() - t0), *incomplete ? ": " : "",
+	log_debug("changes: snapshot of %s: %ld files, %ld read, %ld by size and hash "
+	    "(%lld bytes hashed for them), %ld left out, stat cache %lld bytes, %lldms%s%s",
+	    workspace, stats.files, stats.hashed, stats.pointers, stats.pointer_bytes,
+	    stats.skipped, changes_walker_cache_bytes(s->walker),
+	    (long long)(td_mono_ms() - t0), *incomplete ? ": " : "",
 	    *incomplete ? *incomplete : "");
 	return true;
 }
@@ -1611,12 +1613,14 @@ changes_view_open(struct service *svc, const char *run_id, const char *from,
 }
 
 cJSON *
-changes_list(struct service *svc, const char *run_id, const char *from, struct problem *p)
+changes_list(struct service *svc, const char *run_id, const char *from, size_t offset,
+    size_t limit, struct problem *p)
 {
 	struct changes_view v;
 	cJSON *out, *files, *totals;
 	git_diff *diff = NULL;
 	long nfiles = 0, adds = 0, dels = 0;
+	size_t page_bytes = 0, next = 0;
 	char when[TD_TIME_LEN];
 
 	if (!changes_view_open(svc, run_id, from, &v, p))
@@ -1653,11 +1657,37 @@ changes_list(struct service *svc, const char *run_id, const char *from, struct p
 	}
 	files = cJSON_AddArrayToObject(out, "files");
 	if (v.found && (diff = changes_tree_diff(v.repo, &v.from, &v.row.end, NULL)) != NULL) {
-		for (size_t i = 0; i < git_diff_num_deltas(diff); i++) {
-			struct changes_file f;
-			cJSON *one = cJSON_CreateObject();
+		/* The run's own counts are in its row: only another comparison reads every file. */
+		bool count_all = from != NULL;
 
+		if (!count_all) {
+			adds = v.row.additions;
+			dels = v.row.deletions;
+		}
+		nfiles = (long)git_diff_num_deltas(diff);
+		for (size_t i = 0; i < git_diff_num_deltas(diff); i++) {
+			const char *path = git_diff_get_delta(diff, i)->new_file.path;
+			bool in_page = i >= offset && next == 0 && (i == offset ||
+			    (i - offset < limit && page_bytes + strlen(path) <= CHANGES_PAGE_BYTES));
+			struct changes_file f;
+			cJSON *one;
+
+			/* The page: limit files from offset, and at most CHANGES_PAGE_BYTES of paths. */
+			if (!in_page && i >= offset && next == 0)
+				next = i;
+			if (!in_page && !count_all)
+				continue;
 			changes_file_read(v.repo, diff, i, &f);
+			if (count_all) {
+				adds += (long)f.additions;
+				dels += (long)f.deletions;
+			}
+			if (!in_page) {
+				git_patch_free(f.patch);
+				continue;
+			}
+			page_bytes += strlen(f.delta->new_file.path);
+			one = cJSON_CreateObject();
 			cJSON_AddStringToObject(one, "path", f.delta->new_file.path);
 			cJSON_AddStringToObject(one, "status", changes_status(f.delta->status));
 			cJSON_AddNumberToObject(one, "additions", (double)f.additions);
@@ -1667,11 +1697,16 @@ changes_list(struct service *svc, const char *run_id, const char *from, struct p
 			changes_add_mode(one, "oldMode", f.delta->old_file.mode);
 			changes_add_mode(one, "newMode", f.delta->new_file.mode);
 			cJSON_AddItemToArray(files, one);
-			nfiles++;
-			adds += (long)f.additions;
-			dels += (long)f.deletions;
 			git_patch_free(f.patch);
 		}
+	}
+	if (next != 0) {
+		char cursor[32];
+
+		snprintf(cursor, sizeof cursor, "%zu", next);
+		cJSON_AddStringToObject(out, "nextCursor", cursor);
+	} else {
+		cJSON_AddNullToObject(out, "nextCursor");
 	}
 	totals = cJSON_AddObjectToObject(out, "totals");
 	cJSON_AddNumberToObject(totals, "files", (double)nfiles);

@@ -43,6 +43,8 @@ struct changes_walk_stats {
 	long over_cap;		/* entries beyond WALK_MAX_ENTRIES */
 	long bad_names;		/* names that are not UTF-8 */
 	long unreadable;	/* files or directories that could not be read or stored */
+	long over_quota;	/* of them, objects not stored: the store reached its quota */
+	long long pointer_bytes;	/* bytes read to hash the files recorded by size and hash */
 };
 
 /* Why a walk's tree lacks what it lacks (malloc'd), or NULL when it is whole. */
@@ -72,6 +74,8 @@ bool changes_walker_pack(struct changes_walker *w);
  */
 bool changes_walker_save(const struct changes_walker *w, const char *path);
 bool changes_walker_load(struct changes_walker *w, const char *path);
+/* The bytes the stat cache takes in memory (capped). */
+long long changes_walker_cache_bytes(const struct changes_walker *w);
 /* The bytes the store holds, as counted by the walker. */
 long long changes_walker_stored(const struct changes_walker *w);
 /*
@@ -115,13 +119,20 @@ void changes_snapshot(struct changes *c, enum changes_when when, const char *run
 /* The largest diff answered whole (X-Taskdeck-Truncated beyond). */
 #define CHANGES_DIFF_MAX (8 * 1024 * 1024)
 
+/* The most files of a page of GET /runs/:id/changes, and its default. */
+#define CHANGES_PAGE_MAX 1000
+/* The most bytes of paths of a page (one file at least, whatever its path). */
+#define CHANGES_PAGE_BYTES (1024 * 1024)
+
 /*
  * GET /runs/:id/changes: the run's changes from its start, the session's
- * start (from "start") or another run's end (from a run id).  The answer, or
- * NULL with *p.  Takes the store lock itself.
+ * start (from "start") or another run's end (from a run id); the files from
+ * the offset-th (in path order), limit at most and CHANGES_PAGE_BYTES of
+ * paths (nextCursor: the offset of the next page, or null); the totals are
+ * of every file.  The answer, or NULL with *p.  Takes the store lock itself.
  */
-cJSON *changes_list(struct service *svc, const char *run_id, const char *from,
-    struct problem *p);
+cJSON *changes_list(struct service *svc, const char *run_id, const char *from, size_t offset,
+    size_t limit, struct problem *p);
 /*
  * GET /runs/:id/changes/diff: the unified diff of the changes (of path only,
  * when not NULL) into out (capped at CHANGES_DIFF_MAX: *truncated).  False

@@ -22,16 +22,41 @@ route_changes_from(struct http_request *req, struct http_response *r, const char
 	return true;
 }
 
+/* A decimal of lo to hi, all digits; false otherwise. */
+static bool
+route_changes_number(const char *text, unsigned long lo, unsigned long hi, size_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (text == NULL || text[0] < '0' || text[0] > '9' || strlen(text) > 9)
+		return false;
+	v = strtoul(text, &end, 10);
+	if (*end != '\0' || v < lo || v > hi)
+		return false;
+	*out = v;
+	return true;
+}
+
 void
 route_changes_list(struct http_request *req, struct http_response *r)
 {
 	struct problem p = { 0 };
-	const char *from;
+	const char *from, *cursor = http_query(req, "cursor"), *limit = http_query(req, "limit");
+	size_t offset = 0, max = CHANGES_PAGE_MAX;
 	cJSON *out;
 
 	if (!route_changes_from(req, r, &from))
 		return;
-	out = changes_list(req->svc, req->params[0], from, &p);
+	if (cursor != NULL && !route_changes_number(cursor, 1, 999999999, &offset)) {
+		http_bad_parameter(r, "cursor", "cursor must be the nextCursor of the page before");
+		return;
+	}
+	if (limit != NULL && !route_changes_number(limit, 1, CHANGES_PAGE_MAX, &max)) {
+		http_bad_parameter(r, "limit", "limit must be 1 to %d", CHANGES_PAGE_MAX);
+		return;
+	}
+	out = changes_list(req->svc, req->params[0], from, offset, max, &p);
 	if (out == NULL)
 		http_problem(r, &p);
 	else

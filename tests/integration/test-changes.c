@@ -1071,14 +1071,26 @@ Test(changes, a_run_in_a_big_cwd_starts_within_seconds_and_says_its_changes_are_
 	long t0, started = -1, slowest = 0, final;
 	int fd;
 
-	/* Sparse files over changes.maxFileBytes: 256 MiB of each hashed, a few seconds. */
+	/* 80,000 files, each its own blob to write: the first snapshot takes seconds. */
 	workspace("ws-big", ws);
-	for (int i = 0; i < 10; i++) {
-		snprintf(path, sizeof path, "%s/sparse-%02d.img", ws, i);
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		cr_assert_geq(fd, 0);
-		cr_assert_eq(ftruncate(fd, i == 0 ? 100LL << 30 : 1LL << 30), 0);
-		close(fd);
+	for (int d = 0; d < 80; d++) {
+		int dir;
+
+		snprintf(path, sizeof path, "%s/d%02d", ws, d);
+		cr_assert_eq(mkdir(path, 0755), 0);
+		dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		cr_assert_geq(dir, 0);
+		for (int i = 0; i < 1000; i++) {
+			char name[16], text[32];
+			int n = snprintf(text, sizeof text, "file %d of %d\n", i, d);
+
+			snprintf(name, sizeof name, "f%03d", i);
+			fd = openat(dir, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+			cr_assert_geq(fd, 0);
+			cr_assert_eq(write(fd, text, (size_t)n), n);
+			close(fd);
+		}
+		close(dir);
 	}
 	transcript("changes-big", "[{\"toolCalls\":[{\"name\":\"write_file\",\"arguments\":"
 	    "{\"path\":\"first.txt\",\"content\":\"1\\n\"}}]},{\"text\":\"Done.\"}]");
@@ -1383,11 +1395,30 @@ Test(changes, a_workspace_swapped_for_a_link_by_another_user_is_never_reverted_i
 	free(project);
 }
 
+/* Whether a directory above base is another user's or open to others' writes. */
+static bool
+base_open_to_others(void)
+{
+	char dir[PATH_MAX], *slash;
+	struct stat st;
+
+	snprintf(dir, sizeof dir, "%s", base);
+	while ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
+		*slash = '\0';
+		if (stat(dir, &st) != 0 || (st.st_uid != geteuid() && st.st_uid != 0) ||
+		    ((st.st_mode & 022) && !(st.st_mode & S_ISVTX)))
+			return true;
+	}
+	return false;
+}
+
 /* A directory only the user can rename gives no warning. */
 Test(changes, doctor_does_not_warn_about_a_private_workspace)
 {
 	char ws[WS_MAX], *project, *run, *status, *message;
 
+	if (base_open_to_others())
+		cr_skip_test("the build directory %s is below one others can write: skipped", base);
 	workspace("ws-private", ws);
 	ws_write(ws, "a.txt", "a\n", 0644);
 	project = http_project_new(&svc, "changes");
@@ -1398,6 +1429,296 @@ Test(changes, doctor_does_not_warn_about_a_private_workspace)
 	cr_expect_str_eq(status, "ok", "doctor: %s", message);
 	free(status);
 	free(message);
+	free(run);
+	free(project);
+}
+
+/* The largest stat cache the service's log reports after a snapshot, in bytes. */
+static long long
+stat_cache_bytes_logged(void)
+{
+	char path[PATH_MAX], *log, *p;
+	long long most = -1, n;
+
+	snprintf(path, sizeof path, "%s/taskdeckd.log", svc.home);
+	log = harness_slurp(path, NULL);
+	cr_assert_not_null(log);
+	for (p = log; (p = strstr(p, "stat cache ")) != NULL; p++)
+		if (sscanf(p, "stat cache %lld bytes", &n) == 1 && n > most)
+			most = n;
+	free(log);
+	return most;
+}
+
+/*
+ * 2,000 files under 40 nested directories of 240-byte names (paths of up to
+ * 9,700 bytes), all deleted by the run: the stat cache keeps names, not
+ * paths (well under 4 MiB, where whole paths took 10 MB), and the changes
+ * come in pages of at most 1 MiB of paths that the client reads through.
+ */
+Test(changes, deep_long_names_keep_the_stat_cache_small_and_the_changes_paged, .timeout = 600)
+{
+	char ws[WS_MAX], name[241], *project, *run, *out = NULL, url[256], at[32];
+	const char *cursor;
+	char *prev = strdup("");
+	long seen = 0, pages = 0;
+	long long cache;
+	struct http_resp d;
+	cJSON *c, *f, *doc;
+	int fd, next;
+
+	svc_stop(&svc);
+	svc.args[0] = "--log-level";
+	svc.args[1] = "debug";
+	svc_restart(&svc);
+	project = http_project_new(&svc, "changes");
+	workspace("ws-deep", ws);
+	memset(name, 'd', 240);
+	name[240] = '\0';
+	fd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (int level = 0; level < 40; level++) {
+		cr_assert_eq(mkdirat(fd, name, 0755), 0, "%s", strerror(errno));
+		next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		close(fd);
+		fd = next;
+		cr_assert_geq(fd, 0);
+		for (int i = 0; i < 50; i++) {
+			char file[16];
+			int one;
+
+			snprintf(file, sizeof file, "f%02d", i);
+			one = openat(fd, file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+			cr_assert_eq(write(one, "x\n", 2), 2);
+			close(one);
+		}
+	}
+	close(fd);
+	transcript("changes-deep", "[{\"toolCalls\":[{\"name\":\"run_command\",\"arguments\":"
+	    "{\"command\":\"rm -rf d*\"}}]},{\"text\":\"Done.\"}]");
+	run = run_in(project, ws, NULL, "changes-deep");
+	cJSON_Delete(run_done(run));
+	/* The end snapshot of so long paths may take longer than a run waits for it. */
+	for (long until = mono_ms() + 120000;; usleep(500 * 1000)) {
+		bool ending;
+
+		c = changes_of(run, "?limit=1");
+		ending = strstr(json_str_or_none(c, "incompleteReason"), "still being taken") != NULL;
+		cJSON_Delete(c);
+		if (!ending)
+			break;
+		cr_assert_lt(mono_ms(), until, "the end snapshot was never taken");
+	}
+
+	cache = stat_cache_bytes_logged();
+	cr_expect_gt(cache, 0, "no snapshot logged its stat cache");
+	cr_expect_lt(cache, 4LL << 20, "the stat cache took %lld bytes for 2,040 entries", cache);
+
+	for (cursor = NULL;; pages++) {
+		long page_bytes = 0, last = 0;
+
+		if (cursor == NULL)
+			snprintf(url, sizeof url, "/api/v1/runs/%s/changes", run);
+		else
+			snprintf(url, sizeof url, "/api/v1/runs/%s/changes?cursor=%s", run, cursor);
+		d = http_api(&svc, "GET", url, NULL);
+		cr_assert_eq(d.status, 200, "%s: %.300s", url, d.body);
+		cr_expect_eq(json_num(cJSON_GetObjectItem(d.json, "totals"), "files"), 2000, "%.300s",
+		    d.body);
+		cJSON_ArrayForEach(f, cJSON_GetObjectItem(d.json, "files")) {
+			const char *path = json_str_or_none(f, "path");
+
+			cr_expect_gt(strcmp(path, prev), 0, "not in path order across pages");
+			free(prev);
+			prev = strdup(path);
+			last = (long)strlen(path);
+			page_bytes += last;
+			seen++;
+		}
+		cr_expect_leq(page_bytes - last, 1L << 20, "a page of %ld bytes of paths", page_bytes);
+		cursor = json_get_string(d.json, "nextCursor");
+		if (cursor == NULL) {
+			cr_expect(cJSON_IsNull(cJSON_GetObjectItem(d.json, "nextCursor")), "%.300s",
+			    d.body);
+			http_resp_free(&d);
+			break;
+		}
+		cursor = strcpy(at, cursor);
+		http_resp_free(&d);
+		cr_assert_lt(pages, 100, "the pages do not end");
+	}
+	cr_expect_eq(seen, 2000);
+	cr_expect_geq(pages, 8, "%ld pages: not cut by bytes", pages + 1);
+	free(prev);
+
+	/* A small limit, and what is not a cursor or a limit. */
+	c = changes_of(run, "?limit=7");
+	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(c, "files")), 7);
+	cr_expect_str_eq(json_str_or_none(c, "nextCursor"), "7");
+	cJSON_Delete(c);
+	for (int i = 0; i < 5; i++) {
+		static const char *const bad[] = { "?limit=0", "?limit=1001", "?cursor=",
+			"?cursor=abc", "?limit=" };
+
+		snprintf(url, sizeof url, "/api/v1/runs/%s/changes%s", run, bad[i]);
+		d = http_api(&svc, "GET", url, NULL);
+		cr_expect_eq(d.status, 400, "%s: %s", url, d.body);
+		http_resp_free(&d);
+	}
+
+	/* The client core (through the CLI) reads every page into one list. */
+	cr_expect_eq(run_capture(&svc, &out, "%s --json runs changes %s", harness_bin("taskdeck"),
+	    run), 0);
+	doc = cJSON_Parse(out);
+	cr_assert_not_null(doc, "the CLI printed no JSON");
+	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "files")), 2000);
+	cr_expect(cJSON_IsNull(cJSON_GetObjectItem(doc, "nextCursor")));
+	cJSON_Delete(doc);
+	free(out);
+	free(run);
+	free(project);
+}
+
+/* The bytes of the objects of every store (what du --apparent-size counts of them). */
+static long long
+stores_bytes(void)
+{
+	char cmd[2 * PATH_MAX], *out = NULL;
+	long long n;
+
+	snprintf(cmd, sizeof cmd, "find '%s'/changes -path '*.git/objects/*' -type f "
+	    "-printf '%%s\\n' | awk '{ n += $1 } END { print n + 0 }'", svc.home);
+	cr_assert_eq(run_capture(NULL, &out, "%s", cmd), 0);
+	n = atoll(out);
+	free(out);
+	return n;
+}
+
+/*
+ * changes.quotaBytes holds a store, whatever the workspace holds: 1,600
+ * links whose targets (1,200 random characters each) no quota can turn into
+ * a pointer, in 4 steps, and 160 files of 4 KB that do not compress.  The store
+ * stays within its 1 MiB (and some room for what a loose object adds); the
+ * changes say what was left out.
+ */
+Test(changes, quota_bytes_holds_a_store, .timeout = 300)
+{
+	char path[PATH_MAX], ws[WS_MAX], *text, *project, *run, turns[4096];
+	cJSON *settings, *c;
+	long long bytes;
+	size_t n = 0;
+
+	snprintf(path, sizeof path, "%s/settings.json", svc.home);
+	text = harness_slurp(path, NULL);
+	settings = text ? cJSON_Parse(text) : cJSON_CreateObject();
+	free(text);
+	cJSON_DeleteItemFromObject(settings, "changes");
+	cJSON_AddNumberToObject(cJSON_AddObjectToObject(settings, "changes"), "quotaBytes",
+	    1048576);
+	text = cJSON_Print(settings);
+	svc_stop(&svc);
+	write_text(path, text, 0600);
+	free(text);
+	cJSON_Delete(settings);
+	svc_restart(&svc);
+	project = http_project_new(&svc, "changes");
+	workspace("ws-quota", ws);
+	n += (size_t)snprintf(turns + n, sizeof turns - n, "[");
+	for (int step = 0; step < 4; step++)
+		n += (size_t)snprintf(turns + n, sizeof turns - n, "{\"toolCalls\":[{\"name\":"
+		    "\"run_command\",\"arguments\":{\"command\":\"mkdir -p d%d && for i in $(seq 400);"
+		    " do ln -s $(head -c 900 /dev/urandom | base64 -w0) d%d/l$i; done; "
+		    "for i in $(seq 40); do head -c 4000 /dev/urandom > d%d/f$i; done\"}}]},",
+		    step, step, step);
+	snprintf(turns + n, sizeof turns - n, "{\"text\":\"Done.\"}]");
+	transcript("changes-quota", turns);
+	run = run_in(project, ws, NULL, "changes-quota");
+	cJSON_Delete(run_done(run));
+	bytes = stores_bytes();
+	c = changes_of(run, NULL);
+	cr_expect_gt(cJSON_GetArraySize(cJSON_GetObjectItem(c, "files")), 100);
+	cr_expect_leq(bytes, 1048576 + 64 * 1024, "the store holds %lld bytes for a quota of "
+	    "1 MiB", bytes);
+	cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(c, "incomplete")), "nothing was left out");
+	cr_expect_not_null(strstr(json_str_or_none(c, "incompleteReason"), "quotaBytes"), "%s",
+	    json_str_or_none(c, "incompleteReason"));
+	cJSON_Delete(c);
+	free(run);
+	free(project);
+}
+
+/* The most bytes the service's log says one snapshot read to hash its big files. */
+static long long
+pointer_bytes_logged(void)
+{
+	char path[PATH_MAX], *log, *p;
+	long long most = -1, n;
+
+	snprintf(path, sizeof path, "%s/taskdeckd.log", svc.home);
+	log = harness_slurp(path, NULL);
+	cr_assert_not_null(log);
+	for (p = log; (p = strstr(p, "by size and hash (")) != NULL; p++)
+		if (sscanf(p, "by size and hash (%lld bytes hashed", &n) == 1 && n > most)
+			most = n;
+	free(log);
+	return most;
+}
+
+/*
+ * Three sparse files of 20 GiB with a few bytes of data each: a snapshot
+ * reads their data only, not 256 MiB of holes each (which held the one
+ * snapshot thread for half a minute while other sessions' runs waited); a
+ * change of their data is still seen.
+ */
+Test(changes, sparse_files_are_hashed_by_their_data_only, .timeout = 300)
+{
+	char ws[WS_MAX], path[WS_MAX + 16], *project, *run, *text;
+	struct stat st;
+	cJSON *c;
+	long long read_bytes;
+
+	svc_stop(&svc);
+	svc.args[0] = "--log-level";
+	svc.args[1] = "debug";
+	svc_restart(&svc);
+	project = http_project_new(&svc, "changes");
+	workspace("ws-sparse", ws);
+	ws_write(ws, "small.txt", "small\n", 0644);
+	transcript("changes-sparse", "["
+	    "{\"toolCalls\":[{\"name\":\"run_command\",\"arguments\":{\"command\":\"for i in 1 2 3;"
+	    " do truncate -s 20G big$i && printf data$i | dd of=big$i bs=1 seek=1000000"
+	    " conv=notrunc 2>/dev/null; done\"}}]},"
+	    "{\"toolCalls\":[{\"name\":\"run_command\",\"arguments\":{\"command\":"
+	    "\"printf more | dd of=big2 bs=1 seek=5000000000 conv=notrunc 2>/dev/null\"}}]},"
+	    "{\"text\":\"Done.\"}]");
+	run = run_in(project, ws, NULL, "changes-sparse");
+	cJSON_Delete(run_done(run));
+	snprintf(path, sizeof path, "%s/big1", ws);
+	cr_assert_eq(stat(path, &st), 0);
+	if ((long long)st.st_blocks * 512 > (1LL << 20))
+		cr_skip_test("the file system here keeps no sparse files (%lld bytes on disk)",
+		    (long long)st.st_blocks * 512);
+	read_bytes = pointer_bytes_logged();
+	cr_expect_geq(read_bytes, 0, "no snapshot logged what it hashed");
+	cr_expect_lt(read_bytes, 1LL << 20, "a snapshot read %lld bytes of three sparse files",
+	    read_bytes);
+	c = changes_of(run, NULL);
+	text = cJSON_PrintUnformatted(c);
+	for (int i = 1; i <= 3; i++) {
+		char name[8];
+
+		snprintf(name, sizeof name, "big%d", i);
+		cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(file_of(c, name), "tooLarge")), "%s: %s",
+		    name, text);
+	}
+	free(text);
+	cJSON_Delete(c);
+	/* The second step changed big2's data: a run.changes event named it. */
+	{
+		cJSON *last = NULL;
+
+		cr_expect_geq(changes_events(run, &last), 2, "the data written later was not seen");
+		cJSON_Delete(last);
+	}
 	free(run);
 	free(project);
 }

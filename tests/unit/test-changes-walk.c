@@ -247,10 +247,13 @@ Test(walk, loose_objects_go_into_a_pack_and_stay_readable)
 	cr_expect_str_eq(text, "changed\n");
 }
 
-/* A huge file is hashed up to CHANGES_POINTER_HASH_MAX: its pointer says so. */
-Test(walk, a_huge_file_is_read_only_so_far)
+/*
+ * A huge sparse file is hashed by its data and their places: its holes are
+ * never read, and a change of its data changes its pointer.
+ */
+Test(walk, a_huge_sparse_file_is_read_by_its_data_only)
 {
-	char path[2 * PATH_MAX], text[256];
+	char path[2 * PATH_MAX], text[256], first[256];
 	struct changes_walk_stats st;
 	git_oid tree;
 	int fd;
@@ -259,13 +262,23 @@ Test(walk, a_huge_file_is_read_only_so_far)
 	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(ftruncate(fd, CHANGES_POINTER_HASH_MAX * 4), 0);	/* sparse */
+	cr_assert_eq(pwrite(fd, "data", 4, 1 << 20), 4);
 	close(fd);
 	walk(NULL, &tree, &st);
 	cr_expect_eq(st.pointers, 1);
+	cr_expect_lt(st.pointer_bytes, 1 << 20, "%lld bytes read", st.pointer_bytes);
 	blob_at(&tree, "huge.img", text);
 	cr_expect_not_null(strstr(text + CHANGES_POINTER_MAGIC_LEN, "size 1073741824\n"
-	    "sha256 of the first 268435456 bytes "), "%s", text + CHANGES_POINTER_MAGIC_LEN);
+	    "sha256 of the data extents and their places (holes skipped) "), "%s",
+	    text + CHANGES_POINTER_MAGIC_LEN);
 	cr_expect_not_null(strstr(text + CHANGES_POINTER_MAGIC_LEN, "\nmtime "));
+	snprintf(first, sizeof first, "%s", text + CHANGES_POINTER_MAGIC_LEN);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	cr_assert_eq(pwrite(fd, "DATA", 4, 1 << 20), 4);
+	close(fd);
+	walk(NULL, &tree, &st);
+	blob_at(&tree, "huge.img", text);
+	cr_expect_str_neq(text + CHANGES_POINTER_MAGIC_LEN, first, "the data changed, not the pointer");
 }
 
 /* A later process reads the stat cache back: its first walk reads nothing unchanged. */

@@ -396,7 +396,17 @@ class TaskdeckClient {
   /** What the run changed in its workspace; {from: "start" | runId} compares with another start. */
   getRunChanges(runId, o) {
     o = opts(o);
-    return this.#json('GET', `/api/v1/runs/${seg(runId, 'runId')}/changes${changesQuery(o)}`, o);
+    const q = new URLSearchParams(changesQuery(o).slice(1));
+    if (o.cursor !== undefined) {
+      if (typeof o.cursor !== 'string' || o.cursor === '') throw invalid('cursor must be the nextCursor of the page before');
+      q.set('cursor', o.cursor);
+    }
+    if (o.limit !== undefined) {
+      if (!Number.isInteger(o.limit) || o.limit < 1 || o.limit > 1000) throw invalid('limit must be 1 to 1000');
+      q.set('limit', String(o.limit));
+    }
+    const text = q.toString();
+    return this.#json('GET', `/api/v1/runs/${seg(runId, 'runId')}/changes${text ? `?${text}` : ''}`, o);
   }
 
   /**
