@@ -950,9 +950,16 @@ cli_dashboard(struct cli *cli, int argc, char **argv)
 
 	(void)argc;
 	(void)argv;
+	enum cli_context_source source;
+	char *current = NULL;
+
 	tui_config_load(&o);
 	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
 		return rc;
+	/* Opens in the current project, as k9s in the current context. */
+	if (cli_current_project(cli, &current, &source) == CLI_EXIT_OK && current != NULL)
+		snprintf(o.project, sizeof o.project, "%s", current);
+	free(current);
 	if (td_doctor(cli->client, &ro, &report, &err) != TD_OK &&
 	    cli_exit_code(&err) == CLI_EXIT_UNREACHABLE)
 		return cli_fail(&err);

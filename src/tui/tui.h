@@ -21,6 +21,7 @@ struct tui_options {
 	long timeout_ms;	/* request deadline of a client made on reconnect; 0: default */
 	bool bell;		/* ring the terminal's bell when a run starts needing the user */
 	bool title;		/* "taskdeck: N need you" as the terminal's window title */
+	char project[128];	/* the current project (`taskdeck use`): opened on; "" none */
 	/* What was wrong in the configuration file: how many lines, the first. */
 	int config_problems;
 	char config_problem[320];
@@ -175,6 +176,11 @@ struct tui {
 	char want_session[128];
 	char want_run[128];
 	char attention_last[128];	/* the run '@' jumped to last */
+	/* Where the dashboard opens: the current project (`taskdeck use`), else
+	 * the last selection (the state file); applied once projects are read. */
+	char start_project[128];
+	char start_session[128];
+	char start_run[128];
 	char jump_run[128];		/* ':run ID' read over HTTP, then jumped to */
 	/* The ':' palette (palette.c): its history, oldest first (kept in the
 	 * state file, state.c), Up/Down browse it (hist_at == hist_count: the
