@@ -225,6 +225,60 @@ cli_print_cmd_help(const struct cli_cmd *cmd)
 	printf("\nglobal options: --json, --timeout MS, -h/--help (taskdeck --help)\n");
 }
 
+/* taskdeck -h: the groups by what they are for, a line each (help --all: every command). */
+static void
+cli_print_overview(FILE *fp)
+{
+	/* As gh groups its commands; a group lists its subcommands, a
+	 * one-word command says what it does. */
+	static const struct {
+		const char *title;
+		struct {
+			const char *group, *what;
+		} rows[8];
+	} sections[] = {
+		{ "Work with runs", { { "run", "start a run (-f follows it, --wait waits for it)" },
+		    { "runs", NULL }, { "plan", NULL }, { "permissions", NULL },
+		    { "events", "print events as they happen" } } },
+		{ "Organise", { { "projects", NULL }, { "sessions", NULL }, { "artifacts", NULL },
+		    { "use", "make a project current (as a kubectl context)" },
+		    { "dashboard", "the dashboard (also taskdeck without a command)" } } },
+		{ "Configure", { { "defaults", NULL }, { "routing", NULL }, { "connectors", NULL },
+		    { "credentials", NULL } } },
+		{ "Set up and run the service", { { "setup", "choose a provider and a key" },
+		    { "doctor", "check that the service is ready" }, { "daemon", NULL },
+		    { "runtimes", "the agent frameworks and their runtimes" },
+		    { "install-cli", "install the taskdeck launcher" },
+		    { "demo", "a demo project with runs to look at" },
+		    { "completion", "the completion script of bash, zsh or fish" } } },
+	};
+
+	fprintf(fp, "usage: taskdeck [--json | -o wide] [--timeout MS] COMMAND [ARGS]\n"
+	    "Without a command taskdeck opens the dashboard.\n");
+	for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
+		fprintf(fp, "\n%s:\n", sections[i].title);
+		for (size_t k = 0; k < 8 && sections[i].rows[k].group != NULL; k++) {
+			const char *g = sections[i].rows[k].group;
+			int n = 0;
+
+			fprintf(fp, "  %-13s", g);
+			if (sections[i].rows[k].what != NULL)
+				fputs(sections[i].rows[k].what, fp);
+			for (const struct cli_cmd *const *c = cli_cmds;
+			    sections[i].rows[k].what == NULL && *c != NULL; c++) {
+				if (strcmp((*c)->group, g) == 0 && (*c)->name != NULL &&
+				    (n == 0 || strcmp((*c)->name, c[-1]->name) != 0))
+					fprintf(fp, "%s%s", n++ > 0 ? " " : "", (*c)->name);
+			}
+			fputc('\n', fp);
+		}
+	}
+	fprintf(fp, "\nGlobal options: --json, -o wide, --timeout MS, -h/--help, --version\n\n"
+	    "taskdeck help COMMAND (or COMMAND -h) shows a command's help;\n"
+	    "taskdeck help --all lists every command with its usage.  See taskdeck(1)\n"
+	    "for exit codes and environment.\n");
+}
+
 /* The overall help, or that of one group when group is not NULL. */
 static void
 cli_print_help(FILE *fp, const char *group)
@@ -464,7 +518,7 @@ cli_global(struct cli *cli, int ch, char **argv)
 		    "--timeout takes a positive number of milliseconds");
 	case CLI_GLOBAL_HELP:
 		if (cli->cmd == NULL)
-			cli_print_help(stdout, NULL);
+			cli_print_overview(stdout);
 		else
 			cli_print_cmd_help(cli->cmd);
 		return CLI_EXIT_OK;
@@ -556,6 +610,10 @@ cli_help_cmd(int argc, char **argv)
 	int words;
 
 	if (argc == 0) {
+		cli_print_overview(stdout);
+		return CLI_EXIT_OK;
+	}
+	if (argc == 1 && strcmp(argv[0], "--all") == 0) {
 		cli_print_help(stdout, NULL);
 		return CLI_EXIT_OK;
 	}
