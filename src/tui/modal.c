@@ -304,27 +304,76 @@ confirm_key(struct tui *t, int key)
 }
 
 /*
- * The sign-in of t->modal_name: its authorization URL, whole (wrapped), for
- * the user to open in a browser; nothing is copied or opened for them.
+ * The sign-in of t->modal_name: its authorization URL, whole, across the
+ * screen's width without side borders (a mouse copy of its lines takes no
+ * box character); o opens it in a browser, c copies it.
  */
 static void
 signin_draw(struct tui *t)
 {
 	char line[400];
-	int w = t->cols - 4 > 100 ? 100 : t->cols - 4, row = 0;
-	int uw = t->modal_url != NULL ? draw_width(t->modal_url) : 0;
-	struct rect r;
+	const char *url = t->modal_url != NULL ? t->modal_url : "";
+	int w = t->cols, uw = draw_width(url), urows = (uw + w - 1) / (w > 0 ? w : 1);
+	int h = 7 + (urows > 0 ? urows : 1), y = (t->rows - h) / 2, row = 0;
+	struct rect text, ur, hints;
 
-	if (w < 20)
-		w = 20;
-	r = modal_box(t, w, 8 + (uw + w - 5) / (w - 4), "Sign in");
+	if (y < 0)
+		y = 0;
+	for (int i = 0; i < h && y + i < t->rows; i++)
+		draw_fill(y + i, 0, w, A_NORMAL);
+	mvhline(y, 0, t->ascii ? '-' : ACS_HLINE, w);
+	mvhline(y + h - 1, 0, t->ascii ? '-' : ACS_HLINE, w);
+	draw_text(y, 2, w - 4, " Sign in ", A_BOLD);
+	text = (struct rect){ y + 1, 1, 1, w - 2 };
 	snprintf(line, sizeof line, "Open this URL in a browser to sign in to %s; taskdeckd "
 	    "receives the answer:", t->modal_name);
-	modal_text(&r, &row, line, A_BOLD);
-	row++;
-	modal_text(&r, &row, t->modal_url != NULL ? t->modal_url : "", A_NORMAL);
-	row++;
-	modal_text(&r, &row, "Then t tests the connector. Any key closes this.", A_DIM);
+	modal_text(&text, &row, line, A_BOLD);
+	row = 0;
+	ur = (struct rect){ y + 3, 0, urows, w };
+	modal_text(&ur, &row, url, A_NORMAL);
+	row = 0;
+	hints = (struct rect){ y + 4 + urows, 1, 1, w - 2 };
+	modal_text(&hints, &row, "o opens it ($BROWSER, else xdg-open)  c copies it (OSC 52)  "
+	    "then t tests the connector  any other key closes this", draw_attr(t, ST_DIM));
+}
+
+/* True for a URL a browser may be given: http or https, no control characters. */
+static bool
+signin_url_ok(const char *url)
+{
+	if (strncmp(url, "https://", 8) != 0 && strncmp(url, "http://", 7) != 0)
+		return false;
+	for (const unsigned char *p = (const unsigned char *)url; *p != '\0'; p++) {
+		if (*p <= ' ' || *p == 0x7f)
+			return false;
+	}
+	return true;
+}
+
+static unsigned
+signin_key(struct tui *t, int key)
+{
+	const char *url = t->modal_url != NULL ? t->modal_url : "";
+
+	if ((key == 'o' || key == 'c') && !signin_url_ok(url)) {
+		model_message(&t->m, t->now_ms, true, "not an http(s) URL: neither opened nor "
+		    "copied");
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	if (key == 'o') {
+		if (tui_external(t, "BROWSER", "xdg-open", url) == 0)
+			model_message(&t->m, t->now_ms, false, "opened the sign-in URL of %s in a "
+			    "browser", t->modal_name);
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	if (key == 'c') {
+		tui_osc52(url);
+		model_message(&t->m, t->now_ms, false, "copied the sign-in URL of %s",
+		    t->modal_name);
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	modal_close(t);
+	return TUI_HANDLED | TUI_REDRAW;
 }
 
 void
@@ -375,14 +424,6 @@ text_key(struct tui *t, int key)
 {
 	if (!modal_scroll(key, t->rows > 8 ? t->rows - 8 : 1, &t->modal_top))
 		modal_close(t);
-	return TUI_HANDLED | TUI_REDRAW;
-}
-
-static unsigned
-signin_key(struct tui *t, int key)
-{
-	(void)key;
-	modal_close(t);
 	return TUI_HANDLED | TUI_REDRAW;
 }
 

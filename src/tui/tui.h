@@ -407,6 +407,8 @@ int tui_external(struct tui *t, const char *var, const char *fallback, const cha
 /* Runs $SHELL (/bin/sh when unset) in cwd with TASKDECK_SESSION and
  * TASKDECK_PROJECT set; the dashboard waits and comes back.  0 when it exited 0. */
 int tui_shell(struct tui *t, const char *cwd, const char *session_id, const char *project_id);
+/* Puts text on the terminal's clipboard: OSC 52 (xterm, tmux, kitty, ...). */
+void tui_osc52(const char *text);
 /* A private temporary file, path filled (suffix kept); NULL on failure. */
 FILE *tui_temp_file(char *path, size_t len, const char *suffix);
 
