@@ -444,16 +444,21 @@ permission_draw(struct tui *t)
 	r = modal_box(t, 70, 7 + (t->m.permission_count > 1) + (form_rows ? form_rows + 2 : 0) +
 	    (p->summary != NULL ? draw_width(p->summary) / 64 : 0),
 	    p->form != NULL ? "A server's form" : "Permission requested");
-	snprintf(line, sizeof line, "run:  %s", p->run_id != NULL ? p->run_id : "-");
+	/* The run by its names (its id is in the question that answers it). */
+	if (p->run_id != NULL)
+		model_describe(&t->m, p->project_id, p->session_id, p->run_id, line, sizeof line);
+	else
+		snprintf(line, sizeof line, "a run");
 	modal_text(&r, &row, line, A_NORMAL);
 	snprintf(line, sizeof line, "tool: %s", p->tool != NULL ? p->tool : "-");
 	modal_text(&r, &row, line, A_BOLD);
 	sr = (struct rect){ r.y, r.x, r.h - 2, r.w };
 	modal_text(&sr, &row, p->summary != NULL ? p->summary : "", A_NORMAL);
 	if (p->form != NULL) {
-		/* a accepts the defaults; other values: taskdeck permissions allow --field. */
-		modal_text(&sr, &row, "fields (a: the defaults; other values: taskdeck "
-		    "permissions allow ID --field NAME=VALUE):", A_BOLD);
+		/* a fills the fields in; the CLI's command names this prompt. */
+		snprintf(line, sizeof line, "fields (a: fill them in; or taskdeck permissions allow "
+		    "%s --field NAME=VALUE):", p->id);
+		modal_text(&sr, &row, line, A_BOLD);
 		modal_text(&sr, &row, p->form, A_NORMAL);
 	}
 	if (t->m.permission_count > 1) {
@@ -487,6 +492,24 @@ permission_key(struct tui *t, int key)
 		return 0;
 	if (key == TUI_ESC) {
 		model_permission_hide(&t->m);
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	/* A form: its fields to fill in first (the defaults filled in). */
+	if (key == 'a' && p->form_values != NULL) {
+		snprintf(t->modal_id, sizeof t->modal_id, "%s", p->id);
+		snprintf(t->modal_name, sizeof t->modal_name, "%s", p->tool != NULL ? p->tool :
+		    "the form");
+		modal_open(t, MODAL_FORM);
+		editor_free(&t->ed);
+		editor_init(&t->ed, MODAL_FEEDBACK_MAX, true, p->form_values);
+		/* The cursor on the first field without a value. */
+		for (size_t i = 0; i < t->ed.len; i++) {
+			if (t->ed.text[i] == '=' && (t->ed.text[i + 1] == '\n' ||
+			    t->ed.text[i + 1] == '\0')) {
+				t->ed.cur = i + 1;
+				break;
+			}
+		}
 		return TUI_HANDLED | TUI_REDRAW;
 	}
 	for (size_t i = 0; i < sizeof permission_answers / sizeof permission_answers[0]; i++) {
@@ -763,6 +786,39 @@ feedback_key(struct tui *t, int key)
 }
 
 static void
+form_draw(struct tui *t)
+{
+	char title[320];
+	const char *footer[2] = { "one field a line: NAME=VALUE (empty: the default)",
+		"Enter allow with these values  Ctrl-J newline  Esc back to the prompt" };
+
+	snprintf(title, sizeof title, "Fill in the form of %s", t->modal_name);
+	editor_box_draw(t, title, footer, 2);
+}
+
+static unsigned
+form_key(struct tui *t, int key)
+{
+	struct job job = { .kind = JOB_PERMISSION_ANSWER, .decision = "allow" };
+	unsigned f = editor_key(&t->ed, key);
+	char *values, id[sizeof t->modal_id], tool[sizeof t->modal_name];
+
+	if (f & EDITOR_CANCEL)
+		modal_close(t);
+	else if (f & EDITOR_DONE) {
+		values = model_form_answer(t->ed.text);
+		memcpy(id, t->modal_id, sizeof id);
+		memcpy(tool, t->modal_name, sizeof tool);
+		job.id = id;
+		job.text = values;
+		modal_confirm(t, &job, "Allow %s with %s? [y/N]\n%s", tool,
+		    values != NULL ? values : "its defaults", id);
+		free(values);
+	}
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+static void
 download_draw(struct tui *t)
 {
 	char title[512];
@@ -938,6 +994,7 @@ static struct {
 	[MODAL_PERMISSION] = { permission_draw, permission_key },
 	[MODAL_PROMPT] = { prompt_draw, prompt_key },
 	[MODAL_FEEDBACK] = { feedback_draw, feedback_key },
+	[MODAL_FORM] = { form_draw, form_key },
 	[MODAL_DOWNLOAD] = { download_draw, download_key },
 	[MODAL_FILTER] = { filter_draw, filter_key },
 	[MODAL_LIST_FILTER] = { filter_draw, list_filter_key },

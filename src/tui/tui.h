@@ -120,6 +120,7 @@ enum modal_kind {
 	MODAL_DETAIL,		/* a run's detail (view-detail.c registers it) */
 	MODAL_MESSAGES,		/* the message history (palette.c registers it) */
 	MODAL_TEXT,		/* a text whole, wrapped (modal_show_text) */
+	MODAL_FORM,		/* a server's form: its fields filled in, then allowed */
 	MODAL__COUNT
 };
 
