@@ -23,6 +23,16 @@ for ((i = 0; i < TUI_WAIT_TENTHS; i++)); do
 done
 [[ -n $prompt ]] || fail "no prompt for the form"
 
+# Completion: --field offers the form's fields, --model the models known here.
+got=$(td __complete permissions allow "$prompt" --field "")
+grep -q "^age=	integer, required: Your age" <<<"$got" || fail "--field <TAB> offers no age=: $got"
+grep -q "^name=	string" <<<"$got" || fail "--field <TAB> offers no name=: $got"
+got=$(td __complete permissions allow "$prompt" --field "a")
+[[ $got == "age="* && $(wc -l <<<"$got") == 1 ]] || fail "--field a<TAB> gives '$got'"
+got=$(td __complete run --model "")
+grep -q "^form-values	replay" <<<"$got" || fail "--model <TAB> offers no model a run used: $got"
+pass "completion: --field offers the prompt's form fields, --model the models runs used"
+
 dash_start 120x40
 wait_live
 keys 2
