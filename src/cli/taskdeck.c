@@ -639,6 +639,51 @@ cli_keep(struct cli *cli, char *s)
 }
 
 /*
+ * Among the sessions titled exactly text (several: the title alone is
+ * ambiguous), the one whose plan waits for a decision; NULL when not exactly
+ * one does.  A plan command means that one (two demo sessions share a title).
+ */
+static char *
+cli_plan_waiting(struct cli *cli, const char *text)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	struct td_project_list *projects;
+	struct td_error err;
+	char *found = NULL;
+	size_t waiting = 0;
+
+	if (td_list_projects_archived(cli->client, TD_ARCHIVED_ALL, 1000, NULL, &opts, &projects,
+	    &err) != TD_OK)
+		return NULL;
+	for (size_t i = 0; i < projects->count; i++) {
+		struct td_session_list *ss;
+
+		if (td_list_sessions_archived(cli->client, projects->items[i].id, TD_ARCHIVED_ALL,
+		    1000, NULL, &opts, &ss, &err) != TD_OK)
+			continue;
+		for (size_t k = 0; k < ss->count; k++) {
+			struct td_plan *plan;
+
+			if (ss->items[k].title == NULL || strcmp(ss->items[k].title, text) != 0 ||
+			    td_get_session_plan(cli->client, ss->items[k].id, &opts, &plan,
+			    &err) != TD_OK)
+				continue;
+			if (plan->status != NULL && strcmp(plan->status, "awaiting-approval") == 0 &&
+			    waiting++ == 0)
+				found = xstrdup(ss->items[k].id);
+			td_plan_free(plan);
+		}
+		td_session_list_free(ss);
+	}
+	td_project_list_free(projects);
+	if (waiting != 1) {
+		free(found);
+		return NULL;
+	}
+	return found;
+}
+
+/*
  * The session of a plan command: a run (its id, or a piece of it) names its
  * own session, a session its id or title.  A title no session has is tried
  * as a piece of a run id.  Returns an exit code.
@@ -655,6 +700,10 @@ cli_resolve_plan(struct cli *cli, const char *text, const char **id)
 	if (strncmp(text, "run_", 4) != 0) {
 		rc = td_find_session(cli->client, NULL, text, &opts, &found, &serr);
 		if (rc == TD_OK) {
+			*id = cli_keep(cli, found);
+			return CLI_EXIT_OK;
+		}
+		if (rc == TD_INVALID_ARGUMENT && (found = cli_plan_waiting(cli, text)) != NULL) {
 			*id = cli_keep(cli, found);
 			return CLI_EXIT_OK;
 		}

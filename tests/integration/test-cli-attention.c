@@ -256,3 +256,29 @@ Test(cli_attention, runs_list_attention_and_plan_by_run)
 	free(p1);
 	free(p2);
 }
+
+Test(cli_attention, plan_by_a_title_two_sessions_share)
+{
+	char *p = http_project_new(&svc, "twins");
+	char *done = run_start("twins", "quick", "--wait", "Same title");
+	char *plan = run_start("twins", "plan", "--plan-first", "Same title");
+	char check[128];
+	struct run r;
+
+	snprintf(check, sizeof check, "plan show %s", plan);
+	cr_assert(cli_waits_for(check, "awaiting-approval"), "the plan never waited");
+	/* two sessions are titled so; only one has a plan that waits: that one */
+	r = cli("plan show 'Same title'");
+	cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	cr_expect_not_null(strstr(r.out, plan), "%s", r.out);
+	run_free(&r);
+	r = cli("sessions show 'Same title'");
+	cr_expect_eq(r.status, 2, "elsewhere the title stays ambiguous: exit %d", r.status);
+	run_free(&r);
+	r = cli("plan reject %s --yes", plan);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	free(done);
+	free(plan);
+	free(p);
+}
