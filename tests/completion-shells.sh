@@ -74,7 +74,15 @@ got=$(BARE=1 bash_complete "taskdeck runs show ")
 mkdir -p "$TUI_TMP/cwd/reports"
 got=$(cd "$TUI_TMP/cwd" && bash_complete "taskdeck artifacts download ART --out rep")
 [[ $got == reports ]] || fail "bash: '--out rep<TAB>' does not complete the directory: $got"
-pass "bash (with and without bash-completion): commands, run ids, project names, session titles (in quotes too), the paths a run changed, --opt=value, enums, directories"
+# Tab Tab (a list shown): the descriptions that __complete computes, as zsh and fish show them
+got=$(COMP_TYPE=63 bash_complete "taskdeck runs show ")
+grep -q -- "^$run  *(completed" <<<"$got" || fail "bash: a listed run id has no description: $got"
+got=$(COMP_TYPE=63 bash_complete "taskdeck ru")
+grep -qE -- "^runs +\(.+\)$" <<<"$got" || fail "bash: the listed commands have no description: $got"
+# one candidate goes in without its description
+got=$(COMP_TYPE=63 bash_complete "taskdeck run --permission r")
+[[ $got == read-only ]] || fail "bash: a single candidate carries '$got'"
+pass "bash (with and without bash-completion): commands, run ids, project names, session titles (in quotes too), the paths a run changed, --opt=value, enums, directories; descriptions in a list"
 
 # fish: complete -C asks the completions of a command line.
 fish_complete() {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Everything `taskdeck --help` and each command's help list can be completed
+# Everything `taskdeck help --all` and each command's help list can be completed
 # through `taskdeck __complete` (what the scripts of `taskdeck completion SHELL`
 # ask): every command and subcommand, every option of its usage (and -h, the
 # global options), and every value a usage lists (`--kind a|b|c`).  A command,
@@ -19,11 +19,11 @@ offers() {
 TASKDECK_HOME=$(mktemp -d /tmp/tdcomp-XXXXXX)	# no service: nothing dynamic
 export TASKDECK_HOME
 trap 'rm -rf "$TASKDECK_HOME"' EXIT
-help=$(td --help)
+help=$(td help --all)
 mapfile -t lines < <(sed -n 's/^  \([a-z][a-z-]*\( [a-z][a-z-]*\)*\)\( .*\)\{0,1\}$/\1/p' <<<"$help")
-((${#lines[@]} > 20)) || fail "could not read the commands from taskdeck --help"
+((${#lines[@]} > 20)) || fail "could not read the commands from taskdeck help --all"
 mapfile -t globals < <(sed -n '/^Global options:/,/^$/p' <<<"$help" | grep -oE -- '(^| )--?[a-z][a-z-]*' | tr -d ' ')
-((${#globals[@]} >= 4)) || fail "could not read the global options from taskdeck --help"
+((${#globals[@]} >= 4)) || fail "could not read the global options from taskdeck help --all"
 
 top=$(td __complete "" | cut -f1) || fail "taskdeck __complete failed"
 commands=0 options=0 values=0
@@ -89,5 +89,5 @@ fi
 # Without a service, ids complete to nothing, silently.
 out=$(td __complete runs show "" 2>&1)
 [[ -z $out ]] || fail "'runs show <TAB>' without a service printed: $out"
-printf 'PASS completions: %d commands, %d options and %d listed values of taskdeck --help complete\n' \
+printf 'PASS completions: %d commands, %d options and %d listed values of taskdeck help --all complete\n' \
 	"$commands" "$options" "$values"

@@ -236,6 +236,8 @@ struct out_table {
 bool cli_confirmed(void);
 /* --wide: tables print every column uncut, also on a terminal. */
 void out_set_wide(bool wide);
+/* The width a table is fitted to: the terminal's, 0 in a pipe or a file or with --wide. */
+size_t out_table_room(void);
 /* A table whose last column is its free text (a prompt, a title, a message). */
 void out_table_init(struct out_table *t, size_t columns, const char *const *header);
 /* Adds one row of t->columns cells (NULL prints as "-"). */

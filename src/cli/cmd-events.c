@@ -138,7 +138,6 @@ static const struct events_summary {
 	{ "run.tool", { "name", "status", "summary", "subagent" } },
 	{ "run.review", { "verdict", "summary" } },
 	{ "run.permission", { "tool", "status", "summary" } },
-	{ "run.attention", { "attention" } },
 	{ "run.finished", { "status", "error" } },
 	{ "run.history-gap", { "reason" } },	/* after a crash (docs/events.md) */
 	{ "stream.resync-required", { "reason" } },
@@ -147,6 +146,24 @@ static const struct events_summary {
 	{ "artifact.saved", { "id", "name", "path" } },
 };
 
+/* run.attention in words: what the run waits for and what answers it, or that it waits no more. */
+static void
+events_attention(struct buf *b, const cJSON *data, const char *run_id)
+{
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(data, "attention");
+	const char *kind = json_get_string(a, "kind");
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(a, "planVersion");
+	const cJSON *r = cJSON_GetObjectItemCaseSensitive(a, "planRevision");
+
+	if (kind == NULL)
+		buf_appends(b, "nothing waits for you any more");
+	else if (strcmp(kind, "plan-approval") == 0 && cJSON_IsNumber(v) && cJSON_IsNumber(r))
+		buf_printf(b, "plan v%.0f r%.0f waits for approval (taskdeck plan approve|revise|"
+		    "reject %s)", v->valuedouble, r->valuedouble, run_id != NULL ? run_id : "RUN");
+	else
+		events_clean(b, kind, false);
+}
+
 /* A short, one-line summary of an event's data into b. */
 static void
 events_summary(struct buf *b, const struct td_event *e)
@@ -154,6 +171,10 @@ events_summary(struct buf *b, const struct td_event *e)
 	cJSON *data = json_parse(e->data_json, strlen(e->data_json));
 	size_t start = b->len;
 
+	if (strcmp(e->type, "run.attention") == 0) {
+		events_attention(b, data, e->run_id);
+		goto cut;
+	}
 	for (size_t i = 0; i < sizeof events_summaries / sizeof events_summaries[0]; i++) {
 		if (strcmp(e->type, events_summaries[i].type) == 0) {
 			events_fields(b, data, events_summaries[i].keys);

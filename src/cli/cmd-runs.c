@@ -471,6 +471,11 @@ runs_list_all_projects(struct cli *cli, const char *status)
 {
 	static const char *const header[] = { "ID", "PROJECT", "STATUS", "SESSION", "AGE",
 		"COST", "PROMPT" };
+	static const char *const narrow_header[] = { "ID", "PROJECT", "STATUS", "AGE", "COST",
+		"PROMPT" };
+	/* Under 120 columns the whole ids leave no room: a run by its id's tail
+	 * (as the dashboard shows it, and as every command takes it), no session. */
+	bool narrow = out_table_room() > 0 && out_table_room() < 120;
 	struct td_project_list **projects = NULL;
 	struct td_run_list **lists = NULL;
 	struct runs_row *rows = NULL;
@@ -482,7 +487,8 @@ runs_list_all_projects(struct cli *cli, const char *status)
 
 	if (cli_get(cli, "cursor") != NULL)
 		return cli_usage_error(cli, "--cursor pages one project's runs; give --project");
-	if ((rc = cli_list_start(cli, &l, 7, header)) != CLI_EXIT_OK)
+	if ((rc = cli_list_start(cli, &l, narrow ? 6 : 7, narrow ? narrow_header : header)) !=
+	    CLI_EXIT_OK)
 		return rc;
 	do {
 		struct td_project_list *page;
@@ -532,8 +538,18 @@ runs_list_all_projects(struct cli *cli, const char *status)
 		char *cost = runs_cost_text(r), age[16];
 		const char *row[] = { r->id, rows[i].project, r->status, r->session_id,
 		    age, cost, r->prompt };
+		char tail[16];
 
 		out_age(r->created_at, age);
+		if (narrow) {
+			size_t n = strlen(r->id);
+
+			snprintf(tail, sizeof tail, "\u2026%s", r->id + (n > 8 ? n - 8 : 0));
+			row[0] = tail;
+			row[3] = age;
+			row[4] = cost;
+			row[5] = r->prompt;
+		}
 		cli_list_add(&l, r->json, row);
 		free(cost);
 	}

@@ -38,6 +38,8 @@ enum complete_kind {
 	COMPLETE_FILE,
 	COMPLETE_DIR,
 	COMPLETE_WORDS,
+	COMPLETE_FIELD,		/* NAME= of the form of the prompt given first */
+	COMPLETE_MODEL,		/* the models known here */
 };
 
 static const char *const complete_frameworks[] = { "taskdeck", "claude-code", "codex", "acp",
@@ -101,6 +103,8 @@ static const struct {
 	{ "log-level", NULL, COMPLETE_WORDS, complete_log_levels },
 	{ "kind", "credentials", COMPLETE_WORDS, complete_credential_kinds },
 	{ "output", NULL, COMPLETE_WORDS, complete_outputs },
+	{ "field", "permissions", COMPLETE_FIELD, NULL },
+	{ "model", NULL, COMPLETE_MODEL, NULL },
 };
 
 /* A word of a usage string: [start, start + len). */
@@ -553,6 +557,86 @@ complete_prompt_items(struct complete *c)
 	td_permission_list_free(list);
 }
 
+/* --field of permissions allow PROMPT: the fields of its form, as NAME=. */
+static void
+complete_field_items(struct complete *c)
+{
+	struct td_request_options opts = { 0 };
+	struct td_client *client;
+	struct td_permission *p;
+	struct td_form *form;
+	struct td_error err;
+
+	if (c->first == NULL || (client = complete_client(c, &opts)) == NULL)
+		return;
+	if (td_get_permission(client, c->first, &opts, &p, &err) != TD_OK) {
+		complete_failed(c);
+		return;
+	}
+	if (td_form_parse(p->input_json, &form, NULL) == TD_OK) {
+		for (size_t i = 0; i < form->field_count; i++) {
+			const struct td_form_field *f = &form->fields[i];
+			char *word = xasprintf("%s=", f->name);
+			char *desc = xasprintf("%s%s%s%s", f->type, f->required ? ", required" : "",
+			    f->description != NULL ? ": " : "",
+			    f->description != NULL ? f->description : "");
+
+			if (strncmp(word, c->cur, strlen(c->cur)) == 0)
+				complete_print(c, word, desc);
+			free(word);
+			free(desc);
+		}
+		td_form_free(form);
+	}
+	td_permission_free(p);
+}
+
+/*
+ * --model: the models known here, those the runs of the projects (--project
+ * when given) were made with, the provider as description.  The provider's
+ * own list of models, once the service offers it, belongs here too.
+ */
+static void
+complete_model_items(struct complete *c)
+{
+	struct td_request_options opts = { 0 };
+	struct td_project_list *projects = complete_projects(c);
+	struct td_client *client = complete_client(c, &opts);
+	char **seen = NULL;
+	size_t nseen = 0;
+
+	for (size_t i = 0; client != NULL && projects != NULL && i < projects->count &&
+	    !c->offline; i++) {
+		struct td_run_list *list;
+		struct td_error err;
+
+		if (!complete_project_wanted(c, &projects->items[i]))
+			continue;
+		if (td_list_runs(client, &(struct td_run_filter){ .project_id =
+		    projects->items[i].id }, COMPLETE_PAGE, NULL, &opts, &list, &err) != TD_OK) {
+			complete_failed(c);
+			break;
+		}
+		for (size_t k = 0; k < list->count; k++) {
+			const struct td_run *r = &list->items[k];
+			bool known = r->config.model == NULL;
+
+			for (size_t j = 0; !known && j < nseen; j++)
+				known = strcmp(seen[j], r->config.model) == 0;
+			if (known || strncmp(r->config.model, c->cur, strlen(c->cur)) != 0)
+				continue;
+			seen = xrealloc(seen, (nseen + 1) * sizeof *seen);
+			seen[nseen++] = xstrdup(r->config.model);
+			complete_print(c, r->config.model, r->config.provider);
+		}
+		td_run_list_free(list);
+	}
+	for (size_t j = 0; j < nseen; j++)
+		free(seen[j]);
+	free(seen);
+	td_project_list_free(projects);
+}
+
 static void
 complete_connector_items(struct complete *c)
 {
@@ -727,6 +811,12 @@ complete_kind(struct complete *c, enum complete_kind kind, const char *const *wo
 		break;
 	case COMPLETE_WORDS:
 		complete_words(c, words);
+		break;
+	case COMPLETE_FIELD:
+		complete_field_items(c);
+		break;
+	case COMPLETE_MODEL:
+		complete_model_items(c);
 		break;
 	}
 }

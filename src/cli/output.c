@@ -115,6 +115,12 @@ out_terminal_columns(void)
 	return ws.ws_col;
 }
 
+size_t
+out_table_room(void)
+{
+	return out_wide ? 0 : out_terminal_columns();
+}
+
 /*
  * On a terminal, the free-text (last) column is narrowed (cut with "…",
  * never below OUT_FREE_TEXT_MIN) until the rows fit its width; ids and the

@@ -227,6 +227,60 @@ cli_print_cmd_help(const struct cli_cmd *cmd)
 	printf("\nglobal options: --json, --timeout MS, -h/--help (taskdeck --help)\n");
 }
 
+/* taskdeck -h: the groups by what they are for, a line each (help --all: every command). */
+static void
+cli_print_overview(FILE *fp)
+{
+	/* As gh groups its commands; a group lists its subcommands, a
+	 * one-word command says what it does. */
+	static const struct {
+		const char *title;
+		struct {
+			const char *group, *what;
+		} rows[8];
+	} sections[] = {
+		{ "Work with runs", { { "run", "start a run (-f follows it, --wait waits for it)" },
+		    { "runs", NULL }, { "plan", NULL }, { "permissions", NULL },
+		    { "events", "print events as they happen" } } },
+		{ "Organise", { { "projects", NULL }, { "sessions", NULL }, { "artifacts", NULL },
+		    { "use", "make a project current (as a kubectl context)" },
+		    { "dashboard", "the dashboard (also taskdeck without a command)" } } },
+		{ "Configure", { { "defaults", NULL }, { "routing", NULL }, { "connectors", NULL },
+		    { "credentials", NULL } } },
+		{ "Set up and run the service", { { "setup", "choose a provider and a key" },
+		    { "doctor", "check that the service is ready" }, { "daemon", NULL },
+		    { "runtimes", "the agent frameworks and their runtimes" },
+		    { "install-cli", "install the taskdeck launcher" },
+		    { "demo", "a demo project with runs to look at" },
+		    { "completion", "the completion script of bash, zsh or fish" } } },
+	};
+
+	fprintf(fp, "usage: taskdeck [--json | -o wide] [--timeout MS] COMMAND [ARGS]\n"
+	    "Without a command taskdeck opens the dashboard.\n");
+	for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
+		fprintf(fp, "\n%s:\n", sections[i].title);
+		for (size_t k = 0; k < 8 && sections[i].rows[k].group != NULL; k++) {
+			const char *g = sections[i].rows[k].group;
+			int n = 0;
+
+			fprintf(fp, "  %-13s", g);
+			if (sections[i].rows[k].what != NULL)
+				fputs(sections[i].rows[k].what, fp);
+			for (const struct cli_cmd *const *c = cli_cmds;
+			    sections[i].rows[k].what == NULL && *c != NULL; c++) {
+				if (strcmp((*c)->group, g) == 0 && (*c)->name != NULL &&
+				    (n == 0 || strcmp((*c)->name, c[-1]->name) != 0))
+					fprintf(fp, "%s%s", n++ > 0 ? " " : "", (*c)->name);
+			}
+			fputc('\n', fp);
+		}
+	}
+	fprintf(fp, "\nGlobal options: --json, -o wide, --timeout MS, -h/--help, --version\n\n"
+	    "taskdeck help COMMAND (or COMMAND -h) shows a command's help;\n"
+	    "taskdeck help --all lists every command with its usage.  See taskdeck(1)\n"
+	    "for exit codes and environment.\n");
+}
+
 /* The overall help, or that of one group when group is not NULL. */
 static void
 cli_print_help(FILE *fp, const char *group)
@@ -469,7 +523,7 @@ cli_global(struct cli *cli, int ch, char **argv)
 		    "--timeout takes a positive number of milliseconds");
 	case CLI_GLOBAL_HELP:
 		if (cli->cmd == NULL)
-			cli_print_help(stdout, NULL);
+			cli_print_overview(stdout);
 		else
 			cli_print_cmd_help(cli->cmd);
 		return CLI_EXIT_OK;
@@ -561,6 +615,10 @@ cli_help_cmd(int argc, char **argv)
 	int words;
 
 	if (argc == 0) {
+		cli_print_overview(stdout);
+		return CLI_EXIT_OK;
+	}
+	if (argc == 1 && strcmp(argv[0], "--all") == 0) {
 		cli_print_help(stdout, NULL);
 		return CLI_EXIT_OK;
 	}
@@ -586,6 +644,51 @@ cli_keep(struct cli *cli, char *s)
 }
 
 /*
+ * Among the sessions titled exactly text (several: the title alone is
+ * ambiguous), the one whose plan waits for a decision; NULL when not exactly
+ * one does.  A plan command means that one (two demo sessions share a title).
+ */
+static char *
+cli_plan_waiting(struct cli *cli, const char *text)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	struct td_project_list *projects;
+	struct td_error err;
+	char *found = NULL;
+	size_t waiting = 0;
+
+	if (td_list_projects_archived(cli->client, TD_ARCHIVED_ALL, 1000, NULL, &opts, &projects,
+	    &err) != TD_OK)
+		return NULL;
+	for (size_t i = 0; i < projects->count; i++) {
+		struct td_session_list *ss;
+
+		if (td_list_sessions_archived(cli->client, projects->items[i].id, TD_ARCHIVED_ALL,
+		    1000, NULL, &opts, &ss, &err) != TD_OK)
+			continue;
+		for (size_t k = 0; k < ss->count; k++) {
+			struct td_plan *plan;
+
+			if (ss->items[k].title == NULL || strcmp(ss->items[k].title, text) != 0 ||
+			    td_get_session_plan(cli->client, ss->items[k].id, &opts, &plan,
+			    &err) != TD_OK)
+				continue;
+			if (plan->status != NULL && strcmp(plan->status, "awaiting-approval") == 0 &&
+			    waiting++ == 0)
+				found = xstrdup(ss->items[k].id);
+			td_plan_free(plan);
+		}
+		td_session_list_free(ss);
+	}
+	td_project_list_free(projects);
+	if (waiting != 1) {
+		free(found);
+		return NULL;
+	}
+	return found;
+}
+
+/*
  * The session of a plan command: a run (its id, or a piece of it) names its
  * own session, a session its id or title.  A title no session has is tried
  * as a piece of a run id.  Returns an exit code.
@@ -602,6 +705,10 @@ cli_resolve_plan(struct cli *cli, const char *text, const char **id)
 	if (strncmp(text, "run_", 4) != 0) {
 		rc = td_find_session(cli->client, NULL, text, &opts, &found, &serr);
 		if (rc == TD_OK) {
+			*id = cli_keep(cli, found);
+			return CLI_EXIT_OK;
+		}
+		if (rc == TD_INVALID_ARGUMENT && (found = cli_plan_waiting(cli, text)) != NULL) {
 			*id = cli_keep(cli, found);
 			return CLI_EXIT_OK;
 		}
@@ -955,9 +1062,16 @@ cli_dashboard(struct cli *cli, int argc, char **argv)
 
 	(void)argc;
 	(void)argv;
+	enum cli_context_source source;
+	char *current = NULL;
+
 	tui_config_load(&o);
 	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
 		return rc;
+	/* Opens in the current project, as k9s in the current context. */
+	if (cli_current_project(cli, &current, &source) == CLI_EXIT_OK && current != NULL)
+		snprintf(o.project, sizeof o.project, "%s", current);
+	free(current);
 	if (td_doctor(cli->client, &ro, &report, &err) != TD_OK &&
 	    cli_exit_code(&err) == CLI_EXIT_UNREACHABLE)
 		return cli_fail(&err);

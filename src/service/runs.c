@@ -605,8 +605,7 @@ run_usage_cost(const struct run_usage *u, const struct price *p)
 	    (double)u->cache_read * p->cache_read + (double)u->cache_write * p->cache_write) / 1e6;
 }
 
-/* The count named key of a usage object. */
-static long long
+long long
 run_usage_count(const cJSON *usage, const char *key)
 {
 	double v = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(usage, key));

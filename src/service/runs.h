@@ -112,6 +112,8 @@ bool runs_start(struct service *svc, const char *id, int64_t now);
 struct run_usage {
 	long long input, output, cache_read, cache_write;
 };
+/* The count named key of a usage object ({inputTokens, ...}); 0 when absent or negative. */
+long long run_usage_count(const cJSON *usage, const char *key);
 
 /* What a running run reports as it goes (runs_progress). */
 struct run_progress {

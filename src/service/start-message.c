@@ -163,9 +163,18 @@ start_message_resume(struct run_state *rs, cJSON *msg, cJSON *r, struct run *run
 		checkpoint_resume_head(cp, run->output);
 	if (cp != NULL) {
 		const char *out = json_get_string(cp, "output");
+		const cJSON *usage = cJSON_GetObjectItemCaseSensitive(cp, "usage");
 
 		if (out != NULL)
 			buf_append(&rs->output, out, strlen(out));
+		/* The tokens so far: the progress stored before the agent's first
+		 * usage line must not count them from zero again. */
+		rs->usage = (struct run_usage){
+			.input = run_usage_count(usage, "inputTokens"),
+			.output = run_usage_count(usage, "outputTokens"),
+			.cache_read = run_usage_count(usage, "cacheReadTokens"),
+			.cache_write = run_usage_count(usage, "cacheWriteTokens"),
+		};
 		cJSON_ReplaceItemInObject(msg, "history", cJSON_CreateArray());
 		cJSON_AddItemToObject(msg, "checkpoint", cp);
 	}

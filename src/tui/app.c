@@ -106,6 +106,17 @@ res_projects(struct tui *t, const struct job_result *r)
 {
 	unsigned need = model_set_projects(&t->m, r->projects);
 
+	/* The first list: open where the last start left, or in the current project. */
+	if (t->start_project[0] != '\0') {
+		char project[128], session[128], run[128];
+
+		memcpy(project, t->start_project, sizeof project);
+		memcpy(session, t->start_session, sizeof session);
+		memcpy(run, t->start_run, sizeof run);
+		t->start_project[0] = t->start_session[0] = t->start_run[0] = '\0';
+		tui_jump(t, project, session[0] != '\0' ? session : NULL,
+		    run[0] != '\0' ? run : NULL);
+	}
 	return r->job.archived ? need | palette_projects_read(t) : need;
 }
 

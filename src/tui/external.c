@@ -2,7 +2,8 @@
  * Other programs on the dashboard's terminal: $PAGER for the log, $EDITOR
  * for a long prompt.  The screen is handed over (endwin) and taken back; the
  * loop waits meanwhile (events queue up in the client core, the worker goes
- * on).  Below the modals and the keys, which call it.
+ * on).  And the terminal's clipboard (OSC 52).  Below the modals and the
+ * keys, which call it.
  */
 #define NCURSES_WIDECHAR 1
 #include <curses.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "tui/tui.h"
+#include "xalloc.h"
 
 /*
  * Runs "sh -c line sh arg" on the terminal, in cwd (NULL: here) with env
@@ -123,4 +125,32 @@ tui_temp_file(char *path, size_t len, const char *suffix)
 		unlink(path);
 	}
 	return fp;
+}
+
+void
+tui_osc52(const char *text)
+{
+	static const char b64[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t n = strlen(text), o = 0;
+	char *out = xmalloc(n / 3 * 4 + 16);
+
+	memcpy(out, "\033]52;c;", 7);
+	o = 7;
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned char)text[i] << 16;
+
+		v |= i + 1 < n ? (unsigned char)text[i + 1] << 8 : 0;
+		v |= i + 2 < n ? (unsigned char)text[i + 2] : 0;
+		out[o++] = b64[v >> 18 & 63];
+		out[o++] = b64[v >> 12 & 63];
+		out[o++] = i + 1 < n ? b64[v >> 6 & 63] : '=';
+		out[o++] = i + 2 < n ? b64[v & 63] : '=';
+	}
+	out[o++] = '\a';
+	fflush(stdout);
+	if (write(STDOUT_FILENO, out, o) < 0) {
+		/* no terminal to tell: nothing copied */
+	}
+	free(out);
 }

@@ -351,32 +351,6 @@ keys_focused_id(const struct tui *t, const char **kind)
 	}
 }
 
-/* Puts text on the terminal's clipboard: OSC 52 (xterm, tmux, kitty, ...). */
-static void
-keys_osc52(const char *text)
-{
-	static const char b64[] =
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	char out[1024];
-	size_t n = strlen(text), o = 0;
-
-	o += (size_t)snprintf(out, sizeof out, "\033]52;c;");
-	for (size_t i = 0; i < n && o + 8 < sizeof out; i += 3) {
-		unsigned v = (unsigned char)text[i] << 16;
-
-		v |= i + 1 < n ? (unsigned char)text[i + 1] << 8 : 0;
-		v |= i + 2 < n ? (unsigned char)text[i + 2] : 0;
-		out[o++] = b64[v >> 18 & 63];
-		out[o++] = b64[v >> 12 & 63];
-		out[o++] = i + 1 < n ? b64[v >> 6 & 63] : '=';
-		out[o++] = i + 2 < n ? b64[v & 63] : '=';
-	}
-	out[o++] = '\a';
-	fflush(stdout);
-	if (write(STDOUT_FILENO, out, o) < 0)
-		return;
-}
-
 /* 'y' copies the focused id; 'Y' a CLI command about it. */
 static unsigned
 key_copy(struct tui *t, int key)
@@ -394,7 +368,7 @@ key_copy(struct tui *t, int key)
 		snprintf(text, sizeof text, "taskdeck artifacts download %s", id);
 	else
 		snprintf(text, sizeof text, "taskdeck %s show %s", kind, id);
-	keys_osc52(text);
+	tui_osc52(text);
 	model_message(&t->m, t->now_ms, false, "copied: %s", text);
 	return TUI_HANDLED | TUI_REDRAW;
 }

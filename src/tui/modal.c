@@ -304,27 +304,76 @@ confirm_key(struct tui *t, int key)
 }
 
 /*
- * The sign-in of t->modal_name: its authorization URL, whole (wrapped), for
- * the user to open in a browser; nothing is copied or opened for them.
+ * The sign-in of t->modal_name: its authorization URL, whole, across the
+ * screen's width without side borders (a mouse copy of its lines takes no
+ * box character); o opens it in a browser, c copies it.
  */
 static void
 signin_draw(struct tui *t)
 {
 	char line[400];
-	int w = t->cols - 4 > 100 ? 100 : t->cols - 4, row = 0;
-	int uw = t->modal_url != NULL ? draw_width(t->modal_url) : 0;
-	struct rect r;
+	const char *url = t->modal_url != NULL ? t->modal_url : "";
+	int w = t->cols, uw = draw_width(url), urows = (uw + w - 1) / (w > 0 ? w : 1);
+	int h = 7 + (urows > 0 ? urows : 1), y = (t->rows - h) / 2, row = 0;
+	struct rect text, ur, hints;
 
-	if (w < 20)
-		w = 20;
-	r = modal_box(t, w, 8 + (uw + w - 5) / (w - 4), "Sign in");
+	if (y < 0)
+		y = 0;
+	for (int i = 0; i < h && y + i < t->rows; i++)
+		draw_fill(y + i, 0, w, A_NORMAL);
+	mvhline(y, 0, t->ascii ? '-' : ACS_HLINE, w);
+	mvhline(y + h - 1, 0, t->ascii ? '-' : ACS_HLINE, w);
+	draw_text(y, 2, w - 4, " Sign in ", A_BOLD);
+	text = (struct rect){ y + 1, 1, 1, w - 2 };
 	snprintf(line, sizeof line, "Open this URL in a browser to sign in to %s; taskdeckd "
 	    "receives the answer:", t->modal_name);
-	modal_text(&r, &row, line, A_BOLD);
-	row++;
-	modal_text(&r, &row, t->modal_url != NULL ? t->modal_url : "", A_NORMAL);
-	row++;
-	modal_text(&r, &row, "Then t tests the connector. Any key closes this.", A_DIM);
+	modal_text(&text, &row, line, A_BOLD);
+	row = 0;
+	ur = (struct rect){ y + 3, 0, urows, w };
+	modal_text(&ur, &row, url, A_NORMAL);
+	row = 0;
+	hints = (struct rect){ y + 4 + urows, 1, 1, w - 2 };
+	modal_text(&hints, &row, "o opens it ($BROWSER, else xdg-open)  c copies it (OSC 52)  "
+	    "then t tests the connector  any other key closes this", draw_attr(t, ST_DIM));
+}
+
+/* True for a URL a browser may be given: http or https, no control characters. */
+static bool
+signin_url_ok(const char *url)
+{
+	if (strncmp(url, "https://", 8) != 0 && strncmp(url, "http://", 7) != 0)
+		return false;
+	for (const unsigned char *p = (const unsigned char *)url; *p != '\0'; p++) {
+		if (*p <= ' ' || *p == 0x7f)
+			return false;
+	}
+	return true;
+}
+
+static unsigned
+signin_key(struct tui *t, int key)
+{
+	const char *url = t->modal_url != NULL ? t->modal_url : "";
+
+	if ((key == 'o' || key == 'c') && !signin_url_ok(url)) {
+		model_message(&t->m, t->now_ms, true, "not an http(s) URL: neither opened nor "
+		    "copied");
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	if (key == 'o') {
+		if (tui_external(t, "BROWSER", "xdg-open", url) == 0)
+			model_message(&t->m, t->now_ms, false, "opened the sign-in URL of %s in a "
+			    "browser", t->modal_name);
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	if (key == 'c') {
+		tui_osc52(url);
+		model_message(&t->m, t->now_ms, false, "copied the sign-in URL of %s",
+		    t->modal_name);
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	modal_close(t);
+	return TUI_HANDLED | TUI_REDRAW;
 }
 
 void
@@ -378,14 +427,6 @@ text_key(struct tui *t, int key)
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
-static unsigned
-signin_key(struct tui *t, int key)
-{
-	(void)key;
-	modal_close(t);
-	return TUI_HANDLED | TUI_REDRAW;
-}
-
 static void
 permission_draw(struct tui *t)
 {
@@ -403,16 +444,21 @@ permission_draw(struct tui *t)
 	r = modal_box(t, 70, 7 + (t->m.permission_count > 1) + (form_rows ? form_rows + 2 : 0) +
 	    (p->summary != NULL ? draw_width(p->summary) / 64 : 0),
 	    p->form != NULL ? "A server's form" : "Permission requested");
-	snprintf(line, sizeof line, "run:  %s", p->run_id != NULL ? p->run_id : "-");
+	/* The run by its names (its id is in the question that answers it). */
+	if (p->run_id != NULL)
+		model_describe(&t->m, p->project_id, p->session_id, p->run_id, line, sizeof line);
+	else
+		snprintf(line, sizeof line, "a run");
 	modal_text(&r, &row, line, A_NORMAL);
 	snprintf(line, sizeof line, "tool: %s", p->tool != NULL ? p->tool : "-");
 	modal_text(&r, &row, line, A_BOLD);
 	sr = (struct rect){ r.y, r.x, r.h - 2, r.w };
 	modal_text(&sr, &row, p->summary != NULL ? p->summary : "", A_NORMAL);
 	if (p->form != NULL) {
-		/* a accepts the defaults; other values: taskdeck permissions allow --field. */
-		modal_text(&sr, &row, "fields (a: the defaults; other values: taskdeck "
-		    "permissions allow ID --field NAME=VALUE):", A_BOLD);
+		/* a fills the fields in; the CLI's command names this prompt. */
+		snprintf(line, sizeof line, "fields (a: fill them in; or taskdeck permissions allow "
+		    "%s --field NAME=VALUE):", p->id);
+		modal_text(&sr, &row, line, A_BOLD);
 		modal_text(&sr, &row, p->form, A_NORMAL);
 	}
 	if (t->m.permission_count > 1) {
@@ -446,6 +492,24 @@ permission_key(struct tui *t, int key)
 		return 0;
 	if (key == TUI_ESC) {
 		model_permission_hide(&t->m);
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	/* A form: its fields to fill in first (the defaults filled in). */
+	if (key == 'a' && p->form_values != NULL) {
+		snprintf(t->modal_id, sizeof t->modal_id, "%s", p->id);
+		snprintf(t->modal_name, sizeof t->modal_name, "%s", p->tool != NULL ? p->tool :
+		    "the form");
+		modal_open(t, MODAL_FORM);
+		editor_free(&t->ed);
+		editor_init(&t->ed, MODAL_FEEDBACK_MAX, true, p->form_values);
+		/* The cursor on the first field without a value. */
+		for (size_t i = 0; i < t->ed.len; i++) {
+			if (t->ed.text[i] == '=' && (t->ed.text[i + 1] == '\n' ||
+			    t->ed.text[i + 1] == '\0')) {
+				t->ed.cur = i + 1;
+				break;
+			}
+		}
 		return TUI_HANDLED | TUI_REDRAW;
 	}
 	for (size_t i = 0; i < sizeof permission_answers / sizeof permission_answers[0]; i++) {
@@ -722,6 +786,39 @@ feedback_key(struct tui *t, int key)
 }
 
 static void
+form_draw(struct tui *t)
+{
+	char title[320];
+	const char *footer[2] = { "one field a line: NAME=VALUE (empty: the default)",
+		"Enter allow with these values  Ctrl-J newline  Esc back to the prompt" };
+
+	snprintf(title, sizeof title, "Fill in the form of %s", t->modal_name);
+	editor_box_draw(t, title, footer, 2);
+}
+
+static unsigned
+form_key(struct tui *t, int key)
+{
+	struct job job = { .kind = JOB_PERMISSION_ANSWER, .decision = "allow" };
+	unsigned f = editor_key(&t->ed, key);
+	char *values, id[sizeof t->modal_id], tool[sizeof t->modal_name];
+
+	if (f & EDITOR_CANCEL)
+		modal_close(t);
+	else if (f & EDITOR_DONE) {
+		values = model_form_answer(t->ed.text);
+		memcpy(id, t->modal_id, sizeof id);
+		memcpy(tool, t->modal_name, sizeof tool);
+		job.id = id;
+		job.text = values;
+		modal_confirm(t, &job, "Allow %s with %s? [y/N]\n%s", tool,
+		    values != NULL ? values : "its defaults", id);
+		free(values);
+	}
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+static void
 download_draw(struct tui *t)
 {
 	char title[512];
@@ -897,6 +994,7 @@ static struct {
 	[MODAL_PERMISSION] = { permission_draw, permission_key },
 	[MODAL_PROMPT] = { prompt_draw, prompt_key },
 	[MODAL_FEEDBACK] = { feedback_draw, feedback_key },
+	[MODAL_FORM] = { form_draw, form_key },
 	[MODAL_DOWNLOAD] = { download_draw, download_key },
 	[MODAL_FILTER] = { filter_draw, filter_key },
 	[MODAL_LIST_FILTER] = { filter_draw, list_filter_key },

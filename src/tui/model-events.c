@@ -170,7 +170,7 @@ ev_permission(struct ev_ctx *c)
 		p->project_id = xstrdup_or_null(c->ev->project_id);
 		p->tool = xstrdup_or_null(json_get_string(c->data, "tool"));
 		p->summary = xstrdup_or_null(json_get_string(c->data, "summary"));
-		p->form = NULL;
+		p->form = p->form_values = NULL;
 		/* The event does not carry a form's fields: the prompt's input does. */
 		if (p->tool != NULL && strstr(p->tool, "__elicitation") != NULL)
 			c->need |= NEED_PERMISSIONS;

@@ -624,6 +624,7 @@ model_set_permissions(struct model *m, const struct td_permission_list *l)
 		items[n].tool = xstrdup_or_null(t->tool);
 		items[n].summary = xstrdup_or_null(t->summary);
 		items[n].form = model_form_fields(t->input_json);
+		items[n].form_values = model_form_values(t->input_json);
 		n++;
 	}
 	permissions_clear(m);

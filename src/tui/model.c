@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "buf.h"
 #include "json.h"
 #include "model-internal.h"
 #include "timeutil.h"
@@ -132,6 +133,7 @@ permission_clear(struct m_permission *p)
 	free(p->tool);
 	free(p->summary);
 	free(p->form);
+	free(p->form_values);
 }
 
 char *
@@ -145,6 +147,67 @@ model_form_fields(const char *input_json)
 	text = td_form_text(form, TD_FORM_LINES, NULL);
 	td_form_free(form);
 	return text;
+}
+
+char *
+model_form_values(const char *input_json)
+{
+	struct td_form *form;
+	struct buf b;
+
+	if (td_form_parse(input_json, &form, NULL) != TD_OK)
+		return NULL;
+	buf_init(&b, 0);
+	for (size_t i = 0; i < form->field_count; i++) {
+		const struct td_form_field *f = &form->fields[i];
+		cJSON *d = f->default_json != NULL ?
+		    json_parse(f->default_json, strlen(f->default_json)) : NULL;
+
+		buf_printf(&b, "%s=", f->name);
+		if (cJSON_IsString(d))
+			buf_appends(&b, d->valuestring);
+		else if (d != NULL)
+			buf_appends(&b, f->default_json);
+		buf_appends(&b, "\n");
+		cJSON_Delete(d);
+	}
+	td_form_free(form);
+	/* the last line without its newline: the editor's text ends there */
+	if (b.len > 0)
+		b.data[--b.len] = '\0';
+	return buf_steal(&b);
+}
+
+/*
+ * The lines typed as a JSON object of strings (the service types them by the
+ * form); a line without '=' or with an empty value is left out.  NULL when
+ * no field has a value.
+ */
+char *
+model_form_answer(const char *text)
+{
+	cJSON *o = cJSON_CreateObject();
+	char *out = NULL;
+
+	for (const char *line = text; *line != '\0';) {
+		size_t n = strcspn(line, "\n");
+		const char *eq = memchr(line, '=', n);
+
+		if (eq != NULL && eq > line && eq + 1 < line + n) {
+			char *name = strndup(line, (size_t)(eq - line));
+			char *value = strndup(eq + 1, (size_t)(line + n - eq - 1));
+
+			cJSON_DeleteItemFromObjectCaseSensitive(o, name);
+			cJSON_AddStringToObject(o, name, value);
+			free(name);
+			free(value);
+		}
+		line += n + (line[n] == '\n');
+	}
+	if (cJSON_GetArraySize(o) > 0)
+		out = json_print(o);
+	cJSON_Delete(o);
+	return out;
 }
 
 void

@@ -104,6 +104,9 @@ struct m_permission {
 	/* A server's form: its fields, one line each (td_form_text's
 	 * TD_FORM_LINES), or NULL. */
 	char *form;
+	/* Its fields to fill in, "NAME=DEFAULT" a line (the default's JSON
+	 * string unquoted, else as JSON; empty without one), or NULL. */
+	char *form_values;
 };
 
 /*
@@ -111,6 +114,11 @@ struct m_permission {
  * (td_form_text), or NULL when it is none (malloc'd).
  */
 char *model_form_fields(const char *input_json);
+/* The fields as "NAME=DEFAULT" lines to edit, or NULL when it is no form (malloc'd). */
+char *model_form_values(const char *input_json);
+/* Those lines, edited, as the JSON object of the answer (a string a field,
+ * empty ones left out); NULL when none has a value (malloc'd). */
+char *model_form_answer(const char *text);
 
 /* A connector (MCP server) the agents may use (model-connectors.c). */
 struct m_connector {

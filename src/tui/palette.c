@@ -866,6 +866,12 @@ palette_init(struct tui *t)
 	modal_register(MODAL_COMMAND, palette_draw, palette_key);
 	modal_register(MODAL_MESSAGES, messages_draw, messages_key);
 	tui_state_load(t);
+	/* The current project (`taskdeck use`) wins over the last selection;
+	 * the selection in it is kept when it was there. */
+	if (t->opt.project[0] != '\0' && strcmp(t->opt.project, t->start_project) != 0) {
+		snprintf(t->start_project, sizeof t->start_project, "%s", t->opt.project);
+		t->start_session[0] = t->start_run[0] = '\0';
+	}
 	t->hist_at = t->hist_count;
 	t->messages_top = SIZE_MAX;
 }

@@ -123,6 +123,30 @@ tui_history_add(struct tui *t, const char *line)
 	t->hist_at = t->hist_count;
 }
 
+/*
+ * The selection, for the next start to open on: the project, session and
+ * run selected (ids only), or, before the lists were read, those it opened on.
+ */
+static void
+state_selection(const struct tui *t, struct buf *b)
+{
+	const struct m_project *p = model_project(&t->m);
+	const struct m_session *s = model_session(&t->m);
+	const struct m_run *r = model_run(&t->m);
+	const char *ids[3] = { t->start_project, t->start_session, t->start_run };
+	static const char *const names[3] = { "project", "session", "run" };
+
+	if (t->start_project[0] == '\0' && p != NULL && p->id != NULL) {
+		ids[0] = p->id;
+		ids[1] = s != NULL && s->id != NULL ? s->id : "";
+		ids[2] = r != NULL && r->id != NULL ? r->id : "";
+	}
+	for (size_t i = 0; i < 3; i++) {
+		if (ids[i][0] != '\0' && state_field_ok(ids[i]) && strlen(ids[i]) < 128)
+			buf_printf(b, "selected\t%s\t%s\n", names[i], ids[i]);
+	}
+}
+
 /* The state as the file holds it (malloc'd). */
 static char *
 state_text(const struct tui *t)
@@ -145,6 +169,7 @@ state_text(const struct tui *t)
 		buf_printf(&b, "log-filter\t%s\n", t->m.log.last_filter);
 	for (size_t i = 0; i < t->hist_count; i++)
 		buf_printf(&b, "history\t%s\n", t->hist[i]);
+	state_selection(t, &b);
 	return buf_steal(&b);
 }
 
@@ -186,6 +211,16 @@ state_line(struct tui *t, char *line)
 	}
 	if (strcmp(f[0], "log-filter") == 0 && f[2] == NULL) {
 		snprintf(t->m.log.last_filter, sizeof t->m.log.last_filter, "%s", f[1]);
+		return true;
+	}
+	if (strcmp(f[0], "selected") == 0 && f[2] != NULL) {
+		char *to = strcmp(f[1], "project") == 0 ? t->start_project :
+		    strcmp(f[1], "session") == 0 ? t->start_session :
+		    strcmp(f[1], "run") == 0 ? t->start_run : NULL;
+
+		if (to == NULL || strlen(f[2]) >= sizeof t->start_project)
+			return false;
+		memcpy(to, f[2], strlen(f[2]) + 1);
 		return true;
 	}
 	if (f[2] == NULL || (list = state_list(f[1])) < 0)

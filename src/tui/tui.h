@@ -21,6 +21,7 @@ struct tui_options {
 	long timeout_ms;	/* request deadline of a client made on reconnect; 0: default */
 	bool bell;		/* ring the terminal's bell when a run starts needing the user */
 	bool title;		/* "taskdeck: N need you" as the terminal's window title */
+	char project[128];	/* the current project (`taskdeck use`): opened on; "" none */
 	/* What was wrong in the configuration file: how many lines, the first. */
 	int config_problems;
 	char config_problem[320];
@@ -119,6 +120,7 @@ enum modal_kind {
 	MODAL_DETAIL,		/* a run's detail (view-detail.c registers it) */
 	MODAL_MESSAGES,		/* the message history (palette.c registers it) */
 	MODAL_TEXT,		/* a text whole, wrapped (modal_show_text) */
+	MODAL_FORM,		/* a server's form: its fields filled in, then allowed */
 	MODAL__COUNT
 };
 
@@ -175,6 +177,11 @@ struct tui {
 	char want_session[128];
 	char want_run[128];
 	char attention_last[128];	/* the run '@' jumped to last */
+	/* Where the dashboard opens: the current project (`taskdeck use`), else
+	 * the last selection (the state file); applied once projects are read. */
+	char start_project[128];
+	char start_session[128];
+	char start_run[128];
 	char jump_run[128];		/* ':run ID' read over HTTP, then jumped to */
 	/* The ':' palette (palette.c): its history, oldest first (kept in the
 	 * state file, state.c), Up/Down browse it (hist_at == hist_count: the
@@ -401,6 +408,8 @@ int tui_external(struct tui *t, const char *var, const char *fallback, const cha
 /* Runs $SHELL (/bin/sh when unset) in cwd with TASKDECK_SESSION and
  * TASKDECK_PROJECT set; the dashboard waits and comes back.  0 when it exited 0. */
 int tui_shell(struct tui *t, const char *cwd, const char *session_id, const char *project_id);
+/* Puts text on the terminal's clipboard: OSC 52 (xterm, tmux, kitty, ...). */
+void tui_osc52(const char *text);
 /* A private temporary file, path filled (suffix kept); NULL on failure. */
 FILE *tui_temp_file(char *path, size_t len, const char *suffix);
 

@@ -86,6 +86,25 @@ detail_artifacts(const struct tui *t, struct run_detail_artifact **out)
 	return n;
 }
 
+/* Where the run is: its project's name and its session's title, when listed. */
+static void
+detail_where(const struct tui *t, struct detail_rows *d)
+{
+	const struct model *m = &t->m;
+	const struct td_run *r = t->detail;
+
+	for (size_t i = 0; r->project_id != NULL && i < m->project_count; i++) {
+		if (m->projects[i].id != NULL && strcmp(m->projects[i].id, r->project_id) == 0 &&
+		    m->projects[i].name != NULL)
+			detail_line(d, "project", m->projects[i].name);
+	}
+	for (size_t i = 0; r->session_id != NULL && i < m->session_count; i++) {
+		if (m->sessions[i].id != NULL && strcmp(m->sessions[i].id, r->session_id) == 0 &&
+		    m->sessions[i].title != NULL)
+			detail_line(d, "session", m->sessions[i].title);
+	}
+}
+
 static void
 detail_draw(struct tui *t)
 {
@@ -103,6 +122,7 @@ detail_draw(struct tui *t)
 		return;
 	}
 	d.width = r.w - DETAIL_KEY_W > 10 ? r.w - DETAIL_KEY_W : 10;
+	detail_where(t, &d);
 	n = detail_artifacts(t, &arts);
 	run_detail_lines(t->detail, arts, n, td_now_ms(), detail_line, &d);
 	free(arts);

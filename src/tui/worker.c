@@ -534,6 +534,10 @@ static enum td_code
 do_permission_answer(struct worker *w, struct job_result *r,
     const struct td_request_options *opts)
 {
+	/* A form's values (JSON) when its fields were filled in. */
+	if (r->job.text != NULL)
+		return td_answer_permission_form(w->client, r->job.id, r->job.decision,
+		    r->job.text, opts, &r->permission, &r->err);
 	return td_answer_permission(w->client, r->job.id, r->job.decision, opts,
 	    &r->permission, &r->err);
 }

@@ -48,6 +48,43 @@ run_free(struct run *r)
 	free(r->err);
 }
 
+/* "taskdeck ARGS" on a terminal (script(1)'s pty) COLUMNS wide; stdout and stderr, no '\r'. */
+static struct run
+cli_tty(int columns, const char *args)
+{
+	char cmd[4096];
+	struct run r;
+
+	snprintf(cmd, sizeof cmd, "XDG_CONFIG_HOME=%s/xdg TASKDECK_PROJECT= COLUMNS=%d %s %s",
+	    svc.home, columns, harness_bin("taskdeck"), args);
+	r.status = run_capture(&svc, &r.out, "script -qec '%s' /dev/null </dev/null", cmd);
+	for (char *p = r.out, *q = r.out;; p++) {
+		if (*p != '\r')
+			*q++ = *p;
+		if (*p == '\0')
+			break;
+	}
+	r.err = strdup("");
+	return r;
+}
+
+/* Characters (not bytes) of the longest line of text. */
+static size_t
+widest_line(const char *text)
+{
+	size_t widest = 0, w = 0;
+
+	for (const unsigned char *p = (const unsigned char *)text; *p != '\0'; p++) {
+		if (*p == '\n') {
+			w = 0;
+			continue;
+		}
+		if ((*p & 0xc0) != 0x80 && ++w > widest)
+			widest = w;
+	}
+	return widest;
+}
+
 /* Starts a replay run of model (extra: more options); its id (free it). */
 static char *
 run_start(const char *project, const char *model, const char *extra, const char *prompt)
@@ -175,6 +212,25 @@ Test(cli_attention, runs_list_attention_and_plan_by_run)
 	cJSON_Delete(doc);
 	run_free(&r);
 
+	/* the attention in the run's log in words, not JSON */
+	r = cli("runs logs %s", plan);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "[attention] plan v1 r"), "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "waits for approval (taskdeck plan approve|revise|reject"),
+	    "%s", r.err);
+	cr_expect_null(strstr(r.err, "\"kind\""), "raw JSON: %s", r.err);
+	run_free(&r);
+	/* runs list --all-projects fits 80 columns: runs by their tails, no session */
+	r = cli_tty(80, "runs list --all-projects");
+	cr_expect_eq(r.status, 0, "%s", r.out);
+	cr_expect_leq(widest_line(r.out), 80, "%s", r.out);
+	cr_expect_not_null(strstr(r.out, plan + strlen(plan) - 8), "%s", r.out);
+	cr_expect_null(strstr(r.out, "SESSION"), "%s", r.out);
+	run_free(&r);
+	r = cli_tty(160, "runs list --all-projects");
+	cr_expect_not_null(strstr(r.out, plan), "whole ids on a wide terminal: %s", r.out);
+	run_free(&r);
+
 	/* the plan by its run (the tail), not its session */
 	r = cli("plan show %s", plan + strlen(plan) - 6);
 	cr_assert_eq(r.status, 0, "plan show RUN: %s", r.err);
@@ -199,4 +255,30 @@ Test(cli_attention, runs_list_attention_and_plan_by_run)
 	free(done);
 	free(p1);
 	free(p2);
+}
+
+Test(cli_attention, plan_by_a_title_two_sessions_share)
+{
+	char *p = http_project_new(&svc, "twins");
+	char *done = run_start("twins", "quick", "--wait", "Same title");
+	char *plan = run_start("twins", "plan", "--plan-first", "Same title");
+	char check[128];
+	struct run r;
+
+	snprintf(check, sizeof check, "plan show %s", plan);
+	cr_assert(cli_waits_for(check, "awaiting-approval"), "the plan never waited");
+	/* two sessions are titled so; only one has a plan that waits: that one */
+	r = cli("plan show 'Same title'");
+	cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	cr_expect_not_null(strstr(r.out, plan), "%s", r.out);
+	run_free(&r);
+	r = cli("sessions show 'Same title'");
+	cr_expect_eq(r.status, 2, "elsewhere the title stays ambiguous: exit %d", r.status);
+	run_free(&r);
+	r = cli("plan reject %s --yes", plan);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	free(done);
+	free(plan);
+	free(p);
 }

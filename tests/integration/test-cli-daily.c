@@ -470,7 +470,7 @@ Test(cli_daily, logs_tail_since_timestamps)
 }
 
 /*
- * Every command of `taskdeck --help` has its help (help CMD and CMD -h, exit
+ * Every command of `taskdeck help --all` has its help (help CMD and CMD -h, exit
  * 0), and its usage names every option the command takes (the options line
  * comes from the command table).
  */
@@ -492,7 +492,7 @@ usage_names(const char *usage, const char *option)
 
 Test(cli_daily, help_of_every_command_names_its_options)
 {
-	struct run top = cli("--help"), r;
+	struct run top = cli("help --all"), r;
 	char *save = NULL;
 	int commands = 0;
 
@@ -542,8 +542,19 @@ Test(cli_daily, help_overview_and_the_nearest_command)
 {
 	struct run r = cli("help");
 
+	/* short and grouped, as gh's: every group on one line */
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_not_null(strstr(r.out, "Work with runs:"), "%s", r.out);
+	cr_expect(has_line(r.out, "^  runs +list show .*logs watch"), "%s", r.out);
+	cr_expect_lt(lines_of(r.out), 50, "%zu lines: %s", lines_of(r.out), r.out);
+	run_free(&r);
+	r = cli("-h");
+	cr_expect(r.status == 0 && lines_of(r.out) < 50, "-h: %s", r.out);
+	run_free(&r);
+	r = cli("help --all");
 	cr_expect_eq(r.status, 0, "%s", r.err);
 	cr_expect_not_null(strstr(r.out, "Commands:"), "%s", r.out);
+	cr_expect_not_null(strstr(r.out, "runs logs RUN"), "%s", r.out);
 	run_free(&r);
 	r = cli("help runs logs");
 	cr_expect_eq(r.status, 0, "%s", r.err);

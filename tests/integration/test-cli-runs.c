@@ -527,7 +527,7 @@ Test(cli_runs, help_and_short_options)
 	run_free(&r);
 	r = cli("-h");
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_assert_not_null(strstr(r.out, "Commands:"), "%s", r.out);
+	cr_assert_not_null(strstr(r.out, "Work with runs:"), "%s", r.out);
 	run_free(&r);
 	r = cli("help no-such-command");
 	cr_assert_eq(r.status, 2, "%s", r.err);

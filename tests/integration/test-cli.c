@@ -358,6 +358,12 @@ Test(cli, help_and_version)
 {
 	struct run r = cli(&svc, "--help");
 
+	/* grouped, a line a group */
+	cr_assert_eq(r.status, 0);
+	cr_assert_not_null(strstr(r.out, "projects     list show create"), "%s", r.out);
+	cr_assert_not_null(strstr(r.out, "daemon       start stop status"), "%s", r.out);
+	run_free(&r);
+	r = cli(&svc, "help --all");
 	cr_assert_eq(r.status, 0);
 	cr_assert_not_null(strstr(r.out, "projects create NAME"), "%s", r.out);
 	cr_assert_not_null(strstr(r.out, "daemon start"));

@@ -29,7 +29,9 @@ wait_live
 keys 2
 wait_for "write_file"
 wait_for "allowed.md"
-wait_for "$run"
+# The run by its names, not its raw id (the question that answers it has the id).
+wait_for 'run "Ask before writing" in asking'
+assert_not_screen "run:  run_"
 
 # A (allow for the rest of the run) says it allows every tool, not only this one.
 keys A

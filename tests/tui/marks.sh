@@ -99,6 +99,8 @@ read -r p1 ps1 < <(start_run "$project" plan "Plan the first" --plan-first)
 read -r p2 ps2 < <(start_run "$project" plan "Plan the second" --plan-first)
 wait_run_field "$p1" attention.kind plan-approval
 wait_run_field "$p2" attention.kind plan-approval
+# Not where the last start left it (an older session): on the newest.
+rm -f "$XDG_STATE_HOME/taskdeck/dashboard.state"
 dash_start 160x40
 wait_live
 keys Tab Tab

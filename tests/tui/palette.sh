@@ -119,7 +119,8 @@ grep -qx "history	project alpha" "$state" || fail "the state file has no history
 
 dash_start 120x36
 wait_live
-wait_for "Beta says hello"
+# It opens where it was left: alpha.
+wait_for_re "^ taskdeck  alpha › Alpha says hello"
 keys :
 keys Up
 wait_palette " :project alpha"

@@ -35,6 +35,9 @@ for key in status prompt config.provider config.model config.framework permissio
 	[[ -n $(detail_value "$key") ]] || fail "the detail has no '$key' line"
 done
 [[ $(detail_value config.model) == demo-stream ]] || fail "config.model: $(detail_value config.model)"
+# Where it is: its project and session by their names.
+[[ $(detail_value project) == detail ]] || fail "project: $(detail_value project)"
+[[ $(detail_value session) == "Stream a long status"* ]] || fail "session: $(detail_value session)"
 [[ $(detail_value config.provider) == replay ]] || fail "config.provider: $(detail_value config.provider)"
 [[ $(detail_value permissionProfile) == read-only ]] || fail "profile: $(detail_value permissionProfile)"
 [[ $(detail_value turnIntent) == plan-first ]] || fail "turnIntent: $(detail_value turnIntent)"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Sign-in from the Connectors view (4): L on an http connector whose server
-# asks for OAuth shows the authorization URL, whole, in a box (nothing is
-# copied or opened); the URL read off the screen, opened as a browser would,
-# signs the connector in, and t then tests it ok.  L on a stdio connector
-# says only an http connector signs in.  Needs Node 22 from the test cache
+# asks for OAuth shows the authorization URL, whole, across the screen without
+# side borders (a mouse copy takes no │); o opens it with $BROWSER, c copies it
+# (OSC 52), as gh auth login offers; the URL read off the screen, opened as a
+# browser would, signs the connector in, and t then tests it ok.  L on a stdio
+# connector says only an http connector signs in.  Needs Node 22 from the test cache
 # (tests/mcp/legacy-http-server.js, with its own authorization server).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -26,7 +27,12 @@ td connectors add notes --url "http://127.0.0.1:$port/oauth/mcp" >/dev/null ||
 	fail "connectors add failed"
 td connectors add localtool --command /nonexistent/mcp-server >/dev/null
 
-dash_start 120x36
+# A "browser" that writes down the URL it is given.
+printf '#!/bin/sh\nprintf %%s "$1" >"%s"\n' "$TUI_TMP/opened" >"$TUI_TMP/browser"
+chmod +x "$TUI_TMP/browser"
+tui_tmux set-option -g set-clipboard on 2>/dev/null || true
+dash_start 120x36 BROWSER="$TUI_TMP/browser"
+tui_tmux set-option -g set-clipboard on
 wait_live
 keys 4
 wait_for "notes"
@@ -65,9 +71,28 @@ let s = ""; process.stdin.on("data", d => s += d).on("end", () => {
 [[ $url == *code_challenge_method=S256* && $url == *state=* ]] ||
 	fail "the URL on the screen is not whole: $url"
 [[ -z $(tui_tmux show-buffer 2>/dev/null || true) ]] || fail "something was copied to tmux's buffer"
+# No box character on the URL's lines: a mouse copy of them is the URL.
+screen | grep -F "${url:0:40}" | grep -q "│" && fail "the URL's line holds a box border"
+pass "L shows the authorization URL to open, whole, with no border on its lines; nothing is copied unasked"
+keys c
+for ((i = 0; i < TUI_WAIT_TENTHS; i++)); do
+	[[ $(tui_tmux show-buffer 2>/dev/null) == "$url" ]] && break
+	tick
+done
+[[ $(tui_tmux show-buffer 2>/dev/null) == "$url" ]] ||
+	fail "c copied '$(tui_tmux show-buffer 2>/dev/null)', not the URL"
+assert_screen "Open this URL in a browser"
+keys o
+for ((i = 0; i < TUI_WAIT_TENTHS; i++)); do
+	[[ -s $TUI_TMP/opened ]] && break
+	tick
+done
+[[ $(cat "$TUI_TMP/opened" 2>/dev/null) == "$url" ]] ||
+	fail "o gave the browser '$(cat "$TUI_TMP/opened" 2>/dev/null)', not the URL"
+wait_for "opened the sign-in URL of notes"
+pass "c copies the URL (OSC 52), o opens it with \$BROWSER"
 keys Escape
 wait_gone "Open this URL in a browser"
-pass "L shows the authorization URL to open, whole; nothing is copied"
 
 page=$(curl -sS -L --max-redirs 3 "$url")
 [[ $page == *"signed in"* ]] || fail "opening the URL from the screen did not sign in: $page"
