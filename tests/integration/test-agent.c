@@ -2857,7 +2857,8 @@ Test(agent, server_filesystem_writes_into_the_workspace_in_a_run)
 	fake_openai_text(&two, "Written.");
 	fake_openai_delta(&two, "{}", "stop");
 	fake_openai_done(&two);
-	replies[0] = (struct fake_reply){ 200, "text/event-stream", one.data, 0, 0, NULL, 0 };
+	/* Slowly streamed (about a second): the server takes the roots it asked for meanwhile. */
+	replies[0] = (struct fake_reply){ 200, "text/event-stream", one.data, 32, 100000, NULL, 0 };
 	replies[1] = (struct fake_reply){ 200, "text/event-stream", two.data, 0, 0, NULL, 0 };
 	fp = fake_provider_start(replies, 2);
 	cr_assert_not_null(fp);
@@ -2903,8 +2904,8 @@ Test(agent, server_filesystem_keeps_its_configured_directories_in_a_run)
 	cr_assert_eq(mkdir(other, 0700), 0);
 	/*
 	 * The server asks for the roots after the handshake and takes them on its
-	 * own time (a realpath of each): a first call gives it a model's turn to;
-	 * then a write into the workspace, then the list.
+	 * own time (a realpath of each): a first call, slowly streamed, gives it
+	 * time to; then a write into the workspace, then the list.
 	 */
 	snprintf(call, sizeof call, "{\"path\": \"%s/fs-note.txt\", \"content\": \"x\"}", a.ws);
 	buf_init(&zero, 0);
@@ -2923,7 +2924,8 @@ Test(agent, server_filesystem_keeps_its_configured_directories_in_a_run)
 	fake_openai_text(&three, "Listed.");
 	fake_openai_delta(&three, "{}", "stop");
 	fake_openai_done(&three);
-	replies[0] = (struct fake_reply){ 200, "text/event-stream", zero.data, 0, 0, NULL, 0 };
+	/* Its first answer comes slowly (about a second), for the roots to be taken meanwhile. */
+	replies[0] = (struct fake_reply){ 200, "text/event-stream", zero.data, 32, 100000, NULL, 0 };
 	replies[1] = (struct fake_reply){ 200, "text/event-stream", one.data, 0, 0, NULL, 0 };
 	replies[2] = (struct fake_reply){ 200, "text/event-stream", two.data, 0, 0, NULL, 0 };
 	replies[3] = (struct fake_reply){ 200, "text/event-stream", three.data, 0, 0, NULL, 0 };
