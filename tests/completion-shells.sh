@@ -17,6 +17,9 @@ done
 [[ -r $BASH_COMPLETION ]] || fail "bash-completion is not installed (./quickstart installs it)"
 tui_start
 export PATH=$TD_BUILDDIR:$PATH HOME=$TUI_TMP/cwd XDG_CONFIG_HOME=$TUI_TMP/cwd/.config
+# What the service lists, however loaded the machine: a deadline far above the 150 ms default
+# (the stopped-service check below sets the default back).
+export TASKDECK_COMPLETE_BUDGET_MS=10000
 
 out=$(td demo)
 project=$(awk '$1 == "project" && $3 == "demo" { print $2 }' <<<"$out")
@@ -120,7 +123,7 @@ zsh_start() {
 		keys Enter
 	else
 		tui_tmux new-session -d -s dash -x 120 -y 30 \
-			"env PATH='$PATH' HOME='$HOME' TASKDECK_HOME='$TASKDECK_HOME' PS1='%% ' zsh -f"
+			"env PATH='$PATH' HOME='$HOME' TASKDECK_HOME='$TASKDECK_HOME' TASKDECK_COMPLETE_BUDGET_MS='$TASKDECK_COMPLETE_BUDGET_MS' PS1='%% ' zsh -f"
 	fi
 	# shellcheck disable=SC2016 # zsh expands it
 	type_text "$1 && echo ready-\$((6 * 7))"
@@ -208,7 +211,7 @@ kill -STOP "$SVC_PID"
 best=
 for _ in 1 2 3; do
 	start=$(date +%s%N)
-	got=$("$program" __complete runs show "" 2>&1)
+	got=$(TASKDECK_COMPLETE_BUDGET_MS=150 "$program" __complete runs show "" 2>&1)
 	ms=$((($(date +%s%N) - start) / 1000000))
 	[[ -z $got ]] || { kill -CONT "$SVC_PID"; fail "with the service stopped, 'runs show <TAB>' printed: $got"; }
 	if [[ -z $best ]] || ((ms < best)); then
@@ -216,5 +219,6 @@ for _ in 1 2 3; do
 	fi
 done
 kill -CONT "$SVC_PID"
-((best < 300)) || fail "with the service stopped, 'runs show <TAB>' took $best ms (want < 300)"
+# The 150 ms deadline gives up (a request's own timeout is 30 s): far below, however loaded.
+((best < 5000)) || fail "with the service stopped, 'runs show <TAB>' took $best ms (want < 5000)"
 pass "a stopped service: nothing printed, in $best ms"

@@ -20,6 +20,21 @@
 
 /* The time dynamic completion may spend on the service, all requests together. */
 #define COMPLETE_BUDGET_MS 150
+#define COMPLETE_BUDGET_MAX_MS 60000
+
+/* The deadline of all requests: TASKDECK_COMPLETE_BUDGET_MS (10 to 60,000) or 150 ms. */
+static long
+complete_budget_ms(void)
+{
+	const char *v = getenv("TASKDECK_COMPLETE_BUDGET_MS");
+	char *end;
+	long ms;
+
+	if (v == NULL || *v == '\0')
+		return COMPLETE_BUDGET_MS;
+	ms = strtol(v, &end, 10);
+	return *end == '\0' && ms >= 10 && ms <= COMPLETE_BUDGET_MAX_MS ? ms : COMPLETE_BUDGET_MS;
+}
 /* Items asked for per listing. */
 #define COMPLETE_PAGE 100
 #define COMPLETE_DESC_MAX 60
@@ -338,7 +353,7 @@ complete_left_ms(const struct complete *c)
 static struct td_client *
 complete_client(struct complete *c, struct td_request_options *opts)
 {
-	struct td_connect_options co = { .request_timeout_ms = COMPLETE_BUDGET_MS };
+	struct td_connect_options co = { .request_timeout_ms = complete_budget_ms() };
 	struct td_error err;
 
 	if (!c->offline && c->client == NULL && td_connect(&c->client, &co, &err) != TD_OK)
@@ -1051,8 +1066,8 @@ cli_complete(int argc, char **argv)
 	int words = argc > 0 ? argc - 1 : 0;
 
 	clock_gettime(CLOCK_MONOTONIC, &c.deadline);
-	c.deadline.tv_sec += COMPLETE_BUDGET_MS / 1000;
-	c.deadline.tv_nsec += (COMPLETE_BUDGET_MS % 1000) * 1000000L;
+	c.deadline.tv_sec += complete_budget_ms() / 1000;
+	c.deadline.tv_nsec += (complete_budget_ms() % 1000) * 1000000L;
 	if (c.deadline.tv_nsec >= 1000000000L) {
 		c.deadline.tv_sec++;
 		c.deadline.tv_nsec -= 1000000000L;
