@@ -762,7 +762,7 @@ attempts_apply(struct service *svc, const char *run_id, bool keep, struct proble
 	if (!keep)
 		attempts_remove_all(svc, rows[0].group, NULL);
 	store_lock(st);
-	attempts_emit(svc, "attempts.applied", rows[0].group, rows[0].session, run_id);
+	attempts_emit(svc, "attempts.updated", rows[0].group, rows[0].session, run_id);
 	g = group_load_locked(svc, rows[0].group);
 	store_unlock(st);
 done:
@@ -820,7 +820,7 @@ attempts_revert(struct service *svc, const char *group_id, struct problem *p)
 	sqlite3_step(s);
 	sqlite3_reset(s);
 	group_touch(st, group_id, NULL);
-	attempts_emit(svc, "attempts.reverted", group_id, NULL, NULL);
+	attempts_emit(svc, "attempts.updated", group_id, NULL, NULL);
 	g = group_load_locked(svc, group_id);
 	store_unlock(st);
 done:
@@ -873,7 +873,7 @@ attempts_discard(struct service *svc, const char *group_id, const char *run_id,
 	    " AND status = 'active' AND NOT EXISTS (SELECT 1 FROM attempts WHERE group_id = ?1"
 	    " AND state = 'active')", group, NULL, NULL);
 	group_touch(st, group, NULL);
-	attempts_emit(svc, "attempts.discarded", group, run_id ? rows[0].session : NULL, run_id);
+	attempts_emit(svc, "attempts.updated", group, run_id ? rows[0].session : NULL, run_id);
 	g = group_load_locked(svc, group);
 	store_unlock(st);
 done:
