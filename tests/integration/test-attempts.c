@@ -469,3 +469,45 @@ Test(attempts, bad_requests)
 	http_resp_free(&r);
 	free(project);
 }
+
+Test(attempts, cli_run_attempts_apply)
+{
+	char repo[PATH_MAX], *out = NULL, *s;
+	char *project = http_project_new(&svc, "cli");
+	const char *td = harness_bin("taskdeck");
+	const cJSON *a;
+	cJSON *g;
+	int rc;
+
+	repository("cli", repo);
+	rc = run_capture(&svc, &out, "'%s' run --attempts 2 --model att-two,att-one "
+	    "--provider replay --project %s --cwd '%s' --check 'test -f one.txt' --wait --json "
+	    "'make it better'", td, project, repo);
+	cr_assert_eq(rc, 0, "%s", out);
+	g = json_doc(out);
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(g, "attempts")), 2, "%s", out);
+	a = attempt_at(g, 1);
+	cr_expect_str_eq(json_str(a, "model"), "att-one");
+	cr_expect_str_eq(json_str(cJSON_GetObjectItem(a, "check"), "status"), "passed", "%s", out);
+	cr_expect_str_eq(json_str(cJSON_GetObjectItem(attempt_at(g, 0), "check"), "status"),
+	    "failed", "%s", out);
+	cr_expect_str_eq(json_str(cJSON_GetObjectItem(a, "run"), "status"), "completed");
+	free(out);
+	out = NULL;
+	rc = run_capture(&svc, &out, "'%s' runs apply %s </dev/null 2>&1", td,
+	    json_str(a, "runId"));
+	cr_expect_eq(rc, 2, "apply without --yes and no terminal: %s", out);
+	cr_expect_null(read_in(repo, "one.txt"));
+	free(out);
+	out = NULL;
+	rc = run_capture(&svc, &out, "'%s' runs apply %s --yes", td, json_str(a, "runId"));
+	cr_expect_eq(rc, 0, "%s", out);
+	assert_text_kv(out, "into", repo);
+	s = read_in(repo, "one.txt");
+	cr_expect_str_eq(s, "the first attempt\n");
+	free(s);
+	expect_clean(repo, "after taskdeck runs apply");
+	free(out);
+	cJSON_Delete(g);
+	free(project);
+}
