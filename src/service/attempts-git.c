@@ -486,31 +486,3 @@ attempts_git_apply(const char *git_dir, const char *top, const char *patch, bool
 	free(parent);
 	return ok;
 }
-
-char **
-attempts_git_branches(const char *git_dir, const char *prefix)
-{
-	struct attempts_git_cmd c = { .cwd = "/", .git_dir = git_dir, .out_fd = -1 };
-	char *pattern = xasprintf("refs/heads/%s", prefix);
-	const char *list[] = { "for-each-ref", "--format=%(refname:short)", pattern, NULL };
-	char **names;
-	size_t n = 0;
-
-	/* for-each-ref matches a pattern as a path prefix: list the folder, filter here */
-	pattern[strlen("refs/heads/") + (size_t)(strrchr(prefix, '/') - prefix)] = '\0';
-	names = xcalloc(1, sizeof *names);
-	if (attempts_git_run(&c, list) == 0) {
-		for (char *line = c.out, *nl; line != NULL && *line != '\0'; line = nl) {
-			if ((nl = strchr(line, '\n')) != NULL)
-				*nl++ = '\0';
-			if (strncmp(line, prefix, strlen(prefix)) != 0)
-				continue;
-			names = xrealloc(names, (n + 2) * sizeof *names);
-			names[n++] = xstrdup(line);
-			names[n] = NULL;
-		}
-	}
-	free(c.out);
-	free(pattern);
-	return names;
-}

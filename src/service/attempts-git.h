@@ -61,8 +61,6 @@ bool attempts_git_patch(const char *git_dir, const char *path, const char *base,
  */
 bool attempts_git_apply(const char *git_dir, const char *top, const char *patch, bool reverse,
     char *why, size_t whylen);
-/* The short names of the branches under prefix (refs/heads/<prefix>...), NULL-terminated. */
-char **attempts_git_branches(const char *git_dir, const char *prefix);
 /* git worktree prune in git_dir. */
 void attempts_git_prune(const char *git_dir);
 
