@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -590,6 +591,9 @@ attempts_create(struct service *svc, const struct attempts_request *rq, struct p
 		ok = attempts_git_worktree_add(repo.git_dir, at[made].branch, at[made].path, base,
 		    why, sizeof why);
 	pthread_mutex_unlock(&attempts_mu);
+	/* A test stands for a crash here: the worktrees are made, no session yet. */
+	if (ok && getenv("TASKDECK_TEST_DIE_AFTER_WORKTREES") != NULL)
+		raise(SIGKILL);
 	if (ok) {
 		store_lock(st);
 		ok = store_begin(st) && attempts_admit(svc, group, rq, at, defaults, base, runs);

@@ -511,3 +511,40 @@ Test(attempts, cli_run_attempts_apply)
 	cJSON_Delete(g);
 	free(project);
 }
+
+Test(attempts, kill9_while_made_next_start_removes_them)
+{
+	char repo[PATH_MAX], cmd[PATH_MAX * 2];
+	char *project = http_project_new(&svc, "half");
+	char *wt, *before;
+	cJSON *list;
+
+	repository("half", repo);
+	before = repo_state(repo);
+	svc_stop(&svc);
+	setenv("TASKDECK_TEST_DIE_AFTER_WORKTREES", "1", 1);
+	svc_restart(&svc);
+	unsetenv("TASKDECK_TEST_DIE_AFTER_WORKTREES");
+	/* curl, not http_api: the service dies under the request. */
+	snprintf(cmd, sizeof cmd, "curl -s -o /dev/null -X POST -H 'Authorization: Bearer %s'"
+	    " -H 'Content-Type: application/json' '%s/api/v1/attempts' -d '{\"project\":\"%s\","
+	    "\"prompt\":\"x\",\"attempts\":3,\"cwd\":\"%s\",\"config\":{\"provider\":\"replay\","
+	    "\"model\":\"att-one\"}}'", svc.token, svc.url, project, repo);
+	cr_expect_neq(system(cmd), 0, "the service answered");
+	svc_kill(&svc);
+	/* the crash left 3 worktrees and branches */
+	wt = sh("cd '%s' && git worktree list --porcelain | grep -c '^worktree '", repo);
+	cr_assert_eq(atoi(wt), 4, "%s", wt);
+	free(wt);
+
+	svc_restart(&svc);
+	expect_clean(repo, "after the start that followed the crash");
+	list = http_get_json(&svc, "/api/v1/attempts?project=%s", project);
+	cr_expect_eq(cJSON_GetArraySize(list), 0);
+	cJSON_Delete(list);
+	wt = repo_state(repo);
+	cr_expect_str_eq(wt, before);
+	free(wt);
+	free(before);
+	free(project);
+}
