@@ -90,8 +90,8 @@ attempt_row_read(sqlite3_stmt *s, struct attempt_row *a)
 	a->cwd = xstrdup(resource_text(s, 7));
 	a->git_dir = xstrdup(resource_text(s, 8));
 	a->top = xstrdup(resource_text(s, 9));
-	a->base = xstrdup_or_null(resource_text(s, 10));
-	a->check = xstrdup_or_null(resource_text(s, 11));
+	a->base = sqlite3_column_type(s, 10) == SQLITE_NULL ? NULL : xstrdup(resource_text(s, 10));
+	a->check = sqlite3_column_type(s, 11) == SQLITE_NULL ? NULL : xstrdup(resource_text(s, 11));
 	a->group_status = xstrdup(resource_text(s, 12));
 	snprintf(a->state, sizeof a->state, "%s", resource_text(s, 13));
 	a->copy = strcmp(resource_text(s, 14), "copy") == 0;

@@ -340,6 +340,9 @@ Test(attempts, conflict_refused_nothing_changed)
 	repository("conflict", repo);
 	g = attempts_new(project, repo, 2, "[\"att-three\",\"att-one\"]", NULL);
 	done = group_settled(json_str(g, "id"));
+	/* no check command: none ran */
+	cr_expect_str_eq(json_str(cJSON_GetObjectItem(attempt_at(done, 0), "check"), "status"),
+	    "none");
 	/* the user changes the line the third attempt changed */
 	write_in(repo, "shared.txt", "line 1 by the user\nline 2\nline 3\n");
 	state = repo_state(repo);
