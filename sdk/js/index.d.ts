@@ -18,7 +18,7 @@ export type TaskdeckErrorCode =
   | 'idempotency_conflict' | 'invalid_configuration' | 'rate_limited'
   | 'internal_error' | 'idempotency_unavailable' | 'service_unavailable' | 'sandbox_unavailable'
   | 'insufficient_storage' | 'permission_denied' | 'configuration_conflict' | 'runtime_missing'
-  | 'run_active' | 'revert_conflict' | 'workspace_replaced'
+  | 'run_active' | 'revert_conflict' | 'workspace_replaced' | 'attempt_conflict' | 'attempt_group_closed'
   | 'timeout' | 'aborted' | 'unreachable' | 'invalid_response' | 'invalid_argument'
   | 'service_not_found' | 'io_error' | 'event_stream_overflow' | 'event_stream_invalid_message';
 
@@ -613,6 +613,90 @@ export interface RevertResult {
   incompleteReason: string | null;
 }
 
+/** createAttempts' request: one prompt run N times, each in a git worktree of cwd. */
+export interface AttemptRequest {
+  /** The project the sessions belong to. */
+  project: string;
+  /** The prompt every attempt runs. */
+  prompt: string;
+  /** How many runs, 1 to 8. */
+  attempts: number;
+  /** Spread over the attempts in turn. */
+  models?: string[] | null;
+  /** A shell command run in each worktree after its attempt, in the sandbox. */
+  check?: string | null;
+  /** The directory the attempts start from and the apply changes (absolute). */
+  cwd: string;
+  /** The sessions' configuration (models override its model). */
+  config?: RunConfig | null;
+  /** The runs' permission profile (default: the project's, the application's). */
+  permissionProfile?: PermissionProfile | null;
+  /** Network for the runs' commands (default: the project's, the application's). */
+  network?: boolean | null;
+}
+
+/** One attempt of a group. */
+export interface Attempt {
+  /** 1 to N. */
+  index: number;
+  /** Its session (an attempt is a session). */
+  sessionId: string;
+  /** Its run. */
+  runId: string;
+  /** The model it runs, or null for the configuration's. */
+  model: string | null;
+  /** taskdeck/attempt-<group>-<index>. */
+  branch: string;
+  /** Where its run works: its worktree under the service's workspaces. */
+  cwd: string;
+  /** removed: its worktree and branch are gone. */
+  state: 'preparing' | 'active' | 'removed';
+  /** What it changed against the start, once its run ended. */
+  changes: { files: number; additions: number; deletions: number } | null;
+  /** The check command's result. */
+  check: { status: 'none' | 'running' | 'passed' | 'failed' | 'error' | null; exitCode: number | null; output: string | null };
+  /** Its run as getRun shows it. */
+  run: Run | null;
+}
+
+/** A group of attempts (docs/http-api.md, Attempts); also the data of attempts.* events. */
+export interface AttemptGroup {
+  /** atg_... */
+  id: string;
+  /** The project. */
+  projectId: string;
+  /** The prompt. */
+  prompt: string;
+  /** The user's directory: where the apply goes. */
+  cwd: string;
+  /** copy: cwd is outside git. */
+  kind: 'git' | 'copy';
+  /** The commit the attempts start from: HEAD plus the uncommitted and untracked work. */
+  base: string | null;
+  /** The check command, or null. */
+  check: string | null;
+  /** applied: one attempt's changes are in cwd. */
+  status: 'preparing' | 'active' | 'applied' | 'discarded';
+  /** The run applied, or null. */
+  appliedRun: string | null;
+  /** When, or null. */
+  appliedAt: string | null;
+  /** When the apply was taken back, or null. */
+  revertedAt: string | null;
+  /** When the group was made. */
+  createdAt: string;
+  /** Its last change. */
+  updatedAt: string;
+  /** Its attempts, by index. */
+  attempts: Attempt[];
+}
+
+/** applyAttempt's options. */
+export interface ApplyOptions extends RequestOptions {
+  /** Keep the group's worktrees and branches (default false). */
+  keep?: boolean;
+}
+
 /** A reviewer's verdict on the run's answer (routing.reviewer); also the data of run.review. */
 export interface RunReview {
   /** approved, changes_requested (the run is sent back once) or error (the review failed). */
@@ -819,6 +903,10 @@ export interface EventPayloads {
   };
   /** The session was deleted with its runs (an extension beyond the spec); a stream filtered to it ends after this event. */
   'session.deleted': { id: string; projectId: string };
+  /** A group of attempts was made: the group. */
+  'attempts.created': AttemptGroup;
+  /** An attempt was measured or checked, or the group applied, reverted or discarded: the group. */
+  'attempts.updated': AttemptGroup;
   /** Never the secret. */
   'credential.updated': {
     id: string; name: string; kind: CredentialKind; action: 'created' | 'updated' | 'rotated' | 'deleted';
@@ -1251,6 +1339,20 @@ export declare class TaskdeckClient {
   getRunDiff(runId: string, options?: RunDiffOptions): Promise<RunDiff>;
   /** Puts back the files a run changed (an extension beyond the spec). `POST /api/v1/runs/:id/revert`. Errors: NotFoundError, ConflictError (run_active; revert_conflict with details.conflicts unless force); ConnectionError, TimeoutError, AbortError. */
   revertRun(runId: string, options?: RevertOptions): ApiPromise<RevertResult>;
+  /** Runs one prompt N times, each in a git worktree of cwd. `POST /api/v1/attempts`. Errors: BadRequestError (invalid_cwd), NotFoundError; ConnectionError, TimeoutError, AbortError. */
+  createAttempts(request: AttemptRequest, options?: IdempotentOptions): ApiPromise<AttemptGroup>;
+  /** One group of attempts. `GET /api/v1/attempts/:id`. */
+  getAttempts(groupId: string, options?: RequestOptions): ApiPromise<AttemptGroup>;
+  /** The groups of a project, newest first. `GET /api/v1/attempts?project=`. */
+  listAttempts(projectId: string, options?: RequestOptions): ApiPromise<AttemptGroup[]>;
+  /** Applies the attempt's changes to the group's directory. `POST /api/v1/runs/:id/apply`. Errors: ConflictError (attempt_conflict: nothing changed; attempt_group_closed; run_active). */
+  applyAttempt(runId: string, options?: ApplyOptions): ApiPromise<AttemptGroup>;
+  /** Removes one attempt's worktree and branch. `POST /api/v1/runs/:id/discard`. */
+  discardAttempt(runId: string, options?: RequestOptions): ApiPromise<AttemptGroup>;
+  /** Removes every attempt's worktree and branch. `POST /api/v1/attempts/:id/discard`. */
+  discardAttempts(groupId: string, options?: RequestOptions): ApiPromise<AttemptGroup>;
+  /** Takes the group's apply back. `POST /api/v1/attempts/:id/revert`. */
+  revertAttempts(groupId: string, options?: RequestOptions): ApiPromise<AttemptGroup>;
 
   /** Artifacts of a session. `GET /api/v1/sessions/:id/artifacts`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */
   listArtifacts(sessionId: string, options?: ArtifactListOptions): ApiPromise<Page<Artifact>>;

@@ -86,6 +86,10 @@ extern const struct cli_cmd cmd_runs_rerun_entry;
 extern const struct cli_cmd cmd_runs_changes_entry;
 extern const struct cli_cmd cmd_runs_diff_entry;
 extern const struct cli_cmd cmd_runs_revert_entry;
+/* attempts: cmd-attempts.c; cli_attempts_run is run --attempts N */
+extern const struct cli_cmd cmd_runs_apply_entry;
+extern const struct cli_cmd cmd_runs_discard_entry;
+int cli_attempts_run(struct cli *cli, char **argv);
 extern const struct cli_cmd cmd_sessions_list_entry;
 extern const struct cli_cmd cmd_sessions_show_entry;
 extern const struct cli_cmd cmd_sessions_archive_entry;

@@ -39,6 +39,8 @@ static const struct cli_option run_options[] = {
 	{ "wait", false },
 	{ "wait-timeout", true },
 	{ "follow", false },
+	{ "attempts", true },
+	{ "check", true },
 	{ NULL, false }
 };
 
@@ -138,14 +140,19 @@ const struct cli_cmd cmd_run_entry = {
 	"--project P [--session S] [--cwd DIR] [--permission PROFILE] [--plan-first]\n"
 	"    [--network | --no-network] [--framework F]\n"
 	"    [--provider X] [--model M] [--effort E] [--idempotency-key K]\n"
-	"    [--wait [--wait-timeout SECONDS] | -f|--follow] PROMPT",
+	"    [--wait [--wait-timeout SECONDS] | -f|--follow]\n"
+	"    [--attempts N [--model M1,M2,...] [--check CMD]] PROMPT",
 	"Start a run and print its id and session.  With --wait, wait until it ends\n"
 	"and print its status and output (exit 1 when it failed or was cancelled,\n"
 	"3 when --wait-timeout SECONDS passed first: the run goes on).  With\n"
 	"--follow, print its output as it comes (tools and progress on stderr)\n"
 	"until it ends; exit codes as for --wait.  --network lets the run's commands\n"
 	"reach the network from their sandbox, --no-network not (default: the\n"
-	"project's and the application's defaults, else off).",
+	"project's and the application's defaults, else off).  --attempts N starts\n"
+	"N runs of the prompt, each in a git worktree of --cwd (default: here) with\n"
+	"your uncommitted work, models of --model M1,M2 spread over them; --check CMD\n"
+	"runs in each worktree after its attempt; --wait waits for all of them.\n"
+	"Keep one with runs apply RUN.",
 	run_options, 1, 1, cmd_run_exec
 };
 
@@ -380,6 +387,10 @@ cmd_run_exec(struct cli *cli, int argc, char **argv)
 	struct td_run *r;
 	int rc;
 
+	if (cli_get(cli, "attempts") != NULL)
+		return cli_attempts_run(cli, argv);
+	if (cli_get(cli, "check") != NULL)
+		return cli_usage_error(cli, "--check goes with --attempts");
 	if (rq.project == NULL && rq.session_id == NULL)
 		return cli_usage_error(cli, "--project (or --session) is required");
 	if (*argv[0] == '\0')

@@ -57,6 +57,8 @@ const struct cli_cmd *const cli_cmds[] = {
 	&cmd_runs_changes_entry,
 	&cmd_runs_diff_entry,
 	&cmd_runs_revert_entry,
+	&cmd_runs_apply_entry,
+	&cmd_runs_discard_entry,
 	&cmd_sessions_list_entry,
 	&cmd_sessions_show_entry,
 	&cmd_sessions_archive_entry,

@@ -593,6 +593,73 @@ TD_API enum td_code td_revert_run(struct td_client *client, const char *run_id,
     struct td_error *err);
 TD_API void td_revert_free(struct td_revert *revert);
 
+/* --- Attempts: one prompt run N times in worktrees, one applied ----------- */
+
+/* td_create_attempts' request; strings owned by the caller. */
+struct td_attempts_request {
+	const char *project;
+	const char *prompt;
+	const char *cwd;		/* absolute: where the attempts start and the apply goes */
+	int count;			/* 1 to 8 */
+	const char *const *models;	/* spread over the attempts, or NULL */
+	size_t model_count;
+	const char *check;		/* a shell command run in each worktree after, or NULL */
+	const char *provider, *framework, *effort;	/* NULL: the defaults */
+	const char *permission_profile;	/* NULL: the default */
+	int network;			/* 1 on, -1 off, 0 the default */
+};
+
+struct td_attempt {
+	int index;
+	char *run_id;
+	char *session_id;
+	char *model;			/* NULL: the configuration's */
+	char *branch;			/* taskdeck/attempt-<group>-<index> */
+	char *cwd;			/* its worktree */
+	char *state;			/* preparing, active or removed */
+	char *run_status;		/* its run's status */
+	bool measured;			/* files, additions, deletions are known */
+	long files, additions, deletions;
+	char *check_status;		/* none, running, passed, failed, error; NULL: not yet */
+	int check_exit;			/* -1 when none */
+};
+
+struct td_attempt_group {
+	char *id;
+	char *status;			/* active, applied or discarded */
+	char *cwd;
+	char *kind;			/* git or copy */
+	char *applied_run;		/* NULL when none */
+	struct td_attempt *attempts;
+	size_t count;
+	char *json;			/* the service's answer */
+};
+
+/*
+ * Starts rq->count runs of one prompt, each in its own session whose
+ * workspace is a git worktree of rq->cwd (docs/http-api.md, Attempts).
+ * Caller frees *out with td_attempt_group_free.
+ */
+TD_API enum td_code td_create_attempts(struct td_client *client,
+    const struct td_attempts_request *rq, const struct td_request_options *opts,
+    struct td_attempt_group **out, struct td_error *err);
+TD_API enum td_code td_get_attempts(struct td_client *client, const char *group_id,
+    const struct td_request_options *opts, struct td_attempt_group **out,
+    struct td_error *err);
+/*
+ * Puts the changes of the attempt run_id into the group's directory, all or
+ * nothing (TD_ATTEMPT_CONFLICT: nothing changed), then removes the group's
+ * worktrees and branches unless keep.
+ */
+TD_API enum td_code td_apply_attempt(struct td_client *client, const char *run_id, bool keep,
+    const struct td_request_options *opts, struct td_attempt_group **out,
+    struct td_error *err);
+/* Removes the worktree and branch of the attempt run_id. */
+TD_API enum td_code td_discard_attempt(struct td_client *client, const char *run_id,
+    const struct td_request_options *opts, struct td_attempt_group **out,
+    struct td_error *err);
+TD_API void td_attempt_group_free(struct td_attempt_group *group);
+
 /* --- Sessions ------------------------------------------------------------ */
 
 struct td_session {

@@ -27,6 +27,8 @@
 	TD_ERROR(RUN_ACTIVE, "run_active", 409, "The run has not ended yet.") \
 	TD_ERROR(REVERT_CONFLICT, "revert_conflict", 409, "Files the run changed were changed since; revert with force to put them back anyway.") \
 	TD_ERROR(WORKSPACE_REPLACED, "workspace_replaced", 409, "The session's directory is not the one its first snapshot read (it was moved, or a link or another directory is at its path); nothing was read or written there.") \
+	TD_ERROR(ATTEMPT_CONFLICT, "attempt_conflict", 409, "The attempt's changes do not apply to the directory as it is now; nothing was changed.") \
+	TD_ERROR(ATTEMPT_GROUP_CLOSED, "attempt_group_closed", 409, "The attempts were applied or discarded already.") \
 	TD_ERROR(PAYLOAD_TOO_LARGE, "payload_too_large", 413, "The request body is too large.") \
 	TD_ERROR(URI_TOO_LONG, "uri_too_long", 414, "The URL has too many query arguments.") \
 	TD_ERROR(IDEMPOTENCY_CONFLICT, "idempotency_conflict", 422, "The idempotency key was already used with a different request.") \

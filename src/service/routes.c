@@ -24,6 +24,14 @@ const struct route routes[] = {
 	{ "GET", "/api/v1/runs/:id/changes", route_changes_list, 0 },
 	{ "GET", "/api/v1/runs/:id/changes/diff", route_changes_diff, 0 },
 	{ "POST", "/api/v1/runs/:id/revert", route_changes_revert, 0 },
+	{ "POST", "/api/v1/runs/:id/apply", route_runs_apply, 0 },
+	{ "POST", "/api/v1/runs/:id/discard", route_runs_discard, 0 },
+
+	{ "POST", "/api/v1/attempts", route_attempts_create, ROUTE_BODY | ROUTE_IDEMPOTENT },
+	{ "GET", "/api/v1/attempts", route_attempts_list, 0 },
+	{ "GET", "/api/v1/attempts/:id", route_attempts_get, 0 },
+	{ "POST", "/api/v1/attempts/:id/discard", route_attempts_discard_group, 0 },
+	{ "POST", "/api/v1/attempts/:id/revert", route_attempts_revert, 0 },
 
 	{ "GET", "/api/v1/events", route_events_stream, 0 },
 

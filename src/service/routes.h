@@ -28,6 +28,15 @@ void route_sessions_usage(struct http_request *, struct http_response *);
 void route_projects_usage(struct http_request *, struct http_response *);
 void route_runs_cancel(struct http_request *, struct http_response *);
 
+/* route-attempts.c */
+void route_attempts_create(struct http_request *, struct http_response *);
+void route_attempts_list(struct http_request *, struct http_response *);
+void route_attempts_get(struct http_request *, struct http_response *);
+void route_attempts_discard_group(struct http_request *, struct http_response *);
+void route_attempts_revert(struct http_request *, struct http_response *);
+void route_runs_apply(struct http_request *, struct http_response *);
+void route_runs_discard(struct http_request *, struct http_response *);
+
 /* route-sessions.c */
 void route_sessions_list(struct http_request *, struct http_response *);
 void route_sessions_get(struct http_request *, struct http_response *);

@@ -34,7 +34,7 @@ const struct migration store_migrations[] = {
 	{ 2,
 	  "CREATE TABLE sessions ("
 	  "  id TEXT PRIMARY KEY,"
-	  "  project_id TEXT NOT NULL REFERENCES projects(id),"
+	  "  project_id TEXT NOT NULL,"
 	  "  title TEXT NOT NULL,"
 	  "  cwd TEXT NOT NULL,"
 	  "  workspace TEXT NOT NULL CHECK (workspace IN ('managed', 'external')),"
@@ -48,7 +48,7 @@ const struct migration store_migrations[] = {
 	  "CREATE TABLE runs ("
 	  "  id TEXT PRIMARY KEY,"
 	  "  session_id TEXT NOT NULL REFERENCES sessions(id),"
-	  "  project_id TEXT NOT NULL REFERENCES projects(id),"
+	  "  project_id TEXT NOT NULL,"
 	  "  status TEXT NOT NULL CHECK (status IN"
 	  "    ('queued', 'running', 'completed', 'failed', 'cancelled')),"
 	  "  prompt TEXT NOT NULL,"
@@ -242,6 +242,50 @@ const struct migration store_migrations[] = {
 	/* A server's form, as the agent's permission.ask says, not as a tool's name reads */
 	{ 14,
 	  "ALTER TABLE permission_prompts ADD COLUMN form INTEGER NOT NULL DEFAULT 0;" },
+	/*
+	 * Attempts (attempts.c): a group of runs of one prompt, each in a git
+	 * worktree of the group's directory on its own branch, and which one
+	 * was applied.  A row is written before its worktree is made and
+	 * changed after it is removed, so a start-up sweep finds every one.
+	 */
+	{ 15,
+	  "CREATE TABLE attempt_groups ("
+	  "  id TEXT PRIMARY KEY,"
+	  "  project_id TEXT NOT NULL,"
+	  "  prompt TEXT NOT NULL,"
+	  "  cwd TEXT NOT NULL,"
+	  "  top TEXT NOT NULL,"
+	  "  git_dir TEXT NOT NULL,"
+	  "  kind TEXT NOT NULL,"
+	  "  base TEXT,"
+	  "  check_command TEXT,"
+	  "  status TEXT NOT NULL,"
+	  "  applied_run TEXT,"
+	  "  applied_at INTEGER,"
+	  "  reverted_at INTEGER,"
+	  "  created_at INTEGER NOT NULL,"
+	  "  updated_at INTEGER NOT NULL"
+	  ");"
+	  "CREATE INDEX attempt_groups_by_project ON attempt_groups (project_id, id);"
+	  "CREATE TABLE attempts ("
+	  "  group_id TEXT NOT NULL REFERENCES attempt_groups(id) ON DELETE CASCADE,"
+	  "  idx INTEGER NOT NULL,"
+	  "  session_id TEXT NOT NULL,"
+	  "  run_id TEXT NOT NULL,"
+	  "  model TEXT,"
+	  "  branch TEXT NOT NULL,"
+	  "  path TEXT NOT NULL,"
+	  "  cwd TEXT NOT NULL,"
+	  "  state TEXT NOT NULL,"
+	  "  files INTEGER,"
+	  "  additions INTEGER,"
+	  "  deletions INTEGER,"
+	  "  check_status TEXT,"
+	  "  check_exit INTEGER,"
+	  "  check_output TEXT,"
+	  "  PRIMARY KEY (group_id, idx)"
+	  ");"
+	  "CREATE INDEX attempts_by_run ON attempts (run_id);" },
 };
 
 const int store_migrations_count =

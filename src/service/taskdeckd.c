@@ -29,6 +29,7 @@
 #include "service.h"
 #include "secrets.h"
 #include "session-delete.h"
+#include "attempts.h"
 #include "settings.h"
 #include "store.h"
 #include "supervisor.h"
@@ -320,6 +321,8 @@ main(int argc, char **argv)
 	    (svc.changes = changes_start(&svc, &err)) == NULL)
 		goto failed;
 	session_delete_sweep(&svc);	/* what a crash after a delete left */
+	attempts_sweep(&svc);		/* attempts a crash or a deleted session left */
+	svc.attempts = attempts_start(&svc);
 	if ((svc.supervisor = supervisor_start(&svc, &err)) == NULL)
 		goto failed;
 	svc.http = http_start(&svc, opts.addr, opts.port, &err);
@@ -366,6 +369,8 @@ failed:
 	supervisor_stop(svc.supervisor);
 	changes_stop(svc.changes);
 out:
+	attempts_stop(svc.attempts);
+	svc.attempts = NULL;
 	notify_free(svc.notify);
 	svc.notify = NULL;
 	events_free(svc.events);

@@ -436,6 +436,47 @@ class TaskdeckClient {
       { body: o.force ? { force: true } : {} });
   }
 
+  /** Runs one prompt N times, each in a git worktree of request.cwd (docs/http-api.md, Attempts). */
+  createAttempts(request, o) {
+    o = opts(o);
+    object(request, 'the attempts');
+    const key = idemKey(o.idempotencyKey);
+    return this.#json('POST', '/api/v1/attempts', o,
+      { body: request, headers: key === undefined ? undefined : { 'idempotency-key': key }, autoKey: true });
+  }
+
+  getAttempts(groupId, o) {
+    return this.#json('GET', `/api/v1/attempts/${seg(groupId, 'groupId')}`, o);
+  }
+
+  listAttempts(projectId, o) {
+    return this.#json('GET', `/api/v1/attempts?project=${seg(projectId, 'projectId')}`, o);
+  }
+
+  /**
+   * Puts the attempt's changes into the group's directory, all or nothing
+   * (ConflictError "attempt_conflict"), then removes the group's worktrees
+   * unless {keep: true}.
+   */
+  applyAttempt(runId, o) {
+    o = opts(o);
+    if (o.keep !== undefined && typeof o.keep !== 'boolean') throw invalid('keep must be a boolean');
+    return this.#json('POST', `/api/v1/runs/${seg(runId, 'runId')}/apply`, o,
+      { body: o.keep ? { keep: true } : {} });
+  }
+
+  discardAttempt(runId, o) {
+    return this.#json('POST', `/api/v1/runs/${seg(runId, 'runId')}/discard`, o);
+  }
+
+  discardAttempts(groupId, o) {
+    return this.#json('POST', `/api/v1/attempts/${seg(groupId, 'groupId')}/discard`, o);
+  }
+
+  revertAttempts(groupId, o) {
+    return this.#json('POST', `/api/v1/attempts/${seg(groupId, 'groupId')}/revert`, o);
+  }
+
   /**
    * Polls the run until it is final (or, with returnOnAttention, running with
    * an attention object).  timeoutMs bounds the whole wait; reaching it rejects
