@@ -15,6 +15,15 @@
 #include "xalloc.h"
 
 #define FAKE_MAX_REQUESTS 32
+#define FAKE_MAX_INFO 16
+
+/* What a model-info path answers (fake_provider_info). */
+struct fake_info {
+	char *path;
+	char *json;
+	size_t hits;
+	size_t after;		/* answers 404 before this many scripted requests */
+};
 
 struct fake_provider {
 	struct MHD_Daemon *daemon;
@@ -24,15 +33,41 @@ struct fake_provider {
 	pthread_mutex_t mu;
 	struct fake_request requests[FAKE_MAX_REQUESTS];
 	size_t nrequests;
-	char *info_path, *info_json;	/* fake_provider_info */
-	size_t ninfo;
+	struct fake_info info[FAKE_MAX_INFO];	/* fake_provider_info */
+	size_t ninfos;
+	size_t ninfo;			/* info requests answered */
+	size_t gets_scripted;		/* GETs still answered from the script */
 };
 
-static bool
-fake_is_info(const char *url, const char *method)
+/* The entry for url, or NULL (under fp->mu). */
+static struct fake_info *
+fake_info_find(struct fake_provider *fp, const char *url)
 {
-	return strcmp(url, "/api/show") == 0 ||
-	    (strcmp(method, "GET") == 0 && strncmp(url, "/v1/models/", 11) == 0);
+	for (size_t i = 0; i < fp->ninfos; i++)
+		if (strcmp(fp->info[i].path, url) == 0)
+			return &fp->info[i];
+	return NULL;
+}
+
+/*
+ * Requests about models, answered outside the script: a path set with
+ * fake_provider_info, Ollama's /api/show, and what the agent asks about a
+ * model's window (GETs: unless fake_provider_script_gets).
+ */
+static bool
+fake_is_info(struct fake_provider *fp, const char *url, const char *method)
+{
+	bool info;
+
+	pthread_mutex_lock(&fp->mu);
+	info = fake_info_find(fp, url) != NULL || strcmp(url, "/api/show") == 0;
+	if (!info && strcmp(method, "GET") == 0) {
+		info = fp->gets_scripted == 0;
+		if (!info)
+			fp->gets_scripted--;
+	}
+	pthread_mutex_unlock(&fp->mu);
+	return info;
 }
 
 /* A model-info request: its answer, outside the script. */
@@ -41,13 +76,15 @@ fake_info(struct fake_provider *fp, struct MHD_Connection *conn, const char *url
 {
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
+	struct fake_info *fi;
 	char *body;
 	unsigned status = 404;
 
 	pthread_mutex_lock(&fp->mu);
 	fp->ninfo++;
-	if (fp->info_path != NULL && strcmp(fp->info_path, url) == 0) {
-		body = xstrdup(fp->info_json);
+	if ((fi = fake_info_find(fp, url)) != NULL && fp->nrequests >= fi->after) {
+		fi->hits++;
+		body = xstrdup(fi->json);
 		status = 200;
 	} else {
 		body = xstrdup("{\"error\":\"model not found\"}");
@@ -63,11 +100,47 @@ fake_info(struct fake_provider *fp, struct MHD_Connection *conn, const char *url
 void
 fake_provider_info(struct fake_provider *fp, const char *path, const char *json)
 {
+	fake_provider_info_after(fp, path, json, 0);
+}
+
+void
+fake_provider_info_after(struct fake_provider *fp, const char *path, const char *json,
+    size_t after)
+{
+	struct fake_info *fi;
+
 	pthread_mutex_lock(&fp->mu);
-	free(fp->info_path);
-	free(fp->info_json);
-	fp->info_path = xstrdup(path);
-	fp->info_json = xstrdup(json);
+	if ((fi = fake_info_find(fp, path)) == NULL && fp->ninfos < FAKE_MAX_INFO) {
+		fi = &fp->info[fp->ninfos++];
+		fi->path = xstrdup(path);
+		fi->json = NULL;
+	}
+	if (fi != NULL) {
+		free(fi->json);
+		fi->json = xstrdup(json);
+		fi->after = after;
+	}
+	pthread_mutex_unlock(&fp->mu);
+}
+
+size_t
+fake_provider_info_hits(struct fake_provider *fp, const char *path)
+{
+	struct fake_info *fi;
+	size_t n;
+
+	pthread_mutex_lock(&fp->mu);
+	fi = fake_info_find(fp, path);
+	n = fi ? fi->hits : 0;
+	pthread_mutex_unlock(&fp->mu);
+	return n;
+}
+
+void
+fake_provider_script_gets(struct fake_provider *fp, size_t n)
+{
+	pthread_mutex_lock(&fp->mu);
+	fp->gets_scripted = n;
 	pthread_mutex_unlock(&fp->mu);
 }
 
@@ -149,7 +222,7 @@ fake_handle(void *cls, struct MHD_Connection *conn, const char *url, const char 
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	if (fake_is_info(url, method))
+	if (fake_is_info(fp, url, method))
 		return fake_info(fp, conn, url);
 	pthread_mutex_lock(&fp->mu);
 	if (fp->nrequests < FAKE_MAX_REQUESTS) {
@@ -277,8 +350,10 @@ fake_provider_stop(struct fake_provider *fp)
 		free(fp->requests[i].body);
 	}
 	pthread_mutex_destroy(&fp->mu);
-	free(fp->info_path);
-	free(fp->info_json);
+	for (size_t i = 0; i < fp->ninfos; i++) {
+		free(fp->info[i].path);
+		free(fp->info[i].json);
+	}
 	free(fp);
 }
 

@@ -43,13 +43,22 @@ size_t fake_provider_count(struct fake_provider *fp);
 const struct fake_request *fake_provider_request(struct fake_provider *fp, size_t i);
 void fake_provider_stop(struct fake_provider *fp);
 /*
- * What a provider says about its models (Ollama's POST /api/show, Anthropic's
- * GET /v1/models/ID): answered 404 unless set here, never from the script nor
- * counted with the requests above.
+ * What a provider says about its models (Ollama's POST /api/show and GET
+ * /api/ps, Anthropic's GET /v1/models/ID, GET /v1/models, llama.cpp's GET
+ * /props, ...): a path set here answers json (any method); /api/show and
+ * every other GET answer 404; never from the script nor counted with the
+ * requests above.
  */
 void fake_provider_info(struct fake_provider *fp, const char *path, const char *json);
-/* How many such requests came, and the api key (x-api-key) of the last. */
+/* The same, answered (404 before) once after scripted requests have come: a model loaded. */
+void fake_provider_info_after(struct fake_provider *fp, const char *path, const char *json,
+    size_t after);
+/* How many such requests came. */
 size_t fake_provider_info_count(struct fake_provider *fp);
+/* How many requests the path set with fake_provider_info answered. */
+size_t fake_provider_info_hits(struct fake_provider *fp, const char *path);
+/* The next n GETs of paths not set with fake_provider_info are answered from the script. */
+void fake_provider_script_gets(struct fake_provider *fp, size_t n);
 
 /* OpenAI: one chat.completion.chunk whose choices[0].delta is delta_json. */
 void fake_openai_delta(struct buf *b, const char *delta_json, const char *finish_reason);
