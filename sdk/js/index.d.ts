@@ -461,7 +461,8 @@ export interface RunChangesEvent extends ChangeCounts {
  */
 export type RunErrorCode =
   | 'replay_failed' | 'provider_error' | 'provider_unreachable' | 'invalid_provider_response'
-  | 'replay_not_found' | 'max_turns' | 'tool_loop' | 'budget_exceeded' | 'runtime_crashed'
+  | 'replay_not_found' | 'max_turns' | 'tool_loop' | 'context_exhausted' | 'budget_exceeded'
+  | 'runtime_crashed'
   | 'runtime_protocol_error' | 'runtime_missing' | 'service_stopped' | 'service_restarted'
   | 'resume_limit' | 'checkpoint_invalid' | (string & {});
 

@@ -50,6 +50,8 @@ void conv_add_tool_result(struct conversation *c, const char *call_id,
 /* Gives media (owned, an array of {"mimeType", "data"}) to the last message, a tool result. */
 void conv_set_media(struct conversation *c, cJSON *media);
 void conv_free(struct conversation *c);
+/* Replaces the text of message i with a copy of text. */
+void conv_set_text(struct conversation *c, size_t i, const char *text);
 /* Appends a copy of m (its calls and strings copied). */
 void conv_add_copy(struct conversation *c, const struct conv_message *m);
 
