@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -36,6 +37,7 @@ struct fake_provider {
 	struct fake_info info[FAKE_MAX_INFO];	/* fake_provider_info */
 	size_t ninfos;
 	size_t ninfo;			/* info requests answered */
+	char *info_headers[3];		/* Authorization, x-api-key, anthropic-version of the last */
 	size_t gets_scripted;		/* GETs still answered from the script */
 };
 
@@ -70,6 +72,35 @@ fake_is_info(struct fake_provider *fp, const char *url, const char *method)
 	return info;
 }
 
+static const char *const fake_info_names[] = { "Authorization", "x-api-key",
+	"anthropic-version" };
+
+/* Keeps the headers of an info request (under fp->mu). */
+static void
+fake_info_headers(struct fake_provider *fp, struct MHD_Connection *conn)
+{
+	for (size_t i = 0; i < 3; i++) {
+		const char *v = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+		    fake_info_names[i]);
+
+		free(fp->info_headers[i]);
+		fp->info_headers[i] = v ? xstrdup(v) : NULL;
+	}
+}
+
+char *
+fake_provider_info_header(struct fake_provider *fp, const char *name)
+{
+	char *v = NULL;
+
+	pthread_mutex_lock(&fp->mu);
+	for (size_t i = 0; i < 3; i++)
+		if (strcasecmp(fake_info_names[i], name) == 0 && fp->info_headers[i] != NULL)
+			v = xstrdup(fp->info_headers[i]);
+	pthread_mutex_unlock(&fp->mu);
+	return v;
+}
+
 /* A model-info request: its answer, outside the script. */
 static enum MHD_Result
 fake_info(struct fake_provider *fp, struct MHD_Connection *conn, const char *url)
@@ -82,6 +113,7 @@ fake_info(struct fake_provider *fp, struct MHD_Connection *conn, const char *url
 
 	pthread_mutex_lock(&fp->mu);
 	fp->ninfo++;
+	fake_info_headers(fp, conn);
 	if ((fi = fake_info_find(fp, url)) != NULL && fp->nrequests >= fi->after) {
 		fi->hits++;
 		body = xstrdup(fi->json);
@@ -354,6 +386,8 @@ fake_provider_stop(struct fake_provider *fp)
 		free(fp->info[i].path);
 		free(fp->info[i].json);
 	}
+	for (size_t i = 0; i < 3; i++)
+		free(fp->info_headers[i]);
 	free(fp);
 }
 

@@ -55,6 +55,8 @@ void fake_provider_info_after(struct fake_provider *fp, const char *path, const 
     size_t after);
 /* How many such requests came. */
 size_t fake_provider_info_count(struct fake_provider *fp);
+/* Header name (Authorization, x-api-key, anthropic-version) of the last info request; free it. */
+char *fake_provider_info_header(struct fake_provider *fp, const char *name);
 /* How many requests the path set with fake_provider_info answered. */
 size_t fake_provider_info_hits(struct fake_provider *fp, const char *path);
 /* The next n GETs of paths not set with fake_provider_info are answered from the script. */
