@@ -39,6 +39,8 @@ struct fake_provider {
 	size_t ninfo;			/* info requests answered */
 	char *info_headers[3];		/* Authorization, x-api-key, anthropic-version of the last */
 	size_t gets_scripted;		/* GETs still answered from the script */
+	fake_reply_fn fn;		/* fake_provider_start_fn: replies made per request */
+	void *fn_ud;
 };
 
 /* The entry for url, or NULL (under fp->mu). */
@@ -196,7 +198,17 @@ struct fake_stream {
 	const struct fake_reply *reply;
 	size_t len;
 	int fd;			/* the connection's socket */
+	struct fake_reply made;	/* a reply of fake_provider_start_fn (its body owned) */
 };
+
+static void
+fake_stream_free(void *cls)
+{
+	struct fake_stream *s = cls;
+
+	free(s->made.body);
+	free(s);
+}
 
 static ssize_t
 fake_read(void *cls, uint64_t pos, char *out, size_t max)
@@ -232,6 +244,30 @@ fake_header(struct MHD_Connection *conn, const char *name)
 	return xstrdup_or_null(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name));
 }
 
+/* A reply of fake_provider_start_fn's function. */
+static enum MHD_Result
+fake_made(struct fake_provider *fp, struct MHD_Connection *conn, const char *body)
+{
+	struct fake_stream *s = xcalloc(1, sizeof *s);
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	s->made = fp->fn(fp->fn_ud, body);
+	if (s->made.content_type == NULL)
+		s->made.content_type = "text/event-stream";
+	if (s->made.body == NULL)
+		s->made.body = xstrdup("");
+	s->reply = &s->made;
+	s->len = strlen(s->made.body);
+	s->fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD)->connect_fd;
+	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 65536, fake_read, s,
+	    fake_stream_free);
+	MHD_add_response_header(resp, "Content-Type", s->made.content_type);
+	ret = MHD_queue_response(conn, (unsigned)(s->made.status ? s->made.status : 200), resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
 static enum MHD_Result
 fake_handle(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
     const char *version, const char *upload, size_t *upload_size, void **con_cls)
@@ -256,6 +292,8 @@ fake_handle(void *cls, struct MHD_Connection *conn, const char *url, const char 
 	}
 	if (fake_is_info(fp, url, method))
 		return fake_info(fp, conn, url);
+	if (fp->fn != NULL)
+		return fake_made(fp, conn, c->body.data ? c->body.data : "");
 	pthread_mutex_lock(&fp->mu);
 	if (fp->nrequests < FAKE_MAX_REQUESTS) {
 		struct fake_request *r = &fp->requests[fp->nrequests];
@@ -339,6 +377,20 @@ fake_provider_start(const struct fake_reply *replies, size_t n)
 	}
 	info = MHD_get_daemon_info(fp->daemon, MHD_DAEMON_INFO_BIND_PORT);
 	fp->port = info ? info->port : 0;
+	return fp;
+}
+
+struct fake_provider *
+fake_provider_start_fn(fake_reply_fn fn, void *ud)
+{
+	struct fake_provider *fp = fake_provider_start(NULL, 0);
+
+	if (fp != NULL) {
+		pthread_mutex_lock(&fp->mu);
+		fp->fn = fn;
+		fp->fn_ud = ud;
+		pthread_mutex_unlock(&fp->mu);
+	}
 	return fp;
 }
 

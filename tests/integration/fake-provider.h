@@ -36,6 +36,14 @@ struct fake_provider;
 
 /* Serves replies[0..n) in order (the array must outlive the server). */
 struct fake_provider *fake_provider_start(const struct fake_reply *replies, size_t n);
+/*
+ * A reply made for each POST from its body (any number of them, not
+ * recorded): fn returns it with a malloc'd body the server frees; status 0
+ * is 200, a NULL content_type text/event-stream.  fn runs on the server's
+ * connection threads, one per request.
+ */
+typedef struct fake_reply (*fake_reply_fn)(void *ud, const char *body);
+struct fake_provider *fake_provider_start_fn(fake_reply_fn fn, void *ud);
 /* "http://127.0.0.1:PORT" plus suffix; static storage. */
 const char *fake_provider_url(const struct fake_provider *fp, const char *suffix);
 size_t fake_provider_count(struct fake_provider *fp);
