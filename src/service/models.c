@@ -1,4 +1,5 @@
 /* The models of a provider, asked of the provider (models.h). */
+#include <dirent.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -259,6 +260,41 @@ models_anthropic(const char *base, const char *key, cJSON *models, const char **
 	return status;
 }
 
+static int
+models_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The replay kind: the transcripts of dir (NAME.json plays model NAME), sorted. */
+static void
+models_replay(const char *dir, cJSON *models, const char **source)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **names = NULL;
+	size_t n = 0;
+
+	while (d != NULL && n < MODELS_MAX && (e = readdir(d)) != NULL) {
+		size_t len = strlen(e->d_name);
+
+		if (len > 5 && strcmp(e->d_name + len - 5, ".json") == 0) {
+			names = xrealloc(names, (n + 1) * sizeof *names);
+			names[n++] = xstrndup(e->d_name, len - 5);
+		}
+	}
+	if (d != NULL)
+		closedir(d);
+	qsort(names, n, sizeof *names, models_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (models_id_ok(names[i]))
+			models_entry(models, names[i]);
+		free(names[i]);
+	}
+	free(names);
+	*source = "the replay transcripts";
+}
+
 /* Wipes the API key of a provider block before it is freed. */
 static void
 models_wipe(cJSON *block)
@@ -333,6 +369,8 @@ models_list(struct service *svc, const char *name, struct problem *p)
 	else if (kind != NULL && base != NULL && strcmp(kind, "anthropic") == 0)
 		status = models_anthropic(base, cJSON_IsString(key) ? key->valuestring : NULL,
 		    models, &source);
+	else if (kind == NULL || strcmp(kind, "replay") == 0)
+		models_replay(svc->replay_dir, models, &source);
 	pthread_mutex_unlock(&models_busy);
 	if (status != 200) {
 		problem_set(p, TD_PROVIDER_UNAVAILABLE, NULL, status > 0 ? "The provider %.100s "
