@@ -2740,6 +2740,60 @@ Test(agent, a_big_tool_result_is_bounded_to_its_share_of_the_window)
 	buf_free(&fin);
 }
 
+/* A server that reads on forever: each request with tools asks for the next read; a summary else. */
+static struct fake_reply
+read_forever(void *ud, const char *body)
+{
+	cJSON *req = cJSON_Parse(body);
+	struct buf b;
+	int *n = ud;
+
+	buf_init(&b, 0);
+	if (cJSON_GetObjectItemCaseSensitive(req, "tools") == NULL) {
+		fake_openai_text(&b, "SUMMARY: big.txt is being read.");
+		fake_openai_delta(&b, "{}", "stop");
+	} else {
+		char id[32];
+
+		snprintf(id, sizeof id, "call_%d", __atomic_fetch_add(n, 1, __ATOMIC_SEQ_CST));
+		fake_openai_tool_call(&b, 0, id, "read_file", "{\"path\": \"big.txt\"}", 64);
+		fake_openai_delta(&b, "{}", "tool_calls");
+	}
+	fake_openai_usage(&b, 0, 10);
+	fake_openai_done(&b);
+	cJSON_Delete(req);
+	return (struct fake_reply){ .status = 200, .body = buf_steal(&b) };
+}
+
+/*
+ * Each read fills what a summary leaves of a 6,000-token window: every
+ * turn must compact first, which makes no progress; the run stops with
+ * context_exhausted after four such turns instead of running to max_turns.
+ */
+Test(agent, compacting_before_every_turn_stops_with_context_exhausted)
+{
+	static int reads;
+	struct fake_provider *fp = fake_provider_start_fn(read_forever, &reads);
+	struct agent a;
+	cJSON *start, *finish;
+
+	cr_assert_not_null(fp);
+	agent_init(&a);
+	ws_lines(&a, "big.txt", 20 * 1024);
+	start = http_start(&a, "openai", fp, NULL);
+	cJSON_AddNumberToObject(member(start, "provider"), "contextWindow", 6000);
+	cJSON_ReplaceItemInObject(member(start, "limits"), "maxTurns", cJSON_CreateNumber(50));
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 30000);
+	cr_expect_str_eq(json_get_string(finish, "status"), "failed");
+	cr_expect_str_eq(finish_code(finish), "context_exhausted", "%s", finish_message(finish));
+	cr_expect(strstr(finish_message(finish), "before each of the last 4 model turns") != NULL,
+	    "%s", finish_message(finish));
+	cr_expect_lt(__atomic_load_n(&reads, __ATOMIC_SEQ_CST), 10, "%d reads", reads);
+	agent_cleanup(&a);
+	fake_provider_stop(fp);
+}
+
 /*
  * A window too small for the system prompt and the tools: after summarizing
  * what there is, the request still does not fit, and the run stops at once
