@@ -210,8 +210,8 @@ check_runtimes(struct report *rep, const struct service *svc)
 	cJSON_Delete(routing);
 }
 
-/* readiness: the default provider has its key and answers on its base URL. */
-static void
+/* readiness: the default provider has its key and answers on its base URL; true when so. */
+static bool
 check_provider(struct report *rep, const struct service *svc)
 {
 	char name[72], msg[512];
@@ -231,6 +231,7 @@ check_provider(struct report *rep, const struct service *svc)
 	else
 		add_check(rep, "provider", key_missing || p == NULL ? CHECK_FAIL : CHECK_WARN,
 		    xstrdup(msg), xstrdup("Run `taskdeck setup` to choose and test a provider."));
+	return ok;
 }
 
 /* What --model and config.model may name: the default provider's models, as it lists them. */
@@ -381,8 +382,9 @@ route_doctor(struct http_request *req, struct http_response *r)
 	check_sandbox(&rep, req->svc);
 	/* readiness */
 	check_runtimes(&rep, req->svc);
-	check_provider(&rep, req->svc);
-	check_models(&rep, req->svc);
+	/* A provider that does not answer is not asked its models on top. */
+	if (check_provider(&rep, req->svc))
+		check_models(&rep, req->svc);
 	check_disk(&rep, req->svc);
 	cJSON_AddBoolToObject(res, "ready", rep.ready);
 	cJSON_AddStringToObject(res, "version", TD_VERSION);
