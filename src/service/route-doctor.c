@@ -266,7 +266,7 @@ check_models(struct report *rep, struct service *svc)
 	}
 	if (n > 0)
 		buf_appends(&b, ".");
-	add_check(rep, "provider-models", CHECK_INFO, buf_steal(&b), NULL);
+	add_check(rep, "provider-models", CHECK_OK, buf_steal(&b), NULL);
 	cJSON_Delete(list);
 }
 
