@@ -34,6 +34,7 @@ enum complete_kind {
 	COMPLETE_PROMPT,
 	COMPLETE_CONNECTOR,
 	COMPLETE_CREDENTIAL,
+	COMPLETE_MODEL,
 	COMPLETE_CHANGED_PATH,
 	COMPLETE_FILE,
 	COMPLETE_DIR,
@@ -97,6 +98,7 @@ static const struct {
 	{ "framework", NULL, COMPLETE_WORDS, complete_frameworks },
 	{ "effort", NULL, COMPLETE_WORDS, complete_efforts },
 	{ "provider", NULL, COMPLETE_WORDS, complete_providers },
+	{ "model", NULL, COMPLETE_MODEL, NULL },
 	{ "status", "runs", COMPLETE_WORDS, complete_run_statuses },
 	{ "log-level", NULL, COMPLETE_WORDS, complete_log_levels },
 	{ "kind", "credentials", COMPLETE_WORDS, complete_credential_kinds },
@@ -124,6 +126,7 @@ struct complete {
 	/* options given on the line, to narrow what the service is asked */
 	const char *project, *session, *run;
 	const char *from;	/* --from of runs changes|diff */
+	const char *provider;	/* --provider: whose models --model completes */
 	const char *first;	/* the command's first argument (the RUN of runs diff RUN PATH) */
 	struct td_client *client;
 	bool offline;		/* no service, or the budget is spent */
@@ -594,6 +597,28 @@ complete_credential_items(struct complete *c)
 	td_credential_list_free(list);
 }
 
+/* The models of --provider (else the default provider), as the provider lists them. */
+static void
+complete_model_items(struct complete *c)
+{
+	struct td_request_options opts = { 0 };
+	struct td_model_list *list = NULL;
+	struct td_client *client = complete_client(c, &opts);
+	struct td_error err;
+
+	if (client == NULL)
+		return;
+	if (td_list_models(client, c->provider ? c->provider : "default", &opts, &list,
+	    &err) != TD_OK) {
+		complete_failed(c);
+		return;
+	}
+	for (size_t i = 0; i < list->count; i++)
+		complete_item(c, list->items[i].id, list->items[i].display_name,
+		    COMPLETE_LABEL_ONLY);
+	td_model_list_free(list);
+}
+
 /*
  * Where the current directory is inside the workspace dir ("sub/dir"), or
  * NULL when it is the workspace itself or outside it; free() it.
@@ -715,6 +740,9 @@ complete_kind(struct complete *c, enum complete_kind kind, const char *const *wo
 		break;
 	case COMPLETE_CREDENTIAL:
 		complete_credential_items(c);
+		break;
+	case COMPLETE_MODEL:
+		complete_model_items(c);
 		break;
 	case COMPLETE_CHANGED_PATH:
 		complete_changed_path_items(c);
@@ -948,6 +976,8 @@ complete_note(struct complete *c, const char *name, const char *value)
 		c->run = value;
 	else if (strcmp(name, "from") == 0)
 		c->from = value;
+	else if (strcmp(name, "provider") == 0)
+		c->provider = value;
 }
 
 int
