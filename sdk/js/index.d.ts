@@ -17,6 +17,7 @@ export type TaskdeckErrorCode =
   | 'session_busy' | 'cwd_mismatch' | 'credential_in_use' | 'payload_too_large' | 'uri_too_long'
   | 'idempotency_conflict' | 'invalid_configuration' | 'rate_limited'
   | 'internal_error' | 'idempotency_unavailable' | 'service_unavailable' | 'sandbox_unavailable'
+  | 'provider_unavailable'
   | 'insufficient_storage' | 'permission_denied' | 'configuration_conflict' | 'runtime_missing'
   | 'run_active' | 'revert_conflict' | 'workspace_replaced' | 'attempt_conflict' | 'attempt_group_closed'
   | 'timeout' | 'aborted' | 'unreachable' | 'invalid_response' | 'invalid_argument'
@@ -477,7 +478,8 @@ export interface RunChangesEvent extends ChangeCounts {
  */
 export type RunErrorCode =
   | 'replay_failed' | 'provider_error' | 'provider_unreachable' | 'invalid_provider_response'
-  | 'replay_not_found' | 'max_turns' | 'tool_loop' | 'budget_exceeded' | 'runtime_crashed'
+  | 'replay_not_found' | 'max_turns' | 'tool_loop' | 'context_exhausted' | 'budget_exceeded'
+  | 'runtime_crashed'
   | 'runtime_protocol_error' | 'runtime_missing' | 'service_stopped' | 'service_restarted'
   | 'resume_limit' | 'checkpoint_invalid' | (string & {});
 
@@ -999,6 +1001,32 @@ export interface ReadinessReport {
   nextActions: string[];
 }
 
+/** A model a provider offers (GET /api/v1/providers/{name}/models). */
+export interface Model {
+  /** What `config.model` (and the CLI's --model) takes. */
+  id: string;
+  /** The provider's name for people (Anthropic's display_name). */
+  displayName?: string;
+  /** The context window in tokens: settings.json's contextWindow, else what the provider says (vLLM's max_model_len, Anthropic's max_input_tokens). */
+  contextWindow?: number;
+  /** The provider's defaultModel in settings.json. */
+  default?: boolean;
+  /** settings.json names it (providers.<name>.models.<id>). */
+  configured?: boolean;
+}
+
+/** The models of a provider, as it lists them, with those settings.json names. */
+export interface ModelList {
+  /** The provider's name in settings.json ("default" resolved). */
+  provider: string;
+  /** Its kind: openai, anthropic or replay. */
+  kind: string;
+  /** Where the list comes from, for a person ("GET {baseUrl}/models", "GET /api/tags (Ollama)", ...). */
+  source: string;
+  /** The provider's models, then the ones settings.json names that it did not list. */
+  models: Model[];
+}
+
 /** A framework's runtime (GET /api/v1/runtimes lists taskdeck, claude-code, codex, acp in that order). */
 export interface Runtime {
   /** The framework it runs. */
@@ -1274,6 +1302,8 @@ export declare class TaskdeckClient {
   doctor(options?: RequestOptions): ApiPromise<ReadinessReport>;
   /** Agent runtimes. `GET /api/v1/runtimes`. Errors: ConnectionError, TimeoutError, AbortError. */
   listRuntimes(options?: ListOptions): ApiPromise<Page<Runtime>>;
+  /** The models a provider of settings.json offers ("default": the default provider), asked of the provider and kept a minute. `GET /api/v1/providers/{name}/models`. Errors: NotFoundError; TaskdeckError provider_unavailable (502), service_unavailable (another listing is under way); ConnectionError, TimeoutError, AbortError. */
+  listModels(provider: string, options?: RequestOptions): ApiPromise<ModelList>;
   /** A setup step. `POST /api/v1/bootstrap`. Errors: BadRequestError; ConnectionError, TimeoutError, AbortError. */
   bootstrap(request: { action: 'status' | 'runtime' }, options?: RequestOptions): ApiPromise<BootstrapResult>;
   /** Installs the taskdeck launcher. `POST /api/v1/cli/install`. Errors: ConnectionError, TimeoutError, AbortError. */

@@ -1,4 +1,5 @@
 #include <stdio.h>
+#include <strings.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,19 +75,22 @@ context_positive(const cJSON *v)
 	    (long)v->valuedouble : 0;
 }
 
-/* Ollama's answer: num_ctx in parameters, else <arch>.context_length capped. */
+/* Ollama's /api/show: num_ctx in parameters, else <arch>.context_length capped. */
 static long
-context_ollama(const cJSON *doc)
+context_ollama(const cJSON *doc, bool *set)
 {
 	const char *params = json_get_string(doc, "parameters");
 	const cJSON *info = cJSON_GetObjectItemCaseSensitive(doc, "model_info"), *v;
 	const char *at;
 	long n = 0;
 
+	*set = false;
 	if (params != NULL && (at = strstr(params, "num_ctx")) != NULL) {
 		n = strtol(at + 7, NULL, 10);
-		if (n >= 1024 && n <= 10000000)
+		if (n >= 1024 && n <= 10000000) {
+			*set = true;
 			return n;
+		}
 	}
 	cJSON_ArrayForEach(v, info) {
 		size_t len = strlen(v->string);
@@ -114,81 +118,253 @@ context_is_ollama(struct host *h, const char *root, size_t len)
 	return yes;
 }
 
-long
-context_discover(struct host *h, const struct agent_config *cfg)
+/* Whether Ollama's name is model's: "llama3.1" is "llama3.1:latest". */
+static bool
+context_same_model(const char *name, const char *model)
 {
-	size_t n = cfg->base_url ? strlen(cfg->base_url) : 0;
-	cJSON *doc = NULL, *body;
-	long window = 0;
-	char *url, *key = NULL, *text;
+	size_t n = strlen(model);
 
-	while (n > 0 && cfg->base_url[n - 1] == '/')
+	if (name == NULL)
+		return false;
+	if (strcmp(name, model) == 0)
+		return true;
+	return strchr(model, ':') == NULL && strncmp(name, model, n) == 0 &&
+	    strcmp(name + n, ":latest") == 0;
+}
+
+/* base_url without trailing slashes (its length), and without a last "/v1" (root_len). */
+static void
+context_roots(const char *base_url, size_t *len, size_t *root_len)
+{
+	size_t n = base_url ? strlen(base_url) : 0;
+
+	while (n > 0 && base_url[n - 1] == '/')
 		n--;
-	if (strcmp(cfg->provider_kind, "anthropic") == 0) {
-		char *esc = curl_easy_escape(NULL, cfg->model, 0);
-		const char *headers[] = { "anthropic-version: 2023-06-01", NULL, NULL };
+	*len = n;
+	*root_len = n >= 3 && strncmp(base_url + n - 3, "/v1", 3) == 0 ? n - 3 : n;
+}
 
-		url = xasprintf("%.*s/v1/models/%s", (int)n, cfg->base_url, esc ? esc : "");
-		if (cfg->api_key != NULL)
-			headers[1] = key = xasprintf("x-api-key: %s", cfg->api_key);
-		doc = context_ask(h, "GET", url, headers, NULL);
-		window = context_positive(cJSON_GetObjectItemCaseSensitive(doc, "max_input_tokens"));
-		curl_free(esc);
-	} else if (strcmp(cfg->provider_kind, "openai") == 0 && n >= 3 &&
-	    strncmp(cfg->base_url + n - 3, "/v1", 3) == 0 &&
-	    context_is_ollama(h, cfg->base_url, n - 3)) {
-		const char *headers[] = { "Content-Type: application/json", NULL };
+/*
+ * Whether the base URL's host is this machine or a private network, where
+ * the servers that run models locally (Ollama, llama.cpp, LM Studio) are;
+ * their own endpoints are asked only there.
+ */
+static bool
+context_local(const char *base_url)
+{
+	CURLU *u = curl_url();
+	char *host = NULL;
+	bool local = false;
+	unsigned a, b;
 
-		url = xasprintf("%.*s/api/show", (int)n - 3, cfg->base_url);
-		body = cJSON_CreateObject();
-		cJSON_AddStringToObject(body, "model", cfg->model);
-		text = json_print(body);
-		cJSON_Delete(body);
-		doc = context_ask(h, NULL, url, headers, text);
-		free(text);
-		window = doc ? context_ollama(doc) : 0;
-	} else {
-		return 0;
+	if (u != NULL && curl_url_set(u, CURLUPART_URL, base_url, 0) == CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK) {
+		local = strcasecmp(host, "localhost") == 0 || strchr(host, '.') == NULL ||
+		    (strlen(host) > 6 && strcasecmp(host + strlen(host) - 6, ".local") == 0) ||
+		    strncmp(host, "127.", 4) == 0 || strncmp(host, "10.", 3) == 0 ||
+		    strncmp(host, "192.168.", 8) == 0 || strncmp(host, "169.254.", 8) == 0 ||
+		    strcmp(host, "[::1]") == 0 || strncasecmp(host, "[fc", 3) == 0 ||
+		    strncasecmp(host, "[fd", 3) == 0 ||
+		    (sscanf(host, "%u.%u.", &a, &b) == 2 && a == 172 && b >= 16 && b <= 31);
 	}
-	if (key != NULL) {
-		explicit_bzero(key, strlen(key));
-		free(key);
+	curl_free(host);
+	curl_url_cleanup(u);
+	return local;
+}
+
+long
+context_ollama_loaded(struct host *h, const struct agent_config *cfg)
+{
+	size_t n, root;
+	char *url;
+	cJSON *doc;
+	const cJSON *m;
+	long window = 0;
+
+	context_roots(cfg->base_url, &n, &root);
+	url = xasprintf("%.*s/api/ps", (int)root, cfg->base_url);
+	doc = context_ask(h, "GET", url, NULL, NULL);
+	cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(doc, "models")) {
+		if (context_same_model(json_get_string(m, "name"), cfg->model) ||
+		    context_same_model(json_get_string(m, "model"), cfg->model))
+			window = context_positive(cJSON_GetObjectItemCaseSensitive(m,
+			    "context_length"));
 	}
-	if (window > 0)
-		log_info("the provider gives %s a context window of %ld tokens", cfg->model, window);
 	cJSON_Delete(doc);
 	free(url);
 	return window;
 }
 
+/* Ollama: the loaded model's context length (/api/ps), else what the model sets (/api/show). */
+static void
+context_discover_ollama(struct host *h, const struct agent_config *cfg, size_t root,
+    struct context_found *found)
+{
+	const char *json[] = { "Content-Type: application/json", NULL };
+	char *url, *text;
+	cJSON *doc, *body;
+	bool set;
+
+	if ((found->window = context_ollama_loaded(h, cfg)) > 0)
+		return;
+	url = xasprintf("%.*s/api/show", (int)root, cfg->base_url);
+	body = cJSON_CreateObject();
+	cJSON_AddStringToObject(body, "model", cfg->model);
+	text = json_print(body);
+	cJSON_Delete(body);
+	doc = context_ask(h, NULL, url, json, text);
+	free(text);
+	free(url);
+	if (doc != NULL) {
+		found->window = context_ollama(doc, &set);
+		/* Ollama sizes the context when it loads the model: ask again after a turn. */
+		found->ask_loaded = !set;
+		cJSON_Delete(doc);
+	}
+}
+
+/*
+ * The OpenAI kind: {base}/models, then a local server's own endpoints
+ * (Ollama's only of a server that says it is Ollama).
+ */
+static void
+context_discover_openai(struct host *h, const struct agent_config *cfg, const char *auth,
+    struct context_found *found)
+{
+	const char *headers[] = { auth, NULL };
+	size_t n, root;
+	char *url, *esc;
+	cJSON *doc;
+	const cJSON *m;
+
+	context_roots(cfg->base_url, &n, &root);
+	/* vLLM: {"data":[{"id", "max_model_len"}]}. */
+	url = xasprintf("%.*s/models", (int)n, cfg->base_url);
+	doc = context_ask(h, "GET", url, headers, NULL);
+	free(url);
+	cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(doc, "data")) {
+		if (context_same_model(json_get_string(m, "id"), cfg->model))
+			found->window = context_positive(cJSON_GetObjectItemCaseSensitive(m,
+			    "max_model_len"));
+	}
+	cJSON_Delete(doc);
+	if (found->window > 0 || !context_local(cfg->base_url))
+		return;
+	if (context_is_ollama(h, cfg->base_url, root)) {
+		context_discover_ollama(h, cfg, root, found);
+		return;
+	}
+	/* llama.cpp: GET /props, default_generation_settings.n_ctx. */
+	url = xasprintf("%.*s/props", (int)root, cfg->base_url);
+	doc = context_ask(h, "GET", url, headers, NULL);
+	free(url);
+	found->window = context_positive(cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(doc, "default_generation_settings"), "n_ctx"));
+	cJSON_Delete(doc);
+	if (found->window > 0)
+		return;
+	/* LM Studio: GET /api/v0/models/{model}, the loaded context, else the model's. */
+	esc = curl_easy_escape(NULL, cfg->model, 0);
+	url = xasprintf("%.*s/api/v0/models/%s", (int)root, cfg->base_url, esc ? esc : "");
+	curl_free(esc);
+	doc = context_ask(h, "GET", url, headers, NULL);
+	free(url);
+	found->window = context_positive(cJSON_GetObjectItemCaseSensitive(doc,
+	    "loaded_context_length"));
+	if (found->window == 0)
+		found->window = context_positive(cJSON_GetObjectItemCaseSensitive(doc,
+		    "max_context_length"));
+	cJSON_Delete(doc);
+}
+
+void
+context_discover(struct host *h, const struct agent_config *cfg, struct context_found *found)
+{
+	size_t n, root;
+	char *key = NULL;
+
+	memset(found, 0, sizeof *found);
+	context_roots(cfg->base_url, &n, &root);
+	if (strcmp(cfg->provider_kind, "anthropic") == 0) {
+		char *esc = curl_easy_escape(NULL, cfg->model, 0);
+		const char *headers[] = { "anthropic-version: 2023-06-01", NULL, NULL };
+		char *url = xasprintf("%.*s/v1/models/%s", (int)n, cfg->base_url, esc ? esc : "");
+		cJSON *doc;
+
+		if (cfg->api_key != NULL)
+			headers[1] = key = xasprintf("x-api-key: %s", cfg->api_key);
+		doc = context_ask(h, "GET", url, headers, NULL);
+		found->window = context_positive(cJSON_GetObjectItemCaseSensitive(doc,
+		    "max_input_tokens"));
+		cJSON_Delete(doc);
+		curl_free(esc);
+		free(url);
+	} else if (strcmp(cfg->provider_kind, "openai") == 0 && n > 0) {
+		if (cfg->api_key != NULL)
+			key = xasprintf("Authorization: Bearer %s", cfg->api_key);
+		context_discover_openai(h, cfg, key, found);
+	}
+	if (key != NULL) {
+		explicit_bzero(key, strlen(key));
+		free(key);
+	}
+	if (found->window > 0)
+		log_info("the provider gives %s a context window of %ld tokens", cfg->model,
+		    found->window);
+}
+
+void
+context_set_window(struct context *cx, long window, const char *from)
+{
+	cx->window = window;
+	cx->window_from = from;
+	cx->reserve = cx->answer > window / 4 ? window / 4 : cx->answer;
+}
+
 void
 context_init(struct context *cx, const struct agent_config *cfg, size_t tools_bytes,
-    long discovered)
+    const struct context_found *found)
 {
+	long window = CONTEXT_DEFAULT_WINDOW;
+	const char *from = "default";
+
 	memset(cx, 0, sizeof *cx);
 	cx->tools_bytes = tools_bytes;
 	cx->per_byte = 1.0 / CONTEXT_BYTES_PER_TOKEN;
 	if (strcmp(cfg->provider_kind, "replay") == 0)
 		return;
+	cx->answer = strcmp(cfg->provider_kind, "anthropic") == 0 ? an_max_tokens(cfg->effort) :
+	    4096;
 	if (cfg->context_window > 0) {
-		cx->window = cfg->context_window;
-		cx->window_from = "settings";
-	} else if (discovered > 0) {
-		cx->window = discovered;
-		cx->window_from = "provider";
+		window = cfg->context_window;
+		from = "settings";
+	} else if (found != NULL && found->window > 0) {
+		window = found->window;
+		from = "provider";
+		cx->ask_loaded = found->ask_loaded;
 	} else {
-		cx->window = CONTEXT_DEFAULT_WINDOW;
-		cx->window_from = "default";
 		for (size_t i = 0; i < sizeof context_known / sizeof *context_known; i++) {
 			if (strncmp(cfg->model, context_known[i].prefix,
 			    strlen(context_known[i].prefix)) == 0)
-				cx->window = context_known[i].window;
+				window = context_known[i].window;
 		}
 	}
-	cx->reserve = strcmp(cfg->provider_kind, "anthropic") == 0 ? an_max_tokens(cfg->effort) :
-	    4096;
-	if (cx->reserve > cx->window / 4)
-		cx->reserve = cx->window / 4;
+	context_set_window(cx, window, from);
+}
+
+size_t
+context_result_max(const struct context *cx, size_t ncalls, size_t cap)
+{
+	double share;
+	size_t max;
+
+	if (cx->window <= 0)
+		return cap;
+	share = (double)(cx->window / 4) / cx->per_byte / (double)(ncalls > 0 ? ncalls : 1);
+	max = share > (double)cap ? cap : (size_t)share;
+	if (max < CONTEXT_RESULT_MIN)
+		max = CONTEXT_RESULT_MIN;
+	return max < cap ? max : cap;
 }
 
 long

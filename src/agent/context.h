@@ -16,23 +16,45 @@
 
 struct context {
 	long window;		/* tokens; 0: not managed (the replay provider) */
-	const char *window_from;	/* "settings", "provider" or "default" */
+	const char *window_from;	/* "settings", "provider", "provider error" or "default" */
 	long reserve;		/* tokens kept free for the answer */
+	long answer;		/* the answer's room asked for (reserve: at most a quarter) */
 	double per_byte;	/* tokens per byte of the prompt, learnt from usage */
 	size_t tools_bytes;	/* the tool definitions, sent with every request */
+	bool ask_loaded;	/* Ollama's model is not loaded yet: ask /api/ps after a turn */
+};
+
+/* What the provider says about the window of a model. */
+struct context_found {
+	long window;		/* tokens, or 0 */
+	bool ask_loaded;	/* an Ollama model not loaded yet: its window is known once it is */
 };
 
 /* The window for cfg: configured, else discovered (when > 0), else a default by model name. */
 void context_init(struct context *cx, const struct agent_config *cfg, size_t tools_bytes,
-    long discovered);
+    const struct context_found *found);
+/* A window learnt while running (from is static): the reserve follows it. */
+void context_set_window(struct context *cx, long window, const char *from);
 struct host;
 /*
- * The window the provider reports for cfg->model, or 0: Anthropic's models
- * API (max_input_tokens); for an OpenAI-compatible base URL ending in /v1,
- * Ollama's /api/show (num_ctx when the model sets it, else its context_length
- * but at most Ollama's default num_ctx).  A few seconds at most.
+ * What the provider reports about cfg->model's window (docs/agent.md,
+ * Context): Anthropic's models API (max_input_tokens); for the OpenAI kind,
+ * {base}/models (vLLM's max_model_len), then on a local or private host
+ * Ollama's /api/ps (the loaded context_length) and /api/show when its
+ * /api/version says it is Ollama, else llama.cpp's /props (n_ctx) and LM
+ * Studio's /api/v0/models.  A few seconds at most.
  */
-long context_discover(struct host *h, const struct agent_config *cfg);
+void context_discover(struct host *h, const struct agent_config *cfg,
+    struct context_found *found);
+/* The context length Ollama loaded cfg->model with (GET /api/ps), or 0. */
+long context_ollama_loaded(struct host *h, const struct agent_config *cfg);
+/*
+ * The bytes one of ncalls tool results of an answer may have: a share of the
+ * window (all the answer's results together about a quarter of it), at
+ * least CONTEXT_RESULT_MIN, at most cap.  cap when the window is not managed.
+ */
+#define CONTEXT_RESULT_MIN 2048
+size_t context_result_max(const struct context *cx, size_t ncalls, size_t cap);
 /* The estimated tokens of a request with conv. */
 long context_estimate(const struct context *cx, const struct conversation *conv);
 /* True when a request with conv would leave less than the reserve for the answer. */

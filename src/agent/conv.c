@@ -48,6 +48,17 @@ conv_add_assistant(struct conversation *c, const char *text,
 }
 
 void
+conv_set_text(struct conversation *c, size_t i, const char *text)
+{
+	struct conv_message *m = &c->msgs[i];
+
+	c->bytes -= strlen(m->text);
+	free(m->text);
+	m->text = xstrdup(text);
+	c->bytes += strlen(m->text);
+}
+
+void
 conv_add_copy(struct conversation *c, const struct conv_message *m)
 {
 	struct tool_call *calls = NULL;

@@ -58,6 +58,8 @@ void conv_set_media(struct conversation *c, cJSON *media);
 /* Gives reasoning (owned, an object with "kind", or NULL) to the last message, an answer. */
 void conv_set_reasoning(struct conversation *c, cJSON *reasoning);
 void conv_free(struct conversation *c);
+/* Replaces the text of message i with a copy of text. */
+void conv_set_text(struct conversation *c, size_t i, const char *text);
 /* Appends a copy of m (its calls and strings copied). */
 void conv_add_copy(struct conversation *c, const struct conv_message *m);
 

@@ -31,6 +31,8 @@
 #define LOOP_BACKOFF_BASE_MS 1000
 #define LOOP_BACKOFF_CAP_MS 60000
 #define LOOP_REVIEWS 2			/* reviews of a run: the second after one more round */
+#define LOOP_COMPACT_STREAK 4		/* model turns in a row that each compacted: no progress */
+#define LOOP_CUT_SLACK 512		/* a tool's own note after its cut output */
 
 /*
  * The tokens a run used, its subagents' included, as they are used: the
@@ -72,6 +74,7 @@ struct loop {
 	const char *subagent;		/* a run_subagent child: its id; NULL for the run */
 	struct ws_snapshot before;	/* the workspace at the start, for the reviewer */
 	int reviews;			/* reviews done */
+	int compact_streak;		/* model turns in a row that began with a compaction */
 };
 
 static const char *const loop_profile_notes[] = {
@@ -528,10 +531,12 @@ loop_ask(struct loop *l, const char *name, const cJSON *args, const char *what)
 /* Runs one tool call into res; AGENT_CANCELLED stops the run. */
 static int
 loop_exec(struct loop *l, const struct tool_call *call, const struct tool *t,
-    const cJSON *args, const char *what, struct tool_result *res, bool *denied)
+    const cJSON *args, const char *what, size_t max_output, struct tool_result *res,
+    bool *denied)
 {
 	struct tool_ctx ctx = { .cfg = l->cfg, .host = l->host, .plan = &l->plan,
-		.files = l->files, .files_why = l->files_why, .call_id = call->id };
+		.files = l->files, .files_why = l->files_why, .call_id = call->id,
+		.max_output = max_output };
 	int rc;
 
 	*denied = false;
@@ -637,6 +642,7 @@ struct pending {
 	const struct connector_tool *ct;
 	cJSON *args;
 	char what[512];
+	size_t max_output;		/* the result's share of the window (context_result_max) */
 	struct tool_result res;
 	bool denied;
 	int rc;
@@ -670,7 +676,56 @@ loop_call_exec(struct pending *p)
 	if (p->ct != NULL)
 		p->rc = loop_exec_connector(p->l, p->ct, p->args, p->what, &p->res, &p->denied);
 	else
-		p->rc = loop_exec(p->l, &p->call, p->t, p->args, p->what, &p->res, &p->denied);
+		p->rc = loop_exec(p->l, &p->call, p->t, p->args, p->what, p->max_output, &p->res,
+		    &p->denied);
+}
+
+/*
+ * text cut to max bytes, with a note that says how to get the rest: a tool
+ * result bounded to its share of the model's context window.
+ */
+static char *
+loop_cut_text(const struct loop *l, const char *text, size_t max)
+{
+	size_t n = agent_utf8_cut(text, max);
+
+	return xasprintf("%.*s\n[cut to %zu of %zu bytes to fit the model's context window (%ld "
+	    "tokens): ask for less at a time, e.g. read_file with offset and limit (lines), a "
+	    "narrower grep or glob, or a command whose output is shorter]\n", (int)n, text, n,
+	    strlen(text), l->cx.window);
+}
+
+/*
+ * Cuts the tool results of the conversation larger than their share of the
+ * window (after it shrank); true when one was.  The next checkpoint sends
+ * them again.
+ */
+static bool
+loop_cut_results(struct loop *l)
+{
+	size_t calls = 1;
+	bool cut = false;
+
+	for (size_t i = 0; i < l->conv.n; i++) {
+		const struct conv_message *m = &l->conv.msgs[i];
+		size_t max;
+		char *text;
+
+		if (m->role == CONV_ASSISTANT)
+			calls = m->ncalls;
+		if (m->role != CONV_TOOL)
+			continue;
+		max = context_result_max(&l->cx, calls, l->cfg->max_tool_output);
+		if (strlen(m->text) <= max + LOOP_CUT_SLACK)
+			continue;
+		text = loop_cut_text(l, m->text, max);
+		conv_set_text(&l->conv, i, text);
+		free(text);
+		if (l->cp_sent > i)
+			l->cp_sent = i;
+		cut = true;
+	}
+	return cut;
 }
 
 /* Sends the call's end and gives its result to the model; AGENT_OK to go on. */
@@ -694,6 +749,13 @@ loop_call_finish(struct loop *l, struct pending *p)
 		host_usage(l->host, &l->used);
 	}
 	content = agent_utf8_clean(p->res.content.data ? p->res.content.data : "");
+	/* A connector's, or a tool's past its share with its own note: cut here. */
+	if (p->max_output > 0 && strlen(content) > p->max_output + LOOP_CUT_SLACK) {
+		char *cut = loop_cut_text(l, content, p->max_output);
+
+		free(content);
+		content = cut;
+	}
 	conv_add_tool_result(&l->conv, call->id, call->name, content, p->res.failed);
 	conv_set_media(&l->conv, p->res.media);
 	p->res.media = NULL;
@@ -753,8 +815,10 @@ loop_calls(struct loop *l, size_t at, size_t from)
 		th = xcalloc(n, sizeof *th);
 		started = xcalloc(n, sizeof *started);
 		/* Results grow the conversation (and may move it): copy the calls. */
-		for (size_t k = 0; k < n; k++)
+		for (size_t k = 0; k < n; k++) {
 			loop_call_start(l, &l->conv.msgs[at].calls[i + k], &p[k]);
+			p[k].max_output = context_result_max(&l->cx, ncalls, l->cfg->max_tool_output);
+		}
 		for (size_t k = 0; k < n; k++)
 			started[k] = n > 1 && pthread_create(&th[k], NULL, loop_call_thread, &p[k]) == 0;
 		for (size_t k = 0; k < n; k++) {
@@ -980,15 +1044,16 @@ loop_plan_text(const struct loop *l, struct buf *b)
 	"window. The summary replaces those turns: keep what the agent needs to carry on."
 
 /*
- * Context management: the model summarizes the turns before the recent ones;
- * the system prompt, the task, the plan and the recent turns stay.  The
- * checkpoint then holds the new conversation.  *done is false when there was
- * nothing older to summarize.
+ * Context management: the model summarizes the turns before the recent ones
+ * (those within about budget tokens, at least the newest); the system
+ * prompt, the task, the plan and the recent turns stay.  The checkpoint then
+ * holds the new conversation.  *done is false when there was nothing older
+ * to summarize.
  */
 static int
-loop_compact(struct loop *l, const char *why, bool *done)
+loop_compact(struct loop *l, const char *why, long budget, bool *done)
 {
-	size_t recent = context_recent_start(&l->cx, &l->conv, l->cx.window * 3 / 10);
+	size_t recent = context_recent_start(&l->cx, &l->conv, budget);
 	size_t skip = SIZE_MAX, older = 0;
 	size_t max = (size_t)((double)l->cx.window * 0.6 / l->cx.per_byte);
 	struct conversation sc, nc;
@@ -1005,8 +1070,9 @@ loop_compact(struct loop *l, const char *why, bool *done)
 			skip = i;
 	if (skip != SIZE_MAX && recent <= skip)
 		recent = skip + 1;
+	/* An earlier summary alone is not summarized again. */
 	for (size_t i = 0; i < recent; i++)
-		older += i != skip || strcmp(l->conv.msgs[i].text, l->cfg->prompt) != 0;
+		older += i != skip;
 	if (skip != SIZE_MAX && strcmp(l->conv.msgs[skip].text, l->cfg->prompt) != 0)
 		skip = SIZE_MAX;	/* an earlier summary: summarized again */
 	if (older == 0)
@@ -1076,6 +1142,77 @@ loop_cut_note(const struct turn *t)
 	    "Go on from where it stopped; keep each answer shorter.]");
 }
 
+/*
+ * Makes the next request fit the window: cuts the tool results past their
+ * share (the window may have shrunk), then summarizes the older turns,
+ * keeping about 30 % of the window, then all but the newest turn.  forced:
+ * the provider refused the request as too long, so something must change.
+ * *changed says whether the conversation did.  AGENT_FAILED with
+ * context_exhausted when the newest turn does not fit even so.
+ */
+static int
+loop_fit(struct loop *l, const char *why, bool forced, bool *changed)
+{
+	static const int keep[] = { 3, 0 };	/* tenths of the window kept as they are */
+	bool done;
+	int rc;
+
+	*changed = loop_cut_results(l);
+	if (*changed) {
+		log_info("tool results were cut to fit the model's context window of %ld tokens",
+		    l->cx.window);
+		loop_checkpoint(l);
+	}
+	for (size_t k = 0; k < sizeof keep / sizeof *keep; k++) {
+		if (!context_full(&l->cx, &l->conv) && (*changed || !forced))
+			return AGENT_OK;
+		if ((rc = loop_compact(l, why, l->cx.window * keep[k] / 10, &done)) != AGENT_OK)
+			return rc;
+		*changed = *changed || done;
+	}
+	if (!context_full(&l->cx, &l->conv) || !*changed)
+		return AGENT_OK;
+	agent_error_set(&l->err, "context_exhausted", "the newest turn (about %ld tokens with the "
+	    "system prompt, the tools and the summary) does not fit the model's context window "
+	    "of %ld tokens (%s) with %ld kept for the answer: set a larger window on the server "
+	    "(and providers.<name>.models.<model>.contextWindow), or split the task",
+	    context_estimate(&l->cx, &l->conv), l->cx.window, l->cx.window_from, l->cx.reserve);
+	return AGENT_FAILED;
+}
+
+/*
+ * The provider refused the request as too long: the window it states (when
+ * smaller) and the tokens it counted are taken, then the conversation is
+ * made to fit.  AGENT_OK to ask again; AGENT_FAILED when nothing changed.
+ */
+static int
+loop_refused(struct loop *l)
+{
+	long stated = l->prov->retry.stated_window;
+	char *said = xstrdup(l->err.message ? l->err.message : "");
+	bool changed = false;
+	int rc;
+
+	log_info("the provider refused the conversation as too long: %s", said);
+	agent_error_clear(&l->err);
+	if (l->prov->retry.stated_prompt > 0)
+		context_learn(&l->cx, &l->conv, l->prov->retry.stated_prompt);
+	if (stated > 0 && stated < l->cx.window) {
+		log_info("the provider states a context window of %ld tokens (%ld assumed)", stated,
+		    l->cx.window);
+		context_set_window(&l->cx, stated, "provider error");
+	}
+	rc = loop_fit(l, "the provider said the conversation is too long for the model", true,
+	    &changed);
+	if (rc == AGENT_OK && !changed) {
+		agent_error_set(&l->err, "provider_error", "%s (the conversation does not fit "
+		    "the model's context window, and there is nothing older to summarize)", said);
+		rc = AGENT_FAILED;
+	}
+	free(said);
+	return rc;
+}
+
 /* One model turn and its tool calls.  AGENT_OK with *done when the model finished. */
 static int
 loop_turn(struct loop *l, bool *done)
@@ -1097,29 +1234,25 @@ loop_turn(struct loop *l, bool *done)
 	if (context_full(&l->cx, &l->conv)) {
 		snprintf(why, sizeof why, "the conversation (about %ld tokens) is near the model's "
 		    "context window", context_estimate(&l->cx, &l->conv));
-		if ((rc = loop_compact(l, why, &compacted)) != AGENT_OK)
+		if ((rc = loop_fit(l, why, false, &compacted)) != AGENT_OK)
 			return rc;
 	}
+	/* Turns that each must compact first make no progress: the window is too small. */
+	l->compact_streak = compacted ? l->compact_streak + 1 : 0;
+	if (l->compact_streak >= LOOP_COMPACT_STREAK) {
+		agent_error_set(&l->err, "context_exhausted", "the conversation had to be "
+		    "summarized before each of the last %d model turns: the model's context window "
+		    "(%ld tokens, %s) is too small for the steps of this task; set a larger window "
+		    "on the server (and providers.<name>.models.<model>.contextWindow), or split "
+		    "the task", LOOP_COMPACT_STREAK, l->cx.window, l->cx.window_from);
+		return AGENT_FAILED;
+	}
 	rc = loop_answer(l, &l->conv, l->tools, true, &t);
-	if (rc == AGENT_FAILED && l->prov->retry.context_exceeded && !compacted &&
-	    l->cx.window > 0) {
-		bool again = false;
-
-		char *said = xstrdup(l->err.message ? l->err.message : "");
-
+	if (rc == AGENT_FAILED && l->prov->retry.context_exceeded && l->cx.window > 0 &&
+	    (!compacted || (l->prov->retry.stated_window > 0 &&
+	    l->prov->retry.stated_window < l->cx.window))) {
 		turn_free(&t);
-		log_info("the provider refused the conversation as too long: %s", said);
-		agent_error_clear(&l->err);
-		rc = loop_compact(l, "the provider said the conversation is too long for the model",
-		    &again);
-		if (rc == AGENT_OK && !again) {
-			agent_error_set(&l->err, "provider_error", "%s (the conversation does not fit "
-			    "the model's context window, and there is nothing older to summarize)",
-			    said);
-			rc = AGENT_FAILED;
-		}
-		free(said);
-		if (rc != AGENT_OK)
+		if ((rc = loop_refused(l)) != AGENT_OK)
 			return rc;
 		rc = loop_answer(l, &l->conv, l->tools, true, &t);
 	}
@@ -1128,6 +1261,17 @@ loop_turn(struct loop *l, bool *done)
 		return rc;
 	}
 	context_learn(&l->cx, &l->conv, t.input_tokens);
+	if (l->cx.ask_loaded) {
+		/* Ollama sized the model's context when it loaded it for this turn. */
+		long loaded = context_ollama_loaded(l->host, l->cfg);
+
+		l->cx.ask_loaded = false;
+		if (loaded > 0 && loaded != l->cx.window) {
+			log_info("Ollama loaded %s with a context window of %ld tokens", l->cfg->model,
+			    loaded);
+			context_set_window(&l->cx, loaded, "provider");
+		}
+	}
 	ncalls = t.ncalls;
 	conv_add_assistant(&l->conv, t.text.data ? t.text.data : "", t.calls, t.ncalls);
 	conv_set_reasoning(&l->conv, t.reasoning);
@@ -1283,10 +1427,11 @@ static void
 loop_context(struct loop *l, bool discover)
 {
 	char *defs = json_print(l->tools);
-	long found = l->cfg->context_window == 0 && discover ?
-	    context_discover(l->host, l->cfg) : 0;
+	struct context_found found = { 0 };
 
-	context_init(&l->cx, l->cfg, strlen(defs), found);
+	if (l->cfg->context_window == 0 && discover)
+		context_discover(l->host, l->cfg, &found);
+	context_init(&l->cx, l->cfg, strlen(defs), &found);
 	free(defs);
 }
 

@@ -133,13 +133,17 @@ provider_status_reason(long status)
 	}
 }
 
-/* What OpenAI, Anthropic, Ollama, llama.cpp and vLLM say when the prompt is too long. */
+/*
+ * What OpenAI, Anthropic, Ollama, llama.cpp, vLLM and LM Studio say when the
+ * prompt is too long.
+ */
 static bool
 provider_context_exceeded(long status, const struct httpc_response *resp)
 {
 	static const char *const says[] = { "context_length_exceeded", "maximum context length",
 		"prompt is too long", "context window", "exceeds the context", "too many tokens",
-		"context length", NULL };
+		"context length", "exceed_context_size_error", "exceeds the available context size",
+		"larger than the max context size", NULL };
 	const char *body = resp->body.data ? resp->body.data : "";
 
 	if (status != 400 && status != 413 && status != 422)
@@ -162,6 +166,59 @@ provider_no_quota(const struct httpc_response *resp)
 
 	cJSON_Delete(doc);
 	return none;
+}
+
+/* A token count in a refusal: from 1,024 to 10,000,000, else 0. */
+static long
+provider_tokens(double v)
+{
+	return v >= 1024 && v <= 1e7 ? (long)v : 0;
+}
+
+/*
+ * The number after the first of the phrases in text (up to a few characters
+ * of punctuation and spaces), or 0.
+ */
+static long
+provider_number_after(const char *text, const char *const *phrases)
+{
+	for (const char *const *ph = phrases; *ph; ph++) {
+		const char *at = strcasestr(text, *ph);
+
+		if (at != NULL) {
+			at += strlen(*ph);
+			at += strspn(at, " (:");
+			if (*at >= '0' && *at <= '9')
+				return provider_tokens(strtod(at, NULL));
+		}
+	}
+	return 0;
+}
+
+/*
+ * The window a refusal states, and the prompt's tokens: llama.cpp's error
+ * object carries n_ctx and n_prompt_tokens; vLLM, OpenAI, LM Studio, llama.cpp
+ * and Anthropic say the window in their message.
+ */
+static void
+provider_context_limit(struct provider *p, const struct httpc_response *resp)
+{
+	static const char *const window_says[] = { "available context size",
+		"maximum context length is", "context length of only", "max context size",
+		"tokens >", NULL };
+	const char *body = resp->body.data ? resp->body.data : "";
+	cJSON *doc = json_parse(body, resp->body.len);
+	const cJSON *e = cJSON_GetObjectItemCaseSensitive(doc, "error");
+	const cJSON *n_ctx = cJSON_GetObjectItemCaseSensitive(e, "n_ctx");
+	const cJSON *n_prompt = cJSON_GetObjectItemCaseSensitive(e, "n_prompt_tokens");
+
+	if (cJSON_IsNumber(n_ctx))
+		p->retry.stated_window = provider_tokens(n_ctx->valuedouble);
+	if (cJSON_IsNumber(n_prompt))
+		p->retry.stated_prompt = provider_tokens(n_prompt->valuedouble);
+	if (p->retry.stated_window == 0)
+		p->retry.stated_window = provider_number_after(body, window_says);
+	cJSON_Delete(doc);
 }
 
 int
@@ -219,6 +276,8 @@ provider_post(struct provider *p, const char *url, const char *const *headers,
 			else if (strstr(resp.body.data ? resp.body.data : "", "overloaded_error"))
 				provider_retry_set(p, "overloaded", resp.retry_after_ms);
 			p->retry.context_exceeded = provider_context_exceeded(resp.status, &resp);
+			if (p->retry.context_exceeded)
+				provider_context_limit(p, &resp);
 			free(text);
 		} else if (resp.status < 200 || resp.status >= 300 || resp.content_type == NULL ||
 		    strncasecmp(resp.content_type, "text/event-stream", 17) != 0)

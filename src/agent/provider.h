@@ -75,6 +75,8 @@ struct provider_retry {
 	const char *reason;	/* "rate_limited", "overloaded", "server_error", "timeout",
 				   "conflict", "connection" (static) */
 	bool context_exceeded;	/* the request did not fit the model's context window */
+	long stated_window;	/* the window the refusal states, in tokens, or 0 */
+	long stated_prompt;	/* the request's tokens the refusal states, or 0 */
 };
 
 struct provider {

@@ -238,7 +238,7 @@ int
 tool_run_command(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
 {
 	const char *command = json_get_string(args, "command");
-	struct command_run r = { .fd = -1, .max = ctx->cfg->max_tool_output };
+	struct command_run r = { .fd = -1, .max = tool_output_max(ctx) };
 	struct sandbox_policy policy = {
 		.profile = agent_sandbox_profile(ctx->cfg->profile),
 		.workspace = ctx->cfg->workspace,

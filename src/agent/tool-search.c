@@ -388,7 +388,7 @@ walk_notes(const struct walk *w, struct buf *out)
 int
 tool_grep(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
 {
-	struct grep g = { .max_bytes = ctx->cfg->max_tool_output };
+	struct grep g = { .max_bytes = tool_output_max(ctx) };
 	struct walk w = { .file = grep_file, .ud = &g };
 	const cJSON *icase = cJSON_GetObjectItemCaseSensitive(args, "ignore_case");
 	const char *pattern, *why = NULL;
@@ -461,7 +461,7 @@ glob_file(struct walk *w, const char *rel, const struct stat *st)
 int
 tool_glob(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
 {
-	struct glob g = { .max_bytes = ctx->cfg->max_tool_output };
+	struct glob g = { .max_bytes = tool_output_max(ctx) };
 	struct walk w = { .file = glob_file, .ud = &g };
 	char *root = NULL;
 

@@ -205,7 +205,7 @@ static int
 tool_list_files(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
 {
 	const cJSON *rec = cJSON_GetObjectItemCaseSensitive(args, "recursive");
-	struct lister l = { .max_bytes = ctx->cfg->max_tool_output, .files = ctx->files };
+	struct lister l = { .max_bytes = tool_output_max(ctx), .files = ctx->files };
 	struct stat st;
 	struct buf listing;
 	char *rel;
@@ -227,6 +227,13 @@ tool_list_files(const struct tool_ctx *ctx, const cJSON *args, struct tool_resul
 	    l.truncated ? " (truncated)" : "");
 	free(rel);
 	return AGENT_OK;
+}
+
+size_t
+tool_output_max(const struct tool_ctx *ctx)
+{
+	return ctx->max_output > 0 && ctx->max_output < ctx->cfg->max_tool_output ?
+	    ctx->max_output : ctx->cfg->max_tool_output;
 }
 
 /* read_file */
@@ -365,7 +372,7 @@ static int
 tool_read_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_result *res)
 {
 	struct stat st;
-	size_t max = ctx->cfg->max_tool_output, got;
+	size_t max = tool_output_max(ctx), got;
 	long first = 0, limit = 0;
 	char *data, *rel;
 	char size[32];
@@ -396,11 +403,17 @@ tool_read_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_result
 	got = agent_read_full(fd, data, max);
 	close(fd);
 	agent_utf8_append(&res->content, data, got);
-	free(data);
 	td_format_size((long long)st.st_size, size, sizeof size);
-	if ((long long)got < (long long)st.st_size)
+	if ((long long)got < (long long)st.st_size) {
+		long lines = 1;
+
+		for (size_t i = 0; i < got; i++)
+			lines += data[i] == '\n';
 		buf_printf(&res->content, "\n[truncated: showed the first %zu of %lld bytes; read "
-		    "on with offset and limit (lines)]\n", got, (long long)st.st_size);
+		    "the rest by lines: read_file with offset=%ld and a limit]\n", got,
+		    (long long)st.st_size, lines);
+	}
+	free(data);
 	tool_result_summary(res, "read %s (%s)", rel, size);
 	free(rel);
 	return AGENT_OK;

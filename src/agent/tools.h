@@ -49,7 +49,11 @@ struct tool_ctx {
 	struct wsfile_root *files;	/* the workspace (wsfile.h); NULL: files_why says why */
 	const char *files_why;
 	const char *call_id;		/* of the call being carried out */
+	size_t max_output;		/* bytes of the result: its share of the window; 0: the limit */
 };
+
+/* The bytes a result of ctx's call may have (tool_ctx.max_output, else limits.maxToolOutputBytes). */
+size_t tool_output_max(const struct tool_ctx *ctx);
 
 /* What a call produced: text for the model and a summary for people. */
 struct tool_result {

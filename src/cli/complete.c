@@ -49,12 +49,12 @@ enum complete_kind {
 	COMPLETE_PROMPT,
 	COMPLETE_CONNECTOR,
 	COMPLETE_CREDENTIAL,
+	COMPLETE_MODEL,
 	COMPLETE_CHANGED_PATH,
 	COMPLETE_FILE,
 	COMPLETE_DIR,
 	COMPLETE_WORDS,
 	COMPLETE_FIELD,		/* NAME= of the form of the prompt given first */
-	COMPLETE_MODEL,		/* the models known here */
 };
 
 static const char *const complete_frameworks[] = { "taskdeck", "claude-code", "codex", "acp",
@@ -114,12 +114,12 @@ static const struct {
 	{ "framework", NULL, COMPLETE_WORDS, complete_frameworks },
 	{ "effort", NULL, COMPLETE_WORDS, complete_efforts },
 	{ "provider", NULL, COMPLETE_WORDS, complete_providers },
+	{ "model", NULL, COMPLETE_MODEL, NULL },
 	{ "status", "runs", COMPLETE_WORDS, complete_run_statuses },
 	{ "log-level", NULL, COMPLETE_WORDS, complete_log_levels },
 	{ "kind", "credentials", COMPLETE_WORDS, complete_credential_kinds },
 	{ "output", NULL, COMPLETE_WORDS, complete_outputs },
 	{ "field", "permissions", COMPLETE_FIELD, NULL },
-	{ "model", NULL, COMPLETE_MODEL, NULL },
 };
 
 /* A word of a usage string: [start, start + len). */
@@ -143,6 +143,7 @@ struct complete {
 	/* options given on the line, to narrow what the service is asked */
 	const char *project, *session, *run;
 	const char *from;	/* --from of runs changes|diff */
+	const char *provider;	/* --provider: whose models --model completes */
 	const char *first;	/* the command's first argument (the RUN of runs diff RUN PATH) */
 	struct td_client *client;
 	bool offline;		/* no service, or the budget is spent */
@@ -607,18 +608,18 @@ complete_field_items(struct complete *c)
 }
 
 /*
- * --model: the models known here, those the runs of the projects (--project
- * when given) were made with, the provider as description.  The provider's
- * own list of models, once the service offers it, belongs here too.
+ * The models the runs of the projects (--project when given) were made with
+ * and that seen (nseen of them) does not hold yet, the provider as
+ * description; seen grows with them.
  */
 static void
-complete_model_items(struct complete *c)
+complete_model_used_items(struct complete *c, char ***seenp, size_t *nseenp)
 {
 	struct td_request_options opts = { 0 };
 	struct td_project_list *projects = complete_projects(c);
 	struct td_client *client = complete_client(c, &opts);
-	char **seen = NULL;
-	size_t nseen = 0;
+	char **seen = *seenp;
+	size_t nseen = *nseenp;
 
 	for (size_t i = 0; client != NULL && projects != NULL && i < projects->count &&
 	    !c->offline; i++) {
@@ -646,9 +647,8 @@ complete_model_items(struct complete *c)
 		}
 		td_run_list_free(list);
 	}
-	for (size_t j = 0; j < nseen; j++)
-		free(seen[j]);
-	free(seen);
+	*seenp = seen;
+	*nseenp = nseen;
 	td_project_list_free(projects);
 }
 
@@ -691,6 +691,39 @@ complete_credential_items(struct complete *c)
 		complete_item(c, list->items[i].id, list->items[i].name,
 		    COMPLETE_LABEL_FINDS_ID);
 	td_credential_list_free(list);
+}
+
+/*
+ * --model: the models of --provider (else the default provider), as the
+ * provider lists them, then those the runs here were made with.
+ */
+static void
+complete_model_items(struct complete *c)
+{
+	struct td_request_options opts = { 0 };
+	struct td_model_list *list = NULL;
+	struct td_client *client = complete_client(c, &opts);
+	struct td_error err;
+	char **seen = NULL;
+	size_t nseen = 0;
+
+	if (client == NULL)
+		return;
+	/* A provider that does not answer (the service's 502) still leaves the runs' models. */
+	if (td_list_models(client, c->provider ? c->provider : "default", &opts, &list,
+	    &err) == TD_OK) {
+		seen = xcalloc(list->count + 1, sizeof *seen);
+		for (size_t i = 0; i < list->count; i++) {
+			complete_item(c, list->items[i].id, list->items[i].display_name,
+			    COMPLETE_LABEL_ONLY);
+			seen[nseen++] = xstrdup(list->items[i].id);
+		}
+		td_model_list_free(list);
+	}
+	complete_model_used_items(c, &seen, &nseen);
+	for (size_t j = 0; j < nseen; j++)
+		free(seen[j]);
+	free(seen);
 }
 
 /*
@@ -815,6 +848,9 @@ complete_kind(struct complete *c, enum complete_kind kind, const char *const *wo
 	case COMPLETE_CREDENTIAL:
 		complete_credential_items(c);
 		break;
+	case COMPLETE_MODEL:
+		complete_model_items(c);
+		break;
 	case COMPLETE_CHANGED_PATH:
 		complete_changed_path_items(c);
 		break;
@@ -829,9 +865,6 @@ complete_kind(struct complete *c, enum complete_kind kind, const char *const *wo
 		break;
 	case COMPLETE_FIELD:
 		complete_field_items(c);
-		break;
-	case COMPLETE_MODEL:
-		complete_model_items(c);
 		break;
 	}
 }
@@ -1053,6 +1086,8 @@ complete_note(struct complete *c, const char *name, const char *value)
 		c->run = value;
 	else if (strcmp(name, "from") == 0)
 		c->from = value;
+	else if (strcmp(name, "provider") == 0)
+		c->provider = value;
 }
 
 int

@@ -1,4 +1,4 @@
-/* Readiness and setup: td_list_runtimes, td_bootstrap, td_install_cli. */
+/* Readiness and setup: td_list_runtimes, td_list_models, td_bootstrap, td_install_cli. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +67,70 @@ td_list_runtimes(struct td_client *c, const struct td_request_options *opts,
 			r->message = client_string_or(item, "message", "");
 			r->data_complete = !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(item,
 			    "dataComplete"));
+		}
+		l->json = buf_steal(&resp.body);
+		*out = l;
+	}
+	client_response_free(&resp);
+	return rc;
+}
+
+void
+td_model_list_free(struct td_model_list *l)
+{
+	if (l == NULL)
+		return;
+	for (size_t i = 0; i < l->count; i++) {
+		free(l->items[i].id);
+		free(l->items[i].display_name);
+	}
+	free(l->items);
+	free(l->provider);
+	free(l->kind);
+	free(l->source);
+	free(l->json);
+	free(l);
+}
+
+enum td_code
+td_list_models(struct td_client *c, const char *provider,
+    const struct td_request_options *opts, struct td_model_list **out,
+    struct td_error *err)
+{
+	char *path = client_item_path("providers", provider, "/models");
+	struct client_response resp;
+	const cJSON *models, *item;
+	struct td_model_list *l;
+	enum td_code rc;
+
+	*out = NULL;
+	rc = client_call(c, "GET", path, NULL, false, opts, &resp, err);
+	free(path);
+	models = cJSON_GetObjectItemCaseSensitive(resp.json, "models");
+	if (rc == TD_OK && !cJSON_IsArray(models))
+		rc = client_malformed(&resp, "model list", err);
+	cJSON_ArrayForEach(item, models) {
+		if (rc == TD_OK && !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(item, "id"))) {
+			rc = client_malformed(&resp, "model list", err);
+			break;
+		}
+	}
+	if (rc == TD_OK) {
+		l = xcalloc(1, sizeof *l);
+		l->provider = client_string_or(resp.json, "provider", provider);
+		l->kind = client_string_or(resp.json, "kind", "");
+		l->source = client_string_or(resp.json, "source", "");
+		l->items = xcalloc((size_t)cJSON_GetArraySize(models) + 1, sizeof *l->items);
+		cJSON_ArrayForEach(item, models) {
+			struct td_model *m = &l->items[l->count++];
+			const cJSON *w = cJSON_GetObjectItemCaseSensitive(item, "contextWindow");
+
+			m->id = client_string(item, "id");
+			m->display_name = client_string(item, "displayName");
+			m->context_window = cJSON_IsNumber(w) ? (long)w->valuedouble : 0;
+			m->is_default = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(item, "default"));
+			m->configured = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(item,
+			    "configured"));
 		}
 		l->json = buf_steal(&resp.body);
 		*out = l;

@@ -304,6 +304,33 @@ struct td_setup_result {
 	char *json;		/* the whole answer */
 };
 
+/* A model a provider offers (GET /api/v1/providers/{name}/models). */
+struct td_model {
+	char *id;		/* what --model and config.model take */
+	char *display_name;	/* NULL when the provider gives none */
+	long context_window;	/* tokens; 0 when unknown */
+	bool is_default;	/* the provider's defaultModel */
+	bool configured;	/* settings.json names it (models.<id>) */
+};
+
+struct td_model_list {
+	char *provider;
+	char *kind;
+	char *source;		/* where the list comes from, for a person */
+	struct td_model *items;
+	size_t count;
+	char *json;
+};
+
+/*
+ * The models provider offers, asked of the provider ("default": the default
+ * provider of settings.json).  Caller frees *out with td_model_list_free.
+ */
+TD_API enum td_code td_list_models(struct td_client *client, const char *provider,
+    const struct td_request_options *opts, struct td_model_list **out,
+    struct td_error *err);
+TD_API void td_model_list_free(struct td_model_list *list);
+
 /* Caller frees *out with td_runtime_list_free. */
 TD_API enum td_code td_list_runtimes(struct td_client *client,
     const struct td_request_options *opts, struct td_runtime_list **out,

@@ -39,6 +39,7 @@
 	TD_ERROR(INTERNAL_ERROR, "internal_error", 500, "An internal error occurred.") \
 	TD_ERROR(IDEMPOTENCY_UNAVAILABLE, "idempotency_unavailable", 503, "The idempotency registry is full; retry later.") \
 	TD_ERROR(UNAVAILABLE, "service_unavailable", 503, "The service is shutting down.") \
+	TD_ERROR(PROVIDER_UNAVAILABLE, "provider_unavailable", 502, "The model provider could not be reached or did not list its models.") \
 	TD_ERROR(SANDBOX_UNAVAILABLE, "sandbox_unavailable", 503, "The command sandbox cannot be set up here; see taskdeck doctor.") \
 	TD_ERROR(TIMEOUT, "timeout", 0, "The request deadline passed.") \
 	TD_ERROR(CANCELLED, "cancelled", 0, "The request was cancelled.") \

@@ -9,11 +9,13 @@
 #include <unistd.h>
 
 #include "bootstrap.h"
+#include "buf.h"
 #include "files.h"
 #include "paths.h"
 #include "http.h"
 #include "projects.h"
 #include "json.h"
+#include "models.h"
 #include "routes.h"
 #include "routing.h"
 #include "sandbox.h"
@@ -224,8 +226,8 @@ check_runtimes(struct report *rep, const struct service *svc)
 	cJSON_Delete(routing);
 }
 
-/* readiness: the default provider has its key and answers on its base URL. */
-static void
+/* readiness: the default provider has its key and answers on its base URL; true when so. */
+static bool
 check_provider(struct report *rep, const struct service *svc)
 {
 	char name[72], msg[512];
@@ -245,6 +247,43 @@ check_provider(struct report *rep, const struct service *svc)
 	else
 		add_check(rep, "provider", key_missing || p == NULL ? CHECK_FAIL : CHECK_WARN,
 		    xstrdup(msg), xstrdup("Run `taskdeck setup` to choose and test a provider."));
+	return ok;
+}
+
+/* What --model and config.model may name: the default provider's models, as it lists them. */
+#define DOCTOR_MODELS_SHOWN 30
+static void
+check_models(struct report *rep, struct service *svc)
+{
+	struct problem p = { 0 };
+	cJSON *list = models_list(svc, "default", &p);
+	const cJSON *m, *models = cJSON_GetObjectItemCaseSensitive(list, "models");
+	int n = cJSON_GetArraySize(models), shown = 0;
+	struct buf b;
+
+	if (list == NULL) {
+		add_check(rep, "provider-models", CHECK_INFO, xasprintf("The models of the default "
+		    "provider are not known: %s", p.message), NULL);
+		cJSON_Delete(p.details);
+		return;
+	}
+	buf_init(&b, 0);
+	buf_printf(&b, "The default provider %s offers %d model%s (%s)%s", json_get_string(list,
+	    "provider"), n, n == 1 ? "" : "s", json_get_string(list, "source"),
+	    n > 0 ? "; --model takes: " : ".");
+	cJSON_ArrayForEach(m, models) {
+		if (shown == DOCTOR_MODELS_SHOWN) {
+			buf_printf(&b, ", and %d more", n - shown);
+			break;
+		}
+		buf_printf(&b, "%s%s%s", shown > 0 ? ", " : "", json_get_string(m, "id"),
+		    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "default")) ? " (default)" : "");
+		shown++;
+	}
+	if (n > 0)
+		buf_appends(&b, ".");
+	add_check(rep, "provider-models", CHECK_OK, buf_steal(&b), NULL);
+	cJSON_Delete(list);
 }
 
 /*
@@ -395,7 +434,9 @@ route_doctor(struct http_request *req, struct http_response *r)
 	check_sandbox(&rep, req->svc);
 	/* readiness */
 	check_runtimes(&rep, req->svc);
-	check_provider(&rep, req->svc);
+	/* A provider that does not answer is not asked its models on top. */
+	if (check_provider(&rep, req->svc))
+		check_models(&rep, req->svc);
 	check_disk(&rep, req->svc);
 	check_workspaces(&rep, req->svc);
 	cJSON_AddBoolToObject(res, "ready", rep.ready);

@@ -1,10 +1,14 @@
-/* Readiness and setup: GET /runtimes, POST /bootstrap, POST /cli/install (docs/http-api.md). */
+/*
+ * Readiness and setup: GET /runtimes, GET /providers/:name/models, POST /bootstrap,
+ * POST /cli/install (docs/http-api.md).
+ */
 #include <stdlib.h>
 #include <string.h>
 
 #include "bootstrap.h"
 #include "http.h"
 #include "json.h"
+#include "models.h"
 #include "routes.h"
 #include "runtimes.h"
 #include "service.h"
@@ -38,6 +42,20 @@ route_runtimes_list(struct http_request *req, struct http_response *r)
 	if (runtimes_frameworks[i] != NULL)
 		http_link_next(r, "/api/v1/runtimes?limit=%d&cursor=%s", limit,
 		    runtimes_frameworks[i - 1]);
+	http_json(r, 200, list);
+}
+
+void
+route_provider_models(struct http_request *req, struct http_response *r)
+{
+	struct problem p = { 0 };
+	cJSON *list = models_list(req->svc, req->params[0], &p);
+
+	if (list == NULL) {
+		if (p.code == TD_UNAVAILABLE)
+			http_add_header(r, "Retry-After", "1");
+		return http_problem(r, &p);
+	}
 	http_json(r, 200, list);
 }
 

@@ -71,6 +71,7 @@ const struct route routes[] = {
 	{ "DELETE", "/api/v1/credentials/:id", route_credentials_delete, 0 },
 	/* readiness and setup */
 	{ "GET", "/api/v1/runtimes", route_runtimes_list, 0 },
+	{ "GET", "/api/v1/providers/:name/models", route_provider_models, 0 },
 	{ "POST", "/api/v1/bootstrap", route_bootstrap, ROUTE_BODY },
 	{ "POST", "/api/v1/cli/install", route_cli_install, 0 },
 };

@@ -92,6 +92,7 @@ void route_credentials_update(struct http_request *, struct http_response *);
 void route_credentials_delete(struct http_request *, struct http_response *);
 /* route-readiness.c */
 void route_runtimes_list(struct http_request *, struct http_response *);
+void route_provider_models(struct http_request *, struct http_response *);
 void route_bootstrap(struct http_request *, struct http_response *);
 void route_cli_install(struct http_request *, struct http_response *);
 

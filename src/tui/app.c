@@ -456,6 +456,20 @@ res_revert(struct tui *t, const struct job_result *r)
 	return NEED_CHANGES;
 }
 
+/* The models the model field of the new-run editor offers, for the provider asked about. */
+static unsigned
+res_models(struct tui *t, const struct job_result *r)
+{
+	struct job_result *own = (struct job_result *)r;
+
+	if (strcmp(r->job.id, t->models_for) != 0)
+		return NEED_NONE;
+	td_model_list_free(t->models);
+	t->models = own->models;
+	own->models = NULL;
+	return NEED_NONE;
+}
+
 /* What each finished job does to the model; reads need TD_OK. */
 static const struct {
 	unsigned (*fn)(struct tui *t, const struct job_result *r);
@@ -488,6 +502,7 @@ static const struct {
 	[JOB_REVERT] = { res_revert, false },
 	[JOB_ARCHIVE] = { res_archive, false },
 	[JOB_DELETE_SESSION] = { res_delete_session, false },
+	[JOB_MODELS] = { res_models, true },
 };
 
 static void
@@ -1033,6 +1048,7 @@ tui_main(struct td_client *client, const struct tui_options *o)
 	modal_free(t);
 	tui_detail_free(t);
 	palette_free(t);
+	td_model_list_free(t->models);
 	job_clear(&t->draft);
 	for (size_t i = 0; i < sizeof t->downloading / sizeof t->downloading[0]; i++)
 		free(t->downloading[i]);

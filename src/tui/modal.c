@@ -557,10 +557,77 @@ editor_box_draw(struct tui *t, const char *title, const char *const *footer, siz
 	return r;
 }
 
+/* The models of the provider field's choice, asked for once per provider (JOB_MODELS). */
+static void
+prompt_models_ask(struct tui *t)
+{
+	const char *provider = t->provider[0] != '\0' ? t->provider : "default";
+	struct job job = { .kind = JOB_MODELS, .id = (char *)provider };
+
+	t->models_at = -1;
+	if (strcmp(t->models_for, provider) == 0 && t->models != NULL)
+		return;
+	snprintf(t->models_for, sizeof t->models_for, "%s", provider);
+	td_model_list_free(t->models);
+	t->models = NULL;
+	tui_submit(t, &job);
+}
+
+/* Whether model i is a choice for what was typed (the stem while choosing). */
+static bool
+prompt_model_matches(const struct tui *t, size_t i)
+{
+	const char *stem = t->models_at >= 0 ? t->models_stem : t->fed.text;
+
+	return strncmp(t->models->items[i].id, stem, strlen(stem)) == 0;
+}
+
+/* Up/Down in the model field: the previous or next model starting with what was typed. */
+static void
+prompt_model_step(struct tui *t, int dir)
+{
+	size_t n = t->models != NULL ? t->models->count : 0;
+
+	if (n == 0)
+		return;
+	if (t->models_at < 0) {
+		snprintf(t->models_stem, sizeof t->models_stem, "%s", t->fed.text);
+		t->models_at = dir > 0 ? -1 : 0;
+	}
+	for (size_t k = 0; k < n; k++) {
+		t->models_at = (int)(((size_t)(t->models_at + (int)n) + (size_t)(dir > 0 ? 1 : -1)) % n);
+		if (prompt_model_matches(t, (size_t)t->models_at)) {
+			editor_free(&t->fed);
+			editor_init(&t->fed, sizeof t->model, false, t->models->items[t->models_at].id);
+			return;
+		}
+	}
+	t->models_at = -1;
+}
+
+/* The models that match, for the hint line of the model field. */
+static void
+prompt_models_text(const struct tui *t, char *out, size_t size)
+{
+	size_t len = 0;
+
+	out[0] = '\0';
+	if (t->models == NULL) {
+		snprintf(out, size, "  (asking %s for its models)", t->models_for);
+		return;
+	}
+	for (size_t i = 0; i < t->models->count && len + 1 < size; i++) {
+		if (!prompt_model_matches(t, i))
+			continue;
+		len += (size_t)snprintf(out + len, size - len, "%s%s", len == 0 ? "  Up/Down: " : " ",
+		    t->models->items[i].id);
+	}
+}
+
 static void
 prompt_draw(struct tui *t)
 {
-	char title[400], opts[256], where[300], ask[160];
+	char title[400], opts[256], where[300], ask[160], hint[600];
 	const char *footer[3] = { opts, where,
 		"Enter start  Ctrl-J newline  Ctrl-O $EDITOR  Esc cancel" };
 	struct rect r, fr;
@@ -598,10 +665,17 @@ prompt_draw(struct tui *t)
 	mvhline(fr.y + 1, r.x, ' ', r.w);
 	draw_text(fr.y, r.x, 10, t->field == 1 ? "provider:" : "model:", draw_attr(t, ST_DIM));
 	editor_draw(&t->fed, &fr, A_UNDERLINE, &t->cur_y, &t->cur_x);
-	draw_text(fr.y + 1, r.x, r.w, t->field == 1 ?
-	    "Tab model  Enter start  Esc back to the text  (empty: the default)" :
-	    "Tab back to the text  Enter start  Esc back  (empty: the default)",
-	    draw_attr(t, ST_DIM));
+	if (t->field == 2) {
+		char models[400];
+
+		prompt_models_text(t, models, sizeof models);
+		snprintf(hint, sizeof hint, "Tab back to the text  Enter start  Esc back%s",
+		    models[0] != '\0' ? models : "  (empty: the default)");
+	} else {
+		snprintf(hint, sizeof hint, "Tab model  Enter start  Esc back to the text  "
+		    "(empty: the default)");
+	}
+	draw_text(fr.y + 1, r.x, r.w, hint, draw_attr(t, ST_DIM));
 }
 
 /* Ends editing the provider or model field: its text kept (keep) or not. */
@@ -633,8 +707,16 @@ prompt_field_key(struct tui *t, int key)
 		if (next != 0)
 			editor_init(&t->fed, next == 1 ? sizeof t->provider : sizeof t->model, false,
 			    next == 1 ? t->provider : t->model);
+		if (next == 2)
+			prompt_models_ask(t);
 		return 0;
 	}
+	if (t->field == 2 && (key == TUI_KEY(KEY_DOWN) || key == TUI_KEY(KEY_UP))) {
+		prompt_model_step(t, key == TUI_KEY(KEY_DOWN) ? 1 : -1);
+		return 0;
+	}
+	if (t->field == 2)
+		t->models_at = -1;
 	f = editor_key(&t->fed, key);
 	if (f & EDITOR_CANCEL)
 		prompt_field_end(t, false);

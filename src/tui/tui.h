@@ -238,6 +238,12 @@ struct tui {
 	 * 2 model), 0 the text. */
 	int field;
 	struct editor fed;
+	/* The model field's choices: the models of models_for as it lists them
+	 * (JOB_MODELS), and Up/Down's place among those starting with stem. */
+	struct td_model_list *models;
+	char models_for[64];
+	char models_stem[128];
+	int models_at;		/* -1: not choosing */
 	/* Esc on a typed prompt: "Drop it? [y/N]" waits for the next key;
 	 * Enter: "Start this run? [y/N]" does (only y starts a run). */
 	bool ask_drop;

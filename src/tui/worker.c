@@ -142,6 +142,7 @@ job_result_free(struct job_result *r)
 	td_changes_free(r->changes);
 	free(r->diff);
 	td_revert_free(r->revert);
+	td_model_list_free(r->models);
 	for (size_t i = 0; i < r->event_count; i++)
 		td_event_free(r->events[i]);
 	free(r->events);
@@ -384,6 +385,12 @@ static enum td_code
 do_doctor(struct worker *w, struct job_result *r, const struct td_request_options *opts)
 {
 	return td_doctor(w->client, opts, &r->doctor, &r->err);
+}
+
+static enum td_code
+do_models(struct worker *w, struct job_result *r, const struct td_request_options *opts)
+{
+	return td_list_models(w->client, r->job.id, opts, &r->models, &r->err);
 }
 
 static enum td_code
@@ -691,6 +698,7 @@ do_revert(struct worker *w, struct job_result *r, const struct td_request_option
 static enum td_code (*const request_fns[])(struct worker *, struct job_result *,
     const struct td_request_options *) = {
 	[JOB_DOCTOR] = do_doctor,
+	[JOB_MODELS] = do_models,
 	[JOB_PROJECTS] = do_projects,
 	[JOB_SESSIONS] = do_sessions,
 	[JOB_RUNS] = do_runs,

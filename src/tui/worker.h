@@ -50,6 +50,7 @@ enum job_kind {
 				 * "archive"/"unarchive", text: its name for the message */
 	JOB_DELETE_SESSION,	/* id: session, force (cancel its runs first), text: its
 				 * name for the message */
+	JOB_MODELS,		/* id: provider ("default") -> models */
 };
 
 struct job {
@@ -101,6 +102,7 @@ struct job_result {
 	struct td_changes *changes;
 	char *diff;			/* JOB_DIFF: the unified diff */
 	struct td_revert *revert;
+	struct td_model_list *models;	/* JOB_MODELS */
 	struct td_event **events;	/* JOB_HISTORY: oldest first */
 	size_t event_count;
 	bool more;			/* JOB_HISTORY: another page follows */

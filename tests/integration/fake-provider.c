@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -15,7 +16,19 @@
 #include "xalloc.h"
 
 #define FAKE_MAX_REQUESTS 32
-#define FAKE_MAX_INFO 8
+#define FAKE_MAX_INFO 32
+
+/*
+ * A model-info path: what it answers when set (fake_provider_info; json NULL:
+ * only asked, answered 404) and how often it was asked and answered.
+ */
+struct fake_info {
+	char *path;
+	char *json;
+	size_t asked;
+	size_t hits;
+	size_t after;		/* answers 404 before this many scripted requests */
+};
 
 struct fake_provider {
 	struct MHD_Daemon *daemon;
@@ -25,11 +38,13 @@ struct fake_provider {
 	pthread_mutex_t mu;
 	struct fake_request requests[FAKE_MAX_REQUESTS];
 	size_t nrequests;
-	struct {
-		char *path, *json;
-	} info[FAKE_MAX_INFO];		/* fake_provider_info */
-	size_t ninfo;
-	char *info_asked[FAKE_MAX_REQUESTS];	/* the paths of the first ones */
+	struct fake_info info[FAKE_MAX_INFO];	/* fake_provider_info, and the paths asked */
+	size_t ninfos;
+	size_t ninfo;			/* info requests answered */
+	char *info_headers[3];		/* Authorization, x-api-key, anthropic-version of the last */
+	size_t gets_scripted;		/* GETs still answered from the script */
+	fake_reply_fn fn;		/* fake_provider_start_fn: replies made per request */
+	void *fn_ud;
 	size_t nrefused;	/* requests a check refused */
 	struct fake_check {
 		const char *when, *must_have, *refusal;
@@ -68,11 +83,80 @@ fake_failed_check(const struct fake_provider *fp, const char *body)
 	return NULL;
 }
 
-static bool
-fake_is_info(const char *url, const char *method)
+/* The entry for url, or NULL (under fp->mu). */
+static struct fake_info *
+fake_info_find(struct fake_provider *fp, const char *url)
 {
-	return strcmp(url, "/api/show") == 0 || strcmp(url, "/api/version") == 0 ||
-	    (strcmp(method, "GET") == 0 && strncmp(url, "/v1/models/", 11) == 0);
+	for (size_t i = 0; i < fp->ninfos; i++)
+		if (strcmp(fp->info[i].path, url) == 0)
+			return &fp->info[i];
+	return NULL;
+}
+
+/* The entry for url, made (not set: 404) if there is room, or NULL (under fp->mu). */
+static struct fake_info *
+fake_info_entry(struct fake_provider *fp, const char *url)
+{
+	struct fake_info *fi = fake_info_find(fp, url);
+
+	if (fi == NULL && fp->ninfos < FAKE_MAX_INFO) {
+		fi = &fp->info[fp->ninfos++];
+		fi->path = xstrdup(url);
+	}
+	return fi;
+}
+
+/*
+ * Requests about models, answered outside the script: a path set with
+ * fake_provider_info, Ollama's /api/show, and what the agent asks about a
+ * server or a model's window (GETs, Ollama's /api/version among them: unless
+ * fake_provider_script_gets).
+ */
+static bool
+fake_is_info(struct fake_provider *fp, const char *url, const char *method)
+{
+	struct fake_info *fi;
+	bool info;
+
+	pthread_mutex_lock(&fp->mu);
+	fi = fake_info_find(fp, url);
+	info = (fi != NULL && fi->json != NULL) || strcmp(url, "/api/show") == 0;
+	if (!info && strcmp(method, "GET") == 0) {
+		info = fp->gets_scripted == 0;
+		if (!info)
+			fp->gets_scripted--;
+	}
+	pthread_mutex_unlock(&fp->mu);
+	return info;
+}
+
+static const char *const fake_info_names[] = { "Authorization", "x-api-key",
+	"anthropic-version" };
+
+/* Keeps the headers of an info request (under fp->mu). */
+static void
+fake_info_headers(struct fake_provider *fp, struct MHD_Connection *conn)
+{
+	for (size_t i = 0; i < 3; i++) {
+		const char *v = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+		    fake_info_names[i]);
+
+		free(fp->info_headers[i]);
+		fp->info_headers[i] = v ? xstrdup(v) : NULL;
+	}
+}
+
+char *
+fake_provider_info_header(struct fake_provider *fp, const char *name)
+{
+	char *v = NULL;
+
+	pthread_mutex_lock(&fp->mu);
+	for (size_t i = 0; i < 3; i++)
+		if (strcasecmp(fake_info_names[i], name) == 0 && fp->info_headers[i] != NULL)
+			v = xstrdup(fp->info_headers[i]);
+	pthread_mutex_unlock(&fp->mu);
+	return v;
 }
 
 /* A model-info request: its answer, outside the script. */
@@ -81,22 +165,24 @@ fake_info(struct fake_provider *fp, struct MHD_Connection *conn, const char *url
 {
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
+	struct fake_info *fi;
 	char *body;
 	unsigned status = 404;
 
 	pthread_mutex_lock(&fp->mu);
-	if (fp->ninfo < FAKE_MAX_REQUESTS)
-		fp->info_asked[fp->ninfo] = xstrdup(url);
 	fp->ninfo++;
-	body = NULL;
-	for (size_t i = 0; i < FAKE_MAX_INFO && body == NULL; i++)
-		if (fp->info[i].path != NULL && strcmp(fp->info[i].path, url) == 0) {
-			body = xstrdup(fp->info[i].json);
-			status = 200;
-		}
-	if (body == NULL)
+	fake_info_headers(fp, conn);
+	if ((fi = fake_info_entry(fp, url)) != NULL)
+		fi->asked++;
+	if (fi != NULL && fi->json != NULL && fp->nrequests >= fi->after) {
+		fi->hits++;
+		body = xstrdup(fi->json);
+		status = 200;
+	} else {
+		/* Go's net/http (Ollama's router) says this; the others a JSON error. */
 		body = xstrdup(strcmp(url, "/api/version") == 0 ? "404 page not found" :
 		    "{\"error\":\"model not found\"}");
+	}
 	pthread_mutex_unlock(&fp->mu);
 	resp = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
 	MHD_add_response_header(resp, "Content-Type", "application/json");
@@ -108,27 +194,54 @@ fake_info(struct fake_provider *fp, struct MHD_Connection *conn, const char *url
 void
 fake_provider_info(struct fake_provider *fp, const char *path, const char *json)
 {
-	size_t i = 0;
+	fake_provider_info_after(fp, path, json, 0);
+}
+
+void
+fake_provider_info_after(struct fake_provider *fp, const char *path, const char *json,
+    size_t after)
+{
+	struct fake_info *fi;
 
 	pthread_mutex_lock(&fp->mu);
-	while (i + 1 < FAKE_MAX_INFO && fp->info[i].path != NULL && strcmp(fp->info[i].path,
-	    path) != 0)
-		i++;
-	free(fp->info[i].path);
-	free(fp->info[i].json);
-	fp->info[i].path = xstrdup(path);
-	fp->info[i].json = xstrdup(json);
+	if ((fi = fake_info_entry(fp, path)) != NULL) {
+		free(fi->json);
+		fi->json = xstrdup(json);
+		fi->after = after;
+	}
+	pthread_mutex_unlock(&fp->mu);
+}
+
+size_t
+fake_provider_info_hits(struct fake_provider *fp, const char *path)
+{
+	struct fake_info *fi;
+	size_t n;
+
+	pthread_mutex_lock(&fp->mu);
+	fi = fake_info_find(fp, path);
+	n = fi ? fi->hits : 0;
+	pthread_mutex_unlock(&fp->mu);
+	return n;
+}
+
+void
+fake_provider_script_gets(struct fake_provider *fp, size_t n)
+{
+	pthread_mutex_lock(&fp->mu);
+	fp->gets_scripted = n;
 	pthread_mutex_unlock(&fp->mu);
 }
 
 size_t
 fake_provider_info_asked(struct fake_provider *fp, const char *path)
 {
-	size_t n = 0;
+	struct fake_info *fi;
+	size_t n;
 
 	pthread_mutex_lock(&fp->mu);
-	for (size_t i = 0; i < fp->ninfo && i < FAKE_MAX_REQUESTS; i++)
-		n += strcmp(fp->info_asked[i], path) == 0;
+	fi = fake_info_find(fp, path);
+	n = fi ? fi->asked : 0;
 	pthread_mutex_unlock(&fp->mu);
 	return n;
 }
@@ -153,7 +266,17 @@ struct fake_stream {
 	const struct fake_reply *reply;
 	size_t len;
 	int fd;			/* the connection's socket */
+	struct fake_reply made;	/* a reply of fake_provider_start_fn (its body owned) */
 };
+
+static void
+fake_stream_free(void *cls)
+{
+	struct fake_stream *s = cls;
+
+	free(s->made.body);
+	free(s);
+}
 
 static ssize_t
 fake_read(void *cls, uint64_t pos, char *out, size_t max)
@@ -189,6 +312,30 @@ fake_header(struct MHD_Connection *conn, const char *name)
 	return xstrdup_or_null(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name));
 }
 
+/* A reply of fake_provider_start_fn's function. */
+static enum MHD_Result
+fake_made(struct fake_provider *fp, struct MHD_Connection *conn, const char *body)
+{
+	struct fake_stream *s = xcalloc(1, sizeof *s);
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	s->made = fp->fn(fp->fn_ud, body);
+	if (s->made.content_type == NULL)
+		s->made.content_type = "text/event-stream";
+	if (s->made.body == NULL)
+		s->made.body = xstrdup("");
+	s->reply = &s->made;
+	s->len = strlen(s->made.body);
+	s->fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD)->connect_fd;
+	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 65536, fake_read, s,
+	    fake_stream_free);
+	MHD_add_response_header(resp, "Content-Type", s->made.content_type);
+	ret = MHD_queue_response(conn, (unsigned)(s->made.status ? s->made.status : 200), resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
 static enum MHD_Result
 fake_handle(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
     const char *version, const char *upload, size_t *upload_size, void **con_cls)
@@ -211,8 +358,10 @@ fake_handle(void *cls, struct MHD_Connection *conn, const char *url, const char 
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	if (fake_is_info(url, method))
+	if (fake_is_info(fp, url, method))
 		return fake_info(fp, conn, url);
+	if (fp->fn != NULL)
+		return fake_made(fp, conn, c->body.data ? c->body.data : "");
 	pthread_mutex_lock(&fp->mu);
 	if (fake_failed_check(fp, c->body.data ? c->body.data : "") != NULL) {
 		const struct fake_check *failed = fake_failed_check(fp, c->body.data ?
@@ -314,6 +463,20 @@ fake_provider_start(const struct fake_reply *replies, size_t n)
 	return fp;
 }
 
+struct fake_provider *
+fake_provider_start_fn(fake_reply_fn fn, void *ud)
+{
+	struct fake_provider *fp = fake_provider_start(NULL, 0);
+
+	if (fp != NULL) {
+		pthread_mutex_lock(&fp->mu);
+		fp->fn = fn;
+		fp->fn_ud = ud;
+		pthread_mutex_unlock(&fp->mu);
+	}
+	return fp;
+}
+
 const char *
 fake_provider_url(const struct fake_provider *fp, const char *suffix)
 {
@@ -354,12 +517,12 @@ fake_provider_stop(struct fake_provider *fp)
 		free(fp->requests[i].body);
 	}
 	pthread_mutex_destroy(&fp->mu);
-	for (size_t i = 0; i < FAKE_MAX_INFO; i++) {
+	for (size_t i = 0; i < fp->ninfos; i++) {
 		free(fp->info[i].path);
 		free(fp->info[i].json);
 	}
-	for (size_t i = 0; i < fp->ninfo && i < FAKE_MAX_REQUESTS; i++)
-		free(fp->info_asked[i]);
+	for (size_t i = 0; i < 3; i++)
+		free(fp->info_headers[i]);
 	free(fp);
 }
 

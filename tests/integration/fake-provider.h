@@ -37,6 +37,14 @@ struct fake_provider;
 
 /* Serves replies[0..n) in order (the array must outlive the server). */
 struct fake_provider *fake_provider_start(const struct fake_reply *replies, size_t n);
+/*
+ * A reply made for each POST from its body (any number of them, not
+ * recorded): fn returns it with a malloc'd body the server frees; status 0
+ * is 200, a NULL content_type text/event-stream.  fn runs on the server's
+ * connection threads, one per request.
+ */
+typedef struct fake_reply (*fake_reply_fn)(void *ud, const char *body);
+struct fake_provider *fake_provider_start_fn(fake_reply_fn fn, void *ud);
 /* "http://127.0.0.1:PORT" plus suffix; static storage. */
 const char *fake_provider_url(const struct fake_provider *fp, const char *suffix);
 size_t fake_provider_count(struct fake_provider *fp);
@@ -44,16 +52,27 @@ size_t fake_provider_count(struct fake_provider *fp);
 const struct fake_request *fake_provider_request(struct fake_provider *fp, size_t i);
 void fake_provider_stop(struct fake_provider *fp);
 /*
- * What a provider says about itself and its models (Ollama's GET /api/version
- * and POST /api/show, Anthropic's GET /v1/models/ID): answered 404 unless set
- * here (a few paths), never from the script nor counted with the requests
- * above.
+ * What a provider says about itself and its models (Ollama's GET /api/version,
+ * POST /api/show and GET /api/ps, Anthropic's GET /v1/models/ID, GET
+ * /v1/models, llama.cpp's GET /props, ...): a path set here answers json (any
+ * method); /api/show and every other GET answer 404 (/api/version with Go's
+ * "404 page not found", as a server that is not Ollama); never from the
+ * script nor counted with the requests above.
  */
 void fake_provider_info(struct fake_provider *fp, const char *path, const char *json);
-/* How many such requests came, and the api key (x-api-key) of the last. */
+/* The same, answered (404 before) once after scripted requests have come: a model loaded. */
+void fake_provider_info_after(struct fake_provider *fp, const char *path, const char *json,
+    size_t after);
+/* How many such requests came. */
 size_t fake_provider_info_count(struct fake_provider *fp);
-/* How many of them asked for path. */
+/* How many of them asked for path (set or not). */
 size_t fake_provider_info_asked(struct fake_provider *fp, const char *path);
+/* Header name (Authorization, x-api-key, anthropic-version) of the last info request; free it. */
+char *fake_provider_info_header(struct fake_provider *fp, const char *name);
+/* How many requests the path set with fake_provider_info answered. */
+size_t fake_provider_info_hits(struct fake_provider *fp, const char *path);
+/* The next n GETs of paths not set with fake_provider_info are answered from the script. */
+void fake_provider_script_gets(struct fake_provider *fp, size_t n);
 
 /*
  * A check the real server makes of request i (FAKE_EVERY: of every request):

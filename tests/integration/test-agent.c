@@ -2318,6 +2318,9 @@ small_window_run(bool from_provider)
 	cr_expect(strstr(json_get_string(l, "message"), from_provider ? "4000 tokens, provider" :
 	    "4000 tokens, settings") != NULL, "%s", json_get_string(l, "message"));
 	cr_expect_eq(fake_provider_info_asked(fp, "/api/show"), from_provider ? 1 : 0);
+	cr_expect_eq(fake_provider_info_hits(fp, "/api/show"), from_provider ? 1 : 0);
+	if (!from_provider)
+		cr_expect_eq(fake_provider_info_count(fp), 0);
 
 	/* Request 2 asks for the summary: no tools, the older turns as text. */
 	body = request_body(fp, 2);
@@ -2479,6 +2482,357 @@ Test(agent, a_context_length_error_with_nothing_to_summarize_fails)
 	agent_cleanup(&a);
 	fake_provider_stop(fp);
 	buf_free(&err);
+}
+
+/* Windows smaller than assumed, told by the server (docs/agent.md, Context windows). */
+
+/* A 20 KiB file of numbered lines in a's workspace. */
+static void
+ws_lines(const struct agent *a, const char *rel, size_t bytes)
+{
+	char path[512];
+	struct buf b;
+
+	buf_init(&b, 0);
+	for (int i = 1; b.len < bytes; i++)
+		buf_printf(&b, "line %05d of the big file, with some text to read\n", i);
+	snprintf(path, sizeof path, "%s/%s", a->ws, rel);
+	write_file(path, b.data);
+	buf_free(&b);
+}
+
+/* The content of the tool message of request i's messages, or "". */
+static char *
+request_tool_result(struct fake_provider *fp, size_t i)
+{
+	cJSON *body = request_body(fp, i), *m;
+	char *out = NULL;
+
+	cJSON_ArrayForEach(m, member(body, "messages")) {
+		if (strcmp(json_get_string(m, "role"), "tool") == 0) {
+			free(out);
+			out = xstrdup(json_get_string(m, "content"));
+		}
+	}
+	cJSON_Delete(body);
+	return out ? out : xstrdup("");
+}
+
+static bool
+agent_log_has(const struct agent *a, const char *text)
+{
+	char *log = harness_slurp(a->err_path, NULL);
+	bool has = log != NULL && strstr(log, text) != NULL;
+
+	free(log);
+	return has;
+}
+
+/* What llama.cpp, vLLM (old and new) and LM Studio answer to a prompt larger than their window. */
+static const struct {
+	const char *server;
+	const char *body;
+} too_long[] = {
+	{ "llama.cpp", "{\"error\":{\"code\":400,\"message\":\"request (14000 tokens) exceeds the "
+	  "available context size (12000 tokens), try increasing it\",\"type\":"
+	  "\"exceed_context_size_error\",\"n_prompt_tokens\":14000,\"n_ctx\":12000}}" },
+	{ "vLLM", "{\"error\":{\"message\":\"This model's maximum context length is 12000 tokens. "
+	  "However, your request has 14000 input tokens. Please reduce the length of the input "
+	  "messages. None\",\"type\":\"BadRequestError\",\"param\":null,\"code\":400}}" },
+	{ "vLLM 0.6", "{\"object\":\"error\",\"message\":\"This model's maximum context length is "
+	  "12000 tokens. However, you requested 18096 tokens (14000 in the messages, 4096 in the "
+	  "completion). Please reduce the length of the messages or completion.\",\"type\":"
+	  "\"BadRequestError\",\"param\":null,\"code\":400}" },
+	{ "LM Studio", "{\"error\":\"Trying to keep the first 14000 tokens when context the "
+	  "overflows. However, the model is loaded with context length of only 12000 tokens, "
+	  "which is not enough. Try to load the model with a larger context length, or provide a "
+	  "shorter input\"}" },
+};
+
+/*
+ * A 20 KiB read fits the 32,768 tokens assumed for an unknown model; the
+ * server's window is 12,000 and it refuses: the run takes the window it
+ * states, cuts the read to its share and asks again, and completes.
+ */
+Test(agent, a_server_that_states_a_smaller_window_gets_a_request_that_fits)
+{
+	for (size_t k = 0; k < sizeof too_long / sizeof *too_long; k++) {
+		struct buf one, fin;
+		struct fake_reply replies[3];
+		struct fake_provider *fp;
+		struct agent a;
+		cJSON *finish;
+		char *result;
+
+		openai_read_call(&one, "call_a", "big.txt", 0);
+		openai_answer(&fin, "Done.");
+		replies[0] = (struct fake_reply){ 200, "text/event-stream", one.data, 0, 0, NULL, 0 };
+		replies[1] = (struct fake_reply){ 400, "application/json", (char *)too_long[k].body,
+		    0, 0, NULL, 0 };
+		replies[2] = (struct fake_reply){ 200, "text/event-stream", fin.data, 0, 0, NULL, 0 };
+		fp = fake_provider_start(replies, 3);
+		cr_assert_not_null(fp);
+		agent_init(&a);
+		ws_lines(&a, "big.txt", 20 * 1024);
+		agent_spawn(&a, http_start(&a, "openai", fp, NULL));
+		finish = agent_finish(&a, 15000);
+		cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s: %s",
+		    too_long[k].server, finish_message(finish));
+		cr_expect_str_eq(json_get_string(finish, "output"), "Done.");
+		cr_assert_eq(fake_provider_count(fp), 3, "%s", too_long[k].server);
+		result = request_tool_result(fp, 1);
+		cr_expect(strlen(result) > 18000, "%s: the first read was cut", too_long[k].server);
+		free(result);
+		result = request_tool_result(fp, 2);
+		cr_expect(strlen(result) < 14000 && strstr(result, "line 00001 ") != NULL &&
+		    strstr(result, "to fit the model's context window (12000 tokens)") != NULL &&
+		    strstr(result, "read_file with offset and limit") != NULL, "%s: %zu bytes: %.200s",
+		    too_long[k].server, strlen(result), result);
+		free(result);
+		cr_expect(agent_log_has(&a, "states a context window of 12000 tokens"), "%s",
+		    too_long[k].server);
+		cr_expect_eq(count_lines(&a, "progress", "phase", "retrying"), 0);
+		agent_cleanup(&a);
+		fake_provider_stop(fp);
+		buf_free(&one);
+		buf_free(&fin);
+	}
+}
+
+/* What each server says about the window it runs a model with. */
+static const struct {
+	const char *server;
+	const char *path;
+	const char *json;
+} says_window[] = {
+	{ "llama.cpp", "/props", "{\"default_generation_settings\":{\"id\":0,\"id_task\":-1,"
+	  "\"n_ctx\":12288,\"speculative\":false,\"is_processing\":false,\"params\":{\"n_predict\":"
+	  "-1,\"temperature\":0.8}},\"total_slots\":1,\"model_path\":\"/models/fake.gguf\","
+	  "\"chat_template\":\"\",\"build_info\":\"b6000-abcdef\"}" },
+	{ "vLLM", "/v1/models", "{\"object\":\"list\",\"data\":[{\"id\":\"fake-model\",\"object\":"
+	  "\"model\",\"created\":1730000000,\"owned_by\":\"vllm\",\"root\":\"fake-model\","
+	  "\"parent\":null,\"max_model_len\":12288,\"permission\":[]}]}" },
+	{ "LM Studio", "/api/v0/models/fake-model", "{\"id\":\"fake-model\",\"object\":\"model\","
+	  "\"type\":\"llm\",\"publisher\":\"fake\",\"arch\":\"qwen2\",\"compatibility_type\":"
+	  "\"gguf\",\"quantization\":\"Q4_K_M\",\"state\":\"loaded\",\"max_context_length\":"
+	  "131072,\"loaded_context_length\":12288}" },
+	{ "Ollama", "/api/ps", "{\"models\":[{\"name\":\"fake-model:latest\",\"model\":"
+	  "\"fake-model:latest\",\"size\":6654289920,\"digest\":\"a2af6cc3eb7f\",\"details\":{"
+	  "\"format\":\"gguf\",\"family\":\"llama\",\"parameter_size\":\"8.0B\","
+	  "\"quantization_level\":\"Q4_K_M\"},\"expires_at\":\"2026-11-28T12:00:00Z\","
+	  "\"size_vram\":6654289920,\"context_length\":12288}]}" },
+};
+
+Test(agent, each_local_server_says_its_window)
+{
+	for (size_t k = 0; k < sizeof says_window / sizeof *says_window; k++) {
+		struct buf ok;
+		struct fake_reply reply;
+		struct fake_provider *fp;
+		struct agent a;
+
+		openai_answer(&ok, "Hello.");
+		reply = (struct fake_reply){ 200, "text/event-stream", ok.data, 0, 0, NULL, 0 };
+		fp = fake_provider_start(&reply, 1);
+		cr_assert_not_null(fp);
+		fake_provider_info(fp, says_window[k].path, says_window[k].json);
+		/* Ollama says it is Ollama; only then is it asked Ollama's questions. */
+		if (strcmp(says_window[k].server, "Ollama") == 0)
+			fake_provider_info(fp, "/api/version", "{\"version\":\"0.20.0\"}");
+		agent_init(&a);
+		agent_spawn(&a, http_start(&a, "openai", fp, NULL));
+		cr_expect_str_eq(json_get_string(agent_finish(&a, 15000), "output"), "Hello.");
+		cr_expect_eq(fake_provider_info_hits(fp, says_window[k].path), 1, "%s",
+		    says_window[k].server);
+		if (strcmp(says_window[k].server, "Ollama") != 0)
+			cr_expect_eq(fake_provider_info_asked(fp, "/api/ps") +
+			    fake_provider_info_asked(fp, "/api/show"), 0, "%s", says_window[k].server);
+		cr_expect(agent_log_has(&a, "gives fake-model a context window of 12288 tokens"),
+		    "%s", says_window[k].server);
+		agent_cleanup(&a);
+		fake_provider_stop(fp);
+		buf_free(&ok);
+	}
+}
+
+/*
+ * Ollama sizes a model's context when it loads it: before, /api/show gives
+ * its default (4,096 when the model sets no num_ctx); once loaded, /api/ps
+ * gives what it chose.  The run asks again after its first answer and does
+ * not compact a conversation that fits.
+ */
+Test(agent, ollama_loaded_context_length_replaces_its_default)
+{
+	struct buf one, fin;
+	struct fake_reply replies[2];
+	struct fake_provider *fp;
+	struct agent a;
+	cJSON *finish;
+	char *result;
+
+	openai_read_call(&one, "call_a", "a.txt", 0);
+	openai_answer(&fin, "Done.");
+	replies[0] = (struct fake_reply){ 200, "text/event-stream", one.data, 0, 0, NULL, 0 };
+	replies[1] = (struct fake_reply){ 200, "text/event-stream", fin.data, 0, 0, NULL, 0 };
+	fp = fake_provider_start(replies, 2);
+	cr_assert_not_null(fp);
+	fake_provider_info(fp, "/api/show", "{\"license\":\"…\",\"parameters\":\"stop \\\"<|eot_id|>"
+	    "\\\"\",\"model_info\":{\"general.architecture\":\"llama\","
+	    "\"llama.context_length\":131072}}");
+	fake_provider_info_after(fp, "/api/ps", says_window[3].json, 1);
+	fake_provider_info(fp, "/api/version", "{\"version\":\"0.20.0\"}");
+	agent_init(&a);
+	ws_fill(&a, "a.txt", 'a', 9000);
+	agent_spawn(&a, http_start(&a, "openai", fp, NULL));
+	finish = agent_finish(&a, 15000);
+	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s", finish_message(finish));
+	cr_expect_str_eq(json_get_string(finish, "output"), "Done.");
+	cr_expect_eq(fake_provider_count(fp), 2);
+	cr_expect_eq(fake_provider_info_hits(fp, "/api/show"), 1);
+	cr_expect_eq(fake_provider_info_hits(fp, "/api/ps"), 1);
+	cr_expect_null(find_line(&a, "progress", "phase", "compacting", 0));
+	result = request_tool_result(fp, 1);
+	cr_expect(strlen(result) == 9000, "the read was cut: %zu bytes", strlen(result));
+	free(result);
+	cr_expect(agent_log_has(&a, "loaded fake-model with a context window of 12288 tokens"));
+	agent_cleanup(&a);
+	fake_provider_stop(fp);
+	buf_free(&one);
+	buf_free(&fin);
+}
+
+/*
+ * One read of 60 KiB under the 32,768 tokens assumed: the result is bounded
+ * to its share of the window (a quarter) and says how to read on by lines.
+ */
+Test(agent, a_big_tool_result_is_bounded_to_its_share_of_the_window)
+{
+	struct buf one, fin;
+	struct fake_reply replies[2];
+	struct fake_provider *fp;
+	struct agent a;
+	cJSON *finish;
+	char *result, *at;
+	long next;
+
+	openai_read_call(&one, "call_a", "big.txt", 0);
+	openai_answer(&fin, "Done.");
+	replies[0] = (struct fake_reply){ 200, "text/event-stream", one.data, 0, 0, NULL, 0 };
+	replies[1] = (struct fake_reply){ 200, "text/event-stream", fin.data, 0, 0, NULL, 0 };
+	fp = fake_provider_start(replies, 2);
+	cr_assert_not_null(fp);
+	agent_init(&a);
+	ws_lines(&a, "big.txt", 60 * 1024);
+	agent_spawn(&a, http_start(&a, "openai", fp, NULL));
+	finish = agent_finish(&a, 15000);
+	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s", finish_message(finish));
+	cr_expect_null(find_line(&a, "progress", "phase", "compacting", 0));
+	result = request_tool_result(fp, 1);
+	/* A quarter of 32,768 tokens at 3 bytes a token before any usage. */
+	cr_expect(strlen(result) <= 8192 * 3 + 512, "%zu bytes", strlen(result));
+	at = strstr(result, "read the rest by lines: read_file with offset=");
+	cr_assert_not_null(at, "%s", result + (strlen(result) > 300 ? strlen(result) - 300 : 0));
+	next = strtol(at + strlen("read the rest by lines: read_file with offset="), NULL, 10);
+	/* The line it says to read from is the one the cut output ends in. */
+	{
+		char want[32];
+
+		snprintf(want, sizeof want, "line %05ld ", next);
+		cr_expect(strstr(result, want) != NULL, "line %ld is not the cut one", next);
+		snprintf(want, sizeof want, "line %05ld ", next + 1);
+		cr_expect(strstr(result, want) == NULL, "line %ld was shown", next + 1);
+	}
+	free(result);
+	agent_cleanup(&a);
+	fake_provider_stop(fp);
+	buf_free(&one);
+	buf_free(&fin);
+}
+
+/* A server that reads on forever: each request with tools asks for the next read; a summary else. */
+static struct fake_reply
+read_forever(void *ud, const char *body)
+{
+	cJSON *req = cJSON_Parse(body);
+	struct buf b;
+	int *n = ud;
+
+	buf_init(&b, 0);
+	if (cJSON_GetObjectItemCaseSensitive(req, "tools") == NULL) {
+		fake_openai_text(&b, "SUMMARY: big.txt is being read.");
+		fake_openai_delta(&b, "{}", "stop");
+	} else {
+		char id[32];
+
+		snprintf(id, sizeof id, "call_%d", __atomic_fetch_add(n, 1, __ATOMIC_SEQ_CST));
+		fake_openai_tool_call(&b, 0, id, "read_file", "{\"path\": \"big.txt\"}", 64);
+		fake_openai_delta(&b, "{}", "tool_calls");
+	}
+	fake_openai_usage(&b, 0, 10);
+	fake_openai_done(&b);
+	cJSON_Delete(req);
+	return (struct fake_reply){ .status = 200, .body = buf_steal(&b) };
+}
+
+/*
+ * Each read fills what a summary leaves of a 6,000-token window: every
+ * turn must compact first, which makes no progress; the run stops with
+ * context_exhausted after four such turns instead of running to max_turns.
+ */
+Test(agent, compacting_before_every_turn_stops_with_context_exhausted)
+{
+	static int reads;
+	struct fake_provider *fp = fake_provider_start_fn(read_forever, &reads);
+	struct agent a;
+	cJSON *start, *finish;
+
+	cr_assert_not_null(fp);
+	agent_init(&a);
+	ws_lines(&a, "big.txt", 20 * 1024);
+	start = http_start(&a, "openai", fp, NULL);
+	cJSON_AddNumberToObject(member(start, "provider"), "contextWindow", 6000);
+	cJSON_ReplaceItemInObject(member(start, "limits"), "maxTurns", cJSON_CreateNumber(50));
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 30000);
+	cr_expect_str_eq(json_get_string(finish, "status"), "failed");
+	cr_expect_str_eq(finish_code(finish), "context_exhausted", "%s", finish_message(finish));
+	cr_expect(strstr(finish_message(finish), "before each of the last 4 model turns") != NULL,
+	    "%s", finish_message(finish));
+	cr_expect_lt(__atomic_load_n(&reads, __ATOMIC_SEQ_CST), 10, "%d reads", reads);
+	agent_cleanup(&a);
+	fake_provider_stop(fp);
+}
+
+/*
+ * A window too small for the system prompt and the tools: after summarizing
+ * what there is, the request still does not fit, and the run stops at once
+ * with context_exhausted instead of sending it.
+ */
+Test(agent, a_conversation_that_cannot_fit_stops_with_context_exhausted)
+{
+	struct buf sum;
+	struct fake_reply reply;
+	struct fake_provider *fp;
+	struct agent a;
+	cJSON *start, *finish;
+
+	openai_answer(&sum, "SUMMARY: an earlier question was answered.");
+	reply = (struct fake_reply){ 200, "text/event-stream", sum.data, 0, 0, NULL, 0 };
+	fp = fake_provider_start(&reply, 1);
+	cr_assert_not_null(fp);
+	agent_init(&a);
+	start = http_start(&a, "openai", fp, NULL);
+	cJSON_AddNumberToObject(member(start, "provider"), "contextWindow", 1024);
+	agent_spawn(&a, start);
+	finish = agent_finish(&a, 15000);
+	cr_expect_str_eq(json_get_string(finish, "status"), "failed");
+	cr_expect_str_eq(finish_code(finish), "context_exhausted");
+	cr_expect(strstr(finish_message(finish), "1024 tokens (settings)") != NULL, "%s",
+	    finish_message(finish));
+	cr_expect_eq(fake_provider_count(fp), 1, "only the summary was asked for");
+	agent_cleanup(&a);
+	fake_provider_stop(fp);
+	buf_free(&sum);
 }
 
 /* Connectors (docs/connectors.md): MCP servers and the built-in web connector. */

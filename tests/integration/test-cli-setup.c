@@ -112,6 +112,7 @@ static struct fake_reply replies[6];
 static struct fake_provider *
 start_provider(void)
 {
+	struct fake_provider *fp;
 	static char models[] = "{\"object\":\"list\",\"data\":[{\"id\":\"tiny-1\",\"object\":"
 	    "\"model\"},{\"id\":\"tiny-2\",\"object\":\"model\"}]}";
 	static char done[] = "{\"id\":\"c1\",\"object\":\"chat.completion\",\"choices\":[{"
@@ -120,7 +121,10 @@ start_provider(void)
 
 	replies[0] = (struct fake_reply){ 200, "application/json", models, 0, 0, NULL, 0 };
 	replies[1] = (struct fake_reply){ 200, "application/json", done, 0, 0, NULL, 0 };
-	return fake_provider_start(replies, 2);
+	fp = fake_provider_start(replies, 2);
+	if (fp != NULL)
+		fake_provider_script_gets(fp, 1);	/* setup's model list */
+	return fp;
 }
 
 static cJSON *
@@ -526,6 +530,7 @@ Test(cli_setup, api_key_stdin_is_a_credential_the_run_uses)
 	start_replies(&run_reply);
 	fp = fake_provider_start(replies, 6);
 	cr_assert_not_null(fp);
+	fake_provider_script_gets(fp, 1);	/* setup's model list */
 	snprintf(url, sizeof url, "%s", fake_provider_url(fp, "/v1"));
 	id = setup_stdin(url, KEY1);
 	cr_expect(strncmp(id, "cred_", 5) == 0, "%s", id);
@@ -555,6 +560,7 @@ Test(cli_setup, api_key_stdin_is_a_credential_the_run_uses)
 	http_resp_free(&r);
 
 	/* Re-running setup rotates the same credential. */
+	fake_provider_script_gets(fp, 1);
 	id2 = setup_stdin(url, KEY2);
 	cr_expect_str_eq(id2, id, "the same credential, rotated");
 	cr_expect_str_eq(auth(fp, 3), "Bearer " KEY2);
@@ -651,6 +657,8 @@ Test(cli_setup, interactive_typed_key_with_echo_off)
 
 	start_replies(&run_reply);
 	fp = fake_provider_start(replies, 2);
+	cr_assert_not_null(fp);
+	fake_provider_script_gets(fp, 1);	/* setup's model list */
 	snprintf(url, sizeof url, "%s", fake_provider_url(fp, "/v1"));
 	buf_init(&out, 0);
 	pid = forkpty(&fd, NULL, NULL, NULL);

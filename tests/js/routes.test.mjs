@@ -28,6 +28,8 @@ after(async () => {
 
 const CALLS = [
   ['listRuntimes', [], 'GET', '/api/v1/runtimes', null, []],
+  ['listModels', ['my local'], 'GET', '/api/v1/providers/my%20local/models', null,
+    { provider: 'my local', kind: 'openai', source: 'GET {baseUrl}/models', models: [{ id: 'tiny-1' }] }],
   ['bootstrap', [{ action: 'status' }], 'POST', '/api/v1/bootstrap', { action: 'status' }, { ok: true }],
   ['bootstrap', [{ action: 'runtime' }], 'POST', '/api/v1/bootstrap', { action: 'runtime' }, { ok: false, error: { code: 'x' } }],
   ['installCli', [], 'POST', '/api/v1/cli/install', null, { ok: true }],

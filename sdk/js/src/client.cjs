@@ -242,6 +242,10 @@ class TaskdeckClient {
 
   listRuntimes(o) { return this.#list('/api/v1/runtimes', {}, o); }
 
+  listModels(provider, o) {
+    return this.#json('GET', `/api/v1/providers/${seg(provider, 'the provider')}/models`, o);
+  }
+
   bootstrap(request, o) {
     object(request, 'the bootstrap request');
     if (typeof request.action !== 'string' || request.action === '') throw invalid('action must be "status" or "runtime"');
