@@ -456,6 +456,36 @@ res_revert(struct tui *t, const struct job_result *r)
 	return NEED_CHANGES;
 }
 
+static unsigned
+res_attempts(struct tui *t, const struct job_result *r)
+{
+	if (r->code != TD_OK)
+		app_read_failed(t, r);
+	model_set_attempts(&t->m, r->job.id, r->code == TD_OK ? r->attempts : NULL);
+	return NEED_NONE;
+}
+
+/* An apply: what went where, or why nothing changed (a conflict says so in a box). */
+static unsigned
+res_apply_attempt(struct tui *t, const struct job_result *r)
+{
+	if (r->code == TD_ATTEMPT_CONFLICT) {
+		modal_notice(t, "Nothing was applied: the changes of %s do not apply to %s as it "
+		    "is now (those lines changed since). %s", r->job.id,
+		    t->m.attempts.cwd != NULL ? t->m.attempts.cwd : "the directory",
+		    r->err.message);
+		return NEED_ATTEMPTS;
+	}
+	if (r->code != TD_OK) {
+		app_fail(t, "apply failed", r);
+		return NEED_ATTEMPTS;
+	}
+	model_set_attempts(&t->m, r->attempts->id, r->attempts);
+	model_message(&t->m, t->now_ms, false, "applied %s into %s", r->job.id,
+	    r->attempts->cwd != NULL ? r->attempts->cwd : "its directory");
+	return NEED_ATTEMPTS | NEED_CHANGES;
+}
+
 /* What each finished job does to the model; reads need TD_OK. */
 static const struct {
 	unsigned (*fn)(struct tui *t, const struct job_result *r);
@@ -486,6 +516,8 @@ static const struct {
 	[JOB_CHANGES] = { res_changes, false },
 	[JOB_DIFF] = { res_diff, false },
 	[JOB_REVERT] = { res_revert, false },
+	[JOB_ATTEMPTS] = { res_attempts, false },
+	[JOB_APPLY_ATTEMPT] = { res_apply_attempt, false },
 	[JOB_ARCHIVE] = { res_archive, false },
 	[JOB_DELETE_SESSION] = { res_delete_session, false },
 };
@@ -551,6 +583,21 @@ app_flush_changes(struct tui *t, unsigned need)
 	}
 }
 
+/* The attempt group of the selected run: read when it is another or changed. */
+static void
+app_flush_attempts(struct tui *t, unsigned need)
+{
+	const char *want = model_attempts_want(&t->m);
+
+	if (want == NULL)
+		return;
+	if ((need & NEED_ATTEMPTS) || t->m.attempts.group_id == NULL ||
+	    strcmp(want, t->m.attempts.group_id) != 0) {
+		model_attempts_ask(&t->m, want);
+		app_job(t, JOB_ATTEMPTS, want);
+	}
+}
+
 /* Turns the NEED_* bits collected in this pass into jobs. */
 static void
 app_flush_need(struct tui *t)
@@ -596,6 +643,7 @@ app_flush_need(struct tui *t)
 	if (need & NEED_PLAN)
 		app_job(t, JOB_PLAN, s != NULL ? s->id : NULL);
 	app_flush_changes(t, need);
+	app_flush_attempts(t, need);
 	if ((need & NEED_HISTORY) && t->m.log.scope_id != NULL) {
 		job.id = t->m.log.scope_id;
 		job.run_scope = t->m.log.run_scope;

@@ -118,15 +118,75 @@ changes_draw_diff(struct tui *t, const struct rect *r)
 	}
 }
 
+/* The rows the selected run's attempt group takes above the files: a title, one per attempt. */
+static int
+changes_attempt_rows(const struct tui *t, const struct rect *r)
+{
+	const struct m_attempts *a = &t->m.attempts;
+	int n = (int)a->count + 1;
+
+	if (model_attempts_want(&t->m) == NULL || a->group_id == NULL || a->count == 0 ||
+	    r->h < n + 3)
+		return 0;
+	return n;
+}
+
+/* The group's attempts: the selected run's marked; status, model, files +/-, check. */
+static void
+changes_draw_attempts(struct tui *t, const struct rect *r)
+{
+	const struct m_attempts *a = &t->m.attempts;
+	const struct m_run *run = model_run(&t->m);
+	char line[512], files[64], key[32], id[64];
+
+	draw_short_id(t, a->group_id, id, sizeof id);
+	if (a->status != NULL && strcmp(a->status, "active") == 0)
+		snprintf(line, sizeof line, "Attempts %s: %zu, active (%s applies the selected "
+		    "run's)", id, a->count, draw_key("apply-attempt", "A", key, sizeof key));
+	else
+		snprintf(line, sizeof line, "Attempts %s: %zu, %s", id, a->count,
+		    a->status != NULL ? a->status : "?");
+	draw_text(r->y, r->x + 1, r->w - 1, line, draw_attr(t, ST_TITLE));
+	for (size_t i = 0; i < a->count && (int)i + 1 < r->h; i++) {
+		const struct m_attempt *it = &a->items[i];
+		bool sel = run != NULL && it->run_id != NULL &&
+		    strcmp(it->run_id, run->id) == 0;
+		bool applied = a->applied_run != NULL && it->run_id != NULL &&
+		    strcmp(a->applied_run, it->run_id) == 0;
+
+		if (it->measured)
+			snprintf(files, sizeof files, "%ld file%s +%ld -%ld", it->files,
+			    it->files == 1 ? "" : "s", it->additions, it->deletions);
+		else
+			snprintf(files, sizeof files, "not measured yet");
+		draw_short_id(t, it->run_id, id, sizeof id);
+		snprintf(line, sizeof line, "%s%d %-12.12s %-10.10s %-22s check %-8s %s%s",
+		    sel ? "> " : "  ", it->index, it->model != NULL ? it->model : "(default)",
+		    it->run_status != NULL ? it->run_status : "?", files,
+		    it->check != NULL ? it->check : "-", id, applied ? " applied" :
+		    it->state != NULL && strcmp(it->state, "removed") == 0 ? " removed" : "");
+		draw_text(r->y + 1 + (int)i, r->x + 1, r->w - 1, line, draw_attr(t,
+		    sel ? ST_SELECTED_DIM : it->check != NULL && strcmp(it->check, "failed") == 0 ?
+		    ST_FAIL : ST_NORMAL));
+	}
+}
+
 static void
 changes_draw(struct tui *t, const struct rect *r)
 {
 	const struct m_changes *c = &t->m.changes;
-	struct rect list, diff, body;
+	struct rect list, diff, body, rest;
+	int rows;
 
 	if (model_run(&t->m) == NULL) {
 		draw_text(r->y, r->x + 1, r->w - 1, "no run selected", draw_attr(t, ST_DIM));
 		return;
+	}
+	if ((rows = changes_attempt_rows(t, r)) > 0) {
+		changes_draw_attempts(t, &(struct rect){ r->y, r->x, rows, r->w });
+		draw_separator(t, r->y + rows, r->x - 1, r->w + 2);
+		rest = (struct rect){ r->y + rows + 1, r->x, r->h - rows - 1, r->w };
+		r = &rest;
 	}
 	if (c->incomplete != NULL) {
 		char why[512];
@@ -165,8 +225,15 @@ changes_click(struct tui *t, int row)
 {
 	const struct rect *box = &t->box[PANE_RIGHT];
 	struct rect list, diff, below;
+	struct rect rest;
 	size_t k;
+	int rows;
 
+	if ((rows = changes_attempt_rows(t, box)) > 0) {
+		rest = (struct rect){ box->y + rows + 1, box->x, box->h - rows - 1, box->w };
+		box = &rest;
+		row -= rows + 1;
+	}
 	if (t->m.changes.incomplete != NULL && box->h >= CHANGES_NOTICE_MIN_H) {
 		/* The first row is the notice that files may be missing. */
 		below = (struct rect){ box->y + 1, box->x, box->h - 1, box->w };

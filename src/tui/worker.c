@@ -142,6 +142,7 @@ job_result_free(struct job_result *r)
 	td_changes_free(r->changes);
 	free(r->diff);
 	td_revert_free(r->revert);
+	td_attempt_group_free(r->attempts);
 	for (size_t i = 0; i < r->event_count; i++)
 		td_event_free(r->events[i]);
 	free(r->events);
@@ -687,6 +688,18 @@ do_revert(struct worker *w, struct job_result *r, const struct td_request_option
 	return td_revert_run(w->client, r->job.id, r->job.force, opts, &r->revert, &r->err);
 }
 
+static enum td_code
+do_attempts(struct worker *w, struct job_result *r, const struct td_request_options *opts)
+{
+	return td_get_attempts(w->client, r->job.id, opts, &r->attempts, &r->err);
+}
+
+static enum td_code
+do_apply_attempt(struct worker *w, struct job_result *r, const struct td_request_options *opts)
+{
+	return td_apply_attempt(w->client, r->job.id, false, opts, &r->attempts, &r->err);
+}
+
 /* What each request job calls; JOB_DOWNLOAD has its own thread. */
 static enum td_code (*const request_fns[])(struct worker *, struct job_result *,
     const struct td_request_options *) = {
@@ -703,6 +716,8 @@ static enum td_code (*const request_fns[])(struct worker *, struct job_result *,
 	[JOB_CHANGES] = do_changes,
 	[JOB_DIFF] = do_diff,
 	[JOB_REVERT] = do_revert,
+	[JOB_ATTEMPTS] = do_attempts,
+	[JOB_APPLY_ATTEMPT] = do_apply_attempt,
 	[JOB_ARCHIVE] = do_archive,
 	[JOB_DELETE_SESSION] = do_delete_session,
 	[JOB_ARTIFACTS] = do_artifacts,

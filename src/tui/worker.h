@@ -50,6 +50,8 @@ enum job_kind {
 				 * "archive"/"unarchive", text: its name for the message */
 	JOB_DELETE_SESSION,	/* id: session, force (cancel its runs first), text: its
 				 * name for the message */
+	JOB_ATTEMPTS,		/* id: attempt group -> attempts */
+	JOB_APPLY_ATTEMPT,	/* id: an attempt's run -> attempts (its group, applied) */
 };
 
 struct job {
@@ -101,6 +103,7 @@ struct job_result {
 	struct td_changes *changes;
 	char *diff;			/* JOB_DIFF: the unified diff */
 	struct td_revert *revert;
+	struct td_attempt_group *attempts;	/* JOB_ATTEMPTS, JOB_APPLY_ATTEMPT */
 	struct td_event **events;	/* JOB_HISTORY: oldest first */
 	size_t event_count;
 	bool more;			/* JOB_HISTORY: another page follows */
