@@ -293,6 +293,21 @@ res_start_run(struct tui *t, const struct job_result *r)
 	}
 	job_clear(&t->draft);
 	t->has_draft = false;
+	if (r->attempts != NULL) {
+		const struct td_attempt *first = r->attempts->count > 0 ? &r->attempts->attempts[0] :
+		    NULL;
+
+		model_message(&t->m, t->now_ms, false, "started %zu attempts (%s) in %s",
+		    r->attempts->count, r->attempts->id, r->attempts->cwd != NULL ?
+		    r->attempts->cwd : "?");
+		/* Its runs are attempts: the group shows with the first one's changes. */
+		model_attempts_event(&t->m, r->attempts->json);
+		snprintf(t->want_session, sizeof t->want_session, "%s",
+		    first != NULL && first->session_id != NULL ? first->session_id : "");
+		snprintf(t->want_run, sizeof t->want_run, "%s",
+		    first != NULL && first->run_id != NULL ? first->run_id : "");
+		return NEED_SESSIONS | NEED_PROJECT_RUNS | NEED_ATTEMPTS;
+	}
 	model_message(&t->m, t->now_ms, false, "started %s", r->run->id);
 	snprintf(t->want_session, sizeof t->want_session, "%s",
 	    r->run->session_id != NULL ? r->run->session_id : "");

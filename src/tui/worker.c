@@ -514,7 +514,20 @@ do_start_run(struct worker *w, struct job_result *r, const struct td_request_opt
 		.provider = r->job.provider,
 		.model = r->job.model,
 	};
+	const char *models[1] = { r->job.model };
+	struct td_attempts_request rq = {
+		.project = r->job.id,
+		.prompt = r->job.text,
+		.cwd = r->job.path,
+		.count = r->job.attempts,
+		.models = r->job.model != NULL ? models : NULL,
+		.model_count = r->job.model != NULL ? 1 : 0,
+		.provider = r->job.provider,
+		.permission_profile = r->job.profile,
+	};
 
+	if (r->job.attempts > 1 && r->job.session == NULL)
+		return td_create_attempts(w->client, &rq, opts, &r->attempts, &r->err);
 	return td_start_run(w->client, &req, opts, &r->run, &r->err);
 }
 

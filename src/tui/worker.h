@@ -26,7 +26,9 @@ enum job_kind {
 				   histories, oldest run first, at most MODEL_LOG_MAX
 				   events) -> events */
 	JOB_START_RUN,		/* id: project, session (NULL: new), text: prompt,
-				   profile, plan_first, provider, model -> run */
+				   profile, plan_first, provider, model -> run; with
+				   attempts > 1 (a new session) that many attempts in
+				   path (a directory) -> attempts */
 	JOB_CANCEL_RUN,		/* id: run -> run */
 	JOB_RUN,		/* id: run -> run */
 	JOB_PLAN_RESPOND,	/* id: session, decision, version, revision, text: feedback -> plan */
@@ -67,6 +69,7 @@ struct job {
 	char *provider;		/* JOB_START_RUN: provider and model, NULL: the defaults */
 	char *model;
 	bool plan_first;
+	int attempts;		/* JOB_START_RUN: 2 to 8 starts a group of attempts */
 	bool overwrite;
 	bool force;		/* JOB_REVERT: over later changes of its files; JOB_DELETE_SESSION:
 				 * cancel its runs first */

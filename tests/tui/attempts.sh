@@ -76,6 +76,43 @@ keys A
 wait_for "are applied already:"
 assert_screen "nothing to apply."
 keys Escape
+
+# The new-run editor starts attempts: its attempts field, 2, in the dashboard's directory.
+keys n
+wait_for "New run in tries"
+wait_for "provider: default   model: default   attempts: 1   (Tab edits)"
+type_text "try it twice"
+keys Tab
+type_text replay
+keys Tab
+type_text att-one
+keys Tab
+wait_for "1 to 8, each in its own git"
+type_text 9
+keys Enter
+wait_for 'attempts: "9" is no count from 1 to 8'
+assert_not_screen "[y/N]"
+# Enter left the field: three Tabs to it again.
+keys Tab
+keys Tab
+keys Tab
+wait_for "1 to 8, each in its own git"
+keys BSpace
+type_text 2
+keys Tab
+wait_for "provider: replay   model: att-one   attempts: 2   (Tab edits)"
+keys Enter
+wait_for "[y/N]"
+assert_screen "Start 2 attempts in $TUI_TMP/cwd"
+keys y
+wait_for_re "started 2 attempts \(atg_[0-9a-z]*\) in $TUI_TMP/cwd"
+wait_for_re "Attempts atg_[^ ]*: 2, active"
+wait_for_re "> [12] att-one +completed +1 file \+1 -0"
+groups=$(svc_get "/api/v1/attempts?project=$project")
+[[ $(grep -o '"runId"' <<<"$groups" | wc -l) == 4 ]] || fail "not 2 more attempts: $groups"
+[[ ! -e $TUI_TMP/cwd/one.txt ]] || fail "the dashboard's directory changed before an apply"
+pass "the new-run editor's attempts field starts a group of 2 (9 is refused)"
+
 keys '?'
 wait_for "apply the selected run's attempt"
 keys Escape
