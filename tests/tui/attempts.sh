@@ -58,6 +58,19 @@ assert_screen "active (A applies"
 [[ ! -e $repo/$file ]] || fail "n applied the attempt"
 pass "A asks [y/N] naming the attempt; n does nothing"
 
+# The user writes that file meanwhile: the apply refuses and changes nothing.
+printf 'my own\n' >"$repo/$file"
+keys A
+wait_for "[y/N]"
+keys y
+wait_for "Nothing was applied"
+[[ $(cat "$repo/$file") == "my own" ]] || fail "the conflicting apply changed $file"
+keys Escape
+wait_gone "Nothing was applied"
+assert_screen "active (A applies"
+rm "$repo/$file"
+pass "a conflict is said in a box and nothing changes"
+
 keys A
 wait_for "[y/N]"
 keys y
