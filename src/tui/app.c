@@ -429,6 +429,10 @@ res_changes(struct tui *t, const struct job_result *r)
 static unsigned
 res_diff(struct tui *t, const struct job_result *r)
 {
+	if (r->job.decision != NULL && strcmp(r->job.decision, "compare") == 0) {
+		model_set_attempt_diff(&t->m, r->job.id, r->code == TD_OK ? r->diff : NULL);
+		return NEED_NONE;
+	}
 	model_set_diff(&t->m, r->job.id, r->job.path, r->code == TD_OK ? r->diff : NULL);
 	return NEED_NONE;
 }

@@ -764,6 +764,29 @@ key_apply_attempt(struct tui *t, int key)
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
+/* '=': the selected run's attempt and the next one of its group, whole diffs side by side. */
+static unsigned
+key_compare_attempts(struct tui *t, int key)
+{
+	const struct m_run *r = model_run(&t->m);
+	struct job job = { .kind = JOB_DIFF, .decision = "compare" };
+	const char *other;
+
+	(void)key;
+	if (r == NULL || model_attempt(&t->m, r->id) == NULL || t->m.attempts.count < 2) {
+		modal_notice(t, "%s is not an attempt of a group shown here: nothing to compare.",
+		    r != NULL ? r->id : "No run selected:");
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	if ((other = model_attempts_compare(&t->m)) == NULL)
+		return TUI_HANDLED | TUI_REDRAW;
+	job.id = t->m.attempts.cmp[0].run;
+	tui_submit(t, &job);
+	job.id = (char *)other;
+	tui_submit(t, &job);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
 static unsigned
 key_nothing(struct tui *t, int key)
 {
@@ -908,6 +931,9 @@ static const struct keys_binding {
 	{ 'A', W_RUNS | W_CHANGES, "A", "Runs, Changes",
 	    "apply the selected run's attempt to its directory ([y/N] names it)",
 	    key_apply_attempt, "apply-attempt" },
+	{ '=', W_CHANGES, "=", "Changes",
+	    "an attempt's whole diff beside the next attempt's (= again: back)",
+	    key_compare_attempts, "compare-attempts" },
 	{ 'a', W_PLAN, "a", "Plan", "approve", key_plan, "approve" },
 	{ 'e', W_PLAN, "e", "Plan", "revise: write feedback", key_plan, "revise" },
 	{ 'x', W_PLAN, "x", "Plan", "reject (the run is cancelled)", key_plan, "reject" },

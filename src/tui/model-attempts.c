@@ -33,12 +33,27 @@ attempts_items_clear(struct m_attempts *a)
 	a->status = a->cwd = a->applied_run = NULL;
 }
 
+static void
+attempts_cmp_clear(struct m_attempts *a)
+{
+	for (int k = 0; k < 2; k++) {
+		for (size_t i = 0; i < a->cmp[k].count; i++)
+			free(a->cmp[k].lines[i]);
+		free(a->cmp[k].lines);
+		free(a->cmp[k].run);
+		a->cmp[k].lines = NULL;
+		a->cmp[k].run = NULL;
+		a->cmp[k].count = 0;
+	}
+}
+
 void
 model_attempts_free(struct model *m)
 {
 	struct m_attempts *a = &m->attempts;
 
 	attempts_items_clear(a);
+	attempts_cmp_clear(a);
 	for (size_t i = 0; i < a->link_count; i++) {
 		free(a->links[i].run_id);
 		free(a->links[i].group_id);
@@ -91,6 +106,7 @@ model_attempts_ask(struct model *m, const char *group_id)
 
 	if (!mdl_str_eq(a->group_id, group_id)) {
 		attempts_items_clear(a);
+		attempts_cmp_clear(a);
 		mdl_set_str(&a->group_id, group_id);
 	}
 	a->loading = group_id != NULL;
@@ -170,4 +186,54 @@ model_attempt(const struct model *m, const char *run_id)
 			return &m->attempts.items[i];
 	}
 	return NULL;
+}
+
+const char *
+model_attempts_compare(struct model *m)
+{
+	struct m_attempts *a = &m->attempts;
+	const struct m_run *r = model_run(m);
+	size_t at = a->count;
+
+	m->dirty = true;
+	if (a->cmp[0].run != NULL || r == NULL) {
+		attempts_cmp_clear(a);
+		return NULL;
+	}
+	for (size_t i = 0; i < a->count; i++) {
+		if (mdl_str_eq(a->items[i].run_id, r->id))
+			at = i;
+	}
+	if (at == a->count || a->count < 2 || a->items[(at + 1) % a->count].run_id == NULL)
+		return NULL;
+	a->cmp[0].run = xstrdup(r->id);
+	a->cmp[1].run = xstrdup(a->items[(at + 1) % a->count].run_id);
+	return a->cmp[1].run;
+}
+
+void
+model_set_attempt_diff(struct model *m, const char *run_id, const char *text)
+{
+	struct m_attempts *a = &m->attempts;
+
+	for (int k = 0; k < 2; k++) {
+		if (!mdl_str_eq(a->cmp[k].run, run_id) || a->cmp[k].lines != NULL)
+			continue;
+		if (text == NULL)
+			text = "(the diff could not be read)";
+		a->cmp[k].lines = xcalloc(1, sizeof *a->cmp[k].lines);
+		while (*text != '\0' && a->cmp[k].count < MODEL_DIFF_LINES) {
+			size_t n = strcspn(text, "\n");
+
+			a->cmp[k].lines = xrealloc(a->cmp[k].lines,
+			    (a->cmp[k].count + 1) * sizeof *a->cmp[k].lines);
+			a->cmp[k].lines[a->cmp[k].count++] = xstrndup(text,
+			    n < MODEL_LINE_MAX ? n : MODEL_LINE_MAX);
+			text += n;
+			if (*text == '\n')
+				text++;
+		}
+		m->dirty = true;
+		return;
+	}
 }

@@ -311,6 +311,13 @@ struct m_attempts {
 	char *applied_run;	/* NULL when none */
 	struct m_attempt *items;
 	size_t count;
+	/* '=': the whole diffs of two attempts side by side: run[0] the selected
+	 * run's, run[1] another of the group; run[0] NULL when not comparing. */
+	struct {
+		char *run;
+		char **lines;	/* NULL until read */
+		size_t count;
+	} cmp[2];
 };
 
 struct model {
@@ -569,6 +576,11 @@ void model_attempts_ask(struct model *m, const char *group_id);
 void model_set_attempts(struct model *m, const char *group_id, const struct td_attempt_group *g);
 /* attempts.created / attempts.updated: links its runs; NEED_ATTEMPTS when it is shown. */
 unsigned model_attempts_event(struct model *m, const char *data_json);
+/* '=': compares the selected run's attempt with the next one of its group (its run
+ * id, to read both diffs), or stops comparing (NULL). */
+const char *model_attempts_compare(struct model *m);
+/* A whole diff read for the comparison (NULL text: it failed). */
+void model_set_attempt_diff(struct model *m, const char *run_id, const char *text);
 /* run_id is an attempt of a group (as far as events and reads told). */
 bool model_is_attempt(const struct model *m, const char *run_id);
 /* The row of run_id in the group shown, or NULL. */

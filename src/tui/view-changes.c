@@ -171,6 +171,55 @@ changes_draw_attempts(struct tui *t, const struct rect *r)
 	}
 }
 
+/* One side of '=': the attempt's index and model over its whole diff, coloured. */
+static void
+changes_draw_side(struct tui *t, const struct rect *r, int k)
+{
+	static const enum tui_style styles[] = {
+		[DIFF_CONTEXT] = ST_NORMAL, [DIFF_HEADER] = ST_TITLE, [DIFF_HUNK] = ST_RUNNING,
+		[DIFF_ADD] = ST_OK, [DIFF_DEL] = ST_FAIL,
+	};
+	const struct m_attempts *a = &t->m.attempts;
+	const struct m_attempt *it = model_attempt(&t->m, a->cmp[k].run);
+	char head[256], id[64];
+	bool header = false;
+
+	draw_short_id(t, a->cmp[k].run, id, sizeof id);
+	snprintf(head, sizeof head, "attempt %d (%s) %s", it != NULL ? it->index : 0,
+	    it != NULL && it->model != NULL ? it->model : "default", id);
+	draw_text(r->y, r->x, r->w, head, draw_attr(t, ST_TITLE));
+	if (a->cmp[k].lines == NULL) {
+		draw_text(r->y + 1, r->x, r->w, "reading the diff", draw_attr(t, ST_DIM));
+		return;
+	}
+	if (a->cmp[k].count == 0)
+		draw_text(r->y + 1, r->x, r->w, "no change", draw_attr(t, ST_DIM));
+	for (int i = 0; i + 1 < r->h && (size_t)i < a->cmp[k].count; i++) {
+		enum diff_kind kind = model_diff_kind(a->cmp[k].lines[i], &header);
+
+		draw_text(r->y + 1 + i, r->x, r->w, a->cmp[k].lines[i], draw_attr(t, styles[kind]));
+	}
+}
+
+/* '=' on: two attempts' whole diffs side by side (the selected run's on the left). */
+static bool
+changes_draw_compare(struct tui *t, const struct rect *r)
+{
+	const struct m_attempts *a = &t->m.attempts;
+	const struct m_run *run = model_run(&t->m);
+	int half = (r->w - 1) / 2;
+
+	if (a->cmp[0].run == NULL || run == NULL || strcmp(a->cmp[0].run, run->id) != 0 ||
+	    r->h < 2)
+		return false;
+	changes_draw_side(t, &(struct rect){ r->y, r->x, r->h, half }, 0);
+	for (int y = r->y; y < r->y + r->h; y++)
+		draw_text(y, r->x + half, 1, t->utf8 && !t->ascii ? "\u2502" : "|",
+		    draw_attr(t, ST_DIM));
+	changes_draw_side(t, &(struct rect){ r->y, r->x + half + 1, r->h, r->w - half - 1 }, 1);
+	return true;
+}
+
 static void
 changes_draw(struct tui *t, const struct rect *r)
 {
@@ -187,6 +236,8 @@ changes_draw(struct tui *t, const struct rect *r)
 		draw_separator(t, r->y + rows, r->x - 1, r->w + 2);
 		rest = (struct rect){ r->y + rows + 1, r->x, r->h - rows - 1, r->w };
 		r = &rest;
+		if (changes_draw_compare(t, r))
+			return;
 	}
 	if (c->incomplete != NULL) {
 		char why[512];

@@ -47,6 +47,20 @@ model=$(screen | sed -n 's/.*> [12] \(att-[a-z]*\) .*/\1/p' | head -n 1)
 file=one.txt
 [[ $model == att-one ]] || file=two.txt
 
+# = : the two attempts' diffs side by side, on the same rows.
+keys =
+wait_for "attempt 1 (att-two)"
+wait_for "attempt 2 (att-one)"
+wait_for "+the first attempt"
+wait_for "+the second attempt"
+screen | grep -F "+the first attempt" | grep -qF "+the second attempt" ||
+	fail "the two attempts' diffs are not side by side"
+screen | grep -F "attempt 1 (att-two)" | grep -qF "attempt 2 (att-one)" ||
+	fail "the two attempts are not named side by side"
+keys =
+wait_gone "attempt 2 (att-one)"
+pass "= shows two attempts' diffs side by side; = again goes back"
+
 keys A
 wait_for "[y/N]"
 question=$(screen | tr -d '│\n' | tr -s ' ')
