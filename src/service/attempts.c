@@ -97,16 +97,17 @@ attempt_row_read(sqlite3_stmt *s, struct attempt_row *a)
 	a->copy = strcmp(resource_text(s, 14), "copy") == 0;
 }
 
-/* The attempts matching where (after ATTEMPT_ROW_SELECT) with text ?1; how many into *n. */
+/*
+ * The attempts sql (ATTEMPT_ROW_SELECT and a WHERE, a literal: the statement
+ * cache knows a statement by its text's address) reads with text ?1; how many into *n.
+ */
 static struct attempt_row *
-attempt_rows(struct store *st, const char *where, const char *arg, size_t *n)
+attempt_rows(struct store *st, const char *sql, const char *arg, size_t *n)
 {
-	char *sql = xasprintf(ATTEMPT_ROW_SELECT "%s", where);
 	sqlite3_stmt *s = store_stmt(st, sql);
 	struct attempt_row *rows = NULL;
 
 	*n = 0;
-	free(sql);
 	if (s == NULL)
 		return NULL;
 	if (arg != NULL)
@@ -669,8 +670,8 @@ attempts_remove_all(struct service *svc, const char *group, const char *status)
 	bool all = true;
 
 	store_lock(svc->store);
-	rows = attempt_rows(svc->store, "WHERE a.group_id = ?1 AND a.state = 'active'", group,
-	    &n);
+	rows = attempt_rows(svc->store, ATTEMPT_ROW_SELECT
+	    "WHERE a.group_id = ?1 AND a.state = 'active'", group, &n);
 	store_unlock(svc->store);
 	for (size_t i = 0; i < n; i++)
 		all = attempt_remove(svc, &rows[i]) && all;
@@ -719,7 +720,7 @@ attempts_apply(struct service *svc, const char *run_id, bool keep, struct proble
 
 	pthread_mutex_lock(&attempts_mu);
 	store_lock(st);
-	rows = attempt_rows(st, "WHERE a.run_id = ?1", run_id, &n);
+	rows = attempt_rows(st, ATTEMPT_ROW_SELECT "WHERE a.run_id = ?1", run_id, &n);
 	if (n == 0) {
 		problem_set(p, TD_NOT_FOUND, "run", "No attempt runs as %s.", run_id);
 	} else if (strcmp(rows[0].group_status, "active") != 0) {
@@ -847,9 +848,9 @@ attempts_discard(struct service *svc, const char *group_id, const char *run_id,
 	pthread_mutex_lock(&attempts_mu);
 	store_lock(st);
 	if (run_id != NULL)
-		rows = attempt_rows(st, "WHERE a.run_id = ?1", run_id, &n);
+		rows = attempt_rows(st, ATTEMPT_ROW_SELECT "WHERE a.run_id = ?1", run_id, &n);
 	else
-		rows = attempt_rows(st, "WHERE a.group_id = ?1", group_id, &n);
+		rows = attempt_rows(st, ATTEMPT_ROW_SELECT "WHERE a.group_id = ?1", group_id, &n);
 	if (n == 0 && run_id == NULL) {
 		g = group_load_locked(svc, group_id);
 		if (g == NULL)
@@ -898,8 +899,9 @@ attempts_orphans(struct service *svc)
 
 	pthread_mutex_lock(&attempts_mu);
 	store_lock(svc->store);
-	rows = attempt_rows(svc->store, "WHERE a.state = 'active' AND NOT EXISTS (SELECT 1 FROM"
-	    " sessions s WHERE s.id = a.session_id)", NULL, &n);
+	rows = attempt_rows(svc->store, ATTEMPT_ROW_SELECT
+	    "WHERE a.state = 'active' AND NOT EXISTS (SELECT 1 FROM sessions s"
+	    " WHERE s.id = a.session_id)", NULL, &n);
 	store_unlock(svc->store);
 	for (size_t i = 0; i < n; i++) {
 		if (attempt_remove(svc, &rows[i])) {
@@ -926,7 +928,8 @@ attempts_sweep(struct service *svc)
 
 	/* a group a crash caught being made: its rows came first, so all of it is listed */
 	store_lock(svc->store);
-	rows = attempt_rows(svc->store, "WHERE g.status = 'preparing'", NULL, &n);
+	rows = attempt_rows(svc->store, ATTEMPT_ROW_SELECT "WHERE g.status = 'preparing'",
+	    NULL, &n);
 	store_unlock(svc->store);
 	for (size_t i = 0; i < n; i++) {
 		attempts_git_worktree_remove(rows[i].git_dir, rows[i].branch, rows[i].path);
@@ -1051,8 +1054,9 @@ attempts_finish_one(struct attempts *w)
 
 	pthread_mutex_lock(&attempts_mu);
 	store_lock(st);
-	rows = attempt_rows(st, "WHERE a.state = 'active' AND a.check_status IS NULL AND"
-	    " EXISTS (SELECT 1 FROM runs r WHERE r.id = a.run_id AND r.status IN"
+	rows = attempt_rows(st, ATTEMPT_ROW_SELECT
+	    "WHERE a.state = 'active' AND a.check_status IS NULL AND EXISTS"
+	    " (SELECT 1 FROM runs r WHERE r.id = a.run_id AND r.status IN"
 	    " ('completed', 'failed', 'cancelled')) LIMIT 1", NULL, &n);
 	store_unlock(st);
 	if (n == 0) {

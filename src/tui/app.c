@@ -293,6 +293,21 @@ res_start_run(struct tui *t, const struct job_result *r)
 	}
 	job_clear(&t->draft);
 	t->has_draft = false;
+	if (r->attempts != NULL) {
+		const struct td_attempt *first = r->attempts->count > 0 ? &r->attempts->attempts[0] :
+		    NULL;
+
+		model_message(&t->m, t->now_ms, false, "started %zu attempts (%s) in %s",
+		    r->attempts->count, r->attempts->id, r->attempts->cwd != NULL ?
+		    r->attempts->cwd : "?");
+		/* Its runs are attempts: the group shows with the first one's changes. */
+		model_attempts_event(&t->m, r->attempts->json);
+		snprintf(t->want_session, sizeof t->want_session, "%s",
+		    first != NULL && first->session_id != NULL ? first->session_id : "");
+		snprintf(t->want_run, sizeof t->want_run, "%s",
+		    first != NULL && first->run_id != NULL ? first->run_id : "");
+		return NEED_SESSIONS | NEED_PROJECT_RUNS | NEED_ATTEMPTS;
+	}
 	model_message(&t->m, t->now_ms, false, "started %s", r->run->id);
 	snprintf(t->want_session, sizeof t->want_session, "%s",
 	    r->run->session_id != NULL ? r->run->session_id : "");
@@ -414,6 +429,10 @@ res_changes(struct tui *t, const struct job_result *r)
 static unsigned
 res_diff(struct tui *t, const struct job_result *r)
 {
+	if (r->job.decision != NULL && strcmp(r->job.decision, "compare") == 0) {
+		model_set_attempt_diff(&t->m, r->job.id, r->code == TD_OK ? r->diff : NULL);
+		return NEED_NONE;
+	}
 	model_set_diff(&t->m, r->job.id, r->job.path, r->code == TD_OK ? r->diff : NULL);
 	return NEED_NONE;
 }
@@ -470,6 +489,36 @@ res_models(struct tui *t, const struct job_result *r)
 	return NEED_NONE;
 }
 
+static unsigned
+res_attempts(struct tui *t, const struct job_result *r)
+{
+	if (r->code != TD_OK)
+		app_read_failed(t, r);
+	model_set_attempts(&t->m, r->job.id, r->code == TD_OK ? r->attempts : NULL);
+	return NEED_NONE;
+}
+
+/* An apply: what went where, or why nothing changed (a conflict says so in a box). */
+static unsigned
+res_apply_attempt(struct tui *t, const struct job_result *r)
+{
+	if (r->code == TD_ATTEMPT_CONFLICT) {
+		modal_notice(t, "Nothing was applied: the changes of %s do not apply to %s as it "
+		    "is now (those lines changed since). %s", r->job.id,
+		    t->m.attempts.cwd != NULL ? t->m.attempts.cwd : "the directory",
+		    r->err.message);
+		return NEED_ATTEMPTS;
+	}
+	if (r->code != TD_OK) {
+		app_fail(t, "apply failed", r);
+		return NEED_ATTEMPTS;
+	}
+	model_set_attempts(&t->m, r->attempts->id, r->attempts);
+	model_message(&t->m, t->now_ms, false, "applied %s into %s", r->job.id,
+	    r->attempts->cwd != NULL ? r->attempts->cwd : "its directory");
+	return NEED_ATTEMPTS | NEED_CHANGES;
+}
+
 /* What each finished job does to the model; reads need TD_OK. */
 static const struct {
 	unsigned (*fn)(struct tui *t, const struct job_result *r);
@@ -500,6 +549,8 @@ static const struct {
 	[JOB_CHANGES] = { res_changes, false },
 	[JOB_DIFF] = { res_diff, false },
 	[JOB_REVERT] = { res_revert, false },
+	[JOB_ATTEMPTS] = { res_attempts, false },
+	[JOB_APPLY_ATTEMPT] = { res_apply_attempt, false },
 	[JOB_ARCHIVE] = { res_archive, false },
 	[JOB_DELETE_SESSION] = { res_delete_session, false },
 	[JOB_MODELS] = { res_models, true },
@@ -566,6 +617,21 @@ app_flush_changes(struct tui *t, unsigned need)
 	}
 }
 
+/* The attempt group of the selected run: read when it is another or changed. */
+static void
+app_flush_attempts(struct tui *t, unsigned need)
+{
+	const char *want = model_attempts_want(&t->m);
+
+	if (want == NULL)
+		return;
+	if ((need & NEED_ATTEMPTS) || t->m.attempts.group_id == NULL ||
+	    strcmp(want, t->m.attempts.group_id) != 0) {
+		model_attempts_ask(&t->m, want);
+		app_job(t, JOB_ATTEMPTS, want);
+	}
+}
+
 /* Turns the NEED_* bits collected in this pass into jobs. */
 static void
 app_flush_need(struct tui *t)
@@ -611,6 +677,7 @@ app_flush_need(struct tui *t)
 	if (need & NEED_PLAN)
 		app_job(t, JOB_PLAN, s != NULL ? s->id : NULL);
 	app_flush_changes(t, need);
+	app_flush_attempts(t, need);
 	if ((need & NEED_HISTORY) && t->m.log.scope_id != NULL) {
 		job.id = t->m.log.scope_id;
 		job.run_scope = t->m.log.run_scope;

@@ -721,6 +721,72 @@ key_revert(struct tui *t, int key)
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
+/* 'A': apply the selected run's attempt to the group's directory, after a [y/N] naming it. */
+static unsigned
+key_apply_attempt(struct tui *t, int key)
+{
+	const struct m_run *r = model_run(&t->m);
+	const struct m_attempts *g = &t->m.attempts;
+	const struct m_attempt *a = r != NULL ? model_attempt(&t->m, r->id) : NULL;
+	struct job job = { .kind = JOB_APPLY_ATTEMPT };
+	char what[512], files[64];
+
+	(void)key;
+	if (r == NULL) {
+		modal_notice(t, "No run selected: nothing to apply.");
+	} else if (!model_is_attempt(&t->m, r->id)) {
+		modal_notice(t, "%s is not an attempt of a group: nothing to apply.", r->id);
+	} else if (t->m.right != RIGHT_CHANGES || a == NULL) {
+		const char *k = keys_action_key("apply-attempt", files, sizeof files);
+
+		model_show_right(&t->m, RIGHT_CHANGES);
+		model_message(&t->m, t->now_ms, false, "the attempts of %s's group: %s again "
+		    "applies it", r->id, k != NULL ? k : "apply-attempt");
+	} else if (g->status == NULL || strcmp(g->status, "active") != 0) {
+		modal_notice(t, "The attempts of %s are %s already: nothing to apply.", r->id,
+		    g->status != NULL ? g->status : "closed");
+	} else if (!keys_run_final(r)) {
+		model_describe(&t->m, NULL, NULL, r->id, what, sizeof what);
+		modal_notice(t, "%s is still %s: apply it once it has ended.", what, r->status);
+	} else {
+		if (a->measured)
+			snprintf(files, sizeof files, "%ld file%s +%ld -%ld", a->files,
+			    a->files == 1 ? "" : "s", a->additions, a->deletions);
+		else
+			snprintf(files, sizeof files, "its changes");
+		job.id = r->id;
+		modal_confirm(t, &job, "Apply attempt %d (%s, check %s) of %zu: %s into %s? The "
+		    "other attempts' worktrees and branches are removed. [y/N]\n%s", a->index,
+		    a->model != NULL ? a->model : "the default model",
+		    a->check != NULL ? a->check : "-", g->count, files,
+		    g->cwd != NULL ? g->cwd : "its directory", r->id);
+	}
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
+/* '=': the selected run's attempt and the next one of its group, whole diffs side by side. */
+static unsigned
+key_compare_attempts(struct tui *t, int key)
+{
+	const struct m_run *r = model_run(&t->m);
+	struct job job = { .kind = JOB_DIFF, .decision = "compare" };
+	const char *other;
+
+	(void)key;
+	if (r == NULL || model_attempt(&t->m, r->id) == NULL || t->m.attempts.count < 2) {
+		modal_notice(t, "%s is not an attempt of a group shown here: nothing to compare.",
+		    r != NULL ? r->id : "No run selected:");
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	if ((other = model_attempts_compare(&t->m)) == NULL)
+		return TUI_HANDLED | TUI_REDRAW;
+	job.id = t->m.attempts.cmp[0].run;
+	tui_submit(t, &job);
+	job.id = (char *)other;
+	tui_submit(t, &job);
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
 static unsigned
 key_nothing(struct tui *t, int key)
 {
@@ -862,6 +928,12 @@ static const struct keys_binding {
 	{ 'R', W_RUNS | W_CHANGES, "R", "Runs, Changes",
 	    "revert the selected run's changes to its files ([y/N] names them)", key_revert,
 	    "revert" },
+	{ 'A', W_RUNS | W_CHANGES, "A", "Runs, Changes",
+	    "apply the selected run's attempt to its directory ([y/N] names it)",
+	    key_apply_attempt, "apply-attempt" },
+	{ '=', W_CHANGES, "=", "Changes",
+	    "an attempt's whole diff beside the next attempt's (= again: back)",
+	    key_compare_attempts, "compare-attempts" },
 	{ 'a', W_PLAN, "a", "Plan", "approve", key_plan, "approve" },
 	{ 'e', W_PLAN, "e", "Plan", "revise: write feedback", key_plan, "revise" },
 	{ 'x', W_PLAN, "x", "Plan", "reject (the run is cancelled)", key_plan, "reject" },

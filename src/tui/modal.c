@@ -101,8 +101,10 @@ prompt_open(struct tui *t)
 
 	t->plan_first = again && d->plan_first;
 	t->profile = 0;
-	t->provider[0] = t->model[0] = '\0';
+	t->provider[0] = t->model[0] = t->attempts[0] = '\0';
 	if (again) {
+		if (d->attempts > 1 && d->attempts <= 8)
+			snprintf(t->attempts, sizeof t->attempts, "%d", d->attempts % 10);
 		for (size_t i = 1; i < tui_profile_count; i++) {
 			if (d->profile != NULL && strcmp(d->profile, tui_profiles[i]) == 0)
 				t->profile = i;
@@ -624,10 +626,23 @@ prompt_models_text(const struct tui *t, char *out, size_t size)
 	}
 }
 
+/* The attempts field as a count: 1 when empty; 0 when it is no count from 1 to 8. */
+static int
+prompt_attempts(const struct tui *t)
+{
+	char *end;
+	long n;
+
+	if (t->attempts[0] == '\0')
+		return 1;
+	n = strtol(t->attempts, &end, 10);
+	return *end == '\0' && n >= 1 && n <= 8 ? (int)n : 0;
+}
+
 static void
 prompt_draw(struct tui *t)
 {
-	char title[400], opts[256], where[300], ask[160], hint[600];
+	char title[400], opts[256], where[300], ask[4400], attempts_what[4200], hint[600];
 	const char *footer[3] = { opts, where,
 		"Enter start  Ctrl-J newline  Ctrl-O $EDITOR  Esc cancel" };
 	struct rect r, fr;
@@ -644,16 +659,25 @@ prompt_draw(struct tui *t)
 	if (t->modal_session[0] != '\0')
 		snprintf(where, sizeof where, "provider, model: the session's");
 	else
-		snprintf(where, sizeof where, "provider: %s   model: %s   (Tab edits)",
+		snprintf(where, sizeof where, "provider: %s   model: %s   attempts: %s   (Tab edits)",
 		    t->provider[0] != '\0' ? t->provider : "default",
-		    t->model[0] != '\0' ? t->model : "default");
+		    t->model[0] != '\0' ? t->model : "default",
+		    t->attempts[0] != '\0' ? t->attempts : "1");
 	if (t->ask_drop)
 		footer[2] = "Drop the typed prompt? [y/N]";
 	if (t->ask_start) {
-		snprintf(ask, sizeof ask, "Start this run%s%s%s? [y/N]  (any other key: back to the text)",
-		    tui_profiles[t->profile] != NULL ? " with " : "",
+		char cwd[4096];
+
+		if (getcwd(cwd, sizeof cwd) == NULL)
+			snprintf(cwd, sizeof cwd, "?");
+		snprintf(attempts_what, sizeof attempts_what, "%d attempts in %s",
+		    prompt_attempts(t), cwd);
+		snprintf(ask, sizeof ask, "Start %s%s%s%s? [y/N]  (any other key: back to the text)",
+		    prompt_attempts(t) > 1 && t->modal_session[0] == '\0' ? attempts_what :
+		    "this run", tui_profiles[t->profile] != NULL ? " with " : "",
 		    tui_profiles[t->profile] != NULL ? tui_profiles[t->profile] : "",
-		    t->plan_first ? ", plan first" : "");
+		    t->plan_first && !(prompt_attempts(t) > 1 && t->modal_session[0] == '\0') ?
+		    ", plan first" : "");
 		footer[2] = ask;
 	}
 	r = editor_box_draw(t, title, footer, 3);
@@ -663,17 +687,21 @@ prompt_draw(struct tui *t)
 	fr = (struct rect){ r.y + r.h - 2, r.x + 10, 1, r.w - 10 };
 	mvhline(fr.y, r.x, ' ', r.w);
 	mvhline(fr.y + 1, r.x, ' ', r.w);
-	draw_text(fr.y, r.x, 10, t->field == 1 ? "provider:" : "model:", draw_attr(t, ST_DIM));
+	draw_text(fr.y, r.x, 10, t->field == 1 ? "provider:" : t->field == 2 ? "model:" :
+	    "attempts:", draw_attr(t, ST_DIM));
 	editor_draw(&t->fed, &fr, A_UNDERLINE, &t->cur_y, &t->cur_x);
 	if (t->field == 2) {
 		char models[400];
 
 		prompt_models_text(t, models, sizeof models);
-		snprintf(hint, sizeof hint, "Tab back to the text  Enter start  Esc back%s",
+		snprintf(hint, sizeof hint, "Tab attempts  Enter start  Esc back%s",
 		    models[0] != '\0' ? models : "  (empty: the default)");
-	} else {
+	} else if (t->field == 1) {
 		snprintf(hint, sizeof hint, "Tab model  Enter start  Esc back to the text  "
 		    "(empty: the default)");
+	} else {
+		snprintf(hint, sizeof hint, "Tab back to the text  Enter start  Esc back  (1 to 8, "
+		    "each in its own git worktree of this directory; 1: a plain run)");
 	}
 	draw_text(fr.y + 1, r.x, r.w, hint, draw_attr(t, ST_DIM));
 }
@@ -686,6 +714,8 @@ prompt_field_end(struct tui *t, bool keep)
 		snprintf(t->provider, sizeof t->provider, "%s", t->fed.text);
 	else if (keep && t->field == 2)
 		snprintf(t->model, sizeof t->model, "%s", t->fed.text);
+	else if (keep && t->field == 3)
+		snprintf(t->attempts, sizeof t->attempts, "%s", t->fed.text);
 	editor_free(&t->fed);
 	t->field = 0;
 }
@@ -700,13 +730,14 @@ prompt_field_key(struct tui *t, int key)
 	unsigned f;
 
 	if (key == '\t') {
-		int next = t->field == 2 ? 0 : t->field + 1;
+		int next = t->field == 3 ? 0 : t->field + 1;
 
 		prompt_field_end(t, true);
 		t->field = next;
 		if (next != 0)
-			editor_init(&t->fed, next == 1 ? sizeof t->provider : sizeof t->model, false,
-			    next == 1 ? t->provider : t->model);
+			editor_init(&t->fed, next == 1 ? sizeof t->provider : next == 2 ?
+			    sizeof t->model : sizeof t->attempts, false, next == 1 ? t->provider :
+			    next == 2 ? t->model : t->attempts);
 		if (next == 2)
 			prompt_models_ask(t);
 		return 0;
@@ -757,11 +788,12 @@ modal_external_edit(struct tui *t)
 	unlink(path);
 }
 
-/* Starts the run the editor holds and closes it. */
+/* Starts the run (or the attempts) the editor holds and closes it. */
 static void
 prompt_start(struct tui *t)
 {
 	struct job job = { .kind = JOB_START_RUN };
+	char cwd[4096];
 
 	job.id = t->modal_id;
 	job.session = t->modal_session[0] != '\0' ? t->modal_session : NULL;
@@ -772,9 +804,13 @@ prompt_start(struct tui *t)
 	if (job.session == NULL) {
 		job.provider = t->provider[0] != '\0' ? t->provider : NULL;
 		job.model = t->model[0] != '\0' ? t->model : NULL;
+		job.attempts = prompt_attempts(t);
+		if (job.attempts > 1 && getcwd(cwd, sizeof cwd) != NULL)
+			job.path = cwd;
 	}
 	tui_submit(t, &job);
-	model_message(&t->m, t->now_ms, false, "starting a run...");
+	model_message(&t->m, t->now_ms, false, job.attempts > 1 ? "starting %d attempts..." :
+	    "starting a run...", job.attempts);
 	modal_close(t);
 }
 
@@ -829,6 +865,10 @@ prompt_key(struct tui *t, int key)
 		t->ask_drop = true;
 	else if (f & EDITOR_CANCEL)
 		modal_close(t);
+	else if ((f & EDITOR_DONE) && t->ed.len > 0 && t->modal_session[0] == '\0' &&
+	    prompt_attempts(t) == 0)
+		model_message(&t->m, t->now_ms, true, "attempts: \"%s\" is no count from 1 to 8",
+		    t->attempts);
 	else if ((f & EDITOR_DONE) && t->ed.len > 0)
 		t->ask_start = true;
 	return TUI_HANDLED | TUI_REDRAW;

@@ -286,6 +286,12 @@ ev_changes(struct ev_ctx *c)
 	c->need |= model_changes_event(c->m, c->ev->run_id, c->ev->data_json);
 }
 
+static void
+ev_attempts(struct ev_ctx *c)
+{
+	c->need |= model_attempts_event(c->m, c->ev->data_json);
+}
+
 static const struct ev_handler {
 	const char *type;
 	void (*apply)(struct ev_ctx *);
@@ -302,6 +308,8 @@ static const struct ev_handler {
 	{ "session.deleted", ev_session_deleted },
 	{ "project.updated", ev_project },
 	{ "run.changes", ev_changes },
+	{ "attempts.created", ev_attempts },
+	{ "attempts.updated", ev_attempts },
 };
 
 unsigned

@@ -48,6 +48,7 @@ model_free(struct model *m)
 	model_connectors_free(m);
 	model_marks_clear(m);
 	model_changes_free(m);
+	model_attempts_free(m);
 	plan_clear(&m->plan);
 	if (m->log.lines != NULL)
 		log_reset(&m->log);

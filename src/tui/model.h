@@ -285,6 +285,41 @@ struct m_changes {
 	unsigned long long diff_gen;	/* gen the diff was asked at */
 };
 
+/* The attempt group of the selected run (Changes view), read with td_get_attempts. */
+struct m_attempt {
+	int index;
+	char *run_id;
+	char *model;		/* NULL: the configuration's */
+	char *run_status;
+	char *state;		/* preparing, active, removed */
+	bool measured;
+	long files, additions, deletions;
+	char *check;		/* none, running, passed, failed, error; NULL: not yet */
+};
+
+struct m_attempts {
+	/* run id -> group id, from attempts.created and attempts.updated events */
+	struct m_attempt_link {
+		char *run_id;
+		char *group_id;
+	} *links;
+	size_t link_count;
+	char *group_id;		/* the group shown (or asked for); NULL none */
+	bool loading;
+	char *status;		/* active, applied, discarded */
+	char *cwd;		/* where an apply goes */
+	char *applied_run;	/* NULL when none */
+	struct m_attempt *items;
+	size_t count;
+	/* '=': the whole diffs of two attempts side by side: run[0] the selected
+	 * run's, run[1] another of the group; run[0] NULL when not comparing. */
+	struct {
+		char *run;
+		char **lines;	/* NULL until read */
+		size_t count;
+	} cmp[2];
+};
+
 struct model {
 	bool dirty;
 	enum pane focus;
@@ -356,6 +391,7 @@ struct model {
 	} *marks;
 	size_t mark_count;
 	struct m_changes changes;	/* of the selected run (the Changes view) */
+	struct m_attempts attempts;	/* the group of the selected run, when an attempt */
 
 	/* The message line: text and when it stops showing. */
 	char message[512];
@@ -391,6 +427,8 @@ enum model_need {
 	NEED_NEW_RUNS = 1 << 8,
 	/* The Changes view's list (and then the selected file's diff). */
 	NEED_CHANGES = 1 << 9,
+	/* The attempt group of the selected run. */
+	NEED_ATTEMPTS = 1 << 10,
 };
 
 void model_init(struct model *m);
@@ -528,6 +566,26 @@ bool model_list_match(const struct model *m, enum pane p, size_t i);
 /* Sets a list pane's filter (case-insensitive; "" clears); a selection that no
  * longer matches moves to the first match.  Returns NEED_*. */
 unsigned model_list_filter(struct model *m, enum pane p, const char *query);
+
+/* --- The attempt group of the selected run (model-attempts.c) --- */
+/* The group of the selected run, or NULL when it is no attempt (as far as events told). */
+const char *model_attempts_want(const struct model *m);
+/* Starts showing group_id (asked for now): the rows empty when it is another group. */
+void model_attempts_ask(struct model *m, const char *group_id);
+/* A read of group_id arrived (NULL: it failed). */
+void model_set_attempts(struct model *m, const char *group_id, const struct td_attempt_group *g);
+/* attempts.created / attempts.updated: links its runs; NEED_ATTEMPTS when it is shown. */
+unsigned model_attempts_event(struct model *m, const char *data_json);
+/* '=': compares the selected run's attempt with the next one of its group (its run
+ * id, to read both diffs), or stops comparing (NULL). */
+const char *model_attempts_compare(struct model *m);
+/* A whole diff read for the comparison (NULL text: it failed). */
+void model_set_attempt_diff(struct model *m, const char *run_id, const char *text);
+/* run_id is an attempt of a group (as far as events and reads told). */
+bool model_is_attempt(const struct model *m, const char *run_id);
+/* The row of run_id in the group shown, or NULL. */
+const struct m_attempt *model_attempt(const struct model *m, const char *run_id);
+void model_attempts_free(struct model *m);
 
 /* --- Changes of a run (model-changes.c) --- */
 /* The run whose changes the view should show: the selected one, or NULL. */

@@ -234,8 +234,9 @@ struct tui {
 	size_t profile;		/* index into tui_profiles */
 	char provider[64];
 	char model[128];
+	char attempts[4];	/* how many attempts ("" or 1: a plain run) */
 	/* Tab in the prompt editor: the field edited in fed (1 provider,
-	 * 2 model), 0 the text. */
+	 * 2 model, 3 attempts), 0 the text. */
 	int field;
 	struct editor fed;
 	/* The model field's choices: the models of models_for as it lists them

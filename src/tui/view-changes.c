@@ -118,15 +118,126 @@ changes_draw_diff(struct tui *t, const struct rect *r)
 	}
 }
 
+/* The rows the selected run's attempt group takes above the files: a title, one per attempt. */
+static int
+changes_attempt_rows(const struct tui *t, const struct rect *r)
+{
+	const struct m_attempts *a = &t->m.attempts;
+	int n = (int)a->count + 1;
+
+	if (model_attempts_want(&t->m) == NULL || a->group_id == NULL || a->count == 0 ||
+	    r->h < n + 3)
+		return 0;
+	return n;
+}
+
+/* The group's attempts: the selected run's marked; status, model, files +/-, check. */
+static void
+changes_draw_attempts(struct tui *t, const struct rect *r)
+{
+	const struct m_attempts *a = &t->m.attempts;
+	const struct m_run *run = model_run(&t->m);
+	char line[512], files[64], key[32], id[64];
+
+	draw_short_id(t, a->group_id, id, sizeof id);
+	if (a->status != NULL && strcmp(a->status, "active") == 0)
+		snprintf(line, sizeof line, "Attempts %s: %zu, active (%s applies the selected "
+		    "run's)", id, a->count, draw_key("apply-attempt", "A", key, sizeof key));
+	else
+		snprintf(line, sizeof line, "Attempts %s: %zu, %s", id, a->count,
+		    a->status != NULL ? a->status : "?");
+	draw_text(r->y, r->x + 1, r->w - 1, line, draw_attr(t, ST_TITLE));
+	for (size_t i = 0; i < a->count && (int)i + 1 < r->h; i++) {
+		const struct m_attempt *it = &a->items[i];
+		bool sel = run != NULL && it->run_id != NULL &&
+		    strcmp(it->run_id, run->id) == 0;
+		bool applied = a->applied_run != NULL && it->run_id != NULL &&
+		    strcmp(a->applied_run, it->run_id) == 0;
+
+		if (it->measured)
+			snprintf(files, sizeof files, "%ld file%s +%ld -%ld", it->files,
+			    it->files == 1 ? "" : "s", it->additions, it->deletions);
+		else
+			snprintf(files, sizeof files, "not measured yet");
+		draw_short_id(t, it->run_id, id, sizeof id);
+		snprintf(line, sizeof line, "%s%d %-12.12s %-10.10s %-22s check %-8s %s%s",
+		    sel ? "> " : "  ", it->index, it->model != NULL ? it->model : "(default)",
+		    it->run_status != NULL ? it->run_status : "?", files,
+		    it->check != NULL ? it->check : "-", id, applied ? " applied" :
+		    it->state != NULL && strcmp(it->state, "removed") == 0 ? " removed" : "");
+		draw_text(r->y + 1 + (int)i, r->x + 1, r->w - 1, line, draw_attr(t,
+		    sel ? ST_SELECTED_DIM : it->check != NULL && strcmp(it->check, "failed") == 0 ?
+		    ST_FAIL : ST_NORMAL));
+	}
+}
+
+/* One side of '=': the attempt's index and model over its whole diff, coloured. */
+static void
+changes_draw_side(struct tui *t, const struct rect *r, int k)
+{
+	static const enum tui_style styles[] = {
+		[DIFF_CONTEXT] = ST_NORMAL, [DIFF_HEADER] = ST_TITLE, [DIFF_HUNK] = ST_RUNNING,
+		[DIFF_ADD] = ST_OK, [DIFF_DEL] = ST_FAIL,
+	};
+	const struct m_attempts *a = &t->m.attempts;
+	const struct m_attempt *it = model_attempt(&t->m, a->cmp[k].run);
+	char head[256], id[64];
+	bool header = false;
+
+	draw_short_id(t, a->cmp[k].run, id, sizeof id);
+	snprintf(head, sizeof head, "attempt %d (%s) %s", it != NULL ? it->index : 0,
+	    it != NULL && it->model != NULL ? it->model : "default", id);
+	draw_text(r->y, r->x, r->w, head, draw_attr(t, ST_TITLE));
+	if (a->cmp[k].lines == NULL) {
+		draw_text(r->y + 1, r->x, r->w, "reading the diff", draw_attr(t, ST_DIM));
+		return;
+	}
+	if (a->cmp[k].count == 0)
+		draw_text(r->y + 1, r->x, r->w, "no change", draw_attr(t, ST_DIM));
+	for (int i = 0; i + 1 < r->h && (size_t)i < a->cmp[k].count; i++) {
+		enum diff_kind kind = model_diff_kind(a->cmp[k].lines[i], &header);
+
+		draw_text(r->y + 1 + i, r->x, r->w, a->cmp[k].lines[i], draw_attr(t, styles[kind]));
+	}
+}
+
+/* '=' on: two attempts' whole diffs side by side (the selected run's on the left). */
+static bool
+changes_draw_compare(struct tui *t, const struct rect *r)
+{
+	const struct m_attempts *a = &t->m.attempts;
+	const struct m_run *run = model_run(&t->m);
+	int half = (r->w - 1) / 2;
+
+	if (a->cmp[0].run == NULL || run == NULL || strcmp(a->cmp[0].run, run->id) != 0 ||
+	    r->h < 2)
+		return false;
+	changes_draw_side(t, &(struct rect){ r->y, r->x, r->h, half }, 0);
+	for (int y = r->y; y < r->y + r->h; y++)
+		draw_text(y, r->x + half, 1, t->utf8 && !t->ascii ? "\u2502" : "|",
+		    draw_attr(t, ST_DIM));
+	changes_draw_side(t, &(struct rect){ r->y, r->x + half + 1, r->h, r->w - half - 1 }, 1);
+	return true;
+}
+
 static void
 changes_draw(struct tui *t, const struct rect *r)
 {
 	const struct m_changes *c = &t->m.changes;
-	struct rect list, diff, body;
+	struct rect list, diff, body, rest;
+	int rows;
 
 	if (model_run(&t->m) == NULL) {
 		draw_text(r->y, r->x + 1, r->w - 1, "no run selected", draw_attr(t, ST_DIM));
 		return;
+	}
+	if ((rows = changes_attempt_rows(t, r)) > 0) {
+		changes_draw_attempts(t, &(struct rect){ r->y, r->x, rows, r->w });
+		draw_separator(t, r->y + rows, r->x - 1, r->w + 2);
+		rest = (struct rect){ r->y + rows + 1, r->x, r->h - rows - 1, r->w };
+		r = &rest;
+		if (changes_draw_compare(t, r))
+			return;
 	}
 	if (c->incomplete != NULL) {
 		char why[512];
@@ -165,8 +276,15 @@ changes_click(struct tui *t, int row)
 {
 	const struct rect *box = &t->box[PANE_RIGHT];
 	struct rect list, diff, below;
+	struct rect rest;
 	size_t k;
+	int rows;
 
+	if ((rows = changes_attempt_rows(t, box)) > 0) {
+		rest = (struct rect){ box->y + rows + 1, box->x, box->h - rows - 1, box->w };
+		box = &rest;
+		row -= rows + 1;
+	}
 	if (t->m.changes.incomplete != NULL && box->h >= CHANGES_NOTICE_MIN_H) {
 		/* The first row is the notice that files may be missing. */
 		below = (struct rect){ box->y + 1, box->x, box->h - 1, box->w };

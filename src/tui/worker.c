@@ -143,6 +143,7 @@ job_result_free(struct job_result *r)
 	free(r->diff);
 	td_revert_free(r->revert);
 	td_model_list_free(r->models);
+	td_attempt_group_free(r->attempts);
 	for (size_t i = 0; i < r->event_count; i++)
 		td_event_free(r->events[i]);
 	free(r->events);
@@ -520,7 +521,20 @@ do_start_run(struct worker *w, struct job_result *r, const struct td_request_opt
 		.provider = r->job.provider,
 		.model = r->job.model,
 	};
+	const char *models[1] = { r->job.model };
+	struct td_attempts_request rq = {
+		.project = r->job.id,
+		.prompt = r->job.text,
+		.cwd = r->job.path,
+		.count = r->job.attempts,
+		.models = r->job.model != NULL ? models : NULL,
+		.model_count = r->job.model != NULL ? 1 : 0,
+		.provider = r->job.provider,
+		.permission_profile = r->job.profile,
+	};
 
+	if (r->job.attempts > 1 && r->job.session == NULL)
+		return td_create_attempts(w->client, &rq, opts, &r->attempts, &r->err);
 	return td_start_run(w->client, &req, opts, &r->run, &r->err);
 }
 
@@ -694,6 +708,18 @@ do_revert(struct worker *w, struct job_result *r, const struct td_request_option
 	return td_revert_run(w->client, r->job.id, r->job.force, opts, &r->revert, &r->err);
 }
 
+static enum td_code
+do_attempts(struct worker *w, struct job_result *r, const struct td_request_options *opts)
+{
+	return td_get_attempts(w->client, r->job.id, opts, &r->attempts, &r->err);
+}
+
+static enum td_code
+do_apply_attempt(struct worker *w, struct job_result *r, const struct td_request_options *opts)
+{
+	return td_apply_attempt(w->client, r->job.id, false, opts, &r->attempts, &r->err);
+}
+
 /* What each request job calls; JOB_DOWNLOAD has its own thread. */
 static enum td_code (*const request_fns[])(struct worker *, struct job_result *,
     const struct td_request_options *) = {
@@ -711,6 +737,8 @@ static enum td_code (*const request_fns[])(struct worker *, struct job_result *,
 	[JOB_CHANGES] = do_changes,
 	[JOB_DIFF] = do_diff,
 	[JOB_REVERT] = do_revert,
+	[JOB_ATTEMPTS] = do_attempts,
+	[JOB_APPLY_ATTEMPT] = do_apply_attempt,
 	[JOB_ARCHIVE] = do_archive,
 	[JOB_DELETE_SESSION] = do_delete_session,
 	[JOB_ARTIFACTS] = do_artifacts,

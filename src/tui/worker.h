@@ -26,7 +26,9 @@ enum job_kind {
 				   histories, oldest run first, at most MODEL_LOG_MAX
 				   events) -> events */
 	JOB_START_RUN,		/* id: project, session (NULL: new), text: prompt,
-				   profile, plan_first, provider, model -> run */
+				   profile, plan_first, provider, model -> run; with
+				   attempts > 1 (a new session) that many attempts in
+				   path (a directory) -> attempts */
 	JOB_CANCEL_RUN,		/* id: run -> run */
 	JOB_RUN,		/* id: run -> run */
 	JOB_PLAN_RESPOND,	/* id: session, decision, version, revision, text: feedback -> plan */
@@ -51,6 +53,8 @@ enum job_kind {
 	JOB_DELETE_SESSION,	/* id: session, force (cancel its runs first), text: its
 				 * name for the message */
 	JOB_MODELS,		/* id: provider ("default") -> models */
+	JOB_ATTEMPTS,		/* id: attempt group -> attempts */
+	JOB_APPLY_ATTEMPT,	/* id: an attempt's run -> attempts (its group, applied) */
 };
 
 struct job {
@@ -66,6 +70,7 @@ struct job {
 	char *provider;		/* JOB_START_RUN: provider and model, NULL: the defaults */
 	char *model;
 	bool plan_first;
+	int attempts;		/* JOB_START_RUN: 2 to 8 starts a group of attempts */
 	bool overwrite;
 	bool force;		/* JOB_REVERT: over later changes of its files; JOB_DELETE_SESSION:
 				 * cancel its runs first */
@@ -103,6 +108,7 @@ struct job_result {
 	char *diff;			/* JOB_DIFF: the unified diff */
 	struct td_revert *revert;
 	struct td_model_list *models;	/* JOB_MODELS */
+	struct td_attempt_group *attempts;	/* JOB_ATTEMPTS, JOB_APPLY_ATTEMPT */
 	struct td_event **events;	/* JOB_HISTORY: oldest first */
 	size_t event_count;
 	bool more;			/* JOB_HISTORY: another page follows */

@@ -449,6 +449,48 @@ Test(attempts, no_stray_worktree_after_kill_or_delete)
 	free(project);
 }
 
+/*
+ * Requests without end (a dashboard's refreshes, its mistakes) keep the service
+ * up: each of its statements is prepared and cached once.
+ */
+Test(attempts, many_requests_service_stays_up)
+{
+	char repo[PATH_MAX], url[256];
+	char *project = http_project_new(&svc, "reads");
+	cJSON *g, *done, *again;
+
+	repository("reads", repo);
+	g = attempts_new(project, repo, 2, "[\"att-one\",\"att-two\"]", NULL);
+	done = group_settled(json_str(g, "id"));
+	for (int i = 0; i < 300; i++) {
+		struct http_resp r;
+
+		snprintf(url, sizeof url, "/api/v1/attempts/%s", json_str(g, "id"));
+		r = http_api(&svc, "GET", url, NULL);
+		cr_assert_eq(r.status, 200, "read %d: %ld %s", i, r.status, r.body);
+		http_resp_free(&r);
+		/* a run that is no attempt: looked up by its run id, refused */
+		r = http_api(&svc, "POST", "/api/v1/runs/run_0000000000000000000000ff/discard",
+		    NULL);
+		cr_assert_eq(r.status, 404, "discard %d: %ld %s", i, r.status, r.body);
+		http_resp_free(&r);
+	}
+	again = http_get_json(&svc, "/api/v1/attempts/%s", json_str(g, "id"));
+	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(again, "attempts")), 2);
+	cJSON_Delete(again);
+	snprintf(url, sizeof url, "/api/v1/attempts/%s/discard", json_str(g, "id"));
+	{
+		struct http_resp r = http_api(&svc, "POST", url, NULL);
+
+		cr_expect_eq(r.status, 200, "%ld %s", r.status, r.body);
+		http_resp_free(&r);
+	}
+	expect_clean(repo, "after the reads and a discard");
+	cJSON_Delete(g);
+	cJSON_Delete(done);
+	free(project);
+}
+
 Test(attempts, bad_requests)
 {
 	char *project = http_project_new(&svc, "bad");

@@ -16,15 +16,17 @@ wait_for "choosing"
 
 keys n
 wait_for "New run in choosing"
-wait_for "provider: default   model: default   (Tab edits)"
+wait_for "provider: default   model: default   attempts: 1   (Tab edits)"
 type_text "Plan, then write"
 keys C-t
 keys Tab
 wait_for "Tab model  Enter start"
 type_text "replay"
 keys Tab
-wait_for "Tab back to the text"
+wait_for "Tab attempts"
 type_text "plan"
+keys Tab
+wait_for "Tab back to the text"
 keys Tab
 wait_for "provider: replay   model: plan"
 keys Enter y
@@ -47,7 +49,7 @@ keys n
 wait_for "New run in choosing"
 keys Tab Tab
 type_text "plan"
-keys Tab Tab
+keys Tab Tab Tab
 type_text "not kept"
 keys Escape
 wait_for "provider: default   model: plan"
