@@ -27,6 +27,8 @@ keys Up
 wait_for "model:    review-changes"
 pass "Up/Down choose among the models that start with what was typed"
 keys Tab
+wait_for "attempts:"
+keys Tab
 wait_for "provider: default   model: review-changes"
 pass "the chosen model is the run's"
 keys Escape
