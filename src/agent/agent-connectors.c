@@ -509,7 +509,9 @@ note_instructions(struct connectors *cs, const char *name, const char *text)
  * message as its summary, the message and the requested schema as its input,
  * the fields' defaults included).  Allowed, the form is accepted with the
  * content the service sends (the user's values over the defaults), else
- * its defaults; denied, declined; a cancelled run cancels it.
+ * its defaults; denied, declined; a cancelled run cancels it.  A form its
+ * server gives up on meanwhile is withdrawn (permission.withdraw) and gets
+ * no answer.
  */
 struct elicit_ctx {
 	struct host *host;
