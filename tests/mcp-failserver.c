@@ -12,6 +12,8 @@
  *              name, age, subscribe, color) and answers with what the client said;
  *              it also lists a tool named "elicitation", an ordinary tool
  *   bigform    as form, but the form's message is 1.5 MiB
+ *   giveupform as form, but gives up on its form at once (notifications/cancelled
+ *              for it) and answers the call "the server gave up on its form"
  *   cutform    as form, but the form's message and a progress message before it
  *              are 601 bytes of "x" and "\u00e9"s, cut anywhere inside a character
  *   asks       legacy; a tools/call first asks the client roots/list,
@@ -165,7 +167,17 @@ tools_call(const cJSON *id, const cJSON *params)
 		cJSON_Delete(item);
 		return;
 	}
-	if ((strcmp(mode, "form") == 0 || strcmp(mode, "bigform") == 0 ||
+	if (strcmp(mode, "giveupform") == 0) {
+		printf("{\"jsonrpc\":\"2.0\",\"id\":950,\"method\":\"elicitation/create\","
+		    "\"params\":{\"message\":\"Still there?\",\"requestedSchema\":{\"type\":"
+		    "\"object\",\"properties\":{\"name\":{\"type\":\"string\"}}}}}\n");
+		fflush(stdout);
+		usleep(100000);
+		printf("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+		    "\"params\":{\"requestId\":950,\"reason\":\"nobody answered\"}}\n");
+		fflush(stdout);
+		snprintf(out, sizeof out, "the server gave up on its form");
+	} else if ((strcmp(mode, "form") == 0 || strcmp(mode, "bigform") == 0 ||
 	    strcmp(mode, "cutform") == 0) && (name == NULL || strcmp(name, "elicitation") != 0)) {
 		static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":950,\"method\":"
 		    "\"elicitation/create\",\"params\":{\"message\":\"";

@@ -27,6 +27,7 @@
 #define CONNECTOR_SCHEMA_MAX 65536	/* a tool's JSON schema, printed */
 #define CONNECTOR_TOOLS_MAX 1000	/* tools of all connectors together */
 #define CONNECTOR_FORM_MAX (256 * 1024)	/* a server's form (its params), printed */
+#define CONNECTOR_FORM_LOOK_MS 100	/* the turns of waiting for a person and reading the server */
 #define CONNECTOR_NOTE_MAX 400		/* a form's or a progress message in a summary line */
 #define WEB_ID "con_web"
 #define WEB_MAX_BYTES (1024 * 1024)	/* fetch_url reads at most this much */
@@ -508,7 +509,9 @@ note_instructions(struct connectors *cs, const char *name, const char *text)
  * message as its summary, the message and the requested schema as its input,
  * the fields' defaults included).  Allowed, the form is accepted with the
  * content the service sends (the user's values over the defaults), else
- * its defaults; denied, declined; a cancelled run cancels it.
+ * its defaults; denied, declined; a cancelled run cancels it.  A form its
+ * server gives up on meanwhile is withdrawn (permission.withdraw) and gets
+ * no answer.
  */
 struct elicit_ctx {
 	struct host *host;
@@ -547,9 +550,9 @@ connector_elicit(struct mcp_client *c, const cJSON *params, void *ud, char **ref
 	const char *decision;
 	char *text, *said;
 	size_t size;
+	long id;
 	int rc;
 
-	(void)c;
 	/* A form too large for a person (or for the line to the service) is refused. */
 	text = json_print(params);
 	size = strlen(text);
@@ -576,7 +579,27 @@ connector_elicit(struct mcp_client *c, const cJSON *params, void *ud, char **ref
 	cJSON_AddStringToObject(input, "message", message != NULL ? message : "");
 	cJSON_AddItemToObject(input, "requestedSchema", cJSON_IsObject(schema) ?
 	    cJSON_Duplicate(schema, true) : cJSON_CreateObject());
-	rc = host_request(e->host, "permission.ask", ask, &result, &err);
+	/* The server is read while the person is asked: it may give up on its form. */
+	id = host_request_send(e->host, "permission.ask", ask, &err);
+	rc = id == 0 ? AGENT_FAILED : HOST_PENDING;
+	while (rc == HOST_PENDING) {
+		rc = host_request_wait(e->host, id, CONNECTOR_FORM_LOOK_MS, &result, &err);
+		if (rc == HOST_PENDING && mcp_elicit_withdrawn(c, CONNECTOR_FORM_LOOK_MS)) {
+			cJSON *withdraw = cJSON_CreateObject(), *ignored = NULL;
+
+			log_info("connector %s: the server withdrew its form", e->name);
+			cJSON_AddNumberToObject(withdraw, "requestId", (double)id);
+			agent_error_clear(&err);
+			if (host_request(e->host, "permission.withdraw", withdraw, &ignored,
+			    &err) != AGENT_OK)
+				log_info("connector %s: the form's prompt was not withdrawn: %s",
+				    e->name, err.message ? err.message : "cancelled");
+			cJSON_Delete(ignored);
+			agent_error_clear(&err);
+			cJSON_Delete(answer);
+			return NULL;
+		}
+	}
 	decision = rc == AGENT_OK ? json_get_string(result, "decision") : NULL;
 	if (decision != NULL && strcmp(decision, "allow") == 0 &&
 	    cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(result, "content"))) {

@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -495,16 +496,12 @@ host_take_response(struct host *h, long id)
 	return NULL;
 }
 
-int
-host_request(struct host *h, const char *method, cJSON *params,
-    cJSON **result, struct agent_error *err)
+long
+host_request_send(struct host *h, const char *method, cJSON *params, struct agent_error *err)
 {
 	cJSON *msg = host_msg("request");
-	cJSON *resp = NULL;
-	const cJSON *e;
 	long id;
 
-	*result = NULL;
 	pthread_mutex_lock(&h->mu);
 	id = h->next_id++;
 	pthread_mutex_unlock(&h->mu);
@@ -515,15 +512,38 @@ host_request(struct host *h, const char *method, cJSON *params,
 		/* No answer can come to a request that was not sent. */
 		agent_error_set(err, "request_failed", "%s: the request is too large to send",
 		    method);
-		return AGENT_FAILED;
+		return 0;
 	}
+	return id;
+}
 
+int
+host_request_wait(struct host *h, long id, int ms, cJSON **result, struct agent_error *err)
+{
+	cJSON *resp = NULL;
+	const cJSON *e;
+	struct timespec until;
+
+	*result = NULL;
+	if (ms >= 0) {
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += ms / 1000;
+		until.tv_nsec += (long)(ms % 1000) * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+	}
 	pthread_mutex_lock(&h->mu);
-	while ((resp = host_take_response(h, id)) == NULL && !atomic_load(&h->cancelled))
-		pthread_cond_wait(&h->cond, &h->mu);
+	while ((resp = host_take_response(h, id)) == NULL && !atomic_load(&h->cancelled)) {
+		if (ms < 0)
+			pthread_cond_wait(&h->cond, &h->mu);
+		else if (pthread_cond_timedwait(&h->cond, &h->mu, &until) == ETIMEDOUT)
+			break;
+	}
 	pthread_mutex_unlock(&h->mu);
 	if (resp == NULL)
-		return AGENT_CANCELLED;
+		return atomic_load(&h->cancelled) ? AGENT_CANCELLED : HOST_PENDING;
 	e = cJSON_GetObjectItemCaseSensitive(resp, "error");
 	if (e != NULL) {
 		const char *m = json_get_string(e, "message");
@@ -537,4 +557,16 @@ host_request(struct host *h, const char *method, cJSON *params,
 	*result = cJSON_DetachItemFromObjectCaseSensitive(resp, "result");
 	cJSON_Delete(resp);
 	return AGENT_OK;
+}
+
+int
+host_request(struct host *h, const char *method, cJSON *params,
+    cJSON **result, struct agent_error *err)
+{
+	long id = host_request_send(h, method, params, err);
+
+	*result = NULL;
+	if (id == 0)
+		return AGENT_FAILED;
+	return host_request_wait(h, id, -1, result, err);
 }

@@ -61,5 +61,11 @@ void host_finish(struct host *h, const char *status, const char *output,
  */
 int host_request(struct host *h, const char *method, cJSON *params,
     cJSON **result, struct agent_error *err);
+/* host_request in two: the request's id (0 with err set when it was not sent)… */
+long host_request_send(struct host *h, const char *method, cJSON *params,
+    struct agent_error *err);
+/* …and its answer within ms (-1 = no bound), as host_request, or HOST_PENDING. */
+#define HOST_PENDING 1
+int host_request_wait(struct host *h, long id, int ms, cJSON **result, struct agent_error *err);
 
 #endif

@@ -224,7 +224,11 @@ http_setup(CURL *h, const char *url, struct curl_slist *headers, long timeout_ms
 static void
 http_send_reply(struct mcp_client *c, cJSON *reply)
 {
-	char *text = json_print(reply);
+	char *text;
+
+	if (reply == NULL)
+		return;
+	text = json_print(reply);
 	struct curl_slist *h;
 
 	cJSON_Delete(reply);

@@ -49,6 +49,12 @@ struct mcp_transport_ops {
 	void (*timeout_detail)(const struct mcp_client *c, char *out, size_t len);
 	/* The server's process id, or -1. */
 	int (*pid)(const struct mcp_client *c);
+	/*
+	 * Reads what the server sends for up to ms without taking it: 1 when it
+	 * cancelled request mid (that notice is taken) or closed, else 0.
+	 * NULL: the transport cannot look while a form waits.
+	 */
+	int (*watch)(struct mcp_client *c, const cJSON *mid, int ms);
 	/* Ends the connection and frees what the transport holds (not c). */
 	void (*close)(struct mcp_client *c);
 };
@@ -57,6 +63,8 @@ struct mcp_client {
 	const struct mcp_transport_ops *ops;
 	struct mcp_limits lim;
 	int cancel_fd;
+	const cJSON *elicit_mid;	/* the id of the form being answered, or NULL */
+	bool elicit_withdrawn;	/* the server cancelled it: no answer is sent */
 	long next_id;
 	bool ready;		/* handshake done */
 	bool modern;		/* server/discover worked: every request carries _meta */
@@ -148,6 +156,8 @@ cJSON *mcp_server_request_reply(struct mcp_client *c, const cJSON *mid, const ch
  * 1 = it is the answer (*out set), 0 = something else (skip it), -1 = not
  * JSON-RPC.  *reply is set when the server asked something of us.
  */
+bool mcp_line_cancels(const struct mcp_client *c, const char *line, size_t len,
+    const cJSON *mid);
 int mcp_classify(struct mcp_client *c, cJSON *msg, long id, cJSON **out, cJSON **reply);
 /*
  * Splits an answer into its result (detached into *result) or its error

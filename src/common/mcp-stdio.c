@@ -509,6 +509,62 @@ stdio_read_line(struct mcp_client *c, long deadline, const char *during, char **
 	}
 }
 
+/* The transport's watch: the lines read stay in c->in but for the notice taken. */
+static int
+stdio_watch(struct mcp_client *c, const cJSON *mid, int ms)
+{
+	long deadline = mcp_now_ms() + ms;
+	char chunk[65536];
+
+	for (;;) {
+		size_t from = 0;
+		char *nl;
+
+		while (c->in.len > from &&
+		    (nl = memchr(c->in.data + from, '\n', c->in.len - from)) != NULL) {
+			size_t start = from, n = (size_t)(nl - (c->in.data + start));
+
+			from = start + n + 1;
+			/* The rest of an oversized line is not a message. */
+			if ((start == 0 && c->discarding) || n > c->lim.max_message_bytes ||
+			    !mcp_line_cancels(c, c->in.data + start, n, mid))
+				continue;
+			memmove(c->in.data + start, nl + 1, c->in.len - from);
+			c->in.len -= n + 1;
+			c->in.data[c->in.len] = '\0';
+			c->scanned = 0;
+			return 1;
+		}
+		if (c->from_fd < 0)
+			return 1;
+
+		/* Past the bound, nothing more is read until the call takes its lines. */
+		bool full = c->in.len > c->lim.max_message_bytes;
+		struct pollfd p[2] = { { .fd = full ? -1 : c->from_fd, .events = POLLIN },
+			{ .fd = c->err_fd, .events = POLLIN } };
+		long left = deadline - mcp_now_ms();
+		int r;
+
+		if (left <= 0)
+			return 0;
+		r = poll(p, 2, (int)left);
+		if (r < 0 && errno != EINTR)
+			return 0;
+		if (r > 0 && p[1].revents)
+			drain_stderr(c);
+		if (r > 0 && p[0].revents) {
+			ssize_t n = read(c->from_fd, chunk, sizeof chunk);
+
+			if (n > 0) {
+				buf_append(&c->in, chunk, (size_t)n);
+			} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+				close(c->from_fd);
+				c->from_fd = -1;
+			}
+		}
+	}
+}
+
 static int stdio_send_json(struct mcp_client *c, cJSON *msg, long deadline, const char *during,
     char *err, size_t errlen);
 
@@ -676,5 +732,6 @@ static const struct mcp_transport_ops stdio_ops = {
 	.probe_failed = stdio_probe_failed,
 	.timeout_detail = stdio_timeout_detail,
 	.pid = stdio_pid,
+	.watch = stdio_watch,
 	.close = stdio_close,
 };

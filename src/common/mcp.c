@@ -296,8 +296,18 @@ mcp_server_request_reply(struct mcp_client *c, const cJSON *mid, const char *met
 	if (strcmp(method, "elicitation/create") == 0 && c->elicit != NULL) {
 		long t0 = mcp_now_ms();
 
+		c->elicit_mid = mid;
+		c->elicit_withdrawn = false;
 		answer = c->elicit(c, params, c->elicit_ud, &refused);
+		c->elicit_mid = NULL;
 		c->asked_ms += mcp_now_ms() - t0;
+		if (c->elicit_withdrawn) {
+			/* The server gave up on its form: a cancelled request gets no answer. */
+			cJSON_Delete(answer);
+			free(refused);
+			cJSON_Delete(r);
+			return NULL;
+		}
 		if (answer == NULL && refused != NULL) {
 			e = cJSON_AddObjectToObject(r, "error");
 			cJSON_AddNumberToObject(e, "code", -32602);
@@ -332,6 +342,33 @@ mcp_server_request_reply(struct mcp_client *c, const cJSON *mid, const char *met
 	else
 		cJSON_AddStringToObject(e, "message", "Method not found");
 	return r;
+}
+
+bool
+mcp_elicit_withdrawn(struct mcp_client *c, int ms)
+{
+	if (c->elicit_mid == NULL)
+		return false;
+	if (!c->elicit_withdrawn && c->ops->watch != NULL &&
+	    c->ops->watch(c, c->elicit_mid, ms) == 1)
+		c->elicit_withdrawn = true;
+	return c->elicit_withdrawn;
+}
+
+/* notifications/cancelled for request mid, as one line of the server's. */
+bool
+mcp_line_cancels(const struct mcp_client *c, const char *line, size_t len, const cJSON *mid)
+{
+	cJSON *msg = mcp_message_parse(c, line, len);
+	const cJSON *params = cJSON_GetObjectItemCaseSensitive(msg, "params");
+	const cJSON *rid = cJSON_GetObjectItemCaseSensitive(params, "requestId");
+	const char *method = json_get_string(msg, "method");
+	bool yes = method != NULL && strcmp(method, "notifications/cancelled") == 0 &&
+	    cJSON_GetObjectItemCaseSensitive(msg, "id") == NULL && rid != NULL &&
+	    cJSON_Compare(rid, mid, true);
+
+	cJSON_Delete(msg);
+	return yes;
 }
 
 /* A notification from the server: tools/list_changed noted, progress told. */

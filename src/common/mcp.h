@@ -125,6 +125,14 @@ typedef cJSON *(*mcp_elicit_fn)(struct mcp_client *c, const cJSON *params, void 
     char **refused);
 void mcp_set_elicitation(struct mcp_client *c, mcp_elicit_fn fn, void *ud,
     void (*ud_free)(void *));
+/*
+ * From inside fn, while the person has not answered: reads the server's
+ * messages for up to ms and says whether it has given up on its form (sent
+ * notifications/cancelled for it, or closed).  Then fn's answer is dropped:
+ * the server gets none.  Messages that are not that notice stay for the call
+ * under way.  The stdio transport looks; over HTTP this is always false.
+ */
+bool mcp_elicit_withdrawn(struct mcp_client *c, int ms);
 
 /*
  * Lets a call be interrupted: while waiting, the client also polls fd and

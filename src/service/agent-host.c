@@ -418,6 +418,18 @@ agent_host_on_request(struct run_state *rs, const cJSON *msg)
 		agent_host_on_secret_resolve(rs, (long long)idv->valuedouble, params);
 		return;
 	}
+	if (strcmp(method, "permission.withdraw") == 0) {
+		bool withdrawn;
+		enum td_code code = prompt_withdraw(svc, rs->ar->id, params, &withdrawn, &message);
+
+		if (code == TD_OK) {
+			result = cJSON_CreateObject();
+			cJSON_AddBoolToObject(result, "withdrawn", withdrawn);
+			agent_host_respond(rs, idv->valuedouble, result);
+		}
+		agent_host_respond_code(rs, (long long)idv->valuedouble, code, message);
+		return;
+	}
 	if (strcmp(method, "checkpoint.read") == 0) {
 		const char *why = NULL;
 

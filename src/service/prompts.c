@@ -188,6 +188,48 @@ prompt_ask(struct service *svc, const char *run_id, long long request_id,
 	return TD_OK;
 }
 
+enum td_code
+prompt_withdraw(struct service *svc, const char *run_id, const cJSON *params, bool *withdrawn,
+    char **message)
+{
+	struct store *st = svc->store;
+	const cJSON *rid = cJSON_GetObjectItemCaseSensitive(params, "requestId");
+	char id[TD_ID_MAX] = "";
+	sqlite3_stmt *s;
+	bool ok = true;
+
+	*withdrawn = false;
+	if (!cJSON_IsNumber(rid) || rid->valuedouble < 1 || rid->valuedouble > 9007199254740991.0) {
+		*message = xstrdup("permission.withdraw needs the requestId of a permission.ask.");
+		return TD_INVALID_REQUEST;
+	}
+	store_lock(st);
+	s = store_stmt(st, "SELECT id FROM permission_prompts WHERE run_id = ?1 AND"
+	    " request_id = ?2 AND status = 'pending'");
+	sqlite3_bind_text(s, 1, run_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, (sqlite3_int64)rid->valuedouble);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		snprintf(id, sizeof id, "%s", resource_text(s, 0));
+	sqlite3_reset(s);
+	if (id[0] != '\0') {
+		s = store_stmt(st, "UPDATE permission_prompts SET status = 'expired',"
+		    " decision = 'withdrawn', answered_at = ?2 WHERE id = ?1 AND status = 'pending'");
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, td_now_ms());
+		ok = sqlite3_step(s) == SQLITE_DONE;
+		*withdrawn = ok && sqlite3_changes(sqlite3_db_handle(s)) == 1;
+		sqlite3_reset(s);
+	}
+	if (*withdrawn)
+		prompt_emit(svc, id);
+	store_unlock(st);
+	if (!ok) {
+		log_error("run %s: cannot withdraw a permission prompt", run_id);
+		return TD_INTERNAL_ERROR;
+	}
+	return TD_OK;
+}
+
 bool
 prompt_is_form(struct store *st, const char *id)
 {

@@ -26,6 +26,14 @@ cJSON *prompt_load(struct store *st, const char *id);
  */
 enum td_code prompt_ask(struct service *svc, const char *run_id, long long request_id,
     const cJSON *params, bool *allow_now, char **message);
+/*
+ * The agent's permission.withdraw {requestId}: the pending prompt of run_id
+ * asked by that request becomes expired, its decision "withdrawn" (the one
+ * who asked gave up; an answer afterwards is permission_not_pending).
+ * *withdrawn says whether one was pending.
+ */
+enum td_code prompt_withdraw(struct service *svc, const char *run_id, const cJSON *params,
+    bool *withdrawn, char **message);
 /* The pending prompts of run_id, or of every run, become expired (plans_run_ended, plans_recover). */
 bool prompts_run_ended(struct service *svc, const char *run_id);
 /* Deletes the prompts of session_id's runs; false on error.  In the caller's transaction. */

@@ -10,7 +10,7 @@
 #include "store.h"
 #include "xalloc.h"
 
-#define STORE_MAX_STMTS 128
+#define STORE_MAX_STMTS 256
 #define STORE_BUSY_TIMEOUT_MS 5000
 
 struct cached_stmt {

@@ -41,7 +41,7 @@ struct agent {
 	struct buf raw;		/* all of stdout */
 	cJSON *lines;		/* every line, parsed */
 	struct buf output;	/* the output deltas, joined */
-	const char *permission;	/* answer to permission.ask: allow, deny, error */
+	const char *permission;	/* answer to permission.ask: allow, deny, error; wait: none */
 	const char *const *permissions;	/* if set: answers to permission.ask in turn */
 	int asked;
 	/* Answers to plan.propose in turn: approve, reject, revise:FEEDBACK; past the end: none. */
@@ -300,6 +300,9 @@ agent_answer(struct agent *a, const cJSON *req)
 	if (strcmp(method, "plan.propose") == 0 &&
 	    (a->plan_answers == NULL || a->plan_answers[a->proposals] == NULL))
 		return;		/* the user has not decided */
+	if (strcmp(method, "permission.ask") == 0 && a->permissions == NULL &&
+	    strcmp(a->permission, "wait") == 0)
+		return;		/* nobody answers */
 	resp = cJSON_CreateObject();
 
 	cJSON_AddStringToObject(resp, "type", "response");
@@ -329,6 +332,8 @@ agent_answer(struct agent *a, const cJSON *req)
 		plan_answer(a, params, cJSON_AddObjectToObject(resp, "result"));
 	} else if (strcmp(method, "plan.step") == 0) {
 		cJSON_AddObjectToObject(resp, "result");
+	} else if (strcmp(method, "permission.withdraw") == 0) {
+		cJSON_AddBoolToObject(cJSON_AddObjectToObject(resp, "result"), "withdrawn", true);
 	} else if (strcmp(method, "secret.resolve") == 0) {
 		if (a->secret != NULL && json_get_string(params, "connectorId") != NULL &&
 		    json_get_string(params, "credentialId") != NULL &&
@@ -3929,7 +3934,7 @@ Test(agent, connector_tool_names_are_sanitized)
 
 /* A run whose model calls forms__one of tests/mcp-failserver in mode; the permission asked allowed. */
 static void
-run_form_mode(struct agent *a, const char *mode)
+run_form_mode_answered(struct agent *a, const char *mode, const char *permission)
 {
 	static const char transcript[] = "{\"turns\": [{\"toolCalls\": ["
 	    "{\"name\": \"forms__one\", \"arguments\": {\"text\": \"a\"}}]}, {\"text\": \"done\"}]}";
@@ -3937,13 +3942,41 @@ run_form_mode(struct agent *a, const char *mode)
 	cJSON *start, *finish;
 
 	agent_init(a);
-	a->permission = "allow";
+	a->permission = permission;
 	start = start_line(a, "replay", "x", "workspace-write");
 	use_transcript(a, start, "forms", transcript);
 	add_stdio_connector(a, start, "con_forms", "forms", mcp_failserver(), args);
 	agent_spawn(a, start);
 	finish = agent_finish(a, 30000);
 	cr_assert_str_eq(json_get_string(finish, "status"), "completed", "%s", finish_message(finish));
+}
+
+static void
+run_form_mode(struct agent *a, const char *mode)
+{
+	run_form_mode_answered(a, mode, "allow");
+}
+
+Test(agent, a_form_its_server_gives_up_on_is_withdrawn_and_the_call_goes_on)
+{
+	struct agent a;
+	cJSON *ask, *withdraw;
+	long ask_id;
+
+	/* Nobody answers the form: the server's notice alone ends the wait. */
+	run_form_mode_answered(&a, "giveupform", "wait");
+	ask = find_line(&a, "request", "method", "permission.ask", 0);
+	cr_assert_not_null(ask, "the form was not asked");
+	ask_id = (long)member(ask, "id")->valuedouble;
+	withdraw = find_line(&a, "request", "method", "permission.withdraw", 0);
+	cr_assert_not_null(withdraw, "the prompt was not withdrawn");
+	cr_expect_eq((long)member(member(withdraw, "params"), "requestId")->valuedouble, ask_id,
+	    "the withdrawal names another request");
+	cr_expect_eq(count_lines(&a, "request", "method", "permission.withdraw"), 1);
+	cr_expect_not_null(strstr(json_get_string(tool_end(&a, "forms__one", 0), "summary"),
+	    "the server gave up on its form"), "%s",
+	    json_get_string(tool_end(&a, "forms__one", 0), "summary"));
+	agent_cleanup(&a);
 }
 
 Test(agent, a_form_too_large_is_refused_to_its_server_and_the_run_goes_on)

@@ -167,6 +167,30 @@ line=$(td runs logs "$run" 2>&1 | grep -F 'fruits__pick' | tail -n 1)
 	fail "the SDK server did not get the list as an array: $line"
 echo "PASS: a multi-select answer goes as an array; the SDK server's check of it passes"
 
+# A form its server gives up on (notifications/cancelled for it) while nobody has answered:
+# the run goes on, the prompt is withdrawn (expired), and a late answer is refused.
+for c in "$id" "$ev" "$fs"; do td connectors disable "$c" >/dev/null || fail "cannot disable $c"; done
+gu=$(td connectors add giveup --command "$TD_BUILDDIR/tests/mcp-failserver" --arg giveupform --json | field id)
+td connectors enable "$gu" >/dev/null || fail "cannot enable the giving-up server"
+run=$(td run --project "$project" --provider replay --model giveup-form \
+    --permission workspace-write --json "call the form tool" | field id)
+[[ -n $run ]] || fail "the giving-up run did not start"
+td runs wait "$run" --wait-timeout 30 >/dev/null
+[[ $(td runs show "$run" --json | field status) == completed ]] ||
+	fail "the run still waits for a form its server gave up on: $(td runs logs "$run" 2>&1 | tail -3)"
+line=$(td runs logs "$run" 2>&1 | grep -F 'giveup__one' | tail -n 1)
+[[ $line == *completed*'the server gave up on its form'* ]] || fail "the tool call: $line"
+[[ -z $(td permissions list --run "$run" | awk '$1 ~ /^prm_/ && $2 == "pending"') ]] ||
+	fail "a prompt of the run is still pending: $(td permissions list --run "$run")"
+prompt=$(td permissions list --all --run "$run" | awk '$1 ~ /^prm_/ && $2 == "expired" { print $1 }' | head -n 1)
+[[ -n $prompt ]] || fail "no expired prompt: $(td permissions list --all --run "$run")"
+[[ $(td permissions show "$prompt" --json | field decision) == withdrawn ]] ||
+	fail "the prompt does not say it was withdrawn: $(td permissions show "$prompt" --json)"
+out=$(td permissions allow "$prompt" --field name=Ada 2>&1); rc=$?
+((rc == 5)) && [[ $out == *permission_not_pending* || $out == *"not pending"* || $out == *expired* ]] ||
+	fail "a late answer to the withdrawn form (exit $rc): $out"
+echo "PASS: a form its server gives up on is withdrawn; the run goes on; a late answer is refused"
+
 kill -TERM "$svc_pid"; wait "$svc_pid"; rc=$?; svc_pid=
 ((rc == 0)) || fail "taskdeckd exited with $rc"
 ! grep -E 'Sanitizer|runtime error' "$tmp/taskdeckd.err" || fail "a sanitizer report"
