@@ -151,8 +151,10 @@ td_create_attempts(struct td_client *c, const struct td_attempts_request *rq,
 	return rc;
 }
 
-enum td_code
-td_get_attempts(struct td_client *c, const char *group_id,
+/* method on /api/v1/COLLECTION/ID SUFFIX, answered with a group; what names the id. */
+static enum td_code
+attempts_item_call(struct td_client *c, const char *method, const char *collection,
+    const char *id, const char *suffix, const char *body, const char *what,
     const struct td_request_options *opts, struct td_attempt_group **out,
     struct td_error *err)
 {
@@ -160,12 +162,21 @@ td_get_attempts(struct td_client *c, const char *group_id,
 	enum td_code rc;
 
 	*out = NULL;
-	if (group_id == NULL || *group_id == '\0')
-		return client_fail(err, TD_INVALID_ARGUMENT, "a group id is required");
-	path = client_item_path("attempts", group_id, "");
-	rc = attempts_call(c, "GET", path, NULL, opts, out, err);
+	if (id == NULL || *id == '\0')
+		return client_fail(err, TD_INVALID_ARGUMENT, "a %s id is required", what);
+	path = client_item_path(collection, id, suffix);
+	rc = attempts_call(c, method, path, body, opts, out, err);
 	free(path);
 	return rc;
+}
+
+enum td_code
+td_get_attempts(struct td_client *c, const char *group_id,
+    const struct td_request_options *opts, struct td_attempt_group **out,
+    struct td_error *err)
+{
+	return attempts_item_call(c, "GET", "attempts", group_id, "", NULL, "group", opts, out,
+	    err);
 }
 
 enum td_code
@@ -173,16 +184,8 @@ td_apply_attempt(struct td_client *c, const char *run_id, bool keep,
     const struct td_request_options *opts, struct td_attempt_group **out,
     struct td_error *err)
 {
-	char *path;
-	enum td_code rc;
-
-	*out = NULL;
-	if (run_id == NULL || *run_id == '\0')
-		return client_fail(err, TD_INVALID_ARGUMENT, "a run id is required");
-	path = client_item_path("runs", run_id, "/apply");
-	rc = attempts_call(c, "POST", path, keep ? "{\"keep\":true}" : "{}", opts, out, err);
-	free(path);
-	return rc;
+	return attempts_item_call(c, "POST", "runs", run_id, "/apply",
+	    keep ? "{\"keep\":true}" : "{}", "run", opts, out, err);
 }
 
 enum td_code
@@ -190,14 +193,6 @@ td_discard_attempt(struct td_client *c, const char *run_id,
     const struct td_request_options *opts, struct td_attempt_group **out,
     struct td_error *err)
 {
-	char *path;
-	enum td_code rc;
-
-	*out = NULL;
-	if (run_id == NULL || *run_id == '\0')
-		return client_fail(err, TD_INVALID_ARGUMENT, "a run id is required");
-	path = client_item_path("runs", run_id, "/discard");
-	rc = attempts_call(c, "POST", path, NULL, opts, out, err);
-	free(path);
-	return rc;
+	return attempts_item_call(c, "POST", "runs", run_id, "/discard", NULL, "run", opts, out,
+	    err);
 }
