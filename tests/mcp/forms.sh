@@ -25,6 +25,17 @@ trap cleanup EXIT
 fail() { echo "FAIL forms: $*"; [[ ! -f $tmp/home/taskdeckd.log ]] || tail -5 "$tmp/home/taskdeckd.log"; exit 1; }
 td() { "$TD_BUILDDIR/taskdeck" "$@"; }
 field() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const v=JSON.parse(s)[process.argv[1]];process.stdout.write(v===undefined?"":String(v))})' "$1"; }
+# pending_prompt RUN [TOOL]: the first pending prompt of RUN (of TOOL when given), waited
+# for up to 30 s; empty when none came.
+pending_prompt() {
+	local p i
+	for ((i = 0; i < 300; i++)); do
+		p=$(td permissions list --run "$1" |
+			awk -v tool="${2:-}" '$1 ~ /^prm_/ && $2 == "pending" && (tool == "" || $3 == tool) { print $1 }' | head -n 1)
+		[[ -n $p ]] && { echo "$p"; return; }
+		sleep 0.1
+	done
+}
 
 mkdir -m 700 "$tmp/home"
 export TASKDECK_HOME=$tmp/home
@@ -45,12 +56,7 @@ td connectors enable "$id" >/dev/null || fail "cannot enable the connector"
 run=$(td run --project "$project" --provider replay --model form-values \
     --permission workspace-write --json "call the form tool" | field id)
 [[ -n $run ]] || fail "the run did not start"
-prompt=
-for ((i = 0; i < 300; i++)); do
-	prompt=$(td permissions list --run "$run" | awk '$1 ~ /^prm_/ && $2 == "pending" { print $1 }' | head -n 1)
-	[[ -n $prompt ]] && break
-	sleep 0.1
-done
+prompt=$(pending_prompt "$run")
 [[ -n $prompt ]] || fail "no prompt for the form: $(td runs logs "$run" 2>&1 | tail -3)"
 
 show=$(td permissions show "$prompt")
@@ -96,12 +102,7 @@ export TASKDECK_REPLAY_DIR=$TD_SRCDIR/tests/mcp/forms
 run=$(td run --project "$project" --provider replay --model spoof-form \
     --permission ask --json "call the elicitation tool" | field id)
 [[ -n $run ]] || fail "the spoof run did not start"
-prompt=
-for ((i = 0; i < 300; i++)); do
-	prompt=$(td permissions list --run "$run" | awk '$1 ~ /^prm_/ && $2 == "pending" && $3 == "forms__elicitation" { print $1 }' | head -n 1)
-	[[ -n $prompt ]] && break
-	sleep 0.1
-done
+prompt=$(pending_prompt "$run" forms__elicitation)
 [[ -n $prompt ]] || fail "no prompt for the tool: $(td permissions list --run "$run" 2>&1 | tail -3)"
 expect_refused "only a server's form (an elicitation prompt) takes values" --field age=7
 td permissions allow "$prompt" >/dev/null || fail "a plain allow of the tool failed"
@@ -118,12 +119,7 @@ ev=$(td connectors add everything --command "$node_bin/node" --arg "$everything"
 td connectors enable "$ev" >/dev/null || fail "cannot enable server-everything"
 run=$(td run --project "$project" --provider replay --model everything-form \
     --permission workspace-write --json "call the form tool" | field id)
-prompt=
-for ((i = 0; i < 300; i++)); do
-	prompt=$(td permissions list --run "$run" | awk '$1 ~ /^prm_/ && $2 == "pending" { print $1 }' | head -n 1)
-	[[ -n $prompt ]] && break
-	sleep 0.1
-done
+prompt=$(pending_prompt "$run")
 [[ -n $prompt ]] || fail "no prompt for server-everything's form: $(td runs logs "$run" 2>&1 | tail -3)"
 expect_refused "email must be an email" --field name=Ada --field email=ada.example.com
 expect_refused "homepage must be a uri" --field name=Ada --field homepage='not a uri'
@@ -151,12 +147,7 @@ fs=$(td connectors add fruits --command "$node_bin/node" --arg "$TD_SRCDIR/tests
 td connectors enable "$fs" >/dev/null || fail "cannot enable the form server"
 run=$(td run --project "$project" --provider replay --model fruits-form \
     --permission workspace-write --json "call the form tool" | field id)
-prompt=
-for ((i = 0; i < 300; i++)); do
-	prompt=$(td permissions list --run "$run" | awk '$1 ~ /^prm_/ && $2 == "pending" { print $1 }' | head -n 1)
-	[[ -n $prompt ]] && break
-	sleep 0.1
-done
+prompt=$(pending_prompt "$run")
 [[ -n $prompt ]] || fail "no prompt for the SDK server's form: $(td runs logs "$run" 2>&1 | tail -3)"
 expect_refused "fruits must be a list of the form's choices" --field fruits=apple,pear,fig
 td permissions allow "$prompt" --field fruits=apple,fig --field email=ada@example.com >/dev/null ||

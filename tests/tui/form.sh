@@ -30,8 +30,10 @@ grep -q "^name=	string" <<<"$got" || fail "--field <TAB> offers no name=: $got"
 got=$(td __complete permissions allow "$prompt" --field "a")
 [[ $got == "age="* && $(wc -l <<<"$got") == 1 ]] || fail "--field a<TAB> gives '$got'"
 got=$(td __complete run --model "")
-# the provider's own list (the replay transcripts) first, a model a run used among them
-grep -q "^form-values\($\|	\)" <<<"$got" || fail "--model <TAB> offers no model a run used: $got"
+grep -q "^form-values\($\|	\)" <<<"$got" || fail "--model <TAB> offers no form-values: $got"
+# a provider that lists nothing (unknown here): what the runs were made with, its provider told
+got=$(td __complete run --provider nosuch --model "")
+grep -q "^form-values	replay" <<<"$got" || fail "--model <TAB> offers no model a run used: $got"
 pass "completion: --field offers the prompt's form fields, --model the models runs used"
 
 dash_start 120x40
