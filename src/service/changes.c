@@ -111,6 +111,7 @@ struct changes {
 	long long total;			/* the bytes of every store; -1: not counted yet */
 	struct changes_marks failed;		/* latest snapshot failed; under mu */
 	struct changes_marks ending;		/* end snapshot not taken yet; under mu */
+	int git;				/* libgit2: 0 not yet, 1 ready, -1 failed; under mu */
 };
 
 /* One row of run_changes. */
@@ -298,6 +299,31 @@ changes_session_close(struct changes *c, struct changes_session *s)
 	free(s);
 }
 
+/*
+ * libgit2, set up at the first store opened: its setup loads the TLS
+ * certificates and OpenSSL's engines for transports the stores never use,
+ * some 3.5 MiB that an idle service need not hold.  False when it failed.
+ */
+static bool
+changes_git(struct changes *c)
+{
+	bool ok;
+
+	pthread_mutex_lock(&c->mu);
+	if (c->git == 0) {
+		c->git = git_libgit2_init() < 0 ? -1 : 1;
+		/* The stores are the service's own: no user or system git configuration. */
+		for (int level = GIT_CONFIG_LEVEL_SYSTEM; c->git > 0 &&
+		    level <= GIT_CONFIG_LEVEL_GLOBAL; level++)
+			git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, level, "");
+		if (c->git < 0)
+			log_error("changes: libgit2 could not be initialised");
+	}
+	ok = c->git > 0;
+	pthread_mutex_unlock(&c->mu);
+	return ok;
+}
+
 /* The snapshot thread's state of session id: its store opened or made. */
 static struct changes_session *
 changes_session_get(struct changes *c, const char *id)
@@ -320,6 +346,8 @@ changes_session_get(struct changes *c, const char *id)
 		*oldest = s->next;
 		changes_session_close(c, s);
 	}
+	if (!changes_git(c))
+		return NULL;
 	s = xcalloc(1, sizeof *s);
 	snprintf(s->id, sizeof s->id, "%s", id);
 	path = changes_repo_path(c->svc, id);
@@ -1390,14 +1418,6 @@ changes_start(struct service *svc, char **err)
 {
 	struct changes *c = xcalloc(1, sizeof *c);
 
-	if (git_libgit2_init() < 0) {
-		*err = xstrdup("libgit2 could not be initialised");
-		free(c);
-		return NULL;
-	}
-	/* The stores are the service's own: no user or system git configuration. */
-	for (int level = GIT_CONFIG_LEVEL_SYSTEM; level <= GIT_CONFIG_LEVEL_GLOBAL; level++)
-		git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, level, "");
 	c->svc = svc;
 	c->dir = xasprintf("%s/changes", svc->paths.data_dir);
 	c->total = -1;
@@ -1407,7 +1427,6 @@ changes_start(struct service *svc, char **err)
 		*err = xstrdup("the snapshot thread could not start");
 		free(c->dir);
 		free(c);
-		git_libgit2_shutdown();
 		return NULL;
 	}
 	return c;
@@ -1433,8 +1452,9 @@ changes_stop(struct changes *c)
 	pthread_mutex_destroy(&c->mu);
 	pthread_cond_destroy(&c->cond);
 	free(c->dir);
+	if (c->git > 0)
+		git_libgit2_shutdown();
 	free(c);
-	git_libgit2_shutdown();
 }
 
 /*
@@ -1600,6 +1620,8 @@ changes_view_open(struct service *svc, const char *run_id, const char *from,
 		snprintf(v->from_run, sizeof v->from_run, "%s", from);
 	}
 	store_unlock(st);
+	if (v->found && !changes_git(svc->changes))
+		v->found = false;
 	if (v->found) {
 		path = changes_repo_path(svc, run.session_id);
 		if (git_repository_open_bare(&v->repo, path) != 0) {
