@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -270,6 +271,17 @@ provider_start(struct provider *p, int port)
 	return true;
 }
 
+/* The CPU time this process has used (every thread), in ms. */
+static double
+bench_cpu_ms(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000.0 +
+	    (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000.0;
+}
+
 /* The fake service of `events-bench fake N`: one connection, N events, then open. */
 struct fake {
 	int lfd;
@@ -319,7 +331,7 @@ bench_fake(long count)
 	struct td_error err;
 	pthread_t t;
 	char url[64];
-	double t0, t1;
+	double t0, t1, cpu0, cpu1;
 	long got = 0;
 
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -344,15 +356,20 @@ bench_fake(long count)
 	if (td_connect(&c, &o, &err) != TD_OK || td_events_open(c, NULL, NULL, &ev, &err) != TD_OK)
 		return 1;
 	t0 = bench_mono_ms();
+	cpu0 = bench_cpu_ms();
 	while (got < count && td_events_next(ev, 10000, &e, &err) == TD_OK) {
 		got++;
 		td_event_free(e);
 	}
 	t1 = bench_mono_ms();
+	cpu1 = bench_cpu_ms();
 	if (got < count)
 		fprintf(stderr, "events-bench: fake: %s: %s\n", err.code_name, err.message);
 	printf("fake_events=%ld\nfake_bytes=%zu\nfake_span_ms=%.1f\nfake_events_per_s=%.0f\n",
 	    got, f.body.len, t1 - t0, (double)got * 1000.0 / (t1 - t0));
+	/* Every thread of the process: the client core's two and the fake's sender. */
+	printf("fake_cpu_ms=%.1f\nfake_cpu_ns_per_event=%.0f\n", cpu1 - cpu0,
+	    got > 0 ? (cpu1 - cpu0) * 1e6 / (double)got : 0);
 	td_events_close(ev);
 	td_client_free(c);
 	pthread_join(t, NULL);
