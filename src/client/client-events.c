@@ -286,6 +286,46 @@ events_on_member(const struct jsonscan_value *key, const struct jsonscan_value *
 	return true;
 }
 
+/* The members in the order taskdeckd writes them (src/service/events.c). */
+static const struct {
+	const char *lead;	/* the key with what comes before and after it */
+	size_t len;
+	enum events_member m;
+} events_layout[] = {
+	{ "{\"seq\":", 7, EVENTS_SEQ },
+	{ ",\"type\":", 8, EVENTS_TYPE },
+	{ ",\"time\":", 8, EVENTS_TIME },
+	{ ",\"projectId\":", 13, EVENTS_PROJECT },
+	{ ",\"sessionId\":", 13, EVENTS_SESSION },
+	{ ",\"runId\":", 9, EVENTS_RUN },
+	{ ",\"data\":", 8, EVENTS_DATA },
+};
+
+/*
+ * The scan of a frame written exactly as the service writes one: the keys
+ * are compared, only the values scanned.  false when it departs from that
+ * anywhere (spaces, order, other members): jsonscan_object decides then.
+ */
+static bool
+events_scan_layout(const char *text, size_t len, struct events_scan *sc)
+{
+	const char *p = text, *end = text + len;
+	size_t n;
+
+	for (size_t i = 0; i < sizeof events_layout / sizeof events_layout[0]; i++) {
+		if ((size_t)(end - p) < events_layout[i].len ||
+		    memcmp(p, events_layout[i].lead, events_layout[i].len) != 0)
+			return false;
+		p += events_layout[i].len;
+		n = jsonscan_value_at(p, (size_t)(end - p), &sc->m[events_layout[i].m]);
+		if (n == 0)
+			return false;
+		p += n;
+		sc->found |= 1u << events_layout[i].m;
+	}
+	return end - p == 1 && *p == '}';
+}
+
 /* What a frame's type asks of the client. */
 static enum events_kind
 events_kind_of(const struct jsonscan_value *type)
@@ -518,8 +558,12 @@ events_on_frame(const struct sse_event *frame, void *arg)
 	int rc = -1;
 
 	ev->framed = true;
-	if (!jsonscan_object(frame->data, frame->data_len, events_on_member, &sc) ||
-	    !(sc.found & 1u << EVENTS_TYPE) || type->type != JSONSCAN_STRING) {
+	if (!events_scan_layout(frame->data, frame->data_len, &sc)) {
+		sc.found = 0;
+		if (!jsonscan_object(frame->data, frame->data_len, events_on_member, &sc))
+			sc.found = 0;
+	}
+	if (!(sc.found & 1u << EVENTS_TYPE) || type->type != JSONSCAN_STRING) {
 		events_fail(ev, TD_EVENT_STREAM_INVALID_MESSAGE,
 		    "the event stream sent a frame that is not a JSON event");
 		return -1;

@@ -1,5 +1,8 @@
 #include <stdint.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "json.h"
 #include "jsonscan.h"
@@ -43,8 +46,13 @@ scan_space(struct scan *s)
 		s->p++;
 }
 
-/* Whether any of 8 bytes may need a look: non-ASCII, control, '"' or '\\'. */
-static bool
+/*
+ * The bytes of 8 at p that may need a look (non-ASCII, control, '"' or '\\'),
+ * as the high bit of each; 0 when none.  The borrows that make a byte look
+ * special falsely only run from a special byte to the ones after it, so on a
+ * little-endian machine the lowest bit set is the first special byte.
+ */
+static uint64_t
 scan_special8(const unsigned char *p)
 {
 	uint64_t v, q, b;
@@ -52,9 +60,41 @@ scan_special8(const unsigned char *p)
 	memcpy(&v, p, sizeof v);
 	q = v ^ (SCAN_ONES * '"');
 	b = v ^ (SCAN_ONES * '\\');
-	return ((v | ((v - SCAN_ONES * 0x20) & ~v) | ((q - SCAN_ONES) & ~q) |
-	    ((b - SCAN_ONES) & ~b)) & SCAN_HIGHS) != 0;
+	return (v | ((v - SCAN_ONES * 0x20) & ~v) | ((q - SCAN_ONES) & ~q) |
+	    ((b - SCAN_ONES) & ~b)) & SCAN_HIGHS;
 }
+
+/* How many plain bytes lead the 8 at p, given their scan_special8 mask (not 0). */
+static size_t
+scan_plain_lead(const unsigned char *p, uint64_t mask)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	(void)p;
+	return (size_t)__builtin_ctzll(mask) / 8;
+#else
+	size_t i = 0;
+
+	(void)mask;
+	while (scan_class[p[i]] == SC_PLAIN)
+		i++;
+	return i;
+#endif
+}
+
+#ifdef __SSE2__
+/* The bytes of 16 at p that may need a look, a bit each (bit i: p[i]); exact. */
+static unsigned
+scan_special16(const unsigned char *p)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+	/* Signed: the non-ASCII bytes are below 0x20 too. */
+	__m128i m = _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
+	    _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+	    _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
+
+	return (unsigned)_mm_movemask_epi8(m);
+}
+#endif
 
 static int
 scan_hex(unsigned char c)
@@ -106,6 +146,29 @@ scan_escape(struct scan *s)
 	return true;
 }
 
+/* The first byte from p on that is not SC_PLAIN, or end. */
+static const unsigned char *
+scan_plain(const unsigned char *p, const unsigned char *end)
+{
+#ifdef __SSE2__
+	for (; end - p >= 16; p += 16) {
+		unsigned m = scan_special16(p);
+
+		if (m != 0)
+			return p + __builtin_ctz(m);
+	}
+#endif
+	for (; end - p >= 8; p += 8) {
+		uint64_t m = scan_special8(p);
+
+		if (m != 0)
+			return p + scan_plain_lead(p, m);
+	}
+	while (p < end && scan_class[*p] == SC_PLAIN)
+		p++;
+	return p;
+}
+
 /* A string at s->p (the quote) into v. */
 static bool
 scan_string(struct scan *s, struct jsonscan_value *v)
@@ -117,10 +180,7 @@ scan_string(struct scan *s, struct jsonscan_value *v)
 	v->str = (const char *)p;
 	v->escaped = false;
 	for (;;) {
-		while (end - p >= 8 && !scan_special8(p))
-			p += 8;
-		while (p < end && scan_class[*p] == SC_PLAIN)
-			p++;
+		p = scan_plain(p, end);
 		if (p >= end)
 			return false;
 		switch (scan_class[*p]) {
@@ -330,6 +390,19 @@ jsonscan_object(const char *text, size_t len, jsonscan_member_fn fn, void *ud)
 		return false;
 	scan_space(&s);
 	return s.p == s.end;
+}
+
+size_t
+jsonscan_value_at(const char *text, size_t len, struct jsonscan_value *v)
+{
+	struct scan s = {
+		.p = (const unsigned char *)text,
+		.end = (const unsigned char *)text + len,
+	};
+
+	if (text == NULL || !scan_value(&s, 1, v))
+		return 0;
+	return (size_t)((const char *)s.p - text);
 }
 
 /* cp as UTF-8 at out; returns the bytes written. */

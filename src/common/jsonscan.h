@@ -45,6 +45,12 @@ typedef bool (*jsonscan_member_fn)(const struct jsonscan_value *key,
  */
 bool jsonscan_object(const char *text, size_t len, jsonscan_member_fn fn, void *ud);
 /*
+ * Checks the one JSON value that starts at text (no whitespace before it)
+ * and describes it in *v, as a member of a top-level object.  Returns the
+ * bytes it takes, or 0 when no valid value starts there.
+ */
+size_t jsonscan_value_at(const char *text, size_t len, struct jsonscan_value *v);
+/*
  * Decodes the escapes of a string that jsonscan_object accepted into out
  * (at least str_len bytes; no NUL added).  Returns the length written, never
  * more than str_len; a \u0000 gives a NUL byte.

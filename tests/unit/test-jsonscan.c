@@ -302,3 +302,58 @@ Test(jsonscan, escaped_keys_are_flagged)
 	cr_expect(jsonscan_object("{\"seq\":1}", 9, first_key, &k));
 	cr_expect_not(k.escaped);
 }
+
+/* A special byte at every offset of a long string is found where it is, whatever the block. */
+Test(jsonscan, a_special_byte_is_seen_at_every_offset)
+{
+	static const char specials[] = { '"', '\\', '\x01', '\x1f', '\xff', '\x80' };
+	char text[80];
+
+	for (size_t at = 0; at < 48; at++) {
+		for (size_t k = 0; k < sizeof specials; k++) {
+			char c = specials[k];
+			struct jsonscan_value v;
+			size_t n;
+
+			/* {"k":"aaaa...<c>...aaaa"} with c at string offset at */
+			memset(text, 'a', sizeof text);
+			memcpy(text, "{\"k\":\"", 6);
+			text[6 + at] = c;
+			memcpy(text + 60, "\"}", 3);
+			if (c == '"') {
+				/* The string ends there: what follows is not JSON. */
+				cr_assert(!valid(text), "quote at %zu", at);
+				n = jsonscan_value_at(text + 5, strlen(text + 5), &v);
+				cr_assert_eq(n, at + 2, "quote at %zu: %zu", at, n);
+				cr_assert_eq(v.str_len, at);
+			} else if (c == '\\') {
+				/* \a is no escape */
+				cr_assert(!valid(text), "backslash at %zu", at);
+			} else {
+				cr_assert(!valid(text), "byte %02x at %zu", (unsigned char)c, at);
+			}
+		}
+		memset(text, 'a', sizeof text);
+		memcpy(text, "{\"k\":\"", 6);
+		memcpy(text + 60, "\"}", 3);
+		cr_assert(valid(text));
+	}
+}
+
+Test(jsonscan, one_value_at_a_place)
+{
+	struct jsonscan_value v;
+
+	cr_assert_eq(jsonscan_value_at("\"ab\\n\",1", 8, &v), 6);
+	cr_assert_eq(v.type, JSONSCAN_STRING);
+	cr_assert(v.escaped);
+	cr_assert_eq(jsonscan_value_at("{\"a\":[1,2]}}", 12, &v), 11);
+	cr_assert_eq(v.type, JSONSCAN_OBJECT);
+	cr_assert_eq(jsonscan_value_at("-12.5e3,", 8, &v), 7);
+	cr_assert_eq(v.type, JSONSCAN_NUMBER);
+	cr_assert_eq(jsonscan_value_at("null", 4, &v), 4);
+	cr_assert_eq(jsonscan_value_at(" 1", 2, &v), 0);
+	cr_assert_eq(jsonscan_value_at("\"ab", 3, &v), 0);
+	cr_assert_eq(jsonscan_value_at("{\"a\":}", 6, &v), 0);
+	cr_assert_eq(jsonscan_value_at("\"\xc3\"", 3, &v), 0);
+}
