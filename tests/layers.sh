@@ -64,6 +64,10 @@ below() {	# LOWER UPPER: LOWER calls no function UPPER defines
 below connector-rows.c connectors.c
 below connector-rows.c credentials.c
 below credentials.c connectors.c
+# The event bus knows neither its transport nor its listeners.
+below events.c http.c
+below events.c notify.c
+below events.c route-events.c
 
 # Headers point one way: no module includes, even round a loop, a header whose
 # module includes its own.  A module is a header (x-int.h counts as x.h) with

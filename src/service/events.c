@@ -10,8 +10,6 @@
 
 #include "events.h"
 #include "httpparse.h"
-#include "notify.h"
-#include "http.h"
 #include "json.h"
 #include "log.h"
 #include "service.h"
@@ -65,7 +63,8 @@ struct events_sub {
 	struct qblock *qfirst, *qlast;	/* memory follows the backlog */
 	size_t qlen, qbytes;
 	size_t off;			/* bytes of the head frame already sent */
-	struct http_stream *hs;		/* known from the first read */
+	const struct events_conn_ops *ops;
+	void *conn;			/* known from the first read */
 	bool suspended;
 	bool closing;			/* send what is queued, then end */
 };
@@ -80,6 +79,11 @@ struct events {
 	size_t window_bytes, window_max_bytes;
 	struct events_sub *subs;
 	int nsubs;
+	struct {
+		events_listener_fn fn;
+		void *arg;
+	} listeners[EVENTS_MAX_LISTENERS];
+	int nlisteners;
 	bool shutdown, stopping, urgent;
 	struct pending *batch;
 	size_t nbatch, batch_cap;
@@ -264,9 +268,9 @@ sub_pop(struct events_sub *s)
 static void
 sub_wake(struct events_sub *s)
 {
-	if (s->suspended && s->hs != NULL) {
+	if (s->suspended && s->conn != NULL) {
 		s->suspended = false;
-		http_stream_resume(s->hs);
+		s->ops->resume(s->conn);
 	}
 }
 
@@ -341,11 +345,10 @@ publish(struct events *ev, const char *type, const char *project_id,
 	copy_id(project, project_id);
 	copy_id(session, session_id);
 	copy_id(run, run_id);
-	/* notify.command learns of attention and ends here (it only enqueues). */
-	notify_event(ev->svc->notify, type, project, run, data);
 	json = data ? json_print(data) : xstrdup("{}");
-	cJSON_Delete(data);
 	pthread_mutex_lock(&ev->mu);
+	for (int i = 0; i < ev->nlisteners; i++)
+		ev->listeners[i].fn(ev->listeners[i].arg, type, project, run, data);
 	seq = ++ev->seq;
 	td_time_format(td_now_ms(), now);
 	n = asprintf(&text, "id: %s:%" PRIu64 "\nevent: %s\ndata: {\"seq\":%" PRIu64
@@ -387,8 +390,38 @@ publish(struct events *ev, const char *type, const char *project_id,
 		}
 	}
 	pthread_mutex_unlock(&ev->mu);
+	cJSON_Delete(data);
 	free(json);
 	return seq;
+}
+
+bool
+events_listen(struct events *ev, events_listener_fn fn, void *arg)
+{
+	bool ok;
+
+	pthread_mutex_lock(&ev->mu);
+	ok = ev->nlisteners < EVENTS_MAX_LISTENERS;
+	if (ok) {
+		ev->listeners[ev->nlisteners].fn = fn;
+		ev->listeners[ev->nlisteners].arg = arg;
+		ev->nlisteners++;
+	}
+	pthread_mutex_unlock(&ev->mu);
+	return ok;
+}
+
+void
+events_unlisten(struct events *ev, events_listener_fn fn, void *arg)
+{
+	pthread_mutex_lock(&ev->mu);
+	for (int i = 0; i < ev->nlisteners; i++) {
+		if (ev->listeners[i].fn == fn && ev->listeners[i].arg == arg) {
+			ev->listeners[i] = ev->listeners[--ev->nlisteners];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ev->mu);
 }
 
 void
@@ -593,11 +626,11 @@ static void
 reap_closed(struct events *ev)
 {
 	for (struct events_sub *s = ev->subs; s != NULL; s = s->next) {
-		if (s->suspended && s->hs != NULL && !s->closing &&
-		    http_stream_peer_closed(s->hs)) {
+		if (s->suspended && s->conn != NULL && !s->closing &&
+		    s->ops->peer_closed(s->conn)) {
 			s->closing = true;
 			s->suspended = false;
-			http_stream_resume(s->hs);
+			s->ops->resume(s->conn);
 		}
 	}
 }
@@ -748,7 +781,7 @@ sub_replay(struct events *ev, struct events_sub *s, enum resume how, uint64_t af
 
 struct events_sub *
 events_subscribe(struct events *ev, const struct events_filter *f,
-    const char *last_event_id)
+    const char *last_event_id, const struct events_conn_ops *ops)
 {
 	struct events_sub *s;
 	struct frame *hello;
@@ -763,6 +796,7 @@ events_subscribe(struct events *ev, const struct events_filter *f,
 	}
 	s = xcalloc(1, sizeof *s);
 	s->ev = ev;
+	s->ops = ops;
 	s->f = *f;
 	o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "type", "stream.hello");
@@ -790,17 +824,16 @@ events_subscribe(struct events *ev, const struct events_filter *f,
 }
 
 ssize_t
-events_sub_read(void *cls, struct http_stream *hs, char *buf, size_t max)
+events_sub_read(struct events_sub *s, void *conn, char *buf, size_t max)
 {
-	struct events_sub *s = cls;
 	struct events *ev = s->ev;
 	size_t n = 0;
 
 	pthread_mutex_lock(&ev->mu);
-	s->hs = hs;
+	s->conn = conn;
 	if (ev->shutdown) {
 		pthread_mutex_unlock(&ev->mu);
-		return HTTP_STREAM_END;
+		return EVENTS_SUB_END;
 	}
 	while (s->qlen > 0 && n < max) {
 		struct frame *fr = s->qfirst->f[s->qfirst->head];
@@ -818,20 +851,19 @@ events_sub_read(void *cls, struct http_stream *hs, char *buf, size_t max)
 	}
 	if (n == 0 && s->closing) {
 		pthread_mutex_unlock(&ev->mu);
-		return HTTP_STREAM_END;
+		return EVENTS_SUB_END;
 	}
 	if (n == 0) {
 		s->suspended = true;
-		http_stream_suspend(hs);
+		s->ops->suspend(conn);
 	}
 	pthread_mutex_unlock(&ev->mu);
 	return (ssize_t)n;
 }
 
 void
-events_sub_free(void *cls)
+events_sub_free(struct events_sub *s)
 {
-	struct events_sub *s = cls;
 	struct events *ev;
 
 	if (s == NULL)

@@ -30,7 +30,6 @@
 struct service;
 struct events;
 struct events_sub;
-struct http_stream;
 
 struct events_filter {
 	char project[TD_ID_MAX];	/* "" for any */
@@ -62,16 +61,42 @@ void events_flush(struct events *ev);
 void events_end_session(struct events *ev, const char *session_id);
 
 /*
+ * Called with every event, in seq order, under the bus's lock: it may look
+ * and enqueue, never emit.  The ids are "" when the event has none.
+ */
+typedef void (*events_listener_fn)(void *arg, const char *type, const char *project_id,
+    const char *run_id, const cJSON *data);
+#define EVENTS_MAX_LISTENERS 4
+/* Adds a listener (false when EVENTS_MAX_LISTENERS are there); events_unlisten before arg goes. */
+bool events_listen(struct events *ev, events_listener_fn fn, void *arg);
+void events_unlisten(struct events *ev, events_listener_fn fn, void *arg);
+
+/*
+ * How the connection of a subscriber waits for events: the transport's
+ * (route-events.c adapts http.c's streams).  conn is what events_sub_read
+ * was given; all three are called under the bus's lock.
+ */
+struct events_conn_ops {
+	void (*suspend)(void *conn);	/* no more reads until resume */
+	void (*resume)(void *conn);	/* from any thread */
+	bool (*peer_closed)(void *conn);	/* the client went while it waited */
+};
+
+/*
  * A new subscriber, its hello frame and the replay after last_event_id
  * (NULL or malformed: none) queued.  NULL when EVENTS_MAX_SUBS are connected
- * or the service is stopping.
+ * or the service is stopping.  ops must outlive it.
  */
 struct events_sub *events_subscribe(struct events *ev, const struct events_filter *f,
-    const char *last_event_id);
-/* The http_stream reader of a subscriber: packs every pending frame into buf. */
-ssize_t events_sub_read(void *sub, struct http_stream *hs, char *buf, size_t max);
-/* The http_stream free callback: forgets the subscriber.  NULL ok. */
-void events_sub_free(void *sub);
+    const char *last_event_id, const struct events_conn_ops *ops);
+#define EVENTS_SUB_END ((ssize_t)-1)
+/*
+ * Packs every pending frame of sub into buf: the bytes written, or 0 after
+ * ops->suspend(conn) (nothing until ops->resume), or EVENTS_SUB_END.
+ */
+ssize_t events_sub_read(struct events_sub *sub, void *conn, char *buf, size_t max);
+/* Forgets the subscriber.  NULL ok. */
+void events_sub_free(struct events_sub *sub);
 
 /* Lowers the replay window's byte bound (taskdeckd --events-window-bytes, for tests). */
 void events_set_window_bytes(struct events *ev, size_t bytes);

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "events.h"
 #include "ids.h"
 #include "json.h"
 #include "log.h"
@@ -218,6 +219,9 @@ notify_main(void *arg)
 	return NULL;
 }
 
+static void notify_on_event(void *arg, const char *type, const char *project_id,
+    const char *run_id, const cJSON *data);
+
 struct notify *
 notify_new(struct service *svc)
 {
@@ -238,6 +242,8 @@ notify_new(struct service *svc)
 		free(n);
 		return NULL;
 	}
+	if (!events_listen(svc->events, notify_on_event, n))
+		log_warn("notify.command cannot listen to the events");
 	return n;
 }
 
@@ -246,6 +252,7 @@ notify_free(struct notify *n)
 {
 	if (n == NULL)
 		return;
+	events_unlisten(n->svc->events, notify_on_event, n);
 	pthread_mutex_lock(&n->mu);
 	n->stop = true;
 	pthread_cond_signal(&n->cv);
@@ -256,15 +263,15 @@ notify_free(struct notify *n)
 	free(n);
 }
 
-void
-notify_event(struct notify *n, const char *type, const char *project_id,
-    const char *run_id, const cJSON *data)
+/* The events' listener: the news it notifies of is queued, the rest ignored. */
+static void
+notify_on_event(void *arg, const char *type, const char *project_id, const char *run_id,
+    const cJSON *data)
 {
+	struct notify *n = arg;
 	const char *kind = NULL;
 	struct notify_item *it;
 
-	if (n == NULL || type == NULL || run_id == NULL || project_id == NULL)
-		return;
 	if (strcmp(type, "run.attention") == 0)
 		kind = json_get_string(cJSON_GetObjectItemCaseSensitive(data, "attention"), "kind");
 	else if (strcmp(type, "run.permission") == 0 &&

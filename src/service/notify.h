@@ -3,7 +3,7 @@
  * run id, the kind and the project's name as its last three arguments, when a
  * run starts needing the user (plan-approval, permission) or finishes
  * (completed, failed, cancelled).  One thread runs them, one at a time, from
- * a bounded queue; the event path only enqueues.
+ * a bounded queue that it fills as a listener of the events (events_listen).
  */
 #ifndef TD_SERVICE_NOTIFY_H
 #define TD_SERVICE_NOTIFY_H
@@ -17,8 +17,5 @@ struct notify;
 struct notify *notify_new(struct service *svc);
 /* Stops the thread; a command still running is killed. */
 void notify_free(struct notify *n);
-/* Looks at one event (any thread, store locked or not); enqueues when it is news. */
-void notify_event(struct notify *n, const char *type, const char *project_id,
-    const char *run_id, const cJSON *data);
 
 #endif

@@ -23,6 +23,45 @@ static const struct {
 	{ "run", "run", offsetof(struct events_filter, run) },
 };
 
+static void
+route_events_suspend(void *hs)
+{
+	http_stream_suspend(hs);
+}
+
+static void
+route_events_resume(void *hs)
+{
+	http_stream_resume(hs);
+}
+
+static bool
+route_events_peer_closed(void *hs)
+{
+	return http_stream_peer_closed(hs);
+}
+
+/* A subscriber waits on its HTTP stream. */
+static const struct events_conn_ops route_events_conn = {
+	.suspend = route_events_suspend,
+	.resume = route_events_resume,
+	.peer_closed = route_events_peer_closed,
+};
+
+static ssize_t
+route_events_read(void *sub, struct http_stream *hs, char *buf, size_t max)
+{
+	ssize_t n = events_sub_read(sub, hs, buf, max);
+
+	return n == EVENTS_SUB_END ? HTTP_STREAM_END : n;
+}
+
+static void
+route_events_free(void *sub)
+{
+	events_sub_free(sub);
+}
+
 void
 route_events_stream(struct http_request *req, struct http_response *r)
 {
@@ -45,14 +84,14 @@ route_events_stream(struct http_request *req, struct http_response *r)
 		snprintf((char *)&f + event_filters[i].offset, TD_ID_MAX, "%s", v);
 	}
 	sub = events_subscribe(req->svc->events, &f,
-	    http_request_header(req, "Last-Event-ID"));
+	    http_request_header(req, "Last-Event-ID"), &route_events_conn);
 	if (sub == NULL) {
 		http_error(r, TD_UNAVAILABLE, NULL, "%d event streams are open already; "
 		    "close one and retry.", EVENTS_MAX_SUBS);
 		http_add_header(r, "Retry-After", "1");
 		return;
 	}
-	http_stream(r, 200, events_sub_read, events_sub_free, sub);
+	http_stream(r, 200, route_events_read, route_events_free, sub);
 	http_add_header(r, "Content-Type", "text/event-stream");
 	http_add_header(r, "X-Accel-Buffering", "no");
 }
