@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -19,6 +18,7 @@
 
 #include "buf.h"
 #include "http.h"
+#include "http-int.h"
 #include "problem.h"
 #include "httpparse.h"
 #include "idem.h"
@@ -34,34 +34,6 @@
 /* A refused body is read and dropped up to this size, so that the client sees the answer. */
 #define HTTP_MAX_DISCARD (8 * 1024 * 1024)
 #define HTTP_CONNECTION_TIMEOUT_S 60
-/*
- * Per-connection memory of libmicrohttpd (request line, headers, read
- * buffer).  It is cleared for every request, so smaller is faster; 16 KiB
- * still holds any sane set of headers.
- */
-#define HTTP_CONNECTION_MEMORY (16 * 1024)
-/*
- * Connections (docs/service.md, Connections).  A connection waits while it has
- * not sent a whole request: after accept, while its body comes, and between
- * two requests of a kept-alive connection.  A new one must send its headers
- * within HTTP_HEADER_DEADLINE_MS, then its body within HTTP_BODY_DEADLINE_MS;
- * a kept-alive one may wait HTTP_KEEPALIVE_IDLE_MS for its next request.  When
- * more than HTTP_MAX_WAITING wait, the oldest waiting ones are closed, so that
- * slow or silent connections can never use up the HTTP_MAX_CONNECTIONS that
- * libmicrohttpd accepts: a client that sends its request at once is never the
- * oldest.  Two kinds are spared, so that a burst of clients is answered: one
- * waiting for less than HTTP_WAIT_GRACE_MS, and one whose whole request head
- * has arrived but sits unread in its socket (it no longer waits).
- */
-#define HTTP_HEADER_DEADLINE_MS 5000
-#define HTTP_BODY_DEADLINE_MS 10000
-#define HTTP_KEEPALIVE_IDLE_MS 30000
-#define HTTP_MAX_WAITING 256
-#define HTTP_WAIT_GRACE_MS 500
-#define HTTP_MAX_CONNECTIONS 2048
-/* Descriptors kept for the store, run pipes, files and logs besides the connections. */
-#define HTTP_FD_RESERVE 512
-#define HTTP_SWEEP_MS 250
 /* More query arguments than this get 414 uri_too_long (docs/http-api.md). */
 #define HTTP_MAX_QUERY_ARGS 64
 
@@ -77,40 +49,6 @@ static char uri_nul;
  * stopped reading from the bounded queues of the event stream.
  */
 #define HTTP_STREAM_SNDBUF (512 * 1024)
-
-/* What a waiting connection has not sent yet, and its deadline. */
-enum conn_phase {
-	CONN_HEADERS,		/* a new connection: HTTP_HEADER_DEADLINE_MS */
-	CONN_BODY,		/* headers in, body coming: HTTP_BODY_DEADLINE_MS */
-	CONN_IDLE,		/* kept alive after a request: HTTP_KEEPALIVE_IDLE_MS */
-};
-
-/* One connection, from accept to close (MHD_OPTION_NOTIFY_CONNECTION). */
-struct http_conn {
-	struct http_conn *prev, *next;	/* in the waiting list, oldest first */
-	int fd;
-	int64_t since_ms;		/* accepted, or its last request completed */
-	bool waiting;			/* in the waiting list */
-	enum conn_phase phase;		/* what it is waiting for */
-	bool evicted;			/* shut down by us; libmicrohttpd closes it */
-	bool unread;			/* its request head was in its socket, unread */
-};
-
-struct http_server {
-	struct MHD_Daemon *daemon;
-	struct service *svc;
-	int port;
-	atomic_int in_flight;
-	/* The connections waiting for a request's headers, under mu. */
-	pthread_mutex_t mu;
-	pthread_cond_t cond;
-	struct http_conn *wait_head, *wait_tail;
-	int nwaiting;
-	bool stopping;
-	pthread_t sweeper;
-	bool sweeper_started;
-	atomic_long evicted;
-};
 
 /* A streamed body: the handler's reader and the connection to suspend. */
 struct http_stream {
@@ -132,8 +70,6 @@ struct http_ctx {
 	struct http_server *server;
 };
 
-static void conn_answered(struct http_server *h, struct MHD_Connection *conn);
-
 const char *
 http_query(const struct http_request *req, const char *key)
 {
@@ -144,60 +80,6 @@ const char *
 http_request_header(const struct http_request *req, const char *name)
 {
 	return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
-}
-
-void
-http_add_header(struct http_response *r, const char *name, const char *value)
-{
-	if (r->nheaders == HTTP_MAX_HEADERS) {
-		log_error("too many response headers (dropped %s)", name);
-		return;
-	}
-	r->headers[r->nheaders].name = xstrdup(name);
-	r->headers[r->nheaders].value = xstrdup(value);
-	r->nheaders++;
-}
-
-void
-http_link_next(struct http_response *r, const char *fmt, ...)
-{
-	va_list ap;
-	char *uri, *link;
-
-	va_start(ap, fmt);
-	uri = xvasprintf(fmt, ap);
-	va_end(ap);
-	link = xasprintf("<%s>; rel=\"next\"", uri);
-	http_add_header(r, "Link", link);
-	free(link);
-	free(uri);
-}
-
-/* Drops the body, text or file, that r holds. */
-static void
-response_drop_body(struct http_response *r)
-{
-	free(r->body);
-	r->body = NULL;
-	if (r->has_fd)
-		close(r->fd);
-	r->has_fd = false;
-	if (r->stream_read != NULL && r->stream_free != NULL)
-		r->stream_free(r->stream_cls);
-	r->stream_read = NULL;
-	r->stream_free = NULL;
-	r->stream_cls = NULL;
-}
-
-void
-http_stream(struct http_response *r, int status, http_stream_read_fn read,
-    http_stream_free_fn free, void *cls)
-{
-	response_drop_body(r);
-	r->status = status;
-	r->stream_read = read;
-	r->stream_free = free;
-	r->stream_cls = cls;
 }
 
 void
@@ -246,132 +128,6 @@ stream_free(void *cls)
 	if (hs->free != NULL)
 		hs->free(hs->cls);
 	free(hs);
-}
-
-void
-http_file(struct http_response *r, int status, int fd, uint64_t offset,
-    uint64_t length)
-{
-	response_drop_body(r);
-	r->status = status;
-	r->has_fd = true;
-	r->fd = fd;
-	r->fd_offset = offset;
-	r->fd_length = length;
-}
-
-void
-http_json_text(struct http_response *r, int status, char *text, size_t len)
-{
-	response_drop_body(r);
-	r->status = status;
-	r->body = text;
-	r->body_len = len;
-}
-
-void
-http_json(struct http_response *r, int status, cJSON *body)
-{
-	char *text = json_print(body);
-
-	cJSON_Delete(body);
-	http_json_text(r, status, text, strlen(text));
-}
-
-static void
-http_verror(struct http_response *r, enum td_code code, cJSON *details,
-    const char *fmt, va_list ap)
-{
-	cJSON *root = cJSON_CreateObject();
-	cJSON *err = cJSON_AddObjectToObject(root, "error");
-	char *msg = NULL;
-
-	/* A handler's 500 after a write failed for want of space: say so. */
-	if (code == TD_INTERNAL_ERROR && store_disk_full_seen()) {
-		code = TD_INSUFFICIENT_STORAGE;
-		fmt = NULL;
-	}
-	if (fmt != NULL && vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
-	cJSON_AddStringToObject(err, "code", td_code_name(code));
-	cJSON_AddStringToObject(err, "message", msg ? msg : td_code_default_message(code));
-	cJSON_AddItemToObject(err, "details", details ? details : cJSON_CreateObject());
-	free(msg);
-	http_json(r, td_code_http_status(code), root);
-}
-
-void
-http_error(struct http_response *r, enum td_code code, cJSON *details,
-    const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	http_verror(r, code, details, fmt, ap);
-	va_end(ap);
-}
-
-void
-http_bad_field(struct http_response *r, const char *field, const char *fmt, ...)
-{
-	cJSON *details = cJSON_CreateObject();
-	va_list ap;
-
-	cJSON_AddStringToObject(details, "field", field);
-	va_start(ap, fmt);
-	http_verror(r, TD_INVALID_REQUEST, details, fmt, ap);
-	va_end(ap);
-}
-
-void
-http_bad_parameter(struct http_response *r, const char *parameter, const char *fmt, ...)
-{
-	cJSON *details = cJSON_CreateObject();
-	va_list ap;
-
-	cJSON_AddStringToObject(details, "parameter", parameter);
-	va_start(ap, fmt);
-	http_verror(r, TD_INVALID_REQUEST, details, fmt, ap);
-	va_end(ap);
-}
-
-void
-http_not_found(struct http_response *r, const char *resource, const char *id)
-{
-	cJSON *details = cJSON_CreateObject();
-
-	cJSON_AddStringToObject(details, "resource", resource);
-	if (id != NULL)
-		cJSON_AddStringToObject(details, "id", id);
-	http_error(r, TD_NOT_FOUND, details, "No %s with that id.", resource);
-}
-
-void
-http_json_found(struct http_response *r, cJSON *body, const char *resource, const char *id)
-{
-	if (body == NULL)
-		http_not_found(r, resource, id);
-	else
-		http_json(r, 200, body);
-}
-
-bool
-http_query_limit(const struct http_request *req, struct http_response *r, int *limit)
-{
-	const char *v = http_query(req, "limit");
-	char *end;
-	long n;
-
-	*limit = 100;
-	if (v == NULL)
-		return true;
-	n = strtol(v, &end, 10);
-	if (*v == '\0' || *end != '\0' || n < 1 || n > 1000) {
-		http_bad_parameter(r, "limit", "limit must be an integer from 1 to 1000");
-		return false;
-	}
-	*limit = (int)n;
-	return true;
 }
 
 struct header_count {
@@ -671,7 +427,7 @@ queue(struct MHD_Connection *conn, struct http_ctx *ctx, const char *method,
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 
-	conn_answered(ctx->server, conn);
+	http_conns_answered(ctx->server, conn);
 	resp = response_create(conn, r);
 	if (response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE) == NULL)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
@@ -779,254 +535,6 @@ uri_seen(void *cls, const char *uri, struct MHD_Connection *conn)
 	return &uri_refused;
 }
 
-/* Under h->mu. */
-static void
-waiting_remove(struct http_server *h, struct http_conn *hc)
-{
-	if (!hc->waiting)
-		return;
-	if (hc->prev != NULL)
-		hc->prev->next = hc->next;
-	else
-		h->wait_head = hc->next;
-	if (hc->next != NULL)
-		hc->next->prev = hc->prev;
-	else
-		h->wait_tail = hc->prev;
-	hc->prev = hc->next = NULL;
-	hc->waiting = false;
-	h->nwaiting--;
-}
-
-/* Under h->mu. */
-static void
-waiting_add(struct http_server *h, struct http_conn *hc, enum conn_phase phase)
-{
-	waiting_remove(h, hc);
-	if (hc->evicted)
-		return;
-	hc->since_ms = td_mono_ms();
-	hc->phase = phase;
-	hc->prev = h->wait_tail;
-	hc->next = NULL;
-	if (h->wait_tail != NULL)
-		h->wait_tail->next = hc;
-	else
-		h->wait_head = hc;
-	h->wait_tail = hc;
-	hc->waiting = true;
-	h->nwaiting++;
-}
-
-/*
- * Closes a waiting connection: shutdown() wakes libmicrohttpd, which reads the
- * end of the stream and closes it.  The descriptor is still open: it is closed
- * only after NOTIFY_CLOSED, which takes h->mu first.  Under h->mu.
- */
-static void
-waiting_evict(struct http_server *h, struct http_conn *hc)
-{
-	/* A kept-alive connection idle for long is housekeeping, not worth a log line. */
-	if (hc->phase != CONN_IDLE || h->nwaiting > HTTP_MAX_WAITING)
-		atomic_fetch_add(&h->evicted, 1);
-	waiting_remove(h, hc);
-	hc->evicted = true;
-	if (hc->fd >= 0)
-		shutdown(hc->fd, SHUT_RDWR);
-}
-
-/* True when a whole request head (up to its blank line) sits unread in fd. */
-static bool
-request_unread(int fd)
-{
-	char b[HTTP_CONNECTION_MEMORY];
-	ssize_t n = recv(fd, b, sizeof b, MSG_PEEK | MSG_DONTWAIT);
-
-	return n > 0 && (memmem(b, (size_t)n, "\r\n\r\n", 4) != NULL ||
-	    memmem(b, (size_t)n, "\n\n", 2) != NULL);
-}
-
-/*
- * Ends the wait of a connection: closes it, unless its request head sits
- * unread in its socket, then it only leaves the list (the body's deadline
- * starts when libmicrohttpd reads that head).  Under h->mu.
- */
-static void
-waiting_end(struct http_server *h, struct http_conn *hc)
-{
-	if (hc->phase != CONN_BODY && hc->fd >= 0 && request_unread(hc->fd)) {
-		waiting_remove(h, hc);
-		hc->unread = true;
-		return;
-	}
-	waiting_evict(h, hc);
-}
-
-/*
- * Brings the waiting connections back to HTTP_MAX_WAITING, oldest first, but
- * for those waiting for less than HTTP_WAIT_GRACE_MS (the sweeper comes back
- * to them).  Under h->mu.
- */
-static void
-waiting_trim(struct http_server *h)
-{
-	int64_t now = td_mono_ms();
-
-	while (h->nwaiting > HTTP_MAX_WAITING && now - h->wait_head->since_ms >=
-	    HTTP_WAIT_GRACE_MS)
-		waiting_end(h, h->wait_head);
-}
-
-static struct http_conn *
-conn_of(struct MHD_Connection *conn)
-{
-	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn,
-	    MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-
-	return ci != NULL ? ci->socket_context : NULL;
-}
-
-static void
-notify_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
-    enum MHD_ConnectionNotificationCode toe)
-{
-	struct http_server *h = cls;
-	struct http_conn *hc = *socket_context;
-
-	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn,
-		    MHD_CONNECTION_INFO_CONNECTION_FD);
-
-		hc = xcalloc(1, sizeof *hc);
-		hc->fd = ci != NULL ? ci->connect_fd : -1;
-		*socket_context = hc;
-		pthread_mutex_lock(&h->mu);
-		waiting_add(h, hc, CONN_HEADERS);
-		waiting_trim(h);
-		pthread_mutex_unlock(&h->mu);
-		return;
-	}
-	if (hc == NULL)
-		return;
-	pthread_mutex_lock(&h->mu);
-	waiting_remove(h, hc);
-	hc->fd = -1;
-	pthread_mutex_unlock(&h->mu);
-	free(hc);
-	*socket_context = NULL;
-}
-
-/* The headers of a request are in: its body has HTTP_BODY_DEADLINE_MS. */
-static void
-conn_headers_in(struct http_server *h, struct MHD_Connection *conn)
-{
-	struct http_conn *hc = conn_of(conn);
-
-	if (hc == NULL)
-		return;
-	pthread_mutex_lock(&h->mu);
-	if (hc->waiting || hc->unread)
-		waiting_add(h, hc, CONN_BODY);
-	hc->unread = false;
-	pthread_mutex_unlock(&h->mu);
-}
-
-/* The request is whole, answered or streaming: the connection no longer waits. */
-static void
-conn_answered(struct http_server *h, struct MHD_Connection *conn)
-{
-	struct http_conn *hc = conn_of(conn);
-
-	if (hc == NULL)
-		return;
-	pthread_mutex_lock(&h->mu);
-	waiting_remove(h, hc);
-	pthread_mutex_unlock(&h->mu);
-}
-
-/* A request ended: a kept-alive connection waits for the next one. */
-static void
-conn_request_ended(struct http_server *h, struct MHD_Connection *conn)
-{
-	struct http_conn *hc = conn_of(conn);
-
-	if (hc == NULL)
-		return;
-	pthread_mutex_lock(&h->mu);
-	waiting_add(h, hc, CONN_IDLE);
-	waiting_trim(h);
-	pthread_mutex_unlock(&h->mu);
-}
-
-/* Closes the connections past their deadline, every HTTP_SWEEP_MS. */
-static void *
-sweeper_main(void *arg)
-{
-	struct http_server *h = arg;
-	long logged = 0;
-	int64_t logged_ms = 0;
-
-	pthread_mutex_lock(&h->mu);
-	while (!h->stopping) {
-		struct timespec ts;
-		int64_t now = td_mono_ms();
-		struct http_conn *hc = h->wait_head, *next;
-		long evicted;
-
-		for (; hc != NULL; hc = next) {
-			next = hc->next;
-			if (now - hc->since_ms > (hc->phase == CONN_HEADERS ?
-			    HTTP_HEADER_DEADLINE_MS : hc->phase == CONN_BODY ?
-			    HTTP_BODY_DEADLINE_MS : HTTP_KEEPALIVE_IDLE_MS))
-				waiting_end(h, hc);
-		}
-		waiting_trim(h);
-		/* At most one line every 10 s, however many are closed. */
-		evicted = atomic_load(&h->evicted);
-		if (evicted != logged && now - logged_ms >= 10000) {
-			log_info("closed %ld connections that sent no request in time "
-			    "(or the oldest of more than %d waiting)", evicted - logged,
-			    HTTP_MAX_WAITING);
-			logged = evicted;
-			logged_ms = now;
-		}
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += HTTP_SWEEP_MS * 1000000L;
-		ts.tv_sec += ts.tv_nsec / 1000000000L;
-		ts.tv_nsec %= 1000000000L;
-		pthread_cond_timedwait(&h->cond, &h->mu, &ts);
-	}
-	pthread_mutex_unlock(&h->mu);
-	return NULL;
-}
-
-/*
- * Raises the soft limit on open descriptors to what HTTP_MAX_CONNECTIONS needs
- * (never past the hard limit); the number of connections to accept.
- */
-static unsigned
-connection_limit(void)
-{
-	struct rlimit rl;
-	rlim_t want = HTTP_MAX_CONNECTIONS + HTTP_FD_RESERVE;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
-		return 256;
-	if (rl.rlim_cur < want) {
-		rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want :
-		    rl.rlim_max;
-		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
-			(void)getrlimit(RLIMIT_NOFILE, &rl);
-	}
-	if (rl.rlim_cur >= want)
-		return HTTP_MAX_CONNECTIONS;
-	if (rl.rlim_cur < HTTP_FD_RESERVE + 256)
-		return 128;
-	log_warn("only %llu open files allowed (ulimit -n): %llu connections at most",
-	    (unsigned long long)rl.rlim_cur,
-	    (unsigned long long)(rl.rlim_cur - HTTP_FD_RESERVE));
-	return (unsigned)(rl.rlim_cur - HTTP_FD_RESERVE);
-}
 
 static enum MHD_Result
 access_handler(void *cls, struct MHD_Connection *conn, const char *url,
@@ -1046,7 +554,7 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url,
 		 * Answer on a later call, never the first: queueing a response on
 		 * the first call makes libmicrohttpd close the connection.
 		 */
-		conn_headers_in(h, conn);
+		http_conns_headers_in(h, conn);
 		ctx = xcalloc(1, sizeof *ctx);
 		ctx->server = h;
 		buf_init(&ctx->body, HTTP_MAX_BODY);
@@ -1086,7 +594,7 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url,
 	if (ctx->early != TD_OK)
 		return queue_error(conn, ctx, method, url);
 	/* The request is whole: however long its handler takes, it no longer waits. */
-	conn_answered(h, conn);
+	http_conns_answered(h, conn);
 	req.svc = h->svc;
 	req.conn = conn;
 	req.method = method;
@@ -1106,7 +614,7 @@ request_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	struct http_ctx *ctx = *con_cls;
 
 	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
-		conn_request_ended(h, conn);
+		http_conns_request_ended(h, conn);
 	if (ctx == NULL || (void *)ctx == (void *)&uri_refused || (void *)ctx == (void *)&uri_nul) {
 		*con_cls = NULL;
 		return;
@@ -1176,7 +684,7 @@ http_start(struct service *svc, const char *addr, int port, char **err)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&h->cond, &ca);
 	pthread_condattr_destroy(&ca);
-	unsigned limit = connection_limit();
+	unsigned limit = http_conns_limit();
 	h->daemon = MHD_start_daemon(
 	    MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG |
 	    MHD_ALLOW_SUSPEND_RESUME,
@@ -1189,7 +697,7 @@ http_start(struct service *svc, const char *addr, int port, char **err)
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY,
 	    MHD_OPTION_NOTIFY_COMPLETED, request_completed, h,
 	    MHD_OPTION_URI_LOG_CALLBACK, uri_seen, NULL,
-	    MHD_OPTION_NOTIFY_CONNECTION, notify_connection, h,
+	    MHD_OPTION_NOTIFY_CONNECTION, http_conns_notify, h,
 	    MHD_OPTION_CONNECTION_LIMIT, limit,
 	    MHD_OPTION_END);
 	if (h->daemon == NULL) {
@@ -1198,7 +706,7 @@ http_start(struct service *svc, const char *addr, int port, char **err)
 		http_free(h);
 		return NULL;
 	}
-	if (pthread_create(&h->sweeper, NULL, sweeper_main, h) != 0) {
+	if (pthread_create(&h->sweeper, NULL, http_conns_sweeper, h) != 0) {
 		*err = xasprintf("cannot start the connection sweeper thread");
 		MHD_stop_daemon(h->daemon);
 		http_free(h);
@@ -1239,18 +747,4 @@ http_stop(struct http_server *h, int grace_ms)
 		pthread_join(h->sweeper, NULL);
 	MHD_stop_daemon(h->daemon);
 	http_free(h);
-}
-
-void
-http_problem(struct http_response *r, struct problem *p)
-{
-	cJSON *details = p->details ? p->details : cJSON_CreateObject();
-
-	p->details = NULL;
-	if (p->code == TD_NOT_FOUND) {
-		cJSON_AddStringToObject(details, "resource", p->field);
-	} else if (p->field[0] != '\0') {
-		cJSON_AddStringToObject(details, "field", p->field);
-	}
-	http_error(r, p->code, details, "%s", p->message);
 }
