@@ -625,9 +625,11 @@ events_on_body(char *data, size_t size, size_t nmemb, void *arg)
 	rc = sse_feed(ev->parser, data, n);
 	if (ev->framed)
 		ev->last_frame_ms = td_mono_ms();
+	/* Only events left waiting for room need the worker's pass over every stream. */
 	if (ev->batch_len > 0) {
 		events_flush(ev);
-		ev->hub->dirty = true;
+		if (ev->batch_len > 0)
+			ev->hub->dirty = true;
 	}
 	if (rc == SSE_TOO_BIG) {
 		events_fail(ev, TD_EVENT_STREAM_INVALID_MESSAGE,
