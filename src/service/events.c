@@ -233,7 +233,10 @@ static void
 sub_push(struct events_sub *s, struct frame *fr)
 {
 	if (s->qlast == NULL || s->qlast->tail == QBLOCK_FRAMES) {
-		struct qblock *b = xcalloc(1, sizeof *b);
+		struct qblock *b = xmalloc(sizeof *b);
+
+		b->next = NULL;
+		b->head = b->tail = 0;
 
 		if (s->qlast != NULL)
 			s->qlast->next = b;
@@ -246,7 +249,11 @@ sub_push(struct events_sub *s, struct frame *fr)
 	s->qbytes += fr->len;
 }
 
-/* Drops the head frame of s's queue, freeing a block once it is used up. */
+/*
+ * Drops the head frame of s's queue, freeing a block once it is used up; the
+ * last one stays for the next frame, so a subscriber that keeps up (one
+ * frame at a time) makes no block per event.
+ */
 static void
 sub_pop(struct events_sub *s)
 {
@@ -256,12 +263,14 @@ sub_pop(struct events_sub *s)
 	s->qlen--;
 	s->qbytes -= fr->len;
 	frame_unref(fr);
-	if (b->head == b->tail && (b->tail == QBLOCK_FRAMES || b->next == NULL)) {
-		s->qfirst = b->next;
-		if (s->qfirst == NULL)
-			s->qlast = NULL;
-		free(b);
+	if (b->head < b->tail)
+		return;
+	if (b->next == NULL) {
+		b->head = b->tail = 0;
+		return;
 	}
+	s->qfirst = b->next;
+	free(b);
 }
 
 /* Resumes the connection of s if its reader is waiting; under ev->mu. */
@@ -880,6 +889,7 @@ events_sub_free(struct events_sub *s)
 	pthread_mutex_unlock(&ev->mu);
 	while (s->qlen > 0)
 		sub_pop(s);
+	free(s->qfirst);
 	free(s);
 }
 
