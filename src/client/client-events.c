@@ -559,7 +559,7 @@ events_on_frame(const struct sse_event *frame, void *arg)
 
 	ev->framed = true;
 	if (!events_scan_layout(frame->data, frame->data_len, &sc)) {
-		sc.found = 0;
+		memset(&sc, 0, sizeof sc);
 		if (!jsonscan_object(frame->data, frame->data_len, events_on_member, &sc))
 			sc.found = 0;
 	}

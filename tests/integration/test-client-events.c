@@ -306,6 +306,47 @@ Test(events_fake, yields_events_in_order_and_skips_heartbeats)
 	fake_stop(&f);
 }
 
+/* An event written with other spacing, order or members reads as the service's layout does. */
+Test(events_fake, any_layout_of_an_event_reads_the_same)
+{
+	struct fake_sse f;
+	struct td_client *c;
+	struct td_events *ev;
+	struct td_event *e[3];
+	char d[64];
+
+	fake_init(&f);
+	fake_hello(&f, 3);
+	fake_output(&f, 4, "caf\\u00e9");
+	buf_printf(&f.body, "id: %s:5\nevent: run.output\ndata: { \"data\" : {\"delta\":"
+	    "\"caf\\u00e9\"}, \"runId\":\"run_1\",\"sessionId\":\"ses_1\", \"extra\":[1],"
+	    "\"projectId\":\"prj_1\",\"time\":\"2026-11-21T06:40:00.123Z\",\"type\":"
+	    "\"run.output\",\"seq\":5 }\n\n", FAKE_STREAM);
+	/* The layout, then a member more: the first of a duplicate counts. */
+	buf_printf(&f.body, "id: %s:6\nevent: run.output\ndata: {\"seq\":6,"
+	    "\"type\":\"run.output\",\"time\":\"2026-11-21T06:40:00.123Z\","
+	    "\"projectId\":\"prj_1\",\"sessionId\":\"ses_1\",\"runId\":\"run_1\","
+	    "\"data\":{\"delta\":\"caf\\u00e9\"},\"runId\":\"run_2\"}\n\n", FAKE_STREAM);
+	f.hold = true;
+	fake_start(&f);
+	c = fake_client(&f);
+	ev = fake_open(c, 0);
+	for (int i = 0; i < 3; i++) {
+		e[i] = next_event(ev);
+		cr_expect_eq(e[i]->seq, 4 + i);
+		cr_expect_str_eq(e[i]->type, "run.output");
+		cr_expect_str_eq(e[i]->time, "2026-11-21T06:40:00.123Z");
+		cr_expect_str_eq(e[i]->project_id, "prj_1");
+		cr_expect_str_eq(e[i]->session_id, "ses_1");
+		cr_expect_str_eq(e[i]->run_id, "run_1");
+		cr_expect_str_eq(delta_of(e[i], d, sizeof d), "caf\xc3\xa9");
+		td_event_free(e[i]);
+	}
+	td_events_close(ev);
+	td_client_free(c);
+	fake_stop(&f);
+}
+
 Test(events_fake, frames_split_byte_by_byte)
 {
 	static const char *deltas[] = { "caf\\u00e9 ", "na\xc3\xafve\\n", "\xe2\x9c\x93 done" };
@@ -380,6 +421,14 @@ Test(events_fake, malformed_frames_stop_the_stream, .timeout = 60)
 		"id: otherstream:2\ndata: {\"seq\":2,\"type\":\"run.output\"}\n\n",
 		"id: " FAKE_STREAM ":1\ndata: {\"seq\":1,\"type\":\"run.output\"}\n\n",
 		"id: " FAKE_STREAM ":2\ndata: [1,2]\n\n",
+		/* The service's own layout with a bad value in it. */
+		"id: " FAKE_STREAM ":2\ndata: {\"seq\":2,\"type\":\"run.output\",\"time\":\"t\","
+		    "\"projectId\":\"prj_1\",\"sessionId\":null,\"runId\":null,"
+		    "\"data\":{\"delta\":\"a\x01\"}}\n\n",
+		"id: " FAKE_STREAM ":2\ndata: {\"seq\":2,\"type\":\"run.output\",\"time\":\"t\","
+		    "\"projectId\":\"prj_\xc3\",\"sessionId\":null,\"runId\":null,\"data\":{}}\n\n",
+		"id: " FAKE_STREAM ":2\ndata: {\"seq\":2,\"type\":\"run.output\",\"time\":\"t\","
+		    "\"projectId\":null,\"sessionId\":null,\"runId\":null,\"data\":{\"a\":}}\n\n",
 	};
 	struct buf big;
 
