@@ -21,7 +21,7 @@
 #include <sodium.h>
 
 #include "cache.h"
-#include "changes.h"
+#include "changes-int.h"
 #include "ids.h"
 #include "log.h"
 #include "paths.h"
