@@ -47,7 +47,7 @@ owner project_defaults projects.c
 owner permission_prompts prompts.c
 owner plans plans.c
 owner artifacts 'artifacts(-rows)?\.c'
-owner run_changes changes.c
+owner run_changes changes-rows.c
 
 # Lower modules call nothing above them, so no two files call each other.
 defined() {	# FILE: the functions it defines for other files
