@@ -69,14 +69,14 @@ connectors_tool_name(const char *connector, const char *tool)
 
 /* --- environment and credentials ------------------------------------------ */
 
-struct strv {
+struct connector_strv {
 	char **v;		/* NULL-terminated */
 	size_t n;
 	size_t cap;
 };
 
 static void
-strv_add(struct strv *s, char *item)
+connector_strv_add(struct connector_strv *s, char *item)
 {
 	if (s->n + 2 > s->cap) {
 		s->cap = s->cap ? s->cap * 2 : 16;
@@ -88,7 +88,7 @@ strv_add(struct strv *s, char *item)
 
 /* Sets NAME=value, replacing an earlier NAME. */
 static void
-env_set(struct strv *env, const char *name, const char *value)
+connector_env_set(struct connector_strv *env, const char *name, const char *value)
 {
 	size_t n = strlen(name);
 	char *item = xasprintf("%s=%s", name, value);
@@ -101,12 +101,12 @@ env_set(struct strv *env, const char *name, const char *value)
 			return;
 		}
 	}
-	strv_add(env, item);
+	connector_strv_add(env, item);
 }
 
 /* Frees the strings, wiping them first: they may hold credential values. */
 static void
-strv_wipe(struct strv *s)
+connector_strv_wipe(struct connector_strv *s)
 {
 	for (size_t i = 0; i < s->n; i++) {
 		explicit_bzero(s->v[i], strlen(s->v[i]));
@@ -117,7 +117,7 @@ strv_wipe(struct strv *s)
 }
 
 static bool
-env_name_ok(const char *s)
+connector_env_name_ok(const char *s)
 {
 	if (s == NULL || !(isalpha((unsigned char)*s) || *s == '_') || strlen(s) > 128)
 		return false;
@@ -129,7 +129,7 @@ env_name_ok(const char *s)
 
 /* An HTTP header name: RFC 9110 token characters. */
 static bool
-header_name_ok(const char *s)
+connector_header_name_ok(const char *s)
 {
 	if (s == NULL || *s == '\0' || strlen(s) > 128)
 		return false;
@@ -140,7 +140,7 @@ header_name_ok(const char *s)
 }
 
 static bool
-header_value_ok(const char *s)
+connector_header_value_ok(const char *s)
 {
 	for (; *s; s++)
 		if (*s == '\r' || *s == '\n')
@@ -199,8 +199,9 @@ secret_resolve(struct host *host, const char *connector_id, const char *credenti
  * or AGENT_CANCELLED.
  */
 static int
-bindings_apply(const cJSON *def, const char *id, const char *prefix, struct host *host,
-    struct strv *out, struct redact *secrets, struct connector *con, char **why)
+connector_bindings_apply(const cJSON *def, const char *id, const char *prefix,
+    struct host *host, struct connector_strv *out, struct redact *secrets,
+    struct connector *con, char **why)
 {
 	const cJSON *bindings = cJSON_GetObjectItemCaseSensitive(def, "credentialBindings");
 	const cJSON *list = cJSON_IsArray(bindings) ? bindings : NULL;
@@ -220,7 +221,8 @@ bindings_apply(const cJSON *def, const char *id, const char *prefix, struct host
 		}
 		if (strncmp(target, prefix, plen) != 0)
 			continue;
-		if (plen == 4 ? !env_name_ok(target + plen) : !header_name_ok(target + plen)) {
+		if (plen == 4 ? !connector_env_name_ok(target + plen) :
+		    !connector_header_name_ok(target + plen)) {
 			*why = xasprintf("the binding target %.140s is not a valid name", target);
 			return -1;
 		}
@@ -236,15 +238,15 @@ bindings_apply(const cJSON *def, const char *id, const char *prefix, struct host
 			return -1;
 		redact_add(secrets, value);
 		if (plen == 4) {
-			env_set(out, target + plen, value);
-		} else if (!header_value_ok(value)) {
+			connector_env_set(out, target + plen, value);
+		} else if (!connector_header_value_ok(value)) {
 			*why = xasprintf("the credential %s cannot be sent in a header (it holds a "
 			    "line break)", cred);
 			explicit_bzero(value, strlen(value));
 			free(value);
 			return -1;
 		} else {
-			strv_add(out, xasprintf("%s: %s", target + plen, value));
+			connector_strv_add(out, xasprintf("%s: %s", target + plen, value));
 		}
 		explicit_bzero(value, strlen(value));
 		free(value);
@@ -255,20 +257,20 @@ bindings_apply(const cJSON *def, const char *id, const char *prefix, struct host
 /* --- starting one connector ------------------------------------------------- */
 
 static bool
-strings_of(const cJSON *arr, struct strv *out)
+strings_of(const cJSON *arr, struct connector_strv *out)
 {
 	const cJSON *v;
 
 	cJSON_ArrayForEach(v, arr) {
 		if (!cJSON_IsString(v) || out->n >= CONNECTOR_ARGS_MAX)
 			return false;
-		strv_add(out, xstrdup(v->valuestring));
+		connector_strv_add(out, xstrdup(v->valuestring));
 	}
 	return true;
 }
 
 static struct mcp_client *
-open_stdio(const cJSON *def, const char *id, const cJSON *transport,
+connector_open_stdio(const cJSON *def, const char *id, const cJSON *transport,
     const struct agent_config *cfg, struct host *host, struct redact *secrets, int *rc,
     char **why, char **keep[2])
 {
@@ -287,7 +289,7 @@ open_stdio(const cJSON *def, const char *id, const cJSON *transport,
 		.limits = &cfg->limits,
 	};
 	const char *state = json_get_string(def, "stateDirectory");
-	struct strv argv = { 0 }, envp = { 0 }, rw = { 0 }, ro = { 0 };
+	struct connector_strv argv = { 0 }, envp = { 0 }, rw = { 0 }, ro = { 0 };
 	struct mcp_client *c = NULL;
 	char err[1024];
 	const cJSON *e;
@@ -299,40 +301,41 @@ open_stdio(const cJSON *def, const char *id, const cJSON *transport,
 		    "and env as an object of strings");
 		return NULL;
 	}
-	strv_add(&argv, NULL);
+	connector_strv_add(&argv, NULL);
 	argv.n = 0;
 	if (!strings_of(args, &argv)) {
 		*why = xstrdup("the args of the stdio transport must be at most 256 strings");
 		goto out;
 	}
-	env_set(&envp, "TMPDIR", "/tmp");	/* the sandbox's private /tmp */
+	connector_env_set(&envp, "TMPDIR", "/tmp");	/* the sandbox's private /tmp */
 	for (size_t i = 0; i < sizeof server_env_keep / sizeof *server_env_keep; i++) {
 		const char *v = getenv(server_env_keep[i]);
 
 		if (v != NULL)
-			env_set(&envp, server_env_keep[i], v);
+			connector_env_set(&envp, server_env_keep[i], v);
 	}
 	/* Its private state (docs/connectors.md): HOME and the XDG directories. */
 	if (state != NULL && state[0] == '/') {
 		for (size_t i = 0; i < sizeof state_env / sizeof *state_env; i += 2) {
 			char *dir = xasprintf("%s%s", state, state_env[i + 1]);
 
-			env_set(&envp, state_env[i], dir);
+			connector_env_set(&envp, state_env[i], dir);
 			free(dir);
 		}
-		strv_add(&rw, xstrdup(state));
+		connector_strv_add(&rw, xstrdup(state));
 	}
 	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(transport, "paths")) {
 		const char *path = json_get_string(e, "path");
 
 		if (path != NULL && path[0] == '/')
-			strv_add(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "write")) ? &rw :
-			    &ro, xstrdup(path));
+			connector_strv_add(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e,
+			    "write")) ? &rw : &ro, xstrdup(path));
 	}
 	policy.rw_paths = (const char *const *)rw.v;
 	policy.ro_paths = (const char *const *)ro.v;
 	cJSON_ArrayForEach(e, env) {
-		if (!cJSON_IsString(e) || !env_name_ok(e->string) || envp.n >= CONNECTOR_ARGS_MAX) {
+		if (!cJSON_IsString(e) || !connector_env_name_ok(e->string) ||
+		    envp.n >= CONNECTOR_ARGS_MAX) {
 			*why = xstrdup("the env of the stdio transport must map names to strings");
 			goto out;
 		}
@@ -340,27 +343,28 @@ open_stdio(const cJSON *def, const char *id, const cJSON *transport,
 			/* ${HOME} at the start names its state directory. */
 			char *v = xasprintf("%s%s", state, e->valuestring + 7);
 
-			env_set(&envp, e->string, v);
+			connector_env_set(&envp, e->string, v);
 			free(v);
 		} else {
-			env_set(&envp, e->string, e->valuestring);
+			connector_env_set(&envp, e->string, e->valuestring);
 		}
 	}
 	/* The credentials, now that the server is about to start. */
-	if ((*rc = bindings_apply(def, id, "env:", host, &envp, secrets, NULL, why)) != 0) {
+	if ((*rc = connector_bindings_apply(def, id, "env:", host, &envp, secrets, NULL,
+	    why)) != 0) {
 		if (*rc != AGENT_CANCELLED)
 			*rc = AGENT_OK;
 		goto out;
 	}
 	if (getenv("PATH") == NULL && json_get_string(env, "PATH") == NULL)
-		env_set(&envp, "PATH", "/usr/local/bin:/usr/bin:/bin");
+		connector_env_set(&envp, "PATH", "/usr/local/bin:/usr/bin:/bin");
 	c = mcp_open_stdio_sandboxed(&policy, command, argv.v, envp.v, cfg->workspace, &lim, err,
 	    sizeof err);
 	if (c == NULL)
 		*why = xstrdup(err);
 out:
-	strv_wipe(&argv);
-	strv_wipe(&envp);
+	connector_strv_wipe(&argv);
+	connector_strv_wipe(&envp);
 	/* The policy's strings live until mcp_close: the connector keeps them. */
 	keep[0] = rw.v;
 	keep[1] = ro.v;
@@ -368,7 +372,7 @@ out:
 }
 
 static struct mcp_client *
-open_http(const cJSON *def, const char *id, const cJSON *transport,
+connector_open_http(const cJSON *def, const char *id, const cJSON *transport,
     const struct agent_config *cfg, struct host *host, struct redact *secrets, int *rc,
     struct connector *con, char **why)
 {
@@ -376,7 +380,7 @@ open_http(const cJSON *def, const char *id, const cJSON *transport,
 	const cJSON *headers = cJSON_GetObjectItemCaseSensitive(transport, "headers");
 	struct mcp_limits lim = { .request_timeout_ms = (int)cfg->connector_timeout_ms,
 		.secrets = secrets };
-	struct strv lines = { 0 };
+	struct connector_strv lines = { 0 };
 	struct mcp_client *c = NULL;
 	char err[1024];
 	const cJSON *h;
@@ -387,15 +391,16 @@ open_http(const cJSON *def, const char *id, const cJSON *transport,
 		return NULL;
 	}
 	cJSON_ArrayForEach(h, headers) {
-		if (!cJSON_IsString(h) || !header_name_ok(h->string) ||
-		    !header_value_ok(h->valuestring) || lines.n >= CONNECTOR_ARGS_MAX) {
+		if (!cJSON_IsString(h) || !connector_header_name_ok(h->string) ||
+		    !connector_header_value_ok(h->valuestring) || lines.n >= CONNECTOR_ARGS_MAX) {
 			*why = xstrdup("the headers of the http transport must map names to "
 			    "single-line strings");
 			goto out;
 		}
-		strv_add(&lines, xasprintf("%s: %s", h->string, h->valuestring));
+		connector_strv_add(&lines, xasprintf("%s: %s", h->string, h->valuestring));
 	}
-	if ((*rc = bindings_apply(def, id, "header:", host, &lines, secrets, con, why)) != 0) {
+	if ((*rc = connector_bindings_apply(def, id, "header:", host, &lines, secrets, con,
+	    why)) != 0) {
 		if (*rc != AGENT_CANCELLED)
 			*rc = AGENT_OK;
 		goto out;
@@ -404,7 +409,7 @@ open_http(const cJSON *def, const char *id, const cJSON *transport,
 	if (c == NULL)
 		*why = xstrdup(err);
 out:
-	strv_wipe(&lines);
+	connector_strv_wipe(&lines);
 	return c;
 }
 
@@ -519,7 +524,7 @@ struct elicit_ctx {
 };
 
 static void *
-elicit_ctx_new(struct host *host, const char *name)
+connector_elicit_ctx_new(struct host *host, const char *name)
 {
 	struct elicit_ctx *e = xcalloc(1, sizeof *e);
 
@@ -529,7 +534,7 @@ elicit_ctx_new(struct host *host, const char *name)
 }
 
 static void
-elicit_ctx_free(void *ud)
+connector_elicit_ctx_free(void *ud)
 {
 	struct elicit_ctx *e = ud;
 
@@ -674,10 +679,11 @@ connector_start(struct connectors *cs, const cJSON *def, const struct agent_conf
 		return AGENT_OK;
 	}
 	if (type != NULL && strcmp(type, "stdio") == 0)
-		con->mcp = open_stdio(def, id, transport, cfg, host, cs->secrets, &rc, &why,
-		    con->paths);
+		con->mcp = connector_open_stdio(def, id, transport, cfg, host, cs->secrets, &rc,
+		    &why, con->paths);
 	else if (type != NULL && strcmp(type, "http") == 0)
-		con->mcp = open_http(def, id, transport, cfg, host, cs->secrets, &rc, con, &why);
+		con->mcp = connector_open_http(def, id, transport, cfg, host, cs->secrets, &rc, con,
+		    &why);
 	else
 		why = xstrdup("the transport type must be stdio or http");
 	if (rc == AGENT_CANCELLED) {
@@ -696,8 +702,8 @@ connector_start(struct connectors *cs, const cJSON *def, const struct agent_conf
 	cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(transport, "paths"))
 		if (json_get_string(p, "path") != NULL)
 			mcp_add_root(con->mcp, json_get_string(p, "path"), "configured");
-	mcp_set_elicitation(con->mcp, connector_elicit, elicit_ctx_new(host, name),
-	    elicit_ctx_free);
+	mcp_set_elicitation(con->mcp, connector_elicit, connector_elicit_ctx_new(host, name),
+	    connector_elicit_ctx_free);
 	con->progress = xcalloc(1, sizeof *con->progress);
 	con->progress->host = host;
 	con->progress->secrets = cs->secrets;
@@ -1138,7 +1144,7 @@ connector_auth_renew(struct connectors *cs, struct connector *con, struct host *
 		free(why);
 		return AGENT_CANCELLED;
 	}
-	if (value == NULL || !header_value_ok(value)) {
+	if (value == NULL || !connector_header_value_ok(value)) {
 		redact_str(cs->secrets, why);
 		log_info("connector %s: no renewed token: %s", con->id, why != NULL ? why :
 		    "it holds a line break");
