@@ -139,6 +139,71 @@ note_instructions(struct connectors *cs, const char *name, const char *text)
 	cs->instructions = line;
 }
 
+/* The built-in connector id (fetch_url) at cs->list[at]; false with *why when unknown. */
+static bool
+connector_start_builtin(struct connectors *cs, size_t at, const char *id, char **why)
+{
+	cJSON *schema;
+
+	if (strcmp(id, WEB_ID) != 0) {
+		*why = xasprintf("%s is not a built-in connector of this agent", id);
+		return false;
+	}
+	schema = cJSON_Parse(web_schema);
+	add_tool(cs, at, "fetch_url", "Fetch a web page or file over http or https and "
+	    "return its status, type and text (at most 1 MiB is read).", schema, true, true);
+	cJSON_Delete(schema);
+	log_info("connector %s (built-in web) ready", id);
+	return true;
+}
+
+/*
+ * What an opened server is told before its handshake: the run's cancel, its
+ * roots, and who answers its forms and tells of its calls' progress.
+ */
+static void
+connector_attach(struct connectors *cs, struct connector *con, const struct agent_config *cfg,
+    struct host *host, const cJSON *transport)
+{
+	const cJSON *p;
+
+	mcp_set_cancel_fd(con->mcp, host_cancel_fd(host));
+	mcp_set_root(con->mcp, cfg->workspace);
+	/*
+	 * The directories the connector's settings give its server (transport
+	 * paths) stay its roots too: a server that takes roots as its allowed
+	 * directories (server-filesystem) keeps the ones it was configured with.
+	 */
+	cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(transport, "paths"))
+		if (json_get_string(p, "path") != NULL)
+			mcp_add_root(con->mcp, json_get_string(p, "path"), "configured");
+	mcp_set_elicitation(con->mcp, connector_elicit, connector_elicit_ctx_new(host, con->name),
+	    connector_elicit_ctx_free);
+	con->progress = xcalloc(1, sizeof *con->progress);
+	con->progress->host = host;
+	con->progress->secrets = cs->secrets;
+	snprintf(con->progress->name, sizeof con->progress->name, "%s", con->name);
+	mcp_set_progress(con->mcp, connector_progress, con->progress);
+}
+
+/* A connector that did not start: a failed tool line, the log, and a note for the model. */
+static void
+connector_failed(struct connectors *cs, struct host *host, const char *id, const char *name,
+    char *why)
+{
+	char *call_id, *summary;
+
+	/* What the server said is masked already; what was made of it is masked again. */
+	redact_str(cs->secrets, why);
+	call_id = xasprintf("connector-%s", id ? id : "?");
+	summary = xasprintf("connector %s did not start: %s", name ? name : "?", why);
+	host_tool(host, call_id, name ? name : "connector", "failed", summary);
+	log_info("%s", summary);
+	note_unavailable(cs, name ? name : "?", why);
+	free(call_id);
+	free(summary);
+}
+
 /* Starts one connector; AGENT_OK (on success or failure) or AGENT_CANCELLED. */
 static int
 connector_start(struct connectors *cs, const cJSON *def, const struct agent_config *cfg,
@@ -149,11 +214,10 @@ connector_start(struct connectors *cs, const cJSON *def, const struct agent_conf
 	const char *kind = json_get_string(def, "kind");
 	const cJSON *transport = cJSON_GetObjectItemCaseSensitive(def, "transport");
 	const char *type = json_get_string(transport, "type");
-	const cJSON *p;
 	struct connector *con;
 	struct mcp_tool *tools = NULL;
 	size_t ntools = 0, at;
-	char *why = NULL, err[1024], *call_id, *summary;
+	char *why = NULL, err[1024];
 	int rc = AGENT_OK;
 
 	if (id == NULL || name == NULL || strlen(id) > 64 || *name == '\0' ||
@@ -173,17 +237,9 @@ connector_start(struct connectors *cs, const cJSON *def, const struct agent_conf
 	con->auth_expires = 0;
 
 	if (kind != NULL && strcmp(kind, "builtin") == 0) {
-		if (strcmp(id, WEB_ID) != 0) {
-			why = xasprintf("%s is not a built-in connector of this agent", id);
-			goto failed;
-		}
-		cJSON *schema = cJSON_Parse(web_schema);
-
-		add_tool(cs, at, "fetch_url", "Fetch a web page or file over http or https and "
-		    "return its status, type and text (at most 1 MiB is read).", schema, true, true);
-		cJSON_Delete(schema);
-		log_info("connector %s (built-in web) ready", id);
-		return AGENT_OK;
+		if (connector_start_builtin(cs, at, id, &why))
+			return AGENT_OK;
+		goto failed;
 	}
 	if (type != NULL && strcmp(type, "stdio") == 0)
 		con->mcp = connector_open_stdio(def, id, transport, cfg, host, cs->secrets, &rc,
@@ -199,23 +255,7 @@ connector_start(struct connectors *cs, const cJSON *def, const struct agent_conf
 	}
 	if (con->mcp == NULL)
 		goto failed;
-	mcp_set_cancel_fd(con->mcp, host_cancel_fd(host));
-	mcp_set_root(con->mcp, cfg->workspace);
-	/*
-	 * The directories the connector's settings give its server (transport
-	 * paths) stay its roots too: a server that takes roots as its allowed
-	 * directories (server-filesystem) keeps the ones it was configured with.
-	 */
-	cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(transport, "paths"))
-		if (json_get_string(p, "path") != NULL)
-			mcp_add_root(con->mcp, json_get_string(p, "path"), "configured");
-	mcp_set_elicitation(con->mcp, connector_elicit, connector_elicit_ctx_new(host, name),
-	    connector_elicit_ctx_free);
-	con->progress = xcalloc(1, sizeof *con->progress);
-	con->progress->host = host;
-	con->progress->secrets = cs->secrets;
-	snprintf(con->progress->name, sizeof con->progress->name, "%s", name);
-	mcp_set_progress(con->mcp, connector_progress, con->progress);
+	connector_attach(cs, con, cfg, host, transport);
 	if (mcp_handshake(con->mcp, err, sizeof err) != 0 ||
 	    mcp_list_tools(con->mcp, &tools, &ntools, err, sizeof err) != 0) {
 		if (host_cancelled(host))
@@ -235,15 +275,7 @@ connector_start(struct connectors *cs, const cJSON *def, const struct agent_conf
 	return AGENT_OK;
 
 failed:
-	/* What the server said is masked already; what was made of it is masked again. */
-	redact_str(cs->secrets, why);
-	call_id = xasprintf("connector-%s", id ? id : "?");
-	summary = xasprintf("connector %s did not start: %s", name ? name : "?", why);
-	host_tool(host, call_id, name ? name : "connector", "failed", summary);
-	log_info("%s", summary);
-	note_unavailable(cs, name ? name : "?", why);
-	free(call_id);
-	free(summary);
+	connector_failed(cs, host, id, name, why);
 	free(why);
 	return AGENT_OK;
 }
