@@ -293,6 +293,57 @@ fw_confinement(const struct framework_ops *ops, const struct agent_config *cfg,
 }
 
 /*
+ * Where the CLI finds the permission server's socket (ask_socket on the host),
+ * with what a confined CLI needs bound into its sandbox for it in binds.
+ */
+static const char *
+fw_ask_binds(bool confined, const char *ask_socket, const char *self, struct strv *binds)
+{
+	if (!confined)
+		return ask_socket;
+	strv_add(binds, ask_socket);
+	strv_add(binds, FW_ASK_SOCKET);
+	/* The permission server is this executable: under the host's /tmp
+	 * (a build there) it is not on claude's command line to be bound. */
+	if (fw_within(self, "/tmp")) {
+		strv_add(binds, self);
+		strv_add(binds, self);
+	}
+	return FW_ASK_SOCKET;
+}
+
+/*
+ * The CLI's environment: what it keeps of the agent's, its own variables
+ * (ops->env), and confined, a private home and temporary directory with the
+ * files of the user's home it needs bound in (binds).
+ */
+static void
+fw_environment(const struct framework_ops *ops, const struct agent_config *cfg, bool confined,
+    struct strv *env, struct strv *binds)
+{
+	for (size_t i = 0; i < sizeof fw_env_keep / sizeof *fw_env_keep; i++) {
+		const char *v = getenv(fw_env_keep[i]);
+
+		if (confined && (strcmp(fw_env_keep[i], "HOME") == 0 ||
+		    strcmp(fw_env_keep[i], "TMPDIR") == 0))
+			continue;
+		if (v != NULL)
+			strv_addf(env, "%s=%s", fw_env_keep[i], v);
+	}
+	if (getenv("PATH") == NULL)
+		strv_add(env, "PATH=/usr/local/bin:/usr/bin:/bin");
+	if (confined) {
+		const char *home = getenv("HOME");
+
+		strv_add(env, "HOME=" FW_HOME);
+		strv_add(env, "TMPDIR=" FW_TMPDIR);
+		if (ops->home_files != NULL && home != NULL && home[0] == '/')
+			ops->home_files(cfg, home, FW_HOME, binds);
+	}
+	ops->env(cfg, env);
+}
+
+/*
  * Starts the CLI, in taskdeck's sandbox when confined (docs/frameworks.md
  * "Confinement"), in its own session and process group; false with err set.
  */
@@ -325,43 +376,15 @@ fw_spawn(const struct framework_ops *ops, const struct agent_config *cfg, bool c
 		    "sandbox: %s", ops->program, why);
 		return false;
 	}
-	if (ask_socket != NULL) {
-		launch.ask_socket = confined ? FW_ASK_SOCKET : ask_socket;
-		if (confined) {
-			strv_add(&binds, ask_socket);
-			strv_add(&binds, FW_ASK_SOCKET);
-			/* The permission server is this executable: under the host's /tmp
-			 * (a build there) it is not on claude's command line to be bound. */
-			if (fw_within(self, "/tmp")) {
-				strv_add(&binds, self);
-				strv_add(&binds, self);
-			}
-		}
-	}
+	if (ask_socket != NULL)
+		launch.ask_socket = fw_ask_binds(confined, ask_socket, self, &binds);
 	strv_add(&argv, cfg->runtime_path);
 	ops->args(cfg, &launch, &argv);
-	for (size_t i = 0; i < sizeof fw_env_keep / sizeof *fw_env_keep; i++) {
-		const char *v = getenv(fw_env_keep[i]);
-
-		if (confined && (strcmp(fw_env_keep[i], "HOME") == 0 ||
-		    strcmp(fw_env_keep[i], "TMPDIR") == 0))
-			continue;
-		if (v != NULL)
-			strv_addf(&env, "%s=%s", fw_env_keep[i], v);
-	}
-	if (getenv("PATH") == NULL)
-		strv_add(&env, "PATH=/usr/local/bin:/usr/bin:/bin");
+	fw_environment(ops, cfg, confined, &env, &binds);
 	if (confined) {
-		const char *home = getenv("HOME");
-
-		strv_add(&env, "HOME=" FW_HOME);
-		strv_add(&env, "TMPDIR=" FW_TMPDIR);
 		policy.dirs = dirs;
-		if (ops->home_files != NULL && home != NULL && home[0] == '/')
-			ops->home_files(cfg, home, FW_HOME, &binds);
 		policy.ro_binds = binds.n > 0 ? (const char *const *)binds.v : NULL;
 	}
-	ops->env(cfg, &env);
 	if (ops->duplex) {
 		int to[2];
 
