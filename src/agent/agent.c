@@ -11,6 +11,7 @@
 #include "agent.h"
 #include "buf.h"
 #include "json.h"
+#include "redact.h"
 #include "xalloc.h"
 #include "xalloc.h"
 
@@ -516,6 +517,24 @@ config_run_limits(struct agent_config *cfg, const cJSON *limits, char **why)
 	return true;
 }
 
+/*
+ * The API keys of the run's providers (its own, the subagents' and the
+ * reviewer's) for redact_str.  One shorter than REDACT_MIN_PART is left out:
+ * a local server takes any key ("x"), and masking every x of what it says
+ * would hide the message.
+ */
+static struct redact *
+config_keys(const struct agent_config *cfg)
+{
+	const char *const keys[] = { cfg->api_key, cfg->subagent.api_key, cfg->reviewer.api_key };
+	struct redact *r = redact_new();
+
+	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+		if (keys[i] != NULL && strlen(keys[i]) >= REDACT_MIN_PART)
+			redact_add(r, keys[i]);
+	return r;
+}
+
 bool
 agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
 {
@@ -592,6 +611,7 @@ agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
 		agent_config_free(cfg);
 		return config_fail(why, "routing is malformed");
 	}
+	cfg->keys = config_keys(cfg);
 	if (cfg->model == NULL) {
 		agent_config_free(cfg);
 		return config_fail(why, "config.model is required");
@@ -626,6 +646,7 @@ agent_config_free(struct agent_config *cfg)
 		explicit_bzero(cfg->api_key, strlen(cfg->api_key));
 		free(cfg->api_key);
 	}
+	redact_free(cfg->keys);
 	free(cfg->replay_dir);
 	for (size_t i = 0; cfg->hidden != NULL && cfg->hidden[i] != NULL; i++)
 		free(cfg->hidden[i]);

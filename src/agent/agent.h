@@ -79,6 +79,7 @@ struct agent_route {
 };
 
 /* Everything the start line says; owned by the struct (agent_config_free). */
+struct redact;
 struct run_spend;
 
 struct agent_config {
@@ -94,6 +95,7 @@ struct agent_config {
 	char *provider_kind;		/* "replay", "openai", "anthropic" */
 	char *base_url;			/* NULL for replay */
 	char *api_key;			/* NULL when none; never logged */
+	struct redact *keys;		/* the run's API keys, masked in what a provider or CLI says */
 	char *replay_dir;
 	char *model;
 	char *effort;			/* "low", "medium", "high" */

@@ -19,6 +19,7 @@
 #include "host.h"
 #include "json.h"
 #include "log.h"
+#include "redact.h"
 #include "sandbox.h"
 #include "timeutil.h"
 #include "xalloc.h"
@@ -26,6 +27,7 @@
 #define FW_LINE_MAX (8 * 1024 * 1024)	/* one line of the CLI; longer ones are skipped */
 #define FW_TERM_GRACE_MS 1000		/* SIGTERM, then SIGKILL */
 #define FW_EXIT_WAIT_MS 5000		/* after its stdout closed */
+#define FW_ERR_LINE_MAX 400		/* of a stderr line, the bytes kept */
 #define FW_TRUNCATED "\n[output truncated]"
 
 static const struct framework_ops *const framework_table[] = {
@@ -435,19 +437,6 @@ done:
 	return rc == 0;
 }
 
-/* Replaces every occurrence of the API key in s with '*'. */
-static void
-fw_mask(const struct agent_config *cfg, char *s)
-{
-	size_t klen;
-	char *at;
-
-	if (cfg->api_key == NULL || (klen = strlen(cfg->api_key)) < 4)
-		return;
-	while ((at = strstr(s, cfg->api_key)) != NULL)
-		memset(at, '*', klen);
-}
-
 /* One line of the CLI's stdout. */
 static void
 fw_line(const struct framework_ops *ops, struct fw_run *r, const char *line, size_t len)
@@ -464,11 +453,13 @@ fw_line(const struct framework_ops *ops, struct fw_run *r, const char *line, siz
 		char shown[200];
 
 		snprintf(shown, sizeof shown, "%.*s", (int)(len < 150 ? len : 150), line);
-		fw_mask(r->cfg, shown);
+		redact_text(r->cfg->keys, shown, strlen(shown), len > 150 ? REDACT_CUT_END : 0);
 		log_info("%s printed a line that is not a JSON object: %s", ops->program, shown);
 		cJSON_Delete(msg);
 		return;
 	}
+	/* The key, should the CLI echo it (an error of its endpoint), goes nowhere further. */
+	redact_json(r->cfg->keys, msg);
 	ops->line(r, msg);
 	cJSON_Delete(msg);
 }
@@ -527,14 +518,17 @@ fw_read_err(const struct framework_ops *ops, struct fw_run *r, struct fw_proc *p
 			return false;
 		for (ssize_t i = 0; i < n; i++) {
 			if (chunk[i] != '\n') {
-				if (p->errline.len < 400)
+				if (p->errline.len < FW_ERR_LINE_MAX)
 					buf_append(&p->errline, chunk + i, 1);
 				continue;
 			}
 			if (p->errline.len > 0) {
-				char *clean = agent_utf8_clean(p->errline.data);
+				char *clean;
 
-				fw_mask(r->cfg, clean);
+				/* A line cut at the bound may end in the beginning of a key. */
+				redact_text(r->cfg->keys, p->errline.data, p->errline.len,
+				    p->errline.len >= FW_ERR_LINE_MAX ? REDACT_CUT_END : 0);
+				clean = agent_utf8_clean(p->errline.data);
 				log_debug("%s: %s", ops->program, clean);
 				snprintf(r->last_stderr, sizeof r->last_stderr, "%s", clean);
 				free(clean);
