@@ -107,7 +107,7 @@ struct agent_config {
 	int max_turns;
 	long long max_tokens;		/* limits.maxTokensPerRun; 0 when unbounded */
 	double max_cost;		/* limits.maxCostPerRun (USD); 0 when unbounded */
-	struct run_spend *spend;	/* what the run and its subagents used (loop.c) */
+	struct run_spend *spend;	/* what the run and its subagents used (loop-int.h) */
 	struct price price;		/* provider.price, of the run's model */
 	int max_retries;		/* provider.maxRetries: retries of one model turn */
 	long max_retry_wait_ms;		/* provider.maxRetryWaitMs: all waits of one turn */
