@@ -3,8 +3,8 @@
  * it asks sandbox-bwrap.c for bubblewrap's arguments, sandbox-seccomp.c for
  * the filter and sandbox-limits.c for the cgroups of a spawn's bounds; those
  * three call nothing of each other nor of sandbox.c.  sandbox-hidden.c makes
- * the hidden list a caller puts in a policy.  Lock: sandbox-limits.c's own,
- * never held while another part runs.
+ * the hidden list a caller puts in a policy.  Locks: sandbox.c's probe lock and
+ * sandbox-limits.c's list of bounded spawns, neither taken under the other.
  */
 #ifndef TD_COMMON_SANDBOX_INT_H
 #define TD_COMMON_SANDBOX_INT_H
