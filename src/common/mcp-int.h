@@ -166,5 +166,15 @@ int mcp_classify(struct mcp_client *c, cJSON *msg, long id, cJSON **out, cJSON *
 int mcp_answer_take(cJSON *msg, const char *method, cJSON **result, int *code, char *err,
     size_t errlen);
 int mcp_initialize(struct mcp_client *c, char *err, size_t errlen);
+/* Request method with params (consumed) under the next id, cancelled on a timeout. */
+int mcp_rpc(struct mcp_client *c, const char *method, cJSON *params, const char *during,
+    cJSON **result, int *code, char *err, size_t errlen);
+/*
+ * While *result (the answer to method with params, kept as sent) is an
+ * InputRequiredResult (SEP-2322): fulfils its inputRequests and sends method
+ * again with them (mcp-input.c).  RPC_OK with the final *result, else as rpc.
+ */
+int mcp_input_rounds(struct mcp_client *c, const char *method, const cJSON *params,
+    const char *during, cJSON **result, char *err, size_t errlen);
 
 #endif

@@ -65,9 +65,6 @@ KNOWN_FAILURES_mcp_conformance_next=(
 	# Workload identity federation (a jwt-bearer grant from a platform's token): no
 	# source of workload tokens in taskdeck yet (an extension).
 	auth/wif-jwt-bearer
-	# Multi-round-trip requests (SEP-2322: InputRequiredResult, requestState echoed on
-	# the retry): the client does not read a result's resultType yet.
-	sep-2322-client-request-state
 	# The model must echo a tool's inputSchema back as an argument: the replay model
 	# plays fixed transcripts; the schema does reach the model unchanged.
 	json-schema-2020-12-preservation
