@@ -67,6 +67,9 @@ struct http_exchange {
 
 static int http_on_event(const struct sse_event *ev, void *ud);
 
+/* Which stream a deferred form came on (a member of our copy of it, never sent). */
+#define HTTP_FORM_ON_GET "taskdeck.onStandaloneStream"
+
 static size_t
 http_on_body(char *data, size_t size, size_t n, void *ud)
 {
@@ -261,6 +264,16 @@ http_on_event(const struct sse_event *ev, void *ud)
 	if (ev->data_len == 0 || x->answer != NULL)
 		return 0;	/* a priming event, or one after the answer */
 	msg = mcp_message_parse(x->c, ev->data, ev->data_len);
+	if (msg != NULL && x->c->elicit_mid != NULL) {
+		const cJSON *p = cJSON_GetObjectItemCaseSensitive(msg, "params");
+		const char *m = json_get_string(msg, "method");
+
+		/* The server gives up on the form someone is being asked (http_watch). */
+		if (m != NULL && strcmp(m, "notifications/cancelled") == 0 &&
+		    cJSON_Compare(cJSON_GetObjectItemCaseSensitive(p, "requestId"),
+		    x->c->elicit_mid, true))
+			x->c->form_cancelled = true;
+	}
 	if (msg != NULL && x->c->elicit != NULL &&
 	    cJSON_GetObjectItemCaseSensitive(msg, "id") != NULL &&
 	    strcmp(json_get_string(msg, "method") ? json_get_string(msg, "method") : "",
@@ -268,6 +281,7 @@ http_on_event(const struct sse_event *ev, void *ud)
 		/* Someone is asked: not from inside curl's callback. */
 		if (x->c->deferred == NULL)
 			x->c->deferred = cJSON_CreateArray();
+		cJSON_AddBoolToObject(msg, HTTP_FORM_ON_GET, x->standalone);
 		cJSON_AddItemToArray(x->c->deferred, msg);
 		return 0;
 	}
@@ -400,6 +414,8 @@ flush_replies(struct mcp_client *c)
 	while (c->deferred != NULL && cJSON_GetArraySize(c->deferred) > 0) {
 		cJSON *q = cJSON_DetachItemFromArray(c->deferred, 0);
 
+		c->form_on_get = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(q, HTTP_FORM_ON_GET));
+		c->form_cancelled = false;
 		http_send_reply(c, mcp_server_request_reply(c, cJSON_GetObjectItemCaseSensitive(q, "id"),
 		    json_get_string(q, "method"), cJSON_GetObjectItemCaseSensitive(q, "params")));
 		cJSON_Delete(q);
@@ -475,6 +491,43 @@ get_stream_open(struct mcp_client *c)
 }
 
 /*
+ * Takes what the transfers of c->multi have finished: the request's (into
+ * http_done, http_cc), the standalone stream's (closed; an answer it carried
+ * goes to the request's exchange).
+ */
+static void
+http_collect(struct mcp_client *c)
+{
+	struct http_exchange *x = c->http_x;
+	CURLMsg *m;
+	int left_msgs;
+
+	while ((m = curl_multi_info_read(c->multi, &left_msgs)) != NULL) {
+		if (m->msg != CURLMSG_DONE)
+			continue;
+		if (m->easy_handle == c->curl) {
+			c->http_cc = m->data.result;
+			c->http_done = true;
+		} else if (m->easy_handle == c->get) {
+			long status = 0;
+
+			curl_easy_getinfo(c->get, CURLINFO_RESPONSE_CODE, &status);
+			if (status / 100 != 2)
+				c->get_refused = true;
+			if (c->getx->answer != NULL && x != NULL && x->answer == NULL) {
+				x->answer = c->getx->answer;
+				c->getx->answer = NULL;
+			}
+			get_stream_close(c);
+		}
+	}
+	if (c->getx != NULL && c->getx->answer != NULL && x != NULL && x->answer == NULL) {
+		x->answer = c->getx->answer;
+		c->getx->answer = NULL;
+	}
+}
+
+/*
  * Runs the transfer set up on c->curl (for x) next to the standalone stream,
  * until it ends, the answer to x's request arrives on either, the deadline
  * passes or the call is cancelled.  The curl code of x's transfer.
@@ -483,7 +536,6 @@ static CURLcode
 http_run(struct mcp_client *c, struct http_exchange *x, long deadline)
 {
 	CURLcode cc = CURLE_OK;
-	bool done = false;
 
 	if (c->multi == NULL && (c->multi = curl_multi_init()) == NULL)
 		return curl_easy_perform(c->curl);
@@ -492,43 +544,25 @@ http_run(struct mcp_client *c, struct http_exchange *x, long deadline)
 	curl_multi_add_handle(c->multi, c->curl);
 	if (c->getx != NULL)
 		c->getx->id = x->id;
+	c->http_x = x;
+	c->http_done = false;
 	for (;;) {
-		CURLMsg *m;
-		int running, left_msgs;
+		int running;
 		long left;
 
 		curl_multi_perform(c->multi, &running);
-		while ((m = curl_multi_info_read(c->multi, &left_msgs)) != NULL) {
-			if (m->msg != CURLMSG_DONE)
-				continue;
-			if (m->easy_handle == c->curl) {
-				cc = m->data.result;
-				done = true;
-			} else if (m->easy_handle == c->get) {
-				long status = 0;
-
-				curl_easy_getinfo(c->get, CURLINFO_RESPONSE_CODE, &status);
-				if (status / 100 != 2)
-					c->get_refused = true;
-				if (c->getx->answer != NULL && x->answer == NULL) {
-					x->answer = c->getx->answer;
-					c->getx->answer = NULL;
-				}
-				get_stream_close(c);
-			}
-		}
+		http_collect(c);
 		{
 			long asked = c->asked_ms;
 
 			flush_replies(c);
 			deadline += c->asked_ms - asked;
 		}
-		if (c->getx != NULL && c->getx->answer != NULL && x->answer == NULL) {
-			x->answer = c->getx->answer;
-			c->getx->answer = NULL;
-		}
-		if (done || x->answer != NULL)
+		http_collect(c);
+		if (c->http_done || x->answer != NULL) {
+			cc = c->http_done ? c->http_cc : CURLE_OK;
 			break;
+		}
 		left = deadline - mcp_now_ms();
 		if (left <= 0) {
 			cc = CURLE_OPERATION_TIMEDOUT;
@@ -540,10 +574,40 @@ http_run(struct mcp_client *c, struct http_exchange *x, long deadline)
 		}
 		curl_multi_poll(c->multi, NULL, 0, (int)(left < 100 ? left : 100), NULL);
 	}
+	c->http_x = NULL;
 	curl_multi_remove_handle(c->multi, c->curl);
 	if (c->getx != NULL)
 		c->getx->id = 0;
 	return cc;
+}
+
+/*
+ * While someone is asked a form (from inside flush_replies): drives the
+ * transfers for up to ms, so that what the server sends meanwhile is read.
+ * 1 when it gave up on the form: notifications/cancelled for it, or the
+ * stream it came on ended.
+ */
+static int
+http_watch(struct mcp_client *c, const cJSON *mid, int ms)
+{
+	long until = mcp_now_ms() + ms;
+
+	(void)mid;	/* http_on_event compares c->elicit_mid */
+	if (c->http_x == NULL)
+		return 0;
+	for (;;) {
+		int running;
+		long left;
+
+		curl_multi_perform(c->multi, &running);
+		http_collect(c);
+		if (c->form_cancelled || (c->form_on_get ? c->get == NULL : c->http_done))
+			return 1;
+		left = until - mcp_now_ms();
+		if (left <= 0)
+			return 0;
+		curl_multi_poll(c->multi, NULL, 0, (int)(left < 100 ? left : 100), NULL);
+	}
 }
 
 /*
@@ -855,6 +919,7 @@ static const struct mcp_transport_ops http_ops = {
 	.probe_failed = http_probe_failed,
 	.timeout_detail = http_timeout_detail,
 	.pid = http_pid,
+	.watch = http_watch,
 	.close = http_close,
 };
 

@@ -125,6 +125,11 @@ struct mcp_client {
 	void (*elicit_ud_free)(void *);
 	long asked_ms;		/* time spent asking someone during the current request */
 	cJSON *deferred;	/* requests of the server to answer outside curl's callbacks */
+	struct http_exchange *http_x;	/* the exchange http_run drives, or NULL */
+	bool http_done;		/* its transfer has ended, with http_cc */
+	CURLcode http_cc;
+	bool form_on_get;	/* the form being answered came on the standalone stream */
+	bool form_cancelled;	/* notifications/cancelled for it came */
 	bool tools_changed;	/* notifications/tools/list_changed came */
 	mcp_progress_fn progress;	/* who hears notifications/progress, or NULL */
 	void *progress_ud;

@@ -130,7 +130,8 @@ void mcp_set_elicitation(struct mcp_client *c, mcp_elicit_fn fn, void *ud,
  * messages for up to ms and says whether it has given up on its form (sent
  * notifications/cancelled for it, or closed).  Then fn's answer is dropped:
  * the server gets none.  Messages that are not that notice stay for the call
- * under way.  The stdio transport looks; over HTTP this is always false.
+ * under way.  Over HTTP the transfers are read meanwhile: the notice comes on
+ * an event stream, and the end of the stream the form came on counts too.
  */
 bool mcp_elicit_withdrawn(struct mcp_client *c, int ms);
 
