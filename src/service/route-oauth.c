@@ -149,7 +149,7 @@ route_connectors_login(struct http_request *req, struct http_response *r)
 	identity = login.id_token != NULL;
 	granted = scope != NULL ? connector_oauth_scope(req->svc, req->params[0]) : NULL;
 	login.granted = granted;
-	url = challenge != NULL ? oauth_begin_login(req->params[0], l.url, challenge, &login,
+	url = challenge != NULL ? oauth_begin_login(req->svc, req->params[0], l.url, challenge, &login,
 	    redirect, &direct, &why) : NULL;
 	/* A machine client (client credentials): signed in already. */
 	if (url == NULL && direct.access_token != NULL) {
@@ -198,7 +198,7 @@ route_oauth_callback(struct http_request *req, struct http_response *r)
 	char *why = NULL;
 	cJSON *out;
 
-	if (!oauth_finish(http_query(req, "state"), http_query(req, "code"),
+	if (!oauth_finish(req->svc, http_query(req, "state"), http_query(req, "code"),
 	    http_query(req, "error"), http_query(req, "iss"), &res, &why) ||
 	    !connector_store_oauth_token(req->svc, res.connector_id, res.access_token, res.refresh_record,
 	    res.scope, &why)) {

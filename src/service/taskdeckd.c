@@ -25,6 +25,7 @@
 #include "runtimes.h"
 #include "sandbox.h"
 #include "notify.h"
+#include "oauth.h"
 #include "plans.h"
 #include "service.h"
 #include "secrets.h"
@@ -316,6 +317,7 @@ main(int argc, char **argv)
 	if (opts.events_window_bytes > 0)
 		events_set_window_bytes(svc.events, opts.events_window_bytes);
 	svc.notify = notify_new(&svc);	/* notify.command, or NULL */
+	svc.signins = oauth_signins_new();
 	svc.run_ended = plans_run_ended;	/* a run's end closes its plan and prompts */
 	if (!artifacts_init(&svc, &err) ||
 	    (svc.changes = changes_start(&svc, &err)) == NULL)
@@ -373,6 +375,8 @@ out:
 	svc.attempts = NULL;
 	notify_free(svc.notify);
 	svc.notify = NULL;
+	oauth_signins_free(svc.signins);
+	svc.signins = NULL;
 	events_free(svc.events);
 	if (rc == 0 && svc.store != NULL)
 		supervisor_clean_stop(&svc);	/* every event is written */

@@ -1,0 +1,277 @@
+/*
+ * Token requests (oauth-int.h): the client authenticated as it was
+ * registered (HTTP Basic, in the form, or a signed assertion), the answer's
+ * token and what renews it kept in sodium memory, the rest wiped; the
+ * renewal with a refresh record, and the identity assertion grant.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <curl/curl.h>
+#include <sodium.h>
+
+#include "json.h"
+#include "jwt.h"
+#include "oauth-int.h"
+#include "xalloc.h"
+
+/* A copy of text in sodium memory (secrets_plain_free), or NULL. */
+static char *
+oauth_sodium_copy(const char *text)
+{
+	char *out = sodium_malloc(strlen(text) + 1);
+
+	if (out != NULL)
+		memcpy(out, text, strlen(text) + 1);
+	return out;
+}
+
+/*
+ * Adds p's client authentication to the token request: the Authorization
+ * header line into *auth (malloc'd; wipe it), or parameters of form.  false
+ * with *why when an assertion cannot be signed.
+ */
+static bool
+oauth_client_auth(const struct oauth_client *p, struct buf *form, char **auth, char **why)
+{
+	*auth = NULL;
+	if (strcmp(p->auth_method, "client_secret_basic") == 0 && p->client_secret != NULL) {
+		/* RFC 6749 2.3.1: both form-encoded, then base64 of "id:secret". */
+		char *id = curl_easy_escape(NULL, p->client_id, 0);
+		char *secret = curl_easy_escape(NULL, p->client_secret, 0);
+		char *pair = xasprintf("%s:%s", id, secret);
+		size_t blen = sodium_base64_ENCODED_LEN(strlen(pair), sodium_base64_VARIANT_ORIGINAL);
+		char *basic = xmalloc(blen);
+
+		sodium_bin2base64(basic, blen, (const unsigned char *)pair, strlen(pair),
+		    sodium_base64_VARIANT_ORIGINAL);
+		*auth = xasprintf("Authorization: Basic %s", basic);
+		sodium_memzero(pair, strlen(pair));
+		sodium_memzero(basic, strlen(basic));
+		free(pair);
+		free(basic);
+		curl_free(id);
+		curl_free(secret);
+	} else if (strcmp(p->auth_method, "private_key_jwt") == 0 && p->client_key != NULL) {
+		/* RFC 7523 2.2: a fresh assertion signed with the client's key. */
+		const char *bad = NULL;
+		char *jwt = jwt_client_assertion(p->client_key, p->client_id, p->audience, &bad);
+
+		if (jwt == NULL) {
+			*why = xasprintf("cannot authenticate to the authorization server: %s", bad);
+			return false;
+		}
+		oauth_param(form, "client_id", p->client_id);
+		oauth_param(form, "client_assertion_type",
+		    "urn:ietf:params:oauth:client-assertion-type:jwt-bearer");
+		oauth_param(form, "client_assertion", jwt);
+		sodium_memzero(jwt, strlen(jwt));
+		free(jwt);
+	} else {
+		oauth_param(form, "client_id", p->client_id);
+		if (strcmp(p->auth_method, "client_secret_post") == 0 && p->client_secret != NULL)
+			oauth_param(form, "client_secret", p->client_secret);
+	}
+	return true;
+}
+
+/*
+ * What renews the token of answer (JSON: the token endpoint, the client, the
+ * resource, the refresh token, expiresAt), in sodium memory; NULL without a
+ * refresh token (the answer's, or the one p renewed with).
+ */
+static char *
+oauth_refresh_record(const struct oauth_client *p, const cJSON *answer)
+{
+	const cJSON *exp = cJSON_GetObjectItemCaseSensitive(answer, "expires_in");
+	const char *rt = json_get_string(answer, "refresh_token");
+	cJSON *rec;
+	char *text, *out;
+
+	if (rt == NULL && p->refresh_token == NULL)
+		return NULL;
+	rec = cJSON_CreateObject();
+	cJSON_AddStringToObject(rec, "tokenEndpoint", p->token_endpoint);
+	cJSON_AddStringToObject(rec, "clientId", p->client_id);
+	if (p->client_secret != NULL)
+		cJSON_AddStringToObject(rec, "clientSecret", p->client_secret);
+	if (p->client_key != NULL) {
+		cJSON_AddStringToObject(rec, "clientKey", p->client_key);
+		cJSON_AddStringToObject(rec, "audience", p->audience);
+	}
+	cJSON_AddStringToObject(rec, "authMethod", p->auth_method);
+	cJSON_AddStringToObject(rec, "resource", p->resource);
+	cJSON_AddStringToObject(rec, "refreshToken", rt != NULL ? rt : p->refresh_token);
+	cJSON_AddNumberToObject(rec, "expiresAt", cJSON_IsNumber(exp) ?
+	    (double)time(NULL) + exp->valuedouble : 0);
+	text = json_print(rec);
+	out = oauth_sodium_copy(text);
+	sodium_memzero(text, strlen(text));
+	free(text);
+	cJSON_Delete(rec);	/* its copies of the secrets go with the cJSON heap */
+	return out;
+}
+
+/* Wipes the token answer's secrets and frees it. */
+static void
+oauth_answer_free(cJSON *answer)
+{
+	static const char *const secrets[] = { "access_token", "refresh_token", NULL };
+
+	for (size_t i = 0; secrets[i] != NULL; i++) {
+		cJSON *t = cJSON_GetObjectItemCaseSensitive(answer, secrets[i]);
+
+		if (cJSON_IsString(t))
+			sodium_memzero(t->valuestring, strlen(t->valuestring));
+	}
+	cJSON_Delete(answer);
+}
+
+bool
+oauth_token_request(const struct oauth_client *p, struct buf *form, struct oauth_result *out,
+    char **why)
+{
+	const char *headers[2] = { NULL, NULL };
+	char *auth = NULL;
+	struct oauth_fetch f;
+	cJSON *answer;
+	const char *token;
+	long status;
+	bool ok;
+
+	if (!oauth_client_auth(p, form, &auth, why)) {
+		sodium_memzero(form->data, form->len);
+		return false;
+	}
+	headers[0] = auth;
+	status = oauth_fetch(p->token_endpoint, form->data, "application/x-www-form-urlencoded",
+	    headers, &f, NULL);
+	sodium_memzero(form->data, form->len);
+	if (auth != NULL)
+		sodium_memzero(auth, strlen(auth));
+	free(auth);
+	answer = status == 200 && f.body.len > 0 ? json_parse(f.body.data, f.body.len) : NULL;
+	if (f.body.data != NULL)
+		sodium_memzero(f.body.data, f.body.len);
+	buf_free(&f.body);
+	token = json_get_string(answer, "access_token");
+	ok = token != NULL && *token != '\0' && strlen(token) < 16384;
+	snprintf(out->scope, sizeof out->scope, "%s", json_get_string(answer, "scope") != NULL ?
+	    json_get_string(answer, "scope") : p->scope != NULL ? p->scope : "");
+	if (ok)
+		ok = (out->access_token = oauth_sodium_copy(token)) != NULL;
+	if (ok)
+		out->refresh_record = oauth_refresh_record(p, answer);
+	else
+		*why = xasprintf("the authorization server refused the token request (HTTP %ld)",
+		    status);
+	oauth_answer_free(answer);
+	return ok;
+}
+
+bool
+oauth_refresh(const char *record, bool force, struct oauth_result *out, char **why)
+{
+	cJSON *rec = record != NULL ? json_parse(record, strlen(record)) : NULL;
+	const cJSON *exp = cJSON_GetObjectItemCaseSensitive(rec, "expiresAt");
+	struct oauth_client p = { .expires = 0 };
+	struct buf form;
+	bool ok;
+
+	memset(out, 0, sizeof *out);
+	*why = NULL;
+	if (rec == NULL || json_get_string(rec, "refreshToken") == NULL ||
+	    json_get_string(rec, "tokenEndpoint") == NULL || json_get_string(rec, "clientId") == NULL) {
+		cJSON_Delete(rec);
+		*why = xstrdup("the refresh record is not readable");
+		return false;
+	}
+	/* No expiry known, or more than a minute left: nothing to do. */
+	if (!force && (!cJSON_IsNumber(exp) || exp->valuedouble == 0 ||
+	    exp->valuedouble > (double)time(NULL) + 60)) {
+		cJSON_Delete(rec);
+		return false;
+	}
+	p.token_endpoint = (char *)json_get_string(rec, "tokenEndpoint");
+	p.client_id = (char *)json_get_string(rec, "clientId");
+	p.client_secret = (char *)json_get_string(rec, "clientSecret");
+	p.client_key = (char *)json_get_string(rec, "clientKey");
+	p.audience = (char *)json_get_string(rec, "audience");
+	p.auth_method = (char *)(json_get_string(rec, "authMethod") ?
+	    json_get_string(rec, "authMethod") : "none");
+	p.resource = (char *)(json_get_string(rec, "resource") ?
+	    json_get_string(rec, "resource") : "");
+	p.refresh_token = (char *)json_get_string(rec, "refreshToken");
+	buf_init(&form, 0);
+	oauth_param(&form, "grant_type", "refresh_token");
+	oauth_param(&form, "refresh_token", p.refresh_token);
+	if (*p.resource != '\0')
+		oauth_param(&form, "resource", p.resource);
+	ok = oauth_token_request(&p, &form, out, why);
+	buf_free(&form);
+	sodium_memzero(p.refresh_token, strlen(p.refresh_token));
+	if (p.client_secret != NULL)
+		sodium_memzero(p.client_secret, strlen(p.client_secret));
+	if (p.client_key != NULL)
+		sodium_memzero(p.client_key, strlen(p.client_key));
+	cJSON_Delete(rec);
+	return ok;
+}
+
+/*
+ * The identity assertion grant of the enterprise-managed authorization
+ * extension (SEP-990): the user's ID token from the enterprise identity
+ * provider is exchanged there (RFC 8693) for an identity assertion JWT
+ * authorization grant (ID-JAG) for this authorization server and resource,
+ * and the ID-JAG here (RFC 7523 jwt-bearer) for the access token.
+ */
+bool
+oauth_identity_assertion_grant(const struct oauth_client *p, const struct oauth_login *login,
+    const cJSON *as, const char *scope, struct oauth_result *out, char **why)
+{
+	const char *issuer = json_get_string(as, "issuer");
+	struct buf form;
+	struct oauth_fetch f;
+	cJSON *answer;
+	const char *jag;
+	long status;
+	bool ok;
+
+	buf_init(&form, 0);
+	oauth_param(&form, "grant_type", "urn:ietf:params:oauth:grant-type:token-exchange");
+	oauth_param(&form, "requested_token_type", "urn:ietf:params:oauth:token-type:id-jag");
+	oauth_param(&form, "audience", issuer != NULL ? issuer : p->token_endpoint);
+	oauth_param(&form, "resource", p->resource);
+	if (scope != NULL)
+		oauth_param(&form, "scope", scope);
+	oauth_param(&form, "subject_token", login->id_token);
+	oauth_param(&form, "subject_token_type", "urn:ietf:params:oauth:token-type:id_token");
+	if (login->idp_client_id != NULL)
+		oauth_param(&form, "client_id", login->idp_client_id);
+	status = oauth_fetch(login->idp_token_endpoint, form.data,
+	    "application/x-www-form-urlencoded", NULL, &f, NULL);
+	sodium_memzero(form.data, form.len);
+	buf_free(&form);
+	answer = status == 200 && f.body.len > 0 ? json_parse(f.body.data, f.body.len) : NULL;
+	if (f.body.data != NULL)
+		sodium_memzero(f.body.data, f.body.len);
+	buf_free(&f.body);
+	jag = json_get_string(answer, "access_token");
+	if (jag == NULL || *jag == '\0' || strlen(jag) > 16384) {
+		*why = xasprintf("the identity provider refused the token exchange for an "
+		    "identity assertion (HTTP %ld)", status);
+		oauth_answer_free(answer);
+		return false;
+	}
+	buf_init(&form, 0);
+	oauth_param(&form, "grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer");
+	oauth_param(&form, "assertion", jag);
+	if (scope != NULL)
+		oauth_param(&form, "scope", scope);
+	ok = oauth_token_request(p, &form, out, why);
+	buf_free(&form);
+	oauth_answer_free(answer);
+	return ok;
+}
