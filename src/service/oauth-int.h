@@ -40,6 +40,8 @@ struct oauth_client {
 	char *refresh_token;	/* only while renewing */
 	char *issuer;		/* the authorization server's issuer identifier */
 	char *scope;		/* the scope asked for, or NULL */
+	/* The file the workload's identity token is read from (jwt-bearer), or NULL. */
+	char *workload_token_file;
 	bool iss_required;	/* it sends iss with its redirects (RFC 9207) */
 	time_t expires;
 };
@@ -106,6 +108,13 @@ void oauth_discovery_free(struct oauth_discovery *d);
  */
 bool oauth_token_request(const struct oauth_client *p, struct buf *form,
     struct oauth_result *out, char **why);
+/*
+ * The JWT bearer grant of workload identity federation (RFC 7523, SEP-1933):
+ * the workload's identity token read from p->workload_token_file now, as
+ * the assertion; *out's token (its record names the file, so that each
+ * renewal reads the token the platform has put there since), or *why.
+ */
+bool oauth_workload_grant(const struct oauth_client *p, struct oauth_result *out, char **why);
 /* The identity assertion grant (SEP-990) of p for login: *out's token, or *why. */
 bool oauth_identity_assertion_grant(const struct oauth_client *p,
     const struct oauth_login *login, const cJSON *as, const char *scope,

@@ -4,16 +4,20 @@
  * token and what renews it kept in sodium memory, the rest wiped; the
  * renewal with a refresh record, and the identity assertion grant.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 #include <sodium.h>
 
 #include "json.h"
 #include "jwt.h"
+#include "mcp.h"
 #include "oauth-int.h"
 #include "xalloc.h"
 
@@ -90,7 +94,7 @@ oauth_refresh_record(const struct oauth_client *p, const cJSON *answer)
 	cJSON *rec;
 	char *text, *out;
 
-	if (rt == NULL && p->refresh_token == NULL)
+	if (rt == NULL && p->refresh_token == NULL && p->workload_token_file == NULL)
 		return NULL;
 	rec = cJSON_CreateObject();
 	cJSON_AddStringToObject(rec, "tokenEndpoint", p->token_endpoint);
@@ -103,7 +107,14 @@ oauth_refresh_record(const struct oauth_client *p, const cJSON *answer)
 	}
 	cJSON_AddStringToObject(rec, "authMethod", p->auth_method);
 	cJSON_AddStringToObject(rec, "resource", p->resource);
-	cJSON_AddStringToObject(rec, "refreshToken", rt != NULL ? rt : p->refresh_token);
+	if (rt != NULL || p->refresh_token != NULL)
+		cJSON_AddStringToObject(rec, "refreshToken", rt != NULL ? rt : p->refresh_token);
+	if (p->workload_token_file != NULL) {
+		/* No refresh token for this grant: a renewal asks again with the file's token. */
+		cJSON_AddStringToObject(rec, "workloadTokenFile", p->workload_token_file);
+		if (p->scope != NULL)
+			cJSON_AddStringToObject(rec, "scope", p->scope);
+	}
 	cJSON_AddNumberToObject(rec, "expiresAt", cJSON_IsNumber(exp) ?
 	    (double)time(NULL) + exp->valuedouble : 0);
 	text = json_print(rec);
@@ -129,6 +140,26 @@ oauth_answer_free(cJSON *answer)
 	cJSON_Delete(answer);
 }
 
+/* Why the token request was refused: the status, and the answer's OAuth error (RFC 6749 5.2). */
+static void
+oauth_refused(const cJSON *answer, long status, char **why)
+{
+	const char *error = json_get_string(answer, "error");
+	const char *desc = json_get_string(answer, "error_description");
+	char line[400] = "";
+
+	if (error != NULL)
+		mcp_printable_line(error, strlen(error), line, 80);
+	if (error != NULL && desc != NULL) {
+		size_t n = strlen(line);
+
+		snprintf(line + n, sizeof line - n, ": ");
+		mcp_printable_line(desc, strlen(desc), line + n + 2, sizeof line - n - 2);
+	}
+	*why = xasprintf("the authorization server refused the token request (HTTP %ld%s%s)",
+	    status, *line != '\0' ? ": " : "", line);
+}
+
 bool
 oauth_token_request(const struct oauth_client *p, struct buf *form, struct oauth_result *out,
     char **why)
@@ -152,11 +183,11 @@ oauth_token_request(const struct oauth_client *p, struct buf *form, struct oauth
 	if (auth != NULL)
 		sodium_memzero(auth, strlen(auth));
 	free(auth);
-	answer = status == 200 && f.body.len > 0 ? json_parse(f.body.data, f.body.len) : NULL;
+	answer = f.body.len > 0 ? json_parse(f.body.data, f.body.len) : NULL;
 	if (f.body.data != NULL)
 		sodium_memzero(f.body.data, f.body.len);
 	buf_free(&f.body);
-	token = json_get_string(answer, "access_token");
+	token = status == 200 ? json_get_string(answer, "access_token") : NULL;
 	ok = token != NULL && *token != '\0' && strlen(token) < 16384;
 	snprintf(out->scope, sizeof out->scope, "%s", json_get_string(answer, "scope") != NULL ?
 	    json_get_string(answer, "scope") : p->scope != NULL ? p->scope : "");
@@ -165,8 +196,7 @@ oauth_token_request(const struct oauth_client *p, struct buf *form, struct oauth
 	if (ok)
 		out->refresh_record = oauth_refresh_record(p, answer);
 	else
-		*why = xasprintf("the authorization server refused the token request (HTTP %ld)",
-		    status);
+		oauth_refused(answer, status, why);
 	oauth_answer_free(answer);
 	return ok;
 }
@@ -182,7 +212,8 @@ oauth_refresh(const char *record, bool force, struct oauth_result *out, char **w
 
 	memset(out, 0, sizeof *out);
 	*why = NULL;
-	if (rec == NULL || json_get_string(rec, "refreshToken") == NULL ||
+	if (rec == NULL || (json_get_string(rec, "refreshToken") == NULL &&
+	    json_get_string(rec, "workloadTokenFile") == NULL) ||
 	    json_get_string(rec, "tokenEndpoint") == NULL || json_get_string(rec, "clientId") == NULL) {
 		cJSON_Delete(rec);
 		*why = xstrdup("the refresh record is not readable");
@@ -204,14 +235,20 @@ oauth_refresh(const char *record, bool force, struct oauth_result *out, char **w
 	p.resource = (char *)(json_get_string(rec, "resource") ?
 	    json_get_string(rec, "resource") : "");
 	p.refresh_token = (char *)json_get_string(rec, "refreshToken");
-	buf_init(&form, 0);
-	oauth_param(&form, "grant_type", "refresh_token");
-	oauth_param(&form, "refresh_token", p.refresh_token);
-	if (*p.resource != '\0')
-		oauth_param(&form, "resource", p.resource);
-	ok = oauth_token_request(&p, &form, out, why);
-	buf_free(&form);
-	sodium_memzero(p.refresh_token, strlen(p.refresh_token));
+	p.workload_token_file = (char *)json_get_string(rec, "workloadTokenFile");
+	p.scope = (char *)json_get_string(rec, "scope");
+	if (p.refresh_token == NULL) {
+		ok = oauth_workload_grant(&p, out, why);
+	} else {
+		buf_init(&form, 0);
+		oauth_param(&form, "grant_type", "refresh_token");
+		oauth_param(&form, "refresh_token", p.refresh_token);
+		if (*p.resource != '\0')
+			oauth_param(&form, "resource", p.resource);
+		ok = oauth_token_request(&p, &form, out, why);
+		buf_free(&form);
+		sodium_memzero(p.refresh_token, strlen(p.refresh_token));
+	}
 	if (p.client_secret != NULL)
 		sodium_memzero(p.client_secret, strlen(p.client_secret));
 	if (p.client_key != NULL)
@@ -273,5 +310,75 @@ oauth_identity_assertion_grant(const struct oauth_client *p, const struct oauth_
 	ok = oauth_token_request(p, &form, out, why);
 	buf_free(&form);
 	oauth_answer_free(answer);
+	return ok;
+}
+
+/*
+ * The workload's identity token in file (a compact JWT, at most 16 KiB,
+ * blanks around it trimmed): malloc'd (wipe it), or NULL with *why.  Only a
+ * JWT is ever sent: a file that holds anything else is refused unread.
+ */
+static char *
+oauth_workload_token(const char *file, char **why)
+{
+	enum { MAX = 16384 };
+	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	char *text = xmalloc(MAX + 1);
+	size_t len = 0, dots = 0, b = 0;
+	ssize_t n = 0;
+
+	while (fd >= 0 && len < MAX && (n = read(fd, text + len, MAX - len)) > 0)
+		len += (size_t)n;
+	if (fd < 0 || n < 0 || (len == MAX && read(fd, text, 1) > 0)) {
+		*why = xasprintf("cannot read the workload's identity token from %.300s: %s", file,
+		    fd < 0 || n < 0 ? strerror(errno) : "over 16384 bytes");
+		if (fd >= 0)
+			close(fd);
+		sodium_memzero(text, MAX + 1);
+		free(text);
+		return NULL;
+	}
+	close(fd);
+	while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r' || text[len - 1] == ' '))
+		len--;
+	while (b < len && (text[b] == ' ' || text[b] == '\n' || text[b] == '\r'))
+		b++;
+	memmove(text, text + b, len - b);
+	len -= b;
+	text[len] = '\0';
+	for (size_t i = 0; i < len; i++)
+		dots += text[i] == '.';
+	if (len == 0 || dots != 2 || strspn(text, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789-_.") != len || text[0] == '.' || text[len - 1] == '.' ||
+	    strstr(text, "..") != NULL) {
+		*why = xasprintf("%.300s does not hold a JWT (the workload's identity token): "
+		    "nothing was sent", file);
+		sodium_memzero(text, MAX + 1);
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+bool
+oauth_workload_grant(const struct oauth_client *p, struct oauth_result *out, char **why)
+{
+	char *jwt = oauth_workload_token(p->workload_token_file, why);
+	struct buf form;
+	bool ok;
+
+	if (jwt == NULL)
+		return false;
+	buf_init(&form, 0);
+	oauth_param(&form, "grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer");
+	oauth_param(&form, "assertion", jwt);
+	if (p->resource != NULL && *p->resource != '\0')
+		oauth_param(&form, "resource", p->resource);
+	if (p->scope != NULL)
+		oauth_param(&form, "scope", p->scope);
+	ok = oauth_token_request(p, &form, out, why);
+	buf_free(&form);
+	sodium_memzero(jwt, strlen(jwt));
+	free(jwt);
 	return ok;
 }

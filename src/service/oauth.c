@@ -48,6 +48,7 @@ oauth_client_free(struct oauth_client *p)
 	free(p->resource);
 	free(p->issuer);
 	free(p->scope);
+	free(p->workload_token_file);
 	sodium_memzero(p->verifier, sizeof p->verifier);
 	free(p);
 }
@@ -310,8 +311,8 @@ oauth_machines_only(const cJSON *as)
 
 /*
  * The token at once, without a browser, when the login allows it: an
- * identity assertion (SEP-990), or client credentials from an authorization
- * server for machines only.  1 = tried (out's token, or *why), 0 = not.
+ * identity assertion (SEP-990), a workload's identity token (SEP-1933), or
+ * client credentials from an authorization server for machines only.  1 = tried (out's token, or *why), 0 = not.
  */
 static int
 oauth_begin_direct(struct oauth_client *p, const struct oauth_login *login,
@@ -323,6 +324,11 @@ oauth_begin_direct(struct oauth_client *p, const struct oauth_login *login,
 		return 0;
 	if (login->id_token != NULL)
 		return oauth_identity_assertion_grant(p, login, d->as, d->scope, out, why), 1;
+	if (login->workload_token_file != NULL) {
+		p->workload_token_file = xstrdup(login->workload_token_file);
+		p->scope = d->scope != NULL ? xstrdup(d->scope) : NULL;
+		return oauth_workload_grant(p, out, why), 1;
+	}
 	if ((login->client_secret == NULL && login->client_key == NULL) ||
 	    !oauth_machines_only(d->as))
 		return 0;

@@ -48,6 +48,13 @@ struct oauth_login {
 	const char *id_token;
 	const char *idp_token_endpoint;
 	const char *idp_client_id;
+	/*
+	 * Workload identity federation (SEP-1933): the file where the platform
+	 * puts the workload's identity token (a JWT for the authorization
+	 * server), read at the sign-in and at each renewal; with a client id,
+	 * the token comes at once (jwt-bearer), no browser.
+	 */
+	const char *workload_token_file;
 };
 
 /*
@@ -58,7 +65,8 @@ struct oauth_login {
  * (malloc'd), kept among svc's sign-ins, or NULL with *why (malloc'd, for
  * people).  The token comes at once, with no browser (NULL returned, with
  * direct->access_token set, or *why; direct may be NULL: never at once), for
- * an identity assertion (login->id_token and a client id), and for client
+ * an identity assertion (login->id_token and a client id), for a workload's
+ * identity token (login->workload_token_file and a client id), and for client
  * credentials (a client id with a secret or key) when the authorization
  * server grants only those (machines, SEP-1046).  Without a client id the
  * client registers itself (RFC 7591).  With login->client_key the client

@@ -49,10 +49,10 @@ route_connectors_login(struct http_request *req, struct http_response *r)
 	struct connector_launch l = { 0 };
 	char *redirect, *url, *why = NULL, *challenge = NULL, *granted, err[1024];
 	cJSON *out;
-	bool identity;
+	bool identity, workload;
 
 	static const char *const fields[] = { "clientId", "clientSecret", "clientKey", "scope",
-		"idToken", "idpTokenEndpoint", "idpClientId", NULL };
+		"idToken", "idpTokenEndpoint", "idpClientId", "workloadTokenFile", NULL };
 	cJSON *body = req->body != NULL && req->body_len > 0 ?
 	    json_parse(req->body, req->body_len) : NULL;
 	const char *bad = NULL, *client_id = json_get_string(body, "clientId");
@@ -62,7 +62,8 @@ route_connectors_login(struct http_request *req, struct http_response *r)
 		.client_key = json_get_string(body, "clientKey"), .scope = scope,
 		.id_token = json_get_string(body, "idToken"),
 		.idp_token_endpoint = json_get_string(body, "idpTokenEndpoint"),
-		.idp_client_id = json_get_string(body, "idpClientId") };
+		.idp_client_id = json_get_string(body, "idpClientId"),
+		.workload_token_file = json_get_string(body, "workloadTokenFile") };
 	const char *key_why = NULL;
 
 	if (req->body != NULL && req->body_len > 0 && !cJSON_IsObject(body)) {
@@ -108,6 +109,15 @@ route_connectors_login(struct http_request *req, struct http_response *r)
 		    "16384 bytes), clientId, idpTokenEndpoint (an http or https URL) and optionally "
 		    "idpClientId (1 to 512 bytes)");
 	}
+	if (cJSON_GetObjectItemCaseSensitive(body, "workloadTokenFile") != NULL &&
+	    (login.workload_token_file == NULL || login.workload_token_file[0] != '/' ||
+	    strlen(login.workload_token_file) > 4096 || client_id == NULL ||
+	    login.id_token != NULL)) {
+		wipe_login(&login, body);
+		return http_bad_field(r, "workloadTokenFile", "workloadTokenFile must be the absolute "
+		    "path (at most 4096 bytes) of the file holding the workload's identity token, "
+		    "with a clientId and without an idToken");
+	}
 	if (cJSON_GetObjectItemCaseSensitive(body, "scope") != NULL &&
 	    (scope == NULL || *scope == '\0' || strlen(scope) > 1024 ||
 	    strpbrk(scope, "\"\\\r\n") != NULL)) {
@@ -147,6 +157,7 @@ route_connectors_login(struct http_request *req, struct http_response *r)
 	if (challenge == NULL && scope != NULL)
 		challenge = xstrdup("");
 	identity = login.id_token != NULL;
+	workload = login.workload_token_file != NULL;
 	granted = scope != NULL ? connector_oauth_scope(req->svc, req->params[0]) : NULL;
 	login.granted = granted;
 	url = challenge != NULL ? oauth_begin_login(req->svc, req->params[0], l.url, challenge, &login,
@@ -165,10 +176,12 @@ route_connectors_login(struct http_request *req, struct http_response *r)
 		connector_launch_free(&l);
 		free(redirect);
 		log_info("oauth: connector %s signed in with %s", req->params[0],
+		    workload ? "the workload's identity token" :
 		    identity ? "an identity assertion" : "client credentials");
 		out = cJSON_CreateObject();
 		cJSON_AddBoolToObject(out, "signedIn", true);
-		cJSON_AddStringToObject(out, "message", identity ?
+		cJSON_AddStringToObject(out, "message", workload ?
+		    "signed in with the workload's identity token (no browser needed)" : identity ?
 		    "signed in with the identity provider's assertion (no browser needed)" :
 		    "signed in with the client's credentials (no browser needed)");
 		http_json(r, 200, out);

@@ -75,9 +75,6 @@ KNOWN_FAILURES_mcp_conformance_next=(
 	# DPoP (RFC 9449) proofs and their nonces: not built (an extension of the draft).
 	auth/dpop
 	auth/dpop-nonce
-	# Workload identity federation (a jwt-bearer grant from a platform's token): no
-	# source of workload tokens in taskdeck yet (an extension).
-	auth/wif-jwt-bearer
 )
 known() { # known SUITE SCENARIO
 	local -n list=KNOWN_FAILURES_${1//-/_}
