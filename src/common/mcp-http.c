@@ -126,6 +126,7 @@ http_on_header(char *data, size_t size, size_t n, void *ud)
 	header_value(data, size * n, "Content-Type", x->content_type, sizeof x->content_type);
 	header_value(data, size * n, "Mcp-Session-Id", x->session, sizeof x->session);
 	header_value(data, size * n, "WWW-Authenticate", x->www_auth, sizeof x->www_auth);
+	mcp_dpop_nonce_note(x->c, data, size * n);
 	if (size * n <= 2 && (data[0] == '\r' || data[0] == '\n'))
 		x->headers_done = true;
 	return size * n;
@@ -159,7 +160,11 @@ mcp_open_http(const char *url, const char *const *headers, const struct mcp_limi
 		return NULL;
 	}
 	for (size_t i = 0; headers != NULL && headers[i] != NULL; i++) {
-		struct curl_slist *l = curl_slist_append(c->user_headers, headers[i]);
+		struct curl_slist *l;
+
+		if (mcp_dpop_take_header(c, headers[i]))
+			continue;
+		l = curl_slist_append(c->user_headers, headers[i]);
 
 		if (l == NULL) {
 			mcp_set_err(err, errlen, "cannot set up an HTTP client");
@@ -174,16 +179,27 @@ mcp_open_http(const char *url, const char *const *headers, const struct mcp_limi
 /*
  * The headers of every request: the user's, the session, the protocol
  * version once one is known (the probe names 2026-07-28), and Mcp-Method on
- * a modern server.  method NULL = not a JSON-RPC message (GET, DELETE).
+ * a modern server; a DPoP proof for a request of htm when the client has a
+ * key.  method NULL = not a JSON-RPC message (GET, DELETE).
  */
 static struct curl_slist *
-http_headers(const struct mcp_client *c, const char *method, const char *accept)
+http_headers(const struct mcp_client *c, const char *method, const char *accept,
+    const char *htm)
 {
 	struct curl_slist *h = NULL;
-	char line[320];
+	const char *token = NULL;
+	char line[320], *sent;
 
-	for (struct curl_slist *l = c->user_headers; l != NULL; l = l->next)
-		h = curl_slist_append(h, l->data);
+	for (struct curl_slist *l = c->user_headers; l != NULL; l = l->next) {
+		sent = mcp_dpop_line(c, l->data, &token);
+		h = curl_slist_append(h, sent);
+		explicit_bzero(sent, strlen(sent));
+		free(sent);
+	}
+	if ((sent = mcp_dpop_proof_line(c, htm, token)) != NULL) {
+		h = curl_slist_append(h, sent);
+		free(sent);
+	}
 	if (method != NULL)
 		h = curl_slist_append(h, "Content-Type: application/json");
 	snprintf(line, sizeof line, "Accept: %s", accept);
@@ -239,7 +255,7 @@ http_send_reply(struct mcp_client *c, cJSON *reply)
 		free(text);
 		return;
 	}
-	h = http_headers(c, "response", "application/json, text/event-stream");
+	h = http_headers(c, "response", "application/json, text/event-stream", "POST");
 	http_setup(c->aux, c->url, h, c->lim.request_timeout_ms);
 	curl_easy_setopt(c->aux, CURLOPT_POST, 1L);
 	curl_easy_setopt(c->aux, CURLOPT_POSTFIELDS, text);
@@ -354,12 +370,14 @@ sign_in_err(const struct http_exchange *x, long status, const char *method, char
 {
 	char meta[512], scope[256], error[64];
 
-	if ((status != 401 && status != 403) || strncasecmp(x->www_auth, "Bearer", 6) != 0)
+	if ((status != 401 && status != 403) || (strncasecmp(x->www_auth, "Bearer", 6) != 0 &&
+	    strncasecmp(x->www_auth, "DPoP", 4) != 0))
 		return false;
 	mcp_challenge_param(x->www_auth, "resource_metadata", meta, sizeof meta);
 	mcp_challenge_param(x->www_auth, "scope", scope, sizeof scope);
 	mcp_challenge_param(x->www_auth, "error", error, sizeof error);
-	if (status == 403 && strcmp(error, "insufficient_scope") != 0)
+	if ((status == 403 && strcmp(error, "insufficient_scope") != 0) ||
+	    strcmp(error, "use_dpop_nonce") == 0)
 		return false;
 	/* The scope first: a tool line's summary keeps only the start. */
 	mcp_set_err(err, errlen, "sign-in needed%s%s%s: the server answered HTTP %ld to %s and asks "
@@ -457,7 +475,7 @@ get_stream_open(struct mcp_client *c)
 	exchange_init(c->getx, c, 0);
 	c->getx->standalone = true;
 	c->getx->curl = c->get;
-	c->get_headers = http_headers(c, NULL, "text/event-stream");
+	c->get_headers = http_headers(c, NULL, "text/event-stream", "GET");
 	http_setup(c->get, c->url, c->get_headers, 0);
 	curl_easy_setopt(c->get, CURLOPT_TIMEOUT_MS, 0L);
 	curl_easy_setopt(c->get, CURLOPT_HTTPGET, 1L);
@@ -623,7 +641,8 @@ http_perform(struct mcp_client *c, struct http_exchange *x, const char *text,
 	CURLcode cc;
 
 	h = http_headers(c, text != NULL ? method : NULL, text != NULL ?
-	    "application/json, text/event-stream" : "text/event-stream");
+	    "application/json, text/event-stream" : "text/event-stream",
+	    text != NULL ? "POST" : "GET");
 	if (last_event_id != NULL) {
 		char line[300];
 
@@ -772,10 +791,17 @@ http_post(struct mcp_client *c, cJSON *msg, long id, const char *method, const c
 	*answer = NULL;
 	exchange_init(&x, c, id);
 	cc = http_perform(c, &x, text, method, NULL, deadline, &status);
+	rc = http_outcome(c, &x, cc, status, id, method, during, answer, err, errlen);
+	/* A proof without the nonce the server has just named: once more with it. */
+	if (rc == RPC_ERROR && mcp_dpop_nonce_asked(c, status, x.www_auth)) {
+		exchange_done(&x);
+		exchange_init(&x, c, id);
+		cc = http_perform(c, &x, text, method, NULL, deadline, &status);
+		rc = http_outcome(c, &x, cc, status, id, method, during, answer, err, errlen);
+	}
 	free(text);
 	if (x.session[0] != '\0' && c->session == NULL && status / 100 == 2)
 		c->session = xstrdup(x.session);
-	rc = http_outcome(c, &x, cc, status, id, method, during, answer, err, errlen);
 	for (int resumes = 0; rc == 1 && x.last_id[0] != '\0' && resumes < MCP_MAX_RESUMES;
 	    resumes++) {
 		snprintf(last_id, sizeof last_id, "%s", x.last_id);
@@ -847,7 +873,8 @@ http_rpc(struct mcp_client *c, long id, const char *method, cJSON *params, const
 static void
 http_end_session(struct mcp_client *c)
 {
-	struct curl_slist *h = http_headers(c, NULL, "application/json, text/event-stream");
+	struct curl_slist *h = http_headers(c, NULL, "application/json, text/event-stream",
+	    "DELETE");
 
 	http_setup(c->curl, c->url, h, 2000L);
 	curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, "DELETE");
@@ -909,6 +936,9 @@ http_close(struct mcp_client *c)
 	for (struct curl_slist *l = c->user_headers; l != NULL; l = l->next)
 		explicit_bzero(l->data, strlen(l->data));
 	curl_slist_free_all(c->user_headers);
+	if (c->dpop_key != NULL)
+		explicit_bzero(c->dpop_key, strlen(c->dpop_key));
+	free(c->dpop_key);
 	free(c->url);
 	free(c->session);
 }

@@ -133,6 +133,8 @@ struct mcp_client {
 	bool tools_changed;	/* notifications/tools/list_changed came */
 	mcp_progress_fn progress;	/* who hears notifications/progress, or NULL */
 	void *progress_ud;
+	char *dpop_key;		/* the key of its DPoP proofs (jwt.h), or NULL; wiped */
+	char dpop_nonce[256];	/* the server's latest DPoP-Nonce, or "" */
 };
 
 void mcp_set_err(char *err, size_t errlen, const char *fmt, ...)
@@ -171,6 +173,21 @@ int mcp_classify(struct mcp_client *c, cJSON *msg, long id, cJSON **out, cJSON *
 int mcp_answer_take(cJSON *msg, const char *method, cJSON **result, int *code, char *err,
     size_t errlen);
 int mcp_initialize(struct mcp_client *c, char *err, size_t errlen);
+
+/* DPoP over HTTP (mcp-dpop.c). */
+/* Whether line is "DPoP: KEY" (then the key is kept: the line is never sent). */
+bool mcp_dpop_take_header(struct mcp_client *c, const char *line);
+/*
+ * The user's header line as sent (malloc'd): with a DPoP key, Authorization
+ * uses the DPoP scheme, and *token points at its token in line.
+ */
+char *mcp_dpop_line(const struct mcp_client *c, const char *line, const char **token);
+/* "DPoP: PROOF" for a request of method htm with token (may be NULL), malloc'd; NULL without a key. */
+char *mcp_dpop_proof_line(const struct mcp_client *c, const char *htm, const char *token);
+/* Keeps the nonce of a DPoP-Nonce response header line. */
+void mcp_dpop_nonce_note(struct mcp_client *c, const char *line, size_t len);
+/* Whether a 401 asks for a proof with the nonce the server gave (use_dpop_nonce). */
+bool mcp_dpop_nonce_asked(const struct mcp_client *c, long status, const char *www_auth);
 /* Request method with params (consumed) under the next id, cancelled on a timeout. */
 int mcp_rpc(struct mcp_client *c, const char *method, cJSON *params, const char *during,
     cJSON **result, int *code, char *err, size_t errlen);

@@ -42,6 +42,8 @@ struct oauth_client {
 	char *scope;		/* the scope asked for, or NULL */
 	/* The file the workload's identity token is read from (jwt-bearer), or NULL. */
 	char *workload_token_file;
+	/* Its DPoP key (jwt.h): the token requests carry proofs of it (RFC 9449), or NULL. */
+	char *dpop_key;
 	bool iss_required;	/* it sends iss with its redirects (RFC 9207) */
 	time_t expires;
 };

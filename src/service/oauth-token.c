@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -106,6 +107,8 @@ oauth_refresh_record(const struct oauth_client *p, const cJSON *answer)
 		cJSON_AddStringToObject(rec, "audience", p->audience);
 	}
 	cJSON_AddStringToObject(rec, "authMethod", p->auth_method);
+	if (p->dpop_key != NULL)	/* a refresh token bound to it too (RFC 9449 5) */
+		cJSON_AddStringToObject(rec, "dpopKey", p->dpop_key);
 	cJSON_AddStringToObject(rec, "resource", p->resource);
 	if (rt != NULL || p->refresh_token != NULL)
 		cJSON_AddStringToObject(rec, "refreshToken", rt != NULL ? rt : p->refresh_token);
@@ -140,6 +143,53 @@ oauth_answer_free(cJSON *answer)
 	cJSON_Delete(answer);
 }
 
+/* Whether the error answer in f is error (RFC 6749 5.2). */
+static bool
+oauth_answer_says(const struct oauth_fetch *f, const char *error)
+{
+	cJSON *answer = f->body.len > 0 ? json_parse(f->body.data, f->body.len) : NULL;
+	bool yes = json_get_string(answer, "error") != NULL &&
+	    strcmp(json_get_string(answer, "error"), error) == 0;
+
+	cJSON_Delete(answer);
+	return yes;
+}
+
+/*
+ * POSTs the token request form with headers (up to two lines and room for a
+ * third), plus a DPoP proof of p's key (with nonce, may be NULL) when it has
+ * one; the status, the answer in *f, the server's DPoP-Nonce into nonce_out.
+ */
+static long
+oauth_token_post(const struct oauth_client *p, const struct buf *form, const char **headers,
+    const char *nonce, struct oauth_fetch *f, char *nonce_out, size_t nlen)
+{
+	const char *why = NULL, *lines[4] = { headers[0], headers[1], NULL, NULL };
+	char *proof = NULL, *line = NULL, *at;
+	struct buf resp;
+	long status;
+
+	if (p->dpop_key != NULL &&
+	    (proof = jwt_dpop_proof(p->dpop_key, "POST", p->token_endpoint, NULL, nonce, &why)) != NULL) {
+		line = xasprintf("DPoP: %s", proof);
+		lines[headers[0] != NULL ? 1 : 0] = line;
+		lines[headers[0] != NULL ? 2 : 1] = headers[0] != NULL ? headers[1] : NULL;
+	}
+	buf_init(&resp, 16384);
+	status = oauth_fetch(p->token_endpoint, form->data, "application/x-www-form-urlencoded",
+	    lines, f, &resp);
+	*nonce_out = '\0';
+	if (resp.data != NULL && (at = strcasestr(resp.data, "\nDPoP-Nonce:")) != NULL) {
+		at += 12;
+		at += strspn(at, " \t");
+		snprintf(nonce_out, nlen, "%.*s", (int)strcspn(at, "\r\n"), at);
+	}
+	buf_free(&resp);
+	free(line);
+	free(proof);
+	return status;
+}
+
 /* Why the token request was refused: the status, and the answer's OAuth error (RFC 6749 5.2). */
 static void
 oauth_refused(const cJSON *answer, long status, char **why)
@@ -164,8 +214,8 @@ bool
 oauth_token_request(const struct oauth_client *p, struct buf *form, struct oauth_result *out,
     char **why)
 {
-	const char *headers[2] = { NULL, NULL };
-	char *auth = NULL;
+	const char *headers[3] = { NULL, NULL, NULL };
+	char *auth = NULL, nonce[256] = "";
 	struct oauth_fetch f;
 	cJSON *answer;
 	const char *token;
@@ -177,8 +227,12 @@ oauth_token_request(const struct oauth_client *p, struct buf *form, struct oauth
 		return false;
 	}
 	headers[0] = auth;
-	status = oauth_fetch(p->token_endpoint, form->data, "application/x-www-form-urlencoded",
-	    headers, &f, NULL);
+	status = oauth_token_post(p, form, headers, NULL, &f, nonce, sizeof nonce);
+	/* RFC 9449 8: a server that wants a nonce in the proof names it; once more with it. */
+	if (status == 400 && *nonce != '\0' && oauth_answer_says(&f, "use_dpop_nonce")) {
+		buf_free(&f.body);
+		status = oauth_token_post(p, form, headers, nonce, &f, nonce, sizeof nonce);
+	}
 	sodium_memzero(form->data, form->len);
 	if (auth != NULL)
 		sodium_memzero(auth, strlen(auth));
@@ -195,7 +249,11 @@ oauth_token_request(const struct oauth_client *p, struct buf *form, struct oauth
 		ok = (out->access_token = oauth_sodium_copy(token)) != NULL;
 	if (ok)
 		out->refresh_record = oauth_refresh_record(p, answer);
-	else
+	/* Bound to the key only when the server says so; else a bearer token (RFC 9449 5). */
+	if (ok && p->dpop_key != NULL && json_get_string(answer, "token_type") != NULL &&
+	    strcasecmp(json_get_string(answer, "token_type"), "DPoP") == 0)
+		out->dpop_key = oauth_sodium_copy(p->dpop_key);
+	if (!ok)
 		oauth_refused(answer, status, why);
 	oauth_answer_free(answer);
 	return ok;
@@ -237,6 +295,7 @@ oauth_refresh(const char *record, bool force, struct oauth_result *out, char **w
 	p.refresh_token = (char *)json_get_string(rec, "refreshToken");
 	p.workload_token_file = (char *)json_get_string(rec, "workloadTokenFile");
 	p.scope = (char *)json_get_string(rec, "scope");
+	p.dpop_key = (char *)json_get_string(rec, "dpopKey");
 	if (p.refresh_token == NULL) {
 		ok = oauth_workload_grant(&p, out, why);
 	} else {
@@ -253,6 +312,13 @@ oauth_refresh(const char *record, bool force, struct oauth_result *out, char **w
 		sodium_memzero(p.client_secret, strlen(p.client_secret));
 	if (p.client_key != NULL)
 		sodium_memzero(p.client_key, strlen(p.client_key));
+	if (p.dpop_key != NULL)
+		sodium_memzero(p.dpop_key, strlen(p.dpop_key));
+	/* The renewed token is bound to the key the connector keeps already. */
+	if (out->dpop_key != NULL) {
+		sodium_free(out->dpop_key);
+		out->dpop_key = NULL;
+	}
 	cJSON_Delete(rec);
 	return ok;
 }

@@ -13,6 +13,7 @@
 #include <sodium.h>
 
 #include "json.h"
+#include "jwt.h"
 #include "oauth-int.h"
 #include "service.h"
 #include "xalloc.h"
@@ -49,6 +50,9 @@ oauth_client_free(struct oauth_client *p)
 	free(p->issuer);
 	free(p->scope);
 	free(p->workload_token_file);
+	if (p->dpop_key != NULL)
+		sodium_memzero(p->dpop_key, strlen(p->dpop_key));
+	free(p->dpop_key);
 	sodium_memzero(p->verifier, sizeof p->verifier);
 	free(p);
 }
@@ -277,6 +281,10 @@ oauth_client_new(const char *connector_id, const char *redirect_uri, struct oaut
 	p->token_endpoint = xstrdup(json_get_string(d->as, "token_endpoint"));
 	/* A client assertion's audience: the issuer (RFC 7523 3, RFC 8414 2). */
 	p->audience = xstrdup(named != NULL ? named : p->token_endpoint);
+	/* A server that takes DPoP proofs gets tokens bound to a key of this sign-in's. */
+	if (oauth_list_has(cJSON_GetObjectItemCaseSensitive(d->as,
+	    "dpop_signing_alg_values_supported"), "ES256"))
+		p->dpop_key = jwt_dpop_key_new();
 	return p;
 }
 

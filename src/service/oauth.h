@@ -27,6 +27,11 @@ struct oauth_result {
 	char *refresh_record;
 	/* The scope granted: the token answer's, else the one asked ("" = none known). */
 	char scope[1024];
+	/*
+	 * The DPoP key (jwt.h) the token is bound to (its token_type is DPoP,
+	 * RFC 9449), sodium_malloc'd, or NULL: a bearer token.
+	 */
+	char *dpop_key;
 };
 
 /* What the user brings to a sign-in (every field may be NULL). */

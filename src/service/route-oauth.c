@@ -165,9 +165,11 @@ route_connectors_login(struct http_request *req, struct http_response *r)
 	/* A machine client (client credentials): signed in already. */
 	if (url == NULL && direct.access_token != NULL) {
 		signed_in = connector_store_oauth_token(req->svc, req->params[0], direct.access_token,
-		    direct.refresh_record, direct.scope, &why);
+		    direct.refresh_record, direct.scope, &why) &&
+		    connector_oauth_keep_dpop(req->svc, req->params[0], direct.dpop_key, &why);
 		secrets_plain_free(direct.access_token);
 		secrets_plain_free(direct.refresh_record);
+		secrets_plain_free(direct.dpop_key);
 	}
 	free(challenge);
 	free(granted);
@@ -214,17 +216,20 @@ route_oauth_callback(struct http_request *req, struct http_response *r)
 	if (!oauth_finish(req->svc, http_query(req, "state"), http_query(req, "code"),
 	    http_query(req, "error"), http_query(req, "iss"), &res, &why) ||
 	    !connector_store_oauth_token(req->svc, res.connector_id, res.access_token, res.refresh_record,
-	    res.scope, &why)) {
+	    res.scope, &why) ||
+	    !connector_oauth_keep_dpop(req->svc, res.connector_id, res.dpop_key, &why)) {
 		log_warn("oauth: a sign-in of %s failed: %s",
 		    res.connector_id[0] ? res.connector_id : "(unknown)", why);
 		http_error(r, TD_INVALID_REQUEST, NULL, "taskdeck: the sign-in failed: %s", why);
 		free(why);
 		secrets_plain_free(res.access_token);
 		secrets_plain_free(res.refresh_record);
+		secrets_plain_free(res.dpop_key);
 		return;
 	}
 	secrets_plain_free(res.access_token);
 	secrets_plain_free(res.refresh_record);
+	secrets_plain_free(res.dpop_key);
 	log_info("oauth: connector %s signed in", res.connector_id);
 	out = cJSON_CreateObject();
 	cJSON_AddStringToObject(out, "connectorId", res.connector_id);

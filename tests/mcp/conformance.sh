@@ -72,9 +72,6 @@ export CONFORMANCE_PROJECT=$project
 KNOWN_FAILURES_mcp_conformance=()
 # 0.2.0-alpha.12 (the draft revision 2026-07-28 and its extensions):
 KNOWN_FAILURES_mcp_conformance_next=(
-	# DPoP (RFC 9449) proofs and their nonces: not built (an extension of the draft).
-	auth/dpop
-	auth/dpop-nonce
 )
 known() { # known SUITE SCENARIO
 	local -n list=KNOWN_FAILURES_${1//-/_}
