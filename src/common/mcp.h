@@ -69,7 +69,12 @@ struct mcp_client *mcp_open_stdio(const char *command, char *const args[], char 
 struct mcp_client *mcp_open_stdio_sandboxed(const struct sandbox_policy *policy,
     const char *command, char *const args[], char *const envp[], const char *cwd,
     const struct mcp_limits *lim, char *err, size_t errlen);
-/* Streamable HTTP; headers are "Name: value", NULL-terminated (NULL = none).  Connects lazily. */
+/*
+ * Streamable HTTP; headers are "Name: value", NULL-terminated (NULL = none).
+ * A "DPoP: KEY" line is not sent: it is the key (jwt.h) of the DPoP proof
+ * every request carries, and the Authorization token goes with the DPoP
+ * scheme (mcp-dpop.c).  Connects lazily.
+ */
 struct mcp_client *mcp_open_http(const char *url, const char *const *headers,
     const struct mcp_limits *lim, char *err, size_t errlen);
 
