@@ -177,6 +177,9 @@ oauth_discover_prm(const char *url, const char *meta_url, struct oauth_discovery
 		cJSON_Delete(prm);
 		return false;
 	}
+	d->dpop = cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(prm,
+	    "dpop_signing_alg_values_supported")) ||
+	    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(prm, "dpop_bound_access_tokens_required"));
 	if (cJSON_IsArray(servers) && cJSON_IsString(cJSON_GetArrayItem(servers, 0)))
 		snprintf(issuer, ilen, "%s", cJSON_GetArrayItem(servers, 0)->valuestring);
 	d->resource = xstrdup(res != NULL ? res : url);
@@ -207,6 +210,8 @@ oauth_discover(const char *url, const char *challenge, const char *scope_asked,
 		snprintf(scope, sizeof scope, "%s", scope_asked);
 	if (!oauth_discover_prm(url, meta_url, d, scope, sizeof scope, issuer, sizeof issuer, why))
 		return false;
+	if (strncasecmp(challenge, "DPoP ", 5) == 0 || strcasestr(challenge, ", DPoP ") != NULL)
+		d->dpop = true;
 	if (*scope != '\0')
 		d->scope = xstrdup(scope);
 	if (*issuer != '\0' && !oauth_url_secure(issuer)) {

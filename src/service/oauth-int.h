@@ -91,6 +91,11 @@ struct oauth_discovery {
 	char *scope;		/* NULL: none asked */
 	cJSON *as;		/* the authorization server's metadata */
 	char *issuer;		/* its issuer identifier */
+	/*
+	 * The resource server takes DPoP-bound tokens: its challenge's scheme is
+	 * DPoP, or its metadata names DPoP (RFC 9728 2).
+	 */
+	bool dpop;
 };
 
 /*

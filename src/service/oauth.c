@@ -281,8 +281,12 @@ oauth_client_new(const char *connector_id, const char *redirect_uri, struct oaut
 	p->token_endpoint = xstrdup(json_get_string(d->as, "token_endpoint"));
 	/* A client assertion's audience: the issuer (RFC 7523 3, RFC 8414 2). */
 	p->audience = xstrdup(named != NULL ? named : p->token_endpoint);
-	/* A server that takes DPoP proofs gets tokens bound to a key of this sign-in's. */
-	if (oauth_list_has(cJSON_GetObjectItemCaseSensitive(d->as,
+	/*
+	 * Tokens bound to a key of this sign-in's where both ends take them: the
+	 * resource server (a Bearer-only one would refuse the DPoP scheme), and an
+	 * authorization server that checks ES256 proofs.
+	 */
+	if (d->dpop && oauth_list_has(cJSON_GetObjectItemCaseSensitive(d->as,
 	    "dpop_signing_alg_values_supported"), "ES256"))
 		p->dpop_key = jwt_dpop_key_new();
 	return p;
