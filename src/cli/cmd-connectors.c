@@ -509,6 +509,7 @@ cmd_connectors_login_exec(struct cli *cli, int argc, char **argv)
 	bool want_secret = cli_has(cli, "client-secret-stdin");
 	bool want_key = cli_has(cli, "client-key-stdin");
 	bool want_token = cli_has(cli, "id-token-stdin");
+	bool workload = login.workload_token_file != NULL;
 	struct td_error err;
 	char *url, *secret = NULL, *abs_file = NULL, cwd[4096];
 	int rc;
@@ -577,7 +578,10 @@ cmd_connectors_login_exec(struct cli *cli, int argc, char **argv)
 		if (cli->json)
 			out_json("{\"signedIn\":true}");
 		else
-			printf("signed in with the client's credentials (no browser needed)\n");
+			printf("signed in with %s (no browser needed)\n",
+			    workload ? "the workload's identity token" :
+			    want_token ? "the identity provider's assertion" :
+			    "the client's credentials");
 	} else if (cli->json) {
 		cJSON *o = cJSON_CreateObject();
 		char *text;
