@@ -10,7 +10,7 @@ set -uo pipefail
 # Breaches being cut away on other branches right now, let through until they
 # merge; empty both lists then.  Files over the size limit (src/service or
 # src/agent, as "service/x.c"):
-SIZE_PENDING=(service/connectors.c service/oauth.c
+SIZE_PENDING=(service/connectors.c
 	service/http.c)
 # Pairs of service files that call each other ("a.c b.c", in name order):
 CIRCLE_PENDING=("connector-oauth.c connectors.c")

@@ -41,7 +41,7 @@ connector_oauth_bound(const cJSON *connector)
 
 /* Stores token for connector id: the bound credential rotated, or a new one bound. */
 /* The id of the credential named name (one page of up to 200 at a time), or NULL. */
-static char *
+char *
 connector_oauth_credential(struct service *svc, const char *name)
 {
 	char cursor[TD_ID_MAX] = "", next[TD_ID_MAX];
@@ -67,7 +67,7 @@ connector_oauth_credential(struct service *svc, const char *name)
  * other, never shown; description for people), made or rotated; its id
  * (malloc'd), or NULL with *why saying which thing (what) could not be kept.
  */
-static char *
+char *
 connector_oauth_keep(struct service *svc, const char *name, const char *description,
     const char *what, const char *value, char **why)
 {
@@ -375,6 +375,7 @@ connector_oauth_forget(struct service *svc, const cJSON *connector)
 	if (rid != NULL && credential_delete(svc, rid, true, &p) == TD_OK)
 		log_info("oauth: the refresh token of removed connector %s was deleted", id);
 	cJSON_Delete(p.details);
+	connector_oauth_keep_dpop(svc, id != NULL ? id : "", NULL, NULL);
 	p = (struct problem){ 0 };
 	/* Its token, when the sign-in made it (another bound credential is the user's). */
 	token_name = xasprintf("OAuth token of %s", json_get_string(connector, "name"));

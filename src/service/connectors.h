@@ -60,6 +60,21 @@ enum td_code connector_remove(struct service *svc, const char *id, struct proble
  */
 bool connector_store_oauth_token(struct service *svc, const char *id, const char *token,
     const char *record, const char *scope, char **why);
+/* The id of the credential named name (malloc'd), or NULL. */
+char *connector_oauth_credential(struct service *svc, const char *name);
+/*
+ * Keeps value in the credential of kind secret named name, made or rotated:
+ * its id (malloc'd), or NULL with *why naming what could not be kept.
+ */
+char *connector_oauth_keep(struct service *svc, const char *name, const char *description,
+    const char *what, const char *value, char **why);
+/*
+ * The DPoP key connector id's token is bound to (oauth.h), kept sealed and
+ * bound to its header:DPoP (oauth-dpop.c); key NULL deletes the one it had (a
+ * bearer token).  False with *why (malloc'd; why may be NULL).
+ */
+bool connector_oauth_keep_dpop(struct service *svc, const char *id, const char *key,
+    char **why);
 /*
  * The version (updatedAt) of the credential bound to connector id's
  * header:Authorization (malloc'd), or NULL: what connector_oauth_renew's

@@ -49,10 +49,10 @@ route_connectors_login(struct http_request *req, struct http_response *r)
 	struct connector_launch l = { 0 };
 	char *redirect, *url, *why = NULL, *challenge = NULL, *granted, err[1024];
 	cJSON *out;
-	bool identity;
+	bool identity, workload;
 
 	static const char *const fields[] = { "clientId", "clientSecret", "clientKey", "scope",
-		"idToken", "idpTokenEndpoint", "idpClientId", NULL };
+		"idToken", "idpTokenEndpoint", "idpClientId", "workloadTokenFile", NULL };
 	cJSON *body = req->body != NULL && req->body_len > 0 ?
 	    json_parse(req->body, req->body_len) : NULL;
 	const char *bad = NULL, *client_id = json_get_string(body, "clientId");
@@ -62,7 +62,8 @@ route_connectors_login(struct http_request *req, struct http_response *r)
 		.client_key = json_get_string(body, "clientKey"), .scope = scope,
 		.id_token = json_get_string(body, "idToken"),
 		.idp_token_endpoint = json_get_string(body, "idpTokenEndpoint"),
-		.idp_client_id = json_get_string(body, "idpClientId") };
+		.idp_client_id = json_get_string(body, "idpClientId"),
+		.workload_token_file = json_get_string(body, "workloadTokenFile") };
 	const char *key_why = NULL;
 
 	if (req->body != NULL && req->body_len > 0 && !cJSON_IsObject(body)) {
@@ -108,6 +109,15 @@ route_connectors_login(struct http_request *req, struct http_response *r)
 		    "16384 bytes), clientId, idpTokenEndpoint (an http or https URL) and optionally "
 		    "idpClientId (1 to 512 bytes)");
 	}
+	if (cJSON_GetObjectItemCaseSensitive(body, "workloadTokenFile") != NULL &&
+	    (login.workload_token_file == NULL || login.workload_token_file[0] != '/' ||
+	    strlen(login.workload_token_file) > 4096 || client_id == NULL ||
+	    login.id_token != NULL)) {
+		wipe_login(&login, body);
+		return http_bad_field(r, "workloadTokenFile", "workloadTokenFile must be the absolute "
+		    "path (at most 4096 bytes) of the file holding the workload's identity token, "
+		    "with a clientId and without an idToken");
+	}
 	if (cJSON_GetObjectItemCaseSensitive(body, "scope") != NULL &&
 	    (scope == NULL || *scope == '\0' || strlen(scope) > 1024 ||
 	    strpbrk(scope, "\"\\\r\n") != NULL)) {
@@ -147,16 +157,19 @@ route_connectors_login(struct http_request *req, struct http_response *r)
 	if (challenge == NULL && scope != NULL)
 		challenge = xstrdup("");
 	identity = login.id_token != NULL;
+	workload = login.workload_token_file != NULL;
 	granted = scope != NULL ? connector_oauth_scope(req->svc, req->params[0]) : NULL;
 	login.granted = granted;
-	url = challenge != NULL ? oauth_begin_login(req->params[0], l.url, challenge, &login,
+	url = challenge != NULL ? oauth_begin_login(req->svc, req->params[0], l.url, challenge, &login,
 	    redirect, &direct, &why) : NULL;
 	/* A machine client (client credentials): signed in already. */
 	if (url == NULL && direct.access_token != NULL) {
 		signed_in = connector_store_oauth_token(req->svc, req->params[0], direct.access_token,
-		    direct.refresh_record, direct.scope, &why);
+		    direct.refresh_record, direct.scope, &why) &&
+		    connector_oauth_keep_dpop(req->svc, req->params[0], direct.dpop_key, &why);
 		secrets_plain_free(direct.access_token);
 		secrets_plain_free(direct.refresh_record);
+		secrets_plain_free(direct.dpop_key);
 	}
 	free(challenge);
 	free(granted);
@@ -165,10 +178,12 @@ route_connectors_login(struct http_request *req, struct http_response *r)
 		connector_launch_free(&l);
 		free(redirect);
 		log_info("oauth: connector %s signed in with %s", req->params[0],
+		    workload ? "the workload's identity token" :
 		    identity ? "an identity assertion" : "client credentials");
 		out = cJSON_CreateObject();
 		cJSON_AddBoolToObject(out, "signedIn", true);
-		cJSON_AddStringToObject(out, "message", identity ?
+		cJSON_AddStringToObject(out, "message", workload ?
+		    "signed in with the workload's identity token (no browser needed)" : identity ?
 		    "signed in with the identity provider's assertion (no browser needed)" :
 		    "signed in with the client's credentials (no browser needed)");
 		http_json(r, 200, out);
@@ -198,20 +213,23 @@ route_oauth_callback(struct http_request *req, struct http_response *r)
 	char *why = NULL;
 	cJSON *out;
 
-	if (!oauth_finish(http_query(req, "state"), http_query(req, "code"),
+	if (!oauth_finish(req->svc, http_query(req, "state"), http_query(req, "code"),
 	    http_query(req, "error"), http_query(req, "iss"), &res, &why) ||
 	    !connector_store_oauth_token(req->svc, res.connector_id, res.access_token, res.refresh_record,
-	    res.scope, &why)) {
+	    res.scope, &why) ||
+	    !connector_oauth_keep_dpop(req->svc, res.connector_id, res.dpop_key, &why)) {
 		log_warn("oauth: a sign-in of %s failed: %s",
 		    res.connector_id[0] ? res.connector_id : "(unknown)", why);
 		http_error(r, TD_INVALID_REQUEST, NULL, "taskdeck: the sign-in failed: %s", why);
 		free(why);
 		secrets_plain_free(res.access_token);
 		secrets_plain_free(res.refresh_record);
+		secrets_plain_free(res.dpop_key);
 		return;
 	}
 	secrets_plain_free(res.access_token);
 	secrets_plain_free(res.refresh_record);
+	secrets_plain_free(res.dpop_key);
 	log_info("oauth: connector %s signed in", res.connector_id);
 	out = cJSON_CreateObject();
 	cJSON_AddStringToObject(out, "connectorId", res.connector_id);

@@ -25,6 +25,7 @@
 #include "runtimes.h"
 #include "sandbox.h"
 #include "notify.h"
+#include "oauth.h"
 #include "plans.h"
 #include "service.h"
 #include "secrets.h"
@@ -279,6 +280,7 @@ taskdeckd_start(struct service *svc, const struct options *opts, int *lock_fd, c
 	if (opts->events_window_bytes > 0)
 		events_set_window_bytes(svc->events, opts->events_window_bytes);
 	svc->notify = notify_new(svc);	/* notify.command, or NULL */
+	svc->signins = oauth_signins_new();
 	svc->run_ended = plans_run_ended;	/* a run's end closes its plan and prompts */
 	if (!artifacts_init(svc, err) ||
 	    (svc->changes = changes_start(svc, err)) == NULL)
@@ -325,6 +327,8 @@ taskdeckd_free(struct service *svc, bool clean, int lock_fd)
 {
 	notify_free(svc->notify);
 	svc->notify = NULL;
+	oauth_signins_free(svc->signins);
+	svc->signins = NULL;
 	events_free(svc->events);
 	if (clean && svc->store != NULL)
 		supervisor_clean_stop(svc);	/* every event is written */
