@@ -48,6 +48,9 @@ owner permission_prompts prompts.c
 owner plans plans.c
 owner artifacts 'artifacts(-rows)?\.c'
 owner run_changes changes.c
+owner connectors connector-rows.c
+owner connector_bindings connector-rows.c
+owner credentials credentials.c
 
 # Lower modules call nothing above them, so no two files call each other.
 defined() {	# FILE: the functions it defines for other files

@@ -416,46 +416,6 @@ connector_get(struct service *svc, const char *id)
 	return c;
 }
 
-/* Replaces the bindings of id; every credential must exist.  In a transaction. */
-static enum td_code
-connector_bindings_store(struct store *st, const char *id, const cJSON *bindings,
-    struct problem *p)
-{
-	sqlite3_stmt *s = store_stmt(st, "DELETE FROM connector_bindings WHERE connector_id = ?1");
-	const cJSON *b;
-	int pos = 0;
-	bool ok;
-
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	ok = sqlite3_step(s) == SQLITE_DONE;
-	sqlite3_reset(s);
-	if (!ok)
-		return problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot write the bindings");
-	cJSON_ArrayForEach(b, bindings) {
-		const char *cred = json_get_string(b, "credentialId");
-		bool exists;
-
-		s = store_stmt(st, "SELECT 1 FROM credentials WHERE id = ?1");
-		sqlite3_bind_text(s, 1, cred, -1, SQLITE_STATIC);
-		exists = sqlite3_step(s) == SQLITE_ROW;
-		sqlite3_reset(s);
-		if (!exists)
-			return problem_set(p, TD_INVALID_REQUEST, "credentialBindings",
-			    "there is no credential %s", cred);
-		s = store_stmt(st, "INSERT INTO connector_bindings (connector_id, position,"
-		    " credential_id, target) VALUES (?1, ?2, ?3, ?4)");
-		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-		sqlite3_bind_int(s, 2, pos++);
-		sqlite3_bind_text(s, 3, cred, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 4, json_get_string(b, "target"), -1, SQLITE_STATIC);
-		ok = sqlite3_step(s) == SQLITE_DONE;
-		sqlite3_reset(s);
-		if (!ok)
-			return problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot write the bindings");
-	}
-	return TD_OK;
-}
-
 /* True when another connector than id is called name.  Store locked. */
 static bool
 connector_name_taken(struct store *st, const char *name, const char *id)
@@ -534,7 +494,6 @@ connector_add(struct service *svc, const cJSON *body, cJSON **out, struct proble
 	cJSON *transport = NULL, *bindings = NULL;
 	char id[TD_ID_MAX];
 	enum td_code rc;
-	sqlite3_stmt *s;
 	int64_t now = td_now_ms();
 
 	*out = NULL;
@@ -565,20 +524,11 @@ connector_add(struct service *svc, const cJSON *body, cJSON **out, struct proble
 	else if (connectors_count(st) >= CONNECTORS_MAX)
 		rc = problem_set(p, TD_INVALID_REQUEST, NULL, "there are %d connectors already; "
 		    "remove one first", CONNECTORS_MAX);
-	if (rc == TD_OK) {
-		s = store_stmt(st, "INSERT INTO connectors (" CONNECTOR_COLUMNS ")"
-		    " VALUES (?1, ?2, 'custom', ?3, ?4, ?5, ?5)");
-		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
-		sqlite3_bind_int(s, 3, cJSON_IsTrue(enabled));
-		sqlite3_bind_text(s, 4, json_print(transport), -1, free);
-		sqlite3_bind_int64(s, 5, now);
-		if (sqlite3_step(s) != SQLITE_DONE)
-			rc = problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot store the connector");
-		sqlite3_reset(s);
-	}
+	if (rc == TD_OK && !connector_rows_insert(st, id, name, cJSON_IsTrue(enabled), transport,
+	    now))
+		rc = problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot store the connector");
 	if (rc == TD_OK)
-		rc = connector_bindings_store(st, id, bindings, p);
+		rc = connector_rows_bindings_store(st, id, bindings, p);
 	cJSON_Delete(transport);
 	cJSON_Delete(bindings);
 	return connector_write_end(svc, id, rc, "created", out, p);
@@ -615,7 +565,6 @@ connector_update(struct service *svc, const char *id, const cJSON *body, cJSON *
 	const char *name = json_get_string(body, "name");
 	cJSON *transport = NULL, *bindings = NULL, *kept = NULL;
 	enum td_code rc;
-	sqlite3_stmt *s;
 
 	*out = NULL;
 	if ((rc = connector_fields_valid(body, update_fields, p)) != TD_OK ||
@@ -651,20 +600,10 @@ connector_update(struct service *svc, const char *id, const cJSON *body, cJSON *
 	}
 	if (rc == TD_OK && name != NULL && connector_name_taken(st, name, id))
 		rc = problem_set(p, TD_INVALID_REQUEST, "name", "a connector named %s exists", name);
-	if (rc == TD_OK) {
-		s = store_stmt(st, "UPDATE connectors SET name = coalesce(?2, name),"
-		    " transport = ?3, updated_at = " RESOURCE_NEXT_TIME(4) " WHERE id = ?1");
-		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-		if (name != NULL)
-			sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 3, json_print(transport), -1, free);
-		sqlite3_bind_int64(s, 4, td_now_ms());
-		if (sqlite3_step(s) != SQLITE_DONE)
-			rc = problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot store the connector");
-		sqlite3_reset(s);
-	}
+	if (rc == TD_OK && !connector_rows_update(st, id, name, transport))
+		rc = problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot store the connector");
 	if (rc == TD_OK)
-		rc = connector_bindings_store(st, id, bindings, p);
+		rc = connector_rows_bindings_store(st, id, bindings, p);
 	cJSON_Delete(transport);
 	cJSON_Delete(bindings);
 	return connector_write_end(svc, id, rc, "updated", out, p);
@@ -676,7 +615,7 @@ connector_set_enabled(struct service *svc, const char *id, bool enabled, cJSON *
 {
 	struct store *st = svc->store;
 	enum td_code rc = TD_OK;
-	sqlite3_stmt *s;
+	int set;
 
 	*out = NULL;
 	store_lock(st);
@@ -684,16 +623,11 @@ connector_set_enabled(struct service *svc, const char *id, bool enabled, cJSON *
 		store_unlock(st);
 		return problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot begin a write");
 	}
-	s = store_stmt(st, "UPDATE connectors SET enabled = ?2,"
-	    " updated_at = " RESOURCE_NEXT_TIME(3) " WHERE id = ?1");
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	sqlite3_bind_int(s, 2, enabled);
-	sqlite3_bind_int64(s, 3, td_now_ms());
-	if (sqlite3_step(s) != SQLITE_DONE)
+	set = connector_rows_set_enabled(st, id, enabled);
+	if (set < 0)
 		rc = problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot store the connector");
-	else if (sqlite3_changes(sqlite3_db_handle(s)) == 0)
+	else if (set == 0)
 		rc = problem_set(p, TD_NOT_FOUND, "connector", "No connector with that id.");
-	sqlite3_reset(s);
 	return connector_write_end(svc, id, rc, enabled ? "enabled" : "disabled", out, p);
 }
 
@@ -747,7 +681,6 @@ connector_remove(struct service *svc, const char *id, struct problem *p)
 	struct store *st = svc->store;
 	cJSON *c;
 	enum td_code rc;
-	sqlite3_stmt *s;
 
 	store_lock(st);
 	if ((rc = connector_custom_begin(st, id, p)) != TD_OK) {
@@ -755,11 +688,8 @@ connector_remove(struct service *svc, const char *id, struct problem *p)
 		return rc;
 	}
 	c = connector_load_locked(st, id);
-	s = store_stmt(st, "DELETE FROM connectors WHERE id = ?1");
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) != SQLITE_DONE)
+	if (!connector_rows_delete(st, id))
 		rc = problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot remove the connector");
-	sqlite3_reset(s);
 	if (rc == TD_OK && !store_commit(st))
 		rc = problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot remove the connector");
 	else if (rc != TD_OK)
