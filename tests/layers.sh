@@ -67,6 +67,7 @@ below() {	# LOWER UPPER: LOWER calls no function UPPER defines
 below connector-rows.c connectors.c
 below connector-rows.c credentials.c
 below credentials.c connectors.c
+below connectors.c connector-oauth.c
 
 # Headers point one way: no module includes, even round a loop, a header whose
 # module includes its own.  A module is a header (x-int.h counts as x.h) with

@@ -1,7 +1,8 @@
 /*
- * Signed-in connectors' tokens (connectors.h; the sign-in itself is oauth.c): stored as sealed bearer credentials
- * bound to the connector's header:Authorization, with a sealed refresh record
- * beside each, and renewed before they are due.
+ * Signed-in connectors' tokens (connector-oauth.h; the sign-in itself is
+ * oauth.c): stored as sealed bearer credentials bound to the connector's
+ * header:Authorization, with a sealed refresh record beside each, and
+ * renewed before they are due.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -11,7 +12,9 @@
 
 #include <sodium.h>
 
+#include "connector-oauth.h"
 #include "connectors.h"
+#include "credentials.h"
 #include "json.h"
 #include "log.h"
 #include "oauth.h"
@@ -39,7 +42,6 @@ connector_oauth_bound(const cJSON *connector)
 	return NULL;
 }
 
-/* Stores token for connector id: the bound credential rotated, or a new one bound. */
 /* The id of the credential named name (one page of up to 200 at a time), or NULL. */
 static char *
 connector_oauth_credential(struct service *svc, const char *name)

@@ -1,5 +1,5 @@
 /*
- * testConnector (connectors.h): an isolated connection to a connector's
+ * testConnector (connector-test.h): an isolated connection to a connector's
  * server with the MCP client of src/common/mcp.h: open, handshake, list the
  * tools, close.  No tool is called; the server's process group ends with it.
  */
@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "connectors.h"
+#include "connector-test.h"
 #include "log.h"
 #include "mcp.h"
 #include "redact.h"

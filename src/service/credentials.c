@@ -1,4 +1,4 @@
-/* Credentials: metadata in the open, the secret sealed (connectors.h, secrets.h). */
+/* Credentials: metadata in the open, the secret sealed (credentials.h, secrets.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,7 +7,7 @@
 #include <sodium.h>
 
 #include "connector-rows.h"
-#include "connectors.h"
+#include "credentials.h"
 #include "events.h"
 #include "json.h"
 #include "log.h"

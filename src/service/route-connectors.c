@@ -6,6 +6,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "connector-launch.h"
+#include "connector-oauth.h"
+#include "connector-remove.h"
+#include "connector-test.h"
 #include "connectors.h"
 #include "http.h"
 #include "ids.h"

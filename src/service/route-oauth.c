@@ -14,7 +14,8 @@
 
 #include <sodium.h>
 
-#include "connectors.h"
+#include "connector-launch.h"
+#include "connector-oauth.h"
 #include "http.h"
 #include "json.h"
 #include "jwt.h"
