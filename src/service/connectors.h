@@ -1,12 +1,12 @@
 /*
  * Connector definitions (docs/connectors.md): their validation and storage
  * (the rows through connector-rows.h, whose writers they call), the lists
- * and the state directory of a stdio server.  Above credentials.h, which a
- * binding names; below the tokens (connector-oauth.h), the launch data
- * (connector-launch.h), a run's connectors (connector-run.h) and the use
- * cases of a test, a sign-in and a removal (connector-test.h,
- * connector-login.h, connector-remove.h).  Every function here takes the
- * store lock itself.
+ * and the state directory of a stdio server.  A binding names a credential
+ * (credentials.h), which it does not call.  Below the tokens
+ * (connector-oauth.h), the launch data (connector-launch.h), a run's
+ * connectors (connector-run.h) and the use cases of a test, a sign-in and a
+ * removal (connector-test.h, connector-login.h, connector-remove.h).  Every
+ * function here takes the store lock itself.
  */
 #ifndef TD_SERVICE_CONNECTORS_H
 #define TD_SERVICE_CONNECTORS_H
