@@ -10,10 +10,10 @@ set -uo pipefail
 # Breaches being cut away on other branches right now, let through until they
 # merge; empty both lists then.  Files over the size limit (src/service or
 # src/agent, as "service/x.c"):
-SIZE_PENDING=(service/connectors.c
+SIZE_PENDING=(
 	service/http.c)
 # Pairs of service files that call each other ("a.c b.c", in name order):
-CIRCLE_PENDING=("connector-oauth.c connectors.c")
+CIRCLE_PENDING=()
 
 SIZE_MAX=1000
 SRC=${TD_SRCDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}/src/service
@@ -60,6 +60,9 @@ owner permission_prompts prompts.c
 owner plans plans.c
 owner artifacts 'artifacts(-rows)?\.c'
 owner run_changes changes-rows.c
+owner connectors connector-rows.c
+owner connector_bindings connector-rows.c
+owner credentials credentials.c
 
 # Lower modules call nothing above them, so no two files call each other.
 defined() {	# FILE: the functions it defines for other files
@@ -149,6 +152,7 @@ while read -r lines f; do
 		    "$name" "$lines" "$SIZE_MAX" >&2
 	fi
 done < <(wc -l -- *.c ../agent/*.c | sed '$d')
+below connectors.c connector-oauth.c
 
 # Headers point one way: no module includes, even round a loop, a header whose
 # module includes its own.  A module is a header (x-int.h counts as x.h) with

@@ -16,7 +16,7 @@
 
 #include "bootstrap.h"
 #include "buf.h"
-#include "connectors.h"
+#include "credentials.h"
 #include "files.h"
 #include "json.h"
 #include "runtimes.h"

@@ -15,7 +15,7 @@
 #include "artifacts.h"
 #include "cache.h"
 #include "changes.h"
-#include "connectors.h"
+#include "connector-test.h"
 #include "events.h"
 #include "files.h"
 #include "http.h"
