@@ -17,7 +17,7 @@
 
 #include <git2.h>
 
-#include "changes.h"
+#include "changes-int.h"
 #include "wsfile.h"
 
 static double

@@ -1184,6 +1184,11 @@ export interface ConnectorLogin {
   idpTokenEndpoint?: string;
   /** The client id at the identity provider, when it differs from clientId. */
   idpClientId?: string;
+  /**
+   * Workload identity federation: the absolute path of the file where the platform puts
+   * the workload's identity token (a JWT), read at the sign-in and at each renewal.
+   */
+  workloadTokenFile?: string;
 }
 
 /**

@@ -11,6 +11,7 @@
 #include "agent.h"
 #include "buf.h"
 #include "json.h"
+#include "redact.h"
 #include "xalloc.h"
 #include "xalloc.h"
 
@@ -453,54 +454,48 @@ config_route_free(struct agent_route *ra)
 	free(ra->model);
 }
 
-bool
-agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
+/*
+ * start.provider: its kind and members, price, retries and context window
+ * (the numbers into cfg; the strings are taken once all of start is checked);
+ * false with *why when malformed.
+ */
+static bool
+config_provider(struct agent_config *cfg, const cJSON *provider, char **why)
 {
-	const cJSON *run = cJSON_GetObjectItemCaseSensitive(start, "run");
-	const cJSON *config = cJSON_GetObjectItemCaseSensitive(start, "config");
-	const cJSON *provider = cJSON_GetObjectItemCaseSensitive(start, "provider");
-	const cJSON *project = cJSON_GetObjectItemCaseSensitive(start, "project");
-	const cJSON *history = cJSON_GetObjectItemCaseSensitive(start, "history");
-	const cJSON *limits = cJSON_GetObjectItemCaseSensitive(start, "limits");
-	const cJSON *connectors = cJSON_GetObjectItemCaseSensitive(start, "connectors");
-	const cJSON *sandbox = cJSON_GetObjectItemCaseSensitive(start, "sandbox");
-	const cJSON *checkpoint = cJSON_GetObjectItemCaseSensitive(start, "checkpoint");
-	long turns, timeout, out_max, con_timeout, retries, retry_wait, window;
-	const cJSON *max_tokens = cJSON_GetObjectItemCaseSensitive(limits, "maxTokensPerRun");
-	const cJSON *max_cost = cJSON_GetObjectItemCaseSensitive(limits, "maxCostPerRun");
+	long retries, retry_wait, window;
 
-	memset(cfg, 0, sizeof *cfg);
-	*why = NULL;
-	if (!cJSON_IsObject(run) || !cJSON_IsObject(provider) || !cJSON_IsObject(config))
-		return config_fail(why, "start needs run, config and provider objects");
-	if (!json_check_string(run, "prompt", true, false, 0, SIZE_MAX))
-		return config_fail(why, "run.prompt must be a string");
-	if (!config_profile(json_get_string(run, "permissionProfile"), &cfg->profile) ||
-	    !json_check_string(run, "permissionProfile", false, true, 1, 64))
-		return config_fail(why, "run.permissionProfile is not a known profile");
-	if (!json_check_enum(run, "turnIntent", true, agent_turn_intents))
-		return config_fail(why, "run.turnIntent must be null or plan-first");
 	if (!json_check_enum(provider, "kind", false, agent_provider_kinds) ||
 	    json_get_string(provider, "kind") == NULL)
 		return config_fail(why, "provider.kind must be replay, openai or anthropic");
 	if (!json_check_string(provider, "baseUrl", false, true, 1, 4096) ||
 	    !json_check_string(provider, "apiKey", false, true, 0, 8192) ||
-	    !json_check_string(provider, "replayDir", false, true, 1, PATH_MAX) ||
-	    !json_check_string(config, "model", false, true, 1, 200) ||
-	    !json_check_string(config, "effort", false, true, 1, 32))
+	    !json_check_string(provider, "replayDir", false, true, 1, PATH_MAX))
 		return config_fail(why, "a provider or config member has the wrong type");
-	if (project != NULL && !cJSON_IsNull(project) && !cJSON_IsObject(project))
-		return config_fail(why, "project must be an object");
-	if (history != NULL && !cJSON_IsNull(history) && !cJSON_IsArray(history))
-		return config_fail(why, "history must be an array");
+	if (!config_price(cJSON_GetObjectItemCaseSensitive(provider, "price"), &cfg->price))
+		return config_fail(why, "provider.price must be null or an object of input, output, "
+		    "cacheRead and cacheWrite, USD per million tokens from 0 to 10^6");
+	if (!config_int(provider, "maxRetries", 0, AGENT_MAX_RETRIES, AGENT_DEFAULT_RETRIES,
+	    &retries) || !config_int(provider, "maxRetryWaitMs", 0, 3600000L,
+	    AGENT_DEFAULT_RETRY_WAIT_MS, &retry_wait) ||
+	    !config_int(provider, "contextWindow", 1024, 10000000L, 0, &window))
+		return config_fail(why, "provider.maxRetries, maxRetryWaitMs or contextWindow is "
+		    "out of range");
+	cfg->max_retries = (int)retries;
+	cfg->max_retry_wait_ms = retry_wait;
+	cfg->context_window = window;
+	return true;
+}
+
+/* start.limits (absent or null: the defaults) into cfg; false with *why when malformed. */
+static bool
+config_run_limits(struct agent_config *cfg, const cJSON *limits, char **why)
+{
+	const cJSON *max_tokens = cJSON_GetObjectItemCaseSensitive(limits, "maxTokensPerRun");
+	const cJSON *max_cost = cJSON_GetObjectItemCaseSensitive(limits, "maxCostPerRun");
+	long turns, timeout, out_max, con_timeout;
+
 	if (limits != NULL && !cJSON_IsNull(limits) && !cJSON_IsObject(limits))
 		return config_fail(why, "limits must be an object");
-	if (sandbox != NULL && !cJSON_IsNull(sandbox) && !config_sandbox_valid(sandbox))
-		return config_fail(why, "sandbox must be an object: network and allowUnconfined "
-		    "booleans, hidden an array of absolute paths");
-	if (!config_limits(&cfg->limits, sandbox))
-		return config_fail(why, "sandbox.limits must be an object of memoryMiB, processes, "
-		    "cpuSeconds and tmpMiB, each 0 (none) or a positive integer");
 	if (!config_int(limits, "maxTurns", 1, 1000, 200, &turns) ||
 	    !config_int(limits, "commandTimeoutMs", 100, 86400000L, 600000, &timeout) ||
 	    !config_int(limits, "maxToolOutputBytes", 1024, 4L * 1024 * 1024, 65536, &out_max) ||
@@ -513,15 +508,74 @@ agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
 	    (!cJSON_IsNumber(max_cost) || !(max_cost->valuedouble > 0) ||
 	    max_cost->valuedouble > 1e9))
 		return config_fail(why, "limits.maxCostPerRun must be a positive number or null");
-	if (!config_price(cJSON_GetObjectItemCaseSensitive(provider, "price"), &cfg->price))
-		return config_fail(why, "provider.price must be null or an object of input, output, "
-		    "cacheRead and cacheWrite, USD per million tokens from 0 to 10^6");
-	if (!config_int(provider, "maxRetries", 0, AGENT_MAX_RETRIES, AGENT_DEFAULT_RETRIES,
-	    &retries) || !config_int(provider, "maxRetryWaitMs", 0, 3600000L,
-	    AGENT_DEFAULT_RETRY_WAIT_MS, &retry_wait) ||
-	    !config_int(provider, "contextWindow", 1024, 10000000L, 0, &window))
-		return config_fail(why, "provider.maxRetries, maxRetryWaitMs or contextWindow is "
-		    "out of range");
+	cfg->max_turns = (int)turns;
+	cfg->max_tokens = cJSON_IsNumber(max_tokens) ? (long long)max_tokens->valuedouble : 0;
+	cfg->max_cost = cJSON_IsNumber(max_cost) ? max_cost->valuedouble : 0;
+	cfg->command_timeout_ms = timeout;
+	cfg->max_tool_output = (size_t)out_max;
+	cfg->connector_timeout_ms = con_timeout;
+	return true;
+}
+
+/*
+ * The API keys of the run's providers (its own, the subagents' and the
+ * reviewer's) for redact_str.  One shorter than REDACT_MIN_PART is left out:
+ * a local server takes any key ("x"), and masking every x of what it says
+ * would hide the message.
+ */
+static struct redact *
+config_keys(const struct agent_config *cfg)
+{
+	const char *const keys[] = { cfg->api_key, cfg->subagent.api_key, cfg->reviewer.api_key };
+	struct redact *r = redact_new();
+
+	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+		if (keys[i] != NULL && strlen(keys[i]) >= REDACT_MIN_PART)
+			redact_add(r, keys[i]);
+	return r;
+}
+
+bool
+agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
+{
+	const cJSON *run = cJSON_GetObjectItemCaseSensitive(start, "run");
+	const cJSON *config = cJSON_GetObjectItemCaseSensitive(start, "config");
+	const cJSON *provider = cJSON_GetObjectItemCaseSensitive(start, "provider");
+	const cJSON *project = cJSON_GetObjectItemCaseSensitive(start, "project");
+	const cJSON *history = cJSON_GetObjectItemCaseSensitive(start, "history");
+	const cJSON *limits = cJSON_GetObjectItemCaseSensitive(start, "limits");
+	const cJSON *connectors = cJSON_GetObjectItemCaseSensitive(start, "connectors");
+	const cJSON *sandbox = cJSON_GetObjectItemCaseSensitive(start, "sandbox");
+	const cJSON *checkpoint = cJSON_GetObjectItemCaseSensitive(start, "checkpoint");
+
+	memset(cfg, 0, sizeof *cfg);
+	*why = NULL;
+	if (!cJSON_IsObject(run) || !cJSON_IsObject(provider) || !cJSON_IsObject(config))
+		return config_fail(why, "start needs run, config and provider objects");
+	if (!json_check_string(run, "prompt", true, false, 0, SIZE_MAX))
+		return config_fail(why, "run.prompt must be a string");
+	if (!config_profile(json_get_string(run, "permissionProfile"), &cfg->profile) ||
+	    !json_check_string(run, "permissionProfile", false, true, 1, 64))
+		return config_fail(why, "run.permissionProfile is not a known profile");
+	if (!json_check_enum(run, "turnIntent", true, agent_turn_intents))
+		return config_fail(why, "run.turnIntent must be null or plan-first");
+	if (!config_provider(cfg, provider, why))
+		return false;
+	if (!json_check_string(config, "model", false, true, 1, 200) ||
+	    !json_check_string(config, "effort", false, true, 1, 32))
+		return config_fail(why, "a provider or config member has the wrong type");
+	if (project != NULL && !cJSON_IsNull(project) && !cJSON_IsObject(project))
+		return config_fail(why, "project must be an object");
+	if (history != NULL && !cJSON_IsNull(history) && !cJSON_IsArray(history))
+		return config_fail(why, "history must be an array");
+	if (sandbox != NULL && !cJSON_IsNull(sandbox) && !config_sandbox_valid(sandbox))
+		return config_fail(why, "sandbox must be an object: network and allowUnconfined "
+		    "booleans, hidden an array of absolute paths");
+	if (!config_limits(&cfg->limits, sandbox))
+		return config_fail(why, "sandbox.limits must be an object of memoryMiB, processes, "
+		    "cpuSeconds and tmpMiB, each 0 (none) or a positive integer");
+	if (!config_run_limits(cfg, limits, why))
+		return false;
 	if (connectors != NULL && !cJSON_IsNull(connectors) && !cJSON_IsArray(connectors))
 		return config_fail(why, "connectors must be an array");
 	/* A resumed run's checkpoint, checked in full by the loop. */
@@ -551,21 +605,13 @@ agent_config_parse(struct agent_config *cfg, const cJSON *start, char **why)
 	if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(run, "requestIdBase")))
 		cfg->request_id_base = (long long)cJSON_GetObjectItemCaseSensitive(run,
 		    "requestIdBase")->valuedouble;
-	cfg->max_turns = (int)turns;
-	cfg->max_tokens = cJSON_IsNumber(max_tokens) ? (long long)max_tokens->valuedouble : 0;
-	cfg->max_cost = cJSON_IsNumber(max_cost) ? max_cost->valuedouble : 0;
-	cfg->max_retries = (int)retries;
-	cfg->max_retry_wait_ms = retry_wait;
-	cfg->context_window = window;
-	cfg->command_timeout_ms = timeout;
-	cfg->max_tool_output = (size_t)out_max;
 	cfg->connectors = cJSON_IsArray(connectors) ? cJSON_Duplicate(connectors, true) : NULL;
-	cfg->connector_timeout_ms = con_timeout;
 	config_sandbox(cfg, sandbox);
 	if (!config_routing(cfg, cJSON_GetObjectItemCaseSensitive(start, "routing"))) {
 		agent_config_free(cfg);
 		return config_fail(why, "routing is malformed");
 	}
+	cfg->keys = config_keys(cfg);
 	if (cfg->model == NULL) {
 		agent_config_free(cfg);
 		return config_fail(why, "config.model is required");
@@ -600,6 +646,7 @@ agent_config_free(struct agent_config *cfg)
 		explicit_bzero(cfg->api_key, strlen(cfg->api_key));
 		free(cfg->api_key);
 	}
+	redact_free(cfg->keys);
 	free(cfg->replay_dir);
 	for (size_t i = 0; cfg->hidden != NULL && cfg->hidden[i] != NULL; i++)
 		free(cfg->hidden[i]);

@@ -79,6 +79,7 @@ struct agent_route {
 };
 
 /* Everything the start line says; owned by the struct (agent_config_free). */
+struct redact;
 struct run_spend;
 
 struct agent_config {
@@ -94,6 +95,7 @@ struct agent_config {
 	char *provider_kind;		/* "replay", "openai", "anthropic" */
 	char *base_url;			/* NULL for replay */
 	char *api_key;			/* NULL when none; never logged */
+	struct redact *keys;		/* the run's API keys, masked in what a provider or CLI says */
 	char *replay_dir;
 	char *model;
 	char *effort;			/* "low", "medium", "high" */
@@ -105,7 +107,7 @@ struct agent_config {
 	int max_turns;
 	long long max_tokens;		/* limits.maxTokensPerRun; 0 when unbounded */
 	double max_cost;		/* limits.maxCostPerRun (USD); 0 when unbounded */
-	struct run_spend *spend;	/* what the run and its subagents used (loop.c) */
+	struct run_spend *spend;	/* what the run and its subagents used (loop-int.h) */
 	struct price price;		/* provider.price, of the run's model */
 	int max_retries;		/* provider.maxRetries: retries of one model turn */
 	long max_retry_wait_ms;		/* provider.maxRetryWaitMs: all waits of one turn */

@@ -2,7 +2,7 @@
  * The model's context window and what the conversation takes of it
  * (docs/agent.md, Context): the window from the settings, the provider or a
  * conservative default; the prompt's tokens from the provider's usage of the
- * last request, estimated from the bytes added since.  The loop (loop.c)
+ * last request, estimated from the bytes added since.  The loop (loop-compact.c)
  * summarizes older turns when the next request would not fit.
  */
 #ifndef TD_AGENT_CONTEXT_H

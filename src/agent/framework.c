@@ -19,6 +19,7 @@
 #include "host.h"
 #include "json.h"
 #include "log.h"
+#include "redact.h"
 #include "sandbox.h"
 #include "timeutil.h"
 #include "xalloc.h"
@@ -26,6 +27,7 @@
 #define FW_LINE_MAX (8 * 1024 * 1024)	/* one line of the CLI; longer ones are skipped */
 #define FW_TERM_GRACE_MS 1000		/* SIGTERM, then SIGKILL */
 #define FW_EXIT_WAIT_MS 5000		/* after its stdout closed */
+#define FW_ERR_LINE_MAX 400		/* of a stderr line, the bytes kept */
 #define FW_TRUNCATED "\n[output truncated]"
 
 static const struct framework_ops *const framework_table[] = {
@@ -293,6 +295,57 @@ fw_confinement(const struct framework_ops *ops, const struct agent_config *cfg,
 }
 
 /*
+ * Where the CLI finds the permission server's socket (ask_socket on the host),
+ * with what a confined CLI needs bound into its sandbox for it in binds.
+ */
+static const char *
+fw_ask_binds(bool confined, const char *ask_socket, const char *self, struct strv *binds)
+{
+	if (!confined)
+		return ask_socket;
+	strv_add(binds, ask_socket);
+	strv_add(binds, FW_ASK_SOCKET);
+	/* The permission server is this executable: under the host's /tmp
+	 * (a build there) it is not on claude's command line to be bound. */
+	if (fw_within(self, "/tmp")) {
+		strv_add(binds, self);
+		strv_add(binds, self);
+	}
+	return FW_ASK_SOCKET;
+}
+
+/*
+ * The CLI's environment: what it keeps of the agent's, its own variables
+ * (ops->env), and confined, a private home and temporary directory with the
+ * files of the user's home it needs bound in (binds).
+ */
+static void
+fw_environment(const struct framework_ops *ops, const struct agent_config *cfg, bool confined,
+    struct strv *env, struct strv *binds)
+{
+	for (size_t i = 0; i < sizeof fw_env_keep / sizeof *fw_env_keep; i++) {
+		const char *v = getenv(fw_env_keep[i]);
+
+		if (confined && (strcmp(fw_env_keep[i], "HOME") == 0 ||
+		    strcmp(fw_env_keep[i], "TMPDIR") == 0))
+			continue;
+		if (v != NULL)
+			strv_addf(env, "%s=%s", fw_env_keep[i], v);
+	}
+	if (getenv("PATH") == NULL)
+		strv_add(env, "PATH=/usr/local/bin:/usr/bin:/bin");
+	if (confined) {
+		const char *home = getenv("HOME");
+
+		strv_add(env, "HOME=" FW_HOME);
+		strv_add(env, "TMPDIR=" FW_TMPDIR);
+		if (ops->home_files != NULL && home != NULL && home[0] == '/')
+			ops->home_files(cfg, home, FW_HOME, binds);
+	}
+	ops->env(cfg, env);
+}
+
+/*
  * Starts the CLI, in taskdeck's sandbox when confined (docs/frameworks.md
  * "Confinement"), in its own session and process group; false with err set.
  */
@@ -325,43 +378,15 @@ fw_spawn(const struct framework_ops *ops, const struct agent_config *cfg, bool c
 		    "sandbox: %s", ops->program, why);
 		return false;
 	}
-	if (ask_socket != NULL) {
-		launch.ask_socket = confined ? FW_ASK_SOCKET : ask_socket;
-		if (confined) {
-			strv_add(&binds, ask_socket);
-			strv_add(&binds, FW_ASK_SOCKET);
-			/* The permission server is this executable: under the host's /tmp
-			 * (a build there) it is not on claude's command line to be bound. */
-			if (fw_within(self, "/tmp")) {
-				strv_add(&binds, self);
-				strv_add(&binds, self);
-			}
-		}
-	}
+	if (ask_socket != NULL)
+		launch.ask_socket = fw_ask_binds(confined, ask_socket, self, &binds);
 	strv_add(&argv, cfg->runtime_path);
 	ops->args(cfg, &launch, &argv);
-	for (size_t i = 0; i < sizeof fw_env_keep / sizeof *fw_env_keep; i++) {
-		const char *v = getenv(fw_env_keep[i]);
-
-		if (confined && (strcmp(fw_env_keep[i], "HOME") == 0 ||
-		    strcmp(fw_env_keep[i], "TMPDIR") == 0))
-			continue;
-		if (v != NULL)
-			strv_addf(&env, "%s=%s", fw_env_keep[i], v);
-	}
-	if (getenv("PATH") == NULL)
-		strv_add(&env, "PATH=/usr/local/bin:/usr/bin:/bin");
+	fw_environment(ops, cfg, confined, &env, &binds);
 	if (confined) {
-		const char *home = getenv("HOME");
-
-		strv_add(&env, "HOME=" FW_HOME);
-		strv_add(&env, "TMPDIR=" FW_TMPDIR);
 		policy.dirs = dirs;
-		if (ops->home_files != NULL && home != NULL && home[0] == '/')
-			ops->home_files(cfg, home, FW_HOME, &binds);
 		policy.ro_binds = binds.n > 0 ? (const char *const *)binds.v : NULL;
 	}
-	ops->env(cfg, &env);
 	if (ops->duplex) {
 		int to[2];
 
@@ -412,19 +437,6 @@ done:
 	return rc == 0;
 }
 
-/* Replaces every occurrence of the API key in s with '*'. */
-static void
-fw_mask(const struct agent_config *cfg, char *s)
-{
-	size_t klen;
-	char *at;
-
-	if (cfg->api_key == NULL || (klen = strlen(cfg->api_key)) < 4)
-		return;
-	while ((at = strstr(s, cfg->api_key)) != NULL)
-		memset(at, '*', klen);
-}
-
 /* One line of the CLI's stdout. */
 static void
 fw_line(const struct framework_ops *ops, struct fw_run *r, const char *line, size_t len)
@@ -441,11 +453,13 @@ fw_line(const struct framework_ops *ops, struct fw_run *r, const char *line, siz
 		char shown[200];
 
 		snprintf(shown, sizeof shown, "%.*s", (int)(len < 150 ? len : 150), line);
-		fw_mask(r->cfg, shown);
+		redact_text(r->cfg->keys, shown, strlen(shown), len > 150 ? REDACT_CUT_END : 0);
 		log_info("%s printed a line that is not a JSON object: %s", ops->program, shown);
 		cJSON_Delete(msg);
 		return;
 	}
+	/* The key, should the CLI echo it (an error of its endpoint), goes nowhere further. */
+	redact_json(r->cfg->keys, msg);
 	ops->line(r, msg);
 	cJSON_Delete(msg);
 }
@@ -504,14 +518,17 @@ fw_read_err(const struct framework_ops *ops, struct fw_run *r, struct fw_proc *p
 			return false;
 		for (ssize_t i = 0; i < n; i++) {
 			if (chunk[i] != '\n') {
-				if (p->errline.len < 400)
+				if (p->errline.len < FW_ERR_LINE_MAX)
 					buf_append(&p->errline, chunk + i, 1);
 				continue;
 			}
 			if (p->errline.len > 0) {
-				char *clean = agent_utf8_clean(p->errline.data);
+				char *clean;
 
-				fw_mask(r->cfg, clean);
+				/* A line cut at the bound may end in the beginning of a key. */
+				redact_text(r->cfg->keys, p->errline.data, p->errline.len,
+				    p->errline.len >= FW_ERR_LINE_MAX ? REDACT_CUT_END : 0);
+				clean = agent_utf8_clean(p->errline.data);
 				log_debug("%s: %s", ops->program, clean);
 				snprintf(r->last_stderr, sizeof r->last_stderr, "%s", clean);
 				free(clean);

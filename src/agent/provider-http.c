@@ -6,6 +6,7 @@
 #include "httpc.h"
 #include "json.h"
 #include "provider.h"
+#include "redact.h"
 #include "xalloc.h"
 
 struct provider_feed {
@@ -289,7 +290,7 @@ provider_post(struct provider *p, const char *url, const char *const *headers,
 		break;
 	}
 	if (rc == AGENT_FAILED)
-		provider_redact(err->message, p->cfg->api_key);
+		redact_str(p->cfg->keys, err->message);
 	sse_free(feed.sse);
 	httpc_response_free(&resp);
 	return rc;

@@ -92,15 +92,3 @@ provider_made_up_id(char *id, size_t len, int index)
 	snprintf(id, len, "call_%08lx%04lx_%d", (unsigned long)random() & 0xffffffffUL, n & 0xffff,
 	    index);
 }
-
-void
-provider_redact(char *s, const char *secret)
-{
-	size_t n;
-	char *at;
-
-	if (s == NULL || secret == NULL || (n = strlen(secret)) < 4)
-		return;
-	while ((at = strstr(s, secret)) != NULL)
-		memset(at, '*', n);
-}

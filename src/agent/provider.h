@@ -103,9 +103,6 @@ int an_max_tokens(const char *effort);
 /* The output tokens model allows (max_tokens asked of Anthropic). */
 int an_output_limit(const char *model);
 
-/* Replaces every occurrence of secret in s (in place, same length) with '*'. */
-void provider_redact(char *s, const char *secret);
-
 /*
  * For the HTTP providers (provider-http.c): POSTs body to url and feeds the
  * event stream of the answer to on_event (which sets err and returns

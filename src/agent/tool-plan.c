@@ -53,16 +53,6 @@ plan_word(const char *s, const char *const *list)
 	return NULL;
 }
 
-static size_t
-utf8_chars(const char *s)
-{
-	size_t n = 0;
-
-	for (; *s; s++)
-		n += ((unsigned char)*s & 0xc0) != 0x80;
-	return n;
-}
-
 /* The steps argument as [{title}], or NULL with a failure in res. */
 static cJSON *
 plan_check_steps(const cJSON *steps, struct tool_result *res)
@@ -81,7 +71,7 @@ plan_check_steps(const cJSON *steps, struct tool_result *res)
 		const char *title = json_get_string(s, "title");
 		cJSON *step;
 
-		if (title == NULL || title[0] == '\0' || utf8_chars(title) > PLAN_TITLE_MAX) {
+		if (title == NULL || title[0] == '\0' || json_utf8_chars(title) > PLAN_TITLE_MAX) {
 			tool_result_fail(res, "steps[%d].title must be a string of 1 to %d characters",
 			    i, PLAN_TITLE_MAX);
 			cJSON_Delete(out);

@@ -92,7 +92,7 @@ walk_ignore_file(struct walk *w, const char *prefix)
 }
 
 static void
-walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
+search_walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
 {
 	size_t n, nrules = w->ign.n;
 	char **names = tool_dir_names(dfd, &n);
@@ -118,7 +118,7 @@ walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
 				if ((sub = wsfile_open_subdir(w->ctx->files, dfd, names[i])) >= 0) {
 					char *subprefix = xasprintf("%s/", rel);
 
-					walk_dir(w, sub, subprefix, depth + 1);
+					search_walk_dir(w, sub, subprefix, depth + 1);
 					free(subprefix);
 					close(sub);
 				} else if (errno == EACCES) {
@@ -174,7 +174,7 @@ walk_run(struct walk *w, const struct tool_ctx *ctx, const cJSON *args,
 				free(parent);
 			}
 		}
-		walk_dir(w, fd, prefix, 0);
+		search_walk_dir(w, fd, prefix, 0);
 		close(fd);
 		free(prefix);
 	} else {

@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "json.h"
 #include "termtext.h"
+#include "xalloc.h"
 
 static int cmd_connectors_list_exec(struct cli *, int, char **);
 static int cmd_connectors_show_exec(struct cli *, int, char **);
@@ -104,13 +105,15 @@ static const struct cli_option login_options[] = {
 	{ "id-token-stdin", false },
 	{ "idp-token-endpoint", true },
 	{ "idp-client-id", true },
+	{ "workload-token-file", true },
 	{ "scope", true },
 	{ NULL, false }
 };
 
 const struct cli_cmd cmd_connectors_login_entry = {
 	"connectors", "login", "ID [--scope SCOPE] [--client-id ID [--client-secret-stdin | "
-	"--client-key-stdin]] [--id-token-stdin --idp-token-endpoint URL [--idp-client-id ID]]",
+	"--client-key-stdin]] [--id-token-stdin --idp-token-endpoint URL [--idp-client-id ID]] "
+	"[--workload-token-file PATH]",
 	"Sign in to an http connector's server with OAuth: prints the URL to open\n"
 	"in a browser; the service receives the answer and keeps the token.\n"
 	"--client-id names a client the server registered beforehand (its secret,\n"
@@ -120,6 +123,9 @@ const struct cli_cmd cmd_connectors_login_entry = {
 	"ID token (standard input; after the client secret's line when both are\n"
 	"given) is exchanged at --idp-token-endpoint for an identity assertion\n"
 	"the server's authorization server takes; no browser.\n"
+	"--workload-token-file (with --client-id) signs in as a workload: the file\n"
+	"where its platform puts its identity token (a JWT), read now and at each\n"
+	"renewal, is the assertion of a JWT bearer grant; no browser.\n"
 	"--scope asks for these scopes instead of the server's first challenge's\n"
 	"(a step-up: a run's tool line names the scope the server asked for).",
 	login_options, 1, 1, cmd_connectors_login_exec
@@ -498,18 +504,23 @@ cmd_connectors_login_exec(struct cli *cli, int argc, char **argv)
 	struct td_connector_login login = { .client_id = cli_get(cli, "client-id"),
 		.scope = cli_get(cli, "scope"),
 		.idp_token_endpoint = cli_get(cli, "idp-token-endpoint"),
-		.idp_client_id = cli_get(cli, "idp-client-id") };
+		.idp_client_id = cli_get(cli, "idp-client-id"),
+		.workload_token_file = cli_get(cli, "workload-token-file") };
 	bool want_secret = cli_has(cli, "client-secret-stdin");
 	bool want_key = cli_has(cli, "client-key-stdin");
 	bool want_token = cli_has(cli, "id-token-stdin");
+	bool workload = login.workload_token_file != NULL;
 	struct td_error err;
-	char *url, *secret = NULL;
+	char *url, *secret = NULL, *abs_file = NULL, cwd[4096];
 	int rc;
 
 	(void)argc;
 	if ((want_secret || want_key || want_token) && login.client_id == NULL)
 		return cli_usage_error(cli, "--client-secret-stdin, --client-key-stdin and "
 		    "--id-token-stdin need --client-id");
+	if (login.workload_token_file != NULL && (login.client_id == NULL || want_token))
+		return cli_usage_error(cli, "--workload-token-file needs --client-id, and is not "
+		    "combined with --id-token-stdin");
 	if (want_key && (want_secret || want_token))
 		return cli_usage_error(cli, "--client-key-stdin reads all of standard input: not "
 		    "with --client-secret-stdin or --id-token-stdin");
@@ -544,6 +555,12 @@ cmd_connectors_login_exec(struct cli *cli, int argc, char **argv)
 			login.id_token = secret;
 		}
 	}
+	/* The service reads the file: a path relative to here is made absolute. */
+	if (login.workload_token_file != NULL && login.workload_token_file[0] != '/' &&
+	    getcwd(cwd, sizeof cwd) != NULL) {
+		abs_file = xasprintf("%s/%s", cwd, login.workload_token_file);
+		login.workload_token_file = abs_file;
+	}
 	rc = cli_connect(cli);
 	if (rc == CLI_EXIT_OK &&
 	    td_login_connector(cli->client, argv[0], &login, &opts, &url, &err) != TD_OK)
@@ -554,13 +571,17 @@ cmd_connectors_login_exec(struct cli *cli, int argc, char **argv)
 		explicit_bzero(secret, strlen(secret));
 		free(secret);
 	}
+	free(abs_file);
 	if (rc != CLI_EXIT_OK)
 		return rc;
 	if (url == NULL) {
 		if (cli->json)
 			out_json("{\"signedIn\":true}");
 		else
-			printf("signed in with the client's credentials (no browser needed)\n");
+			printf("signed in with %s (no browser needed)\n",
+			    workload ? "the workload's identity token" :
+			    want_token ? "the identity provider's assertion" :
+			    "the client's credentials");
 	} else if (cli->json) {
 		cJSON *o = cJSON_CreateObject();
 		char *text;

@@ -923,55 +923,25 @@ cli_logs_since(const char *text, int64_t *ms)
 }
 
 /*
- * taskdeck runs logs RUN [--follow] and taskdeck runs watch RUN: the run's
- * past events from the durable history, then (follow, watch) the live ones
- * until it ends.  The live subscription opens first, so nothing falls
- * between; what the history printed is not printed again.  watch leaves the
- * output out: status, progress, tools, prompts, then how it ended.  Of the
- * history, logs prints the events since o->since_ms, and of their lines the
- * last o->tail.
+ * The run's events after after_id, all pages of them, into *kept (*n): what
+ * watch leaves out (output) and what is older than o->since_ms are dropped.
  */
-static int
-events_run_history(struct cli *cli, const char *run_id, const struct cli_logs *o, bool watch)
+static enum td_code
+events_history_read(struct cli *cli, const char *run_id, const struct cli_logs *o, bool watch,
+    struct td_event ***kept, size_t *n, struct td_error *err)
 {
 	struct td_request_options opts = cli_request_options(cli);
-	struct td_event_filter filter = { .run_id = run_id };
-	struct td_event **kept = NULL;
-	struct events_lines lines = { 0 };
-	struct td_events *ev = NULL;
-	struct td_run *run = NULL;
-	struct td_error err;
-	size_t nkept = 0, skip = 0;
 	char after_id[96] = "";
-	bool at_bol = true, finished = false, more, follow = o->follow;
-	bool dropping = false;	/* the output's line so far is before the tail */
-	bool stream_bol = true;	/* the output so far ends a line, printed or not */
-	int rc = CLI_EXIT_OK;
+	bool more;
 
-	events_timestamps = o->timestamps;
-	events_start = (struct events_follow){ .at_bol = true };
-	if (td_get_run(cli->client, run_id, &opts, &run, &err) != TD_OK)
-		return cli_fail(&err);
-	if (follow && td_events_open(cli->client, &filter, NULL, &ev, &err) == TD_OK &&
-	    td_events_ready(ev, cli->timeout_ms > 0 ? cli->timeout_ms : TD_DEFAULT_TIMEOUT_MS,
-	    &err) != TD_OK) {
-		td_events_close(ev);
-		ev = NULL;
-	}
 	do {
 		struct td_run_event_list *page = NULL;
 
 		/* Event ids (STREAM:SEQ) page a history that spans restarts (docs/events.md). */
-		if (td_list_run_events(cli->client, run->id, after_id, 500, &opts, &page,
-		    &err) != TD_OK) {
-			for (size_t i = 0; i < nkept; i++)
-				td_event_free(kept[i]);
-			free(kept);
-			td_events_close(ev);
-			td_run_free(run);
-			return cli_fail(&err);
-		}
-		kept = xrealloc(kept, (nkept + page->count + 1) * sizeof *kept);
+		if (td_list_run_events(cli->client, run_id, after_id, 500, &opts, &page,
+		    err) != TD_OK)
+			return err->code;
+		*kept = xrealloc(*kept, (*n + page->count + 1) * sizeof **kept);
 		for (size_t i = 0; i < page->count; i++) {
 			struct td_event *e = page->items[i];
 			int64_t at;
@@ -983,7 +953,7 @@ events_run_history(struct cli *cli, const char *run_id, const struct cli_logs *o
 			if (o->since_ms > 0 && strcmp(e->type, "run.finished") != 0 &&
 			    (e->time == NULL || !td_time_parse(e->time, &at) || at < o->since_ms))
 				continue;
-			kept[nkept++] = e;
+			(*kept)[(*n)++] = e;
 			page->items[i] = NULL;
 		}
 		more = page->next_after != NULL;
@@ -991,10 +961,27 @@ events_run_history(struct cli *cli, const char *run_id, const struct cli_logs *o
 			snprintf(after_id, sizeof after_id, "%s", page->next_after);
 		td_run_event_list_free(page);
 	} while (more);
-	events_count_lines(cli, kept, nkept, &lines);
-	if (o->tail >= 0 && lines.total > (size_t)o->tail)
-		skip = lines.total - (size_t)o->tail;
-	for (size_t i = 0; i < nkept; i++) {
+	return TD_OK;
+}
+
+/*
+ * Prints the kept events, the output's last tail lines only (tail < 0: all),
+ * and frees them; *at_bol after, *finished when run.finished was among them.
+ */
+static int
+events_history_print(struct cli *cli, const char *run_id, struct td_event **kept, size_t n,
+    long tail, bool *at_bol, bool *finished)
+{
+	struct events_lines lines = { 0 };
+	size_t skip = 0;
+	bool dropping = false;	/* the output's line so far is before the tail */
+	bool stream_bol = true;	/* the output so far ends a line, printed or not */
+	int rc = CLI_EXIT_OK;
+
+	events_count_lines(cli, kept, n, &lines);
+	if (tail >= 0 && lines.total > (size_t)tail)
+		skip = lines.total - (size_t)tail;
+	for (size_t i = 0; i < n; i++) {
 		struct td_event *e = kept[i];
 
 		if ((skip > 0 && skip >= lines.starts[i]) || (dropping && lines.starts[i] == 0)) {
@@ -1013,23 +1000,67 @@ events_run_history(struct cli *cli, const char *run_id, const struct cli_logs *o
 
 			skip = 0;
 			dropping = false;
-			events_print_from(cli, e, from, &at_bol);
-			stream_bol = at_bol;
+			events_print_from(cli, e, from, at_bol);
+			stream_bol = *at_bol;
 		} else {
-			events_follow_print(cli, e, &at_bol);
-			stream_bol = at_bol;
+			events_follow_print(cli, e, at_bol);
+			stream_bol = *at_bol;
 		}
 		if (strcmp(e->type, "run.finished") == 0) {
-			finished = true;
-			rc = events_follow_end(e, run->id, at_bol);
+			*finished = true;
+			rc = events_follow_end(e, run_id, *at_bol);
 		}
 		td_event_free(e);
 	}
-	free(kept);
 	free(lines.starts);
+	return rc;
+}
+
+/*
+ * taskdeck runs logs RUN [--follow] and taskdeck runs watch RUN: the run's
+ * past events from the durable history, then (follow, watch) the live ones
+ * until it ends.  The live subscription opens first, so nothing falls
+ * between; what the history printed is not printed again.  watch leaves the
+ * output out: status, progress, tools, prompts, then how it ended.  Of the
+ * history, logs prints the events since o->since_ms, and of their lines the
+ * last o->tail.
+ */
+static int
+events_run_history(struct cli *cli, const char *run_id, const struct cli_logs *o, bool watch)
+{
+	struct td_request_options opts = cli_request_options(cli);
+	struct td_event_filter filter = { .run_id = run_id };
+	struct td_event **kept = NULL;
+	struct td_events *ev = NULL;
+	struct td_run *run = NULL;
+	struct td_error err;
+	size_t nkept = 0;
+	bool at_bol = true, finished = false;
+	int rc;
+
+	events_timestamps = o->timestamps;
+	events_start = (struct events_follow){ .at_bol = true };
+	if (td_get_run(cli->client, run_id, &opts, &run, &err) != TD_OK)
+		return cli_fail(&err);
+	if (o->follow && td_events_open(cli->client, &filter, NULL, &ev, &err) == TD_OK &&
+	    td_events_ready(ev, cli->timeout_ms > 0 ? cli->timeout_ms : TD_DEFAULT_TIMEOUT_MS,
+	    &err) != TD_OK) {
+		td_events_close(ev);
+		ev = NULL;
+	}
+	if (events_history_read(cli, run->id, o, watch, &kept, &nkept, &err) != TD_OK) {
+		for (size_t i = 0; i < nkept; i++)
+			td_event_free(kept[i]);
+		free(kept);
+		td_events_close(ev);
+		td_run_free(run);
+		return cli_fail(&err);
+	}
+	rc = events_history_print(cli, run->id, kept, nkept, o->tail, &at_bol, &finished);
+	free(kept);
 	if (!at_bol && !finished)
 		putchar('\n');
-	if (finished || !follow) {
+	if (finished || !o->follow) {
 		td_events_close(ev);
 		td_run_free(run);
 		return rc;

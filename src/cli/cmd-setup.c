@@ -18,6 +18,7 @@
 #include "buf.h"
 #include "cli.h"
 #include "json.h"
+#include "names.h"
 #include "paths.h"
 #include "xalloc.h"
 
@@ -60,7 +61,7 @@ struct choice {
 	char name[65];
 	char kind[16];		/* "openai", "anthropic", "replay" */
 	char base_url[2049];
-	char key_env[129];	/* "" for none */
+	char key_env[NAMES_ENV_MAX + 1];	/* "" for none */
 	char model[201];
 	const char *key;	/* the key's value (from the environment or typed), or NULL */
 	char cred_ref[201];	/* keycred: apiKeyCredential already in settings, or "" */
@@ -78,15 +79,6 @@ static const struct known {
 	  "Anthropic" },
 	{ "replay", "replay", "", "", "the offline replay (recorded transcripts, no model)" },
 };
-
-static bool
-env_name_ok(const char *s)
-{
-	size_t n = strlen(s);
-
-	return n > 0 && n <= 128 && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	    "0123456789_") == n && !(s[0] >= '0' && s[0] <= '9');
-}
 
 static bool
 name_ok(const char *s)
@@ -215,7 +207,7 @@ provider_http(const struct choice *c, const char *method, const char *url, const
 
 /* The URL of path under the provider's base ("/models"; Anthropic adds /v1). */
 static char *
-provider_url(const struct choice *c, const char *path)
+setup_provider_url(const struct choice *c, const char *path)
 {
 	size_t n = strlen(c->base_url);
 
@@ -230,7 +222,7 @@ provider_url(const struct choice *c, const char *path)
 static cJSON *
 list_models(const struct choice *c, char *why, size_t wsize)
 {
-	char *url = provider_url(c, "/models");
+	char *url = setup_provider_url(c, "/models");
 	struct buf out;
 	long status = provider_http(c, "GET", url, NULL, &out, why, wsize);
 	cJSON *doc = NULL, *ids = NULL, *m;
@@ -289,7 +281,7 @@ test_model(const struct choice *c, char *why, size_t wsize)
 	cJSON_AddItemToArray(msgs, msg);
 	body = cJSON_PrintUnformatted(req);
 	cJSON_Delete(req);
-	url = provider_url(c, strcmp(c->kind, "anthropic") == 0 ? "/messages" :
+	url = setup_provider_url(c, strcmp(c->kind, "anthropic") == 0 ? "/messages" :
 	    "/chat/completions");
 	status = provider_http(c, "POST", url, body, &out, why, wsize);
 	if (status != 0 && (status < 200 || status >= 300))
@@ -482,8 +474,8 @@ interactive(struct choice *c, const cJSON *doc)
 	} else if (strcmp(answer, "-") == 0) {
 		c->key_env[0] = '\0';
 		c->cred_ref[0] = '\0';
-	} else if (env_name_ok(answer)) {
-		snprintf(c->key_env, sizeof c->key_env, "%s", answer);
+	} else if (names_env_valid(answer)) {
+		snprintf(c->key_env, sizeof c->key_env, "%.*s", NAMES_ENV_MAX, answer);
 		c->cred_ref[0] = '\0';
 	} else {
 		fprintf(stderr, "taskdeck: %s is not an environment variable name\n", answer);
@@ -672,15 +664,152 @@ setup_fail(struct cli *cli, int rc, const char *fmt, ...)
 	return rc;
 }
 
+/* The choice from --provider and the flags beside it; an exit code. */
+static int
+setup_from_flags(struct cli *cli, struct choice *c, cJSON *doc)
+{
+	const char *v = cli_get(cli, "provider");
+
+	if (!name_ok(v))
+		return cli_usage_error(cli, "--provider: 1 to 64 characters of a-z, 0-9, _ and -");
+	if (!choice_from(c, doc, v)) {
+		snprintf(c->kind, sizeof c->kind, "openai");
+		if (!cli_has(cli, "base-url"))
+			return cli_usage_error(cli, "--provider %s is new: give --base-url", v);
+	}
+	if ((v = cli_get(cli, "kind")) != NULL) {
+		if (strcmp(v, "openai") != 0 && strcmp(v, "anthropic") != 0 &&
+		    strcmp(v, "replay") != 0)
+			return cli_usage_error(cli, "--kind is openai, anthropic or replay");
+		snprintf(c->kind, sizeof c->kind, "%s", v);
+	}
+	if ((v = cli_get(cli, "base-url")) != NULL) {
+		if (!url_ok(v))
+			return cli_usage_error(cli, "--base-url must be an http:// or https:// URL");
+		snprintf(c->base_url, sizeof c->base_url, "%s", v);
+	}
+	if ((v = cli_get(cli, "api-key-env")) != NULL) {
+		if (!names_env_valid(v))
+			return cli_usage_error(cli, "--api-key-env takes the NAME of an "
+			    "environment variable, not the key");
+		snprintf(c->key_env, sizeof c->key_env, "%s", v);
+		c->cred_ref[0] = '\0';
+	}
+	if (cli_has(cli, "no-api-key")) {
+		c->key_env[0] = '\0';
+		c->cred_ref[0] = '\0';
+	}
+	if (cli_has(cli, "api-key-stdin")) {
+		const char *kwhy;
+
+		c->key_env[0] = '\0';
+		if ((c->typed = read_key_line(&kwhy)) == NULL)
+			return cli_usage_error(cli, "--api-key-stdin: %s", kwhy);
+	}
+	if ((v = cli_get(cli, "model")) != NULL)
+		snprintf(c->model, sizeof c->model, "%s", v);
+	return CLI_EXIT_OK;
+}
+
+/*
+ * The key of a provider that is not replay, then (without --no-test) its
+ * models listed into *ids, the model chosen (asking) or checked, and tested;
+ * an exit code.
+ */
+static int
+setup_test(struct cli *cli, struct choice *c, bool asking, cJSON **ids, bool *tested)
+{
+	char why[512] = "";
+
+	if (c->typed != NULL) {
+		c->key = c->typed;	/* in memory only, for the list and the test */
+	} else if (c->key_env[0] == '\0' && c->cred_ref[0] != '\0' && !cli_has(cli, "no-test")) {
+		return setup_fail(cli, CLI_EXIT_USAGE, "the key of %s is in the credential %s, "
+		    "which cannot be read back to list or test the models; give the key "
+		    "again (--api-key-stdin, or * on a terminal) or --no-test", c->name,
+		    c->cred_ref);
+	}
+	if (c->key_env[0] != '\0') {
+		c->key = getenv(c->key_env);
+		if ((c->key == NULL || *c->key == '\0') && !cli_has(cli, "no-test"))
+			return setup_fail(cli, CLI_EXIT_SERVICE, "%s is not set in this shell, so "
+			    "the models cannot be listed or tested%s", c->key_env,
+			    " (set it, or give --no-test)");
+	}
+	if (cli_has(cli, "no-test"))
+		return c->model[0] == '\0' ? cli_usage_error(cli, "--no-test needs --model") :
+		    CLI_EXIT_OK;
+	if ((*ids = list_models(c, why, sizeof why)) == NULL)
+		return setup_fail(cli, CLI_EXIT_SERVICE, "cannot list the models of %s: %s",
+		    c->base_url, why);
+	if (asking) {
+		if (!interactive_model(c, *ids))
+			return CLI_EXIT_USAGE;
+	} else if (c->model[0] == '\0' || !models_has(*ids, c->model)) {
+		return setup_fail(cli, CLI_EXIT_SERVICE, "the provider does not offer the "
+		    "model \"%s\"; it offers for example %s", c->model[0] ? c->model :
+		    "(none given: --model)", cJSON_GetArrayItem(*ids, 0)->valuestring);
+	}
+	if (!test_model(c, why, sizeof why))
+		return setup_fail(cli, CLI_EXIT_SERVICE, "the test request to %s failed: %s",
+		    c->model, why);
+	*tested = true;
+	return CLI_EXIT_OK;
+}
+
+/* What was written to settings, for a person or (--json) a program. */
+static void
+setup_report(struct cli *cli, const struct choice *c, const char *settings,
+    const cJSON *ids, bool tested)
+{
+	if (cli->json) {
+		cJSON *o = cJSON_CreateObject(), *p = cJSON_AddObjectToObject(o, "provider");
+		char *text;
+		cJSON_AddBoolToObject(o, "ok", true);
+		cJSON_AddStringToObject(o, "settings", settings);
+		cJSON_AddStringToObject(p, "name", c->name);
+		cJSON_AddStringToObject(p, "kind", c->kind);
+		if (c->base_url[0] && strcmp(c->kind, "replay") != 0)
+			cJSON_AddStringToObject(p, "baseUrl", c->base_url);
+		if (c->key_env[0])
+			cJSON_AddStringToObject(p, "apiKeyEnv", c->key_env);
+		else if (c->cred_id[0] || c->cred_ref[0])
+			cJSON_AddStringToObject(p, "apiKeyCredential", c->cred_id[0] ? c->cred_id :
+			    c->cred_ref);
+		cJSON_AddStringToObject(p, "model", c->model);
+		cJSON_AddNumberToObject(o, "models", ids ? cJSON_GetArraySize(ids) : 0);
+		cJSON_AddBoolToObject(o, "tested", tested);
+		cJSON_AddBoolToObject(o, "restartNeeded", true);
+		text = cJSON_PrintUnformatted(o);
+		out_json(text);
+		free(text);
+		cJSON_Delete(o);
+		return;
+	}
+	printf("\nWrote %s: provider %s (%s%s%s), model %s%s%s.\n", settings, c->name,
+	    c->kind, c->base_url[0] && strcmp(c->kind, "replay") ? ", " : "",
+	    strcmp(c->kind, "replay") ? c->base_url : "", c->model,
+	    c->key_env[0] ? ", key from $" : "", c->key_env);
+	if (tested)
+		printf("The test request to %s answered.\n", c->model);
+	if (c->key_env[0])
+		printf("The service reads %s from its own environment: start it from a "
+		    "shell where %s is set.\n", c->key_env, c->key_env);
+	if (c->cred_id[0])
+		printf("The key is stored sealed in the credential provider-%s (%s); "
+		    "settings.json names it in apiKeyCredential.\n", c->name, c->cred_id);
+	printf("Restart the service so that it reads the new settings: "
+	    "taskdeck daemon stop; taskdeck daemon start\n");
+}
+
 static int
 cmd_setup_exec(struct cli *cli, int argc, char **argv)
 {
 	struct choice c = { 0 };
 	struct td_paths paths = { 0 };
 	cJSON *doc = NULL, *ids = NULL;
-	char why[512] = "";
-	const char *v;
 	bool tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) && !cli->json;
+	bool asking = tty && !cli_has(cli, "provider");
 	bool tested = false;
 	int rc = CLI_EXIT_OK;
 
@@ -713,122 +842,25 @@ cmd_setup_exec(struct cli *cli, int argc, char **argv)
 		}
 		goto out;
 	}
-	if (tty && !cli_has(cli, "provider")) {
+	if (asking) {
 		show_current(doc, paths.settings);
-		if (!interactive(&c, doc)) {
+		if (!interactive(&c, doc))
 			rc = CLI_EXIT_USAGE;
-			goto out;
-		}
 	} else {
-		v = cli_get(cli, "provider");
-		if (!name_ok(v)) {
-			rc = cli_usage_error(cli, "--provider: 1 to 64 characters of a-z, 0-9, _ and -");
-			goto out;
-		}
-		if (!choice_from(&c, doc, v)) {
-			snprintf(c.kind, sizeof c.kind, "openai");
-			if (!cli_has(cli, "base-url")) {
-				rc = cli_usage_error(cli, "--provider %s is new: give --base-url", v);
-				goto out;
-			}
-		}
-		if ((v = cli_get(cli, "kind")) != NULL) {
-			if (strcmp(v, "openai") != 0 && strcmp(v, "anthropic") != 0 &&
-			    strcmp(v, "replay") != 0) {
-				rc = cli_usage_error(cli, "--kind is openai, anthropic or replay");
-				goto out;
-			}
-			snprintf(c.kind, sizeof c.kind, "%s", v);
-		}
-		if ((v = cli_get(cli, "base-url")) != NULL) {
-			if (!url_ok(v)) {
-				rc = cli_usage_error(cli, "--base-url must be an http:// or https:// URL");
-				goto out;
-			}
-			snprintf(c.base_url, sizeof c.base_url, "%s", v);
-		}
-		if ((v = cli_get(cli, "api-key-env")) != NULL) {
-			if (!env_name_ok(v)) {
-				rc = cli_usage_error(cli, "--api-key-env takes the NAME of an "
-				    "environment variable, not the key");
-				goto out;
-			}
-			snprintf(c.key_env, sizeof c.key_env, "%s", v);
-			c.cred_ref[0] = '\0';
-		}
-		if (cli_has(cli, "no-api-key")) {
-			c.key_env[0] = '\0';
-			c.cred_ref[0] = '\0';
-		}
-		if (cli_has(cli, "api-key-stdin")) {
-			const char *kwhy;
-
-			c.key_env[0] = '\0';
-			if ((c.typed = read_key_line(&kwhy)) == NULL) {
-				rc = cli_usage_error(cli, "--api-key-stdin: %s", kwhy);
-				goto out;
-			}
-		}
-		if ((v = cli_get(cli, "model")) != NULL)
-			snprintf(c.model, sizeof c.model, "%s", v);
+		rc = setup_from_flags(cli, &c, doc);
 	}
+	if (rc != CLI_EXIT_OK)
+		goto out;
 	if (strcmp(c.kind, "replay") == 0) {
 		if (c.model[0] == '\0')
 			snprintf(c.model, sizeof c.model, "research");
-		if (tty && !cli_has(cli, "provider") &&
-		    !ask("Transcript (model)", c.model, c.model, sizeof c.model)) {
+		if (asking && !ask("Transcript (model)", c.model, c.model, sizeof c.model))
 			rc = CLI_EXIT_USAGE;
-			goto out;
-		}
 	} else {
-		if (c.typed != NULL) {
-			c.key = c.typed;	/* in memory only, for the list and the test */
-		} else if (c.key_env[0] == '\0' && c.cred_ref[0] != '\0' &&
-		    !cli_has(cli, "no-test")) {
-			rc = setup_fail(cli, CLI_EXIT_USAGE, "the key of %s is in the credential %s, "
-			    "which cannot be read back to list or test the models; give the key "
-			    "again (--api-key-stdin, or * on a terminal) or --no-test", c.name,
-			    c.cred_ref);
-			goto out;
-		}
-		if (c.key_env[0] != '\0') {
-			c.key = getenv(c.key_env);
-			if ((c.key == NULL || *c.key == '\0') && !cli_has(cli, "no-test")) {
-				rc = setup_fail(cli, CLI_EXIT_SERVICE, "%s is not set in this shell, so "
-				    "the models cannot be listed or tested%s", c.key_env,
-				    " (set it, or give --no-test)");
-				goto out;
-			}
-		}
-		if (!cli_has(cli, "no-test")) {
-			ids = list_models(&c, why, sizeof why);
-			if (ids == NULL) {
-				rc = setup_fail(cli, CLI_EXIT_SERVICE, "cannot list the models of %s: %s",
-				    c.base_url, why);
-				goto out;
-			}
-			if (tty && !cli_has(cli, "provider")) {
-				if (!interactive_model(&c, ids)) {
-					rc = CLI_EXIT_USAGE;
-					goto out;
-				}
-			} else if (c.model[0] == '\0' || !models_has(ids, c.model)) {
-				rc = setup_fail(cli, CLI_EXIT_SERVICE, "the provider does not offer the "
-				    "model \"%s\"; it offers for example %s", c.model[0] ? c.model :
-				    "(none given: --model)", cJSON_GetArrayItem(ids, 0)->valuestring);
-				goto out;
-			}
-			if (!test_model(&c, why, sizeof why)) {
-				rc = setup_fail(cli, CLI_EXIT_SERVICE, "the test request to %s failed: %s",
-				    c.model, why);
-				goto out;
-			}
-			tested = true;
-		} else if (c.model[0] == '\0') {
-			rc = cli_usage_error(cli, "--no-test needs --model");
-			goto out;
-		}
+		rc = setup_test(cli, &c, asking, &ids, &tested);
 	}
+	if (rc != CLI_EXIT_OK)
+		goto out;
 	if (c.typed != NULL && (rc = store_key(cli, &c)) != CLI_EXIT_OK)
 		goto out;
 	apply(doc, &c);
@@ -836,44 +868,7 @@ cmd_setup_exec(struct cli *cli, int argc, char **argv)
 		rc = CLI_EXIT_SERVICE;
 		goto out;
 	}
-	if (cli->json) {
-		cJSON *o = cJSON_CreateObject(), *p = cJSON_AddObjectToObject(o, "provider");
-		char *text;
-		cJSON_AddBoolToObject(o, "ok", true);
-		cJSON_AddStringToObject(o, "settings", paths.settings);
-		cJSON_AddStringToObject(p, "name", c.name);
-		cJSON_AddStringToObject(p, "kind", c.kind);
-		if (c.base_url[0] && strcmp(c.kind, "replay") != 0)
-			cJSON_AddStringToObject(p, "baseUrl", c.base_url);
-		if (c.key_env[0])
-			cJSON_AddStringToObject(p, "apiKeyEnv", c.key_env);
-		else if (c.cred_id[0] || c.cred_ref[0])
-			cJSON_AddStringToObject(p, "apiKeyCredential", c.cred_id[0] ? c.cred_id :
-			    c.cred_ref);
-		cJSON_AddStringToObject(p, "model", c.model);
-		cJSON_AddNumberToObject(o, "models", ids ? cJSON_GetArraySize(ids) : 0);
-		cJSON_AddBoolToObject(o, "tested", tested);
-		cJSON_AddBoolToObject(o, "restartNeeded", true);
-		text = cJSON_PrintUnformatted(o);
-		out_json(text);
-		free(text);
-		cJSON_Delete(o);
-	} else {
-		printf("\nWrote %s: provider %s (%s%s%s), model %s%s%s.\n", paths.settings, c.name,
-		    c.kind, c.base_url[0] && strcmp(c.kind, "replay") ? ", " : "",
-		    strcmp(c.kind, "replay") ? c.base_url : "", c.model,
-		    c.key_env[0] ? ", key from $" : "", c.key_env);
-		if (tested)
-			printf("The test request to %s answered.\n", c.model);
-		if (c.key_env[0])
-			printf("The service reads %s from its own environment: start it from a "
-			    "shell where %s is set.\n", c.key_env, c.key_env);
-		if (c.cred_id[0])
-			printf("The key is stored sealed in the credential provider-%s (%s); "
-			    "settings.json names it in apiKeyCredential.\n", c.name, c.cred_id);
-		printf("Restart the service so that it reads the new settings: "
-		    "taskdeck daemon stop; taskdeck daemon start\n");
-	}
+	setup_report(cli, &c, paths.settings, ids, tested);
 out:
 	if (c.typed != NULL) {
 		explicit_bzero(c.typed, strlen(c.typed));

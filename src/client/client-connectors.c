@@ -332,7 +332,7 @@ td_login_connector(struct td_client *c, const char *id, const struct td_connecto
 	/* The discovery may take several requests of up to 10 s each. */
 	opts = connectors_slow_options(opts, &own);
 	if (login != NULL && (login->client_id != NULL || login->scope != NULL ||
-	    login->id_token != NULL)) {
+	    login->id_token != NULL || login->workload_token_file != NULL)) {
 		cJSON *b = cJSON_CreateObject();
 
 		if (login->scope != NULL)
@@ -349,6 +349,8 @@ td_login_connector(struct td_client *c, const char *id, const struct td_connecto
 			cJSON_AddStringToObject(b, "idpTokenEndpoint", login->idp_token_endpoint);
 		if (login->idp_client_id != NULL)
 			cJSON_AddStringToObject(b, "idpClientId", login->idp_client_id);
+		if (login->workload_token_file != NULL)
+			cJSON_AddStringToObject(b, "workloadTokenFile", login->workload_token_file);
 		body = json_print(b);
 		{
 			static const char *const secret[] = { "clientSecret", "clientKey", "idToken" };

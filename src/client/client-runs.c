@@ -47,7 +47,7 @@ td_run_free(struct td_run *r)
 
 /* True when status is one of the final ones. */
 static bool
-run_status_final(const char *status)
+client_status_final(const char *status)
 {
 	for (size_t i = 0; status != NULL && run_final_statuses[i] != NULL; i++) {
 		if (strcmp(status, run_final_statuses[i]) == 0)
@@ -59,7 +59,7 @@ run_status_final(const char *status)
 bool
 td_run_is_final(const struct td_run *r)
 {
-	return r != NULL && run_status_final(r->status);
+	return r != NULL && client_status_final(r->status);
 }
 
 /* obj[key] as a whole number, or 0. */

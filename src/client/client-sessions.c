@@ -237,7 +237,7 @@ string_array(const cJSON *obj, const char *key)
 }
 
 static void
-strv_free(char **v)
+sessions_strv_free(char **v)
 {
 	for (size_t i = 0; v != NULL && v[i] != NULL; i++)
 		free(v[i]);
@@ -250,8 +250,8 @@ td_session_deleted_free(struct td_session_deleted *d)
 	if (d == NULL)
 		return;
 	free(d->id);
-	strv_free(d->removed);
-	strv_free(d->kept);
+	sessions_strv_free(d->removed);
+	sessions_strv_free(d->kept);
 	free(d);
 }
 

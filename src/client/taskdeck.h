@@ -1340,6 +1340,12 @@ struct td_connector_login {
 	const char *id_token;
 	const char *idp_token_endpoint;
 	const char *idp_client_id;
+	/*
+	 * Workload identity federation: the absolute path of the file where the
+	 * platform puts the workload's identity token (a JWT), which the service
+	 * reads at the sign-in and at each renewal; with client_id, no browser.
+	 */
+	const char *workload_token_file;
 };
 
 /*
@@ -1349,7 +1355,8 @@ struct td_connector_login {
  * URL to open in a browser (*url, caller frees with free()).  The browser
  * comes back to the service, which stores the token.  TD_OK with *url NULL:
  * signed in already (a client with a secret or key whose authorization
- * server grants only client credentials, or an identity assertion).
+ * server grants only client credentials, an identity assertion, or a
+ * workload's identity token).
  */
 TD_API enum td_code td_login_connector(struct td_client *client, const char *id,
     const struct td_connector_login *login, const struct td_request_options *opts,

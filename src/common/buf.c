@@ -90,3 +90,13 @@ buf_free(struct buf *b)
 	free(b->data);
 	buf_init(b, b->max);
 }
+
+void
+cutf(char *dst, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(dst, size, fmt, ap);
+	va_end(ap);
+}

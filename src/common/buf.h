@@ -26,4 +26,7 @@ void buf_reset(struct buf *b);
 char *buf_steal(struct buf *b);
 void buf_free(struct buf *b);
 
+/* snprintf into a fixed array, for messages meant to be cut short when too long. */
+void cutf(char *dst, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 #endif

@@ -270,8 +270,8 @@ json_get_string(const cJSON *obj, const char *key)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-static size_t
-utf8_chars(const char *s)
+size_t
+json_utf8_chars(const char *s)
 {
 	size_t n = 0;
 
@@ -295,7 +295,7 @@ json_check_string(const cJSON *obj, const char *key, bool required,
 		return nullable;
 	if (!cJSON_IsString(v))
 		return false;
-	n = utf8_chars(v->valuestring);
+	n = json_utf8_chars(v->valuestring);
 	return n >= min_len && n <= max_len;
 }
 

@@ -39,6 +39,8 @@ cJSON *json_parse_why(const char *text, size_t len, enum json_problem *problem,
 /* Compact text; never NULL; free() it. */
 char *json_print(const cJSON *item);
 bool json_utf8_valid(const char *s, size_t len);
+/* Characters (not bytes) in a NUL-terminated UTF-8 string. */
+size_t json_utf8_chars(const char *s);
 /*
  * True when the UTF-8 text s holds no control character (C0, DEL, C1) and no
  * bidirectional control (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069):

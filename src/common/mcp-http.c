@@ -67,6 +67,9 @@ struct http_exchange {
 
 static int http_on_event(const struct sse_event *ev, void *ud);
 
+/* Which stream a deferred form came on (a member of our copy of it, never sent). */
+#define HTTP_FORM_ON_GET "taskdeck.onStandaloneStream"
+
 static size_t
 http_on_body(char *data, size_t size, size_t n, void *ud)
 {
@@ -123,6 +126,7 @@ http_on_header(char *data, size_t size, size_t n, void *ud)
 	header_value(data, size * n, "Content-Type", x->content_type, sizeof x->content_type);
 	header_value(data, size * n, "Mcp-Session-Id", x->session, sizeof x->session);
 	header_value(data, size * n, "WWW-Authenticate", x->www_auth, sizeof x->www_auth);
+	mcp_dpop_nonce_note(x->c, data, size * n);
 	if (size * n <= 2 && (data[0] == '\r' || data[0] == '\n'))
 		x->headers_done = true;
 	return size * n;
@@ -156,7 +160,11 @@ mcp_open_http(const char *url, const char *const *headers, const struct mcp_limi
 		return NULL;
 	}
 	for (size_t i = 0; headers != NULL && headers[i] != NULL; i++) {
-		struct curl_slist *l = curl_slist_append(c->user_headers, headers[i]);
+		struct curl_slist *l;
+
+		if (mcp_dpop_take_header(c, headers[i]))
+			continue;
+		l = curl_slist_append(c->user_headers, headers[i]);
 
 		if (l == NULL) {
 			mcp_set_err(err, errlen, "cannot set up an HTTP client");
@@ -171,16 +179,27 @@ mcp_open_http(const char *url, const char *const *headers, const struct mcp_limi
 /*
  * The headers of every request: the user's, the session, the protocol
  * version once one is known (the probe names 2026-07-28), and Mcp-Method on
- * a modern server.  method NULL = not a JSON-RPC message (GET, DELETE).
+ * a modern server; a DPoP proof for a request of htm when the client has a
+ * key.  method NULL = not a JSON-RPC message (GET, DELETE).
  */
 static struct curl_slist *
-http_headers(const struct mcp_client *c, const char *method, const char *accept)
+http_headers(const struct mcp_client *c, const char *method, const char *accept,
+    const char *htm)
 {
 	struct curl_slist *h = NULL;
-	char line[320];
+	const char *token = NULL;
+	char line[320], *sent;
 
-	for (struct curl_slist *l = c->user_headers; l != NULL; l = l->next)
-		h = curl_slist_append(h, l->data);
+	for (struct curl_slist *l = c->user_headers; l != NULL; l = l->next) {
+		sent = mcp_dpop_line(c, l->data, &token);
+		h = curl_slist_append(h, sent);
+		explicit_bzero(sent, strlen(sent));
+		free(sent);
+	}
+	if ((sent = mcp_dpop_proof_line(c, htm, token)) != NULL) {
+		h = curl_slist_append(h, sent);
+		free(sent);
+	}
 	if (method != NULL)
 		h = curl_slist_append(h, "Content-Type: application/json");
 	snprintf(line, sizeof line, "Accept: %s", accept);
@@ -236,7 +255,7 @@ http_send_reply(struct mcp_client *c, cJSON *reply)
 		free(text);
 		return;
 	}
-	h = http_headers(c, "response", "application/json, text/event-stream");
+	h = http_headers(c, "response", "application/json, text/event-stream", "POST");
 	http_setup(c->aux, c->url, h, c->lim.request_timeout_ms);
 	curl_easy_setopt(c->aux, CURLOPT_POST, 1L);
 	curl_easy_setopt(c->aux, CURLOPT_POSTFIELDS, text);
@@ -261,6 +280,16 @@ http_on_event(const struct sse_event *ev, void *ud)
 	if (ev->data_len == 0 || x->answer != NULL)
 		return 0;	/* a priming event, or one after the answer */
 	msg = mcp_message_parse(x->c, ev->data, ev->data_len);
+	if (msg != NULL && x->c->elicit_mid != NULL) {
+		const cJSON *p = cJSON_GetObjectItemCaseSensitive(msg, "params");
+		const char *m = json_get_string(msg, "method");
+
+		/* The server gives up on the form someone is being asked (http_watch). */
+		if (m != NULL && strcmp(m, "notifications/cancelled") == 0 &&
+		    cJSON_Compare(cJSON_GetObjectItemCaseSensitive(p, "requestId"),
+		    x->c->elicit_mid, true))
+			x->c->form_cancelled = true;
+	}
 	if (msg != NULL && x->c->elicit != NULL &&
 	    cJSON_GetObjectItemCaseSensitive(msg, "id") != NULL &&
 	    strcmp(json_get_string(msg, "method") ? json_get_string(msg, "method") : "",
@@ -268,6 +297,7 @@ http_on_event(const struct sse_event *ev, void *ud)
 		/* Someone is asked: not from inside curl's callback. */
 		if (x->c->deferred == NULL)
 			x->c->deferred = cJSON_CreateArray();
+		cJSON_AddBoolToObject(msg, HTTP_FORM_ON_GET, x->standalone);
 		cJSON_AddItemToArray(x->c->deferred, msg);
 		return 0;
 	}
@@ -340,12 +370,14 @@ sign_in_err(const struct http_exchange *x, long status, const char *method, char
 {
 	char meta[512], scope[256], error[64];
 
-	if ((status != 401 && status != 403) || strncasecmp(x->www_auth, "Bearer", 6) != 0)
+	if ((status != 401 && status != 403) || (strncasecmp(x->www_auth, "Bearer", 6) != 0 &&
+	    strncasecmp(x->www_auth, "DPoP", 4) != 0))
 		return false;
 	mcp_challenge_param(x->www_auth, "resource_metadata", meta, sizeof meta);
 	mcp_challenge_param(x->www_auth, "scope", scope, sizeof scope);
 	mcp_challenge_param(x->www_auth, "error", error, sizeof error);
-	if (status == 403 && strcmp(error, "insufficient_scope") != 0)
+	if ((status == 403 && strcmp(error, "insufficient_scope") != 0) ||
+	    strcmp(error, "use_dpop_nonce") == 0)
 		return false;
 	/* The scope first: a tool line's summary keeps only the start. */
 	mcp_set_err(err, errlen, "sign-in needed%s%s%s: the server answered HTTP %ld to %s and asks "
@@ -400,6 +432,8 @@ flush_replies(struct mcp_client *c)
 	while (c->deferred != NULL && cJSON_GetArraySize(c->deferred) > 0) {
 		cJSON *q = cJSON_DetachItemFromArray(c->deferred, 0);
 
+		c->form_on_get = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(q, HTTP_FORM_ON_GET));
+		c->form_cancelled = false;
 		http_send_reply(c, mcp_server_request_reply(c, cJSON_GetObjectItemCaseSensitive(q, "id"),
 		    json_get_string(q, "method"), cJSON_GetObjectItemCaseSensitive(q, "params")));
 		cJSON_Delete(q);
@@ -441,7 +475,7 @@ get_stream_open(struct mcp_client *c)
 	exchange_init(c->getx, c, 0);
 	c->getx->standalone = true;
 	c->getx->curl = c->get;
-	c->get_headers = http_headers(c, NULL, "text/event-stream");
+	c->get_headers = http_headers(c, NULL, "text/event-stream", "GET");
 	http_setup(c->get, c->url, c->get_headers, 0);
 	curl_easy_setopt(c->get, CURLOPT_TIMEOUT_MS, 0L);
 	curl_easy_setopt(c->get, CURLOPT_HTTPGET, 1L);
@@ -475,6 +509,43 @@ get_stream_open(struct mcp_client *c)
 }
 
 /*
+ * Takes what the transfers of c->multi have finished: the request's (into
+ * http_done, http_cc), the standalone stream's (closed; an answer it carried
+ * goes to the request's exchange).
+ */
+static void
+http_collect(struct mcp_client *c)
+{
+	struct http_exchange *x = c->http_x;
+	CURLMsg *m;
+	int left_msgs;
+
+	while ((m = curl_multi_info_read(c->multi, &left_msgs)) != NULL) {
+		if (m->msg != CURLMSG_DONE)
+			continue;
+		if (m->easy_handle == c->curl) {
+			c->http_cc = m->data.result;
+			c->http_done = true;
+		} else if (m->easy_handle == c->get) {
+			long status = 0;
+
+			curl_easy_getinfo(c->get, CURLINFO_RESPONSE_CODE, &status);
+			if (status / 100 != 2)
+				c->get_refused = true;
+			if (c->getx->answer != NULL && x != NULL && x->answer == NULL) {
+				x->answer = c->getx->answer;
+				c->getx->answer = NULL;
+			}
+			get_stream_close(c);
+		}
+	}
+	if (c->getx != NULL && c->getx->answer != NULL && x != NULL && x->answer == NULL) {
+		x->answer = c->getx->answer;
+		c->getx->answer = NULL;
+	}
+}
+
+/*
  * Runs the transfer set up on c->curl (for x) next to the standalone stream,
  * until it ends, the answer to x's request arrives on either, the deadline
  * passes or the call is cancelled.  The curl code of x's transfer.
@@ -483,7 +554,6 @@ static CURLcode
 http_run(struct mcp_client *c, struct http_exchange *x, long deadline)
 {
 	CURLcode cc = CURLE_OK;
-	bool done = false;
 
 	if (c->multi == NULL && (c->multi = curl_multi_init()) == NULL)
 		return curl_easy_perform(c->curl);
@@ -492,43 +562,25 @@ http_run(struct mcp_client *c, struct http_exchange *x, long deadline)
 	curl_multi_add_handle(c->multi, c->curl);
 	if (c->getx != NULL)
 		c->getx->id = x->id;
+	c->http_x = x;
+	c->http_done = false;
 	for (;;) {
-		CURLMsg *m;
-		int running, left_msgs;
+		int running;
 		long left;
 
 		curl_multi_perform(c->multi, &running);
-		while ((m = curl_multi_info_read(c->multi, &left_msgs)) != NULL) {
-			if (m->msg != CURLMSG_DONE)
-				continue;
-			if (m->easy_handle == c->curl) {
-				cc = m->data.result;
-				done = true;
-			} else if (m->easy_handle == c->get) {
-				long status = 0;
-
-				curl_easy_getinfo(c->get, CURLINFO_RESPONSE_CODE, &status);
-				if (status / 100 != 2)
-					c->get_refused = true;
-				if (c->getx->answer != NULL && x->answer == NULL) {
-					x->answer = c->getx->answer;
-					c->getx->answer = NULL;
-				}
-				get_stream_close(c);
-			}
-		}
+		http_collect(c);
 		{
 			long asked = c->asked_ms;
 
 			flush_replies(c);
 			deadline += c->asked_ms - asked;
 		}
-		if (c->getx != NULL && c->getx->answer != NULL && x->answer == NULL) {
-			x->answer = c->getx->answer;
-			c->getx->answer = NULL;
-		}
-		if (done || x->answer != NULL)
+		http_collect(c);
+		if (c->http_done || x->answer != NULL) {
+			cc = c->http_done ? c->http_cc : CURLE_OK;
 			break;
+		}
 		left = deadline - mcp_now_ms();
 		if (left <= 0) {
 			cc = CURLE_OPERATION_TIMEDOUT;
@@ -540,10 +592,40 @@ http_run(struct mcp_client *c, struct http_exchange *x, long deadline)
 		}
 		curl_multi_poll(c->multi, NULL, 0, (int)(left < 100 ? left : 100), NULL);
 	}
+	c->http_x = NULL;
 	curl_multi_remove_handle(c->multi, c->curl);
 	if (c->getx != NULL)
 		c->getx->id = 0;
 	return cc;
+}
+
+/*
+ * While someone is asked a form (from inside flush_replies): drives the
+ * transfers for up to ms, so that what the server sends meanwhile is read.
+ * 1 when it gave up on the form: notifications/cancelled for it, or the
+ * stream it came on ended.
+ */
+static int
+http_watch(struct mcp_client *c, const cJSON *mid, int ms)
+{
+	long until = mcp_now_ms() + ms;
+
+	(void)mid;	/* http_on_event compares c->elicit_mid */
+	if (c->http_x == NULL)
+		return 0;
+	for (;;) {
+		int running;
+		long left;
+
+		curl_multi_perform(c->multi, &running);
+		http_collect(c);
+		if (c->form_cancelled || (c->form_on_get ? c->get == NULL : c->http_done))
+			return 1;
+		left = until - mcp_now_ms();
+		if (left <= 0)
+			return 0;
+		curl_multi_poll(c->multi, NULL, 0, (int)(left < 100 ? left : 100), NULL);
+	}
 }
 
 /*
@@ -559,7 +641,8 @@ http_perform(struct mcp_client *c, struct http_exchange *x, const char *text,
 	CURLcode cc;
 
 	h = http_headers(c, text != NULL ? method : NULL, text != NULL ?
-	    "application/json, text/event-stream" : "text/event-stream");
+	    "application/json, text/event-stream" : "text/event-stream",
+	    text != NULL ? "POST" : "GET");
 	if (last_event_id != NULL) {
 		char line[300];
 
@@ -708,10 +791,17 @@ http_post(struct mcp_client *c, cJSON *msg, long id, const char *method, const c
 	*answer = NULL;
 	exchange_init(&x, c, id);
 	cc = http_perform(c, &x, text, method, NULL, deadline, &status);
+	rc = http_outcome(c, &x, cc, status, id, method, during, answer, err, errlen);
+	/* A proof without the nonce the server has just named: once more with it. */
+	if (rc == RPC_ERROR && mcp_dpop_nonce_asked(c, status, x.www_auth)) {
+		exchange_done(&x);
+		exchange_init(&x, c, id);
+		cc = http_perform(c, &x, text, method, NULL, deadline, &status);
+		rc = http_outcome(c, &x, cc, status, id, method, during, answer, err, errlen);
+	}
 	free(text);
 	if (x.session[0] != '\0' && c->session == NULL && status / 100 == 2)
 		c->session = xstrdup(x.session);
-	rc = http_outcome(c, &x, cc, status, id, method, during, answer, err, errlen);
 	for (int resumes = 0; rc == 1 && x.last_id[0] != '\0' && resumes < MCP_MAX_RESUMES;
 	    resumes++) {
 		snprintf(last_id, sizeof last_id, "%s", x.last_id);
@@ -783,7 +873,8 @@ http_rpc(struct mcp_client *c, long id, const char *method, cJSON *params, const
 static void
 http_end_session(struct mcp_client *c)
 {
-	struct curl_slist *h = http_headers(c, NULL, "application/json, text/event-stream");
+	struct curl_slist *h = http_headers(c, NULL, "application/json, text/event-stream",
+	    "DELETE");
 
 	http_setup(c->curl, c->url, h, 2000L);
 	curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, "DELETE");
@@ -845,6 +936,9 @@ http_close(struct mcp_client *c)
 	for (struct curl_slist *l = c->user_headers; l != NULL; l = l->next)
 		explicit_bzero(l->data, strlen(l->data));
 	curl_slist_free_all(c->user_headers);
+	if (c->dpop_key != NULL)
+		explicit_bzero(c->dpop_key, strlen(c->dpop_key));
+	free(c->dpop_key);
 	free(c->url);
 	free(c->session);
 }
@@ -855,6 +949,7 @@ static const struct mcp_transport_ops http_ops = {
 	.probe_failed = http_probe_failed,
 	.timeout_detail = http_timeout_detail,
 	.pid = http_pid,
+	.watch = http_watch,
 	.close = http_close,
 };
 

@@ -125,9 +125,16 @@ struct mcp_client {
 	void (*elicit_ud_free)(void *);
 	long asked_ms;		/* time spent asking someone during the current request */
 	cJSON *deferred;	/* requests of the server to answer outside curl's callbacks */
+	struct http_exchange *http_x;	/* the exchange http_run drives, or NULL */
+	bool http_done;		/* its transfer has ended, with http_cc */
+	CURLcode http_cc;
+	bool form_on_get;	/* the form being answered came on the standalone stream */
+	bool form_cancelled;	/* notifications/cancelled for it came */
 	bool tools_changed;	/* notifications/tools/list_changed came */
 	mcp_progress_fn progress;	/* who hears notifications/progress, or NULL */
 	void *progress_ud;
+	char *dpop_key;		/* the key of its DPoP proofs (jwt.h), or NULL; wiped */
+	char dpop_nonce[256];	/* the server's latest DPoP-Nonce, or "" */
 };
 
 void mcp_set_err(char *err, size_t errlen, const char *fmt, ...)
@@ -166,5 +173,30 @@ int mcp_classify(struct mcp_client *c, cJSON *msg, long id, cJSON **out, cJSON *
 int mcp_answer_take(cJSON *msg, const char *method, cJSON **result, int *code, char *err,
     size_t errlen);
 int mcp_initialize(struct mcp_client *c, char *err, size_t errlen);
+
+/* DPoP over HTTP (mcp-dpop.c). */
+/* Whether line is "DPoP: KEY" (then the key is kept: the line is never sent). */
+bool mcp_dpop_take_header(struct mcp_client *c, const char *line);
+/*
+ * The user's header line as sent (malloc'd): with a DPoP key, Authorization
+ * uses the DPoP scheme, and *token points at its token in line.
+ */
+char *mcp_dpop_line(const struct mcp_client *c, const char *line, const char **token);
+/* "DPoP: PROOF" for a request of method htm with token (may be NULL), malloc'd; NULL without a key. */
+char *mcp_dpop_proof_line(const struct mcp_client *c, const char *htm, const char *token);
+/* Keeps the nonce of a DPoP-Nonce response header line. */
+void mcp_dpop_nonce_note(struct mcp_client *c, const char *line, size_t len);
+/* Whether a 401 asks for a proof with the nonce the server gave (use_dpop_nonce). */
+bool mcp_dpop_nonce_asked(const struct mcp_client *c, long status, const char *www_auth);
+/* Request method with params (consumed) under the next id, cancelled on a timeout. */
+int mcp_rpc(struct mcp_client *c, const char *method, cJSON *params, const char *during,
+    cJSON **result, int *code, char *err, size_t errlen);
+/*
+ * While *result (the answer to method with params, kept as sent) is an
+ * InputRequiredResult (SEP-2322): fulfils its inputRequests and sends method
+ * again with them (mcp-input.c).  RPC_OK with the final *result, else as rpc.
+ */
+int mcp_input_rounds(struct mcp_client *c, const char *method, const cJSON *params,
+    const char *during, cJSON **result, char *err, size_t errlen);
 
 #endif

@@ -505,6 +505,13 @@ rpc(struct mcp_client *c, const char *method, cJSON *params, const char *during,
 	return rc;
 }
 
+int
+mcp_rpc(struct mcp_client *c, const char *method, cJSON *params, const char *during,
+    cJSON **result, int *code, char *err, size_t errlen)
+{
+	return rpc(c, method, params, during, result, code, err, errlen);
+}
+
 static cJSON *
 client_info(void)
 {
@@ -963,7 +970,7 @@ int
 mcp_call_tool(struct mcp_client *c, const char *name, const cJSON *arguments, cJSON **result,
     char *err, size_t errlen)
 {
-	cJSON *params = cJSON_CreateObject();
+	cJSON *params = cJSON_CreateObject(), *sent;
 	char during[300];
 	int rc;
 
@@ -984,7 +991,11 @@ mcp_call_tool(struct mcp_client *c, const char *name, const cJSON *arguments, cJ
 	}
 	snprintf(during, sizeof during, "the call of %.200s", name);
 	call_headers_set(c, name, arguments);
+	sent = cJSON_Duplicate(params, true);
 	rc = rpc(c, "tools/call", params, during, result, NULL, err, errlen);
+	if (rc == RPC_OK)
+		rc = mcp_input_rounds(c, "tools/call", sent, during, result, err, errlen);
+	cJSON_Delete(sent);
 	curl_slist_free_all(c->call_headers);
 	c->call_headers = NULL;
 	return rc == RPC_OK ? 0 : -1;

@@ -69,7 +69,12 @@ struct mcp_client *mcp_open_stdio(const char *command, char *const args[], char 
 struct mcp_client *mcp_open_stdio_sandboxed(const struct sandbox_policy *policy,
     const char *command, char *const args[], char *const envp[], const char *cwd,
     const struct mcp_limits *lim, char *err, size_t errlen);
-/* Streamable HTTP; headers are "Name: value", NULL-terminated (NULL = none).  Connects lazily. */
+/*
+ * Streamable HTTP; headers are "Name: value", NULL-terminated (NULL = none).
+ * A "DPoP: KEY" line is not sent: it is the key (jwt.h) of the DPoP proof
+ * every request carries, and the Authorization token goes with the DPoP
+ * scheme (mcp-dpop.c).  Connects lazily.
+ */
 struct mcp_client *mcp_open_http(const char *url, const char *const *headers,
     const struct mcp_limits *lim, char *err, size_t errlen);
 
@@ -130,7 +135,8 @@ void mcp_set_elicitation(struct mcp_client *c, mcp_elicit_fn fn, void *ud,
  * messages for up to ms and says whether it has given up on its form (sent
  * notifications/cancelled for it, or closed).  Then fn's answer is dropped:
  * the server gets none.  Messages that are not that notice stay for the call
- * under way.  The stdio transport looks; over HTTP this is always false.
+ * under way.  Over HTTP the transfers are read meanwhile: the notice comes on
+ * an event stream, and the end of the stream the form came on counts too.
  */
 bool mcp_elicit_withdrawn(struct mcp_client *c, int ms);
 

@@ -94,7 +94,7 @@ td_mkdir_p(const char *path, unsigned mode)
 static _Thread_local int remove_failed;	/* of the running td_remove_tree */
 
 static int
-remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+paths_remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st;
 	(void)flag;
@@ -112,7 +112,7 @@ td_remove_tree(const char *path)
 	if (lstat(path, &st) != 0)
 		return errno == ENOENT;
 	remove_failed = 0;
-	if (nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
+	if (nftw(path, paths_remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
 		return false;
 	if (remove_failed != 0) {
 		errno = remove_failed;

@@ -3,7 +3,8 @@
  * says"): the values of the credentials bound to connectors, in every plain
  * form a server may echo them in, are replaced with '*' in whatever text of
  * a connector leaves the process (messages, events, logs, the model's
- * context).  The one masking function of the agent and the service.
+ * context); the agent masks its providers' API keys with it too.  The one
+ * masking function of the agent and the service.
  */
 #ifndef TD_COMMON_REDACT_H
 #define TD_COMMON_REDACT_H

@@ -18,7 +18,7 @@
 #include "cache.h"
 #include "changes.h"
 #include "checkpoints.h"
-#include "connectors.h"
+#include "connector-run.h"
 #include "errors.h"
 #include "events.h"
 #include "json.h"

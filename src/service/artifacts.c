@@ -153,7 +153,7 @@ path_normalize(const char *in, char *out)
 
 /* 1 to ARTIFACT_NAME_MAX characters of UTF-8, none of them '/' or a control. */
 static bool
-name_valid(const char *name)
+artifact_name_valid(const char *name)
 {
 	size_t chars = 0;
 
@@ -233,7 +233,7 @@ params_check(const cJSON *params, char **norm, const char **name,
 		return TD_INVALID_REQUEST;
 	}
 	if (!optional_string(params, "name", name) ||
-	    (*name != NULL && !name_valid(*name))) {
+	    (*name != NULL && !artifact_name_valid(*name))) {
 		*message = xasprintf("name must be a string of 1 to %d characters without "
 		    "'/', control or bidirectional characters", ARTIFACT_NAME_MAX);
 		return TD_INVALID_REQUEST;
@@ -257,7 +257,7 @@ params_check(const cJSON *params, char **norm, const char **name,
 		const char *base = strrchr(*norm, '/');
 
 		base = base ? base + 1 : *norm;
-		if (!name_valid(base)) {
+		if (!artifact_name_valid(base)) {
 			*message = xasprintf("the file name of %s cannot be an artifact name; "
 			    "give a name", *norm);
 			free(*norm);

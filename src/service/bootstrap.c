@@ -16,7 +16,7 @@
 
 #include "bootstrap.h"
 #include "buf.h"
-#include "connectors.h"
+#include "credentials.h"
 #include "files.h"
 #include "json.h"
 #include "runtimes.h"
@@ -28,17 +28,6 @@
 #define LAUNCHER_MARK "# taskdeck launcher (installed by taskdeckd; POST /api/v1/cli/install)"
 #define LAUNCHER_MAX 16384
 #define COPY_MAX (256L * 1024 * 1024)
-
-/* snprintf for messages meant to be cut short when too long. */
-static void __attribute__((format(printf, 3, 4)))
-msgf(char *dst, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(dst, size, fmt, ap);
-	va_end(ap);
-}
 
 static pthread_mutex_t repair_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -91,18 +80,18 @@ url_host_port(const char *url, char *host, size_t hsize, char *port, size_t psiz
 		const char *close = memchr(p, ']', (size_t)(end - p));
 		if (close == NULL || (size_t)(close - p - 1) >= hsize)
 			return false;
-		msgf(host, hsize, "%.*s", (int)(close - p - 1), p + 1);
+		cutf(host, hsize, "%.*s", (int)(close - p - 1), p + 1);
 		colon = close[1] == ':' ? close + 1 : NULL;
 	} else {
 		colon = memchr(p, ':', (size_t)(end - p));
 		if ((size_t)((colon ? colon : end) - p) >= hsize || (colon ? colon : end) == p)
 			return false;
-		msgf(host, hsize, "%.*s", (int)((colon ? colon : end) - p), p);
+		cutf(host, hsize, "%.*s", (int)((colon ? colon : end) - p), p);
 	}
 	if (colon != NULL && end - colon > 1 && (size_t)(end - colon) <= psize)
-		msgf(port, psize, "%.*s", (int)(end - colon - 1), colon + 1);
+		cutf(port, psize, "%.*s", (int)(end - colon - 1), colon + 1);
 	else
-		msgf(port, psize, "%s", tls ? "443" : "80");
+		cutf(port, psize, "%s", tls ? "443" : "80");
 	return true;
 }
 
@@ -116,10 +105,10 @@ tcp_reachable(const char *host, const char *port, int timeout_ms, char *why, siz
 
 	hints.ai_socktype = SOCK_STREAM;
 	if ((rc = getaddrinfo(host, port, &hints, &res)) != 0) {
-		msgf(why, wsize, "cannot resolve %s: %s", host, gai_strerror(rc));
+		cutf(why, wsize, "cannot resolve %s: %s", host, gai_strerror(rc));
 		return false;
 	}
-	msgf(why, wsize, "no address of %s answered", host);
+	cutf(why, wsize, "no address of %s answered", host);
 	for (ai = res; ai != NULL && !ok; ai = ai->ai_next) {
 		int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
 		    ai->ai_protocol), err = 0;
@@ -137,13 +126,13 @@ tcp_reachable(const char *host, const char *port, int timeout_ms, char *why, siz
 			    getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0)
 				ok = true;
 			else if (err != 0)
-				msgf(why, wsize, "%s:%s refused the connection: %s", host, port,
+				cutf(why, wsize, "%s:%s refused the connection: %s", host, port,
 				    strerror(err));
 			else
-				msgf(why, wsize, "%s:%s did not answer within %d ms", host, port,
+				cutf(why, wsize, "%s:%s did not answer within %d ms", host, port,
 				    timeout_ms);
 		} else {
-			msgf(why, wsize, "%s:%s: %s", host, port, strerror(errno));
+			cutf(why, wsize, "%s:%s: %s", host, port, strerror(errno));
 		}
 		close(fd);
 	}
@@ -164,7 +153,7 @@ bootstrap_provider_key_ok(const struct service *svc, const cJSON *p, const char 
 		secrets_plain_free(value);
 		return true;
 	}
-	msgf(msg, msg_size, "The API key of the default provider %s cannot be read: %s.", name,
+	cutf(msg, msg_size, "The API key of the default provider %s cannot be read: %s.", name,
 	    why);
 	free(why);
 	return false;
@@ -180,20 +169,20 @@ bootstrap_provider_check(const struct service *svc, int timeout_ms, char *name,
 	char host[256], port[16], why[256];
 	bool cred = false;
 
-	msgf(name, name_size, "%s", prov ? prov : "replay");
+	cutf(name, name_size, "%s", prov ? prov : "replay");
 	p = settings_provider(svc->settings, name);
 	if (p == NULL) {
-		msgf(msg, msg_size, "The default provider %s is not in settings.json.", name);
+		cutf(msg, msg_size, "The default provider %s is not in settings.json.", name);
 		return false;
 	}
 	kind = json_get_string(p, "kind");
 	if (kind == NULL || strcmp(kind, "replay") == 0) {
 		int n = runtimes_count_transcripts(svc->replay_dir);
 		if (n > 0)
-			msgf(msg, msg_size, "The default provider %s replays the %d transcripts "
+			cutf(msg, msg_size, "The default provider %s replays the %d transcripts "
 			    "in %s (offline).", name, n, svc->replay_dir);
 		else
-			msgf(msg, msg_size, "The default provider %s replays transcripts, but "
+			cutf(msg, msg_size, "The default provider %s replays transcripts, but "
 			    "%s has none.", name, svc->replay_dir);
 		return n > 0;
 	}
@@ -201,7 +190,7 @@ bootstrap_provider_check(const struct service *svc, int timeout_ms, char *name,
 	key = json_get_string(p, "apiKeyEnv");
 	if (key != NULL && (settings_api_key(svc->settings, key) == NULL ||
 	    *settings_api_key(svc->settings, key) == '\0')) {
-		msgf(msg, msg_size, "The default provider %s needs its API key in the "
+		cutf(msg, msg_size, "The default provider %s needs its API key in the "
 		    "environment variable %s, which the service does not have.", name, key);
 		return false;
 	}
@@ -212,15 +201,15 @@ bootstrap_provider_check(const struct service *svc, int timeout_ms, char *name,
 		cred = true;
 	}
 	if (url == NULL || !url_host_port(url, host, sizeof host, port, sizeof port)) {
-		msgf(msg, msg_size, "The default provider %s has no usable baseUrl.", name);
+		cutf(msg, msg_size, "The default provider %s has no usable baseUrl.", name);
 		return false;
 	}
 	if (!tcp_reachable(host, port, timeout_ms, why, sizeof why)) {
-		msgf(msg, msg_size, "The default provider %s (%s) is not reachable: %s.",
+		cutf(msg, msg_size, "The default provider %s (%s) is not reachable: %s.",
 		    name, url, why);
 		return false;
 	}
-	msgf(msg, msg_size, "The default provider %s (%s, %s) is reachable%s%s.", name,
+	cutf(msg, msg_size, "The default provider %s (%s, %s) is reachable%s%s.", name,
 	    kind, url, key ? (cred ? " and its key is in the credential " :
 	    " and its key is set in ") : "", key ? key : "");
 	return true;
@@ -268,7 +257,7 @@ bootstrap_status(struct service *svc)
 	} else {
 		fresh = settings_load(svc->paths.settings, &err);
 	}
-	msgf(msg, sizeof msg, "%s", fresh ? "settings.json is valid." : err);
+	cutf(msg, sizeof msg, "%s", fresh ? "settings.json is valid." : err);
 	step(steps, "settings", fresh != NULL, msg);
 	cJSON_AddStringToObject(cJSON_GetObjectItem(steps, "settings"), "path",
 	    svc->paths.settings);
@@ -282,14 +271,14 @@ bootstrap_status(struct service *svc)
 
 	for (int i = 0; dirs[i] != NULL; i++) {
 		if (access(dirs[i], R_OK | W_OK | X_OK) != 0) {
-			msgf(msg, sizeof msg, "%s is not a writable directory: %s.", dirs[i],
+			cutf(msg, sizeof msg, "%s is not a writable directory: %s.", dirs[i],
 			    strerror(errno));
 			dirs_ok = false;
 			break;
 		}
 	}
 	if (dirs_ok)
-		msgf(msg, sizeof msg, "The data directories under %s are in place.",
+		cutf(msg, sizeof msg, "The data directories under %s are in place.",
 		    svc->paths.data_dir);
 	step(steps, "dataDirectories", dirs_ok, msg);
 	if (!dirs_ok) {
@@ -614,7 +603,7 @@ dir_on_path(const char *dir)
 	if (p == NULL)
 		return false;
 	if (realpath(dir, real_dir) == NULL)
-		msgf(real_dir, sizeof real_dir, "%s", dir);
+		cutf(real_dir, sizeof real_dir, "%s", dir);
 	for (; *p != '\0'; p = *end ? end + 1 : end) {
 		end = strchr(p, ':');
 		if (end == NULL)
@@ -622,7 +611,7 @@ dir_on_path(const char *dir)
 		if ((size_t)(end - p) == dlen && strncmp(p, dir, dlen) == 0)
 			return true;
 		if ((size_t)(end - p) < sizeof entry) {
-			msgf(entry, sizeof entry, "%.*s", (int)(end - p), p);
+			cutf(entry, sizeof entry, "%.*s", (int)(end - p), p);
 			if (realpath(entry, real_entry) != NULL &&
 			    strcmp(real_entry, real_dir) == 0)
 				return true;

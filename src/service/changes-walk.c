@@ -1,5 +1,5 @@
 /*
- * A workspace as a git tree (changes.h).  The walk goes from a descriptor of
+ * A workspace as a git tree (changes-int.h).  The walk goes from a descriptor of
  * the workspace one name at a time: a directory is opened with
  * wsfile_open_subdir (no symbolic link followed), a file with O_NOFOLLOW and
  * O_NONBLOCK after an lstat said it is a regular file (a fifo swapped in
@@ -18,7 +18,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +27,7 @@
 
 #include <sodium.h>
 
-#include "changes.h"
+#include "changes-int.h"
 #include "json.h"
 #include "log.h"
 #include "wsfile.h"
@@ -36,7 +35,6 @@
 
 #define WALK_MAX_DEPTH 128
 #define WALK_MAX_ENTRIES 500000
-#define WALK_IGNORE_MAX_BYTES (64 * 1024)
 #define WALK_LINK_MAX 4096
 /* 1/8 of a store's quota is kept for trees, links and pointers; files' contents take the rest. */
 #define WALK_QUOTA_META_SHARE 8
@@ -69,12 +67,6 @@ struct walk_cached {
 	struct walk_cached *next;
 };
 
-struct walk_pattern {
-	char *pat;
-	char *base;		/* the directory of its .gitignore, "" for the root */
-	bool negate, dir_only, anchored, deep;
-};
-
 struct changes_walker {
 	git_repository *repo;
 	git_odb *odb;
@@ -92,8 +84,7 @@ struct changes_walker {
 	long entries_left;
 	long long pointer_left;	/* of WALK_POINTER_BUDGET */
 	long long now_ns;
-	struct walk_pattern *pats;
-	size_t npats, cappats;
+	struct changes_ignore ignore;
 	bool warned_depth, warned_entries, warned_quota;
 };
 
@@ -509,98 +500,6 @@ walk_ns(struct timespec ts)
 	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* ---- .gitignore: the common subset (globs, !, dir/, anchored, leading **) ------ */
-
-static void
-walk_ignore_load(struct changes_walker *w, int dirfd, const char *base)
-{
-	int fd = openat(dirfd, ".gitignore", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	char *text, *line, *save = NULL;
-	struct stat st;
-	ssize_t n;
-
-	if (fd < 0)
-		return;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > WALK_IGNORE_MAX_BYTES ||
-	    wsfile_is_hidden(w->root, &st)) {
-		close(fd);
-		return;
-	}
-	text = xmalloc((size_t)st.st_size + 1);
-	n = read(fd, text, (size_t)st.st_size);
-	close(fd);
-	text[n > 0 ? n : 0] = '\0';
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		struct walk_pattern p = { 0 };
-		size_t len = strlen(line);
-
-		while (len > 0 && (line[len - 1] == '\r' || (line[len - 1] == ' ' &&
-		    (len < 2 || line[len - 2] != '\\'))))
-			line[--len] = '\0';
-		if (len == 0 || line[0] == '#')
-			continue;
-		if (line[0] == '!') {
-			p.negate = true;
-			line++;
-			len--;
-		}
-		if (len > 0 && line[len - 1] == '/') {
-			p.dir_only = true;
-			line[--len] = '\0';
-		}
-		if (strncmp(line, "**/", 3) == 0) {
-			line += 3;
-			len -= 3;
-		}
-		if (len == 0)
-			continue;
-		p.anchored = strchr(line, '/') != NULL;
-		if (line[0] == '/')
-			line++;
-		p.deep = strstr(line, "**") != NULL;
-		p.pat = xstrdup(line);
-		p.base = xstrdup(base);
-		if (w->npats == w->cappats) {
-			w->cappats = w->cappats ? w->cappats * 2 : 16;
-			w->pats = xrealloc(w->pats, w->cappats * sizeof *w->pats);
-		}
-		w->pats[w->npats++] = p;
-	}
-	free(text);
-}
-
-static void
-walk_ignore_pop(struct changes_walker *w, size_t keep)
-{
-	while (w->npats > keep) {
-		w->npats--;
-		free(w->pats[w->npats].pat);
-		free(w->pats[w->npats].base);
-	}
-}
-
-/* Whether rel (name its last component) is ignored by the patterns in force. */
-static bool
-walk_ignored(const struct changes_walker *w, const char *rel, const char *name, bool dir)
-{
-	bool ignored = false;
-
-	for (size_t i = 0; i < w->npats; i++) {
-		const struct walk_pattern *p = &w->pats[i];
-		const char *sub = rel;
-		size_t bl = strlen(p->base);
-
-		if (p->dir_only && !dir)
-			continue;
-		if (bl > 0)
-			sub = rel + bl + 1;
-		if (p->anchored ? fnmatch(p->pat, sub, p->deep ? 0 : FNM_PATHNAME) == 0 :
-		    fnmatch(p->pat, name, 0) == 0)
-			ignored = !p->negate;
-	}
-	return ignored;
-}
-
 /* ---- files ---------------------------------------------------------------------- */
 
 /* Hashes the bytes of fd from off, at most n of them, into h; what it read, -1 on error. */
@@ -861,7 +760,8 @@ walk_one(struct changes_walker *w, struct walk_cached *dir, int dirfd, const cha
 			goto out;
 		}
 		ok = walk_dir(w, dir != NULL ? walk_cache_put(w, dir, name, true) : NULL, fd, rel,
-		    depth + 1, ignored || walk_ignored(w, rel, name, true), &e->oid, &empty);
+		    depth + 1, ignored || changes_ignored(&w->ignore, rel, name, true), &e->oid,
+		    &empty);
 		if (!ok)
 			w->stats->unreadable++;
 		ok = ok && !empty;
@@ -872,7 +772,7 @@ walk_one(struct changes_walker *w, struct walk_cached *dir, int dirfd, const cha
 		e->mode = 0120000;
 	} else if (S_ISREG(st.st_mode)) {
 		ok = walk_file(w, dir, dirfd, name, &st, ignored ||
-		    walk_ignored(w, rel, name, false), &e->oid);
+		    changes_ignored(&w->ignore, rel, name, false), &e->oid);
 		e->mode = (st.st_mode & 0111) ? 0100755 : 0100644;
 		if (!ok && errno != ENOENT)
 			w->stats->unreadable++;
@@ -892,7 +792,7 @@ walk_dir(struct changes_walker *w, struct walk_cached *self, int dirfd, const ch
     int depth, bool ignored, git_oid *tree, bool *empty)
 {
 	struct walk_entry *ents = NULL;
-	size_t n = 0, cap = 0, keep = w->npats;
+	size_t n = 0, cap = 0, keep = w->ignore.n;
 	struct buf b;
 	DIR *d;
 	struct dirent *de;
@@ -909,7 +809,7 @@ walk_dir(struct changes_walker *w, struct walk_cached *self, int dirfd, const ch
 		return false;
 	}
 	if (!ignored)
-		walk_ignore_load(w, dirfd, rel);
+		changes_ignore_load(&w->ignore, w->root, dirfd, rel);
 	while ((de = readdir(d)) != NULL) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
@@ -933,7 +833,7 @@ walk_dir(struct changes_walker *w, struct walk_cached *self, int dirfd, const ch
 		}
 	}
 	closedir(d);
-	walk_ignore_pop(w, keep);
+	changes_ignore_pop(&w->ignore, keep);
 	if (n > 1)
 		qsort(ents, n, sizeof *ents, walk_entry_cmp);
 	buf_init(&b, 0);
@@ -980,10 +880,7 @@ changes_walk(struct changes_walker *w, struct wsfile_root *root,
 	w->gen++;
 	ok = walk_dir(w, walk_cache_put(w, NULL, "", true), fd, "", 0, false, tree, &empty);
 	close(fd);
-	walk_ignore_pop(w, 0);
-	free(w->pats);
-	w->pats = NULL;
-	w->cappats = 0;
+	changes_ignore_free(&w->ignore);
 	walk_cache_sweep(w);
 	w->root = NULL;
 	if (!ok)

@@ -1,25 +1,20 @@
-/* Connector definitions: validation, storage, tests' launch data and runs' list (connectors.h). */
+/* Connector definitions: validation and storage, the state directories (connectors.h). */
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
 
-#include <sodium.h>
-
+#include "connector-rows.h"
 #include "connectors.h"
-#include "events.h"
 #include "json.h"
 #include "log.h"
+#include "paths.h"
 #include "resource.h"
-#include "sandbox.h"
-#include "secrets.h"
 #include "service.h"
-#include "settings.h"
 #include "store.h"
 #include "timeutil.h"
 #include "xalloc.h"
@@ -29,15 +24,6 @@ static const char *const add_fields[] = { "name", "transport", "credentialBindin
 static const char *const update_fields[] = { "name", "transport", "credentialBindings",
 	NULL };
 static const char *const readonly_fields[] = { "id", "kind", "createdAt", "updatedAt",
-	NULL };
-
-/* What a stdio server's state directory is to it: NAME, then the place under it. */
-static const char *const state_env[] = { "HOME", "", "XDG_CONFIG_HOME", "/.config",
-	"XDG_DATA_HOME", "/.local/share", "XDG_STATE_HOME", "/.local/state",
-	"XDG_CACHE_HOME", "/.cache" };
-
-/* The environment a tested stdio server starts with, before its own env. */
-static const char *const base_env[] = { "PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR",
 	NULL };
 
 /* Letters, digits, '-' and '_', starting with a letter or digit, no "__" (the tool separator). */
@@ -416,46 +402,6 @@ connector_get(struct service *svc, const char *id)
 	return c;
 }
 
-/* Replaces the bindings of id; every credential must exist.  In a transaction. */
-static enum td_code
-connector_bindings_store(struct store *st, const char *id, const cJSON *bindings,
-    struct problem *p)
-{
-	sqlite3_stmt *s = store_stmt(st, "DELETE FROM connector_bindings WHERE connector_id = ?1");
-	const cJSON *b;
-	int pos = 0;
-	bool ok;
-
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	ok = sqlite3_step(s) == SQLITE_DONE;
-	sqlite3_reset(s);
-	if (!ok)
-		return problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot write the bindings");
-	cJSON_ArrayForEach(b, bindings) {
-		const char *cred = json_get_string(b, "credentialId");
-		bool exists;
-
-		s = store_stmt(st, "SELECT 1 FROM credentials WHERE id = ?1");
-		sqlite3_bind_text(s, 1, cred, -1, SQLITE_STATIC);
-		exists = sqlite3_step(s) == SQLITE_ROW;
-		sqlite3_reset(s);
-		if (!exists)
-			return problem_set(p, TD_INVALID_REQUEST, "credentialBindings",
-			    "there is no credential %s", cred);
-		s = store_stmt(st, "INSERT INTO connector_bindings (connector_id, position,"
-		    " credential_id, target) VALUES (?1, ?2, ?3, ?4)");
-		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-		sqlite3_bind_int(s, 2, pos++);
-		sqlite3_bind_text(s, 3, cred, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 4, json_get_string(b, "target"), -1, SQLITE_STATIC);
-		ok = sqlite3_step(s) == SQLITE_DONE;
-		sqlite3_reset(s);
-		if (!ok)
-			return problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot write the bindings");
-	}
-	return TD_OK;
-}
-
 /* True when another connector than id is called name.  Store locked. */
 static bool
 connector_name_taken(struct store *st, const char *name, const char *id)
@@ -534,7 +480,6 @@ connector_add(struct service *svc, const cJSON *body, cJSON **out, struct proble
 	cJSON *transport = NULL, *bindings = NULL;
 	char id[TD_ID_MAX];
 	enum td_code rc;
-	sqlite3_stmt *s;
 	int64_t now = td_now_ms();
 
 	*out = NULL;
@@ -565,20 +510,11 @@ connector_add(struct service *svc, const cJSON *body, cJSON **out, struct proble
 	else if (connectors_count(st) >= CONNECTORS_MAX)
 		rc = problem_set(p, TD_INVALID_REQUEST, NULL, "there are %d connectors already; "
 		    "remove one first", CONNECTORS_MAX);
-	if (rc == TD_OK) {
-		s = store_stmt(st, "INSERT INTO connectors (" CONNECTOR_COLUMNS ")"
-		    " VALUES (?1, ?2, 'custom', ?3, ?4, ?5, ?5)");
-		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
-		sqlite3_bind_int(s, 3, cJSON_IsTrue(enabled));
-		sqlite3_bind_text(s, 4, json_print(transport), -1, free);
-		sqlite3_bind_int64(s, 5, now);
-		if (sqlite3_step(s) != SQLITE_DONE)
-			rc = problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot store the connector");
-		sqlite3_reset(s);
-	}
+	if (rc == TD_OK && !connector_rows_insert(st, id, name, cJSON_IsTrue(enabled), transport,
+	    now))
+		rc = problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot store the connector");
 	if (rc == TD_OK)
-		rc = connector_bindings_store(st, id, bindings, p);
+		rc = connector_rows_bindings_store(st, id, bindings, p);
 	cJSON_Delete(transport);
 	cJSON_Delete(bindings);
 	return connector_write_end(svc, id, rc, "created", out, p);
@@ -615,7 +551,6 @@ connector_update(struct service *svc, const char *id, const cJSON *body, cJSON *
 	const char *name = json_get_string(body, "name");
 	cJSON *transport = NULL, *bindings = NULL, *kept = NULL;
 	enum td_code rc;
-	sqlite3_stmt *s;
 
 	*out = NULL;
 	if ((rc = connector_fields_valid(body, update_fields, p)) != TD_OK ||
@@ -651,20 +586,10 @@ connector_update(struct service *svc, const char *id, const cJSON *body, cJSON *
 	}
 	if (rc == TD_OK && name != NULL && connector_name_taken(st, name, id))
 		rc = problem_set(p, TD_INVALID_REQUEST, "name", "a connector named %s exists", name);
-	if (rc == TD_OK) {
-		s = store_stmt(st, "UPDATE connectors SET name = coalesce(?2, name),"
-		    " transport = ?3, updated_at = " RESOURCE_NEXT_TIME(4) " WHERE id = ?1");
-		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-		if (name != NULL)
-			sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 3, json_print(transport), -1, free);
-		sqlite3_bind_int64(s, 4, td_now_ms());
-		if (sqlite3_step(s) != SQLITE_DONE)
-			rc = problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot store the connector");
-		sqlite3_reset(s);
-	}
+	if (rc == TD_OK && !connector_rows_update(st, id, name, transport))
+		rc = problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot store the connector");
 	if (rc == TD_OK)
-		rc = connector_bindings_store(st, id, bindings, p);
+		rc = connector_rows_bindings_store(st, id, bindings, p);
 	cJSON_Delete(transport);
 	cJSON_Delete(bindings);
 	return connector_write_end(svc, id, rc, "updated", out, p);
@@ -676,7 +601,7 @@ connector_set_enabled(struct service *svc, const char *id, bool enabled, cJSON *
 {
 	struct store *st = svc->store;
 	enum td_code rc = TD_OK;
-	sqlite3_stmt *s;
+	int set;
 
 	*out = NULL;
 	store_lock(st);
@@ -684,16 +609,11 @@ connector_set_enabled(struct service *svc, const char *id, bool enabled, cJSON *
 		store_unlock(st);
 		return problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot begin a write");
 	}
-	s = store_stmt(st, "UPDATE connectors SET enabled = ?2,"
-	    " updated_at = " RESOURCE_NEXT_TIME(3) " WHERE id = ?1");
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	sqlite3_bind_int(s, 2, enabled);
-	sqlite3_bind_int64(s, 3, td_now_ms());
-	if (sqlite3_step(s) != SQLITE_DONE)
+	set = connector_rows_set_enabled(st, id, enabled);
+	if (set < 0)
 		rc = problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot store the connector");
-	else if (sqlite3_changes(sqlite3_db_handle(s)) == 0)
+	else if (set == 0)
 		rc = problem_set(p, TD_NOT_FOUND, "connector", "No connector with that id.");
-	sqlite3_reset(s);
 	return connector_write_end(svc, id, rc, enabled ? "enabled" : "disabled", out, p);
 }
 
@@ -726,40 +646,23 @@ connector_state_dir(const struct service *svc, const char *id, bool make)
 	return dir;
 }
 
-/* Adds a custom stdio connector's state directory (made when missing) to c. */
-static void
-connector_state_dir_add(const struct service *svc, cJSON *c)
-{
-	const cJSON *t = cJSON_GetObjectItemCaseSensitive(c, "transport");
-	const char *type = json_get_string(t, "type");
-	char *dir;
-
-	if (type == NULL || strcmp(type, "stdio") != 0)
-		return;
-	if ((dir = connector_state_dir(svc, json_get_string(c, "id"), true)) != NULL)
-		cJSON_AddStringToObject(c, "stateDirectory", dir);
-	free(dir);
-}
-
 enum td_code
-connector_remove(struct service *svc, const char *id, struct problem *p)
+connector_delete(struct service *svc, const char *id, cJSON **removed, struct problem *p)
 {
 	struct store *st = svc->store;
 	cJSON *c;
 	enum td_code rc;
-	sqlite3_stmt *s;
 
+	if (removed != NULL)
+		*removed = NULL;
 	store_lock(st);
 	if ((rc = connector_custom_begin(st, id, p)) != TD_OK) {
 		store_unlock(st);
 		return rc;
 	}
 	c = connector_load_locked(st, id);
-	s = store_stmt(st, "DELETE FROM connectors WHERE id = ?1");
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) != SQLITE_DONE)
+	if (!connector_rows_delete(st, id))
 		rc = problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot remove the connector");
-	sqlite3_reset(s);
 	if (rc == TD_OK && !store_commit(st))
 		rc = problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot remove the connector");
 	else if (rc != TD_OK)
@@ -767,265 +670,19 @@ connector_remove(struct service *svc, const char *id, struct problem *p)
 	if (rc == TD_OK && c != NULL)
 		connector_emit(svc, c, "removed");
 	store_unlock(st);
-	if (rc == TD_OK && c != NULL)
-		connector_oauth_forget(svc, c);	/* and its tokens: nothing renews them */
-	cJSON_Delete(c);
-	if (rc == TD_OK) {
-		/* Its state goes with it. */
-		char *dir = connector_state_dir(svc, id, false);
-
-		if (dir != NULL)
-			nftw(dir, connector_state_remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-		free(dir);
-	}
-	return rc;
-}
-
-static char **
-connector_strv_new(size_t n)
-{
-	return xcalloc(n + 1, sizeof(char *));
-}
-
-/* Wipes and frees a NULL-terminated vector. */
-static void
-connector_strv_free(char **v)
-{
-	if (v == NULL)
-		return;
-	for (char **e = v; *e; e++) {
-		sodium_memzero(*e, strlen(*e));
-		free(*e);
-	}
-	free(v);
-}
-
-enum td_code
-connector_launch_prepare(struct service *svc, const char *id, struct connector_launch *l,
-    struct problem *p)
-{
-	struct store *st = svc->store;
-	cJSON *c, *t, *bindings, *e;
-	size_t n = 0, nb, ns = 0;
-	enum td_code rc = TD_OK;
-
-	memset(l, 0, sizeof *l);
-	store_lock(st);
-	c = connector_load_locked(st, id);
-	if (c == NULL) {
-		store_unlock(st);
-		return problem_set(p, TD_NOT_FOUND, "connector", "No connector with that id.");
-	}
-	snprintf(l->name, sizeof l->name, "%s", json_get_string(c, "name"));
-	t = cJSON_GetObjectItemCaseSensitive(c, "transport");
-	bindings = cJSON_GetObjectItemCaseSensitive(c, "credentialBindings");
-	nb = (size_t)cJSON_GetArraySize(bindings);
-	l->secrets = connector_strv_new(nb);
-	if (strcmp(json_get_string(c, "kind"), "builtin") == 0) {
-		l->builtin = true;
-	} else if (strcmp(json_get_string(t, "type"), "http") == 0) {
-		const cJSON *headers = cJSON_GetObjectItemCaseSensitive(t, "headers");
-
-		l->http = true;
-		l->url = xstrdup(json_get_string(t, "url"));
-		l->headers = connector_strv_new((size_t)cJSON_GetArraySize(headers) + nb);
-		cJSON_ArrayForEach(e, headers)
-			l->headers[n++] = xasprintf("%s: %s", e->string, e->valuestring);
-	} else {
-		const cJSON *args = cJSON_GetObjectItemCaseSensitive(t, "args");
-		const cJSON *env = cJSON_GetObjectItemCaseSensitive(t, "env");
-		size_t na = 0;
-
-		const cJSON *pe;
-		size_t nrw = 0, nro = 0;
-
-		l->hidden = sandbox_hidden_paths(&svc->paths, NULL);
-		l->state_dir = connector_state_dir(svc, id, true);
-		l->rw_paths = connector_strv_new((size_t)cJSON_GetArraySize(
-		    cJSON_GetObjectItemCaseSensitive(t, "paths")) + 1);
-		l->ro_paths = connector_strv_new((size_t)cJSON_GetArraySize(
-		    cJSON_GetObjectItemCaseSensitive(t, "paths")));
-		if (l->state_dir != NULL)
-			l->rw_paths[nrw++] = xstrdup(l->state_dir);
-		cJSON_ArrayForEach(pe, cJSON_GetObjectItemCaseSensitive(t, "paths")) {
-			if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pe, "write")))
-				l->rw_paths[nrw++] = xstrdup(json_get_string(pe, "path"));
-			else
-				l->ro_paths[nro++] = xstrdup(json_get_string(pe, "path"));
-		}
-		l->network = settings_network(svc->settings);
-		l->allow_unconfined = settings_allow_unconfined(svc->settings);
-		l->limits = *settings_command_limits(svc->settings);
-		l->command = xstrdup(json_get_string(t, "command"));
-		l->args = connector_strv_new((size_t)cJSON_GetArraySize(args));
-		cJSON_ArrayForEach(e, args)
-			l->args[na++] = xstrdup(e->valuestring);
-		l->envp = connector_strv_new(sizeof base_env / sizeof base_env[0] +
-		    sizeof state_env / sizeof state_env[0] + (size_t)cJSON_GetArraySize(env) + nb);
-		for (const char *const *k = base_env; *k; k++) {
-			const char *v = getenv(*k);
-			if (strcmp(*k, "HOME") == 0 && l->state_dir != NULL)
-				continue;
-			if (v != NULL && cJSON_GetObjectItemCaseSensitive(env, *k) == NULL)
-				l->envp[n++] = xasprintf("%s=%s", *k, v);
-		}
-		/* HOME and the XDG directories in its state directory, as in a run. */
-		for (size_t k = 0; l->state_dir != NULL &&
-		    k < sizeof state_env / sizeof state_env[0]; k += 2)
-			if (cJSON_GetObjectItemCaseSensitive(env, state_env[k]) == NULL)
-				l->envp[n++] = xasprintf("%s=%s%s", state_env[k], l->state_dir,
-				    state_env[k + 1]);
-		cJSON_ArrayForEach(e, env) {
-			bool home = l->state_dir != NULL &&
-			    strncmp(e->valuestring, "${HOME}", 7) == 0;
-
-			/* ${HOME} at the start names its state directory, as in a run. */
-			l->envp[n++] = xasprintf("%s=%s%s", e->string, home ? l->state_dir : "",
-			    e->valuestring + (home ? 7 : 0));
-		}
-	}
-	cJSON_ArrayForEach(e, (l->builtin ? NULL : bindings)) {
-		const char *target = json_get_string(e, "target");
-		char *value = NULL, *why = NULL;
-
-		if (!credential_value(svc, json_get_string(e, "credentialId"), target, &value,
-		    &why)) {
-			rc = problem_set(p, TD_INTERNAL_ERROR, NULL, "%s", why);
-			free(why);
-			break;
-		}
-		l->secrets[ns++] = xstrdup(value);
-		if (l->http)
-			l->headers[n++] = xasprintf("%s: %s", target + 7, value);
-		else
-			l->envp[n++] = xasprintf("%s=%s", target + 4, value);
-		secrets_plain_free(value);
-	}
-	store_unlock(st);
-	cJSON_Delete(c);
-	if (rc != TD_OK)
-		connector_launch_free(l);
+	if (rc == TD_OK && removed != NULL)
+		*removed = c;
+	else
+		cJSON_Delete(c);
 	return rc;
 }
 
 void
-connector_launch_free(struct connector_launch *l)
+connector_state_remove(const struct service *svc, const char *id)
 {
-	free(l->command);
-	connector_strv_free(l->args);
-	connector_strv_free(l->envp);
-	free(l->url);
-	connector_strv_free(l->headers);
-	connector_strv_free(l->secrets);
-	sandbox_hidden_free(l->hidden);
-	free(l->state_dir);
-	connector_strv_free(l->rw_paths);
-	connector_strv_free(l->ro_paths);
-	memset(l, 0, sizeof *l);
-}
+	char *dir = connector_state_dir(svc, id, false);
 
-cJSON *
-connectors_for_run(struct service *svc)
-{
-	struct store *st = svc->store;
-	cJSON *arr = cJSON_CreateArray();
-	sqlite3_stmt *s;
-
-	connectors_refresh_oauth(svc);	/* the run's agent gets tokens that still work */
-	store_lock(st);
-	s = store_stmt(st, "SELECT " CONNECTOR_COLUMNS " FROM connectors WHERE enabled != 0"
-	    " ORDER BY id");
-	while (sqlite3_step(s) == SQLITE_ROW) {
-		cJSON *c = connector_from_row(st, s);
-
-		cJSON_DeleteItemFromObjectCaseSensitive(c, "enabled");
-		cJSON_DeleteItemFromObjectCaseSensitive(c, "createdAt");
-		cJSON_DeleteItemFromObjectCaseSensitive(c, "updatedAt");
-		connector_state_dir_add(svc, c);
-		cJSON_AddItemToArray(arr, c);
-	}
-	sqlite3_reset(s);
-	store_unlock(st);
-	return arr;
-}
-
-/* The target of credential_id in connector_id's bindings of a run's start message, or NULL. */
-static const char *
-connector_run_binding_target(const cJSON *run_connectors, const char *connector_id,
-    const char *credential_id)
-{
-	const cJSON *c, *b;
-
-	cJSON_ArrayForEach(c, run_connectors) {
-		const char *id = json_get_string(c, "id");
-		if (id == NULL || strcmp(id, connector_id) != 0)
-			continue;
-		cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(c, "credentialBindings")) {
-			const char *cred = json_get_string(b, "credentialId");
-			if (cred != NULL && strcmp(cred, credential_id) == 0)
-				return json_get_string(b, "target");
-		}
-	}
-	return NULL;
-}
-
-enum td_code
-connector_secret_resolve(struct service *svc, const cJSON *run_connectors,
-    const cJSON *params, char **value, cJSON *meta, char **message)
-{
-	const char *con = json_get_string(params, "connectorId");
-	const char *cred = json_get_string(params, "credentialId");
-	const char *target;
-	struct store *st = svc->store;
-	sqlite3_stmt *s;
-	bool bound;
-	char *why = NULL;
-	double expires_at = 0;
-	cJSON *c;
-
-	*value = NULL;
-	if (con == NULL || cred == NULL) {
-		*message = xstrdup("secret.resolve needs connectorId and credentialId");
-		return TD_INVALID_REQUEST;
-	}
-	target = connector_run_binding_target(run_connectors, con, cred);
-	if (target == NULL) {
-		*message = xstrdup("that credential is not bound to a connector of this run");
-		return TD_FORBIDDEN;
-	}
-	store_lock(st);
-	s = store_stmt(st, "SELECT 1 FROM connector_bindings b JOIN connectors c"
-	    " ON c.id = b.connector_id WHERE b.connector_id = ?1 AND b.credential_id = ?2"
-	    " AND b.target = ?3 AND c.enabled != 0");
-	sqlite3_bind_text(s, 1, con, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, cred, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, target, -1, SQLITE_STATIC);
-	bound = sqlite3_step(s) == SQLITE_ROW;
-	sqlite3_reset(s);
-	if (!bound) {
-		store_unlock(st);
-		*message = xstrdup("that binding was removed or its connector disabled since "
-		    "the run started");
-		return TD_FORBIDDEN;
-	}
-	store_unlock(st);
-	if (strcasecmp(target, "header:Authorization") == 0 &&
-	    connector_oauth_renew(svc, con, json_get_string(params, "rejected"), &expires_at) &&
-	    meta != NULL && expires_at > 0)
-		cJSON_AddNumberToObject(meta, "expiresAt", expires_at);
-	store_lock(st);
-	if (!credential_value(svc, cred, target, value, &why)) {
-		store_unlock(st);
-		*message = why;
-		return TD_INTERNAL_ERROR;
-	}
-	store_unlock(st);
-	if (meta != NULL && (c = credential_get(svc, cred)) != NULL) {
-		const char *version = json_get_string(c, "updatedAt");
-
-		if (version != NULL)
-			cJSON_AddStringToObject(meta, "version", version);
-		cJSON_Delete(c);
-	}
-	return TD_OK;
+	if (dir != NULL)
+		nftw(dir, connector_state_remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(dir);
 }

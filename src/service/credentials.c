@@ -1,4 +1,4 @@
-/* Credentials: metadata in the open, the secret sealed (connectors.h, secrets.h). */
+/* Credentials: metadata in the open, the secret sealed (credentials.h, secrets.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,7 +7,7 @@
 #include <sodium.h>
 
 #include "connector-rows.h"
-#include "connectors.h"
+#include "credentials.h"
 #include "events.h"
 #include "json.h"
 #include "log.h"
@@ -361,22 +361,8 @@ credential_delete(struct service *svc, const char *id, bool force, struct proble
 		binders = NULL;
 		providers = NULL;
 	}
-	cJSON_ArrayForEach(b, (rc == TD_OK ? binders : NULL)) {
-		s = store_stmt(st, "UPDATE connectors SET updated_at = " RESOURCE_NEXT_TIME(2)
-		    " WHERE id = ?1");
-		sqlite3_bind_text(s, 1, b->valuestring, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 2, now);
-		if (sqlite3_step(s) != SQLITE_DONE)
-			rc = problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot unbind the credential");
-		sqlite3_reset(s);
-	}
-	if (rc == TD_OK) {
-		s = store_stmt(st, "DELETE FROM connector_bindings WHERE credential_id = ?1");
-		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-		if (sqlite3_step(s) != SQLITE_DONE)
-			rc = problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot unbind the credential");
-		sqlite3_reset(s);
-	}
+	if (rc == TD_OK && !connector_rows_unbind(st, id, binders, now))
+		rc = problem_set(p, TD_INTERNAL_ERROR, NULL, "cannot unbind the credential");
 	if (rc == TD_OK) {
 		s = store_stmt(st, "DELETE FROM credentials WHERE id = ?1");
 		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);

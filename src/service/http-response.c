@@ -173,25 +173,6 @@ http_json_found(struct http_response *r, cJSON *body, const char *resource, cons
 		http_json(r, 200, body);
 }
 
-bool
-http_query_limit(const struct http_request *req, struct http_response *r, int *limit)
-{
-	const char *v = http_query(req, "limit");
-	char *end;
-	long n;
-
-	*limit = 100;
-	if (v == NULL)
-		return true;
-	n = strtol(v, &end, 10);
-	if (*v == '\0' || *end != '\0' || n < 1 || n > 1000) {
-		http_bad_parameter(r, "limit", "limit must be an integer from 1 to 1000");
-		return false;
-	}
-	*limit = (int)n;
-	return true;
-}
-
 
 void
 http_problem(struct http_response *r, struct problem *p)

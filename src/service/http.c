@@ -130,6 +130,25 @@ stream_free(void *cls)
 	free(hs);
 }
 
+bool
+http_query_limit(const struct http_request *req, struct http_response *r, int *limit)
+{
+	const char *v = http_query(req, "limit");
+	char *end;
+	long n;
+
+	*limit = 100;
+	if (v == NULL)
+		return true;
+	n = strtol(v, &end, 10);
+	if (*v == '\0' || *end != '\0' || n < 1 || n > 1000) {
+		http_bad_parameter(r, "limit", "limit must be an integer from 1 to 1000");
+		return false;
+	}
+	*limit = (int)n;
+	return true;
+}
+
 struct header_count {
 	int host, origin;
 };

@@ -10,7 +10,7 @@
 #include <sodium.h>
 
 #include "buf.h"
-#include "connectors.h"
+#include "credentials.h"
 #include "json.h"
 #include "log.h"
 #include "timeutil.h"

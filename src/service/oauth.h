@@ -5,21 +5,17 @@
  * metadata (RFC 8414, OpenID discovery), dynamic client registration
  * (RFC 7591), the authorization code with PKCE S256 and the resource
  * parameter (RFC 8707), and the token request.  Sign-ins under way live in
- * memory, keyed by their state, for 10 minutes.  Thread safe.
+ * the service's memory (struct service's signins), keyed by their state, for
+ * 10 minutes.  Thread safe.
  */
 #ifndef TD_SERVICE_OAUTH_H
 #define TD_SERVICE_OAUTH_H
 
 #include <stdbool.h>
 
-/*
- * Begins a sign-in of connector_id to the MCP server at url, which answered
- * with the Bearer challenge (WWW-Authenticate); the redirect comes back to
- * redirect_uri.  The authorization URL to open in a browser (malloc'd), or
- * NULL with *why (malloc'd, for people).
- */
-char *oauth_begin(const char *connector_id, const char *url, const char *challenge,
-    const char *redirect_uri, char **why);
+struct oauth_signins;
+struct service;
+
 struct oauth_result {
 	char connector_id[64];
 	char *access_token;	/* sodium_malloc'd: secrets_plain_free */
@@ -31,20 +27,12 @@ struct oauth_result {
 	char *refresh_record;
 	/* The scope granted: the token answer's, else the one asked ("" = none known). */
 	char scope[1024];
+	/*
+	 * The DPoP key (jwt.h) the token is bound to (its token_type is DPoP,
+	 * RFC 9449), sodium_malloc'd, or NULL: a bearer token.
+	 */
+	char *dpop_key;
 };
-
-/*
- * oauth_begin with a client registered beforehand (client_id, and its
- * client_secret or NULL for a public client) instead of a registration, and
- * scope (NULL: the challenge's) to ask for.  challenge may be "" when scope
- * is given: a step-up the server asked for in an earlier answer.  When the
- * authorization server grants only client credentials (machines, SEP-1046)
- * and there is a secret, the token is asked for at once: NULL is returned
- * with direct->access_token set (direct may be NULL: never at once), or *why.
- */
-char *oauth_begin_as(const char *connector_id, const char *url, const char *challenge,
-    const char *client_id, const char *client_secret, const char *scope,
-    const char *redirect_uri, struct oauth_result *direct, char **why);
 
 /* What the user brings to a sign-in (every field may be NULL). */
 struct oauth_login {
@@ -65,24 +53,42 @@ struct oauth_login {
 	const char *id_token;
 	const char *idp_token_endpoint;
 	const char *idp_client_id;
+	/*
+	 * Workload identity federation (SEP-1933): the file where the platform
+	 * puts the workload's identity token (a JWT for the authorization
+	 * server), read at the sign-in and at each renewal; with a client id,
+	 * the token comes at once (jwt-bearer), no browser.
+	 */
+	const char *workload_token_file;
 };
 
 /*
- * oauth_begin_as with all of login.  With login->id_token (and a client id)
- * the token comes at once, like client credentials (direct), with no browser.
- * With login->client_key the client authenticates with signed assertions.
+ * Begins a sign-in of connector_id to the MCP server at url, which answered
+ * with the Bearer challenge (WWW-Authenticate; "" when login->scope is given:
+ * a step-up the server asked for in an earlier answer); the redirect comes
+ * back to redirect_uri.  The authorization URL to open in a browser
+ * (malloc'd), kept among svc's sign-ins, or NULL with *why (malloc'd, for
+ * people).  The token comes at once, with no browser (NULL returned, with
+ * direct->access_token set, or *why; direct may be NULL: never at once), for
+ * an identity assertion (login->id_token and a client id), for a workload's
+ * identity token (login->workload_token_file and a client id), and for client
+ * credentials (a client id with a secret or key) when the authorization
+ * server grants only those (machines, SEP-1046).  Without a client id the
+ * client registers itself (RFC 7591).  With login->client_key the client
+ * authenticates with signed assertions.
  */
-char *oauth_begin_login(const char *connector_id, const char *url, const char *challenge,
-    const struct oauth_login *login, const char *redirect_uri, struct oauth_result *direct,
-    char **why);
+char *oauth_begin_login(struct service *svc, const char *connector_id, const char *url,
+    const char *challenge, const struct oauth_login *login, const char *redirect_uri,
+    struct oauth_result *direct, char **why);
 
 /*
  * Ends the sign-in of state with the redirect's code (or its error): the
  * token request.  iss (RFC 9207; may be NULL) must name the issuer the
- * sign-in went to, and is required when its metadata said it sends one.  true with *out filled, or false with *why (malloc'd).
+ * sign-in went to, and is required when its metadata said it sends one.
+ * true with *out filled, or false with *why (malloc'd).
  */
-bool oauth_finish(const char *state, const char *code, const char *error, const char *iss,
-    struct oauth_result *out, char **why);
+bool oauth_finish(struct service *svc, const char *state, const char *code, const char *error,
+    const char *iss, struct oauth_result *out, char **why);
 
 /*
  * Renews an access token with the refresh record (oauth_result): true with
@@ -93,7 +99,8 @@ bool oauth_finish(const char *state, const char *code, const char *error, const 
  */
 bool oauth_refresh(const char *record, bool force, struct oauth_result *out, char **why);
 
-/* Forgets the sign-ins under way (at shutdown). */
-void oauth_reset(void);
+/* The sign-ins under way of a service (struct service's signins); free forgets them. */
+struct oauth_signins *oauth_signins_new(void);
+void oauth_signins_free(struct oauth_signins *s);
 
 #endif

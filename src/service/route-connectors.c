@@ -1,11 +1,9 @@
 /* Connectors (docs/http-api.md, Connectors); the definitions live in connectors.c. */
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "connector-remove.h"
+#include "connector-test.h"
 #include "connectors.h"
 #include "http.h"
 #include "ids.h"
@@ -115,149 +113,47 @@ route_connectors_remove(struct http_request *req, struct http_response *r)
 /*
  * POST /connectors/:id/test.  A test may wait on a server for tens of
  * seconds, and the service has two HTTP threads: the test runs on a thread
- * of its own while the connection is suspended, and its answer is the body
- * of a streamed 200 response.  Every outcome of a test that ran is 200.
+ * of its own (connector-test.h) while the connection is suspended, and its
+ * answer is the body of a streamed 200 response.
  */
-struct test_job {
-	pthread_mutex_t mu;
-	struct service *svc;
-	char id[TD_ID_MAX];
-	char *token_version;	/* the version of its OAuth token the test sends, or NULL */
-	struct connector_launch launch;
-	char *text;		/* the answer once done */
-	size_t len, off;
-	bool done;
-	struct http_stream *hs;	/* suspended, waiting for the answer */
-	bool gone;		/* the response ended first */
-	int refs;		/* the thread and the response */
-};
-
 static void
-test_job_unref(struct test_job *job)
+route_test_park(void *hs)
 {
-	bool last;
-
-	pthread_mutex_lock(&job->mu);
-	last = --job->refs == 0;
-	pthread_mutex_unlock(&job->mu);
-	if (!last)
-		return;
-	connector_launch_free(&job->launch);
-	free(job->text);
-	free(job->token_version);
-	pthread_mutex_destroy(&job->mu);
-	free(job);
+	http_stream_suspend(hs);
 }
 
-static void *
-test_thread(void *arg)
+static void
+route_test_wake(void *hs)
 {
-	struct test_job *job = arg;
-	cJSON *result = connector_test_run(&job->launch);
-	const char *message = json_get_string(result, "message");
-	char *text;
-
-	/*
-	 * Its server refused the token before it was due (revoked): renewed, once
-	 * (unless someone renewed it meanwhile), and the test again with the new one.
-	 */
-	if (job->token_version != NULL && message != NULL &&
-	    strstr(message, "sign-in needed") != NULL &&
-	    connector_oauth_renew(job->svc, job->id, job->token_version, NULL)) {
-		struct connector_launch again;
-		struct problem p = { 0 };
-
-		if (connector_launch_prepare(job->svc, job->id, &again, &p) == TD_OK) {
-			connector_launch_free(&job->launch);
-			job->launch = again;
-			cJSON_Delete(result);
-			result = connector_test_run(&job->launch);
-		}
-		cJSON_Delete(p.details);
-	}
-	text = json_print(result);
-
-	cJSON_Delete(result);
-	pthread_mutex_lock(&job->mu);
-	job->text = text;
-	job->len = strlen(text);
-	job->done = true;
-	if (job->hs != NULL && !job->gone)
-		http_stream_resume(job->hs);
-	pthread_mutex_unlock(&job->mu);
-	connector_tests_end();
-	test_job_unref(job);
-	return NULL;
+	http_stream_resume(hs);
 }
 
 static ssize_t
-test_read(void *cls, struct http_stream *hs, char *buf, size_t max)
+route_test_read(void *cls, struct http_stream *hs, char *buf, size_t max)
 {
-	struct test_job *job = cls;
-	size_t n;
+	ssize_t n = connector_test_read(cls, buf, max, route_test_park, route_test_wake, hs);
 
-	pthread_mutex_lock(&job->mu);
-	if (!job->done) {
-		job->hs = hs;
-		http_stream_suspend(hs);
-		pthread_mutex_unlock(&job->mu);
-		return 0;
-	}
-	n = job->len - job->off < max ? job->len - job->off : max;
-	memcpy(buf, job->text + job->off, n);
-	job->off += n;
-	pthread_mutex_unlock(&job->mu);
-	return n == 0 ? HTTP_STREAM_END : (ssize_t)n;
+	return n < 0 ? HTTP_STREAM_END : n;
 }
 
 static void
-test_free(void *cls)
+route_test_free(void *cls)
 {
-	struct test_job *job = cls;
-
-	pthread_mutex_lock(&job->mu);
-	job->gone = true;
-	pthread_mutex_unlock(&job->mu);
-	test_job_unref(job);
+	connector_test_release(cls);
 }
 
 void
 route_connectors_test(struct http_request *req, struct http_response *r)
 {
+	struct connector_test *t;
 	struct problem p = { 0 };
-	struct test_job *job = xcalloc(1, sizeof *job);
-	pthread_attr_t attr;
-	pthread_t t;
+	enum td_code rc = connector_test_start(req->svc, req->params[0], &t, &p);
 
-	connectors_refresh_oauth(req->svc);	/* the test uses a token that still works */
-	if (connector_launch_prepare(req->svc, req->params[0], &job->launch, &p) != TD_OK) {
-		free(job);
-		return http_problem(r, &p);
-	}
-	job->svc = req->svc;
-	snprintf(job->id, sizeof job->id, "%s", req->params[0]);
-	job->token_version = connector_oauth_token_version(req->svc, req->params[0]);
-	if (!connector_tests_begin()) {
-		connector_launch_free(&job->launch);
-		free(job);
-		http_error(r, TD_UNAVAILABLE, NULL, "%d connector tests are running; retry in a "
-		    "moment", CONNECTOR_TESTS_MAX);
-		http_add_header(r, "Retry-After", "1");
+	if (rc != TD_OK) {
+		http_problem(r, &p);
+		if (rc == TD_UNAVAILABLE)
+			http_add_header(r, "Retry-After", "1");
 		return;
 	}
-	pthread_mutex_init(&job->mu, NULL);
-	job->refs = 2;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &attr, test_thread, job) != 0) {
-		pthread_attr_destroy(&attr);
-		connector_tests_end();
-		connector_launch_free(&job->launch);
-		pthread_mutex_destroy(&job->mu);
-		free(job);
-		http_error(r, TD_INTERNAL_ERROR, NULL, "cannot start the test");
-		return;
-	}
-	pthread_attr_destroy(&attr);
-	http_stream(r, 200, test_read, test_free, job);
+	http_stream(r, 200, route_test_read, route_test_free, t);
 }

@@ -4,7 +4,7 @@
 
 #include <sodium.h>
 
-#include "connectors.h"
+#include "credentials.h"
 #include "http.h"
 #include "ids.h"
 #include "json.h"

@@ -8,7 +8,7 @@
 
 #include <sodium.h>
 
-#include "connectors.h"
+#include "credentials.h"
 
 #include "json.h"
 #include "resource.h"

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "runtimes.h"
 #include "service.h"
 #include "settings.h"
@@ -24,17 +25,6 @@
 #define PROBE_TIMEOUT_MS 5000
 #define PROBE_OUTPUT_MAX 4096
 #define PROBE_CACHE_MS 60000
-
-/* snprintf for messages meant to be cut short when too long. */
-static void __attribute__((format(printf, 3, 4)))
-msgf(char *dst, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(dst, size, fmt, ap);
-	va_end(ap);
-}
 
 const char *const runtimes_frameworks[] = { "taskdeck", "claude-code", "codex", "acp", NULL };
 
@@ -103,7 +93,7 @@ runtimes_version_cmp(const char *a, const char *b)
 static void
 copy(char *dst, size_t size, const char *src)
 {
-	msgf(dst, size, "%s", src ? src : "");
+	cutf(dst, size, "%s", src ? src : "");
 }
 
 /* The first "N.N" or "N.N.N" in text, into out; false when there is none. */
@@ -144,7 +134,7 @@ run_version(const char *path, char *out, size_t size, char *why, size_t why_size
 
 	out[0] = '\0';
 	if (pipe2(fds, O_CLOEXEC) != 0) {
-		msgf(why, why_size, "cannot make a pipe: %s", strerror(errno));
+		cutf(why, why_size, "cannot make a pipe: %s", strerror(errno));
 		return -1;
 	}
 	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -164,7 +154,7 @@ run_version(const char *path, char *out, size_t size, char *why, size_t why_size
 		close(devnull);
 	if (pid < 0) {
 		close(fds[0]);
-		msgf(why, why_size, "cannot start it: %s", strerror(errno));
+		cutf(why, why_size, "cannot start it: %s", strerror(errno));
 		return -1;
 	}
 	for (;;) {
@@ -201,23 +191,23 @@ run_version(const char *path, char *out, size_t size, char *why, size_t why_size
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (timed_out) {
-		msgf(why, why_size, "`%s --version` did not answer within %d s", path,
+		cutf(why, why_size, "`%s --version` did not answer within %d s", path,
 		    PROBE_TIMEOUT_MS / 1000);
 		return -1;
 	}
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return 0;
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 125) {
-		msgf(why, why_size, "%s is being written (text file busy)", path);
+		cutf(why, why_size, "%s is being written (text file busy)", path);
 		return 1;
 	}
 	if (WIFEXITED(status) && WEXITSTATUS(status) >= 126)
-		msgf(why, why_size, "%s cannot be executed (bad interpreter or format)", path);
+		cutf(why, why_size, "%s cannot be executed (bad interpreter or format)", path);
 	else if (WIFEXITED(status))
-		msgf(why, why_size, "`%s --version` exited with status %d", path,
+		cutf(why, why_size, "`%s --version` exited with status %d", path,
 		    WEXITSTATUS(status));
 	else
-		msgf(why, why_size, "`%s --version` was killed by signal %d", path,
+		cutf(why, why_size, "`%s --version` was killed by signal %d", path,
 		    WTERMSIG(status));
 	return -1;
 }
@@ -315,7 +305,7 @@ self_dir(char *out, size_t size)
 	if ((slash = strrchr(self, '/')) == NULL)
 		return false;
 	*slash = '\0';
-	msgf(out, size, "%s", self);
+	cutf(out, size, "%s", self);
 	return true;
 }
 
@@ -400,7 +390,7 @@ probe_binary(const char *framework, struct runtime_info *info, const char *min)
 
 	if (stat(info->path, &st) != 0) {
 		info->status = RUNTIME_MISSING;
-		msgf(info->message, sizeof info->message, "%s does not exist.", info->path);
+		cutf(info->message, sizeof info->message, "%s does not exist.", info->path);
 		return;
 	}
 	pthread_mutex_lock(&cache_lock);
@@ -412,23 +402,23 @@ probe_binary(const char *framework, struct runtime_info *info, const char *min)
 	pthread_mutex_unlock(&cache_lock);
 	if (!S_ISREG(st.st_mode) || access(info->path, X_OK) != 0) {
 		info->status = RUNTIME_BROKEN;
-		msgf(info->message, sizeof info->message, "%s is not an executable file.",
+		cutf(info->message, sizeof info->message, "%s is not an executable file.",
 		    info->path);
 	} else if (run_version_retry(info->path, output, sizeof output, why, sizeof why) != 0) {
 		info->status = RUNTIME_BROKEN;
-		msgf(info->message, sizeof info->message, "%s.", why);
+		cutf(info->message, sizeof info->message, "%s.", why);
 	} else if (!find_version(output, info->version, sizeof info->version)) {
 		info->status = RUNTIME_BROKEN;
-		msgf(info->message, sizeof info->message,
+		cutf(info->message, sizeof info->message,
 		    "`%s --version` printed no version number.", info->path);
 	} else if (min != NULL && runtimes_version_cmp(info->version, min) < 0) {
 		info->status = RUNTIME_OUTDATED;
-		msgf(info->message, sizeof info->message,
+		cutf(info->message, sizeof info->message,
 		    "Version %s is older than %s, the oldest taskdeck supports.",
 		    info->version, min);
 	} else {
 		info->status = RUNTIME_READY;
-		msgf(info->message, sizeof info->message, "Version %s at %s.",
+		cutf(info->message, sizeof info->message, "Version %s at %s.",
 		    info->version, info->path);
 	}
 	if (slot == NULL)
@@ -458,7 +448,7 @@ probe_managed(const struct service *svc, struct runtime_info *out)
 	n = runtimes_count_transcripts(svc->replay_dir);
 	out->data_complete = n > 0;
 	if (out->status == RUNTIME_READY && n == 0)
-		msgf(out->message, sizeof out->message,
+		cutf(out->message, sizeof out->message,
 		    "Version %s; no replay transcripts in %s, so the replay provider cannot run.",
 		    out->version, svc->replay_dir);
 	if (out->status == RUNTIME_MISSING)
@@ -478,7 +468,7 @@ probe_external(const struct service *svc, const struct external *e, struct runti
 		copy(out->found_by, sizeof out->found_by, "settings");
 	} else if (e->command == NULL) {
 		out->status = RUNTIME_MISSING;
-		msgf(out->message, sizeof out->message, "runtimes.%s.path is not set (the command "
+		cutf(out->message, sizeof out->message, "runtimes.%s.path is not set (the command "
 		    "of an ACP agent, with its arguments in runtimes.%s.args).", e->framework,
 		    e->framework);
 		return;
@@ -486,14 +476,14 @@ probe_external(const struct service *svc, const struct external *e, struct runti
 		copy(out->found_by, sizeof out->found_by, "PATH");
 	} else {
 		out->status = RUNTIME_MISSING;
-		msgf(out->message, sizeof out->message,
+		cutf(out->message, sizeof out->message,
 		    "`%s` is not on the service's PATH and runtimes.%s.path is not set.",
 		    e->command, e->framework);
 		return;
 	}
 	probe_binary(e->framework, out, e->min_version);
 	if (out->status == RUNTIME_MISSING) {
-		msgf(out->message, sizeof out->message, "%s (from %s) does not exist.",
+		cutf(out->message, sizeof out->message, "%s (from %s) does not exist.",
 		    out->path, out->found_by);
 		out->path[0] = '\0';
 	}

@@ -34,6 +34,7 @@ struct service {
 	mode_t user_umask;		/* the umask taskdeckd started with: its runs' (its own is 077) */
 	struct notify *notify;		/* notify.command, or NULL (notify.h) */
 	struct attempts *attempts;	/* the attempts' worker (attempts.h), or NULL */
+	struct oauth_signins *signins;	/* sign-ins waiting for their redirect (oauth.h) */
 	/* What closes with a run, inside the transaction that ends it (runs.c calls
 	 * it; start-up sets plans_run_ended), or NULL. */
 	bool (*run_ended)(struct service *svc, const char *run_id, const char *status);

@@ -12,7 +12,8 @@
 
 #include "buf.h"
 #include "checkpoints.h"
-#include "connectors.h"
+#include "connector-run.h"
+#include "credentials.h"
 #include "frameworks.h"
 #include "json.h"
 #include "log.h"

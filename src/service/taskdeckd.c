@@ -15,7 +15,7 @@
 #include "artifacts.h"
 #include "cache.h"
 #include "changes.h"
-#include "connectors.h"
+#include "connector-test.h"
 #include "events.h"
 #include "files.h"
 #include "http.h"
@@ -25,6 +25,7 @@
 #include "runtimes.h"
 #include "sandbox.h"
 #include "notify.h"
+#include "oauth.h"
 #include "plans.h"
 #include "service.h"
 #include "secrets.h"
@@ -233,7 +234,7 @@ detach(void)
 
 /* Reports a start-up failure to the console or, detached, to the waiting parent. */
 static int
-fail(int ready_fd, bool log_to_file, char *err)
+taskdeckd_fail(int ready_fd, bool log_to_file, char *err)
 {
 	log_error("%s", err);
 	if (ready_fd >= 0) {
@@ -244,6 +245,103 @@ fail(int ready_fd, bool log_to_file, char *err)
 	}
 	free(err);
 	return 1;
+}
+
+/*
+ * Opens the service's files and store, then starts its parts in order: what a
+ * crash left is swept before the supervisor resumes runs, and the HTTP
+ * server and the discovery file come last.  false with *err (malloc'd);
+ * what was started is in svc for taskdeckd_stop.
+ */
+static bool
+taskdeckd_start(struct service *svc, const struct options *opts, int *lock_fd, char **err)
+{
+	int removed;
+
+	if (!files_lock(&svc->paths, lock_fd, err) ||
+	    !files_load_token(&svc->paths, svc->token, err) ||
+	    (svc->settings = settings_load(svc->paths.settings, err)) == NULL ||
+	    (svc->store = store_open(svc->paths.database, err)) == NULL)
+		return false;
+	/* No same-user process reads our memory; the API keys leave the environment. */
+	prctl(PR_SET_DUMPABLE, 0);
+	settings_take_api_keys(svc->settings);
+	/* Before any thread or command: empty cgroups that dead taskdeck processes left. */
+	if ((removed = sandbox_cgroups_init()) > 0)
+		log_info("removed %d cgroups of commands whose taskdeck process died", removed);
+	svc->agent_path = runtimes_find_agent(&svc->agent_found_by);
+	svc->replay_dir = runtimes_find_replay_dir(&svc->replay_found_by);
+	svc->idem = idem_new(opts->idem_capacity, IDEM_TTL_MS, NULL);
+	svc->cache = cache_new(CACHE_SLOTS);
+	svc->secrets = secrets_new(svc->paths.secret_key);
+	svc->started_at = td_now_ms();
+	td_random_hex(svc->stream_id, 16);
+	svc->events = events_new(svc);
+	if (opts->events_window_bytes > 0)
+		events_set_window_bytes(svc->events, opts->events_window_bytes);
+	svc->notify = notify_new(svc);	/* notify.command, or NULL */
+	svc->signins = oauth_signins_new();
+	svc->run_ended = plans_run_ended;	/* a run's end closes its plan and prompts */
+	if (!artifacts_init(svc, err) ||
+	    (svc->changes = changes_start(svc, err)) == NULL)
+		return false;
+	session_delete_sweep(svc);	/* what a crash after a delete left */
+	attempts_sweep(svc);		/* attempts a crash or a deleted session left */
+	svc->attempts = attempts_start(svc);
+	if ((svc->supervisor = supervisor_start(svc, err)) == NULL)
+		return false;
+	svc->http = http_start(svc, opts->addr, opts->port, err);
+	if (svc->http == NULL)
+		return false;
+	svc->port = http_port(svc->http);
+	snprintf(svc->base_url, sizeof svc->base_url, "http://127.0.0.1:%d", svc->port);
+	return files_write_discovery(svc, err);
+}
+
+/*
+ * Stops the threads taskdeckd_start started; graceful (a signal after a good
+ * start): no new client finds the service, requests in flight finish.
+ */
+static void
+taskdeckd_stop(struct service *svc, bool graceful)
+{
+	if (graceful) {
+		atomic_store(&svc->shutting_down, true);
+		files_remove_discovery(&svc->paths);
+	}
+	events_shutdown(svc->events);
+	if (svc->http != NULL)
+		http_stop(svc->http, graceful ? SHUTDOWN_GRACE_MS : 0);
+	/* A connector test still running owns a server process: let it close it. */
+	if (graceful && !connector_tests_drain(CONNECTOR_TEST_TIMEOUT_MS * 3))
+		log_warn("connector tests still running at exit");
+	supervisor_stop(svc->supervisor);
+	changes_stop(svc->changes);
+	attempts_stop(svc->attempts);
+	svc->attempts = NULL;
+}
+
+/* Frees what taskdeckd_start made; clean (a graceful stop): every event is written. */
+static void
+taskdeckd_free(struct service *svc, bool clean, int lock_fd)
+{
+	notify_free(svc->notify);
+	svc->notify = NULL;
+	oauth_signins_free(svc->signins);
+	svc->signins = NULL;
+	events_free(svc->events);
+	if (clean && svc->store != NULL)
+		supervisor_clean_stop(svc);	/* every event is written */
+	idem_free(svc->idem);
+	cache_free(svc->cache);
+	secrets_free(svc->secrets);
+	store_close(svc->store);
+	settings_free(svc->settings);
+	free(svc->agent_path);
+	free(svc->replay_dir);
+	if (lock_fd >= 0)
+		close(lock_fd);
+	sodium_memzero(svc->token, sizeof svc->token);
 }
 
 int
@@ -281,7 +379,7 @@ main(int argc, char **argv)
 	if (opts.log_path != NULL) {
 		logfp = fopen(opts.log_path, "ae");
 		if (logfp == NULL)
-			return fail(ready_fd, false, xasprintf("cannot open the log %s: %s",
+			return taskdeckd_fail(ready_fd, false, xasprintf("cannot open the log %s: %s",
 			    opts.log_path, strerror(errno)));
 	}
 	log_init("taskdeckd", logfp, opts.log_level);
@@ -294,44 +392,12 @@ main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (!files_lock(&svc.paths, &lock_fd, &err) ||
-	    !files_load_token(&svc.paths, svc.token, &err) ||
-	    (svc.settings = settings_load(svc.paths.settings, &err)) == NULL ||
-	    (svc.store = store_open(svc.paths.database, &err)) == NULL)
-		goto failed;
-	/* No same-user process reads our memory; the API keys leave the environment. */
-	prctl(PR_SET_DUMPABLE, 0);
-	settings_take_api_keys(svc.settings);
-	/* Before any thread or command: empty cgroups that dead taskdeck processes left. */
-	if ((rc = sandbox_cgroups_init()) > 0)
-		log_info("removed %d cgroups of commands whose taskdeck process died", rc);
-	svc.agent_path = runtimes_find_agent(&svc.agent_found_by);
-	svc.replay_dir = runtimes_find_replay_dir(&svc.replay_found_by);
-	svc.idem = idem_new(opts.idem_capacity, IDEM_TTL_MS, NULL);
-	svc.cache = cache_new(CACHE_SLOTS);
-	svc.secrets = secrets_new(svc.paths.secret_key);
-	svc.started_at = td_now_ms();
-	td_random_hex(svc.stream_id, 16);
-	svc.events = events_new(&svc);
-	if (opts.events_window_bytes > 0)
-		events_set_window_bytes(svc.events, opts.events_window_bytes);
-	svc.notify = notify_new(&svc);	/* notify.command, or NULL */
-	svc.run_ended = plans_run_ended;	/* a run's end closes its plan and prompts */
-	if (!artifacts_init(&svc, &err) ||
-	    (svc.changes = changes_start(&svc, &err)) == NULL)
-		goto failed;
-	session_delete_sweep(&svc);	/* what a crash after a delete left */
-	attempts_sweep(&svc);		/* attempts a crash or a deleted session left */
-	svc.attempts = attempts_start(&svc);
-	if ((svc.supervisor = supervisor_start(&svc, &err)) == NULL)
-		goto failed;
-	svc.http = http_start(&svc, opts.addr, opts.port, &err);
-	if (svc.http == NULL)
-		goto failed;
-	svc.port = http_port(svc.http);
-	snprintf(svc.base_url, sizeof svc.base_url, "http://127.0.0.1:%d", svc.port);
-	if (!files_write_discovery(&svc, &err))
-		goto failed;
+	if (!taskdeckd_start(&svc, &opts, &lock_fd, &err)) {
+		rc = taskdeckd_fail(ready_fd, logfp != NULL, err);
+		taskdeckd_stop(&svc, false);
+		taskdeckd_free(&svc, false, lock_fd);
+		goto out;
+	}
 	log_info("taskdeckd %s ready at %s (home %s)", TD_VERSION, svc.base_url,
 	    svc.paths.data_dir);
 	if (ready_fd >= 0) {
@@ -340,54 +406,17 @@ main(int argc, char **argv)
 			log_warn("cannot report readiness to the parent process");
 		free(ok);
 		close(ready_fd);
-		ready_fd = -1;
 	}
-
 	do {
 		if (sigwait(&sigs, &sig) != 0)
 			sig = SIGTERM;
 	} while (sig == SIGHUP);
 	log_info("received %s: finishing requests in flight", strsignal(sig));
-	atomic_store(&svc.shutting_down, true);
-	files_remove_discovery(&svc.paths);
-	events_shutdown(svc.events);
-	http_stop(svc.http, SHUTDOWN_GRACE_MS);
-	/* A connector test still running owns a server process: let it close it. */
-	if (!connector_tests_drain(CONNECTOR_TEST_TIMEOUT_MS * 3))
-		log_warn("connector tests still running at exit");
-	supervisor_stop(svc.supervisor);
-	changes_stop(svc.changes);
+	taskdeckd_stop(&svc, true);
+	taskdeckd_free(&svc, true, lock_fd);
+	log_info("taskdeckd stopped");
 	rc = 0;
-	goto out;
-
-failed:
-	rc = fail(ready_fd, logfp != NULL, err);
-	ready_fd = -1;
-	events_shutdown(svc.events);
-	if (svc.http != NULL)
-		http_stop(svc.http, 0);
-	supervisor_stop(svc.supervisor);
-	changes_stop(svc.changes);
 out:
-	attempts_stop(svc.attempts);
-	svc.attempts = NULL;
-	notify_free(svc.notify);
-	svc.notify = NULL;
-	events_free(svc.events);
-	if (rc == 0 && svc.store != NULL)
-		supervisor_clean_stop(&svc);	/* every event is written */
-	idem_free(svc.idem);
-	cache_free(svc.cache);
-	secrets_free(svc.secrets);
-	store_close(svc.store);
-	settings_free(svc.settings);
-	free(svc.agent_path);
-	free(svc.replay_dir);
-	if (lock_fd >= 0)
-		close(lock_fd);
-	sodium_memzero(svc.token, sizeof svc.token);
-	if (rc == 0)
-		log_info("taskdeckd stopped");
 	td_paths_free(&svc.paths);
 	if (logfp != NULL)
 		fclose(logfp);

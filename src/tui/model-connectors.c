@@ -10,7 +10,7 @@
 #include "xalloc.h"
 
 static void
-connector_clear(struct m_connector *c)
+m_connector_clear(struct m_connector *c)
 {
 	free(c->id);
 	free(c->name);
@@ -24,7 +24,7 @@ void
 model_connectors_free(struct model *m)
 {
 	for (size_t i = 0; i < m->connector_count; i++)
-		connector_clear(&m->connectors[i]);
+		m_connector_clear(&m->connectors[i]);
 	free(m->connectors);
 	m->connectors = NULL;
 	m->connector_count = 0;
@@ -72,7 +72,7 @@ model_set_connectors(struct model *m, const struct td_connector_list *l)
 		}
 	}
 	for (size_t k = 0; k < old_count; k++)
-		connector_clear(&old[k]);
+		m_connector_clear(&old[k]);
 	free(old);
 	i = keep != NULL ? mdl_index_of(m->connectors, m->connector_count,
 	    sizeof *m->connectors, keep) : SIZE_MAX;

@@ -60,7 +60,7 @@ ev_run_queued(struct ev_ctx *c)
 		return;
 	for (int k = 0; k < 2; k++) {
 		if (c->runs[k] != NULL)
-			run_fill(c->runs[k], t);
+			m_run_fill(c->runs[k], t);
 	}
 	if (c->runs[0] != NULL && c->runs[0]->prompt != NULL)
 		c->need &= ~(unsigned)NEED_NEW_RUNS;
@@ -110,7 +110,7 @@ ev_run_status(struct ev_ctx *c)
 
 		for (size_t j = 0; j < m->permission_count; j++) {
 			if (mdl_str_eq(m->permissions[j].run_id, c->ev->run_id))
-				permission_clear(&m->permissions[j]);
+				m_permission_clear(&m->permissions[j]);
 			else
 				m->permissions[n++] = m->permissions[j];
 		}
@@ -177,7 +177,7 @@ ev_permission(struct ev_ctx *c)
 		m->permission_hidden = false;
 		m->attention_seen++;
 	} else if (i != SIZE_MAX) {
-		permission_clear(&m->permissions[i]);
+		m_permission_clear(&m->permissions[i]);
 		memmove(&m->permissions[i], &m->permissions[i + 1],
 		    (m->permission_count - i - 1) * sizeof *m->permissions);
 		m->permission_count--;

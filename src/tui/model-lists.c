@@ -38,7 +38,7 @@ session_changed(struct model *m)
 {
 	unsigned need;
 
-	runs_clear(&m->runs, &m->run_count);
+	m_runs_clear(&m->runs, &m->run_count);
 	memset(&m->runs_cur, 0, sizeof m->runs_cur);
 	artifacts_clear(m);
 	memset(&m->artifacts_cur, 0, sizeof m->artifacts_cur);
@@ -59,7 +59,7 @@ project_changed(struct model *m)
 
 	sessions_clear(m);
 	memset(&m->sessions_cur, 0, sizeof m->sessions_cur);
-	runs_clear(&m->project_runs, &m->project_run_count);
+	m_runs_clear(&m->project_runs, &m->project_run_count);
 	need = session_changed(m);
 	if (model_project(m) != NULL)
 		need |= NEED_SESSIONS | NEED_PROJECT_RUNS;
@@ -495,12 +495,12 @@ model_set_sessions(struct model *m, const char *for_project, const struct td_ses
 static void
 runs_from_list(struct m_run **runs, size_t *count, const struct td_run_list *l)
 {
-	runs_clear(runs, count);
+	m_runs_clear(runs, count);
 	if (l == NULL || l->count == 0)
 		return;
 	*runs = xcalloc(l->count, sizeof **runs);
 	for (size_t i = 0; i < l->count; i++)
-		run_fill(&(*runs)[i], &l->items[i]);
+		m_run_fill(&(*runs)[i], &l->items[i]);
 	*count = l->count;
 }
 
@@ -681,11 +681,11 @@ model_put_run(struct model *m, const struct td_run *run)
 	r = runs_upsert(&m->runs, &m->run_count, &m->runs_cur, run->id,
 	    mdl_str_eq(run->session_id, sel_session_id(m)), &inserted);
 	if (r != NULL)
-		run_fill(r, run);
+		m_run_fill(r, run);
 	r = runs_upsert(&m->project_runs, &m->project_run_count, NULL, run->id,
 	    mdl_str_eq(run->project_id, sel_project_id(m)), &inserted);
 	if (r != NULL)
-		run_fill(r, run);
+		m_run_fill(r, run);
 	runs_mark_prompts(m);
 	lists_sort(m);
 	m->dirty = true;

@@ -40,8 +40,8 @@ model_free(struct model *m)
 		return;
 	projects_clear(m);
 	sessions_clear(m);
-	runs_clear(&m->runs, &m->run_count);
-	runs_clear(&m->project_runs, &m->project_run_count);
+	m_runs_clear(&m->runs, &m->run_count);
+	m_runs_clear(&m->project_runs, &m->project_run_count);
 	artifacts_clear(m);
 	permissions_clear(m);
 	model_attention_free(m);

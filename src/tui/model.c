@@ -78,14 +78,14 @@ mdl_insert_front(void *items, size_t count, size_t size)
 
 
 static void
-project_clear(struct m_project *p)
+m_project_clear(struct m_project *p)
 {
 	free(p->id);
 	free(p->name);
 }
 
 static void
-session_clear(struct m_session *s)
+m_session_clear(struct m_session *s)
 {
 	free(s->id);
 	free(s->project_id);
@@ -96,7 +96,7 @@ session_clear(struct m_session *s)
 }
 
 static void
-run_clear(struct m_run *r)
+m_run_clear(struct m_run *r)
 {
 	free(r->id);
 	free(r->session_id);
@@ -113,7 +113,7 @@ run_clear(struct m_run *r)
 }
 
 static void
-artifact_clear(struct m_artifact *a)
+m_artifact_clear(struct m_artifact *a)
 {
 	free(a->id);
 	free(a->name);
@@ -124,7 +124,7 @@ artifact_clear(struct m_artifact *a)
 }
 
 void
-permission_clear(struct m_permission *p)
+m_permission_clear(struct m_permission *p)
 {
 	free(p->id);
 	free(p->run_id);
@@ -231,7 +231,7 @@ void
 projects_clear(struct model *m)
 {
 	for (size_t i = 0; i < m->project_count; i++)
-		project_clear(&m->projects[i]);
+		m_project_clear(&m->projects[i]);
 	free(m->projects);
 	m->projects = NULL;
 	m->project_count = 0;
@@ -241,17 +241,17 @@ void
 sessions_clear(struct model *m)
 {
 	for (size_t i = 0; i < m->session_count; i++)
-		session_clear(&m->sessions[i]);
+		m_session_clear(&m->sessions[i]);
 	free(m->sessions);
 	m->sessions = NULL;
 	m->session_count = 0;
 }
 
 void
-runs_clear(struct m_run **runs, size_t *count)
+m_runs_clear(struct m_run **runs, size_t *count)
 {
 	for (size_t i = 0; i < *count; i++)
-		run_clear(&(*runs)[i]);
+		m_run_clear(&(*runs)[i]);
 	free(*runs);
 	*runs = NULL;
 	*count = 0;
@@ -261,7 +261,7 @@ void
 artifacts_clear(struct model *m)
 {
 	for (size_t i = 0; i < m->artifact_count; i++)
-		artifact_clear(&m->artifacts[i]);
+		m_artifact_clear(&m->artifacts[i]);
 	free(m->artifacts);
 	m->artifacts = NULL;
 	m->artifact_count = 0;
@@ -271,7 +271,7 @@ void
 permissions_clear(struct model *m)
 {
 	for (size_t i = 0; i < m->permission_count; i++)
-		permission_clear(&m->permissions[i]);
+		m_permission_clear(&m->permissions[i]);
 	free(m->permissions);
 	m->permissions = NULL;
 	m->permission_count = 0;
@@ -290,7 +290,7 @@ status_rank(const char *status)
 }
 
 void
-run_fill(struct m_run *r, const struct td_run *t)
+m_run_fill(struct m_run *r, const struct td_run *t)
 {
 	mdl_set_str(&r->id, t->id);
 	mdl_set_str(&r->session_id, t->session_id);

@@ -140,7 +140,7 @@ const struct view_ops view_projects = {
 };
 
 static void
-sessions_title(const struct tui *t, char *buf, size_t len)
+lists_sessions_title(const struct tui *t, char *buf, size_t len)
 {
 	list_title(t, PANE_SESSIONS, "Sessions", t->m.session_count, buf, len);
 }
@@ -216,7 +216,7 @@ sessions_click(struct tui *t, int row)
 const struct view_ops view_sessions = {
 	.name = "Sessions",
 	.where = W_SESSIONS,
-	.title = sessions_title,
+	.title = lists_sessions_title,
 	.draw = sessions_draw,
 	.click = sessions_click,
 };

@@ -16,7 +16,7 @@ struct plan_out {
 
 /* Writes text wrapped at the pane's width, indented by indent columns. */
 static void
-plan_emit(struct plan_out *o, const char *text, unsigned attr, int indent)
+plan_out_emit(struct plan_out *o, const char *text, unsigned attr, int indent)
 {
 	const struct rect *r = o->r;
 	size_t len = strlen(text), at = 0, n, nl, next;
@@ -98,26 +98,26 @@ plan_draw(struct tui *t, const struct rect *r)
 	draw_short_id(t, p->run_id, run, sizeof run);
 	snprintf(line, sizeof line, "Plan v%ld r%ld  %s  run %s", p->version, p->revision,
 	    p->status != NULL ? p->status : "?", run);
-	plan_emit(&o, line, draw_attr(t, pending ? ST_ATTENTION : ST_NORMAL) | A_BOLD, 1);
-	plan_emit(&o, "", A_NORMAL, 1);
+	plan_out_emit(&o, line, draw_attr(t, pending ? ST_ATTENTION : ST_NORMAL) | A_BOLD, 1);
+	plan_out_emit(&o, "", A_NORMAL, 1);
 	if (p->summary != NULL && *p->summary != '\0') {
-		plan_emit(&o, p->summary, A_NORMAL, 1);
-		plan_emit(&o, "", A_NORMAL, 1);
+		plan_out_emit(&o, p->summary, A_NORMAL, 1);
+		plan_out_emit(&o, "", A_NORMAL, 1);
 	}
 	snprintf(line, sizeof line, "Steps (%zu):", p->step_count);
-	plan_emit(&o, line, A_BOLD, 1);
+	plan_out_emit(&o, line, A_BOLD, 1);
 	for (size_t i = 0; i < p->step_count; i++) {
 		const struct m_plan_step *s = &p->steps[i];
 		const char *g = plan_step_glyph(t, s->status, &st);
 
 		snprintf(line, sizeof line, "%s %zu. %s", g, i + 1,
 		    s->title != NULL ? s->title : "");
-		plan_emit(&o, line, draw_attr(t, st == ST_QUEUED ? ST_NORMAL : st), 3);
+		plan_out_emit(&o, line, draw_attr(t, st == ST_QUEUED ? ST_NORMAL : st), 3);
 	}
 	if (p->feedback != NULL && *p->feedback != '\0') {
-		plan_emit(&o, "", A_NORMAL, 1);
-		plan_emit(&o, "Feedback:", A_BOLD, 1);
-		plan_emit(&o, p->feedback, A_NORMAL, 3);
+		plan_out_emit(&o, "", A_NORMAL, 1);
+		plan_out_emit(&o, "Feedback:", A_BOLD, 1);
+		plan_out_emit(&o, p->feedback, A_NORMAL, 3);
 	}
 	if (pending) {
 		char a[32], e[32], x[32];
@@ -125,8 +125,8 @@ plan_draw(struct tui *t, const struct rect *r)
 		snprintf(line, sizeof line, "%s approve  %s revise  %s reject",
 		    draw_key("approve", "a", a, sizeof a), draw_key("revise", "e", e, sizeof e),
 		    draw_key("reject", "x", x, sizeof x));
-		plan_emit(&o, "", A_NORMAL, 1);
-		plan_emit(&o, line, draw_attr(t, ST_ATTENTION), 1);
+		plan_out_emit(&o, "", A_NORMAL, 1);
+		plan_out_emit(&o, line, draw_attr(t, ST_ATTENTION), 1);
 	}
 	if (t->m.plan_top > 0 && t->m.plan_top + (size_t)r->h > o.row)
 		t->m.plan_top = o.row > (size_t)r->h ? o.row - (size_t)r->h : 0;

@@ -9,7 +9,9 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -338,6 +340,79 @@ Test(connector_test, unknown_and_builtin)
 	cr_assert(t->success, "%s", t->message);
 	cr_assert_eq(t->tool_count, 1);
 	td_connector_test_free(t);
+}
+
+/* A loopback server that takes connections and never answers on them. */
+struct mute_server {
+	int fd;
+	atomic_int accepted;
+	int conns[16];
+};
+
+static void *
+mute_accept(void *arg)
+{
+	struct mute_server *m = arg;
+	int c;
+
+	while ((c = accept(m->fd, NULL, NULL)) >= 0) {
+		if (atomic_load(&m->accepted) < 16)
+			m->conns[atomic_load(&m->accepted)] = c;
+		else
+			close(c);
+		atomic_fetch_add(&m->accepted, 1);
+	}
+	return NULL;
+}
+
+static void *
+post_test(void *path)
+{
+	struct http_resp r = http_req(&svc, "POST", path, NULL, NULL, true);
+
+	http_resp_free(&r);
+	return NULL;
+}
+
+Test(connector_test, a_ninth_test_at_once_is_refused_with_retry_after)
+{
+	struct mute_server m = { .fd = socket(AF_INET, SOCK_STREAM, 0) };
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof a;
+	pthread_t acceptor, tests[8];
+	char transport[256], *id, *path, *retry;
+	struct http_resp r;
+
+	cr_assert(bind(m.fd, (struct sockaddr *)&a, sizeof a) == 0 && listen(m.fd, 16) == 0 &&
+	    getsockname(m.fd, (struct sockaddr *)&a, &len) == 0);
+	snprintf(transport, sizeof transport, "{\"type\":\"http\",\"url\":"
+	    "\"http://127.0.0.1:%d/mcp\"}", ntohs(a.sin_port));
+	id = add("mute", transport, NULL);
+	cr_assert(asprintf(&path, "/api/v1/connectors/%s/test", id) > 0);
+	cr_assert_eq(pthread_create(&acceptor, NULL, mute_accept, &m), 0);
+	for (int i = 0; i < 8; i++)
+		cr_assert_eq(pthread_create(&tests[i], NULL, post_test, path), 0);
+	/* Each of the eight waits for the answer to its handshake (up to 10 s). */
+	while (atomic_load(&m.accepted) < 8)
+		nanosleep(&(struct timespec){ 0, 10 * 1000000L }, NULL);
+	r = http_req(&svc, "POST", path, NULL, NULL, true);
+	cr_assert_eq(r.status, 503, "%ld %s", r.status, r.body);
+	cr_assert_str_eq(http_error_code(&r), "service_unavailable", "%s", r.body);
+	cr_assert(strstr(r.body, "8 connector tests are running") != NULL, "%s", r.body);
+	retry = http_header(&r, "Retry-After");
+	cr_assert_str_eq(retry != NULL ? retry : "(none)", "1");
+	free(retry);
+	http_resp_free(&r);
+	/* Their connections closed, the eight end at once. */
+	for (int i = 0; i < 8; i++)
+		close(m.conns[i]);
+	for (int i = 0; i < 8; i++)
+		pthread_join(tests[i], NULL);
+	shutdown(m.fd, SHUT_RDWR);
+	pthread_join(acceptor, NULL);
+	close(m.fd);
+	free(path);
+	free(id);
 }
 
 Test(connector_test, cli_test_exits_0_or_1_with_the_message)

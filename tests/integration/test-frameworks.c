@@ -940,6 +940,10 @@ static const char fake_claude[] =
     "echo '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s\"}'\n"
     "case $prompt in\n"
     "*crash*) echo 'fatal: nope' >&2; exit 3;;\n"
+    "*leak-result*) echo \"{\\\"type\\\":\\\"result\\\",\\\"subtype\\\":\\\"error_during_execution\\\","
+    "\\\"is_error\\\":true,\\\"result\\\":\\\"the endpoint refused the key $ANTHROPIC_API_KEY\\\"}\";;\n"
+    "*leak-stderr*) printf 'fatal: the key %s was refused\\n%0390d%s\\n' \"$ANTHROPIC_API_KEY\" 0"
+    " \"$ANTHROPIC_API_KEY\" >&2; exit 3;;\n"
     "*turns*) echo '{\"type\":\"result\",\"subtype\":\"error_max_turns\",\"is_error\":true,"
     "\"usage\":{\"input_tokens\":7,\"output_tokens\":2}}';;\n"
     "*) echo '{\"type\":\"assistant\",\"message\":{\"id\":\"m1\",\"content\":[{\"type\":"
@@ -1128,6 +1132,41 @@ Test(frameworks, cli_lines_and_flags)
 	cr_assert(has_line(env, "HOME=/tmp/home"), "%s", env);
 	free(args);
 	free(env);
+	cJSON_Delete(run);
+}
+
+/*
+ * The API key a CLI echoes (an error of its endpoint, its stderr) is masked in
+ * the run's error, also when the stderr line is cut at its bound inside the
+ * key: its beginning is masked then too.
+ */
+Test(frameworks, a_key_the_cli_echoes_is_masked)
+{
+	const char *msg;
+	cJSON *run;
+
+	svc_prepare_home(&svc);
+	prepare_path();
+	fake_cli("claude", fake_claude);
+	start_service();
+	new_project();
+
+	run = run_to_end("claude-code", "fake-anthropic", "workspace-write", NULL, "leak-result");
+	cr_assert_str_eq(json_get_string(run, "status"), "failed");
+	msg = error_member(run, "message");
+	cr_assert_not_null(msg);
+	cr_expect_null(strstr(msg, ANTHROPIC_KEY), "%s", msg);
+	cr_expect_not_null(strstr(msg, "refused the key ********************"), "%s", msg);
+	cJSON_Delete(run);
+
+	run = run_to_end("claude-code", "fake-anthropic", "workspace-write", NULL, "leak-stderr");
+	cr_assert_str_eq(json_get_string(run, "status"), "failed");
+	cr_assert_str_eq(error_member(run, "code"), "framework_crashed");
+	msg = error_member(run, "message");
+	cr_assert_not_null(msg);
+	/* The last line, cut at 400 bytes: 390 zeros and the key's first 10 bytes. */
+	cr_expect_null(strstr(msg, "sk-ant-tes"), "%s", msg);
+	cr_expect_not_null(strstr(msg, "0000**********"), "%s", msg);
 	cJSON_Delete(run);
 }
 

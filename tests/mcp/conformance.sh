@@ -31,8 +31,9 @@ done
 export PATH=$node_bin:$PATH
 
 tmp=$(mktemp -d /tmp/tdconf-XXXXXX)
-svc_pid=
+svc_pid= model_pid=
 cleanup() {
+	[[ -z $model_pid ]] || kill "$model_pid" 2>/dev/null
 	[[ -z $svc_pid ]] || { kill -TERM "$svc_pid" 2>/dev/null; wait "$svc_pid" 2>/dev/null; }
 	if [[ -n ${CONFORMANCE_KEEP:-} ]]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
 }
@@ -42,6 +43,18 @@ mkdir -m 700 "$tmp/home"
 export TASKDECK_HOME=$tmp/home TD_BUILDDIR
 export TASKDECK_REPLAY_DIR=$TD_SRCDIR/tests/mcp/conformance
 unset TASKDECK_URL TASKDECK_TOKEN
+# The model of the scenario that needs one to act on what it is given (json-schema-2020-12-
+# preservation: echo a tool's schema back): a loopback OpenAI Chat Completions stand-in,
+# the provider schema-echo (the replay transcripts serve the others).
+coproc MODEL { exec node "$TD_SRCDIR/tests/mcp/schema-echo-model.mjs"; }
+model_pid=$MODEL_PID
+read -r -t 30 model_port <&"${MODEL[0]}" || { echo "FAIL: the schema-echo model did not start"; exit 1; }
+cat >"$TASKDECK_HOME/settings.json" <<JSON
+{"defaults": {"provider": "replay"},
+ "providers": {"replay": {"kind": "replay", "defaultModel": "tools_call"},
+  "schema-echo": {"kind": "openai", "baseUrl": "http://127.0.0.1:$model_port/v1", "defaultModel": "echo"}}}
+JSON
+chmod 600 "$TASKDECK_HOME/settings.json"
 
 "$TD_BUILDDIR/taskdeckd" --foreground --log "$TASKDECK_HOME/taskdeckd.log" 2>>"$tmp/taskdeckd.err" &
 svc_pid=$!
@@ -59,18 +72,6 @@ export CONFORMANCE_PROJECT=$project
 KNOWN_FAILURES_mcp_conformance=()
 # 0.2.0-alpha.12 (the draft revision 2026-07-28 and its extensions):
 KNOWN_FAILURES_mcp_conformance_next=(
-	# DPoP (RFC 9449) proofs and their nonces: not built (an extension of the draft).
-	auth/dpop
-	auth/dpop-nonce
-	# Workload identity federation (a jwt-bearer grant from a platform's token): no
-	# source of workload tokens in taskdeck yet (an extension).
-	auth/wif-jwt-bearer
-	# Multi-round-trip requests (SEP-2322: InputRequiredResult, requestState echoed on
-	# the retry): the client does not read a result's resultType yet.
-	sep-2322-client-request-state
-	# The model must echo a tool's inputSchema back as an argument: the replay model
-	# plays fixed transcripts; the schema does reach the model unchanged.
-	json-schema-2020-12-preservation
 )
 known() { # known SUITE SCENARIO
 	local -n list=KNOWN_FAILURES_${1//-/_}

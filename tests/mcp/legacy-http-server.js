@@ -36,6 +36,7 @@ function ask(session, id, method) {
 const base = () => `http://127.0.0.1:${process.env.PORT}`;
 const tokens = new Map();	// access token -> expiry (ms)
 let refreshes = 0, refreshClient = null;
+const assertions = [];	// the workload identity tokens of jwt-bearer grants, in order
 function oauth(req, res, body) {
 	const url = new URL(req.url, base());
 	const form = new URLSearchParams(body);
@@ -67,9 +68,18 @@ function oauth(req, res, body) {
 			tokens.set('access-2', Date.now() + 3600000);
 			return json(res, 200, { access_token: 'access-2', token_type: 'Bearer', expires_in: 3600, refresh_token: 'refresh-secret-2' }), true;
 		}
+		// A workload's identity token (RFC 7523): a token for 1 s, no refresh token.
+		if (form.get('grant_type') === 'urn:ietf:params:oauth:grant-type:jwt-bearer') {
+			const a = form.get('assertion') || '';
+			assertions.push(a);
+			if (!/^[\w-]+\.[\w-]+\.[\w-]+$/.test(a) || form.get('client_id') !== 'workload-1')
+				return json(res, 400, { error: 'invalid_grant', error_description: 'not a workload token' }), true;
+			tokens.set(`wif-${assertions.length}`, Date.now() + 1000);
+			return json(res, 200, { access_token: `wif-${assertions.length}`, token_type: 'Bearer', expires_in: 1 }), true;
+		}
 		return json(res, 400, { error: 'invalid_grant' }), true;
 	}
-	if (url.pathname === '/as/stats') return json(res, 200, { refreshes, refreshClient }), true;
+	if (url.pathname === '/as/stats') return json(res, 200, { refreshes, refreshClient, assertions }), true;
 	if (url.pathname === '/oauth/mcp') {
 		const auth = req.headers.authorization || '';
 		const expiry = tokens.get(auth.replace(/^Bearer /, ''));

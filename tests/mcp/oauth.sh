@@ -109,8 +109,32 @@ out=$(td connectors test "$id" --json)
 [[ $(curl -s "http://127.0.0.1:$port/as/stats" | field refreshClient) == client-9:client-secret-B ]] ||
 	fail "the renewal's client: $(curl -s "http://127.0.0.1:$port/as/stats")"
 echo "PASS: a renewal takes the client secret from its sealed credential, not from the record"
+# A workload (workload identity federation): its platform puts its identity token in a
+# file the sign-in names; each renewal reads the token there again (the platform rotates
+# it). A file that holds anything but a JWT is refused, and nothing is sent.
+td credentials delete "$(cred_id 'OAuth token of notes')" --force >/dev/null || fail "cannot sign out"
+printf -- '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjE\n' >"$tmp/wif-token"
+out=$(td connectors login "$id" --client-id workload-1 --workload-token-file "$tmp/wif-token" 2>&1) &&
+	fail "a sign-in with a file that holds no JWT: $out"
+[[ $out == *"does not hold a JWT"* && $out != *b3BlbnNzaC1* ]] || fail "the refusal of a file without a JWT: $out"
+[[ $(curl -s "http://127.0.0.1:$port/as/stats" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>process.stdout.write(String(JSON.parse(s).assertions.length)))') == 0 ]] ||
+	fail "something was sent for a file without a JWT"
+printf 'eyJ3aWYiOjF9.eyJvbmUiOjF9.c2lnLTE\n' >"$tmp/wif-token"
+out=$(cd "$tmp" && td connectors login "$id" --client-id workload-1 --workload-token-file wif-token)
+[[ $out == "signed in with the workload's identity token (no browser needed)" ]] ||
+	fail "the workload's sign-in: $out"
+[[ $(td connectors test "$id" --json | field success) == true ]] || fail "the test after the workload's sign-in"
+printf 'eyJ3aWYiOjJ9.eyJ0d28iOjF9.c2lnLTI\n' >"$tmp/wif-token"	# the platform rotates it
+sleep 2	# the token has expired
+out=$(td connectors test "$id" --json)
+[[ $(field success <<<"$out") == true ]] || fail "the test after the workload's token expired: $out"
+# (Its tokens last 1 s: each test renews, the first with the token of the sign-in.)
+[[ $(curl -s "http://127.0.0.1:$port/as/stats" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const a=JSON.parse(s).assertions;process.stdout.write(a[0]+" "+a[a.length-1])})') == \
+    "eyJ3aWYiOjF9.eyJvbmUiOjF9.c2lnLTE eyJ3aWYiOjJ9.eyJ0d28iOjF9.c2lnLTI" ]] ||
+	fail "the renewal did not read the rotated token: $(curl -s "http://127.0.0.1:$port/as/stats")"
+echo "PASS: a workload signs in with the identity token in its file; a renewal reads the rotated one"
 kill -TERM "$svc_pid"; wait "$svc_pid"; rc=$?; svc_pid=
 ((rc == 0)) || fail "taskdeckd exited with $rc"
 ! grep -E 'Sanitizer|runtime error' "$tmp/taskdeckd.err" || fail "a sanitizer report"
-! grep -rlE --text 'refresh-secret-|access-[12]' "$TASKDECK_HOME" || fail "a token is in the files above"
+! grep -rlE --text 'refresh-secret-|access-[12]|wif-[0-9]|c2lnLT' "$TASKDECK_HOME" || fail "a token is in the files above"
 echo "PASS: the tokens are sealed: in no file of the service"

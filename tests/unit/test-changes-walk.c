@@ -11,7 +11,7 @@
 
 #include <git2.h>
 
-#include "changes.h"
+#include "changes-int.h"
 #include "wsfile.h"
 
 static char dir[PATH_MAX], ws[PATH_MAX + 8];
