@@ -169,7 +169,7 @@ events_fail_locked(struct td_events *ev, const struct td_error *e)
 	pthread_cond_broadcast(&ev->cond);
 }
 
-static void events_flush(struct td_events *ev);
+static void client_events_flush(struct td_events *ev);
 static void events_hub_stop(struct td_client *client);
 
 /* Ends the stream with code and a message; the worker's events before it come first. */
@@ -184,7 +184,7 @@ events_fail(struct td_events *ev, enum td_code code, const char *fmt, ...)
 	va_list ap;
 
 	if (ev->batch_len > 0)
-		events_flush(ev);
+		client_events_flush(ev);
 	client_fail(&e, code, "%s", "");
 	va_start(ap, fmt);
 	vsnprintf(e.message, sizeof e.message, fmt, ap);
@@ -500,7 +500,7 @@ events_make(struct td_events *ev, const struct sse_event *frame,
  * from the last time one found room.
  */
 static void
-events_flush(struct td_events *ev)
+client_events_flush(struct td_events *ev)
 {
 	bool was_stalled = ev->stalled;
 	size_t i = 0;
@@ -591,7 +591,7 @@ events_on_frame(const struct sse_event *frame, void *arg)
 		}
 		ev->batch[ev->batch_len++] = e;
 		if (ev->batch_len >= EVENTS_BATCH && !ev->stalled)
-			events_flush(ev);
+			client_events_flush(ev);
 		rc = 0;
 	}
 	return rc;
@@ -614,7 +614,7 @@ events_on_body(char *data, size_t size, size_t nmemb, void *arg)
 		return n;
 	}
 	if (ev->batch_len > 0) {
-		events_flush(ev);
+		client_events_flush(ev);
 		if (ev->batch_len > 0) {
 			ev->paused = true;
 			ev->hub->dirty = true;
@@ -627,7 +627,7 @@ events_on_body(char *data, size_t size, size_t nmemb, void *arg)
 		ev->last_frame_ms = td_mono_ms();
 	/* Only events left waiting for room need the worker's pass over every stream. */
 	if (ev->batch_len > 0) {
-		events_flush(ev);
+		client_events_flush(ev);
 		if (ev->batch_len > 0)
 			ev->hub->dirty = true;
 	}
@@ -764,7 +764,7 @@ events_check(struct td_events *ev)
 	if (stop)
 		return -1;
 	if (ev->batch_len > 0) {
-		events_flush(ev);
+		client_events_flush(ev);
 		now = td_mono_ms();
 		if (ev->batch_len > 0) {
 			if (now - ev->stall_ms < TD_EVENTS_OVERFLOW_GRACE_MS)
@@ -1096,7 +1096,7 @@ events_hub_drop(struct td_events *ev)
 
 /* Frees what td_events_open made. */
 static void
-events_free(struct td_events *ev)
+client_events_free(struct td_events *ev)
 {
 	while (ev->count > 0) {
 		td_event_free(ev->queue[ev->head]);
@@ -1373,5 +1373,5 @@ td_events_close(struct td_events *ev)
 		pthread_cond_wait(&ev->cond, &ev->lock);
 	pthread_mutex_unlock(&ev->lock);
 	events_hub_drop(ev);
-	events_free(ev);
+	client_events_free(ev);
 }
