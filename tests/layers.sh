@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The service's layers as docs/service.md draws them, checked on the sources:
-# route files parse, validate and answer (no SQL of their own, no function a
-# domain module could call), no domain module includes the route header, and
+# route files parse, validate and answer (no SQL, transaction, event or
+# supervisor call of their own, no function a domain module could call), no domain module includes the route header, and
 # each table has one writer.  Prints every breach; exits 1 when there is one.
 set -uo pipefail
 SRC=${TD_SRCDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}/src/service
@@ -17,6 +17,18 @@ breach() {
 while IFS= read -r hit; do
 	breach "SQL in a route file (move it into its domain module): $hit"
 done < <(grep -nE 'sqlite3_|store_stmt\(' route-*.c)
+
+# Route files answer what a use case did: no transaction, no event, no call
+# into the supervisor of their own (a domain module's use case owns those).
+while IFS= read -r hit; do
+	breach "a transaction in a route file (move the use case into its domain module): $hit"
+done < <(grep -nE '\bstore_(begin|commit|rollback)\(' route-*.c)
+while IFS= read -r hit; do
+	breach "an event published by a route file (the use case publishes after its commit): $hit"
+done < <(grep -nE '\b[a-z_]*_emit[a-z_]*\(' route-*.c)
+while IFS= read -r hit; do
+	breach "a route file calls the supervisor (the use case does): $hit"
+done < <(grep -nE '\bsupervisor_[a-z_]+\(' route-*.c)
 
 # A route file defines route_* handlers and statics only: nothing below it calls up.
 for f in route-*.c; do
@@ -48,6 +60,8 @@ owner permission_prompts prompts.c
 owner plans plans.c
 owner artifacts 'artifacts(-rows)?\.c'
 owner run_changes changes.c
+owner settings routing.c
+owner run_messages checkpoints.c
 
 # Lower modules call nothing above them, so no two files call each other.
 defined() {	# FILE: the functions it defines for other files
