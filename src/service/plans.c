@@ -70,7 +70,7 @@ plan_load(struct store *st, const char *session_id)
 }
 
 void
-plan_emit(struct service *svc, const char *session_id)
+plan_emit_locked(struct service *svc, const char *session_id)
 {
 	cJSON *plan = plan_load(svc->store, session_id);
 
@@ -81,7 +81,7 @@ plan_emit(struct service *svc, const char *session_id)
 
 /* run.attention {attention}; attention consumed (NULL: cleared). */
 void
-plan_attention_emit(struct service *svc, const char *run_id, cJSON *attention)
+plan_attention_emit_locked(struct service *svc, const char *run_id, cJSON *attention)
 {
 	cJSON *d = cJSON_CreateObject();
 
@@ -182,8 +182,8 @@ plan_propose(struct service *svc, const char *run_id, const char *session_id,
 	ok = ok && runs_set_attention(svc, run_id, attention);
 	ok = ok ? store_commit(st) : (store_rollback(st), false);
 	if (ok) {
-		plan_emit(svc, session_id);
-		plan_attention_emit(svc, run_id, attention);
+		plan_emit_locked(svc, session_id);
+		plan_attention_emit_locked(svc, run_id, attention);
 	} else {
 		cJSON_Delete(attention);
 	}
@@ -253,7 +253,7 @@ plan_step(struct service *svc, const char *run_id, const char *session_id,
 		free(text);
 	}
 	if (code == TD_OK && store_commit(st))
-		plan_emit(svc, session_id);
+		plan_emit_locked(svc, session_id);
 	else
 		store_rollback(st);
 	store_unlock(st);
@@ -291,14 +291,14 @@ plans_run_ended(struct service *svc, const char *run_id, const char *status)
 	ok = sqlite3_step(s) == SQLITE_DONE;
 	sqlite3_reset(s);
 	if (ok)
-		plan_emit(svc, session);
+		plan_emit_locked(svc, session);
 	if (ok && awaiting)
-		plan_attention_emit(svc, run_id, NULL);
+		plan_attention_emit_locked(svc, run_id, NULL);
 	return ok;
 }
 
 bool
-plans_recover(struct service *svc)
+plans_recover_locked(struct service *svc)
 {
 	struct store *st = svc->store;
 	struct {
@@ -309,7 +309,7 @@ plans_recover(struct service *svc)
 	sqlite3_stmt *s;
 	bool ok;
 
-	if (!prompts_recover(svc))
+	if (!prompts_recover_locked(svc))
 		return false;
 	/* Not the plans of runs that resume. */
 	s = store_stmt(st, "SELECT session_id, run_id, status = 'awaiting-approval' FROM plans"
@@ -330,9 +330,9 @@ plans_recover(struct service *svc)
 	ok = sqlite3_step(s) == SQLITE_DONE;
 	sqlite3_reset(s);
 	for (size_t i = 0; ok && i < n; i++) {
-		plan_emit(svc, ids[i].session);
+		plan_emit_locked(svc, ids[i].session);
 		if (ids[i].awaiting)
-			plan_attention_emit(svc, ids[i].run, NULL);
+			plan_attention_emit_locked(svc, ids[i].run, NULL);
 	}
 	free(ids);
 	if (n > 0)
@@ -385,7 +385,7 @@ plan_pending_read(struct store *st, const char *session_id, struct pending_plan 
 
 /* Applies a decision to the pending plan; false on a store error. */
 bool
-plan_decision_apply(struct service *svc, const char *session_id, const struct pending_plan *p,
+plan_decision_apply_locked(struct service *svc, const char *session_id, const struct pending_plan *p,
     const char *decision, const char *feedback)
 {
 	static const struct {

@@ -20,7 +20,7 @@ struct store;
 /* The session's plan as the API shows it, or NULL. */
 cJSON *plan_load(struct store *st, const char *session_id);
 /* plan.updated with the session's plan. */
-void plan_emit(struct service *svc, const char *session_id);
+void plan_emit_locked(struct service *svc, const char *session_id);
 /*
  * The agent's plan.propose: stores a new version awaiting approval, sets the
  * run's attention and emits.  The answer comes later (supervisor_respond).
@@ -44,7 +44,7 @@ bool plans_delete_session(struct store *st, const char *session_id);
  * ended: the open plans and pending prompts of runs not running (any left)
  * are abandoned and expired; those of resuming runs stay as they were.
  */
-bool plans_recover(struct service *svc);
+bool plans_recover_locked(struct service *svc);
 
 /* The agent's answer to plan.propose for a decision on a plan with steps. */
 cJSON *decision_result(const char *decision, const char *feedback, const cJSON *steps);
@@ -62,7 +62,7 @@ struct pending_plan {
 /* Reads the session's plan into p (p->found false when it has none). */
 void plan_pending_read(struct store *st, const char *session_id, struct pending_plan *p);
 /* Applies a person's decision to the pending plan p; false on a store error. */
-bool plan_decision_apply(struct service *svc, const char *session_id,
+bool plan_decision_apply_locked(struct service *svc, const char *session_id,
     const struct pending_plan *p, const char *decision, const char *feedback);
 /*
  * The plan.propose of a resumed run's agent, redone after a restart.
@@ -75,6 +75,6 @@ bool plan_decision_apply(struct service *svc, const char *session_id,
 bool plan_rebind(struct service *svc, const char *run_id, const char *session_id,
     long long request_id, const cJSON *params, int64_t since, cJSON **answer);
 /* run.attention for run_id; attention consumed (NULL: cleared). */
-void plan_attention_emit(struct service *svc, const char *run_id, cJSON *attention);
+void plan_attention_emit_locked(struct service *svc, const char *run_id, cJSON *attention);
 
 #endif

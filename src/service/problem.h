@@ -21,4 +21,7 @@ struct problem {
 enum td_code problem_set(struct problem *p, enum td_code code, const char *field,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* Fills p with not_found for the resource (a kind, "run") of that id. */
+enum td_code problem_not_found(struct problem *p, const char *resource, const char *id);
+
 #endif

@@ -6,11 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache.h"
+#include "events.h"
 #include "ids.h"
 #include "json.h"
+#include "problem.h"
 #include "projects.h"
 #include "resource.h"
+#include "service.h"
 #include "store.h"
+#include "timeutil.h"
 #include "xalloc.h"
 
 const char *const projects_default_fields[] = { "framework", "provider", "model",
@@ -199,4 +204,142 @@ projects_archive(struct store *st, const char *id, bool archived, int64_t now)
 	ok = sqlite3_step(s) == SQLITE_DONE;
 	sqlite3_reset(s);
 	return ok;
+}
+
+static void
+projects_internal(struct problem *p)
+{
+	problem_set(p, TD_INTERNAL_ERROR, NULL, "%s", td_code_default_message(TD_INTERNAL_ERROR));
+}
+
+cJSON *
+projects_create_request(struct service *svc, const cJSON *fields, char id[TD_ID_MAX],
+    struct problem *p)
+{
+	struct store *st = svc->store;
+	cJSON *project;
+	bool ok;
+
+	td_id_new("prj", id);
+	store_lock(st);
+	ok = store_begin(st) && projects_create(st, id, fields, td_now_ms());
+	ok = ok ? store_commit(st) : (store_rollback(st), false);
+	project = ok ? projects_load(st, id) : NULL;
+	if (project != NULL)
+		events_emit(svc->events, "project.updated", id, NULL, NULL,
+		    cJSON_Duplicate(project, true));
+	store_unlock(st);
+	if (project == NULL)
+		projects_internal(p);
+	return project;
+}
+
+/* Writes the merge patch into project (its editable members) and archived. */
+static bool
+projects_patch_locked(struct store *st, const char *id, cJSON *project, const cJSON *patch)
+{
+	static const char *const editable_fields[] = { "name", "description", "context",
+		"metadata", NULL };
+	const cJSON *archived = cJSON_GetObjectItemCaseSensitive(patch, "archived");
+	cJSON *editable = cJSON_CreateObject();
+	bool ok;
+
+	for (const char *const *f = editable_fields; *f; f++)
+		cJSON_AddItemToObject(editable, *f,
+		    cJSON_DetachItemFromObjectCaseSensitive(project, *f));
+	editable = json_merge_patch(editable, patch);
+	ok = projects_update(st, id, editable, td_now_ms());
+	if (ok && archived != NULL)
+		ok = projects_archive(st, id, cJSON_IsTrue(archived), td_now_ms());
+	cJSON_Delete(editable);
+	return ok;
+}
+
+cJSON *
+projects_update_request(struct service *svc, const char *id, const cJSON *patch,
+    struct problem *p)
+{
+	struct store *st = svc->store;
+	cJSON *project;
+	bool ok;
+
+	store_lock(st);
+	if (!store_begin(st)) {
+		store_unlock(st);
+		projects_internal(p);
+		return NULL;
+	}
+	project = projects_load(st, id);
+	if (project == NULL) {
+		store_rollback(st);
+		store_unlock(st);
+		problem_not_found(p, "project", id);
+		return NULL;
+	}
+	ok = projects_patch_locked(st, id, project, patch);
+	ok = ok ? store_commit(st) : (store_rollback(st), false);
+	cache_drop(svc->cache, id);
+	cJSON_Delete(project);
+	project = ok ? projects_load(st, id) : NULL;
+	if (project != NULL)
+		events_emit(svc->events, "project.updated", id, NULL, NULL,
+		    cJSON_Duplicate(project, true));
+	store_unlock(st);
+	if (project == NULL)
+		projects_internal(p);
+	return project;
+}
+
+/* The stored text of defaults merged with patch: only the keys that are set. */
+static char *
+projects_defaults_merge(cJSON *res, const cJSON *patch)
+{
+	cJSON *defaults = cJSON_DetachItemFromObjectCaseSensitive(res, "defaults");
+	char *text;
+
+	defaults = json_merge_patch(defaults, patch);
+	for (const char *const *f = projects_default_fields; *f; f++) {
+		if (cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(defaults, *f)))
+			cJSON_DeleteItemFromObjectCaseSensitive(defaults, *f);
+	}
+	text = json_print(defaults);
+	cJSON_Delete(defaults);
+	return text;
+}
+
+cJSON *
+projects_defaults_update(struct service *svc, const char *id, int64_t expected,
+    const char *expected_text, const cJSON *patch, struct problem *p)
+{
+	struct store *st = svc->store;
+	int64_t current;
+	cJSON *res;
+	bool ok;
+
+	store_lock(st);
+	if (!store_begin(st)) {
+		store_unlock(st);
+		projects_internal(p);
+		return NULL;
+	}
+	res = projects_defaults_load(st, id, &current);
+	if (res == NULL || current != expected) {
+		store_rollback(st);
+		store_unlock(st);
+		if (res == NULL)
+			return problem_not_found(p, "project", id), NULL;
+		p->details = cJSON_CreateObject();
+		cJSON_AddItemToObject(p->details, "current", res);
+		problem_set(p, TD_STALE_WRITE, NULL, "The defaults changed since %s; re-read them "
+		    "and write again.", expected_text);
+		return NULL;
+	}
+	ok = projects_defaults_store(st, id, projects_defaults_merge(res, patch), td_now_ms());
+	cJSON_Delete(res);
+	ok = ok ? store_commit(st) : (store_rollback(st), false);
+	res = ok ? projects_defaults_load(st, id, &current) : NULL;
+	store_unlock(st);
+	if (res == NULL)
+		projects_internal(p);
+	return res;
 }

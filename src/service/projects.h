@@ -1,7 +1,8 @@
 /*
  * The project domain (projects.c; docs/http-api.md, Projects): the only
- * writer of the projects and project_defaults tables.  Every call only while
- * the store is locked.
+ * writer of the projects and project_defaults tables.  Every call but the
+ * writes people ask (the last three, which take it) only while the store is
+ * locked.
  */
 #ifndef TD_SERVICE_PROJECTS_H
 #define TD_SERVICE_PROJECTS_H
@@ -11,8 +12,11 @@
 
 #include <cjson/cJSON.h>
 
+#include "ids.h"
 #include "resource.h"
 
+struct problem;
+struct service;
 struct store;
 
 /* The members of a project's defaults, NULL-terminated. */
@@ -44,5 +48,27 @@ bool projects_framework_used(struct store *st, const char *framework);
 /* Replaces the stored defaults (JSON text, taken and freed). */
 bool projects_defaults_store(struct store *st, const char *project_id, char *defaults,
     int64_t now);
+
+/*
+ * The writes people ask of projects; each takes the store lock, owns its
+ * transaction and publishes project.updated after the commit.  A new project
+ * with fields (checked by the route): the project with its new id, or NULL
+ * with *p (internal_error).
+ */
+cJSON *projects_create_request(struct service *svc, const cJSON *fields, char id[TD_ID_MAX],
+    struct problem *p);
+/*
+ * A merge patch of project id's editable members, and archived: the project,
+ * or NULL with *p (not_found, internal_error).
+ */
+cJSON *projects_update_request(struct service *svc, const char *id, const cJSON *patch,
+    struct problem *p);
+/*
+ * A merge patch of project id's defaults last updated at expected (text:
+ * expected_text): the defaults resource, or NULL with *p (not_found,
+ * stale_write with details.current, internal_error).  Publishes nothing.
+ */
+cJSON *projects_defaults_update(struct service *svc, const char *id, int64_t expected,
+    const char *expected_text, const cJSON *patch, struct problem *p);
 
 #endif

@@ -53,7 +53,7 @@ prompt_load(struct store *st, const char *id)
 
 /* run.permission {promptId, tool, summary, status} for the prompt; while locked. */
 void
-prompt_emit(struct service *svc, const char *id)
+prompt_emit_locked(struct service *svc, const char *id)
 {
 	cJSON *p = prompt_load(svc->store, id), *d;
 
@@ -98,7 +98,7 @@ prompts_expire(struct service *svc, const char *run_id)
 	ok = sqlite3_step(s) == SQLITE_DONE;
 	sqlite3_reset(s);
 	for (size_t i = 0; ok && i < n; i++)
-		prompt_emit(svc, ids[i]);
+		prompt_emit_locked(svc, ids[i]);
 	free(ids);
 	return ok;
 }
@@ -110,7 +110,7 @@ prompts_run_ended(struct service *svc, const char *run_id)
 }
 
 bool
-prompts_recover(struct service *svc)
+prompts_recover_locked(struct service *svc)
 {
 	return prompts_expire(svc, NULL);
 }
@@ -175,7 +175,7 @@ prompt_ask(struct service *svc, const char *run_id, long long request_id,
 	}
 	ok = ok ? store_commit(st) : (store_rollback(st), false);
 	if (ok)
-		prompt_emit(svc, id);
+		prompt_emit_locked(svc, id);
 	store_unlock(st);
 	free(input_text);
 	if (!ok) {
@@ -221,7 +221,7 @@ prompt_withdraw(struct service *svc, const char *run_id, const cJSON *params, bo
 		sqlite3_reset(s);
 	}
 	if (*withdrawn)
-		prompt_emit(svc, id);
+		prompt_emit_locked(svc, id);
 	store_unlock(st);
 	if (!ok) {
 		log_error("run %s: cannot withdraw a permission prompt", run_id);

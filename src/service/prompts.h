@@ -38,7 +38,7 @@ enum td_code prompt_withdraw(struct service *svc, const char *run_id, const cJSO
 bool prompts_run_ended(struct service *svc, const char *run_id);
 /* Deletes the prompts of session_id's runs; false on error.  In the caller's transaction. */
 bool prompts_delete_session(struct store *st, const char *session_id);
-bool prompts_recover(struct service *svc);
+bool prompts_recover_locked(struct service *svc);
 
 /*
  * The permission.ask of a resumed run's agent, redone after a
@@ -86,6 +86,6 @@ cJSON *prompt_form_content(const cJSON *input, const cJSON *values, char **why);
  */
 bool prompt_is_form(struct store *st, const char *id);
 /* run.permission with the prompt; only while the store is locked. */
-void prompt_emit(struct service *svc, const char *id);
+void prompt_emit_locked(struct service *svc, const char *id);
 
 #endif

@@ -120,3 +120,14 @@ problem_set(struct problem *p, enum td_code code, const char *field, const char 
 	va_end(ap);
 	return code;
 }
+
+enum td_code
+problem_not_found(struct problem *p, const char *resource, const char *id)
+{
+	if (id != NULL) {
+		cJSON_Delete(p->details);
+		p->details = cJSON_CreateObject();
+		cJSON_AddStringToObject(p->details, "id", id);
+	}
+	return problem_set(p, TD_NOT_FOUND, resource, "No %s with that id.", resource);
+}

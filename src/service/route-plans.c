@@ -1,8 +1,6 @@
 /*
  * Plans over HTTP (docs/http-api.md, Plans): reading a session's plan and the
- * decisions of people, checked and applied in one transaction (plans.c), so of
- * two clients deciding the same state exactly one wins; the answer is handed to
- * the run thread through supervisor_respond.
+ * decisions of people, which plans-write.c checks and applies.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,12 +8,13 @@
 
 #include "http.h"
 #include "json.h"
+#include "plans-write.h"
 #include "plans.h"
+#include "problem.h"
 #include "routes.h"
 #include "service.h"
 #include "sessions.h"
 #include "store.h"
-#include "supervisor.h"
 
 #define FEEDBACK_MAX 10000
 
@@ -82,66 +81,15 @@ number_of(const cJSON *obj, const char *key)
 void
 route_plan_respond(struct http_request *req, struct http_response *r)
 {
-	struct service *svc = req->svc;
-	struct store *st = svc->store;
-	const char *session_id = req->params[0];
-	const char *decision, *feedback;
-	struct pending_plan p = { 0 };
-	cJSON *plan = NULL;
-	bool session = false, ok;
+	struct problem p = { 0 };
+	cJSON *plan;
 
 	if (!respond_valid(req->json, r))
 		return;
-	decision = json_get_string(req->json, "decision");
-	feedback = json_get_string(req->json, "feedback");
-	store_lock(st);
-	ok = store_begin(st);
-	if (ok)
-		plan_pending_read(st, session_id, &p);
-	if (ok && !p.found) {
-		session = sessions_exists(st, session_id);
-		store_rollback(st);
-		store_unlock(st);
-		if (session)
-			http_error(r, TD_PLAN_NOT_PENDING, NULL, NULL);
-		else
-			http_not_found(r, "session", session_id);
-		return;
-	}
-	if (ok && (p.version != number_of(req->json, "version") ||
-	    p.revision != number_of(req->json, "revision"))) {
-		cJSON *details = cJSON_CreateObject();
-		cJSON_AddItemToObject(details, "current", plan_load(st, session_id));
-		store_rollback(st);
-		store_unlock(st);
-		cJSON_Delete(p.steps);
-		http_error(r, TD_STALE_PLAN, details, NULL);
-		return;
-	}
-	if (ok && (strcmp(p.status, "awaiting-approval") != 0 || !p.run_running)) {
-		store_rollback(st);
-		store_unlock(st);
-		cJSON_Delete(p.steps);
-		http_error(r, TD_PLAN_NOT_PENDING, NULL, NULL);
-		return;
-	}
-	ok = ok && plan_decision_apply(svc, session_id, &p, decision, feedback);
-	ok = ok ? store_commit(st) : (store_rollback(st), false);
-	if (ok) {
-		plan_emit(svc, session_id);
-		plan_attention_emit(svc, p.run_id, NULL);
-		plan = plan_load(st, session_id);
-		supervisor_respond(svc->supervisor, p.run_id, p.request_id,
-		    decision_result(decision, feedback, p.steps));
-		if (strcmp(decision, "reject") == 0)
-			supervisor_cancel(svc->supervisor, p.run_id);
-	}
-	store_unlock(st);
-	cJSON_Delete(p.steps);
-	if (!ok || plan == NULL) {
-		cJSON_Delete(plan);
-		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);
-		return;
-	}
+	plan = plans_respond(req->svc, req->params[0], json_get_string(req->json, "decision"),
+	    json_get_string(req->json, "feedback"), number_of(req->json, "version"),
+	    number_of(req->json, "revision"), &p);
+	if (plan == NULL)
+		return http_problem(r, &p);
 	http_json(r, 200, plan);
 }

@@ -4,10 +4,10 @@
 #include <string.h>
 
 #include "cache.h"
-#include "events.h"
 #include "http.h"
 #include "ids.h"
 #include "json.h"
+#include "problem.h"
 #include "resource.h"
 #include "routes.h"
 #include "projects.h"
@@ -106,29 +106,16 @@ route_projects_list(struct http_request *req, struct http_response *r)
 void
 route_projects_create(struct http_request *req, struct http_response *r)
 {
-	struct store *st = req->svc->store;
-	const cJSON *body = req->json;
-	char id[TD_ID_MAX];
-	int64_t now = td_now_ms();
+	struct problem p = { 0 };
+	char id[TD_ID_MAX], *location;
 	cJSON *project;
-	bool ok;
 
-	if (!project_fields_valid(body, true, r))
+	if (!project_fields_valid(req->json, true, r))
 		return;
-	td_id_new("prj", id);
-	store_lock(st);
-	ok = store_begin(st) && projects_create(st, id, body, now);
-	ok = ok ? store_commit(st) : (store_rollback(st), false);
-	project = ok ? projects_load(st, id) : NULL;
-	if (project != NULL)
-		events_emit(req->svc->events, "project.updated", id, NULL, NULL,
-		    cJSON_Duplicate(project, true));
-	store_unlock(st);
-	if (project == NULL) {
-		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);
-		return;
-	}
-	char *location = xasprintf("/api/v1/projects/%s", id);
+	project = projects_create_request(req->svc, req->json, id, &p);
+	if (project == NULL)
+		return http_problem(r, &p);
+	location = xasprintf("/api/v1/projects/%s", id);
 	http_add_header(r, "Location", location);
 	free(location);
 	http_json(r, 201, project);
@@ -164,49 +151,15 @@ route_projects_get(struct http_request *req, struct http_response *r)
 void
 route_projects_update(struct http_request *req, struct http_response *r)
 {
-	struct store *st = req->svc->store;
-	const char *id = req->params[0];
-	const cJSON *archived = cJSON_GetObjectItemCaseSensitive(req->json, "archived");
-	cJSON *project, *editable;
-	bool ok;
+	struct problem p = { 0 };
+	cJSON *project;
 
 	if (!project_fields_valid(req->json, false, r))
 		return;
-	store_lock(st);
-	if (!store_begin(st)) {
-		store_unlock(st);
-		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);
-		return;
-	}
-	project = projects_load(st, id);
-	if (project == NULL) {
-		store_rollback(st);
-		store_unlock(st);
-		http_not_found(r, "project", id);
-		return;
-	}
-	/* Merge the patch into the editable members only. */
-	editable = cJSON_CreateObject();
-	for (const char *const *f = project_fields; *f; f++)
-		cJSON_AddItemToObject(editable, *f, cJSON_DetachItemFromObjectCaseSensitive(project, *f));
-	editable = json_merge_patch(editable, req->json);
-
-	ok = projects_update(st, id, editable, td_now_ms());
-	if (ok && archived != NULL)
-		ok = projects_archive(st, id, cJSON_IsTrue(archived), td_now_ms());
-	ok = ok ? store_commit(st) : (store_rollback(st), false);
-	cache_drop(req->svc->cache, id);
-	cJSON_Delete(project);
-	cJSON_Delete(editable);
-	project = ok ? projects_load(st, id) : NULL;
-	if (project != NULL)
-		events_emit(req->svc->events, "project.updated", id, NULL, NULL,
-		    cJSON_Duplicate(project, true));
-	store_unlock(st);
+	project = projects_update_request(req->svc, req->params[0], req->json, &p);
 	if (project == NULL)
-		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);
-	else
-		http_json(r, 200, project);
+		return http_problem(r, &p);
+	http_json(r, 200, project);
 }
 
 void
@@ -267,68 +220,25 @@ void
 route_defaults_update(struct http_request *req, struct http_response *r)
 {
 	static const char *const body_fields[] = { "expectedUpdatedAt", "patch", NULL };
-	struct store *st = req->svc->store;
-	const char *project_id = req->params[0];
 	const cJSON *patch = cJSON_GetObjectItemCaseSensitive(req->json, "patch");
 	const char *expected_text = json_get_string(req->json, "expectedUpdatedAt");
+	struct problem p = { 0 };
 	const char *bad = NULL;
-	int64_t expected, current;
-	cJSON *res, *defaults;
-	char *text;
-	bool ok;
+	int64_t expected;
+	cJSON *res;
 
-	if (!json_only_keys(req->json, body_fields, &bad)) {
-		http_bad_field(r, bad, "unknown field %s", bad);
-		return;
-	}
-	if (expected_text == NULL || !td_time_parse(expected_text, &expected)) {
-		http_bad_field(r, "expectedUpdatedAt",
-		    "expectedUpdatedAt must be the updatedAt you read (RFC 3339 with milliseconds)");
-		return;
-	}
-	if (!cJSON_IsObject(patch)) {
-		http_bad_field(r, "patch", "patch must be an object");
-		return;
-	}
+	if (!json_only_keys(req->json, body_fields, &bad))
+		return http_bad_field(r, bad, "unknown field %s", bad);
+	if (expected_text == NULL || !td_time_parse(expected_text, &expected))
+		return http_bad_field(r, "expectedUpdatedAt", "expectedUpdatedAt must be the "
+		    "updatedAt you read (RFC 3339 with milliseconds)");
+	if (!cJSON_IsObject(patch))
+		return http_bad_field(r, "patch", "patch must be an object");
 	if (!defaults_patch_valid(patch, r))
 		return;
-
-	store_lock(st);
-	if (!store_begin(st)) {
-		store_unlock(st);
-		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);
-		return;
-	}
-	res = projects_defaults_load(st, project_id, &current);
-	if (res == NULL || current != expected) {
-		store_rollback(st);
-		store_unlock(st);
-		if (res == NULL) {
-			http_not_found(r, "project", project_id);
-		} else {
-			cJSON *details = cJSON_CreateObject();
-			cJSON_AddItemToObject(details, "current", res);
-			http_error(r, TD_STALE_WRITE, details, "The defaults changed since "
-			    "%s; re-read them and write again.", expected_text);
-		}
-		return;
-	}
-	defaults = cJSON_DetachItemFromObjectCaseSensitive(res, "defaults");
-	defaults = json_merge_patch(defaults, patch);
-	/* Store only the keys that are set. */
-	for (const char *const *f = projects_default_fields; *f; f++) {
-		if (cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(defaults, *f)))
-			cJSON_DeleteItemFromObjectCaseSensitive(defaults, *f);
-	}
-	text = json_print(defaults);
-	cJSON_Delete(defaults);
-	cJSON_Delete(res);
-	ok = projects_defaults_store(st, project_id, text, td_now_ms());
-	ok = ok ? store_commit(st) : (store_rollback(st), false);
-	res = ok ? projects_defaults_load(st, project_id, &current) : NULL;
-	store_unlock(st);
+	res = projects_defaults_update(req->svc, req->params[0], expected, expected_text, patch,
+	    &p);
 	if (res == NULL)
-		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);
-	else
-		http_json(r, 200, res);
+		return http_problem(r, &p);
+	http_json(r, 200, res);
 }

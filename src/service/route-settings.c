@@ -4,12 +4,12 @@
 
 #include "http.h"
 #include "json.h"
+#include "problem.h"
 #include "resource.h"
 #include "routes.h"
 #include "routing.h"
 #include "service.h"
 #include "store.h"
-#include "timeutil.h"
 #include "xalloc.h"
 
 #define ROUTING_MAX_CONCURRENT 16
@@ -112,51 +112,16 @@ routing_patch_valid(const cJSON *patch, struct http_response *r)
 	    routing_part_valid(patch, "subagent", false, true, r);
 }
 
-/* Merge patch that keeps explicit nulls: routing members are cleared to null, not removed. */
-static void
-merge_keep_nulls(cJSON *target, const cJSON *patch)
-{
-	for (const cJSON *p = patch->child; p; p = p->next) {
-		cJSON *old = cJSON_GetObjectItemCaseSensitive(target, p->string);
-
-		if (cJSON_IsObject(p) && cJSON_IsObject(old))
-			merge_keep_nulls(old, p);
-		else if (old != NULL)
-			cJSON_ReplaceItemViaPointer(target, old, cJSON_Duplicate(p, true));
-		else
-			cJSON_AddItemToObject(target, p->string, cJSON_Duplicate(p, true));
-	}
-}
-
 void
 route_routing_update(struct http_request *req, struct http_response *r)
 {
-	struct store *st = req->svc->store;
-	int64_t updated;
+	struct problem p = { 0 };
 	cJSON *res;
-	bool ok;
 
 	if (!routing_patch_valid(req->json, r))
 		return;
-	store_lock(st);
-	if (!store_begin(st)) {
-		store_unlock(st);
-		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);
-		return;
-	}
-	res = routing_load(st, &updated);
-	ok = res != NULL;
-	if (ok) {
-		cJSON_DeleteItemFromObjectCaseSensitive(res, "updatedAt");
-		merge_keep_nulls(res, req->json);
-		ok = routing_store(st, res, td_now_ms());
-		cJSON_Delete(res);
-	}
-	ok = ok ? store_commit(st) : (store_rollback(st), false);
-	res = ok ? routing_load(st, &updated) : NULL;
-	store_unlock(st);
+	res = routing_update(req->svc, req->json, &p);
 	if (res == NULL)
-		http_error(r, TD_INTERNAL_ERROR, NULL, NULL);
-	else
-		http_json(r, 200, res);
+		return http_problem(r, &p);
+	http_json(r, 200, res);
 }

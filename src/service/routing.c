@@ -11,10 +11,12 @@
 #include "credentials.h"
 
 #include "json.h"
+#include "problem.h"
 #include "resource.h"
 #include "routing.h"
 #include "service.h"
 #include "store.h"
+#include "timeutil.h"
 #include "xalloc.h"
 
 /* The routing resource, or NULL.  Only while the store is locked. */
@@ -148,4 +150,48 @@ routing_start_wipe(cJSON *msg)
 		if (cJSON_IsString(k) && k->valuestring != NULL)
 			sodium_memzero(k->valuestring, strlen(k->valuestring));
 	}
+}
+
+/* Merge patch that keeps explicit nulls: routing members are cleared to null, not removed. */
+static void
+routing_merge_keep_nulls(cJSON *target, const cJSON *patch)
+{
+	for (const cJSON *p = patch->child; p; p = p->next) {
+		cJSON *old = cJSON_GetObjectItemCaseSensitive(target, p->string);
+
+		if (cJSON_IsObject(p) && cJSON_IsObject(old))
+			routing_merge_keep_nulls(old, p);
+		else if (old != NULL)
+			cJSON_ReplaceItemViaPointer(target, old, cJSON_Duplicate(p, true));
+		else
+			cJSON_AddItemToObject(target, p->string, cJSON_Duplicate(p, true));
+	}
+}
+
+cJSON *
+routing_update(struct service *svc, const cJSON *patch, struct problem *p)
+{
+	struct store *st = svc->store;
+	int64_t updated;
+	cJSON *res = NULL;
+	bool ok;
+
+	store_lock(st);
+	ok = store_begin(st);
+	if (ok)
+		res = routing_load(st, &updated);
+	ok = ok && res != NULL;
+	if (ok) {
+		cJSON_DeleteItemFromObjectCaseSensitive(res, "updatedAt");
+		routing_merge_keep_nulls(res, patch);
+		ok = routing_store(st, res, td_now_ms());
+	}
+	cJSON_Delete(res);
+	ok = ok ? store_commit(st) : (store_rollback(st), false);
+	res = ok ? routing_load(st, &updated) : NULL;
+	store_unlock(st);
+	if (res == NULL)
+		problem_set(p, TD_INTERNAL_ERROR, NULL, "%s",
+		    td_code_default_message(TD_INTERNAL_ERROR));
+	return res;
 }

@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 
+struct problem;
 struct service;
 struct store;
 
@@ -18,6 +19,12 @@ struct store;
 cJSON *routing_load(struct store *st, int64_t *updated_at);
 /* Replaces the stored routing (without updatedAt).  Only while locked; false on an error. */
 bool routing_store(struct store *st, const cJSON *routing, int64_t now);
+/*
+ * Applies a checked merge patch to the routing (a member set to null is
+ * cleared to null, not removed) in one transaction: the routing, or NULL
+ * with *p (internal_error).  Takes the store lock.
+ */
+cJSON *routing_update(struct service *svc, const cJSON *patch, struct problem *p);
 
 /*
  * {"subagent": {enabled, provider, model, maxConcurrent}, "reviewer":

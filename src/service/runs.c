@@ -233,7 +233,7 @@ runs_admitted(struct service *svc, const struct run *run)
 	if (shown != NULL)
 		cJSON_AddItemToObject(d, "run", shown);
 	events_emit(svc->events, "run.queued", run->project_id, run->session_id, run->id, d);
-	session_emit_updated(svc, run->session_id);
+	session_emit_updated_locked(svc, run->session_id);
 }
 
 size_t
@@ -271,7 +271,7 @@ runs_emit_with_session(struct service *svc, const char *type, const char *id, cJ
 	if (strcmp(type, "run.finished") == 0)
 		artifacts_emit_saved(svc, id, project);
 	events_emit(svc->events, type, project, session, id, data);
-	session_emit_updated(svc, session);
+	session_emit_updated_locked(svc, session);
 }
 
 bool
@@ -370,7 +370,7 @@ runs_ended_hook(struct service *svc, const char *id, const char *status)
 }
 
 void
-runs_emit_finished(struct service *svc, const char *id, const char *status, const char *code,
+runs_emit_finished_locked(struct service *svc, const char *id, const char *status, const char *code,
     const char *message)
 {
 	cJSON *d = run_status_data(status);
@@ -420,7 +420,7 @@ runs_finish(struct service *svc, const struct run_end *e)
 	ok = ok ? store_commit(st) : (store_rollback(st), false);
 	cache_drop(svc->cache, e->id);
 	if (ok)
-		runs_emit_finished(svc, e->id, e->status, e->code, e->message);
+		runs_emit_finished_locked(svc, e->id, e->status, e->code, e->message);
 	store_unlock(st);
 	if (ok)
 		log_info("run %s %s%s%s", e->id, e->status, e->code ? ": " : "",
@@ -464,7 +464,7 @@ runs_request_cancel(struct service *svc, const char *id, char *status)
 				char sid[TD_ID_MAX];
 				snprintf(sid, sizeof sid, "%s", resource_text(s, 0));
 				sqlite3_reset(s);
-				session_emit_updated(svc, sid);
+				session_emit_updated_locked(svc, sid);
 			}
 			sqlite3_reset(s);
 		}
@@ -527,7 +527,7 @@ runs_resume_count(struct store *st, const char *id, int64_t now)
 }
 
 bool
-runs_end_left(struct service *svc, const char *id, const char *status, const char *code,
+runs_end_left_locked(struct service *svc, const char *id, const char *status, const char *code,
     const char *message, int64_t now)
 {
 	struct store *st = svc->store;
@@ -721,7 +721,7 @@ runs_session_active(struct store *st, const char *session_id, char (*ids)[TD_ID_
 }
 
 long
-runs_delete_session(struct service *svc, const char *session_id)
+runs_delete_session_locked(struct service *svc, const char *session_id)
 {
 	struct store *st = svc->store;
 	sqlite3_stmt *s = store_stmt(st, "SELECT id FROM runs WHERE session_id = ?1");

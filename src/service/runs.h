@@ -101,7 +101,7 @@ size_t runs_session_active(struct store *st, const char *session_id, char (*ids)
  * Deletes the runs of session_id (their run_messages go with them) and drops
  * them from the cache; how many, or -1.  In the caller's transaction.
  */
-long runs_delete_session(struct service *svc, const char *session_id);
+long runs_delete_session_locked(struct service *svc, const char *session_id);
 /*
  * Start: a queued run becomes running (run.started, session.updated); false
  * when it is no longer queued.  Only while the store is locked.
@@ -174,10 +174,10 @@ bool runs_allow_all(struct store *st, const char *id);
  * commit).  Only while locked.
  */
 bool runs_resume_count(struct store *st, const char *id, int64_t now);
-bool runs_end_left(struct service *svc, const char *id, const char *status, const char *code,
+bool runs_end_left_locked(struct service *svc, const char *id, const char *status, const char *code,
     const char *message, int64_t now);
 /* artifact.saved, run.finished and session.updated of an ended run.  Only while locked. */
-void runs_emit_finished(struct service *svc, const char *id, const char *status,
+void runs_emit_finished_locked(struct service *svc, const char *id, const char *status,
     const char *code, const char *message);
 
 /* The columns run_from_row reads, in its order. */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "artifacts.h"
 #include "cache.h"
@@ -16,6 +17,7 @@
 #include "plans.h"
 #include "problem.h"
 #include "prompts.h"
+#include "runs-write.h"
 #include "runs.h"
 #include "service.h"
 #include "session-delete.h"
@@ -58,7 +60,7 @@ rows_delete(struct service *svc, const char *id, long *runs)
 
 	return events_delete_session(st, id) && prompts_delete_session(st, id) &&
 	    plans_delete_session(st, id) && artifacts_delete_session(st, id) &&
-	    changes_delete_session(st, id) && (*runs = runs_delete_session(svc, id)) >= 0 &&
+	    changes_delete_session(st, id) && (*runs = runs_delete_session_locked(svc, id)) >= 0 &&
 	    sessions_delete(st, id);
 }
 
@@ -139,6 +141,34 @@ session_delete(struct service *svc, const char *id, struct problem *p)
 	free(cwd);
 	free(managed);
 	return answer;
+}
+
+/* How long a forced delete waits for the cancelled runs to end. */
+#define SESSION_DELETE_FORCE_WAIT_MS 15000
+/* The runs of a session cancelled at most by one forced delete (more: 409 until they end). */
+#define SESSION_DELETE_FORCE_MAX 64
+
+cJSON *
+session_delete_request(struct service *svc, const char *id, bool force, struct problem *p)
+{
+	char ids[SESSION_DELETE_FORCE_MAX][TD_ID_MAX];
+	struct timespec tick = { 0, 50 * 1000 * 1000 };
+	struct problem ignored = { 0 };
+	long n = session_delete_active(svc, id, ids, SESSION_DELETE_FORCE_MAX);
+
+	if (n < 0) {
+		problem_not_found(p, "session", id);
+		return NULL;
+	}
+	if (n == 0 || !force)
+		return session_delete(svc, id, p);
+	for (long i = 0; i < n && i < SESSION_DELETE_FORCE_MAX; i++)
+		runs_cancel(svc, ids[i], &ignored);
+	for (int waited = 0; waited < SESSION_DELETE_FORCE_WAIT_MS && n > 0; waited += 50) {
+		nanosleep(&tick, NULL);
+		n = session_delete_active(svc, id, ids, SESSION_DELETE_FORCE_MAX);
+	}
+	return session_delete(svc, id, p);
 }
 
 /* Removes the managed workspaces of sessions that no longer exist; how many. */

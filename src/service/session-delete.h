@@ -8,6 +8,7 @@
 #ifndef TD_SERVICE_SESSION_DELETE_H
 #define TD_SERVICE_SESSION_DELETE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <cjson/cJSON.h>
@@ -29,6 +30,13 @@ long session_delete_active(struct service *svc, const char *id, char (*ids)[TD_I
  * session_busy).  Emits session.deleted and ends the session's streams.
  */
 cJSON *session_delete(struct service *svc, const char *id, struct problem *p);
+/*
+ * DELETE /sessions/:id: session_delete, after (force) cancelling the
+ * session's queued and running runs as POST /runs/:id/cancel does and
+ * waiting up to 15 s for them to end; NULL with *p (not_found, session_busy).
+ */
+cJSON *session_delete_request(struct service *svc, const char *id, bool force,
+    struct problem *p);
 /*
  * At start-up, before runs resume: removes the changes stores, managed
  * workspaces and artifact contents that no session or artifact row names.

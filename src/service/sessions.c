@@ -148,7 +148,7 @@ sessions_archive(struct store *st, const char *id, bool archived, int64_t now)
 }
 
 void
-session_emit_updated(struct service *svc, const char *id)
+session_emit_updated_locked(struct service *svc, const char *id)
 {
 	cJSON *j = session_load(svc->store, id);
 
@@ -400,4 +400,106 @@ bool
 sessions_delete(struct store *st, const char *id)
 {
 	return store_exec_text(st, "DELETE FROM sessions WHERE id = ?1", id);
+}
+
+cJSON *
+sessions_archive_request(struct service *svc, const char *id, bool archived, struct problem *p)
+{
+	struct store *st = svc->store;
+	cJSON *j = NULL;
+	bool ok;
+
+	store_lock(st);
+	if (!sessions_exists(st, id)) {
+		store_unlock(st);
+		problem_not_found(p, "session", id);
+		return NULL;
+	}
+	ok = store_begin(st) && sessions_archive(st, id, archived, td_now_ms());
+	ok = ok ? store_commit(st) : (store_rollback(st), false);
+	if (ok) {
+		session_emit_updated_locked(svc, id);
+		j = session_load(st, id);
+	}
+	store_unlock(st);
+	if (j == NULL)
+		problem_set(p, TD_INTERNAL_ERROR, NULL, "%s",
+		    td_code_default_message(TD_INTERNAL_ERROR));
+	return j;
+}
+
+/* The configuration patch makes of current: an omitted key is kept, null clears it. */
+static cJSON *
+sessions_config_merge(const cJSON *current, const cJSON *patch)
+{
+	cJSON *cfg = cJSON_CreateObject(), *item;
+
+	for (const char *const *f = config_fields; *f; f++) {
+		item = cJSON_GetObjectItemCaseSensitive(patch, *f);
+		if (item == NULL)
+			item = cJSON_GetObjectItemCaseSensitive(current, *f);
+		if (cJSON_IsString(item))
+			cJSON_AddStringToObject(cfg, *f, item->valuestring);
+	}
+	return cfg;
+}
+
+/* Whether current (consumed) is at revision expected; else not_found or stale_write. */
+static bool
+sessions_config_current(const char *id, cJSON *current, long revision, long expected,
+    struct problem *p)
+{
+	if (current == NULL) {
+		problem_not_found(p, "session", id);
+		return false;
+	}
+	if (revision != expected) {
+		p->details = cJSON_CreateObject();
+		cJSON_AddItemToObject(p->details, "current", current);
+		problem_set(p, TD_STALE_WRITE, NULL, "The configuration is no longer at revision "
+		    "%ld; re-read it and write again.", expected);
+		return false;
+	}
+	cJSON_Delete(current);
+	return true;
+}
+
+cJSON *
+sessions_config_update(struct service *svc, const char *id, long expected, const cJSON *patch,
+    struct problem *p)
+{
+	struct store *st = svc->store;
+	cJSON *current, *cfg = NULL;
+	long revision;
+	bool ok;
+
+	store_lock(st);
+	if (!store_begin(st)) {
+		store_unlock(st);
+		problem_set(p, TD_INTERNAL_ERROR, NULL, "%s",
+		    td_code_default_message(TD_INTERNAL_ERROR));
+		return NULL;
+	}
+	current = sessions_config_load(st, id, &revision);
+	if (current != NULL)
+		cfg = sessions_config_merge(current, patch);
+	ok = sessions_config_current(id, current, revision, expected, p) &&
+	    config_usable(svc, cfg, p);
+	if (!ok) {
+		store_rollback(st);
+		store_unlock(st);
+		cJSON_Delete(cfg);
+		return NULL;
+	}
+	ok = sessions_config_store(st, id, cfg, td_now_ms());
+	cJSON_Delete(cfg);
+	ok = ok ? store_commit(st) : (store_rollback(st), false);
+	current = ok ? sessions_config_load(st, id, &revision) : NULL;
+	if (current != NULL)
+		session_emit_updated_locked(svc, id);
+	store_unlock(st);
+	if (current == NULL)
+		problem_set(p, TD_INTERNAL_ERROR, NULL, "%s",
+		    td_code_default_message(TD_INTERNAL_ERROR));
+	return current;
 }

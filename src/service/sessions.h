@@ -54,7 +54,7 @@ bool sessions_archive(struct store *st, const char *id, bool archived, int64_t n
  */
 bool sessions_delete(struct store *st, const char *id);
 /* session.updated with the session as the API shows it.  Only while the store is locked. */
-void session_emit_updated(struct service *svc, const char *session_id);
+void session_emit_updated_locked(struct service *svc, const char *session_id);
 /* Moves the session's updatedAt to now (RESOURCE_NEXT_TIME); false on a store error. */
 bool session_touch(struct store *st, const char *session_id, int64_t now);
 /*
@@ -71,6 +71,23 @@ bool sessions_create(struct store *st, const char *id, const char *project, cons
 cJSON *sessions_config_load(struct store *st, const char *id, long *revision);
 /* Replaces the configuration, one revision up.  Only while locked; false on a store error. */
 bool sessions_config_store(struct store *st, const char *id, const cJSON *cfg, int64_t now);
+
+/*
+ * Archives session id or brings it back, and publishes session.updated: the
+ * session, or NULL with *p (not_found, internal_error).  Takes the store lock.
+ */
+cJSON *sessions_archive_request(struct service *svc, const char *id, bool archived,
+    struct problem *p);
+/*
+ * Applies patch (an omitted key kept, null clearing it) to the configuration
+ * of session id at revision expected, when the result is usable (which may
+ * probe an external framework's CLI under the store lock), and publishes
+ * session.updated: the new configuration, or NULL with *p (not_found,
+ * stale_write with details.current, invalid_configuration, internal_error).
+ * Takes the store lock.
+ */
+cJSON *sessions_config_update(struct service *svc, const char *id, long expected,
+    const cJSON *patch, struct problem *p);
 
 /* The configuration members, NULL-terminated. */
 extern const char *const config_fields[];

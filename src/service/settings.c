@@ -417,34 +417,15 @@ pricing_check(const cJSON *pricing, char **err)
 	return true;
 }
 
-/* Applies the file's rules to s->root; false with *err set. */
+/* The defaults member (added empty when absent), whose provider must be one of providers. */
 static bool
-settings_check(struct settings *s, char **err)
+settings_check_defaults(struct settings *s, const cJSON *providers, char **err)
 {
-	const cJSON *root = s->root, *defaults, *providers, *runs, *p;
+	const cJSON *defaults = cJSON_GetObjectItemCaseSensitive(s->root, "defaults"), *p;
 	const char *bad = NULL, *prov;
 
-	if (!cJSON_IsObject(root)) {
-		*err = xstrdup("the file must hold a JSON object");
-		return false;
-	}
-	if (!json_only_keys(root, top_keys, &bad)) {
-		*err = xasprintf("unknown member %s", bad);
-		return false;
-	}
-	providers = cJSON_GetObjectItemCaseSensitive(root, "providers");
-	if (!cJSON_IsObject(providers) || providers->child == NULL) {
-		*err = xstrdup("providers must be an object with at least one provider");
-		return false;
-	}
-	cJSON_ArrayForEach(p, providers) {
-		if (!provider_valid(p->string, p, err))
-			return false;
-	}
-	defaults = cJSON_GetObjectItemCaseSensitive(root, "defaults");
-	if (defaults == NULL) {
+	if (defaults == NULL)
 		defaults = cJSON_AddObjectToObject(s->root, "defaults");
-	}
 	if (!cJSON_IsObject(defaults) || !json_only_keys(defaults, default_keys, &bad)) {
 		*err = bad ? xasprintf("defaults: unknown member %s", bad)
 		    : xstrdup("defaults must be an object");
@@ -469,16 +450,44 @@ settings_check(struct settings *s, char **err)
 		*err = xasprintf("defaults.provider names %s, which is not in providers", prov);
 		return false;
 	}
-	if (!runtimes_check(root, err) || !doctor_check(s, err) || !changes_check(s, err) ||
-	    !pricing_check(cJSON_GetObjectItemCaseSensitive(root, "pricing"), err))
+	return true;
+}
+
+/* The runs member's budgets (maxTokensPerRun, maxCostPerRun) into s. */
+static bool
+settings_check_budgets(struct settings *s, const cJSON *runs, char **err)
+{
+	const cJSON *p = cJSON_GetObjectItemCaseSensitive(runs, "maxTokensPerRun");
+
+	if (p != NULL && !cJSON_IsNull(p) && !json_check_int(runs, "maxTokensPerRun", 1000, 1e12)) {
+		*err = xstrdup("runs.maxTokensPerRun must be 1000 to 10^12 tokens, or null");
 		return false;
+	}
+	s->max_tokens_per_run = cJSON_IsNumber(p) ? (long long)p->valuedouble : 0;
+	p = cJSON_GetObjectItemCaseSensitive(runs, "maxCostPerRun");
+	if (p != NULL && !cJSON_IsNull(p) && (!cJSON_IsNumber(p) || !(p->valuedouble > 0) ||
+	    p->valuedouble > 1e6)) {
+		*err = xstrdup("runs.maxCostPerRun must be a number of USD above 0 and at most "
+		    "10^6, or null");
+		return false;
+	}
+	s->max_cost_per_run = cJSON_IsNumber(p) ? p->valuedouble : 0;
+	return true;
+}
+
+/* The runs member (NULL: absent) into s, over the defaults. */
+static bool
+settings_check_runs(struct settings *s, const cJSON *runs, char **err)
+{
+	const char *bad = NULL;
+	const cJSON *p;
+
 	s->max_concurrent = 4;
 	s->max_turns = 200;
 	s->command_timeout_ms = 600000;
 	s->resume_limit = 3;
-	runs = cJSON_GetObjectItemCaseSensitive(root, "runs");
 	if (runs == NULL)
-		return settings_check_limits(s, NULL, err) && settings_check_notify(s, err);
+		return settings_check_limits(s, NULL, err);
 	if (!cJSON_IsObject(runs) || !json_only_keys(runs, run_keys, &bad)) {
 		*err = bad ? xasprintf("runs: unknown member %s", bad)
 		    : xstrdup("runs must be an object");
@@ -495,20 +504,8 @@ settings_check(struct settings *s, char **err)
 		*err = xstrdup("runs: resumeLimit must be 0 to 100");
 		return false;
 	}
-	p = cJSON_GetObjectItemCaseSensitive(runs, "maxTokensPerRun");
-	if (p != NULL && !cJSON_IsNull(p) && !json_check_int(runs, "maxTokensPerRun", 1000, 1e12)) {
-		*err = xstrdup("runs.maxTokensPerRun must be 1000 to 10^12 tokens, or null");
+	if (!settings_check_budgets(s, runs, err))
 		return false;
-	}
-	s->max_tokens_per_run = cJSON_IsNumber(p) ? (long long)p->valuedouble : 0;
-	p = cJSON_GetObjectItemCaseSensitive(runs, "maxCostPerRun");
-	if (p != NULL && !cJSON_IsNull(p) && (!cJSON_IsNumber(p) || !(p->valuedouble > 0) ||
-	    p->valuedouble > 1e6)) {
-		*err = xstrdup("runs.maxCostPerRun must be a number of USD above 0 and at most "
-		    "10^6, or null");
-		return false;
-	}
-	s->max_cost_per_run = cJSON_IsNumber(p) ? p->valuedouble : 0;
 	if ((p = cJSON_GetObjectItemCaseSensitive(runs, "resumeLimit")) != NULL)
 		s->resume_limit = p->valueint;
 	p = cJSON_GetObjectItemCaseSensitive(runs, "allowUnconfinedCommands");
@@ -523,7 +520,38 @@ settings_check(struct settings *s, char **err)
 		s->max_turns = p->valueint;
 	if ((p = cJSON_GetObjectItemCaseSensitive(runs, "commandTimeoutMs")) != NULL)
 		s->command_timeout_ms = (long)p->valuedouble;
-	return settings_check_limits(s, runs, err) && settings_check_notify(s, err);
+	return settings_check_limits(s, runs, err);
+}
+
+/* Applies the file's rules to s->root; false with *err set. */
+static bool
+settings_check(struct settings *s, char **err)
+{
+	const cJSON *root = s->root, *providers, *p;
+	const char *bad = NULL;
+
+	if (!cJSON_IsObject(root)) {
+		*err = xstrdup("the file must hold a JSON object");
+		return false;
+	}
+	if (!json_only_keys(root, top_keys, &bad)) {
+		*err = xasprintf("unknown member %s", bad);
+		return false;
+	}
+	providers = cJSON_GetObjectItemCaseSensitive(root, "providers");
+	if (!cJSON_IsObject(providers) || providers->child == NULL) {
+		*err = xstrdup("providers must be an object with at least one provider");
+		return false;
+	}
+	cJSON_ArrayForEach(p, providers) {
+		if (!provider_valid(p->string, p, err))
+			return false;
+	}
+	return settings_check_defaults(s, providers, err) && runtimes_check(root, err) &&
+	    doctor_check(s, err) && changes_check(s, err) &&
+	    pricing_check(cJSON_GetObjectItemCaseSensitive(root, "pricing"), err) &&
+	    settings_check_runs(s, cJSON_GetObjectItemCaseSensitive(root, "runs"), err) &&
+	    settings_check_notify(s, err);
 }
 
 /* notify: {"command": ["program", "arg", ...]} or absent. */
