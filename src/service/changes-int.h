@@ -81,6 +81,9 @@ struct changes_walk_stats {
 	long unreadable;	/* files or directories that could not be read or stored */
 	long over_quota;	/* of them, objects not stored: the store reached its quota */
 	long long pointer_bytes;	/* bytes read to hash the files recorded by size and hash */
+	/* Of a split walk: entries changed between their listing and their reading. */
+	long changed, changed_named;
+	char changed_names[256];	/* the first of them, ", " between */
 };
 
 /* Why a walk's tree lacks what it lacks (malloc'd), or NULL when it is whole. */
@@ -117,10 +120,18 @@ long long changes_walker_stored(const struct changes_walker *w);
 /*
  * Writes the tree of the workspace below root into the store: *tree.  False
  * with *why (malloc'd) when the workspace cannot be read at all.
+ *
+ * With scanned, the walk is split: a first pass lists the workspace (an
+ * lstat of each name) and reads only the files the stat cache lacks whose
+ * times are within 50 ms of the walk's start; then scanned(arg) is called
+ * (the run may start), and a second pass reads the files it listed, each
+ * compared with its lstat before and after: an entry gone or changed
+ * meanwhile is left out and named in stats (changed), what was made
+ * meanwhile is not in the tree.  The tree is the workspace as the listing saw it.
  */
 bool changes_walk(struct changes_walker *w, struct wsfile_root *root,
-    const struct changes_limits *lim, git_oid *tree, struct changes_walk_stats *stats,
-    char **why);
+    const struct changes_limits *lim, void (*scanned)(void *), void *arg, git_oid *tree,
+    struct changes_walk_stats *stats, char **why);
 
 /* The first bytes of a blob that stands for a file not stored (its size and hash). */
 #define CHANGES_POINTER_MAGIC "\0taskdeck: not stored\n"
@@ -153,6 +164,7 @@ struct changes_job {
 	bool done;
 	bool walked;			/* the workspace is read: what happens now is not in it */
 	bool late;			/* the asker stopped waiting before it was read */
+	bool listed;			/* a start listed: its asker went on (the thread frees it) */
 	cJSON *answer;			/* a revert's answer, or NULL with problem */
 	struct problem problem;
 	struct changes_job *next;
@@ -281,7 +293,8 @@ enum td_code changes_replaced_problem(struct problem *p, const char *workspace);
  * run, never a revert's look).
  */
 bool changes_take(struct changes *c, struct changes_session *s, const char *workspace,
-    char *const *hidden, git_oid *tree, char **incomplete, bool pin, bool *replaced);
+    char *const *hidden, void (*scanned)(void *), void *arg, git_oid *tree,
+    char **incomplete, bool pin, bool *replaced);
 
 /* ---- changes-snapshot.c, changes-revert.c: the thread's jobs --------------------- */
 
