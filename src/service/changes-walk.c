@@ -25,16 +25,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <sodium.h>
-
 #include "changes-int.h"
 #include "json.h"
 #include "log.h"
 #include "wsfile.h"
 #include "xalloc.h"
 
-#define WALK_MAX_DEPTH 128
-#define WALK_MAX_ENTRIES 500000
+#define WALK_MAX_DEPTH CHANGES_WALK_MAX_DEPTH
+#define WALK_MAX_ENTRIES CHANGES_WALK_MAX_ENTRIES
 #define WALK_LINK_MAX 4096
 /* 1/8 of a store's quota is kept for trees, links and pointers; files' contents take the rest. */
 #define WALK_QUOTA_META_SHARE 8
@@ -520,111 +518,18 @@ walk_ns(struct timespec ts)
 
 /* ---- files ---------------------------------------------------------------------- */
 
-/* Hashes the bytes of fd from off, at most n of them, into h; what it read, -1 on error. */
-static long long
-walk_hash_range(struct changes_walker *w, int fd, off_t off, long long n,
-    crypto_hash_sha256_state *h, unsigned char *chunk)
-{
-	long long done = 0;
-	ssize_t got = 0;
-
-	if (lseek(fd, off, SEEK_SET) != off)
-		return -1;
-	while (done < n && (got = read(fd, chunk, n - done < (1 << 20) ? (size_t)(n - done) :
-	    1 << 20)) > 0) {
-		crypto_hash_sha256_update(h, chunk, (unsigned long long)got);
-		done += got;
-	}
-	w->stats->pointer_bytes += done;
-	w->pointer_left -= done;
-	return got < 0 ? -1 : done;
-}
-
-/*
- * A pointer blob: the size and SHA-256 of the file, read through fd.  Of a
- * file over CHANGES_POINTER_HASH_MAX only that much is hashed, and its
- * modification time stands for the rest: a snapshot never reads without end.
- * Of a sparse file only its data is read (SEEK_DATA, SEEK_HOLE), each extent
- * hashed with its place: a hole of any size costs nothing.
- */
+/* A pointer blob of the file fd (changes_pointer_text). */
 static bool
 walk_pointer(struct changes_walker *w, int fd, const struct stat *st, git_oid *oid)
 {
-	crypto_hash_sha256_state h;
-	unsigned char digest[crypto_hash_sha256_BYTES], *chunk = xmalloc(1 << 20);
-	char hex[crypto_hash_sha256_BYTES * 2 + 1], text[320];
-	long long left = CHANGES_POINTER_HASH_MAX, got = 0;
-	off_t hole = lseek(fd, 0, SEEK_HOLE);
-	bool sparse = hole >= 0 && hole < st->st_size;
-	int len;
+	char text[CHANGES_POINTER_TEXT_MAX];
+	long len = changes_pointer_text(fd, st, &w->pointer_left, &w->stats->pointer_bytes,
+	    text);
 
-	if (w->pointer_left < (st->st_size < left ? st->st_size : left)) {
-		free(chunk);
-		memcpy(text, CHANGES_POINTER_MAGIC, CHANGES_POINTER_MAGIC_LEN);
-		len = snprintf(text + CHANGES_POINTER_MAGIC_LEN, sizeof text -
-		    CHANGES_POINTER_MAGIC_LEN, "size %lld\nnot hashed (the snapshot had read "
-		    "its 1 GiB for such files)\nmtime %lld\nctime %lld\ninode %llu\n",
-		    (long long)st->st_size, walk_ns(st->st_mtim), walk_ns(st->st_ctim),
-		    (unsigned long long)st->st_ino);
-		w->stats->pointers++;
-		return walk_write(w, oid, text, CHANGES_POINTER_MAGIC_LEN + (size_t)len,
-		    GIT_OBJECT_BLOB);
-	}
-	crypto_hash_sha256_init(&h);
-	if (!sparse) {
-		got = walk_hash_range(w, fd, 0, left, &h, chunk);
-	} else {
-		off_t pos = 0, data;
-
-		while (left > 0 && pos < st->st_size && (data = lseek(fd, pos, SEEK_DATA)) >= 0) {
-			char place[64];
-
-			if ((hole = lseek(fd, data, SEEK_HOLE)) < 0)
-				hole = st->st_size;
-			len = snprintf(place, sizeof place, "%lld+%lld\n", (long long)data,
-			    (long long)(hole - data));
-			crypto_hash_sha256_update(&h, (unsigned char *)place, (unsigned long long)len);
-			got = walk_hash_range(w, fd, data, hole - data < left ? hole - data : left,
-			    &h, chunk);
-			if (got < 0)
-				break;
-			left -= got;
-			pos = hole;
-		}
-		if (got >= 0 && left > 0 && pos < st->st_size && errno != ENXIO)
-			got = -1;
-	}
-	free(chunk);
-	if (got < 0)
+	if (len < 0)
 		return false;
-	crypto_hash_sha256_final(&h, digest);
-	sodium_bin2hex(hex, sizeof hex, digest, sizeof digest);
-	memcpy(text, CHANGES_POINTER_MAGIC, CHANGES_POINTER_MAGIC_LEN);
-	if (sparse)
-		len = snprintf(text + CHANGES_POINTER_MAGIC_LEN, sizeof text -
-		    CHANGES_POINTER_MAGIC_LEN, "size %lld\nsha256 of the data extents and their "
-		    "places (holes skipped)%s %s\nmtime %lld\n", (long long)st->st_size,
-		    left > 0 ? "" : ", the first 256 MiB of data", hex, walk_ns(st->st_mtim));
-	else if (st->st_size <= CHANGES_POINTER_HASH_MAX)
-		len = snprintf(text + CHANGES_POINTER_MAGIC_LEN, sizeof text -
-		    CHANGES_POINTER_MAGIC_LEN, "size %lld\nsha256 %s\n", (long long)st->st_size, hex);
-	else
-		len = snprintf(text + CHANGES_POINTER_MAGIC_LEN, sizeof text -
-		    CHANGES_POINTER_MAGIC_LEN, "size %lld\nsha256 of the first %lld bytes %s\n"
-		    "mtime %lld\n", (long long)st->st_size, CHANGES_POINTER_HASH_MAX, hex,
-		    walk_ns(st->st_mtim));
 	w->stats->pointers++;
-	return walk_write(w, oid, text, CHANGES_POINTER_MAGIC_LEN + (size_t)len,
-	    GIT_OBJECT_BLOB);
-}
-
-/* Whether a and b are the same state of a file (what the stat cache compares). */
-static bool
-walk_same_stat(const struct stat *a, const struct stat *b)
-{
-	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
-	    walk_ns(a->st_mtim) == walk_ns(b->st_mtim) &&
-	    walk_ns(a->st_ctim) == walk_ns(b->st_ctim) && a->st_mode == b->st_mode;
+	return walk_write(w, oid, text, (size_t)len, GIT_OBJECT_BLOB);
 }
 
 /* Whether the stat cache holds the blob of the file name in dir as lst says it is: *oid. */
@@ -673,7 +578,7 @@ walk_file(struct changes_walker *w, struct walk_cached *dir, int dirfd, const ch
 		return false;
 	}
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != lst->st_dev ||
-	    st.st_ino != lst->st_ino || (w->strict && !walk_same_stat(&st, lst))) {
+	    st.st_ino != lst->st_ino || (w->strict && !changes_same_stat(&st, lst))) {
 		close(fd);
 		errno = w->strict ? ESTALE : EAGAIN;	/* swapped or changed since its lstat */
 		return false;
@@ -718,7 +623,7 @@ walk_file(struct changes_walker *w, struct walk_cached *dir, int dirfd, const ch
 		struct stat after;
 
 		/* A write while it was read changed its ctime, or its size. */
-		if (fstat(fd, &after) != 0 || !walk_same_stat(&after, lst)) {
+		if (fstat(fd, &after) != 0 || !changes_same_stat(&after, lst)) {
 			close(fd);
 			errno = ESTALE;
 			return false;
@@ -991,21 +896,6 @@ walk_pending_free(struct walk_pending *p)
 	free(p);
 }
 
-/* A file that changed between the walk's lstat and its reading: its state before is lost. */
-static void
-walk_changed(struct changes_walker *w, const char *rel)
-{
-	struct changes_walk_stats *st = w->stats;
-	size_t have = strlen(st->changed_names), len = strlen(rel);
-
-	st->changed++;
-	if (have + len + 3 < sizeof st->changed_names) {
-		snprintf(st->changed_names + have, sizeof st->changed_names - have, "%s%s",
-		    have ? ", " : "", rel);
-		st->changed_named++;
-	}
-}
-
 /*
  * Reads what a split walk left pending in the directory dirfd (p: taken),
  * strictly: a file or directory that is gone or not in the state its lstat
@@ -1031,7 +921,7 @@ walk_finish(struct changes_walker *w, struct walk_pending *p, int dirfd, git_oid
 			fd = wsfile_open_subdir(w->root, dirfd, e->name);
 			if (fd < 0 || fstat(fd, &st) != 0 || st.st_dev != q->st.st_dev ||
 			    st.st_ino != q->st.st_ino) {
-				walk_changed(w, q->rel);
+				changes_stats_changed(w->stats, q->rel);
 				kept = false;
 			} else {
 				kept = walk_finish(w, q, fd, &e->oid, &sub_empty);
@@ -1047,7 +937,7 @@ walk_finish(struct changes_walker *w, struct walk_pending *p, int dirfd, git_oid
 			kept = walk_file(w, q->cache, dirfd, e->name, &q->st, q->ignored, &e->oid);
 			w->strict = false;
 			if (!kept && errno == ESTALE)
-				walk_changed(w, q->rel);
+				changes_stats_changed(w->stats, q->rel);
 			else if (!kept && errno != ENOENT)
 				w->stats->unreadable++;
 			if (!kept)
@@ -1105,41 +995,4 @@ changes_walk(struct changes_walker *w, struct wsfile_root *root,
 	if (!ok)
 		*why = xstrdup("the workspace could not be read");
 	return ok;
-}
-
-char *
-changes_walk_incomplete(const struct changes_walk_stats *stats)
-{
-	struct buf b;
-
-	buf_init(&b, 0);
-	if (stats->over_cap > 0)
-		buf_printf(&b, "%sthe walk stopped at %d entries: %ld more names were left out, "
-		    "with what they hold", b.len ? "; " : "", WALK_MAX_ENTRIES, stats->over_cap);
-	if (stats->too_deep > 0)
-		buf_printf(&b, "%s%ld directories deeper than %d levels were left out",
-		    b.len ? "; " : "", stats->too_deep, WALK_MAX_DEPTH - 1);
-	if (stats->bad_names > 0)
-		buf_printf(&b, "%s%ld names that are not UTF-8 were left out", b.len ? "; " : "",
-		    stats->bad_names);
-	if (stats->over_quota > 0)
-		buf_printf(&b, "%sthe store reached changes.quotaBytes (or all the stores "
-		    "changes.totalQuotaBytes): %ld entries could not be stored and were left out",
-		    b.len ? "; " : "", stats->over_quota);
-	if (stats->changed > 0)
-		buf_printf(&b, "%s%ld %s changed or went after the start snapshot listed %s and "
-		    "before it read %s (the run had started meanwhile), so %s state before the "
-		    "run is not known and %s left out: %s%s", b.len ? "; " : "", stats->changed,
-		    stats->changed == 1 ? "entry" : "entries", stats->changed == 1 ? "it" : "them",
-		    stats->changed == 1 ? "it" : "them", stats->changed == 1 ? "its" : "their",
-		    stats->changed == 1 ? "it is" : "they are", stats->changed_names,
-		    stats->changed > stats->changed_named ? ", ..." : "");
-	if (stats->unreadable > stats->over_quota)
-		buf_printf(&b, "%s%ld entries could not be read or stored", b.len ? "; " : "",
-		    stats->unreadable - stats->over_quota);
-	if (b.len == 0) {
-		buf_free(&b);
-		return NULL;
-	}
-	return b.data;
 }
