@@ -189,7 +189,7 @@ struct changes_job {
 	bool done;
 	bool walked;			/* the workspace is read: what happens now is not in it */
 	bool late;			/* the asker stopped waiting before it was read */
-	bool listed;			/* a start listed: its asker went on (the thread frees it) */
+	bool listed;			/* a start listed: its asker goes on (then the thread frees it) */
 	cJSON *answer;			/* a revert's answer, or NULL with problem */
 	struct problem problem;
 	struct changes_job *next;

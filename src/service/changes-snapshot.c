@@ -149,8 +149,7 @@ changes_start_listed(void *arg)
 
 	pthread_mutex_lock(&l->c->mu);
 	if (l->job->wait && !l->job->late) {
-		l->job->listed = true;
-		l->job->wait = false;
+		l->job->listed = true;	/* the asker leaves the job to the thread */
 		pthread_cond_broadcast(&l->c->cond);
 	}
 	pthread_mutex_unlock(&l->c->mu);

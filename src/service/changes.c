@@ -233,11 +233,11 @@ changes_queue(struct changes *c, struct changes_job *job, int wait_ms)
 		until.tv_sec++;
 		until.tv_nsec -= 1000000000L;
 	}
-	while (job->wait && !job->done) {
+	while (job->wait && !job->done && !job->listed) {
 		if (wait_ms <= 0 || job->walked) {
 			pthread_cond_wait(&c->cond, &c->mu);
 		} else if (pthread_cond_timedwait(&c->cond, &c->mu, &until) == ETIMEDOUT &&
-		    !job->walked && !job->done) {
+		    !job->walked && !job->done && !job->listed) {
 			job->late = true;
 			job->wait = false;
 			if (job->kind == JOB_SNAPSHOT && job->when == CHANGES_END)
@@ -246,6 +246,8 @@ changes_queue(struct changes *c, struct changes_job *job, int wait_ms)
 	}
 	how = job->done ? WAITED_DONE : job->listed ? WAITED_LISTED : job->late ? WAITED_LATE :
 	    WAITED_DONE;
+	if (how == WAITED_LISTED)
+		job->wait = false;	/* the thread frees it when it is done */
 	pthread_mutex_unlock(&c->mu);
 	return how;
 }
