@@ -118,6 +118,31 @@ changes_pointer_text(int fd, const struct stat *st, long long *budget, long long
 	return (long)CHANGES_POINTER_MAGIC_LEN + len;
 }
 
+void
+changes_lstat_keep(struct changes_lstat *k, const struct stat *st)
+{
+	k->dev = st->st_dev;
+	k->ino = st->st_ino;
+	k->size = st->st_size;
+	k->mtime_ns = pointer_ns(st->st_mtim);
+	k->ctime_ns = pointer_ns(st->st_ctim);
+	k->mode = st->st_mode;
+}
+
+void
+changes_lstat_back(const struct changes_lstat *k, struct stat *st)
+{
+	memset(st, 0, sizeof *st);
+	st->st_dev = k->dev;
+	st->st_ino = k->ino;
+	st->st_size = k->size;
+	st->st_mtim.tv_sec = (time_t)(k->mtime_ns / 1000000000LL);
+	st->st_mtim.tv_nsec = (long)(k->mtime_ns % 1000000000LL);
+	st->st_ctim.tv_sec = (time_t)(k->ctime_ns / 1000000000LL);
+	st->st_ctim.tv_nsec = (long)(k->ctime_ns % 1000000000LL);
+	st->st_mode = k->mode;
+}
+
 /* Whether a and b are the same state of a file (what the stat cache compares). */
 bool
 changes_same_stat(const struct stat *a, const struct stat *b)

@@ -82,6 +82,17 @@ struct changes_walk_stats;
  */
 long changes_pointer_text(int fd, const struct stat *st, long long *budget,
     long long *read_bytes, char text[CHANGES_POINTER_TEXT_MAX]);
+/* What an lstat said of a file, as a split walk keeps it until it reads the file. */
+struct changes_lstat {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	long long mtime_ns, ctime_ns;
+	mode_t mode;
+};
+void changes_lstat_keep(struct changes_lstat *k, const struct stat *st);
+/* A struct stat with what k kept (the rest zero). */
+void changes_lstat_back(const struct changes_lstat *k, struct stat *st);
 /* Whether a and b are the same state of a file (device, inode, size, times, mode). */
 bool changes_same_stat(const struct stat *a, const struct stat *b);
 /* Counts rel (named while the names fit) as changed between a split walk's passes. */

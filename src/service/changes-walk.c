@@ -98,12 +98,11 @@ struct walk_entry {
 };
 
 /*
- * What a split walk left to read: a file (its lstat) or a directory holding
- * one (its entries, sorted).
+ * What a split walk left to read: a file (what its lstat said) or a
+ * directory holding one (its identity, its entries sorted).
  */
 struct walk_pending {
-	char *rel;			/* its path, to name it */
-	struct stat st;
+	struct changes_lstat st;
 	bool ignored;
 	struct walk_cached *cache;	/* a file's directory entry; a directory's own */
 	struct walk_entry *ents;	/* a directory's */
@@ -697,15 +696,14 @@ walk_racy(const struct changes_walker *w, const struct stat *st)
  */
 static bool
 walk_defer(struct changes_walker *w, struct walk_cached *dir, const char *name,
-    const char *rel, const struct stat *st, bool ignored, struct walk_entry *e)
+    const struct stat *st, bool ignored, struct walk_entry *e)
 {
 	struct walk_pending *p;
 
 	if (!w->split || walk_cache_hit(w, dir, name, st, ignored, &e->oid) || walk_racy(w, st))
 		return false;
 	p = xcalloc(1, sizeof *p);
-	p->rel = xstrdup(rel);
-	p->st = *st;
+	changes_lstat_keep(&p->st, st);
 	p->ignored = ignored;
 	p->cache = dir;
 	e->pending = p;
@@ -766,7 +764,7 @@ walk_one(struct changes_walker *w, struct walk_cached *dir, int dirfd, const cha
 		e->mode = 0120000;
 	} else if (S_ISREG(st.st_mode)) {
 		ign = ignored || changes_ignored(&w->ignore, rel, name, false);
-		ok = walk_defer(w, dir, name, rel, &st, ign, e) ||
+		ok = walk_defer(w, dir, name, &st, ign, e) ||
 		    walk_file(w, dir, dirfd, name, &st, ign, &e->oid);
 		e->mode = (st.st_mode & 0111) ? 0100755 : 0100644;
 		if (!ok && errno != ENOENT)
@@ -868,10 +866,10 @@ walk_dir(struct changes_walker *w, struct walk_cached *self, int dirfd, const ch
 		qsort(ents, n, sizeof *ents, walk_entry_cmp);
 	if (later) {
 		struct walk_pending *p = xcalloc(1, sizeof *p);
+		struct stat st;
 
-		p->rel = xstrdup(rel);
-		if (fstat(dirfd, &p->st) != 0)
-			memset(&p->st, 0, sizeof p->st);
+		if (fstat(dirfd, &st) == 0)
+			changes_lstat_keep(&p->st, &st);
 		p->cache = self;
 		p->ents = ents;
 		p->n = n;
@@ -892,7 +890,6 @@ walk_pending_free(struct walk_pending *p)
 		free(p->ents[i].name);
 	}
 	free(p->ents);
-	free(p->rel);
 	free(p);
 }
 
@@ -902,8 +899,8 @@ walk_pending_free(struct walk_pending *p)
  * saw is left out and named (walk_changed); its tree.
  */
 static bool
-walk_finish(struct changes_walker *w, struct walk_pending *p, int dirfd, git_oid *tree,
-    bool *empty)
+walk_finish(struct changes_walker *w, struct walk_pending *p, int dirfd, const char *rel,
+    git_oid *tree, bool *empty)
 {
 	struct walk_entry *ents = p->ents;
 	size_t n = 0;
@@ -912,6 +909,8 @@ walk_finish(struct changes_walker *w, struct walk_pending *p, int dirfd, git_oid
 	for (size_t i = 0; i < p->n; i++) {
 		struct walk_entry *e = &ents[i];
 		struct walk_pending *q = e->pending;
+		char *sub = q == NULL ? NULL :
+		    rel[0] ? xasprintf("%s/%s", rel, e->name) : xstrdup(e->name);
 		bool kept = true, sub_empty;
 		struct stat st;
 		int fd;
@@ -919,12 +918,12 @@ walk_finish(struct changes_walker *w, struct walk_pending *p, int dirfd, git_oid
 		e->pending = NULL;
 		if (q != NULL && e->mode == 040000) {
 			fd = wsfile_open_subdir(w->root, dirfd, e->name);
-			if (fd < 0 || fstat(fd, &st) != 0 || st.st_dev != q->st.st_dev ||
-			    st.st_ino != q->st.st_ino) {
-				changes_stats_changed(w->stats, q->rel);
+			if (fd < 0 || fstat(fd, &st) != 0 || st.st_dev != q->st.dev ||
+			    st.st_ino != q->st.ino) {
+				changes_stats_changed(w->stats, sub);
 				kept = false;
 			} else {
-				kept = walk_finish(w, q, fd, &e->oid, &sub_empty);
+				kept = walk_finish(w, q, fd, sub, &e->oid, &sub_empty);
 				q = NULL;	/* taken */
 				if (!kept)
 					w->stats->unreadable++;
@@ -934,16 +933,18 @@ walk_finish(struct changes_walker *w, struct walk_pending *p, int dirfd, git_oid
 				close(fd);
 		} else if (q != NULL) {
 			w->strict = true;
-			kept = walk_file(w, q->cache, dirfd, e->name, &q->st, q->ignored, &e->oid);
+			changes_lstat_back(&q->st, &st);
+			kept = walk_file(w, q->cache, dirfd, e->name, &st, q->ignored, &e->oid);
 			w->strict = false;
 			if (!kept && errno == ESTALE)
-				changes_stats_changed(w->stats, q->rel);
+				changes_stats_changed(w->stats, sub);
 			else if (!kept && errno != ENOENT)
 				w->stats->unreadable++;
 			if (!kept)
 				w->stats->files--;
 		}
 		walk_pending_free(q);
+		free(sub);
 		if (kept)
 			ents[n++] = *e;
 		else
@@ -988,7 +989,7 @@ changes_walk(struct changes_walker *w, struct wsfile_root *root,
 	if (scanned != NULL)
 		scanned(arg);
 	if (pending != NULL)
-		ok = walk_finish(w, pending, fd, tree, &empty);
+		ok = walk_finish(w, pending, fd, "", tree, &empty);
 	close(fd);
 	walk_cache_sweep(w);
 	w->root = NULL;
