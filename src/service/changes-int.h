@@ -4,10 +4,12 @@
  * one below it, so no two of them call each other:
  *
  *   changes-ignore.c    the .gitignore subset a walk honours
- *   changes-walk.c      a workspace as a git tree, the stat cache (ignore)
+ *   changes-blob.c      what a walk records of one file: a pointer blob, its lstats compared
+ *   changes-walk.c      a workspace as a git tree, the stat cache (ignore, blob)
  *   changes-rows.c      the run_changes table (its only writer)
  *   changes-tree.c      comparing two trees of a store
- *   changes-marks.c     the thread's lists of runs whose changes lack their latest state
+ *   changes-marks.c     the thread's lists of runs whose changes lack their latest state,
+ *                       why a walk's tree lacks part of the workspace
  *   changes-store.c     the stores, the workspace's pin, a tree of the workspace now (walk)
  *   changes-snapshot.c  a snapshot job (rows, tree, marks, store)
  *   changes-revert.c    a revert job (rows, tree, marks, store)
@@ -25,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <cjson/cJSON.h>
@@ -59,7 +62,47 @@ void changes_ignore_free(struct changes_ignore *ig);
 bool changes_ignored(const struct changes_ignore *ig, const char *rel, const char *name,
     bool dir);
 
+/* ---- changes-blob.c: what a walk records of one file ------------------------------ */
+
+struct changes_walk_stats;
+
+/* The first bytes of a blob that stands for a file not stored (its size and hash). */
+#define CHANGES_POINTER_MAGIC "\0taskdeck: not stored\n"
+#define CHANGES_POINTER_MAGIC_LEN (sizeof CHANGES_POINTER_MAGIC - 1)
+/* The bytes of a file not stored that are hashed; its mtime stands for the rest. */
+#define CHANGES_POINTER_HASH_MAX (256LL * 1024 * 1024)
+/* The longest text of a pointer blob. */
+#define CHANGES_POINTER_TEXT_MAX 320
+/*
+ * The text of the pointer blob of the regular file fd (st: its fstat) and its
+ * length, or -1 when it cannot be read.  *budget: the bytes the walk may
+ * still read for such files (past it, the file is recorded by its size,
+ * times and inode, unhashed); what it reads is taken from it and added to
+ * *read_bytes.
+ */
+long changes_pointer_text(int fd, const struct stat *st, long long *budget,
+    long long *read_bytes, char text[CHANGES_POINTER_TEXT_MAX]);
+/* What an lstat said of a file, as a split walk keeps it until it reads the file. */
+struct changes_lstat {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	long long mtime_ns, ctime_ns;
+	mode_t mode;
+};
+void changes_lstat_keep(struct changes_lstat *k, const struct stat *st);
+/* A struct stat with what k kept (the rest zero). */
+void changes_lstat_back(const struct changes_lstat *k, struct stat *st);
+/* Whether a and b are the same state of a file (device, inode, size, times, mode). */
+bool changes_same_stat(const struct stat *a, const struct stat *b);
+/* Counts rel (named while the names fit) as changed between a split walk's passes. */
+void changes_stats_changed(struct changes_walk_stats *st, const char *rel);
+
 /* ---- changes-walk.c: a workspace as a tree ------------------------------------- */
+
+/* The deepest directory a walk reads, and the most entries. */
+#define CHANGES_WALK_MAX_DEPTH 128
+#define CHANGES_WALK_MAX_ENTRIES 500000
 
 /* What a snapshot stores of a file (settings.md, changes). */
 struct changes_limits {
@@ -81,10 +124,11 @@ struct changes_walk_stats {
 	long unreadable;	/* files or directories that could not be read or stored */
 	long over_quota;	/* of them, objects not stored: the store reached its quota */
 	long long pointer_bytes;	/* bytes read to hash the files recorded by size and hash */
+	/* Of a split walk: entries changed between their listing and their reading. */
+	long changed, changed_named;
+	char changed_names[256];	/* the first of them, ", " between */
 };
 
-/* Why a walk's tree lacks what it lacks (malloc'd), or NULL when it is whole. */
-char *changes_walk_incomplete(const struct changes_walk_stats *stats);
 
 /* The stat cache of one workspace and the bytes its store holds. */
 struct changes_walker;
@@ -117,16 +161,19 @@ long long changes_walker_stored(const struct changes_walker *w);
 /*
  * Writes the tree of the workspace below root into the store: *tree.  False
  * with *why (malloc'd) when the workspace cannot be read at all.
+ *
+ * With scanned, the walk is split: a first pass lists the workspace (an
+ * lstat of each name) and reads only the files the stat cache lacks whose
+ * times are within 50 ms of the walk's start; then scanned(arg) is called
+ * (the run may start), and a second pass reads the files it listed, each
+ * compared with its lstat before and after: an entry gone or changed
+ * meanwhile is left out and named in stats (changed), what was made
+ * meanwhile is not in the tree.  The tree is the workspace as the listing saw it.
  */
 bool changes_walk(struct changes_walker *w, struct wsfile_root *root,
-    const struct changes_limits *lim, git_oid *tree, struct changes_walk_stats *stats,
-    char **why);
+    const struct changes_limits *lim, void (*scanned)(void *), void *arg, git_oid *tree,
+    struct changes_walk_stats *stats, char **why);
 
-/* The first bytes of a blob that stands for a file not stored (its size and hash). */
-#define CHANGES_POINTER_MAGIC "\0taskdeck: not stored\n"
-#define CHANGES_POINTER_MAGIC_LEN (sizeof CHANGES_POINTER_MAGIC - 1)
-/* The bytes of a file not stored that are hashed; its mtime stands for the rest. */
-#define CHANGES_POINTER_HASH_MAX (256LL * 1024 * 1024)
 
 /* ---- what the snapshot thread holds (changes.c starts it) ------------------------ */
 
@@ -153,6 +200,7 @@ struct changes_job {
 	bool done;
 	bool walked;			/* the workspace is read: what happens now is not in it */
 	bool late;			/* the asker stopped waiting before it was read */
+	bool listed;			/* a start listed: its asker goes on (then the thread frees it) */
 	cJSON *answer;			/* a revert's answer, or NULL with problem */
 	struct problem problem;
 	struct changes_job *next;
@@ -254,6 +302,8 @@ void changes_failed_mark(struct changes *c, const char *run_id, bool failed);
 const char *changes_marked(struct changes *c, const char *run_id);
 /* Says in obj whether files may be missing (incomplete, incompleteReason: why, or NULL). */
 void changes_add_incomplete(cJSON *obj, const char *why);
+/* Why a walk's tree lacks what it lacks (malloc'd), or NULL when it is whole. */
+char *changes_walk_incomplete(const struct changes_walk_stats *stats);
 
 /* ---- changes-store.c: the stores ------------------------------------------------- */
 
@@ -287,7 +337,8 @@ enum td_code changes_replaced_problem(struct problem *p, const char *workspace);
  * run, never a revert's look).
  */
 bool changes_take(struct changes *c, struct changes_session *s, const char *workspace,
-    char *const *hidden, git_oid *tree, char **incomplete, bool pin, bool *replaced);
+    char *const *hidden, void (*scanned)(void *), void *arg, git_oid *tree,
+    char **incomplete, bool pin, bool *replaced);
 
 /* ---- changes-snapshot.c, changes-revert.c: the thread's jobs --------------------- */
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "changes-int.h"
 #include "xalloc.h"
 
@@ -87,4 +88,41 @@ changes_add_incomplete(cJSON *obj, const char *why)
 		cJSON_AddStringToObject(obj, "incompleteReason", why);
 	else
 		cJSON_AddNullToObject(obj, "incompleteReason");
+}
+
+char *
+changes_walk_incomplete(const struct changes_walk_stats *stats)
+{
+	struct buf b;
+
+	buf_init(&b, 0);
+	if (stats->over_cap > 0)
+		buf_printf(&b, "%sthe walk stopped at %d entries: %ld more names were left out, "
+		    "with what they hold", b.len ? "; " : "", CHANGES_WALK_MAX_ENTRIES, stats->over_cap);
+	if (stats->too_deep > 0)
+		buf_printf(&b, "%s%ld directories deeper than %d levels were left out",
+		    b.len ? "; " : "", stats->too_deep, CHANGES_WALK_MAX_DEPTH - 1);
+	if (stats->bad_names > 0)
+		buf_printf(&b, "%s%ld names that are not UTF-8 were left out", b.len ? "; " : "",
+		    stats->bad_names);
+	if (stats->over_quota > 0)
+		buf_printf(&b, "%sthe store reached changes.quotaBytes (or all the stores "
+		    "changes.totalQuotaBytes): %ld entries could not be stored and were left out",
+		    b.len ? "; " : "", stats->over_quota);
+	if (stats->changed > 0)
+		buf_printf(&b, "%s%ld %s changed or went after the start snapshot listed %s and "
+		    "before it read %s (the run had started meanwhile), so %s state before the "
+		    "run is not known and %s left out: %s%s", b.len ? "; " : "", stats->changed,
+		    stats->changed == 1 ? "entry" : "entries", stats->changed == 1 ? "it" : "them",
+		    stats->changed == 1 ? "it" : "them", stats->changed == 1 ? "its" : "their",
+		    stats->changed == 1 ? "it is" : "they are", stats->changed_names,
+		    stats->changed > stats->changed_named ? ", ..." : "");
+	if (stats->unreadable > stats->over_quota)
+		buf_printf(&b, "%s%ld entries could not be read or stored", b.len ? "; " : "",
+		    stats->unreadable - stats->over_quota);
+	if (b.len == 0) {
+		buf_free(&b);
+		return NULL;
+	}
+	return b.data;
 }

@@ -256,8 +256,8 @@ changes_revert_open(struct changes *c, struct changes_job *job, const struct cha
 
 	rv->s = changes_session_get(c, job->session_id);
 	rv->hidden = sandbox_hidden_paths(&c->svc->paths, NULL);
-	ok = rv->s != NULL && changes_take(c, rv->s, job->workspace, rv->hidden, &now,
-	    &rv->incomplete, false, &replaced);
+	ok = rv->s != NULL && changes_take(c, rv->s, job->workspace, rv->hidden, NULL, NULL,
+	    &now, &rv->incomplete, false, &replaced);
 	if (ok && (rv->r = wsfile_root_open(job->workspace, (const char *const *)rv->hidden,
 	    &rv->why)) != NULL) {
 		wsfile_root_ident(rv->r, &dev, &ino);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cache.h"
 #include "changes-int.h"
@@ -13,6 +14,7 @@
 #include "runs.h"
 #include "service.h"
 #include "store.h"
+#include "timeutil.h"
 #include "xalloc.h"
 
 #define CHANGES_REPLACED_WHY "the session's directory was replaced since its first snapshot " \
@@ -126,9 +128,40 @@ out:
 	git_diff_free(before);
 }
 
+/* A test hook: a start snapshot waits after its listing until this file exists. */
+#define CHANGES_TEST_HOLD_ENV "TASKDECK_TEST_CHANGES_HOLD"
+#define CHANGES_TEST_HOLD_MS 60000
+
+struct changes_listed {
+	struct changes *c;
+	struct changes_job *job;
+};
+
+/*
+ * A start snapshot has listed the workspace: its run may start, the files
+ * are read meanwhile (changes_walk, split).  The job is the thread's from now on.
+ */
+static void
+changes_start_listed(void *arg)
+{
+	struct changes_listed *l = arg;
+	const char *hold = getenv(CHANGES_TEST_HOLD_ENV);
+
+	pthread_mutex_lock(&l->c->mu);
+	if (l->job->wait && !l->job->late) {
+		l->job->listed = true;	/* the asker leaves the job to the thread */
+		pthread_cond_broadcast(&l->c->cond);
+	}
+	pthread_mutex_unlock(&l->c->mu);
+	for (int64_t t0 = td_mono_ms(); hold != NULL && hold[0] != '\0' &&
+	    access(hold, F_OK) != 0 && td_mono_ms() - t0 < CHANGES_TEST_HOLD_MS;)
+		usleep(10 * 1000);
+}
+
 void
 changes_do_snapshot(struct changes *c, struct changes_job *job)
 {
+	struct changes_listed listed = { c, job };
 	struct store *st = c->svc->store;
 	struct changes_session *s = changes_session_get(c, job->session_id);
 	struct changes_row row;
@@ -136,7 +169,8 @@ changes_do_snapshot(struct changes *c, struct changes_job *job)
 	char *why = NULL;
 	bool found, replaced = false;
 
-	if (s == NULL || !changes_take(c, s, job->workspace, job->hidden, &tree, &why, true,
+	if (s == NULL || !changes_take(c, s, job->workspace, job->hidden,
+	    job->when == CHANGES_START ? changes_start_listed : NULL, &listed, &tree, &why, true,
 	    &replaced)) {
 		changes_snapshot_failed(c, job, replaced);
 		return;

@@ -281,11 +281,12 @@ changes_limits_read(struct changes *c, const struct changes_session *s,
  * (malloc'd, may be NULL) why it lacks part of the workspace.  False with
  * *replaced when the directory is not the one the store pinned: not read.
  * A store with no pin yet takes this directory's with pin (a snapshot of a
- * run, never a revert's look).
+ * run, never a revert's look).  scanned: changes_walk's.
  */
 bool
 changes_take(struct changes *c, struct changes_session *s, const char *workspace,
-    char *const *hidden, git_oid *tree, char **incomplete, bool pin, bool *replaced)
+    char *const *hidden, void (*scanned)(void *), void *arg, git_oid *tree,
+    char **incomplete, bool pin, bool *replaced)
 {
 	struct changes_limits lim;
 	struct changes_walk_stats stats;
@@ -318,7 +319,7 @@ changes_take(struct changes *c, struct changes_session *s, const char *workspace
 			return false;
 		}
 	}
-	ok = changes_walk(s->walker, root, &lim, tree, &stats, &why);
+	ok = changes_walk(s->walker, root, &lim, scanned, arg, tree, &stats, &why);
 	c->total += changes_walker_stored(s->walker) - stored;
 	wsfile_root_free(root);
 	if (!ok) {

@@ -25,16 +25,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <sodium.h>
-
 #include "changes-int.h"
 #include "json.h"
 #include "log.h"
 #include "wsfile.h"
 #include "xalloc.h"
 
-#define WALK_MAX_DEPTH 128
-#define WALK_MAX_ENTRIES 500000
+#define WALK_MAX_DEPTH CHANGES_WALK_MAX_DEPTH
+#define WALK_MAX_ENTRIES CHANGES_WALK_MAX_ENTRIES
 #define WALK_LINK_MAX 4096
 /* 1/8 of a store's quota is kept for trees, links and pointers; files' contents take the rest. */
 #define WALK_QUOTA_META_SHARE 8
@@ -86,12 +84,29 @@ struct changes_walker {
 	long long now_ns;
 	struct changes_ignore ignore;
 	bool warned_depth, warned_entries, warned_quota;
+	bool split;		/* files not read yet are left pending (changes_walk's scanned) */
+	bool strict;		/* reading a pending file: any change since its lstat is a loss */
 };
+
+struct walk_pending;
 
 struct walk_entry {
 	char *name;
 	unsigned mode;		/* 040000, 0100644, 0100755, 0120000 */
 	git_oid oid;
+	struct walk_pending *pending;	/* not read yet (oid unset), or NULL */
+};
+
+/*
+ * What a split walk left to read: a file (what its lstat said) or a
+ * directory holding one (its identity, its entries sorted).
+ */
+struct walk_pending {
+	struct changes_lstat st;
+	bool ignored;
+	struct walk_cached *cache;	/* a file's directory entry; a directory's own */
+	struct walk_entry *ents;	/* a directory's */
+	size_t n;
 };
 
 static uint64_t
@@ -502,134 +517,69 @@ walk_ns(struct timespec ts)
 
 /* ---- files ---------------------------------------------------------------------- */
 
-/* Hashes the bytes of fd from off, at most n of them, into h; what it read, -1 on error. */
-static long long
-walk_hash_range(struct changes_walker *w, int fd, off_t off, long long n,
-    crypto_hash_sha256_state *h, unsigned char *chunk)
-{
-	long long done = 0;
-	ssize_t got = 0;
-
-	if (lseek(fd, off, SEEK_SET) != off)
-		return -1;
-	while (done < n && (got = read(fd, chunk, n - done < (1 << 20) ? (size_t)(n - done) :
-	    1 << 20)) > 0) {
-		crypto_hash_sha256_update(h, chunk, (unsigned long long)got);
-		done += got;
-	}
-	w->stats->pointer_bytes += done;
-	w->pointer_left -= done;
-	return got < 0 ? -1 : done;
-}
-
-/*
- * A pointer blob: the size and SHA-256 of the file, read through fd.  Of a
- * file over CHANGES_POINTER_HASH_MAX only that much is hashed, and its
- * modification time stands for the rest: a snapshot never reads without end.
- * Of a sparse file only its data is read (SEEK_DATA, SEEK_HOLE), each extent
- * hashed with its place: a hole of any size costs nothing.
- */
+/* A pointer blob of the file fd (changes_pointer_text). */
 static bool
 walk_pointer(struct changes_walker *w, int fd, const struct stat *st, git_oid *oid)
 {
-	crypto_hash_sha256_state h;
-	unsigned char digest[crypto_hash_sha256_BYTES], *chunk = xmalloc(1 << 20);
-	char hex[crypto_hash_sha256_BYTES * 2 + 1], text[320];
-	long long left = CHANGES_POINTER_HASH_MAX, got = 0;
-	off_t hole = lseek(fd, 0, SEEK_HOLE);
-	bool sparse = hole >= 0 && hole < st->st_size;
-	int len;
+	char text[CHANGES_POINTER_TEXT_MAX];
+	long len = changes_pointer_text(fd, st, &w->pointer_left, &w->stats->pointer_bytes,
+	    text);
 
-	if (w->pointer_left < (st->st_size < left ? st->st_size : left)) {
-		free(chunk);
-		memcpy(text, CHANGES_POINTER_MAGIC, CHANGES_POINTER_MAGIC_LEN);
-		len = snprintf(text + CHANGES_POINTER_MAGIC_LEN, sizeof text -
-		    CHANGES_POINTER_MAGIC_LEN, "size %lld\nnot hashed (the snapshot had read "
-		    "its 1 GiB for such files)\nmtime %lld\nctime %lld\ninode %llu\n",
-		    (long long)st->st_size, walk_ns(st->st_mtim), walk_ns(st->st_ctim),
-		    (unsigned long long)st->st_ino);
-		w->stats->pointers++;
-		return walk_write(w, oid, text, CHANGES_POINTER_MAGIC_LEN + (size_t)len,
-		    GIT_OBJECT_BLOB);
-	}
-	crypto_hash_sha256_init(&h);
-	if (!sparse) {
-		got = walk_hash_range(w, fd, 0, left, &h, chunk);
-	} else {
-		off_t pos = 0, data;
-
-		while (left > 0 && pos < st->st_size && (data = lseek(fd, pos, SEEK_DATA)) >= 0) {
-			char place[64];
-
-			if ((hole = lseek(fd, data, SEEK_HOLE)) < 0)
-				hole = st->st_size;
-			len = snprintf(place, sizeof place, "%lld+%lld\n", (long long)data,
-			    (long long)(hole - data));
-			crypto_hash_sha256_update(&h, (unsigned char *)place, (unsigned long long)len);
-			got = walk_hash_range(w, fd, data, hole - data < left ? hole - data : left,
-			    &h, chunk);
-			if (got < 0)
-				break;
-			left -= got;
-			pos = hole;
-		}
-		if (got >= 0 && left > 0 && pos < st->st_size && errno != ENXIO)
-			got = -1;
-	}
-	free(chunk);
-	if (got < 0)
+	if (len < 0)
 		return false;
-	crypto_hash_sha256_final(&h, digest);
-	sodium_bin2hex(hex, sizeof hex, digest, sizeof digest);
-	memcpy(text, CHANGES_POINTER_MAGIC, CHANGES_POINTER_MAGIC_LEN);
-	if (sparse)
-		len = snprintf(text + CHANGES_POINTER_MAGIC_LEN, sizeof text -
-		    CHANGES_POINTER_MAGIC_LEN, "size %lld\nsha256 of the data extents and their "
-		    "places (holes skipped)%s %s\nmtime %lld\n", (long long)st->st_size,
-		    left > 0 ? "" : ", the first 256 MiB of data", hex, walk_ns(st->st_mtim));
-	else if (st->st_size <= CHANGES_POINTER_HASH_MAX)
-		len = snprintf(text + CHANGES_POINTER_MAGIC_LEN, sizeof text -
-		    CHANGES_POINTER_MAGIC_LEN, "size %lld\nsha256 %s\n", (long long)st->st_size, hex);
-	else
-		len = snprintf(text + CHANGES_POINTER_MAGIC_LEN, sizeof text -
-		    CHANGES_POINTER_MAGIC_LEN, "size %lld\nsha256 of the first %lld bytes %s\n"
-		    "mtime %lld\n", (long long)st->st_size, CHANGES_POINTER_HASH_MAX, hex,
-		    walk_ns(st->st_mtim));
 	w->stats->pointers++;
-	return walk_write(w, oid, text, CHANGES_POINTER_MAGIC_LEN + (size_t)len,
-	    GIT_OBJECT_BLOB);
+	return walk_write(w, oid, text, (size_t)len, GIT_OBJECT_BLOB);
 }
 
-/* The blob of the regular file name in dirfd (lst from its lstat). */
+/* Whether the stat cache holds the blob of the file name in dir as lst says it is: *oid. */
 static bool
-walk_file(struct changes_walker *w, struct walk_cached *dir, int dirfd, const char *name,
+walk_cache_hit(struct changes_walker *w, struct walk_cached *dir, const char *name,
     const struct stat *lst, bool ignored, git_oid *oid)
 {
 	struct walk_cached *c = dir != NULL ? walk_cache_find(w, dir, name, false) : NULL;
 	bool pointer = ignored || lst->st_size > w->lim->max_file_bytes;
+
+	if (c == NULL || c->racy || c->dev != lst->st_dev || c->ino != lst->st_ino ||
+	    c->size != lst->st_size || c->mtime_ns != walk_ns(lst->st_mtim) ||
+	    c->ctime_ns != walk_ns(lst->st_ctim) || c->mode != lst->st_mode ||
+	    (c->pointer != pointer && !c->pointer))
+		return false;
+	c->gen = w->gen;
+	if (c->pointer)
+		w->stats->pointers++;
+	*oid = c->oid;
+	return true;
+}
+
+/*
+ * The blob of the regular file name in dirfd (lst from its lstat).  With
+ * w->strict, a file gone or not in the state of lst, before or after it is
+ * read, is ESTALE.
+ */
+static bool
+walk_file(struct changes_walker *w, struct walk_cached *dir, int dirfd, const char *name,
+    const struct stat *lst, bool ignored, git_oid *oid)
+{
+	struct walk_cached *c;
+	bool pointer;
 	struct stat st;
 	char *data;
 	ssize_t got = 0;
 	bool ok;
 	int fd;
 
-	if (c != NULL && !c->racy && c->dev == lst->st_dev && c->ino == lst->st_ino &&
-	    c->size == lst->st_size && c->mtime_ns == walk_ns(lst->st_mtim) &&
-	    c->ctime_ns == walk_ns(lst->st_ctim) && c->mode == lst->st_mode &&
-	    (c->pointer == pointer || (c->pointer && !pointer))) {
-		c->gen = w->gen;
-		if (c->pointer)
-			w->stats->pointers++;
-		*oid = c->oid;
+	if (walk_cache_hit(w, dir, name, lst, ignored, oid))
 		return true;
-	}
 	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0) {
+		if (w->strict && (errno == ENOENT || errno == ELOOP))
+			errno = ESTALE;
 		return false;
+	}
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != lst->st_dev ||
-	    st.st_ino != lst->st_ino) {
+	    st.st_ino != lst->st_ino || (w->strict && !changes_same_stat(&st, lst))) {
 		close(fd);
-		errno = EAGAIN;		/* swapped since its lstat */
+		errno = w->strict ? ESTALE : EAGAIN;	/* swapped or changed since its lstat */
 		return false;
 	}
 	if (wsfile_is_hidden(w->root, &st) || wsfile_is_linked(w->root, &st)) {
@@ -668,6 +618,16 @@ walk_file(struct changes_walker *w, struct walk_cached *dir, int dirfd, const ch
 	}
 	if (pointer)
 		ok = walk_pointer(w, fd, &st, oid);
+	if (ok && w->strict) {
+		struct stat after;
+
+		/* A write while it was read changed its ctime, or its size. */
+		if (fstat(fd, &after) != 0 || !changes_same_stat(&after, lst)) {
+			close(fd);
+			errno = ESTALE;
+			return false;
+		}
+	}
 	close(fd);
 	if (!ok)
 		return false;
@@ -718,7 +678,37 @@ walk_entry_cmp(const void *a, const void *b)
 }
 
 static bool walk_dir(struct changes_walker *w, struct walk_cached *self, int dirfd,
-    const char *rel, int depth, bool ignored, git_oid *tree, bool *empty);
+    const char *rel, int depth, bool ignored, git_oid *tree, bool *empty,
+    struct walk_pending **pending);
+
+/* Whether a file's times are too close to the walk's start to say it did not change since. */
+static bool
+walk_racy(const struct changes_walker *w, const struct stat *st)
+{
+	return walk_ns(st->st_mtim) >= w->now_ns - WALK_RACY_NS ||
+	    walk_ns(st->st_ctim) >= w->now_ns - WALK_RACY_NS;
+}
+
+/*
+ * A split walk leaves a regular file that the stat cache lacks for later
+ * (pending), unless its times are racy: a change after this lstat might
+ * then leave them as they are, so it is read now.
+ */
+static bool
+walk_defer(struct changes_walker *w, struct walk_cached *dir, const char *name,
+    const struct stat *st, bool ignored, struct walk_entry *e)
+{
+	struct walk_pending *p;
+
+	if (!w->split || walk_cache_hit(w, dir, name, st, ignored, &e->oid) || walk_racy(w, st))
+		return false;
+	p = xcalloc(1, sizeof *p);
+	changes_lstat_keep(&p->st, st);
+	p->ignored = ignored;
+	p->cache = dir;
+	e->pending = p;
+	return true;
+}
 
 /* One entry of a directory (dir its cache entry, NULL when not cached) into *e; false when it is left out. */
 static bool
@@ -727,8 +717,10 @@ walk_one(struct changes_walker *w, struct walk_cached *dir, int dirfd, const cha
 {
 	char *rel = dirrel[0] ? xasprintf("%s/%s", dirrel, name) : xstrdup(name);
 	struct stat st;
-	bool ok = false, empty;
+	bool ok = false, empty, ign;
 	int fd;
+
+	e->pending = NULL;
 
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
 		/* Gone since the directory was read is no loss; anything else is. */
@@ -761,7 +753,7 @@ walk_one(struct changes_walker *w, struct walk_cached *dir, int dirfd, const cha
 		}
 		ok = walk_dir(w, dir != NULL ? walk_cache_put(w, dir, name, true) : NULL, fd, rel,
 		    depth + 1, ignored || changes_ignored(&w->ignore, rel, name, true), &e->oid,
-		    &empty);
+		    &empty, &e->pending);
 		if (!ok)
 			w->stats->unreadable++;
 		ok = ok && !empty;
@@ -771,8 +763,9 @@ walk_one(struct changes_walker *w, struct walk_cached *dir, int dirfd, const cha
 		ok = walk_link(w, dirfd, name, &e->oid);
 		e->mode = 0120000;
 	} else if (S_ISREG(st.st_mode)) {
-		ok = walk_file(w, dir, dirfd, name, &st, ignored ||
-		    changes_ignored(&w->ignore, rel, name, false), &e->oid);
+		ign = ignored || changes_ignored(&w->ignore, rel, name, false);
+		ok = walk_defer(w, dir, name, &st, ign, e) ||
+		    walk_file(w, dir, dirfd, name, &st, ign, &e->oid);
 		e->mode = (st.st_mode & 0111) ? 0100755 : 0100644;
 		if (!ok && errno != ENOENT)
 			w->stats->unreadable++;
@@ -786,20 +779,54 @@ out:
 	return ok;
 }
 
-/* The tree of a directory; self its cache entry (seen by this walk), NULL when not cached. */
+/*
+ * The tree of the sorted entries of a directory (self its cache entry, or
+ * NULL), written unless it is the one of last time; frees the entries.
+ */
+static bool
+walk_tree(struct changes_walker *w, struct walk_cached *self, struct walk_entry *ents,
+    size_t n, git_oid *tree, bool *empty)
+{
+	struct buf b;
+	bool ok;
+
+	buf_init(&b, 0);
+	for (size_t i = 0; i < n; i++) {
+		buf_printf(&b, "%o %s", ents[i].mode, ents[i].name);
+		buf_append(&b, "", 1);
+		buf_append(&b, ents[i].oid.id, GIT_OID_RAWSZ);
+		free(ents[i].name);
+	}
+	free(ents);
+	*empty = n == 0;
+	/* The tree of this directory last time: hashed, not written again. */
+	ok = git_odb_hash(tree, b.data ? b.data : "", b.len, GIT_OBJECT_TREE) == 0;
+	if (ok && (self == NULL || !git_oid_equal(&self->oid, tree)))
+		ok = walk_write(w, tree, b.data ? b.data : "", b.len, GIT_OBJECT_TREE);
+	if (ok && self != NULL)
+		self->oid = *tree;
+	buf_free(&b);
+	return ok;
+}
+
+/*
+ * The tree of a directory; self its cache entry (seen by this walk), NULL
+ * when not cached.  A split walk that left some of its files for later
+ * gives *pending instead (the tree unset).
+ */
 static bool
 walk_dir(struct changes_walker *w, struct walk_cached *self, int dirfd, const char *rel,
-    int depth, bool ignored, git_oid *tree, bool *empty)
+    int depth, bool ignored, git_oid *tree, bool *empty, struct walk_pending **pending)
 {
 	struct walk_entry *ents = NULL;
 	size_t n = 0, cap = 0, keep = w->ignore.n;
-	struct buf b;
 	DIR *d;
 	struct dirent *de;
 	int fd = dup(dirfd);
-	bool ok;
+	bool later = false;
 
 	*empty = true;
+	*pending = NULL;
 	/* Seen before its entries, which the sweep keeps only below a kept directory. */
 	if (self != NULL)
 		self->gen = w->gen;
@@ -829,6 +856,7 @@ walk_dir(struct changes_walker *w, struct walk_cached *self, int dirfd, const ch
 		}
 		if (walk_one(w, self, dirfd, rel, de->d_name, depth, ignored, &ents[n])) {
 			ents[n].name = xstrdup(de->d_name);
+			later = later || ents[n].pending != NULL;
 			n++;
 		}
 	}
@@ -836,30 +864,105 @@ walk_dir(struct changes_walker *w, struct walk_cached *self, int dirfd, const ch
 	changes_ignore_pop(&w->ignore, keep);
 	if (n > 1)
 		qsort(ents, n, sizeof *ents, walk_entry_cmp);
-	buf_init(&b, 0);
-	for (size_t i = 0; i < n; i++) {
-		buf_printf(&b, "%o %s", ents[i].mode, ents[i].name);
-		buf_append(&b, "", 1);
-		buf_append(&b, ents[i].oid.id, GIT_OID_RAWSZ);
-		free(ents[i].name);
+	if (later) {
+		struct walk_pending *p = xcalloc(1, sizeof *p);
+		struct stat st;
+
+		if (fstat(dirfd, &st) == 0)
+			changes_lstat_keep(&p->st, &st);
+		p->cache = self;
+		p->ents = ents;
+		p->n = n;
+		*pending = p;
+		*empty = false;
+		return true;
 	}
-	free(ents);
-	*empty = n == 0;
-	/* The tree of this directory last time: hashed, not written again. */
-	ok = git_odb_hash(tree, b.data ? b.data : "", b.len, GIT_OBJECT_TREE) == 0;
-	if (ok && (self == NULL || !git_oid_equal(&self->oid, tree)))
-		ok = walk_write(w, tree, b.data ? b.data : "", b.len, GIT_OBJECT_TREE);
-	if (ok && self != NULL)
-		self->oid = *tree;
-	buf_free(&b);
+	return walk_tree(w, self, ents, n, tree, empty);
+}
+
+static void
+walk_pending_free(struct walk_pending *p)
+{
+	if (p == NULL)
+		return;
+	for (size_t i = 0; i < p->n; i++) {
+		walk_pending_free(p->ents[i].pending);
+		free(p->ents[i].name);
+	}
+	free(p->ents);
+	free(p);
+}
+
+/*
+ * Reads what a split walk left pending in the directory dirfd (p: taken),
+ * strictly: a file or directory that is gone or not in the state its lstat
+ * saw is left out and named (walk_changed); its tree.
+ */
+static bool
+walk_finish(struct changes_walker *w, struct walk_pending *p, int dirfd, const char *rel,
+    git_oid *tree, bool *empty)
+{
+	struct walk_entry *ents = p->ents;
+	size_t n = 0;
+	bool ok;
+
+	for (size_t i = 0; i < p->n; i++) {
+		struct walk_entry *e = &ents[i];
+		struct walk_pending *q = e->pending;
+		char *sub = q == NULL ? NULL :
+		    rel[0] ? xasprintf("%s/%s", rel, e->name) : xstrdup(e->name);
+		bool kept = true, sub_empty;
+		struct stat st;
+		int fd;
+
+		e->pending = NULL;
+		if (q != NULL && e->mode == 040000) {
+			fd = wsfile_open_subdir(w->root, dirfd, e->name);
+			if (fd < 0 || fstat(fd, &st) != 0 || st.st_dev != q->st.dev ||
+			    st.st_ino != q->st.ino) {
+				changes_stats_changed(w->stats, sub);
+				kept = false;
+			} else {
+				kept = walk_finish(w, q, fd, sub, &e->oid, &sub_empty);
+				q = NULL;	/* taken */
+				if (!kept)
+					w->stats->unreadable++;
+				kept = kept && !sub_empty;
+			}
+			if (fd >= 0)
+				close(fd);
+		} else if (q != NULL) {
+			w->strict = true;
+			changes_lstat_back(&q->st, &st);
+			kept = walk_file(w, q->cache, dirfd, e->name, &st, q->ignored, &e->oid);
+			w->strict = false;
+			if (!kept && errno == ESTALE)
+				changes_stats_changed(w->stats, sub);
+			else if (!kept && errno != ENOENT)
+				w->stats->unreadable++;
+			if (!kept)
+				w->stats->files--;
+		}
+		walk_pending_free(q);
+		free(sub);
+		if (kept)
+			ents[n++] = *e;
+		else
+			free(e->name);
+	}
+	p->ents = NULL;
+	p->n = 0;
+	ok = walk_tree(w, p->cache, ents, n, tree, empty);
+	walk_pending_free(p);
 	return ok;
 }
 
 bool
 changes_walk(struct changes_walker *w, struct wsfile_root *root,
-    const struct changes_limits *lim, git_oid *tree, struct changes_walk_stats *stats,
-    char **why)
+    const struct changes_limits *lim, void (*scanned)(void *), void *arg, git_oid *tree,
+    struct changes_walk_stats *stats, char **why)
 {
+	struct walk_pending *pending = NULL;
 	struct stat st;
 	struct timespec now;
 	char *rel = NULL;
@@ -878,41 +981,19 @@ changes_walk(struct changes_walker *w, struct wsfile_root *root,
 	w->pointer_left = WALK_POINTER_BUDGET;
 	w->now_ns = walk_ns(now);
 	w->gen++;
-	ok = walk_dir(w, walk_cache_put(w, NULL, "", true), fd, "", 0, false, tree, &empty);
-	close(fd);
+	w->split = scanned != NULL;
+	ok = walk_dir(w, walk_cache_put(w, NULL, "", true), fd, "", 0, false, tree, &empty,
+	    &pending);
 	changes_ignore_free(&w->ignore);
+	w->split = false;
+	if (scanned != NULL)
+		scanned(arg);
+	if (pending != NULL)
+		ok = walk_finish(w, pending, fd, "", tree, &empty);
+	close(fd);
 	walk_cache_sweep(w);
 	w->root = NULL;
 	if (!ok)
 		*why = xstrdup("the workspace could not be read");
 	return ok;
-}
-
-char *
-changes_walk_incomplete(const struct changes_walk_stats *stats)
-{
-	struct buf b;
-
-	buf_init(&b, 0);
-	if (stats->over_cap > 0)
-		buf_printf(&b, "%sthe walk stopped at %d entries: %ld more names were left out, "
-		    "with what they hold", b.len ? "; " : "", WALK_MAX_ENTRIES, stats->over_cap);
-	if (stats->too_deep > 0)
-		buf_printf(&b, "%s%ld directories deeper than %d levels were left out",
-		    b.len ? "; " : "", stats->too_deep, WALK_MAX_DEPTH - 1);
-	if (stats->bad_names > 0)
-		buf_printf(&b, "%s%ld names that are not UTF-8 were left out", b.len ? "; " : "",
-		    stats->bad_names);
-	if (stats->over_quota > 0)
-		buf_printf(&b, "%sthe store reached changes.quotaBytes (or all the stores "
-		    "changes.totalQuotaBytes): %ld entries could not be stored and were left out",
-		    b.len ? "; " : "", stats->over_quota);
-	if (stats->unreadable > stats->over_quota)
-		buf_printf(&b, "%s%ld entries could not be read or stored", b.len ? "; " : "",
-		    stats->unreadable - stats->over_quota);
-	if (b.len == 0) {
-		buf_free(&b);
-		return NULL;
-	}
-	return b.data;
 }

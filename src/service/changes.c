@@ -182,16 +182,24 @@ changes_stop(struct changes *c)
 	free(c);
 }
 
+/* How a wait for a job ended. */
+enum changes_waited {
+	WAITED_DONE,		/* the job is done (the caller frees it), or was not waited for */
+	WAITED_LISTED,		/* a start listed the workspace: it goes on (the thread frees it) */
+	WAITED_LATE,		/* the workspace was not read in time (the thread frees it) */
+};
+
 /*
  * Queues job; with job->wait, returns once it is done (the caller frees it),
- * or, with wait_ms > 0, once the workspace is not read wait_ms after: then
- * the job is late and the thread frees it.  True when it is done.
+ * or once a start snapshot listed the workspace (changes_walk, split), or,
+ * with wait_ms > 0, once the workspace is not read wait_ms after: then the
+ * job is late.  In the last two the thread frees it.
  */
-static bool
+static enum changes_waited
 changes_queue(struct changes *c, struct changes_job *job, int wait_ms)
 {
 	struct timespec until;
-	bool done;
+	enum changes_waited how;
 
 	pthread_mutex_lock(&c->mu);
 	if (job->kind == JOB_SNAPSHOT && job->when == CHANGES_STEP && !job->wait) {
@@ -200,7 +208,7 @@ changes_queue(struct changes *c, struct changes_job *job, int wait_ms)
 			    strcmp(q->run_id, job->run_id) == 0) {
 				pthread_mutex_unlock(&c->mu);
 				changes_job_free(job);
-				return false;
+				return WAITED_DONE;
 			}
 		}
 	}
@@ -217,20 +225,23 @@ changes_queue(struct changes *c, struct changes_job *job, int wait_ms)
 		until.tv_sec++;
 		until.tv_nsec -= 1000000000L;
 	}
-	while (job->wait && !job->done) {
+	while (job->wait && !job->done && !job->listed) {
 		if (wait_ms <= 0 || job->walked) {
 			pthread_cond_wait(&c->cond, &c->mu);
 		} else if (pthread_cond_timedwait(&c->cond, &c->mu, &until) == ETIMEDOUT &&
-		    !job->walked && !job->done) {
+		    !job->walked && !job->done && !job->listed) {
 			job->late = true;
 			job->wait = false;
 			if (job->kind == JOB_SNAPSHOT && job->when == CHANGES_END)
 				changes_marks_set(&c->ending, job->run_id, true);
 		}
 	}
-	done = job->done;
+	how = job->done ? WAITED_DONE : job->listed ? WAITED_LISTED : job->late ? WAITED_LATE :
+	    WAITED_DONE;
+	if (how == WAITED_LISTED)
+		job->wait = false;	/* the thread frees it when it is done */
 	pthread_mutex_unlock(&c->mu);
-	return done;
+	return how;
 }
 
 void
@@ -239,6 +250,7 @@ changes_snapshot(struct changes *c, enum changes_when when, const char *run_id,
 {
 	struct changes_job *job;
 	char **copy = NULL;
+	enum changes_waited how;
 
 	if (c == NULL || workspace == NULL)
 		return;
@@ -253,13 +265,14 @@ changes_snapshot(struct changes *c, enum changes_when when, const char *run_id,
 		copy = sandbox_hidden_add(copy, hidden[i]);
 	job->hidden = copy;
 	/*
-	 * A run starts once its start is read, or after CHANGES_START_WAIT_MS;
+	 * A run starts once its start is listed, or after CHANGES_START_WAIT_MS;
 	 * it is final once its end is read, or after CHANGES_END_WAIT_MS: said then.
 	 */
-	if (changes_queue(c, job, when == CHANGES_START ? CHANGES_START_WAIT_MS :
-	    when == CHANGES_END ? CHANGES_END_WAIT_MS : 0))
+	how = changes_queue(c, job, when == CHANGES_START ? CHANGES_START_WAIT_MS :
+	    when == CHANGES_END ? CHANGES_END_WAIT_MS : 0);
+	if (how == WAITED_DONE && wait)
 		changes_job_free(job);
-	else if (wait)
+	else if (how == WAITED_LATE)
 		log_warn("run %s: its %s snapshot takes more than %d ms: the run goes on, its "
 		    "changes say they are incomplete meanwhile", run_id,
 		    when == CHANGES_START ? "start" : "end",

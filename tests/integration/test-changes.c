@@ -1064,10 +1064,28 @@ Test(changes, a_tree_too_deep_and_names_not_utf8_make_the_changes_incomplete)
 	free(project);
 }
 
-Test(changes, a_run_in_a_big_cwd_starts_within_seconds_and_says_its_changes_are_incomplete)
+/* Waits until the run's changes no longer say a snapshot is pending. */
+static void
+changes_settled(const char *run)
+{
+	for (long until = mono_ms() + 120000;; usleep(100 * 1000)) {
+		cJSON *c = changes_of(run, NULL);
+		const char *why = json_str_or_none(c, "incompleteReason");
+		bool pending = strstr(why, "still being taken") != NULL ||
+		    strstr(why, "not taken yet") != NULL;
+
+		cJSON_Delete(c);
+		if (!pending)
+			return;
+		cr_assert_lt(mono_ms(), until, "the run's snapshots were never recorded");
+	}
+}
+
+Test(changes, a_run_in_a_big_cwd_starts_within_seconds_and_its_changes_are_exact)
 {
 	char ws[WS_MAX], path[WS_MAX + 64], *project = http_project_new(&svc, "changes"), *run;
-	const char *why;
+	char *shown;
+	cJSON *c;
 	long t0, started = -1, slowest = 0, final;
 	int fd;
 
@@ -1092,6 +1110,7 @@ Test(changes, a_run_in_a_big_cwd_starts_within_seconds_and_says_its_changes_are_
 		}
 		close(dir);
 	}
+	usleep(200 * 1000);	/* older than the clock's granularity: listed, read later */
 	transcript("changes-big", "[{\"toolCalls\":[{\"name\":\"write_file\",\"arguments\":"
 	    "{\"path\":\"first.txt\",\"content\":\"1\\n\"}}]},{\"text\":\"Done.\"}]");
 	t0 = mono_ms();
@@ -1121,11 +1140,90 @@ Test(changes, a_run_in_a_big_cwd_starts_within_seconds_and_says_its_changes_are_
 	final = mono_ms() - t0;
 	cr_log_info("the run was final %ld ms after POST /runs", final);
 	cr_expect_lt(final, 16000, "the run was final %ld ms after POST /runs", final);
-	for (long until = mono_ms() + 120000; mono_ms() < until; usleep(200 * 1000))
-		if (strstr(incomplete_reason(run), "still being taken") == NULL)
-			break;
-	why = incomplete_reason(run);
-	cr_expect_not_null(strstr(why, "before the start snapshot was complete"), "%s", why);
+	/*
+	 * The start listed the workspace before the agent wrote (what it wrote is
+	 * its change, and the changes are whole), or, on a slow machine, the
+	 * listing took over 2 s and the changes say the agent started before it.
+	 */
+	changes_settled(run);
+	c = changes_of(run, NULL);
+	shown = cJSON_PrintUnformatted(c);
+	cr_log_info("%s", shown);
+	if (cJSON_IsTrue(cJSON_GetObjectItem(c, "incomplete")))
+		cr_expect_not_null(strstr(json_str_or_none(c, "incompleteReason"),
+		    "before the start snapshot was complete"), "%s", shown);
+	expect_file(c, "first.txt", "added", 1, 0, NULL, "100644");
+	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(c, "files")), 1, "%s", shown);
+	free(shown);
+	cJSON_Delete(c);
+	free(run);
+	free(project);
+}
+
+/*
+ * The start snapshot is held (a test hook) after it listed the workspace:
+ * the run starts and writes, another process changes and removes files, then
+ * the snapshot reads.  Every file changed before it was read is named in the
+ * reason the changes are incomplete, and never silently taken for its start;
+ * what the run made is its change; what nobody touched is no change.
+ */
+Test(changes, a_file_changed_before_the_start_snapshot_read_it_is_named)
+{
+	char ws[WS_MAX], path[WS_MAX + 64], release[PATH_MAX + 16], cmd[3 * WS_MAX];
+	char *project = http_project_new(&svc, "changes"), *run, *text;
+	const char *why;
+	cJSON *c;
+
+	workspace("ws-held", ws);
+	snprintf(path, sizeof path, "%s/d", ws);
+	cr_assert_eq(mkdir(path, 0700), 0);
+	for (int i = 0; i < 200; i++) {
+		char name[32];
+
+		snprintf(name, sizeof name, "d/f%03d.txt", i);
+		ws_write(ws, name, name, 0644);
+	}
+	ws_write(ws, "edit.txt", "before the run\n", 0644);
+	ws_write(ws, "other.txt", "before the run\n", 0644);
+	ws_write(ws, "gone.txt", "before the run\n", 0644);
+	usleep(200 * 1000);	/* older than the clock's granularity: listed, read later */
+	snprintf(release, sizeof release, "%s/release", base);
+	svc_stop(&svc);
+	setenv("TASKDECK_TEST_CHANGES_HOLD", release, 1);
+	svc_restart(&svc);
+	unsetenv("TASKDECK_TEST_CHANGES_HOLD");
+	transcript("changes-held", "[{\"toolCalls\":[{\"name\":\"write_file\",\"arguments\":"
+	    "{\"path\":\"edit.txt\",\"content\":\"by the run\\n\"}},{\"name\":\"write_file\","
+	    "\"arguments\":{\"path\":\"made.txt\",\"content\":\"new\\n\"}}]},"
+	    "{\"text\":\"Done.\"}]");
+	run = run_in(project, ws, NULL, "changes-held");
+	/* The run writes while its start snapshot is held: it started after the listing. */
+	snprintf(path, sizeof path, "%s/made.txt", ws);
+	for (long until = mono_ms() + 60000; access(path, F_OK) != 0; usleep(20 * 1000))
+		cr_assert_lt(mono_ms(), until, "the run did not write while its start was held");
+	snprintf(cmd, sizeof cmd, "printf 'by another process\\n' > '%s/other.txt' && "
+	    "rm '%s/gone.txt'", ws, ws);
+	cr_assert_eq(system(cmd), 0);
+	write_text(release, "", 0600);
+	cJSON_Delete(run_done(run));
+	changes_settled(run);
+	c = changes_of(run, NULL);
+	text = cJSON_PrintUnformatted(c);
+	cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(c, "incomplete")), "%s", text);
+	why = json_str_or_none(c, "incompleteReason");
+	cr_expect_not_null(strstr(why, "edit.txt"), "%s", text);
+	cr_expect_not_null(strstr(why, "other.txt"), "%s", text);
+	cr_expect_not_null(strstr(why, "gone.txt"), "%s", text);
+	cr_expect_null(strstr(why, "d/f"), "%s", text);
+	expect_file(c, "made.txt", "added", 1, 0, NULL, "100644");
+	for (int i = 0; i < 200; i++) {
+		char name[32];
+
+		snprintf(name, sizeof name, "d/f%03d.txt", i);
+		cr_expect_null(file_of(c, name), "%s is listed: %s", name, text);
+	}
+	free(text);
+	cJSON_Delete(c);
 	free(run);
 	free(project);
 }
@@ -1458,7 +1556,7 @@ stat_cache_bytes_logged(void)
  */
 Test(changes, deep_long_names_keep_the_stat_cache_small_and_the_changes_paged, .timeout = 600)
 {
-	char ws[WS_MAX], name[241], *project, *run, *out = NULL, url[256], at[32];
+	char ws[WS_MAX], name[241], *project, *run, *out = NULL, url[256], at[32], *session;
 	const char *cursor;
 	char *prev = strdup("");
 	long seen = 0, pages = 0;
@@ -1493,9 +1591,21 @@ Test(changes, deep_long_names_keep_the_stat_cache_small_and_the_changes_paged, .
 		}
 	}
 	close(fd);
+	/*
+	 * A first run of the session reads the tree into its stat cache, so that
+	 * the second's start is whole once listed, before its rm runs (a first
+	 * start read after the rm would name what went: tests below).
+	 */
+	transcript("changes-deep", "[{\"text\":\"Looked.\"}]");
+	run = run_in(project, ws, NULL, "changes-deep");
+	c = run_done(run);
+	session = strdup(json_str(c, "sessionId"));
+	cJSON_Delete(c);
+	free(run);
 	transcript("changes-deep", "[{\"toolCalls\":[{\"name\":\"run_command\",\"arguments\":"
 	    "{\"command\":\"rm -rf d*\"}}]},{\"text\":\"Done.\"}]");
-	run = run_in(project, ws, NULL, "changes-deep");
+	run = run_in(project, ws, session, NULL);
+	free(session);
 	cJSON_Delete(run_done(run));
 	/* The end snapshot of so long paths may take longer than a run waits for it. */
 	for (long until = mono_ms() + 120000;; usleep(500 * 1000)) {

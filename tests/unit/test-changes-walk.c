@@ -69,7 +69,7 @@ walk(const char *const *hidden, git_oid *tree, struct changes_walk_stats *stats)
 	struct wsfile_root *root = wsfile_root_open(ws, hidden, &why);
 
 	cr_assert_not_null(root, "%s", why);
-	cr_assert(changes_walk(walker, root, &limits, tree, stats, &why), "%s", why);
+	cr_assert(changes_walk(walker, root, &limits, NULL, NULL, tree, stats, &why), "%s", why);
 	wsfile_root_free(root);
 }
 
@@ -308,4 +308,87 @@ Test(walk, the_stat_cache_outlives_the_walker)
 	changes_walker_free(walker);
 	walker = changes_walker_new(repo, 0);
 	cr_expect_not(changes_walker_load(walker, cache));
+}
+
+/* What the run does between a split walk's listing and its reading (changes_walk's scanned). */
+static void
+run_meanwhile(void *arg)
+{
+	char path[2 * PATH_MAX];
+	int *calls = arg;
+
+	(*calls)++;
+	put("same.txt", "NEW!\n");		/* the same size: only its ctime tells */
+	put("grown.txt", "grown a lot\n");
+	snprintf(path, sizeof path, "%s/gone.txt", ws);
+	cr_assert_eq(unlink(path), 0);
+	put("new.txt", "made by the run\n");
+	snprintf(path, sizeof path, "%s/sub/swap.txt", ws);
+	cr_assert_eq(unlink(path), 0);
+	cr_assert_eq(symlink("/etc/passwd", path), 0);
+	snprintf(path, sizeof path, "%s/newdir", ws);
+	cr_assert_eq(mkdir(path, 0700), 0);
+	put("newdir/x.txt", "x\n");
+	put("racy.txt", "RACY changed\n");
+}
+
+/*
+ * A split walk: the run starts after the listing; what it changes before
+ * the reading is left out and named, what it makes is not in the start, and
+ * what it left alone is read whole.  A file written just before the walk
+ * (racy) is read before the run starts, or else named: never silently wrong.
+ */
+Test(walk, a_split_walk_names_what_changed_before_it_was_read)
+{
+	char name[64], text[256], path[2 * PATH_MAX], *why = NULL;
+	struct changes_walk_stats st;
+	struct wsfile_root *root;
+	git_oid tree;
+	int calls = 0;
+	bool racy_named;
+
+	snprintf(path, sizeof path, "%s/sub", ws);
+	cr_assert_eq(mkdir(path, 0700), 0);
+	for (int f = 0; f < 100; f++) {
+		snprintf(name, sizeof name, "sub/f%03d.txt", f);
+		put(name, name);
+	}
+	put("same.txt", "old!\n");
+	put("grown.txt", "small\n");
+	put("gone.txt", "to be removed\n");
+	put("sub/swap.txt", "swapped for a link\n");
+	usleep(200 * 1000);	/* older than the clock's granularity: listed, read later */
+	put("racy.txt", "racy before\n");
+	root = wsfile_root_open(ws, NULL, &why);
+	cr_assert_not_null(root, "%s", why);
+	cr_assert(changes_walk(walker, root, &limits, run_meanwhile, &calls, &tree, &st, &why),
+	    "%s", why);
+	wsfile_root_free(root);
+	cr_expect_eq(calls, 1);
+	why = changes_walk_incomplete(&st);
+	cr_assert_not_null(why, "the changes made before the reading went unsaid");
+	cr_log_info("%s", why);
+	for (size_t i = 0; i < 4; i++) {
+		const char *changed[] = { "same.txt", "grown.txt", "gone.txt", "sub/swap.txt" };
+
+		cr_expect_not_null(strstr(st.changed_names, changed[i]), "%s is not named: %s",
+		    changed[i], why);
+		cr_expect_eq(blob_at(&tree, changed[i], text), 0, "%s is in the start as it was "
+		    "after the run changed it", changed[i]);
+	}
+	cr_expect_eq(blob_at(&tree, "new.txt", text), 0, "a file the run made is in its start");
+	cr_expect_eq(blob_at(&tree, "newdir/x.txt", text), 0, "a file the run made is in its start");
+	racy_named = strstr(st.changed_names, "racy.txt") != NULL;
+	cr_expect_eq(st.changed, racy_named ? 5 : 4, "%s", why);
+	if (!racy_named) {
+		cr_expect_eq(blob_at(&tree, "racy.txt", text), GIT_FILEMODE_BLOB);
+		cr_expect_str_eq(text, "racy before\n", "a racy file was read after the run wrote it");
+	}
+	for (int f = 0; f < 100; f++) {
+		snprintf(name, sizeof name, "sub/f%03d.txt", f);
+		cr_expect_eq(blob_at(&tree, name, text), GIT_FILEMODE_BLOB, "%s is missing", name);
+		cr_expect_str_eq(text, name);
+	}
+	cr_expect_eq(st.files, 100 + (racy_named ? 0 : 1));
+	free(why);
 }
