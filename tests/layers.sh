@@ -48,6 +48,7 @@ owner permission_prompts prompts.c
 owner plans plans.c
 owner artifacts 'artifacts(-rows)?\.c'
 owner run_changes changes.c
+owner session_connectors session-connectors.c
 
 # Lower modules call nothing above them, so no two files call each other.
 defined() {	# FILE: the functions it defines for other files

@@ -18,6 +18,7 @@
 #include "prompts.h"
 #include "runs.h"
 #include "service.h"
+#include "session-connectors.h"
 #include "session-delete.h"
 #include "sessions.h"
 #include "store.h"
@@ -59,7 +60,7 @@ rows_delete(struct service *svc, const char *id, long *runs)
 	return events_delete_session(st, id) && prompts_delete_session(st, id) &&
 	    plans_delete_session(st, id) && artifacts_delete_session(st, id) &&
 	    changes_delete_session(st, id) && (*runs = runs_delete_session(svc, id)) >= 0 &&
-	    sessions_delete(st, id);
+	    session_connectors_delete_session(st, id) && sessions_delete(st, id);
 }
 
 cJSON *
