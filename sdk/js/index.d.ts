@@ -590,16 +590,21 @@ export type SessionConnectorRequest =
 export interface SessionConnector {
   /** scn_ and 24 hex digits; a new id each time the session's servers are set. */
   id: string;
+  /** The editor's name of the server; its tools are NAME__TOOL. */
   name: string;
+  /** The transport. */
   type: 'stdio' | 'http';
-  /** stdio: the command and its arguments. */
+  /** stdio: the command. */
   command?: string;
+  /** stdio: the command's arguments. */
   args?: string[];
   /** stdio: the names of its environment variables. */
   env?: { name: string }[];
-  /** http: the server's URL and the names of its headers. */
+  /** http: the server's URL. */
   url?: string;
+  /** http: the names of its headers. */
   headers?: { name: string }[];
+  /** When the session's servers were last set (RFC 3339). */
   createdAt: string;
 }
 
