@@ -76,6 +76,7 @@ owner connector_bindings connector-rows.c
 owner credentials credentials.c
 owner settings routing.c
 owner run_messages checkpoints.c
+owner session_connectors session-connectors.c
 
 # Lower modules call nothing above them, so no two files call each other.
 defined() {	# FILE: the functions it defines for other files

@@ -577,6 +577,51 @@ export interface RunDiff {
   truncated: boolean;
 }
 
+/**
+ * One MCP server a session gets as its own connector (createSession, setSessionConnectors):
+ * the Agent Client Protocol's McpServer, stdio or Streamable HTTP. The env and header values
+ * are secrets: the service seals them and never shows them.
+ */
+export type SessionConnectorRequest =
+  | { name: string; type?: 'stdio'; command: string; args?: string[]; env?: { name: string; value: string }[] }
+  | { name: string; type: 'http'; url: string; headers?: { name: string; value: string }[] };
+
+/** A session's own MCP server as the service shows it: the names of its values, never the values. */
+export interface SessionConnector {
+  /** scn_ and 24 hex digits; a new id each time the session's servers are set. */
+  id: string;
+  /** The editor's name of the server; its tools are NAME__TOOL. */
+  name: string;
+  /** The transport. */
+  type: 'stdio' | 'http';
+  /** stdio: the command. */
+  command?: string;
+  /** stdio: the command's arguments. */
+  args?: string[];
+  /** stdio: the names of its environment variables. */
+  env?: { name: string }[];
+  /** http: the server's URL. */
+  url?: string;
+  /** http: the names of its headers. */
+  headers?: { name: string }[];
+  /** When the session's servers were last set (RFC 3339). */
+  createdAt: string;
+}
+
+/** createSession's request: a session before its first run (an extension beyond the spec). */
+export interface NewSession {
+  /** The project's id. */
+  project: string;
+  /** 1 to 80 characters (default "New session"). */
+  title?: string;
+  /** An absolute directory the service can read and write; default: a managed workspace. */
+  cwd?: string;
+  /** As startRun's config for a new session: over the project defaults and the application's. */
+  config?: RunConfig;
+  /** At most 16 MCP servers of the session's own, for its runs only. */
+  connectors?: SessionConnectorRequest[];
+}
+
 /** deleteSession's options. */
 export interface DeleteSessionOptions extends RequestOptions {
   /** Cancel the session's queued and running runs first, and wait for them to end (default false: ConflictError session_busy). */
@@ -1333,6 +1378,12 @@ export declare class TaskdeckClient {
   listSessions(projectId: string, options?: ArchivedListOptions): ApiPromise<Page<Session>>;
   /** One session. `GET /api/v1/sessions/:id`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */
   getSession(sessionId: string, options?: RequestOptions): ApiPromise<Session>;
+  /** Creates a session before its first run, with its own MCP servers (an extension beyond the spec). `POST /api/v1/sessions`. Errors: BadRequestError (invalid_request, invalid_cwd), NotFoundError, BadRequestError (422 invalid_configuration); ConnectionError, TimeoutError, AbortError. */
+  createSession(request: NewSession, options?: IdempotentOptions): ApiPromise<Session>;
+  /** The session's own MCP servers, without their values. `GET /api/v1/sessions/:id/connectors`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */
+  listSessionConnectors(sessionId: string, options?: RequestOptions): ApiPromise<SessionConnector[]>;
+  /** Replaces the session's own MCP servers; its next runs get them. `PUT /api/v1/sessions/:id/connectors`. Errors: BadRequestError, NotFoundError; ConnectionError, TimeoutError, AbortError. */
+  setSessionConnectors(sessionId: string, connectors: SessionConnectorRequest[], options?: RequestOptions): ApiPromise<SessionConnector[]>;
   /** Archives the session or brings it back. `PATCH /api/v1/sessions/:id`. Errors: BadRequestError, NotFoundError, InternalServerError (507); ConnectionError, TimeoutError, AbortError. */
   updateSession(sessionId: string, patch: SessionPatch, options?: RequestOptions): ApiPromise<Session>;
   /** Deletes the session with its runs, their events, plans, prompts, artifacts and workspace changes, and its managed workspace; an external workspace is kept (an extension beyond the spec). `DELETE /api/v1/sessions/:id`. Errors: NotFoundError, ConflictError (session_busy while a run of it is queued or running, unless force); ConnectionError, TimeoutError, AbortError. */

@@ -54,8 +54,8 @@ const struct cli_cmd cmd_acp_entry = {
 
 /* One editor session. */
 struct acp_session {
-	char id[48];			/* the id the editor knows */
-	char *td_session;		/* the taskdeck session; NULL before the first run */
+	char id[48];			/* the id the editor knows: the taskdeck session's */
+	char *td_session;		/* the taskdeck session */
 	char *cwd;
 	char *run_id;			/* the run of the turn under way, or NULL */
 	cJSON *prompt_id;		/* the session/prompt request it answers, or NULL */
@@ -779,7 +779,7 @@ acp_initialize(struct acp_agent *a, const cJSON *id, const cJSON *params)
 	cJSON_AddFalseToObject(pc, "audio");
 	cJSON_AddTrueToObject(pc, "embeddedContext");
 	mcp = cJSON_AddObjectToObject(caps, "mcpCapabilities");
-	cJSON_AddFalseToObject(mcp, "http");
+	cJSON_AddTrueToObject(mcp, "http");
 	cJSON_AddFalseToObject(mcp, "sse");
 	cJSON_AddArrayToObject(res, "authMethods");
 	info = cJSON_AddObjectToObject(res, "agentInfo");
@@ -818,25 +818,17 @@ acp_project(struct acp_agent *a, const char *cwd, struct td_error *err)
 	return true;
 }
 
-/* A new editor session in cwd (an absolute directory). */
+/* The editor's session for taskdeck session id in cwd; NULL when there are too many. */
 static struct acp_session *
-acp_session_new(struct acp_agent *a, const char *cwd)
+acp_session_add(struct acp_agent *a, const char *id, const char *cwd)
 {
 	struct acp_session *s;
-	unsigned char raw[12];
-	int fd;
 
 	if (a->nsessions >= ACP_MAX_SESSIONS)
 		return NULL;
 	s = xcalloc(1, sizeof *s);
-	if ((fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC)) < 0 ||
-	    read(fd, raw, sizeof raw) != (ssize_t)sizeof raw)
-		memset(raw, 0, sizeof raw);
-	if (fd >= 0)
-		close(fd);
-	memcpy(s->id, "acp_", 4);
-	for (size_t i = 0; i < sizeof raw; i++)
-		snprintf(s->id + 4 + 2 * i, 3, "%02x", raw[i]);
+	snprintf(s->id, sizeof s->id, "%s", id);
+	s->td_session = xstrdup(id);
 	s->cwd = xstrdup(cwd);
 	a->sessions[a->nsessions++] = s;
 	return s;
@@ -855,22 +847,100 @@ acp_cwd(const cJSON *id, const cJSON *params)
 	return cwd;
 }
 
+/* Zeroes every string of j (an editor's MCP servers hold secrets). */
 static void
-acp_mcp_note(const cJSON *params)
+acp_json_wipe(cJSON *j)
 {
-	int n = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(params, "mcpServers"));
+	for (; j != NULL; j = j->next) {
+		if (j->valuestring != NULL)
+			explicit_bzero(j->valuestring, strlen(j->valuestring));
+		acp_json_wipe(j->child);
+	}
+}
 
-	if (n > 0)
-		fprintf(stderr, "taskdeck acp: the editor's %d MCP server%s not passed to the runs; "
-		    "add them with taskdeck connectors add\n", n, n == 1 ? " is" : "s are");
+/* Copies the members of from named in keys into to. */
+static void
+acp_copy_keys(cJSON *to, const cJSON *from, const char *const *keys)
+{
+	for (; *keys != NULL; keys++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(from, *keys);
+
+		if (v != NULL)
+			cJSON_AddItemToObject(to, *keys, cJSON_Duplicate(v, true));
+	}
+}
+
+/*
+ * The editor's mcpServers as the session's connectors (JSON text to wipe and
+ * free with acp_mcp_free), each server's members the service takes (its
+ * _meta left out); NULL when params has none.
+ */
+static char *
+acp_mcp_json(const cJSON *params)
+{
+	static const char *const server_keys[] = { "name", "type", "command", "args", "url",
+		NULL };
+	static const char *const pair_keys[] = { "name", "value", NULL };
+	const cJSON *servers = cJSON_GetObjectItemCaseSensitive(params, "mcpServers"), *sv;
+	cJSON *out;
+	char *text;
+
+	if (!cJSON_IsArray(servers))
+		return NULL;
+	out = cJSON_CreateArray();
+	cJSON_ArrayForEach(sv, servers) {
+		cJSON *one = cJSON_CreateObject();
+
+		if (cJSON_IsObject(sv))
+			acp_copy_keys(one, sv, server_keys);
+		for (const char *const *k = (const char *const[]){ "env", "headers", NULL }; *k;
+		    k++) {
+			const cJSON *pairs = cJSON_GetObjectItemCaseSensitive(sv, *k), *e;
+			cJSON *copy;
+
+			if (!cJSON_IsArray(pairs)) {
+				if (pairs != NULL)
+					cJSON_AddItemToObject(one, *k, cJSON_Duplicate(pairs, true));
+				continue;
+			}
+			copy = cJSON_AddArrayToObject(one, *k);
+			cJSON_ArrayForEach(e, pairs) {
+				cJSON *pair = cJSON_CreateObject();
+
+				acp_copy_keys(pair, e, pair_keys);
+				cJSON_AddItemToArray(copy, pair);
+			}
+		}
+		cJSON_AddItemToArray(out, one);
+	}
+	text = json_print(out);
+	acp_json_wipe(out);
+	cJSON_Delete(out);
+	return text;
 }
 
 static void
+acp_mcp_free(char *text)
+{
+	if (text != NULL)
+		explicit_bzero(text, strlen(text));
+	free(text);
+}
+
+/*
+ * session/new {cwd, mcpServers}: a taskdeck session in cwd with the command
+ * line's configuration, the editor's MCP servers its own connectors.
+ */
+static void
 acp_session_new_req(struct acp_agent *a, const cJSON *id, const cJSON *params)
 {
-	const char *cwd = acp_cwd(id, params);
+	const char *cwd = acp_cwd(id, params), *base;
+	const struct cli *cli = a->cli;
+	struct td_session *ts = NULL;
 	struct acp_session *s;
 	struct td_error err;
+	char *mcp, *title;
+	enum td_code rc;
 	cJSON *res;
 
 	if (cwd == NULL)
@@ -879,11 +949,31 @@ acp_session_new_req(struct acp_agent *a, const cJSON *id, const cJSON *params)
 		acp_fail_td(id, &err);
 		return;
 	}
-	if ((s = acp_session_new(a, cwd)) == NULL) {
+	if (a->nsessions >= ACP_MAX_SESSIONS) {
 		acp_fail(id, ACP_INTERNAL_ERROR, "at most %d sessions at once", ACP_MAX_SESSIONS);
 		return;
 	}
-	acp_mcp_note(params);
+	base = strrchr(cwd, '/');
+	title = xasprintf("Editor session in %.60s", base != NULL && base[1] ? base + 1 : cwd);
+	mcp = acp_mcp_json(params);
+	rc = td_create_session(a->c, &(struct td_new_session){
+		.project = a->project,
+		.title = title,
+		.cwd = cwd,
+		.framework = cli_get(cli, "framework"),
+		.provider = cli_get(cli, "provider"),
+		.model = cli_get(cli, "model"),
+		.effort = cli_get(cli, "effort"),
+		.connectors_json = mcp,
+	}, &a->ro, &ts, &err);
+	acp_mcp_free(mcp);
+	free(title);
+	if (rc != TD_OK) {
+		acp_fail_td(id, &err);
+		return;
+	}
+	s = acp_session_add(a, ts->id, ts->cwd != NULL ? ts->cwd : cwd);
+	td_session_free(ts);
 	res = cJSON_CreateObject();
 	cJSON_AddStringToObject(res, "sessionId", s->id);
 	acp_reply(id, res);
@@ -916,7 +1006,7 @@ acp_replay_run(struct acp_agent *a, struct acp_session *s, const struct td_run *
 	return true;
 }
 
-/* session/load {sessionId, cwd, mcpServers}: a taskdeck session (ses_...) or one of ours. */
+/* session/load {sessionId, cwd, mcpServers}: a taskdeck session (ses_...), its history replayed. */
 static void
 acp_session_load_req(struct acp_agent *a, const cJSON *id, const cJSON *params)
 {
@@ -926,7 +1016,8 @@ acp_session_load_req(struct acp_agent *a, const cJSON *id, const cJSON *params)
 	struct td_session *ts = NULL;
 	struct td_run_list *runs = NULL;
 	struct td_error err;
-	const char *td_id;
+	enum td_code rc;
+	char *mcp;
 
 	if (cwd == NULL)
 		return;
@@ -935,29 +1026,30 @@ acp_session_load_req(struct acp_agent *a, const cJSON *id, const cJSON *params)
 		return;
 	}
 	s = acp_session_find(a, sid);
-	td_id = s != NULL ? s->td_session : sid;
-	if (td_id == NULL) {	/* ours, and no run yet: nothing to replay */
-		acp_reply(id, cJSON_CreateObject());
-		return;
-	}
-	if (td_get_session(a->c, td_id, &a->ro, &ts, &err) != TD_OK) {
+	if (td_get_session(a->c, sid, &a->ro, &ts, &err) != TD_OK) {
 		acp_fail_td(id, &err);
 		return;
 	}
 	if (s == NULL) {
-		if ((s = acp_session_new(a, ts->cwd ? ts->cwd : cwd)) == NULL) {
+		if ((s = acp_session_add(a, ts->id, ts->cwd ? ts->cwd : cwd)) == NULL) {
 			td_session_free(ts);
 			acp_fail(id, ACP_INTERNAL_ERROR, "at most %d sessions at once",
 			    ACP_MAX_SESSIONS);
 			return;
 		}
-		snprintf(s->id, sizeof s->id, "%s", td_id);
-		s->td_session = xstrdup(td_id);
 		free(a->project);
 		a->project = xstrdup(ts->project_id);
 	}
 	td_session_free(ts);
-	acp_mcp_note(params);
+	/* The editor's MCP servers as it gives them now replace the session's. */
+	if ((mcp = acp_mcp_json(params)) != NULL) {
+		rc = td_set_session_connectors(a->c, s->td_session, mcp, &a->ro, &err);
+		acp_mcp_free(mcp);
+		if (rc != TD_OK) {
+			acp_fail_td(id, &err);
+			return;
+		}
+	}
 	/* Oldest first: the service lists newest first, a page at a time. */
 	if (td_list_runs(a->c, &(struct td_run_filter){ .session_id = s->td_session }, 1000,
 	    NULL, &a->ro, &runs, &err) != TD_OK) {
@@ -1058,11 +1150,6 @@ acp_prompt_req(struct acp_agent *a, const cJSON *id, const cJSON *params)
 		.permission_profile = cli_get(cli, "permission"),
 		.turn_intent = cli_has(cli, "plan-first") ? "plan-first" : NULL,
 		.session_id = s->td_session,
-		.cwd = s->td_session == NULL ? s->cwd : NULL,
-		.framework = s->td_session == NULL ? cli_get(cli, "framework") : NULL,
-		.provider = s->td_session == NULL ? cli_get(cli, "provider") : NULL,
-		.model = s->td_session == NULL ? cli_get(cli, "model") : NULL,
-		.effort = s->td_session == NULL ? cli_get(cli, "effort") : NULL,
 	};
 	rc = td_start_run(a->c, &rq, &a->ro, &run, &err);
 	free(text);
@@ -1071,8 +1158,6 @@ acp_prompt_req(struct acp_agent *a, const cJSON *id, const cJSON *params)
 		return;
 	}
 	s->run_id = xstrdup(run->id);
-	if (s->td_session == NULL)
-		s->td_session = xstrdup(run->session_id);
 	s->prompt_id = cJSON_Duplicate(id, true);
 	td_run_free(run);
 	/* Events of the run that came before its id was known wait in the stream. */

@@ -285,3 +285,118 @@ td_delete_session(struct td_client *c, const char *session_id, bool force,
 	client_response_free(&resp);
 	return rc;
 }
+
+/* Zeroes every string of j (it may hold a connector's values) before it is freed. */
+static void
+session_json_wipe(cJSON *j)
+{
+	for (; j != NULL; j = j->next) {
+		if (j->valuestring != NULL)
+			explicit_bzero(j->valuestring, strlen(j->valuestring));
+		session_json_wipe(j->child);
+	}
+}
+
+/* Adds connectors_json (an array) to body as "connectors"; false with err when it is none. */
+static bool
+session_add_connectors(cJSON *body, const char *connectors_json, struct td_error *err)
+{
+	cJSON *list;
+
+	if (connectors_json == NULL)
+		return true;
+	list = cJSON_Parse(connectors_json);
+	if (!cJSON_IsArray(list)) {
+		session_json_wipe(list);
+		cJSON_Delete(list);
+		client_fail(err, TD_INVALID_ARGUMENT, "connectors_json must be a JSON array");
+		return false;
+	}
+	cJSON_AddItemToObject(body, "connectors", list);
+	return true;
+}
+
+/* The body's text, and body wiped and freed. */
+static char *
+session_body_text(cJSON *body)
+{
+	char *text = json_print(body);
+
+	session_json_wipe(body->child);
+	cJSON_Delete(body);
+	return text;
+}
+
+static void
+session_body_free(char *text)
+{
+	if (text != NULL)
+		explicit_bzero(text, strlen(text));
+	free(text);
+}
+
+enum td_code
+td_create_session(struct td_client *c, const struct td_new_session *rq,
+    const struct td_request_options *opts, struct td_session **out, struct td_error *err)
+{
+	cJSON *body, *config = NULL;
+	enum td_code rc;
+	char *text;
+	void *s;
+
+	*out = NULL;
+	if (rq == NULL || rq->project == NULL || *rq->project == '\0')
+		return client_fail(err, TD_INVALID_ARGUMENT, "a project id is required");
+	body = cJSON_CreateObject();
+	cJSON_AddStringToObject(body, "project", rq->project);
+	if (rq->title != NULL)
+		cJSON_AddStringToObject(body, "title", rq->title);
+	if (rq->cwd != NULL)
+		cJSON_AddStringToObject(body, "cwd", rq->cwd);
+	const char *const names[] = { "framework", "provider", "model", "effort" };
+	const char *const values[] = { rq->framework, rq->provider, rq->model, rq->effort };
+
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		if (values[i] == NULL)
+			continue;
+		if (config == NULL)
+			config = cJSON_AddObjectToObject(body, "config");
+		cJSON_AddStringToObject(config, names[i], values[i]);
+	}
+	if (!session_add_connectors(body, rq->connectors_json, err)) {
+		cJSON_Delete(body);
+		return TD_INVALID_ARGUMENT;
+	}
+	text = session_body_text(body);
+	rc = client_call_item(c, "POST", "/api/v1/sessions", text, opts, &session_kind, &s, err);
+	session_body_free(text);
+	*out = s;
+	return rc;
+}
+
+enum td_code
+td_set_session_connectors(struct td_client *c, const char *session_id,
+    const char *connectors_json, const struct td_request_options *opts,
+    struct td_error *err)
+{
+	struct client_response resp = { 0 };
+	cJSON *body;
+	enum td_code rc;
+	char *path, *text;
+
+	if (session_id == NULL || *session_id == '\0')
+		return client_fail(err, TD_INVALID_ARGUMENT, "a session id is required");
+	body = cJSON_CreateObject();
+	if (!session_add_connectors(body, connectors_json != NULL ? connectors_json : "[]",
+	    err)) {
+		cJSON_Delete(body);
+		return TD_INVALID_ARGUMENT;
+	}
+	text = session_body_text(body);
+	path = client_item_path("sessions", session_id, "/connectors");
+	rc = client_call(c, "PUT", path, text, true, opts, &resp, err);
+	session_body_free(text);
+	free(path);
+	client_response_free(&resp);
+	return rc;
+}

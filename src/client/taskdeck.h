@@ -741,6 +741,38 @@ TD_API enum td_code td_list_sessions_archived(struct td_client *client,
 TD_API enum td_code td_archive_session(struct td_client *client, const char *session_id,
     bool archived, const struct td_request_options *opts, struct td_session **out,
     struct td_error *err);
+/* A session made before its first run (td_create_session); NULL members are left out. */
+struct td_new_session {
+	const char *project;		/* required: a project id */
+	const char *title;		/* at most 80 characters; NULL: "New session" */
+	const char *cwd;		/* an absolute directory; NULL: a managed workspace */
+	const char *framework;		/* the configuration, as a new session of a run gets it */
+	const char *provider;
+	const char *model;
+	const char *effort;
+	/*
+	 * The session's own MCP servers, a JSON array (docs/connectors.md, "A
+	 * session's own connectors"): {name, command, args, env: [{name, value}]}
+	 * or {name, type: "http", url, headers: [{name, value}]}.  The values are
+	 * secrets: the service seals them and never shows them.
+	 */
+	const char *connectors_json;
+};
+/*
+ * Creates a session (POST /api/v1/sessions, an extension beyond the spec)
+ * with its configuration and connectors fixed at once: an editor's
+ * session/new.  Caller frees *out with td_session_free.
+ */
+TD_API enum td_code td_create_session(struct td_client *client,
+    const struct td_new_session *rq, const struct td_request_options *opts,
+    struct td_session **out, struct td_error *err);
+/*
+ * Replaces the session's own MCP servers with connectors_json (as in
+ * td_new_session; NULL: none).  Its next runs get them.
+ */
+TD_API enum td_code td_set_session_connectors(struct td_client *client,
+    const char *session_id, const char *connectors_json,
+    const struct td_request_options *opts, struct td_error *err);
 /* What td_delete_session removed and kept. */
 struct td_session_deleted {
 	char *id;

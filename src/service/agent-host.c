@@ -28,6 +28,7 @@
 #include "runs.h"
 #include "secrets.h"
 #include "service.h"
+#include "session-connectors.h"
 #include "supervisor-int.h"
 #include "timeutil.h"
 #include "xalloc.h"
@@ -359,7 +360,9 @@ agent_host_on_secret_resolve(struct run_state *rs, long long id, const cJSON *pa
 {
 	char *value = NULL, *message = NULL;
 	cJSON *meta = cJSON_CreateObject(), *msg, *res, *v;
-	enum td_code code = connector_secret_resolve(rs->ar->sv->svc, rs->connectors, params,
+	enum td_code code = session_connector_id(json_get_string(params, "connectorId")) ?
+	    session_connector_secret_resolve(rs->ar->sv->svc, rs->connectors, params, &value,
+	    &message) : connector_secret_resolve(rs->ar->sv->svc, rs->connectors, params,
 	    &value, meta, &message);
 
 	if (code != TD_OK) {

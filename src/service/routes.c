@@ -36,12 +36,15 @@ const struct route routes[] = {
 	{ "GET", "/api/v1/events", route_events_stream, 0 },
 
 	{ "GET", "/api/v1/sessions", route_sessions_list, 0 },
+	{ "POST", "/api/v1/sessions", route_sessions_create, ROUTE_BODY | ROUTE_IDEMPOTENT },
 	{ "GET", "/api/v1/sessions/:id", route_sessions_get, 0 },
 	{ "PATCH", "/api/v1/sessions/:id", route_sessions_update, ROUTE_BODY },
 	{ "DELETE", "/api/v1/sessions/:id", route_sessions_delete, 0 },
 	{ "GET", "/api/v1/sessions/:id/config", route_session_config_get, 0 },
 	{ "GET", "/api/v1/sessions/:id/usage", route_sessions_usage, 0 },
 	{ "PATCH", "/api/v1/sessions/:id/config", route_session_config_update, ROUTE_BODY },
+	{ "GET", "/api/v1/sessions/:id/connectors", route_session_connectors_get, 0 },
+	{ "PUT", "/api/v1/sessions/:id/connectors", route_session_connectors_put, ROUTE_BODY },
 
 	{ "GET", "/api/v1/sessions/:id/artifacts", route_artifacts_list, 0 },
 	{ "GET", "/api/v1/artifacts/:id", route_artifacts_get, 0 },

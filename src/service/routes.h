@@ -45,6 +45,11 @@ void route_sessions_delete(struct http_request *, struct http_response *);
 void route_session_config_get(struct http_request *, struct http_response *);
 void route_session_config_update(struct http_request *, struct http_response *);
 
+/* route-session-connectors.c */
+void route_sessions_create(struct http_request *, struct http_response *);
+void route_session_connectors_get(struct http_request *, struct http_response *);
+void route_session_connectors_put(struct http_request *, struct http_response *);
+
 /* route-artifacts.c */
 void route_artifacts_list(struct http_request *, struct http_response *);
 void route_artifacts_get(struct http_request *, struct http_response *);

@@ -43,80 +43,6 @@ runs_internal(struct problem *p, const char *message)
 	return false;
 }
 
-static bool
-runs_path_within(const char *path, const char *dir)
-{
-	char real[PATH_MAX];
-	size_t n;
-
-	if (dir == NULL || realpath(dir, real) == NULL)
-		return false;
-	n = strlen(real);
-	return strncmp(path, real, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
-/*
- * Why a canonical cwd is taskdeck's own (the sandbox hides those, docs/agent.md):
- * "filesystem-root", "session-workspace" (a managed workspace of a session),
- * "taskdeck-directory"; NULL when it is not.
- */
-static const char *
-runs_cwd_forbidden(const struct td_paths *p, const char *cwd)
-{
-	if (strcmp(cwd, "/") == 0)
-		return "filesystem-root";
-	if (runs_path_within(cwd, p->workspaces))
-		return "session-workspace";
-	if (runs_path_within(cwd, p->config_dir) || runs_path_within(cwd, p->data_dir) ||
-	    runs_path_within(cwd, p->runtime_dir))
-		return "taskdeck-directory";
-	return NULL;
-}
-
-/* Refuses cwd with invalid_cwd: not usable for reason (details.reason); rule says why. */
-static bool
-runs_cwd_refused(struct problem *p, const char *cwd, const char *reason, const char *rule)
-{
-	p->details = cJSON_CreateObject();
-	cJSON_AddStringToObject(p->details, "reason", reason);
-	problem_set(p, TD_INVALID_CWD, "cwd", "The working directory %s is not usable (%s): %s",
-	    cwd, reason, rule);
-	return false;
-}
-
-/*
- * Canonicalizes a requested cwd into out (PATH_MAX bytes).  paths NULL: no
- * check of taskdeck's own directories (a continued session's cwd must equal
- * its recorded one anyway).
- */
-static bool
-runs_cwd_resolve(const struct td_paths *paths, const char *cwd, char *out, struct problem *p)
-{
-	const char *reason = NULL;
-	struct stat sb;
-
-	if (cwd[0] != '/')
-		reason = "not-absolute";
-	else if (strlen(cwd) >= PATH_MAX)
-		reason = "too-long";
-	else if (realpath(cwd, out) == NULL)
-		reason = errno == ENOTDIR ? "not-a-directory" : errno == EACCES ?
-		    "not-readable" : "not-found";
-	else if (stat(out, &sb) != 0 || !S_ISDIR(sb.st_mode))
-		reason = "not-a-directory";
-	else if (access(out, R_OK | X_OK) != 0)
-		reason = "not-readable";
-	else if (access(out, W_OK) != 0)
-		reason = "not-writable";
-	else if (paths != NULL && (reason = runs_cwd_forbidden(paths, out)) != NULL)
-		return runs_cwd_refused(p, cwd, reason, "commands cannot work in /, in taskdeck's "
-		    "own directories or in another session's workspace.");
-	if (reason == NULL)
-		return true;
-	return runs_cwd_refused(p, cwd, reason, "it must be an absolute path to an existing "
-	    "directory that the service can read and write.");
-}
-
 /* The admission's refusal, if any; true when the run may be admitted. */
 static bool
 runs_admission_check(const struct run_admission *a, const char *project, const char *session,
@@ -318,7 +244,7 @@ runs_create(struct service *svc, const cJSON *body, char run_id[TD_ID_MAX], stru
 	char cwd[PATH_MAX];
 	bool ok;
 
-	if (cwd_in != NULL && !runs_cwd_resolve(session == NULL ? &svc->paths : NULL, cwd_in,
+	if (cwd_in != NULL && !sessions_cwd_resolve(session == NULL ? &svc->paths : NULL, cwd_in,
 	    cwd, p))
 		return false;
 	if (session != NULL)

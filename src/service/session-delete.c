@@ -20,6 +20,7 @@
 #include "runs-write.h"
 #include "runs.h"
 #include "service.h"
+#include "session-connectors.h"
 #include "session-delete.h"
 #include "sessions.h"
 #include "store.h"
@@ -61,7 +62,7 @@ rows_delete(struct service *svc, const char *id, long *runs)
 	return events_delete_session(st, id) && prompts_delete_session(st, id) &&
 	    plans_delete_session(st, id) && artifacts_delete_session(st, id) &&
 	    changes_delete_session(st, id) && (*runs = runs_delete_session_locked(svc, id)) >= 0 &&
-	    sessions_delete(st, id);
+	    session_connectors_delete_session(st, id) && sessions_delete(st, id);
 }
 
 cJSON *

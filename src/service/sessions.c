@@ -3,6 +3,9 @@
  * a session as the API shows it, and the rules of a session configuration.
  * Below the supervisor and the HTTP routes; above the store.
  */
+#include <errno.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -502,4 +505,78 @@ sessions_config_update(struct service *svc, const char *id, long expected, const
 		problem_set(p, TD_INTERNAL_ERROR, NULL, "%s",
 		    td_code_default_message(TD_INTERNAL_ERROR));
 	return current;
+}
+
+static bool
+sessions_path_within(const char *path, const char *dir)
+{
+	char real[PATH_MAX];
+	size_t n;
+
+	if (dir == NULL || realpath(dir, real) == NULL)
+		return false;
+	n = strlen(real);
+	return strncmp(path, real, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/*
+ * Why a canonical cwd is taskdeck's own (the sandbox hides those, docs/agent.md):
+ * "filesystem-root", "session-workspace" (a managed workspace of a session),
+ * "taskdeck-directory"; NULL when it is not.
+ */
+static const char *
+sessions_cwd_forbidden(const struct td_paths *p, const char *cwd)
+{
+	if (strcmp(cwd, "/") == 0)
+		return "filesystem-root";
+	if (sessions_path_within(cwd, p->workspaces))
+		return "session-workspace";
+	if (sessions_path_within(cwd, p->config_dir) || sessions_path_within(cwd, p->data_dir) ||
+	    sessions_path_within(cwd, p->runtime_dir))
+		return "taskdeck-directory";
+	return NULL;
+}
+
+/* Refuses cwd with invalid_cwd: not usable for reason (details.reason); rule says why. */
+static bool
+sessions_cwd_refused(struct problem *p, const char *cwd, const char *reason, const char *rule)
+{
+	p->details = cJSON_CreateObject();
+	cJSON_AddStringToObject(p->details, "reason", reason);
+	problem_set(p, TD_INVALID_CWD, "cwd", "The working directory %s is not usable (%s): %s",
+	    cwd, reason, rule);
+	return false;
+}
+
+/*
+ * Canonicalizes a requested cwd into out (PATH_MAX bytes).  paths NULL: no
+ * check of taskdeck's own directories (a continued session's cwd must equal
+ * its recorded one anyway).
+ */
+bool
+sessions_cwd_resolve(const struct td_paths *paths, const char *cwd, char *out, struct problem *p)
+{
+	const char *reason = NULL;
+	struct stat sb;
+
+	if (cwd[0] != '/')
+		reason = "not-absolute";
+	else if (strlen(cwd) >= PATH_MAX)
+		reason = "too-long";
+	else if (realpath(cwd, out) == NULL)
+		reason = errno == ENOTDIR ? "not-a-directory" : errno == EACCES ?
+		    "not-readable" : "not-found";
+	else if (stat(out, &sb) != 0 || !S_ISDIR(sb.st_mode))
+		reason = "not-a-directory";
+	else if (access(out, R_OK | X_OK) != 0)
+		reason = "not-readable";
+	else if (access(out, W_OK) != 0)
+		reason = "not-writable";
+	else if (paths != NULL && (reason = sessions_cwd_forbidden(paths, out)) != NULL)
+		return sessions_cwd_refused(p, cwd, reason, "commands cannot work in /, in taskdeck's "
+		    "own directories or in another session's workspace.");
+	if (reason == NULL)
+		return true;
+	return sessions_cwd_refused(p, cwd, reason, "it must be an absolute path to an existing "
+	    "directory that the service can read and write.");
 }

@@ -17,6 +17,7 @@
 struct service;
 struct store;
 struct problem;
+struct td_paths;
 
 /* The columns session_from_row reads, with a FROM clause. */
 #define SESSION_SELECT "SELECT s.id, s.project_id, s.title, s.cwd, s.workspace," \
@@ -112,5 +113,14 @@ cJSON *config_for_new_session(struct service *svc, const cJSON *request,
     const cJSON *project_defaults);
 /* The run's configuration: the session's, with cleared members at their defaults. */
 cJSON *config_for_run(struct service *svc, const cJSON *session_cfg);
+
+/*
+ * Canonicalizes a requested cwd into out (PATH_MAX bytes): an existing
+ * directory the service can read and write, else false with invalid_cwd in p
+ * (details.reason).  paths non-NULL also refuses /, taskdeck's own directories
+ * and another session's workspace.
+ */
+bool sessions_cwd_resolve(const struct td_paths *paths, const char *cwd, char *out,
+    struct problem *p);
 
 #endif

@@ -23,6 +23,7 @@
 #include "sandbox.h"
 #include "secrets.h"
 #include "service.h"
+#include "session-connectors.h"
 #include "settings.h"
 #include "store.h"
 #include "supervisor-int.h"
@@ -297,6 +298,7 @@ start_message_build(struct supervisor *sv, struct run_state *rs, char **why)
 	/* Enabled connectors, without secrets; kept to check secret.resolve against. */
 	cJSON_AddNumberToObject(limits, "connectorTimeoutMs", CONNECTOR_RUN_TIMEOUT_MS);
 	rs->connectors = connectors_for_run(svc);
+	session_connectors_for_run(svc, run.session_id, rs->connectors);
 	cJSON_AddItemToObject(msg, "connectors", cJSON_Duplicate(rs->connectors, true));
 	runs_clear(&run);
 	return msg;

@@ -286,6 +286,28 @@ const struct migration store_migrations[] = {
 	  "  PRIMARY KEY (group_id, idx)"
 	  ");"
 	  "CREATE INDEX attempts_by_run ON attempts (run_id);" },
+	/*
+	 * The MCP servers an editor gives one session (session-connectors.c):
+	 * that session's runs get them beside the global connectors.  The
+	 * environment and header values are sealed (secrets.c), their names not.
+	 */
+	{ 16,
+	  "CREATE TABLE session_connectors ("
+	  "  id TEXT PRIMARY KEY,"
+	  "  session_id TEXT NOT NULL REFERENCES sessions(id),"
+	  "  position INTEGER NOT NULL,"
+	  "  name TEXT NOT NULL,"
+	  "  type TEXT NOT NULL CHECK (type IN ('stdio', 'http')),"
+	  "  command TEXT,"
+	  "  args TEXT NOT NULL DEFAULT '[]',"
+	  "  url TEXT,"
+	  "  env_names TEXT NOT NULL DEFAULT '[]',"
+	  "  header_names TEXT NOT NULL DEFAULT '[]',"
+	  "  sealed BLOB,"
+	  "  created_at INTEGER NOT NULL"
+	  ");"
+	  "CREATE INDEX session_connectors_by_session ON session_connectors"
+	  "  (session_id, position);" },
 };
 
 const int store_migrations_count =

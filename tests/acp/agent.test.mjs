@@ -67,7 +67,7 @@ async function start(c, cwd) {
   assert.equal(init.protocolVersion, 1);
   assert.equal(init.agentCapabilities.loadSession, true);
   const s = await c.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
-  assert.match(s.sessionId, /^acp_[0-9a-f]{24}$/);
+  assert.match(s.sessionId, /^ses_[0-9a-f]{24}$/);
   return s.sessionId;
 }
 

@@ -3,7 +3,9 @@
  * the host protocol to test the service's side of connectors: it keeps the
  * start line in start.json in its working directory (the run's workspace),
  * asks secret.resolve for every binding of every connector it was given and
- * for one pair it was not, writes the answers to resolve.json, and finishes.
+ * for one pair it was not, and for each {connectorId, credentialId} of ask.json
+ * in its working directory when there is one (an attacker's pairs), writes the
+ * answers to resolve.json, and finishes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +68,19 @@ main(void)
 	}
 	cJSON_AddItemToArray(answers, ask(id++, "con_000000000000000000000abc",
 	    "cred_000000000000000000000abc"));
+	if ((fp = fopen("ask.json", "r")) != NULL) {
+		cJSON *pairs = NULL;
+
+		if (fgets(line, sizeof line, fp) != NULL)
+			pairs = cJSON_Parse(line);
+		fclose(fp);
+		cJSON_ArrayForEach(c, pairs) {
+			cJSON_AddItemToArray(answers, ask(id++,
+			    cJSON_GetStringValue(cJSON_GetObjectItem(c, "connectorId")),
+			    cJSON_GetStringValue(cJSON_GetObjectItem(c, "credentialId"))));
+		}
+		cJSON_Delete(pairs);
+	}
 	text = cJSON_PrintUnformatted(answers);
 	if ((fp = fopen("resolve.json", "w")) != NULL) {
 		fputs(text, fp);

@@ -142,7 +142,7 @@ test('the resources of index.d.ts have exactly the members of the document', () 
   const pairs = [['Project'], ['Run'], ['Session'], ['SessionConfiguration'], ['SessionDefaults'], ['AgentRouting'],
     ['Artifact'], ['Connector'], ['Credential'], ['Plan'], ['PlanStep'], ['ReadinessReport'], ['Runtime'],
     ['ConnectorTestResult'], ['BootstrapResult'], ['RunRequest'], ['NewProject'], ['NewConnector'],
-    ['NewCredential'], ['SessionDefaultsValues', (s) => s.SessionDefaults.properties.defaults]];
+    ['NewCredential'], ['NewSession'], ['SessionConnector'], ['SessionDefaultsValues', (s) => s.SessionDefaults.properties.defaults]];
   const diffs = [];
   for (const [name, pick] of pairs) {
     const schema = pick ? pick(DOC.components.schemas) : DOC.components.schemas[name];

@@ -300,6 +300,25 @@ class TaskdeckClient {
     return this.#json('GET', `/api/v1/sessions/${seg(sessionId, 'sessionId')}`, o);
   }
 
+  createSession(request, o) {
+    o = opts(o);
+    object(request, 'the session');
+    if (request.connectors !== undefined && !Array.isArray(request.connectors)) throw invalid('connectors must be an array');
+    const key = idemKey(o.idempotencyKey);
+    return this.#json('POST', '/api/v1/sessions', o,
+      { body: request, headers: key === undefined ? undefined : { 'idempotency-key': key }, autoKey: true });
+  }
+
+  listSessionConnectors(sessionId, o) {
+    return this.#json('GET', `/api/v1/sessions/${seg(sessionId, 'sessionId')}/connectors`, o);
+  }
+
+  setSessionConnectors(sessionId, connectors, o) {
+    if (!Array.isArray(connectors)) throw invalid('connectors must be an array');
+    return this.#json('PUT', `/api/v1/sessions/${seg(sessionId, 'sessionId')}/connectors`, o,
+      { body: { connectors } });
+  }
+
   updateSession(sessionId, patch, o) {
     object(patch, 'the patch');
     if (typeof patch.archived !== 'boolean') throw invalid('archived must be true or false');
