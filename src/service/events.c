@@ -397,7 +397,7 @@ publish(struct events *ev, const char *type, const char *project_id,
 	int n;
 
 	char project[TD_ID_MAX], session[TD_ID_MAX], run[TD_ID_MAX];
-	struct wakes *w;
+	struct wakes w;
 
 	if (ev == NULL) {
 		cJSON_Delete(data);
@@ -408,8 +408,7 @@ publish(struct events *ev, const char *type, const char *project_id,
 	copy_id(session, session_id);
 	copy_id(run, run_id);
 	json = data ? json_print(data) : xstrdup("{}");
-	w = xmalloc(sizeof *w);
-	w->n = 0;
+	w.n = 0;
 	pthread_mutex_lock(&ev->mu);
 	for (int i = 0; i < ev->nlisteners; i++)
 		ev->listeners[i].fn(ev->listeners[i].arg, type, project, run, data);
@@ -430,7 +429,7 @@ publish(struct events *ev, const char *type, const char *project_id,
 	window_put(ev, seq, fr);
 	for (struct events_sub *s = ev->subs; s; s = s->next) {
 		if (sub_matches(s, fr))
-			sub_offer(ev, s, fr, w);
+			sub_offer(ev, s, fr, &w);
 	}
 	if (run[0] != '\0') {
 		struct pending *p;
@@ -453,10 +452,9 @@ publish(struct events *ev, const char *type, const char *project_id,
 			pthread_cond_signal(&ev->cond);
 		}
 	}
-	wakes_begin(ev, w);
+	wakes_begin(ev, &w);
 	pthread_mutex_unlock(&ev->mu);
-	wakes_run(ev, w);
-	free(w);
+	wakes_run(ev, &w);
 	cJSON_Delete(data);
 	free(json);
 	return seq;
