@@ -69,10 +69,25 @@ struct events_sub {
 	bool closing;			/* send what is queued, then end */
 };
 
+/* Connections to resume once ev->mu is released (publish). */
+struct wakes {
+	size_t n;
+	struct {
+		const struct events_conn_ops *ops;
+		void *conn;
+	} w[EVENTS_MAX_SUBS];
+};
+
 struct events {
 	struct service *svc;
 	pthread_mutex_t mu;
 	pthread_cond_t cond;		/* the writer: urgent flush or stop */
+	/*
+	 * Publishers resuming connections outside mu; events_shutdown waits for
+	 * them (on woken), since the HTTP server frees a connection once it stops.
+	 */
+	int waking;
+	pthread_cond_t woken;
 	uint64_t seq;
 	struct frame *window[EVENTS_WINDOW];	/* by seq % EVENTS_WINDOW */
 	uint64_t window_oldest;		/* the oldest seq the window still holds */
@@ -273,19 +288,56 @@ sub_pop(struct events_sub *s)
 	free(b);
 }
 
-/* Resumes the connection of s if its reader is waiting; under ev->mu. */
+/*
+ * Resumes the connection of s if its reader is waiting; under ev->mu.  With
+ * w, the resume is only noted there: the caller makes it after releasing
+ * ev->mu (wakes_run), so the readers of the connections woken first need not
+ * wait for the rest to be woken.  A connection marked awake stays suspended
+ * until then, so no one else resumes it and the server cannot free it.
+ */
 static void
-sub_wake(struct events_sub *s)
+sub_wake(struct events_sub *s, struct wakes *w)
 {
 	if (s->suspended && s->conn != NULL) {
 		s->suspended = false;
-		s->ops->resume(s->conn);
+		if (w == NULL) {
+			s->ops->resume(s->conn);
+			return;
+		}
+		w->w[w->n].ops = s->ops;
+		w->w[w->n].conn = s->conn;
+		w->n++;
 	}
 }
 
-/* Queues fr for s unless s is full: then slow-consumer and close; under ev->mu. */
+/* Resumes the connections noted in w; called without ev->mu, after wakes_begin. */
 static void
-sub_offer(struct events *ev, struct events_sub *s, struct frame *fr)
+wakes_run(struct events *ev, struct wakes *w)
+{
+	if (w->n == 0)
+		return;
+	for (size_t i = 0; i < w->n; i++)
+		w->w[i].ops->resume(w->w[i].conn);
+	pthread_mutex_lock(&ev->mu);
+	if (--ev->waking == 0)
+		pthread_cond_broadcast(&ev->woken);
+	pthread_mutex_unlock(&ev->mu);
+}
+
+/* Before releasing ev->mu with resumes noted in w: events_shutdown waits for them. */
+static void
+wakes_begin(struct events *ev, const struct wakes *w)
+{
+	if (w->n > 0)
+		ev->waking++;
+}
+
+/*
+ * Queues fr for s unless s is full: then slow-consumer and close; under ev->mu.
+ * The resume of s goes to w (sub_wake).
+ */
+static void
+sub_offer(struct events *ev, struct events_sub *s, struct frame *fr, struct wakes *w)
 {
 	if (s->closing)
 		return;
@@ -314,7 +366,7 @@ sub_offer(struct events *ev, struct events_sub *s, struct frame *fr)
 	} else {
 		sub_push(s, fr);
 	}
-	sub_wake(s);
+	sub_wake(s, w);
 }
 
 static void
@@ -345,6 +397,7 @@ publish(struct events *ev, const char *type, const char *project_id,
 	int n;
 
 	char project[TD_ID_MAX], session[TD_ID_MAX], run[TD_ID_MAX];
+	struct wakes w;
 
 	if (ev == NULL) {
 		cJSON_Delete(data);
@@ -355,6 +408,7 @@ publish(struct events *ev, const char *type, const char *project_id,
 	copy_id(session, session_id);
 	copy_id(run, run_id);
 	json = data ? json_print(data) : xstrdup("{}");
+	w.n = 0;
 	pthread_mutex_lock(&ev->mu);
 	for (int i = 0; i < ev->nlisteners; i++)
 		ev->listeners[i].fn(ev->listeners[i].arg, type, project, run, data);
@@ -375,7 +429,7 @@ publish(struct events *ev, const char *type, const char *project_id,
 	window_put(ev, seq, fr);
 	for (struct events_sub *s = ev->subs; s; s = s->next) {
 		if (sub_matches(s, fr))
-			sub_offer(ev, s, fr);
+			sub_offer(ev, s, fr, &w);
 	}
 	if (run[0] != '\0') {
 		struct pending *p;
@@ -398,7 +452,9 @@ publish(struct events *ev, const char *type, const char *project_id,
 			pthread_cond_signal(&ev->cond);
 		}
 	}
+	wakes_begin(ev, &w);
 	pthread_mutex_unlock(&ev->mu);
+	wakes_run(ev, &w);
 	cJSON_Delete(data);
 	free(json);
 	return seq;
@@ -610,7 +666,7 @@ heartbeat(struct events *ev)
 	cJSON_AddStringToObject(o, "time", now);
 	fr = control_frame(ev, false, "stream.heartbeat", o);
 	for (struct events_sub *s = ev->subs; s; s = s->next)
-		sub_offer(ev, s, fr);
+		sub_offer(ev, s, fr, NULL);
 	frame_unref(fr);
 }
 
@@ -694,6 +750,7 @@ events_new(struct service *svc)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&ev->cond, &ca);
 	pthread_condattr_destroy(&ca);
+	pthread_cond_init(&ev->woken, NULL);
 	if (pthread_create(&ev->writer, NULL, writer_thread, ev) != 0) {
 		log_error("cannot start the event writer");
 		abort();
@@ -709,7 +766,10 @@ events_shutdown(struct events *ev)
 	pthread_mutex_lock(&ev->mu);
 	ev->shutdown = true;
 	for (struct events_sub *s = ev->subs; s; s = s->next)
-		sub_wake(s);
+		sub_wake(s, NULL);
+	/* No reader suspends any more; resumes still in flight end before the server stops. */
+	while (ev->waking > 0)
+		pthread_cond_wait(&ev->woken, &ev->mu);
 	pthread_mutex_unlock(&ev->mu);
 }
 
@@ -737,6 +797,7 @@ events_free(struct events *ev)
 	pthread_mutex_destroy(&ev->mu);
 	pthread_mutex_destroy(&ev->flush_mu);
 	pthread_cond_destroy(&ev->cond);
+	pthread_cond_destroy(&ev->woken);
 	free(ev->gaps);
 	free(ev);
 }
@@ -902,7 +963,7 @@ events_end_session(struct events *ev, const char *session_id)
 	for (struct events_sub *s = ev->subs; s; s = s->next) {
 		if (strcmp(s->f.session, session_id) == 0) {
 			s->closing = true;
-			sub_wake(s);
+			sub_wake(s, NULL);
 		}
 	}
 	pthread_mutex_unlock(&ev->mu);
