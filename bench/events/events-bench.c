@@ -72,7 +72,7 @@ bench_take(struct sub *s, struct td_event *e)
 	s->last_mono = bench_mono_ms();
 	if (s->events++ == 0)
 		s->first_mono = s->last_mono;
-	if (e->time != NULL && td_time_parse(e->time, &stamp)) {
+	if (e->time != NULL && time_parse_utc(e->time, &stamp)) {
 		if (s->lat_len == s->lat_cap) {
 			s->lat_cap = s->lat_cap ? s->lat_cap * 2 : 16384;
 			s->lat_ms = xrealloc(s->lat_ms, s->lat_cap * sizeof *s->lat_ms);

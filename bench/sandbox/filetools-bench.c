@@ -134,7 +134,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: filetools-bench WORKSPACE PATH REPS SESSIONS\n");
 		return 2;
 	}
-	if (!td_paths_init(&paths)) {
+	if (!paths_init(&paths)) {
 		fprintf(stderr, "filetools-bench: no paths (HOME or TASKDECK_HOME)\n");
 		return 1;
 	}
@@ -184,7 +184,7 @@ main(int argc, char **argv)
 	}
 	wsfile_root_free(r);
 	sandbox_hidden_free(hidden);
-	td_paths_free(&paths);
+	paths_free(&paths);
 	free(wrel);
 	return 0;
 }

@@ -109,7 +109,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: sandbox-bench WORKSPACE REPS COMMAND\n");
 		return 2;
 	}
-	if (!td_paths_init(&paths)) {
+	if (!paths_init(&paths)) {
 		fprintf(stderr, "sandbox-bench: set HOME or TASKDECK_HOME\n");
 		return 2;
 	}
@@ -143,6 +143,6 @@ main(int argc, char **argv)
 		free(times[m]);
 	}
 	sandbox_hidden_free(hidden);
-	td_paths_free(&paths);
+	paths_free(&paths);
 	return 0;
 }

@@ -42,7 +42,7 @@ static char *
 ask_read_line(int fd, long deadline_ms)
 {
 	struct buf b;
-	int64_t end = td_mono_ms() + deadline_ms;
+	int64_t end = clock_mono_ms() + deadline_ms;
 
 	buf_init(&b, ASK_LINE_MAX);
 	for (;;) {
@@ -51,7 +51,7 @@ ask_read_line(int fd, long deadline_ms)
 
 		if (deadline_ms > 0) {
 			struct pollfd pfd = { .fd = fd, .events = POLLIN };
-			int64_t left = end - td_mono_ms();
+			int64_t left = end - clock_mono_ms();
 
 			if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
 				break;

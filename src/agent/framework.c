@@ -600,7 +600,7 @@ fw_converse(const struct framework_ops *ops, struct fw_run *r, struct fw_proc *p
 	if (ops->start != NULL)
 		ops->start(r);
 	while (fds[1].fd >= 0 || fds[2].fd >= 0 || !p->exited) {
-		int64_t now = td_mono_ms();
+		int64_t now = clock_mono_ms();
 
 		if (!cancelled && host_cancelled(r->host)) {
 			cancelled = true;

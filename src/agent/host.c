@@ -298,11 +298,11 @@ host_protocol_error(struct host *h)
 int
 host_sleep(struct host *h, long ms)
 {
-	int64_t end = td_mono_ms() + ms;
+	int64_t end = clock_mono_ms() + ms;
 
 	for (;;) {
 		struct pollfd pfd = { .fd = h->cancel_pipe[0], .events = POLLIN };
-		int64_t left = end - td_mono_ms();
+		int64_t left = end - clock_mono_ms();
 
 		if (host_cancelled(h))
 			return AGENT_CANCELLED;

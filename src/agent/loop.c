@@ -269,7 +269,7 @@ loop_run(const struct agent_config *run_cfg, struct host *host)
 	int rc;
 
 	buf_init(&l.output, 0);
-	srandom((unsigned)(td_mono_ms() ^ getpid()));
+	srandom((unsigned)(clock_mono_ms() ^ getpid()));
 	l.plan.plan_first = cfg->plan_first;
 	l.offer = (cfg->plan_first ? TOOL_PLAN_FIRST : 0) |
 	    (cfg->subagent.enabled ? TOOL_SUBAGENT : 0);

@@ -126,11 +126,11 @@ command_kill(struct command_run *r)
 static void
 command_drain(struct command_run *r)
 {
-	int64_t end = td_mono_ms() + 1000;
+	int64_t end = clock_mono_ms() + 1000;
 
 	while (r->fd >= 0) {
 		struct pollfd pfd = { .fd = r->fd, .events = POLLIN };
-		int64_t left = end - td_mono_ms();
+		int64_t left = end - clock_mono_ms();
 
 		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
 			break;
@@ -147,14 +147,14 @@ enum command_end { COMMAND_EXITED, COMMAND_TIMEOUT, COMMAND_CANCELLED };
 static enum command_end
 command_wait(struct host *host, struct command_run *r, long timeout_ms)
 {
-	int64_t deadline = td_mono_ms() + timeout_ms;
+	int64_t deadline = clock_mono_ms() + timeout_ms;
 
 	for (;;) {
 		struct pollfd pfd[2] = {
 			{ .fd = host_cancel_fd(host), .events = POLLIN },
 			{ .fd = r->fd, .events = POLLIN },
 		};
-		int64_t left = deadline - td_mono_ms();
+		int64_t left = deadline - clock_mono_ms();
 
 		if (host_cancelled(host))
 			return COMMAND_CANCELLED;
@@ -264,7 +264,7 @@ tool_run_command(const struct tool_ctx *ctx, const cJSON *args, struct tool_resu
 		return AGENT_OK;
 	}
 	command_env_make(&env, ctx->cfg->profile == PROFILE_FULL_ACCESS);
-	started = td_mono_ms();
+	started = clock_mono_ms();
 	fds[0] = -1, fds[1] = pipefd[1], fds[2] = pipefd[1];
 	rc = sandbox_spawn_shell(&policy, ctx->cfg->workspace, command, env.vars, fds, &r.pid,
 	    err, sizeof err);
@@ -288,7 +288,7 @@ tool_run_command(const struct tool_ctx *ctx, const cJSON *args, struct tool_resu
 		tool_result_summary(res, "cancelled");
 		res->failed = true;
 	} else
-		command_report(&r, command, end, ctx->cfg, bound, td_mono_ms() - started, res);
+		command_report(&r, command, end, ctx->cfg, bound, clock_mono_ms() - started, res);
 	buf_free(&r.out);
 	return end == COMMAND_CANCELLED ? AGENT_CANCELLED : AGENT_OK;
 }

@@ -54,7 +54,7 @@ walk_over(struct walk *w)
 {
 	if (w->stopped != NULL)
 		return true;
-	if (td_mono_ms() >= w->deadline)
+	if (clock_mono_ms() >= w->deadline)
 		w->stopped = "the time limit of 5 s";
 	else if (w->ctx->host != NULL && host_cancelled(w->ctx->host))
 		w->stopped = "a cancel";
@@ -149,7 +149,7 @@ walk_run(struct walk *w, const struct tool_ctx *ctx, const cJSON *args,
 	int fd;
 
 	w->ctx = ctx;
-	w->deadline = td_mono_ms() + WALK_TIME_MS;
+	w->deadline = clock_mono_ms() + WALK_TIME_MS;
 	if (!tool_open(ctx, args, ".", O_RDONLY | O_NONBLOCK, &fd, &st, root, res))
 		return false;
 	if (S_ISREG(st.st_mode)) {

@@ -191,7 +191,7 @@ list_dir(struct lister *l, int dfd, const char *prefix, bool recursive, int dept
 			buf_printf(l->out, "%s (symbolic link)\n", shown);
 			l->count++;
 		} else {
-			td_format_size((long long)st.st_size, size, sizeof size);
+			units_format_size((long long)st.st_size, size, sizeof size);
 			buf_printf(l->out, "%s (%s)\n", shown, size);
 			l->count++;
 		}
@@ -403,7 +403,7 @@ tool_read_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_result
 	got = agent_read_full(fd, data, max);
 	close(fd);
 	agent_utf8_append(&res->content, data, got);
-	td_format_size((long long)st.st_size, size, sizeof size);
+	units_format_size((long long)st.st_size, size, sizeof size);
 	if ((long long)got < (long long)st.st_size) {
 		long lines = 1;
 
@@ -476,7 +476,7 @@ tool_append_file(const struct tool_ctx *ctx, const char *path, const char *conte
 		buf_free(&all);
 		return AGENT_OK;
 	}
-	td_format_size((long long)all.len, size, sizeof size);
+	units_format_size((long long)all.len, size, sizeof size);
 	buf_printf(&res->content, "appended %zu bytes to %s (%zu bytes now)", len, rel, all.len);
 	tool_result_summary(res, "appended to %s (%s)", rel, size);
 	free(rel);
@@ -512,7 +512,7 @@ tool_write_file(const struct tool_ctx *ctx, const cJSON *args, struct tool_resul
 		free(why);
 		return AGENT_OK;
 	}
-	td_format_size((long long)len, size, sizeof size);
+	units_format_size((long long)len, size, sizeof size);
 	buf_printf(&res->content, "wrote %zu bytes to %s", len, rel);
 	tool_result_summary(res, "wrote %s (%s)", rel, size);
 	free(rel);

@@ -363,7 +363,7 @@ acp_read_ws(const char *cwd, const char *path)
 	ssize_t n;
 	int fd = -1;
 
-	if (!td_paths_init(&paths))
+	if (!paths_init(&paths))
 		return NULL;
 	hidden = sandbox_hidden_paths(&paths, NULL);
 	root = wsfile_root_open(cwd, (const char *const *)hidden, &why);
@@ -374,7 +374,7 @@ acp_read_ws(const char *cwd, const char *path)
 	}
 	wsfile_root_free(root);
 	sandbox_hidden_free(hidden);
-	td_paths_free(&paths);
+	paths_free(&paths);
 	free(rel);
 	free(why);
 	if (fd < 0)

@@ -68,16 +68,16 @@ static void
 artifacts_on_progress(void *ud, long long done, long long total)
 {
 	struct artifacts_progress *p = ud;
-	int64_t now = td_mono_ms();
+	int64_t now = clock_mono_ms();
 	char a[32], b[32];
 
 	if (p->shown && now - p->last_ms < ARTIFACTS_PROGRESS_MS && done != total)
 		return;
 	p->last_ms = now;
 	p->shown = true;
-	td_format_size(done, a, sizeof a);
+	units_format_size(done, a, sizeof a);
 	if (total > 0) {
-		td_format_size(total, b, sizeof b);
+		units_format_size(total, b, sizeof b);
 		fprintf(stderr, "\r%s  %s / %s  %3lld%%\033[K", p->label, a, b,
 		    done * 100 / total);
 	} else
@@ -242,7 +242,7 @@ artifacts_make_parent(const char *path)
 
 	if (slash != NULL && slash != dir) {
 		*slash = '\0';
-		ok = td_mkdir_p(dir, 0755);
+		ok = paths_mkdir_p(dir, 0755);
 	}
 	if (!ok)
 		fprintf(stderr, "taskdeck: cannot create %s: %s\n", dir, strerror(errno));
@@ -296,7 +296,7 @@ artifacts_fetch(struct cli *cli, const struct td_artifact *a, const char *dest,
 	} else {
 		char size[32], *line;
 
-		td_format_size(info.offset + info.received, size, sizeof size);
+		units_format_size(info.offset + info.received, size, sizeof size);
 		line = xasprintf("%s (%s, artifact %s%s)", dest, size, a->id,
 		    info.http_status == 206 ? ", resumed" : "");
 		out_kv("saved", line);

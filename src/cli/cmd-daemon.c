@@ -268,8 +268,8 @@ cmd_daemon_stop_exec(struct cli *cli, int argc, char **argv)
 	 * The discovery file goes first, but the lock stays until the process
 	 * ends: wait for that so that a start right after works.
 	 */
-	deadline = td_mono_ms() + DAEMON_STOP_WAIT_MS;
-	while (daemon_alive(info->pid) && td_mono_ms() < deadline)
+	deadline = clock_mono_ms() + DAEMON_STOP_WAIT_MS;
+	while (daemon_alive(info->pid) && clock_mono_ms() < deadline)
 		nanosleep(&pause, NULL);
 	if (daemon_alive(info->pid)) {
 		fprintf(stderr, "taskdeck: taskdeckd (pid %ld) did not stop within %d s\n",

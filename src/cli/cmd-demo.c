@@ -318,7 +318,7 @@ cmd_demo_exec(struct cli *cli, int argc, char **argv)
 
 	if ((rc = cli_connect(cli)) != CLI_EXIT_OK)
 		return rc;
-	td_random_hex(nonce, 8);
+	random_hex(nonce, 8);
 	if (demo_find_project(cli, &project, &err) != TD_OK)
 		return cli_fail(&err);
 	if (project == NULL && demo_create_project(cli, nonce, &project, &err) != TD_OK)

@@ -425,8 +425,8 @@ events_stamp(const struct td_event *e)
 
 	if (!events_timestamps)
 		return "";
-	if (e->time != NULL && td_time_parse(e->time, &ms)) {
-		td_time_format(ms, stamp);
+	if (e->time != NULL && time_parse_utc(e->time, &ms)) {
+		time_format_utc(ms, stamp);
 		strcat(stamp, " ");
 	} else
 		snprintf(stamp, sizeof stamp, "%-24s ", "-");
@@ -915,7 +915,7 @@ cli_logs_since(const char *text, int64_t *ms)
 		return false;
 	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
 		if (*end == units[i].unit) {
-			*ms = td_now_ms() - (int64_t)(n * (double)units[i].ms);
+			*ms = clock_wall_ms() - (int64_t)(n * (double)units[i].ms);
 			return true;
 		}
 	}
@@ -951,7 +951,7 @@ events_history_read(struct cli *cli, const char *run_id, const struct cli_logs *
 			if (watch && strcmp(e->type, "run.output") == 0)
 				continue;
 			if (o->since_ms > 0 && strcmp(e->type, "run.finished") != 0 &&
-			    (e->time == NULL || !td_time_parse(e->time, &at) || at < o->since_ms))
+			    (e->time == NULL || !time_parse_utc(e->time, &at) || at < o->since_ms))
 				continue;
 			(*kept)[(*n)++] = e;
 			page->items[i] = NULL;

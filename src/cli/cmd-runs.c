@@ -765,7 +765,7 @@ runs_show_derived(struct cli *cli, const struct td_run *r)
 				arts[n++] = (struct run_detail_artifact){ a->path, a->size };
 		}
 	}
-	run_detail_derived(r, arts, n, td_now_ms(), runs_show_line, NULL);
+	run_detail_derived(r, arts, n, clock_wall_ms(), runs_show_line, NULL);
 	free(arts);
 	td_artifact_list_free(list);
 }

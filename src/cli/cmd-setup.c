@@ -823,7 +823,7 @@ cmd_setup_exec(struct cli *cli, int argc, char **argv)
 	    cli_has(cli, "api-key-env") || cli_has(cli, "no-api-key")))
 		return cli_usage_error(cli, "--api-key-stdin goes with --provider, and not with "
 		    "--api-key-env or --no-api-key");
-	if (!td_paths_init(&paths))
+	if (!paths_init(&paths))
 		return cli_usage_error(cli, "set HOME or TASKDECK_HOME");
 	if ((doc = load_or_create(cli, paths.settings)) == NULL) {
 		rc = CLI_EXIT_SERVICE;
@@ -876,6 +876,6 @@ out:
 	}
 	cJSON_Delete(ids);
 	cJSON_Delete(doc);
-	td_paths_free(&paths);
+	paths_free(&paths);
 	return rc;
 }

@@ -56,10 +56,10 @@ use_service_key(void)
 
 	if (url != NULL && *url != '\0')
 		return xasprintf("url:%s", url);
-	if (!td_paths_init(&p))
+	if (!paths_init(&p))
 		return NULL;
 	key = xasprintf("home:%s", p.discovery);
-	td_paths_free(&p);
+	paths_free(&p);
 	return key;
 }
 
@@ -102,7 +102,7 @@ use_save(const char *file, const cJSON *doc)
 	int fd;
 
 	*strrchr(dir, '/') = '\0';
-	if (!td_mkdir_p(dir, 0700) || (fd = mkstemp(tmp)) < 0) {
+	if (!paths_mkdir_p(dir, 0700) || (fd = mkstemp(tmp)) < 0) {
 		free(dir);
 		free(tmp);
 		return false;

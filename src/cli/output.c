@@ -180,11 +180,11 @@ out_age(const char *time, char out[16])
 {
 	int64_t at, s;
 
-	if (time == NULL || !td_time_parse(time, &at)) {
+	if (time == NULL || !time_parse_utc(time, &at)) {
 		snprintf(out, 16, "-");
 		return;
 	}
-	s = (td_now_ms() - at) / 1000;
+	s = (clock_wall_ms() - at) / 1000;
 	if (s < 0)
 		s = 0;
 	if (s < 60)

@@ -517,7 +517,7 @@ client_events_flush(struct td_events *ev)
 	ev->stalled = i < ev->batch_len;
 	pthread_mutex_unlock(&ev->lock);
 	if (ev->stalled && (i > 0 || !was_stalled))
-		ev->stall_ms = td_mono_ms();
+		ev->stall_ms = clock_mono_ms();
 	memmove(ev->batch, ev->batch + i, (ev->batch_len - i) * sizeof *ev->batch);
 	ev->batch_len -= i;
 }
@@ -533,7 +533,7 @@ events_resync_now(struct td_events *ev, long long head, const char *id)
 	int rc, n;
 
 	ev->resync_on_hello = -1;
-	td_time_format(td_now_ms(), now);
+	time_format_utc(clock_wall_ms(), now);
 	n = asprintf(&data, "{\"seq\":%lld,\"type\":\"stream.resync-required\",\"time\":\"%s\","
 	    "\"data\":{\"reason\":\"stream-changed\"}}", head, now);
 	if (n < 0)
@@ -624,7 +624,7 @@ events_on_body(char *data, size_t size, size_t nmemb, void *arg)
 	ev->framed = false;
 	rc = sse_feed(ev->parser, data, n);
 	if (ev->framed)
-		ev->last_frame_ms = td_mono_ms();
+		ev->last_frame_ms = clock_mono_ms();
 	/* Only events left waiting for room need the worker's pass over every stream. */
 	if (ev->batch_len > 0) {
 		client_events_flush(ev);
@@ -661,7 +661,7 @@ events_service_error(struct td_events *ev)
 	const cJSON *e = cJSON_GetObjectItemCaseSensitive(doc, "error");
 	const char *name = json_get_string(e, "code");
 	const char *message = json_get_string(e, "message");
-	enum td_code code = name != NULL ? td_code_from_name(name) : TD_UNKNOWN;
+	enum td_code code = name != NULL ? errcode_from_name(name) : TD_UNKNOWN;
 	struct td_error err;
 
 	if (code == TD_OK)
@@ -765,7 +765,7 @@ events_check(struct td_events *ev)
 		return -1;
 	if (ev->batch_len > 0) {
 		client_events_flush(ev);
-		now = td_mono_ms();
+		now = clock_mono_ms();
 		if (ev->batch_len > 0) {
 			if (now - ev->stall_ms < TD_EVENTS_OVERFLOW_GRACE_MS)
 				return (long)(ev->stall_ms + TD_EVENTS_OVERFLOW_GRACE_MS - now);
@@ -787,7 +787,7 @@ events_check(struct td_events *ev)
 		events_finish(ev);
 		return -1;
 	}
-	idle = ev->last_frame_ms + ev->idle_timeout_ms - td_mono_ms();
+	idle = ev->last_frame_ms + ev->idle_timeout_ms - clock_mono_ms();
 	if (idle <= 0) {
 		events_fail(ev, TD_EVENT_STREAM_IDLE_TIMEOUT,
 		    "no event or heartbeat from %s for %ld ms",
@@ -850,7 +850,7 @@ events_on_timer(CURLM *multi, long timeout_ms, void *arg)
 	struct events_hub *hub = arg;
 
 	(void)multi;
-	hub->timer_ms = timeout_ms < 0 ? -1 : td_mono_ms() + timeout_ms;
+	hub->timer_ms = timeout_ms < 0 ? -1 : clock_mono_ms() + timeout_ms;
 	return 0;
 }
 
@@ -862,7 +862,7 @@ static void
 events_hub_poll(struct events_hub *hub, long timeout)
 {
 	struct epoll_event ready[64];
-	int64_t now = td_mono_ms();
+	int64_t now = clock_mono_ms();
 	char drain[64];
 	int n, running;
 
@@ -883,7 +883,7 @@ events_hub_poll(struct events_hub *hub, long timeout)
 		    (got & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
 		    (got & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0), &running);
 	}
-	if (hub->timer_ms >= 0 && hub->timer_ms <= td_mono_ms()) {
+	if (hub->timer_ms >= 0 && hub->timer_ms <= clock_mono_ms()) {
 		hub->timer_ms = -1;
 		curl_multi_socket_action(hub->multi, CURL_SOCKET_TIMEOUT, 0, &running);
 	}
@@ -927,7 +927,7 @@ events_hub_run(void *arg)
 			ev->result = msg->data.result;
 			hub->dirty = true;
 		}
-		now = td_mono_ms();
+		now = clock_mono_ms();
 		if (!hub->dirty && now < hub->scan_due) {
 			events_hub_poll(hub, (long)(hub->scan_due - now));
 			continue;
@@ -1183,7 +1183,7 @@ td_events_open(struct td_client *client, const struct td_event_filter *filter,
 	ev->resume_id = xstrdup_or_null(opts->last_event_id);
 	ev->last_id = xstrdup_or_null(opts->last_event_id);
 	ev->yielded_seq = -1;
-	ev->last_frame_ms = td_mono_ms();
+	ev->last_frame_ms = clock_mono_ms();
 	ev->parser = sse_new(TD_EVENTS_MAX_FRAME, events_on_frame, ev);
 	buf_init(&ev->error_body, CLIENT_MAX_ERROR_BODY);
 	/* The worker and the consumer take it for short spells: spin before sleeping. */

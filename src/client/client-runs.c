@@ -415,7 +415,7 @@ run_wait_delay(long *step)
 	uint16_t noise;
 	long delay = *step;
 
-	td_random_bytes(&noise, sizeof noise);
+	random_bytes(&noise, sizeof noise);
 	*step = *step + *step / 2 < RUN_POLL_MAX_MS ? *step + *step / 2 : RUN_POLL_MAX_MS;
 	return delay + noise % (RUN_POLL_JITTER_MS + 1);
 }
@@ -455,10 +455,10 @@ td_wait_for_run(struct td_client *c, const char *run_id,
 	if (w->timeout_ms < 0)
 		return client_fail(err, TD_INVALID_ARGUMENT, "timeout_ms must not be negative");
 	if (w->timeout_ms > 0)
-		deadline = td_mono_ms() + w->timeout_ms;
+		deadline = clock_mono_ms() + w->timeout_ms;
 	ropts.cancel = w->cancel;
 	for (;;) {
-		if (deadline != 0 && (left = deadline - td_mono_ms()) <= 0)
+		if (deadline != 0 && (left = deadline - clock_mono_ms()) <= 0)
 			return run_wait_timeout(run_id, last_status, w->timeout_ms, err);
 		ropts.timeout_ms = deadline != 0 && left < c->timeout_ms ? (long)left : 0;
 		rc = td_get_run(c, run_id, &ropts, &r, err);
@@ -473,7 +473,7 @@ td_wait_for_run(struct td_client *c, const char *run_id,
 		} else if (!run_wait_transient(rc))
 			return rc;
 		delay = run_wait_delay(&step);
-		if (deadline != 0 && (left = deadline - td_mono_ms()) <= 0)
+		if (deadline != 0 && (left = deadline - clock_mono_ms()) <= 0)
 			return run_wait_timeout(run_id, last_status, w->timeout_ms, err);
 		if (deadline != 0 && left < delay)
 			delay = (long)left;

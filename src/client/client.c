@@ -56,7 +56,7 @@ td_version(void)
 const char *
 td_code_string(enum td_code code)
 {
-	return td_code_name(code);
+	return errcode_name(code);
 }
 
 /* Fills err (when not NULL) and returns code. */
@@ -69,7 +69,7 @@ client_fail(struct td_error *err, enum td_code code, const char *fmt, ...)
 		return code;
 	memset(err, 0, sizeof *err);
 	err->code = code;
-	snprintf(err->code_name, sizeof err->code_name, "%s", td_code_name(code));
+	snprintf(err->code_name, sizeof err->code_name, "%s", errcode_name(code));
 	va_start(ap, fmt);
 	vsnprintf(err->message, sizeof err->message, fmt, ap);
 	va_end(ap);
@@ -213,14 +213,14 @@ td_discover(struct td_service_info **out, struct td_error *err)
 	char *text;
 
 	*out = NULL;
-	if (!td_paths_init(&paths)) {
+	if (!paths_init(&paths)) {
 		return client_fail(err, TD_SERVICE_NOT_FOUND,
 		    "no taskdeck home (set TASKDECK_HOME or HOME); "
 		    "start the service with `taskdeck daemon start`");
 	}
 	info = xcalloc(1, sizeof *info);
 	info->discovery_file = xstrdup(paths.discovery);
-	td_paths_free(&paths);
+	paths_free(&paths);
 
 	text = client_read_file(info->discovery_file, 64 * 1024, &errnum);
 	if (text == NULL && errnum == ENOENT) {
@@ -289,12 +289,12 @@ client_home_token(const struct td_service_info *info, char **out,
 
 	if (info != NULL && info->token_file != NULL)
 		return client_read_token(info->token_file, out, err);
-	if (!td_paths_init(&paths)) {
+	if (!paths_init(&paths)) {
 		return client_fail(err, TD_SERVICE_NOT_FOUND,
 		    "no token: set TASKDECK_TOKEN, TASKDECK_HOME or HOME");
 	}
 	rc = client_read_token(paths.token, out, err);
-	td_paths_free(&paths);
+	paths_free(&paths);
 	return rc;
 }
 
@@ -744,7 +744,7 @@ static enum td_code
 client_code_for_status(long status)
 {
 	for (int i = TD_OK + 1; i < TD_CODE_COUNT; i++) {
-		if (td_code_http_status((enum td_code)i) == status)
+		if (errcode_http_status((enum td_code)i) == status)
 			return (enum td_code)i;
 	}
 	return TD_UNKNOWN;
@@ -760,7 +760,7 @@ client_service_error(const struct client_response *resp, struct td_error *err)
 	const char *message = json_get_string(e, "message");
 	enum td_code code;
 
-	code = name != NULL ? td_code_from_name(name) :
+	code = name != NULL ? errcode_from_name(name) :
 	    client_code_for_status(resp->status);
 	if (code == TD_OK)
 		code = TD_UNKNOWN;
@@ -768,7 +768,7 @@ client_service_error(const struct client_response *resp, struct td_error *err)
 		memset(err, 0, sizeof *err);
 		err->code = code;
 		snprintf(err->code_name, sizeof err->code_name, "%s",
-		    name != NULL ? name : td_code_name(code));
+		    name != NULL ? name : errcode_name(code));
 		if (message != NULL)
 			snprintf(err->message, sizeof err->message, "%s", message);
 		else {
@@ -829,10 +829,10 @@ client_cancel_sleep(struct td_cancel *cancel, long ms)
 {
 	struct pollfd pfd = { .fd = cancel != NULL ? cancel->fds[0] : -1,
 	    .events = POLLIN };
-	int64_t until = td_mono_ms() + ms, left;
+	int64_t until = clock_mono_ms() + ms, left;
 
 	while (!td_cancel_is_triggered(cancel) &&
-	    (left = until - td_mono_ms()) > 0) {
+	    (left = until - clock_mono_ms()) > 0) {
 		if (poll(&pfd, 1, (int)(left < 1000 ? left : 1000)) < 0 &&
 		    errno != EINTR)
 			break;

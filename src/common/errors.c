@@ -15,7 +15,7 @@ static const struct code_info codes[TD_CODE_COUNT] = {
 };
 
 const char *
-td_code_name(enum td_code code)
+errcode_name(enum td_code code)
 {
 	if ((unsigned)code >= TD_CODE_COUNT)
 		return codes[TD_UNKNOWN].name;
@@ -23,7 +23,7 @@ td_code_name(enum td_code code)
 }
 
 int
-td_code_http_status(enum td_code code)
+errcode_http_status(enum td_code code)
 {
 	if ((unsigned)code >= TD_CODE_COUNT)
 		return 500;
@@ -31,7 +31,7 @@ td_code_http_status(enum td_code code)
 }
 
 const char *
-td_code_default_message(enum td_code code)
+errcode_default_message(enum td_code code)
 {
 	if ((unsigned)code >= TD_CODE_COUNT)
 		return codes[TD_UNKNOWN].message;
@@ -39,7 +39,7 @@ td_code_default_message(enum td_code code)
 }
 
 enum td_code
-td_code_from_name(const char *name)
+errcode_from_name(const char *name)
 {
 	if (name == NULL)
 		return TD_UNKNOWN;

@@ -4,10 +4,10 @@
 
 #include "td-errors.h"
 
-const char *td_code_name(enum td_code code);
-int td_code_http_status(enum td_code code);
-const char *td_code_default_message(enum td_code code);
+const char *errcode_name(enum td_code code);
+int errcode_http_status(enum td_code code);
+const char *errcode_default_message(enum td_code code);
 /* TD_UNKNOWN when name is NULL or not in the list. */
-enum td_code td_code_from_name(const char *name);
+enum td_code errcode_from_name(const char *name);
 
 #endif

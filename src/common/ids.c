@@ -18,7 +18,7 @@ static _Thread_local uint64_t rng_state;
 static _Thread_local bool rng_seeded;
 
 void
-td_random_bytes(void *buf, size_t n)
+random_bytes(void *buf, size_t n)
 {
 	unsigned char *p = buf;
 
@@ -36,14 +36,14 @@ td_random_bytes(void *buf, size_t n)
 }
 
 void
-td_random_hex(char *out, size_t n)
+random_hex(char *out, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
 	unsigned char b[64];
 
 	while (n > 0) {
 		size_t chunk = n < sizeof b ? n : sizeof b;
-		td_random_bytes(b, chunk);
+		random_bytes(b, chunk);
 		for (size_t i = 0; i < chunk; i++) {
 			*out++ = hex[b[i] >> 4];
 			*out++ = hex[b[i] & 15];
@@ -60,7 +60,7 @@ id_random(void)
 	uint64_t z;
 
 	if (!rng_seeded) {
-		td_random_bytes(&rng_state, sizeof rng_state);
+		random_bytes(&rng_state, sizeof rng_state);
 		rng_seeded = true;
 	}
 	z = (rng_state += 0x9e3779b97f4a7c15ULL);
@@ -76,7 +76,7 @@ id_random(void)
 static uint64_t
 next_stamp(void)
 {
-	uint64_t now = (uint64_t)td_now_ms() << 16;
+	uint64_t now = (uint64_t)clock_wall_ms() << 16;
 	uint64_t last = atomic_load(&last_stamp), next;
 
 	do {
@@ -86,7 +86,7 @@ next_stamp(void)
 }
 
 void
-td_id_new(const char *prefix, char out[TD_ID_MAX])
+id_new(const char *prefix, char out[TD_ID_MAX])
 {
 	static const char hex[] = "0123456789abcdef";
 	/* 48 bits of milliseconds, 16 of sequence, 32 random: 24 hex digits. */
@@ -104,7 +104,7 @@ td_id_new(const char *prefix, char out[TD_ID_MAX])
 }
 
 bool
-td_id_valid(const char *id, const char *prefix)
+id_valid(const char *id, const char *prefix)
 {
 	size_t plen = strlen(prefix);
 

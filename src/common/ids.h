@@ -13,11 +13,11 @@
 #define TD_ID_MAX 32	/* longest id plus NUL */
 
 /* prefix is "prj", "ses", "run", ...; out has TD_ID_MAX bytes. */
-void td_id_new(const char *prefix, char out[TD_ID_MAX]);
-bool td_id_valid(const char *id, const char *prefix);
+void id_new(const char *prefix, char out[TD_ID_MAX]);
+bool id_valid(const char *id, const char *prefix);
 /* Fills buf with n random bytes from the kernel; aborts if it cannot. */
-void td_random_bytes(void *buf, size_t n);
+void random_bytes(void *buf, size_t n);
 /* 2*n hex digits of randomness plus NUL into out. */
-void td_random_hex(char *out, size_t n);
+void random_hex(char *out, size_t n);
 
 #endif

@@ -26,7 +26,7 @@ log_msg(enum log_level level, const char *fmt, ...)
 
 	if (level < log_min)
 		return;
-	td_time_format(td_now_ms(), now);
+	time_format_utc(clock_wall_ms(), now);
 	flockfile(fp);
 	fprintf(fp, "%s %s[%ld] %s: ", now, log_program, (long)getpid(),
 	    names[level]);

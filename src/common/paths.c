@@ -23,7 +23,7 @@ xdg_dir(const char *env, const char *home, const char *fallback)
 }
 
 bool
-td_paths_init(struct td_paths *p)
+paths_init(struct td_paths *p)
 {
 	const char *tdhome = getenv("TASKDECK_HOME");
 	const char *home = getenv("HOME");
@@ -58,7 +58,7 @@ td_paths_init(struct td_paths *p)
 }
 
 void
-td_paths_free(struct td_paths *p)
+paths_free(struct td_paths *p)
 {
 	char **fields[] = { &p->config_dir, &p->data_dir, &p->runtime_dir,
 		&p->token, &p->settings, &p->database, &p->artifacts,
@@ -71,7 +71,7 @@ td_paths_free(struct td_paths *p)
 }
 
 bool
-td_mkdir_p(const char *path, unsigned mode)
+paths_mkdir_p(const char *path, unsigned mode)
 {
 	char *tmp = xstrdup(path);
 	bool ok = true;
@@ -91,7 +91,7 @@ td_mkdir_p(const char *path, unsigned mode)
 	return ok;
 }
 
-static _Thread_local int remove_failed;	/* of the running td_remove_tree */
+static _Thread_local int remove_failed;	/* of the running paths_remove_tree */
 
 static int
 paths_remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -105,7 +105,7 @@ paths_remove_entry(const char *path, const struct stat *st, int flag, struct FTW
 }
 
 bool
-td_remove_tree(const char *path)
+paths_remove_tree(const char *path)
 {
 	struct stat st;
 
@@ -147,7 +147,7 @@ paths_group_shared(gid_t gid, uid_t uid)
 }
 
 char *
-td_path_renamable(const char *path)
+paths_renamable(const char *path)
 {
 	uid_t uid = geteuid();
 	char *x = xstrdup(path), *slash, *why = NULL;

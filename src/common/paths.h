@@ -23,16 +23,16 @@ struct td_paths {
 };
 
 /* false when no home can be determined (no TASKDECK_HOME and no HOME). */
-bool td_paths_init(struct td_paths *p);
-void td_paths_free(struct td_paths *p);
+bool paths_init(struct td_paths *p);
+void paths_free(struct td_paths *p);
 /* mkdir -p with mode for every missing component; false with errno set. */
-bool td_mkdir_p(const char *path, unsigned mode);
+bool paths_mkdir_p(const char *path, unsigned mode);
 /*
  * rm -rf path, never following a symbolic link out of it; false when
  * something could not be removed (errno of the last failure).  A path that
  * does not exist is removed already.
  */
-bool td_remove_tree(const char *path);
+bool paths_remove_tree(const char *path);
 /*
  * Why a user other than this process's (and root) can rename the directory
  * path or one above it, so that another directory or a link takes its place
@@ -41,6 +41,6 @@ bool td_remove_tree(const char *path);
  * sticky directory such as /tmp protects only an entry this user or root
  * owns).  path is absolute and canonical.
  */
-char *td_path_renamable(const char *path);
+char *paths_renamable(const char *path);
 
 #endif

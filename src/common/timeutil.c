@@ -5,7 +5,7 @@
 #include "timeutil.h"
 
 int64_t
-td_now_ms(void)
+clock_wall_ms(void)
 {
 	struct timespec ts;
 
@@ -14,7 +14,7 @@ td_now_ms(void)
 }
 
 int64_t
-td_mono_ms(void)
+clock_mono_ms(void)
 {
 	struct timespec ts;
 
@@ -36,7 +36,7 @@ put2(char *p, int v)
  * from the days since the epoch (the civil_from_days algorithm).
  */
 void
-td_time_format(int64_t ms, char out[TD_TIME_LEN])
+time_format_utc(int64_t ms, char out[TD_TIME_LEN])
 {
 	int64_t secs = ms >= 0 ? ms / 1000 : (ms - 999) / 1000;
 	int64_t days = secs >= 0 ? secs / 86400 : (secs - 86399) / 86400;
@@ -76,7 +76,7 @@ td_time_format(int64_t ms, char out[TD_TIME_LEN])
 }
 
 bool
-td_time_parse(const char *s, int64_t *ms)
+time_parse_utc(const char *s, int64_t *ms)
 {
 	struct tm tm;
 	int year, mon, mday, hour, min, sec, milli, n = 0;

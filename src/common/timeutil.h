@@ -7,11 +7,11 @@
 
 #define TD_TIME_LEN 32
 
-int64_t td_now_ms(void);	/* milliseconds since the epoch */
-int64_t td_mono_ms(void);	/* CLOCK_MONOTONIC milliseconds */
+int64_t clock_wall_ms(void);	/* milliseconds since the epoch */
+int64_t clock_mono_ms(void);	/* CLOCK_MONOTONIC milliseconds */
 /* "2026-11-21T05:40:00.123Z" into out (TD_TIME_LEN bytes). */
-void td_time_format(int64_t ms, char out[TD_TIME_LEN]);
+void time_format_utc(int64_t ms, char out[TD_TIME_LEN]);
 /* Parses exactly the format above; false on anything else. */
-bool td_time_parse(const char *s, int64_t *ms);
+bool time_parse_utc(const char *s, int64_t *ms);
 
 #endif

@@ -3,7 +3,7 @@
 #include "units.h"
 
 void
-td_format_size(long long bytes, char *out, size_t len)
+units_format_size(long long bytes, char *out, size_t len)
 {
 	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
 	double v = (double)bytes;
@@ -26,7 +26,7 @@ td_format_size(long long bytes, char *out, size_t len)
 }
 
 void
-td_format_duration(long long ms, char *out, size_t len)
+units_format_duration(long long ms, char *out, size_t len)
 {
 	long long s;
 

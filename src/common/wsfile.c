@@ -700,7 +700,7 @@ wsfile_write(struct wsfile_root *r, const char *path, const char *data, size_t l
 		close(dfd);
 		goto fail;
 	}
-	td_random_hex(hex, (sizeof hex - 1) / 2);
+	random_hex(hex, (sizeof hex - 1) / 2);
 	snprintf(tmp, sizeof tmp, ".td-write-%s", hex);
 	fd = ws_openat2(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0644, WSFILE_RESOLVE_NAME);
 	if (fd < 0) {

@@ -81,7 +81,7 @@ agent_host_store_progress(struct run_state *rs)
 	};
 
 	runs_progress(rs->ar->sv->svc, rs->ar->id, &p, &rs->store_warned);
-	rs->output_stored_at = td_mono_ms();
+	rs->output_stored_at = clock_mono_ms();
 	rs->output_dirty = false;
 }
 
@@ -138,7 +138,7 @@ static void
 agent_host_on_progress(struct run_state *rs, const cJSON *msg)
 {
 	const char *phase = json_get_string(msg, "phase");
-	int64_t now = td_mono_ms();
+	int64_t now = clock_mono_ms();
 
 	if (phase == NULL || strlen(phase) >= sizeof rs->phase)
 		return agent_host_protocol_error(rs, "a progress line without a valid phase");
@@ -168,7 +168,7 @@ agent_host_on_output(struct run_state *rs, const cJSON *msg)
 	cJSON_AddStringToObject(d, "delta", delta);
 	agent_host_state_emit(rs, "run.output", d);
 	rs->output_dirty = true;
-	if (td_mono_ms() - rs->output_stored_at >= OUTPUT_STORE_MS)
+	if (clock_mono_ms() - rs->output_stored_at >= OUTPUT_STORE_MS)
 		agent_host_store_progress(rs);
 }
 
@@ -201,7 +201,7 @@ agent_host_on_checkpoint(struct run_state *rs, const cJSON *msg)
 		return agent_host_protocol_error(rs, why);
 	if (stored && rs->output_dirty) {
 		rs->output_dirty = false;
-		rs->output_stored_at = td_mono_ms();
+		rs->output_stored_at = clock_mono_ms();
 	}
 	cache_drop(svc->cache, rs->ar->id);
 }
@@ -283,8 +283,8 @@ static void
 agent_host_respond_code(struct run_state *rs, long long id, enum td_code code, char *message)
 {
 	if (code != TD_OK)
-		agent_host_respond_error(rs, (double)id, td_code_name(code),
-		    message ? message : td_code_default_message(code));
+		agent_host_respond_error(rs, (double)id, errcode_name(code),
+		    message ? message : errcode_default_message(code));
 	free(message);
 }
 
@@ -412,8 +412,8 @@ agent_host_on_request(struct run_state *rs, const cJSON *msg)
 		if (code == TD_OK)
 			agent_host_respond(rs, idv->valuedouble, result);
 		else
-			agent_host_respond_error(rs, idv->valuedouble, td_code_name(code),
-			    message ? message : td_code_default_message(code));
+			agent_host_respond_error(rs, idv->valuedouble, errcode_name(code),
+			    message ? message : errcode_default_message(code));
 		free(message);
 		return;
 	}

@@ -161,14 +161,14 @@ agent_proc_spawn(struct run_state *rs, const char *path, mode_t user_umask)
 int
 agent_proc_reap(struct run_state *rs)
 {
-	int64_t deadline = td_mono_ms() + EXIT_WAIT_MS;
+	int64_t deadline = clock_mono_ms() + EXIT_WAIT_MS;
 	int status = 0;
 
 	for (;;) {
 		pid_t p = waitpid(rs->pid, &status, WNOHANG);
 		if (p == rs->pid || (p < 0 && errno != EINTR))
 			return status;
-		if (td_mono_ms() >= deadline) {
+		if (clock_mono_ms() >= deadline) {
 			kill(-rs->pid, SIGKILL);
 			while (waitpid(rs->pid, &status, 0) < 0 && errno == EINTR)
 				;

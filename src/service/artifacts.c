@@ -101,7 +101,7 @@ artifacts_init(const struct service *svc, char **err)
 	struct dirent *e;
 	DIR *d;
 
-	if (!td_mkdir_p(tmpdir, 0700) || (d = opendir(tmpdir)) == NULL) {
+	if (!paths_mkdir_p(tmpdir, 0700) || (d = opendir(tmpdir)) == NULL) {
 		*err = xasprintf("cannot create %s: %s", tmpdir, strerror(errno));
 		free(tmpdir);
 		return false;
@@ -491,11 +491,11 @@ store_copy(struct store *store, const char *root, int src, const char *shown,
 	uint64_t total = 0;
 	int out = -1;
 
-	if (!td_mkdir_p(tmpdir, 0700)) {
+	if (!paths_mkdir_p(tmpdir, 0700)) {
 		code = store_failed("create", tmpdir, message);
 		goto out;
 	}
-	td_random_hex(rnd, 16);
+	random_hex(rnd, 16);
 	tmp = xasprintf("%s/%s", tmpdir, rnd);
 	out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (out < 0) {
@@ -578,7 +578,7 @@ row_insert(struct store *st, const char *id, const char *run_id,
 	sqlite3_bind_text(s, 6, version, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 7, (sqlite3_int64)size);
 	sqlite3_bind_text(s, 8, media, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 9, td_now_ms());
+	sqlite3_bind_int64(s, 9, clock_wall_ms());
 	ok = sqlite3_step(s) == SQLITE_DONE;
 	if (!ok)
 		log_error("artifacts: cannot record %s of %s: %s", id, run_id,
@@ -654,7 +654,7 @@ artifacts_save(struct service *svc, const char *run_id,
 		log_info("run %s: the resumed agent saves %s again: the same artifact %s", run_id,
 		    norm, id);
 	else
-		td_id_new("art", id);
+		id_new("art", id);
 	store_disk_full_clear();
 	if (!again && !row_insert(svc->store, id, run_id, session_id, name, norm, version,
 	    size, media)) {

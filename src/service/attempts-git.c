@@ -391,7 +391,7 @@ attempts_git_worktree_remove(const char *git_dir, const char *branch, const char
 
 	attempts_git_run(&c, rm);
 	free(c.out);
-	if (lstat(path, &sb) == 0 && !td_remove_tree(path))
+	if (lstat(path, &sb) == 0 && !paths_remove_tree(path))
 		log_warn("attempts: cannot remove %s: %s", path, strerror(errno));
 	attempts_git_prune(git_dir);
 	attempts_git_run(&c, del);

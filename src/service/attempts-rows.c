@@ -140,7 +140,7 @@ attempts_group_touch(struct store *st, const char *group, const char *status)
 		sqlite3_bind_text(s, 2, status, -1, SQLITE_STATIC);
 	else
 		sqlite3_bind_null(s, 2);
-	sqlite3_bind_int64(s, 3, td_now_ms());
+	sqlite3_bind_int64(s, 3, clock_wall_ms());
 	ok = sqlite3_step(s) == SQLITE_DONE;
 	sqlite3_reset(s);
 	return ok;
@@ -315,7 +315,7 @@ attempts_scratch(struct service *svc, const char *group, const char *what)
 	char *dir = xasprintf("%s/attempts", svc->paths.data_dir);
 	char *path;
 
-	if (!td_mkdir_p(dir, 0700))
+	if (!paths_mkdir_p(dir, 0700))
 		log_warn("attempts: cannot make %s: %s", dir, strerror(errno));
 	path = xasprintf("%s/%s%s", dir, group, what);
 	free(dir);

@@ -120,7 +120,7 @@ attempts_check_run(struct attempts *w, const struct attempt_row *a, char *status
 	char buf[ATTEMPTS_CHECK_OUTPUT_MAX + 1];
 	size_t len = 0;
 	int pipes[2], fds[3], wstatus = 0;
-	long long deadline = td_mono_ms() + ATTEMPTS_CHECK_TIMEOUT_MS;
+	long long deadline = clock_mono_ms() + ATTEMPTS_CHECK_TIMEOUT_MS;
 	pid_t pid, got = 0;
 	bool killed = false;
 
@@ -155,7 +155,7 @@ attempts_check_run(struct attempts *w, const struct attempt_row *a, char *status
 		pthread_mutex_lock(&w->mu);
 		stop = w->stop;
 		pthread_mutex_unlock(&w->mu);
-		if (stop || td_mono_ms() > deadline) {
+		if (stop || clock_mono_ms() > deadline) {
 			killed = true;
 			break;
 		}
@@ -279,9 +279,9 @@ attempts_main(void *arg)
 			break;
 		if (attempts_finish_one(w))
 			continue;
-		if (td_mono_ms() >= next_orphans) {
+		if (clock_mono_ms() >= next_orphans) {
 			attempts_orphans(w->svc);
-			next_orphans = td_mono_ms() + 2000;
+			next_orphans = clock_mono_ms() + 2000;
 		}
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_nsec += 250 * 1000 * 1000;

@@ -77,7 +77,7 @@ attempts_insert(struct store *st, const char *group, const struct attempts_reque
 	sqlite3_stmt *s = store_stmt(st, "INSERT INTO attempt_groups (id, project_id, prompt,"
 	    " cwd, top, git_dir, kind, check_command, status, created_at, updated_at)"
 	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'preparing', ?9, ?9)");
-	int64_t now = td_now_ms();
+	int64_t now = clock_wall_ms();
 	bool ok;
 
 	if (s == NULL)
@@ -175,7 +175,7 @@ attempts_admit(struct service *svc, const char *group, const struct attempts_req
     struct attempt_new *at, const cJSON *defaults, const char *base, struct run *runs)
 {
 	struct store *st = svc->store;
-	int64_t now = td_now_ms();
+	int64_t now = clock_wall_ms();
 	bool ok = true;
 
 	for (int i = 0; ok && i < rq->count; i++) {
@@ -214,7 +214,7 @@ attempts_create(struct service *svc, const struct attempts_request *rq, struct p
 
 	memset(at, 0, sizeof at);
 	memset(runs, 0, sizeof runs);
-	td_id_new("atg", group);
+	id_new("atg", group);
 	if (!attempts_configure(svc, rq, at, &defaults, p))
 		goto done;
 	store_dir = attempts_scratch(svc, group, ".git");
@@ -228,8 +228,8 @@ attempts_create(struct service *svc, const struct attempts_request *rq, struct p
 	/* cwd below the repository's top: each attempt's session works at the same place */
 	sub = strcmp(repo.top, rq->cwd) == 0 ? xstrdup("") : xstrdup(rq->cwd + strlen(repo.top));
 	for (int i = 0; i < rq->count; i++) {
-		td_id_new("ses", at[i].session);
-		td_id_new("run", at[i].run);
+		id_new("ses", at[i].session);
+		id_new("run", at[i].run);
 		at[i].branch = xasprintf("taskdeck/attempt-%s-%d", group, i + 1);
 		at[i].path = xasprintf("%s/%s", svc->paths.workspaces, at[i].session);
 		at[i].cwd = xasprintf("%s%s", at[i].path, sub);
@@ -245,7 +245,7 @@ attempts_create(struct service *svc, const struct attempts_request *rq, struct p
 	}
 	pthread_mutex_lock(&attempts_mu);
 	index = attempts_scratch(svc, group, ".index");
-	ok = td_mkdir_p(svc->paths.workspaces, 0700) &&
+	ok = paths_mkdir_p(svc->paths.workspaces, 0700) &&
 	    attempts_git_snapshot(&repo, index, base, why, sizeof why);
 	free(index);
 	for (; ok && made < rq->count; made++)
@@ -324,7 +324,7 @@ attempts_remove_all(struct service *svc, const char *group, const char *status)
 		char *mine = attempts_scratch(svc, group, ".git");
 
 		if (strcmp(mine, rows[0].git_dir) == 0)
-			td_remove_tree(mine);
+			paths_remove_tree(mine);
 		free(mine);
 	}
 	attempt_rows_free(rows, n);
@@ -346,7 +346,7 @@ attempts_applied(struct store *st, const char *group, const char *run)
 		return false;
 	sqlite3_bind_text(s, 1, group, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, run, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, td_now_ms());
+	sqlite3_bind_int64(s, 3, clock_wall_ms());
 	ok = sqlite3_step(s) == SQLITE_DONE;
 	sqlite3_reset(s);
 	return ok;
@@ -466,7 +466,7 @@ attempts_revert(struct service *svc, const char *group_id, struct problem *p)
 	    " FROM attempts WHERE group_id = ?1 AND state = 'active') THEN 'active' ELSE"
 	    " 'discarded' END, reverted_at = ?2 WHERE id = ?1");
 	sqlite3_bind_text(s, 1, group_id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, td_now_ms());
+	sqlite3_bind_int64(s, 2, clock_wall_ms());
 	sqlite3_step(s);
 	sqlite3_reset(s);
 	attempts_group_touch(st, group_id, NULL);

@@ -402,7 +402,7 @@ repair_agent(struct service *svc, cJSON *actions)
 	dir = xstrdup(svc->agent_path);
 	if ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
 		*slash = '\0';
-		if (!td_mkdir_p(dir, 0700)) {
+		if (!paths_mkdir_p(dir, 0700)) {
 			fail = failure(errno_code(errno), xasprintf("cannot create %s: %s", dir,
 			    strerror(errno)));
 		}
@@ -437,7 +437,7 @@ repair_transcripts(struct service *svc, cJSON *actions)
 		free(from);
 		return fail;
 	}
-	if (!td_mkdir_p(svc->replay_dir, 0700)) {
+	if (!paths_mkdir_p(svc->replay_dir, 0700)) {
 		fail = failure(errno_code(errno), xasprintf("cannot create %s: %s",
 		    svc->replay_dir, strerror(errno)));
 		free(from);
@@ -642,7 +642,7 @@ bootstrap_install_cli(struct service *svc)
 	target = cli_target();
 	text = launcher_text(target, &len);
 	pthread_mutex_lock(&repair_lock);
-	if (!td_mkdir_p(dir, 0755)) {
+	if (!paths_mkdir_p(dir, 0755)) {
 		res = failure(errno_code(errno), xasprintf("cannot create %s: %s", dir,
 		    strerror(errno)));
 		goto out;

@@ -78,7 +78,7 @@ changes_restore(git_repository *repo, int dirfd, const char *name, const git_tre
 		return false;
 	data = git_blob_rawcontent(blob);
 	len = (size_t)git_blob_rawsize(blob);
-	td_random_hex(rnd, 8);
+	random_hex(rnd, 8);
 	snprintf(tmp, sizeof tmp, ".taskdeck-revert-%s", rnd);
 	if (git_tree_entry_filemode(e) == GIT_FILEMODE_LINK) {
 		char *target = xstrndup(data, len);
@@ -402,7 +402,7 @@ changes_do_revert(struct changes *c, struct changes_job *job)
 	if (row.reverted_at != 0 && !job->force)
 		goto done;
 	failed = changes_revert_put_back(&rv, job->run_id, reverted);
-	at = td_now_ms();
+	at = clock_wall_ms();
 	store_lock(st);
 	if (changes_row_reverted(st, job->run_id, at)) {
 		row.reverted_at = at;
@@ -420,7 +420,7 @@ changes_do_revert(struct changes *c, struct changes_job *job)
 		goto fail;
 	}
 done:
-	td_time_format(row.reverted_at, when);
+	time_format_utc(row.reverted_at, when);
 	cJSON_AddStringToObject(job->answer, "revertedAt", when);
 	/* What the snapshots lack the revert could neither compare nor put back. */
 	changes_add_incomplete(job->answer, row.start_why[0] ? row.start_why :

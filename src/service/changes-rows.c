@@ -48,7 +48,7 @@ changes_row_insert(struct store *st, const char *run_id, const char *session_id,
 	sqlite3_bind_text(s, 1, run_id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, session_id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 3, hex, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(s, 4, td_now_ms());
+	sqlite3_bind_int64(s, 4, clock_wall_ms());
 	sqlite3_bind_text(s, 5, why, -1, SQLITE_STATIC);
 	rc = sqlite3_step(s);
 	sqlite3_reset(s);
@@ -71,7 +71,7 @@ changes_row_update(struct store *st, const char *run_id, const git_oid *tree, lo
 	sqlite3_bind_int64(s, 3, files);
 	sqlite3_bind_int64(s, 4, additions);
 	sqlite3_bind_int64(s, 5, deletions);
-	sqlite3_bind_int64(s, 6, td_now_ms());
+	sqlite3_bind_int64(s, 6, clock_wall_ms());
 	sqlite3_bind_text(s, 7, why, -1, SQLITE_STATIC);
 	rc = sqlite3_step(s);
 	sqlite3_reset(s);

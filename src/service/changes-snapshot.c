@@ -153,8 +153,8 @@ changes_start_listed(void *arg)
 		pthread_cond_broadcast(&l->c->cond);
 	}
 	pthread_mutex_unlock(&l->c->mu);
-	for (int64_t t0 = td_mono_ms(); hold != NULL && hold[0] != '\0' &&
-	    access(hold, F_OK) != 0 && td_mono_ms() - t0 < CHANGES_TEST_HOLD_MS;)
+	for (int64_t t0 = clock_mono_ms(); hold != NULL && hold[0] != '\0' &&
+	    access(hold, F_OK) != 0 && clock_mono_ms() - t0 < CHANGES_TEST_HOLD_MS;)
 		usleep(10 * 1000);
 }
 

@@ -118,7 +118,7 @@ changes_session_get(struct changes *c, const char *id)
 
 	for (pp = &c->sessions; (s = *pp) != NULL; pp = &s->next) {
 		if (strcmp(s->id, id) == 0) {
-			s->used = td_mono_ms();
+			s->used = clock_mono_ms();
 			return s;
 		}
 		if (oldest == NULL || s->used < (*oldest)->used)
@@ -158,7 +158,7 @@ changes_session_get(struct changes *c, const char *id)
 	changes_walker_load(s->walker, objects);
 	free(objects);
 	free(path);
-	s->used = td_mono_ms();
+	s->used = clock_mono_ms();
 	s->next = c->sessions;
 	c->sessions = s;
 	return s;
@@ -294,7 +294,7 @@ changes_take(struct changes *c, struct changes_session *s, const char *workspace
 	char *why = NULL;
 	bool ok;
 	long long stored;
-	int64_t t0 = td_mono_ms();
+	int64_t t0 = clock_mono_ms();
 
 	*incomplete = NULL;
 	*replaced = false;
@@ -333,7 +333,7 @@ changes_take(struct changes *c, struct changes_session *s, const char *workspace
 	    "(%lld bytes hashed for them), %ld left out, stat cache %lld bytes, %lldms%s%s",
 	    workspace, stats.files, stats.hashed, stats.pointers, stats.pointer_bytes,
 	    stats.skipped, changes_walker_cache_bytes(s->walker),
-	    (long long)(td_mono_ms() - t0), *incomplete ? ": " : "",
+	    (long long)(clock_mono_ms() - t0), *incomplete ? ": " : "",
 	    *incomplete ? *incomplete : "");
 	return true;
 }

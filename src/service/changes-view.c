@@ -54,7 +54,7 @@ changes_view_open(struct service *svc, const char *run_id, const char *from,
 	} else if (from != NULL) {
 		struct changes_row other;
 		struct run orun;
-		bool same = td_id_valid(from, "run") && runs_get(st, from, &orun);
+		bool same = id_valid(from, "run") && runs_get(st, from, &orun);
 
 		if (same) {
 			same = strcmp(orun.session_id, run.session_id) == 0;
@@ -212,7 +212,7 @@ changes_list(struct service *svc, const char *run_id, const char *from, size_t o
 		cJSON_AddNullToObject(cJSON_AddObjectToObject(out, "from"), "runId");
 	cJSON_AddBoolToObject(out, "live", v.live);
 	if (v.found && v.row.reverted_at != 0) {
-		td_time_format(v.row.reverted_at, when);
+		time_format_utc(v.row.reverted_at, when);
 		cJSON_AddStringToObject(out, "revertedAt", when);
 	} else {
 		cJSON_AddNullToObject(out, "revertedAt");

@@ -54,7 +54,7 @@ changes_do_forget(struct changes *c, struct changes_job *job)
 		}
 	}
 	path = changes_repo_path(c->svc, job->session_id);
-	if (!td_remove_tree(path)) {
+	if (!paths_remove_tree(path)) {
 		job->answer = NULL;
 		log_warn("changes: cannot remove %s: %s", path, strerror(errno));
 	} else {
@@ -73,7 +73,7 @@ changes_pack_idle(struct changes *c)
 	bool more = false;
 
 	for (struct changes_session *s = c->sessions; s != NULL; s = s->next) {
-		int64_t t0 = td_mono_ms();
+		int64_t t0 = clock_mono_ms();
 		size_t n = changes_walker_loose(s->walker);
 
 		if (n < CHANGES_PACK_LOOSE)
@@ -81,7 +81,7 @@ changes_pack_idle(struct changes *c)
 		if (changes_walker_pack(s->walker)) {
 			log_debug("changes: packed %zu objects of session %s in %lldms",
 			    n - changes_walker_loose(s->walker), s->id,
-			    (long long)(td_mono_ms() - t0));
+			    (long long)(clock_mono_ms() - t0));
 		} else {
 			const git_error *e = git_error_last();
 			log_warn("changes: cannot pack the store of session %s: %s", s->id,
@@ -337,7 +337,7 @@ changes_sweep(struct service *svc)
 		if (len <= 4 || len - 4 >= sizeof id || strcmp(e->d_name + len - 4, ".git") != 0)
 			continue;
 		snprintf(id, sizeof id, "%.*s", (int)(len - 4), e->d_name);
-		if (!td_id_valid(id, "ses"))
+		if (!id_valid(id, "ses"))
 			continue;
 		store_lock(svc->store);
 		s = store_stmt(svc->store, "SELECT 1 FROM sessions WHERE id = ?1");

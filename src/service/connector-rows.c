@@ -103,7 +103,7 @@ connector_rows_update(struct store *st, const char *id, const char *name,
 	if (name != NULL)
 		sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 3, json_print(transport), -1, free);
-	sqlite3_bind_int64(s, 4, td_now_ms());
+	sqlite3_bind_int64(s, 4, clock_wall_ms());
 	ok = sqlite3_step(s) == SQLITE_DONE;
 	sqlite3_reset(s);
 	return ok;
@@ -118,7 +118,7 @@ connector_rows_set_enabled(struct store *st, const char *id, bool enabled)
 
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 	sqlite3_bind_int(s, 2, enabled);
-	sqlite3_bind_int64(s, 3, td_now_ms());
+	sqlite3_bind_int64(s, 3, clock_wall_ms());
 	if (sqlite3_step(s) != SQLITE_DONE)
 		r = -1;
 	else

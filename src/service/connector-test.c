@@ -66,7 +66,7 @@ connector_test_run(const struct connector_launch *l)
 	struct mcp_tool *tools = NULL;
 	size_t n = 0;
 	cJSON *r;
-	int64_t t0 = td_mono_ms(), t1 = 0, t2 = 0, t3 = 0;
+	int64_t t0 = clock_mono_ms(), t1 = 0, t2 = 0, t3 = 0;
 
 	if (l->builtin) {
 		redact_free(secrets);
@@ -102,24 +102,24 @@ connector_test_run(const struct connector_launch *l)
 		c = mcp_open_stdio_sandboxed(&policy, l->command, l->args, l->envp, cwd, &lim,
 		    err, sizeof err);
 	}
-	t1 = td_mono_ms();
+	t1 = clock_mono_ms();
 	if (c == NULL) {
 		r = connector_test_result(false, 0, "%s could not be started: %s", l->name, err);
 	} else if (mcp_handshake(c, err, sizeof err) != 0) {
 		r = connector_test_result(false, 0, "%s did not complete the MCP handshake: %s", l->name, err);
-	} else if ((t2 = td_mono_ms()), mcp_list_tools(c, &tools, &n, err, sizeof err) != 0) {
+	} else if ((t2 = clock_mono_ms()), mcp_list_tools(c, &tools, &n, err, sizeof err) != 0) {
 		r = connector_test_result(false, 0, "%s did not list its tools: %s", l->name, err);
 	} else {
 		r = connector_test_result(true, n, "%s answered (%s, MCP %s) and lists %zu tools", l->name,
 		    mcp_server_name(c) ? mcp_server_name(c) : "unnamed server",
 		    mcp_protocol_version(c), n);
 	}
-	t3 = td_mono_ms();
+	t3 = clock_mono_ms();
 	mcp_tools_free(tools, n);
 	mcp_close(c);
 	log_debug("connector test of %s: open %lld ms, handshake %lld ms, tools %lld ms, "
 	    "close %lld ms", l->name, (long long)(t1 - t0), (long long)(t2 ? t2 - t1 : 0),
-	    (long long)(t2 ? t3 - t2 : 0), (long long)(td_mono_ms() - t3));
+	    (long long)(t2 ? t3 - t2 : 0), (long long)(clock_mono_ms() - t3));
 	if (!l->http && !l->builtin)
 		nftw(cwd, connector_test_remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	/* What the server said is masked already; the message made of it is masked again. */

@@ -323,7 +323,7 @@ connector_bindings_valid(const cJSON *b, const cJSON *transport, cJSON **out, st
 		bool env;
 
 		if (!cJSON_IsObject(e) || !json_only_keys(e, keys, &bad) || cred == NULL ||
-		    target == NULL || !td_id_valid(cred, "cred")) {
+		    target == NULL || !id_valid(cred, "cred")) {
 			cJSON_Delete(norm);
 			return problem_set(p, TD_INVALID_REQUEST, f, "each binding is "
 			    "{\"credentialId\": \"cred_...\", \"target\": \"env:NAME\" or "
@@ -480,7 +480,7 @@ connector_add(struct service *svc, const cJSON *body, cJSON **out, struct proble
 	cJSON *transport = NULL, *bindings = NULL;
 	char id[TD_ID_MAX];
 	enum td_code rc;
-	int64_t now = td_now_ms();
+	int64_t now = clock_wall_ms();
 
 	*out = NULL;
 	if ((rc = connector_fields_valid(body, add_fields, p)) != TD_OK ||
@@ -497,7 +497,7 @@ connector_add(struct service *svc, const cJSON *body, cJSON **out, struct proble
 		cJSON_Delete(transport);
 		return rc;
 	}
-	td_id_new("con", id);
+	id_new("con", id);
 	store_lock(st);
 	if (!store_begin(st)) {
 		store_unlock(st);
@@ -638,7 +638,7 @@ connector_state_dir(const struct service *svc, const char *id, bool make)
 	    id[0] == '.')
 		return NULL;
 	dir = xasprintf("%s/connector-state/%s", svc->paths.data_dir, id);
-	if (make && !td_mkdir_p(dir, 0700)) {
+	if (make && !paths_mkdir_p(dir, 0700)) {
 		log_warn("cannot make the state directory %s: %s", dir, strerror(errno));
 		free(dir);
 		return NULL;

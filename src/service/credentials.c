@@ -176,7 +176,7 @@ credential_create(struct service *svc, const cJSON *body, cJSON **out,
 		kind = "secret";
 	if ((rc = credential_fields_valid(body, true, kind, p)) != TD_OK)
 		return rc;
-	td_id_new("cred", id);
+	id_new("cred", id);
 	store_lock(st);
 	if (!store_begin(st)) {
 		store_unlock(st);
@@ -190,7 +190,7 @@ credential_create(struct service *svc, const cJSON *body, cJSON **out,
 		rc = problem_set(p, TD_INVALID_REQUEST, NULL, "there are %d credentials already; "
 		    "delete one first", CREDENTIALS_MAX);
 	if (rc == TD_OK) {
-		int64_t now = td_now_ms();
+		int64_t now = clock_wall_ms();
 
 		s = store_stmt(st, "INSERT INTO credentials (" CREDENTIAL_COLUMNS ", secret)"
 		    " VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)");
@@ -252,7 +252,7 @@ credential_update(struct service *svc, const char *id, const cJSON *body, cJSON 
 		if (cJSON_IsString(desc) || cJSON_IsNull(desc))
 			sqlite3_bind_text(s, 4, cJSON_IsString(desc) ? desc->valuestring : "", -1,
 			    SQLITE_STATIC);
-		sqlite3_bind_int64(s, 6, td_now_ms());
+		sqlite3_bind_int64(s, 6, clock_wall_ms());
 		if (secret != NULL && !credential_bind_sealed(svc, s, 5, secret))
 			rc = problem_set(p, TD_INTERNAL_ERROR, NULL,
 			    "the secrets key cannot be read or made (see the service log)");
@@ -330,7 +330,7 @@ credential_delete(struct service *svc, const char *id, bool force, struct proble
 	enum td_code rc = TD_OK;
 	cJSON *cred, *binders, *b, *providers = NULL;
 	sqlite3_stmt *s;
-	int64_t now = td_now_ms();
+	int64_t now = clock_wall_ms();
 
 	store_lock(st);
 	if (!store_begin(st)) {

@@ -223,7 +223,7 @@ resync_frame(const struct events *ev, const struct events_filter *f, const char 
 	cJSON *o = cJSON_CreateObject();
 	char now[TD_TIME_LEN];
 
-	td_time_format(td_now_ms(), now);
+	time_format_utc(clock_wall_ms(), now);
 	cJSON_AddStringToObject(o, "type", "stream.resync-required");
 	cJSON_AddNumberToObject(o, "seq", (double)ev->seq);
 	cJSON_AddStringToObject(o, "time", now);
@@ -413,7 +413,7 @@ publish(struct events *ev, const char *type, const char *project_id,
 	for (int i = 0; i < ev->nlisteners; i++)
 		ev->listeners[i].fn(ev->listeners[i].arg, type, project, run, data);
 	seq = ++ev->seq;
-	td_time_format(td_now_ms(), now);
+	time_format_utc(clock_wall_ms(), now);
 	n = asprintf(&text, "id: %s:%" PRIu64 "\nevent: %s\ndata: {\"seq\":%" PRIu64
 	    ",\"type\":\"%s\",\"time\":\"%s\",\"projectId\":%s,\"sessionId\":%s,"
 	    "\"runId\":%s,\"data\":%s}\n\n", ev->svc->stream_id, seq, type, seq, type, now,
@@ -517,7 +517,7 @@ gaps_note(struct events *ev, const struct pending *batch, size_t n, bool stored)
 		pthread_mutex_unlock(&ev->mu);
 		return;
 	}
-	ev->gap_failed_ms = td_mono_ms();
+	ev->gap_failed_ms = clock_mono_ms();
 	for (size_t i = 0; i < n; i++) {
 		const struct pending *p = &batch[i];
 		struct gap *g = NULL;
@@ -562,7 +562,7 @@ gaps_report(struct events *ev)
 		uint64_t seq;
 
 		if (g.reported != 0 || (!ev->stopping &&
-		    td_mono_ms() - ev->gap_failed_ms < EVENTS_GAP_RETRY_MS))
+		    clock_mono_ms() - ev->gap_failed_ms < EVENTS_GAP_RETRY_MS))
 			continue;
 		d = cJSON_CreateObject();
 		cJSON_AddItemToObject(d, "reason", cJSON_CreateStringReference(
@@ -661,7 +661,7 @@ heartbeat(struct events *ev)
 	char now[TD_TIME_LEN];
 	struct frame *fr;
 
-	td_time_format(td_now_ms(), now);
+	time_format_utc(clock_wall_ms(), now);
 	cJSON_AddStringToObject(o, "type", "stream.heartbeat");
 	cJSON_AddStringToObject(o, "time", now);
 	fr = control_frame(ev, false, "stream.heartbeat", o);
@@ -706,7 +706,7 @@ static void *
 writer_thread(void *arg)
 {
 	struct events *ev = arg;
-	int64_t next_beat = td_mono_ms() + EVENTS_HEARTBEAT_MS;
+	int64_t next_beat = clock_mono_ms() + EVENTS_HEARTBEAT_MS;
 
 	pthread_mutex_lock(&ev->mu);
 	while (!ev->stopping) {
@@ -718,10 +718,10 @@ writer_thread(void *arg)
 			if (pthread_cond_timedwait(&ev->cond, &ev->mu, &ts) != 0)
 				break;
 		}
-		if (td_mono_ms() >= next_beat) {
+		if (clock_mono_ms() >= next_beat) {
 			if (!ev->shutdown)
 				heartbeat(ev);
-			next_beat = td_mono_ms() + EVENTS_HEARTBEAT_MS;
+			next_beat = clock_mono_ms() + EVENTS_HEARTBEAT_MS;
 		}
 		if (!ev->shutdown)
 			reap_closed(ev);

@@ -23,7 +23,7 @@ files_make_dirs(const struct td_paths *p, char **err)
 	const char *dirs[] = { p->config_dir, p->data_dir, p->runtime_dir };
 
 	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
-		if (!td_mkdir_p(dirs[i], 0700)) {
+		if (!paths_mkdir_p(dirs[i], 0700)) {
 			*err = xasprintf("cannot create %s: %s", dirs[i], strerror(errno));
 			return false;
 		}
@@ -94,7 +94,7 @@ create_token(const struct td_paths *p, char **err)
 	int fd;
 	bool ok;
 
-	td_random_hex(token, TD_TOKEN_HEX / 2);
+	random_hex(token, TD_TOKEN_HEX / 2);
 	strcat(token, "\n");
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	ok = fd >= 0 && write(fd, token, TD_TOKEN_HEX + 1) == TD_TOKEN_HEX + 1 &&
@@ -201,7 +201,7 @@ files_write_discovery(const struct service *svc, char **err)
 	char *text;
 	bool ok;
 
-	td_time_format(svc->started_at, started);
+	time_format_utc(svc->started_at, started);
 	cJSON_AddStringToObject(d, "baseUrl", svc->base_url);
 	cJSON_AddNumberToObject(d, "pid", (double)getpid());
 	cJSON_AddStringToObject(d, "version", TD_VERSION);

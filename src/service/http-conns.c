@@ -41,7 +41,7 @@ waiting_add(struct http_server *h, struct http_conn *hc, enum conn_phase phase)
 	waiting_remove(h, hc);
 	if (hc->evicted)
 		return;
-	hc->since_ms = td_mono_ms();
+	hc->since_ms = clock_mono_ms();
 	hc->phase = phase;
 	hc->prev = h->wait_tail;
 	hc->next = NULL;
@@ -106,7 +106,7 @@ waiting_end(struct http_server *h, struct http_conn *hc)
 static void
 waiting_trim(struct http_server *h)
 {
-	int64_t now = td_mono_ms();
+	int64_t now = clock_mono_ms();
 
 	while (h->nwaiting > HTTP_MAX_WAITING && now - h->wait_head->since_ms >=
 	    HTTP_WAIT_GRACE_MS)
@@ -205,7 +205,7 @@ http_conns_sweeper(void *arg)
 	pthread_mutex_lock(&h->mu);
 	while (!h->stopping) {
 		struct timespec ts;
-		int64_t now = td_mono_ms();
+		int64_t now = clock_mono_ms();
 		struct http_conn *hc = h->wait_head, *next;
 		long evicted;
 

@@ -111,11 +111,11 @@ http_verror(struct http_response *r, enum td_code code, cJSON *details,
 	}
 	if (fmt != NULL && vasprintf(&msg, fmt, ap) < 0)
 		msg = NULL;
-	cJSON_AddStringToObject(err, "code", td_code_name(code));
-	cJSON_AddStringToObject(err, "message", msg ? msg : td_code_default_message(code));
+	cJSON_AddStringToObject(err, "code", errcode_name(code));
+	cJSON_AddStringToObject(err, "message", msg ? msg : errcode_default_message(code));
 	cJSON_AddItemToObject(err, "details", details ? details : cJSON_CreateObject());
 	free(msg);
-	http_json(r, td_code_http_status(code), root);
+	http_json(r, errcode_http_status(code), root);
 }
 
 void

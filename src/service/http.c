@@ -460,7 +460,7 @@ queue(struct MHD_Connection *conn, struct http_ctx *ctx, const char *method,
 	ctx->answered = true;
 	MHD_destroy_response(resp);
 	log_debug("%s %s %d %lldms %s", method, url, r->status,
-	    (long long)(td_mono_ms() - ctx->start_ms), ctx->request_id);
+	    (long long)(clock_mono_ms() - ctx->start_ms), ctx->request_id);
 	if (r->status >= 500)
 		log_warn("%s %s answered %d (%s)", method, url, r->status, ctx->request_id);
 	return ret;
@@ -506,7 +506,7 @@ early_message(enum td_code code)
 	case TD_PAYLOAD_TOO_LARGE:
 		return "The request body is larger than 1 MiB.";
 	default:
-		return td_code_default_message(code);
+		return errcode_default_message(code);
 	}
 }
 
@@ -577,8 +577,8 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url,
 		ctx = xcalloc(1, sizeof *ctx);
 		ctx->server = h;
 		buf_init(&ctx->body, HTTP_MAX_BODY);
-		ctx->start_ms = td_mono_ms();
-		td_id_new("req", ctx->request_id);
+		ctx->start_ms = clock_mono_ms();
+		id_new("req", ctx->request_id);
 		ctx->early = early_checks(h, conn, url);
 		if (ctx->early == TD_OK && refused)
 			ctx->early = TD_URI_TOO_LONG;
@@ -746,7 +746,7 @@ http_port(const struct http_server *h)
 void
 http_stop(struct http_server *h, int grace_ms)
 {
-	int64_t deadline = td_mono_ms() + grace_ms;
+	int64_t deadline = clock_mono_ms() + grace_ms;
 	MHD_socket lsock;
 
 	if (h == NULL)
@@ -754,7 +754,7 @@ http_stop(struct http_server *h, int grace_ms)
 	lsock = MHD_quiesce_daemon(h->daemon);
 	if (lsock != MHD_INVALID_SOCKET)
 		close(lsock);
-	while (atomic_load(&h->in_flight) > 0 && td_mono_ms() < deadline) {
+	while (atomic_load(&h->in_flight) > 0 && clock_mono_ms() < deadline) {
 		struct timespec ts = { 0, 10 * 1000000L };
 		nanosleep(&ts, NULL);
 	}

@@ -55,7 +55,7 @@ idem_new(size_t capacity, int64_t ttl_ms, int64_t (*now_ms)(void))
 		ix->nbuckets *= 2;
 	ix->buckets = xcalloc(ix->nbuckets, sizeof *ix->buckets);
 	ix->ttl_ms = ttl_ms;
-	ix->now_ms = now_ms ? now_ms : td_now_ms;
+	ix->now_ms = now_ms ? now_ms : clock_wall_ms;
 	return ix;
 }
 

@@ -46,7 +46,7 @@ models_cached(const char *name)
 	pthread_mutex_lock(&models_cache_mu);
 	for (size_t i = 0; i < MODELS_CACHED; i++)
 		if (models_cache[i].name != NULL && strcmp(models_cache[i].name, name) == 0 &&
-		    td_mono_ms() - models_cache[i].at < MODELS_CACHE_MS)
+		    clock_mono_ms() - models_cache[i].at < MODELS_CACHE_MS)
 			out = cJSON_Duplicate(models_cache[i].list, true);
 	pthread_mutex_unlock(&models_cache_mu);
 	return out;
@@ -71,7 +71,7 @@ models_keep(const char *name, const cJSON *list)
 	cJSON_Delete(models_cache[at].list);
 	models_cache[at].name = xstrdup(name);
 	models_cache[at].list = cJSON_Duplicate(list, true);
-	models_cache[at].at = td_mono_ms();
+	models_cache[at].at = clock_mono_ms();
 	pthread_mutex_unlock(&models_cache_mu);
 }
 

@@ -106,7 +106,7 @@ notify_drain(int fd, const char *run_id, long long deadline)
 	bool cut = false;
 
 	for (;;) {
-		long long left = deadline - td_mono_ms();
+		long long left = deadline - clock_mono_ms();
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		char chunk[1024];
 		ssize_t got;
@@ -181,10 +181,10 @@ notify_run(struct notify *n, const struct notify_item *it)
 	argv[argc] = NULL;
 	if ((pid = notify_spawn(n, argv, envp, &out)) < 0)
 		return;
-	deadline = td_mono_ms() + NOTIFY_TIMEOUT_MS;
+	deadline = clock_mono_ms() + NOTIFY_TIMEOUT_MS;
 	notify_drain(out, it->run_id, deadline);
 	close(out);
-	while ((got = waitpid(pid, &status, WNOHANG)) == 0 && td_mono_ms() < deadline)
+	while ((got = waitpid(pid, &status, WNOHANG)) == 0 && clock_mono_ms() < deadline)
 		usleep(20000);
 	if (got == 0) {
 		sandbox_kill(pid);

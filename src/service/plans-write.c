@@ -17,7 +17,7 @@ plans_respond_check_locked(struct store *st, const char *session_id,
 	if (!p->found) {
 		if (sessions_exists(st, session_id))
 			problem_set(pr, TD_PLAN_NOT_PENDING, NULL, "%s",
-			    td_code_default_message(TD_PLAN_NOT_PENDING));
+			    errcode_default_message(TD_PLAN_NOT_PENDING));
 		else
 			problem_not_found(pr, "session", session_id);
 		return false;
@@ -25,12 +25,12 @@ plans_respond_check_locked(struct store *st, const char *session_id,
 	if (p->version != version || p->revision != revision) {
 		pr->details = cJSON_CreateObject();
 		cJSON_AddItemToObject(pr->details, "current", plan_load(st, session_id));
-		problem_set(pr, TD_STALE_PLAN, NULL, "%s", td_code_default_message(TD_STALE_PLAN));
+		problem_set(pr, TD_STALE_PLAN, NULL, "%s", errcode_default_message(TD_STALE_PLAN));
 		return false;
 	}
 	if (strcmp(p->status, "awaiting-approval") != 0 || !p->run_running) {
 		problem_set(pr, TD_PLAN_NOT_PENDING, NULL, "%s",
-		    td_code_default_message(TD_PLAN_NOT_PENDING));
+		    errcode_default_message(TD_PLAN_NOT_PENDING));
 		return false;
 	}
 	return true;
@@ -70,6 +70,6 @@ plans_respond(struct service *svc, const char *session_id, const char *decision,
 	cJSON_Delete(p.steps);
 	if (plan == NULL)
 		problem_set(pr, TD_INTERNAL_ERROR, NULL, "%s",
-		    td_code_default_message(TD_INTERNAL_ERROR));
+		    errcode_default_message(TD_INTERNAL_ERROR));
 	return plan;
 }

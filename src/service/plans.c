@@ -128,7 +128,7 @@ plan_propose(struct service *svc, const char *run_id, const char *session_id,
 	const char *summary = json_get_string(params, "summary");
 	cJSON *steps = proposal_steps(params), *attention;
 	long long version = 0, revision = 0;
-	int64_t now = td_now_ms();
+	int64_t now = clock_wall_ms();
 	sqlite3_stmt *s;
 	char *steps_text, since[TD_TIME_LEN];
 	bool ok;
@@ -177,7 +177,7 @@ plan_propose(struct service *svc, const char *run_id, const char *session_id,
 	cJSON_AddStringToObject(attention, "kind", "plan-approval");
 	cJSON_AddNumberToObject(attention, "planVersion", (double)(version + 1));
 	cJSON_AddNumberToObject(attention, "planRevision", (double)(revision + 1));
-	td_time_format(now, since);
+	time_format_utc(now, since);
 	cJSON_AddStringToObject(attention, "since", since);
 	ok = ok && runs_set_attention(svc, run_id, attention);
 	ok = ok ? store_commit(st) : (store_rollback(st), false);
@@ -244,7 +244,7 @@ plan_step(struct service *svc, const char *run_id, const char *session_id,
 		    " updated_at = " RESOURCE_NEXT_TIME(3) " WHERE session_id = ?1");
 		sqlite3_bind_text(s, 1, session_id, -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, 2, text, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 3, td_now_ms());
+		sqlite3_bind_int64(s, 3, clock_wall_ms());
 		if (sqlite3_step(s) != SQLITE_DONE) {
 			code = TD_INTERNAL_ERROR;
 			*message = xstrdup("The service could not store the step.");
@@ -287,7 +287,7 @@ plans_run_ended(struct service *svc, const char *run_id, const char *status)
 	    " updated_at = " RESOURCE_NEXT_TIME(3) " WHERE session_id = ?1");
 	sqlite3_bind_text(s, 1, session, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, status, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, td_now_ms());
+	sqlite3_bind_int64(s, 3, clock_wall_ms());
 	ok = sqlite3_step(s) == SQLITE_DONE;
 	sqlite3_reset(s);
 	if (ok)
@@ -326,7 +326,7 @@ plans_recover_locked(struct service *svc)
 	    " request_id = NULL, updated_at = " RESOURCE_NEXT_TIME(1)
 	    " WHERE status IN " PLAN_OPEN " AND run_id NOT IN"
 	    " (SELECT id FROM runs WHERE status = 'running')");
-	sqlite3_bind_int64(s, 1, td_now_ms());
+	sqlite3_bind_int64(s, 1, clock_wall_ms());
 	ok = sqlite3_step(s) == SQLITE_DONE;
 	sqlite3_reset(s);
 	for (size_t i = 0; ok && i < n; i++) {
@@ -395,7 +395,7 @@ plan_decision_apply_locked(struct service *svc, const char *session_id, const st
 	};
 	struct store *st = svc->store;
 	const char *status = NULL;
-	int64_t now = td_now_ms();
+	int64_t now = clock_wall_ms();
 	sqlite3_stmt *s;
 	bool ok;
 

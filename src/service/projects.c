@@ -209,7 +209,7 @@ projects_archive(struct store *st, const char *id, bool archived, int64_t now)
 static void
 projects_internal(struct problem *p)
 {
-	problem_set(p, TD_INTERNAL_ERROR, NULL, "%s", td_code_default_message(TD_INTERNAL_ERROR));
+	problem_set(p, TD_INTERNAL_ERROR, NULL, "%s", errcode_default_message(TD_INTERNAL_ERROR));
 }
 
 cJSON *
@@ -220,9 +220,9 @@ projects_create_request(struct service *svc, const cJSON *fields, char id[TD_ID_
 	cJSON *project;
 	bool ok;
 
-	td_id_new("prj", id);
+	id_new("prj", id);
 	store_lock(st);
-	ok = store_begin(st) && projects_create(st, id, fields, td_now_ms());
+	ok = store_begin(st) && projects_create(st, id, fields, clock_wall_ms());
 	ok = ok ? store_commit(st) : (store_rollback(st), false);
 	project = ok ? projects_load(st, id) : NULL;
 	if (project != NULL)
@@ -248,9 +248,9 @@ projects_patch_locked(struct store *st, const char *id, cJSON *project, const cJ
 		cJSON_AddItemToObject(editable, *f,
 		    cJSON_DetachItemFromObjectCaseSensitive(project, *f));
 	editable = json_merge_patch(editable, patch);
-	ok = projects_update(st, id, editable, td_now_ms());
+	ok = projects_update(st, id, editable, clock_wall_ms());
 	if (ok && archived != NULL)
-		ok = projects_archive(st, id, cJSON_IsTrue(archived), td_now_ms());
+		ok = projects_archive(st, id, cJSON_IsTrue(archived), clock_wall_ms());
 	cJSON_Delete(editable);
 	return ok;
 }
@@ -334,7 +334,7 @@ projects_defaults_update(struct service *svc, const char *id, int64_t expected,
 		    "and write again.", expected_text);
 		return NULL;
 	}
-	ok = projects_defaults_store(st, id, projects_defaults_merge(res, patch), td_now_ms());
+	ok = projects_defaults_store(st, id, projects_defaults_merge(res, patch), clock_wall_ms());
 	cJSON_Delete(res);
 	ok = ok ? store_commit(st) : (store_rollback(st), false);
 	res = ok ? projects_defaults_load(st, id, &current) : NULL;

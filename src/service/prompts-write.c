@@ -32,7 +32,7 @@ prompts_answer_check_locked(struct store *st, const char *id, const char *status
 		p->details = cJSON_CreateObject();
 		cJSON_AddItemToObject(p->details, "current", prompt_load(st, id));
 		problem_set(p, TD_PERMISSION_NOT_PENDING, NULL, "%s",
-		    td_code_default_message(TD_PERMISSION_NOT_PENDING));
+		    errcode_default_message(TD_PERMISSION_NOT_PENDING));
 		return false;
 	}
 	if (!allow)
@@ -71,7 +71,7 @@ prompts_answer_request(struct service *svc, const char *id, const char *decision
 		store_unlock(st);
 		return NULL;
 	}
-	ok = ok && prompts_answer(st, id, allow, decision, td_now_ms());
+	ok = ok && prompts_answer(st, id, allow, decision, clock_wall_ms());
 	if (ok && strcmp(decision, "allow-run") == 0)
 		ok = runs_allow_all(st, run_id);
 	ok = ok ? store_commit(st) : (store_rollback(st), false);
@@ -90,6 +90,6 @@ prompts_answer_request(struct service *svc, const char *id, const char *decision
 	cJSON_Delete(content);
 	if (prompt == NULL)
 		problem_set(p, TD_INTERNAL_ERROR, NULL, "%s",
-		    td_code_default_message(TD_INTERNAL_ERROR));
+		    errcode_default_message(TD_INTERNAL_ERROR));
 	return prompt;
 }

@@ -134,7 +134,7 @@ prompt_ask(struct service *svc, const char *run_id, long long request_id,
 		return TD_INVALID_REQUEST;
 	}
 	input_text = input ? json_print(input) : xstrdup("{}");
-	td_id_new("prm", id);
+	id_new("prm", id);
 	store_lock(st);
 	ok = store_begin(st);
 	if (ok) {
@@ -165,9 +165,9 @@ prompt_ask(struct service *svc, const char *run_id, long long request_id,
 		sqlite3_bind_text(s, 9, *allow_now ? "allowed" : "pending", -1, SQLITE_STATIC);
 		if (*allow_now)
 			sqlite3_bind_text(s, 10, "allow-run", -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 11, td_now_ms());
+		sqlite3_bind_int64(s, 11, clock_wall_ms());
 		if (*allow_now)
-			sqlite3_bind_int64(s, 12, td_now_ms());
+			sqlite3_bind_int64(s, 12, clock_wall_ms());
 		sqlite3_bind_int(s, 13, cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(params,
 		    "form")));
 		ok = sqlite3_step(s) == SQLITE_DONE;
@@ -215,7 +215,7 @@ prompt_withdraw(struct service *svc, const char *run_id, const cJSON *params, bo
 		s = store_stmt(st, "UPDATE permission_prompts SET status = 'expired',"
 		    " decision = 'withdrawn', answered_at = ?2 WHERE id = ?1 AND status = 'pending'");
 		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 2, td_now_ms());
+		sqlite3_bind_int64(s, 2, clock_wall_ms());
 		ok = sqlite3_step(s) == SQLITE_DONE;
 		*withdrawn = ok && sqlite3_changes(sqlite3_db_handle(s)) == 1;
 		sqlite3_reset(s);

@@ -124,7 +124,7 @@ recover_runs(struct service *svc, char (**resume)[TD_ID_MAX], size_t *nresume, c
 	int max = settings_resume_limit(svc->settings);
 	struct left_run *left = NULL;
 	size_t n = 0, ended = 0;
-	int64_t now = td_now_ms();
+	int64_t now = clock_wall_ms();
 	bool ok, clean = false;
 
 	*resume = NULL;

@@ -16,7 +16,7 @@ resource_add_time(cJSON *obj, const char *key, int64_t ms)
 {
 	char t[TD_TIME_LEN];
 
-	td_time_format(ms, t);
+	time_format_utc(ms, t);
 	cJSON_AddStringToObject(obj, key, t);
 }
 

@@ -32,7 +32,7 @@ route_artifacts_list(struct http_request *req, struct http_response *r)
 
 	if (!http_query_limit(req, r, &limit))
 		return;
-	if (cursor != NULL && !td_id_valid(cursor, "art")) {
+	if (cursor != NULL && !id_valid(cursor, "art")) {
 		http_bad_parameter(r, "cursor", "cursor is not an artifact id");
 		return;
 	}

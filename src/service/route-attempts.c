@@ -84,7 +84,7 @@ attempts_body_valid(const cJSON *body, struct http_response *r)
 	if (!json_only_keys(body, attempts_fields, &bad))
 		return http_bad_field(r, bad, "unknown field %s", bad), false;
 	if (!json_check_string(body, "project", true, false, 1, TD_ID_MAX) ||
-	    !td_id_valid(json_get_string(body, "project"), "prj"))
+	    !id_valid(json_get_string(body, "project"), "prj"))
 		return http_bad_field(r, "project", "project must be a project id"), false;
 	if (!json_check_string(body, "prompt", true, false, 1, ATTEMPTS_PROMPT_MAX))
 		return http_bad_field(r, "prompt", "prompt must be a string of 1 to %d "
@@ -167,7 +167,7 @@ route_attempts_list(struct http_request *req, struct http_response *r)
 
 	if (!http_query_limit(req, r, &limit))
 		return;
-	if (project == NULL || !td_id_valid(project, "prj"))
+	if (project == NULL || !id_valid(project, "prj"))
 		return http_bad_parameter(r, "project", "project must be a project id");
 	arr = attempts_list(req->svc, project, limit);
 	if (arr == NULL)

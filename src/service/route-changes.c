@@ -15,7 +15,7 @@ static bool
 route_changes_from(struct http_request *req, struct http_response *r, const char **from)
 {
 	*from = http_query(req, "from");
-	if (*from != NULL && strcmp(*from, "start") != 0 && !td_id_valid(*from, "run")) {
+	if (*from != NULL && strcmp(*from, "start") != 0 && !id_valid(*from, "run")) {
 		http_bad_parameter(r, "from", "from must be start or a run id");
 		return false;
 	}

@@ -17,7 +17,7 @@ route_conn_cursor(struct http_request *req, struct http_response *r, const char 
     const char *extra, const char **cursor)
 {
 	*cursor = http_query(req, "cursor");
-	if (*cursor == NULL || td_id_valid(*cursor, prefix) ||
+	if (*cursor == NULL || id_valid(*cursor, prefix) ||
 	    (extra != NULL && strcmp(*cursor, extra) == 0))
 		return true;
 	http_bad_parameter(r, "cursor", "cursor is not a %s id", prefix);

@@ -396,7 +396,7 @@ check_workspaces(struct report *rep, struct service *svc)
 	cwds = sessions_external_cwds(svc->store, DOCTOR_WORKSPACES_MAX);
 	store_unlock(svc->store);
 	cJSON_ArrayForEach(one, cwds) {
-		char *why = td_path_renamable(json_get_string(one, "cwd"));
+		char *why = paths_renamable(json_get_string(one, "cwd"));
 
 		n++;
 		if (why == NULL)

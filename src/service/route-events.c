@@ -74,7 +74,7 @@ route_events_stream(struct http_request *req, struct http_response *r)
 
 		if (v == NULL)
 			continue;
-		if (!td_id_valid(v, event_filters[i].prefix)) {
+		if (!id_valid(v, event_filters[i].prefix)) {
 			msg = xasprintf("%s must be a %s_ id", event_filters[i].param,
 			    event_filters[i].prefix);
 			http_bad_parameter(r, event_filters[i].param, "%s", msg);
@@ -151,7 +151,7 @@ route_runs_events(struct http_request *req, struct http_response *r)
 	}
 	if (!query_count(req, r, "limit", 1, HISTORY_LIMIT, &limit))
 		return;
-	if (!td_id_valid(id, "run"))
+	if (!id_valid(id, "run"))
 		return http_not_found(r, "run", id);
 	events_flush(req->svc->events);
 	store_lock(st);

@@ -36,9 +36,9 @@ route_permissions_list(struct http_request *req, struct http_response *r)
 		return;
 	if (status != NULL && strcmp(status, "pending") != 0 && strcmp(status, "all") != 0)
 		return http_bad_parameter(r, "status", "status must be pending or all");
-	if (run != NULL && !td_id_valid(run, "run"))
+	if (run != NULL && !id_valid(run, "run"))
 		return http_bad_parameter(r, "run", "run must be a run id");
-	if (cursor != NULL && !td_id_valid(cursor, "prm"))
+	if (cursor != NULL && !id_valid(cursor, "prm"))
 		return http_bad_parameter(r, "cursor", "cursor must be a permission prompt id");
 	all = status != NULL && strcmp(status, "all") == 0;
 	store_lock(st);

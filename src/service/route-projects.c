@@ -90,7 +90,7 @@ route_projects_list(struct http_request *req, struct http_response *r)
 
 	if (!http_query_limit(req, r, &limit))
 		return;
-	if (cursor != NULL && !td_id_valid(cursor, "prj"))
+	if (cursor != NULL && !id_valid(cursor, "prj"))
 		return http_bad_parameter(r, "cursor", "cursor is not a project id");
 	if (!resource_archived_parse(archived, &which))
 		return http_bad_parameter(r, "archived", "archived must be false, true or all");
@@ -229,7 +229,7 @@ route_defaults_update(struct http_request *req, struct http_response *r)
 
 	if (!json_only_keys(req->json, body_fields, &bad))
 		return http_bad_field(r, bad, "unknown field %s", bad);
-	if (expected_text == NULL || !td_time_parse(expected_text, &expected))
+	if (expected_text == NULL || !time_parse_utc(expected_text, &expected))
 		return http_bad_field(r, "expectedUpdatedAt", "expectedUpdatedAt must be the "
 		    "updatedAt you read (RFC 3339 with milliseconds)");
 	if (!cJSON_IsObject(patch))

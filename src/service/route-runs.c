@@ -78,11 +78,11 @@ route_runs_list(struct http_request *req, struct http_response *r)
 		return;
 	if (session == NULL && project == NULL)
 		return http_bad_parameter(r, "session", "give session=ID or project=ID");
-	if (session != NULL && !td_id_valid(session, "ses"))
+	if (session != NULL && !id_valid(session, "ses"))
 		return http_bad_parameter(r, "session", "session must be a session id");
-	if (project != NULL && !td_id_valid(project, "prj"))
+	if (project != NULL && !id_valid(project, "prj"))
 		return http_bad_parameter(r, "project", "project must be a project id");
-	if (cursor != NULL && !td_id_valid(cursor, "run"))
+	if (cursor != NULL && !id_valid(cursor, "run"))
 		return http_bad_parameter(r, "cursor", "cursor must be a run id");
 	if (status != NULL) {
 		bool known = false;
@@ -117,7 +117,7 @@ run_request_valid(const cJSON *body, struct http_response *r)
 		return false;
 	}
 	if (!json_check_string(body, "project", true, false, 1, TD_ID_MAX) ||
-	    !td_id_valid(json_get_string(body, "project"), "prj")) {
+	    !id_valid(json_get_string(body, "project"), "prj")) {
 		http_bad_field(r, "project", "project must be a project id");
 		return false;
 	}
@@ -141,7 +141,7 @@ run_request_valid(const cJSON *body, struct http_response *r)
 	}
 	if (!json_check_string(body, "sessionId", false, true, 1, TD_ID_MAX) ||
 	    (json_get_string(body, "sessionId") != NULL &&
-	    !td_id_valid(json_get_string(body, "sessionId"), "ses"))) {
+	    !id_valid(json_get_string(body, "sessionId"), "ses"))) {
 		http_bad_field(r, "sessionId", "sessionId must be a session id");
 		return false;
 	}

@@ -29,7 +29,7 @@ route_sessions_create(struct http_request *req, struct http_response *r)
 	if (!json_only_keys(body, body_fields, &bad))
 		return http_bad_field(r, bad, "unknown field %s", bad);
 	if (!json_check_string(body, "project", true, false, 1, TD_ID_MAX) ||
-	    !td_id_valid(json_get_string(body, "project"), "prj"))
+	    !id_valid(json_get_string(body, "project"), "prj"))
 		return http_bad_field(r, "project", "project must be a project id");
 	if (!json_check_string(body, "title", false, false, 1, SESSION_TITLE_MAX * 4))
 		return http_bad_field(r, "title", "title must be a string of 1 to %d characters",

@@ -28,9 +28,9 @@ route_sessions_list(struct http_request *req, struct http_response *r)
 
 	if (!http_query_limit(req, r, &limit))
 		return;
-	if (project == NULL || !td_id_valid(project, "prj") ||
-	    (cursor != NULL && !td_id_valid(cursor, "ses"))) {
-		return http_bad_parameter(r, project == NULL || !td_id_valid(project, "prj") ?
+	if (project == NULL || !id_valid(project, "prj") ||
+	    (cursor != NULL && !id_valid(cursor, "ses"))) {
+		return http_bad_parameter(r, project == NULL || !id_valid(project, "prj") ?
 		    "project" : "cursor", "project must be a project id and cursor a session id");
 	}
 	if (!resource_archived_parse(archived, &which))

@@ -184,7 +184,7 @@ routing_update(struct service *svc, const cJSON *patch, struct problem *p)
 	if (ok) {
 		cJSON_DeleteItemFromObjectCaseSensitive(res, "updatedAt");
 		routing_merge_keep_nulls(res, patch);
-		ok = routing_store(st, res, td_now_ms());
+		ok = routing_store(st, res, clock_wall_ms());
 	}
 	cJSON_Delete(res);
 	ok = ok ? store_commit(st) : (store_rollback(st), false);
@@ -192,6 +192,6 @@ routing_update(struct service *svc, const cJSON *patch, struct problem *p)
 	store_unlock(st);
 	if (res == NULL)
 		problem_set(p, TD_INTERNAL_ERROR, NULL, "%s",
-		    td_code_default_message(TD_INTERNAL_ERROR));
+		    errcode_default_message(TD_INTERNAL_ERROR));
 	return res;
 }

@@ -39,7 +39,7 @@ static bool
 runs_internal(struct problem *p, const char *message)
 {
 	problem_set(p, TD_INTERNAL_ERROR, NULL, "%s",
-	    message ? message : td_code_default_message(TD_INTERNAL_ERROR));
+	    message ? message : errcode_default_message(TD_INTERNAL_ERROR));
 	return false;
 }
 
@@ -167,10 +167,10 @@ runs_create_write_locked(struct service *svc, const cJSON *body, struct runs_cre
 {
 	struct store *st = svc->store;
 	const char *session = json_get_string(body, "sessionId");
-	int64_t now = td_now_ms();
+	int64_t now = clock_wall_ms();
 	bool ok;
 
-	if (cs->managed && !td_mkdir_p(cs->cwd, 0700)) {
+	if (cs->managed && !paths_mkdir_p(cs->cwd, 0700)) {
 		log_error("cannot create the workspace of %s: %s", cs->session_id, strerror(errno));
 		store_rollback(st);
 		return runs_internal(p, "The managed workspace could not be created.");
@@ -250,8 +250,8 @@ runs_create(struct service *svc, const cJSON *body, char run_id[TD_ID_MAX], stru
 	if (session != NULL)
 		snprintf(cs.session_id, sizeof cs.session_id, "%s", session);
 	else
-		td_id_new("ses", cs.session_id);
-	td_id_new("run", run_id);
+		id_new("ses", cs.session_id);
+	id_new("run", run_id);
 	snprintf(run.id, sizeof run.id, "%s", run_id);
 	if (!runs_create_admit(svc, body, cwd_in != NULL ? cwd : NULL, &cs, p)) {
 		runs_create_state_clear(&cs);
@@ -262,7 +262,7 @@ runs_create(struct service *svc, const cJSON *body, char run_id[TD_ID_MAX], stru
 		runs_admitted(svc, &run);
 	store_unlock(svc->store);
 	if (ok && !cs.managed) {
-		char *open_to = td_path_renamable(cs.cwd);
+		char *open_to = paths_renamable(cs.cwd);
 
 		if (open_to != NULL)
 			log_warn("run %s: its directory can be replaced by another user (%s); a "

@@ -307,7 +307,7 @@ runs_progress(struct service *svc, const char *id, const struct run_progress *p,
 	    " updated_at = " RESOURCE_NEXT_TIME(3) " WHERE id = ?1 AND status = 'running'");
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, p->phase, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, td_now_ms());
+	sqlite3_bind_int64(s, 3, clock_wall_ms());
 	sqlite3_bind_int64(s, 4, p->usage.input);
 	sqlite3_bind_int64(s, 5, p->usage.output);
 	sqlite3_bind_text(s, 6, p->output ? p->output : "", (int)p->output_len, SQLITE_STATIC);
@@ -335,7 +335,7 @@ runs_checkpoint_head(struct store *st, const char *id, const char *head, const c
 
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, head, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, td_now_ms());
+	sqlite3_bind_int64(s, 3, clock_wall_ms());
 	if (output != NULL)
 		sqlite3_bind_text(s, 4, output, (int)output_len, SQLITE_STATIC);
 	ok = sqlite3_step(s) == SQLITE_DONE;
@@ -354,7 +354,7 @@ runs_review(struct service *svc, const char *id, const char *review)
 	    " WHERE id = ?1");
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, review, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, td_now_ms());
+	sqlite3_bind_int64(s, 3, clock_wall_ms());
 	if (sqlite3_step(s) != SQLITE_DONE)
 		log_error("run %s: cannot store a review", id);
 	sqlite3_reset(s);
@@ -387,7 +387,7 @@ bool
 runs_finish(struct service *svc, const struct run_end *e)
 {
 	struct store *st = svc->store;
-	int64_t now = td_now_ms();
+	int64_t now = clock_wall_ms();
 	sqlite3_stmt *s;
 	bool ok;
 
@@ -432,7 +432,7 @@ bool
 runs_request_cancel(struct service *svc, const char *id, char *status)
 {
 	struct store *st = svc->store;
-	int64_t now = td_now_ms();
+	int64_t now = clock_wall_ms();
 	sqlite3_stmt *s;
 	bool ok = true;
 
@@ -498,7 +498,7 @@ runs_set_attention(struct service *svc, const char *id, const cJSON *attention)
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 	if (text != NULL)
 		sqlite3_bind_text(s, 2, text, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, td_now_ms());
+	sqlite3_bind_int64(s, 3, clock_wall_ms());
 	ok = sqlite3_step(s) == SQLITE_DONE;
 	sqlite3_reset(s);
 	free(text);

@@ -128,7 +128,7 @@ run_version(const char *path, char *out, size_t size, char *why, size_t why_size
 {
 	int fds[2], status = 0, devnull;
 	size_t len = 0;
-	long deadline = td_mono_ms() + PROBE_TIMEOUT_MS;
+	long deadline = clock_mono_ms() + PROBE_TIMEOUT_MS;
 	bool timed_out = false;
 	pid_t pid;
 
@@ -159,7 +159,7 @@ run_version(const char *path, char *out, size_t size, char *why, size_t why_size
 	}
 	for (;;) {
 		struct pollfd pfd = { fds[0], POLLIN, 0 };
-		long left = deadline - td_mono_ms();
+		long left = deadline - clock_mono_ms();
 		ssize_t n;
 		char scratch[256];
 
@@ -271,7 +271,7 @@ same_binary(const struct cached *c, const struct runtime_info *info, const struc
 	    c->ino == st->st_ino && c->size == st->st_size && c->mode == st->st_mode &&
 	    c->mtime.tv_sec == st->st_mtim.tv_sec && c->mtime.tv_nsec == st->st_mtim.tv_nsec &&
 	    c->ctime.tv_sec == st->st_ctim.tv_sec && c->ctime.tv_nsec == st->st_ctim.tv_nsec &&
-	    td_mono_ms() - c->at_ms < PROBE_CACHE_MS;
+	    clock_mono_ms() - c->at_ms < PROBE_CACHE_MS;
 }
 
 /* Counts the *.json transcripts of dir. */
@@ -431,7 +431,7 @@ probe_binary(const char *framework, struct runtime_info *info, const char *min)
 	slot->mode = st.st_mode;
 	slot->mtime = st.st_mtim;
 	slot->ctime = st.st_ctim;
-	slot->at_ms = td_mono_ms();
+	slot->at_ms = clock_mono_ms();
 	slot->used = true;
 	pthread_mutex_unlock(&cache_lock);
 }

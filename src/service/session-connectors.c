@@ -291,7 +291,7 @@ scn_insert(struct service *svc, const char *session_id, int position, const cJSO
 	int n;
 	bool ok;
 
-	td_id_new("scn", id);
+	id_new("scn", id);
 	n = scn_split(cJSON_GetObjectItemCaseSensitive(c, "env"), &env_names, env);
 	n += scn_split(cJSON_GetObjectItemCaseSensitive(c, "headers"), &header_names, headers);
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_TRANSIENT);
@@ -416,7 +416,7 @@ session_connectors_set(struct service *svc, const char *session_id, const cJSON 
 		problem_set(p, TD_NOT_FOUND, "session", "No session with that id.");
 		return NULL;
 	}
-	ok = store_begin(st) && session_connectors_store(svc, session_id, list, td_now_ms());
+	ok = store_begin(st) && session_connectors_store(svc, session_id, list, clock_wall_ms());
 	ok = ok ? store_commit(st) : (store_rollback(st), false);
 	if (ok) {
 		session_emit_updated_locked(svc, session_id);
@@ -489,7 +489,7 @@ session_connectors_for_run(struct service *svc, const char *session_id, cJSON *r
 bool
 session_connector_id(const char *connector_id)
 {
-	return connector_id != NULL && td_id_valid(connector_id, "scn");
+	return connector_id != NULL && id_valid(connector_id, "scn");
 }
 
 /* True when run_connectors has connector_id with a binding credential_id. */

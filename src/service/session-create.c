@@ -36,7 +36,7 @@ session_create(struct service *svc, const cJSON *body, struct problem *p)
 
 	if (!managed && !sessions_cwd_resolve(&svc->paths, cwd_in, cwd, p))
 		return NULL;
-	td_id_new("ses", id);
+	id_new("ses", id);
 	if (managed && snprintf(cwd, sizeof cwd, "%s/%s", svc->paths.workspaces, id) >=
 	    (int)sizeof cwd) {
 		problem_set(p, TD_INTERNAL_ERROR, NULL, "The managed workspace's path is too long.");
@@ -58,7 +58,7 @@ session_create(struct service *svc, const cJSON *body, struct problem *p)
 	if (!config_usable(svc, cfg, p))
 		goto refused;
 	if (managed) {
-		if (!td_mkdir_p(cwd, 0700)) {
+		if (!paths_mkdir_p(cwd, 0700)) {
 			log_error("cannot create the workspace of %s: %s", id, strerror(errno));
 			problem_set(p, TD_INTERNAL_ERROR, NULL, "The managed workspace could not be "
 			    "created.");
@@ -67,8 +67,8 @@ session_create(struct service *svc, const cJSON *body, struct problem *p)
 		made_dir = true;
 	}
 	ok = sessions_create(st, id, project, title != NULL ? title : "New session", cwd,
-	    managed, cfg, td_now_ms()) && session_connectors_store(svc, id,
-	    cJSON_GetObjectItemCaseSensitive(body, "connectors"), td_now_ms()) &&
+	    managed, cfg, clock_wall_ms()) && session_connectors_store(svc, id,
+	    cJSON_GetObjectItemCaseSensitive(body, "connectors"), clock_wall_ms()) &&
 	    store_commit(st);
 	if (!ok) {
 		problem_set(p, TD_INTERNAL_ERROR, NULL, "The session could not be created.");

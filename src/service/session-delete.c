@@ -130,7 +130,7 @@ session_delete(struct service *svc, const char *id, struct problem *p)
 		cJSON_AddItemToArray(removed, cJSON_CreateString(store_dir));
 	free(store_dir);
 	if (managed != NULL) {
-		if (td_remove_tree(managed))
+		if (paths_remove_tree(managed))
 			cJSON_AddItemToArray(removed, cJSON_CreateString(managed));
 		else
 			log_warn("cannot remove the workspace %s: %s", managed, strerror(errno));
@@ -184,7 +184,7 @@ workspaces_sweep(struct service *svc)
 		char *path;
 		bool found;
 
-		if (!td_id_valid(e->d_name, "ses"))
+		if (!id_valid(e->d_name, "ses"))
 			continue;
 		store_lock(svc->store);
 		found = sessions_exists(svc->store, e->d_name);
@@ -192,7 +192,7 @@ workspaces_sweep(struct service *svc)
 		if (found)
 			continue;
 		path = xasprintf("%s/%s", svc->paths.workspaces, e->d_name);
-		if (td_remove_tree(path))
+		if (paths_remove_tree(path))
 			removed++;
 		else
 			log_warn("cannot remove the workspace %s: %s", path, strerror(errno));

@@ -418,7 +418,7 @@ sessions_archive_request(struct service *svc, const char *id, bool archived, str
 		problem_not_found(p, "session", id);
 		return NULL;
 	}
-	ok = store_begin(st) && sessions_archive(st, id, archived, td_now_ms());
+	ok = store_begin(st) && sessions_archive(st, id, archived, clock_wall_ms());
 	ok = ok ? store_commit(st) : (store_rollback(st), false);
 	if (ok) {
 		session_emit_updated_locked(svc, id);
@@ -427,7 +427,7 @@ sessions_archive_request(struct service *svc, const char *id, bool archived, str
 	store_unlock(st);
 	if (j == NULL)
 		problem_set(p, TD_INTERNAL_ERROR, NULL, "%s",
-		    td_code_default_message(TD_INTERNAL_ERROR));
+		    errcode_default_message(TD_INTERNAL_ERROR));
 	return j;
 }
 
@@ -480,7 +480,7 @@ sessions_config_update(struct service *svc, const char *id, long expected, const
 	if (!store_begin(st)) {
 		store_unlock(st);
 		problem_set(p, TD_INTERNAL_ERROR, NULL, "%s",
-		    td_code_default_message(TD_INTERNAL_ERROR));
+		    errcode_default_message(TD_INTERNAL_ERROR));
 		return NULL;
 	}
 	current = sessions_config_load(st, id, &revision);
@@ -494,7 +494,7 @@ sessions_config_update(struct service *svc, const char *id, long expected, const
 		cJSON_Delete(cfg);
 		return NULL;
 	}
-	ok = sessions_config_store(st, id, cfg, td_now_ms());
+	ok = sessions_config_store(st, id, cfg, clock_wall_ms());
 	cJSON_Delete(cfg);
 	ok = ok ? store_commit(st) : (store_rollback(st), false);
 	current = ok ? sessions_config_load(st, id, &revision) : NULL;
@@ -503,7 +503,7 @@ sessions_config_update(struct service *svc, const char *id, long expected, const
 	store_unlock(st);
 	if (current == NULL)
 		problem_set(p, TD_INTERNAL_ERROR, NULL, "%s",
-		    td_code_default_message(TD_INTERNAL_ERROR));
+		    errcode_default_message(TD_INTERNAL_ERROR));
 	return current;
 }
 

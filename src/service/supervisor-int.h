@@ -95,12 +95,12 @@ struct run_state {
 	bool runtime_unready;		/* the framework's CLI is not ready (start_message) */
 	bool checkpoint_invalid;	/* the stored checkpoint is damaged (start_message) */
 	bool cancel_sent;
-	int64_t kill_at;		/* td_mono_ms() deadline, 0 for none */
+	int64_t kill_at;		/* clock_mono_ms() deadline, 0 for none */
 	/* resuming after a restart */
 	bool external;			/* an external framework: it cannot resume */
 	bool resuming;			/* the first person request may be the one in flight */
 	int resumes;			/* how often the run has resumed */
-	int64_t output_stored_at;	/* td_mono_ms() of the last store of the output */
+	int64_t output_stored_at;	/* clock_mono_ms() of the last store of the output */
 	bool output_dirty;		/* output arrived since */
 	bool store_warned;		/* a failed store was logged */
 	struct checkpoint_log *cplog;	/* version 2 checkpoints not yet stored */

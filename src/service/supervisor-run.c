@@ -84,7 +84,7 @@ run_thread_check_cancel(struct run_state *rs)
 		agent_proc_send(rs, msg);
 		cJSON_Delete(msg);
 		rs->cancel_sent = true;
-		rs->kill_at = td_mono_ms() + (stop ? STOP_GRACE_MS : CANCEL_GRACE_MS);
+		rs->kill_at = clock_mono_ms() + (stop ? STOP_GRACE_MS : CANCEL_GRACE_MS);
 	}
 }
 
@@ -97,14 +97,14 @@ run_thread_converse(struct run_state *rs)
 		{ .fd = rs->err_fd, .events = POLLIN },
 		{ .fd = rs->ar->wake_fd, .events = POLLIN },
 	};
-	int64_t next_liveness = td_mono_ms() + LIVENESS_INTERVAL_MS;
+	int64_t next_liveness = clock_mono_ms() + LIVENESS_INTERVAL_MS;
 
 	run_thread_check_cancel(rs);
 	while (fds[0].fd >= 0) {
 		int timeout = -1;
 
 		if (!rs->had_output) {
-			int64_t left = next_liveness - td_mono_ms();
+			int64_t left = next_liveness - clock_mono_ms();
 			if (left <= 0) {
 				agent_host_emit_progress(rs, "waiting for the provider", true);
 				next_liveness += LIVENESS_INTERVAL_MS;
@@ -114,7 +114,7 @@ run_thread_converse(struct run_state *rs)
 		}
 		/* Output that arrived is stored within OUTPUT_STORE_MS. */
 		if (rs->output_dirty) {
-			int64_t left = rs->output_stored_at + OUTPUT_STORE_MS - td_mono_ms();
+			int64_t left = rs->output_stored_at + OUTPUT_STORE_MS - clock_mono_ms();
 			if (left <= 0) {
 				agent_host_store_progress(rs);
 				continue;
@@ -123,7 +123,7 @@ run_thread_converse(struct run_state *rs)
 				timeout = (int)left;
 		}
 		if (rs->kill_at != 0) {
-			int64_t left = rs->kill_at - td_mono_ms();
+			int64_t left = rs->kill_at - clock_mono_ms();
 			if (left <= 0) {
 				log_warn("run %s: the agent did not stop in time; killing it",
 				    rs->ar->id);
@@ -358,7 +358,7 @@ run_thread(void *arg)
 		    "the beginning: no step had completed");
 
 		snprintf(rs.phase, sizeof rs.phase, "resumed");
-		rs.phase_at = td_mono_ms();
+		rs.phase_at = clock_mono_ms();
 		agent_host_store_progress(&rs);
 		agent_host_emit_progress(&rs, note, false);
 		free(note);

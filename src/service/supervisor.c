@@ -61,7 +61,7 @@ supervisor_start_queued(struct supervisor *sv, int slots)
 {
 	struct store *st = sv->svc->store;
 	char ids[64][TD_ID_MAX];
-	int64_t now = td_now_ms();
+	int64_t now = clock_wall_ms();
 	size_t n;
 
 	if (slots > 64)

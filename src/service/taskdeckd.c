@@ -274,8 +274,8 @@ taskdeckd_start(struct service *svc, const struct options *opts, int *lock_fd, c
 	svc->idem = idem_new(opts->idem_capacity, IDEM_TTL_MS, NULL);
 	svc->cache = cache_new(CACHE_SLOTS);
 	svc->secrets = secrets_new(svc->paths.secret_key);
-	svc->started_at = td_now_ms();
-	td_random_hex(svc->stream_id, 16);
+	svc->started_at = clock_wall_ms();
+	random_hex(svc->stream_id, 16);
 	svc->events = events_new(svc);
 	if (opts->events_window_bytes > 0)
 		events_set_window_bytes(svc->events, opts->events_window_bytes);
@@ -361,14 +361,14 @@ main(int argc, char **argv)
 		fprintf(stderr, "taskdeckd: libsodium failed to initialise\n");
 		return 1;
 	}
-	if (!td_paths_init(&svc.paths)) {
+	if (!paths_init(&svc.paths)) {
 		fprintf(stderr, "taskdeckd: set HOME or TASKDECK_HOME\n");
 		return 1;
 	}
 	if (!files_make_dirs(&svc.paths, &err)) {
 		fprintf(stderr, "taskdeckd: %s\n", err);
 		free(err);
-		td_paths_free(&svc.paths);
+		paths_free(&svc.paths);
 		return 1;
 	}
 	if (opts.detach) {
@@ -417,7 +417,7 @@ main(int argc, char **argv)
 	log_info("taskdeckd stopped");
 	rc = 0;
 out:
-	td_paths_free(&svc.paths);
+	paths_free(&svc.paths);
 	if (logfp != NULL)
 		fclose(logfp);
 	return rc;

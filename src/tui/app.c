@@ -1032,10 +1032,10 @@ app_loop(struct app *a)
 			evi = n;
 			fds[n++] = (struct pollfd){ .fd = td_events_fd(a->ev), .events = POLLIN };
 		}
-		t->now_ms = td_mono_ms();
+		t->now_ms = clock_mono_ms();
 		if (poll(fds, (nfds_t)n, app_timeout(a)) < 0 && errno != EINTR)
 			break;
-		t->now_ms = td_mono_ms();
+		t->now_ms = clock_mono_ms();
 		if (fds[2].revents & POLLIN)
 			app_signals(a);
 		/* A key's answer is drawn at once, before a batch of events and
@@ -1094,7 +1094,7 @@ tui_main(struct td_client *client, const struct tui_options *o)
 	}
 	keys_init();
 	app_screen(t);
-	t->now_ms = td_mono_ms();
+	t->now_ms = clock_mono_ms();
 	palette_init(t);
 	/* Said where it is seen; stderr (shown after q) has every line. */
 	if (o->config_problems == 1)

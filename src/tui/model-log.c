@@ -159,7 +159,7 @@ event_hms(const char *time, char out[9])
 	struct tm tm;
 
 	out[0] = '\0';
-	if (time == NULL || !td_time_parse(time, &ms))
+	if (time == NULL || !time_parse_utc(time, &ms))
 		return;
 	t = (time_t)(ms / 1000);
 	if (localtime_r(&t, &tm) == NULL || strftime(out, 9, "%H:%M:%S", &tm) == 0)
@@ -172,7 +172,7 @@ log_event_ms(struct m_log *l, const char *time)
 {
 	int64_t ms;
 
-	l->event_ms = time != NULL && td_time_parse(time, &ms) ? (long long)ms : 0;
+	l->event_ms = time != NULL && time_parse_utc(time, &ms) ? (long long)ms : 0;
 }
 
 /* A byte as a line shows it: tab or newline a space, other controls '?', '\r' nothing (0). */
@@ -397,7 +397,7 @@ text_artifact(struct buf *b, const struct td_event *ev, const cJSON *d)
 		{
 			char text[32];
 
-			td_format_size((long long)size->valuedouble, text, sizeof text);
+			units_format_size((long long)size->valuedouble, text, sizeof text);
 			buf_appends(b, text);
 		}
 		buf_appends(b, ")");

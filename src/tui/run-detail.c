@@ -48,8 +48,8 @@ run_detail_ms(const struct td_run *r, long long now_ms)
 {
 	int64_t a, b = now_ms;
 
-	if (r->started_at == NULL || !td_time_parse(r->started_at, &a) ||
-	    (r->finished_at != NULL && !td_time_parse(r->finished_at, &b)))
+	if (r->started_at == NULL || !time_parse_utc(r->started_at, &a) ||
+	    (r->finished_at != NULL && !time_parse_utc(r->finished_at, &b)))
 		return -1;
 	return b - a > 0 ? b - a : 0;
 }
@@ -118,7 +118,7 @@ run_detail_duration_line(const struct td_run *r, long long now_ms, run_detail_fn
 {
 	char dur[32];
 
-	td_format_duration(run_detail_ms(r, now_ms), dur, sizeof dur);
+	units_format_duration(run_detail_ms(r, now_ms), dur, sizeof dur);
 	fn(ctx, "duration", dur);
 }
 
@@ -133,7 +133,7 @@ run_detail_artifacts_line(const struct run_detail_artifact *arts, size_t art_cou
 	for (size_t i = 0; i < art_count; i++) {
 		char size[32];
 
-		td_format_size(arts[i].size, size, sizeof size);
+		units_format_size(arts[i].size, size, sizeof size);
 		buf_printf(&b, "%s%s (%s)", i > 0 ? ", " : "", arts[i].name, size);
 	}
 	fn(ctx, "artifacts", b.len > 0 ? b.data : "-");

@@ -131,9 +131,9 @@ draw_message(struct tui *t, int y)
 		for (int i = 0; i < bw; i++)
 			mvaddstr(y, x++, i < filled ? t->g->bar_full : t->g->bar_empty);
 		mvaddstr(y, x++, "]");
-		td_format_size(m->download_done, size, sizeof size);
+		units_format_size(m->download_done, size, sizeof size);
 		if (m->download_total >= 0) {
-			td_format_size(m->download_total, total, sizeof total);
+			units_format_size(m->download_total, total, sizeof total);
 			snprintf(line, sizeof line, " %3d%%  %s / %s", m->download_total > 0 ?
 			    (int)(100.0 * (double)m->download_done / (double)m->download_total) :
 			    100, size, total);

@@ -309,7 +309,7 @@ tui_state_save(struct tui *t)
 	}
 	free(t->state_text);
 	t->state_text = text;
-	if (!state_path(path, sizeof path, dir, sizeof dir) || !td_mkdir_p(dir, 0700))
+	if (!state_path(path, sizeof path, dir, sizeof dir) || !paths_mkdir_p(dir, 0700))
 		return;
 	snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);

@@ -111,7 +111,7 @@ artifacts_draw(struct tui *t, const struct rect *r)
 			draw_text(y, x, cp - 1, a->path != NULL ? a->path : "-", attr);
 			x += cp;
 		}
-		td_format_size(a->size, size, sizeof size);
+		units_format_size(a->size, size, sizeof size);
 		draw_text(y, x, cs - 1, size, attr);
 		artifacts_version(a->version, version, sizeof version);
 		draw_text(y, x + cs, cv - 1, version, attr);

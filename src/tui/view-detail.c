@@ -124,7 +124,7 @@ detail_draw(struct tui *t)
 	d.width = r.w - DETAIL_KEY_W > 10 ? r.w - DETAIL_KEY_W : 10;
 	detail_where(t, &d);
 	n = detail_artifacts(t, &arts);
-	run_detail_lines(t->detail, arts, n, td_now_ms(), detail_line, &d);
+	run_detail_lines(t->detail, arts, n, clock_wall_ms(), detail_line, &d);
 	free(arts);
 	body = r.h > 1 ? (size_t)r.h - 1 : 1;
 	if (t->detail_top + body > d.count)

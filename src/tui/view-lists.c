@@ -165,7 +165,7 @@ sessions_row(struct tui *t, size_t i, int y, int x, int w, unsigned attr)
 	if (w - (int)n >= 12 + RUNS_COLS + 16) {
 		unsigned bits = attr & (A_REVERSE | A_BOLD);
 		int si = draw_status_index(s->last_run_status), used = (int)n;
-		long long now = td_now_ms(), ms = -1, tokens = 0;
+		long long now = clock_wall_ms(), ms = -1, tokens = 0;
 		char badge[64], age[32], dur[32], tok[32], usd[32], cols[128];
 		bool priced = true;
 		double cost = 0;
@@ -188,7 +188,7 @@ sessions_row(struct tui *t, size_t i, int y, int x, int w, unsigned attr)
 		used += draw_text(y, x + used, w - used, badge,
 		    draw_attr(t, draw_status_style(s->last_run_status)) | bits);
 		runs_age(s->updated_at, now, age, sizeof age);
-		td_format_duration(ms, dur, sizeof dur);
+		units_format_duration(ms, dur, sizeof dur);
 		runs_tokens(tokens, tok, sizeof tok);
 		runs_cost(priced && tokens > 0, cost, usd, sizeof usd);
 		snprintf(cols, sizeof cols, "%8s %7s %10s %8s", age, dur, tok, usd);
@@ -234,7 +234,7 @@ runs_age(const char *at, long long now_ms, char *out, size_t len)
 	int64_t ms;
 	long long s;
 
-	if (at == NULL || !td_time_parse(at, &ms)) {
+	if (at == NULL || !time_parse_utc(at, &ms)) {
 		snprintf(out, len, "-");
 		return;
 	}
@@ -257,7 +257,7 @@ runs_ms(const char *from, const char *to, long long now_ms)
 {
 	int64_t a, b = now_ms;
 
-	if (from == NULL || !td_time_parse(from, &a) || (to != NULL && !td_time_parse(to, &b)))
+	if (from == NULL || !time_parse_utc(from, &a) || (to != NULL && !time_parse_utc(to, &b)))
 		return -1;
 	return b - a > 0 ? b - a : 0;
 }
@@ -337,10 +337,10 @@ runs_row(struct tui *t, size_t i, int y, int x, int w, unsigned attr)
 	/* A wide pane: age, duration and tokens at the right. */
 	if (wide) {
 		char age[32], dur[32], tok[32], usd[32], cols[128];
-		long long now = td_now_ms();
+		long long now = clock_wall_ms();
 
 		runs_age(r->created_at, now, age, sizeof age);
-		td_format_duration(runs_ms(r->started_at, r->finished_at, now), dur, sizeof dur);
+		units_format_duration(runs_ms(r->started_at, r->finished_at, now), dur, sizeof dur);
 		runs_tokens(r->tokens, tok, sizeof tok);
 		runs_cost(r->has_cost, r->cost, usd, sizeof usd);
 		snprintf(cols, sizeof cols, "%8s %7s %10s %8s", age, dur, tok, usd);

@@ -86,8 +86,8 @@ log_run_start_ms(const struct tui *t, const char *run_id)
 
 		if (r->id == NULL || strcmp(r->id, run_id) != 0)
 			continue;
-		if ((r->started_at != NULL && td_time_parse(r->started_at, &ms)) ||
-		    (r->created_at != NULL && td_time_parse(r->created_at, &ms)))
+		if ((r->started_at != NULL && time_parse_utc(r->started_at, &ms)) ||
+		    (r->created_at != NULL && time_parse_utc(r->created_at, &ms)))
 			return (long long)ms;
 	}
 	return 0;

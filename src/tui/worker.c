@@ -782,7 +782,7 @@ struct dl_progress {
 static void
 dl_report(struct dl_progress *p, bool verifying, long long done, long long total)
 {
-	int64_t now = td_mono_ms();
+	int64_t now = clock_mono_ms();
 	struct job_result *r;
 
 	if (p->last_ms != 0 && now - p->last_ms < WORKER_PROGRESS_MS &&

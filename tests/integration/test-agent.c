@@ -223,7 +223,7 @@ agent_spawn(struct agent *a, cJSON *start)
 static cJSON *
 agent_line(struct agent *a, int timeout_ms)
 {
-	int64_t end = td_mono_ms() + timeout_ms;
+	int64_t end = clock_mono_ms() + timeout_ms;
 
 	for (;;) {
 		char *nl = a->pending.data ? memchr(a->pending.data, '\n', a->pending.len) : NULL;
@@ -250,7 +250,7 @@ agent_line(struct agent *a, int timeout_ms)
 				buf_appends(&a->output, json_get_string(msg, "delta"));
 			return msg;
 		}
-		left = end - td_mono_ms();
+		left = end - clock_mono_ms();
 		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
 			return NULL;
 		n = read(a->out, chunk, sizeof chunk);
@@ -357,11 +357,11 @@ agent_answer(struct agent *a, const cJSON *req)
 static int
 agent_exit(struct agent *a, int timeout_ms)
 {
-	int64_t end = td_mono_ms() + timeout_ms;
+	int64_t end = clock_mono_ms() + timeout_ms;
 	int st;
 
 	while (waitpid(a->pid, &st, WNOHANG) == 0) {
-		cr_assert_lt(td_mono_ms(), end, "the agent did not exit");
+		cr_assert_lt(clock_mono_ms(), end, "the agent did not exit");
 		usleep(10000);
 	}
 	a->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
@@ -375,10 +375,10 @@ agent_exit(struct agent *a, int timeout_ms)
 static cJSON *
 agent_finish(struct agent *a, int timeout_ms)
 {
-	int64_t end = td_mono_ms() + timeout_ms;
+	int64_t end = clock_mono_ms() + timeout_ms;
 	cJSON *msg, *finish = NULL;
 
-	while ((msg = agent_line(a, (int)(end - td_mono_ms()))) != NULL) {
+	while ((msg = agent_line(a, (int)(end - clock_mono_ms()))) != NULL) {
 		if (strcmp(json_get_string(msg, "type"), "request") == 0)
 			agent_answer(a, msg);
 		if (strcmp(json_get_string(msg, "type"), "finish") == 0) {
@@ -659,14 +659,14 @@ Test(agent, replay_invalid_transcripts_fail_clearly)
 static bool
 children_left(int wait_ms)
 {
-	int64_t end = td_mono_ms() + wait_ms;
+	int64_t end = clock_mono_ms() + wait_ms;
 
 	for (;;) {
 		pid_t p = waitpid(-1, NULL, WNOHANG);
 
 		if (p < 0 && errno == ECHILD)
 			return false;
-		if (p == 0 && td_mono_ms() > end)
+		if (p == 0 && clock_mono_ms() > end)
 			return true;
 		if (p == 0)
 			usleep(20000);
@@ -692,12 +692,12 @@ Test(agent, cancel_during_a_command_kills_it)
 	usleep(300000);
 	cancel = cJSON_CreateObject();
 	cJSON_AddStringToObject(cancel, "type", "cancel");
-	sent = td_mono_ms();
+	sent = clock_mono_ms();
 	agent_send(&a, cancel);
 	finish = agent_finish(&a, 45000);
 	/* Half the command's sleep 60: the cancel ended it. */
-	cr_expect_lt(td_mono_ms() - sent, 30000, "finish took %lld ms",
-	    (long long)(td_mono_ms() - sent));
+	cr_expect_lt(clock_mono_ms() - sent, 30000, "finish took %lld ms",
+	    (long long)(clock_mono_ms() - sent));
 	cr_expect_str_eq(json_get_string(finish, "status"), "cancelled");
 	cr_expect_null(member(finish, "error"));
 	cr_expect_str_eq(json_get_string(finish, "output"), "Running a long command.\n");
@@ -718,11 +718,11 @@ Test(agent, cancel_during_a_replay_delay)
 	usleep(200000);
 	cancel = cJSON_CreateObject();
 	cJSON_AddStringToObject(cancel, "type", "cancel");
-	sent = td_mono_ms();
+	sent = clock_mono_ms();
 	agent_send(&a, cancel);
 	finish = agent_finish(&a, 20000);
 	/* Below the transcript's 25 s delay: the cancel ended the wait. */
-	cr_expect_lt(td_mono_ms() - sent, 15000);
+	cr_expect_lt(clock_mono_ms() - sent, 15000);
 	cr_expect_str_eq(json_get_string(finish, "status"), "cancelled");
 	cr_expect_str_eq(json_get_string(finish, "output"), "");
 	agent_cleanup(&a);
@@ -951,7 +951,7 @@ Test(agent, commands_get_a_reduced_environment_and_a_timeout)
 		struct agent a;
 		cJSON *start, *finish, *end;
 		char *env, *pwd;
-		int64_t t0 = td_mono_ms();
+		int64_t t0 = clock_mono_ms();
 
 		agent_init(&a);
 		start = start_line(&a, "replay", "x", profiles[i]);
@@ -962,7 +962,7 @@ Test(agent, commands_get_a_reduced_environment_and_a_timeout)
 		finish = agent_finish(&a, 45000);
 		cr_assert_str_eq(json_get_string(finish, "status"), "completed");
 		/* Half the sleep: the 400 ms timeout stopped it, however slow the machine. */
-		cr_expect_lt(td_mono_ms() - t0, 30000, "the timeout did not stop sleep 60");
+		cr_expect_lt(clock_mono_ms() - t0, 30000, "the timeout did not stop sleep 60");
 		env = ws_file(&a, "env.txt");
 		pwd = ws_file(&a, "pwd.txt");
 		cr_assert_not_null(env);
@@ -1447,12 +1447,12 @@ Test(agent, cancel_while_waiting_for_a_plan_decision)
 	cr_expect_null(agent_line(&a, 1500), "the agent did not wait for the decision");
 	cancel = cJSON_CreateObject();
 	cJSON_AddStringToObject(cancel, "type", "cancel");
-	sent = td_mono_ms();
+	sent = clock_mono_ms();
 	agent_send(&a, cancel);
 	/* No decision ever comes: only the cancel can end it, within the wait. */
 	finish = agent_finish(&a, 30000);
-	cr_expect_lt(td_mono_ms() - sent, 30000, "the cancel took %lld ms",
-	    (long long)(td_mono_ms() - sent));
+	cr_expect_lt(clock_mono_ms() - sent, 30000, "the cancel took %lld ms",
+	    (long long)(clock_mono_ms() - sent));
 	cr_expect_str_eq(json_get_string(finish, "status"), "cancelled");
 	snprintf(path, sizeof path, "%s/report.md", a.ws);
 	cr_expect_not(exists(path));
@@ -1844,11 +1844,11 @@ Test(agent, cancel_during_a_provider_stream)
 	cr_assert_not_null(msg, "no output arrived");
 	cancel = cJSON_CreateObject();
 	cJSON_AddStringToObject(cancel, "type", "cancel");
-	sent = td_mono_ms();
+	sent = clock_mono_ms();
 	agent_send(&a, cancel);
 	finish = agent_finish(&a, 15000);
 	/* Half the stream's 20 s: the cancel ended it. */
-	cr_expect_lt(td_mono_ms() - sent, 10000);
+	cr_expect_lt(clock_mono_ms() - sent, 10000);
 	cr_expect_str_eq(json_get_string(finish, "status"), "cancelled");
 	cr_expect(strncmp(json_get_string(finish, "output"), "first ", 6) == 0);
 	agent_cleanup(&a);
@@ -2013,7 +2013,7 @@ Test(agent, openai_429_waits_as_retry_after_says_then_completes)
 	struct fake_provider *fp;
 	struct agent a;
 	cJSON *r;
-	int64_t t0 = td_mono_ms();
+	int64_t t0 = clock_mono_ms();
 
 	buf_init(&err, 0);
 	fake_openai_error(&err, "requests", "rate_limit_exceeded", "Rate limit reached for "
@@ -2025,7 +2025,7 @@ Test(agent, openai_429_waits_as_retry_after_says_then_completes)
 	replies[1] = (struct fake_reply){ 200, "text/event-stream", ok.data, 9, 0, NULL, 0 };
 	provider_run_completes(&a, "openai", replies, 2, TEST_KEY, &fp, "Done after the wait.");
 	cr_expect_eq(fake_provider_count(fp), 2);
-	cr_expect_geq(td_mono_ms() - t0, 1000, "the agent did not wait the second asked for");
+	cr_expect_geq(clock_mono_ms() - t0, 1000, "the agent did not wait the second asked for");
 	r = retry_line(&a, 0);
 	cr_assert_not_null(r, "no retrying progress line");
 	cr_expect_str_eq(json_get_string(r, "reason"), "rate_limited");
@@ -2225,11 +2225,11 @@ Test(agent, cancel_ends_a_retry_wait_at_once)
 	    num_of(msg, "delayMs"));
 	cancel = cJSON_CreateObject();
 	cJSON_AddStringToObject(cancel, "type", "cancel");
-	sent = td_mono_ms();
+	sent = clock_mono_ms();
 	agent_send(&a, cancel);
 	finish = agent_finish(&a, 30000);
 	/* Half the minute of the retry's delay: the cancel ended the wait. */
-	cr_expect_lt(td_mono_ms() - sent, 30000);
+	cr_expect_lt(clock_mono_ms() - sent, 30000);
 	cr_expect_str_eq(json_get_string(finish, "status"), "cancelled");
 	cr_expect_eq(fake_provider_count(fp), 1);
 	agent_cleanup(&a);
@@ -3532,11 +3532,11 @@ Test(agent, cancel_during_a_connector_call_ends_the_server)
 		;
 	cr_assert_not_null(msg, "the call did not start");
 	usleep(200000);
-	t0 = td_mono_ms();
+	t0 = clock_mono_ms();
 	agent_send(&a, cJSON_Parse("{\"type\":\"cancel\"}"));
 	finish = agent_finish(&a, 10000);
 	cr_expect_str_eq(json_get_string(finish, "status"), "cancelled");
-	cr_expect_lt(td_mono_ms() - t0, 5000, "the cancel waited for the server");
+	cr_expect_lt(clock_mono_ms() - t0, 5000, "the cancel waited for the server");
 	cr_expect_eq(marked_processes(&a), 0, "the server outlived the cancelled run");
 	agent_cleanup(&a);
 }

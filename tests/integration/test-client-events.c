@@ -497,10 +497,10 @@ Test(events_fake, a_silent_stream_hits_the_idle_timeout)
 	fake_start(&f);
 	c = fake_client(&f);
 	ev = fake_open(c, 500);
-	t0 = td_mono_ms();
+	t0 = clock_mono_ms();
 	cr_expect_eq(td_events_next(ev, 10000, &e, &err), TD_EVENT_STREAM_IDLE_TIMEOUT,
 	    "%s", err.message);
-	ms = td_mono_ms() - t0;
+	ms = clock_mono_ms() - t0;
 	/* The idle timeout (500 ms), not the call's own deadline (10 s), ended it. */
 	cr_expect(ms >= 300 && ms < 8000, "the idle timeout fired after %lld ms",
 	    (long long)ms);
@@ -649,7 +649,7 @@ blocked_next_thread(void *arg)
 	struct td_error err;
 
 	b->rc = td_events_next(b->ev, -1, &e, &err);
-	b->returned_ms = td_mono_ms();
+	b->returned_ms = clock_mono_ms();
 	td_event_free(e);
 	return NULL;
 }
@@ -670,9 +670,9 @@ Test(events_fake, close_from_another_thread_is_prompt)
 	b.ev = fake_open(c, 60000);
 	cr_assert(pthread_create(&t, NULL, blocked_next_thread, &b) == 0);
 	usleep(300000);
-	t0 = td_mono_ms();
+	t0 = clock_mono_ms();
 	td_events_close(b.ev);
-	took = td_mono_ms() - t0;
+	took = clock_mono_ms() - t0;
 	pthread_join(t, NULL);
 	cr_expect_eq(b.rc, TD_CANCELLED);
 	/* Far below the 60 s the blocked next would wait: a close that ended it. */
@@ -697,10 +697,10 @@ Test(events_fake, ready_fails_when_the_connection_is_refused)
 	o.base_url = url;
 	cr_assert_eq(td_connect(&c, &o, &err), TD_OK);
 	cr_assert_eq(td_events_open(c, NULL, NULL, &ev, &err), TD_OK);
-	t0 = td_mono_ms();
+	t0 = clock_mono_ms();
 	cr_expect_eq(td_events_ready(ev, 5000, &err), TD_CONNECTION_FAILED, "%s",
 	    err.message);
-	cr_expect(td_mono_ms() - t0 < 2000);
+	cr_expect(clock_mono_ms() - t0 < 2000);
 	td_events_close(ev);
 	td_client_free(c);
 }
@@ -937,12 +937,12 @@ Test(events_svc, a_frozen_service_hits_the_idle_timeout)
 	}
 	/* ...until the service stops. */
 	cr_assert_eq(kill(svc.pid, SIGSTOP), 0);
-	t0 = td_mono_ms();
+	t0 = clock_mono_ms();
 	while ((rc = td_events_next(ev, 10000, &e, &err)) == TD_OK)
 		td_event_free(e);
 	kill(svc.pid, SIGCONT);
 	cr_expect_eq(rc, TD_EVENT_STREAM_IDLE_TIMEOUT, "%s: %s", err.code_name, err.message);
-	cr_expect(td_mono_ms() - t0 < 3000);
+	cr_expect(clock_mono_ms() - t0 < 3000);
 	td_events_close(ev);
 	cJSON_Delete(run_wait_final(&svc, run, 30000));
 	free(run);

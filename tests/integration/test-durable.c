@@ -142,7 +142,7 @@ occurrences(const char *hay, const char *needle)
 static void
 resumed_wait(const char *run_id)
 {
-	int64_t deadline = td_mono_ms() + STATE_WAIT_MS;
+	int64_t deadline = clock_mono_ms() + STATE_WAIT_MS;
 
 	for (;;) {
 		cJSON *h = history(run_id);
@@ -151,7 +151,7 @@ resumed_wait(const char *run_id)
 		cJSON_Delete(h);
 		if (n > 0)
 			return;
-		cr_assert(td_mono_ms() < deadline, "run %s never resumed", run_id);
+		cr_assert(clock_mono_ms() < deadline, "run %s never resumed", run_id);
 		usleep(50000);
 	}
 }
@@ -473,7 +473,7 @@ Test(durable, a_500_step_run_resumes_near_where_it_was_killed)
 	run = http_replay_run(&svc, "read long.txt 499 times", project, "longrun", "");
 	id = json_get_string(run, "id");
 	/* The history, read on from the last event seen, until step 450's output. */
-	deadline = td_mono_ms() + 400000;
+	deadline = clock_mono_ms() + 400000;
 	for (bool seen = false; !seen;) {
 		char path[512];
 		cJSON *page;
@@ -492,7 +492,7 @@ Test(durable, a_500_step_run_resumes_near_where_it_was_killed)
 			    json_num(e, "seq"));
 		}
 		cJSON_Delete(page);
-		cr_assert_lt(td_mono_ms(), deadline, "the run never reached step 450");
+		cr_assert_lt(clock_mono_ms(), deadline, "the run never reached step 450");
 		if (!seen)
 			usleep(20000);
 	}

@@ -38,7 +38,7 @@ struct rec {
 	char type[48];
 	char id[80];
 	cJSON *json;		/* the data, parsed */
-	int64_t at_ms;		/* td_mono_ms() when it arrived */
+	int64_t at_ms;		/* clock_mono_ms() when it arrived */
 };
 
 /* A subscriber on its own thread. */
@@ -66,7 +66,7 @@ on_event(const struct sse_event *e, void *ud)
 	snprintf(r.type, sizeof r.type, "%s", e->type);
 	snprintf(r.id, sizeof r.id, "%s", e->id);
 	r.json = cJSON_Parse(e->data);
-	r.at_ms = td_mono_ms();
+	r.at_ms = clock_mono_ms();
 	pthread_mutex_lock(&s->mu);
 	if (s->n == s->cap) {
 		s->cap = s->cap ? s->cap * 2 : 256;
@@ -198,7 +198,7 @@ sub_find(struct sub *s, size_t from, const char *type, const char *run)
 static long
 sub_wait(struct sub *s, const char *type, const char *run, int timeout_ms)
 {
-	int64_t deadline = td_mono_ms() + timeout_ms;
+	int64_t deadline = clock_mono_ms() + timeout_ms;
 	long i;
 
 	while ((i = sub_find(s, 0, type, run)) < 0) {
@@ -217,7 +217,7 @@ sub_wait(struct sub *s, const char *type, const char *run, int timeout_ms)
 		}
 		pthread_cond_timedwait(&s->cond, &s->mu, &ts);
 		pthread_mutex_unlock(&s->mu);
-		if (td_mono_ms() > deadline)
+		if (clock_mono_ms() > deadline)
 			break;
 	}
 	cr_assert_geq(i, 0, "no %s event%s%s within %d ms", type, run ? " for " : "",
@@ -229,14 +229,14 @@ sub_wait(struct sub *s, const char *type, const char *run, int timeout_ms)
 static bool
 sub_wait_end(struct sub *s, int timeout_ms)
 {
-	int64_t deadline = td_mono_ms() + timeout_ms;
+	int64_t deadline = clock_mono_ms() + timeout_ms;
 	bool ended;
 
 	for (;;) {
 		pthread_mutex_lock(&s->mu);
 		ended = s->ended;
 		pthread_mutex_unlock(&s->mu);
-		if (ended || td_mono_ms() > deadline)
+		if (ended || clock_mono_ms() > deadline)
 			return ended;
 		usleep(20000);
 	}
@@ -844,12 +844,12 @@ raw_stream(const char *query, int rcvbuf)
 static bool
 raw_read(int fd, const char *text, bool until_eof, int timeout_ms, bool *seen)
 {
-	int64_t deadline = td_mono_ms() + timeout_ms;
+	int64_t deadline = clock_mono_ms() + timeout_ms;
 	size_t tl = strlen(text), len = 0;
 	char buf[65536 + 128];
 
 	*seen = false;
-	while (td_mono_ms() < deadline) {
+	while (clock_mono_ms() < deadline) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		ssize_t n;
 
@@ -947,9 +947,9 @@ reader_write(char *ptr, size_t size, size_t nmemb, void *ud)
 static bool
 multi_until(CURLM *m, struct reader *rds, bool finished, int timeout_ms)
 {
-	int64_t deadline = td_mono_ms() + timeout_ms;
+	int64_t deadline = clock_mono_ms() + timeout_ms;
 
-	while (td_mono_ms() < deadline) {
+	while (clock_mono_ms() < deadline) {
 		int running, ready = 0;
 
 		curl_multi_perform(m, &running);
@@ -1059,10 +1059,10 @@ Test(events, many_subscribers_and_one_that_never_reads)
 	/* A closed stream frees its slot at once, not at the next heartbeat's failed
 	 * write 10 s later (issue 17, finding 8): a client back within 1 s gets in. */
 	{
-		int64_t until = td_mono_ms() + 1000;
+		int64_t until = clock_mono_ms() + 1000;
 		bool in = false;
 
-		while (!in && td_mono_ms() < until) {
+		while (!in && clock_mono_ms() < until) {
 			int again = raw_stream(q + strcspn(q, "?") + 1, 0);
 
 			in = raw_wait_for(again, "stream.hello", 300);
@@ -1141,10 +1141,10 @@ Test(events, sigterm_with_streams_open_exits_promptly)
 		subs[i] = sub_open("", NULL);
 	for (int i = 0; i < 10; i++)
 		sub_wait(subs[i], "stream.hello", NULL, 5000);
-	t0 = td_mono_ms();
+	t0 = clock_mono_ms();
 	svc_stop(&svc);
-	cr_expect_lt(td_mono_ms() - t0, 3000, "taskdeckd took %lld ms to stop",
-	    (long long)(td_mono_ms() - t0));
+	cr_expect_lt(clock_mono_ms() - t0, 3000, "taskdeckd took %lld ms to stop",
+	    (long long)(clock_mono_ms() - t0));
 	for (int i = 0; i < 10; i++) {
 		cr_expect(sub_wait_end(subs[i], 2000), "stream %d is still open", i);
 		sub_close(subs[i]);

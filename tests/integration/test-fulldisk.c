@@ -269,7 +269,7 @@ Test(fulldisk, artifact_save_says_the_disk_is_full)
 	enum td_code code = artifacts_save(&service, "run_000000000000000000000001",
 	    "ses_000000000000000000000001", ws, NULL, params, &res, &msg);
 	cr_assert_eq(code, TD_INSUFFICIENT_STORAGE, "save on a full disk: %s (%s)",
-	    td_code_name(code), msg ? msg : "");
+	    errcode_name(code), msg ? msg : "");
 	cr_assert(msg != NULL && strstr(msg, "the disk is full") != NULL, "message: %s", msg);
 	cr_assert(strstr(msg, base) == NULL, "the message names a path: %s", msg);
 	cr_assert_null(res);

@@ -649,7 +649,7 @@ raw_thread(void *arg)
 static bool
 raw_wait(struct raw_sub *s, const char *const *needles)
 {
-	int64_t deadline = td_mono_ms() + STATE_WAIT_MS;
+	int64_t deadline = clock_mono_ms() + STATE_WAIT_MS;
 
 	for (;;) {
 		bool all = true;
@@ -660,7 +660,7 @@ raw_wait(struct raw_sub *s, const char *const *needles)
 		pthread_mutex_unlock(&s->mu);
 		if (all)
 			return true;
-		if (td_mono_ms() > deadline)
+		if (clock_mono_ms() > deadline)
 			return false;
 		usleep(50000);
 	}

@@ -55,7 +55,7 @@ run_get(const char *id)
 static void
 run_wait_status(const char *id, const char *status, int timeout_ms)
 {
-	int64_t end = td_mono_ms() + timeout_ms;
+	int64_t end = clock_mono_ms() + timeout_ms;
 	char last[32] = "";
 
 	for (;;) {
@@ -65,7 +65,7 @@ run_wait_status(const char *id, const char *status, int timeout_ms)
 		cJSON_Delete(run);
 		if (strcmp(last, status) == 0)
 			return;
-		cr_assert_lt(td_mono_ms(), end, "run %s is still %s, want %s", id, last, status);
+		cr_assert_lt(clock_mono_ms(), end, "run %s is still %s, want %s", id, last, status);
 		usleep(50000);
 	}
 }
@@ -256,10 +256,10 @@ commands_in(const char *cmdline, const char *cwd)
 static bool
 eventually(bool (*cond)(void *), void *arg, int ms)
 {
-	int64_t end = td_mono_ms() + ms;
+	int64_t end = clock_mono_ms() + ms;
 
 	while (!cond(arg)) {
-		if (td_mono_ms() > end)
+		if (clock_mono_ms() > end)
 			return false;
 		usleep(50000);
 	}
@@ -876,7 +876,7 @@ Test(runs, cancel_during_a_tool_call)
 	struct command_wait cw = { ws };
 	cr_assert(eventually(sleep_running, &cw, 15000), "no `sleep 60` started in %s", ws);
 
-	t0 = td_mono_ms();
+	t0 = clock_mono_ms();
 	r = api_f("POST", "/api/v1/runs/%s/cancel {}", id);
 	cr_assert_eq(r.status, 200, "%s", r.body);
 	cr_assert_not_null(json_get_string(r.json, "cancelRequestedAt"), "%s", r.body);
@@ -889,8 +889,8 @@ Test(runs, cancel_during_a_tool_call)
 	http_resp_free(&r);
 
 	fin = run_final_within(&svc, id, "cancelled", FINAL_WAIT_MS);
-	cr_expect_lt(td_mono_ms() - t0, 5000, "cancelling took %lld ms",
-	    (long long)(td_mono_ms() - t0));
+	cr_expect_lt(clock_mono_ms() - t0, 5000, "cancelling took %lld ms",
+	    (long long)(clock_mono_ms() - t0));
 	cr_expect_str_eq(json_str_or_none(fin, "cancelRequestedAt"), requested);
 	cr_expect_not_null(json_get_string(fin, "finishedAt"));
 	cr_expect_not_null(json_get_string(fin, "output"), "a cancelled run has its output so far");

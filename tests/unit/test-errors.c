@@ -25,27 +25,27 @@ Test(errors, design_table_statuses)
 	};
 
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-		cr_expect_str_eq(td_code_name(want[i].code), want[i].name);
-		cr_expect_eq(td_code_http_status(want[i].code), want[i].status, "%s", want[i].name);
-		cr_expect_eq(td_code_from_name(want[i].name), want[i].code);
+		cr_expect_str_eq(errcode_name(want[i].code), want[i].name);
+		cr_expect_eq(errcode_http_status(want[i].code), want[i].status, "%s", want[i].name);
+		cr_expect_eq(errcode_from_name(want[i].name), want[i].code);
 	}
 }
 
 Test(errors, client_codes_and_unknown_names)
 {
-	cr_expect_str_eq(td_code_name(TD_EVENT_STREAM_OVERFLOW), "event_stream_overflow");
-	cr_expect_str_eq(td_code_name(TD_EVENT_STREAM_INVALID_MESSAGE),
+	cr_expect_str_eq(errcode_name(TD_EVENT_STREAM_OVERFLOW), "event_stream_overflow");
+	cr_expect_str_eq(errcode_name(TD_EVENT_STREAM_INVALID_MESSAGE),
 	    "event_stream_invalid_message");
-	cr_expect_eq(td_code_http_status(TD_TIMEOUT), 0);
-	cr_expect_eq(td_code_from_name("no_such_code"), TD_UNKNOWN);
-	cr_expect_eq(td_code_from_name(NULL), TD_UNKNOWN);
-	cr_expect_str_eq(td_code_name((enum td_code)9999), "unknown_error");
+	cr_expect_eq(errcode_http_status(TD_TIMEOUT), 0);
+	cr_expect_eq(errcode_from_name("no_such_code"), TD_UNKNOWN);
+	cr_expect_eq(errcode_from_name(NULL), TD_UNKNOWN);
+	cr_expect_str_eq(errcode_name((enum td_code)9999), "unknown_error");
 }
 
 Test(errors, names_are_unique_and_messages_present)
 {
 	for (int i = 0; i < TD_CODE_COUNT; i++) {
-		cr_expect_eq(td_code_from_name(td_code_name((enum td_code)i)), (enum td_code)i);
-		cr_expect_gt(strlen(td_code_default_message((enum td_code)i)), 0);
+		cr_expect_eq(errcode_from_name(errcode_name((enum td_code)i)), (enum td_code)i);
+		cr_expect_gt(strlen(errcode_default_message((enum td_code)i)), 0);
 	}
 }

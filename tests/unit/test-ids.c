@@ -10,15 +10,15 @@ Test(ids, shape_and_prefix)
 {
 	char id[TD_ID_MAX];
 
-	td_id_new("prj", id);
+	id_new("prj", id);
 	cr_expect_eq(strlen(id), 4 + TD_ID_HEX);
-	cr_expect(td_id_valid(id, "prj"));
-	cr_expect_not(td_id_valid(id, "run"));
-	cr_expect_not(td_id_valid("prj_", "prj"));
-	cr_expect_not(td_id_valid("prj_0123456789abcdef0123456G", "prj"));
-	cr_expect_not(td_id_valid("prj_0123456789abcdef01234567x", "prj"));
-	cr_expect_not(td_id_valid("prj_0123456789ABCDEF01234567", "prj"));
-	cr_expect_not(td_id_valid(NULL, "prj"));
+	cr_expect(id_valid(id, "prj"));
+	cr_expect_not(id_valid(id, "run"));
+	cr_expect_not(id_valid("prj_", "prj"));
+	cr_expect_not(id_valid("prj_0123456789abcdef0123456G", "prj"));
+	cr_expect_not(id_valid("prj_0123456789abcdef01234567x", "prj"));
+	cr_expect_not(id_valid("prj_0123456789ABCDEF01234567", "prj"));
+	cr_expect_not(id_valid(NULL, "prj"));
 }
 
 Test(ids, unique_and_sorted_in_creation_order)
@@ -27,7 +27,7 @@ Test(ids, unique_and_sorted_in_creation_order)
 	static char ids[N][TD_ID_MAX];
 
 	for (int i = 0; i < N; i++)
-		td_id_new("run", ids[i]);
+		id_new("run", ids[i]);
 	for (int i = 1; i < N; i++)
 		cr_assert_lt(strcmp(ids[i - 1], ids[i]), 0, "%s then %s", ids[i - 1], ids[i]);
 }
@@ -37,11 +37,11 @@ Test(timeutil, format_and_parse_round_trip)
 	char t[TD_TIME_LEN];
 	int64_t back;
 
-	td_time_format(1795240799123LL, t);
+	time_format_utc(1795240799123LL, t);
 	cr_expect_str_eq(t, "2026-11-21T05:59:59.123Z");
-	cr_assert(td_time_parse(t, &back));
+	cr_assert(time_parse_utc(t, &back));
 	cr_expect_eq(back, 1795240799123LL);
-	td_time_format(0, t);
+	time_format_utc(0, t);
 	cr_expect_str_eq(t, "1970-01-01T00:00:00.000Z");
 }
 
@@ -53,16 +53,16 @@ Test(timeutil, parse_rejects_other_forms)
 	int64_t ms;
 
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-		cr_expect_not(td_time_parse(bad[i], &ms), "accepted %s", bad[i]);
-	cr_expect_not(td_time_parse(NULL, &ms));
+		cr_expect_not(time_parse_utc(bad[i], &ms), "accepted %s", bad[i]);
+	cr_expect_not(time_parse_utc(NULL, &ms));
 }
 
 Test(random, hex_is_fresh)
 {
 	char a[65], b[65];
 
-	td_random_hex(a, 32);
-	td_random_hex(b, 32);
+	random_hex(a, 32);
+	random_hex(b, 32);
 	cr_expect_eq(strlen(a), 64);
 	cr_expect_str_neq(a, b);
 }
@@ -95,7 +95,7 @@ Test(timeutil, format_matches_gmtime)
 		snprintf(want, sizeof want, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
 		    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
 		    tm.tm_min, tm.tm_sec, (int)(ms % 1000));
-		td_time_format(ms, got);
+		time_format_utc(ms, got);
 		cr_assert_str_eq(got, want, "ms %lld", (long long)ms);
 	}
 }

@@ -1,5 +1,5 @@
 /*
- * td_path_renamable: which directories another user can rename (so that a
+ * paths_renamable: which directories another user can rename (so that a
  * link or a directory of theirs takes the place of a session's directory).
  * The other user's cases need root (chown); they are skipped otherwise.
  */
@@ -29,7 +29,7 @@ setup(void)
 static void
 teardown(void)
 {
-	td_remove_tree(top);
+	paths_remove_tree(top);
 }
 
 TestSuite(paths, .init = setup, .fini = teardown);
@@ -53,7 +53,7 @@ Test(paths, a_private_directory_is_not_renamable)
 	char *why;
 
 	cr_assert_eq(chmod(top, 0700), 0);
-	why = td_path_renamable(make("mine", 0755, -1));
+	why = paths_renamable(make("mine", 0755, -1));
 	cr_expect_null(why, "%s", why);
 	free(why);
 }
@@ -63,13 +63,13 @@ Test(paths, a_directory_others_may_write_into_is_renamable_unless_sticky)
 	char *why;
 
 	cr_assert_eq(chmod(top, 0777), 0);
-	why = td_path_renamable(make("open", 0755, -1));
+	why = paths_renamable(make("open", 0755, -1));
 	cr_expect_not_null(why, "a directory in a world-writable one");
 	cr_expect_not_null(why ? strstr(why, "writable by other users") : NULL, "%s", why);
 	free(why);
 	/* Sticky, as /tmp: only the entry's owner (the user here) may rename it. */
 	cr_assert_eq(chmod(top, 01777), 0);
-	why = td_path_renamable(make("sticky-mine", 0755, -1));
+	why = paths_renamable(make("sticky-mine", 0755, -1));
 	cr_expect_null(why, "%s", why);
 	free(why);
 }
@@ -85,12 +85,12 @@ Test(paths, another_users_directory_above_or_entry_in_a_sticky_one_is_renamable)
 	theirs = make("theirs", 0755, OTHER_UID);
 	snprintf(sub, sizeof sub, "%s/proj", theirs);
 	cr_assert_eq(mkdir(sub, 0755), 0);
-	why = td_path_renamable(sub);
+	why = paths_renamable(sub);
 	cr_expect_not_null(why ? strstr(why, "owned by another user") : NULL, "%s", why);
 	free(why);
 	/* In a sticky directory, an entry of another user's is theirs to rename. */
 	cr_assert_eq(chmod(top, 01777), 0);
-	why = td_path_renamable(make("sticky-theirs", 0755, OTHER_UID));
+	why = paths_renamable(make("sticky-theirs", 0755, OTHER_UID));
 	cr_expect_not_null(why, "another user's entry in a sticky directory");
 	free(why);
 }

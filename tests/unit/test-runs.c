@@ -42,12 +42,12 @@ setup(void)
 	svc.cache = cache_new(64);
 	snprintf(svc.stream_id, sizeof svc.stream_id, "%s", "0123456789abcdef0123456789abcdef");
 	svc.events = events_new(&svc);
-	td_id_new("prj", project);
-	td_id_new("ses", session);
+	id_new("prj", project);
+	id_new("ses", session);
 	store_lock(svc.store);
-	cr_assert(projects_create(svc.store, project, fields, td_now_ms()));
+	cr_assert(projects_create(svc.store, project, fields, clock_wall_ms()));
 	cr_assert(sessions_create(svc.store, session, project, "a prompt", dir, false, fields,
-	    td_now_ms()));
+	    clock_wall_ms()));
 	store_unlock(svc.store);
 	cJSON_Delete(fields);
 }
@@ -73,7 +73,7 @@ admit(char *id)
 {
 	struct run run = { 0 };
 
-	td_id_new("run", run.id);
+	id_new("run", run.id);
 	snprintf(run.session_id, sizeof run.session_id, "%s", session);
 	snprintf(run.project_id, sizeof run.project_id, "%s", project);
 	run.prompt = xstrdup("say hello");
@@ -82,7 +82,7 @@ admit(char *id)
 	run.cwd = xstrdup(dir);
 	store_lock(svc.store);
 	cr_assert(store_begin(svc.store));
-	cr_assert(runs_admit(svc.store, &run, td_now_ms()));
+	cr_assert(runs_admit(svc.store, &run, clock_wall_ms()));
 	cr_assert(store_commit(svc.store));
 	runs_admitted(&svc, &run);
 	store_unlock(svc.store);
@@ -133,8 +133,8 @@ Test(runs, admit_start_finish)
 	admit(id);
 	expect_status(id, "queued");
 	store_lock(svc.store);
-	cr_assert(runs_start(&svc, id, td_now_ms()));
-	cr_expect(!runs_start(&svc, id, td_now_ms()), "a running run started again");
+	cr_assert(runs_start(&svc, id, clock_wall_ms()));
+	cr_expect(!runs_start(&svc, id, clock_wall_ms()), "a running run started again");
 	store_unlock(svc.store);
 	expect_status(id, "running");
 	end.id = id;
@@ -178,7 +178,7 @@ Test(runs, cancel_of_a_queued_run_ends_it)
 	cr_expect_str_eq(status, "queued");
 	expect_status(id, "cancelled");
 	store_lock(svc.store);
-	cr_expect(!runs_start(&svc, id, td_now_ms()), "a cancelled run started");
+	cr_expect(!runs_start(&svc, id, clock_wall_ms()), "a cancelled run started");
 	store_unlock(svc.store);
 	event_types(id, types, sizeof types);
 	cr_expect_str_eq(types, "run.queued run.finished");
@@ -193,7 +193,7 @@ Test(runs, cancel_of_a_running_run_is_noted)
 
 	admit(id);
 	store_lock(svc.store);
-	cr_assert(runs_start(&svc, id, td_now_ms()));
+	cr_assert(runs_start(&svc, id, clock_wall_ms()));
 	store_unlock(svc.store);
 	cr_assert(runs_request_cancel(&svc, id, status));
 	cr_expect_str_eq(status, "running");

@@ -51,7 +51,7 @@ setup_files(void)
 	snprintf(outside, sizeof outside, "%s/outside", root);
 	snprintf(secret_dir, sizeof secret_dir, "%s/home/.ssh", root);
 	snprintf(secret_file, sizeof secret_file, "%s/home/token", root);
-	cr_assert(td_mkdir_p(ws, 0700) && td_mkdir_p(outside, 0700) && td_mkdir_p(secret_dir, 0700));
+	cr_assert(paths_mkdir_p(ws, 0700) && paths_mkdir_p(outside, 0700) && paths_mkdir_p(secret_dir, 0700));
 	write_file(secret_file, "TOKEN-SECRET-1\n");
 	snprintf(key, sizeof key, "%s/id_rsa", secret_dir);
 	write_file(key, "KEY-SECRET-2\n");
@@ -332,9 +332,9 @@ Test(sandbox, hidden_paths_cover_taskdeck_and_credentials)
 	snprintf(home, sizeof home, "%s/home", root);
 	snprintf(tdhome, sizeof tdhome, "%s/td", root);
 	snprintf(ssh, sizeof ssh, "%s/.ssh", home);
-	cr_assert(td_mkdir_p(tdhome, 0700));
+	cr_assert(paths_mkdir_p(tdhome, 0700));
 	setenv("TASKDECK_HOME", tdhome, 1);
-	cr_assert(td_paths_init(&p));
+	cr_assert(paths_init(&p));
 	write_file(p.token, "t\n");
 	list = sandbox_hidden_paths(&p, home);
 	for (char **l = list; *l; l++) {
@@ -346,7 +346,7 @@ Test(sandbox, hidden_paths_cover_taskdeck_and_credentials)
 	cr_expect(token && data && sshd);
 	cr_expect_not(missing);
 	sandbox_hidden_free(list);
-	td_paths_free(&p);
+	paths_free(&p);
 	unsetenv("TASKDECK_HOME");
 }
 
@@ -360,7 +360,7 @@ Test(sandbox, workspace_below_a_hidden_directory)
 	snprintf(hidden_root, sizeof hidden_root, "%s/data", root);
 	snprintf(own, sizeof own, "%s/workspaces/s1", hidden_root);
 	snprintf(other, sizeof other, "%s/workspaces/s2", hidden_root);
-	cr_assert(td_mkdir_p(own, 0700) && td_mkdir_p(other, 0700));
+	cr_assert(paths_mkdir_p(own, 0700) && paths_mkdir_p(other, 0700));
 	snprintf(path, sizeof path, "%s/notes", other);
 	write_file(path, "OTHER-SESSION-3\n");
 	pol.workspace = own;
@@ -387,7 +387,7 @@ Test(sandbox, hidden_paths_inside_the_workspace)
 	snprintf(tdhome, sizeof tdhome, "%s/.config/taskdeck", root);
 	snprintf(token, sizeof token, "%s/token", tdhome);
 	snprintf(key, sizeof key, "%s/id_ed25519", root);
-	cr_assert(td_mkdir_p(tdhome, 0700));
+	cr_assert(paths_mkdir_p(tdhome, 0700));
 	write_file(token, "TOKEN-IN-WS-4\n");
 	write_file(key, "KEY-IN-WS-5\n");
 	snprintf(script, sizeof script, "cat '%s' '%s'; echo x > '%s/new' && echo WROTE; "
@@ -415,7 +415,7 @@ Test(sandbox, nested_hidden_paths_in_any_order)
 	snprintf(inner, sizeof inner, "%s/inner", ws);
 	snprintf(deep, sizeof deep, "%s/deeper/still", inner);
 	snprintf(deep_file, sizeof deep_file, "%s/f", deep);
-	cr_assert(td_mkdir_p(deep, 0700));
+	cr_assert(paths_mkdir_p(deep, 0700));
 	write_file(deep_file, "DEEP-SECRET-6\n");
 	snprintf(script, sizeof script, "cat '%s' '%s' '%s'; ls '%s' | sed s/^/LS:/; echo RAN",
 	    key, secret_file, deep_file, inner);
@@ -595,7 +595,7 @@ Test(sandbox, own_paths_are_bound_after_what_is_hidden)
 	snprintf(other, sizeof other, "%s/connector-state/con_b", data);
 	snprintf(given, sizeof given, "%s/given", root);
 	snprintf(key, sizeof key, "%s/.ssh", given);
-	cr_assert(td_mkdir_p(mine, 0700) && td_mkdir_p(other, 0700) && td_mkdir_p(key, 0700));
+	cr_assert(paths_mkdir_p(mine, 0700) && paths_mkdir_p(other, 0700) && paths_mkdir_p(key, 0700));
 	snprintf(path, sizeof path, "%s/graph", other);
 	write_file(path, "OTHER-STATE-7\n");
 	snprintf(path, sizeof path, "%s/id", key);
@@ -634,7 +634,7 @@ Test(sandbox, hidden_paths_cover_the_cli_logins)
 		if (i == 1)
 			write_file(path, "{}\n");
 		else
-			cr_assert(td_mkdir_p(path, 0700));
+			cr_assert(paths_mkdir_p(path, 0700));
 	}
 	list = sandbox_hidden_paths(NULL, home);
 	for (char **l = list; *l; l++) {
@@ -669,9 +669,9 @@ Test(sandbox, a_program_under_tmp_is_visible_read_only)
 	snprintf(inner_secret, sizeof inner_secret, "%s/s", secret);
 	snprintf(other_file, sizeof other_file, "%s/file", other);
 	snprintf(wrote, sizeof wrote, "%s/wrote", top);
-	cr_assert(td_mkdir_p(prog, 0700) && rmdir(prog) == 0);
-	cr_assert(td_mkdir_p(data, 0700) && rmdir(data) == 0);
-	cr_assert(td_mkdir_p(secret, 0700));
+	cr_assert(paths_mkdir_p(prog, 0700) && rmdir(prog) == 0);
+	cr_assert(paths_mkdir_p(data, 0700) && rmdir(data) == 0);
+	cr_assert(paths_mkdir_p(secret, 0700));
 	write_file(data, "DATA-OK\n");
 	write_file(inner_secret, "SECRET-3\n");
 	write_file(other_file, "OTHER-4\n");

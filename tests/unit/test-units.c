@@ -8,7 +8,7 @@ size_text(long long bytes)
 {
 	static char out[32];
 
-	td_format_size(bytes, out, sizeof out);
+	units_format_size(bytes, out, sizeof out);
 	return out;
 }
 
@@ -17,7 +17,7 @@ duration_text(long long ms)
 {
 	static char out[32];
 
-	td_format_duration(ms, out, sizeof out);
+	units_format_duration(ms, out, sizeof out);
 	return out;
 }
 
