@@ -57,7 +57,7 @@ ours(struct changes_walker *w, const char *ws, long *hashed)
 	double t0 = now_ms();
 	struct wsfile_root *root = wsfile_root_open(ws, NULL, &why);
 
-	if (root == NULL || !changes_walk(w, root, &lim, &tree, &st, &why)) {
+	if (root == NULL || !changes_walk(w, root, &lim, NULL, NULL, &tree, &st, &why)) {
 		fprintf(stderr, "changes-bench: %s\n", why ? why : "no workspace");
 		exit(1);
 	}
