@@ -64,9 +64,9 @@ struct choice {
 	char key_env[NAMES_ENV_MAX + 1];	/* "" for none */
 	char model[201];
 	const char *key;	/* the key's value (from the environment or typed), or NULL */
-	char cred_ref[201];	/* keycred: apiKeyCredential already in settings, or "" */
-	char *typed;		/* keycred: a key typed or read from stdin (wiped), or NULL */
-	char cred_id[65];	/* keycred: the credential it was stored in */
+	char cred_ref[201];	/* apiKeyCredential already in settings, or "" */
+	char *typed;		/* a key typed or read from stdin (wiped), or NULL */
+	char cred_id[65];	/* the credential it was stored in */
 };
 
 static const struct known {
@@ -372,7 +372,7 @@ choice_from(struct choice *c, const cJSON *doc, const char *name)
 }
 
 /*
- * keycred: one line of at most SETUP_KEY_MAX bytes from fd 0 into a malloc'd
+ * One line of at most SETUP_KEY_MAX bytes from fd 0 into a malloc'd
  * string (the caller wipes it); NULL with *why when it is empty or too long.
  */
 static char *
@@ -403,7 +403,7 @@ read_key_line(const char **why)
 	return key;
 }
 
-/* keycred: the key typed on the terminal with echo off. */
+/* The key typed on the terminal with echo off. */
 static char *
 read_key_tty(void)
 {
@@ -556,7 +556,7 @@ apply(cJSON *doc, const struct choice *c)
 			cJSON_AddStringToObject(p, "apiKeyEnv", c->key_env);
 		else
 			cJSON_AddNullToObject(p, "apiKeyEnv");
-		/* keycred: the credential just stored, or the one already named. */
+		/* The credential just stored, or the one already named. */
 		if (c->key_env[0] == '\0' && (c->cred_id[0] || c->cred_ref[0]))
 			cJSON_AddStringToObject(p, "apiKeyCredential",
 			    c->cred_id[0] ? c->cred_id : c->cred_ref);
@@ -578,7 +578,7 @@ apply(cJSON *doc, const struct choice *c)
 }
 
 /*
- * keycred: stores c->typed as the api-key credential provider-NAME (rotating
+ * Stores c->typed as the api-key credential provider-NAME (rotating
  * the one settings names, or the one of that name, instead of adding another)
  * and puts its id in c->cred_id.  An exit code.
  */
