@@ -1,6 +1,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <grp.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,4 +183,16 @@ paths_renamable(const char *path)
 	}
 	free(x);
 	return why;
+}
+
+bool
+paths_within(const char *path, const char *dir)
+{
+	char real[PATH_MAX];
+	size_t n;
+
+	if (dir == NULL || realpath(dir, real) == NULL)
+		return false;
+	n = strlen(real);
+	return strncmp(path, real, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }

@@ -43,4 +43,7 @@ bool paths_remove_tree(const char *path);
  */
 char *paths_renamable(const char *path);
 
+/* True when the canonical path is dir or beneath it (dir is canonicalized; NULL: false). */
+bool paths_within(const char *path, const char *dir);
+
 #endif

@@ -89,7 +89,7 @@ connector_text_valid(const char *s, size_t min, size_t max)
 	return true;
 }
 
-static bool
+bool
 connector_url_valid(const char *u)
 {
 	const char *host;

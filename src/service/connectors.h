@@ -53,6 +53,8 @@ enum td_code connector_set_enabled(struct service *svc, const char *id, bool ena
 enum td_code connector_delete(struct service *svc, const char *id, cJSON **removed,
     struct problem *p);
 
+/* An http or https URL with a host, at most CONNECTOR_URL_MAX bytes, no blanks. */
+bool connector_url_valid(const char *u);
 /* Name checks of an env variable and a header. */
 bool conn_env_name_valid(const char *s);
 bool conn_header_name_valid(const char *s);

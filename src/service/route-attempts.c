@@ -11,6 +11,7 @@
 #include "http.h"
 #include "ids.h"
 #include "json.h"
+#include "paths.h"
 #include "problem.h"
 #include "resource.h"
 #include "routes.h"
@@ -23,19 +24,6 @@
 
 static const char *const attempts_fields[] = { "project", "prompt", "attempts", "models",
 	"check", "cwd", "config", "permissionProfile", "network", NULL };
-
-/* path is dir or below it (dir canonicalized). */
-static bool
-attempts_within(const char *path, const char *dir)
-{
-	char real[PATH_MAX];
-	size_t n;
-
-	if (dir == NULL || realpath(dir, real) == NULL)
-		return false;
-	n = strlen(real);
-	return strncmp(path, real, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
 
 /* The canonical cwd into out; else answers 400 invalid_cwd. */
 static bool
@@ -56,10 +44,10 @@ attempts_cwd(struct service *svc, const char *cwd, char *out, struct http_respon
 		reason = "not-writable";
 	else if (strcmp(out, "/") == 0)
 		reason = "filesystem-root";
-	else if (attempts_within(out, p->workspaces))
+	else if (paths_within(out, p->workspaces))
 		reason = "session-workspace";
-	else if (attempts_within(out, p->config_dir) || attempts_within(out, p->data_dir) ||
-	    attempts_within(out, p->runtime_dir))
+	else if (paths_within(out, p->config_dir) || paths_within(out, p->data_dir) ||
+	    paths_within(out, p->runtime_dir))
 		reason = "taskdeck-directory";
 	if (reason == NULL)
 		return true;

@@ -43,22 +43,6 @@ scn_text_valid(const char *s, size_t min, size_t max, bool lines)
 	return true;
 }
 
-static bool
-scn_url_valid(const char *u)
-{
-	const char *host;
-
-	if (!scn_text_valid(u, 1, CONNECTOR_URL_MAX, false) || strpbrk(u, " \t") != NULL)
-		return false;
-	if (strncasecmp(u, "http://", 7) == 0)
-		host = u + 7;
-	else if (strncasecmp(u, "https://", 8) == 0)
-		host = u + 8;
-	else
-		return false;
-	return *host != '\0' && *host != '/' && *host != '?' && *host != '#';
-}
-
 /* env or headers of server i: [{name, value}], names valid and unique. */
 static bool
 scn_pairs_valid(const cJSON *pairs, const char *field, int i, bool headers,
@@ -148,7 +132,7 @@ scn_server_valid(const cJSON *s, const char *field, int i, struct problem *p)
 	}
 	http = type != NULL && strcmp(type, "http") == 0;
 	if (http) {
-		if (json_get_string(s, "url") == NULL || !scn_url_valid(json_get_string(s, "url")) ||
+		if (json_get_string(s, "url") == NULL || !connector_url_valid(json_get_string(s, "url")) ||
 		    cJSON_GetObjectItemCaseSensitive(s, "command") != NULL ||
 		    cJSON_GetObjectItemCaseSensitive(s, "args") != NULL ||
 		    cJSON_GetObjectItemCaseSensitive(s, "env") != NULL) {

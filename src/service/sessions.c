@@ -16,6 +16,7 @@
 #include "http.h"
 #include "ids.h"
 #include "json.h"
+#include "paths.h"
 #include "problem.h"
 #include "resource.h"
 #include "routing.h"
@@ -507,18 +508,6 @@ sessions_config_update(struct service *svc, const char *id, long expected, const
 	return current;
 }
 
-static bool
-sessions_path_within(const char *path, const char *dir)
-{
-	char real[PATH_MAX];
-	size_t n;
-
-	if (dir == NULL || realpath(dir, real) == NULL)
-		return false;
-	n = strlen(real);
-	return strncmp(path, real, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 /*
  * Why a canonical cwd is taskdeck's own (the sandbox hides those, docs/agent.md):
  * "filesystem-root", "session-workspace" (a managed workspace of a session),
@@ -529,10 +518,10 @@ sessions_cwd_forbidden(const struct td_paths *p, const char *cwd)
 {
 	if (strcmp(cwd, "/") == 0)
 		return "filesystem-root";
-	if (sessions_path_within(cwd, p->workspaces))
+	if (paths_within(cwd, p->workspaces))
 		return "session-workspace";
-	if (sessions_path_within(cwd, p->config_dir) || sessions_path_within(cwd, p->data_dir) ||
-	    sessions_path_within(cwd, p->runtime_dir))
+	if (paths_within(cwd, p->config_dir) || paths_within(cwd, p->data_dir) ||
+	    paths_within(cwd, p->runtime_dir))
 		return "taskdeck-directory";
 	return NULL;
 }
