@@ -33,6 +33,7 @@ struct attempts {
 	pthread_mutex_t mu;
 	pthread_cond_t cond;
 	bool stop;
+	bool orphans;	/* a session was deleted: remove its attempts */
 };
 
 /* Removes the active attempts whose session was deleted; how many. */
@@ -266,23 +267,22 @@ static void *
 attempts_main(void *arg)
 {
 	struct attempts *w = arg;
-	long long next_orphans = 0;
 
 	for (;;) {
 		struct timespec until;
-		bool stop;
+		bool stop, orphans;
 
 		pthread_mutex_lock(&w->mu);
 		stop = w->stop;
+		orphans = w->orphans;
+		w->orphans = false;
 		pthread_mutex_unlock(&w->mu);
 		if (stop)
 			break;
+		if (orphans)
+			attempts_orphans(w->svc);
 		if (attempts_finish_one(w))
 			continue;
-		if (clock_mono_ms() >= next_orphans) {
-			attempts_orphans(w->svc);
-			next_orphans = clock_mono_ms() + 2000;
-		}
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_nsec += 250 * 1000 * 1000;
 		if (until.tv_nsec >= 1000000000L) {
@@ -313,6 +313,20 @@ attempts_start(struct service *svc)
 		return NULL;
 	}
 	return w;
+}
+
+void
+attempts_session_deleted(struct service *svc, const char *session_id)
+{
+	struct attempts *w = svc->attempts;
+
+	(void)session_id;	/* the worker removes every attempt whose session is gone */
+	if (w == NULL)
+		return;
+	pthread_mutex_lock(&w->mu);
+	w->orphans = true;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->mu);
 }
 
 void

@@ -71,5 +71,10 @@ void attempts_sweep(struct service *svc);
 /* Starts the worker thread; NULL ok to stop. */
 struct attempts *attempts_start(struct service *svc);
 void attempts_stop(struct attempts *a);
+/*
+ * svc->session_deleted: a session's delete has committed; the worker removes
+ * the worktrees and branches of its attempts (those of every session gone).
+ */
+void attempts_session_deleted(struct service *svc, const char *session_id);
 
 #endif

@@ -38,6 +38,9 @@ struct service {
 	/* What closes with a run, inside the transaction that ends it (runs.c calls
 	 * it; start-up sets plans_run_ended), or NULL. */
 	bool (*run_ended)(struct service *svc, const char *run_id, const char *status);
+	/* Told after a session's delete has committed (session-delete.c calls it;
+	 * start-up sets attempts_session_deleted), or NULL. */
+	void (*session_deleted)(struct service *svc, const char *session_id);
 	char *agent_path;		/* the taskdeck-agent binary */
 	char *replay_dir;		/* replay transcripts */
 	const char *agent_found_by;	/* where agent_path came from (runtimes.h) */

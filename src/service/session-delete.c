@@ -114,6 +114,8 @@ session_delete(struct service *svc, const char *id, struct problem *p)
 	store_unlock(st);
 	events_end_session(svc->events, id);
 	idem_forget_matching(svc->idem, id);
+	if (svc->session_deleted != NULL)
+		svc->session_deleted(svc, id);
 	log_info("session %s deleted with %ld runs", id, runs);
 
 	/* A test stands for a crash here: the rows are gone, the files not yet. */

@@ -288,6 +288,7 @@ taskdeckd_start(struct service *svc, const struct options *opts, int *lock_fd, c
 	session_delete_sweep(svc);	/* what a crash after a delete left */
 	attempts_sweep(svc);		/* attempts a crash or a deleted session left */
 	svc->attempts = attempts_start(svc);
+	svc->session_deleted = attempts_session_deleted;
 	if ((svc->supervisor = supervisor_start(svc, err)) == NULL)
 		return false;
 	svc->http = http_start(svc, opts->addr, opts->port, err);
