@@ -212,26 +212,36 @@ projects_internal(struct problem *p)
 	problem_set(p, TD_INTERNAL_ERROR, NULL, "%s", errcode_default_message(TD_INTERNAL_ERROR));
 }
 
+/*
+ * After a create or update of project id (ok: committed): the project, emitted
+ * as project.updated, or NULL with an internal error in p.  Unlocks the store.
+ */
+static cJSON *
+projects_answer_locked(struct service *svc, const char *id, bool ok, struct problem *p)
+{
+	cJSON *project = ok ? projects_load(svc->store, id) : NULL;
+
+	if (project != NULL)
+		events_emit(svc->events, "project.updated", id, NULL, NULL,
+		    cJSON_Duplicate(project, true));
+	store_unlock(svc->store);
+	if (project == NULL)
+		projects_internal(p);
+	return project;
+}
+
 cJSON *
 projects_create_request(struct service *svc, const cJSON *fields, char id[TD_ID_MAX],
     struct problem *p)
 {
 	struct store *st = svc->store;
-	cJSON *project;
 	bool ok;
 
 	id_new("prj", id);
 	store_lock(st);
 	ok = store_begin(st) && projects_create(st, id, fields, clock_wall_ms());
 	ok = ok ? store_commit(st) : (store_rollback(st), false);
-	project = ok ? projects_load(st, id) : NULL;
-	if (project != NULL)
-		events_emit(svc->events, "project.updated", id, NULL, NULL,
-		    cJSON_Duplicate(project, true));
-	store_unlock(st);
-	if (project == NULL)
-		projects_internal(p);
-	return project;
+	return projects_answer_locked(svc, id, ok, p);
 }
 
 /* Writes the merge patch into project (its editable members) and archived. */
@@ -280,14 +290,7 @@ projects_update_request(struct service *svc, const char *id, const cJSON *patch,
 	ok = ok ? store_commit(st) : (store_rollback(st), false);
 	cache_drop(svc->cache, id);
 	cJSON_Delete(project);
-	project = ok ? projects_load(st, id) : NULL;
-	if (project != NULL)
-		events_emit(svc->events, "project.updated", id, NULL, NULL,
-		    cJSON_Duplicate(project, true));
-	store_unlock(st);
-	if (project == NULL)
-		projects_internal(p);
-	return project;
+	return projects_answer_locked(svc, id, ok, p);
 }
 
 /* The stored text of defaults merged with patch: only the keys that are set. */
