@@ -690,17 +690,15 @@ Test(events_fake, ready_fails_when_the_connection_is_refused)
 	struct td_events *ev;
 	struct td_error err;
 	int port, fd = fake_listen(&port);
-	int64_t t0;
 
 	close(fd);	/* bound, never listened: the port refuses */
 	snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
 	o.base_url = url;
 	cr_assert_eq(td_connect(&c, &o, &err), TD_OK);
 	cr_assert_eq(td_events_open(c, NULL, NULL, &ev, &err), TD_OK);
-	t0 = clock_mono_ms();
-	cr_expect_eq(td_events_ready(ev, 5000, &err), TD_CONNECTION_FAILED, "%s",
+	/* Refused at once, not waited out: a wait would end in the deadline's own code. */
+	cr_expect_eq(td_events_ready(ev, 60000, &err), TD_CONNECTION_FAILED, "%s",
 	    err.message);
-	cr_expect(clock_mono_ms() - t0 < 2000);
 	td_events_close(ev);
 	td_client_free(c);
 }
@@ -926,7 +924,6 @@ Test(events_svc, a_frozen_service_hits_the_idle_timeout)
 	struct td_event *e;
 	struct td_error err;
 	enum td_code rc;
-	int64_t t0;
 	bool output = false;
 
 	/* Live output every 200 ms keeps the stream busy... */
@@ -937,12 +934,11 @@ Test(events_svc, a_frozen_service_hits_the_idle_timeout)
 	}
 	/* ...until the service stops. */
 	cr_assert_eq(kill(svc.pid, SIGSTOP), 0);
-	t0 = clock_mono_ms();
-	while ((rc = td_events_next(ev, 10000, &e, &err)) == TD_OK)
+	/* The idle timeout ends the wait, not the call's own deadline (another code). */
+	while ((rc = td_events_next(ev, 60000, &e, &err)) == TD_OK)
 		td_event_free(e);
 	kill(svc.pid, SIGCONT);
 	cr_expect_eq(rc, TD_EVENT_STREAM_IDLE_TIMEOUT, "%s: %s", err.code_name, err.message);
-	cr_expect(clock_mono_ms() - t0 < 3000);
 	td_events_close(ev);
 	cJSON_Delete(run_wait_final(&svc, run, 30000));
 	free(run);
