@@ -497,6 +497,43 @@ cmd_connectors_test_exec(struct cli *cli, int argc, char **argv)
 	return rc;
 }
 
+/*
+ * Reads the secrets the login flags ask for from standard input into *secretp (one
+ * allocation) and points login's fields into it: the client's key, its secret, an ID token,
+ * or the secret's line then the token's.
+ */
+static int
+login_read_stdin(struct cli *cli, struct td_connector_login *login, bool want_secret,
+    bool want_key, bool want_token, char **secretp)
+{
+	const char *why = NULL;
+	char *secret, *nl;
+
+	if ((secret = cli_secret_read_fd(STDIN_FILENO, &why)) == NULL)
+		return cli_usage_error(cli, "%s", why);
+	if (want_key) {
+		login->client_key = secret;
+	} else if (want_secret && want_token) {
+		if ((nl = strchr(secret, '\n')) == NULL || nl[1] == '\0') {
+			explicit_bzero(secret, strlen(secret));
+			free(secret);
+			return cli_usage_error(cli, "standard input must hold the client "
+			    "secret's line, then the ID token's");
+		}
+		*nl = '\0';
+		if (nl > secret && nl[-1] == '\r')
+			nl[-1] = '\0';
+		login->client_secret = secret;
+		login->id_token = nl + 1;
+	} else if (want_secret) {
+		login->client_secret = secret;
+	} else {
+		login->id_token = secret;
+	}
+	*secretp = secret;
+	return CLI_EXIT_OK;
+}
+
 static int
 cmd_connectors_login_exec(struct cli *cli, int argc, char **argv)
 {
@@ -528,33 +565,10 @@ cmd_connectors_login_exec(struct cli *cli, int argc, char **argv)
 	    (login.idp_client_id != NULL && !want_token))
 		return cli_usage_error(cli, "--id-token-stdin and --idp-token-endpoint go together "
 		    "(--idp-client-id with them)");
-	if (want_secret || want_key || want_token) {
-		const char *why = NULL;
-		char *nl;
-
-		if ((secret = cli_secret_read_fd(STDIN_FILENO, &why)) == NULL)
-			return cli_usage_error(cli, "%s", why);
-		if (want_key) {
-			login.client_key = secret;
-		} else if (want_secret && want_token) {
-			/* The secret's line, then the ID token's. */
-			if ((nl = strchr(secret, '\n')) == NULL || nl[1] == '\0') {
-				explicit_bzero(secret, strlen(secret));
-				free(secret);
-				return cli_usage_error(cli, "standard input must hold the client "
-				    "secret's line, then the ID token's");
-			}
-			*nl = '\0';
-			if (nl > secret && nl[-1] == '\r')
-				nl[-1] = '\0';
-			login.client_secret = secret;
-			login.id_token = nl + 1;
-		} else if (want_secret) {
-			login.client_secret = secret;
-		} else {
-			login.id_token = secret;
-		}
-	}
+	if ((want_secret || want_key || want_token) &&
+	    (rc = login_read_stdin(cli, &login, want_secret, want_key, want_token, &secret)) !=
+	    CLI_EXIT_OK)
+		return rc;
 	/* The service reads the file: a path relative to here is made absolute. */
 	if (login.workload_token_file != NULL && login.workload_token_file[0] != '/' &&
 	    getcwd(cwd, sizeof cwd) != NULL) {
