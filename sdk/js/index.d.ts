@@ -317,6 +317,8 @@ export interface Session {
   lastRun: { id: string; status: RunStatus } | null;
   /** When it was archived (RFC 3339), or null: an archived session is left out of listSessions unless asked for. */
   archivedAt: string | null;
+  /** Present while a forced delete waits for its cancelled runs to end (deleteSession). */
+  deleting?: true;
 }
 
 /** A run's configuration: omitted or null, the session's or the defaults' value. */
@@ -624,7 +626,7 @@ export interface NewSession {
 
 /** deleteSession's options. */
 export interface DeleteSessionOptions extends RequestOptions {
-  /** Cancel the session's queued and running runs first, and wait for them to end (default false: ConflictError session_busy). */
+  /** Cancel the session's queued and running runs first (default false: ConflictError session_busy); when they have not all ended at once the answer is a SessionDeleting and the service deletes the session when the last one ends. */
   force?: boolean;
 }
 
@@ -638,6 +640,16 @@ export interface SessionDeleted {
   removed: string[];
   /** The external workspace (a cwd the caller gave), never removed. */
   kept: string[];
+}
+
+/** What deleteSession answers with force while cancelled runs are still ending (HTTP 202): the session goes when the last of them ends, and no new run is admitted into it meanwhile. */
+export interface SessionDeleting {
+  /** The session being deleted. */
+  id: string;
+  /** Always true: the delete goes on. */
+  deleting: true;
+  /** The runs force cancelled. */
+  cancelled: string[];
 }
 
 /** revertRun's options. */
@@ -1387,7 +1399,7 @@ export declare class TaskdeckClient {
   /** Archives the session or brings it back. `PATCH /api/v1/sessions/:id`. Errors: BadRequestError, NotFoundError, InternalServerError (507); ConnectionError, TimeoutError, AbortError. */
   updateSession(sessionId: string, patch: SessionPatch, options?: RequestOptions): ApiPromise<Session>;
   /** Deletes the session with its runs, their events, plans, prompts, artifacts and workspace changes, and its managed workspace; an external workspace is kept (an extension beyond the spec). `DELETE /api/v1/sessions/:id`. Errors: NotFoundError, ConflictError (session_busy while a run of it is queued or running, unless force); ConnectionError, TimeoutError, AbortError. */
-  deleteSession(sessionId: string, options?: DeleteSessionOptions): ApiPromise<SessionDeleted>;
+  deleteSession(sessionId: string, options?: DeleteSessionOptions): ApiPromise<SessionDeleted | SessionDeleting>;
   /** The session's configuration. `GET /api/v1/sessions/:id/config`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */
   getSessionConfiguration(sessionId: string, options?: RequestOptions): ApiPromise<SessionConfiguration>;
   /** The usage and cost of the session's runs. `GET /api/v1/sessions/:id/usage`. Errors: NotFoundError; ConnectionError, TimeoutError, AbortError. */

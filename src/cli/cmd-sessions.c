@@ -338,6 +338,57 @@ sessions_delete_confirm(struct cli *cli, const struct td_session *s, bool force)
 }
 
 /* taskdeck sessions delete SESSION [--force] [--yes] */
+/* A NULL-terminated list of strings as a JSON array. */
+static cJSON *
+strv_json(char *const *v)
+{
+	cJSON *arr = cJSON_CreateArray();
+
+	for (size_t i = 0; v != NULL && v[i] != NULL; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(v[i]));
+	return arr;
+}
+
+/* What `sessions delete` did: deleted (what went and stayed), or waiting for cancelled runs. */
+static void
+sessions_delete_print(const struct cli *cli, const struct td_session_deleted *d)
+{
+	if (cli->json) {
+		cJSON *j = cJSON_CreateObject();
+		char *text;
+
+		cJSON_AddStringToObject(j, "id", d->id);
+		if (d->deleting) {
+			cJSON_AddBoolToObject(j, "deleting", true);
+			cJSON_AddItemToObject(j, "cancelled", strv_json(d->cancelled));
+		} else {
+			cJSON_AddNumberToObject(j, "runs", (double)d->runs);
+			cJSON_AddItemToObject(j, "removed", strv_json(d->removed));
+			cJSON_AddItemToObject(j, "kept", strv_json(d->kept));
+		}
+		text = json_print(j);
+		out_json(text);
+		free(text);
+		cJSON_Delete(j);
+	} else if (d->deleting) {
+		out_kv("deleting", d->id);
+		for (size_t i = 0; d->cancelled[i] != NULL; i++)
+			out_kv("cancelled", d->cancelled[i]);
+		fprintf(stderr, "taskdeck: the session is deleted when its cancelled runs have "
+		    "ended; no new run is admitted into it\n");
+	} else {
+		char runs[32];
+
+		snprintf(runs, sizeof runs, "%ld", d->runs);
+		out_kv("deleted", d->id);
+		out_kv("runs", runs);
+		for (size_t i = 0; d->removed[i] != NULL; i++)
+			out_kv("removed", d->removed[i]);
+		for (size_t i = 0; d->kept[i] != NULL; i++)
+			out_kv("kept", d->kept[i]);
+	}
+}
+
 static int
 cmd_sessions_delete_exec(struct cli *cli, int argc, char **argv)
 {
@@ -373,32 +424,7 @@ cmd_sessions_delete_exec(struct cli *cli, int argc, char **argv)
 			    "runs first\n", argv[0]);
 		return rc;
 	}
-	if (cli->json) {
-		cJSON *j = cJSON_CreateObject(), *arr;
-
-		cJSON_AddStringToObject(j, "id", d->id);
-		cJSON_AddNumberToObject(j, "runs", (double)d->runs);
-		arr = cJSON_AddArrayToObject(j, "removed");
-		for (size_t i = 0; d->removed[i] != NULL; i++)
-			cJSON_AddItemToArray(arr, cJSON_CreateString(d->removed[i]));
-		arr = cJSON_AddArrayToObject(j, "kept");
-		for (size_t i = 0; d->kept[i] != NULL; i++)
-			cJSON_AddItemToArray(arr, cJSON_CreateString(d->kept[i]));
-		char *text = json_print(j);
-		out_json(text);
-		free(text);
-		cJSON_Delete(j);
-	} else {
-		char runs[32];
-
-		snprintf(runs, sizeof runs, "%ld", d->runs);
-		out_kv("deleted", d->id);
-		out_kv("runs", runs);
-		for (size_t i = 0; d->removed[i] != NULL; i++)
-			out_kv("removed", d->removed[i]);
-		for (size_t i = 0; d->kept[i] != NULL; i++)
-			out_kv("kept", d->kept[i]);
-	}
+	sessions_delete_print(cli, d);
 	td_session_deleted_free(d);
 	return CLI_EXIT_OK;
 }

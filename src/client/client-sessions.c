@@ -252,6 +252,7 @@ td_session_deleted_free(struct td_session_deleted *d)
 	free(d->id);
 	sessions_strv_free(d->removed);
 	sessions_strv_free(d->kept);
+	sessions_strv_free(d->cancelled);
 	free(d);
 }
 
@@ -280,6 +281,9 @@ td_delete_session(struct td_client *c, const char *session_id, bool force,
 		d->runs = cJSON_IsNumber(runs) ? (long)runs->valuedouble : 0;
 		d->removed = string_array(resp.json, "removed");
 		d->kept = string_array(resp.json, "kept");
+		d->deleting = resp.status == 202 &&
+		    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(resp.json, "deleting"));
+		d->cancelled = string_array(resp.json, "cancelled");
 		*out = d;
 	}
 	client_response_free(&resp);

@@ -773,19 +773,28 @@ TD_API enum td_code td_create_session(struct td_client *client,
 TD_API enum td_code td_set_session_connectors(struct td_client *client,
     const char *session_id, const char *connectors_json,
     const struct td_request_options *opts, struct td_error *err);
-/* What td_delete_session removed and kept. */
+/* What td_delete_session removed and kept, or that the delete goes on. */
 struct td_session_deleted {
 	char *id;
 	long runs;		/* the runs deleted with it */
 	char **removed;		/* the directories removed (changes store, managed workspace); NULL-terminated */
 	char **kept;		/* the external workspace, never removed; NULL-terminated */
+	/*
+	 * With force, when cancelled runs had not ended yet: true, and the
+	 * service deletes the session when the last of them ends (runs, removed
+	 * and kept are then 0 and empty).
+	 */
+	bool deleting;
+	char **cancelled;	/* the runs force cancelled (when deleting); NULL-terminated */
 };
 /*
  * Deletes session id with its runs, their events, plans, prompts, artifacts
  * and workspace changes, and its managed workspace (an extension beyond the
  * spec).  TD_SESSION_BUSY while a run of it is queued or running, unless
- * force: its runs are cancelled first.  Caller frees *out (may be NULL: not
- * wanted) with td_session_deleted_free.
+ * force: its runs are cancelled first, and when they have not all ended at
+ * once the answer has deleting set (HTTP 202): no new run is admitted into
+ * the session and the delete finishes when its last run ends.  Caller frees
+ * *out (may be NULL: not wanted) with td_session_deleted_free.
  */
 TD_API enum td_code td_delete_session(struct td_client *client, const char *session_id,
     bool force, const struct td_request_options *opts, struct td_session_deleted **out,

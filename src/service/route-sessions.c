@@ -85,15 +85,16 @@ route_sessions_delete(struct http_request *req, struct http_response *r)
 {
 	const char *force = http_query(req, "force");
 	struct problem p = { 0 };
+	int status;
 	cJSON *j;
 
 	if (force != NULL && strcmp(force, "true") != 0 && strcmp(force, "false") != 0)
 		return http_bad_parameter(r, "force", "force must be true or false");
 	j = session_delete_request(req->svc, req->params[0],
-	    force != NULL && strcmp(force, "true") == 0, &p);
+	    force != NULL && strcmp(force, "true") == 0, &status, &p);
 	if (j == NULL)
 		return http_problem(r, &p);
-	http_json(r, 200, j);
+	http_json(r, status, j);
 }
 
 void

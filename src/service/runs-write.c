@@ -67,6 +67,13 @@ runs_admission_check(const struct run_admission *a, const char *project, const c
 		    "to the session's directory %s.", cwd, a->session_cwd);
 		return false;
 	}
+	if (a->session_deleting) {
+		p->details = cJSON_CreateObject();
+		cJSON_AddStringToObject(p->details, "sessionId", session);
+		cJSON_AddBoolToObject(p->details, "deleting", true);
+		problem_set(p, TD_SESSION_BUSY, NULL, "The session %s is being deleted.", session);
+		return false;
+	}
 	if (a->session_busy) {
 		p->details = cJSON_CreateObject();
 		cJSON_AddStringToObject(p->details, "sessionId", session);

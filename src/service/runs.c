@@ -559,7 +559,7 @@ runs_admission_read(struct store *st, const char *project, const char *session, 
 	if (session == NULL)
 		return;
 	s = store_stmt(st, "SELECT project_id, cwd, config, EXISTS (SELECT 1 FROM runs"
-	    " WHERE session_id = ?1 AND status IN ('queued', 'running'))"
+	    " WHERE session_id = ?1 AND status IN ('queued', 'running')), deleting_at IS NOT NULL"
 	    " FROM sessions WHERE id = ?1");
 	sqlite3_bind_text(s, 1, session, -1, SQLITE_STATIC);
 	if ((a->session_known = sqlite3_step(s) == SQLITE_ROW)) {
@@ -567,6 +567,7 @@ runs_admission_read(struct store *st, const char *project, const char *session, 
 		snprintf(a->session_cwd, sizeof a->session_cwd, "%s", resource_text(s, 1));
 		a->session_cfg = resource_json_column(s, 2);
 		a->session_busy = sqlite3_column_int(s, 3) != 0;
+		a->session_deleting = sqlite3_column_int(s, 4) != 0;
 	}
 	sqlite3_reset(s);
 }

@@ -72,6 +72,7 @@ struct run_admission {
 	bool session_known;
 	bool session_other_project;
 	bool session_busy;
+	bool session_deleting;		/* a forced delete waits for its runs */
 };
 /*
  * Reads what admitting a run to project (and session, NULL for a new one)

@@ -41,6 +41,10 @@ struct service {
 	/* Told after a session's delete has committed (session-delete.c calls it;
 	 * start-up sets attempts_session_deleted), or NULL. */
 	void (*session_deleted)(struct service *svc, const char *session_id);
+	/* Told after a run has ended, its state committed, outside every lock, on
+	 * the run's thread (supervisor-run.c calls it; start-up sets
+	 * session_delete_run_finished), or NULL. */
+	void (*run_finished)(struct service *svc, const char *run_id);
 	char *agent_path;		/* the taskdeck-agent binary */
 	char *replay_dir;		/* replay transcripts */
 	const char *agent_found_by;	/* where agent_path came from (runtimes.h) */

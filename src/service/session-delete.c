@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "artifacts.h"
 #include "cache.h"
@@ -24,6 +23,7 @@
 #include "session-delete.h"
 #include "sessions.h"
 #include "store.h"
+#include "timeutil.h"
 #include "xalloc.h"
 
 long
@@ -146,32 +146,122 @@ session_delete(struct service *svc, const char *id, struct problem *p)
 	return answer;
 }
 
-/* How long a forced delete waits for the cancelled runs to end. */
-#define SESSION_DELETE_FORCE_WAIT_MS 15000
 /* The runs of a session cancelled at most by one forced delete (more: 409 until they end). */
 #define SESSION_DELETE_FORCE_MAX 64
+/* The sessions whose marked delete a start finishes at most (more: at the next start). */
+#define SESSION_DELETE_RESUME_MAX 1024
+
+/* Marks session id as being deleted and publishes session.updated; false on a store error. */
+static bool
+session_delete_mark(struct service *svc, const char *id, struct problem *p)
+{
+	struct store *st = svc->store;
+	bool ok;
+
+	store_lock(st);
+	ok = store_begin(st) && sessions_mark_deleting(st, id, clock_wall_ms());
+	ok = ok ? store_commit(st) : (store_rollback(st), false);
+	if (ok)
+		session_emit_updated_locked(svc, id);
+	store_unlock(st);
+	if (!ok)
+		problem_set(p, TD_INTERNAL_ERROR, NULL, "The session could not be marked for deletion.");
+	return ok;
+}
+
+/* The 202 answer of a delete that finishes when the runs ids (n of them) have ended. */
+static cJSON *
+session_delete_accepted(const char *id, char (*ids)[TD_ID_MAX], long n)
+{
+	cJSON *answer = cJSON_CreateObject(), *runs;
+
+	cJSON_AddStringToObject(answer, "id", id);
+	cJSON_AddBoolToObject(answer, "deleting", true);
+	runs = cJSON_AddArrayToObject(answer, "cancelled");
+	for (long i = 0; i < n && i < SESSION_DELETE_FORCE_MAX; i++)
+		cJSON_AddItemToArray(runs, cJSON_CreateString(ids[i]));
+	return answer;
+}
 
 cJSON *
-session_delete_request(struct service *svc, const char *id, bool force, struct problem *p)
+session_delete_request(struct service *svc, const char *id, bool force, int *status,
+    struct problem *p)
 {
 	char ids[SESSION_DELETE_FORCE_MAX][TD_ID_MAX];
-	struct timespec tick = { 0, 50 * 1000 * 1000 };
 	struct problem ignored = { 0 };
 	long n = session_delete_active(svc, id, ids, SESSION_DELETE_FORCE_MAX);
+	cJSON *answer;
 
+	*status = 200;
 	if (n < 0) {
 		problem_not_found(p, "session", id);
 		return NULL;
 	}
 	if (n == 0 || !force)
 		return session_delete(svc, id, p);
+	/* Marked first: from here the end of its last run finishes the delete. */
+	if (!session_delete_mark(svc, id, p))
+		return NULL;
 	for (long i = 0; i < n && i < SESSION_DELETE_FORCE_MAX; i++)
 		runs_cancel(svc, ids[i], &ignored);
-	for (int waited = 0; waited < SESSION_DELETE_FORCE_WAIT_MS && n > 0; waited += 50) {
-		nanosleep(&tick, NULL);
-		n = session_delete_active(svc, id, ids, SESSION_DELETE_FORCE_MAX);
+	cJSON_Delete(ignored.details);
+	if (n <= SESSION_DELETE_FORCE_MAX && session_delete_active(svc, id, NULL, 0) == 0 &&
+	    (answer = session_delete(svc, id, &ignored)) != NULL)
+		return answer;
+	/* Still running, or the end of its last run deleted it in between. */
+	cJSON_Delete(ignored.details);
+	*status = 202;
+	return session_delete_accepted(id, ids, n);
+}
+
+void
+session_delete_run_finished(struct service *svc, const char *run_id)
+{
+	struct store *st = svc->store;
+	struct problem p = { 0 };
+	struct run run = { 0 };
+	bool due = false;
+	cJSON *answer;
+
+	store_lock(st);
+	if (runs_get(st, run_id, &run))
+		due = sessions_is_deleting(st, run.session_id) &&
+		    runs_session_active(st, run.session_id, NULL, 0) == 0;
+	store_unlock(st);
+	if (due) {
+		answer = session_delete(svc, run.session_id, &p);
+		if (answer == NULL && p.code != TD_NOT_FOUND)
+			log_warn("session %s: its delete after its last run failed: %s",
+			    run.session_id, p.message);
+		cJSON_Delete(answer);
+		cJSON_Delete(p.details);
 	}
-	return session_delete(svc, id, p);
+	runs_clear(&run);
+}
+
+void
+session_delete_resume(struct service *svc)
+{
+	char (*ids)[TD_ID_MAX] = xcalloc(SESSION_DELETE_RESUME_MAX, sizeof *ids);
+	size_t n;
+
+	store_lock(svc->store);
+	n = sessions_deleting(svc->store, ids, SESSION_DELETE_RESUME_MAX);
+	store_unlock(svc->store);
+	for (size_t i = 0; i < n; i++) {
+		struct problem p = { 0 };
+		int status;
+		cJSON *answer = session_delete_request(svc, ids[i], true, &status, &p);
+
+		if (answer == NULL)
+			log_warn("session %s: its delete could not go on: %s", ids[i], p.message);
+		else
+			log_info("session %s: its interrupted delete %s", ids[i],
+			    status == 202 ? "waits for its runs to end" : "is done");
+		cJSON_Delete(answer);
+		cJSON_Delete(p.details);
+	}
+	free(ids);
 }
 
 /* Removes the managed workspaces of sessions that no longer exist; how many. */

@@ -31,12 +31,27 @@ long session_delete_active(struct service *svc, const char *id, char (*ids)[TD_I
  */
 cJSON *session_delete(struct service *svc, const char *id, struct problem *p);
 /*
- * DELETE /sessions/:id: session_delete, after (force) cancelling the
- * session's queued and running runs as POST /runs/:id/cancel does and
- * waiting up to 15 s for them to end; NULL with *p (not_found, session_busy).
+ * DELETE /sessions/:id: session_delete (*status 200).  With force, when runs
+ * of the session are queued or running: the session is marked as being
+ * deleted (new runs into it are refused), its runs are cancelled as POST
+ * /runs/:id/cancel does, and when some have not ended yet the answer is
+ * *status 202 {id, deleting: true, cancelled: [run ids]}: the end of its last
+ * run finishes the delete (session_delete_run_finished), on that run's
+ * thread.  NULL with *p (not_found, session_busy).  Takes the store lock.
  */
-cJSON *session_delete_request(struct service *svc, const char *id, bool force,
+cJSON *session_delete_request(struct service *svc, const char *id, bool force, int *status,
     struct problem *p);
+/*
+ * svc->run_finished: after run run_id has ended (its state committed),
+ * finishes the delete of its session when the session is marked as being
+ * deleted and none of its runs is left.  Takes the store lock.
+ */
+void session_delete_run_finished(struct service *svc, const char *run_id);
+/*
+ * At start-up, once runs have resumed: goes on with the deletes a stop
+ * interrupted (sessions marked as being deleted), as a forced delete.
+ */
+void session_delete_resume(struct service *svc);
 /*
  * At start-up, before runs resume: removes the changes stores, managed
  * workspaces and artifact contents that no session or artifact row names.

@@ -51,6 +51,8 @@ session_from_row(sqlite3_stmt *s)
 		cJSON_AddStringToObject(last, "status", resource_text(s, 8));
 	}
 	resource_add_time_or_null(j, "archivedAt", s, 9);
+	if (sqlite3_column_type(s, 10) != SQLITE_NULL)
+		cJSON_AddBoolToObject(j, "deleting", true);
 	return j;
 }
 
@@ -149,6 +151,47 @@ sessions_archive(struct store *st, const char *id, bool archived, int64_t now)
 	ok = sqlite3_step(s) == SQLITE_DONE;
 	sqlite3_reset(s);
 	return ok;
+}
+
+bool
+sessions_mark_deleting(struct store *st, const char *id, int64_t now)
+{
+	sqlite3_stmt *s = store_stmt(st, "UPDATE sessions SET deleting_at ="
+	    " COALESCE(deleting_at, ?2) WHERE id = ?1");
+	bool ok;
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, now);
+	ok = sqlite3_step(s) == SQLITE_DONE;
+	sqlite3_reset(s);
+	return ok;
+}
+
+size_t
+sessions_deleting(struct store *st, char (*ids)[TD_ID_MAX], size_t max)
+{
+	sqlite3_stmt *s = store_stmt(st, "SELECT id FROM sessions WHERE deleting_at IS NOT NULL"
+	    " ORDER BY deleting_at, id LIMIT ?1");
+	size_t n = 0;
+
+	sqlite3_bind_int64(s, 1, (sqlite3_int64)max);
+	while (n < max && sqlite3_step(s) == SQLITE_ROW)
+		snprintf(ids[n++], TD_ID_MAX, "%s", resource_text(s, 0));
+	sqlite3_reset(s);
+	return n;
+}
+
+bool
+sessions_is_deleting(struct store *st, const char *id)
+{
+	sqlite3_stmt *s = store_stmt(st, "SELECT 1 FROM sessions WHERE id = ?1"
+	    " AND deleting_at IS NOT NULL");
+	bool found;
+
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	found = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_reset(s);
+	return found;
 }
 
 void

@@ -7,11 +7,13 @@
 #define TD_SERVICE_SESSIONS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
 #include <sqlite3.h>
 
+#include "ids.h"
 #include "resource.h"
 
 struct service;
@@ -21,7 +23,8 @@ struct td_paths;
 
 /* The columns session_from_row reads, with a FROM clause. */
 #define SESSION_SELECT "SELECT s.id, s.project_id, s.title, s.cwd, s.workspace," \
-	" s.created_at, s.updated_at, r.id, r.status, s.archived_at FROM sessions s" \
+	" s.created_at, s.updated_at, r.id, r.status, s.archived_at, s.deleting_at" \
+	" FROM sessions s" \
 	" LEFT JOIN runs r ON r.id = (SELECT MAX(id) FROM runs WHERE session_id = s.id)"
 /* A session row (SESSION_SELECT) as the API shows it. */
 cJSON *session_from_row(sqlite3_stmt *s);
@@ -54,6 +57,15 @@ bool sessions_archive(struct store *st, const char *id, bool archived, int64_t n
  * false when it cannot.  In the caller's transaction.
  */
 bool sessions_delete(struct store *st, const char *id);
+/*
+ * Marks session id as being deleted (a forced delete waiting for its runs;
+ * the first mark's time stays).  Only while locked; false on a store error.
+ */
+bool sessions_mark_deleting(struct store *st, const char *id, int64_t now);
+/* Whether session id is marked as being deleted.  Only while locked. */
+bool sessions_is_deleting(struct store *st, const char *id);
+/* The ids of up to max sessions marked as being deleted, oldest mark first.  Only while locked. */
+size_t sessions_deleting(struct store *st, char (*ids)[TD_ID_MAX], size_t max);
 /* session.updated with the session as the API shows it.  Only while the store is locked. */
 void session_emit_updated_locked(struct service *svc, const char *session_id);
 /* Moves the session's updatedAt to now (RESOURCE_NEXT_TIME); false on a store error. */

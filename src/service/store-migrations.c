@@ -308,6 +308,12 @@ const struct migration store_migrations[] = {
 	  ");"
 	  "CREATE INDEX session_connectors_by_session ON session_connectors"
 	  "  (session_id, position);" },
+	/*
+	 * A forced delete waiting for the session's cancelled runs to end
+	 * (session-delete.c): kept so that a restart finishes it.
+	 */
+	{ 17,
+	  "ALTER TABLE sessions ADD COLUMN deleting_at INTEGER;" },
 };
 
 const int store_migrations_count =

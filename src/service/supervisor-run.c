@@ -314,7 +314,7 @@ run_thread(void *arg)
 	char *message = NULL, *why = NULL;
 	cJSON *start;
 	int wait_status = 0;
-	bool stop;
+	bool stop, stays = false;
 
 	buf_init(&rs.line, LINE_MAX_BYTES);
 	buf_init(&rs.output, OUTPUT_MAX_BYTES);
@@ -379,6 +379,7 @@ run_thread(void *arg)
 	    rs.protocol_error == NULL)) {
 		/* It stays running, with its output, and resumes at the next start. */
 		agent_host_store_progress(&rs);
+		stays = true;
 		goto out;
 	}
 	run_thread_outcome(&rs, wait_status, &status, &code, &message);
@@ -390,6 +391,9 @@ run_thread(void *arg)
 	free(message);
 out:
 	run_thread_state_free(&rs);
+	/* Before the slot is given back, so that a stopping supervisor waits for it. */
+	if (!stays && sv->svc->run_finished != NULL)
+		sv->svc->run_finished(sv->svc, ar->id);
 	run_thread_done(ar);
 	return NULL;
 }

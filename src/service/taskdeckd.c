@@ -289,8 +289,10 @@ taskdeckd_start(struct service *svc, const struct options *opts, int *lock_fd, c
 	attempts_sweep(svc);		/* attempts a crash or a deleted session left */
 	svc->attempts = attempts_start(svc);
 	svc->session_deleted = attempts_session_deleted;
+	svc->run_finished = session_delete_run_finished;
 	if ((svc->supervisor = supervisor_start(svc, err)) == NULL)
 		return false;
+	session_delete_resume(svc);	/* the deletes a stop interrupted */
 	svc->http = http_start(svc, opts->addr, opts->port, err);
 	if (svc->http == NULL)
 		return false;

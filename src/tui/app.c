@@ -354,7 +354,8 @@ res_delete_session(struct tui *t, const struct job_result *r)
 		app_fail(t, "delete failed", r);
 		return NEED_NONE;
 	}
-	model_message(&t->m, t->now_ms, false, "deleted session %s",
+	model_message(&t->m, t->now_ms, false, r->deleting ? "deleting session %s: its "
+	    "runs are cancelled, it goes when they have ended" : "deleted session %s",
 	    r->job.text != NULL ? r->job.text : r->job.id);
 	return NEED_SESSIONS;
 }

@@ -430,7 +430,13 @@ static enum td_code
 do_delete_session(struct worker *w, struct job_result *r,
     const struct td_request_options *opts)
 {
-	return td_delete_session(w->client, r->job.id, r->job.force, opts, NULL, &r->err);
+	struct td_session_deleted *d = NULL;
+	enum td_code code = td_delete_session(w->client, r->job.id, r->job.force, opts, &d,
+	    &r->err);
+
+	r->deleting = d != NULL && d->deleting;
+	td_session_deleted_free(d);
+	return code;
 }
 
 static enum td_code

@@ -87,6 +87,7 @@ struct job_result {
 	enum td_code code;
 	struct td_error err;		/* when code != TD_OK */
 	bool progress;			/* JOB_DOWNLOAD still running */
+	bool deleting;			/* JOB_DELETE_SESSION: goes on when its runs end */
 	bool verifying;			/* ... checking the whole file's sha256 (done of total) */
 	long long done, total;		/* JOB_DOWNLOAD bytes */
 	struct td_doctor_report *doctor;

@@ -170,6 +170,37 @@ lists(const cJSON *doc, const char *key, const char *want)
 	return false;
 }
 
+/*
+ * Whether the session's managed workspace is gone within FINAL_WAIT_MS: a
+ * delete that finishes after its runs removes its files after the rows.
+ */
+static bool
+workspace_gone(const char *session)
+{
+	long deadline = mono_ms() + FINAL_WAIT_MS;
+
+	while (mono_ms() < deadline) {
+		if (!exists("%s/workspaces/%s", svc.home, session))
+			return true;
+		usleep(100 * 1000);
+	}
+	return false;
+}
+
+/* Whether GET /sessions/:id answers 404 within FINAL_WAIT_MS. */
+static bool
+session_gone(const char *session)
+{
+	long deadline = mono_ms() + FINAL_WAIT_MS;
+
+	while (mono_ms() < deadline) {
+		if (status_of("/api/v1/sessions/%s", session) == 404)
+			return true;
+		usleep(100 * 1000);
+	}
+	return false;
+}
+
 Test(sessdel, rows_and_files_go_other_sessions_and_external_workspace_stay)
 {
 	char *project = http_project_new(&svc, "sessdel"), ext[PATH_MAX],
@@ -302,10 +333,12 @@ Test(sessdel, busy_session_refused_then_forced_and_its_stream_ends)
 	snprintf(st.session, sizeof st.session, "%s", session);
 	cr_assert_eq(pthread_create(&t, NULL, read_stream, &st), 0);
 	usleep(500 * 1000);
+	/* 202 while the cancelled run ends (200 had it ended already). */
 	r = delete_session(session, "?force=true");
-	cr_assert_eq(r.status, 200, "%ld %s", r.status, r.body);
+	cr_assert(r.status == 202 || r.status == 200, "%ld %s", r.status, r.body);
 	http_resp_free(&r);
 	pthread_join(t, NULL);
+	cr_assert(session_gone(session));
 
 	/* The stream ended by itself (not at curl's timeout) with session.deleted. */
 	cr_expect_eq(st.r.status, 200, "the session's stream: %ld", st.r.status);
@@ -315,7 +348,7 @@ Test(sessdel, busy_session_refused_then_forced_and_its_stream_ends)
 	http_resp_free(&st.r);
 	cr_expect_eq(status_of("/api/v1/runs/%s", run_id), 404);
 	cr_expect_eq(status_of("/api/v1/sessions/%s/plan", session), 404);
-	cr_expect(!exists("%s/workspaces/%s", svc.home, session));
+	cr_expect(workspace_gone(session));
 	r = delete_session("ses_00000000000000000000000000", NULL);
 	cr_expect_eq(r.status, 404, "%ld %s", r.status, r.body);
 	http_resp_free(&r);
@@ -394,8 +427,10 @@ Test(sessdel, cli_delete_exit_codes)
 	status = run_capture(&svc, &out, "%s --json sessions delete %s --force --yes 2>&1", td,
 	    busy);
 	cr_expect_eq(status, 0, "%s", out);
-	cr_expect_not_null(strstr(out, "\"runs\":1") ? out : strstr(out, "\"runs\": 1"), "%s", out);
+	cr_expect(strstr(out, "\"deleting\":true") != NULL || strstr(out, "\"runs\":1") != NULL,
+	    "%s", out);
 	free(out);
+	cr_assert(session_gone(busy));
 	cr_expect_eq(status_of("/api/v1/runs/%s", busy_run), 404);
 
 	status = run_capture(&svc, &out, "%s sessions delete %s --yes 2>&1", td, busy);
@@ -440,5 +475,119 @@ Test(sessdel, a_retry_after_the_delete_makes_a_new_run_not_a_dead_one)
 	cr_expect_str_neq(json_str(r.json, "id"), run, "the retry replayed a deleted run");
 	cr_expect_eq(status_of("/api/v1/runs/%s", json_str(r.json, "id")), 200);
 	http_resp_free(&r);
+	free(project);
+}
+
+/*
+ * Restarts the service with an agent that never answers and ignores the
+ * cancel: its runs stay running until the supervisor kills them, 5 s after
+ * a cancel (CANCEL_GRACE_MS).
+ */
+static void
+restart_with_a_deaf_agent(void)
+{
+	char agent[PATH_MAX];
+	FILE *f;
+
+	snprintf(agent, sizeof agent, "%s/deaf-agent", svc.home);
+	f = fopen(agent, "w");
+	cr_assert_not_null(f);
+	fputs("#!/bin/sh\nexec sleep 60\n", f);
+	fclose(f);
+	cr_assert_eq(chmod(agent, 0755), 0);
+	svc_stop(&svc);
+	setenv("TASKDECK_AGENT", agent, 1);
+	svc_restart(&svc);
+	unsetenv("TASKDECK_AGENT");
+}
+
+/* Starts a run of the deaf agent and waits until it is running; its ids. */
+static struct session_run
+run_running(const char *project)
+{
+	cJSON *run = http_replay_run(&svc, "never ends", project, "quick", "");
+	struct session_run sr;
+	long deadline = mono_ms() + FINAL_WAIT_MS;
+	bool running = false;
+
+	snprintf(sr.run, sizeof sr.run, "%s", json_str(run, "id"));
+	snprintf(sr.session, sizeof sr.session, "%s", json_str(run, "sessionId"));
+	cJSON_Delete(run);
+	while (!running && mono_ms() < deadline) {
+		cJSON *doc = http_get_json(&svc, "/api/v1/runs/%s", sr.run);
+
+		running = strcmp(json_str(doc, "status"), "running") == 0;
+		cJSON_Delete(doc);
+		if (!running)
+			usleep(50 * 1000);
+	}
+	cr_assert(running, "the run %s never ran", sr.run);
+	return sr;
+}
+
+Test(sessdel, a_forced_delete_answers_at_once_and_ends_when_the_runs_end)
+{
+	char *project, body[256];
+	struct session_run sr;
+	struct http_resp r;
+	cJSON *doc;
+
+	restart_with_a_deaf_agent();
+	project = http_project_new(&svc, "deaf");
+	sr = run_running(project);
+
+	r = delete_session(sr.session, "?force=true");
+	cr_assert_eq(r.status, 202, "%ld %s", r.status, r.body);
+	doc = json_doc(r.body);
+	cr_expect_str_eq(json_str(doc, "id"), sr.session);
+	cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(doc, "deleting")), "%s", r.body);
+	cr_expect(lists(doc, "cancelled", sr.run), "%s", r.body);
+	cJSON_Delete(doc);
+	http_resp_free(&r);
+
+	/* Meanwhile: the session says so, takes no new run, and the service answers. */
+	doc = http_get_json(&svc, "/api/v1/sessions/%s", sr.session);
+	cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(doc, "deleting")));
+	cJSON_Delete(doc);
+	snprintf(body, sizeof body, "{\"project\":\"%s\",\"sessionId\":\"%s\",\"prompt\":\"more\"}",
+	    project, sr.session);
+	r = http_api(&svc, "POST", "/api/v1/runs", body);
+	cr_expect_eq(r.status, 409, "%ld %s", r.status, r.body);
+	cr_expect_str_eq(http_error_code(&r), "session_busy");
+	cr_expect_not_null(strstr(r.body ? r.body : "", "\"deleting\":true"), "%s", r.body);
+	http_resp_free(&r);
+	cr_expect_eq(status_of("/api/v1/projects/%s", project), 200);
+	r = delete_session(sr.session, "?force=true");
+	cr_expect_eq(r.status, 202, "a second forced delete: %ld %s", r.status, r.body);
+	http_resp_free(&r);
+
+	cr_assert(session_gone(sr.session), "the session outlived its cancelled run");
+	cr_expect_eq(status_of("/api/v1/runs/%s", sr.run), 404);
+	cr_expect(workspace_gone(sr.session));
+	svc_stop(&svc);
+	cr_expect_eq(rows_of(sr.session), 0);
+	free(project);
+}
+
+Test(sessdel, a_forced_delete_pending_at_a_kill9_is_finished_by_the_next_start)
+{
+	char *project;
+	struct session_run sr, other;
+	struct http_resp r;
+
+	restart_with_a_deaf_agent();
+	project = http_project_new(&svc, "deaf-kill");
+	other = run_running(project);
+	sr = run_running(project);
+	r = delete_session(sr.session, "?force=true");
+	cr_assert_eq(r.status, 202, "%ld %s", r.status, r.body);
+	http_resp_free(&r);
+	svc_kill(&svc);
+
+	svc_restart(&svc);
+	cr_assert(session_gone(sr.session), "the restarted service forgot the delete");
+	cr_expect_eq(status_of("/api/v1/runs/%s", sr.run), 404);
+	cr_expect_eq(status_of("/api/v1/sessions/%s", other.session), 200,
+	    "a session nobody deleted is kept");
 	free(project);
 }

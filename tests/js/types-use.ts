@@ -130,7 +130,8 @@ export async function useEverything(signal: AbortSignal): Promise<number> {
   }
   try {
     const gone = await td.deleteSession('ses_x', { force: true });
-    n += gone.runs + gone.removed.length + gone.kept.length + gone.id.length;
+    if ('deleting' in gone) n += gone.cancelled.length + gone.id.length;
+    else n += gone.runs + gone.removed.length + gone.kept.length + gone.id.length;
   } catch (e) {
     if (e instanceof ConflictError && e.is('session_busy')) n += e.status;
   }
