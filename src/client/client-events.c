@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,28 @@
 #define EVENTS_BATCH 256
 /* Longest Last-Event-ID accepted: a 32-digit stream id, ':' and a counter. */
 #define EVENTS_MAX_ID 128
+/*
+ * A stream's events are cut from slabs of this many bytes (one larger than a
+ * quarter of it gets a block of its own): the worker allocates, and the
+ * consumer frees, once per slab instead of once per event.
+ */
+#define EVENTS_SLAB_BYTES (16 * 1024)
+
+/*
+ * Events share a slab: it goes when its last event is freed and the stream
+ * has moved on to the next one.
+ */
+struct event_slab {
+	atomic_long refs;	/* its events not yet freed, and the stream while it cuts from it */
+	size_t used;		/* bytes of data cut (the worker's) */
+	_Alignas(16) unsigned char data[];
+};
+
+/* What precedes every event the library makes (td_event_free reads it). */
+struct event_head {
+	struct event_slab *slab;	/* NULL: a block of its own */
+	void *unused;			/* keeps the event 16-byte aligned */
+};
 
 /*
  * The worker of one client: one multi handle for all its streams, driven
@@ -90,6 +113,7 @@ struct td_events {
 	struct buf error_body;	/* an answer outside 2xx */
 	struct sse_parser *parser;
 	struct td_event **batch;	/* parsed, not queued yet */
+	struct event_slab *slab;	/* where the next events are cut from, or NULL */
 	size_t batch_len, batch_cap;
 	int64_t last_frame_ms;
 	bool framed;		/* a frame arrived in this piece of the body */
@@ -121,11 +145,93 @@ enum events_kind {
 	EVENTS_KIND_RESYNC,
 };
 
-/* An event is one block: the struct, then its strings (events_make). */
+static void
+event_slab_release(struct event_slab *slab)
+{
+	if (slab != NULL &&
+	    atomic_fetch_sub_explicit(&slab->refs, 1, memory_order_acq_rel) == 1)
+		free(slab);
+}
+
+struct td_event *
+client_event_alloc(size_t size)
+{
+	struct event_head *h = xmalloc(sizeof *h + size);
+
+	h->slab = NULL;
+	return (struct td_event *)(h + 1);
+}
+
+/* Room for an event of size bytes, from the stream's slab when it is small.  The worker's. */
+static struct td_event *
+events_alloc(struct td_events *ev, size_t size)
+{
+	size_t need = (sizeof(struct event_head) + size + 15) & ~(size_t)15;
+	struct event_slab *s = ev->slab;
+	struct event_head *h;
+
+	if (need > EVENTS_SLAB_BYTES / 4)
+		return client_event_alloc(size);
+	if (s == NULL || s->used + need > EVENTS_SLAB_BYTES) {
+		event_slab_release(s);
+		s = ev->slab = xmalloc(sizeof *s + EVENTS_SLAB_BYTES);
+		atomic_init(&s->refs, 1);
+		s->used = 0;
+	}
+	h = (struct event_head *)(void *)(s->data + s->used);
+	s->used += need;
+	atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+	h->slab = s;
+	return (struct td_event *)(h + 1);
+}
+
+/* An event is one block after its head: the struct, then its strings (events_make). */
 void
 td_event_free(struct td_event *event)
 {
-	free(event);
+	struct event_head *h;
+
+	if (event == NULL)
+		return;
+	h = (struct event_head *)event - 1;
+	if (h->slab != NULL)
+		event_slab_release(h->slab);
+	else
+		free(h);
+}
+
+struct td_event *
+td_event_new(long long seq, const char *stream_id, const char *type, const char *time,
+    const char *project_id, const char *session_id, const char *run_id,
+    const char *data_json, const char *json)
+{
+	const char *src[] = { stream_id, type, time, project_id, session_id, run_id,
+	    data_json ? data_json : "null", json };
+	size_t size = sizeof(struct td_event);
+	struct td_event *e;
+	char **dst[8], *p;
+
+	for (size_t i = 0; i < 8; i++)
+		size += src[i] ? strlen(src[i]) + 1 : 0;
+	e = client_event_alloc(size);
+	memset(e, 0, sizeof *e);
+	dst[0] = &e->stream_id;
+	dst[1] = &e->type;
+	dst[2] = &e->time;
+	dst[3] = &e->project_id;
+	dst[4] = &e->session_id;
+	dst[5] = &e->run_id;
+	dst[6] = &e->data_json;
+	dst[7] = &e->json;
+	e->seq = seq;
+	p = (char *)(e + 1);
+	for (size_t i = 0; i < 8; i++) {
+		if (src[i] == NULL)
+			continue;
+		*dst[i] = p;
+		p = stpcpy(p, src[i]) + 1;
+	}
+	return e;
 }
 
 /* The absolute CLOCK_MONOTONIC time timeout_ms from now. */
@@ -467,7 +573,7 @@ events_make(struct td_events *ev, const struct sse_event *frame,
 	if (!resync && (events_id_seq(ev, frame->id) != seq || seq <= ev->last_seq))
 		return NULL;
 	data_len = data->type == JSONSCAN_NULL ? 4 : data->len;
-	e = xmalloc(sizeof *e + sid_len + 1 + events_room(&m[EVENTS_TYPE]) +
+	e = events_alloc(ev, sizeof *e + sid_len + 1 + events_room(&m[EVENTS_TYPE]) +
 	    events_room(&m[EVENTS_TIME]) + events_room(&m[EVENTS_PROJECT]) +
 	    events_room(&m[EVENTS_SESSION]) + events_room(&m[EVENTS_RUN]) +
 	    data_len + 1 + frame->data_len + 1);
@@ -486,7 +592,7 @@ events_make(struct td_events *ev, const struct sse_event *frame,
 	    events_put(&at, &m[EVENTS_SESSION], &e->session_id) &&
 	    events_put(&at, &m[EVENTS_RUN], &e->run_id);
 	if (!ok) {
-		free(e);
+		td_event_free(e);
 		return NULL;
 	}
 	if (seq > ev->last_seq)
@@ -1106,6 +1212,7 @@ client_events_free(struct td_events *ev)
 	for (size_t i = 0; i < ev->batch_len; i++)
 		td_event_free(ev->batch[i]);
 	free(ev->batch);
+	event_slab_release(ev->slab);
 	if (ev->easy != NULL)
 		curl_easy_cleanup(ev->easy);
 	curl_slist_free_all(ev->headers);

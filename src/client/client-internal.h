@@ -41,6 +41,11 @@ struct client_response {
 	cJSON *json;		/* parsed body of a 2xx answer */
 };
 
+/*
+ * A block for an event of size bytes (the struct and its strings) that
+ * td_event_free frees; uninitialised.
+ */
+struct td_event *client_event_alloc(size_t size);
 enum td_code client_fail(struct td_error *err, enum td_code code,
     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /*

@@ -482,49 +482,23 @@ td_wait_for_run(struct td_client *c, const char *run_id,
 	}
 }
 
-/* A stored event (docs/events.md) as the stream yields it: one block, td_event_free frees it. */
+/* A stored event (docs/events.md) as the stream yields it (td_event_free frees it). */
 static struct td_event *
 run_event_from_json(const cJSON *o)
 {
 	const cJSON *seq = cJSON_GetObjectItemCaseSensitive(o, "seq");
 	const cJSON *data = cJSON_GetObjectItemCaseSensitive(o, "data");
 	char *data_json, *json;
-	const char *src[8];
-	char **dst[8], *at;
 	struct td_event *e;
-	size_t size = sizeof *e;
 
 	if (!cJSON_IsObject(o) || !cJSON_IsNumber(seq) || json_get_string(o, "type") == NULL)
 		return NULL;
 	data_json = data != NULL ? cJSON_PrintUnformatted(data) : NULL;
 	json = cJSON_PrintUnformatted(o);
-	src[0] = json_get_string(o, "streamId");
-	src[1] = json_get_string(o, "type");
-	src[2] = json_get_string(o, "time");
-	src[3] = json_get_string(o, "projectId");
-	src[4] = json_get_string(o, "sessionId");
-	src[5] = json_get_string(o, "runId");
-	src[6] = data_json != NULL ? data_json : "null";
-	src[7] = json != NULL ? json : "{}";
-	for (size_t i = 0; i < 8; i++)
-		size += src[i] != NULL ? strlen(src[i]) + 1 : 0;
-	e = xcalloc(1, size);
-	dst[0] = &e->stream_id;
-	dst[1] = &e->type;
-	dst[2] = &e->time;
-	dst[3] = &e->project_id;
-	dst[4] = &e->session_id;
-	dst[5] = &e->run_id;
-	dst[6] = &e->data_json;
-	dst[7] = &e->json;
-	e->seq = (long long)seq->valuedouble;
-	at = (char *)(e + 1);
-	for (size_t i = 0; i < 8; i++) {
-		if (src[i] == NULL)
-			continue;
-		*dst[i] = strcpy(at, src[i]);
-		at += strlen(src[i]) + 1;
-	}
+	e = td_event_new((long long)seq->valuedouble, json_get_string(o, "streamId"),
+	    json_get_string(o, "type"), json_get_string(o, "time"),
+	    json_get_string(o, "projectId"), json_get_string(o, "sessionId"),
+	    json_get_string(o, "runId"), data_json, json != NULL ? json : "{}");
 	cJSON_free(data_json);
 	cJSON_free(json);
 	return e;

@@ -1048,6 +1048,14 @@ TD_API char *td_events_last_id(const struct td_events *ev);
 TD_API void td_events_close(struct td_events *ev);
 TD_API void td_event_free(struct td_event *event);
 /*
+ * An event made of copies of its members (NULL strings stay NULL, data_json
+ * NULL is "null"), as the stream would yield it; free it with td_event_free,
+ * the only way to free any struct td_event.
+ */
+TD_API struct td_event *td_event_new(long long seq, const char *stream_id, const char *type,
+    const char *time, const char *project_id, const char *session_id, const char *run_id,
+    const char *data_json, const char *json);
+/*
  * The run a run.queued event carries (its data's run, as td_get_run would
  * have read it then), so a client lists a new run without fetching it; NULL
  * for any other event.  Caller frees it with td_run_free.

@@ -460,30 +460,6 @@ model_event_new(long long seq, const char *stream_id, const char *type, const ch
     const char *project_id, const char *session_id, const char *run_id,
     const char *data_json, const char *json)
 {
-	const char *src[] = { stream_id, type, time, project_id, session_id, run_id,
-	    data_json ? data_json : "null", json };
-	size_t size = sizeof(struct td_event);
-	struct td_event *ev;
-	char **dst[8], *p;
-
-	for (size_t i = 0; i < 8; i++)
-		size += src[i] ? strlen(src[i]) + 1 : 0;
-	ev = xcalloc(1, size);
-	dst[0] = &ev->stream_id;
-	dst[1] = &ev->type;
-	dst[2] = &ev->time;
-	dst[3] = &ev->project_id;
-	dst[4] = &ev->session_id;
-	dst[5] = &ev->run_id;
-	dst[6] = &ev->data_json;
-	dst[7] = &ev->json;
-	ev->seq = seq;
-	p = (char *)(ev + 1);
-	for (size_t i = 0; i < 8; i++) {
-		if (src[i] == NULL)
-			continue;
-		*dst[i] = p;
-		p = stpcpy(p, src[i]) + 1;
-	}
-	return ev;
+	return td_event_new(seq, stream_id, type, time, project_id, session_id, run_id,
+	    data_json, json);
 }

@@ -306,6 +306,54 @@ Test(events_fake, yields_events_in_order_and_skips_heartbeats)
 	fake_stop(&f);
 }
 
+/*
+ * Events share memory blocks with their neighbours: each stays whole until it
+ * is freed, in any order, also after its stream and its client are gone, and
+ * a large one (past a block's share) as well.
+ */
+Test(events_fake, events_outlive_their_stream_and_free_in_any_order)
+{
+	enum { N = 300 };
+	static char big[40000];
+	struct td_event *kept[N + 1];
+	struct fake_sse f;
+	struct td_client *c;
+	struct td_events *ev;
+	char d[64], want[64];
+
+	memset(big, 'x', sizeof big - 1);
+	fake_init(&f);
+	fake_hello(&f, 0);
+	for (long long seq = 1; seq <= N; seq++) {
+		snprintf(want, sizeof want, "delta %lld", seq);
+		fake_output(&f, seq, want);
+	}
+	fake_output(&f, N + 1, big);
+	f.hold = true;
+	fake_start(&f);
+	c = fake_client(&f);
+	ev = fake_open(c, 0);
+	for (int i = 0; i <= N; i++)
+		kept[i] = next_event(ev);
+	td_events_close(ev);
+	td_client_free(c);
+	fake_stop(&f);
+
+	/* The even ones first, then the odd ones backwards. */
+	for (int k = 0; k < N; k++) {
+		int i = k < N / 2 ? 2 * k : N - 1 - 2 * (k - N / 2);
+
+		snprintf(want, sizeof want, "delta %d", i + 1);
+		cr_expect_eq(kept[i]->seq, i + 1);
+		cr_expect_str_eq(kept[i]->run_id, "run_1");
+		cr_expect_str_eq(delta_of(kept[i], d, sizeof d), want);
+		td_event_free(kept[i]);
+	}
+	cr_expect_eq(strlen(kept[N]->data_json), sizeof big - 1 + strlen("{\"delta\":\"\"}"));
+	td_event_free(kept[N]);
+	td_event_free(NULL);
+}
+
 /* An event written with other spacing, order or members reads as the service's layout does. */
 Test(events_fake, any_layout_of_an_event_reads_the_same)
 {
