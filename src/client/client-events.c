@@ -1421,9 +1421,10 @@ td_events_next(struct td_events *ev, long timeout_ms, struct td_event **out,
 			if (ev->count-- == TD_EVENTS_MAX_BACKLOG && ev->stalled)
 				events_hub_wake(ev->hub);
 			ev->yielded_seq = e->seq;
+			/* events_notify wrote one byte: one read drains it. */
 			if (ev->count == 0 && ev->failed == TD_OK && ev->notified) {
-				while ((n = read(ev->notify[0], drain, sizeof drain)) > 0)
-					;
+				n = read(ev->notify[0], drain, sizeof drain);
+				(void)n;
 				ev->notified = false;
 			}
 			*out = e;

@@ -1,6 +1,7 @@
 /* The event stream: seq, the replay window, subscribers and the run history (events.h). */
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -685,17 +686,31 @@ deadline_in(struct timespec *ts, int64_t ms)
 
 /*
  * Ends the streams whose client has gone while they waited for events, so the
- * slot is free at once, not at the next heartbeat's failed write; under ev->mu.
+ * slot is free at once, not at the next heartbeat's failed write; under ev->mu,
+ * which publishes wait for: one poll() for all of them.
  */
 static void
 reap_closed(struct events *ev)
 {
-	for (struct events_sub *s = ev->subs; s != NULL; s = s->next) {
+	struct pollfd pfd[EVENTS_MAX_SUBS];
+	struct events_sub *of[EVENTS_MAX_SUBS];
+	nfds_t n = 0;
+
+	for (struct events_sub *s = ev->subs; s != NULL && n < EVENTS_MAX_SUBS; s = s->next) {
 		if (s->suspended && s->conn != NULL && !s->closing &&
-		    s->ops->peer_closed(s->conn)) {
-			s->closing = true;
-			s->suspended = false;
-			s->ops->resume(s->conn);
+		    (pfd[n].fd = s->ops->fd(s->conn)) >= 0) {
+			pfd[n].events = POLLRDHUP;
+			pfd[n].revents = 0;
+			of[n++] = s;
+		}
+	}
+	if (n == 0 || poll(pfd, n, 0) <= 0)
+		return;
+	for (nfds_t i = 0; i < n; i++) {
+		if ((pfd[i].revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) {
+			of[i]->closing = true;
+			of[i]->suspended = false;
+			of[i]->ops->resume(of[i]->conn);
 		}
 	}
 }

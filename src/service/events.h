@@ -79,7 +79,7 @@ void events_unlisten(struct events *ev, events_listener_fn fn, void *arg);
 struct events_conn_ops {
 	void (*suspend)(void *conn);	/* no more reads until resume */
 	void (*resume)(void *conn);	/* from any thread */
-	bool (*peer_closed)(void *conn);	/* the client went while it waited */
+	int (*fd)(void *conn);		/* its socket (to see the client go), or -1 */
 };
 
 /*

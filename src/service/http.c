@@ -94,19 +94,13 @@ http_stream_resume(struct http_stream *hs)
 	MHD_resume_connection(hs->conn);
 }
 
-bool
-http_stream_peer_closed(struct http_stream *hs)
+int
+http_stream_fd(struct http_stream *hs)
 {
 	const union MHD_ConnectionInfo *info = MHD_get_connection_info(hs->conn,
 	    MHD_CONNECTION_INFO_CONNECTION_FD);
-	struct pollfd pfd;
 
-	if (info == NULL)
-		return false;
-	pfd.fd = info->connect_fd;
-	pfd.events = POLLRDHUP;
-	pfd.revents = 0;
-	return poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+	return info != NULL ? info->connect_fd : -1;
 }
 
 static ssize_t

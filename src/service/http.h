@@ -129,8 +129,8 @@ void http_stream(struct http_response *r, int status, http_stream_read_fn read,
 void http_stream_suspend(struct http_stream *hs);
 /* From any thread, while the stream's free callback has not run. */
 void http_stream_resume(struct http_stream *hs);
-/* True when the client of a (suspended) stream has closed its end of the connection. */
-bool http_stream_peer_closed(struct http_stream *hs);
+/* The socket of a stream's connection (to poll for the client going), or -1. */
+int http_stream_fd(struct http_stream *hs);
 void http_add_header(struct http_response *r, const char *name, const char *value);
 /* Link: <URI>; rel="next", the URI formatted from fmt. */
 void http_link_next(struct http_response *r, const char *fmt, ...)

@@ -35,17 +35,17 @@ route_events_resume(void *hs)
 	http_stream_resume(hs);
 }
 
-static bool
-route_events_peer_closed(void *hs)
+static int
+route_events_fd(void *hs)
 {
-	return http_stream_peer_closed(hs);
+	return http_stream_fd(hs);
 }
 
 /* A subscriber waits on its HTTP stream. */
 static const struct events_conn_ops route_events_conn = {
 	.suspend = route_events_suspend,
 	.resume = route_events_resume,
-	.peer_closed = route_events_peer_closed,
+	.fd = route_events_fd,
 };
 
 static ssize_t
