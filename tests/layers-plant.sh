@@ -42,6 +42,11 @@ plant agent-size "agent/host.c has 1001 lines, over 1000" \
 plant circle "cache.c and runs.c call each other" \
 	sh -c 'printf "\nvoid cache_planted(void);\nvoid\ncache_planted(void)\n{\n\truns_clear(0);\n}\n" >>cache.c &&
 	    printf "\nstatic void\nruns_planted(void)\n{\n\tcache_planted();\n}\n" >>runs.c'
+# a table written outside its owner, and a new table without one
+plant second-writer "the attempts table is written outside attempts-rows.c" \
+	sh -c 'printf "\nstatic const char *planted = \"UPDATE attempts SET state = 1\";\n" >>attempts.c'
+plant unowned-table "the table planted_rows has no owner" \
+	sh -c 'printf "\nstatic const char *planted = \"CREATE TABLE planted_rows (id TEXT)\";\n" >>store-migrations.c'
 # a call in a comment or a string is no call
 fresh || exit 99
 printf '\n/* runs_clear(0) */\nstatic const char *cache_planted = "runs_clear(";\n' >>"$work/src/service/cache.c"

@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <cjson/cJSON.h>
 
@@ -48,9 +49,33 @@ struct attempt_row {
  */
 struct attempt_row *attempt_rows(struct store *st, const char *sql, const char *arg, size_t *n);
 void attempt_rows_free(struct attempt_row *rows, size_t n);
-/* Runs sql with the text parameters ?1..?3 (NULL binds null); false on a store error. */
-bool attempts_exec(struct store *st, const char *sql, const char *a, const char *b,
-    const char *c);
+/*
+ * The writes of the two tables (attempts-rows.c is their only writer); store
+ * locked; false on a store error.  A new group and its attempts, preparing:
+ */
+bool attempts_rows_insert_group(struct store *st, const char *group, const char *project,
+    const char *prompt, const char *cwd, const char *top, const char *git_dir, bool copy,
+    const char *check, int64_t now);
+bool attempts_rows_insert_attempt(struct store *st, const char *group, int idx,
+    const char *session, const char *run, const char *model, const char *branch,
+    const char *path, const char *cwd);
+/* A group and its attempts gone (a group half made). */
+bool attempts_rows_group_delete(struct store *st, const char *group);
+/* The group and its attempts made: active, from base. */
+bool attempts_rows_activate(struct store *st, const char *group, const char *base);
+/* The group applied from run; its revert: active again, or discarded without attempts. */
+bool attempts_rows_applied(struct store *st, const char *group, const char *run, int64_t now);
+bool attempts_rows_reverted(struct store *st, const char *group, int64_t now);
+/* An active group none of whose attempts is left: discarded. */
+bool attempts_rows_discard_if_done(struct store *st, const char *group);
+/* At start-up: groups a crash left preparing go, checks left running start again. */
+bool attempts_rows_sweep(struct store *st);
+/* An ended attempt's measure (files, lines; unmeasured: null) and its check's state. */
+bool attempts_rows_measured(struct store *st, const char *group, int idx, bool measured,
+    long files, long added, long deleted, const char *check_status);
+/* Its check's outcome: status, the exit code (< 0: none) and the output. */
+bool attempts_rows_checked(struct store *st, const char *group, int idx, const char *status,
+    int code, const char *output);
 /* Sets the group's status (NULL: as it is) and updated_at; store locked. */
 bool attempts_group_touch(struct store *st, const char *group, const char *status);
 /* The group as the API shows it, or NULL; store locked. */

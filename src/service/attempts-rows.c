@@ -90,7 +90,7 @@ attempt_rows_free(struct attempt_row *rows, size_t n)
 	free(rows);
 }
 
-bool
+static bool
 attempts_exec(struct store *st, const char *sql, const char *a, const char *b, const char *c)
 {
 	sqlite3_stmt *s = store_stmt(st, sql);
@@ -106,6 +106,170 @@ attempts_exec(struct store *st, const char *sql, const char *a, const char *b, c
 	ok = sqlite3_step(s) == SQLITE_DONE;
 	sqlite3_reset(s);
 	return ok;
+}
+
+/* Binds text (NULL: null) to parameter i of s. */
+static void
+attempts_bind_text(sqlite3_stmt *s, int i, const char *text)
+{
+	if (text != NULL)
+		sqlite3_bind_text(s, i, text, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, i);
+}
+
+/* Steps s once and resets it; whether it ran. */
+static bool
+attempts_step(sqlite3_stmt *s)
+{
+	bool ok = sqlite3_step(s) == SQLITE_DONE;
+
+	sqlite3_reset(s);
+	return ok;
+}
+
+bool
+attempts_rows_insert_group(struct store *st, const char *group, const char *project,
+    const char *prompt, const char *cwd, const char *top, const char *git_dir, bool copy,
+    const char *check, int64_t now)
+{
+	sqlite3_stmt *s = store_stmt(st, "INSERT INTO attempt_groups (id, project_id, prompt,"
+	    " cwd, top, git_dir, kind, check_command, status, created_at, updated_at)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'preparing', ?9, ?9)");
+
+	if (s == NULL)
+		return false;
+	sqlite3_bind_text(s, 1, group, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, project, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, prompt, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, cwd, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 5, top, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 6, git_dir, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 7, copy ? "copy" : "git", -1, SQLITE_STATIC);
+	attempts_bind_text(s, 8, check);
+	sqlite3_bind_int64(s, 9, now);
+	return attempts_step(s);
+}
+
+bool
+attempts_rows_insert_attempt(struct store *st, const char *group, int idx, const char *session,
+    const char *run, const char *model, const char *branch, const char *path, const char *cwd)
+{
+	sqlite3_stmt *s = store_stmt(st, "INSERT INTO attempts (group_id, idx, session_id, run_id,"
+	    " model, branch, path, cwd, state) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'preparing')");
+
+	if (s == NULL)
+		return false;
+	sqlite3_bind_text(s, 1, group, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 2, idx);
+	sqlite3_bind_text(s, 3, session, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, run, -1, SQLITE_STATIC);
+	attempts_bind_text(s, 5, model);
+	sqlite3_bind_text(s, 6, branch, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 7, path, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 8, cwd, -1, SQLITE_STATIC);
+	return attempts_step(s);
+}
+
+bool
+attempts_rows_group_delete(struct store *st, const char *group)
+{
+	return attempts_exec(st, "DELETE FROM attempt_groups WHERE id = ?1", group, NULL, NULL);
+}
+
+bool
+attempts_rows_activate(struct store *st, const char *group, const char *base)
+{
+	return attempts_exec(st, "UPDATE attempts SET state = 'active' WHERE group_id = ?1",
+	    group, NULL, NULL) &&
+	    attempts_exec(st, "UPDATE attempt_groups SET status = 'active', base = ?2"
+	    " WHERE id = ?1", group, base, NULL);
+}
+
+bool
+attempts_rows_applied(struct store *st, const char *group, const char *run, int64_t now)
+{
+	sqlite3_stmt *s = store_stmt(st, "UPDATE attempt_groups SET status = 'applied',"
+	    " applied_run = ?2, applied_at = ?3, reverted_at = NULL,"
+	    " updated_at = " RESOURCE_NEXT_TIME(3) " WHERE id = ?1");
+
+	if (s == NULL)
+		return false;
+	sqlite3_bind_text(s, 1, group, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, run, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, now);
+	return attempts_step(s);
+}
+
+bool
+attempts_rows_reverted(struct store *st, const char *group, int64_t now)
+{
+	sqlite3_stmt *s = store_stmt(st, "UPDATE attempt_groups SET status = CASE WHEN EXISTS"
+	    " (SELECT 1 FROM attempts WHERE group_id = ?1 AND state = 'active') THEN 'active'"
+	    " ELSE 'discarded' END, reverted_at = ?2 WHERE id = ?1");
+
+	if (s == NULL)
+		return false;
+	sqlite3_bind_text(s, 1, group, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, now);
+	return attempts_step(s);
+}
+
+bool
+attempts_rows_discard_if_done(struct store *st, const char *group)
+{
+	return attempts_exec(st, "UPDATE attempt_groups SET status = 'discarded' WHERE id = ?1"
+	    " AND status = 'active' AND NOT EXISTS (SELECT 1 FROM attempts WHERE group_id = ?1"
+	    " AND state = 'active')", group, NULL, NULL);
+}
+
+bool
+attempts_rows_sweep(struct store *st)
+{
+	return attempts_exec(st, "DELETE FROM attempt_groups WHERE status = 'preparing'", NULL,
+	    NULL, NULL) &&
+	    attempts_exec(st, "UPDATE attempts SET check_status = NULL"
+	    " WHERE check_status = 'running'", NULL, NULL, NULL);
+}
+
+bool
+attempts_rows_measured(struct store *st, const char *group, int idx, bool measured,
+    long files, long added, long deleted, const char *check_status)
+{
+	sqlite3_stmt *s = store_stmt(st, "UPDATE attempts SET files = ?3, additions = ?4,"
+	    " deletions = ?5, check_status = ?6 WHERE group_id = ?1 AND idx = ?2");
+
+	if (s == NULL)
+		return false;
+	sqlite3_bind_text(s, 1, group, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 2, idx);
+	if (measured) {
+		sqlite3_bind_int64(s, 3, files);
+		sqlite3_bind_int64(s, 4, added);
+		sqlite3_bind_int64(s, 5, deleted);
+	}
+	sqlite3_bind_text(s, 6, check_status, -1, SQLITE_STATIC);
+	return attempts_step(s);
+}
+
+bool
+attempts_rows_checked(struct store *st, const char *group, int idx, const char *status,
+    int code, const char *output)
+{
+	sqlite3_stmt *s = store_stmt(st, "UPDATE attempts SET check_status = ?3, check_exit = ?4,"
+	    " check_output = ?5 WHERE group_id = ?1 AND idx = ?2");
+
+	if (s == NULL)
+		return false;
+	sqlite3_bind_text(s, 1, group, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 2, idx);
+	sqlite3_bind_text(s, 3, status, -1, SQLITE_STATIC);
+	if (code >= 0)
+		sqlite3_bind_int(s, 4, code);
+	else
+		sqlite3_bind_null(s, 4);
+	sqlite3_bind_text(s, 5, output, -1, SQLITE_STATIC);
+	return attempts_step(s);
 }
 
 /* Sets the attempt's state and the group's updated_at; store locked. */

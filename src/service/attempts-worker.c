@@ -54,10 +54,7 @@ attempts_orphans(struct service *svc)
 		if (attempt_remove(svc, &rows[i])) {
 			removed++;
 			store_lock(svc->store);
-			attempts_exec(svc->store, "UPDATE attempt_groups SET status = 'discarded'"
-			    " WHERE id = ?1 AND status = 'active' AND NOT EXISTS (SELECT 1 FROM"
-			    " attempts WHERE group_id = ?1 AND state = 'active')", rows[i].group,
-			    NULL, NULL);
+			attempts_rows_discard_if_done(svc->store, rows[i].group);
 			store_unlock(svc->store);
 		}
 	}
@@ -82,18 +79,14 @@ attempts_sweep(struct service *svc)
 		attempts_git_worktree_remove(rows[i].git_dir, rows[i].branch, rows[i].path);
 		if (i + 1 == n || strcmp(rows[i].group, rows[i + 1].group) != 0) {
 			store_lock(svc->store);
-			attempts_exec(svc->store, "DELETE FROM attempt_groups WHERE id = ?1",
-			    rows[i].group, NULL, NULL);
+			attempts_rows_group_delete(svc->store, rows[i].group);
 			store_unlock(svc->store);
 			made++;
 		}
 	}
 	attempt_rows_free(rows, n);
 	store_lock(svc->store);
-	attempts_exec(svc->store, "DELETE FROM attempt_groups WHERE status = 'preparing'", NULL,
-	    NULL, NULL);
-	attempts_exec(svc->store, "UPDATE attempts SET check_status = NULL"
-	    " WHERE check_status = 'running'", NULL, NULL, NULL);
+	attempts_rows_sweep(svc->store);
 	store_unlock(svc->store);
 	n = (size_t)attempts_orphans(svc);
 	if (made + (long)n > 0)
@@ -197,7 +190,6 @@ attempts_finish_one(struct attempts *w)
 	int code = -1;
 	size_t n;
 	bool measured;
-	sqlite3_stmt *s;
 
 	pthread_mutex_lock(&attempts_mu);
 	store_lock(st);
@@ -222,18 +214,8 @@ attempts_finish_one(struct attempts *w)
 	free(patch);
 	free(index);
 	store_lock(st);
-	s = store_stmt(st, "UPDATE attempts SET files = ?3, additions = ?4, deletions = ?5,"
-	    " check_status = ?6 WHERE group_id = ?1 AND idx = ?2");
-	sqlite3_bind_text(s, 1, rows[0].group, -1, SQLITE_STATIC);
-	sqlite3_bind_int(s, 2, rows[0].idx);
-	if (measured) {
-		sqlite3_bind_int64(s, 3, files);
-		sqlite3_bind_int64(s, 4, added);
-		sqlite3_bind_int64(s, 5, deleted);
-	}
-	sqlite3_bind_text(s, 6, rows[0].check != NULL ? "running" : "none", -1, SQLITE_STATIC);
-	sqlite3_step(s);
-	sqlite3_reset(s);
+	attempts_rows_measured(st, rows[0].group, rows[0].idx, measured, files, added, deleted,
+	    rows[0].check != NULL ? "running" : "none");
 	attempts_group_touch(st, rows[0].group, NULL);
 	attempts_emit(svc, "attempts.updated", rows[0].group, rows[0].session, rows[0].run);
 	store_unlock(st);
@@ -241,18 +223,8 @@ attempts_finish_one(struct attempts *w)
 	if (rows[0].check != NULL) {
 		attempts_check_run(w, &rows[0], status, &code, &output);
 		store_lock(st);
-		s = store_stmt(st, "UPDATE attempts SET check_status = ?3, check_exit = ?4,"
-		    " check_output = ?5 WHERE group_id = ?1 AND idx = ?2");
-		sqlite3_bind_text(s, 1, rows[0].group, -1, SQLITE_STATIC);
-		sqlite3_bind_int(s, 2, rows[0].idx);
-		sqlite3_bind_text(s, 3, status, -1, SQLITE_STATIC);
-		if (code >= 0)
-			sqlite3_bind_int(s, 4, code);
-		else
-			sqlite3_bind_null(s, 4);
-		sqlite3_bind_text(s, 5, output ? output : "", -1, SQLITE_STATIC);
-		sqlite3_step(s);
-		sqlite3_reset(s);
+		attempts_rows_checked(st, rows[0].group, rows[0].idx, status, code,
+		    output ? output : "");
 		attempts_group_touch(st, rows[0].group, NULL);
 		attempts_emit(svc, "attempts.updated", rows[0].group, rows[0].session,
 		    rows[0].run);

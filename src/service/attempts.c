@@ -74,49 +74,13 @@ static bool
 attempts_insert(struct store *st, const char *group, const struct attempts_request *rq,
     const struct attempts_repo *repo, struct attempt_new *at)
 {
-	sqlite3_stmt *s = store_stmt(st, "INSERT INTO attempt_groups (id, project_id, prompt,"
-	    " cwd, top, git_dir, kind, check_command, status, created_at, updated_at)"
-	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'preparing', ?9, ?9)");
-	int64_t now = clock_wall_ms();
-	bool ok;
+	bool ok = attempts_rows_insert_group(st, group, rq->project, rq->prompt, rq->cwd,
+	    repo->top, repo->git_dir, repo->copy, rq->check, clock_wall_ms());
 
-	if (s == NULL)
-		return false;
-	sqlite3_bind_text(s, 1, group, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, rq->project, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, rq->prompt, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 4, rq->cwd, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 5, repo->top, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 6, repo->git_dir, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 7, repo->copy ? "copy" : "git", -1, SQLITE_STATIC);
-	if (rq->check != NULL)
-		sqlite3_bind_text(s, 8, rq->check, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(s, 8);
-	sqlite3_bind_int64(s, 9, now);
-	ok = sqlite3_step(s) == SQLITE_DONE;
-	sqlite3_reset(s);
-	for (int i = 0; ok && i < rq->count; i++) {
-		const char *model = json_get_string(at[i].session_cfg, "model");
-
-		s = store_stmt(st, "INSERT INTO attempts (group_id, idx, session_id, run_id, model,"
-		    " branch, path, cwd, state) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'preparing')");
-		if (s == NULL)
-			return false;
-		sqlite3_bind_text(s, 1, group, -1, SQLITE_STATIC);
-		sqlite3_bind_int(s, 2, i + 1);
-		sqlite3_bind_text(s, 3, at[i].session, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 4, at[i].run, -1, SQLITE_STATIC);
-		if (model != NULL)
-			sqlite3_bind_text(s, 5, model, -1, SQLITE_STATIC);
-		else
-			sqlite3_bind_null(s, 5);
-		sqlite3_bind_text(s, 6, at[i].branch, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 7, at[i].path, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 8, at[i].cwd, -1, SQLITE_STATIC);
-		ok = sqlite3_step(s) == SQLITE_DONE;
-		sqlite3_reset(s);
-	}
+	for (int i = 0; ok && i < rq->count; i++)
+		ok = attempts_rows_insert_attempt(st, group, i + 1, at[i].session, at[i].run,
+		    json_get_string(at[i].session_cfg, "model"), at[i].branch, at[i].path,
+		    at[i].cwd);
 	return ok;
 }
 
@@ -130,7 +94,7 @@ attempts_unmake(struct service *svc, const char *group, const char *git_dir,
 			attempts_git_worktree_remove(git_dir, at[i].branch, at[i].path);
 	}
 	store_lock(svc->store);
-	attempts_exec(svc->store, "DELETE FROM attempt_groups WHERE id = ?1", group, NULL, NULL);
+	attempts_rows_group_delete(svc->store, group);
 	store_unlock(svc->store);
 }
 
@@ -192,10 +156,7 @@ attempts_admit(struct service *svc, const char *group, const struct attempts_req
 		ok = sessions_create(st, at[i].session, rq->project, rq->prompt, at[i].cwd, true,
 		    at[i].session_cfg, now) && runs_admit(st, run, now);
 	}
-	ok = ok && attempts_exec(st, "UPDATE attempts SET state = 'active' WHERE group_id = ?1",
-	    group, NULL, NULL) &&
-	    attempts_exec(st, "UPDATE attempt_groups SET status = 'active', base = ?2"
-	    " WHERE id = ?1", group, base, NULL);
+	ok = ok && attempts_rows_activate(st, group, base);
 	return ok;
 }
 
@@ -333,25 +294,6 @@ attempts_remove_all(struct service *svc, const char *group, const char *status)
 	store_unlock(svc->store);
 }
 
-/* Marks the group applied from run; store locked. */
-static bool
-attempts_applied(struct store *st, const char *group, const char *run)
-{
-	sqlite3_stmt *s = store_stmt(st, "UPDATE attempt_groups SET status = 'applied',"
-	    " applied_run = ?2, applied_at = ?3, reverted_at = NULL,"
-	    " updated_at = " RESOURCE_NEXT_TIME(3) " WHERE id = ?1");
-	bool ok;
-
-	if (s == NULL)
-		return false;
-	sqlite3_bind_text(s, 1, group, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, run, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, clock_wall_ms());
-	ok = sqlite3_step(s) == SQLITE_DONE;
-	sqlite3_reset(s);
-	return ok;
-}
-
 cJSON *
 attempts_apply(struct service *svc, const char *run_id, bool keep, struct problem *p)
 {
@@ -402,7 +344,7 @@ attempts_apply(struct service *svc, const char *run_id, bool keep, struct proble
 	if (p->code != TD_OK)
 		goto done;
 	store_lock(st);
-	ok = attempts_applied(st, rows[0].group, run_id);
+	ok = attempts_rows_applied(st, rows[0].group, run_id, clock_wall_ms());
 	if (!ok)
 		log_error("attempts %s: run %s applied to %s but not stored", rows[0].group, run_id,
 		    rows[0].top);
@@ -462,13 +404,7 @@ attempts_revert(struct service *svc, const char *group_id, struct problem *p)
 	if (p->code != TD_OK)
 		goto done;
 	store_lock(st);
-	s = store_stmt(st, "UPDATE attempt_groups SET status = CASE WHEN EXISTS (SELECT 1"
-	    " FROM attempts WHERE group_id = ?1 AND state = 'active') THEN 'active' ELSE"
-	    " 'discarded' END, reverted_at = ?2 WHERE id = ?1");
-	sqlite3_bind_text(s, 1, group_id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, clock_wall_ms());
-	sqlite3_step(s);
-	sqlite3_reset(s);
+	attempts_rows_reverted(st, group_id, clock_wall_ms());
 	attempts_group_touch(st, group_id, NULL);
 	attempts_emit(svc, "attempts.updated", group_id, NULL, NULL);
 	g = attempts_group_load_locked(svc, group_id);
@@ -519,9 +455,7 @@ attempts_discard(struct service *svc, const char *group_id, const char *run_id,
 			attempt_remove(svc, &rows[i]);
 	}
 	store_lock(st);
-	attempts_exec(st, "UPDATE attempt_groups SET status = 'discarded' WHERE id = ?1"
-	    " AND status = 'active' AND NOT EXISTS (SELECT 1 FROM attempts WHERE group_id = ?1"
-	    " AND state = 'active')", group, NULL, NULL);
+	attempts_rows_discard_if_done(st, group);
 	attempts_group_touch(st, group, NULL);
 	attempts_emit(svc, "attempts.updated", group, run_id ? rows[0].session : NULL, run_id);
 	g = attempts_group_load_locked(svc, group);

@@ -88,3 +88,33 @@ events_delete_session(struct store *st, const char *session_id)
 	return store_exec_text(st, "DELETE FROM run_events WHERE session_id = ?1"
 	    " OR run_id IN (SELECT id FROM runs WHERE session_id = ?1)", session_id);
 }
+
+bool
+events_history_insert(struct store *st, uint64_t seq, const char *stream_id, const char *run,
+    const char *session, const char *project, const char *type, const char *time,
+    const char *data)
+{
+	sqlite3_stmt *s = store_stmt(st, "INSERT INTO run_events (seq, stream_id, run_id,"
+	    " session_id, project_id, type, time, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+	bool ok;
+
+	if (s == NULL)
+		return false;
+	sqlite3_bind_int64(s, 1, (sqlite3_int64)seq);
+	sqlite3_bind_text(s, 2, stream_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, run, -1, SQLITE_STATIC);
+	if (*session)
+		sqlite3_bind_text(s, 4, session, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 4);
+	if (*project)
+		sqlite3_bind_text(s, 5, project, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 5);
+	sqlite3_bind_text(s, 6, type, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 7, time, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 8, data, -1, SQLITE_STATIC);
+	ok = sqlite3_step(s) == SQLITE_DONE;
+	sqlite3_reset(s);
+	return ok;
+}

@@ -581,16 +581,6 @@ gaps_report(struct events *ev)
 	pthread_mutex_unlock(&ev->mu);
 }
 
-/* Binds an id, or NULL for "". */
-static void
-bind_id(sqlite3_stmt *s, int col, const char *id)
-{
-	if (*id)
-		sqlite3_bind_text(s, col, id, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(s, col);
-}
-
 /* Writes the batch in one transaction; then frees it. */
 static void
 history_write(struct events *ev, struct pending *batch, size_t n)
@@ -606,22 +596,11 @@ history_write(struct events *ev, struct pending *batch, size_t n)
 	db = store_lock(st);
 	ok = store_begin(st);
 	for (size_t i = 0; ok && i < n; i++) {
-		sqlite3_stmt *s = store_stmt(st, "INSERT INTO run_events (seq, stream_id,"
-		    " run_id, session_id, project_id, type, time, data)"
-		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
-
-		sqlite3_bind_int64(s, 1, (sqlite3_int64)batch[i].seq);
-		sqlite3_bind_text(s, 2, ev->svc->stream_id, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 3, batch[i].run, -1, SQLITE_STATIC);
-		bind_id(s, 4, batch[i].session);
-		bind_id(s, 5, batch[i].project);
-		sqlite3_bind_text(s, 6, batch[i].type, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 7, batch[i].time, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 8, batch[i].data, -1, SQLITE_STATIC);
-		ok = sqlite3_step(s) == SQLITE_DONE;
+		ok = events_history_insert(st, batch[i].seq, ev->svc->stream_id, batch[i].run,
+		    batch[i].session, batch[i].project, batch[i].type, batch[i].time,
+		    batch[i].data);
 		if (!ok)
 			log_error("cannot store run events: %s", sqlite3_errmsg(db));
-		sqlite3_reset(s);
 	}
 	ok = ok ? store_commit(st) : (store_rollback(st), false);
 	store_unlock(st);

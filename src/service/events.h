@@ -28,6 +28,7 @@
 #define EVENTS_GAP_RETRY_MS 1000
 
 struct service;
+struct store;
 struct events;
 struct events_sub;
 
@@ -101,6 +102,13 @@ void events_sub_free(struct events_sub *sub);
 /* Lowers the replay window's byte bound (taskdeckd --events-window-bytes, for tests). */
 void events_set_window_bytes(struct events *ev, size_t bytes);
 
+/*
+ * Stores one event of run's history ("" session or project: null); in the
+ * caller's transaction; false on a store error (sqlite3_errmsg says why).
+ */
+bool events_history_insert(struct store *st, uint64_t seq, const char *stream_id,
+    const char *run, const char *session, const char *project, const char *type,
+    const char *time, const char *data);
 /* Where a page of a run's history ended (events_history). */
 struct events_history_page {
 	bool more;			/* events remain past the page */
@@ -113,7 +121,6 @@ struct events_history_page {
  * after_stream is not "" (a history spanning several streams).  NULL when
  * there is no such run.  Only while the store is locked.
  */
-struct store;
 cJSON *events_history(struct store *st, const char *id, const char *after_stream,
     long long after, int limit, struct events_history_page *page);
 /* Deletes the stored history of session_id's runs; false on error.  In the caller's transaction. */
