@@ -205,6 +205,7 @@ session_delete_request(struct service *svc, const char *id, bool force, int *sta
 	for (long i = 0; i < n && i < SESSION_DELETE_FORCE_MAX; i++)
 		runs_cancel(svc, ids[i], &ignored);
 	cJSON_Delete(ignored.details);
+	ignored.details = NULL;
 	if (n <= SESSION_DELETE_FORCE_MAX && session_delete_active(svc, id, NULL, 0) == 0 &&
 	    (answer = session_delete(svc, id, &ignored)) != NULL)
 		return answer;
