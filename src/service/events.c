@@ -20,6 +20,8 @@
 
 /* Frames per block of a subscriber queue (a block is 2 KiB). */
 #define QBLOCK_FRAMES 254
+/* Frames a publisher writes for one subscriber before leaving the rest to the server. */
+#define EVENTS_SEND_FRAMES 16
 
 /* One rendered SSE frame, shared by the window and the subscriber queues. */
 struct frame {
@@ -68,12 +70,14 @@ struct events_sub {
 	void *conn;			/* known from the first read */
 	bool suspended;
 	bool closing;			/* send what is queued, then end */
+	bool sending;			/* a publisher writes the head frame (sub_send) */
 };
 
 /* Connections to resume once ev->mu is released (publish). */
 struct wakes {
 	size_t n;
 	struct {
+		struct events_sub *sub;
 		const struct events_conn_ops *ops;
 		void *conn;
 	} w[EVENTS_MAX_SUBS];
@@ -291,10 +295,10 @@ sub_pop(struct events_sub *s)
 
 /*
  * Resumes the connection of s if its reader is waiting; under ev->mu.  With
- * w, the resume is only noted there: the caller makes it after releasing
- * ev->mu (wakes_run), so the readers of the connections woken first need not
- * wait for the rest to be woken.  A connection marked awake stays suspended
- * until then, so no one else resumes it and the server cannot free it.
+ * w, the wake is only noted there: the caller writes the frames itself or
+ * resumes after releasing ev->mu (wakes_run), so the clients woken first need
+ * not wait for the rest.  A connection marked awake stays suspended until
+ * then, so no one else sends for it and the server cannot free it.
  */
 static void
 sub_wake(struct events_sub *s, struct wakes *w)
@@ -305,20 +309,77 @@ sub_wake(struct events_sub *s, struct wakes *w)
 			s->ops->resume(s->conn);
 			return;
 		}
+		w->w[w->n].sub = s;
 		w->w[w->n].ops = s->ops;
 		w->w[w->n].conn = s->conn;
 		w->n++;
 	}
 }
 
-/* Resumes the connections noted in w; called without ev->mu, after wakes_begin. */
+/*
+ * Writes s's queue straight to its client, the connection staying suspended;
+ * called without ev->mu for a subscriber woken into w, which no one else
+ * sends for until it is suspended again or resumed.  True when all was
+ * written and s waits again; false when the caller must resume the
+ * connection (the socket is full or failed, s closes, the service stops):
+ * the server goes on from s->off.
+ */
+static bool
+sub_send(struct events *ev, struct events_sub *s)
+{
+	if (s->ops->send == NULL)
+		return false;
+	for (int frames = 0; frames < EVENTS_SEND_FRAMES; frames++) {
+		struct frame *fr;
+		size_t off;
+		ssize_t n;
+
+		pthread_mutex_lock(&ev->mu);
+		if (s->qlen == 0 || s->closing || ev->shutdown) {
+			pthread_mutex_unlock(&ev->mu);
+			return false;
+		}
+		fr = s->qfirst->f[s->qfirst->head];
+		off = s->off;
+		s->sending = true;
+		pthread_mutex_unlock(&ev->mu);
+		n = s->ops->send(s->conn, fr->text + off, fr->len - off);
+		pthread_mutex_lock(&ev->mu);
+		s->sending = false;
+		if (n > 0) {
+			s->off += (size_t)n;
+			if (s->off == fr->len) {
+				s->off = 0;
+				sub_pop(s);
+			}
+		}
+		if (n != (ssize_t)(fr->len - off) || s->closing || ev->shutdown) {
+			pthread_mutex_unlock(&ev->mu);
+			return false;
+		}
+		if (s->qlen == 0) {
+			s->suspended = true;
+			pthread_mutex_unlock(&ev->mu);
+			return true;
+		}
+		pthread_mutex_unlock(&ev->mu);
+	}
+	return false;
+}
+
+/*
+ * Sends to or resumes the connections noted in w; called without ev->mu,
+ * after wakes_begin.
+ */
 static void
 wakes_run(struct events *ev, struct wakes *w)
 {
 	if (w->n == 0)
 		return;
-	for (size_t i = 0; i < w->n; i++)
-		w->w[i].ops->resume(w->w[i].conn);
+	for (size_t i = 0; i < w->n; i++) {
+		if (!sub_send(ev, w->w[i].sub))
+			w->w[i].ops->resume(w->w[i].conn);
+	}
 	pthread_mutex_lock(&ev->mu);
 	if (--ev->waking == 0)
 		pthread_cond_broadcast(&ev->woken);
@@ -352,7 +413,7 @@ sub_offer(struct events *ev, struct events_sub *s, struct frame *fr, struct wake
 		 * it shows) and may never drain: drop it, keeping only a frame
 		 * already partly sent so that the stream stays well formed.
 		 */
-		if (s->off > 0)
+		if (s->off > 0 || s->sending)
 			partial = frame_ref(s->qfirst->f[s->qfirst->head]);
 		while (s->qlen > 0)
 			sub_pop(s);

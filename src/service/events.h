@@ -75,12 +75,18 @@ void events_unlisten(struct events *ev, events_listener_fn fn, void *arg);
 /*
  * How the connection of a subscriber waits for events: the transport's
  * (route-events.c adapts http.c's streams).  conn is what events_sub_read
- * was given; all three are called under the bus's lock.
+ * was given; suspend and fd are called under the bus's lock.
  */
 struct events_conn_ops {
 	void (*suspend)(void *conn);	/* no more reads until resume */
 	void (*resume)(void *conn);	/* from any thread */
 	int (*fd)(void *conn);		/* its socket (to see the client go), or -1 */
+	/*
+	 * Optional: writes len bytes of the stream straight to the client of a
+	 * suspended conn, without blocking, from any thread; the bytes written
+	 * (fewer when the socket is full) or -1.  NULL: only reads send.
+	 */
+	ssize_t (*send)(void *conn, const char *buf, size_t len);
 };
 
 /*

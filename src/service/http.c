@@ -1,4 +1,5 @@
 #include <arpa/inet.h>
+#include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -53,6 +54,8 @@ static char uri_nul;
 /* A streamed body: the handler's reader and the connection to suspend. */
 struct http_stream {
 	struct MHD_Connection *conn;
+	int fd;				/* its socket, or -1 */
+	bool unchunked;			/* the body is the bytes after the head */
 	http_stream_read_fn read;
 	http_stream_free_fn free;
 	void *cls;
@@ -97,10 +100,28 @@ http_stream_resume(struct http_stream *hs)
 int
 http_stream_fd(struct http_stream *hs)
 {
-	const union MHD_ConnectionInfo *info = MHD_get_connection_info(hs->conn,
-	    MHD_CONNECTION_INFO_CONNECTION_FD);
+	return hs->fd;
+}
 
-	return info != NULL ? info->connect_fd : -1;
+/*
+ * The body of a stream is delimited by the connection's close, not chunked
+ * (response_create), so what is written here is simply the next bytes of it;
+ * libmicrohttpd has sent all it was given before the reader suspended, and
+ * does not touch the socket until resumed.
+ */
+ssize_t
+http_stream_send(struct http_stream *hs, const char *buf, size_t len)
+{
+	ssize_t n;
+
+	if (hs->fd < 0 || !hs->unchunked) {
+		errno = ENOTSUP;
+		return -1;
+	}
+	do
+		n = send(hs->fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	return n;
 }
 
 static ssize_t
@@ -392,11 +413,16 @@ response_create(struct MHD_Connection *conn, struct http_response *r)
 		struct http_stream *hs = xcalloc(1, sizeof *hs);
 		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn,
 		    MHD_CONNECTION_INFO_CONNECTION_FD);
-		int sndbuf = HTTP_STREAM_SNDBUF;
+		int sndbuf = HTTP_STREAM_SNDBUF, one = 1;
 
-		if (ci != NULL && setsockopt(ci->connect_fd, SOL_SOCKET, SO_SNDBUF, &sndbuf,
+		hs->fd = ci != NULL ? ci->connect_fd : -1;
+		if (hs->fd >= 0 && setsockopt(hs->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf,
 		    sizeof sndbuf) != 0)
 			log_debug("cannot bound the send buffer of a stream");
+		/* A frame written by http_stream_send leaves at once. */
+		if (hs->fd >= 0 && setsockopt(hs->fd, IPPROTO_TCP, TCP_NODELAY, &one,
+		    sizeof one) != 0)
+			log_debug("cannot set TCP_NODELAY on a stream");
 
 		hs->conn = conn;
 		hs->read = r->stream_read;
@@ -407,6 +433,10 @@ response_create(struct MHD_Connection *conn, struct http_response *r)
 		r->stream_cls = NULL;
 		resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN,
 		    HTTP_STREAM_BLOCK, stream_reader, hs, stream_free);
+		/* Not chunked: the body ends with the connection (http_stream_send). */
+		if (resp != NULL)
+			hs->unchunked = MHD_set_response_options(resp,
+			    MHD_RF_HTTP_1_0_COMPATIBLE_STRICT, MHD_RO_END) == MHD_YES;
 		if (resp != NULL)
 			return resp;
 		stream_free(hs);

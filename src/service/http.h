@@ -119,9 +119,9 @@ void http_json_found(struct http_response *r, cJSON *body, const char *resource,
 void http_file(struct http_response *r, int status, int fd, uint64_t offset,
     uint64_t length);
 /*
- * A body of unknown length (chunked) produced by read; free(cls) is called
- * once when the response is done, replaced or failed.  The handler sets
- * Content-Type.
+ * A body of unknown length produced by read, ended by closing the connection
+ * (not chunked); free(cls) is called once when the response is done, replaced
+ * or failed.  The handler sets Content-Type.
  */
 void http_stream(struct http_response *r, int status, http_stream_read_fn read,
     http_stream_free_fn free, void *cls);
@@ -131,6 +131,11 @@ void http_stream_suspend(struct http_stream *hs);
 void http_stream_resume(struct http_stream *hs);
 /* The socket of a stream's connection (to poll for the client going), or -1. */
 int http_stream_fd(struct http_stream *hs);
+/*
+ * Only while suspended, from any thread: writes up to len bytes of the body
+ * straight to the socket without blocking; the bytes written or -1 (errno).
+ */
+ssize_t http_stream_send(struct http_stream *hs, const char *buf, size_t len);
 void http_add_header(struct http_response *r, const char *name, const char *value);
 /* Link: <URI>; rel="next", the URI formatted from fmt. */
 void http_link_next(struct http_response *r, const char *fmt, ...)

@@ -41,11 +41,18 @@ route_events_fd(void *hs)
 	return http_stream_fd(hs);
 }
 
+static ssize_t
+route_events_send(void *hs, const char *buf, size_t len)
+{
+	return http_stream_send(hs, buf, len);
+}
+
 /* A subscriber waits on its HTTP stream. */
 static const struct events_conn_ops route_events_conn = {
 	.suspend = route_events_suspend,
 	.resume = route_events_resume,
 	.fd = route_events_fd,
+	.send = route_events_send,
 };
 
 static ssize_t
