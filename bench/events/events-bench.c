@@ -267,6 +267,7 @@ provider_start(struct provider *p, int port)
 		return false;
 	if (pthread_create(&t, NULL, provider_serve, p) != 0)
 		return false;
+	pthread_setname_np(t, "bench-model");
 	pthread_detach(t);
 	return true;
 }

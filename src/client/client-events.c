@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,6 +26,8 @@
 
 /* Bytes curl hands over at once; large frames and bursts need fewer calls. */
 #define EVENTS_CURL_BUFFER (256 * 1024)
+/* Marks a stream's own socket among the hub's epoll entries (the rest are libcurl's). */
+#define EVENTS_RAW_TAG (UINT64_C(1) << 63)
 /* Events parsed before they are queued under one lock. */
 #define EVENTS_BATCH 256
 /* Longest Last-Event-ID accepted: a 32-digit stream id, ':' and a counter. */
@@ -68,6 +73,7 @@ struct events_hub {
 	int64_t timer_ms;	/* when to call libcurl for its timeouts, or -1 */
 	bool dirty;		/* a stream needs a look (events_check) */
 	int64_t scan_due;	/* when the streams need a look anyway */
+	char *rbuf;		/* EVENTS_CURL_BUFFER bytes: what events_raw_read receives */
 };
 
 /* Guards the creation of a client's hub. */
@@ -94,7 +100,7 @@ struct td_events {
 	int callers;		/* threads inside next or ready */
 	bool detached;		/* the worker no longer touches the stream */
 	bool stalled;		/* parsed events wait for room (written by the worker) */
-	int notify[2];		/* readable while an event or a failure waits */
+	int notify;		/* an eventfd, readable while an event or a failure waits */
 	bool notified;
 
 	/* The worker's own state. */
@@ -105,6 +111,16 @@ struct td_events {
 	bool done;		/* the transfer ended with result */
 	CURLcode result;
 	bool paused;		/* the transfer's reading is paused */
+	/*
+	 * Once a plain HTTP/1 answer's body is under way and ends only with the
+	 * connection (as taskdeckd sends it), the worker reads the socket itself
+	 * (a duplicate of libcurl's, whose reading stays paused): libcurl's
+	 * state machine and poll() cost more per event than the parse.  -1 before.
+	 */
+	int raw;
+	bool raw_tried;
+	curl_socket_t sock;	/* the transfer's socket, as libcurl last named it */
+	bool chunked;		/* the answer has Transfer-Encoding: chunked */
 	int64_t stall_ms;	/* when the batch last found no room */
 	char *stream_id;	/* from stream.hello */
 	long long resync_on_hello;	/* >= 0: the hello's head was behind the resume point */
@@ -250,7 +266,7 @@ events_deadline(long timeout_ms)
 	return ts;
 }
 
-/* Makes the notify pipe readable; under ev->lock. */
+/* Makes the notify eventfd readable; under ev->lock. */
 static void
 events_notify(struct td_events *ev)
 {
@@ -258,7 +274,7 @@ events_notify(struct td_events *ev)
 
 	if (ev->notified)
 		return;
-	n = write(ev->notify[1], "x", 1);
+	n = write(ev->notify, &(uint64_t){ 1 }, sizeof(uint64_t));
 	(void)n;
 	ev->notified = true;
 }
@@ -704,29 +720,14 @@ events_on_frame(const struct sse_event *frame, void *arg)
 }
 
 /*
- * curl's body writer: the SSE parser for a 2xx answer, else a bounded buffer.
- * While parsed events wait for room it pauses the transfer (curl keeps the
- * piece); the worker resumes it once they are queued.
+ * Parses n more bytes of a 2xx body and queues what it can; the parser's
+ * result.  Events left waiting for room stay in the batch.
  */
-static size_t
-events_on_body(char *data, size_t size, size_t nmemb, void *arg)
+static int
+events_feed(struct td_events *ev, const char *data, size_t n)
 {
-	struct td_events *ev = arg;
-	size_t n = size * nmemb;
 	int rc;
 
-	if (ev->status < 200 || ev->status > 299) {
-		buf_append(&ev->error_body, data, n);
-		return n;
-	}
-	if (ev->batch_len > 0) {
-		client_events_flush(ev);
-		if (ev->batch_len > 0) {
-			ev->paused = true;
-			ev->hub->dirty = true;
-			return CURL_WRITEFUNC_PAUSE;
-		}
-	}
 	ev->framed = false;
 	rc = sse_feed(ev->parser, data, n);
 	if (ev->framed)
@@ -742,7 +743,149 @@ events_on_body(char *data, size_t size, size_t nmemb, void *arg)
 		    "the event stream sent a frame larger than %d bytes",
 		    TD_EVENTS_MAX_FRAME);
 	}
+	return rc;
+}
+
+/* Watches the stream's own socket for input, or stops watching it. */
+static void
+events_raw_watch(struct td_events *ev, bool on)
+{
+	struct epoll_event ee = {
+		.events = on ? EPOLLIN : 0,
+		.data.u64 = EVENTS_RAW_TAG | (uint64_t)(uintptr_t)ev,
+	};
+
+	epoll_ctl(ev->hub->epoll, EPOLL_CTL_MOD, ev->raw, &ee);
+}
+
+/*
+ * After a piece of a 2xx body: takes the reading of the socket over from
+ * libcurl when the rest of the body is simply the bytes to come (HTTP/1
+ * without TLS, neither chunked nor sized) and nothing waits for room.
+ * libcurl has handed over all it read (in pieces, before it looks at the
+ * pause), and reads no more once paused.
+ */
+static void
+events_take_socket(struct td_events *ev)
+{
+	struct epoll_event ee = { .events = EPOLLIN };
+	curl_off_t length = 0;
+	curl_socket_t s;
+	long version = 0;
+	char *scheme = NULL;
+	int fd;
+
+	ev->raw_tried = true;
+	if (ev->chunked ||
+	    curl_easy_getinfo(ev->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) != CURLE_OK ||
+	    length != -1 ||
+	    curl_easy_getinfo(ev->easy, CURLINFO_HTTP_VERSION, &version) != CURLE_OK ||
+	    (version != CURL_HTTP_VERSION_1_0 && version != CURL_HTTP_VERSION_1_1) ||
+	    curl_easy_getinfo(ev->easy, CURLINFO_SCHEME, &scheme) != CURLE_OK ||
+	    scheme == NULL || strcasecmp(scheme, "http") != 0 ||
+	    (s = ev->sock) == CURL_SOCKET_BAD)
+		return;
+	if (ev->hub->rbuf == NULL)
+		ev->hub->rbuf = xmalloc(EVENTS_CURL_BUFFER);
+	/* Its own descriptor, so that its epoll entry is apart from libcurl's. */
+	if ((fd = fcntl(s, F_DUPFD_CLOEXEC, 0)) < 0)
+		return;
+	ee.data.u64 = EVENTS_RAW_TAG | (uint64_t)(uintptr_t)ev;
+	if (epoll_ctl(ev->hub->epoll, EPOLL_CTL_ADD, fd, &ee) != 0) {
+		close(fd);
+		return;
+	}
+	if (curl_easy_pause(ev->easy, CURLPAUSE_ALL) != CURLE_OK) {
+		epoll_ctl(ev->hub->epoll, EPOLL_CTL_DEL, fd, NULL);
+		close(fd);
+		return;
+	}
+	ev->raw = fd;
+}
+
+/*
+ * curl's body writer: the SSE parser for a 2xx answer, else a bounded buffer.
+ * While parsed events wait for room it pauses the transfer (curl keeps the
+ * piece); the worker resumes it once they are queued.  It takes the socket
+ * over after the first piece that leaves no event waiting.
+ */
+static size_t
+events_on_body(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct td_events *ev = arg;
+	size_t n = size * nmemb;
+	int rc;
+
+	if (ev->status < 200 || ev->status > 299) {
+		buf_append(&ev->error_body, data, n);
+		return n;
+	}
+	/*
+	 * Once the socket is taken, libcurl still hands over the rest of what it
+	 * had read; a pause would keep that from us for good.
+	 */
+	if (ev->batch_len > 0 && ev->raw < 0) {
+		client_events_flush(ev);
+		if (ev->batch_len > 0) {
+			ev->paused = true;
+			ev->hub->dirty = true;
+			return CURL_WRITEFUNC_PAUSE;
+		}
+	}
+	rc = events_feed(ev, data, n);
+	if (rc == SSE_OK && !ev->raw_tried && ev->batch_len == 0)
+		events_take_socket(ev);
 	return rc == SSE_OK ? n : 0;
+}
+
+/*
+ * Reads the stream's own socket (events_take_socket) while it has input and
+ * the events find room; on the end of the body or an error the transfer is
+ * done, as libcurl would have said.
+ */
+static void
+events_raw_read(struct events_hub *hub, struct td_events *ev)
+{
+	ssize_t n;
+	int rc;
+
+	for (;;) {
+		if (ev->done || ev->paused)
+			return;
+		if (ev->batch_len > 0) {
+			client_events_flush(ev);
+			if (ev->batch_len > 0) {
+				ev->paused = true;
+				events_raw_watch(ev, false);
+				hub->dirty = true;
+				return;
+			}
+		}
+		n = recv(ev->raw, hub->rbuf, EVENTS_CURL_BUFFER, MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n <= 0) {
+			if (n < 0) {
+				snprintf(ev->errbuf, sizeof ev->errbuf, "receiving: %s",
+				    strerror(errno));
+			}
+			ev->result = n == 0 ? CURLE_OK : CURLE_RECV_ERROR;
+			break;
+		}
+			rc = events_feed(ev, hub->rbuf, (size_t)n);
+		if (rc != SSE_OK) {
+			ev->result = CURLE_WRITE_ERROR;
+			break;
+		}
+		/* A short read took all there was; epoll says when more comes. */
+		if ((size_t)n < EVENTS_CURL_BUFFER)
+			return;
+	}
+	ev->done = true;
+	events_raw_watch(ev, false);
+	hub->dirty = true;
 }
 
 /* curl's header callback: keeps the status of the final answer. */
@@ -754,8 +897,12 @@ events_on_header(char *data, size_t size, size_t nmemb, void *arg)
 	const char *p;
 
 	if (n >= 5 && strncmp(data, "HTTP/", 5) == 0 &&
-	    (p = memchr(data, ' ', n)) != NULL)
+	    (p = memchr(data, ' ', n)) != NULL) {
 		ev->status = strtol(p + 1, NULL, 10);
+		ev->chunked = false;
+	} else if (n > 18 && strncasecmp(data, "transfer-encoding:", 18) == 0 &&
+	    memmem(data + 18, n - 18, "chunked", 7) != NULL)
+		ev->chunked = true;
 	return n;
 }
 
@@ -886,7 +1033,10 @@ events_check(struct td_events *ev)
 	}
 	if (ev->paused) {
 		ev->paused = false;
-		curl_easy_pause(ev->easy, CURLPAUSE_CONT);
+		if (ev->raw >= 0)
+			events_raw_watch(ev, true);
+		else
+			curl_easy_pause(ev->easy, CURLPAUSE_CONT);
 		return 0;
 	}
 	if (ev->done) {
@@ -907,6 +1057,11 @@ events_check(struct td_events *ev)
 static void
 events_detach(struct events_hub *hub, struct td_events *ev)
 {
+	if (ev->raw >= 0) {
+		epoll_ctl(hub->epoll, EPOLL_CTL_DEL, ev->raw, NULL);
+		close(ev->raw);
+		ev->raw = -1;
+	}
 	curl_multi_remove_handle(hub->multi, ev->easy);
 	curl_easy_cleanup(ev->easy);
 	ev->easy = NULL;
@@ -930,9 +1085,12 @@ static int
 events_on_socket(CURL *easy, curl_socket_t s, int what, void *arg, void *sockp)
 {
 	struct events_hub *hub = arg;
-	struct epoll_event ee = { .data.fd = s };
+	struct epoll_event ee = { .data.u64 = (uint64_t)s };
+	char *priv = NULL;
 
-	(void)easy;
+	if (curl_easy_getinfo(easy, CURLINFO_PRIVATE, &priv) == CURLE_OK && priv != NULL)
+		((struct td_events *)(void *)priv)->sock = what == CURL_POLL_REMOVE ?
+		    CURL_SOCKET_BAD : s;
 	if (what == CURL_POLL_REMOVE) {
 		epoll_ctl(hub->epoll, EPOLL_CTL_DEL, s, NULL);
 		return 0;
@@ -978,13 +1136,18 @@ events_hub_poll(struct events_hub *hub, long timeout)
 	for (int i = 0; i < n; i++) {
 		uint32_t got = ready[i].events;
 
-		if (ready[i].data.fd == hub->wake[0]) {
+		if ((ready[i].data.u64 & EVENTS_RAW_TAG) != 0) {
+			events_raw_read(hub, (struct td_events *)(uintptr_t)
+			    (ready[i].data.u64 & ~EVENTS_RAW_TAG));
+			continue;
+		}
+		if (ready[i].data.u64 == (uint64_t)hub->wake[0]) {
 			while (read(hub->wake[0], drain, sizeof drain) > 0)
 				;
 			hub->dirty = true;
 			continue;
 		}
-		curl_multi_socket_action(hub->multi, ready[i].data.fd,
+		curl_multi_socket_action(hub->multi, (curl_socket_t)ready[i].data.u64,
 		    (got & EPOLLIN ? CURL_CSELECT_IN : 0) |
 		    (got & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
 		    (got & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0), &running);
@@ -1092,7 +1255,8 @@ events_hub_get(struct td_client *client, struct events_hub **out,
 	hub->epoll = epoll_create1(EPOLL_CLOEXEC);
 	if (hub->epoll < 0 || pipe2(hub->wake, O_CLOEXEC | O_NONBLOCK) != 0 ||
 	    epoll_ctl(hub->epoll, EPOLL_CTL_ADD, hub->wake[0],
-	    &(struct epoll_event){ .events = EPOLLIN, .data.fd = hub->wake[0] }) != 0) {
+	    &(struct epoll_event){ .events = EPOLLIN,
+	    .data.u64 = (uint64_t)hub->wake[0] }) != 0) {
 		rc = errno;
 		pthread_mutex_unlock(&events_hub_lock);
 		for (int i = 0; i < 2; i++) {
@@ -1117,6 +1281,8 @@ events_hub_get(struct td_client *client, struct events_hub **out,
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	rc = pthread_create(&hub->thread, NULL, events_hub_run, hub);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc == 0)	/* what top -H and perf show for it */
+		pthread_setname_np(hub->thread, "td-events");
 	if (rc != 0) {
 		pthread_mutex_unlock(&events_hub_lock);
 		curl_multi_cleanup(hub->multi);
@@ -1153,6 +1319,7 @@ events_hub_stop(struct td_client *client)
 	close(hub->wake[0]);
 	close(hub->wake[1]);
 	close(hub->epoll);
+	free(hub->rbuf);
 	free(hub);
 	client->events_hub = NULL;
 }
@@ -1219,8 +1386,7 @@ client_events_free(struct td_events *ev)
 	free(ev->url);
 	sse_free(ev->parser);
 	buf_free(&ev->error_body);
-	close(ev->notify[0]);
-	close(ev->notify[1]);
+	close(ev->notify);
 	pthread_cond_destroy(&ev->cond);
 	pthread_mutex_destroy(&ev->lock);
 	free(ev->project_id);
@@ -1276,9 +1442,11 @@ td_events_open(struct td_client *client, const struct td_event_filter *filter,
 	if ((rc = events_hub_get(client, &hub, err)) != TD_OK)
 		return rc;
 	ev = xcalloc(1, sizeof *ev);
-	if (pipe2(ev->notify, O_CLOEXEC | O_NONBLOCK) != 0) {
+	ev->raw = -1;
+	ev->sock = CURL_SOCKET_BAD;
+	if ((ev->notify = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
 		free(ev);
-		return client_fail(err, TD_IO_ERROR, "cannot make a pipe: %s",
+		return client_fail(err, TD_IO_ERROR, "cannot make an eventfd: %s",
 		    strerror(errno));
 	}
 	ev->client = client;
@@ -1403,7 +1571,7 @@ td_events_next(struct td_events *ev, long timeout_ms, struct td_event **out,
 	struct timespec until = { .tv_nsec = -1 };
 	struct td_event *e;
 	enum td_code rc;
-	char drain[64];
+	uint64_t drained;
 	ssize_t n;
 
 	*out = NULL;
@@ -1421,9 +1589,9 @@ td_events_next(struct td_events *ev, long timeout_ms, struct td_event **out,
 			if (ev->count-- == TD_EVENTS_MAX_BACKLOG && ev->stalled)
 				events_hub_wake(ev->hub);
 			ev->yielded_seq = e->seq;
-			/* events_notify wrote one byte: one read drains it. */
+			/* One read resets the eventfd's count. */
 			if (ev->count == 0 && ev->failed == TD_OK && ev->notified) {
-				n = read(ev->notify[0], drain, sizeof drain);
+				n = read(ev->notify, &drained, sizeof drained);
 				(void)n;
 				ev->notified = false;
 			}
@@ -1438,19 +1606,21 @@ td_events_next(struct td_events *ev, long timeout_ms, struct td_event **out,
 			break;
 		}
 		if (!events_wait(ev, timeout_ms, &until)) {
-			rc = client_fail(err, TD_TIMEOUT,
-			    "no event within %ld ms", timeout_ms);
+			rc = TD_TIMEOUT;
 			break;
 		}
 	}
 	events_leave(ev);
+	/* Formatted outside the lock, which the worker takes for every event. */
+	if (rc == TD_TIMEOUT)
+		client_fail(err, TD_TIMEOUT, "no event within %ld ms", timeout_ms);
 	return rc;
 }
 
 int
 td_events_fd(const struct td_events *ev)
 {
-	return ev->notify[0];
+	return ev->notify;
 }
 
 char *

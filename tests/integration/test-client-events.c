@@ -38,6 +38,7 @@ struct fake_sse {
 	size_t chunk;		/* bytes per write; 0: all at once */
 	int pause_ms;		/* sleep after each frame ("\n\n") */
 	bool hold;		/* keep the connection open after the body */
+	bool chunked;		/* each write a chunk of Transfer-Encoding: chunked */
 	atomic_bool stop;
 	char last_event_id[160];	/* the request's Last-Event-ID, or "" */
 	char url[64];
@@ -102,10 +103,13 @@ fake_peer_gone(struct fake_sse *f, int fd)
 static void
 fake_answer(struct fake_sse *f, int fd)
 {
-	const char *head = f->head != NULL ? f->head :
+	const char *head = f->head != NULL ? f->head : f->chunked ?
+	    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+	    "Cache-Control: no-store\r\nTransfer-Encoding: chunked\r\n\r\n" :
 	    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
 	    "Cache-Control: no-store\r\nConnection: close\r\n\r\n";
 	size_t off = 0, step;
+	char size[32];
 
 	fake_read_request(f, fd);
 	if (!fake_write(fd, head, strlen(head)))
@@ -119,7 +123,10 @@ fake_answer(struct fake_sse *f, int fd)
 			step = (size_t)(end + 2 - (f->body.data + off));
 		if (step > f->body.len - off)
 			step = f->body.len - off;
-		if (!fake_write(fd, f->body.data + off, step))
+		snprintf(size, sizeof size, "%zx\r\n", step);
+		if ((f->chunked && !fake_write(fd, size, strlen(size))) ||
+		    !fake_write(fd, f->body.data + off, step) ||
+		    (f->chunked && !fake_write(fd, "\r\n", 2)))
 			return;
 		off += step;
 		if (f->chunk > 0 && f->chunk < 16)
@@ -127,6 +134,8 @@ fake_answer(struct fake_sse *f, int fd)
 		if (end != NULL)
 			usleep((useconds_t)f->pause_ms * 1000);
 	}
+	if (f->chunked && !f->hold && !fake_write(fd, "0\r\n\r\n", 5))
+		return;
 	while (f->hold && !fake_peer_gone(f, fd))
 		;
 }
@@ -422,6 +431,45 @@ Test(events_fake, frames_split_byte_by_byte)
 		cr_expect_str_eq(delta_of(e, d, sizeof d), want[i]);
 		td_event_free(e);
 	}
+	td_events_close(ev);
+	td_client_free(c);
+	fake_stop(&f);
+}
+
+/*
+ * taskdeckd ends a stream by closing it, and the worker then reads the socket
+ * itself; an answer in chunks (a proxy's, an older service's) stays with
+ * libcurl, which takes the chunks apart: frames cut across chunks arrive whole.
+ */
+Test(events_fake, a_chunked_answer_arrives_whole)
+{
+	struct fake_sse f;
+	struct td_client *c;
+	struct td_events *ev;
+	struct td_event *e;
+	struct td_error err;
+	char d[64], want[32];
+
+	fake_init(&f);
+	fake_hello(&f, 0);
+	for (int i = 1; i <= 50; i++) {
+		snprintf(want, sizeof want, "delta %d", i);
+		fake_output(&f, i, want);
+	}
+	f.chunked = true;
+	f.chunk = 7;
+	fake_start(&f);
+	c = fake_client(&f);
+	ev = fake_open(c, 0);
+	for (int i = 1; i <= 50; i++) {
+		e = next_event(ev);
+		snprintf(want, sizeof want, "delta %d", i);
+		cr_expect_eq(e->seq, i);
+		cr_expect_str_eq(delta_of(e, d, sizeof d), want);
+		td_event_free(e);
+	}
+	cr_expect_eq(td_events_next(ev, 5000, &e, &err), TD_CONNECTION_FAILED,
+	    "the last chunk ends the stream: %s", err.message);
 	td_events_close(ev);
 	td_client_free(c);
 	fake_stop(&f);
