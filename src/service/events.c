@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "events.h"
+#include "events-int.h"
 #include "httpparse.h"
 #include "json.h"
 #include "log.h"
@@ -17,128 +18,6 @@
 #include "store.h"
 #include "timeutil.h"
 #include "xalloc.h"
-
-/* Frames per block of a subscriber queue (a block is 2 KiB). */
-#define QBLOCK_FRAMES 254
-/* Frames a publisher writes for one subscriber before leaving the rest to the server. */
-#define EVENTS_SEND_FRAMES 16
-
-/* One rendered SSE frame, shared by the window and the subscriber queues. */
-struct frame {
-	atomic_int refs;
-	uint64_t seq;			/* 0 for control frames */
-	char project[TD_ID_MAX], session[TD_ID_MAX], run[TD_ID_MAX];
-	size_t len;
-	char text[];
-};
-
-/* An event waiting for the run history table. */
-struct pending {
-	uint64_t seq;
-	const char *type;
-	char time[TD_TIME_LEN];
-	char project[TD_ID_MAX], session[TD_ID_MAX], run[TD_ID_MAX];
-	char *data;
-};
-
-/*
- * Events of a run that could not be stored (a full disk): a run.history-gap
- * is owed until one reporting them is stored in its turn.
- */
-struct gap {
-	char project[TD_ID_MAX], session[TD_ID_MAX], run[TD_ID_MAX];
-	uint64_t first, last;		/* the seqs of the first and last lost event */
-	size_t lost;
-	uint64_t reported;		/* the seq of its run.history-gap, 0 = to send */
-};
-
-/* A block of a subscriber queue: frames [head, tail) are queued. */
-struct qblock {
-	struct qblock *next;
-	unsigned head, tail;
-	struct frame *f[QBLOCK_FRAMES];
-};
-
-struct events_sub {
-	struct events *ev;
-	struct events_sub *prev, *next;
-	struct events_filter f;
-	struct qblock *qfirst, *qlast;	/* memory follows the backlog */
-	size_t qlen, qbytes;
-	size_t off;			/* bytes of the head frame already sent */
-	const struct events_conn_ops *ops;
-	void *conn;			/* known from the first read */
-	bool suspended;
-	bool closing;			/* send what is queued, then end */
-	bool sending;			/* a publisher writes the head frame (sub_send) */
-};
-
-/* Connections to resume once ev->mu is released (publish). */
-struct wakes {
-	size_t n;
-	struct {
-		struct events_sub *sub;
-		const struct events_conn_ops *ops;
-		void *conn;
-	} w[EVENTS_MAX_SUBS];
-};
-
-struct events {
-	struct service *svc;
-	pthread_mutex_t mu;
-	pthread_cond_t cond;		/* the writer: urgent flush or stop */
-	/*
-	 * Publishers resuming connections outside mu; events_shutdown waits for
-	 * them (on woken), since the HTTP server frees a connection once it stops.
-	 */
-	int waking;
-	pthread_cond_t woken;
-	uint64_t seq;
-	struct frame *window[EVENTS_WINDOW];	/* by seq % EVENTS_WINDOW */
-	uint64_t window_oldest;		/* the oldest seq the window still holds */
-	size_t window_bytes, window_max_bytes;
-	struct events_sub *subs;
-	int nsubs;
-	struct {
-		events_listener_fn fn;
-		void *arg;
-	} listeners[EVENTS_MAX_LISTENERS];
-	int nlisteners;
-	bool shutdown, stopping, urgent;
-	struct pending *batch;
-	size_t nbatch, batch_cap;
-	pthread_mutex_t flush_mu;	/* one history writer at a time */
-	pthread_t writer;
-	struct gap *gaps;		/* under mu; changed under flush_mu too */
-	size_t ngaps;
-	int64_t gap_failed_ms;		/* the last failed write */
-};
-
-/* A frame holding a copy of text, with one reference. */
-static struct frame *
-frame_new(const char *text, size_t len)
-{
-	struct frame *fr = xcalloc(1, sizeof *fr + len + 1);
-
-	atomic_init(&fr->refs, 1);
-	memcpy(fr->text, text, len);
-	fr->len = len;
-	return fr;
-}
-
-static struct frame *
-frame_ref(struct frame *fr)
-{
-	atomic_fetch_add(&fr->refs, 1);
-	return fr;
-}
-
-static void
-frame_unref(struct frame *fr)
-{
-	if (fr != NULL && atomic_fetch_sub(&fr->refs, 1) == 1)
-		free(fr);
-}
 
 /*
  * Puts seq's frame in the replay window: it takes the slot of seq - EVENTS_WINDOW,
@@ -152,7 +31,7 @@ window_put(struct events *ev, uint64_t seq, struct frame *fr)
 
 	if (*slot != NULL) {
 		ev->window_bytes -= (*slot)->len;
-		frame_unref(*slot);
+		events_frame_unref(*slot);
 	}
 	*slot = fr;
 	ev->window_bytes += fr->len;
@@ -163,7 +42,7 @@ window_put(struct events *ev, uint64_t seq, struct frame *fr)
 
 		if (*old != NULL && (*old)->seq == ev->window_oldest) {
 			ev->window_bytes -= (*old)->len;
-			frame_unref(*old);
+			events_frame_unref(*old);
 			*old = NULL;
 		}
 		ev->window_oldest++;
@@ -195,7 +74,7 @@ control_frame_at(const struct events *ev, bool with_id, uint64_t seq, const char
 		n = asprintf(&text, "event: %s\ndata: %s\n\n", type, json);
 	if (n < 0)
 		abort();
-	fr = frame_new(text, (size_t)n);
+	fr = events_frame_new(text, (size_t)n);
 	free(text);
 	free(json);
 	return fr;
@@ -248,152 +127,6 @@ sub_matches(const struct events_sub *s, const struct frame *fr)
 	    (s->f.run[0] == '\0' || strcmp(s->f.run, fr->run) == 0);
 }
 
-/* Appends fr (a new reference) to s's queue; under ev->mu. */
-static void
-sub_push(struct events_sub *s, struct frame *fr)
-{
-	if (s->qlast == NULL || s->qlast->tail == QBLOCK_FRAMES) {
-		struct qblock *b = xmalloc(sizeof *b);
-
-		b->next = NULL;
-		b->head = b->tail = 0;
-
-		if (s->qlast != NULL)
-			s->qlast->next = b;
-		else
-			s->qfirst = b;
-		s->qlast = b;
-	}
-	s->qlast->f[s->qlast->tail++] = frame_ref(fr);
-	s->qlen++;
-	s->qbytes += fr->len;
-}
-
-/*
- * Drops the head frame of s's queue, freeing a block once it is used up; the
- * last one stays for the next frame, so a subscriber that keeps up (one
- * frame at a time) makes no block per event.
- */
-static void
-sub_pop(struct events_sub *s)
-{
-	struct qblock *b = s->qfirst;
-	struct frame *fr = b->f[b->head++];
-
-	s->qlen--;
-	s->qbytes -= fr->len;
-	frame_unref(fr);
-	if (b->head < b->tail)
-		return;
-	if (b->next == NULL) {
-		b->head = b->tail = 0;
-		return;
-	}
-	s->qfirst = b->next;
-	free(b);
-}
-
-/*
- * Resumes the connection of s if its reader is waiting; under ev->mu.  With
- * w, the wake is only noted there: the caller writes the frames itself or
- * resumes after releasing ev->mu (wakes_run), so the clients woken first need
- * not wait for the rest.  A connection marked awake stays suspended until
- * then, so no one else sends for it and the server cannot free it.
- */
-static void
-sub_wake(struct events_sub *s, struct wakes *w)
-{
-	if (s->suspended && s->conn != NULL) {
-		s->suspended = false;
-		if (w == NULL) {
-			s->ops->resume(s->conn);
-			return;
-		}
-		w->w[w->n].sub = s;
-		w->w[w->n].ops = s->ops;
-		w->w[w->n].conn = s->conn;
-		w->n++;
-	}
-}
-
-/*
- * Writes s's queue straight to its client, the connection staying suspended;
- * called without ev->mu for a subscriber woken into w, which no one else
- * sends for until it is suspended again or resumed.  True when all was
- * written and s waits again; false when the caller must resume the
- * connection (the socket is full or failed, s closes, the service stops):
- * the server goes on from s->off.
- */
-static bool
-sub_send(struct events *ev, struct events_sub *s)
-{
-	if (s->ops->send == NULL)
-		return false;
-	for (int frames = 0; frames < EVENTS_SEND_FRAMES; frames++) {
-		struct frame *fr;
-		size_t off;
-		ssize_t n;
-
-		pthread_mutex_lock(&ev->mu);
-		if (s->qlen == 0 || s->closing || ev->shutdown) {
-			pthread_mutex_unlock(&ev->mu);
-			return false;
-		}
-		fr = s->qfirst->f[s->qfirst->head];
-		off = s->off;
-		s->sending = true;
-		pthread_mutex_unlock(&ev->mu);
-		n = s->ops->send(s->conn, fr->text + off, fr->len - off);
-		pthread_mutex_lock(&ev->mu);
-		s->sending = false;
-		if (n > 0) {
-			s->off += (size_t)n;
-			if (s->off == fr->len) {
-				s->off = 0;
-				sub_pop(s);
-			}
-		}
-		if (n != (ssize_t)(fr->len - off) || s->closing || ev->shutdown) {
-			pthread_mutex_unlock(&ev->mu);
-			return false;
-		}
-		if (s->qlen == 0) {
-			s->suspended = true;
-			pthread_mutex_unlock(&ev->mu);
-			return true;
-		}
-		pthread_mutex_unlock(&ev->mu);
-	}
-	return false;
-}
-
-/*
- * Sends to or resumes the connections noted in w; called without ev->mu,
- * after wakes_begin.
- */
-static void
-wakes_run(struct events *ev, struct wakes *w)
-{
-	if (w->n == 0)
-		return;
-	for (size_t i = 0; i < w->n; i++) {
-		if (!sub_send(ev, w->w[i].sub))
-			w->w[i].ops->resume(w->w[i].conn);
-	}
-	pthread_mutex_lock(&ev->mu);
-	if (--ev->waking == 0)
-		pthread_cond_broadcast(&ev->woken);
-	pthread_mutex_unlock(&ev->mu);
-}
-
-/* Before releasing ev->mu with resumes noted in w: events_shutdown waits for them. */
-static void
-wakes_begin(struct events *ev, const struct wakes *w)
-{
-	if (w->n > 0)
-		ev->waking++;
-}
-
 /*
  * Queues fr for s unless s is full: then slow-consumer and close; under ev->mu.
  * The resume of s goes to w (sub_wake).
@@ -414,21 +147,21 @@ sub_offer(struct events *ev, struct events_sub *s, struct frame *fr, struct wake
 		 * already partly sent so that the stream stays well formed.
 		 */
 		if (s->off > 0 || s->sending)
-			partial = frame_ref(s->qfirst->f[s->qfirst->head]);
+			partial = events_frame_ref(s->qfirst->f[s->qfirst->head]);
 		while (s->qlen > 0)
-			sub_pop(s);
+			events_sub_pop(s);
 		if (partial != NULL) {
-			sub_push(s, partial);
-			frame_unref(partial);
+			events_sub_push(s, partial);
+			events_frame_unref(partial);
 		}
-		sub_push(s, rs);
-		frame_unref(rs);
+		events_sub_push(s, rs);
+		events_frame_unref(rs);
 		s->closing = true;
 		log_warn("an event subscriber fell %zu events behind; closing it", behind);
 	} else {
-		sub_push(s, fr);
+		events_sub_push(s, fr);
 	}
-	sub_wake(s, w);
+	events_sub_wake(s, w);
 }
 
 static void
@@ -482,7 +215,7 @@ publish(struct events *ev, const char *type, const char *project_id,
 	    id_json(pj, project), id_json(sj, session), id_json(rj, run), json);
 	if (n < 0)
 		abort();
-	fr = frame_new(text, (size_t)n);
+	fr = events_frame_new(text, (size_t)n);
 	free(text);
 	fr->seq = seq;
 	memcpy(fr->project, project, TD_ID_MAX);
@@ -514,9 +247,9 @@ publish(struct events *ev, const char *type, const char *project_id,
 			pthread_cond_signal(&ev->cond);
 		}
 	}
-	wakes_begin(ev, &w);
+	events_wakes_begin(ev, &w);
 	pthread_mutex_unlock(&ev->mu);
-	wakes_run(ev, &w);
+	events_wakes_run(ev, &w);
 	cJSON_Delete(data);
 	free(json);
 	return seq;
@@ -708,7 +441,7 @@ heartbeat(struct events *ev)
 	fr = control_frame(ev, false, "stream.heartbeat", o);
 	for (struct events_sub *s = ev->subs; s; s = s->next)
 		sub_offer(ev, s, fr, NULL);
-	frame_unref(fr);
+	events_frame_unref(fr);
 }
 
 /* The CLOCK_MONOTONIC time ms from now. */
@@ -821,7 +554,7 @@ events_shutdown(struct events *ev)
 	pthread_mutex_lock(&ev->mu);
 	ev->shutdown = true;
 	for (struct events_sub *s = ev->subs; s; s = s->next)
-		sub_wake(s, NULL);
+		events_sub_wake(s, NULL);
 	/* No reader suspends any more; resumes still in flight end before the server stops. */
 	while (ev->waking > 0)
 		pthread_cond_wait(&ev->woken, &ev->mu);
@@ -846,7 +579,7 @@ events_free(struct events *ev)
 		free(ev->batch[i].data);
 	free(ev->batch);
 	for (size_t i = 0; i < EVENTS_WINDOW; i++)
-		frame_unref(ev->window[i]);
+		events_frame_unref(ev->window[i]);
 	if (ev->subs != NULL)
 		log_warn("%d event subscribers were still attached at exit", ev->nsubs);
 	pthread_mutex_destroy(&ev->mu);
@@ -891,8 +624,8 @@ sub_replay(struct events *ev, struct events_sub *s, enum resume how, uint64_t af
 
 	if (how == RESUME_CHANGED || how == RESUME_EXPIRED) {
 		fr = resync_frame(ev, &s->f, how == RESUME_CHANGED ? "stream-changed" : "expired");
-		sub_push(s, fr);
-		frame_unref(fr);
+		events_sub_push(s, fr);
+		events_frame_unref(fr);
 		return;
 	}
 	if (how != RESUME_REPLAY)
@@ -900,7 +633,7 @@ sub_replay(struct events *ev, struct events_sub *s, enum resume how, uint64_t af
 	for (uint64_t seq = after + 1; seq <= ev->seq; seq++) {
 		fr = ev->window[seq % EVENTS_WINDOW];
 		if (fr != NULL && fr->seq == seq && sub_matches(s, fr))
-			sub_push(s, fr);
+			events_sub_push(s, fr);
 	}
 }
 
@@ -936,8 +669,8 @@ events_subscribe(struct events *ev, const struct events_filter *f,
 	 */
 	hello = control_frame_at(ev, true, how == RESUME_REPLAY ? after : ev->seq,
 	    "stream.hello", o);
-	sub_push(s, hello);
-	frame_unref(hello);
+	events_sub_push(s, hello);
+	events_frame_unref(hello);
 	sub_replay(ev, s, how, after);
 	s->next = ev->subs;
 	if (ev->subs != NULL)
@@ -946,44 +679,6 @@ events_subscribe(struct events *ev, const struct events_filter *f,
 	ev->nsubs++;
 	pthread_mutex_unlock(&ev->mu);
 	return s;
-}
-
-ssize_t
-events_sub_read(struct events_sub *s, void *conn, char *buf, size_t max)
-{
-	struct events *ev = s->ev;
-	size_t n = 0;
-
-	pthread_mutex_lock(&ev->mu);
-	s->conn = conn;
-	if (ev->shutdown) {
-		pthread_mutex_unlock(&ev->mu);
-		return EVENTS_SUB_END;
-	}
-	while (s->qlen > 0 && n < max) {
-		struct frame *fr = s->qfirst->f[s->qfirst->head];
-		size_t take = fr->len - s->off;
-
-		if (take > max - n)
-			take = max - n;
-		memcpy(buf + n, fr->text + s->off, take);
-		n += take;
-		s->off += take;
-		if (s->off < fr->len)
-			break;
-		s->off = 0;
-		sub_pop(s);
-	}
-	if (n == 0 && s->closing) {
-		pthread_mutex_unlock(&ev->mu);
-		return EVENTS_SUB_END;
-	}
-	if (n == 0) {
-		s->suspended = true;
-		s->ops->suspend(conn);
-	}
-	pthread_mutex_unlock(&ev->mu);
-	return (ssize_t)n;
 }
 
 void
@@ -1004,7 +699,7 @@ events_sub_free(struct events_sub *s)
 	ev->nsubs--;
 	pthread_mutex_unlock(&ev->mu);
 	while (s->qlen > 0)
-		sub_pop(s);
+		events_sub_pop(s);
 	free(s->qfirst);
 	free(s);
 }
@@ -1018,7 +713,7 @@ events_end_session(struct events *ev, const char *session_id)
 	for (struct events_sub *s = ev->subs; s; s = s->next) {
 		if (strcmp(s->f.session, session_id) == 0) {
 			s->closing = true;
-			sub_wake(s, NULL);
+			events_sub_wake(s, NULL);
 		}
 	}
 	pthread_mutex_unlock(&ev->mu);
