@@ -95,6 +95,8 @@ struct events {
 	struct frame *window[EVENTS_WINDOW];	/* by seq % EVENTS_WINDOW */
 	uint64_t window_oldest;		/* the oldest seq the window still holds */
 	size_t window_bytes, window_max_bytes;
+	int64_t heartbeat_ms;		/* EVENTS_HEARTBEAT_MS unless a test set it */
+	int64_t next_beat;		/* when the writer sends the next heartbeat */
 	struct events_sub *subs;
 	int nsubs;
 	struct {

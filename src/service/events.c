@@ -57,6 +57,15 @@ events_set_window_bytes(struct events *ev, size_t bytes)
 	pthread_mutex_unlock(&ev->mu);
 }
 
+void
+events_set_heartbeat_ms(struct events *ev, int64_t ms)
+{
+	pthread_mutex_lock(&ev->mu);
+	ev->heartbeat_ms = ms;
+	ev->next_beat = clock_mono_ms() + ms;
+	pthread_mutex_unlock(&ev->mu);
+}
+
 /* A control frame (hello, heartbeat, resync) with an optional id line naming seq. */
 static struct frame *
 control_frame_at(const struct events *ev, bool with_id, uint64_t seq, const char *type,
@@ -494,7 +503,6 @@ static void *
 writer_thread(void *arg)
 {
 	struct events *ev = arg;
-	int64_t next_beat = clock_mono_ms() + EVENTS_HEARTBEAT_MS;
 
 	pthread_mutex_lock(&ev->mu);
 	while (!ev->stopping) {
@@ -506,10 +514,10 @@ writer_thread(void *arg)
 			if (pthread_cond_timedwait(&ev->cond, &ev->mu, &ts) != 0)
 				break;
 		}
-		if (clock_mono_ms() >= next_beat) {
+		if (clock_mono_ms() >= ev->next_beat) {
 			if (!ev->shutdown)
 				heartbeat(ev);
-			next_beat = clock_mono_ms() + EVENTS_HEARTBEAT_MS;
+			ev->next_beat = clock_mono_ms() + ev->heartbeat_ms;
 		}
 		if (!ev->shutdown)
 			reap_closed(ev);
@@ -532,6 +540,8 @@ events_new(struct service *svc)
 	ev->svc = svc;
 	ev->window_oldest = 1;
 	ev->window_max_bytes = EVENTS_WINDOW_BYTES;
+	ev->heartbeat_ms = EVENTS_HEARTBEAT_MS;
+	ev->next_beat = clock_mono_ms() + EVENTS_HEARTBEAT_MS;
 	pthread_mutex_init(&ev->mu, NULL);
 	pthread_mutex_init(&ev->flush_mu, NULL);
 	pthread_condattr_init(&ca);
@@ -660,7 +670,7 @@ events_subscribe(struct events *ev, const struct events_filter *f,
 	cJSON_AddStringToObject(o, "type", "stream.hello");
 	cJSON_AddStringToObject(o, "streamId", ev->svc->stream_id);
 	cJSON_AddNumberToObject(o, "headSeq", (double)ev->seq);
-	cJSON_AddNumberToObject(o, "heartbeatMs", EVENTS_HEARTBEAT_MS);
+	cJSON_AddNumberToObject(o, "heartbeatMs", (double)ev->heartbeat_ms);
 	how = resume_point(ev, last_event_id, &after);
 	/*
 	 * A standard client takes any frame's id as its last event id: the hello of

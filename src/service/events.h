@@ -107,6 +107,8 @@ void events_sub_free(struct events_sub *sub);
 
 /* Lowers the replay window's byte bound (taskdeckd --events-window-bytes, for tests). */
 void events_set_window_bytes(struct events *ev, size_t bytes);
+/* Sets the heartbeat's period (taskdeckd --events-heartbeat-ms, for tests); from the next beat. */
+void events_set_heartbeat_ms(struct events *ev, int64_t ms);
 
 /*
  * Stores one event of run's history ("" session or project: null); in the

@@ -48,6 +48,7 @@ struct options {
 	enum log_level log_level;
 	size_t idem_capacity;
 	size_t events_window_bytes;	/* 0: EVENTS_WINDOW_BYTES */
+	long events_heartbeat_ms;	/* 0: EVENTS_HEARTBEAT_MS */
 };
 
 static void
@@ -57,6 +58,7 @@ usage(FILE *fp)
 	    "usage: taskdeckd [--listen [ADDR:]PORT] [--foreground | --detach]\n"
 	    "                 [--log FILE] [--log-level debug|info|warn|error]\n"
 	    "                 [--idempotency-capacity N] [--events-window-bytes N]\n"
+	    "                 [--events-heartbeat-ms N]\n"
 	    "                 [--version] [--help]\n"
 	    "\n"
 	    "The local taskdeck service.  Listens on 127.0.0.1 (an ephemeral port\n"
@@ -113,6 +115,7 @@ parse_options(int argc, char **argv, struct options *o)
 		{ "log-level", required_argument, NULL, 'v' },
 		{ "idempotency-capacity", required_argument, NULL, 'i' },
 		{ "events-window-bytes", required_argument, NULL, 'w' },
+		{ "events-heartbeat-ms", required_argument, NULL, 'b' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -157,6 +160,14 @@ parse_options(int argc, char **argv, struct options *o)
 			o->events_window_bytes = strtoul(optarg, &end, 10);
 			if (*optarg == '\0' || *end != '\0' || o->events_window_bytes == 0) {
 				fprintf(stderr, "taskdeckd: --events-window-bytes wants a positive number\n");
+				return 2;
+			}
+			break;
+		case 'b':
+			o->events_heartbeat_ms = strtol(optarg, &end, 10);
+			if (*optarg == '\0' || *end != '\0' || o->events_heartbeat_ms < 100 ||
+			    o->events_heartbeat_ms > 86400000L) {
+				fprintf(stderr, "taskdeckd: --events-heartbeat-ms wants 100 to 86400000\n");
 				return 2;
 			}
 			break;
@@ -279,6 +290,8 @@ taskdeckd_start(struct service *svc, const struct options *opts, int *lock_fd, c
 	svc->events = events_new(svc);
 	if (opts->events_window_bytes > 0)
 		events_set_window_bytes(svc->events, opts->events_window_bytes);
+	if (opts->events_heartbeat_ms > 0)
+		events_set_heartbeat_ms(svc->events, opts->events_heartbeat_ms);
 	svc->notify = notify_new(svc);	/* notify.command, or NULL */
 	svc->signins = oauth_signins_new();
 	svc->run_ended = plans_run_ended;	/* a run's end closes its plan and prompts */
