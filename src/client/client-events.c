@@ -762,8 +762,10 @@ events_raw_watch(struct td_events *ev, bool on)
  * After a piece of a 2xx body: takes the reading of the socket over from
  * libcurl when the rest of the body is simply the bytes to come (HTTP/1
  * without TLS, neither chunked nor sized) and nothing waits for room.
- * libcurl has handed over all it read (in pieces, before it looks at the
- * pause), and reads no more once paused.
+ * libcurl hands over the rest of the read it is in (its pieces go out before
+ * it looks at the pause again); paused both ways, it neither reads nor runs
+ * the transfer any more (paused for receiving only, it ran it again and
+ * events went missing).
  */
 static void
 events_take_socket(struct td_events *ev)
