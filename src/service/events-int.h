@@ -71,14 +71,10 @@ struct events_sub {
 	bool sending;			/* a publisher writes the head frame (sub_send) */
 };
 
-/* Connections to resume once ev->mu is released (publish). */
+/* Subscribers to send to or resume once ev->mu is released (publish). */
 struct wakes {
 	size_t n;
-	struct {
-		struct events_sub *sub;
-		const struct events_conn_ops *ops;
-		void *conn;
-	} w[EVENTS_MAX_SUBS];
+	struct events_sub *sub[EVENTS_MAX_SUBS];	/* their conn stays put until woken */
 };
 
 struct events {

@@ -94,10 +94,7 @@ events_sub_wake(struct events_sub *s, struct wakes *w)
 			s->ops->resume(s->conn);
 			return;
 		}
-		w->w[w->n].sub = s;
-		w->w[w->n].ops = s->ops;
-		w->w[w->n].conn = s->conn;
-		w->n++;
+		w->sub[w->n++] = s;
 	}
 }
 
@@ -162,8 +159,10 @@ events_wakes_run(struct events *ev, struct wakes *w)
 	if (w->n == 0)
 		return;
 	for (size_t i = 0; i < w->n; i++) {
-		if (!sub_send(ev, w->w[i].sub))
-			w->w[i].ops->resume(w->w[i].conn);
+		struct events_sub *s = w->sub[i];
+
+		if (!sub_send(ev, s))
+			s->ops->resume(s->conn);
 	}
 	pthread_mutex_lock(&ev->mu);
 	if (--ev->waking == 0)
