@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "jsonscan.h"
 #include "termtext.h"
 #include "xalloc.h"
 
@@ -212,8 +213,13 @@ json_parse_why(const char *text, size_t len, enum json_problem *problem, char *f
 	}
 	field[0] = '\0';
 	*problem = JSON_MALFORMED;
+	/*
+	 * cJSON reads a \u escape with other than hex digits as \u0000 and
+	 * cuts the string there ("/ws\u00zz/../x" would be "/ws"): the strict
+	 * scan refuses what is not JSON before cJSON reads it.
+	 */
 	if (text == NULL || len == 0 || !json_utf8_valid(text, len) ||
-	    memchr(text, '\0', len) != NULL)
+	    memchr(text, '\0', len) != NULL || !jsonscan_document(text, len))
 		return NULL;
 	item = cJSON_ParseWithLengthOpts(text, len, &end, false);
 	if (item == NULL)

@@ -392,6 +392,25 @@ jsonscan_object(const char *text, size_t len, jsonscan_member_fn fn, void *ud)
 	return s.p == s.end;
 }
 
+bool
+jsonscan_document(const char *text, size_t len)
+{
+	struct scan s = {
+		.p = (const unsigned char *)text,
+		.end = (const unsigned char *)text + len,
+	};
+	struct jsonscan_value v;
+
+	if (text == NULL)
+		return false;
+	scan_space(&s);
+	/* At depth 0, so that a top-level object counts as jsonscan_object's does. */
+	if (!scan_value(&s, 0, &v))
+		return false;
+	scan_space(&s);
+	return s.p == s.end;
+}
+
 size_t
 jsonscan_value_at(const char *text, size_t len, struct jsonscan_value *v)
 {

@@ -45,6 +45,12 @@ typedef bool (*jsonscan_member_fn)(const struct jsonscan_value *key,
  */
 bool jsonscan_object(const char *text, size_t len, jsonscan_member_fn fn, void *ud);
 /*
+ * Checks that len bytes hold exactly one JSON value of any kind (whitespace
+ * around it allowed), strictly: every escape valid, UTF-8 in strings, no
+ * deeper than JSON_MAX_DEPTH.
+ */
+bool jsonscan_document(const char *text, size_t len);
+/*
  * Checks the one JSON value that starts at text (no whitespace before it)
  * and describes it in *v, as a member of a top-level object.  Returns the
  * bytes it takes, or 0 when no valid value starts there.

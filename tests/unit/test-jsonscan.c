@@ -249,6 +249,26 @@ Test(jsonscan, every_truncation_of_an_event_is_refused)
 	cr_expect(jsonscan_object(sample, len, NULL, NULL));
 }
 
+Test(jsonscan, a_bad_unicode_escape_is_refused_not_cut_short)
+{
+	/* cJSON alone reads "\u00zz" as \u0000 and keeps "/ws" of the string. */
+	static const char *bad[] = {
+		"{\"cwd\":\"/ws\\u00zz/../etc\"}", "{\"cwd\":\"/ws\\u000s\\u./../etc\"}",
+		"[\"\\uZZZZ\"]", "\"\\u12\"", "{\"a\":\"\\ud800\"}",
+	};
+	enum json_problem problem;
+
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		cr_expect_not(jsonscan_document(bad[i], strlen(bad[i])), "%s", bad[i]);
+		cr_expect_null(json_parse_why(bad[i], strlen(bad[i]), &problem, NULL, 0), "%s", bad[i]);
+		cr_expect_eq(problem, JSON_MALFORMED, "%s", bad[i]);
+	}
+	cr_expect(jsonscan_document(" [1, \"\\u00e9\", {\"a\": null}] ", 28));
+	cr_expect(jsonscan_document("\"x\"", 3));
+	cr_expect_not(jsonscan_document("1 2", 3));
+	cr_expect_not(jsonscan_document("", 0));
+}
+
 Test(jsonscan, agrees_with_json_parse_on_objects)
 {
 	static const char *docs[] = {
