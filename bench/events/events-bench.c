@@ -12,6 +12,7 @@
  * output line as well, at microsecond resolution.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <netinet/in.h>
 #include <stdint.h>
 #include <sys/epoll.h>
@@ -283,6 +284,42 @@ bench_cpu_ms(void)
 	    (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000.0;
 }
 
+/*
+ * The CPU time, in ms, the thread of this process named name has used
+ * (/proc's schedstat, in ns); -1 when there is none.
+ */
+static double
+bench_thread_cpu_ms(const char *name)
+{
+	char path[64], comm[32];
+	unsigned long long ns;
+	double ms = -1;
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	FILE *f;
+
+	while (d != NULL && ms < 0 && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "/proc/self/task/%.16s/comm", de->d_name);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		if (fgets(comm, sizeof comm, f) != NULL && strcspn(comm, "\n") == strlen(name) &&
+		    strncmp(comm, name, strlen(name)) == 0) {
+			fclose(f);
+			snprintf(path, sizeof path, "/proc/self/task/%.16s/schedstat", de->d_name);
+			if ((f = fopen(path, "r")) == NULL)
+				continue;
+			if (fscanf(f, "%llu", &ns) == 1)
+				ms = (double)ns / 1e6;
+		}
+		fclose(f);
+	}
+	if (d != NULL)
+		closedir(d);
+	return ms;
+}
+
 /* The fake service of `events-bench fake N`: one connection, N events, then open. */
 struct fake {
 	int lfd;
@@ -332,7 +369,7 @@ bench_fake(long count)
 	struct td_error err;
 	pthread_t t;
 	char url[64];
-	double t0, t1, cpu0, cpu1;
+	double t0, t1, cpu0, cpu1, w0, w1;
 	long got = 0;
 
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -358,12 +395,14 @@ bench_fake(long count)
 		return 1;
 	t0 = bench_mono_ms();
 	cpu0 = bench_cpu_ms();
+	w0 = bench_thread_cpu_ms("td-events");
 	while (got < count && td_events_next(ev, 10000, &e, &err) == TD_OK) {
 		got++;
 		td_event_free(e);
 	}
 	t1 = bench_mono_ms();
 	cpu1 = bench_cpu_ms();
+	w1 = bench_thread_cpu_ms("td-events");
 	if (got < count)
 		fprintf(stderr, "events-bench: fake: %s: %s\n", err.code_name, err.message);
 	printf("fake_events=%ld\nfake_bytes=%zu\nfake_span_ms=%.1f\nfake_events_per_s=%.0f\n",
@@ -371,6 +410,9 @@ bench_fake(long count)
 	/* Every thread of the process: the client core's two and the fake's sender. */
 	printf("fake_cpu_ms=%.1f\nfake_cpu_ns_per_event=%.0f\n", cpu1 - cpu0,
 	    got > 0 ? (cpu1 - cpu0) * 1e6 / (double)got : 0);
+	/* The client core's worker alone: it reads and parses, so it bounds the rate. */
+	if (w0 >= 0 && w1 >= 0 && got > 0)
+		printf("fake_worker_ns_per_event=%.0f\n", (w1 - w0) * 1e6 / (double)got);
 	td_events_close(ev);
 	td_client_free(c);
 	pthread_join(t, NULL);
