@@ -17,6 +17,13 @@ struct sse_parser {
 	struct buf data;
 	struct buf type;
 	struct buf id;
+	/*
+	 * The event's one data line so far, where the caller's buffer holds it
+	 * (sse_feed_own), not yet copied to data; NULL when there is none.
+	 */
+	char *pend;
+	size_t pend_len;
+	char *own;		/* the buffer being fed when the parser may write in it */
 	long retry;
 	size_t bom_seen;	/* leading bytes that matched the BOM so far */
 	bool bom_done;
@@ -64,11 +71,18 @@ sse_retry(const struct sse_parser *p)
 	return p->retry;
 }
 
+/* Bytes of data the event has so far, with their '\n'. */
+static size_t
+sse_data_len(const struct sse_parser *p)
+{
+	return p->data.len + (p->pend != NULL ? p->pend_len + 1 : 0);
+}
+
 /* Whether n more bytes fit in the event being built. */
 static bool
 sse_fits(const struct sse_parser *p, size_t n)
 {
-	size_t used = p->line.len + p->data.len + p->type.len;
+	size_t used = p->line.len + sse_data_len(p) + p->type.len;
 
 	return used <= p->max && n <= p->max - used;
 }
@@ -82,21 +96,54 @@ sse_line_append(struct sse_parser *p, const char *s, size_t n)
 	return SSE_OK;
 }
 
+/* Copies the pending data line to data: the buffer that holds it goes. */
+static void
+sse_unpend(struct sse_parser *p)
+{
+	if (p->pend == NULL)
+		return;
+	buf_append(&p->data, p->pend, p->pend_len);
+	buf_append(&p->data, "\n", 1);
+	p->pend = NULL;
+}
+
+/* Sets b to the n bytes at v. */
+static void
+sse_set(struct buf *b, const char *v, size_t n)
+{
+	if (b->data != NULL && n < b->cap) {
+		memcpy(b->data, v, n);
+		b->data[n] = '\0';
+		b->len = n;
+	} else {
+		buf_reset(b);
+		buf_append(b, v, n);
+	}
+}
+
 static int
 sse_dispatch(struct sse_parser *p)
 {
 	struct sse_event ev;
 	int rc;
 
-	if (p->data.len == 0) {
+	if (p->pend != NULL) {
+		/* The line's end, already read, becomes the data's NUL. */
+		p->pend[p->pend_len] = '\0';
+		ev.data = p->pend;
+		ev.data_len = p->pend_len;
+		p->pend = NULL;
+	} else if (p->data.len == 0) {
 		buf_reset(&p->type);
 		return SSE_OK;
+	} else {
+		p->data.data[--p->data.len] = '\0';	/* the last '\n' */
+		ev.data = p->data.data;
+		ev.data_len = p->data.len;
 	}
-	p->data.data[--p->data.len] = '\0';	/* the last '\n' */
 	ev.type = p->type.len ? p->type.data : "message";
-	ev.data = p->data.data;
-	ev.data_len = p->data.len;
 	ev.id = sse_last_id(p);
+	ev.id_len = p->id.len;
 	ev.retry = p->retry;
 	rc = p->cb(&ev, p->ud);
 	buf_reset(&p->data);
@@ -121,9 +168,12 @@ sse_set_retry(struct sse_parser *p, const char *v, size_t n)
 	p->retry = r;
 }
 
-/* One complete line of n bytes at l, without its end. */
+/*
+ * One complete line of n bytes at l, without its end; in_place when l is in
+ * the buffer being fed (not the parser's copy of a line cut across feeds).
+ */
 static int
-sse_line(struct sse_parser *p, const char *l, size_t n)
+sse_line(struct sse_parser *p, const char *l, size_t n, bool in_place)
 {
 	size_t flen, vlen;
 	const char *colon, *v;
@@ -133,7 +183,15 @@ sse_line(struct sse_parser *p, const char *l, size_t n)
 		return sse_dispatch(p);
 	if (l[0] == ':')
 		goto done;
-	colon = memchr(l, ':', n);
+	/* The fields a stream is made of, without a search for the colon. */
+	if (n >= 5 && memcmp(l, "data:", 5) == 0)
+		colon = l + 4;
+	else if (n >= 3 && memcmp(l, "id:", 3) == 0)
+		colon = l + 2;
+	else if (n >= 6 && memcmp(l, "event:", 6) == 0)
+		colon = l + 5;
+	else
+		colon = memchr(l, ':', n);
 	if (colon != NULL) {
 		flen = (size_t)(colon - l);
 		v = colon + 1;
@@ -149,24 +207,28 @@ sse_line(struct sse_parser *p, const char *l, size_t n)
 	}
 	if (flen == 4 && memcmp(l, "data", 4) == 0) {
 		/* The line itself leaves the event once it is consumed. */
-		if (p->data.len + p->type.len + vlen + 1 > p->max) {
+		if (sse_data_len(p) + p->type.len + vlen + 1 > p->max) {
 			rc = SSE_TOO_BIG;
 			goto done;
 		}
+		if (in_place && p->own != NULL && p->pend == NULL && p->data.len == 0) {
+			p->pend = p->own + (v - p->own);
+			p->pend_len = vlen;
+			goto done;
+		}
+		sse_unpend(p);
 		buf_append(&p->data, v, vlen);
 		buf_append(&p->data, "\n", 1);
 	} else if (flen == 5 && memcmp(l, "event", 5) == 0) {
-		buf_reset(&p->type);
-		buf_append(&p->type, v, vlen);
+		sse_set(&p->type, v, vlen);
 	} else if (flen == 2 && memcmp(l, "id", 2) == 0) {
-		if (memchr(v, '\0', vlen) == NULL) {
-			buf_reset(&p->id);
-			buf_append(&p->id, v, vlen);
-		}
+		if (memchr(v, '\0', vlen) == NULL)
+			sse_set(&p->id, v, vlen);
 	} else if (flen == 5 && memcmp(l, "retry", 5) == 0)
 		sse_set_retry(p, v, vlen);
 done:
-	buf_reset(&p->line);
+	if (p->line.len != 0)
+		buf_reset(&p->line);
 	return rc;
 }
 
@@ -202,8 +264,8 @@ sse_find(const char *from, const char *end, int c, const char *cached)
 	return f != NULL ? f : end;
 }
 
-int
-sse_feed(struct sse_parser *p, const char *buf, size_t len)
+static int
+sse_parse(struct sse_parser *p, const char *buf, size_t len)
 {
 	const char *end = buf + len, *lf = NULL, *cr = NULL, *eol;
 	size_t i;
@@ -228,15 +290,35 @@ sse_feed(struct sse_parser *p, const char *buf, size_t len)
 			rc = sse_line_append(p, buf + i, len - i);
 			break;
 		}
+		p->after_cr = *eol == '\r';
 		/* A line whole in buf is read in place; else it ends what was kept. */
 		if (p->line.len == 0) {
 			rc = sse_fits(p, (size_t)(eol - buf) - i) ?
-			    sse_line(p, buf + i, (size_t)(eol - buf) - i) : SSE_TOO_BIG;
+			    sse_line(p, buf + i, (size_t)(eol - buf) - i, true) : SSE_TOO_BIG;
 		} else if ((rc = sse_line_append(p, buf + i, (size_t)(eol - buf) - i)) == SSE_OK)
-			rc = sse_line(p, p->line.data, p->line.len);
-		p->after_cr = *eol == '\r';
+			rc = sse_line(p, p->line.data, p->line.len, false);
 		i = (size_t)(eol - buf) + 1;
 	}
+	/* What stays of the event outlives buf. */
+	sse_unpend(p);
 	p->error = rc;
+	return rc;
+}
+
+int
+sse_feed(struct sse_parser *p, const char *buf, size_t len)
+{
+	p->own = NULL;
+	return sse_parse(p, buf, len);
+}
+
+int
+sse_feed_own(struct sse_parser *p, char *buf, size_t len)
+{
+	int rc;
+
+	p->own = buf;
+	rc = sse_parse(p, buf, len);
+	p->own = NULL;
 	return rc;
 }

@@ -21,6 +21,7 @@ struct sse_event {
 	const char *data;	/* data lines joined with '\n', NUL-terminated */
 	size_t data_len;
 	const char *id;		/* the last event id so far ("" when none) */
+	size_t id_len;
 	long retry;		/* the last retry value so far, -1 when none */
 };
 
@@ -34,6 +35,12 @@ struct sse_parser *sse_new(size_t max_event, sse_event_fn cb, void *ud);
  * every later call returns it again.
  */
 int sse_feed(struct sse_parser *p, const char *buf, size_t len);
+/*
+ * sse_feed, but the parser may write over the bytes that end lines in buf:
+ * an event whose one data line is whole in buf reaches the callback
+ * without a copy (its data is then in buf).
+ */
+int sse_feed_own(struct sse_parser *p, char *buf, size_t len);
 const char *sse_last_id(const struct sse_parser *p);
 long sse_retry(const struct sse_parser *p);
 void sse_free(struct sse_parser *p);

@@ -18,6 +18,7 @@ record(const struct sse_event *ev, void *ud)
 	struct seen *s = ud;
 
 	cr_assert_eq(strlen(ev->data), ev->data_len, "data_len disagrees");
+	cr_assert_eq(strlen(ev->id), ev->id_len, "id_len disagrees");
 	buf_printf(&s->log, "%s|%s|%ld|%s\n", ev->type, ev->id, ev->retry, ev->data);
 	s->count++;
 	return s->stop_after && s->count >= s->stop_after;
@@ -220,6 +221,63 @@ Test(sse, every_split_position_gives_the_same_events)
 		}
 	}
 	free(want);
+}
+
+/* sse_feed_own on a copy of n bytes at text, in a block of its own; the copy is then scribbled on. */
+static int
+feed_own(struct sse_parser *p, const char *text, size_t n)
+{
+	char *copy = malloc(n ? n : 1);
+	int rc;
+
+	memcpy(copy, text, n);
+	rc = sse_feed_own(p, copy, n);
+	/* What the parser kept must not be in the caller's buffer. */
+	memset(copy, '#', n);
+	free(copy);
+	return rc;
+}
+
+Test(sse, a_buffer_the_parser_may_write_in_gives_the_same_events_at_every_split)
+{
+	size_t len = sizeof sample - 1;
+	int rc;
+	char *want = parse_all(sample, len, 4096, &rc);
+
+	for (size_t a = 0; a <= len; a++) {
+		for (size_t b = a; b <= len; b++) {
+			struct seen s;
+			struct sse_parser *p;
+
+			seen_init(&s);
+			p = sse_new(4096, record, &s);
+			cr_assert_eq(feed_own(p, sample, a), SSE_OK);
+			cr_assert_eq(feed_own(p, sample + a, b - a), SSE_OK);
+			cr_assert_eq(feed_own(p, sample + b, len - b), SSE_OK);
+			sse_free(p);
+			cr_assert_str_eq(s.log.data ? s.log.data : "", want,
+			    "split at %zu and %zu", a, b);
+			buf_free(&s.log);
+		}
+	}
+	free(want);
+}
+
+Test(sse, a_data_line_kept_across_buffers_is_the_line_that_came)
+{
+	struct seen s;
+	struct sse_parser *p;
+
+	seen_init(&s);
+	p = sse_new(4096, record, &s);
+	/* The data line is whole in the first buffer, the blank line in the second. */
+	cr_assert_eq(feed_own(p, "id: a:1\ndata: first\r\n", 21), SSE_OK);
+	cr_assert_eq(feed_own(p, "\r\ndata: second\n\ndata: x\ndata: y\n", 32), SSE_OK);
+	cr_assert_eq(feed_own(p, "\n", 1), SSE_OK);
+	sse_free(p);
+	cr_expect_str_eq(s.log.data, "message|a:1|-1|first\nmessage|a:1|-1|second\n"
+	    "message|a:1|-1|x\ny\n");
+	buf_free(&s.log);
 }
 
 Test(sse, byte_by_byte_gives_the_same_events)
