@@ -41,13 +41,18 @@
 
 /*
  * Events share a slab: it goes when its last event is freed and the stream
- * has moved on to the next one.
+ * has moved on to the next one.  The worker does not touch refs while it
+ * cuts from the slab (the consumer's frees would pull the line back and
+ * forth): refs starts at EVENTS_SLAB_OPEN, each free takes one, and the
+ * worker takes the rest but the events it cut once it moves on.
  */
 struct event_slab {
-	atomic_long refs;	/* its events not yet freed, and the stream while it cuts from it */
-	size_t used;		/* bytes of data cut (the worker's) */
+	atomic_long refs;
 	_Alignas(16) unsigned char data[];
 };
+
+/* More than a slab's events: refs cannot reach 0 while the worker cuts from it. */
+#define EVENTS_SLAB_OPEN (LONG_MAX / 2)
 
 /* What precedes every event the library makes (td_event_free reads it). */
 struct event_head {
@@ -123,6 +128,7 @@ struct td_events {
 	bool chunked;		/* the answer has Transfer-Encoding: chunked */
 	int64_t stall_ms;	/* when the batch last found no room */
 	char *stream_id;	/* from stream.hello */
+	size_t stream_id_len;
 	long long resync_on_hello;	/* >= 0: the hello's head was behind the resume point */
 	long long last_seq;
 	long status;
@@ -130,6 +136,8 @@ struct td_events {
 	struct sse_parser *parser;
 	struct td_event **batch;	/* parsed, not queued yet */
 	struct event_slab *slab;	/* where the next events are cut from, or NULL */
+	size_t slab_used;	/* its bytes cut */
+	long slab_events;	/* its events cut */
 	size_t batch_len, batch_cap;
 	int64_t last_frame_ms;
 	bool framed;		/* a frame arrived in this piece of the body */
@@ -164,9 +172,20 @@ enum events_kind {
 static void
 event_slab_release(struct event_slab *slab)
 {
-	if (slab != NULL &&
-	    atomic_fetch_sub_explicit(&slab->refs, 1, memory_order_acq_rel) == 1)
+	if (atomic_fetch_sub_explicit(&slab->refs, 1, memory_order_acq_rel) == 1)
 		free(slab);
+}
+
+/* The worker is done cutting from the stream's slab: it goes with its last event. */
+static void
+events_slab_retire(struct td_events *ev)
+{
+	long keep = EVENTS_SLAB_OPEN - ev->slab_events;
+
+	if (ev->slab != NULL &&
+	    atomic_fetch_sub_explicit(&ev->slab->refs, keep, memory_order_acq_rel) == keep)
+		free(ev->slab);
+	ev->slab = NULL;
 }
 
 struct td_event *
@@ -183,21 +202,21 @@ static struct td_event *
 events_alloc(struct td_events *ev, size_t size)
 {
 	size_t need = (sizeof(struct event_head) + size + 15) & ~(size_t)15;
-	struct event_slab *s = ev->slab;
 	struct event_head *h;
 
 	if (need > EVENTS_SLAB_BYTES / 4)
 		return client_event_alloc(size);
-	if (s == NULL || s->used + need > EVENTS_SLAB_BYTES) {
-		event_slab_release(s);
-		s = ev->slab = xmalloc(sizeof *s + EVENTS_SLAB_BYTES);
-		atomic_init(&s->refs, 1);
-		s->used = 0;
+	if (ev->slab == NULL || ev->slab_used + need > EVENTS_SLAB_BYTES) {
+		events_slab_retire(ev);
+		ev->slab = xmalloc(sizeof *ev->slab + EVENTS_SLAB_BYTES);
+		atomic_init(&ev->slab->refs, EVENTS_SLAB_OPEN);
+		ev->slab_used = 0;
+		ev->slab_events = 0;
 	}
-	h = (struct event_head *)(void *)(s->data + s->used);
-	s->used += need;
-	atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
-	h->slab = s;
+	h = (struct event_head *)(void *)(ev->slab->data + ev->slab_used);
+	ev->slab_used += need;
+	ev->slab_events++;
+	h->slab = ev->slab;
 	return (struct td_event *)(h + 1);
 }
 
@@ -423,6 +442,27 @@ static const struct {
 	{ ",\"data\":", 8, EVENTS_DATA },
 };
 
+/* Whether the n bytes at p, 4 to 16 of them, are those at lead: no call to memcmp. */
+static inline bool
+events_same(const char *p, const char *lead, size_t n)
+{
+	uint64_t a, b, c, d;
+	uint32_t e, f, g, h;
+
+	if (n >= 8) {
+		memcpy(&a, p, 8);
+		memcpy(&b, lead, 8);
+		memcpy(&c, p + n - 8, 8);
+		memcpy(&d, lead + n - 8, 8);
+		return ((a ^ b) | (c ^ d)) == 0;
+	}
+	memcpy(&e, p, 4);
+	memcpy(&f, lead, 4);
+	memcpy(&g, p + n - 4, 4);
+	memcpy(&h, lead + n - 4, 4);
+	return ((e ^ f) | (g ^ h)) == 0;
+}
+
 /*
  * The scan of a frame written exactly as the service writes one: the keys
  * are compared, only the values scanned.  false when it departs from that
@@ -436,7 +476,7 @@ events_scan_layout(const char *text, size_t len, struct events_scan *sc)
 
 	for (size_t i = 0; i < sizeof events_layout / sizeof events_layout[0]; i++) {
 		if ((size_t)(end - p) < events_layout[i].len ||
-		    memcmp(p, events_layout[i].lead, events_layout[i].len) != 0)
+		    !events_same(p, events_layout[i].lead, events_layout[i].len))
 			return false;
 		p += events_layout[i].len;
 		n = jsonscan_value_at(p, (size_t)(end - p), &sc->m[events_layout[i].m]);
@@ -495,6 +535,7 @@ events_on_hello(struct td_events *ev, const cJSON *doc)
 		return -1;
 	}
 	ev->stream_id = xstrdup(sid);
+	ev->stream_id_len = strlen(sid);
 	ev->resync_on_hello = -1;
 	/* Resuming on the same stream: what follows comes after the id sent. */
 	if (ev->resume_id != NULL &&
@@ -523,20 +564,21 @@ events_on_hello(struct td_events *ev, const cJSON *doc)
 
 /* The seq of an SSE id "<our streamId>:<seq>", else -1 (events_parse_id, faster). */
 static long long
-events_id_seq(const struct td_events *ev, const char *id)
+events_id_seq(const struct td_events *ev, const char *id, size_t id_len)
 {
-	size_t n = strlen(ev->stream_id);
+	size_t n = ev->stream_id_len, digits;
 	long long seq = 0;
-	const char *p;
+	const char *p = id + n + 1;
 
-	if (strncmp(id, ev->stream_id, n) != 0 || id[n] != ':' || id[n + 1] == '\0')
+	if (id_len <= n || memcmp(id, ev->stream_id, n) != 0 || id[n] != ':')
 		return -1;
-	for (p = id + n + 1; *p >= '0' && *p <= '9'; p++) {
-		if (seq > (LLONG_MAX - (*p - '0')) / 10)
+	/* 18 digits cannot overflow; more would pass any seq the service sends. */
+	for (digits = 0; p[digits] >= '0' && p[digits] <= '9'; digits++) {
+		if (digits == 18)
 			return -1;
-		seq = seq * 10 + (*p - '0');
+		seq = seq * 10 + (p[digits] - '0');
 	}
-	return *p == '\0' ? seq : -1;
+	return digits > 0 && p[digits] == '\0' ? seq : -1;
 }
 
 /* Room a string member takes in the event's block. */
@@ -578,7 +620,7 @@ events_make(struct td_events *ev, const struct sse_event *frame,
 	const struct jsonscan_value *m = sc->m, *data = &m[EVENTS_DATA];
 	/* A resync carries the head, 0 on a service that has sent nothing yet. */
 	long long seq = events_seq(&m[EVENTS_SEQ], resync ? 0 : 1);
-	size_t sid_len = strlen(ev->stream_id), data_len;
+	size_t sid_len = ev->stream_id_len, data_len;
 	struct td_event *e;
 	bool ok;
 	char *at;
@@ -586,7 +628,7 @@ events_make(struct td_events *ev, const struct sse_event *frame,
 	if (seq < 0)
 		return NULL;
 	/* The SSE id sticks to later frames: a resync frame need not carry its own. */
-	if (!resync && (events_id_seq(ev, frame->id) != seq || seq <= ev->last_seq))
+	if (!resync && (events_id_seq(ev, frame->id, frame->id_len) != seq || seq <= ev->last_seq))
 		return NULL;
 	data_len = data->type == JSONSCAN_NULL ? 4 : data->len;
 	e = events_alloc(ev, sizeof *e + sid_len + 1 + events_room(&m[EVENTS_TYPE]) +
@@ -651,7 +693,8 @@ static int
 events_resync_now(struct td_events *ev, long long head, const char *id)
 {
 	char now[TD_TIME_LEN], *data;
-	struct sse_event frame = { .type = "stream.resync-required", .id = id, .retry = -1 };
+	struct sse_event frame = { .type = "stream.resync-required", .id = id,
+	    .id_len = strlen(id), .retry = -1 };
 	int rc, n;
 
 	ev->resync_on_hello = -1;
@@ -672,7 +715,8 @@ static int
 events_on_frame(const struct sse_event *frame, void *arg)
 {
 	struct td_events *ev = arg;
-	struct events_scan sc = { .found = 0 };
+	/* The layout's scan sets every member; the full scan starts from zero. */
+	struct events_scan sc;
 	const struct jsonscan_value *type = &sc.m[EVENTS_TYPE];
 	enum events_kind kind = EVENTS_KIND_EVENT;
 	struct td_event *e = NULL;
@@ -680,6 +724,7 @@ events_on_frame(const struct sse_event *frame, void *arg)
 	int rc = -1;
 
 	ev->framed = true;
+	sc.found = 0;
 	if (!events_scan_layout(frame->data, frame->data_len, &sc)) {
 		memset(&sc, 0, sizeof sc);
 		if (!jsonscan_object(frame->data, frame->data_len, events_on_member, &sc))
@@ -721,15 +766,16 @@ events_on_frame(const struct sse_event *frame, void *arg)
 
 /*
  * Parses n more bytes of a 2xx body and queues what it can; the parser's
- * result.  Events left waiting for room stay in the batch.
+ * result.  Events left waiting for room stay in the batch.  own: the bytes
+ * are the worker's, for the parser to write in (sse_feed_own).
  */
 static int
-events_feed(struct td_events *ev, const char *data, size_t n)
+events_feed(struct td_events *ev, char *data, size_t n, bool own)
 {
 	int rc;
 
 	ev->framed = false;
-	rc = sse_feed(ev->parser, data, n);
+	rc = own ? sse_feed_own(ev->parser, data, n) : sse_feed(ev->parser, data, n);
 	if (ev->framed)
 		ev->last_frame_ms = clock_mono_ms();
 	/* Only events left waiting for room need the worker's pass over every stream. */
@@ -834,7 +880,7 @@ events_on_body(char *data, size_t size, size_t nmemb, void *arg)
 			return CURL_WRITEFUNC_PAUSE;
 		}
 	}
-	rc = events_feed(ev, data, n);
+	rc = events_feed(ev, data, n, false);
 	if (rc == SSE_OK && !ev->raw_tried && ev->batch_len == 0)
 		events_take_socket(ev);
 	return rc == SSE_OK ? n : 0;
@@ -876,7 +922,7 @@ events_raw_read(struct events_hub *hub, struct td_events *ev)
 			ev->result = n == 0 ? CURLE_OK : CURLE_RECV_ERROR;
 			break;
 		}
-			rc = events_feed(ev, hub->rbuf, (size_t)n);
+		rc = events_feed(ev, hub->rbuf, (size_t)n, true);
 		if (rc != SSE_OK) {
 			ev->result = CURLE_WRITE_ERROR;
 			break;
@@ -1381,7 +1427,7 @@ client_events_free(struct td_events *ev)
 	for (size_t i = 0; i < ev->batch_len; i++)
 		td_event_free(ev->batch[i]);
 	free(ev->batch);
-	event_slab_release(ev->slab);
+	events_slab_retire(ev);
 	if (ev->easy != NULL)
 		curl_easy_cleanup(ev->easy);
 	curl_slist_free_all(ev->headers);

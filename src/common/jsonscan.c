@@ -169,16 +169,12 @@ scan_plain(const unsigned char *p, const unsigned char *end)
 	return p;
 }
 
-/* A string at s->p (the quote) into v. */
-static bool
-scan_string(struct scan *s, struct jsonscan_value *v)
+/* The rest of a string from p, in v since s->p (its quote): escapes, UTF-8, its end. */
+static bool __attribute__((noinline))
+scan_string_rest(struct scan *s, struct jsonscan_value *v, const unsigned char *p)
 {
-	const unsigned char *p = s->p + 1, *end = s->end;
+	const unsigned char *end = s->end;
 
-	v->type = JSONSCAN_STRING;
-	v->text = (const char *)s->p;
-	v->str = (const char *)p;
-	v->escaped = false;
 	for (;;) {
 		p = scan_plain(p, end);
 		if (p >= end)
@@ -220,6 +216,35 @@ scan_string(struct scan *s, struct jsonscan_value *v)
 			return false;
 		}
 	}
+}
+
+/* A string at s->p (the quote) into v. */
+static bool
+scan_string(struct scan *s, struct jsonscan_value *v)
+{
+	const unsigned char *p = s->p + 1;
+
+	v->type = JSONSCAN_STRING;
+	v->text = (const char *)s->p;
+	v->str = (const char *)p;
+	v->escaped = false;
+#ifdef __SSE2__
+	/* Most strings are plain ASCII: the first byte to look at is the closing quote. */
+	for (; s->end - p >= 16; p += 16) {
+		unsigned m = scan_special16(p);
+
+		if (m == 0)
+			continue;
+		p += __builtin_ctz(m);
+		if (*p != '"')
+			break;
+		v->str_len = (size_t)(p - (const unsigned char *)v->str);
+		s->p = p + 1;
+		v->len = v->str_len + 2;
+		return true;
+	}
+#endif
+	return scan_string_rest(s, v, p);
 }
 
 /* Digits at s->p; false when there is none. */
@@ -419,7 +444,10 @@ jsonscan_value_at(const char *text, size_t len, struct jsonscan_value *v)
 		.end = (const unsigned char *)text + len,
 	};
 
-	if (text == NULL || !scan_value(&s, 1, v))
+	if (text == NULL || len == 0)
+		return 0;
+	/* Strings are the most common values: straight to their scan. */
+	if (!(*text == '"' ? scan_string(&s, v) : scan_value(&s, 1, v)))
 		return 0;
 	return (size_t)((const char *)s.p - text);
 }
