@@ -1031,6 +1031,7 @@ events_prepare(struct td_events *ev)
 	ev->url = xasprintf("%s%s", ev->client->base_url, path);
 	free(path);
 	curl_easy_setopt(ev->easy, CURLOPT_URL, ev->url);
+	curl_easy_setopt(ev->easy, CURLOPT_UNIX_SOCKET_PATH, ev->client->unix_socket);
 	curl_easy_setopt(ev->easy, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(ev->easy, CURLOPT_PROXY, "");
 	curl_easy_setopt(ev->easy, CURLOPT_NOSIGNAL, 1L);

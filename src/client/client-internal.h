@@ -21,6 +21,7 @@ struct events_hub;
 
 struct td_client {
 	char *base_url;
+	char *unix_socket;	/* where requests go instead of base_url's port, or NULL */
 	char *auth_header;	/* "Authorization: Bearer <token>" */
 	char *user_agent;
 	long timeout_ms;

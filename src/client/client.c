@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "client-internal.h"
@@ -177,6 +178,7 @@ td_service_info_free(struct td_service_info *info)
 	free(info->token_file);
 	free(info->discovery_file);
 	free(info->json);
+	free(info->socket);
 	free(info);
 }
 
@@ -198,6 +200,13 @@ client_parse_discovery(struct td_service_info *info, const char *text)
 	info->started_at = client_string(doc, "startedAt");
 	info->stream_id = client_string(doc, "streamId");
 	info->token_file = client_string(doc, "tokenFile");
+	info->socket = client_string(doc, "socket");
+	/* An absolute path that fits a socket address, else TCP alone. */
+	if (info->socket != NULL && (info->socket[0] != '/' ||
+	    strlen(info->socket) >= sizeof ((struct sockaddr_un *)0)->sun_path)) {
+		free(info->socket);
+		info->socket = NULL;
+	}
 	info->json = xstrdup(text);
 	cJSON_Delete(doc);
 	return true;
@@ -387,6 +396,9 @@ td_connect(struct td_client **out, const struct td_connect_options *opts,
 	}
 	if (rc == TD_OK)
 		rc = client_new(out, url, token, opts, err);
+	/* The service found by discovery is reached through its socket when it has one. */
+	if (rc == TD_OK && info != NULL && info->socket != NULL)
+		(*out)->unix_socket = xstrdup(info->socket);
 	if (file_token != NULL) {
 		explicit_bzero(file_token, strlen(file_token));
 		free(file_token);
@@ -419,6 +431,7 @@ td_client_free(struct td_client *c)
 	explicit_bzero(c->auth_header, strlen(c->auth_header));
 	free(c->auth_header);
 	free(c->base_url);
+	free(c->unix_socket);
 	free(c->user_agent);
 	free(c);
 }
@@ -697,6 +710,7 @@ client_send(struct td_client *c, const char *method, const char *path,
 
 	/* Pooled handles come back reset. */
 	curl_easy_setopt(conn->easy, CURLOPT_URL, url);
+	curl_easy_setopt(conn->easy, CURLOPT_UNIX_SOCKET_PATH, c->unix_socket);
 	curl_easy_setopt(conn->easy, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(conn->easy, CURLOPT_PROXY, "");
 	curl_easy_setopt(conn->easy, CURLOPT_NOSIGNAL, 1L);

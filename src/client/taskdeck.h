@@ -66,6 +66,8 @@ struct td_service_info {
 	char *token_file;
 	char *discovery_file;	/* where the file is */
 	char *json;		/* the file's text */
+	/* The service's Unix domain socket (td_connect's requests go there), or NULL. */
+	char *socket;
 };
 
 struct td_project {

@@ -54,6 +54,7 @@ paths_init(struct td_paths *p)
 	p->secret_key = xasprintf("%s/secret.key", p->data_dir);
 	p->discovery = xasprintf("%s/service.json", p->runtime_dir);
 	p->lock = xasprintf("%s/taskdeckd.lock", p->runtime_dir);
+	p->socket = xasprintf("%s/taskdeckd.sock", p->runtime_dir);
 	p->log = xasprintf("%s/taskdeckd.log", p->data_dir);
 	return true;
 }
@@ -63,7 +64,7 @@ paths_free(struct td_paths *p)
 {
 	char **fields[] = { &p->config_dir, &p->data_dir, &p->runtime_dir,
 		&p->token, &p->settings, &p->database, &p->artifacts,
-		&p->workspaces, &p->secret_key, &p->discovery, &p->lock, &p->log };
+		&p->workspaces, &p->secret_key, &p->discovery, &p->lock, &p->socket, &p->log };
 
 	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
 		free(*fields[i]);

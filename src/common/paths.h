@@ -19,6 +19,7 @@ struct td_paths {
 	char *secret_key;
 	char *discovery;
 	char *lock;
+	char *socket;		/* the service's Unix domain socket */
 	char *log;		/* default log file when detached */
 };
 

@@ -67,7 +67,7 @@ sandbox_hidden_paths(const struct td_paths *p, const char *home)
 	if (p != NULL) {
 		const char *const mine[] = { p->config_dir, p->data_dir, p->runtime_dir,
 			p->token, p->settings, p->database, p->secret_key, p->workspaces,
-			p->artifacts, p->discovery, p->lock, p->log };
+			p->artifacts, p->discovery, p->lock, p->socket, p->log };
 
 		for (size_t i = 0; i < sizeof mine / sizeof *mine; i++)
 			list = sandbox_hidden_add(list, mine[i]);

@@ -12,6 +12,7 @@
 #include <sodium.h>
 
 #include "files.h"
+#include "http.h"
 #include "ids.h"
 #include "json.h"
 #include "timeutil.h"
@@ -208,6 +209,8 @@ files_write_discovery(const struct service *svc, char **err)
 	cJSON_AddStringToObject(d, "startedAt", started);
 	cJSON_AddStringToObject(d, "streamId", svc->stream_id);
 	cJSON_AddStringToObject(d, "tokenFile", svc->paths.token);
+	if (http_unix_path(svc->http) != NULL)
+		cJSON_AddStringToObject(d, "socket", http_unix_path(svc->http));
 	text = json_print(d);
 	cJSON_Delete(d);
 	ok = write_atomic(svc->paths.discovery, text, strlen(text), err);

@@ -58,6 +58,9 @@ struct http_conn {
 
 struct http_server {
 	struct MHD_Daemon *daemon;
+	/* The same server on a Unix domain socket (NULL without): its path, to remove at the stop. */
+	struct MHD_Daemon *udaemon;
+	char *unix_path;
 	struct service *svc;
 	int port;
 	atomic_int in_flight;

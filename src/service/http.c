@@ -13,6 +13,8 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -700,13 +702,106 @@ setsockopt(int fd, int level, int name, const void *value, socklen_t len)
 static void
 http_free(struct http_server *h)
 {
+	free(h->unix_path);
 	pthread_mutex_destroy(&h->mu);
 	pthread_cond_destroy(&h->cond);
 	free(h);
 }
 
+/*
+ * A listening Unix domain socket at path, for its owner alone (0600, in a
+ * directory that is 0700 anyway); -1 with *why set.  A socket a service left
+ * behind (kill -9) is replaced: the caller holds the home's lock.
+ */
+static int
+http_listen_unix(const char *path, char **why)
+{
+	struct sockaddr_un su = { .sun_family = AF_UNIX };
+	struct stat st;
+	int fd;
+
+	if (strlen(path) >= sizeof su.sun_path) {
+		*why = xasprintf("its path is longer than %zu bytes", sizeof su.sun_path - 1);
+		return -1;
+	}
+	memcpy(su.sun_path, path, strlen(path) + 1);
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			*why = xasprintf("something that is not a socket has its name");
+			return -1;
+		}
+		unlink(path);
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&su, sizeof su) != 0) {
+		*why = xasprintf("%s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (chmod(path, 0600) != 0 || listen(fd, SOMAXCONN) != 0) {
+		*why = xasprintf("%s", strerror(errno));
+		close(fd);
+		unlink(path);
+		return -1;
+	}
+	return fd;
+}
+
+/* What both of the server's daemons are started with, after where they listen. */
+#define HTTP_DAEMON_OPTIONS(h) \
+	MHD_OPTION_THREAD_POOL_SIZE, (unsigned)HTTP_THREADS, \
+	MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_CONNECTION_TIMEOUT_S, \
+	MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY, \
+	MHD_OPTION_NOTIFY_COMPLETED, request_completed, (h), \
+	MHD_OPTION_URI_LOG_CALLBACK, uri_seen, NULL, \
+	MHD_OPTION_NOTIFY_CONNECTION, http_conns_notify, (h), \
+	MHD_OPTION_CONNECTION_LIMIT, http_conns_limit(), \
+	MHD_OPTION_END
+#define HTTP_DAEMON_FLAGS (MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | \
+	MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME)
+
+/* The server's daemon on sa (TCP) or, sa NULL, on the listening socket lfd. */
+static struct MHD_Daemon *
+http_daemon(struct http_server *h, const struct sockaddr_in *sa, int lfd)
+{
+	/* The logger first, so that libmicrohttpd's messages about later options come here too. */
+	if (sa != NULL)
+		return MHD_start_daemon(HTTP_DAEMON_FLAGS, ntohs(sa->sin_port), NULL, NULL,
+		    access_handler, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+		    MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)sa, HTTP_DAEMON_OPTIONS(h));
+	return MHD_start_daemon(HTTP_DAEMON_FLAGS, 0, NULL, NULL, access_handler, h,
+	    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+	    MHD_OPTION_LISTEN_SOCKET, (MHD_socket)lfd, HTTP_DAEMON_OPTIONS(h));
+}
+
+/*
+ * The same server on a Unix domain socket at path: the client core finds it
+ * in the discovery file, and a request there skips TCP (its acknowledgments
+ * cost a loopback reader half its time per event).  Without it, TCP alone.
+ */
+static void
+http_start_unix(struct http_server *h, const char *path)
+{
+	char *why = NULL;
+	int fd = http_listen_unix(path, &why);
+
+	if (fd >= 0 && (h->udaemon = http_daemon(h, NULL, fd)) == NULL) {
+		why = xasprintf("libmicrohttpd did not take it");
+		close(fd);
+		unlink(path);
+	}
+	if (h->udaemon == NULL) {
+		log_warn("no Unix domain socket at %s (%s): clients use TCP", path, why);
+		free(why);
+		return;
+	}
+	h->unix_path = xstrdup(path);
+}
+
 struct http_server *
-http_start(struct service *svc, const char *addr, int port, char **err)
+http_start(struct service *svc, const char *addr, int port, const char *unix_path,
+    char **err)
 {
 	struct http_server *h = xcalloc(1, sizeof *h);
 	struct sockaddr_in sa = { 0 };
@@ -727,22 +822,7 @@ http_start(struct service *svc, const char *addr, int port, char **err)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&h->cond, &ca);
 	pthread_condattr_destroy(&ca);
-	unsigned limit = http_conns_limit();
-	h->daemon = MHD_start_daemon(
-	    MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG |
-	    MHD_ALLOW_SUSPEND_RESUME,
-	    (uint16_t)port, NULL, NULL, access_handler, h,
-	    /* First, so that libmicrohttpd's messages about later options come here too. */
-	    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-	    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)HTTP_THREADS,
-	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_CONNECTION_TIMEOUT_S,
-	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY,
-	    MHD_OPTION_NOTIFY_COMPLETED, request_completed, h,
-	    MHD_OPTION_URI_LOG_CALLBACK, uri_seen, NULL,
-	    MHD_OPTION_NOTIFY_CONNECTION, http_conns_notify, h,
-	    MHD_OPTION_CONNECTION_LIMIT, limit,
-	    MHD_OPTION_END);
+	h->daemon = http_daemon(h, &sa, -1);
 	if (h->daemon == NULL) {
 		*err = xasprintf("cannot listen on %s:%d (in use, or not permitted)",
 		    addr, port);
@@ -758,7 +838,15 @@ http_start(struct service *svc, const char *addr, int port, char **err)
 	h->sweeper_started = true;
 	info = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
 	h->port = info ? info->port : port;
+	if (unix_path != NULL)
+		http_start_unix(h, unix_path);
 	return h;
+}
+
+const char *
+http_unix_path(const struct http_server *h)
+{
+	return h->unix_path;
 }
 
 int
@@ -778,6 +866,12 @@ http_stop(struct http_server *h, int grace_ms)
 	lsock = MHD_quiesce_daemon(h->daemon);
 	if (lsock != MHD_INVALID_SOCKET)
 		close(lsock);
+	if (h->udaemon != NULL) {
+		unlink(h->unix_path);
+		lsock = MHD_quiesce_daemon(h->udaemon);
+		if (lsock != MHD_INVALID_SOCKET)
+			close(lsock);
+	}
 	while (atomic_load(&h->in_flight) > 0 && clock_mono_ms() < deadline) {
 		struct timespec ts = { 0, 10 * 1000000L };
 		nanosleep(&ts, NULL);
@@ -789,5 +883,7 @@ http_stop(struct http_server *h, int grace_ms)
 	if (h->sweeper_started)
 		pthread_join(h->sweeper, NULL);
 	MHD_stop_daemon(h->daemon);
+	if (h->udaemon != NULL)
+		MHD_stop_daemon(h->udaemon);
 	http_free(h);
 }

@@ -81,10 +81,17 @@ struct route {
 extern const struct route routes[];
 extern const size_t routes_count;
 
-/* Starts listening on addr:port (port 0: ephemeral); NULL with *err set. */
-struct http_server *http_start(struct service *svc, const char *addr, int port, char **err);
+/*
+ * Starts listening on addr:port (port 0: ephemeral) and, unix_path not NULL,
+ * on a Unix domain socket there too (a warning in the log when it cannot);
+ * NULL with *err set.
+ */
+struct http_server *http_start(struct service *svc, const char *addr, int port,
+    const char *unix_path, char **err);
 /* The port actually bound. */
 int http_port(const struct http_server *h);
+/* The Unix domain socket's path, NULL when there is none. */
+const char *http_unix_path(const struct http_server *h);
 /* Stops accepting, lets requests in flight finish (up to grace_ms), stops. */
 void http_stop(struct http_server *h, int grace_ms);
 

@@ -306,7 +306,7 @@ taskdeckd_start(struct service *svc, const struct options *opts, int *lock_fd, c
 	if ((svc->supervisor = supervisor_start(svc, err)) == NULL)
 		return false;
 	session_delete_resume(svc);	/* the deletes a stop interrupted */
-	svc->http = http_start(svc, opts->addr, opts->port, err);
+	svc->http = http_start(svc, opts->addr, opts->port, svc->paths.socket, err);
 	if (svc->http == NULL)
 		return false;
 	svc->port = http_port(svc->http);

@@ -3,15 +3,20 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <curl/curl.h>
 
 #include "harness.h"
 #include "taskdeck.h"
@@ -266,6 +271,123 @@ Test(client, wrong_token_is_unauthorized)
 	assert_no_token(&err, bad);
 	assert_no_token(&err, svc.token);
 	td_client_free(c);
+}
+
+/* The socket the service's discovery file names, as a path in its home. */
+static char *
+socket_of(const struct svc *s)
+{
+	char *path = NULL;
+
+	cr_assert(asprintf(&path, "%s/taskdeckd.sock", s->home) > 0);
+	return path;
+}
+
+Test(client, discovery_names_a_socket_only_its_owner_may_use)
+{
+	struct td_service_info *info;
+	struct td_error err;
+	char *want = socket_of(&svc);
+	struct stat st;
+
+	cr_assert_eq(td_discover(&info, &err), TD_OK, "%s", err.message);
+	cr_assert_not_null(info->socket);
+	cr_assert_str_eq(info->socket, want);
+	cr_assert_eq(lstat(want, &st), 0);
+	cr_assert(S_ISSOCK(st.st_mode));
+	cr_assert_eq(st.st_mode & 0777, 0600, "mode %o", (unsigned)(st.st_mode & 0777));
+	td_service_info_free(info);
+	free(want);
+}
+
+/* Whether this process has a connection open to the Unix domain socket at path. */
+static bool
+connected_to(const char *path)
+{
+	struct sockaddr_un peer;
+	socklen_t len;
+	int domain;
+
+	for (int fd = 3; fd < 1024; fd++) {
+		len = sizeof domain;
+		if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 || domain != AF_UNIX)
+			continue;
+		len = sizeof peer;
+		if (getpeername(fd, (struct sockaddr *)&peer, &len) == 0 &&
+		    len > offsetof(struct sockaddr_un, sun_path) && strcmp(peer.sun_path, path) == 0)
+			return true;
+	}
+	return false;
+}
+
+Test(client, a_discovered_client_goes_through_the_socket)
+{
+	char *sock = socket_of(&svc);
+	struct td_events_options eo = { .idle_timeout_ms = 10000 };
+	struct td_project_list *list;
+	struct td_events *ev;
+	struct td_client *c;
+	struct td_error err;
+
+	cr_assert_not(connected_to(sock));
+	c = connect_discovery();
+	cr_assert_eq(td_list_projects(c, 0, NULL, NULL, &list, &err), TD_OK, "%s", err.message);
+	td_project_list_free(list);
+	/* The pooled connection is the socket's. */
+	cr_assert(connected_to(sock), "no connection to %s", sock);
+	td_client_free(c);
+	cr_assert_not(connected_to(sock));
+	/* The event stream too, which its worker reads itself. */
+	c = connect_discovery();
+	cr_assert_eq(td_events_open(c, NULL, &eo, &ev, &err), TD_OK, "%s", err.message);
+	cr_assert_eq(td_events_ready(ev, 10000, &err), TD_OK, "%s", err.message);
+	cr_assert(connected_to(sock), "the stream is not on %s", sock);
+	td_events_close(ev);
+	td_client_free(c);
+	free(sock);
+}
+
+Test(client, the_socket_asks_for_the_token)
+{
+	char *sock = socket_of(&svc), url[160];
+	CURL *easy = curl_easy_init();
+	long status = 0;
+
+	snprintf(url, sizeof url, "%s/api/v1/projects", svc.url);
+	curl_easy_setopt(easy, CURLOPT_URL, url);
+	curl_easy_setopt(easy, CURLOPT_UNIX_SOCKET_PATH, sock);
+	curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, fwrite);
+	curl_easy_setopt(easy, CURLOPT_WRITEDATA, stderr);
+	cr_assert_eq(curl_easy_perform(easy), CURLE_OK);
+	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+	cr_assert_eq(status, 401);
+	curl_easy_cleanup(easy);
+	free(sock);
+}
+
+Test(client_offline, a_socket_left_by_a_killed_service_is_replaced)
+{
+	struct svc s = { 0 };
+	struct td_client *c;
+	struct td_project_list *list;
+	struct td_error err;
+	struct stat st;
+	char *sock;
+
+	svc_start(&s);
+	sock = socket_of(&s);
+	svc_kill(&s);
+	cr_assert_eq(lstat(sock, &st), 0, "kill -9 leaves the socket");
+	svc_restart(&s);
+	svc_export_env(&s);
+	cr_assert_eq(td_connect(&c, NULL, &err), TD_OK, "%s", err.message);
+	cr_assert_eq(td_list_projects(c, 0, NULL, NULL, &list, &err), TD_OK, "%s", err.message);
+	td_project_list_free(list);
+	td_client_free(c);
+	svc_stop(&s);
+	cr_assert_neq(lstat(sock, &st), 0, "a clean stop removes the socket");
+	svc_destroy(&s);
+	free(sock);
 }
 
 Test(client, env_overrides_discovery)
