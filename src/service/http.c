@@ -52,6 +52,12 @@ static char uri_nul;
  * stopped reading from the bounded queues of the event stream.
  */
 #define HTTP_STREAM_SNDBUF (512 * 1024)
+/*
+ * The same on the Unix domain socket, which counts every small send as a
+ * buffer of its own (about 1 KiB for a 300-byte frame) where TCP merges
+ * them: about as many frames fit as in TCP's.
+ */
+#define HTTP_STREAM_SNDBUF_UNIX (2 * 1024 * 1024)
 
 /* A streamed body: the handler's reader and the connection to suspend. */
 struct http_stream {
@@ -415,9 +421,13 @@ response_create(struct MHD_Connection *conn, struct http_response *r)
 		struct http_stream *hs = xcalloc(1, sizeof *hs);
 		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn,
 		    MHD_CONNECTION_INFO_CONNECTION_FD);
-		int sndbuf = HTTP_STREAM_SNDBUF, one = 1;
+		int sndbuf = HTTP_STREAM_SNDBUF, one = 1, domain = AF_INET;
+		socklen_t dlen = sizeof domain;
 
 		hs->fd = ci != NULL ? ci->connect_fd : -1;
+		if (hs->fd >= 0 && getsockopt(hs->fd, SOL_SOCKET, SO_DOMAIN, &domain, &dlen) == 0 &&
+		    domain == AF_UNIX)
+			sndbuf = HTTP_STREAM_SNDBUF_UNIX;
 		if (hs->fd >= 0 && setsockopt(hs->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf,
 		    sizeof sndbuf) != 0)
 			log_debug("cannot bound the send buffer of a stream");
