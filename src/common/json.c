@@ -205,6 +205,7 @@ json_parse_why(const char *text, size_t len, enum json_problem *problem, char *f
 {
 	const char *end = NULL;
 	char scratch[1];
+	size_t bom;
 	cJSON *item;
 
 	if (field == NULL || field_size == 0) {
@@ -216,10 +217,15 @@ json_parse_why(const char *text, size_t len, enum json_problem *problem, char *f
 	/*
 	 * cJSON reads a \u escape with other than hex digits as \u0000 and
 	 * cuts the string there ("/ws\u00zz/../x" would be "/ws"): the strict
-	 * scan refuses what is not JSON before cJSON reads it.
+	 * scan refuses what is not JSON before cJSON reads it.  It also refuses
+	 * invalid UTF-8 and a raw NUL, in a string (a control character) or out.
+	 * A leading byte order mark is let through, as cJSON skips it (a
+	 * settings.json saved by some Windows editors starts with one).
 	 */
-	if (text == NULL || len == 0 || !json_utf8_valid(text, len) ||
-	    memchr(text, '\0', len) != NULL || !jsonscan_document(text, len))
+	if (text == NULL || len == 0)
+		return NULL;
+	bom = len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+	if (!jsonscan_document(text + bom, len - bom))
 		return NULL;
 	item = cJSON_ParseWithLengthOpts(text, len, &end, false);
 	if (item == NULL)

@@ -53,9 +53,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!json_utf8_valid((const char *)data, size) || json_depth(doc) > JSON_MAX_DEPTH)
 		__builtin_trap();
 	if (cJSON_IsObject(doc)) {
+		/* json_parse lets a leading byte order mark through; the scanner does not. */
+		size_t bom = size >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
 		int members = 0;
 
-		if (!jsonscan_object((const char *)data, size, fuzz_member, &members) ||
+		if (!jsonscan_object((const char *)data + bom, size - bom, fuzz_member, &members) ||
 		    members != cJSON_GetArraySize(doc))
 			__builtin_trap();
 	}

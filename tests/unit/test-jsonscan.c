@@ -265,6 +265,10 @@ Test(jsonscan, a_bad_unicode_escape_is_refused_not_cut_short)
 	}
 	cr_expect(jsonscan_document(" [1, \"\\u00e9\", {\"a\": null}] ", 28));
 	cr_expect(jsonscan_document("\"x\"", 3));
+	/* json_parse lets a leading byte order mark through, as cJSON did alone. */
+	cJSON *doc = json_parse("\xef\xbb\xbf{\"a\":1}", 10);
+	cr_expect_not_null(doc, "a document after a BOM is refused");
+	cJSON_Delete(doc);
 	cr_expect_not(jsonscan_document("1 2", 3));
 	cr_expect_not(jsonscan_document("", 0));
 }
