@@ -432,7 +432,7 @@ response_create(struct MHD_Connection *conn, struct http_response *r)
 		    sizeof sndbuf) != 0)
 			log_debug("cannot bound the send buffer of a stream");
 		/* A frame written by http_stream_send leaves at once. */
-		if (hs->fd >= 0 && setsockopt(hs->fd, IPPROTO_TCP, TCP_NODELAY, &one,
+		if (hs->fd >= 0 && domain != AF_UNIX && setsockopt(hs->fd, IPPROTO_TCP, TCP_NODELAY, &one,
 		    sizeof one) != 0)
 			log_debug("cannot set TCP_NODELAY on a stream");
 
